@@ -1,0 +1,120 @@
+/**
+ * The staging-target config: what an operator declares about the app under
+ * test. Validated once at the boundary; everything inside trusts the type.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { ConfigError } from "../errors.ts";
+import { describeIssues } from "./issues.ts";
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+/** True for hosts that never leave this machine (plain HTTP is allowed only there). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return LOOPBACK_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host) ||
+    host.endsWith(".localhost");
+}
+
+const BaseUrl = v.pipe(
+  v.string("must be a string"),
+  v.check((value) => URL.canParse(value), "must be an absolute http:// or https:// URL"),
+  v.transform((value) => new URL(value)),
+  v.check(
+    (url) => url.protocol === "http:" || url.protocol === "https:",
+    "must use http:// or https://",
+  ),
+  v.check(
+    (url) => url.username === "" && url.password === "",
+    "must not contain credentials; use token_env for a bearer token",
+  ),
+  v.check((url) => url.search === "", "must not contain a query string"),
+  v.check((url) => url.hash === "" && !url.href.includes("#"), "must not contain a fragment"),
+  v.check(
+    (url) => url.protocol === "https:" || isLoopbackHost(url.hostname),
+    "plain http:// is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https://",
+  ),
+  v.transform((url) => url.href.replace(/\/+$/, "")),
+);
+
+/** Message for strict-object issues: unknown key, missing key, or not an object. */
+function objectMessage(hint: string) {
+  return (issue: v.BaseIssue<unknown>): string => {
+    if (issue.expected === "never") return `unknown key; remove it (${hint})`;
+    if (issue.received === "undefined") return "is required";
+    return "must be a JSON object";
+  };
+}
+
+const Seconds = (max: number) =>
+  v.pipe(
+    v.number("must be a number of seconds"),
+    v.finite("must be finite"),
+    v.gtValue(0, "must be greater than 0"),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+const Timeouts = v.strictObject({
+  ingest: v.optional(Seconds(300), 10),
+  query: v.optional(Seconds(300), 10),
+  inventory: v.optional(Seconds(300), 10),
+  delete: v.optional(Seconds(300), 10),
+}, objectMessage("allowed keys: ingest, query, inventory, delete"));
+
+/** Schema of a staging config file; unknown keys are refused. */
+export const StagingConfigSchema = v.pipe(
+  v.strictObject({
+    base_url: BaseUrl,
+    environment: v.literal("staging", 'must be "staging": Trace writes synthetic data only to staging'),
+    allow_synthetic_writes: v.literal(
+      true,
+      "must be true: confirm that Trace may create and delete synthetic records",
+    ),
+    token_env: v.optional(
+      v.pipe(
+        v.string("must be a string"),
+        v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"),
+      ),
+    ),
+    document_count: v.optional(
+      v.pipe(
+        v.number("must be an integer"),
+        v.integer("must be an integer"),
+        v.minValue(1, "must be at least 1"),
+        v.maxValue(1000, "must be at most 1000"),
+      ),
+      3,
+    ),
+    deletion_window_seconds: v.optional(Seconds(3600), 5),
+    sample_interval_seconds: v.optional(Seconds(600), 1),
+    timeout_seconds: v.optional(Timeouts, {}),
+  }, objectMessage("see fixtures/staging-adapter.json for the allowed keys")),
+  v.forward(
+    v.check(
+      (c) => c.sample_interval_seconds <= c.deletion_window_seconds,
+      "must not exceed deletion_window_seconds",
+    ),
+    ["sample_interval_seconds"],
+  ),
+  v.forward(
+    v.check(
+      (c) => c.token_env === undefined || c.base_url.startsWith("https:"),
+      "requires an https:// base_url: a bearer token is never sent over plain HTTP",
+    ),
+    ["token_env"],
+  ),
+);
+
+/** A validated staging config with defaults filled in. */
+export type StagingConfig = v.InferOutput<typeof StagingConfigSchema>;
+
+/** Validates an already-parsed JSON value; throws {@link ConfigError} naming the field. */
+export function parseStagingConfig(value: unknown, source = "config"): StagingConfig {
+  const result = v.safeParse(StagingConfigSchema, value);
+  if (!result.success) {
+    throw new ConfigError(`Invalid ${source}: ${describeIssues(result.issues)}`);
+  }
+  return result.output;
+}

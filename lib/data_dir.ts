@@ -1,0 +1,38 @@
+/** Resolution of the one data directory shared by CLI, UI and MCP. */
+
+import { join } from "node:path";
+
+/** Options for {@link resolveDataDir}. */
+export interface DataDirOptions {
+  /** Explicit `--data-dir` flag; wins over everything. */
+  flag?: string | undefined;
+  /** Environment lookup, injectable for tests. */
+  env?: (name: string) => string | undefined;
+}
+
+/** Returns `--data-dir`, else `$TRACE_DATA_DIR`, else the platform data dir. */
+export function resolveDataDir(options: DataDirOptions = {}): string {
+  const env = options.env ?? ((name: string) => Deno.env.get(name));
+  if (options.flag) return options.flag;
+  const fromEnv = env("TRACE_DATA_DIR");
+  if (fromEnv) return fromEnv;
+  return join(platformDataHome(env), "trace");
+}
+
+function platformDataHome(env: (name: string) => string | undefined): string {
+  const home = env("HOME") ?? env("USERPROFILE") ?? ".";
+  switch (Deno.build.os) {
+    case "darwin":
+      return join(home, "Library", "Application Support");
+    case "windows":
+      return env("LOCALAPPDATA") ?? join(home, "AppData", "Local");
+    default:
+      return env("XDG_DATA_HOME") ?? join(home, ".local", "share");
+  }
+}
+
+/** Creates `dir` (and parents) with owner-only permissions where supported. */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  if (Deno.build.os !== "windows") await Deno.chmod(dir, 0o700);
+}

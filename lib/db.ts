@@ -1,0 +1,172 @@
+/**
+ * One libSQL connection factory and the versioned migrations shared by the
+ * ledger and the observability index. Reads never create tables: commands that
+ * write call {@link migrate} explicitly; readers call {@link requireSchema}.
+ *
+ * @module
+ */
+
+import { type Client, createClient, type InStatement } from "@libsql/client";
+import { join } from "node:path";
+import { StorageError } from "./errors.ts";
+import { ensurePrivateDir } from "./data_dir.ts";
+
+/** One schema step of one component (`ledger`, `obs`, …). */
+export interface Migration {
+  component: string;
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+/** An open database and where it lives. */
+export interface TraceDb {
+  client: Client;
+  /** The URL the client was opened with (a `file:` URL for local files). */
+  url: string;
+  /** Local file path, or `null` for a remote libSQL server. */
+  path: string | null;
+  close(): void;
+}
+
+/** Options for {@link openDb}. */
+export interface OpenDbOptions {
+  /** Data directory holding `trace.db`; used when `url` is absent. */
+  dataDir?: string | undefined;
+  /** `--db URL`: `file:`, `libsql://`, `http(s)://` or `ws(s)://`. */
+  url?: string | undefined;
+  /** Auth token for a remote server (defaults to `$TRACE_DB_AUTH_TOKEN`). */
+  authToken?: string | undefined;
+}
+
+const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
+
+/** Opens the shared database: a private local file by default, or a remote server. */
+export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
+  if (options.url && !options.url.startsWith("file:")) {
+    return openRemote(options.url, options.authToken);
+  }
+  const path = options.url
+    ? options.url.slice("file:".length)
+    : join(requireDataDir(options.dataDir), "trace.db");
+  return await openLocal(path);
+}
+
+function requireDataDir(dataDir: string | undefined): string {
+  if (!dataDir) throw new StorageError("Cannot open the database: no data directory given");
+  return dataDir;
+}
+
+function openRemote(url: string, authToken: string | undefined): TraceDb {
+  let scheme: string;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    throw new StorageError(`Cannot open database "${url}": not a URL; use file:PATH or libsql://HOST`);
+  }
+  if (!REMOTE_SCHEMES.includes(scheme)) {
+    throw new StorageError(
+      `Cannot open database: unsupported scheme "${scheme}"; use file:, libsql:, http(s): or ws(s):`,
+    );
+  }
+  const token = authToken ?? Deno.env.get("TRACE_DB_AUTH_TOKEN");
+  const client = createClient(token ? { url, authToken: token } : { url });
+  return { client, url, path: null, close: () => client.close() };
+}
+
+async function openLocal(path: string): Promise<TraceDb> {
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) || "/" : ".";
+  try {
+    await ensurePrivateDir(dir);
+    const file = await Deno.open(path, { create: true, write: true, mode: 0o600 });
+    file.close();
+    if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
+  } catch (error) {
+    throw new StorageError(`Cannot open database file ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const url = `file:${path}`;
+  const client = createClient({ url });
+  try {
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA busy_timeout = 10000");
+    await client.execute("PRAGMA foreign_keys = ON");
+  } catch (error) {
+    client.close();
+    throw new StorageError(`Cannot open database file ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  await restrictSidecars(path);
+  return { client, url, path, close: () => client.close() };
+}
+
+/** WAL and shared-memory files hold the same data as the database: keep them private too. */
+async function restrictSidecars(path: string): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  for (const suffix of ["-wal", "-shm"]) {
+    try {
+      await Deno.chmod(path + suffix, 0o600);
+    } catch {
+      // Not created yet: SQLite creates it with the database file's mode.
+    }
+  }
+}
+
+const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  component TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  applied_at TEXT NOT NULL,
+  PRIMARY KEY (component, version)
+)`;
+
+/** Applies every pending migration in order; returns the ones applied now. */
+export async function migrate(db: TraceDb, migrations: readonly Migration[]): Promise<Migration[]> {
+  await db.client.execute(MIGRATIONS_TABLE);
+  const applied = await appliedVersions(db);
+  const pending = [...migrations]
+    .filter((m) => (applied.get(m.component) ?? 0) < m.version)
+    .sort((a, b) => a.component.localeCompare(b.component) || a.version - b.version);
+  for (const migration of pending) {
+    const record: InStatement = {
+      sql: "INSERT OR IGNORE INTO schema_migrations VALUES (?, ?, ?, ?)",
+      args: [migration.component, migration.version, migration.name, new Date().toISOString()],
+    };
+    try {
+      await db.client.batch([...migration.statements, record], "write");
+    } catch (error) {
+      throw new StorageError(
+        `Cannot apply migration ${migration.component}/${migration.version} (${migration.name}): ${
+          (error as Error).message
+        }`,
+        { cause: error },
+      );
+    }
+  }
+  if (db.path) await restrictSidecars(db.path);
+  return pending;
+}
+
+/** Returns the highest applied version per component (empty when never migrated). */
+export async function appliedVersions(db: TraceDb): Promise<Map<string, number>> {
+  const exists = await db.client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+  );
+  const versions = new Map<string, number>();
+  if (exists.rows.length === 0) return versions;
+  const rows = await db.client.execute(
+    "SELECT component, MAX(version) AS version FROM schema_migrations GROUP BY component",
+  );
+  for (const row of rows.rows) versions.set(String(row.component), Number(row.version));
+  return versions;
+}
+
+/** Throws a clear error when `component` has not been provisioned yet. */
+export async function requireSchema(db: TraceDb, component: string, hint: string): Promise<void> {
+  const versions = await appliedVersions(db);
+  if (!versions.has(component)) {
+    throw new StorageError(`No ${component} data in ${db.path ?? db.url} yet; ${hint}`);
+  }
+}

@@ -1,0 +1,67 @@
+/** Shared test fixtures: temp dirs, databases, servers and CLI capture. */
+
+import type { CliIo } from "../cli/_io.ts";
+import { openDb, type TraceDb } from "../lib/db.ts";
+
+/** Runs `fn` with a fresh temporary directory, removed afterwards. */
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "trace-test-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Runs `fn` with a fresh local database in a temp data dir, closed afterwards. */
+export async function withDb<T>(fn: (db: TraceDb, dataDir: string) => Promise<T>): Promise<T> {
+  return await withTempDir(async (dir) => {
+    const db = await openDb({ dataDir: dir });
+    try {
+      return await fn(db, dir);
+    } finally {
+      db.close();
+    }
+  });
+}
+
+/** A handler served on an ephemeral loopback port. */
+export interface TestServer {
+  url: string;
+  port: number;
+}
+
+/** Serves `handler` on 127.0.0.1 with an ephemeral port, shut down afterwards. */
+export async function withServer<T>(
+  handler: Deno.ServeHandler,
+  fn: (server: TestServer) => Promise<T>,
+): Promise<T> {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  const port = server.addr.port;
+  try {
+    return await fn({ url: `http://127.0.0.1:${port}`, port });
+  } finally {
+    await server.shutdown();
+  }
+}
+
+/** CLI streams captured in memory. */
+export interface CapturedIo extends CliIo {
+  stdout(): string;
+  stderr(): string;
+}
+
+/** A {@link CliIo} that records output and serves `stdin` from a string. */
+export function captureIo(stdin = "", env: Record<string, string> = {}): CapturedIo {
+  let out = "";
+  let err = "";
+  return {
+    out: (text) => void (out += text),
+    err: (text) => void (err += text),
+    readStdin: () => Promise.resolve(stdin),
+    stderrIsTerminal: false,
+    env: (name) => env[name],
+    stdout: () => out,
+    stderr: () => err,
+  };
+}
