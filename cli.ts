@@ -19,7 +19,8 @@ interface CommandEntry {
 
 const COMMANDS: Record<string, CommandEntry> = {
   quickstart: {
-    summary: "Run the demo app healthy and with a defect, and show both verdicts",
+    summary:
+      "Run the demo app healthy and with a defect, and show both verdicts",
     load: async () => (await import("./cli/quickstart.ts")).quickstart,
   },
   demo: {
@@ -27,7 +28,8 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import("./cli/demo.ts")).demo,
   },
   "external-plan": {
-    summary: "Show what a deletion contract run would do, without any network request",
+    summary:
+      "Show what a deletion contract run would do, without any network request",
     load: async () => (await import("./cli/external.ts")).externalPlan,
   },
   "external-run": {
@@ -58,14 +60,21 @@ function printUsage(io: CliIo): void {
 
 /** Maps a thrown error to its exit code (the one place that does). */
 export function exitCodeFor(error: unknown): number {
-  if (error instanceof TraceError && error.code === "ledger_integrity") return EXIT.fail;
+  if (error instanceof TraceError && error.code === "ledger_integrity") {
+    return EXIT.fail;
+  }
   return EXIT.usage;
 }
 
 /** Runs the CLI with `args`; returns the exit code instead of exiting. */
-export async function main(args: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(
+  args: string[],
+  io: CliIo = processIo(),
+): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+  if (
+    name === undefined || name === "help" || name === "--help" || name === "-h"
+  ) {
     printUsage(io);
     return name === undefined ? EXIT.usage : 0;
   }

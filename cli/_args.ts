@@ -30,19 +30,32 @@ export function parseFlags<const T extends FlagSpec>(
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    const detail = (error as Error).message.split("\n")[0]?.replace(/\. To specify.*$/, "");
+    const detail = (error as Error).message.split("\n")[0]?.replace(
+      /\. To specify.*$/,
+      "",
+    );
     throw new UsageError(`${command}: ${detail}; see trace ${command} --help`);
   }
   const count = parsed.positionals.length;
-  if (!parsed.values.help) {
+  if (!(parsed.values as { help?: boolean }).help) {
     if (positionals.min !== undefined && count < positionals.min) {
-      throw new UsageError(`${command}: missing argument; see trace ${command} --help`);
+      throw new UsageError(
+        `${command}: missing argument; see trace ${command} --help`,
+      );
     }
     if (count > (positionals.max ?? 0)) {
       throw new UsageError(
-        `${command}: unexpected argument "${parsed.positionals[positionals.max ?? 0]}"; see trace ${command} --help`,
+        `${command}: unexpected argument "${
+          parsed.positionals[positionals.max ?? 0]
+        }"; see trace ${command} --help`,
       );
     }
   }
   return parsed;
+}
+
+/** Prints a command's help text; returns exit code 0. */
+export function showHelp(io: { out(text: string): void }, text: string): number {
+  io.out(text);
+  return 0;
 }

@@ -32,7 +32,10 @@ export function processIo(): CliIo {
   };
 }
 
-function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): void {
+function writeAll(
+  stream: { writeSync(p: Uint8Array): number },
+  text: string,
+): void {
   let bytes = encoder.encode(text);
   while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
 }

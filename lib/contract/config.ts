@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
 import { describeIssues } from "./issues.ts";
+import { parseStrictJson } from "../http/strict_json.ts";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
@@ -20,7 +21,10 @@ export function isLoopbackHost(hostname: string): boolean {
 
 const BaseUrl = v.pipe(
   v.string("must be a string"),
-  v.check((value) => URL.canParse(value), "must be an absolute http:// or https:// URL"),
+  v.check(
+    (value) => URL.canParse(value),
+    "must be an absolute http:// or https:// URL",
+  ),
   v.transform((value) => new URL(value)),
   v.check(
     (url) => url.protocol === "http:" || url.protocol === "https:",
@@ -31,7 +35,10 @@ const BaseUrl = v.pipe(
     "must not contain credentials; use token_env for a bearer token",
   ),
   v.check((url) => url.search === "", "must not contain a query string"),
-  v.check((url) => url.hash === "" && !url.href.includes("#"), "must not contain a fragment"),
+  v.check(
+    (url) => url.hash === "" && !url.href.includes("#"),
+    "must not contain a fragment",
+  ),
   v.check(
     (url) => url.protocol === "https:" || isLoopbackHost(url.hostname),
     "plain http:// is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https://",
@@ -67,7 +74,10 @@ const Timeouts = v.strictObject({
 export const StagingConfigSchema = v.pipe(
   v.strictObject({
     base_url: BaseUrl,
-    environment: v.literal("staging", 'must be "staging": Trace writes synthetic data only to staging'),
+    environment: v.literal(
+      "staging",
+      'must be "staging": Trace writes synthetic data only to staging',
+    ),
     allow_synthetic_writes: v.literal(
       true,
       "must be true: confirm that Trace may create and delete synthetic records",
@@ -75,7 +85,10 @@ export const StagingConfigSchema = v.pipe(
     token_env: v.optional(
       v.pipe(
         v.string("must be a string"),
-        v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"),
+        v.regex(
+          /^[A-Za-z_][A-Za-z0-9_]*$/,
+          "must be an environment variable name",
+        ),
       ),
     ),
     document_count: v.optional(
@@ -111,10 +124,31 @@ export const StagingConfigSchema = v.pipe(
 export type StagingConfig = v.InferOutput<typeof StagingConfigSchema>;
 
 /** Validates an already-parsed JSON value; throws {@link ConfigError} naming the field. */
-export function parseStagingConfig(value: unknown, source = "config"): StagingConfig {
+export function parseStagingConfig(
+  value: unknown,
+  source = "config",
+): StagingConfig {
   const result = v.safeParse(StagingConfigSchema, value);
   if (!result.success) {
-    throw new ConfigError(`Invalid ${source}: ${describeIssues(result.issues)}`);
+    throw new ConfigError(
+      `Invalid ${source}: ${describeIssues(result.issues)}`,
+    );
   }
   return result.output;
+}
+
+/** Parses config file text strictly (duplicate keys refused) and validates it. */
+export function parseStagingConfigText(
+  text: string,
+  source = "config",
+): StagingConfig {
+  let value: unknown;
+  try {
+    value = parseStrictJson(text);
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid ${source}: not valid JSON (${(error as Error).message})`,
+    );
+  }
+  return parseStagingConfig(value, source);
 }

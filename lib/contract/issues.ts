@@ -9,7 +9,9 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 }
 
 /** First issue as `field: message`, the form every boundary reports. */
-export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
+export function describeIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+): string {
   const first = issues[0];
   if (!first) return "invalid value";
   return `${issuePath(first)}: ${first.message}`;

@@ -20,7 +20,11 @@ export const OPERATIONS = ["ingest", "query", "inventory", "delete"] as const;
 export type Operation = typeof OPERATIONS[number];
 
 /** Stores an inventory reports, in report order. */
-export const STORES = ["source_records", "vector_records", "cache_records"] as const;
+export const STORES = [
+  "source_records",
+  "vector_records",
+  "cache_records",
+] as const;
 
 /** One of {@link STORES}. */
 export type Store = typeof STORES[number];
@@ -89,7 +93,13 @@ export class ProtocolError extends TraceError {
     message: string,
     options?: ErrorOptions & { status?: number },
   ) {
-    super(failure === "schema" || failure === "malformed_json" ? "protocol" : "transport", message, options);
+    super(
+      failure === "schema" || failure === "malformed_json"
+        ? "protocol"
+        : "transport",
+      message,
+      options,
+    );
     this.name = "ProtocolError";
     this.failure = failure;
     this.status = options?.status;
@@ -107,15 +117,25 @@ export interface RequestOptions {
  * JSON object (not yet schema-checked) or throw {@link ProtocolError}.
  */
 export interface StagingTransport {
-  post(op: Operation, body: Record<string, unknown>, options: RequestOptions): Promise<Record<string, unknown>>;
+  post(
+    op: Operation,
+    body: Record<string, unknown>,
+    options: RequestOptions,
+  ): Promise<Record<string, unknown>>;
   close?(): void | Promise<void>;
 }
 
 /** Checks a response object against its operation schema. */
-export function parseResponse<K extends Operation>(op: K, body: unknown): OperationResponses[K] {
+export function parseResponse<K extends Operation>(
+  op: K,
+  body: unknown,
+): OperationResponses[K] {
   const result = v.safeParse(RESPONSE_SCHEMAS[op], body);
   if (!result.success) {
-    throw new ProtocolError("schema", `/${op} response: ${describeIssues(result.issues)}`);
+    throw new ProtocolError(
+      "schema",
+      `/${op} response: ${describeIssues(result.issues)}`,
+    );
   }
   return result.output as OperationResponses[K];
 }
@@ -127,6 +147,10 @@ export async function callOperation<K extends Operation>(
   body: OperationRequests[K],
   options: RequestOptions,
 ): Promise<OperationResponses[K]> {
-  const raw = await transport.post(op, body as unknown as Record<string, unknown>, options);
+  const raw = await transport.post(
+    op,
+    body as unknown as Record<string, unknown>,
+    options,
+  );
   return parseResponse(op, raw);
 }

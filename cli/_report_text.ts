@@ -1,0 +1,118 @@
+/** The human-readable rendering of a run report and a run plan. */
+
+import { STORES } from "../lib/contract/protocol.ts";
+import type { RunPlan } from "../lib/runner/plan.ts";
+import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
+import { markerLabel } from "./_progress.ts";
+
+const SEVERITY_MARK: Record<Finding["severity"], string> = {
+  fail: "FAIL ",
+  inconclusive: "INCON",
+  transient: "TRANS",
+  note: "note ",
+};
+
+/** Renders a report as plain text for a terminal or a log. */
+export function renderReport(report: RunReport): string {
+  const t = report.timing;
+  const lines = [
+    `${report.verdict}  ${report.run_id}  (${report.state})`,
+    `  target   ${report.target.id}  ${report.target.base_url}`,
+    `  contract ${report.protocol.revision}, ${t.document_count} document(s), window ${t.deletion_window_seconds} s, sample every ${t.sample_interval_seconds} s`,
+    `  started  ${report.started_at}, took ${
+      t.elapsed_seconds.toFixed(2)
+    } s, ${report.requests.total} request(s), ${report.requests.failed} failed`,
+    "",
+    "Findings",
+    ...report.findings.map((f) =>
+      `  ${SEVERITY_MARK[f.severity]}  ${f.message}`
+    ),
+  ];
+  if (report.samples.length > 0) {
+    lines.push(
+      "",
+      "Samples (seconds after the deletion was acknowledged)",
+      ...sampleTable(report.samples),
+    );
+  } else if (!report.baseline.ok) {
+    lines.push(
+      "",
+      "No samples: the baseline was not established, so nothing was deleted.",
+    );
+  }
+  lines.push("", ...cleanupLines(report));
+  return lines.join("\n") + "\n";
+}
+
+function sampleTable(samples: Sample[]): string[] {
+  const header = [
+    "  #",
+    "start",
+    ...STORES.map((s) => s.replace("_records", "")),
+    "marker",
+    "control",
+  ];
+  const rows = samples.map((s) => [
+    `  ${s.index}`,
+    s.started_at_seconds.toFixed(2),
+    ...STORES.map((store) => (s.inventory ? String(s.inventory[store]) : "?")),
+    markerLabel(s.marker_seen),
+    controlLabel(s),
+  ]);
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => r[i]!.length))
+  );
+  const format = (row: string[]) =>
+    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [format(header), ...rows.map(format)];
+}
+
+function controlLabel(sample: Sample): string {
+  if (sample.control_present === null || sample.control_seen === null) {
+    return "unknown";
+  }
+  return sample.control_present && sample.control_seen ? "ok" : "LOST";
+}
+
+function cleanupLines(report: RunReport): string[] {
+  const c = report.cleanup;
+  const acked = c.deletes.filter((d) => d.acknowledged).length;
+  const lines = [
+    `Cleanup  ${
+      c.cleanup_complete ? "complete" : "INCOMPLETE"
+    } (cleanup_complete: ${c.cleanup_complete}); ${acked}/${c.deletes.length} deletion(s) acknowledged, ${c.polls} poll(s) over ${
+      c.elapsed_seconds.toFixed(2)
+    } s`,
+  ];
+  for (const problem of c.problems) lines.push(`  - ${problem}`);
+  if (!c.cleanup_complete) {
+    lines.push(
+      `  Remove the remaining synthetic records with your staging tools: namespaces ${report.namespaces.test} and ${report.namespaces.control}`,
+    );
+  }
+  return lines;
+}
+
+/** Renders a plan as plain text. */
+export function renderPlan(plan: RunPlan): string {
+  const t = plan.timing;
+  const lines = [
+    `Plan for ${plan.target.id}  ${plan.target.base_url}  (no request is sent)`,
+    `  contract ${plan.protocol.revision}: POST /${
+      plan.protocol.operations.join(", /")
+    }`,
+    `  namespaces ${plan.namespaces.test} and ${plan.namespaces.control}; ids ${plan.identifiers.documents}; markers ${plan.identifiers.markers}`,
+    `  ${t.document_count} document(s); window ${t.deletion_window_seconds} s; ${t.samples} sample(s) every ${t.sample_interval_seconds} s`,
+    `  timeouts: ingest ${t.timeout_seconds.ingest} s, query ${t.timeout_seconds.query} s, inventory ${t.timeout_seconds.inventory} s, delete ${t.timeout_seconds.delete} s`,
+    "",
+    "Phases",
+    ...plan.phases.map((p) =>
+      `  ${p.phase.padEnd(9)} ${
+        String(p.requests).padStart(4)
+      } request(s)  ${p.description}`
+    ),
+    "",
+    `Request budget: at most ${plan.request_budget.max_requests} requests, at most ${plan.request_budget.worst_case_seconds} s if every request used its full timeout`,
+  ];
+  return lines.join("\n") + "\n";
+}

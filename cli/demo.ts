@@ -1,0 +1,187 @@
+/**
+ * `trace demo`: serves the demo staging app, healthy or with one injected
+ * defect, until interrupted. {@link startDemoServer} is the same server for
+ * programmatic use (quickstart, tests).
+ *
+ * @module
+ */
+
+import type { CliIo, Command } from "./_io.ts";
+import { parseFlags } from "./_args.ts";
+import { isLoopbackHost } from "../lib/contract/config.ts";
+import {
+  DEFAULT_DEFECT_DELAY_MS,
+  DEFECTS,
+  type DemoDefect,
+  isDemoDefect,
+} from "../lib/demo/defects.ts";
+import { MemoryService } from "../lib/demo/memory_service.ts";
+import { UsageError } from "../lib/errors.ts";
+import { createStagingApp } from "../routes/staging.ts";
+
+/** Options for {@link startDemoServer}. */
+export interface DemoServerOptions {
+  /** Interface to bind (default 127.0.0.1). */
+  hostname?: string;
+  /** Port to bind; 0 picks a free one (default 0). */
+  port?: number;
+  defect?: DemoDefect | null;
+  /** Delay of timed defects in ms (default 800). */
+  delayMs?: number;
+  /** Receives request log lines. */
+  log?: (line: string) => void;
+}
+
+/** A running demo staging app. */
+export interface DemoServer {
+  /** Base URL to put in a staging config, without a trailing slash. */
+  url: string;
+  port: number;
+  /** Stops listening and cancels the service's background jobs; safe to call twice. */
+  shutdown(): Promise<void>;
+}
+
+/** Starts the demo staging app on `hostname:port`. */
+export function startDemoServer(
+  options: DemoServerOptions = {},
+): Promise<DemoServer> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const service = new MemoryService({
+    defect: options.defect ?? null,
+    ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
+  });
+  const app = createStagingApp(
+    service,
+    options.log ? { log: options.log } : {},
+  );
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname,
+      port: options.port ?? 0,
+      onListen: () => {},
+    }, app.fetch);
+  } catch (error) {
+    service.close();
+    return Promise.reject(
+      new UsageError(
+        `Cannot listen on ${hostname}:${options.port ?? 0}: ${
+          (error as Error).message
+        }; choose another --host or --port`,
+        { cause: error },
+      ),
+    );
+  }
+  const port = server.addr.port;
+  let stopped: Promise<void> | undefined;
+  return Promise.resolve({
+    url: `http://${
+      hostname.includes(":") ? `[${hostname}]` : hostname
+    }:${port}`,
+    port,
+    shutdown: () =>
+      stopped ??= server.shutdown().finally(() => service.close()),
+  });
+}
+
+const FLAGS = {
+  host: { type: "string", default: "127.0.0.1" },
+  port: { type: "string", default: "8787" },
+  defect: { type: "string" },
+  "defect-delay-ms": { type: "string" },
+  quiet: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+const USAGE =
+  `Usage: trace demo [--host 127.0.0.1] [--port 8787] [--defect NAME] [--defect-delay-ms N] [--quiet]
+
+Serves the demo staging app (an in-memory RAG memory service) until Ctrl-C.
+Data lives in memory only: restarting clears it.
+
+Options:
+  --host HOST            Interface to bind (default 127.0.0.1; others print a warning)
+  --port N               Port to bind, 0 for any free port (default 8787)
+  --defect NAME          Inject a deletion defect: ${DEFECTS.join(", ")}
+  --defect-delay-ms N    Delay of the timed defects in ms (default ${DEFAULT_DEFECT_DELAY_MS})
+  --quiet                Do not print request log lines
+`;
+
+/** `trace demo`: serve the demo staging app until SIGINT or SIGTERM. */
+export const demo: Command = async (args, io) => {
+  const { values } = parseFlags("demo", args, FLAGS);
+  if (values.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const port = parseInteger("--port", values.port, 65535);
+  const delayMs = values["defect-delay-ms"] === undefined
+    ? DEFAULT_DEFECT_DELAY_MS
+    : parseInteger("--defect-delay-ms", values["defect-delay-ms"], 600_000);
+  const defect = parseDefect(values.defect);
+  if (!isLoopbackHost(values.host)) {
+    io.err(
+      `Warning: --host ${values.host} is not a loopback address; the demo has no authentication, ` +
+        "so anyone who can reach this port can read and delete its data\n",
+    );
+  }
+  const server = await startDemoServer({
+    hostname: values.host,
+    port,
+    defect,
+    delayMs,
+    ...(values.quiet ? {} : { log: (line: string) => io.err(`${line}\n`) }),
+  });
+  io.err(
+    `Demo staging app (defect: ${
+      defect ?? "none"
+    }) listening on ${server.url}\n`,
+  );
+  await waitForStop(io.interrupted);
+  await server.shutdown();
+  io.err("Demo staging app stopped; its in-memory data is gone\n");
+  return 0;
+};
+
+function parseDefect(name: string | undefined): DemoDefect | null {
+  if (name === undefined || name === "none") return null;
+  if (isDemoDefect(name)) return name;
+  throw new UsageError(
+    `demo: unknown defect "${name}"; valid defects: ${DEFECTS.join(", ")}`,
+  );
+}
+
+function parseInteger(flag: string, text: string, max: number): number {
+  const value = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!(value <= max)) {
+    throw new UsageError(
+      `demo: ${flag} must be an integer from 0 to ${max}, got "${text}"`,
+    );
+  }
+  return value;
+}
+
+/** Resolves on SIGINT, SIGTERM or `signal` aborting, then removes its listeners. */
+function waitForStop(signal: CliIo["interrupted"]): Promise<void> {
+  return new Promise((resolve) => {
+    const installed: Deno.Signal[] = [];
+    let done = false;
+    const stop = () => {
+      if (done) return;
+      done = true;
+      for (const name of installed) Deno.removeSignalListener(name, stop);
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    for (const name of ["SIGINT", "SIGTERM"] as const) {
+      try {
+        Deno.addSignalListener(name, stop);
+        installed.push(name);
+      } catch {
+        // SIGTERM cannot be listened for on Windows; Ctrl-C still works there.
+      }
+    }
+    if (signal?.aborted) stop();
+    else signal?.addEventListener("abort", stop, { once: true });
+  });
+}

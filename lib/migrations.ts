@@ -1,0 +1,7 @@
+/** Every component's migrations, applied together by commands that write. */
+
+import type { Migration } from "./db.ts";
+import { LEDGER_MIGRATIONS } from "./ledger/schema.ts";
+
+/** All migrations known to this build. */
+export const ALL_MIGRATIONS: readonly Migration[] = [...LEDGER_MIGRATIONS];

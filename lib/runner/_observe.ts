@@ -1,0 +1,147 @@
+/** Reading the state of both namespaces: baseline and window samples. */
+
+import type { RunIdentifiers } from "./ids.ts";
+import type {
+  Baseline,
+  InventoryCounts,
+  RequestErrorRecord,
+  Sample,
+} from "./report.ts";
+import type { RunSession } from "./_session.ts";
+
+/** A sample without its position in the window. */
+export type Observation = Omit<
+  Sample,
+  "index" | "started_at_seconds" | "ended_at_seconds"
+>;
+
+/**
+ * Reads the test inventory, the marker query, the control inventory and the
+ * control query, in that order: inventories first so a query's own cache
+ * write cannot show up in the same sample.
+ */
+export async function observe(
+  session: RunSession,
+  ids: RunIdentifiers,
+): Promise<Observation> {
+  const errors: RequestErrorRecord[] = [];
+  const inventory = await session.attempt("inventory", "test", {
+    namespace: ids.testNamespace,
+  });
+  const marker = await session.attempt("query", "test", {
+    namespace: ids.testNamespace,
+    query: ids.marker,
+  });
+  const controlInventory = await session.attempt("inventory", "control", {
+    namespace: ids.controlNamespace,
+  });
+  const control = await session.attempt("query", "control", {
+    namespace: ids.controlNamespace,
+    query: ids.controlMarker,
+  });
+  for (const attempt of [inventory, marker, controlInventory, control]) {
+    if (!attempt.ok) errors.push(attempt.error);
+  }
+  return {
+    inventory: inventory.ok ? counts(inventory.value) : null,
+    marker_seen: marker.ok ? marker.value.text.includes(ids.marker) : null,
+    control_present: controlInventory.ok && controlInventory.value.complete
+      ? controlInventory.value.source_records >= 1 &&
+        controlInventory.value.vector_records >= 1
+      : null,
+    control_seen: control.ok
+      ? control.value.text.includes(ids.controlMarker)
+      : null,
+    errors,
+  };
+}
+
+function counts(inventory: InventoryCounts): InventoryCounts {
+  return {
+    complete: inventory.complete,
+    source_records: inventory.source_records,
+    vector_records: inventory.vector_records,
+    cache_records: inventory.cache_records,
+  };
+}
+
+/**
+ * Establishes the pre-deletion state. Queries run before inventories so the
+ * answer cache is warm when it is counted.
+ */
+export async function establishBaseline(
+  session: RunSession,
+  ids: RunIdentifiers,
+  documentCount: number,
+): Promise<Baseline> {
+  const marker = await session.attempt("query", "test", {
+    namespace: ids.testNamespace,
+    query: ids.marker,
+  });
+  const control = await session.attempt("query", "control", {
+    namespace: ids.controlNamespace,
+    query: ids.controlMarker,
+  });
+  const inventory = await session.attempt("inventory", "test", {
+    namespace: ids.testNamespace,
+  });
+  const controlInventory = await session.attempt("inventory", "control", {
+    namespace: ids.controlNamespace,
+  });
+  const errors = [marker, control, inventory, controlInventory].flatMap((a) =>
+    a.ok ? [] : [a.error]
+  );
+  const baseline: Baseline = {
+    ok: false,
+    inventory: inventory.ok ? counts(inventory.value) : null,
+    marker_seen: marker.ok ? marker.value.text.includes(ids.marker) : null,
+    control_inventory: controlInventory.ok
+      ? counts(controlInventory.value)
+      : null,
+    control_seen: control.ok
+      ? control.value.text.includes(ids.controlMarker)
+      : null,
+    problems: [],
+    errors,
+  };
+  baseline.problems = baselineProblems(baseline, documentCount);
+  baseline.ok = baseline.problems.length === 0;
+  return baseline;
+}
+
+function baselineProblems(baseline: Baseline, n: number): string[] {
+  const problems = baseline.errors.map((e) =>
+    `/${e.op} (${e.namespace}) failed: ${e.message}`
+  );
+  const inv = baseline.inventory;
+  if (inv && !inv.complete) {
+    problems.push("test inventory answered complete: false");
+  }
+  if (
+    inv && inv.complete &&
+    (inv.source_records !== n || inv.vector_records !== n)
+  ) {
+    problems.push(
+      `test inventory counted ${inv.source_records} source and ${inv.vector_records} vector record(s); expected ${n} of each`,
+    );
+  }
+  if (baseline.marker_seen === false) {
+    problems.push("the canary marker was not retrievable through /query");
+  }
+  const control = baseline.control_inventory;
+  if (control && !control.complete) {
+    problems.push("control inventory answered complete: false");
+  }
+  if (
+    control && control.complete &&
+    (control.source_records < 1 || control.vector_records < 1)
+  ) {
+    problems.push(
+      "the control record was not counted in the control inventory",
+    );
+  }
+  if (baseline.control_seen === false) {
+    problems.push("the control marker was not retrievable through /query");
+  }
+  return problems;
+}

@@ -1,0 +1,107 @@
+/**
+ * One run's connection to its target: sends typed operations with the
+ * configured per-operation timeouts, counts requests and turns failures into
+ * content-free records (they are evidence, not exceptions).
+ */
+
+import type { StagingConfig } from "../contract/config.ts";
+import {
+  callOperation,
+  type Operation,
+  type OperationRequests,
+  type OperationResponses,
+  ProtocolError,
+  type StagingTransport,
+} from "../contract/protocol.ts";
+import { errorMessage } from "../errors.ts";
+import type { Clock } from "./clock.ts";
+import type { RunEventListener } from "./events.ts";
+import type { RequestErrorRecord } from "./report.ts";
+
+/** The answer to one request: a value, or the record of why there is none. */
+export type Attempt<T> = { ok: true; value: T } | {
+  ok: false;
+  error: RequestErrorRecord;
+};
+
+/** Sends requests for one run. */
+export class RunSession {
+  #transport: StagingTransport;
+  #timeouts: StagingConfig["timeout_seconds"];
+  #clock: Clock;
+  #emit: RunEventListener;
+  #origin: number;
+  total = 0;
+  failed = 0;
+
+  constructor(
+    transport: StagingTransport,
+    config: StagingConfig,
+    clock: Clock,
+    emit: RunEventListener,
+  ) {
+    this.#transport = transport;
+    this.#timeouts = config.timeout_seconds;
+    this.#clock = clock;
+    this.#emit = emit;
+    this.#origin = clock.now();
+  }
+
+  /** Milliseconds since the session started. */
+  elapsedMs(): number {
+    return this.#clock.now() - this.#origin;
+  }
+
+  /** Sends `op` to the namespace role; never throws for target misbehaviour. */
+  async attempt<K extends Operation>(
+    op: K,
+    role: "test" | "control",
+    body: OperationRequests[K],
+  ): Promise<Attempt<OperationResponses[K]>> {
+    const started = this.elapsedMs();
+    this.total++;
+    let result: Attempt<OperationResponses[K]>;
+    try {
+      const value = await callOperation(this.#transport, op, body, {
+        timeoutMs: this.#timeouts[op] * 1000,
+      });
+      result = { ok: true, value };
+    } catch (error) {
+      this.failed++;
+      result = { ok: false, error: toRecord(op, role, error) };
+    }
+    this.#emit({
+      type: "request",
+      op,
+      namespace: role,
+      started_ms: started,
+      duration_ms: this.elapsedMs() - started,
+      outcome: result.ok ? "ok" : result.error.failure,
+    });
+    return result;
+  }
+}
+
+function toRecord(
+  op: Operation,
+  role: "test" | "control",
+  error: unknown,
+): RequestErrorRecord {
+  if (error instanceof ProtocolError) {
+    const record: RequestErrorRecord = {
+      op,
+      namespace: role,
+      failure: error.failure,
+      message: error.message,
+    };
+    if (error.status !== undefined) record.status = error.status;
+    return record;
+  }
+  // A transport bug must not leak internals into a report: keep the first line only.
+  return {
+    op,
+    namespace: role,
+    failure: "refused",
+    message: `/${op}: ${errorMessage(error)}`,
+  };
+}

@@ -1,0 +1,315 @@
+/**
+ * The deletion contract engine: ingest canaries and a control, establish the
+ * baseline, delete, sample through the window, clean up, decide. The same
+ * engine runs external targets (strict HTTP) and reference systems
+ * (in-process transport).
+ *
+ * @module
+ */
+
+import type { StagingConfig } from "../contract/config.ts";
+import {
+  OPERATIONS,
+  PROTOCOL_REVISION,
+  type StagingTransport,
+} from "../contract/protocol.ts";
+import { digestOf } from "../canonical_json.ts";
+import { type Checkpoint, type CheckpointSink } from "./checkpoint.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { RunEvent, RunEventListener, RunPhase } from "./events.ts";
+import {
+  canaryText,
+  controlText,
+  newRunIdentifiers,
+  type RunIdentifiers,
+} from "./ids.ts";
+import { assessRun } from "./findings.ts";
+import {
+  type DeletionRecord,
+  REPORT_SCHEMA,
+  type RunReport,
+  type Sample,
+  type TargetRef,
+} from "./report.ts";
+import { RunSession } from "./_session.ts";
+import { establishBaseline, observe } from "./_observe.ts";
+import { cleanUp, round } from "./_cleanup.ts";
+
+/** Options for {@link runDeletionContract}. */
+export interface RunOptions {
+  transport: StagingTransport;
+  target: TargetRef;
+  /** Where the issued-id checkpoint is written before every ingest. */
+  checkpoint: CheckpointSink;
+  kind?: "external" | "reference";
+  clock?: Clock;
+  /** Fixed identifiers (tests); random by default. */
+  identifiers?: RunIdentifiers;
+  /** Aborting stops the window early (the run is INCONCLUSIVE) and goes to cleanup. */
+  signal?: AbortSignal;
+  /** Receives every lifecycle event (progress, trace events). */
+  onEvent?: RunEventListener;
+}
+
+/** Runs the deletion contract against one target; never throws for target misbehaviour. */
+export async function runDeletionContract(
+  config: StagingConfig,
+  options: RunOptions,
+): Promise<RunReport> {
+  const clock = options.clock ?? systemClock;
+  const ids = options.identifiers ??
+    newRunIdentifiers(config.document_count, clock.wallNow());
+  const emit = safeListener(options.onEvent);
+  const session = new RunSession(options.transport, config, clock, emit);
+  const phase = (name: RunPhase) =>
+    emit({ type: "phase", phase: name, at_ms: session.elapsedMs() });
+  const checkpoint = await initialCheckpoint(
+    config,
+    options.target,
+    ids,
+    clock,
+  );
+  const report = skeleton(config, options, ids, checkpoint);
+
+  phase("ingest");
+  const ingestProblem = await ingestAll(
+    session,
+    ids,
+    config,
+    checkpoint,
+    options.checkpoint,
+    clock,
+  );
+  phase("baseline");
+  report.baseline = ingestProblem === null
+    ? await establishBaseline(session, ids, config.document_count)
+    : { ...report.baseline, problems: [`ingest failed: ${ingestProblem}`] };
+  const windowMs = config.deletion_window_seconds * 1000;
+  const intervalMs = config.sample_interval_seconds * 1000;
+  let interrupted = false;
+  if (report.baseline.ok) {
+    phase("delete");
+    report.deletion = await deleteCanaries(session, ids);
+    if (report.deletion.acknowledged) {
+      phase("window");
+      interrupted = await sampleWindow(session, ids, report.samples, {
+        windowMs,
+        intervalMs,
+        clock,
+        emit,
+        signal: options.signal,
+      });
+    }
+  }
+  phase("cleanup");
+  report.cleanup = await cleanUp(session, ids, {
+    issued: checkpoint.issued,
+    windowMs,
+    intervalMs,
+    clock,
+  });
+  emit({ type: "cleanup", cleanup: report.cleanup });
+  const assessment = assessRun({
+    baseline: report.baseline,
+    deletion: report.deletion,
+    samples: report.samples,
+    cleanup: report.cleanup,
+    windowSeconds: config.deletion_window_seconds,
+    interrupted,
+  });
+  report.verdict = assessment.verdict;
+  report.findings = assessment.findings;
+  for (const finding of report.findings) emit({ type: "finding", finding });
+  report.state = "completed";
+  report.finished_at = clock.wallNow().toISOString();
+  report.requests = { total: session.total, failed: session.failed };
+  report.timing.elapsed_seconds = round(session.elapsedMs() / 1000);
+  report.timing.final_sample_started_at_seconds =
+    report.samples.at(-1)?.started_at_seconds ?? null;
+  await options.checkpoint.write({
+    ...checkpoint,
+    state: "completed",
+    verdict: report.verdict,
+    updated_at: report.finished_at,
+  });
+  phase("done");
+  emit({ type: "verdict", verdict: report.verdict, run_id: report.run_id });
+  return report;
+}
+
+function safeListener(
+  listener: RunEventListener | undefined,
+): RunEventListener {
+  if (!listener) return () => {};
+  return (event: RunEvent) => {
+    try {
+      listener(event);
+    } catch {
+      // A broken progress display or trace sink must never change a verdict.
+    }
+  };
+}
+
+async function initialCheckpoint(
+  config: StagingConfig,
+  target: TargetRef,
+  ids: RunIdentifiers,
+  clock: Clock,
+): Promise<Checkpoint> {
+  const now = clock.wallNow().toISOString();
+  return {
+    schema: "trace.checkpoint/1",
+    run_id: ids.runId,
+    state: "running",
+    pid: Deno.pid,
+    started_at: now,
+    updated_at: now,
+    target,
+    config_digest: await digestOf(config),
+    namespaces: { test: ids.testNamespace, control: ids.controlNamespace },
+    issued: { test: [], control: [] },
+    verdict: null,
+  };
+}
+
+function skeleton(
+  config: StagingConfig,
+  options: RunOptions,
+  ids: RunIdentifiers,
+  checkpoint: Checkpoint,
+): RunReport {
+  return {
+    schema: REPORT_SCHEMA,
+    run_id: ids.runId,
+    kind: options.kind ?? "external",
+    verdict: "INCONCLUSIVE",
+    state: "running",
+    target: options.target,
+    protocol: { revision: PROTOCOL_REVISION, operations: [...OPERATIONS] },
+    config_digest: checkpoint.config_digest,
+    started_at: checkpoint.started_at,
+    finished_at: null,
+    timing: {
+      document_count: config.document_count,
+      deletion_window_seconds: config.deletion_window_seconds,
+      sample_interval_seconds: config.sample_interval_seconds,
+      timeout_seconds: config.timeout_seconds,
+      elapsed_seconds: 0,
+      final_sample_started_at_seconds: null,
+    },
+    namespaces: checkpoint.namespaces,
+    issued: checkpoint.issued,
+    baseline: {
+      ok: false,
+      inventory: null,
+      marker_seen: null,
+      control_inventory: null,
+      control_seen: null,
+      problems: [],
+      errors: [],
+    },
+    deletion: null,
+    samples: [],
+    findings: [],
+    cleanup: {
+      cleanup_complete: false,
+      deletes: [],
+      polls: 0,
+      remaining: { test: null, control: null },
+      elapsed_seconds: 0,
+      problems: [],
+    },
+    requests: { total: 0, failed: 0 },
+  };
+}
+
+/** Checkpoints each id, then ingests it; stops at the first failure and returns why (null when all landed). */
+async function ingestAll(
+  session: RunSession,
+  ids: RunIdentifiers,
+  config: StagingConfig,
+  checkpoint: Checkpoint,
+  sink: CheckpointSink,
+  clock: Clock,
+): Promise<string | null> {
+  const documents = [
+    ...ids.documentIds.map((id, i) => ({
+      role: "test" as const,
+      namespace: ids.testNamespace,
+      id,
+      text: canaryText(ids.marker, i, config.document_count),
+    })),
+    {
+      role: "control" as const,
+      namespace: ids.controlNamespace,
+      id: ids.controlId,
+      text: controlText(ids.controlMarker),
+    },
+  ];
+  for (const doc of documents) {
+    checkpoint.issued[doc.role].push(doc.id);
+    checkpoint.updated_at = clock.wallNow().toISOString();
+    await sink.write(checkpoint);
+    const attempt = await session.attempt("ingest", doc.role, {
+      namespace: doc.namespace,
+      id: doc.id,
+      text: doc.text,
+    });
+    if (!attempt.ok) return attempt.error.message;
+    if (attempt.value.id !== doc.id) {
+      return `/ingest answered a different id for "${doc.id}": supplied ids must be preserved`;
+    }
+  }
+  return null;
+}
+
+async function deleteCanaries(
+  session: RunSession,
+  ids: RunIdentifiers,
+): Promise<DeletionRecord> {
+  const attempt = await session.attempt("delete", "test", {
+    namespace: ids.testNamespace,
+    ids: ids.documentIds,
+  });
+  return {
+    acknowledged: attempt.ok,
+    acknowledged_at_seconds: attempt.ok
+      ? round(session.elapsedMs() / 1000)
+      : null,
+    error: attempt.ok ? null : attempt.error,
+  };
+}
+
+interface WindowOptions {
+  windowMs: number;
+  intervalMs: number;
+  clock: Clock;
+  emit: RunEventListener;
+  signal: AbortSignal | undefined;
+}
+
+/** Samples at once and every interval until a sample starts at or after the window; returns true if interrupted. */
+async function sampleWindow(
+  session: RunSession,
+  ids: RunIdentifiers,
+  samples: Sample[],
+  options: WindowOptions,
+): Promise<boolean> {
+  const { clock, windowMs, intervalMs } = options;
+  const origin = clock.now();
+  for (let k = 0;; k++) {
+    await clock.sleep(origin + k * intervalMs - clock.now(), options.signal);
+    if (options.signal?.aborted) return true;
+    const startedMs = clock.now() - origin;
+    const observation = await observe(session, ids);
+    const sample: Sample = {
+      index: samples.length,
+      started_at_seconds: round(startedMs / 1000),
+      ended_at_seconds: round((clock.now() - origin) / 1000),
+      ...observation,
+    };
+    samples.push(sample);
+    options.emit({ type: "sample", sample, window_seconds: windowMs / 1000 });
+    if (startedMs >= windowMs) return false;
+  }
+}

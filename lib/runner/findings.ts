@@ -1,0 +1,313 @@
+/**
+ * The verdict rules. Data left at the final sample is FAIL; a failed
+ * baseline, a missing observation, a request error, an incomplete inventory
+ * or a lost control is INCONCLUSIVE; otherwise PASS, with transient residuals
+ * recorded. Cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL.
+ *
+ * @module
+ */
+
+import { STORES } from "../contract/protocol.ts";
+import type {
+  Baseline,
+  Cleanup,
+  DeletionRecord,
+  Finding,
+  Sample,
+  Verdict,
+} from "./report.ts";
+
+/** Everything the verdict depends on. */
+export interface AssessmentInput {
+  baseline: Baseline;
+  deletion: DeletionRecord | null;
+  samples: Sample[];
+  cleanup: Cleanup;
+  windowSeconds: number;
+  interrupted: boolean;
+}
+
+/** Verdict and the findings that justify it. */
+export interface Assessment {
+  verdict: Verdict;
+  findings: Finding[];
+}
+
+/** Applies the verdict rules to a run's evidence. */
+export function assessRun(input: AssessmentInput): Assessment {
+  const findings: Finding[] = [];
+  if (!input.baseline.ok) {
+    for (const problem of input.baseline.problems) {
+      findings.push(
+        finding(
+          "inconclusive",
+          "baseline_failed",
+          "baseline",
+          `Baseline not established: ${problem}`,
+          [],
+        ),
+      );
+    }
+  }
+  if (input.deletion && !input.deletion.acknowledged) {
+    const why = input.deletion.error?.message ?? "no acknowledgement";
+    findings.push(
+      finding(
+        "inconclusive",
+        "delete_unacknowledged",
+        "deletion",
+        `The deletion was not acknowledged: ${why}`,
+        [],
+      ),
+    );
+  }
+  if (input.samples.length > 0) {
+    findings.push(...residualFindings(input.samples, input.windowSeconds));
+    findings.push(...observationFindings(input.samples));
+    findings.push(...controlFindings(input.samples));
+  }
+  if (input.interrupted) {
+    findings.push(
+      finding(
+        "inconclusive",
+        "interrupted",
+        "window",
+        "The run was interrupted before the deletion window ended",
+        [],
+      ),
+    );
+  }
+  const verdictBeforeCleanup = verdictOf(findings);
+  findings.push(...cleanupFindings(input.cleanup, verdictBeforeCleanup));
+  const verdict = verdictOf(findings);
+  if (verdict === "PASS") findings.push(cleanPassFinding(input.samples));
+  return { verdict, findings };
+}
+
+function verdictOf(findings: Finding[]): Verdict {
+  if (findings.some((f) => f.severity === "fail")) return "FAIL";
+  if (findings.some((f) => f.severity === "inconclusive")) {
+    return "INCONCLUSIVE";
+  }
+  return "PASS";
+}
+
+function finding(
+  severity: Finding["severity"],
+  code: string,
+  subject: string,
+  message: string,
+  sampleIndexes: number[],
+): Finding {
+  return { severity, code, subject, message, sample_indexes: sampleIndexes };
+}
+
+/** Seconds formatted as in reports: two decimals. */
+export function secondsLabel(seconds: number): string {
+  return `${seconds.toFixed(2)} s`;
+}
+
+type Series = { subject: string; values: (number | null)[] };
+
+function residualSeries(samples: Sample[]): Series[] {
+  const stores: Series[] = STORES.map((store) => ({
+    subject: store,
+    values: samples.map((s) => (s.inventory ? s.inventory[store] : null)),
+  }));
+  const marker: Series = {
+    subject: "retrieval",
+    values: samples.map((
+      s,
+    ) => (s.marker_seen === null ? null : s.marker_seen ? 1 : 0)),
+  };
+  return [...stores, marker];
+}
+
+function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
+  const last = samples[samples.length - 1]!;
+  const findings: Finding[] = [];
+  for (const series of residualSeries(samples)) {
+    const finalValue = series.values[series.values.length - 1];
+    const dirty = series.values.flatMap((
+      v,
+      i,
+    ) => (v !== null && v > 0 ? [i] : []));
+    if (finalValue !== null && finalValue !== undefined && finalValue > 0) {
+      findings.push(
+        finding(
+          "fail",
+          series.subject === "retrieval"
+            ? "marker_retrievable"
+            : "residual_store",
+          series.subject,
+          persistentMessage(series, samples, last),
+          dirty,
+        ),
+      );
+    } else if (dirty.length > 0) {
+      findings.push(
+        finding(
+          "transient",
+          "transient_residual",
+          series.subject,
+          transientMessage(series, samples, dirty, windowSeconds),
+          dirty,
+        ),
+      );
+    }
+  }
+  return findings;
+}
+
+function describeValue(series: Series, value: number): string {
+  return series.subject === "retrieval"
+    ? "the marker was retrievable"
+    : `${series.subject} was ${value}`;
+}
+
+function persistentMessage(
+  series: Series,
+  samples: Sample[],
+  last: Sample,
+): string {
+  const finalAt = secondsLabel(last.started_at_seconds);
+  const finalValue = series.values[series.values.length - 1]!;
+  const cleanBefore = series.values.findIndex((v) => v === 0);
+  if (cleanBefore >= 0) {
+    const firstClean = samples[cleanBefore]!.started_at_seconds;
+    let back = series.values.length - 1;
+    while (back > cleanBefore && (series.values[back - 1] ?? 0) > 0) back--;
+    const subject = series.subject === "retrieval"
+      ? "the marker"
+      : series.subject;
+    const state = series.subject === "retrieval" ? "not retrievable" : "0";
+    return `${subject} read ${state} at ${
+      secondsLabel(firstClean)
+    } but came back at ${
+      secondsLabel(samples[back]!.started_at_seconds)
+    } and was still there at the final sample at ${finalAt}`;
+  }
+  if (series.subject === "retrieval") {
+    return `the marker stayed retrievable through /query through the final sample at ${finalAt}`;
+  }
+  return `${series.subject} stayed at ${finalValue} through the final sample at ${finalAt}`;
+}
+
+function transientMessage(
+  series: Series,
+  samples: Sample[],
+  dirty: number[],
+  windowSeconds: number,
+): string {
+  const first = samples[dirty[0]!]!;
+  const lastDirty = samples[dirty[dirty.length - 1]!]!;
+  const cleared = samples.find((s) => s.index > lastDirty.index);
+  const value = series.values[dirty[0]!]!;
+  const clearedAt = cleared
+    ? ` and read 0 from ${secondsLabel(cleared.started_at_seconds)}`
+    : "";
+  return `${describeValue(series, value)} at ${
+    secondsLabel(first.started_at_seconds)
+  }${clearedAt}, inside the ${
+    secondsLabel(windowSeconds)
+  } window (transient residual)`;
+}
+
+function observationFindings(samples: Sample[]): Finding[] {
+  const findings: Finding[] = [];
+  const failed = samples.filter((s) => s.errors.length > 0);
+  if (failed.length > 0) {
+    const first = failed[0]!;
+    const error = first.errors[0]!;
+    findings.push(
+      finding(
+        "inconclusive",
+        "request_error",
+        "observation",
+        `${failed.length} of ${samples.length} sample(s) had request errors; first at ${
+          secondsLabel(first.started_at_seconds)
+        }: ${error.message}`,
+        failed.map((s) => s.index),
+      ),
+    );
+  }
+  const incomplete = samples.filter((s) =>
+    s.inventory !== null && !s.inventory.complete
+  );
+  if (incomplete.length > 0) {
+    findings.push(
+      finding(
+        "inconclusive",
+        "inventory_incomplete",
+        "inventory",
+        `The test inventory answered complete: false in ${incomplete.length} sample(s), so those counts cannot prove erasure`,
+        incomplete.map((s) => s.index),
+      ),
+    );
+  }
+  return findings;
+}
+
+function controlFindings(samples: Sample[]): Finding[] {
+  const lost = samples.filter((s) =>
+    s.control_present === false || s.control_seen === false
+  );
+  if (lost.length === 0) return [];
+  const first = lost[0]!;
+  const what = first.control_present === false
+    ? "no longer counted in its inventory"
+    : "no longer retrievable";
+  return [
+    finding(
+      "inconclusive",
+      "control_lost",
+      "control",
+      `The control record was ${what} at ${
+        secondsLabel(first.started_at_seconds)
+      }: the deletion reached data outside the test namespace, so the result cannot be trusted`,
+      lost.map((s) => s.index),
+    ),
+  ];
+}
+
+function cleanupFindings(cleanup: Cleanup, verdict: Verdict): Finding[] {
+  if (cleanup.cleanup_complete) return [];
+  const detail = cleanup.problems.join("; ") || "synthetic records remain";
+  if (verdict === "PASS") {
+    return [
+      finding(
+        "inconclusive",
+        "cleanup_incomplete",
+        "cleanup",
+        `Cleanup did not complete: ${detail}`,
+        [],
+      ),
+    ];
+  }
+  return [
+    finding(
+      "note",
+      "cleanup_incomplete",
+      "cleanup",
+      `Cleanup did not complete: ${detail}`,
+      [],
+    ),
+  ];
+}
+
+function cleanPassFinding(samples: Sample[]): Finding {
+  const first = samples[0];
+  const last = samples[samples.length - 1];
+  const span = first && last
+    ? ` from ${
+      secondsLabel(first.started_at_seconds)
+    } through the final sample at ${secondsLabel(last.started_at_seconds)}`
+    : "";
+  return finding(
+    "note",
+    "erased",
+    "deletion",
+    `Every store read 0 and the marker was not retrievable at the final sample; control intact${span}`,
+    samples.map((s) => s.index),
+  );
+}

@@ -1,0 +1,60 @@
+/** Random synthetic identifiers: namespaces, document ids, markers and run ids. */
+
+function randomHex(bytes: number): string {
+  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(buffer, (byte) => byte.toString(16).padStart(2, "0")).join(
+    "",
+  );
+}
+
+/** Identifiers of one run; every one is fresh and random. */
+export interface RunIdentifiers {
+  runId: string;
+  testNamespace: string;
+  controlNamespace: string;
+  marker: string;
+  controlMarker: string;
+  documentIds: string[];
+  controlId: string;
+}
+
+/** A sortable, unique run id such as `run-20261129T214455Z-3f9a1c`. */
+export function newRunId(now: Date = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return `run-${stamp}-${randomHex(3)}`;
+}
+
+/** Fresh namespaces, ids and markers for a run of `documentCount` documents. */
+export function newRunIdentifiers(
+  documentCount: number,
+  now?: Date,
+): RunIdentifiers {
+  return {
+    runId: newRunId(now),
+    testNamespace: `trace-test-${randomHex(8)}`,
+    controlNamespace: `trace-control-${randomHex(8)}`,
+    marker: `trace_canary_${randomHex(12)}`,
+    controlMarker: `trace_canary_${randomHex(12)}`,
+    documentIds: Array.from(
+      { length: documentCount },
+      () => `trace-doc-${randomHex(8)}`,
+    ),
+    controlId: `trace-doc-${randomHex(8)}`,
+  };
+}
+
+/** Synthetic document text carrying `marker`; never resembles user data. */
+export function canaryText(
+  marker: string,
+  index: number,
+  total: number,
+): string {
+  return `Synthetic Trace canary record ${
+    index + 1
+  } of ${total}. Deletion probe ${marker}.`;
+}
+
+/** Synthetic control text carrying its own marker. */
+export function controlText(marker: string): string {
+  return `Synthetic Trace control record. It must survive the test deletion. Probe ${marker}.`;
+}

@@ -1,0 +1,114 @@
+/** What a run will do, computed from config alone: no network, no randomness. */
+
+import type { StagingConfig } from "../contract/config.ts";
+import {
+  type Operation,
+  OPERATIONS,
+  PROTOCOL_REVISION,
+} from "../contract/protocol.ts";
+import type { TargetRef } from "./report.ts";
+
+/** One phase of a run and the requests it may send. */
+export interface PlanPhase {
+  phase: "ingest" | "baseline" | "delete" | "window" | "cleanup";
+  description: string;
+  requests: number;
+  operations: Operation[];
+}
+
+/** The dry-run answer of `external-plan`. */
+export interface RunPlan {
+  target: TargetRef;
+  protocol: { revision: string; operations: Operation[] };
+  namespaces: { test: string; control: string };
+  identifiers: { documents: string; markers: string };
+  timing: {
+    document_count: number;
+    deletion_window_seconds: number;
+    sample_interval_seconds: number;
+    timeout_seconds: StagingConfig["timeout_seconds"];
+    samples: number;
+  };
+  phases: PlanPhase[];
+  request_budget: { max_requests: number; worst_case_seconds: number };
+}
+
+/** Samples in a window: one at once, then every interval until one starts at or after the window. */
+export function sampleCount(
+  windowSeconds: number,
+  intervalSeconds: number,
+): number {
+  return Math.ceil(windowSeconds / intervalSeconds - 1e-9) + 1;
+}
+
+/** Computes the plan of a run against `config` without contacting the target. */
+export function planRun(config: StagingConfig, target: TargetRef): RunPlan {
+  const samples = sampleCount(
+    config.deletion_window_seconds,
+    config.sample_interval_seconds,
+  );
+  const t = config.timeout_seconds;
+  const n = config.document_count;
+  const phases: PlanPhase[] = [
+    phase("ingest", `ingest ${n} canary document(s) and 1 control`, n + 1, [
+      "ingest",
+    ]),
+    phase("baseline", "inventory and query both namespaces (warms caches)", 4, [
+      "inventory",
+      "query",
+    ]),
+    phase("delete", `delete the ${n} canary id(s) in the test namespace`, 1, [
+      "delete",
+    ]),
+    phase(
+      "window",
+      `${samples} sample(s): at once, then every ${config.sample_interval_seconds} s until one starts at or after ${config.deletion_window_seconds} s`,
+      samples * 4,
+      ["inventory", "query"],
+    ),
+    phase(
+      "cleanup",
+      "delete every issued id in both namespaces, then poll both inventories through the window",
+      2 + samples * 2,
+      ["delete", "inventory"],
+    ),
+  ];
+  const worstCase = (n + 1) * t.ingest + 2 * (t.inventory + t.query) +
+    t.delete +
+    samples * 2 * (t.inventory + t.query) + 2 * t.delete +
+    samples * 2 * t.inventory +
+    2 * config.deletion_window_seconds;
+  return {
+    target,
+    protocol: { revision: PROTOCOL_REVISION, operations: [...OPERATIONS] },
+    namespaces: {
+      test: "trace-test-<random>",
+      control: "trace-control-<random>",
+    },
+    identifiers: {
+      documents: "trace-doc-<random>",
+      markers: "trace_canary_<random>",
+    },
+    timing: {
+      document_count: n,
+      deletion_window_seconds: config.deletion_window_seconds,
+      sample_interval_seconds: config.sample_interval_seconds,
+      timeout_seconds: config.timeout_seconds,
+      samples,
+    },
+    phases,
+    request_budget: {
+      max_requests: phases.reduce((sum, p) => sum + p.requests, 0),
+      worst_case_seconds: Math.round(worstCase * 100) / 100,
+    },
+  };
+}
+
+function phase(
+  name: PlanPhase["phase"],
+  description: string,
+  requests: number,
+  operations: Operation[],
+): PlanPhase {
+  return { phase: name, description, requests, operations };
+}
