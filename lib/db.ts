@@ -53,7 +53,9 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
 }
 
 function requireDataDir(dataDir: string | undefined): string {
-  if (!dataDir) throw new StorageError("Cannot open the database: no data directory given");
+  if (!dataDir) {
+    throw new StorageError("Cannot open the database: no data directory given");
+  }
   return dataDir;
 }
 
@@ -62,7 +64,9 @@ function openRemote(url: string, authToken: string | undefined): TraceDb {
   try {
     scheme = new URL(url).protocol;
   } catch {
-    throw new StorageError(`Cannot open database "${url}": not a URL; use file:PATH or libsql://HOST`);
+    throw new StorageError(
+      `Cannot open database "${url}": not a URL; use file:PATH or libsql://HOST`,
+    );
   }
   if (!REMOTE_SCHEMES.includes(scheme)) {
     throw new StorageError(
@@ -75,16 +79,25 @@ function openRemote(url: string, authToken: string | undefined): TraceDb {
 }
 
 async function openLocal(path: string): Promise<TraceDb> {
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) || "/" : ".";
+  const dir = path.includes("/")
+    ? path.slice(0, path.lastIndexOf("/")) || "/"
+    : ".";
   try {
     await ensurePrivateDir(dir);
-    const file = await Deno.open(path, { create: true, write: true, mode: 0o600 });
+    const file = await Deno.open(path, {
+      create: true,
+      write: true,
+      mode: 0o600,
+    });
     file.close();
     if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
   } catch (error) {
-    throw new StorageError(`Cannot open database file ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new StorageError(
+      `Cannot open database file ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   const url = `file:${path}`;
   const client = createClient({ url });
@@ -94,9 +107,12 @@ async function openLocal(path: string): Promise<TraceDb> {
     await client.execute("PRAGMA foreign_keys = ON");
   } catch (error) {
     client.close();
-    throw new StorageError(`Cannot open database file ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new StorageError(
+      `Cannot open database file ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   await restrictSidecars(path);
   return { client, url, path, close: () => client.close() };
@@ -123,16 +139,26 @@ const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
 )`;
 
 /** Applies every pending migration in order; returns the ones applied now. */
-export async function migrate(db: TraceDb, migrations: readonly Migration[]): Promise<Migration[]> {
+export async function migrate(
+  db: TraceDb,
+  migrations: readonly Migration[],
+): Promise<Migration[]> {
   await db.client.execute(MIGRATIONS_TABLE);
   const applied = await appliedVersions(db);
   const pending = [...migrations]
     .filter((m) => (applied.get(m.component) ?? 0) < m.version)
-    .sort((a, b) => a.component.localeCompare(b.component) || a.version - b.version);
+    .sort((a, b) =>
+      a.component.localeCompare(b.component) || a.version - b.version
+    );
   for (const migration of pending) {
     const record: InStatement = {
       sql: "INSERT OR IGNORE INTO schema_migrations VALUES (?, ?, ?, ?)",
-      args: [migration.component, migration.version, migration.name, new Date().toISOString()],
+      args: [
+        migration.component,
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      ],
     };
     try {
       await db.client.batch([...migration.statements, record], "write");
@@ -150,7 +176,9 @@ export async function migrate(db: TraceDb, migrations: readonly Migration[]): Pr
 }
 
 /** Returns the highest applied version per component (empty when never migrated). */
-export async function appliedVersions(db: TraceDb): Promise<Map<string, number>> {
+export async function appliedVersions(
+  db: TraceDb,
+): Promise<Map<string, number>> {
   const exists = await db.client.execute(
     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
   );
@@ -159,14 +187,22 @@ export async function appliedVersions(db: TraceDb): Promise<Map<string, number>>
   const rows = await db.client.execute(
     "SELECT component, MAX(version) AS version FROM schema_migrations GROUP BY component",
   );
-  for (const row of rows.rows) versions.set(String(row.component), Number(row.version));
+  for (const row of rows.rows) {
+    versions.set(String(row.component), Number(row.version));
+  }
   return versions;
 }
 
 /** Throws a clear error when `component` has not been provisioned yet. */
-export async function requireSchema(db: TraceDb, component: string, hint: string): Promise<void> {
+export async function requireSchema(
+  db: TraceDb,
+  component: string,
+  hint: string,
+): Promise<void> {
   const versions = await appliedVersions(db);
   if (!versions.has(component)) {
-    throw new StorageError(`No ${component} data in ${db.path ?? db.url} yet; ${hint}`);
+    throw new StorageError(
+      `No ${component} data in ${db.path ?? db.url} yet; ${hint}`,
+    );
   }
 }

@@ -4,7 +4,9 @@ import type { CliIo } from "../cli/_io.ts";
 import { openDb, type TraceDb } from "../lib/db.ts";
 
 /** Runs `fn` with a fresh temporary directory, removed afterwards. */
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+export async function withTempDir<T>(
+  fn: (dir: string) => Promise<T>,
+): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "trace-test-" });
   try {
     return await fn(dir);
@@ -14,7 +16,9 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
 }
 
 /** Runs `fn` with a fresh local database in a temp data dir, closed afterwards. */
-export async function withDb<T>(fn: (db: TraceDb, dataDir: string) => Promise<T>): Promise<T> {
+export async function withDb<T>(
+  fn: (db: TraceDb, dataDir: string) => Promise<T>,
+): Promise<T> {
   return await withTempDir(async (dir) => {
     const db = await openDb({ dataDir: dir });
     try {
@@ -36,7 +40,11 @@ export async function withServer<T>(
   handler: Deno.ServeHandler,
   fn: (server: TestServer) => Promise<T>,
 ): Promise<T> {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: () => {},
+  }, handler);
   const port = server.addr.port;
   try {
     return await fn({ url: `http://127.0.0.1:${port}`, port });
@@ -52,7 +60,10 @@ export interface CapturedIo extends CliIo {
 }
 
 /** A {@link CliIo} that records output and serves `stdin` from a string. */
-export function captureIo(stdin = "", env: Record<string, string> = {}): CapturedIo {
+export function captureIo(
+  stdin = "",
+  env: Record<string, string> = {},
+): CapturedIo {
   let out = "";
   let err = "";
   return {

@@ -1,0 +1,155 @@
+/**
+ * `trace quickstart` (`deno task start`): starts the demo staging app in this
+ * process on a free loopback port, runs the deletion contract against it
+ * healthy and with the `stale-cache` defect, and prints both verdicts.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import example from "../fixtures/staging-adapter.json" with { type: "json" };
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { ensurePrivateDir } from "../lib/data_dir.ts";
+import { DEFECT_INFO, type DemoDefect, HEALTHY } from "../lib/demo/defects.ts";
+import { configTargetId, runExternal } from "../lib/runner/external_run.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { type DataContext, withDataContext } from "./_context.ts";
+import { startDemoServer } from "./demo.ts";
+import { exitCodeOf, writeReportFile } from "./external.ts";
+import type { CliIo, Command } from "./_io.ts";
+import { progressRenderer } from "./_progress.ts";
+import { renderReport } from "./_report_text.ts";
+
+const FLAGS = {
+  ...DATA_FLAGS,
+  defect: { type: "string", default: "stale-cache" },
+} as const;
+
+const HELP = `Usage: trace quickstart [--defect NAME] [--data-dir DIR] [--json]
+
+Starts the demo staging app on a free loopback port, runs the deletion
+contract against it healthy and then with a defect (default stale-cache), and
+prints both verdicts. Exit 0 when both verdicts are the expected ones.
+`;
+
+interface Outcome {
+  label: string;
+  expected: string;
+  report: RunReport;
+  reportPath: string;
+}
+
+async function runAgainstDemo(
+  defect: DemoDefect | null,
+  context: DataContext,
+  io: CliIo,
+): Promise<Outcome> {
+  const server = await startDemoServer({ defect });
+  try {
+    const config = parseStagingConfig(
+      { ...example, base_url: server.url },
+      "example config",
+    );
+    const report = await runExternal(config, {
+      db: context.db,
+      dataDir: context.dataDir,
+      target: {
+        id: await configTargetId(config),
+        base_url: config.base_url,
+        source: "config",
+      },
+      onEvent: progressRenderer(io),
+    });
+    const dir = join(context.dataDir, "reports");
+    await ensurePrivateDir(dir);
+    const reportPath = join(dir, `${report.run_id}.json`);
+    await writeReportFile(reportPath, report);
+    const info = defect ? DEFECT_INFO[defect] : HEALTHY;
+    return {
+      label: defect ?? "healthy",
+      expected: info.verdict,
+      report,
+      reportPath,
+    };
+  } finally {
+    await server.shutdown();
+  }
+}
+
+/** `trace quickstart`: the two-run demonstration. */
+export const quickstart: Command = async (args, io) => {
+  const { values } = parseFlags("quickstart", args, FLAGS);
+  if (values.help) return showHelp(io, HELP);
+  const defect = values.defect as DemoDefect;
+  if (!(defect in DEFECT_INFO)) {
+    throw new Error(
+      `Unknown --defect "${defect}"; choose one of ${
+        Object.keys(DEFECT_INFO).join(", ")
+      }`,
+    );
+  }
+  return await withDataContext(values, io, { write: true }, async (context) => {
+    io.err(`Data directory: ${context.dataDir}\n`);
+    const outcomes: Outcome[] = [];
+    for (const [i, choice] of [null, defect].entries()) {
+      io.err(
+        `\n${i + 1}/2  demo staging app ${
+          choice ? `with --defect ${choice}` : "(healthy)"
+        }\n`,
+      );
+      const outcome = await runAgainstDemo(choice, context, io);
+      outcomes.push(outcome);
+      if (!values.json) io.out(`\n${renderReport(outcome.report)}`);
+    }
+    const asExpected = outcomes.every((o) => o.report.verdict === o.expected);
+    if (values.json) {
+      io.out(
+        JSON.stringify({
+          as_expected: asExpected,
+          runs: outcomes.map((o) => ({
+            demo: o.label,
+            expected: o.expected,
+            verdict: o.report.verdict,
+            cleanup_complete: o.report.cleanup.cleanup_complete,
+            run_id: o.report.run_id,
+            report: o.reportPath,
+          })),
+        }) + "\n",
+      );
+    } else {
+      io.out(summary(outcomes, asExpected, context));
+    }
+    return asExpected ? 0 : exitCodeOf(
+      outcomes.find((o) => o.report.verdict !== o.expected)!.report,
+    ) || 1;
+  });
+};
+
+function summary(
+  outcomes: Outcome[],
+  asExpected: boolean,
+  context: DataContext,
+): string {
+  const width = Math.max(...outcomes.map((o) => o.label.length));
+  const lines = [
+    "",
+    "Summary",
+    ...outcomes.map((o) =>
+      `  ${o.label.padEnd(width)}  ${o.report.verdict.padEnd(12)} expected ${
+        o.expected.padEnd(12)
+      } cleanup ${
+        o.report.cleanup.cleanup_complete ? "complete" : "INCOMPLETE"
+      }  ${o.reportPath}`
+    ),
+    "",
+    `Ledger: ${context.db.path ?? context.db.url}   Checkpoints: ${
+      join(context.dataDir, "external")
+    }`,
+    asExpected
+      ? "Both verdicts are the expected ones: Trace passed the healthy app and caught the defect."
+      : "A verdict differs from what the demo is known to do: please report this as a bug.",
+    "Next: trace demo --defect NAME, then trace external-run --config fixtures/staging-adapter.json",
+  ];
+  return lines.join("\n") + "\n";
+}

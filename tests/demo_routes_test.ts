@@ -1,0 +1,270 @@
+import assert from "node:assert/strict";
+import {
+  MemoryService,
+  type MemoryServiceOptions,
+} from "../lib/demo/memory_service.ts";
+import { createStagingApp } from "../routes/staging.ts";
+
+const NS = "trace-test-r1";
+const MARKER = "trace_canary_7a7a";
+const DOC_TEXT = `Synthetic routed note ${MARKER}`;
+
+type App = ReturnType<typeof createStagingApp>;
+
+/** An app over a fresh service with a captured request log; the service is closed afterwards. */
+async function withApp(
+  options: MemoryServiceOptions,
+  fn: (app: App, logs: string[], service: MemoryService) => Promise<void>,
+): Promise<void> {
+  const service = new MemoryService(options);
+  const logs: string[] = [];
+  try {
+    await fn(
+      createStagingApp(service, { log: (line) => logs.push(line) }),
+      logs,
+      service,
+    );
+  } finally {
+    service.close();
+  }
+}
+
+async function post(
+  app: App,
+  op: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await app.request(`/${op}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+async function inventory(app: App, namespace = NS): Promise<unknown[]> {
+  const { json } = await post(app, "inventory", { namespace });
+  return [
+    json.complete,
+    json.source_records,
+    json.vector_records,
+    json.cache_records,
+  ];
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+Deno.test("createStagingApp() serves the healthy lifecycle over the four operations", async () => {
+  await withApp({}, async (app) => {
+    assert.deepEqual(
+      await post(app, "ingest", {
+        namespace: NS,
+        id: "trace-doc-1",
+        text: DOC_TEXT,
+      }),
+      {
+        status: 200,
+        json: { id: "trace-doc-1" },
+      },
+    );
+    const answer = await post(app, "query", { namespace: NS, query: MARKER });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(Object.keys(answer.json), ["text"]);
+    assert.ok(String(answer.json.text).includes(MARKER));
+    assert.deepEqual(await inventory(app), [true, 1, 1, 1]);
+
+    assert.deepEqual(
+      await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] }),
+      {
+        status: 200,
+        json: { acknowledged: true },
+      },
+    );
+    assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
+    const after = await post(app, "query", { namespace: NS, query: MARKER });
+    assert.ok(!String(after.json.text).includes(MARKER));
+  });
+});
+
+Deno.test("createStagingApp() acknowledges deletion of unknown ids", async () => {
+  await withApp({}, async (app) => {
+    assert.deepEqual(
+      await post(app, "delete", { namespace: NS, ids: ["trace-doc-none"] }),
+      {
+        status: 200,
+        json: { acknowledged: true },
+      },
+    );
+    assert.deepEqual(await post(app, "delete", { namespace: NS, ids: [] }), {
+      status: 200,
+      json: { acknowledged: true },
+    });
+  });
+});
+
+Deno.test("createStagingApp() rejects invalid bodies with a one-line error naming the field", async (t) => {
+  const cases: [string, unknown, RegExp][] = [
+    ["ingest", { namespace: NS, id: "trace-doc-1" }, /^text: is required$/],
+    [
+      "ingest",
+      { namespace: NS, id: "trace-doc-1", text: "x", extra: 1 },
+      /^extra: unknown key/,
+    ],
+    [
+      "ingest",
+      { namespace: "", id: "trace-doc-1", text: "x" },
+      /^namespace: must not be empty$/,
+    ],
+    ["query", { namespace: NS, query: 42 }, /^query: must be a string$/],
+    ["inventory", [], /^body: must be a JSON object$/],
+    ["inventory", "null", /^body: must be a JSON object$/],
+    ["delete", { namespace: NS, ids: "trace-doc-1" }, /^ids: must be an array/],
+    ["delete", { namespace: NS, ids: [7] }, /^ids\.0: must be a string$/],
+    ["query", "{not json", /^body: must be a JSON object$/],
+  ];
+  await withApp({}, async (app) => {
+    for (const [op, body, expected] of cases) {
+      await t.step(`${op} ${JSON.stringify(body)}`, async () => {
+        const { status, json } = await post(app, op, body);
+        assert.equal(status, 400);
+        assert.deepEqual(Object.keys(json), ["error"]);
+        assert.match(String(json.error), expected);
+      });
+    }
+  });
+});
+
+Deno.test("createStagingApp() answers 404 for other paths and 405 for other methods", async () => {
+  await withApp({}, async (app) => {
+    const missing = await app.request("/reset", { method: "POST", body: "{}" });
+    assert.equal(missing.status, 404);
+    assert.match((await missing.json()).error, /no such operation/);
+    const wrong = await app.request("/inventory", { method: "GET" });
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get("allow"), "POST");
+    assert.match((await wrong.json()).error, /use POST/);
+  });
+});
+
+Deno.test("createStagingApp() refuses bodies over 1 MiB", async () => {
+  await withApp({}, async (app) => {
+    const text = "a".repeat(1024 * 1024 + 1);
+    const { status, json } = await post(app, "ingest", {
+      namespace: NS,
+      id: "trace-doc-big",
+      text,
+    });
+    assert.equal(status, 413);
+    assert.match(String(json.error), /^body: /);
+  });
+});
+
+Deno.test("createStagingApp() logs requests without document or query text", async () => {
+  await withApp({}, async (app, logs) => {
+    await post(app, "ingest", {
+      namespace: NS,
+      id: "trace-doc-1",
+      text: DOC_TEXT,
+    });
+    await post(app, "query", { namespace: NS, query: MARKER });
+    await post(app, "delete", {
+      namespace: NS,
+      ids: ["trace-doc-1", "trace-doc-2"],
+    });
+    await post(app, "query", { namespace: NS, query: MARKER, bogus: MARKER });
+    await post(app, "query", { namespace: "line\nbreak", query: MARKER });
+    assert.equal(logs.length, 5);
+    assert.match(
+      logs[0] ?? "",
+      /^POST \/ingest 200 \d+\.\dms namespace=trace-test-r1 ids=1$/,
+    );
+    assert.match(
+      logs[1] ?? "",
+      /^POST \/query 200 \d+\.\dms namespace=trace-test-r1$/,
+    );
+    assert.match(
+      logs[2] ?? "",
+      /^POST \/delete 200 \d+\.\dms namespace=trace-test-r1 ids=2$/,
+    );
+    assert.match(logs[3] ?? "", /^POST \/query 400 \d+\.\dms$/);
+    assert.match(
+      logs[4] ?? "",
+      /^POST \/query 200 \d+\.\dms namespace="line\\nbreak"$/,
+    );
+    for (const line of logs) {
+      assert.ok(!line.includes(MARKER) && !line.includes("Synthetic"), line);
+      assert.ok(!line.includes("\n"), "one line per request");
+    }
+  });
+});
+
+Deno.test("createStagingApp() turns internal failures into a generic 500", async () => {
+  await withApp({}, async (app, logs, service) => {
+    service.close();
+    const { status, json } = await post(app, "ingest", {
+      namespace: NS,
+      id: "trace-doc-1",
+      text: DOC_TEXT,
+    });
+    assert.equal(status, 500);
+    assert.deepEqual(json, { error: "internal error" });
+    assert.match(logs[0] ?? "", /^POST \/ingest 500 /);
+  });
+});
+
+Deno.test("createStagingApp() with vector-resurrect shows the vector again after the delay", async () => {
+  await withApp({ defect: "vector-resurrect", delayMs: 50 }, async (app) => {
+    await post(app, "ingest", {
+      namespace: NS,
+      id: "trace-doc-1",
+      text: DOC_TEXT,
+    });
+    await post(app, "query", { namespace: NS, query: MARKER });
+    await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] });
+    assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
+    await delay(200);
+    assert.deepEqual(await inventory(app), [true, 0, 1, 0]);
+    await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] });
+    await delay(200);
+    assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
+  });
+});
+
+Deno.test("createStagingApp() with slow-vector drops the vector after the delay", async () => {
+  await withApp({ defect: "slow-vector", delayMs: 50 }, async (app) => {
+    await post(app, "ingest", {
+      namespace: NS,
+      id: "trace-doc-1",
+      text: DOC_TEXT,
+    });
+    await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] });
+    assert.deepEqual(await inventory(app), [true, 0, 1, 0]);
+    await delay(200);
+    assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
+  });
+});
+
+Deno.test("createStagingApp() with stale-cache keeps the cached answer", async () => {
+  await withApp({ defect: "stale-cache", delayMs: 50 }, async (app) => {
+    await post(app, "ingest", {
+      namespace: NS,
+      id: "trace-doc-1",
+      text: DOC_TEXT,
+    });
+    await post(app, "query", { namespace: NS, query: MARKER });
+    await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] });
+    await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] });
+    await delay(100);
+    assert.deepEqual(await inventory(app), [true, 0, 0, 1]);
+    const answer = await post(app, "query", { namespace: NS, query: MARKER });
+    assert.ok(String(answer.json.text).includes(MARKER));
+  });
+});
+
+Deno.test("createStagingApp() with partial-inventory reports complete: false", async () => {
+  await withApp({ defect: "partial-inventory" }, async (app) => {
+    assert.deepEqual(await inventory(app), [false, 0, 0, 0]);
+  });
+});
