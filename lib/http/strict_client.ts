@@ -1,0 +1,137 @@
+/**
+ * The {@link StagingTransport} for real staging apps: each operation is one
+ * strict HTTP/1.1 POST (see `http1.ts`) whose 200 answer must be a strict JSON
+ * object. The rules of the staging contract are enforced here again, even
+ * though config validation already checked them, because this is the last
+ * place before bytes leave the machine: plain HTTP only to loopback, TLS
+ * always verified, the bearer token only over HTTPS, no redirects, no proxies,
+ * no retries. Error messages carry status codes and failure classes, never a
+ * response body or the token.
+ *
+ * @module
+ */
+
+import type { StagingConfig } from "../contract/config.ts";
+import {
+  type Operation,
+  OPERATIONS,
+  ProtocolError,
+  type StagingTransport,
+} from "../contract/protocol.ts";
+import {
+  http1Post,
+  type Http1PostOptions,
+  type Http1Response,
+} from "./http1.ts";
+import { parseJsonObject, StrictJsonError } from "./strict_json.ts";
+import { checkBaseUrl, readToken } from "./_target.ts";
+
+/** Options for {@link createHttpTransport}. */
+export interface HttpTransportOptions {
+  /** Environment lookup for `token_env`; defaults to `Deno.env.get`. */
+  env?: (name: string) => string | undefined;
+  /** Extra trusted root certificates (PEM), for tests; verification itself is never off. */
+  caCerts?: string[];
+}
+
+const encoder = new TextEncoder();
+
+/** Creates the HTTP transport for a validated staging config; reads the token once. */
+export function createHttpTransport(
+  config: Pick<StagingConfig, "base_url" | "token_env">,
+  options: HttpTransportOptions = {},
+): StagingTransport {
+  const base = checkBaseUrl(config.base_url);
+  const secure = base.protocol === "https:";
+  const token = readToken(
+    config.token_env,
+    secure,
+    options.env ?? ((name) => Deno.env.get(name)),
+  );
+  const headers: Array<[string, string]> = [
+    ["Content-Type", "application/json"],
+    ["Accept", "application/json"],
+    ["Connection", "close"],
+  ];
+  if (token !== undefined && secure) {
+    headers.push(["Authorization", `Bearer ${token}`]);
+  }
+  const basePath = base.pathname.replace(/\/+$/, "");
+  return {
+    async post(op, body, { timeoutMs }) {
+      if (!OPERATIONS.includes(op)) {
+        throw new TypeError(`Unknown staging operation ${JSON.stringify(op)}`);
+      }
+      const url = new URL(base);
+      url.pathname = `${basePath}/${op}`;
+      const response = await send(op, {
+        url,
+        headers,
+        body: encoder.encode(JSON.stringify(body)),
+        timeoutMs,
+        caCerts: options.caCerts,
+        requireLoopbackPeer: !secure,
+      });
+      return interpret(op, response);
+    },
+  };
+}
+
+async function send(
+  op: Operation,
+  request: Http1PostOptions,
+): Promise<Http1Response> {
+  try {
+    return await http1Post(request);
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    throw fail(op, error.failure, error.message, {
+      cause: error,
+      status: error.status,
+    });
+  }
+}
+
+function interpret(
+  op: Operation,
+  response: Http1Response,
+): Record<string, unknown> {
+  const { status, body } = response;
+  if (status >= 300 && status < 400) {
+    const detail =
+      `redirected with HTTP ${status}; redirects are never followed, use the final URL`;
+    throw fail(op, "redirect", detail, { status });
+  }
+  if (status !== 200 || body === null) {
+    throw fail(op, "http_status", `HTTP ${status}, expected 200`, { status });
+  }
+  try {
+    return parseJsonObject(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body),
+    );
+  } catch (error) {
+    const detail = error instanceof StrictJsonError
+      ? `${error.reason} at offset ${error.offset}`
+      : "invalid UTF-8";
+    throw fail(
+      op,
+      "malformed_json",
+      `response is not a strict JSON object (${detail})`,
+      { status, cause: error },
+    );
+  }
+}
+
+function fail(
+  op: Operation,
+  failure: ProtocolError["failure"],
+  detail: string,
+  options: { status?: number | undefined; cause?: unknown },
+): ProtocolError {
+  const { status, cause } = options;
+  return new ProtocolError(
+    failure,
+    `Request /${op} failed: ${detail}`,
+    status === undefined ? { cause } : { cause, status },
+  );
+}

@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import type { RequestFailure } from "../lib/contract/protocol.ts";
+import { MAX_RESPONSE_BYTES } from "../lib/http/http1.ts";
+import { createHttpTransport } from "../lib/http/strict_client.ts";
+import {
+  answer,
+  type Behaviour,
+  expectFailure,
+  rawResponse,
+  withRawServer,
+} from "./_tcp_servers.ts";
+
+const BUDGET = { timeoutMs: 5000 };
+const OK = '{"acknowledged":true}';
+const chunked = (body: string) =>
+  rawResponse("200 OK", ["Transfer-Encoding: chunked"], body);
+
+async function expectServerFailure(
+  behaviour: Behaviour,
+  failure: RequestFailure,
+): Promise<void> {
+  await withRawServer(behaviour, async (server) => {
+    const transport = createHttpTransport({ base_url: server.url });
+    await expectFailure(transport.post("delete", {}, BUDGET), failure);
+    assert.equal(server.connections(), 1);
+  });
+}
+
+Deno.test("http1Post() refuses bodies whose framing disagrees with the bytes", async (t) => {
+  const cases: Array<[string, string]> = [
+    [
+      "Content-Length larger than the bytes sent",
+      rawResponse("200 OK", ["Content-Length: 40"], OK),
+    ],
+    [
+      "Content-Length smaller than the bytes sent",
+      rawResponse("200 OK", ["Content-Length: 10"], OK),
+    ],
+    ["unterminated chunking (close mid-chunk)", chunked(`40\r\n${OK}`)],
+    ["chunking without the last chunk", chunked(`15\r\n${OK}\r\n`)],
+    ["malformed chunk size", chunked(`zz\r\n${OK}\r\n0\r\n\r\n`)],
+    ["chunk data longer than declared", chunked(`10\r\n${OK}\r\n0\r\n\r\n`)],
+    ["bytes after the last chunk", chunked(`15\r\n${OK}\r\n0\r\n\r\nextra`)],
+    [
+      "both Content-Length and Transfer-Encoding",
+      rawResponse("200 OK", [
+        "Content-Length: 21",
+        "Transfer-Encoding: chunked",
+      ], `15\r\n${OK}\r\n0\r\n\r\n`),
+    ],
+    [
+      "differing Content-Length headers",
+      rawResponse("200 OK", ["Content-Length: 21", "Content-Length: 22"], OK),
+    ],
+    [
+      "differing Content-Length list",
+      rawResponse("200 OK", ["Content-Length: 21, 20"], OK),
+    ],
+    [
+      "non-numeric Content-Length",
+      rawResponse("200 OK", ["Content-Length: +21"], OK),
+    ],
+    [
+      "unsupported transfer coding",
+      rawResponse("200 OK", ["Transfer-Encoding: gzip, chunked"], OK),
+    ],
+    [
+      "no framing at all",
+      rawResponse("200 OK", ["Content-Type: application/json"], OK),
+    ],
+    ["bare LF line endings", `HTTP/1.1 200 OK\nContent-Length: 21\n\n${OK}`],
+    ["malformed status line", `HTTP/2 200\r\nContent-Length: 21\r\n\r\n${OK}`],
+    [
+      "folded header line",
+      rawResponse("200 OK", ["X-A: 1", " folded", "Content-Length: 21"], OK),
+    ],
+    ["closed before headers end", "HTTP/1.1 200 OK\r\nContent-Length: 21\r\n"],
+  ];
+  for (const [name, response] of cases) {
+    await t.step(name, () => expectServerFailure(answer(response), "framing"));
+  }
+});
+
+Deno.test("http1Post() accepts repeated identical Content-Length values", async () => {
+  const response = rawResponse("200 OK", [
+    "Content-Length: 21",
+    "Content-Length: 21, 21",
+  ], OK);
+  await withRawServer(answer(response), async (server) => {
+    const transport = createHttpTransport({ base_url: server.url });
+    assert.deepEqual(await transport.post("delete", {}, BUDGET), {
+      acknowledged: true,
+    });
+  });
+});
+
+Deno.test("http1Post() refuses a declared body over 1 MiB before reading it", async () => {
+  const response = rawResponse("200 OK", [
+    `Content-Length: ${MAX_RESPONSE_BYTES + 1}`,
+  ]);
+  await expectServerFailure(answer(response), "too_large");
+});
+
+Deno.test("http1Post() stops reading a chunked body once it passes 1 MiB", async () => {
+  let sent = 0;
+  const stream: Behaviour = async ({ write, stopped }) => {
+    await write(rawResponse("200 OK", ["Transfer-Encoding: chunked"]));
+    const chunk = `10000\r\n${"x".repeat(0x10000)}\r\n`;
+    // 64 MiB if nobody stops it; the client must give up after about 1 MiB.
+    for (let i = 0; i < 1024 && !stopped(); i++) {
+      await write(chunk);
+      sent += 0x10000;
+    }
+  };
+  await expectServerFailure(stream, "too_large");
+  assert.ok(sent < 64 * MAX_RESPONSE_BYTES);
+});
+
+Deno.test("http1Post() accepts exactly 1 MiB of body", async () => {
+  const body = `{"text":"${"y".repeat(MAX_RESPONSE_BYTES - 11)}"}`;
+  assert.equal(body.length, MAX_RESPONSE_BYTES);
+  const response = rawResponse(
+    "200 OK",
+    [`Content-Length: ${body.length}`],
+    body,
+  );
+  await withRawServer(answer(response), async (server) => {
+    const transport = createHttpTransport({ base_url: server.url });
+    const result = await transport.post("query", {}, BUDGET);
+    assert.equal((result.text as string).length, MAX_RESPONSE_BYTES - 11);
+  });
+});
+
+Deno.test("http1Post() refuses headers over 64 KiB", async () => {
+  const response = rawResponse("200 OK", [
+    `X-Big: ${"h".repeat(70_000)}`,
+    "Content-Length: 21",
+  ], OK);
+  await expectServerFailure(answer(response), "too_large");
+});
