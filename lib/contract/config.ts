@@ -7,7 +7,7 @@
 
 import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
-import { describeIssues } from "./issues.ts";
+import { describeIssues, objectIssueMessage } from "./issues.ts";
 import { parseStrictJson } from "../http/strict_json.ts";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -46,15 +46,6 @@ const BaseUrl = v.pipe(
   v.transform((url) => url.href.replace(/\/+$/, "")),
 );
 
-/** Message for strict-object issues: unknown key, missing key, or not an object. */
-function objectMessage(hint: string) {
-  return (issue: v.BaseIssue<unknown>): string => {
-    if (issue.expected === "never") return `unknown key; remove it (${hint})`;
-    if (issue.received === "undefined") return "is required";
-    return "must be a JSON object";
-  };
-}
-
 const Seconds = (max: number) =>
   v.pipe(
     v.number("must be a number of seconds"),
@@ -68,42 +59,47 @@ const Timeouts = v.strictObject({
   query: v.optional(Seconds(300), 10),
   inventory: v.optional(Seconds(300), 10),
   delete: v.optional(Seconds(300), 10),
-}, objectMessage("allowed keys: ingest, query, inventory, delete"));
+}, objectIssueMessage("allowed keys: ingest, query, inventory, delete"));
 
 /** Schema of a staging config file; unknown keys are refused. */
 export const StagingConfigSchema = v.pipe(
-  v.strictObject({
-    base_url: BaseUrl,
-    environment: v.literal(
-      "staging",
-      'must be "staging": Trace writes synthetic data only to staging',
-    ),
-    allow_synthetic_writes: v.literal(
-      true,
-      "must be true: confirm that Trace may create and delete synthetic records",
-    ),
-    token_env: v.optional(
-      v.pipe(
-        v.string("must be a string"),
-        v.regex(
-          /^[A-Za-z_][A-Za-z0-9_]*$/,
-          "must be an environment variable name",
+  v.strictObject(
+    {
+      base_url: BaseUrl,
+      environment: v.literal(
+        "staging",
+        'must be "staging": Trace writes synthetic data only to staging',
+      ),
+      allow_synthetic_writes: v.literal(
+        true,
+        "must be true: confirm that Trace may create and delete synthetic records",
+      ),
+      token_env: v.optional(
+        v.pipe(
+          v.string("must be a string"),
+          v.regex(
+            /^[A-Za-z_][A-Za-z0-9_]*$/,
+            "must be an environment variable name",
+          ),
         ),
       ),
-    ),
-    document_count: v.optional(
-      v.pipe(
-        v.number("must be an integer"),
-        v.integer("must be an integer"),
-        v.minValue(1, "must be at least 1"),
-        v.maxValue(1000, "must be at most 1000"),
+      document_count: v.optional(
+        v.pipe(
+          v.number("must be an integer"),
+          v.integer("must be an integer"),
+          v.minValue(1, "must be at least 1"),
+          v.maxValue(1000, "must be at most 1000"),
+        ),
+        3,
       ),
-      3,
+      deletion_window_seconds: v.optional(Seconds(3600), 5),
+      sample_interval_seconds: v.optional(Seconds(600), 1),
+      timeout_seconds: v.optional(Timeouts, {}),
+    },
+    objectIssueMessage(
+      "see fixtures/staging-adapter.json for the allowed keys",
     ),
-    deletion_window_seconds: v.optional(Seconds(3600), 5),
-    sample_interval_seconds: v.optional(Seconds(600), 1),
-    timeout_seconds: v.optional(Timeouts, {}),
-  }, objectMessage("see fixtures/staging-adapter.json for the allowed keys")),
+  ),
   v.forward(
     v.check(
       (c) => c.sample_interval_seconds <= c.deletion_window_seconds,

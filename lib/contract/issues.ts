@@ -16,3 +16,14 @@ export function describeIssues(
   if (!first) return "invalid value";
   return `${issuePath(first)}: ${first.message}`;
 }
+
+/** Message for object-schema issues: unknown key, missing key, or not an object. */
+export function objectIssueMessage(hint = "") {
+  return (issue: v.BaseIssue<unknown>): string => {
+    if (issue.expected === "never") {
+      return `unknown key; remove it${hint ? ` (${hint})` : ""}`;
+    }
+    if (issue.received === "undefined") return "is required";
+    return "must be a JSON object";
+  };
+}

@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { TraceError } from "../errors.ts";
-import { describeIssues } from "./issues.ts";
+import { describeIssues, objectIssueMessage } from "./issues.ts";
 
 /** Revision of the adapter contract recorded in every report and regression. */
 export const PROTOCOL_REVISION = "trace-staging/1" as const;
@@ -45,15 +45,18 @@ const Count = v.pipe(
 
 /** Response schemas per operation; extra keys are ignored, listed keys are strict. */
 export const RESPONSE_SCHEMAS = {
-  ingest: v.object({ id: v.string("must be a string") }),
-  query: v.object({ text: v.string("must be a string") }),
+  ingest: v.object({ id: v.string("must be a string") }, objectIssueMessage()),
+  query: v.object({ text: v.string("must be a string") }, objectIssueMessage()),
   inventory: v.object({
     complete: v.boolean("must be a boolean"),
     source_records: Count,
     vector_records: Count,
     cache_records: Count,
-  }),
-  delete: v.object({ acknowledged: v.literal(true, "must be true") }),
+  }, objectIssueMessage()),
+  delete: v.object(
+    { acknowledged: v.literal(true, "must be true") },
+    objectIssueMessage(),
+  ),
 } as const;
 
 /** Parsed response per operation. */

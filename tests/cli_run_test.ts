@@ -1,0 +1,256 @@
+/** The `trace` command end to end: demo + external-run in child processes, and config refusals. */
+
+import assert from "node:assert/strict";
+import { main } from "../cli.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+function trace(args: string[], env: Record<string, string> = {}) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+async function freePort(): Promise<number> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function withDemoProcess<T>(
+  defect: string | null,
+  fn: (url: string) => Promise<T>,
+): Promise<T> {
+  const port = await freePort();
+  const args = [
+    "demo",
+    "--port",
+    String(port),
+    "--quiet",
+    "--defect-delay-ms",
+    "300",
+  ];
+  if (defect) args.push("--defect", defect);
+  const child = trace(args).spawn();
+  try {
+    const reader = child.stderr.pipeThrough(new TextDecoderStream())
+      .getReader();
+    let seen = "";
+    while (!seen.includes("listening on")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`demo exited early: ${seen}`);
+      seen += value;
+    }
+    reader.releaseLock();
+    return await fn(`http://127.0.0.1:${port}`);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+    await child.stderr.cancel().catch(() => {});
+  }
+}
+
+async function writeConfig(
+  dir: string,
+  baseUrl: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const path = `${dir}/staging.json`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      base_url: baseUrl,
+      environment: "staging",
+      allow_synthetic_writes: true,
+      deletion_window_seconds: 1,
+      sample_interval_seconds: 0.25,
+      ...extra,
+    }),
+  );
+  return path;
+}
+
+Deno.test("trace external-run passes the healthy demo with exit 0 and complete cleanup", async () => {
+  await withTempDir(async (dir) => {
+    await withDemoProcess(null, async (url) => {
+      const config = await writeConfig(dir, url);
+      const out = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--json",
+        "--data-dir",
+        dir,
+      ]).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, stderr);
+      const report = JSON.parse(new TextDecoder().decode(out.stdout));
+      assert.equal(report.verdict, "PASS");
+      assert.equal(report.cleanup.cleanup_complete, true);
+      assert.match(
+        stderr,
+        new RegExp(`checkpoint: ${dir}/external/${report.run_id}\\.json`),
+      );
+    });
+  });
+});
+
+Deno.test("trace external-run fails the stale-cache demo with exit 1 and cleanup_complete false", async () => {
+  await withTempDir(async (dir) => {
+    await withDemoProcess("stale-cache", async (url) => {
+      const config = await writeConfig(dir, url);
+      const output = `${dir}/report.json`;
+      const out = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--json",
+        "--data-dir",
+        dir,
+        "--output",
+        output,
+      ])
+        .output();
+      assert.equal(out.code, 1, new TextDecoder().decode(out.stderr));
+      const report = JSON.parse(await Deno.readTextFile(output));
+      assert.equal(report.verdict, "FAIL");
+      assert.equal(report.cleanup.cleanup_complete, false);
+      assert.deepEqual(
+        JSON.parse(new TextDecoder().decode(out.stdout)),
+        report,
+      );
+    });
+  });
+});
+
+/** A loopback listener that counts connection attempts: config errors must send nothing. */
+async function withCountingListener<T>(
+  fn: (url: string, count: () => number) => Promise<T>,
+): Promise<T> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      conn.close();
+    }
+  })();
+  try {
+    return await fn(
+      `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+      () => connections,
+    );
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+  }
+}
+
+const BAD_CONFIGS: [string, Record<string, unknown>, RegExp][] = [
+  ["an unknown key", { retries: 3 }, /retries: unknown key/],
+  [
+    "a non-staging environment",
+    { environment: "production" },
+    /environment: must be "staging"/,
+  ],
+  [
+    "writes not allowed",
+    { allow_synthetic_writes: false },
+    /allow_synthetic_writes: must be true/,
+  ],
+  [
+    "credentials in the URL",
+    { base_url: "http://user:pw@127.0.0.1:9" },
+    /base_url: must not contain credentials/,
+  ],
+  ["plain HTTP to a non-loopback host", {
+    base_url: "http://staging.example.com",
+  }, /base_url: plain http/],
+  ["a window shorter than the interval", {
+    deletion_window_seconds: 1,
+    sample_interval_seconds: 2,
+  }, /sample_interval_seconds: must not exceed/],
+  [
+    "a token over plain HTTP",
+    { token_env: "STAGING_TOKEN" },
+    /token_env: requires an https/,
+  ],
+  [
+    "a boolean document count",
+    { document_count: true },
+    /document_count: must be an integer/,
+  ],
+];
+
+Deno.test("trace external-run refuses bad configs with one line, exit 2 and no request", async (t) => {
+  for (const [name, override, message] of BAD_CONFIGS) {
+    await t.step(name, async () => {
+      await withTempDir(async (dir) => {
+        await withCountingListener(async (url, count) => {
+          const config = await writeConfig(dir, url, override);
+          const io = captureIo();
+          const code = await main([
+            "external-run",
+            "--config",
+            config,
+            "--data-dir",
+            dir,
+          ], io);
+          assert.equal(code, 2);
+          assert.match(io.stderr(), message);
+          assert.equal(io.stderr().trim().split("\n").length, 1, io.stderr());
+          assert.equal(count(), 0);
+        });
+      });
+    });
+  }
+});
+
+Deno.test("trace external-run refuses duplicate keys and reads the config from stdin", async () => {
+  await withTempDir(async (dir) => {
+    const io = captureIo(
+      '{"base_url":"http://127.0.0.1:9","base_url":"http://127.0.0.1:8"}',
+    );
+    assert.equal(
+      await main(["external-run", "--config", "-", "--data-dir", dir], io),
+      2,
+    );
+    assert.match(io.stderr(), /config \(stdin\): not valid JSON .*duplicate/i);
+  });
+});
+
+Deno.test("trace external-plan sends nothing and states the request budget", async () => {
+  await withTempDir(async (dir) => {
+    await withCountingListener(async (url, count) => {
+      const config = await writeConfig(dir, url);
+      const io = captureIo();
+      assert.equal(
+        await main(["external-plan", "--config", config, "--json"], io),
+        0,
+      );
+      const plan = JSON.parse(io.stdout());
+      assert.equal(plan.timing.samples, 5);
+      assert.equal(plan.request_budget.max_requests, 4 + 4 + 1 + 20 + 12);
+      assert.match(plan.namespaces.test, /^trace-test-/);
+      assert.equal(count(), 0);
+    });
+  });
+});
+
+Deno.test("trace with an unknown command or flag exits 2 with a hint", async () => {
+  const io = captureIo();
+  assert.equal(await main(["external-runn"], io), 2);
+  assert.match(
+    io.stderr(),
+    /unknown command "external-runn"; run trace --help/,
+  );
+  const flags = captureIo();
+  assert.equal(await main(["external-plan", "--confg", "x"], flags), 2);
+  assert.match(flags.stderr(), /--confg/);
+});
