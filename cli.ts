@@ -36,6 +36,57 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "Run the deletion contract against a staging adapter",
     load: async () => (await import("./cli/external.ts")).externalRun,
   },
+  "external-register": {
+    summary: "Register a staging target under an id (immutable)",
+    load: async () => (await import("./cli/regressions.ts")).externalRegister,
+  },
+  "external-targets": {
+    summary: "List registered targets",
+    load: async () => (await import("./cli/regressions.ts")).externalTargets,
+  },
+  "external-save": {
+    summary: "Save a completed FAIL run as a regression",
+    load: async () => (await import("./cli/regressions.ts")).externalSave,
+  },
+  "external-replay": {
+    summary: "Replay a saved regression with fresh synthetic data",
+    load: async () => (await import("./cli/regressions.ts")).externalReplay,
+  },
+  "external-compare": {
+    summary: "Compare two runs of the same target and contract",
+    load: async () => (await import("./cli/regressions.ts")).externalCompare,
+  },
+  "external-show": {
+    summary: "Show a run (completed, running or interrupted)",
+    load: async () => (await import("./cli/regressions.ts")).externalShow,
+  },
+  "external-regressions": {
+    summary: "List saved regressions with status and last result",
+    load: async () =>
+      (await import("./cli/regressions.ts")).externalRegressions,
+  },
+  "external-gate": {
+    summary:
+      "Exit 0 only when every enforced regression's latest replay passed",
+    load: async () => (await import("./cli/regressions.ts")).externalGate,
+  },
+  events: {
+    summary: "Ingest, query, summarize and export observability events",
+    load: async () => (await import("./cli/events.ts")).events,
+  },
+  obs: {
+    summary:
+      "Index maintenance: init, backfill, parity, retention, expiry, health",
+    load: async () => (await import("./cli/obs.ts")).obs,
+  },
+  serve: {
+    summary: "Serve the ingest and query API on localhost",
+    load: async () => (await import("./cli/serve.ts")).serve,
+  },
+  ledger: {
+    summary: "Verify the ledger's digests and chain (ledger verify)",
+    load: async () => (await import("./cli/ledger.ts")).ledger,
+  },
 };
 
 function printUsage(io: CliIo): void {

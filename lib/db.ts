@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type Client, createClient, type InStatement } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { ensurePrivateDir } from "./data_dir.ts";
@@ -38,6 +38,8 @@ export interface OpenDbOptions {
   /** Auth token for a remote server (defaults to `$TRACE_DB_AUTH_TOKEN`). */
   authToken?: string | undefined;
 }
+
+const BUSY_TIMEOUT_MS = 10_000;
 
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
@@ -100,10 +102,10 @@ async function openLocal(path: string): Promise<TraceDb> {
     );
   }
   const url = `file:${path}`;
-  const client = createClient({ url });
+  // The busy timeout is a client option so that every pooled connection gets it.
+  const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
     await client.execute("PRAGMA journal_mode = WAL");
-    await client.execute("PRAGMA busy_timeout = 10000");
     await client.execute("PRAGMA foreign_keys = ON");
   } catch (error) {
     client.close();
@@ -138,41 +140,65 @@ const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
   PRIMARY KEY (component, version)
 )`;
 
-/** Applies every pending migration in order; returns the ones applied now. */
+/**
+ * Applies every pending migration in order; returns the ones applied now.
+ * Each step runs in a write transaction that re-reads the applied versions,
+ * so two processes starting at once never apply the same step twice.
+ */
 export async function migrate(
   db: TraceDb,
   migrations: readonly Migration[],
 ): Promise<Migration[]> {
   await db.client.execute(MIGRATIONS_TABLE);
-  const applied = await appliedVersions(db);
-  const pending = [...migrations]
-    .filter((m) => (applied.get(m.component) ?? 0) < m.version)
-    .sort((a, b) =>
-      a.component.localeCompare(b.component) || a.version - b.version
-    );
-  for (const migration of pending) {
-    const record: InStatement = {
-      sql: "INSERT OR IGNORE INTO schema_migrations VALUES (?, ?, ?, ?)",
+  const ordered = [...migrations].sort((a, b) =>
+    a.component.localeCompare(b.component) || a.version - b.version
+  );
+  const applied: Migration[] = [];
+  for (const migration of ordered) {
+    if (await applyMigration(db, migration)) applied.push(migration);
+  }
+  if (db.path) await restrictSidecars(db.path);
+  return applied;
+}
+
+async function applyMigration(
+  db: TraceDb,
+  migration: Migration,
+): Promise<boolean> {
+  const tx = await db.client.transaction("write");
+  try {
+    const current = await tx.execute({
+      sql:
+        "SELECT MAX(version) AS version FROM schema_migrations WHERE component = ?",
+      args: [migration.component],
+    });
+    if (Number(current.rows[0]?.version ?? 0) >= migration.version) {
+      await tx.rollback();
+      return false;
+    }
+    for (const statement of migration.statements) await tx.execute(statement);
+    await tx.execute({
+      sql: "INSERT INTO schema_migrations VALUES (?, ?, ?, ?)",
       args: [
         migration.component,
         migration.version,
         migration.name,
         new Date().toISOString(),
       ],
-    };
-    try {
-      await db.client.batch([...migration.statements, record], "write");
-    } catch (error) {
-      throw new StorageError(
-        `Cannot apply migration ${migration.component}/${migration.version} (${migration.name}): ${
-          (error as Error).message
-        }`,
-        { cause: error },
-      );
-    }
+    });
+    await tx.commit();
+    return true;
+  } catch (error) {
+    await tx.rollback().catch(() => {});
+    throw new StorageError(
+      `Cannot apply migration ${migration.component}/${migration.version} (${migration.name}): ${
+        (error as Error).message
+      }`,
+      { cause: error },
+    );
+  } finally {
+    tx.close();
   }
-  if (db.path) await restrictSidecars(db.path);
-  return pending;
 }
 
 /** Returns the highest applied version per component (empty when never migrated). */

@@ -1,13 +1,26 @@
 /** Completed run reports in the ledger: external and reference history kept apart. */
 
+import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
 import type { RunReport } from "../runner/report.ts";
-import { appendEntry, type LedgerEntry, readEntry } from "./chain.ts";
+import {
+  appendEntries,
+  type LedgerEntry,
+  type NewEntry,
+  readEntry,
+} from "./chain.ts";
+
+/** Entries written atomically with a run's report (e.g. the replay link). */
+export type LinkedEntries = (
+  report: RunReport,
+  tx: Transaction,
+) => Promise<NewEntry[]>;
 
 /** Appends a completed report (external reports as `run`, reference ones as `reference_run`). */
 export async function recordRun(
   db: TraceDb,
   report: RunReport,
+  linked?: LinkedEntries,
 ): Promise<LedgerEntry> {
   if (report.state !== "completed") {
     throw new TypeError(
@@ -15,7 +28,16 @@ export async function recordRun(
     );
   }
   const kind = report.kind === "reference" ? "reference_run" : "run";
-  return await appendEntry(db, kind, report.run_id, report.target.id, report);
+  const [entry] = await appendEntries(db, async (tx) => [
+    {
+      kind,
+      entityId: report.run_id,
+      targetId: report.target.id,
+      payload: report,
+    },
+    ...(linked ? await linked(report, tx) : []),
+  ]);
+  return entry!;
 }
 
 /** Reads a completed external run report, or `null`. */

@@ -6,7 +6,8 @@
  * @module
  */
 
-import type { Migration } from "../db.ts";
+import { appliedVersions, type Migration, type TraceDb } from "../db.ts";
+import { StorageError } from "../errors.ts";
 
 /** Versioned migrations of the `ledger` component. */
 export const LEDGER_MIGRATIONS: Migration[] = [
@@ -45,4 +46,53 @@ export const LEDGER_MIGRATIONS: Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END`,
     ],
   },
+  {
+    component: "ledger",
+    version: 2,
+    name: "chain head records",
+    statements: [
+      // One head row per append, written in the same transaction as the entry.
+      // A removed last entry leaves a head that names it, so `ledger verify`
+      // catches truncation of the tail, which the chain alone cannot.
+      `CREATE TABLE IF NOT EXISTS ledger_head (
+        head_seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        entry_seq INTEGER NOT NULL,
+        entry_count INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        chain_digest TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE TRIGGER IF NOT EXISTS ledger_head_no_update BEFORE UPDATE ON ledger_head
+        BEGIN SELECT RAISE(ABORT, 'ledger head records are append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS ledger_head_no_delete BEFORE DELETE ON ledger_head
+        BEGIN SELECT RAISE(ABORT, 'ledger head records are append-only'); END`,
+      // A ledger written before heads existed starts with its current last entry.
+      `INSERT INTO ledger_head (entry_seq, entry_count, kind, entity_id, chain_digest, created_at)
+        SELECT seq, (SELECT COUNT(*) FROM ledger_entries), kind, entity_id, chain_digest, created_at
+        FROM ledger_entries ORDER BY seq DESC LIMIT 1`,
+    ],
+  },
 ];
+
+/** Latest ledger schema version; readers require it. */
+export const LEDGER_SCHEMA_VERSION = 2;
+
+/** Throws a clear error when the ledger is missing or older than this build (readers never migrate). */
+export async function requireLedger(db: TraceDb): Promise<void> {
+  const version = (await appliedVersions(db)).get("ledger") ?? 0;
+  if (version === 0) {
+    throw new StorageError(
+      `No ledger in ${
+        db.path ?? db.url
+      } yet; register a target with trace external-register or run trace external-run first`,
+    );
+  }
+  if (version < LEDGER_SCHEMA_VERSION) {
+    throw new StorageError(
+      `Cannot read the ledger in ${
+        db.path ?? db.url
+      }: its schema is at version ${version}, this build needs ${LEDGER_SCHEMA_VERSION}; run any writing command (e.g. trace external-register) to upgrade it`,
+    );
+  }
+}

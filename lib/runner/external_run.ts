@@ -11,8 +11,9 @@ import type { StagingTransport } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
-import { recordRun } from "../ledger/runs.ts";
+import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
 import { fileCheckpointSink } from "./checkpoint.ts";
+import type { Clock } from "./clock.ts";
 import { runDeletionContract } from "./engine.ts";
 import type { RunEventListener } from "./events.ts";
 import { newRunIdentifiers } from "./ids.ts";
@@ -31,6 +32,10 @@ export interface ExternalRunOptions {
   onEvent?: RunEventListener;
   /** Called once the run id and checkpoint path exist, before any request. */
   onStart?: (started: { runId: string; checkpointPath: string }) => void;
+  /** Entries appended in the same transaction as the report (a replay's link). */
+  linked?: LinkedEntries;
+  /** Time source (tests); the system clock by default. */
+  clock?: Clock;
 }
 
 /** The id a config-only run is filed under: stable for the same config. */
@@ -61,8 +66,9 @@ export async function runExternal(
       kind: "external",
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     });
-    await recordRun(options.db, report);
+    await recordRun(options.db, report, options.linked);
     return report;
   } finally {
     await transport.close?.();

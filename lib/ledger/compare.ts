@@ -1,0 +1,134 @@
+/**
+ * Before/after comparison of two completed runs of one target under one
+ * contract: both verdicts, findings fixed / still present / new, and both
+ * cleanup outcomes. A passing replay used fresh synthetic data, so it says
+ * nothing about records an earlier run leaked; the comparison says so.
+ *
+ * @module
+ */
+
+import { RefusedError } from "../errors.ts";
+import type { Cleanup, RunReport, Verdict } from "../runner/report.ts";
+import {
+  contractDifferences,
+  type RunContract,
+  runContract,
+} from "./contract.ts";
+
+/** A finding identity used to match findings across runs. */
+export interface FindingKey {
+  code: string;
+  subject: string;
+  severity: "fail" | "inconclusive";
+  message: string;
+}
+
+/** One side of a comparison. */
+export interface ComparedRun {
+  run_id: string;
+  verdict: Verdict;
+  started_at: string;
+  namespaces: { test: string; control: string };
+}
+
+/** One side's cleanup outcome. */
+export interface ComparedCleanup {
+  cleanup_complete: boolean;
+  remaining: Cleanup["remaining"];
+  problems: string[];
+}
+
+/** The answer of `external-compare`. */
+export interface RunComparison {
+  schema: "trace.comparison/1";
+  target_id: string;
+  contract: RunContract;
+  a: ComparedRun;
+  b: ComparedRun;
+  findings: {
+    fixed: FindingKey[];
+    still_present: FindingKey[];
+    new: FindingKey[];
+  };
+  cleanup: { a: ComparedCleanup; b: ComparedCleanup };
+  /** Plain statement of what a passing later run does not prove. */
+  caveat: string;
+}
+
+/** The caveat every comparison carries. */
+export const REPLAY_CAVEAT =
+  "A later run uses fresh synthetic data: a PASS does not prove that records left behind by the earlier run were cleaned up, nor that a fix was deployed everywhere. Inspect and remove old residuals separately.";
+
+/** Compares two completed runs; refuses different targets, configs or contracts. */
+export function compareRuns(a: RunReport, b: RunReport): RunComparison {
+  const refuse = (why: string) =>
+    new RefusedError(
+      `Cannot compare ${a.run_id} with ${b.run_id}: ${why}`,
+    );
+  if (a.target.id !== b.target.id) {
+    throw refuse(
+      `they ran against different targets ("${a.target.id}" and "${b.target.id}")`,
+    );
+  }
+  if (a.config_digest !== b.config_digest) {
+    throw refuse("they ran with different target configs");
+  }
+  const contract = runContract(a);
+  const fields = contractDifferences(contract, runContract(b));
+  if (fields.length > 0) {
+    throw refuse(`they ran under different contracts (${fields.join(", ")})`);
+  }
+  const before = problemKeys(a);
+  const after = problemKeys(b);
+  return {
+    schema: "trace.comparison/1",
+    target_id: a.target.id,
+    contract,
+    a: side(a),
+    b: side(b),
+    findings: {
+      fixed: [...before.entries()].filter(([k]) => !after.has(k)).map(([, f]) =>
+        f
+      ),
+      still_present: [...after.entries()].filter(([k]) => before.has(k)).map((
+        [, f],
+      ) => f),
+      new: [...after.entries()].filter(([k]) => !before.has(k)).map(([, f]) =>
+        f
+      ),
+    },
+    cleanup: { a: cleanupOf(a), b: cleanupOf(b) },
+    caveat: REPLAY_CAVEAT,
+  };
+}
+
+function problemKeys(report: RunReport): Map<string, FindingKey> {
+  const keys = new Map<string, FindingKey>();
+  for (const f of report.findings) {
+    if (f.severity !== "fail" && f.severity !== "inconclusive") continue;
+    keys.set(`${f.severity}:${f.code}:${f.subject}`, {
+      code: f.code,
+      subject: f.subject,
+      severity: f.severity,
+      message: f.message,
+    });
+  }
+  return keys;
+}
+
+function side(report: RunReport): ComparedRun {
+  return {
+    run_id: report.run_id,
+    verdict: report.verdict,
+    started_at: report.started_at,
+    namespaces: report.namespaces,
+  };
+}
+
+function cleanupOf(report: RunReport): ComparedCleanup {
+  return {
+    cleanup_complete: report.cleanup.cleanup_complete,
+    remaining: report.cleanup.remaining,
+    problems: report.cleanup.problems,
+  };
+}

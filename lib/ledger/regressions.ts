@@ -1,0 +1,373 @@
+/**
+ * Saved regressions and their lifecycle. Only a completed FAIL can be saved;
+ * the definition pins target, config digest, protocol revision, timing,
+ * document count and the failed assertions. A regression starts `pending`
+ * (a known, open bug); its first PASS replay makes it `enforced`; from then on
+ * a failing replay is a real regression. Every replay is a new chained entry,
+ * so status changes are appended, never updated.
+ *
+ * @module
+ */
+
+import type { Transaction } from "@libsql/client";
+import { digestOf } from "../canonical_json.ts";
+import type { TraceDb } from "../db.ts";
+import { NotFoundError, RefusedError } from "../errors.ts";
+import { readCheckpoint } from "../runner/checkpoint.ts";
+import type { RunReport, Verdict } from "../runner/report.ts";
+import {
+  appendEntries,
+  listEntries,
+  type NewEntry,
+  readEntry,
+} from "./chain.ts";
+import {
+  configContract,
+  contractDifferences,
+  failedAssertions,
+  type PinnedAssertion,
+  type RunContract,
+  runContract,
+} from "./contract.ts";
+import { readRun } from "./runs.ts";
+import { readTarget, type TargetRecord, type TargetSource } from "./targets.ts";
+
+/** Lifecycle states of a saved regression. */
+export const REGRESSION_STATUSES = ["pending", "enforced"] as const;
+
+/** One of {@link REGRESSION_STATUSES}. */
+export type RegressionStatus = typeof REGRESSION_STATUSES[number];
+
+/** The immutable definition of a saved regression. */
+export interface RegressionDefinition {
+  schema: "trace.regression/1";
+  regression_id: string;
+  source_run_id: string;
+  saved_at: string;
+  target: {
+    id: string;
+    base_url: string;
+    source: TargetSource;
+    config_digest: string;
+  };
+  contract: RunContract;
+  /** The failed assertions of the source run (finding code and subject). */
+  assertions: PinnedAssertion[];
+}
+
+/** A replay entry: the link from a regression to one completed run. */
+export interface ReplayRecord {
+  schema: "trace.replay/1";
+  regression_id: string;
+  run_id: string;
+  verdict: Verdict;
+  status_before: RegressionStatus;
+  status_after: RegressionStatus;
+  recorded_at: string;
+}
+
+/** A regression with its derived status and last result. */
+export interface RegressionView {
+  regression_id: string;
+  target_id: string;
+  status: RegressionStatus;
+  source_run_id: string;
+  saved_at: string;
+  replays: number;
+  last_result: Verdict | null;
+  last_run_id: string | null;
+  last_replayed_at: string | null;
+  definition: RegressionDefinition;
+}
+
+/** The regression id a run is saved under: stable, so the replay command can be printed at run time. */
+export function regressionIdFor(runId: string): string {
+  return `reg-${runId.replace(/^run-/, "")}`;
+}
+
+/** Saves a completed FAIL as a regression; saving the same run again is a no-op. */
+export async function saveRegression(
+  db: TraceDb,
+  runId: string,
+  options: { dataDir?: string } = {},
+): Promise<{ regression: RegressionView; created: boolean }> {
+  const report = await readRun(db, runId);
+  if (!report) throw await missingRunError(runId, options.dataDir);
+  refuseUnsaveable(report);
+  const target = await readTarget(db, report.target.id);
+  const targetProblems = targetDrift(
+    report.target.id,
+    report.config_digest,
+    target,
+  );
+  if (targetProblems.length > 0 || !target) {
+    throw new RefusedError(
+      `Cannot save run ${runId} as a regression: ${targetProblems.join("; ")}`,
+    );
+  }
+  const definition = buildDefinition(report, target);
+  let created = false;
+  await appendEntries(db, async (tx) => {
+    const existing = await readEntry(
+      tx,
+      "regression",
+      definition.regression_id,
+    );
+    if (existing) return [];
+    created = true;
+    return [{
+      kind: "regression",
+      entityId: definition.regression_id,
+      targetId: definition.target.id,
+      payload: definition,
+    }];
+  });
+  const regression = await readRegression(db, definition.regression_id);
+  return { regression: regression!, created };
+}
+
+async function missingRunError(
+  runId: string,
+  dataDir: string | undefined,
+): Promise<Error> {
+  const checkpoint = dataDir ? await readCheckpoint(dataDir, runId) : null;
+  if (checkpoint) {
+    return new RefusedError(
+      `Cannot save run ${runId} as a regression: it never completed (only a checkpoint exists, so it is running or interrupted); only a completed FAIL can be saved`,
+    );
+  }
+  return new NotFoundError(
+    `Cannot find run ${runId} in the ledger; list runs with trace external-show or check --data-dir`,
+  );
+}
+
+function refuseUnsaveable(report: RunReport): void {
+  const refuse = (why: string) =>
+    new RefusedError(
+      `Cannot save run ${report.run_id} as a regression: ${why}; only a completed FAIL can be saved`,
+    );
+  if (report.kind !== "external") throw refuse("it is a reference run");
+  if (report.state !== "completed") throw refuse(`it is ${report.state}`);
+  if (report.verdict !== "FAIL") {
+    throw refuse(`its verdict is ${report.verdict}`);
+  }
+}
+
+/** Problems that make a target unusable for a definition pinned to `digest`. */
+function targetDrift(
+  targetId: string,
+  digest: string,
+  target: TargetRecord | null,
+): string[] {
+  if (!target) {
+    return [
+      `target "${targetId}" is not registered; register it with trace external-register`,
+    ];
+  }
+  if (target.config_digest !== digest) {
+    return [
+      `the registered config of target "${targetId}" is not the one the run used (config digest differs)`,
+    ];
+  }
+  return [];
+}
+
+function buildDefinition(
+  report: RunReport,
+  target: TargetRecord,
+): RegressionDefinition {
+  return {
+    schema: "trace.regression/1",
+    regression_id: regressionIdFor(report.run_id),
+    source_run_id: report.run_id,
+    saved_at: new Date().toISOString(),
+    target: {
+      id: target.target_id,
+      base_url: target.base_url,
+      source: target.source,
+      config_digest: report.config_digest,
+    },
+    contract: runContract(report),
+    assertions: failedAssertions(report),
+  };
+}
+
+/** Reads a regression definition, or `null`. */
+export async function readDefinition(
+  db: TraceDb | Transaction,
+  regressionId: string,
+): Promise<RegressionDefinition | null> {
+  const entry = await readEntry(db, "regression", regressionId);
+  return entry ? JSON.parse(entry.payload) as RegressionDefinition : null;
+}
+
+/** Reads a regression with its status, or `null`. */
+export async function readRegression(
+  db: TraceDb,
+  regressionId: string,
+): Promise<RegressionView | null> {
+  const definition = await readDefinition(db, regressionId);
+  if (!definition) return null;
+  const replays = await replaysOf(db, definition.target.id, regressionId);
+  return viewOf(definition, replays);
+}
+
+/** Every regression (optionally of one target) with status and last result. */
+export async function listRegressions(
+  db: TraceDb,
+  targetId?: string,
+): Promise<RegressionView[]> {
+  const definitions = (await listEntries(db, "regression", targetId)).map((e) =>
+    JSON.parse(e.payload) as RegressionDefinition
+  );
+  const replays = (await listEntries(db, "replay", targetId)).map((e) =>
+    JSON.parse(e.payload) as ReplayRecord
+  );
+  return definitions.map((definition) =>
+    viewOf(
+      definition,
+      replays.filter((r) => r.regression_id === definition.regression_id),
+    )
+  );
+}
+
+async function replaysOf(
+  db: TraceDb | Transaction,
+  targetId: string,
+  regressionId: string,
+): Promise<ReplayRecord[]> {
+  return (await listEntries(db, "replay", targetId))
+    .map((e) => JSON.parse(e.payload) as ReplayRecord)
+    .filter((r) => r.regression_id === regressionId);
+}
+
+function viewOf(
+  definition: RegressionDefinition,
+  replays: ReplayRecord[],
+): RegressionView {
+  const last = replays.at(-1) ?? null;
+  return {
+    regression_id: definition.regression_id,
+    target_id: definition.target.id,
+    status: statusAfter(replays),
+    source_run_id: definition.source_run_id,
+    saved_at: definition.saved_at,
+    replays: replays.length,
+    last_result: last?.verdict ?? null,
+    last_run_id: last?.run_id ?? null,
+    last_replayed_at: last?.recorded_at ?? null,
+    definition,
+  };
+}
+
+function statusAfter(replays: ReplayRecord[]): RegressionStatus {
+  return replays.some((r) => r.verdict === "PASS") ? "enforced" : "pending";
+}
+
+/** Why `definition` cannot be replayed against `target` by this build (empty when it can). */
+export async function replayDrift(
+  definition: RegressionDefinition,
+  target: TargetRecord | null,
+): Promise<string[]> {
+  const problems = targetDrift(
+    definition.target.id,
+    definition.target.config_digest,
+    target,
+  );
+  if (!target) return problems;
+  if (
+    problems.length === 0 &&
+    await digestOf(target.config) !== definition.target.config_digest
+  ) {
+    problems.push(
+      `the stored config of target "${target.target_id}" no longer matches its digest`,
+    );
+  }
+  const fields = contractDifferences(
+    definition.contract,
+    configContract(target.config),
+  );
+  if (fields.length > 0) {
+    problems.push(`the contract drifted (${fields.join(", ")})`);
+  }
+  return problems;
+}
+
+/** The replay entry appended with a replay run's report, in the same transaction. */
+export function replayEntry(
+  regressionId: string,
+): (report: RunReport, tx: Transaction) => Promise<NewEntry[]> {
+  return async (report, tx) => {
+    const before = statusAfter(
+      await replaysOf(tx, report.target.id, regressionId),
+    );
+    const record: ReplayRecord = {
+      schema: "trace.replay/1",
+      regression_id: regressionId,
+      run_id: report.run_id,
+      verdict: report.verdict,
+      status_before: before,
+      status_after: before === "enforced" || report.verdict === "PASS"
+        ? "enforced"
+        : "pending",
+      recorded_at: new Date().toISOString(),
+    };
+    return [{
+      kind: "replay",
+      entityId: report.run_id,
+      targetId: report.target.id,
+      payload: record,
+    }];
+  };
+}
+
+/** The replay record of a run, or `null` when the run was not a replay. */
+export async function replayOfRun(
+  db: TraceDb,
+  runId: string,
+): Promise<ReplayRecord | null> {
+  const entry = await readEntry(db, "replay", runId);
+  return entry ? JSON.parse(entry.payload) as ReplayRecord : null;
+}
+
+/** The answer of `external-gate`. */
+export interface GateResult {
+  schema: "trace.gate/1";
+  ok: boolean;
+  target_id: string | null;
+  enforced: number;
+  pending: number;
+  /** Enforced regressions whose latest replay did not pass. */
+  failing: {
+    regression_id: string;
+    target_id: string;
+    last_result: Verdict | null;
+    last_run_id: string | null;
+  }[];
+  /** Pending regressions: known open bugs that do not block the gate. */
+  pending_regressions: string[];
+}
+
+/** Passes only when every enforced regression's latest replay passed. */
+export function gateRegressions(
+  regressions: RegressionView[],
+  targetId: string | null,
+): GateResult {
+  const enforced = regressions.filter((r) => r.status === "enforced");
+  const failing = enforced.filter((r) => r.last_result !== "PASS").map((r) => ({
+    regression_id: r.regression_id,
+    target_id: r.target_id,
+    last_result: r.last_result,
+    last_run_id: r.last_run_id,
+  }));
+  const pending = regressions.filter((r) => r.status === "pending");
+  return {
+    schema: "trace.gate/1",
+    ok: failing.length === 0,
+    target_id: targetId,
+    enforced: enforced.length,
+    pending: pending.length,
+    failing,
+    pending_regressions: pending.map((r) => r.regression_id),
+  };
+}

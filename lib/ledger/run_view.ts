@@ -1,0 +1,138 @@
+/**
+ * What `external-show` knows about a run id: the completed ledger report, or
+ * else its checkpoint. A checkpoint without a completed ledger row is
+ * `running` only while its process is still alive on this host; otherwise it
+ * is `interrupted` and INCONCLUSIVE, never PASS.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { NotFoundError, UsageError } from "../errors.ts";
+import { type Checkpoint, readCheckpoint } from "../runner/checkpoint.ts";
+import type {
+  RunReport,
+  RunState,
+  TargetRef,
+  Verdict,
+} from "../runner/report.ts";
+import { replayOfRun } from "./regressions.ts";
+import { readRun } from "./runs.ts";
+
+/** The answer of `external-show`. */
+export interface RunView {
+  schema: "trace.run-view/1";
+  run_id: string;
+  state: RunState;
+  verdict: Verdict;
+  target: TargetRef;
+  config_digest: string;
+  started_at: string;
+  /** The regression this run replayed, if any. */
+  regression_id: string | null;
+  /** The completed report; `null` for running or interrupted runs. */
+  report: RunReport | null;
+  /** For runs without a completed report: what the checkpoint recorded. */
+  checkpoint: {
+    pid: number;
+    updated_at: string;
+    namespaces: { test: string; control: string };
+    issued: { test: string[]; control: string[] };
+  } | null;
+  note: string | null;
+}
+
+/** Options for {@link viewRun}. */
+export interface ViewRunOptions {
+  dataDir: string;
+  /** Liveness check for a checkpoint's pid (injectable for tests). */
+  isAlive?: (pid: number) => boolean;
+  /** False when the database has no ledger yet: only checkpoints are consulted. */
+  ledger?: boolean;
+}
+
+const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Looks up a run in the ledger, then among checkpoints. */
+export async function viewRun(
+  db: TraceDb,
+  runId: string,
+  options: ViewRunOptions,
+): Promise<RunView> {
+  if (!RUN_ID_PATTERN.test(runId) || runId.includes("..")) {
+    throw new UsageError(
+      `Invalid run id "${runId}": expected e.g. run-20261129T214455Z-3f9a1c`,
+    );
+  }
+  const report = options.ledger === false ? null : await readRun(db, runId);
+  if (report) {
+    const replay = await replayOfRun(db, runId);
+    return {
+      schema: "trace.run-view/1",
+      run_id: runId,
+      state: report.state,
+      verdict: report.verdict,
+      target: report.target,
+      config_digest: report.config_digest,
+      started_at: report.started_at,
+      regression_id: replay?.regression_id ?? null,
+      report,
+      checkpoint: null,
+      note: null,
+    };
+  }
+  const checkpoint = await readCheckpoint(options.dataDir, runId);
+  if (!checkpoint) {
+    throw new NotFoundError(
+      `Cannot find run ${runId} in the ledger or among checkpoints in ${options.dataDir}; check --data-dir`,
+    );
+  }
+  return checkpointView(checkpoint, options.isAlive ?? isProcessAlive);
+}
+
+function checkpointView(
+  checkpoint: Checkpoint,
+  isAlive: (pid: number) => boolean,
+): RunView {
+  const running = checkpoint.state === "running" && isAlive(checkpoint.pid);
+  const issued = checkpoint.issued.test.length +
+    checkpoint.issued.control.length;
+  return {
+    schema: "trace.run-view/1",
+    run_id: checkpoint.run_id,
+    state: running ? "running" : "interrupted",
+    verdict: "INCONCLUSIVE",
+    target: checkpoint.target,
+    config_digest: checkpoint.config_digest,
+    started_at: checkpoint.started_at,
+    regression_id: null,
+    report: null,
+    checkpoint: {
+      pid: checkpoint.pid,
+      updated_at: checkpoint.updated_at,
+      namespaces: checkpoint.namespaces,
+      issued: checkpoint.issued,
+    },
+    note: running
+      ? `process ${checkpoint.pid} is still running this run; show it again when it finishes`
+      : `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued and may remain in namespaces ${checkpoint.namespaces.test} and ${checkpoint.namespaces.control}; inspect and clean them before rerunning`,
+  };
+}
+
+/** True when `pid` is a live (non-zombie) process on this host; always false where that cannot be checked. */
+export function isProcessAlive(pid: number): boolean {
+  if (Deno.build.os !== "linux" || !Number.isInteger(pid) || pid <= 0) {
+    return false;
+  }
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // The state letter follows the parenthesised command name.
+    const state = stat.slice(
+      stat.lastIndexOf(")") + 2,
+      stat.lastIndexOf(")") + 3,
+    );
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * Coverage profiles: which stages a task scope (one root trace) must show
+ * before its instrumentation counts as complete. A task declares its profile
+ * on an event (`coverage_profile`, usually its intent); every event proves the
+ * stage it names (`stage`, defaulting to its kind). Without any declared
+ * profile coverage is `unknown`, never assumed complete.
+ *
+ * @module
+ */
+
+import type { InValue } from "@libsql/client";
+import * as v from "valibot";
+import type { TraceDb } from "../db.ts";
+import { ConfigError, ConflictError } from "../errors.ts";
+import { describeIssues } from "../contract/issues.ts";
+import { canonicalJson, sha256Hex } from "./_canonical.ts";
+import { TokenSchema } from "./model.ts";
+import { requireObs } from "./schema.ts";
+
+/** Coverage states, from weakest to strongest claim. */
+export const COVERAGE_STATES = ["unknown", "partial", "complete"] as const;
+/** One of {@link COVERAGE_STATES}. */
+export type CoverageState = typeof COVERAGE_STATES[number];
+
+/** Most stages a profile may list on each side. */
+export const MAX_PROFILE_STAGES = 32;
+
+const Stages = v.pipe(
+  v.array(TokenSchema, "must be an array of stage tokens"),
+  v.maxLength(
+    MAX_PROFILE_STAGES,
+    `must list at most ${MAX_PROFILE_STAGES} stages`,
+  ),
+  v.check(
+    (list) => new Set(list).size === list.length,
+    "must not repeat a stage",
+  ),
+);
+
+const ProfileSchema = v.pipe(
+  v.strictObject({
+    name: TokenSchema,
+    required: v.pipe(Stages, v.minLength(1, "must list at least one stage")),
+    optional: v.optional(Stages, []),
+    replace: v.optional(v.boolean(), false),
+  }),
+  v.check(
+    (p) => !p.optional.some((stage) => p.required.includes(stage)),
+    "required and optional stages must be disjoint",
+  ),
+);
+
+/** Stages of a coverage profile. */
+export interface CoverageProfileSpec {
+  required: readonly string[];
+  optional?: readonly string[];
+  /** Must be true to change an already registered profile. */
+  replace?: boolean;
+}
+
+/** A registered profile. */
+export interface CoverageProfile {
+  name: string;
+  required: string[];
+  optional: string[];
+  registered_at: string;
+}
+
+/** What registration did. */
+export type RegistrationStatus = "registered" | "unchanged" | "replaced";
+
+/** Registers (or, with `replace: true`, changes) a coverage profile. */
+export async function registerCoverageProfile(
+  db: TraceDb,
+  name: string,
+  spec: CoverageProfileSpec,
+): Promise<RegistrationStatus> {
+  const parsed = v.safeParse(ProfileSchema, { ...spec, name });
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Cannot register coverage profile "${name}": ${
+        describeIssues(parsed.issues)
+      }`,
+    );
+  }
+  await requireObs(db);
+  const required = [...parsed.output.required].sort();
+  const optional = [...parsed.output.optional].sort();
+  const digest = sha256Hex(canonicalJson({ required, optional }));
+  const existing = await db.client.execute({
+    sql: "SELECT digest FROM obs_coverage_profiles WHERE name = ?",
+    args: [name],
+  });
+  const prior = existing.rows[0]?.digest;
+  if (prior === digest) return "unchanged";
+  if (prior !== undefined && !parsed.output.replace) {
+    throw new ConflictError(
+      `Cannot register coverage profile "${name}": a different definition is already registered; pass replace: true to change it`,
+    );
+  }
+  await db.client.execute({
+    sql:
+      `INSERT INTO obs_coverage_profiles (name, required, optional, digest, registered_at)
+          VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (name) DO UPDATE SET required = excluded.required,
+            optional = excluded.optional, digest = excluded.digest,
+            registered_at = excluded.registered_at`,
+    args: [
+      name,
+      JSON.stringify(required),
+      JSON.stringify(optional),
+      digest,
+      Date.now(),
+    ],
+  });
+  return prior === undefined ? "registered" : "replaced";
+}
+
+/** Lists registered profiles by name. */
+export async function listCoverageProfiles(
+  db: TraceDb,
+): Promise<CoverageProfile[]> {
+  await requireObs(db);
+  const result = await db.client.execute(
+    "SELECT name, required, optional, registered_at FROM obs_coverage_profiles ORDER BY name",
+  );
+  return result.rows.map((row) => ({
+    name: String(row.name),
+    required: JSON.parse(String(row.required)),
+    optional: JSON.parse(String(row.optional)),
+    registered_at: new Date(Number(row.registered_at)).toISOString(),
+  }));
+}
+
+/** A task scope that keeps coverage from being complete. */
+export interface CoverageGap {
+  application_id: string;
+  root_trace_id: string;
+  profile: string;
+  problem: "missing_stages" | "unregistered_profile";
+  missing_stages: string[];
+}
+
+/** Coverage of a set of task scopes. */
+export interface CoverageAssessment {
+  state: CoverageState;
+  /** Task scopes (roots) assessed. */
+  roots: number;
+  /** Roots that declare at least one profile. */
+  declared_roots: number;
+  /** Roots whose declared profiles are all registered and fully observed. */
+  covered_roots: number;
+  /** Up to 20 examples of what is missing. */
+  gaps: CoverageGap[];
+}
+
+/** SQL yielding distinct `(application_id, root_trace_id)` rows to assess. */
+export interface RootSelection {
+  sql: string;
+  args: InValue[];
+}
+
+const MAX_GAPS = 20;
+
+function assessmentSql(roots: RootSelection): { counts: string; gaps: string } {
+  const ctes = `WITH roots AS MATERIALIZED (${roots.sql}),
+declared AS MATERIALIZED (
+  SELECT DISTINCT x.application_id, x.root_trace_id, x.coverage_profile AS profile
+  FROM roots r JOIN obs_events x
+    ON x.root_trace_id = r.root_trace_id AND x.application_id = r.application_id
+  WHERE x.coverage_profile IS NOT NULL),
+unregistered AS (
+  SELECT d.* FROM declared d
+  WHERE NOT EXISTS (SELECT 1 FROM obs_coverage_profiles p WHERE p.name = d.profile)),
+missing AS (
+  SELECT d.application_id, d.root_trace_id, d.profile, j.value AS stage
+  FROM declared d JOIN obs_coverage_profiles p ON p.name = d.profile, json_each(p.required) j
+  WHERE NOT EXISTS (
+    SELECT 1 FROM obs_events x
+    WHERE x.root_trace_id = d.root_trace_id AND x.application_id = d.application_id
+      AND x.stage = j.value)),
+bad AS (
+  SELECT application_id, root_trace_id FROM unregistered
+  UNION SELECT application_id, root_trace_id FROM missing)`;
+  return {
+    counts: `${ctes}
+SELECT (SELECT COUNT(*) FROM roots) AS roots,
+  (SELECT COUNT(*) FROM (SELECT DISTINCT application_id, root_trace_id FROM declared)) AS declared,
+  (SELECT COUNT(*) FROM bad) AS bad`,
+    gaps: `${ctes}
+SELECT application_id, root_trace_id, profile, 'missing_stages' AS problem,
+  json_group_array(stage) AS stages
+FROM missing GROUP BY application_id, root_trace_id, profile
+UNION ALL
+SELECT application_id, root_trace_id, profile, 'unregistered_profile', '[]' FROM unregistered
+LIMIT ${MAX_GAPS}`,
+  };
+}
+
+/** Assesses instrumentation coverage of the roots `roots` selects. */
+export async function assessCoverage(
+  db: TraceDb,
+  roots: RootSelection,
+): Promise<CoverageAssessment> {
+  const sql = assessmentSql(roots);
+  const [counts, gaps] = await db.client.batch([
+    { sql: sql.counts, args: roots.args },
+    { sql: sql.gaps, args: roots.args },
+  ], "read");
+  const row = counts?.rows[0];
+  const total = Number(row?.roots ?? 0);
+  const declared = Number(row?.declared ?? 0);
+  const bad = Number(row?.bad ?? 0);
+  const covered = declared - bad;
+  let state: CoverageState = "unknown";
+  if (declared > 0) state = covered === total ? "complete" : "partial";
+  return {
+    state,
+    roots: total,
+    declared_roots: declared,
+    covered_roots: covered,
+    gaps: (gaps?.rows ?? []).map((gap) => ({
+      application_id: String(gap.application_id),
+      root_trace_id: String(gap.root_trace_id),
+      profile: String(gap.profile),
+      problem: gap.problem === "unregistered_profile"
+        ? "unregistered_profile"
+        : "missing_stages",
+      missing_stages: JSON.parse(String(gap.stages)) as string[],
+    })),
+  };
+}

@@ -1,0 +1,396 @@
+/**
+ * The observability event model: what one trace event may say, validated once
+ * at every boundary (HTTP, OTLP mapping, NDJSON, recorder), and the shape a
+ * stored event has when it is read back.
+ *
+ * Times: inputs carry `started_at` / `ended_at` as ISO 8601 strings with an
+ * explicit zone (`Z` or `+hh:mm`); they are stored as epoch milliseconds and
+ * read back as `toISOString()` values. An event without `started_at` is
+ * placed at the moment it was received.
+ *
+ * Content never enters the index: `preview` is the only field that may hold
+ * user or model text, and it is stored apart from every metadata table.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+
+/** Stores an event may belong to. */
+export const STORES = ["trace", "conversation", "tool_log"] as const;
+/** One of {@link STORES}. */
+export type StoreName = typeof STORES[number];
+
+/** Span-style statuses (the OpenTelemetry status codes, lower-cased). */
+export const EVENT_STATUSES = ["unset", "ok", "error"] as const;
+/** One of {@link EVENT_STATUSES}. */
+export type EventStatus = typeof EVENT_STATUSES[number];
+
+/** Kinds the recorder emits; `kind` accepts any lower-case token beyond these. */
+export const KNOWN_EVENT_KINDS = [
+  "intent",
+  "retrieval",
+  "selection",
+  "memory_search",
+  "memory_write",
+  "memory_update",
+  "memory_delete",
+  "llm_call",
+  "tool_call",
+  "delivery",
+  "artifact_persisted",
+  "trace_context_missing",
+] as const;
+
+/** How a resource took part in an event (lineage lanes). */
+export const RESOURCE_ROLES = [
+  "expected",
+  "retrieved",
+  "supplied",
+  "output_bound",
+  "written",
+  "deleted",
+  "referenced",
+] as const;
+/** One of {@link RESOURCE_ROLES}. */
+export type ResourceRole = typeof RESOURCE_ROLES[number];
+
+/** Why a selection candidate was kept or dropped. */
+export const SELECTION_REASONS = [
+  "mmr_rank",
+  "provider_rank",
+  "conversation_history",
+  "exact_duplicate",
+  "near_duplicate",
+  "parent_duplicate",
+  "budget_exhausted",
+  "below_threshold",
+  "canonical_source",
+  "wrong_thread",
+  "wrong_tenant",
+  "stale_version",
+  "application_policy",
+] as const;
+/** One of {@link SELECTION_REASONS}. */
+export type SelectionReason = typeof SELECTION_REASONS[number];
+
+/** Outcome statuses; a recorded failure is still recorded evidence. */
+export const OUTCOME_STATUSES = [
+  "success",
+  "failure",
+  "partial",
+  "unknown",
+] as const;
+/** One of {@link OUTCOME_STATUSES}. */
+export type OutcomeStatus = typeof OUTCOME_STATUSES[number];
+
+/** Bounds every writer shares. */
+export const LIMITS = {
+  idChars: 256,
+  previewChars: 16_000,
+  previewInputChars: 1_000_000,
+  candidates: 64,
+  resources: 64,
+  attributes: 32,
+  attributeValueChars: 256,
+} as const;
+
+/** Attribute keys accepted verbatim: operational metadata, never content. */
+export const ALLOWED_ATTRIBUTE_KEYS = [
+  "gen_ai.operation.name",
+  "gen_ai.provider.name",
+  "gen_ai.system",
+  "gen_ai.request.model",
+  "gen_ai.response.model",
+  "gen_ai.response.finish_reasons",
+  "gen_ai.usage.input_tokens",
+  "gen_ai.usage.output_tokens",
+  "gen_ai.data_source.id",
+  "gen_ai.memory.store.id",
+  "gen_ai.memory.record.id",
+  "openinference.span.kind",
+  "otel.trace_id",
+  "otel.span_id",
+  "otel.parent_span_id",
+  "otel.span_name",
+  "otel.scope.name",
+  "otel.scope.version",
+  "service.name",
+  "service.version",
+  "deployment.environment",
+  "instrumentation.name",
+  "instrumentation.version",
+  "error.type",
+  "http.response.status_code",
+  "retrieval.top_k",
+  "retrieval.documents.count",
+  "budget.tokens",
+  "carrier.problem",
+  "intent.name",
+  "intent.expected_artifact_types",
+  "selection.strategy",
+] as const;
+
+/** Hosts may add their own non-content attributes under these prefixes. */
+export const ALLOWED_ATTRIBUTE_PREFIXES = ["app."] as const;
+
+const ALLOWED_KEYS: ReadonlySet<string> = new Set(ALLOWED_ATTRIBUTE_KEYS);
+
+/** True when `key` may be stored as an attribute (mappers drop the rest). */
+export function isAllowedAttributeKey(key: string): boolean {
+  if (ALLOWED_KEYS.has(key)) return true;
+  return ALLOWED_ATTRIBUTE_PREFIXES.some((prefix) =>
+    key.length > prefix.length && key.startsWith(prefix) &&
+    /^[a-z0-9_.-]+$/.test(key)
+  );
+}
+
+// Control characters are refused in ids so they cannot forge log lines.
+// deno-lint-ignore no-control-regex
+const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
+const TOKEN = /^[a-z][a-z0-9_.:-]{0,63}$/;
+const ISO_WITH_ZONE =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An opaque identifier: 1 to 256 characters, no control characters. */
+export const OpaqueIdSchema = v.pipe(
+  v.string("must be a string"),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(LIMITS.idChars, `must be at most ${LIMITS.idChars} characters`),
+  v.regex(NO_CONTROL, "must not contain control characters"),
+);
+
+/** A lower-case token such as a kind, stage, resource type or profile name. */
+export const TokenSchema = v.pipe(
+  v.string("must be a string"),
+  v.regex(
+    TOKEN,
+    "must be a lower-case token (a-z, 0-9, _ . : -), at most 64 characters",
+  ),
+);
+
+/** An ISO 8601 timestamp with an explicit zone. */
+export const TimestampSchema = v.pipe(
+  v.string("must be an ISO 8601 timestamp string"),
+  v.regex(
+    ISO_WITH_ZONE,
+    "must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
+  ),
+  v.check(
+    (value) => Number.isFinite(Date.parse(value)),
+    "must be a valid date",
+  ),
+);
+
+/** A typed opaque reference to something the host owns (document, memory record, artifact). */
+export const ResourceRefSchema = v.strictObject({
+  type: TokenSchema,
+  id: OpaqueIdSchema,
+  version: v.optional(
+    v.pipe(OpaqueIdSchema, v.maxLength(128, "must be at most 128 characters")),
+  ),
+  role: v.optional(
+    v.picklist(RESOURCE_ROLES, `must be one of ${RESOURCE_ROLES.join(", ")}`),
+  ),
+});
+/** A typed opaque resource reference. */
+export type ResourceRef = v.InferOutput<typeof ResourceRefSchema>;
+
+const AttributeValue = v.union([
+  v.pipe(
+    v.string(),
+    v.maxLength(
+      LIMITS.attributeValueChars,
+      `must be at most ${LIMITS.attributeValueChars} characters`,
+    ),
+  ),
+  v.pipe(v.number(), v.finite("must be finite")),
+  v.boolean(),
+  v.null(),
+], "must be a string, finite number, boolean or null");
+
+const AttributesSchema = v.pipe(
+  v.record(
+    v.pipe(
+      v.string(),
+      v.check(
+        isAllowedAttributeKey,
+        "attribute key is not allowlisted; use an app.* key",
+      ),
+    ),
+    AttributeValue,
+  ),
+  v.check(
+    (record) => Object.keys(record).length <= LIMITS.attributes,
+    `must have at most ${LIMITS.attributes} keys`,
+  ),
+);
+/** Allowlisted scalar attributes. */
+export type Attributes = Record<string, string | number | boolean | null>;
+
+/** One candidate of a selection decision. */
+export const SelectionCandidateSchema = v.strictObject({
+  ref: ResourceRefSchema,
+  rank: v.optional(
+    v.nullable(
+      v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)),
+    ),
+  ),
+  score: v.optional(v.nullable(v.pipe(v.number(), v.finite("must be finite")))),
+  selected: v.boolean("must be true or false"),
+  reason: v.picklist(
+    SELECTION_REASONS,
+    `must be one of ${SELECTION_REASONS.join(", ")}`,
+  ),
+});
+/** One candidate of a selection decision. */
+export type SelectionCandidate = v.InferOutput<typeof SelectionCandidateSchema>;
+
+/** Which candidates a runtime or host considered, and why each was kept or dropped. */
+export const SelectionSchema = v.strictObject({
+  strategy: v.optional(TokenSchema),
+  candidates: v.pipe(
+    v.array(SelectionCandidateSchema, "must be an array"),
+    v.minLength(1, "must list at least one candidate"),
+    v.maxLength(
+      LIMITS.candidates,
+      `must list at most ${LIMITS.candidates} candidates`,
+    ),
+  ),
+  /** Candidates that existed but were not recorded (beyond the bound). */
+  omitted_candidates: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(0)),
+  ),
+});
+/** A selection decision. */
+export type Selection = v.InferOutput<typeof SelectionSchema>;
+
+/** Host-verified outcome evidence; `verified: false` records an unverified claim. */
+export const OutcomeSchema = v.strictObject({
+  verified: v.boolean("must be true or false"),
+  status: v.picklist(
+    OUTCOME_STATUSES,
+    `must be one of ${OUTCOME_STATUSES.join(", ")}`,
+  ),
+  code: v.optional(TokenSchema),
+  artifact: v.optional(ResourceRefSchema),
+});
+/** Outcome evidence. */
+export type Outcome = v.InferOutput<typeof OutcomeSchema>;
+
+const OptionalId = v.optional(v.nullable(OpaqueIdSchema));
+
+/** The event a writer submits. Unknown keys are refused. */
+export const EventInputSchema = v.pipe(
+  v.strictObject(
+    {
+      event_id: OpaqueIdSchema,
+      application_id: OpaqueIdSchema,
+      /** `null` or absent: anonymous. */
+      user_id: OptionalId,
+      agent_id: OptionalId,
+      memory_id: OptionalId,
+      thread_id: OptionalId,
+      /** Defaults to `event_id`: an event without a root is its own task scope. */
+      root_trace_id: OptionalId,
+      turn_id: OptionalId,
+      run_id: OptionalId,
+      parent_event_id: OptionalId,
+      kind: TokenSchema,
+      /** The coverage stage this event proves; defaults to `kind`. */
+      stage: v.optional(v.nullable(TokenSchema)),
+      /** The coverage profile this task scope declares (usually on its intent). */
+      coverage_profile: v.optional(v.nullable(TokenSchema)),
+      status: v.optional(
+        v.picklist(
+          EVENT_STATUSES,
+          `must be one of ${EVENT_STATUSES.join(", ")}`,
+        ),
+      ),
+      tool: OptionalId,
+      success: v.optional(v.nullable(v.boolean("must be true, false or null"))),
+      started_at: v.optional(v.nullable(TimestampSchema)),
+      ended_at: v.optional(v.nullable(TimestampSchema)),
+      store: v.optional(
+        v.picklist(STORES, `must be one of ${STORES.join(", ")}`),
+      ),
+      resources: v.optional(
+        v.pipe(
+          v.array(ResourceRefSchema, "must be an array"),
+          v.maxLength(
+            LIMITS.resources,
+            `must list at most ${LIMITS.resources} resources`,
+          ),
+        ),
+      ),
+      attributes: v.optional(AttributesSchema),
+      selection: v.optional(v.nullable(SelectionSchema)),
+      outcome: v.optional(v.nullable(OutcomeSchema)),
+      /** Content; truncated to 16,000 characters and stored apart from metadata. */
+      preview: v.optional(v.nullable(v.pipe(
+        v.string("must be a string"),
+        v.maxLength(
+          LIMITS.previewInputChars,
+          `must be at most ${LIMITS.previewInputChars} characters`,
+        ),
+      ))),
+    },
+    (issue) =>
+      issue.expected === "never"
+        ? "unknown key; remove it"
+        : "must be a JSON object",
+  ),
+  v.check(
+    (event) => Boolean(event.agent_id) || Boolean(event.memory_id),
+    "agent_id or memory_id is required",
+  ),
+  v.check(
+    (event) =>
+      !event.started_at || !event.ended_at ||
+      Date.parse(event.ended_at) >= Date.parse(event.started_at),
+    "ended_at must not be before started_at",
+  ),
+);
+/** An event as a writer submits it. */
+export type EventInput = v.InferInput<typeof EventInputSchema>;
+/** An event after validation (before defaults are applied). */
+export type ValidEventInput = v.InferOutput<typeof EventInputSchema>;
+
+/** Metadata about a stored preview; the content itself is never part of a read. */
+export interface PreviewInfo {
+  chars: number;
+  truncated: boolean;
+}
+
+/** An event as the index returns it: metadata only, with defaults applied. */
+export interface TraceEvent {
+  /** Index key: ascending in write order, part of every cursor. */
+  seq: number;
+  event_id: string;
+  application_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  memory_id: string | null;
+  thread_id: string | null;
+  root_trace_id: string;
+  turn_id: string | null;
+  run_id: string | null;
+  parent_event_id: string | null;
+  kind: string;
+  stage: string;
+  coverage_profile: string | null;
+  status: EventStatus;
+  tool: string | null;
+  success: boolean | null;
+  store: StoreName;
+  /** Ordering time: `started_at`, else `received_at`. */
+  ts: string;
+  started_at: string | null;
+  ended_at: string | null;
+  received_at: string;
+  resources: ResourceRef[];
+  attributes: Attributes;
+  selection: Selection | null;
+  outcome: Outcome | null;
+  preview: PreviewInfo | null;
+}

@@ -1,0 +1,240 @@
+/**
+ * From a validated event input to the canonical, metadata-only envelope and
+ * the row values of the index. The envelope body is canonical JSON, so an
+ * identical retry produces an identical fingerprint.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { issuePath } from "../contract/issues.ts";
+import { sha256Hex } from "./_canonical.ts";
+import {
+  type Attributes,
+  EventInputSchema,
+  type EventStatus,
+  LIMITS,
+  type Outcome,
+  type ResourceRef,
+  type Selection,
+  type StoreName,
+} from "./model.ts";
+
+/** Version of the envelope body layout. */
+export const ENVELOPE_VERSION = 1;
+
+/** The content of an event, kept apart from its metadata. */
+export interface NormalizedPreview {
+  content: string;
+  chars: number;
+  truncated: boolean;
+  sha256: string;
+}
+
+/** Metadata of one event with every default applied (times in epoch ms). */
+export interface EventMetadata {
+  event_id: string;
+  application_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  memory_id: string | null;
+  thread_id: string | null;
+  root_trace_id: string;
+  turn_id: string | null;
+  run_id: string | null;
+  parent_event_id: string | null;
+  kind: string;
+  stage: string;
+  coverage_profile: string | null;
+  status: EventStatus;
+  tool: string | null;
+  success: boolean | null;
+  store: StoreName;
+  started_at: number | null;
+  ended_at: number | null;
+  resources: ResourceRef[];
+  attributes: Attributes;
+  selection: Selection | null;
+  outcome: Outcome | null;
+}
+
+/** A validated event ready to be written. */
+export interface NormalizedEvent {
+  meta: EventMetadata;
+  preview: NormalizedPreview | null;
+  /** Canonical metadata-only envelope body (the preview appears as its digest only). */
+  body: string;
+  /** SHA-256 of `body`: what "the same payload" means for a retry. */
+  fingerprint: string;
+}
+
+/** One refused item of a batch. */
+export interface EventIssue {
+  index: number;
+  field: string;
+  message: string;
+}
+
+/** Validates and normalizes one input; returns the issue instead when it is refused. */
+export function normalizeEvent(
+  input: unknown,
+  index: number,
+): NormalizedEvent | EventIssue {
+  const parsed = v.safeParse(EventInputSchema, input);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    return {
+      index,
+      field: issue ? issuePath(issue) : "(root)",
+      message: issue?.message ?? "invalid event",
+    };
+  }
+  return fromValid(parsed.output);
+}
+
+function fromValid(
+  input: v.InferOutput<typeof EventInputSchema>,
+): NormalizedEvent {
+  const meta: EventMetadata = {
+    event_id: input.event_id,
+    application_id: input.application_id,
+    user_id: input.user_id ?? null,
+    agent_id: input.agent_id ?? null,
+    memory_id: input.memory_id ?? null,
+    thread_id: input.thread_id ?? null,
+    root_trace_id: input.root_trace_id ?? input.event_id,
+    turn_id: input.turn_id ?? null,
+    run_id: input.run_id ?? null,
+    parent_event_id: input.parent_event_id ?? null,
+    kind: input.kind,
+    stage: input.stage ?? input.kind,
+    coverage_profile: input.coverage_profile ?? null,
+    status: input.status ?? "unset",
+    tool: input.tool ?? null,
+    success: input.success ?? null,
+    store: input.store ?? "trace",
+    started_at: input.started_at ? Date.parse(input.started_at) : null,
+    ended_at: input.ended_at ? Date.parse(input.ended_at) : null,
+    resources: input.resources ?? [],
+    attributes: input.attributes ?? {},
+    selection: input.selection ?? null,
+    outcome: input.outcome ?? null,
+  };
+  const preview = input.preview ? normalizePreview(input.preview) : null;
+  const body = envelopeBody(meta, preview);
+  return { meta, preview, body, fingerprint: sha256Hex(body) };
+}
+
+/** Caps content at 16,000 characters (code points are not split). */
+export function normalizePreview(text: string): NormalizedPreview {
+  const truncated = text.length > LIMITS.previewChars;
+  let content = truncated ? text.slice(0, LIMITS.previewChars) : text;
+  // Drop a dangling high surrogate so the stored text stays valid UTF-16.
+  if (truncated && /[\ud800-\udbff]$/.test(content)) {
+    content = content.slice(0, -1);
+  }
+  return {
+    content,
+    chars: content.length,
+    truncated,
+    sha256: sha256Hex(content),
+  };
+}
+
+/**
+ * Canonical JSON of the envelope. Objects are built with their keys already in
+ * sorted order, so plain `JSON.stringify` yields the same text as
+ * `canonicalJson` at a fraction of the cost (ingest hashes every event).
+ */
+function envelopeBody(
+  meta: EventMetadata,
+  preview: NormalizedPreview | null,
+): string {
+  const m = meta;
+  return JSON.stringify({
+    event: {
+      agent_id: m.agent_id,
+      application_id: m.application_id,
+      attributes: sortedAttributes(m.attributes),
+      coverage_profile: m.coverage_profile,
+      ended_at: isoOrNull(m.ended_at),
+      event_id: m.event_id,
+      kind: m.kind,
+      memory_id: m.memory_id,
+      outcome: m.outcome && {
+        artifact: m.outcome.artifact && sortedRef(m.outcome.artifact),
+        code: m.outcome.code,
+        status: m.outcome.status,
+        verified: m.outcome.verified,
+      },
+      parent_event_id: m.parent_event_id,
+      preview: preview &&
+        {
+          chars: preview.chars,
+          sha256: preview.sha256,
+          truncated: preview.truncated,
+        },
+      resources: m.resources.map(sortedRef),
+      root_trace_id: m.root_trace_id,
+      run_id: m.run_id,
+      selection: m.selection && {
+        candidates: m.selection.candidates.map((c) => ({
+          rank: c.rank,
+          reason: c.reason,
+          ref: sortedRef(c.ref),
+          score: c.score,
+          selected: c.selected,
+        })),
+        omitted_candidates: m.selection.omitted_candidates,
+        strategy: m.selection.strategy,
+      },
+      stage: m.stage,
+      started_at: isoOrNull(m.started_at),
+      status: m.status,
+      store: m.store,
+      success: m.success,
+      thread_id: m.thread_id,
+      tool: m.tool,
+      turn_id: m.turn_id,
+      user_id: m.user_id,
+    },
+    v: ENVELOPE_VERSION,
+  });
+}
+
+function sortedRef(ref: ResourceRef): ResourceRef {
+  return { id: ref.id, role: ref.role, type: ref.type, version: ref.version };
+}
+
+function sortedAttributes(attributes: Attributes): Attributes {
+  const keys = Object.keys(attributes);
+  if (keys.length < 2) return attributes;
+  const sorted: Attributes = {};
+  for (const key of keys.sort()) sorted[key] = attributes[key]!;
+  return sorted;
+}
+
+/** Epoch ms as an ISO string, or `null`. */
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** Rebuilds index metadata from an envelope body (for backfill and parity). */
+export function metadataFromEnvelope(body: string): EventMetadata {
+  const parsed = JSON.parse(body) as {
+    v: number;
+    event: Record<string, unknown>;
+  };
+  if (
+    parsed.v !== ENVELOPE_VERSION || typeof parsed.event !== "object" ||
+    !parsed.event
+  ) {
+    throw new SyntaxError(`unsupported envelope version ${String(parsed.v)}`);
+  }
+  const { preview: _preview, started_at, ended_at, ...rest } = parsed.event;
+  return {
+    ...(rest as unknown as EventMetadata),
+    started_at: typeof started_at === "string" ? Date.parse(started_at) : null,
+    ended_at: typeof ended_at === "string" ? Date.parse(ended_at) : null,
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * Tables of the observability index (component `obs`). Provisioning is
+ * explicit ({@link initializeObs}); every reader calls {@link requireObs}
+ * instead, so a read never creates a table.
+ *
+ * - `obs_envelopes`: canonical source envelopes, metadata-only and immutable.
+ *   Triggers refuse every UPDATE, and every DELETE that lacks a matching
+ *   `obs_expiry_grants` row (the compare-and-delete path of source expiry).
+ * - `obs_events`: the normalized index, one row per event, keyed by `seq`
+ *   (shared with the envelope it was derived from).
+ * - `obs_resources`: typed resource refs of events, selection candidates and
+ *   outcome artifacts, for resource lookups and lineage.
+ * - `obs_previews`: content, at most 16,000 characters, expirable on its own.
+ * - `obs_coverage_profiles`: registered coverage profiles.
+ * - `obs_state`: small key/value state (the `seq` high-water mark).
+ *
+ * @module
+ */
+
+import { migrate, type Migration, requireSchema, type TraceDb } from "../db.ts";
+
+/** Component name in `schema_migrations`. */
+export const OBS_COMPONENT = "obs";
+
+const ENVELOPES = `CREATE TABLE obs_envelopes (
+  seq INTEGER PRIMARY KEY,
+  application_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  store TEXT NOT NULL,
+  source TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  body TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  UNIQUE (application_id, event_id)
+)`;
+
+const EXPIRY_GRANTS = `CREATE TABLE obs_expiry_grants (
+  seq INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  granted_at INTEGER NOT NULL
+)`;
+
+const ENVELOPE_TRIGGERS = [
+  `CREATE TRIGGER obs_envelopes_no_update BEFORE UPDATE ON obs_envelopes
+BEGIN
+  SELECT RAISE(ABORT, 'obs_envelopes rows are immutable');
+END`,
+  `CREATE TRIGGER obs_envelopes_guarded_delete BEFORE DELETE ON obs_envelopes
+WHEN NOT EXISTS (
+  SELECT 1 FROM obs_expiry_grants g
+  WHERE g.seq = OLD.seq AND g.fingerprint = OLD.fingerprint
+)
+BEGIN
+  SELECT RAISE(ABORT, 'obs_envelopes rows are deleted only by a reviewed source expiry');
+END`,
+];
+
+const EVENTS = `CREATE TABLE obs_events (
+  seq INTEGER PRIMARY KEY,
+  application_id TEXT NOT NULL,
+  user_id TEXT,
+  agent_id TEXT,
+  memory_id TEXT,
+  thread_id TEXT,
+  root_trace_id TEXT NOT NULL,
+  turn_id TEXT,
+  run_id TEXT,
+  event_id TEXT NOT NULL,
+  parent_event_id TEXT,
+  kind TEXT NOT NULL,
+  stage TEXT NOT NULL,
+  coverage_profile TEXT,
+  status TEXT NOT NULL,
+  tool TEXT,
+  success INTEGER,
+  store TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  started_at INTEGER,
+  ended_at INTEGER,
+  received_at INTEGER NOT NULL,
+  resource_count INTEGER NOT NULL,
+  candidate_count INTEGER NOT NULL,
+  selected_count INTEGER NOT NULL,
+  outcome_verified INTEGER,
+  outcome_status TEXT,
+  fingerprint TEXT NOT NULL,
+  -- JSON of resources, attributes, selection and outcome; last, and never read by summaries.
+  meta TEXT NOT NULL
+)`;
+
+// Each scope index ends in (ts, seq) so a page is a bounded range scan in keyset order.
+// Nullable scopes use partial indexes: rows without the id cost nothing to write.
+const EVENT_INDEXES = [
+  "CREATE UNIQUE INDEX obs_events_app_event ON obs_events (application_id, event_id)",
+  "CREATE INDEX obs_events_time ON obs_events (ts, seq)",
+  "CREATE INDEX obs_events_tenant ON obs_events (application_id, ts, seq)",
+  "CREATE INDEX obs_events_user ON obs_events (user_id, ts, seq) WHERE user_id IS NOT NULL",
+  "CREATE INDEX obs_events_agent ON obs_events (agent_id, ts, seq) WHERE agent_id IS NOT NULL",
+  "CREATE INDEX obs_events_memory ON obs_events (memory_id, ts, seq) WHERE memory_id IS NOT NULL",
+  "CREATE INDEX obs_events_thread ON obs_events (thread_id, ts, seq) WHERE thread_id IS NOT NULL",
+  "CREATE INDEX obs_events_root ON obs_events (root_trace_id, application_id, stage, coverage_profile)",
+  "CREATE INDEX obs_events_kind_status ON obs_events (kind, status, ts)",
+  "CREATE INDEX obs_events_run ON obs_events (run_id, ts) WHERE run_id IS NOT NULL",
+  "CREATE INDEX obs_events_turn ON obs_events (turn_id) WHERE turn_id IS NOT NULL",
+  "CREATE INDEX obs_events_event ON obs_events (event_id)",
+  `CREATE INDEX obs_events_profile ON obs_events (coverage_profile)
+  WHERE coverage_profile IS NOT NULL`,
+];
+
+const RESOURCES = `CREATE TABLE obs_resources (
+  seq INTEGER NOT NULL REFERENCES obs_events (seq) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL,
+  application_id TEXT NOT NULL,
+  origin TEXT NOT NULL,
+  type TEXT NOT NULL,
+  id TEXT NOT NULL,
+  version TEXT,
+  role TEXT,
+  PRIMARY KEY (seq, ordinal)
+) WITHOUT ROWID`;
+
+const PREVIEWS = `CREATE TABLE obs_previews (
+  seq INTEGER PRIMARY KEY REFERENCES obs_events (seq) ON DELETE CASCADE,
+  chars INTEGER NOT NULL,
+  truncated INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  -- Last, so reading the small columns never walks the content's overflow pages.
+  content TEXT NOT NULL
+)`;
+
+const COVERAGE_PROFILES = `CREATE TABLE obs_coverage_profiles (
+  name TEXT PRIMARY KEY,
+  required TEXT NOT NULL,
+  optional TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  registered_at INTEGER NOT NULL
+)`;
+
+const STATE = `CREATE TABLE obs_state (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+)`;
+
+/** Versioned schema steps of the observability index. */
+export const OBS_MIGRATIONS: Migration[] = [
+  {
+    component: OBS_COMPONENT,
+    version: 1,
+    name: "observability index",
+    statements: [
+      ENVELOPES,
+      EXPIRY_GRANTS,
+      ...ENVELOPE_TRIGGERS,
+      EVENTS,
+      ...EVENT_INDEXES,
+      RESOURCES,
+      "CREATE INDEX obs_resources_ref ON obs_resources (id, type, seq)",
+      PREVIEWS,
+      COVERAGE_PROFILES,
+      STATE,
+    ],
+  },
+];
+
+/** Highest `obs` schema version this build knows. */
+export const OBS_SCHEMA_VERSION = Math.max(
+  ...OBS_MIGRATIONS.map((m) => m.version),
+);
+
+const verified = new WeakSet<TraceDb>();
+
+/** Provisions (or upgrades) the observability tables; returns versions applied now. */
+export async function initializeObs(db: TraceDb): Promise<number[]> {
+  const applied = await migrate(db, OBS_MIGRATIONS);
+  verified.add(db);
+  return applied.map((m) => m.version);
+}
+
+/** Throws a StorageError when the observability tables were never provisioned. */
+export async function requireObs(db: TraceDb): Promise<void> {
+  // Checked once per connection: the schema is never dropped while it is open.
+  if (verified.has(db)) return;
+  await requireSchema(db, OBS_COMPONENT, "run trace obs init first");
+  verified.add(db);
+}

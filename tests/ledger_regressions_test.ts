@@ -1,0 +1,266 @@
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { migrate, type TraceDb } from "../lib/db.ts";
+import { RefusedError } from "../lib/errors.ts";
+import { appendEntry } from "../lib/ledger/chain.ts";
+import { compareRuns, REPLAY_CAVEAT } from "../lib/ledger/compare.ts";
+import {
+  gateRegressions,
+  listRegressions,
+  readDefinition,
+  saveRegression,
+} from "../lib/ledger/regressions.ts";
+import { replayRegression } from "../lib/ledger/replay.ts";
+import { registerTarget, targetRef } from "../lib/ledger/targets.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { runExternal } from "../lib/runner/external_run.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import {
+  type FakeBehaviour,
+  FakeTarget,
+  VirtualClock,
+} from "./_fake_target.ts";
+import { withDb } from "./_helpers.ts";
+
+const CONFIG = parseStagingConfig({
+  base_url: "http://127.0.0.1:1",
+  environment: "staging",
+  allow_synthetic_writes: true,
+  document_count: 2,
+  deletion_window_seconds: 2,
+  sample_interval_seconds: 0.5,
+});
+
+async function setUp(db: TraceDb): Promise<void> {
+  await migrate(db, ALL_MIGRATIONS);
+  await registerTarget(db, "staging-a", CONFIG, "registered");
+}
+
+async function runFake(
+  db: TraceDb,
+  dataDir: string,
+  behaviour: FakeBehaviour = {},
+  targetId = "staging-a",
+): Promise<RunReport> {
+  const clock = new VirtualClock();
+  return await runExternal(CONFIG, {
+    db,
+    dataDir,
+    target: { id: targetId, base_url: CONFIG.base_url, source: "registered" },
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+  });
+}
+
+async function replayFake(
+  db: TraceDb,
+  dataDir: string,
+  regressionId: string,
+  behaviour: FakeBehaviour = {},
+) {
+  const clock = new VirtualClock();
+  return await replayRegression(db, regressionId, {
+    dataDir,
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+  });
+}
+
+Deno.test("saveRegression() refuses PASS and INCONCLUSIVE runs with the reason", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const pass = await runFake(db, dir);
+    assert.equal(pass.verdict, "PASS");
+    await assert.rejects(
+      () => saveRegression(db, pass.run_id),
+      (error: Error) =>
+        error instanceof RefusedError && /verdict is PASS/.test(error.message),
+    );
+    const inconclusive = await runFake(db, dir, { loseControl: true });
+    assert.equal(inconclusive.verdict, "INCONCLUSIVE");
+    await assert.rejects(
+      () => saveRegression(db, inconclusive.run_id),
+      /verdict is INCONCLUSIVE; only a completed FAIL can be saved/,
+    );
+  });
+});
+
+Deno.test("saveRegression() refuses a run that only has a checkpoint", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const sink = fileCheckpointSink(dir, "run-20260101T000000Z-abcdef");
+    await sink.write({
+      schema: "trace.checkpoint/1",
+      run_id: "run-20260101T000000Z-abcdef",
+      state: "running",
+      pid: 999999999,
+      started_at: "2026-01-01T00:00:00.000Z",
+      updated_at: "2026-01-01T00:00:00.000Z",
+      target: targetRef(
+        (await registerTarget(db, "staging-a", CONFIG, "registered")).target,
+      ),
+      config_digest: "sha256:x",
+      namespaces: { test: "trace-test-1", control: "trace-control-1" },
+      issued: { test: ["trace-doc-1"], control: [] },
+      verdict: null,
+    });
+    await assert.rejects(
+      () => saveRegression(db, "run-20260101T000000Z-abcdef", { dataDir: dir }),
+      (error: Error) =>
+        error instanceof RefusedError && /never completed/.test(error.message),
+    );
+  });
+});
+
+Deno.test("saveRegression() pins target, contract and failed assertions of a FAIL", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    assert.equal(fail.verdict, "FAIL");
+    const saved = await saveRegression(db, fail.run_id);
+    assert.equal(saved.created, true);
+    assert.equal(saved.regression.status, "pending");
+    const def = saved.regression.definition;
+    assert.equal(def.target.id, "staging-a");
+    assert.equal(def.target.config_digest, fail.config_digest);
+    assert.equal(def.contract.protocol_revision, "trace-staging/1");
+    assert.equal(def.contract.document_count, 2);
+    assert.equal(def.contract.deletion_window_seconds, 2);
+    assert.deepEqual(
+      def.assertions.map((a) => `${a.code}:${a.subject}`),
+      ["marker_retrievable:retrieval", "residual_store:cache_records"],
+    );
+    const again = await saveRegression(db, fail.run_id);
+    assert.equal(again.created, false);
+    assert.equal((await listRegressions(db)).length, 1);
+  });
+});
+
+Deno.test("replayRegression() moves pending to enforced on the first PASS, then gates FAILs", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const id = regression.regression_id;
+
+    const stillBroken = await replayFake(db, dir, id, { staleCache: true });
+    assert.equal(stillBroken.report.verdict, "FAIL");
+    assert.equal(stillBroken.regression.status, "pending");
+    assert.equal(gateRegressions(await listRegressions(db), null).ok, true);
+
+    const fixed = await replayFake(db, dir, id);
+    assert.equal(fixed.report.verdict, "PASS");
+    assert.equal(fixed.regression.status, "enforced");
+    assert.equal(fixed.regression.replays, 2);
+    assert.equal(gateRegressions(await listRegressions(db), null).ok, true);
+
+    const broken = await replayFake(db, dir, id, { staleCache: true });
+    assert.equal(broken.regression.status, "enforced");
+    assert.equal(broken.regression.last_result, "FAIL");
+    const gate = gateRegressions(await listRegressions(db), "staging-a");
+    assert.equal(gate.ok, false);
+    assert.deepEqual(gate.failing.map((f) => f.regression_id), [id]);
+
+    await replayFake(db, dir, id, { incomplete: true });
+    const inconclusive = gateRegressions(await listRegressions(db), null);
+    assert.equal(inconclusive.ok, false, "INCONCLUSIVE counts as not passed");
+    assert.equal(inconclusive.failing[0]?.last_result, "INCONCLUSIVE");
+  });
+});
+
+Deno.test("replayRegression() refuses protocol or contract drift before any request", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const drifted = structuredClone(regression.definition);
+    drifted.regression_id = "reg-drifted";
+    drifted.contract.protocol_revision = "trace-staging/0";
+    drifted.contract.deletion_window_seconds = 9;
+    await appendEntry(db, "regression", "reg-drifted", "staging-a", drifted);
+    const clock = new VirtualClock();
+    const target = new FakeTarget(clock);
+    await assert.rejects(
+      () =>
+        replayRegression(db, "reg-drifted", {
+          dataDir: dir,
+          transport: target,
+          clock,
+        }),
+      (error: Error) =>
+        error instanceof RefusedError &&
+        /contract drifted \(deletion_window_seconds, protocol_revision\)/
+          .test(error.message),
+    );
+    assert.equal(target.calls.length, 0);
+  });
+});
+
+Deno.test("replayRegression() refuses a target whose stored config changed", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const raw = createClient({ url: db.url });
+    try {
+      await raw.execute("DROP TRIGGER ledger_targets_no_update");
+      await raw.execute({
+        sql:
+          "UPDATE ledger_targets SET config_json = ?, config_digest = 'sha256:other' WHERE target_id = 'staging-a'",
+        args: [JSON.stringify({ ...CONFIG, document_count: 7 })],
+      });
+    } finally {
+      raw.close();
+    }
+    await assert.rejects(
+      () => replayFake(db, dir, regression.regression_id),
+      /Cannot replay regression reg-.*: the registered config of target "staging-a" is not the one the run used/,
+    );
+    assert.ok(await readDefinition(db, regression.regression_id));
+  });
+});
+
+Deno.test("compareRuns() shows fixed findings, both cleanups and the caveat", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const before = await runFake(db, dir, { staleCache: true });
+    const after = await runFake(db, dir);
+    const c = compareRuns(before, after);
+    assert.equal(c.a.verdict, "FAIL");
+    assert.equal(c.b.verdict, "PASS");
+    assert.deepEqual(
+      c.findings.fixed.map((f) => `${f.code}:${f.subject}`).sort(),
+      ["marker_retrievable:retrieval", "residual_store:cache_records"],
+    );
+    assert.deepEqual(c.findings.still_present, []);
+    assert.deepEqual(c.findings.new, []);
+    assert.equal(c.cleanup.a.cleanup_complete, false);
+    assert.equal(c.cleanup.b.cleanup_complete, true);
+    assert.equal(c.caveat, REPLAY_CAVEAT);
+    assert.match(c.caveat, /does not prove/);
+  });
+});
+
+Deno.test("compareRuns() refuses different targets and different contracts", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    await registerTarget(db, "staging-b", CONFIG, "registered");
+    const a = await runFake(db, dir);
+    const b = await runFake(db, dir, {}, "staging-b");
+    assert.throws(
+      () => compareRuns(a, b),
+      (error: Error) =>
+        error instanceof RefusedError &&
+        /different targets/.test(error.message),
+    );
+    const other = structuredClone(a);
+    other.run_id = "run-other";
+    other.timing.document_count = 9;
+    assert.throws(
+      () => compareRuns(a, other),
+      /different contracts \(document_count\)/,
+    );
+  });
+});

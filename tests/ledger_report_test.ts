@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { familyResults } from "../lib/report/families.ts";
+import { renderJunit, xmlEscape } from "../lib/report/junit.ts";
+import { renderSummaryMarkdown } from "../lib/report/summary_md.ts";
+import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { runDeletionContract } from "../lib/runner/engine.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import {
+  type FakeBehaviour,
+  FakeTarget,
+  VirtualClock,
+} from "./_fake_target.ts";
+
+const CONFIG = parseStagingConfig({
+  base_url: "http://127.0.0.1:1",
+  environment: "staging",
+  allow_synthetic_writes: true,
+  deletion_window_seconds: 1,
+  sample_interval_seconds: 0.5,
+});
+
+async function run(behaviour: FakeBehaviour = {}): Promise<RunReport> {
+  const clock = new VirtualClock();
+  return await runDeletionContract(CONFIG, {
+    transport: new FakeTarget(clock, behaviour),
+    target: { id: "t<&\"'>", base_url: CONFIG.base_url, source: "registered" },
+    checkpoint: memoryCheckpointSink(),
+    clock,
+  });
+}
+
+function testcases(xml: string): Map<string, string> {
+  const cases = new Map<string, string>();
+  for (
+    const match of xml.matchAll(
+      /<testcase name="([^"]+)"[^>]*>([\s\S]*?)<\/testcase>/g,
+    )
+  ) {
+    cases.set(match[1]!, match[2]!);
+  }
+  return cases;
+}
+
+Deno.test("renderJunit() writes one test case per family with FAIL as <failure>", async () => {
+  const xml = renderJunit(await run({ staleCache: true }));
+  const cases = testcases(xml);
+  assert.deepEqual([...cases.keys()], [
+    "baseline",
+    "deletion.source_records",
+    "deletion.vector_records",
+    "deletion.cache_records",
+    "retrieval",
+    "control",
+    "cleanup",
+  ]);
+  assert.match(
+    cases.get("deletion.cache_records")!,
+    /<failure message="cache_records stayed at 1/,
+  );
+  assert.match(cases.get("retrieval")!, /<failure /);
+  assert.doesNotMatch(cases.get("deletion.source_records")!, /<failure|<error/);
+  assert.match(cases.get("cleanup")!, /<error [^>]*type="INCONCLUSIVE"/);
+  assert.doesNotMatch(xml, /<skipped/);
+  assert.match(
+    xml,
+    /<testsuite name="trace\.deletion-contract\.t&lt;&amp;&quot;&apos;&gt;" tests="7" failures="2" errors="1" skipped="0"/,
+  );
+});
+
+Deno.test("renderJunit() writes INCONCLUSIVE as <error>, never skipped", async () => {
+  const report = await run({ fail: { op: "inventory" } });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  const cases = testcases(renderJunit(report));
+  assert.match(cases.get("baseline")!, /<error /);
+  for (const family of ["deletion.cache_records", "retrieval", "control"]) {
+    assert.match(cases.get(family)!, /<error [^>]*>not evaluated/, family);
+  }
+});
+
+Deno.test("familyResults() passes every family of a healthy run", async () => {
+  const results = familyResults(await run());
+  assert.deepEqual(results.map((r) => r.status), Array(7).fill("pass"));
+});
+
+Deno.test("xmlEscape() escapes markup and drops control characters", () => {
+  assert.equal(xmlEscape(`a<b>&"c'\u0001`), "a&lt;b&gt;&amp;&quot;c&apos;");
+});
+
+Deno.test("renderSummaryMarkdown() gives verdict, checks, findings, cleanup and the replay command", async () => {
+  const report = await run({ staleCache: true });
+  const md = renderSummaryMarkdown(report, {
+    replayCommand: "trace external-replay reg-1 --data-dir ./d",
+  });
+  assert.match(md, /^### Trace deletion contract: FAIL\n/);
+  assert.match(md, /\| deletion\.cache_records \| \*\*FAIL\*\* \|/);
+  assert.match(md, /\| cleanup \| \*\*INCONCLUSIVE\*\* \|/);
+  assert.match(
+    md,
+    /- FAIL `residual_store` \(cache_records\): cache\\_records stayed at 1/,
+  );
+  assert.match(md, /#### Cleanup\n\n\*\*Incomplete\*\*/);
+  assert.match(md, /```sh\ntrace external-replay reg-1 --data-dir \.\/d\n```/);
+  assert.match(md, /\(http:\/\/127\.0\.0\.1:1\)/);
+});
