@@ -6,6 +6,8 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
+
 /** Serialises `value` with object keys sorted at every depth. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") {
@@ -25,19 +27,12 @@ export function canonicalJson(value: unknown): string {
   }}`;
 }
 
-/** Hex SHA-256 of a UTF-8 string. */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(text),
-  );
-  return Array.from(
-    new Uint8Array(digest),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
+/** Lower-case hex SHA-256 of a UTF-8 string (synchronous: it sits on ingest hot paths). */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** `sha256:<hex>` of the canonical JSON of `value`. */
-export async function digestOf(value: unknown): Promise<string> {
-  return `sha256:${await sha256Hex(canonicalJson(value))}`;
+export function digestOf(value: unknown): string {
+  return `sha256:${sha256Hex(canonicalJson(value))}`;
 }

@@ -15,7 +15,7 @@ function trace(args: string[], env: Record<string, string> = {}) {
   });
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -26,7 +26,7 @@ async function withDemoProcess<T>(
   defect: string | null,
   fn: (url: string) => Promise<T>,
 ): Promise<T> {
-  const port = await freePort();
+  const port = freePort();
   const args = [
     "demo",
     "--port",

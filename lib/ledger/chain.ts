@@ -49,20 +49,22 @@ export interface NewEntry {
 }
 
 /** Digest of a canonical payload string. */
-export async function payloadDigest(payload: string): Promise<string> {
-  return `sha256:${await sha256Hex(payload)}`;
+export function payloadDigest(payload: string): string {
+  return `sha256:${sha256Hex(payload)}`;
 }
 
 /** Chain digest linking an entry to its predecessor. */
-export async function chainDigest(
+export function chainDigest(
   prev: string,
   kind: string,
   entityId: string,
   digest: string,
-): Promise<string> {
-  return `sha256:${await sha256Hex(
-    `${prev}\n${kind}\n${entityId}\n${digest}`,
-  )}`;
+): string {
+  return `sha256:${
+    sha256Hex(
+      `${prev}\n${kind}\n${entityId}\n${digest}`,
+    )
+  }`;
 }
 
 /** Appends one entry in a write transaction; refuses a second entry with the same kind and id. */

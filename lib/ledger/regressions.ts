@@ -265,10 +265,10 @@ function statusAfter(replays: ReplayRecord[]): RegressionStatus {
 }
 
 /** Why `definition` cannot be replayed against `target` by this build (empty when it can). */
-export async function replayDrift(
+export function replayDrift(
   definition: RegressionDefinition,
   target: TargetRecord | null,
-): Promise<string[]> {
+): string[] {
   const problems = targetDrift(
     definition.target.id,
     definition.target.config_digest,
@@ -277,7 +277,7 @@ export async function replayDrift(
   if (!target) return problems;
   if (
     problems.length === 0 &&
-    await digestOf(target.config) !== definition.target.config_digest
+    digestOf(target.config) !== definition.target.config_digest
   ) {
     problems.push(
       `the stored config of target "${target.target_id}" no longer matches its digest`,

@@ -66,7 +66,7 @@ export async function registerTarget(
   source: TargetSource,
 ): Promise<Registration> {
   validateTargetId(targetId);
-  const configDigest = await digestOf(config);
+  const configDigest = digestOf(config);
   const found: { existing: TargetRecord | null } = { existing: null };
   const record: TargetRecord = {
     target_id: targetId,

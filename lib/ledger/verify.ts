@@ -235,9 +235,9 @@ async function checkTargets(
   return { count: rows.rows.length, broken };
 }
 
-async function targetProblem(
+function targetProblem(
   row: Record<string, unknown>,
-): Promise<string | null> {
+): string | null {
   if (row.payload === null) {
     return "the registered target has no chained registration entry";
   }
@@ -252,7 +252,7 @@ async function targetProblem(
   if (
     canonicalJson(config) !== canonicalJson(payload.config) ||
     String(row.config_digest) !== payload.config_digest ||
-    await digestOf(config) !== payload.config_digest
+    digestOf(config) !== payload.config_digest
   ) {
     return "its ledger_targets row differs from its chained registration (edited)";
   }

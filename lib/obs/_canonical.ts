@@ -1,27 +1,6 @@
 /** Canonical JSON and digests used for fingerprints, cursors and filter binding. */
 
-import { createHash } from "node:crypto";
-
-/** JSON with object keys sorted at every level and `undefined` members dropped. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const member = (value as Record<string, unknown>)[key];
-    if (member !== undefined) sorted[key] = sortKeys(member);
-  }
-  return sorted;
-}
-
-/** Lower-case hex SHA-256 of a UTF-8 string. */
-export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
+export { canonicalJson, sha256Hex } from "../canonical_json.ts";
 
 /** Base64url without padding. */
 export function toBase64Url(bytes: Uint8Array): string {

@@ -150,12 +150,12 @@ function safeListener(
   };
 }
 
-async function initialCheckpoint(
+function initialCheckpoint(
   config: StagingConfig,
   target: TargetRef,
   ids: RunIdentifiers,
   clock: Clock,
-): Promise<Checkpoint> {
+): Checkpoint {
   const now = clock.wallNow().toISOString();
   return {
     schema: "trace.checkpoint/1",
@@ -165,7 +165,7 @@ async function initialCheckpoint(
     started_at: now,
     updated_at: now,
     target,
-    config_digest: await digestOf(config),
+    config_digest: digestOf(config),
     namespaces: { test: ids.testNamespace, control: ids.controlNamespace },
     issued: { test: [], control: [] },
     verdict: null,

@@ -39,8 +39,8 @@ export interface ExternalRunOptions {
 }
 
 /** The id a config-only run is filed under: stable for the same config. */
-export async function configTargetId(config: StagingConfig): Promise<string> {
-  const digest = await digestOf(config);
+export function configTargetId(config: StagingConfig): string {
+  const digest = digestOf(config);
   return `cfg-${digest.slice("sha256:".length, "sha256:".length + 12)}`;
 }
 
