@@ -1,0 +1,132 @@
+/**
+ * Trace as a library: run the deletion contract against a staging adapter,
+ * keep the ledger, record and query agent-memory trace events, and serve the
+ * API.
+ *
+ * @example Run the deletion contract against a staging adapter
+ * ```ts
+ * import { migrate, openDb, parseStagingConfig, runExternal, ALL_MIGRATIONS } from "./mod.ts";
+ *
+ * const config = parseStagingConfig({
+ *   base_url: "http://127.0.0.1:8787",
+ *   environment: "staging",
+ *   allow_synthetic_writes: true,
+ * });
+ * const db = await openDb({ dataDir: "./.trace" });
+ * await migrate(db, ALL_MIGRATIONS);
+ * const report = await runExternal(config, {
+ *   db,
+ *   dataDir: "./.trace",
+ *   target: { id: "local", base_url: config.base_url, source: "config" },
+ * });
+ * console.log(report.verdict);
+ * ```
+ *
+ * @example Record what an agent retrieved and selected
+ * ```ts
+ * import { createRecorder, initializeObs, openDb } from "./mod.ts";
+ *
+ * const db = await openDb({ dataDir: "./.trace" });
+ * await initializeObs(db);
+ * const recorder = createRecorder(db, { application_id: "app-1", agent_id: "support-bot" });
+ * await recorder.record({ kind: "memory_search", thread_id: "t-1" });
+ * ```
+ *
+ * @module
+ */
+
+// Errors
+export {
+  ConfigError,
+  ConflictError,
+  LedgerIntegrityError,
+  NotFoundError,
+  RefusedError,
+  StorageError,
+  TraceError,
+  UsageError,
+} from "./lib/errors.ts";
+export { ProtocolError } from "./lib/contract/protocol.ts";
+
+// Storage
+export { migrate, openDb, type OpenDbOptions, type TraceDb } from "./lib/db.ts";
+export { ALL_MIGRATIONS } from "./lib/migrations.ts";
+export { resolveDataDir } from "./lib/data_dir.ts";
+
+// The staging adapter contract and the deletion contract runner
+export {
+  parseStagingConfig,
+  parseStagingConfigText,
+  type StagingConfig,
+} from "./lib/contract/config.ts";
+export {
+  type Operation,
+  OPERATIONS,
+  PROTOCOL_REVISION,
+  type StagingTransport,
+  STORES,
+} from "./lib/contract/protocol.ts";
+export {
+  createHttpTransport,
+  type HttpTransportOptions,
+} from "./lib/http/strict_client.ts";
+export {
+  parseJsonObject,
+  parseStrictJson,
+  StrictJsonError,
+} from "./lib/http/strict_json.ts";
+export { runDeletionContract, type RunOptions } from "./lib/runner/engine.ts";
+export {
+  configTargetId,
+  type ExternalRunOptions,
+  runExternal,
+} from "./lib/runner/external_run.ts";
+export { planRun, type RunPlan } from "./lib/runner/plan.ts";
+export type { RunEvent, RunEventListener } from "./lib/runner/events.ts";
+export type {
+  Finding,
+  RunReport,
+  Sample,
+  TargetRef,
+  Verdict,
+} from "./lib/runner/report.ts";
+
+// Ledger
+export { registerTarget } from "./lib/ledger/targets.ts";
+export {
+  gateRegressions,
+  listRegressions,
+  saveRegression,
+} from "./lib/ledger/regressions.ts";
+export { replayRegression } from "./lib/ledger/replay.ts";
+export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";
+export { viewRun } from "./lib/ledger/run_view.ts";
+export { verifyLedger } from "./lib/ledger/verify.ts";
+
+// Observability index
+export {
+  type EventInput,
+  EventInputSchema,
+  type TraceEvent,
+} from "./lib/obs/model.ts";
+export { initializeObs } from "./lib/obs/schema.ts";
+export { ingestEvents } from "./lib/obs/ingest.ts";
+export {
+  createRecorder,
+  type Recorder,
+  recorderForWorker,
+} from "./lib/obs/recorder.ts";
+export {
+  queryTraceEvents,
+  type TraceEventPage,
+  type TraceQuery,
+} from "./lib/obs/query.ts";
+export { summarizeTraceEvents } from "./lib/obs/summaries.ts";
+export { exportEvents } from "./lib/obs/export.ts";
+export { registerCoverageProfile } from "./lib/obs/coverage.ts";
+
+// Demo staging app and server
+export { DEFECT_INFO, DEFECTS, type DemoDefect } from "./lib/demo/defects.ts";
+export { MemoryService } from "./lib/demo/memory_service.ts";
+export { createStagingApp } from "./routes/staging.ts";
+export { type AppOptions, createApp } from "./routes/app.ts";
