@@ -70,6 +70,10 @@ const COMMANDS: Record<string, CommandEntry> = {
       "Exit 0 only when every enforced regression's latest replay passed",
     load: async () => (await import("./cli/regressions.ts")).externalGate,
   },
+  reference: {
+    summary: "Run and rank the reference systems with known deletion behaviour",
+    load: async () => (await import("./cli/reference.ts")).reference,
+  },
   events: {
     summary: "Ingest, query, summarize and export observability events",
     load: async () => (await import("./cli/events.ts")).events,

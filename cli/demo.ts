@@ -15,6 +15,11 @@ import {
   type DemoDefect,
   isDemoDefect,
 } from "../lib/demo/defects.ts";
+import {
+  createDemoTraceSink,
+  type DemoTraceSink,
+  httpEventWriter,
+} from "../lib/demo/demo_tracing.ts";
 import { MemoryService } from "../lib/demo/memory_service.ts";
 import { UsageError } from "../lib/errors.ts";
 import { createStagingApp } from "../routes/staging.ts";
@@ -30,6 +35,8 @@ export interface DemoServerOptions {
   delayMs?: number;
   /** Receives request log lines. */
   log?: (line: string) => void;
+  /** Where the service's trace events go (in-process sink); flushed every second and on shutdown. */
+  traceSink?: DemoTraceSink;
 }
 
 /** A running demo staging app. */
@@ -46,9 +53,11 @@ export function startDemoServer(
   options: DemoServerOptions = {},
 ): Promise<DemoServer> {
   const hostname = options.hostname ?? "127.0.0.1";
+  const sink = options.traceSink;
   const service = new MemoryService({
     defect: options.defect ?? null,
     ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
+    ...(sink ? { onTrace: (record) => sink.record(record) } : {}),
   });
   const app = createStagingApp(
     service,
@@ -73,14 +82,23 @@ export function startDemoServer(
     );
   }
   const port = server.addr.port;
+  const flusher = sink ? setInterval(() => void sink.flush(), 1000) : undefined;
+  const stop = async () => {
+    try {
+      await server.shutdown();
+    } finally {
+      service.close();
+      clearInterval(flusher);
+      await sink?.flush();
+    }
+  };
   let stopped: Promise<void> | undefined;
   return Promise.resolve({
     url: `http://${
       hostname.includes(":") ? `[${hostname}]` : hostname
     }:${port}`,
     port,
-    shutdown: () =>
-      stopped ??= server.shutdown().finally(() => service.close()),
+    shutdown: () => stopped ??= stop(),
   });
 }
 
@@ -89,12 +107,13 @@ const FLAGS = {
   port: { type: "string", default: "8787" },
   defect: { type: "string" },
   "defect-delay-ms": { type: "string" },
+  "trace-to": { type: "string" },
   quiet: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
 const USAGE =
-  `Usage: trace demo [--host 127.0.0.1] [--port 8787] [--defect NAME] [--defect-delay-ms N] [--quiet]
+  `Usage: trace demo [--host 127.0.0.1] [--port 8787] [--defect NAME] [--defect-delay-ms N] [--trace-to URL] [--quiet]
 
 Serves the demo staging app (an in-memory RAG memory service) until Ctrl-C.
 Data lives in memory only: restarting clears it.
@@ -104,6 +123,9 @@ Options:
   --port N               Port to bind, 0 for any free port (default 8787)
   --defect NAME          Inject a deletion defect: ${DEFECTS.join(", ")}
   --defect-delay-ms N    Delay of the timed defects in ms (default ${DEFAULT_DEFECT_DELAY_MS})
+  --trace-to URL         Post the service's trace events (ingest, query selections
+                         naming the cache entry or vectors behind each answer,
+                         deletions; never text) to a Trace server's POST /api/events
   --quiet                Do not print request log lines
 `;
 
@@ -125,17 +147,23 @@ export const demo: Command = async (args, io) => {
         "so anyone who can reach this port can read and delete its data\n",
     );
   }
+  const traceSink = values["trace-to"] === undefined
+    ? undefined
+    : createDemoTraceSink(httpEventWriter(parseTraceUrl(values["trace-to"])), {
+      onError: (message) => io.err(`${message}\n`),
+    });
   const server = await startDemoServer({
     hostname: values.host,
     port,
     defect,
     delayMs,
+    ...(traceSink ? { traceSink } : {}),
     ...(values.quiet ? {} : { log: (line: string) => io.err(`${line}\n`) }),
   });
   io.err(
-    `Demo staging app (defect: ${
-      defect ?? "none"
-    }) listening on ${server.url}\n`,
+    `Demo staging app (defect: ${defect ?? "none"}) listening on ${server.url}${
+      traceSink ? `; trace events go to ${values["trace-to"]}` : ""
+    }\n`,
   );
   await waitForStop(io.interrupted);
   await server.shutdown();
@@ -149,6 +177,31 @@ function parseDefect(name: string | undefined): DemoDefect | null {
   throw new UsageError(
     `demo: unknown defect "${name}"; valid defects: ${DEFECTS.join(", ")}`,
   );
+}
+
+/** A Trace server URL: https anywhere, plain http only on loopback. */
+function parseTraceUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(
+      `demo: --trace-to must be an absolute URL such as http://127.0.0.1:8080, got "${text}"`,
+    );
+  }
+  const plainLoopback = url.protocol === "http:" &&
+    isLoopbackHost(url.hostname);
+  if (url.protocol !== "https:" && !plainLoopback) {
+    throw new UsageError(
+      `demo: --trace-to must use https://, or http:// on a loopback host, got "${text}"`,
+    );
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new UsageError(
+      "demo: --trace-to must not contain credentials, a query or a fragment",
+    );
+  }
+  return url.href;
 }
 
 function parseInteger(flag: string, text: string, max: number): number {

@@ -328,6 +328,7 @@ export const externalRun: Command = async (args, io) => {
           onStart: ({ checkpointPath }) =>
             io.err(`checkpoint: ${checkpointPath}\n`),
           onEvent: progressRenderer(io),
+          onWarning: (message: string) => io.err(`warning: ${message}\n`),
           ...(io.interrupted ? { signal: io.interrupted } : {}),
         });
         io.err(

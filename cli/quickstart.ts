@@ -60,6 +60,7 @@ async function runAgainstDemo(
         source: "config",
       },
       onEvent: progressRenderer(io),
+      onWarning: (message: string) => io.err(`warning: ${message}\n`),
     });
     const dir = join(context.dataDir, "reports");
     await ensurePrivateDir(dir);

@@ -243,6 +243,7 @@ export const externalReplay: Command = async (args, io) => {
             onStart: ({ checkpointPath }) =>
               io.err(`checkpoint: ${checkpointPath}\n`),
             onEvent: progressRenderer(io),
+            onWarning: (message: string) => io.err(`warning: ${message}\n`),
             ...(io.interrupted ? { signal: io.interrupted } : {}),
           },
         );

@@ -27,9 +27,14 @@ import {
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
 import { SourceStore } from "./source_store.ts";
 import { VectorIndex } from "./vector_index.ts";
+import {
+  answerQuery,
+  type QueryParts,
+  type QueryResult,
+} from "./query_path.ts";
+import type { DemoTraceRecord } from "./demo_tracing.ts";
 
-/** Answer text when nothing in the namespace matches. */
-export const NO_MATCH_ANSWER = "No stored memory matches this query";
+export { NO_MATCH_ANSWER, type QueryResult } from "./query_path.ts";
 
 /** Options for {@link MemoryService}. */
 export interface MemoryServiceOptions {
@@ -43,17 +48,8 @@ export interface MemoryServiceOptions {
   topK?: number;
   /** Called after each indexing job is applied. */
   onIndexed?: (job: AppliedJob) => void;
-}
-
-/** What a query returned and where it came from. */
-export interface QueryResult {
-  text: string;
-  /** Documents the answer was built from. */
-  docIds: string[];
-  /** Whether the answer came from the cache. */
-  cached: boolean;
-  /** Cache entry that served or now holds the answer; `null` when nothing matched. */
-  cacheEntryId: string | null;
+  /** Receives content-free records of ingests, queries (with their selection) and deletions. */
+  onTrace?: (record: DemoTraceRecord) => void;
 }
 
 /** What a delete changed. */
@@ -75,6 +71,9 @@ export class MemoryService {
   #worker: IndexingWorker;
   #embedder: Embedder;
   #topK: number;
+  #parts: QueryParts;
+  #scheduler: Scheduler;
+  #onTrace: ((record: DemoTraceRecord) => void) | undefined;
 
   constructor(options: MemoryServiceOptions = {}) {
     const scheduler = options.scheduler ?? systemScheduler;
@@ -90,6 +89,15 @@ export class MemoryService {
       scheduler,
       ...(options.onIndexed ? { onApplied: options.onIndexed } : {}),
     });
+    this.#scheduler = scheduler;
+    this.#onTrace = options.onTrace;
+    this.#parts = {
+      sources: this.#sources,
+      vectors: this.#vectors,
+      cache: this.#cache,
+      embedder: this.#embedder,
+      topK: this.#topK,
+    };
   }
 
   /** Stores a document; resolves once it is searchable. */
@@ -102,44 +110,25 @@ export class MemoryService {
     await this.#worker.submit({ kind: "upsert", namespace, id, text });
     // New content can change any answer of this namespace.
     this.#cache.invalidateNamespace(namespace);
+    this.#trace({ type: "ingest", namespace, id, at: this.#scheduler.now() });
     return { id };
   }
 
   /** Answers from the cache or from a top-k vector search over one namespace. */
   query(namespace: string, query: string): QueryResult {
-    const hit = this.#cache.get(namespace, query);
-    if (hit) {
-      return {
-        text: hit.text,
-        docIds: [...hit.docIds],
-        cached: true,
-        cacheEntryId: hit.id,
-      };
-    }
-    const readTombstoned = { includeTombstoned: this.defect === "soft-delete" };
-    const hits = this.#vectors.search(namespace, this.#embedder.embed(query), {
-      k: this.#topK,
-      ...readTombstoned,
+    const result = answerQuery(this.#parts, namespace, query, {
+      includeTombstoned: this.defect === "soft-delete",
     });
-    const docs = hits.flatMap(({ id }) => {
-      // A vector without a source (orphan) has nothing to quote.
-      const text = this.#sources.get(namespace, id, readTombstoned);
-      return text === undefined ? [] : [{ id, text }];
+    this.#trace({
+      type: "query",
+      namespace,
+      at: this.#scheduler.now(),
+      cached: result.cached,
+      cacheEntryId: result.cacheEntryId,
+      docIds: result.docIds,
+      candidates: result.candidates,
     });
-    // Empty answers are not cached: they hold no data and would only add cache records.
-    if (docs.length === 0) {
-      return {
-        text: NO_MATCH_ANSWER,
-        docIds: [],
-        cached: false,
-        cacheEntryId: null,
-      };
-    }
-    const docIds = docs.map((doc) => doc.id);
-    const text = ["Relevant memories:", ...docs.map((doc) => `- ${doc.text}`)]
-      .join("\n");
-    const entry = this.#cache.set(namespace, query, text, docIds);
-    return { text, docIds, cached: false, cacheEntryId: entry.id };
+    return result;
   }
 
   /** Record counts per store for one namespace. */
@@ -164,6 +153,14 @@ export class MemoryService {
     for (const [space, spaceIds] of targets) {
       cacheEntries.push(...await this.#deleteIn(space, spaceIds));
     }
+    this.#trace({
+      type: "delete",
+      namespace,
+      ids: [...ids],
+      at: this.#scheduler.now(),
+      namespaces: [...targets.keys()],
+      cacheEntries,
+    });
     return {
       acknowledged: true,
       namespaces: [...targets.keys()],
@@ -179,6 +176,14 @@ export class MemoryService {
   /** Cancels pending background jobs; the service refuses writes afterwards. */
   close(): void {
     this.#worker.close();
+  }
+
+  #trace(record: DemoTraceRecord): void {
+    try {
+      this.#onTrace?.(record);
+    } catch {
+      // Tracing is an observer: a broken sink must never change an answer.
+    }
   }
 
   async #deleteIn(

@@ -11,6 +11,7 @@ import type { StagingTransport } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
+import { errorMessage } from "../errors.ts";
 import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
 import { fileCheckpointSink } from "./checkpoint.ts";
 import type { Clock } from "./clock.ts";
@@ -18,6 +19,7 @@ import { runDeletionContract } from "./engine.ts";
 import type { RunEventListener } from "./events.ts";
 import { newRunIdentifiers } from "./ids.ts";
 import type { RunReport, TargetRef } from "./report.ts";
+import { createRunTraceSink } from "./trace_events.ts";
 
 /** Options for {@link runExternal}. */
 export interface ExternalRunOptions {
@@ -36,6 +38,20 @@ export interface ExternalRunOptions {
   linked?: LinkedEntries;
   /** Time source (tests); the system clock by default. */
   clock?: Clock;
+  /** Write the run's lifecycle into the observability index (default true). */
+  trace?: boolean;
+  /** Receives non-fatal problems, e.g. trace events that could not be written. */
+  onWarning?: (message: string) => void;
+}
+
+function combineListeners(
+  ...listeners: (RunEventListener | undefined)[]
+): RunEventListener | undefined {
+  const present = listeners.filter((l): l is RunEventListener =>
+    l !== undefined
+  );
+  if (present.length <= 1) return present[0];
+  return (event) => present.forEach((listener) => listener(event));
 }
 
 /** The id a config-only run is filed under: stable for the same config. */
@@ -57,6 +73,13 @@ export async function runExternal(
     runId: identifiers.runId,
     checkpointPath: checkpoint.location,
   });
+  const sink = options.trace === false ? null : createRunTraceSink(options.db, {
+    runId: identifiers.runId,
+    runKind: "external",
+    targetId: options.target.id,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const onEvent = combineListeners(options.onEvent, sink?.listener);
   try {
     const report = await runDeletionContract(config, {
       transport,
@@ -65,10 +88,16 @@ export async function runExternal(
       identifiers,
       kind: "external",
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      ...(onEvent ? { onEvent } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
     });
     await recordRun(options.db, report, options.linked);
+    // Trace events explain a run; failing to write them must not lose its verdict.
+    await sink?.flush().catch((error: unknown) =>
+      options.onWarning?.(
+        `Cannot write the run's trace events: ${errorMessage(error)}`,
+      )
+    );
     return report;
   } finally {
     await transport.close?.();

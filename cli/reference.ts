@@ -1,0 +1,429 @@
+/** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
+
+import { errorMessage, NotFoundError, UsageError } from "../lib/errors.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { planRun } from "../lib/runner/plan.ts";
+import {
+  createRunTraceSink,
+  type RunTraceSink,
+} from "../lib/runner/trace_events.ts";
+import {
+  type DashboardRow,
+  dashboardRow,
+  FAMILIES,
+  type FamilyCell,
+  RANKING_RULE,
+  rankSystems,
+} from "../lib/reference/dashboard.ts";
+import { evaluateRun } from "../lib/reference/evaluate.ts";
+import {
+  latestReferenceRuns,
+  readReferenceRun,
+} from "../lib/reference/history.ts";
+import {
+  referenceConfig,
+  referenceTarget,
+  runReferenceSuite,
+} from "../lib/reference/suite.ts";
+import {
+  expectationLabel,
+  findSystem,
+  REFERENCE_SYSTEMS,
+  type ReferenceSystemSpec,
+  referenceTargetId,
+} from "../lib/reference/systems.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { printJson, withDataContext } from "./_context.ts";
+import type { CliIo, Command } from "./_io.ts";
+import { renderReport } from "./_report_text.ts";
+
+const FLAGS = {
+  ...DATA_FLAGS,
+  "no-trace": { type: "boolean", default: false },
+} as const;
+
+const HELP = `Usage: trace reference <subcommand> [options]
+
+The reference suite: in-process memory pipelines with known deletion
+behaviour, run through the same engine as external runs. Reference history
+is kept apart from external history.
+
+Subcommands:
+  list               The systems, what each does and its expected outcome
+  plan [NAME...]     What a run of each system would do (no run)
+  run [NAME...]      Run every system (or the named ones), record each run,
+                     print the matrix; exit 1 if any lands off its expectation
+  show RUN_ID        One stored reference run, with expected vs observed
+  dashboard          Matrix of the latest run of each system
+  ranking            Systems ordered by the strength of their deletion guarantee
+
+Options:
+  --json             JSON on stdout
+  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
+  --db URL           Database URL instead of <data-dir>/trace.db
+  --no-trace         (run) Do not write the runs into the observability index
+`;
+
+const SUBCOMMANDS = [
+  "list",
+  "plan",
+  "run",
+  "show",
+  "dashboard",
+  "ranking",
+] as const;
+type Subcommand = typeof SUBCOMMANDS[number];
+
+type Values = {
+  json: boolean;
+  "data-dir"?: string | undefined;
+  db?: string | undefined;
+  "no-trace": boolean;
+};
+
+/** Builds the `reference` command over a set of systems (tests pass their own). */
+export function createReferenceCommand(
+  systems: readonly ReferenceSystemSpec[],
+): Command {
+  return async (args, io) => {
+    const { values, positionals } = parseFlags("reference", args, FLAGS, {
+      max: 64,
+    });
+    const [sub, ...names] = positionals;
+    if (values.help || sub === undefined) {
+      showHelp(io, HELP);
+      return sub === undefined && !values.help ? 2 : 0;
+    }
+    if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
+      throw new UsageError(
+        `reference: unknown subcommand "${sub}"; use ${SUBCOMMANDS.join(", ")}`,
+      );
+    }
+    const context = { systems, values, io };
+    switch (sub as Subcommand) {
+      case "list":
+        return list(context, names);
+      case "plan":
+        return plan(context, names);
+      case "run":
+        return await run(context, names);
+      case "show":
+        return await show(context, names);
+      case "dashboard":
+        return await dashboard(context, names);
+      case "ranking":
+        return await ranking(context, names);
+    }
+  };
+}
+
+/** `trace reference …` over the built-in systems. */
+export const reference: Command = createReferenceCommand(REFERENCE_SYSTEMS);
+
+interface Context {
+  systems: readonly ReferenceSystemSpec[];
+  values: Values;
+  io: CliIo;
+}
+
+function selectSystems(
+  systems: readonly ReferenceSystemSpec[],
+  names: string[],
+): ReferenceSystemSpec[] {
+  if (names.length === 0) return [...systems];
+  return names.map((name) => {
+    const spec = findSystem(name, systems);
+    if (!spec) {
+      throw new UsageError(
+        `reference: unknown system "${name}"; valid systems: ${
+          systems.map((s) => s.name).join(", ")
+        }`,
+      );
+    }
+    return spec;
+  });
+}
+
+function noArguments(sub: string, names: string[]): void {
+  if (names.length > 0) {
+    throw new UsageError(
+      `reference ${sub}: unexpected argument "${
+        names[0]
+      }"; see trace reference --help`,
+    );
+  }
+}
+
+function list({ systems, values, io }: Context, names: string[]): number {
+  noArguments("list", names);
+  const rows = systems.map((spec) => ({
+    name: spec.name,
+    title: spec.title,
+    behaviour: spec.behaviour,
+    expected: expectationLabel(spec.expected.verdict, spec.expected.qualifier),
+    expected_findings: spec.expected.findings,
+    reason: spec.reason,
+    blind_spot: spec.blind_spot,
+    timing: spec.timing,
+  }));
+  if (values.json) {
+    printJson(io, rows);
+    return 0;
+  }
+  const width = Math.max(...rows.map((r) => r.name.length));
+  const lines = rows.flatMap((r) => [
+    `${r.name.padEnd(width)}  ${r.expected.padEnd(17)}  ${r.title}`,
+    `${"".padEnd(width)}  ${r.behaviour}`,
+    ...(r.blind_spot
+      ? [`${"".padEnd(width)}  blind spot: ${r.blind_spot}`]
+      : []),
+  ]);
+  io.out(lines.join("\n") + "\n");
+  return 0;
+}
+
+function plan({ systems, values, io }: Context, names: string[]): number {
+  const plans = selectSystems(systems, names).map((spec) => ({
+    system: spec.name,
+    expected: expectationLabel(spec.expected.verdict, spec.expected.qualifier),
+    plan: planRun(referenceConfig(spec), referenceTarget(spec)),
+  }));
+  if (values.json) {
+    printJson(io, plans);
+    return 0;
+  }
+  const lines = plans.map(({ system, expected, plan }) =>
+    `${system}: ${plan.timing.document_count} document(s), window ${plan.timing.deletion_window_seconds} s, ${plan.timing.samples} sample(s), at most ${plan.request_budget.max_requests} request(s); expected ${expected}`
+  );
+  io.out(
+    [
+      "Reference runs use an in-process transport and virtual time (no network, no real waiting).",
+      ...lines,
+    ].join("\n") + "\n",
+  );
+  return 0;
+}
+
+async function run(
+  { systems, values, io }: Context,
+  names: string[],
+): Promise<number> {
+  const selected = selectSystems(systems, names);
+  return await withDataContext(values, io, { write: true }, async ({ db }) => {
+    let sink: RunTraceSink | null = null;
+    const rows: DashboardRow[] = [];
+    await runReferenceSuite({
+      systems: selected,
+      db,
+      onStart: (spec, time) => {
+        if (values["no-trace"]) return undefined;
+        sink = createRunTraceSink(db, {
+          clock: time,
+          runKind: "reference",
+          targetId: referenceTargetId(spec.name),
+        });
+        return sink.listener;
+      },
+      onResult: async (result) => {
+        await flushTrace(sink, io);
+        const spec = findSystem(result.system, selected)!;
+        const row = dashboardRow(spec, result.report, result.evaluation);
+        rows.push(row);
+        io.err(
+          `reference: ${row.system} ${row.observed} (expected ${row.expected}) ${
+            row.matches ? "ok" : "MISMATCH"
+          }  run ${row.run_id}\n`,
+        );
+      },
+    });
+    io.err(
+      `ledger: ${rows.length} reference run(s) recorded in ${
+        db.path ?? db.url
+      }\n`,
+    );
+    const mismatched = rows.filter((r) => !r.matches);
+    if (values.json) printJson(io, { rows, mismatches: mismatched.length });
+    else io.out(renderMatrix(rows));
+    if (mismatched.length > 0) {
+      io.err(
+        `reference: ${mismatched.length} system(s) landed off their expected outcome; the checker has a bug: ${
+          mismatched.map((r) => `${r.system} (${r.mismatches.join("; ")})`)
+            .join(", ")
+        }\n`,
+      );
+      return 1;
+    }
+    return 0;
+  });
+}
+
+async function flushTrace(sink: RunTraceSink | null, io: CliIo): Promise<void> {
+  if (!sink) return;
+  try {
+    await sink.flush();
+  } catch (error) {
+    // The verdict stands without its trace; say so instead of failing the suite.
+    io.err(`warning: run trace not written: ${errorMessage(error)}\n`);
+  }
+}
+
+async function show(
+  { systems, values, io }: Context,
+  names: string[],
+): Promise<number> {
+  const [runId, ...extra] = names;
+  if (runId === undefined) {
+    throw new UsageError("reference show: RUN_ID is required");
+  }
+  noArguments("show", extra);
+  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+    const entry = await readReferenceRun(db, runId);
+    if (!entry) {
+      throw new NotFoundError(
+        `Cannot show reference run "${runId}": it is not in the reference history; list runs with trace reference dashboard`,
+      );
+    }
+    const spec = entry.system ? findSystem(entry.system, systems) : undefined;
+    const evaluation = spec ? evaluateRun(spec, entry.report) : null;
+    if (values.json) {
+      printJson(io, { system: entry.system, evaluation, report: entry.report });
+      return 0;
+    }
+    const head = evaluation
+      ? `Reference system ${entry.system}: observed ${evaluation.observed}, expected ${evaluation.expected} (${
+        evaluation.matches ? "as expected" : evaluation.mismatches.join("; ")
+      })\n`
+      : `Reference system ${entry.system ?? "unknown"}: no expectation known\n`;
+    io.out(head + renderReport(entry.report));
+    return 0;
+  });
+}
+
+async function latestRows(
+  db: TraceDb,
+  systems: readonly ReferenceSystemSpec[],
+): Promise<{ rows: DashboardRow[]; missing: string[] }> {
+  const latest = await latestReferenceRuns(db);
+  const rows: DashboardRow[] = [];
+  const missing: string[] = [];
+  for (const spec of systems) {
+    const entry = latest.get(spec.name);
+    if (!entry) missing.push(spec.name);
+    else {
+      rows.push(
+        dashboardRow(spec, entry.report, evaluateRun(spec, entry.report)),
+      );
+    }
+  }
+  return { rows, missing };
+}
+
+async function dashboard(
+  { systems, values, io }: Context,
+  names: string[],
+): Promise<number> {
+  noArguments("dashboard", names);
+  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+    const { rows, missing } = await latestRows(db, systems);
+    if (values.json) {
+      printJson(io, {
+        families: FAMILIES,
+        rows,
+        missing,
+        mismatches: rows.filter((r) => !r.matches).length,
+      });
+      return 0;
+    }
+    io.out(renderMatrix(rows) + missingNote(missing));
+    return 0;
+  });
+}
+
+async function ranking(
+  { systems, values, io }: Context,
+  names: string[],
+): Promise<number> {
+  noArguments("ranking", names);
+  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+    const { rows, missing } = await latestRows(db, systems);
+    const ranked = rankSystems(rows);
+    if (values.json) {
+      printJson(io, { rule: RANKING_RULE, ranking: ranked, missing });
+      return 0;
+    }
+    const lines = [
+      RANKING_RULE,
+      "",
+      ...table(
+        ["#", "system", "tier", "observed", "slowest erasure"],
+        ranked.map((r) => [
+          String(r.rank),
+          r.system,
+          r.tier.replaceAll("_", " "),
+          r.observed,
+          seconds(r.slowest_erasure_seconds),
+        ]),
+      ),
+    ];
+    io.out(lines.join("\n") + "\n" + missingNote(missing));
+    return 0;
+  });
+}
+
+function missingNote(missing: string[]): string {
+  if (missing.length === 0) return "";
+  return `\nNo reference run yet for: ${
+    missing.join(", ")
+  }; run trace reference run\n`;
+}
+
+function seconds(value: number | null): string {
+  return value === null ? "never" : `${value.toFixed(2)} s`;
+}
+
+function cellText(cell: FamilyCell): string {
+  switch (cell.status) {
+    case "erased":
+    case "transient":
+      return `${cell.status} ${seconds(cell.time_to_erasure_seconds)}`;
+    case "residual":
+    case "lost":
+    case "incomplete":
+      return cell.status.toUpperCase();
+    default:
+      return cell.status;
+  }
+}
+
+/** Renders dashboard rows as a text matrix with a legend. */
+export function renderMatrix(rows: readonly DashboardRow[]): string {
+  const header = [
+    "system",
+    "expected",
+    "observed",
+    "match",
+    ...FAMILIES.map((f) => f.replace("_records", "")),
+  ];
+  const body = rows.map((row) => [
+    row.blind_spot ? `${row.system} (!)` : row.system,
+    row.expected,
+    row.observed,
+    row.matches ? "yes" : "NO",
+    ...FAMILIES.map((f) => cellText(row.families[f])),
+  ]);
+  const notes = rows.filter((r) => r.blind_spot).map((r) =>
+    `(!) ${r.system}: blind spot, not a guarantee: ${r.blind_spot}`
+  );
+  const legend =
+    "Store and retrieval cells: erased/transient with the time from which they stayed 0 after the deletion was acknowledged; RESIDUAL = still there at the final sample";
+  return [...table(header, body), "", legend, ...notes].join("\n") + "\n";
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => r[i]!.length))
+  );
+  const format = (row: string[]) =>
+    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [format(header), ...rows.map(format)];
+}

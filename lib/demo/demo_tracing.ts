@@ -1,0 +1,248 @@
+/**
+ * Demo tracing: the demo service reports what it did (ingest, query with its
+ * selection decision, delete) as content-free records; this module turns them
+ * into observability events and ships them in batches, either into a local
+ * index (in-process) or to a Trace server's `POST /api/events`. A stale-cache
+ * FAIL can then be traced to the cache entry that served the marker.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { errorMessage } from "../errors.ts";
+import { ingestEvents } from "../obs/ingest.ts";
+import type {
+  EventInput,
+  ResourceRef,
+  SelectionCandidate,
+} from "../obs/model.ts";
+import type { VectorCandidate } from "./query_path.ts";
+
+/** One thing the demo service did, without any document or query text. */
+export type DemoTraceRecord =
+  | { type: "ingest"; namespace: string; id: string; at: number }
+  | {
+    type: "query";
+    namespace: string;
+    at: number;
+    cached: boolean;
+    cacheEntryId: string | null;
+    docIds: string[];
+    candidates: VectorCandidate[];
+  }
+  | {
+    type: "delete";
+    namespace: string;
+    ids: string[];
+    at: number;
+    namespaces: string[];
+    cacheEntries: string[];
+  };
+
+/** Identity the demo's events are filed under. */
+export interface DemoTraceIdentity {
+  /** Default `trace-demo`. */
+  applicationId?: string;
+  /** Default `demo-staging`. */
+  agentId?: string;
+  /** Prefix of event ids; random by default so restarts never reuse an id. */
+  instanceId?: string;
+}
+
+const MAX_REFS = 64;
+// Control characters make an id unusable in the index; such ids are left out.
+// deno-lint-ignore no-control-regex
+const OPAQUE = /^[^\u0000-\u001f\u007f]{1,256}$/;
+
+function opaque(id: string): string | null {
+  return OPAQUE.test(id) ? id : null;
+}
+
+function ref(type: string, id: string, role: ResourceRef["role"]) {
+  const safe = opaque(id);
+  return safe === null ? [] : [{ type, id: safe, role } as ResourceRef];
+}
+
+/** Converts one record into an observability event (`seq` makes its id unique). */
+export function demoTraceEvent(
+  record: DemoTraceRecord,
+  seq: number,
+  identity: Required<DemoTraceIdentity>,
+): EventInput {
+  const base = {
+    event_id: `${identity.instanceId}-${seq}`,
+    application_id: identity.applicationId,
+    agent_id: identity.agentId,
+    thread_id: opaque(record.namespace),
+    store: "trace" as const,
+    status: "ok" as const,
+    success: true,
+    started_at: new Date(record.at).toISOString(),
+  };
+  switch (record.type) {
+    case "ingest":
+      return {
+        ...base,
+        kind: "memory_write",
+        resources: ref("document", record.id, "written"),
+      };
+    case "delete":
+      return {
+        ...base,
+        kind: "memory_delete",
+        resources: [
+          ...record.cacheEntries.flatMap((id) =>
+            ref("cache_entry", id, "deleted")
+          ),
+          ...record.ids.flatMap((id) => ref("document", id, "deleted")),
+        ].slice(0, MAX_REFS),
+        attributes: {
+          "app.ids": record.ids.length,
+          "app.namespaces": record.namespaces.length,
+          "app.cache_entries_dropped": record.cacheEntries.length,
+        },
+      };
+    case "query":
+      return queryEvent(record, base);
+  }
+}
+
+function queryEvent(
+  record: Extract<DemoTraceRecord, { type: "query" }>,
+  base: Omit<EventInput, "kind">,
+): EventInput {
+  const candidates: SelectionCandidate[] = record.cached
+    ? ref("cache_entry", record.cacheEntryId ?? "", "supplied").map((r) => ({
+      ref: r,
+      rank: 0,
+      selected: true,
+      reason: "application_policy" as const,
+    }))
+    : record.candidates.flatMap((c) =>
+      ref("vector", c.id, "retrieved").map((r) => ({
+        ref: r,
+        rank: c.rank,
+        score: Number.isFinite(c.score) ? c.score : null,
+        selected: c.selected,
+        // An orphan vector was dropped because its source is gone.
+        reason: c.selected
+          ? "provider_rank" as const
+          : "stale_version" as const,
+      }))
+    );
+  const cacheRole = record.cached ? "supplied" : "written";
+  return {
+    ...base,
+    kind: "selection",
+    selection: candidates.length > 0
+      ? {
+        strategy: record.cached ? "answer_cache" : "vector_top_k",
+        candidates: candidates.slice(0, MAX_REFS),
+      }
+      : null,
+    resources: [
+      ...(record.cacheEntryId === null
+        ? []
+        : ref("cache_entry", record.cacheEntryId, cacheRole)),
+      ...record.docIds.flatMap((id) => ref("document", id, "output_bound")),
+    ].slice(0, MAX_REFS),
+    attributes: {
+      "app.cached": record.cached,
+      "app.candidates": candidates.length,
+      "app.documents": record.docIds.length,
+    },
+  };
+}
+
+/** Writes one batch of events somewhere; throws when the batch was not stored. */
+export type EventWriter = (events: EventInput[]) => Promise<void>;
+
+/** Buffers demo records as events and writes them in batches. */
+export interface DemoTraceSink {
+  /** Pass as the service's `onTrace`. */
+  record(record: DemoTraceRecord): void;
+  /** Writes buffered events; a failed batch is counted and dropped, never retried forever. */
+  flush(): Promise<void>;
+  /** Batches that could not be written so far. */
+  readonly failures: number;
+}
+
+/** Options for {@link createDemoTraceSink}. */
+export interface DemoTraceSinkOptions extends DemoTraceIdentity {
+  /** Receives a one-line message per failed batch. */
+  onError?: (message: string) => void;
+}
+
+/** A sink that converts records and hands them to `write` on {@link DemoTraceSink.flush}. */
+export function createDemoTraceSink(
+  write: EventWriter,
+  options: DemoTraceSinkOptions = {},
+): DemoTraceSink {
+  const identity: Required<DemoTraceIdentity> = {
+    applicationId: options.applicationId ?? "trace-demo",
+    agentId: options.agentId ?? "demo-staging",
+    instanceId: options.instanceId ??
+      `demo-${crypto.randomUUID().slice(0, 8)}`,
+  };
+  let buffer: EventInput[] = [];
+  let seq = 0;
+  let failures = 0;
+  let chain = Promise.resolve();
+  return {
+    record(record) {
+      buffer.push(demoTraceEvent(record, ++seq, identity));
+    },
+    flush() {
+      // Batches go out one at a time, in order.
+      chain = chain.then(async () => {
+        if (buffer.length === 0) return;
+        const batch = buffer;
+        buffer = [];
+        try {
+          await write(batch);
+        } catch (error) {
+          failures++;
+          options.onError?.(
+            `Cannot write ${batch.length} demo trace event(s): ${
+              errorMessage(error)
+            }`,
+          );
+        }
+      });
+      return chain;
+    },
+    get failures() {
+      return failures;
+    },
+  };
+}
+
+/** Writes batches into a local observability index (already provisioned). */
+export function dbEventWriter(db: TraceDb): EventWriter {
+  return async (events) => {
+    await ingestEvents(db, events, { source: "recorder" });
+  };
+}
+
+/** Posts batches as `{"events": [...]}` to `<baseUrl>/api/events` of a Trace server. */
+export function httpEventWriter(
+  baseUrl: string,
+  options: { headers?: Record<string, string> } = {},
+): EventWriter {
+  const url = new URL(
+    "api/events",
+    baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`,
+  );
+  return async (events) => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...options.headers },
+      body: JSON.stringify(events),
+      redirect: "error",
+    });
+    await response.body?.cancel();
+    if (!response.ok) {
+      throw new Error(`POST ${url.pathname} answered HTTP ${response.status}`);
+    }
+  };
+}

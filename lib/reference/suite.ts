@@ -1,0 +1,142 @@
+/**
+ * Runs reference systems through the same engine as external runs. Each run
+ * gets a fresh system on its own {@link VirtualTime}, an in-process transport
+ * by default, the scenario's event hook (barriers), and an in-memory
+ * checkpoint; the report is a `reference` report, stored apart from external
+ * history.
+ *
+ * @module
+ */
+
+import { parseStagingConfig, type StagingConfig } from "../contract/config.ts";
+import type { StagingTransport } from "../contract/protocol.ts";
+import type { TraceDb } from "../db.ts";
+import { recordRun } from "../ledger/runs.ts";
+import { memoryCheckpointSink } from "../runner/checkpoint.ts";
+import { runDeletionContract } from "../runner/engine.ts";
+import type { RunEvent, RunEventListener } from "../runner/events.ts";
+import type { RunReport, TargetRef } from "../runner/report.ts";
+import { evaluateRun, type Evaluation } from "./evaluate.ts";
+import type { ReferencePipeline, StoredCounts } from "./pipeline.ts";
+import {
+  REFERENCE_SYSTEMS,
+  type ReferenceSystemSpec,
+  referenceTargetId,
+} from "./systems.ts";
+import { inProcessTransport } from "./transport.ts";
+import { VirtualTime } from "./virtual_time.ts";
+
+/** Options for {@link runReferenceSystem}. */
+export interface ReferenceRunOptions {
+  /** Builds the transport to the system (default: in-process on virtual time); closed after the run. */
+  transport?: (
+    system: ReferencePipeline,
+    time: VirtualTime,
+  ) => Promise<StagingTransport>;
+  /** Receives every run event after the scenario hook has seen it. */
+  onEvent?: RunEventListener;
+  /** Called before each run starts; a returned listener receives that run's events (trace sinks). */
+  onStart?: (
+    spec: ReferenceSystemSpec,
+    time: VirtualTime,
+  ) => RunEventListener | undefined;
+  signal?: AbortSignal;
+}
+
+/** One finished reference run. */
+export interface ReferenceResult {
+  system: string;
+  report: RunReport;
+  evaluation: Evaluation;
+  /** Records the system still physically held for the test namespace after the run. */
+  hidden: StoredCounts;
+}
+
+/** The staging config a reference system is run with. */
+export function referenceConfig(spec: ReferenceSystemSpec): StagingConfig {
+  return parseStagingConfig({
+    base_url: referenceBaseUrl(spec.name),
+    environment: "staging",
+    allow_synthetic_writes: true,
+    ...spec.timing,
+  }, `reference system ${spec.name}`);
+}
+
+/** The (never contacted) URL reference reports name as their target. */
+export function referenceBaseUrl(name: string): string {
+  return `http://127.0.0.1/reference/${name}`;
+}
+
+/** The report target of a reference system. */
+export function referenceTarget(spec: ReferenceSystemSpec): TargetRef {
+  return {
+    id: referenceTargetId(spec.name),
+    base_url: referenceBaseUrl(spec.name),
+    source: "reference",
+  };
+}
+
+/** Runs one reference system end to end and compares the outcome with its expectation. */
+export async function runReferenceSystem(
+  spec: ReferenceSystemSpec,
+  options: ReferenceRunOptions = {},
+): Promise<ReferenceResult> {
+  const time = new VirtualTime();
+  const instance = await spec.build(time);
+  const { system } = instance;
+  let transport: StagingTransport | undefined;
+  try {
+    transport = options.transport
+      ? await options.transport(system, time)
+      : inProcessTransport(system, { time });
+    const extra = options.onStart?.(spec, time);
+    const listeners = [instance.onEvent, extra, options.onEvent].filter((
+      l,
+    ): l is RunEventListener => l !== undefined);
+    const report = await runDeletionContract(referenceConfig(spec), {
+      transport,
+      target: referenceTarget(spec),
+      checkpoint: memoryCheckpointSink(),
+      kind: "reference",
+      clock: time,
+      onEvent: (event: RunEvent) => {
+        for (const listener of listeners) listener(event);
+      },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const hidden = system.storedCounts(report.namespaces.test);
+    return {
+      system: spec.name,
+      report,
+      evaluation: evaluateRun(spec, report, hidden),
+      hidden,
+    };
+  } finally {
+    await transport?.close?.();
+    system.close();
+  }
+}
+
+/** Options for {@link runReferenceSuite}. */
+export interface ReferenceSuiteOptions extends ReferenceRunOptions {
+  /** Systems to run (default: all of them). */
+  systems?: readonly ReferenceSystemSpec[];
+  /** Stores each report in the ledger as a reference run. */
+  db?: TraceDb;
+  /** Called after each system finished (and was recorded). */
+  onResult?: (result: ReferenceResult) => void | Promise<void>;
+}
+
+/** Runs systems one after another; never mixes them into external history. */
+export async function runReferenceSuite(
+  options: ReferenceSuiteOptions = {},
+): Promise<ReferenceResult[]> {
+  const results: ReferenceResult[] = [];
+  for (const spec of options.systems ?? REFERENCE_SYSTEMS) {
+    const result = await runReferenceSystem(spec, options);
+    if (options.db) await recordRun(options.db, result.report);
+    await options.onResult?.(result);
+    results.push(result);
+  }
+  return results;
+}

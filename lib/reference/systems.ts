@@ -1,0 +1,287 @@
+/**
+ * The reference systems: small memory pipelines with a known deletion
+ * behaviour, each with the outcome a correct checker must reach. A run that
+ * lands anywhere else is a bug in Trace, not in the system.
+ *
+ * @module
+ */
+
+import type { RunEventListener } from "../runner/events.ts";
+import type { Verdict } from "../runner/report.ts";
+import { Barrier } from "./barrier.ts";
+import { type PipelineBehaviour, ReferencePipeline } from "./pipeline.ts";
+import type { VirtualTime } from "./virtual_time.ts";
+
+/** How a PASS is qualified: at once, after a transient residual, or only because of a blind spot. */
+export const QUALIFIERS = ["immediate", "transient", "blind_spot"] as const;
+
+/** One of {@link QUALIFIERS}. */
+export type Qualifier = typeof QUALIFIERS[number];
+
+/** The outcome a correct checker reaches on a system. */
+export interface Expectation {
+  verdict: Verdict;
+  /** Only for PASS. */
+  qualifier: Qualifier | null;
+  /** Findings that must be present, as `code:subject` (e.g. `residual_store:cache_records`). */
+  findings: string[];
+}
+
+/** Timing a reference run uses. */
+export interface ReferenceTiming {
+  document_count: number;
+  deletion_window_seconds: number;
+  sample_interval_seconds: number;
+}
+
+/** A running system plus the scenario hook that drives it. */
+export interface ReferenceInstance {
+  system: ReferencePipeline;
+  /** Receives the run's events; barriers are released from here, never by sleeping. */
+  onEvent?: RunEventListener;
+}
+
+/** One reference system. */
+export interface ReferenceSystemSpec {
+  name: string;
+  title: string;
+  /** What the system does on deletion. */
+  behaviour: string;
+  expected: Expectation;
+  /** Why a correct checker reaches the expected outcome. */
+  reason: string;
+  /** What the contract cannot observe on this system, when it matters. */
+  blind_spot: string | null;
+  timing: ReferenceTiming;
+  /** Builds a fresh instance on `time`'s scheduler. */
+  build(time: VirtualTime): Promise<ReferenceInstance>;
+}
+
+/** Background records the pagination stress system holds before a run starts. */
+export const PAGINATION_SEED_RECORDS = 5_000;
+
+/** Page size of the pagination stress system's deletion scan. */
+export const PAGINATION_PAGE_SIZE = 1_000;
+
+const TIMING: ReferenceTiming = {
+  document_count: 3,
+  deletion_window_seconds: 5,
+  sample_interval_seconds: 0.5,
+};
+
+function simple(
+  behaviour: PipelineBehaviour,
+): (time: VirtualTime) => Promise<ReferenceInstance> {
+  return (time) =>
+    Promise.resolve({
+      system: new ReferencePipeline(time.scheduler, behaviour),
+    });
+}
+
+const erased = "erased:deletion";
+
+/** Every reference system, in display order. */
+export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
+  {
+    name: "correct",
+    title: "Correct design",
+    behaviour:
+      "Deletes source, vectors and the cached answers built from the deleted ids, synchronously",
+    expected: { verdict: "PASS", qualifier: "immediate", findings: [erased] },
+    reason: "Every store reads 0 and the marker is gone from the first sample",
+    blind_spot: null,
+    timing: TIMING,
+    build: simple({}),
+  },
+  {
+    name: "stale-cache",
+    title: "Stale answer cache",
+    behaviour: "Deletion never invalidates the answer cache",
+    expected: {
+      verdict: "FAIL",
+      qualifier: null,
+      findings: [
+        "residual_store:cache_records",
+        "marker_retrievable:retrieval",
+      ],
+    },
+    reason:
+      "The cached answer keeps serving the marker and cache_records stays at 1",
+    blind_spot: null,
+    timing: TIMING,
+    build: simple({ staleCache: true }),
+  },
+  {
+    name: "worker-resurrect",
+    title: "Async re-index worker resurrects vectors",
+    behaviour:
+      "Each ingest queues a re-embedding job carrying its text behind a stalled worker; the scenario releases the worker at the third sample, mid-window, and the backlog writes the deleted vectors back",
+    expected: {
+      verdict: "FAIL",
+      qualifier: null,
+      findings: ["residual_store:vector_records"],
+    },
+    reason:
+      "The first samples are clean, then vector_records comes back and is still there at the final sample",
+    blind_spot: null,
+    timing: TIMING,
+    build: (time) => {
+      const barrier = new Barrier();
+      const system = new ReferencePipeline(time.scheduler, {
+        stalledWorker: barrier,
+      });
+      return Promise.resolve({
+        system,
+        onEvent: (event) => {
+          if (event.type === "sample" && event.sample.index === 2) {
+            barrier.release();
+          }
+        },
+      });
+    },
+  },
+  {
+    name: "tombstone-late-compaction",
+    title: "Tombstones compacted after the window",
+    behaviour:
+      "Deletion tombstones source and vectors; compaction purges them 60 s later, long after the 5 s window",
+    expected: {
+      verdict: "FAIL",
+      qualifier: null,
+      findings: [
+        "residual_store:source_records",
+        "residual_store:vector_records",
+      ],
+    },
+    reason:
+      "The inventory honestly counts tombstoned records, which are still stored at the final sample",
+    blind_spot: null,
+    timing: TIMING,
+    build: simple({ tombstones: true, compactAfterMs: 60_000 }),
+  },
+  {
+    name: "tombstone-window-compaction",
+    title: "Tombstones compacted inside the window",
+    behaviour:
+      "Deletion tombstones source and vectors; compaction purges them 2 s later, inside the 5 s window",
+    expected: {
+      verdict: "PASS",
+      qualifier: "transient",
+      findings: [
+        "transient_residual:source_records",
+        "transient_residual:vector_records",
+      ],
+    },
+    reason:
+      "Tombstones are counted until the compaction at 2 s, then every store reads 0 (transient residual)",
+    blind_spot: null,
+    timing: TIMING,
+    build: simple({ tombstones: true, compactAfterMs: 2_000 }),
+  },
+  {
+    name: "paginated-delete",
+    title: "Paginated deletion misses later pages",
+    behaviour:
+      `The shared table holds ${PAGINATION_SEED_RECORDS} records of other tenants before the run; deletion pages through it ${PAGINATION_PAGE_SIZE} at a time but reads only the first page, where the canaries never are`,
+    expected: {
+      verdict: "FAIL",
+      qualifier: null,
+      findings: [
+        "residual_store:source_records",
+        "residual_store:vector_records",
+        "marker_retrievable:retrieval",
+      ],
+    },
+    reason:
+      "None of the canaries is on page one, so every store keeps them and the marker stays retrievable",
+    blind_spot: null,
+    timing: { ...TIMING, document_count: 200 },
+    build: async (time) => {
+      const system = new ReferencePipeline(time.scheduler, {
+        deletionFirstPageOnly: PAGINATION_PAGE_SIZE,
+      });
+      await system.seed(PAGINATION_SEED_RECORDS);
+      return { system };
+    },
+  },
+  {
+    name: "eventual-vector-propagation",
+    title: "Eventual vector propagation inside the window",
+    behaviour:
+      "Vector deletion reaches the index 2.5 s after the acknowledgement, inside the 5 s window",
+    expected: {
+      verdict: "PASS",
+      qualifier: "transient",
+      findings: ["transient_residual:vector_records"],
+    },
+    reason:
+      "vector_records lingers for 2.5 s and then reads 0 until the end of the window",
+    blind_spot: null,
+    timing: TIMING,
+    build: simple({ vectorDelayMs: 2_500 }),
+  },
+  {
+    name: "inventory-first-page",
+    title: "Inventory skips later pages",
+    behaviour:
+      "Deletion moves records to an archive segment purged after an hour; the inventory reads only the first page of a listing whose later pages hold that archive, and still answers complete: true",
+    expected: {
+      verdict: "PASS",
+      qualifier: "blind_spot",
+      findings: [erased],
+    },
+    reason:
+      "Every reported count is 0 and the marker is not retrievable, so the contract must PASS",
+    blind_spot:
+      "The deleted records are still stored; a black-box contract cannot see a store the adapter under-reports while claiming complete: true",
+    timing: TIMING,
+    build: simple({ tombstones: true, inventoryFirstPageOnly: 100 }),
+  },
+  {
+    name: "control-collateral",
+    title: "Control namespace collateral deletion",
+    behaviour:
+      "Deletion wipes every namespace of the tenant instead of the supplied ids",
+    expected: {
+      verdict: "INCONCLUSIVE",
+      qualifier: null,
+      findings: ["control_lost:control"],
+    },
+    reason:
+      "The unrelated control record disappears, so no sample can be trusted",
+    blind_spot: null,
+    timing: TIMING,
+    build: simple({ tenantWideDelete: true }),
+  },
+];
+
+/** Display label of an expectation, e.g. `PASS (transient)` or `PASS (blind spot)`. */
+export function expectationLabel(
+  verdict: Verdict,
+  qualifier: Qualifier | null,
+): string {
+  if (verdict !== "PASS" || qualifier === null || qualifier === "immediate") {
+    return verdict;
+  }
+  return qualifier === "transient" ? "PASS (transient)" : "PASS (blind spot)";
+}
+
+/** Ledger target id of a reference system. */
+export function referenceTargetId(name: string): string {
+  return `reference-${name}`;
+}
+
+/** The system a reference target id names, or `null`. */
+export function systemOfTarget(targetId: string): string | null {
+  return targetId.startsWith("reference-")
+    ? targetId.slice("reference-".length)
+    : null;
+}
+
+/** Looks a system up by name. */
+export function findSystem(
+  name: string,
+  systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
+): ReferenceSystemSpec | undefined {
+  return systems.find((spec) => spec.name === name);
+}

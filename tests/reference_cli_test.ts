@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { createReferenceCommand, reference } from "../cli/reference.ts";
+import { openDb } from "../lib/db.ts";
+import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+Deno.test("reference run records every system as a reference run and prints the matrix", async () => {
+  await withTempDir(async (dir) => {
+    const io = captureIo();
+    const code = await reference(["run", "--data-dir", dir], io);
+    assert.equal(code, 0, io.stderr());
+    assert.match(io.stdout(), /^system\s+expected\s+observed\s+match\s+source/);
+    assert.match(
+      io.stdout(),
+      /inventory-first-page \(!\)\s+PASS \(blind spot\)/,
+    );
+    assert.match(
+      io.stdout(),
+      /\(!\) inventory-first-page: blind spot, not a guarantee/,
+    );
+    const db = await openDb({ dataDir: dir });
+    try {
+      const kinds = await db.client.execute(
+        "SELECT kind, COUNT(*) AS n FROM ledger_entries GROUP BY kind",
+      );
+      assert.deepEqual(
+        kinds.rows.map((r) => [String(r.kind), Number(r.n)]),
+        [["reference_run", REFERENCE_SYSTEMS.length]],
+      );
+      const roots = await db.client.execute(
+        "SELECT COUNT(DISTINCT root_trace_id) AS n FROM obs_events WHERE kind = 'run'",
+      );
+      assert.equal(Number(roots.rows[0]!.n), REFERENCE_SYSTEMS.length);
+    } finally {
+      db.close();
+    }
+
+    const dash = captureIo();
+    assert.equal(
+      await reference(["dashboard", "--json", "--data-dir", dir], dash),
+      0,
+    );
+    const board = JSON.parse(dash.stdout());
+    assert.equal(board.rows.length, REFERENCE_SYSTEMS.length);
+    assert.equal(board.mismatches, 0);
+    assert.deepEqual(board.missing, []);
+
+    const rank = captureIo();
+    assert.equal(await reference(["ranking", "--data-dir", dir], rank), 0);
+    assert.match(rank.stdout(), /^Ranked by deletion guarantee: /);
+    assert.match(rank.stdout(), /1\s+correct\s+immediate erasure/);
+
+    const runId = board.rows[1].run_id;
+    const shown = captureIo();
+    assert.equal(await reference(["show", runId, "--data-dir", dir], shown), 0);
+    assert.match(
+      shown.stdout(),
+      /^Reference system stale-cache: observed FAIL, expected FAIL \(as expected\)/,
+    );
+    assert.match(shown.stdout(), new RegExp(`FAIL  ${runId}`));
+  });
+});
+
+Deno.test("reference run exits 1 when a system lands off its expected outcome", async () => {
+  await withTempDir(async (dir) => {
+    const wrong = REFERENCE_SYSTEMS.map((spec) =>
+      spec.name === "stale-cache"
+        ? {
+          ...spec,
+          expected: {
+            verdict: "PASS" as const,
+            qualifier: "immediate" as const,
+            findings: [],
+          },
+        }
+        : spec
+    );
+    const io = captureIo();
+    const code = await createReferenceCommand(wrong)(
+      ["run", "stale-cache", "correct", "--no-trace", "--data-dir", dir],
+      io,
+    );
+    assert.equal(code, 1);
+    assert.match(io.stderr(), /stale-cache FAIL \(expected PASS\) MISMATCH/);
+    assert.match(
+      io.stderr(),
+      /1 system\(s\) landed off their expected outcome/,
+    );
+  });
+});
+
+Deno.test("reference refuses unknown systems and subcommands, and missing runs", async () => {
+  await withTempDir(async (dir) => {
+    await assert.rejects(
+      reference(["run", "nope", "--data-dir", dir], captureIo()),
+      /unknown system "nope"; valid systems: correct, stale-cache/,
+    );
+    await assert.rejects(
+      reference(["frobnicate"], captureIo()),
+      /unknown subcommand "frobnicate"/,
+    );
+    await assert.rejects(
+      reference(["show", "run-missing", "--data-dir", dir], captureIo()),
+      /Cannot show reference run "run-missing"/,
+    );
+    const empty = captureIo();
+    assert.equal(await reference(["dashboard", "--data-dir", dir], empty), 0);
+    assert.match(empty.stdout(), /No reference run yet for: correct/);
+  });
+});
+
+Deno.test("reference list and plan describe systems without running them", async () => {
+  const io = captureIo();
+  assert.equal(await reference(["list", "--json"], io), 0);
+  const rows = JSON.parse(io.stdout());
+  assert.equal(rows.length, REFERENCE_SYSTEMS.length);
+  assert.equal(
+    rows.find((r: { name: string }) => r.name === "inventory-first-page")
+      .expected,
+    "PASS (blind spot)",
+  );
+  const plan = captureIo();
+  assert.equal(
+    await reference(["plan", "paginated-delete", "--json"], plan),
+    0,
+  );
+  const [entry] = JSON.parse(plan.stdout());
+  assert.equal(entry.plan.timing.document_count, 200);
+  assert.equal(entry.plan.target.source, "reference");
+});

@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { migrate } from "../lib/db.ts";
+import { recordRun } from "../lib/ledger/runs.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import {
+  dashboardRow,
+  RANKING_RULE,
+  rankSystems,
+  timeToErasure,
+} from "../lib/reference/dashboard.ts";
+import {
+  latestReferenceRuns,
+  listReferenceRuns,
+  readReferenceRun,
+} from "../lib/reference/history.ts";
+import { runReferenceSuite } from "../lib/reference/suite.ts";
+import { findSystem } from "../lib/reference/systems.ts";
+import type { Sample } from "../lib/runner/report.ts";
+import { withDb } from "./_helpers.ts";
+
+function sample(index: number, at: number): Sample {
+  return {
+    index,
+    started_at_seconds: at,
+    ended_at_seconds: at,
+    inventory: null,
+    marker_seen: null,
+    control_present: null,
+    control_seen: null,
+    errors: [],
+  };
+}
+
+Deno.test("timeToErasure() is the first sample from which the series stayed 0", () => {
+  const samples = [0, 0.5, 1, 1.5].map((at, i) => sample(i, at));
+  assert.equal(timeToErasure(samples, [0, 0, 0, 0]), 0);
+  assert.equal(timeToErasure(samples, [2, 1, 0, 0]), 1);
+  assert.equal(timeToErasure(samples, [0, 2, 0, 0]), 1);
+  assert.equal(timeToErasure(samples, [0, 0, 0, 1]), null);
+  assert.equal(timeToErasure(samples, [0, 0, 0, null]), null);
+  assert.equal(timeToErasure([], []), null);
+});
+
+Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee", async () => {
+  const results = await runReferenceSuite();
+  const rows = results.map((r) =>
+    dashboardRow(findSystem(r.system)!, r.report, r.evaluation)
+  );
+  const byName = new Map(rows.map((row) => [row.system, row]));
+  const stale = byName.get("stale-cache")!;
+  assert.equal(stale.families.cache_records.status, "residual");
+  assert.equal(stale.families.retrieval.status, "residual");
+  assert.equal(stale.families.source_records.status, "erased");
+  assert.equal(stale.families.cleanup.status, "incomplete");
+  const eventual = byName.get("eventual-vector-propagation")!;
+  assert.equal(eventual.families.vector_records.status, "transient");
+  assert.equal(eventual.families.vector_records.time_to_erasure_seconds, 2.5);
+  assert.equal(eventual.slowest_erasure_seconds, 2.5);
+  assert.equal(
+    byName.get("control-collateral")!.families.control.status,
+    "lost",
+  );
+  assert.notEqual(byName.get("inventory-first-page")!.blind_spot, null);
+
+  const ranking = rankSystems(rows);
+  assert.deepEqual(ranking.map((r) => r.system), [
+    "correct",
+    "tombstone-window-compaction",
+    "eventual-vector-propagation",
+    "inventory-first-page",
+    "control-collateral",
+    "paginated-delete",
+    "stale-cache",
+    "tombstone-late-compaction",
+    "worker-resurrect",
+  ]);
+  assert.deepEqual(ranking.map((r) => r.rank), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.equal(ranking[3]!.tier, "blind_spot");
+  assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);
+});
+
+Deno.test("listReferenceRuns() reads reference history apart from external runs", async () => {
+  await withDb(async (db) => {
+    assert.deepEqual(await listReferenceRuns(db), []);
+    assert.equal(await readReferenceRun(db, "run-x"), null);
+    await migrate(db, ALL_MIGRATIONS);
+    const correct = findSystem("correct")!;
+    const [first] = await runReferenceSuite({ systems: [correct], db });
+    const [second] = await runReferenceSuite({ systems: [correct], db });
+    const external = {
+      ...first!.report,
+      run_id: "run-external-1",
+      kind: "external" as const,
+      target: {
+        id: "cfg-1",
+        base_url: "http://127.0.0.1:1",
+        source: "config" as const,
+      },
+    };
+    await recordRun(db, external);
+    const listed = await listReferenceRuns(db);
+    assert.deepEqual(listed.map((e) => e.run_id), [
+      second!.report.run_id,
+      first!.report.run_id,
+    ]);
+    assert.ok(listed.every((e) => e.system === "correct"));
+    assert.equal(await readReferenceRun(db, "run-external-1"), null);
+    const latest = await latestReferenceRuns(db);
+    assert.deepEqual([...latest.keys()], ["correct"]);
+    assert.equal(latest.get("correct")!.run_id, second!.report.run_id);
+    assert.equal(
+      (await listReferenceRuns(db, { system: "stale-cache" })).length,
+      0,
+    );
+  });
+});

@@ -1,0 +1,274 @@
+import assert from "node:assert/strict";
+import type { TraceDb } from "../lib/db.ts";
+import {
+  createDemoTraceSink,
+  dbEventWriter,
+  httpEventWriter,
+} from "../lib/demo/demo_tracing.ts";
+import { MemoryService } from "../lib/demo/memory_service.ts";
+import { initializeObs } from "../lib/obs/schema.ts";
+import { runReferenceSystem } from "../lib/reference/suite.ts";
+import { findSystem } from "../lib/reference/systems.ts";
+import { inProcessTransport } from "../lib/reference/transport.ts";
+import { VirtualTime } from "../lib/reference/virtual_time.ts";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { runDeletionContract } from "../lib/runner/engine.ts";
+import {
+  createRunTraceSink,
+  runRootEventId,
+  runTraceEvents,
+  sampleEventId,
+  type TimedRunEvent,
+} from "../lib/runner/trace_events.ts";
+import { startDemoServer } from "../cli/demo.ts";
+import { createApp } from "../routes/app.ts";
+import { withDb, withServer } from "./_helpers.ts";
+
+async function rows(db: TraceDb, sql: string, args: (string | number)[] = []) {
+  return (await db.client.execute({ sql, args })).rows;
+}
+
+Deno.test("runTraceEvents() files a run under one root, content-free, with findings linked to samples", async () => {
+  const timed: TimedRunEvent[] = [];
+  let clock: VirtualTime | undefined;
+  const result = await runReferenceSystem(findSystem("stale-cache")!, {
+    onStart: (_spec, time) => {
+      clock = time;
+      return (event) => timed.push({ event, at: time.wallNow().getTime() });
+    },
+  });
+  assert.ok(clock);
+  const runId = result.report.run_id;
+  const events = runTraceEvents(runId, timed, { runKind: "reference" });
+  assert.equal(events[0]!.event_id, runRootEventId(runId));
+  assert.equal(events[0]!.kind, "run");
+  assert.equal(events[0]!.attributes?.["app.verdict"], "FAIL");
+  assert.ok(
+    events.every((e) => e.root_trace_id === runId && e.run_id === runId),
+  );
+  assert.equal(new Set(events.map((e) => e.event_id)).size, events.length);
+  const requests = events.filter((e) => e.kind === "request");
+  assert.equal(requests.length, result.report.requests.total);
+  const samples = events.filter((e) => e.kind === "sample");
+  assert.equal(samples.length, result.report.samples.length);
+  const ids = new Set(events.map((e) => e.event_id));
+  const cacheFinding = events.find((e) =>
+    e.kind === "finding" && e.attributes?.["app.subject"] === "cache_records"
+  )!;
+  assert.ok(cacheFinding.resources!.length > 0);
+  assert.ok(cacheFinding.resources!.every((r) => ids.has(r.id)));
+  assert.equal(cacheFinding.resources![0]!.id, sampleEventId(runId, 0));
+  const text = JSON.stringify(events);
+  assert.ok(
+    !text.includes("Synthetic"),
+    "document text leaked into trace events",
+  );
+  assert.ok(
+    !text.includes("trace_canary_"),
+    "a marker leaked into trace events",
+  );
+  assert.ok(!text.includes(result.report.findings[0]!.message));
+});
+
+Deno.test("createRunTraceSink() writes a reference run into the index under one root", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    let sink: ReturnType<typeof createRunTraceSink> | undefined;
+    const result = await runReferenceSystem(findSystem("worker-resurrect")!, {
+      onStart: (_spec, time) => {
+        sink = createRunTraceSink(db, { clock: time, runKind: "reference" });
+        return (event) => {
+          sink!.listener(event);
+          // Flushing mid-run writes only what can no longer change.
+          if (event.type === "sample" && event.sample.index === 4) {
+            void sink!.flush();
+          }
+        };
+      },
+    });
+    const written = await sink!.flush();
+    assert.ok(written && written.inserted > 0);
+    assert.equal(await sink!.flush(), null);
+    const runId = result.report.run_id;
+    assert.equal(sink!.runId, runId);
+    const roots = await rows(
+      db,
+      "SELECT DISTINCT root_trace_id FROM obs_events WHERE run_id = ?",
+      [runId],
+    );
+    assert.deepEqual(roots.map((r) => String(r.root_trace_id)), [runId]);
+    const kinds = await rows(
+      db,
+      "SELECT kind, COUNT(*) AS n FROM obs_events WHERE root_trace_id = ? GROUP BY kind ORDER BY kind",
+      [runId],
+    );
+    const byKind = Object.fromEntries(
+      kinds.map((r) => [String(r.kind), Number(r.n)]),
+    );
+    assert.equal(byKind.run, 1);
+    assert.equal(byKind.cleanup, 1);
+    assert.equal(byKind.phase, 5);
+    assert.equal(byKind.sample, result.report.samples.length);
+    assert.equal(byKind.request, result.report.requests.total);
+    assert.equal(byKind.finding, result.report.findings.length);
+    const linked = await rows(
+      db,
+      `SELECT s.event_id FROM obs_events f
+       JOIN obs_resources r ON r.seq = f.seq AND r.origin = 'resource'
+       JOIN obs_events s ON s.event_id = r.id AND s.kind = 'sample'
+       WHERE f.root_trace_id = ? AND f.kind = 'finding'`,
+      [runId],
+    );
+    const failing = result.report.findings.find((f) => f.severity === "fail")!;
+    assert.equal(linked.length, failing.sample_indexes.length);
+    const orphans = await rows(
+      db,
+      `SELECT COUNT(*) AS n FROM obs_events e WHERE e.root_trace_id = ?1
+       AND e.parent_event_id IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM obs_events p WHERE p.event_id = e.parent_event_id)`,
+      [runId],
+    );
+    assert.equal(Number(orphans[0]!.n), 0);
+  });
+});
+
+Deno.test("MemoryService traces a stale-cache FAIL to the cache entry that served the marker", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const time = new VirtualTime();
+    const sink = createDemoTraceSink(dbEventWriter(db), {
+      instanceId: "demo-t1",
+    });
+    const service = new MemoryService({
+      defect: "stale-cache",
+      scheduler: time.scheduler,
+      onTrace: (record) => sink.record(record),
+    });
+    const handler = {
+      async handle(op: string, body: Record<string, unknown>) {
+        await service.settled();
+        const ns = String(body.namespace);
+        if (op === "ingest") {
+          return await service.ingest(ns, String(body.id), String(body.text));
+        }
+        if (op === "query") {
+          return { text: service.query(ns, String(body.query)).text };
+        }
+        if (op === "inventory") return { ...service.inventory(ns) };
+        await service.delete(ns, body.ids as string[]);
+        return { acknowledged: true };
+      },
+    };
+    try {
+      const report = await runDeletionContract(
+        parseStagingConfig({
+          base_url: "http://127.0.0.1:1",
+          environment: "staging",
+          allow_synthetic_writes: true,
+          sample_interval_seconds: 0.5,
+        }),
+        {
+          transport: inProcessTransport(handler, { time }),
+          target: {
+            id: "demo",
+            base_url: "http://127.0.0.1:1",
+            source: "config",
+          },
+          checkpoint: memoryCheckpointSink(),
+          clock: time,
+        },
+      );
+      assert.equal(report.verdict, "FAIL");
+      await sink.flush();
+      assert.equal(sink.failures, 0);
+      const ns = report.namespaces.test;
+      const served = await rows(
+        db,
+        `SELECT e.event_id, e.ts, r.id, r.role, e.meta FROM obs_events e
+         JOIN obs_resources r ON r.seq = e.seq AND r.origin = 'candidate'
+         WHERE e.kind = 'selection' AND e.thread_id = ? AND r.type = 'cache_entry'
+         ORDER BY e.seq`,
+        [ns],
+      );
+      const deletion = await rows(
+        db,
+        "SELECT seq FROM obs_events WHERE kind = 'memory_delete' AND thread_id = ? ORDER BY seq LIMIT 1",
+        [ns],
+      );
+      const deletedAt = Number(deletion[0]!.seq);
+      const after = await rows(
+        db,
+        `SELECT e.seq, r.id FROM obs_events e
+         JOIN obs_resources r ON r.seq = e.seq AND r.origin = 'candidate' AND r.type = 'cache_entry'
+         WHERE e.kind = 'selection' AND e.thread_id = ? AND e.seq > ?`,
+        [ns, deletedAt],
+      );
+      assert.equal(after.length, report.samples.length);
+      const written = await rows(
+        db,
+        `SELECT r.id FROM obs_events e JOIN obs_resources r ON r.seq = e.seq
+         WHERE e.kind = 'selection' AND e.thread_id = ? AND r.type = 'cache_entry' AND r.role = 'written'`,
+        [ns],
+      );
+      assert.equal(written.length, 1);
+      assert.ok(after.every((r) => String(r.id) === String(written[0]!.id)));
+      const selection = JSON.parse(String(served.at(-1)!.meta)).selection;
+      assert.equal(selection.strategy, "answer_cache");
+      assert.equal(selection.candidates[0].selected, true);
+      const bodies = await rows(db, "SELECT body FROM obs_envelopes");
+      assert.ok(bodies.every((b) => !String(b.body).includes("trace_canary_")));
+    } finally {
+      service.close();
+    }
+  });
+});
+
+Deno.test("startDemoServer() posts its trace events to a Trace server's /api/events", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await withServer(createApp({ db }).fetch, async (traceServer) => {
+      const sink = createDemoTraceSink(httpEventWriter(traceServer.url));
+      const demo = await startDemoServer({ traceSink: sink });
+      const call = async (op: string, body: unknown) => {
+        const response = await fetch(`${demo.url}/${op}`, {
+          method: "POST",
+          body: JSON.stringify(body),
+        });
+        return await response.json();
+      };
+      try {
+        await call("ingest", {
+          namespace: "ns-1",
+          id: "doc-1",
+          text: "hello trace_canary_ab",
+        });
+        await call("query", { namespace: "ns-1", query: "trace_canary_ab" });
+        await call("query", { namespace: "ns-1", query: "trace_canary_ab" });
+      } finally {
+        await demo.shutdown();
+      }
+      assert.equal(sink.failures, 0);
+      const events = await rows(
+        db,
+        "SELECT kind, meta FROM obs_events WHERE thread_id = ? ORDER BY seq",
+        ["ns-1"],
+      );
+      assert.deepEqual(events.map((e) => e.kind), [
+        "memory_write",
+        "selection",
+        "selection",
+      ]);
+      const bodies = await rows(db, "SELECT body FROM obs_envelopes");
+      assert.ok(
+        bodies.every((b) => !String(b.body).includes("trace_canary_ab")),
+      );
+      const second = JSON.parse(String(events[2]!.meta)).selection as {
+        strategy: string;
+        candidates: { ref: { type: string } }[];
+      };
+      assert.equal(second.strategy, "answer_cache");
+      assert.equal(second.candidates[0]!.ref.type, "cache_entry");
+    });
+  });
+});
