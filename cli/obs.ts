@@ -1,0 +1,485 @@
+/**
+ * `trace obs …`: provisioning and maintenance of the observability index
+ * (init, backfill, parity, retention, source expiry, health). Every
+ * destructive step is a dry run or a reviewed plan unless asked otherwise.
+ *
+ * @module
+ */
+
+import { UsageError } from "../lib/errors.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { backfill, type BackfillResult } from "../lib/obs/backfill.ts";
+import {
+  applyExpiry,
+  directoryArchive,
+  planExpiry,
+} from "../lib/obs/expiry.ts";
+import { obsHealth } from "../lib/obs/health.ts";
+import { parity } from "../lib/obs/parity.ts";
+import { retention } from "../lib/obs/retention.ts";
+import { initializeObs } from "../lib/obs/schema.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { printJson, withDataContext } from "./_context.ts";
+import type { CliIo, Command } from "./_io.ts";
+
+const HELP =
+  `Usage: trace obs <command> [options] [--json] [--data-dir DIR] [--db URL]
+
+Commands:
+  init           Provision the observability tables (explicit; reads never do)
+  backfill       Rebuild index rows from source envelopes (dry run unless --apply)
+  parity         Compare envelopes and index rows; exit 1 on mismatch, 2 when incomplete
+  retention      Expire previews, metadata and outcomes (dry run unless --apply)
+  expiry-plan    List source envelopes to expire, sealed for review
+  expiry-apply   Archive and delete the envelopes of a reviewed plan
+  health         Versions, counts, links, latency, index readiness and alerts
+
+Run trace obs <command> --help for its options.
+`;
+
+const HELPS: Record<string, string> = {
+  init:
+    "Usage: trace obs init [--json] [--data-dir DIR] [--db URL]\n\nCreates or upgrades the observability tables.\n",
+  backfill:
+    `Usage: trace obs backfill [--apply] [--all] [--page-size N] [--cursor C] [--application-id ID]
+                          [--include-retained] [--json] [--data-dir DIR] [--db URL]
+
+Rebuilds index rows from canonical envelopes, one page per run (or every page
+with --all). Without --apply it only reports what would change. Envelopes are
+never rewritten. Rows removed by retention stay removed unless
+--include-retained is given. Exits 1 when any envelope could not be indexed.
+`,
+  parity:
+    `Usage: trace obs parity [--page-size N] [--page-bound N] [--application-id ID]
+                        [--json] [--data-dir DIR] [--db URL]
+
+Compares the content-free projection of every envelope with its index rows and
+records the result for trace obs health. Exit 0 when equal, 1 on mismatch, 2
+when the window is larger than the page bound (narrow it or raise the bound).
+`,
+  retention:
+    `Usage: trace obs retention [--apply] [--previews-days N] [--metadata-days N]
+                           [--outcomes-days N] [--batch-size N] [--json] [--data-dir DIR] [--db URL]
+
+Defaults: previews 7 days, metadata 30, verified outcomes 365; previews <=
+metadata <= outcomes must hold. Without --apply it only counts. With --apply it
+deletes in small batches, then vacuums and reports the bytes reclaimed.
+Source envelopes are not touched (see expiry-plan).
+`,
+  "expiry-plan":
+    `Usage: trace obs expiry-plan --older-than TIME [--limit N] [--application-id ID]
+                             [--out FILE] [--data-dir DIR] [--db URL]
+
+Lists the source envelopes received before TIME with their fingerprints and
+seals the list. Writes the plan JSON to FILE (or stdout); review it, then pass
+it to expiry-apply with its confirmation string.
+`,
+  "expiry-apply":
+    `Usage: trace obs expiry-apply --plan FILE --confirm STRING --archive-dir DIR
+                              [--batch-size N] [--json] [--data-dir DIR] [--db URL]
+
+Writes the planned envelopes to a new NDJSON file in DIR (synced to disk),
+then deletes exactly those whose fingerprint still matches the plan. Exits 1
+when any planned envelope was refused or a batch failed.
+`,
+  health:
+    `Usage: trace obs health [--samples N] [--json] [--data-dir DIR] [--db URL]
+
+Reports schema and instrumentation versions, counts, missing links,
+truncation, query latency, index readiness and alerts. Counters of the
+writing process are unknown from here. Exits 1 when a critical alert is raised.
+`,
+};
+
+const SUBCOMMANDS: Record<string, Command> = {
+  init: obsInit,
+  backfill: obsBackfill,
+  parity: obsParity,
+  retention: obsRetention,
+  "expiry-plan": obsExpiryPlan,
+  "expiry-apply": obsExpiryApply,
+  health: obsHealthCommand,
+};
+
+/** `trace obs <command>`: dispatches to one maintenance command. */
+export const obs: Command = async (args, io) => {
+  const [name, ...rest] = args;
+  if (name === undefined) {
+    io.err(HELP);
+    return 2;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
+    return showHelp(io, HELP);
+  }
+  const command = SUBCOMMANDS[name];
+  if (!command) {
+    throw new UsageError(
+      `obs: unknown command "${name}"; see trace obs --help`,
+    );
+  }
+  return await command(rest, io);
+};
+
+function intFlag(
+  command: string,
+  name: string,
+  value: string | undefined,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value)) {
+    throw new UsageError(
+      `${command}: --${name} must be a whole number, got "${value}"`,
+    );
+  }
+  return Number(value);
+}
+
+function dataFlags(
+  values: { "data-dir"?: string | undefined; db?: string | undefined },
+) {
+  return { "data-dir": values["data-dir"], db: values.db };
+}
+
+function withObsDb<T>(
+  values: { "data-dir"?: string | undefined; db?: string | undefined },
+  io: CliIo,
+  fn: (db: TraceDb) => Promise<T>,
+): Promise<T> {
+  return withDataContext(
+    dataFlags(values),
+    io,
+    { write: false },
+    ({ db }) => fn(db),
+  );
+}
+
+async function obsInit(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs init", args, DATA_FLAGS);
+  if (values.help) return showHelp(io, HELPS.init!);
+  const applied = await withObsDb(values, io, (db) => initializeObs(db));
+  if (values.json) printJson(io, { applied });
+  else {
+    io.out(
+      applied.length > 0
+        ? `Observability schema provisioned (versions ${applied.join(", ")})\n`
+        : "Observability schema already up to date\n",
+    );
+  }
+  return 0;
+}
+
+const BACKFILL_FLAGS = {
+  ...DATA_FLAGS,
+  apply: { type: "boolean", default: false },
+  all: { type: "boolean", default: false },
+  "page-size": { type: "string" },
+  cursor: { type: "string" },
+  "application-id": { type: "string" },
+  "include-retained": { type: "boolean", default: false },
+} as const;
+
+async function obsBackfill(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs backfill", args, BACKFILL_FLAGS);
+  if (values.help) return showHelp(io, HELPS.backfill!);
+  const pageSize = intFlag("obs backfill", "page-size", values["page-size"]);
+  const results = await withObsDb(values, io, async (db) => {
+    const pages: BackfillResult[] = [];
+    let cursor: string | null = values.cursor ?? null;
+    do {
+      const page = await backfill(db, {
+        dryRun: !values.apply,
+        cursor,
+        includeRetained: values["include-retained"],
+        ...(pageSize === undefined ? {} : { pageSize }),
+        ...(values["application-id"]
+          ? { applicationId: values["application-id"] }
+          : {}),
+      });
+      pages.push(page);
+      if (values.json && values.all) printJson(io, page);
+      cursor = page.next_cursor;
+    } while (values.all && cursor !== null);
+    return pages;
+  });
+  const failed = results.reduce((n, page) => n + page.failed.length, 0);
+  if (values.json) {
+    if (!values.all) printJson(io, results[0]);
+  } else {
+    const sum = (
+      key:
+        | "scanned"
+        | "missing"
+        | "changed"
+        | "unchanged"
+        | "written"
+        | "skipped_retained",
+    ) => results.reduce((n, page) => n + page[key], 0);
+    io.out(
+      `${values.apply ? "Backfill" : "Backfill dry run"}: ${
+        sum("scanned")
+      } envelopes scanned, ` +
+        `${sum("missing")} missing, ${sum("changed")} differing, ${
+          sum("unchanged")
+        } unchanged, ` +
+        `${sum("skipped_retained")} skipped (retention), ${
+          sum("written")
+        } written, ${failed} failed\n`,
+    );
+    const next = results.at(-1)?.next_cursor;
+    if (next) io.out(`Next page: --cursor ${next}\n`);
+    if (!values.apply) io.out("Nothing was written; add --apply to write\n");
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+const PARITY_FLAGS = {
+  ...DATA_FLAGS,
+  "page-size": { type: "string" },
+  "page-bound": { type: "string" },
+  "application-id": { type: "string" },
+} as const;
+
+async function obsParity(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs parity", args, PARITY_FLAGS);
+  if (values.help) return showHelp(io, HELPS.parity!);
+  const pageSize = intFlag("obs parity", "page-size", values["page-size"]);
+  const pageBound = intFlag("obs parity", "page-bound", values["page-bound"]);
+  const result = await withObsDb(values, io, (db) =>
+    parity(db, {
+      record: true,
+      ...(pageSize === undefined ? {} : { pageSize }),
+      ...(pageBound === undefined ? {} : { pageBound }),
+      ...(values["application-id"]
+        ? { applicationId: values["application-id"] }
+        : {}),
+    }));
+  if (values.json) printJson(io, result);
+  else {
+    io.out(
+      `Parity ${result.status}: ${result.envelopes} envelopes, ${result.index_rows} index rows, ` +
+        `${result.matched} matched, ${result.mismatched} mismatched, ${result.retained_out} removed by retention, ` +
+        `${result.source_expired} source-expired (${result.pages} of at most ${result.page_bound} pages)\n`,
+    );
+    for (const m of result.mismatches.slice(0, 20)) {
+      io.out(
+        `  seq ${m.seq}: ${m.code}${
+          m.fields ? ` (${m.fields.join(", ")})` : ""
+        }\n`,
+      );
+    }
+    if (result.status === "incomplete") {
+      io.out(
+        `Stopped after seq ${result.stopped_after_seq}: narrow --application-id or raise --page-bound\n`,
+      );
+    }
+  }
+  return result.status === "ok" ? 0 : result.status === "mismatch" ? 1 : 2;
+}
+
+const RETENTION_FLAGS = {
+  ...DATA_FLAGS,
+  apply: { type: "boolean", default: false },
+  "previews-days": { type: "string" },
+  "metadata-days": { type: "string" },
+  "outcomes-days": { type: "string" },
+  "batch-size": { type: "string" },
+} as const;
+
+async function obsRetention(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs retention", args, RETENTION_FLAGS);
+  if (values.help) return showHelp(io, HELPS.retention!);
+  const c = "obs retention";
+  const options = {
+    dryRun: !values.apply,
+    previewsDays: intFlag(c, "previews-days", values["previews-days"]),
+    metadataDays: intFlag(c, "metadata-days", values["metadata-days"]),
+    outcomesDays: intFlag(c, "outcomes-days", values["outcomes-days"]),
+    batchSize: intFlag(c, "batch-size", values["batch-size"]),
+  };
+  const defined = Object.fromEntries(
+    Object.entries(options).filter(([, v]) => v !== undefined),
+  );
+  const result = await withObsDb(values, io, (db) => retention(db, defined));
+  if (values.json) printJson(io, result);
+  else {
+    const verb = result.dry_run ? "would delete" : "deleted";
+    io.out(
+      `Retention (previews ${result.policy.previews_days} d, metadata ${result.policy.metadata_days} d, ` +
+        `outcomes ${result.policy.outcomes_days} d) ${verb}: ${result.previews} previews, ` +
+        `${result.events} events, ${result.outcome_events} events with verified outcomes, ` +
+        `${result.resources} resource refs\n`,
+    );
+    if (result.storage) {
+      io.out(
+        `Storage: ${result.storage.bytes_reclaimed} bytes reclaimed (${result.storage.method}); ` +
+          `${result.storage.bytes_before} -> ${result.storage.bytes_after} bytes\n`,
+      );
+    } else io.out("Nothing was deleted; add --apply to delete\n");
+  }
+  return 0;
+}
+
+const PLAN_FLAGS = {
+  ...DATA_FLAGS,
+  "older-than": { type: "string" },
+  limit: { type: "string" },
+  "application-id": { type: "string" },
+  out: { type: "string" },
+} as const;
+
+async function obsExpiryPlan(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs expiry-plan", args, PLAN_FLAGS);
+  if (values.help) return showHelp(io, HELPS["expiry-plan"]!);
+  const olderThan = values["older-than"];
+  if (!olderThan) {
+    throw new UsageError(
+      "obs expiry-plan: --older-than TIME is required; see trace obs expiry-plan --help",
+    );
+  }
+  const limit = intFlag("obs expiry-plan", "limit", values.limit);
+  const plan = await withObsDb(values, io, (db) =>
+    planExpiry(db, {
+      olderThan,
+      ...(limit === undefined ? {} : { limit }),
+      ...(values["application-id"]
+        ? { applicationId: values["application-id"] }
+        : {}),
+    }));
+  const text = JSON.stringify(plan, null, 2) + "\n";
+  if (values.out) {
+    await Deno.writeTextFile(values.out, text, {
+      createNew: true,
+      mode: 0o600,
+    });
+    io.err(
+      `Plan for ${plan.entries.length} envelopes written to ${values.out}${
+        plan.more ? " (more remain; plan again after applying)" : ""
+      }\nReview it, then: trace obs expiry-apply --plan ${values.out} --confirm "${plan.confirmation}" --archive-dir DIR\n`,
+    );
+  } else io.out(text);
+  return 0;
+}
+
+const APPLY_FLAGS = {
+  ...DATA_FLAGS,
+  plan: { type: "string" },
+  confirm: { type: "string" },
+  "archive-dir": { type: "string" },
+  "batch-size": { type: "string" },
+} as const;
+
+async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS);
+  if (values.help) return showHelp(io, HELPS["expiry-apply"]!);
+  const { plan: planPath, confirm, "archive-dir": archiveDir } = values;
+  if (!planPath || confirm === undefined || !archiveDir) {
+    throw new UsageError(
+      "obs expiry-apply: --plan FILE, --confirm STRING and --archive-dir DIR are required; see trace obs expiry-apply --help",
+    );
+  }
+  let plan: unknown;
+  try {
+    plan = JSON.parse(await Deno.readTextFile(planPath));
+  } catch (error) {
+    throw new UsageError(
+      `obs expiry-apply: cannot read plan ${planPath}: ${
+        (error as Error).message
+      }`,
+    );
+  }
+  const batchSize = intFlag(
+    "obs expiry-apply",
+    "batch-size",
+    values["batch-size"],
+  );
+  const label = typeof plan === "object" && plan !== null
+    ? String((plan as { fingerprint?: unknown }).fingerprint ?? "plan").slice(
+      0,
+      16,
+    )
+    : "plan";
+  const archive = directoryArchive(
+    archiveDir,
+    label,
+    (write) =>
+      io.err(
+        `Archived ${write.envelopes} envelopes to ${write.path} (${write.bytes} bytes, synced)\n`,
+      ),
+  );
+  const result = await withObsDb(
+    values,
+    io,
+    (db) =>
+      applyExpiry(
+        db,
+        plan,
+        confirm,
+        archive,
+        batchSize === undefined ? {} : { batchSize },
+      ),
+  );
+  if (values.json) printJson(io, result);
+  else {
+    io.out(
+      `Source expiry ${result.status}: ${result.deleted} of ${result.planned} envelopes deleted, ` +
+        `${result.refused.length} refused, ${result.failed_batches.length} failed batches, ` +
+        `${result.not_attempted} not attempted\n`,
+    );
+    for (const r of result.refused.slice(0, 20)) {
+      io.out(`  seq ${r.seq}: ${r.code}\n`);
+    }
+    for (const f of result.failed_batches) {
+      io.out(
+        `  batch seq ${f.first_seq}..${f.last_seq} (${f.rows} rows): ${f.error}; plan again\n`,
+      );
+    }
+  }
+  return result.status === "applied" ? 0 : 1;
+}
+
+const HEALTH_FLAGS = { ...DATA_FLAGS, samples: { type: "string" } } as const;
+
+async function obsHealthCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs health", args, HEALTH_FLAGS);
+  if (values.help) return showHelp(io, HELPS.health!);
+  const samples = intFlag("obs health", "samples", values.samples);
+  const report = await withObsDb(
+    values,
+    io,
+    (db) =>
+      obsHealth(db, samples === undefined ? {} : { latencySamples: samples }),
+  );
+  if (values.json) printJson(io, report);
+  else {
+    const counts = report.counts;
+    io.out(
+      `Observability health: ${report.status} (schema ${
+        report.schema.version ?? "missing"
+      }/${report.schema.expected}, ` +
+        `indexes ${
+          report.indexes.ready
+            ? "ready"
+            : `missing ${report.indexes.missing.length}`
+        })\n`,
+    );
+    if (counts) {
+      io.out(
+        `Rows: ${counts.envelopes} envelopes, ${counts.events} events, ${counts.resources} resources, ` +
+          `${counts.previews} previews\n`,
+      );
+    }
+    if (report.latency) {
+      io.out(
+        `Query latency: p50 ${report.latency.p50_ms} ms, p95 ${report.latency.p95_ms} ms\n`,
+      );
+    }
+    for (const alert of report.alerts) {
+      io.out(
+        `  ${alert.severity} ${alert.code}${
+          alert.count === null ? "" : ` (${alert.count})`
+        }\n`,
+      );
+    }
+  }
+  return report.status === "failing" ? 1 : 0;
+}

@@ -1,0 +1,377 @@
+/**
+ * Health of the observability index: schema and instrumentation versions,
+ * row counts, broken links, truncation, query latency samples, index
+ * readiness, process counters and the last recorded parity check, summed up
+ * as deterministic alerts (stable codes, sorted). Counters are process-local:
+ * a reader that is not the writing process reports them as `unknown`, never
+ * as zero. Alerts never depend on timing, so the same data gives the same
+ * alerts.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { appliedVersions } from "../db.ts";
+import { readRetentionMarks, readState, STATE_KEYS } from "./_maint_state.ts";
+import { type ProbeLatency, probeLatency } from "./_maint_probes.ts";
+import {
+  COUNTER_NAMES,
+  type CounterName,
+  counterSnapshot,
+} from "./counters.ts";
+import { type StoreName, STORES } from "./model.ts";
+import { ENVELOPE_VERSION } from "./normalize.ts";
+import type { RecordedParity } from "./parity.ts";
+import { OBS_COMPONENT, OBS_MIGRATIONS, OBS_SCHEMA_VERSION } from "./schema.ts";
+
+/** Alert codes health may raise. */
+export const HEALTH_ALERT_CODES = [
+  "callback_failures",
+  "index_not_ready",
+  "missing_parent_links",
+  "parity_failed",
+  "parity_incomplete",
+  "parity_unknown",
+  "process_counters_unknown",
+  "schema_missing",
+  "schema_outdated",
+  "truncated_previews",
+  "unindexed_envelopes",
+  "unregistered_coverage_profiles",
+  "write_failures",
+] as const;
+/** One of {@link HEALTH_ALERT_CODES}. */
+export type HealthAlertCode = typeof HEALTH_ALERT_CODES[number];
+
+/** Alert severities; `critical` makes the status `failing`, `warning` `degraded`. */
+export const ALERT_SEVERITIES = ["critical", "warning", "info"] as const;
+/** One of {@link ALERT_SEVERITIES}. */
+export type AlertSeverity = typeof ALERT_SEVERITIES[number];
+
+/** One deterministic alert. */
+export interface HealthAlert {
+  code: HealthAlertCode;
+  severity: AlertSeverity;
+  /** How many rows or events the alert concerns, when countable. */
+  count: number | null;
+}
+
+/** Counters of the writing process, or `unknown` when this reader has none. */
+export interface CounterReport {
+  state: "recorded" | "unknown";
+  scope: "this_process" | null;
+  since: string | null;
+  values: Record<CounterName, number | null>;
+}
+
+/** The full health report. */
+export interface ObsHealth {
+  status: "ok" | "degraded" | "failing";
+  checked_at: string;
+  schema: {
+    provisioned: boolean;
+    version: number | null;
+    expected: number;
+    envelope_version: number;
+  };
+  instrumentation: {
+    /** Latest events sampled for versions. */
+    sampled_events: number;
+    versions: { name: string | null; version: string | null; events: number }[];
+  };
+  counts: {
+    envelopes: number;
+    events: number;
+    resources: number;
+    previews: number;
+    coverage_profiles: number;
+    expiry_grants: number;
+    by_store: Record<StoreName, number>;
+  } | null;
+  links: {
+    missing_parent_links: number;
+    unindexed_envelopes: number;
+    unregistered_coverage_profiles: number;
+  } | null;
+  truncation: { previews: number; truncated_previews: number } | null;
+  latency: ProbeLatency | null;
+  indexes: { ready: boolean; expected: number; missing: string[] };
+  counters: CounterReport;
+  parity: RecordedParity | { status: "unknown" };
+  retention: { metadata_before: string | null; outcomes_before: string | null };
+  alerts: HealthAlert[];
+}
+
+/** Options for {@link obsHealth}. */
+export interface ObsHealthOptions {
+  /** This process is the writer (e.g. the server): report its counters (default `false`). */
+  processCounters?: boolean;
+  /** Timed runs of each probe query (default 5). */
+  latencySamples?: number;
+  /** Latest events sampled for instrumentation versions (default 10,000). */
+  versionSample?: number;
+  /** Clock in epoch ms (tests pin it). */
+  now?: () => number;
+}
+
+/** Every index and trigger the schema declares, by name. */
+export function expectedSchemaObjects(): string[] {
+  const names: string[] = [];
+  for (const migration of OBS_MIGRATIONS) {
+    for (const statement of migration.statements) {
+      const match = /^CREATE\s+(?:UNIQUE\s+)?(?:INDEX|TRIGGER)\s+(\w+)/i.exec(
+        statement,
+      );
+      if (match) names.push(match[1]!);
+    }
+  }
+  return names.sort();
+}
+
+/** Reports the health of the observability index; never creates a table. */
+export async function obsHealth(
+  db: TraceDb,
+  options: ObsHealthOptions = {},
+): Promise<ObsHealth> {
+  const now = (options.now ?? Date.now)();
+  const version = (await appliedVersions(db)).get(OBS_COMPONENT) ?? null;
+  const indexes = await indexReadiness(db);
+  const counters = counterReport(options.processCounters ?? false);
+  const base = {
+    checked_at: new Date(now).toISOString(),
+    schema: {
+      provisioned: version !== null,
+      version,
+      expected: OBS_SCHEMA_VERSION,
+      envelope_version: ENVELOPE_VERSION,
+    },
+    indexes,
+    counters,
+  };
+  if (version === null) {
+    return finish({
+      ...base,
+      instrumentation: { sampled_events: 0, versions: [] },
+      counts: null,
+      links: null,
+      truncation: null,
+      latency: null,
+      parity: { status: "unknown" },
+      retention: { metadata_before: null, outcomes_before: null },
+      alerts: [],
+    });
+  }
+  const marks = await readRetentionMarks(db);
+  const recorded = await readState(db, STATE_KEYS.parityLast) as
+    | RecordedParity
+    | null;
+  return finish({
+    ...base,
+    instrumentation: await instrumentationVersions(
+      db,
+      options.versionSample ?? 10_000,
+    ),
+    counts: await tableCounts(db),
+    links: await linkChecks(db, marks.metadataBefore),
+    truncation: await truncation(db),
+    latency: await probeLatency(db, options.latencySamples ?? 5),
+    parity: recorded ?? { status: "unknown" },
+    retention: {
+      metadata_before: marks.metadataBefore === null
+        ? null
+        : new Date(marks.metadataBefore).toISOString(),
+      outcomes_before: marks.outcomesBefore === null
+        ? null
+        : new Date(marks.outcomesBefore).toISOString(),
+    },
+    alerts: [],
+  });
+}
+
+function counterReport(processCounters: boolean): CounterReport {
+  if (!processCounters) {
+    const values = Object.fromEntries(
+      COUNTER_NAMES.map((n) => [n, null]),
+    ) as Record<
+      CounterName,
+      number | null
+    >;
+    return { state: "unknown", scope: null, since: null, values };
+  }
+  const snapshot = counterSnapshot();
+  return {
+    state: "recorded",
+    scope: "this_process",
+    since: snapshot.since,
+    values: snapshot.counts,
+  };
+}
+
+async function indexReadiness(db: TraceDb): Promise<ObsHealth["indexes"]> {
+  const expected = expectedSchemaObjects();
+  const result = await db.client.execute(
+    "SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'obs_%'",
+  );
+  const present = new Set(result.rows.map((row) => String(row.name)));
+  const missing = expected.filter((name) => !present.has(name));
+  return { ready: missing.length === 0, expected: expected.length, missing };
+}
+
+async function tableCounts(
+  db: TraceDb,
+): Promise<NonNullable<ObsHealth["counts"]>> {
+  const tables = [
+    "obs_envelopes",
+    "obs_events",
+    "obs_resources",
+    "obs_previews",
+    "obs_coverage_profiles",
+    "obs_expiry_grants",
+  ];
+  const results = await db.client.batch([
+    ...tables.map((table) => `SELECT COUNT(*) AS n FROM ${table}`),
+    "SELECT store, COUNT(*) AS n FROM obs_events GROUP BY store",
+  ], "read");
+  const n = (index: number) => Number(results[index]?.rows[0]?.n ?? 0);
+  const byStore = Object.fromEntries(
+    STORES.map((store) => [store, 0]),
+  ) as Record<StoreName, number>;
+  for (const row of results[tables.length]?.rows ?? []) {
+    const store = String(row.store) as StoreName;
+    if (store in byStore) byStore[store] = Number(row.n);
+  }
+  return {
+    envelopes: n(0),
+    events: n(1),
+    resources: n(2),
+    previews: n(3),
+    coverage_profiles: n(4),
+    expiry_grants: n(5),
+    by_store: byStore,
+  };
+}
+
+async function linkChecks(
+  db: TraceDb,
+  metadataBefore: number | null,
+): Promise<NonNullable<ObsHealth["links"]>> {
+  const [parents, unindexed, profiles] = await db.client.batch([
+    `SELECT COUNT(*) AS n FROM obs_events c
+     WHERE c.parent_event_id IS NOT NULL AND NOT EXISTS (
+       SELECT 1 FROM obs_events p
+       WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)`,
+    {
+      // Envelopes received before the metadata cutoff may lack rows on purpose.
+      sql: `SELECT COUNT(*) AS n FROM obs_envelopes e
+            WHERE e.received_at >= ? AND NOT EXISTS (SELECT 1 FROM obs_events x WHERE x.seq = e.seq)`,
+      args: [metadataBefore ?? Number.MIN_SAFE_INTEGER],
+    },
+    `SELECT COUNT(DISTINCT coverage_profile) AS n FROM obs_events
+     WHERE coverage_profile IS NOT NULL
+       AND coverage_profile NOT IN (SELECT name FROM obs_coverage_profiles)`,
+  ], "read");
+  return {
+    missing_parent_links: Number(parents!.rows[0]?.n ?? 0),
+    unindexed_envelopes: Number(unindexed!.rows[0]?.n ?? 0),
+    unregistered_coverage_profiles: Number(profiles!.rows[0]?.n ?? 0),
+  };
+}
+
+async function truncation(
+  db: TraceDb,
+): Promise<NonNullable<ObsHealth["truncation"]>> {
+  // Reads the small columns only; preview content is never touched.
+  const result = await db.client.execute(
+    "SELECT COUNT(*) AS n, TOTAL(truncated = 1) AS truncated FROM obs_previews",
+  );
+  const row = result.rows[0];
+  return {
+    previews: Number(row?.n ?? 0),
+    truncated_previews: Number(row?.truncated ?? 0),
+  };
+}
+
+async function instrumentationVersions(
+  db: TraceDb,
+  sample: number,
+): Promise<ObsHealth["instrumentation"]> {
+  const result = await db.client.execute({
+    sql:
+      `SELECT name, version, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS sampled FROM (
+            SELECT json_extract(meta, '$.attributes."instrumentation.name"') AS name,
+                   json_extract(meta, '$.attributes."instrumentation.version"') AS version
+            FROM obs_events ORDER BY ts DESC, seq DESC LIMIT ?)
+          GROUP BY name, version ORDER BY n DESC, name, version LIMIT 50`,
+    args: [sample],
+  });
+  return {
+    sampled_events: Number(result.rows[0]?.sampled ?? 0),
+    versions: result.rows.map((row) => ({
+      name: row.name === null ? null : String(row.name),
+      version: row.version === null ? null : String(row.version),
+      events: Number(row.n),
+    })),
+  };
+}
+
+type Draft = Omit<ObsHealth, "status">;
+
+function alertsOf(report: Draft): HealthAlert[] {
+  const alerts: HealthAlert[] = [];
+  const add = (
+    code: HealthAlertCode,
+    severity: AlertSeverity,
+    count: number | null = null,
+  ) => alerts.push({ code, severity, count });
+  if (!report.schema.provisioned) add("schema_missing", "critical");
+  else if ((report.schema.version ?? 0) < report.schema.expected) {
+    add("schema_outdated", "critical");
+  }
+  if (report.schema.provisioned && !report.indexes.ready) {
+    add("index_not_ready", "critical", report.indexes.missing.length);
+  }
+  const links = report.links;
+  if (links && links.missing_parent_links > 0) {
+    add("missing_parent_links", "warning", links.missing_parent_links);
+  }
+  if (links && links.unindexed_envelopes > 0) {
+    add("unindexed_envelopes", "warning", links.unindexed_envelopes);
+  }
+  if (links && links.unregistered_coverage_profiles > 0) {
+    add(
+      "unregistered_coverage_profiles",
+      "warning",
+      links.unregistered_coverage_profiles,
+    );
+  }
+  if (report.truncation && report.truncation.truncated_previews > 0) {
+    add("truncated_previews", "info", report.truncation.truncated_previews);
+  }
+  const values = report.counters.values;
+  if (report.counters.state === "unknown") {
+    add("process_counters_unknown", "info");
+  }
+  if ((values.write_failures ?? 0) > 0) {
+    add("write_failures", "critical", values.write_failures);
+  }
+  if ((values.callback_failures ?? 0) > 0) {
+    add("callback_failures", "warning", values.callback_failures);
+  }
+  if (report.schema.provisioned) {
+    const status = report.parity.status;
+    if (status === "unknown") add("parity_unknown", "warning");
+    else if (status === "mismatch") add("parity_failed", "critical");
+    else if (status === "incomplete") add("parity_incomplete", "warning");
+  }
+  return alerts.sort((a, b) => a.code.localeCompare(b.code));
+}
+
+function finish(draft: Draft): ObsHealth {
+  const alerts = alertsOf(draft);
+  const status = alerts.some((a) => a.severity === "critical")
+    ? "failing"
+    : alerts.some((a) => a.severity === "warning")
+    ? "degraded"
+    : "ok";
+  return { status, ...draft, alerts };
+}

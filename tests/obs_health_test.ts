@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import { captureIo, withDb, withTempDir } from "./_helpers.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { openDb } from "../lib/db.ts";
+import { incrementCounter, resetCounters } from "../lib/obs/counters.ts";
+import { expectedSchemaObjects, obsHealth } from "../lib/obs/health.ts";
+import { ingestEvents } from "../lib/obs/ingest.ts";
+import { parity } from "../lib/obs/parity.ts";
+import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
+import { percentile } from "../lib/obs/_maint_probes.ts";
+import { obs } from "../cli/obs.ts";
+
+function event(id: string, extra: Record<string, unknown> = {}) {
+  return {
+    event_id: id,
+    application_id: "app-1",
+    agent_id: "agent-1",
+    kind: "retrieval",
+    started_at: "2026-09-01T00:00:00Z",
+    ...extra,
+  };
+}
+
+async function seed(db: TraceDb): Promise<void> {
+  await initializeObs(db);
+  await ingestEvents(db, [
+    event("root", {
+      attributes: {
+        "instrumentation.name": "sdk",
+        "instrumentation.version": "1.2.0",
+      },
+    }),
+    event("child", { parent_event_id: "root", store: "tool_log" }),
+    event("orphan", { parent_event_id: "gone" }),
+    event("long", { preview: "y".repeat(20_000) }),
+    event("short", { preview: "fits", store: "conversation" }),
+  ]);
+}
+
+const codes = (alerts: { code: string }[]) => alerts.map((a) => a.code);
+
+Deno.test("obsHealth() reports an unprovisioned index without creating tables", async () => {
+  await withDb(async (db) => {
+    const report = await obsHealth(db);
+    assert.equal(report.status, "failing");
+    assert.equal(report.schema.provisioned, false);
+    assert.equal(report.counts, null);
+    assert.deepEqual(codes(report.alerts), [
+      "process_counters_unknown",
+      "schema_missing",
+    ]);
+    const tables = await db.client.execute(
+      "SELECT name FROM sqlite_master WHERE name LIKE 'obs_%'",
+    );
+    assert.equal(tables.rows.length, 0);
+  });
+});
+
+Deno.test("obsHealth() counts rows, broken links and truncation with sorted alerts", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    const report = await obsHealth(db, { latencySamples: 2 });
+    assert.equal(report.schema.version, OBS_SCHEMA_VERSION);
+    assert.equal(report.counts!.envelopes, 5);
+    assert.equal(report.counts!.events, 5);
+    assert.equal(report.counts!.previews, 2);
+    assert.deepEqual(report.counts!.by_store, {
+      trace: 3,
+      conversation: 1,
+      tool_log: 1,
+    });
+    assert.equal(report.links!.missing_parent_links, 1);
+    assert.deepEqual(report.truncation, { previews: 2, truncated_previews: 1 });
+    assert.equal(report.indexes.ready, true);
+    assert.ok(report.latency!.probes.some((p) => p.name === "query_page"));
+    assert.ok(
+      report.instrumentation.versions.some((v) =>
+        v.version === "1.2.0" && v.events === 1
+      ),
+    );
+    assert.deepEqual(codes(report.alerts), [
+      "missing_parent_links",
+      "parity_unknown",
+      "process_counters_unknown",
+      "truncated_previews",
+    ]);
+    assert.equal(report.status, "degraded");
+    const again = await obsHealth(db, { latencySamples: 1 });
+    assert.deepEqual(again.alerts, report.alerts, "alerts are deterministic");
+  });
+});
+
+Deno.test("obsHealth() reports counters of another process as unknown, not zero", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    resetCounters();
+    const reader = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(reader.counters.state, "unknown");
+    assert.equal(reader.counters.values.write_failures, null);
+    assert.equal(reader.counters.values.callback_failures, null);
+    const writer = await obsHealth(db, {
+      latencySamples: 1,
+      processCounters: true,
+    });
+    assert.equal(writer.counters.state, "recorded");
+    assert.equal(writer.counters.values.write_failures, 0);
+    assert.ok(!codes(writer.alerts).includes("process_counters_unknown"));
+    incrementCounter("write_failures");
+    incrementCounter("callback_failures", 2);
+    const failing = await obsHealth(db, {
+      latencySamples: 1,
+      processCounters: true,
+    });
+    assert.equal(failing.status, "failing");
+    const write = failing.alerts.find((a) => a.code === "write_failures");
+    assert.deepEqual(write, {
+      code: "write_failures",
+      severity: "critical",
+      count: 1,
+    });
+    assert.equal(
+      failing.alerts.find((a) => a.code === "callback_failures")?.count,
+      2,
+    );
+    resetCounters();
+  });
+});
+
+Deno.test("obsHealth() raises index_not_ready when a declared index is missing", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    assert.ok(expectedSchemaObjects().includes("obs_events_agent"));
+    await db.client.execute("DROP INDEX obs_events_agent");
+    const report = await obsHealth(db, { latencySamples: 1 });
+    assert.deepEqual(report.indexes.missing, ["obs_events_agent"]);
+    assert.ok(codes(report.alerts).includes("index_not_ready"));
+    assert.equal(report.status, "failing");
+  });
+});
+
+Deno.test("obsHealth() follows the last recorded parity check", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await parity(db, { record: true });
+    const ok = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(ok.parity.status, "ok");
+    assert.ok(!codes(ok.alerts).some((c) => c.startsWith("parity_")));
+    await db.client.execute(
+      "UPDATE obs_events SET kind = 'x' WHERE event_id = 'root'",
+    );
+    await parity(db, { record: true });
+    const failed = await obsHealth(db, { latencySamples: 1 });
+    assert.ok(codes(failed.alerts).includes("parity_failed"));
+    assert.equal(failed.status, "failing");
+  });
+});
+
+Deno.test("percentile() uses the nearest rank", () => {
+  assert.equal(percentile([], 50), 0);
+  assert.equal(percentile([5, 1, 3, 2, 4], 50), 3);
+  assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95), 10);
+});
+
+Deno.test("obs() health prints JSON and exits 1 only when failing", async () => {
+  await withTempDir(async (dataDir) => {
+    const db = await openDb({ dataDir });
+    try {
+      await seed(db);
+    } finally {
+      db.close();
+    }
+    const io = captureIo();
+    assert.equal(
+      await obs(
+        ["health", "--json", "--samples", "1", "--data-dir", dataDir],
+        io,
+      ),
+      0,
+    );
+    const report = JSON.parse(io.stdout());
+    assert.equal(report.counters.state, "unknown");
+    assert.equal(report.status, "degraded");
+    const empty = await Deno.makeTempDir({ dir: dataDir });
+    assert.equal(await obs(["health", "--data-dir", empty], captureIo()), 1);
+  });
+});
