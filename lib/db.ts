@@ -106,6 +106,8 @@ async function openLocal(path: string): Promise<TraceDb> {
   const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
     await client.execute("PRAGMA journal_mode = WAL");
+    // In WAL mode NORMAL stays consistent after a crash and skips an fsync per commit.
+    await client.execute("PRAGMA synchronous = NORMAL");
     await client.execute("PRAGMA foreign_keys = ON");
   } catch (error) {
     client.close();

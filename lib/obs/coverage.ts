@@ -166,7 +166,7 @@ function assessmentSql(roots: RootSelection): { counts: string; gaps: string } {
   const ctes = `WITH roots AS MATERIALIZED (${roots.sql}),
 declared AS MATERIALIZED (
   SELECT DISTINCT x.application_id, x.root_trace_id, x.coverage_profile AS profile
-  FROM roots r JOIN obs_events x
+  FROM roots r CROSS JOIN obs_events x
     ON x.root_trace_id = r.root_trace_id AND x.application_id = r.application_id
   WHERE x.coverage_profile IS NOT NULL),
 unregistered AS (
