@@ -18,7 +18,12 @@ export async function openDataContext(
   options: { write: boolean },
 ): Promise<DataContext> {
   const dataDir = resolveDataDir({ flag: flags["data-dir"], env: io.env });
-  const db = await openDb({ dataDir, url: flags.db ?? io.env("TRACE_DB_URL") });
+  const db = await openDb({
+    dataDir,
+    url: flags.db ?? io.env("TRACE_DB_URL"),
+    authToken: io.env("TRACE_DB_AUTH_TOKEN"),
+    create: options.write,
+  });
   if (options.write) {
     try {
       await migrate(db, ALL_MIGRATIONS);

@@ -12,8 +12,12 @@ export interface CliIo {
   stderrIsTerminal: boolean;
   /** Environment lookup. */
   env(name: string): string | undefined;
-  /** Resolves when the user interrupts (Ctrl-C); commands may ignore it. */
-  interrupted?: AbortSignal;
+  /**
+   * Aborts on the first Ctrl-C / SIGTERM. Reading it installs the handlers:
+   * a command that reads it promises to stop cleanly (a second signal still
+   * exits at once); commands that never read it are killed as usual.
+   */
+  readonly interrupted?: AbortSignal;
 }
 
 /** A command implementation: parses its own flags, returns an exit code. */
@@ -23,13 +27,43 @@ const encoder = new TextEncoder();
 
 /** The process's real standard streams. */
 export function processIo(): CliIo {
+  let signal: AbortSignal | undefined;
+  const err = (text: string) => writeAll(Deno.stderr, text);
   return {
     out: (text) => writeAll(Deno.stdout, text),
-    err: (text) => writeAll(Deno.stderr, text),
+    err,
     readStdin: () => new Response(Deno.stdin.readable).text(),
     stderrIsTerminal: Deno.stderr.isTerminal(),
     env: (name) => Deno.env.get(name),
+    get interrupted() {
+      return signal ??= interruptSignal(err);
+    },
   };
+}
+
+/** First SIGINT/SIGTERM aborts the returned signal; a second exits with 130. */
+function interruptSignal(err: (text: string) => void): AbortSignal {
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (controller.signal.aborted) {
+      err(
+        "\ninterrupted again: exiting now\n",
+      );
+      Deno.exit(130);
+    }
+    err(
+      "\ninterrupted: finishing up; press Ctrl-C again to exit at once\n",
+    );
+    controller.abort();
+  };
+  for (const name of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(name, onSignal);
+    } catch {
+      // SIGTERM listeners are not supported on Windows; Ctrl-C still is.
+    }
+  }
+  return controller.signal;
 }
 
 function writeAll(

@@ -1,6 +1,7 @@
 /** Resolution of the one data directory shared by CLI, UI and MCP. */
 
 import { join } from "node:path";
+import { StorageError } from "./errors.ts";
 
 /** Options for {@link resolveDataDir}. */
 export interface DataDirOptions {
@@ -31,8 +32,24 @@ function platformDataHome(env: (name: string) => string | undefined): string {
   }
 }
 
-/** Creates `dir` (and parents) with owner-only permissions where supported. */
+/**
+ * Creates `dir` (and parents) with owner-only permissions. An existing
+ * directory is left as it is: it may be shared (`/tmp`) and is not ours to
+ * change. A path that exists but is not a directory is refused.
+ */
 export async function ensurePrivateDir(dir: string): Promise<void> {
+  try {
+    const info = await Deno.stat(dir);
+    if (!info.isDirectory) {
+      throw new StorageError(
+        `Cannot use ${dir} as a data directory: it is a file; choose a directory`,
+      );
+    }
+    return;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode is filtered by the umask; make the new directory private explicitly.
   if (Deno.build.os !== "windows") await Deno.chmod(dir, 0o700);
 }

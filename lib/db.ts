@@ -37,6 +37,8 @@ export interface OpenDbOptions {
   url?: string | undefined;
   /** Auth token for a remote server (defaults to `$TRACE_DB_AUTH_TOKEN`). */
   authToken?: string | undefined;
+  /** Create a missing local database file (default true); readers pass false. */
+  create?: boolean;
 }
 
 const BUSY_TIMEOUT_MS = 10_000;
@@ -46,12 +48,30 @@ const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 /** Opens the shared database: a private local file by default, or a remote server. */
 export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
   if (options.url && !options.url.startsWith("file:")) {
-    return openRemote(options.url, options.authToken);
+    return await openRemote(options.url, options.authToken);
   }
   const path = options.url
     ? options.url.slice("file:".length)
     : join(requireDataDir(options.dataDir), "trace.db");
-  return await openLocal(path);
+  if (path === "") {
+    throw new StorageError(
+      "Cannot open database file: the file: URL has no path; use file:/path/to/trace.db",
+    );
+  }
+  return await openLocal(path, options.create ?? true);
+}
+
+/** A database URL safe to print: no credentials, query or fragment. */
+export function redactDbUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol === "file:") return url.split("?")[0]!;
+    return `${parsed.protocol}//${parsed.host}${
+      parsed.pathname === "/" ? "" : parsed.pathname
+    }`;
+  } catch {
+    return "(unparseable URL)";
+  }
 }
 
 function requireDataDir(dataDir: string | undefined): string {
@@ -61,13 +81,22 @@ function requireDataDir(dataDir: string | undefined): string {
   return dataDir;
 }
 
-function openRemote(url: string, authToken: string | undefined): TraceDb {
-  let scheme: string;
+async function openRemote(
+  url: string,
+  authToken: string | undefined,
+): Promise<TraceDb> {
+  let parsed: URL;
   try {
-    scheme = new URL(url).protocol;
+    parsed = new URL(url);
   } catch {
     throw new StorageError(
-      `Cannot open database "${url}": not a URL; use file:PATH or libsql://HOST`,
+      "Cannot open database: --db is not a URL; use file:PATH or libsql://HOST",
+    );
+  }
+  const scheme = parsed.protocol;
+  if (parsed.username || parsed.password || parsed.search) {
+    throw new StorageError(
+      "Cannot open database: put no credentials or query in --db; set TRACE_DB_AUTH_TOKEN instead",
     );
   }
   if (!REMOTE_SCHEMES.includes(scheme)) {
@@ -77,28 +106,34 @@ function openRemote(url: string, authToken: string | undefined): TraceDb {
   }
   const token = authToken ?? Deno.env.get("TRACE_DB_AUTH_TOKEN");
   const client = createClient(token ? { url, authToken: token } : { url });
+  try {
+    await client.execute("SELECT 1");
+  } catch (error) {
+    client.close();
+    throw new StorageError(
+      `Cannot reach database ${redactDbUrl(url)}: ${
+        (error as Error).message.split("\n")[0]
+      }; check --db / TRACE_DB_URL and TRACE_DB_AUTH_TOKEN`,
+      { cause: error },
+    );
+  }
   return { client, url, path: null, close: () => client.close() };
 }
 
-async function openLocal(path: string): Promise<TraceDb> {
+async function openLocal(path: string, create: boolean): Promise<TraceDb> {
   const dir = path.includes("/")
     ? path.slice(0, path.lastIndexOf("/")) || "/"
     : ".";
   try {
-    await ensurePrivateDir(dir);
-    const file = await Deno.open(path, {
-      create: true,
-      write: true,
-      mode: 0o600,
-    });
-    file.close();
-    if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
+    if (!create) await requireExisting(path);
+    else await createPrivateFile(dir, path);
   } catch (error) {
+    if (error instanceof StorageError) throw error;
     throw new StorageError(
-      `Cannot open database file ${path}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
+      `Cannot open database file ${path}: ${
+        (error as Error).message.split(":")[0]
+      }`,
+      { cause: error },
     );
   }
   const url = `file:${path}`;
@@ -120,6 +155,36 @@ async function openLocal(path: string): Promise<TraceDb> {
   }
   await restrictSidecars(path);
   return { client, url, path, close: () => client.close() };
+}
+
+async function requireExisting(path: string): Promise<void> {
+  try {
+    const info = await Deno.stat(path);
+    if (info.isFile) return;
+    throw new StorageError(`Cannot open database ${path}: it is not a file`);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    throw new StorageError(
+      `No Trace data at ${path} yet: nothing has been recorded there; check --data-dir / --db`,
+    );
+  }
+}
+
+/** Creates the data directory and an owner-only database file when missing; leaves existing ones as they are. */
+async function createPrivateFile(dir: string, path: string): Promise<void> {
+  await ensurePrivateDir(dir);
+  try {
+    const file = await Deno.open(path, {
+      createNew: true,
+      write: true,
+      mode: 0o600,
+    });
+    file.close();
+    // The umask may have widened the mode; the file holds run history.
+    if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  }
 }
 
 /** WAL and shared-memory files hold the same data as the database: keep them private too. */

@@ -118,3 +118,61 @@ Deno.test("openDb() refuses unsupported database URLs with the accepted schemes"
     /not a URL; use file:PATH or libsql:\/\/HOST/,
   );
 });
+
+Deno.test("openDb() leaves an existing shared directory's permissions alone", async () => {
+  if (!IS_POSIX) return;
+  await withTempDir(async (dir) => {
+    await Deno.chmod(dir, 0o755);
+    const db = await openDb({ url: `file:${dir}/shared.db` });
+    db.close();
+    assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o755);
+  });
+});
+
+Deno.test("openDb() refuses a data directory that is a file, and an empty file: URL", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/afile`, "x");
+    await assert.rejects(
+      () => openDb({ dataDir: `${dir}/afile` }),
+      /Cannot use .*afile as a data directory: it is a file; choose a directory/,
+    );
+    await assert.rejects(() => openDb({ url: "file:" }), /has no path/);
+  });
+});
+
+Deno.test("openDb({ create: false }) does not create anything for a reader", async () => {
+  await withTempDir(async (dir) => {
+    await assert.rejects(
+      () => openDb({ dataDir: `${dir}/new`, create: false }),
+      /No Trace data at .*new\/trace\.db yet/,
+    );
+    assert.equal(
+      await Deno.stat(`${dir}/new`).then(() => true, () => false),
+      false,
+    );
+  });
+});
+
+Deno.test("openDb() refuses credentials in a remote URL and names an unreachable server without secrets", async () => {
+  await assert.rejects(
+    () => openDb({ url: "libsql://127.0.0.1:9/db?authToken=secret-value" }),
+    /no credentials or query in --db; set TRACE_DB_AUTH_TOKEN/,
+  );
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  await assert.rejects(
+    () =>
+      openDb({ url: `http://127.0.0.1:${port}`, authToken: "secret-value" }),
+    (error: Error) => {
+      assert.match(
+        error.message,
+        new RegExp(
+          `Cannot reach database http://127\\.0\\.0\\.1:${port}: .*TRACE_DB_AUTH_TOKEN`,
+        ),
+      );
+      assert.doesNotMatch(error.message, /secret-value/);
+      return true;
+    },
+  );
+});

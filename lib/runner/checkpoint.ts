@@ -6,8 +6,12 @@
  */
 
 import { join } from "node:path";
+import * as v from "valibot";
+import { describeIssues } from "../contract/issues.ts";
 import { ensurePrivateDir } from "../data_dir.ts";
-import type { RunReport, TargetRef, Verdict } from "./report.ts";
+import { errorMessage, StorageError } from "../errors.ts";
+import { parseStrictJson } from "../http/strict_json.ts";
+import type { TargetRef, Verdict } from "./report.ts";
 
 /** Checkpoint file contents. */
 export interface Checkpoint {
@@ -15,6 +19,8 @@ export interface Checkpoint {
   run_id: string;
   state: "running" | "completed";
   pid: number;
+  /** `<boot id>:<start ticks>` of the writing process (null where /proc is absent), so PID reuse is detectable. */
+  process_identity: string | null;
   started_at: string;
   updated_at: string;
   target: TargetRef;
@@ -49,11 +55,23 @@ export function fileCheckpointSink(
     async write(checkpoint) {
       await ensurePrivateDir(dir);
       const temp = `${path}.${crypto.randomUUID()}.tmp`;
-      await Deno.writeTextFile(
-        temp,
-        JSON.stringify(checkpoint, null, 2) + "\n",
-        { mode: 0o600 },
-      );
+      const file = await Deno.open(temp, {
+        write: true,
+        createNew: true,
+        mode: 0o600,
+      });
+      try {
+        const bytes = new TextEncoder().encode(
+          JSON.stringify(checkpoint, null, 2) + "\n",
+        );
+        for (let written = 0; written < bytes.length;) {
+          written += await file.write(bytes.subarray(written));
+        }
+        // The checkpoint is the only record of issued ids if the process dies: make it durable.
+        await file.syncData();
+      } finally {
+        file.close();
+      }
       await Deno.rename(temp, path);
     },
   };
@@ -74,32 +92,64 @@ export function memoryCheckpointSink(): CheckpointSink & {
   };
 }
 
+const Ids = v.array(v.string());
+
+/** Shape of a checkpoint file as read back; older files may lack `process_identity`. */
+const CheckpointFileSchema = v.object({
+  schema: v.literal("trace.checkpoint/1"),
+  run_id: v.string(),
+  state: v.picklist(["running", "completed"]),
+  pid: v.pipe(v.number(), v.integer()),
+  process_identity: v.optional(v.nullable(v.string()), null),
+  started_at: v.string(),
+  updated_at: v.string(),
+  target: v.object({
+    id: v.string(),
+    base_url: v.string(),
+    source: v.picklist(["registered", "config", "reference"]),
+  }),
+  config_digest: v.string(),
+  namespaces: v.object({ test: v.string(), control: v.string() }),
+  issued: v.object({ test: Ids, control: Ids }),
+  verdict: v.nullable(v.picklist(["PASS", "FAIL", "INCONCLUSIVE"])),
+});
+
 /** Reads a checkpoint file; `null` when there is none for `runId`. */
 export async function readCheckpoint(
   dataDir: string,
   runId: string,
 ): Promise<Checkpoint | null> {
+  const path = join(checkpointDir(dataDir), `${runId}.json`);
+  let text: string;
   try {
-    const text = await Deno.readTextFile(
-      join(checkpointDir(dataDir), `${runId}.json`),
-    );
-    return JSON.parse(text) as Checkpoint;
+    text = await Deno.readTextFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
+    throw new StorageError(
+      `Cannot read checkpoint ${path}: ${
+        errorMessage(error)
+      }; restore or remove it`,
+      { cause: error },
+    );
   }
-}
-
-/** The checkpoint a finished report leaves behind. */
-export function completedCheckpoint(
-  base: Checkpoint,
-  report: RunReport,
-  now: Date,
-): Checkpoint {
-  return {
-    ...base,
-    state: "completed",
-    updated_at: now.toISOString(),
-    verdict: report.verdict,
-  };
+  let parsed: unknown;
+  try {
+    parsed = parseStrictJson(text);
+  } catch (error) {
+    throw new StorageError(
+      `Checkpoint ${path} is not valid JSON (${
+        errorMessage(error)
+      }); restore or remove it`,
+      { cause: error },
+    );
+  }
+  const result = v.safeParse(CheckpointFileSchema, parsed);
+  if (!result.success) {
+    throw new StorageError(
+      `Checkpoint ${path} is damaged (${
+        describeIssues(result.issues)
+      }); restore or remove it`,
+    );
+  }
+  return result.output;
 }

@@ -24,6 +24,8 @@ import {
   type RunIdentifiers,
 } from "./ids.ts";
 import { assessRun } from "./findings.ts";
+import { errorMessage } from "../errors.ts";
+import { processIdentity } from "./process_identity.ts";
 import {
   type DeletionRecord,
   REPORT_SCHEMA,
@@ -51,7 +53,11 @@ export interface RunOptions {
   onEvent?: RunEventListener;
 }
 
-/** Runs the deletion contract against one target; never throws for target misbehaviour. */
+/**
+ * Runs the deletion contract against one target. Never throws for target
+ * misbehaviour, interruption or a checkpoint that cannot be written: every
+ * path ends in cleanup and a completed report.
+ */
 export async function runDeletionContract(
   config: StagingConfig,
   options: RunOptions,
@@ -61,44 +67,51 @@ export async function runDeletionContract(
     newRunIdentifiers(config.document_count, clock.wallNow());
   const emit = safeListener(options.onEvent);
   const session = new RunSession(options.transport, config, clock, emit);
-  const phase = (name: RunPhase) =>
+  let current: RunPhase = "ingest";
+  let interruptedDuring: RunPhase | null = null;
+  const phase = (name: RunPhase) => {
+    current = name;
     emit({ type: "phase", phase: name, at_ms: session.elapsedMs() });
-  const checkpoint = await initialCheckpoint(
-    config,
-    options.target,
-    ids,
-    clock,
-  );
+  };
+  const stillGoing = () => {
+    if (options.signal?.aborted) interruptedDuring ??= current;
+    return interruptedDuring === null;
+  };
+  const checkpoint = initialCheckpoint(config, options.target, ids, clock);
   const report = skeleton(config, options, ids, checkpoint);
-
-  phase("ingest");
-  const ingestProblem = await ingestAll(
-    session,
-    ids,
-    config,
-    checkpoint,
-    options.checkpoint,
-    clock,
-  );
-  phase("baseline");
-  report.baseline = ingestProblem === null
-    ? await establishBaseline(session, ids, config.document_count)
-    : { ...report.baseline, problems: [`ingest failed: ${ingestProblem}`] };
   const windowMs = config.deletion_window_seconds * 1000;
   const intervalMs = config.sample_interval_seconds * 1000;
-  let interrupted = false;
-  if (report.baseline.ok) {
+
+  phase("ingest");
+  const ingestProblem = await ingestAll(session, ids, config, {
+    checkpoint,
+    sink: options.checkpoint,
+    clock,
+    stillGoing,
+  });
+  if (ingestProblem === null && stillGoing()) {
+    phase("baseline");
+    report.baseline = await establishBaseline(
+      session,
+      ids,
+      config.document_count,
+    );
+  } else if (ingestProblem !== null) {
+    report.baseline.problems = [`ingest failed: ${ingestProblem}`];
+  }
+  if (report.baseline.ok && stillGoing()) {
     phase("delete");
     report.deletion = await deleteCanaries(session, ids);
     if (report.deletion.acknowledged) {
       phase("window");
-      interrupted = await sampleWindow(session, ids, report.samples, {
+      const cut = await sampleWindow(session, ids, report.samples, {
         windowMs,
         intervalMs,
         clock,
         emit,
         signal: options.signal,
       });
+      if (cut) interruptedDuring ??= "window";
     }
   }
   phase("cleanup");
@@ -115,26 +128,53 @@ export async function runDeletionContract(
     samples: report.samples,
     cleanup: report.cleanup,
     windowSeconds: config.deletion_window_seconds,
-    interrupted,
+    interruptedDuring,
   });
   report.verdict = assessment.verdict;
   report.findings = assessment.findings;
+  finish(report, session, clock);
+  await completeCheckpoint(report, checkpoint, options.checkpoint);
   for (const finding of report.findings) emit({ type: "finding", finding });
+  phase("done");
+  emit({ type: "verdict", verdict: report.verdict, run_id: report.run_id });
+  return report;
+}
+
+function finish(report: RunReport, session: RunSession, clock: Clock): void {
   report.state = "completed";
   report.finished_at = clock.wallNow().toISOString();
   report.requests = { total: session.total, failed: session.failed };
   report.timing.elapsed_seconds = round(session.elapsedMs() / 1000);
   report.timing.final_sample_started_at_seconds =
-    report.samples.at(-1)?.started_at_seconds ?? null;
-  await options.checkpoint.write({
-    ...checkpoint,
-    state: "completed",
-    verdict: report.verdict,
-    updated_at: report.finished_at,
-  });
-  phase("done");
-  emit({ type: "verdict", verdict: report.verdict, run_id: report.run_id });
-  return report;
+    report.samples.at(-1)?.started_at_seconds ??
+      null;
+}
+
+/** Marks the checkpoint completed; a failure is noted, never fatal (the report is complete). */
+async function completeCheckpoint(
+  report: RunReport,
+  checkpoint: Checkpoint,
+  sink: CheckpointSink,
+): Promise<void> {
+  try {
+    await sink.write({
+      ...checkpoint,
+      state: "completed",
+      verdict: report.verdict,
+      updated_at: report.finished_at ?? checkpoint.updated_at,
+    });
+  } catch (error) {
+    report.findings.push({
+      severity: "note",
+      code: "checkpoint_unwritten",
+      subject: "checkpoint",
+      message:
+        `The checkpoint ${sink.location} could not be marked completed: ${
+          errorMessage(error)
+        }`,
+      sample_indexes: [],
+    });
+  }
 }
 
 function safeListener(
@@ -162,6 +202,7 @@ function initialCheckpoint(
     run_id: ids.runId,
     state: "running",
     pid: Deno.pid,
+    process_identity: processIdentity(Deno.pid),
     started_at: now,
     updated_at: now,
     target,
@@ -223,15 +264,26 @@ function skeleton(
   };
 }
 
-/** Checkpoints each id, then ingests it; stops at the first failure and returns why (null when all landed). */
+interface IngestContext {
+  checkpoint: Checkpoint;
+  sink: CheckpointSink;
+  clock: Clock;
+  /** False once the run was interrupted. */
+  stillGoing: () => boolean;
+}
+
+/**
+ * Checkpoints each id, then ingests it. Stops at the first failure (or
+ * interruption) and returns why; null when every document landed. A
+ * checkpoint that cannot be written stops ingest before the request is sent.
+ */
 async function ingestAll(
   session: RunSession,
   ids: RunIdentifiers,
   config: StagingConfig,
-  checkpoint: Checkpoint,
-  sink: CheckpointSink,
-  clock: Clock,
+  context: IngestContext,
 ): Promise<string | null> {
+  const { checkpoint, sink, clock } = context;
   const documents = [
     ...ids.documentIds.map((id, i) => ({
       role: "test" as const,
@@ -247,9 +299,17 @@ async function ingestAll(
     },
   ];
   for (const doc of documents) {
+    if (!context.stillGoing()) return null;
     checkpoint.issued[doc.role].push(doc.id);
     checkpoint.updated_at = clock.wallNow().toISOString();
-    await sink.write(checkpoint);
+    try {
+      await sink.write(checkpoint);
+    } catch (error) {
+      checkpoint.issued[doc.role].pop();
+      return `the checkpoint ${sink.location} could not be written (${
+        errorMessage(error)
+      }), so no further id was issued`;
+    }
     const attempt = await session.attempt("ingest", doc.role, {
       namespace: doc.namespace,
       id: doc.id,

@@ -13,7 +13,8 @@ import type { TraceDb } from "../db.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import { errorMessage } from "../errors.ts";
 import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
-import { fileCheckpointSink } from "./checkpoint.ts";
+import { join } from "node:path";
+import { checkpointDir, fileCheckpointSink } from "./checkpoint.ts";
 import type { Clock } from "./clock.ts";
 import { runDeletionContract } from "./engine.ts";
 import type { RunEventListener } from "./events.ts";
@@ -54,6 +55,33 @@ function combineListeners(
   return (event) => present.forEach((listener) => listener(event));
 }
 
+/**
+ * Appends the report to the ledger. If that fails (a locked or unreachable
+ * database), the completed report is kept beside its checkpoint instead of
+ * being lost, and the caller is told where.
+ */
+async function recordOrKeep(
+  report: RunReport,
+  options: ExternalRunOptions,
+): Promise<void> {
+  try {
+    await recordRun(options.db, report, options.linked);
+  } catch (error) {
+    const path = join(
+      checkpointDir(options.dataDir),
+      `${report.run_id}.report.json`,
+    );
+    await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n", {
+      mode: 0o600,
+    });
+    options.onWarning?.(
+      `Cannot record run ${report.run_id} in the ledger (${
+        errorMessage(error)
+      }); its completed report is kept at ${path}`,
+    );
+  }
+}
+
 /** The id a config-only run is filed under: stable for the same config. */
 export function configTargetId(config: StagingConfig): string {
   const digest = digestOf(config);
@@ -91,7 +119,7 @@ export async function runExternal(
       ...(onEvent ? { onEvent } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
     });
-    await recordRun(options.db, report, options.linked);
+    await recordOrKeep(report, options);
     // Trace events explain a run; failing to write them must not lose its verdict.
     await sink?.flush().catch((error: unknown) =>
       options.onWarning?.(

@@ -8,6 +8,7 @@
  */
 
 import { STORES } from "../contract/protocol.ts";
+import type { RunPhase } from "./events.ts";
 import type {
   Baseline,
   Cleanup,
@@ -24,7 +25,8 @@ export interface AssessmentInput {
   samples: Sample[];
   cleanup: Cleanup;
   windowSeconds: number;
-  interrupted: boolean;
+  /** Phase during which the run was interrupted, or null. */
+  interruptedDuring: RunPhase | null;
 }
 
 /** Verdict and the findings that justify it. */
@@ -66,13 +68,13 @@ export function assessRun(input: AssessmentInput): Assessment {
     findings.push(...observationFindings(input.samples));
     findings.push(...controlFindings(input.samples));
   }
-  if (input.interrupted) {
+  if (input.interruptedDuring !== null) {
     findings.push(
       finding(
         "inconclusive",
         "interrupted",
         "window",
-        "The run was interrupted before the deletion window ended",
+        `The run was interrupted during ${input.interruptedDuring}, before the deletion window ended; cleanup still ran`,
         [],
       ),
     );
@@ -201,7 +203,9 @@ function transientMessage(
 ): string {
   const first = samples[dirty[0]!]!;
   const lastDirty = samples[dirty[dirty.length - 1]!]!;
-  const cleared = samples.find((s) => s.index > lastDirty.index);
+  const cleared = samples.find((s) =>
+    s.index > lastDirty.index && series.values[s.index] === 0
+  );
   const value = series.values[dirty[0]!]!;
   const clearedAt = cleared
     ? ` and read 0 from ${secondsLabel(cleared.started_at_seconds)}`
@@ -242,6 +246,21 @@ function observationFindings(samples: Sample[]): Finding[] {
         "inventory",
         `The test inventory answered complete: false in ${incomplete.length} sample(s), so those counts cannot prove erasure`,
         incomplete.map((s) => s.index),
+      ),
+    );
+  }
+  const controlUnknown = samples.filter((s) =>
+    s.control_present === null &&
+    !s.errors.some((e) => e.namespace === "control" && e.op === "inventory")
+  );
+  if (controlUnknown.length > 0) {
+    findings.push(
+      finding(
+        "inconclusive",
+        "control_inventory_incomplete",
+        "control",
+        `The control inventory answered complete: false in ${controlUnknown.length} sample(s), so the control cannot be shown intact`,
+        controlUnknown.map((s) => s.index),
       ),
     );
   }

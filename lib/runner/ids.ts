@@ -18,10 +18,10 @@ export interface RunIdentifiers {
   controlId: string;
 }
 
-/** A sortable, unique run id such as `run-20261129T214455Z-3f9a1c`. */
+/** A sortable, unique run id such as `run-20261129T214455Z-3f9a1c07b2e4`. */
 export function newRunId(now: Date = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-  return `run-${stamp}-${randomHex(3)}`;
+  return `run-${stamp}-${randomHex(6)}`;
 }
 
 /** Fresh namespaces, ids and markers for a run of `documentCount` documents. */

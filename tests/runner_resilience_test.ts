@@ -1,0 +1,177 @@
+/** The engine under interruption, lost checkpoints, partial control inventories and ledger failures. */
+
+import assert from "node:assert/strict";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { openDb } from "../lib/db.ts";
+import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { runDeletionContract } from "../lib/runner/engine.ts";
+import { runExternal } from "../lib/runner/external_run.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { withTempDir } from "./_helpers.ts";
+
+const CONFIG = parseStagingConfig({
+  base_url: "http://127.0.0.1:1",
+  environment: "staging",
+  allow_synthetic_writes: true,
+  deletion_window_seconds: 1,
+  sample_interval_seconds: 0.5,
+});
+const TARGET = {
+  id: "fake",
+  base_url: CONFIG.base_url,
+  source: "config",
+} as const;
+
+Deno.test("runDeletionContract() is inconclusive when only the control inventory is incomplete in the window", async () => {
+  const clock = new VirtualClock();
+  const target = new FakeTarget(clock);
+  let deleted = false;
+  const report = await runDeletionContract(CONFIG, {
+    transport: {
+      post: async (op, body) => {
+        const answer = await target.post(op, body);
+        if (op === "delete") deleted = true;
+        const control = String(body.namespace).startsWith("trace-control-");
+        return op === "inventory" && control && deleted
+          ? { ...answer, complete: false }
+          : answer;
+      },
+    },
+    target: TARGET,
+    checkpoint: memoryCheckpointSink(),
+    clock,
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  const finding = report.findings.find((f) =>
+    f.code === "control_inventory_incomplete"
+  );
+  assert.ok(finding, JSON.stringify(report.findings));
+  assert.ok(!report.findings.some((f) => f.code === "erased"));
+});
+
+Deno.test("runDeletionContract() stops issuing ids when the checkpoint cannot be written, and cleans up", async () => {
+  const clock = new VirtualClock();
+  const target = new FakeTarget(clock);
+  let writes = 0;
+  const report = await runDeletionContract(CONFIG, {
+    transport: target,
+    target: TARGET,
+    checkpoint: {
+      location: "/full/disk/run.json",
+      write: () => {
+        writes++;
+        return writes >= 3
+          ? Promise.reject(new Error("No space left on device"))
+          : Promise.resolve();
+      },
+    },
+    clock,
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.match(
+    report.baseline.problems[0]!,
+    /checkpoint \/full\/disk\/run\.json could not be written/,
+  );
+  const ingested = target.calls.filter((c) => c.op === "ingest").map((c) =>
+    c.body.id
+  );
+  assert.equal(
+    ingested.length,
+    2,
+    "the id whose checkpoint failed was never sent",
+  );
+  assert.deepEqual(report.issued.test, ingested);
+  const cleanup = target.calls.filter((c) => c.op === "delete");
+  assert.deepEqual(cleanup.map((c) => c.body.ids), [ingested]);
+  assert.ok(report.findings.some((f) => f.code === "checkpoint_unwritten"));
+});
+
+Deno.test("runDeletionContract() interrupted during ingest skips deletion, cleans up and is inconclusive", async () => {
+  const clock = new VirtualClock();
+  const target = new FakeTarget(clock);
+  const controller = new AbortController();
+  const report = await runDeletionContract(CONFIG, {
+    transport: {
+      post: (op, body) => {
+        if (op === "ingest" && target.calls.length === 1) controller.abort();
+        return target.post(op, body);
+      },
+    },
+    target: TARGET,
+    checkpoint: memoryCheckpointSink(),
+    clock,
+    signal: controller.signal,
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.deletion, null);
+  const finding = report.findings.find((f) => f.code === "interrupted");
+  assert.match(finding?.message ?? "", /interrupted during ingest/);
+  assert.equal(report.cleanup.cleanup_complete, true);
+  assert.equal(report.issued.test.length, 2);
+});
+
+Deno.test("runDeletionContract() names the first sample that really read 0 after a failed one", async () => {
+  const clock = new VirtualClock();
+  const target = new FakeTarget(clock, { vectorDelayMs: 300 });
+  let samples = 0;
+  const report = await runDeletionContract(
+    parseStagingConfig({ ...CONFIG, deletion_window_seconds: 1.5 }),
+    {
+      transport: {
+        post: (op, body) => {
+          const testInventory = op === "inventory" &&
+            String(body.namespace).startsWith("trace-test-");
+          if (
+            testInventory && target.calls.some((c) => c.op === "delete")
+          ) samples++;
+          if (testInventory && samples === 2) {
+            return Promise.reject(
+              new Error("boom"),
+            );
+          }
+          return target.post(op, body);
+        },
+      },
+      target: TARGET,
+      checkpoint: memoryCheckpointSink(),
+      clock,
+    },
+  );
+  const transient = report.findings.find((f) =>
+    f.code === "transient_residual"
+  );
+  assert.ok(transient, JSON.stringify(report.findings));
+  assert.match(transient.message, /read 0 from 1\.\d\d s/);
+});
+
+Deno.test("runExternal() keeps a completed report beside its checkpoint when the ledger cannot take it", async () => {
+  await withTempDir(async (dataDir) => {
+    const db = await openDb({ dataDir });
+    const warnings: string[] = [];
+    try {
+      const clock = new VirtualClock();
+      const report = await runExternal(CONFIG, {
+        db,
+        dataDir,
+        target: TARGET,
+        transport: new FakeTarget(clock),
+        clock,
+        trace: false,
+        onWarning: (message) => warnings.push(message),
+      });
+      assert.equal(report.verdict, "PASS");
+      assert.match(
+        warnings[0]!,
+        /Cannot record run .* in the ledger .*kept at .*\.report\.json/,
+      );
+      const kept = JSON.parse(
+        await Deno.readTextFile(
+          `${dataDir}/external/${report.run_id}.report.json`,
+        ),
+      );
+      assert.equal(kept.verdict, "PASS");
+    } finally {
+      db.close();
+    }
+  });
+});
