@@ -38,11 +38,11 @@ const COMMANDS: Record<string, CommandEntry> = {
   },
   "external-register": {
     summary: "Register a staging target under an id (immutable)",
-    load: async () => (await import("./cli/regressions.ts")).externalRegister,
+    load: async () => (await import("./cli/targets.ts")).externalRegister,
   },
   "external-targets": {
     summary: "List registered targets",
-    load: async () => (await import("./cli/regressions.ts")).externalTargets,
+    load: async () => (await import("./cli/targets.ts")).externalTargets,
   },
   "external-save": {
     summary: "Save a completed FAIL run as a regression",
@@ -54,11 +54,11 @@ const COMMANDS: Record<string, CommandEntry> = {
   },
   "external-compare": {
     summary: "Compare two runs of the same target and contract",
-    load: async () => (await import("./cli/regressions.ts")).externalCompare,
+    load: async () => (await import("./cli/runs.ts")).externalCompare,
   },
   "external-show": {
     summary: "Show a run (completed, running or interrupted)",
-    load: async () => (await import("./cli/regressions.ts")).externalShow,
+    load: async () => (await import("./cli/runs.ts")).externalShow,
   },
   "external-regressions": {
     summary: "List saved regressions with status and last result",

@@ -6,6 +6,7 @@
  */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { redactDbUrl } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 
 /** Flag declarations in `node:util` form. */
@@ -19,7 +20,10 @@ export const DATA_FLAGS = {
   help: { type: "boolean", short: "h", default: false },
 } as const satisfies FlagSpec;
 
-/** Parses `args` for `command`; throws a one-line usage error naming the flag. */
+/**
+ * Parses `args` for `command`; throws a one-line usage error naming the flag.
+ * Messages carry no command prefix: `main()` adds `trace <command>:` once.
+ */
 export function parseFlags<const T extends FlagSpec>(
   command: string,
   args: string[],
@@ -34,18 +38,18 @@ export function parseFlags<const T extends FlagSpec>(
       /\. To specify.*$/,
       "",
     );
-    throw new UsageError(`${command}: ${detail}; see trace ${command} --help`);
+    throw new UsageError(`${detail}; see trace ${command} --help`);
   }
   const count = parsed.positionals.length;
   if (!(parsed.values as { help?: boolean }).help) {
     if (positionals.min !== undefined && count < positionals.min) {
       throw new UsageError(
-        `${command}: missing argument; see trace ${command} --help`,
+        `Missing argument; see trace ${command} --help`,
       );
     }
     if (count > (positionals.max ?? 0)) {
       throw new UsageError(
-        `${command}: unexpected argument "${
+        `Unexpected argument "${
           parsed.positionals[positionals.max ?? 0]
         }"; see trace ${command} --help`,
       );
@@ -55,7 +59,15 @@ export function parseFlags<const T extends FlagSpec>(
 }
 
 /** Prints a command's help text; returns exit code 0. */
-export function showHelp(io: { out(text: string): void }, text: string): number {
+export function showHelp(
+  io: { out(text: string): void },
+  text: string,
+): number {
   io.out(text);
   return 0;
+}
+
+/** Where a database lives, for messages: its file path, or its URL without credentials or query. */
+export function dbLocation(db: { path: string | null; url: string }): string {
+  return db.path ?? redactDbUrl(db.url);
 }

@@ -11,18 +11,24 @@ export interface DataContext {
   db: TraceDb;
 }
 
+/** `write` migrates every component; `create` (default: `write`) only makes a missing database file. */
+export interface ContextOptions {
+  write: boolean;
+  create?: boolean;
+}
+
 /** Opens the data dir and database named by `--data-dir` / `--db`; migrates when `write` is set. */
 export async function openDataContext(
   flags: { "data-dir"?: string | undefined; db?: string | undefined },
   io: CliIo,
-  options: { write: boolean },
+  options: ContextOptions,
 ): Promise<DataContext> {
   const dataDir = resolveDataDir({ flag: flags["data-dir"], env: io.env });
   const db = await openDb({
     dataDir,
     url: flags.db ?? io.env("TRACE_DB_URL"),
     authToken: io.env("TRACE_DB_AUTH_TOKEN"),
-    create: options.write,
+    create: options.create ?? options.write,
   });
   if (options.write) {
     try {
@@ -39,7 +45,7 @@ export async function openDataContext(
 export async function withDataContext<T>(
   flags: { "data-dir"?: string | undefined; db?: string | undefined },
   io: CliIo,
-  options: { write: boolean },
+  options: ContextOptions,
   fn: (context: DataContext) => Promise<T>,
 ): Promise<T> {
   const context = await openDataContext(flags, io, options);

@@ -5,12 +5,16 @@ import type { RunPlan } from "../lib/runner/plan.ts";
 import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
 import { markerLabel } from "./_progress.ts";
 
-const SEVERITY_MARK: Record<Finding["severity"], string> = {
-  fail: "FAIL ",
-  inconclusive: "INCON",
-  transient: "TRANS",
-  note: "note ",
+const SEVERITY_LABEL: Record<Finding["severity"], string> = {
+  fail: "FAIL",
+  inconclusive: "INCONCLUSIVE",
+  transient: "TRANSIENT",
+  note: "note",
 };
+
+const SEVERITY_WIDTH = Math.max(
+  ...Object.values(SEVERITY_LABEL).map((label) => label.length),
+);
 
 /** Renders a report as plain text for a terminal or a log. */
 export function renderReport(report: RunReport): string {
@@ -25,7 +29,7 @@ export function renderReport(report: RunReport): string {
     "",
     "Findings",
     ...report.findings.map((f) =>
-      `  ${SEVERITY_MARK[f.severity]}  ${f.message}`
+      `  ${SEVERITY_LABEL[f.severity].padEnd(SEVERITY_WIDTH)}  ${f.message}`
     ),
   ];
   if (report.samples.length > 0) {
@@ -44,6 +48,20 @@ export function renderReport(report: RunReport): string {
   return lines.join("\n") + "\n";
 }
 
+/** A left-aligned text table with a header row. */
+export function renderTable(header: string[], rows: string[][]): string {
+  return alignColumns([header, ...rows]).join("\n") + "\n";
+}
+
+function alignColumns(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) =>
+    Math.max(...rows.map((r) => (r[i] ?? "").length))
+  );
+  return rows.map((row) =>
+    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
+  );
+}
+
 function sampleTable(samples: Sample[]): string[] {
   const header = [
     "  #",
@@ -59,12 +77,7 @@ function sampleTable(samples: Sample[]): string[] {
     markerLabel(s.marker_seen),
     controlLabel(s),
   ]);
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => r[i]!.length))
-  );
-  const format = (row: string[]) =>
-    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [format(header), ...rows.map(format)];
+  return alignColumns([header, ...rows]);
 }
 
 function controlLabel(sample: Sample): string {

@@ -175,7 +175,9 @@ function parseDefect(name: string | undefined): DemoDefect | null {
   if (name === undefined || name === "none") return null;
   if (isDemoDefect(name)) return name;
   throw new UsageError(
-    `demo: unknown defect "${name}"; valid defects: ${DEFECTS.join(", ")}`,
+    `Unknown --defect ${JSON.stringify(name)}; valid defects: ${
+      DEFECTS.join(", ")
+    } (see trace demo --help)`,
   );
 }
 
@@ -186,19 +188,19 @@ function parseTraceUrl(text: string): string {
     url = new URL(text);
   } catch {
     throw new UsageError(
-      `demo: --trace-to must be an absolute URL such as http://127.0.0.1:8080, got "${text}"`,
+      `--trace-to must be an absolute URL such as http://127.0.0.1:8080, got "${text}"`,
     );
   }
   const plainLoopback = url.protocol === "http:" &&
     isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !plainLoopback) {
     throw new UsageError(
-      `demo: --trace-to must use https://, or http:// on a loopback host, got "${text}"`,
+      `--trace-to must use https://, or http:// on a loopback host, got "${text}"`,
     );
   }
   if (url.username || url.password || url.search || url.hash) {
     throw new UsageError(
-      "demo: --trace-to must not contain credentials, a query or a fragment",
+      "--trace-to must not contain credentials, a query or a fragment",
     );
   }
   return url.href;
@@ -208,7 +210,9 @@ function parseInteger(flag: string, text: string, max: number): number {
   const value = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
   if (!(value <= max)) {
     throw new UsageError(
-      `demo: ${flag} must be an integer from 0 to ${max}, got "${text}"`,
+      `${flag} must be an integer from 0 to ${max}, got ${
+        JSON.stringify(text)
+      }`,
     );
   }
   return value;

@@ -1,13 +1,10 @@
-/** `trace external-plan` and `trace external-run`, and the run output shared with replays. */
+/** `trace external-plan` and `trace external-run`. */
 
-import { resolve } from "node:path";
-import {
-  parseStagingConfigText,
-  type StagingConfig,
-} from "../lib/contract/config.ts";
+import type { StagingConfig } from "../lib/contract/config.ts";
+import type { StagingTransport } from "../lib/contract/protocol.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { NotFoundError, UsageError } from "../lib/errors.ts";
-import { regressionIdFor } from "../lib/ledger/regressions.ts";
+import { createHttpTransport } from "../lib/http/strict_client.ts";
 import { requireLedger } from "../lib/ledger/schema.ts";
 import {
   readTarget,
@@ -15,28 +12,20 @@ import {
   targetRef,
   validateTargetId,
 } from "../lib/ledger/targets.ts";
-import { renderJunit } from "../lib/report/junit.ts";
-import { renderSummaryMarkdown } from "../lib/report/summary_md.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import { configTargetId, runExternal } from "../lib/runner/external_run.ts";
-import type { RunReport, TargetRef } from "../lib/runner/report.ts";
+import type { TargetRef } from "../lib/runner/report.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
-import { type CliIo, type Command, readInput } from "./_io.ts";
-import { progressRenderer } from "./_progress.ts";
-import { renderPlan, renderReport } from "./_report_text.ts";
+import { loadConfig } from "./_config_input.ts";
+import type { CliIo, Command } from "./_io.ts";
+import { renderPlan } from "./_report_text.ts";
+import { OUTPUT_FLAGS, runContractCommand } from "./_run_outputs.ts";
 
 const PLAN_FLAGS = {
   ...DATA_FLAGS,
   config: { type: "string" },
   target: { type: "string" },
-} as const;
-
-/** Output flags of commands that run the contract (`external-run`, `external-replay`). */
-export const OUTPUT_FLAGS = {
-  output: { type: "string" },
-  junit: { type: "string" },
-  "summary-md": { type: "string" },
 } as const;
 
 const RUN_FLAGS = { ...PLAN_FLAGS, ...OUTPUT_FLAGS } as const;
@@ -66,50 +55,13 @@ Outputs (each refused if the file already exists, reserved before the run):
 Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error.
 `;
 
-/** Exit code of a verdict. */
-export function exitCodeOf(report: RunReport): number {
-  return report.verdict === "PASS" ? 0 : report.verdict === "FAIL" ? 1 : 2;
-}
-
-async function loadConfig(
-  path: string,
-  io: CliIo,
-): Promise<StagingConfig> {
-  let text: string;
-  try {
-    text = await readInput(path, io);
-  } catch (error) {
-    throw new UsageError(
-      `Cannot read config ${path}: ${(error as Error).message}`,
-    );
-  }
-  return parseStagingConfigText(
-    text,
-    `config ${path === "-" ? "(stdin)" : path}`,
-  );
-}
-
-/** Reads `--config FILE|-` for a command; throws a usage error when absent. */
-export async function requireConfig(
-  path: string | undefined,
-  command: string,
-  io: CliIo,
-): Promise<StagingConfig> {
-  if (!path) {
-    throw new UsageError(
-      `${command}: --config FILE (or - for stdin) is required`,
-    );
-  }
-  return await loadConfig(path, io);
-}
-
 function targetOrConfig(
   values: { target?: string | undefined; config?: string | undefined },
   command: string,
 ): { target: string } | { config: string } {
   if (values.target !== undefined && values.config !== undefined) {
     throw new UsageError(
-      `${command}: give either --target ID or --config FILE, not both`,
+      `Give either --target ID or --config FILE, not both; see trace ${command} --help`,
     );
   }
   if (values.target !== undefined) {
@@ -117,12 +69,12 @@ function targetOrConfig(
   }
   if (values.config !== undefined) return { config: values.config };
   throw new UsageError(
-    `${command}: --target ID or --config FILE (or - for stdin) is required`,
+    `--target ID or --config FILE (or - for stdin) is required; see trace ${command} --help`,
   );
 }
 
 /** Loads a registered target's config; a clear error when it is not registered. */
-export async function loadRegisteredTarget(
+async function loadRegisteredTarget(
   db: TraceDb,
   targetId: string,
 ): Promise<{ config: StagingConfig; target: TargetRef }> {
@@ -136,9 +88,9 @@ export async function loadRegisteredTarget(
   return { config: record.config, target: targetRef(record) };
 }
 
-async function configTarget(config: StagingConfig): Promise<TargetRef> {
+function configTarget(config: StagingConfig): TargetRef {
   return {
-    id: await configTargetId(config),
+    id: configTargetId(config),
     base_url: config.base_url,
     source: "config",
   };
@@ -158,7 +110,7 @@ export const externalPlan: Command = async (args, io) => {
     )
     : await (async () => {
       const config = await loadConfig(choice.config, io);
-      return { config, target: await configTarget(config) };
+      return { config, target: configTarget(config) };
     })();
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
@@ -166,198 +118,69 @@ export const externalPlan: Command = async (args, io) => {
   return 0;
 };
 
-/** Output paths of a run, each reserved (created empty, exclusively) before the run starts. */
-export interface ReservedOutputs {
-  output?: string;
-  junit?: string;
-  summaryMd?: string;
-  /** Removes reserved files that were never written (the run failed early). */
-  release(): Promise<void>;
-}
-
-/**
- * Creates every requested output file exclusively before the run, so a
- * clash with an existing file or with a concurrent run is refused up front
- * and a finished run is never lost to it.
- */
-export async function reserveOutputs(values: {
-  output?: string | undefined;
-  junit?: string | undefined;
-  "summary-md"?: string | undefined;
-}): Promise<ReservedOutputs> {
-  const wanted: [keyof Omit<ReservedOutputs, "release">, string, string][] = [];
-  if (values.output) wanted.push(["output", "--output", values.output]);
-  if (values.junit) wanted.push(["junit", "--junit", values.junit]);
-  if (values["summary-md"]) {
-    wanted.push(["summaryMd", "--summary-md", values["summary-md"]]);
-  }
-  const seen = new Map<string, string>();
-  for (const [, flag, path] of wanted) {
-    const other = seen.get(resolve(path));
-    if (other) {
-      throw new UsageError(
-        `Cannot write ${flag} ${path}: ${other} names the same file; choose distinct paths`,
-      );
-    }
-    seen.set(resolve(path), flag);
-  }
-  const created: string[] = [];
-  const reserved: ReservedOutputs = {
-    release: async () => {
-      for (const path of created) await Deno.remove(path).catch(() => {});
-    },
-  };
-  for (const [key, flag, path] of wanted) {
-    try {
-      const file = await Deno.open(path, {
-        createNew: true,
-        write: true,
-        mode: 0o600,
-      });
-      file.close();
-    } catch (error) {
-      await reserved.release();
-      const why = error instanceof Deno.errors.AlreadyExists
-        ? "the file already exists (or another run reserved it); choose a new path"
-        : (error as Error).message;
-      throw new UsageError(`Cannot write ${flag} ${path}: ${why}`);
-    }
-    created.push(path);
-    reserved[key] = path;
-  }
-  return reserved;
-}
-
-/** Writes the report file without ever replacing an existing one. */
-export async function writeReportFile(
-  path: string,
-  report: unknown,
-): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n", {
-    createNew: true,
-  });
-}
-
-/** Quotes one shell word when it needs quoting. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./:@=+-]+$/.test(word)
-    ? word
-    : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The `--data-dir` / `--db` flags to repeat in a printed command. */
-export function dataFlagsOf(
-  values: { "data-dir"?: string | undefined; db?: string | undefined },
-): string {
-  const parts: string[] = [];
-  if (values["data-dir"]) parts.push("--data-dir", values["data-dir"]);
-  if (values.db) parts.push("--db", values.db);
-  return parts.map(shellWord).map((w) => ` ${w}`).join("");
-}
-
-/** The exact command that replays (or saves and replays) what `report` found. */
-export function replayCommandOf(
-  report: RunReport,
-  regressionId: string | null,
-  values: { "data-dir"?: string | undefined; db?: string | undefined },
-): string {
-  const data = dataFlagsOf(values);
-  if (regressionId) return `trace external-replay ${regressionId}${data}`;
-  if (report.verdict === "FAIL") {
-    return `trace external-save ${report.run_id}${data} && trace external-replay ${
-      regressionIdFor(report.run_id)
-    }${data}`;
-  }
-  return `trace external-run --target ${shellWord(report.target.id)}${data}`;
-}
-
-/** Writes the reserved output files of a finished run. */
-export async function writeRunOutputs(
-  report: RunReport,
-  outputs: ReservedOutputs,
-  summary: { replayCommand: string; regressionId: string | null },
-  io: CliIo,
-): Promise<void> {
-  if (outputs.output) {
-    await Deno.writeTextFile(
-      outputs.output,
-      JSON.stringify(report, null, 2) + "\n",
-    );
-    io.err(`report: ${outputs.output}\n`);
-  }
-  if (outputs.junit) {
-    await Deno.writeTextFile(outputs.junit, renderJunit(report));
-    io.err(`junit: ${outputs.junit}\n`);
-  }
-  if (outputs.summaryMd) {
-    await Deno.writeTextFile(
-      outputs.summaryMd,
-      renderSummaryMarkdown(report, summary),
-    );
-    io.err(`summary: ${outputs.summaryMd}\n`);
-  }
-}
-
 /** `trace external-run`: one deletion contract run. */
 export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
+  // A config's token is read before anything is reserved or registered, so a
+  // bad config changes nothing.
   const fromConfig = "config" in choice
-    ? await loadConfig(choice.config, io)
+    ? withTransport(await loadConfig(choice.config, io), io)
     : null;
-  const outputs = await reserveOutputs(values);
-  let written = false;
-  try {
-    return await withDataContext(
-      values,
-      io,
-      { write: true },
-      async ({ db, dataDir }) => {
-        const { config, target } = fromConfig
-          ? await registerConfigTarget(db, fromConfig, io)
-          : await loadRegisteredTarget(
-            db,
-            (choice as { target: string }).target,
-          );
-        const report = await runExternal(config, {
+  return await runContractCommand(io, {
+    values,
+    start: async (db, hooks) => {
+      const { config, target, transport } = fromConfig
+        ? {
+          ...fromConfig,
+          target: await registerConfigTarget(db, fromConfig.config, io),
+        }
+        : await registeredWithTransport(
           db,
-          dataDir,
-          target,
-          env: io.env,
-          onStart: ({ checkpointPath }) =>
-            io.err(`checkpoint: ${checkpointPath}\n`),
-          onEvent: progressRenderer(io),
-          onWarning: (message: string) => io.err(`warning: ${message}\n`),
-          ...(io.interrupted ? { signal: io.interrupted } : {}),
-        });
-        io.err(
-          `ledger: run ${report.run_id} recorded in ${db.path ?? db.url}\n`,
+          (choice as { target: string }).target,
+          io,
         );
-        const replayCommand = replayCommandOf(report, null, values);
-        written = true;
-        await writeRunOutputs(report, outputs, {
-          replayCommand,
-          regressionId: null,
-        }, io);
-        if (values.json) printJson(io, report);
-        else io.out(renderReport(report));
-        if (report.verdict === "FAIL") io.err(`replay: ${replayCommand}\n`);
-        return exitCodeOf(report);
-      },
-    );
-  } finally {
-    if (!written) await outputs.release();
-  }
+      const report = await runExternal(config, {
+        ...hooks,
+        db,
+        target,
+        transport,
+      });
+      return { report, regression: null };
+    },
+  });
 };
+
+function withTransport(
+  config: StagingConfig,
+  io: CliIo,
+): { config: StagingConfig; transport: StagingTransport } {
+  return { config, transport: createHttpTransport(config, { env: io.env }) };
+}
+
+async function registeredWithTransport(
+  db: TraceDb,
+  targetId: string,
+  io: CliIo,
+): Promise<
+  { config: StagingConfig; target: TargetRef; transport: StagingTransport }
+> {
+  const { config, target } = await loadRegisteredTarget(db, targetId);
+  return { ...withTransport(config, io), target };
+}
 
 async function registerConfigTarget(
   db: TraceDb,
   config: StagingConfig,
   io: CliIo,
-): Promise<{ config: StagingConfig; target: TargetRef }> {
-  const id = await configTargetId(config);
-  const { target, created } = await registerTarget(db, id, config, "config");
-  if (created) io.err(`target: registered ${id} from the config\n`);
-  return { config, target: targetRef(target) };
+): Promise<TargetRef> {
+  const targetId = configTargetId(config);
+  const { target, created } = await registerTarget(db, {
+    targetId,
+    config,
+    source: "config",
+  });
+  if (created) io.err(`target: registered ${targetId} from the config\n`);
+  return targetRef(target);
 }

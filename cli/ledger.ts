@@ -24,11 +24,11 @@ export const ledger: Command = async (args, io) => {
   if (values.help) return showHelp(io, HELP);
   if (positionals[0] !== "verify") {
     throw new UsageError(
-      `ledger: ${
+      `${
         positionals[0]
-          ? `unknown subcommand "${positionals[0]}"`
-          : "missing subcommand"
-      }; use trace ledger verify`,
+          ? `Unknown subcommand ${JSON.stringify(positionals[0])}`
+          : "Missing subcommand"
+      }; use trace ledger verify (see trace ledger --help)`,
     );
   }
   return await withDataContext(values, io, { write: false }, async ({ db }) => {

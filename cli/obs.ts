@@ -144,11 +144,12 @@ function withObsDb<T>(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
   io: CliIo,
   fn: (db: TraceDb) => Promise<T>,
+  options: { create: boolean } = { create: false },
 ): Promise<T> {
   return withDataContext(
     dataFlags(values),
     io,
-    { write: false },
+    { write: false, create: options.create },
     ({ db }) => fn(db),
   );
 }
@@ -156,7 +157,9 @@ function withObsDb<T>(
 async function obsInit(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs init", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HELPS.init!);
-  const applied = await withObsDb(values, io, (db) => initializeObs(db));
+  const applied = await withObsDb(values, io, (db) => initializeObs(db), {
+    create: true,
+  });
   if (values.json) printJson(io, { applied });
   else {
     io.out(

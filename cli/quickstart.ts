@@ -10,13 +10,20 @@ import { join } from "node:path";
 import example from "../fixtures/staging-adapter.json" with { type: "json" };
 import { parseStagingConfig } from "../lib/contract/config.ts";
 import { ensurePrivateDir } from "../lib/data_dir.ts";
-import { DEFECT_INFO, type DemoDefect, HEALTHY } from "../lib/demo/defects.ts";
+import {
+  DEFECT_INFO,
+  DEFECTS,
+  type DemoDefect,
+  HEALTHY,
+  isDemoDefect,
+} from "../lib/demo/defects.ts";
+import { UsageError } from "../lib/errors.ts";
 import { configTargetId, runExternal } from "../lib/runner/external_run.ts";
 import type { RunReport } from "../lib/runner/report.ts";
-import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
 import { type DataContext, withDataContext } from "./_context.ts";
 import { startDemoServer } from "./demo.ts";
-import { exitCodeOf, writeReportFile } from "./external.ts";
+import { exitCodeOf, writeReportFile } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
@@ -55,7 +62,7 @@ async function runAgainstDemo(
       db: context.db,
       dataDir: context.dataDir,
       target: {
-        id: await configTargetId(config),
+        id: configTargetId(config),
         base_url: config.base_url,
         source: "config",
       },
@@ -82,12 +89,12 @@ async function runAgainstDemo(
 export const quickstart: Command = async (args, io) => {
   const { values } = parseFlags("quickstart", args, FLAGS);
   if (values.help) return showHelp(io, HELP);
-  const defect = values.defect as DemoDefect;
-  if (!(defect in DEFECT_INFO)) {
-    throw new Error(
-      `Unknown --defect "${defect}"; choose one of ${
-        Object.keys(DEFECT_INFO).join(", ")
-      }`,
+  const defect = values.defect;
+  if (!isDemoDefect(defect)) {
+    throw new UsageError(
+      `Unknown --defect ${JSON.stringify(defect)}; valid defects: ${
+        DEFECTS.join(", ")
+      } (see trace quickstart --help)`,
     );
   }
   return await withDataContext(values, io, { write: true }, async (context) => {
@@ -121,8 +128,9 @@ export const quickstart: Command = async (args, io) => {
     } else {
       io.out(summary(outcomes, asExpected, context));
     }
+    // An unexpected PASS (the defect went unnoticed) must not exit 0.
     return asExpected ? 0 : exitCodeOf(
-      outcomes.find((o) => o.report.verdict !== o.expected)!.report,
+      outcomes.find((o) => o.report.verdict !== o.expected)!.report.verdict,
     ) || 1;
   });
 };
@@ -144,7 +152,7 @@ function summary(
       }  ${o.reportPath}`
     ),
     "",
-    `Ledger: ${context.db.path ?? context.db.url}   Checkpoints: ${
+    `Ledger: ${dbLocation(context.db)}   Checkpoints: ${
       join(context.dataDir, "external")
     }`,
     asExpected

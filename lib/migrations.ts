@@ -5,4 +5,7 @@ import { LEDGER_MIGRATIONS } from "./ledger/schema.ts";
 import { OBS_MIGRATIONS } from "./obs/schema.ts";
 
 /** All migrations known to this build. */
-export const ALL_MIGRATIONS: readonly Migration[] = [...LEDGER_MIGRATIONS, ...OBS_MIGRATIONS];
+export const ALL_MIGRATIONS: readonly Migration[] = [
+  ...LEDGER_MIGRATIONS,
+  ...OBS_MIGRATIONS,
+];

@@ -27,11 +27,14 @@ export function requireBearer(token: string | undefined): MiddlewareHandler {
   return async (c, next) => {
     if (token !== undefined) {
       const header = c.req.header("authorization") ?? "";
-      const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+      const given = header.startsWith("Bearer ")
+        ? header.slice("Bearer ".length)
+        : "";
       if (!constantTimeEqual(given, token)) {
         c.header("WWW-Authenticate", 'Bearer realm="trace"');
         throw new HTTPException(401, {
-          message: "Missing or wrong bearer token; send Authorization: Bearer $TRACE_INGEST_TOKEN",
+          message:
+            "Missing or wrong bearer token; send Authorization: Bearer $TRACE_INGEST_TOKEN",
         });
       }
     }
@@ -40,12 +43,17 @@ export function requireBearer(token: string | undefined): MiddlewareHandler {
 }
 
 /** Refuses cross-origin browser requests, and non-loopback Host headers when bound to loopback. */
-export function sameOriginOnly(options: { loopbackBind: boolean }): MiddlewareHandler {
+export function sameOriginOnly(
+  options: { loopbackBind: boolean },
+): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host") ?? "";
     const hostname = host.replace(/:\d+$/, "");
     if (options.loopbackBind && hostname !== "" && !isLoopbackHost(hostname)) {
-      throw new HTTPException(403, { message: `Host "${host}" is not served here; use 127.0.0.1 or localhost` });
+      throw new HTTPException(403, {
+        message:
+          `Host "${host}" is not served here; use 127.0.0.1 or localhost`,
+      });
     }
     const origin = c.req.header("origin");
     if (origin !== undefined && origin !== "null") {
@@ -56,10 +64,14 @@ export function sameOriginOnly(options: { loopbackBind: boolean }): MiddlewareHa
         // Unparseable origins are treated as foreign.
       }
       if (originHost !== host) {
-        throw new HTTPException(403, { message: "Cross-origin requests are refused" });
+        throw new HTTPException(403, {
+          message: "Cross-origin requests are refused",
+        });
       }
     } else if (origin === "null") {
-      throw new HTTPException(403, { message: "Cross-origin requests are refused" });
+      throw new HTTPException(403, {
+        message: "Cross-origin requests are refused",
+      });
     }
     await next();
   };

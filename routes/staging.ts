@@ -10,7 +10,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
-import { describeIssues } from "../lib/contract/issues.ts";
+import { describeIssues, objectIssueMessage } from "../lib/contract/issues.ts";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import type { MemoryService } from "../lib/demo/memory_service.ts";
 
@@ -31,14 +31,10 @@ const Name = (what: string) =>
   );
 
 function strict<const T extends v.ObjectEntries>(entries: T) {
-  const allowed = Object.keys(entries).join(", ");
-  return v.strictObject(entries, (issue) => {
-    if (issue.expected === "never") {
-      return `unknown key; allowed keys: ${allowed}`;
-    }
-    if (issue.received === "undefined") return "is required";
-    return "must be a JSON object";
-  });
+  return v.strictObject(
+    entries,
+    objectIssueMessage(`allowed keys: ${Object.keys(entries).join(", ")}`),
+  );
 }
 
 const SCHEMAS = {

@@ -1,7 +1,28 @@
 /** Shared test fixtures: temp dirs, databases, servers and CLI capture. */
 
 import type { CliIo } from "../cli/_io.ts";
+import {
+  parseStagingConfig,
+  type StagingConfig,
+} from "../lib/contract/config.ts";
 import { openDb, type TraceDb } from "../lib/db.ts";
+
+/**
+ * A valid staging config for fake-target tests: an unreachable loopback URL
+ * (fakes never connect), a 2 s window sampled every 0.5 s, plus `overrides`.
+ */
+export function stagingConfig(
+  overrides: Record<string, unknown> = {},
+): StagingConfig {
+  return parseStagingConfig({
+    base_url: "http://127.0.0.1:1",
+    environment: "staging",
+    allow_synthetic_writes: true,
+    deletion_window_seconds: 2,
+    sample_interval_seconds: 0.5,
+    ...overrides,
+  });
+}
 
 /** Runs `fn` with a fresh temporary directory, removed afterwards. */
 export async function withTempDir<T>(

@@ -4,15 +4,13 @@ import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { externalPlan, externalRun } from "../cli/external.ts";
 import { ledger } from "../cli/ledger.ts";
 import {
-  externalCompare,
   externalGate,
-  externalRegister,
   externalRegressions,
   externalReplay,
   externalSave,
-  externalShow,
-  externalTargets,
 } from "../cli/regressions.ts";
+import { externalCompare, externalShow } from "../cli/runs.ts";
+import { externalRegister, externalTargets } from "../cli/targets.ts";
 import type { DemoDefect } from "../lib/demo/defects.ts";
 import { openDb } from "../lib/db.ts";
 import { listEntries } from "../lib/ledger/chain.ts";

@@ -212,6 +212,95 @@ Deno.test("trace external-run refuses bad configs with one line, exit 2 and no r
   }
 });
 
+Deno.test("trace external-run says in a few words why a config file cannot be used", async () => {
+  await withTempDir(async (dir) => {
+    const array = `${dir}/array.json`;
+    await Deno.writeTextFile(array, "[1, 2]");
+    const bom = `${dir}/bom.json`;
+    await Deno.writeTextFile(
+      bom,
+      '\uFEFF{"base_url":"http://127.0.0.1:9","environment":"staging","allow_synthetic_writes":true}',
+    );
+    const cases: [string, string][] = [
+      [`${dir}/missing.json`, "no such file; check the path"],
+      [dir, "it is a directory; give a file"],
+      [array, "must be a JSON object"],
+      [bom, "starts with a byte-order mark; save it as UTF-8 without BOM"],
+    ];
+    for (const [path, words] of cases) {
+      const io = captureIo();
+      const code = await main([
+        "external-run",
+        "--config",
+        path,
+        "--data-dir",
+        `${dir}/data`,
+      ], io);
+      assert.equal(code, 2, path);
+      assert.match(
+        io.stderr(),
+        /^trace external-run: (Cannot read|Invalid) config /,
+      );
+      assert.ok(io.stderr().trimEnd().endsWith(words), io.stderr());
+      assert.doesNotMatch(io.stderr(), /os error|readfile/);
+    }
+  });
+});
+
+Deno.test("trace external-run with an unset token_env sends nothing and registers nothing", async () => {
+  await withTempDir(async (dir) => {
+    await withCountingListener(async (url, count) => {
+      const https = url.replace("http:", "https:");
+      const other = await writeConfig(dir, https);
+      const data = ["--data-dir", `${dir}/data`];
+      const registered = captureIo();
+      assert.equal(
+        await main([
+          "external-register",
+          "--target",
+          "existing",
+          "--config",
+          other,
+          ...data,
+        ], registered),
+        0,
+        registered.stderr(),
+      );
+      const config = await writeConfig(dir, https, {
+        token_env: "TRACE_TEST_UNSET_TOKEN",
+      });
+      const io = captureIo();
+      const code = await main([
+        "external-run",
+        "--config",
+        config,
+        "--output",
+        `${dir}/out.json`,
+        ...data,
+      ], io);
+      assert.equal(code, 2);
+      assert.match(io.stderr(), /TRACE_TEST_UNSET_TOKEN is unset or empty/);
+      assert.equal(io.stderr().trim().split("\n").length, 1, io.stderr());
+      assert.equal(count(), 0);
+      await assert.rejects(
+        () => Deno.stat(`${dir}/out.json`),
+        Deno.errors.NotFound,
+      );
+      const list = captureIo();
+      assert.equal(
+        await main(["external-targets", "--json", ...data], list),
+        0,
+      );
+      assert.deepEqual(
+        JSON.parse(list.stdout()).targets.map((t: { target_id: string }) =>
+          t.target_id
+        ),
+        ["existing"],
+      );
+    });
+  });
+});
+
 Deno.test("trace external-run refuses duplicate keys and reads the config from stdin", async () => {
   await withTempDir(async (dir) => {
     const io = captureIo(

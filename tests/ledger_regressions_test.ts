@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { parseStagingConfig } from "../lib/contract/config.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { RefusedError } from "../lib/errors.ts";
 import { appendEntry } from "../lib/ledger/chain.ts";
@@ -22,20 +21,17 @@ import {
   FakeTarget,
   VirtualClock,
 } from "./_fake_target.ts";
-import { withDb } from "./_helpers.ts";
+import { stagingConfig, withDb } from "./_helpers.ts";
 
-const CONFIG = parseStagingConfig({
-  base_url: "http://127.0.0.1:1",
-  environment: "staging",
-  allow_synthetic_writes: true,
-  document_count: 2,
-  deletion_window_seconds: 2,
-  sample_interval_seconds: 0.5,
-});
+const CONFIG = stagingConfig({ document_count: 2 });
 
 async function setUp(db: TraceDb): Promise<void> {
   await migrate(db, ALL_MIGRATIONS);
-  await registerTarget(db, "staging-a", CONFIG, "registered");
+  await registerTarget(db, {
+    targetId: "staging-a",
+    config: CONFIG,
+    source: "registered",
+  });
 }
 
 async function runFake(
@@ -96,10 +92,15 @@ Deno.test("saveRegression() refuses a run that only has a checkpoint", async () 
       run_id: "run-20260101T000000Z-abcdef",
       state: "running",
       pid: 999999999,
+      process_identity: null,
       started_at: "2026-01-01T00:00:00.000Z",
       updated_at: "2026-01-01T00:00:00.000Z",
       target: targetRef(
-        (await registerTarget(db, "staging-a", CONFIG, "registered")).target,
+        (await registerTarget(db, {
+          targetId: "staging-a",
+          config: CONFIG,
+          source: "registered",
+        })).target,
       ),
       config_digest: "sha256:x",
       namespaces: { test: "trace-test-1", control: "trace-control-1" },
@@ -179,7 +180,12 @@ Deno.test("replayRegression() refuses protocol or contract drift before any requ
     drifted.regression_id = "reg-drifted";
     drifted.contract.protocol_revision = "trace-staging/0";
     drifted.contract.deletion_window_seconds = 9;
-    await appendEntry(db, "regression", "reg-drifted", "staging-a", drifted);
+    await appendEntry(db, {
+      kind: "regression",
+      entityId: "reg-drifted",
+      targetId: "staging-a",
+      payload: drifted,
+    });
     const clock = new VirtualClock();
     const target = new FakeTarget(clock);
     await assert.rejects(
@@ -246,7 +252,11 @@ Deno.test("compareRuns() shows fixed findings, both cleanups and the caveat", as
 Deno.test("compareRuns() refuses different targets and different contracts", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);
-    await registerTarget(db, "staging-b", CONFIG, "registered");
+    await registerTarget(db, {
+      targetId: "staging-b",
+      config: CONFIG,
+      source: "registered",
+    });
     const a = await runFake(db, dir);
     const b = await runFake(db, dir, {}, "staging-b");
     assert.throws(

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { parseStagingConfig } from "../lib/contract/config.ts";
 import { familyResults } from "../lib/report/families.ts";
 import { renderJunit, xmlEscape } from "../lib/report/junit.ts";
 import { renderSummaryMarkdown } from "../lib/report/summary_md.ts";
@@ -11,14 +10,9 @@ import {
   FakeTarget,
   VirtualClock,
 } from "./_fake_target.ts";
+import { stagingConfig } from "./_helpers.ts";
 
-const CONFIG = parseStagingConfig({
-  base_url: "http://127.0.0.1:1",
-  environment: "staging",
-  allow_synthetic_writes: true,
-  deletion_window_seconds: 1,
-  sample_interval_seconds: 0.5,
-});
+const CONFIG = stagingConfig({ deletion_window_seconds: 1 });
 
 async function run(behaviour: FakeBehaviour = {}): Promise<RunReport> {
   const clock = new VirtualClock();
@@ -60,11 +54,20 @@ Deno.test("renderJunit() writes one test case per family with FAIL as <failure>"
   );
   assert.match(cases.get("retrieval")!, /<failure /);
   assert.doesNotMatch(cases.get("deletion.source_records")!, /<failure|<error/);
-  assert.match(cases.get("cleanup")!, /<error [^>]*type="INCONCLUSIVE"/);
-  assert.doesNotMatch(xml, /<skipped/);
+  assert.match(
+    cases.get("cleanup")!,
+    /<failure message="Cleanup did not complete[^"]*" type="cleanup_incomplete">/,
+  );
+  assert.doesNotMatch(xml, /<skipped|INCONCLUSIVE/);
   assert.match(
     xml,
-    /<testsuite name="trace\.deletion-contract\.t&lt;&amp;&quot;&apos;&gt;" tests="7" failures="2" errors="1" skipped="0"/,
+    /<testsuite name="trace\.deletion-contract\.t&lt;&amp;&quot;&apos;&gt;" tests="7" failures="3" errors="0" skipped="0"/,
+  );
+  assert.match(xml, /<property name="verdict" value="FAIL"\/>/);
+  assert.equal(
+    cases.get("deletion.source_records")!.trim(),
+    "",
+    "a passing case carries no run verdict",
   );
 });
 
@@ -76,6 +79,14 @@ Deno.test("renderJunit() writes INCONCLUSIVE as <error>, never skipped", async (
   for (const family of ["deletion.cache_records", "retrieval", "control"]) {
     assert.match(cases.get(family)!, /<error [^>]*>not evaluated/, family);
   }
+});
+
+Deno.test("renderJunit() writes a cleanup that alone made the run INCONCLUSIVE as <error>", async () => {
+  const report = await run({ fail: { op: "delete", afterDelete: true } });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  const cases = testcases(renderJunit(report));
+  assert.match(cases.get("cleanup")!, /<error [^>]*type="INCONCLUSIVE"/);
+  assert.equal(cases.get("retrieval")!.trim(), "");
 });
 
 Deno.test("familyResults() passes every family of a healthy run", async () => {
@@ -94,7 +105,8 @@ Deno.test("renderSummaryMarkdown() gives verdict, checks, findings, cleanup and 
   });
   assert.match(md, /^### Trace deletion contract: FAIL\n/);
   assert.match(md, /\| deletion\.cache_records \| \*\*FAIL\*\* \|/);
-  assert.match(md, /\| cleanup \| \*\*INCONCLUSIVE\*\* \|/);
+  assert.match(md, /\| cleanup \| \*\*INCOMPLETE\*\* \|/);
+  assert.doesNotMatch(md, /INCONCLUSIVE/);
   assert.match(
     md,
     /- FAIL `residual_store` \(cache_records\): cache\\_records stayed at 1/,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { exitCodeFor } from "../cli.ts";
-import { externalRegister, externalTargets } from "../cli/regressions.ts";
+import { externalRegister, externalTargets } from "../cli/targets.ts";
 import { parseStagingConfig } from "../lib/contract/config.ts";
 import { migrate } from "../lib/db.ts";
 import { ConflictError, UsageError } from "../lib/errors.ts";
@@ -25,8 +25,16 @@ Deno.test("registerTarget() is a no-op for an identical config", async () => {
   await withDb(async (db) => {
     await migrate(db, ALL_MIGRATIONS);
     const config = parseStagingConfig(BASE);
-    const first = await registerTarget(db, "my-staging", config, "registered");
-    const second = await registerTarget(db, "my-staging", config, "registered");
+    const first = await registerTarget(db, {
+      targetId: "my-staging",
+      config,
+      source: "registered",
+    });
+    const second = await registerTarget(db, {
+      targetId: "my-staging",
+      config,
+      source: "registered",
+    });
     assert.equal(first.created, true);
     assert.equal(second.created, false);
     assert.equal(second.target.config_digest, first.target.config_digest);
@@ -38,19 +46,23 @@ Deno.test("registerTarget() is a no-op for an identical config", async () => {
 Deno.test("registerTarget() refuses a different config naming only the fields", async () => {
   await withDb(async (db) => {
     await migrate(db, ALL_MIGRATIONS);
-    await registerTarget(
-      db,
-      "my-staging",
-      parseStagingConfig(BASE),
-      "registered",
-    );
+    await registerTarget(db, {
+      targetId: "my-staging",
+      config: parseStagingConfig(BASE),
+      source: "registered",
+    });
     const changed = parseStagingConfig({
       ...BASE,
       token_env: "OTHER_SECRET_NAME",
       timeout_seconds: { query: 3 },
     });
     await assert.rejects(
-      () => registerTarget(db, "my-staging", changed, "registered"),
+      () =>
+        registerTarget(db, {
+          targetId: "my-staging",
+          config: changed,
+          source: "registered",
+        }),
       (error: Error) => {
         assert.ok(error instanceof ConflictError);
         assert.match(error.message, /timeout_seconds\.query, token_env differ/);

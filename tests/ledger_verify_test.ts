@@ -2,30 +2,41 @@ import assert from "node:assert/strict";
 import { type Client, createClient } from "@libsql/client";
 import { exitCodeFor } from "../cli.ts";
 import { ledger } from "../cli/ledger.ts";
-import { parseStagingConfig } from "../lib/contract/config.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { LedgerIntegrityError } from "../lib/errors.ts";
-import { appendEntry } from "../lib/ledger/chain.ts";
+import { canonicalJson } from "../lib/canonical_json.ts";
+import {
+  appendEntry,
+  chainDigest,
+  GENESIS,
+  payloadDigest,
+} from "../lib/ledger/chain.ts";
+import { LEDGER_MIGRATIONS } from "../lib/ledger/schema.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { verifyLedger } from "../lib/ledger/verify.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { captureIo, withDb } from "./_helpers.ts";
+import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
 
-const CONFIG = parseStagingConfig({
-  base_url: "http://127.0.0.1:1",
-  environment: "staging",
-  allow_synthetic_writes: true,
-});
+const CONFIG = stagingConfig();
 
 /** A target registration (seq 1) and three runs (seq 2-4). */
 async function seed(db: TraceDb): Promise<void> {
   await migrate(db, ALL_MIGRATIONS);
-  await registerTarget(db, "staging-a", CONFIG, "registered");
+  await registerTarget(db, {
+    targetId: "staging-a",
+    config: CONFIG,
+    source: "registered",
+  });
   for (const n of [1, 2, 3]) {
-    await appendEntry(db, "run", `run-${n}`, "staging-a", {
-      run_id: `run-${n}`,
-      target: { id: "staging-a" },
-      verdict: "PASS",
+    await appendEntry(db, {
+      kind: "run",
+      entityId: `run-${n}`,
+      targetId: "staging-a",
+      payload: {
+        run_id: `run-${n}`,
+        target: { id: "staging-a" },
+        verdict: "PASS",
+      },
     });
   }
 }
@@ -160,5 +171,84 @@ Deno.test("verifyLedger() catches an edited target registration", async () => {
     const result = await verifyLedger(db);
     assert.equal(result.broken?.kind, "target");
     assert.equal(result.broken?.entity_id, "staging-a");
+  });
+});
+
+Deno.test("verifyLedger() catches an edited created_at and an edited target_id", async (t) => {
+  const edits: [string, string][] = [
+    [
+      "created_at",
+      "UPDATE ledger_entries SET created_at = '2020-01-01T00:00:00.000Z' WHERE seq = 3",
+    ],
+    [
+      "target_id",
+      "UPDATE ledger_entries SET target_id = 'staging-b' WHERE seq = 3",
+    ],
+  ];
+  for (const [column, sql] of edits) {
+    await t.step(column, async () => {
+      await withDb(async (db) => {
+        await seed(db);
+        await tamper(db, (raw) => raw.execute(sql).then(() => {}));
+        const result = await verifyLedger(db);
+        assert.equal(result.ok, false);
+        assert.equal(result.broken?.seq, 3);
+        assert.equal(result.broken?.entity_id, "run-2");
+        assert.match(result.broken!.problem, /chain digest does not match/);
+      });
+    });
+  }
+});
+
+Deno.test("verifyLedger() checks version-1 rows by their own rule and refuses a lowered version", async () => {
+  await withDb(async (db) => {
+    // A ledger written before chain versions existed: schema 2, version-1 digests.
+    await migrate(db, LEDGER_MIGRATIONS.slice(0, 2));
+    const createdAt = "2026-01-01T00:00:00.000Z";
+    const payload = canonicalJson({ run_id: "run-old", verdict: "PASS" });
+    const digest = payloadDigest(payload);
+    const chain = chainDigest({
+      chain_version: 1,
+      prev_chain: GENESIS,
+      kind: "run",
+      entity_id: "run-old",
+      target_id: null,
+      payload_digest: digest,
+      created_at: createdAt,
+    });
+    await db.client.execute({
+      sql: `INSERT INTO ledger_entries
+        (kind, entity_id, target_id, payload, payload_digest, prev_chain, chain_digest, created_at)
+        VALUES ('run', 'run-old', NULL, ?, ?, ?, ?, ?)`,
+      args: [payload, digest, GENESIS, chain, createdAt],
+    });
+    await db.client.execute({
+      sql: `INSERT INTO ledger_head
+        (entry_seq, entry_count, kind, entity_id, chain_digest, created_at)
+        VALUES (1, 1, 'run', 'run-old', ?, ?)`,
+      args: [chain, createdAt],
+    });
+    await seed(db);
+    const versions = await db.client.execute(
+      "SELECT chain_version FROM ledger_entries ORDER BY seq",
+    );
+    assert.deepEqual(versions.rows.map((r) => Number(r.chain_version)), [
+      1,
+      2,
+      2,
+      2,
+      2,
+    ]);
+    assert.equal((await verifyLedger(db)).ok, true);
+    await tamper(
+      db,
+      (raw) =>
+        raw.execute(
+          "UPDATE ledger_entries SET chain_version = 1 WHERE seq = 4",
+        ).then(() => {}),
+    );
+    const lowered = await verifyLedger(db);
+    assert.equal(lowered.broken?.seq, 4);
+    assert.match(lowered.broken!.problem, /chain_version is lower/);
   });
 });

@@ -181,6 +181,10 @@ Deno.test("obs() health prints JSON and exits 1 only when failing", async () => 
     assert.equal(report.counters.state, "unknown");
     assert.equal(report.status, "degraded");
     const empty = await Deno.makeTempDir({ dir: dataDir });
-    assert.equal(await obs(["health", "--data-dir", empty], captureIo()), 1);
+    const missing = captureIo();
+    await assert.rejects(
+      () => obs(["health", "--data-dir", empty], missing),
+      /No Trace data at .* yet/,
+    );
   });
 });

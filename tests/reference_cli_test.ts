@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createReferenceCommand, reference } from "../cli/reference.ts";
-import { openDb } from "../lib/db.ts";
+import { migrate, openDb } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 
@@ -99,6 +100,13 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
       reference(["frobnicate"], captureIo()),
       /unknown subcommand "frobnicate"/,
     );
+    await assert.rejects(
+      reference(["show", "run-missing", "--data-dir", dir], captureIo()),
+      /No Trace data at .* yet/,
+    );
+    const db = await openDb({ dataDir: dir });
+    await migrate(db, ALL_MIGRATIONS);
+    db.close();
     await assert.rejects(
       reference(["show", "run-missing", "--data-dir", dir], captureIo()),
       /Cannot show reference run "run-missing"/,

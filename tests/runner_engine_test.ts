@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { parseStagingConfig } from "../lib/contract/config.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import type { RunEvent } from "../lib/runner/events.ts";
@@ -9,15 +8,9 @@ import {
   FakeTarget,
   VirtualClock,
 } from "./_fake_target.ts";
+import { stagingConfig } from "./_helpers.ts";
 
-const CONFIG = parseStagingConfig({
-  base_url: "http://127.0.0.1:1",
-  environment: "staging",
-  allow_synthetic_writes: true,
-  document_count: 3,
-  deletion_window_seconds: 2,
-  sample_interval_seconds: 0.5,
-});
+const CONFIG = stagingConfig({ document_count: 3 });
 
 async function run(behaviour: FakeBehaviour = {}) {
   const clock = new VirtualClock();

@@ -1,18 +1,12 @@
 /** Malformed inventory answers are never results: the run is INCONCLUSIVE. */
 
 import assert from "node:assert/strict";
-import { parseStagingConfig } from "../lib/contract/config.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { stagingConfig } from "./_helpers.ts";
 
-const CONFIG = parseStagingConfig({
-  base_url: "http://127.0.0.1:1",
-  environment: "staging",
-  allow_synthetic_writes: true,
-  deletion_window_seconds: 1,
-  sample_interval_seconds: 0.5,
-});
+const CONFIG = stagingConfig({ deletion_window_seconds: 1 });
 
 const BROKEN: [
   string,

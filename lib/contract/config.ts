@@ -124,6 +124,11 @@ export function parseStagingConfig(
   value: unknown,
   source = "config",
 ): StagingConfig {
+  // valibot's object schemas accept arrays and report a missing first key for
+  // other values; say what is actually wrong.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ConfigError(`Invalid ${source}: must be a JSON object`);
+  }
   const result = v.safeParse(StagingConfigSchema, value);
   if (!result.success) {
     throw new ConfigError(
@@ -138,6 +143,11 @@ export function parseStagingConfigText(
   text: string,
   source = "config",
 ): StagingConfig {
+  if (text.startsWith("\uFEFF")) {
+    throw new ConfigError(
+      `Invalid ${source}: starts with a byte-order mark; save it as UTF-8 without BOM`,
+    );
+  }
   let value: unknown;
   try {
     value = parseStrictJson(text);

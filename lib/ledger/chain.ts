@@ -1,8 +1,12 @@
 /**
  * The chained, append-only entry log. Each row stores the SHA-256 of its
  * canonical JSON payload and a chain digest over the previous row's chain
- * digest, and every append also writes a head record, so an edited, removed
- * or truncated row is detectable by `ledger verify`.
+ * digest and its own columns, and every append also writes a head record, so
+ * an edited, removed or truncated row is detectable by `ledger verify`.
+ *
+ * Chain version 1 digests cover kind, entity id and payload digest; version 2
+ * (every entry written by this build) also covers target id and created_at.
+ * Rows keep the version they were written with, and are verified by it.
  *
  * @module
  */
@@ -27,6 +31,15 @@ export type EntryKind = typeof ENTRY_KINDS[number];
 /** Chain digest of the empty ledger. */
 export const GENESIS = "sha256:" + "0".repeat(64);
 
+/** Chain digest versions: 1 (before target id and created_at were covered) and 2. */
+export const CHAIN_VERSIONS = [1, 2] as const;
+
+/** One of {@link CHAIN_VERSIONS}. */
+export type ChainVersion = typeof CHAIN_VERSIONS[number];
+
+/** The version new entries are chained with. */
+export const CURRENT_CHAIN_VERSION: ChainVersion = 2;
+
 /** A stored entry as read back. */
 export interface LedgerEntry {
   seq: number;
@@ -38,6 +51,8 @@ export interface LedgerEntry {
   prev_chain: string;
   chain_digest: string;
   created_at: string;
+  /** Which columns the chain digest covers (see {@link chainDigest}). */
+  chain_version: number;
 }
 
 /** An entry to append. */
@@ -53,33 +68,54 @@ export function payloadDigest(payload: string): string {
   return `sha256:${sha256Hex(payload)}`;
 }
 
-/** Chain digest linking an entry to its predecessor. */
-export function chainDigest(
-  prev: string,
-  kind: string,
-  entityId: string,
-  digest: string,
-): string {
-  return `sha256:${
-    sha256Hex(
-      `${prev}\n${kind}\n${entityId}\n${digest}`,
-    )
-  }`;
+/** The columns of an entry that its chain digest covers. */
+export type ChainedFields = Pick<
+  LedgerEntry,
+  | "chain_version"
+  | "prev_chain"
+  | "kind"
+  | "entity_id"
+  | "target_id"
+  | "payload_digest"
+  | "created_at"
+>;
+
+/** Chain digest linking an entry to its predecessor, by the entry's chain version. */
+export function chainDigest(entry: ChainedFields): string {
+  if (entry.chain_version === 1) {
+    return `sha256:${
+      sha256Hex(
+        `${entry.prev_chain}\n${entry.kind}\n${entry.entity_id}\n${entry.payload_digest}`,
+      )
+    }`;
+  }
+  if (entry.chain_version === 2) {
+    // A JSON array keeps the fields unambiguous (a null target id, newlines in ids).
+    return `sha256:${
+      sha256Hex(canonicalJson([
+        2,
+        entry.prev_chain,
+        entry.kind,
+        entry.entity_id,
+        entry.target_id,
+        entry.created_at,
+        entry.payload_digest,
+      ]))
+    }`;
+  }
+  throw new RangeError(`Unknown chain version ${entry.chain_version}`);
 }
 
 /** Appends one entry in a write transaction; refuses a second entry with the same kind and id. */
 export async function appendEntry(
   db: TraceDb,
-  kind: EntryKind,
-  entityId: string,
-  targetId: string | null,
-  payload: unknown,
+  entry: NewEntry,
 ): Promise<LedgerEntry> {
-  const [entry] = await appendEntries(
+  const [appended] = await appendEntries(
     db,
-    () => Promise.resolve([{ kind, entityId, targetId, payload }]),
+    () => Promise.resolve([entry]),
   );
-  return entry!;
+  return appended!;
 }
 
 /**
@@ -124,7 +160,7 @@ async function insertEntry(
 ): Promise<LedgerEntry> {
   const { kind, entityId, targetId } = entry;
   const text = canonicalJson(entry.payload);
-  const digest = await payloadDigest(text);
+  const digest = payloadDigest(text);
   const existing = await tx.execute({
     sql: "SELECT 1 FROM ledger_entries WHERE kind = ? AND entity_id = ?",
     args: [kind, entityId],
@@ -137,33 +173,40 @@ async function insertEntry(
   const last = await tx.execute(
     "SELECT chain_digest FROM ledger_entries ORDER BY seq DESC LIMIT 1",
   );
-  const prev = last.rows[0] ? String(last.rows[0].chain_digest) : GENESIS;
-  const chain = await chainDigest(prev, kind, entityId, digest);
-  const createdAt = new Date().toISOString();
+  const fields: ChainedFields = {
+    chain_version: CURRENT_CHAIN_VERSION,
+    prev_chain: last.rows[0] ? String(last.rows[0].chain_digest) : GENESIS,
+    kind,
+    entity_id: entityId,
+    target_id: targetId,
+    payload_digest: digest,
+    created_at: new Date().toISOString(),
+  };
+  const chain = chainDigest(fields);
   const inserted = await tx.execute({
     sql: `INSERT INTO ledger_entries
-      (kind, entity_id, target_id, payload, payload_digest, prev_chain, chain_digest, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-    args: [kind, entityId, targetId, text, digest, prev, chain, createdAt],
+      (kind, entity_id, target_id, payload, payload_digest, prev_chain, chain_digest, created_at, chain_version)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+    args: [
+      kind,
+      entityId,
+      targetId,
+      text,
+      digest,
+      fields.prev_chain,
+      chain,
+      fields.created_at,
+      fields.chain_version,
+    ],
   });
   const seq = Number(inserted.rows[0]!.seq);
   await tx.execute({
     sql: `INSERT INTO ledger_head
       (entry_seq, entry_count, kind, entity_id, chain_digest, created_at)
       VALUES (?, (SELECT COUNT(*) FROM ledger_entries), ?, ?, ?, ?)`,
-    args: [seq, kind, entityId, chain, createdAt],
+    args: [seq, kind, entityId, chain, fields.created_at],
   });
-  return {
-    seq,
-    kind,
-    entity_id: entityId,
-    target_id: targetId,
-    payload: text,
-    payload_digest: digest,
-    prev_chain: prev,
-    chain_digest: chain,
-    created_at: createdAt,
-  };
+  return { ...fields, seq, payload: text, chain_digest: chain };
 }
 
 /** Reads one entry by kind and id, or `null`. */
@@ -217,5 +260,6 @@ export function toEntry(row: Record<string, unknown>): LedgerEntry {
     prev_chain: String(row.prev_chain),
     chain_digest: String(row.chain_digest),
     created_at: String(row.created_at),
+    chain_version: Number(row.chain_version ?? 1),
   };
 }

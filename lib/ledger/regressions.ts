@@ -29,7 +29,7 @@ import {
   type RunContract,
   runContract,
 } from "./contract.ts";
-import { readRun } from "./runs.ts";
+import { readRun, validateRunId } from "./runs.ts";
 import { readTarget, type TargetRecord, type TargetSource } from "./targets.ts";
 
 /** Lifecycle states of a saved regression. */
@@ -91,7 +91,7 @@ export async function saveRegression(
   runId: string,
   options: { dataDir?: string } = {},
 ): Promise<{ regression: RegressionView; created: boolean }> {
-  const report = await readRun(db, runId);
+  const report = await readRun(db, validateRunId(runId));
   if (!report) throw await missingRunError(runId, options.dataDir);
   refuseUnsaveable(report);
   const target = await readTarget(db, report.target.id);
@@ -137,7 +137,7 @@ async function missingRunError(
     );
   }
   return new NotFoundError(
-    `Cannot find run ${runId} in the ledger; list runs with trace external-show or check --data-dir`,
+    `Cannot find run ${runId} in the ledger; run ids are printed by trace external-run (stdout and its --output file) and listed by trace external-regressions; check --data-dir`,
   );
 }
 

@@ -8,7 +8,7 @@
  */
 
 import type { TraceDb } from "../db.ts";
-import { NotFoundError, UsageError } from "../errors.ts";
+import { NotFoundError } from "../errors.ts";
 import { type Checkpoint, readCheckpoint } from "../runner/checkpoint.ts";
 import type {
   RunReport,
@@ -17,7 +17,7 @@ import type {
   Verdict,
 } from "../runner/report.ts";
 import { replayOfRun } from "./regressions.ts";
-import { readRun } from "./runs.ts";
+import { readRun, validateRunId } from "./runs.ts";
 
 /** The answer of `external-show`. */
 export interface RunView {
@@ -51,19 +51,13 @@ export interface ViewRunOptions {
   ledger?: boolean;
 }
 
-const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /** Looks up a run in the ledger, then among checkpoints. */
 export async function viewRun(
   db: TraceDb,
   runId: string,
   options: ViewRunOptions,
 ): Promise<RunView> {
-  if (!RUN_ID_PATTERN.test(runId) || runId.includes("..")) {
-    throw new UsageError(
-      `Invalid run id "${runId}": expected e.g. run-20261129T214455Z-3f9a1c`,
-    );
-  }
+  validateRunId(runId);
   const report = options.ledger === false ? null : await readRun(db, runId);
   if (report) {
     const replay = await replayOfRun(db, runId);

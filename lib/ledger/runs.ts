@@ -2,6 +2,7 @@
 
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
+import { UsageError } from "../errors.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
   appendEntries,
@@ -9,6 +10,20 @@ import {
   type NewEntry,
   readEntry,
 } from "./chain.ts";
+
+const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Throws a {@link UsageError} unless `runId` looks like a run id (it names files too). */
+export function validateRunId(runId: string): string {
+  if (!RUN_ID_PATTERN.test(runId) || runId.includes("..")) {
+    throw new UsageError(
+      `Invalid run id ${
+        JSON.stringify(runId)
+      }: expected e.g. run-20261129T214455Z-3f9a1c`,
+    );
+  }
+  return runId;
+}
 
 /** Entries written atomically with a run's report (e.g. the replay link). */
 export type LinkedEntries = (

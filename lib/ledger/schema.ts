@@ -6,7 +6,12 @@
  * @module
  */
 
-import { appliedVersions, type Migration, type TraceDb } from "../db.ts";
+import {
+  appliedVersions,
+  type Migration,
+  redactDbUrl,
+  type TraceDb,
+} from "../db.ts";
 import { StorageError } from "../errors.ts";
 
 /** Versioned migrations of the `ledger` component. */
@@ -73,10 +78,20 @@ export const LEDGER_MIGRATIONS: Migration[] = [
         FROM ledger_entries ORDER BY seq DESC LIMIT 1`,
     ],
   },
+  {
+    component: "ledger",
+    version: 3,
+    name: "chain digest versions",
+    statements: [
+      // Existing rows keep version 1 (their digests never covered target_id
+      // and created_at); new rows are written with version 2, which does.
+      `ALTER TABLE ledger_entries ADD COLUMN chain_version INTEGER NOT NULL DEFAULT 1`,
+    ],
+  },
 ];
 
 /** Latest ledger schema version; readers require it. */
-export const LEDGER_SCHEMA_VERSION = 2;
+export const LEDGER_SCHEMA_VERSION = 3;
 
 /** Throws a clear error when the ledger is missing or older than this build (readers never migrate). */
 export async function requireLedger(db: TraceDb): Promise<void> {
@@ -84,15 +99,20 @@ export async function requireLedger(db: TraceDb): Promise<void> {
   if (version === 0) {
     throw new StorageError(
       `No ledger in ${
-        db.path ?? db.url
+        dbLocation(db)
       } yet; register a target with trace external-register or run trace external-run first`,
     );
   }
   if (version < LEDGER_SCHEMA_VERSION) {
     throw new StorageError(
       `Cannot read the ledger in ${
-        db.path ?? db.url
+        dbLocation(db)
       }: its schema is at version ${version}, this build needs ${LEDGER_SCHEMA_VERSION}; run any writing command (e.g. trace external-register) to upgrade it`,
     );
   }
+}
+
+/** Where the database lives, for messages, without credentials or query. */
+function dbLocation(db: TraceDb): string {
+  return db.path ?? redactDbUrl(db.url);
 }

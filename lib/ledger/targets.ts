@@ -29,6 +29,13 @@ export interface TargetRecord {
   created_at: string;
 }
 
+/** What {@link registerTarget} binds: an id, its config and how it came to be. */
+export interface TargetRegistration {
+  targetId: string;
+  config: StagingConfig;
+  source: TargetSource;
+}
+
 /** Result of {@link registerTarget}. */
 export interface Registration {
   target: TargetRecord;
@@ -61,10 +68,9 @@ export function validateTargetId(id: string): string {
 /** Registers `config` under `targetId`; idempotent, and immutable once written. */
 export async function registerTarget(
   db: TraceDb,
-  targetId: string,
-  config: StagingConfig,
-  source: TargetSource,
+  registration: TargetRegistration,
 ): Promise<Registration> {
+  const { targetId, config, source } = registration;
   validateTargetId(targetId);
   const configDigest = digestOf(config);
   const found: { existing: TargetRecord | null } = { existing: null };

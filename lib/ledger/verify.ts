@@ -10,6 +10,7 @@
 import { canonicalJson, digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import {
+  CHAIN_VERSIONS,
   chainDigest,
   GENESIS,
   type LedgerEntry,
@@ -74,10 +75,7 @@ async function walkChain(db: TraceDb): Promise<Walk> {
     });
     for (const row of page.rows) {
       const entry = toEntry(row);
-      const problem = await checkEntry(
-        entry,
-        walk.last?.chain_digest ?? GENESIS,
-      );
+      const problem = checkEntry(entry, walk.last);
       if (problem && !walk.broken) walk.broken = brokenAt(entry, problem);
       walk.count++;
       walk.last = entry;
@@ -96,10 +94,10 @@ function brokenAt(entry: LedgerEntry, problem: string): BrokenRow {
   };
 }
 
-async function checkEntry(
+function checkEntry(
   entry: LedgerEntry,
-  expectedPrev: string,
-): Promise<string | null> {
+  previous: LedgerEntry | null,
+): string | null {
   let payload: unknown;
   try {
     payload = JSON.parse(entry.payload);
@@ -109,24 +107,34 @@ async function checkEntry(
   if (canonicalJson(payload) !== entry.payload) {
     return "its payload is not in canonical form (edited)";
   }
-  if (await payloadDigest(entry.payload) !== entry.payload_digest) {
+  if (payloadDigest(entry.payload) !== entry.payload_digest) {
     return "its payload does not match its digest (edited)";
   }
-  if (entry.prev_chain !== expectedPrev) {
+  if (entry.prev_chain !== (previous?.chain_digest ?? GENESIS)) {
     return "it does not link to the previous row (a row before it was removed or altered)";
   }
-  const chain = await chainDigest(
-    entry.prev_chain,
-    entry.kind,
-    entry.entity_id,
-    entry.payload_digest,
-  );
-  if (chain !== entry.chain_digest) {
+  const versionProblem = chainVersionProblem(entry, previous);
+  if (versionProblem) return versionProblem;
+  if (chainDigest(entry) !== entry.chain_digest) {
     return "its chain digest does not match its contents (edited)";
   }
   const target = payloadTargetId(payload);
   if (target !== undefined && target !== entry.target_id) {
     return "its target_id column does not match its payload (edited)";
+  }
+  return null;
+}
+
+function chainVersionProblem(
+  entry: LedgerEntry,
+  previous: LedgerEntry | null,
+): string | null {
+  if (!(CHAIN_VERSIONS as readonly number[]).includes(entry.chain_version)) {
+    return `its chain_version ${entry.chain_version} is unknown (edited)`;
+  }
+  // Versions only ever increase: a lower one after a higher one was lowered by hand.
+  if (previous && entry.chain_version < previous.chain_version) {
+    return "its chain_version is lower than the row before it (edited)";
   }
   return null;
 }
@@ -199,7 +207,8 @@ async function checkTargets(
   db: TraceDb,
 ): Promise<{ count: number; broken: BrokenRow | null }> {
   const rows = await db.client.execute(
-    `SELECT t.target_id, t.config_json, t.config_digest, e.seq, e.payload
+    `SELECT t.target_id, t.source, t.config_json, t.config_digest, t.created_at,
+       e.seq, e.payload
      FROM ledger_targets t LEFT JOIN ledger_entries e
        ON e.kind = 'target' AND e.entity_id = t.target_id
      ORDER BY e.seq`,
@@ -221,7 +230,7 @@ async function checkTargets(
     };
   }
   for (const row of rows.rows) {
-    const problem = await targetProblem(row);
+    const problem = targetProblem(row);
     if (!problem) continue;
     const candidate: BrokenRow = {
       seq: row.seq === null ? 0 : Number(row.seq),
@@ -241,7 +250,12 @@ function targetProblem(
   if (row.payload === null) {
     return "the registered target has no chained registration entry";
   }
-  let payload: { config: unknown; config_digest: string };
+  let payload: {
+    config: unknown;
+    config_digest: string;
+    source: unknown;
+    created_at: unknown;
+  };
   let config: unknown;
   try {
     payload = JSON.parse(String(row.payload));
@@ -252,7 +266,9 @@ function targetProblem(
   if (
     canonicalJson(config) !== canonicalJson(payload.config) ||
     String(row.config_digest) !== payload.config_digest ||
-    digestOf(config) !== payload.config_digest
+    digestOf(config) !== payload.config_digest ||
+    String(row.source) !== payload.source ||
+    String(row.created_at) !== payload.created_at
   ) {
     return "its ledger_targets row differs from its chained registration (edited)";
   }

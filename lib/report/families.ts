@@ -21,8 +21,13 @@ export const ASSERTION_FAMILIES = [
 /** One of {@link ASSERTION_FAMILIES}. */
 export type AssertionFamily = typeof ASSERTION_FAMILIES[number];
 
-/** Outcome of one family: `error` is the INCONCLUSIVE case. */
-export type FamilyStatus = "pass" | "fail" | "error";
+/**
+ * Outcome of one family: `error` is the INCONCLUSIVE case; `incomplete` is a
+ * cleanup that did not finish after a run that had already failed (or was
+ * inconclusive for another reason), which is a problem but not the reason
+ * for the verdict.
+ */
+export type FamilyStatus = "pass" | "fail" | "error" | "incomplete";
 
 /** One family's outcome with the finding messages behind it. */
 export interface FamilyResult {
@@ -78,7 +83,7 @@ export function familyResults(report: RunReport): FamilyResult[] {
   }
   const cleanup = results.get("cleanup")!;
   if (!report.cleanup.cleanup_complete && cleanup.status === "pass") {
-    markError(
+    markIncomplete(
       cleanup,
       `Cleanup did not complete: ${
         report.cleanup.problems.join("; ") || "synthetic records remain"
@@ -102,12 +107,18 @@ function applyFinding(
     } else if (finding.severity === "transient") {
       result.notes.push(finding.message);
     } else if (finding.code === "cleanup_incomplete") {
-      markError(result, finding.message);
+      // A note: the verdict already is FAIL or INCONCLUSIVE for another reason.
+      markIncomplete(result, finding.message);
     }
   }
 }
 
 function markError(result: FamilyResult, message: string): void {
   if (result.status !== "fail") result.status = "error";
+  result.problems.push(message);
+}
+
+function markIncomplete(result: FamilyResult, message: string): void {
+  if (result.status === "pass") result.status = "incomplete";
   result.problems.push(message);
 }

@@ -1,7 +1,9 @@
 /**
  * JUnit XML for CI systems: one test case per assertion family. FAIL is a
- * `<failure>`, INCONCLUSIVE an `<error>`; nothing is ever `<skipped>`, since
- * an unevaluated check must not look like a passing one.
+ * `<failure type="FAIL">`, INCONCLUSIVE an `<error>`, a cleanup left
+ * incomplete after a failed run a `<failure type="cleanup_incomplete">`;
+ * nothing is ever `<skipped>`, since an unevaluated check must not look like
+ * a passing one. The run's verdict is a suite property.
  *
  * @module
  */
@@ -24,7 +26,9 @@ export function xmlEscape(text: string): string {
 /** Renders `report` as a JUnit XML document. */
 export function renderJunit(report: RunReport): string {
   const results = familyResults(report);
-  const failures = results.filter((r) => r.status === "fail").length;
+  const failures =
+    results.filter((r) => r.status === "fail" || r.status === "incomplete")
+      .length;
   const errors = results.filter((r) => r.status === "error").length;
   const suite = `trace.deletion-contract.${report.target.id}`;
   const attrs = (pairs: [string, string | number][]) =>
@@ -47,7 +51,7 @@ export function renderJunit(report: RunReport): string {
       `      <property${attrs([["name", name], ["value", value]])}/>`
     ),
     `    </properties>`,
-    ...results.flatMap((result) => testcase(result, suite, report)),
+    ...results.flatMap((result) => testcase(result, suite)),
     `  </testsuite>`,
     `</testsuites>`,
     "",
@@ -66,27 +70,32 @@ function properties(report: RunReport): [string, string][] {
   ];
 }
 
-function testcase(
-  result: FamilyResult,
-  suite: string,
-  report: RunReport,
-): string[] {
+const PROBLEM_ELEMENT: Record<
+  Exclude<FamilyResult["status"], "pass">,
+  { element: "failure" | "error"; type: string }
+> = {
+  fail: { element: "failure", type: "FAIL" },
+  error: { element: "error", type: "INCONCLUSIVE" },
+  incomplete: { element: "failure", type: "cleanup_incomplete" },
+};
+
+function testcase(result: FamilyResult, suite: string): string[] {
   const open = `    <testcase name="${xmlEscape(result.family)}" classname="${
     xmlEscape(suite)
   }" time="0">`;
   const body: string[] = [];
-  const detail = xmlEscape(result.problems.join("\n"));
-  const first = xmlEscape(result.problems[0] ?? "");
-  if (result.status === "fail") {
+  if (result.status !== "pass") {
+    const { element, type } = PROBLEM_ELEMENT[result.status];
     body.push(
-      `      <failure message="${first}" type="FAIL">${detail}</failure>`,
-    );
-  } else if (result.status === "error") {
-    body.push(
-      `      <error message="${first}" type="INCONCLUSIVE">${detail}</error>`,
+      `      <${element} message="${
+        xmlEscape(result.problems[0] ?? "")
+      }" type="${type}">${xmlEscape(result.problems.join("\n"))}</${element}>`,
     );
   }
-  const out = [`run ${report.run_id}: ${report.verdict}`, ...result.notes];
-  body.push(`      <system-out>${xmlEscape(out.join("\n"))}</system-out>`);
+  if (result.notes.length > 0) {
+    body.push(
+      `      <system-out>${xmlEscape(result.notes.join("\n"))}</system-out>`,
+    );
+  }
   return [open, ...body, `    </testcase>`];
 }

@@ -21,6 +21,7 @@ const STATUS_LABEL: Record<FamilyStatus, string> = {
   pass: "pass",
   fail: "**FAIL**",
   error: "**INCONCLUSIVE**",
+  incomplete: "**INCOMPLETE**",
 };
 
 /** Escapes text for a Markdown table cell or list item. */
