@@ -9,7 +9,13 @@
 
 import type { TraceDb } from "../db.ts";
 import { NotFoundError } from "../errors.ts";
-import { type Checkpoint, readCheckpoint } from "../runner/checkpoint.ts";
+import { join } from "node:path";
+import {
+  type Checkpoint,
+  checkpointDir,
+  readCheckpoint,
+} from "../runner/checkpoint.ts";
+import { processIdentity } from "../runner/process_identity.ts";
 import type {
   RunReport,
   RunState,
@@ -81,7 +87,52 @@ export async function viewRun(
       `Cannot find run ${runId} in the ledger or among checkpoints in ${options.dataDir}; check --data-dir`,
     );
   }
-  return checkpointView(checkpoint, options.isAlive ?? isProcessAlive);
+  const kept = checkpoint.state === "completed"
+    ? await readKeptReport(options.dataDir, runId)
+    : null;
+  if (kept) return keptView(kept.report, kept.path);
+  const isAlive = options.isAlive ??
+    ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
+  return checkpointView(checkpoint, isAlive);
+}
+
+/** A completed report the ledger could not take, kept beside its checkpoint by the runner. */
+async function readKeptReport(
+  dataDir: string,
+  runId: string,
+): Promise<{ report: RunReport; path: string } | null> {
+  const path = join(checkpointDir(dataDir), `${runId}.report.json`);
+  try {
+    return {
+      report: JSON.parse(await Deno.readTextFile(path)) as RunReport,
+      path,
+    };
+  } catch {
+    return null;
+  }
+}
+
+function keptView(report: RunReport, path: string): RunView {
+  return {
+    schema: "trace.run-view/1",
+    run_id: report.run_id,
+    state: report.state,
+    verdict: report.verdict,
+    target: report.target,
+    config_digest: report.config_digest,
+    started_at: report.started_at,
+    regression_id: null,
+    report,
+    checkpoint: null,
+    note:
+      `this run completed but is not in the ledger (the write failed); its report is kept at ${path}`,
+  };
+}
+
+/** Alive and the same process that wrote the checkpoint (not a later one that reused its pid). */
+function isSameProcess(pid: number, identity: string | null): boolean {
+  if (!isProcessAlive(pid)) return false;
+  return identity === null || processIdentity(pid) === identity;
 }
 
 function checkpointView(

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { viewRun } from "../lib/ledger/run_view.ts";
+import {
+  type Checkpoint,
+  fileCheckpointSink,
+} from "../lib/runner/checkpoint.ts";
+import { processIdentity } from "../lib/runner/process_identity.ts";
+import { withDb } from "./_helpers.ts";
+
+function checkpoint(overrides: Partial<Checkpoint> = {}): Checkpoint {
+  return {
+    schema: "trace.checkpoint/1",
+    run_id: "run-20261129T100000Z-aaaaaaaaaaaa",
+    state: "running",
+    pid: Deno.pid,
+    process_identity: processIdentity(Deno.pid),
+    started_at: "2026-11-29T10:00:00.000Z",
+    updated_at: "2026-11-29T10:00:01.000Z",
+    target: { id: "t", base_url: "http://127.0.0.1:1", source: "config" },
+    config_digest: "sha256:00",
+    namespaces: { test: "trace-test-1", control: "trace-control-1" },
+    issued: { test: ["trace-doc-1"], control: ["trace-doc-2"] },
+    verdict: null,
+    ...overrides,
+  };
+}
+
+Deno.test({
+  name:
+    "viewRun() tells a live writer from a later process that reused its pid",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await withDb(async (db, dataDir) => {
+      const live = checkpoint();
+      await fileCheckpointSink(dataDir, live.run_id).write(live);
+      assert.equal(
+        (await viewRun(db, live.run_id, { dataDir, ledger: false })).state,
+        "running",
+      );
+      const reused = checkpoint({
+        run_id: "run-20261129T100000Z-bbbbbbbbbbbb",
+        process_identity: "other-boot:1",
+      });
+      await fileCheckpointSink(dataDir, reused.run_id).write(reused);
+      const view = await viewRun(db, reused.run_id, { dataDir, ledger: false });
+      assert.equal(view.state, "interrupted");
+      assert.equal(view.verdict, "INCONCLUSIVE");
+    });
+  },
+});
+
+Deno.test("viewRun() shows a completed run whose report was kept on disk when the ledger failed", async () => {
+  await withDb(async (db, dataDir) => {
+    const done = checkpoint({ state: "completed", verdict: "FAIL" });
+    await fileCheckpointSink(dataDir, done.run_id).write(done);
+    const report = {
+      run_id: done.run_id,
+      state: "completed",
+      verdict: "FAIL",
+      target: done.target,
+    };
+    await Deno.writeTextFile(
+      `${dataDir}/external/${done.run_id}.report.json`,
+      JSON.stringify(report),
+    );
+    const view = await viewRun(db, done.run_id, { dataDir, ledger: false });
+    assert.equal(view.state, "completed");
+    assert.equal(view.verdict, "FAIL");
+    assert.match(
+      view.note ?? "",
+      /not in the ledger .*kept at .*\.report\.json/,
+    );
+  });
+});
+
+Deno.test("viewRun() refuses a damaged checkpoint with a one-line message", async () => {
+  await withDb(async (db, dataDir) => {
+    await Deno.mkdir(`${dataDir}/external`, { recursive: true });
+    const runId = "run-20261129T100000Z-cccccccccccc";
+    await Deno.writeTextFile(`${dataDir}/external/${runId}.json`, "{}");
+    await assert.rejects(
+      () => viewRun(db, runId, { dataDir, ledger: false }),
+      /Checkpoint .* is damaged \(schema: .*\); restore or remove it/,
+    );
+    await Deno.writeTextFile(`${dataDir}/external/${runId}.json`, "{bad");
+    await assert.rejects(
+      () => viewRun(db, runId, { dataDir, ledger: false }),
+      /Checkpoint .* is not valid JSON/,
+    );
+  });
+});
