@@ -148,7 +148,9 @@ function summary(
       `  ${o.label.padEnd(width)}  ${o.report.verdict.padEnd(12)} expected ${
         o.expected.padEnd(12)
       } cleanup ${
-        o.report.cleanup.cleanup_complete ? "complete" : "INCOMPLETE"
+        (o.report.cleanup.cleanup_complete ? "complete" : "INCOMPLETE").padEnd(
+          10,
+        )
       }  ${o.reportPath}`
     ),
     "",
@@ -158,7 +160,8 @@ function summary(
     asExpected
       ? "Both verdicts are the expected ones: Trace passed the healthy app and caught the defect."
       : "A verdict differs from what the demo is known to do: please report this as a bug.",
-    "Next: trace demo --defect NAME, then trace external-run --config fixtures/staging-adapter.json",
+    "Next, in two terminals: deno run -A cli.ts demo --defect NAME",
+    "                        deno run -A cli.ts external-run --config fixtures/staging-adapter.json",
   ];
   return lines.join("\n") + "\n";
 }
