@@ -125,7 +125,9 @@ Options:
   --defect-delay-ms N    Delay of the timed defects in ms (default ${DEFAULT_DEFECT_DELAY_MS})
   --trace-to URL         Post the service's trace events (ingest, query selections
                          naming the cache entry or vectors behind each answer,
-                         deletions; never text) to a Trace server's POST /api/events
+                         deletions; never text) to a Trace server: its base URL
+                         (http://127.0.0.1:8788) or its /api/events endpoint. Sends
+                         Authorization: Bearer $TRACE_INGEST_TOKEN when that is set
   --quiet                Do not print request log lines
 `;
 
@@ -147,11 +149,15 @@ export const demo: Command = async (args, io) => {
         "so anyone who can reach this port can read and delete its data\n",
     );
   }
+  const token = io.env("TRACE_INGEST_TOKEN");
   const traceSink = values["trace-to"] === undefined
     ? undefined
-    : createDemoTraceSink(httpEventWriter(parseTraceUrl(values["trace-to"])), {
-      onError: (message) => io.err(`${message}\n`),
-    });
+    : createDemoTraceSink(
+      httpEventWriter(parseTraceUrl(values["trace-to"]), {
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+      }),
+      { onError: (message) => io.err(`${message}\n`) },
+    );
   const server = await startDemoServer({
     hostname: values.host,
     port,

@@ -3,6 +3,7 @@ import type { TraceDb } from "../lib/db.ts";
 import {
   createDemoTraceSink,
   dbEventWriter,
+  eventsEndpoint,
   httpEventWriter,
 } from "../lib/demo/demo_tracing.ts";
 import { MemoryService } from "../lib/demo/memory_service.ts";
@@ -270,5 +271,51 @@ Deno.test("startDemoServer() posts its trace events to a Trace server's /api/eve
       assert.equal(second.strategy, "answer_cache");
       assert.equal(second.candidates[0]!.ref.type, "cache_entry");
     });
+  });
+});
+
+Deno.test("eventsEndpoint() accepts a server's base URL or its /api/events endpoint", () => {
+  assert.equal(
+    eventsEndpoint("http://127.0.0.1:8788").href,
+    "http://127.0.0.1:8788/api/events",
+  );
+  assert.equal(
+    eventsEndpoint("http://127.0.0.1:8788/").href,
+    "http://127.0.0.1:8788/api/events",
+  );
+  assert.equal(
+    eventsEndpoint("http://127.0.0.1:8788/api/events").href,
+    "http://127.0.0.1:8788/api/events",
+  );
+  assert.equal(
+    eventsEndpoint("https://trace.example/prefix").href,
+    "https://trace.example/prefix/api/events",
+  );
+});
+
+Deno.test("httpEventWriter() authenticates to a token-protected server through its endpoint URL", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const token = "a-long-ingest-token-for-tests";
+    await withServer(
+      createApp({ db, ingestToken: token }).fetch,
+      async (server) => {
+        const event = {
+          application_id: "demo",
+          agent_id: "demo-memory",
+          event_id: "e-token",
+          kind: "memory_write",
+        };
+        await assert.rejects(
+          () => httpEventWriter(`${server.url}/api/events`)([event]),
+          /HTTP 401/,
+        );
+        await httpEventWriter(`${server.url}/api/events`, {
+          headers: { Authorization: `Bearer ${token}` },
+        })([event]);
+        const stored = await rows(db, "SELECT event_id FROM obs_events");
+        assert.deepEqual(stored.map((r) => r.event_id), ["e-token"]);
+      },
+    );
   });
 });

@@ -217,6 +217,16 @@ export function createDemoTraceSink(
   };
 }
 
+/** The `/api/events` endpoint of a server given by its base URL or by the endpoint itself. */
+export function eventsEndpoint(serverUrl: string): URL {
+  const url = new URL(serverUrl);
+  if (url.pathname.replace(/\/+$/, "").endsWith("/api/events")) return url;
+  return new URL(
+    "api/events",
+    url.href.endsWith("/") ? url.href : `${url.href}/`,
+  );
+}
+
 /** Writes batches into a local observability index (already provisioned). */
 export function dbEventWriter(db: TraceDb): EventWriter {
   return async (events) => {
@@ -224,15 +234,15 @@ export function dbEventWriter(db: TraceDb): EventWriter {
   };
 }
 
-/** Posts batches as `{"events": [...]}` to `<baseUrl>/api/events` of a Trace server. */
+/**
+ * Posts batches as a JSON array to a Trace server's `POST /api/events`.
+ * `serverUrl` is the server's base URL or the endpoint itself.
+ */
 export function httpEventWriter(
-  baseUrl: string,
+  serverUrl: string,
   options: { headers?: Record<string, string> } = {},
 ): EventWriter {
-  const url = new URL(
-    "api/events",
-    baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`,
-  );
+  const url = eventsEndpoint(serverUrl);
   return async (events) => {
     const response = await fetch(url, {
       method: "POST",

@@ -146,7 +146,11 @@ function refuseUnsaveable(report: RunReport): void {
     new RefusedError(
       `Cannot save run ${report.run_id} as a regression: ${why}; only a completed FAIL can be saved`,
     );
-  if (report.kind !== "external") throw refuse("it is a reference run");
+  if (report.kind !== "external") {
+    throw new RefusedError(
+      `Cannot save run ${report.run_id} as a regression: it is a reference run, and only external runs become regressions; reference systems are rechecked by trace reference run`,
+    );
+  }
   if (report.state !== "completed") throw refuse(`it is ${report.state}`);
   if (report.verdict !== "FAIL") {
     throw refuse(`its verdict is ${report.verdict}`);

@@ -78,7 +78,9 @@ export async function viewRun(
       regression_id: replay?.regression_id ?? null,
       report,
       checkpoint: null,
-      note: null,
+      note: report.kind === "reference"
+        ? `a reference run of system ${report.target.id}; see trace reference show ${runId}`
+        : null,
     };
   }
   const checkpoint = await readCheckpoint(options.dataDir, runId);

@@ -105,6 +105,10 @@ export async function runExternal(
     runId: identifiers.runId,
     runKind: "external",
     targetId: options.target.id,
+    namespaces: {
+      test: identifiers.testNamespace,
+      control: identifiers.controlNamespace,
+    },
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const onEvent = combineListeners(options.onEvent, sink?.listener);

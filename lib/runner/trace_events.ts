@@ -32,6 +32,12 @@ export interface RunTraceIdentity {
   runKind?: "external" | "reference";
   /** Target id, recorded on the root event. */
   targetId?: string;
+  /**
+   * The run's namespaces. Request and sample events carry the namespace they
+   * read as `thread_id`, the same thread a traced staging app files its own
+   * events under, so both sides of a request can be found together.
+   */
+  namespaces?: { test: string; control: string };
 }
 
 /** Most resource refs one event may carry (the index's bound). */
@@ -108,14 +114,29 @@ function convert(
         });
         break;
       }
-      case "request":
-        out.push(
-          requestEvent(base, runId, ++requests, currentPhase(), event, at),
+      case "request": {
+        const converted = requestEvent(
+          base,
+          runId,
+          ++requests,
+          currentPhase(),
+          event,
+          at,
         );
+        if (identity.namespaces) {
+          converted.input.thread_id = identity.namespaces[event.namespace];
+        }
+        out.push(converted);
         break;
-      case "sample":
-        out.push(sampleEvent(base, runId, currentPhase(), event, at));
+      }
+      case "sample": {
+        const converted = sampleEvent(base, runId, currentPhase(), event, at);
+        if (identity.namespaces) {
+          converted.input.thread_id = identity.namespaces.test;
+        }
+        out.push(converted);
         break;
+      }
       case "finding":
         out.push(
           findingEvent(base, runId, ++findings, rootId, event.finding, at),
