@@ -6,7 +6,6 @@ import type { CliIo } from "./_io.ts";
 /** Returns a run-event listener that renders progress for `io`. */
 export function progressRenderer(io: CliIo): (event: RunEvent) => void {
   if (!io.stderrIsTerminal) return () => {};
-  let samples = 0;
   const line = (text: string) => io.err(`\r\x1b[2K${text}`);
   return (event) => {
     switch (event.type) {
@@ -15,7 +14,6 @@ export function progressRenderer(io: CliIo): (event: RunEvent) => void {
         else line(`${event.phase}…`);
         break;
       case "sample": {
-        samples++;
         const s = event.sample;
         const inv = s.inventory;
         const counts = inv
@@ -23,7 +21,7 @@ export function progressRenderer(io: CliIo): (event: RunEvent) => void {
           : "inventory failed";
         const bar = progressBar(s.started_at_seconds / event.window_seconds);
         line(
-          `window ${bar} sample ${samples} at ${
+          `window ${bar} sample #${s.index} at ${
             s.started_at_seconds.toFixed(2)
           } s: ${counts}, marker ${markerLabel(s.marker_seen)}`,
         );
