@@ -1,6 +1,10 @@
 /**
- * `trace events ingest|query|export|summary` and `trace obs init`: thin
- * command-line entry points over the observability index in `lib/obs/`.
+ * `trace events ingest|query|export|summary`: thin command-line entry points
+ * over the observability index in `lib/obs/`.
+ *
+ * Reads (`query`, `export`, `summary`) never create a file or table. `ingest`
+ * is a writer and provisions the database like `trace serve` does, so an
+ * NDJSON pipeline works on a fresh data directory.
  *
  * @module
  */
@@ -8,21 +12,27 @@
 import type { CliIo, Command } from "./_io.ts";
 import { readInput } from "./_io.ts";
 import { DATA_FLAGS, parseFlags } from "./_args.ts";
-import { resolveDataDir } from "../lib/data_dir.ts";
-import { openDb, type TraceDb } from "../lib/db.ts";
-import { UsageError } from "../lib/errors.ts";
+import { withDataContext } from "./_context.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { ConfigError, errorMessage, UsageError } from "../lib/errors.ts";
 import { exportEvents } from "../lib/obs/export.ts";
 import { STORE_SELECTIONS, type StoreSelection } from "../lib/obs/filters.ts";
 import {
   IngestBatchError,
+  IngestConflictError,
   ingestEvents,
-  type IngestResult,
+  validateEventBatch,
 } from "../lib/obs/ingest.ts";
 import type { TraceEvent } from "../lib/obs/model.ts";
-import { parseNdjsonEvents } from "../lib/obs/ndjson.ts";
+import { type NdjsonEvents, parseNdjsonEvents } from "../lib/obs/ndjson.ts";
+import { describeEventIssue } from "../lib/obs/normalize.ts";
 import { queryTraceEvents, type TraceEventPage } from "../lib/obs/query.ts";
-import { traceQueryFromParams } from "../lib/obs/query_params.ts";
-import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
+import {
+  traceFilterFromParams,
+  type TraceParamsOptions,
+  traceQueryFromParams,
+  type TraceQueryParam,
+} from "../lib/obs/query_params.ts";
 import {
   summarizeTraceEvents,
   type TraceSummary,
@@ -65,6 +75,7 @@ const USAGE =
   `Usage: trace events <ingest FILE|- | query | export | summary> [options]
 
   ingest FILE|-   Ingest NDJSON events (one batch, all or nothing; --batch-size N splits)
+                  Provisions the database when missing, like trace serve
   query           One page of events, newest first (--limit N, --cursor C)
   export          Metadata-only NDJSON of every selected event (--store, default all)
   summary         Aggregate counts of the selected events
@@ -81,6 +92,16 @@ type FilterValues = {
 
 /** `trace events …`: dispatches to ingest, query, export or summary. */
 export const events: Command = async (args, io) => {
+  try {
+    return await dispatch(args, io);
+  } catch (error) {
+    // `trace events export | head` closes stdout early: that is a normal end.
+    if (error instanceof Deno.errors.BrokenPipe) return 0;
+    throw error;
+  }
+};
+
+async function dispatch(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case "ingest":
@@ -99,51 +120,8 @@ export const events: Command = async (args, io) => {
       return sub === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `events: unknown subcommand "${sub}"; see trace events --help`,
+        `Unknown subcommand "${sub}"; see trace events --help`,
       );
-  }
-};
-
-/** `trace obs init`: provisions the observability tables explicitly. */
-export const obsInit: Command = async (args, io) => {
-  const { values } = parseFlags("obs init", args, DATA_FLAGS);
-  if (values.help) {
-    io.out(
-      "Usage: trace obs init [--data-dir DIR | --db URL] [--json]\n\nCreates or upgrades the observability index tables.\n",
-    );
-    return 0;
-  }
-  return await withDb(values, io, async (db) => {
-    const applied = await initializeObs(db);
-    const result = {
-      schema_version: OBS_SCHEMA_VERSION,
-      applied,
-      database: db.path ?? db.url,
-    };
-    io.out(
-      values.json
-        ? JSON.stringify(result) + "\n"
-        : applied.length > 0
-        ? `Observability index initialized at schema version ${OBS_SCHEMA_VERSION} (${result.database})\n`
-        : `Observability index already at schema version ${OBS_SCHEMA_VERSION} (${result.database})\n`,
-    );
-    return 0;
-  });
-};
-
-async function withDb(
-  values: { "data-dir"?: string | undefined; db?: string | undefined },
-  io: CliIo,
-  fn: (db: TraceDb) => Promise<number>,
-): Promise<number> {
-  const db = await openDb({
-    dataDir: resolveDataDir({ flag: values["data-dir"], env: io.env }),
-    url: values.db,
-  });
-  try {
-    return await fn(db);
-  } finally {
-    db.close();
   }
 }
 
@@ -154,100 +132,172 @@ async function ingestCommand(args: string[], io: CliIo): Promise<number> {
   }, { min: 1, max: 1 });
   if (values.help) {
     io.out(
-      "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n",
+      "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n\n" +
+        "Every line is validated before anything is written. With --batch-size each\n" +
+        "batch is written on its own; if one fails, the earlier ones stay written.\n" +
+        "Provisions the database when missing, like trace serve.\n",
     );
     return 0;
   }
-  const batchSize = values["batch-size"] === undefined
-    ? Infinity
-    : Number(values["batch-size"]);
+  const batchSize = parseBatchSize(values["batch-size"]);
+  const path = positionals[0]!;
+  const text = await readEventsFile(path, io);
+  let batch: NdjsonEvents;
+  try {
+    batch = parseNdjsonEvents(text);
+    // A bad line anywhere refuses the whole file before any batch is written.
+    validateEventBatch(batch.events, { lines: batch.lines });
+  } catch (error) {
+    reportIssues(io, error);
+    throw error;
+  }
+  const totals = await withDataContext(
+    values,
+    io,
+    { write: true },
+    ({ db }) => ingestBatches(db, batch, batchSize, io),
+  );
+  io.out(
+    values.json
+      ? JSON.stringify(totals) + "\n"
+      : `Ingested ${totals.inserted} events (${totals.duplicates} identical retries skipped)\n`,
+  );
+  return 0;
+}
+
+/** Lists each refused item on stderr (the error itself names the first). */
+function reportIssues(io: CliIo, error: unknown): void {
   if (
-    !(batchSize >= 1) ||
-    (batchSize !== Infinity && !Number.isInteger(batchSize))
+    error instanceof IngestBatchError || error instanceof IngestConflictError
   ) {
+    for (const item of error.items) io.err(`  ${describeEventIssue(item)}\n`);
+  }
+}
+
+function parseBatchSize(flag: string | undefined): number {
+  if (flag === undefined) return Infinity;
+  const size = Number(flag);
+  if (!/^\d+$/.test(flag) || !Number.isSafeInteger(size) || size < 1) {
     throw new UsageError(
-      "events ingest: --batch-size must be a positive integer",
+      `--batch-size must be a positive integer, got "${flag}"`,
     );
   }
-  const text = await readInput(positionals[0]!, io);
-  return await withDb(values, io, async (db) => {
-    const totals = { batches: 0, inserted: 0, duplicates: 0 };
+  return size;
+}
+
+interface IngestTotals {
+  batches: number;
+  inserted: number;
+  duplicates: number;
+}
+
+/** Writes `batch` in slices of `size`; on a failure says which lines were already written. */
+async function ingestBatches(
+  db: TraceDb,
+  batch: NdjsonEvents,
+  size: number,
+  io: CliIo,
+): Promise<IngestTotals> {
+  const totals = { batches: 0, inserted: 0, duplicates: 0 };
+  const step = Math.min(size, Math.max(batch.events.length, 1));
+  for (let start = 0; start < batch.events.length; start += step) {
     try {
-      const inputs = parseNdjsonEvents(text);
-      for (
-        let start = 0;
-        start < inputs.length;
-        start += Math.min(batchSize, inputs.length)
-      ) {
-        const result: IngestResult = await ingestEvents(
-          db,
-          inputs.slice(start, start + batchSize),
-          {
-            source: "cli",
-          },
-        );
-        totals.batches += 1;
-        totals.inserted += result.inserted;
-        totals.duplicates += result.duplicates;
-      }
+      const result = await ingestEvents(
+        db,
+        batch.events.slice(start, start + step),
+        { source: "cli", lines: batch.lines.slice(start, start + step) },
+      );
+      totals.batches += 1;
+      totals.inserted += result.inserted;
+      totals.duplicates += result.duplicates;
     } catch (error) {
-      if (!(error instanceof IngestBatchError)) throw error;
-      for (const item of error.items) {
-        io.err(
-          `trace events ingest: item ${item.index}: ${item.field}: ${item.message}\n`,
-        );
-      }
+      reportIssues(io, error);
       if (totals.batches > 0) {
+        const last = batch.lines[start - 1]!;
         io.err(
-          `trace events ingest: ${totals.batches} earlier batches were written\n`,
+          `Lines 1-${last} were written in ${totals.batches} earlier batch${
+            totals.batches > 1 ? "es" : ""
+          } (${totals.inserted} new events); after fixing, resend from line ${
+            batch.lines[start]
+          }\n`,
         );
       }
       throw error;
     }
-    io.out(
-      values.json
-        ? JSON.stringify(totals) + "\n"
-        : `Ingested ${totals.inserted} events (${totals.duplicates} identical retries skipped)\n`,
-    );
-    return 0;
-  });
+  }
+  return totals;
 }
 
-/** Turns filter flags into the query-string form shared with the HTTP API. */
-function filterParams(values: FilterValues): URLSearchParams {
+/** Reads FILE (or stdin for `-`), turning OS errors into what to do about them. */
+async function readEventsFile(path: string, io: CliIo): Promise<string> {
+  try {
+    return await readInput(path, io);
+  } catch (error) {
+    throw new ConfigError(`Cannot read ${path}: ${readProblem(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+function readProblem(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) {
+    return "no such file; check the path";
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return "permission denied; check the file's permissions";
+  }
+  if (error instanceof Deno.errors.IsADirectory) {
+    return "it is a directory; give an NDJSON file";
+  }
+  // Drop the OS error number and the echoed syscall: neither helps.
+  return errorMessage(error).replace(/ \(os error \d+\).*$/, "");
+}
+
+/** Query parameter of each filter flag (and the flag messages name for it). */
+const FLAG_BY_PARAM: Record<TraceQueryParam, string> = {
+  application_id: "application",
+  user_id: "user",
+  thread_id: "thread",
+  root_trace_id: "root",
+  run_id: "run",
+  turn_id: "turn",
+  tool: "tool",
+  success: "success",
+  q: "q",
+  start_time: "since",
+  end_time: "until",
+  resource_type: "resource-type",
+  store: "store",
+  agent_id: "agent",
+  memory_id: "memory",
+  kind: "kind",
+  status: "status",
+  resource: "resource",
+  anonymous: "anonymous",
+  limit: "limit",
+  cursor: "cursor",
+};
+
+/** Messages about the query name the flags the user typed. */
+const FLAG_LABELS: TraceParamsOptions = {
+  label: (param) => `--${FLAG_BY_PARAM[param]}`,
+};
+
+/** Turns filter (and paging) flags into the query-string form shared with the HTTP API. */
+function filterParams(
+  values: FilterValues & { limit?: string; cursor?: string },
+): URLSearchParams {
   const params = new URLSearchParams();
-  const single = {
-    application: "application_id",
-    user: "user_id",
-    thread: "thread_id",
-    root: "root_trace_id",
-    run: "run_id",
-    turn: "turn_id",
-    tool: "tool",
-    success: "success",
-    q: "q",
-    since: "start_time",
-    until: "end_time",
-    "resource-type": "resource_type",
-    store: "store",
-  } as const;
-  for (const [flag, param] of Object.entries(single)) {
-    const value = values[flag as keyof typeof single];
-    if (value !== undefined) params.set(param, value);
+  for (const [param, flag] of Object.entries(FLAG_BY_PARAM)) {
+    const value = (values as Record<string, string | string[] | boolean>)[
+      flag
+    ];
+    if (value === undefined || value === false) continue;
+    if (value === true) params.set(param, "true");
+    else if (Array.isArray(value)) {
+      for (const item of value) params.append(param, item);
+    } else params.set(param, value);
   }
-  const repeated = {
-    agent: "agent_id",
-    memory: "memory_id",
-    kind: "kind",
-    status: "status",
-    resource: "resource",
-  } as const;
-  for (const [flag, param] of Object.entries(repeated)) {
-    for (const value of values[flag as keyof typeof repeated] ?? []) {
-      params.append(param, value);
-    }
-  }
-  if (values.anonymous) params.set("anonymous", "true");
   return params;
 }
 
@@ -264,16 +314,16 @@ async function queryCommand(args: string[], io: CliIo): Promise<number> {
     );
     return 0;
   }
-  const params = filterParams(values);
-  if (values.limit !== undefined) params.set("limit", values.limit);
-  if (values.cursor !== undefined) params.set("cursor", values.cursor);
-  const query = traceQueryFromParams(params);
-  return await withDb(values, io, async (db) => {
+  const query = traceQueryFromParams(filterParams(values), FLAG_LABELS);
+  return await withDataContext(values, io, READ, async ({ db }) => {
     const page = await queryTraceEvents(db, query);
     io.out(values.json ? JSON.stringify(page) + "\n" : formatPage(page));
     return 0;
   });
 }
+
+/** Reads never create a database file or a table. */
+const READ = { write: false, create: false } as const;
 
 function formatEvent(event: TraceEvent): string {
   const who = event.agent_id
@@ -309,21 +359,17 @@ async function exportCommand(args: string[], io: CliIo): Promise<number> {
   const store = (values.store ?? "all") as StoreSelection;
   if (!STORE_SELECTIONS.includes(store)) {
     throw new UsageError(
-      `events export: --store must be one of ${STORE_SELECTIONS.join(", ")}`,
+      `--store must be one of ${STORE_SELECTIONS.join(", ")}`,
     );
   }
-  const { limit: _limit, cursor: _cursor, ...scope } = traceQueryFromParams(
-    filterParams(values),
-  );
-  return await withDb(values, io, async (db) => {
+  const scope = traceFilterFromParams(filterParams(values), FLAG_LABELS);
+  return await withDataContext(values, io, READ, async ({ db }) => {
     const result = await exportEvents(
       db,
       { store, scope },
       (line) => io.out(line),
     );
-    io.err(
-      `trace events export: ${result.rows} events from store ${result.store}\n`,
-    );
+    io.err(`Exported ${result.rows} events from store ${result.store}\n`);
     return 0;
   });
 }
@@ -339,10 +385,8 @@ async function summaryCommand(args: string[], io: CliIo): Promise<number> {
     );
     return 0;
   }
-  const { limit: _limit, cursor: _cursor, ...scope } = traceQueryFromParams(
-    filterParams(values),
-  );
-  return await withDb(values, io, async (db) => {
+  const scope = traceFilterFromParams(filterParams(values), FLAG_LABELS);
+  return await withDataContext(values, io, READ, async ({ db }) => {
     const summary = await summarizeTraceEvents(db, scope);
     io.out(
       values.json ? JSON.stringify(summary) + "\n" : formatSummary(summary),

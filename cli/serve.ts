@@ -3,7 +3,7 @@
 import { isLoopbackHost } from "../lib/contract/config.ts";
 import { ConfigError, UsageError } from "../lib/errors.ts";
 import { createApp } from "../routes/app.ts";
-import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 
@@ -17,8 +17,10 @@ const FLAGS = {
 const HELP =
   `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--data-dir DIR] [--db URL]
 
-Serves the observability API: POST/GET /api/events, GET /api/events/summary
-and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf, gzip accepted).
+Serves the observability API: POST/GET /api/events, GET /api/events/summary,
+GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,
+gzip accepted). Provisions the database when missing. Storage failures are
+answered generically; their detail is written to stderr.
 
 On a loopback address with no TRACE_INGEST_TOKEN, requests need no
 credentials, so an unmodified OpenTelemetry exporter works as is. With
@@ -29,6 +31,30 @@ Options:
   --default-application ID   Tenant for OTLP spans without tenant.id / application.id
 `;
 
+/** Says why the server could not listen, and what to change. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (error instanceof Deno.errors.AddrInUse) {
+    return new ConfigError(
+      `Cannot listen on ${where}: the port is in use; choose another --port`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return new ConfigError(
+      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.AddrNotAvailable) {
+    return new ConfigError(
+      `Cannot listen on ${where}: the address is not on this machine; check --host`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
 /** `trace serve`: listen until interrupted. */
 export const serve: Command = async (args, io) => {
   const { values } = parseFlags("serve", args, FLAGS);
@@ -36,7 +62,7 @@ export const serve: Command = async (args, io) => {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(
-      `serve: --port must be an integer from 0 to 65535, got "${values.port}"`,
+      `--port must be an integer from 0 to 65535, got "${values.port}"`,
     );
   }
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
@@ -51,33 +77,40 @@ export const serve: Command = async (args, io) => {
       `Refusing to serve on non-loopback host ${values.host} without TRACE_INGEST_TOKEN; set it or use --host 127.0.0.1`,
     );
   }
-  const { db, dataDir } = await openDataContext(values, io, { write: true });
+  const { db } = await openDataContext(values, io, { write: true });
   const app = createApp({
     db,
     ingestToken: token,
     loopbackBind: loopback,
+    log: (line) => io.err(line + "\n"),
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
   const stopped = Promise.withResolvers<void>();
-  const server = Deno.serve({
-    hostname: values.host,
-    port,
-    onListen: ({ hostname, port }) => {
-      const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-      io.err(
-        `Trace server listening on http://${shown}:${port} (data: ${
-          db.path ?? dataDir
-        })\n`,
-      );
-      io.err(
-        `  ingest auth: ${
-          token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
-        }\n`,
-      );
-    },
-  }, app.fetch);
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve({
+      hostname: values.host,
+      port,
+      onListen: ({ hostname, port }) => {
+        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+        io.err(
+          `Trace server listening on http://${shown}:${port} (data: ${
+            dbLocation(db)
+          })\n`,
+        );
+        io.err(
+          `  ingest auth: ${
+            token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
+          }\n`,
+        );
+      },
+    }, app.fetch);
+  } catch (error) {
+    db.close();
+    throw listenError(error, values.host, port);
+  }
   const stop = () => stopped.resolve();
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);

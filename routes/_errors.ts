@@ -1,7 +1,18 @@
-/** The one mapping from domain error codes to HTTP statuses. */
+/**
+ * The one mapping from errors to HTTP answers. Domain errors map by their
+ * stable code, `HTTPException`s by status; storage failures and unknown
+ * errors get a generic message (the detail goes to the server log only).
+ *
+ * @module
+ */
 
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { ErrorCode } from "../lib/errors.ts";
+import { type ErrorCode, errorMessage, TraceError } from "../lib/errors.ts";
+import { IngestBatchError, IngestConflictError } from "../lib/obs/ingest.ts";
+import type { EventIssue } from "../lib/obs/normalize.ts";
+import { ObsNotInitializedError } from "../lib/obs/schema.ts";
 
 /** HTTP status for each stable error code. */
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
@@ -9,7 +20,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   usage: 400,
   not_found: 404,
   conflict: 409,
-  refused: 422,
+  // A well-formed request a rule refuses (e.g. a cursor under other filters) is the client's to fix.
+  refused: 400,
   protocol: 502,
   transport: 502,
   ledger_integrity: 500,
@@ -17,3 +29,120 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   unauthorized: 401,
   forbidden: 403,
 };
+
+/** Error code for each status an `HTTPException` is thrown with. */
+const CODE_BY_STATUS: Readonly<Record<number, string>> = {
+  400: "invalid_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+};
+
+/** Where the server writes details it never sends to clients. */
+export type ServerLog = (line: string) => void;
+
+const encoder = new TextEncoder();
+
+/** The default {@link ServerLog}: one line on the server's stderr. */
+export function stderrLog(line: string): void {
+  Deno.stderr.writeSync(encoder.encode(line + "\n"));
+}
+
+/** The JSON body of an error answer. */
+export interface ErrorBody {
+  error: { code: string; message: string; items?: EventIssue[] };
+}
+
+/** How the server answers an error. */
+export interface ErrorAnswer {
+  status: ContentfulStatusCode;
+  body: ErrorBody;
+  /** What the server log gets (never sent); `null` when the answer says it all. */
+  logDetail: string | null;
+}
+
+/** Throws 405 for the request's method, naming the allowed ones (also sent as `Allow`). */
+export function methodNotAllowed(c: Context, allow: readonly string[]): never {
+  c.header("Allow", allow.join(", "));
+  throw new HTTPException(405, {
+    message: `Method ${c.req.method} is not allowed on ${c.req.path}; use ${
+      allow.join(" or ")
+    }`,
+  });
+}
+
+/** Maps any thrown value to its answer. */
+export function errorResponse(error: unknown): ErrorAnswer {
+  if (error instanceof HTTPException) {
+    const status = error.status as ContentfulStatusCode;
+    return answer(status, CODE_BY_STATUS[status] ?? "http", error.message);
+  }
+  if (error instanceof TraceError) return traceErrorAnswer(error);
+  return {
+    ...answer(500, "internal", "Internal server error"),
+    logDetail: describeForLog(error),
+  };
+}
+
+/** {@link errorResponse}, writing the detail of a server-side failure to `log` once. */
+export function reportError(
+  error: unknown,
+  request: Request,
+  log: ServerLog,
+): ErrorAnswer {
+  const result = errorResponse(error);
+  if (result.logDetail !== null) {
+    const path = new URL(request.url).pathname;
+    log(`${request.method} ${path}: ${result.logDetail}`);
+  }
+  return result;
+}
+
+function traceErrorAnswer(error: TraceError): ErrorAnswer {
+  const status = STATUS_BY_CODE[error.code];
+  if (error.code === "storage") {
+    // File paths and SQLite messages are the operator's business, not the client's.
+    const message = error instanceof ObsNotInitializedError
+      ? "The trace index is not initialized; run trace obs init on the server"
+      : "The trace index is unavailable; check the server log";
+    return {
+      ...answer(status, "storage", message),
+      logDetail: describeForLog(error),
+    };
+  }
+  if (status >= 500) {
+    return {
+      ...answer(500, "internal", "Internal server error"),
+      logDetail: describeForLog(error),
+    };
+  }
+  const items =
+    error instanceof IngestBatchError || error instanceof IngestConflictError
+      ? error.items
+      : undefined;
+  return answer(status, error.code, errorMessage(error), items);
+}
+
+function answer(
+  status: ContentfulStatusCode,
+  code: string,
+  message: string,
+  items?: EventIssue[],
+): ErrorAnswer {
+  return {
+    status,
+    body: { error: { code, message, ...(items ? { items } : {}) } },
+    logDetail: null,
+  };
+}
+
+function describeForLog(error: unknown): string {
+  const name = error instanceof Error ? error.name : "Error";
+  const cause = error instanceof Error && error.cause !== undefined
+    ? ` (cause: ${errorMessage(error.cause)})`
+    : "";
+  return `${name}: ${errorMessage(error)}${cause}`;
+}

@@ -1,16 +1,26 @@
 /**
  * The Trace server app: the observability ingest and query API, OTLP/HTTP
- * trace ingest, and liveness. `createApp` returns a Hono app without
+ * trace ingest, health and liveness. `createApp` returns a Hono app without
  * listening; `trace serve` listens.
+ *
+ * Request lifecycle: the origin/Host guard, then the bearer guard on `/api/*`
+ * and `/v1/*`, then the route. Routes throw domain errors or `HTTPException`;
+ * `onError` below answers them through `routes/_errors.ts` (the OTLP
+ * receiver uses the same mapping, encoded as OTLP requires).
  *
  * @module
  */
 
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
 import type { TraceDb } from "../lib/db.ts";
-import { errorMessage, TraceError } from "../lib/errors.ts";
-import { STATUS_BY_CODE } from "./_errors.ts";
+import { obsHealth } from "../lib/obs/health.ts";
+import type { BodyLimits } from "./_body.ts";
+import {
+  methodNotAllowed,
+  reportError,
+  type ServerLog,
+  stderrLog,
+} from "./_errors.ts";
 import { requireBearer, sameOriginOnly } from "./_guard.ts";
 import { createEventsApi } from "./events.ts";
 import { createOtlpApi } from "./otlp.ts";
@@ -26,10 +36,16 @@ export interface AppOptions {
   defaultApplicationId?: string;
   /** Version string reported by `/api`. */
   version?: string;
+  /** Body size bounds of both ingest routes (default 8 MiB on the wire, 32 MiB inflated). */
+  bodyLimits?: BodyLimits;
+  /** Where details of server-side failures go, one line each (default: stderr). */
+  log?: ServerLog;
 }
 
 /** Builds the server app. */
 export function createApp(options: AppOptions): Hono {
+  const log = options.log ?? stderrLog;
+  const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
   app.use("*", sameOriginOnly({ loopbackBind: options.loopbackBind ?? true }));
   app.use("/api/*", requireBearer(options.ingestToken));
@@ -44,15 +60,24 @@ export function createApp(options: AppOptions): Hono {
         "POST /api/events (JSON array, object or NDJSON; gzip accepted)",
         "GET /api/events (scoped query with cursor)",
         "GET /api/events/summary",
+        "GET /api/health (index health and this server's counters)",
         "POST /v1/traces (OTLP/HTTP, JSON or protobuf)",
       ],
       auth: options.ingestToken ? "bearer" : "none (loopback only)",
     }));
-  app.route("/", createEventsApi({ db: options.db }));
+  // The server is the writing process, so its counters are the ones worth reading.
+  app.get(
+    "/api/health",
+    async (c) => c.json(await obsHealth(options.db, { processCounters: true })),
+  );
+  app.all("/api/health", (c) => methodNotAllowed(c, ["GET"]));
+  app.route("/", createEventsApi({ db: options.db, ...limits }));
   app.route(
     "/",
     createOtlpApi({
       db: options.db,
+      log,
+      ...limits,
       ...(options.defaultApplicationId
         ? { defaultApplicationId: options.defaultApplicationId }
         : {}),
@@ -67,21 +92,8 @@ export function createApp(options: AppOptions): Hono {
     }, 404)
   );
   app.onError((error, c) => {
-    if (error instanceof HTTPException) {
-      return c.json(
-        { error: { code: "http", message: error.message } },
-        error.status,
-      );
-    }
-    if (error instanceof TraceError) {
-      return c.json({
-        error: { code: error.code, message: errorMessage(error) },
-      }, STATUS_BY_CODE[error.code]);
-    }
-    // Unknown errors never leak a stack or an internal message.
-    return c.json({
-      error: { code: "internal", message: "Internal server error" },
-    }, 500);
+    const answer = reportError(error, c.req.raw, log);
+    return c.json(answer.body, answer.status);
   });
   return app;
 }

@@ -1,242 +1,122 @@
 /**
  * JSON API of the observability index: batch ingest, paged query, summary.
- * Mount with `app.route("/", createEventsApi({ db, authorize }))`. The
- * mounting app decides who may call it (`authorize`, e.g. the ingest bearer
- * token); without it every request is served.
+ * Mount inside {@link createApp} (`routes/app.ts`), which guards it and
+ * answers every error this sub-app throws.
  *
  * @module
  */
 
-import { type Context, Hono } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { TraceDb } from "../lib/db.ts";
-import { errorMessage, TraceError } from "../lib/errors.ts";
-import {
-  IngestBatchError,
-  IngestConflictError,
-  ingestEvents,
-} from "../lib/obs/ingest.ts";
-import type { EventIssue } from "../lib/obs/normalize.ts";
+import { ingestEvents } from "../lib/obs/ingest.ts";
 import { parseNdjsonEvents } from "../lib/obs/ndjson.ts";
 import { queryTraceEvents } from "../lib/obs/query.ts";
-import { traceQueryFromParams } from "../lib/obs/query_params.ts";
+import {
+  traceFilterFromParams,
+  traceQueryFromParams,
+} from "../lib/obs/query_params.ts";
 import { summarizeTraceEvents } from "../lib/obs/summaries.ts";
-
-/** Default request body limit (after decompression): 5 MiB. */
-export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+import {
+  type BodyLimits,
+  DEFAULT_BODY_LIMITS,
+  mediaType,
+  readRequestBody,
+  refuseUnread,
+  requireBatchSize,
+  utf8Text,
+} from "./_body.ts";
+import { methodNotAllowed } from "./_errors.ts";
 
 /** Batches up to this size list every item in the response. */
 const ITEMIZED_RESPONSE_LIMIT = 1_000;
 
+const JSON_TYPE = "application/json";
+const NDJSON_TYPES = ["application/x-ndjson", "application/jsonl"];
+
 /** Dependencies of {@link createEventsApi}. */
 export interface EventsApiDeps {
   db: TraceDb;
-  /** Returns false to answer 401; absent means the mounting app already authorized. */
-  authorize?: (c: Context) => boolean | Promise<boolean>;
-  /** Body limit in bytes after decompression (default 5 MiB). */
-  maxBodyBytes?: number;
+  /** Body size bounds (default 8 MiB on the wire, 32 MiB inflated). */
+  limits?: BodyLimits;
 }
 
-/** A request that must be answered with `status` and a JSON error. */
-class HttpProblem extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    message: string,
-    readonly items?: EventIssue[],
-  ) {
-    super(message);
-  }
+/** An ingest body: its events, and their source lines when it was NDJSON. */
+interface EventBatch {
+  events: unknown[];
+  lines?: number[];
 }
 
 /** Creates the `/api/events` sub-app. */
 export function createEventsApi(deps: EventsApiDeps): Hono {
-  const maxBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const limits = deps.limits ?? DEFAULT_BODY_LIMITS;
   const app = new Hono();
-  app.use("/api/events", authorizeWith(deps.authorize));
-  app.use("/api/events/*", authorizeWith(deps.authorize));
 
   app.post("/api/events", async (c) => {
-    try {
-      const inputs = await readEvents(c.req.raw, maxBytes);
-      const result = await ingestEvents(deps.db, inputs, { source: "api" });
-      return c.json({
-        accepted: inputs.length,
-        inserted: result.inserted,
-        duplicates: result.duplicates,
-        ...(inputs.length <= ITEMIZED_RESPONSE_LIMIT
-          ? { items: result.items }
-          : {}),
-      });
-    } catch (error) {
-      return problem(c, error);
-    }
+    const batch = await readEvents(c.req.raw, limits);
+    requireBatchSize(batch.events.length, "events");
+    const result = await ingestEvents(deps.db, batch.events, {
+      source: "api",
+      ...(batch.lines ? { lines: batch.lines } : {}),
+    });
+    return c.json({
+      accepted: batch.events.length,
+      inserted: result.inserted,
+      duplicates: result.duplicates,
+      ...(batch.events.length <= ITEMIZED_RESPONSE_LIMIT
+        ? { items: result.items }
+        : {}),
+    });
   });
 
   app.get("/api/events", async (c) => {
-    try {
-      const query = traceQueryFromParams(new URL(c.req.url).searchParams);
-      return c.json(await queryTraceEvents(deps.db, query));
-    } catch (error) {
-      return problem(c, error);
-    }
+    const query = traceQueryFromParams(new URL(c.req.url).searchParams);
+    return c.json(await queryTraceEvents(deps.db, query));
   });
 
   app.get("/api/events/summary", async (c) => {
-    try {
-      const { limit: _limit, cursor, ...scope } = traceQueryFromParams(
-        new URL(c.req.url).searchParams,
-      );
-      if (cursor !== undefined) {
-        throw new HttpProblem(400, "A summary takes no cursor; remove it");
-      }
-      return c.json(await summarizeTraceEvents(deps.db, scope));
-    } catch (error) {
-      return problem(c, error);
-    }
+    const filter = traceFilterFromParams(new URL(c.req.url).searchParams);
+    return c.json(await summarizeTraceEvents(deps.db, filter));
   });
 
+  app.all("/api/events", (c) => methodNotAllowed(c, ["GET", "POST"]));
+  app.all("/api/events/summary", (c) => methodNotAllowed(c, ["GET"]));
   return app;
 }
 
-function authorizeWith(authorize: EventsApiDeps["authorize"]) {
-  return async (c: Context, next: () => Promise<void>) => {
-    if (authorize && !(await authorize(c))) {
-      return c.json({
-        error: { code: "unauthorized", message: "Authorization required" },
-      }, 401);
-    }
-    await next();
-  };
-}
-
-const STATUS_BY_CODE: Partial<Record<string, ContentfulStatusCode>> = {
-  config_invalid: 400,
-  usage: 400,
-  refused: 400,
-  not_found: 404,
-  conflict: 409,
-  storage: 503,
-  unauthorized: 401,
-  forbidden: 403,
-};
-
-function problem(c: Context, error: unknown): Response {
-  if (error instanceof HttpProblem) {
-    return c.json({
-      error: {
-        code: "invalid_request",
-        message: error.message,
-        items: error.items,
-      },
-    }, error.status);
-  }
-  if (error instanceof TraceError) {
-    const items =
-      error instanceof IngestBatchError || error instanceof IngestConflictError
-        ? error.items
-        : undefined;
-    return c.json(
-      { error: { code: error.code, message: errorMessage(error), items } },
-      STATUS_BY_CODE[error.code] ?? 500,
-    );
-  }
-  return c.json(
-    { error: { code: "internal", message: "Internal error" } },
-    500,
-  );
-}
-
-/** Reads a JSON array, a single JSON object or NDJSON, size-limited and optionally gzipped. */
+/**
+ * Reads a JSON array, a single JSON object or NDJSON. An empty body, an empty
+ * array and NDJSON without events are all an empty batch.
+ */
 async function readEvents(
   request: Request,
-  maxBytes: number,
-): Promise<unknown[]> {
-  const text = await readBody(request, maxBytes);
-  const type = (request.headers.get("content-type") ?? "application/json")
-    .split(";")[0]!
-    .trim().toLowerCase();
-  if (type === "application/x-ndjson" || type === "application/jsonl") {
-    return parseNdjsonEvents(text);
-  }
-  if (type !== "application/json") {
-    throw new HttpProblem(
+  limits: BodyLimits,
+): Promise<EventBatch> {
+  const type = mediaType(request) || JSON_TYPE;
+  const ndjson = NDJSON_TYPES.includes(type);
+  if (!ndjson && type !== JSON_TYPE) {
+    return await refuseUnread(
+      request,
       415,
-      `Unsupported content type ${type}; send application/json or application/x-ndjson`,
+      `Cannot read the request: Content-Type "${type}" is not supported; send application/json or application/x-ndjson`,
     );
   }
+  const text = utf8Text(await readRequestBody(request, limits));
+  if (ndjson) return parseNdjsonEvents(text);
+  if (text.trim() === "") return { events: [] };
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new HttpProblem(
-      400,
-      "Cannot ingest the batch: the body is not valid JSON",
-    );
+    // The parser's message quotes the body; it is not repeated back.
+    throw new HTTPException(400, {
+      message: "Cannot ingest the batch: the body is not valid JSON",
+    });
   }
-  if (Array.isArray(body)) return body;
-  if (body !== null && typeof body === "object") return [body];
-  throw new HttpProblem(
-    400,
-    "Cannot ingest the batch: send an event object or an array of events",
-  );
-}
-
-async function readBody(request: Request, maxBytes: number): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const encoding = (request.headers.get("content-encoding") ?? "identity")
-    .trim().toLowerCase();
-  if (encoding !== "identity" && encoding !== "gzip") {
-    throw new HttpProblem(
-      415,
-      `Unsupported content encoding ${encoding}; send identity or gzip`,
-    );
-  }
-  if (!request.body) return "";
-  let stream: ReadableStream<Uint8Array> = request.body;
-  if (encoding === "gzip") {
-    stream = stream.pipeThrough(
-      new DecompressionStream("gzip") as unknown as ReadableWritablePair<
-        Uint8Array,
-        Uint8Array
-      >,
-    );
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of stream) {
-      total += chunk.byteLength;
-      // Checked while reading so a compressed bomb stops at the limit.
-      if (total > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof HttpProblem) throw error;
-    throw new HttpProblem(
-      400,
-      "Cannot read the request body: it is not valid gzip",
-    );
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new HttpProblem(
-      400,
-      "Cannot read the request body: it is not valid UTF-8",
-    );
-  }
-}
-
-function tooLarge(maxBytes: number): HttpProblem {
-  return new HttpProblem(
-    413,
-    `Request body exceeds ${maxBytes} bytes; split the batch`,
-  );
+  if (Array.isArray(body)) return { events: body };
+  if (body !== null && typeof body === "object") return { events: [body] };
+  throw new HTTPException(400, {
+    message:
+      "Cannot ingest the batch: send an event object or an array of events",
+  });
 }

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
 import { createApp } from "../routes/app.ts";
-import { captureIo, withDb } from "./_helpers.ts";
+import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 
 const EVENT = {
   application_id: "app-1",
@@ -46,7 +46,13 @@ Deno.test("createApp() requires the bearer token when one is set", async () => {
     const app = createApp({ db, ingestToken: "a-long-ingest-token-123" });
     const missing = await app.request("/api/events", post([EVENT]));
     assert.equal(missing.status, 401);
-    assert.match((await missing.json()).error.message, /TRACE_INGEST_TOKEN/);
+    assert.equal(
+      missing.headers.get("www-authenticate"),
+      'Bearer realm="trace"',
+    );
+    const problem = (await missing.json()).error;
+    assert.equal(problem.code, "unauthorized");
+    assert.match(problem.message, /TRACE_INGEST_TOKEN/);
     const wrong = await app.request(
       "/v1/traces",
       post({}, { authorization: "Bearer nope" }),
@@ -69,6 +75,7 @@ Deno.test("createApp() refuses cross-origin requests and foreign Host headers", 
       post([EVENT], { origin: "https://evil.example" }),
     );
     assert.equal(cross.status, 403);
+    assert.equal((await cross.json()).error.code, "forbidden");
     const rebound = await app.request(
       "/api/events",
       post([EVENT], { host: "evil.example:8788" }),
@@ -95,12 +102,14 @@ Deno.test("createApp() answers unknown routes with a JSON 404", async () => {
 
 Deno.test("createApp() reports a missing index as 503 with the command to run", async () => {
   await withDb(async (db) => {
-    const app = createApp({ db });
+    const logged: string[] = [];
+    const app = createApp({ db, log: (line) => logged.push(line) });
     const response = await app.request("/api/events?application_id=a", {
       headers: { host: "127.0.0.1" },
     });
     assert.equal(response.status, 503);
     assert.match((await response.json()).error.message, /trace obs init/);
+    assert.match(logged.join("\n"), /ObsNotInitializedError/);
   });
 });
 
@@ -120,4 +129,39 @@ Deno.test("trace serve refuses a non-loopback host without a token, and short to
   const short = captureIo("", { TRACE_INGEST_TOKEN: "short" });
   assert.equal(await main(["serve", "--data-dir", "/nonexistent/x"], short), 2);
   assert.match(short.stderr(), /at least 16 characters/);
+});
+
+Deno.test("trace serve names a bad --port once, without a doubled prefix", async () => {
+  const io = captureIo();
+  assert.equal(
+    await main(
+      ["serve", "--port", "99999", "--data-dir", "/nonexistent/x"],
+      io,
+    ),
+    2,
+  );
+  assert.equal(
+    io.stderr(),
+    'trace serve: --port must be an integer from 0 to 65535, got "99999"\n',
+  );
+});
+
+Deno.test("trace serve says which port is in use and what to do", async () => {
+  await withTempDir(async (dir) => {
+    const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const port = (taken.addr as Deno.NetAddr).port;
+      const io = captureIo();
+      assert.equal(
+        await main(["serve", "--port", String(port), "--data-dir", dir], io),
+        2,
+      );
+      assert.equal(
+        io.stderr(),
+        `trace serve: Cannot listen on 127.0.0.1:${port}: the port is in use; choose another --port\n`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
 });

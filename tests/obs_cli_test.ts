@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { captureIo, withTempDir } from "./_helpers.ts";
-import { events, obsInit } from "../cli/events.ts";
-import { IngestBatchError } from "../lib/obs/ingest.ts";
+import { main } from "../cli.ts";
+import { events } from "../cli/events.ts";
+import { openDb } from "../lib/db.ts";
+import { IngestBatchError, IngestConflictError } from "../lib/obs/ingest.ts";
 
 function line(i: number, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
@@ -14,12 +17,12 @@ function line(i: number, extra: Record<string, unknown> = {}): string {
   });
 }
 
-Deno.test("events ingest/query/export/summary work end to end on a data dir", async () => {
-  await withTempDir(async (dir) => {
-    const init = captureIo();
-    assert.equal(await obsInit(["--data-dir", dir, "--json"], init), 0);
-    assert.equal(JSON.parse(init.stdout()).applied.length, 1);
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
 
+Deno.test("events ingest/query/export/summary work end to end on a fresh data dir", async () => {
+  await withTempDir(async (dir) => {
     const stdin = [
       line(1, { preview: "cli-secret" }),
       line(2, { store: "tool_log" }),
@@ -88,18 +91,95 @@ Deno.test("events ingest/query/export/summary work end to end on a data dir", as
   });
 });
 
-Deno.test("events ingest reports every refused line and writes nothing", async () => {
+Deno.test("events ingest reports every refused line by number and writes nothing", async () => {
   await withTempDir(async (dir) => {
-    await obsInit(["--data-dir", dir], captureIo());
-    const io = captureIo([line(1), "{nope", line(3, { kind: "" })].join("\n"));
+    const io = captureIo(
+      [line(1), "{nope", "[1, 2]", line(4, { kind: "" })].join("\n"),
+    );
     await assert.rejects(
-      events(["ingest", "-", "--data-dir", dir], io),
+      events(["ingest", "-", "--data-dir", dir, "--batch-size", "1"], io),
       IngestBatchError,
     );
-    assert.match(io.stderr(), /item 1: \(root\): line 2 is not valid JSON/);
+    assert.equal(
+      io.stderr(),
+      [
+        "  line 2: is not valid JSON",
+        "  line 3: must be a JSON object",
+        "",
+      ].join("\n"),
+    );
+    const valid = captureIo([line(1), line(2, { kind: "" })].join("\n"));
+    await assert.rejects(
+      events(["ingest", "-", "--data-dir", dir, "--batch-size", "1"], valid),
+      /\(line 2: kind: must be a lower-case token/,
+    );
+    assert.ok(
+      !(await exists(join(dir, "trace.db"))),
+      "a refused file writes nothing, not even batch 1",
+    );
+  });
+});
+
+Deno.test("events ingest --batch-size says which lines were written before a failure", async () => {
+  await withTempDir(async (dir) => {
+    await events(["ingest", "-", "--data-dir", dir], captureIo(line(3)));
+    const io = captureIo(
+      [line(1), "", line(2), line(3, { status: "error" })].join("\n"),
+    );
+    const error = await events(
+      ["ingest", "-", "--data-dir", dir, "--batch-size", "2"],
+      io,
+    ).catch((e) => e);
+    assert.ok(error instanceof IngestConflictError);
+    assert.match(error.message, /line 4: event_id: "e3" is already stored/);
+    assert.match(
+      io.stderr(),
+      /Lines 1-3 were written in 1 earlier batch \(2 new events\); after fixing, resend from line 4\n$/,
+    );
     const query = captureIo();
     await events(["query", "--json", "--data-dir", dir], query);
-    assert.equal(JSON.parse(query.stdout()).events.length, 0);
+    assert.equal(JSON.parse(query.stdout()).events.length, 3);
+  });
+});
+
+Deno.test("events ingest names a missing file and what to do", async () => {
+  const io = captureIo();
+  assert.equal(
+    await main(["events", "ingest", "/nonexistent/events.ndjson"], io),
+    2,
+  );
+  assert.equal(
+    io.stderr(),
+    "trace events: Cannot read /nonexistent/events.ndjson: no such file; check the path\n",
+  );
+});
+
+Deno.test("events query names the flag a bad value came from", async () => {
+  await withTempDir(async (dir) => {
+    const since = captureIo();
+    assert.equal(
+      await main(
+        ["events", "query", "--since", "yesterday", "--data-dir", dir],
+        since,
+      ),
+      2,
+    );
+    assert.match(
+      since.stderr(),
+      /^trace events: Invalid trace query: --since: must be an ISO 8601 timestamp/,
+    );
+    const type = captureIo();
+    await main(["events", "summary", "--resource-type", "doc"], type);
+    assert.equal(
+      type.stderr(),
+      "trace events: Invalid trace query: --resource-type needs --resource\n",
+    );
+    const sub = captureIo();
+    await main(["events", "bogus"], sub);
+    assert.equal(
+      sub.stderr(),
+      'trace events: Unknown subcommand "bogus"; see trace events --help\n',
+    );
   });
 });
 
@@ -110,16 +190,53 @@ Deno.test("events export refuses an unknown store", async () => {
         ["export", "--store", "everything", "--data-dir", dir],
         captureIo(),
       ),
-      /--store must be one of/,
+      /^UsageError: --store must be one of/,
     );
   });
 });
 
-Deno.test("events query needs an initialized index", async () => {
+Deno.test("events query never creates a database, and needs an initialized index", async () => {
   await withTempDir(async (dir) => {
     await assert.rejects(
       events(["query", "--data-dir", dir], captureIo()),
+      /No Trace data at .*trace\.db yet/,
+    );
+    assert.ok(!(await exists(join(dir, "trace.db"))));
+    (await openDb({ dataDir: dir })).close();
+    await assert.rejects(
+      events(["summary", "--data-dir", dir], captureIo()),
       /run trace obs init first/,
     );
+  });
+});
+
+Deno.test("events commands honour TRACE_DB_URL", async () => {
+  await withTempDir(async (dir) => {
+    const url = `file:${join(dir, "elsewhere.db")}`;
+    const env = { TRACE_DB_URL: url, TRACE_DATA_DIR: join(dir, "unused") };
+    await events(["ingest", "-"], captureIo(line(1), env));
+    const query = captureIo("", env);
+    await events(["query", "--json"], query);
+    assert.equal(JSON.parse(query.stdout()).events.length, 1);
+    assert.ok(await exists(join(dir, "elsewhere.db")));
+    assert.ok(!(await exists(join(dir, "unused"))));
+  });
+});
+
+Deno.test("events export ends quietly with 0 when stdout is closed", async () => {
+  await withTempDir(async (dir) => {
+    await events(
+      ["ingest", "-", "--data-dir", dir],
+      captureIo([line(1), line(2)].join("\n")),
+    );
+    const io = captureIo();
+    let writes = 0;
+    io.out = () => {
+      writes += 1;
+      throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+    };
+    assert.equal(await events(["export", "--data-dir", dir], io), 0);
+    assert.equal(writes, 1);
+    assert.equal(io.stderr(), "");
   });
 });

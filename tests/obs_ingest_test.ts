@@ -8,8 +8,15 @@ import {
   ingestEvents,
 } from "../lib/obs/ingest.ts";
 import { EventInputSchema, isAllowedAttributeKey } from "../lib/obs/model.ts";
-import { normalizeEvent } from "../lib/obs/normalize.ts";
-import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
+import { describeEventIssue, normalizeEvent } from "../lib/obs/normalize.ts";
+import {
+  initializeObs,
+  OBS_MIGRATIONS,
+  OBS_SCHEMA_VERSION,
+  ObsNotInitializedError,
+} from "../lib/obs/schema.ts";
+import { migrate } from "../lib/db.ts";
+import { listCoverageProfiles } from "../lib/obs/coverage.ts";
 import { queryTraceEvents } from "../lib/obs/query.ts";
 import * as v from "valibot";
 
@@ -40,7 +47,11 @@ Deno.test("initializeObs() provisions once and reads never create tables", async
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'obs_%'",
     );
     assert.equal(tables.rows.length, 0);
-    assert.deepEqual(await initializeObs(db), [OBS_SCHEMA_VERSION]);
+    assert.deepEqual(
+      await initializeObs(db),
+      OBS_MIGRATIONS.map((m) => m.version),
+    );
+    assert.equal(OBS_MIGRATIONS.at(-1)!.version, OBS_SCHEMA_VERSION);
     assert.deepEqual(await initializeObs(db), []);
     assert.equal((await queryTraceEvents(db, {})).events.length, 0);
   });
@@ -238,4 +249,77 @@ Deno.test("normalizeEvent() envelope bodies are canonical JSON", () => {
   assert.ok("body" in result);
   assert.equal(result.body, canonicalJson(JSON.parse(result.body)));
   assert.ok(!result.body.includes('"text"'));
+});
+
+Deno.test("ingestEvents() names both items when one batch repeats an id with another payload", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const error = await ingestEvents(db, [
+      event("e0"),
+      event("e1"),
+      event("e1", { status: "error" }),
+    ]).catch((e) => e);
+    assert.ok(error instanceof IngestConflictError);
+    assert.match(
+      error.message,
+      /item 2: event_id: "e1" is repeated in this batch with a different payload \(items 1 and 2\)/,
+    );
+    assert.doesNotMatch(error.message, /already stored/);
+    assert.equal(await count(db, "obs_events"), 0);
+    const identical = await ingestEvents(db, [event("e1"), event("e1")]);
+    assert.deepEqual([identical.inserted, identical.duplicates], [1, 1]);
+  });
+});
+
+Deno.test("ingestEvents() reports source lines when given and refuses non-object items", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const error = await ingestEvents(
+      db,
+      [event("e1"), [event("e2")], event("e3", { kind: "Bad" })],
+      { lines: [2, 5, 9] },
+    ).catch((e) => e);
+    assert.ok(error instanceof IngestBatchError);
+    assert.deepEqual(error.items.map(describeEventIssue), [
+      "line 5: must be a JSON object",
+      "line 9: kind: must be a lower-case token (a-z, 0-9, _ . : -), at most 64 characters",
+    ]);
+    assert.match(error.message, /\(line 5: must be a JSON object\)/);
+    const unnumbered = await ingestEvents(db, [null]).catch((e) => e);
+    assert.match(unnumbered.message, /item 0: must be a JSON object/);
+  });
+});
+
+Deno.test("ingestEvents() accepts an empty batch without writing", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    assert.deepEqual(await ingestEvents(db, []), {
+      inserted: 0,
+      duplicates: 0,
+      items: [],
+    });
+  });
+});
+
+Deno.test("initializeObs() upgrades version 1 coverage profiles to apply to every application", async () => {
+  await withDb(async (db) => {
+    await migrate(db, OBS_MIGRATIONS.filter((m) => m.version === 1));
+    await db.client.execute(
+      `INSERT INTO obs_coverage_profiles (name, required, optional, digest, registered_at)
+       VALUES ('doc_flow', '["intent"]', '[]', 'd', 0)`,
+    );
+    await assert.rejects(
+      queryTraceEvents(db, {}),
+      (error: Error) =>
+        error instanceof ObsNotInitializedError &&
+        /schema version 1, this build needs 2; run trace obs init/.test(
+          error.message,
+        ),
+    );
+    assert.deepEqual(await initializeObs(db), [2]);
+    const [profile] = await listCoverageProfiles(db);
+    assert.equal(profile!.application_id, null);
+    assert.equal(profile!.name, "doc_flow");
+    assert.deepEqual(profile!.required, ["intent"]);
+  });
 });

@@ -20,6 +20,7 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { TraceDb } from "../lib/db.ts";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
 import { decodeOtlpTraces } from "../lib/obs/otlp_decode.ts";
 import { mapOtlpSpans } from "../lib/obs/otlp_mapping.ts";
@@ -357,10 +358,17 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
     assert.equal(json.status, 400);
     const status = await json.json();
     assert.equal(status.code, 3);
-    assert.equal(status.error.code, "invalid_request");
+    assert.equal(status.error.code, "config_invalid");
     assert.match(
       status.message,
-      /^Cannot decode the OTLP trace request: body is not valid UTF-8 JSON/,
+      /^Cannot decode the OTLP trace request: body is not valid JSON/,
+    );
+    assert.ok(!status.message.includes("not json"), "the body is not echoed");
+    const array = await post(app, "[]", "application/json");
+    assert.equal(array.status, 400);
+    assert.match(
+      (await array.json()).message,
+      /body must be a JSON object \(an ExportTraceServiceRequest\)/,
     );
     const protobuf = await post(
       app,
@@ -621,22 +629,51 @@ Deno.test("createOtlpApi() reports fallbacks through partialSuccess and uses the
   }, { defaultApplicationId: "default-app" });
 });
 
-Deno.test("createOtlpApi() answers 401 when authorize refuses, before reading the body", async () => {
+Deno.test("createOtlpApi() answers a storage failure generically, in the request's encoding", async () => {
   const spans = await turnSpans();
-  let allow = false;
+  const logged: string[] = [];
   await withApi(async (app, db) => {
-    const refused = await post(app, jsonBody(spans), "application/json");
-    assert.equal(refused.status, 401);
-    assert.equal((await refused.json()).error.code, "unauthorized");
-    assert.equal((await eventRows(db)).length, 0);
-    allow = true;
-    assert.equal(
-      (await post(app, jsonBody(spans), "application/json")).status,
-      200,
+    await db.client.execute("DROP TABLE obs_state");
+    const json = await post(app, jsonBody(spans), "application/json");
+    assert.equal(json.status, 503);
+    const status = await json.json();
+    assert.equal(status.code, 14);
+    assert.deepEqual(status.error, {
+      code: "storage",
+      message: "The trace index is unavailable; check the server log",
+    });
+    const protobuf = await post(
+      app,
+      protobufBody(spans),
+      "application/x-protobuf",
     );
-    assert.equal((await eventRows(db)).length, 4);
-  }, {
-    authorize: (c) =>
-      allow && c.req.header("content-type") === "application/json",
+    assert.equal(protobuf.status, 503);
+    assert.equal(
+      protobuf.headers.get("content-type"),
+      "application/x-protobuf",
+    );
+    assert.equal(logged.length, 2);
+    assert.match(logged[0]!, /^POST \/v1\/traces: StorageError: .*obs_state/);
+  }, { log: (line) => logged.push(line) });
+});
+
+Deno.test("createOtlpApi() answers 413 for more spans than one batch may carry", async () => {
+  const span = {
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+    spanId: "00f067aa0ba902b7",
+    name: "op",
+  };
+  const body = JSON.stringify({
+    resourceSpans: [{
+      scopeSpans: [{ spans: Array(MAX_BATCH_EVENTS + 1).fill(span) }],
+    }],
+  });
+  await withApi(async (app, db) => {
+    const response = await post(app, body, "application/json");
+    assert.equal(response.status, 413);
+    const status = await response.json();
+    assert.equal(status.error.code, "payload_too_large");
+    assert.match(status.message, /spans exceed the limit/);
+    assert.equal((await eventRows(db)).length, 0);
   });
 });

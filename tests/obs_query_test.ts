@@ -5,7 +5,10 @@ import { ConfigError, RefusedError } from "../lib/errors.ts";
 import { exportEvents } from "../lib/obs/export.ts";
 import { ingestEvents } from "../lib/obs/ingest.ts";
 import { queryTraceEvents } from "../lib/obs/query.ts";
-import { traceQueryFromParams } from "../lib/obs/query_params.ts";
+import {
+  traceFilterFromParams,
+  traceQueryFromParams,
+} from "../lib/obs/query_params.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
 import { summarizeTraceEvents } from "../lib/obs/summaries.ts";
 
@@ -361,5 +364,70 @@ Deno.test("traceQueryFromParams() maps query strings, anonymous and repeated ids
   assert.throws(
     () => traceQueryFromParams(new URLSearchParams("limit=abc")),
     ConfigError,
+  );
+});
+
+Deno.test("traceQueryFromParams() refuses parameters that would narrow nothing", () => {
+  const params = (text: string) => new URLSearchParams(text);
+  assert.throws(
+    () => traceQueryFromParams(params("resource_type=doc")),
+    /^ConfigError: Invalid trace query: resource_type needs resource$/,
+  );
+  assert.throws(
+    () => traceQueryFromParams(params("anonymous=false")),
+    /anonymous only takes true; omit it/,
+  );
+  assert.throws(
+    () => traceQueryFromParams(params("limit=5&limit=6")),
+    /limit may be given once/,
+  );
+  assert.deepEqual(
+    traceQueryFromParams(params("resource=d1&resource_type=doc")).resources,
+    [{ type: "doc", id: "d1" }],
+  );
+});
+
+Deno.test("traceQueryFromParams() names parameters, or the caller's labels, in messages", () => {
+  assert.throws(
+    () => traceQueryFromParams(new URLSearchParams("start_time=yesterday")),
+    /Invalid trace query: start_time: must be an ISO 8601 timestamp/,
+  );
+  const flags = { label: (param: string) => `--${param.replace("_", "-")}` };
+  assert.throws(
+    () => traceQueryFromParams(new URLSearchParams("kind=A"), flags),
+    /Invalid trace query: --kind: must be a lower-case token/,
+  );
+  assert.throws(
+    () =>
+      traceQueryFromParams(
+        new URLSearchParams("resource=d&resource_type=Doc"),
+        flags,
+      ),
+    /--resource-type: must be a lower-case token/,
+  );
+  assert.throws(
+    () =>
+      traceQueryFromParams(
+        new URLSearchParams(
+          "start_time=2026-09-02T00:00:00Z&end_time=2026-09-01T00:00:00Z",
+        ),
+        flags,
+      ),
+    /Invalid trace query: --start-time must be before --end-time$/,
+  );
+});
+
+Deno.test("traceFilterFromParams() refuses paging parameters", () => {
+  assert.throws(
+    () => traceFilterFromParams(new URLSearchParams("limit=5")),
+    /limit pages a query and does not apply here; remove it/,
+  );
+  assert.throws(
+    () => traceFilterFromParams(new URLSearchParams("cursor=abc")),
+    ConfigError,
+  );
+  assert.deepEqual(
+    traceFilterFromParams(new URLSearchParams("application_id=a")),
+    { application_id: "a" },
   );
 });

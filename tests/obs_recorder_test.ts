@@ -214,3 +214,153 @@ Deno.test("recorderForWorker() throws without a carrier or a fallback", async ()
     assert.equal((await queryTraceEvents(db, {})).events.length, 0);
   });
 });
+
+Deno.test("Recorder.record() refuses tenant keys instead of letting them override the scope", async () => {
+  await ready(async (db) => {
+    const recorder = createRecorder(db, SCOPE);
+    const untyped = recorder.record as (event: unknown) => Promise<unknown>;
+    await assert.rejects(
+      untyped.call(recorder, { kind: "retrieval", application_id: "app-2" }),
+      (error: Error) =>
+        error instanceof RefusedError &&
+        /application_id come from the recorder's scope/.test(error.message),
+    );
+    await assert.rejects(
+      untyped.call(recorder, { kind: "retrieval", user_id: "someone-else" }),
+      RefusedError,
+    );
+    const selection = recorder.recordSelection as (
+      decision: unknown,
+      options: unknown,
+    ) => Promise<unknown>;
+    await assert.rejects(
+      selection.call(recorder, {
+        candidates: [{
+          ref: { type: "doc", id: "d" },
+          selected: true,
+          reason: "mmr_rank",
+        }],
+      }, { application_id: "app-2" }),
+      RefusedError,
+    );
+    const child = recorder.child as (overrides: unknown) => unknown;
+    assert.throws(
+      () => child.call(recorder, { application_id: "app-2" }),
+      RefusedError,
+    );
+    assert.equal((await queryTraceEvents(db, {})).events.length, 0);
+  });
+});
+
+Deno.test("Recorder.forWorker() does not continue in a carrier of another tenant", async () => {
+  await ready(async (db) => {
+    const recorder = createRecorder(db, { ...SCOPE, root_trace_id: "r1" });
+    const foreign = { ...SCOPE, application_id: "app-2", root_trace_id: "r2" };
+    await assert.rejects(
+      recorder.forWorker(foreign),
+      /carrier is of another tenant/,
+    );
+    await assert.rejects(
+      recorder.forWorker({ ...SCOPE, user_id: "user-2" }),
+      RefusedError,
+    );
+    await assert.rejects(
+      recorder.forWorker(recorder.carrier(), foreign),
+      /fallback context belongs to another tenant/,
+    );
+    const worker = await recorder.forWorker(foreign, recorder.carrier());
+    assert.equal(worker.context.application_id, "app-1");
+    const [missing] = (await queryTraceEvents(db, {})).events;
+    assert.equal(missing!.kind, "trace_context_missing");
+    assert.equal(missing!.attributes["carrier.problem"], "foreign_tenant");
+    assert.equal(missing!.application_id, "app-1");
+    const same = await recorder.forWorker(
+      recorder.child({ turn_id: "turn-2" }).carrier(),
+    );
+    assert.equal(same.context.turn_id, "turn-2");
+  });
+});
+
+Deno.test("Recorder.recordIntent() refuses a bad intent name with a one-line ConfigError", async () => {
+  await ready(async (db) => {
+    const recorder = createRecorder(db, SCOPE);
+    await assert.rejects(
+      recorder.recordIntent("Write A Doc"),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        /^Cannot record the intent: intent: must be a lower-case token/.test(
+          error.message,
+        ) && !error.message.includes("\n"),
+    );
+  });
+});
+
+Deno.test("registerCoverageProfile() keeps each application's profiles apart", async () => {
+  await ready(async (db) => {
+    const acme = createRecorder(db, { ...SCOPE, root_trace_id: "task-a" });
+    const other = createRecorder(db, {
+      ...SCOPE,
+      application_id: "app-2",
+      root_trace_id: "task-b",
+    });
+    await acme.registerCoverageProfile("doc_flow", { required: ["intent"] });
+    // Another tenant registering the same name neither conflicts nor replaces it.
+    assert.equal(
+      await other.registerCoverageProfile("doc_flow", {
+        required: ["intent", "delivery"],
+      }),
+      "registered",
+    );
+    const register = other.registerCoverageProfile as (
+      name: string,
+      spec: unknown,
+    ) => Promise<unknown>;
+    await assert.rejects(
+      register.call(other, "doc_flow", {
+        application_id: "app-1",
+        required: ["x"],
+      }),
+      RefusedError,
+    );
+    for (const recorder of [acme, other]) {
+      await recorder.recordIntent("document", { coverage_profile: "doc_flow" });
+    }
+    const acmePage = await queryTraceEvents(db, { application_id: "app-1" });
+    assert.equal(acmePage.instrumentation_coverage, "complete");
+    const otherPage = await queryTraceEvents(db, { application_id: "app-2" });
+    assert.equal(otherPage.instrumentation_coverage, "partial");
+    assert.deepEqual(otherPage.coverage.gaps[0]!.missing_stages, ["delivery"]);
+    const profiles = await listCoverageProfiles(db);
+    assert.deepEqual(
+      profiles.map((p) => [p.application_id, p.name, p.required]),
+      [["app-1", "doc_flow", ["intent"]], ["app-2", "doc_flow", [
+        "delivery",
+        "intent",
+      ]]],
+    );
+  });
+});
+
+Deno.test("registerCoverageProfile() without an application applies where none is registered", async () => {
+  await ready(async (db) => {
+    await registerCoverageProfile(db, "doc_flow", {
+      required: ["intent", "delivery"],
+    });
+    await registerCoverageProfile(db, "doc_flow", {
+      application_id: "app-2",
+      required: ["intent"],
+    });
+    for (const application_id of ["app-1", "app-2"]) {
+      const recorder = createRecorder(db, {
+        ...SCOPE,
+        application_id,
+        root_trace_id: `task-${application_id}`,
+      });
+      await recorder.recordIntent("document", { coverage_profile: "doc_flow" });
+    }
+    const global = await queryTraceEvents(db, { application_id: "app-1" });
+    assert.equal(global.instrumentation_coverage, "partial");
+    const own = await queryTraceEvents(db, { application_id: "app-2" });
+    assert.equal(own.instrumentation_coverage, "complete");
+  });
+});

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
-import { createEventsApi } from "../routes/events.ts";
+import { createApp } from "../routes/app.ts";
 
 function event(i: number, extra: Record<string, unknown> = {}) {
   return {
@@ -15,12 +16,20 @@ function event(i: number, extra: Record<string, unknown> = {}) {
   };
 }
 
+type App = ReturnType<typeof createApp>;
+
 async function api(
-  fn: (app: ReturnType<typeof createEventsApi>, db: TraceDb) => Promise<void>,
+  fn: (app: App, db: TraceDb, logged: string[]) => Promise<void>,
 ) {
   await withDb(async (db) => {
     await initializeObs(db);
-    await fn(createEventsApi({ db, maxBodyBytes: 64 * 1024 }), db);
+    const logged: string[] = [];
+    const app = createApp({
+      db,
+      bodyLimits: { maxBytes: 64 * 1024, maxDecodedBytes: 64 * 1024 },
+      log: (line) => logged.push(line),
+    });
+    await fn(app, db, logged);
   });
 }
 
@@ -48,6 +57,27 @@ Deno.test("POST /api/events ingests a JSON array, a single object and NDJSON", a
   });
 });
 
+Deno.test("POST /api/events answers every kind of empty batch with 200 and nothing written", async () => {
+  await api(async (app) => {
+    for (
+      const [body, type] of [
+        ["[]", "application/json"],
+        ["", "application/json"],
+        ["\n\n", "application/x-ndjson"],
+      ]
+    ) {
+      const res = await app.request(post(body!, { "content-type": type! }));
+      assert.equal(res.status, 200, `${type} ${JSON.stringify(body)}`);
+      assert.deepEqual(await res.json(), {
+        accepted: 0,
+        inserted: 0,
+        duplicates: 0,
+        items: [],
+      });
+    }
+  });
+});
+
 Deno.test("POST /api/events accepts gzip bodies", async () => {
   await api(async (app) => {
     const gz = new Response(
@@ -70,6 +100,7 @@ Deno.test("POST /api/events accepts gzip bodies", async () => {
       post(await bomb.arrayBuffer(), { "content-encoding": "gzip" }),
     );
     assert.equal(inflated.status, 413);
+    assert.equal((await inflated.json()).error.code, "payload_too_large");
   });
 });
 
@@ -88,12 +119,23 @@ Deno.test("POST /api/events rejects a malformed batch whole with per-item errors
       [[1, "kind"]],
     );
     const bad = await app.request(
-      post(`${JSON.stringify(event(1))}\n{oops\n`, {
+      post(`${JSON.stringify(event(1))}\n{oops\n[1]\n`, {
         "content-type": "application/x-ndjson",
       }),
     );
     assert.equal(bad.status, 400);
-    assert.match((await bad.json()).error.items[0].message, /line 2/);
+    const refused = (await bad.json()).error;
+    assert.deepEqual(
+      refused.items.map((i: { line: number; message: string }) => [
+        i.line,
+        i.message,
+      ]),
+      [[2, "is not valid JSON"], [3, "must be a JSON object"]],
+    );
+    assert.ok(!refused.message.includes("oops"), "the body is not echoed");
+    const invalidJson = await app.request(post('{"secret-text'));
+    assert.equal(invalidJson.status, 400);
+    assert.ok(!(await invalidJson.text()).includes("secret-text"));
     const page = await (await app.request("/api/events")).json();
     assert.equal(page.events.length, 0, "nothing was written");
   });
@@ -106,18 +148,57 @@ Deno.test("POST /api/events answers 409 for a changed payload, 413 and 415 for b
       post(JSON.stringify([event(1, { status: "error" })])),
     );
     assert.equal(conflict.status, 409);
+    assert.match((await conflict.json()).error.message, /already stored/);
+    const repeated = await app.request(
+      post(JSON.stringify([event(5), event(5, { status: "error" })])),
+    );
+    assert.equal(repeated.status, 409);
+    assert.match(
+      (await repeated.json()).error.message,
+      /repeated in this batch with a different payload \(items 0 and 1\)/,
+    );
     const large = await app.request(
       post(JSON.stringify([event(2, { preview: "x".repeat(70_000) })])),
     );
     assert.equal(large.status, 413);
     const type = await app.request(post("x", { "content-type": "text/plain" }));
     assert.equal(type.status, 415);
+    assert.equal((await type.json()).error.code, "unsupported_media_type");
     const encoding = await app.request(post("x", { "content-encoding": "br" }));
     assert.equal(encoding.status, 415);
     const notGzip = await app.request(
       post("plain", { "content-encoding": "gzip" }),
     );
     assert.equal(notGzip.status, 400);
+  });
+});
+
+Deno.test("POST /api/events answers 413 for more events than one batch may carry", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const app = createApp({ db, log: () => {} });
+    const tooMany = "[" + Array(MAX_BATCH_EVENTS + 1).fill("{}").join(",") +
+      "]";
+    const res = await app.request(post(tooMany));
+    assert.equal(res.status, 413);
+    assert.match(
+      (await res.json()).error.message,
+      new RegExp(`${MAX_BATCH_EVENTS + 1} events exceed the limit`),
+    );
+  });
+});
+
+Deno.test("/api/events answers 405 with Allow for other methods", async () => {
+  await api(async (app) => {
+    const put = await app.request("/api/events", { method: "PUT" });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get("allow"), "GET, POST");
+    assert.equal((await put.json()).error.code, "method_not_allowed");
+    const summary = await app.request("/api/events/summary", {
+      method: "POST",
+    });
+    assert.equal(summary.status, 405);
+    assert.equal(summary.headers.get("allow"), "GET");
   });
 });
 
@@ -146,7 +227,9 @@ Deno.test("GET /api/events queries with filters and cursors", async () => {
       `/api/events?agent_id=agent-2&cursor=${page.next_cursor}`,
     );
     assert.equal(refused.status, 400);
-    assert.match((await refused.json()).error.message, /different filters/);
+    const problem = (await refused.json()).error;
+    assert.equal(problem.code, "refused");
+    assert.match(problem.message, /different filters/);
     const anonymous = await (await app.request("/api/events?anonymous=true"))
       .json();
     assert.equal(anonymous.events.length, 2);
@@ -154,7 +237,18 @@ Deno.test("GET /api/events queries with filters and cursors", async () => {
   });
 });
 
-Deno.test("GET /api/events/summary aggregates the selection", async () => {
+Deno.test("GET /api/events refuses a resource_type without a resource", async () => {
+  await api(async (app) => {
+    const res = await app.request("/api/events?resource_type=doc");
+    assert.equal(res.status, 400);
+    assert.match(
+      (await res.json()).error.message,
+      /resource_type needs resource/,
+    );
+  });
+});
+
+Deno.test("GET /api/events/summary aggregates the selection and refuses paging parameters", async () => {
   await api(async (app) => {
     await app.request(
       post(JSON.stringify([event(1), event(2, { status: "error" })])),
@@ -164,21 +258,77 @@ Deno.test("GET /api/events/summary aggregates the selection", async () => {
     const summary = await res.json();
     assert.equal(summary.events, 2);
     assert.equal(summary.errors, 1);
+    for (const param of ["limit=5", "cursor=abc"]) {
+      const refused = await app.request(`/api/events/summary?${param}`);
+      assert.equal(refused.status, 400, param);
+      assert.match(
+        (await refused.json()).error.message,
+        /pages a query and does not apply here/,
+      );
+    }
   });
 });
 
-Deno.test("createEventsApi() answers 401 when authorize refuses", async () => {
+Deno.test("storage failures answer 503 with a generic message and log the detail once", async () => {
+  await api(async (app, db, logged) => {
+    await db.client.execute("DROP TABLE obs_state");
+    const res = await app.request(post(JSON.stringify([event(1)])));
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), {
+      error: {
+        code: "storage",
+        message: "The trace index is unavailable; check the server log",
+      },
+    });
+    assert.equal(logged.length, 1);
+    assert.match(logged[0]!, /^POST \/api\/events: StorageError: .*obs_state/);
+  });
+});
+
+Deno.test("a missing index answers 503 without the server's file path", async () => {
+  await withDb(async (db) => {
+    const logged: string[] = [];
+    const app = createApp({ db, log: (line) => logged.push(line) });
+    const res = await app.request("/api/events?application_id=a");
+    assert.equal(res.status, 503);
+    const text = await res.text();
+    assert.ok(!text.includes(db.path!), "no server path in the answer");
+    assert.equal(
+      JSON.parse(text).error.message,
+      "The trace index is not initialized; run trace obs init on the server",
+    );
+    assert.equal(logged.length, 1);
+    assert.ok(logged[0]!.includes(db.path!), "the log names the file");
+  });
+});
+
+Deno.test("GET /api/health reports the index and this server's counters", async () => {
+  await api(async (app) => {
+    await app.request(post(JSON.stringify([event(1)])));
+    const res = await app.request("/api/health");
+    assert.equal(res.status, 200);
+    const health = await res.json();
+    assert.equal(health.schema.provisioned, true);
+    assert.equal(health.counters.state, "recorded");
+    assert.equal(health.counters.scope, "this_process");
+    assert.ok(health.counters.values.events_written >= 1);
+    assert.equal(
+      (await app.request("/api/health", { method: "POST" })).status,
+      405,
+    );
+  });
+});
+
+Deno.test("GET /api/health needs the bearer token when one is set", async () => {
   await withDb(async (db) => {
     await initializeObs(db);
-    const app = createEventsApi({
-      db,
-      authorize: (c) =>
-        c.req.header("authorization") === "Bearer good-token-123456",
-    });
-    assert.equal((await app.request("/api/events")).status, 401);
-    assert.equal((await app.request(post("[]"))).status, 401);
-    const ok = await app.request("/api/events/summary", {
-      headers: { authorization: "Bearer good-token-123456" },
+    const token = "a-long-ingest-token-123";
+    const app = createApp({ db, ingestToken: token, log: () => {} });
+    const missing = await app.request("/api/health");
+    assert.equal(missing.status, 401);
+    assert.equal((await missing.json()).error.code, "unauthorized");
+    const ok = await app.request("/api/health", {
+      headers: { authorization: `Bearer ${token}` },
     });
     assert.equal(ok.status, 200);
   });

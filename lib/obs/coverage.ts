@@ -5,6 +5,10 @@
  * stage it names (`stage`, defaulting to its kind). Without any declared
  * profile coverage is `unknown`, never assumed complete.
  *
+ * Profiles belong to one application; a profile registered without an
+ * application applies to every application that has none of that name, so
+ * no tenant can replace what another tenant registered.
+ *
  * @module
  */
 
@@ -14,7 +18,7 @@ import type { TraceDb } from "../db.ts";
 import { ConfigError, ConflictError } from "../errors.ts";
 import { describeIssues } from "../contract/issues.ts";
 import { canonicalJson, sha256Hex } from "./_canonical.ts";
-import { TokenSchema } from "./model.ts";
+import { OpaqueIdSchema, TokenSchema } from "./model.ts";
 import { requireObs } from "./schema.ts";
 
 /** Coverage states, from weakest to strongest claim. */
@@ -40,6 +44,7 @@ const Stages = v.pipe(
 const ProfileSchema = v.pipe(
   v.strictObject({
     name: TokenSchema,
+    application_id: v.optional(OpaqueIdSchema),
     required: v.pipe(Stages, v.minLength(1, "must list at least one stage")),
     optional: v.optional(Stages, []),
     replace: v.optional(v.boolean(), false),
@@ -50,8 +55,10 @@ const ProfileSchema = v.pipe(
   ),
 );
 
-/** Stages of a coverage profile. */
+/** Stages of a coverage profile, and whose it is. */
 export interface CoverageProfileSpec {
+  /** The application the profile belongs to; absent: every application without its own. */
+  application_id?: string;
   required: readonly string[];
   optional?: readonly string[];
   /** Must be true to change an already registered profile. */
@@ -60,6 +67,8 @@ export interface CoverageProfileSpec {
 
 /** A registered profile. */
 export interface CoverageProfile {
+  /** `null`: applies to every application without its own profile of this name. */
+  application_id: string | null;
   name: string;
   required: string[];
   optional: string[];
@@ -69,7 +78,10 @@ export interface CoverageProfile {
 /** What registration did. */
 export type RegistrationStatus = "registered" | "unchanged" | "replaced";
 
-/** Registers (or, with `replace: true`, changes) a coverage profile. */
+/** Stored `application_id` of profiles that apply to every application. */
+const ALL_APPLICATIONS = "";
+
+/** Registers (or, with `replace: true`, changes) a coverage profile of one application, or of all. */
 export async function registerCoverageProfile(
   db: TraceDb,
   name: string,
@@ -87,25 +99,30 @@ export async function registerCoverageProfile(
   const required = [...parsed.output.required].sort();
   const optional = [...parsed.output.optional].sort();
   const digest = sha256Hex(canonicalJson({ required, optional }));
+  const owner = parsed.output.application_id ?? ALL_APPLICATIONS;
   const existing = await db.client.execute({
-    sql: "SELECT digest FROM obs_coverage_profiles WHERE name = ?",
-    args: [name],
+    sql:
+      "SELECT digest FROM obs_coverage_profiles WHERE application_id = ? AND name = ?",
+    args: [owner, name],
   });
   const prior = existing.rows[0]?.digest;
   if (prior === digest) return "unchanged";
   if (prior !== undefined && !parsed.output.replace) {
     throw new ConflictError(
-      `Cannot register coverage profile "${name}": a different definition is already registered; pass replace: true to change it`,
+      `Cannot register coverage profile "${name}"${
+        owner === ALL_APPLICATIONS ? "" : ` of application "${owner}"`
+      }: a different definition is already registered; pass replace: true to change it`,
     );
   }
   await db.client.execute({
-    sql:
-      `INSERT INTO obs_coverage_profiles (name, required, optional, digest, registered_at)
-          VALUES (?, ?, ?, ?, ?)
-          ON CONFLICT (name) DO UPDATE SET required = excluded.required,
+    sql: `INSERT INTO obs_coverage_profiles
+            (application_id, name, required, optional, digest, registered_at)
+          VALUES (?, ?, ?, ?, ?, ?)
+          ON CONFLICT (application_id, name) DO UPDATE SET required = excluded.required,
             optional = excluded.optional, digest = excluded.digest,
             registered_at = excluded.registered_at`,
     args: [
+      owner,
       name,
       JSON.stringify(required),
       JSON.stringify(optional),
@@ -116,15 +133,19 @@ export async function registerCoverageProfile(
   return prior === undefined ? "registered" : "replaced";
 }
 
-/** Lists registered profiles by name. */
+/** Lists registered profiles by application (those for all applications first), then name. */
 export async function listCoverageProfiles(
   db: TraceDb,
 ): Promise<CoverageProfile[]> {
   await requireObs(db);
   const result = await db.client.execute(
-    "SELECT name, required, optional, registered_at FROM obs_coverage_profiles ORDER BY name",
+    `SELECT application_id, name, required, optional, registered_at
+     FROM obs_coverage_profiles ORDER BY application_id, name`,
   );
   return result.rows.map((row) => ({
+    application_id: row.application_id === ALL_APPLICATIONS
+      ? null
+      : String(row.application_id),
     name: String(row.name),
     required: JSON.parse(String(row.required)),
     optional: JSON.parse(String(row.optional)),
@@ -169,13 +190,19 @@ declared AS MATERIALIZED (
   FROM roots r CROSS JOIN obs_events x
     ON x.root_trace_id = r.root_trace_id AND x.application_id = r.application_id
   WHERE x.coverage_profile IS NOT NULL),
+resolved AS MATERIALIZED (
+  -- The application's own profile wins over one registered for all ('').
+  SELECT d.application_id, d.root_trace_id, d.profile,
+    (SELECT p.required FROM obs_coverage_profiles p
+     WHERE p.name = d.profile AND p.application_id IN (d.application_id, '')
+     ORDER BY p.application_id DESC LIMIT 1) AS required
+  FROM declared d),
 unregistered AS (
-  SELECT d.* FROM declared d
-  WHERE NOT EXISTS (SELECT 1 FROM obs_coverage_profiles p WHERE p.name = d.profile)),
+  SELECT application_id, root_trace_id, profile FROM resolved WHERE required IS NULL),
 missing AS (
   SELECT d.application_id, d.root_trace_id, d.profile, j.value AS stage
-  FROM declared d JOIN obs_coverage_profiles p ON p.name = d.profile, json_each(p.required) j
-  WHERE NOT EXISTS (
+  FROM resolved d, json_each(d.required) j
+  WHERE d.required IS NOT NULL AND NOT EXISTS (
     SELECT 1 FROM obs_events x
     WHERE x.root_trace_id = d.root_trace_id AND x.application_id = d.application_id
       AND x.stage = j.value)),

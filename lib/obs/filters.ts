@@ -75,7 +75,8 @@ const strictMessage = (issue: v.BaseIssue<unknown>) =>
     ? "unknown filter; remove it"
     : "must be an object";
 
-function timeRangeValid(
+/** True unless both bounds are given and `start_time` is not before `end_time`. */
+export function timeRangeValid(
   filter: { start_time?: string | undefined; end_time?: string | undefined },
 ): boolean {
   return !filter.start_time || !filter.end_time ||

@@ -11,13 +11,19 @@
 
 import type { InStatement, Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { ConfigError, ConflictError, StorageError } from "../errors.ts";
+import {
+  ConfigError,
+  ConflictError,
+  errorMessage,
+  StorageError,
+} from "../errors.ts";
 import {
   chunkedInsert,
   indexStatements,
   previewStatements,
 } from "./index_rows.ts";
 import {
+  describeEventIssue,
   type EventIssue,
   type NormalizedEvent,
   normalizeEvent,
@@ -39,8 +45,14 @@ export type IngestSource = typeof INGEST_SOURCES[number];
 /** Most events one batch may carry. */
 export const MAX_BATCH_EVENTS = 50_000;
 
+/** Where the items of a batch came from, for messages. */
+export interface BatchOrigin {
+  /** 1-based source line of each input (NDJSON); issues then name lines, not items. */
+  lines?: readonly number[];
+}
+
 /** Options for {@link ingestEvents}. */
-export interface IngestOptions {
+export interface IngestOptions extends BatchOrigin {
   /** Which path the batch arrived by (default `api`). */
   source?: IngestSource;
   /** Clock for `received_at`, in epoch ms (tests pin it). */
@@ -74,9 +86,7 @@ export class IngestBatchError extends ConfigError {
 
   constructor(issues: EventIssue[], total: number) {
     const first = issues[0];
-    const where = first
-      ? `item ${first.index}: ${first.field}: ${first.message}`
-      : "empty";
+    const where = first ? describeEventIssue(first) : "empty";
     super(
       `Cannot ingest the batch: ${issues.length} of ${total} events refused (${where}); fix them and resend the whole batch`,
     );
@@ -94,8 +104,8 @@ export class IngestConflictError extends ConflictError {
   constructor(issues: EventIssue[]) {
     const first = issues[0];
     super(
-      `Cannot ingest the batch: item ${first?.index ?? 0}: ${
-        first?.message ?? "conflict"
+      `Cannot ingest the batch: ${
+        first ? describeEventIssue(first) : "conflict"
       }; a changed observation needs a new event_id`,
     );
     this.name = "IngestConflictError";
@@ -115,7 +125,8 @@ export async function ingestEvents(
     );
   }
   await requireObs(db);
-  const events = validateAll(inputs);
+  const events = validateEventBatch(inputs, options);
+  if (events.length === 0) return { inserted: 0, duplicates: 0, items: [] };
   const receivedAt = (options.now ?? Date.now)();
   let tx: Transaction | undefined;
   try {
@@ -125,6 +136,7 @@ export async function ingestEvents(
       events,
       receivedAt,
       options.source ?? "api",
+      options.lines,
     );
     await tx.commit();
     incrementCounter("events_written", result.inserted);
@@ -140,24 +152,27 @@ export async function ingestEvents(
       throw error;
     }
     incrementCounter("write_failures");
+    // Detailed for local callers; the server answers storage errors generically.
     throw new StorageError(
-      `Cannot write trace events: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
+      `Cannot write trace events: ${errorMessage(error)}`,
+      { cause: error },
     );
   } finally {
     tx?.close();
   }
 }
 
-function validateAll(inputs: readonly unknown[]): NormalizedEvent[] {
+/** Validates every input without writing; throws {@link IngestBatchError} naming each refused item. */
+export function validateEventBatch(
+  inputs: readonly unknown[],
+  origin: BatchOrigin = {},
+): NormalizedEvent[] {
   const events: NormalizedEvent[] = [];
   const issues: EventIssue[] = [];
   inputs.forEach((input, index) => {
     const result = normalizeEvent(input, index);
     if ("fingerprint" in result) events.push(result);
-    else issues.push(result);
+    else issues.push(withLine(result, origin.lines));
   });
   if (issues.length > 0) {
     incrementCounter("batches_refused");
@@ -166,9 +181,19 @@ function validateAll(inputs: readonly unknown[]): NormalizedEvent[] {
   return events;
 }
 
+function withLine(
+  issue: EventIssue,
+  lines: readonly number[] | undefined,
+): EventIssue {
+  const line = lines?.[issue.index];
+  return line === undefined ? issue : { ...issue, line };
+}
+
 interface Owned {
   seq: number;
   fingerprint: string;
+  /** Index of the item of this batch that claimed the id; absent when stored earlier. */
+  item?: number;
 }
 
 const keyOf = (applicationId: string, eventId: string) =>
@@ -179,6 +204,7 @@ async function writeBatch(
   events: NormalizedEvent[],
   receivedAt: number,
   source: string,
+  lines: readonly number[] | undefined,
 ): Promise<IngestResult> {
   const owned = await loadOwned(tx, events);
   const conflicts: EventIssue[] = [];
@@ -189,12 +215,7 @@ async function writeBatch(
     const key = keyOf(event.meta.application_id, event.meta.event_id);
     const prior = owned.get(key);
     if (prior && prior.fingerprint !== event.fingerprint) {
-      conflicts.push({
-        index,
-        field: "event_id",
-        message:
-          `"${event.meta.event_id}" is already stored with a different payload`,
-      });
+      conflicts.push(withLine(conflict(event, index, prior, lines), lines));
       return;
     }
     if (prior) {
@@ -206,7 +227,7 @@ async function writeBatch(
       });
       return;
     }
-    owned.set(key, { seq, fingerprint: event.fingerprint });
+    owned.set(key, { seq, fingerprint: event.fingerprint, item: index });
     fresh.push({ index, event });
     items.push({ index, event_id: event.meta.event_id, seq, duplicate: false });
     seq += 1;
@@ -219,6 +240,33 @@ async function writeBatch(
     inserted: fresh.length,
     duplicates: items.length - fresh.length,
     items,
+  };
+}
+
+function conflict(
+  event: NormalizedEvent,
+  index: number,
+  prior: Owned,
+  lines: readonly number[] | undefined,
+): EventIssue {
+  const id = `"${event.meta.event_id}"`;
+  if (prior.item === undefined) {
+    return {
+      index,
+      field: "event_id",
+      message: `${id} is already stored with a different payload`,
+    };
+  }
+  const first = lines?.[prior.item];
+  const second = lines?.[index];
+  const pair = first !== undefined && second !== undefined
+    ? `lines ${first} and ${second}`
+    : `items ${prior.item} and ${index}`;
+  return {
+    index,
+    field: "event_id",
+    message:
+      `${id} is repeated in this batch with a different payload (${pair})`,
   };
 }
 

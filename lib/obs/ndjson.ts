@@ -3,25 +3,49 @@
 import { IngestBatchError } from "./ingest.ts";
 import type { EventIssue } from "./normalize.ts";
 
-/** Parses NDJSON text into event values; throws {@link IngestBatchError} naming bad lines. */
-export function parseNdjsonEvents(text: string): unknown[] {
+/** The events of an NDJSON text and the 1-based line each came from. */
+export interface NdjsonEvents {
+  events: unknown[];
+  /** `lines[i]` is the source line of `events[i]`; pass it to ingest as `lines`. */
+  lines: number[];
+}
+
+/** Parses NDJSON text; throws {@link IngestBatchError} naming every bad line. */
+export function parseNdjsonEvents(text: string): NdjsonEvents {
   const events: unknown[] = [];
+  const lines: number[] = [];
   const issues: EventIssue[] = [];
-  const lines = text.split("\n");
-  let index = 0;
-  lines.forEach((line, lineIndex) => {
-    if (line.trim() === "") return;
+  text.split("\n").forEach((source, lineIndex) => {
+    if (source.trim() === "") return;
+    const line = lineIndex + 1;
+    const index = events.length + issues.length;
+    let value: unknown;
     try {
-      events.push(JSON.parse(line));
+      value = JSON.parse(source);
     } catch {
+      // The parser's own message quotes the line; report only where it is.
       issues.push({
         index,
+        line,
         field: "(root)",
-        message: `line ${lineIndex + 1} is not valid JSON`,
+        message: "is not valid JSON",
       });
+      return;
     }
-    index += 1;
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      issues.push({
+        index,
+        line,
+        field: "(root)",
+        message: "must be a JSON object",
+      });
+      return;
+    }
+    events.push(value);
+    lines.push(line);
   });
-  if (issues.length > 0) throw new IngestBatchError(issues, index);
-  return events;
+  if (issues.length > 0) {
+    throw new IngestBatchError(issues, events.length + issues.length);
+  }
+  return { events, lines };
 }

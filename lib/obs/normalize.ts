@@ -12,12 +12,9 @@ import { sha256Hex } from "./_canonical.ts";
 import {
   type Attributes,
   EventInputSchema,
-  type EventStatus,
   LIMITS,
-  type Outcome,
   type ResourceRef,
-  type Selection,
-  type StoreName,
+  type TraceEvent,
 } from "./model.ts";
 
 /** Version of the envelope body layout. */
@@ -31,32 +28,13 @@ export interface NormalizedPreview {
   sha256: string;
 }
 
-/** Metadata of one event with every default applied (times in epoch ms). */
-export interface EventMetadata {
-  event_id: string;
-  application_id: string;
-  user_id: string | null;
-  agent_id: string | null;
-  memory_id: string | null;
-  thread_id: string | null;
-  root_trace_id: string;
-  turn_id: string | null;
-  run_id: string | null;
-  parent_event_id: string | null;
-  kind: string;
-  stage: string;
-  coverage_profile: string | null;
-  status: EventStatus;
-  tool: string | null;
-  success: boolean | null;
-  store: StoreName;
-  started_at: number | null;
-  ended_at: number | null;
-  resources: ResourceRef[];
-  attributes: Attributes;
-  selection: Selection | null;
-  outcome: Outcome | null;
-}
+/** Fields a {@link TraceEvent} gains when it is read back. */
+type ReadSideFields = "seq" | "ts" | "received_at" | "preview";
+
+/** Metadata of one event with every default applied: a {@link TraceEvent} before it is stored, times in epoch ms. */
+export type EventMetadata =
+  & Omit<TraceEvent, ReadSideFields | "started_at" | "ended_at">
+  & { started_at: number | null; ended_at: number | null };
 
 /** A validated event ready to be written. */
 export interface NormalizedEvent {
@@ -70,9 +48,22 @@ export interface NormalizedEvent {
 
 /** One refused item of a batch. */
 export interface EventIssue {
+  /** Position in the batch (0-based). */
   index: number;
+  /** Source line (1-based) when the batch came from NDJSON. */
+  line?: number;
+  /** Dotted field path, or `(root)` for the item as a whole. */
   field: string;
   message: string;
+}
+
+/** One-line form of an issue: `line 3: kind: message`, or `item 2: must be a JSON object`. */
+export function describeEventIssue(issue: EventIssue): string {
+  const where = issue.line === undefined
+    ? `item ${issue.index}`
+    : `line ${issue.line}`;
+  const field = issue.field === "(root)" ? "" : `${issue.field}: `;
+  return `${where}: ${field}${issue.message}`;
 }
 
 /** Validates and normalizes one input; returns the issue instead when it is refused. */
@@ -80,6 +71,10 @@ export function normalizeEvent(
   input: unknown,
   index: number,
 ): NormalizedEvent | EventIssue {
+  // valibot accepts arrays as objects; an array here is never an event.
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    return { index, field: "(root)", message: "must be a JSON object" };
+  }
   const parsed = v.safeParse(EventInputSchema, input);
   if (!parsed.success) {
     const issue = parsed.issues[0];

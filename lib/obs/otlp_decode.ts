@@ -163,7 +163,7 @@ const RequestSchema = v.object({
 type WireRequest = v.InferOutput<typeof RequestSchema>;
 type WireSpan = v.InferOutput<typeof SpanSchema>;
 
-/** Decodes an `ExportTraceServiceRequest` body; throws {@link OtlpRequestError} (400) when it cannot. */
+/** Decodes an `ExportTraceServiceRequest` body; throws {@link OtlpRequestError} when it cannot. */
 export function decodeOtlpTraces(
   body: Uint8Array,
   encoding: OtlpEncoding,
@@ -184,18 +184,35 @@ export function decodeOtlpTraces(
 
 function refusal(detail: string, cause?: unknown): OtlpRequestError {
   return new OtlpRequestError(
-    400,
     `Cannot decode the OTLP trace request: ${detail}`,
     cause === undefined ? undefined : { cause },
   );
 }
 
 function parseJson(body: Uint8Array): unknown {
+  let text: string;
   try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
-  } catch (error) {
-    throw refusal(`body is not valid UTF-8 JSON (${firstLine(error)})`, error);
+    text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+  } catch {
+    throw refusal("body is not valid UTF-8");
   }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // V8's message quotes the input, which may hold content: keep only the position.
+    const position = /at position (\d+)/.exec(firstLine(error))?.[1];
+    throw refusal(
+      `body is not valid JSON${
+        position === undefined ? "" : ` (at position ${position})`
+      }`,
+    );
+  }
+  // valibot's object schema would take an array; OTLP/JSON is always an object.
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw refusal("body must be a JSON object (an ExportTraceServiceRequest)");
+  }
+  return value;
 }
 
 function parseProtobuf(body: Uint8Array): unknown {

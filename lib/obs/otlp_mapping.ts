@@ -93,7 +93,7 @@ const STATUS_OF_CODE: readonly EventStatus[] = ["unset", "ok", "error"];
 /** Kind for spans that say nothing about what they did. */
 const DEFAULT_KIND = "span";
 
-/** Maps every span to an event; throws {@link OtlpRequestError} (400) naming the first span that cannot be mapped. */
+/** Maps every span to an event; throws {@link OtlpRequestError} naming the first span that cannot be mapped. */
 export function mapOtlpSpans(
   spans: readonly OtlpSpan[],
   options: OtlpMappingOptions = {},
@@ -229,7 +229,6 @@ function reader(span: OtlpSpan) {
 
 function missing(span: OtlpSpan, field: string, need: string): never {
   throw new OtlpRequestError(
-    400,
     `Cannot map OTLP span ${span.index} (${span.path}): ${field}: the span has no ${need}; set it and resend the batch`,
   );
 }
@@ -284,7 +283,6 @@ function checkEvent(span: OtlpSpan, event: EventInput): void {
   if (parsed.success) return;
   const issue = parsed.issues[0];
   throw new OtlpRequestError(
-    400,
     `Cannot map OTLP span ${span.index} (${span.path}): ${
       issue ? issuePath(issue) : "(root)"
     }: ${issue?.message ?? "invalid event"}; fix the span and resend the batch`,

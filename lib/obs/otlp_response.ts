@@ -7,7 +7,6 @@
  */
 
 import type { OtlpEncoding } from "./otlp_decode.ts";
-import type { OtlpRefusalStatus } from "./otlp_error.ts";
 import { otlpProtoTypes } from "./otlp_proto.ts";
 
 /** `Content-Type` of each encoding. */
@@ -28,16 +27,30 @@ export interface OtlpResponseBody {
   contentType: string;
 }
 
-// google.rpc.Code values, and the error codes of the JSON API, for each refusal.
-const REFUSAL_CODES: Record<
-  OtlpRefusalStatus,
-  { rpc: number; error: string }
-> = {
-  400: { rpc: 3, error: "invalid_request" }, // INVALID_ARGUMENT
-  409: { rpc: 6, error: "conflict" }, // ALREADY_EXISTS
-  413: { rpc: 8, error: "payload_too_large" }, // RESOURCE_EXHAUSTED
-  415: { rpc: 3, error: "unsupported_media_type" }, // INVALID_ARGUMENT
+/** A refusal as the server answers it: HTTP status, API error code and message. */
+export interface OtlpRefusal {
+  status: number;
+  /** The JSON API's error code (`config_invalid`, `payload_too_large`, …). */
+  code: string;
+  message: string;
+}
+
+// The google.rpc.Code closest to each HTTP status the server answers with.
+const RPC_CODE_BY_STATUS: Readonly<Record<number, number>> = {
+  400: 3, // INVALID_ARGUMENT
+  401: 16, // UNAUTHENTICATED
+  403: 7, // PERMISSION_DENIED
+  404: 5, // NOT_FOUND
+  405: 12, // UNIMPLEMENTED
+  409: 6, // ALREADY_EXISTS
+  413: 8, // RESOURCE_EXHAUSTED
+  415: 3, // INVALID_ARGUMENT
+  422: 9, // FAILED_PRECONDITION
+  500: 13, // INTERNAL
+  502: 14, // UNAVAILABLE
+  503: 14, // UNAVAILABLE
 };
+const RPC_UNKNOWN = 2;
 
 /** Encodes an `ExportTraceServiceResponse`. */
 export function exportResponse(
@@ -74,14 +87,18 @@ export function exportResponse(
 /** Encodes a refusal as `google.rpc.Status` (JSON also carries the API's `error` object). */
 export function statusResponse(
   encoding: OtlpEncoding,
-  status: OtlpRefusalStatus,
-  message: string,
+  refusal: OtlpRefusal,
 ): OtlpResponseBody {
-  const { rpc: code, error } = REFUSAL_CODES[status];
+  const code = RPC_CODE_BY_STATUS[refusal.status] ?? RPC_UNKNOWN;
+  const { message } = refusal;
   const contentType = OTLP_CONTENT_TYPES[encoding];
   if (encoding === "json") {
     return {
-      body: JSON.stringify({ code, message, error: { code: error, message } }),
+      body: JSON.stringify({
+        code,
+        message,
+        error: { code: refusal.code, message },
+      }),
       contentType,
     };
   }

@@ -16,7 +16,12 @@ import {
   type CoverageState,
 } from "./coverage.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { filterDigest, filterWhere, TRACE_FILTER_ENTRIES } from "./filters.ts";
+import {
+  filterDigest,
+  filterWhere,
+  timeRangeValid,
+  TRACE_FILTER_ENTRIES,
+} from "./filters.ts";
 import type { TraceEvent } from "./model.ts";
 import { readEventPage } from "./read_rows.ts";
 import { requireObs } from "./schema.ts";
@@ -56,12 +61,7 @@ export const TraceQuerySchema = v.pipe(
         ? "unknown filter; remove it"
         : "must be an object",
   ),
-  v.check(
-    (q) =>
-      !q.start_time || !q.end_time ||
-      Date.parse(q.start_time) < Date.parse(q.end_time),
-    "start_time must be before end_time",
-  ),
+  v.check(timeRangeValid, "start_time must be before end_time"),
 );
 /** A trace query. */
 export type TraceQuery = v.InferInput<typeof TraceQuerySchema>;

@@ -9,7 +9,8 @@
 
 import * as v from "valibot";
 import type { TraceDb } from "../db.ts";
-import { RefusedError } from "../errors.ts";
+import { ConfigError, RefusedError } from "../errors.ts";
+import { describeIssues } from "../contract/issues.ts";
 import { incrementCounter } from "./counters.ts";
 import {
   type CoverageProfileSpec,
@@ -42,8 +43,16 @@ export const TraceContextSchema = v.strictObject({
 /** The scope every event of a recorder carries. */
 export type TraceContext = v.InferInput<typeof TraceContextSchema>;
 
-/** An event for {@link Recorder.record}: scope comes from the recorder, ids are generated. */
-export type RecordEvent = Partial<EventInput> & { kind: string };
+/** Scope keys that name the tenant: only the recorder's context sets them. */
+export const TENANT_SCOPE_KEYS = ["application_id", "user_id"] as const;
+/** One of {@link TENANT_SCOPE_KEYS}. */
+export type TenantScopeKey = typeof TENANT_SCOPE_KEYS[number];
+
+/** Event fields a recorder call may set: everything but the tenant scope and the kind. */
+export type RecordOptions = Omit<Partial<EventInput>, TenantScopeKey | "kind">;
+
+/** An event for {@link Recorder.record}: the tenant comes from the recorder, ids are generated. */
+export type RecordEvent = RecordOptions & { kind: string };
 
 /** What a record call stored. */
 export interface RecordedEvent {
@@ -54,7 +63,7 @@ export interface RecordedEvent {
 }
 
 /** Options of {@link Recorder.recordIntent}. */
-export interface IntentOptions extends Partial<EventInput> {
+export interface IntentOptions extends RecordOptions {
   expected_artifact_types?: string[];
 }
 
@@ -75,18 +84,22 @@ export interface Recorder {
   /** Records which candidates were considered and why each was kept or dropped. */
   recordSelection(
     decision: SelectionDecision,
-    options?: Partial<EventInput>,
+    options?: RecordOptions,
   ): Promise<RecordedEvent>;
-  /** Registers a coverage profile (pass `replace: true` to change one). */
+  /** Registers a coverage profile of this recorder's application (pass `replace: true` to change one). */
   registerCoverageProfile(
     name: string,
-    spec: CoverageProfileSpec,
+    spec: Omit<CoverageProfileSpec, "application_id">,
   ): Promise<RegistrationStatus>;
-  /** A recorder in this scope with other defaults (e.g. a new turn). */
-  child(overrides: Partial<TraceContext>): Recorder;
+  /** A recorder in this tenant scope with other defaults (e.g. a new turn). */
+  child(overrides: Omit<Partial<TraceContext>, TenantScopeKey>): Recorder;
   /** The carrier to hand to a worker (scope only; it grants no access). */
   carrier(): TraceContext;
-  /** A recorder for a worker from its carrier; see {@link recorderForWorker}. */
+  /**
+   * A recorder for a worker from its carrier, in this recorder's tenant only:
+   * a carrier of another tenant counts as invalid (see {@link recorderForWorker}),
+   * and a fallback of another tenant is refused.
+   */
   forWorker(carrier: unknown, fallback?: TraceContext): Promise<Recorder>;
 }
 
@@ -94,14 +107,21 @@ export interface Recorder {
 export function createRecorder(db: TraceDb, defaults: TraceContext): Recorder {
   const parsed = v.safeParse(TraceContextSchema, defaults);
   if (!parsed.success) {
-    throw new RefusedError(
-      `Cannot create a recorder: ${
-        parsed.issues[0]?.message ?? "invalid scope"
-      }`,
+    throw new ConfigError(
+      `Cannot create a recorder: ${describeIssues(parsed.issues)}`,
     );
   }
   return new ScopedRecorder(db, parsed.output);
 }
+
+/** Why a worker's carrier was not used. */
+type CarrierProblem = "missing" | "invalid" | "foreign_tenant";
+
+const CARRIER_PROBLEMS: Record<CarrierProblem, string> = {
+  missing: "missing",
+  invalid: "invalid",
+  foreign_tenant: "of another tenant",
+};
 
 /**
  * A recorder for a worker. A valid carrier yields its scope; a missing or
@@ -114,14 +134,31 @@ export async function recorderForWorker(
   carrier: unknown,
   fallback?: TraceContext,
 ): Promise<Recorder> {
+  return await workerRecorder(db, carrier, fallback, null);
+}
+
+/** {@link recorderForWorker}, treating a carrier outside `tenant` (when given) as invalid. */
+async function workerRecorder(
+  db: TraceDb,
+  carrier: unknown,
+  fallback: TraceContext | undefined,
+  tenant: TraceContext | null,
+): Promise<Recorder> {
   const parsed = carrier === undefined || carrier === null
     ? null
     : v.safeParse(TraceContextSchema, carrier);
-  if (parsed?.success) return new ScopedRecorder(db, parsed.output);
-  const problem = parsed === null ? "missing" : "invalid";
+  let problem: CarrierProblem = parsed === null ? "missing" : "invalid";
+  if (parsed?.success) {
+    if (tenant === null || sameTenant(parsed.output, tenant)) {
+      return new ScopedRecorder(db, parsed.output);
+    }
+    problem = "foreign_tenant";
+  }
   if (!fallback) {
     throw new RefusedError(
-      `Cannot trace the worker: its trace carrier is ${problem}; pass an authorized fallback context`,
+      `Cannot trace the worker: its trace carrier is ${
+        CARRIER_PROBLEMS[problem]
+      }; pass an authorized fallback context`,
     );
   }
   const recorder = createRecorder(db, fallback);
@@ -144,6 +181,7 @@ class ScopedRecorder implements Recorder {
   }
 
   async record(event: RecordEvent): Promise<RecordedEvent> {
+    refuseTenantKeys(event, "record an event");
     const input = {
       ...withoutUndefined(this.context),
       event_id: crypto.randomUUID(),
@@ -161,13 +199,21 @@ class ScopedRecorder implements Recorder {
     };
   }
 
-  recordIntent(
+  async recordIntent(
     intent: string,
     options: IntentOptions = {},
   ): Promise<RecordedEvent> {
     const { expected_artifact_types: types, attributes, ...rest } = options;
-    const name = v.parse(TokenSchema, intent);
-    return this.record({
+    const parsed = v.safeParse(TokenSchema, intent);
+    if (!parsed.success) {
+      throw new ConfigError(
+        `Cannot record the intent: intent: ${
+          parsed.issues[0]?.message ?? "invalid value"
+        }`,
+      );
+    }
+    const name = parsed.output;
+    return await this.record({
       kind: "intent",
       ...rest,
       attributes: {
@@ -182,7 +228,7 @@ class ScopedRecorder implements Recorder {
 
   recordSelection(
     decision: SelectionDecision,
-    options: Partial<EventInput> = {},
+    options: RecordOptions = {},
   ): Promise<RecordedEvent> {
     const ranked = [...decision.candidates].sort((a, b) =>
       (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER)
@@ -202,12 +248,24 @@ class ScopedRecorder implements Recorder {
 
   registerCoverageProfile(
     name: string,
-    spec: CoverageProfileSpec,
+    spec: Omit<CoverageProfileSpec, "application_id">,
   ): Promise<RegistrationStatus> {
-    return registerCoverageProfile(this.#db, name, spec);
+    const { application_id: given } = spec as CoverageProfileSpec;
+    if (given !== undefined && given !== this.context.application_id) {
+      return Promise.reject(
+        new RefusedError(
+          `Cannot register coverage profile "${name}": application_id comes from the recorder's scope; remove it`,
+        ),
+      );
+    }
+    return registerCoverageProfile(this.#db, name, {
+      ...spec,
+      application_id: this.context.application_id,
+    });
   }
 
-  child(overrides: Partial<TraceContext>): Recorder {
+  child(overrides: Omit<Partial<TraceContext>, TenantScopeKey>): Recorder {
+    refuseTenantKeys(overrides, "derive a recorder");
     return createRecorder(this.#db, {
       ...this.context,
       ...withoutUndefined(overrides),
@@ -219,7 +277,36 @@ class ScopedRecorder implements Recorder {
   }
 
   forWorker(carrier: unknown, fallback?: TraceContext): Promise<Recorder> {
-    return recorderForWorker(this.#db, carrier, fallback);
+    if (fallback && !sameTenant(fallback, this.context)) {
+      return Promise.reject(
+        new RefusedError(
+          "Cannot trace the worker: the fallback context belongs to another tenant (application_id or user_id differs); pass a fallback in this recorder's tenant",
+        ),
+      );
+    }
+    return workerRecorder(this.#db, carrier, fallback, this.context);
+  }
+}
+
+/** True when both scopes name the same application and user (absent user = anonymous). */
+function sameTenant(a: TraceContext, b: TraceContext): boolean {
+  return a.application_id === b.application_id &&
+    (a.user_id ?? null) === (b.user_id ?? null);
+}
+
+/** Refuses tenant keys a caller tried to set itself (TypeScript stops typed callers; this stops the rest). */
+function refuseTenantKeys(value: object, action: string): void {
+  const given = TENANT_SCOPE_KEYS.filter((key) =>
+    (value as Record<string, unknown>)[key] !== undefined
+  );
+  if (given.length > 0) {
+    throw new RefusedError(
+      `Cannot ${action}: ${
+        given.join(" and ")
+      } come from the recorder's scope; remove ${
+        given.length > 1 ? "them" : "it"
+      } or create a recorder for that scope`,
+    );
   }
 }
 

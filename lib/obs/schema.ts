@@ -11,13 +11,22 @@
  * - `obs_resources`: typed resource refs of events, selection candidates and
  *   outcome artifacts, for resource lookups and lineage.
  * - `obs_previews`: content, at most 16,000 characters, expirable on its own.
- * - `obs_coverage_profiles`: registered coverage profiles.
+ * - `obs_coverage_profiles`: registered coverage profiles, keyed by
+ *   application (`''` = every application without its own profile of that
+ *   name) and name (version 2; version 1 keyed them by name alone).
  * - `obs_state`: small key/value state (the `seq` high-water mark).
  *
  * @module
  */
 
-import { migrate, type Migration, requireSchema, type TraceDb } from "../db.ts";
+import {
+  appliedVersions,
+  migrate,
+  type Migration,
+  redactDbUrl,
+  type TraceDb,
+} from "../db.ts";
+import { StorageError } from "../errors.ts";
 
 /** Component name in `schema_migrations`. */
 export const OBS_COMPONENT = "obs";
@@ -143,6 +152,25 @@ const STATE = `CREATE TABLE obs_state (
   updated_at INTEGER NOT NULL
 )`;
 
+// Version 2: profiles are scoped per application so one tenant cannot replace
+// another's. Rows of version 1 become profiles for every application ('').
+const TENANT_COVERAGE_PROFILES = [
+  `CREATE TABLE obs_coverage_profiles_v2 (
+  application_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  required TEXT NOT NULL,
+  optional TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  registered_at INTEGER NOT NULL,
+  PRIMARY KEY (application_id, name)
+)`,
+  `INSERT INTO obs_coverage_profiles_v2
+  (application_id, name, required, optional, digest, registered_at)
+  SELECT '', name, required, optional, digest, registered_at FROM obs_coverage_profiles`,
+  "DROP TABLE obs_coverage_profiles",
+  "ALTER TABLE obs_coverage_profiles_v2 RENAME TO obs_coverage_profiles",
+];
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -162,6 +190,12 @@ export const OBS_MIGRATIONS: Migration[] = [
       STATE,
     ],
   },
+  {
+    component: OBS_COMPONENT,
+    version: 2,
+    name: "coverage profiles per application",
+    statements: TENANT_COVERAGE_PROFILES,
+  },
 ];
 
 /** Highest `obs` schema version this build knows. */
@@ -178,10 +212,29 @@ export async function initializeObs(db: TraceDb): Promise<number[]> {
   return applied.map((m) => m.version);
 }
 
-/** Throws a StorageError when the observability tables were never provisioned. */
+/** The observability tables are missing or older than this build needs. */
+export class ObsNotInitializedError extends StorageError {
+  constructor(message: string) {
+    super(message);
+    this.name = "ObsNotInitializedError";
+  }
+}
+
+/** Throws {@link ObsNotInitializedError} unless the tables are provisioned at this build's version. */
 export async function requireObs(db: TraceDb): Promise<void> {
   // Checked once per connection: the schema is never dropped while it is open.
   if (verified.has(db)) return;
-  await requireSchema(db, OBS_COMPONENT, "run trace obs init first");
+  const version = (await appliedVersions(db)).get(OBS_COMPONENT);
+  const where = db.path ?? redactDbUrl(db.url);
+  if (version === undefined) {
+    throw new ObsNotInitializedError(
+      `No observability index in ${where} yet; run trace obs init first`,
+    );
+  }
+  if (version < OBS_SCHEMA_VERSION) {
+    throw new ObsNotInitializedError(
+      `The observability index in ${where} is at schema version ${version}, this build needs ${OBS_SCHEMA_VERSION}; run trace obs init to upgrade it`,
+    );
+  }
   verified.add(db);
 }

@@ -1,0 +1,169 @@
+/**
+ * The one request-body reader of the ingest routes (`/api/events` and
+ * `/v1/traces`): size bounds on the wire and after inflating gzip, both
+ * checked while reading so an oversized or decompression-bomb body is never
+ * held whole. Refusals are `HTTPException`s (400, 413, 415).
+ *
+ * @module
+ */
+
+import { HTTPException } from "hono/http-exception";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest.ts";
+
+/** Size bounds for one request body. */
+export interface BodyLimits {
+  /** Most bytes accepted on the wire (compressed, when gzip). */
+  maxBytes: number;
+  /** Most bytes accepted after inflating gzip. */
+  maxDecodedBytes: number;
+}
+
+/** Default bounds: 8 MiB on the wire, 32 MiB inflated. */
+export const DEFAULT_BODY_LIMITS: BodyLimits = {
+  maxBytes: 8 * 1024 * 1024,
+  maxDecodedBytes: 32 * 1024 * 1024,
+};
+
+/** Content codings accepted in `Content-Encoding`. */
+export const CONTENT_ENCODINGS = ["identity", "gzip"] as const;
+
+/** The media type of `Content-Type`, lower-cased, without parameters (`""` when absent). */
+export function mediaType(request: Request): string {
+  return (request.headers.get("content-type") ?? "").split(";")[0]!.trim()
+    .toLowerCase();
+}
+
+/** Refuses a request without reading its body (the body is discarded first). */
+export async function refuseUnread(
+  request: Request,
+  status: 413 | 415,
+  message: string,
+): Promise<never> {
+  await request.body?.cancel().catch(() => {});
+  throw new HTTPException(status, { message });
+}
+
+/** Reads the body of `request`, inflating gzip, within `limits`. */
+export async function readRequestBody(
+  request: Request,
+  limits: BodyLimits = DEFAULT_BODY_LIMITS,
+): Promise<Uint8Array> {
+  const coding = (request.headers.get("content-encoding") ?? "").trim()
+    .toLowerCase() || "identity";
+  if (!(CONTENT_ENCODINGS as readonly string[]).includes(coding)) {
+    return await refuseUnread(
+      request,
+      415,
+      `Cannot read the request: Content-Encoding "${coding}" is not supported; send identity or gzip`,
+    );
+  }
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > limits.maxBytes) {
+    return await refuseUnread(
+      request,
+      413,
+      tooLargeMessage("request body", limits.maxBytes),
+    );
+  }
+  if (!request.body) return new Uint8Array();
+  if (coding === "identity") {
+    return await collect(request.body, limits.maxBytes, "request body");
+  }
+  const inflated = request.body
+    .pipeThrough(byteLimit(limits.maxBytes))
+    .pipeThrough(new DecompressionStream("gzip"));
+  try {
+    return await collect(
+      inflated,
+      limits.maxDecodedBytes,
+      "decompressed request body",
+    );
+  } catch (error) {
+    if (error instanceof HTTPException) throw error;
+    // The inflater's message says nothing the client can act on beyond this.
+    throw new HTTPException(400, {
+      message: "Cannot read the request: the gzip body is corrupt",
+    });
+  }
+}
+
+/** Decodes strict UTF-8; throws a 400 `HTTPException` otherwise. */
+export function utf8Text(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new HTTPException(400, {
+      message: "Cannot read the request: the body is not valid UTF-8",
+    });
+  }
+}
+
+/** Refuses a batch of more than {@link MAX_BATCH_EVENTS} items with 413. */
+export function requireBatchSize(
+  count: number,
+  noun: "events" | "spans",
+): void {
+  if (count > MAX_BATCH_EVENTS) {
+    throw new HTTPException(413, {
+      message:
+        `Cannot ingest the batch: ${count} ${noun} exceed the limit of ${MAX_BATCH_EVENTS}; send smaller batches`,
+    });
+  }
+}
+
+function tooLargeMessage(what: string, limit: number): string {
+  return `Cannot read the request: the ${what} exceeds ${limit} bytes; send smaller batches`;
+}
+
+/** Passes bytes through until `limit` is passed, then errors the pipe. */
+function byteLimit(limit: number): TransformStream<
+  Uint8Array<ArrayBuffer>,
+  BufferSource
+> {
+  let total = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      total += chunk.byteLength;
+      if (total > limit) {
+        controller.error(
+          new HTTPException(413, {
+            message: tooLargeMessage("request body", limit),
+          }),
+        );
+      } else controller.enqueue(chunk);
+    },
+  });
+}
+
+async function collect(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  what: string,
+): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        await reader.cancel().catch(() => {});
+        throw new HTTPException(413, {
+          message: tooLargeMessage(what, limit),
+        });
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
