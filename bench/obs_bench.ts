@@ -4,10 +4,12 @@
  * bundle) is indexed through the real ingest path, then read back in 250-event
  * keyset pages through the query API, checking that the aggregate count
  * equals the paged count and that no cursor repeats a row. Each figure is set
- * against a floor measured on the same machine: the same `obs_events` rows
- * inserted raw into a fresh table in one prepared transaction, and a raw
- * indexed SELECT of one 250-row page. Machines are shared and noisy, so the
- * ratios matter more than the absolute numbers.
+ * against a floor measured on the same machine: every row ingest wrote
+ * (envelopes, events, resources) inserted raw into fresh copies of the tables
+ * in one prepared transaction, once into plain tables and once into tables
+ * with the same indexes; and a raw indexed SELECT of one page packaged the way
+ * the query API packages it. Machines are shared and noisy, so the ratios
+ * matter more than the absolute numbers.
  *
  * Usage: deno run -A bench/obs_bench.ts [--max N] [--json]
  *
@@ -15,7 +17,7 @@
  */
 
 import { parseArgs } from "node:util";
-import type { Client, InValue } from "@libsql/client";
+import type { Client, InStatement, InValue, Transaction } from "@libsql/client";
 import { openDb, type TraceDb } from "../lib/db.ts";
 import { chunkedInsert, EVENT_COLUMNS } from "../lib/obs/index_rows.ts";
 import { ingestEvents } from "../lib/obs/ingest.ts";
@@ -43,16 +45,21 @@ interface Row {
   events: number;
   indexSeconds: number;
   validateSeconds: number;
+  /** Seconds to insert the same rows into plain copies of the tables (best statement shape). */
   floorInsertSeconds: number;
-  /** Seconds to insert the same rows into a copy of obs_events with all its indexes. */
+  /** Seconds to insert the same rows into exact copies of the tables, indexes included (best shape). */
   indexedFloorSeconds: number;
-  /** Seconds of each floor variant. */
+  /** Seconds of each floor variant, by `tables/shape`. */
   floors: Record<string, number>;
   pages: number;
   pageP50: number;
   pageP95: number;
+  /** The page floor: one raw keyset SELECT packaged as a JSON array, as the product reads. */
   floorPageP50: number;
   floorPageP95: number;
+  /** The same page fetched row by row (shown for comparison). */
+  rowPageP50: number;
+  rowPageP95: number;
   summaryCount: number;
   pagedCount: number;
   duplicates: number;
@@ -131,98 +138,255 @@ async function pageThrough(db: TraceDb) {
   return { timings, paged: seen.size, duplicates };
 }
 
-/** Ways of inserting the floor rows; the faster one is the floor. */
-const FLOOR_VARIANTS = ["prepared_rows", "multi_row_values"] as const;
-type FloorVariant = typeof FLOOR_VARIANTS[number];
+/** Tables ingest writes, in foreign-key order (an event before its resources). */
+const WRITTEN_TABLES = [
+  "obs_envelopes",
+  "obs_events",
+  "obs_resources",
+  "obs_previews",
+] as const;
+
+/** Statement shapes for the floor inserts; the faster one counts. */
+const FLOOR_SHAPES = ["prepared_rows", "multi_row_values"] as const;
+type FloorShape = typeof FLOOR_SHAPES[number];
 
 /**
- * Copies the stored index rows into a fresh table in one transaction, timing
- * only the inserts: one prepared single-row INSERT per row, or multi-row
- * VALUES statements of 400 rows.
+ * Table shapes for the floor inserts: `plain` keeps each table's columns and
+ * primary key (the row's storage key) but no secondary index, UNIQUE
+ * constraint or foreign key; `same_indexes` is an exact copy, with every
+ * index, constraint, foreign key and trigger the product's tables have.
+ */
+const FLOOR_TABLES = ["plain", "same_indexes"] as const;
+type FloorTables = typeof FLOOR_TABLES[number];
+
+/**
+ * Creates floor copies of the written tables; returns their names by source
+ * table. Names of tables, indexes and triggers get a prefix, so the copies
+ * reference each other (the resource -> event foreign key stays a real one).
+ */
+async function cloneWrittenTables(
+  client: Client,
+  prefix: string,
+  tables: FloorTables,
+): Promise<Map<string, string>> {
+  const names = new Map<string, string>(
+    WRITTEN_TABLES.map((t) => [t, `${prefix}_${t}`]),
+  );
+  const rename = (sql: string) =>
+    sql
+      .replace(/\b(INDEX|TRIGGER) (\w+)/, `$1 ${prefix}_$2`)
+      .replace(
+        /\bobs_(envelopes|events|resources|previews)\b/g,
+        (table) => names.get(table)!,
+      );
+  const schema = await client.execute({
+    sql: `SELECT type, sql FROM sqlite_master
+          WHERE tbl_name IN (SELECT value FROM json_each(?)) AND sql IS NOT NULL
+          ORDER BY type = 'table' DESC, rowid`,
+    args: [JSON.stringify(WRITTEN_TABLES)],
+  });
+  for (const row of schema.rows) {
+    let sql = rename(String(row.sql));
+    if (tables === "plain") {
+      if (row.type !== "table") continue;
+      sql = sql
+        .replace(/,\s*UNIQUE\s*\([^)]*\)/gi, "")
+        .replace(
+          /\s+REFERENCES\s+\w+\s*\([^)]*\)(\s+ON DELETE CASCADE)?/gi,
+          "",
+        );
+    }
+    await client.execute(sql);
+  }
+  return names;
+}
+
+/** Columns of each written table, in table order. */
+async function columnsOf(client: Client, table: string): Promise<string[]> {
+  const result = await client.execute(
+    `SELECT name FROM pragma_table_info('${table}') ORDER BY cid`,
+  );
+  return result.rows.map((row) => String(row.name));
+}
+
+/**
+ * How the floor commits: one transaction for every row (the textbook bulk
+ * load), or one per 500-event bundle as ingest does; a single transaction
+ * larger than the page cache spills to the WAL mid-way, so neither is always
+ * the faster and the floor takes the better.
+ */
+const FLOOR_COMMITS = ["one_transaction", "per_bundle"] as const;
+type FloorCommit = typeof FLOOR_COMMITS[number];
+
+/** Reads back the rows ingest wrote for events `after < seq <= hi`, as insert statements. */
+async function floorStatements(
+  reader: Client | Transaction,
+  names: Map<string, string>,
+  columns: Map<string, string[]>,
+  shape: FloorShape,
+  range: [number, number],
+): Promise<InStatement[]> {
+  const statements: InStatement[] = [];
+  for (const table of WRITTEN_TABLES) {
+    const cols = columns.get(table)!;
+    const chunk = await reader.execute({
+      sql: `SELECT ${cols.join(", ")} FROM ${table}
+            WHERE seq > ? AND seq <= ? ORDER BY seq`,
+      args: range,
+    });
+    const rows = chunk.rows.map((row) => cols.map((c) => row[c] as InValue));
+    const target = names.get(table)!;
+    const single = `INSERT INTO ${target} (${cols.join(", ")}) VALUES (${
+      cols.map(() => "?").join(", ")
+    })`;
+    statements.push(
+      ...(shape === "prepared_rows"
+        ? rows.map((args) => ({ sql: single, args }))
+        : chunkedInsert(target, cols, rows)),
+    );
+  }
+  return statements;
+}
+
+/**
+ * The floor: every row ingest wrote (envelopes, events, resources, previews)
+ * inserted again by plain SQL into fresh copies of the tables with prepared
+ * statements. Rows are read back before each timed write (in chunks of
+ * 20,000 events, or one bundle), so only inserting and committing count.
  */
 async function floorInsert(
   client: Client,
-  variant: FloorVariant | "same_indexes",
+  variant: { shape: FloorShape; tables: FloorTables; commit: FloorCommit },
 ): Promise<number> {
-  const table = `floor_${variant}`;
-  if (variant === "same_indexes") await cloneEventsTable(client, table);
-  else {
-    await client.execute(
-      `CREATE TABLE ${table} AS SELECT * FROM obs_events WHERE 0`,
-    );
+  const { shape, tables, commit } = variant;
+  const names = await cloneWrittenTables(
+    client,
+    `floor_${shape}_${tables}`,
+    tables,
+  );
+  const columns = new Map<string, string[]>();
+  for (const table of WRITTEN_TABLES) {
+    columns.set(table, await columnsOf(client, table));
   }
-  const columns = EVENT_COLUMNS.join(", ");
-  const single = `INSERT INTO ${table} (${columns}) VALUES (${
-    EVENT_COLUMNS.map(() => "?").join(", ")
-  })`;
-  const tx = await client.transaction("write");
+  const step = commit === "per_bundle" ? BUNDLE : 20_000;
+  const seqs = await client.execute(
+    "SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM obs_events",
+  );
+  const first = Number(seqs.rows[0]!.lo) - 1;
+  const last = Number(seqs.rows[0]!.hi);
   let insertMs = 0;
-  try {
-    for (let after = 0; after < Number.MAX_SAFE_INTEGER;) {
-      const chunk = await tx.execute({
-        sql:
-          `SELECT ${columns} FROM obs_events WHERE seq > ? ORDER BY seq LIMIT 20000`,
-        args: [after],
-      });
-      if (chunk.rows.length === 0) break;
-      const rows = chunk.rows.map((row) =>
-        EVENT_COLUMNS.map((c) => row[c] as InValue)
+  if (commit === "per_bundle") {
+    for (let after = first; after < last; after += step) {
+      const range: [number, number] = [after, Math.min(last, after + step)];
+      const statements = await floorStatements(
+        client,
+        names,
+        columns,
+        shape,
+        range,
       );
-      const statements = variant === "prepared_rows"
-        ? rows.map((args) => ({ sql: single, args }))
-        : chunkedInsert(table, EVENT_COLUMNS, rows);
       const t0 = performance.now();
-      await tx.batch(statements);
+      await client.batch(statements, "write");
       insertMs += performance.now() - t0;
-      after = Number(chunk.rows.at(-1)!.seq);
     }
-    const t0 = performance.now();
-    await tx.commit();
-    insertMs += performance.now() - t0;
-  } finally {
-    tx.close();
+  } else {
+    const tx = await client.transaction("write");
+    try {
+      for (let after = first; after < last; after += step) {
+        const range: [number, number] = [after, Math.min(last, after + step)];
+        const statements = await floorStatements(
+          tx,
+          names,
+          columns,
+          shape,
+          range,
+        );
+        const t0 = performance.now();
+        await tx.batch(statements);
+        insertMs += performance.now() - t0;
+      }
+      const t0 = performance.now();
+      await tx.commit();
+      insertMs += performance.now() - t0;
+    } finally {
+      tx.close();
+    }
   }
-  await client.execute(`DROP TABLE ${table}`);
+  for (const table of [...names.values()].reverse()) {
+    await client.execute(`DROP TABLE ${table}`);
+  }
   return insertMs / 1000;
 }
 
-/** Creates `table` with the exact definition and secondary indexes of `obs_events`. */
-async function cloneEventsTable(client: Client, table: string): Promise<void> {
-  const schema = await client.execute(
-    "SELECT type, sql FROM sqlite_master WHERE tbl_name = 'obs_events' AND sql IS NOT NULL ORDER BY type DESC",
-  );
-  for (const row of schema.rows) {
-    const sql = String(row.sql)
-      .replace(/\bobs_events\b/g, table)
-      .replace(/INDEX (\w+) ON/, `INDEX ${table}_$1 ON`);
-    await client.execute(sql);
+/** Best (fastest) statement shape and commit size for one table shape. */
+async function bestFloor(
+  client: Client,
+  tables: FloorTables,
+  floors: Record<string, number>,
+): Promise<number> {
+  const times: number[] = [];
+  for (const shape of FLOOR_SHAPES) {
+    for (const commit of FLOOR_COMMITS) {
+      const seconds = await floorInsert(client, { shape, tables, commit });
+      floors[`${tables}/${shape}/${commit}`] = seconds;
+      times.push(seconds);
+    }
   }
+  return Math.min(...times);
 }
 
-/** The page columns the query API returns, selected the plain way: row by row. */
+/** The page columns the query API returns (preview content never). */
 const FLOOR_PAGE_COLUMNS = [
   ...EVENT_COLUMNS.filter((c) => c !== "fingerprint").map((c) => `e.${c}`),
   "p.chars",
   "p.truncated",
 ].join(", ");
 
-/** Raw keyset SELECTs of one 250-row page at spread-out positions of the tenant index. */
-async function floorPages(client: Client, events: number): Promise<number[]> {
+/** Page positions spread over the tenant index, newest page down to one above the oldest. */
+function pagePositions(events: number, samples: number): number[] {
+  return Array.from(
+    { length: samples },
+    (_, i) =>
+      PAGE + 1 +
+      Math.floor(((i * 7919) % samples) / samples * (events - PAGE - 1)),
+  );
+}
+
+/**
+ * Raw keyset SELECTs of one page (250 rows plus the one that tells whether
+ * more exist, as the query API reads), timed until the rows are JavaScript
+ * values. `packaged` builds the page as one JSON array in SQLite and parses
+ * it, as the product does (the floor); `rows` fetches row by row.
+ */
+async function floorPages(
+  client: Client,
+  events: number,
+  packaging: "packaged" | "rows",
+): Promise<number[]> {
+  const inner = `SELECT * FROM obs_events e
+    WHERE e.application_id = ? AND (e.ts, e.seq) < (?, ?)
+    ORDER BY e.ts DESC, e.seq DESC LIMIT ${PAGE + 1}`;
+  const sql = packaging === "packaged"
+    ? `SELECT json_group_array(json_array(${FLOOR_PAGE_COLUMNS})
+         ORDER BY e.ts DESC, e.seq DESC) AS page
+       FROM (${inner}) e LEFT JOIN obs_previews p ON p.seq = e.seq`
+    : `SELECT ${FLOOR_PAGE_COLUMNS}
+       FROM (${inner}) e LEFT JOIN obs_previews p ON p.seq = e.seq
+       ORDER BY e.ts DESC, e.seq DESC`;
   const timings: number[] = [];
-  const samples = 200;
-  for (let i = 0; i < samples; i++) {
-    // Positions from the newest page down to one full page above the oldest.
-    const index = PAGE +
-      Math.floor(((i * 7919) % samples) / samples * (events - PAGE));
+  for (const index of pagePositions(events, 200)) {
     const t0 = performance.now();
-    await client.execute({
-      sql:
-        `SELECT ${FLOOR_PAGE_COLUMNS} FROM obs_events e LEFT JOIN obs_previews p ON p.seq = e.seq
-            WHERE e.application_id = ? AND (e.ts, e.seq) < (?, ?)
-            ORDER BY e.ts DESC, e.seq DESC LIMIT ${PAGE}`,
+    const result = await client.execute({
+      sql,
       args: [APP, BASE_TS + index * 10, 0],
     });
+    const rows = packaging === "packaged"
+      ? JSON.parse(String(result.rows[0]?.page ?? "[]")) as unknown[]
+      : result.rows;
     timings.push(performance.now() - t0);
+    if (rows.length !== PAGE + 1) {
+      throw new Error(`floor page held ${rows.length} rows, not ${PAGE + 1}`);
+    }
   }
   return timings;
 }
@@ -247,13 +411,15 @@ async function runSize(
     const { timings, paged, duplicates } = await pageThrough(db);
     const summary = await summarizeTraceEvents(db, { application_id: APP });
     log(`${events} events: floor`);
-    const floorPageTimings = await floorPages(db.client, events);
+    const floorPageTimings = await floorPages(db.client, events, "packaged");
+    const rowPageTimings = await floorPages(db.client, events, "rows");
     const floors: Record<string, number> = {};
-    for (const variant of FLOOR_VARIANTS) {
-      floors[variant] = await floorInsert(db.client, variant);
-    }
-    const floorInsertSeconds = Math.min(...Object.values(floors));
-    const indexedFloorSeconds = await floorInsert(db.client, "same_indexes");
+    const floorInsertSeconds = await bestFloor(db.client, "plain", floors);
+    const indexedFloorSeconds = await bestFloor(
+      db.client,
+      "same_indexes",
+      floors,
+    );
     return {
       events,
       indexSeconds,
@@ -266,6 +432,8 @@ async function runSize(
       pageP95: percentile(timings, 95),
       floorPageP50: percentile(floorPageTimings, 50),
       floorPageP95: percentile(floorPageTimings, 95),
+      rowPageP50: percentile(rowPageTimings, 50),
+      rowPageP95: percentile(rowPageTimings, 95),
       summaryCount: summary.events,
       pagedCount: paged,
       duplicates,
@@ -282,8 +450,8 @@ const f = (n: number, digits = 2) => n.toFixed(digits);
 /** The Markdown report of all measured sizes. */
 function renderTable(rows: Row[]): string {
   const lines = [
-    "| events | indexing (s) | events/s | of which validation (s) | raw insert floor (s) | ingest / floor | same rows into an identically indexed table (s) | ingest / indexed floor | page p50 (ms) | page p95 (ms) | raw page p50 / p95 (ms) | page p95 / floor p95 | pages | summary = paged | cursor duplicates |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|",
+    "| events | indexing (s) | events/s | of which validation (s) | floor: plain tables (s) | ingest / plain floor | floor: same indexes (s) | ingest / same-index floor | page p50 (ms) | page p95 (ms) | floor page p50 / p95 (ms) | page p95 / floor p95 | row-by-row page p50 / p95 (ms) | pages | summary = paged | cursor duplicates |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|",
   ];
   for (const r of rows) {
     lines.push(
@@ -295,7 +463,9 @@ function renderTable(rows: Row[]): string {
         f(r.indexSeconds / r.indexedFloorSeconds, 1)
       }x | ${f(r.pageP50)} | ${f(r.pageP95)} | ${f(r.floorPageP50)} / ${
         f(r.floorPageP95)
-      } | ${f(r.pageP95 / r.floorPageP95, 1)}x | ${r.pages} | ${
+      } | ${f(r.pageP95 / r.floorPageP95, 1)}x | ${f(r.rowPageP50)} / ${
+        f(r.rowPageP95)
+      } | ${r.pages} | ${
         r.summaryCount === r.pagedCount && r.pagedCount === r.events
           ? "yes"
           : "NO"
@@ -305,10 +475,19 @@ function renderTable(rows: Row[]): string {
   return lines.join("\n");
 }
 
+/** How the floors are measured, printed under the table. */
+const FLOOR_NOTE = [
+  "Floors, on the same machine and database:",
+  "- ingest: every row ingest wrote (envelopes, events, resources) inserted again by plain SQL with prepared statements, the best of single-row and multi-row INSERTs, each committed in one transaction and in one per 500-event bundle (as ingest commits); rows are read back outside the timing, and nothing is validated, normalized or hashed. Ingest includes validation, normalization, hashing and its id-ownership check.",
+  "  - plain tables: the same columns and primary keys, no secondary index, UNIQUE constraint or foreign key;",
+  "  - same indexes: exact copies of the tables with every index, constraint and foreign key.",
+  "- page: one raw keyset SELECT of 251 rows (a page plus the row that says whether more exist) over the tenant index, packaged by SQLite as one JSON array and parsed, as the query API reads; the row-by-row column fetches the same rows one by one.",
+].join("\n");
+
 function renderTargets(rows: Row[]): string {
   const lines: string[] = [];
   const at = (n: number) => rows.find((r) => r.events === n);
-  const mark = (ok: boolean) => ok ? "met" : "missed";
+  const mark = (ok: boolean) => ok ? "met" : "not met";
   const small = at(10_000);
   if (small) {
     lines.push(
@@ -329,15 +508,19 @@ function renderTargets(rows: Row[]): string {
         mark(large.pageP95 < 20)
       }`,
     );
+  } else {
+    lines.push("- page p95 < 20 ms at 1,000,000: not measured in this run");
   }
   for (const r of rows) {
-    const ratio = r.indexSeconds / r.floorInsertSeconds;
+    const n = r.events.toLocaleString("en-US");
+    const plain = r.indexSeconds / r.floorInsertSeconds;
+    const indexed = r.indexSeconds / r.indexedFloorSeconds;
     lines.push(
-      `- ingest within 2x of the raw floor at ${
-        r.events.toLocaleString("en-US")
-      }: ${f(ratio, 1)}x, ${mark(ratio <= 2)} (${
-        f(r.indexSeconds / r.indexedFloorSeconds, 1)
-      }x of inserting the same rows with the same indexes)`,
+      `- ingest within 2x of the floor at ${n}: ${
+        f(indexed, 1)
+      }x of the same-index floor, ${mark(indexed <= 2)}; ${
+        f(plain, 1)
+      }x of the plain-table floor, ${mark(plain <= 2)}`,
     );
   }
   return lines.join("\n");
@@ -368,7 +551,9 @@ async function main(args: string[]): Promise<number> {
   console.log(
     values.json
       ? JSON.stringify(rows)
-      : `${renderTable(rows)}\n\nTargets:\n${renderTargets(rows)}`,
+      : `${renderTable(rows)}\n\n${FLOOR_NOTE}\n\nTargets:\n${
+        renderTargets(rows)
+      }`,
   );
   return rows.every((r) =>
       r.summaryCount === r.pagedCount && r.duplicates === 0

@@ -16,9 +16,14 @@ import {
 } from "../lib/obs/expiry.ts";
 import { obsHealth } from "../lib/obs/health.ts";
 import { parity } from "../lib/obs/parity.ts";
-import { retention } from "../lib/obs/retention.ts";
+import { retention, type StorageReport } from "../lib/obs/retention.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
-import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import {
+  DATA_FLAGS,
+  type FlagSpec,
+  parseFlags as parseArgsOnly,
+  showHelp,
+} from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 
@@ -54,16 +59,24 @@ never rewritten. Rows removed by retention stay removed unless
                         [--json] [--data-dir DIR] [--db URL]
 
 Compares the content-free projection of every envelope with its index rows and
-records the result for trace obs health. Exit 0 when equal, 1 on mismatch, 2
-when the window is larger than the page bound (narrow it or raise the bound).
+records the result for trace obs health. Only a check over every tenant sets
+health's parity status; a check with --application-id is recorded for that
+tenant alone and never clears a whole-index mismatch. Exit 0 when equal, 1 on
+mismatch, 2 when the window is larger than the page bound (narrow it or raise
+the bound).
 `,
   retention:
-    `Usage: trace obs retention [--apply] [--previews-days N] [--metadata-days N]
+    `Usage: trace obs retention [--apply] [--vacuum] [--previews-days N] [--metadata-days N]
                            [--outcomes-days N] [--batch-size N] [--json] [--data-dir DIR] [--db URL]
 
 Defaults: previews 7 days, metadata 30, verified outcomes 365; previews <=
 metadata <= outcomes must hold. Without --apply it only counts. With --apply it
-deletes in small batches, then vacuums and reports the bytes reclaimed.
+deletes in small batches so writers keep going, then returns the freed pages
+to the file system in small incremental steps when the database is in
+incremental auto-vacuum mode, and reports the bytes before, after and
+reclaimed. A database without it keeps the freed pages for new rows; --vacuum
+runs a one-time full VACUUM (a rewrite that blocks writers while it runs) that
+returns them and switches the file to incremental mode.
 Source envelopes are not touched (see expiry-plan).
 `,
   "expiry-plan":
@@ -86,8 +99,9 @@ when any planned envelope was refused or a batch failed.
     `Usage: trace obs health [--samples N] [--json] [--data-dir DIR] [--db URL]
 
 Reports schema and instrumentation versions, counts, missing links,
-truncation, query latency, index readiness and alerts. Counters of the
-writing process are unknown from here. Exits 1 when a critical alert is raised.
+truncation, query latency, index readiness, the recorded parity checks and
+alerts. Counters of the writing process are unknown from here. Exits 1 when a
+critical alert is raised.
 `,
 };
 
@@ -114,25 +128,59 @@ export const obs: Command = async (args, io) => {
   const command = SUBCOMMANDS[name];
   if (!command) {
     throw new UsageError(
-      `obs: unknown command "${name}"; see trace obs --help`,
+      `Unknown command "${name}"; see trace obs --help`,
     );
   }
   return await command(rest, io);
 };
 
-function intFlag(
+/**
+ * Parses flags, taking a negative-looking value (`--previews-days -1`) as the
+ * flag's value so that it reaches validation and gets a message saying what
+ * is allowed, instead of being read as an unknown option.
+ */
+function parseFlags<const T extends FlagSpec>(
   command: string,
+  args: string[],
+  options: T,
+) {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const spec = arg.startsWith("--") ? options[arg.slice(2)] : undefined;
+    if (spec?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return parseArgsOnly(command, joined, options);
+}
+
+/** What a whole-number flag accepts, for its message. */
+interface IntRule {
+  min: number;
+  unit?: string;
+}
+
+function intFlag(
   name: string,
   value: string | undefined,
+  rule: IntRule = { min: 1 },
 ): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,9}$/.test(value)) {
+  const n = Number(value);
+  if (!/^\d{1,9}$/.test(value) || n < rule.min) {
     throw new UsageError(
-      `${command}: --${name} must be a whole number, got "${value}"`,
+      `--${name} must be a whole number${
+        rule.unit ? ` of ${rule.unit}` : ""
+      } ≥ ${rule.min}, got "${value}"`,
     );
   }
-  return Number(value);
+  return n;
 }
+
+const DAYS: IntRule = { min: 0, unit: "days" };
 
 function dataFlags(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
@@ -184,7 +232,7 @@ const BACKFILL_FLAGS = {
 async function obsBackfill(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs backfill", args, BACKFILL_FLAGS);
   if (values.help) return showHelp(io, HELPS.backfill!);
-  const pageSize = intFlag("obs backfill", "page-size", values["page-size"]);
+  const pageSize = intFlag("page-size", values["page-size"]);
   const results = await withObsDb(values, io, async (db) => {
     const pages: BackfillResult[] = [];
     let cursor: string | null = values.cursor ?? null;
@@ -245,8 +293,8 @@ const PARITY_FLAGS = {
 async function obsParity(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs parity", args, PARITY_FLAGS);
   if (values.help) return showHelp(io, HELPS.parity!);
-  const pageSize = intFlag("obs parity", "page-size", values["page-size"]);
-  const pageBound = intFlag("obs parity", "page-bound", values["page-bound"]);
+  const pageSize = intFlag("page-size", values["page-size"]);
+  const pageBound = intFlag("page-bound", values["page-bound"]);
   const result = await withObsDb(values, io, (db) =>
     parity(db, {
       record: true,
@@ -258,8 +306,11 @@ async function obsParity(args: string[], io: CliIo): Promise<number> {
     }));
   if (values.json) printJson(io, result);
   else {
+    const scope = result.application_id === null
+      ? ""
+      : ` (application ${result.application_id} only)`;
     io.out(
-      `Parity ${result.status}: ${result.envelopes} envelopes, ${result.index_rows} index rows, ` +
+      `Parity${scope} ${result.status}: ${result.envelopes} envelopes, ${result.index_rows} index rows, ` +
         `${result.matched} matched, ${result.mismatched} mismatched, ${result.retained_out} removed by retention, ` +
         `${result.source_expired} source-expired (${result.pages} of at most ${result.page_bound} pages)\n`,
     );
@@ -286,18 +337,19 @@ const RETENTION_FLAGS = {
   "metadata-days": { type: "string" },
   "outcomes-days": { type: "string" },
   "batch-size": { type: "string" },
+  vacuum: { type: "boolean", default: false },
 } as const;
 
 async function obsRetention(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs retention", args, RETENTION_FLAGS);
   if (values.help) return showHelp(io, HELPS.retention!);
-  const c = "obs retention";
   const options = {
     dryRun: !values.apply,
-    previewsDays: intFlag(c, "previews-days", values["previews-days"]),
-    metadataDays: intFlag(c, "metadata-days", values["metadata-days"]),
-    outcomesDays: intFlag(c, "outcomes-days", values["outcomes-days"]),
-    batchSize: intFlag(c, "batch-size", values["batch-size"]),
+    vacuum: values.vacuum,
+    previewsDays: intFlag("previews-days", values["previews-days"], DAYS),
+    metadataDays: intFlag("metadata-days", values["metadata-days"], DAYS),
+    outcomesDays: intFlag("outcomes-days", values["outcomes-days"], DAYS),
+    batchSize: intFlag("batch-size", values["batch-size"]),
   };
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, v]) => v !== undefined),
@@ -312,14 +364,90 @@ async function obsRetention(args: string[], io: CliIo): Promise<number> {
         `${result.events} events, ${result.outcome_events} events with verified outcomes, ` +
         `${result.resources} resource refs\n`,
     );
-    if (result.storage) {
-      io.out(
-        `Storage: ${result.storage.bytes_reclaimed} bytes reclaimed (${result.storage.method}); ` +
-          `${result.storage.bytes_before} -> ${result.storage.bytes_after} bytes\n`,
-      );
-    } else io.out("Nothing was deleted; add --apply to delete\n");
+    if (result.storage) printStorage(io, result.storage);
+    else io.out("Nothing was deleted; add --apply to delete\n");
   }
   return 0;
+}
+
+function printStorage(io: CliIo, storage: StorageReport): void {
+  const measured = storage.measured === "files"
+    ? "database and WAL files"
+    : "database pages";
+  io.out(
+    `Storage (${measured}): ${storage.bytes_before} -> ${storage.bytes_after} bytes, ` +
+      `${storage.bytes_reclaimed} reclaimed (${storage.method}, auto-vacuum ${storage.auto_vacuum}); ` +
+      `${storage.free_bytes_after} bytes free inside the file\n`,
+  );
+  if (storage.note) io.out(`Note: ${storage.note}\n`);
+  if (
+    storage.method === "none" && storage.auto_vacuum === "none" &&
+    storage.free_bytes_after > 0
+  ) {
+    io.out(
+      "Bytes are only returned to the file system with --vacuum (a one-time full rewrite that blocks writers while it runs; later runs reclaim in small steps)\n",
+    );
+  }
+}
+
+/** Writes a new plan file, refusing to overwrite one. */
+async function writePlan(path: string, text: string): Promise<void> {
+  try {
+    await Deno.writeTextFile(path, text, { createNew: true, mode: 0o600 });
+  } catch (error) {
+    throw new UsageError(
+      `Cannot write the plan to ${path}: ${fileProblem(error, "write")}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Reads a plan file as JSON (validated by applyExpiry). */
+async function readPlan(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read the plan ${path}: ${fileProblem(error, "read")}`,
+      { cause: error },
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read the plan ${path}: it is not JSON; pass the file trace obs expiry-plan --out wrote`,
+      { cause: error },
+    );
+  }
+}
+
+/** A file system error as one short reason and what to do, without the OS error text. */
+function fileProblem(error: unknown, access: "read" | "write"): string {
+  if (error instanceof Deno.errors.AlreadyExists) {
+    return "the file already exists; choose a new path";
+  }
+  if (error instanceof Deno.errors.NotFound) {
+    return access === "read"
+      ? "the file does not exist; check the path"
+      : "its directory does not exist; create it or choose another path";
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return `permission denied; choose a file you can ${access}`;
+  }
+  if (error instanceof Deno.errors.IsADirectory) {
+    return "it is a directory; name a file";
+  }
+  if (error instanceof Deno.errors.NotADirectory) {
+    return "a part of the path is not a directory; check the path";
+  }
+  if (error instanceof Deno.errors.InvalidData) {
+    return "it is not UTF-8 text; pass the plan file itself";
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = message.split("\n")[0]!.replace(/\s*\(os error \d+\).*$/, "");
+  return `${reason.charAt(0).toLowerCase()}${reason.slice(1)}; check the path`;
 }
 
 const PLAN_FLAGS = {
@@ -336,10 +464,10 @@ async function obsExpiryPlan(args: string[], io: CliIo): Promise<number> {
   const olderThan = values["older-than"];
   if (!olderThan) {
     throw new UsageError(
-      "obs expiry-plan: --older-than TIME is required; see trace obs expiry-plan --help",
+      "--older-than TIME is required; see trace obs expiry-plan --help",
     );
   }
-  const limit = intFlag("obs expiry-plan", "limit", values.limit);
+  const limit = intFlag("limit", values.limit);
   const plan = await withObsDb(values, io, (db) =>
     planExpiry(db, {
       olderThan,
@@ -350,10 +478,7 @@ async function obsExpiryPlan(args: string[], io: CliIo): Promise<number> {
     }));
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
-    await Deno.writeTextFile(values.out, text, {
-      createNew: true,
-      mode: 0o600,
-    });
+    await writePlan(values.out, text);
     io.err(
       `Plan for ${plan.entries.length} envelopes written to ${values.out}${
         plan.more ? " (more remain; plan again after applying)" : ""
@@ -377,24 +502,11 @@ async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
   const { plan: planPath, confirm, "archive-dir": archiveDir } = values;
   if (!planPath || confirm === undefined || !archiveDir) {
     throw new UsageError(
-      "obs expiry-apply: --plan FILE, --confirm STRING and --archive-dir DIR are required; see trace obs expiry-apply --help",
+      "--plan FILE, --confirm STRING and --archive-dir DIR are required; see trace obs expiry-apply --help",
     );
   }
-  let plan: unknown;
-  try {
-    plan = JSON.parse(await Deno.readTextFile(planPath));
-  } catch (error) {
-    throw new UsageError(
-      `obs expiry-apply: cannot read plan ${planPath}: ${
-        (error as Error).message
-      }`,
-    );
-  }
-  const batchSize = intFlag(
-    "obs expiry-apply",
-    "batch-size",
-    values["batch-size"],
-  );
+  const plan = await readPlan(planPath);
+  const batchSize = intFlag("batch-size", values["batch-size"]);
   const label = typeof plan === "object" && plan !== null
     ? String((plan as { fingerprint?: unknown }).fingerprint ?? "plan").slice(
       0,
@@ -445,7 +557,7 @@ const HEALTH_FLAGS = { ...DATA_FLAGS, samples: { type: "string" } } as const;
 async function obsHealthCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs health", args, HEALTH_FLAGS);
   if (values.help) return showHelp(io, HELPS.health!);
-  const samples = intFlag("obs health", "samples", values.samples);
+  const samples = intFlag("samples", values.samples);
   const report = await withObsDb(
     values,
     io,
@@ -474,6 +586,18 @@ async function obsHealthCommand(args: string[], io: CliIo): Promise<number> {
     if (report.latency) {
       io.out(
         `Query latency: p50 ${report.latency.p50_ms} ms, p95 ${report.latency.p95_ms} ms\n`,
+      );
+    }
+    io.out(
+      `Parity (all tenants): ${report.parity.status}${
+        "checked_at" in report.parity
+          ? ` at ${report.parity.checked_at}`
+          : "; run trace obs parity"
+      }\n`,
+    );
+    for (const tenant of report.parity_by_tenant) {
+      io.out(
+        `Parity (application ${tenant.application_id} only): ${tenant.status} at ${tenant.checked_at}\n`,
       );
     }
     for (const alert of report.alerts) {

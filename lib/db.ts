@@ -140,6 +140,8 @@ async function openLocal(path: string, create: boolean): Promise<TraceDb> {
   // The busy timeout is a client option so that every pooled connection gets it.
   const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
+    // Must precede the first table (and WAL) to take effect; lets retention return pages in small steps.
+    await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
     await client.execute("PRAGMA journal_mode = WAL");
     // In WAL mode NORMAL stays consistent after a crash and skips an fsync per commit.
     await client.execute("PRAGMA synchronous = NORMAL");

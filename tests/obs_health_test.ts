@@ -188,3 +188,55 @@ Deno.test("obs() health prints JSON and exits 1 only when failing", async () => 
     );
   });
 });
+
+Deno.test("expectedSchemaObjects() replays drops, table rebuilds and renames in version order", () => {
+  const step = (version: number, statements: string[]) => ({
+    component: "obs",
+    version,
+    name: `v${version}`,
+    statements,
+  });
+  const objects = expectedSchemaObjects([
+    step(2, [
+      "CREATE TABLE obs_p_v2 (a, b, PRIMARY KEY (a, b))",
+      "DROP TABLE obs_p",
+      "ALTER TABLE obs_p_v2 RENAME TO obs_p",
+      "CREATE INDEX obs_p_b ON obs_p (b)",
+      "DROP INDEX obs_t_a",
+      "CREATE INDEX IF NOT EXISTS obs_t_c ON obs_t (c)",
+    ]),
+    step(1, [
+      "CREATE TABLE obs_t (a, c)",
+      "CREATE INDEX obs_t_a ON obs_t (a)",
+      "CREATE TABLE obs_p (name)",
+      "CREATE UNIQUE INDEX obs_p_name ON obs_p (name)",
+      `CREATE TRIGGER obs_t_guard BEFORE UPDATE ON obs_t
+BEGIN
+  SELECT RAISE(ABORT, 'no');
+END`,
+    ]),
+  ]);
+  assert.deepEqual(objects, ["obs_p_b", "obs_t_c", "obs_t_guard"]);
+});
+
+Deno.test("obsHealth() counts a profile registered for another tenant as unregistered", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await ingestEvents(db, [
+      event("mine", { coverage_profile: "rag" }),
+      event("theirs", { application_id: "app-2", coverage_profile: "rag" }),
+      event("shared", { application_id: "app-3", coverage_profile: "all" }),
+    ]);
+    const insert = (application: string, name: string) =>
+      db.client.execute({
+        sql: `INSERT INTO obs_coverage_profiles
+              (application_id, name, required, optional, digest, registered_at)
+              VALUES (?, ?, '[]', '[]', 'd', 0)`,
+        args: [application, name],
+      });
+    await insert("app-1", "rag");
+    await insert("", "all");
+    const report = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(report.links!.unregistered_coverage_profiles, 1);
+  });
+});

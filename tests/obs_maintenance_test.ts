@@ -156,10 +156,19 @@ Deno.test("retention() applied deletes the expired rows in batches and reports b
       "envelopes are not retention's to delete",
     );
     const storage = result.storage!;
-    assert.equal(storage.method, "vacuum");
+    assert.equal(storage.measured, "files");
+    assert.equal(
+      storage.method,
+      "incremental_vacuum",
+      "new databases reclaim in steps, without a full rewrite",
+    );
+    assert.equal(storage.auto_vacuum, "incremental");
     assert.ok(storage.bytes_reclaimed > 0);
     assert.ok(storage.bytes_after < storage.bytes_before);
-    assert.ok(storage.file_bytes_after! < storage.file_bytes_before!);
+    assert.equal(
+      storage.bytes_reclaimed,
+      storage.bytes_before - storage.bytes_after,
+    );
   });
 });
 

@@ -1,20 +1,25 @@
 /**
  * Maintenance state kept in `obs_state`: the retention cutoffs applied so far
- * (so backfill does not resurrect expired rows and parity does not report them
- * as capture failures) and the last recorded parity result (for health).
+ * (so backfill does not resurrect expired rows, and neither parity nor health
+ * reports them as capture failures) and the recorded parity results (for
+ * health), one per scope.
  *
  * @module
  */
 
-import type { InStatement } from "@libsql/client";
+import type { InStatement, InValue } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
+import { ENVELOPE_VERSION } from "./normalize.ts";
 
 /** Keys this module owns in `obs_state`. */
 export const STATE_KEYS = {
   previewsBefore: "retention.previews_before",
   metadataBefore: "retention.metadata_before",
   outcomesBefore: "retention.outcomes_before",
+  /** The last parity check over every tenant. */
   parityLast: "parity.last",
+  /** Prefix of the last parity check of one tenant (the id follows). */
+  parityTenantPrefix: "parity.tenant:",
 } as const;
 
 /** Event-time cutoffs (epoch ms) below which retention has removed rows. */
@@ -56,6 +61,46 @@ export function retainedOut(
 ): boolean {
   const cutoff = verifiedOutcome ? marks.outcomesBefore : marks.metadataBefore;
   return cutoff !== null && ts < cutoff;
+}
+
+/**
+ * SQL twin of {@link retainedOut} over an `obs_envelopes` row aliased `alias`:
+ * true when retention has already removed the index rows of that envelope.
+ * The event time is the body's `started_at`, else `received_at`, exactly as
+ * the index computes `ts`. Bodies hold `started_at` as `toISOString()` text,
+ * which orders like the instant it names when the year has four digits; a
+ * signed year (before 0000 or after 9999) is decided by its sign. A body that
+ * is not a readable envelope is never retained out (parity reports it).
+ */
+export function retainedOutSql(
+  marks: RetentionMarks,
+  alias: string,
+): { sql: string; args: InValue[] } {
+  const body = `${alias}.body`;
+  const started = `json_extract(${body}, '$.event.started_at')`;
+  const before = (cutoff: number | null): { sql: string; args: InValue[] } =>
+    cutoff === null ? { sql: "0", args: [] } : {
+      sql: `CASE
+          WHEN json_type(${body}, '$.event.started_at') IS NOT 'text'
+            THEN ${alias}.received_at < ?
+          WHEN substr(${started}, 1, 1) = '+' THEN 0
+          WHEN substr(${started}, 1, 1) = '-' THEN 1
+          ELSE ${started} < ? END`,
+      args: [cutoff, new Date(cutoff).toISOString()],
+    };
+  const outcomes = before(marks.outcomesBefore);
+  const metadata = before(marks.metadataBefore);
+  // CASE, not AND: SQLite evaluates CASE branches lazily, and json_extract
+  // raises an error on text that is not JSON.
+  return {
+    sql: `(CASE
+        WHEN NOT json_valid(${body}) THEN 0
+        WHEN json_extract(${body}, '$.v') IS NOT ${ENVELOPE_VERSION} THEN 0
+        WHEN json_extract(${body}, '$.event.outcome.verified') = 1
+          THEN ${outcomes.sql}
+        ELSE ${metadata.sql} END)`,
+    args: [...outcomes.args, ...metadata.args],
+  };
 }
 
 /** A statement raising a cutoff to `value` (never lowering it). */

@@ -15,7 +15,7 @@
 import * as v from "valibot";
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { ConfigError, RefusedError } from "../errors.ts";
+import { ConfigError, RefusedError, TraceError } from "../errors.ts";
 import { describeIssues } from "../contract/issues.ts";
 import { canonicalJson, sha256Hex } from "./_canonical.ts";
 import {
@@ -224,7 +224,34 @@ export function parseExpiryPlan(input: unknown): ExpiryPlan {
       "Cannot apply the expiry plan: it was altered after review (its fingerprint does not match); create and review a new plan",
     );
   }
+  checkPlanScope(parsed.output);
   return parsed.output;
+}
+
+/**
+ * The seal is an unkeyed digest, so anyone can reseal a hand-made plan: every
+ * entry must still fall inside the plan's own cutoff and tenant, and appear
+ * once. Refuses the whole plan, naming the first bad entry.
+ */
+function checkPlanScope(plan: ExpiryPlan): void {
+  const cutoff = Date.parse(plan.older_than);
+  const seen = new Set<number>();
+  for (const entry of plan.entries) {
+    const problem = seen.has(entry.seq)
+      ? "is listed more than once"
+      : !(Date.parse(entry.received_at) < cutoff)
+      ? `was received at ${entry.received_at}, not before the plan's cutoff ${plan.older_than}`
+      : plan.application_id !== null &&
+          entry.application_id !== plan.application_id
+      ? `belongs to another tenant than the plan's application_id "${plan.application_id}"`
+      : null;
+    if (problem) {
+      throw new RefusedError(
+        `Cannot apply the expiry plan: entry seq ${entry.seq} ${problem}; create and review a new plan with trace obs expiry-plan`,
+      );
+    }
+    seen.add(entry.seq);
+  }
 }
 
 /** Archives and compare-and-deletes the envelopes of a reviewed plan. */
@@ -299,6 +326,15 @@ async function loadEligible(db: TraceDb, entries: readonly ExpiryPlanEntry[]) {
   const refused: ExpiryResult["refused"] = [];
   for (const entry of entries) {
     const envelope = found.get(entry.seq);
+    // Envelopes are immutable: a different receipt time means the entry
+    // does not describe the stored envelope, so the plan cannot be trusted.
+    if (
+      envelope && envelope.received_at !== Date.parse(entry.received_at)
+    ) {
+      throw new RefusedError(
+        `Cannot apply the expiry plan: entry seq ${entry.seq} does not describe the stored envelope (received_at differs); create and review a new plan with trace obs expiry-plan`,
+      );
+    }
     if (!envelope) refused.push({ seq: entry.seq, code: "missing" });
     else if (!matches(envelope, entry)) {
       refused.push({ seq: entry.seq, code: "fingerprint_changed" });
@@ -324,8 +360,12 @@ async function runArchive(
     acknowledged = await archive(envelopes);
   } catch (error) {
     incrementCounter("callback_failures");
+    // Only our own errors are quoted: their messages name paths, never data.
+    const detail = error instanceof TraceError
+      ? ` (${error.message.split("\n")[0]})`
+      : "";
     throw new RefusedError(
-      "Cannot apply the expiry plan: the archive callback failed; nothing was deleted, fix the archive and apply again",
+      `Cannot apply the expiry plan: the archive callback failed${detail}; nothing was deleted, fix the archive and apply again`,
       { cause: error },
     );
   }

@@ -1,18 +1,23 @@
 /**
  * Health of the observability index: schema and instrumentation versions,
  * row counts, broken links, truncation, query latency samples, index
- * readiness, process counters and the last recorded parity check, summed up
- * as deterministic alerts (stable codes, sorted). Counters are process-local:
- * a reader that is not the writing process reports them as `unknown`, never
- * as zero. Alerts never depend on timing, so the same data gives the same
- * alerts.
+ * readiness, process counters and the recorded parity checks (only a check
+ * over every tenant sets the parity status; checks of one tenant are listed
+ * apart), summed up as deterministic alerts (stable codes, sorted).
+ * Counters are process-local: a reader that is not the writing process
+ * reports them as `unknown`, never as zero. Alerts never depend on timing, so
+ * the same data gives the same alerts.
  *
  * @module
  */
 
 import type { TraceDb } from "../db.ts";
-import { appliedVersions } from "../db.ts";
-import { readRetentionMarks, readState, STATE_KEYS } from "./_maint_state.ts";
+import { appliedVersions, type Migration } from "../db.ts";
+import {
+  readRetentionMarks,
+  retainedOutSql,
+  type RetentionMarks,
+} from "./_maint_state.ts";
 import { type ProbeLatency, probeLatency } from "./_maint_probes.ts";
 import {
   COUNTER_NAMES,
@@ -21,7 +26,7 @@ import {
 } from "./counters.ts";
 import { type StoreName, STORES } from "./model.ts";
 import { ENVELOPE_VERSION } from "./normalize.ts";
-import type { RecordedParity } from "./parity.ts";
+import { readRecordedParity, type RecordedParity } from "./parity.ts";
 import { OBS_COMPONENT, OBS_MIGRATIONS, OBS_SCHEMA_VERSION } from "./schema.ts";
 
 /** Alert codes health may raise. */
@@ -31,6 +36,7 @@ export const HEALTH_ALERT_CODES = [
   "missing_parent_links",
   "parity_failed",
   "parity_incomplete",
+  "parity_tenant_failed",
   "parity_unknown",
   "process_counters_unknown",
   "schema_missing",
@@ -97,7 +103,10 @@ export interface ObsHealth {
   latency: ProbeLatency | null;
   indexes: { ready: boolean; expected: number; missing: string[] };
   counters: CounterReport;
+  /** The last parity check over every tenant: the only one that sets the parity alerts' status. */
   parity: RecordedParity | { status: "unknown" };
+  /** The last parity check of each tenant checked alone (shown, never clearing `parity`). */
+  parity_by_tenant: RecordedParity[];
   retention: { metadata_before: string | null; outcomes_before: string | null };
   alerts: HealthAlert[];
 }
@@ -114,18 +123,70 @@ export interface ObsHealthOptions {
   now?: () => number;
 }
 
-/** Every index and trigger the schema declares, by name. */
-export function expectedSchemaObjects(): string[] {
-  const names: string[] = [];
-  for (const migration of OBS_MIGRATIONS) {
-    for (const statement of migration.statements) {
-      const match = /^CREATE\s+(?:UNIQUE\s+)?(?:INDEX|TRIGGER)\s+(\w+)/i.exec(
-        statement,
-      );
-      if (match) names.push(match[1]!);
+/**
+ * Every index and trigger the schema declares, by name, replaying the
+ * migrations in order: a later step may drop an index or trigger, drop or
+ * rename its table (a re-keyed table is rebuilt that way), or create it anew.
+ */
+export function expectedSchemaObjects(
+  migrations: readonly Migration[] = OBS_MIGRATIONS,
+): string[] {
+  // Object name -> the table it belongs to.
+  const objects = new Map<string, string>();
+  const steps = [...migrations].sort((a, b) => a.version - b.version);
+  for (const statement of steps.flatMap((m) => m.statements)) {
+    applySchemaStatement(objects, statement);
+  }
+  return [...objects.keys()].sort();
+}
+
+const NAME = String.raw`["\x60\[]?(\w+)["\x60\]]?`;
+const CREATE_OBJECT = new RegExp(
+  String
+    .raw`^\s*CREATE\s+(?:UNIQUE\s+)?(?:INDEX|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?${NAME}[\s\S]*?\sON\s+${NAME}`,
+  "i",
+);
+const DROP_OBJECT = new RegExp(
+  String.raw`^\s*DROP\s+(?:INDEX|TRIGGER)\s+(?:IF\s+EXISTS\s+)?${NAME}`,
+  "i",
+);
+const DROP_TABLE = new RegExp(
+  String.raw`^\s*DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?${NAME}`,
+  "i",
+);
+const RENAME_TABLE = new RegExp(
+  String.raw`^\s*ALTER\s+TABLE\s+${NAME}\s+RENAME\s+TO\s+${NAME}`,
+  "i",
+);
+
+function applySchemaStatement(
+  objects: Map<string, string>,
+  statement: string,
+): void {
+  let match = CREATE_OBJECT.exec(statement);
+  if (match) {
+    objects.set(match[1]!, match[2]!);
+    return;
+  }
+  match = DROP_OBJECT.exec(statement);
+  if (match) {
+    objects.delete(match[1]!);
+    return;
+  }
+  match = DROP_TABLE.exec(statement);
+  if (match) {
+    // Dropping a table drops its indexes and triggers with it.
+    for (const [name, table] of objects) {
+      if (table === match[1]) objects.delete(name);
+    }
+    return;
+  }
+  match = RENAME_TABLE.exec(statement);
+  if (match) {
+    for (const [name, table] of objects) {
+      if (table === match[1]) objects.set(name, match[2]!);
     }
   }
-  return names.sort();
 }
 
 /** Reports the health of the observability index; never creates a table. */
@@ -157,14 +218,13 @@ export async function obsHealth(
       truncation: null,
       latency: null,
       parity: { status: "unknown" },
+      parity_by_tenant: [],
       retention: { metadata_before: null, outcomes_before: null },
       alerts: [],
     });
   }
   const marks = await readRetentionMarks(db);
-  const recorded = await readState(db, STATE_KEYS.parityLast) as
-    | RecordedParity
-    | null;
+  const recorded = await readRecordedParity(db);
   return finish({
     ...base,
     instrumentation: await instrumentationVersions(
@@ -172,10 +232,11 @@ export async function obsHealth(
       options.versionSample ?? 10_000,
     ),
     counts: await tableCounts(db),
-    links: await linkChecks(db, marks.metadataBefore),
+    links: await linkChecks(db, marks),
     truncation: await truncation(db),
     latency: await probeLatency(db, options.latencySamples ?? 5),
-    parity: recorded ?? { status: "unknown" },
+    parity: recorded.unscoped ?? { status: "unknown" },
+    parity_by_tenant: recorded.scoped,
     retention: {
       metadata_before: marks.metadataBefore === null
         ? null
@@ -253,28 +314,51 @@ async function tableCounts(
 
 async function linkChecks(
   db: TraceDb,
-  metadataBefore: number | null,
+  marks: RetentionMarks,
 ): Promise<NonNullable<ObsHealth["links"]>> {
+  // Envelopes whose index rows retention removed on purpose (by event time
+  // and outcome, the rule parity applies) are not missing.
+  const retained = retainedOutSql(marks, "e");
   const [parents, unindexed, profiles] = await db.client.batch([
     `SELECT COUNT(*) AS n FROM obs_events c
      WHERE c.parent_event_id IS NOT NULL AND NOT EXISTS (
        SELECT 1 FROM obs_events p
        WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)`,
     {
-      // Envelopes received before the metadata cutoff may lack rows on purpose.
       sql: `SELECT COUNT(*) AS n FROM obs_envelopes e
-            WHERE e.received_at >= ? AND NOT EXISTS (SELECT 1 FROM obs_events x WHERE x.seq = e.seq)`,
-      args: [metadataBefore ?? Number.MIN_SAFE_INTEGER],
+            WHERE NOT EXISTS (SELECT 1 FROM obs_events x WHERE x.seq = e.seq)
+              AND NOT ${retained.sql}`,
+      args: retained.args,
     },
-    `SELECT COUNT(DISTINCT coverage_profile) AS n FROM obs_events
-     WHERE coverage_profile IS NOT NULL
-       AND coverage_profile NOT IN (SELECT name FROM obs_coverage_profiles)`,
+    await unregisteredProfilesSql(db),
   ], "read");
   return {
     missing_parent_links: Number(parents!.rows[0]?.n ?? 0),
     unindexed_envelopes: Number(unindexed!.rows[0]?.n ?? 0),
     unregistered_coverage_profiles: Number(profiles!.rows[0]?.n ?? 0),
   };
+}
+
+/**
+ * Counts profiles events name but nobody registered: per tenant once profiles
+ * are keyed by tenant (an empty application_id registers a profile for every
+ * tenant), by name before that.
+ */
+async function unregisteredProfilesSql(db: TraceDb): Promise<string> {
+  const columns = await db.client.execute(
+    "SELECT name FROM pragma_table_info('obs_coverage_profiles')",
+  );
+  const perTenant = columns.rows.some((row) => row.name === "application_id");
+  return perTenant
+    ? `SELECT COUNT(*) AS n FROM (
+         SELECT DISTINCT application_id, coverage_profile FROM obs_events e
+         WHERE coverage_profile IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM obs_coverage_profiles p
+           WHERE p.name = e.coverage_profile
+             AND p.application_id IN (e.application_id, '')))`
+    : `SELECT COUNT(DISTINCT coverage_profile) AS n FROM obs_events
+       WHERE coverage_profile IS NOT NULL
+         AND coverage_profile NOT IN (SELECT name FROM obs_coverage_profiles)`;
 }
 
 async function truncation(
@@ -357,13 +441,25 @@ function alertsOf(report: Draft): HealthAlert[] {
   if ((values.callback_failures ?? 0) > 0) {
     add("callback_failures", "warning", values.callback_failures);
   }
-  if (report.schema.provisioned) {
-    const status = report.parity.status;
-    if (status === "unknown") add("parity_unknown", "warning");
-    else if (status === "mismatch") add("parity_failed", "critical");
-    else if (status === "incomplete") add("parity_incomplete", "warning");
-  }
+  if (report.schema.provisioned) parityAlerts(report, add);
   return alerts.sort((a, b) => a.code.localeCompare(b.code));
+}
+
+function parityAlerts(
+  report: Draft,
+  add: (code: HealthAlertCode, severity: AlertSeverity, count?: number) => void,
+): void {
+  const status = report.parity.status;
+  if (status === "unknown") add("parity_unknown", "warning");
+  else if (status === "mismatch") add("parity_failed", "critical");
+  else if (status === "incomplete") add("parity_incomplete", "warning");
+  // A tenant check newer than the whole-index check that found a mismatch is
+  // news the whole-index result does not cover yet; older ones are superseded.
+  const since = "checked_at" in report.parity ? report.parity.checked_at : "";
+  const failed = report.parity_by_tenant.filter((p) =>
+    p.status === "mismatch" && p.checked_at > since
+  );
+  if (failed.length > 0) add("parity_tenant_failed", "warning", failed.length);
 }
 
 function finish(draft: Draft): ObsHealth {

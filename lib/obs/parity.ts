@@ -63,7 +63,10 @@ export interface ParityOptions {
   applicationId?: string;
   /** Most mismatches listed (default 100); the rest are counted. */
   maxReported?: number;
-  /** Store a summary of the result for health (default `false`). */
+  /**
+   * Store a summary of the result for health (default `false`). It is kept
+   * per scope: only a check over every tenant sets health's parity status.
+   */
   record?: boolean;
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
@@ -79,6 +82,8 @@ export interface ParityMismatch {
 /** Result of a parity check. */
 export interface ParityResult {
   status: ParityStatus;
+  /** The tenant checked, or `null` for every tenant. */
+  application_id: string | null;
   passed: boolean;
   checked_at: string;
   pages: number;
@@ -182,6 +187,7 @@ export async function parity(
     : "ok";
   const result: ParityResult = {
     status,
+    application_id: options.applicationId ?? null,
     passed: status === "ok",
     checked_at: new Date(now()).toISOString(),
     pages,
@@ -203,15 +209,31 @@ export async function parity(
   return result;
 }
 
-/** Summary of the last recorded parity check, as health reads it. */
+/** Summary of one recorded parity check, as health reads it. */
 export interface RecordedParity {
   status: ParityStatus;
   checked_at: string;
+  /** The tenant checked, or `null` for a check over every tenant. */
   application_id: string | null;
   envelopes: number;
   mismatched: number;
 }
 
+/** The recorded parity checks: the last one over every tenant, and the last per tenant. */
+export interface RecordedParityChecks {
+  /** Only this result speaks for the whole index; `null` until one ran. */
+  unscoped: RecordedParity | null;
+  /** Last check of each tenant checked alone, by `application_id`. */
+  scoped: RecordedParity[];
+}
+
+/** Most per-tenant results read back. */
+const MAX_SCOPED_READ = 100;
+
+/**
+ * Stores the result under its own scope: a check of one tenant never
+ * overwrites (so never clears) the result of a check over every tenant.
+ */
 async function recordParity(
   db: TraceDb,
   result: ParityResult,
@@ -225,7 +247,64 @@ async function recordParity(
     envelopes: result.envelopes,
     mismatched: result.mismatched,
   };
-  await writeState(db, STATE_KEYS.parityLast, summary, now);
+  const key = applicationId === null
+    ? STATE_KEYS.parityLast
+    : `${STATE_KEYS.parityTenantPrefix}${applicationId}`;
+  await writeState(db, key, summary, now);
+}
+
+/** Reads the recorded parity checks, unscoped and per tenant. */
+export async function readRecordedParity(
+  db: TraceDb,
+): Promise<RecordedParityChecks> {
+  const prefix = STATE_KEYS.parityTenantPrefix;
+  const result = await db.client.execute({
+    sql: `SELECT key, value FROM obs_state
+          WHERE key = ? OR substr(key, 1, ?) = ?
+          ORDER BY key LIMIT ?`,
+    args: [STATE_KEYS.parityLast, prefix.length, prefix, MAX_SCOPED_READ + 1],
+  });
+  let unscoped: RecordedParity | null = null;
+  const scoped = new Map<string, RecordedParity>();
+  for (const row of result.rows) {
+    const recorded = parseRecorded(String(row.value));
+    if (!recorded) continue;
+    // Before results were kept per scope, a tenant check was stored under the
+    // unscoped key; it still speaks only for its tenant.
+    const tenant = recorded.application_id;
+    if (tenant === null) unscoped = recorded;
+    else if ((scoped.get(tenant)?.checked_at ?? "") < recorded.checked_at) {
+      scoped.set(tenant, recorded);
+    }
+  }
+  const list = [...scoped.values()]
+    .sort((a, b) => a.application_id!.localeCompare(b.application_id!))
+    .slice(0, MAX_SCOPED_READ);
+  return { unscoped, scoped: list };
+}
+
+function parseRecorded(text: string): RecordedParity | null {
+  try {
+    const value = JSON.parse(text) as Partial<RecordedParity> | null;
+    if (
+      !value || typeof value !== "object" ||
+      !PARITY_STATUSES.includes(value.status as ParityStatus) ||
+      typeof value.checked_at !== "string"
+    ) {
+      return null;
+    }
+    return {
+      status: value.status as ParityStatus,
+      checked_at: value.checked_at,
+      application_id: typeof value.application_id === "string"
+        ? value.application_id
+        : null,
+      envelopes: Number(value.envelopes ?? 0),
+      mismatched: Number(value.mismatched ?? 0),
+    };
+  } catch {
+    return null;
+  }
 }
 
 function tenantClause(applicationId: string | undefined): string {

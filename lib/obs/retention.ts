@@ -4,7 +4,9 @@
  * previews <= metadata <= outcomes. Canonical envelopes are never touched
  * here; only a reviewed source expiry removes them. Deletes run in small
  * batches, each its own short transaction, so writers keep going; afterwards
- * free pages are returned to the file system and the reclaimed bytes reported.
+ * free pages are returned to the file system in small incremental steps when
+ * the file allows it (a full VACUUM, which blocks writers, only on request)
+ * and the bytes before, after and reclaimed are reported.
  *
  * @module
  */
@@ -15,9 +17,12 @@ import { raiseMarkStatement, STATE_KEYS } from "./_maint_state.ts";
 import {
   measureStorage,
   reclaimStorage,
+  skippedReclaim,
   type StorageReport,
 } from "./_maint_storage.ts";
 import { requireObs } from "./schema.ts";
+
+export type { AutoVacuumMode, StorageReport } from "./_maint_storage.ts";
 
 /** Default policy in days. */
 export const DEFAULT_RETENTION_DAYS = {
@@ -46,6 +51,13 @@ export interface RetentionOptions {
   batchSize?: number;
   /** Return freed pages to the file system after deleting (default `true`). */
   reclaim?: boolean;
+  /**
+   * When the file is not in incremental auto-vacuum mode, run a full VACUUM
+   * (an exclusive rewrite that blocks writers while it runs) and switch the
+   * file to incremental mode (default `false`: the freed pages stay in the
+   * file for new rows, and the report says how many bytes they hold).
+   */
+  vacuum?: boolean;
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
 }
@@ -161,13 +173,8 @@ export async function retention(
     raiseMarkStatement(STATE_KEYS.outcomesBefore, cutoffs.outcomes, now),
   ], "write");
   const storage = options.reclaim === false
-    ? {
-      ...before,
-      bytes_after: before.bytes_before,
-      bytes_reclaimed: 0,
-      method: "none" as const,
-    }
-    : await reclaimStorage(db, before);
+    ? await skippedReclaim(db, before)
+    : await reclaimStorage(db, before, { vacuum: options.vacuum ?? false });
   return { dry_run: false, ...base, ...removed, storage };
 }
 

@@ -1,0 +1,178 @@
+import assert from "node:assert/strict";
+import { captureIo, withTempDir } from "./_helpers.ts";
+import { main } from "../cli.ts";
+import { openDb } from "../lib/db.ts";
+import { ingestEvents } from "../lib/obs/ingest.ts";
+
+const OLD = "2020-01-01T00:00:00Z";
+
+/** Runs `trace obs …` through the real entry point; returns exit code and stderr. */
+async function trace(args: string[]) {
+  const io = captureIo();
+  const code = await main(["obs", ...args], io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+async function withData<T>(
+  fn: (dataDir: string, dir: string) => Promise<T>,
+): Promise<T> {
+  return await withTempDir(async (dir) => {
+    const dataDir = `${dir}/data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(db, [{
+        event_id: "e1",
+        application_id: "app1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+      }], { now: () => Date.parse(OLD) });
+    } finally {
+      db.close();
+    }
+    return await fn(dataDir, dir);
+  });
+}
+
+Deno.test("obs retention takes a negative day count as a value and says what is allowed", async () => {
+  await withData(async (dataDir) => {
+    for (const flag of ["--previews-days", "--metadata-days"]) {
+      const { code, err } = await trace([
+        "retention",
+        flag,
+        "-1",
+        "--data-dir",
+        dataDir,
+      ]);
+      assert.equal(code, 2);
+      assert.equal(
+        err,
+        `trace obs: ${flag} must be a whole number of days ≥ 0, got "-1"\n`,
+      );
+    }
+    const size = await trace(["retention", "--batch-size", "0"]);
+    assert.equal(
+      size.err,
+      'trace obs: --batch-size must be a whole number ≥ 1, got "0"\n',
+    );
+  });
+});
+
+Deno.test("obs expiry-plan refuses to overwrite a file with a one-line message", async () => {
+  await withData(async (dataDir, dir) => {
+    const out = `${dir}/plan.json`;
+    await Deno.writeTextFile(out, "keep me");
+    const { code, err } = await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      out,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.equal(
+      err,
+      `trace obs: Cannot write the plan to ${out}: the file already exists; choose a new path\n`,
+    );
+    assert.equal(await Deno.readTextFile(out), "keep me");
+    const missingDir = await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      `${dir}/nowhere/plan.json`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.match(
+      missingDir.err,
+      /^trace obs: Cannot write the plan to .*: its directory does not exist; create it or choose another path\n$/,
+    );
+  });
+});
+
+Deno.test("obs expiry-apply explains an unreadable plan without the OS error text", async () => {
+  await withData(async (dataDir, dir) => {
+    const base = ["--confirm", "x", "--archive-dir", `${dir}/archive`];
+    const missing = await trace([
+      "expiry-apply",
+      "--plan",
+      `${dir}/none.json`,
+      ...base,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(
+      missing.err,
+      `trace obs: Cannot read the plan ${dir}/none.json: the file does not exist; check the path\n`,
+    );
+    await Deno.writeTextFile(`${dir}/bad.json`, "{");
+    const bad = await trace([
+      "expiry-apply",
+      "--plan",
+      `${dir}/bad.json`,
+      ...base,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.match(
+      bad.err,
+      /^trace obs: Cannot read the plan .*: it is not JSON;/,
+    );
+    for (const err of [missing.err, bad.err]) {
+      assert.doesNotMatch(err, /os error|obs: obs|\n./);
+    }
+  });
+});
+
+Deno.test("obs prefixes its messages once", async () => {
+  const unknown = await trace(["nope"]);
+  assert.equal(
+    unknown.err,
+    'trace obs: Unknown command "nope"; see trace obs --help\n',
+  );
+  const required = await trace(["expiry-plan"]);
+  assert.equal(
+    required.err,
+    "trace obs: --older-than TIME is required; see trace obs expiry-plan --help\n",
+  );
+});
+
+Deno.test("obs expiry-apply names an archive directory it cannot write", async () => {
+  await withData(async (dataDir, dir) => {
+    const planPath = `${dir}/plan.json`;
+    assert.equal(
+      (await trace([
+        "expiry-plan",
+        "--older-than",
+        "2021-01-01T00:00:00Z",
+        "--out",
+        planPath,
+        "--data-dir",
+        dataDir,
+      ])).code,
+      0,
+    );
+    const plan = JSON.parse(await Deno.readTextFile(planPath));
+    const blocker = `${dir}/not-a-dir`;
+    await Deno.writeTextFile(blocker, "");
+    const { code, err } = await trace([
+      "expiry-apply",
+      "--plan",
+      planPath,
+      "--confirm",
+      plan.confirmation,
+      "--archive-dir",
+      blocker,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.match(
+      err,
+      /^trace obs: Cannot apply the expiry plan: the archive callback failed \(Cannot write the archive in .*not-a-dir: it is not a directory; choose a directory\); nothing was deleted/,
+    );
+  });
+});
