@@ -123,7 +123,31 @@ export {
 } from "./lib/obs/query.ts";
 export { summarizeTraceEvents } from "./lib/obs/summaries.ts";
 export { exportEvents } from "./lib/obs/export.ts";
-export { registerCoverageProfile } from "./lib/obs/coverage.ts";
+export {
+  listCoverageProfiles,
+  registerCoverageProfile,
+} from "./lib/obs/coverage.ts";
+export { backfill } from "./lib/obs/backfill.ts";
+export { parity, readRecordedParity } from "./lib/obs/parity.ts";
+export { retention, retentionPolicy } from "./lib/obs/retention.ts";
+export {
+  applyExpiry,
+  directoryArchive,
+  parseExpiryPlan,
+  planExpiry,
+} from "./lib/obs/expiry.ts";
+export { obsHealth } from "./lib/obs/health.ts";
+export {
+  createRunTraceSink,
+  type RunTraceSink,
+} from "./lib/runner/trace_events.ts";
+
+// Reference suite
+export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";
+export {
+  runReferenceSuite,
+  runReferenceSystem,
+} from "./lib/reference/suite.ts";
 
 // Demo staging app and server
 export { DEFECT_INFO, DEFECTS, type DemoDefect } from "./lib/demo/defects.ts";
