@@ -526,20 +526,34 @@ function renderTargets(rows: Row[]): string {
   return lines.join("\n");
 }
 
+const USAGE = "usage: deno task bench:obs [--max N] [--json]";
+
 async function main(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      max: { type: "string" },
-      json: { type: "boolean", default: false },
-    },
-    strict: true,
-  });
+  let values: { max?: string | undefined; json?: boolean | undefined };
+  try {
+    // `deno task bench:obs -- --max N` passes the separator through.
+    ({ values } = parseArgs({
+      args: args[0] === "--" ? args.slice(1) : args,
+      options: {
+        max: { type: "string" },
+        json: { type: "boolean", default: false },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    // deno-lint-ignore no-console
+    console.error(`${(error as Error).message.split(".")[0]}; ${USAGE}`);
+    return 2;
+  }
   const max = values.max === undefined ? Infinity : Number(values.max);
   if (!(max >= SIZES[0])) {
-    throw new RangeError(
-      `--max must be at least ${SIZES[0]}, got ${values.max}`,
+    // deno-lint-ignore no-console
+    console.error(
+      `--max must be a number of at least ${
+        SIZES[0]
+      }, got ${values.max}; ${USAGE}`,
     );
+    return 2;
   }
   // deno-lint-ignore no-console
   const log = (line: string) => console.error(line);

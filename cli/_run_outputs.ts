@@ -125,6 +125,7 @@ export async function writeReportFile(
 ): Promise<void> {
   await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n", {
     createNew: true,
+    mode: 0o600,
   });
 }
 

@@ -145,8 +145,8 @@ function summary(
     "",
     "Summary",
     ...outcomes.map((o) =>
-      `  ${o.label.padEnd(width)}  ${o.report.verdict.padEnd(12)} expected ${
-        o.expected.padEnd(12)
+      `  ${o.label.padEnd(width)}  ${o.report.verdict.padEnd(13)} expected ${
+        o.expected.padEnd(13)
       } cleanup ${
         (o.report.cleanup.cleanup_complete ? "complete" : "INCOMPLETE").padEnd(
           10,

@@ -136,7 +136,7 @@ Deno.test("register, run (FAIL), save, replay on a fixed app (PASS), compare, ga
     assert.equal(compare.code, 0);
     assert.match(
       compare.out,
-      /fixed \(in A, not in B\)\n {4}residual_store on cache_records/,
+      /fixed \(in A, not in B\)\n {4}marker_retrievable on retrieval: .*\n {4}residual_store on cache_records/,
     );
     assert.match(compare.out, /A {2}INCOMPLETE/);
     assert.match(compare.out, /B {2}complete/);

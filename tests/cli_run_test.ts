@@ -186,6 +186,16 @@ const BAD_CONFIGS: [string, Record<string, unknown>, RegExp][] = [
     { document_count: true },
     /document_count: must be an integer/,
   ],
+  [
+    "an interval under 50 ms",
+    { sample_interval_seconds: 0.001 },
+    /sample_interval_seconds: must be at least 0\.05/,
+  ],
+  [
+    "a window of more than 10,000 samples",
+    { deletion_window_seconds: 3600, sample_interval_seconds: 0.1 },
+    /sample_interval_seconds: gives more than 10000 samples/,
+  ],
 ];
 
 Deno.test("trace external-run refuses bad configs with one line, exit 2 and no request", async (t) => {

@@ -11,7 +11,10 @@ import {
   GENESIS,
   payloadDigest,
 } from "../lib/ledger/chain.ts";
+import { readRun } from "../lib/ledger/runs.ts";
 import { LEDGER_MIGRATIONS } from "../lib/ledger/schema.ts";
+import { runExternal } from "../lib/runner/external_run.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { verifyLedger } from "../lib/ledger/verify.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
@@ -250,5 +253,30 @@ Deno.test("verifyLedger() checks version-1 rows by their own rule and refuses a 
     const lowered = await verifyLedger(db);
     assert.equal(lowered.broken?.seq, 4);
     assert.match(lowered.broken!.problem, /chain_version is lower/);
+  });
+});
+
+Deno.test("readRun() refuses to present a row that was edited after it was written", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const clock = new VirtualClock();
+    const report = await runExternal(stagingConfig(), {
+      db,
+      dataDir,
+      target: { id: "t", base_url: "http://127.0.0.1:1", source: "config" },
+      transport: new FakeTarget(clock),
+      clock,
+      trace: false,
+    });
+    await db.client.execute("DROP TRIGGER ledger_entries_no_update");
+    await db.client.execute({
+      sql:
+        "UPDATE ledger_entries SET payload = replace(payload, '\"PASS\"', '\"FAIL\"') WHERE entity_id = ?",
+      args: [report.run_id],
+    });
+    await assert.rejects(
+      () => readRun(db, report.run_id),
+      /was changed after it was written; run trace ledger verify/,
+    );
   });
 });

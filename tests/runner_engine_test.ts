@@ -57,11 +57,11 @@ Deno.test("runDeletionContract() fails a surviving cache and reports cleanup inc
   const { report } = await run({ staleCache: true });
   assert.equal(report.verdict, "FAIL");
   assert.deepEqual(codes(report, "fail"), [
-    "residual_store:cache_records",
     "marker_retrievable:retrieval",
+    "residual_store:cache_records",
   ]);
   assert.match(
-    report.findings[0]!.message,
+    report.findings[1]!.message,
     /cache_records stayed at 1 through the final sample at 2\.\d\d s/,
   );
   assert.equal(report.cleanup.cleanup_complete, false);

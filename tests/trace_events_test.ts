@@ -205,7 +205,8 @@ Deno.test("MemoryService traces a stale-cache FAIL to the cache entry that serve
          WHERE e.kind = 'selection' AND e.thread_id = ? AND e.seq > ?`,
         [ns, deletedAt],
       );
-      assert.equal(after.length, report.samples.length);
+      // One marker query per window sample and one per cleanup poll of the test namespace.
+      assert.equal(after.length, report.samples.length + report.cleanup.polls);
       const written = await rows(
         db,
         `SELECT r.id FROM obs_events e JOIN obs_resources r ON r.seq = e.seq

@@ -46,6 +46,9 @@ const BaseUrl = v.pipe(
   v.transform((url) => url.href.replace(/\/+$/, "")),
 );
 
+/** Most samples one window may take (each sample is four requests). */
+const MAX_SAMPLES = 10_000;
+
 const Seconds = (max: number) =>
   v.pipe(
     v.number("must be a number of seconds"),
@@ -93,7 +96,13 @@ export const StagingConfigSchema = v.pipe(
         3,
       ),
       deletion_window_seconds: v.optional(Seconds(3600), 5),
-      sample_interval_seconds: v.optional(Seconds(600), 1),
+      sample_interval_seconds: v.optional(
+        v.pipe(
+          Seconds(600),
+          v.minValue(0.05, "must be at least 0.05 (50 ms between samples)"),
+        ),
+        1,
+      ),
       timeout_seconds: v.optional(Timeouts, {}),
     },
     objectIssueMessage(
@@ -104,6 +113,14 @@ export const StagingConfigSchema = v.pipe(
     v.check(
       (c) => c.sample_interval_seconds <= c.deletion_window_seconds,
       "must not exceed deletion_window_seconds",
+    ),
+    ["sample_interval_seconds"],
+  ),
+  v.forward(
+    v.check(
+      (c) =>
+        c.deletion_window_seconds / c.sample_interval_seconds <= MAX_SAMPLES,
+      `gives more than ${MAX_SAMPLES} samples in the window; sample less often`,
     ),
     ["sample_interval_seconds"],
   ),

@@ -78,7 +78,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     verdict: "FAIL",
     reason:
       "Source and vector counts drop to 0, yet the query still returns the marker",
-    cleanupComplete: true,
+    cleanupComplete: false,
   },
   "lost-control": {
     description:

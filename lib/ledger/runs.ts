@@ -2,12 +2,13 @@
 
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { UsageError } from "../errors.ts";
+import { LedgerIntegrityError, UsageError } from "../errors.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
   appendEntries,
   type LedgerEntry,
   type NewEntry,
+  payloadDigest,
   readEntry,
 } from "./chain.ts";
 
@@ -62,5 +63,12 @@ export async function readRun(
 ): Promise<RunReport | null> {
   const entry = await readEntry(db, "run", runId) ??
     await readEntry(db, "reference_run", runId);
-  return entry ? JSON.parse(entry.payload) as RunReport : null;
+  if (!entry) return null;
+  // Never present an altered row as evidence; `ledger verify` names the damage.
+  if (payloadDigest(entry.payload) !== entry.payload_digest) {
+    throw new LedgerIntegrityError(
+      `The ledger row of run ${runId} (seq ${entry.seq}) was changed after it was written; run trace ledger verify`,
+    );
+  }
+  return JSON.parse(entry.payload) as RunReport;
 }

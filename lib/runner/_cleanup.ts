@@ -1,11 +1,12 @@
 /**
  * Cleanup: delete every issued id in both namespaces (also ids whose ingest
- * or deletion was never acknowledged), then poll both inventories until they
- * read zero or a poll starts at or after the deletion window.
+ * or deletion was never acknowledged), then poll both namespaces (inventory
+ * and marker query) until every store reads zero and neither marker is
+ * retrievable, or a poll starts at or after the deletion window.
  */
 
 import { STORES } from "../contract/protocol.ts";
-import type { Clock } from "./clock.ts";
+import { type Clock, sleepUntil } from "./clock.ts";
 import type { RunIdentifiers } from "./ids.ts";
 import type { Cleanup, CleanupDelete, InventoryCounts } from "./report.ts";
 import type { RunSession } from "./_session.ts";
@@ -44,36 +45,67 @@ export async function cleanUp(
     });
   }
   const remaining: Cleanup["remaining"] = { test: null, control: null };
+  const markers: Cleanup["marker_seen"] = { test: null, control: null };
   let polls = 0;
   const pollErrors: string[] = [];
   for (let k = 0;; k++) {
-    await options.clock.sleep(
-      start + k * options.intervalMs - options.clock.now(),
-    );
+    await sleepUntil(options.clock, start + k * options.intervalMs);
     const startedMs = options.clock.now() - start;
     polls++;
     pollErrors.length = 0;
     for (const role of ["test", "control"] as const) {
-      const namespace = role === "test"
-        ? ids.testNamespace
-        : ids.controlNamespace;
-      const attempt = await session.attempt("inventory", role, { namespace });
-      remaining[role] = attempt.ok ? attempt.value : null;
-      if (!attempt.ok) {
-        pollErrors.push(`${role} inventory failed: ${attempt.error.message}`);
-      }
+      const reading = await readNamespace(session, ids, role);
+      remaining[role] = reading.inventory;
+      markers[role] = reading.markerSeen;
+      pollErrors.push(...reading.errors);
     }
-    if (isClean(remaining.test) && isClean(remaining.control)) break;
-    if (startedMs >= options.windowMs) break;
+    const clean = (["test", "control"] as const).every((role) =>
+      isClean(remaining[role]) && markers[role] === false
+    );
+    if (clean || startedMs >= options.windowMs) break;
   }
-  const problems = cleanupProblems(deletes, remaining, pollErrors);
+  const problems = cleanupProblems(deletes, remaining, markers, pollErrors);
   return {
     cleanup_complete: problems.length === 0,
     deletes,
     polls,
     remaining,
+    marker_seen: markers,
     elapsed_seconds: round((options.clock.now() - start) / 1000),
     problems,
+  };
+}
+
+/** One namespace's inventory and whether its marker is still retrievable. */
+async function readNamespace(
+  session: RunSession,
+  ids: RunIdentifiers,
+  role: "test" | "control",
+): Promise<
+  {
+    inventory: InventoryCounts | null;
+    markerSeen: boolean | null;
+    errors: string[];
+  }
+> {
+  const namespace = role === "test" ? ids.testNamespace : ids.controlNamespace;
+  const marker = role === "test" ? ids.marker : ids.controlMarker;
+  const errors: string[] = [];
+  const inventory = await session.attempt("inventory", role, { namespace });
+  if (!inventory.ok) {
+    errors.push(`${role} inventory failed: ${inventory.error.message}`);
+  }
+  const query = await session.attempt("query", role, {
+    namespace,
+    query: marker,
+  });
+  if (!query.ok) {
+    errors.push(`${role} marker query failed: ${query.error.message}`);
+  }
+  return {
+    inventory: inventory.ok ? inventory.value : null,
+    markerSeen: query.ok ? query.value.text.includes(marker) : null,
+    errors,
   };
 }
 
@@ -85,6 +117,7 @@ function isClean(counts: InventoryCounts | null): boolean {
 function cleanupProblems(
   deletes: CleanupDelete[],
   remaining: Cleanup["remaining"],
+  markers: Cleanup["marker_seen"],
   pollErrors: string[],
 ): string[] {
   const problems = deletes
@@ -96,6 +129,11 @@ function cleanupProblems(
     );
   problems.push(...pollErrors);
   for (const role of ["test", "control"] as const) {
+    if (markers[role] === true) {
+      problems.push(
+        `the ${role} marker is still retrievable through /query after cleanup`,
+      );
+    }
     const counts = remaining[role];
     if (!counts) continue;
     if (!counts.complete) {

@@ -29,3 +29,18 @@ function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", done, { once: true });
   });
 }
+
+/**
+ * Sleeps until the clock reads at least `target`. Timers may wake a fraction
+ * of a millisecond before the monotonic clock agrees; a sample that is due at
+ * the window's end must not start just before it.
+ */
+export async function sleepUntil(
+  clock: Clock,
+  target: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  while (clock.now() < target && !signal?.aborted) {
+    await clock.sleep(Math.max(target - clock.now(), 0.05), signal);
+  }
+}

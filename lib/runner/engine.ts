@@ -15,7 +15,7 @@ import {
 } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import { type Checkpoint, type CheckpointSink } from "./checkpoint.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, sleepUntil, systemClock } from "./clock.ts";
 import type { RunEvent, RunEventListener, RunPhase } from "./events.ts";
 import {
   canaryText,
@@ -257,6 +257,7 @@ function skeleton(
       deletes: [],
       polls: 0,
       remaining: { test: null, control: null },
+      marker_seen: { test: null, control: null },
       elapsed_seconds: 0,
       problems: [],
     },
@@ -358,7 +359,7 @@ async function sampleWindow(
   const { clock, windowMs, intervalMs } = options;
   const origin = clock.now();
   for (let k = 0;; k++) {
-    await clock.sleep(origin + k * intervalMs - clock.now(), options.signal);
+    await sleepUntil(clock, origin + k * intervalMs, options.signal);
     if (options.signal?.aborted) return true;
     const startedMs = clock.now() - origin;
     const observation = await observe(session, ids);

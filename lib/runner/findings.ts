@@ -122,7 +122,8 @@ function residualSeries(samples: Sample[]): Series[] {
       s,
     ) => (s.marker_seen === null ? null : s.marker_seen ? 1 : 0)),
   };
-  return [...stores, marker];
+  // Retrieval first: an answer that still returns deleted data is what a user sees.
+  return [marker, ...stores];
 }
 
 function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
@@ -283,7 +284,7 @@ function controlFindings(samples: Sample[]): Finding[] {
       "control",
       `The control record was ${what} at ${
         secondsLabel(first.started_at_seconds)
-      }: the deletion reached data outside the test namespace, so the result cannot be trusted`,
+      }: the deletion reached data outside the test namespace, or the adapter misreports the control, so the result cannot be trusted`,
       lost.map((s) => s.index),
     ),
   ];

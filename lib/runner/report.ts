@@ -110,6 +110,8 @@ export interface Cleanup {
   deletes: CleanupDelete[];
   polls: number;
   remaining: { test: InventoryCounts | null; control: InventoryCounts | null };
+  /** Whether each namespace's marker was still retrievable at the last poll (`null`: query failed). */
+  marker_seen: { test: boolean | null; control: boolean | null };
   elapsed_seconds: number;
   problems: string[];
 }

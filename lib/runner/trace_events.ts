@@ -203,7 +203,8 @@ function rootEvent(
       event_id: rootId,
       parent_event_id: null,
       kind: "run",
-      status: verdict ? "ok" : "unset",
+      // A run that did not PASS is an error in the index, so error filters find it.
+      status: verdict ? (verdict.verdict === "PASS" ? "ok" : "error") : "unset",
       success: verdict === null || verdict.verdict === "INCONCLUSIVE"
         ? null
         : verdict.verdict === "PASS",
@@ -305,8 +306,8 @@ function findingEvent(
       event_id: `${runId}:finding:${n}`,
       parent_event_id: parent,
       kind: "finding",
-      status: "ok",
-      success: finding.severity === "fail"
+      status: findingFailed(finding) ? "error" : "ok",
+      success: findingFailed(finding)
         ? false
         : finding.severity === "inconclusive"
         ? null
@@ -360,7 +361,7 @@ function cleanupEvent(
       event_id: `${runId}:cleanup`,
       parent_event_id: parent,
       kind: "cleanup",
-      status: "ok",
+      status: cleanup.cleanup_complete ? "ok" : "error",
       success: cleanup.cleanup_complete,
       started_at: iso(at - cleanup.elapsed_seconds * 1000),
       ended_at: iso(at),
@@ -368,6 +369,12 @@ function cleanupEvent(
     },
     final: true,
   };
+}
+
+/** Findings that record something wrong (not context): failures, inconclusive evidence, leftovers. */
+function findingFailed(finding: Finding): boolean {
+  return finding.severity === "fail" || finding.severity === "inconclusive" ||
+    finding.code === "cleanup_incomplete";
 }
 
 /** Options for {@link createRunTraceSink}. */
