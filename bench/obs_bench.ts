@@ -216,6 +216,8 @@ async function columnsOf(client: Client, table: string): Promise<string[]> {
  * the faster and the floor takes the better.
  */
 const FLOOR_COMMITS = ["one_transaction", "per_bundle"] as const;
+/** Sizes from which the single-transaction floor variants are skipped. */
+const SINGLE_TRANSACTION_LIMIT = 1_000_000;
 type FloorCommit = typeof FLOOR_COMMITS[number];
 
 /** Reads back the rows ingest wrote for events `after < seq <= hi`, as insert statements. */
@@ -323,10 +325,16 @@ async function bestFloor(
   client: Client,
   tables: FloorTables,
   floors: Record<string, number>,
+  events: number,
 ): Promise<number> {
   const times: number[] = [];
+  // One transaction holding a million events' rows exhausts the client's
+  // memory (24 GiB seen); at that size the floor commits per bundle.
+  const commits = events >= SINGLE_TRANSACTION_LIMIT
+    ? ["per_bundle"] as const
+    : FLOOR_COMMITS;
   for (const shape of FLOOR_SHAPES) {
-    for (const commit of FLOOR_COMMITS) {
+    for (const commit of commits) {
       const seconds = await floorInsert(client, { shape, tables, commit });
       floors[`${tables}/${shape}/${commit}`] = seconds;
       times.push(seconds);
@@ -414,11 +422,17 @@ async function runSize(
     const floorPageTimings = await floorPages(db.client, events, "packaged");
     const rowPageTimings = await floorPages(db.client, events, "rows");
     const floors: Record<string, number> = {};
-    const floorInsertSeconds = await bestFloor(db.client, "plain", floors);
+    const floorInsertSeconds = await bestFloor(
+      db.client,
+      "plain",
+      floors,
+      events,
+    );
     const indexedFloorSeconds = await bestFloor(
       db.client,
       "same_indexes",
       floors,
+      events,
     );
     return {
       events,
