@@ -14,7 +14,13 @@ import { readInput } from "./_io.ts";
 import { DATA_FLAGS, parseFlags } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { ConfigError, errorMessage, UsageError } from "../lib/errors.ts";
+import {
+  ConfigError,
+  ConflictError,
+  errorMessage,
+  TraceError,
+  UsageError,
+} from "../lib/errors.ts";
 import { exportEvents } from "../lib/obs/export.ts";
 import { STORE_SELECTIONS, type StoreSelection } from "../lib/obs/filters.ts";
 import {
@@ -60,6 +66,9 @@ const FILTER_FLAGS = {
   store: { type: "string" },
 } as const;
 
+const DATA_HELP =
+  "Data: --data-dir DIR (default $TRACE_DATA_DIR, else the platform data directory) or --db URL";
+
 const FILTER_HELP = `Filters:
   --agent ID / --memory ID   agent or memory ids (repeatable; alternatives)
   --application ID --user ID scope (conjunctive); --anonymous for anonymous events only
@@ -69,7 +78,7 @@ const FILTER_HELP = `Filters:
   --since TIME --until TIME  ISO 8601 (inclusive / exclusive)
   --resource ID [--resource-type TYPE]   events referencing a resource (repeatable)
   --store all|trace|conversation|tool_log
-Data: --data-dir DIR (default $TRACE_DATA_DIR) or --db URL`;
+${DATA_HELP}`;
 
 const USAGE =
   `Usage: trace events <ingest FILE|- | query | export | summary> [options]
@@ -79,6 +88,9 @@ const USAGE =
   query           One page of events, newest first (--limit N, --cursor C)
   export          Metadata-only NDJSON of every selected event (--store, default all)
   summary         Aggregate counts of the selected events
+
+--json prints one JSON object (ingest, query, summary) instead of text;
+export always writes NDJSON. Run trace events <command> --help for details.
 
 ${FILTER_HELP}
 `;
@@ -135,43 +147,123 @@ async function ingestCommand(args: string[], io: CliIo): Promise<number> {
       "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n\n" +
         "Every line is validated before anything is written. With --batch-size each\n" +
         "batch is written on its own; if one fails, the earlier ones stay written.\n" +
-        "Provisions the database when missing, like trace serve.\n",
+        "Provisions the database when missing, like trace serve.\n" +
+        "With --json prints one object on stdout: {ok: true, inserted, duplicates, lines}\n" +
+        "or, when refused, {ok: false, error: {code, message, items}, written_lines}.\n" +
+        `${DATA_HELP}\n`,
     );
     return 0;
   }
   const batchSize = parseBatchSize(values["batch-size"]);
   const path = positionals[0]!;
-  const text = await readEventsFile(path, io);
-  let batch: NdjsonEvents;
+  const progress: IngestProgress = {
+    batches: 0,
+    inserted: 0,
+    duplicates: 0,
+    writtenLines: 0,
+  };
+  let batch: NdjsonEvents | undefined;
   try {
-    batch = parseNdjsonEvents(text);
+    batch = parseNdjsonEvents(await readEventsFile(path, io));
     // A bad line anywhere refuses the whole file before any batch is written.
     validateEventBatch(batch.events, { lines: batch.lines });
+    const events = batch;
+    await withDataContext(
+      values,
+      io,
+      { write: true },
+      ({ db }) => ingestBatches(db, events, batchSize, progress),
+    );
   } catch (error) {
-    reportIssues(io, error);
-    throw error;
+    throw reportFailure(io, error, progress, values.json === true);
   }
-  const totals = await withDataContext(
-    values,
-    io,
-    { write: true },
-    ({ db }) => ingestBatches(db, batch, batchSize, io),
-  );
   io.out(
     values.json
-      ? JSON.stringify(totals) + "\n"
-      : `Ingested ${totals.inserted} events (${totals.duplicates} identical retries skipped)\n`,
+      ? JSON.stringify({
+        ok: true,
+        inserted: progress.inserted,
+        duplicates: progress.duplicates,
+        lines: batch.events.length,
+        batches: progress.batches,
+      }) + "\n"
+      : `Ingested ${plural(progress.inserted, "event")} (${
+        plural(progress.duplicates, "identical retry", "identical retries")
+      } skipped)\n`,
   );
   return 0;
 }
 
-/** Lists each refused item on stderr (the error itself names the first). */
-function reportIssues(io: CliIo, error: unknown): void {
-  if (
-    error instanceof IngestBatchError || error instanceof IngestConflictError
-  ) {
-    for (const item of error.items) io.err(`  ${describeEventIssue(item)}\n`);
+/**
+ * Reports a failed ingest (a JSON object on stdout with --json, else each
+ * refused line on stderr) and returns the error to throw: for a refused
+ * batch, a summary that does not repeat the lines already listed.
+ */
+function reportFailure(
+  io: CliIo,
+  error: unknown,
+  progress: IngestProgress,
+  json: boolean,
+): unknown {
+  const items = error instanceof IngestBatchError ||
+      error instanceof IngestConflictError
+    ? error.items
+    : [];
+  const summary = summaryError(error, items.length);
+  if (json) {
+    if (!(summary instanceof TraceError)) return summary;
+    const body = {
+      ok: false,
+      error: {
+        code: summary.code,
+        message: summary.message,
+        items: items.map((item) => ({
+          line: item.line ?? null,
+          field: item.field,
+          message: item.message,
+        })),
+      },
+      written_lines: progress.writtenLines,
+    };
+    io.out(JSON.stringify(body) + "\n");
+    return summary;
   }
+  for (const item of items) io.err(`  ${describeEventIssue(item)}\n`);
+  if (items.length > 0 && progress.batches > 0) {
+    io.err(
+      `Lines 1-${progress.writtenLines} were written in ${
+        plural(progress.batches, "earlier batch", "earlier batches")
+      } (${
+        plural(progress.inserted, "new event")
+      }); after fixing, resend from line ${progress.writtenLines + 1}\n`,
+    );
+  }
+  return summary;
+}
+
+/** The error to end with once the refused lines are listed: names them once. */
+function summaryError(error: unknown, listed: number): unknown {
+  if (error instanceof IngestBatchError) {
+    return new ConfigError(
+      `Cannot ingest the batch: ${plural(error.refused, "event")} refused (${
+        listed < error.refused ? `the first ${listed}` : "each"
+      } listed above); fix them and resend the whole batch`,
+      { cause: error },
+    );
+  }
+  if (error instanceof IngestConflictError) {
+    return new ConflictError(
+      `Cannot ingest the batch: ${
+        plural(error.items.length, "event")
+      } listed above would change a stored event; a changed observation needs a new event_id`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+/** `1 event`, `2 events`. */
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 function parseBatchSize(flag: string | undefined): number {
@@ -185,47 +277,35 @@ function parseBatchSize(flag: string | undefined): number {
   return size;
 }
 
-interface IngestTotals {
+/** What an ingest has written so far; a failure reports it. */
+interface IngestProgress {
   batches: number;
   inserted: number;
   duplicates: number;
+  /** Source lines up to this one are written (0: none). */
+  writtenLines: number;
 }
 
-/** Writes `batch` in slices of `size`; on a failure says which lines were already written. */
+/** Writes `batch` in slices of `size`, recording each written slice in `progress`. */
 async function ingestBatches(
   db: TraceDb,
   batch: NdjsonEvents,
   size: number,
-  io: CliIo,
-): Promise<IngestTotals> {
-  const totals = { batches: 0, inserted: 0, duplicates: 0 };
+  progress: IngestProgress,
+): Promise<void> {
   const step = Math.min(size, Math.max(batch.events.length, 1));
   for (let start = 0; start < batch.events.length; start += step) {
-    try {
-      const result = await ingestEvents(
-        db,
-        batch.events.slice(start, start + step),
-        { source: "cli", lines: batch.lines.slice(start, start + step) },
-      );
-      totals.batches += 1;
-      totals.inserted += result.inserted;
-      totals.duplicates += result.duplicates;
-    } catch (error) {
-      reportIssues(io, error);
-      if (totals.batches > 0) {
-        const last = batch.lines[start - 1]!;
-        io.err(
-          `Lines 1-${last} were written in ${totals.batches} earlier batch${
-            totals.batches > 1 ? "es" : ""
-          } (${totals.inserted} new events); after fixing, resend from line ${
-            batch.lines[start]
-          }\n`,
-        );
-      }
-      throw error;
-    }
+    const lines = batch.lines.slice(start, start + step);
+    const result = await ingestEvents(
+      db,
+      batch.events.slice(start, start + step),
+      { source: "cli", lines },
+    );
+    progress.batches += 1;
+    progress.inserted += result.inserted;
+    progress.duplicates += result.duplicates;
+    progress.writtenLines = lines.at(-1) ?? progress.writtenLines;
   }
-  return totals;
 }
 
 /** Reads FILE (or stdin for `-`), turning OS errors into what to do about them. */
@@ -329,15 +409,15 @@ function formatEvent(event: TraceEvent): string {
   const who = event.agent_id
     ? `agent=${event.agent_id}`
     : `memory=${event.memory_id}`;
-  return `${event.ts}  ${event.kind.padEnd(14)} ${
+  return `${event.ts}  ${event.kind.padEnd(14)}  ${
     event.status.padEnd(5)
-  } ${event.event_id}  root=${event.root_trace_id}  ${who}`;
+  }  ${event.event_id}  root=${event.root_trace_id}  ${who}`;
 }
 
 function formatPage(page: TraceEventPage): string {
   const lines = page.events.map(formatEvent);
   lines.push(
-    `${page.rows_in_window} events${
+    `${plural(page.rows_in_window, "event")}${
       page.has_more ? `; more: --cursor ${page.next_cursor}` : "; no more"
     }`,
     `read: ${page.read_completeness}  instrumentation coverage: ${page.instrumentation_coverage}  outcomes: ${page.outcome_verification}`,
@@ -369,7 +449,9 @@ async function exportCommand(args: string[], io: CliIo): Promise<number> {
       { store, scope },
       (line) => io.out(line),
     );
-    io.err(`Exported ${result.rows} events from store ${result.store}\n`);
+    io.err(
+      `Exported ${plural(result.rows, "event")} from store ${result.store}\n`,
+    );
     return 0;
   });
 }
@@ -398,7 +480,7 @@ async function summaryCommand(args: string[], io: CliIo): Promise<number> {
 function formatSummary(summary: TraceSummary): string {
   const kinds = summary.by_kind.map((k) => `${k.kind}=${k.events}`).join(" ");
   return [
-    `${summary.events} events in ${summary.roots} roots (${
+    `${plural(summary.events, "event")} in ${plural(summary.roots, "root")} (${
       summary.first_ts ?? "-"
     } .. ${summary.last_ts ?? "-"})`,
     `errors: ${summary.errors}  kinds: ${kinds || "-"}`,

@@ -86,6 +86,8 @@ Source envelopes are not touched (see expiry-plan).
 Lists the source envelopes received before TIME with their fingerprints and
 seals the list. Writes the plan JSON to FILE (or stdout); review it, then pass
 it to expiry-apply with its confirmation string.
+Source expiry deletes envelopes only: the index rows and previews of these
+events stay queryable until trace obs retention removes them.
 `,
   "expiry-apply":
     `Usage: trace obs expiry-apply --plan FILE --confirm STRING --archive-dir DIR
@@ -94,6 +96,9 @@ it to expiry-apply with its confirmation string.
 Writes the planned envelopes to a new NDJSON file in DIR (synced to disk),
 then deletes exactly those whose fingerprint still matches the plan. Exits 1
 when any planned envelope was refused or a batch failed.
+Only envelopes are deleted: index rows and previews of these events are
+removed by trace obs retention, not by source expiry, so the events stay
+queryable until retention runs.
 `,
   health:
     `Usage: trace obs health [--samples N] [--json] [--data-dir DIR] [--db URL]
@@ -496,6 +501,10 @@ const APPLY_FLAGS = {
   "batch-size": { type: "string" },
 } as const;
 
+// Expiry deletes envelopes only; users expect the events to vanish from queries.
+const EXPIRY_INDEX_NOTE =
+  "Index rows and previews of these events are removed by trace obs retention, not by source expiry; until then they stay queryable";
+
 async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS);
   if (values.help) return showHelp(io, HELPS["expiry-apply"]!);
@@ -533,8 +542,10 @@ async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
         batchSize === undefined ? {} : { batchSize },
       ),
   );
-  if (values.json) printJson(io, result);
-  else {
+  if (values.json) {
+    printJson(io, result);
+    if (result.deleted > 0) io.err(`${EXPIRY_INDEX_NOTE}\n`);
+  } else {
     io.out(
       `Source expiry ${result.status}: ${result.deleted} of ${result.planned} envelopes deleted, ` +
         `${result.refused.length} refused, ${result.failed_batches.length} failed batches, ` +
@@ -548,6 +559,7 @@ async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
         `  batch seq ${f.first_seq}..${f.last_seq} (${f.rows} rows): ${f.error}; plan again\n`,
       );
     }
+    if (result.deleted > 0) io.out(`${EXPIRY_INDEX_NOTE}\n`);
   }
   return result.status === "applied" ? 0 : 1;
 }
@@ -604,7 +616,7 @@ async function obsHealthCommand(args: string[], io: CliIo): Promise<number> {
       io.out(
         `  ${alert.severity} ${alert.code}${
           alert.count === null ? "" : ` (${alert.count})`
-        }\n`,
+        }: ${alert.message}\n`,
       );
     }
   }

@@ -1,6 +1,11 @@
 /** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
 
-import { errorMessage, NotFoundError, UsageError } from "../lib/errors.ts";
+import {
+  errorMessage,
+  NotFoundError,
+  StorageError,
+  UsageError,
+} from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import {
@@ -62,7 +67,70 @@ Options:
   --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
   --db URL           Database URL instead of <data-dir>/trace.db
   --no-trace         (run) Do not write the runs into the observability index
+
+Run trace reference <subcommand> --help for its own options.
 `;
+
+const DATA_OPTIONS =
+  `  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
+  --db URL           Database URL instead of <data-dir>/trace.db`;
+
+/** Help of each subcommand. */
+const HELPS: Record<Subcommand, string> = {
+  list: `Usage: trace reference list [--json]
+
+Lists the reference systems: what each does, its expected outcome and any
+blind spot. Nothing is run or read from the data directory.
+`,
+  plan: `Usage: trace reference plan [NAME...] [--json]
+
+Shows what a run of every system (or the named ones) would do: documents,
+deletion window, samples and request budget. Nothing is run or recorded.
+`,
+  run:
+    `Usage: trace reference run [NAME...] [--no-trace] [--json] [--data-dir DIR] [--db URL]
+
+Runs every system (or the named ones) in process with virtual time, records
+each run in the reference history and prints the matrix with each run id.
+Exits 1 if any system lands off its expected outcome.
+
+Options:
+  --no-trace         Do not write the runs into the observability index
+  --json             The matrix rows as JSON on stdout
+${DATA_OPTIONS}
+`,
+  show: `Usage: trace reference show RUN_ID [--json] [--data-dir DIR] [--db URL]
+
+Shows one stored reference run with its expected and observed outcome. The
+run column of trace reference dashboard (or run) gives the latest run id of
+each system.
+
+Options:
+  --json             The evaluation and the full report as JSON
+${DATA_OPTIONS}
+`,
+  dashboard:
+    `Usage: trace reference dashboard [--json] [--data-dir DIR] [--db URL]
+
+Matrix of the latest run of each system, with the run id to pass to trace
+reference show.
+
+Options:
+  --json             Rows (each with its run_id), missing systems and mismatches
+${DATA_OPTIONS}
+`,
+  ranking: `Usage: trace reference ranking [--json] [--data-dir DIR] [--db URL]
+
+Systems ordered by the strength of their deletion guarantee, from the latest
+run of each.
+
+Options:
+  --json             The rule and the ranked rows as JSON
+${DATA_OPTIONS}
+`,
+};
+
+const NO_RUNS = "No reference runs yet; run trace reference run first";
 
 const SUBCOMMANDS = [
   "list",
@@ -90,15 +158,19 @@ export function createReferenceCommand(
       max: 64,
     });
     const [sub, ...names] = positionals;
-    if (values.help || sub === undefined) {
+    if (sub === undefined) {
       showHelp(io, HELP);
-      return sub === undefined && !values.help ? 2 : 0;
+      return values.help ? 0 : 2;
     }
     if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
+      if (values.help) return showHelp(io, HELP);
       throw new UsageError(
-        `reference: unknown subcommand "${sub}"; use ${SUBCOMMANDS.join(", ")}`,
+        `Unknown subcommand "${sub}"; use ${
+          SUBCOMMANDS.join(", ")
+        } (see trace reference --help)`,
       );
     }
+    if (values.help) return showHelp(io, HELPS[sub as Subcommand]);
     const context = { systems, values, io };
     switch (sub as Subcommand) {
       case "list":
@@ -135,7 +207,7 @@ function selectSystems(
     const spec = findSystem(name, systems);
     if (!spec) {
       throw new UsageError(
-        `reference: unknown system "${name}"; valid systems: ${
+        `Unknown system "${name}"; valid systems: ${
           systems.map((s) => s.name).join(", ")
         }`,
       );
@@ -147,9 +219,9 @@ function selectSystems(
 function noArguments(sub: string, names: string[]): void {
   if (names.length > 0) {
     throw new UsageError(
-      `reference ${sub}: unexpected argument "${
+      `Unexpected argument "${
         names[0]
-      }"; see trace reference --help`,
+      }" for reference ${sub}; see trace reference ${sub} --help`,
     );
   }
 }
@@ -273,14 +345,16 @@ async function show(
 ): Promise<number> {
   const [runId, ...extra] = names;
   if (runId === undefined) {
-    throw new UsageError("reference show: RUN_ID is required");
+    throw new UsageError(
+      "RUN_ID is required; the run column of trace reference dashboard lists them",
+    );
   }
   noArguments("show", extra);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+  return await readHistory(values, io, async (db) => {
     const entry = await readReferenceRun(db, runId);
     if (!entry) {
       throw new NotFoundError(
-        `Cannot show reference run "${runId}": it is not in the reference history; list runs with trace reference dashboard`,
+        `Cannot show reference run "${runId}": it is not in the reference history; the run column of trace reference dashboard lists the latest run of each system`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -297,6 +371,32 @@ async function show(
     io.out(head + renderReport(entry.report));
     return 0;
   });
+}
+
+/**
+ * Opens the data for reading; a data directory nothing was recorded in yet
+ * means no reference run either, which is what the user needs to hear.
+ */
+async function readHistory(
+  values: Values,
+  io: CliIo,
+  fn: (db: TraceDb) => Promise<number>,
+): Promise<number> {
+  try {
+    return await withDataContext(
+      values,
+      io,
+      { write: false },
+      ({ db }) => fn(db),
+    );
+  } catch (error) {
+    if (
+      error instanceof StorageError && error.message.startsWith("No Trace data")
+    ) {
+      throw new NotFoundError(NO_RUNS, { cause: error });
+    }
+    throw error;
+  }
 }
 
 async function latestRows(
@@ -323,7 +423,7 @@ async function dashboard(
   names: string[],
 ): Promise<number> {
   noArguments("dashboard", names);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+  return await readHistory(values, io, async (db) => {
     const { rows, missing } = await latestRows(db, systems);
     if (values.json) {
       printJson(io, {
@@ -334,7 +434,11 @@ async function dashboard(
       });
       return 0;
     }
-    io.out(renderMatrix(rows) + missingNote(missing));
+    io.out(
+      rows.length === 0
+        ? `${NO_RUNS}\n`
+        : renderMatrix(rows) + missingNote(missing),
+    );
     return 0;
   });
 }
@@ -344,11 +448,15 @@ async function ranking(
   names: string[],
 ): Promise<number> {
   noArguments("ranking", names);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+  return await readHistory(values, io, async (db) => {
     const { rows, missing } = await latestRows(db, systems);
     const ranked = rankSystems(rows);
     if (values.json) {
       printJson(io, { rule: RANKING_RULE, ranking: ranked, missing });
+      return 0;
+    }
+    if (rows.length === 0) {
+      io.out(`${NO_RUNS}\n`);
       return 0;
     }
     const lines = [
@@ -403,6 +511,7 @@ export function renderMatrix(rows: readonly DashboardRow[]): string {
     "observed",
     "match",
     ...FAMILIES.map((f) => f.replace("_records", "")),
+    "run",
   ];
   const body = rows.map((row) => [
     row.blind_spot ? `${row.system} (!)` : row.system,
@@ -410,6 +519,7 @@ export function renderMatrix(rows: readonly DashboardRow[]): string {
     row.observed,
     row.matches ? "yes" : "NO",
     ...FAMILIES.map((f) => cellText(row.families[f])),
+    row.run_id,
   ]);
   const notes = rows.filter((r) => r.blind_spot).map((r) =>
     `(!) ${r.system}: blind spot, not a guarantee: ${r.blind_spot}`

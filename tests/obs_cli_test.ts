@@ -34,9 +34,11 @@ Deno.test("events ingest/query/export/summary work end to end on a fresh data di
       0,
     );
     assert.deepEqual(JSON.parse(ingest.stdout()), {
-      batches: 1,
+      ok: true,
       inserted: 3,
       duplicates: 0,
+      lines: 3,
+      batches: 1,
     });
 
     const query = captureIo();
@@ -62,7 +64,8 @@ Deno.test("events ingest/query/export/summary work end to end on a fresh data di
 
     const human = captureIo();
     await events(["query", "--q", "e1", "--data-dir", dir], human);
-    assert.match(human.stdout(), /e1 .*root=e1/);
+    assert.match(human.stdout(), /retrieval {7}unset {2}e1 {2}root=e1/);
+    assert.match(human.stdout(), /\n1 event; no more\n/);
     assert.match(human.stdout(), /instrumentation coverage: unknown/);
 
     const exported = captureIo();
@@ -96,9 +99,15 @@ Deno.test("events ingest reports every refused line by number and writes nothing
     const io = captureIo(
       [line(1), "{nope", "[1, 2]", line(4, { kind: "" })].join("\n"),
     );
-    await assert.rejects(
-      events(["ingest", "-", "--data-dir", dir, "--batch-size", "1"], io),
-      IngestBatchError,
+    const refused = await events(
+      ["ingest", "-", "--data-dir", dir, "--batch-size", "1"],
+      io,
+    ).catch((e) => e);
+    assert.ok(refused.cause instanceof IngestBatchError);
+    assert.equal(
+      refused.message,
+      "Cannot ingest the batch: 2 events refused (each listed above); fix them and resend the whole batch",
+      "the summary does not repeat a listed line",
     );
     assert.equal(
       io.stderr(),
@@ -111,7 +120,11 @@ Deno.test("events ingest reports every refused line by number and writes nothing
     const valid = captureIo([line(1), line(2, { kind: "" })].join("\n"));
     await assert.rejects(
       events(["ingest", "-", "--data-dir", dir, "--batch-size", "1"], valid),
-      /\(line 2: kind: must be a lower-case token/,
+      /1 event refused \(each listed above\)/,
+    );
+    assert.match(
+      valid.stderr(),
+      /^ {2}line 2: kind: must be a lower-case token/,
     );
     assert.ok(
       !(await exists(join(dir, "trace.db"))),
@@ -130,8 +143,8 @@ Deno.test("events ingest --batch-size says which lines were written before a fai
       ["ingest", "-", "--data-dir", dir, "--batch-size", "2"],
       io,
     ).catch((e) => e);
-    assert.ok(error instanceof IngestConflictError);
-    assert.match(error.message, /line 4: event_id: "e3" is already stored/);
+    assert.ok(error.cause instanceof IngestConflictError);
+    assert.match(io.stderr(), /line 4: event_id: "e3" is already stored/);
     assert.match(
       io.stderr(),
       /Lines 1-3 were written in 1 earlier batch \(2 new events\); after fixing, resend from line 4\n$/,
@@ -139,6 +152,42 @@ Deno.test("events ingest --batch-size says which lines were written before a fai
     const query = captureIo();
     await events(["query", "--json", "--data-dir", dir], query);
     assert.equal(JSON.parse(query.stdout()).events.length, 3);
+  });
+});
+
+Deno.test("events ingest --json prints one object on stdout for a refused batch", async () => {
+  await withTempDir(async (dir) => {
+    const io = captureIo(JSON.stringify({ event_id: "e-5" }));
+    const code = await main(
+      ["events", "ingest", "-", "--json", "--data-dir", dir],
+      io,
+    );
+    assert.equal(code, 2);
+    assert.deepEqual(JSON.parse(io.stdout()), {
+      ok: false,
+      error: {
+        code: "config_invalid",
+        message:
+          "Cannot ingest the batch: 1 event refused (each listed above); fix them and resend the whole batch",
+        items: [{ line: 1, field: "application_id", message: "is required" }],
+      },
+      written_lines: 0,
+    });
+    const split = captureIo(
+      [line(1), line(2), line(1, { kind: "x" })].join("\n"),
+    );
+    await events(["ingest", "-", "--data-dir", dir], captureIo(line(1)));
+    const partial = await events(
+      ["ingest", "-", "--json", "--batch-size", "2", "--data-dir", dir],
+      split,
+    ).catch((e) => e);
+    assert.ok(partial.cause instanceof IngestConflictError);
+    const body = JSON.parse(split.stdout());
+    assert.equal(body.ok, false);
+    assert.equal(body.written_lines, 2);
+    assert.deepEqual(body.error.items.map((i: { line: number }) => i.line), [
+      3,
+    ]);
   });
 });
 

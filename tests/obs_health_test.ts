@@ -3,7 +3,12 @@ import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { openDb } from "../lib/db.ts";
 import { incrementCounter, resetCounters } from "../lib/obs/counters.ts";
-import { expectedSchemaObjects, obsHealth } from "../lib/obs/health.ts";
+import {
+  expectedSchemaObjects,
+  HEALTH_ALERT_CODES,
+  HEALTH_ALERT_MESSAGES,
+  obsHealth,
+} from "../lib/obs/health.ts";
 import { ingestEvents } from "../lib/obs/ingest.ts";
 import { parity } from "../lib/obs/parity.ts";
 import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
@@ -90,6 +95,34 @@ Deno.test("obsHealth() counts rows, broken links and truncation with sorted aler
   });
 });
 
+Deno.test("obsHealth() calls a fresh empty index ok with only notes", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const report = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(report.status, "ok");
+    assert.deepEqual(
+      report.alerts.map((a) => [a.code, a.severity]),
+      [["parity_unknown", "info"], ["process_counters_unknown", "info"]],
+    );
+    assert.match(report.alerts[0]!.message, /run trace obs parity$/);
+    await ingestEvents(db, [event("first")]);
+    const after = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(after.status, "degraded", "events without a check are news");
+    assert.equal(
+      after.alerts.find((a) => a.code === "parity_unknown")?.severity,
+      "warning",
+    );
+  });
+});
+
+Deno.test("HEALTH_ALERT_MESSAGES gives every alert one sentence with what to do", () => {
+  for (const code of HEALTH_ALERT_CODES) {
+    const message = HEALTH_ALERT_MESSAGES[code];
+    assert.match(message, /^[A-Z][^\n]*[^.]$/, code);
+    assert.ok(message.includes(";"), `${code} says what to do`);
+  }
+});
+
 Deno.test("obsHealth() reports counters of another process as unknown, not zero", async () => {
   await withDb(async (db) => {
     await seed(db);
@@ -117,6 +150,7 @@ Deno.test("obsHealth() reports counters of another process as unknown, not zero"
       code: "write_failures",
       severity: "critical",
       count: 1,
+      message: HEALTH_ALERT_MESSAGES.write_failures,
     });
     assert.equal(
       failing.alerts.find((a) => a.code === "callback_failures")?.count,
@@ -180,6 +214,12 @@ Deno.test("obs() health prints JSON and exits 1 only when failing", async () => 
     const report = JSON.parse(io.stdout());
     assert.equal(report.counters.state, "unknown");
     assert.equal(report.status, "degraded");
+    const text = captureIo();
+    await obs(["health", "--samples", "1", "--data-dir", dataDir], text);
+    assert.match(
+      text.stdout(),
+      /\n {2}warning parity_unknown: No whole-index parity check has run yet; run trace obs parity\n/,
+    );
     const empty = await Deno.makeTempDir({ dir: dataDir });
     const missing = captureIo();
     await assert.rejects(

@@ -4,7 +4,7 @@ import { RefusedError } from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { ingestEvents } from "../lib/obs/ingest.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
-import { obsHealth } from "../lib/obs/health.ts";
+import { HEALTH_ALERT_MESSAGES, obsHealth } from "../lib/obs/health.ts";
 import { parity, readRecordedParity } from "../lib/obs/parity.ts";
 import { retention } from "../lib/obs/retention.ts";
 import {
@@ -122,6 +122,7 @@ Deno.test("obsHealth() warns about a tenant mismatch newer than the whole-index 
       code: "parity_tenant_failed",
       severity: "warning",
       count: 1,
+      message: HEALTH_ALERT_MESSAGES.parity_tenant_failed,
     });
     // A newer whole-index check supersedes the tenant result.
     await parity(db, { record: true, now });

@@ -501,6 +501,14 @@ Deno.test("obs() plans and applies a source expiry through a synced NDJSON archi
     );
     assert.equal(code, 0, applyIo.stderr());
     assert.equal(JSON.parse(applyIo.stdout()).deleted, 3);
+    assert.match(
+      applyIo.stderr(),
+      /removed by trace obs retention, not by source expiry/,
+      "says the index still holds the expired events",
+    );
+    const help = captureIo();
+    await obs(["expiry-apply", "--help"], help);
+    assert.match(help.stdout(), /removed by trace obs retention/);
     const files = [...Deno.readDirSync(`${dir}/archive`)];
     assert.equal(files.length, 1);
     const lines = (await Deno.readTextFile(`${dir}/archive/${files[0]!.name}`))

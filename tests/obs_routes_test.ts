@@ -141,6 +141,29 @@ Deno.test("POST /api/events rejects a malformed batch whole with per-item errors
   });
 });
 
+Deno.test("POST /api/events says a missing required field is required", async () => {
+  await api(async (app) => {
+    const res = await app.request(post(JSON.stringify({ event_id: "e-5" })));
+    assert.equal(res.status, 400);
+    const { error } = await res.json();
+    assert.deepEqual(
+      error.items.map((i: { field: string; message: string }) => [
+        i.field,
+        i.message,
+      ]),
+      [["application_id", "is required"]],
+    );
+    const ref = await app.request(
+      post(JSON.stringify(event(1, { resources: [{ id: "doc-1" }] }))),
+    );
+    assert.equal(
+      (await ref.json()).error.items[0].message,
+      "is required",
+      "nested objects name a missing key the same way",
+    );
+  });
+});
+
 Deno.test("POST /api/events answers 409 for a changed payload, 413 and 415 for bad bodies", async () => {
   await api(async (app) => {
     await app.request(post(JSON.stringify([event(1)])));
@@ -234,6 +257,21 @@ Deno.test("GET /api/events queries with filters and cursors", async () => {
       .json();
     assert.equal(anonymous.events.length, 2);
     assert.equal((await app.request("/api/events?limit=5000")).status, 400);
+  });
+});
+
+Deno.test("GET /api/events suggests the parameter a CLI flag name meant", async () => {
+  await api(async (app) => {
+    const res = await app.request("/api/events?application=app-1");
+    assert.equal(res.status, 400);
+    assert.match(
+      (await res.json()).error.message,
+      /unknown parameter "application"; did you mean application_id\?$/,
+    );
+    const since = await (await app.request("/api/events?since=x")).json();
+    assert.match(since.error.message, /did you mean start_time\?$/);
+    const other = await (await app.request("/api/events?colour=red")).json();
+    assert.match(other.error.message, /unknown parameter "colour"; remove it$/);
   });
 });
 

@@ -52,6 +52,10 @@ Deno.test("reference run records every system as a reference run and prints the 
     assert.match(rank.stdout(), /1\s+correct\s+immediate erasure/);
 
     const runId = board.rows[1].run_id;
+    const text = captureIo();
+    await reference(["dashboard", "--data-dir", dir], text);
+    assert.match(text.stdout(), /^system\s+expected.*\s+run\n/);
+    assert.match(text.stdout(), new RegExp(`stale-cache .* ${runId}\n`));
     const shown = captureIo();
     assert.equal(await reference(["show", runId, "--data-dir", dir], shown), 0);
     assert.match(
@@ -94,16 +98,29 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
   await withTempDir(async (dir) => {
     await assert.rejects(
       reference(["run", "nope", "--data-dir", dir], captureIo()),
-      /unknown system "nope"; valid systems: correct, stale-cache/,
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /^Unknown system "nope"; valid systems: correct, stale-cache/,
+          "cli.ts adds the command prefix; the message has none of its own",
+        );
+        return true;
+      },
     );
     await assert.rejects(
       reference(["frobnicate"], captureIo()),
-      /unknown subcommand "frobnicate"/,
+      /Error: Unknown subcommand "frobnicate"/,
     );
     await assert.rejects(
       reference(["show", "run-missing", "--data-dir", dir], captureIo()),
-      /No Trace data at .* yet/,
+      /Error: No reference runs yet; run trace reference run first$/,
     );
+    for (const sub of ["dashboard", "ranking"]) {
+      await assert.rejects(
+        reference([sub, "--data-dir", dir], captureIo()),
+        /Error: No reference runs yet; run trace reference run first$/,
+      );
+    }
     const db = await openDb({ dataDir: dir });
     await migrate(db, ALL_MIGRATIONS);
     db.close();
@@ -113,7 +130,10 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
     );
     const empty = captureIo();
     assert.equal(await reference(["dashboard", "--data-dir", dir], empty), 0);
-    assert.match(empty.stdout(), /No reference run yet for: correct/);
+    assert.equal(
+      empty.stdout(),
+      "No reference runs yet; run trace reference run first\n",
+    );
   });
 });
 
@@ -135,4 +155,15 @@ Deno.test("reference list and plan describe systems without running them", async
   const [entry] = JSON.parse(plan.stdout());
   assert.equal(entry.plan.timing.document_count, 200);
   assert.equal(entry.plan.target.source, "reference");
+});
+
+Deno.test("reference <subcommand> --help prints that subcommand's own help", async () => {
+  for (const sub of ["list", "plan", "run", "show", "dashboard", "ranking"]) {
+    const io = captureIo();
+    assert.equal(await reference([sub, "--help"], io), 0);
+    assert.match(io.stdout(), new RegExp(`^Usage: trace reference ${sub} `));
+  }
+  const top = captureIo();
+  assert.equal(await reference(["--help"], top), 0);
+  assert.match(top.stdout(), /^Usage: trace reference <subcommand>/);
 });

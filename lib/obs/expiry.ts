@@ -7,7 +7,9 @@
  * exactly `true`, and only then compare-and-deletes them in batches: each
  * batch grants the delete for `seq` + fingerprint (the schema's trigger
  * refuses any other delete) and removes only rows whose fingerprint still
- * matches. Reports are content-free: keys, counts and codes only.
+ * matches. Reports are content-free: keys, counts and codes only. Index
+ * rows and previews are not touched: retention removes them, so an expired
+ * event stays queryable through the index until retention runs.
  *
  * @module
  */

@@ -54,12 +54,46 @@ export const ALERT_SEVERITIES = ["critical", "warning", "info"] as const;
 /** One of {@link ALERT_SEVERITIES}. */
 export type AlertSeverity = typeof ALERT_SEVERITIES[number];
 
+/** What each alert means and what to do about it, in one sentence. */
+export const HEALTH_ALERT_MESSAGES: Record<HealthAlertCode, string> = {
+  callback_failures:
+    "Event callbacks failed in the serving process; check the server log for the failing callback",
+  index_not_ready:
+    "Indexes or triggers the schema declares are missing, so queries may be slow; recreate them from the schema migrations or restore a backup",
+  missing_parent_links:
+    "Some events name a parent event the index does not hold; send the parent events or ignore this if they were never recorded",
+  parity_failed:
+    "The last whole-index parity check found index rows that differ from their envelopes; run trace obs backfill --apply, then trace obs parity",
+  parity_incomplete:
+    "The last whole-index parity check covered more envelopes than its page bound; rerun trace obs parity with a larger --page-bound",
+  parity_tenant_failed:
+    "A single-application parity check found a mismatch newer than the whole-index check; run trace obs backfill --apply, then trace obs parity",
+  parity_unknown:
+    "No whole-index parity check has run yet; run trace obs parity",
+  process_counters_unknown:
+    "Write and callback failure counters live in the serving process; read GET /api/health from trace serve",
+  schema_missing:
+    "The observability tables do not exist yet; run trace obs init",
+  schema_outdated:
+    "The observability tables are older than this build needs; run trace obs init to upgrade them",
+  truncated_previews:
+    "Some previews were longer than 16,000 characters and were stored truncated; nothing to do unless full previews matter",
+  unindexed_envelopes:
+    "Some stored envelopes have no index rows, so queries miss them; run trace obs backfill --apply",
+  unregistered_coverage_profiles:
+    "Events name coverage profiles nobody registered, so coverage cannot judge them; register them with registerCoverageProfile() or fix the events' coverage_profile",
+  write_failures:
+    "The serving process failed to write events; check the server log and the database's free space and permissions",
+};
+
 /** One deterministic alert. */
 export interface HealthAlert {
   code: HealthAlertCode;
   severity: AlertSeverity;
   /** How many rows or events the alert concerns, when countable. */
   count: number | null;
+  /** What the alert means and what to do, in one sentence. */
+  message: string;
 }
 
 /** Counters of the writing process, or `unknown` when this reader has none. */
@@ -406,7 +440,13 @@ function alertsOf(report: Draft): HealthAlert[] {
     code: HealthAlertCode,
     severity: AlertSeverity,
     count: number | null = null,
-  ) => alerts.push({ code, severity, count });
+  ) =>
+    alerts.push({
+      code,
+      severity,
+      count,
+      message: HEALTH_ALERT_MESSAGES[code],
+    });
   if (!report.schema.provisioned) add("schema_missing", "critical");
   else if ((report.schema.version ?? 0) < report.schema.expected) {
     add("schema_outdated", "critical");
@@ -450,7 +490,11 @@ function parityAlerts(
   add: (code: HealthAlertCode, severity: AlertSeverity, count?: number) => void,
 ): void {
   const status = report.parity.status;
-  if (status === "unknown") add("parity_unknown", "warning");
+  // A fresh index with nothing in it has nothing to check yet: that is not
+  // a degraded index, so the missing check is only worth a note.
+  const empty = (report.counts?.envelopes ?? 0) === 0 &&
+    (report.counts?.events ?? 0) === 0;
+  if (status === "unknown") add("parity_unknown", empty ? "info" : "warning");
   else if (status === "mismatch") add("parity_failed", "critical");
   else if (status === "incomplete") add("parity_incomplete", "warning");
   // A tenant check newer than the whole-index check that found a mismatch is

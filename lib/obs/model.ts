@@ -15,6 +15,7 @@
  */
 
 import * as v from "valibot";
+import { objectIssueMessage } from "../contract/issues.ts";
 
 /** Stores an event may belong to. */
 export const STORES = ["trace", "conversation", "tool_log"] as const;
@@ -192,7 +193,7 @@ export const ResourceRefSchema = v.strictObject({
   role: v.optional(
     v.picklist(RESOURCE_ROLES, `must be one of ${RESOURCE_ROLES.join(", ")}`),
   ),
-});
+}, objectIssueMessage());
 /** A typed opaque resource reference. */
 export type ResourceRef = v.InferOutput<typeof ResourceRefSchema>;
 
@@ -242,7 +243,7 @@ export const SelectionCandidateSchema = v.strictObject({
     SELECTION_REASONS,
     `must be one of ${SELECTION_REASONS.join(", ")}`,
   ),
-});
+}, objectIssueMessage());
 /** One candidate of a selection decision. */
 export type SelectionCandidate = v.InferOutput<typeof SelectionCandidateSchema>;
 
@@ -261,7 +262,7 @@ export const SelectionSchema = v.strictObject({
   omitted_candidates: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0)),
   ),
-});
+}, objectIssueMessage());
 /** A selection decision. */
 export type Selection = v.InferOutput<typeof SelectionSchema>;
 
@@ -274,7 +275,7 @@ export const OutcomeSchema = v.strictObject({
   ),
   code: v.optional(TokenSchema),
   artifact: v.optional(ResourceRefSchema),
-});
+}, objectIssueMessage());
 /** Outcome evidence. */
 export type Outcome = v.InferOutput<typeof OutcomeSchema>;
 
@@ -335,10 +336,7 @@ export const EventInputSchema = v.pipe(
         ),
       ))),
     },
-    (issue) =>
-      issue.expected === "never"
-        ? "unknown key; remove it"
-        : "must be a JSON object",
+    objectIssueMessage(),
   ),
   v.check(
     (event) => Boolean(event.agent_id) || Boolean(event.memory_id),

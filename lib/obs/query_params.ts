@@ -61,6 +61,23 @@ const PAGING_PARAMS: ReadonlySet<string> = new Set(["limit", "cursor"]);
 
 const KNOWN: ReadonlySet<string> = new Set(TRACE_QUERY_PARAMS);
 
+/** CLI flag names whose parameter is not the flag plus `_id`. */
+const FLAG_ALIASES: Readonly<Record<string, TraceQueryParam>> = {
+  root: "root_trace_id",
+  root_id: "root_trace_id",
+  since: "start_time",
+  until: "end_time",
+  application: "application_id",
+};
+
+/** The parameter a misnamed one (often the CLI flag name) most likely meant. */
+function suggestParam(key: string): TraceQueryParam | undefined {
+  const snake = key.replaceAll("-", "_");
+  if (KNOWN.has(snake)) return snake as TraceQueryParam;
+  if (KNOWN.has(`${snake}_id`)) return `${snake}_id` as TraceQueryParam;
+  return FLAG_ALIASES[snake];
+}
+
 /** Options for {@link traceQueryFromParams}. */
 export interface TraceParamsOptions {
   /** How messages name a parameter (the CLI names its flags); default: the parameter. */
@@ -75,7 +92,12 @@ export function traceQueryFromParams(
   const label = options.label ?? ((param) => param);
   for (const key of params.keys()) {
     if (!KNOWN.has(key)) {
-      throw invalid(`unknown parameter "${key}"; remove it`);
+      const near = suggestParam(key);
+      throw invalid(
+        near
+          ? `unknown parameter "${key}"; did you mean ${near}?`
+          : `unknown parameter "${key}"; remove it`,
+      );
     }
   }
   // Validated here (not only by parseTraceQuery) so that messages name parameters, not fields.
