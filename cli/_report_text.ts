@@ -43,6 +43,11 @@ export function renderReport(report: RunReport): string {
       "",
       "No samples: the baseline was not established, so nothing was deleted.",
     );
+  } else if (report.deletion && !report.deletion.acknowledged) {
+    lines.push(
+      "",
+      "No samples: the deletion was not acknowledged, so there was no window to observe.",
+    );
   }
   lines.push("", ...cleanupLines(report));
   return lines.join("\n") + "\n";
@@ -99,8 +104,13 @@ function cleanupLines(report: RunReport): string[] {
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
   if (!c.cleanup_complete) {
+    const known = c.problems.some((p) =>
+      p.includes(" left in the ") || p.includes("still retrievable")
+    );
     lines.push(
-      `  Remove the remaining synthetic records with your staging tools: namespaces ${report.namespaces.test} and ${report.namespaces.control}`,
+      known
+        ? `  Remove the remaining synthetic records with your staging tools: namespaces ${report.namespaces.test} and ${report.namespaces.control}`
+        : `  Trace could not confirm their removal: check namespaces ${report.namespaces.test} and ${report.namespaces.control} with your staging tools`,
     );
   }
   return lines;
