@@ -10,6 +10,7 @@ import { type Clock, sleepUntil } from "./clock.ts";
 import type { RunIdentifiers } from "./ids.ts";
 import type { Cleanup, CleanupDelete, InventoryCounts } from "./report.ts";
 import type { RunSession } from "./_session.ts";
+import { readNamespace } from "./_observe.ts";
 
 /** Options for {@link cleanUp}. */
 export interface CleanupOptions {
@@ -57,7 +58,13 @@ export async function cleanUp(
       const reading = await readNamespace(session, ids, role);
       remaining[role] = reading.inventory;
       markers[role] = reading.markerSeen;
-      pollErrors.push(...reading.errors);
+      pollErrors.push(
+        ...reading.errors.map((e) =>
+          `${role} ${
+            e.op === "query" ? "marker query" : e.op
+          } failed: ${e.message}`
+        ),
+      );
     }
     const clean = (["test", "control"] as const).every((role) =>
       isClean(remaining[role]) && markers[role] === false
@@ -73,39 +80,6 @@ export async function cleanUp(
     marker_seen: markers,
     elapsed_seconds: round((options.clock.now() - start) / 1000),
     problems,
-  };
-}
-
-/** One namespace's inventory and whether its marker is still retrievable. */
-async function readNamespace(
-  session: RunSession,
-  ids: RunIdentifiers,
-  role: "test" | "control",
-): Promise<
-  {
-    inventory: InventoryCounts | null;
-    markerSeen: boolean | null;
-    errors: string[];
-  }
-> {
-  const namespace = role === "test" ? ids.testNamespace : ids.controlNamespace;
-  const marker = role === "test" ? ids.marker : ids.controlMarker;
-  const errors: string[] = [];
-  const inventory = await session.attempt("inventory", role, { namespace });
-  if (!inventory.ok) {
-    errors.push(`${role} inventory failed: ${inventory.error.message}`);
-  }
-  const query = await session.attempt("query", role, {
-    namespace,
-    query: marker,
-  });
-  if (!query.ok) {
-    errors.push(`${role} marker query failed: ${query.error.message}`);
-  }
-  return {
-    inventory: inventory.ok ? inventory.value : null,
-    markerSeen: query.ok ? query.value.text.includes(marker) : null,
-    errors,
   };
 }
 

@@ -15,44 +15,55 @@ export type Observation = Omit<
   "index" | "started_at_seconds" | "ended_at_seconds"
 >;
 
+/** One namespace read: its inventory and whether its marker is retrievable. */
+export interface NamespaceReading {
+  /** `null` when the inventory request failed. */
+  inventory: InventoryCounts | null;
+  /** `null` when the marker query failed. */
+  markerSeen: boolean | null;
+  errors: RequestErrorRecord[];
+}
+
 /**
- * Reads the test inventory, the marker query, the control inventory and the
- * control query, in that order: inventories first so a query's own cache
- * write cannot show up in the same sample.
+ * Reads one namespace: inventory first, then the marker query, so a query's
+ * own cache write cannot show up in the same reading.
  */
+export async function readNamespace(
+  session: RunSession,
+  ids: RunIdentifiers,
+  role: "test" | "control",
+): Promise<NamespaceReading> {
+  const namespace = role === "test" ? ids.testNamespace : ids.controlNamespace;
+  const marker = role === "test" ? ids.marker : ids.controlMarker;
+  const inventory = await session.attempt("inventory", role, { namespace });
+  const query = await session.attempt("query", role, {
+    namespace,
+    query: marker,
+  });
+  return {
+    inventory: inventory.ok ? counts(inventory.value) : null,
+    markerSeen: query.ok ? query.value.text.includes(marker) : null,
+    errors: [inventory, query].flatMap((a) => a.ok ? [] : [a.error]),
+  };
+}
+
+/** Reads the test namespace, then the control namespace. */
 export async function observe(
   session: RunSession,
   ids: RunIdentifiers,
 ): Promise<Observation> {
-  const errors: RequestErrorRecord[] = [];
-  const inventory = await session.attempt("inventory", "test", {
-    namespace: ids.testNamespace,
-  });
-  const marker = await session.attempt("query", "test", {
-    namespace: ids.testNamespace,
-    query: ids.marker,
-  });
-  const controlInventory = await session.attempt("inventory", "control", {
-    namespace: ids.controlNamespace,
-  });
-  const control = await session.attempt("query", "control", {
-    namespace: ids.controlNamespace,
-    query: ids.controlMarker,
-  });
-  for (const attempt of [inventory, marker, controlInventory, control]) {
-    if (!attempt.ok) errors.push(attempt.error);
-  }
+  const test = await readNamespace(session, ids, "test");
+  const control = await readNamespace(session, ids, "control");
+  const controlInventory = control.inventory;
   return {
-    inventory: inventory.ok ? counts(inventory.value) : null,
-    marker_seen: marker.ok ? marker.value.text.includes(ids.marker) : null,
-    control_present: controlInventory.ok && controlInventory.value.complete
-      ? controlInventory.value.source_records >= 1 &&
-        controlInventory.value.vector_records >= 1
+    inventory: test.inventory,
+    marker_seen: test.markerSeen,
+    control_present: controlInventory?.complete
+      ? controlInventory.source_records >= 1 &&
+        controlInventory.vector_records >= 1
       : null,
-    control_seen: control.ok
-      ? control.value.text.includes(ids.controlMarker)
-      : null,
-    errors,
+    control_seen: control.markerSeen,
+    errors: [...test.errors, ...control.errors],
   };
 }
 
