@@ -79,3 +79,13 @@ export async function readInput(path: string, io: CliIo): Promise<string> {
   if (path === "-") return await io.readStdin();
   return await Deno.readTextFile(path);
 }
+
+/** Resolves once `io.interrupted` aborts (the first Ctrl-C or SIGTERM). */
+export function untilInterrupted(io: CliIo): Promise<void> {
+  const signal = io.interrupted;
+  if (!signal) return new Promise(() => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  );
+}

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { CliIo, Command } from "./_io.ts";
+import { type Command, untilInterrupted } from "./_io.ts";
 import { parseFlags } from "./_args.ts";
 import { isLoopbackHost } from "../lib/contract/config.ts";
 import {
@@ -171,7 +171,7 @@ export const demo: Command = async (args, io) => {
       traceSink ? `; trace events go to ${values["trace-to"]}` : ""
     }\n`,
   );
-  await waitForStop(io.interrupted);
+  await untilInterrupted(io);
   await server.shutdown();
   io.err("Demo staging app stopped; its in-memory data is gone\n");
   return 0;
@@ -222,29 +222,4 @@ function parseInteger(flag: string, text: string, max: number): number {
     );
   }
   return value;
-}
-
-/** Resolves on SIGINT, SIGTERM or `signal` aborting, then removes its listeners. */
-function waitForStop(signal: CliIo["interrupted"]): Promise<void> {
-  return new Promise((resolve) => {
-    const installed: Deno.Signal[] = [];
-    let done = false;
-    const stop = () => {
-      if (done) return;
-      done = true;
-      for (const name of installed) Deno.removeSignalListener(name, stop);
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    };
-    for (const name of ["SIGINT", "SIGTERM"] as const) {
-      try {
-        Deno.addSignalListener(name, stop);
-        installed.push(name);
-      } catch {
-        // SIGTERM cannot be listened for on Windows; Ctrl-C still works there.
-      }
-    }
-    if (signal?.aborted) stop();
-    else signal?.addEventListener("abort", stop, { once: true });
-  });
 }

@@ -5,7 +5,7 @@ import { ConfigError, UsageError } from "../lib/errors.ts";
 import { createApp } from "../routes/app.ts";
 import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
-import type { Command } from "./_io.ts";
+import { type Command, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -87,7 +87,6 @@ export const serve: Command = async (args, io) => {
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
-  const stopped = Promise.withResolvers<void>();
   let server: Deno.HttpServer;
   try {
     server = Deno.serve({
@@ -111,12 +110,7 @@ export const serve: Command = async (args, io) => {
     db.close();
     throw listenError(error, values.host, port);
   }
-  const stop = () => stopped.resolve();
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
-  await stopped.promise;
-  Deno.removeSignalListener("SIGINT", stop);
-  Deno.removeSignalListener("SIGTERM", stop);
+  await untilInterrupted(io);
   await server.shutdown();
   db.close();
   io.err("Trace server stopped\n");
