@@ -218,12 +218,17 @@ export async function migrate(
   db: TraceDb,
   migrations: readonly Migration[],
 ): Promise<Migration[]> {
+  // A read first: every writing command migrates, and the usual answer is "nothing to do".
+  const current = await appliedVersions(db);
+  const pending = [...migrations]
+    .filter((m) => (current.get(m.component) ?? 0) < m.version)
+    .sort((a, b) =>
+      a.component.localeCompare(b.component) || a.version - b.version
+    );
+  if (pending.length === 0) return [];
   await db.client.execute(MIGRATIONS_TABLE);
-  const ordered = [...migrations].sort((a, b) =>
-    a.component.localeCompare(b.component) || a.version - b.version
-  );
   const applied: Migration[] = [];
-  for (const migration of ordered) {
+  for (const migration of pending) {
     if (await applyMigration(db, migration)) applied.push(migration);
   }
   if (db.path) await restrictSidecars(db.path);
