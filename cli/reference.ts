@@ -1,12 +1,7 @@
 /** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
 
-import {
-  errorMessage,
-  NotFoundError,
-  StorageError,
-  UsageError,
-} from "../lib/errors.ts";
-import type { TraceDb } from "../lib/db.ts";
+import { errorMessage, NotFoundError, UsageError } from "../lib/errors.ts";
+import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import {
   createRunTraceSink,
@@ -390,9 +385,7 @@ async function readHistory(
       ({ db }) => fn(db),
     );
   } catch (error) {
-    if (
-      error instanceof StorageError && error.message.startsWith("No Trace data")
-    ) {
+    if (error instanceof NoDataError) {
       throw new NotFoundError(NO_RUNS, { cause: error });
     }
     throw error;

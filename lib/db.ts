@@ -166,9 +166,17 @@ async function requireExisting(path: string): Promise<void> {
     throw new StorageError(`Cannot open database ${path}: it is not a file`);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
-    throw new StorageError(
+    throw new NoDataError(path);
+  }
+}
+
+/** A reader found no database where it looked: nothing has been recorded there yet. */
+export class NoDataError extends StorageError {
+  constructor(path: string) {
+    super(
       `No Trace data at ${path} yet: nothing has been recorded there; check --data-dir / --db`,
     );
+    this.name = "NoDataError";
   }
 }
 
