@@ -74,13 +74,13 @@ export {
   parseJsonObject,
   parseStrictJson,
   StrictJsonError,
-} from "./lib/http/strict_json.ts";
+} from "./lib/json/strict_json.ts";
 export { runDeletionContract, type RunOptions } from "./lib/runner/engine.ts";
 export {
   configTargetId,
   type ExternalRunOptions,
   runExternal,
-} from "./lib/runner/external_run.ts";
+} from "./lib/runs/external_run.ts";
 export { planRun, type RunPlan } from "./lib/runner/plan.ts";
 export type { RunEvent, RunEventListener } from "./lib/runner/events.ts";
 export type {
@@ -98,9 +98,9 @@ export {
   listRegressions,
   saveRegression,
 } from "./lib/ledger/regressions.ts";
-export { replayRegression } from "./lib/ledger/replay.ts";
+export { replayRegression } from "./lib/runs/replay.ts";
 export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";
-export { viewRun } from "./lib/ledger/run_view.ts";
+export { viewRun } from "./lib/runs/run_view.ts";
 export { verifyLedger } from "./lib/ledger/verify.ts";
 
 // Observability index
@@ -110,37 +110,37 @@ export {
   type TraceEvent,
 } from "./lib/obs/model.ts";
 export { initializeObs } from "./lib/obs/schema.ts";
-export { ingestEvents } from "./lib/obs/ingest.ts";
+export { ingestEvents } from "./lib/obs/ingest/ingest.ts";
 export {
   createRecorder,
   type Recorder,
   recorderForWorker,
-} from "./lib/obs/recorder.ts";
+} from "./lib/obs/ingest/recorder.ts";
 export {
   queryTraceEvents,
   type TraceEventPage,
   type TraceQuery,
-} from "./lib/obs/query.ts";
-export { summarizeTraceEvents } from "./lib/obs/summaries.ts";
-export { exportEvents } from "./lib/obs/export.ts";
+} from "./lib/obs/query/query.ts";
+export { summarizeTraceEvents } from "./lib/obs/query/summaries.ts";
+export { exportEvents } from "./lib/obs/query/export.ts";
 export {
   listCoverageProfiles,
   registerCoverageProfile,
 } from "./lib/obs/coverage.ts";
-export { backfill } from "./lib/obs/backfill.ts";
-export { parity, readRecordedParity } from "./lib/obs/parity.ts";
-export { retention, retentionPolicy } from "./lib/obs/retention.ts";
+export { backfill } from "./lib/obs/maint/backfill.ts";
+export { parity, readRecordedParity } from "./lib/obs/maint/parity.ts";
+export { retention, retentionPolicy } from "./lib/obs/maint/retention.ts";
 export {
   applyExpiry,
   directoryArchive,
   parseExpiryPlan,
   planExpiry,
-} from "./lib/obs/expiry.ts";
-export { obsHealth } from "./lib/obs/health.ts";
+} from "./lib/obs/maint/expiry.ts";
+export { obsHealth } from "./lib/obs/maint/health.ts";
 export {
   createRunTraceSink,
   type RunTraceSink,
-} from "./lib/runner/trace_events.ts";
+} from "./lib/runs/trace_events.ts";
 
 // Reference suite
 export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";

@@ -13,10 +13,10 @@ import {
   regressionIdFor,
   type RegressionView,
 } from "../lib/ledger/regressions.ts";
-import { renderJunit } from "../lib/report/junit.ts";
-import { renderSummaryMarkdown } from "../lib/report/summary_md.ts";
+import { renderJunit } from "../lib/render/junit.ts";
+import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import { readRun } from "../lib/ledger/runs.ts";
-import type { ExternalRunOptions } from "../lib/runner/external_run.ts";
+import type { ExternalRunOptions } from "../lib/runs/external_run.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { dbLocation } from "./_args.ts";
 import { fileErrorWords } from "./_config_input.ts";

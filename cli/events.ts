@@ -21,28 +21,37 @@ import {
   TraceError,
   UsageError,
 } from "../lib/errors.ts";
-import { exportEvents } from "../lib/obs/export.ts";
-import { STORE_SELECTIONS, type StoreSelection } from "../lib/obs/filters.ts";
+import { exportEvents } from "../lib/obs/query/export.ts";
+import {
+  STORE_SELECTIONS,
+  type StoreSelection,
+} from "../lib/obs/query/filters.ts";
 import {
   IngestBatchError,
   IngestConflictError,
   ingestEvents,
   validateEventBatch,
-} from "../lib/obs/ingest.ts";
+} from "../lib/obs/ingest/ingest.ts";
 import type { TraceEvent } from "../lib/obs/model.ts";
-import { type NdjsonEvents, parseNdjsonEvents } from "../lib/obs/ndjson.ts";
+import {
+  type NdjsonEvents,
+  parseNdjsonEvents,
+} from "../lib/obs/ingest/ndjson.ts";
 import { describeEventIssue } from "../lib/obs/normalize.ts";
-import { queryTraceEvents, type TraceEventPage } from "../lib/obs/query.ts";
+import {
+  queryTraceEvents,
+  type TraceEventPage,
+} from "../lib/obs/query/query.ts";
 import {
   traceFilterFromParams,
   type TraceParamsOptions,
   traceQueryFromParams,
   type TraceQueryParam,
-} from "../lib/obs/query_params.ts";
+} from "../lib/obs/query/params.ts";
 import {
   summarizeTraceEvents,
   type TraceSummary,
-} from "../lib/obs/summaries.ts";
+} from "../lib/obs/query/summaries.ts";
 
 const FILTER_FLAGS = {
   agent: { type: "string", multiple: true },

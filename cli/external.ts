@@ -13,7 +13,7 @@ import {
   validateTargetId,
 } from "../lib/ledger/targets.ts";
 import { planRun } from "../lib/runner/plan.ts";
-import { configTargetId, runExternal } from "../lib/runner/external_run.ts";
+import { configTargetId, runExternal } from "../lib/runs/external_run.ts";
 import type { TargetRef } from "../lib/runner/report.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";

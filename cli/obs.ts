@@ -8,15 +8,15 @@
 
 import { UsageError } from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { backfill, type BackfillResult } from "../lib/obs/backfill.ts";
+import { backfill, type BackfillResult } from "../lib/obs/maint/backfill.ts";
 import {
   applyExpiry,
   directoryArchive,
   planExpiry,
-} from "../lib/obs/expiry.ts";
-import { obsHealth } from "../lib/obs/health.ts";
-import { parity } from "../lib/obs/parity.ts";
-import { retention, type StorageReport } from "../lib/obs/retention.ts";
+} from "../lib/obs/maint/expiry.ts";
+import { obsHealth } from "../lib/obs/maint/health.ts";
+import { parity } from "../lib/obs/maint/parity.ts";
+import { retention, type StorageReport } from "../lib/obs/maint/retention.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
 import {
   DATA_FLAGS,

@@ -18,7 +18,7 @@ import {
   isDemoDefect,
 } from "../lib/demo/defects.ts";
 import { UsageError } from "../lib/errors.ts";
-import { configTargetId, runExternal } from "../lib/runner/external_run.ts";
+import { configTargetId, runExternal } from "../lib/runs/external_run.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
 import { type DataContext, withDataContext } from "./_context.ts";

@@ -6,7 +6,7 @@ import { planRun } from "../lib/runner/plan.ts";
 import {
   createRunTraceSink,
   type RunTraceSink,
-} from "../lib/runner/trace_events.ts";
+} from "../lib/runs/trace_events.ts";
 import {
   type DashboardRow,
   dashboardRow,

@@ -14,7 +14,7 @@ import {
   type RegressionView,
   saveRegression,
 } from "../lib/ledger/regressions.ts";
-import { replayRegression } from "../lib/ledger/replay.ts";
+import { replayRegression } from "../lib/runs/replay.ts";
 import { readTarget, validateTargetId } from "../lib/ledger/targets.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";

@@ -2,7 +2,7 @@
 
 import { NotFoundError } from "../lib/errors.ts";
 import { compareRuns, type RunComparison } from "../lib/ledger/compare.ts";
-import { type RunView, viewRun } from "../lib/ledger/run_view.ts";
+import { type RunView, viewRun } from "../lib/runs/run_view.ts";
 import { readRun, validateRunId } from "../lib/ledger/runs.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";

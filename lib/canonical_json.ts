@@ -1,5 +1,6 @@
 /**
- * Canonical JSON (sorted keys, no whitespace) and SHA-256 digests over it.
+ * Canonical JSON (sorted keys, no whitespace), SHA-256 digests over it, and
+ * base64url for the tokens built from them.
  * Written here because digests must not depend on key insertion order, which
  * `JSON.stringify` preserves.
  *
@@ -35,4 +36,21 @@ export function sha256Hex(text: string): string {
 /** `sha256:<hex>` of the canonical JSON of `value`. */
 export function digestOf(value: unknown): string {
   return `sha256:${sha256Hex(canonicalJson(value))}`;
+}
+/** Base64url without padding. */
+export function toBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(
+    /=+$/,
+    "",
+  );
+}
+
+/** Decodes base64url (padding optional); throws on other characters. */
+export function fromBase64Url(text: string): Uint8Array {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new SyntaxError("not base64url");
+  const padded = text.replaceAll("-", "+").replaceAll("_", "/") +
+    "=".repeat((4 - (text.length % 4)) % 4);
+  return Uint8Array.from(atob(padded), (char) => char.charCodeAt(0));
 }

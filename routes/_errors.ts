@@ -10,7 +10,10 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type ErrorCode, errorMessage, TraceError } from "../lib/errors.ts";
-import { IngestBatchError, IngestConflictError } from "../lib/obs/ingest.ts";
+import {
+  IngestBatchError,
+  IngestConflictError,
+} from "../lib/obs/ingest/ingest.ts";
 import type { EventIssue } from "../lib/obs/normalize.ts";
 import { ObsNotInitializedError } from "../lib/obs/schema.ts";
 

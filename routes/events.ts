@@ -9,14 +9,14 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest.ts";
-import { parseNdjsonEvents } from "../lib/obs/ndjson.ts";
-import { queryTraceEvents } from "../lib/obs/query.ts";
+import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
+import { parseNdjsonEvents } from "../lib/obs/ingest/ndjson.ts";
+import { queryTraceEvents } from "../lib/obs/query/query.ts";
 import {
   traceFilterFromParams,
   traceQueryFromParams,
-} from "../lib/obs/query_params.ts";
-import { summarizeTraceEvents } from "../lib/obs/summaries.ts";
+} from "../lib/obs/query/params.ts";
+import { summarizeTraceEvents } from "../lib/obs/query/summaries.ts";
 import {
   type BodyLimits,
   DEFAULT_BODY_LIMITS,

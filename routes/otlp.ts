@@ -14,14 +14,14 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest.ts";
-import { decodeOtlpTraces, type OtlpEncoding } from "../lib/obs/otlp_decode.ts";
-import { mapOtlpSpans } from "../lib/obs/otlp_mapping.ts";
+import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
+import { decodeOtlpTraces, type OtlpEncoding } from "../lib/obs/otlp/decode.ts";
+import { mapOtlpSpans } from "../lib/obs/otlp/mapping.ts";
 import {
   exportResponse,
   type OtlpResponseBody,
   statusResponse,
-} from "../lib/obs/otlp_response.ts";
+} from "../lib/obs/otlp/response.ts";
 import {
   type BodyLimits,
   DEFAULT_BODY_LIMITS,

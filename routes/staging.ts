@@ -10,7 +10,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
-import { describeIssues, objectIssueMessage } from "../lib/contract/issues.ts";
+import { describeIssues, objectIssueMessage } from "../lib/issues.ts";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import type { MemoryService } from "../lib/demo/memory_service.ts";
 

@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
-import { AnswerCache, normalizeQuery } from "../lib/demo/answer_cache.ts";
+import { AnswerCache, normalizeQuery } from "../lib/memory/answer_cache.ts";
 import {
   cosineSimilarity,
   HashEmbedder,
   tokenize,
-} from "../lib/demo/embedding.ts";
+} from "../lib/memory/embedding.ts";
 import {
   type AppliedJob,
   IndexingWorker,
-} from "../lib/demo/indexing_worker.ts";
-import { ManualScheduler } from "../lib/demo/scheduler.ts";
-import { SourceStore } from "../lib/demo/source_store.ts";
-import { VectorIndex } from "../lib/demo/vector_index.ts";
+} from "../lib/memory/indexing_worker.ts";
+import { ManualScheduler } from "../lib/memory/scheduler.ts";
+import { SourceStore } from "../lib/memory/source_store.ts";
+import { VectorIndex } from "../lib/memory/vector_index.ts";
 
 Deno.test("tokenize() keeps underscore markers whole and lower-cases", () => {
   assert.deepEqual(tokenize("Note: trace_canary_AB12, done."), [

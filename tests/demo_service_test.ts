@@ -6,7 +6,7 @@ import {
   type MemoryServiceOptions,
   NO_MATCH_ANSWER,
 } from "../lib/demo/memory_service.ts";
-import { ManualScheduler } from "../lib/demo/scheduler.ts";
+import { ManualScheduler } from "../lib/memory/scheduler.ts";
 
 const TEST_NS = "trace-test-a1";
 const CONTROL_NS = "trace-control-b2";

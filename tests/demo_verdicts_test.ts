@@ -11,7 +11,7 @@ import {
 } from "../lib/demo/defects.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { configTargetId, runExternal } from "../lib/runner/external_run.ts";
+import { configTargetId, runExternal } from "../lib/runs/external_run.ts";
 import { withTempDir } from "./_helpers.ts";
 
 async function runDemo(defect: DemoDefect | null) {

@@ -4,7 +4,7 @@ import {
   parseJsonObject,
   parseStrictJson,
   type StrictJsonReason,
-} from "../lib/http/strict_json.ts";
+} from "../lib/json/strict_json.ts";
 
 function reasonOf(text: string, parse = parseStrictJson): string {
   try {

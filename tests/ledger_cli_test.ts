@@ -7,10 +7,10 @@ import { renderReport } from "../cli/_report_text.ts";
 import { dataFlagsOf, replayCommandOf } from "../cli/_run_outputs.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
-import { replayRegression } from "../lib/ledger/replay.ts";
+import { replayRegression } from "../lib/runs/replay.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { runExternal } from "../lib/runner/external_run.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import {
   type FakeBehaviour,

@@ -10,11 +10,11 @@ import {
   readDefinition,
   saveRegression,
 } from "../lib/ledger/regressions.ts";
-import { replayRegression } from "../lib/ledger/replay.ts";
+import { replayRegression } from "../lib/runs/replay.ts";
 import { registerTarget, targetRef } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
-import { runExternal } from "../lib/runner/external_run.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import {
   type FakeBehaviour,

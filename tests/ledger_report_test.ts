@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { familyResults } from "../lib/report/families.ts";
-import { renderJunit, xmlEscape } from "../lib/report/junit.ts";
-import { renderSummaryMarkdown } from "../lib/report/summary_md.ts";
+import { familyResults } from "../lib/runner/families.ts";
+import { renderJunit, xmlEscape } from "../lib/render/junit.ts";
+import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import type { RunReport } from "../lib/runner/report.ts";

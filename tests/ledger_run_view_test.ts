@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { viewRun } from "../lib/ledger/run_view.ts";
+import { viewRun } from "../lib/runs/run_view.ts";
 import {
   type Checkpoint,
   fileCheckpointSink,

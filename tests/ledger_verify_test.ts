@@ -13,7 +13,7 @@ import {
 } from "../lib/ledger/chain.ts";
 import { readRun } from "../lib/ledger/runs.ts";
 import { LEDGER_MIGRATIONS } from "../lib/ledger/schema.ts";
-import { runExternal } from "../lib/runner/external_run.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { verifyLedger } from "../lib/ledger/verify.ts";

@@ -4,7 +4,10 @@ import { captureIo, withTempDir } from "./_helpers.ts";
 import { main } from "../cli.ts";
 import { events } from "../cli/events.ts";
 import { openDb } from "../lib/db.ts";
-import { IngestBatchError, IngestConflictError } from "../lib/obs/ingest.ts";
+import {
+  IngestBatchError,
+  IngestConflictError,
+} from "../lib/obs/ingest/ingest.ts";
 
 function line(i: number, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({

@@ -8,11 +8,11 @@ import {
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
   obsHealth,
-} from "../lib/obs/health.ts";
-import { ingestEvents } from "../lib/obs/ingest.ts";
-import { parity } from "../lib/obs/parity.ts";
+} from "../lib/obs/maint/health.ts";
+import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
+import { parity } from "../lib/obs/maint/parity.ts";
 import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
-import { percentile } from "../lib/obs/_maint_probes.ts";
+import { percentile } from "../lib/obs/maint/_probes.ts";
 import { obs } from "../cli/obs.ts";
 
 function event(id: string, extra: Record<string, unknown> = {}) {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import { StorageError } from "../lib/errors.ts";
-import { canonicalJson } from "../lib/obs/_canonical.ts";
+import { canonicalJson } from "../lib/canonical_json.ts";
 import {
   IngestBatchError,
   IngestConflictError,
   ingestEvents,
-} from "../lib/obs/ingest.ts";
+} from "../lib/obs/ingest/ingest.ts";
 import { EventInputSchema, isAllowedAttributeKey } from "../lib/obs/model.ts";
 import { describeEventIssue, normalizeEvent } from "../lib/obs/normalize.ts";
 import {
@@ -17,7 +17,7 @@ import {
 } from "../lib/obs/schema.ts";
 import { migrate } from "../lib/db.ts";
 import { listCoverageProfiles } from "../lib/obs/coverage.ts";
-import { queryTraceEvents } from "../lib/obs/query.ts";
+import { queryTraceEvents } from "../lib/obs/query/query.ts";
 import * as v from "valibot";
 
 function event(id: string, extra: Record<string, unknown> = {}) {

@@ -2,30 +2,30 @@ import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import { RefusedError } from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest.ts";
+import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
-import { HEALTH_ALERT_MESSAGES, obsHealth } from "../lib/obs/health.ts";
-import { parity, readRecordedParity } from "../lib/obs/parity.ts";
-import { retention } from "../lib/obs/retention.ts";
+import { HEALTH_ALERT_MESSAGES, obsHealth } from "../lib/obs/maint/health.ts";
+import { parity, readRecordedParity } from "../lib/obs/maint/parity.ts";
+import { retention } from "../lib/obs/maint/retention.ts";
 import {
   applyExpiry,
   confirmationFor,
   type ExpiryPlan,
   planExpiry,
-} from "../lib/obs/expiry.ts";
-import { canonicalJson, sha256Hex } from "../lib/obs/_canonical.ts";
+} from "../lib/obs/maint/expiry.ts";
+import { canonicalJson, sha256Hex } from "../lib/canonical_json.ts";
 import {
   readRetentionMarks,
   retainedOut,
   retainedOutSql,
   STATE_KEYS,
   writeState,
-} from "../lib/obs/_maint_state.ts";
+} from "../lib/obs/maint/_state.ts";
 import {
   ENVELOPE_SELECT,
   envelopeFromRow,
   expectedRows,
-} from "../lib/obs/_maint_projection.ts";
+} from "../lib/obs/maint/_projection.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-09-30T00:00:00Z");

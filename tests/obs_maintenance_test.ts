@@ -3,16 +3,16 @@ import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 import { ConfigError, RefusedError } from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { openDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest.ts";
+import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
 import { initializeObs, OBS_MIGRATIONS } from "../lib/obs/schema.ts";
-import { backfill } from "../lib/obs/backfill.ts";
-import { parity } from "../lib/obs/parity.ts";
-import { retention, retentionPolicy } from "../lib/obs/retention.ts";
+import { backfill } from "../lib/obs/maint/backfill.ts";
+import { parity } from "../lib/obs/maint/parity.ts";
+import { retention, retentionPolicy } from "../lib/obs/maint/retention.ts";
 import {
   applyExpiry,
   type EnvelopeRecord,
   planExpiry,
-} from "../lib/obs/expiry.ts";
+} from "../lib/obs/maint/expiry.ts";
 import { obs } from "../cli/obs.ts";
 
 const DAY = 86_400_000;

@@ -6,10 +6,13 @@ import {
   listCoverageProfiles,
   registerCoverageProfile,
 } from "../lib/obs/coverage.ts";
-import { queryTraceEvents } from "../lib/obs/query.ts";
-import { createRecorder, recorderForWorker } from "../lib/obs/recorder.ts";
+import { queryTraceEvents } from "../lib/obs/query/query.ts";
+import {
+  createRecorder,
+  recorderForWorker,
+} from "../lib/obs/ingest/recorder.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
-import { summarizeTraceEvents } from "../lib/obs/summaries.ts";
+import { summarizeTraceEvents } from "../lib/obs/query/summaries.ts";
 
 const SCOPE = {
   application_id: "app-1",

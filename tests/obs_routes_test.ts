@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { MAX_BATCH_EVENTS } from "../lib/obs/ingest.ts";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/ingest.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
 import { createApp } from "../routes/app.ts";
 

@@ -6,7 +6,7 @@ import { runReferenceSystem } from "../lib/reference/suite.ts";
 import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
 import { referenceFetchHandler } from "../lib/reference/transport.ts";
 import type { StagingTransport } from "../lib/contract/protocol.ts";
-import type { ReferencePipeline } from "../lib/reference/pipeline.ts";
+import type { ReferencePipeline } from "../lib/memory/pipeline.ts";
 
 function serveOverHttp(system: ReferencePipeline): Promise<StagingTransport> {
   const server = Deno.serve(

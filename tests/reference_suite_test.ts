@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
-import type { ReferencePipeline } from "../lib/reference/pipeline.ts";
+import type { ReferencePipeline } from "../lib/memory/pipeline.ts";
 import {
   referenceConfig,
   referenceTarget,

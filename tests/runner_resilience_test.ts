@@ -5,7 +5,7 @@ import { parseStagingConfig } from "../lib/contract/config.ts";
 import { openDb } from "../lib/db.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
-import { runExternal } from "../lib/runner/external_run.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { withTempDir } from "./_helpers.ts";
 

@@ -21,7 +21,7 @@ import {
   runTraceEvents,
   sampleEventId,
   type TimedRunEvent,
-} from "../lib/runner/trace_events.ts";
+} from "../lib/runs/trace_events.ts";
 import { startDemoServer } from "../cli/demo.ts";
 import { createApp } from "../routes/app.ts";
 import { withDb, withServer } from "./_helpers.ts";

@@ -7,8 +7,8 @@
 
 import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
-import { describeIssues, objectIssueMessage } from "./issues.ts";
-import { parseStrictJson } from "../http/strict_json.ts";
+import { describeIssues, objectIssueMessage } from "../issues.ts";
+import { parseStrictJson } from "../json/strict_json.ts";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 

@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { TraceError } from "../errors.ts";
-import { describeIssues, objectIssueMessage } from "./issues.ts";
+import { describeIssues, objectIssueMessage } from "../issues.ts";
 
 /** Revision of the adapter contract recorded in every report and regression. */
 export const PROTOCOL_REVISION = "trace-staging/1" as const;

@@ -10,13 +10,13 @@
 
 import type { TraceDb } from "../db.ts";
 import { errorMessage } from "../errors.ts";
-import { ingestEvents } from "../obs/ingest.ts";
+import { ingestEvents } from "../obs/ingest/ingest.ts";
 import type {
   EventInput,
   ResourceRef,
   SelectionCandidate,
 } from "../obs/model.ts";
-import type { VectorCandidate } from "./query_path.ts";
+import type { VectorCandidate } from "../memory/query_path.ts";
 
 /** One thing the demo service did, without any document or query text. */
 export type DemoTraceRecord =

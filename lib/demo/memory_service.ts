@@ -16,25 +16,25 @@
  */
 
 import type { Inventory } from "../contract/protocol.ts";
-import { AnswerCache } from "./answer_cache.ts";
+import { AnswerCache } from "../memory/answer_cache.ts";
 import { DEFAULT_DEFECT_DELAY_MS, type DemoDefect } from "./defects.ts";
-import { type Embedder, HashEmbedder } from "./embedding.ts";
+import { type Embedder, HashEmbedder } from "../memory/embedding.ts";
 import {
   type AppliedJob,
   IndexingWorker,
   type IndexJob,
-} from "./indexing_worker.ts";
-import { type Scheduler, systemScheduler } from "./scheduler.ts";
-import { SourceStore } from "./source_store.ts";
-import { VectorIndex } from "./vector_index.ts";
+} from "../memory/indexing_worker.ts";
+import { type Scheduler, systemScheduler } from "../memory/scheduler.ts";
+import { SourceStore } from "../memory/source_store.ts";
+import { VectorIndex } from "../memory/vector_index.ts";
 import {
   answerQuery,
   type QueryParts,
   type QueryResult,
-} from "./query_path.ts";
+} from "../memory/query_path.ts";
 import type { DemoTraceRecord } from "./demo_tracing.ts";
 
-export { NO_MATCH_ANSWER, type QueryResult } from "./query_path.ts";
+export { NO_MATCH_ANSWER, type QueryResult } from "../memory/query_path.ts";
 
 /** Options for {@link MemoryService}. */
 export interface MemoryServiceOptions {

@@ -23,7 +23,7 @@ import {
   type Http1PostOptions,
   type Http1Response,
 } from "./http1.ts";
-import { parseJsonObject, StrictJsonError } from "./strict_json.ts";
+import { parseJsonObject, StrictJsonError } from "../json/strict_json.ts";
 import { checkBaseUrl, readToken } from "./_target.ts";
 
 /** Options for {@link createHttpTransport}. */

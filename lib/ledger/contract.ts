@@ -12,7 +12,7 @@ import {
   OPERATIONS,
   PROTOCOL_REVISION,
 } from "../contract/protocol.ts";
-import { ASSERTION_FAMILIES, familiesOf } from "../report/families.ts";
+import { ASSERTION_FAMILIES, familiesOf } from "../runner/families.ts";
 import type { RunReport, Timing } from "../runner/report.ts";
 import { configDifferences } from "./targets.ts";
 

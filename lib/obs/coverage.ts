@@ -16,8 +16,8 @@ import type { InValue } from "@libsql/client";
 import * as v from "valibot";
 import type { TraceDb } from "../db.ts";
 import { ConfigError, ConflictError } from "../errors.ts";
-import { describeIssues } from "../contract/issues.ts";
-import { canonicalJson, sha256Hex } from "./_canonical.ts";
+import { describeIssues } from "../issues.ts";
+import { canonicalJson, sha256Hex } from "../canonical_json.ts";
 import { OpaqueIdSchema, TokenSchema } from "./model.ts";
 import { requireObs } from "./schema.ts";
 

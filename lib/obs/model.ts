@@ -15,7 +15,7 @@
  */
 
 import * as v from "valibot";
-import { objectIssueMessage } from "../contract/issues.ts";
+import { objectIssueMessage } from "../issues.ts";
 
 /** Stores an event may belong to. */
 export const STORES = ["trace", "conversation", "tool_log"] as const;

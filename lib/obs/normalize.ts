@@ -7,8 +7,8 @@
  */
 
 import * as v from "valibot";
-import { issuePath } from "../contract/issues.ts";
-import { sha256Hex } from "./_canonical.ts";
+import { issuePath } from "../issues.ts";
+import { sha256Hex } from "../canonical_json.ts";
 import {
   type Attributes,
   EventInputSchema,

@@ -8,7 +8,7 @@
  */
 
 import type { RunReport } from "../runner/report.ts";
-import type { StoredCounts } from "./pipeline.ts";
+import type { StoredCounts } from "../memory/pipeline.ts";
 import {
   expectationLabel,
   type Qualifier,

@@ -17,7 +17,7 @@ import { runDeletionContract } from "../runner/engine.ts";
 import type { RunEvent, RunEventListener } from "../runner/events.ts";
 import type { RunReport, TargetRef } from "../runner/report.ts";
 import { evaluateRun, type Evaluation } from "./evaluate.ts";
-import type { ReferencePipeline, StoredCounts } from "./pipeline.ts";
+import type { ReferencePipeline, StoredCounts } from "../memory/pipeline.ts";
 import {
   REFERENCE_SYSTEMS,
   type ReferenceSystemSpec,

@@ -8,8 +8,11 @@
 
 import type { RunEventListener } from "../runner/events.ts";
 import type { Verdict } from "../runner/report.ts";
-import { Barrier } from "./barrier.ts";
-import { type PipelineBehaviour, ReferencePipeline } from "./pipeline.ts";
+import { Barrier } from "../memory/barrier.ts";
+import {
+  type PipelineBehaviour,
+  ReferencePipeline,
+} from "../memory/pipeline.ts";
 import type { VirtualTime } from "./virtual_time.ts";
 
 /** How a PASS is qualified: at once, after a transient residual, or only because of a blind spot. */

@@ -7,10 +7,10 @@
 
 import { join } from "node:path";
 import * as v from "valibot";
-import { describeIssues } from "../contract/issues.ts";
+import { describeIssues } from "../issues.ts";
 import { ensurePrivateDir } from "../data_dir.ts";
 import { errorMessage, StorageError } from "../errors.ts";
-import { parseStrictJson } from "../http/strict_json.ts";
+import { parseStrictJson } from "../json/strict_json.ts";
 import type { TargetRef, Verdict } from "./report.ts";
 
 /** Checkpoint file contents. */

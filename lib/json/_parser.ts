@@ -1,0 +1,106 @@
+/**
+ * Structure of the strict JSON parser: values, objects and arrays, with
+ * duplicate keys and nesting depth checked as they are read.
+ *
+ * @module
+ */
+
+import { type Cursor, fail } from "./_error.ts";
+import { readLiteral, readNumber, readString, skipSpace } from "./_lexer.ts";
+
+/** Reads one value at the cursor; `depth` counts enclosing containers. */
+export function readValue(
+  cursor: Cursor,
+  depth: number,
+  maxDepth: number,
+): unknown {
+  const c = cursor.text[cursor.pos];
+  if (c === "{") return readObject(cursor, depth + 1, maxDepth);
+  if (c === "[") return readArray(cursor, depth + 1, maxDepth);
+  if (c === '"') return readString(cursor);
+  if (readLiteral(cursor, "true")) return true;
+  if (readLiteral(cursor, "false")) return false;
+  if (readLiteral(cursor, "null")) return null;
+  return readNumber(cursor);
+}
+
+function readObject(
+  cursor: Cursor,
+  depth: number,
+  maxDepth: number,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  if (open(cursor, depth, maxDepth, "}")) return result;
+  do {
+    skipSpace(cursor);
+    if (cursor.text[cursor.pos] !== '"') {
+      fail(cursor, "syntax", "expected a string key");
+    }
+    const keyAt = cursor.pos;
+    const key = readString(cursor);
+    if (Object.hasOwn(result, key)) {
+      cursor.pos = keyAt;
+      const shown = JSON.stringify(key.slice(0, 64));
+      fail(cursor, "duplicate_key", `duplicate key ${shown}`);
+    }
+    skipSpace(cursor);
+    if (cursor.text[cursor.pos] !== ":") fail(cursor, "syntax", 'expected ":"');
+    cursor.pos++;
+    skipSpace(cursor);
+    const value = readValue(cursor, depth, maxDepth);
+    // Assigning "__proto__" would set the prototype; JSON.parse keeps it as data.
+    if (key === "__proto__") {
+      Object.defineProperty(result, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      result[key] = value;
+    }
+  } while (separator(cursor, "}"));
+  return result;
+}
+
+function readArray(
+  cursor: Cursor,
+  depth: number,
+  maxDepth: number,
+): unknown[] {
+  const result: unknown[] = [];
+  if (open(cursor, depth, maxDepth, "]")) return result;
+  do {
+    skipSpace(cursor);
+    result.push(readValue(cursor, depth, maxDepth));
+  } while (separator(cursor, "]"));
+  return result;
+}
+
+/** Enters a container; true (and consumed) when it is empty. */
+function open(
+  cursor: Cursor,
+  depth: number,
+  maxDepth: number,
+  close: string,
+): boolean {
+  if (depth > maxDepth) {
+    fail(cursor, "too_deep", `nesting deeper than ${maxDepth}`);
+  }
+  cursor.pos++;
+  skipSpace(cursor);
+  if (cursor.text[cursor.pos] !== close) return false;
+  cursor.pos++;
+  return true;
+}
+
+/** After a member: true on ",", false on `close`, otherwise a syntax error. */
+function separator(cursor: Cursor, close: string): boolean {
+  skipSpace(cursor);
+  const c = cursor.text[cursor.pos];
+  if (c !== "," && c !== close) {
+    fail(cursor, "syntax", `expected "," or "${close}"`);
+  }
+  cursor.pos++;
+  return c === ",";
+}

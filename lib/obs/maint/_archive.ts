@@ -1,0 +1,106 @@
+/**
+ * A directory archive for source expiry: the envelopes go to a new private
+ * NDJSON file, and the callback acknowledges with `true` only after the file
+ * (and on POSIX its directory entry) reached stable storage.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { ensurePrivateDir } from "../../data_dir.ts";
+import { StorageError } from "../../errors.ts";
+import type { EnvelopeRecord } from "./_projection.ts";
+
+/** Where a directory archive wrote, for the operator's report. */
+export interface ArchiveWrite {
+  path: string;
+  envelopes: number;
+  bytes: number;
+}
+
+/** Returns an archive callback writing `expiry-<label>-<time>.ndjson` files into `dir`. */
+export function directoryArchive(
+  dir: string,
+  label: string,
+  onWrite: (write: ArchiveWrite) => void = () => {},
+): (envelopes: readonly EnvelopeRecord[]) => Promise<true> {
+  return async (envelopes) => {
+    const stamp = new Date().toISOString().replaceAll(":", "").replaceAll(
+      ".",
+      "",
+    );
+    const path = join(
+      dir,
+      `expiry-${label.replace(/[^A-Za-z0-9_-]/g, "")}-${stamp}.ndjson`,
+    );
+    const text =
+      envelopes.map((envelope) => JSON.stringify(envelope)).join("\n") + "\n";
+    const bytes = new TextEncoder().encode(text);
+    try {
+      await ensurePrivateDir(dir);
+      await writeSynced(path, bytes);
+      await syncDirectory(dir);
+    } catch (error) {
+      throw new StorageError(
+        error instanceof StorageError
+          ? `Cannot write the archive in ${dir}: it is not a directory; choose a directory`
+          : `Cannot write the archive ${path}: ${osReason(error)}`,
+        { cause: error },
+      );
+    }
+    onWrite({ path, envelopes: envelopes.length, bytes: bytes.length });
+    return true;
+  };
+}
+
+async function writeSynced(path: string, bytes: Uint8Array): Promise<void> {
+  // createNew: an archive never overwrites an earlier one.
+  const file = await Deno.open(path, {
+    createNew: true,
+    write: true,
+    mode: 0o600,
+  });
+  try {
+    let written = 0;
+    while (written < bytes.length) {
+      written += await file.write(bytes.subarray(written));
+    }
+    await file.sync();
+  } finally {
+    file.close();
+  }
+}
+
+/** A file system error as a short reason with what to do, without the OS error text. */
+function osReason(error: unknown): string {
+  if (error instanceof Deno.errors.AlreadyExists) {
+    return "the file already exists; choose a new path";
+  }
+  if (error instanceof Deno.errors.NotFound) {
+    return "the directory does not exist; create it or choose another path";
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return "permission denied; choose a path you can write to";
+  }
+  if (error instanceof Deno.errors.IsADirectory) {
+    return "it is a directory; name a file";
+  }
+  if (error instanceof Deno.errors.NotADirectory) {
+    return "a part of the path is not a directory; choose another path";
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const short = message.split("\n")[0]!.replace(/\s*\(os error \d+\).*$/, "");
+  return `${short.charAt(0).toLowerCase()}${
+    short.slice(1)
+  }; check the path and free space`;
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  const handle = await Deno.open(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Query latency samples for health: a few bounded probe queries, each timed
+ * over several runs. Samples describe this machine at this moment; health
+ * reports them but never raises an alert on them, so alerts stay
+ * deterministic.
+ *
+ * @module
+ */
+
+import type { InStatement } from "@libsql/client";
+import type { TraceDb } from "../../db.ts";
+import { queryTraceEvents } from "../query/query.ts";
+
+/** Timings of one probe. */
+export interface ProbeTiming {
+  name: string;
+  samples: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+/** Timings of every probe, and over all samples. */
+export interface ProbeLatency {
+  probes: ProbeTiming[];
+  samples: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+/** Nearest-rank percentile of `values` (0 for none). */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(
+    sorted.length,
+    Math.max(1, Math.ceil((p / 100) * sorted.length)),
+  );
+  return sorted[rank - 1]!;
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+async function time(
+  samples: number,
+  run: () => Promise<unknown>,
+): Promise<number[]> {
+  const timings: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const start = performance.now();
+    await run();
+    timings.push(performance.now() - start);
+  }
+  return timings;
+}
+
+/** Runs the probe queries `samples` times each. */
+export async function probeLatency(
+  db: TraceDb,
+  samples: number,
+): Promise<ProbeLatency> {
+  const runs = Math.max(1, Math.min(50, Math.floor(samples)));
+  const latest = await db.client.execute(
+    "SELECT application_id, root_trace_id, kind FROM obs_events ORDER BY ts DESC, seq DESC LIMIT 1",
+  );
+  const anchor = latest.rows[0];
+  const probes: { name: string; run: () => Promise<unknown> }[] = [
+    { name: "query_page", run: () => queryTraceEvents(db, { limit: 250 }) },
+  ];
+  const statement = (name: string, stmt: InStatement) =>
+    probes.push({ name, run: () => db.client.execute(stmt) });
+  if (anchor) {
+    statement("tenant_page", {
+      sql: `SELECT seq, ts FROM obs_events WHERE application_id = ?
+            ORDER BY ts DESC, seq DESC LIMIT 250`,
+      args: [anchor.application_id ?? null],
+    });
+    statement("root_lookup", {
+      sql: "SELECT seq FROM obs_events WHERE root_trace_id = ? LIMIT 1000",
+      args: [anchor.root_trace_id ?? null],
+    });
+    statement("kind_errors", {
+      sql:
+        "SELECT COUNT(*) AS n FROM obs_events WHERE kind = ? AND status = 'error'",
+      args: [anchor.kind ?? null],
+    });
+  }
+  const all: number[] = [];
+  const timings: ProbeTiming[] = [];
+  for (const probe of probes) {
+    const measured = await time(runs, probe.run);
+    all.push(...measured);
+    timings.push({
+      name: probe.name,
+      samples: measured.length,
+      p50_ms: round(percentile(measured, 50)),
+      p95_ms: round(percentile(measured, 95)),
+    });
+  }
+  return {
+    probes: timings,
+    samples: all.length,
+    p50_ms: round(percentile(all, 50)),
+    p95_ms: round(percentile(all, 95)),
+  };
+}

@@ -1,0 +1,435 @@
+/**
+ * Decodes an OTLP/HTTP `ExportTraceServiceRequest` body, in either the JSON or
+ * the binary protobuf encoding, into one flat list of normalised spans. The
+ * protobuf encoding is decoded by protobufjs against the protocol definitions
+ * in `otlp_proto.ts`; both encodings then pass through the same valibot
+ * schema, so a field means the same thing whichever way it arrived.
+ *
+ * JSON follows the OTLP/JSON rules: lowerCamelCase keys, hex trace and span
+ * ids, 64-bit integers as strings or numbers, enums as integers (their names
+ * are accepted too), bytes as base64, unknown fields ignored.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { describeIssues } from "../../issues.ts";
+import { OtlpRequestError } from "./error.ts";
+import { otlpProtoTypes } from "./proto.ts";
+
+/** The two OTLP/HTTP body encodings. */
+export const OTLP_ENCODINGS = ["json", "protobuf"] as const;
+/** One of {@link OTLP_ENCODINGS}. */
+export type OtlpEncoding = typeof OTLP_ENCODINGS[number];
+
+/** An attribute value after decoding (64-bit integers beyond 2^53 stay decimal strings). */
+export type OtlpValue =
+  | string
+  | number
+  | boolean
+  | null
+  | Uint8Array
+  | OtlpValue[]
+  | { [key: string]: OtlpValue };
+
+/** Attributes by key, in the order they were sent. */
+export type OtlpAttributes = ReadonlyMap<string, OtlpValue>;
+
+/** A span event (name, time and attributes). */
+export interface OtlpSpanEvent {
+  name: string;
+  timeUnixNano: bigint;
+  attributes: OtlpAttributes;
+}
+
+/** One span with its resource and scope, in one shape for both encodings. */
+export interface OtlpSpan {
+  /** Position in the request, counted across all resources and scopes. */
+  index: number;
+  /** Where the span sits in the request, e.g. `resourceSpans[0].scopeSpans[1].spans[2]`. */
+  path: string;
+  /** 32 lower-case hex digits. */
+  traceId: string;
+  /** 16 lower-case hex digits. */
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  /** `SpanKind` number (0 unspecified … 5 consumer). */
+  kind: number;
+  /** Epoch nanoseconds; 0 when unset. */
+  startTimeUnixNano: bigint;
+  endTimeUnixNano: bigint;
+  attributes: OtlpAttributes;
+  events: OtlpSpanEvent[];
+  /** `StatusCode` number: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
+  statusMessage: string;
+  resource: OtlpAttributes;
+  scope: { name: string; version: string };
+}
+
+/** Deepest nesting of array and kvlist attribute values accepted. */
+const MAX_VALUE_DEPTH = 16;
+
+// The wire shape both encodings are brought to before validation.
+interface WireAnyValue {
+  stringValue?: string | null | undefined;
+  boolValue?: boolean | null | undefined;
+  intValue?: string | number | null | undefined;
+  doubleValue?: string | number | null | undefined;
+  arrayValue?:
+    | { values?: WireAnyValue[] | null | undefined }
+    | null
+    | undefined;
+  kvlistValue?:
+    | { values?: WireKeyValue[] | null | undefined }
+    | null
+    | undefined;
+  bytesValue?: string | Uint8Array | null | undefined;
+}
+interface WireKeyValue {
+  key: string;
+  value?: WireAnyValue | null | undefined;
+}
+
+const Bytes = v.union(
+  [v.string(), v.instance(Uint8Array)],
+  "must be a hex or base64 string",
+);
+const Int64 = v.union([
+  v.pipe(v.string(), v.regex(/^-?\d{1,20}$/, "must be a decimal integer")),
+  v.pipe(v.number(), v.integer("must be an integer")),
+], "must be an integer or a decimal integer string");
+const Uint64 = v.union([
+  v.pipe(v.string(), v.regex(/^\d{1,20}$/, "must be a decimal integer")),
+  v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)),
+], "must be a non-negative integer or decimal integer string");
+const Enum = v.union(
+  [v.pipe(v.number(), v.integer()), v.string()],
+  "must be an enum number or name",
+);
+const list = <T extends v.GenericSchema>(item: T) =>
+  v.nullish(v.array(item, "must be an array"));
+
+const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
+  v.object({
+    stringValue: v.nullish(v.string("must be a string")),
+    boolValue: v.nullish(v.boolean("must be a boolean")),
+    intValue: v.nullish(Int64),
+    doubleValue: v.nullish(v.union([v.number(), v.string()])),
+    arrayValue: v.nullish(v.object({ values: list(AnyValueSchema) })),
+    kvlistValue: v.nullish(v.object({ values: list(KeyValueSchema) })),
+    bytesValue: v.nullish(Bytes),
+  }, "must be an AnyValue object")
+);
+const KeyValueSchema: v.GenericSchema<WireKeyValue> = v.object({
+  key: v.string("must be a string"),
+  value: v.nullish(AnyValueSchema),
+}, "must be a {key, value} object");
+const Attributes = list(KeyValueSchema);
+
+const SpanSchema = v.object({
+  traceId: Bytes,
+  spanId: Bytes,
+  parentSpanId: v.nullish(Bytes),
+  name: v.nullish(v.string("must be a string")),
+  kind: v.nullish(Enum),
+  startTimeUnixNano: v.nullish(Uint64),
+  endTimeUnixNano: v.nullish(Uint64),
+  attributes: Attributes,
+  events: list(v.object({
+    timeUnixNano: v.nullish(Uint64),
+    name: v.nullish(v.string("must be a string")),
+    attributes: Attributes,
+  })),
+  status: v.nullish(v.object({
+    message: v.nullish(v.string("must be a string")),
+    code: v.nullish(Enum),
+  })),
+}, "must be a span object");
+
+const RequestSchema = v.object({
+  resourceSpans: list(v.object({
+    resource: v.nullish(v.object({ attributes: Attributes })),
+    scopeSpans: list(v.object({
+      scope: v.nullish(v.object({
+        name: v.nullish(v.string("must be a string")),
+        version: v.nullish(v.string("must be a string")),
+      })),
+      spans: list(SpanSchema),
+    })),
+  })),
+}, "must be an ExportTraceServiceRequest object");
+type WireRequest = v.InferOutput<typeof RequestSchema>;
+type WireSpan = v.InferOutput<typeof SpanSchema>;
+
+/** Decodes an `ExportTraceServiceRequest` body; throws {@link OtlpRequestError} when it cannot. */
+export function decodeOtlpTraces(
+  body: Uint8Array,
+  encoding: OtlpEncoding,
+): OtlpSpan[] {
+  try {
+    const wire = encoding === "json" ? parseJson(body) : parseProtobuf(body);
+    const parsed = v.safeParse(RequestSchema, wire);
+    if (!parsed.success) throw refusal(describeIssues(parsed.issues));
+    return flatten(parsed.output);
+  } catch (error) {
+    // Pathologically deep nesting exhausts the stack before any bound is checked.
+    if (error instanceof RangeError) {
+      throw refusal("values are nested too deeply", error);
+    }
+    throw error;
+  }
+}
+
+function refusal(detail: string, cause?: unknown): OtlpRequestError {
+  return new OtlpRequestError(
+    `Cannot decode the OTLP trace request: ${detail}`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+function parseJson(body: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+  } catch {
+    throw refusal("body is not valid UTF-8");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // V8's message quotes the input, which may hold content: keep only the position.
+    const position = /at position (\d+)/.exec(firstLine(error))?.[1];
+    throw refusal(
+      `body is not valid JSON${
+        position === undefined ? "" : ` (at position ${position})`
+      }`,
+    );
+  }
+  // valibot's object schema would take an array; OTLP/JSON is always an object.
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw refusal("body must be a JSON object (an ExportTraceServiceRequest)");
+  }
+  return value;
+}
+
+function parseProtobuf(body: Uint8Array): unknown {
+  const { request } = otlpProtoTypes();
+  try {
+    const message = request.decode(body);
+    // Plain objects with 64-bit integers as decimal strings and enums as numbers.
+    return camelKeys(
+      request.toObject(message, { longs: String, enums: Number }),
+    );
+  } catch (error) {
+    throw refusal(
+      `body is not a protobuf message (${firstLine(error)})`,
+      error,
+    );
+  }
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split("\n")[0] ?? "";
+}
+
+/** Renames the decoder's snake_case field names to the OTLP/JSON ones (OTLP has no map fields). */
+function camelKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelKeys);
+  if (
+    value === null || typeof value !== "object" || value instanceof Uint8Array
+  ) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] =
+      camelKeys(item);
+  }
+  return out;
+}
+
+function flatten(request: WireRequest): OtlpSpan[] {
+  const spans: OtlpSpan[] = [];
+  (request.resourceSpans ?? []).forEach((resourceSpans, r) => {
+    const resource = toAttributes(
+      resourceSpans.resource?.attributes,
+      `resourceSpans[${r}].resource`,
+    );
+    (resourceSpans.scopeSpans ?? []).forEach((scopeSpans, s) => {
+      const scope = {
+        name: scopeSpans.scope?.name ?? "",
+        version: scopeSpans.scope?.version ?? "",
+      };
+      (scopeSpans.spans ?? []).forEach((span, k) => {
+        const path = `resourceSpans[${r}].scopeSpans[${s}].spans[${k}]`;
+        spans.push(
+          toSpan(span, { index: spans.length, path, resource, scope }),
+        );
+      });
+    });
+  });
+  return spans;
+}
+
+interface SpanPlace {
+  index: number;
+  path: string;
+  resource: OtlpAttributes;
+  scope: { name: string; version: string };
+}
+
+function toSpan(span: WireSpan, place: SpanPlace): OtlpSpan {
+  const { path } = place;
+  const parent = span.parentSpanId
+    ? hexId(span.parentSpanId, 8, `${path}.parentSpanId`, true)
+    : "";
+  return {
+    ...place,
+    traceId: hexId(span.traceId, 16, `${path}.traceId`),
+    spanId: hexId(span.spanId, 8, `${path}.spanId`),
+    parentSpanId: parent === "" ? null : parent,
+    name: span.name ?? "",
+    kind: enumNumber(span.kind, SPAN_KINDS, `${path}.kind`),
+    startTimeUnixNano: BigInt(span.startTimeUnixNano ?? 0),
+    endTimeUnixNano: BigInt(span.endTimeUnixNano ?? 0),
+    attributes: toAttributes(span.attributes, `${path}.attributes`),
+    events: (span.events ?? []).map((event, e) => ({
+      name: event.name ?? "",
+      timeUnixNano: BigInt(event.timeUnixNano ?? 0),
+      attributes: toAttributes(
+        event.attributes,
+        `${path}.events[${e}].attributes`,
+      ),
+    })),
+    statusCode: enumNumber(
+      span.status?.code,
+      STATUS_CODES,
+      `${path}.status.code`,
+    ),
+    statusMessage: span.status?.message ?? "",
+  };
+}
+
+const SPAN_KINDS = [
+  "SPAN_KIND_UNSPECIFIED",
+  "SPAN_KIND_INTERNAL",
+  "SPAN_KIND_SERVER",
+  "SPAN_KIND_CLIENT",
+  "SPAN_KIND_PRODUCER",
+  "SPAN_KIND_CONSUMER",
+] as const;
+const STATUS_CODES = [
+  "STATUS_CODE_UNSET",
+  "STATUS_CODE_OK",
+  "STATUS_CODE_ERROR",
+] as const;
+
+function enumNumber(
+  value: number | string | null | undefined,
+  names: readonly string[],
+  field: string,
+): number {
+  if (value === null || value === undefined) return 0;
+  const number = typeof value === "number" ? value : names.indexOf(value);
+  if (number < 0 || number >= names.length) {
+    throw refusal(
+      `${field}: must be one of ${names.join(", ")} (or 0 to ${
+        names.length - 1
+      })`,
+    );
+  }
+  return number;
+}
+
+/** Trace and span ids: hex in JSON, raw bytes in protobuf; all-zero ids are invalid. */
+function hexId(
+  value: string | Uint8Array,
+  bytes: number,
+  field: string,
+  allowEmpty = false,
+): string {
+  const hex = typeof value === "string" ? value.toLowerCase() : toHex(value);
+  if (allowEmpty && hex === "") return "";
+  if (!new RegExp(`^[0-9a-f]{${bytes * 2}}$`).test(hex) || /^0+$/.test(hex)) {
+    throw refusal(
+      `${field}: must be a non-zero ${bytes}-byte id (${bytes * 2} hex digits)`,
+    );
+  }
+  return hex;
+}
+
+function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join(
+    "",
+  );
+}
+
+function toAttributes(
+  list: WireKeyValue[] | null | undefined,
+  field: string,
+): OtlpAttributes {
+  const out = new Map<string, OtlpValue>();
+  for (const { key, value } of list ?? []) {
+    out.set(key, toValue(value, field, 0));
+  }
+  return out;
+}
+
+function toValue(
+  value: WireAnyValue | null | undefined,
+  field: string,
+  depth: number,
+): OtlpValue {
+  if (depth > MAX_VALUE_DEPTH) {
+    throw refusal(
+      `${field}: values are nested deeper than ${MAX_VALUE_DEPTH} levels`,
+    );
+  }
+  if (!value) return null;
+  if (value.stringValue !== undefined && value.stringValue !== null) {
+    return value.stringValue;
+  }
+  if (value.boolValue !== undefined && value.boolValue !== null) {
+    return value.boolValue;
+  }
+  if (value.intValue !== undefined && value.intValue !== null) {
+    return toInt(value.intValue);
+  }
+  if (value.doubleValue !== undefined && value.doubleValue !== null) {
+    return Number(value.doubleValue);
+  }
+  if (value.arrayValue) {
+    return (value.arrayValue.values ?? []).map((item) =>
+      toValue(item, field, depth + 1)
+    );
+  }
+  if (value.kvlistValue) {
+    const out: { [key: string]: OtlpValue } = {};
+    for (const entry of value.kvlistValue.values ?? []) {
+      out[entry.key] = toValue(entry.value, field, depth + 1);
+    }
+    return out;
+  }
+  if (value.bytesValue !== undefined && value.bytesValue !== null) {
+    return typeof value.bytesValue === "string"
+      ? fromBase64(value.bytesValue, field)
+      : value.bytesValue;
+  }
+  return null;
+}
+
+function toInt(value: string | number): number | string {
+  if (typeof value === "number") return value;
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : value;
+}
+
+function fromBase64(text: string, field: string): Uint8Array {
+  try {
+    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+  } catch (error) {
+    throw refusal(`${field}: bytesValue must be base64`, error);
+  }
+}

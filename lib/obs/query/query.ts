@@ -1,0 +1,157 @@
+/**
+ * Scoped, keyset-paginated reads of the index, newest first. Every page
+ * states separately how complete the read was, how well the selected task
+ * scopes were instrumented, and whether verified outcomes were recorded.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import type { TraceDb } from "../../db.ts";
+import { ConfigError } from "../../errors.ts";
+import { describeIssues } from "../../issues.ts";
+import {
+  assessCoverage,
+  type CoverageAssessment,
+  type CoverageState,
+} from "../coverage.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import {
+  filterDigest,
+  filterWhere,
+  timeRangeValid,
+  TRACE_FILTER_ENTRIES,
+} from "./filters.ts";
+import type { TraceEvent } from "../model.ts";
+import { readEventPage } from "./read_rows.ts";
+import { requireObs } from "../schema.ts";
+
+/** Page size when none is given. */
+export const DEFAULT_PAGE_LIMIT = 250;
+/** Largest page a query may ask for. */
+export const MAX_PAGE_LIMIT = 1_000;
+
+/** Whether the selected window was read whole, in part, or with undecodable rows. */
+export const READ_COMPLETENESS = ["complete", "partial", "untrusted"] as const;
+/** One of {@link READ_COMPLETENESS}. */
+export type ReadCompleteness = typeof READ_COMPLETENESS[number];
+
+/** Whether verified outcome evidence was present. */
+export const OUTCOME_VERIFICATION = ["recorded", "unknown"] as const;
+/** One of {@link OUTCOME_VERIFICATION}. */
+export type OutcomeVerification = typeof OUTCOME_VERIFICATION[number];
+
+/** Schema of a query: a filter plus page size and cursor. */
+export const TraceQuerySchema = v.pipe(
+  v.strictObject(
+    {
+      ...TRACE_FILTER_ENTRIES,
+      limit: v.optional(v.pipe(
+        v.number("must be a number"),
+        v.integer("must be an integer"),
+        v.minValue(1, "must be at least 1"),
+        v.maxValue(MAX_PAGE_LIMIT, `must be at most ${MAX_PAGE_LIMIT}`),
+      )),
+      cursor: v.optional(
+        v.pipe(v.string(), v.maxLength(512, "is too long to be a cursor")),
+      ),
+    },
+    (issue) =>
+      issue.expected === "never"
+        ? "unknown filter; remove it"
+        : "must be an object",
+  ),
+  v.check(timeRangeValid, "start_time must be before end_time"),
+);
+/** A trace query. */
+export type TraceQuery = v.InferInput<typeof TraceQuerySchema>;
+
+/** One page of events. */
+export interface TraceEventPage {
+  events: TraceEvent[];
+  /** Pass back as `cursor` with the same filters for the next page; `null` at the end. */
+  next_cursor: string | null;
+  has_more: boolean;
+  /** Rows this bounded page window held. */
+  rows_in_window: number;
+  limit: number;
+  read_completeness: ReadCompleteness;
+  instrumentation_coverage: CoverageState;
+  outcome_verification: OutcomeVerification;
+  /** Detail behind `instrumentation_coverage` for the roots on this page. */
+  coverage: CoverageAssessment;
+}
+
+/** Validates a query; throws a ConfigError naming the first bad field. */
+export function parseTraceQuery(input: unknown): TraceQuery {
+  const parsed = v.safeParse(TraceQuerySchema, input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Invalid trace query: ${describeIssues(parsed.issues)}`,
+    );
+  }
+  return parsed.output;
+}
+
+/** Reads one page of events matching `query`, newest first. */
+export async function queryTraceEvents(
+  db: TraceDb,
+  query: TraceQuery,
+): Promise<TraceEventPage> {
+  const { limit: requested, cursor, ...filter } = parseTraceQuery(query);
+  const limit = requested ?? DEFAULT_PAGE_LIMIT;
+  await requireObs(db);
+  const digest = filterDigest(filter);
+  const after = cursor === undefined ? null : decodeCursor(cursor, digest);
+  const where = filterWhere(filter);
+  const decoded = await readEventPage(db, {
+    where: where.sql,
+    args: where.args,
+    order: "desc",
+    after,
+    limit: limit + 1,
+  });
+  const hasMore = decoded.length > limit;
+  const events = decoded.slice(0, limit).map((d) => d.event);
+  const last = events.at(-1);
+  const coverage = await pageCoverage(db, events);
+  return {
+    events,
+    next_cursor: hasMore && last
+      ? encodeCursor({ ts: Date.parse(last.ts), seq: last.seq }, digest)
+      : null,
+    has_more: hasMore,
+    rows_in_window: events.length,
+    limit,
+    read_completeness: decoded.slice(0, limit).some((d) => d.untrusted)
+      ? "untrusted"
+      : hasMore || after
+      ? "partial"
+      : "complete",
+    instrumentation_coverage: coverage.state,
+    outcome_verification: events.some((e) => e.outcome?.verified === true)
+      ? "recorded"
+      : "unknown",
+    coverage,
+  };
+}
+
+async function pageCoverage(
+  db: TraceDb,
+  events: TraceEvent[],
+): Promise<CoverageAssessment> {
+  if (events.length === 0) {
+    return {
+      state: "unknown",
+      roots: 0,
+      declared_roots: 0,
+      covered_roots: 0,
+      gaps: [],
+    };
+  }
+  return await assessCoverage(db, {
+    sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
+          WHERE seq IN (SELECT value FROM json_each(?))`,
+    args: [JSON.stringify(events.map((e) => e.seq))],
+  });
+}

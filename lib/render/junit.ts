@@ -1,0 +1,101 @@
+/**
+ * JUnit XML for CI systems: one test case per assertion family. FAIL is a
+ * `<failure type="FAIL">`, INCONCLUSIVE an `<error>`, a cleanup left
+ * incomplete after a failed run a `<failure type="cleanup_incomplete">`;
+ * nothing is ever `<skipped>`, since an unevaluated check must not look like
+ * a passing one. The run's verdict is a suite property.
+ *
+ * @module
+ */
+
+import type { RunReport } from "../runner/report.ts";
+import { type FamilyResult, familyResults } from "../runner/families.ts";
+
+/** Escapes text for XML content and attribute values; drops characters XML 1.0 forbids. */
+export function xmlEscape(text: string): string {
+  return text
+    // deno-lint-ignore no-control-regex
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, "")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;");
+}
+
+/** Renders `report` as a JUnit XML document. */
+export function renderJunit(report: RunReport): string {
+  const results = familyResults(report);
+  const failures =
+    results.filter((r) => r.status === "fail" || r.status === "incomplete")
+      .length;
+  const errors = results.filter((r) => r.status === "error").length;
+  const suite = `trace.deletion-contract.${report.target.id}`;
+  const attrs = (pairs: [string, string | number][]) =>
+    pairs.map(([k, v]) => ` ${k}="${xmlEscape(String(v))}"`).join("");
+  const suiteAttrs: [string, string | number][] = [
+    ["name", suite],
+    ["tests", results.length],
+    ["failures", failures],
+    ["errors", errors],
+    ["skipped", 0],
+    ["time", report.timing.elapsed_seconds.toFixed(3)],
+    ["timestamp", report.started_at],
+  ];
+  return [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites${attrs(suiteAttrs.slice(0, 4))}>`,
+    `  <testsuite${attrs(suiteAttrs)}>`,
+    `    <properties>`,
+    ...properties(report).map(([name, value]) =>
+      `      <property${attrs([["name", name], ["value", value]])}/>`
+    ),
+    `    </properties>`,
+    ...results.flatMap((result) => testcase(result, suite)),
+    `  </testsuite>`,
+    `</testsuites>`,
+    "",
+  ].join("\n");
+}
+
+function properties(report: RunReport): [string, string][] {
+  return [
+    ["run_id", report.run_id],
+    ["verdict", report.verdict],
+    ["state", report.state],
+    ["target_id", report.target.id],
+    ["base_url", report.target.base_url],
+    ["protocol_revision", report.protocol.revision],
+    ["config_digest", report.config_digest],
+  ];
+}
+
+const PROBLEM_ELEMENT: Record<
+  Exclude<FamilyResult["status"], "pass">,
+  { element: "failure" | "error"; type: string }
+> = {
+  fail: { element: "failure", type: "FAIL" },
+  error: { element: "error", type: "INCONCLUSIVE" },
+  incomplete: { element: "failure", type: "cleanup_incomplete" },
+};
+
+function testcase(result: FamilyResult, suite: string): string[] {
+  const open = `    <testcase name="${xmlEscape(result.family)}" classname="${
+    xmlEscape(suite)
+  }" time="0">`;
+  const body: string[] = [];
+  if (result.status !== "pass") {
+    const { element, type } = PROBLEM_ELEMENT[result.status];
+    body.push(
+      `      <${element} message="${
+        xmlEscape(result.problems[0] ?? "")
+      }" type="${type}">${xmlEscape(result.problems.join("\n"))}</${element}>`,
+    );
+  }
+  if (result.notes.length > 0) {
+    body.push(
+      `      <system-out>${xmlEscape(result.notes.join("\n"))}</system-out>`,
+    );
+  }
+  return [open, ...body, `    </testcase>`];
+}

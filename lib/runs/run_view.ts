@@ -1,0 +1,185 @@
+/**
+ * What `external-show` knows about a run id: the completed ledger report, or
+ * else its checkpoint. A checkpoint without a completed ledger row is
+ * `running` only while its process is still alive on this host; otherwise it
+ * is `interrupted` and INCONCLUSIVE, never PASS.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { NotFoundError } from "../errors.ts";
+import { join } from "node:path";
+import {
+  type Checkpoint,
+  checkpointDir,
+  readCheckpoint,
+} from "../runner/checkpoint.ts";
+import { processIdentity } from "../runner/process_identity.ts";
+import type {
+  RunReport,
+  RunState,
+  TargetRef,
+  Verdict,
+} from "../runner/report.ts";
+import { replayOfRun } from "../ledger/regressions.ts";
+import { readRun, validateRunId } from "../ledger/runs.ts";
+
+/** The answer of `external-show`. */
+export interface RunView {
+  schema: "trace.run-view/1";
+  run_id: string;
+  state: RunState;
+  verdict: Verdict;
+  target: TargetRef;
+  config_digest: string;
+  started_at: string;
+  /** The regression this run replayed, if any. */
+  regression_id: string | null;
+  /** The completed report; `null` for running or interrupted runs. */
+  report: RunReport | null;
+  /** For runs without a completed report: what the checkpoint recorded. */
+  checkpoint: {
+    pid: number;
+    updated_at: string;
+    namespaces: { test: string; control: string };
+    issued: { test: string[]; control: string[] };
+  } | null;
+  note: string | null;
+}
+
+/** Options for {@link viewRun}. */
+export interface ViewRunOptions {
+  dataDir: string;
+  /** Liveness check for a checkpoint's pid (injectable for tests). */
+  isAlive?: (pid: number) => boolean;
+  /** False when the database has no ledger yet: only checkpoints are consulted. */
+  ledger?: boolean;
+}
+
+/** Looks up a run in the ledger, then among checkpoints. */
+export async function viewRun(
+  db: TraceDb,
+  runId: string,
+  options: ViewRunOptions,
+): Promise<RunView> {
+  validateRunId(runId);
+  const report = options.ledger === false ? null : await readRun(db, runId);
+  if (report) {
+    const replay = await replayOfRun(db, runId);
+    return {
+      schema: "trace.run-view/1",
+      run_id: runId,
+      state: report.state,
+      verdict: report.verdict,
+      target: report.target,
+      config_digest: report.config_digest,
+      started_at: report.started_at,
+      regression_id: replay?.regression_id ?? null,
+      report,
+      checkpoint: null,
+      note: report.kind === "reference"
+        ? `a reference run of system ${report.target.id}; see trace reference show ${runId}`
+        : null,
+    };
+  }
+  const checkpoint = await readCheckpoint(options.dataDir, runId);
+  if (!checkpoint) {
+    throw new NotFoundError(
+      `Cannot find run ${runId} in the ledger or among checkpoints in ${options.dataDir}; check --data-dir`,
+    );
+  }
+  const kept = checkpoint.state === "completed"
+    ? await readKeptReport(options.dataDir, runId)
+    : null;
+  if (kept) return keptView(kept.report, kept.path);
+  const isAlive = options.isAlive ??
+    ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
+  return checkpointView(checkpoint, isAlive);
+}
+
+/** A completed report the ledger could not take, kept beside its checkpoint by the runner. */
+async function readKeptReport(
+  dataDir: string,
+  runId: string,
+): Promise<{ report: RunReport; path: string } | null> {
+  const path = join(checkpointDir(dataDir), `${runId}.report.json`);
+  try {
+    return {
+      report: JSON.parse(await Deno.readTextFile(path)) as RunReport,
+      path,
+    };
+  } catch {
+    return null;
+  }
+}
+
+function keptView(report: RunReport, path: string): RunView {
+  return {
+    schema: "trace.run-view/1",
+    run_id: report.run_id,
+    state: report.state,
+    verdict: report.verdict,
+    target: report.target,
+    config_digest: report.config_digest,
+    started_at: report.started_at,
+    regression_id: null,
+    report,
+    checkpoint: null,
+    note:
+      `this run completed but is not in the ledger (the write failed); its report is kept at ${path}`,
+  };
+}
+
+/** Alive and the same process that wrote the checkpoint (not a later one that reused its pid). */
+function isSameProcess(pid: number, identity: string | null): boolean {
+  if (!isProcessAlive(pid)) return false;
+  return identity === null || processIdentity(pid) === identity;
+}
+
+function checkpointView(
+  checkpoint: Checkpoint,
+  isAlive: (pid: number) => boolean,
+): RunView {
+  const running = checkpoint.state === "running" && isAlive(checkpoint.pid);
+  const issued = checkpoint.issued.test.length +
+    checkpoint.issued.control.length;
+  return {
+    schema: "trace.run-view/1",
+    run_id: checkpoint.run_id,
+    state: running ? "running" : "interrupted",
+    verdict: "INCONCLUSIVE",
+    target: checkpoint.target,
+    config_digest: checkpoint.config_digest,
+    started_at: checkpoint.started_at,
+    regression_id: null,
+    report: null,
+    checkpoint: {
+      pid: checkpoint.pid,
+      updated_at: checkpoint.updated_at,
+      namespaces: checkpoint.namespaces,
+      issued: checkpoint.issued,
+    },
+    note: running
+      ? `process ${checkpoint.pid} is still running this run; show it again when it finishes`
+      : `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued and may remain in namespaces ${checkpoint.namespaces.test} and ${checkpoint.namespaces.control}; inspect and clean them before rerunning`,
+  };
+}
+
+/** True when `pid` is a live (non-zombie) process on this host; always false where that cannot be checked. */
+export function isProcessAlive(pid: number): boolean {
+  if (Deno.build.os !== "linux" || !Number.isInteger(pid) || pid <= 0) {
+    return false;
+  }
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // The state letter follows the parenthesised command name.
+    const state = stat.slice(
+      stat.lastIndexOf(")") + 2,
+      stat.lastIndexOf(")") + 3,
+    );
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
