@@ -1,23 +1,63 @@
 #!/usr/bin/env -S deno run -A
 /**
- * The `trace` command. Parses the subcommand, lazily loads its implementation
- * from `cli/`, and owns the mapping from errors to exit codes.
+ * The `trace` command: one grammar, `trace <command>` or
+ * `trace <group> <command>`, and one dispatcher. Each command lazily loads
+ * its implementation from `cli/`; this file owns the help around them and
+ * the mapping from errors to exit codes.
+ *
+ * The seed's hyphenated spellings (`external-run`, `external-show`, …) are the
+ * same commands as `external run`, `external show`: `group-command` is read
+ * as `group command` for every group.
  *
  * @module
  */
 
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
-import { errorMessage, TraceError } from "./lib/errors.ts";
+import { closestName } from "./cli/_suggest.ts";
+import { errorMessage, TraceError, UsageError } from "./lib/errors.ts";
 
 /** Exit codes: 0 PASS, 1 FAIL (or a broken ledger), 2 INCONCLUSIVE or usage/config error. */
 export const EXIT = { pass: 0, fail: 1, inconclusive: 2, usage: 2 } as const;
 
-interface CommandEntry {
+const VERSION = "0.1.0";
+
+interface Leaf {
   summary: string;
   load: () => Promise<Command>;
 }
 
-const COMMANDS: Record<string, CommandEntry> = {
+interface Group {
+  summary: string;
+  commands: Record<string, Leaf>;
+}
+
+type Entry = Leaf | Group;
+
+/** A leaf of a group whose file still dispatches on its own first argument. */
+function delegate(
+  summary: string,
+  sub: string,
+  load: () => Promise<Command>,
+): Leaf {
+  return {
+    summary,
+    load: async () => {
+      const command = await load();
+      return (args, io) => command([sub, ...args], io);
+    },
+  };
+}
+
+const external = () => import("./cli/external.ts");
+const targets = () => import("./cli/targets.ts");
+const regressions = () => import("./cli/regressions.ts");
+const runs = () => import("./cli/runs.ts");
+const obs = () => import("./cli/obs.ts");
+const events = () => import("./cli/events.ts");
+const reference = async () => (await import("./cli/reference.ts")).reference;
+const ledger = async () => (await import("./cli/ledger.ts")).ledger;
+
+const COMMANDS: Record<string, Entry> = {
   quickstart: {
     summary:
       "Run the demo app healthy and with a defect, and show both verdicts",
@@ -27,90 +67,196 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "Serve the demo staging app (optionally with --defect NAME)",
     load: async () => (await import("./cli/demo.ts")).demo,
   },
-  "external-plan": {
-    summary:
-      "Show what a deletion contract run would do, without any network request",
-    load: async () => (await import("./cli/external.ts")).externalPlan,
-  },
-  "external-run": {
-    summary: "Run the deletion contract against a staging adapter",
-    load: async () => (await import("./cli/external.ts")).externalRun,
-  },
-  "external-register": {
-    summary: "Register a staging target under an id (immutable)",
-    load: async () => (await import("./cli/targets.ts")).externalRegister,
-  },
-  "external-targets": {
-    summary: "List registered targets",
-    load: async () => (await import("./cli/targets.ts")).externalTargets,
-  },
-  "external-save": {
-    summary: "Save a completed FAIL run as a regression",
-    load: async () => (await import("./cli/regressions.ts")).externalSave,
-  },
-  "external-replay": {
-    summary: "Replay a saved regression with fresh synthetic data",
-    load: async () => (await import("./cli/regressions.ts")).externalReplay,
-  },
-  "external-compare": {
-    summary: "Compare two runs of the same target and contract",
-    load: async () => (await import("./cli/runs.ts")).externalCompare,
-  },
-  "external-show": {
-    summary: "Show a run (completed, running or interrupted)",
-    load: async () => (await import("./cli/runs.ts")).externalShow,
-  },
-  "external-regressions": {
-    summary: "List saved regressions with status and last result",
-    load: async () =>
-      (await import("./cli/regressions.ts")).externalRegressions,
-  },
-  "external-gate": {
-    summary:
-      "Exit 0 only when every enforced regression's latest replay passed",
-    load: async () => (await import("./cli/regressions.ts")).externalGate,
-  },
-  reference: {
-    summary: "Run and rank the reference systems with known deletion behaviour",
-    load: async () => (await import("./cli/reference.ts")).reference,
-  },
-  events: {
-    summary: "Ingest, query, summarize and export observability events",
-    load: async () => (await import("./cli/events.ts")).events,
-  },
-  obs: {
-    summary:
-      "Index maintenance: init, backfill, parity, retention, expiry, health",
-    load: async () => (await import("./cli/obs.ts")).obs,
-  },
   serve: {
     summary: "Serve the ingest and query API on localhost",
     load: async () => (await import("./cli/serve.ts")).serve,
   },
+  external: {
+    summary: "Deletion contract runs against your staging adapter",
+    commands: {
+      plan: {
+        summary: "Show what a run would do, without any network request",
+        load: async () => (await external()).externalPlan,
+      },
+      run: {
+        summary: "Run the deletion contract against a staging adapter",
+        load: async () => (await external()).externalRun,
+      },
+      register: {
+        summary: "Register a staging target under an id (immutable)",
+        load: async () => (await targets()).externalRegister,
+      },
+      targets: {
+        summary: "List registered targets",
+        load: async () => (await targets()).externalTargets,
+      },
+      save: {
+        summary: "Save a completed FAIL run as a regression",
+        load: async () => (await regressions()).externalSave,
+      },
+      replay: {
+        summary: "Replay a saved regression with fresh synthetic data",
+        load: async () => (await regressions()).externalReplay,
+      },
+      compare: {
+        summary: "Compare two runs of the same target and contract",
+        load: async () => (await runs()).externalCompare,
+      },
+      show: {
+        summary: "Show a run (completed, running or interrupted)",
+        load: async () => (await runs()).externalShow,
+      },
+      regressions: {
+        summary: "List saved regressions with status and last result",
+        load: async () => (await regressions()).externalRegressions,
+      },
+      gate: {
+        summary:
+          "Exit 0 only when every enforced regression's latest replay passed",
+        load: async () => (await regressions()).externalGate,
+      },
+    },
+  },
+  reference: {
+    summary: "Run and rank the reference systems with known deletion behaviour",
+    commands: {
+      list: delegate(
+        "The systems, what each does and its expected outcome",
+        "list",
+        reference,
+      ),
+      plan: delegate("What a run of each system would do", "plan", reference),
+      run: delegate(
+        "Run every system (or the named ones) and print the matrix",
+        "run",
+        reference,
+      ),
+      show: delegate("One stored reference run", "show", reference),
+      dashboard: delegate(
+        "Matrix of the latest run of each system",
+        "dashboard",
+        reference,
+      ),
+      ranking: delegate(
+        "Systems ordered by the strength of their deletion guarantee",
+        "ranking",
+        reference,
+      ),
+    },
+  },
+  events: {
+    summary: "Ingest, query, summarize and export observability events",
+    commands: {
+      ingest: {
+        summary: "Ingest NDJSON events (all or nothing per batch)",
+        load: async () => (await events()).eventsIngest,
+      },
+      query: {
+        summary: "One page of events, newest first",
+        load: async () => (await events()).eventsQuery,
+      },
+      export: {
+        summary: "Metadata-only NDJSON of every selected event",
+        load: async () => (await events()).eventsExport,
+      },
+      summary: {
+        summary: "Aggregate counts of the selected events",
+        load: async () => (await events()).eventsSummary,
+      },
+    },
+  },
+  obs: {
+    summary: "Index maintenance: init, backfill, parity, retention, expiry",
+    commands: {
+      init: {
+        summary: "Provision the observability tables (reads never do)",
+        load: async () => (await obs()).obsInit,
+      },
+      backfill: {
+        summary: "Rebuild index rows from source envelopes (dry run first)",
+        load: async () => (await obs()).obsBackfill,
+      },
+      parity: {
+        summary: "Compare envelopes and index rows",
+        load: async () => (await obs()).obsParity,
+      },
+      retention: {
+        summary: "Expire previews, metadata and outcomes (dry run first)",
+        load: async () => (await obs()).obsRetention,
+      },
+      "expiry-plan": {
+        summary: "List source envelopes to expire, sealed for review",
+        load: async () => (await obs()).obsExpiryPlan,
+      },
+      "expiry-apply": {
+        summary: "Archive and delete the envelopes of a reviewed plan",
+        load: async () => (await obs()).obsExpiryApply,
+      },
+      health: {
+        summary: "Versions, counts, links, latency, readiness and alerts",
+        load: async () => (await obs()).obsHealthCommand,
+      },
+    },
+  },
   ledger: {
-    summary: "Verify the ledger's digests and chain (ledger verify)",
-    load: async () => (await import("./cli/ledger.ts")).ledger,
+    summary: "The ledger's integrity",
+    commands: {
+      verify: delegate(
+        "Recompute every digest and the chain",
+        "verify",
+        ledger,
+      ),
+    },
   },
 };
 
-function printUsage(io: CliIo): void {
-  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
-  const lines = Object.entries(COMMANDS).map(([name, entry]) =>
+function isGroup(entry: Entry): entry is Group {
+  return "commands" in entry;
+}
+
+function table(entries: [string, { summary: string }][]): string[] {
+  const width = Math.max(...entries.map(([name]) => name.length));
+  return entries.map(([name, entry]) =>
     `  ${name.padEnd(width)}  ${entry.summary}`
   );
-  io.out(
-    [
-      "trace: prove that an AI-memory or RAG application really forgets",
-      "",
-      "Usage: trace <command> [options]   (trace <command> --help for details)",
-      "",
-      "Commands:",
-      ...lines,
-      "",
-      "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error",
-      "",
-    ].join("\n"),
-  );
+}
+
+function globalUsage(): string {
+  const lines: [string, { summary: string }][] = [];
+  for (const [name, entry] of Object.entries(COMMANDS)) {
+    if (!isGroup(entry)) lines.push([name, entry]);
+    else {
+      for (const [sub, leaf] of Object.entries(entry.commands)) {
+        lines.push([`${name} ${sub}`, leaf]);
+      }
+    }
+  }
+  return [
+    "trace: prove that an AI-memory or RAG application really forgets",
+    "",
+    "Usage: trace <command> [options]",
+    "       trace help <command>        (or trace <command> --help)",
+    "       trace --version",
+    "",
+    "Commands:",
+    ...table(lines),
+    "",
+    "external-<command> is the same as external <command> (external-run, external-show, …).",
+    "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error",
+    "",
+  ].join("\n");
+}
+
+function groupUsage(name: string, group: Group): string {
+  return [
+    `trace ${name}: ${group.summary}`,
+    "",
+    `Usage: trace ${name} <command> [options]   (trace ${name} <command> --help for details)`,
+    "",
+    "Commands:",
+    ...table(Object.entries(group.commands)),
+    "",
+  ].join("\n");
 }
 
 /** Maps a thrown error to its exit code (the one place that does). */
@@ -121,32 +267,149 @@ export function exitCodeFor(error: unknown): number {
   return EXIT.usage;
 }
 
+/** A command resolved from the arguments, or the usage answer to give instead. */
+type Resolution =
+  | { kind: "run"; path: string; leaf: Leaf; args: string[] }
+  | { kind: "usage"; text: string; toStdout: boolean; code: number }
+  | { kind: "unknown"; message: string };
+
+const HELP_FLAGS = new Set(["--help", "-h", "help"]);
+
+function unknown(word: string, known: string[], where: string): Resolution {
+  const guess = closestName(word, known);
+  return {
+    kind: "unknown",
+    message: `trace${where}: unknown command "${word}"; ${
+      guess
+        ? `did you mean "${guess}"? (trace${where} --help lists them all)`
+        : `run trace${where} --help for the list`
+    }`,
+  };
+}
+
+function resolveInGroup(
+  name: string,
+  group: Group,
+  args: string[],
+): Resolution {
+  const [sub, ...rest] = args;
+  if (sub === undefined) {
+    return {
+      kind: "usage",
+      text: groupUsage(name, group),
+      toStdout: false,
+      code: EXIT.usage,
+    };
+  }
+  if (HELP_FLAGS.has(sub)) {
+    return {
+      kind: "usage",
+      text: groupUsage(name, group),
+      toStdout: true,
+      code: 0,
+    };
+  }
+  const leaf = group.commands[sub];
+  if (!leaf) return unknown(sub, Object.keys(group.commands), ` ${name}`);
+  return { kind: "run", path: `${name} ${sub}`, leaf, args: rest };
+}
+
+/** Splits `external-run` into `external` + `run` when that names a command. */
+function splitHyphenated(word: string): [string, string] | null {
+  const at = word.indexOf("-");
+  if (at <= 0) return null;
+  const group = COMMANDS[word.slice(0, at)];
+  const sub = word.slice(at + 1);
+  if (!group || !isGroup(group) || !group.commands[sub]) return null;
+  return [word.slice(0, at), sub];
+}
+
+function resolve(args: string[]): Resolution {
+  const [first, ...rest] = args;
+  if (first === undefined) {
+    return {
+      kind: "usage",
+      text: globalUsage(),
+      toStdout: false,
+      code: EXIT.usage,
+    };
+  }
+  if (first === "--help" || first === "-h") {
+    return { kind: "usage", text: globalUsage(), toStdout: true, code: 0 };
+  }
+  if (first === "help") {
+    // `trace help external run` answers what `trace external run --help` does.
+    return rest.length === 0
+      ? { kind: "usage", text: globalUsage(), toStdout: true, code: 0 }
+      : resolve([...rest, "--help"]);
+  }
+  const split = splitHyphenated(first);
+  if (split) {
+    const resolved = resolve([...split, ...rest]);
+    // Messages name the command the way it was typed.
+    return resolved.kind === "run" ? { ...resolved, path: first } : resolved;
+  }
+  const entry = COMMANDS[first];
+  if (!entry) {
+    const known = Object.keys(COMMANDS).concat(
+      Object.entries(COMMANDS).flatMap(([name, e]) =>
+        isGroup(e) ? Object.keys(e.commands).map((s) => `${name}-${s}`) : []
+      ),
+    );
+    return unknown(first, known, "");
+  }
+  if (isGroup(entry)) return resolveInGroup(first, entry, rest);
+  return { kind: "run", path: first, leaf: entry, args: rest };
+}
+
+/**
+ * The command `args` name, loaded, with the arguments left for it. Tests call
+ * commands through this to see their errors as thrown; `main` prints them.
+ */
+export async function loadCommand(
+  args: string[],
+): Promise<{ path: string; command: Command; args: string[] }> {
+  const resolution = resolve(args);
+  if (resolution.kind !== "run") {
+    throw new UsageError(
+      resolution.kind === "unknown"
+        ? resolution.message
+        : `No command named in "trace ${args.join(" ")}"`,
+    );
+  }
+  return {
+    path: resolution.path,
+    command: await resolution.leaf.load(),
+    args: resolution.args,
+  };
+}
+
 /** Runs the CLI with `args`; returns the exit code instead of exiting. */
 export async function main(
   args: string[],
   io: CliIo = processIo(),
 ): Promise<number> {
-  const [name, ...rest] = args;
-  if (
-    name === undefined || name === "help" || name === "--help" || name === "-h"
-  ) {
-    printUsage(io);
-    return name === undefined ? EXIT.usage : 0;
-  }
-  if (name === "--version" || name === "version") {
-    io.out("trace 0.1.0\n");
+  if (args[0] === "--version" || args[0] === "version") {
+    io.out(`trace ${VERSION}\n`);
     return 0;
   }
-  const entry = COMMANDS[name];
-  if (!entry) {
-    io.err(`trace: unknown command "${name}"; run trace --help for the list\n`);
+  const resolution = resolve(args);
+  if (resolution.kind === "usage") {
+    if (resolution.toStdout) io.out(resolution.text);
+    else io.err(resolution.text);
+    return resolution.code;
+  }
+  if (resolution.kind === "unknown") {
+    io.err(resolution.message + "\n");
     return EXIT.usage;
   }
   try {
-    const command = await entry.load();
-    return await command(rest, io);
+    const command = await resolution.leaf.load();
+    return await command(resolution.args, io);
   } catch (error) {
-    io.err(`trace ${name}: ${errorMessage(error)}\n`);
+    // Output piped into a reader that stopped early (`| head`) is a normal end.
+    if (error instanceof Deno.errors.BrokenPipe) return 0;
+    io.err(`trace ${resolution.path}: ${errorMessage(error)}\n`);
     return exitCodeFor(error);
   }
 }

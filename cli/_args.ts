@@ -23,6 +23,9 @@ export const DATA_FLAGS = {
 /**
  * Parses `args` for `command`; throws a one-line usage error naming the flag.
  * Messages carry no command prefix: `main()` adds `trace <command>:` once.
+ * A negative-looking value after a string flag (`--limit -1`) is taken as
+ * that flag's value, so it reaches the flag's own check and gets a message
+ * saying what is allowed, instead of the parser's "ambiguous" complaint.
  */
 export function parseFlags<const T extends FlagSpec>(
   command: string,
@@ -32,7 +35,12 @@ export function parseFlags<const T extends FlagSpec>(
 ) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: joinNegativeValues(args, options),
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     const detail = (error as Error).message.split("\n")[0]?.replace(
       /\. To specify.*$/,
@@ -56,6 +64,53 @@ export function parseFlags<const T extends FlagSpec>(
     }
   }
   return parsed;
+}
+
+function joinNegativeValues(args: string[], options: FlagSpec): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const spec = arg.startsWith("--") ? options[arg.slice(2)] : undefined;
+    if (spec?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
+/** What a whole-number flag accepts: bounds (inclusive) and a unit for the message. */
+export interface IntegerRule {
+  min: number;
+  max?: number;
+  unit?: string;
+}
+
+/**
+ * Parses a whole-number flag value; `undefined` stays `undefined`. Anything
+ * but plain decimal digits within the bounds is a usage error naming the flag
+ * and what it accepts.
+ */
+export function parseIntegerFlag(
+  flag: string,
+  value: string | undefined,
+  rule: IntegerRule,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  const max = rule.max ?? Number.MAX_SAFE_INTEGER;
+  if (!(n >= rule.min && n <= max)) {
+    const range = rule.max === undefined
+      ? `≥ ${rule.min}`
+      : `from ${rule.min} to ${rule.max}`;
+    throw new UsageError(
+      `--${flag} must be a whole number${
+        rule.unit ? ` of ${rule.unit}` : ""
+      } ${range}, got "${value}"`,
+    );
+  }
+  return n;
 }
 
 /** Prints a command's help text; returns exit code 0. */

@@ -7,8 +7,8 @@
  */
 
 import { type Command, untilInterrupted } from "./_io.ts";
-import { parseFlags } from "./_args.ts";
-import { isLoopbackHost } from "../lib/contract/config.ts";
+import { parseFlags, parseIntegerFlag } from "./_args.ts";
+import { isLoopbackHost } from "../lib/loopback.ts";
 import {
   DEFAULT_DEFECT_DELAY_MS,
   DEFECTS,
@@ -138,10 +138,14 @@ export const demo: Command = async (args, io) => {
     io.out(USAGE);
     return 0;
   }
-  const port = parseInteger("--port", values.port, 65535);
+  const port = parseIntegerFlag("port", values.port, { min: 0, max: 65535 })!;
   const delayMs = values["defect-delay-ms"] === undefined
     ? DEFAULT_DEFECT_DELAY_MS
-    : parseInteger("--defect-delay-ms", values["defect-delay-ms"], 600_000);
+    : parseIntegerFlag("defect-delay-ms", values["defect-delay-ms"], {
+      min: 0,
+      max: 600_000,
+      unit: "milliseconds",
+    })!;
   const defect = parseDefect(values.defect);
   if (!isLoopbackHost(values.host)) {
     io.err(
@@ -210,16 +214,4 @@ function parseTraceUrl(text: string): string {
     );
   }
   return url.href;
-}
-
-function parseInteger(flag: string, text: string, max: number): number {
-  const value = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  if (!(value <= max)) {
-    throw new UsageError(
-      `${flag} must be an integer from 0 to ${max}, got ${
-        JSON.stringify(text)
-      }`,
-    );
-  }
-  return value;
 }

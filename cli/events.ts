@@ -9,15 +9,15 @@
  * @module
  */
 
-import type { CliIo, Command } from "./_io.ts";
+import { fileProblem } from "../lib/file_errors.ts";
+import type { CliIo } from "./_io.ts";
 import { readInput } from "./_io.ts";
-import { DATA_FLAGS, parseFlags } from "./_args.ts";
+import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   ConfigError,
   ConflictError,
-  errorMessage,
   TraceError,
   UsageError,
 } from "../lib/errors.ts";
@@ -89,21 +89,6 @@ const FILTER_HELP = `Filters:
   --store all|trace|conversation|tool_log
 ${DATA_HELP}`;
 
-const USAGE =
-  `Usage: trace events <ingest FILE|- | query | export | summary> [options]
-
-  ingest FILE|-   Ingest NDJSON events (one batch, all or nothing; --batch-size N splits)
-                  Provisions the database when missing, like trace serve
-  query           One page of events, newest first (--limit N, --cursor C)
-  export          Metadata-only NDJSON of every selected event (--store, default all)
-  summary         Aggregate counts of the selected events
-
---json prints one JSON object (ingest, query, summary) instead of text;
-export always writes NDJSON. Run trace events <command> --help for details.
-
-${FILTER_HELP}
-`;
-
 type FilterValues = {
   [K in keyof typeof FILTER_FLAGS]?: (typeof FILTER_FLAGS)[K] extends
     { multiple: true } ? string[]
@@ -111,42 +96,8 @@ type FilterValues = {
     : string;
 };
 
-/** `trace events …`: dispatches to ingest, query, export or summary. */
-export const events: Command = async (args, io) => {
-  try {
-    return await dispatch(args, io);
-  } catch (error) {
-    // `trace events export | head` closes stdout early: that is a normal end.
-    if (error instanceof Deno.errors.BrokenPipe) return 0;
-    throw error;
-  }
-};
-
-async function dispatch(args: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = args;
-  switch (sub) {
-    case "ingest":
-      return await ingestCommand(rest, io);
-    case "query":
-      return await queryCommand(rest, io);
-    case "export":
-      return await exportCommand(rest, io);
-    case "summary":
-      return await summaryCommand(rest, io);
-    case undefined:
-    case "help":
-    case "--help":
-    case "-h":
-      io.out(USAGE);
-      return sub === undefined ? 2 : 0;
-    default:
-      throw new UsageError(
-        `Unknown subcommand "${sub}"; see trace events --help`,
-      );
-  }
-}
-
-async function ingestCommand(args: string[], io: CliIo): Promise<number> {
+/** `trace events ingest FILE|-`: validate and write NDJSON events. */
+export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags("events ingest", args, {
     ...DATA_FLAGS,
     "batch-size": { type: "string" },
@@ -276,14 +227,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 }
 
 function parseBatchSize(flag: string | undefined): number {
-  if (flag === undefined) return Infinity;
-  const size = Number(flag);
-  if (!/^\d+$/.test(flag) || !Number.isSafeInteger(size) || size < 1) {
-    throw new UsageError(
-      `--batch-size must be a positive integer, got "${flag}"`,
-    );
-  }
-  return size;
+  return parseIntegerFlag("batch-size", flag, { min: 1 }) ?? Infinity;
 }
 
 /** What an ingest has written so far; a failure reports it. */
@@ -322,24 +266,10 @@ async function readEventsFile(path: string, io: CliIo): Promise<string> {
   try {
     return await readInput(path, io);
   } catch (error) {
-    throw new ConfigError(`Cannot read ${path}: ${readProblem(error)}`, {
+    throw new ConfigError(`Cannot read ${path}: ${fileProblem(error)}`, {
       cause: error,
     });
   }
-}
-
-function readProblem(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) {
-    return "no such file; check the path";
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return "permission denied; check the file's permissions";
-  }
-  if (error instanceof Deno.errors.IsADirectory) {
-    return "it is a directory; give an NDJSON file";
-  }
-  // Drop the OS error number and the echoed syscall: neither helps.
-  return errorMessage(error).replace(/ \(os error \d+\).*$/, "");
 }
 
 /** Query parameter of each filter flag (and the flag messages name for it). */
@@ -390,7 +320,8 @@ function filterParams(
   return params;
 }
 
-async function queryCommand(args: string[], io: CliIo): Promise<number> {
+/** `trace events query`: one page of events, newest first. */
+export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("events query", args, {
     ...DATA_FLAGS,
     ...FILTER_FLAGS,
@@ -434,7 +365,8 @@ function formatPage(page: TraceEventPage): string {
   return lines.join("\n") + "\n";
 }
 
-async function exportCommand(args: string[], io: CliIo): Promise<number> {
+/** `trace events export`: metadata-only NDJSON of the selected events. */
+export async function eventsExport(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("events export", args, {
     ...DATA_FLAGS,
     ...FILTER_FLAGS,
@@ -465,7 +397,11 @@ async function exportCommand(args: string[], io: CliIo): Promise<number> {
   });
 }
 
-async function summaryCommand(args: string[], io: CliIo): Promise<number> {
+/** `trace events summary`: aggregate counts of the selected events. */
+export async function eventsSummary(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
   const { values } = parseFlags("events summary", args, {
     ...DATA_FLAGS,
     ...FILTER_FLAGS,

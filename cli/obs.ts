@@ -7,6 +7,7 @@
  */
 
 import { UsageError } from "../lib/errors.ts";
+import { fileProblem } from "../lib/file_errors.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { backfill, type BackfillResult } from "../lib/obs/maint/backfill.ts";
 import {
@@ -20,27 +21,13 @@ import { retention, type StorageReport } from "../lib/obs/maint/retention.ts";
 import { initializeObs } from "../lib/obs/schema.ts";
 import {
   DATA_FLAGS,
-  type FlagSpec,
-  parseFlags as parseArgsOnly,
+  type IntegerRule,
+  parseFlags,
+  parseIntegerFlag,
   showHelp,
 } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
-import type { CliIo, Command } from "./_io.ts";
-
-const HELP =
-  `Usage: trace obs <command> [options] [--json] [--data-dir DIR] [--db URL]
-
-Commands:
-  init           Provision the observability tables (explicit; reads never do)
-  backfill       Rebuild index rows from source envelopes (dry run unless --apply)
-  parity         Compare envelopes and index rows; exit 1 on mismatch, 2 when incomplete
-  retention      Expire previews, metadata and outcomes (dry run unless --apply)
-  expiry-plan    List source envelopes to expire, sealed for review
-  expiry-apply   Archive and delete the envelopes of a reviewed plan
-  health         Versions, counts, links, latency, index readiness and alerts
-
-Run trace obs <command> --help for its options.
-`;
+import type { CliIo } from "./_io.ts";
 
 const HELPS: Record<string, string> = {
   init:
@@ -110,82 +97,15 @@ critical alert is raised.
 `,
 };
 
-const SUBCOMMANDS: Record<string, Command> = {
-  init: obsInit,
-  backfill: obsBackfill,
-  parity: obsParity,
-  retention: obsRetention,
-  "expiry-plan": obsExpiryPlan,
-  "expiry-apply": obsExpiryApply,
-  health: obsHealthCommand,
-};
-
-/** `trace obs <command>`: dispatches to one maintenance command. */
-export const obs: Command = async (args, io) => {
-  const [name, ...rest] = args;
-  if (name === undefined) {
-    io.err(HELP);
-    return 2;
-  }
-  if (name === "--help" || name === "-h" || name === "help") {
-    return showHelp(io, HELP);
-  }
-  const command = SUBCOMMANDS[name];
-  if (!command) {
-    throw new UsageError(
-      `Unknown command "${name}"; see trace obs --help`,
-    );
-  }
-  return await command(rest, io);
-};
-
-/**
- * Parses flags, taking a negative-looking value (`--previews-days -1`) as the
- * flag's value so that it reaches validation and gets a message saying what
- * is allowed, instead of being read as an unknown option.
- */
-function parseFlags<const T extends FlagSpec>(
-  command: string,
-  args: string[],
-  options: T,
-) {
-  const joined: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const next = args[i + 1];
-    const spec = arg.startsWith("--") ? options[arg.slice(2)] : undefined;
-    if (spec?.type === "string" && next !== undefined && /^-\d/.test(next)) {
-      joined.push(`${arg}=${next}`);
-      i++;
-    } else joined.push(arg);
-  }
-  return parseArgsOnly(command, joined, options);
-}
-
-/** What a whole-number flag accepts, for its message. */
-interface IntRule {
-  min: number;
-  unit?: string;
-}
-
 function intFlag(
   name: string,
   value: string | undefined,
-  rule: IntRule = { min: 1 },
+  rule: IntegerRule = { min: 1 },
 ): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d{1,9}$/.test(value) || n < rule.min) {
-    throw new UsageError(
-      `--${name} must be a whole number${
-        rule.unit ? ` of ${rule.unit}` : ""
-      } ≥ ${rule.min}, got "${value}"`,
-    );
-  }
-  return n;
+  return parseIntegerFlag(name, value, rule);
 }
 
-const DAYS: IntRule = { min: 0, unit: "days" };
+const DAYS: IntegerRule = { min: 0, unit: "days" };
 
 function dataFlags(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
@@ -207,7 +127,8 @@ function withObsDb<T>(
   );
 }
 
-async function obsInit(args: string[], io: CliIo): Promise<number> {
+/** `trace obs init`: provision or upgrade the index. */
+export async function obsInit(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs init", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HELPS.init!);
   const applied = await withObsDb(values, io, (db) => initializeObs(db), {
@@ -234,7 +155,8 @@ const BACKFILL_FLAGS = {
   "include-retained": { type: "boolean", default: false },
 } as const;
 
-async function obsBackfill(args: string[], io: CliIo): Promise<number> {
+/** `trace obs backfill`: rebuild index rows from envelopes. */
+export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs backfill", args, BACKFILL_FLAGS);
   if (values.help) return showHelp(io, HELPS.backfill!);
   const pageSize = intFlag("page-size", values["page-size"]);
@@ -295,7 +217,8 @@ const PARITY_FLAGS = {
   "application-id": { type: "string" },
 } as const;
 
-async function obsParity(args: string[], io: CliIo): Promise<number> {
+/** `trace obs parity`: compare envelopes with index rows. */
+export async function obsParity(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs parity", args, PARITY_FLAGS);
   if (values.help) return showHelp(io, HELPS.parity!);
   const pageSize = intFlag("page-size", values["page-size"]);
@@ -345,7 +268,8 @@ const RETENTION_FLAGS = {
   vacuum: { type: "boolean", default: false },
 } as const;
 
-async function obsRetention(args: string[], io: CliIo): Promise<number> {
+/** `trace obs retention`: expire previews, metadata and outcomes. */
+export async function obsRetention(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs retention", args, RETENTION_FLAGS);
   if (values.help) return showHelp(io, HELPS.retention!);
   const options = {
@@ -428,33 +352,6 @@ async function readPlan(path: string): Promise<unknown> {
   }
 }
 
-/** A file system error as one short reason and what to do, without the OS error text. */
-function fileProblem(error: unknown, access: "read" | "write"): string {
-  if (error instanceof Deno.errors.AlreadyExists) {
-    return "the file already exists; choose a new path";
-  }
-  if (error instanceof Deno.errors.NotFound) {
-    return access === "read"
-      ? "the file does not exist; check the path"
-      : "its directory does not exist; create it or choose another path";
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return `permission denied; choose a file you can ${access}`;
-  }
-  if (error instanceof Deno.errors.IsADirectory) {
-    return "it is a directory; name a file";
-  }
-  if (error instanceof Deno.errors.NotADirectory) {
-    return "a part of the path is not a directory; check the path";
-  }
-  if (error instanceof Deno.errors.InvalidData) {
-    return "it is not UTF-8 text; pass the plan file itself";
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  const reason = message.split("\n")[0]!.replace(/\s*\(os error \d+\).*$/, "");
-  return `${reason.charAt(0).toLowerCase()}${reason.slice(1)}; check the path`;
-}
-
 const PLAN_FLAGS = {
   ...DATA_FLAGS,
   "older-than": { type: "string" },
@@ -463,7 +360,11 @@ const PLAN_FLAGS = {
   out: { type: "string" },
 } as const;
 
-async function obsExpiryPlan(args: string[], io: CliIo): Promise<number> {
+/** `trace obs expiry-plan`: a sealed list of envelopes to expire. */
+export async function obsExpiryPlan(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
   const { values } = parseFlags("obs expiry-plan", args, PLAN_FLAGS);
   if (values.help) return showHelp(io, HELPS["expiry-plan"]!);
   const olderThan = values["older-than"];
@@ -505,7 +406,11 @@ const APPLY_FLAGS = {
 const EXPIRY_INDEX_NOTE =
   "Index rows and previews of these events are removed by trace obs retention, not by source expiry; until then they stay queryable";
 
-async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
+/** `trace obs expiry-apply`: archive and delete a reviewed plan. */
+export async function obsExpiryApply(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
   const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS);
   if (values.help) return showHelp(io, HELPS["expiry-apply"]!);
   const { plan: planPath, confirm, "archive-dir": archiveDir } = values;
@@ -566,7 +471,11 @@ async function obsExpiryApply(args: string[], io: CliIo): Promise<number> {
 
 const HEALTH_FLAGS = { ...DATA_FLAGS, samples: { type: "string" } } as const;
 
-async function obsHealthCommand(args: string[], io: CliIo): Promise<number> {
+/** `trace obs health`: versions, counts, links, latency and alerts. */
+export async function obsHealthCommand(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
   const { values } = parseFlags("obs health", args, HEALTH_FLAGS);
   if (values.help) return showHelp(io, HELPS.health!);
   const samples = intFlag("samples", values.samples);

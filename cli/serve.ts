@@ -1,6 +1,6 @@
 /** `trace serve`: the ingest and query API on localhost. */
 
-import { isLoopbackHost } from "../lib/contract/config.ts";
+import { isLoopbackHost } from "../lib/loopback.ts";
 import { ConfigError, UsageError } from "../lib/errors.ts";
 import { createApp } from "../routes/app.ts";
 import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";

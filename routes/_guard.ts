@@ -9,7 +9,7 @@
 
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { isLoopbackHost } from "../lib/contract/config.ts";
+import { isLoopbackHost } from "../lib/loopback.ts";
 
 /** Compares two strings in time independent of where they differ. */
 export function constantTimeEqual(a: string, b: string): boolean {

@@ -347,7 +347,7 @@ Deno.test("trace with an unknown command or flag exits 2 with a hint", async () 
   assert.equal(await main(["external-runn"], io), 2);
   assert.match(
     io.stderr(),
-    /unknown command "external-runn"; run trace --help/,
+    /unknown command "external-runn"; did you mean "external-run"\?/,
   );
   const flags = captureIo();
   assert.equal(await main(["external-plan", "--confg", "x"], flags), 2);

@@ -173,10 +173,6 @@ Deno.test("usage errors carry the command prefix once", async () => {
       'trace external-show: Unexpected argument "b"; see trace external-show --help\n',
     ],
     [
-      ["ledger"],
-      "trace ledger: Missing subcommand; use trace ledger verify (see trace ledger --help)\n",
-    ],
-    [
       ["external-register", "--config", "x.json"],
       "trace external-register: --target ID is required; see trace external-register --help\n",
     ],
@@ -186,6 +182,9 @@ Deno.test("usage errors carry the command prefix once", async () => {
     assert.equal(result.code, 2, args.join(" "));
     assert.equal(result.err, expected);
   }
+  const group = await trace(["ledger"]);
+  assert.equal(group.code, 2);
+  assert.match(group.err, /^trace ledger: .*\n\nUsage: trace ledger <command>/);
   const demo = await trace(["demo", "--defect", "flaky-disk"]);
   assert.match(demo.err, /^trace demo: Unknown --defect "flaky-disk"; valid/);
   assert.doesNotMatch(demo.err, /demo: demo:/);

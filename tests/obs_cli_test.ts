@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { captureIo, withTempDir } from "./_helpers.ts";
-import { main } from "../cli.ts";
-import { events } from "../cli/events.ts";
+import { loadCommand, main } from "../cli.ts";
+import type { CliIo } from "../cli/_io.ts";
+
+async function events(args: string[], io: CliIo): Promise<number> {
+  const loaded = await loadCommand(["events", ...args]);
+  return await loaded.command(loaded.args, io);
+}
 import { openDb } from "../lib/db.ts";
 import {
   IngestBatchError,
@@ -202,7 +207,7 @@ Deno.test("events ingest names a missing file and what to do", async () => {
   );
   assert.equal(
     io.stderr(),
-    "trace events: Cannot read /nonexistent/events.ndjson: no such file; check the path\n",
+    "trace events ingest: Cannot read /nonexistent/events.ndjson: no such file; check the path\n",
   );
 });
 
@@ -218,19 +223,19 @@ Deno.test("events query names the flag a bad value came from", async () => {
     );
     assert.match(
       since.stderr(),
-      /^trace events: Invalid trace query: --since: must be an ISO 8601 timestamp/,
+      /^trace events query: Invalid trace query: --since: must be an ISO 8601 timestamp/,
     );
     const type = captureIo();
     await main(["events", "summary", "--resource-type", "doc"], type);
     assert.equal(
       type.stderr(),
-      "trace events: Invalid trace query: --resource-type needs --resource\n",
+      "trace events summary: Invalid trace query: --resource-type needs --resource\n",
     );
     const sub = captureIo();
     await main(["events", "bogus"], sub);
     assert.equal(
       sub.stderr(),
-      'trace events: Unknown subcommand "bogus"; see trace events --help\n',
+      'trace events: unknown command "bogus"; run trace events --help for the list\n',
     );
   });
 });
@@ -287,7 +292,7 @@ Deno.test("events export ends quietly with 0 when stdout is closed", async () =>
       writes += 1;
       throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
     };
-    assert.equal(await events(["export", "--data-dir", dir], io), 0);
+    assert.equal(await main(["events", "export", "--data-dir", dir], io), 0);
     assert.equal(writes, 1);
     assert.equal(io.stderr(), "");
   });

@@ -13,7 +13,13 @@ import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
 import { parity } from "../lib/obs/maint/parity.ts";
 import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
 import { percentile } from "../lib/obs/maint/_probes.ts";
-import { obs } from "../cli/obs.ts";
+import { loadCommand } from "../cli.ts";
+import type { CliIo } from "../cli/_io.ts";
+
+async function obs(args: string[], io: CliIo): Promise<number> {
+  const loaded = await loadCommand(["obs", ...args]);
+  return await loaded.command(loaded.args, io);
+}
 
 function event(id: string, extra: Record<string, unknown> = {}) {
   return {

@@ -47,13 +47,13 @@ Deno.test("obs retention takes a negative day count as a value and says what is 
       assert.equal(code, 2);
       assert.equal(
         err,
-        `trace obs: ${flag} must be a whole number of days ≥ 0, got "-1"\n`,
+        `trace obs retention: ${flag} must be a whole number of days ≥ 0, got "-1"\n`,
       );
     }
     const size = await trace(["retention", "--batch-size", "0"]);
     assert.equal(
       size.err,
-      'trace obs: --batch-size must be a whole number ≥ 1, got "0"\n',
+      'trace obs retention: --batch-size must be a whole number ≥ 1, got "0"\n',
     );
   });
 });
@@ -74,7 +74,7 @@ Deno.test("obs expiry-plan refuses to overwrite a file with a one-line message",
     assert.equal(code, 2);
     assert.equal(
       err,
-      `trace obs: Cannot write the plan to ${out}: the file already exists; choose a new path\n`,
+      `trace obs expiry-plan: Cannot write the plan to ${out}: the file already exists; choose a new path\n`,
     );
     assert.equal(await Deno.readTextFile(out), "keep me");
     const missingDir = await trace([
@@ -88,7 +88,7 @@ Deno.test("obs expiry-plan refuses to overwrite a file with a one-line message",
     ]);
     assert.match(
       missingDir.err,
-      /^trace obs: Cannot write the plan to .*: its directory does not exist; create it or choose another path\n$/,
+      /^trace obs expiry-plan: Cannot write the plan to .*: its directory does not exist; create it or choose another path\n$/,
     );
   });
 });
@@ -106,7 +106,7 @@ Deno.test("obs expiry-apply explains an unreadable plan without the OS error tex
     ]);
     assert.equal(
       missing.err,
-      `trace obs: Cannot read the plan ${dir}/none.json: the file does not exist; check the path\n`,
+      `trace obs expiry-apply: Cannot read the plan ${dir}/none.json: no such file; check the path\n`,
     );
     await Deno.writeTextFile(`${dir}/bad.json`, "{");
     const bad = await trace([
@@ -119,7 +119,7 @@ Deno.test("obs expiry-apply explains an unreadable plan without the OS error tex
     ]);
     assert.match(
       bad.err,
-      /^trace obs: Cannot read the plan .*: it is not JSON;/,
+      /^trace obs expiry-apply: Cannot read the plan .*: it is not JSON;/,
     );
     for (const err of [missing.err, bad.err]) {
       assert.doesNotMatch(err, /os error|obs: obs|\n./);
@@ -131,12 +131,12 @@ Deno.test("obs prefixes its messages once", async () => {
   const unknown = await trace(["nope"]);
   assert.equal(
     unknown.err,
-    'trace obs: Unknown command "nope"; see trace obs --help\n',
+    'trace obs: unknown command "nope"; run trace obs --help for the list\n',
   );
   const required = await trace(["expiry-plan"]);
   assert.equal(
     required.err,
-    "trace obs: --older-than TIME is required; see trace obs expiry-plan --help\n",
+    "trace obs expiry-plan: --older-than TIME is required; see trace obs expiry-plan --help\n",
   );
 });
 
@@ -172,7 +172,7 @@ Deno.test("obs expiry-apply names an archive directory it cannot write", async (
     assert.equal(code, 2);
     assert.match(
       err,
-      /^trace obs: Cannot apply the expiry plan: the archive callback failed \(Cannot write the archive in .*not-a-dir: it is not a directory; choose a directory\); nothing was deleted/,
+      /^trace obs expiry-apply: Cannot apply the expiry plan: the archive callback failed \(Cannot write the archive in .*not-a-dir: it is not a directory; choose a directory\); nothing was deleted/,
     );
   });
 });

@@ -13,7 +13,13 @@ import {
   type EnvelopeRecord,
   planExpiry,
 } from "../lib/obs/maint/expiry.ts";
-import { obs } from "../cli/obs.ts";
+import { loadCommand } from "../cli.ts";
+import type { CliIo } from "../cli/_io.ts";
+
+async function obs(args: string[], io: CliIo): Promise<number> {
+  const loaded = await loadCommand(["obs", ...args]);
+  return await loaded.command(loaded.args, io);
+}
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-09-30T00:00:00Z");

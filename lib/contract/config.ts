@@ -9,15 +9,7 @@ import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
 import { describeIssues, objectIssueMessage } from "../issues.ts";
 import { parseStrictJson } from "../json/strict_json.ts";
-
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-
-/** True for hosts that never leave this machine (plain HTTP is allowed only there). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  return LOOPBACK_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host) ||
-    host.endsWith(".localhost");
-}
+import { isLoopbackHost } from "../loopback.ts";
 
 const BaseUrl = v.pipe(
   v.string("must be a string"),

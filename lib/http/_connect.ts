@@ -9,6 +9,7 @@
 
 import { errorMessage } from "../errors.ts";
 import { ProtocolError } from "../contract/protocol.ts";
+import { isLoopbackAddress } from "../loopback.ts";
 import type { Deadline } from "./_deadline.ts";
 
 /** Where and how to connect. */
@@ -91,9 +92,4 @@ export function closeQuietly(conn: Deno.Conn): void {
   } catch {
     // Already closed (for instance by an expired deadline): nothing to release.
   }
-}
-
-function isLoopbackAddress(address: string): boolean {
-  return address === "::1" ||
-    /^(?:::ffff:)?127(?:\.\d{1,3}){3}$/i.test(address);
 }

@@ -7,7 +7,7 @@
  */
 
 import { ConfigError } from "../errors.ts";
-import { isLoopbackHost } from "../contract/config.ts";
+import { isLoopbackHost } from "../loopback.ts";
 
 /** Re-checks base_url: http(s) only, no credentials, query or fragment, plain HTTP only to loopback. */
 export function checkBaseUrl(baseUrl: string): URL {
