@@ -1,9 +1,15 @@
 /** `trace serve`: the ingest and query API on localhost. */
 
-import { isLoopbackHost } from "../lib/loopback.ts";
-import { ConfigError, UsageError } from "../lib/errors.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { createApp } from "../routes/app.ts";
-import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
+import { serverSecurity } from "../routes/_guard.ts";
+import {
+  DATA_FLAGS,
+  dbLocation,
+  parseFlags,
+  parseIntegerFlag,
+  showHelp,
+} from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
@@ -59,29 +65,15 @@ function listenError(error: unknown, host: string, port: number): unknown {
 export const serve: Command = async (args, io) => {
   const { values } = parseFlags("serve", args, FLAGS);
   if (values.help) return showHelp(io, HELP);
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(
-      `--port must be an integer from 0 to 65535, got "${values.port}"`,
-    );
-  }
+  const port = parseIntegerFlag("port", values.port, { min: 0, max: 65535 })!;
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
-  if (token !== undefined && token.length < 16) {
-    throw new ConfigError(
-      "TRACE_INGEST_TOKEN must be at least 16 characters; generate a long random secret",
-    );
-  }
-  const loopback = isLoopbackHost(values.host);
-  if (!loopback && token === undefined) {
-    throw new ConfigError(
-      `Refusing to serve on non-loopback host ${values.host} without TRACE_INGEST_TOKEN; set it or use --host 127.0.0.1`,
-    );
-  }
+  // createApp enforces these rules too; checking first refuses before any file is touched.
+  serverSecurity({ hostname: values.host, ingestToken: token });
   const { db } = await openDataContext(values, io, { write: true });
   const app = createApp({
     db,
     ingestToken: token,
-    loopbackBind: loopback,
+    hostname: values.host,
     log: (line) => io.err(line + "\n"),
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }

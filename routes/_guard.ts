@@ -1,25 +1,70 @@
 /**
- * Request guards for the server: bearer-token check for the API, and refusal
- * of cross-origin browser requests and of foreign Host headers on a loopback
- * bind (a web page must not be able to write into a local index, directly or
- * through DNS rebinding).
+ * The server's security rules, applied by `createApp` and nowhere else:
+ *
+ * - a server bound beyond loopback needs a token (checked at construction);
+ * - tokens are long and free of whitespace;
+ * - a bearer token, when configured, guards the API;
+ * - foreign `Host` headers are refused on a loopback bind (DNS rebinding);
+ * - cross-origin and cross-site browser requests are refused (`Origin`,
+ *   `Sec-Fetch-Site`), so a web page cannot write into a local index;
+ * - a request with a body must say what it is (`Content-Type`).
+ *
+ * Hono's `bearerAuth` accepts only RFC 6750 token characters and knows only
+ * the `Authorization` header; the check below accepts any token without
+ * whitespace and is the seam where cookie sessions and operator accounts
+ * resolve to a principal.
  *
  * @module
  */
 
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { timingSafeEqual } from "hono/utils/buffer";
+import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 
-/** Compares two strings in time independent of where they differ. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const left = new TextEncoder().encode(a);
-  const right = new TextEncoder().encode(b);
-  let diff = left.length ^ right.length;
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    diff |= (left[i] ?? 0) ^ (right[i] ?? 0);
+/** Shortest token accepted for any credential the server checks. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/** Where the server listens and what it requires. */
+export interface ServerSecurityOptions {
+  /** The address the server listens on (default `127.0.0.1`). */
+  hostname?: string | undefined;
+  /** Bearer token required by the API; none means open, which only loopback allows. */
+  ingestToken?: string | undefined;
+}
+
+/** The security decisions derived from {@link ServerSecurityOptions}. */
+export interface ServerSecurity {
+  loopbackBind: boolean;
+  ingestToken: string | undefined;
+}
+
+/**
+ * Checks that a server may run with these options: a well-formed token, and
+ * a token whenever it listens beyond loopback. Throws a `ConfigError` saying
+ * what to change.
+ */
+export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const token = options.ingestToken;
+  if (token !== undefined) checkToken(token, "TRACE_INGEST_TOKEN");
+  const loopbackBind = isLoopbackHost(hostname);
+  if (!loopbackBind && token === undefined) {
+    throw new ConfigError(
+      `Refusing to serve on non-loopback host ${hostname} without TRACE_INGEST_TOKEN; set it or use --host 127.0.0.1`,
+    );
   }
-  return diff === 0;
+  return { loopbackBind, ingestToken: token };
+}
+
+/** Refuses a token that is short or holds whitespace (a padded secret locks everyone out). */
+export function checkToken(token: string, name: string): void {
+  if (/\s/.test(token) || token.length < MIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `${name} must be at least ${MIN_TOKEN_LENGTH} characters with no whitespace; generate a long random secret`,
+    );
+  }
 }
 
 /** Requires `Authorization: Bearer <token>` when a token is configured. */
@@ -27,10 +72,8 @@ export function requireBearer(token: string | undefined): MiddlewareHandler {
   return async (c, next) => {
     if (token !== undefined) {
       const header = c.req.header("authorization") ?? "";
-      const given = header.startsWith("Bearer ")
-        ? header.slice("Bearer ".length)
-        : "";
-      if (!constantTimeEqual(given, token)) {
+      const given = /^Bearer /i.test(header) ? header.slice(7) : "";
+      if (!(await timingSafeEqual(given, token))) {
         c.header("WWW-Authenticate", 'Bearer realm="trace"');
         throw new HTTPException(401, {
           message:
@@ -42,35 +85,68 @@ export function requireBearer(token: string | undefined): MiddlewareHandler {
   };
 }
 
-/** Refuses cross-origin browser requests, and non-loopback Host headers when bound to loopback. */
-export function sameOriginOnly(
-  options: { loopbackBind: boolean },
-): MiddlewareHandler {
+const CROSS_ORIGIN = "Cross-origin requests are refused";
+
+/** Refuses non-loopback `Host` headers on a loopback bind. */
+export function loopbackHostOnly(loopbackBind: boolean): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host") ?? "";
     const hostname = host.replace(/:\d+$/, "");
-    if (options.loopbackBind && hostname !== "" && !isLoopbackHost(hostname)) {
+    if (loopbackBind && hostname !== "" && !isLoopbackHost(hostname)) {
       throw new HTTPException(403, {
         message:
           `Host "${host}" is not served here; use 127.0.0.1 or localhost`,
       });
     }
+    await next();
+  };
+}
+
+/**
+ * Refuses browser requests from another origin: an `Origin` that is not this
+ * host, and `Sec-Fetch-Site` other than `same-origin` or `none` (a typed URL).
+ * A top-level GET navigation from another site is allowed: it cannot write,
+ * and it lets a link to a page work.
+ */
+export function sameOriginOnly(): MiddlewareHandler {
+  return async (c, next) => {
     const origin = c.req.header("origin");
-    if (origin !== undefined && origin !== "null") {
-      let originHost = "";
-      try {
-        originHost = new URL(origin).host;
-      } catch {
-        // Unparseable origins are treated as foreign.
-      }
-      if (originHost !== host) {
-        throw new HTTPException(403, {
-          message: "Cross-origin requests are refused",
-        });
-      }
-    } else if (origin === "null") {
-      throw new HTTPException(403, {
-        message: "Cross-origin requests are refused",
+    if (origin !== undefined && !isSameOrigin(origin, c.req.header("host"))) {
+      throw new HTTPException(403, { message: CROSS_ORIGIN });
+    }
+    const site = c.req.header("sec-fetch-site");
+    if (site !== undefined && site !== "same-origin" && site !== "none") {
+      const navigation = c.req.header("sec-fetch-mode") === "navigate" &&
+        (c.req.method === "GET" || c.req.method === "HEAD");
+      if (!navigation) throw new HTTPException(403, { message: CROSS_ORIGIN });
+    }
+    await next();
+  };
+}
+
+function isSameOrigin(origin: string, host: string | undefined): boolean {
+  if (origin === "null") return false;
+  try {
+    return new URL(origin).host === (host ?? "");
+  } catch {
+    return false;
+  }
+}
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+/** Refuses a request with a body but no `Content-Type` (never guess JSON). */
+export function requireContentType(): MiddlewareHandler {
+  return async (c, next) => {
+    const hasBody = c.req.raw.body !== null &&
+      c.req.header("content-length") !== "0";
+    if (
+      BODY_METHODS.has(c.req.method) && hasBody && !c.req.header("content-type")
+    ) {
+      await c.req.raw.body?.cancel().catch(() => {});
+      throw new HTTPException(415, {
+        message:
+          "The request has no Content-Type; send Content-Type: application/json (or the type the endpoint documents)",
       });
     }
     await next();

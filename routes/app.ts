@@ -3,7 +3,10 @@
  * trace ingest, health and liveness. `createApp` returns a Hono app without
  * listening; `trace serve` listens.
  *
- * Request lifecycle: the origin/Host guard, then the bearer guard on `/api/*`
+ * The app owns its security rules (`routes/_guard.ts`): it refuses to be
+ * built for a non-loopback address without a token, so a library caller
+ * cannot make an open server by accident. Request lifecycle: the Host guard,
+ * the origin guard, the Content-Type rule, then the bearer guard on `/api/*`
  * and `/v1/*`, then the route. Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
  * receiver uses the same mapping, encoded as OTLP requires).
@@ -21,7 +24,13 @@ import {
   type ServerLog,
   stderrLog,
 } from "./_errors.ts";
-import { requireBearer, sameOriginOnly } from "./_guard.ts";
+import {
+  loopbackHostOnly,
+  requireBearer,
+  requireContentType,
+  sameOriginOnly,
+  serverSecurity,
+} from "./_guard.ts";
 import { createEventsApi } from "./events.ts";
 import { createOtlpApi } from "./otlp.ts";
 
@@ -30,8 +39,11 @@ export interface AppOptions {
   db: TraceDb;
   /** Bearer token required by `/api/*` and `/v1/*`; none means open (loopback only). */
   ingestToken?: string | undefined;
-  /** Whether the server is bound to a loopback address (enables the Host check). */
-  loopbackBind?: boolean;
+  /**
+   * The address the server listens on (default `127.0.0.1`). A loopback
+   * address enables the Host check; any other address requires `ingestToken`.
+   */
+  hostname?: string | undefined;
   /** Tenant used for OTLP spans that name none. */
   defaultApplicationId?: string;
   /** Version string reported by `/api`. */
@@ -42,14 +54,20 @@ export interface AppOptions {
   log?: ServerLog;
 }
 
-/** Builds the server app. */
+/**
+ * Builds the server app; throws a `ConfigError` when the options would make
+ * an unsafe server (see {@link serverSecurity}).
+ */
 export function createApp(options: AppOptions): Hono {
+  const security = serverSecurity(options);
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
-  app.use("*", sameOriginOnly({ loopbackBind: options.loopbackBind ?? true }));
-  app.use("/api/*", requireBearer(options.ingestToken));
-  app.use("/v1/*", requireBearer(options.ingestToken));
+  app.use("*", loopbackHostOnly(security.loopbackBind));
+  app.use("*", sameOriginOnly());
+  app.use("*", requireContentType());
+  app.use("/api/*", requireBearer(security.ingestToken));
+  app.use("/v1/*", requireBearer(security.ingestToken));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/api", (c) =>
@@ -63,7 +81,7 @@ export function createApp(options: AppOptions): Hono {
         "GET /api/health (index health and this server's counters)",
         "POST /v1/traces (OTLP/HTTP, JSON or protobuf)",
       ],
-      auth: options.ingestToken ? "bearer" : "none (loopback only)",
+      auth: security.ingestToken ? "bearer" : "none (loopback only)",
     }));
   // The server is the writing process, so its counters are the ones worth reading.
   app.get(

@@ -69,7 +69,7 @@ Deno.test("createApp() requires the bearer token when one is set", async () => {
 Deno.test("createApp() refuses cross-origin requests and foreign Host headers", async () => {
   await withDb(async (db) => {
     await initializeObs(db);
-    const app = createApp({ db, loopbackBind: true });
+    const app = createApp({ db, hostname: "127.0.0.1" });
     const cross = await app.request(
       "/api/events",
       post([EVENT], { origin: "https://evil.example" }),
@@ -128,7 +128,7 @@ Deno.test("trace serve refuses a non-loopback host without a token, and short to
   );
   const short = captureIo("", { TRACE_INGEST_TOKEN: "short" });
   assert.equal(await main(["serve", "--data-dir", "/nonexistent/x"], short), 2);
-  assert.match(short.stderr(), /at least 16 characters/);
+  assert.match(short.stderr(), /at least 16 characters with no whitespace/);
 });
 
 Deno.test("trace serve names a bad --port once, without a doubled prefix", async () => {
@@ -142,7 +142,7 @@ Deno.test("trace serve names a bad --port once, without a doubled prefix", async
   );
   assert.equal(
     io.stderr(),
-    'trace serve: --port must be an integer from 0 to 65535, got "99999"\n',
+    'trace serve: --port must be a whole number from 0 to 65535, got "99999"\n',
   );
 });
 
@@ -163,5 +163,116 @@ Deno.test("trace serve says which port is in use and what to do", async () => {
     } finally {
       taken.close();
     }
+  });
+});
+
+Deno.test("createApp() refuses to build a non-loopback server without a token", async () => {
+  await withDb(async (db) => {
+    assert.throws(
+      () => createApp({ db, hostname: "0.0.0.0" }),
+      /non-loopback host 0\.0\.0\.0 without TRACE_INGEST_TOKEN/,
+    );
+    assert.throws(
+      () => createApp({ db, hostname: "192.168.1.10" }),
+      /without TRACE_INGEST_TOKEN/,
+    );
+    // With a token the same address is allowed, and no Host check applies.
+    const app = createApp({
+      db,
+      hostname: "0.0.0.0",
+      ingestToken: "a-long-ingest-token-123",
+    });
+    const response = await app.request("/healthz", {
+      headers: { host: "trace.internal:8788" },
+    });
+    assert.equal(response.status, 200);
+  });
+});
+
+Deno.test("createApp() refuses tokens that are short or hold whitespace", async () => {
+  await withDb(async (db) => {
+    for (
+      const token of [
+        " ".repeat(16),
+        "short",
+        "sixteen chars ok!",
+        "\t".repeat(20),
+      ]
+    ) {
+      assert.throws(
+        () => createApp({ db, ingestToken: token }),
+        /at least 16 characters with no whitespace/,
+        JSON.stringify(token),
+      );
+    }
+    createApp({ db, ingestToken: "x".repeat(16) });
+  });
+});
+
+Deno.test("createApp() refuses a POST without Content-Type with 415", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const app = createApp({ db });
+    const response = await app.request("/api/events", {
+      method: "POST",
+      headers: { host: "127.0.0.1:8788" },
+      body: new TextEncoder().encode(JSON.stringify([EVENT])),
+    });
+    assert.equal(response.status, 415);
+    assert.equal((await response.json()).error.code, "unsupported_media_type");
+    const page = await app.request("/api/events?application_id=app-1", {
+      headers: { host: "127.0.0.1:8788" },
+    });
+    assert.equal((await page.json()).events.length, 0);
+  });
+});
+
+Deno.test("createApp() refuses cross-site requests by Sec-Fetch-Site, without an Origin header", async (t) => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const app = createApp({ db });
+    for (const site of ["cross-site", "same-site"]) {
+      await t.step(`POST with Sec-Fetch-Site: ${site}`, async () => {
+        const response = await app.request(
+          "/api/events",
+          post([EVENT], { "sec-fetch-site": site, "sec-fetch-mode": "cors" }),
+        );
+        assert.equal(response.status, 403);
+      });
+      await t.step(`GET fetch with Sec-Fetch-Site: ${site}`, async () => {
+        const response = await app.request("/api/events?application_id=a", {
+          headers: {
+            host: "127.0.0.1:8788",
+            "sec-fetch-site": site,
+            "sec-fetch-mode": "cors",
+          },
+        });
+        assert.equal(response.status, 403);
+      });
+    }
+    await t.step(
+      "a top-level GET navigation from another site is allowed",
+      async () => {
+        const response = await app.request("/healthz", {
+          headers: {
+            host: "127.0.0.1:8788",
+            "sec-fetch-site": "cross-site",
+            "sec-fetch-mode": "navigate",
+          },
+        });
+        assert.equal(response.status, 200);
+      },
+    );
+    await t.step("same-origin and typed URLs are allowed", async () => {
+      for (const site of ["same-origin", "none"]) {
+        const response = await app.request(
+          "/api/events",
+          post([{ ...EVENT, event_id: `e-${site}` }], {
+            "sec-fetch-site": site,
+          }),
+        );
+        assert.equal(response.status, 200, site);
+      }
+    });
   });
 });
