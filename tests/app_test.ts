@@ -190,7 +190,7 @@ Deno.test("createApp() refuses to build a non-loopback server without a token", 
 });
 
 Deno.test("createApp() refuses tokens that are short or hold whitespace", async () => {
-  await withDb(async (db) => {
+  await withDb((db) => {
     for (
       const token of [
         " ".repeat(16),
@@ -206,6 +206,7 @@ Deno.test("createApp() refuses tokens that are short or hold whitespace", async 
       );
     }
     createApp({ db, ingestToken: "x".repeat(16) });
+    return Promise.resolve();
   });
 });
 
