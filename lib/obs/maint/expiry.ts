@@ -24,13 +24,10 @@ import {
   ENVELOPE_SELECT,
   envelopeFromRow,
   type EnvelopeRecord,
-} from "./_projection.ts";
+} from "./envelopes.ts";
 import { incrementCounter } from "../counters.ts";
 import { OpaqueIdSchema, TimestampSchema } from "../model.ts";
 import { requireObs } from "../schema.ts";
-
-export { type ArchiveWrite, directoryArchive } from "./_archive.ts";
-export type { EnvelopeRecord } from "./_projection.ts";
 
 /** Version of the plan format. */
 export const EXPIRY_PLAN_VERSION = 1;
