@@ -52,27 +52,29 @@ export {
   type StorageReport,
 } from "./retention.ts";
 export {
-  applyExpiry,
-  type ApplyExpiryOptions,
-  type ArchiveCallback,
   confirmationFor,
-  DEFAULT_EXPIRY_BATCH,
   DEFAULT_EXPIRY_LIMIT,
   EXPIRY_PLAN_VERSION,
-  EXPIRY_REFUSAL_CODES,
-  type ExpiryBatchFailure,
   type ExpiryPlan,
   type ExpiryPlanEntry,
   ExpiryPlanSchema,
-  type ExpiryRefusalCode,
-  type ExpiryResult,
   MAX_EXPIRY_LIMIT,
   parseExpiryPlan,
   planExpiry,
   type PlanExpiryOptions,
+} from "./expiry_plan.ts";
+export {
+  applyExpiry,
+  type ApplyExpiryOptions,
+  type ArchiveCallback,
+  DEFAULT_EXPIRY_BATCH,
+  EXPIRY_REFUSAL_CODES,
+  type ExpiryBatchFailure,
+  type ExpiryRefusalCode,
+  type ExpiryResult,
 } from "./expiry.ts";
 export { type ArchiveWrite, directoryArchive } from "./archive.ts";
-export { type EnvelopeRecord } from "./envelopes.ts";
+export type { EnvelopeRecord } from "./envelopes.ts";
 export {
   type CounterReport,
   type IndexReadiness,
