@@ -107,36 +107,36 @@ export { verifyLedger } from "./lib/ledger/verify.ts";
 export {
   type EventInput,
   EventInputSchema,
-  type TraceEvent,
-} from "./lib/obs/model.ts";
-export { initializeObs } from "./lib/obs/schema.ts";
-export { ingestEvents } from "./lib/obs/ingest/ingest.ts";
-export {
-  createRecorder,
-  type Recorder,
-  recorderForWorker,
-} from "./lib/obs/ingest/recorder.ts";
-export {
-  queryTraceEvents,
-  type TraceEventPage,
-  type TraceQuery,
-} from "./lib/obs/query/query.ts";
-export { summarizeTraceEvents } from "./lib/obs/query/summaries.ts";
-export { exportEvents } from "./lib/obs/query/export.ts";
-export {
+  initializeObs,
   listCoverageProfiles,
   registerCoverageProfile,
-} from "./lib/obs/coverage.ts";
-export { backfill } from "./lib/obs/maint/backfill.ts";
-export { parity, readRecordedParity } from "./lib/obs/maint/parity.ts";
-export { retention, retentionPolicy } from "./lib/obs/maint/retention.ts";
+  type TraceEvent,
+} from "./lib/obs/mod.ts";
+export {
+  createRecorder,
+  ingestEvents,
+  type Recorder,
+  recorderForWorker,
+} from "./lib/obs/ingest/mod.ts";
+export {
+  exportEvents,
+  queryTraceEvents,
+  summarizeTraceEvents,
+  type TraceEventPage,
+  type TraceQuery,
+} from "./lib/obs/query/mod.ts";
 export {
   applyExpiry,
+  backfill,
   directoryArchive,
+  obsHealth,
+  parity,
   parseExpiryPlan,
   planExpiry,
-} from "./lib/obs/maint/expiry.ts";
-export { obsHealth } from "./lib/obs/maint/health.ts";
+  readRecordedParity,
+  retention,
+  retentionPolicy,
+} from "./lib/obs/maint/mod.ts";
 export {
   createRunTraceSink,
   type RunTraceSink,

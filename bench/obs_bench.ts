@@ -19,13 +19,17 @@
 import { parseArgs } from "node:util";
 import type { Client, InStatement, InValue, Transaction } from "@libsql/client";
 import { openDb, type TraceDb } from "../lib/db.ts";
-import { chunkedInsert, EVENT_COLUMNS } from "../lib/obs/ingest/index_rows.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { normalizeEvent } from "../lib/obs/normalize.ts";
-import { queryTraceEvents } from "../lib/obs/query/query.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
-import { summarizeTraceEvents } from "../lib/obs/query/summaries.ts";
-import { percentile } from "../lib/obs/maint/_probes.ts";
+import {
+  chunkedInsert,
+  EVENT_COLUMNS,
+  ingestEvents,
+} from "../lib/obs/ingest/mod.ts";
+import { initializeObs, normalizeEvent } from "../lib/obs/mod.ts";
+import {
+  queryTraceEvents,
+  summarizeTraceEvents,
+} from "../lib/obs/query/mod.ts";
+import { percentile } from "../lib/obs/maint/mod.ts";
 
 const SIZES = [10_000, 100_000, 1_000_000] as const;
 const BUNDLE = 500;

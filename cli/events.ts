@@ -21,37 +21,28 @@ import {
   TraceError,
   UsageError,
 } from "../lib/errors.ts";
-import { exportEvents } from "../lib/obs/query/export.ts";
 import {
+  exportEvents,
+  queryTraceEvents,
   STORE_SELECTIONS,
   type StoreSelection,
-} from "../lib/obs/query/filters.ts";
-import {
-  IngestBatchError,
-  IngestConflictError,
-  ingestEvents,
-  validateEventBatch,
-} from "../lib/obs/ingest/ingest.ts";
-import type { TraceEvent } from "../lib/obs/model.ts";
-import {
-  type NdjsonEvents,
-  parseNdjsonEvents,
-} from "../lib/obs/ingest/ndjson.ts";
-import { describeEventIssue } from "../lib/obs/normalize.ts";
-import {
-  queryTraceEvents,
+  summarizeTraceEvents,
   type TraceEventPage,
-} from "../lib/obs/query/query.ts";
-import {
   traceFilterFromParams,
   type TraceParamsOptions,
   traceQueryFromParams,
   type TraceQueryParam,
-} from "../lib/obs/query/params.ts";
-import {
-  summarizeTraceEvents,
   type TraceSummary,
-} from "../lib/obs/query/summaries.ts";
+} from "../lib/obs/query/mod.ts";
+import {
+  IngestBatchError,
+  IngestConflictError,
+  ingestEvents,
+  type NdjsonEvents,
+  parseNdjsonEvents,
+  validateEventBatch,
+} from "../lib/obs/ingest/mod.ts";
+import { describeEventIssue, type TraceEvent } from "../lib/obs/mod.ts";
 
 const FILTER_FLAGS = {
   agent: { type: "string", multiple: true },

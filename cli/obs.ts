@@ -9,16 +9,18 @@
 import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { backfill, type BackfillResult } from "../lib/obs/maint/backfill.ts";
 import {
   applyExpiry,
+  backfill,
+  type BackfillResult,
   directoryArchive,
+  obsHealth,
+  parity,
   planExpiry,
-} from "../lib/obs/maint/expiry.ts";
-import { obsHealth } from "../lib/obs/maint/health.ts";
-import { parity } from "../lib/obs/maint/parity.ts";
-import { retention, type StorageReport } from "../lib/obs/maint/retention.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
+  retention,
+  type StorageReport,
+} from "../lib/obs/maint/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import {
   DATA_FLAGS,
   type IntegerRule,

@@ -2,7 +2,7 @@
 
 import type { Migration } from "./db.ts";
 import { LEDGER_MIGRATIONS } from "./ledger/schema.ts";
-import { OBS_MIGRATIONS } from "./obs/schema.ts";
+import { OBS_MIGRATIONS } from "./obs/mod.ts";
 
 /** All migrations known to this build. */
 export const ALL_MIGRATIONS: readonly Migration[] = [

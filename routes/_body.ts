@@ -8,7 +8,7 @@
  */
 
 import { HTTPException } from "hono/http-exception";
-import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/ingest.ts";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
 
 /** Size bounds for one request body. */
 export interface BodyLimits {

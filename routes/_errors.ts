@@ -13,9 +13,8 @@ import { type ErrorCode, errorMessage, TraceError } from "../lib/errors.ts";
 import {
   IngestBatchError,
   IngestConflictError,
-} from "../lib/obs/ingest/ingest.ts";
-import type { EventIssue } from "../lib/obs/normalize.ts";
-import { ObsNotInitializedError } from "../lib/obs/schema.ts";
+} from "../lib/obs/ingest/mod.ts";
+import { type EventIssue, ObsNotInitializedError } from "../lib/obs/mod.ts";
 
 /** HTTP status for each stable error code. */
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {

@@ -16,7 +16,7 @@
 
 import { Hono } from "hono";
 import type { TraceDb } from "../lib/db.ts";
-import { obsHealth } from "../lib/obs/maint/health.ts";
+import { obsHealth } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
   methodNotAllowed,

@@ -9,14 +9,13 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { parseNdjsonEvents } from "../lib/obs/ingest/ndjson.ts";
-import { queryTraceEvents } from "../lib/obs/query/query.ts";
+import { ingestEvents, parseNdjsonEvents } from "../lib/obs/ingest/mod.ts";
 import {
+  queryTraceEvents,
+  summarizeTraceEvents,
   traceFilterFromParams,
   traceQueryFromParams,
-} from "../lib/obs/query/params.ts";
-import { summarizeTraceEvents } from "../lib/obs/query/summaries.ts";
+} from "../lib/obs/query/mod.ts";
 import {
   type BodyLimits,
   DEFAULT_BODY_LIMITS,

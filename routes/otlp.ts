@@ -14,14 +14,15 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { decodeOtlpTraces, type OtlpEncoding } from "../lib/obs/otlp/decode.ts";
-import { mapOtlpSpans } from "../lib/obs/otlp/mapping.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import {
+  decodeOtlpTraces,
   exportResponse,
+  mapOtlpSpans,
+  type OtlpEncoding,
   type OtlpResponseBody,
   statusResponse,
-} from "../lib/obs/otlp/response.ts";
+} from "../lib/obs/otlp/mod.ts";
 import {
   type BodyLimits,
   DEFAULT_BODY_LIMITS,

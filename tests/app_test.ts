@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 

@@ -12,7 +12,7 @@ import { openDb } from "../lib/db.ts";
 import {
   IngestBatchError,
   IngestConflictError,
-} from "../lib/obs/ingest/ingest.ts";
+} from "../lib/obs/ingest/mod.ts";
 
 function line(i: number, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({

@@ -2,17 +2,21 @@ import assert from "node:assert/strict";
 import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { openDb } from "../lib/db.ts";
-import { incrementCounter, resetCounters } from "../lib/obs/counters.ts";
 import {
   expectedSchemaObjects,
+  incrementCounter,
+  initializeObs,
+  OBS_SCHEMA_VERSION,
+  resetCounters,
+} from "../lib/obs/mod.ts";
+import {
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
   obsHealth,
-} from "../lib/obs/maint/health.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { parity } from "../lib/obs/maint/parity.ts";
-import { initializeObs, OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
-import { percentile } from "../lib/obs/maint/_probes.ts";
+  parity,
+  percentile,
+} from "../lib/obs/maint/mod.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { loadCommand } from "../cli.ts";
 import type { CliIo } from "../cli/_io.ts";
 

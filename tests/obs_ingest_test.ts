@@ -6,18 +6,20 @@ import {
   IngestBatchError,
   IngestConflictError,
   ingestEvents,
-} from "../lib/obs/ingest/ingest.ts";
-import { EventInputSchema, isAllowedAttributeKey } from "../lib/obs/model.ts";
-import { describeEventIssue, normalizeEvent } from "../lib/obs/normalize.ts";
+} from "../lib/obs/ingest/mod.ts";
 import {
+  describeEventIssue,
+  EventInputSchema,
   initializeObs,
+  isAllowedAttributeKey,
+  listCoverageProfiles,
+  normalizeEvent,
   OBS_MIGRATIONS,
   OBS_SCHEMA_VERSION,
   ObsNotInitializedError,
-} from "../lib/obs/schema.ts";
+} from "../lib/obs/mod.ts";
 import { migrate } from "../lib/db.ts";
-import { listCoverageProfiles } from "../lib/obs/coverage.ts";
-import { queryTraceEvents } from "../lib/obs/query/query.ts";
+import { queryTraceEvents } from "../lib/obs/query/mod.ts";
 import * as v from "valibot";
 
 function event(id: string, extra: Record<string, unknown> = {}) {

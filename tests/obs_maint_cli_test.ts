@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import { main } from "../cli.ts";
 import { openDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 
 const OLD = "2020-01-01T00:00:00Z";
 

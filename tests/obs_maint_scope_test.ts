@@ -2,30 +2,20 @@ import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import { RefusedError } from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
-import { HEALTH_ALERT_MESSAGES, obsHealth } from "../lib/obs/maint/health.ts";
-import { parity, readRecordedParity } from "../lib/obs/maint/parity.ts";
-import { retention } from "../lib/obs/maint/retention.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import {
   applyExpiry,
   confirmationFor,
   type ExpiryPlan,
+  HEALTH_ALERT_MESSAGES,
+  obsHealth,
+  parity,
   planExpiry,
-} from "../lib/obs/maint/expiry.ts";
+  readRecordedParity,
+  retention,
+} from "../lib/obs/maint/mod.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical_json.ts";
-import {
-  readRetentionMarks,
-  retainedOut,
-  retainedOutSql,
-  STATE_KEYS,
-  writeState,
-} from "../lib/obs/maint/_state.ts";
-import {
-  ENVELOPE_SELECT,
-  envelopeFromRow,
-  expectedRows,
-} from "../lib/obs/maint/_projection.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-09-30T00:00:00Z");
@@ -134,13 +124,18 @@ Deno.test("obsHealth() warns about a tenant mismatch newer than the whole-index 
 
 Deno.test("readRecordedParity() reads an older tenant result under the whole-index key as that tenant's", async () => {
   await withObs(async (db) => {
-    await writeState(db, STATE_KEYS.parityLast, {
+    // The row an earlier build left: a tenant's check under the whole-index key.
+    const stored = {
       status: "ok",
       checked_at: daysAgo(2),
       application_id: "app1",
       envelopes: 2,
       mismatched: 0,
-    }, NOW);
+    };
+    await db.client.execute({
+      sql: "INSERT INTO obs_state (key, value, updated_at) VALUES (?, ?, ?)",
+      args: ["parity.last", JSON.stringify(stored), NOW],
+    });
     const recorded = await readRecordedParity(db);
     assert.equal(recorded.unscoped, null);
     assert.deepEqual(recorded.scoped.map((p) => p.application_id), ["app1"]);
@@ -184,7 +179,9 @@ Deno.test("obsHealth() still counts an envelope received long ago whose recent e
   });
 });
 
-Deno.test("retainedOutSql() agrees with retainedOut() on every envelope", async () => {
+// Health counts unindexed envelopes in SQL, parity and backfill decide in
+// JavaScript: both must call "retained out" exactly what retention removed.
+Deno.test("obsHealth() and parity() agree with retention on which envelopes it removed", async () => {
   await withObs(async (db) => {
     await ingestEvents(db, [
       event("started-old", { started_at: daysAgo(40) }),
@@ -206,26 +203,30 @@ Deno.test("retainedOutSql() agrees with retainedOut() on every envelope", async 
       now: () => NOW - 35 * DAY,
     });
     await retention(db, { dryRun: false, reclaim: false, now: () => NOW });
-    const marks = await readRetentionMarks(db);
-    const sql = retainedOutSql(marks, "e");
-    const rows = await db.client.execute({
-      sql: `SELECT ${ENVELOPE_SELECT}, ${sql.sql} AS retained
-            FROM obs_envelopes e ORDER BY seq`,
-      args: sql.args,
-    });
-    const seen: boolean[] = [];
-    for (const row of rows.rows) {
-      const expected = expectedRows(envelopeFromRow(row));
-      assert.ok(typeof expected !== "string");
-      const js = retainedOut(
-        marks,
-        expected.ts,
-        expected.meta.outcome?.verified === true,
-      );
-      assert.equal(Number(row.retained) === 1, js, String(row.event_id));
-      seen.push(js);
-    }
-    assert.ok(seen.includes(true) && seen.includes(false));
+    const kept = await db.client.execute(
+      "SELECT event_id FROM obs_events ORDER BY event_id",
+    );
+    assert.deepEqual(
+      kept.rows.map((row) => row.event_id),
+      ["started-new", "verified-old"],
+    );
+    // Every envelope retention removed is retained out, in SQL and in JS.
+    const before = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(before.links!.unindexed_envelopes, 0);
+    const removed = await parity(db);
+    assert.equal(removed.retained_out, 4);
+    assert.equal(removed.status, "ok");
+    // Every envelope retention kept is not: losing its row makes it missing.
+    await db.client.execute("DELETE FROM obs_resources");
+    await db.client.execute("DELETE FROM obs_events");
+    const after = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(after.links!.unindexed_envelopes, 2);
+    const lost = await parity(db);
+    assert.equal(lost.retained_out, 4);
+    assert.deepEqual(
+      lost.mismatches.map((m) => m.code),
+      ["index_missing", "index_missing"],
+    );
   });
 });
 

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { withDb, withTempDir } from "./_helpers.ts";
 import { openDb, type TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
-import { retention } from "../lib/obs/maint/retention.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
+import { retention } from "../lib/obs/maint/mod.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-09-30T00:00:00Z");

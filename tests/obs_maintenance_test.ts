@@ -3,16 +3,17 @@ import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 import { ConfigError, RefusedError } from "../lib/errors.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { openDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { initializeObs, OBS_MIGRATIONS } from "../lib/obs/schema.ts";
-import { backfill } from "../lib/obs/maint/backfill.ts";
-import { parity } from "../lib/obs/maint/parity.ts";
-import { retention, retentionPolicy } from "../lib/obs/maint/retention.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { initializeObs, OBS_MIGRATIONS } from "../lib/obs/mod.ts";
 import {
   applyExpiry,
+  backfill,
   type EnvelopeRecord,
+  parity,
   planExpiry,
-} from "../lib/obs/maint/expiry.ts";
+  retention,
+  retentionPolicy,
+} from "../lib/obs/maint/mod.ts";
 import { loadCommand } from "../cli.ts";
 import type { CliIo } from "../cli/_io.ts";
 

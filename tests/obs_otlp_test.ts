@@ -20,10 +20,9 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { TraceDb } from "../lib/db.ts";
-import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/ingest.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
-import { decodeOtlpTraces } from "../lib/obs/otlp/decode.ts";
-import { mapOtlpSpans } from "../lib/obs/otlp/mapping.ts";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
+import { decodeOtlpTraces, mapOtlpSpans } from "../lib/obs/otlp/mod.ts";
 import { createOtlpApi, type OtlpApiDeps } from "../routes/otlp.ts";
 import { withDb, withServer } from "./_helpers.ts";
 

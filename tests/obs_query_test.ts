@@ -2,15 +2,15 @@ import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { ConfigError, RefusedError } from "../lib/errors.ts";
-import { exportEvents } from "../lib/obs/query/export.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { queryTraceEvents } from "../lib/obs/query/query.ts";
 import {
+  exportEvents,
+  queryTraceEvents,
+  summarizeTraceEvents,
   traceFilterFromParams,
   traceQueryFromParams,
-} from "../lib/obs/query/params.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
-import { summarizeTraceEvents } from "../lib/obs/query/summaries.ts";
+} from "../lib/obs/query/mod.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 
 const BASE = Date.parse("2026-09-01T00:00:00Z");
 

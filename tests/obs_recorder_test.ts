@@ -3,16 +3,15 @@ import { withDb } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { ConfigError, ConflictError, RefusedError } from "../lib/errors.ts";
 import {
+  initializeObs,
   listCoverageProfiles,
   registerCoverageProfile,
-} from "../lib/obs/coverage.ts";
-import { queryTraceEvents } from "../lib/obs/query/query.ts";
+} from "../lib/obs/mod.ts";
 import {
-  createRecorder,
-  recorderForWorker,
-} from "../lib/obs/ingest/recorder.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
-import { summarizeTraceEvents } from "../lib/obs/query/summaries.ts";
+  queryTraceEvents,
+  summarizeTraceEvents,
+} from "../lib/obs/query/mod.ts";
+import { createRecorder, recorderForWorker } from "../lib/obs/ingest/mod.ts";
 
 const SCOPE = {
   application_id: "app-1",

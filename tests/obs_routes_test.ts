@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/ingest.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
+import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
 
 function event(i: number, extra: Record<string, unknown> = {}) {

@@ -7,7 +7,7 @@ import {
   httpEventWriter,
 } from "../lib/demo/demo_tracing.ts";
 import { MemoryService } from "../lib/demo/memory_service.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import { runReferenceSystem } from "../lib/reference/suite.ts";
 import { findSystem } from "../lib/reference/systems.ts";
 import { inProcessTransport } from "../lib/reference/transport.ts";

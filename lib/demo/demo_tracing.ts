@@ -10,12 +10,12 @@
 
 import type { TraceDb } from "../db.ts";
 import { errorMessage } from "../errors.ts";
-import { ingestEvents } from "../obs/ingest/ingest.ts";
+import { ingestEvents } from "../obs/ingest/mod.ts";
 import type {
   EventInput,
   ResourceRef,
   SelectionCandidate,
-} from "../obs/model.ts";
+} from "../obs/mod.ts";
 import type { VectorCandidate } from "../memory/query_path.ts";
 
 /** One thing the demo service did, without any document or query text. */

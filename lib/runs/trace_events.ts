@@ -10,9 +10,13 @@
  */
 
 import type { TraceDb } from "../db.ts";
-import { ingestEvents, type IngestResult } from "../obs/ingest/ingest.ts";
-import type { Attributes, EventInput, ResourceRef } from "../obs/model.ts";
-import { requireObs } from "../obs/schema.ts";
+import { ingestEvents, type IngestResult } from "../obs/ingest/mod.ts";
+import {
+  type Attributes,
+  type EventInput,
+  requireObs,
+  type ResourceRef,
+} from "../obs/mod.ts";
 import type { RunEvent, RunEventListener, RunPhase } from "../runner/events.ts";
 import type { Cleanup, Finding, Sample, Verdict } from "../runner/report.ts";
 

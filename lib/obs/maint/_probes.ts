@@ -9,34 +9,8 @@
 
 import type { InStatement } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
-import { queryTraceEvents } from "../query/query.ts";
-
-/** Timings of one probe. */
-export interface ProbeTiming {
-  name: string;
-  samples: number;
-  p50_ms: number;
-  p95_ms: number;
-}
-
-/** Timings of every probe, and over all samples. */
-export interface ProbeLatency {
-  probes: ProbeTiming[];
-  samples: number;
-  p50_ms: number;
-  p95_ms: number;
-}
-
-/** Nearest-rank percentile of `values` (0 for none). */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(
-    sorted.length,
-    Math.max(1, Math.ceil((p / 100) * sorted.length)),
-  );
-  return sorted[rank - 1]!;
-}
+import { queryTraceEvents } from "../query/mod.ts";
+import { percentile, type ProbeLatency, type ProbeTiming } from "./latency.ts";
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 

@@ -8,28 +8,13 @@
 
 import type { InStatement, InValue, Row } from "@libsql/client";
 import { canonicalJson, sha256Hex } from "../../canonical_json.ts";
-import { EVENT_COLUMNS, indexStatements } from "../ingest/index_rows.ts";
+import { EVENT_COLUMNS, indexStatements } from "../ingest/mod.ts";
 import { type EventMetadata, metadataFromEnvelope } from "../normalize.ts";
-
-/** Columns of `obs_envelopes` every maintenance read selects. */
-export const ENVELOPE_SELECT =
-  "seq, application_id, event_id, store, source, fingerprint, body, received_at";
+import type { EnvelopeRecord } from "./envelopes.ts";
 
 /** Columns of `obs_resources`, in table order. */
 export const RESOURCE_SELECT =
   "seq, ordinal, application_id, origin, type, id, version, role";
-
-/** One stored source envelope. */
-export interface EnvelopeRecord {
-  seq: number;
-  application_id: string;
-  event_id: string;
-  store: string;
-  source: string;
-  fingerprint: string;
-  body: string;
-  received_at: number;
-}
 
 /** The index rows an envelope should have. */
 export interface ExpectedRows {
@@ -46,20 +31,6 @@ export interface ExpectedRows {
 
 /** Why an envelope cannot be projected. */
 export type EnvelopeProblem = "envelope_unreadable" | "envelope_fingerprint";
-
-/** Reads an envelope row from a query result. */
-export function envelopeFromRow(row: Row): EnvelopeRecord {
-  return {
-    seq: Number(row.seq),
-    application_id: String(row.application_id),
-    event_id: String(row.event_id),
-    store: String(row.store),
-    source: String(row.source),
-    fingerprint: String(row.fingerprint),
-    body: String(row.body),
-    received_at: Number(row.received_at),
-  };
-}
 
 /** Projects an envelope onto index rows, or names why it cannot be trusted. */
 export function expectedRows(

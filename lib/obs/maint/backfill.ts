@@ -13,8 +13,6 @@ import type { TraceDb } from "../../db.ts";
 import { ConfigError } from "../../errors.ts";
 import {
   bySeq,
-  ENVELOPE_SELECT,
-  envelopeFromRow,
   eventDiff,
   type ExpectedRows,
   expectedRows,
@@ -22,8 +20,9 @@ import {
   resourcesEqual,
 } from "./_projection.ts";
 import { readRetentionMarks, retainedOut } from "./_state.ts";
+import { ENVELOPE_SELECT, envelopeFromRow } from "./envelopes.ts";
 import { incrementCounter } from "../counters.ts";
-import { EVENT_COLUMNS, indexStatements } from "../ingest/index_rows.ts";
+import { EVENT_COLUMNS, indexStatements } from "../ingest/mod.ts";
 import { requireObs } from "../schema.ts";
 
 /** Envelopes per page when none is given. */

@@ -1,8 +1,8 @@
 /**
  * Source expiry: the only way canonical envelopes are deleted. It is a
- * deliberate two-step operation. {@link planExpiry} lists the exact envelopes
- * with their fingerprints, and seals the list with a plan fingerprint and a
- * confirmation string. {@link applyExpiry} re-checks every fingerprint, hands
+ * deliberate two-step operation. `planExpiry` (`expiry_plan.ts`) lists the
+ * exact envelopes with their fingerprints, and seals the list with a plan
+ * fingerprint and a confirmation string. {@link applyExpiry} re-checks every fingerprint, hands
  * the still-matching envelopes to an archive callback that must return
  * exactly `true`, and only then compare-and-deletes them in batches: each
  * batch grants the delete for `seq` + fingerprint (the schema's trigger
@@ -14,76 +14,21 @@
  * @module
  */
 
-import * as v from "valibot";
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
+import { sha256Hex } from "../../canonical_json.ts";
 import { ConfigError, RefusedError, TraceError } from "../../errors.ts";
-import { describeIssues } from "../../issues.ts";
-import { canonicalJson, sha256Hex } from "../../canonical_json.ts";
+import { incrementCounter } from "../counters.ts";
+import { requireObs } from "../schema.ts";
 import {
   ENVELOPE_SELECT,
   envelopeFromRow,
   type EnvelopeRecord,
-} from "./_projection.ts";
-import { incrementCounter } from "../counters.ts";
-import { OpaqueIdSchema, TimestampSchema } from "../model.ts";
-import { requireObs } from "../schema.ts";
+} from "./envelopes.ts";
+import { type ExpiryPlanEntry, parseExpiryPlan } from "./expiry_plan.ts";
 
-export { type ArchiveWrite, directoryArchive } from "./_archive.ts";
-export type { EnvelopeRecord } from "./_projection.ts";
-
-/** Version of the plan format. */
-export const EXPIRY_PLAN_VERSION = 1;
-/** Envelopes per plan when no limit is given. */
-export const DEFAULT_EXPIRY_LIMIT = 1_000;
-/** Largest plan. */
-export const MAX_EXPIRY_LIMIT = 10_000;
 /** Envelopes per delete transaction when none is given. */
 export const DEFAULT_EXPIRY_BATCH = 500;
-
-const Fingerprint = v.pipe(
-  v.string(),
-  v.regex(/^[0-9a-f]{64}$/, "must be a SHA-256 hex digest"),
-);
-
-const PlanEntrySchema = v.strictObject({
-  seq: v.pipe(v.number(), v.safeInteger(), v.minValue(1)),
-  application_id: OpaqueIdSchema,
-  event_id: OpaqueIdSchema,
-  store: v.string(),
-  source: v.string(),
-  received_at: TimestampSchema,
-  fingerprint: Fingerprint,
-});
-
-/** Schema of a reviewed expiry plan (as read back from a file). */
-export const ExpiryPlanSchema = v.strictObject({
-  version: v.literal(EXPIRY_PLAN_VERSION, `must be ${EXPIRY_PLAN_VERSION}`),
-  created_at: TimestampSchema,
-  older_than: TimestampSchema,
-  application_id: v.nullable(OpaqueIdSchema),
-  entries: v.pipe(v.array(PlanEntrySchema), v.maxLength(MAX_EXPIRY_LIMIT)),
-  /** More envelopes matched than the plan lists; plan again after applying. */
-  more: v.boolean(),
-  fingerprint: Fingerprint,
-  confirmation: v.string(),
-});
-/** A reviewed expiry plan. */
-export type ExpiryPlan = v.InferOutput<typeof ExpiryPlanSchema>;
-/** One envelope of a plan (identity and fingerprint only, no body). */
-export type ExpiryPlanEntry = ExpiryPlan["entries"][number];
-
-/** Options for {@link planExpiry}. */
-export interface PlanExpiryOptions {
-  /** Envelopes received before this instant are eligible (ISO 8601 or epoch ms). */
-  olderThan: string | number | Date;
-  /** Most envelopes listed (default 1,000, at most 10,000). */
-  limit?: number;
-  /** Only this tenant. */
-  applicationId?: string;
-  /** Clock in epoch ms (tests pin it). */
-  now?: () => number;
-}
 
 /** Receives the envelopes to delete; must durably keep them and return exactly `true`. */
 export type ArchiveCallback = (envelopes: readonly EnvelopeRecord[]) => unknown;
@@ -121,139 +66,6 @@ export interface ExpiryResult {
   failed_batches: ExpiryBatchFailure[];
   /** Archived envelopes not attempted after a failed batch; plan again to finish. */
   not_attempted: number;
-}
-
-function instant(value: string | number | Date): number {
-  const ms = value instanceof Date
-    ? value.getTime()
-    : typeof value === "number"
-    ? value
-    : Date.parse(value);
-  if (!Number.isFinite(ms)) {
-    throw new ConfigError(
-      `Invalid expiry cutoff "${
-        String(value)
-      }": use an ISO 8601 timestamp such as 2026-08-01T00:00:00Z`,
-    );
-  }
-  return ms;
-}
-
-function sealPlan(
-  unsealed: Omit<ExpiryPlan, "fingerprint" | "confirmation">,
-): string {
-  return sha256Hex(canonicalJson(unsealed));
-}
-
-/** The string an operator must pass back to apply `plan`. */
-export function confirmationFor(entries: number, fingerprint: string): string {
-  return `expire ${entries} envelopes ${fingerprint.slice(0, 16)}`;
-}
-
-/** Lists the envelopes received before `olderThan`, sealed for review. */
-export async function planExpiry(
-  db: TraceDb,
-  options: PlanExpiryOptions,
-): Promise<ExpiryPlan> {
-  const before = instant(options.olderThan);
-  const now = (options.now ?? Date.now)();
-  if (before > now) {
-    throw new ConfigError(
-      "Invalid expiry cutoff: it lies in the future; choose a past instant",
-    );
-  }
-  const limit = options.limit ?? DEFAULT_EXPIRY_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EXPIRY_LIMIT) {
-    throw new ConfigError(
-      `Invalid expiry limit ${limit}: use a whole number from 1 to ${MAX_EXPIRY_LIMIT}`,
-    );
-  }
-  await requireObs(db);
-  const tenant = options.applicationId;
-  const result = await db.client.execute({
-    sql:
-      `SELECT seq, application_id, event_id, store, source, fingerprint, received_at
-          FROM obs_envelopes WHERE received_at < ?${
-        tenant === undefined ? "" : " AND application_id = ?"
-      }
-          ORDER BY seq LIMIT ?`,
-    args: tenant === undefined
-      ? [before, limit + 1]
-      : [before, tenant, limit + 1],
-  });
-  const entries = result.rows.slice(0, limit).map((row) => ({
-    seq: Number(row.seq),
-    application_id: String(row.application_id),
-    event_id: String(row.event_id),
-    store: String(row.store),
-    source: String(row.source),
-    received_at: new Date(Number(row.received_at)).toISOString(),
-    fingerprint: String(row.fingerprint),
-  }));
-  const unsealed = {
-    version: EXPIRY_PLAN_VERSION,
-    created_at: new Date(now).toISOString(),
-    older_than: new Date(before).toISOString(),
-    application_id: tenant ?? null,
-    entries,
-    more: result.rows.length > limit,
-  } as const;
-  const fingerprint = sealPlan(unsealed);
-  return {
-    ...unsealed,
-    fingerprint,
-    confirmation: confirmationFor(entries.length, fingerprint),
-  };
-}
-
-/** Validates a plan read from outside and checks its seal. */
-export function parseExpiryPlan(input: unknown): ExpiryPlan {
-  const parsed = v.safeParse(ExpiryPlanSchema, input);
-  if (!parsed.success) {
-    throw new ConfigError(
-      `Invalid expiry plan: ${
-        describeIssues(parsed.issues)
-      }; create a new one with trace obs expiry-plan`,
-    );
-  }
-  const { fingerprint, confirmation, ...unsealed } = parsed.output;
-  const seal = sealPlan(unsealed);
-  if (
-    seal !== fingerprint ||
-    confirmation !== confirmationFor(unsealed.entries.length, seal)
-  ) {
-    throw new RefusedError(
-      "Cannot apply the expiry plan: it was altered after review (its fingerprint does not match); create and review a new plan",
-    );
-  }
-  checkPlanScope(parsed.output);
-  return parsed.output;
-}
-
-/**
- * The seal is an unkeyed digest, so anyone can reseal a hand-made plan: every
- * entry must still fall inside the plan's own cutoff and tenant, and appear
- * once. Refuses the whole plan, naming the first bad entry.
- */
-function checkPlanScope(plan: ExpiryPlan): void {
-  const cutoff = Date.parse(plan.older_than);
-  const seen = new Set<number>();
-  for (const entry of plan.entries) {
-    const problem = seen.has(entry.seq)
-      ? "is listed more than once"
-      : !(Date.parse(entry.received_at) < cutoff)
-      ? `was received at ${entry.received_at}, not before the plan's cutoff ${plan.older_than}`
-      : plan.application_id !== null &&
-          entry.application_id !== plan.application_id
-      ? `belongs to another tenant than the plan's application_id "${plan.application_id}"`
-      : null;
-    if (problem) {
-      throw new RefusedError(
-        `Cannot apply the expiry plan: entry seq ${entry.seq} ${problem}; create and review a new plan with trace obs expiry-plan`,
-      );
-    }
-    seen.add(entry.seq);
-  }
 }
 
 /** Archives and compare-and-deletes the envelopes of a reviewed plan. */

@@ -14,8 +14,6 @@ import type { TraceDb } from "../../db.ts";
 import { ConfigError } from "../../errors.ts";
 import {
   bySeq,
-  ENVELOPE_SELECT,
-  envelopeFromRow,
   eventDiff,
   expectedRows,
   RESOURCE_SELECT,
@@ -28,7 +26,8 @@ import {
   STATE_KEYS,
   writeState,
 } from "./_state.ts";
-import { EVENT_COLUMNS } from "../ingest/index_rows.ts";
+import { EVENT_COLUMNS } from "../ingest/mod.ts";
+import { ENVELOPE_SELECT, envelopeFromRow } from "./envelopes.ts";
 import { requireObs } from "../schema.ts";
 
 /** Rows per page when none is given. */

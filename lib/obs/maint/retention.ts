@@ -22,7 +22,12 @@ import {
 } from "./_storage.ts";
 import { requireObs } from "../schema.ts";
 
-export type { AutoVacuumMode, StorageReport } from "./_storage.ts";
+export type {
+  AutoVacuumMode,
+  ReclaimMethod,
+  StorageBefore,
+  StorageReport,
+} from "./_storage.ts";
 
 /** Default policy in days. */
 export const DEFAULT_RETENTION_DAYS = {
@@ -87,14 +92,17 @@ export interface RetentionResult {
   storage: StorageReport | null;
 }
 
-interface Policy {
+/** A validated retention policy, in days. */
+export interface RetentionPolicy {
   previews: number;
   metadata: number;
   outcomes: number;
 }
 
 /** Validates a policy: whole days from 0 to 36,500 with previews <= metadata <= outcomes. */
-export function retentionPolicy(options: RetentionOptions = {}): Policy {
+export function retentionPolicy(
+  options: RetentionOptions = {},
+): RetentionPolicy {
   const policy = {
     previews: options.previewsDays ?? DEFAULT_RETENTION_DAYS.previews,
     metadata: options.metadataDays ?? DEFAULT_RETENTION_DAYS.metadata,

@@ -2,7 +2,7 @@
  * Decodes an OTLP/HTTP `ExportTraceServiceRequest` body, in either the JSON or
  * the binary protobuf encoding, into one flat list of normalised spans. The
  * protobuf encoding is decoded by protobufjs against the protocol definitions
- * in `otlp_proto.ts`; both encodings then pass through the same valibot
+ * in `_proto.ts`; both encodings then pass through the same valibot
  * schema, so a field means the same thing whichever way it arrived.
  *
  * JSON follows the OTLP/JSON rules: lowerCamelCase keys, hex trace and span
@@ -15,7 +15,7 @@
 import * as v from "valibot";
 import { describeIssues } from "../../issues.ts";
 import { OtlpRequestError } from "./error.ts";
-import { otlpProtoTypes } from "./proto.ts";
+import { otlpProtoTypes } from "./_proto.ts";
 
 /** The two OTLP/HTTP body encodings. */
 export const OTLP_ENCODINGS = ["json", "protobuf"] as const;

@@ -34,10 +34,10 @@ import {
   LIMITS,
   type StoreName,
 } from "../model.ts";
-import { spanPreview } from "./content.ts";
+import { spanPreview } from "./_content.ts";
 import type { OtlpAttributes, OtlpSpan, OtlpValue } from "./decode.ts";
 import { OtlpRequestError } from "./error.ts";
-import { spanResources } from "./resources.ts";
+import { spanResources } from "./_resources.ts";
 
 /** Options for {@link mapOtlpSpans}. */
 export interface OtlpMappingOptions {

@@ -7,7 +7,7 @@
  */
 
 import type { OtlpEncoding } from "./decode.ts";
-import { otlpProtoTypes } from "./proto.ts";
+import { otlpProtoTypes } from "./_proto.ts";
 
 /** `Content-Type` of each encoding. */
 export const OTLP_CONTENT_TYPES = {

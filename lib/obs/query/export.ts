@@ -7,13 +7,13 @@
  */
 
 import type { TraceDb } from "../../db.ts";
+import { filterWhere } from "./_filter_sql.ts";
 import {
-  filterWhere,
   parseTraceFilter,
   type StoreSelection,
   type TraceFilter,
 } from "./filters.ts";
-import { readEventPage } from "./read_rows.ts";
+import { readEventPage } from "./_read_rows.ts";
 import { requireObs } from "../schema.ts";
 
 const EXPORT_PAGE = 1_000;

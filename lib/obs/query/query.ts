@@ -15,15 +15,11 @@ import {
   type CoverageAssessment,
   type CoverageState,
 } from "../coverage.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
-import {
-  filterDigest,
-  filterWhere,
-  timeRangeValid,
-  TRACE_FILTER_ENTRIES,
-} from "./filters.ts";
+import { decodeCursor, encodeCursor, filterDigest } from "./_cursor.ts";
+import { filterWhere } from "./_filter_sql.ts";
+import { timeRangeValid, TRACE_FILTER_ENTRIES } from "./filters.ts";
 import type { TraceEvent } from "../model.ts";
-import { readEventPage } from "./read_rows.ts";
+import { readEventPage } from "./_read_rows.ts";
 import { requireObs } from "../schema.ts";
 
 /** Page size when none is given. */

@@ -12,7 +12,8 @@ import {
   type CoverageAssessment,
   type CoverageState,
 } from "../coverage.ts";
-import { filterWhere, parseTraceFilter, type TraceFilter } from "./filters.ts";
+import { filterWhere } from "./_filter_sql.ts";
+import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import {
   EVENT_STATUSES,
   type EventStatus,

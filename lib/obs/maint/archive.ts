@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { ensurePrivateDir } from "../../data_dir.ts";
 import { StorageError } from "../../errors.ts";
-import type { EnvelopeRecord } from "./_projection.ts";
+import type { EnvelopeRecord } from "./envelopes.ts";
 
 /** Where a directory archive wrote, for the operator's report. */
 export interface ArchiveWrite {

@@ -1,13 +1,20 @@
 /**
  * Keyset cursors: an opaque base64url token binding the last row's time and
- * `seq` to a digest of the filters it was issued under. Continuing strictly
+ * `seq` to a digest of the filters it was issued under (lists compare as
+ * sets, times as instants, so an equal filter spelled otherwise still fits). Continuing strictly
  * below that key means rows written at the head later never reappear.
  *
  * @module
  */
 
 import { ConfigError, RefusedError } from "../../errors.ts";
-import { fromBase64Url, toBase64Url } from "../../canonical_json.ts";
+import {
+  canonicalJson,
+  fromBase64Url,
+  sha256Hex,
+  toBase64Url,
+} from "../../canonical_json.ts";
+import type { TraceFilter } from "./filters.ts";
 
 const CURSOR_VERSION = 1;
 
@@ -56,4 +63,28 @@ export function decodeCursor(cursor: string, digest: string): CursorKey {
     );
   }
   return { ts: parsed.ts as number, seq: parsed.seq as number };
+}
+
+/** Order-insensitive canonical form of a filter (lists sorted and deduplicated). */
+export function canonicalFilter(filter: TraceFilter): Record<string, unknown> {
+  const sortedUnique = (list: readonly string[] | undefined) =>
+    list?.length ? [...new Set(list)].sort() : undefined;
+  return {
+    ...filter,
+    agent_ids: sortedUnique(filter.agent_ids),
+    memory_ids: sortedUnique(filter.memory_ids),
+    kinds: sortedUnique(filter.kinds),
+    statuses: sortedUnique(filter.statuses),
+    start_time: filter.start_time && new Date(filter.start_time).toISOString(),
+    end_time: filter.end_time && new Date(filter.end_time).toISOString(),
+    resources: filter.resources?.length
+      ? [...new Set(filter.resources.map((ref) => canonicalJson(ref)))].sort()
+      : undefined,
+    store: filter.store ?? "all",
+  };
+}
+
+/** Short digest that binds a cursor to one filter. */
+export function filterDigest(filter: TraceFilter): string {
+  return sha256Hex(canonicalJson(canonicalFilter(filter))).slice(0, 32);
 }

@@ -1,0 +1,49 @@
+/**
+ * The write path of the observability index. A batch (JSON, NDJSON, mapped
+ * OTLP spans or recorder calls) is validated whole, then its canonical
+ * envelopes and index rows are written in one transaction: all or nothing,
+ * first writer owns an `event_id`. The index row builder is shared with
+ * `maint/`, which rebuilds rows from envelopes through it.
+ *
+ * May import the root (model, schema, normalize, coverage, counters),
+ * `lib/db.ts`, `lib/errors.ts` and `lib/issues.ts`; nothing from the other
+ * pipelines.
+ *
+ * @module
+ */
+
+export {
+  type BatchOrigin,
+  INGEST_SOURCES,
+  IngestBatchError,
+  IngestConflictError,
+  ingestEvents,
+  type IngestItemResult,
+  type IngestOptions,
+  type IngestResult,
+  type IngestSource,
+  MAX_BATCH_EVENTS,
+  validateEventBatch,
+} from "./ingest.ts";
+export { type NdjsonEvents, parseNdjsonEvents } from "./ndjson.ts";
+export {
+  createRecorder,
+  type IntentOptions,
+  type RecordedEvent,
+  type Recorder,
+  recorderForWorker,
+  type RecordEvent,
+  type RecordOptions,
+  type SelectionDecision,
+  TENANT_SCOPE_KEYS,
+  type TenantScopeKey,
+  type TraceContext,
+  TraceContextSchema,
+} from "./recorder.ts";
+export {
+  chunkedInsert,
+  EVENT_COLUMNS,
+  type IndexEntry,
+  indexStatements,
+  type SqlStatement,
+} from "./index_rows.ts";

@@ -1,0 +1,180 @@
+/**
+ * The alerts health may raise: a stable code, a severity and one sentence
+ * saying what to do, each decided from counts and recorded results only
+ * (never from timings), so the same index always gives the same alerts.
+ *
+ * @module
+ */
+
+import type {
+  CounterReport,
+  IndexReadiness,
+  LinkCounts,
+  PreviewTruncation,
+  TableCounts,
+} from "./_health_checks.ts";
+import type { RecordedParity } from "./parity.ts";
+
+/** Alert codes health may raise. */
+export const HEALTH_ALERT_CODES = [
+  "callback_failures",
+  "index_not_ready",
+  "missing_parent_links",
+  "parity_failed",
+  "parity_incomplete",
+  "parity_tenant_failed",
+  "parity_unknown",
+  "process_counters_unknown",
+  "schema_missing",
+  "schema_outdated",
+  "truncated_previews",
+  "unindexed_envelopes",
+  "unregistered_coverage_profiles",
+  "write_failures",
+] as const;
+/** One of {@link HEALTH_ALERT_CODES}. */
+export type HealthAlertCode = typeof HEALTH_ALERT_CODES[number];
+
+/** Alert severities; `critical` makes the status `failing`, `warning` `degraded`. */
+export const ALERT_SEVERITIES = ["critical", "warning", "info"] as const;
+/** One of {@link ALERT_SEVERITIES}. */
+export type AlertSeverity = typeof ALERT_SEVERITIES[number];
+
+/** What each alert means and what to do about it, in one sentence. */
+export const HEALTH_ALERT_MESSAGES: Record<HealthAlertCode, string> = {
+  callback_failures:
+    "Event callbacks failed in the serving process; check the server log for the failing callback",
+  index_not_ready:
+    "Indexes or triggers the schema declares are missing, so queries may be slow; recreate them from the schema migrations or restore a backup",
+  missing_parent_links:
+    "Some events name a parent event the index does not hold; send the parent events or ignore this if they were never recorded",
+  parity_failed:
+    "The last whole-index parity check found index rows that differ from their envelopes; run trace obs backfill --apply, then trace obs parity",
+  parity_incomplete:
+    "The last whole-index parity check covered more envelopes than its page bound; rerun trace obs parity with a larger --page-bound",
+  parity_tenant_failed:
+    "A single-application parity check found a mismatch newer than the whole-index check; run trace obs backfill --apply, then trace obs parity",
+  parity_unknown:
+    "No whole-index parity check has run yet; run trace obs parity",
+  process_counters_unknown:
+    "Write and callback failure counters live in the serving process; read GET /api/health from trace serve",
+  schema_missing:
+    "The observability tables do not exist yet; run trace obs init",
+  schema_outdated:
+    "The observability tables are older than this build needs; run trace obs init to upgrade them",
+  truncated_previews:
+    "Some previews were longer than 16,000 characters and were stored truncated; nothing to do unless full previews matter",
+  unindexed_envelopes:
+    "Some stored envelopes have no index rows, so queries miss them; run trace obs backfill --apply",
+  unregistered_coverage_profiles:
+    "Events name coverage profiles nobody registered, so coverage cannot judge them; register them with registerCoverageProfile() or fix the events' coverage_profile",
+  write_failures:
+    "The serving process failed to write events; check the server log and the database's free space and permissions",
+};
+
+/** One deterministic alert. */
+export interface HealthAlert {
+  code: HealthAlertCode;
+  severity: AlertSeverity;
+  /** How many rows or events the alert concerns, when countable. */
+  count: number | null;
+  /** What the alert means and what to do, in one sentence. */
+  message: string;
+}
+
+/** Overall status: `failing` with a critical alert, `degraded` with a warning, else `ok`. */
+export type HealthStatus = "ok" | "degraded" | "failing";
+
+/** What the alert rules read from a health report. */
+export interface HealthFacts {
+  schema: { provisioned: boolean; version: number | null; expected: number };
+  indexes: IndexReadiness;
+  counts: TableCounts | null;
+  links: LinkCounts | null;
+  truncation: PreviewTruncation | null;
+  counters: CounterReport;
+  parity: RecordedParity | { status: "unknown" };
+  parity_by_tenant: RecordedParity[];
+}
+
+/** The alerts `report` raises, sorted by code: the same facts always give the same alerts. */
+export function healthAlerts(report: HealthFacts): HealthAlert[] {
+  const alerts: HealthAlert[] = [];
+  const add = (
+    code: HealthAlertCode,
+    severity: AlertSeverity,
+    count: number | null = null,
+  ) =>
+    alerts.push({
+      code,
+      severity,
+      count,
+      message: HEALTH_ALERT_MESSAGES[code],
+    });
+  if (!report.schema.provisioned) add("schema_missing", "critical");
+  else if ((report.schema.version ?? 0) < report.schema.expected) {
+    add("schema_outdated", "critical");
+  }
+  if (report.schema.provisioned && !report.indexes.ready) {
+    add("index_not_ready", "critical", report.indexes.missing.length);
+  }
+  const links = report.links;
+  if (links && links.missing_parent_links > 0) {
+    add("missing_parent_links", "warning", links.missing_parent_links);
+  }
+  if (links && links.unindexed_envelopes > 0) {
+    add("unindexed_envelopes", "warning", links.unindexed_envelopes);
+  }
+  if (links && links.unregistered_coverage_profiles > 0) {
+    add(
+      "unregistered_coverage_profiles",
+      "warning",
+      links.unregistered_coverage_profiles,
+    );
+  }
+  if (report.truncation && report.truncation.truncated_previews > 0) {
+    add("truncated_previews", "info", report.truncation.truncated_previews);
+  }
+  const values = report.counters.values;
+  if (report.counters.state === "unknown") {
+    add("process_counters_unknown", "info");
+  }
+  if ((values.write_failures ?? 0) > 0) {
+    add("write_failures", "critical", values.write_failures);
+  }
+  if ((values.callback_failures ?? 0) > 0) {
+    add("callback_failures", "warning", values.callback_failures);
+  }
+  if (report.schema.provisioned) parityAlerts(report, add);
+  return alerts.sort((a, b) => a.code.localeCompare(b.code));
+}
+
+function parityAlerts(
+  report: HealthFacts,
+  add: (code: HealthAlertCode, severity: AlertSeverity, count?: number) => void,
+): void {
+  const status = report.parity.status;
+  // A fresh index with nothing in it has nothing to check yet: that is not
+  // a degraded index, so the missing check is only worth a note.
+  const empty = (report.counts?.envelopes ?? 0) === 0 &&
+    (report.counts?.events ?? 0) === 0;
+  if (status === "unknown") add("parity_unknown", empty ? "info" : "warning");
+  else if (status === "mismatch") add("parity_failed", "critical");
+  else if (status === "incomplete") add("parity_incomplete", "warning");
+  // A tenant check newer than the whole-index check that found a mismatch is
+  // news the whole-index result does not cover yet; older ones are superseded.
+  const since = "checked_at" in report.parity ? report.parity.checked_at : "";
+  const failed = report.parity_by_tenant.filter((p) =>
+    p.status === "mismatch" && p.checked_at > since
+  );
+  if (failed.length > 0) add("parity_tenant_failed", "warning", failed.length);
+}
+
+/** The status `alerts` add up to. */
+export function healthStatus(alerts: readonly HealthAlert[]): HealthStatus {
+  return alerts.some((a) => a.severity === "critical")
+    ? "failing"
+    : alerts.some((a) => a.severity === "warning")
+    ? "degraded"
+    : "ok";
+}

@@ -1,0 +1,98 @@
+/**
+ * Maintenance of the observability index: rebuild index rows from the
+ * canonical envelopes (backfill), compare the two exactly (parity), expire
+ * index rows and previews on their schedules (retention), delete envelopes
+ * through a reviewed, archived plan (source expiry), and report health with
+ * deterministic alerts.
+ *
+ * May import the root (model, schema, normalize, counters),
+ * `ingest/mod.ts` (the index row builder a rebuild must share with ingest),
+ * `query/mod.ts` (health's latency probes), `lib/db.ts`, `lib/errors.ts`,
+ * `lib/issues.ts`, `lib/canonical_json.ts` and `lib/data_dir.ts`.
+ *
+ * @module
+ */
+
+export {
+  backfill,
+  BACKFILL_ISSUE_CODES,
+  type BackfillIssue,
+  type BackfillIssueCode,
+  type BackfillOptions,
+  type BackfillResult,
+  DEFAULT_BACKFILL_PAGE,
+  MAX_BACKFILL_PAGE,
+} from "./backfill.ts";
+export {
+  DEFAULT_PARITY_PAGE,
+  DEFAULT_PARITY_PAGE_BOUND,
+  parity,
+  PARITY_MISMATCH_CODES,
+  PARITY_STATUSES,
+  type ParityMismatch,
+  type ParityMismatchCode,
+  type ParityOptions,
+  type ParityResult,
+  type ParityStatus,
+  readRecordedParity,
+  type RecordedParity,
+  type RecordedParityChecks,
+} from "./parity.ts";
+export {
+  type AutoVacuumMode,
+  DEFAULT_RETENTION_BATCH,
+  DEFAULT_RETENTION_DAYS,
+  type ReclaimMethod,
+  retention,
+  type RetentionOptions,
+  type RetentionPolicy,
+  retentionPolicy,
+  type RetentionResult,
+  type StorageBefore,
+  type StorageReport,
+} from "./retention.ts";
+export {
+  confirmationFor,
+  DEFAULT_EXPIRY_LIMIT,
+  EXPIRY_PLAN_VERSION,
+  type ExpiryPlan,
+  type ExpiryPlanEntry,
+  ExpiryPlanSchema,
+  MAX_EXPIRY_LIMIT,
+  parseExpiryPlan,
+  planExpiry,
+  type PlanExpiryOptions,
+} from "./expiry_plan.ts";
+export {
+  applyExpiry,
+  type ApplyExpiryOptions,
+  type ArchiveCallback,
+  DEFAULT_EXPIRY_BATCH,
+  EXPIRY_REFUSAL_CODES,
+  type ExpiryBatchFailure,
+  type ExpiryRefusalCode,
+  type ExpiryResult,
+} from "./expiry.ts";
+export { type ArchiveWrite, directoryArchive } from "./archive.ts";
+export type { EnvelopeRecord } from "./envelopes.ts";
+export {
+  type CounterReport,
+  type IndexReadiness,
+  type InstrumentationVersions,
+  type LinkCounts,
+  type ObsHealth,
+  obsHealth,
+  type ObsHealthOptions,
+  type PreviewTruncation,
+  type TableCounts,
+} from "./health.ts";
+export {
+  ALERT_SEVERITIES,
+  type AlertSeverity,
+  HEALTH_ALERT_CODES,
+  HEALTH_ALERT_MESSAGES,
+  type HealthAlert,
+  type HealthAlertCode,
+  type HealthStatus,
+} from "./health_alerts.ts";
+export { percentile, type ProbeLatency, type ProbeTiming } from "./latency.ts";

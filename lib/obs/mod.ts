@@ -1,0 +1,87 @@
+/**
+ * The ground floor of the observability index: the event model every path
+ * validates against, the tables and their migrations, the canonical
+ * metadata-only envelope, coverage profiles and the process counters.
+ *
+ * The pipelines stand on this floor, each behind its own `mod.ts`:
+ * `otlp/` (OTLP/HTTP receiver), `ingest/` (write path), `query/` (read
+ * path) and `maint/` (backfill, parity, retention, expiry, health). Nothing
+ * here imports them, so this file stays cheap to load (the migration list
+ * reads it on every command) and the pipelines never form a loop through
+ * it. The root may import only `lib/db.ts`, `lib/errors.ts`, `lib/issues.ts`
+ * and `lib/canonical_json.ts`.
+ *
+ * @module
+ */
+
+export {
+  ALLOWED_ATTRIBUTE_KEYS,
+  ALLOWED_ATTRIBUTE_PREFIXES,
+  type Attributes,
+  EVENT_STATUSES,
+  type EventInput,
+  EventInputSchema,
+  type EventStatus,
+  isAllowedAttributeKey,
+  KNOWN_EVENT_KINDS,
+  LIMITS,
+  OpaqueIdSchema,
+  type Outcome,
+  OUTCOME_STATUSES,
+  OutcomeSchema,
+  type OutcomeStatus,
+  type PreviewInfo,
+  RESOURCE_ROLES,
+  type ResourceRef,
+  ResourceRefSchema,
+  type ResourceRole,
+  type Selection,
+  SELECTION_REASONS,
+  type SelectionCandidate,
+  SelectionCandidateSchema,
+  type SelectionReason,
+  SelectionSchema,
+  type StoreName,
+  STORES,
+  TimestampSchema,
+  TokenSchema,
+  type TraceEvent,
+  type ValidEventInput,
+} from "./model.ts";
+export {
+  initializeObs,
+  OBS_COMPONENT,
+  OBS_MIGRATIONS,
+  OBS_SCHEMA_VERSION,
+  ObsNotInitializedError,
+  requireObs,
+} from "./schema.ts";
+export { expectedSchemaObjects } from "./schema_objects.ts";
+export {
+  describeEventIssue,
+  ENVELOPE_VERSION,
+  type EventIssue,
+  type EventMetadata,
+  type NormalizedEvent,
+  type NormalizedPreview,
+  normalizeEvent,
+} from "./normalize.ts";
+export {
+  COVERAGE_STATES,
+  type CoverageAssessment,
+  type CoverageGap,
+  type CoverageProfile,
+  type CoverageProfileSpec,
+  type CoverageState,
+  listCoverageProfiles,
+  MAX_PROFILE_STAGES,
+  registerCoverageProfile,
+  type RegistrationStatus,
+} from "./coverage.ts";
+export {
+  COUNTER_NAMES,
+  type CounterName,
+  counterSnapshot,
+  incrementCounter,
+  resetCounters,
+} from "./counters.ts";
