@@ -74,6 +74,28 @@ Deno.test("a marker still retrievable at the final sample is FAIL, with every st
   assert.equal(last.marker_seen, true);
 });
 
+Deno.test({
+  name: "a marker answered in a rendered spelling at the final sample is FAIL",
+  // TODO(#8): the marker check is an exact substring match, so an answer that
+  // escapes its underscores for Markdown (or changes case) reads as "not
+  // retrievable" and this run is a PASS.
+  ignore: true,
+  fn: async () => {
+    const { report } = await runFake({
+      hook: (request, forward) =>
+        request.op === "query" && inWindow(request, "test")
+          ? Promise.resolve({
+            text: `It says ${
+              String(request.body.query).toUpperCase().replaceAll("_", "\\_")
+            } here`,
+          })
+          : forward(),
+    });
+    assert.equal(report.verdict, "FAIL");
+    assertOnly(report, "fail", ["marker_retrievable:retrieval"]);
+  },
+});
+
 Deno.test("a clean early sample never ends the window: data back at the final sample is FAIL", async () => {
   const { report } = await runFake({
     hook: async (request, forward) => {
