@@ -1,11 +1,17 @@
 /** A scriptable in-process staging target and a virtual clock for engine tests. */
 
+import type { StagingConfig } from "../lib/contract/config.ts";
 import {
   type Operation,
   ProtocolError,
   type StagingTransport,
 } from "../lib/contract/protocol.ts";
+import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import type { Clock } from "../lib/runner/clock.ts";
+import { runDeletionContract } from "../lib/runner/engine.ts";
+import type { RunEvent } from "../lib/runner/events.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { stagingConfig } from "./_helpers.ts";
 
 /** A clock whose sleeps advance time instantly. */
 export class VirtualClock implements Clock {
@@ -172,4 +178,127 @@ export class FakeTarget implements StagingTransport {
       for (const id of ids) this.#vectors.get(ns)?.add(id);
     }
   }
+}
+
+/**
+ * Where a run stood when it sent a request: `setup` (ingest and baseline),
+ * `delete` (the test deletion), `window` (samples) and `cleanup` (every
+ * request from the second /delete on). Only meaningful for runs whose
+ * baseline succeeded, since a run without one sends no test deletion.
+ */
+export type RunStage = "setup" | "delete" | "window" | "cleanup";
+
+/** One request as an {@link InterceptHook} sees it. */
+export interface InterceptedRequest {
+  op: Operation;
+  body: Record<string, unknown>;
+  role: "test" | "control";
+  stage: RunStage;
+  /**
+   * Window sample the request belongs to (every sample reads the test
+   * inventory once), or -1 outside the window.
+   */
+  sample: number;
+}
+
+/** Sends the request on to the fake target and returns its answer. */
+export type Forward = () => Promise<Record<string, unknown>>;
+
+/** Rewrites one exchange: answer differently, throw a ProtocolError, or forward. */
+export type InterceptHook = (
+  request: InterceptedRequest,
+  forward: Forward,
+) => Promise<Record<string, unknown>>;
+
+/** Wraps `inner` so that `hook` sees (and may rewrite) every exchange with its stage. */
+export function intercept(
+  inner: StagingTransport,
+  hook: InterceptHook,
+): StagingTransport {
+  let deletes = 0;
+  let sample = -1;
+  return {
+    post(op, body, options) {
+      const role = String(body.namespace).startsWith("trace-control-")
+        ? "control"
+        : "test";
+      if (op === "delete") deletes++;
+      const stage: RunStage = deletes === 0
+        ? "setup"
+        : deletes === 1
+        ? op === "delete" ? "delete" : "window"
+        : "cleanup";
+      if (stage === "window" && op === "inventory" && role === "test") {
+        sample++;
+      }
+      const request = {
+        op,
+        body,
+        role,
+        stage,
+        sample: stage === "window" ? sample : -1,
+      } as const;
+      return hook(request, () => inner.post(op, body, options));
+    },
+  };
+}
+
+/** A transport failure as the strict HTTP client reports a timeout. */
+export function timeoutError(op: Operation): ProtocolError {
+  return new ProtocolError(
+    "timeout",
+    `/${op}: no complete answer within the budget`,
+  );
+}
+
+/** An answer to a marker query that contains the marker it asked for. */
+export function markerAnswer(request: InterceptedRequest): { text: string } {
+  return { text: `It says ${String(request.body.query)} here` };
+}
+
+/** Options for {@link runFake}. */
+export interface FakeRunOptions {
+  /** Defaults to {@link stagingConfig}: 3 documents, a 2 s window sampled every 0.5 s. */
+  config?: StagingConfig;
+  behaviour?: FakeBehaviour;
+  hook?: InterceptHook;
+  signal?: AbortSignal;
+  onEvent?: (event: RunEvent) => void;
+}
+
+/** What a fake run produced. */
+export interface FakeRun {
+  report: RunReport;
+  target: FakeTarget;
+  events: RunEvent[];
+}
+
+/** Runs the deletion contract against a {@link FakeTarget} under virtual time. */
+export async function runFake(options: FakeRunOptions = {}): Promise<FakeRun> {
+  const config = options.config ?? stagingConfig();
+  const clock = new VirtualClock();
+  const target = new FakeTarget(clock, options.behaviour);
+  const events: RunEvent[] = [];
+  const report = await runDeletionContract(config, {
+    transport: options.hook ? intercept(target, options.hook) : target,
+    target: { id: "fake", base_url: config.base_url, source: "config" },
+    checkpoint: memoryCheckpointSink(),
+    clock,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onEvent: (event) => {
+      events.push(event);
+      options.onEvent?.(event);
+    },
+  });
+  return { report, target, events };
+}
+
+/** A report's findings of one severity as `code:subject`. */
+export function findingsOf(
+  report: RunReport,
+  severity: "fail" | "inconclusive" | "transient" | "note",
+): string[] {
+  return report.findings.filter((f) => f.severity === severity).map((f) =>
+    `${f.code}:${f.subject}`
+  );
 }

@@ -74,6 +74,48 @@ export async function withServer<T>(
   }
 }
 
+/**
+ * Spawns `command` (a server told to bind port 0, with piped stderr) and runs
+ * `fn` with the URL it reports on stderr as `listening on URL`; the child is
+ * stopped afterwards. The server picks its own port, so no other process can
+ * take the port between choosing it and binding it.
+ */
+export async function withListeningChild<T>(
+  command: Deno.Command,
+  fn: (url: string) => Promise<T>,
+): Promise<T> {
+  const child = command.spawn();
+  const listening = Promise.withResolvers<string>();
+  // Keep reading stderr for the child's whole life so it never blocks on a full pipe.
+  const drained = (async () => {
+    let seen = "";
+    for await (
+      const text of child.stderr.pipeThrough(new TextDecoderStream())
+    ) {
+      seen += text;
+      const url = seen.match(/listening on (https?:\/\/[^\s;]+)/)?.[1];
+      if (url !== undefined) listening.resolve(url);
+    }
+    listening.reject(new Error(`the server exited before listening: ${seen}`));
+  })();
+  try {
+    return await fn(await listening.promise);
+  } finally {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // It has already exited.
+    }
+    await child.status;
+    await drained;
+    try {
+      await child.stdout.cancel();
+    } catch {
+      // Its stdout was not piped.
+    }
+  }
+}
+
 /** CLI streams captured in memory. */
 export interface CapturedIo extends CliIo {
   stdout(): string;

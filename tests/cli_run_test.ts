@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
-import { captureIo, withTempDir } from "./_helpers.ts";
+import { captureIo, withListeningChild, withTempDir } from "./_helpers.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -15,45 +15,13 @@ function trace(args: string[], env: Record<string, string> = {}) {
   });
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
 async function withDemoProcess<T>(
   defect: string | null,
   fn: (url: string) => Promise<T>,
 ): Promise<T> {
-  const port = freePort();
-  const args = [
-    "demo",
-    "--port",
-    String(port),
-    "--quiet",
-    "--defect-delay-ms",
-    "300",
-  ];
+  const args = ["demo", "--port", "0", "--quiet", "--defect-delay-ms", "300"];
   if (defect) args.push("--defect", defect);
-  const child = trace(args).spawn();
-  try {
-    const reader = child.stderr.pipeThrough(new TextDecoderStream())
-      .getReader();
-    let seen = "";
-    while (!seen.includes("listening on")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`demo exited early: ${seen}`);
-      seen += value;
-    }
-    reader.releaseLock();
-    return await fn(`http://127.0.0.1:${port}`);
-  } finally {
-    child.kill("SIGTERM");
-    await child.status;
-    await child.stdout.cancel().catch(() => {});
-    await child.stderr.cancel().catch(() => {});
-  }
+  return await withListeningChild(trace(args), fn);
 }
 
 async function writeConfig(

@@ -19,20 +19,34 @@ Deno.test("openDb() creates a private data directory and database file in WAL mo
       assert.equal(db.path, `${dataDir}/trace.db`);
       const mode = await db.client.execute("PRAGMA journal_mode");
       assert.equal(String(mode.rows[0]!.journal_mode).toLowerCase(), "wal");
-      await migrate(db, ALL_MIGRATIONS);
-      if (IS_POSIX) {
-        assert.equal((await Deno.stat(dataDir)).mode! & 0o777, 0o700);
-        assert.equal((await Deno.stat(db.path!)).mode! & 0o777, 0o600);
-        for (const sidecar of ["-wal", "-shm"]) {
-          const stat: Deno.FileInfo | null = await Deno.stat(db.path + sidecar)
-            .catch(() => null);
-          if (stat) assert.equal(stat.mode! & 0o777, 0o600, sidecar);
-        }
-      }
     } finally {
       db.close();
     }
   });
+});
+
+Deno.test({
+  name:
+    "openDb() keeps the data directory 0700 and the database and its WAL files 0600",
+  ignore: !IS_POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const dataDir = `${dir}/nested/data`;
+      const db = await openDb({ dataDir });
+      try {
+        await migrate(db, ALL_MIGRATIONS);
+        assert.equal((await Deno.stat(dataDir)).mode! & 0o777, 0o700);
+        assert.equal((await Deno.stat(db.path!)).mode! & 0o777, 0o600);
+        // Both exist while a connection that has written is open.
+        for (const sidecar of ["-wal", "-shm"]) {
+          const stat = await Deno.stat(db.path + sidecar);
+          assert.equal(stat.mode! & 0o777, 0o600, sidecar);
+        }
+      } finally {
+        db.close();
+      }
+    });
+  },
 });
 
 Deno.test("openDb() never creates tables: reads report a missing schema with the command to run", async () => {
@@ -119,14 +133,17 @@ Deno.test("openDb() refuses unsupported database URLs with the accepted schemes"
   );
 });
 
-Deno.test("openDb() leaves an existing shared directory's permissions alone", async () => {
-  if (!IS_POSIX) return;
-  await withTempDir(async (dir) => {
-    await Deno.chmod(dir, 0o755);
-    const db = await openDb({ url: `file:${dir}/shared.db` });
-    db.close();
-    assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o755);
-  });
+Deno.test({
+  name: "openDb() leaves an existing shared directory's permissions alone",
+  ignore: !IS_POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      await Deno.chmod(dir, 0o755);
+      const db = await openDb({ url: `file:${dir}/shared.db` });
+      db.close();
+      assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o755);
+    });
+  },
 });
 
 Deno.test("openDb() refuses a data directory that is a file, and an empty file: URL", async () => {

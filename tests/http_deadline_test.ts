@@ -19,14 +19,12 @@ Deno.test("createHttpTransport() times out a peer that drips one byte at a time"
   };
   await withRawServer(drip, async (server) => {
     const transport = createHttpTransport({ base_url: server.url });
-    const started = performance.now();
+    // Each byte arrives well inside the budget, so a per-read timer would let
+    // the whole answer through; only a deadline over the request ends it.
     const error = await expectFailure(
       transport.post("query", {}, { timeoutMs: 300 }),
       "timeout",
     );
-    const elapsed = performance.now() - started;
-    // Each byte arrives well inside the budget; only the total may end it.
-    assert.ok(elapsed < response.length * dripMs, `took ${elapsed} ms`);
     assert.match(error.message, /300 ms/);
     assert.equal(server.connections(), 1);
   });

@@ -6,6 +6,7 @@ import type { RunReport } from "../lib/runner/report.ts";
 import {
   type FakeBehaviour,
   FakeTarget,
+  runFake,
   VirtualClock,
 } from "./_fake_target.ts";
 import { stagingConfig } from "./_helpers.ts";
@@ -180,12 +181,27 @@ Deno.test("runDeletionContract() cleans up every issued id in both namespaces", 
   assert.equal(checkpoint.latest()?.verdict, "PASS");
 });
 
-Deno.test("runDeletionContract() reports never contain answer text", async () => {
-  const { report } = await run({ staleCache: true });
-  assert.doesNotMatch(
-    JSON.stringify(report),
-    /cached answer|Synthetic Trace canary record/,
+Deno.test("runDeletionContract() reports never contain document text, answer text or markers", async () => {
+  const sent: string[] = [];
+  const { report } = await runFake({
+    behaviour: { staleCache: true },
+    hook: async (request, forward) => {
+      const answer = await forward();
+      if (request.op === "ingest") sent.push(String(request.body.text));
+      if (request.op === "query") {
+        sent.push(String(request.body.query), String(answer.text));
+      }
+      return answer;
+    },
+  });
+  assert.equal(report.verdict, "FAIL", "the stale answers were read");
+  // Answers that carry a marker are the ones a report could leak.
+  const secrets = new Set(
+    sent.filter((text) => text.includes("trace_canary_")),
   );
+  assert.ok(secrets.size > report.issued.test.length, [...secrets].join());
+  const json = JSON.stringify(report);
+  for (const text of secrets) assert.ok(!json.includes(text), text);
 });
 
 Deno.test("runDeletionContract() turns an interrupted window into INCONCLUSIVE and still cleans up", async () => {

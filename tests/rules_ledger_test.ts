@@ -1,0 +1,166 @@
+/**
+ * The rules `ledger verify` applies, one test each, every test built so that
+ * only the rule under test can see the damage: the payload digest, the chain
+ * digest over a row's columns, the link to the previous row, and the head
+ * records that catch a removed or re-chained last row.
+ */
+
+import assert from "node:assert/strict";
+import { type Client, createClient } from "@libsql/client";
+import { canonicalJson } from "../lib/canonical_json.ts";
+import { migrate, type TraceDb } from "../lib/db.ts";
+import {
+  appendEntry,
+  chainDigest,
+  payloadDigest,
+  toEntry,
+} from "../lib/ledger/chain.ts";
+import { verifyLedger } from "../lib/ledger/verify.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { withDb } from "./_helpers.ts";
+
+async function appendRun(db: TraceDb, n: number): Promise<void> {
+  await appendEntry(db, {
+    kind: "run",
+    entityId: `run-${n}`,
+    targetId: "staging-a",
+    payload: {
+      run_id: `run-${n}`,
+      target: { id: "staging-a" },
+      verdict: "PASS",
+    },
+  });
+}
+
+/** Four runs at seq 1-4, verified intact. */
+async function seed(db: TraceDb): Promise<void> {
+  await migrate(db, ALL_MIGRATIONS);
+  for (const n of [1, 2, 3, 4]) await appendRun(db, n);
+  assert.equal((await verifyLedger(db)).ok, true);
+}
+
+/** Edits the file with a plain client and no append-only triggers, as an outside tool could. */
+async function tamper(
+  db: TraceDb,
+  fn: (raw: Client) => Promise<void>,
+): Promise<void> {
+  const raw = createClient({ url: db.url });
+  try {
+    for (const table of ["ledger_entries", "ledger_head"]) {
+      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_update`);
+      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_delete`);
+    }
+    await fn(raw);
+  } finally {
+    raw.close();
+  }
+}
+
+/** Rewrites row `seq` to say FAIL, recomputing its payload digest and, if asked, its chain digest. */
+async function rewriteVerdict(
+  raw: Client,
+  seq: number,
+  options: { rechain: boolean },
+): Promise<void> {
+  const row = (await raw.execute({
+    sql: "SELECT * FROM ledger_entries WHERE seq = ?",
+    args: [seq],
+  })).rows[0]!;
+  const entry = toEntry(row);
+  const payload = canonicalJson({
+    ...JSON.parse(entry.payload),
+    verdict: "FAIL",
+  });
+  const digest = payloadDigest(payload);
+  const chain = options.rechain
+    ? chainDigest({ ...entry, payload_digest: digest })
+    : entry.chain_digest;
+  await raw.execute({
+    sql:
+      "UPDATE ledger_entries SET payload = ?, payload_digest = ?, chain_digest = ? WHERE seq = ?",
+    args: [payload, digest, chain, seq],
+  });
+}
+
+async function brokenAt(db: TraceDb): Promise<[number, string]> {
+  const result = await verifyLedger(db);
+  assert.equal(result.ok, false, "verify found nothing");
+  return [result.broken!.seq, result.broken!.problem];
+}
+
+Deno.test("verifyLedger() catches a broken link on its own: a middle row and its head removed, then an append", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await tamper(db, async (raw) => {
+      await raw.execute("DELETE FROM ledger_entries WHERE seq = 2");
+      await raw.execute("DELETE FROM ledger_head WHERE entry_seq = 2");
+    });
+    // The next append links to the last row and records a head that counts
+    // what is there now, so the head records agree with the damaged chain.
+    await appendRun(db, 5);
+    const [seq, problem] = await brokenAt(db);
+    assert.equal(seq, 3);
+    assert.match(problem, /does not link to the previous row/);
+  });
+});
+
+Deno.test("verifyLedger() catches an edited payload by its digest", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await tamper(db, async (raw) => {
+      await raw.execute(
+        `UPDATE ledger_entries SET payload = replace(payload, '"PASS"', '"FAIL"') WHERE seq = 2`,
+      );
+    });
+    const [seq, problem] = await brokenAt(db);
+    assert.equal(seq, 2);
+    assert.match(problem, /payload does not match its digest/);
+  });
+});
+
+Deno.test("verifyLedger() catches an edited payload with a recomputed digest by the chain digest", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await tamper(db, (raw) => rewriteVerdict(raw, 2, { rechain: false }));
+    const [seq, problem] = await brokenAt(db);
+    assert.equal(seq, 2);
+    assert.match(problem, /chain digest does not match its contents/);
+  });
+});
+
+Deno.test("verifyLedger() catches a removed last row by its head record", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await tamper(db, async (raw) => {
+      await raw.execute("DELETE FROM ledger_entries WHERE seq = 4");
+    });
+    const [seq, problem] = await brokenAt(db);
+    assert.equal(seq, 4);
+    assert.match(problem, /it was removed \(a head record names it\)/);
+  });
+});
+
+Deno.test("verifyLedger() catches a re-chained last row by its head record", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await tamper(db, (raw) => rewriteVerdict(raw, 4, { rechain: true }));
+    const [seq, problem] = await brokenAt(db);
+    assert.equal(seq, 4);
+    assert.match(
+      problem,
+      /chain digest differs from the one recorded when it was appended/,
+    );
+  });
+});
+
+Deno.test("verifyLedger() catches removed head records", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    await tamper(db, async (raw) => {
+      await raw.execute("DELETE FROM ledger_head");
+    });
+    const [seq, problem] = await brokenAt(db);
+    assert.equal(seq, 4);
+    assert.match(problem, /no head record exists/);
+  });
+});

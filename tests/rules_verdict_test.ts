@@ -1,0 +1,598 @@
+/**
+ * The verdict rules of the deletion contract, one test each: data left at the
+ * final sample is FAIL; a failed baseline, a missing observation, a request
+ * error, a malformed answer, an incomplete inventory or a lost control is
+ * INCONCLUSIVE; a clean early sample never ends the window; transient
+ * residuals are recorded on a PASS; cleanup failure turns PASS into
+ * INCONCLUSIVE and leaves FAIL a FAIL. Each test asserts on the report itself.
+ */
+
+import assert from "node:assert/strict";
+import { STORES } from "../lib/contract/protocol.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import {
+  findingsOf,
+  type InterceptedRequest,
+  markerAnswer,
+  runFake,
+  timeoutError,
+} from "./_fake_target.ts";
+
+/** The default fake run samples at 0, 0.5, 1, 1.5 and 2 s. */
+const SAMPLES = 5;
+const LAST = SAMPLES - 1;
+
+const inWindow = (request: InterceptedRequest, role: "test" | "control") =>
+  request.stage === "window" && request.role === role;
+
+function assertOnly(
+  report: RunReport,
+  severity: "fail" | "inconclusive" | "transient",
+  expected: string[],
+): void {
+  assert.deepEqual(
+    findingsOf(report, severity),
+    expected,
+    JSON.stringify(report.findings, null, 1),
+  );
+}
+
+// --- data left at the final sample is FAIL ---------------------------------
+
+Deno.test("a store that still counts records at the final sample is FAIL", async (t) => {
+  for (const store of STORES) {
+    await t.step(store, async () => {
+      const { report } = await runFake({
+        hook: async (request, forward) => {
+          const answer = await forward();
+          return request.op === "inventory" && inWindow(request, "test")
+            ? { ...answer, [store]: 2 }
+            : answer;
+        },
+      });
+      assert.equal(report.verdict, "FAIL");
+      assertOnly(report, "fail", [`residual_store:${store}`]);
+      assert.equal(report.cleanup.cleanup_complete, true);
+    });
+  }
+});
+
+Deno.test("a marker still retrievable at the final sample is FAIL, with every store at zero", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.op === "query" && inWindow(request, "test")
+        ? Promise.resolve(markerAnswer(request))
+        : forward(),
+  });
+  assert.equal(report.verdict, "FAIL");
+  assertOnly(report, "fail", ["marker_retrievable:retrieval"]);
+  const last = report.samples[LAST]!;
+  assert.deepEqual(
+    STORES.map((store) => last.inventory?.[store]),
+    [0, 0, 0],
+  );
+  assert.equal(last.marker_seen, true);
+});
+
+Deno.test({
+  name: "a marker answered in a rendered spelling at the final sample is FAIL",
+  // TODO(#8): the marker check is an exact substring match, so an answer that
+  // escapes its underscores for Markdown (or changes case) reads as "not
+  // retrievable" and this run is a PASS.
+  ignore: true,
+  fn: async () => {
+    const { report } = await runFake({
+      hook: (request, forward) =>
+        request.op === "query" && inWindow(request, "test")
+          ? Promise.resolve({
+            text: `It says ${
+              String(request.body.query).toUpperCase().replaceAll("_", "\\_")
+            } here`,
+          })
+          : forward(),
+    });
+    assert.equal(report.verdict, "FAIL");
+    assertOnly(report, "fail", ["marker_retrievable:retrieval"]);
+  },
+});
+
+Deno.test("a clean early sample never ends the window: data back at the final sample is FAIL", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.op === "inventory" && inWindow(request, "test") &&
+          request.sample === LAST
+        ? { ...answer, vector_records: 1 }
+        : answer;
+    },
+  });
+  assert.equal(report.samples.length, SAMPLES);
+  assert.ok(
+    report.samples.slice(0, LAST).every((s) =>
+      s.inventory?.vector_records === 0 && s.marker_seen === false
+    ),
+  );
+  assert.equal(report.verdict, "FAIL");
+  assertOnly(report, "fail", ["residual_store:vector_records"]);
+  assert.deepEqual(report.findings[0]!.sample_indexes, [LAST]);
+});
+
+Deno.test("a healthy target is sampled until a sample starts at or after the window", async () => {
+  const { report } = await runFake();
+  assert.equal(report.verdict, "PASS");
+  assert.deepEqual(
+    report.samples.map((s) => s.started_at_seconds),
+    [0, 0.5, 1, 1.5, 2],
+  );
+});
+
+// --- transient residuals are recorded on a PASS ----------------------------
+
+Deno.test("data gone before the final sample is a PASS with the transient residual recorded", async (t) => {
+  for (const subject of [...STORES, "retrieval"]) {
+    await t.step(subject, async () => {
+      const early = (request: InterceptedRequest) =>
+        inWindow(request, "test") && request.sample <= 1;
+      const { report } = await runFake({
+        hook: async (request, forward) => {
+          const answer = await forward();
+          if (!early(request)) return answer;
+          if (subject === "retrieval") {
+            return request.op === "query" ? markerAnswer(request) : answer;
+          }
+          return request.op === "inventory"
+            ? { ...answer, [subject]: 3 }
+            : answer;
+        },
+      });
+      assert.equal(report.verdict, "PASS");
+      assertOnly(report, "transient", [`transient_residual:${subject}`]);
+      const transient = report.findings.find((f) =>
+        f.code === "transient_residual"
+      )!;
+      assert.deepEqual(transient.sample_indexes, [0, 1]);
+      assert.match(transient.message, /read 0 from 1\.00 s/);
+    });
+  }
+});
+
+// --- a failed baseline is INCONCLUSIVE, and nothing is deleted -------------
+
+const BASELINE_FAILURES: [
+  string,
+  (
+    request: InterceptedRequest,
+    answer: Record<string, unknown>,
+  ) => Record<string, unknown>,
+  RegExp,
+][] = [
+  [
+    "too few source records",
+    (r, a) =>
+      r.op === "inventory" && r.role === "test"
+        ? { ...a, source_records: 2 }
+        : a,
+    /counted 2 source and 3 vector record\(s\); expected 3 of each/,
+  ],
+  [
+    "too few vector records",
+    (r, a) =>
+      r.op === "inventory" && r.role === "test"
+        ? { ...a, vector_records: 0 }
+        : a,
+    /counted 3 source and 0 vector record\(s\); expected 3 of each/,
+  ],
+  [
+    "an incomplete test inventory",
+    (r, a) =>
+      r.op === "inventory" && r.role === "test" ? { ...a, complete: false } : a,
+    /^test inventory answered complete: false$/,
+  ],
+  [
+    "a marker that is not retrievable",
+    (r, a) => r.op === "query" && r.role === "test" ? { text: "nothing" } : a,
+    /^the canary marker was not retrievable through \/query$/,
+  ],
+  [
+    "a control that is not counted",
+    (r, a) =>
+      r.op === "inventory" && r.role === "control"
+        ? { ...a, source_records: 0 }
+        : a,
+    /^the control record was not counted in the control inventory$/,
+  ],
+  [
+    "a control that is not retrievable",
+    (r, a) =>
+      r.op === "query" && r.role === "control" ? { text: "nothing" } : a,
+    /^the control marker was not retrievable through \/query$/,
+  ],
+  [
+    "an incomplete control inventory",
+    (r, a) =>
+      r.op === "inventory" && r.role === "control"
+        ? { ...a, complete: false }
+        : a,
+    /^control inventory answered complete: false$/,
+  ],
+  [
+    "an ingest that answers another id",
+    (r, a) => r.op === "ingest" ? { id: `${String(r.body.id)}-2` } : a,
+    /^ingest failed: .*supplied ids must be preserved$/,
+  ],
+];
+
+Deno.test("a baseline that cannot be established is INCONCLUSIVE and nothing is deleted", async (t) => {
+  for (const [name, rewrite, problem] of BASELINE_FAILURES) {
+    await t.step(name, async () => {
+      const { report, target } = await runFake({
+        hook: async (request, forward) =>
+          request.stage === "setup"
+            ? rewrite(request, await forward())
+            : await forward(),
+      });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.equal(report.baseline.ok, false);
+      assert.equal(report.deletion, null);
+      assert.deepEqual(report.samples, []);
+      assert.equal(report.baseline.problems.length, 1, name);
+      assert.match(report.baseline.problems[0]!, problem);
+      assertOnly(report, "inconclusive", ["baseline_failed:baseline"]);
+      const testDeletes = target.calls.filter((c) =>
+        c.op === "delete" && c.body.namespace === report.namespaces.test
+      );
+      assert.equal(testDeletes.length, 1, "only cleanup deletes");
+    });
+  }
+});
+
+Deno.test("a baseline request error is INCONCLUSIVE", async (t) => {
+  for (const op of ["ingest", "query", "inventory"] as const) {
+    await t.step(op, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.stage === "setup" && request.op === op &&
+            request.role === "test"
+            ? Promise.reject(timeoutError(op))
+            : forward(),
+      });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.equal(report.deletion, null);
+      assert.match(report.baseline.problems[0]!, /no complete answer/);
+      assertOnly(report, "inconclusive", ["baseline_failed:baseline"]);
+    });
+  }
+});
+
+// --- the deletion ----------------------------------------------------------
+
+Deno.test("an unacknowledged deletion is INCONCLUSIVE and cleanup still deletes the ids", async (t) => {
+  const answers: [string, () => Promise<Record<string, unknown>>][] = [
+    ["a timeout", () => Promise.reject(timeoutError("delete"))],
+    ["acknowledged: false", () => Promise.resolve({ acknowledged: false })],
+  ];
+  for (const [name, answer] of answers) {
+    await t.step(name, async () => {
+      const { report, target } = await runFake({
+        hook: (request, forward) =>
+          request.stage === "delete" ? answer() : forward(),
+      });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.equal(report.deletion?.acknowledged, false);
+      assert.deepEqual(report.samples, [], "no window without a deletion");
+      assertOnly(report, "inconclusive", ["delete_unacknowledged:deletion"]);
+      const cleanup = target.calls.filter((c) => c.op === "delete");
+      assert.deepEqual(cleanup[0]?.body.ids, report.issued.test);
+    });
+  }
+});
+
+// --- a request error or a malformed answer in the window is INCONCLUSIVE ---
+
+Deno.test("a request error in one window sample is INCONCLUSIVE although every other sample is clean", async (t) => {
+  for (const role of ["test", "control"] as const) {
+    for (const op of ["inventory", "query"] as const) {
+      await t.step(`${role} ${op}`, async () => {
+        const { report } = await runFake({
+          hook: (request, forward) =>
+            request.op === op && inWindow(request, role) &&
+              request.sample === 2
+              ? Promise.reject(timeoutError(op))
+              : forward(),
+        });
+        assert.equal(report.verdict, "INCONCLUSIVE");
+        assertOnly(report, "inconclusive", ["request_error:observation"]);
+        const finding = report.findings.find((f) =>
+          f.code === "request_error"
+        )!;
+        assert.deepEqual(finding.sample_indexes, [2]);
+        assert.equal(report.cleanup.cleanup_complete, true);
+      });
+    }
+  }
+});
+
+Deno.test("a request error at the final sample leaves no observation and is INCONCLUSIVE, never PASS", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      inWindow(request, "test") && request.sample === LAST
+        ? Promise.reject(timeoutError(request.op))
+        : forward(),
+  });
+  const last = report.samples[LAST]!;
+  assert.equal(last.inventory, null);
+  assert.equal(last.marker_seen, null);
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["request_error:observation"]);
+});
+
+const MALFORMED: [string, "query" | "inventory", Record<string, unknown>][] = [
+  ["a query answer without text", "query", { answer: "x" }],
+  ["a query answer whose text is not a string", "query", { text: 1 }],
+  ["a count that is a string", "inventory", {
+    complete: true,
+    source_records: "0",
+    vector_records: 0,
+    cache_records: 0,
+  }],
+  ["a complete flag that is not a boolean", "inventory", {
+    complete: "yes",
+    source_records: 0,
+    vector_records: 0,
+    cache_records: 0,
+  }],
+];
+
+Deno.test("a malformed answer in the window is never a result: INCONCLUSIVE", async (t) => {
+  for (const [name, op, body] of MALFORMED) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.op === op && inWindow(request, "test") &&
+            request.sample === 2
+            ? Promise.resolve(body)
+            : forward(),
+      });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assertOnly(report, "inconclusive", ["request_error:observation"]);
+      assert.match(report.findings[0]!.message, new RegExp(`/${op} response`));
+      assert.equal(report.samples[2]!.errors[0]?.failure, "schema");
+    });
+  }
+});
+
+// --- an incomplete inventory in the window is INCONCLUSIVE -----------------
+
+Deno.test("a test inventory that answers complete: false only during the window is INCONCLUSIVE", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.op === "inventory" && inWindow(request, "test")
+        ? { ...answer, complete: false }
+        : answer;
+    },
+  });
+  assert.equal(report.baseline.ok, true);
+  assert.equal(report.cleanup.cleanup_complete, true);
+  assert.ok(report.samples.every((s) => s.inventory?.complete === false));
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["inventory_incomplete:inventory"]);
+});
+
+Deno.test("a control inventory that answers complete: false only during the window is INCONCLUSIVE", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.op === "inventory" && inWindow(request, "control")
+        ? { ...answer, complete: false }
+        : answer;
+    },
+  });
+  assert.equal(report.baseline.ok, true);
+  assert.equal(report.cleanup.cleanup_complete, true);
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", [
+    "control_inventory_incomplete:control",
+  ]);
+});
+
+// --- a lost control is INCONCLUSIVE ----------------------------------------
+
+Deno.test("a control still counted by /inventory but no longer returned by /query is INCONCLUSIVE", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.op === "query" && inWindow(request, "control") &&
+        request.sample >= 2
+        ? Promise.resolve({ text: "no answer" })
+        : forward(),
+  });
+  assert.ok(report.samples.every((s) => s.control_present === true));
+  assert.deepEqual(
+    report.samples.map((s) => s.control_seen),
+    [true, true, false, false, false],
+  );
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["control_lost:control"]);
+  const finding = report.findings.find((f) => f.code === "control_lost")!;
+  assert.deepEqual(finding.sample_indexes, [2, 3, 4]);
+  assert.match(finding.message, /no longer retrievable at 1\.00 s/);
+});
+
+Deno.test("a control still returned by /query but no longer counted by /inventory is INCONCLUSIVE", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.op === "inventory" && inWindow(request, "control") &&
+          request.sample >= 2
+        ? { ...answer, source_records: 0, vector_records: 0 }
+        : answer;
+    },
+  });
+  assert.ok(report.samples.every((s) => s.control_seen === true));
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["control_lost:control"]);
+  const finding = report.findings.find((f) => f.code === "control_lost")!;
+  assert.deepEqual(finding.sample_indexes, [2, 3, 4]);
+  assert.match(finding.message, /no longer counted in its inventory/);
+});
+
+// --- an interrupted window is INCONCLUSIVE ---------------------------------
+
+Deno.test("a run interrupted during the window is INCONCLUSIVE and still cleans up", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    signal: controller.signal,
+    onEvent: (event) => {
+      if (event.type === "sample" && event.sample.index === 1) {
+        controller.abort();
+      }
+    },
+  });
+  assert.equal(report.samples.length, 2);
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["interrupted:window"]);
+  assert.equal(report.cleanup.cleanup_complete, true);
+});
+
+Deno.test({
+  name:
+    "a run interrupted during the window with data left at its last sample is INCONCLUSIVE, not FAIL",
+  // TODO(#8): the residual rule treats the last sample of an interrupted window
+  // as the final sample, so this run is FAIL (and could be saved as a regression).
+  ignore: true,
+  fn: async () => {
+    const controller = new AbortController();
+    const { report } = await runFake({
+      behaviour: { vectorDelayMs: 1_500 },
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "sample" && event.sample.index === 1) {
+          controller.abort();
+        }
+      },
+    });
+    assert.equal(report.samples.at(-1)?.inventory?.vector_records, 3);
+    assert.equal(report.verdict, "INCONCLUSIVE");
+    assertOnly(report, "fail", []);
+  },
+});
+
+// --- cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL ---------
+
+const CLEANUP_FAILURES: [
+  string,
+  (
+    request: InterceptedRequest,
+    forward: () => Promise<Record<string, unknown>>,
+  ) => Promise<Record<string, unknown>>,
+  RegExp,
+][] = [
+  [
+    "an unacknowledged test deletion",
+    (r, forward) =>
+      r.op === "delete" && r.role === "test"
+        ? Promise.reject(timeoutError("delete"))
+        : forward(),
+    /^the test deletion was not acknowledged \(timeout\)$/,
+  ],
+  [
+    "records left in the control namespace",
+    async (r, forward) => {
+      const answer = await forward();
+      return r.op === "inventory" && r.role === "control"
+        ? { ...answer, source_records: 1 }
+        : answer;
+    },
+    /^source_records 1 left in the control namespace after polling$/,
+  ],
+  [
+    "a control marker still retrievable",
+    (r, forward) =>
+      r.op === "query" && r.role === "control"
+        ? Promise.resolve(markerAnswer(r))
+        : forward(),
+    /^the control marker is still retrievable through \/query after cleanup$/,
+  ],
+  [
+    "a failing poll",
+    (r, forward) =>
+      r.op === "inventory" && r.role === "test"
+        ? Promise.reject(timeoutError("inventory"))
+        : forward(),
+    /^test inventory failed: /,
+  ],
+  [
+    "an incomplete inventory",
+    async (r, forward) => {
+      const answer = await forward();
+      return r.op === "inventory" && r.role === "test"
+        ? { ...answer, complete: false }
+        : answer;
+    },
+    /^the test inventory answered complete: false$/,
+  ],
+];
+
+Deno.test("cleanup failure turns a PASS into INCONCLUSIVE", async (t) => {
+  for (const [name, hook, problem] of CLEANUP_FAILURES) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.stage === "cleanup" ? hook(request, forward) : forward(),
+      });
+      assert.ok(
+        report.samples.every((s) =>
+          s.errors.length === 0 && s.marker_seen === false &&
+          STORES.every((store) => s.inventory?.[store] === 0)
+        ),
+        "the window alone would pass",
+      );
+      assert.equal(report.cleanup.cleanup_complete, false);
+      assert.deepEqual(report.cleanup.problems.length, 1);
+      assert.match(report.cleanup.problems[0]!, problem);
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assertOnly(report, "inconclusive", ["cleanup_incomplete:cleanup"]);
+    });
+  }
+});
+
+Deno.test("cleanup polls both namespaces until a poll starts at or after the window", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.stage === "cleanup" && request.op === "inventory" &&
+          request.role === "control"
+        ? { ...answer, cache_records: 1 }
+        : answer;
+    },
+  });
+  assert.equal(report.cleanup.polls, SAMPLES);
+  assert.ok(report.cleanup.elapsed_seconds >= 2);
+  assert.equal(report.cleanup.remaining.control?.cache_records, 1);
+  assert.equal(report.cleanup.remaining.test?.source_records, 0);
+});
+
+Deno.test("cleanup failure leaves a FAIL a FAIL, noted but not decisive", async () => {
+  const { report } = await runFake({ behaviour: { staleCache: true } });
+  assert.equal(report.cleanup.cleanup_complete, false);
+  assert.equal(report.verdict, "FAIL");
+  assertOnly(report, "inconclusive", []);
+  assert.deepEqual(findingsOf(report, "note"), ["cleanup_incomplete:cleanup"]);
+});
+
+Deno.test("cleanup failure leaves an INCONCLUSIVE run INCONCLUSIVE with the cleanup noted", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      if (request.op !== "inventory" || request.role !== "test") return answer;
+      return request.stage === "window"
+        ? { ...answer, complete: false }
+        : request.stage === "cleanup"
+        ? { ...answer, cache_records: 1 }
+        : answer;
+    },
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["inventory_incomplete:inventory"]);
+  assert.deepEqual(findingsOf(report, "note"), ["cleanup_incomplete:cleanup"]);
+});
