@@ -313,7 +313,7 @@ Deno.test("createApp() on a loopback bind refuses foreign Host headers, with no 
 Deno.test("createApp() checks the Host header only on a loopback bind", async () => {
   await withIndex(async (db) => {
     const token = "a-long-ingest-token-123";
-    const app = createApp({ db, loopbackBind: false, ingestToken: token });
+    const app = createApp({ db, hostname: "0.0.0.0", ingestToken: token });
     const response = await app.request(
       "/api/events",
       postEvent({
