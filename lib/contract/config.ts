@@ -26,7 +26,11 @@ const BaseUrl = v.pipe(
     (url) => url.username === "" && url.password === "",
     "must not contain credentials; use token_env for a bearer token",
   ),
-  v.check((url) => url.search === "", "must not contain a query string"),
+  // A bare "?" leaves `search` empty but still reaches the wire.
+  v.check(
+    (url) => url.search === "" && !url.href.includes("?"),
+    "must not contain a query string",
+  ),
   v.check(
     (url) => url.hash === "" && !url.href.includes("#"),
     "must not contain a fragment",
