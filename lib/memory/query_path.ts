@@ -28,8 +28,11 @@ export interface QueryParts {
 
 /** One vector hit the query considered. */
 export interface VectorCandidate {
+  /** Document id of the vector. */
   id: string;
+  /** Zero-based position in the search result. */
   rank: number;
+  /** Cosine similarity to the query. */
   score: number;
   /** False when the vector had no live source text to quote (an orphan). */
   selected: boolean;
@@ -37,6 +40,7 @@ export interface VectorCandidate {
 
 /** What a query returned and where it came from. */
 export interface QueryResult {
+  /** The answer as the adapter returns it. */
   text: string;
   /** Documents the answer was built from. */
   docIds: string[];

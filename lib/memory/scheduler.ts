@@ -8,6 +8,7 @@
 
 /** Reads the current time in epoch milliseconds. */
 export interface Clock {
+  /** Epoch milliseconds. */
   now(): number;
 }
 
@@ -16,7 +17,9 @@ export type TimerId = number | ReturnType<typeof setTimeout>;
 
 /** A clock that can also run callbacks later. */
 export interface Scheduler extends Clock {
+  /** Runs `callback` once, `delayMs` from now. */
   setTimeout(callback: () => void, delayMs: number): TimerId;
+  /** Cancels a callback that has not run yet. */
   clearTimeout(id: TimerId): void;
 }
 
@@ -39,14 +42,17 @@ export class ManualScheduler implements Scheduler {
   #seq = 0;
   #timers = new Map<number, ManualTimer>();
 
+  /** Starts at `start` epoch milliseconds. */
   constructor(start = 0) {
     this.#now = start;
   }
 
+  /** The current manual time. */
   now(): number {
     return this.#now;
   }
 
+  /** Runs `callback` once time has been advanced by `delayMs`. */
   setTimeout(callback: () => void, delayMs: number): number {
     const id = ++this.#seq;
     this.#timers.set(id, {
@@ -57,6 +63,7 @@ export class ManualScheduler implements Scheduler {
     return id;
   }
 
+  /** Cancels a callback that has not run yet. */
   clearTimeout(id: TimerId): void {
     if (typeof id === "number") this.#timers.delete(id);
   }
