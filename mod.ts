@@ -172,30 +172,24 @@ export {
 
 // Memory pipeline (behind the demo and the reference systems), demo presets, staging app
 export {
+  type Clock as SchedulerClock,
+  CORRECT_BEHAVIOUR,
   type DeleteSummary,
+  handleStagingRequest,
+  ManualScheduler,
+  type MemoryActivity,
+  type MemoryBehaviour,
   MemoryPipeline,
   type MemoryPipelineOptions,
   type QueryResult,
-  type StoredCounts,
-  type VectorCandidate,
-} from "./lib/memory/pipeline.ts";
-export {
-  type Clock as SchedulerClock,
-  ManualScheduler,
+  type RepairReindex,
   type Scheduler,
+  type StagingExchange,
+  type StoredCounts,
   systemScheduler,
   type TimerId,
-} from "./lib/memory/scheduler.ts";
-export {
-  CORRECT_BEHAVIOUR,
-  type MemoryBehaviour,
-  type RepairReindex,
-} from "./lib/memory/behaviour.ts";
-export type { MemoryActivity } from "./lib/memory/activity.ts";
-export {
-  handleStagingRequest,
-  type StagingExchange,
-} from "./lib/memory/staging_handler.ts";
+  type VectorCandidate,
+} from "./lib/memory/mod.ts";
 export {
   DEFECT_INFO,
   type DefectInfo,

@@ -21,7 +21,7 @@ import {
   type DemoTraceSink,
   httpEventWriter,
 } from "../lib/demo/demo_tracing.ts";
-import { MemoryPipeline } from "../lib/memory/pipeline.ts";
+import { MemoryPipeline } from "../lib/memory/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { createStagingApp } from "../routes/staging.ts";
 

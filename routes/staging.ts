@@ -15,11 +15,11 @@ import {
   OPERATIONS,
   StagingRequestError,
 } from "../lib/contract/protocol.ts";
-import type { MemoryPipeline } from "../lib/memory/pipeline.ts";
 import {
   handleStagingRequest,
+  type MemoryPipeline,
   type StagingExchange,
-} from "../lib/memory/staging_handler.ts";
+} from "../lib/memory/mod.ts";
 
 /** Options for {@link createStagingApp}. */
 export interface StagingAppOptions {

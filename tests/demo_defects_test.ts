@@ -7,8 +7,11 @@ import {
   type DemoDefect,
   HEALTHY,
 } from "../lib/demo/defects.ts";
-import { MemoryPipeline, NO_MATCH_ANSWER } from "../lib/memory/pipeline.ts";
-import { ManualScheduler } from "../lib/memory/scheduler.ts";
+import {
+  ManualScheduler,
+  MemoryPipeline,
+  NO_MATCH_ANSWER,
+} from "../lib/memory/mod.ts";
 
 const TEST_NS = "trace-test-a1";
 const CONTROL_NS = "trace-control-b2";

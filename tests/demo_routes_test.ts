@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { demoBehaviour, type DemoDefect } from "../lib/demo/defects.ts";
-import { MemoryPipeline } from "../lib/memory/pipeline.ts";
+import { MemoryPipeline } from "../lib/memory/mod.ts";
 import { createStagingApp } from "../routes/staging.ts";
 
 const NS = "trace-test-r1";

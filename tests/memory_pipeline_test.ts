@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { StagingRequestError } from "../lib/contract/protocol.ts";
-import type { MemoryActivity } from "../lib/memory/activity.ts";
-import type { MemoryBehaviour } from "../lib/memory/behaviour.ts";
-import { MemoryPipeline, NO_MATCH_ANSWER } from "../lib/memory/pipeline.ts";
-import { ManualScheduler } from "../lib/memory/scheduler.ts";
-import { handleStagingRequest } from "../lib/memory/staging_handler.ts";
+import {
+  handleStagingRequest,
+  ManualScheduler,
+  type MemoryActivity,
+  type MemoryBehaviour,
+  MemoryPipeline,
+  NO_MATCH_ANSWER,
+} from "../lib/memory/mod.ts";
 
 const NS = "trace-test-m1";
 const MARKER = "trace_canary_9d0c";

@@ -5,7 +5,7 @@ import { createHttpTransport } from "../lib/http/strict_client.ts";
 import { runReferenceSystem } from "../lib/reference/suite.ts";
 import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
 import type { StagingTransport } from "../lib/contract/protocol.ts";
-import type { MemoryPipeline } from "../lib/memory/pipeline.ts";
+import type { MemoryPipeline } from "../lib/memory/mod.ts";
 import { createStagingApp } from "../routes/staging.ts";
 
 function serveOverHttp(system: MemoryPipeline): Promise<StagingTransport> {

@@ -3,7 +3,7 @@ import { ProtocolError } from "../lib/contract/protocol.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
-import type { MemoryPipeline } from "../lib/memory/pipeline.ts";
+import type { MemoryPipeline } from "../lib/memory/mod.ts";
 import {
   referenceConfig,
   referenceTarget,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { MemoryBehaviour } from "../memory/behaviour.ts";
+import type { MemoryBehaviour } from "../memory/mod.ts";
 
 /** Injectable defects, in display order. */
 export const DEFECTS = [

@@ -16,7 +16,7 @@ import type {
   ResourceRef,
   SelectionCandidate,
 } from "../obs/model.ts";
-import type { MemoryActivity } from "../memory/activity.ts";
+import type { MemoryActivity } from "../memory/mod.ts";
 
 /** One thing the demo's memory pipeline did, without any document or query text. */
 export type DemoTraceRecord = MemoryActivity;

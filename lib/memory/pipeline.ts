@@ -24,7 +24,8 @@ import { Barrier } from "./barrier.ts";
 import { checkBehaviour, type MemoryBehaviour } from "./behaviour.ts";
 import { HashEmbedder } from "./embedding.ts";
 import { IndexingWorker, type IndexJob } from "./indexing_worker.ts";
-import { firstPageIds, sharedListing, tenantTargets } from "./_listing.ts";
+import { deleteRecords, type DeletionParts } from "./_deletion.ts";
+import { sharedListing } from "./_listing.ts";
 import {
   answerQuery,
   type QueryParts,
@@ -78,7 +79,8 @@ export class MemoryPipeline {
   #vectors: VectorIndex;
   #cache: AnswerCache;
   #worker: IndexingWorker;
-  #parts: QueryParts;
+  /** The stores and the worker, as the query path and deletion read them. */
+  #parts: QueryParts & DeletionParts;
   #scheduler: Scheduler;
   #backlog: Barrier | null;
   #onActivity: ((activity: MemoryActivity) => void) | undefined;
@@ -103,6 +105,7 @@ export class MemoryPipeline {
       sources: this.#sources,
       vectors: this.#vectors,
       cache: this.#cache,
+      worker: this.#worker,
       embedder,
       topK: 3,
     };
@@ -182,14 +185,14 @@ export class MemoryPipeline {
     ids: readonly string[],
   ): Promise<DeleteSummary> {
     this.#assertOpen("delete");
-    const targets = this.#targets(namespace, ids);
-    const cacheEntries: string[] = [];
-    for (const [space, spaceIds] of targets) {
-      cacheEntries.push(...await this.#deleteIn(space, spaceIds));
-    }
+    const { namespaces, cacheEntries } = await deleteRecords(
+      this.#parts,
+      this.behaviour,
+      namespace,
+      ids,
+    );
     const compactAfter = this.behaviour.compactAfterMs;
     if (compactAfter !== undefined) this.#scheduleCompaction(compactAfter);
-    const namespaces = [...targets.keys()];
     this.#record({
       type: "delete",
       namespace,
@@ -256,70 +259,6 @@ export class MemoryPipeline {
     } catch {
       // An observer must never change an answer.
     }
-  }
-
-  /** The ids a deletion reaches, per namespace. */
-  #targets(namespace: string, ids: readonly string[]): Map<string, string[]> {
-    if (this.behaviour.deletionScope === "tenant") {
-      return tenantTargets(this.#parts, namespace);
-    }
-    const pageSize = this.behaviour.deletionFirstPageOnly;
-    const reached = pageSize === undefined
-      ? [...ids]
-      : firstPageIds(this.#sources, namespace, ids, pageSize);
-    return new Map([[namespace, reached]]);
-  }
-
-  /** Deletes in one namespace; returns the cache entries it dropped. */
-  async #deleteIn(
-    namespace: string,
-    ids: readonly string[],
-  ): Promise<string[]> {
-    const touched = ids.filter((id) =>
-      this.#sources.get(namespace, id, ALL) !== undefined ||
-      this.#vectors.has(namespace, id, ALL)
-    );
-    const repair = this.behaviour.repairReindex;
-    const resolve = this.#reindexTexts(namespace, touched, repair?.texts);
-    const mode = this.behaviour.deletion === "tombstone" ? "soft" : "hard";
-    if (mode === "soft") this.#sources.tombstone(namespace, ids);
-    else this.#sources.remove(namespace, ids);
-    const removal: IndexJob = {
-      kind: "remove",
-      namespace,
-      ids: [...ids],
-      mode,
-    };
-    const delay = this.behaviour.vectorDelayMs;
-    if (delay !== undefined) this.#worker.submitAfter(delay, removal);
-    else await this.#worker.submit(removal);
-    const dropped = this.behaviour.cacheInvalidation === false
-      ? []
-      : this.#cache.invalidateDocs(namespace, ids);
-    if (repair && touched.length > 0) {
-      this.#worker.submitAfter(repair.afterMs, {
-        kind: "reindex",
-        namespace,
-        ids: touched,
-        resolve,
-      });
-    }
-    return dropped;
-  }
-
-  /** Where a repair pass reads texts: the live source, or a copy taken before the deletion lands. */
-  #reindexTexts(
-    namespace: string,
-    ids: readonly string[],
-    texts: "live" | "snapshot" | undefined,
-  ): (id: string) => string | undefined {
-    if (texts !== "snapshot") return (id) => this.#sources.get(namespace, id);
-    const snapshot = new Map<string, string>();
-    for (const id of ids) {
-      const text = this.#sources.get(namespace, id);
-      if (text !== undefined) snapshot.set(id, text);
-    }
-    return (id) => snapshot.get(id);
   }
 
   #scheduleCompaction(after: number): void {

@@ -1,7 +1,6 @@
 /**
- * The query path shared by the demo service and the reference systems: the
- * answer cache first, else a top-k vector search whose hits are quoted from
- * the source store. The result says which candidates were considered and
+ * The memory pipeline's query path: the answer cache first, else a top-k
+ * vector search whose hits are quoted from the source store. The result says which candidates were considered and
  * which one served, so a trace can name the cache entry or the vectors behind
  * an answer.
  *

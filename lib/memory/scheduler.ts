@@ -1,7 +1,8 @@
 /**
- * Time as a dependency. Demo and reference systems read the clock and set
- * timers only through {@link Scheduler}, so a test (or a reference scenario)
- * can swap in {@link ManualScheduler} and decide exactly when delayed work runs.
+ * Time as a dependency. The memory pipeline and its parts read the clock and
+ * set timers only through {@link Scheduler}: the demo runs on real timers, and
+ * a test or a reference run swaps in {@link ManualScheduler} to decide exactly
+ * when delayed work runs.
  *
  * @module
  */

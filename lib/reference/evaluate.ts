@@ -9,7 +9,7 @@
  */
 
 import type { RunReport } from "../runner/report.ts";
-import type { StoredCounts } from "../memory/pipeline.ts";
+import type { StoredCounts } from "../memory/mod.ts";
 import {
   expectationLabel,
   type Qualifier,

@@ -10,8 +10,7 @@
 
 import type { RunEventListener } from "../runner/events.ts";
 import type { Verdict } from "../runner/report.ts";
-import type { MemoryBehaviour } from "../memory/behaviour.ts";
-import { MemoryPipeline } from "../memory/pipeline.ts";
+import { type MemoryBehaviour, MemoryPipeline } from "../memory/mod.ts";
 import {
   DEFECT_INFO,
   type DefectInfo,

@@ -14,8 +14,7 @@ import {
   StagingRequestError,
   type StagingTransport,
 } from "../contract/protocol.ts";
-import type { MemoryPipeline } from "../memory/pipeline.ts";
-import { handleStagingRequest } from "../memory/staging_handler.ts";
+import { handleStagingRequest, type MemoryPipeline } from "../memory/mod.ts";
 import type { VirtualTime } from "./virtual_time.ts";
 
 /** Options for {@link inProcessTransport}. */
