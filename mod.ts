@@ -32,6 +32,18 @@
  * await recorder.record({ kind: "memory_search", thread_id: "t-1" });
  * ```
  *
+ * @example Serve the demo's memory pipeline with a defect preset, in process
+ * ```ts
+ * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "./mod.ts";
+ *
+ * // A behaviour is plain data: the stale-cache preset never drops cached answers.
+ * const pipeline = new MemoryPipeline(demoBehaviour("stale-cache"));
+ * await handleStagingRequest(pipeline, "ingest", { namespace: "t-1", id: "d1", text: "hello" });
+ * const { response } = await handleStagingRequest(pipeline, "inventory", { namespace: "t-1" });
+ * console.log(response.source_records); // 1
+ * pipeline.close();
+ * ```
+ *
  * @module
  */
 
@@ -60,9 +72,18 @@ export {
   type StagingConfig,
 } from "./lib/contract/config.ts";
 export {
+  type Inventory,
   type Operation,
+  type OperationRequests,
+  type OperationResponses,
   OPERATIONS,
+  parseRequest,
   PROTOCOL_REVISION,
+  REQUEST_SCHEMAS,
+  type RequestFailure,
+  type RequestOptions,
+  RESPONSE_SCHEMAS,
+  StagingRequestError,
   type StagingTransport,
   STORES,
 } from "./lib/contract/protocol.ts";
@@ -149,8 +170,38 @@ export {
   runReferenceSystem,
 } from "./lib/reference/suite.ts";
 
-// Demo staging app and server
-export { DEFECT_INFO, DEFECTS, type DemoDefect } from "./lib/demo/defects.ts";
-export { MemoryService } from "./lib/demo/memory_service.ts";
-export { createStagingApp } from "./routes/staging.ts";
+// Memory pipeline (behind the demo and the reference systems), demo presets, staging app
+export {
+  type Clock as SchedulerClock,
+  CORRECT_BEHAVIOUR,
+  type DeleteSummary,
+  handleStagingRequest,
+  ManualScheduler,
+  type MemoryActivity,
+  type MemoryBehaviour,
+  MemoryPipeline,
+  type MemoryPipelineOptions,
+  type QueryResult,
+  type RepairReindex,
+  type Scheduler,
+  type StagingExchange,
+  type StoredCounts,
+  systemScheduler,
+  type TimerId,
+  type VectorCandidate,
+} from "./lib/memory/mod.ts";
+export {
+  DEFECT_INFO,
+  type DefectInfo,
+  DEFECTS,
+  demoBehaviour,
+  type DemoDefect,
+  type ExpectedVerdict,
+  HEALTHY,
+} from "./lib/demo/defects.ts";
+export {
+  createStagingApp,
+  type StagingAppEnv,
+  type StagingAppOptions,
+} from "./routes/staging.ts";
 export { type AppOptions, createApp } from "./routes/app.ts";

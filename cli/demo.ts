@@ -12,6 +12,7 @@ import { isLoopbackHost } from "../lib/loopback.ts";
 import {
   DEFAULT_DEFECT_DELAY_MS,
   DEFECTS,
+  demoBehaviour,
   type DemoDefect,
   isDemoDefect,
 } from "../lib/demo/defects.ts";
@@ -20,7 +21,7 @@ import {
   type DemoTraceSink,
   httpEventWriter,
 } from "../lib/demo/demo_tracing.ts";
-import { MemoryService } from "../lib/demo/memory_service.ts";
+import { MemoryPipeline } from "../lib/memory/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { createStagingApp } from "../routes/staging.ts";
 
@@ -35,7 +36,7 @@ export interface DemoServerOptions {
   delayMs?: number;
   /** Receives request log lines. */
   log?: (line: string) => void;
-  /** Where the service's trace events go (in-process sink); flushed every second and on shutdown. */
+  /** Where the pipeline's trace events go (in-process sink); flushed every second and on shutdown. */
   traceSink?: DemoTraceSink;
 }
 
@@ -44,7 +45,7 @@ export interface DemoServer {
   /** Base URL to put in a staging config, without a trailing slash. */
   url: string;
   port: number;
-  /** Stops listening and cancels the service's background jobs; safe to call twice. */
+  /** Stops listening and cancels the pipeline's background jobs; safe to call twice. */
   shutdown(): Promise<void>;
 }
 
@@ -54,13 +55,12 @@ export function startDemoServer(
 ): Promise<DemoServer> {
   const hostname = options.hostname ?? "127.0.0.1";
   const sink = options.traceSink;
-  const service = new MemoryService({
-    defect: options.defect ?? null,
-    ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
-    ...(sink ? { onTrace: (record) => sink.record(record) } : {}),
-  });
+  const pipeline = new MemoryPipeline(
+    demoBehaviour(options.defect ?? null, options.delayMs),
+    sink ? { onActivity: (activity) => sink.record(activity) } : {},
+  );
   const app = createStagingApp(
-    service,
+    pipeline,
     options.log ? { log: options.log } : {},
   );
   let server: Deno.HttpServer<Deno.NetAddr>;
@@ -71,7 +71,7 @@ export function startDemoServer(
       onListen: () => {},
     }, app.fetch);
   } catch (error) {
-    service.close();
+    pipeline.close();
     return Promise.reject(
       new UsageError(
         `Cannot listen on ${hostname}:${options.port ?? 0}: ${
@@ -87,7 +87,7 @@ export function startDemoServer(
     try {
       await server.shutdown();
     } finally {
-      service.close();
+      pipeline.close();
       clearInterval(flusher);
       await sink?.flush();
     }

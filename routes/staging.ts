@@ -1,7 +1,8 @@
 /**
- * The staging adapter API over a {@link MemoryService}: four POST operations
- * with valibot-checked bodies, one-line JSON errors, and request log lines
- * that carry counts and namespaces but never document or query text.
+ * The staging adapter API over a {@link MemoryPipeline}: four POST operations
+ * answered by `handleStagingRequest` (the pipeline's one adapter face), one-line
+ * JSON errors, and request log lines that carry counts and namespaces but
+ * never document or query text.
  *
  * @module
  */
@@ -9,10 +10,16 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import * as v from "valibot";
-import { describeIssues, objectIssueMessage } from "../lib/issues.ts";
-import { OPERATIONS } from "../lib/contract/protocol.ts";
-import type { MemoryService } from "../lib/demo/memory_service.ts";
+import {
+  type Operation,
+  OPERATIONS,
+  StagingRequestError,
+} from "../lib/contract/protocol.ts";
+import {
+  handleStagingRequest,
+  type MemoryPipeline,
+  type StagingExchange,
+} from "../lib/memory/mod.ts";
 
 /** Options for {@link createStagingApp}. */
 export interface StagingAppOptions {
@@ -23,54 +30,17 @@ export interface StagingAppOptions {
 /** Largest accepted request body, matching the protocol's response limit. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-const Name = (what: string) =>
-  v.pipe(
-    v.string("must be a string"),
-    v.minLength(1, "must not be empty"),
-    v.maxLength(256, `must be at most 256 characters (${what})`),
-  );
+/** What a request leaves for its log line: the namespace and how many ids it named. */
+export type StagingAppEnv = {
+  Variables: { namespace?: string; idCount?: number };
+};
 
-function strict<const T extends v.ObjectEntries>(entries: T) {
-  return v.strictObject(
-    entries,
-    objectIssueMessage(`allowed keys: ${Object.keys(entries).join(", ")}`),
-  );
-}
-
-const SCHEMAS = {
-  ingest: strict({
-    namespace: Name("namespace"),
-    id: Name("id"),
-    text: v.pipe(
-      v.string("must be a string"),
-      v.maxLength(100_000, "must be at most 100000 characters"),
-    ),
-  }),
-  query: strict({
-    namespace: Name("namespace"),
-    query: v.pipe(
-      v.string("must be a string"),
-      v.maxLength(10_000, "must be at most 10000 characters"),
-    ),
-  }),
-  inventory: strict({ namespace: Name("namespace") }),
-  delete: strict({
-    namespace: Name("namespace"),
-    ids: v.pipe(
-      v.array(Name("id"), "must be an array of ids"),
-      v.maxLength(1000, "must hold at most 1000 ids"),
-    ),
-  }),
-} as const;
-
-type Env = { Variables: { namespace?: string; idCount?: number } };
-
-/** Builds the staging adapter app (no listening; mount or serve it). */
+/** Builds the staging adapter app over `pipeline` (no listening; mount or serve it). */
 export function createStagingApp(
-  service: MemoryService,
+  pipeline: MemoryPipeline,
   options: StagingAppOptions = {},
-): Hono<Env> {
-  const app = new Hono<Env>();
+): Hono<StagingAppEnv> {
+  const app = new Hono<StagingAppEnv>();
   const log = options.log;
   if (log) app.use(requestLog(log));
   app.use(bodyLimit({
@@ -78,31 +48,18 @@ export function createStagingApp(
     onError: (c) =>
       c.json({ error: `body: must be at most ${MAX_BODY_BYTES} bytes` }, 413),
   }));
-
-  app.post("/ingest", async (c) => {
-    const body = await readBody(c.req.raw, SCHEMAS.ingest);
-    c.set("namespace", body.namespace);
-    c.set("idCount", 1);
-    return c.json(await service.ingest(body.namespace, body.id, body.text));
-  });
-  app.post("/query", async (c) => {
-    const body = await readBody(c.req.raw, SCHEMAS.query);
-    c.set("namespace", body.namespace);
-    return c.json({ text: service.query(body.namespace, body.query).text });
-  });
-  app.post("/inventory", async (c) => {
-    const body = await readBody(c.req.raw, SCHEMAS.inventory);
-    c.set("namespace", body.namespace);
-    return c.json(service.inventory(body.namespace));
-  });
-  app.post("/delete", async (c) => {
-    const body = await readBody(c.req.raw, SCHEMAS.delete);
-    c.set("namespace", body.namespace);
-    c.set("idCount", body.ids.length);
-    await service.delete(body.namespace, body.ids);
-    return c.json({ acknowledged: true });
-  });
   for (const op of OPERATIONS) {
+    app.post(`/${op}`, async (c) => {
+      const exchange = await handleStagingRequest(
+        pipeline,
+        op,
+        await readJson(c.req.raw),
+      );
+      c.set("namespace", exchange.request.namespace);
+      const idCount = idsOf(op, exchange);
+      if (idCount !== undefined) c.set("idCount", idCount);
+      return c.json(exchange.response);
+    });
     app.all(
       `/${op}`,
       (c) =>
@@ -111,7 +68,6 @@ export function createStagingApp(
         }),
     );
   }
-
   app.notFound((c) =>
     c.json({
       error: `no such operation; use POST ${
@@ -120,6 +76,9 @@ export function createStagingApp(
     }, 404)
   );
   app.onError((error, c) => {
+    if (error instanceof StagingRequestError) {
+      return c.json({ error: error.message }, 400);
+    }
     if (error instanceof HTTPException) {
       return c.json({ error: error.message }, error.status);
     }
@@ -129,28 +88,24 @@ export function createStagingApp(
   return app;
 }
 
-async function readBody<S extends v.GenericSchema>(
-  request: Request,
-  schema: S,
-): Promise<v.InferOutput<S>> {
-  let json: unknown;
+/** The parsed body, or `undefined` when it is not JSON (the schema then refuses it). */
+async function readJson(request: Request): Promise<unknown> {
   try {
-    json = JSON.parse(await request.text());
+    return JSON.parse(await request.text());
   } catch {
-    json = undefined;
+    return undefined;
   }
-  // valibot's object schemas accept arrays, which are never a valid operation body.
-  if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    throw new HTTPException(400, { message: "body: must be a JSON object" });
-  }
-  const result = v.safeParse(schema, json);
-  if (!result.success) {
-    throw new HTTPException(400, { message: describeIssues(result.issues) });
-  }
-  return result.output;
 }
 
-function requestLog(log: (line: string) => void): MiddlewareHandler<Env> {
+/** How many ids a request carried, for the log line. */
+function idsOf(op: Operation, exchange: StagingExchange): number | undefined {
+  if (op === "ingest") return 1;
+  return "ids" in exchange.request ? exchange.request.ids.length : undefined;
+}
+
+function requestLog(
+  log: (line: string) => void,
+): MiddlewareHandler<StagingAppEnv> {
   return async (c, next) => {
     const started = performance.now();
     await next();

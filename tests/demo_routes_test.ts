@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  MemoryService,
-  type MemoryServiceOptions,
-} from "../lib/demo/memory_service.ts";
+import { demoBehaviour, type DemoDefect } from "../lib/demo/defects.ts";
+import { MemoryPipeline } from "../lib/memory/mod.ts";
 import { createStagingApp } from "../routes/staging.ts";
 
 const NS = "trace-test-r1";
@@ -11,21 +9,22 @@ const DOC_TEXT = `Synthetic routed note ${MARKER}`;
 
 type App = ReturnType<typeof createStagingApp>;
 
-/** An app over a fresh service with a captured request log; the service is closed afterwards. */
+/** An app over the demo's pipeline with a captured request log; the pipeline is closed afterwards. */
 async function withApp(
-  options: MemoryServiceOptions,
-  fn: (app: App, logs: string[], service: MemoryService) => Promise<void>,
+  defect: DemoDefect | null,
+  fn: (app: App, logs: string[], pipeline: MemoryPipeline) => Promise<void>,
+  delayMs?: number,
 ): Promise<void> {
-  const service = new MemoryService(options);
+  const pipeline = new MemoryPipeline(demoBehaviour(defect, delayMs));
   const logs: string[] = [];
   try {
     await fn(
-      createStagingApp(service, { log: (line) => logs.push(line) }),
+      createStagingApp(pipeline, { log: (line) => logs.push(line) }),
       logs,
-      service,
+      pipeline,
     );
   } finally {
-    service.close();
+    pipeline.close();
   }
 }
 
@@ -57,7 +56,7 @@ function delay(ms: number): Promise<void> {
 }
 
 Deno.test("createStagingApp() serves the healthy lifecycle over the four operations", async () => {
-  await withApp({}, async (app) => {
+  await withApp(null, async (app) => {
     assert.deepEqual(
       await post(app, "ingest", {
         namespace: NS,
@@ -89,7 +88,7 @@ Deno.test("createStagingApp() serves the healthy lifecycle over the four operati
 });
 
 Deno.test("createStagingApp() acknowledges deletion of unknown ids", async () => {
-  await withApp({}, async (app) => {
+  await withApp(null, async (app) => {
     assert.deepEqual(
       await post(app, "delete", { namespace: NS, ids: ["trace-doc-none"] }),
       {
@@ -124,7 +123,7 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
     ["delete", { namespace: NS, ids: [7] }, /^ids\.0: must be a string$/],
     ["query", "{not json", /^body: must be a JSON object$/],
   ];
-  await withApp({}, async (app) => {
+  await withApp(null, async (app) => {
     for (const [op, body, expected] of cases) {
       await t.step(`${op} ${JSON.stringify(body)}`, async () => {
         const { status, json } = await post(app, op, body);
@@ -137,7 +136,7 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
 });
 
 Deno.test("createStagingApp() answers 404 for other paths and 405 for other methods", async () => {
-  await withApp({}, async (app) => {
+  await withApp(null, async (app) => {
     const missing = await app.request("/reset", { method: "POST", body: "{}" });
     assert.equal(missing.status, 404);
     assert.match((await missing.json()).error, /no such operation/);
@@ -149,7 +148,7 @@ Deno.test("createStagingApp() answers 404 for other paths and 405 for other meth
 });
 
 Deno.test("createStagingApp() refuses bodies over 1 MiB", async () => {
-  await withApp({}, async (app) => {
+  await withApp(null, async (app) => {
     const text = "a".repeat(1024 * 1024 + 1);
     const { status, json } = await post(app, "ingest", {
       namespace: NS,
@@ -162,7 +161,7 @@ Deno.test("createStagingApp() refuses bodies over 1 MiB", async () => {
 });
 
 Deno.test("createStagingApp() logs requests without document or query text", async () => {
-  await withApp({}, async (app, logs) => {
+  await withApp(null, async (app, logs) => {
     await post(app, "ingest", {
       namespace: NS,
       id: "trace-doc-1",
@@ -201,8 +200,8 @@ Deno.test("createStagingApp() logs requests without document or query text", asy
 });
 
 Deno.test("createStagingApp() turns internal failures into a generic 500", async () => {
-  await withApp({}, async (app, logs, service) => {
-    service.close();
+  await withApp(null, async (app, logs, pipeline) => {
+    pipeline.close();
     const { status, json } = await post(app, "ingest", {
       namespace: NS,
       id: "trace-doc-1",
@@ -215,7 +214,7 @@ Deno.test("createStagingApp() turns internal failures into a generic 500", async
 });
 
 Deno.test("createStagingApp() with vector-resurrect shows the vector again after the delay", async () => {
-  await withApp({ defect: "vector-resurrect", delayMs: 50 }, async (app) => {
+  await withApp("vector-resurrect", async (app) => {
     await post(app, "ingest", {
       namespace: NS,
       id: "trace-doc-1",
@@ -229,11 +228,11 @@ Deno.test("createStagingApp() with vector-resurrect shows the vector again after
     await post(app, "delete", { namespace: NS, ids: ["trace-doc-1"] });
     await delay(200);
     assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
-  });
+  }, 50);
 });
 
 Deno.test("createStagingApp() with slow-vector drops the vector after the delay", async () => {
-  await withApp({ defect: "slow-vector", delayMs: 50 }, async (app) => {
+  await withApp("slow-vector", async (app) => {
     await post(app, "ingest", {
       namespace: NS,
       id: "trace-doc-1",
@@ -243,11 +242,11 @@ Deno.test("createStagingApp() with slow-vector drops the vector after the delay"
     assert.deepEqual(await inventory(app), [true, 0, 1, 0]);
     await delay(200);
     assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
-  });
+  }, 50);
 });
 
 Deno.test("createStagingApp() with stale-cache keeps the cached answer", async () => {
-  await withApp({ defect: "stale-cache", delayMs: 50 }, async (app) => {
+  await withApp("stale-cache", async (app) => {
     await post(app, "ingest", {
       namespace: NS,
       id: "trace-doc-1",
@@ -260,11 +259,11 @@ Deno.test("createStagingApp() with stale-cache keeps the cached answer", async (
     assert.deepEqual(await inventory(app), [true, 0, 0, 1]);
     const answer = await post(app, "query", { namespace: NS, query: MARKER });
     assert.ok(String(answer.json.text).includes(MARKER));
-  });
+  }, 50);
 });
 
 Deno.test("createStagingApp() with partial-inventory reports complete: false", async () => {
-  await withApp({ defect: "partial-inventory" }, async (app) => {
+  await withApp("partial-inventory", async (app) => {
     assert.deepEqual(await inventory(app), [false, 0, 0, 0]);
   });
 });

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
+import { ProtocolError } from "../lib/contract/protocol.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
-import type { ReferencePipeline } from "../lib/memory/pipeline.ts";
+import type { MemoryPipeline } from "../lib/memory/mod.ts";
 import {
   referenceConfig,
   referenceTarget,
@@ -30,6 +31,14 @@ const EXPECTED: Record<string, string> = {
   "eventual-vector-propagation": "PASS (transient)",
   "inventory-first-page": "PASS (blind spot)",
   "control-collateral": "INCONCLUSIVE",
+  // The demo app's presets, as its README table documents them.
+  "demo-healthy": "PASS",
+  "demo-stale-cache": "FAIL",
+  "demo-vector-resurrect": "FAIL",
+  "demo-slow-vector": "PASS (transient)",
+  "demo-soft-delete": "FAIL",
+  "demo-lost-control": "INCONCLUSIVE",
+  "demo-partial-inventory": "INCONCLUSIVE",
 };
 
 function spec(name: string): ReferenceSystemSpec {
@@ -61,7 +70,7 @@ Deno.test("runReferenceSuite() lands every reference system on its expected outc
 });
 
 Deno.test("runReferenceSystem() stresses pagination with 5,000 records and canaries beyond page one", async () => {
-  let system: ReferencePipeline | undefined;
+  let system: MemoryPipeline | undefined;
   const result = await runReferenceSystem(spec("paginated-delete"), {
     transport: (s, time) => {
       system = s;
@@ -184,5 +193,66 @@ Deno.test("runDeletionContract() with a reference system sleeps on virtual time 
     assert.ok(time.now() >= 5_000);
   } finally {
     system.close();
+  }
+});
+
+Deno.test("evaluateRun() flags a cleanup outcome other than the one a system states", async () => {
+  const stale = spec("demo-stale-cache");
+  assert.equal(stale.expected.cleanup_complete, false);
+  const result = await runReferenceSystem(stale);
+  assert.deepEqual(result.evaluation.mismatches, []);
+  const cleaned = {
+    ...result.report,
+    cleanup: { ...result.report.cleanup, cleanup_complete: true },
+  };
+  assert.deepEqual(evaluateRun(stale, cleaned).mismatches, [
+    "cleanup complete, expected incomplete",
+  ]);
+  // Systems that state no cleanup outcome are not judged on it.
+  assert.equal(spec("stale-cache").expected.cleanup_complete, undefined);
+  assert.deepEqual(evaluateRun(spec("stale-cache"), cleaned).mismatches, []);
+});
+
+Deno.test("inProcessTransport() fails like HTTP: 400 for a refused body, 500 for a broken system", async () => {
+  const time = new VirtualTime(0);
+  const { system } = await spec("correct").build(time);
+  const transport = inProcessTransport(system, { time });
+  const options = { timeoutMs: 1_000 };
+  try {
+    await assert.rejects(
+      transport.post("delete", { namespace: "trace-test-x" }, options),
+      (error: unknown) =>
+        error instanceof ProtocolError && error.status === 400 &&
+        /HTTP 400, expected 200 \(ids: is required\)/.test(error.message),
+    );
+    assert.equal(time.now(), 5, "each request is charged its latency");
+    system.close();
+    await assert.rejects(
+      transport.post("inventory", { namespace: "trace-test-x" }, options),
+      (error: unknown) =>
+        error instanceof ProtocolError && error.status === 500 &&
+        error.failure === "http_status",
+    );
+  } finally {
+    system.close();
+  }
+});
+
+Deno.test("docs/reference.md lists every reference system with its expected outcome", async () => {
+  const doc = await Deno.readTextFile(
+    new URL("../docs/reference.md", import.meta.url),
+  );
+  const rows = new Map<string, string>();
+  for (const line of doc.split("\n")) {
+    const match = /^\| `([a-z][a-z-]*)`\s*\|.*\|\s*(.+?)\s*\|$/.exec(line);
+    if (match) rows.set(match[1]!, match[2]!);
+  }
+  assert.deepEqual([...rows.keys()], REFERENCE_SYSTEMS.map((s) => s.name));
+  for (const system of REFERENCE_SYSTEMS) {
+    // The cell may explain the outcome in parentheses after the label.
+    const cell = rows.get(system.name) ?? "";
+    const label = /^(PASS|FAIL|INCONCLUSIVE)( \((transient|blind spot)\))?/
+      .exec(cell)?.[0];
+    assert.equal(label, EXPECTED[system.name], system.name);
   }
 });

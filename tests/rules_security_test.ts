@@ -11,9 +11,9 @@ import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { retention, retentionPolicy } from "../lib/obs/maint/retention.ts";
-import { initializeObs } from "../lib/obs/schema.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { retention, retentionPolicy } from "../lib/obs/maint/mod.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { withDb } from "./_helpers.ts";
 

@@ -6,7 +6,8 @@ import {
   eventsEndpoint,
   httpEventWriter,
 } from "../lib/demo/demo_tracing.ts";
-import { MemoryService } from "../lib/demo/memory_service.ts";
+import { demoBehaviour } from "../lib/demo/defects.ts";
+import { MemoryPipeline } from "../lib/memory/pipeline.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { runReferenceSystem } from "../lib/reference/suite.ts";
 import { findSystem } from "../lib/reference/systems.ts";
@@ -134,33 +135,17 @@ Deno.test("createRunTraceSink() writes a reference run into the index under one 
   });
 });
 
-Deno.test("MemoryService traces a stale-cache FAIL to the cache entry that served the marker", async () => {
+Deno.test("MemoryPipeline traces a stale-cache FAIL to the cache entry that served the marker", async () => {
   await withDb(async (db) => {
     await initializeObs(db);
     const time = new VirtualTime();
     const sink = createDemoTraceSink(dbEventWriter(db), {
       instanceId: "demo-t1",
     });
-    const service = new MemoryService({
-      defect: "stale-cache",
+    const service = new MemoryPipeline(demoBehaviour("stale-cache"), {
       scheduler: time.scheduler,
-      onTrace: (record) => sink.record(record),
+      onActivity: (record) => sink.record(record),
     });
-    const handler = {
-      async handle(op: string, body: Record<string, unknown>) {
-        await service.settled();
-        const ns = String(body.namespace);
-        if (op === "ingest") {
-          return await service.ingest(ns, String(body.id), String(body.text));
-        }
-        if (op === "query") {
-          return { text: service.query(ns, String(body.query)).text };
-        }
-        if (op === "inventory") return { ...service.inventory(ns) };
-        await service.delete(ns, body.ids as string[]);
-        return { acknowledged: true };
-      },
-    };
     try {
       const report = await runDeletionContract(
         parseStagingConfig({
@@ -170,7 +155,7 @@ Deno.test("MemoryService traces a stale-cache FAIL to the cache entry that serve
           sample_interval_seconds: 0.5,
         }),
         {
-          transport: inProcessTransport(handler, { time }),
+          transport: inProcessTransport(service, { time }),
           target: {
             id: "demo",
             base_url: "http://127.0.0.1:1",

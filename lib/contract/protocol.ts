@@ -1,7 +1,8 @@
 /**
- * The staging adapter protocol: four POST operations, their request and
- * response shapes, and the transport seam the runner talks through (strict
- * HTTP for real targets, in-process for the reference suite).
+ * The staging adapter protocol: four POST operations, their request schemas
+ * (what an adapter accepts) and response schemas (what the runner accepts),
+ * and the transport seam the runner talks through (strict HTTP for real
+ * targets, in-process for the reference suite).
  *
  * @module
  */
@@ -31,11 +32,61 @@ export type Store = typeof STORES[number];
 
 /** Request bodies per operation. */
 export interface OperationRequests {
+  /** Stores one document. */
   ingest: { namespace: string; id: string; text: string };
+  /** Asks one question of one namespace. */
   query: { namespace: string; query: string };
+  /** Counts the records each store holds for one namespace. */
   inventory: { namespace: string };
+  /** Deletes exactly these ids of one namespace. */
   delete: { namespace: string; ids: string[] };
 }
+
+const Name = (what: string) =>
+  v.pipe(
+    v.string("must be a string"),
+    v.minLength(1, "must not be empty"),
+    v.maxLength(256, `must be at most 256 characters (${what})`),
+  );
+
+function strictBody<const T extends v.ObjectEntries>(entries: T) {
+  return v.strictObject(
+    entries,
+    objectIssueMessage(`allowed keys: ${Object.keys(entries).join(", ")}`),
+  );
+}
+
+/**
+ * Request schemas per operation, as an adapter checks them: listed keys only,
+ * non-empty names, and bounds that match the config's (at most 1000 ids).
+ */
+export const REQUEST_SCHEMAS = {
+  ingest: strictBody({
+    namespace: Name("namespace"),
+    id: Name("id"),
+    text: v.pipe(
+      v.string("must be a string"),
+      v.maxLength(100_000, "must be at most 100000 characters"),
+    ),
+  }),
+  query: strictBody({
+    namespace: Name("namespace"),
+    query: v.pipe(
+      v.string("must be a string"),
+      v.maxLength(10_000, "must be at most 10000 characters"),
+    ),
+  }),
+  inventory: strictBody({ namespace: Name("namespace") }),
+  delete: strictBody({
+    namespace: Name("namespace"),
+    ids: v.pipe(
+      v.array(Name("id"), "must be an array of ids"),
+      v.maxLength(1000, "must hold at most 1000 ids"),
+    ),
+  }),
+} as const satisfies {
+  [K in Operation]: v.GenericSchema<unknown, OperationRequests[K]>;
+};
 
 const Count = v.pipe(
   v.number("must be a non-negative integer"),
@@ -91,6 +142,7 @@ export class ProtocolError extends TraceError {
   /** HTTP status when one was received. */
   readonly status: number | undefined;
 
+  /** `failure` decides the error code: `protocol` for bad answers, `transport` otherwise. */
   constructor(
     failure: RequestFailure,
     message: string,
@@ -120,12 +172,39 @@ export interface RequestOptions {
  * JSON object (not yet schema-checked) or throw {@link ProtocolError}.
  */
 export interface StagingTransport {
+  /** Sends one operation and returns the answer's JSON object. */
   post(
     op: Operation,
     body: Record<string, unknown>,
     options: RequestOptions,
   ): Promise<Record<string, unknown>>;
+  /** Releases connections or servers the transport holds. */
   close?(): void | Promise<void>;
+}
+
+/** A request body an adapter refuses (HTTP 400); the message names the field, never its value. */
+export class StagingRequestError extends TraceError {
+  /** `message` is one line: `field: what is wrong`. */
+  constructor(message: string, options?: ErrorOptions) {
+    super("config_invalid", message, options);
+    this.name = "StagingRequestError";
+  }
+}
+
+/** Checks a request body against its operation schema (the adapter's side). */
+export function parseRequest<K extends Operation>(
+  op: K,
+  body: unknown,
+): OperationRequests[K] {
+  // valibot's object schemas accept arrays, which are never a valid operation body.
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new StagingRequestError("body: must be a JSON object");
+  }
+  const result = v.safeParse(REQUEST_SCHEMAS[op], body);
+  if (!result.success) {
+    throw new StagingRequestError(describeIssues(result.issues));
+  }
+  return result.output as OperationRequests[K];
 }
 
 /** Checks a response object against its operation schema. */

@@ -1,10 +1,14 @@
 /**
- * Deletion defects the demo staging app can inject, each with the verdict a
- * correct deletion-contract run must reach. The README table and the
- * reference suite are generated from this list.
+ * Deletion defects the demo staging app can inject: each is a preset
+ * {@link MemoryBehaviour} of the one memory pipeline, with the verdict a
+ * correct deletion-contract run must reach. The reference suite lists every
+ * preset as a system too, so these documented verdicts are checked on every
+ * suite run.
  *
  * @module
  */
+
+import type { MemoryBehaviour } from "../memory/mod.ts";
 
 /** Injectable defects, in display order. */
 export const DEFECTS = [
@@ -33,6 +37,8 @@ export interface DefectInfo {
   verdict: ExpectedVerdict;
   /** Why that verdict follows. */
   reason: string;
+  /** Findings that prove the verdict, as `code:subject` (e.g. `residual_store:cache_records`). */
+  findings: string[];
   /** Whether cleanup can confirm that every synthetic record is gone. */
   cleanupComplete: boolean;
 }
@@ -44,6 +50,7 @@ export const HEALTHY: DefectInfo = {
   verdict: "PASS",
   reason:
     "Every store is empty and the marker is gone from the first sample on",
+  findings: ["erased:deletion"],
   cleanupComplete: true,
 };
 
@@ -55,6 +62,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     verdict: "FAIL",
     reason:
       "The cached answer keeps returning the marker and cache_records stays at 1",
+    findings: ["residual_store:cache_records", "marker_retrievable:retrieval"],
     cleanupComplete: false,
   },
   "vector-resurrect": {
@@ -63,6 +71,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     verdict: "FAIL",
     reason:
       "Early samples are clean, but vector_records is back at the final sample",
+    findings: ["residual_store:vector_records"],
     cleanupComplete: true,
   },
   "slow-vector": {
@@ -70,6 +79,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     verdict: "PASS",
     reason:
       "vector_records lingers for a while and reaches 0 inside the window (a transient residual)",
+    findings: ["transient_residual:vector_records"],
     cleanupComplete: true,
   },
   "soft-delete": {
@@ -78,6 +88,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     verdict: "FAIL",
     reason:
       "Source and vector counts drop to 0, yet the query still returns the marker",
+    findings: ["marker_retrievable:retrieval"],
     cleanupComplete: false,
   },
   "lost-control": {
@@ -86,6 +97,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     verdict: "INCONCLUSIVE",
     reason:
       "The unrelated control namespace loses its records, so no sample can be trusted",
+    findings: ["control_lost:control"],
     cleanupComplete: true,
   },
   "partial-inventory": {
@@ -93,6 +105,7 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
       "Inventory reports complete: false, as when a store cannot be enumerated",
     verdict: "INCONCLUSIVE",
     reason: "Incomplete inventories are not usable observations",
+    findings: ["baseline_failed:baseline"],
     cleanupComplete: false,
   },
 };
@@ -100,4 +113,45 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
 /** Narrows a string to a {@link DemoDefect}. */
 export function isDemoDefect(name: string): name is DemoDefect {
   return (DEFECTS as readonly string[]).includes(name);
+}
+
+/**
+ * The pipeline behaviour of the demo with `defect` (`null`: healthy). Every
+ * preset runs a repair re-index `delayMs` after each deletion that re-reads
+ * the live source, so only `vector-resurrect`, which reads a stale copy,
+ * brings anything back.
+ */
+export function demoBehaviour(
+  defect: DemoDefect | null,
+  delayMs: number = DEFAULT_DEFECT_DELAY_MS,
+): MemoryBehaviour {
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
+    throw new RangeError(
+      `Cannot build the demo behaviour: delayMs must be a non-negative integer, got ${delayMs}`,
+    );
+  }
+  const healthy: MemoryBehaviour = {
+    repairReindex: { afterMs: delayMs, texts: "live" },
+  };
+  switch (defect) {
+    case null:
+      return healthy;
+    case "stale-cache":
+      return { ...healthy, cacheInvalidation: false };
+    case "vector-resurrect":
+      return { repairReindex: { afterMs: delayMs, texts: "snapshot" } };
+    case "slow-vector":
+      return { ...healthy, vectorDelayMs: delayMs };
+    case "soft-delete":
+      return {
+        ...healthy,
+        deletion: "tombstone",
+        searchTombstoned: true,
+        inventoryCountsTombstones: false,
+      };
+    case "lost-control":
+      return { ...healthy, deletionScope: "tenant" };
+    case "partial-inventory":
+      return { ...healthy, inventoryComplete: false };
+  }
 }

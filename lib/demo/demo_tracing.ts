@@ -1,8 +1,8 @@
 /**
- * Demo tracing: the demo service reports what it did (ingest, query with its
- * selection decision, delete) as content-free records; this module turns them
- * into observability events and ships them in batches, either into a local
- * index (in-process) or to a Trace server's `POST /api/events`. A stale-cache
+ * Demo tracing: the demo's memory pipeline reports what it did (ingest, query
+ * with its selection decision, delete) as content-free records; this module
+ * turns them into observability events and ships them in batches, either into
+ * a local index (in-process) or to a Trace server's `POST /api/events`. A stale-cache
  * FAIL can then be traced to the cache entry that served the marker.
  *
  * @module
@@ -16,28 +16,10 @@ import type {
   ResourceRef,
   SelectionCandidate,
 } from "../obs/mod.ts";
-import type { VectorCandidate } from "../memory/query_path.ts";
+import type { MemoryActivity } from "../memory/mod.ts";
 
-/** One thing the demo service did, without any document or query text. */
-export type DemoTraceRecord =
-  | { type: "ingest"; namespace: string; id: string; at: number }
-  | {
-    type: "query";
-    namespace: string;
-    at: number;
-    cached: boolean;
-    cacheEntryId: string | null;
-    docIds: string[];
-    candidates: VectorCandidate[];
-  }
-  | {
-    type: "delete";
-    namespace: string;
-    ids: string[];
-    at: number;
-    namespaces: string[];
-    cacheEntries: string[];
-  };
+/** One thing the demo's memory pipeline did, without any document or query text. */
+export type DemoTraceRecord = MemoryActivity;
 
 /** Identity the demo's events are filed under. */
 export interface DemoTraceIdentity {
@@ -159,7 +141,7 @@ export type EventWriter = (events: EventInput[]) => Promise<void>;
 
 /** Buffers demo records as events and writes them in batches. */
 export interface DemoTraceSink {
-  /** Pass as the service's `onTrace`. */
+  /** Pass as the pipeline's `onActivity`. */
   record(record: DemoTraceRecord): void;
   /** Writes buffered events; a failed batch is counted and dropped, never retried forever. */
   flush(): Promise<void>;

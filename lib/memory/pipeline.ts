@@ -1,79 +1,102 @@
 /**
- * A reference memory pipeline: the demo's source store, vector index (written
- * only by the indexing worker), answer cache and query path, with one known
- * deletion behaviour switched on. Each reference system is one of these with
- * a fixed {@link PipelineBehaviour}; its timers run on the scheduler it is
- * given, so a scenario on virtual time is fully deterministic.
+ * The one memory pipeline behind the demo staging app and the reference
+ * systems: a source store (truth), a vector index written only by the
+ * indexing worker, and an answer cache on the query path, orchestrated once.
+ * A {@link MemoryBehaviour} says where its deletion departs from the correct
+ * design. Time comes from the scheduler it is given: real timers for the demo
+ * over HTTP, a manual scheduler for reference runs on virtual time.
+ *
+ * Data flow: ingest stores the source, awaits the worker's upsert (so the
+ * document is searchable on return) and drops the namespace's cached answers.
+ * Query answers from the cache, or searches the namespace's vectors and quotes
+ * the matching source texts, caching the answer. Delete resolves the records
+ * it reaches, removes or tombstones source and vectors, drops the cached
+ * answers built from them, and leaves the background work the behaviour asks
+ * for (delayed vector removal, a repair re-index, compaction) on the scheduler.
  *
  * @module
  */
 
-import {
-  type Inventory,
-  type Operation,
-  ProtocolError,
-} from "../contract/protocol.ts";
+import type { Inventory } from "../contract/protocol.ts";
+import type { MemoryActivity } from "./activity.ts";
 import { AnswerCache } from "./answer_cache.ts";
+import { Barrier } from "./barrier.ts";
+import { checkBehaviour, type MemoryBehaviour } from "./behaviour.ts";
 import { HashEmbedder } from "./embedding.ts";
-import { IndexingWorker } from "./indexing_worker.ts";
-import { answerQuery, type QueryParts } from "./query_path.ts";
-import type { Scheduler, TimerId } from "./scheduler.ts";
+import { IndexingWorker, type IndexJob } from "./indexing_worker.ts";
+import { deleteRecords, type DeletionParts } from "./_deletion.ts";
+import { sharedListing } from "./_listing.ts";
+import {
+  answerQuery,
+  type QueryParts,
+  type QueryResult,
+} from "./query_path.ts";
+import { type Scheduler, systemScheduler, type TimerId } from "./scheduler.ts";
 import { SourceStore } from "./source_store.ts";
 import { VectorIndex } from "./vector_index.ts";
-import type { Barrier } from "./barrier.ts";
 
-/** The deletion behaviour of one pipeline; every field defaults to the correct design. */
-export interface PipelineBehaviour {
-  /** Soft-delete source and vectors instead of removing them. */
-  tombstones?: boolean;
-  /** Tombstones are purged this many ms after the deletion (default: never within a run). */
-  compactAfterMs?: number;
-  /** Vector deletion reaches the index only after this many ms. */
-  vectorDelayMs?: number;
-  /** Deletion never drops cached answers. */
-  staleCache?: boolean;
-  /**
-   * Every ingest also queues a re-embedding job carrying the text behind a
-   * stalled worker; the backlog runs when this barrier is released.
-   */
-  stalledWorker?: Barrier;
-  /** Deletion matches every namespace of the tenant (the prefix before the first `-`). */
-  tenantWideDelete?: boolean;
-  /** Deletion finds ids by paging the shared table with this page size, but reads only page one. */
-  deletionFirstPageOnly?: number;
-  /**
-   * Inventory pages a listing that puts the live segment first and archived
-   * (tombstoned) records on later pages, reads only page one of this size,
-   * and still answers `complete: true`.
-   */
-  inventoryFirstPageOnly?: number;
+export {
+  NO_MATCH_ANSWER,
+  type QueryResult,
+  type VectorCandidate,
+} from "./query_path.ts";
+
+/** Options for {@link MemoryPipeline}. */
+export interface MemoryPipelineOptions {
+  /** Clock and timers of every delay (default: the process's real ones). */
+  scheduler?: Scheduler;
+  /** Receives a content-free record of each ingest, query and deletion. */
+  onActivity?: (activity: MemoryActivity) => void;
+}
+
+/** What a deletion changed. */
+export interface DeleteSummary {
+  /** Always `true`: deletion of unknown ids is acknowledged too. */
+  acknowledged: true;
+  /** Namespaces the deletion reached (one, unless the behaviour widens it). */
+  namespaces: string[];
+  /** Cached answers dropped. */
+  cacheEntries: string[];
 }
 
 /** Records physically held for a namespace, whatever the inventory says. */
 export interface StoredCounts {
+  /** Source documents, tombstoned ones included. */
   source_records: number;
+  /** Vectors, tombstoned ones included. */
   vector_records: number;
+  /** Cached answers. */
   cache_records: number;
 }
 
-const NEVER_MS = 3_600_000;
+const ALL = { includeTombstoned: true };
 
-/** A small RAG memory pipeline with one known deletion behaviour. */
-export class ReferencePipeline {
+/** A small RAG memory pipeline whose deletion follows a {@link MemoryBehaviour}. */
+export class MemoryPipeline {
+  /** The behaviour this pipeline was built with. */
+  readonly behaviour: Readonly<MemoryBehaviour>;
   #sources: SourceStore;
   #vectors: VectorIndex;
   #cache: AnswerCache;
   #worker: IndexingWorker;
-  #parts: QueryParts;
+  /** The stores and the worker, as the query path and deletion read them. */
+  #parts: QueryParts & DeletionParts;
   #scheduler: Scheduler;
-  #behaviour: PipelineBehaviour;
+  #backlog: Barrier | null;
+  #onActivity: ((activity: MemoryActivity) => void) | undefined;
   #timers = new Set<TimerId>();
   #closed = false;
 
-  constructor(scheduler: Scheduler, behaviour: PipelineBehaviour = {}) {
-    this.#scheduler = scheduler;
-    this.#behaviour = behaviour;
+  /** Builds an empty pipeline; throws `RangeError` for an unusable delay or page size. */
+  constructor(
+    behaviour: MemoryBehaviour = {},
+    options: MemoryPipelineOptions = {},
+  ) {
+    checkBehaviour(behaviour);
+    this.behaviour = Object.freeze({ ...behaviour });
+    const scheduler = options.scheduler ?? systemScheduler;
     const embedder = new HashEmbedder();
+    this.#scheduler = scheduler;
     this.#sources = new SourceStore({ clock: scheduler });
     this.#vectors = new VectorIndex({ clock: scheduler });
     this.#cache = new AnswerCache({ clock: scheduler });
@@ -82,114 +105,110 @@ export class ReferencePipeline {
       sources: this.#sources,
       vectors: this.#vectors,
       cache: this.#cache,
+      worker: this.#worker,
       embedder,
       topK: 3,
     };
+    this.#backlog = behaviour.stalledReembedding ? new Barrier() : null;
+    this.#onActivity = options.onActivity;
   }
 
-  /** Writes `count` background records of other tenants, ahead of anything a run ingests. */
-  async seed(count: number, tenants = 5): Promise<void> {
-    const jobs: Promise<void>[] = [];
-    for (let i = 0; i < count; i++) {
-      const namespace = `seed-tenant-${i % tenants}`;
-      const id = `seed-doc-${i}`;
-      const text = `Background record ${i} of ${namespace}.`;
-      this.#sources.put(namespace, id, text);
-      jobs.push(this.#worker.submit({ kind: "upsert", namespace, id, text }));
-    }
-    await Promise.all(jobs);
-  }
-
-  /** Answers one staging operation; the body is checked like an HTTP adapter would. */
-  async handle(
-    op: Operation,
-    body: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> {
-    if (this.#closed) {
-      throw new ProtocolError(
-        "connect",
-        `Request /${op} failed: system closed`,
-      );
-    }
-    // Background jobs that fell due are applied before the next request is answered.
-    await this.#worker.idle();
-    const namespace = field(op, body, "namespace");
-    switch (op) {
-      case "ingest":
-        return await this.ingest(
-          namespace,
-          field(op, body, "id"),
-          field(op, body, "text"),
-        );
-      case "query":
-        return { text: this.query(namespace, field(op, body, "query")) };
-      case "inventory":
-        return { ...this.inventory(namespace) };
-      case "delete":
-        await this.delete(namespace, idList(body));
-        return { acknowledged: true };
-    }
-  }
-
-  /** Stores a document; it is searchable on return. */
+  /** Stores a document; resolves once it is searchable. */
   async ingest(
     namespace: string,
     id: string,
     text: string,
   ): Promise<{ id: string }> {
+    this.#assertOpen("ingest");
     this.#sources.put(namespace, id, text);
-    await this.#worker.submit({ kind: "upsert", namespace, id, text });
+    const upsert: IndexJob = { kind: "upsert", namespace, id, text };
+    await this.#worker.submit(upsert);
+    // New content can change any answer of this namespace.
     this.#cache.invalidateNamespace(namespace);
-    const stalled = this.#behaviour.stalledWorker;
-    if (stalled && !stalled.released) {
-      // The defect: the job carries the text itself, so it cannot know the document was deleted since.
-      stalled.onRelease(() => {
-        this.#worker.submit({ kind: "upsert", namespace, id, text }).catch(
-          () => {},
-        );
-      });
+    if (this.#backlog && !this.#backlog.released) {
+      // The job carries the text itself, so it cannot know the document was deleted since.
+      this.#backlog.onRelease(() =>
+        this.#worker.submit(upsert).catch(() => {})
+      );
     }
+    this.#record({ type: "ingest", namespace, id, at: this.#scheduler.now() });
     return { id };
   }
 
-  /** The answer text for `query` (the shared demo query path). */
-  query(namespace: string, query: string): string {
-    return answerQuery(this.#parts, namespace, query).text;
+  /** Answers from the cache or from a top-k vector search over one namespace. */
+  query(namespace: string, query: string): QueryResult {
+    this.#assertOpen("query");
+    const result = answerQuery(this.#parts, namespace, query, {
+      includeTombstoned: this.behaviour.searchTombstoned === true,
+    });
+    this.#record({
+      type: "query",
+      namespace,
+      at: this.#scheduler.now(),
+      cached: result.cached,
+      cacheEntryId: result.cacheEntryId,
+      docIds: result.docIds,
+      candidates: result.candidates,
+    });
+    return result;
   }
 
   /** What the adapter reports for one namespace. */
   inventory(namespace: string): Inventory {
-    const pageSize = this.#behaviour.inventoryFirstPageOnly;
+    this.#assertOpen("inventory");
+    const complete = this.behaviour.inventoryComplete ?? true;
+    const cache_records = this.#cache.count(namespace);
+    const pageSize = this.behaviour.inventoryFirstPageOnly;
     if (pageSize !== undefined) {
       // Page one holds the live segment; archived records start on a later page nobody reads.
       return {
-        complete: true,
+        complete,
         source_records: Math.min(this.#sources.count(namespace), pageSize),
         vector_records: Math.min(this.#vectors.count(namespace), pageSize),
-        cache_records: this.#cache.count(namespace),
+        cache_records,
       };
     }
-    // An honest inventory counts what is stored, tombstones included.
-    return { complete: true, ...this.storedCounts(namespace) };
+    const read = {
+      includeTombstoned: this.behaviour.inventoryCountsTombstones ?? true,
+    };
+    return {
+      complete,
+      source_records: this.#sources.count(namespace, read),
+      vector_records: this.#vectors.count(namespace, read),
+      cache_records,
+    };
   }
 
-  /** Deletes `ids` in `namespace` according to the behaviour. */
-  async delete(namespace: string, ids: readonly string[]): Promise<void> {
-    const targets = this.#behaviour.tenantWideDelete
-      ? this.#tenantWide(namespace)
-      : new Map([[namespace, this.#reachable(namespace, ids)]]);
-    for (const [space, spaceIds] of targets) {
-      await this.#deleteIn(space, spaceIds);
-    }
-    if (this.#behaviour.tombstones) this.#scheduleCompaction();
+  /** Deletes `ids` in `namespace` as the behaviour says; unknown ids are a no-op. */
+  async delete(
+    namespace: string,
+    ids: readonly string[],
+  ): Promise<DeleteSummary> {
+    this.#assertOpen("delete");
+    const { namespaces, cacheEntries } = await deleteRecords(
+      this.#parts,
+      this.behaviour,
+      namespace,
+      ids,
+    );
+    const compactAfter = this.behaviour.compactAfterMs;
+    if (compactAfter !== undefined) this.#scheduleCompaction(compactAfter);
+    this.#record({
+      type: "delete",
+      namespace,
+      ids: [...ids],
+      at: this.#scheduler.now(),
+      namespaces,
+      cacheEntries,
+    });
+    return { acknowledged: true, namespaces, cacheEntries };
   }
 
   /** Records physically held for `namespace`, tombstones included (ground truth). */
   storedCounts(namespace: string): StoredCounts {
-    const all = { includeTombstoned: true };
     return {
-      source_records: this.#sources.count(namespace, all),
-      vector_records: this.#vectors.count(namespace, all),
+      source_records: this.#sources.count(namespace, ALL),
+      vector_records: this.#vectors.count(namespace, ALL),
       cache_records: this.#cache.count(namespace),
     };
   }
@@ -197,89 +216,52 @@ export class ReferencePipeline {
   /** Zero-based position of a record in the shared table listing, or -1. */
   listingPosition(namespace: string, id: string): number {
     let position = 0;
-    for (const entry of this.#listing()) {
+    for (const entry of sharedListing(this.#sources)) {
       if (entry.namespace === namespace && entry.id === id) return position;
       position++;
     }
     return -1;
   }
 
-  /** Cancels timers and background jobs; later requests fail. */
+  /** Lets a stalled worker run its parked re-embedding jobs (see `stalledReembedding`). */
+  releaseBacklog(): void {
+    this.#backlog?.release();
+  }
+
+  /** Resolves when no indexing job is queued (jobs waiting on the scheduler excepted). */
+  settled(): Promise<void> {
+    return this.#worker.idle();
+  }
+
+  /** Whether {@link MemoryPipeline.close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Cancels timers and background jobs; every later operation throws. */
   close(): void {
     this.#closed = true;
     for (const id of this.#timers) this.#scheduler.clearTimeout(id);
     this.#timers.clear();
-    this.#behaviour.stalledWorker?.discard();
+    this.#backlog?.discard();
     this.#worker.close();
   }
 
-  async #deleteIn(namespace: string, ids: readonly string[]): Promise<void> {
-    const soft = this.#behaviour.tombstones === true;
-    if (soft) this.#sources.tombstone(namespace, ids);
-    else this.#sources.remove(namespace, ids);
-    const removal = {
-      kind: "remove" as const,
-      namespace,
-      ids: [...ids],
-      mode: soft ? "soft" as const : "hard" as const,
-    };
-    const delay = this.#behaviour.vectorDelayMs;
-    if (delay !== undefined) this.#worker.submitAfter(delay, removal);
-    else await this.#worker.submit(removal);
-    if (!this.#behaviour.staleCache) this.#cache.invalidateDocs(namespace, ids);
-  }
-
-  /** The ids a deletion actually reaches. */
-  #reachable(namespace: string, ids: readonly string[]): string[] {
-    const pageSize = this.#behaviour.deletionFirstPageOnly;
-    if (pageSize === undefined) return [...ids];
-    // The defect: the scan stops after the first page and never follows the cursor.
-    const wanted = new Set(ids);
-    const found: string[] = [];
-    let seen = 0;
-    for (const entry of this.#listing()) {
-      if (seen++ >= pageSize) break;
-      if (entry.namespace === namespace && wanted.has(entry.id)) {
-        found.push(entry.id);
-      }
-    }
-    return found;
-  }
-
-  /** The shared table in storage order: namespaces as created, records as written. */
-  *#listing(): Generator<{ namespace: string; id: string }> {
-    for (const namespace of this.#sources.namespaces()) {
-      for (
-        const id of this.#sources.ids(namespace, { includeTombstoned: true })
-      ) {
-        yield { namespace, id };
-      }
+  #assertOpen(op: string): void {
+    if (this.#closed) {
+      throw new Error(`Cannot ${op}: the memory pipeline is closed`);
     }
   }
 
-  #tenantWide(namespace: string): Map<string, string[]> {
-    const tenant = tenantOf(namespace);
-    const spaces = new Set([
-      namespace,
-      ...this.#sources.namespaces(),
-      ...this.#vectors.namespaces(),
-    ]);
-    const targets = new Map<string, string[]>();
-    const all = { includeTombstoned: true };
-    for (const space of spaces) {
-      if (tenantOf(space) !== tenant) continue;
-      targets.set(space, [
-        ...new Set([
-          ...this.#sources.ids(space, all),
-          ...this.#vectors.ids(space, all),
-        ]),
-      ]);
+  #record(activity: MemoryActivity): void {
+    try {
+      this.#onActivity?.(activity);
+    } catch {
+      // An observer must never change an answer.
     }
-    return targets;
   }
 
-  #scheduleCompaction(): void {
-    const after = this.#behaviour.compactAfterMs ?? NEVER_MS;
+  #scheduleCompaction(after: number): void {
     const id = this.#scheduler.setTimeout(() => {
       this.#timers.delete(id);
       // Purges tombstones at least `after` ms old; younger ones wait for their own pass.
@@ -291,38 +273,5 @@ export class ReferencePipeline {
   }
 }
 
-/** Tenant of a namespace: its prefix up to the first `-` (`trace` for `trace-test-…`). */
-function tenantOf(namespace: string): string {
-  return namespace.split("-", 1)[0] ?? namespace;
-}
-
-function field(
-  op: Operation,
-  body: Record<string, unknown>,
-  name: string,
-): string {
-  const value = body[name];
-  if (typeof value !== "string" || (name !== "text" && value === "")) {
-    throw badRequest(op, `${name}: must be a non-empty string`);
-  }
-  return value;
-}
-
-function idList(body: Record<string, unknown>): string[] {
-  const ids = body.ids;
-  if (
-    !Array.isArray(ids) ||
-    !ids.every((id) => typeof id === "string" && id !== "")
-  ) {
-    throw badRequest("delete", "ids: must be an array of ids");
-  }
-  return ids;
-}
-
-function badRequest(op: Operation, detail: string): ProtocolError {
-  return new ProtocolError(
-    "http_status",
-    `Request /${op} failed: HTTP 400, expected 200 (${detail})`,
-    { status: 400 },
-  );
-}
+/** The pipeline under the name the reference suite first gave it. */
+export type ReferencePipeline = MemoryPipeline;

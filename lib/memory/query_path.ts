@@ -1,7 +1,6 @@
 /**
- * The query path shared by the demo service and the reference systems: the
- * answer cache first, else a top-k vector search whose hits are quoted from
- * the source store. The result says which candidates were considered and
+ * The memory pipeline's query path: the answer cache first, else a top-k
+ * vector search whose hits are quoted from the source store. The result says which candidates were considered and
  * which one served, so a trace can name the cache entry or the vectors behind
  * an answer.
  *
@@ -28,8 +27,11 @@ export interface QueryParts {
 
 /** One vector hit the query considered. */
 export interface VectorCandidate {
+  /** Document id of the vector. */
   id: string;
+  /** Zero-based position in the search result. */
   rank: number;
+  /** Cosine similarity to the query. */
   score: number;
   /** False when the vector had no live source text to quote (an orphan). */
   selected: boolean;
@@ -37,6 +39,7 @@ export interface VectorCandidate {
 
 /** What a query returned and where it came from. */
 export interface QueryResult {
+  /** The answer as the adapter returns it. */
   text: string;
   /** Documents the answer was built from. */
   docIds: string[];

@@ -1,13 +1,15 @@
 /**
- * Time as a dependency. Demo and reference systems read the clock and set
- * timers only through {@link Scheduler}, so a test (or a reference scenario)
- * can swap in {@link ManualScheduler} and decide exactly when delayed work runs.
+ * Time as a dependency. The memory pipeline and its parts read the clock and
+ * set timers only through {@link Scheduler}: the demo runs on real timers, and
+ * a test or a reference run swaps in {@link ManualScheduler} to decide exactly
+ * when delayed work runs.
  *
  * @module
  */
 
 /** Reads the current time in epoch milliseconds. */
 export interface Clock {
+  /** Epoch milliseconds. */
   now(): number;
 }
 
@@ -16,7 +18,9 @@ export type TimerId = number | ReturnType<typeof setTimeout>;
 
 /** A clock that can also run callbacks later. */
 export interface Scheduler extends Clock {
+  /** Runs `callback` once, `delayMs` from now. */
   setTimeout(callback: () => void, delayMs: number): TimerId;
+  /** Cancels a callback that has not run yet. */
   clearTimeout(id: TimerId): void;
 }
 
@@ -39,14 +43,17 @@ export class ManualScheduler implements Scheduler {
   #seq = 0;
   #timers = new Map<number, ManualTimer>();
 
+  /** Starts at `start` epoch milliseconds. */
   constructor(start = 0) {
     this.#now = start;
   }
 
+  /** The current manual time. */
   now(): number {
     return this.#now;
   }
 
+  /** Runs `callback` once time has been advanced by `delayMs`. */
   setTimeout(callback: () => void, delayMs: number): number {
     const id = ++this.#seq;
     this.#timers.set(id, {
@@ -57,6 +64,7 @@ export class ManualScheduler implements Scheduler {
     return id;
   }
 
+  /** Cancels a callback that has not run yet. */
   clearTimeout(id: TimerId): void {
     if (typeof id === "number") this.#timers.delete(id);
   }

@@ -1,14 +1,15 @@
 /**
  * Expected versus observed: does a run of a reference system land where a
- * correct checker must? Verdict, required findings, and the PASS qualifier
- * (no transient residual for "immediate"; the hidden records really exist for
- * a blind spot) all have to agree.
+ * correct checker must? Verdict, required findings, the PASS qualifier (no
+ * transient residual for "immediate"; the hidden records really exist for a
+ * blind spot) and, where the system states it, the cleanup outcome all have
+ * to agree.
  *
  * @module
  */
 
 import type { RunReport } from "../runner/report.ts";
-import type { StoredCounts } from "../memory/pipeline.ts";
+import type { StoredCounts } from "../memory/mod.ts";
 import {
   expectationLabel,
   type Qualifier,
@@ -66,6 +67,17 @@ export function evaluateRun(
   for (const key of expected.findings) {
     if (!keys.has(key)) mismatches.push(`missing finding ${key}`);
   }
+  const cleanup = report.cleanup.cleanup_complete;
+  if (
+    expected.cleanup_complete !== undefined &&
+    cleanup !== expected.cleanup_complete
+  ) {
+    mismatches.push(
+      `cleanup ${cleanupWord(cleanup)}, expected ${
+        cleanupWord(expected.cleanup_complete)
+      }`,
+    );
+  }
   if (
     expected.qualifier === "blind_spot" && hidden !== null &&
     hidden.source_records + hidden.vector_records === 0
@@ -80,4 +92,8 @@ export function evaluateRun(
     matches: mismatches.length === 0,
     mismatches,
   };
+}
+
+function cleanupWord(complete: boolean): string {
+  return complete ? "complete" : "incomplete";
 }

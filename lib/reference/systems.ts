@@ -1,18 +1,24 @@
 /**
- * The reference systems: small memory pipelines with a known deletion
- * behaviour, each with the outcome a correct checker must reach. A run that
- * lands anywhere else is a bug in Trace, not in the system.
+ * The reference systems: the one memory pipeline under a known behaviour,
+ * each with the outcome a correct checker must reach. A run that lands
+ * anywhere else is a bug in Trace, not in the system. The demo app's presets
+ * (healthy and every defect) are systems too, so the verdicts the demo
+ * documents are checked with the rest.
  *
  * @module
  */
 
 import type { RunEventListener } from "../runner/events.ts";
 import type { Verdict } from "../runner/report.ts";
-import { Barrier } from "../memory/barrier.ts";
+import { type MemoryBehaviour, MemoryPipeline } from "../memory/mod.ts";
 import {
-  type PipelineBehaviour,
-  ReferencePipeline,
-} from "../memory/pipeline.ts";
+  DEFECT_INFO,
+  type DefectInfo,
+  DEFECTS,
+  demoBehaviour,
+  type DemoDefect,
+  HEALTHY,
+} from "../demo/defects.ts";
 import type { VirtualTime } from "./virtual_time.ts";
 
 /** How a PASS is qualified: at once, after a transient residual, or only because of a blind spot. */
@@ -28,6 +34,8 @@ export interface Expectation {
   qualifier: Qualifier | null;
   /** Findings that must be present, as `code:subject` (e.g. `residual_store:cache_records`). */
   findings: string[];
+  /** Whether cleanup must confirm that every synthetic record is gone (unchecked when absent). */
+  cleanup_complete?: boolean;
 }
 
 /** Timing a reference run uses. */
@@ -39,7 +47,7 @@ export interface ReferenceTiming {
 
 /** A running system plus the scenario hook that drives it. */
 export interface ReferenceInstance {
-  system: ReferencePipeline;
+  system: MemoryPipeline;
   /** Receives the run's events; barriers are released from here, never by sleeping. */
   onEvent?: RunEventListener;
 }
@@ -56,6 +64,8 @@ export interface ReferenceSystemSpec {
   /** What the contract cannot observe on this system, when it matters. */
   blind_spot: string | null;
   timing: ReferenceTiming;
+  /** The pipeline behaviour the system is built with. */
+  memory_behaviour: MemoryBehaviour;
   /** Builds a fresh instance on `time`'s scheduler. */
   build(time: VirtualTime): Promise<ReferenceInstance>;
 }
@@ -72,20 +82,86 @@ const TIMING: ReferenceTiming = {
   sample_interval_seconds: 0.5,
 };
 
-function simple(
-  behaviour: PipelineBehaviour,
-): (time: VirtualTime) => Promise<ReferenceInstance> {
-  return (time) =>
-    Promise.resolve({
-      system: new ReferencePipeline(time.scheduler, behaviour),
-    });
+/** A system's fields; the instance is built from `memory_behaviour`. */
+interface SystemFields extends Omit<ReferenceSystemSpec, "build"> {
+  /** Scenario steps after the pipeline is built: seeding, and a hook on the run's events. */
+  scenario?: (
+    pipeline: MemoryPipeline,
+  ) => Promise<RunEventListener | undefined>;
+}
+
+function system({ scenario, ...fields }: SystemFields): ReferenceSystemSpec {
+  return {
+    ...fields,
+    build: async (time) => {
+      const pipeline = new MemoryPipeline(fields.memory_behaviour, {
+        scheduler: time.scheduler,
+      });
+      const onEvent = await scenario?.(pipeline);
+      return onEvent ? { system: pipeline, onEvent } : { system: pipeline };
+    },
+  };
+}
+
+/** Writes `count` background records of other tenants, ahead of anything a run ingests. */
+async function seedOtherTenants(
+  pipeline: MemoryPipeline,
+  count: number,
+  tenants = 5,
+): Promise<void> {
+  const writes: Promise<unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const namespace = `seed-tenant-${i % tenants}`;
+    writes.push(
+      pipeline.ingest(
+        namespace,
+        `seed-doc-${i}`,
+        `Background record ${i} of ${namespace}.`,
+      ),
+    );
+  }
+  await Promise.all(writes);
 }
 
 const erased = "erased:deletion";
 
+/** Name of the reference system running the demo app with `defect` (`null`: healthy). */
+function demoSystemName(defect: DemoDefect | null): string {
+  return `demo-${defect ?? "healthy"}`;
+}
+
+/** The demo app with one preset, expected to land where the demo's docs say. */
+function demoSystem(defect: DemoDefect | null): ReferenceSystemSpec {
+  const info = defect === null ? HEALTHY : DEFECT_INFO[defect];
+  return system({
+    name: demoSystemName(defect),
+    title: `Demo app, ${defect ?? "healthy"}`,
+    behaviour: info.description,
+    expected: {
+      verdict: info.verdict,
+      qualifier: demoQualifier(info),
+      findings: info.findings,
+      cleanup_complete: info.cleanupComplete,
+    },
+    reason: info.reason,
+    blind_spot: null,
+    timing: TIMING,
+    memory_behaviour: demoBehaviour(defect),
+  });
+}
+
+/** A demo PASS is transient when its proof is a transient residual, immediate otherwise. */
+function demoQualifier(info: DefectInfo): Qualifier | null {
+  if (info.verdict !== "PASS") return null;
+  const transient = info.findings.some((f) =>
+    f.startsWith("transient_residual:")
+  );
+  return transient ? "transient" : "immediate";
+}
+
 /** Every reference system, in display order. */
 export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
-  {
+  system({
     name: "correct",
     title: "Correct design",
     behaviour:
@@ -94,9 +170,9 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     reason: "Every store reads 0 and the marker is gone from the first sample",
     blind_spot: null,
     timing: TIMING,
-    build: simple({}),
-  },
-  {
+    memory_behaviour: {},
+  }),
+  system({
     name: "stale-cache",
     title: "Stale answer cache",
     behaviour: "Deletion never invalidates the answer cache",
@@ -112,9 +188,9 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "The cached answer keeps serving the marker and cache_records stays at 1",
     blind_spot: null,
     timing: TIMING,
-    build: simple({ staleCache: true }),
-  },
-  {
+    memory_behaviour: { cacheInvalidation: false },
+  }),
+  system({
     name: "worker-resurrect",
     title: "Async re-index worker resurrects vectors",
     behaviour:
@@ -128,22 +204,15 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "The first samples are clean, then vector_records comes back and is still there at the final sample",
     blind_spot: null,
     timing: TIMING,
-    build: (time) => {
-      const barrier = new Barrier();
-      const system = new ReferencePipeline(time.scheduler, {
-        stalledWorker: barrier,
-      });
-      return Promise.resolve({
-        system,
-        onEvent: (event) => {
-          if (event.type === "sample" && event.sample.index === 2) {
-            barrier.release();
-          }
-        },
-      });
-    },
-  },
-  {
+    memory_behaviour: { stalledReembedding: true },
+    scenario: (pipeline) =>
+      Promise.resolve((event) => {
+        if (event.type === "sample" && event.sample.index === 2) {
+          pipeline.releaseBacklog();
+        }
+      }),
+  }),
+  system({
     name: "tombstone-late-compaction",
     title: "Tombstones compacted after the window",
     behaviour:
@@ -160,9 +229,9 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "The inventory honestly counts tombstoned records, which are still stored at the final sample",
     blind_spot: null,
     timing: TIMING,
-    build: simple({ tombstones: true, compactAfterMs: 60_000 }),
-  },
-  {
+    memory_behaviour: { deletion: "tombstone", compactAfterMs: 60_000 },
+  }),
+  system({
     name: "tombstone-window-compaction",
     title: "Tombstones compacted inside the window",
     behaviour:
@@ -179,9 +248,9 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "Tombstones are counted until the compaction at 2 s, then every store reads 0 (transient residual)",
     blind_spot: null,
     timing: TIMING,
-    build: simple({ tombstones: true, compactAfterMs: 2_000 }),
-  },
-  {
+    memory_behaviour: { deletion: "tombstone", compactAfterMs: 2_000 },
+  }),
+  system({
     name: "paginated-delete",
     title: "Paginated deletion misses later pages",
     behaviour:
@@ -199,15 +268,13 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "None of the canaries is on page one, so every store keeps them and the marker stays retrievable",
     blind_spot: null,
     timing: { ...TIMING, document_count: 200 },
-    build: async (time) => {
-      const system = new ReferencePipeline(time.scheduler, {
-        deletionFirstPageOnly: PAGINATION_PAGE_SIZE,
-      });
-      await system.seed(PAGINATION_SEED_RECORDS);
-      return { system };
+    memory_behaviour: { deletionFirstPageOnly: PAGINATION_PAGE_SIZE },
+    scenario: async (pipeline) => {
+      await seedOtherTenants(pipeline, PAGINATION_SEED_RECORDS);
+      return undefined;
     },
-  },
-  {
+  }),
+  system({
     name: "eventual-vector-propagation",
     title: "Eventual vector propagation inside the window",
     behaviour:
@@ -221,9 +288,9 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "vector_records lingers for 2.5 s and then reads 0 until the end of the window",
     blind_spot: null,
     timing: TIMING,
-    build: simple({ vectorDelayMs: 2_500 }),
-  },
-  {
+    memory_behaviour: { vectorDelayMs: 2_500 },
+  }),
+  system({
     name: "inventory-first-page",
     title: "Inventory skips later pages",
     behaviour:
@@ -238,9 +305,13 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     blind_spot:
       "The deleted records are still stored; a black-box contract cannot see a store the adapter under-reports while claiming complete: true",
     timing: TIMING,
-    build: simple({ tombstones: true, inventoryFirstPageOnly: 100 }),
-  },
-  {
+    memory_behaviour: {
+      deletion: "tombstone",
+      compactAfterMs: 3_600_000,
+      inventoryFirstPageOnly: 100,
+    },
+  }),
+  system({
     name: "control-collateral",
     title: "Control namespace collateral deletion",
     behaviour:
@@ -254,8 +325,9 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
       "The unrelated control record disappears, so no sample can be trusted",
     blind_spot: null,
     timing: TIMING,
-    build: simple({ tenantWideDelete: true }),
-  },
+    memory_behaviour: { deletionScope: "tenant" },
+  }),
+  ...[null, ...DEFECTS].map(demoSystem),
 ];
 
 /** Display label of an expectation, e.g. `PASS (transient)` or `PASS (blind spot)`. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ManualScheduler } from "../memory/scheduler.ts";
+import { ManualScheduler } from "../memory/mod.ts";
 import type { Clock } from "../runner/clock.ts";
 
 /** A runner clock backed by a manual scheduler; time moves only when someone waits. */
