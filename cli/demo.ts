@@ -59,10 +59,10 @@ export function startDemoServer(
     demoBehaviour(options.defect ?? null, options.delayMs),
     sink ? { onActivity: (activity) => sink.record(activity) } : {},
   );
-  const app = createStagingApp(
-    pipeline,
-    options.log ? { log: options.log } : {},
-  );
+  const app = createStagingApp(pipeline, {
+    hostname,
+    ...(options.log ? { log: options.log } : {}),
+  });
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({

@@ -20,11 +20,19 @@ import {
   type MemoryPipeline,
   type StagingExchange,
 } from "../lib/memory/mod.ts";
+import { isLoopbackHost } from "../lib/loopback.ts";
+import {
+  loopbackHostOnly,
+  requireContentType,
+  sameOriginOnly,
+} from "./_guard.ts";
 
 /** Options for {@link createStagingApp}. */
 export interface StagingAppOptions {
   /** Receives one line per request (no trailing newline). */
   log?: (line: string) => void;
+  /** The address the app is served on (default `127.0.0.1`): loopback enables the Host check. */
+  hostname?: string;
 }
 
 /** Largest accepted request body, matching the protocol's response limit. */
@@ -43,6 +51,10 @@ export function createStagingApp(
   const app = new Hono<StagingAppEnv>();
   const log = options.log;
   if (log) app.use(requestLog(log));
+  // The same browser guards as the Trace server: a web page must not drive the demo.
+  app.use(loopbackHostOnly(isLoopbackHost(options.hostname ?? "127.0.0.1")));
+  app.use(sameOriginOnly());
+  app.use(requireContentType());
   app.use(bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: (c) =>

@@ -267,3 +267,43 @@ Deno.test("createStagingApp() with partial-inventory reports complete: false", a
     assert.deepEqual(await inventory(app), [false, 0, 0, 0]);
   });
 });
+
+Deno.test("createStagingApp() refuses foreign Host headers, cross-site requests and bodies without Content-Type", async (t) => {
+  await withApp(null, async (app) => {
+    const body = JSON.stringify({ namespace: NS });
+    const cases: [string, Record<string, string>, number][] = [
+      ["a foreign Host", {
+        "content-type": "application/json",
+        host: "evil.example:8787",
+      }, 403],
+      ["a cross-site Origin", {
+        "content-type": "text/plain",
+        origin: "https://evil.example",
+      }, 403],
+      ["Sec-Fetch-Site: cross-site", {
+        "content-type": "text/plain",
+        "sec-fetch-site": "cross-site",
+      }, 403],
+      ["no Content-Type", {}, 415],
+    ];
+    for (const [name, headers, status] of cases) {
+      await t.step(name, async () => {
+        const response = await app.request("/inventory", {
+          method: "POST",
+          headers,
+          body: new TextEncoder().encode(body),
+        });
+        assert.equal(response.status, status);
+        assert.equal(typeof (await response.json()).error, "string");
+      });
+    }
+    await t.step("a loopback Host is served", async () => {
+      const response = await app.request("/inventory", {
+        method: "POST",
+        headers: { "content-type": "application/json", host: "127.0.0.1:8787" },
+        body,
+      });
+      assert.equal(response.status, 200);
+    });
+  });
+});
