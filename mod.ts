@@ -14,12 +14,12 @@
  * });
  * const db = await openDb({ dataDir: "./.trace" });
  * await migrate(db, ALL_MIGRATIONS);
- * const report = await runExternal(config, {
+ * const { report, recording } = await runExternal(config, {
  *   db,
  *   dataDir: "./.trace",
  *   target: { id: "local", base_url: config.base_url, source: "config" },
  * });
- * console.log(report.verdict);
+ * console.log(report.verdict, recording.kept_in);
  * ```
  *
  * @example Record what an agent retrieved and selected
@@ -76,11 +76,6 @@ export {
   StrictJsonError,
 } from "./lib/json/strict_json.ts";
 export { runDeletionContract, type RunOptions } from "./lib/runner/engine.ts";
-export {
-  configTargetId,
-  type ExternalRunOptions,
-  runExternal,
-} from "./lib/runs/external_run.ts";
 export { planRun, type RunPlan } from "./lib/runner/plan.ts";
 export type { RunEvent, RunEventListener } from "./lib/runner/events.ts";
 export type {
@@ -91,6 +86,30 @@ export type {
   Verdict,
 } from "./lib/runner/report.ts";
 
+// Runs: the use cases CLI, UI and MCP call
+export {
+  compareStoredRuns,
+  configTargetId,
+  type ExternalRunOptions,
+  type ExternalRunOutcome,
+  type JobRequest,
+  type RecordedReferenceRun,
+  type ReplayOutcome,
+  replayRegression,
+  RunBusyError,
+  runExternal,
+  runExternalTarget,
+  RunJobs,
+  type RunJobsOptions,
+  type RunJobView,
+  type RunRecording,
+  runReference,
+  type RunSelection,
+  saveRun,
+  type TraceWrite,
+  viewRun,
+} from "./lib/runs/mod.ts";
+
 // Ledger
 export { registerTarget } from "./lib/ledger/targets.ts";
 export {
@@ -98,9 +117,7 @@ export {
   listRegressions,
   saveRegression,
 } from "./lib/ledger/regressions.ts";
-export { replayRegression } from "./lib/runs/replay.ts";
 export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";
-export { viewRun } from "./lib/runs/run_view.ts";
 export { verifyLedger } from "./lib/ledger/verify.ts";
 
 // Observability index
@@ -137,10 +154,7 @@ export {
   planExpiry,
 } from "./lib/obs/maint/expiry.ts";
 export { obsHealth } from "./lib/obs/maint/health.ts";
-export {
-  createRunTraceSink,
-  type RunTraceSink,
-} from "./lib/runs/trace_events.ts";
+export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
 
 // Reference suite
 export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";

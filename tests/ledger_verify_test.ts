@@ -260,7 +260,7 @@ Deno.test("readRun() refuses to present a row that was edited after it was writt
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
     const clock = new VirtualClock();
-    const report = await runExternal(stagingConfig(), {
+    const { report } = await runExternal(stagingConfig(), {
       db,
       dataDir,
       target: { id: "t", base_url: "http://127.0.0.1:1", source: "config" },
