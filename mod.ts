@@ -86,14 +86,17 @@ export type {
   Verdict,
 } from "./lib/runner/report.ts";
 
-// Runs: the use cases CLI, UI and MCP call
+// Runs: the use cases the CLI and the server call
 export {
   compareStoredRuns,
   configTargetId,
   type ExternalRunOptions,
   type ExternalRunOutcome,
+  type JobProgress,
   type JobRequest,
+  type JobState,
   type RecordedReferenceRun,
+  type ReplayOptions,
   type ReplayOutcome,
   replayRegression,
   RunBusyError,
@@ -102,12 +105,20 @@ export {
   RunJobs,
   type RunJobsOptions,
   type RunJobView,
+  RunLock,
   type RunRecording,
   runReference,
+  type RunReferenceOptions,
   type RunSelection,
+  type RunView,
   saveRun,
+  type SaveRunOptions,
+  type StartedJob,
+  type TargetRunOptions,
+  type TargetRunOutcome,
   type TraceWrite,
   viewRun,
+  type ViewRunOptions,
 } from "./lib/runs/mod.ts";
 
 // Ledger
@@ -115,6 +126,8 @@ export { registerTarget } from "./lib/ledger/targets.ts";
 export {
   gateRegressions,
   listRegressions,
+  type RegressionView,
+  type SavedRegression,
   saveRegression,
 } from "./lib/ledger/regressions.ts";
 export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";

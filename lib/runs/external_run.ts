@@ -3,7 +3,7 @@
  * transport, the checkpoint file under the data directory, the engine, the
  * run's trace events, and the completed report appended to the ledger (or
  * kept beside its checkpoint when the ledger cannot take it). CLI, job
- * manager (UI and MCP) and library callers all start runs through here, and
+ * manager and library callers all start runs through here, and
  * get back what happened.
  *
  * @module
@@ -32,8 +32,11 @@ import { traceRun, type TraceWrite } from "./run_traces.ts";
 
 /** Options for {@link runExternal}. */
 export interface ExternalRunOptions {
+  /** The database holding the ledger (and the index, for the trace). */
   db: TraceDb;
+  /** The data directory; checkpoints go to its `external/`. */
   dataDir: string;
+  /** The target the report names. */
   target: TargetRef;
   /** Defaults to the strict HTTP transport for `config`; closed after the run. */
   transport?: StagingTransport;
@@ -41,6 +44,7 @@ export interface ExternalRunOptions {
   env?: (name: string) => string | undefined;
   /** Aborting ends the window early (INCONCLUSIVE); cleanup still runs. */
   signal?: AbortSignal;
+  /** Receives every lifecycle event (progress). */
   onEvent?: RunEventListener;
   /** Called once the checkpoint file exists, before any request. */
   onStart?: (started: { runId: string; checkpointPath: string }) => void;
@@ -66,8 +70,11 @@ export type RunRecording =
 
 /** What an external run did: its report, where the report is kept, and its trace. */
 export interface ExternalRunOutcome {
+  /** The completed report. */
   report: RunReport;
+  /** Whether the report went to the ledger or to a file. */
   recording: RunRecording;
+  /** What became of the run's trace events. */
   trace: TraceWrite;
 }
 

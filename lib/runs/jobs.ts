@@ -1,5 +1,5 @@
 /**
- * Long-running runs for the UI and MCP: `start` returns a run id as soon as
+ * Runs in the background, for servers: `start` returns a run id as soon as
  * the run's checkpoint exists and the run goes on in the background; `get`
  * answers running (with progress), completed (with the report), failed, or
  * interrupted. One external run at a time per process, through the same
@@ -39,7 +39,9 @@ export type JobRequest = { targetId: string } | { regressionId: string };
 
 /** Options for {@link RunJobs}. */
 export interface RunJobsOptions {
+  /** The database holding the ledger. */
   db: TraceDb;
+  /** The data directory of the runs' checkpoints. */
   dataDir: string;
   /** Environment lookup for `token_env`. */
   env?: (name: string) => string | undefined;
@@ -60,6 +62,7 @@ export type JobState = "running" | "completed" | "failed" | "interrupted";
 
 /** How far a running job got. */
 export interface JobProgress {
+  /** The phase the run is in. */
   phase: RunPhase;
   /** Requests sent so far. */
   requests: number;
@@ -75,14 +78,19 @@ export interface JobProgress {
 
 /** A job as `get` reports it. */
 export interface RunJobView {
+  /** Format identifier. */
   schema: "trace.run-job/1";
+  /** The run. */
   run_id: string;
+  /** Where the run stands. */
   state: JobState;
   /** `null` while running and for failed jobs; interrupted runs are INCONCLUSIVE. */
   verdict: Verdict | null;
+  /** The target the run is aimed at. */
   target_id: string;
   /** The regression a replay job replays. */
   regression_id: string | null;
+  /** When the run started (ISO 8601). */
   started_at: string;
   /** Only while running in this process. */
   progress: JobProgress | null;
@@ -96,13 +104,17 @@ export interface RunJobView {
   regression: RegressionView | null;
   /** Why a failed job failed. */
   error: string | null;
+  /** What to do next, in words. */
   note: string | null;
 }
 
 /** The answer of `start`. */
 export interface StartedJob {
+  /** The run id to poll. */
   run_id: string;
+  /** The target it runs against. */
   target_id: string;
+  /** The regression a replay replays. */
   regression_id: string | null;
   /** Path of the checkpoint that lists every id the run issues. */
   checkpoint: string;
@@ -136,6 +148,7 @@ export class RunJobs {
   readonly #lock: RunLock;
   readonly #jobs = new Map<string, Job>();
 
+  /** A manager over `options.db` and `options.dataDir`. */
   constructor(options: RunJobsOptions) {
     this.#options = options;
     this.#lock = options.lock ?? PROCESS_RUN_LOCK;

@@ -1,5 +1,5 @@
 /**
- * The use cases every entry point calls (CLI, trace UI, MCP): run the
+ * The use cases every entry point calls (the CLI and the server): run the
  * deletion contract against a registered target or a config, replay a saved
  * regression, show, save and compare runs, run the reference suite, and the
  * job manager for runs started in the background. Each use case combines

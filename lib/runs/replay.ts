@@ -37,6 +37,7 @@ export type ReplayOptions = Omit<
  * was before the run when the report could not be recorded in the ledger).
  */
 export interface ReplayOutcome extends ExternalRunOutcome {
+  /** The regression after this replay. */
   regression: RegressionView;
 }
 

@@ -1,8 +1,8 @@
 /**
  * One external run at a time per process. Every external run (CLI, job
  * manager, library) takes the process's lock before its first request, so a
- * server that starts runs for the UI and MCP never runs two against staging
- * apps at once, and a CLI run sharing that process waits its turn too.
+ * server that starts runs in the background never runs two against staging
+ * apps at once, and a CLI run sharing that process is refused too.
  *
  * @module
  */
@@ -14,6 +14,7 @@ export class RunBusyError extends ConflictError {
   /** The run that is still running. */
   readonly runningRunId: string;
 
+  /** Names the run that holds the lock. */
   constructor(runningRunId: string) {
     super(
       `Cannot start a run: run ${runningRunId} is still running in this process; wait for it to finish or cancel it`,

@@ -24,12 +24,19 @@ import { keptReportPath } from "./external_run.ts";
 
 /** The answer of `external-show`. */
 export interface RunView {
+  /** Format identifier. */
   schema: "trace.run-view/1";
+  /** The run. */
   run_id: string;
+  /** Completed, running, or interrupted (a checkpoint whose writer is gone). */
   state: RunState;
+  /** The verdict; INCONCLUSIVE for running and interrupted runs. */
   verdict: Verdict;
+  /** The target the run was aimed at. */
   target: TargetRef;
+  /** Digest of the config it ran with. */
   config_digest: string;
+  /** When it started (ISO 8601). */
   started_at: string;
   /** The regression this run replayed, if any. */
   regression_id: string | null;
@@ -42,11 +49,13 @@ export interface RunView {
     namespaces: { test: string; control: string };
     issued: { test: string[]; control: string[] };
   } | null;
+  /** What the state means and what to do next, in words. */
   note: string | null;
 }
 
 /** Options for {@link viewRun}. */
 export interface ViewRunOptions {
+  /** The data directory whose checkpoints are consulted. */
   dataDir: string;
   /** Liveness check for a checkpoint's pid (injectable for tests). */
   isAlive?: (pid: number) => boolean;

@@ -136,6 +136,7 @@ export type TargetRunOptions =
 
 /** An external run of a selection, and whether its config target was registered on the way. */
 export interface TargetRunOutcome extends ExternalRunOutcome {
+  /** True when a config was registered as a new target by this run. */
   registered: boolean;
 }
 
