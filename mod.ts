@@ -14,12 +14,12 @@
  * });
  * const db = await openDb({ dataDir: "./.trace" });
  * await migrate(db, ALL_MIGRATIONS);
- * const report = await runExternal(config, {
+ * const { report, recording } = await runExternal(config, {
  *   db,
  *   dataDir: "./.trace",
  *   target: { id: "local", base_url: config.base_url, source: "config" },
  * });
- * console.log(report.verdict);
+ * console.log(report.verdict, recording.kept_in);
  * ```
  *
  * @example Record what an agent retrieved and selected
@@ -97,11 +97,6 @@ export {
   StrictJsonError,
 } from "./lib/json/strict_json.ts";
 export { runDeletionContract, type RunOptions } from "./lib/runner/engine.ts";
-export {
-  configTargetId,
-  type ExternalRunOptions,
-  runExternal,
-} from "./lib/runs/external_run.ts";
 export { planRun, type RunPlan } from "./lib/runner/plan.ts";
 export type { RunEvent, RunEventListener } from "./lib/runner/events.ts";
 export type {
@@ -112,16 +107,51 @@ export type {
   Verdict,
 } from "./lib/runner/report.ts";
 
+// Runs: the use cases the CLI and the server call
+export {
+  compareStoredRuns,
+  configTargetId,
+  type ExternalRunOptions,
+  type ExternalRunOutcome,
+  type JobProgress,
+  type JobRequest,
+  type JobState,
+  type RecordedReferenceRun,
+  type ReplayOptions,
+  type ReplayOutcome,
+  replayRegression,
+  RunBusyError,
+  runExternal,
+  runExternalTarget,
+  RunJobs,
+  type RunJobsOptions,
+  type RunJobView,
+  RunLock,
+  type RunRecording,
+  runReference,
+  type RunReferenceOptions,
+  type RunSelection,
+  type RunView,
+  saveRun,
+  type SaveRunOptions,
+  type StartedJob,
+  type TargetRunOptions,
+  type TargetRunOutcome,
+  type TraceWrite,
+  viewRun,
+  type ViewRunOptions,
+} from "./lib/runs/mod.ts";
+
 // Ledger
 export { registerTarget } from "./lib/ledger/targets.ts";
 export {
   gateRegressions,
   listRegressions,
+  type RegressionView,
+  type SavedRegression,
   saveRegression,
 } from "./lib/ledger/regressions.ts";
-export { replayRegression } from "./lib/runs/replay.ts";
 export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";
-export { viewRun } from "./lib/runs/run_view.ts";
 export { verifyLedger } from "./lib/ledger/verify.ts";
 
 // Observability index
@@ -158,10 +188,7 @@ export {
   retention,
   retentionPolicy,
 } from "./lib/obs/maint/mod.ts";
-export {
-  createRunTraceSink,
-  type RunTraceSink,
-} from "./lib/runs/trace_events.ts";
+export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
 
 // Reference suite
 export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";

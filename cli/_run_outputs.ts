@@ -15,8 +15,10 @@ import {
 } from "../lib/ledger/regressions.ts";
 import { renderJunit } from "../lib/render/junit.ts";
 import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
-import { readRun } from "../lib/ledger/runs.ts";
-import type { ExternalRunOptions } from "../lib/runs/external_run.ts";
+import type {
+  ExternalRunOptions,
+  ExternalRunOutcome,
+} from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { dbLocation } from "./_args.ts";
 import { fileErrorWords } from "./_config_input.ts";
@@ -189,12 +191,11 @@ async function writeRunOutputs(
 /** The run options every contract command wires to the terminal. */
 export type RunHooks = Pick<
   ExternalRunOptions,
-  "dataDir" | "env" | "onStart" | "onEvent" | "onWarning" | "signal"
+  "dataDir" | "env" | "onStart" | "onEvent" | "signal"
 >;
 
-/** A finished run: its report and, for a replay, the regression after it. */
-export interface ContractRun {
-  report: RunReport;
+/** A finished run: its outcome and, for a replay, the regression after it. */
+export interface ContractRun extends ExternalRunOutcome {
   regression: RegressionView | null;
 }
 
@@ -225,13 +226,10 @@ export async function runContractCommand(
       io,
       { write: true },
       async ({ db, dataDir }) => {
-        const { report, regression } = await options.start(
-          db,
-          runHooks(dataDir, io),
-        );
+        const outcome = await options.start(db, runHooks(dataDir, io));
+        const { report, regression } = outcome;
         const regressionId = regression?.regression_id ?? null;
-        // When the ledger write failed, the runner already said where the report was kept.
-        if (await isRecorded(db, report)) {
+        if (outcome.recording.kept_in === "ledger") {
           io.err(
             `ledger: ${
               regressionId
@@ -240,6 +238,7 @@ export async function runContractCommand(
             } recorded in ${dbLocation(db)}\n`,
           );
         }
+        warnAboutOutcome(io, outcome);
         const replayCommand = replayCommandOf(report, regressionId, values);
         written = true;
         await writeRunOutputs(report, outputs, {
@@ -265,11 +264,17 @@ export async function runContractCommand(
   }
 }
 
-async function isRecorded(db: TraceDb, report: RunReport): Promise<boolean> {
-  return await readRun(db, report.run_id).then(
-    (stored) => stored !== null,
-    () => false,
-  );
+/** Says on stderr where a report the ledger could not take was kept, and whether its trace was lost. */
+export function warnAboutOutcome(io: CliIo, outcome: ExternalRunOutcome): void {
+  const { recording, trace, report } = outcome;
+  if (recording.kept_in === "file") {
+    io.err(
+      `warning: Cannot record run ${report.run_id} in the ledger (${recording.reason}); its completed report is kept at ${recording.path}\n`,
+    );
+  }
+  if (trace.status === "failed") {
+    io.err(`warning: Cannot write the run's trace events: ${trace.reason}\n`);
+  }
 }
 
 function runHooks(dataDir: string, io: CliIo): RunHooks {
@@ -278,7 +283,6 @@ function runHooks(dataDir: string, io: CliIo): RunHooks {
     env: io.env,
     onStart: ({ checkpointPath }) => io.err(`checkpoint: ${checkpointPath}\n`),
     onEvent: progressRenderer(io),
-    onWarning: (message: string) => io.err(`warning: ${message}\n`),
     ...(io.interrupted ? { signal: io.interrupted } : {}),
   };
 }

@@ -1,24 +1,18 @@
 /** `trace external-plan` and `trace external-run`. */
 
-import type { StagingConfig } from "../lib/contract/config.ts";
-import type { StagingTransport } from "../lib/contract/protocol.ts";
-import type { TraceDb } from "../lib/db.ts";
-import { NotFoundError, UsageError } from "../lib/errors.ts";
-import { createHttpTransport } from "../lib/http/strict_client.ts";
-import { requireLedger } from "../lib/ledger/schema.ts";
-import {
-  readTarget,
-  registerTarget,
-  targetRef,
-  validateTargetId,
-} from "../lib/ledger/targets.ts";
+import { UsageError } from "../lib/errors.ts";
+import { validateTargetId } from "../lib/ledger/targets.ts";
 import { planRun } from "../lib/runner/plan.ts";
-import { configTargetId, runExternal } from "../lib/runs/external_run.ts";
-import type { TargetRef } from "../lib/runner/report.ts";
+import {
+  configTargetRef,
+  readRunTarget,
+  runExternalTarget,
+  type RunSelection,
+} from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import { loadConfig } from "./_config_input.ts";
-import type { CliIo, Command } from "./_io.ts";
+import type { Command } from "./_io.ts";
 import { renderPlan } from "./_report_text.ts";
 import { OUTPUT_FLAGS, runContractCommand } from "./_run_outputs.ts";
 
@@ -73,29 +67,6 @@ function targetOrConfig(
   );
 }
 
-/** Loads a registered target's config; a clear error when it is not registered. */
-async function loadRegisteredTarget(
-  db: TraceDb,
-  targetId: string,
-): Promise<{ config: StagingConfig; target: TargetRef }> {
-  await requireLedger(db);
-  const record = await readTarget(db, targetId);
-  if (!record) {
-    throw new NotFoundError(
-      `Cannot find target "${targetId}"; register it with trace external-register --target ${targetId} --config FILE`,
-    );
-  }
-  return { config: record.config, target: targetRef(record) };
-}
-
-function configTarget(config: StagingConfig): TargetRef {
-  return {
-    id: configTargetId(config),
-    base_url: config.base_url,
-    source: "config",
-  };
-}
-
 /** `trace external-plan`: the dry run. */
 export const externalPlan: Command = async (args, io) => {
   const { values } = parseFlags("external-plan", args, PLAN_FLAGS);
@@ -106,11 +77,11 @@ export const externalPlan: Command = async (args, io) => {
       values,
       io,
       { write: false },
-      ({ db }) => loadRegisteredTarget(db, choice.target),
+      ({ db }) => readRunTarget(db, choice.target),
     )
     : await (async () => {
       const config = await loadConfig(choice.config, io);
-      return { config, target: configTarget(config) };
+      return { config, target: configTargetRef(config) };
     })();
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
@@ -123,64 +94,18 @@ export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
-  // A config's token is read before anything is reserved or registered, so a
-  // bad config changes nothing.
-  const fromConfig = "config" in choice
-    ? withTransport(await loadConfig(choice.config, io), io)
-    : null;
+  const selection: RunSelection = "config" in choice
+    ? { config: await loadConfig(choice.config, io) }
+    : { targetId: choice.target };
   return await runContractCommand(io, {
     values,
-    start: async (db, hooks) => {
-      const { config, target, transport } = fromConfig
-        ? {
-          ...fromConfig,
-          target: await registerConfigTarget(db, fromConfig.config, io),
-        }
-        : await registeredWithTransport(
-          db,
-          (choice as { target: string }).target,
-          io,
-        );
-      const report = await runExternal(config, {
+    start: async (db, hooks) => ({
+      ...await runExternalTarget(db, selection, {
         ...hooks,
-        db,
-        target,
-        transport,
-      });
-      return { report, regression: null };
-    },
+        onRegistered: (target) =>
+          io.err(`target: registered ${target.id} from the config\n`),
+      }),
+      regression: null,
+    }),
   });
 };
-
-function withTransport(
-  config: StagingConfig,
-  io: CliIo,
-): { config: StagingConfig; transport: StagingTransport } {
-  return { config, transport: createHttpTransport(config, { env: io.env }) };
-}
-
-async function registeredWithTransport(
-  db: TraceDb,
-  targetId: string,
-  io: CliIo,
-): Promise<
-  { config: StagingConfig; target: TargetRef; transport: StagingTransport }
-> {
-  const { config, target } = await loadRegisteredTarget(db, targetId);
-  return { ...withTransport(config, io), target };
-}
-
-async function registerConfigTarget(
-  db: TraceDb,
-  config: StagingConfig,
-  io: CliIo,
-): Promise<TargetRef> {
-  const targetId = configTargetId(config);
-  const { target, created } = await registerTarget(db, {
-    targetId,
-    config,
-    source: "config",
-  });
-  if (created) io.err(`target: registered ${targetId} from the config\n`);
-  return targetRef(target);
-}

@@ -18,12 +18,16 @@ import {
   isDemoDefect,
 } from "../lib/demo/defects.ts";
 import { UsageError } from "../lib/errors.ts";
-import { configTargetId, runExternal } from "../lib/runs/external_run.ts";
+import { configTargetRef, runExternal } from "../lib/runs/mod.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
 import { type DataContext, withDataContext } from "./_context.ts";
 import { startDemoServer } from "./demo.ts";
-import { exitCodeOf, writeReportFile } from "./_run_outputs.ts";
+import {
+  exitCodeOf,
+  warnAboutOutcome,
+  writeReportFile,
+} from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
@@ -58,17 +62,14 @@ async function runAgainstDemo(
       { ...example, base_url: server.url },
       "example config",
     );
-    const report = await runExternal(config, {
+    const outcome = await runExternal(config, {
       db: context.db,
       dataDir: context.dataDir,
-      target: {
-        id: configTargetId(config),
-        base_url: config.base_url,
-        source: "config",
-      },
+      target: configTargetRef(config),
       onEvent: progressRenderer(io),
-      onWarning: (message: string) => io.err(`warning: ${message}\n`),
     });
+    warnAboutOutcome(io, outcome);
+    const { report } = outcome;
     const dir = join(context.dataDir, "reports");
     await ensurePrivateDir(dir);
     const reportPath = join(dir, `${report.run_id}.json`);

@@ -1,12 +1,9 @@
 /** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
 
-import { errorMessage, NotFoundError, UsageError } from "../lib/errors.ts";
+import { NotFoundError, UsageError } from "../lib/errors.ts";
 import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
-import {
-  createRunTraceSink,
-  type RunTraceSink,
-} from "../lib/runs/trace_events.ts";
+import { runReference } from "../lib/runs/mod.ts";
 import {
   type DashboardRow,
   dashboardRow,
@@ -20,19 +17,14 @@ import {
   latestReferenceRuns,
   readReferenceRun,
 } from "../lib/reference/history.ts";
-import {
-  referenceConfig,
-  referenceTarget,
-  runReferenceSuite,
-} from "../lib/reference/suite.ts";
+import { referenceConfig, referenceTarget } from "../lib/reference/suite.ts";
 import {
   expectationLabel,
   findSystem,
   REFERENCE_SYSTEMS,
   type ReferenceSystemSpec,
-  referenceTargetId,
 } from "../lib/reference/systems.ts";
-import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
@@ -277,24 +269,17 @@ async function run(
 ): Promise<number> {
   const selected = selectSystems(systems, names);
   return await withDataContext(values, io, { write: true }, async ({ db }) => {
-    let sink: RunTraceSink | null = null;
     const rows: DashboardRow[] = [];
-    await runReferenceSuite({
+    await runReference(db, {
       systems: selected,
-      db,
-      onStart: (spec, time) => {
-        if (values["no-trace"]) return undefined;
-        sink = createRunTraceSink(db, {
-          clock: time,
-          runKind: "reference",
-          targetId: referenceTargetId(spec.name),
-        });
-        return sink.listener;
-      },
-      onResult: async (result) => {
-        await flushTrace(sink, io);
-        const spec = findSystem(result.system, selected)!;
-        const row = dashboardRow(spec, result.report, result.evaluation);
+      trace: !values["no-trace"],
+      onResult: (run) => {
+        if (run.trace.status === "failed") {
+          // The verdict stands without its trace; say so instead of failing the suite.
+          io.err(`warning: run trace not written: ${run.trace.reason}\n`);
+        }
+        const spec = findSystem(run.system, selected)!;
+        const row = dashboardRow(spec, run.report, run.evaluation);
         rows.push(row);
         io.err(
           `reference: ${row.system} ${row.observed} (expected ${row.expected}) ${
@@ -304,9 +289,7 @@ async function run(
       },
     });
     io.err(
-      `ledger: ${rows.length} reference run(s) recorded in ${
-        db.path ?? db.url
-      }\n`,
+      `ledger: ${rows.length} reference run(s) recorded in ${dbLocation(db)}\n`,
     );
     const mismatched = rows.filter((r) => !r.matches);
     if (values.json) printJson(io, { rows, mismatches: mismatched.length });
@@ -322,16 +305,6 @@ async function run(
     }
     return 0;
   });
-}
-
-async function flushTrace(sink: RunTraceSink | null, io: CliIo): Promise<void> {
-  if (!sink) return;
-  try {
-    await sink.flush();
-  } catch (error) {
-    // The verdict stands without its trace; say so instead of failing the suite.
-    io.err(`warning: run trace not written: ${errorMessage(error)}\n`);
-  }
 }
 
 async function show(

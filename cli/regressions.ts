@@ -5,21 +5,16 @@
  * @module
  */
 
-import type { TraceDb } from "../lib/db.ts";
-import { NotFoundError } from "../lib/errors.ts";
+import type { GateResult, RegressionView } from "../lib/ledger/regressions.ts";
 import {
-  gateRegressions,
-  type GateResult,
-  listRegressions,
-  type RegressionView,
-  saveRegression,
-} from "../lib/ledger/regressions.ts";
-import { replayRegression } from "../lib/runs/replay.ts";
-import { readTarget, validateTargetId } from "../lib/ledger/targets.ts";
+  gate,
+  regressionsOf,
+  replayRegression,
+  saveRun,
+} from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { withLedger } from "./_ledger_context.ts";
 import { renderTable } from "./_report_text.ts";
 import {
   dataFlagsOf,
@@ -53,7 +48,7 @@ export const externalSave: Command = async (args, io) => {
     io,
     { write: true },
     async ({ db, dataDir }) => {
-      const result = await saveRegression(db, runId, { dataDir });
+      const result = await saveRun(db, runId, { dataDir });
       const id = result.regression.regression_id;
       if (values.json) printJson(io, result);
       else {
@@ -108,21 +103,6 @@ export const externalReplay: Command = async (args, io) => {
 
 const LIST_FLAGS = { ...DATA_FLAGS, target: { type: "string" } } as const;
 
-/** The `--target` filter, refused when no such target is registered. */
-async function targetFilter(
-  db: TraceDb,
-  target: string | undefined,
-): Promise<string | undefined> {
-  if (target === undefined) return undefined;
-  const targetId = validateTargetId(target);
-  if (!await readTarget(db, targetId)) {
-    throw new NotFoundError(
-      `Cannot find target "${targetId}"; see trace external-targets`,
-    );
-  }
-  return targetId;
-}
-
 const REGRESSIONS_HELP =
   `Usage: trace external-regressions [--target ID] [--json] [--data-dir DIR] [--db URL]
 
@@ -134,9 +114,8 @@ their latest replay and the number of replays. An unknown --target is refused.
 export const externalRegressions: Command = async (args, io) => {
   const { values } = parseFlags("external-regressions", args, LIST_FLAGS);
   if (values.help) return showHelp(io, REGRESSIONS_HELP);
-  return await withLedger(values, io, async ({ db }) => {
-    const target = await targetFilter(db, values.target);
-    const regressions = await listRegressions(db, target);
+  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+    const regressions = await regressionsOf(db, values.target);
     if (values.json) printJson(io, { regressions });
     else io.out(renderRegressions(regressions));
     return 0;
@@ -175,15 +154,11 @@ unknown --target is refused with exit 2.
 export const externalGate: Command = async (args, io) => {
   const { values } = parseFlags("external-gate", args, LIST_FLAGS);
   if (values.help) return showHelp(io, GATE_HELP);
-  return await withLedger(values, io, async ({ db }) => {
-    const target = await targetFilter(db, values.target);
-    const gate = gateRegressions(
-      await listRegressions(db, target),
-      target ?? null,
-    );
-    if (values.json) printJson(io, gate);
-    else io.out(renderGate(gate));
-    return gate.ok ? 0 : 1;
+  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+    const result = await gate(db, values.target);
+    if (values.json) printJson(io, result);
+    else io.out(renderGate(result));
+    return result.ok ? 0 : 1;
   });
 };
 

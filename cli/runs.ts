@@ -1,13 +1,11 @@
 /** `trace external-show` and `trace external-compare`: reading runs back. */
 
-import { NotFoundError } from "../lib/errors.ts";
-import { compareRuns, type RunComparison } from "../lib/ledger/compare.ts";
-import { type RunView, viewRun } from "../lib/runs/run_view.ts";
-import { readRun, validateRunId } from "../lib/ledger/runs.ts";
+import type { RunComparison } from "../lib/ledger/compare.ts";
+import { validateRunId } from "../lib/ledger/runs.ts";
+import { compareStoredRuns, type RunView, viewRun } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { hasLedger, withLedger } from "./_ledger_context.ts";
 import { renderReport } from "./_report_text.ts";
 import { exitCodeOf } from "./_run_outputs.ts";
 
@@ -29,20 +27,9 @@ export const externalCompare: Command = async (args, io) => {
     { min: 2, max: 2 },
   );
   if (values.help) return showHelp(io, COMPARE_HELP);
-  for (const runId of positionals) validateRunId(runId);
-  return await withLedger(values, io, async ({ db }) => {
-    const [a, b] = await Promise.all(
-      positionals.map(async (runId) => {
-        const report = await readRun(db, runId);
-        if (!report || report.kind !== "external") {
-          throw new NotFoundError(
-            `Cannot compare: no completed external run ${runId} in the ledger; see trace external-show ${runId}`,
-          );
-        }
-        return report;
-      }),
-    );
-    const comparison = compareRuns(a!, b!);
+  const [runA, runB] = positionals.map(validateRunId);
+  return await withDataContext(values, io, { write: false }, async ({ db }) => {
+    const comparison = await compareStoredRuns(db, runA!, runB!);
     if (values.json) printJson(io, comparison);
     else io.out(renderComparison(comparison));
     return 0;
@@ -105,10 +92,7 @@ export const externalShow: Command = async (args, io) => {
     io,
     { write: false },
     async ({ db, dataDir }) => {
-      const view = await viewRun(db, positionals[0]!, {
-        dataDir,
-        ledger: await hasLedger(db),
-      });
+      const view = await viewRun(db, positionals[0]!, { dataDir });
       if (values.json) printJson(io, view);
       else io.out(renderView(view));
       return exitCodeOf(view.verdict);

@@ -1,16 +1,11 @@
 /** `trace external-register` and `trace external-targets`. */
 
 import { UsageError } from "../lib/errors.ts";
-import {
-  listTargets,
-  registerTarget,
-  type TargetRecord,
-  validateTargetId,
-} from "../lib/ledger/targets.ts";
+import { type TargetRecord, validateTargetId } from "../lib/ledger/targets.ts";
+import { registeredTargets, registerNamedTarget } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { hasLedger } from "./_ledger_context.ts";
 import { renderTable } from "./_report_text.ts";
 import { requireConfig } from "./_config_input.ts";
 
@@ -41,11 +36,7 @@ export const externalRegister: Command = async (args, io) => {
   const targetId = validateTargetId(values.target);
   const config = await requireConfig(values.config, "external-register", io);
   return await withDataContext(values, io, { write: true }, async ({ db }) => {
-    const result = await registerTarget(db, {
-      targetId,
-      config,
-      source: "registered",
-    });
+    const result = await registerNamedTarget(db, targetId, config);
     if (values.json) printJson(io, result);
     else {
       io.out(
@@ -69,7 +60,7 @@ export const externalTargets: Command = async (args, io) => {
   const { values } = parseFlags("external-targets", args, DATA_FLAGS);
   if (values.help) return showHelp(io, TARGETS_HELP);
   return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    const targets = await hasLedger(db) ? await listTargets(db) : [];
+    const targets = await registeredTargets(db);
     if (values.json) printJson(io, { targets });
     else io.out(renderTargets(targets));
     return 0;

@@ -28,7 +28,7 @@ async function runDemo(defect: DemoDefect | null) {
           deletion_window_seconds: 1,
           sample_interval_seconds: 0.25,
         });
-        return await runExternal(config, {
+        const { report } = await runExternal(config, {
           db,
           dataDir,
           target: {
@@ -37,6 +37,7 @@ async function runDemo(defect: DemoDefect | null) {
             source: "config",
           },
         });
+        return report;
       } finally {
         db.close();
       }

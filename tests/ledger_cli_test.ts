@@ -28,13 +28,14 @@ async function runFake(
   behaviour: FakeBehaviour = {},
 ): Promise<RunReport> {
   const clock = new VirtualClock();
-  return await runExternal(CONFIG, {
+  const { report } = await runExternal(CONFIG, {
     db,
     dataDir,
     target: { ...TARGET, source: "registered" },
     transport: new FakeTarget(clock, behaviour),
     clock,
   });
+  return report;
 }
 
 async function replayFake(

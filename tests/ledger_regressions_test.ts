@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { migrate, type TraceDb } from "../lib/db.ts";
-import { RefusedError } from "../lib/errors.ts";
+import { LedgerIntegrityError, RefusedError } from "../lib/errors.ts";
 import { appendEntry } from "../lib/ledger/chain.ts";
 import { compareRuns, REPLAY_CAVEAT } from "../lib/ledger/compare.ts";
 import {
@@ -11,6 +11,7 @@ import {
   saveRegression,
 } from "../lib/ledger/regressions.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
+import { saveRun } from "../lib/runs/regressions.ts";
 import { registerTarget, targetRef } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
@@ -41,13 +42,14 @@ async function runFake(
   targetId = "staging-a",
 ): Promise<RunReport> {
   const clock = new VirtualClock();
-  return await runExternal(CONFIG, {
+  const { report } = await runExternal(CONFIG, {
     db,
     dataDir,
     target: { id: targetId, base_url: CONFIG.base_url, source: "registered" },
     transport: new FakeTarget(clock, behaviour),
     clock,
   });
+  return report;
 }
 
 async function replayFake(
@@ -108,7 +110,7 @@ Deno.test("saveRegression() refuses a run that only has a checkpoint", async () 
       verdict: null,
     });
     await assert.rejects(
-      () => saveRegression(db, "run-20260101T000000Z-abcdef", { dataDir: dir }),
+      () => saveRun(db, "run-20260101T000000Z-abcdef", { dataDir: dir }),
       (error: Error) =>
         error instanceof RefusedError && /never completed/.test(error.message),
     );
@@ -204,7 +206,7 @@ Deno.test("replayRegression() refuses protocol or contract drift before any requ
   });
 });
 
-Deno.test("replayRegression() refuses a target whose stored config changed", async () => {
+Deno.test("replayRegression() refuses a target whose stored config was edited, before any request", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);
     const fail = await runFake(db, dir, { staleCache: true });
@@ -220,10 +222,21 @@ Deno.test("replayRegression() refuses a target whose stored config changed", asy
     } finally {
       raw.close();
     }
+    const clock = new VirtualClock();
+    const target = new FakeTarget(clock);
     await assert.rejects(
-      () => replayFake(db, dir, regression.regression_id),
-      /Cannot replay regression reg-.*: the registered config of target "staging-a" is not the one the run used/,
+      () =>
+        replayRegression(db, regression.regression_id, {
+          dataDir: dir,
+          transport: target,
+          clock,
+        }),
+      (error: Error) =>
+        error instanceof LedgerIntegrityError &&
+        /registration of target "staging-a" .*changed after it was written; run trace ledger verify/
+          .test(error.message),
     );
+    assert.equal(target.calls.length, 0);
     assert.ok(await readDefinition(db, regression.regression_id));
   });
 });

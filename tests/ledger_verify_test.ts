@@ -12,6 +12,12 @@ import {
   payloadDigest,
 } from "../lib/ledger/chain.ts";
 import { readRun } from "../lib/ledger/runs.ts";
+import { listRegressions, readRegression } from "../lib/ledger/regressions.ts";
+import {
+  latestReferenceRuns,
+  listReferenceRuns,
+  readReferenceRun,
+} from "../lib/reference/history.ts";
 import { LEDGER_MIGRATIONS } from "../lib/ledger/schema.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
@@ -260,7 +266,7 @@ Deno.test("readRun() refuses to present a row that was edited after it was writt
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
     const clock = new VirtualClock();
-    const report = await runExternal(stagingConfig(), {
+    const { report } = await runExternal(stagingConfig(), {
       db,
       dataDir,
       target: { id: "t", base_url: "http://127.0.0.1:1", source: "config" },
@@ -278,5 +284,52 @@ Deno.test("readRun() refuses to present a row that was edited after it was writt
       () => readRun(db, report.run_id),
       /was changed after it was written; run trace ledger verify/,
     );
+  });
+});
+
+Deno.test("every ledger reader refuses an edited row: regressions and reference history", async () => {
+  await withDb(async (db) => {
+    await seed(db);
+    const definition = {
+      schema: "trace.regression/1",
+      regression_id: "reg-1",
+      source_run_id: "run-1",
+      saved_at: "2026-11-29T10:00:00.000Z",
+      target: { id: "staging-a" },
+      contract: {},
+      assertions: [],
+    };
+    await appendEntry(db, {
+      kind: "regression",
+      entityId: "reg-1",
+      targetId: "staging-a",
+      payload: definition,
+    });
+    await appendEntry(db, {
+      kind: "reference_run",
+      entityId: "run-ref-1",
+      targetId: "reference-correct",
+      payload: { run_id: "run-ref-1", target: { id: "reference-correct" } },
+    });
+    assert.equal((await listRegressions(db)).length, 1);
+    assert.equal((await listReferenceRuns(db)).length, 1);
+    await tamper(db, async (raw) => {
+      await raw.execute(
+        `UPDATE ledger_entries SET payload = replace(payload, '"run-1"', '"run-2"') WHERE kind = 'regression'`,
+      );
+      await raw.execute(
+        `UPDATE ledger_entries SET payload = replace(payload, 'run-ref-1', 'run-ref-2') WHERE kind = 'reference_run'`,
+      );
+    });
+    const edited = (error: Error) =>
+      error instanceof LedgerIntegrityError &&
+      /changed after it was written; run trace ledger verify/.test(
+        error.message,
+      );
+    await assert.rejects(() => listRegressions(db), edited);
+    await assert.rejects(() => readRegression(db, "reg-1"), edited);
+    await assert.rejects(() => listReferenceRuns(db), edited);
+    await assert.rejects(() => latestReferenceRuns(db), edited);
+    await assert.rejects(() => readReferenceRun(db, "run-ref-1"), edited);
   });
 });

@@ -14,6 +14,7 @@ import {
   readReferenceRun,
 } from "../lib/reference/history.ts";
 import { runReferenceSuite } from "../lib/reference/suite.ts";
+import { runReference } from "../lib/runs/reference_runs.ts";
 import { findSystem, REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
 import type { Sample } from "../lib/runner/report.ts";
 import { withDb } from "./_helpers.ts";
@@ -88,8 +89,8 @@ Deno.test("listReferenceRuns() reads reference history apart from external runs"
     assert.equal(await readReferenceRun(db, "run-x"), null);
     await migrate(db, ALL_MIGRATIONS);
     const correct = findSystem("correct")!;
-    const [first] = await runReferenceSuite({ systems: [correct], db });
-    const [second] = await runReferenceSuite({ systems: [correct], db });
+    const [first] = await runReference(db, { systems: [correct] });
+    const [second] = await runReference(db, { systems: [correct] });
     const external = {
       ...first!.report,
       run_id: "run-external-1",

@@ -147,28 +147,25 @@ Deno.test("runDeletionContract() names the first sample that really read 0 after
 Deno.test("runExternal() keeps a completed report beside its checkpoint when the ledger cannot take it", async () => {
   await withTempDir(async (dataDir) => {
     const db = await openDb({ dataDir });
-    const warnings: string[] = [];
     try {
       const clock = new VirtualClock();
-      const report = await runExternal(CONFIG, {
+      const { report, recording } = await runExternal(CONFIG, {
         db,
         dataDir,
         target: TARGET,
         transport: new FakeTarget(clock),
         clock,
         trace: false,
-        onWarning: (message) => warnings.push(message),
       });
       assert.equal(report.verdict, "PASS");
-      assert.match(
-        warnings[0]!,
-        /Cannot record run .* in the ledger .*kept at .*\.report\.json/,
+      assert.equal(recording.kept_in, "file");
+      assert.ok(recording.kept_in === "file");
+      assert.equal(
+        recording.path,
+        `${dataDir}/external/${report.run_id}.report.json`,
       );
-      const kept = JSON.parse(
-        await Deno.readTextFile(
-          `${dataDir}/external/${report.run_id}.report.json`,
-        ),
-      );
+      assert.match(recording.reason, /ledger|no such table/i);
+      const kept = JSON.parse(await Deno.readTextFile(recording.path));
       assert.equal(kept.verdict, "PASS");
     } finally {
       db.close();

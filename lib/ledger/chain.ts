@@ -14,7 +14,12 @@
 import type { Transaction } from "@libsql/client";
 import { canonicalJson, sha256Hex } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
-import { ConflictError, StorageError, TraceError } from "../errors.ts";
+import {
+  ConflictError,
+  LedgerIntegrityError,
+  StorageError,
+  TraceError,
+} from "../errors.ts";
 
 /** Kinds of ledger entries. */
 export const ENTRY_KINDS = [
@@ -209,7 +214,10 @@ async function insertEntry(
   return { ...fields, seq, payload: text, chain_digest: chain };
 }
 
-/** Reads one entry by kind and id, or `null`. */
+/**
+ * Reads one entry by kind and id, or `null`. Like every reader here, it
+ * refuses an entry whose payload no longer matches its digest.
+ */
 export async function readEntry(
   db: TraceDb | Transaction,
   kind: EntryKind,
@@ -220,7 +228,7 @@ export async function readEntry(
     args: [kind, entityId],
   });
   const row = result.rows[0];
-  return row ? toEntry(row) : null;
+  return row ? verifiedEntry(row) : null;
 }
 
 /** Reads every entry of `kind` in chain order, optionally for one target. */
@@ -241,7 +249,64 @@ export async function listEntries(
         args: [kind, targetId],
       },
   );
-  return result.rows.map((row) => toEntry(row));
+  return result.rows.map((row) => verifiedEntry(row));
+}
+
+/** Options for {@link listNewestEntries}. */
+export interface NewestEntriesOptions {
+  /** Only entries filed under this target id. */
+  targetId?: string;
+  /** At most this many. */
+  limit: number;
+}
+
+/** The newest entries of `kind`, newest first. */
+export async function listNewestEntries(
+  db: TraceDb,
+  kind: EntryKind,
+  options: NewestEntriesOptions,
+): Promise<LedgerEntry[]> {
+  const result = await db.client.execute(
+    options.targetId === undefined
+      ? {
+        sql:
+          "SELECT * FROM ledger_entries WHERE kind = ? ORDER BY seq DESC LIMIT ?",
+        args: [kind, options.limit],
+      }
+      : {
+        sql:
+          "SELECT * FROM ledger_entries WHERE kind = ? AND target_id = ? ORDER BY seq DESC LIMIT ?",
+        args: [kind, options.targetId, options.limit],
+      },
+  );
+  return result.rows.map((row) => verifiedEntry(row));
+}
+
+/** The newest entry of `kind` for each target id, in chain order. */
+export async function latestEntryPerTarget(
+  db: TraceDb,
+  kind: EntryKind,
+): Promise<LedgerEntry[]> {
+  const result = await db.client.execute({
+    sql: `SELECT * FROM ledger_entries WHERE seq IN (
+        SELECT MAX(seq) FROM ledger_entries WHERE kind = ? GROUP BY target_id
+      ) ORDER BY seq`,
+    args: [kind],
+  });
+  return result.rows.map((row) => verifiedEntry(row));
+}
+
+/** Never presents an altered row as evidence; `ledger verify` names the damage. */
+function verifiedEntry(row: Record<string, unknown>): LedgerEntry {
+  const entry = toEntry(row);
+  if (payloadDigest(entry.payload) !== entry.payload_digest) {
+    throw new LedgerIntegrityError(
+      `The ledger row of ${
+        entry.kind.replace("_", " ")
+      } ${entry.entity_id} (seq ${entry.seq}) was changed after it was written; run trace ledger verify`,
+    );
+  }
+  return entry;
 }
 
 function executor(db: TraceDb | Transaction): Pick<Transaction, "execute"> {

@@ -14,10 +14,8 @@ import {
 } from "../contract/protocol.ts";
 import { ASSERTION_FAMILIES, familiesOf } from "../runner/families.ts";
 import type { RunReport, Timing } from "../runner/report.ts";
+import { ASSERTION_RULES_REVISION } from "../runner/rules.ts";
 import { configDifferences } from "./targets.ts";
-
-/** Revision of the verdict rules and finding codes that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/1" as const;
 
 /** What a run was judged against. */
 export interface RunContract {

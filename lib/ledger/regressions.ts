@@ -13,7 +13,6 @@ import type { Transaction } from "@libsql/client";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
-import { readCheckpoint } from "../runner/checkpoint.ts";
 import type { RunReport, Verdict } from "../runner/report.ts";
 import {
   appendEntries,
@@ -85,14 +84,27 @@ export function regressionIdFor(runId: string): string {
   return `reg-${runId.replace(/^run-/, "")}`;
 }
 
-/** Saves a completed FAIL as a regression; saving the same run again is a no-op. */
+/** The answer of `external-save`. */
+export interface SavedRegression {
+  regression: RegressionView;
+  /** False when the run was already saved. */
+  created: boolean;
+}
+
+/**
+ * Saves a completed FAIL as a regression; saving the same run again is a
+ * no-op. A run that is not in the ledger is a {@link NotFoundError}.
+ */
 export async function saveRegression(
   db: TraceDb,
   runId: string,
-  options: { dataDir?: string } = {},
-): Promise<{ regression: RegressionView; created: boolean }> {
+): Promise<SavedRegression> {
   const report = await readRun(db, validateRunId(runId));
-  if (!report) throw await missingRunError(runId, options.dataDir);
+  if (!report) {
+    throw new NotFoundError(
+      `Cannot find run ${runId} in the ledger; run ids are printed by trace external-run (stdout and its --output file) and listed by trace external-regressions; check --data-dir`,
+    );
+  }
   refuseUnsaveable(report);
   const target = await readTarget(db, report.target.id);
   const targetProblems = targetDrift(
@@ -124,21 +136,6 @@ export async function saveRegression(
   });
   const regression = await readRegression(db, definition.regression_id);
   return { regression: regression!, created };
-}
-
-async function missingRunError(
-  runId: string,
-  dataDir: string | undefined,
-): Promise<Error> {
-  const checkpoint = dataDir ? await readCheckpoint(dataDir, runId) : null;
-  if (checkpoint) {
-    return new RefusedError(
-      `Cannot save run ${runId} as a regression: it never completed (only a checkpoint exists, so it is running or interrupted); only a completed FAIL can be saved`,
-    );
-  }
-  return new NotFoundError(
-    `Cannot find run ${runId} in the ledger; run ids are printed by trace external-run (stdout and its --output file) and listed by trace external-regressions; check --data-dir`,
-  );
 }
 
 function refuseUnsaveable(report: RunReport): void {
@@ -297,31 +294,56 @@ export function replayDrift(
   return problems;
 }
 
+/** The link a replay run appends with its report, and what it appended. */
+export interface ReplayLink {
+  /** Pass as the run's linked entries: computed inside the report's transaction. */
+  entries: (report: RunReport, tx: Transaction) => Promise<NewEntry[]>;
+  /** The replay record the last transaction built (committed only if the report was recorded). */
+  record(): ReplayRecord | null;
+}
+
 /** The replay entry appended with a replay run's report, in the same transaction. */
-export function replayEntry(
-  regressionId: string,
-): (report: RunReport, tx: Transaction) => Promise<NewEntry[]> {
-  return async (report, tx) => {
-    const before = statusAfter(
-      await replaysOf(tx, report.target.id, regressionId),
-    );
-    const record: ReplayRecord = {
-      schema: "trace.replay/1",
-      regression_id: regressionId,
-      run_id: report.run_id,
-      verdict: report.verdict,
-      status_before: before,
-      status_after: before === "enforced" || report.verdict === "PASS"
-        ? "enforced"
-        : "pending",
-      recorded_at: new Date().toISOString(),
-    };
-    return [{
-      kind: "replay",
-      entityId: report.run_id,
-      targetId: report.target.id,
-      payload: record,
-    }];
+export function replayLink(regressionId: string): ReplayLink {
+  let built: ReplayRecord | null = null;
+  return {
+    entries: async (report, tx) => {
+      const before = statusAfter(
+        await replaysOf(tx, report.target.id, regressionId),
+      );
+      built = {
+        schema: "trace.replay/1",
+        regression_id: regressionId,
+        run_id: report.run_id,
+        verdict: report.verdict,
+        status_before: before,
+        status_after: before === "enforced" || report.verdict === "PASS"
+          ? "enforced"
+          : "pending",
+        recorded_at: new Date().toISOString(),
+      };
+      return [{
+        kind: "replay",
+        entityId: report.run_id,
+        targetId: report.target.id,
+        payload: built,
+      }];
+    },
+    record: () => built,
+  };
+}
+
+/** A regression as it stands after `record` was appended to it. */
+export function regressionAfter(
+  regression: RegressionView,
+  record: ReplayRecord,
+): RegressionView {
+  return {
+    ...regression,
+    status: record.status_after,
+    replays: regression.replays + 1,
+    last_result: record.verdict,
+    last_run_id: record.run_id,
+    last_replayed_at: record.recorded_at,
   };
 }
 

@@ -2,13 +2,15 @@
 
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { LedgerIntegrityError, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
   appendEntries,
+  type EntryKind,
+  latestEntryPerTarget,
   type LedgerEntry,
+  listNewestEntries,
   type NewEntry,
-  payloadDigest,
   readEntry,
 } from "./chain.ts";
 
@@ -56,19 +58,78 @@ export async function recordRun(
   return entry!;
 }
 
-/** Reads a completed external run report, or `null`. */
+/** Reads a completed report (external or reference), or `null`; refuses an altered row. */
 export async function readRun(
   db: TraceDb,
   runId: string,
 ): Promise<RunReport | null> {
   const entry = await readEntry(db, "run", runId) ??
     await readEntry(db, "reference_run", runId);
-  if (!entry) return null;
-  // Never present an altered row as evidence; `ledger verify` names the damage.
-  if (payloadDigest(entry.payload) !== entry.payload_digest) {
-    throw new LedgerIntegrityError(
-      `The ledger row of run ${runId} (seq ${entry.seq}) was changed after it was written; run trace ledger verify`,
-    );
-  }
-  return JSON.parse(entry.payload) as RunReport;
+  return entry ? JSON.parse(entry.payload) as RunReport : null;
+}
+
+/** Which history a run belongs to. */
+export type RunKind = RunReport["kind"];
+
+/** A completed report with its place in the ledger. */
+export interface StoredRun {
+  seq: number;
+  run_id: string;
+  target_id: string | null;
+  /** When the report was appended. */
+  created_at: string;
+  report: RunReport;
+}
+
+function entryKindOf(kind: RunKind): EntryKind {
+  return kind === "reference" ? "reference_run" : "run";
+}
+
+function storedRun(entry: LedgerEntry): StoredRun {
+  return {
+    seq: entry.seq,
+    run_id: entry.entity_id,
+    target_id: entry.target_id,
+    created_at: entry.created_at,
+    report: JSON.parse(entry.payload) as RunReport,
+  };
+}
+
+/** Options for {@link listRuns}. */
+export interface ListRunsOptions {
+  /** Only runs of this target. */
+  targetId?: string;
+  /** Newest first, at most this many (default 50). */
+  limit?: number;
+}
+
+/** Stored runs of one history, newest first; external and reference runs never mix. */
+export async function listRuns(
+  db: TraceDb,
+  kind: RunKind,
+  options: ListRunsOptions = {},
+): Promise<StoredRun[]> {
+  const entries = await listNewestEntries(db, entryKindOf(kind), {
+    limit: options.limit ?? 50,
+    ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
+  });
+  return entries.map(storedRun);
+}
+
+/** The newest stored run of each target in one history, in ledger order. */
+export async function latestRunPerTarget(
+  db: TraceDb,
+  kind: RunKind,
+): Promise<StoredRun[]> {
+  return (await latestEntryPerTarget(db, entryKindOf(kind))).map(storedRun);
+}
+
+/** One stored run of one history by id, or `null` (a run of the other history is `null` too). */
+export async function readStoredRun(
+  db: TraceDb,
+  kind: RunKind,
+  runId: string,
+): Promise<StoredRun | null> {
+  const entry = await readEntry(db, entryKindOf(kind), runId);
+  return entry ? storedRun(entry) : null;
 }

@@ -116,3 +116,10 @@ export async function requireLedger(db: TraceDb): Promise<void> {
 function dbLocation(db: TraceDb): string {
   return db.path ?? redactDbUrl(db.url);
 }
+
+/** False for a database never written to; throws like {@link requireLedger} when it is older than this build. */
+export async function hasLedger(db: TraceDb): Promise<boolean> {
+  if (!(await appliedVersions(db)).has("ledger")) return false;
+  await requireLedger(db);
+  return true;
+}

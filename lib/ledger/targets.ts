@@ -12,9 +12,9 @@ import * as v from "valibot";
 import { canonicalJson, digestOf } from "../canonical_json.ts";
 import { parseStagingConfig, type StagingConfig } from "../contract/config.ts";
 import type { TraceDb } from "../db.ts";
-import { ConflictError, UsageError } from "../errors.ts";
+import { ConflictError, LedgerIntegrityError, UsageError } from "../errors.ts";
 import type { TargetRef } from "../runner/report.ts";
-import { appendEntries } from "./chain.ts";
+import { appendEntries, payloadDigest } from "./chain.ts";
 
 /** How a target came to be registered. */
 export type TargetSource = "registered" | "config";
@@ -169,12 +169,19 @@ export async function readTarget(
   return await readTargetIn(db.client, targetId);
 }
 
+/** A target row joined with its chained registration, so a read can verify the row. */
+const TARGET_SELECT =
+  `SELECT t.target_id, t.source, t.config_json, t.config_digest,
+    t.created_at, e.payload AS registration, e.payload_digest AS registration_digest
+  FROM ledger_targets t LEFT JOIN ledger_entries e
+    ON e.kind = 'target' AND e.entity_id = t.target_id`;
+
 async function readTargetIn(
   executor: Pick<Transaction, "execute">,
   targetId: string,
 ): Promise<TargetRecord | null> {
   const result = await executor.execute({
-    sql: "SELECT * FROM ledger_targets WHERE target_id = ?",
+    sql: `${TARGET_SELECT} WHERE t.target_id = ?`,
     args: [targetId],
   });
   const row = result.rows[0];
@@ -184,14 +191,15 @@ async function readTargetIn(
 /** Every registered target, by id. */
 export async function listTargets(db: TraceDb): Promise<TargetRecord[]> {
   const result = await db.client.execute(
-    "SELECT * FROM ledger_targets ORDER BY target_id",
+    `${TARGET_SELECT} ORDER BY t.target_id`,
   );
   return result.rows.map((row) => toTarget(row));
 }
 
 function toTarget(row: Record<string, unknown>): TargetRecord {
+  refuseAlteredTarget(row);
   // Stored configs were validated on the way in; parsing again fills defaults
-  // the same way and keeps the type honest if the row was edited by hand.
+  // the same way and keeps the type honest.
   const config = parseStagingConfig(
     JSON.parse(String(row.config_json)),
     `stored config of target ${String(row.target_id)}`,
@@ -204,6 +212,38 @@ function toTarget(row: Record<string, unknown>): TargetRecord {
     config_digest: String(row.config_digest),
     created_at: String(row.created_at),
   };
+}
+
+/**
+ * A target row is evidence too (replays run against it): its config must
+ * match its digest, and both must match the chained registration entry.
+ */
+function refuseAlteredTarget(row: Record<string, unknown>): void {
+  const digest = String(row.config_digest);
+  const registration = row.registration === null
+    ? null
+    : String(row.registration);
+  const intact = payloadDigest(String(row.config_json)) === digest &&
+    registration !== null &&
+    payloadDigest(registration) === String(row.registration_digest) &&
+    registrationMatches(registration, row);
+  if (!intact) {
+    throw new LedgerIntegrityError(
+      `The registration of target "${
+        String(row.target_id)
+      }" in the ledger was changed after it was written; run trace ledger verify`,
+    );
+  }
+}
+
+function registrationMatches(
+  registration: string,
+  row: Record<string, unknown>,
+): boolean {
+  const chained = JSON.parse(registration) as Record<string, unknown>;
+  return chained.config_digest === String(row.config_digest) &&
+    chained.source === String(row.source) &&
+    chained.created_at === String(row.created_at);
 }
 
 /** The reference a report carries for a registered target. */

@@ -1,13 +1,21 @@
 /**
- * Reference history: reads `reference_run` ledger entries only, so reference
+ * Reference history: the ledger's `reference_run` entries only, so reference
  * runs never show up in external comparisons and external runs never show up
- * on the reference dashboard. Reading never creates a table: a database that
- * was never written to simply has no history.
+ * on the reference dashboard. Every read goes through the ledger's verified
+ * readers. Reading never creates a table: a database that was never written
+ * to simply has no history.
  *
  * @module
  */
 
-import { appliedVersions, type TraceDb } from "../db.ts";
+import type { TraceDb } from "../db.ts";
+import {
+  latestRunPerTarget,
+  listRuns,
+  readStoredRun,
+  type StoredRun,
+} from "../ledger/runs.ts";
+import { hasLedger } from "../ledger/schema.ts";
 import type { RunReport } from "../runner/report.ts";
 import { referenceTargetId, systemOfTarget } from "./systems.ts";
 
@@ -21,21 +29,14 @@ export interface ReferenceRunEntry {
   report: RunReport;
 }
 
-const COLUMNS = "seq, entity_id, target_id, payload, created_at";
-
-function toEntry(row: Record<string, unknown>): ReferenceRunEntry {
-  const targetId = row.target_id === null ? "" : String(row.target_id);
+function toEntry(stored: StoredRun): ReferenceRunEntry {
   return {
-    seq: Number(row.seq),
-    run_id: String(row.entity_id),
-    system: systemOfTarget(targetId),
-    created_at: String(row.created_at),
-    report: JSON.parse(String(row.payload)) as RunReport,
+    seq: stored.seq,
+    run_id: stored.run_id,
+    system: systemOfTarget(stored.target_id ?? ""),
+    created_at: stored.created_at,
+    report: stored.report,
   };
-}
-
-async function hasLedger(db: TraceDb): Promise<boolean> {
-  return (await appliedVersions(db)).has("ledger");
 }
 
 /** Options for {@link listReferenceRuns}. */
@@ -52,19 +53,13 @@ export async function listReferenceRuns(
   options: ListReferenceRunsOptions = {},
 ): Promise<ReferenceRunEntry[]> {
   if (!await hasLedger(db)) return [];
-  const limit = options.limit ?? 50;
-  const result = options.system === undefined
-    ? await db.client.execute({
-      sql: `SELECT ${COLUMNS} FROM ledger_entries
-            WHERE kind = 'reference_run' ORDER BY seq DESC LIMIT ?`,
-      args: [limit],
-    })
-    : await db.client.execute({
-      sql: `SELECT ${COLUMNS} FROM ledger_entries
-            WHERE kind = 'reference_run' AND target_id = ? ORDER BY seq DESC LIMIT ?`,
-      args: [referenceTargetId(options.system), limit],
-    });
-  return result.rows.map((row) => toEntry(row as Record<string, unknown>));
+  const runs = await listRuns(db, "reference", {
+    limit: options.limit ?? 50,
+    ...(options.system === undefined
+      ? {}
+      : { targetId: referenceTargetId(options.system) }),
+  });
+  return runs.map(toEntry);
 }
 
 /** The newest stored run of each system, keyed by system name. */
@@ -73,13 +68,8 @@ export async function latestReferenceRuns(
 ): Promise<Map<string, ReferenceRunEntry>> {
   const latest = new Map<string, ReferenceRunEntry>();
   if (!await hasLedger(db)) return latest;
-  const result = await db.client.execute(
-    `SELECT ${COLUMNS} FROM ledger_entries WHERE seq IN (
-       SELECT MAX(seq) FROM ledger_entries WHERE kind = 'reference_run' GROUP BY target_id
-     ) ORDER BY seq`,
-  );
-  for (const row of result.rows) {
-    const entry = toEntry(row as Record<string, unknown>);
+  for (const stored of await latestRunPerTarget(db, "reference")) {
+    const entry = toEntry(stored);
     if (entry.system !== null) latest.set(entry.system, entry);
   }
   return latest;
@@ -91,11 +81,6 @@ export async function readReferenceRun(
   runId: string,
 ): Promise<ReferenceRunEntry | null> {
   if (!await hasLedger(db)) return null;
-  const result = await db.client.execute({
-    sql: `SELECT ${COLUMNS} FROM ledger_entries
-          WHERE kind = 'reference_run' AND entity_id = ?`,
-    args: [runId],
-  });
-  const row = result.rows[0];
-  return row ? toEntry(row as Record<string, unknown>) : null;
+  const stored = await readStoredRun(db, "reference", runId);
+  return stored ? toEntry(stored) : null;
 }

@@ -2,16 +2,15 @@
  * Runs reference systems through the same engine as external runs. Each run
  * gets a fresh system on its own {@link VirtualTime}, an in-process transport
  * by default, the scenario's event hook (barriers), and an in-memory
- * checkpoint; the report is a `reference` report, stored apart from external
- * history.
+ * checkpoint; the report is a `reference` report. Recording it (apart from
+ * external history) and tracing it is the caller's business: see
+ * `lib/runs/reference_runs.ts`.
  *
  * @module
  */
 
 import { parseStagingConfig, type StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
-import type { TraceDb } from "../db.ts";
-import { recordRun } from "../ledger/runs.ts";
 import { memoryCheckpointSink } from "../runner/checkpoint.ts";
 import { runDeletionContract } from "../runner/engine.ts";
 import type { RunEvent, RunEventListener } from "../runner/events.ts";
@@ -121,20 +120,17 @@ export async function runReferenceSystem(
 export interface ReferenceSuiteOptions extends ReferenceRunOptions {
   /** Systems to run (default: all of them). */
   systems?: readonly ReferenceSystemSpec[];
-  /** Stores each report in the ledger as a reference run. */
-  db?: TraceDb;
-  /** Called after each system finished (and was recorded). */
+  /** Called after each system finished, before the next one starts. */
   onResult?: (result: ReferenceResult) => void | Promise<void>;
 }
 
-/** Runs systems one after another; never mixes them into external history. */
+/** Runs systems one after another. */
 export async function runReferenceSuite(
   options: ReferenceSuiteOptions = {},
 ): Promise<ReferenceResult[]> {
   const results: ReferenceResult[] = [];
   for (const spec of options.systems ?? REFERENCE_SYSTEMS) {
     const result = await runReferenceSystem(spec, options);
-    if (options.db) await recordRun(options.db, result.report);
     await options.onResult?.(result);
     results.push(result);
   }

@@ -24,6 +24,7 @@ import {
   type RunIdentifiers,
 } from "./ids.ts";
 import { assessRun } from "./findings.ts";
+import type { FindingCode } from "./rules.ts";
 import { errorMessage } from "../errors.ts";
 import { processIdentity } from "./process_identity.ts";
 import {
@@ -166,7 +167,7 @@ async function completeCheckpoint(
   } catch (error) {
     report.findings.push({
       severity: "note",
-      code: "checkpoint_unwritten",
+      code: "checkpoint_unwritten" satisfies FindingCode,
       subject: "checkpoint",
       message:
         `The checkpoint ${sink.location} could not be marked completed: ${

@@ -1,5 +1,6 @@
 /**
- * The verdict rules. Data left at the final sample is FAIL; a failed
+ * The verdict rules. Every code they emit is declared in `rules.ts` under
+ * the rules revision. Data left at the final sample is FAIL; a failed
  * baseline, a missing observation, a request error, an incomplete inventory
  * or a lost control is INCONCLUSIVE; otherwise PASS, with transient residuals
  * recorded. Cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL.
@@ -9,6 +10,7 @@
 
 import { STORES } from "../contract/protocol.ts";
 import type { RunPhase } from "./events.ts";
+import type { FindingCode } from "./rules.ts";
 import type {
   Baseline,
   Cleanup,
@@ -96,7 +98,7 @@ function verdictOf(findings: Finding[]): Verdict {
 
 function finding(
   severity: Finding["severity"],
-  code: string,
+  code: FindingCode,
   subject: string,
   message: string,
   sampleIndexes: number[],

@@ -1,39 +1,52 @@
 /**
- * An external run end to end: strict HTTP transport, checkpoint file under
- * the data directory, the engine, and the completed report appended to the
- * ledger. CLI, MCP and the UI all start runs through here.
+ * An external run end to end: the process's run lock, the strict HTTP
+ * transport, the checkpoint file under the data directory, the engine, the
+ * run's trace events, and the completed report appended to the ledger (or
+ * kept beside its checkpoint when the ledger cannot take it). CLI, job
+ * manager and library callers all start runs through here, and
+ * get back what happened.
  *
  * @module
  */
 
+import { join } from "node:path";
 import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
-import { createHttpTransport } from "../http/strict_client.ts";
 import { errorMessage } from "../errors.ts";
+import { createHttpTransport } from "../http/strict_client.ts";
 import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
-import { join } from "node:path";
-import { checkpointDir, fileCheckpointSink } from "../runner/checkpoint.ts";
+import {
+  checkpointDir,
+  type CheckpointSink,
+  fileCheckpointSink,
+} from "../runner/checkpoint.ts";
 import type { Clock } from "../runner/clock.ts";
 import { runDeletionContract } from "../runner/engine.ts";
 import type { RunEventListener } from "../runner/events.ts";
 import { newRunIdentifiers } from "../runner/ids.ts";
 import type { RunReport, TargetRef } from "../runner/report.ts";
-import { createRunTraceSink } from "./trace_events.ts";
+import { PROCESS_RUN_LOCK, type RunLock } from "./run_lock.ts";
+import { traceRun, type TraceWrite } from "./run_traces.ts";
 
 /** Options for {@link runExternal}. */
 export interface ExternalRunOptions {
+  /** The database holding the ledger (and the index, for the trace). */
   db: TraceDb;
+  /** The data directory; checkpoints go to its `external/`. */
   dataDir: string;
+  /** The target the report names. */
   target: TargetRef;
-  /** Defaults to the strict HTTP transport for `config`. */
+  /** Defaults to the strict HTTP transport for `config`; closed after the run. */
   transport?: StagingTransport;
   /** Environment lookup for `token_env`. */
   env?: (name: string) => string | undefined;
+  /** Aborting ends the window early (INCONCLUSIVE); cleanup still runs. */
   signal?: AbortSignal;
+  /** Receives every lifecycle event (progress). */
   onEvent?: RunEventListener;
-  /** Called once the run id and checkpoint path exist, before any request. */
+  /** Called once the checkpoint file exists, before any request. */
   onStart?: (started: { runId: string; checkpointPath: string }) => void;
   /** Entries appended in the same transaction as the report (a replay's link). */
   linked?: LinkedEntries;
@@ -41,8 +54,100 @@ export interface ExternalRunOptions {
   clock?: Clock;
   /** Write the run's lifecycle into the observability index (default true). */
   trace?: boolean;
-  /** Receives non-fatal problems, e.g. trace events that could not be written. */
-  onWarning?: (message: string) => void;
+  /** The lock that allows one external run at a time (default: the process's). */
+  lock?: RunLock;
+}
+
+/** Where a completed report was kept. */
+export type RunRecording =
+  | { kept_in: "ledger" }
+  | {
+    kept_in: "file";
+    path: string;
+    /** Why the ledger did not take it. */
+    reason: string;
+  };
+
+/** What an external run did: its report, where the report is kept, and its trace. */
+export interface ExternalRunOutcome {
+  /** The completed report. */
+  report: RunReport;
+  /** Whether the report went to the ledger or to a file. */
+  recording: RunRecording;
+  /** What became of the run's trace events. */
+  trace: TraceWrite;
+}
+
+/** The id a config-only run is filed under: stable for the same config. */
+export function configTargetId(config: StagingConfig): string {
+  const digest = digestOf(config);
+  return `cfg-${digest.slice("sha256:".length, "sha256:".length + 12)}`;
+}
+
+/** Runs the contract against an external target and records the completed report. */
+export async function runExternal(
+  config: StagingConfig,
+  options: ExternalRunOptions,
+): Promise<ExternalRunOutcome> {
+  const identifiers = newRunIdentifiers(config.document_count);
+  const release = (options.lock ?? PROCESS_RUN_LOCK).acquire(
+    identifiers.runId,
+  );
+  let transport: StagingTransport | undefined;
+  try {
+    transport = options.transport ??
+      createHttpTransport(config, options.env ? { env: options.env } : {});
+    const checkpoint = announcing(
+      fileCheckpointSink(options.dataDir, identifiers.runId),
+      (checkpointPath) =>
+        options.onStart?.({ runId: identifiers.runId, checkpointPath }),
+    );
+    const tracer = traceRun(options.db, {
+      enabled: options.trace !== false,
+      runId: identifiers.runId,
+      runKind: "external",
+      targetId: options.target.id,
+      namespaces: {
+        test: identifiers.testNamespace,
+        control: identifiers.controlNamespace,
+      },
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    const onEvent = combineListeners(options.onEvent, tracer.listener);
+    const report = await runDeletionContract(config, {
+      transport,
+      target: options.target,
+      checkpoint,
+      identifiers,
+      kind: "external",
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(onEvent ? { onEvent } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    const recording = await recordOrKeep(report, options);
+    // Trace events explain a run; failing to write them must not lose its verdict.
+    return { report, recording, trace: await tracer.finish() };
+  } finally {
+    release();
+    await transport?.close?.();
+  }
+}
+
+/** Calls `onFirstWrite` once the first checkpoint is durably on disk. */
+function announcing(
+  sink: CheckpointSink,
+  onFirstWrite: (location: string) => void,
+): CheckpointSink {
+  let announced = false;
+  return {
+    location: sink.location,
+    async write(checkpoint) {
+      await sink.write(checkpoint);
+      if (announced) return;
+      announced = true;
+      onFirstWrite(sink.location);
+    },
+  };
 }
 
 function combineListeners(
@@ -58,80 +163,25 @@ function combineListeners(
 /**
  * Appends the report to the ledger. If that fails (a locked or unreachable
  * database), the completed report is kept beside its checkpoint instead of
- * being lost, and the caller is told where.
+ * being lost, and the outcome says where.
  */
 async function recordOrKeep(
   report: RunReport,
   options: ExternalRunOptions,
-): Promise<void> {
+): Promise<RunRecording> {
   try {
     await recordRun(options.db, report, options.linked);
+    return { kept_in: "ledger" };
   } catch (error) {
-    const path = join(
-      checkpointDir(options.dataDir),
-      `${report.run_id}.report.json`,
-    );
+    const path = keptReportPath(options.dataDir, report.run_id);
     await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n", {
       mode: 0o600,
     });
-    options.onWarning?.(
-      `Cannot record run ${report.run_id} in the ledger (${
-        errorMessage(error)
-      }); its completed report is kept at ${path}`,
-    );
+    return { kept_in: "file", path, reason: errorMessage(error) };
   }
 }
 
-/** The id a config-only run is filed under: stable for the same config. */
-export function configTargetId(config: StagingConfig): string {
-  const digest = digestOf(config);
-  return `cfg-${digest.slice("sha256:".length, "sha256:".length + 12)}`;
-}
-
-/** Runs the contract against an external target and records the completed report. */
-export async function runExternal(
-  config: StagingConfig,
-  options: ExternalRunOptions,
-): Promise<RunReport> {
-  const transport = options.transport ??
-    createHttpTransport(config, options.env ? { env: options.env } : {});
-  const identifiers = newRunIdentifiers(config.document_count);
-  const checkpoint = fileCheckpointSink(options.dataDir, identifiers.runId);
-  options.onStart?.({
-    runId: identifiers.runId,
-    checkpointPath: checkpoint.location,
-  });
-  const sink = options.trace === false ? null : createRunTraceSink(options.db, {
-    runId: identifiers.runId,
-    runKind: "external",
-    targetId: options.target.id,
-    namespaces: {
-      test: identifiers.testNamespace,
-      control: identifiers.controlNamespace,
-    },
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
-  const onEvent = combineListeners(options.onEvent, sink?.listener);
-  try {
-    const report = await runDeletionContract(config, {
-      transport,
-      target: options.target,
-      checkpoint,
-      identifiers,
-      kind: "external",
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(onEvent ? { onEvent } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
-    });
-    await recordOrKeep(report, options);
-    // Trace events explain a run; failing to write them must not lose its verdict.
-    await sink?.flush().catch((error: unknown) =>
-      options.onWarning?.(
-        `Cannot write the run's trace events: ${errorMessage(error)}`,
-      )
-    );
-    return report;
-  } finally {
-    await transport.close?.();
-  }
+/** Where a completed report the ledger could not take is kept. */
+export function keptReportPath(dataDir: string, runId: string): string {
+  return join(checkpointDir(dataDir), `${runId}.report.json`);
 }

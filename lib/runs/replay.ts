@@ -2,24 +2,29 @@
  * Replaying a saved regression: fresh synthetic data through the same
  * lifecycle, against the registered target, under the pinned contract.
  * Drift of the target config, the protocol revision or the contract refuses
- * the replay before any request is sent.
+ * the replay before any request is sent. The replay link is appended in the
+ * same transaction as the report, and the outcome carries the regression as
+ * that link left it.
  *
  * @module
  */
 
 import type { TraceDb } from "../db.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
-import { type ExternalRunOptions, runExternal } from "./external_run.ts";
-import type { RunReport } from "../runner/report.ts";
 import {
-  readDefinition,
   readRegression,
-  type RegressionDefinition,
+  regressionAfter,
   type RegressionView,
   replayDrift,
-  replayEntry,
+  replayLink,
 } from "../ledger/regressions.ts";
+import { requireLedger } from "../ledger/schema.ts";
 import { readTarget, type TargetRecord, targetRef } from "../ledger/targets.ts";
+import {
+  type ExternalRunOptions,
+  type ExternalRunOutcome,
+  runExternal,
+} from "./external_run.ts";
 
 /** Options for {@link replayRegression}: those of a run, minus what the regression fixes. */
 export type ReplayOptions = Omit<
@@ -27,25 +32,35 @@ export type ReplayOptions = Omit<
   "db" | "target" | "linked"
 >;
 
-/** A finished replay: the run report and the regression after it. */
-export interface ReplayResult {
-  report: RunReport;
+/**
+ * A finished replay: the run's outcome and the regression after it (as it
+ * was before the run when the report could not be recorded in the ledger).
+ */
+export interface ReplayOutcome extends ExternalRunOutcome {
+  /** The regression after this replay. */
   regression: RegressionView;
 }
 
-/** Checks a regression can be replayed; returns its definition and target. */
+/** A regression checked for replay, with its registered target. */
+export interface PreparedReplay {
+  regression: RegressionView;
+  target: TargetRecord;
+}
+
+/** Checks a regression can be replayed by this build; refuses drift before any request. */
 export async function prepareReplay(
   db: TraceDb,
   regressionId: string,
-): Promise<{ definition: RegressionDefinition; target: TargetRecord }> {
-  const definition = await readDefinition(db, regressionId);
-  if (!definition) {
+): Promise<PreparedReplay> {
+  await requireLedger(db);
+  const regression = await readRegression(db, regressionId);
+  if (!regression) {
     throw new NotFoundError(
       `Cannot find regression ${regressionId}; list them with trace external-regressions`,
     );
   }
-  const target = await readTarget(db, definition.target.id);
-  const problems = await replayDrift(definition, target);
+  const target = await readTarget(db, regression.definition.target.id);
+  const problems = replayDrift(regression.definition, target);
   if (problems.length > 0 || !target) {
     throw new RefusedError(
       `Cannot replay regression ${regressionId}: ${
@@ -53,22 +68,36 @@ export async function prepareReplay(
       }; save a new regression from a fresh run instead`,
     );
   }
-  return { definition, target };
+  return { regression, target };
 }
 
-/** Replays a regression and records the run and its replay link atomically. */
+/** Replays a prepared regression and records the run and its replay link atomically. */
+export async function runReplay(
+  db: TraceDb,
+  prepared: PreparedReplay,
+  options: ReplayOptions,
+): Promise<ReplayOutcome> {
+  const link = replayLink(prepared.regression.regression_id);
+  const outcome = await runExternal(prepared.target.config, {
+    ...options,
+    db,
+    target: targetRef(prepared.target),
+    linked: link.entries,
+  });
+  const record = outcome.recording.kept_in === "ledger" ? link.record() : null;
+  return {
+    ...outcome,
+    regression: record
+      ? regressionAfter(prepared.regression, record)
+      : prepared.regression,
+  };
+}
+
+/** Replays a regression: {@link prepareReplay}, then {@link runReplay}. */
 export async function replayRegression(
   db: TraceDb,
   regressionId: string,
   options: ReplayOptions,
-): Promise<ReplayResult> {
-  const { target } = await prepareReplay(db, regressionId);
-  const report = await runExternal(target.config, {
-    ...options,
-    db,
-    target: targetRef(target),
-    linked: replayEntry(regressionId),
-  });
-  const regression = await readRegression(db, regressionId);
-  return { report, regression: regression! };
+): Promise<ReplayOutcome> {
+  return await runReplay(db, await prepareReplay(db, regressionId), options);
 }

@@ -9,12 +9,7 @@
 
 import type { TraceDb } from "../db.ts";
 import { NotFoundError } from "../errors.ts";
-import { join } from "node:path";
-import {
-  type Checkpoint,
-  checkpointDir,
-  readCheckpoint,
-} from "../runner/checkpoint.ts";
+import { type Checkpoint, readCheckpoint } from "../runner/checkpoint.ts";
 import { processIdentity } from "../runner/process_identity.ts";
 import type {
   RunReport,
@@ -24,15 +19,24 @@ import type {
 } from "../runner/report.ts";
 import { replayOfRun } from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
+import { hasLedger } from "../ledger/schema.ts";
+import { keptReportPath } from "./external_run.ts";
 
 /** The answer of `external-show`. */
 export interface RunView {
+  /** Format identifier. */
   schema: "trace.run-view/1";
+  /** The run. */
   run_id: string;
+  /** Completed, running, or interrupted (a checkpoint whose writer is gone). */
   state: RunState;
+  /** The verdict; INCONCLUSIVE for running and interrupted runs. */
   verdict: Verdict;
+  /** The target the run was aimed at. */
   target: TargetRef;
+  /** Digest of the config it ran with. */
   config_digest: string;
+  /** When it started (ISO 8601). */
   started_at: string;
   /** The regression this run replayed, if any. */
   regression_id: string | null;
@@ -45,42 +49,45 @@ export interface RunView {
     namespaces: { test: string; control: string };
     issued: { test: string[]; control: string[] };
   } | null;
+  /** What the state means and what to do next, in words. */
   note: string | null;
 }
 
 /** Options for {@link viewRun}. */
 export interface ViewRunOptions {
+  /** The data directory whose checkpoints are consulted. */
   dataDir: string;
   /** Liveness check for a checkpoint's pid (injectable for tests). */
   isAlive?: (pid: number) => boolean;
-  /** False when the database has no ledger yet: only checkpoints are consulted. */
+  /** Whether the database has a ledger (default: checked); without one only checkpoints are consulted. */
   ledger?: boolean;
 }
 
-/** Looks up a run in the ledger, then among checkpoints. */
-export async function viewRun(
+/** Where a run id was found, and what that says about the run. */
+export type LocatedRun =
+  | { found: "ledger"; report: RunReport; regressionId: string | null }
+  | { found: "kept"; report: RunReport; path: string }
+  | { found: "checkpoint"; checkpoint: Checkpoint; running: boolean };
+
+/**
+ * Looks up a run in the ledger, then among checkpoints (and the reports kept
+ * beside them). A checkpoint is `running` only while the process that wrote
+ * it is alive.
+ */
+export async function locateRun(
   db: TraceDb,
   runId: string,
   options: ViewRunOptions,
-): Promise<RunView> {
+): Promise<LocatedRun> {
   validateRunId(runId);
-  const report = options.ledger === false ? null : await readRun(db, runId);
+  const ledger = options.ledger ?? await hasLedger(db);
+  const report = ledger ? await readRun(db, runId) : null;
   if (report) {
     const replay = await replayOfRun(db, runId);
     return {
-      schema: "trace.run-view/1",
-      run_id: runId,
-      state: report.state,
-      verdict: report.verdict,
-      target: report.target,
-      config_digest: report.config_digest,
-      started_at: report.started_at,
-      regression_id: replay?.regression_id ?? null,
+      found: "ledger",
       report,
-      checkpoint: null,
-      note: report.kind === "reference"
-        ? `a reference run of system ${report.target.id}; see trace reference show ${runId}`
-        : null,
+      regressionId: replay?.regression_id ?? null,
     };
   }
   const checkpoint = await readCheckpoint(options.dataDir, runId);
@@ -92,18 +99,57 @@ export async function viewRun(
   const kept = checkpoint.state === "completed"
     ? await readKeptReport(options.dataDir, runId)
     : null;
-  if (kept) return keptView(kept.report, kept.path);
+  if (kept) return { found: "kept", ...kept };
   const isAlive = options.isAlive ??
     ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
-  return checkpointView(checkpoint, isAlive);
+  return {
+    found: "checkpoint",
+    checkpoint,
+    running: checkpoint.state === "running" && isAlive(checkpoint.pid),
+  };
 }
 
-/** A completed report the ledger could not take, kept beside its checkpoint by the runner. */
+/** Looks up a run in the ledger, then among checkpoints. */
+export async function viewRun(
+  db: TraceDb,
+  runId: string,
+  options: ViewRunOptions,
+): Promise<RunView> {
+  const located = await locateRun(db, runId, options);
+  switch (located.found) {
+    case "ledger":
+      return ledgerView(located.report, located.regressionId);
+    case "kept":
+      return keptView(located.report, located.path);
+    case "checkpoint":
+      return checkpointView(located.checkpoint, located.running);
+  }
+}
+
+function ledgerView(report: RunReport, regressionId: string | null): RunView {
+  return {
+    schema: "trace.run-view/1",
+    run_id: report.run_id,
+    state: report.state,
+    verdict: report.verdict,
+    target: report.target,
+    config_digest: report.config_digest,
+    started_at: report.started_at,
+    regression_id: regressionId,
+    report,
+    checkpoint: null,
+    note: report.kind === "reference"
+      ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
+      : null,
+  };
+}
+
+/** A completed report the ledger could not take, kept beside its checkpoint. */
 async function readKeptReport(
   dataDir: string,
   runId: string,
 ): Promise<{ report: RunReport; path: string } | null> {
-  const path = join(checkpointDir(dataDir), `${runId}.report.json`);
+  const path = keptReportPath(dataDir, runId);
   try {
     return {
       report: JSON.parse(await Deno.readTextFile(path)) as RunReport,
@@ -137,11 +183,7 @@ function isSameProcess(pid: number, identity: string | null): boolean {
   return identity === null || processIdentity(pid) === identity;
 }
 
-function checkpointView(
-  checkpoint: Checkpoint,
-  isAlive: (pid: number) => boolean,
-): RunView {
-  const running = checkpoint.state === "running" && isAlive(checkpoint.pid);
+function checkpointView(checkpoint: Checkpoint, running: boolean): RunView {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
   return {

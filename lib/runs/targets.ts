@@ -1,0 +1,162 @@
+/**
+ * What an external run is aimed at: a registered target id, or a config
+ * that is registered under its deterministic `cfg-…` id first. A config's
+ * token is read before anything is registered, so a config that cannot run
+ * changes nothing.
+ *
+ * @module
+ */
+
+import type { StagingConfig } from "../contract/config.ts";
+import type { StagingTransport } from "../contract/protocol.ts";
+import type { TraceDb } from "../db.ts";
+import { NotFoundError } from "../errors.ts";
+import { createHttpTransport } from "../http/strict_client.ts";
+import { hasLedger, requireLedger } from "../ledger/schema.ts";
+import {
+  listTargets,
+  readTarget,
+  registerTarget,
+  type Registration,
+  type TargetRecord,
+  targetRef,
+  validateTargetId,
+} from "../ledger/targets.ts";
+import type { TargetRef } from "../runner/report.ts";
+import {
+  configTargetId,
+  type ExternalRunOptions,
+  type ExternalRunOutcome,
+  runExternal,
+} from "./external_run.ts";
+
+/** A registered target id, or a config to file under its `cfg-…` id. */
+export type RunSelection = { targetId: string } | { config: StagingConfig };
+
+/** A run's config and the target its report names. */
+export interface RunTarget {
+  config: StagingConfig;
+  target: TargetRef;
+}
+
+/** The report target of a config run: its deterministic `cfg-…` id. */
+export function configTargetRef(config: StagingConfig): TargetRef {
+  return {
+    id: configTargetId(config),
+    base_url: config.base_url,
+    source: "config",
+  };
+}
+
+/** Binds `targetId` to `config` once and for all (`external-register`). */
+export async function registerNamedTarget(
+  db: TraceDb,
+  targetId: string,
+  config: StagingConfig,
+): Promise<Registration> {
+  return await registerTarget(db, {
+    targetId: validateTargetId(targetId),
+    config,
+    source: "registered",
+  });
+}
+
+/** Every registered target; none in a database never written to. */
+export async function registeredTargets(
+  db: TraceDb,
+): Promise<TargetRecord[]> {
+  return await hasLedger(db) ? await listTargets(db) : [];
+}
+
+/** Reads a registered target without writing anything; a clear error when it is not registered. */
+export async function readRunTarget(
+  db: TraceDb,
+  targetId: string,
+): Promise<RunTarget> {
+  validateTargetId(targetId);
+  await requireLedger(db);
+  const record = await readTarget(db, targetId);
+  if (!record) {
+    throw new NotFoundError(
+      `Cannot find target "${targetId}"; register it with trace external-register --target ${targetId} --config FILE`,
+    );
+  }
+  return { config: record.config, target: targetRef(record) };
+}
+
+/** Options for {@link resolveRunTarget}. */
+export interface ResolveOptions {
+  /** Environment lookup for `token_env`. */
+  env?: (name: string) => string | undefined;
+  /** A transport to use instead of the strict HTTP client. */
+  transport?: StagingTransport;
+}
+
+/** A resolved selection: config, target, the transport to reach it, and whether it was just registered. */
+export interface ResolvedTarget extends RunTarget {
+  transport: StagingTransport;
+  /** True when a config was registered under its `cfg-…` id by this call. */
+  registered: boolean;
+}
+
+/** Resolves a selection for a run; registers a config target (after its token was read). */
+export async function resolveRunTarget(
+  db: TraceDb,
+  selection: RunSelection,
+  options: ResolveOptions = {},
+): Promise<ResolvedTarget> {
+  const transportFor = (config: StagingConfig) =>
+    options.transport ??
+      createHttpTransport(config, options.env ? { env: options.env } : {});
+  if ("targetId" in selection) {
+    const found = await readRunTarget(db, selection.targetId);
+    return {
+      ...found,
+      transport: transportFor(found.config),
+      registered: false,
+    };
+  }
+  const { config } = selection;
+  const transport = transportFor(config);
+  const { target, created } = await registerTarget(db, {
+    targetId: configTargetId(config),
+    config,
+    source: "config",
+  });
+  return { config, target: targetRef(target), transport, registered: created };
+}
+
+/** Options for {@link runExternalTarget}. */
+export type TargetRunOptions =
+  & Omit<ExternalRunOptions, "db" | "target" | "linked">
+  & {
+    /** Called when a config was registered as a new target, before the run starts. */
+    onRegistered?: (target: TargetRef) => void;
+  };
+
+/** An external run of a selection, and whether its config target was registered on the way. */
+export interface TargetRunOutcome extends ExternalRunOutcome {
+  /** True when a config was registered as a new target by this run. */
+  registered: boolean;
+}
+
+/** Resolves `selection` and runs the contract against it. */
+export async function runExternalTarget(
+  db: TraceDb,
+  selection: RunSelection,
+  options: TargetRunOptions,
+): Promise<TargetRunOutcome> {
+  const { onRegistered, ...runOptions } = options;
+  const resolved = await resolveRunTarget(db, selection, {
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.transport ? { transport: options.transport } : {}),
+  });
+  if (resolved.registered) onRegistered?.(resolved.target);
+  const outcome = await runExternal(resolved.config, {
+    ...runOptions,
+    db,
+    target: resolved.target,
+    transport: resolved.transport,
+  });
+  return { ...outcome, registered: resolved.registered };
+}

@@ -1,0 +1,170 @@
+/** The rules revision, its pinned digest, and the catalogue of finding codes it covers. */
+
+import assert from "node:assert/strict";
+import type { StagingTransport } from "../lib/contract/protocol.ts";
+import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { runDeletionContract } from "../lib/runner/engine.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import {
+  ASSERTION_RULES_DIGEST,
+  ASSERTION_RULES_REVISION,
+  FINDING_CODES,
+  type FindingRule,
+  rulesDigest,
+} from "../lib/runner/rules.ts";
+import {
+  type FakeBehaviour,
+  FakeTarget,
+  VirtualClock,
+} from "./_fake_target.ts";
+import { stagingConfig } from "./_helpers.ts";
+
+/**
+ * Every revision ever released with the digest of what it covered. A change
+ * to the codes or families needs a new revision here and in `rules.ts`; an
+ * old revision must keep its digest, or stored regressions change meaning.
+ */
+const RELEASED_REVISIONS: Record<string, string> = {
+  "trace-assertions/1":
+    "sha256:fb68b52db81e3db739a2ec4d45dcfb9d00e5765d1fb69519c2c536b6a6bfe52c",
+};
+
+Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {
+  assert.equal(
+    rulesDigest(),
+    ASSERTION_RULES_DIGEST,
+    "finding codes, severities, subjects or families changed: bump ASSERTION_RULES_REVISION and pin the new digest in lib/runner/rules.ts",
+  );
+});
+
+Deno.test("a released rules revision keeps the digest it was released with", () => {
+  const released = RELEASED_REVISIONS[ASSERTION_RULES_REVISION];
+  assert.ok(
+    released,
+    `revision ${ASSERTION_RULES_REVISION} is not listed in RELEASED_REVISIONS; add it with its digest`,
+  );
+  assert.equal(
+    ASSERTION_RULES_DIGEST,
+    released,
+    `the rules changed under the released revision ${ASSERTION_RULES_REVISION}: bump the revision instead`,
+  );
+});
+
+const CONFIG = stagingConfig({ deletion_window_seconds: 1 });
+const TARGET = {
+  id: "rules",
+  base_url: CONFIG.base_url,
+  source: "config",
+} as const;
+
+type Scenario = {
+  behaviour?: FakeBehaviour;
+  /** Rewrites answers once the test deletion was sent. */
+  afterDelete?: (
+    op: string,
+    namespace: string,
+    answer: Record<string, unknown>,
+  ) => Record<string, unknown> | Error;
+  aborted?: boolean;
+  failCompletion?: boolean;
+};
+
+async function run(scenario: Scenario): Promise<RunReport> {
+  const clock = new VirtualClock();
+  const fake = new FakeTarget(clock, scenario.behaviour ?? {});
+  let deleted = false;
+  const transport: StagingTransport = {
+    post: async (op, body) => {
+      const answer = await fake.post(op, body);
+      if (op === "delete") {
+        const wasDeleted = deleted;
+        deleted = true;
+        if (!wasDeleted) return answer;
+      }
+      if (!deleted || !scenario.afterDelete) return answer;
+      const changed = scenario.afterDelete(op, String(body.namespace), answer);
+      if (changed instanceof Error) throw changed;
+      return changed;
+    },
+  };
+  const memory = memoryCheckpointSink();
+  const controller = new AbortController();
+  if (scenario.aborted) controller.abort();
+  return await runDeletionContract(CONFIG, {
+    transport,
+    target: TARGET,
+    clock,
+    signal: controller.signal,
+    checkpoint: scenario.failCompletion
+      ? {
+        location: "(failing)",
+        write: (checkpoint) =>
+          checkpoint.state === "completed"
+            ? Promise.reject(new Error("disk full"))
+            : memory.write(checkpoint),
+      }
+      : memory,
+  });
+}
+
+const isControl = (namespace: string) => namespace.startsWith("trace-control-");
+
+const SCENARIOS: Record<string, Scenario> = {
+  healthy: {},
+  "stale cache": { behaviour: { staleCache: true } },
+  "slow vectors": { behaviour: { vectorDelayMs: 300 } },
+  "lost control": { behaviour: { loseControl: true } },
+  "failed ingest": { behaviour: { fail: { op: "ingest" } } },
+  "unacknowledged delete": { behaviour: { fail: { op: "delete" } } },
+  "query errors in the window": {
+    behaviour: { fail: { op: "query", afterDelete: true } },
+  },
+  "test inventory incomplete in the window": {
+    afterDelete: (op, namespace, answer) =>
+      op === "inventory" && !isControl(namespace)
+        ? { ...answer, complete: false }
+        : answer,
+  },
+  "control inventory incomplete in the window": {
+    afterDelete: (op, namespace, answer) =>
+      op === "inventory" && isControl(namespace)
+        ? { ...answer, complete: false }
+        : answer,
+  },
+  "control never deleted at cleanup": {
+    afterDelete: (op, namespace, answer) =>
+      op === "delete" && isControl(namespace)
+        ? new Error("cleanup delete refused")
+        : answer,
+  },
+  interrupted: { aborted: true },
+  "checkpoint not completed": { failCompletion: true },
+};
+
+Deno.test("every finding a run produces is declared, and every declared code is produced", async (t) => {
+  const rules = FINDING_CODES as Record<string, FindingRule>;
+  const produced = new Set<string>();
+  for (const [name, scenario] of Object.entries(SCENARIOS)) {
+    await t.step(name, async () => {
+      const report = await run(scenario);
+      for (const finding of report.findings) {
+        const rule = rules[finding.code];
+        assert.ok(rule, `undeclared finding code ${finding.code}`);
+        assert.ok(
+          rule.severities.includes(finding.severity),
+          `${finding.code} carried undeclared severity ${finding.severity}`,
+        );
+        assert.ok(
+          rule.subjects.includes(finding.subject),
+          `${finding.code} carried undeclared subject ${finding.subject}`,
+        );
+        produced.add(finding.code);
+      }
+    });
+  }
+  assert.deepEqual(
+    [...produced].sort(),
+    Object.keys(rules).sort(),
+    "a declared finding code is never produced (or a scenario is missing)",
+  );
+});
