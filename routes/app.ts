@@ -16,7 +16,7 @@
 
 import { Hono } from "hono";
 import type { TraceDb } from "../lib/db.ts";
-import { obsHealth } from "../lib/obs/maint/mod.ts";
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
   methodNotAllowed,
@@ -52,6 +52,11 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** Where details of server-side failures go, one line each (default: stderr). */
   log?: ServerLog;
+  /**
+   * Answers `GET /api/health` (default: one for `db` with this process's
+   * counters). Pass one to warm it up or to wait for it before closing `db`.
+   */
+  health?: HealthMonitor;
 }
 
 /**
@@ -84,10 +89,9 @@ export function createApp(options: AppOptions): Hono {
       auth: security.ingestToken ? "bearer" : "none (loopback only)",
     }));
   // The server is the writing process, so its counters are the ones worth reading.
-  app.get(
-    "/api/health",
-    async (c) => c.json(await obsHealth(options.db, { processCounters: true })),
-  );
+  const health = options.health ??
+    new HealthMonitor(options.db, { processCounters: true });
+  app.get("/api/health", async (c) => c.json(await health.report()));
   app.all("/api/health", (c) => methodNotAllowed(c, ["GET"]));
   app.route("/", createEventsApi({ db: options.db, ...limits }));
   app.route(

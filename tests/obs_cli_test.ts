@@ -114,16 +114,18 @@ Deno.test("events ingest reports every refused line by number and writes nothing
     assert.ok(refused.cause instanceof IngestBatchError);
     assert.equal(
       refused.message,
-      "Cannot ingest the batch: 2 events refused (each listed above); fix them and resend the whole batch",
+      "Cannot ingest the batch: 3 events refused (each listed above); fix them and resend the whole batch",
       "the summary does not repeat a listed line",
     );
     assert.equal(
       io.stderr(),
       [
-        "  line 2: is not valid JSON",
+        "  line 2: is not valid JSON (column 2: expected a string key)",
         "  line 3: must be a JSON object",
+        "  line 4: kind: must be a lower-case token (a-z, 0-9, _ . : -), at most 64 characters",
         "",
       ].join("\n"),
+      "a line that is not JSON does not hide the event rules of the others",
     );
     const valid = captureIo([line(1), line(2, { kind: "" })].join("\n"));
     await assert.rejects(

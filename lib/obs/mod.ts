@@ -14,16 +14,27 @@
  * @module
  */
 
+export { displaySafe } from "./display.ts";
+export {
+  BatchTooLargeError,
+  MAX_BATCH_EVENTS,
+  MAX_BATCH_JSON_VALUES,
+  MAX_REPORTED_ISSUES,
+} from "./batch.ts";
 export {
   ALLOWED_ATTRIBUTE_KEYS,
   ALLOWED_ATTRIBUTE_PREFIXES,
   type Attributes,
+  EARLIEST_EVENT_TIME,
   EVENT_STATUSES,
   type EventInput,
   EventInputSchema,
   type EventStatus,
+  EventTimeSchema,
   isAllowedAttributeKey,
+  isWellFormed,
   KNOWN_EVENT_KINDS,
+  LATEST_EVENT_TIME,
   LIMITS,
   OpaqueIdSchema,
   type Outcome,
@@ -41,6 +52,7 @@ export {
   SelectionCandidateSchema,
   type SelectionReason,
   SelectionSchema,
+  sliceWellFormed,
   type StoreName,
   STORES,
   TimestampSchema,

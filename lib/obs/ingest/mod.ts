@@ -25,7 +25,16 @@ export {
   MAX_BATCH_EVENTS,
   validateEventBatch,
 } from "./ingest.ts";
-export { type NdjsonEvents, parseNdjsonEvents } from "./ndjson.ts";
+export {
+  type NdjsonEvents,
+  type NdjsonOptions,
+  parseNdjsonEvents,
+} from "./ndjson.ts";
+export {
+  BatchTooLargeError,
+  MAX_BATCH_JSON_VALUES,
+  MAX_REPORTED_ISSUES,
+} from "../batch.ts";
 export {
   createRecorder,
   type IntentOptions,

@@ -79,6 +79,7 @@ export {
   type CounterReport,
   type IndexReadiness,
   type InstrumentationVersions,
+  type LinkCheck,
   type LinkCounts,
   type ObsHealth,
   obsHealth,
@@ -87,10 +88,17 @@ export {
   type TableCounts,
 } from "./health.ts";
 export {
+  DEFAULT_LINK_CHECK_MAX_AGE_MS,
+  FRESH_LINK_CHECK_EVENTS,
+  HealthMonitor,
+  type HealthMonitorOptions,
+} from "./health_monitor.ts";
+export {
   ALERT_SEVERITIES,
   type AlertSeverity,
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
+  HEALTH_STATUSES,
   type HealthAlert,
   type HealthAlertCode,
   type HealthStatus,
