@@ -1,8 +1,15 @@
 /** `trace serve`: the ingest and query API on localhost. */
 
-import { ConfigError } from "../lib/errors.ts";
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
+import {
+  DEFAULT_SERVE_LIMITS,
+  type GuardedServer,
+  listenError,
+  listenGuarded,
+} from "../routes/listen.ts";
+import { DEFAULT_BODY_LIMITS } from "../routes/_body.ts";
 import {
   DATA_FLAGS,
   dbLocation,
@@ -33,33 +40,23 @@ credentials, so an unmodified OpenTelemetry exporter works as is. With
 TRACE_INGEST_TOKEN set, every API request needs Authorization: Bearer TOKEN.
 A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
 
+Logs one line per request on stderr (method, route, status, duration, items,
+refusal reason; never ids or content).
+
+Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections; a request head
+within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
+    DEFAULT_SERVE_LIMITS.maxHeadBytes / 1024
+  } KiB; a body within ${(DEFAULT_BODY_LIMITS.timeoutMs ?? 0) / 1000} s, ${
+    DEFAULT_BODY_LIMITS.maxBytes / 2 ** 20
+  } MiB on the wire and ${
+    DEFAULT_BODY_LIMITS.maxDecodedBytes / 2 ** 20
+  } MiB inflated; ${
+    DEFAULT_SERVE_LIMITS.requestTimeoutMs / 1000
+  } s per request in all.
+
 Options:
   --default-application ID   Tenant for OTLP spans without tenant.id / application.id
 `;
-
-/** Says why the server could not listen, and what to change. */
-function listenError(error: unknown, host: string, port: number): unknown {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  if (error instanceof Deno.errors.AddrInUse) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the port is in use; choose another --port`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return new ConfigError(
-      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the address is not on this machine; check --host`,
-      { cause: error },
-    );
-  }
-  return error;
-}
 
 /** `trace serve`: listen until interrupted. */
 export const serve: Command = async (args, io) => {
@@ -70,40 +67,42 @@ export const serve: Command = async (args, io) => {
   // createApp enforces these rules too; checking first refuses before any file is touched.
   serverSecurity({ hostname: values.host, ingestToken: token });
   const { db } = await openDataContext(values, io, { write: true });
+  const health = new HealthMonitor(db, { processCounters: true });
   const app = createApp({
     db,
     ingestToken: token,
     hostname: values.host,
+    health,
     log: (line) => io.err(line + "\n"),
+    requestLog: (line) => io.err(line + "\n"),
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
-  let server: Deno.HttpServer;
+  let server: GuardedServer;
   try {
-    server = Deno.serve({
-      hostname: values.host,
-      port,
-      onListen: ({ hostname, port }) => {
-        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-        io.err(
-          `Trace server listening on http://${shown}:${port} (data: ${
-            dbLocation(db)
-          })\n`,
-        );
-        io.err(
-          `  ingest auth: ${
-            token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
-          }\n`,
-        );
-      },
-    }, app.fetch);
+    server = await listenGuarded(app.fetch, { hostname: values.host, port });
   } catch (error) {
     db.close();
     throw listenError(error, values.host, port);
   }
+  const { hostname, port: bound } = server.addr;
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  io.err(
+    `Trace server listening on http://${shown}:${bound} (data: ${
+      dbLocation(db)
+    })\n`,
+  );
+  io.err(
+    `  ingest auth: ${
+      token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
+    }\n`,
+  );
+  // Link checks read every event: start them now, not on the first request.
+  void health.report().catch(() => {});
   await untilInterrupted(io);
   await server.shutdown();
+  await health.idle();
   db.close();
   io.err("Trace server stopped\n");
   return 0;

@@ -16,6 +16,7 @@ import {
   IngestConflictError,
 } from "../lib/obs/ingest/mod.ts";
 import { type EventIssue, ObsNotInitializedError } from "../lib/obs/mod.ts";
+import { noteRefusal } from "./_request_log.ts";
 
 /** HTTP status for each stable error code. */
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
@@ -40,6 +41,7 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   403: "forbidden",
   404: "not_found",
   405: "method_not_allowed",
+  408: "request_timeout",
   413: "payload_too_large",
   415: "unsupported_media_type",
 };
@@ -104,6 +106,7 @@ export function reportError(
   log: ServerLog,
 ): ErrorAnswer {
   const result = errorResponse(error);
+  noteRefusal(request, result.body.error.code);
   if (result.logDetail !== null) {
     const path = new URL(request.url).pathname;
     log(`${request.method} ${path}: ${result.logDetail}`);

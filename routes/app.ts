@@ -5,9 +5,9 @@
  *
  * The app owns its security rules (`routes/_guard.ts`): it refuses to be
  * built for a non-loopback address without a token, so a library caller
- * cannot make an open server by accident. Request lifecycle: the Host guard,
- * the origin guard, the Content-Type rule, then the bearer guard on `/api/*`
- * and `/v1/*`, then the route. Routes throw domain errors or `HTTPException`;
+ * cannot make an open server by accident. Request lifecycle: the request log
+ * (when asked for), the Host guard, the origin guard, the Content-Type rule,
+ * then the bearer guard on `/api/*` and `/v1/*`, then the route. Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
  * receiver uses the same mapping, encoded as OTLP requires).
  *
@@ -32,6 +32,7 @@ import {
   serverSecurity,
 } from "./_guard.ts";
 import { createEventsApi } from "./events.ts";
+import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
 
 /** Options for {@link createApp}. */
@@ -52,6 +53,8 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** Where details of server-side failures go, one line each (default: stderr). */
   log?: ServerLog;
+  /** Where one content-free line per request goes (method, route, status, duration, items, refusal); none by default. */
+  requestLog?: ServerLog;
   /**
    * Answers `GET /api/health` (default: one for `db` with this process's
    * counters). Pass one to warm it up or to wait for it before closing `db`.
@@ -68,6 +71,7 @@ export function createApp(options: AppOptions): Hono {
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
+  if (options.requestLog) app.use("*", requestLogger(options.requestLog));
   app.use("*", loopbackHostOnly(security.loopbackBind));
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());

@@ -37,6 +37,7 @@ import {
   utf8Text,
 } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
+import { noteItems } from "./_request_log.ts";
 
 /** Batches up to this size list every item in the response. */
 const ITEMIZED_RESPONSE_LIMIT = 1_000;
@@ -64,6 +65,7 @@ export function createEventsApi(deps: EventsApiDeps): Hono {
 
   app.post("/api/events", async (c) => {
     const batch = await readEvents(c.req.raw, limits);
+    noteItems(c.req.raw, batch.events.length, "events");
     requireBatchSize(batch.events.length, "events");
     const result = await ingestEvents(deps.db, batch.events, {
       source: "api",
