@@ -4,9 +4,14 @@
  * stored event has when it is read back.
  *
  * Times: inputs carry `started_at` / `ended_at` as ISO 8601 strings with an
- * explicit zone (`Z` or `+hh:mm`); they are stored as epoch milliseconds and
- * read back as `toISOString()` values. An event without `started_at` is
- * placed at the moment it was received.
+ * explicit zone (`Z` or `+hh:mm`) naming a real date and time from 1970
+ * through 2100; they are stored as epoch milliseconds and read back as
+ * `toISOString()` values. An event without `started_at` is placed at the
+ * moment it was received.
+ *
+ * Ids are well-formed Unicode without control, separator or bidi
+ * characters, so what is stored is what was sent and what a terminal shows
+ * is what is stored.
  *
  * Content never enters the index: `preview` is the only field that may hold
  * user or model text, and it is stored apart from every metadata table.

@@ -5,9 +5,9 @@
  * first writer owns an `event_id`. The index row builder is shared with
  * `maint/`, which rebuilds rows from envelopes through it.
  *
- * May import the root (model, schema, normalize, coverage, counters),
- * `lib/db.ts`, `lib/errors.ts` and `lib/issues.ts`; nothing from the other
- * pipelines.
+ * May import the root (model, schema, normalize, coverage, counters, batch
+ * bounds), `lib/db.ts`, `lib/errors.ts`, `lib/issues.ts` and `lib/json/`;
+ * nothing from the other pipelines.
  *
  * @module
  */

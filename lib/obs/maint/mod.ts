@@ -3,7 +3,8 @@
  * canonical envelopes (backfill), compare the two exactly (parity), expire
  * index rows and previews on their schedules (retention), delete envelopes
  * through a reviewed, archived plan (source expiry), and report health with
- * deterministic alerts.
+ * deterministic alerts (`obsHealth` computes every figure; a server keeps
+ * the costly link checks in a `HealthMonitor`, which states their age).
  *
  * May import the root (model, schema, normalize, counters),
  * `ingest/mod.ts` (the index row builder a rebuild must share with ingest),
