@@ -8,6 +8,7 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { ServerLog } from "./_errors.ts";
 
 /** What a route or the error mapping noted about a request. */
@@ -56,6 +57,6 @@ export function requestLogger(log: ServerLog): MiddlewareHandler {
 
 /** The most specific route the request matched (`-` when only the catch-all did). */
 function routePattern(c: Context): string {
-  const path = c.req.matchedRoutes.at(-1)?.path ?? "/*";
+  const path = matchedRoutes(c).at(-1)?.path ?? "/*";
   return path === "/*" ? "-" : path;
 }

@@ -103,6 +103,8 @@ export async function listenGuarded(
     throw error;
   }
   const open = new Set<Deno.Conn>();
+  /** Connections that have not delivered a request head yet. */
+  const waiting = new Set<Deno.Conn>();
   const relays = new Set<Promise<void>>();
   const accepting = (async () => {
     try {
@@ -112,10 +114,17 @@ export async function listenGuarded(
           continue;
         }
         open.add(conn);
-        const relay = relayConnection(conn, inner.connect, limits)
+        waiting.add(conn);
+        const relay = relayConnection(
+          conn,
+          inner.connect,
+          limits,
+          () => waiting.delete(conn),
+        )
           .catch(() => {})
           .finally(() => {
             open.delete(conn);
+            waiting.delete(conn);
             closeQuietly(conn);
             relays.delete(relay);
           });
@@ -130,6 +139,8 @@ export async function listenGuarded(
     shutdown: async () => {
       closeQuietly(listener);
       await accepting;
+      // Nothing is in progress on a connection that has sent no request yet.
+      for (const conn of waiting) closeQuietly(conn);
       await within(SHUTDOWN_GRACE_MS, Promise.allSettled(relays));
       for (const conn of open) closeQuietly(conn);
       await Promise.allSettled(relays);
@@ -234,8 +245,10 @@ async function relayConnection(
   conn: Deno.Conn,
   connect: () => Promise<Deno.Conn>,
   limits: ServeLimits,
+  onHead: () => void,
 ): Promise<void> {
   const head = await readHead(conn, limits);
+  if (head.kind === "head") onHead();
   if (head.kind !== "head") {
     if (head.kind !== "closed") {
       await answerAndClose(
