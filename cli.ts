@@ -71,6 +71,14 @@ const COMMANDS: Record<string, Entry> = {
     summary: "Serve the ingest and query API on localhost",
     load: async () => (await import("./cli/serve.ts")).serve,
   },
+  mcp: {
+    summary: "Serve the MCP tools over stdio for an assistant",
+    load: async () => (await import("./cli/mcp.ts")).mcp,
+  },
+  "mcp-config": {
+    summary: "Print MCP client configurations that launch trace mcp",
+    load: async () => (await import("./cli/mcp_config.ts")).mcpConfig,
+  },
   external: {
     summary: "Deletion contract runs against your staging adapter",
     commands: {

@@ -1,8 +1,10 @@
 /** `trace serve`: the ingest and query API on localhost. */
 
 import { ConfigError } from "../lib/errors.ts";
+import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
+import { RunJobs } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
-import { serverSecurity } from "../routes/_guard.ts";
+import { checkToken, serverSecurity } from "../routes/_guard.ts";
 import {
   DATA_FLAGS,
   dbLocation,
@@ -32,6 +34,10 @@ On a loopback address with no TRACE_INGEST_TOKEN, requests need no
 credentials, so an unmodified OpenTelemetry exporter works as is. With
 TRACE_INGEST_TOKEN set, every API request needs Authorization: Bearer TOKEN.
 A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
+
+MCP over streamable HTTP at /mcp needs Authorization: Bearer
+$TRACE_UI_AUTH_TOKEN (refused while it is unset); trace.query_traces is
+offered when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 
 Options:
   --default-application ID   Tenant for OTLP spans without tenant.id / application.id
@@ -69,12 +75,17 @@ export const serve: Command = async (args, io) => {
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
   // createApp enforces these rules too; checking first refuses before any file is touched.
   serverSecurity({ hostname: values.host, ingestToken: token });
-  const { db } = await openDataContext(values, io, { write: true });
+  const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
+  const uiToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
+  if (uiToken !== undefined) checkToken(uiToken, "TRACE_UI_AUTH_TOKEN");
+  const { db, dataDir } = await openDataContext(values, io, { write: true });
+  const jobs = new RunJobs({ db, dataDir, env: io.env });
   const app = createApp({
     db,
     ingestToken: token,
     hostname: values.host,
     log: (line) => io.err(line + "\n"),
+    mcp: { dataDir, jobs, authToken: uiToken, allowTraceQueries },
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
@@ -96,6 +107,13 @@ export const serve: Command = async (args, io) => {
             token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
           }\n`,
         );
+        io.err(
+          `  mcp: /mcp ${
+            uiToken
+              ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
+              : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
+          }\n`,
+        );
       },
     }, app.fetch);
   } catch (error) {
@@ -104,6 +122,7 @@ export const serve: Command = async (args, io) => {
   }
   await untilInterrupted(io);
   await server.shutdown();
+  await jobs.close();
   db.close();
   io.err("Trace server stopped\n");
   return 0;

@@ -32,6 +32,7 @@ import {
   serverSecurity,
 } from "./_guard.ts";
 import { createEventsApi } from "./events.ts";
+import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import { createOtlpApi } from "./otlp.ts";
 
 /** Options for {@link createApp}. */
@@ -52,6 +53,8 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** Where details of server-side failures go, one line each (default: stderr). */
   log?: ServerLog;
+  /** Serves the MCP tools at `/mcp` (streamable HTTP, bearer-authenticated); absent: no `/mcp`. */
+  mcp?: McpRouteOptions;
 }
 
 /**
@@ -101,6 +104,9 @@ export function createApp(options: AppOptions): Hono {
         : {}),
     }),
   );
+  if (options.mcp) {
+    app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
+  }
   app.notFound((c) =>
     c.json({
       error: {

@@ -60,6 +60,17 @@ export {
   type RunReferenceOptions,
 } from "./reference_runs.ts";
 export {
+  type ReferenceDashboard,
+  referenceDashboard,
+  referenceHistory,
+  type ReferenceHistoryEntry,
+  type ReferenceRanking,
+  referenceRanking,
+  type ReferenceRunView,
+  referenceRunView,
+  type ReferenceViewOptions,
+} from "./reference_views.ts";
+export {
   type JobProgress,
   type JobRequest,
   type JobState,
