@@ -16,6 +16,8 @@ import { type AppOptions, createApp } from "../routes/app.ts";
 import { withDb, withServer } from "./_helpers.ts";
 import {
   assertDocumentedTools,
+  callError,
+  callOk,
   fullFlow,
   registerThroughCli,
   writeConfig,
@@ -192,6 +194,36 @@ Deno.test("over HTTP: register (CLI) → start → poll → save → replay afte
         };
         assert.ok(comparison.findings.fixed.length >= 2);
         assert.deepEqual(comparison.findings.still_present, []);
+      } finally {
+        await client.close();
+      }
+    });
+  } finally {
+    await demo.shutdown();
+  }
+});
+
+Deno.test("over HTTP: a second start is refused naming the running run", async () => {
+  const demo = await startDemoServer();
+  try {
+    // Closing the server's job manager cancels the long run; its cleanup still runs.
+    await withMcpServer({}, async ({ url, dataDir }) => {
+      await registerThroughCli(
+        dataDir,
+        "slow-staging",
+        await writeConfig(dataDir, demo.url, 60),
+      );
+      const client = await connect(url, BEARER);
+      try {
+        const started = await callOk(client, "trace.external_start", {
+          target_id: "slow-staging",
+        });
+        assert.match(
+          await callError(client, "trace.external_start", {
+            target_id: "slow-staging",
+          }),
+          new RegExp(`run ${started.run_id} is still running in this process`),
+        );
       } finally {
         await client.close();
       }

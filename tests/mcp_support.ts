@@ -157,6 +157,27 @@ export async function registerThroughCli(
   assert.equal(code, 0, io.stderr());
 }
 
+/** Unknown targets, URL-like ids and endpoint arguments are refused before anything runs. */
+export async function assertTargetRefusals(client: Client): Promise<void> {
+  assert.match(
+    await callError(client, "trace.external_start", {
+      target_id: "http://127.0.0.1:8787",
+    }),
+    /not a URL or host; register the endpoint with trace external-register/,
+  );
+  assert.match(
+    await callError(client, "trace.external_start", { target_id: "unknown" }),
+    /Cannot find target "unknown"; register it with trace external-register/,
+  );
+  assert.match(
+    await callError(client, "trace.external_plan", {
+      target_id: "unknown",
+      base_url: "http://127.0.0.1:8787",
+    }),
+    /base_url: unknown key/,
+  );
+}
+
 /** What the full flow hands back for the caller's own checks. */
 export interface FlowResult {
   failing: Record<string, unknown>;
@@ -173,6 +194,7 @@ export async function fullFlow(
   targetId: string,
   fix: () => Promise<void>,
 ): Promise<FlowResult> {
+  await assertTargetRefusals(client);
   const listed = await callOk(client, "trace.external_targets");
   assert.deepEqual(
     (listed.targets as { target_id: string }[]).map((t) => t.target_id),

@@ -84,6 +84,7 @@ const EVENTS: EventInput[] = [
 async function withIndex(
   principal: McpPrincipal,
   fn: (client: Client) => Promise<void>,
+  maxOutputChars?: number,
 ): Promise<void> {
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
@@ -95,6 +96,7 @@ async function withIndex(
       jobs,
       principal,
       allowTraceQueries: true,
+      ...(maxOutputChars === undefined ? {} : { maxOutputChars }),
     });
     try {
       await fn(client);
@@ -268,4 +270,32 @@ Deno.test("traceLineage() and analyzeTrace() do not depend on the order events a
       ["no_lineage"],
     );
   });
+});
+
+Deno.test("a page over the output bound is shrunk, not cut, so its cursor skips no event", async () => {
+  await withIndex(
+    { name: "admin", role: "admin", scope: {} },
+    async (client) => {
+      const seen: string[] = [];
+      let cursor: unknown = undefined;
+      let pages = 0;
+      do {
+        const page = await callOk(client, "trace.query_traces", {
+          limit: 8,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        assert.equal(page.truncated, undefined);
+        if (pages === 0) {
+          assert.ok((page.limit as number) < 8);
+          assert.match(String(page.limit_note), /shrunk from 8 to/);
+        }
+        seen.push(...ids(page));
+        cursor = page.next_cursor;
+        pages++;
+      } while (cursor !== null && pages < 20);
+      assert.ok(pages > 1);
+      assert.deepEqual(seen.sort(), EVENTS.map((e) => e.event_id).sort());
+    },
+    2_500,
+  );
 });

@@ -15,12 +15,17 @@ import { TraceError } from "../errors.ts";
 import {
   queryTraceEvents,
   summarizeTraceEvents,
+  type TraceEventPage,
   type TraceFilter,
 } from "../obs/query/mod.ts";
 import { timeRangeValid, TRACE_FILTER_ENTRIES } from "../obs/query/filters.ts";
 import { strictArgs } from "./_args.ts";
 import { defineTool, READS, type TraceTool } from "./_tool.ts";
-import type { McpToolContext, TraceScope } from "./context.ts";
+import {
+  DEFAULT_MAX_OUTPUT_CHARS,
+  type McpToolContext,
+  type TraceScope,
+} from "./context.ts";
 import { analyzeTrace, traceLineage } from "./trace_lineage.ts";
 
 /** Largest page the tool returns. */
@@ -136,6 +141,30 @@ async function explainRoot(
   };
 }
 
+function pageAnswer(
+  filter: TraceFilter,
+  page: TraceEventPage,
+  extras: { summary: object | null; explain: object | null },
+  requested: number,
+  size: number,
+): object {
+  return {
+    scope: describeScope(filter),
+    events: page.events,
+    next_cursor: page.next_cursor,
+    has_more: page.has_more,
+    limit: size,
+    limit_note: size < requested
+      ? `the page was shrunk from ${requested} to ${size} event(s) to fit the output bound; next_cursor continues right after the last event shown`
+      : null,
+    read_completeness: page.read_completeness,
+    instrumentation_coverage: page.instrumentation_coverage,
+    outcome_verification: page.outcome_verification,
+    coverage: page.coverage,
+    ...extras,
+  };
+}
+
 const queryTraces = defineTool({
   name: "trace.query_traces",
   title: "Query agent-memory traces",
@@ -146,20 +175,16 @@ const queryTraces = defineTool({
   run: async (args, context) => {
     const { limit, cursor, explain, summary, ...filterArgs } = args;
     const filter = scopedFilter(filterArgs, context.principal.scope);
-    const page = await queryTraceEvents(context.db, {
-      ...filter,
-      limit: limit ?? DEFAULT_LIMIT,
-      ...(cursor === undefined ? {} : { cursor }),
-    });
-    return {
-      scope: describeScope(filter),
-      events: page.events,
-      next_cursor: page.next_cursor,
-      has_more: page.has_more,
-      read_completeness: page.read_completeness,
-      instrumentation_coverage: page.instrumentation_coverage,
-      outcome_verification: page.outcome_verification,
-      coverage: page.coverage,
+    const requested = limit ?? DEFAULT_LIMIT;
+    const read = (size: number) =>
+      queryTraceEvents(context.db, {
+        ...filter,
+        limit: size,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+    let size = requested;
+    let page = await read(size);
+    const extras = {
       summary: summary ? await summarizeTraceEvents(context.db, filter) : null,
       explain: explain
         ? await explainRoot(
@@ -169,6 +194,15 @@ const queryTraces = defineTool({
         )
         : null,
     };
+    const bound = context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+    let answer = pageAnswer(filter, page, extras, requested, size);
+    // A smaller page keeps the cursor exact, where cutting the list would skip events.
+    while (size > 1 && JSON.stringify(answer).length > bound) {
+      size = Math.ceil(size / 2);
+      page = await read(size);
+      answer = pageAnswer(filter, page, extras, requested, size);
+    }
+    return answer;
   },
 });
 
