@@ -219,6 +219,9 @@ export async function fullFlow(
     JSON.stringify(failing.findings),
   );
   assert.equal(typeof (failing.cleanup as object), "object");
+  const samples = failing.samples as { marker_seen: boolean }[];
+  assert.deepEqual(failing.final_sample, samples.at(-1));
+  assert.equal(samples.at(-1)!.marker_seen, true);
 
   const saved = await callOk(client, "trace.external_save", {
     run_id: started.run_id,

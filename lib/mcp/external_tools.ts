@@ -161,6 +161,8 @@ const get = defineTool({
       timing: report?.timing ?? null,
       requests: report?.requests ?? null,
       namespaces: report?.namespaces ?? null,
+      // The sample that decides the verdict, kept apart so a cut answer still has it.
+      final_sample: report?.samples.at(-1) ?? null,
       samples: report?.samples ?? null,
       recording: view.recording,
       trace: view.trace,
