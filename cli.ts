@@ -14,6 +14,7 @@
 
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./cli/_suggest.ts";
+import { tableLines } from "./cli/_table.ts";
 import { errorMessage, TraceError, UsageError } from "./lib/errors.ts";
 
 /** Exit codes: 0 PASS, 1 FAIL (or a broken ledger), 2 INCONCLUSIVE or usage/config error. */
@@ -215,10 +216,9 @@ function isGroup(entry: Entry): entry is Group {
 }
 
 function table(entries: [string, { summary: string }][]): string[] {
-  const width = Math.max(...entries.map(([name]) => name.length));
-  return entries.map(([name, entry]) =>
-    `  ${name.padEnd(width)}  ${entry.summary}`
-  );
+  return tableLines(entries.map(([name, entry]) => [name, entry.summary]), {
+    indent: "  ",
+  });
 }
 
 function globalUsage(): string {

@@ -1,5 +1,7 @@
 /** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
 
+import { dbLocation } from "../lib/db.ts";
+import { tableLines } from "./_table.ts";
 import { NotFoundError, UsageError } from "../lib/errors.ts";
 import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
@@ -24,7 +26,7 @@ import {
   REFERENCE_SYSTEMS,
   type ReferenceSystemSpec,
 } from "../lib/reference/systems.ts";
-import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
@@ -428,16 +430,16 @@ async function ranking(
     const lines = [
       RANKING_RULE,
       "",
-      ...table(
+      ...tableLines([
         ["#", "system", "tier", "observed", "slowest erasure"],
-        ranked.map((r) => [
+        ...ranked.map((r) => [
           String(r.rank),
           r.system,
           r.tier.replaceAll("_", " "),
           r.observed,
           seconds(r.slowest_erasure_seconds),
         ]),
-      ),
+      ], { align: ["right"] }),
     ];
     io.out(lines.join("\n") + "\n" + missingNote(missing));
     return 0;
@@ -492,14 +494,6 @@ export function renderMatrix(rows: readonly DashboardRow[]): string {
   );
   const legend =
     "Store and retrieval cells: erased/transient with the time from which they stayed 0 after the deletion was acknowledged; RESIDUAL = still there at the final sample";
-  return [...table(header, body), "", legend, ...notes].join("\n") + "\n";
-}
-
-function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => r[i]!.length))
-  );
-  const format = (row: string[]) =>
-    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [format(header), ...rows.map(format)];
+  return [...tableLines([header, ...body]), "", legend, ...notes].join("\n") +
+    "\n";
 }
