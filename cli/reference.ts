@@ -36,30 +36,6 @@ const FLAGS = {
   "no-trace": { type: "boolean", default: false },
 } as const;
 
-const HELP = `Usage: trace reference <subcommand> [options]
-
-The reference suite: in-process memory pipelines with known deletion
-behaviour, run through the same engine as external runs. Reference history
-is kept apart from external history.
-
-Subcommands:
-  list               The systems, what each does and its expected outcome
-  plan [NAME...]     What a run of each system would do (no run)
-  run [NAME...]      Run every system (or the named ones), record each run,
-                     print the matrix; exit 1 if any lands off its expectation
-  show RUN_ID        One stored reference run, with expected vs observed
-  dashboard          Matrix of the latest run of each system
-  ranking            Systems ordered by the strength of their deletion guarantee
-
-Options:
-  --json             JSON on stdout
-  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
-  --db URL           Database URL instead of <data-dir>/trace.db
-  --no-trace         (run) Do not write the runs into the observability index
-
-Run trace reference <subcommand> --help for its own options.
-`;
-
 const DATA_OPTIONS =
   `  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
   --db URL           Database URL instead of <data-dir>/trace.db`;
@@ -129,7 +105,8 @@ const SUBCOMMANDS = [
   "dashboard",
   "ranking",
 ] as const;
-type Subcommand = typeof SUBCOMMANDS[number];
+/** The subcommands of `trace reference`. */
+export type Subcommand = typeof SUBCOMMANDS[number];
 
 type Values = {
   json: boolean;
@@ -138,30 +115,24 @@ type Values = {
   "no-trace": boolean;
 };
 
-/** Builds the `reference` command over a set of systems (tests pass their own). */
-export function createReferenceCommand(
-  systems: readonly ReferenceSystemSpec[],
+/**
+ * One `trace reference <sub>` command over a set of systems (the built-in
+ * ones by default; tests pass their own).
+ */
+export function referenceSubcommand(
+  sub: Subcommand,
+  systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
 ): Command {
   return async (args, io) => {
-    const { values, positionals } = parseFlags("reference", args, FLAGS, {
-      max: 64,
-    });
-    const [sub, ...names] = positionals;
-    if (sub === undefined) {
-      showHelp(io, HELP);
-      return values.help ? 0 : 2;
-    }
-    if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
-      if (values.help) return showHelp(io, HELP);
-      throw new UsageError(
-        `Unknown subcommand "${sub}"; use ${
-          SUBCOMMANDS.join(", ")
-        } (see trace reference --help)`,
-      );
-    }
-    if (values.help) return showHelp(io, HELPS[sub as Subcommand]);
+    const { values, positionals: names } = parseFlags(
+      `reference ${sub}`,
+      args,
+      FLAGS,
+      { max: 64 },
+    );
+    if (values.help) return showHelp(io, HELPS[sub]);
     const context = { systems, values, io };
-    switch (sub as Subcommand) {
+    switch (sub) {
       case "list":
         return list(context, names);
       case "plan":
@@ -177,9 +148,6 @@ export function createReferenceCommand(
     }
   };
 }
-
-/** `trace reference …` over the built-in systems. */
-export const reference: Command = createReferenceCommand(REFERENCE_SYSTEMS);
 
 interface Context {
   systems: readonly ReferenceSystemSpec[];
