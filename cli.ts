@@ -14,6 +14,8 @@
 
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./cli/_suggest.ts";
+import { tableLines } from "./cli/_table.ts";
+import type { Subcommand } from "./cli/reference.ts";
 import { errorMessage, TraceError, UsageError } from "./lib/errors.ts";
 
 /** Exit codes: 0 PASS, 1 FAIL (or a broken ledger), 2 INCONCLUSIVE or usage/config error. */
@@ -28,6 +30,8 @@ interface Leaf {
 
 interface Group {
   summary: string;
+  /** A paragraph shown under the group's usage line. */
+  about?: string;
   commands: Record<string, Leaf>;
 }
 
@@ -54,7 +58,8 @@ const regressions = () => import("./cli/regressions.ts");
 const runs = () => import("./cli/runs.ts");
 const obs = () => import("./cli/obs.ts");
 const events = () => import("./cli/events.ts");
-const reference = async () => (await import("./cli/reference.ts")).reference;
+const reference = async (sub: Subcommand) =>
+  (await import("./cli/reference.ts")).referenceSubcommand(sub);
 const ledger = async () => (await import("./cli/ledger.ts")).ledger;
 
 const COMMANDS: Record<string, Entry> = {
@@ -127,29 +132,33 @@ const COMMANDS: Record<string, Entry> = {
   },
   reference: {
     summary: "Run and rank the reference systems with known deletion behaviour",
+    about:
+      "In-process memory pipelines with known deletion behaviour, run through the same engine as external runs. Reference history is kept apart from external history.",
     commands: {
-      list: delegate(
-        "The systems, what each does and its expected outcome",
-        "list",
-        reference,
-      ),
-      plan: delegate("What a run of each system would do", "plan", reference),
-      run: delegate(
-        "Run every system (or the named ones) and print the matrix",
-        "run",
-        reference,
-      ),
-      show: delegate("One stored reference run", "show", reference),
-      dashboard: delegate(
-        "Matrix of the latest run of each system",
-        "dashboard",
-        reference,
-      ),
-      ranking: delegate(
-        "Systems ordered by the strength of their deletion guarantee",
-        "ranking",
-        reference,
-      ),
+      list: {
+        summary: "The systems, what each does and its expected outcome",
+        load: () => reference("list"),
+      },
+      plan: {
+        summary: "What a run of each system would do (no run)",
+        load: () => reference("plan"),
+      },
+      run: {
+        summary: "Run every system (or the named ones) and print the matrix",
+        load: () => reference("run"),
+      },
+      show: {
+        summary: "One stored reference run, with expected vs observed",
+        load: () => reference("show"),
+      },
+      dashboard: {
+        summary: "Matrix of the latest run of each system",
+        load: () => reference("dashboard"),
+      },
+      ranking: {
+        summary: "Systems ordered by the strength of their deletion guarantee",
+        load: () => reference("ranking"),
+      },
     },
   },
   events: {
@@ -223,10 +232,22 @@ function isGroup(entry: Entry): entry is Group {
 }
 
 function table(entries: [string, { summary: string }][]): string[] {
-  const width = Math.max(...entries.map(([name]) => name.length));
-  return entries.map(([name, entry]) =>
-    `  ${name.padEnd(width)}  ${entry.summary}`
-  );
+  return tableLines(entries.map(([name, entry]) => [name, entry.summary]), {
+    indent: "  ",
+  });
+}
+
+/** Wraps a paragraph at 78 columns. */
+function wrap(text: string): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > 78) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join("\n");
 }
 
 function globalUsage(): string {
@@ -261,6 +282,7 @@ function groupUsage(name: string, group: Group): string {
     "",
     `Usage: trace ${name} <command> [options]   (trace ${name} <command> --help for details)`,
     "",
+    ...(group.about ? [wrap(group.about), ""] : []),
     "Commands:",
     ...table(Object.entries(group.commands)),
     "",

@@ -1,5 +1,6 @@
 /** The human-readable rendering of a run report and a run plan. */
 
+import { tableLines } from "./_table.ts";
 import { STORES } from "../lib/contract/protocol.ts";
 import type { RunPlan } from "../lib/runner/plan.ts";
 import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
@@ -53,20 +54,6 @@ export function renderReport(report: RunReport): string {
   return lines.join("\n") + "\n";
 }
 
-/** A left-aligned text table with a header row. */
-export function renderTable(header: string[], rows: string[][]): string {
-  return alignColumns([header, ...rows]).join("\n") + "\n";
-}
-
-function alignColumns(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) =>
-    Math.max(...rows.map((r) => (r[i] ?? "").length))
-  );
-  return rows.map((row) =>
-    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
-  );
-}
-
 function sampleTable(samples: Sample[]): string[] {
   const header = [
     "  #",
@@ -82,7 +69,7 @@ function sampleTable(samples: Sample[]): string[] {
     markerLabel(s.marker_seen),
     controlLabel(s),
   ]);
-  return alignColumns([header, ...rows]);
+  return tableLines([header, ...rows]);
 }
 
 function controlLabel(sample: Sample): string {

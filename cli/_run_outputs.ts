@@ -6,6 +6,7 @@
  * @module
  */
 
+import { dbLocation } from "../lib/db.ts";
 import { resolve } from "node:path";
 import { redactDbUrl, type TraceDb } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
@@ -20,8 +21,8 @@ import type {
   ExternalRunOutcome,
 } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
-import { dbLocation } from "./_args.ts";
-import { fileErrorWords } from "./_config_input.ts";
+import {} from "./_args.ts";
+import { fileProblem } from "../lib/file_errors.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { progressRenderer } from "./_progress.ts";
@@ -91,7 +92,7 @@ export async function reserveOutputs(
       await reserved.release();
       const why = error instanceof Deno.errors.AlreadyExists
         ? "the file already exists (or another run reserved it); choose a new path"
-        : fileErrorWords(error);
+        : fileProblem(error, "write");
       throw new UsageError(`Cannot write ${flag} ${path}: ${why}`);
     }
     created.push(path);

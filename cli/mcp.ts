@@ -10,10 +10,11 @@
 
 import process from "node:process";
 import * as v from "valibot";
+import { dbLocation } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import type { TraceScope } from "../lib/mcp/mod.ts";
-import { dbLocation, parseFlags, showHelp } from "./_args.ts";
+import { parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 

@@ -1,5 +1,7 @@
 /** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
 
+import { dbLocation } from "../lib/db.ts";
+import { tableLines } from "./_table.ts";
 import { NotFoundError, UsageError } from "../lib/errors.ts";
 import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
@@ -24,7 +26,7 @@ import {
   REFERENCE_SYSTEMS,
   type ReferenceSystemSpec,
 } from "../lib/reference/systems.ts";
-import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
@@ -33,30 +35,6 @@ const FLAGS = {
   ...DATA_FLAGS,
   "no-trace": { type: "boolean", default: false },
 } as const;
-
-const HELP = `Usage: trace reference <subcommand> [options]
-
-The reference suite: in-process memory pipelines with known deletion
-behaviour, run through the same engine as external runs. Reference history
-is kept apart from external history.
-
-Subcommands:
-  list               The systems, what each does and its expected outcome
-  plan [NAME...]     What a run of each system would do (no run)
-  run [NAME...]      Run every system (or the named ones), record each run,
-                     print the matrix; exit 1 if any lands off its expectation
-  show RUN_ID        One stored reference run, with expected vs observed
-  dashboard          Matrix of the latest run of each system
-  ranking            Systems ordered by the strength of their deletion guarantee
-
-Options:
-  --json             JSON on stdout
-  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
-  --db URL           Database URL instead of <data-dir>/trace.db
-  --no-trace         (run) Do not write the runs into the observability index
-
-Run trace reference <subcommand> --help for its own options.
-`;
 
 const DATA_OPTIONS =
   `  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
@@ -127,7 +105,8 @@ const SUBCOMMANDS = [
   "dashboard",
   "ranking",
 ] as const;
-type Subcommand = typeof SUBCOMMANDS[number];
+/** The subcommands of `trace reference`. */
+export type Subcommand = typeof SUBCOMMANDS[number];
 
 type Values = {
   json: boolean;
@@ -136,30 +115,24 @@ type Values = {
   "no-trace": boolean;
 };
 
-/** Builds the `reference` command over a set of systems (tests pass their own). */
-export function createReferenceCommand(
-  systems: readonly ReferenceSystemSpec[],
+/**
+ * One `trace reference <sub>` command over a set of systems (the built-in
+ * ones by default; tests pass their own).
+ */
+export function referenceSubcommand(
+  sub: Subcommand,
+  systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
 ): Command {
   return async (args, io) => {
-    const { values, positionals } = parseFlags("reference", args, FLAGS, {
-      max: 64,
-    });
-    const [sub, ...names] = positionals;
-    if (sub === undefined) {
-      showHelp(io, HELP);
-      return values.help ? 0 : 2;
-    }
-    if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
-      if (values.help) return showHelp(io, HELP);
-      throw new UsageError(
-        `Unknown subcommand "${sub}"; use ${
-          SUBCOMMANDS.join(", ")
-        } (see trace reference --help)`,
-      );
-    }
-    if (values.help) return showHelp(io, HELPS[sub as Subcommand]);
+    const { values, positionals: names } = parseFlags(
+      `reference ${sub}`,
+      args,
+      FLAGS,
+      { max: 64 },
+    );
+    if (values.help) return showHelp(io, HELPS[sub]);
     const context = { systems, values, io };
-    switch (sub as Subcommand) {
+    switch (sub) {
       case "list":
         return list(context, names);
       case "plan":
@@ -175,9 +148,6 @@ export function createReferenceCommand(
     }
   };
 }
-
-/** `trace reference …` over the built-in systems. */
-export const reference: Command = createReferenceCommand(REFERENCE_SYSTEMS);
 
 interface Context {
   systems: readonly ReferenceSystemSpec[];
@@ -428,16 +398,16 @@ async function ranking(
     const lines = [
       RANKING_RULE,
       "",
-      ...table(
+      ...tableLines([
         ["#", "system", "tier", "observed", "slowest erasure"],
-        ranked.map((r) => [
+        ...ranked.map((r) => [
           String(r.rank),
           r.system,
           r.tier.replaceAll("_", " "),
           r.observed,
           seconds(r.slowest_erasure_seconds),
         ]),
-      ),
+      ], { align: ["right"] }),
     ];
     io.out(lines.join("\n") + "\n" + missingNote(missing));
     return 0;
@@ -492,14 +462,6 @@ export function renderMatrix(rows: readonly DashboardRow[]): string {
   );
   const legend =
     "Store and retrieval cells: erased/transient with the time from which they stayed 0 after the deletion was acknowledged; RESIDUAL = still there at the final sample";
-  return [...table(header, body), "", legend, ...notes].join("\n") + "\n";
-}
-
-function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => r[i]!.length))
-  );
-  const format = (row: string[]) =>
-    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [format(header), ...rows.map(format)];
+  return [...tableLines([header, ...body]), "", legend, ...notes].join("\n") +
+    "\n";
 }

@@ -15,7 +15,7 @@ import {
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { renderTable } from "./_report_text.ts";
+import { renderTable } from "./_table.ts";
 import {
   dataFlagsOf,
   OUTPUT_FLAGS,

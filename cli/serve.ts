@@ -1,17 +1,12 @@
 /** `trace serve`: the ingest and query API on localhost. */
 
+import { dbLocation } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { RunJobs } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { checkToken, serverSecurity } from "../routes/_guard.ts";
-import {
-  DATA_FLAGS,
-  dbLocation,
-  parseFlags,
-  parseIntegerFlag,
-  showHelp,
-} from "./_args.ts";
+import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 

@@ -6,7 +6,7 @@ import { registeredTargets, registerNamedTarget } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { renderTable } from "./_report_text.ts";
+import { renderTable } from "./_table.ts";
 import { requireConfig } from "./_config_input.ts";
 
 const REGISTER_FLAGS = {

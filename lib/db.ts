@@ -61,6 +61,11 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
   return await openLocal(path, options.create ?? true);
 }
 
+/** Where a database lives, for messages: its file path, or its URL without credentials or query. */
+export function dbLocation(db: { path: string | null; url: string }): string {
+  return db.path ?? redactDbUrl(db.url);
+}
+
 /** A database URL safe to print: no credentials, query or fragment. */
 export function redactDbUrl(url: string): string {
   try {

@@ -1,9 +1,17 @@
 import assert from "node:assert/strict";
-import { createReferenceCommand, reference } from "../cli/reference.ts";
+import { loadCommand, main } from "../cli.ts";
+import type { CliIo } from "../cli/_io.ts";
+import { referenceSubcommand, type Subcommand } from "../cli/reference.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
+
+/** `trace reference SUB …` with errors thrown, as the dispatcher loads it. */
+async function reference(args: string[], io: CliIo): Promise<number> {
+  const loaded = await loadCommand(["reference", ...args]);
+  return await loaded.command(loaded.args, io);
+}
 
 Deno.test("reference run records every system as a reference run and prints the matrix", async () => {
   await withTempDir(async (dir) => {
@@ -81,8 +89,9 @@ Deno.test("reference run exits 1 when a system lands off its expected outcome", 
         : spec
     );
     const io = captureIo();
-    const code = await createReferenceCommand(wrong)(
-      ["run", "stale-cache", "correct", "--no-trace", "--data-dir", dir],
+    const run: Subcommand = "run";
+    const code = await referenceSubcommand(run, wrong)(
+      ["stale-cache", "correct", "--no-trace", "--data-dir", dir],
       io,
     );
     assert.equal(code, 1);
@@ -109,7 +118,7 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
     );
     await assert.rejects(
       reference(["frobnicate"], captureIo()),
-      /Error: Unknown subcommand "frobnicate"/,
+      /unknown command "frobnicate"; run trace reference --help/,
     );
     await assert.rejects(
       reference(["show", "run-missing", "--data-dir", dir], captureIo()),
@@ -164,6 +173,7 @@ Deno.test("reference <subcommand> --help prints that subcommand's own help", asy
     assert.match(io.stdout(), new RegExp(`^Usage: trace reference ${sub} `));
   }
   const top = captureIo();
-  assert.equal(await reference(["--help"], top), 0);
-  assert.match(top.stdout(), /^Usage: trace reference <subcommand>/);
+  assert.equal(await main(["reference", "--help"], top), 0);
+  assert.match(top.stdout(), /Usage: trace reference <command>/);
+  assert.match(top.stdout(), /known deletion behaviour/);
 });
