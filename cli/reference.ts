@@ -56,19 +56,20 @@ deletion window, samples and request budget. Nothing is run or recorded.
     `Usage: trace reference run [NAME...] [--no-trace] [--json] [--data-dir DIR] [--db URL]
 
 Runs every system (or the named ones) in process with virtual time, records
-each run in the reference history and prints the matrix with each run id.
-Exits 1 if any system lands off its expected outcome.
+each run in the reference history and prints the matrix (each run id on
+stderr as it finishes). Exits 1 if any system lands off its expected outcome.
 
 Options:
   --no-trace         Do not write the runs into the observability index
   --json             The matrix rows as JSON on stdout
 ${DATA_OPTIONS}
 `,
-  show: `Usage: trace reference show RUN_ID [--json] [--data-dir DIR] [--db URL]
+  show:
+    `Usage: trace reference show (SYSTEM|RUN_ID) [--json] [--data-dir DIR] [--db URL]
 
-Shows one stored reference run with its expected and observed outcome. The
-run column of trace reference dashboard (or run) gives the latest run id of
-each system.
+Shows one stored reference run with its expected and observed outcome: the
+latest run of SYSTEM, or the run RUN_ID (trace reference run --json and
+trace reference dashboard --json give each row's run_id).
 
 Options:
   --json             The evaluation and the full report as JSON
@@ -77,8 +78,8 @@ ${DATA_OPTIONS}
   dashboard:
     `Usage: trace reference dashboard [--json] [--data-dir DIR] [--db URL]
 
-Matrix of the latest run of each system, with the run id to pass to trace
-reference show.
+Matrix of the latest run of each system; trace reference show SYSTEM gives
+the details of one.
 
 Options:
   --json             Rows (each with its run_id), missing systems and mismatches
@@ -252,9 +253,9 @@ async function run(
         const row = dashboardRow(spec, run.report, run.evaluation);
         rows.push(row);
         io.err(
-          `reference: ${row.system} ${row.observed} (expected ${row.expected}) ${
-            row.matches ? "ok" : "MISMATCH"
-          }  run ${row.run_id}\n`,
+          `reference: ${row.system} ${row.observed}${
+            row.matches ? "" : ` MISMATCH (expected ${row.expected})`
+          }  ${row.run_id}\n`,
         );
       },
     });
@@ -281,18 +282,18 @@ async function show(
   { systems, values, io }: Context,
   names: string[],
 ): Promise<number> {
-  const [runId, ...extra] = names;
-  if (runId === undefined) {
+  const [wanted, ...extra] = names;
+  if (wanted === undefined) {
     throw new UsageError(
-      "RUN_ID is required; the run column of trace reference dashboard lists them",
+      "SYSTEM or RUN_ID is required; trace reference dashboard lists the systems",
     );
   }
   noArguments("show", extra);
   return await readHistory(values, io, async (db) => {
-    const entry = await readReferenceRun(db, runId);
+    const entry = await findReferenceRun(db, wanted, systems);
     if (!entry) {
       throw new NotFoundError(
-        `Cannot show reference run "${runId}": it is not in the reference history; the run column of trace reference dashboard lists the latest run of each system`,
+        `Cannot show reference run "${wanted}": it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -309,6 +310,18 @@ async function show(
     io.out(head + renderReport(entry.report));
     return 0;
   });
+}
+
+/** The latest run of a system named `wanted`, else the run with that id. */
+async function findReferenceRun(
+  db: TraceDb,
+  wanted: string,
+  systems: readonly ReferenceSystemSpec[],
+) {
+  if (findSystem(wanted, systems)) {
+    return (await latestReferenceRuns(db)).get(wanted) ?? null;
+  }
+  return await readReferenceRun(db, wanted);
 }
 
 /**
@@ -425,43 +438,76 @@ function seconds(value: number | null): string {
   return value === null ? "never" : `${value.toFixed(2)} s`;
 }
 
+/** A matrix cell in a few characters, so the matrix fits 100 columns. */
 function cellText(cell: FamilyCell): string {
   switch (cell.status) {
     case "erased":
     case "transient":
-      return `${cell.status} ${seconds(cell.time_to_erasure_seconds)}`;
+      return seconds(cell.time_to_erasure_seconds);
     case "residual":
+      return "LEFT";
+    case "interrupted":
+      return "cut";
     case "lost":
+      return "LOST";
+    case "complete":
+      return "done";
     case "incomplete":
-      return cell.status.toUpperCase();
+      return "NOT DONE";
+    case "unknown":
+      return "?";
     default:
       return cell.status;
   }
 }
 
-/** Renders dashboard rows as a text matrix with a legend. */
+const MATRIX_LEGEND =
+  "Store and marker cells: the virtual time after the deletion was acknowledged from which it stayed 0 (0.00 s: erased at once; later: a transient residual). LEFT: still there at the final sample. cut: the window was interrupted, so nothing was decided. ?: not observed. Cleanup NOT DONE: synthetic records may remain. Details of one system: trace reference show SYSTEM.";
+
+/** Renders dashboard rows as a text matrix with a legend, at most 100 columns wide. */
 export function renderMatrix(rows: readonly DashboardRow[]): string {
   const header = [
     "system",
-    "expected",
     "observed",
-    "match",
-    ...FAMILIES.map((f) => f.replace("_records", "")),
-    "run",
+    ...FAMILIES.map((f) =>
+      f === "retrieval" ? "marker" : f.replace("_records", "")
+    ),
   ];
   const body = rows.map((row) => [
     row.blind_spot ? `${row.system} (!)` : row.system,
-    row.expected,
-    row.observed,
-    row.matches ? "yes" : "NO",
+    row.matches ? row.observed : `${row.observed} *`,
     ...FAMILIES.map((f) => cellText(row.families[f])),
-    row.run_id,
   ]);
-  const notes = rows.filter((r) => r.blind_spot).map((r) =>
-    `(!) ${r.system}: blind spot, not a guarantee: ${r.blind_spot}`
-  );
-  const legend =
-    "Store and retrieval cells: erased/transient with the time from which they stayed 0 after the deletion was acknowledged; RESIDUAL = still there at the final sample";
-  return [...tableLines([header, ...body]), "", legend, ...notes].join("\n") +
-    "\n";
+  const notes = [
+    ...rows.filter((r) => !r.matches).map((r) =>
+      `* ${r.system}: off its expected outcome: ${r.mismatches.join("; ")}`
+    ),
+    ...rows.filter((r) => r.blind_spot).map((r) =>
+      `(!) ${r.system}: blind spot, not a guarantee: ${r.blind_spot}`
+    ),
+  ];
+  return [
+    ...tableLines([header, ...body]),
+    "",
+    ...wrap(MATRIX_LEGEND, MATRIX_WIDTH),
+    ...notes.flatMap((note) => wrap(note, MATRIX_WIDTH, "    ")),
+  ].join("\n") + "\n";
+}
+
+/** Width the matrix and its notes keep within. */
+export const MATRIX_WIDTH = 100;
+
+/** Wraps `text` at spaces into lines of at most `width` characters. */
+function wrap(text: string, width: number, indent = ""): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const next = line === "" ? word : `${line} ${word}`;
+    if (next.length > width && line !== "") {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else line = next;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }
