@@ -409,7 +409,7 @@ async function ranking(
       return 0;
     }
     const lines = [
-      RANKING_RULE,
+      ...wrap(RANKING_RULE, MATRIX_WIDTH),
       "",
       ...tableLines([
         ["#", "system", "tier", "observed", "slowest erasure"],

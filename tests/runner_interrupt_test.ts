@@ -137,6 +137,7 @@ Deno.test("an interrupted report judges only the families it could: sampled ones
   });
   const finding = report.findings.find((f) => f.code === "interrupted")!;
   assert.deepEqual(finding.sample_indexes, [0, 1]);
+  assert.equal(report.timing.final_sample_started_at_seconds, null);
 });
 
 Deno.test("an interrupt before the window leaves no samples and still cleans up", async () => {

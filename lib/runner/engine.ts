@@ -85,7 +85,8 @@ export async function runDeletionContract(
   // Say at once what an interrupt stops, before the in-flight request returns.
   const onAbort = () =>
     emit({ type: "interrupted", phase: current, at_ms: session.elapsedMs() });
-  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
   const checkpoint = initialCheckpoint(config, options.target, ids, clock);
   const report = skeleton(config, options, ids, checkpoint);
   const windowMs = config.deletion_window_seconds * 1000;
@@ -163,9 +164,10 @@ function finish(
   report.finished_at = clock.wallNow().toISOString();
   report.requests = { total: session.total, failed: session.failed };
   report.timing.elapsed_seconds = round(session.elapsedMs() / 1000);
-  report.timing.final_sample_started_at_seconds =
-    report.samples.at(-1)?.started_at_seconds ??
-      null;
+  // An interrupted window's last sample is not a final one.
+  report.timing.final_sample_started_at_seconds = interrupted
+    ? null
+    : report.samples.at(-1)?.started_at_seconds ?? null;
 }
 
 /** Marks the checkpoint completed; a failure is noted, never fatal (the report is complete). */
