@@ -10,7 +10,6 @@ import {
   type DashboardRow,
   dashboardRow,
   FAMILIES,
-  type FamilyCell,
   RANKING_RULE,
   rankSystems,
 } from "../lib/reference/dashboard.ts";
@@ -29,6 +28,7 @@ import {
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
+import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
 
 const FLAGS = {
@@ -56,19 +56,20 @@ deletion window, samples and request budget. Nothing is run or recorded.
     `Usage: trace reference run [NAME...] [--no-trace] [--json] [--data-dir DIR] [--db URL]
 
 Runs every system (or the named ones) in process with virtual time, records
-each run in the reference history and prints the matrix with each run id.
-Exits 1 if any system lands off its expected outcome.
+each run in the reference history and prints the matrix (each run id on
+stderr as it finishes). Exits 1 if any system lands off its expected outcome.
 
 Options:
   --no-trace         Do not write the runs into the observability index
   --json             The matrix rows as JSON on stdout
 ${DATA_OPTIONS}
 `,
-  show: `Usage: trace reference show RUN_ID [--json] [--data-dir DIR] [--db URL]
+  show:
+    `Usage: trace reference show (SYSTEM|RUN_ID) [--json] [--data-dir DIR] [--db URL]
 
-Shows one stored reference run with its expected and observed outcome. The
-run column of trace reference dashboard (or run) gives the latest run id of
-each system.
+Shows one stored reference run with its expected and observed outcome: the
+latest run of SYSTEM, or the run RUN_ID (trace reference run --json and
+trace reference dashboard --json give each row's run_id).
 
 Options:
   --json             The evaluation and the full report as JSON
@@ -77,8 +78,8 @@ ${DATA_OPTIONS}
   dashboard:
     `Usage: trace reference dashboard [--json] [--data-dir DIR] [--db URL]
 
-Matrix of the latest run of each system, with the run id to pass to trace
-reference show.
+Matrix of the latest run of each system; trace reference show SYSTEM gives
+the details of one.
 
 Options:
   --json             Rows (each with its run_id), missing systems and mismatches
@@ -252,9 +253,9 @@ async function run(
         const row = dashboardRow(spec, run.report, run.evaluation);
         rows.push(row);
         io.err(
-          `reference: ${row.system} ${row.observed} (expected ${row.expected}) ${
-            row.matches ? "ok" : "MISMATCH"
-          }  run ${row.run_id}\n`,
+          `reference: ${row.system} ${row.observed}${
+            row.matches ? "" : ` MISMATCH (expected ${row.expected})`
+          }  ${row.run_id}\n`,
         );
       },
     });
@@ -281,18 +282,18 @@ async function show(
   { systems, values, io }: Context,
   names: string[],
 ): Promise<number> {
-  const [runId, ...extra] = names;
-  if (runId === undefined) {
+  const [wanted, ...extra] = names;
+  if (wanted === undefined) {
     throw new UsageError(
-      "RUN_ID is required; the run column of trace reference dashboard lists them",
+      "SYSTEM or RUN_ID is required; trace reference dashboard lists the systems",
     );
   }
   noArguments("show", extra);
   return await readHistory(values, io, async (db) => {
-    const entry = await readReferenceRun(db, runId);
+    const entry = await findReferenceRun(db, wanted, systems);
     if (!entry) {
       throw new NotFoundError(
-        `Cannot show reference run "${runId}": it is not in the reference history; the run column of trace reference dashboard lists the latest run of each system`,
+        `Cannot show reference run "${wanted}": it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -309,6 +310,18 @@ async function show(
     io.out(head + renderReport(entry.report));
     return 0;
   });
+}
+
+/** The latest run of a system named `wanted`, else the run with that id. */
+async function findReferenceRun(
+  db: TraceDb,
+  wanted: string,
+  systems: readonly ReferenceSystemSpec[],
+) {
+  if (findSystem(wanted, systems)) {
+    return (await latestReferenceRuns(db)).get(wanted) ?? null;
+  }
+  return await readReferenceRun(db, wanted);
 }
 
 /**
@@ -396,7 +409,7 @@ async function ranking(
       return 0;
     }
     const lines = [
-      RANKING_RULE,
+      ...wrap(RANKING_RULE, MATRIX_WIDTH),
       "",
       ...tableLines([
         ["#", "system", "tier", "observed", "slowest erasure"],
@@ -423,45 +436,4 @@ function missingNote(missing: string[]): string {
 
 function seconds(value: number | null): string {
   return value === null ? "never" : `${value.toFixed(2)} s`;
-}
-
-function cellText(cell: FamilyCell): string {
-  switch (cell.status) {
-    case "erased":
-    case "transient":
-      return `${cell.status} ${seconds(cell.time_to_erasure_seconds)}`;
-    case "residual":
-    case "lost":
-    case "incomplete":
-      return cell.status.toUpperCase();
-    default:
-      return cell.status;
-  }
-}
-
-/** Renders dashboard rows as a text matrix with a legend. */
-export function renderMatrix(rows: readonly DashboardRow[]): string {
-  const header = [
-    "system",
-    "expected",
-    "observed",
-    "match",
-    ...FAMILIES.map((f) => f.replace("_records", "")),
-    "run",
-  ];
-  const body = rows.map((row) => [
-    row.blind_spot ? `${row.system} (!)` : row.system,
-    row.expected,
-    row.observed,
-    row.matches ? "yes" : "NO",
-    ...FAMILIES.map((f) => cellText(row.families[f])),
-    row.run_id,
-  ]);
-  const notes = rows.filter((r) => r.blind_spot).map((r) =>
-    `(!) ${r.system}: blind spot, not a guarantee: ${r.blind_spot}`
-  );
-  const legend =
-    "Store and retrieval cells: erased/transient with the time from which they stayed 0 after the deletion was acknowledged; RESIDUAL = still there at the final sample";
-  return [...tableLines([header, ...body]), "", legend, ...notes].join("\n") +
-    "\n";
 }

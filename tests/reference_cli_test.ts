@@ -18,7 +18,12 @@ Deno.test("reference run records every system as a reference run and prints the 
     const io = captureIo();
     const code = await reference(["run", "--data-dir", dir], io);
     assert.equal(code, 0, io.stderr());
-    assert.match(io.stdout(), /^system\s+expected\s+observed\s+match\s+source/);
+    assert.match(
+      io.stdout(),
+      /^system\s+observed\s+source\s+vector\s+cache\s+marker\s+control\s+cleanup\n/,
+    );
+    const widest = Math.max(...io.stdout().split("\n").map((l) => l.length));
+    assert.ok(widest <= 100, `the matrix is ${widest} columns wide`);
     assert.match(
       io.stdout(),
       /inventory-first-page \(!\)\s+PASS \(blind spot\)/,
@@ -62,15 +67,53 @@ Deno.test("reference run records every system as a reference run and prints the 
     const runId = board.rows[1].run_id;
     const text = captureIo();
     await reference(["dashboard", "--data-dir", dir], text);
-    assert.match(text.stdout(), /^system\s+expected.*\s+run\n/);
-    assert.match(text.stdout(), new RegExp(`stale-cache .* ${runId}\n`));
-    const shown = captureIo();
-    assert.equal(await reference(["show", runId, "--data-dir", dir], shown), 0);
+    assert.match(text.stdout(), /^system\s+observed.*\s+cleanup\n/);
     assert.match(
-      shown.stdout(),
-      /^Reference system stale-cache: observed FAIL, expected FAIL \(as expected\)/,
+      text.stdout(),
+      /\nstale-cache\s+FAIL\s+0\.00 s\s+0\.00 s\s+LEFT\s+LEFT\s+intact\s+NOT DONE\n/,
     );
-    assert.match(shown.stdout(), new RegExp(`FAIL  ${runId}`));
+    assert.match(
+      text.stdout(),
+      /\ninterrupted-window\s+INCONCLUSIVE\s+cut\s+cut\s+cut\s+cut\s+intact\s+done\n/,
+    );
+    assert.ok(
+      text.stdout().split("\n").every((line) => line.length <= 100),
+      text.stdout(),
+    );
+    for (const wanted of [runId, "stale-cache"]) {
+      const shown = captureIo();
+      assert.equal(
+        await reference(["show", wanted, "--data-dir", dir], shown),
+        0,
+      );
+      assert.match(
+        shown.stdout(),
+        /^Reference system stale-cache: observed FAIL, expected FAIL \(as expected\)/,
+      );
+      assert.match(shown.stdout(), new RegExp(`FAIL  ${runId}`));
+      // Reference runs speak of virtual time and of no URL or staging tools.
+      assert.match(
+        shown.stdout(),
+        /a reference system run in process on virtual time/,
+      );
+      assert.match(shown.stdout(), /s of virtual time, /);
+      assert.match(shown.stdout(), /nothing is left to remove/);
+      assert.doesNotMatch(shown.stdout(), /staging tools|http:\/\//);
+    }
+    const compare = captureIo();
+    assert.equal(
+      await main(
+        ["external-compare", runId, runId, "--data-dir", dir],
+        compare,
+      ),
+      2,
+    );
+    assert.match(
+      compare.stderr(),
+      new RegExp(
+        `Cannot compare run ${runId}: it is a reference run of system stale-cache, .*; see trace reference show ${runId}\n$`,
+      ),
+    );
   });
 });
 
@@ -95,7 +138,12 @@ Deno.test("reference run exits 1 when a system lands off its expected outcome", 
       io,
     );
     assert.equal(code, 1);
-    assert.match(io.stderr(), /stale-cache FAIL \(expected PASS\) MISMATCH/);
+    assert.match(io.stderr(), /stale-cache FAIL MISMATCH \(expected PASS\)/);
+    assert.match(io.stdout(), /\nstale-cache\s+FAIL \*\s/);
+    assert.match(
+      io.stdout(),
+      /\n\* stale-cache: off its expected outcome: verdict FAIL, expected PASS/,
+    );
     assert.match(
       io.stderr(),
       /1 system\(s\) landed off their expected outcome/,

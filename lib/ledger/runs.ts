@@ -34,15 +34,18 @@ export type LinkedEntries = (
   tx: Transaction,
 ) => Promise<NewEntry[]>;
 
-/** Appends a completed report (external reports as `run`, reference ones as `reference_run`). */
+/**
+ * Appends a finished report, completed or interrupted (external reports as
+ * `run`, reference ones as `reference_run`).
+ */
 export async function recordRun(
   db: TraceDb,
   report: RunReport,
   linked?: LinkedEntries,
 ): Promise<LedgerEntry> {
-  if (report.state !== "completed") {
+  if (report.state === "running" || report.finished_at === null) {
     throw new TypeError(
-      `Cannot record run ${report.run_id}: only completed reports are stored`,
+      `Cannot record run ${report.run_id}: only finished reports are stored`,
     );
   }
   const kind = report.kind === "reference" ? "reference_run" : "run";

@@ -27,6 +27,7 @@ import { runDeletionContract } from "../runner/engine.ts";
 import type { RunEventListener } from "../runner/events.ts";
 import { newRunIdentifiers } from "../runner/ids.ts";
 import type { RunReport, TargetRef } from "../runner/report.ts";
+import { checkAdapterReachable } from "./reachability.ts";
 import { PROCESS_RUN_LOCK, type RunLock } from "./run_lock.ts";
 import { traceRun, type TraceWrite } from "./run_traces.ts";
 
@@ -97,6 +98,7 @@ export async function runExternal(
   try {
     transport = options.transport ??
       createHttpTransport(config, options.env ? { env: options.env } : {});
+    await checkAdapterReachable(config, transport);
     const checkpoint = announcing(
       fileCheckpointSink(options.dataDir, identifiers.runId),
       (checkpointPath) =>

@@ -19,6 +19,10 @@ export {
   type RunRecording,
 } from "./external_run.ts";
 export {
+  AdapterUnreachableError,
+  checkAdapterReachable,
+} from "./reachability.ts";
+export {
   configTargetRef,
   readRunTarget,
   registeredTargets,

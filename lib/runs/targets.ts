@@ -23,6 +23,7 @@ import {
   validateTargetId,
 } from "../ledger/targets.ts";
 import type { TargetRef } from "../runner/report.ts";
+import { checkAdapterReachable } from "./reachability.ts";
 import {
   configTargetId,
   type ExternalRunOptions,
@@ -118,6 +119,8 @@ export async function resolveRunTarget(
   }
   const { config } = selection;
   const transport = transportFor(config);
+  // An unreachable adapter must not leave a permanent cfg-… target behind.
+  await checkAdapterReachable(config, transport);
   const { target, created } = await registerTarget(db, {
     targetId: configTargetId(config),
     config,
