@@ -17,7 +17,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Child, FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { LOCAL_OPERATOR, type OperatorAccount } from "./_principal.ts";
+import { LOCAL_OPERATOR, type OperatorAccount } from "./principal.ts";
 import {
   endSession,
   formField,

@@ -3,7 +3,7 @@
  *
  * A cookie is `base64url(claims).base64url(HMAC-SHA256(key, claims))`. The
  * claims name the operator, a random session id and the expiry; never a role
- * or a scope, which are resolved on each request (`_principal.ts`). The key
+ * or a scope, which are resolved on each request (`principal.ts`). The key
  * is random per app instance and never leaves memory: restarting the server
  * signs everyone out, the same as the one-time login token it replaces, and a
  * copied data directory grants no session. The CSRF token of a session is an

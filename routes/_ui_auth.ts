@@ -24,7 +24,7 @@ import {
   builtinDirectory,
   type OperatorAccount,
   type OperatorDirectory,
-} from "./_principal.ts";
+} from "./principal.ts";
 import { createSessionSigner, type SessionSigner } from "./_session.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import type { UiEnv } from "./ui/context.ts";

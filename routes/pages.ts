@@ -34,6 +34,8 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   app.route("/", createAssetRoutes());
   app.route("/", createLoginRoutes(deps));
   app.get("/", (c) => c.redirect(HOME_PATH, 302));
+  // Browsers ask for one when showing a JSON twin or an API answer.
+  app.get("/favicon.ico", (c) => c.body(null, 204));
   definePage(app, deps, healthPage(options.db));
   return app;
 }

@@ -484,8 +484,10 @@ const InstrumentationSection: FC<{ data: HealthPageData }> = ({ data }) => (
     id="instrumentation"
     title="Instrumentation versions"
     intro={`Read from the attributes of the latest ${
-      formatCount(data.instrumentation.sampled_events)
-    } events.`}
+      data.instrumentation.sampled_events === 1
+        ? "event"
+        : `${formatCount(data.instrumentation.sampled_events)} events`
+    }.`}
   >
     <DataTable
       id="instrumentation-table"

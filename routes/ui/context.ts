@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Principal } from "../_principal.ts";
+import type { Principal } from "../principal.ts";
 import type { SessionClaims } from "../_session.ts";
 
 /** The Hono environment of UI routes: `c.get("principal")` and friends. */

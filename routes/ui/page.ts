@@ -14,7 +14,7 @@
 import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
-import type { Principal } from "../_principal.ts";
+import type { Principal } from "../principal.ts";
 import type { SiteInfo, UiEnv } from "./context.ts";
 import { renderPage } from "./layout.tsx";
 

@@ -1,7 +1,8 @@
 /**
  * Server-rendered SVG charts: a time chart (lines or steps over a UTC or
  * elapsed-time axis, with optional vertical markers) and a horizontal bar
- * chart. Every chart names its unit, labels its series (by a legend and by
+ * chart. Charts are drawn at their natural size, so their text stays
+ * readable; a screen narrower than a chart scrolls the chart, not the page. Every chart names its unit, labels its series (by a legend and by
  * dash pattern, not colour alone) and carries the same numbers as a text
  * table beside it, visible or for screen readers only.
  *
@@ -48,7 +49,7 @@ const MARGIN = { top: 24, right: 16, bottom: 32, left: 52 };
 /** A time chart with its legend and data table. */
 export const TimeChart: FC<TimeChartProps> = (props) => {
   const { id, unit, series } = props;
-  const width = props.width ?? 640;
+  const width = props.width ?? 560;
   const height = props.height ?? 220;
   const points = series.flatMap((s) => s.points);
   const times = points.map((p) => p.t);
@@ -66,55 +67,61 @@ export const TimeChart: FC<TimeChartProps> = (props) => {
     <figure class="chart" id={id}>
       <figcaption id={`${id}-caption`}>{props.title} ({unit})</figcaption>
       <Legend series={series.map((s) => s.label)} />
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        role="img"
-        aria-labelledby={`${id}-caption`}
-        aria-describedby={`${id}-table`}
-      >
-        <text x={MARGIN.left - 8} y={12} text-anchor="end">{unit}</text>
-        {yTicks.map((v) => (
-          <>
-            <line
-              class="grid-line"
-              x1={MARGIN.left}
-              x2={width - MARGIN.right}
-              y1={y(v)}
-              y2={y(v)}
-            />
-            <text x={MARGIN.left - 8} y={y(v) + 4} text-anchor="end">
-              {tickLabel(v)}
+      <div class="chart__plot">
+        <svg
+          width={width}
+          height={height}
+          viewBox={`0 0 ${width} ${height}`}
+          role="img"
+          aria-labelledby={`${id}-caption`}
+          aria-describedby={`${id}-table`}
+        >
+          <text x={MARGIN.left - 8} y={12} text-anchor="end">{unit}</text>
+          {yTicks.map((v) => (
+            <>
+              <line
+                class="grid-line"
+                x1={MARGIN.left}
+                x2={width - MARGIN.right}
+                y1={y(v)}
+                y2={y(v)}
+              />
+              <text x={MARGIN.left - 8} y={y(v) + 4} text-anchor="end">
+                {tickLabel(v)}
+              </text>
+            </>
+          ))}
+          {xTicks.map((tick) => (
+            <text x={x(tick.t)} y={height - 10} text-anchor="middle">
+              {tick.label}
             </text>
-          </>
-        ))}
-        {xTicks.map((tick) => (
-          <text x={x(tick.t)} y={height - 10} text-anchor="middle">
-            {tick.label}
-          </text>
-        ))}
-        {(props.markers ?? []).map((marker) => (
-          <>
-            <line
-              class="axis"
-              x1={x(marker.t)}
-              x2={x(marker.t)}
-              y1={MARGIN.top}
-              y2={height - MARGIN.bottom}
-              stroke-dasharray="2 3"
+          ))}
+          {(props.markers ?? []).map((marker) => (
+            <>
+              <line
+                class="axis"
+                x1={x(marker.t)}
+                x2={x(marker.t)}
+                y1={MARGIN.top}
+                y2={height - MARGIN.bottom}
+                stroke-dasharray="2 3"
+              />
+              <text x={x(marker.t) + 4} y={MARGIN.top + 10}>
+                {marker.label}
+              </text>
+            </>
+          ))}
+          {series.map((s, index) => (
+            <SeriesPath
+              series={s}
+              index={index}
+              x={x}
+              y={y}
+              step={props.curve === "step"}
             />
-            <text x={x(marker.t) + 4} y={MARGIN.top + 10}>{marker.label}</text>
-          </>
-        ))}
-        {series.map((s, index) => (
-          <SeriesPath
-            series={s}
-            index={index}
-            x={x}
-            y={y}
-            step={props.curve === "step"}
-          />
-        ))}
-      </svg>
+          ))}
+        </svg>
+      </div>
       <TimeTable {...props} />
     </figure>
   );
@@ -220,7 +227,7 @@ const BAR_TOP = 8;
 /** Horizontal bars per category, one per series, each labelled with its value. */
 export const BarChart: FC<BarChartProps> = (props) => {
   const { id, unit, categories, series } = props;
-  const width = props.width ?? 640;
+  const width = props.width ?? 560;
   const group = series.length * (BAR + BAR_GAP) - BAR_GAP + GROUP_GAP;
   const height = BAR_TOP + categories.length * group + MARGIN.bottom -
     GROUP_GAP;
@@ -235,62 +242,66 @@ export const BarChart: FC<BarChartProps> = (props) => {
     <figure class="chart" id={id}>
       <figcaption id={`${id}-caption`}>{props.title} ({unit})</figcaption>
       <Legend series={series.map((s) => s.label)} />
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        role="img"
-        aria-labelledby={`${id}-caption`}
-        aria-describedby={`${id}-table`}
-      >
-        {ticks.map((v) => (
-          <>
-            <line
-              class="grid-line"
-              x1={x(v)}
-              x2={x(v)}
-              y1={BAR_TOP - 6}
-              y2={axisY - 6}
-            />
-            <text x={x(v)} y={axisY + 10} text-anchor="middle">
-              {v === ticks[ticks.length - 1]
-                ? `${tickLabel(v)} ${unit}`
-                : tickLabel(v)}
-            </text>
-          </>
-        ))}
-        {categories.map((category, c) => {
-          const top = BAR_TOP + c * group;
-          return (
-            <g>
-              <text
-                x={LABEL_WIDTH - 8}
-                y={top + (group - GROUP_GAP) / 2 + 4}
-                text-anchor="end"
-              >
-                {category}
+      <div class="chart__plot">
+        <svg
+          width={width}
+          height={height}
+          viewBox={`0 0 ${width} ${height}`}
+          role="img"
+          aria-labelledby={`${id}-caption`}
+          aria-describedby={`${id}-table`}
+        >
+          {ticks.map((v) => (
+            <>
+              <line
+                class="grid-line"
+                x1={x(v)}
+                x2={x(v)}
+                y1={BAR_TOP - 6}
+                y2={axisY - 6}
+              />
+              <text x={x(v)} y={axisY + 10} text-anchor="middle">
+                {v === ticks[ticks.length - 1]
+                  ? `${tickLabel(v)} ${unit}`
+                  : tickLabel(v)}
               </text>
-              {series.map((s, i) => {
-                const v = s.values[c] ?? 0;
-                const barTop = top + i * (BAR + BAR_GAP);
-                return (
-                  <>
-                    <rect
-                      class={seriesClass(i)}
-                      x={LABEL_WIDTH}
-                      y={barTop}
-                      width={Math.max(1, x(v) - LABEL_WIDTH)}
-                      height={BAR}
-                      fill-opacity={i === 0 ? undefined : 0.55}
-                    />
-                    <text x={x(v) + 4} y={barTop + BAR - 3}>
-                      {`${s.label} ${formatValue(v)}`}
-                    </text>
-                  </>
-                );
-              })}
-            </g>
-          );
-        })}
-      </svg>
+            </>
+          ))}
+          {categories.map((category, c) => {
+            const top = BAR_TOP + c * group;
+            return (
+              <g>
+                <text
+                  x={LABEL_WIDTH - 8}
+                  y={top + (group - GROUP_GAP) / 2 + 4}
+                  text-anchor="end"
+                >
+                  {category}
+                </text>
+                {series.map((s, i) => {
+                  const v = s.values[c] ?? 0;
+                  const barTop = top + i * (BAR + BAR_GAP);
+                  return (
+                    <>
+                      <rect
+                        class={seriesClass(i)}
+                        x={LABEL_WIDTH}
+                        y={barTop}
+                        width={Math.max(1, x(v) - LABEL_WIDTH)}
+                        height={BAR}
+                        fill-opacity={i === 0 ? undefined : 0.55}
+                      />
+                      <text x={x(v) + 4} y={barTop + BAR - 3}>
+                        {`${s.label} ${formatValue(v)}`}
+                      </text>
+                    </>
+                  );
+                })}
+              </g>
+            );
+          })}
+        </svg>
+      </div>
       <ChartTable id={id} title={props.title} hidden={props.table}>
         <thead>
           <tr>
