@@ -22,9 +22,8 @@
 import { parseArgs } from "node:util";
 import { migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { obsHealth } from "../lib/obs/maint/health.ts";
-import { percentile } from "../lib/obs/maint/_probes.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { obsHealth, percentile } from "../lib/obs/maint/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { healthPage } from "../routes/pages/traces_health.tsx";
 import { Layout } from "../routes/ui/layout.tsx";

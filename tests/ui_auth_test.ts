@@ -1,7 +1,7 @@
 /** UI sign-in through createApp: one-time login, admin token, redirects, CSRF, origin checks, headers. */
 
 import assert from "node:assert/strict";
-import { initializeObs } from "../lib/obs/schema.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { createOneTimeLogin } from "../routes/one_time_login.ts";
 import { ADMIN_TOKEN, at, page, signIn, withUiApp } from "./browser/_server.ts";

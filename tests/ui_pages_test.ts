@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { ingestEvents } from "../lib/obs/ingest/ingest.ts";
-import { HEALTH_ALERT_MESSAGES } from "../lib/obs/maint/health.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { HEALTH_ALERT_MESSAGES } from "../lib/obs/maint/mod.ts";
 import { createUiAuth } from "../routes/_ui_auth.ts";
 import { healthReason } from "../routes/pages/traces_health.tsx";
 import type { UiEnv } from "../routes/ui/context.ts";

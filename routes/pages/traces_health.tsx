@@ -14,7 +14,7 @@ import {
   type HealthAlert,
   type ObsHealth,
   obsHealth,
-} from "../../lib/obs/maint/health.ts";
+} from "../../lib/obs/maint/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { BarChart, TimeChart } from "../ui/components/chart.tsx";
 import { type Column, DataTable } from "../ui/components/data_table.tsx";

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import type { TraceDb } from "../../lib/db.ts";
-import { ingestEvents } from "../../lib/obs/ingest/ingest.ts";
+import { ingestEvents } from "../../lib/obs/ingest/mod.ts";
 import {
   browserTest,
   screenshot,
