@@ -243,3 +243,9 @@ export {
   type StagingAppOptions,
 } from "./routes/staging.ts";
 export { type AppOptions, createApp } from "./routes/app.ts";
+export {
+  createOneTimeLogin,
+  type LoginTokenCheck,
+  type OneTimeLogin,
+} from "./routes/one_time_login.ts";
+export type { Principal, Role, TenantScope } from "./routes/principal.ts";

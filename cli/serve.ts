@@ -1,11 +1,17 @@
-/** `trace serve`: the ingest and query API on localhost. */
+/** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
 import { dbLocation } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { RunJobs } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
-import { checkToken, serverSecurity } from "../routes/_guard.ts";
+import { serverSecurity } from "../routes/_guard.ts";
+import { checkUiAuthOptions } from "../routes/_ui_auth.ts";
+import { isLoopbackHost } from "../lib/loopback.ts";
+import {
+  createOneTimeLogin,
+  type OneTimeLogin,
+} from "../routes/one_time_login.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
@@ -22,8 +28,17 @@ const HELP =
 
 Serves the observability API: POST/GET /api/events, GET /api/events/summary,
 GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,
-gzip accepted). Provisions the database when missing. Storage failures are
+gzip accepted), and the trace UI (pages such as /traces/health, each with a
+.json twin). Provisions the database when missing. Storage failures are
 answered generically; their detail is written to stderr.
+
+The UI: on a loopback address the server prints a one-time login URL on
+stderr; opening it signs that browser in (the link then stops working;
+restart the server for a new one). TRACE_UI_AUTH_TOKEN (at least 16
+characters, no whitespace) is an administrator token: scripts send it as
+Authorization: Bearer TOKEN to any page or .json twin, and people can sign
+in with it at /login as often as they need. Beyond loopback the UI needs
+TRACE_UI_AUTH_TOKEN.
 
 On a loopback address with no TRACE_INGEST_TOKEN, requests need no
 credentials, so an unmodified OpenTelemetry exporter works as is. With
@@ -62,25 +77,58 @@ function listenError(error: unknown, host: string, port: number): unknown {
   return error;
 }
 
+/** What the start-up lines say about signing in to the UI. */
+function uiStartupLines(
+  origin: string,
+  login: OneTimeLogin | undefined,
+  adminToken: string | undefined,
+): string {
+  const lines = [];
+  if (login) {
+    lines.push(`  UI login (works once): ${login.url(origin)}`);
+  } else if (!adminToken) {
+    lines.push(
+      "  UI: sign-in is off beyond loopback without TRACE_UI_AUTH_TOKEN",
+    );
+  }
+  lines.push(
+    adminToken
+      ? "  UI admin token: TRACE_UI_AUTH_TOKEN (Authorization: Bearer, or sign in at /login)"
+      : "  UI admin token: none; set TRACE_UI_AUTH_TOKEN for scripts (Authorization: Bearer) and repeat sign-ins",
+  );
+  return lines.map((line) => line + "\n").join("");
+}
+
 /** `trace serve`: listen until interrupted. */
 export const serve: Command = async (args, io) => {
   const { values } = parseFlags("serve", args, FLAGS);
   if (values.help) return showHelp(io, HELP);
   const port = parseIntegerFlag("port", values.port, { min: 0, max: 65535 })!;
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
+  const uiAuthToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
+  // No operator accounts yet: a loopback server signs people in with a one-time URL.
+  const oneTimeLogin = isLoopbackHost(values.host)
+    ? createOneTimeLogin()
+    : undefined;
   // createApp enforces these rules too; checking first refuses before any file is touched.
   serverSecurity({ hostname: values.host, ingestToken: token });
+  checkUiAuthOptions({
+    hostname: values.host,
+    ingestToken: token,
+    uiAuthToken,
+    oneTimeLogin,
+  });
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
-  const uiToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
-  if (uiToken !== undefined) checkToken(uiToken, "TRACE_UI_AUTH_TOKEN");
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   const jobs = new RunJobs({ db, dataDir, env: io.env });
   const app = createApp({
     db,
     ingestToken: token,
     hostname: values.host,
+    uiAuthToken,
+    oneTimeLogin,
     log: (line) => io.err(line + "\n"),
-    mcp: { dataDir, jobs, authToken: uiToken, allowTraceQueries },
+    mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
@@ -103,8 +151,11 @@ export const serve: Command = async (args, io) => {
           }\n`,
         );
         io.err(
+          uiStartupLines(`http://${shown}:${port}`, oneTimeLogin, uiAuthToken),
+        );
+        io.err(
           `  mcp: /mcp ${
-            uiToken
+            uiAuthToken
               ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
               : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
           }\n`,
