@@ -321,6 +321,10 @@ Deno.test("externalShow() reports a killed run as interrupted, never PASS", asyn
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const live = await call(externalShow, [run_id, "--json", ...data]);
         assert.equal(JSON.parse(live.out).state, "running");
+        assert.equal(JSON.parse(live.out).verdict, "RUNNING");
+        const liveText = await call(externalShow, [run_id, ...data]);
+        assert.match(liveText.out, /^RUNNING {2}run-\S+ {2}\(running\)/);
+        assert.equal(liveText.code, 2);
         running.kill("SIGKILL");
         killed = true;
         await running.status;
