@@ -71,13 +71,24 @@ export async function withDataContext<T>(
   try {
     return await fn(context);
   } finally {
-    if (options.write) await finishWriting(context.db, io);
-    context.db.close();
+    if (options.write) await closeWriting(context.db, io);
+    else context.db.close();
   }
 }
 
-/** Checkpoints after writing; a failure here never changes the command's outcome, only warns. */
-async function finishWriting(db: TraceDb, io: CliIo): Promise<void> {
+/**
+ * Closes a database a command wrote to, after checkpointing its WAL so that
+ * `trace.db` alone holds everything; a failed checkpoint only warns.
+ */
+export async function closeWriting(db: TraceDb, io: CliIo): Promise<void> {
+  try {
+    await checkpoint(db, io);
+  } finally {
+    db.close();
+  }
+}
+
+async function checkpoint(db: TraceDb, io: CliIo): Promise<void> {
   try {
     const { complete } = await checkpointWal(db);
     if (!complete) {

@@ -23,7 +23,7 @@ import type {
 import { writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { withDataContext, withJsonErrors } from "./_context.ts";
+import { withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import {
   type Output,
@@ -127,7 +127,8 @@ export interface ContractCommandOptions {
 }
 
 /**
- * The body of `external-run` and `external-replay`: reserves the outputs,
+ * The body of `external-run` and `external-replay` (which wrap it in
+ * `withJsonErrors`: it prints nothing before it can still fail): reserves the outputs,
  * runs `start`, says where the report is kept, prints it on stdout (always,
  * even when nothing else could keep it), writes the result files, prints the
  * next steps and returns the verdict's exit code (2 instead of 0 when a
@@ -139,22 +140,20 @@ export async function runContractCommand(
   options: ContractCommandOptions,
 ): Promise<number> {
   const { values } = options;
-  return await withJsonErrors(values, io, async () => {
-    const outputs = await reserveOutputs(values);
-    try {
-      return await withDataContext(
-        values,
-        io,
-        { write: true },
-        async ({ db, dataDir }) => {
-          const run = await options.start(db, runHooks(dataDir, io));
-          return await finishRun(io, values, db, run, outputs);
-        },
-      );
-    } finally {
-      await outputs.release();
-    }
-  });
+  const outputs = await reserveOutputs(values);
+  try {
+    return await withDataContext(
+      values,
+      io,
+      { write: true },
+      async ({ db, dataDir }) => {
+        const run = await options.start(db, runHooks(dataDir, io));
+        return await finishRun(io, values, db, run, outputs);
+      },
+    );
+  } finally {
+    await outputs.release();
+  }
 }
 
 async function finishRun(

@@ -71,18 +71,22 @@ export const externalPlan: Command = async (args, io) => {
   const { values } = parseFlags("external-plan", args, PLAN_FLAGS);
   if (values.help) return showHelp(io, PLAN_HELP);
   const choice = targetOrConfig(values, "external-plan");
-  const { config, target } = "target" in choice
-    ? await withJsonErrors(values, io, () =>
-      withDataContext(
-        values,
-        io,
-        { write: false, readOnly: true },
-        ({ db }) => readRunTarget(db, choice.target),
-      ))
-    : await (async () => {
-      const config = await loadConfig(choice.config, io);
-      return { config, target: configTargetRef(config) };
-    })();
+  const { config, target } = await withJsonErrors(
+    values,
+    io,
+    async () =>
+      "target" in choice
+        ? await withDataContext(
+          values,
+          io,
+          { write: false, readOnly: true },
+          ({ db }) => readRunTarget(db, choice.target),
+        )
+        : await (async () => {
+          const config = await loadConfig(choice.config, io);
+          return { config, target: configTargetRef(config) };
+        })(),
+  );
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));
@@ -94,18 +98,20 @@ export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
-  const selection: RunSelection = "config" in choice
-    ? { config: await loadConfig(choice.config, io) }
-    : { targetId: choice.target };
-  return await runContractCommand(io, {
-    values,
-    start: async (db, hooks) => ({
-      ...await runExternalTarget(db, selection, {
-        ...hooks,
-        onRegistered: (target) =>
-          io.err(`target: registered ${target.id} from the config\n`),
+  return await withJsonErrors(values, io, async () => {
+    const selection: RunSelection = "config" in choice
+      ? { config: await loadConfig(choice.config, io) }
+      : { targetId: choice.target };
+    return await runContractCommand(io, {
+      values,
+      start: async (db, hooks) => ({
+        ...await runExternalTarget(db, selection, {
+          ...hooks,
+          onRegistered: (target) =>
+            io.err(`target: registered ${target.id} from the config\n`),
+        }),
+        regression: null,
       }),
-      regression: null,
-    }),
+    });
   });
 };

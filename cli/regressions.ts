@@ -96,10 +96,11 @@ export const externalReplay: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, REPLAY_HELP);
   const regressionId = positionals[0]!;
-  return await runContractCommand(io, {
-    values,
-    start: (db, hooks) => replayRegression(db, regressionId, hooks),
-  });
+  return await withJsonErrors(values, io, () =>
+    runContractCommand(io, {
+      values,
+      start: (db, hooks) => replayRegression(db, regressionId, hooks),
+    }));
 };
 
 // ---------------------------------------------------------------- regressions

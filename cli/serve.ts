@@ -5,7 +5,7 @@ import { ConfigError } from "../lib/errors.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { openDataContext } from "./_context.ts";
+import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
@@ -99,7 +99,7 @@ export const serve: Command = async (args, io) => {
   }
   await untilInterrupted(io);
   await server.shutdown();
-  db.close();
+  await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;
 };

@@ -79,9 +79,23 @@ function handleOf(source: LedgerSource): { db: TraceDb; executor: Executor } {
   return { db, executor: source };
 }
 
-/** Verifies the ledger up to its newest entry (incrementally after the first time); throws when broken. */
+/**
+ * Verifies the ledger up to its newest entry (incrementally after the first
+ * time); throws when broken. The checks read one snapshot (a transaction),
+ * so an entry another process appends meanwhile is never mistaken for damage.
+ */
 export async function intactChain(source: LedgerSource): Promise<IntactChain> {
   const { db, executor } = handleOf(source);
+  if (executor !== db.client) return await verifyIn(db, executor);
+  const tx = await db.client.transaction("deferred");
+  try {
+    return await verifyIn(db, tx);
+  } finally {
+    tx.close();
+  }
+}
+
+async function verifyIn(db: TraceDb, executor: Executor): Promise<IntactChain> {
   const known = CHAINS.get(db);
   const now = await snapshot(executor, known?.head?.seq ?? 0);
   if (known && unchanged(known, now)) return known;

@@ -16,6 +16,7 @@ import {
   type BrokenRow,
   checkHeads,
   checkTargets,
+  type Executor,
   firstBroken,
   walkChain,
 } from "./_walk.ts";
@@ -41,18 +42,34 @@ export interface VerifyOptions {
   expectHead?: LedgerHead;
 }
 
-/** Verifies the whole ledger; never throws for a broken row, reports it. */
+/**
+ * Verifies the whole ledger, in one snapshot so that entries appended
+ * meanwhile are not mistaken for damage; never throws for a broken row,
+ * reports it.
+ */
 export async function verifyLedger(
   db: TraceDb,
   options: VerifyOptions = {},
 ): Promise<LedgerVerification> {
+  const tx = await db.client.transaction("deferred");
+  try {
+    return await verifyIn(tx, options);
+  } finally {
+    tx.close();
+  }
+}
+
+async function verifyIn(
+  executor: Executor,
+  options: VerifyOptions,
+): Promise<LedgerVerification> {
   const expected = options.expectHead;
   let seen: string | null = expected?.seq === 0 ? GENESIS : null;
-  const walked = await walkChain(db.client, null, (entry) => {
+  const walked = await walkChain(executor, null, (entry) => {
     if (entry.seq === expected?.seq) seen = entry.chain_digest;
   });
-  const heads = await checkHeads(db.client, walked.last, walked.count);
-  const targets = await checkTargets(db.client);
+  const heads = await checkHeads(executor, walked.last, walked.count);
+  const targets = await checkTargets(executor);
   const extended = expected ? seen === expected.chain_digest : null;
   const broken = firstBroken(
     walked.broken,
