@@ -92,10 +92,13 @@ export async function reserveOutputs(
 ): Promise<ReservedOutputs> {
   const outputs = requestedOutputs(values);
   const placeholders = new Map<string, string>();
+  // Runs on the way out of a second Ctrl-C: synchronous, and only files
+  // that still hold this run's placeholder (a result written at that very
+  // moment stays).
   const cleanUp = () => {
-    for (const path of placeholders.keys()) {
+    for (const [path, text] of placeholders) {
       try {
-        Deno.removeSync(path);
+        if (readSmallSync(path) === text) Deno.removeSync(path);
       } catch {
         // Already gone.
       }
@@ -234,6 +237,17 @@ async function readSmall(path: string): Promise<string> {
     }
   } catch {
     return "";
+  }
+}
+
+function readSmallSync(path: string): string {
+  const file = Deno.openSync(path, { read: true });
+  try {
+    const buffer = new Uint8Array(512);
+    const n = file.readSync(buffer);
+    return new TextDecoder().decode(buffer.subarray(0, n ?? 0));
+  } finally {
+    file.close();
   }
 }
 

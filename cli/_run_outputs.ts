@@ -164,34 +164,16 @@ async function finishRun(
   outputs: ReservedOutputs,
 ): Promise<number> {
   const { report, regression, recording } = run;
-  const regressionId = regression?.regression_id ?? null;
-  if (recording.kept_in === "ledger") {
-    io.err(
-      `ledger: ${
-        regressionId
-          ? `replay ${report.run_id} of ${regressionId}`
-          : `run ${report.run_id}`
-      } recorded in ${dbLocation(db)}${
-        recording.head ? `; head ${formatHead(recording.head)}` : ""
-      }\n`,
-    );
-  }
+  if (recording.kept_in === "ledger") io.err(ledgerLine(run, dbLocation(db)));
   warnAboutOutcome(io, run);
-  const steps = nextSteps(report, regressionId, values);
+  const steps = nextSteps(report, regression?.regression_id ?? null, values);
   const rendered = renderOutputs(run, steps);
-  io.out(
-    values.json
-      ? JSON.stringify(regression ? { regression, report } : report) + "\n"
-      : outputs.stdout
-      ? rendered[outputs.stdout.kind]
-      : renderReport(report) +
-        (regression ? lifecycleLine(regression, report) : ""),
-  );
+  io.out(stdoutText(run, values, outputs, rendered));
   let lost = recording.kept_in === "nowhere";
   for (const output of outputs.outputs) {
     if (output === outputs.stdout) continue;
-    lost = !await writeOutput(io, outputs, output, rendered[output.kind]) ||
-      lost;
+    const text = rendered[output.kind];
+    lost = !await writeOutput(io, outputs, output, text) || lost;
   }
   if (steps.save) {
     io.err(
@@ -200,6 +182,33 @@ async function finishRun(
   }
   const code = exitCodeOf(report.verdict);
   return lost && code === 0 ? 2 : code;
+}
+
+function ledgerLine(run: ContractRun, location: string): string {
+  const { report, regression, recording } = run;
+  const what = regression
+    ? `replay ${report.run_id} of ${regression.regression_id}`
+    : `run ${report.run_id}`;
+  const head = recording.kept_in === "ledger" && recording.head
+    ? `; head ${formatHead(recording.head)}`
+    : "";
+  return `ledger: ${what} recorded in ${location}${head}\n`;
+}
+
+/** What stdout gets: the JSON answer, the result named `-`, or the text report. */
+function stdoutText(
+  run: ContractRun,
+  values: RunValues,
+  outputs: ReservedOutputs,
+  rendered: Record<Output["kind"], string>,
+): string {
+  const { report, regression } = run;
+  if (values.json) {
+    return JSON.stringify(regression ? { regression, report } : report) + "\n";
+  }
+  if (outputs.stdout) return rendered[outputs.stdout.kind];
+  return renderReport(report) +
+    (regression ? lifecycleLine(regression, report) : "");
 }
 
 /** The text of each result file. */
