@@ -13,7 +13,7 @@ import {
   type OneTimeLogin,
 } from "../routes/one_time_login.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { openDataContext } from "./_context.ts";
+import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
@@ -169,7 +169,7 @@ export const serve: Command = async (args, io) => {
   await untilInterrupted(io);
   await server.shutdown();
   await jobs.close();
-  db.close();
+  await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;
 };
