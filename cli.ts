@@ -14,9 +14,11 @@
 
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./cli/_suggest.ts";
-import { errorMessage, TraceError, UsageError } from "./lib/errors.ts";
+import { tableLines } from "./cli/_table.ts";
+import type { Subcommand } from "./cli/reference.ts";
+import { errorMessage, UsageError } from "./lib/errors.ts";
 
-/** Exit codes: 0 PASS, 1 FAIL (or a broken ledger), 2 INCONCLUSIVE or usage/config error. */
+/** Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, a usage/config error or a refusal (a broken ledger too). */
 export const EXIT = { pass: 0, fail: 1, inconclusive: 2, usage: 2 } as const;
 
 const VERSION = "0.1.0";
@@ -28,25 +30,12 @@ interface Leaf {
 
 interface Group {
   summary: string;
+  /** A paragraph shown under the group's usage line. */
+  about?: string;
   commands: Record<string, Leaf>;
 }
 
 type Entry = Leaf | Group;
-
-/** A leaf of a group whose file still dispatches on its own first argument. */
-function delegate(
-  summary: string,
-  sub: string,
-  load: () => Promise<Command>,
-): Leaf {
-  return {
-    summary,
-    load: async () => {
-      const command = await load();
-      return (args, io) => command([sub, ...args], io);
-    },
-  };
-}
 
 const external = () => import("./cli/external.ts");
 const targets = () => import("./cli/targets.ts");
@@ -54,8 +43,9 @@ const regressions = () => import("./cli/regressions.ts");
 const runs = () => import("./cli/runs.ts");
 const obs = () => import("./cli/obs.ts");
 const events = () => import("./cli/events.ts");
-const reference = async () => (await import("./cli/reference.ts")).reference;
-const ledger = async () => (await import("./cli/ledger.ts")).ledger;
+const reference = async (sub: Subcommand) =>
+  (await import("./cli/reference.ts")).referenceSubcommand(sub);
+const ledger = () => import("./cli/ledger.ts");
 
 const COMMANDS: Record<string, Entry> = {
   quickstart: {
@@ -70,6 +60,14 @@ const COMMANDS: Record<string, Entry> = {
   serve: {
     summary: "Serve the ingest and query API on localhost",
     load: async () => (await import("./cli/serve.ts")).serve,
+  },
+  mcp: {
+    summary: "Serve the MCP tools over stdio for an assistant",
+    load: async () => (await import("./cli/mcp.ts")).mcp,
+  },
+  "mcp-config": {
+    summary: "Print MCP client configurations that launch trace mcp",
+    load: async () => (await import("./cli/mcp_config.ts")).mcpConfig,
   },
   external: {
     summary: "Deletion contract runs against your staging adapter",
@@ -87,7 +85,7 @@ const COMMANDS: Record<string, Entry> = {
         load: async () => (await targets()).externalRegister,
       },
       targets: {
-        summary: "List registered targets",
+        summary: "List registered targets with their runs (--all: retired too)",
         load: async () => (await targets()).externalTargets,
       },
       save: {
@@ -106,6 +104,19 @@ const COMMANDS: Record<string, Entry> = {
         summary: "Show a run (completed, running or interrupted)",
         load: async () => (await runs()).externalShow,
       },
+      runs: {
+        summary:
+          "List runs, newest first (filter by target, verdict, kind, state)",
+        load: async () => (await runs()).externalRuns,
+      },
+      cleanup: {
+        summary: "Delete what a run left behind and record it in the ledger",
+        load: async () => (await import("./cli/cleanup.ts")).externalCleanup,
+      },
+      retire: {
+        summary: "Retire a target: hidden from listings, refused for new runs",
+        load: async () => (await targets()).externalRetire,
+      },
       regressions: {
         summary: "List saved regressions with status and last result",
         load: async () => (await regressions()).externalRegressions,
@@ -119,29 +130,33 @@ const COMMANDS: Record<string, Entry> = {
   },
   reference: {
     summary: "Run and rank the reference systems with known deletion behaviour",
+    about:
+      "In-process memory pipelines with known deletion behaviour, run through the same engine as external runs. Reference history is kept apart from external history.",
     commands: {
-      list: delegate(
-        "The systems, what each does and its expected outcome",
-        "list",
-        reference,
-      ),
-      plan: delegate("What a run of each system would do", "plan", reference),
-      run: delegate(
-        "Run every system (or the named ones) and print the matrix",
-        "run",
-        reference,
-      ),
-      show: delegate("One stored reference run", "show", reference),
-      dashboard: delegate(
-        "Matrix of the latest run of each system",
-        "dashboard",
-        reference,
-      ),
-      ranking: delegate(
-        "Systems ordered by the strength of their deletion guarantee",
-        "ranking",
-        reference,
-      ),
+      list: {
+        summary: "The systems, what each does and its expected outcome",
+        load: () => reference("list"),
+      },
+      plan: {
+        summary: "What a run of each system would do (no run)",
+        load: () => reference("plan"),
+      },
+      run: {
+        summary: "Run every system (or the named ones) and print the matrix",
+        load: () => reference("run"),
+      },
+      show: {
+        summary: "One stored reference run, with expected vs observed",
+        load: () => reference("show"),
+      },
+      dashboard: {
+        summary: "Matrix of the latest run of each system",
+        load: () => reference("dashboard"),
+      },
+      ranking: {
+        summary: "Systems ordered by the strength of their deletion guarantee",
+        load: () => reference("ranking"),
+      },
     },
   },
   events: {
@@ -199,13 +214,20 @@ const COMMANDS: Record<string, Entry> = {
     },
   },
   ledger: {
-    summary: "The ledger's integrity",
+    summary: "The ledger's integrity, its head and its backup",
     commands: {
-      verify: delegate(
-        "Recompute every digest and the chain",
-        "verify",
-        ledger,
-      ),
+      verify: {
+        summary: "Recompute every digest and the chain (--expect-head HEAD)",
+        load: async () => (await ledger()).ledgerVerify,
+      },
+      head: {
+        summary: "Print the verified head, to keep outside the database",
+        load: async () => (await ledger()).ledgerHeadCommand,
+      },
+      backup: {
+        summary: "Write a consistent single-file copy of the database",
+        load: async () => (await ledger()).ledgerBackup,
+      },
     },
   },
 };
@@ -215,10 +237,22 @@ function isGroup(entry: Entry): entry is Group {
 }
 
 function table(entries: [string, { summary: string }][]): string[] {
-  const width = Math.max(...entries.map(([name]) => name.length));
-  return entries.map(([name, entry]) =>
-    `  ${name.padEnd(width)}  ${entry.summary}`
-  );
+  return tableLines(entries.map(([name, entry]) => [name, entry.summary]), {
+    indent: "  ",
+  });
+}
+
+/** Wraps a paragraph at 78 columns. */
+function wrap(text: string): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > 78) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join("\n");
 }
 
 function globalUsage(): string {
@@ -253,17 +287,19 @@ function groupUsage(name: string, group: Group): string {
     "",
     `Usage: trace ${name} <command> [options]   (trace ${name} <command> --help for details)`,
     "",
+    ...(group.about ? [wrap(group.about), ""] : []),
     "Commands:",
     ...table(Object.entries(group.commands)),
     "",
   ].join("\n");
 }
 
-/** Maps a thrown error to its exit code (the one place that does). */
-export function exitCodeFor(error: unknown): number {
-  if (error instanceof TraceError && error.code === "ledger_integrity") {
-    return EXIT.fail;
-  }
+/**
+ * Maps a thrown error to its exit code (the one place that does). Every
+ * error is 2, a broken ledger too: a reader refuses it rather than present
+ * or act on it, and a gate must never pass on it.
+ */
+export function exitCodeFor(_error: unknown): number {
   return EXIT.usage;
 }
 

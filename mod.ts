@@ -190,6 +190,17 @@ export {
 } from "./lib/obs/maint/mod.ts";
 export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
 
+// MCP tools (any transport of the SDK)
+export {
+  createTraceMcpServer,
+  localPrincipal,
+  type McpPrincipal,
+  type McpToolContext,
+  registerTraceTools,
+  TOOL_NAMES,
+  type TraceScope,
+} from "./lib/mcp/mod.ts";
+
 // Reference suite
 export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";
 export {
@@ -232,3 +243,9 @@ export {
   type StagingAppOptions,
 } from "./routes/staging.ts";
 export { type AppOptions, createApp } from "./routes/app.ts";
+export {
+  createOneTimeLogin,
+  type LoginTokenCheck,
+  type OneTimeLogin,
+} from "./routes/one_time_login.ts";
+export type { Principal, Role, TenantScope } from "./routes/principal.ts";

@@ -6,7 +6,6 @@
  */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { redactDbUrl } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 
 /** Flag declarations in `node:util` form. */
@@ -120,9 +119,4 @@ export function showHelp(
 ): number {
   io.out(text);
   return 0;
-}
-
-/** Where a database lives, for messages: its file path, or its URL without credentials or query. */
-export function dbLocation(db: { path: string | null; url: string }): string {
-  return db.path ?? redactDbUrl(db.url);
 }

@@ -5,6 +5,7 @@ import {
   type StagingConfig,
 } from "../lib/contract/config.ts";
 import { UsageError } from "../lib/errors.ts";
+import { fileProblem } from "../lib/file_errors.ts";
 import { type CliIo, readInput } from "./_io.ts";
 
 /** Reads and validates the config at `path` (`-` for stdin). */
@@ -17,7 +18,7 @@ export async function loadConfig(
     text = await readInput(path, io);
   } catch (error) {
     throw new UsageError(
-      `Cannot read config ${path}: ${fileErrorWords(error)}`,
+      `Cannot read config ${path}: ${fileProblem(error)}`,
       { cause: error },
     );
   }
@@ -39,18 +40,4 @@ export async function requireConfig(
     );
   }
   return await loadConfig(path, io);
-}
-
-/** Short words for a file system error (never the OS's multi-part message). */
-export function fileErrorWords(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) {
-    return "no such file; check the path";
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return "permission denied; check the file's permissions";
-  }
-  if (error instanceof Deno.errors.IsADirectory) {
-    return "it is a directory; give a file";
-  }
-  return (error as Error).message.split("\n")[0] ?? "unknown error";
 }

@@ -1,12 +1,64 @@
-/** Progress on stderr: one live line on a terminal, nothing otherwise. */
+/**
+ * Progress on stderr: one live line on a terminal; plain lines elsewhere (CI
+ * logs), one per phase, per sample and per cleanup poll, so a long window is
+ * never silent.
+ *
+ * @module
+ */
 
 import type { RunEvent } from "../lib/runner/events.ts";
+import type { MarkerForm, Sample } from "../lib/runner/report.ts";
 import type { CliIo } from "./_io.ts";
 
 /** Returns a run-event listener that renders progress for `io`. */
 export function progressRenderer(io: CliIo): (event: RunEvent) => void {
-  if (!io.stderrIsTerminal) return () => {};
+  return io.stderrIsTerminal ? liveRenderer(io) : plainRenderer(io);
+}
+
+const PHASE_WORDS = {
+  ingest: "ingesting the canaries and the control record",
+  baseline: "reading the baseline (the queries warm the caches)",
+  delete: "deleting the canaries",
+  window: "sampling through the deletion window",
+} as const;
+
+/** One line per phase, sample and cleanup poll, for logs. */
+function plainRenderer(io: CliIo): (event: RunEvent) => void {
+  const line = (text: string) => io.err(`progress: ${text}\n`);
+  return (event) => {
+    switch (event.type) {
+      case "phase":
+        if (event.phase in PHASE_WORDS) {
+          line(PHASE_WORDS[event.phase as keyof typeof PHASE_WORDS]);
+        }
+        break;
+      case "sample":
+        line(sampleText(event.sample, event.window_seconds));
+        break;
+      case "interrupted":
+        line(interruptedText(event.phase));
+        break;
+      case "cleanup_started":
+        line(cleanupStartText(event.limit_seconds, event.interrupted));
+        break;
+      case "cleanup_poll":
+        line(pollText(event));
+        break;
+      case "cleanup":
+        line(
+          `cleanup ${
+            event.cleanup.cleanup_complete ? "complete" : "incomplete"
+          } after ${event.cleanup.polls} poll(s)`,
+        );
+        break;
+    }
+  };
+}
+
+/** One line rewritten in place; interrupts and the cleanup budget get lines of their own. */
+function liveRenderer(io: CliIo): (event: RunEvent) => void {
   const line = (text: string) => io.err(`\r\x1b[2K${text}`);
+  const keep = (text: string) => io.err(`\r\x1b[2K${text}\n`);
   return (event) => {
     switch (event.type) {
       case "phase":
@@ -15,16 +67,21 @@ export function progressRenderer(io: CliIo): (event: RunEvent) => void {
         break;
       case "sample": {
         const s = event.sample;
-        const inv = s.inventory;
-        const counts = inv
-          ? `source ${inv.source_records} vector ${inv.vector_records} cache ${inv.cache_records}`
-          : "inventory failed";
         const bar = progressBar(s.started_at_seconds / event.window_seconds);
-        line(
-          `window ${bar} sample #${s.index} at ${
-            s.started_at_seconds.toFixed(2)
-          } s: ${counts}, marker ${markerLabel(s.marker_seen)}`,
-        );
+        line(`window ${bar} ${sampleText(s, event.window_seconds)}`);
+        break;
+      }
+      case "interrupted":
+        keep(interruptedText(event.phase));
+        break;
+      case "cleanup_started":
+        if (event.interrupted) {
+          keep(cleanupStartText(event.limit_seconds, true));
+        } else line("cleanup…");
+        break;
+      case "cleanup_poll": {
+        const bar = progressBar(event.at_seconds / event.limit_seconds);
+        line(`cleanup ${bar} ${pollText(event)}`);
         break;
       }
       case "cleanup":
@@ -38,13 +95,61 @@ export function progressRenderer(io: CliIo): (event: RunEvent) => void {
   };
 }
 
+function sampleText(sample: Sample, windowSeconds: number): string {
+  const inv = sample.inventory;
+  const counts = inv
+    ? `source ${inv.source_records}, vector ${inv.vector_records}, cache ${inv.cache_records}`
+    : "inventory failed";
+  const control = sample.control_present === null ||
+      sample.control_seen === null
+    ? "unknown"
+    : sample.control_present && sample.control_seen
+    ? "ok"
+    : "LOST";
+  return `sample #${sample.index} at ${
+    sample.started_at_seconds.toFixed(2)
+  } s of the ${windowSeconds} s window: ${counts}; marker ${
+    markerLabel(sample.marker_seen, sample.marker_form)
+  }; control ${control}`;
+}
+
+function interruptedText(phase: string): string {
+  return `interrupted during ${phase}: ${
+    phase === "cleanup"
+      ? "cleanup polling is now bounded"
+      : "no verdict without the final sample; cleaning up"
+  } (Ctrl-C again exits at once)`;
+}
+
+function cleanupStartText(limitSeconds: number, interrupted: boolean): string {
+  return `cleanup: deleting every issued id, then polling both namespaces until clean, for at most ${limitSeconds} s${
+    interrupted ? " (bounded after the interrupt)" : ""
+  }`;
+}
+
+function pollText(
+  event: Extract<RunEvent, { type: "cleanup_poll" }>,
+): string {
+  return `cleanup poll #${event.poll} at ${
+    event.at_seconds.toFixed(2)
+  } s of at most ${event.limit_seconds} s: ${
+    event.clean ? "clean" : "not clean yet"
+  }`;
+}
+
 function progressBar(fraction: number): string {
   const width = 20;
-  const filled = Math.max(0, Math.min(width, Math.round(fraction * width)));
+  const share = Number.isFinite(fraction) ? fraction : 1;
+  const filled = Math.max(0, Math.min(width, Math.round(share * width)));
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`;
 }
 
-/** Human label of a marker flag. */
-export function markerLabel(seen: boolean | null): string {
-  return seen === null ? "unknown" : seen ? "SEEN" : "gone";
+/** Human label of a marker flag: `SEEN`, `RENDERED` (seen in another spelling), `gone` or `unknown`. */
+export function markerLabel(
+  seen: boolean | null,
+  form: MarkerForm | null = null,
+): string {
+  if (seen === null) return "unknown";
+  if (!seen) return "gone";
+  return form === "rendered" ? "RENDERED" : "SEEN";
 }

@@ -1,8 +1,10 @@
 /** The human-readable rendering of a run report and a run plan. */
 
+import { tableLines } from "./_table.ts";
 import { STORES } from "../lib/contract/protocol.ts";
 import type { RunPlan } from "../lib/runner/plan.ts";
 import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
+import { describeRendering } from "../lib/runner/marker.ts";
 import { markerLabel } from "./_progress.ts";
 
 const SEVERITY_LABEL: Record<Finding["severity"], string> = {
@@ -21,11 +23,11 @@ export function renderReport(report: RunReport): string {
   const t = report.timing;
   const lines = [
     `${report.verdict}  ${report.run_id}  (${report.state})`,
-    `  target   ${report.target.id}  ${report.target.base_url}`,
+    targetLine(report),
     `  contract ${report.protocol.revision}, ${t.document_count} document(s), window ${t.deletion_window_seconds} s, sample every ${t.sample_interval_seconds} s`,
-    `  started  ${report.started_at}, took ${
-      t.elapsed_seconds.toFixed(2)
-    } s, ${report.requests.total} request(s), ${report.requests.failed} failed`,
+    `  started  ${report.started_at}, took ${t.elapsed_seconds.toFixed(2)} s${
+      report.kind === "reference" ? " of virtual time" : ""
+    }, ${report.requests.total} request(s), ${report.requests.failed} failed`,
     "",
     "Findings",
     ...report.findings.map((f) =>
@@ -37,6 +39,12 @@ export function renderReport(report: RunReport): string {
       "",
       "Samples (seconds after the deletion was acknowledged)",
       ...sampleTable(report.samples),
+      ...renderedLegend(report.samples),
+    );
+  } else if (report.state === "interrupted") {
+    lines.push(
+      "",
+      "No samples: the run was interrupted before its deletion window began.",
     );
   } else if (!report.baseline.ok) {
     lines.push(
@@ -53,18 +61,12 @@ export function renderReport(report: RunReport): string {
   return lines.join("\n") + "\n";
 }
 
-/** A left-aligned text table with a header row. */
-export function renderTable(header: string[], rows: string[][]): string {
-  return alignColumns([header, ...rows]).join("\n") + "\n";
-}
-
-function alignColumns(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) =>
-    Math.max(...rows.map((r) => (r[i] ?? "").length))
-  );
-  return rows.map((row) =>
-    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()
-  );
+/** A reference system runs in process on virtual time: no URL, and its times are not wall-clock times. */
+function targetLine(report: RunReport): string {
+  if (report.kind === "reference") {
+    return `  target   ${report.target.id}, a reference system run in process on virtual time (every time below is virtual)`;
+  }
+  return `  target   ${report.target.id}  ${report.target.base_url}`;
 }
 
 function sampleTable(samples: Sample[]): string[] {
@@ -79,10 +81,22 @@ function sampleTable(samples: Sample[]): string[] {
     `  ${s.index}`,
     s.started_at_seconds.toFixed(2),
     ...STORES.map((store) => (s.inventory ? String(s.inventory[store]) : "?")),
-    markerLabel(s.marker_seen),
+    markerLabel(s.marker_seen, s.marker_form ?? null),
     controlLabel(s),
   ]);
-  return alignColumns([header, ...rows]);
+  return tableLines([header, ...rows]);
+}
+
+/** Says what RENDERED means, with what the rendering changed, when a sample shows it. */
+function renderedLegend(samples: Sample[]): string[] {
+  const rendered = samples.filter((s) => s.marker_form === "rendered");
+  if (rendered.length === 0) return [];
+  const traits = [...new Set(rendered.flatMap((s) => s.marker_rendering))];
+  return [
+    `  RENDERED: the answer carried the marker in another spelling (${
+      describeRendering(traits)
+    }), which counts as retrievable`,
+  ];
 }
 
 function controlLabel(sample: Sample): string {
@@ -103,17 +117,21 @@ function cleanupLines(report: RunReport): string[] {
     } s`,
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
-  if (!c.cleanup_complete) {
-    const known = c.problems.some((p) =>
-      p.includes(" left in the ") || p.includes("still retrievable")
-    );
-    lines.push(
-      known
-        ? `  Remove the remaining synthetic records with your staging tools: namespaces ${report.namespaces.test} and ${report.namespaces.control}`
-        : `  Trace could not confirm their removal: check namespaces ${report.namespaces.test} and ${report.namespaces.control} with your staging tools`,
-    );
-  }
+  if (!c.cleanup_complete) lines.push(cleanupHint(report));
   return lines;
+}
+
+/** What to do about an incomplete cleanup: the command that removes what is left. */
+function cleanupHint(report: RunReport): string {
+  if (report.kind === "reference") {
+    return "  The reference system was discarded after its run: nothing is left to remove";
+  }
+  const known = report.cleanup.problems.some((p) =>
+    p.includes(" left in the ") || p.includes("still retrievable")
+  );
+  return known
+    ? `  Remove the remaining synthetic records (namespaces ${report.namespaces.test} and ${report.namespaces.control}) with: trace external-cleanup ${report.run_id}`
+    : `  Trace could not confirm their removal (namespaces ${report.namespaces.test} and ${report.namespaces.control}); retry with: trace external-cleanup ${report.run_id}`;
 }
 
 /** Renders a plan as plain text. */

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { dbLocation } from "../lib/db.ts";
 import { join } from "node:path";
 import example from "../fixtures/staging-adapter.json" with { type: "json" };
 import { parseStagingConfig } from "../lib/contract/config.ts";
@@ -20,7 +21,7 @@ import {
 import { UsageError } from "../lib/errors.ts";
 import { configTargetRef, runExternal } from "../lib/runs/mod.ts";
 import type { RunReport } from "../lib/runner/report.ts";
-import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { type DataContext, withDataContext } from "./_context.ts";
 import { startDemoServer } from "./demo.ts";
 import {

@@ -1,5 +1,7 @@
 /** `trace reference list|plan|run|show|dashboard|ranking`: the reference suite. */
 
+import { dbLocation } from "../lib/db.ts";
+import { tableLines } from "./_table.ts";
 import { NotFoundError, UsageError } from "../lib/errors.ts";
 import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
@@ -8,7 +10,6 @@ import {
   type DashboardRow,
   dashboardRow,
   FAMILIES,
-  type FamilyCell,
   RANKING_RULE,
   rankSystems,
 } from "../lib/reference/dashboard.ts";
@@ -24,39 +25,16 @@ import {
   REFERENCE_SYSTEMS,
   type ReferenceSystemSpec,
 } from "../lib/reference/systems.ts";
-import { DATA_FLAGS, dbLocation, parseFlags, showHelp } from "./_args.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
+import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
   "no-trace": { type: "boolean", default: false },
 } as const;
-
-const HELP = `Usage: trace reference <subcommand> [options]
-
-The reference suite: in-process memory pipelines with known deletion
-behaviour, run through the same engine as external runs. Reference history
-is kept apart from external history.
-
-Subcommands:
-  list               The systems, what each does and its expected outcome
-  plan [NAME...]     What a run of each system would do (no run)
-  run [NAME...]      Run every system (or the named ones), record each run,
-                     print the matrix; exit 1 if any lands off its expectation
-  show RUN_ID        One stored reference run, with expected vs observed
-  dashboard          Matrix of the latest run of each system
-  ranking            Systems ordered by the strength of their deletion guarantee
-
-Options:
-  --json             JSON on stdout
-  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
-  --db URL           Database URL instead of <data-dir>/trace.db
-  --no-trace         (run) Do not write the runs into the observability index
-
-Run trace reference <subcommand> --help for its own options.
-`;
 
 const DATA_OPTIONS =
   `  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
@@ -78,19 +56,20 @@ deletion window, samples and request budget. Nothing is run or recorded.
     `Usage: trace reference run [NAME...] [--no-trace] [--json] [--data-dir DIR] [--db URL]
 
 Runs every system (or the named ones) in process with virtual time, records
-each run in the reference history and prints the matrix with each run id.
-Exits 1 if any system lands off its expected outcome.
+each run in the reference history and prints the matrix (each run id on
+stderr as it finishes). Exits 1 if any system lands off its expected outcome.
 
 Options:
   --no-trace         Do not write the runs into the observability index
   --json             The matrix rows as JSON on stdout
 ${DATA_OPTIONS}
 `,
-  show: `Usage: trace reference show RUN_ID [--json] [--data-dir DIR] [--db URL]
+  show:
+    `Usage: trace reference show (SYSTEM|RUN_ID) [--json] [--data-dir DIR] [--db URL]
 
-Shows one stored reference run with its expected and observed outcome. The
-run column of trace reference dashboard (or run) gives the latest run id of
-each system.
+Shows one stored reference run with its expected and observed outcome: the
+latest run of SYSTEM, or the run RUN_ID (trace reference run --json and
+trace reference dashboard --json give each row's run_id).
 
 Options:
   --json             The evaluation and the full report as JSON
@@ -99,8 +78,8 @@ ${DATA_OPTIONS}
   dashboard:
     `Usage: trace reference dashboard [--json] [--data-dir DIR] [--db URL]
 
-Matrix of the latest run of each system, with the run id to pass to trace
-reference show.
+Matrix of the latest run of each system; trace reference show SYSTEM gives
+the details of one.
 
 Options:
   --json             Rows (each with its run_id), missing systems and mismatches
@@ -127,7 +106,8 @@ const SUBCOMMANDS = [
   "dashboard",
   "ranking",
 ] as const;
-type Subcommand = typeof SUBCOMMANDS[number];
+/** The subcommands of `trace reference`. */
+export type Subcommand = typeof SUBCOMMANDS[number];
 
 type Values = {
   json: boolean;
@@ -136,30 +116,24 @@ type Values = {
   "no-trace": boolean;
 };
 
-/** Builds the `reference` command over a set of systems (tests pass their own). */
-export function createReferenceCommand(
-  systems: readonly ReferenceSystemSpec[],
+/**
+ * One `trace reference <sub>` command over a set of systems (the built-in
+ * ones by default; tests pass their own).
+ */
+export function referenceSubcommand(
+  sub: Subcommand,
+  systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
 ): Command {
   return async (args, io) => {
-    const { values, positionals } = parseFlags("reference", args, FLAGS, {
-      max: 64,
-    });
-    const [sub, ...names] = positionals;
-    if (sub === undefined) {
-      showHelp(io, HELP);
-      return values.help ? 0 : 2;
-    }
-    if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
-      if (values.help) return showHelp(io, HELP);
-      throw new UsageError(
-        `Unknown subcommand "${sub}"; use ${
-          SUBCOMMANDS.join(", ")
-        } (see trace reference --help)`,
-      );
-    }
-    if (values.help) return showHelp(io, HELPS[sub as Subcommand]);
+    const { values, positionals: names } = parseFlags(
+      `reference ${sub}`,
+      args,
+      FLAGS,
+      { max: 64 },
+    );
+    if (values.help) return showHelp(io, HELPS[sub]);
     const context = { systems, values, io };
-    switch (sub as Subcommand) {
+    switch (sub) {
       case "list":
         return list(context, names);
       case "plan":
@@ -175,9 +149,6 @@ export function createReferenceCommand(
     }
   };
 }
-
-/** `trace reference …` over the built-in systems. */
-export const reference: Command = createReferenceCommand(REFERENCE_SYSTEMS);
 
 interface Context {
   systems: readonly ReferenceSystemSpec[];
@@ -282,9 +253,9 @@ async function run(
         const row = dashboardRow(spec, run.report, run.evaluation);
         rows.push(row);
         io.err(
-          `reference: ${row.system} ${row.observed} (expected ${row.expected}) ${
-            row.matches ? "ok" : "MISMATCH"
-          }  run ${row.run_id}\n`,
+          `reference: ${row.system} ${row.observed}${
+            row.matches ? "" : ` MISMATCH (expected ${row.expected})`
+          }  ${row.run_id}\n`,
         );
       },
     });
@@ -311,18 +282,18 @@ async function show(
   { systems, values, io }: Context,
   names: string[],
 ): Promise<number> {
-  const [runId, ...extra] = names;
-  if (runId === undefined) {
+  const [wanted, ...extra] = names;
+  if (wanted === undefined) {
     throw new UsageError(
-      "RUN_ID is required; the run column of trace reference dashboard lists them",
+      "SYSTEM or RUN_ID is required; trace reference dashboard lists the systems",
     );
   }
   noArguments("show", extra);
   return await readHistory(values, io, async (db) => {
-    const entry = await readReferenceRun(db, runId);
+    const entry = await findReferenceRun(db, wanted, systems);
     if (!entry) {
       throw new NotFoundError(
-        `Cannot show reference run "${runId}": it is not in the reference history; the run column of trace reference dashboard lists the latest run of each system`,
+        `Cannot show reference run "${wanted}": it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -339,6 +310,18 @@ async function show(
     io.out(head + renderReport(entry.report));
     return 0;
   });
+}
+
+/** The latest run of a system named `wanted`, else the run with that id. */
+async function findReferenceRun(
+  db: TraceDb,
+  wanted: string,
+  systems: readonly ReferenceSystemSpec[],
+) {
+  if (findSystem(wanted, systems)) {
+    return (await latestReferenceRuns(db)).get(wanted) ?? null;
+  }
+  return await readReferenceRun(db, wanted);
 }
 
 /**
@@ -426,18 +409,18 @@ async function ranking(
       return 0;
     }
     const lines = [
-      RANKING_RULE,
+      ...wrap(RANKING_RULE, MATRIX_WIDTH),
       "",
-      ...table(
+      ...tableLines([
         ["#", "system", "tier", "observed", "slowest erasure"],
-        ranked.map((r) => [
+        ...ranked.map((r) => [
           String(r.rank),
           r.system,
           r.tier.replaceAll("_", " "),
           r.observed,
           seconds(r.slowest_erasure_seconds),
         ]),
-      ),
+      ], { align: ["right"] }),
     ];
     io.out(lines.join("\n") + "\n" + missingNote(missing));
     return 0;
@@ -453,53 +436,4 @@ function missingNote(missing: string[]): string {
 
 function seconds(value: number | null): string {
   return value === null ? "never" : `${value.toFixed(2)} s`;
-}
-
-function cellText(cell: FamilyCell): string {
-  switch (cell.status) {
-    case "erased":
-    case "transient":
-      return `${cell.status} ${seconds(cell.time_to_erasure_seconds)}`;
-    case "residual":
-    case "lost":
-    case "incomplete":
-      return cell.status.toUpperCase();
-    default:
-      return cell.status;
-  }
-}
-
-/** Renders dashboard rows as a text matrix with a legend. */
-export function renderMatrix(rows: readonly DashboardRow[]): string {
-  const header = [
-    "system",
-    "expected",
-    "observed",
-    "match",
-    ...FAMILIES.map((f) => f.replace("_records", "")),
-    "run",
-  ];
-  const body = rows.map((row) => [
-    row.blind_spot ? `${row.system} (!)` : row.system,
-    row.expected,
-    row.observed,
-    row.matches ? "yes" : "NO",
-    ...FAMILIES.map((f) => cellText(row.families[f])),
-    row.run_id,
-  ]);
-  const notes = rows.filter((r) => r.blind_spot).map((r) =>
-    `(!) ${r.system}: blind spot, not a guarantee: ${r.blind_spot}`
-  );
-  const legend =
-    "Store and retrieval cells: erased/transient with the time from which they stayed 0 after the deletion was acknowledged; RESIDUAL = still there at the final sample";
-  return [...table(header, body), "", legend, ...notes].join("\n") + "\n";
-}
-
-function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => r[i]!.length))
-  );
-  const format = (row: string[]) =>
-    row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [format(header), ...rows.map(format)];
 }

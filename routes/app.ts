@@ -1,21 +1,26 @@
 /**
  * The Trace server app: the observability ingest and query API, OTLP/HTTP
- * trace ingest, health and liveness. `createApp` returns a Hono app without
+ * trace ingest, health and liveness, and the trace UI (pages with JSON
+ * twins, `routes/pages.ts`). `createApp` returns a Hono app without
  * listening; `trace serve` listens.
  *
- * The app owns its security rules (`routes/_guard.ts`): it refuses to be
- * built for a non-loopback address without a token, so a library caller
- * cannot make an open server by accident. Request lifecycle: the request log
- * (when asked for), the Host guard, the origin guard, the Content-Type rule,
- * then the bearer guard on `/api/*` and `/v1/*`, then the route. Routes throw domain errors or `HTTPException`;
+ * The app owns its security rules (`routes/_guard.ts`, `routes/_ui_auth.ts`):
+ * it refuses to be built for a non-loopback address without a token, or with
+ * a one-time login there, so a library caller cannot make an open server by
+ * accident. Request lifecycle: the request log (when asked for), the Host
+ * guard, the origin guard, the Content-Type rule, then the bearer guard on
+ * `/api/*` and `/v1/*` or the UI sign-in (session cookie or
+ * `TRACE_UI_AUTH_TOKEN`, CSRF token on writes) on pages, then the route.
+ * Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
- * receiver uses the same mapping, encoded as OTLP requires).
+ * receiver uses the same mapping, encoded as OTLP requires), as an HTML page
+ * when a browser asked for one.
  *
  * @module
  */
 
-import { Hono } from "hono";
-import type { TraceDb } from "../lib/db.ts";
+import { Hono, type MiddlewareHandler } from "hono";
+import { dbLocation, type TraceDb } from "../lib/db.ts";
 import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
@@ -31,9 +36,15 @@ import {
   sameOriginOnly,
   serverSecurity,
 } from "./_guard.ts";
+import { createUiAuth } from "./_ui_auth.ts";
 import { createEventsApi } from "./events.ts";
+import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
+import type { OneTimeLogin } from "./one_time_login.ts";
 import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
+import { createPages } from "./pages.ts";
+import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
+import { uiHeaders } from "./ui/headers.ts";
 
 /** Options for {@link createApp}. */
 export interface AppOptions {
@@ -60,6 +71,17 @@ export interface AppOptions {
    * counters). Pass one to warm it up or to wait for it before closing `db`.
    */
   health?: HealthMonitor;
+  /** Serves the MCP tools at `/mcp` (streamable HTTP, bearer-authenticated); absent: no `/mcp`. */
+  mcp?: McpRouteOptions;
+  /**
+   * `TRACE_UI_AUTH_TOKEN`: an unscoped administrator token for the UI, as
+   * `Authorization: Bearer` or as a reusable login token.
+   */
+  uiAuthToken?: string | undefined;
+  /** A one-time login for the UI (loopback only; see `createOneTimeLogin`). */
+  oneTimeLogin?: OneTimeLogin | undefined;
+  /** How long a UI session lasts, in seconds (default 12 hours). */
+  sessionTtlSeconds?: number | undefined;
 }
 
 /**
@@ -68,6 +90,12 @@ export interface AppOptions {
  */
 export function createApp(options: AppOptions): Hono {
   const security = serverSecurity(options);
+  const auth = createUiAuth(options);
+  const version = options.version ?? "0.1.0";
+  const site = {
+    version,
+    dataLocation: dbLocation(options.db),
+  };
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
@@ -75,6 +103,7 @@ export function createApp(options: AppOptions): Hono {
   app.use("*", loopbackHostOnly(security.loopbackBind));
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());
+  app.use("*", uiHeadersOutsideApi());
   app.use("/api/*", requireBearer(security.ingestToken));
   app.use("/v1/*", requireBearer(security.ingestToken));
 
@@ -82,7 +111,7 @@ export function createApp(options: AppOptions): Hono {
   app.get("/api", (c) =>
     c.json({
       name: "trace",
-      version: options.version ?? "0.1.0",
+      version,
       endpoints: [
         "POST /api/events (JSON array, object or NDJSON; gzip accepted)",
         "GET /api/events (scoped query with cursor)",
@@ -109,17 +138,27 @@ export function createApp(options: AppOptions): Hono {
         : {}),
     }),
   );
-  app.notFound((c) =>
-    c.json({
-      error: {
-        code: "not_found",
-        message: `No route for ${c.req.method} ${c.req.path}`,
-      },
-    }, 404)
-  );
+  if (options.mcp) {
+    app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
+  }
+  app.route("/", createPages({ db: options.db, auth, site }));
+  app.notFound((c) => {
+    const message = `No route for ${c.req.method} ${c.req.path}`;
+    if (wantsHtml(c)) return renderErrorPage(c, site, 404, message);
+    return c.json({ error: { code: "not_found", message } }, 404);
+  });
   app.onError((error, c) => {
     const answer = reportError(error, c.req.raw, log);
+    if (wantsHtml(c)) {
+      return renderErrorPage(c, site, answer.status, answer.body.error.message);
+    }
     return c.json(answer.body, answer.status);
   });
   return app;
+}
+
+/** The UI's secure headers (CSP and friends) on every path but the API's. */
+function uiHeadersOutsideApi(): MiddlewareHandler {
+  const headers = uiHeaders();
+  return (c, next) => isApiPath(c.req.path) ? next() : headers(c, next);
 }

@@ -1,8 +1,13 @@
-/** Ctrl-C during `trace external-run` still cleans up and records an INCONCLUSIVE run. */
+/**
+ * Ctrl-C during `trace external-run`: the run still cleans up (for a bounded
+ * time, with progress), records an INCONCLUSIVE `interrupted` run that cannot
+ * be saved as a regression, and a second Ctrl-C exits at once.
+ */
 
 import assert from "node:assert/strict";
 import { startDemoServer } from "../cli/demo.ts";
-import { withTempDir } from "./_helpers.ts";
+import { main } from "../cli.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -94,6 +99,170 @@ Deno.test({
             0,
           );
         }
+      });
+    } finally {
+      await demo.shutdown();
+    }
+  },
+});
+
+/** A running `trace external-run --json` whose stderr can be awaited line by line. */
+function spawnRun(config: string, dir: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      CLI,
+      "external-run",
+      "--config",
+      config,
+      "--json",
+      "--data-dir",
+      dir,
+    ],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  return {
+    child,
+    seen: () => seen,
+    /** Reads stderr until `pattern` matches what was read so far. */
+    async waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
+      for (;;) {
+        const match = seen.match(pattern);
+        if (match) return match;
+        const { value, done } = await stderr.read();
+        if (done) throw new Error(`stderr ended before ${pattern}:\n${seen}`);
+        seen += value;
+      }
+    },
+    /** Waits for the exit and returns its status and stdout, reading the rest of stderr. */
+    async finish(): Promise<{ code: number; stdout: string }> {
+      const [status, stdout] = await Promise.all([
+        child.status,
+        new Response(child.stdout).text(),
+        (async () => {
+          for (;;) {
+            const { value, done } = await stderr.read();
+            if (done) break;
+            seen += value;
+          }
+        })(),
+      ]);
+      return { code: status.code, stdout };
+    },
+  };
+}
+
+async function writeRunConfig(
+  dir: string,
+  url: string,
+  windowSeconds: number,
+): Promise<string> {
+  const config = `${dir}/staging.json`;
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      base_url: url,
+      environment: "staging",
+      allow_synthetic_writes: true,
+      deletion_window_seconds: windowSeconds,
+      sample_interval_seconds: 0.5,
+    }),
+  );
+  return config;
+}
+
+Deno.test({
+  name:
+    "trace external-run interrupted while slow vectors linger is INCONCLUSIVE and interrupted, and external-save refuses it",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    // Left alone this app passes: its vectors go 3 s after the deletion, inside the 8 s window.
+    const demo = await startDemoServer({
+      defect: "slow-vector",
+      delayMs: 3000,
+    });
+    try {
+      await withTempDir(async (dir) => {
+        const run = spawnRun(await writeRunConfig(dir, demo.url, 8), dir);
+        // Off a terminal, every sample is a plain progress line.
+        await run.waitFor(
+          /progress: sample #2 at \S+ s of the 8 s window: source 0, vector 3, cache 0; marker gone; control ok\n/,
+        );
+        run.child.kill("SIGINT");
+        const { code, stdout } = await run.finish();
+        const stderr = run.seen();
+        assert.equal(code, 2, stderr);
+        const report = JSON.parse(stdout);
+        assert.equal(report.state, "interrupted");
+        assert.equal(report.verdict, "INCONCLUSIVE");
+        assert.equal(report.samples.at(-1).inventory.vector_records, 3);
+        assert.deepEqual(
+          report.findings
+            .filter((f: { severity: string }) => f.severity !== "note")
+            .map((f: { code: string }) => f.code),
+          ["interrupted"],
+        );
+        assert.equal(report.cleanup.interrupted, true);
+        assert.equal(report.cleanup.limit_seconds, 8);
+        assert.equal(report.cleanup.cleanup_complete, true);
+        assert.match(
+          stderr,
+          /progress: interrupted during window: no verdict without the final sample; cleaning up/,
+        );
+        assert.match(
+          stderr,
+          /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 8 s \(bounded after the interrupt\)\n/,
+        );
+        assert.match(stderr, /progress: cleanup poll #1 at /);
+        assert.match(
+          stderr,
+          new RegExp(`ledger: run ${report.run_id} recorded`),
+        );
+        assert.doesNotMatch(stderr, /replay: /);
+
+        const save = captureIo();
+        assert.equal(
+          await main(["external-save", report.run_id, "--data-dir", dir], save),
+          2,
+        );
+        assert.match(
+          save.stderr(),
+          new RegExp(
+            `Cannot save run ${report.run_id} as a regression: it is interrupted`,
+          ),
+        );
+      });
+    } finally {
+      await demo.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "trace external-run after one Ctrl-C polls cleanup for a bounded time, and a second Ctrl-C exits at once",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    // A stale cache never cleans up: only the bound ends the polling.
+    const demo = await startDemoServer({ defect: "stale-cache" });
+    try {
+      await withTempDir(async (dir) => {
+        const run = spawnRun(await writeRunConfig(dir, demo.url, 3600), dir);
+        await run.waitFor(/progress: sample #1 /);
+        run.child.kill("SIGINT");
+        await run.waitFor(
+          /for at most 30 s \(bounded after the interrupt\)\n[^]*progress: cleanup poll #1 at \S+ s of at most 30 s: not clean yet\n/,
+        );
+        run.child.kill("SIGINT");
+        const { code, stdout } = await run.finish();
+        assert.equal(code, 130, run.seen());
+        assert.equal(stdout, "");
+        assert.match(run.seen(), /interrupted again: exiting now/);
       });
     } finally {
       await demo.shutdown();

@@ -201,7 +201,7 @@ Deno.test("trace external-run says in a few words why a config file cannot be us
     );
     const cases: [string, string][] = [
       [`${dir}/missing.json`, "no such file; check the path"],
-      [dir, "it is a directory; give a file"],
+      [dir, "it is a directory; name a file"],
       [array, "must be a JSON object"],
       [bom, "starts with a byte-order mark; save it as UTF-8 without BOM"],
     ];

@@ -1,16 +1,29 @@
 import assert from "node:assert/strict";
-import { createReferenceCommand, reference } from "../cli/reference.ts";
+import { loadCommand, main } from "../cli.ts";
+import type { CliIo } from "../cli/_io.ts";
+import { referenceSubcommand, type Subcommand } from "../cli/reference.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
+
+/** `trace reference SUB …` with errors thrown, as the dispatcher loads it. */
+async function reference(args: string[], io: CliIo): Promise<number> {
+  const loaded = await loadCommand(["reference", ...args]);
+  return await loaded.command(loaded.args, io);
+}
 
 Deno.test("reference run records every system as a reference run and prints the matrix", async () => {
   await withTempDir(async (dir) => {
     const io = captureIo();
     const code = await reference(["run", "--data-dir", dir], io);
     assert.equal(code, 0, io.stderr());
-    assert.match(io.stdout(), /^system\s+expected\s+observed\s+match\s+source/);
+    assert.match(
+      io.stdout(),
+      /^system\s+observed\s+source\s+vector\s+cache\s+marker\s+control\s+cleanup\n/,
+    );
+    const widest = Math.max(...io.stdout().split("\n").map((l) => l.length));
+    assert.ok(widest <= 100, `the matrix is ${widest} columns wide`);
     assert.match(
       io.stdout(),
       /inventory-first-page \(!\)\s+PASS \(blind spot\)/,
@@ -54,15 +67,53 @@ Deno.test("reference run records every system as a reference run and prints the 
     const runId = board.rows[1].run_id;
     const text = captureIo();
     await reference(["dashboard", "--data-dir", dir], text);
-    assert.match(text.stdout(), /^system\s+expected.*\s+run\n/);
-    assert.match(text.stdout(), new RegExp(`stale-cache .* ${runId}\n`));
-    const shown = captureIo();
-    assert.equal(await reference(["show", runId, "--data-dir", dir], shown), 0);
+    assert.match(text.stdout(), /^system\s+observed.*\s+cleanup\n/);
     assert.match(
-      shown.stdout(),
-      /^Reference system stale-cache: observed FAIL, expected FAIL \(as expected\)/,
+      text.stdout(),
+      /\nstale-cache\s+FAIL\s+0\.00 s\s+0\.00 s\s+LEFT\s+LEFT\s+intact\s+NOT DONE\n/,
     );
-    assert.match(shown.stdout(), new RegExp(`FAIL  ${runId}`));
+    assert.match(
+      text.stdout(),
+      /\ninterrupted-window\s+INCONCLUSIVE\s+cut\s+cut\s+cut\s+cut\s+intact\s+done\n/,
+    );
+    assert.ok(
+      text.stdout().split("\n").every((line) => line.length <= 100),
+      text.stdout(),
+    );
+    for (const wanted of [runId, "stale-cache"]) {
+      const shown = captureIo();
+      assert.equal(
+        await reference(["show", wanted, "--data-dir", dir], shown),
+        0,
+      );
+      assert.match(
+        shown.stdout(),
+        /^Reference system stale-cache: observed FAIL, expected FAIL \(as expected\)/,
+      );
+      assert.match(shown.stdout(), new RegExp(`FAIL  ${runId}`));
+      // Reference runs speak of virtual time and of no URL or staging tools.
+      assert.match(
+        shown.stdout(),
+        /a reference system run in process on virtual time/,
+      );
+      assert.match(shown.stdout(), /s of virtual time, /);
+      assert.match(shown.stdout(), /nothing is left to remove/);
+      assert.doesNotMatch(shown.stdout(), /staging tools|http:\/\//);
+    }
+    const compare = captureIo();
+    assert.equal(
+      await main(
+        ["external-compare", runId, runId, "--data-dir", dir],
+        compare,
+      ),
+      2,
+    );
+    assert.match(
+      compare.stderr(),
+      new RegExp(
+        `Cannot compare run ${runId}: it is a reference run of system stale-cache, .*; see trace reference show ${runId}\n$`,
+      ),
+    );
   });
 });
 
@@ -81,12 +132,18 @@ Deno.test("reference run exits 1 when a system lands off its expected outcome", 
         : spec
     );
     const io = captureIo();
-    const code = await createReferenceCommand(wrong)(
-      ["run", "stale-cache", "correct", "--no-trace", "--data-dir", dir],
+    const run: Subcommand = "run";
+    const code = await referenceSubcommand(run, wrong)(
+      ["stale-cache", "correct", "--no-trace", "--data-dir", dir],
       io,
     );
     assert.equal(code, 1);
-    assert.match(io.stderr(), /stale-cache FAIL \(expected PASS\) MISMATCH/);
+    assert.match(io.stderr(), /stale-cache FAIL MISMATCH \(expected PASS\)/);
+    assert.match(io.stdout(), /\nstale-cache\s+FAIL \*\s/);
+    assert.match(
+      io.stdout(),
+      /\n\* stale-cache: off its expected outcome: verdict FAIL, expected PASS/,
+    );
     assert.match(
       io.stderr(),
       /1 system\(s\) landed off their expected outcome/,
@@ -109,7 +166,7 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
     );
     await assert.rejects(
       reference(["frobnicate"], captureIo()),
-      /Error: Unknown subcommand "frobnicate"/,
+      /unknown command "frobnicate"; run trace reference --help/,
     );
     await assert.rejects(
       reference(["show", "run-missing", "--data-dir", dir], captureIo()),
@@ -164,6 +221,7 @@ Deno.test("reference <subcommand> --help prints that subcommand's own help", asy
     assert.match(io.stdout(), new RegExp(`^Usage: trace reference ${sub} `));
   }
   const top = captureIo();
-  assert.equal(await reference(["--help"], top), 0);
-  assert.match(top.stdout(), /^Usage: trace reference <subcommand>/);
+  assert.equal(await main(["reference", "--help"], top), 0);
+  assert.match(top.stdout(), /Usage: trace reference <command>/);
+  assert.match(top.stdout(), /known deletion behaviour/);
 });

@@ -26,8 +26,11 @@ function sample(index: number, at: number): Sample {
     ended_at_seconds: at,
     inventory: null,
     marker_seen: null,
+    marker_form: null,
+    marker_rendering: [],
     control_present: null,
     control_seen: null,
+    control_form: null,
     errors: [],
   };
 }
@@ -66,20 +69,40 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   );
   assert.notEqual(byName.get("inventory-first-page")!.blind_spot, null);
 
+  const cut = byName.get("interrupted-window")!;
+  assert.deepEqual(
+    [
+      cut.families.vector_records.status,
+      cut.families.vector_records.time_to_erasure_seconds,
+    ],
+    ["interrupted", null],
+    "an interrupted window decides nothing, whatever its last sample showed",
+  );
+
   const ranking = rankSystems(rows);
   assert.deepEqual(ranking.map((r) => r.system), [
     "correct",
+    "rendered-correct",
     "tombstone-window-compaction",
     "eventual-vector-propagation",
     "inventory-first-page",
     "control-collateral",
+    "interrupted-window",
     "paginated-delete",
+    "rendered-full-width",
+    "rendered-html",
+    "rendered-markdown",
+    "rendered-reworded",
+    "rendered-wrapped",
     "stale-cache",
     "tombstone-late-compaction",
     "worker-resurrect",
   ]);
-  assert.deepEqual(ranking.map((r) => r.rank), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
-  assert.equal(ranking[3]!.tier, "blind_spot");
+  assert.deepEqual(
+    ranking.map((r) => r.rank),
+    Array.from({ length: 16 }, (_, i) => i + 1),
+  );
+  assert.equal(ranking[4]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);
 });
 

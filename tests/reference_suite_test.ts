@@ -31,6 +31,13 @@ const EXPECTED: Record<string, string> = {
   "eventual-vector-propagation": "PASS (transient)",
   "inventory-first-page": "PASS (blind spot)",
   "control-collateral": "INCONCLUSIVE",
+  "interrupted-window": "INCONCLUSIVE",
+  "rendered-markdown": "FAIL",
+  "rendered-html": "FAIL",
+  "rendered-reworded": "FAIL",
+  "rendered-full-width": "FAIL",
+  "rendered-wrapped": "FAIL",
+  "rendered-correct": "PASS",
   // The demo app's presets, as its README table documents them.
   "demo-healthy": "PASS",
   "demo-stale-cache": "FAIL",
@@ -60,7 +67,10 @@ Deno.test("runReferenceSuite() lands every reference system on its expected outc
   for (const result of results) {
     await t.step(result.system, () => {
       assert.equal(result.report.kind, "reference");
-      assert.equal(result.report.state, "completed");
+      assert.equal(
+        result.report.state,
+        result.system === "interrupted-window" ? "interrupted" : "completed",
+      );
       assert.equal(result.report.target.source, "reference");
       assert.deepEqual(result.evaluation.mismatches, []);
       assert.equal(result.evaluation.observed, EXPECTED[result.system]);
@@ -255,4 +265,87 @@ Deno.test("docs/reference.md lists every reference system with its expected outc
       .exec(cell)?.[0];
     assert.equal(label, EXPECTED[system.name], system.name);
   }
+});
+
+Deno.test("runReferenceSystem() leaks in every rendered spelling are FAIL on retrieval alone", async (t) => {
+  const leaks = REFERENCE_SYSTEMS.filter((s) =>
+    s.name.startsWith("rendered-") && s.name !== "rendered-correct"
+  );
+  assert.equal(leaks.length, 5);
+  for (const leak of leaks) {
+    await t.step(leak.name, async () => {
+      const { report } = await runReferenceSystem(leak);
+      assert.equal(report.verdict, "FAIL");
+      // Every store reads 0: the rendered answer is the only evidence, so a
+      // byte-exact check would have passed this system.
+      assert.deepEqual(
+        report.findings.filter((f) => f.severity === "fail").map((f) => f.code),
+        ["marker_retrievable"],
+      );
+      const last = report.samples.at(-1)!;
+      assert.deepEqual(
+        [last.marker_form, last.inventory?.cache_records],
+        ["rendered", 0],
+      );
+      assert.equal(report.baseline.marker_form, "rendered");
+      assert.equal(report.baseline.control_form, "rendered");
+      assert.ok(last.marker_rendering.length > 0);
+      const finding = report.findings[0]!;
+      assert.deepEqual(finding.marker_forms, ["rendered"]);
+      assert.match(
+        finding.message,
+        /rendered with .* rather than byte for byte/,
+      );
+    });
+  }
+});
+
+Deno.test("runReferenceSystem() recognises rendered markers at the baseline and passes a correct renderer", async () => {
+  const { report, evaluation } = await runReferenceSystem(
+    spec("rendered-correct"),
+  );
+  assert.equal(report.verdict, "PASS");
+  assert.deepEqual(evaluation.mismatches, []);
+  assert.deepEqual(
+    [report.baseline.marker_form, report.baseline.control_form],
+    ["rendered", "rendered"],
+  );
+  assert.ok(report.samples.every((s) => s.marker_seen === false));
+  assert.ok(
+    report.samples.every((s) =>
+      s.control_seen === true && s.control_form === "rendered"
+    ),
+  );
+});
+
+Deno.test("runReferenceSystem() interrupted mid-window with vectors still counted is INCONCLUSIVE, and PASS left alone", async () => {
+  const interrupted = spec("interrupted-window");
+  const { report, evaluation } = await runReferenceSystem(interrupted);
+  assert.deepEqual(evaluation.mismatches, []);
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.deepEqual(
+    report.samples.map((s) => s.inventory?.vector_records),
+    [3, 3, 3, 3],
+  );
+  assert.ok(report.findings.every((f) => f.severity !== "fail"));
+  assert.equal(report.cleanup.cleanup_complete, true);
+  assert.equal(report.cleanup.interrupted, true);
+
+  // Without the operator's interrupt the same system clears inside the window.
+  const alone: ReferenceSystemSpec = {
+    ...interrupted,
+    build: async (time) => ({
+      system: (await interrupted.build(time)).system,
+    }),
+  };
+  const left = await runReferenceSystem(alone);
+  assert.equal(left.report.state, "completed");
+  assert.equal(left.report.verdict, "PASS");
+  assert.deepEqual(
+    left.report.findings.filter((f) => f.severity === "transient").map((f) =>
+      f.subject
+    ),
+    ["vector_records"],
+  );
 });

@@ -74,26 +74,28 @@ Deno.test("a marker still retrievable at the final sample is FAIL, with every st
   assert.equal(last.marker_seen, true);
 });
 
-Deno.test({
-  name: "a marker answered in a rendered spelling at the final sample is FAIL",
-  // TODO(#8): the marker check is an exact substring match, so an answer that
-  // escapes its underscores for Markdown (or changes case) reads as "not
-  // retrievable" and this run is a PASS.
-  ignore: true,
-  fn: async () => {
-    const { report } = await runFake({
-      hook: (request, forward) =>
-        request.op === "query" && inWindow(request, "test")
-          ? Promise.resolve({
-            text: `It says ${
-              String(request.body.query).toUpperCase().replaceAll("_", "\\_")
-            } here`,
-          })
-          : forward(),
-    });
-    assert.equal(report.verdict, "FAIL");
-    assertOnly(report, "fail", ["marker_retrievable:retrieval"]);
-  },
+Deno.test("a marker answered in a rendered spelling at the final sample is FAIL", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.op === "query" && inWindow(request, "test")
+        ? Promise.resolve({
+          text: `It says ${
+            String(request.body.query).toUpperCase().replaceAll("_", "\\_")
+          } here`,
+        })
+        : forward(),
+  });
+  assert.equal(report.verdict, "FAIL");
+  assertOnly(report, "fail", ["marker_retrievable:retrieval"]);
+  const last = report.samples[LAST]!;
+  assert.equal(last.marker_form, "rendered");
+  assert.deepEqual(last.marker_rendering, ["case", "markdown_escapes"]);
+  const finding = report.findings.find((f) => f.code === "marker_retrievable")!;
+  assert.deepEqual(finding.marker_forms, ["rendered"]);
+  assert.match(
+    finding.message,
+    /rendered with another case and Markdown escapes/,
+  );
 });
 
 Deno.test("a clean early sample never ends the window: data back at the final sample is FAIL", async () => {
@@ -454,27 +456,27 @@ Deno.test("a run interrupted during the window is INCONCLUSIVE and still cleans 
   assert.equal(report.cleanup.cleanup_complete, true);
 });
 
-Deno.test({
-  name:
-    "a run interrupted during the window with data left at its last sample is INCONCLUSIVE, not FAIL",
-  // TODO(#8): the residual rule treats the last sample of an interrupted window
-  // as the final sample, so this run is FAIL (and could be saved as a regression).
-  ignore: true,
-  fn: async () => {
-    const controller = new AbortController();
-    const { report } = await runFake({
-      behaviour: { vectorDelayMs: 1_500 },
-      signal: controller.signal,
-      onEvent: (event) => {
-        if (event.type === "sample" && event.sample.index === 1) {
-          controller.abort();
-        }
-      },
-    });
-    assert.equal(report.samples.at(-1)?.inventory?.vector_records, 3);
-    assert.equal(report.verdict, "INCONCLUSIVE");
-    assertOnly(report, "fail", []);
-  },
+Deno.test("a run interrupted during the window with data left at its last sample is INCONCLUSIVE, not FAIL", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    behaviour: { vectorDelayMs: 1_500 },
+    signal: controller.signal,
+    onEvent: (event) => {
+      if (event.type === "sample" && event.sample.index === 1) {
+        controller.abort();
+      }
+    },
+  });
+  assert.equal(report.samples.at(-1)?.inventory?.vector_records, 3);
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.state, "interrupted");
+  assertOnly(report, "fail", []);
+  assertOnly(report, "inconclusive", ["interrupted:window"]);
+  assert.match(
+    report.findings[0]!.message,
+    /before its final sample; its last sample \(#1 at 0\.50 s\) still showed vector_records 3/,
+  );
+  assert.equal(report.cleanup.cleanup_complete, true);
 });
 
 // --- cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL ---------

@@ -178,6 +178,13 @@ export interface StagingTransport {
     body: Record<string, unknown>,
     options: RequestOptions,
   ): Promise<Record<string, unknown>>;
+  /**
+   * Opens a connection to the target and closes it without sending a request
+   * (TCP, plus the TLS handshake for https), so an unreachable target is
+   * found before anything is written; throws {@link ProtocolError}. Absent
+   * on transports that have nothing to connect to.
+   */
+  probe?(options: RequestOptions): Promise<void>;
   /** Releases connections or servers the transport holds. */
   close?(): void | Promise<void>;
 }

@@ -24,6 +24,8 @@ import {
   type Http1Response,
 } from "./http1.ts";
 import { parseJsonObject, StrictJsonError } from "../json/strict_json.ts";
+import { closeQuietly, openConnection } from "./_connect.ts";
+import { Deadline } from "./_deadline.ts";
 import { checkBaseUrl, readToken } from "./_target.ts";
 
 /** Options for {@link createHttpTransport}. */
@@ -73,6 +75,15 @@ export function createHttpTransport(
         requireLoopbackPeer: !secure,
       });
       return interpret(op, response);
+    },
+    async probe({ timeoutMs }) {
+      // The connect path every request takes, stopped before a byte is sent.
+      const conn = await openConnection({
+        url: base,
+        caCerts: options.caCerts,
+        requireLoopbackPeer: !secure,
+      }, new Deadline(timeoutMs));
+      closeQuietly(conn);
     },
   };
 }

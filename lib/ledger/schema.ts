@@ -8,8 +8,8 @@
 
 import {
   appliedVersions,
+  dbLocation,
   type Migration,
-  redactDbUrl,
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
@@ -113,9 +113,6 @@ export async function requireLedger(db: TraceDb): Promise<void> {
 }
 
 /** Where the database lives, for messages, without credentials or query. */
-function dbLocation(db: TraceDb): string {
-  return db.path ?? redactDbUrl(db.url);
-}
 
 /** False for a database never written to; throws like {@link requireLedger} when it is older than this build. */
 export async function hasLedger(db: TraceDb): Promise<boolean> {

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { ANSWER_RENDERINGS, type AnswerRendering } from "./rendering.ts";
+
 /** When a repair pass re-embeds the ids a deletion touched, and where it reads their texts. */
 export interface RepairReindex {
   /** Delay after the deletion (ms). */
@@ -54,8 +56,19 @@ export interface MemoryBehaviour {
    * puts live records first: archived (tombstoned) records are never counted.
    */
   readonly inventoryFirstPageOnly?: number;
+  /**
+   * Whether the inventory counts the answer cache (default `true`); `false`:
+   * the cache lives where the adapter cannot enumerate it, so it reports 0.
+   */
+  readonly inventoryCountsCache?: boolean;
   /** What the inventory answers as `complete` (default `true`). */
   readonly inventoryComplete?: boolean;
+  /**
+   * How query answers are rendered before they are returned, in order
+   * (default: none, the stored text as is). Rendering changes the spelling of
+   * an answer, never what it contains.
+   */
+  readonly answerRendering?: readonly AnswerRendering[];
 }
 
 /** The correct design: every field at its default. */
@@ -69,6 +82,15 @@ export function checkBehaviour(behaviour: MemoryBehaviour): void {
   for (const field of DELAYS) checkInteger(field, behaviour[field], 0);
   checkInteger("repairReindex.afterMs", behaviour.repairReindex?.afterMs, 0);
   for (const field of PAGE_SIZES) checkInteger(field, behaviour[field], 1);
+  for (const rendering of behaviour.answerRendering ?? []) {
+    if (!(ANSWER_RENDERINGS as readonly string[]).includes(rendering)) {
+      throw new RangeError(
+        `Cannot build a memory pipeline: unknown answerRendering ${
+          JSON.stringify(rendering)
+        }; valid renderings: ${ANSWER_RENDERINGS.join(", ")}`,
+      );
+    }
+  }
 }
 
 function checkInteger(

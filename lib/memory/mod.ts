@@ -28,6 +28,11 @@ export {
   type VectorCandidate,
 } from "./pipeline.ts";
 export {
+  ANSWER_RENDERINGS,
+  type AnswerRendering,
+  renderAnswer,
+} from "./rendering.ts";
+export {
   type Clock,
   ManualScheduler,
   type Scheduler,

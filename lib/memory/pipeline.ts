@@ -9,7 +9,8 @@
  * Data flow: ingest stores the source, awaits the worker's upsert (so the
  * document is searchable on return) and drops the namespace's cached answers.
  * Query answers from the cache, or searches the namespace's vectors and quotes
- * the matching source texts, caching the answer. Delete resolves the records
+ * the matching source texts, caching the answer, and renders it as the
+ * behaviour says. Delete resolves the records
  * it reaches, removes or tombstones source and vectors, drops the cached
  * answers built from them, and leaves the background work the behaviour asks
  * for (delayed vector removal, a repair re-index, compaction) on the scheduler.
@@ -32,6 +33,7 @@ import {
   type QueryResult,
 } from "./query_path.ts";
 import { type Scheduler, systemScheduler, type TimerId } from "./scheduler.ts";
+import { renderAnswer } from "./rendering.ts";
 import { SourceStore } from "./source_store.ts";
 import { VectorIndex } from "./vector_index.ts";
 
@@ -138,9 +140,13 @@ export class MemoryPipeline {
   /** Answers from the cache or from a top-k vector search over one namespace. */
   query(namespace: string, query: string): QueryResult {
     this.#assertOpen("query");
-    const result = answerQuery(this.#parts, namespace, query, {
+    const answered = answerQuery(this.#parts, namespace, query, {
       includeTombstoned: this.behaviour.searchTombstoned === true,
     });
+    const rendering = this.behaviour.answerRendering ?? [];
+    const result = rendering.length === 0
+      ? answered
+      : { ...answered, text: renderAnswer(answered.text, rendering) };
     this.#record({
       type: "query",
       namespace,
@@ -157,7 +163,9 @@ export class MemoryPipeline {
   inventory(namespace: string): Inventory {
     this.#assertOpen("inventory");
     const complete = this.behaviour.inventoryComplete ?? true;
-    const cache_records = this.#cache.count(namespace);
+    const cache_records = this.behaviour.inventoryCountsCache === false
+      ? 0
+      : this.#cache.count(namespace);
     const pageSize = this.behaviour.inventoryFirstPageOnly;
     if (pageSize !== undefined) {
       // Page one holds the live segment; archived records start on a later page nobody reads.

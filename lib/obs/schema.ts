@@ -24,9 +24,9 @@
 
 import {
   appliedVersions,
+  dbLocation,
   migrate,
   type Migration,
-  redactDbUrl,
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
@@ -311,7 +311,7 @@ export async function requireObs(db: TraceDb): Promise<void> {
   // Checked once per connection: the schema is never dropped while it is open.
   if (verified.has(db)) return;
   const version = (await appliedVersions(db)).get(OBS_COMPONENT);
-  const where = db.path ?? redactDbUrl(db.url);
+  const where = dbLocation(db);
   if (version === undefined) {
     throw new ObsNotInitializedError(
       `No observability index in ${where} yet; run trace obs init first`,

@@ -34,6 +34,7 @@ export type FamilyStatus =
   | "lost"
   | "complete"
   | "incomplete"
+  | "interrupted"
   | "unknown";
 
 /** One cell of the matrix. */
@@ -83,17 +84,26 @@ export function timeToErasure(
   return from < 0 ? null : samples[from]!.started_at_seconds;
 }
 
-function storeCell(samples: Sample[], family: Family): FamilyCell {
+function storeCell(
+  report: RunReport,
+  family: Family,
+): FamilyCell {
+  const { samples } = report;
   const series = seriesOf(samples, family);
   const time = timeToErasure(samples, series);
   const last = series.at(-1);
   let status: FamilyStatus;
-  if (series.length === 0 || last === null || last === undefined) {
+  // Without a final sample nothing was decided, whatever the last one showed.
+  if (report.state === "interrupted") status = "interrupted";
+  else if (series.length === 0 || last === null || last === undefined) {
     status = "unknown";
   } else if (last > 0) status = "residual";
   else if (series.some((v) => v !== null && v > 0)) status = "transient";
   else status = "erased";
-  return { status, time_to_erasure_seconds: time };
+  return {
+    status,
+    time_to_erasure_seconds: status === "interrupted" ? null : time,
+  };
 }
 
 function controlCell(samples: Sample[]): FamilyCell {
@@ -122,7 +132,7 @@ export function dashboardRow(
         status: report.cleanup.cleanup_complete ? "complete" : "incomplete",
         time_to_erasure_seconds: null,
       };
-    } else families[family] = storeCell(report.samples, family);
+    } else families[family] = storeCell(report, family);
   }
   const times = ([
     "source_records",

@@ -1,9 +1,9 @@
 /**
  * Expected versus observed: does a run of a reference system land where a
- * correct checker must? Verdict, required findings, the PASS qualifier (no
- * transient residual for "immediate"; the hidden records really exist for a
- * blind spot) and, where the system states it, the cleanup outcome all have
- * to agree.
+ * correct checker must? Verdict, required findings, the report's state, the
+ * PASS qualifier (no transient residual for "immediate"; the hidden records
+ * really exist for a blind spot) and, where the system states it, the cleanup
+ * outcome all have to agree.
  *
  * @module
  */
@@ -66,6 +66,10 @@ export function evaluateRun(
   const keys = new Set(findingKeys(report));
   for (const key of expected.findings) {
     if (!keys.has(key)) mismatches.push(`missing finding ${key}`);
+  }
+  const state = expected.state ?? "completed";
+  if (report.state !== state) {
+    mismatches.push(`state ${report.state}, expected ${state}`);
   }
   const cleanup = report.cleanup.cleanup_complete;
   if (

@@ -92,6 +92,10 @@ export async function runReferenceSystem(
     const listeners = [instance.onEvent, extra, options.onEvent].filter((
       l,
     ): l is RunEventListener => l !== undefined);
+    const signals = [options.signal, instance.signal].filter((
+      s,
+    ): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const report = await runDeletionContract(referenceConfig(spec), {
       transport,
       target: referenceTarget(spec),
@@ -101,7 +105,7 @@ export async function runReferenceSystem(
       onEvent: (event: RunEvent) => {
         for (const listener of listeners) listener(event);
       },
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
     const hidden = system.storedCounts(report.namespaces.test);
     return {

@@ -9,8 +9,12 @@
  */
 
 import type { RunEventListener } from "../runner/events.ts";
-import type { Verdict } from "../runner/report.ts";
-import { type MemoryBehaviour, MemoryPipeline } from "../memory/mod.ts";
+import type { RunState, Verdict } from "../runner/report.ts";
+import {
+  type AnswerRendering,
+  type MemoryBehaviour,
+  MemoryPipeline,
+} from "../memory/mod.ts";
 import {
   DEFECT_INFO,
   type DefectInfo,
@@ -36,6 +40,8 @@ export interface Expectation {
   findings: string[];
   /** Whether cleanup must confirm that every synthetic record is gone (unchecked when absent). */
   cleanup_complete?: boolean;
+  /** The report's state (default `completed`). */
+  state?: RunState;
 }
 
 /** Timing a reference run uses. */
@@ -45,11 +51,17 @@ export interface ReferenceTiming {
   sample_interval_seconds: number;
 }
 
-/** A running system plus the scenario hook that drives it. */
-export interface ReferenceInstance {
-  system: MemoryPipeline;
+/** What a scenario adds to a run: a hook on its events, and an operator's interrupt. */
+export interface ScenarioHooks {
   /** Receives the run's events; barriers are released from here, never by sleeping. */
   onEvent?: RunEventListener;
+  /** Aborted by the scenario to interrupt the run (as Ctrl-C would). */
+  signal?: AbortSignal;
+}
+
+/** A running system plus the scenario hooks that drive it. */
+export interface ReferenceInstance extends ScenarioHooks {
+  system: MemoryPipeline;
 }
 
 /** One reference system. */
@@ -84,10 +96,8 @@ const TIMING: ReferenceTiming = {
 
 /** A system's fields; the instance is built from `memory_behaviour`. */
 interface SystemFields extends Omit<ReferenceSystemSpec, "build"> {
-  /** Scenario steps after the pipeline is built: seeding, and a hook on the run's events. */
-  scenario?: (
-    pipeline: MemoryPipeline,
-  ) => Promise<RunEventListener | undefined>;
+  /** Scenario steps after the pipeline is built: seeding, a hook on the run's events, an interrupt. */
+  scenario?: (pipeline: MemoryPipeline) => Promise<ScenarioHooks>;
 }
 
 function system({ scenario, ...fields }: SystemFields): ReferenceSystemSpec {
@@ -97,10 +107,69 @@ function system({ scenario, ...fields }: SystemFields): ReferenceSystemSpec {
       const pipeline = new MemoryPipeline(fields.memory_behaviour, {
         scheduler: time.scheduler,
       });
-      const onEvent = await scenario?.(pipeline);
-      return onEvent ? { system: pipeline, onEvent } : { system: pipeline };
+      const hooks = await scenario?.(pipeline) ?? {};
+      return { system: pipeline, ...hooks };
     },
   };
+}
+
+/** Interrupts the run (as Ctrl-C would) once sample `index` has been taken. */
+function interruptAtSample(index: number): () => Promise<ScenarioHooks> {
+  return () => {
+    const operator = new AbortController();
+    return Promise.resolve({
+      signal: operator.signal,
+      onEvent: (event) => {
+        if (event.type === "sample" && event.sample.index === index) {
+          operator.abort();
+        }
+      },
+    });
+  };
+}
+
+/** A stale answer cache the inventory cannot count: only retrieval shows the leak. */
+const UNCOUNTED_STALE_CACHE: MemoryBehaviour = {
+  cacheInvalidation: false,
+  inventoryCountsCache: false,
+};
+
+/** What each rendering does to an answer, in words. */
+const RENDERING_WORDS: Readonly<Record<AnswerRendering, string>> = {
+  markdown: "escapes Markdown in every answer (trace\\_canary\\_…)",
+  html:
+    "answers as HTML with character references (&lowbar; for underscores, &#NN; for digits)",
+  reworded:
+    "rewords every answer in upper case with spaces for separators, as a model might",
+  "full-width": "answers in full-width forms (ｔｒａｃｅ＿ｃａｎａｒｙ…)",
+  wrapped:
+    "hard-wraps answers every 16 characters, mid-word, with soft hyphens",
+};
+
+/** A stale cached answer that comes back in another spelling: FAIL on retrieval alone. */
+function renderedLeak(rendering: AnswerRendering): ReferenceSystemSpec {
+  return system({
+    name: `rendered-${rendering}`,
+    title: `Stale answer, rendered (${rendering})`,
+    behaviour:
+      `Deletion never invalidates an answer cache the inventory cannot count, so every store reads 0; the app ${
+        RENDERING_WORDS[rendering]
+      }`,
+    expected: {
+      verdict: "FAIL",
+      qualifier: null,
+      findings: ["marker_retrievable:retrieval"],
+      cleanup_complete: false,
+    },
+    reason:
+      "Every store reads 0, but the cached answer still carries the marker in a rendered spelling, which is retrieval evidence like an exact one (a byte-exact check would PASS)",
+    blind_spot: null,
+    timing: TIMING,
+    memory_behaviour: {
+      ...UNCOUNTED_STALE_CACHE,
+      answerRendering: [rendering],
+    },
+  });
 }
 
 /** Writes `count` background records of other tenants, ahead of anything a run ingests. */
@@ -206,10 +275,12 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     timing: TIMING,
     memory_behaviour: { stalledReembedding: true },
     scenario: (pipeline) =>
-      Promise.resolve((event) => {
-        if (event.type === "sample" && event.sample.index === 2) {
-          pipeline.releaseBacklog();
-        }
+      Promise.resolve({
+        onEvent: (event) => {
+          if (event.type === "sample" && event.sample.index === 2) {
+            pipeline.releaseBacklog();
+          }
+        },
       }),
   }),
   system({
@@ -271,7 +342,7 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     memory_behaviour: { deletionFirstPageOnly: PAGINATION_PAGE_SIZE },
     scenario: async (pipeline) => {
       await seedOtherTenants(pipeline, PAGINATION_SEED_RECORDS);
-      return undefined;
+      return {};
     },
   }),
   system({
@@ -326,6 +397,40 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     blind_spot: null,
     timing: TIMING,
     memory_behaviour: { deletionScope: "tenant" },
+  }),
+  system({
+    name: "interrupted-window",
+    title: "Interrupted while vectors linger",
+    behaviour:
+      "Vector deletion reaches the index 4 s after the acknowledgement; the operator interrupts the run at the fourth sample (1.5 s), while vector_records still counts every canary",
+    expected: {
+      verdict: "INCONCLUSIVE",
+      qualifier: null,
+      findings: ["interrupted:window"],
+      cleanup_complete: true,
+      state: "interrupted",
+    },
+    reason:
+      "An interrupted window has no final sample, so the vectors still counted at 1.5 s decide nothing; left alone the run would PASS with a transient residual",
+    blind_spot: null,
+    timing: TIMING,
+    memory_behaviour: { vectorDelayMs: 4_000 },
+    scenario: interruptAtSample(3),
+  }),
+  ...(["markdown", "html", "reworded", "full-width", "wrapped"] as const).map(
+    renderedLeak,
+  ),
+  system({
+    name: "rendered-correct",
+    title: "Correct design behind a renderer",
+    behaviour:
+      "Deletes synchronously like the correct design; every answer is Markdown-escaped, then written as HTML with character references",
+    expected: { verdict: "PASS", qualifier: "immediate", findings: [erased] },
+    reason:
+      "Rendering changes spelling only: the rendered marker and control are recognised at the baseline, and after the deletion no answer carries the marker",
+    blind_spot: null,
+    timing: TIMING,
+    memory_behaviour: { answerRendering: ["markdown", "html"] },
   }),
   ...[null, ...DEFECTS].map(demoSystem),
 ];

@@ -2,15 +2,22 @@
  * Cleanup: delete every issued id in both namespaces (also ids whose ingest
  * or deletion was never acknowledged), then poll both namespaces (inventory
  * and marker query) until every store reads zero and neither marker is
- * retrievable, or a poll starts at or after the deletion window.
+ * retrievable, or a poll starts at or after the limit: the deletion window,
+ * or after an interrupt the smaller of the window and
+ * {@link INTERRUPTED_CLEANUP_LIMIT_MS}, so one Ctrl-C never means an hour of
+ * polling.
  */
 
 import { STORES } from "../contract/protocol.ts";
 import { type Clock, sleepUntil } from "./clock.ts";
+import type { RunEventListener } from "./events.ts";
 import type { RunIdentifiers } from "./ids.ts";
 import type { Cleanup, CleanupDelete, InventoryCounts } from "./report.ts";
 import type { RunSession } from "./_session.ts";
 import { readNamespace } from "./_observe.ts";
+
+/** Longest cleanup polling after an interrupt (less when the window is shorter). */
+export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
 
 /** Options for {@link cleanUp}. */
 export interface CleanupOptions {
@@ -18,15 +25,24 @@ export interface CleanupOptions {
   windowMs: number;
   intervalMs: number;
   clock: Clock;
+  /** The run's interrupt: already aborted when the run was interrupted before cleanup. */
+  signal: AbortSignal | undefined;
+  emit: RunEventListener;
 }
 
-/** Deletes all issued ids and polls until clean or the window ends. */
+/** Deletes all issued ids and polls until clean or the limit is reached. */
 export async function cleanUp(
   session: RunSession,
   ids: RunIdentifiers,
   options: CleanupOptions,
 ): Promise<Cleanup> {
   const start = options.clock.now();
+  const limit = new PollLimit(options.windowMs, options.signal);
+  options.emit({
+    type: "cleanup_started",
+    limit_seconds: round(limit.ms / 1000),
+    interrupted: limit.interrupted,
+  });
   const deletes: CleanupDelete[] = [];
   for (const role of ["test", "control"] as const) {
     const issued = options.issued[role];
@@ -50,8 +66,13 @@ export async function cleanUp(
   let polls = 0;
   const pollErrors: string[] = [];
   for (let k = 0;; k++) {
-    await sleepUntil(options.clock, start + k * options.intervalMs);
+    await sleepUntil(
+      options.clock,
+      start + k * options.intervalMs,
+      limit.interrupted ? undefined : options.signal,
+    );
     const startedMs = options.clock.now() - start;
+    limit.update(startedMs);
     polls++;
     pollErrors.length = 0;
     for (const role of ["test", "control"] as const) {
@@ -69,18 +90,49 @@ export async function cleanUp(
     const clean = (["test", "control"] as const).every((role) =>
       isClean(remaining[role]) && markers[role] === false
     );
-    if (clean || startedMs >= options.windowMs) break;
+    options.emit({
+      type: "cleanup_poll",
+      poll: polls,
+      at_seconds: round(startedMs / 1000),
+      limit_seconds: round(limit.ms / 1000),
+      clean,
+    });
+    if (clean || startedMs >= limit.ms) break;
   }
   const problems = cleanupProblems(deletes, remaining, markers, pollErrors);
   return {
     cleanup_complete: problems.length === 0,
     deletes,
     polls,
+    limit_seconds: round(limit.ms / 1000),
+    interrupted: limit.interrupted,
     remaining,
     marker_seen: markers,
     elapsed_seconds: round((options.clock.now() - start) / 1000),
     problems,
   };
+}
+
+/** How long cleanup may poll: the window, cut short by an interrupt. */
+class PollLimit {
+  ms: number;
+  interrupted: boolean;
+  #signal: AbortSignal | undefined;
+  #afterInterrupt: number;
+
+  constructor(windowMs: number, signal: AbortSignal | undefined) {
+    this.#signal = signal;
+    this.#afterInterrupt = Math.min(windowMs, INTERRUPTED_CLEANUP_LIMIT_MS);
+    this.interrupted = signal?.aborted === true;
+    this.ms = this.interrupted ? this.#afterInterrupt : windowMs;
+  }
+
+  /** Notes an interrupt that arrived during cleanup: polling ends at most the bound later. */
+  update(elapsedMs: number): void {
+    if (this.interrupted || !this.#signal?.aborted) return;
+    this.interrupted = true;
+    this.ms = Math.min(this.ms, elapsedMs + this.#afterInterrupt);
+  }
 }
 
 function isClean(counts: InventoryCounts | null): boolean {

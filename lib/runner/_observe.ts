@@ -1,6 +1,7 @@
 /** Reading the state of both namespaces: baseline and window samples. */
 
 import type { RunIdentifiers } from "./ids.ts";
+import { findMarker, type MarkerMatch } from "./marker.ts";
 import type {
   Baseline,
   InventoryCounts,
@@ -21,6 +22,8 @@ export interface NamespaceReading {
   inventory: InventoryCounts | null;
   /** `null` when the marker query failed. */
   markerSeen: boolean | null;
+  /** How the marker appeared; `null` when it was not seen or the query failed. */
+  match: MarkerMatch | null;
   errors: RequestErrorRecord[];
 }
 
@@ -40,9 +43,11 @@ export async function readNamespace(
     namespace,
     query: marker,
   });
+  const match = query.ok ? findMarker(query.value.text, marker) : null;
   return {
     inventory: inventory.ok ? counts(inventory.value) : null,
-    markerSeen: query.ok ? query.value.text.includes(marker) : null,
+    markerSeen: query.ok ? match !== null : null,
+    match,
     errors: [inventory, query].flatMap((a) => a.ok ? [] : [a.error]),
   };
 }
@@ -58,11 +63,14 @@ export async function observe(
   return {
     inventory: test.inventory,
     marker_seen: test.markerSeen,
+    marker_form: test.match?.form ?? null,
+    marker_rendering: test.match?.rendering ?? [],
     control_present: controlInventory?.complete
       ? controlInventory.source_records >= 1 &&
         controlInventory.vector_records >= 1
       : null,
     control_seen: control.markerSeen,
+    control_form: control.match?.form ?? null,
     errors: [...test.errors, ...control.errors],
   };
 }
@@ -102,16 +110,22 @@ export async function establishBaseline(
   const errors = [marker, control, inventory, controlInventory].flatMap((a) =>
     a.ok ? [] : [a.error]
   );
+  const markerMatch = marker.ok
+    ? findMarker(marker.value.text, ids.marker)
+    : null;
+  const controlMatch = control.ok
+    ? findMarker(control.value.text, ids.controlMarker)
+    : null;
   const baseline: Baseline = {
     ok: false,
     inventory: inventory.ok ? counts(inventory.value) : null,
-    marker_seen: marker.ok ? marker.value.text.includes(ids.marker) : null,
+    marker_seen: marker.ok ? markerMatch !== null : null,
+    marker_form: markerMatch?.form ?? null,
     control_inventory: controlInventory.ok
       ? counts(controlInventory.value)
       : null,
-    control_seen: control.ok
-      ? control.value.text.includes(ids.controlMarker)
-      : null,
+    control_seen: control.ok ? controlMatch !== null : null,
+    control_form: controlMatch?.form ?? null,
     problems: [],
     errors,
   };

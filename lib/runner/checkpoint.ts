@@ -17,6 +17,7 @@ import type { TargetRef, Verdict } from "./report.ts";
 export interface Checkpoint {
   schema: "trace.checkpoint/1";
   run_id: string;
+  /** `completed` once the report is finished, also when its window was interrupted. */
   state: "running" | "completed";
   pid: number;
   /** `<boot id>:<start ticks>` of the writing process (null where /proc is absent), so PID reuse is detectable. */

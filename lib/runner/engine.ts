@@ -48,7 +48,11 @@ export interface RunOptions {
   clock?: Clock;
   /** Fixed identifiers (tests); random by default. */
   identifiers?: RunIdentifiers;
-  /** Aborting stops the window early (the run is INCONCLUSIVE) and goes to cleanup. */
+  /**
+   * Aborting stops the window early and goes to cleanup, whose polling is
+   * then bounded; the report's state is `interrupted` and its verdict
+   * INCONCLUSIVE.
+   */
   signal?: AbortSignal;
   /** Receives every lifecycle event (progress, trace events). */
   onEvent?: RunEventListener;
@@ -78,6 +82,11 @@ export async function runDeletionContract(
     if (options.signal?.aborted) interruptedDuring ??= current;
     return interruptedDuring === null;
   };
+  // Say at once what an interrupt stops, before the in-flight request returns.
+  const onAbort = () =>
+    emit({ type: "interrupted", phase: current, at_ms: session.elapsedMs() });
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
   const checkpoint = initialCheckpoint(config, options.target, ids, clock);
   const report = skeleton(config, options, ids, checkpoint);
   const windowMs = config.deletion_window_seconds * 1000;
@@ -121,7 +130,10 @@ export async function runDeletionContract(
     windowMs,
     intervalMs,
     clock,
+    signal: options.signal,
+    emit,
   });
+  options.signal?.removeEventListener("abort", onAbort);
   emit({ type: "cleanup", cleanup: report.cleanup });
   const assessment = assessRun({
     baseline: report.baseline,
@@ -133,7 +145,7 @@ export async function runDeletionContract(
   });
   report.verdict = assessment.verdict;
   report.findings = assessment.findings;
-  finish(report, session, clock);
+  finish(report, session, clock, interruptedDuring !== null);
   await completeCheckpoint(report, checkpoint, options.checkpoint);
   for (const finding of report.findings) emit({ type: "finding", finding });
   phase("done");
@@ -141,14 +153,21 @@ export async function runDeletionContract(
   return report;
 }
 
-function finish(report: RunReport, session: RunSession, clock: Clock): void {
-  report.state = "completed";
+function finish(
+  report: RunReport,
+  session: RunSession,
+  clock: Clock,
+  interrupted: boolean,
+): void {
+  // An interrupted window has no final sample: the report says so in its state.
+  report.state = interrupted ? "interrupted" : "completed";
   report.finished_at = clock.wallNow().toISOString();
   report.requests = { total: session.total, failed: session.failed };
   report.timing.elapsed_seconds = round(session.elapsedMs() / 1000);
-  report.timing.final_sample_started_at_seconds =
-    report.samples.at(-1)?.started_at_seconds ??
-      null;
+  // An interrupted window's last sample is not a final one.
+  report.timing.final_sample_started_at_seconds = interrupted
+    ? null
+    : report.samples.at(-1)?.started_at_seconds ?? null;
 }
 
 /** Marks the checkpoint completed; a failure is noted, never fatal (the report is complete). */
@@ -245,8 +264,10 @@ function skeleton(
       ok: false,
       inventory: null,
       marker_seen: null,
+      marker_form: null,
       control_inventory: null,
       control_seen: null,
+      control_form: null,
       problems: [],
       errors: [],
     },
@@ -257,6 +278,8 @@ function skeleton(
       cleanup_complete: false,
       deletes: [],
       polls: 0,
+      limit_seconds: 0,
+      interrupted: false,
       remaining: { test: null, control: null },
       marker_seen: { test: null, control: null },
       elapsed_seconds: 0,

@@ -30,6 +30,31 @@ export type RunEvent =
     outcome: "ok" | RequestErrorRecord["failure"];
   }
   | { type: "sample"; sample: Sample; window_seconds: number }
+  | {
+    type: "interrupted";
+    /** The phase the interrupt stopped. */
+    phase: RunPhase;
+    at_ms: number;
+  }
+  | {
+    /** Cleanup starts: every issued id is deleted, then both namespaces are polled. */
+    type: "cleanup_started";
+    /** Polling stops when both namespaces are clean or a poll starts at or after this. */
+    limit_seconds: number;
+    /** Whether an interrupt shortened the limit. */
+    interrupted: boolean;
+  }
+  | {
+    type: "cleanup_poll";
+    /** 1 for the first poll. */
+    poll: number;
+    /** When the poll started, in seconds since cleanup began. */
+    at_seconds: number;
+    /** The limit at that poll (an interrupt during cleanup lowers it). */
+    limit_seconds: number;
+    /** Both namespaces read zero everywhere and neither marker was retrievable. */
+    clean: boolean;
+  }
   | { type: "finding"; finding: Finding }
   | { type: "cleanup"; cleanup: Cleanup }
   | { type: "verdict"; verdict: Verdict; run_id: string };

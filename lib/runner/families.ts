@@ -63,7 +63,9 @@ export function familyResults(report: RunReport): FamilyResult[] {
       family,
     ) => [family, { family, status: "pass", problems: [], notes: [] }]),
   );
-  if (report.state !== "completed") {
+  // A finished report of an interrupted window is judged by its findings (which
+  // mark every sampled family INCONCLUSIVE); only a run without one is unknown.
+  if (report.state === "running" || report.finished_at === null) {
     for (const result of results.values()) {
       markError(result, `the run is ${report.state}: it never completed`);
     }

@@ -1,15 +1,19 @@
 /**
  * The verdict rules. Every code they emit is declared in `rules.ts` under
- * the rules revision. Data left at the final sample is FAIL; a failed
- * baseline, a missing observation, a request error, an incomplete inventory
- * or a lost control is INCONCLUSIVE; otherwise PASS, with transient residuals
- * recorded. Cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL.
+ * the rules revision. Data left at the final sample is FAIL; a run
+ * interrupted before its final sample has none, so it is INCONCLUSIVE
+ * whatever its last sample showed; a failed baseline, a missing
+ * observation, a request error, an incomplete inventory or a lost control
+ * is INCONCLUSIVE; otherwise PASS, with transient residuals recorded. A
+ * marker seen in a rendered spelling is retrieval evidence like an exact
+ * one. Cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL.
  *
  * @module
  */
 
 import { STORES } from "../contract/protocol.ts";
 import type { RunPhase } from "./events.ts";
+import { describeRendering, type MarkerForm } from "./marker.ts";
 import type { FindingCode } from "./rules.ts";
 import type {
   Baseline,
@@ -66,20 +70,15 @@ export function assessRun(input: AssessmentInput): Assessment {
     );
   }
   if (input.samples.length > 0) {
-    findings.push(...residualFindings(input.samples, input.windowSeconds));
+    // Without a final sample there is nothing to judge residuals against.
+    if (input.interruptedDuring === null) {
+      findings.push(...residualFindings(input.samples, input.windowSeconds));
+    }
     findings.push(...observationFindings(input.samples));
     findings.push(...controlFindings(input.samples));
   }
   if (input.interruptedDuring !== null) {
-    findings.push(
-      finding(
-        "inconclusive",
-        "interrupted",
-        "window",
-        `The run was interrupted during ${input.interruptedDuring}, before the deletion window ended; cleanup still ran`,
-        [],
-      ),
-    );
+    findings.push(interruptedFinding(input));
   }
   const verdictBeforeCleanup = verdictOf(findings);
   findings.push(...cleanupFindings(input.cleanup, verdictBeforeCleanup));
@@ -128,6 +127,39 @@ function residualSeries(samples: Sample[]): Series[] {
   return [marker, ...stores];
 }
 
+/** An interrupted run: no final sample, so what the last sample showed is context, not a verdict. */
+function interruptedFinding(input: AssessmentInput): Finding {
+  const { samples, interruptedDuring } = input;
+  const last = samples.at(-1);
+  const when = interruptedDuring === "window"
+    ? `during the ${secondsLabel(input.windowSeconds)} window`
+    : `during ${interruptedDuring}`;
+  let seen = "";
+  if (last) {
+    const left = leftAt(last);
+    seen = `; its last sample (#${last.index} at ${
+      secondsLabel(last.started_at_seconds)
+    }) ${
+      left.length > 0 ? `still showed ${left.join(", ")}` : "was clean"
+    }, which only the final sample could have decided`;
+  }
+  return finding(
+    "inconclusive",
+    "interrupted",
+    "window",
+    `The run was interrupted ${when}, before its final sample${seen}; cleanup still ran`,
+    samples.map((s) => s.index),
+  );
+}
+
+/** What a sample still showed, in words. */
+function leftAt(sample: Sample): string[] {
+  const left = STORES.filter((store) => (sample.inventory?.[store] ?? 0) > 0)
+    .map((store) => `${store} ${sample.inventory![store]}`);
+  if (sample.marker_seen) left.push("the marker retrievable");
+  return left;
+}
+
 function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
   const last = samples[samples.length - 1]!;
   const findings: Finding[] = [];
@@ -139,29 +171,67 @@ function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
     ) => (v !== null && v > 0 ? [i] : []));
     if (finalValue !== null && finalValue !== undefined && finalValue > 0) {
       findings.push(
-        finding(
-          "fail",
-          series.subject === "retrieval"
-            ? "marker_retrievable"
-            : "residual_store",
-          series.subject,
-          persistentMessage(series, samples, last),
-          dirty,
+        withForms(
+          finding(
+            "fail",
+            series.subject === "retrieval"
+              ? "marker_retrievable"
+              : "residual_store",
+            series.subject,
+            persistentMessage(series, samples, last) +
+              renderedNote(series, [last]),
+            dirty,
+          ),
+          series,
+          samples,
         ),
       );
     } else if (dirty.length > 0) {
       findings.push(
-        finding(
-          "transient",
-          "transient_residual",
-          series.subject,
-          transientMessage(series, samples, dirty, windowSeconds),
-          dirty,
+        withForms(
+          finding(
+            "transient",
+            "transient_residual",
+            series.subject,
+            transientMessage(series, samples, dirty, windowSeconds) +
+              renderedNote(series, dirty.map((i) => samples[i]!)),
+            dirty,
+          ),
+          series,
+          samples,
         ),
       );
     }
   }
   return findings;
+}
+
+/** Retrieval findings name the forms the marker was seen in. */
+function withForms(
+  result: Finding,
+  series: Series,
+  samples: Sample[],
+): Finding {
+  if (series.subject !== "retrieval") return result;
+  const forms = new Set(
+    result.sample_indexes.map((i) => samples[i]!.marker_form),
+  );
+  result.marker_forms = (["exact", "rendered"] as const).filter((
+    form: MarkerForm,
+  ) => forms.has(form));
+  return result;
+}
+
+/** ", rendered as Markdown escapes (not byte for byte)" when a retrieval finding rests on rendered answers. */
+function renderedNote(series: Series, samples: Sample[]): string {
+  if (series.subject !== "retrieval") return "";
+  const rendered = samples.filter((s) => s.marker_form === "rendered");
+  if (rendered.length === 0) return "";
+  const traits = [...new Set(rendered.flatMap((s) => s.marker_rendering))];
+  const all = rendered.length === samples.length;
+  return ` (${all ? "" : "in some samples "}rendered with ${
+    describeRendering(traits)
+  } rather than byte for byte: the answer still carries the marker)`;
 }
 
 function describeValue(series: Series, value: number): string {

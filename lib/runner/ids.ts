@@ -1,5 +1,7 @@
 /** Random synthetic identifiers: namespaces, document ids, markers and run ids. */
 
+import { newMarker } from "./marker.ts";
+
 function randomHex(bytes: number): string {
   const buffer = crypto.getRandomValues(new Uint8Array(bytes));
   return Array.from(buffer, (byte) => byte.toString(16).padStart(2, "0")).join(
@@ -33,8 +35,8 @@ export function newRunIdentifiers(
     runId: newRunId(now),
     testNamespace: `trace-test-${randomHex(8)}`,
     controlNamespace: `trace-control-${randomHex(8)}`,
-    marker: `trace_canary_${randomHex(12)}`,
-    controlMarker: `trace_canary_${randomHex(12)}`,
+    marker: newMarker(),
+    controlMarker: newMarker(),
     documentIds: Array.from(
       { length: documentCount },
       () => `trace-doc-${randomHex(8)}`,

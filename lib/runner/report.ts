@@ -11,6 +11,9 @@ import type {
   Operation,
   RequestFailure,
 } from "../contract/protocol.ts";
+import type { MarkerForm, RenderingTrait } from "./marker.ts";
+
+export type { MarkerForm, RenderingTrait } from "./marker.ts";
 
 /** Report format identifier; bump on incompatible changes. */
 export const REPORT_SCHEMA = "trace.run-report/1" as const;
@@ -21,7 +24,11 @@ export const VERDICTS = ["PASS", "FAIL", "INCONCLUSIVE"] as const;
 /** One of {@link VERDICTS}. */
 export type Verdict = typeof VERDICTS[number];
 
-/** Lifecycle state of a run record. */
+/**
+ * Lifecycle state of a run record: `running`; `completed` (the window ran to
+ * its final sample); `interrupted` (stopped early: either a finished report
+ * with the samples taken and its cleanup, or a checkpoint whose writer is gone).
+ */
 export type RunState = "running" | "completed" | "interrupted";
 
 /** What a report says about the system under test. */
@@ -52,12 +59,18 @@ export interface Sample {
   ended_at_seconds: number;
   /** Test namespace inventory, `null` when the request failed. */
   inventory: InventoryCounts | null;
-  /** Whether the marker query's answer contained the marker; `null` when it failed. */
+  /** Whether the marker query's answer contained the marker, exactly or rendered; `null` when it failed. */
   marker_seen: boolean | null;
+  /** How the marker appeared when seen; `null` when it was not seen or the query failed. */
+  marker_form: MarkerForm | null;
+  /** What a rendered marker changed (`case`, `markdown_escapes`, …); empty otherwise. */
+  marker_rendering: RenderingTrait[];
   /** Whether the control document is still counted in the control inventory. */
   control_present: boolean | null;
-  /** Whether the control query's answer contained the control marker. */
+  /** Whether the control query's answer contained the control marker, exactly or rendered. */
   control_seen: boolean | null;
+  /** How the control marker appeared when seen. */
+  control_form: MarkerForm | null;
   errors: RequestErrorRecord[];
 }
 
@@ -66,8 +79,12 @@ export interface Baseline {
   ok: boolean;
   inventory: InventoryCounts | null;
   marker_seen: boolean | null;
+  /** How the marker appeared when seen. */
+  marker_form: MarkerForm | null;
   control_inventory: InventoryCounts | null;
   control_seen: boolean | null;
+  /** How the control marker appeared when seen. */
+  control_form: MarkerForm | null;
   /** Human-readable reasons the baseline was not established. */
   problems: string[];
   errors: RequestErrorRecord[];
@@ -94,6 +111,8 @@ export interface Finding {
   message: string;
   /** Indexes into `samples` that show the evidence. */
   sample_indexes: number[];
+  /** Retrieval findings only: the forms the marker was seen in, in those samples. */
+  marker_forms?: MarkerForm[];
 }
 
 /** One cleanup deletion request. */
@@ -109,6 +128,14 @@ export interface Cleanup {
   cleanup_complete: boolean;
   deletes: CleanupDelete[];
   polls: number;
+  /**
+   * How long polling could last: the deletion window, or after an interrupt
+   * the smaller of the window and 30 s (counted from the interrupt when it
+   * came during cleanup).
+   */
+  limit_seconds: number;
+  /** Whether an interrupt shortened the polling. */
+  interrupted: boolean;
   remaining: { test: InventoryCounts | null; control: InventoryCounts | null };
   /** Whether each namespace's marker was still retrievable at the last poll (`null`: query failed). */
   marker_seen: { test: boolean | null; control: boolean | null };

@@ -1,21 +1,51 @@
 /**
  * The rules revision and what it covers: every finding code the verdict rules
  * (`findings.ts`, and the engine's own checkpoint note) can emit, with the
- * severities and subjects each may carry, and the assertion families those
- * subjects fall in (`families.ts`). Regressions and comparisons pin the
- * revision, so a change to any of these must come with a new revision; the
- * pinned digest below makes a test fail when it does not.
+ * severities and subjects each may carry, the assertion families those
+ * subjects fall in (`families.ts`), and how evidence is read (how a marker is
+ * recognised, what an interrupted window decides). Regressions and
+ * comparisons pin the revision, so a change to any of these must come with a
+ * new revision; the pinned digest below makes a test fail when it does not.
+ *
+ * Revision 2: the marker counts as seen under a normalization that survives
+ * rendering (it was a byte-exact match), and an interrupted window is
+ * INCONCLUSIVE whatever its last sample showed (its last sample was judged as
+ * the final one).
  *
  * @module
  */
 
 import { digestOf } from "../canonical_json.ts";
 import { STORES } from "../contract/protocol.ts";
+import { INTERRUPTED_CLEANUP_LIMIT_MS } from "./_cleanup.ts";
 import { ASSERTION_FAMILIES, familiesOf } from "./families.ts";
+import {
+  MARKER_ALPHABET,
+  MARKER_PREFIX,
+  MARKER_RANDOM_LENGTH,
+  RENDERING_TRAITS,
+} from "./marker.ts";
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/1" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/2" as const;
+
+/** How the rules read evidence, beyond the codes they emit. */
+export const EVIDENCE_RULES = {
+  marker: {
+    prefix: MARKER_PREFIX,
+    alphabet: MARKER_ALPHABET,
+    random_length: MARKER_RANDOM_LENGTH,
+    match:
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept",
+    forms: ["exact", "rendered"],
+    rendering_traits: [...RENDERING_TRAITS],
+    rendered_counts_as_seen: true,
+  },
+  interrupted_window:
+    "INCONCLUSIVE with state interrupted; residuals are not judged without a final sample",
+  interrupted_cleanup_limit_seconds: INTERRUPTED_CLEANUP_LIMIT_MS / 1000,
+} as const;
 
 /**
  * Digest of {@link rulesCatalogue} under {@link ASSERTION_RULES_REVISION}.
@@ -23,7 +53,7 @@ export const ASSERTION_RULES_REVISION = "trace-assertions/1" as const;
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:fb68b52db81e3db739a2ec4d45dcfb9d00e5765d1fb69519c2c536b6a6bfe52c" as const;
+  "sha256:919ca1af815d6437b06e1f6553fafefa76402512ae936100a6a9d0eb54689802" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
@@ -71,6 +101,7 @@ export function rulesCatalogue(): {
   codes: { code: string; severities: string[]; subjects: string[] }[];
   families: string[];
   subject_families: Record<string, string[]>;
+  evidence: typeof EVIDENCE_RULES;
 } {
   const codes = Object.entries(FINDING_CODES as Record<string, FindingRule>)
     .map(([code, rule]) => ({
@@ -86,6 +117,7 @@ export function rulesCatalogue(): {
     subject_families: Object.fromEntries(
       subjects.map((subject) => [subject, [...familiesOf(subject)]]),
     ),
+    evidence: EVIDENCE_RULES,
   };
 }
 

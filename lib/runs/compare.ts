@@ -1,10 +1,11 @@
 /** Comparing two stored external runs (typically a failing run and its replay). */
 
 import type { TraceDb } from "../db.ts";
-import { NotFoundError } from "../errors.ts";
+import { NotFoundError, RefusedError } from "../errors.ts";
 import { compareRuns, type RunComparison } from "../ledger/compare.ts";
 import { readStoredRun, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
+import { systemOfTarget } from "../reference/systems.ts";
 import type { RunReport } from "../runner/report.ts";
 
 /** Compares two completed external runs from the ledger; refuses different targets or contracts. */
@@ -23,10 +24,22 @@ export async function compareStoredRuns(
 
 async function storedReport(db: TraceDb, runId: string): Promise<RunReport> {
   const stored = await readStoredRun(db, "external", validateRunId(runId));
+  if (!stored) await refuseReferenceRun(db, runId);
   if (!stored) {
     throw new NotFoundError(
       `Cannot compare: no completed external run ${runId} in the ledger; see trace external-show ${runId}`,
     );
   }
   return stored.report;
+}
+
+/** A reference run is stored, but it is no external run: say what it is instead of "not found". */
+async function refuseReferenceRun(db: TraceDb, runId: string): Promise<void> {
+  const reference = await readStoredRun(db, "reference", runId);
+  if (!reference) return;
+  throw new RefusedError(
+    `Cannot compare run ${runId}: it is a reference run of system ${
+      systemOfTarget(reference.report.target.id) ?? reference.report.target.id
+    }, and external-compare compares external runs of one target; see trace reference show ${runId}`,
+  );
 }

@@ -1,0 +1,271 @@
+/**
+ * Trace UI benchmark (`deno task bench:ui`): server time of the index health
+ * page and its JSON twin over an index of N events (default 1,000,000),
+ * against a floor measured in the same run: the bare `obsHealth` call the
+ * page is built on. A last row renders the page from already loaded data,
+ * which is the part the UI adds. Requests go through `createApp` in process (no socket),
+ * signed in with an admin bearer token, and each time covers the whole
+ * answer, body included. The longest event-loop stall seen while a request
+ * runs is reported too: a page that holds the loop that long holds every
+ * other request with it.
+ *
+ * Events are indexed through the real ingest path in 500-event bundles (a
+ * root and its children, as `bench:obs` writes them). Seeding a million takes
+ * minutes; `--data-dir DIR` keeps the index there and reuses it when it
+ * already holds N events.
+ *
+ * Usage: deno run -A bench/ui_bench.ts [--events N] [--samples K] [--data-dir DIR] [--json]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { migrate, openDb, type TraceDb } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { obsHealth, percentile } from "../lib/obs/maint/mod.ts";
+import { createApp } from "../routes/app.ts";
+import { healthPage } from "../routes/pages/traces_health.tsx";
+import { Layout } from "../routes/ui/layout.tsx";
+
+const BUNDLE = 500;
+const BASE_TS = Date.parse("2026-09-01T00:00:00Z");
+const KINDS = ["retrieval", "selection", "memory_search", "llm_call"] as const;
+const TOKEN = "bench-ui-admin-token-0123456789";
+
+/** Events of bundle `b`: a root followed by its children, in time order. */
+function bundle(b: number): Record<string, unknown>[] {
+  const root = `b${b}-root`;
+  return Array.from({ length: BUNDLE }, (_, i) => {
+    const at = BASE_TS + (b * BUNDLE + i) * 10;
+    return {
+      event_id: i === 0 ? root : `b${b}-c${i}`,
+      application_id: `app-${b % 4}`,
+      user_id: `user-${b % 16}`,
+      agent_id: `agent-${b % 8}`,
+      thread_id: `thread-${b % 64}`,
+      root_trace_id: root,
+      parent_event_id: i === 0 ? null : root,
+      kind: i === 0 ? "intent" : KINDS[i % KINDS.length],
+      status: i % 97 === 0 ? "error" : "ok",
+      started_at: new Date(at).toISOString(),
+      ended_at: new Date(at + 5).toISOString(),
+      resources: [{ type: "doc", id: `doc-${(b * 7 + i) % 5000}` }],
+      attributes: {
+        "instrumentation.name": "bench",
+        "instrumentation.version": b % 2 ? "1.0.0" : "1.1.0",
+      },
+    };
+  });
+}
+
+async function indexedEvents(db: TraceDb): Promise<number> {
+  const result = await db.client.execute(
+    "SELECT COUNT(*) AS n FROM obs_events",
+  );
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+async function seed(db: TraceDb, events: number): Promise<number> {
+  await migrate(db, ALL_MIGRATIONS);
+  const have = await indexedEvents(db);
+  if (have === events) return 0;
+  if (have !== 0) {
+    throw new Error(
+      `The data directory holds ${have} events, not ${events}; use an empty --data-dir`,
+    );
+  }
+  const started = performance.now();
+  const bundles = Math.ceil(events / BUNDLE);
+  for (let b = 0; b < bundles; b++) {
+    const batch = bundle(b).slice(0, events - b * BUNDLE);
+    await ingestEvents(db, batch, { source: "import" });
+    if (b % 200 === 199) progress(`indexed ${(b + 1) * BUNDLE} events`);
+  }
+  return (performance.now() - started) / 1000;
+}
+
+function progress(text: string): void {
+  // deno-lint-ignore no-console
+  console.error(text);
+}
+
+/** Longest gap between timer ticks while `run` runs, in ms. */
+async function withStallMeter<T>(
+  run: () => Promise<T>,
+): Promise<{ value: T; stallMs: number }> {
+  let last = performance.now();
+  let worst = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 1);
+  try {
+    const value = await run();
+    worst = Math.max(worst, performance.now() - last);
+    return { value, stallMs: worst };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+interface Figures {
+  name: string;
+  p50: number;
+  p95: number;
+  stall: number;
+}
+
+async function measure(
+  name: string,
+  samples: number,
+  run: () => Promise<void>,
+): Promise<Figures> {
+  const times: number[] = [];
+  let stall = 0;
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now();
+    const { stallMs } = await withStallMeter(run);
+    times.push(performance.now() - started);
+    stall = Math.max(stall, stallMs);
+  }
+  return {
+    name,
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    stall,
+  };
+}
+
+async function main(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      events: { type: "string", default: "1000000" },
+      samples: { type: "string", default: "10" },
+      "data-dir": { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const events = Number(values.events);
+  const samples = Number(values.samples);
+  if (!Number.isInteger(events) || events < 1) {
+    throw new RangeError(
+      `--events must be a whole number >= 1, got ${values.events}`,
+    );
+  }
+  if (!Number.isInteger(samples) || samples < 1) {
+    throw new RangeError(
+      `--samples must be a whole number >= 1, got ${values.samples}`,
+    );
+  }
+  const keep = values["data-dir"];
+  const dir = keep ?? await Deno.makeTempDir({ prefix: "trace-ui-bench-" });
+  await Deno.mkdir(dir, { recursive: true });
+  const db = await openDb({ dataDir: dir });
+  try {
+    const seedSeconds = await seed(db, events);
+    const app = createApp({ db, uiAuthToken: TOKEN, log: () => {} });
+    const request = async (path: string) => {
+      const response = await app.request(`http://127.0.0.1:8788${path}`, {
+        headers: { host: "127.0.0.1:8788", authorization: `Bearer ${TOKEN}` },
+      });
+      if (response.status !== 200) {
+        throw new Error(`${path} answered ${response.status}`);
+      }
+      await response.arrayBuffer();
+    };
+    // One warm-up each, so the first sample does not pay for compilation.
+    await obsHealth(db, { processCounters: true });
+    await request("/traces/health");
+    await request("/traces/health.json");
+    const rows: Figures[] = [];
+    rows.push(
+      await measure("floor: obsHealth()", samples, async () => {
+        await obsHealth(db, { processCounters: true });
+      }),
+    );
+    rows.push(
+      await measure(
+        "GET /traces/health",
+        samples,
+        () => request("/traces/health"),
+      ),
+    );
+    rows.push(
+      await measure(
+        "GET /traces/health.json",
+        samples,
+        () => request("/traces/health.json"),
+      ),
+    );
+    rows.push(await measureRender(db, samples));
+    report(rows, { events, samples, seedSeconds }, values.json);
+  } finally {
+    db.close();
+    if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  return 0;
+}
+
+/** The health page rendered to HTML from data loaded beforehand. */
+async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
+  const spec = healthPage(db);
+  // The health page's loader reads nothing from the request.
+  const data = await spec.load(undefined as never, {});
+  const url = new URL("http://127.0.0.1:8788/traces/health");
+  const principal = {
+    name: "token",
+    role: "admin",
+    scope: {},
+    via: "bearer",
+  } as const;
+  return await measure("render only (data loaded)", samples, async () => {
+    const body = spec.render(data, {
+      now: Date.now(),
+      url,
+      jsonHref: "/traces/health.json",
+      principal,
+    });
+    const frame = {
+      title: "Index health",
+      path: url.pathname,
+      principal,
+      csrf: null,
+      site: { version: "bench", dataLocation: "bench" },
+    };
+    String(await Layout({ frame, children: body }));
+  });
+}
+
+function report(
+  rows: Figures[],
+  run: { events: number; samples: number; seedSeconds: number },
+  json: boolean,
+): void {
+  const floor = rows[0]!.p50;
+  if (json) {
+    // deno-lint-ignore no-console
+    console.log(JSON.stringify({ ...run, rows }));
+    return;
+  }
+  const ms = (v: number) => `${v.toFixed(1)} ms`;
+  const lines = [
+    `${run.events.toLocaleString("en-US")} events, ${run.samples} samples each${
+      run.seedSeconds ? `, seeded in ${run.seedSeconds.toFixed(1)} s` : ""
+    }`,
+    "",
+    "| request | p50 | p95 | p50 / floor | longest loop stall |",
+    "| --- | ---: | ---: | ---: | ---: |",
+    ...rows.map((row) =>
+      `| ${row.name} | ${ms(row.p50)} | ${ms(row.p95)} | ${
+        (row.p50 / floor).toFixed(2)
+      }x | ${ms(row.stall)} |`
+    ),
+  ];
+  // deno-lint-ignore no-console
+  console.log(lines.join("\n"));
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,152 @@
+/**
+ * `trace mcp`: the MCP server over stdio, for an assistant that launches it
+ * as a child process. stdout carries the protocol only; diagnostics go to
+ * stderr. The caller is the machine's user; trace queries (when enabled)
+ * are bound to the explicit local scope of `--application`, `--user` or
+ * `--anonymous` (the default: anonymous events only).
+ *
+ * @module
+ */
+
+import process from "node:process";
+import * as v from "valibot";
+import { dbLocation } from "../lib/db.ts";
+import { UsageError } from "../lib/errors.ts";
+import { OpaqueIdSchema } from "../lib/obs/mod.ts";
+import type { TraceScope } from "../lib/mcp/mod.ts";
+import { parseFlags, showHelp } from "./_args.ts";
+import { openDataContext } from "./_context.ts";
+import { type Command, untilInterrupted } from "./_io.ts";
+
+/** Flags that bind the local trace scope (shared with `trace mcp-config`). */
+export const SCOPE_FLAGS = {
+  application: { type: "string" },
+  user: { type: "string" },
+  anonymous: { type: "boolean", default: false },
+} as const;
+
+const FLAGS = {
+  "data-dir": { type: "string" },
+  db: { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+  ...SCOPE_FLAGS,
+} as const;
+
+const HELP =
+  `Usage: trace mcp [--data-dir DIR] [--db URL] [--application ID] [--user ID | --anonymous]
+
+Serves Trace's MCP tools over stdin/stdout for an assistant that launches it
+(see trace mcp-config for ready client configurations). Seven external tools
+over registered targets (register them first with trace external-register),
+eight reference tools, and trace.query_traces when
+TRACE_MCP_ALLOW_TRACE_QUERIES=true. One external run at a time; closing stdin
+or Ctrl-C cancels a running run (its cleanup still runs) and exits.
+
+Trace scope (trace.query_traces only; tool arguments can only narrow it):
+  --application ID   Only events of this application (default: any application)
+  --user ID          Only events of this user
+  --anonymous        Only anonymous events (the default when --user is absent)
+`;
+
+type ScopeValues = {
+  application?: string | undefined;
+  user?: string | undefined;
+  anonymous?: boolean | undefined;
+};
+
+function scopeId(flag: string, value: string): string {
+  const parsed = v.safeParse(OpaqueIdSchema, value);
+  if (!parsed.success) {
+    throw new UsageError(`--${flag} ${parsed.issues[0]?.message}`);
+  }
+  return parsed.output;
+}
+
+/** The local trace scope the flags bind: anonymous users unless `--user` names one. */
+export function scopeFromFlags(values: ScopeValues): TraceScope {
+  if (values.user !== undefined && values.anonymous) {
+    throw new UsageError(
+      "Give either --user ID or --anonymous, not both; see trace mcp --help",
+    );
+  }
+  const scope: TraceScope = {
+    user_id: values.user === undefined ? null : scopeId("user", values.user),
+  };
+  if (values.application !== undefined) {
+    scope.application_id = scopeId("application", values.application);
+  }
+  return scope;
+}
+
+/** The scope flags that reproduce `scope` on a command line. */
+export function scopeArgs(scope: TraceScope): string[] {
+  return [
+    ...(scope.application_id === undefined
+      ? []
+      : ["--application", scope.application_id]),
+    ...(typeof scope.user_id === "string"
+      ? ["--user", scope.user_id]
+      : ["--anonymous"]),
+  ];
+}
+
+/** Resolves when the client closes our stdin (it is done with us). */
+function stdinClosed(): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdin.once("end", () => resolve());
+    process.stdin.once("close", () => resolve());
+  });
+}
+
+/** `trace mcp`: serve the tools over stdio until stdin closes or a signal arrives. */
+export const mcp: Command = async (args, io) => {
+  const { values } = parseFlags("mcp", args, FLAGS);
+  if (values.help) return showHelp(io, HELP);
+  const scope = scopeFromFlags(values);
+  const {
+    createTraceMcpServer,
+    describeScope,
+    localPrincipal,
+    toolsFor,
+    TRACE_QUERIES_ENV,
+    traceQueriesAllowed,
+  } = await import("../lib/mcp/mod.ts");
+  const { StdioServerTransport } = await import(
+    "@modelcontextprotocol/sdk/server/stdio.js"
+  );
+  const { RunJobs } = await import("../lib/runs/mod.ts");
+  const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
+  const { db, dataDir } = await openDataContext(values, io, { write: true });
+  const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const server = createTraceMcpServer({
+    db,
+    dataDir,
+    jobs,
+    principal: localPrincipal(scope),
+    allowTraceQueries,
+    log: (line) => io.err(`trace mcp: ${line}\n`),
+  });
+  try {
+    const closed = stdinClosed();
+    await server.connect(new StdioServerTransport());
+    io.err(
+      `trace mcp: ${
+        toolsFor({ allowTraceQueries }).length
+      } tools on stdio (data: ${dbLocation(db)}); trace queries ${
+        allowTraceQueries ? `on, scope: ${describeScope(scope)}` : "off"
+      }\n`,
+    );
+    if (Deno.stdin.isTerminal()) {
+      io.err(
+        "trace mcp: this speaks MCP on stdin/stdout for an assistant; trace mcp-config prints client configurations\n",
+      );
+    }
+    await Promise.race([closed, untilInterrupted(io)]);
+  } finally {
+    // A running run is cancelled: its window ends early, cleanup still runs.
+    await jobs.close();
+    await server.close();
+    db.close();
+  }
+  return 0;
+};

@@ -1,0 +1,136 @@
+/**
+ * `trace mcp-config`: prints ready configurations that make an MCP client
+ * launch `trace mcp` over stdio, with absolute paths: the Deno runtime and
+ * `cli.ts` (or the compiled `trace` binary when running compiled) and the
+ * data directory. Nothing is written; paste the block your client reads.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { resolveDataDir } from "../lib/data_dir.ts";
+import { parseFlags, showHelp } from "./_args.ts";
+import { printJson } from "./_context.ts";
+import type { Command } from "./_io.ts";
+import { SCOPE_FLAGS, scopeArgs, scopeFromFlags } from "./mcp.ts";
+
+const FLAGS = {
+  "data-dir": { type: "string" },
+  db: { type: "string" },
+  name: { type: "string", default: "trace" },
+  "allow-trace-queries": { type: "boolean", default: false },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+  ...SCOPE_FLAGS,
+} as const;
+
+const HELP =
+  `Usage: trace mcp-config [--data-dir DIR] [--db URL] [--name trace] [--allow-trace-queries]
+                        [--application ID] [--user ID | --anonymous] [--json]
+
+Prints client configurations that launch trace mcp over stdio with absolute
+paths (the Deno runtime and cli.ts, or the compiled trace binary) and the data
+directory: an mcpServers block (Claude Desktop, Claude Code .mcp.json, Cursor
+and other clients of that format), a VS Code servers block (.vscode/mcp.json)
+and the plain command line. Writes nothing.
+
+Options:
+  --data-dir DIR           Data directory the server uses (default $TRACE_DATA_DIR
+                           or the platform dir), made absolute
+  --name NAME              Server name in the configurations (default trace)
+  --allow-trace-queries    Add TRACE_MCP_ALLOW_TRACE_QUERIES=true (offers trace.query_traces)
+  --application, --user, --anonymous
+                           The local trace scope passed to trace mcp (see trace mcp --help)
+  --json                   The configurations as one JSON object
+`;
+
+/** How a client starts the server. */
+export interface LaunchSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** The command that runs `trace mcp` from this installation, with absolute paths. */
+export function launchCommand(serverArgs: string[]): LaunchSpec {
+  if (Deno.build.standalone) {
+    return { command: Deno.execPath(), args: ["mcp", ...serverArgs], env: {} };
+  }
+  const cli = fileURLToPath(new URL("../cli.ts", import.meta.url));
+  const config = fileURLToPath(new URL("../deno.json", import.meta.url));
+  return {
+    command: Deno.execPath(),
+    args: ["run", "-A", "--config", config, cli, "mcp", ...serverArgs],
+    env: {},
+  };
+}
+
+/** Quotes `word` for a POSIX shell when it needs it. */
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word)
+    ? word
+    : `'${word.replaceAll("'", `'"'"'`)}'`;
+}
+
+function withEnv(spec: LaunchSpec): object {
+  return Object.keys(spec.env).length > 0
+    ? { command: spec.command, args: spec.args, env: spec.env }
+    : { command: spec.command, args: spec.args };
+}
+
+/** The configurations for `spec`, keyed by client format. */
+export function clientConfigs(name: string, spec: LaunchSpec) {
+  const env = Object.entries(spec.env).map(([k, value]) =>
+    `${k}=${shellQuote(value)}`
+  );
+  return {
+    mcpServers: { mcpServers: { [name]: withEnv(spec) } },
+    vscode: { servers: { [name]: { type: "stdio", ...withEnv(spec) } } },
+    command_line: [...env, spec.command, ...spec.args].map((word, i) =>
+      i < env.length ? word : shellQuote(word)
+    ).join(" "),
+  };
+}
+
+/** `trace mcp-config`: print client configurations. */
+export const mcpConfig: Command = (args, io) => {
+  const { values } = parseFlags("mcp-config", args, FLAGS);
+  if (values.help) return Promise.resolve(showHelp(io, HELP));
+  const scope = scopeFromFlags(values);
+  const dataDir = resolve(
+    resolveDataDir({ flag: values["data-dir"], env: io.env }),
+  );
+  const spec = launchCommand([
+    "--data-dir",
+    dataDir,
+    ...(values.db === undefined ? [] : ["--db", values.db]),
+    ...scopeArgs(scope),
+  ]);
+  if (values["allow-trace-queries"]) {
+    spec.env.TRACE_MCP_ALLOW_TRACE_QUERIES = "true";
+  }
+  const configs = clientConfigs(values.name, spec);
+  if (values.json) {
+    printJson(io, { name: values.name, ...spec, ...configs });
+    return Promise.resolve(0);
+  }
+  io.out(
+    [
+      "# Claude Desktop (claude_desktop_config.json), Claude Code (.mcp.json), Cursor",
+      "# and other clients that read an mcpServers block:",
+      JSON.stringify(configs.mcpServers, null, 2),
+      "",
+      "# VS Code (.vscode/mcp.json):",
+      JSON.stringify(configs.vscode, null, 2),
+      "",
+      "# Any other client: run this command over stdio:",
+      configs.command_line,
+      "",
+      "# Over HTTP instead: run trace serve with TRACE_UI_AUTH_TOKEN set, then point the",
+      "# client at http://127.0.0.1:8788/mcp with the header Authorization: Bearer <that token>.",
+      "",
+    ].join("\n"),
+  );
+  return Promise.resolve(0);
+};

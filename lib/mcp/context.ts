@@ -1,0 +1,93 @@
+/**
+ * What every tool call runs with: the data it reads and writes, the
+ * process's job manager, and the principal who called. The principal comes
+ * from the transport (the local user over stdio, the authenticated operator
+ * over HTTP), never from tool arguments.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { ConfigError, TraceError } from "../errors.ts";
+import type { RunJobs } from "../runs/mod.ts";
+
+/** Operator roles, weakest first. */
+export const OPERATOR_ROLES = [
+  "viewer",
+  "analyst",
+  "operator",
+  "admin",
+] as const;
+
+/** One of {@link OPERATOR_ROLES}. */
+export type OperatorRole = typeof OPERATOR_ROLES[number];
+
+/**
+ * The tenant scope a principal may read trace events in. A present key binds
+ * (`user_id: null` binds anonymous events only); an absent key leaves that
+ * dimension open, for arguments to narrow.
+ */
+export interface TraceScope {
+  application_id?: string;
+  user_id?: string | null;
+}
+
+/** Who is calling: a name for messages, a role, and the trace scope bound to them. */
+export interface McpPrincipal {
+  name: string;
+  role: OperatorRole;
+  scope: TraceScope;
+}
+
+/** Everything the tools need; one per connection (or per HTTP request). */
+export interface McpToolContext {
+  /** The database holding the ledger and the observability index. */
+  db: TraceDb;
+  /** The data directory of the runs' checkpoints. */
+  dataDir: string;
+  /** The process's job manager (one external run at a time per process). */
+  jobs: RunJobs;
+  /** The caller. */
+  principal: McpPrincipal;
+  /** Whether `trace.query_traces` is offered (`TRACE_MCP_ALLOW_TRACE_QUERIES=true`). */
+  allowTraceQueries: boolean;
+  /** Most characters of JSON one answer may carry (default {@link DEFAULT_MAX_OUTPUT_CHARS}). */
+  maxOutputChars?: number;
+  /** Where the detail of unexpected failures goes, one line each (default: nowhere). */
+  log?: (line: string) => void;
+}
+
+/** Default bound of one answer, in characters of JSON. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 60_000;
+
+/** The environment variable that turns `trace.query_traces` on. */
+export const TRACE_QUERIES_ENV = "TRACE_MCP_ALLOW_TRACE_QUERIES";
+
+/** Reads {@link TRACE_QUERIES_ENV}: only `true` enables, unset or `false` disables, anything else is refused. */
+export function traceQueriesAllowed(value: string | undefined): boolean {
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "true") return true;
+  throw new ConfigError(
+    `${TRACE_QUERIES_ENV} must be true or false, got "${value}"; set it to true to offer trace.query_traces`,
+  );
+}
+
+/** The local principal of a stdio server: the machine's user, bound to `scope` for trace queries. */
+export function localPrincipal(scope: TraceScope): McpPrincipal {
+  return { name: "local", role: "admin", scope };
+}
+
+const RUNNING_ROLES: ReadonlySet<OperatorRole> = new Set(["operator", "admin"]);
+
+/** Refuses a principal whose role may not start runs or write to the ledger. */
+export function requireRunningRole(
+  principal: McpPrincipal,
+  tool: string,
+): void {
+  if (!RUNNING_ROLES.has(principal.role)) {
+    throw new TraceError(
+      "forbidden",
+      `${tool} needs the operator or admin role; ${principal.name} is ${principal.role}`,
+    );
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The seven external tools: list registered targets, plan a run, start one
+ * in the background, poll it, save a failing run as a regression, replay a
+ * regression, and compare two runs. Targets are named by registered id only
+ * (registration stays a CLI action), and a run goes through the process's
+ * job manager, so one external run at a time per process and a run left by
+ * a process that is gone reads as interrupted, INCONCLUSIVE.
+ *
+ * @module
+ */
+
+import type { RunPlan } from "../runner/plan.ts";
+import { planRun } from "../runner/plan.ts";
+import {
+  compareStoredRuns,
+  readRunTarget,
+  registeredTargets,
+  type RunJobView,
+  saveRun,
+  type StartedJob,
+  viewRun,
+} from "../runs/mod.ts";
+import {
+  EXTERNAL_HINT,
+  RegressionIdArg,
+  RunIdArg,
+  strictArgs,
+  TargetIdArg,
+} from "./_args.ts";
+import {
+  defineTool,
+  LEDGER_WRITE,
+  READS,
+  TARGET_RUN,
+  type TraceTool,
+} from "./_tool.ts";
+import { type McpToolContext, requireRunningRole } from "./context.ts";
+
+const POLL_HINT =
+  "poll trace.external_get with this run_id until state is completed, failed or interrupted; starting is not completing";
+
+const targets = defineTool({
+  name: "trace.external_targets",
+  title: "List registered staging targets",
+  description:
+    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered). Other external tools take these ids; targets cannot be registered over MCP.",
+  input: strictArgs({}, EXTERNAL_HINT),
+  annotations: READS,
+  run: async (_args, { db }) => {
+    const records = await registeredTargets(db);
+    return {
+      targets: records.map((t) => ({
+        target_id: t.target_id,
+        source: t.source,
+        base_url: t.base_url,
+        created_at: t.created_at,
+        config_digest: t.config_digest,
+        config: t.config,
+      })),
+      note: records.length === 0
+        ? "no target is registered; register one locally with trace external-register --target ID --config FILE"
+        : null,
+    };
+  },
+});
+
+const plan = defineTool({
+  name: "trace.external_plan",
+  title: "Plan a deletion contract run",
+  description:
+    "Shows what a run against a registered target would do: namespaces, operations, documents, deletion window, samples and request budget. Sends no request and writes nothing.",
+  input: strictArgs({ target_id: TargetIdArg }, EXTERNAL_HINT),
+  annotations: READS,
+  run: async ({ target_id }, { db }): Promise<RunPlan> => {
+    const { config, target } = await readRunTarget(db, target_id);
+    return planRun(config, target);
+  },
+});
+
+function started(job: StartedJob): object {
+  return { ...job, state: "running", next: POLL_HINT };
+}
+
+const start = defineTool({
+  name: "trace.external_start",
+  title: "Start a deletion contract run",
+  description:
+    "Starts the synthetic deletion contract against a registered target in the background and returns its run_id at once. The run writes synthetic documents into the staging application, deletes them, samples every store through the deletion window and cleans up. One external run at a time per process: a second start is refused naming the running run.",
+  input: strictArgs({ target_id: TargetIdArg }, EXTERNAL_HINT),
+  annotations: TARGET_RUN,
+  run: async ({ target_id }, { jobs, principal }) => {
+    requireRunningRole(principal, "trace.external_start");
+    return started(await jobs.start({ targetId: target_id }));
+  },
+});
+
+const replay = defineTool({
+  name: "trace.external_replay",
+  title: "Replay a saved regression",
+  description:
+    "Replays a saved regression in the background with fresh synthetic data against its registered target, under the pinned contract, and returns the new run_id at once. Refused before any request when the target config, protocol revision or contract drifted. Same effects as trace.external_start.",
+  input: strictArgs({ regression_id: RegressionIdArg }, EXTERNAL_HINT),
+  annotations: TARGET_RUN,
+  run: async ({ regression_id }, { jobs, principal }) => {
+    requireRunningRole(principal, "trace.external_replay");
+    return started(await jobs.start({ regressionId: regression_id }));
+  },
+});
+
+/** What to do after reading a run, in words. */
+function nextStep(view: RunJobView): string {
+  switch (view.state) {
+    case "running":
+      return "the run is still going: poll trace.external_get again in a few seconds";
+    case "failed":
+      return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint before starting again";
+    case "interrupted":
+      return "the run never completed (INCONCLUSIVE, never PASS): inspect and remove the issued synthetic ids listed in checkpoint before rerunning";
+    case "completed":
+      if (view.verdict === "FAIL") {
+        return view.regression_id === null
+          ? "the run FAILed: read findings and cleanup, then save it with trace.external_save to replay it after a fix"
+          : "the replay FAILed: the regression is still present; compare it with the saved run with trace.external_compare";
+      }
+      return view.verdict === "PASS"
+        ? "the run PASSed; after a replay, compare it with the failing run with trace.external_compare"
+        : "the run is INCONCLUSIVE: read findings (baseline, requests, controls, cleanup) to see what could not be established";
+  }
+}
+
+async function interruptedCheckpoint(
+  context: McpToolContext,
+  runId: string,
+): Promise<object | null> {
+  const view = await viewRun(context.db, runId, { dataDir: context.dataDir });
+  return view.checkpoint;
+}
+
+const get = defineTool({
+  name: "trace.external_get",
+  title: "Poll a run",
+  description:
+    "Reports a run's state: running (phase, requests, last sample), completed (verdict, findings, cleanup, samples), failed (why), or interrupted (a run whose process is gone: INCONCLUSIVE, never PASS, with the synthetic ids it issued).",
+  input: strictArgs({ run_id: RunIdArg }, EXTERNAL_HINT),
+  annotations: READS,
+  run: async ({ run_id }, context) => {
+    const view = await context.jobs.get(run_id);
+    const report = view.report;
+    return {
+      run_id: view.run_id,
+      state: view.state,
+      verdict: view.verdict,
+      target_id: view.target_id,
+      regression_id: view.regression_id,
+      started_at: view.started_at,
+      progress: view.progress,
+      findings: report?.findings ?? null,
+      cleanup: report?.cleanup ?? null,
+      baseline: report?.baseline ?? null,
+      deletion: report?.deletion ?? null,
+      timing: report?.timing ?? null,
+      requests: report?.requests ?? null,
+      namespaces: report?.namespaces ?? null,
+      // The sample that decides the verdict, kept apart so a cut answer still has it.
+      final_sample: report?.samples.at(-1) ?? null,
+      samples: report?.samples ?? null,
+      recording: view.recording,
+      trace: view.trace,
+      regression: view.regression,
+      checkpoint: view.state === "interrupted"
+        ? await interruptedCheckpoint(context, run_id)
+        : null,
+      error: view.error,
+      note: view.note,
+      next: nextStep(view),
+    };
+  },
+});
+
+const save = defineTool({
+  name: "trace.external_save",
+  title: "Save a failing run as a regression",
+  description:
+    "Saves a completed FAIL as a regression pinning the target, protocol revision, timing, document count and the failed assertions. Writes to the local ledger only; saving the same run again changes nothing. Any other run (PASS, INCONCLUSIVE, running, interrupted) is refused.",
+  input: strictArgs({ run_id: RunIdArg }, EXTERNAL_HINT),
+  annotations: LEDGER_WRITE,
+  run: async ({ run_id }, { db, dataDir, principal }) => {
+    requireRunningRole(principal, "trace.external_save");
+    const saved = await saveRun(db, run_id, { dataDir });
+    return {
+      ...saved,
+      next:
+        `after the fix, replay it with trace.external_replay regression_id=${saved.regression.regression_id}`,
+    };
+  },
+});
+
+const compare = defineTool({
+  name: "trace.external_compare",
+  title: "Compare two runs",
+  description:
+    "Compares two completed runs of the same target under the same contract (typically the failing run and its replay): both verdicts, findings fixed, still present and new, and both cleanup outcomes. Refuses runs of different targets, configs or contracts.",
+  input: strictArgs({ run_a: RunIdArg, run_b: RunIdArg }, EXTERNAL_HINT),
+  annotations: READS,
+  run: async ({ run_a, run_b }, { db }) =>
+    await compareStoredRuns(db, run_a, run_b),
+});
+
+/** The external tools, in documentation order. */
+export const EXTERNAL_TOOLS: readonly TraceTool[] = [
+  targets,
+  plan,
+  start,
+  get,
+  save,
+  replay,
+  compare,
+];

@@ -1,0 +1,185 @@
+/**
+ * What each finding code means, where its proof is in a report, and what to
+ * check in the application. One entry per code of the rules revision
+ * (`FINDING_CODES`); the type makes a code without an entry a compile error.
+ *
+ * @module
+ */
+
+import { FINDING_CODES, type FindingCode } from "../runner/rules.ts";
+
+/** How to read one finding code. */
+export interface FindingGuide {
+  /** What the code says about the run, in one or two sentences. */
+  meaning: string;
+  /** Where the evidence is: sample indexes, or the report section to read. */
+  proof: string;
+  /** What to look at in the application (or the adapter), in order. */
+  checks: string[];
+}
+
+const STORE_CHECKS: Record<string, string[]> = {
+  source_records: [
+    "the delete path removes the source rows for exactly the supplied ids (not a soft-delete flag the inventory still counts)",
+    "no background job or replica restores the rows after the acknowledgement",
+    "the inventory counts the same table the delete path writes",
+  ],
+  vector_records: [
+    "the delete path removes the vectors of the deleted documents, not only their source rows",
+    "an asynchronous indexing or re-embedding worker cannot write vectors back for deleted ids (a tombstone or barrier before it runs)",
+    "compaction of tombstoned vectors happens inside the declared deletion window",
+  ],
+  cache_records: [
+    "cached answers that were built from a deleted document are invalidated on deletion",
+    "the cache key includes what the answer was derived from, so eviction can find it",
+    "cache time-to-live is shorter than the declared deletion window if invalidation is not possible",
+  ],
+  retrieval: [
+    "the query path no longer retrieves deleted documents (vector index, keyword index, answer cache)",
+    "no cached answer or prompt context still carries the deleted text",
+    "the marker check survives rendering: Markdown escapes, HTML entities and reworded answers still count",
+  ],
+};
+
+const GUIDES: Record<FindingCode, FindingGuide> = {
+  marker_retrievable: {
+    meaning:
+      "The deleted synthetic marker was still returned through /query at the final sample of the deletion window: a user would still see deleted data. The run FAILs.",
+    proof:
+      "sample_indexes lists every sample whose marker_seen was true; the last one is the final sample, which decides the verdict",
+    checks: STORE_CHECKS.retrieval!,
+  },
+  residual_store: {
+    meaning:
+      "A store still counted records of the deleted documents at the final sample of the deletion window. The subject names the store (source, vector or cache). The run FAILs.",
+    proof:
+      "sample_indexes lists every sample whose inventory counted the store above 0; read samples[i].inventory[subject]",
+    checks: (["source_records", "vector_records", "cache_records"] as const)
+      .map((store) => `${store}: ${STORE_CHECKS[store]!.join("; ")}`),
+  },
+  transient_residual: {
+    meaning:
+      "Deleted data was seen early in the window and was gone by the final sample: the deletion propagates, but not at once. Recorded, not failing.",
+    proof:
+      "sample_indexes lists the samples where the subject was still present; later samples read 0",
+    checks: [
+      "whether the observed propagation time is acceptable for your users and stays inside the declared window",
+      "which component lags (async worker, replica, cache TTL) and whether it is bounded",
+    ],
+  },
+  baseline_failed: {
+    meaning:
+      "Before deletion, the documents, the marker or the control were not all present and retrievable, so the run cannot show that deletion removed anything. INCONCLUSIVE.",
+    proof:
+      "no samples: read the report's baseline section (inventory, marker_seen, control_inventory, control_seen, problems)",
+    checks: [
+      "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
+      "/query retrieves a freshly ingested marker",
+      "/inventory counts source and vector records of the test namespace and answers complete: true",
+    ],
+  },
+  delete_unacknowledged: {
+    meaning:
+      "/delete did not answer {acknowledged: true}, so the window has no defined start. INCONCLUSIVE.",
+    proof: "no samples: read the report's deletion section (error)",
+    checks: [
+      '/delete answers HTTP 200 with {"acknowledged": true} once the deletion was accepted',
+      "/delete accepts ids it does not know (deleting them is a no-op, not an error)",
+    ],
+  },
+  request_error: {
+    meaning:
+      "Requests failed or answered malformed JSON during the window, so some observations are missing. INCONCLUSIVE unless data was left at the final sample.",
+    proof:
+      "sample_indexes lists the samples with errors; read samples[i].errors (operation, namespace, failure class)",
+    checks: [
+      "the adapter answers within the configured timeout_seconds of each operation",
+      "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
+      "rate limits or restarts of the staging application during the window",
+    ],
+  },
+  inventory_incomplete: {
+    meaning:
+      "The test inventory answered complete: false, so its counts cannot prove erasure. INCONCLUSIVE.",
+    proof:
+      "sample_indexes lists the samples whose inventory had complete: false",
+    checks: [
+      "the inventory enumerates every page and every declared store for the namespace",
+      "answer complete: true only when it did",
+    ],
+  },
+  control_inventory_incomplete: {
+    meaning:
+      "The control inventory answered complete: false, so the control record cannot be shown intact. INCONCLUSIVE.",
+    proof:
+      "sample_indexes lists the samples whose control_present is null without a request error",
+    checks: [
+      "the inventory of the control namespace enumerates every page and store",
+    ],
+  },
+  control_lost: {
+    meaning:
+      "The unrelated control record disappeared or stopped being retrievable: the deletion reached data outside the supplied ids, or the adapter misreports. INCONCLUSIVE, and a sign of over-deletion.",
+    proof:
+      "sample_indexes lists the samples where control_present or control_seen was false",
+    checks: [
+      "the delete path deletes only the supplied ids in the supplied namespace (never namespace- or tenant-wide)",
+      "namespaces are isolated from each other in every store",
+    ],
+  },
+  interrupted: {
+    meaning:
+      "The run stopped before its final sample (cancelled, or its process ended), so there is no final observation. INCONCLUSIVE, never PASS.",
+    proof:
+      "no samples decide it: the window ended early; read cleanup to see what was removed",
+    checks: [
+      "remove any synthetic ids still listed in the run's issued ids and cleanup.remaining",
+      "rerun when nothing will interrupt the window",
+    ],
+  },
+  cleanup_incomplete: {
+    meaning:
+      "After the run, synthetic records were still counted in the test or control namespace, or a cleanup deletion was not acknowledged. Turns a PASS into INCONCLUSIVE; a FAIL stays FAIL (then it is a note).",
+    proof:
+      "no samples: read the report's cleanup section (deletes, remaining, marker_seen, problems)",
+    checks: [
+      "remove the remaining synthetic records through the application's normal tools",
+      "the same store that failed the window is usually the one cleanup could not empty",
+    ],
+  },
+  erased: {
+    meaning:
+      "Every store read 0 and the marker was gone at the final sample: the deletion contract held for this run.",
+    proof: "every sample from the first to the final one",
+    checks: [
+      "nothing to fix; the contract only sees what the adapter's inventory and query paths expose",
+    ],
+  },
+  checkpoint_unwritten: {
+    meaning:
+      "The checkpoint file could not be marked completed; the report itself is complete. A note.",
+    proof: "no samples: the checkpoint path in the data directory",
+    checks: ["disk space and permissions of the data directory"],
+  },
+};
+
+/** The finding codes of the rules revision, in a stable order. */
+export const FINDING_CODE_NAMES = Object.keys(FINDING_CODES).sort() as [
+  FindingCode,
+  ...FindingCode[],
+];
+
+/** How to read `code`; with a `subject`, the checks of that store or check come first. */
+export function findingGuide(
+  code: FindingCode,
+  subject?: string,
+): FindingGuide {
+  const guide = GUIDES[code];
+  const specific = subject === undefined ? undefined : STORE_CHECKS[subject];
+  if (specific === undefined) return guide;
+  if (code === "residual_store") return { ...guide, checks: specific };
+  if (code === "transient_residual") {
+    return { ...guide, checks: [...specific, ...guide.checks] };
+  }
+  return guide;
+}

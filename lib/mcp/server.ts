@@ -1,0 +1,152 @@
+/**
+ * Puts the tools on an SDK server, for any transport. The tools are
+ * installed as the server's `tools/list` and `tools/call` handlers rather
+ * than through `McpServer.registerTool`, because that takes zod schemas only
+ * and ours are the valibot schemas the rest of Trace validates with: each
+ * tool lists the JSON Schema generated from its valibot schema and validates
+ * its arguments with that same schema. Every failure is a tool error with a
+ * one-line message; unexpected ones are logged and answered generically.
+ *
+ * @module
+ */
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { toJsonSchema } from "@valibot/to-json-schema";
+import { errorMessage, TraceError } from "../errors.ts";
+import { boundAnswer } from "./_bound.ts";
+import type { TraceTool } from "./_tool.ts";
+import {
+  DEFAULT_MAX_OUTPUT_CHARS,
+  type McpToolContext,
+  TRACE_QUERIES_ENV,
+} from "./context.ts";
+import { EXTERNAL_TOOLS } from "./external_tools.ts";
+import { REFERENCE_TOOLS } from "./reference_tools.ts";
+import { TRACE_TOOLS } from "./trace_tools.ts";
+
+/** Name and version the server announces. */
+export const SERVER_INFO = { name: "trace", version: "0.1.0" } as const;
+
+/** What the server tells an assistant when it connects. */
+export const SERVER_INSTRUCTIONS =
+  "Trace proves that an AI-memory or RAG application really forgets. Staging targets are registered locally with the trace CLI; here they are named by id only. Typical flow: trace.external_targets, trace.external_plan, trace.external_start (returns a run_id at once), poll trace.external_get until state is completed, failed or interrupted, read findings and cleanup, trace.external_save a FAIL, and after a fix trace.external_replay the regression, poll, then trace.external_compare the two runs. The reference tools run and rank in-process systems with known deletion behaviour; trace.reference_explain says what a finding code means and what to check.";
+
+/** Every tool name, in documentation order (`trace.query_traces` only when enabled). */
+export const TOOL_NAMES: readonly string[] = [
+  ...EXTERNAL_TOOLS,
+  ...REFERENCE_TOOLS,
+  ...TRACE_TOOLS,
+].map((tool) => tool.name);
+
+/** The tools a context offers. */
+export function toolsFor(
+  context: Pick<McpToolContext, "allowTraceQueries">,
+): TraceTool[] {
+  return [
+    ...EXTERNAL_TOOLS,
+    ...REFERENCE_TOOLS,
+    ...(context.allowTraceQueries ? TRACE_TOOLS : []),
+  ];
+}
+
+const listings = new WeakMap<TraceTool, Tool>();
+
+/** The `tools/list` entry of a tool; its input schema is generated from the valibot schema. */
+export function toolListing(tool: TraceTool): Tool {
+  let listing = listings.get(tool);
+  if (!listing) {
+    // Checks written as functions have no JSON Schema form; the tool still applies them.
+    const inputSchema = toJsonSchema(tool.input, { errorMode: "ignore" });
+    listing = {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: inputSchema as Tool["inputSchema"],
+      annotations: { title: tool.title, ...tool.annotations },
+    };
+    listings.set(tool, listing);
+  }
+  return listing;
+}
+
+function toolError(message: string): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+function unknownTool(name: string): string {
+  if (TRACE_TOOLS.some((tool) => tool.name === name)) {
+    return `${name} is off on this server; start it with ${TRACE_QUERIES_ENV}=true to offer it`;
+  }
+  return `Unknown tool ${
+    JSON.stringify(name)
+  }; tools/list names the tools this server offers`;
+}
+
+/** Calls one tool and turns its answer or failure into a tool result. */
+export async function callTool(
+  tools: ReadonlyMap<string, TraceTool>,
+  name: string,
+  args: unknown,
+  context: McpToolContext,
+): Promise<CallToolResult> {
+  const tool = tools.get(name);
+  if (!tool) return toolError(unknownTool(name));
+  let answer: object;
+  try {
+    answer = await tool.call(args, context);
+  } catch (error) {
+    if (error instanceof TraceError) return toolError(errorMessage(error));
+    context.log?.(`${name}: ${errorMessage(error)}`);
+    return toolError(
+      `${name} failed on an internal error; the server's log has the detail`,
+    );
+  }
+  const bounded = boundAnswer(
+    answer,
+    context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+  );
+  return {
+    content: [{ type: "text", text: JSON.stringify(bounded) }],
+    structuredContent: bounded as Record<string, unknown>,
+  };
+}
+
+/**
+ * Registers every tool `context` offers on `server`, before it connects.
+ * The server's own `registerTool` cannot be used beside this (the tool
+ * handlers are taken).
+ */
+export function registerTraceTools(
+  server: McpServer,
+  context: McpToolContext,
+): void {
+  const tools = toolsFor(context);
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const listed = tools.map(toolListing);
+  server.server.registerCapabilities({ tools: { listChanged: false } });
+  server.server.setRequestHandler(
+    ListToolsRequestSchema,
+    () => ({ tools: listed }),
+  );
+  server.server.setRequestHandler(
+    CallToolRequestSchema,
+    (request: CallToolRequest) =>
+      callTool(byName, request.params.name, request.params.arguments, context),
+  );
+}
+
+/** A new SDK server with every tool of `context` registered, ready to connect to a transport. */
+export function createTraceMcpServer(context: McpToolContext): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    instructions: SERVER_INSTRUCTIONS,
+  });
+  registerTraceTools(server, context);
+  return server;
+}

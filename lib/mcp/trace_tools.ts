@@ -1,0 +1,210 @@
+/**
+ * `trace.query_traces`: metadata-only pages of the observability index,
+ * bound to the principal's tenant scope. The scope comes from the transport
+ * (the authenticated operator, or the stdio server's explicit local scope),
+ * never from the arguments: an argument may narrow an open dimension or
+ * repeat a bound one, and anything else is refused. `explain` adds the
+ * lineage of the selected root and a deterministic analysis. There is no
+ * content reveal and no replay execution here.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { TraceError } from "../errors.ts";
+import {
+  queryTraceEvents,
+  summarizeTraceEvents,
+  type TraceEventPage,
+  type TraceFilter,
+} from "../obs/query/mod.ts";
+import { timeRangeValid, TRACE_FILTER_ENTRIES } from "../obs/query/filters.ts";
+import { strictArgs } from "./_args.ts";
+import { defineTool, READS, type TraceTool } from "./_tool.ts";
+import {
+  DEFAULT_MAX_OUTPUT_CHARS,
+  type McpToolContext,
+  type TraceScope,
+} from "./context.ts";
+import { analyzeTrace, traceLineage } from "./trace_lineage.ts";
+
+/** Largest page the tool returns. */
+export const MAX_TRACE_PAGE = 250;
+/** Most events of one root read for `explain`. */
+export const MAX_EXPLAIN_EVENTS = 1_000;
+
+const DEFAULT_LIMIT = 50;
+
+const QueryArgs = v.pipe(
+  strictArgs({
+    ...TRACE_FILTER_ENTRIES,
+    limit: v.optional(v.pipe(
+      v.number("must be a number"),
+      v.integer("must be an integer"),
+      v.minValue(1, "must be at least 1"),
+      v.maxValue(MAX_TRACE_PAGE, `must be at most ${MAX_TRACE_PAGE}`),
+      v.description(`Events per page (default ${DEFAULT_LIMIT})`),
+    )),
+    cursor: v.optional(v.pipe(
+      v.string("must be a string"),
+      v.maxLength(512, "is too long to be a cursor"),
+      v.description("next_cursor of the previous page, with the same filters"),
+    )),
+    explain: v.optional(v.pipe(
+      v.boolean("must be true or false"),
+      v.description(
+        "Add the lineage (expected, retrieved, supplied, output-bound refs) of the selected root and a deterministic analysis",
+      ),
+    )),
+    summary: v.optional(v.pipe(
+      v.boolean("must be true or false"),
+      v.description("Add aggregate counts of everything the filters select"),
+    )),
+  }),
+  v.check((args) => timeRangeValid(args), "start_time must be before end_time"),
+);
+
+const SCOPE_KEYS = ["application_id", "user_id"] as const;
+
+function scopeWord(key: typeof SCOPE_KEYS[number], value: unknown): string {
+  if (key === "user_id" && value === null) return "anonymous users";
+  return `${key === "user_id" ? "user" : "application"} ${
+    JSON.stringify(value)
+  }`;
+}
+
+/** The filter the arguments ask for, inside `scope`; throws when they reach outside it. */
+export function scopedFilter(
+  args: TraceFilter,
+  scope: TraceScope,
+): TraceFilter {
+  const filter: TraceFilter = { ...args };
+  for (const key of SCOPE_KEYS) {
+    if (!(key in scope)) continue;
+    const bound = scope[key];
+    if (args[key] !== undefined && args[key] !== bound) {
+      throw new TraceError(
+        "forbidden",
+        `${key} ${
+          JSON.stringify(args[key])
+        } is outside this principal's trace scope (${
+          scopeWord(key, bound)
+        }); omit ${key} or repeat the bound value`,
+      );
+    }
+    Object.assign(filter, { [key]: bound });
+  }
+  return filter;
+}
+
+/** The scope a query ran in, in words. */
+export function describeScope(filter: TraceFilter): string {
+  const parts = SCOPE_KEYS.map((key) =>
+    filter[key] === undefined
+      ? `any ${key === "user_id" ? "user" : "application"}`
+      : scopeWord(key, filter[key])
+  );
+  return parts.join(", ");
+}
+
+async function explainRoot(
+  context: McpToolContext,
+  filter: TraceFilter,
+  root: string | undefined,
+): Promise<object> {
+  if (root === undefined) {
+    return {
+      root_trace_id: null,
+      note:
+        "no event matched, so there is no root to explain; pass root_trace_id or widen the filters",
+    };
+  }
+  const page = await queryTraceEvents(context.db, {
+    ...(filter.application_id === undefined
+      ? {}
+      : { application_id: filter.application_id }),
+    ...(filter.user_id === undefined ? {} : { user_id: filter.user_id }),
+    root_trace_id: root,
+    limit: MAX_EXPLAIN_EVENTS,
+  });
+  return {
+    root_trace_id: root,
+    events_read: page.events.length,
+    read_completeness: page.read_completeness,
+    instrumentation_coverage: page.instrumentation_coverage,
+    outcome_verification: page.outcome_verification,
+    lineage: traceLineage(page.events),
+    analysis: analyzeTrace(page.events),
+    note: page.has_more
+      ? `the root has more than ${MAX_EXPLAIN_EVENTS} events in scope; lineage and analysis cover the newest ${MAX_EXPLAIN_EVENTS}`
+      : null,
+  };
+}
+
+function pageAnswer(
+  filter: TraceFilter,
+  page: TraceEventPage,
+  extras: { summary: object | null; explain: object | null },
+  requested: number,
+  size: number,
+): object {
+  return {
+    scope: describeScope(filter),
+    events: page.events,
+    next_cursor: page.next_cursor,
+    has_more: page.has_more,
+    limit: size,
+    limit_note: size < requested
+      ? `the page was shrunk from ${requested} to ${size} event(s) to fit the output bound; next_cursor continues right after the last event shown`
+      : null,
+    read_completeness: page.read_completeness,
+    instrumentation_coverage: page.instrumentation_coverage,
+    outcome_verification: page.outcome_verification,
+    coverage: page.coverage,
+    ...extras,
+  };
+}
+
+const queryTraces = defineTool({
+  name: "trace.query_traces",
+  title: "Query agent-memory traces",
+  description:
+    "Metadata-only events of the observability index (what an agent retrieved, selected, stored, delivered), newest first, with a cursor. Tenant scope comes from the caller's principal, never from arguments: application_id and user_id can only narrow it. explain=true adds the lineage of the selected root (root_trace_id, else the root of the newest event) and a deterministic analysis. No content reveal, no replay execution.",
+  input: QueryArgs,
+  annotations: READS,
+  run: async (args, context) => {
+    const { limit, cursor, explain, summary, ...filterArgs } = args;
+    const filter = scopedFilter(filterArgs, context.principal.scope);
+    const requested = limit ?? DEFAULT_LIMIT;
+    const read = (size: number) =>
+      queryTraceEvents(context.db, {
+        ...filter,
+        limit: size,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+    let size = requested;
+    let page = await read(size);
+    const extras = {
+      summary: summary ? await summarizeTraceEvents(context.db, filter) : null,
+      explain: explain
+        ? await explainRoot(
+          context,
+          filter,
+          filter.root_trace_id ?? page.events[0]?.root_trace_id,
+        )
+        : null,
+    };
+    const bound = context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+    let answer = pageAnswer(filter, page, extras, requested, size);
+    // A smaller page keeps the cursor exact, where cutting the list would skip events.
+    while (size > 1 && JSON.stringify(answer).length > bound) {
+      size = Math.ceil(size / 2);
+      page = await read(size);
+      answer = pageAnswer(filter, page, extras, requested, size);
+    }
+    return answer;
+  },
+});
+
+/** The trace tools (offered only when trace queries are enabled). */
+export const TRACE_TOOLS: readonly TraceTool[] = [queryTraces];

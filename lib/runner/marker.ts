@@ -1,0 +1,262 @@
+/**
+ * Canary markers and how the runner recognises them in an answer.
+ *
+ * A marker is `trace_canary_` followed by a random part of
+ * {@link MARKER_RANDOM_LENGTH} characters from a base32 alphabet without
+ * look-alike letters (no `i`, `l`, `o`, `u`). Applications render and reword
+ * what they answer (Markdown escapes, HTML entities, another case or
+ * separator, full-width forms, wrapped lines), so the marker counts as seen
+ * when its random part appears in the answer after {@link foldForMatching}:
+ * entities decoded, NFKC, lower case, `o` read as `0` and `i`/`l` as `1`, and
+ * everything but letters and digits dropped. A fixed text of n folded
+ * characters contains a given random part by chance with probability at most
+ * n · 32^-26 (n · 2^-130), which docs/report.md works out.
+ *
+ * @module
+ */
+
+/** Every marker starts with this. */
+export const MARKER_PREFIX = "trace_canary_";
+
+/** Alphabet of a marker's random part: digits and lower-case letters without `i`, `l`, `o`, `u`. */
+export const MARKER_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/** Characters in a marker's random part (130 random bits). */
+export const MARKER_RANDOM_LENGTH = 26;
+
+/** How a marker appeared in an answer: byte for byte, or rendered or reworded. */
+export type MarkerForm = "exact" | "rendered";
+
+/** What differed in a rendered marker, in report order. Content-free: kinds only, never text. */
+export const RENDERING_TRAITS = [
+  "case",
+  "separators",
+  "markdown_escapes",
+  "html_entities",
+  "full_width",
+  "line_breaks",
+  "invisible_characters",
+  "look_alikes",
+] as const;
+
+/** One of {@link RENDERING_TRAITS}. */
+export type RenderingTrait = typeof RENDERING_TRAITS[number];
+
+/** A marker found in an answer. */
+export interface MarkerMatch {
+  form: MarkerForm;
+  /** Empty for an exact match. */
+  rendering: RenderingTrait[];
+}
+
+/** A fresh random marker. */
+export function newMarker(): string {
+  // 256 is a multiple of 32, so the low five bits of a random byte are uniform.
+  const bytes = crypto.getRandomValues(new Uint8Array(MARKER_RANDOM_LENGTH));
+  return MARKER_PREFIX +
+    Array.from(bytes, (byte) => MARKER_ALPHABET[byte & 31]).join("");
+}
+
+/**
+ * Looks for `marker` in `answer`: `exact` when the answer contains it byte for
+ * byte, `rendered` when only its folded random part appears, `null` when
+ * neither does.
+ */
+export function findMarker(answer: string, marker: string): MarkerMatch | null {
+  if (answer.includes(marker)) return { form: "exact", rendering: [] };
+  const random = foldForMatching(randomPartOf(marker)).folded;
+  if (random.length === 0) return null;
+  const folded = foldForMatching(answer);
+  const at = folded.folded.indexOf(random);
+  if (at < 0) return null;
+  const prefix = foldForMatching(MARKER_PREFIX).folded;
+  const withPrefix = at >= prefix.length &&
+    folded.folded.slice(at - prefix.length, at) === prefix;
+  const first = folded.units[withPrefix ? at - prefix.length : at]!;
+  const last = folded.units[at + random.length - 1]!;
+  const span = answer.slice(first.start, last.end);
+  return { form: "rendered", rendering: renderingTraits(span, withPrefix) };
+}
+
+/** The random part of a marker (the whole string when it lacks the prefix). */
+export function randomPartOf(marker: string): string {
+  return marker.startsWith(MARKER_PREFIX)
+    ? marker.slice(MARKER_PREFIX.length)
+    : marker;
+}
+
+/** One folded character and the span of the answer it came from. */
+interface Unit {
+  ch: string;
+  start: number;
+  end: number;
+}
+
+/** A folded text with, per folded character, where it came from. */
+export interface FoldedText {
+  folded: string;
+  units: Unit[];
+}
+
+/**
+ * Folds `text` for marker matching: `&amp;` unwrapped (up to three times),
+ * numeric character references decoded, named ones decoded or dropped, NFKC,
+ * lower case, look-alikes (`o`, `i`, `l`) read as the digits they resemble,
+ * and everything but `[0-9a-z]` dropped.
+ */
+export function foldForMatching(text: string): FoldedText {
+  const folded: Unit[] = [];
+  for (const unit of decodeUnits(text)) {
+    for (const ch of unit.ch.normalize("NFKC").toLowerCase()) {
+      const digit = LOOK_ALIKES[ch] ?? ch;
+      if (/^[0-9a-z]$/.test(digit)) folded.push({ ...unit, ch: digit });
+    }
+  }
+  return { folded: folded.map((u) => u.ch).join(""), units: folded };
+}
+
+const LOOK_ALIKES: Readonly<Record<string, string>> = {
+  o: "0",
+  i: "1",
+  l: "1",
+};
+
+/** `text` with character references decoded (`&amp;` unwrapped first, up to three times). */
+function decodeUnits(text: string): Unit[] {
+  let units = codePoints(text);
+  for (let round = 0; round < 3; round++) units = unwrapAmp(units);
+  return decodeReferences(units);
+}
+
+function codePoints(text: string): Unit[] {
+  const units: Unit[] = [];
+  let index = 0;
+  for (const ch of text) {
+    units.push({ ch, start: index, end: index + ch.length });
+    index += ch.length;
+  }
+  return units;
+}
+
+/** `&amp;` as one `&` unit, so `&amp;#95;` decodes as `&#95;` would. */
+function unwrapAmp(units: Unit[]): Unit[] {
+  const out: Unit[] = [];
+  for (let i = 0; i < units.length; i++) {
+    if (units[i]!.ch === "&" && charsAt(units, i, 5) === "&amp;") {
+      out.push({ ch: "&", start: units[i]!.start, end: units[i + 4]!.end });
+      i += 4;
+    } else out.push(units[i]!);
+  }
+  return out;
+}
+
+function charsAt(units: Unit[], from: number, count: number): string {
+  return units.slice(from, from + count).map((u) => u.ch).join("");
+}
+
+const REFERENCE =
+  /^&(?:#(\d{1,7});?|#[xX]([0-9a-fA-F]{1,6});?|([A-Za-z][A-Za-z0-9]{1,31});)/;
+
+/** Character references a renderer puts where separators or spaces were. */
+const NAMED_REFERENCES: Readonly<Record<string, string>> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+  lowbar: "_",
+  UnderBar: "_",
+  hyphen: "\u2010",
+  dash: "\u2010",
+  minus: "\u2212",
+  period: ".",
+  colon: ":",
+  sol: "/",
+  bsol: "\\",
+  ast: "*",
+  num: "#",
+  shy: "\u00ad",
+  ZeroWidthSpace: "\u200b",
+  NewLine: "\n",
+  Tab: "\t",
+};
+
+/** Decodes numeric references; named ones from the table, others dropped (none stands for a letter or digit of the alphabet). */
+function decodeReferences(units: Unit[]): Unit[] {
+  const out: Unit[] = [];
+  for (let i = 0; i < units.length; i++) {
+    const unit = units[i]!;
+    const match = unit.ch === "&"
+      ? REFERENCE.exec(charsAt(units, i, 40))
+      : null;
+    if (!match) {
+      out.push(unit);
+      continue;
+    }
+    const length = [...match[0]].length;
+    const span = { start: unit.start, end: units[i + length - 1]!.end };
+    const decoded = referenceText(match);
+    for (const ch of decoded) out.push({ ch, ...span });
+    i += length - 1;
+  }
+  return out;
+}
+
+function referenceText(match: RegExpExecArray): string {
+  const [, decimal, hex, name] = match;
+  if (name !== undefined) return NAMED_REFERENCES[name] ?? "";
+  const code = decimal !== undefined
+    ? Number.parseInt(decimal, 10)
+    : Number.parseInt(hex!, 16);
+  return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+    ? String.fromCodePoint(code)
+    : "";
+}
+
+/**
+ * What the answer's rendering of the marker (`span`, from the prefix when it
+ * was found, else from the random part) changed. The marker itself is all
+ * lower case, digits and two underscores after `trace` and `canary`.
+ */
+function renderingTraits(span: string, withPrefix: boolean): RenderingTrait[] {
+  const traits = new Set<RenderingTrait>();
+  if (/&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]+);?/.test(span)) {
+    traits.add("html_entities");
+  }
+  const decoded = decodeUnits(span).map((u) => u.ch).join("");
+  if (/\\[!-/:-@[-`{-~]/.test(decoded)) traits.add("markdown_escapes");
+  if (/[\uff01-\uff5e\u3000]/.test(decoded)) traits.add("full_width");
+  if (/[\r\n\u2028\u2029]/.test(decoded)) traits.add("line_breaks");
+  if (/[\u00ad\u200b-\u200f\u2060\ufeff]/.test(decoded)) {
+    traits.add("invisible_characters");
+  }
+  const plain = decoded.normalize("NFKC")
+    .replace(/\\(?=[!-/:-@[-`{-~])/g, "")
+    .replace(/[\r\n\u2028\u2029\u00ad\u200b-\u200f\u2060\ufeff]/g, "");
+  if (/[A-Z]/.test(plain)) traits.add("case");
+  if (/[oilOIL]/.test(plain)) traits.add("look_alikes");
+  const separators = plain.replace(/[0-9A-Za-z]/g, "");
+  if (separators !== (withPrefix ? "__" : "")) traits.add("separators");
+  return RENDERING_TRAITS.filter((trait) => traits.has(trait));
+}
+
+/** Words for a rendering, for findings: "Markdown escapes and upper case". */
+export function describeRendering(traits: readonly RenderingTrait[]): string {
+  const words = RENDERING_TRAITS.filter((trait) => traits.includes(trait))
+    .map((trait) => TRAIT_WORDS[trait]);
+  if (words.length === 0) return "another spelling";
+  if (words.length === 1) return words[0]!;
+  return `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
+}
+
+const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
+  case: "another case",
+  separators: "other separators",
+  markdown_escapes: "Markdown escapes",
+  html_entities: "HTML entities",
+  full_width: "full-width forms",
+  line_breaks: "line breaks",
+  invisible_characters: "invisible characters",
+  look_alikes: "look-alike letters",
+};

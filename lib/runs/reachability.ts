@@ -1,0 +1,46 @@
+/**
+ * Before a run writes anything (a config target, a checkpoint, a ledger row),
+ * its adapter must be reachable: a run against a port where nothing listens
+ * can only produce a report full of connection errors about records that
+ * never existed. The check opens a connection through the transport's own
+ * connect path (TCP, plus the TLS handshake for https) and sends nothing.
+ *
+ * @module
+ */
+
+import type { StagingConfig } from "../contract/config.ts";
+import { ProtocolError, type StagingTransport } from "../contract/protocol.ts";
+import { TraceError } from "../errors.ts";
+
+/** The adapter could not be reached: nothing was run or recorded. */
+export class AdapterUnreachableError extends TraceError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("transport", message, options);
+    this.name = "AdapterUnreachableError";
+  }
+}
+
+/** Transports already found reachable, so a run resolved and started in two steps connects once. */
+const reachable = new WeakSet<StagingTransport>();
+
+/**
+ * Throws {@link AdapterUnreachableError} (one line: what failed, what to do)
+ * unless `transport` can connect to the adapter within the config's ingest
+ * timeout. Transports without a `probe` (in-process ones) always pass.
+ */
+export async function checkAdapterReachable(
+  config: Pick<StagingConfig, "base_url" | "timeout_seconds">,
+  transport: StagingTransport,
+): Promise<void> {
+  if (!transport.probe || reachable.has(transport)) return;
+  try {
+    await transport.probe({ timeoutMs: config.timeout_seconds.ingest * 1000 });
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    throw new AdapterUnreachableError(
+      `Cannot reach the staging adapter at ${config.base_url}: ${error.message}; start it or fix base_url (nothing was run or recorded)`,
+      { cause: error },
+    );
+  }
+  reachable.add(transport);
+}

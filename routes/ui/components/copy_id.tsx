@@ -1,0 +1,27 @@
+/**
+ * An id in monospace with a copy button. The button is rendered hidden and
+ * shown by the browser script, so a page without JavaScript shows no dead
+ * control; the id itself stays selectable.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+
+/** `value` in monospace, with a copy button labelled for screen readers. */
+export const CopyId: FC<{ value: string; label?: string }> = (
+  { value, label = "id" },
+) => (
+  <span class="copy-id">
+    <code>{value}</code>
+    <button
+      type="button"
+      class="copy-button"
+      data-copy={value}
+      aria-label={`Copy ${label} ${value}`}
+      hidden
+    >
+      Copy
+    </button>
+  </span>
+);

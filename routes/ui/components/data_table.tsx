@@ -1,0 +1,100 @@
+/**
+ * A data table that scrolls inside itself on a narrow screen (never the
+ * page), with numeric columns right-aligned, an optional filter box (shown
+ * by the browser script) and rows reachable with `j` / `k`.
+ *
+ * @module
+ */
+
+import type { Child } from "hono/jsx";
+import { EmptyState } from "./empty_state.tsx";
+
+/** One column: a header and how to render a row's cell. */
+export interface Column<T> {
+  header: string;
+  /** Right-aligned, tabular figures. */
+  numeric?: boolean;
+  /** The cell names its row (`<th scope="row">`). */
+  rowHeader?: boolean;
+  cell: (row: T) => Child;
+}
+
+/** Props of {@link DataTable}. */
+export interface DataTableProps<T> {
+  /** Needed for a filter box or links to the table. */
+  id?: string;
+  caption: string;
+  /** Hide the caption visually when a heading already names the table. */
+  captionHidden?: boolean;
+  columns: readonly Column<T>[];
+  rows: readonly T[];
+  /** Shown instead of the table when there are no rows. */
+  empty?: { title: string; text?: Child; command?: string };
+  /** Offer a filter box (requires `id`). */
+  filter?: boolean;
+  /** Mark rows for `j` / `k` navigation. */
+  navigable?: boolean;
+  /** Keep a table of few columns from stretching across a wide page. */
+  narrow?: boolean;
+}
+
+/** Renders rows as a table, or the empty state when there are none. */
+export function DataTable<T>(props: DataTableProps<T>): Child {
+  const { id, columns, rows, empty } = props;
+  if (rows.length === 0 && empty) {
+    return (
+      <EmptyState title={empty.title} command={empty.command}>
+        {empty.text}
+      </EmptyState>
+    );
+  }
+  return (
+    <div class="stack">
+      {props.filter && id ? <FilterBox table={id} /> : null}
+      <div
+        class={props.narrow ? "table-wrap table-wrap--narrow" : "table-wrap"}
+      >
+        <table id={id}>
+          <caption class={props.captionHidden ? "sr-only" : undefined}>
+            {props.caption}
+          </caption>
+          <thead>
+            <tr>
+              {columns.map((column) => (
+                <th scope="col" class={column.numeric ? "num" : undefined}>
+                  {column.header}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr data-nav-item={props.navigable ? "" : undefined}>
+                {columns.map((column) =>
+                  cell(column, row)
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+function cell<T>(column: Column<T>, row: T): Child {
+  const className = column.numeric ? "num" : undefined;
+  return column.rowHeader
+    ? <th scope="row" class={className}>{column.cell(row)}</th>
+    : <td class={className}>{column.cell(row)}</td>;
+}
+
+function FilterBox({ table }: { table: string }): Child {
+  const id = `${table}-filter`;
+  return (
+    <div data-filter-box hidden>
+      <label for={id}>Filter rows</label>
+      <input type="search" id={id} data-filter={table} autocomplete="off" />
+    </div>
+  );
+}

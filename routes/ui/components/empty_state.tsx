@@ -1,0 +1,19 @@
+/**
+ * What an empty list or panel says: what would fill it, and the command or
+ * field that does.
+ *
+ * @module
+ */
+
+import type { Child, FC } from "hono/jsx";
+
+/** An explained empty state, with an optional command to run. */
+export const EmptyState: FC<
+  { title: string; children?: Child; command?: string | undefined }
+> = ({ title, children, command }) => (
+  <div class="empty" role="status">
+    <p class="empty__title">{title}</p>
+    {children ? <p>{children}</p> : null}
+    {command ? <pre><code>{command}</code></pre> : null}
+  </div>
+);

@@ -1,0 +1,41 @@
+/**
+ * What every page handler and the page shell know: the Hono environment of
+ * UI routes (the principal and session set by the sign-in middleware) and
+ * the facts about this server the shell prints.
+ *
+ * @module
+ */
+
+import type { Principal } from "../principal.ts";
+import type { SessionClaims } from "../_session.ts";
+
+/** The Hono environment of UI routes: `c.get("principal")` and friends. */
+export interface UiEnv {
+  Variables: {
+    /** Who is asking (set on every signed-in page and JSON twin). */
+    principal: Principal;
+    /** The cookie session, or `null` for a bearer request. */
+    session: SessionClaims | null;
+    /** The session's CSRF token for forms, or `null` for a bearer request. */
+    csrf: string | null;
+  };
+}
+
+/** Facts about this server that the shell shows on every page. */
+export interface SiteInfo {
+  version: string;
+  /** Where the data lives: the database file or a redacted URL. */
+  dataLocation: string;
+}
+
+/** Everything the page shell needs besides the page body. */
+export interface PageFrame {
+  title: string;
+  /** The request path, for the current navigation entry. */
+  path: string;
+  principal: Principal | null;
+  csrf: string | null;
+  site: SiteInfo;
+  /** The page's JSON twin, linked from the head and the footer. */
+  jsonHref?: string;
+}

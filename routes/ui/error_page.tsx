@@ -1,0 +1,56 @@
+/**
+ * Errors as pages for people: a browser asking for a page gets the error's
+ * message in the page shell; scripts and the API keep JSON answers.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { SiteInfo } from "./context.ts";
+import { renderPage } from "./layout.tsx";
+
+/** Whether `path` belongs to the ingest and query API (`/api`, `/v1`). */
+export function isApiPath(path: string): boolean {
+  return /^\/(api|v1)(\/|$)/.test(path);
+}
+
+/** Whether the request is a browser asking for a page (not the API, not a twin). */
+export function wantsHtml(c: Context): boolean {
+  const path = c.req.path;
+  if (c.req.method !== "GET" && c.req.method !== "HEAD") return false;
+  if (isApiPath(path) || path.endsWith(".json")) return false;
+  return (c.req.header("accept") ?? "").includes("text/html");
+}
+
+const TITLES: Partial<Record<number, string>> = {
+  400: "Bad request",
+  401: "Sign-in needed",
+  403: "Not allowed",
+  404: "Page not found",
+  405: "Method not allowed",
+  500: "Something went wrong",
+  503: "Unavailable",
+};
+
+/** An error page with the answer's message and a way onward. */
+export function renderErrorPage(
+  c: Context,
+  site: SiteInfo,
+  status: ContentfulStatusCode,
+  message: string,
+): Response | Promise<Response> {
+  const title = TITLES[status] ?? `Error ${status}`;
+  return renderPage(
+    c,
+    { title, path: c.req.path, principal: null, csrf: null, site },
+    <div class="narrow">
+      <h1>{title}</h1>
+      <p class="notice" role="alert">{message}</p>
+      <p>
+        <a href="/">Go to the start page</a>
+      </p>
+    </div>,
+    status,
+  );
+}

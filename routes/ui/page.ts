@@ -1,0 +1,106 @@
+/**
+ * Pages and their JSON twins from one data function. `definePage` registers
+ * `GET path` (HTML in the page shell) and `GET path.json` (the same data as
+ * JSON); for a path ending in a parameter (`/runs/:id`) the twin is
+ * `/runs/<id>.json`. Both sit behind the UI's sign-in, so a page cannot be
+ * added without it (`createApp` adds the secure headers to every path
+ * outside the API). The query string is passed to
+ * both, and the page links its twin with the same query, so a filtered view
+ * and its data share one URL shape.
+ *
+ * @module
+ */
+
+import type { Context, Hono } from "hono";
+import type { Child } from "hono/jsx";
+import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
+import type { Principal } from "../principal.ts";
+import type { SiteInfo, UiEnv } from "./context.ts";
+import { renderPage } from "./layout.tsx";
+
+/** What a page's render function knows besides its data. */
+export interface PageView {
+  /** When the page is rendered (epoch ms), for relative times. */
+  now: number;
+  /** The request path and query. */
+  url: URL;
+  /** The JSON twin of this exact request. */
+  jsonHref: string;
+  principal: Principal;
+}
+
+/** One page: its path, how to load its data and how to render it. */
+export interface PageSpec<T> {
+  /** Hono path, e.g. `/traces/health` or `/runs/:id`. */
+  path: string;
+  title: string | ((data: T) => string);
+  /** Loads the data both representations share (params without `.json`). */
+  load(c: Context<UiEnv>, params: Record<string, string>): Promise<T>;
+  render(data: T, view: PageView): Child;
+}
+
+/** What {@link definePage} needs from the app. */
+export interface PageDeps {
+  auth: UiAuth;
+  site: SiteInfo;
+  /** Clock in epoch ms (tests pin it). */
+  now?: () => number;
+}
+
+/** Registers a page and its JSON twin on `app`. */
+export function definePage<T>(
+  app: Hono<UiEnv>,
+  deps: PageDeps,
+  spec: PageSpec<T>,
+): void {
+  const twin = twinPath(spec.path);
+  // The twin first: `/runs/:id` would otherwise also match `/runs/x.json`.
+  app.get(
+    twin.path,
+    requirePrincipal(deps.auth, "json"),
+    async (c) => {
+      c.header("Cache-Control", "no-store");
+      return c.json(await spec.load(c, twin.params(c.req.param())));
+    },
+  );
+  app.get(
+    spec.path,
+    requirePrincipal(deps.auth, "page"),
+    async (c) => {
+      const data = await spec.load(c, c.req.param());
+      const url = new URL(c.req.url);
+      const jsonHref = `${url.pathname}.json${url.search}`;
+      const title = typeof spec.title === "string"
+        ? spec.title
+        : spec.title(data);
+      const view: PageView = {
+        now: (deps.now ?? Date.now)(),
+        url,
+        jsonHref,
+        principal: c.get("principal"),
+      };
+      return renderPage(c, {
+        title,
+        path: url.pathname,
+        principal: c.get("principal"),
+        csrf: c.get("csrf"),
+        site: deps.site,
+        jsonHref,
+      }, spec.render(data, view));
+    },
+  );
+}
+
+/** The twin's route, and how to recover the page's params from it. */
+export function twinPath(path: string): {
+  path: string;
+  params: (raw: Record<string, string>) => Record<string, string>;
+} {
+  const last = /:(\w+)$/.exec(path);
+  if (!last) return { path: `${path}.json`, params: (raw) => raw };
+  const name = last[1]!;
+  return {
+    path: `${path.slice(0, last.index)}:${name}{[^/]+\\.json}`,
+    params: (raw) => ({ ...raw, [name]: raw[name]!.slice(0, -".json".length) }),
+  };
+}

@@ -1,0 +1,115 @@
+/// <reference lib="dom" />
+/** The browser script on a fixture page: table filters kept in the URL, keyboard navigation, live refresh. */
+
+import assert from "node:assert/strict";
+import { CLIENT_SCRIPT } from "../../routes/ui/_client_bundle.ts";
+import { browserTest } from "./_harness.ts";
+
+const FIXTURE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><script src="/app.js" defer></script></head><body>
+<div data-filter-box hidden><label for="f">Filter rows</label>
+<input type="search" id="f" data-filter="runs" hidden></div>
+<table id="runs"><tbody>
+<tr data-nav-item><td>run-a</td><td>PASS</td></tr>
+<tr data-nav-item><td>run-b</td><td>FAIL</td></tr>
+<tr data-nav-item><td>run-c</td><td>FAIL</td></tr>
+</tbody></table>
+<p id="live" data-live-url="/state.json" data-live-state="running" data-live-interval="100">Running</p>
+<div id="announce" aria-live="polite"></div>
+</body></html>`;
+
+/** Serves the fixture, the script, and a state that turns `done` after `flipAfter` polls. */
+async function withFixture(
+  flipAfter: number,
+  fn: (origin: string, polls: () => number) => Promise<void>,
+): Promise<void> {
+  let polls = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/app.js") {
+        return new Response(CLIENT_SCRIPT, {
+          headers: { "content-type": "text/javascript" },
+        });
+      }
+      if (path === "/state.json") {
+        polls++;
+        return Response.json({ state: polls > flipAfter ? "done" : "running" });
+      }
+      return new Response(FIXTURE, {
+        headers: { "content-type": "text/html" },
+      });
+    },
+  );
+  try {
+    await fn(`http://127.0.0.1:${server.addr.port}`, () => polls);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+browserTest(
+  "the filter box shows, hides rows, keeps its text in the URL and restores it",
+  async (kit) => {
+    await withFixture(1_000_000, async (origin) => {
+      const { page } = await kit.open();
+      await page.goto(`${origin}/`);
+      const filter = page.getByLabel("Filter rows");
+      await filter.waitFor({ state: "visible" });
+      await filter.fill("fail");
+      assert.deepEqual(
+        await page.locator("#runs tbody tr:visible td:first-child")
+          .allTextContents(),
+        ["run-b", "run-c"],
+      );
+      assert.equal(new URL(page.url()).searchParams.get("q"), "fail");
+      await page.reload();
+      assert.equal(await page.getByLabel("Filter rows").inputValue(), "fail");
+      assert.equal(await page.locator("#runs tbody tr:visible").count(), 2);
+      await page.getByLabel("Filter rows").press("Escape");
+      assert.equal(await page.locator("#runs tbody tr:visible").count(), 3);
+      assert.equal(new URL(page.url()).search, "");
+    });
+  },
+);
+
+browserTest(
+  "/ focuses the filter; j and k move through the rows",
+  async (kit) => {
+    await withFixture(1_000_000, async (origin) => {
+      const { page } = await kit.open();
+      await page.goto(`${origin}/`);
+      await page.getByLabel("Filter rows").waitFor({ state: "visible" });
+      const focusedText = () =>
+        page.evaluate(() => document.activeElement?.textContent ?? "");
+      await page.keyboard.press("j");
+      assert.match(await focusedText(), /run-a/);
+      await page.keyboard.press("j");
+      await page.keyboard.press("j");
+      await page.keyboard.press("j");
+      assert.match(await focusedText(), /run-c/, "stops at the last row");
+      await page.keyboard.press("k");
+      assert.match(await focusedText(), /run-b/);
+      await page.keyboard.press("/");
+      assert.equal(
+        await page.evaluate(() => document.activeElement?.id),
+        "f",
+      );
+      await page.keyboard.press("j");
+      assert.equal(await page.getByLabel("Filter rows").inputValue(), "j");
+    });
+  },
+);
+
+browserTest(
+  "a live element reloads the page when its twin's state changes",
+  async (kit) => {
+    await withFixture(2, async (origin, polls) => {
+      const { page } = await kit.open();
+      await page.goto(`${origin}/`);
+      await page.waitForEvent("load", { timeout: 5000 });
+      assert.ok(polls() >= 3, `polled ${polls()} times before the reload`);
+    });
+  },
+);

@@ -1,0 +1,283 @@
+/// <reference lib="dom" />
+/** The trace UI in a real browser: sign-in, refusals, the health page's layout, keyboard focus. */
+
+import assert from "node:assert/strict";
+import type { TraceDb } from "../../lib/db.ts";
+import { ingestEvents } from "../../lib/obs/ingest/mod.ts";
+import {
+  browserTest,
+  screenshot,
+  scrollsHorizontally,
+  VIEWPORTS,
+} from "./_harness.ts";
+import { ADMIN_TOKEN, withUiServer } from "./_server.ts";
+
+/** A small index with something to report: a missing parent, a truncated preview, two versions. */
+async function seedDegraded(db: TraceDb): Promise<void> {
+  const events = Array.from({ length: 40 }, (_, i) => ({
+    application_id: i % 2 ? "support-app" : "billing-app",
+    agent_id: "support-bot",
+    event_id: `evt-${i}`,
+    root_trace_id: `root-${Math.floor(i / 10)}`,
+    parent_event_id: i % 10 === 0 ? null : `evt-${i - 1}`,
+    kind: ["retrieval", "selection", "llm_call", "tool_call"][i % 4],
+    started_at: new Date(Date.UTC(2026, 10, 29, 10, 0, i)).toISOString(),
+    attributes: {
+      "instrumentation.name": i < 30 ? "trace-recorder" : "otel-genai",
+      "instrumentation.version": i < 30 ? "1.4.0" : "0.9.2",
+    },
+  }));
+  events.push({
+    ...events[0]!,
+    event_id: "evt-orphan",
+    parent_event_id: "evt-never-sent",
+  });
+  await ingestEvents(db, events);
+  await ingestEvents(db, [{
+    ...events[1]!,
+    event_id: "evt-long-preview",
+    preview: "x".repeat(20_000),
+  }]);
+}
+
+browserTest(
+  "the one-time login URL opens one session and is refused on reuse",
+  async (kit) => {
+    await withUiServer({}, async (server) => {
+      const first = await kit.open();
+      await first.page.goto(server.loginUrl);
+      assert.equal(new URL(first.page.url()).pathname, "/traces/health");
+      assert.ok(!first.page.url().includes("token"), "the token left the URL");
+      assert.equal(
+        await first.page.locator("h1").textContent(),
+        "Index health",
+      );
+      const [cookie] = await first.context.cookies();
+      assert.ok(cookie);
+      assert.equal(cookie.httpOnly, true);
+      assert.equal(cookie.sameSite, "Strict");
+
+      const second = await kit.open();
+      const response = await second.page.goto(server.loginUrl);
+      assert.equal(response?.status(), 410);
+      await second.page.getByText("already been used").waitFor();
+      assert.equal(await second.context.cookies().then((c) => c.length), 0);
+      await screenshot(second.page, "login-used-desktop");
+      second.allowed.push("status of 410");
+    });
+  },
+);
+
+browserTest(
+  "a page without a session redirects to the login page, which explains the way in",
+  async (kit) => {
+    await withUiServer({}, async (server) => {
+      const visitor = await kit.open({ viewport: VIEWPORTS.mobile });
+      await visitor.page.goto(`${server.origin}/traces/health?x=1`);
+      const url = new URL(visitor.page.url());
+      assert.equal(url.pathname, "/login");
+      assert.equal(url.searchParams.get("next"), "/traces/health?x=1");
+      await visitor.page.getByRole("heading", { name: "Sign in to Trace" })
+        .waitFor();
+      await visitor.page.getByText("printed on its standard error").waitFor();
+      assert.equal(await scrollsHorizontally(visitor.page), false);
+      await screenshot(visitor.page, "login-mobile");
+      // After signing in, the login URL returns to where the visitor was going.
+      await visitor.page.goto(
+        `${server.loginUrl}&next=${encodeURIComponent("/traces/health?x=1")}`,
+      );
+      assert.equal(
+        new URL(visitor.page.url()).pathname +
+          new URL(visitor.page.url()).search,
+        "/traces/health?x=1",
+      );
+    });
+  },
+);
+
+browserTest(
+  "TRACE_UI_AUTH_TOKEN works as a bearer token and as a login that can be reused",
+  async (kit) => {
+    await withUiServer({ adminToken: ADMIN_TOKEN }, async (server) => {
+      const json = await fetch(`${server.origin}/traces/health.json`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      assert.equal(json.status, 200);
+      assert.equal((await json.json()).schema.provisioned, true);
+      const page = await fetch(`${server.origin}/traces/health`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<h1>Index health<\/h1>/);
+      const wrong = await fetch(`${server.origin}/traces/health.json`, {
+        headers: { authorization: "Bearer not-the-admin-token-at-all" },
+      });
+      assert.equal(wrong.status, 401);
+      await wrong.body?.cancel();
+
+      for (const round of [1, 2]) {
+        const visitor = await kit.open();
+        await visitor.page.goto(`${server.origin}/login`);
+        await visitor.page.getByLabel("TRACE_UI_AUTH_TOKEN").fill(ADMIN_TOKEN);
+        await visitor.page.getByRole("button", { name: "Sign in" }).click();
+        await visitor.page.waitForURL(`${server.origin}/traces/health`);
+        assert.equal(
+          await visitor.page.locator(".session strong").textContent(),
+          "token",
+          `round ${round}`,
+        );
+      }
+    });
+  },
+);
+
+browserTest(
+  "a cross-site POST is refused and leaves the session alone",
+  async (kit) => {
+    await withUiServer({}, async (server) => {
+      const victim = await kit.open();
+      await victim.page.goto(server.loginUrl);
+      // Another site (localhost is a different site from 127.0.0.1) with a form
+      // that posts to the UI's sign-out route.
+      const attacker = Deno.serve(
+        { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+        () =>
+          new Response(
+            `<!DOCTYPE html><form method="post" action="${server.origin}/logout">
+             <input type="hidden" name="_csrf" value="guessed">
+             <button>Win a prize</button></form>`,
+            { headers: { "content-type": "text/html" } },
+          ),
+      );
+      try {
+        await victim.page.goto(`http://localhost:${attacker.addr.port}/`);
+        const [response] = await Promise.all([
+          victim.page.waitForResponse((r) => r.url().endsWith("/logout")),
+          victim.page.getByRole("button", { name: "Win a prize" }).click(),
+        ]);
+        assert.equal(response.status(), 403);
+        victim.allowed.push("status of 403");
+      } finally {
+        await attacker.shutdown();
+      }
+      const back = await victim.page.goto(`${server.origin}/traces/health`);
+      assert.equal(back?.status(), 200);
+      assert.equal(new URL(victim.page.url()).pathname, "/traces/health");
+    });
+  },
+);
+
+for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+  browserTest(
+    `the health page at ${name} size leads with the status and never scrolls sideways`,
+    async (kit) => {
+      await withUiServer({ seed: seedDegraded }, async (server) => {
+        const visitor = await kit.open({ viewport });
+        await visitor.page.goto(server.loginUrl);
+        // A second check draws the latency history.
+        await visitor.page.reload();
+        const badge = visitor.page.locator(".page-head .badge");
+        assert.equal(await badge.textContent(), "DEGRADED");
+        const box = await badge.boundingBox();
+        assert.ok(
+          box && box.y + box.height <= viewport.height,
+          "status below the fold",
+        );
+        const reason = await visitor.page.locator(".verdict__reason")
+          .boundingBox();
+        assert.ok(reason && reason.y + reason.height <= viewport.height);
+        assert.equal(await scrollsHorizontally(visitor.page), false);
+        await visitor.page.getByRole("heading", { name: "Query latency" })
+          .waitFor();
+        assert.equal(
+          await visitor.page.locator("#latency-probes svg[role=img]").count(),
+          1,
+        );
+        await screenshot(visitor.page, `health-${name}`);
+        const dark = await kit.open({ viewport, colorScheme: "dark" });
+        await dark.context.addCookies(await visitor.context.cookies());
+        await dark.page.goto(`${server.origin}/traces/health`);
+        await screenshot(dark.page, `health-${name}-dark`);
+      });
+    },
+  );
+}
+
+browserTest("the empty index explains itself", async (kit) => {
+  await withUiServer({}, async (server) => {
+    const visitor = await kit.open();
+    await visitor.page.goto(server.loginUrl);
+    await visitor.page.getByText("No events indexed yet").waitFor();
+    await visitor.page.getByText("trace events ingest events.ndjson")
+      .waitFor();
+    await screenshot(visitor.page, "health-empty-desktop");
+  });
+});
+
+browserTest(
+  "keyboard focus is visible, the skip link reaches the content, copy buttons copy",
+  async (kit) => {
+    await withUiServer({}, async (server) => {
+      const visitor = await kit.open();
+      await visitor.context.grantPermissions([
+        "clipboard-read",
+        "clipboard-write",
+      ]);
+      await visitor.page.goto(server.loginUrl);
+      await visitor.page.keyboard.press("Tab");
+      const focused = await visitor.page.evaluate(() => {
+        const element = document.activeElement as HTMLElement;
+        const style = getComputedStyle(element);
+        const box = element.getBoundingClientRect();
+        return {
+          text: element.textContent,
+          outline: style.outlineStyle,
+          width: parseFloat(style.outlineWidth),
+          visible: box.top >= 0 && box.height > 0,
+        };
+      });
+      assert.equal(focused.text, "Skip to content");
+      assert.notEqual(focused.outline, "none");
+      assert.ok(focused.width >= 2, `outline ${focused.width}px`);
+      assert.ok(focused.visible, "the focused skip link is off screen");
+      await screenshot(visitor.page, "focus-skip-link");
+      await visitor.page.keyboard.press("Enter");
+      assert.equal(
+        await visitor.page.evaluate(() => document.activeElement?.id),
+        "main",
+      );
+      // Every link and button after it can be reached and shows its focus.
+      const stops: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        await visitor.page.keyboard.press("Tab");
+        const stop = await visitor.page.evaluate(() => {
+          const element = document.activeElement;
+          if (!element || element === document.body) return null;
+          return {
+            text: element.textContent?.trim() ?? "",
+            outline: getComputedStyle(element).outlineStyle,
+          };
+        });
+        if (!stop) break;
+        assert.notEqual(
+          stop.outline,
+          "none",
+          `focus not shown on ${stop.text}`,
+        );
+        stops.push(stop.text);
+      }
+      assert.equal(stops[0], "Check again");
+      assert.ok(stops.includes("Raw JSON"), stops.join(" | "));
+      assert.ok(stops.includes("Copy"), stops.join(" | "));
+      const copy = visitor.page.getByRole("button", {
+        name: /Copy data location/,
+      });
+      await copy.click();
+      await copy.filter({ hasText: "Copied" }).waitFor();
+      assert.equal(
+        await visitor.page.evaluate(() => navigator.clipboard.readText()),
+        `${server.dataDir}/trace.db`,
+      );
+    });
+  },
+);

@@ -1,0 +1,117 @@
+/** Progress on stderr: plain lines off a terminal, one live line on a terminal. */
+
+import assert from "node:assert/strict";
+import { progressRenderer } from "../cli/_progress.ts";
+import { renderReport } from "../cli/_report_text.ts";
+import { runFake } from "./_fake_target.ts";
+import { captureIo } from "./_helpers.ts";
+
+Deno.test("progressRenderer() prints one plain line per phase, sample and cleanup poll off a terminal", async () => {
+  const io = captureIo();
+  await runFake({ onEvent: progressRenderer(io) });
+  const lines = io.stderr().split("\n").filter((l) => l !== "");
+  assert.ok(lines.every((l) => l.startsWith("progress: ")), io.stderr());
+  assert.ok(
+    !io.stderr().includes("\r") && !io.stderr().includes("\u001b"),
+    "no terminal control sequence in a log",
+  );
+  assert.deepEqual(lines.slice(0, 4), [
+    "progress: ingesting the canaries and the control record",
+    "progress: reading the baseline (the queries warm the caches)",
+    "progress: deleting the canaries",
+    "progress: sampling through the deletion window",
+  ]);
+  const samples = lines.filter((l) => l.startsWith("progress: sample #"));
+  assert.equal(samples.length, 5);
+  assert.equal(
+    samples[0],
+    "progress: sample #0 at 0.00 s of the 2 s window: source 0, vector 0, cache 0; marker gone; control ok",
+  );
+  assert.ok(
+    lines.includes(
+      "progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 2 s",
+    ),
+  );
+  assert.match(
+    io.stderr(),
+    /progress: cleanup poll #1 at 0\.\d\d s of at most 2 s: clean\n/,
+  );
+  assert.equal(lines.at(-1), "progress: cleanup complete after 1 poll(s)");
+});
+
+Deno.test("progressRenderer() says at once what an interrupt stops and how long cleanup may take", async () => {
+  const io = captureIo();
+  const render = progressRenderer(io);
+  const controller = new AbortController();
+  await runFake({
+    behaviour: { staleCache: true },
+    signal: controller.signal,
+    onEvent: (event) => {
+      render(event);
+      if (event.type === "sample" && event.sample.index === 1) {
+        controller.abort();
+      }
+    },
+  });
+  const text = io.stderr();
+  assert.match(
+    text,
+    /progress: sample #1 at 0\.50 s of the 2 s window: source 0, vector 0, cache 1; marker SEEN; control ok\nprogress: interrupted during window: no verdict without the final sample; cleaning up \(Ctrl-C again exits at once\)\n/,
+  );
+  assert.match(
+    text,
+    /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 2 s \(bounded after the interrupt\)\n/,
+  );
+  assert.match(
+    text,
+    /cleanup poll #\d+ at \d\.\d\d s of at most 2 s: not clean yet\n/,
+  );
+});
+
+Deno.test("progressRenderer() keeps one live line on a terminal", async () => {
+  const io = { ...captureIo(), stderrIsTerminal: true };
+  await runFake({ onEvent: progressRenderer(io) });
+  // The live line is rewritten in place: carriage return, then erase the line.
+  const text = io.stderr().replaceAll("\r\u001b[2K", "<rewrite>");
+  assert.match(text, /<rewrite>window \[#+-*\] sample #4 at 2\.00 s/);
+  assert.match(text, /<rewrite>cleanup \[[#-]+\] cleanup poll #1/);
+  assert.doesNotMatch(text, /progress: /);
+  assert.doesNotMatch(text, /\n/, "no line of its own without an interrupt");
+});
+
+Deno.test("renderReport() marks a rendered marker in the sample table and says what it means", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.op === "query" && request.stage === "window" &&
+        request.role === "test"
+        ? Promise.resolve({
+          text: String(request.body.query).replaceAll("_", "&lowbar;"),
+        })
+        : forward(),
+  });
+  const text = renderReport(report);
+  assert.match(text, /\n {2}4 {2}2\.00 {3}0 {7}0 {7}0 {6}RENDERED {2}ok\n/);
+  assert.match(
+    text,
+    /RENDERED: the answer carried the marker in another spelling \(HTML entities\), which counts as retrievable/,
+  );
+  assert.match(text, /rendered with HTML entities rather than byte for byte/);
+});
+
+Deno.test("renderReport() says an interrupted run took no sample when it stopped before the window", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    signal: controller.signal,
+    onEvent: (event) => {
+      if (event.type === "phase" && event.phase === "delete") {
+        controller.abort();
+      }
+    },
+  });
+  const text = renderReport(report);
+  assert.match(text, /^INCONCLUSIVE {2}run-\S+ {2}\(interrupted\)\n/);
+  assert.match(
+    text,
+    /No samples: the run was interrupted before its deletion window began\./,
+  );
+});

@@ -1,0 +1,234 @@
+/**
+ * `/mcp` on the server app with the official SDK's streamable HTTP client,
+ * served on an ephemeral loopback port: the documented tools, the full flow
+ * against the demo app, and refusal of unauthenticated and cross-origin
+ * requests.
+ */
+
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type DemoServer, startDemoServer } from "../cli/demo.ts";
+import { migrate } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { RunJobs } from "../lib/runs/mod.ts";
+import { type AppOptions, createApp } from "../routes/app.ts";
+import { withDb, withServer } from "./_helpers.ts";
+import {
+  assertDocumentedTools,
+  callError,
+  callOk,
+  fullFlow,
+  registerThroughCli,
+  writeConfig,
+} from "./mcp_support.ts";
+
+const TOKEN = "mcp-test-token-0123456789";
+
+interface Served {
+  url: URL;
+  dataDir: string;
+}
+
+/** The app with `/mcp` on an ephemeral loopback port. */
+async function withMcpServer(
+  mcp: Partial<NonNullable<AppOptions["mcp"]>>,
+  fn: (served: Served) => Promise<void>,
+): Promise<void> {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const jobs = new RunJobs({ db, dataDir, trace: false });
+    const app = createApp({
+      db,
+      log: () => {},
+      mcp: { dataDir, jobs, authToken: TOKEN, ...mcp },
+    });
+    try {
+      await withServer(
+        app.fetch,
+        (server) => fn({ url: new URL(`${server.url}/mcp`), dataDir }),
+      );
+    } finally {
+      await jobs.close();
+    }
+  });
+}
+
+async function connect(
+  url: URL,
+  headers: Record<string, string>,
+): Promise<Client> {
+  const client = new Client({ name: "trace-test", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers } }),
+  );
+  return client;
+}
+
+const BEARER = { Authorization: `Bearer ${TOKEN}` };
+
+Deno.test("/mcp lists exactly the documented tools to an authenticated client; trace queries only when enabled", async () => {
+  await withMcpServer({}, async ({ url }) => {
+    const client = await connect(url, BEARER);
+    try {
+      await assertDocumentedTools(client, false);
+    } finally {
+      await client.close();
+    }
+  });
+  await withMcpServer({ allowTraceQueries: true }, async ({ url }) => {
+    const client = await connect(url, BEARER);
+    try {
+      await assertDocumentedTools(client, true);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+Deno.test("/mcp refuses unauthenticated, wrongly authenticated and cross-origin clients", async () => {
+  await withMcpServer({}, async ({ url }) => {
+    for (
+      const headers of [{}, { Authorization: "Bearer wrong-token-0123456789" }]
+    ) {
+      await assert.rejects(
+        connect(url, headers),
+        /Missing or wrong bearer token/,
+      );
+    }
+    await assert.rejects(
+      connect(url, { ...BEARER, Origin: "http://evil.example" }),
+      /Cross-origin requests are refused/,
+    );
+    await assert.rejects(
+      connect(url, { ...BEARER, "Sec-Fetch-Site": "cross-site" }),
+      /Cross-origin requests are refused/,
+    );
+
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      },
+    };
+    const post = (headers: Record<string, string>) =>
+      fetch(url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          ...headers,
+        },
+        body: JSON.stringify(initialize),
+      });
+    const anonymous = await post({});
+    assert.equal(anonymous.status, 401);
+    assert.equal(
+      anonymous.headers.get("www-authenticate"),
+      'Bearer realm="trace"',
+    );
+    await anonymous.body?.cancel();
+    const foreign = await post({ ...BEARER, Origin: "https://evil.example" });
+    assert.equal(foreign.status, 403);
+    await foreign.body?.cancel();
+    const ok = await post(BEARER);
+    assert.equal(ok.status, 200);
+    assert.equal(
+      (await ok.json()).result.serverInfo.name,
+      "trace",
+    );
+    const stream = await fetch(url, { headers: BEARER });
+    assert.equal(stream.status, 405);
+    await stream.body?.cancel();
+  });
+});
+
+Deno.test("/mcp refuses every request while TRACE_UI_AUTH_TOKEN is unset, and saying so", async () => {
+  await withMcpServer({ authToken: undefined }, async ({ url }) => {
+    await assert.rejects(
+      connect(url, BEARER),
+      /set TRACE_UI_AUTH_TOKEN/,
+    );
+  });
+  await withDb((db, dataDir) => {
+    assert.throws(
+      () =>
+        createApp({
+          db,
+          mcp: {
+            dataDir,
+            jobs: new RunJobs({ db, dataDir }),
+            authToken: "short",
+          },
+        }),
+      /TRACE_UI_AUTH_TOKEN must be at least 16 characters/,
+    );
+    return Promise.resolve();
+  });
+});
+
+Deno.test("over HTTP: register (CLI) → start → poll → save → replay after the fix → compare, against the demo app", async () => {
+  let demo: DemoServer = await startDemoServer({ defect: "stale-cache" });
+  try {
+    await withMcpServer({}, async ({ url, dataDir }) => {
+      await registerThroughCli(
+        dataDir,
+        "demo-staging",
+        await writeConfig(dataDir, demo.url),
+      );
+      const client = await connect(url, BEARER);
+      try {
+        const flow = await fullFlow(client, "demo-staging", async () => {
+          const port = demo.port;
+          await demo.shutdown();
+          demo = await startDemoServer({ port });
+        });
+        assert.equal(flow.failing.verdict, "FAIL");
+        assert.equal(flow.replayed.verdict, "PASS");
+        const comparison = flow.comparison as {
+          findings: { fixed: unknown[]; still_present: unknown[] };
+        };
+        assert.ok(comparison.findings.fixed.length >= 2);
+        assert.deepEqual(comparison.findings.still_present, []);
+      } finally {
+        await client.close();
+      }
+    });
+  } finally {
+    await demo.shutdown();
+  }
+});
+
+Deno.test("over HTTP: a second start is refused naming the running run", async () => {
+  const demo = await startDemoServer();
+  try {
+    // Closing the server's job manager cancels the long run; its cleanup still runs.
+    await withMcpServer({}, async ({ url, dataDir }) => {
+      await registerThroughCli(
+        dataDir,
+        "slow-staging",
+        await writeConfig(dataDir, demo.url, 60),
+      );
+      const client = await connect(url, BEARER);
+      try {
+        const started = await callOk(client, "trace.external_start", {
+          target_id: "slow-staging",
+        });
+        assert.match(
+          await callError(client, "trace.external_start", {
+            target_id: "slow-staging",
+          }),
+          new RegExp(`run ${started.run_id} is still running in this process`),
+        );
+      } finally {
+        await client.close();
+      }
+    });
+  } finally {
+    await demo.shutdown();
+  }
+});

@@ -1,0 +1,309 @@
+/**
+ * `trace mcp` over stdio with the official SDK client, launched exactly as
+ * `trace mcp-config` tells a client to launch it: the documented tools, the
+ * full flow against the demo app, a refused second start, a run left by a
+ * killed server read back as interrupted, and trace queries bound to the
+ * local scope.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { main } from "../cli.ts";
+import { type DemoServer, startDemoServer } from "../cli/demo.ts";
+import { migrate, openDb } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+import {
+  assertDocumentedTools,
+  callError,
+  callOk,
+  fullFlow,
+  registerThroughCli,
+  writeConfig,
+} from "./mcp_support.ts";
+
+interface LaunchSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** What `trace mcp-config --json` prints for these flags. */
+async function launchSpec(flags: string[]): Promise<LaunchSpec> {
+  const io = captureIo();
+  assert.equal(await main(["mcp-config", "--json", ...flags], io), 0);
+  return JSON.parse(io.stdout());
+}
+
+/** A stdio client of a server launched from `spec`; closes it afterwards. */
+async function withStdio<T>(
+  spec: LaunchSpec,
+  fn: (client: Client, transport: StdioClientTransport) => Promise<T>,
+): Promise<T> {
+  const transport = new StdioClientTransport({
+    command: spec.command,
+    args: spec.args,
+    env: { ...spec.env, NO_COLOR: "1" },
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "trace-test", version: "1" });
+  await client.connect(transport);
+  try {
+    return await fn(client, transport);
+  } finally {
+    await client.close();
+  }
+}
+
+// The SDK's stdio client drives the child through node:child_process, whose
+// pipes Deno's sanitizers count as leaked until the child's exit is reaped.
+const CHILD_PROCESS = { sanitizeResources: false, sanitizeOps: false };
+
+Deno.test({
+  name:
+    "trace mcp-config prints absolute paths that launch trace mcp with the documented tools",
+  ...CHILD_PROCESS,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const spec = await launchSpec(["--data-dir", dir]);
+      assert.equal(spec.command, Deno.execPath());
+      const cli = spec.args.find((a) => a.endsWith("cli.ts"))!;
+      assert.ok(isAbsolute(cli) && existsSync(cli), cli);
+      const config = spec.args[spec.args.indexOf("--config") + 1]!;
+      assert.ok(isAbsolute(config) && existsSync(config), config);
+      assert.deepEqual(spec.args.slice(spec.args.indexOf("mcp")), [
+        "mcp",
+        "--data-dir",
+        dir,
+        "--anonymous",
+      ]);
+      assert.deepEqual(spec.env, {});
+      await withStdio(spec, (client) => assertDocumentedTools(client, false));
+
+      const queries = await launchSpec([
+        "--data-dir",
+        dir,
+        "--allow-trace-queries",
+      ]);
+      assert.deepEqual(queries.env, { TRACE_MCP_ALLOW_TRACE_QUERIES: "true" });
+      await withStdio(queries, (client) => assertDocumentedTools(client, true));
+
+      const text = captureIo();
+      assert.equal(await main(["mcp-config", "--data-dir", dir], text), 0);
+      const blocks = text.stdout().split("\n\n");
+      const mcpServers = JSON.parse(blocks[0]!.replace(/^(#.*\n)+/, ""));
+      assert.deepEqual(mcpServers.mcpServers.trace, {
+        command: spec.command,
+        args: spec.args,
+      });
+      const vscode = JSON.parse(blocks[1]!.replace(/^(#.*\n)+/, ""));
+      assert.equal(vscode.servers.trace.type, "stdio");
+      assert.deepEqual(vscode.servers.trace.args, spec.args);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "over stdio: register (CLI) → start → poll → save → replay after the fix → compare, against the demo app",
+  ...CHILD_PROCESS,
+  fn: async () => {
+    let demo: DemoServer = await startDemoServer({ defect: "stale-cache" });
+    try {
+      await withTempDir(async (dir) => {
+        await registerThroughCli(
+          dir,
+          "demo-staging",
+          await writeConfig(dir, demo.url),
+        );
+        const spec = await launchSpec(["--data-dir", dir]);
+        const flow = await withStdio(
+          spec,
+          (client) =>
+            fullFlow(client, "demo-staging", async () => {
+              const port = demo.port;
+              await demo.shutdown();
+              demo = await startDemoServer({ port });
+            }),
+        );
+        const keys = (findings: unknown) =>
+          (findings as { code: string; subject: string }[])
+            .map((f) => `${f.code}:${f.subject}`).sort();
+        assert.deepEqual(
+          keys(flow.failing.findings).filter((k) => !k.startsWith("cleanup")),
+          ["marker_retrievable:retrieval", "residual_store:cache_records"],
+        );
+        assert.equal(
+          (flow.failing.cleanup as { cleanup_complete: boolean })
+            .cleanup_complete,
+          false,
+        );
+        assert.equal(flow.replayed.verdict, "PASS");
+        assert.equal(
+          (flow.replayed.regression as { status: string }).status,
+          "enforced",
+        );
+        const comparison = flow.comparison as {
+          a: { verdict: string };
+          b: { verdict: string };
+          findings: { fixed: { code: string; subject: string }[] };
+          cleanup: {
+            a: { cleanup_complete: boolean };
+            b: { cleanup_complete: boolean };
+          };
+        };
+        assert.equal(comparison.a.verdict, "FAIL");
+        assert.equal(comparison.b.verdict, "PASS");
+        assert.deepEqual(
+          keys(comparison.findings.fixed).filter((k) =>
+            !k.startsWith("cleanup")
+          ),
+          ["marker_retrievable:retrieval", "residual_store:cache_records"],
+        );
+        assert.equal(comparison.cleanup.a.cleanup_complete, false);
+        assert.equal(comparison.cleanup.b.cleanup_complete, true);
+      });
+    } finally {
+      await demo.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "over stdio: a second start is refused naming the running run; after the server is killed its run reads interrupted, INCONCLUSIVE",
+  ...CHILD_PROCESS,
+  fn: async () => {
+    const demo = await startDemoServer();
+    try {
+      await withTempDir(async (dir) => {
+        await registerThroughCli(
+          dir,
+          "slow-staging",
+          await writeConfig(dir, demo.url, 60),
+        );
+        const spec = await launchSpec(["--data-dir", dir]);
+        const runId = await withStdio(spec, async (client, transport) => {
+          const started = await callOk(client, "trace.external_start", {
+            target_id: "slow-staging",
+          });
+          const refused = await callError(client, "trace.external_start", {
+            target_id: "slow-staging",
+          });
+          assert.match(
+            refused,
+            new RegExp(
+              `run ${started.run_id} is still running in this process`,
+            ),
+          );
+          // Kill it inside the window, once every synthetic id was issued.
+          for (;;) {
+            const running = await callOk(client, "trace.external_get", {
+              run_id: started.run_id,
+            });
+            assert.equal(running.state, "running");
+            if ((running.progress as { phase: string }).phase === "window") {
+              break;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          Deno.kill(transport.pid!, "SIGKILL");
+          return started.run_id as string;
+        });
+        await withStdio(spec, async (client) => {
+          const view = await callOk(client, "trace.external_get", {
+            run_id: runId,
+          });
+          assert.equal(view.state, "interrupted");
+          assert.equal(view.verdict, "INCONCLUSIVE");
+          assert.equal(view.findings, null);
+          const checkpoint = view.checkpoint as {
+            issued: { test: string[]; control: string[] };
+          };
+          assert.equal(checkpoint.issued.test.length, 2);
+          assert.equal(checkpoint.issued.control.length, 1);
+          assert.match(String(view.next), /never PASS/);
+          assert.match(
+            await callError(client, "trace.external_save", { run_id: runId }),
+            /it never completed/,
+          );
+        });
+      });
+    } finally {
+      await demo.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "over stdio: trace queries are bound to the local scope of the flags (anonymous by default)",
+  ...CHILD_PROCESS,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const db = await openDb({ dataDir: dir });
+      try {
+        await migrate(db, ALL_MIGRATIONS);
+        await ingestEvents(
+          db,
+          [
+            ["a-anon", "app-a", null],
+            ["a-user", "app-a", "u1"],
+            ["b-anon", "app-b", null],
+          ].map(([id, app, user]) => ({
+            event_id: id,
+            application_id: app,
+            user_id: user,
+            agent_id: "agent-1",
+            kind: "retrieval",
+          })),
+        );
+      } finally {
+        db.close();
+      }
+      const ids = (answer: Record<string, unknown>) =>
+        (answer.events as { event_id: string }[]).map((e) => e.event_id)
+          .sort();
+
+      const anonymous = await launchSpec([
+        "--data-dir",
+        dir,
+        "--allow-trace-queries",
+      ]);
+      await withStdio(anonymous, async (client) => {
+        const answer = await callOk(client, "trace.query_traces");
+        assert.deepEqual(ids(answer), ["a-anon", "b-anon"]);
+        assert.match(
+          await callError(client, "trace.query_traces", { user_id: "u1" }),
+          /outside this principal's trace scope \(anonymous users\)/,
+        );
+      });
+
+      const appA = await launchSpec([
+        "--data-dir",
+        dir,
+        "--allow-trace-queries",
+        "--application",
+        "app-a",
+        "--user",
+        "u1",
+      ]);
+      await withStdio(appA, async (client) => {
+        assert.deepEqual(
+          ids(await callOk(client, "trace.query_traces")),
+          ["a-user"],
+        );
+        assert.match(
+          await callError(client, "trace.query_traces", {
+            application_id: "app-b",
+          }),
+          /application_id "app-b" is outside this principal's trace scope \(application "app-a"\)/,
+        );
+      });
+    });
+  },
+});

@@ -1,0 +1,406 @@
+/** The MCP tools through the official SDK client, in process: list, schemas, refusals, bounds, reference tools. */
+
+import assert from "node:assert/strict";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { validateToolName } from "@modelcontextprotocol/sdk/shared/toolNameValidation.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { StagingTransport } from "../lib/contract/protocol.ts";
+import { migrate, type TraceDb } from "../lib/db.ts";
+import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
+import {
+  localPrincipal,
+  type McpToolContext,
+  TOOL_NAMES,
+} from "../lib/mcp/mod.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { RunJobs, RunLock } from "../lib/runs/mod.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { stagingConfig, withDb } from "./_helpers.ts";
+import {
+  assertDocumentedTools,
+  callError,
+  callOk,
+  DOCUMENTED_TOOLS,
+  memoryClient,
+  pollRun,
+} from "./mcp_support.ts";
+
+const TARGET_ID = "staging-a";
+
+/** A transport that holds the first test inventory after the deletion until released. */
+function heldTarget(clock: VirtualClock) {
+  const fake = new FakeTarget(clock);
+  const reached = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  let deleted = false;
+  let held = false;
+  const transport: StagingTransport = {
+    async post(op, body) {
+      if (op === "delete") deleted = true;
+      const test = String(body.namespace).startsWith("trace-test-");
+      if (deleted && test && op === "inventory" && !held) {
+        held = true;
+        reached.resolve();
+        await release.promise;
+      }
+      return await fake.post(op, body);
+    },
+  };
+  return { transport, reached: reached.promise, release: release.resolve };
+}
+
+interface Setup {
+  client: Client;
+  context: McpToolContext;
+  db: TraceDb;
+}
+
+/** A migrated data dir with one registered target, a job manager on a virtual clock, and a client. */
+async function withTools(
+  fn: (setup: Setup) => Promise<void>,
+  options: {
+    overrides?: Partial<McpToolContext>;
+    transport?: (clock: VirtualClock) => StagingTransport;
+  } = {},
+): Promise<void> {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    await registerTarget(db, {
+      targetId: TARGET_ID,
+      config: stagingConfig({ document_count: 2 }),
+      source: "registered",
+    });
+    const clock = new VirtualClock();
+    const jobs = new RunJobs({
+      db,
+      dataDir,
+      clock,
+      trace: false,
+      lock: new RunLock(),
+      transport: () =>
+        options.transport ? options.transport(clock) : new FakeTarget(clock),
+    });
+    const context: McpToolContext = {
+      db,
+      dataDir,
+      jobs,
+      principal: localPrincipal({ user_id: null }),
+      allowTraceQueries: false,
+      ...options.overrides,
+    };
+    const client = await memoryClient(context);
+    try {
+      await fn({ client, context, db });
+    } finally {
+      await client.close();
+      await jobs.close();
+    }
+  });
+}
+
+Deno.test("tools/list names exactly the documented tools and annotations; trace.query_traces only when enabled", async () => {
+  await withTools(({ client }) => assertDocumentedTools(client, false));
+  await withTools(({ client }) => assertDocumentedTools(client, true), {
+    overrides: { allowTraceQueries: true },
+  });
+  assert.deepEqual(TOOL_NAMES, DOCUMENTED_TOOLS.map(([name]) => name));
+});
+
+Deno.test("every tool name is valid for MCP and every input schema is a strict object from its valibot schema", async () => {
+  await withTools(async ({ client }) => {
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      assert.deepEqual(validateToolName(tool.name), {
+        isValid: true,
+        warnings: [],
+      });
+      assert.equal(tool.inputSchema.type, "object", tool.name);
+      assert.equal(
+        (tool.inputSchema as { additionalProperties?: unknown })
+          .additionalProperties,
+        false,
+        tool.name,
+      );
+      assert.ok(tool.description && tool.description.length > 40, tool.name);
+    }
+    const start = tools.find((t: Tool) => t.name === "trace.external_start")!;
+    const targetId = start.inputSchema.properties?.target_id as {
+      pattern: string;
+    };
+    // The pattern is the ledger's own target-id rule, not a copy.
+    assert.equal(
+      targetId.pattern,
+      (TargetIdSchema.pipe[1] as { requirement: RegExp }).requirement.source,
+    );
+    assert.deepEqual(start.inputSchema.required, ["target_id"]);
+  }, { overrides: { allowTraceQueries: true } });
+});
+
+Deno.test("external tools refuse URL-like ids, unknown targets and URL, config or registration arguments", async () => {
+  await withTools(async ({ client }) => {
+    const urlLike = [
+      "http://staging.example",
+      "https://staging.example/api",
+      "localhost:8787",
+      "localhost",
+      "127.0.0.1",
+      "ops@staging",
+      "staging.example/api",
+    ];
+    for (const tool of ["trace.external_start", "trace.external_plan"]) {
+      for (const id of urlLike) {
+        const message = await callError(client, tool, { target_id: id });
+        assert.match(message, /not a URL or host/, `${tool} ${id}`);
+        assert.match(message, /trace external-register/);
+      }
+    }
+    assert.match(
+      await callError(client, "trace.external_start", { target_id: "nope" }),
+      /Cannot find target "nope"; register it with trace external-register/,
+    );
+    for (
+      const extra of [
+        { base_url: "http://127.0.0.1:8787" },
+        { config: { base_url: "http://127.0.0.1:8787" } },
+        { register: true },
+      ]
+    ) {
+      const message = await callError(client, "trace.external_start", {
+        target_id: TARGET_ID,
+        ...extra,
+      });
+      assert.match(
+        message,
+        new RegExp(
+          `^Invalid arguments for trace.external_start: ${
+            Object.keys(extra)[0]
+          }: unknown key`,
+        ),
+      );
+      assert.match(message, /no URL, config or registration arguments/);
+    }
+    assert.match(
+      await callError(client, "trace.external_start", {}),
+      /target_id: is required/,
+    );
+    // Nothing was started by any refused call.
+    const targets = await callOk(client, "trace.external_targets");
+    assert.equal((targets.targets as unknown[]).length, 1);
+  });
+});
+
+Deno.test("a second start is refused naming the running run, and the first completes", async () => {
+  let held: ReturnType<typeof heldTarget> | undefined;
+  await withTools(async ({ client }) => {
+    const first = await callOk(client, "trace.external_start", {
+      target_id: TARGET_ID,
+    });
+    await held!.reached;
+    const running = await callOk(client, "trace.external_get", {
+      run_id: first.run_id,
+    });
+    assert.equal(running.state, "running");
+    assert.equal(running.verdict, null);
+    assert.equal((running.progress as { phase: string }).phase, "window");
+
+    const refused = await callError(client, "trace.external_start", {
+      target_id: TARGET_ID,
+    });
+    assert.match(refused, new RegExp(`run ${first.run_id} is still running`));
+    const replay = await callError(client, "trace.external_replay", {
+      regression_id: "reg-20260101T000000Z-000000",
+    });
+    assert.match(replay, new RegExp(`run ${first.run_id} is still running`));
+
+    held!.release();
+    const done = await pollRun(client, first.run_id as string);
+    assert.equal(done.state, "completed");
+    assert.equal(done.verdict, "PASS");
+    assert.match(String(done.next), /PASS/);
+  }, {
+    transport: (clock) => (held = heldTarget(clock)).transport,
+  });
+});
+
+Deno.test("a viewer principal can read but cannot start runs, save or run the reference suite", async () => {
+  await withTools(async ({ client }) => {
+    await callOk(client, "trace.external_targets");
+    for (
+      const [tool, args] of [
+        ["trace.external_start", { target_id: TARGET_ID }],
+        ["trace.external_save", { run_id: "run-20260101T000000Z-000000" }],
+        ["trace.reference_run", { systems: ["correct"] }],
+      ] as const
+    ) {
+      assert.match(
+        await callError(client, tool, args),
+        /needs the operator or admin role; viewer-1 is viewer/,
+      );
+    }
+  }, {
+    overrides: {
+      principal: { name: "viewer-1", role: "viewer", scope: {} },
+    },
+  });
+});
+
+Deno.test("trace.query_traces is off by default and says how to turn it on", async () => {
+  await withTools(async ({ client }) => {
+    const { tools } = await client.listTools();
+    assert.ok(!tools.some((t: Tool) => t.name === "trace.query_traces"));
+    assert.match(
+      await callError(client, "trace.query_traces", {}),
+      /off on this server; start it with TRACE_MCP_ALLOW_TRACE_QUERIES=true/,
+    );
+    assert.match(
+      await callError(client, "trace.no_such_tool", {}),
+      /Unknown tool "trace.no_such_tool"/,
+    );
+  });
+});
+
+Deno.test("answers longer than the output bound are cut and say which lists were cut", async () => {
+  await withTools(async ({ client }) => {
+    const full = await callOk(client, "trace.reference_list");
+    const total = (full.systems as unknown[]).length;
+    assert.equal(full.truncated, undefined);
+    await withTools(async ({ client: bounded }) => {
+      const cut = await callOk(bounded, "trace.reference_list");
+      assert.ok(JSON.stringify(cut).length <= 3_000);
+      const truncation = cut.truncated as {
+        max_chars: number;
+        cuts: { path: string; kept: number; total: number }[];
+      };
+      assert.equal(truncation.max_chars, 3_000);
+      const systems = truncation.cuts.find((c) => c.path === "systems")!;
+      assert.equal(systems.total, total);
+      assert.equal((cut.systems as unknown[]).length, systems.kept);
+      assert.deepEqual(
+        cut.systems,
+        (full.systems as unknown[]).slice(0, systems.kept),
+      );
+    }, { overrides: { maxOutputChars: 3_000 } });
+  });
+});
+
+Deno.test("an unexpected failure is a generic one-line tool error, its detail only in the log", async () => {
+  const logged: string[] = [];
+  const broken = {
+    get: () => Promise.reject(new Error("secret detail\n    at x.ts:1:1")),
+  } as unknown as RunJobs;
+  await withTools(async ({ client }) => {
+    const message = await callError(client, "trace.external_get", {
+      run_id: "run-20260101T000000Z-000000",
+    });
+    assert.equal(
+      message,
+      "trace.external_get failed on an internal error; the server's log has the detail",
+    );
+    assert.deepEqual(logged, ["trace.external_get: secret detail"]);
+  }, { overrides: { jobs: broken, log: (line) => logged.push(line) } });
+});
+
+Deno.test("reference tools: run, history, get, dashboard, ranking and explain agree with each other", async () => {
+  await withTools(async ({ client }) => {
+    const empty = await callOk(client, "trace.reference_dashboard");
+    assert.deepEqual(empty.rows, []);
+
+    const listed = await callOk(client, "trace.reference_list");
+    const names = (listed.systems as { name: string }[]).map((s) => s.name);
+    assert.ok(names.includes("correct") && names.includes("stale-cache"));
+    const plans = await callOk(client, "trace.reference_plan", {
+      systems: ["stale-cache"],
+    });
+    assert.deepEqual(
+      (plans.plans as { system: string }[]).map((p) => p.system),
+      ["stale-cache"],
+    );
+    assert.match(
+      await callError(client, "trace.reference_plan", { systems: ["nope"] }),
+      /systems\.0: must be one of correct, stale-cache/,
+    );
+
+    const ran = await callOk(client, "trace.reference_run", {
+      systems: ["correct", "stale-cache"],
+      trace: false,
+    });
+    const rows = ran.rows as {
+      system: string;
+      run_id: string;
+      verdict: string;
+    }[];
+    assert.deepEqual(rows.map((r) => [r.system, r.verdict]), [
+      ["correct", "PASS"],
+      ["stale-cache", "FAIL"],
+    ]);
+    assert.equal(ran.mismatches, 0);
+
+    const history = await callOk(client, "trace.reference_history", {
+      system: "stale-cache",
+    });
+    const runs = history.runs as { run_id: string; matches: boolean }[];
+    assert.deepEqual(runs.map((r) => r.run_id), [rows[1]!.run_id]);
+    assert.equal(runs[0]!.matches, true);
+
+    const shown = await callOk(client, "trace.reference_get", {
+      run_id: rows[1]!.run_id,
+    });
+    assert.equal(shown.system, "stale-cache");
+    assert.equal((shown.evaluation as { matches: boolean }).matches, true);
+
+    const dashboard = await callOk(client, "trace.reference_dashboard");
+    assert.deepEqual(
+      (dashboard.rows as { system: string }[]).map((r) => r.system),
+      ["correct", "stale-cache"],
+    );
+    assert.equal((dashboard.missing as string[]).length, names.length - 2);
+    const ranking = await callOk(client, "trace.reference_ranking");
+    assert.deepEqual(
+      (ranking.ranking as { system: string }[]).map((r) => r.system),
+      ["correct", "stale-cache"],
+    );
+
+    const report = shown.report as {
+      findings: { code: string; subject: string; sample_indexes: number[] }[];
+      samples: unknown[];
+    };
+    const explained = await callOk(client, "trace.reference_explain", {
+      code: "residual_store",
+      subject: "cache_records",
+      run_id: rows[1]!.run_id,
+    });
+    assert.match(String(explained.meaning), /final sample/);
+    assert.match(String((explained.checks as string[])[0]), /invalidated/);
+    const run = explained.run as {
+      findings: { sample_indexes: number[]; samples: unknown[] }[];
+    };
+    const expected = report.findings.filter((f) =>
+      f.code === "residual_store" && f.subject === "cache_records"
+    );
+    assert.equal(run.findings.length, 1);
+    assert.deepEqual(
+      run.findings[0]!.samples,
+      expected[0]!.sample_indexes.map((i) => report.samples[i]),
+    );
+    assert.ok(run.findings[0]!.samples.length > 0);
+
+    const absent = await callOk(client, "trace.reference_explain", {
+      code: "control_lost",
+      run_id: rows[0]!.run_id,
+    });
+    assert.match(
+      String((absent.run as { note: string }).note),
+      /has no control_lost finding; its findings are: erased:deletion/,
+    );
+    assert.match(
+      await callError(client, "trace.reference_explain", { code: "nope" }),
+      /code: must be one of /,
+    );
+    assert.match(
+      await callError(client, "trace.reference_get", {
+        run_id: "run-20260101T000000Z-000000",
+      }),
+      /Cannot find reference run/,
+    );
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * Interrupts: an interrupted window is INCONCLUSIVE with state `interrupted`,
+ * and the cleanup polling after an interrupt is bounded by the smaller of the
+ * window and 30 s, announced and reported poll by poll.
+ */
+
+import assert from "node:assert/strict";
+import type { RunEvent } from "../lib/runner/events.ts";
+import { familyResults } from "../lib/runner/families.ts";
+import { runFake } from "./_fake_target.ts";
+import { stagingConfig } from "./_helpers.ts";
+
+/** Aborts once sample `index` has been taken. */
+function interruptAtSample(index: number) {
+  const controller = new AbortController();
+  return {
+    signal: controller.signal,
+    onEvent: (event: RunEvent) => {
+      if (event.type === "sample" && event.sample.index === index) {
+        controller.abort();
+      }
+    },
+  };
+}
+
+const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) =>
+  events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+
+Deno.test("an interrupt in an hour-long window bounds cleanup polling to 30 s", async () => {
+  const { report, events } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 3600,
+      sample_interval_seconds: 1,
+    }),
+    // Never clean: without the bound, cleanup would poll for the whole hour.
+    behaviour: { staleCache: true },
+    ...interruptAtSample(1),
+  });
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.samples.length, 2);
+  assert.equal(report.cleanup.interrupted, true);
+  assert.equal(report.cleanup.limit_seconds, 30);
+  assert.equal(report.cleanup.polls, 31);
+  assert.ok(
+    report.cleanup.elapsed_seconds < 31,
+    `${report.cleanup.elapsed_seconds}`,
+  );
+  assert.equal(report.cleanup.cleanup_complete, false);
+  assert.deepEqual(ofType(events, "interrupted").map((e) => e.phase), [
+    "window",
+  ]);
+  assert.deepEqual(ofType(events, "cleanup_started"), [
+    { type: "cleanup_started", limit_seconds: 30, interrupted: true },
+  ]);
+  const polls = ofType(events, "cleanup_poll");
+  assert.equal(polls.length, 31);
+  assert.deepEqual(polls.map((p) => p.poll), polls.map((_, i) => i + 1));
+  assert.ok(polls.every((p) => p.limit_seconds === 30 && !p.clean));
+});
+
+Deno.test("an interrupt in a short window bounds cleanup by the window", async () => {
+  const { report } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 10,
+      sample_interval_seconds: 1,
+    }),
+    behaviour: { staleCache: true },
+    ...interruptAtSample(0),
+  });
+  assert.equal(report.cleanup.limit_seconds, 10);
+  assert.equal(report.cleanup.polls, 11);
+});
+
+Deno.test("without an interrupt cleanup polls through the whole window", async () => {
+  const { report, events } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 40,
+      sample_interval_seconds: 1,
+    }),
+    behaviour: { staleCache: true },
+  });
+  assert.equal(report.state, "completed");
+  assert.equal(report.verdict, "FAIL");
+  assert.equal(report.cleanup.interrupted, false);
+  assert.equal(report.cleanup.limit_seconds, 40);
+  assert.equal(report.cleanup.polls, 41);
+  assert.deepEqual(ofType(events, "interrupted"), []);
+});
+
+Deno.test("an interrupt during cleanup ends polling at most 30 s later and keeps the verdict", async () => {
+  const controller = new AbortController();
+  const { report, events } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 3600,
+      sample_interval_seconds: 1,
+    }),
+    behaviour: { staleCache: true },
+    signal: controller.signal,
+    onEvent: (event) => {
+      if (event.type === "cleanup_poll" && event.poll === 3) {
+        controller.abort();
+      }
+    },
+  });
+  // The window ran to its final sample: its verdict stands.
+  assert.equal(report.state, "completed");
+  assert.equal(report.verdict, "FAIL");
+  assert.equal(report.samples.length, 3601);
+  assert.equal(report.cleanup.interrupted, true);
+  assert.ok(
+    report.cleanup.limit_seconds > 32 && report.cleanup.limit_seconds < 33,
+    `${report.cleanup.limit_seconds}`,
+  );
+  assert.ok(report.cleanup.polls <= 34, `${report.cleanup.polls} polls`);
+  assert.deepEqual(ofType(events, "interrupted").map((e) => e.phase), [
+    "cleanup",
+  ]);
+});
+
+Deno.test("an interrupted report judges only the families it could: sampled ones are errors", async () => {
+  const { report } = await runFake({
+    behaviour: { vectorDelayMs: 1_500 },
+    ...interruptAtSample(1),
+  });
+  const status = Object.fromEntries(
+    familyResults(report).map((r) => [r.family, r.status]),
+  );
+  assert.deepEqual(status, {
+    baseline: "pass",
+    "deletion.source_records": "error",
+    "deletion.vector_records": "error",
+    "deletion.cache_records": "error",
+    retrieval: "error",
+    control: "error",
+    cleanup: "pass",
+  });
+  const finding = report.findings.find((f) => f.code === "interrupted")!;
+  assert.deepEqual(finding.sample_indexes, [0, 1]);
+  assert.equal(report.timing.final_sample_started_at_seconds, null);
+});
+
+Deno.test("an interrupt before the window leaves no samples and still cleans up", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    signal: controller.signal,
+    onEvent: (event) => {
+      if (event.type === "phase" && event.phase === "baseline") {
+        controller.abort();
+      }
+    },
+  });
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.deletion, null);
+  assert.deepEqual(report.samples, []);
+  assert.match(
+    report.findings.find((f) => f.code === "interrupted")!.message,
+    /^The run was interrupted during baseline, before its final sample; cleanup still ran$/,
+  );
+  assert.equal(report.cleanup.cleanup_complete, true);
+});

@@ -1,0 +1,150 @@
+/** Markers and how an answer is searched for them: exact, rendered, or not at all. */
+
+import assert from "node:assert/strict";
+import {
+  ANSWER_RENDERINGS,
+  type AnswerRendering,
+  renderAnswer,
+} from "../lib/memory/mod.ts";
+import {
+  describeRendering,
+  findMarker,
+  MARKER_ALPHABET,
+  MARKER_PREFIX,
+  MARKER_RANDOM_LENGTH,
+  newMarker,
+  type RenderingTrait,
+} from "../lib/runner/marker.ts";
+import { newRunIdentifiers } from "../lib/runner/ids.ts";
+
+const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
+const RANDOM = MARKER.slice(MARKER_PREFIX.length);
+
+Deno.test("newMarker() is the prefix and 26 characters of a base32 alphabet without look-alikes", () => {
+  assert.equal(MARKER_ALPHABET.length, 32);
+  assert.doesNotMatch(MARKER_ALPHABET, /[ilou]/);
+  const markers = Array.from({ length: 200 }, newMarker);
+  for (const marker of markers) {
+    assert.match(marker, /^trace_canary_[0-9a-hjkmnp-tv-z]{26}$/);
+  }
+  assert.equal(MARKER_RANDOM_LENGTH, 26);
+  assert.equal(new Set(markers).size, markers.length);
+  // Every symbol is used: the random part is not, say, hex.
+  assert.equal(
+    new Set(markers.join("").replaceAll(MARKER_PREFIX, "")).size,
+    32,
+  );
+  const ids = newRunIdentifiers(2);
+  assert.match(ids.marker, /^trace_canary_[0-9a-z]{26}$/);
+  assert.notEqual(ids.marker, ids.controlMarker);
+});
+
+Deno.test("findMarker() reports a byte-exact marker as exact", () => {
+  assert.deepEqual(findMarker(`Relevant: - probe ${MARKER}.`, MARKER), {
+    form: "exact",
+    rendering: [],
+  });
+});
+
+Deno.test("findMarker() recognises a marker rendered or reworded, and says how", async (t) => {
+  const cases: [string, string, RenderingTrait[]][] = [
+    ["Markdown escapes", "trace\\_canary\\_" + RANDOM, ["markdown_escapes"]],
+    ["Markdown emphasis", `**${MARKER}**`.replace(/_/g, "\\_"), [
+      "markdown_escapes",
+    ]],
+    ["named references", `trace&lowbar;canary&UnderBar;${RANDOM}`, [
+      "html_entities",
+    ]],
+    ["numeric references", `trace&#95;canary&#x5F;${RANDOM}`, [
+      "html_entities",
+    ]],
+    [
+      "digits as references",
+      MARKER.replace(/[0-9]/g, (d) => `&#${d.charCodeAt(0)};`),
+      ["html_entities"],
+    ],
+    ["double-escaped references", `trace&amp;#95;canary&amp;lowbar;${RANDOM}`, [
+      "html_entities",
+    ]],
+    ["upper case", MARKER.toUpperCase(), ["case"]],
+    ["other separators", `trace-canary ${RANDOM}`, ["separators"]],
+    ["grouped", `trace canary ${RANDOM.match(/.{1,4}/g)!.join("-")}`, [
+      "separators",
+    ]],
+    ["zero-width characters", MARKER.split("").join("\u200b"), [
+      "invisible_characters",
+    ]],
+    [
+      "full-width forms",
+      [...MARKER].map((ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
+        .join(""),
+      ["full_width"],
+    ],
+    ["a line break inside", `${MARKER.slice(0, 20)}\n${MARKER.slice(20)}`, [
+      "line_breaks",
+    ]],
+    ["look-alike letters", MARKER.replace(/0/g, "o").replace(/1/g, "l"), [
+      "look_alikes",
+    ]],
+    ["without its prefix", `the id ${RANDOM} still answers`, []],
+  ];
+  for (const [name, rendered, traits] of cases) {
+    await t.step(name, () => {
+      assert.ok(!rendered.includes(MARKER) || name === "exact", rendered);
+      assert.deepEqual(findMarker(`Found: ${rendered}. Done.`, MARKER), {
+        form: "rendered",
+        rendering: traits,
+      });
+    });
+  }
+});
+
+Deno.test("findMarker() finds every rendering a memory pipeline applies, alone and chained", async (t) => {
+  const answer =
+    `Relevant memories:\n- Synthetic Trace canary record 1 of 3. Deletion probe ${MARKER}.`;
+  const chains: AnswerRendering[][] = [
+    ...ANSWER_RENDERINGS.map((r) => [r]),
+    ["markdown", "html"],
+    ["reworded", "wrapped"],
+    ["markdown", "full-width"],
+  ];
+  for (const chain of chains) {
+    await t.step(chain.join(" + "), () => {
+      const rendered = renderAnswer(answer, chain);
+      assert.ok(!rendered.includes(MARKER), rendered);
+      assert.equal(findMarker(rendered, MARKER)?.form, "rendered", rendered);
+      assert.equal(findMarker(rendered, newMarker()), null);
+    });
+  }
+});
+
+Deno.test("findMarker() never matches part of a marker, another marker, or a changed one", () => {
+  const other = newMarker();
+  const changed = MARKER.slice(0, -1) + (MARKER.endsWith("a") ? "b" : "a");
+  const answers = [
+    "No stored memory matches this query",
+    `Deletion probe ${other}.`,
+    `Deletion probe ${MARKER.slice(0, -1)}.`,
+    `Deletion probe ${changed}.`,
+    `Deletion probe ${MARKER_PREFIX}.`,
+    // Letters inserted inside the random part break it, whatever the separators.
+    `${MARKER.slice(0, 25)}x${MARKER.slice(25)}`,
+    `${MARKER.slice(0, 25)}&#55;${MARKER.slice(25)}`,
+  ];
+  for (const answer of answers) {
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
+Deno.test("describeRendering() words the traits in report order", () => {
+  assert.equal(
+    describeRendering(["markdown_escapes", "case"]),
+    "another case and Markdown escapes",
+  );
+  assert.equal(describeRendering(["html_entities"]), "HTML entities");
+  assert.equal(
+    describeRendering(["full_width", "line_breaks", "separators"]),
+    "other separators, full-width forms and line breaks",
+  );
+  assert.equal(describeRendering([]), "another spelling");
+});

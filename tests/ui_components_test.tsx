@@ -1,0 +1,196 @@
+/** UI components and formatting: badges, times, numbers, tables, charts. */
+
+import assert from "node:assert/strict";
+import type { Child } from "hono/jsx";
+import {
+  StatusBadge,
+  TONE_BY_STATUS,
+  toneOf,
+} from "../routes/ui/components/badge.tsx";
+import { BarChart, TimeChart } from "../routes/ui/components/chart.tsx";
+import { CopyId } from "../routes/ui/components/copy_id.tsx";
+import { DataTable } from "../routes/ui/components/data_table.tsx";
+import { Time } from "../routes/ui/components/time.tsx";
+import { niceTicks, timeTicks } from "../routes/ui/components/_scale.ts";
+import {
+  formatCount,
+  formatDuration,
+  formatRelative,
+  formatUtc,
+} from "../routes/ui/format.ts";
+
+async function html(element: Child): Promise<string> {
+  return String(await element);
+}
+
+Deno.test("StatusBadge shows the status as a word, in the tone of that word", async (t) => {
+  const words = {
+    PASS: "success",
+    FAIL: "danger",
+    INCONCLUSIVE: "attention",
+    RUNNING: "accent",
+    INTERRUPTED: "done",
+    ok: "success",
+    degraded: "attention",
+    failing: "danger",
+    unknown: "neutral",
+  };
+  for (const [word, tone] of Object.entries(words)) {
+    await t.step(word, async () => {
+      assert.equal(
+        await html(<StatusBadge status={word} />),
+        `<span class="badge badge--${tone}">${word.toUpperCase()}</span>`,
+      );
+    });
+  }
+  assert.equal(toneOf("something-new"), "neutral");
+  for (const word of Object.keys(TONE_BY_STATUS)) {
+    assert.equal(word, word.toLowerCase(), "keys are lower case");
+  }
+});
+
+Deno.test("Time shows relative time with the absolute UTC time on hover", async () => {
+  const now = Date.parse("2026-11-29T10:03:00Z");
+  assert.equal(
+    await html(<Time iso="2026-11-29T10:00:00.000Z" now={now} />),
+    '<time datetime="2026-11-29T10:00:00.000Z" title="2026-11-29 10:00:00 UTC">3 min ago</time>',
+  );
+  assert.match(await html(<Time iso={null} now={now} />), /never/);
+});
+
+Deno.test("formatting: counts, durations and relative times", () => {
+  assert.equal(formatCount(1_234_567), "1,234,567");
+  assert.equal(formatCount(null), "unknown");
+  const durations: [number, string][] = [
+    [0.4213, "0.42 ms"],
+    [12.34, "12.3 ms"],
+    [250.4, "250 ms"],
+    [4210, "4.21 s"],
+    [42_100, "42.1 s"],
+    [192_000, "3 min 12 s"],
+    [7_500_000, "2 h 5 min"],
+  ];
+  for (const [ms, text] of durations) assert.equal(formatDuration(ms), text);
+  const now = Date.parse("2026-11-29T12:00:00Z");
+  assert.equal(formatRelative("2026-11-29T11:59:58Z", now), "just now");
+  assert.equal(formatRelative("2026-11-29T10:00:00Z", now), "2 h ago");
+  assert.equal(formatRelative("2026-11-30T12:00:00Z", now), "in 1 d");
+  assert.equal(
+    formatUtc("2026-11-29T10:00:00.123Z"),
+    "2026-11-29 10:00:00 UTC",
+  );
+});
+
+Deno.test("CopyId renders the id in monospace with a hidden, labelled copy button", async () => {
+  assert.equal(
+    await html(<CopyId value="run-1" label="run id" />),
+    '<span class="copy-id"><code>run-1</code><button type="button" class="copy-button" data-copy="run-1" aria-label="Copy run id run-1" hidden="">Copy</button></span>',
+  );
+});
+
+Deno.test("DataTable right-aligns numeric columns and explains an empty table", async () => {
+  const columns = [
+    {
+      header: "Name",
+      rowHeader: true,
+      cell: (r: { n: number }) => `row ${r.n}`,
+    },
+    { header: "Count", numeric: true, cell: (r: { n: number }) => r.n },
+  ];
+  const table = await html(
+    <DataTable caption="Rows" columns={columns} rows={[{ n: 1 }]} navigable />,
+  );
+  assert.match(table, /<div class="table-wrap"><table\s*>/);
+  assert.match(table, /<th scope="col" class="num">Count<\/th>/);
+  assert.match(
+    table,
+    /<tr data-nav-item=""><th scope="row"\s*>row 1<\/th><td class="num">1<\/td><\/tr>/,
+  );
+  const empty = await html(
+    <DataTable
+      caption="Rows"
+      columns={columns}
+      rows={[]}
+      empty={{ title: "Nothing yet", command: "trace run" }}
+    />,
+  );
+  assert.doesNotMatch(empty, /<table/);
+  assert.match(empty, /Nothing yet/);
+  assert.match(empty, /<pre><code>trace run<\/code><\/pre>/);
+});
+
+Deno.test("niceTicks() and timeTicks() cover their range with round values", () => {
+  assert.deepEqual(niceTicks(0, 2.2, 4), [0, 1, 2, 3]);
+  assert.deepEqual(niceTicks(0, 0.9, 4), [0, 0.25, 0.5, 0.75, 1]);
+  assert.deepEqual(niceTicks(0, 0), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+  const ticks = niceTicks(0, 1_234_567, 5);
+  assert.ok(ticks[ticks.length - 1]! >= 1_234_567);
+  const t0 = Date.parse("2026-11-29T10:00:07Z");
+  const times = timeTicks(t0, t0 + 60_000);
+  assert.deepEqual(times.map((t) => t.label), [
+    "10:00:10",
+    "10:00:20",
+    "10:00:30",
+    "10:00:40",
+    "10:00:50",
+    "10:01:00",
+  ]);
+});
+
+Deno.test("charts name their unit and series and carry a data table", async () => {
+  const t0 = Date.parse("2026-11-29T10:00:00Z");
+  const line = await html(
+    <TimeChart
+      id="c1"
+      title="Store counts"
+      unit="records"
+      curve="step"
+      markers={[{ t: t0 + 5000, label: "window end" }]}
+      series={[
+        {
+          label: "source",
+          points: [{ t: t0, v: 3 }, { t: t0 + 10_000, v: 0 }],
+        },
+        {
+          label: "vector",
+          points: [{ t: t0, v: 3 }, { t: t0 + 10_000, v: 1 }],
+        },
+      ]}
+    />,
+  );
+  assert.match(
+    line,
+    /<figcaption id="c1-caption">Store counts \(records\)<\/figcaption>/,
+  );
+  assert.match(
+    line,
+    /role="img" aria-labelledby="c1-caption" aria-describedby="c1-table"/,
+  );
+  assert.match(line, />window end</);
+  assert.match(line, /<th scope="col" class="num">vector \(records\)<\/th>/);
+  assert.match(
+    line,
+    /<th scope="row">2026-11-29 10:00:10 UTC<\/th><td class="num">0<\/td><td class="num">1<\/td>/,
+  );
+  assert.match(line, /stroke-dasharray="6 4"/, "the second series is dashed");
+  const bars = await html(
+    <BarChart
+      id="c2"
+      title="Latency"
+      unit="ms"
+      categories={["query_page"]}
+      series={[{ label: "p50", values: [1.5] }, {
+        label: "p95",
+        values: [2.25],
+      }]}
+      table="sr-only"
+    />,
+  );
+  assert.match(
+    bars,
+    />p95 2\.25</,
+    "bars are labelled, not told apart by colour",
+  );
+  assert.match(bars, />3 ms</, "the axis names its unit");
+  assert.match(bars, /<div class="sr-only"><table id="c2-table">/);
+});

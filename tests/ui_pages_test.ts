@@ -1,0 +1,227 @@
+/** The health page and its JSON twin, the start page, error pages and the page/twin mechanism. */
+
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { HEALTH_ALERT_MESSAGES } from "../lib/obs/maint/mod.ts";
+import { createUiAuth } from "../routes/_ui_auth.ts";
+import { healthReason } from "../routes/pages/traces_health.tsx";
+import type { UiEnv } from "../routes/ui/context.ts";
+import { definePage, twinPath } from "../routes/ui/page.ts";
+import { ADMIN_TOKEN, at, page, signIn, withUiApp } from "./browser/_server.ts";
+
+const EVENT = {
+  application_id: "app-1",
+  agent_id: "agent-1",
+  kind: "retrieval",
+  started_at: "2026-11-29T10:00:00Z",
+};
+
+async function get(
+  fixture: Parameters<Parameters<typeof withUiApp>[1]>[0],
+  path: string,
+) {
+  const cookie = await signIn(fixture);
+  return await fixture.app.request(at(path), page({ cookie }));
+}
+
+Deno.test("the health page leads with the status and its reason, then the alerts", async () => {
+  await withUiApp({
+    seed: (db) =>
+      ingestEvents(db, [
+        { ...EVENT, event_id: "e-1" },
+        { ...EVENT, event_id: "e-2", parent_event_id: "missing-parent" },
+      ]).then(() => {}),
+  }, async (fixture) => {
+    const response = await get(fixture, "/traces/health");
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("cache-control"), "no-store");
+    const html = await response.text();
+    const head = html.indexOf('class="page-head"');
+    const badge = html.indexOf('badge--lg">DEGRADED</span>');
+    const reason = html.indexOf(HEALTH_ALERT_MESSAGES.missing_parent_links);
+    const alerts = html.indexOf('id="alerts"');
+    assert.ok(head >= 0 && badge > head, "status badge in the page head");
+    assert.ok(reason > badge && reason < alerts, "reason before the alerts");
+    assert.match(html, /<code>missing_parent_links<\/code>/);
+    assert.match(html, /<title>Index health · Trace<\/title>/);
+    assert.match(html, /aria-current="page">Health</);
+    assert.match(html, /<h2 id="latency-title">Query latency<\/h2>/);
+    assert.match(html, /<table id="latency-probes-table">/);
+    assert.match(html, /Counted by this server process since/);
+    assert.match(html, /<summary>Raw JSON<\/summary>/);
+  });
+});
+
+Deno.test("the health JSON twin carries the page's data: obsHealth plus this server's checks", async () => {
+  await withUiApp({ adminToken: ADMIN_TOKEN }, async ({ app }) => {
+    const bearer = page({ authorization: `Bearer ${ADMIN_TOKEN}` });
+    const first = await (await app.request(at("/traces/health.json"), bearer))
+      .json();
+    const second = await (await app.request(at("/traces/health.json"), bearer))
+      .json();
+    for (
+      const key of [
+        "status",
+        "schema",
+        "counts",
+        "latency",
+        "indexes",
+        "counters",
+        "alerts",
+        "latency_history",
+      ]
+    ) {
+      assert.ok(key in second, key);
+    }
+    assert.equal(second.counters.state, "recorded");
+    assert.equal(second.counters.scope, "this_process");
+    assert.equal(first.latency_history.length, 1);
+    assert.equal(second.latency_history.length, 2);
+    assert.equal(second.latency_history[1].checked_at, second.checked_at);
+    const html = await (await app.request(at("/traces/health"), bearer)).text();
+    assert.match(html, /href="\/traces\/health\.json"/);
+    assert.match(
+      html,
+      /This server&#39;s recent checks|This server's recent checks/,
+    );
+  });
+});
+
+Deno.test("an empty index and a missing one explain themselves", async () => {
+  await withUiApp({}, async (fixture) => {
+    const html = await (await get(fixture, "/traces/health")).text();
+    assert.match(html, /No events indexed yet/);
+    assert.match(html, /trace events ingest events\.ndjson/);
+    assert.match(html, /Nothing needs action: the index is ready and empty/);
+  });
+  await withUiApp({ bare: true }, async (fixture) => {
+    const response = await get(fixture, "/traces/health");
+    assert.equal(response.status, 200);
+    const html = await response.text();
+    assert.match(html, /badge--lg">FAILING</);
+    assert.match(html, /The observability index does not exist yet/);
+    assert.match(html, /<code>trace obs init<\/code>/);
+  });
+});
+
+Deno.test("healthReason() names the most severe alert and counts the others", () => {
+  const base = {
+    counts: { events: 3 },
+    alerts: [
+      {
+        code: "parity_unknown",
+        severity: "warning",
+        count: null,
+        message: "B",
+      },
+      { code: "write_failures", severity: "critical", count: 2, message: "A" },
+      { code: "truncated_previews", severity: "info", count: 1, message: "C" },
+    ],
+  };
+  assert.equal(
+    healthReason({ ...base, status: "failing" } as never),
+    "A. 1 more alert below.",
+  );
+  assert.equal(
+    healthReason({
+      status: "ok",
+      counts: { events: 3 },
+      alerts: [base.alerts[2]],
+    } as never),
+    "Nothing needs action: the schema is current, every index is in place and every envelope is indexed. 1 note below.",
+  );
+});
+
+Deno.test("page data is escaped, never markup", async () => {
+  await withUiApp({
+    seed: (db) =>
+      ingestEvents(db, [{
+        ...EVENT,
+        event_id: "e-x",
+        attributes: { "instrumentation.name": "<script>alert(1)</script>" },
+      }]).then(() => {}),
+  }, async (fixture) => {
+    const html = await (await get(fixture, "/traces/health")).text();
+    assert.doesNotMatch(html, /<script>alert/);
+    assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  });
+});
+
+Deno.test("pages use no inline script or inline style, so the CSP holds", async () => {
+  await withUiApp({}, async (fixture) => {
+    const html = await (await get(fixture, "/traces/health")).text();
+    const scripts = html.match(/<script[^>]*>/g) ?? [];
+    assert.equal(scripts.length, 1);
+    assert.match(
+      scripts[0]!,
+      /^<script src="\/ui\/app\.[0-9a-f]{16}\.js" defer>$/,
+    );
+    assert.doesNotMatch(html, /<script>[^<]/);
+    assert.doesNotMatch(html, /\sstyle="/);
+    assert.doesNotMatch(html, /\son[a-z]+="/, "no inline event handlers");
+  });
+});
+
+Deno.test("/ goes to the health page; unknown paths are pages for browsers and JSON for scripts", async () => {
+  await withUiApp({}, async (fixture) => {
+    const cookie = await signIn(fixture);
+    const home = await fixture.app.request(at("/"), page({ cookie }));
+    assert.equal(home.status, 302);
+    assert.equal(home.headers.get("location"), "/traces/health");
+    const browser = await fixture.app.request(
+      at("/nope"),
+      page({ accept: "text/html,application/xhtml+xml" }),
+    );
+    assert.equal(browser.status, 404);
+    assert.match(browser.headers.get("content-type") ?? "", /text\/html/);
+    assert.match(await browser.text(), /Page not found/);
+    const script = await fixture.app.request(at("/nope"), page());
+    assert.equal(script.status, 404);
+    assert.equal((await script.json()).error.code, "not_found");
+    const api = await fixture.app.request(
+      at("/api/nope"),
+      page({ accept: "text/html" }),
+    );
+    assert.equal((await api.json()).error.code, "not_found");
+  });
+});
+
+Deno.test("definePage() serves a parameterised page and its twin from one loader", async () => {
+  {
+    const auth = createUiAuth({ uiAuthToken: ADMIN_TOKEN });
+    const app = new Hono<UiEnv>();
+    const calls: Record<string, string>[] = [];
+    definePage<{ id: string; principal: string; q: string | null }>(app, {
+      auth,
+      site: { version: "t", dataLocation: "x" },
+    }, {
+      path: "/things/:id",
+      title: (data) => `Thing ${data.id}`,
+      load: (c, params) => {
+        calls.push(params);
+        return Promise.resolve({
+          id: params.id!,
+          principal: c.get("principal").name,
+          q: c.req.query("q") ?? null,
+        });
+      },
+      render: (data, view) =>
+        `${data.id} for ${view.principal.name} ${view.jsonHref}`,
+    });
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const json = await app.request("/things/a.b.json?q=1", { headers });
+    assert.deepEqual(await json.json(), {
+      id: "a.b",
+      principal: "token",
+      q: "1",
+    });
+    const html = await (await app.request("/things/a.b?q=1", { headers }))
+      .text();
+    assert.match(html, /<title>Thing a\.b · Trace<\/title>/);
+    assert.match(html, /a\.b for token \/things\/a\.b\.json\?q=1/);
+    assert.deepEqual(calls, [{ id: "a.b" }, { id: "a.b" }]);
+    assert.equal((await app.request("/things/a.b.json")).status, 401);
+  }
+  assert.equal(twinPath("/traces/health").path, "/traces/health.json");
+});

@@ -1,0 +1,27 @@
+/// <reference lib="dom" />
+/**
+ * The trace UI's one browser script. Pages work without it; it adds copy
+ * buttons, table filters, keyboard navigation and live refresh. Bundled by
+ * `deno task build:ui` into routes/ui/_client_bundle.ts.
+ *
+ * @module
+ */
+
+import { enableCopyButtons } from "./copy.ts";
+import { enableFilters } from "./filter.ts";
+import { enableKeyboard } from "./keys.ts";
+import { enableLive } from "./live.ts";
+
+function start(): void {
+  document.documentElement.classList.add("js");
+  enableCopyButtons(document);
+  enableFilters(document);
+  enableKeyboard(document);
+  enableLive(document);
+}
+
+if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", start, { once: true });
+} else {
+  start();
+}
