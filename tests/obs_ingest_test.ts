@@ -10,6 +10,7 @@ import {
 import {
   describeEventIssue,
   EventInputSchema,
+  fastValidEvent,
   initializeObs,
   isAllowedAttributeKey,
   listCoverageProfiles,
@@ -20,6 +21,7 @@ import {
 } from "../lib/obs/mod.ts";
 import { migrate } from "../lib/db.ts";
 import { queryTraceEvents } from "../lib/obs/query/mod.ts";
+import { recordingDb } from "./_obs_recording.ts";
 import * as v from "valibot";
 
 function event(id: string, extra: Record<string, unknown> = {}) {
@@ -314,14 +316,401 @@ Deno.test("initializeObs() upgrades version 1 coverage profiles to apply to ever
       queryTraceEvents(db, {}),
       (error: Error) =>
         error instanceof ObsNotInitializedError &&
-        /schema version 1, this build needs 3; run trace obs init/.test(
-          error.message,
+        error.message.includes(
+          `schema version 1, this build needs ${OBS_SCHEMA_VERSION}; run trace obs init`,
         ),
     );
-    assert.deepEqual(await initializeObs(db), [2, 3]);
+    assert.deepEqual(await initializeObs(db), [2, 3, 4]);
     const [profile] = await listCoverageProfiles(db);
     assert.equal(profile!.application_id, null);
     assert.equal(profile!.name, "doc_flow");
     assert.deepEqual(profile!.required, ["intent"]);
+  });
+});
+
+// ---- the validation fast path ----
+
+/** Events the fast path should recognise: every field, every default, nulls, other time forms. */
+const FAST_PATH_BASES: Record<string, unknown>[] = [
+  {
+    event_id: "b1-c2",
+    application_id: "bench-app",
+    user_id: "user-1",
+    agent_id: "agent-1",
+    thread_id: "thread-1",
+    root_trace_id: "b1-root",
+    parent_event_id: "b1-root",
+    kind: "memory_search",
+    status: "ok",
+    started_at: "2026-09-01T00:00:00.010Z",
+    ended_at: "2026-09-01T00:00:00.015Z",
+    resources: [{ type: "doc", id: "doc-7", role: "retrieved" }],
+    attributes: { "gen_ai.operation.name": "search_memory" },
+  },
+  { event_id: "m", application_id: "a", memory_id: "mem", kind: "intent" },
+  {
+    event_id: "full",
+    application_id: "app-1",
+    memory_id: "mem-1",
+    turn_id: "turn-1",
+    run_id: "run-1",
+    kind: "tool_call",
+    tool: "search",
+    success: true,
+    stage: "retrieval",
+    coverage_profile: "doc_flow",
+    store: "conversation",
+    started_at: "2026-09-01T12:00:00+02:00",
+    ended_at: "2026-09-01T12:00:01Z",
+    resources: [
+      { role: "supplied", version: "3", id: "d1", type: "doc" },
+      { type: "memory", id: "m1" },
+    ],
+    attributes: {
+      "app.z": 1,
+      "app.a": "x",
+      "gen_ai.request.model": "m",
+      "retrieval.top_k": 5,
+      "app.flag": false,
+      "app.none": null,
+    },
+    selection: {
+      omitted_candidates: 2,
+      candidates: [
+        {
+          selected: true,
+          reason: "mmr_rank",
+          ref: { type: "doc", id: "d1" },
+          score: 0.5,
+          rank: 0,
+        },
+        {
+          ref: { id: "d2", type: "doc", role: "retrieved" },
+          rank: null,
+          score: null,
+          selected: false,
+          reason: "budget_exhausted",
+        },
+      ],
+      strategy: "mmr",
+    },
+    outcome: {
+      artifact: { type: "doc", id: "a" },
+      code: "ok",
+      status: "success",
+      verified: true,
+    },
+    preview: "some text",
+  },
+  {
+    event_id: "nulls",
+    application_id: "a",
+    user_id: null,
+    agent_id: "x",
+    memory_id: null,
+    thread_id: null,
+    root_trace_id: null,
+    turn_id: null,
+    run_id: null,
+    parent_event_id: null,
+    kind: "llm_call",
+    stage: null,
+    coverage_profile: null,
+    tool: null,
+    success: null,
+    started_at: null,
+    ended_at: null,
+    selection: null,
+    outcome: null,
+    preview: null,
+    resources: [],
+    attributes: {},
+  },
+];
+
+const REMOVE = Symbol("remove");
+
+/** Values every field is set to in turn: wrong types, bounds, odd strings and times. */
+const ODD_VALUES: unknown[] = [
+  REMOVE,
+  undefined,
+  null,
+  "",
+  "x",
+  "X",
+  "a".repeat(257),
+  "a".repeat(129),
+  "a\u0000b",
+  "\ud800",
+  "a\u202eb",
+  "a\u0085b",
+  0,
+  -0,
+  -1,
+  1.5,
+  NaN,
+  Infinity,
+  2 ** 53,
+  true,
+  false,
+  [],
+  {},
+  ["x"],
+  { type: "doc" },
+  { type: "doc", id: "d" },
+  "2026-02-29T00:00:00.000Z",
+  "2028-02-29T00:00:00.000Z",
+  "2026-09-01T00:00:00Z",
+  "2026-09-01T00:00:00.000Z",
+  "2026-09-01T24:00:00.000Z",
+  "2026-09-01T00:60:00.000Z",
+  "0070-01-01T00:00:00.000Z",
+  "2101-01-01T00:00:00.000Z",
+  "1969-12-31T23:59:59.999Z",
+  "1970-01-01T00:00:00.000Z",
+  "2026-09-01T00:00:00.000+02:00",
+  "2026-9-01T00:00:00.000Z",
+  "error",
+  "ok",
+  "trace",
+  "retrieved",
+  "mmr_rank",
+  "success",
+];
+
+/** Field paths of the bases that the odd values replace. */
+const ODD_PATHS: (string | number)[][] = [
+  ...Object.keys(FAST_PATH_BASES[2]!).map((key) => [key]),
+  ...[
+    "user_id",
+    "agent_id",
+    "thread_id",
+    "root_trace_id",
+    "parent_event_id",
+    "status",
+    "extra",
+  ].map((key) => [key]),
+  ...["type", "id", "version", "role", "extra"].map((k) => ["resources", 0, k]),
+  ["resources", 1],
+  ["resources", 2],
+  ...["app.a", "app.b", "bad key", "gen_ai.input.messages", "__proto__"].map(
+    (k) => ["attributes", k],
+  ),
+  ...["strategy", "candidates", "omitted_candidates", "extra"].map((k) => [
+    "selection",
+    k,
+  ]),
+  ...["ref", "rank", "score", "selected", "reason", "extra"].map((k) => [
+    "selection",
+    "candidates",
+    0,
+    k,
+  ]),
+  ["selection", "candidates", 0, "ref", "id"],
+  ...["verified", "status", "code", "artifact", "extra"].map((k) => [
+    "outcome",
+    k,
+  ]),
+  ["outcome", "artifact", "type"],
+];
+
+function withValue(
+  base: Record<string, unknown>,
+  path: (string | number)[],
+  value: unknown,
+): unknown {
+  const copy = structuredClone(base) as Record<string | number, unknown>;
+  let at = copy;
+  for (const key of path.slice(0, -1)) {
+    const next = at[key];
+    if (next === null || typeof next !== "object") return null;
+    at = next as Record<string | number, unknown>;
+  }
+  const last = path.at(-1)!;
+  if (value === REMOVE) delete at[last];
+  else if (last === "__proto__") {
+    Object.defineProperty(at, last, {
+      value,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+  } else at[last] = value;
+  return copy;
+}
+
+function fastPathCases(): unknown[] {
+  const cases: unknown[] = [...FAST_PATH_BASES];
+  for (const base of FAST_PATH_BASES) {
+    for (const path of ODD_PATHS) {
+      for (const value of ODD_VALUES) {
+        const input = withValue(base, path, value);
+        if (input !== null) cases.push(input);
+      }
+    }
+  }
+  // Objects that are not plain: the fast path leaves them to the schema.
+  cases.push(Object.assign(Object.create({ kind: "intent" }), {
+    event_id: "e",
+    application_id: "a",
+    agent_id: "x",
+  }));
+  cases.push(Object.assign(Object.create(null), FAST_PATH_BASES[1]));
+  cases.push(
+    JSON.parse(
+      '{"event_id":"e","application_id":"a","agent_id":"x","kind":"k","__proto__":{}}',
+    ),
+  );
+  return cases;
+}
+
+Deno.test("fastValidEvent() accepts only what EventInputSchema accepts, with the same output", () => {
+  let accepted = 0;
+  for (const input of fastPathCases()) {
+    const fast = fastValidEvent(input);
+    const schema = v.safeParse(EventInputSchema, input);
+    const label = JSON.stringify(input) ?? String(input);
+    if (fast !== null) {
+      accepted++;
+      assert.ok(schema.success, `the schema refuses ${label}`);
+      assert.deepStrictEqual(fast, schema.output, label);
+      // Nested objects are stored as JSON: their key order matters too.
+      for (const key of ["resources", "attributes", "selection", "outcome"]) {
+        assert.equal(
+          JSON.stringify((fast as Record<string, unknown>)[key]),
+          JSON.stringify((schema.output as Record<string, unknown>)[key]),
+          `${key} of ${label}`,
+        );
+      }
+    }
+    assert.deepStrictEqual(
+      normalizeEvent(input, 0),
+      normalizeEvent(input, 0, { schemaOnly: true }),
+      label,
+    );
+  }
+  for (const base of FAST_PATH_BASES) {
+    assert.notEqual(fastValidEvent(base), null, JSON.stringify(base));
+  }
+  assert.ok(accepted > 500, `the fast path recognised only ${accepted} cases`);
+});
+
+// ---- group commit and ownership ----
+
+Deno.test("ingestEvents() commits concurrent batches together, each deciding as if written in turn", async () => {
+  await withDb(async (base) => {
+    await initializeObs(base);
+    await ingestEvents(base, [event("stored")]);
+    const { db, client } = recordingDb(base);
+    const before = client.transactions;
+    const settled = await Promise.allSettled([
+      ingestEvents(db, [event("x1"), event("x2")]),
+      ingestEvents(db, [event("x2"), event("x3")]),
+      ingestEvents(db, [event("stored", { status: "error" }), event("x4")]),
+      ingestEvents(db, [event("x4"), event("x5"), event("x5")]),
+      ingestEvents(db, [event("x6")]),
+    ]);
+    const [first, second, refused, fourth, fifth] = settled;
+    assert.ok(first.status === "fulfilled" && second.status === "fulfilled");
+    assert.ok(fourth.status === "fulfilled" && fifth.status === "fulfilled");
+    assert.equal(refused.status, "rejected");
+    assert.ok(refused.reason instanceof IngestConflictError);
+    assert.match(refused.reason.message, /"stored" is already stored/);
+    assert.deepEqual(
+      [first.value.inserted, second.value.inserted, fourth.value.inserted],
+      [2, 1, 2],
+    );
+    // The repeat of x2 in a later batch of the group is an identical retry.
+    assert.deepEqual(second.value.items[0], {
+      index: 0,
+      event_id: "x2",
+      seq: first.value.items[1]!.seq,
+      duplicate: true,
+    });
+    // The refused batch claimed nothing: x4 belongs to the batch after it.
+    assert.equal(fourth.value.items[0]!.duplicate, false);
+    assert.equal(fourth.value.items[2]!.duplicate, true);
+    const seqs = [first, second, fourth, fifth].flatMap((s) =>
+      s.status === "fulfilled" ? s.value.items.map((item) => item.seq) : []
+    );
+    assert.equal(new Set(seqs).size, 6, "six distinct events");
+    assert.equal(await count(base, "obs_events"), 7);
+    assert.equal(await count(base, "obs_envelopes"), 7);
+    assert.ok(
+      client.transactions - before < 5,
+      `${client.transactions - before} transactions for 5 concurrent batches`,
+    );
+  });
+});
+
+Deno.test("ingestEvents() fails a batch whose write fails alone, not the batches committed with it", async () => {
+  await withDb(async (base) => {
+    await initializeObs(base);
+    await base.client.execute(
+      `CREATE TRIGGER test_refuse BEFORE INSERT ON obs_events
+      WHEN NEW.event_id = 'boom' BEGIN SELECT RAISE(ABORT, 'refused by test'); END`,
+    );
+    const settled = await Promise.allSettled([
+      ingestEvents(base, [event("a1")]),
+      ingestEvents(base, [event("b1"), event("b2")]),
+      ingestEvents(base, [event("c1"), event("boom")]),
+      ingestEvents(base, [event("d1")]),
+    ]);
+    assert.deepEqual(settled.map((s) => s.status), [
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    const failed = settled[2] as PromiseRejectedResult;
+    assert.ok(failed.reason instanceof StorageError);
+    const ids = await base.client.execute(
+      "SELECT event_id FROM obs_envelopes ORDER BY event_id",
+    );
+    assert.deepEqual(ids.rows.map((row) => row.event_id), [
+      "a1",
+      "b1",
+      "b2",
+      "d1",
+    ]);
+  });
+});
+
+Deno.test("ingestEvents() lets an index row or an envelope alone keep owning its event id", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const first = await ingestEvents(db, [event("rows"), event("source")]);
+    const [rowsSeq, sourceSeq] = first.items.map((item) => item.seq);
+    // Source expiry removed the envelope of one, retention the index row of the other.
+    await db.client.execute({
+      sql: `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
+            SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE seq = ?`,
+      args: [rowsSeq!],
+    });
+    await db.client.execute({
+      sql: "DELETE FROM obs_envelopes WHERE seq = ?",
+      args: [rowsSeq!],
+    });
+    await db.client.execute({
+      sql: "DELETE FROM obs_resources WHERE seq = ?",
+      args: [sourceSeq!],
+    });
+    await db.client.execute({
+      sql: "DELETE FROM obs_events WHERE seq = ?",
+      args: [sourceSeq!],
+    });
+    for (const id of ["rows", "source"]) {
+      const changed = await ingestEvents(db, [
+        event("fresh-" + id),
+        event(id, { status: "error" }),
+      ]).catch((e) => e);
+      assert.ok(changed instanceof IngestConflictError, id);
+      assert.match(changed.message, /already stored with a different payload/);
+      const retry = await ingestEvents(db, [event(id)]);
+      assert.deepEqual(retry.items[0]!.duplicate, true, id);
+    }
+    // Neither a refused batch nor an identical retry wrote a row.
+    assert.equal(await count(db, "obs_events"), 1);
+    assert.equal(await count(db, "obs_envelopes"), 1);
   });
 });

@@ -79,7 +79,9 @@ export {
   type NormalizedEvent,
   type NormalizedPreview,
   normalizeEvent,
+  type NormalizeOptions,
 } from "./normalize.ts";
+export { fastValidEvent } from "./_event_fast_path.ts";
 export {
   COVERAGE_STATES,
   type CoverageAssessment,

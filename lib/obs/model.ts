@@ -157,10 +157,11 @@ export function isAllowedAttributeKey(key: string): boolean {
  * and isolates. Each can forge a log line or make an id display as a
  * different name.
  */
-const UNSAFE_ID_CHAR =
+export const UNSAFE_ID_CHAR =
   // deno-lint-ignore no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-const TOKEN = /^[a-z][a-z0-9_.:-]{0,63}$/;
+/** A lower-case token: a letter, then up to 63 of a-z, 0-9, `_ . : -`. */
+export const TOKEN = /^[a-z][a-z0-9_.:-]{0,63}$/;
 const ISO_WITH_ZONE =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
@@ -203,7 +204,7 @@ export const TokenSchema = v.pipe(
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** True when every field of an ISO 8601 timestamp names a real calendar date and time. */
-function isRealDateTime(text: string): boolean {
+export function isRealDateTime(text: string): boolean {
   const match = ISO_WITH_ZONE.exec(text);
   if (!match) return false;
   const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match

@@ -9,6 +9,7 @@
 import * as v from "valibot";
 import { issuePath } from "../issues.ts";
 import { sha256Hex } from "../canonical_json.ts";
+import { fastValidEvent } from "./_event_fast_path.ts";
 import {
   type Attributes,
   EventInputSchema,
@@ -67,15 +68,27 @@ export function describeEventIssue(issue: EventIssue): string {
   return `${where}: ${field}${issue.message}`;
 }
 
+/** Options for {@link normalizeEvent}. */
+export interface NormalizeOptions {
+  /**
+   * Validate with `EventInputSchema` alone, skipping the hand-written fast
+   * path (which accepts exactly what the schema accepts; tests compare them).
+   */
+  schemaOnly?: boolean;
+}
+
 /** Validates and normalizes one input; returns the issue instead when it is refused. */
 export function normalizeEvent(
   input: unknown,
   index: number,
+  options: NormalizeOptions = {},
 ): NormalizedEvent | EventIssue {
   // valibot accepts arrays as objects; an array here is never an event.
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
     return { index, field: "(root)", message: "must be a JSON object" };
   }
+  const fast = options.schemaOnly ? null : fastValidEvent(input);
+  if (fast) return fromValid(fast);
   const screened = screenValue(input, []);
   if (screened) return { index, ...screened };
   const parsed = v.safeParse(EventInputSchema, input);
@@ -156,8 +169,23 @@ function fromValid(
     outcome: input.outcome ?? null,
   };
   const preview = input.preview ? normalizePreview(input.preview) : null;
-  const body = envelopeBody(meta, preview);
+  const body = envelopeBody(meta, preview, {
+    started_at: canonicalIso(input.started_at, meta.started_at),
+    ended_at: canonicalIso(input.ended_at, meta.ended_at),
+  });
   return { meta, preview, body, fingerprint: sha256Hex(body) };
+}
+
+/** `toISOString()` form: what a time in that form already is, so it is kept as sent. */
+const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** The canonical ISO form of a validated time (epoch `ms`), reusing `text` when it is that form already. */
+function canonicalIso(
+  text: string | null | undefined,
+  ms: number | null,
+): string | null {
+  if (ms === null) return null;
+  return text && CANONICAL_ISO.test(text) ? text : new Date(ms).toISOString();
 }
 
 /** Caps content at 16,000 characters (code points are not split). */
@@ -184,6 +212,7 @@ export function normalizePreview(text: string): NormalizedPreview {
 function envelopeBody(
   meta: EventMetadata,
   preview: NormalizedPreview | null,
+  times: { started_at: string | null; ended_at: string | null },
 ): string {
   const m = meta;
   return JSON.stringify({
@@ -192,7 +221,7 @@ function envelopeBody(
       application_id: m.application_id,
       attributes: sortedAttributes(m.attributes),
       coverage_profile: m.coverage_profile,
-      ended_at: isoOrNull(m.ended_at),
+      ended_at: times.ended_at,
       event_id: m.event_id,
       kind: m.kind,
       memory_id: m.memory_id,
@@ -224,7 +253,7 @@ function envelopeBody(
         strategy: m.selection.strategy,
       },
       stage: m.stage,
-      started_at: isoOrNull(m.started_at),
+      started_at: times.started_at,
       status: m.status,
       store: m.store,
       success: m.success,

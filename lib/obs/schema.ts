@@ -19,6 +19,10 @@
  *   kept exact by triggers on every insert, delete and store change, so
  *   health never counts a million rows (version 3).
  *
+ * Every index serves a query path of `query/` or `maint/`, and every such
+ * path is checked to use its index (`tests/obs_index_plan_test.ts`): an
+ * index costs every insert, so none is kept for a path that does not use it.
+ *
  * @module
  */
 
@@ -251,6 +255,18 @@ const ROW_COUNTS = [
   UNION ALL SELECT 'previews.truncated', COUNT(*) FROM obs_previews WHERE truncated = 1`,
 ];
 
+// Version 4: one unique index on (event_id, application_id) instead of the
+// unique (application_id, event_id) and a second one on event_id alone. With
+// event_id first it serves both the ownership check of ingest (tenant and
+// id) and the exact id query (`q`, id alone), so each event writes one
+// index entry less.
+const MERGED_EVENT_ID_INDEX = [
+  `CREATE UNIQUE INDEX IF NOT EXISTS obs_events_event_app
+  ON obs_events (event_id, application_id)`,
+  "DROP INDEX IF EXISTS obs_events_app_event",
+  "DROP INDEX IF EXISTS obs_events_event",
+];
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -281,6 +297,12 @@ export const OBS_MIGRATIONS: Migration[] = [
     version: 3,
     name: "row counts kept by triggers",
     statements: ROW_COUNTS,
+  },
+  {
+    component: OBS_COMPONENT,
+    version: 4,
+    name: "one index for event ids",
+    statements: MERGED_EVENT_ID_INDEX,
   },
 ];
 

@@ -9,7 +9,6 @@
  * @module
  */
 
-import type { InStatement, Transaction } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
 import {
   ConfigError,
@@ -17,11 +16,6 @@ import {
   errorMessage,
   StorageError,
 } from "../../errors.ts";
-import {
-  chunkedInsert,
-  indexStatements,
-  previewStatements,
-} from "./index_rows.ts";
 import {
   describeEventIssue,
   type EventIssue,
@@ -35,8 +29,11 @@ import {
   MAX_BATCH_EVENTS,
   MAX_REPORTED_ISSUES,
 } from "../batch.ts";
+import { type BatchPlan, type IngestItemResult, withLine } from "./_plan.ts";
+import { writeBatch } from "./_group_commit.ts";
 
 export { MAX_BATCH_EVENTS };
+export type { IngestItemResult };
 
 /** Ingest paths, recorded on each envelope. */
 export const INGEST_SOURCES = [
@@ -61,15 +58,6 @@ export interface IngestOptions extends BatchOrigin {
   source?: IngestSource;
   /** Clock for `received_at`, in epoch ms (tests pin it). */
   now?: () => number;
-}
-
-/** What happened to one item of an accepted batch. */
-export interface IngestItemResult {
-  index: number;
-  event_id: string;
-  seq: number;
-  /** True for an identical retry (or a repeat within the batch): nothing was written. */
-  duplicate: boolean;
 }
 
 /** Result of an accepted batch. */
@@ -128,7 +116,11 @@ export class IngestConflictError extends ConflictError {
   }
 }
 
-/** Validates `inputs` and writes them all, or nothing. */
+/**
+ * Validates `inputs` and writes them all, or nothing; resolves once they are
+ * committed. Batches of one database handle arriving together share a
+ * transaction (group commit), each still all or nothing.
+ */
 export async function ingestEvents(
   db: TraceDb,
   inputs: readonly unknown[],
@@ -143,39 +135,38 @@ export async function ingestEvents(
   await requireObs(db);
   const events = validateEventBatch(inputs, options);
   if (events.length === 0) return { inserted: 0, duplicates: 0, items: [] };
-  const receivedAt = (options.now ?? Date.now)();
-  let tx: Transaction | undefined;
+  let plan: BatchPlan;
   try {
-    tx = await db.client.transaction("write");
-    const result = await writeBatch(
-      tx,
+    plan = await writeBatch(db, {
       events,
-      receivedAt,
-      options.source ?? "api",
-      options.lines,
-    );
-    await tx.commit();
-    incrementCounter("events_written", result.inserted);
-    incrementCounter("duplicate_retries", result.duplicates);
-    incrementCounter(
-      "previews_truncated",
-      events.filter((e) => e.preview?.truncated).length,
-    );
-    return result;
+      receivedAt: (options.now ?? Date.now)(),
+      source: options.source ?? "api",
+      lines: options.lines,
+    });
   } catch (error) {
-    if (error instanceof IngestConflictError) {
-      incrementCounter("batches_refused");
-      throw error;
-    }
     incrementCounter("write_failures");
     // Detailed for local callers; the server answers storage errors generically.
     throw new StorageError(
       `Cannot write trace events: ${errorMessage(error)}`,
       { cause: error },
     );
-  } finally {
-    tx?.close();
   }
+  if (plan.conflicts.length > 0) {
+    incrementCounter("batches_refused");
+    throw new IngestConflictError(plan.conflicts);
+  }
+  const inserted = plan.fresh.length;
+  incrementCounter("events_written", inserted);
+  incrementCounter("duplicate_retries", events.length - inserted);
+  incrementCounter(
+    "previews_truncated",
+    events.filter((e) => e.preview?.truncated).length,
+  );
+  return {
+    inserted,
+    duplicates: events.length - inserted,
+    items: plan.items,
+  };
 }
 
 /** Validates every input without writing; throws {@link IngestBatchError} naming each refused item. */
@@ -198,194 +189,4 @@ export function validateEventBatch(
     throw new IngestBatchError(issues, inputs.length, refused);
   }
   return events;
-}
-
-function withLine(
-  issue: EventIssue,
-  lines: readonly number[] | undefined,
-): EventIssue {
-  const line = lines?.[issue.index];
-  return line === undefined ? issue : { ...issue, line };
-}
-
-interface Owned {
-  seq: number;
-  fingerprint: string;
-  /** Index of the item of this batch that claimed the id; absent when stored earlier. */
-  item?: number;
-}
-
-const keyOf = (applicationId: string, eventId: string) =>
-  `${applicationId}\u0000${eventId}`;
-
-async function writeBatch(
-  tx: Transaction,
-  events: NormalizedEvent[],
-  receivedAt: number,
-  source: string,
-  lines: readonly number[] | undefined,
-): Promise<IngestResult> {
-  const owned = await loadOwned(tx, events);
-  const conflicts: EventIssue[] = [];
-  const fresh: { index: number; event: NormalizedEvent }[] = [];
-  const items: IngestItemResult[] = [];
-  let seq = await nextSeq(tx);
-  events.forEach((event, index) => {
-    const key = keyOf(event.meta.application_id, event.meta.event_id);
-    const prior = owned.get(key);
-    if (prior && prior.fingerprint !== event.fingerprint) {
-      conflicts.push(withLine(conflict(event, index, prior, lines), lines));
-      return;
-    }
-    if (prior) {
-      items.push({
-        index,
-        event_id: event.meta.event_id,
-        seq: prior.seq,
-        duplicate: true,
-      });
-      return;
-    }
-    owned.set(key, { seq, fingerprint: event.fingerprint, item: index });
-    fresh.push({ index, event });
-    items.push({ index, event_id: event.meta.event_id, seq, duplicate: false });
-    seq += 1;
-  });
-  if (conflicts.length > 0) throw new IngestConflictError(conflicts);
-  if (fresh.length > 0) {
-    await tx.batch(insertStatements(fresh, items, receivedAt, source, seq));
-  }
-  return {
-    inserted: fresh.length,
-    duplicates: items.length - fresh.length,
-    items,
-  };
-}
-
-function conflict(
-  event: NormalizedEvent,
-  index: number,
-  prior: Owned,
-  lines: readonly number[] | undefined,
-): EventIssue {
-  const id = `"${event.meta.event_id}"`;
-  if (prior.item === undefined) {
-    return {
-      index,
-      field: "event_id",
-      message: `${id} is already stored with a different payload`,
-    };
-  }
-  const first = lines?.[prior.item];
-  const second = lines?.[index];
-  const pair = first !== undefined && second !== undefined
-    ? `lines ${first} and ${second}`
-    : `items ${prior.item} and ${index}`;
-  return {
-    index,
-    field: "event_id",
-    message:
-      `${id} is repeated in this batch with a different payload (${pair})`,
-  };
-}
-
-function insertStatements(
-  fresh: { index: number; event: NormalizedEvent }[],
-  items: IngestItemResult[],
-  receivedAt: number,
-  source: string,
-  nextSeqValue: number,
-): InStatement[] {
-  const seqByIndex = new Map(items.map((item) => [item.index, item.seq]));
-  const rows = fresh.map(({ index, event }) => ({
-    seq: seqByIndex.get(index)!,
-    event,
-  }));
-  const envelopes = chunkedInsert(
-    "obs_envelopes",
-    [
-      "seq",
-      "application_id",
-      "event_id",
-      "store",
-      "source",
-      "fingerprint",
-      "body",
-      "received_at",
-    ],
-    rows.map(({ seq, event }) => [
-      seq,
-      event.meta.application_id,
-      event.meta.event_id,
-      event.meta.store,
-      source,
-      event.fingerprint,
-      event.body,
-      receivedAt,
-    ]),
-  );
-  const index = indexStatements(rows.map(({ seq, event }) => ({
-    seq,
-    received_at: receivedAt,
-    fingerprint: event.fingerprint,
-    meta: event.meta,
-  })));
-  const previews = previewStatements(
-    rows.flatMap(({ seq, event }) =>
-      event.preview
-        ? [{ seq, preview: event.preview, created_at: receivedAt }]
-        : []
-    ),
-  );
-  return [...envelopes, ...index, ...previews, {
-    sql:
-      `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
-          ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-    args: [String(nextSeqValue), receivedAt],
-  }];
-}
-
-/** Finds which (application, event id) pairs of the batch already have an owner. */
-async function loadOwned(
-  tx: Transaction,
-  events: NormalizedEvent[],
-): Promise<Map<string, Owned>> {
-  const byApp = new Map<string, Set<string>>();
-  for (const { meta } of events) {
-    const ids = byApp.get(meta.application_id) ?? new Set<string>();
-    ids.add(meta.event_id);
-    byApp.set(meta.application_id, ids);
-  }
-  const owned = new Map<string, Owned>();
-  for (const [applicationId, ids] of byApp) {
-    const list = JSON.stringify([...ids]);
-    // An index row may outlive its expired envelope and the other way round: both own the id.
-    const result = await tx.execute({
-      sql: `SELECT event_id, seq, fingerprint FROM obs_events
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
-            UNION ALL
-            SELECT event_id, seq, fingerprint FROM obs_envelopes
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
-      args: [applicationId, list],
-    });
-    for (const row of result.rows) {
-      owned.set(keyOf(applicationId, String(row.event_id)), {
-        seq: Number(row.seq),
-        fingerprint: String(row.fingerprint),
-      });
-    }
-  }
-  return owned;
-}
-
-/** Next free `seq`: never reuses a key, even after expiry removed the newest rows. */
-async function nextSeq(tx: Transaction): Promise<number> {
-  const result = await tx.execute(
-    `SELECT MAX(
-       COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1),
-       COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0) + 1,
-       COALESCE((SELECT MAX(seq) FROM obs_events), 0) + 1
-     ) AS next`,
-  );
-  return Number(result.rows[0]?.next ?? 1);
 }

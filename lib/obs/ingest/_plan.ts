@@ -1,0 +1,148 @@
+/**
+ * Which events of a group of batches are new, which repeat an earlier
+ * writer's identical event, and which batches are refused because an event
+ * id is owned by a different payload. Batches are planned in arrival order,
+ * each against what the database holds and what the batches before it in
+ * the group claim, so a group decides exactly as the same batches written
+ * one after the other would. Private to `ingest/`.
+ *
+ * @module
+ */
+
+import type { EventIssue, NormalizedEvent } from "../normalize.ts";
+
+/** One validated batch waiting to be written. */
+export interface BatchToWrite {
+  events: NormalizedEvent[];
+  receivedAt: number;
+  source: string;
+  /** 1-based source line of each event (NDJSON), for messages. */
+  lines: readonly number[] | undefined;
+}
+
+/** What happened to one item of an accepted batch. */
+export interface IngestItemResult {
+  index: number;
+  event_id: string;
+  seq: number;
+  /** True for an identical retry (or a repeat within the batch): nothing was written. */
+  duplicate: boolean;
+}
+
+/** An event id's owner: stored already, or claimed by an item of this group. */
+export interface Owned {
+  seq: number;
+  fingerprint: string;
+  /** Index of the item of the claiming batch; absent when stored earlier or claimed by an earlier batch. */
+  item?: number;
+}
+
+/** The plan of one batch: its new rows and item results, or the conflicts that refuse it. */
+export interface BatchPlan {
+  batch: BatchToWrite;
+  fresh: { seq: number; event: NormalizedEvent }[];
+  items: IngestItemResult[];
+  conflicts: EventIssue[];
+}
+
+/** Map key of an (application, event id) pair. */
+export const ownerKey = (applicationId: string, eventId: string): string =>
+  `${applicationId}\u0000${eventId}`;
+
+/**
+ * Plans every batch of a group in order from `firstSeq`; `owned` holds the
+ * stored owners of the group's ids and gains the claims of accepted batches.
+ */
+export function planGroup(
+  batches: readonly BatchToWrite[],
+  owned: Map<string, Owned>,
+  firstSeq: number,
+): { plans: BatchPlan[]; nextSeq: number } {
+  let seq = firstSeq;
+  const plans = batches.map((batch) => {
+    const plan = planBatch(batch, owned, seq);
+    if (plan.conflicts.length === 0) {
+      for (const { seq: claimed, event } of plan.fresh) {
+        owned.set(ownerKey(event.meta.application_id, event.meta.event_id), {
+          seq: claimed,
+          fingerprint: event.fingerprint,
+        });
+      }
+      seq += plan.fresh.length;
+    }
+    return plan;
+  });
+  return { plans, nextSeq: seq };
+}
+
+function planBatch(
+  batch: BatchToWrite,
+  owned: ReadonlyMap<string, Owned>,
+  firstSeq: number,
+): BatchPlan {
+  // Claims of this batch stay apart until it is known to be accepted.
+  const claims = new Map<string, Owned>();
+  const plan: BatchPlan = { batch, fresh: [], items: [], conflicts: [] };
+  let seq = firstSeq;
+  batch.events.forEach((event, index) => {
+    const key = ownerKey(event.meta.application_id, event.meta.event_id);
+    const prior = claims.get(key) ?? owned.get(key);
+    const eventId = event.meta.event_id;
+    if (prior && prior.fingerprint !== event.fingerprint) {
+      plan.conflicts.push(
+        withLine(conflict(event, index, prior, batch.lines), batch.lines),
+      );
+      return;
+    }
+    if (prior) {
+      plan.items.push({
+        index,
+        event_id: eventId,
+        seq: prior.seq,
+        duplicate: true,
+      });
+      return;
+    }
+    claims.set(key, { seq, fingerprint: event.fingerprint, item: index });
+    plan.fresh.push({ seq, event });
+    plan.items.push({ index, event_id: eventId, seq, duplicate: false });
+    seq += 1;
+  });
+  return plan;
+}
+
+/** `issue` with the source line of its item, when the batch came from NDJSON. */
+export function withLine(
+  issue: EventIssue,
+  lines: readonly number[] | undefined,
+): EventIssue {
+  const line = lines?.[issue.index];
+  return line === undefined ? issue : { ...issue, line };
+}
+
+function conflict(
+  event: NormalizedEvent,
+  index: number,
+  prior: Owned,
+  lines: readonly number[] | undefined,
+): EventIssue {
+  const id = `"${event.meta.event_id}"`;
+  if (prior.item === undefined) {
+    return {
+      index,
+      field: "event_id",
+      message: `${id} is already stored with a different payload`,
+    };
+  }
+  const first = lines?.[prior.item];
+  const second = lines?.[index];
+  const pair = first !== undefined && second !== undefined
+    ? `lines ${first} and ${second}`
+    : `items ${prior.item} and ${index}`;
+  return {
+    index,
+    field: "event_id",
+    message:
+      `${id} is repeated in this batch with a different payload (${pair})`,
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * One write transaction for a group of validated batches: envelopes, index
+ * rows, resource refs and previews of every accepted batch, committed
+ * together. Private to `ingest/`.
+ *
+ * Most batches carry only new ids, so the write first assumes that: it
+ * plans the group against nothing stored and inserts. The unique indexes
+ * on `(application_id, event_id)` of envelopes and index rows refuse any id
+ * already stored; the transaction is then rolled back and the group planned
+ * again against the owners read from both tables (an index row may outlive
+ * its expired envelope and the other way round: both own the id). Either
+ * way a group decides exactly as its batches one after the other would.
+ *
+ * @module
+ */
+
+import type { InStatement, Transaction } from "@libsql/client";
+import type { TraceDb } from "../../db.ts";
+import type { NormalizedEvent } from "../normalize.ts";
+import {
+  chunkedInsert,
+  indexStatements,
+  previewStatements,
+} from "./index_rows.ts";
+import {
+  type BatchPlan,
+  type BatchToWrite,
+  type Owned,
+  ownerKey,
+  planGroup,
+} from "./_plan.ts";
+
+const ENVELOPE_COLUMNS = [
+  "seq",
+  "application_id",
+  "event_id",
+  "store",
+  "source",
+  "fingerprint",
+  "body",
+  "received_at",
+] as const;
+
+/** Writes the accepted batches of a group in one transaction; returns every batch's plan. */
+export async function writeGroup(
+  db: TraceDb,
+  batches: readonly BatchToWrite[],
+): Promise<BatchPlan[]> {
+  const optimistic = await attempt(db, batches, null);
+  if (optimistic) return optimistic;
+  const checked = await attempt(db, batches, (tx) => loadOwned(tx, batches));
+  // Owners were read inside the transaction that writes: nothing can race them.
+  if (!checked) throw new Error("the write failed after its ownership check");
+  return checked;
+}
+
+/**
+ * Plans the group against the owners `owners` reads (`null`: assume none is
+ * stored) and writes it. An assumption that fails (a batch refused, or an
+ * insert refused by a unique index) rolls back and returns `null`, so the
+ * caller checks ownership instead; any other failure is thrown.
+ */
+async function attempt(
+  db: TraceDb,
+  batches: readonly BatchToWrite[],
+  owners: ((tx: Transaction) => Promise<Map<string, Owned>>) | null,
+): Promise<BatchPlan[] | null> {
+  const tx = await db.client.transaction("write");
+  try {
+    const owned = owners ? await owners(tx) : new Map<string, Owned>();
+    const first = await nextSeq(tx);
+    const { plans, nextSeq: after } = planGroup(batches, owned, first);
+    const accepted = plans.filter((plan) => plan.conflicts.length === 0);
+    // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.
+    if (!owners && accepted.length < plans.length) {
+      await tx.rollback();
+      return null;
+    }
+    if (accepted.some((plan) => plan.fresh.length > 0)) {
+      try {
+        await tx.batch(insertStatements(accepted, after));
+      } catch (error) {
+        if (owners || !isConstraintError(error)) throw error;
+        await tx.rollback();
+        return null;
+      }
+    }
+    await tx.commit();
+    return plans;
+  } finally {
+    tx.close();
+  }
+}
+
+/** A constraint refused a statement: here, an id the group assumed new is stored. */
+function isConstraintError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
+}
+
+function insertStatements(
+  plans: readonly BatchPlan[],
+  nextSeqValue: number,
+): InStatement[] {
+  const envelopes = plans.flatMap(({ batch, fresh }) =>
+    fresh.map(({ seq, event }) => envelopeRow(seq, event, batch))
+  );
+  const index = plans.flatMap(({ batch, fresh }) =>
+    fresh.map(({ seq, event }) => ({
+      seq,
+      received_at: batch.receivedAt,
+      fingerprint: event.fingerprint,
+      meta: event.meta,
+    }))
+  );
+  const previews = plans.flatMap(({ batch, fresh }) =>
+    fresh.flatMap(({ seq, event }) =>
+      event.preview
+        ? [{ seq, preview: event.preview, created_at: batch.receivedAt }]
+        : []
+    )
+  );
+  const now = plans[plans.length - 1]!.batch.receivedAt;
+  return [
+    ...chunkedInsert("obs_envelopes", ENVELOPE_COLUMNS, envelopes),
+    ...indexStatements(index),
+    ...previewStatements(previews),
+    {
+      sql:
+        `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
+          ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      args: [String(nextSeqValue), now],
+    },
+  ];
+}
+
+function envelopeRow(seq: number, event: NormalizedEvent, batch: BatchToWrite) {
+  return [
+    seq,
+    event.meta.application_id,
+    event.meta.event_id,
+    event.meta.store,
+    batch.source,
+    event.fingerprint,
+    event.body,
+    batch.receivedAt,
+  ];
+}
+
+/** Finds which (application, event id) pairs of the group already have an owner. */
+async function loadOwned(
+  tx: Transaction,
+  batches: readonly BatchToWrite[],
+): Promise<Map<string, Owned>> {
+  const byApp = new Map<string, Set<string>>();
+  for (const { events } of batches) {
+    for (const { meta } of events) {
+      const ids = byApp.get(meta.application_id) ?? new Set<string>();
+      ids.add(meta.event_id);
+      byApp.set(meta.application_id, ids);
+    }
+  }
+  const owned = new Map<string, Owned>();
+  for (const [applicationId, ids] of byApp) {
+    const list = JSON.stringify([...ids]);
+    // An index row may outlive its expired envelope and the other way round: both own the id.
+    const result = await tx.execute({
+      sql: `SELECT event_id, seq, fingerprint FROM obs_events
+            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
+            UNION ALL
+            SELECT event_id, seq, fingerprint FROM obs_envelopes
+            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
+      args: [applicationId, list],
+    });
+    for (const row of result.rows) {
+      owned.set(ownerKey(applicationId, String(row.event_id)), {
+        seq: Number(row.seq),
+        fingerprint: String(row.fingerprint),
+      });
+    }
+  }
+  return owned;
+}
+
+/** Next free `seq`: never reuses a key, even after expiry removed the newest rows. */
+async function nextSeq(tx: Transaction): Promise<number> {
+  const result = await tx.execute(
+    `SELECT MAX(
+       COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1),
+       COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0) + 1,
+       COALESCE((SELECT MAX(seq) FROM obs_events), 0) + 1
+     ) AS next`,
+  );
+  return Number(result.rows[0]?.next ?? 1);
+}
