@@ -119,8 +119,10 @@ export async function backfill(
   const dryRun = options.dryRun ?? true;
   await requireObs(db);
   const tenant = options.applicationId;
+  // NOT INDEXED: pages follow the key, where a tenant's index would read and
+  // sort all of the tenant's envelopes for every page.
   const envelopes = await db.client.execute({
-    sql: `SELECT ${ENVELOPE_SELECT} FROM obs_envelopes
+    sql: `SELECT ${ENVELOPE_SELECT} FROM obs_envelopes NOT INDEXED
           WHERE seq > ?${tenant === undefined ? "" : " AND application_id = ?"}
           ORDER BY seq LIMIT ?`,
     args: tenant === undefined

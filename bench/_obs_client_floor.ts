@@ -1,0 +1,201 @@
+/**
+ * The client floor of `bench:obs`: every row ingest wrote, read back outside
+ * the timing and inserted again through the same libSQL client the product
+ * uses, into copies of the tables in the same database (best of single-row
+ * and multi-row INSERTs, one transaction or one per bundle). It shows what
+ * the client costs over the engine (`_obs_engine_floor.ts`) and what ingest
+ * adds over the client.
+ *
+ * @module
+ */
+
+import type { Client, InStatement, InValue, Transaction } from "@libsql/client";
+import { chunkedInsert } from "../lib/obs/ingest/mod.ts";
+import {
+  FLOOR_COMMITS,
+  type FloorCommit,
+  type FloorTables,
+  WRITTEN_TABLES,
+} from "./_obs_engine_floor.ts";
+import { BUNDLE } from "./_obs_workload.ts";
+
+/** Statement shapes for the client floor inserts; the faster one counts. */
+const FLOOR_SHAPES = ["prepared_rows", "multi_row_values"] as const;
+type FloorShape = typeof FLOOR_SHAPES[number];
+
+/**
+ * Creates floor copies of the written tables; returns their names by source
+ * table. Names of tables, indexes and triggers get a prefix, so the copies
+ * reference each other (the resource -> event foreign key stays a real one).
+ */
+async function cloneWrittenTables(
+  client: Client,
+  prefix: string,
+  tables: FloorTables,
+): Promise<Map<string, string>> {
+  const names = new Map<string, string>(
+    WRITTEN_TABLES.map((t) => [t, `${prefix}_${t}`]),
+  );
+  const rename = (sql: string) =>
+    sql
+      .replace(/\b(INDEX|TRIGGER) (\w+)/, `$1 ${prefix}_$2`)
+      .replace(
+        /\bobs_(envelopes|events|resources|previews)\b/g,
+        (table) => names.get(table)!,
+      );
+  const schema = await client.execute({
+    sql: `SELECT type, sql FROM sqlite_master
+          WHERE tbl_name IN (SELECT value FROM json_each(?)) AND sql IS NOT NULL
+          ORDER BY type = 'table' DESC, rowid`,
+    args: [JSON.stringify(WRITTEN_TABLES)],
+  });
+  for (const row of schema.rows) {
+    let sql = rename(String(row.sql));
+    if (tables === "plain") {
+      if (row.type !== "table") continue;
+      sql = sql
+        .replace(/,\s*UNIQUE\s*\([^)]*\)/gi, "")
+        .replace(
+          /\s+REFERENCES\s+\w+\s*\([^)]*\)(\s+ON DELETE CASCADE)?/gi,
+          "",
+        );
+    }
+    await client.execute(sql);
+  }
+  return names;
+}
+
+/** Columns of each written table, in table order. */
+async function columnsOf(client: Client, table: string): Promise<string[]> {
+  const result = await client.execute(
+    `SELECT name FROM pragma_table_info('${table}') ORDER BY cid`,
+  );
+  return result.rows.map((row) => String(row.name));
+}
+
+/** Sizes from which the client floor runs only its multi-row, per-bundle variant. */
+const SINGLE_TRANSACTION_LIMIT = 1_000_000;
+
+/** Reads back the rows ingest wrote for events `after < seq <= hi`, as insert statements. */
+async function floorStatements(
+  reader: Client | Transaction,
+  names: Map<string, string>,
+  columns: Map<string, string[]>,
+  shape: FloorShape,
+  range: [number, number],
+): Promise<InStatement[]> {
+  const statements: InStatement[] = [];
+  for (const table of WRITTEN_TABLES) {
+    const cols = columns.get(table)!;
+    const chunk = await reader.execute({
+      sql: `SELECT ${cols.join(", ")} FROM ${table}
+            WHERE seq > ? AND seq <= ? ORDER BY seq`,
+      args: range,
+    });
+    const rows = chunk.rows.map((row) => cols.map((c) => row[c] as InValue));
+    const target = names.get(table)!;
+    const single = `INSERT INTO ${target} (${cols.join(", ")}) VALUES (${
+      cols.map(() => "?").join(", ")
+    })`;
+    statements.push(
+      ...(shape === "prepared_rows"
+        ? rows.map((args) => ({ sql: single, args }))
+        : chunkedInsert(target, cols, rows)),
+    );
+  }
+  return statements;
+}
+
+/**
+ * The floor: every row ingest wrote (envelopes, events, resources, previews)
+ * inserted again by plain SQL into fresh copies of the tables with prepared
+ * statements. Rows are read back before each timed write (in chunks of
+ * 20,000 events, or one bundle), so only inserting and committing count.
+ */
+async function floorInsert(
+  client: Client,
+  variant: { shape: FloorShape; tables: FloorTables; commit: FloorCommit },
+): Promise<number> {
+  const { shape, tables, commit } = variant;
+  const names = await cloneWrittenTables(
+    client,
+    `floor_${shape}_${tables}`,
+    tables,
+  );
+  const columns = new Map<string, string[]>();
+  for (const table of WRITTEN_TABLES) {
+    columns.set(table, await columnsOf(client, table));
+  }
+  const step = commit === "per_bundle" ? BUNDLE : 20_000;
+  const seqs = await client.execute(
+    "SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM obs_events",
+  );
+  const first = Number(seqs.rows[0]!.lo) - 1;
+  const last = Number(seqs.rows[0]!.hi);
+  let insertMs = 0;
+  if (commit === "per_bundle") {
+    for (let after = first; after < last; after += step) {
+      const range: [number, number] = [after, Math.min(last, after + step)];
+      const statements = await floorStatements(
+        client,
+        names,
+        columns,
+        shape,
+        range,
+      );
+      const t0 = performance.now();
+      await client.batch(statements, "write");
+      insertMs += performance.now() - t0;
+    }
+  } else {
+    const tx = await client.transaction("write");
+    try {
+      for (let after = first; after < last; after += step) {
+        const range: [number, number] = [after, Math.min(last, after + step)];
+        const statements = await floorStatements(
+          tx,
+          names,
+          columns,
+          shape,
+          range,
+        );
+        const t0 = performance.now();
+        await tx.batch(statements);
+        insertMs += performance.now() - t0;
+      }
+      const t0 = performance.now();
+      await tx.commit();
+      insertMs += performance.now() - t0;
+    } finally {
+      tx.close();
+    }
+  }
+  for (const table of [...names.values()].reverse()) {
+    await client.execute(`DROP TABLE ${table}`);
+  }
+  return insertMs / 1000;
+}
+
+/** Best (fastest) client floor for one table shape; each variant's seconds go into `floors`. */
+export async function bestClientFloor(
+  client: Client,
+  tables: FloorTables,
+  floors: Record<string, number>,
+  events: number,
+): Promise<number> {
+  const times: number[] = [];
+  // The libSQL client's memory grows with every statement it runs (24 GiB
+  // seen at a million events), so at that size the floor uses only multi-row
+  // statements committed per bundle.
+  const large = events >= SINGLE_TRANSACTION_LIMIT;
+  const commits = large ? ["per_bundle"] as const : FLOOR_COMMITS;
+  const shapes = large ? ["multi_row_values"] as const : FLOOR_SHAPES;
+  for (const shape of shapes) {
+    for (const commit of commits) {
+      const seconds = await floorInsert(client, { shape, tables, commit });
+      floors[`${tables}/${shape}/${commit}`] = seconds;
+      times.push(seconds);
+    }
+  }
+  return Math.min(...times);
+}
