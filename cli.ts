@@ -181,7 +181,8 @@ const COMMANDS: Record<string, Entry> = {
     },
   },
   obs: {
-    summary: "Index maintenance: init, backfill, parity, retention, expiry",
+    summary:
+      "Index maintenance: init, backfill, parity, retention, expiry, erasure",
     commands: {
       init: {
         summary: "Provision the observability tables (reads never do)",
@@ -210,6 +211,15 @@ const COMMANDS: Record<string, Entry> = {
       health: {
         summary: "Versions, counts, links, latency, readiness and alerts",
         load: async () => (await obs()).obsHealthCommand,
+      },
+      erase: {
+        summary:
+          "Forget a user, thread, memory or events (dry run first; receipts)",
+        load: async () => (await obs()).obsErase,
+      },
+      propagation: {
+        summary: "Show or set which applications propagate memory deletions",
+        load: async () => (await obs()).obsPropagation,
       },
     },
   },

@@ -14,6 +14,7 @@ import type { CliIo } from "./_io.ts";
 import { readInput } from "./_io.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
+import { withErasurePropagation } from "./obs_erase.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   ConfigError,
@@ -123,7 +124,12 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
       values,
       io,
       { write: true },
-      ({ db }) => ingestBatches(db, events, batchSize, progress),
+      ({ db, dataDir }) =>
+        withErasurePropagation(
+          dataDir,
+          io,
+          () => ingestBatches(db, events, batchSize, progress),
+        ),
     );
   } catch (error) {
     throw reportFailure(io, error, progress, values.json === true);

@@ -1,7 +1,8 @@
 /**
  * `trace obs …`: provisioning and maintenance of the observability index
- * (init, backfill, parity, retention, source expiry, health). Every
- * destructive step is a dry run or a reviewed plan unless asked otherwise.
+ * (init, backfill, parity, retention, source expiry, subject erasure and its
+ * propagation setting, health). Every destructive step is a dry run or a
+ * reviewed plan unless asked otherwise. Erasure lives in `obs_erase.ts`.
  *
  * @module
  */
@@ -30,6 +31,8 @@ import {
 } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
+
+export { obsErase, obsPropagation } from "./obs_erase.ts";
 
 const HELPS: Record<string, string> = {
   init:

@@ -3,7 +3,23 @@
 import { dbLocation } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
-import { RunJobs } from "../lib/runs/mod.ts";
+import {
+  enableErasurePropagation,
+  eraseSubjectNow,
+  RunJobs,
+} from "../lib/runs/mod.ts";
+import {
+  erasureKey,
+  PROPAGATION_ENV,
+  propagationByDefault,
+} from "../lib/obs/maint/mod.ts";
+import {
+  createSelfStagingAdapter,
+  SELF_STAGING_APPLICATION,
+  type SelfStagingAdapter,
+} from "../lib/obs/self_contract/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { SELF_STAGING_PATH } from "../routes/self_staging.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
 import { checkUiAuthOptions } from "../routes/_ui_auth.ts";
@@ -21,10 +37,11 @@ const FLAGS = {
   host: { type: "string", default: "127.0.0.1" },
   port: { type: "string", default: "8788" },
   "default-application": { type: "string" },
+  "staging-adapter": { type: "boolean", default: false },
 } as const;
 
 const HELP =
-  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--data-dir DIR] [--db URL]
+  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--staging-adapter] [--data-dir DIR] [--db URL]
 
 Serves the observability API: POST/GET /api/events, GET /api/events/summary,
 GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,
@@ -49,8 +66,19 @@ MCP over streamable HTTP at /mcp needs Authorization: Bearer
 $TRACE_UI_AUTH_TOKEN (refused while it is unset); trace.query_traces is
 offered when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 
+Subject erasure for administrators: POST /api/erasures with
+{"subject": {"application_id": …, "user_id": …}} is a dry run; add
+"apply": true and the "confirmation" it returned to erase (sign in as for
+the UI; the ingest token is not enough). Memory deletions ingested for an
+application that opted in (trace obs propagation, or
+${PROPAGATION_ENV}=true) erase that memory's previews, with a receipt.
+
 Options:
   --default-application ID   Tenant for OTLP spans without tenant.id / application.id
+  --staging-adapter          Also serve the staging adapter over this index at
+                             ${SELF_STAGING_PATH}/ (loopback only): point a staging config's
+                             base_url at http://127.0.0.1:PORT${SELF_STAGING_PATH} and run
+                             trace external run to prove Trace's own erasure
 `;
 
 /** Says why the server could not listen, and what to change. */
@@ -118,8 +146,28 @@ export const serve: Command = async (args, io) => {
     uiAuthToken,
     oneTimeLogin,
   });
+  if (values["staging-adapter"] && !isLoopbackHost(values.host)) {
+    throw new ConfigError(
+      "Refusing --staging-adapter beyond loopback: it writes and deletes synthetic events without credentials; use --host 127.0.0.1",
+    );
+  }
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   const { db, dataDir } = await openDataContext(values, io, { write: true });
+  let key: Uint8Array;
+  try {
+    key = await erasureKey(dataDir);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const stopPropagation = enableErasurePropagation({
+    key,
+    byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    onError: (message) => io.err(message + "\n"),
+  });
+  const stagingAdapter = values["staging-adapter"]
+    ? selfStagingAdapter(db, key)
+    : undefined;
   const jobs = new RunJobs({ db, dataDir, env: io.env });
   const app = createApp({
     db,
@@ -129,6 +177,8 @@ export const serve: Command = async (args, io) => {
     oneTimeLogin,
     log: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
+    erasureKey: key,
+    stagingAdapter,
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
@@ -153,6 +203,11 @@ export const serve: Command = async (args, io) => {
         io.err(
           uiStartupLines(`http://${shown}:${port}`, oneTimeLogin, uiAuthToken),
         );
+        if (stagingAdapter) {
+          io.err(
+            `  staging adapter: http://${shown}:${port}${SELF_STAGING_PATH} (application ${SELF_STAGING_APPLICATION}; deletions are erasures with receipts)\n`,
+          );
+        }
         io.err(
           `  mcp: /mcp ${
             uiAuthToken
@@ -163,13 +218,29 @@ export const serve: Command = async (args, io) => {
       },
     }, app.fetch);
   } catch (error) {
+    stopPropagation();
     db.close();
     throw listenError(error, values.host, port);
   }
   await untilInterrupted(io);
   await server.shutdown();
+  stopPropagation();
   await jobs.close();
   await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;
 };
+
+/** The adapter over this server's index; its deletions are erasures with receipts. */
+function selfStagingAdapter(db: TraceDb, key: Uint8Array): SelfStagingAdapter {
+  return createSelfStagingAdapter(db, {
+    key,
+    erase: async (subject, options) => {
+      await eraseSubjectNow(db, subject, {
+        key,
+        tables: options.tables,
+        trigger: "staging_adapter",
+      });
+    },
+  });
+}

@@ -37,10 +37,18 @@ import {
 } from "./_guard.ts";
 import { createUiAuth } from "./_ui_auth.ts";
 import { createEventsApi } from "./events.ts";
+import {
+  createErasureApi,
+  type ErasureAudit,
+  ERASURES_PATH,
+} from "./erasure.ts";
 import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import { createOtlpApi } from "./otlp.ts";
 import { createPages } from "./pages.ts";
+import { createSelfStagingApi } from "./self_staging.ts";
+import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
 import { uiHeaders } from "./ui/headers.ts";
 
@@ -73,6 +81,12 @@ export interface AppOptions {
   oneTimeLogin?: OneTimeLogin | undefined;
   /** How long a UI session lasts, in seconds (default 12 hours). */
   sessionTtlSeconds?: number | undefined;
+  /** The data directory's erasure key, for `POST /api/erasures` (absent: it answers 501). */
+  erasureKey?: Uint8Array | undefined;
+  /** Records every erasure request before it runs; a throw refuses the request. */
+  erasureAudit?: ErasureAudit | undefined;
+  /** Serves this staging adapter over the index at `/staging/*` (loopback only). */
+  stagingAdapter?: SelfStagingAdapter | undefined;
 }
 
 /**
@@ -94,7 +108,12 @@ export function createApp(options: AppOptions): Hono {
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());
   app.use("*", uiHeadersOutsideApi());
-  app.use("/api/*", requireBearer(security.ingestToken));
+  // Erasure is for UI administrators (their own token or session), never the ingest token.
+  const ingestBearer = requireBearer(security.ingestToken);
+  app.use(
+    "/api/*",
+    (c, next) => c.req.path === ERASURES_PATH ? next() : ingestBearer(c, next),
+  );
   app.use("/v1/*", requireBearer(security.ingestToken));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
@@ -108,6 +127,7 @@ export function createApp(options: AppOptions): Hono {
         "GET /api/events/summary",
         "GET /api/health (index health and this server's counters)",
         "POST /v1/traces (OTLP/HTTP, JSON or protobuf)",
+        "POST /api/erasures (subject erasure: dry run, or apply with its confirmation; admin sign-in)",
       ],
       auth: security.ingestToken ? "bearer" : "none (loopback only)",
     }));
@@ -131,6 +151,23 @@ export function createApp(options: AppOptions): Hono {
   );
   if (options.mcp) {
     app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
+  }
+  app.route(
+    "/",
+    createErasureApi({
+      db: options.db,
+      auth,
+      key: options.erasureKey,
+      audit: options.erasureAudit,
+    }),
+  );
+  if (options.stagingAdapter) {
+    if (!security.loopbackBind) {
+      throw new ConfigError(
+        "Refusing to serve the staging adapter beyond loopback: it writes and deletes synthetic events without credentials; use --host 127.0.0.1",
+      );
+    }
+    app.route("/", createSelfStagingApi(options.stagingAdapter));
   }
   app.route("/", createPages({ db: options.db, auth, site }));
   app.notFound((c) => {

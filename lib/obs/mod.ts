@@ -79,6 +79,11 @@ export {
   type RegistrationStatus,
 } from "./coverage.ts";
 export {
+  type IngestedEvent,
+  type IngestObserver,
+  observeIngest,
+} from "./ingest_observers.ts";
+export {
   COUNTER_NAMES,
   type CounterName,
   counterSnapshot,

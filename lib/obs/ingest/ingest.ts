@@ -30,6 +30,7 @@ import {
 } from "../normalize.ts";
 import { requireObs } from "../schema.ts";
 import { incrementCounter } from "../counters.ts";
+import { notifyIngested } from "../ingest_observers.ts";
 
 /** Ingest paths, recorded on each envelope. */
 export const INGEST_SOURCES = [
@@ -145,6 +146,7 @@ export async function ingestEvents(
       "previews_truncated",
       events.filter((e) => e.preview?.truncated).length,
     );
+    await notifyIngested(db, events, result.items);
     return result;
   } catch (error) {
     if (error instanceof IngestConflictError) {
