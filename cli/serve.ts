@@ -1,15 +1,11 @@
 /** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
 import { dbLocation } from "../lib/db.ts";
-import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
-import {
-  enableErasurePropagation,
-  eraseSubjectNow,
-  RunJobs,
-} from "../lib/runs/mod.ts";
+import { ConfigError } from "../lib/errors.ts";
 import {
   erasureKey,
+  HealthMonitor,
   PROPAGATION_ENV,
   propagationByDefault,
 } from "../lib/obs/maint/mod.ts";
@@ -18,6 +14,11 @@ import {
   SELF_STAGING_APPLICATION,
   type SelfStagingAdapter,
 } from "../lib/obs/self_contract/mod.ts";
+import {
+  enableErasurePropagation,
+  eraseSubjectNow,
+  RunJobs,
+} from "../lib/runs/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { SELF_STAGING_PATH } from "../routes/self_staging.ts";
 import { createApp } from "../routes/app.ts";
@@ -28,6 +29,13 @@ import {
   createOneTimeLogin,
   type OneTimeLogin,
 } from "../routes/one_time_login.ts";
+import {
+  DEFAULT_SERVE_LIMITS,
+  type GuardedServer,
+  listenError,
+  listenGuarded,
+} from "../routes/listen.ts";
+import { DEFAULT_BODY_LIMITS } from "../routes/_body.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
@@ -66,6 +74,20 @@ MCP over streamable HTTP at /mcp needs Authorization: Bearer
 $TRACE_UI_AUTH_TOKEN (refused while it is unset); trace.query_traces is
 offered when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 
+Logs one line per request on stderr (method, route, status, duration, items,
+refusal reason; never ids or content).
+
+Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections; a request head
+within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
+    DEFAULT_SERVE_LIMITS.maxHeadBytes / 1024
+  } KiB; a body within ${(DEFAULT_BODY_LIMITS.timeoutMs ?? 0) / 1000} s, ${
+    DEFAULT_BODY_LIMITS.maxBytes / 2 ** 20
+  } MiB on the wire and ${
+    DEFAULT_BODY_LIMITS.maxDecodedBytes / 2 ** 20
+  } MiB inflated; ${
+    DEFAULT_SERVE_LIMITS.requestTimeoutMs / 1000
+  } s per request in all.
+
 Subject erasure for administrators: POST /api/erasures with
 {"subject": {"application_id": …, "user_id": …}} is a dry run; add
 "apply": true and the "confirmation" it returned to erase (sign in as for
@@ -80,30 +102,6 @@ Options:
                              base_url at http://127.0.0.1:PORT${SELF_STAGING_PATH} and run
                              trace external run to prove Trace's own erasure
 `;
-
-/** Says why the server could not listen, and what to change. */
-function listenError(error: unknown, host: string, port: number): unknown {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  if (error instanceof Deno.errors.AddrInUse) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the port is in use; choose another --port`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return new ConfigError(
-      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the address is not on this machine; check --host`,
-      { cause: error },
-    );
-  }
-  return error;
-}
 
 /** What the start-up lines say about signing in to the UI. */
 function uiStartupLines(
@@ -169,13 +167,16 @@ export const serve: Command = async (args, io) => {
     ? selfStagingAdapter(db, key)
     : undefined;
   const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const health = new HealthMonitor(db, { processCounters: true });
   const app = createApp({
     db,
     ingestToken: token,
     hostname: values.host,
     uiAuthToken,
     oneTimeLogin,
+    health,
     log: (line) => io.err(line + "\n"),
+    requestLog: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
     erasureKey: key,
     stagingAdapter,
@@ -183,48 +184,45 @@ export const serve: Command = async (args, io) => {
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
-  let server: Deno.HttpServer;
+  let server: GuardedServer;
   try {
-    server = Deno.serve({
-      hostname: values.host,
-      port,
-      onListen: ({ hostname, port }) => {
-        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-        io.err(
-          `Trace server listening on http://${shown}:${port} (data: ${
-            dbLocation(db)
-          })\n`,
-        );
-        io.err(
-          `  ingest auth: ${
-            token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
-          }\n`,
-        );
-        io.err(
-          uiStartupLines(`http://${shown}:${port}`, oneTimeLogin, uiAuthToken),
-        );
-        if (stagingAdapter) {
-          io.err(
-            `  staging adapter: http://${shown}:${port}${SELF_STAGING_PATH} (application ${SELF_STAGING_APPLICATION}; deletions are erasures with receipts)\n`,
-          );
-        }
-        io.err(
-          `  mcp: /mcp ${
-            uiAuthToken
-              ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
-              : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
-          }\n`,
-        );
-      },
-    }, app.fetch);
+    server = await listenGuarded(app.fetch, { hostname: values.host, port });
   } catch (error) {
     stopPropagation();
     db.close();
     throw listenError(error, values.host, port);
   }
+  const { hostname, port: bound } = server.addr;
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  io.err(
+    `Trace server listening on http://${shown}:${bound} (data: ${
+      dbLocation(db)
+    })\n`,
+  );
+  io.err(
+    `  ingest auth: ${
+      token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
+    }\n`,
+  );
+  io.err(uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken));
+  if (stagingAdapter) {
+    io.err(
+      `  staging adapter: http://${shown}:${bound}${SELF_STAGING_PATH} (application ${SELF_STAGING_APPLICATION}; deletions are erasures with receipts)\n`,
+    );
+  }
+  io.err(
+    `  mcp: /mcp ${
+      uiAuthToken
+        ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
+        : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
+    }\n`,
+  );
+  // Link checks read every event: start them now, not on the first request.
+  void health.report().catch(() => {});
   await untilInterrupted(io);
   await server.shutdown();
   stopPropagation();
+  await health.idle();
   await jobs.close();
   await closeWriting(db, io);
   io.err("Trace server stopped\n");

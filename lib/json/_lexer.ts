@@ -76,7 +76,11 @@ function readEscape(cursor: Cursor): string {
   return String.fromCharCode(parseInt(hex, 16));
 }
 
-/** Reads a number; `NaN`, `Infinity` and out-of-range literals are refused. */
+/**
+ * Reads a number; `NaN`, `Infinity` and out-of-range literals are refused,
+ * and with `exactIntegers` so is an integer literal beyond ±(2^53 - 1), which
+ * a double would silently round.
+ */
 export function readNumber(cursor: Cursor): number {
   for (const word of ["NaN", "Infinity", "-Infinity"]) {
     if (cursor.text.startsWith(word, cursor.pos)) {
@@ -89,6 +93,16 @@ export function readNumber(cursor: Cursor): number {
   const value = Number(match[0]);
   if (!Number.isFinite(value)) {
     fail(cursor, "non_finite", "number out of range");
+  }
+  if (
+    cursor.exactIntegers && !Number.isSafeInteger(value) &&
+    !/[.eE]/.test(match[0])
+  ) {
+    fail(
+      cursor,
+      "inexact_integer",
+      "integer beyond ±9007199254740991 would lose precision; send it as a string",
+    );
   }
   cursor.pos = NUMBER.lastIndex;
   return value;

@@ -4,7 +4,9 @@
  * index rows and previews on their schedules (retention), delete envelopes
  * through a reviewed, archived plan (source expiry), erase a subject from
  * every table (reviewed with a confirmation, or propagated from a deletion
- * event), and report health with deterministic alerts.
+ * event), and report health with deterministic alerts (`obsHealth` computes
+ * every figure; a server keeps the costly link checks in a `HealthMonitor`,
+ * which states their age).
  *
  * May import the root (model, schema, normalize, counters),
  * `ingest/mod.ts` (the index row builder a rebuild must share with ingest),
@@ -80,6 +82,7 @@ export {
   type CounterReport,
   type IndexReadiness,
   type InstrumentationVersions,
+  type LinkCheck,
   type LinkCounts,
   type ObsHealth,
   obsHealth,
@@ -88,10 +91,17 @@ export {
   type TableCounts,
 } from "./health.ts";
 export {
+  DEFAULT_LINK_CHECK_MAX_AGE_MS,
+  FRESH_LINK_CHECK_EVENTS,
+  HealthMonitor,
+  type HealthMonitorOptions,
+} from "./health_monitor.ts";
+export {
   ALERT_SEVERITIES,
   type AlertSeverity,
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
+  HEALTH_STATUSES,
   type HealthAlert,
   type HealthAlertCode,
   type HealthStatus,
