@@ -53,6 +53,10 @@ const COMMANDS: Record<string, Entry> = {
       "Run the demo app healthy and with a defect, and show both verdicts",
     load: async () => (await import("./cli/quickstart.ts")).quickstart,
   },
+  init: {
+    summary: "Write a commented starter config for your staging adapter",
+    load: async () => (await import("./cli/init.ts")).init,
+  },
   demo: {
     summary: "Serve the demo staging app (optionally with --defect NAME)",
     load: async () => (await import("./cli/demo.ts")).demo,
