@@ -289,9 +289,11 @@ export async function checkCsrf(
   c: Context,
   auth: UiAuth,
   session: SessionClaims | null,
+  options: { form: boolean } = { form: true },
 ): Promise<void> {
   if (session === null) return;
-  const given = c.req.header("x-csrf-token") ?? await formField(c, "_csrf");
+  const given = c.req.header("x-csrf-token") ??
+    (options.form ? await formField(c, "_csrf") : "");
   if (!(await auth.signer.checkCsrf(session.sid, given))) {
     throw new HTTPException(403, {
       message:

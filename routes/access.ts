@@ -25,6 +25,7 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import { timingSafeEqual } from "hono/utils/buffer";
@@ -105,7 +106,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "GET /api/health": api("index.health"),
   "ALL /api/health": api("index.health"),
   "POST /v1/traces": api("index.write"),
-  "ALL /v1/traces": api("trace.read"),
+  "ALL /v1/traces": api("index.write"),
   "ALL /mcp": { action: "session", gate: "mcp" },
 
   // Pages and their twins.
@@ -158,11 +159,19 @@ export interface AccessOptions {
 
 const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/**
+ * Largest body of a UI write (forms and small JSON bodies). The bound is
+ * applied here, before the CSRF check may read a form, so no route reads an
+ * unbounded body for it.
+ */
+export const UI_WRITE_MAX_BYTES = 64 * 1024;
+
 /** The one access middleware: mount it on `*` before every route. */
 export function accessControl(
   options: AccessOptions,
 ): MiddlewareHandler<UiEnv> {
   const settings = { readOnly: options.readOnly, hooks: options.hooks };
+  const bounded = bodyLimit({ maxSize: UI_WRITE_MAX_BYTES });
   return async (c, next) => {
     c.set("access", settings);
     const route = matchedRoutes(c).find((r) => !isMiddlewareRoute(r.path));
@@ -185,7 +194,13 @@ export function accessControl(
       ? await apiCaller(c, options)
       : await uiCaller(c, options, kind);
     if (signedIn instanceof Response) return signedIn;
-    await authorize(c, options, access.action, signedIn);
+    if (access.gate === "ui" && !SAFE_METHODS.has(c.req.method)) {
+      return await bounded(c, async () => {
+        await authorize(c, options, access, signedIn);
+        await next();
+      });
+    }
+    await authorize(c, options, access, signedIn);
     await next();
   };
 }
@@ -251,9 +266,10 @@ async function uiCaller(
 async function authorize(
   c: Context<UiEnv>,
   options: AccessOptions,
-  action: Action,
+  access: RouteAccess,
   principal: Principal | null,
 ): Promise<void> {
+  const action = access.action;
   const mode = { readOnly: options.readOnly };
   if (principal === null) {
     if (ACTIONS[action].write && options.readOnly) {
@@ -272,7 +288,10 @@ async function authorize(
     throw new HTTPException(403, { message: decision.message });
   }
   if (!SAFE_METHODS.has(c.req.method)) {
-    await checkCsrf(c, options.auth, c.get("session"));
+    // The API reads its own bodies: its CSRF token travels in the header only.
+    await checkCsrf(c, options.auth, c.get("session"), {
+      form: access.gate === "ui",
+    });
   }
 }
 

@@ -14,12 +14,12 @@
  * | `GET /traces/events/:id` (+ twin) | `trace.read`      | one event id's events, hosting the operator controls  |
  *
  * Every privileged answer is written to the audit trail first (`_operator_io.ts`).
+ * Bodies are bounded by the access middleware (`UI_WRITE_MAX_BYTES`).
  *
  * @module
  */
 
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import {
   AuditUnavailableError,
@@ -77,9 +77,6 @@ export interface OperatorRoutesOptions {
   hookTimeoutMs?: number | undefined;
 }
 
-/** Operator forms and JSON bodies are small. */
-const SMALL_BODY = 16 * 1024;
-
 /** The operator routes, to mount at `/`. */
 export function createOperatorRoutes(
   options: OperatorRoutesOptions,
@@ -89,10 +86,9 @@ export function createOperatorRoutes(
   const timing = options.hookTimeoutMs === undefined
     ? {}
     : { timeoutMs: options.hookTimeoutMs };
-  const small = bodyLimit({ maxSize: SMALL_BODY });
   const app = new Hono<UiEnv>();
 
-  app.post("/traces/reveal", small, async (c) => {
+  app.post("/traces/reveal", async (c) => {
     const request = parseRevealRequest(await readFields(c));
     const { result, entry } = await audited(c, deps, {
       action: "content.reveal",
@@ -154,7 +150,7 @@ export function createOperatorRoutes(
   });
   app.all("/traces/reveal", (c) => methodNotAllowed(c, ["POST"]));
 
-  app.post("/traces/account/resolve", small, async (c) => {
+  app.post("/traces/account/resolve", async (c) => {
     // An email never travels in a URL: a query string here is refused unread.
     if (new URL(c.req.url).search !== "") {
       throw new HTTPException(400, {
@@ -308,7 +304,7 @@ export function createOperatorRoutes(
     });
   });
 
-  app.post("/traces/replays", small, async (c) => {
+  app.post("/traces/replays", async (c) => {
     const selection = parseReplaySelection(await readFields(c));
     requireAuthorizer();
     const plan = {

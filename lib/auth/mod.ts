@@ -112,6 +112,7 @@ export {
   MAX_REPLAY_REFS,
   parseReplaySelection,
   type PlannedRef,
+  type ReadSelectionOptions,
   readReplaySelection,
   type ReplayPlan,
   type ReplaySelection,

@@ -116,6 +116,12 @@ export interface ReplayPlan {
   requires: ["sandbox", "operator_approval"];
 }
 
+/** Options of {@link readReplaySelection}. */
+export interface ReadSelectionOptions {
+  /** The page reader (tests pass one whose pages misbehave). */
+  query?: typeof queryTraceEvents;
+}
+
 /**
  * Reads every event of `selection` (its scope keys already narrowed) and
  * checks that they are complete, trusted and reached by advancing pages.
@@ -123,13 +129,15 @@ export interface ReplayPlan {
 export async function readReplaySelection(
   db: TraceDb,
   selection: ReplaySelection,
+  options: ReadSelectionOptions = {},
 ): Promise<TraceEvent[]> {
+  const query = options.query ?? queryTraceEvents;
   const filter = selectionFilter(selection);
   const events: TraceEvent[] = [];
   const seen = new Set<number>();
   let cursor: string | undefined;
   for (;;) {
-    const page = await queryTraceEvents(db, {
+    const page = await query(db, {
       ...filter,
       limit: MAX_PAGE_LIMIT,
       ...(cursor === undefined ? {} : { cursor }),
