@@ -4,7 +4,8 @@
  * application), metadata only, with the operator controls beside them:
  * artifact lookups on resource refs, a replay draft of each event's turn,
  * and the reveal of a stored preview. Query parameters (`agent_id`,
- * `root_trace_id`, `application_id`, `turn_id`, `run_id`) narrow the
+ * `root_trace_id`, `application_id`, `user_id` or `anonymous=true`,
+ * `turn_id`, `run_id`) narrow the
  * selection and, like every reader's, can only narrow the account's scope.
  *
  * @module
@@ -19,6 +20,7 @@ import {
   parseOperatorInput,
 } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
+import { ConfigError } from "../../lib/errors.ts";
 import type { ResourceRef, TraceEvent } from "../../lib/obs/mod.ts";
 import {
   queryTraceEvents,
@@ -50,6 +52,8 @@ const ParamsSchema = v.strictObject({
   application_id: v.optional(Id),
   turn_id: v.optional(Id),
   run_id: v.optional(Id),
+  user_id: v.optional(Id),
+  anonymous: v.optional(v.literal("true", "only takes true")),
 });
 
 /** What the page's controls may do for this principal. */
@@ -78,8 +82,16 @@ export function eventPage(db: TraceDb): PageSpec<EventPageData> {
     async load(c, params) {
       const id = parseOperatorInput(Id, params.id, "event");
       const query = parseOperatorInput(ParamsSchema, singleParams(c), "event");
-      const { agent_id, ...rest } = query;
-      const filter = scopeFilter(c, rest);
+      const { agent_id, anonymous, user_id, ...rest } = query;
+      if (anonymous && user_id !== undefined) {
+        throw new ConfigError(
+          "Invalid event request: give user_id or anonymous, not both",
+        );
+      }
+      const filter = scopeFilter(c, {
+        ...rest,
+        ...(anonymous ? { user_id: null } : user_id ? { user_id } : {}),
+      });
       const page = await queryTraceEvents(db, {
         ...filter,
         ...(agent_id ? { agent_ids: [agent_id] } : {}),
