@@ -176,56 +176,61 @@ const EventSection: FC<{
       event.turn_id ? `, turn ${event.turn_id}` : ""
     }`}
   >
-    <KeyValue
-      items={[
-        { term: "Application", value: <code>{event.application_id}</code> },
-        {
-          term: "User",
-          value: event.user_id === null
-            ? "anonymous"
-            : <CopyId value={event.user_id} label="user id" />,
-        },
-        { term: "Agent", value: <code>{event.agent_id ?? "none"}</code> },
-        {
-          term: "Root",
-          value: <CopyId value={event.root_trace_id} label="root id" />,
-        },
-        { term: "Turn", value: <code>{event.turn_id ?? "none"}</code> },
-        { term: "Run", value: <code>{event.run_id ?? "none"}</code> },
-        { term: "Status", value: event.status },
-        { term: "When", value: <Time iso={event.ts} now={view.now} /> },
-        {
-          term: "Preview",
-          value: event.preview
-            ? `${event.preview.chars} characters stored (hidden)`
-            : "none stored",
-        },
-      ]}
-    />
-    <DataTable
-      caption="Resource refs"
-      columns={refColumns(event, controls.artifact_lookup)}
-      rows={event.resources}
-      empty={{ title: "This event names no resources" }}
-      narrow
-    />
-    {event.agent_id
-      ? (
-        <ReplayDraftForm
-          id={`replay-${index}`}
-          target={{
-            agent_id: event.agent_id,
-            root_trace_id: event.root_trace_id,
-            turn_id: event.turn_id,
-            application_id: event.application_id,
-          }}
-          label={event.turn_id ? `turn ${event.turn_id}` : "the whole root"}
-          draft={controls.replay_draft}
-          plan={controls.replay_plan}
-          csrf={view.csrf ?? null}
-        />
-      )
-      : null}
+    <div class="stack">
+      <KeyValue
+        items={[
+          { term: "Application", value: <code>{event.application_id}</code> },
+          {
+            term: "User",
+            value: event.user_id === null
+              ? "anonymous"
+              : <CopyId value={event.user_id} label="user id" />,
+          },
+          { term: "Agent", value: <code>{event.agent_id ?? "none"}</code> },
+          {
+            term: "Root",
+            value: <CopyId value={event.root_trace_id} label="root id" />,
+          },
+          { term: "Turn", value: <code>{event.turn_id ?? "none"}</code> },
+          { term: "Run", value: <code>{event.run_id ?? "none"}</code> },
+          { term: "Status", value: event.status },
+          { term: "When", value: <Time iso={event.ts} now={view.now} /> },
+          {
+            term: "Preview",
+            value: event.preview
+              ? `${event.preview.chars} characters stored (hidden)`
+              : "none stored",
+          },
+        ]}
+      />
+      <DataTable
+        caption="Resource refs"
+        columns={refColumns(event, controls.artifact_lookup)}
+        rows={event.resources}
+        empty={{ title: "This event names no resources" }}
+        narrow
+      />
+      {event.agent_id
+        ? (
+          <div class="panel">
+            <h3>Replay draft</h3>
+            <ReplayDraftForm
+              id={`replay-${index}`}
+              target={{
+                agent_id: event.agent_id,
+                root_trace_id: event.root_trace_id,
+                turn_id: event.turn_id,
+                application_id: event.application_id,
+              }}
+              label={event.turn_id ? `turn ${event.turn_id}` : "the whole root"}
+              draft={controls.replay_draft}
+              plan={controls.replay_plan}
+              csrf={view.csrf ?? null}
+            />
+          </div>
+        )
+        : null}
+    </div>
   </Section>
 );
 
@@ -251,37 +256,47 @@ function refColumns(
   ];
 }
 
-/** One reveal form per agent and root whose events hold a preview. */
+/**
+ * One reveal form per agent and root whose events hold a preview. When the
+ * page shows one such event, the form names its application and turn; when
+ * the id names several, the operator gives the turn or run.
+ */
 const RevealSection: FC<{ data: EventPageData; view: PageView }> = (
   { data, view },
 ) => {
-  const targets = new Map<
-    string,
-    { agent_id: string; root_trace_id: string }
-  >();
+  const groups = new Map<string, TraceEvent[]>();
   for (const event of data.events) {
     if (!event.preview || !event.agent_id) continue;
     const key = JSON.stringify([event.agent_id, event.root_trace_id]);
-    targets.set(key, {
-      agent_id: event.agent_id,
-      root_trace_id: event.root_trace_id,
-    });
+    groups.set(key, [...groups.get(key) ?? [], event]);
   }
-  if (targets.size === 0) return null;
+  if (groups.size === 0) return null;
   return (
-    <Section
-      id="reveal"
-      title="Reveal content"
-      intro="Administrators only, with a reason; the content is shown once and never cached."
-    >
-      {[...targets.values()].map((target, i) => (
-        <RevealForm
-          id={`reveal-${i}`}
-          target={{ ...target, event_id: data.event_id }}
-          capability={data.controls.reveal}
-          csrf={view.csrf ?? null}
-        />
-      ))}
+    <Section id="reveal" title="Reveal content">
+      {[...groups.values()].map((events, i) => {
+        const first = events[0]!;
+        const only = events.length === 1 && !data.ambiguous;
+        return (
+          <div class="panel">
+            <RevealForm
+              id={`reveal-${i}`}
+              target={{
+                agent_id: first.agent_id!,
+                root_trace_id: first.root_trace_id,
+                event_id: data.event_id,
+                ...(only
+                  ? {
+                    application_id: first.application_id,
+                    turn_id: first.turn_id,
+                  }
+                  : {}),
+              }}
+              capability={data.controls.reveal}
+              csrf={view.csrf ?? null}
+            />
+          </div>
+        );
+      })}
     </Section>
   );
 };

@@ -52,6 +52,8 @@ export interface RevealTarget {
   root_trace_id: string;
   event_id: string;
   application_id?: string | undefined;
+  /** Prefills the turn field (when the page knows which event is meant). */
+  turn_id?: string | null | undefined;
 }
 
 /**
@@ -76,7 +78,12 @@ export const RevealForm: FC<{
       aria-describedby={`${id}-about`}
     >
       <Csrf csrf={csrf} />
-      {hiddenFields({ ...target })}
+      {hiddenFields({
+        agent_id: target.agent_id,
+        root_trace_id: target.root_trace_id,
+        event_id: target.event_id,
+        application_id: target.application_id,
+      })}
       <p class="meta" id={`${id}-about`}>
         Shows this event's stored content preview once, to you, and records who,
         when and why in the audit trail. Nothing is cached.
@@ -95,30 +102,33 @@ export const RevealForm: FC<{
           disabled={off}
         />
       </div>
-      <div class="grid">
-        <div>
-          <label for={`${id}-turn`}>Turn (optional)</label>
-          <input
-            type="text"
-            id={`${id}-turn`}
-            name="turn_id"
-            autocomplete="off"
-            disabled={off}
-          />
-        </div>
-        <div>
-          <label for={`${id}-run`}>Run (optional)</label>
-          <input
-            type="text"
-            id={`${id}-run`}
-            name="run_id"
-            autocomplete="off"
-            disabled={off}
-          />
-        </div>
+      <div>
+        <label for={`${id}-turn`}>Turn (optional)</label>
+        <input
+          type="text"
+          id={`${id}-turn`}
+          name="turn_id"
+          value={target.turn_id ?? undefined}
+          autocomplete="off"
+          disabled={off}
+        />
       </div>
       <div>
-        <button type="submit" class="button--primary" disabled={off}>
+        <label for={`${id}-run`}>Run (optional)</label>
+        <input
+          type="text"
+          id={`${id}-run`}
+          name="run_id"
+          autocomplete="off"
+          disabled={off}
+        />
+      </div>
+      <div>
+        <button
+          type="submit"
+          class={off ? undefined : "button--primary"}
+          disabled={off}
+        >
           Reveal content
         </button>
       </div>
