@@ -112,8 +112,8 @@ export {
   MAX_REPLAY_REFS,
   parseReplaySelection,
   type PlannedRef,
-  type ReadSelectionOptions,
   readReplaySelection,
+  type ReadSelectionOptions,
   type ReplayPlan,
   type ReplaySelection,
 } from "./replay.ts";
