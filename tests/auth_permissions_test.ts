@@ -6,6 +6,7 @@ import {
   ACTION_NAMES,
   can,
   decide,
+  describeCapabilities,
   narrowScope,
   type Principal,
   readOnlyFromEnv,
@@ -202,4 +203,41 @@ Deno.test("narrowScope() fills bound keys, keeps open ones, and refuses a wider 
       }
     });
   }
+});
+
+Deno.test("describeCapabilities() says for each action whether it is available, and why not: role, tenant, read-only or a missing hook", () => {
+  const hooks = {
+    identityResolver: true,
+    artifactResolver: false,
+    resourceAuthorizer: true,
+  };
+  const analyst = describeCapabilities(
+    principal("analyst", { application_id: "app-1" }),
+    { hooks, readOnly: true },
+  );
+  assert.deepEqual(analyst.principal, {
+    name: "analyst-x",
+    role: "analyst",
+    scope: { application_id: "app-1" },
+    tenant_bound: true,
+  });
+  const by = Object.fromEntries(analyst.actions.map((a) => [a.action, a]));
+  assert.equal(by["trace.read"]!.allowed, true);
+  assert.equal(by["replay.plan"]!.allowed, true);
+  assert.equal(by["replay.plan"]!.endpoint, "GET /traces/replay-plan.json");
+  assert.deepEqual(
+    [by["replay.draft"]!.reason, by["artifact.lookup"]!.reason],
+    ["read_only", "hook_missing"],
+  );
+  assert.match(by["artifact.lookup"]!.message!, /no artifactResolver/);
+  assert.equal(by["account.resolve"]!.reason, "role");
+  assert.equal(by["runs.read"]!.reason, "tenant");
+  assert.equal(by["public"], undefined, "public actions are not listed");
+  const admin = describeCapabilities(principal("admin"), {
+    hooks,
+    readOnly: false,
+  });
+  assert.ok(
+    admin.actions.every((a) => a.allowed || a.reason === "hook_missing"),
+  );
 });

@@ -148,3 +148,51 @@ Deno.test("with TRACE_INGEST_TOKEN set the API keeps its own credential: operato
     await ingest.body?.cancel();
   });
 });
+
+Deno.test("on an open API a session write needs its CSRF token in the header, and the operator's role", async () => {
+  await withHost({}, async ({ app }) => {
+    const event = [{
+      application_id: "app-1",
+      agent_id: "support-bot",
+      event_id: "evt-new",
+      kind: "retrieval",
+    }];
+    const viewer = await signInAs(app, "viewer-1");
+    const noToken = await ask(app, "POST", "/api/events", {
+      cookie: viewer.cookie,
+      json: event,
+    });
+    assert.equal(noToken.status, 403);
+    assert.match(
+      await noToken.text(),
+      /writing to the trace index needs the admin role/,
+    );
+    const admin = await signInAs(app, "admin-1");
+    const forged = await ask(app, "POST", "/api/events", {
+      cookie: admin.cookie,
+      json: event,
+    });
+    assert.equal(forged.status, 403);
+    assert.match(await forged.text(), /CSRF token is missing/);
+    const ok = await ask(app, "POST", "/api/events", { ...admin, json: event });
+    assert.equal(ok.status, 200, await ok.text());
+  });
+});
+
+Deno.test("UI writes are bounded before anything reads them", async () => {
+  await withHost({}, async ({ app }) => {
+    const { cookie, csrf } = await signInAs(app, "admin-1");
+    const response = await ask(app, "POST", "/traces/reveal", {
+      cookie,
+      form: {
+        _csrf: csrf,
+        agent_id: "support-bot",
+        root_trace_id: "root-1",
+        event_id: "evt-answer",
+        reason: "x".repeat(70 * 1024),
+      },
+    });
+    assert.equal(response.status, 413);
+    await response.body?.cancel();
+  });
+});
