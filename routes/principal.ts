@@ -12,11 +12,6 @@
  * @module
  */
 
-import {
-  createOperatorDirectory,
-  type OperatorDirectory,
-} from "../lib/auth/mod.ts";
-
 export {
   type AuthMethod,
   LOCAL_OPERATOR,
@@ -29,11 +24,3 @@ export {
   TOKEN_OPERATOR,
   UNSCOPED,
 } from "../lib/auth/mod.ts";
-
-/** The built-in directory: `local` while a one-time login exists, `token` while the admin token is set. */
-export function builtinDirectory(options: {
-  adminToken: string | undefined;
-  oneTimeLogin: boolean;
-}): OperatorDirectory {
-  return createOperatorDirectory(options);
-}
