@@ -9,8 +9,8 @@
  *
  * May import `lib/runs/`, `lib/reference/`, `lib/obs/` (its root and
  * `query/`), `lib/auth/` (scope narrowing), `lib/runner/` (plans, rules),
- * `lib/ledger/` (id schemas) and
- * the SDK; nothing imports this folder but entry points.
+ * `lib/ledger/` (id schemas) and the SDK; nothing imports this folder but
+ * entry points.
  *
  * @module
  */
