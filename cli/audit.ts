@@ -15,9 +15,9 @@ import {
   type SubjectKind,
   verifyAudit,
 } from "../lib/auth/mod.ts";
-import { LedgerIntegrityError, UsageError } from "../lib/errors.ts";
+import { UsageError } from "../lib/errors.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { tableLines } from "./_table.ts";
 
@@ -30,17 +30,23 @@ outcome, the scope and target ids, and the stated reason. Entries never hold
 content, tokens or emails; user, thread, memory, event and resource ids are
 stored as keyed digests. --subject finds the entries naming one of them
 (KIND is ${SUBJECT_KINDS.join(", ")}), e.g. --subject event_id=evt-42.
-Every listed entry is checked against its digest; an altered one fails (exit 1).
+Every listed entry is checked against its digest; an altered one is refused
+(exit 2; trace audit verify names it).
 `;
 
 const VERIFY_HELP =
   `Usage: trace audit verify [--json] [--data-dir DIR] [--db URL]
 
 Recomputes every audit entry's digest and the chain linking them, and checks
-the head records (which catch a removed last entry). Exits 0 when intact, 1
-naming the first broken entry. Keep the printed head digest elsewhere to
-detect a replaced file.
+the head records (which catch a removed last entry). Keep the printed head
+digest elsewhere to detect a replaced file.
+
+Exit codes: 0 intact, 1 broken (the first broken entry is named), 2 usage
+error or no audit trail.
 `;
+
+/** Commands here only read, and open the database read-only. */
+const READ = { write: false, readOnly: true } as const;
 
 const LIST_FLAGS = {
   ...DATA_FLAGS,
@@ -60,39 +66,50 @@ export const auditList: Command = async (args, io) => {
   const subject = values.subject === undefined
     ? undefined
     : parseSubject(values.subject);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    await requireAuthSchema(db);
-    const entries = await listAudit(db, {
-      limit,
-      ...(values.operator === undefined ? {} : { operator: values.operator }),
-      ...(values.action === undefined ? {} : { action: values.action }),
-      ...(subject ? { subject } : {}),
-    });
-    if (values.json) {
-      for (const entry of entries) {
-        printJson(io, { seq: entry.seq, ...entry.payload });
-      }
-    } else io.out(renderEntries(entries));
-    return 0;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await requireAuthSchema(db);
+        const entries = await listAudit(db, {
+          limit,
+          ...(values.operator === undefined
+            ? {}
+            : { operator: values.operator }),
+          ...(values.action === undefined ? {} : { action: values.action }),
+          ...(subject ? { subject } : {}),
+        });
+        if (values.json) {
+          for (const entry of entries) {
+            printJson(io, { seq: entry.seq, ...entry.payload });
+          }
+        } else io.out(renderEntries(entries));
+        return 0;
+      }),
+  );
 };
 
 /** `trace audit verify`. */
 export const auditVerify: Command = async (args, io) => {
   const { values } = parseFlags("audit verify", args, DATA_FLAGS);
   if (values.help) return showHelp(io, VERIFY_HELP);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    await requireAuthSchema(db);
-    const result = await verifyAudit(db);
-    if (values.json) printJson(io, result);
-    else io.out(renderVerification(result));
-    if (result.broken) {
-      throw new LedgerIntegrityError(
-        `Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore the database from a backup or investigate who changed it`,
-      );
-    }
-    return 0;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await requireAuthSchema(db);
+        const result = await verifyAudit(db);
+        if (values.json) printJson(io, result);
+        else io.out(renderVerification(result));
+        if (!result.broken) return 0;
+        io.err(
+          `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+        );
+        return 1;
+      }),
+  );
 };
 
 function parseSubject(value: string): { kind: SubjectKind; value: string } {

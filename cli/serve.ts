@@ -2,8 +2,8 @@
 
 import { parseAccounts, readOnlyFromEnv } from "../lib/auth/mod.ts";
 import { dbLocation } from "../lib/db.ts";
-import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import { RunJobs } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
@@ -13,8 +13,15 @@ import {
   createOneTimeLogin,
   type OneTimeLogin,
 } from "../routes/one_time_login.ts";
+import {
+  DEFAULT_SERVE_LIMITS,
+  type GuardedServer,
+  listenError,
+  listenGuarded,
+} from "../routes/listen.ts";
+import { DEFAULT_BODY_LIMITS } from "../routes/_body.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { openDataContext } from "./_context.ts";
+import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
@@ -57,33 +64,23 @@ TRACE_UI_AUTH_TOKEN or an account's token (refused while neither is set);
 an account's role and scope decide its tools. trace.query_traces is offered
 when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 
+Logs one line per request on stderr (method, route, status, duration, items,
+refusal reason; never ids or content).
+
+Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections; a request head
+within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
+    DEFAULT_SERVE_LIMITS.maxHeadBytes / 1024
+  } KiB; a body within ${(DEFAULT_BODY_LIMITS.timeoutMs ?? 0) / 1000} s, ${
+    DEFAULT_BODY_LIMITS.maxBytes / 2 ** 20
+  } MiB on the wire and ${
+    DEFAULT_BODY_LIMITS.maxDecodedBytes / 2 ** 20
+  } MiB inflated; ${
+    DEFAULT_SERVE_LIMITS.requestTimeoutMs / 1000
+  } s per request in all.
+
 Options:
   --default-application ID   Tenant for OTLP spans without tenant.id / application.id
 `;
-
-/** Says why the server could not listen, and what to change. */
-function listenError(error: unknown, host: string, port: number): unknown {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  if (error instanceof Deno.errors.AddrInUse) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the port is in use; choose another --port`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return new ConfigError(
-      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the address is not on this machine; check --host`,
-      { cause: error },
-    );
-  }
-  return error;
-}
 
 /** What the start-up lines say about signing in to the UI. */
 function uiStartupLines(
@@ -160,6 +157,7 @@ export const serve: Command = async (args, io) => {
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const health = new HealthMonitor(db, { processCounters: true });
   const app = createApp({
     db,
     ingestToken: token,
@@ -168,57 +166,57 @@ export const serve: Command = async (args, io) => {
     oneTimeLogin,
     accounts,
     readOnly,
+    health,
     log: (line) => io.err(line + "\n"),
+    requestLog: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
-  let server: Deno.HttpServer;
+  let server: GuardedServer;
   try {
-    server = Deno.serve({
-      hostname: values.host,
-      port,
-      onListen: ({ hostname, port }) => {
-        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-        io.err(
-          `Trace server listening on http://${shown}:${port} (data: ${
-            dbLocation(db)
-          })\n`,
-        );
-        io.err(
-          `  ingest auth: ${
-            token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
-          }\n`,
-        );
-        io.err(
-          uiStartupLines(`http://${shown}:${port}`, oneTimeLogin, uiAuthToken, {
-            accounts: accountCount,
-            tenantBound: Object.values(accounts).some((account) =>
-              account.application_id !== undefined ||
-              account.user_id !== undefined
-            ),
-            ingestToken: token !== undefined,
-            readOnly,
-          }),
-        );
-        io.err(
-          `  mcp: /mcp ${
-            uiAuthToken || accountCount > 0
-              ? "with bearer tokens (TRACE_UI_AUTH_TOKEN, accounts)"
-              : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
-          }\n`,
-        );
-      },
-    }, app.fetch);
+    server = await listenGuarded(app.fetch, { hostname: values.host, port });
   } catch (error) {
     db.close();
     throw listenError(error, values.host, port);
   }
+  const { hostname, port: bound } = server.addr;
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  io.err(
+    `Trace server listening on http://${shown}:${bound} (data: ${
+      dbLocation(db)
+    })\n`,
+  );
+  io.err(
+    `  ingest auth: ${
+      token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
+    }\n`,
+  );
+  io.err(
+    uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken, {
+      accounts: accountCount,
+      tenantBound: Object.values(accounts).some((account) =>
+        account.application_id !== undefined || account.user_id !== undefined
+      ),
+      ingestToken: token !== undefined,
+      readOnly,
+    }),
+  );
+  io.err(
+    `  mcp: /mcp ${
+      uiAuthToken || accountCount > 0
+        ? "with bearer tokens (TRACE_UI_AUTH_TOKEN, accounts)"
+        : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
+    }\n`,
+  );
+  // Link checks read every event: start them now, not on the first request.
+  void health.report().catch(() => {});
   await untilInterrupted(io);
   await server.shutdown();
+  await health.idle();
   await jobs.close();
-  db.close();
+  await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;
 };

@@ -8,11 +8,12 @@
  * `routes/access.ts`): it refuses to be built for a non-loopback address
  * without a token, with a one-time login there, or with a bad account
  * configuration, so a library caller cannot make an open server by accident.
- * Request lifecycle: the Host guard, the origin guard, the Content-Type rule,
- * then the one access middleware (the route's action from its table: the
- * ingest token on the API, the UI sign-in by operator token or session
- * cookie elsewhere, the role matrix, tenant binding, read-only mode, the CSRF
- * token on session writes), then the route. Routes throw domain errors or `HTTPException`;
+ * Request lifecycle: the request log (when asked for), the Host guard, the
+ * origin guard, the Content-Type rule, then the one access middleware (the
+ * route's action from its table: the ingest token on the API, the UI sign-in
+ * by operator token or session cookie elsewhere, the role matrix, tenant
+ * binding, read-only mode, the CSRF token on session writes), then the route.
+ * Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
  * receiver uses the same mapping, encoded as OTLP requires), as an HTML page
  * when a browser asked for one.
@@ -30,7 +31,7 @@ import {
 } from "../lib/auth/mod.ts";
 import { dbLocation, type TraceDb } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
-import { obsHealth } from "../lib/obs/maint/mod.ts";
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
   methodNotAllowed,
@@ -50,6 +51,7 @@ import { createEventsApi } from "./events.ts";
 import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import { createOperatorRoutes } from "./operator.ts";
+import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
 import { createPages } from "./pages.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
@@ -73,6 +75,13 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** Where details of server-side failures go, one line each (default: stderr). */
   log?: ServerLog;
+  /** Where one content-free line per request goes (method, route, status, duration, items, refusal); none by default. */
+  requestLog?: ServerLog;
+  /**
+   * Answers `GET /api/health` (default: one for `db` with this process's
+   * counters). Pass one to warm it up or to wait for it before closing `db`.
+   */
+  health?: HealthMonitor;
   /** Serves the MCP tools at `/mcp` (streamable HTTP, bearer-authenticated); absent: no `/mcp`. */
   mcp?: McpRouteOptions;
   /**
@@ -125,6 +134,7 @@ export function createApp(options: AppOptions): Hono {
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
+  if (options.requestLog) app.use("*", requestLogger(options.requestLog));
   app.use("*", loopbackHostOnly(security.loopbackBind));
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());
@@ -156,10 +166,9 @@ export function createApp(options: AppOptions): Hono {
       auth: security.ingestToken ? "bearer" : "none (loopback only)",
     }));
   // The server is the writing process, so its counters are the ones worth reading.
-  app.get(
-    "/api/health",
-    async (c) => c.json(await obsHealth(options.db, { processCounters: true })),
-  );
+  const health = options.health ??
+    new HealthMonitor(options.db, { processCounters: true });
+  app.get("/api/health", async (c) => c.json(await health.report()));
   app.all("/api/health", (c) => methodNotAllowed(c, ["GET"]));
   app.route("/", createEventsApi({ db: options.db, ...limits }));
   app.route(

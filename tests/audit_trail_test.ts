@@ -303,7 +303,7 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
     const altered = captureIo();
     assert.equal(
       await main(["audit", "list", "--data-dir", dataDir], altered),
-      1,
+      2,
     );
     assert.match(
       altered.stderr(),

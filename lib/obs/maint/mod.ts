@@ -3,7 +3,8 @@
  * canonical envelopes (backfill), compare the two exactly (parity), expire
  * index rows and previews on their schedules (retention), delete envelopes
  * through a reviewed, archived plan (source expiry), and report health with
- * deterministic alerts.
+ * deterministic alerts (`obsHealth` computes every figure; a server keeps
+ * the costly link checks in a `HealthMonitor`, which states their age).
  *
  * May import the root (model, schema, normalize, counters),
  * `ingest/mod.ts` (the index row builder a rebuild must share with ingest),
@@ -79,6 +80,7 @@ export {
   type CounterReport,
   type IndexReadiness,
   type InstrumentationVersions,
+  type LinkCheck,
   type LinkCounts,
   type ObsHealth,
   obsHealth,
@@ -87,10 +89,17 @@ export {
   type TableCounts,
 } from "./health.ts";
 export {
+  DEFAULT_LINK_CHECK_MAX_AGE_MS,
+  FRESH_LINK_CHECK_EVENTS,
+  HealthMonitor,
+  type HealthMonitorOptions,
+} from "./health_monitor.ts";
+export {
   ALERT_SEVERITIES,
   type AlertSeverity,
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
+  HEALTH_STATUSES,
   type HealthAlert,
   type HealthAlertCode,
   type HealthStatus,
