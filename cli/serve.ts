@@ -71,7 +71,9 @@ within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
   } s per request in all.
 
 Options:
-  --default-application ID   Tenant for OTLP spans without tenant.id / application.id
+  --default-application ID   Tenant for OTLP spans that name none (tenant.id or
+                             application.id); without it, the resource's
+                             service.name. Answers say which was used.
 `;
 
 /** What the start-up lines say about signing in to the UI. */
