@@ -385,7 +385,8 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
 }
 
 /** Reads never create a database file or a table. */
-const READ = { write: false, create: false } as const;
+/** Readers open the file read-only, so they also work on read-only media. */
+const READ = { write: false, create: false, readOnly: true } as const;
 
 function formatEvent(event: TraceEvent): string {
   const who = event.agent_id
