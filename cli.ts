@@ -46,12 +46,17 @@ const events = () => import("./cli/events.ts");
 const reference = async (sub: Subcommand) =>
   (await import("./cli/reference.ts")).referenceSubcommand(sub);
 const ledger = () => import("./cli/ledger.ts");
+const audit = () => import("./cli/audit.ts");
 
 const COMMANDS: Record<string, Entry> = {
   quickstart: {
     summary:
       "Run the demo app healthy and with a defect, and show both verdicts",
     load: async () => (await import("./cli/quickstart.ts")).quickstart,
+  },
+  init: {
+    summary: "Write a commented starter config for your staging adapter",
+    load: async () => (await import("./cli/init.ts")).init,
   },
   demo: {
     summary: "Serve the demo staging app (optionally with --defect NAME)",
@@ -181,7 +186,8 @@ const COMMANDS: Record<string, Entry> = {
     },
   },
   obs: {
-    summary: "Index maintenance: init, backfill, parity, retention, expiry",
+    summary:
+      "Index maintenance: init, backfill, parity, retention, expiry, erasure",
     commands: {
       init: {
         summary: "Provision the observability tables (reads never do)",
@@ -210,6 +216,31 @@ const COMMANDS: Record<string, Entry> = {
       health: {
         summary: "Versions, counts, links, latency, readiness and alerts",
         load: async () => (await obs()).obsHealthCommand,
+      },
+      erase: {
+        summary:
+          "Forget a user, thread, memory or events (dry run first; receipts)",
+        load: async () => (await obs()).obsErase,
+      },
+      propagation: {
+        summary: "Show or set which applications propagate memory deletions",
+        load: async () => (await obs()).obsPropagation,
+      },
+    },
+  },
+  audit: {
+    summary: "The audit trail of privileged operator actions",
+    about:
+      "Reveals, account resolutions, artifact lookups, replay plans and drafts, and refused attempts, as hash-chained entries in the data directory's database. Entries hold no content, tokens or emails.",
+    commands: {
+      list: {
+        summary:
+          "Newest entries first (operator, action, outcome, targets, reason)",
+        load: async () => (await audit()).auditList,
+      },
+      verify: {
+        summary: "Recompute every entry's digest and the chain",
+        load: async () => (await audit()).auditVerify,
       },
     },
   },

@@ -7,14 +7,20 @@
  * when they finish ({@link checkpointWal}), and {@link backupDb} writes a
  * consistent single-file copy.
  *
+ * Every connection a writable local open hands out runs with SQLite's
+ * `secure_delete` (`_db_secure_delete.ts`), so deleted rows are zeroed in
+ * the file rather than left in free space; readers cannot delete and a
+ * remote server applies its own settings.
+ *
  * @module
  */
 
-import { type Client, createClient } from "@libsql/client";
+import { type Client, createClient, type Transaction } from "@libsql/client";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
 import { openFile, restrictSidecars } from "./_db_file.ts";
+import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 
 export { NoDataError } from "./_db_file.ts";
 
@@ -79,8 +85,21 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
     : options.create ?? true
     ? "create"
     : "existing";
-  const { client, url, readOnly } = await openFile(path, access);
+  const opened = await openFile(path, access);
+  const { url, readOnly } = opened;
+  const client = readOnly
+    ? opened.client
+    : new SecureDeleteClient(opened.client);
   return { client, url, path, readOnly, close: () => client.close() };
+}
+
+/**
+ * A private in-memory database: one connection, gone when closed. For
+ * systems that live inside one run (the reference suite's own index).
+ */
+export function openMemoryDb(): TraceDb {
+  const client = createClient({ url: ":memory:" });
+  return { client, url: ":memory:", path: null, close: () => client.close() };
 }
 
 /** Where a database lives, for messages: its file path, or its URL without credentials or query. */
@@ -145,6 +164,23 @@ async function openRemote(
     );
   }
   return { client, url, path: null, close: () => client.close() };
+}
+
+/**
+ * Sets `secure_delete` on the connection `tx` holds and reads it back: true
+ * when that connection zeroes what it deletes. A destructive step calls it
+ * inside its own transaction, since a pooled client may hand it any
+ * connection; false (a remote server that refuses the pragma) means the
+ * server's own setting decides.
+ */
+export async function secureDeleteIn(tx: Transaction): Promise<boolean> {
+  try {
+    await tx.execute(SECURE_DELETE_ON);
+    const row = (await tx.execute("PRAGMA secure_delete")).rows[0];
+    return row !== undefined && Number(Object.values(row)[0]) === 1;
+  } catch {
+    return false;
+  }
 }
 
 /** The outcome of {@link checkpointWal}. */

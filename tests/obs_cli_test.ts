@@ -192,7 +192,10 @@ Deno.test("events ingest --json prints one object on stdout for a refused batch"
       ["ingest", "-", "--json", "--batch-size", "2", "--data-dir", dir],
       split,
     ).catch((e) => e);
-    assert.ok(partial.cause instanceof IngestConflictError, String(partial?.stack ?? partial));
+    assert.ok(
+      partial.cause instanceof IngestConflictError,
+      String(partial?.stack ?? partial),
+    );
     const body = JSON.parse(split.stdout());
     assert.equal(body.ok, false);
     assert.equal(body.written_lines, 2);

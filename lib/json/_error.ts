@@ -88,6 +88,8 @@ export interface Cursor {
   readonly maxTopLevelItems: number;
   /** Refuse integer literals a double cannot hold exactly. */
   readonly exactIntegers: boolean;
+  /** Skip `//` line and block comments where whitespace may stand (config files). */
+  readonly comments?: boolean;
 }
 
 /** Throws a {@link StrictJsonError} at the cursor. */

@@ -22,14 +22,31 @@ const ESCAPES: Record<string, string> = {
 };
 const QUOTE = 34;
 const BACKSLASH = 92;
+const SLASH = 47;
+const STAR = 42;
 
-/** Skips JSON whitespace: space, tab, LF and CR only. */
+/** Skips JSON whitespace (space, tab, LF and CR only), and comments when the cursor allows them. */
 export function skipSpace(cursor: Cursor): void {
   const { text } = cursor;
   let pos = cursor.pos;
-  let c = text.charCodeAt(pos);
-  while (c === 32 || c === 10 || c === 13 || c === 9) {
-    c = text.charCodeAt(++pos);
+  for (;;) {
+    let c = text.charCodeAt(pos);
+    while (c === 32 || c === 10 || c === 13 || c === 9) {
+      c = text.charCodeAt(++pos);
+    }
+    if (!cursor.comments || c !== SLASH) break;
+    const next = text.charCodeAt(pos + 1);
+    if (next === SLASH) {
+      const end = text.indexOf("\n", pos);
+      pos = end === -1 ? text.length : end + 1;
+    } else if (next === STAR) {
+      const end = text.indexOf("*/", pos + 2);
+      if (end === -1) {
+        cursor.pos = pos;
+        fail(cursor, "syntax", "unterminated comment");
+      }
+      pos = end + 2;
+    } else break;
   }
   cursor.pos = pos;
 }

@@ -38,6 +38,8 @@ export interface StrictJsonOptions {
   maxTopLevelItems?: number;
   /** Refuse integer literals beyond ±(2^53 - 1) (reason `inexact_integer`) instead of rounding them. */
   exactIntegers?: boolean;
+  /** Allow `//` line and block comments between tokens (config files people edit by hand). */
+  comments?: boolean;
 }
 
 /** A budget of `limit` values for {@link StrictJsonOptions.budget}. */
@@ -56,6 +58,7 @@ export function parseStrictJson(
     budget: options.budget,
     maxTopLevelItems: options.maxTopLevelItems ?? Infinity,
     exactIntegers: options.exactIntegers ?? false,
+    comments: options.comments ?? false,
   };
   skipSpace(cursor);
   if (cursor.pos === text.length) fail(cursor, "empty", "the input is empty");

@@ -20,6 +20,7 @@ export const ENTRY_KINDS = [
   "replay",
   "cleanup",
   "retirement",
+  "erasure",
 ] as const;
 
 /** One of {@link ENTRY_KINDS}. */

@@ -18,6 +18,7 @@ import {
   payloadDigest,
   toEntry,
 } from "./_entry.ts";
+import { receiptEntryProblem } from "./_receipt_shape.ts";
 
 /** Something that runs SQL: a client or an open transaction. */
 export type Executor = Pick<Transaction, "execute">;
@@ -114,6 +115,9 @@ function checkEntry(
   const target = payloadTargetId(payload);
   if (target !== undefined && target !== entry.target_id) {
     return "its target_id column does not match its payload (edited)";
+  }
+  if (entry.kind === "erasure") {
+    return receiptEntryProblem(entry.entity_id, payload);
   }
   return null;
 }

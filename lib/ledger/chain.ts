@@ -100,6 +100,24 @@ export async function appendEntries(
   }
 }
 
+/**
+ * Appends `entries` inside a write transaction the caller opened on `db`
+ * (another component's write that must commit with its ledger record, as
+ * an erasure and its receipt do). Verifies the chain inside `tx` first; the
+ * caller commits or rolls back.
+ */
+export async function appendInTransaction(
+  db: TraceDb,
+  tx: Transaction,
+  entries: readonly NewEntry[],
+): Promise<LedgerEntry[]> {
+  bindTransaction(tx, db);
+  await intactChain(tx);
+  const appended: LedgerEntry[] = [];
+  for (const entry of entries) appended.push(await insertEntry(tx, entry));
+  return appended;
+}
+
 async function insertEntry(
   tx: Transaction,
   entry: NewEntry,

@@ -2,7 +2,9 @@
  * `ledger verify`: recomputes every payload digest and the chain, checks the
  * head records (which catch a removed last entry) and that every registered
  * target still matches its chained registration, and, given a head recorded
- * earlier (`--expect-head`), that the ledger still extends it. Detects
+ * earlier (`--expect-head`), that the ledger still extends it. Erasure
+ * receipts are checked like every entry and also for their shape (a keyed
+ * digest and counts only, see `erasure_receipts.ts`). Detects
  * accidental or careless edits; a head kept outside the database also
  * detects a rewritten or truncated file.
  *
@@ -29,6 +31,8 @@ export interface LedgerVerification {
   ok: boolean;
   entries: number;
   targets: number;
+  /** Erasure receipts among the entries. */
+  receipts: number;
   /** The latest chain digest: record it elsewhere to detect a replaced file later. */
   head: { seq: number; chain_digest: string } | null;
   /** The head given with `--expect-head`, and whether the ledger still extends it. */
@@ -65,8 +69,10 @@ async function verifyIn(
 ): Promise<LedgerVerification> {
   const expected = options.expectHead;
   let seen: string | null = expected?.seq === 0 ? GENESIS : null;
+  let receipts = 0;
   const walked = await walkChain(executor, null, (entry) => {
     if (entry.seq === expected?.seq) seen = entry.chain_digest;
+    if (entry.kind === "erasure") receipts++;
   });
   const heads = await checkHeads(executor, walked.last, walked.count);
   const targets = await checkTargets(executor);
@@ -82,6 +88,7 @@ async function verifyIn(
     ok: broken === null,
     entries: walked.count,
     targets: targets.count,
+    receipts,
     head: walked.last
       ? { seq: walked.last.seq, chain_digest: walked.last.chain_digest }
       : null,

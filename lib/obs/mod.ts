@@ -38,6 +38,9 @@ export {
   KNOWN_EVENT_KINDS,
   LATEST_EVENT_TIME,
   LIMITS,
+  MODEL_USAGE_ATTRIBUTES,
+  type ModelUsage,
+  modelUsage,
   OpaqueIdSchema,
   type Outcome,
   OUTCOME_STATUSES,
@@ -94,6 +97,11 @@ export {
   registerCoverageProfile,
   type RegistrationStatus,
 } from "./coverage.ts";
+export {
+  type IngestedEvent,
+  type IngestObserver,
+  observeIngest,
+} from "./ingest_observers.ts";
 export {
   COUNTER_NAMES,
   type CounterName,

@@ -2,15 +2,17 @@
  * The use cases every entry point calls (the CLI and the server): run the
  * deletion contract against a registered target or a config, replay a saved
  * regression, show, list, save and compare runs, clean up after a run,
- * list and retire targets, run the reference suite, and the job manager for
- * runs started in the background. Each use case combines the engine
+ * list and retire targets, run the reference suite, the job manager for
+ * runs started in the background, and subject erasure with its receipts and
+ * the propagation of memory deletions. Each use case combines the engine
  * (`lib/runner/`), the ledger (`lib/ledger/`), checkpoints and the
  * observability index (`lib/obs/`), and returns what happened, so no caller
  * re-reads the ledger to learn it.
  *
  * Files: external_run.ts, targets.ts, replay.ts, run_view.ts, run_list.ts,
  * regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
- * run_lock.ts, run_traces.ts, trace_events.ts, write_file.ts.
+ * run_lock.ts, run_traces.ts, trace_events.ts, write_file.ts, erasures.ts,
+ * erasure_propagation.ts.
  *
  * @module
  */
@@ -116,3 +118,17 @@ export {
   type RunTraceSink,
 } from "./trace_events.ts";
 export { writeFileWhole, type WriteWholeOptions } from "./write_file.ts";
+export {
+  type AppliedErasure,
+  eraseSubject,
+  eraseSubjectNow,
+  type ErasureVerification,
+  planSubjectErasure,
+  type SubjectErasureOptions,
+  verifyErasure,
+} from "./erasures.ts";
+export {
+  enableErasurePropagation,
+  propagateDeletions,
+  type PropagationOptions,
+} from "./erasure_propagation.ts";

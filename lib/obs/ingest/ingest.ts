@@ -24,6 +24,7 @@ import {
 } from "../normalize.ts";
 import { requireObs } from "../schema.ts";
 import { incrementCounter } from "../counters.ts";
+import { notifyIngested } from "../ingest_observers.ts";
 import {
   BatchTooLargeError,
   MAX_BATCH_EVENTS,
@@ -162,6 +163,7 @@ export async function ingestEvents(
     "previews_truncated",
     events.filter((e) => e.preview?.truncated).length,
   );
+  await notifyIngested(db, events, plan.items);
   return {
     inserted,
     duplicates: events.length - inserted,

@@ -2,9 +2,11 @@
  * Maintenance of the observability index: rebuild index rows from the
  * canonical envelopes (backfill), compare the two exactly (parity), expire
  * index rows and previews on their schedules (retention), delete envelopes
- * through a reviewed, archived plan (source expiry), and report health with
- * deterministic alerts (`obsHealth` computes every figure; a server keeps
- * the costly link checks in a `HealthMonitor`, which states their age).
+ * through a reviewed, archived plan (source expiry), erase a subject from
+ * every table (reviewed with a confirmation, or propagated from a deletion
+ * event), and report health with deterministic alerts (`obsHealth` computes
+ * every figure; a server keeps the costly link checks in a `HealthMonitor`,
+ * which states their age).
  *
  * May import the root (model, schema, normalize, counters),
  * `ingest/mod.ts` (the index row builder a rebuild must share with ingest),
@@ -105,3 +107,60 @@ export {
   type HealthStatus,
 } from "./health_alerts.ts";
 export { percentile, type ProbeLatency, type ProbeTiming } from "./latency.ts";
+export {
+  applyErasure,
+  type ApplyErasureOptions,
+  eraseNow,
+  ERASURE_TABLES,
+  type ErasureCounts,
+  type ErasureOptions,
+  type ErasurePlan,
+  type ErasureRecord,
+  type ErasureRemainder,
+  erasureRemainder,
+  type ErasureResult,
+  type ErasureTable,
+  planErasure,
+} from "./erasure.ts";
+export {
+  describeSubjectKind,
+  ERASURE_KEY_BYTES,
+  erasureKeyId,
+  type ErasureSubject,
+  type ErasureSubjectInput,
+  ErasureSubjectInputSchema,
+  MAX_SUBJECT_EVENT_IDS,
+  parseErasureSubject,
+  SUBJECT_KINDS,
+  subjectDigest,
+  type SubjectKind,
+} from "./erasure_subject.ts";
+export {
+  ERASURE_KEY_FILE,
+  erasureKey,
+  type ErasureKeyOptions,
+} from "./erasure_key.ts";
+export {
+  type ErasedEventKey,
+  ERASURE_SCOPES,
+  type ErasureExecutor,
+  type ErasureParticipant,
+  erasureParticipants,
+  type ErasureScope,
+  type ErasureTarget,
+  registerErasureParticipant,
+} from "./erasure_participants.ts";
+export {
+  type DeletionCandidate,
+  MEMORY_DELETION_KINDS,
+  type PropagatedErasure,
+  propagatedErasure,
+  PROPAGATION_ENV,
+  propagationByDefault,
+} from "./erasure_propagation.ts";
+export {
+  erasurePropagationSettings,
+  propagationEnabled,
+  type PropagationSetting,
+  setErasurePropagation,
+} from "./erasure_settings.ts";
