@@ -18,6 +18,7 @@ import {
   WRITTEN_TABLES,
 } from "./_obs_engine_floor.ts";
 import { BUNDLE } from "./_obs_workload.ts";
+import { best, type Seconds, Stopwatch } from "./_stopwatch.ts";
 
 /** Statement shapes for the client floor inserts; the faster one counts. */
 const FLOOR_SHAPES = ["prepared_rows", "multi_row_values"] as const;
@@ -115,7 +116,7 @@ async function floorStatements(
 async function floorInsert(
   client: Client,
   variant: { shape: FloorShape; tables: FloorTables; commit: FloorCommit },
-): Promise<number> {
+): Promise<Seconds> {
   const { shape, tables, commit } = variant;
   const names = await cloneWrittenTables(
     client,
@@ -132,7 +133,7 @@ async function floorInsert(
   );
   const first = Number(seqs.rows[0]!.lo) - 1;
   const last = Number(seqs.rows[0]!.hi);
-  let insertMs = 0;
+  const watch = new Stopwatch();
   if (commit === "per_bundle") {
     for (let after = first; after < last; after += step) {
       const range: [number, number] = [after, Math.min(last, after + step)];
@@ -143,9 +144,9 @@ async function floorInsert(
         shape,
         range,
       );
-      const t0 = performance.now();
+      watch.start();
       await client.batch(statements, "write");
-      insertMs += performance.now() - t0;
+      watch.stop();
     }
   } else {
     const tx = await client.transaction("write");
@@ -159,13 +160,13 @@ async function floorInsert(
           shape,
           range,
         );
-        const t0 = performance.now();
+        watch.start();
         await tx.batch(statements);
-        insertMs += performance.now() - t0;
+        watch.stop();
       }
-      const t0 = performance.now();
+      watch.start();
       await tx.commit();
-      insertMs += performance.now() - t0;
+      watch.stop();
     } finally {
       tx.close();
     }
@@ -173,17 +174,17 @@ async function floorInsert(
   for (const table of [...names.values()].reverse()) {
     await client.execute(`DROP TABLE ${table}`);
   }
-  return insertMs / 1000;
+  return watch.seconds;
 }
 
 /** Best (fastest) client floor for one table shape; each variant's seconds go into `floors`. */
 export async function bestClientFloor(
   client: Client,
   tables: FloorTables,
-  floors: Record<string, number>,
+  floors: Record<string, Seconds>,
   events: number,
-): Promise<number> {
-  const times: number[] = [];
+): Promise<Seconds> {
+  const times: Seconds[] = [];
   // The libSQL client's memory grows with every statement it runs (24 GiB
   // seen at a million events), so at that size the floor uses only multi-row
   // statements committed per bundle.
@@ -197,5 +198,5 @@ export async function bestClientFloor(
       times.push(seconds);
     }
   }
-  return Math.min(...times);
+  return best(times);
 }

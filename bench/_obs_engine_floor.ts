@@ -23,6 +23,7 @@
 
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Client } from "@libsql/client";
+import { type Seconds, Stopwatch } from "./_stopwatch.ts";
 
 /** Tables ingest writes, in foreign-key order (an event before its resources). */
 export const WRITTEN_TABLES = [
@@ -182,7 +183,7 @@ export interface EngineFloorTarget {
 export function engineFloor(
   target: EngineFloorTarget,
   variant: EngineVariant,
-): number {
+): Seconds {
   const source = new DatabaseSync(target.sourcePath, { readOnly: true });
   const floor = new DatabaseSync(target.floorPath);
   try {
@@ -214,17 +215,17 @@ function perBundle(
   shape: EngineShape,
   [first, last]: [number, number],
   bundle: number,
-): number {
-  let ms = 0;
+): Seconds {
+  const watch = new Stopwatch();
   for (let after = first; after < last; after += bundle) {
     const rows = readRange(tables, after, Math.min(last, after + bundle));
-    const t0 = performance.now();
+    watch.start();
     floor.exec("BEGIN IMMEDIATE");
     insertRows(tables, rows, shape);
     floor.exec("COMMIT");
-    ms += performance.now() - t0;
+    watch.stop();
   }
-  return ms / 1000;
+  return watch.seconds;
 }
 
 function oneTransaction(
@@ -232,18 +233,19 @@ function oneTransaction(
   tables: Map<string, TableWriter>,
   shape: EngineShape,
   [first, last]: [number, number],
-): number {
-  let ms = 0;
-  let t0 = performance.now();
+): Seconds {
+  const watch = new Stopwatch();
+  watch.start();
   floor.exec("BEGIN IMMEDIATE");
-  ms += performance.now() - t0;
+  watch.stop();
   for (let after = first; after < last; after += READ_CHUNK) {
     const rows = readRange(tables, after, Math.min(last, after + READ_CHUNK));
-    t0 = performance.now();
+    watch.start();
     insertRows(tables, rows, shape);
-    ms += performance.now() - t0;
+    watch.stop();
   }
-  t0 = performance.now();
+  watch.start();
   floor.exec("COMMIT");
-  return (ms + performance.now() - t0) / 1000;
+  watch.stop();
+  return watch.seconds;
 }

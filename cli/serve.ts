@@ -15,6 +15,7 @@ import {
   SELF_STAGING_APPLICATION,
   type SelfStagingAdapter,
 } from "../lib/obs/self_contract/mod.ts";
+import { startBackgroundCheckpoints } from "../lib/obs/ingest/mod.ts";
 import {
   enableErasurePropagation,
   eraseSubjectNow,
@@ -235,6 +236,8 @@ export const serve: Command = async (args, io) => {
     db.close();
     throw listenError(error, values.host, port);
   }
+  // Ingest's WAL copies run on a thread of their own, not on requests.
+  const checkpoints = startBackgroundCheckpoints(db);
   const { hostname, port: bound } = server.addr;
   const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
   io.err(
@@ -276,6 +279,7 @@ export const serve: Command = async (args, io) => {
   stopPropagation();
   await health.idle();
   await jobs.close();
+  await checkpoints.stop();
   await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;

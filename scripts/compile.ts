@@ -33,6 +33,9 @@ const command = new Deno.Command(Deno.execPath(), {
     "--allow-all",
     "--include",
     "fixtures",
+    // A worker is not part of the module graph deno compile follows.
+    "--include",
+    "lib/obs/ingest/_checkpoint_worker.ts",
     "--output",
     target,
     "cli.ts",

@@ -17,9 +17,14 @@
 import type { TraceDb } from "../../db.ts";
 import type { BatchPlan, BatchToWrite } from "./_plan.ts";
 import { writeGroup } from "./_write.ts";
+import { noteCommit } from "./checkpoints.ts";
 
-/** Most events one group transaction takes (a larger single batch still goes alone). */
-export const MAX_GROUP_EVENTS = 20_000;
+/**
+ * Most events one group transaction takes (a larger single batch still goes
+ * alone): a write holds the thread, so a group of a few thousand events
+ * keeps every other request's wait short.
+ */
+export const MAX_GROUP_EVENTS = 5_000;
 
 interface Waiting {
   batch: BatchToWrite;
@@ -66,6 +71,7 @@ class GroupWriter {
   async #writeNext(group: Waiting[]): Promise<void> {
     try {
       const plans = await writeGroup(this.#db, group.map((w) => w.batch));
+      noteCommit(this.#db);
       group.forEach((waiting, i) => waiting.resolve(plans[i]!));
     } catch (error) {
       if (group.length === 1) return group[0]!.reject(error);

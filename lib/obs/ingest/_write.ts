@@ -22,6 +22,7 @@ import {
   indexStatements,
   previewStatements,
 } from "./index_rows.ts";
+import { writerCheckpointPages } from "./checkpoints.ts";
 import {
   type BatchPlan,
   type BatchToWrite,
@@ -67,6 +68,12 @@ async function attempt(
 ): Promise<BatchPlan[] | null> {
   const tx = await db.client.transaction("write");
   try {
+    // Per connection, and a pooled client may hand out any: set on each write.
+    if (db.path !== null) {
+      await tx.execute(
+        `PRAGMA wal_autocheckpoint = ${writerCheckpointPages(db)}`,
+      );
+    }
     const owned = owners ? await owners(tx) : new Map<string, Owned>();
     const first = await nextSeq(tx);
     const { plans, nextSeq: after } = planGroup(batches, owned, first);

@@ -26,6 +26,10 @@ export {
   validateEventBatch,
 } from "./ingest.ts";
 export {
+  type BackgroundCheckpoints,
+  startBackgroundCheckpoints,
+} from "./checkpoints.ts";
+export {
   type NdjsonEvents,
   type NdjsonOptions,
   parseNdjsonEvents,

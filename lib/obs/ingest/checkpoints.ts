@@ -1,0 +1,144 @@
+/**
+ * Background checkpoints for a long-lived writer (the server). In WAL mode
+ * SQLite copies the WAL back into the database file every 1,000 pages, on
+ * the connection whose commit crossed the bound, and waits for the disk
+ * twice while it does: a few megabytes of ingest later, one request holds
+ * the thread for a hundred milliseconds or more. With background
+ * checkpoints a worker thread with a connection of its own does that copy
+ * (a passive checkpoint, which never waits for the writer) shortly after
+ * commits, and ingest's own connection checkpoints only past a much larger
+ * bound ({@link FALLBACK_CHECKPOINT_PAGES}), should the worker fall behind.
+ *
+ * Durability does not change: a batch is acknowledged once its transaction
+ * has committed, whoever copies the WAL later. Local files only; a remote
+ * server checkpoints on its own.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../../db.ts";
+
+/** Pages the writer's connection lets the WAL hold before checkpointing itself, with the worker on. */
+export const FALLBACK_CHECKPOINT_PAGES = 16_384;
+/** SQLite's default bound, restored when no worker runs. */
+export const DEFAULT_CHECKPOINT_PAGES = 1_000;
+/** Least time between two background checkpoints while commits keep coming. */
+const CHECKPOINT_INTERVAL_MS = 200;
+
+/** A running background checkpointer. */
+export interface BackgroundCheckpoints {
+  /** Copies what is still owed, then ends the worker (the caller's own final checkpoint then finds little to do). */
+  stop(): Promise<void>;
+}
+
+class Checkpointer {
+  readonly #worker: Worker;
+  #running = false;
+  #pending = false;
+  #stopping = false;
+  #lastStart = -Infinity;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #idle: Promise<void> = Promise.resolve();
+  #finished: () => void = () => {};
+  readonly #closed: Promise<void>;
+  #onClosed: () => void = () => {};
+
+  /** `onFailure`: the worker could not load or failed; the writer checkpoints alone again. */
+  constructor(url: string, onFailure: () => void) {
+    this.#worker = new Worker(
+      new URL("./_checkpoint_worker.ts", import.meta.url),
+      { type: "module" },
+    );
+    this.#closed = new Promise((resolve) => this.#onClosed = resolve);
+    this.#worker.onerror = (event) => {
+      // Handled here: a checkpointer that fails must not take the server with it.
+      event.preventDefault();
+      this.#stopping = true;
+      this.#pending = false;
+      this.#finished();
+      this.#onClosed();
+      onFailure();
+    };
+    this.#worker.onmessage = (event) => {
+      if (event.data === "closed") return this.#onClosed();
+      this.#running = false;
+      this.#finished();
+      if (this.#pending && !this.#stopping) this.committed();
+    };
+    this.#worker.postMessage({ url });
+  }
+
+  /** A transaction committed: checkpoint soon, at most once per interval. */
+  committed(): void {
+    if (this.#running || this.#timer !== undefined) {
+      this.#pending = true;
+      return;
+    }
+    const wait = this.#lastStart + CHECKPOINT_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.#pending = true;
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#run();
+      }, wait);
+      return;
+    }
+    this.#run();
+  }
+
+  #run(): void {
+    this.#pending = false;
+    this.#running = true;
+    this.#lastStart = performance.now();
+    this.#idle = new Promise((resolve) => this.#finished = resolve);
+    this.#worker.postMessage("checkpoint");
+  }
+
+  /** Runs a checkpoint still owed, then closes the worker's connection and ends it. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#idle;
+    if (this.#pending) {
+      this.#run();
+      await this.#idle;
+    }
+    this.#worker.postMessage("close");
+    await this.#closed;
+    this.#worker.terminate();
+  }
+}
+
+const running = new WeakMap<TraceDb, Checkpointer>();
+
+/**
+ * Moves the WAL checkpoints of `db` to a worker thread until stopped (a
+ * no-op for remote and read-only databases). Starting twice for one handle
+ * returns the running one.
+ */
+export function startBackgroundCheckpoints(db: TraceDb): BackgroundCheckpoints {
+  if (db.path === null || db.readOnly) return { stop: () => Promise.resolve() };
+  const checkpointer = running.get(db) ??
+    new Checkpointer(db.url, () => {
+      if (running.get(db) === checkpointer) running.delete(db);
+    });
+  running.set(db, checkpointer);
+  return {
+    stop: async () => {
+      if (running.get(db) !== checkpointer) return;
+      running.delete(db);
+      await checkpointer.stop();
+    },
+  };
+}
+
+/** The WAL bound of the writer's connection for `db`: larger while a worker checkpoints. */
+export function writerCheckpointPages(db: TraceDb): number {
+  return running.has(db) ? FALLBACK_CHECKPOINT_PAGES : DEFAULT_CHECKPOINT_PAGES;
+}
+
+/** Tells `db`'s background checkpointer, if any, that a transaction committed. */
+export function noteCommit(db: TraceDb): void {
+  running.get(db)?.committed();
+}
