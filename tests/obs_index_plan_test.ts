@@ -23,8 +23,12 @@ import {
 import {
   applyExpiry,
   backfill,
+  eraseNow,
+  type ErasureSubjectInput,
   obsHealth,
   parity,
+  parseErasureSubject,
+  planErasure,
   planExpiry,
   retention,
 } from "../lib/obs/maint/mod.ts";
@@ -278,8 +282,65 @@ const READ_CASES: PlanCase[] = [
   },
 ];
 
+const ERASURE_KEY = new Uint8Array(32);
+const ERASURE_SORT =
+  "the subject's events, found in index rows and in envelopes, are merged by seq";
+
+/** The dry run of erasing `subject`: its events found in the index rows and, apart, in the envelopes. */
+const erasure = (
+  name: string,
+  subject: ErasureSubjectInput,
+  index: string,
+): PlanCase => ({
+  name: `erasure: ${name}`,
+  run: (db) =>
+    planErasure(db, parseErasureSubject(subject), { key: ERASURE_KEY }),
+  // Envelopes are matched on their body within the tenant's envelopes.
+  uses: [index, "sqlite_autoindex_obs_envelopes_1", BY_SEQ],
+  sorts: ERASURE_SORT,
+});
+
+const ERASURE_CASES: PlanCase[] = [
+  erasure(
+    "user",
+    { application_id: "app-a", user_id: "user-1" },
+    "obs_events_user",
+  ),
+  erasure(
+    "anonymous",
+    { application_id: "app-a", anonymous: true },
+    "obs_events_tenant",
+  ),
+  erasure(
+    "thread",
+    { application_id: "app-a", thread_id: "thread-1" },
+    "obs_events_thread",
+  ),
+  erasure(
+    "memory",
+    { application_id: "app-a", memory_id: "mem-1" },
+    "obs_events_memory",
+  ),
+  erasure(
+    "event ids",
+    { application_id: "app-a", event_ids: ["e-1", "e-2"] },
+    "obs_events_event_app",
+  ),
+];
+
 /** Cases that change the index, run after the read cases. */
 const WRITE_CASES: PlanCase[] = [
+  {
+    name: "erasure: apply to a user",
+    run: (db) =>
+      eraseNow(
+        db,
+        parseErasureSubject({ application_id: "app-a", user_id: "user-2" }),
+        { key: ERASURE_KEY, reclaim: false },
+      ),
+    uses: ["obs_events_user", BY_SEQ],
+    sorts: ERASURE_SORT,
+  },
   {
     name: "backfill: rebuild a missing index row",
     run: async (db) => {
@@ -428,7 +489,7 @@ async function checkCase(base: TraceDb, planCase: PlanCase): Promise<void> {
 Deno.test("every query path of the index uses its index", async (t) => {
   await withDb(async (db) => {
     await seed(db);
-    for (const planCase of [...READ_CASES, ...WRITE_CASES]) {
+    for (const planCase of [...READ_CASES, ...ERASURE_CASES, ...WRITE_CASES]) {
       await t.step(planCase.name, () => checkCase(db, planCase));
     }
   });
