@@ -22,6 +22,7 @@ import {
 } from "../lib/obs/mod.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { queryTraceEvents } from "../lib/obs/query/mod.ts";
+import { parity } from "../lib/obs/maint/mod.ts";
 import { recordingDb } from "./_obs_recording.ts";
 import * as v from "valibot";
 
@@ -766,3 +767,39 @@ async function autocheckpointPages(db: TraceDb): Promise<number> {
   const result = await db.client.execute("PRAGMA wal_autocheckpoint");
   return Number(Object.values(result.rows[0]!)[0]);
 }
+
+Deno.test("ingestEvents() stores quotes, SQL, NUL and other characters exactly as sent", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const tricky = "o'brien'); DROP TABLE obs_events; -- \\ \" 🚀 ü";
+    const preview = `a'b\u0000c\nd''e\r\n${tricky}`;
+    await ingestEvents(db, [
+      event(tricky, {
+        thread_id: "'",
+        attributes: { "app.note": `line\none\u0000'${tricky}` },
+        resources: [{ type: "doc", id: tricky }],
+        preview,
+      }),
+    ]);
+    const page = await queryTraceEvents(db, { thread_id: "'" });
+    assert.equal(page.events.length, 1);
+    const stored = page.events[0]!;
+    assert.equal(stored.event_id, tricky);
+    assert.deepEqual(stored.attributes, {
+      "app.note": `line\none\u0000'${tricky}`,
+    });
+    assert.deepEqual(stored.resources, [{ type: "doc", id: tricky }]);
+    const content = await db.client.execute(
+      "SELECT content, hex(content) AS bytes FROM obs_previews",
+    );
+    assert.equal(
+      String(content.rows[0]!.bytes),
+      Array.from(new TextEncoder().encode(preview))
+        .map((b) => b.toString(16).padStart(2, "0").toUpperCase()).join(""),
+    );
+    // The stored envelope and rows agree field by field.
+    const check = await parity(db);
+    assert.equal(check.status, "ok");
+    assert.equal(await count(db, "obs_events"), 1);
+  });
+});

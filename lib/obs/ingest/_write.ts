@@ -14,14 +14,17 @@
  * @module
  */
 
-import type { InStatement, Transaction } from "@libsql/client";
+import type { InValue, Transaction } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
 import type { NormalizedEvent } from "../normalize.ts";
 import {
-  chunkedInsert,
-  indexStatements,
-  previewStatements,
+  EVENT_COLUMNS,
+  indexRows,
+  PREVIEW_COLUMNS,
+  previewRows,
+  RESOURCE_COLUMNS,
 } from "./index_rows.ts";
+import { literalInserts, sqlLiteral } from "./_sql_literal.ts";
 import { writerCheckpointPages } from "./checkpoints.ts";
 import {
   type BatchPlan,
@@ -68,12 +71,6 @@ async function attempt(
 ): Promise<BatchPlan[] | null> {
   const tx = await db.client.transaction("write");
   try {
-    // Per connection, and a pooled client may hand out any: set on each write.
-    if (db.path !== null) {
-      await tx.execute(
-        `PRAGMA wal_autocheckpoint = ${writerCheckpointPages(db)}`,
-      );
-    }
     const owned = owners ? await owners(tx) : new Map<string, Owned>();
     const first = await nextSeq(tx);
     const { plans, nextSeq: after } = planGroup(batches, owned, first);
@@ -85,7 +82,7 @@ async function attempt(
     }
     if (accepted.some((plan) => plan.fresh.length > 0)) {
       try {
-        await tx.batch(insertStatements(accepted, after));
+        await tx.executeMultiple(insertScript(db, accepted, after));
       } catch (error) {
         if (owners || !isConstraintError(error)) throw error;
         await tx.rollback();
@@ -105,43 +102,65 @@ function isConstraintError(error: unknown): boolean {
   return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
 }
 
-function insertStatements(
+/**
+ * The inserts of the accepted batches as one SQL script of literals. A
+ * script is prepared, run and finalized inside SQLite, where a prepared
+ * statement of the local client is never freed (`_sql_literal.ts`).
+ */
+function insertScript(
+  db: TraceDb,
   plans: readonly BatchPlan[],
   nextSeqValue: number,
-): InStatement[] {
-  const envelopes = plans.flatMap(({ batch, fresh }) =>
-    fresh.map(({ seq, event }) => envelopeRow(seq, event, batch))
+): string {
+  const fresh = plans.flatMap(({ batch, fresh }) =>
+    fresh.map(({ seq, event }) => ({ seq, event, batch }))
   );
-  const index = plans.flatMap(({ batch, fresh }) =>
-    fresh.map(({ seq, event }) => ({
-      seq,
-      received_at: batch.receivedAt,
-      fingerprint: event.fingerprint,
-      meta: event.meta,
-    }))
-  );
-  const previews = plans.flatMap(({ batch, fresh }) =>
-    fresh.flatMap(({ seq, event }) =>
+  const index = indexRows(fresh.map(({ seq, event, batch }) => ({
+    seq,
+    received_at: batch.receivedAt,
+    fingerprint: event.fingerprint,
+    meta: event.meta,
+  })));
+  const previews = previewRows(
+    fresh.flatMap(({ seq, event, batch }) =>
       event.preview
         ? [{ seq, preview: event.preview, created_at: batch.receivedAt }]
         : []
-    )
+    ),
   );
   const now = plans[plans.length - 1]!.batch.receivedAt;
   return [
-    ...chunkedInsert("obs_envelopes", ENVELOPE_COLUMNS, envelopes),
-    ...indexStatements(index),
-    ...previewStatements(previews),
-    {
-      sql:
-        `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
-          ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      args: [String(nextSeqValue), now],
-    },
-  ];
+    checkpointPragma(db),
+    literalInserts(
+      "obs_envelopes",
+      ENVELOPE_COLUMNS,
+      fresh.map(({ seq, event, batch }) => envelopeRow(seq, event, batch)),
+    ),
+    literalInserts("obs_events", EVENT_COLUMNS, index.events),
+    literalInserts("obs_resources", RESOURCE_COLUMNS, index.resources),
+    literalInserts("obs_previews", PREVIEW_COLUMNS, previews),
+    `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ${
+      sqlLiteral(String(nextSeqValue))
+    }, ${sqlLiteral(now)})
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at;\n`,
+  ].join("");
 }
 
-function envelopeRow(seq: number, event: NormalizedEvent, batch: BatchToWrite) {
+/**
+ * The WAL bound of the connection that writes (per connection, and a pooled
+ * client may hand out any: set on each write); a remote server keeps its own.
+ */
+function checkpointPragma(db: TraceDb): string {
+  return db.path === null
+    ? ""
+    : `PRAGMA wal_autocheckpoint = ${writerCheckpointPages(db)};\n`;
+}
+
+function envelopeRow(
+  seq: number,
+  event: NormalizedEvent,
+  batch: BatchToWrite,
+): InValue[] {
   return [
     seq,
     event.meta.application_id,

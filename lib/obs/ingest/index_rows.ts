@@ -1,7 +1,8 @@
 /**
- * Bulk INSERT statements for the normalized index, shared by ingest and
- * by a rebuild from envelopes. Rows are written in chunks
- * of multi-row INSERTs: one statement per few hundred rows.
+ * The rows of the normalized index, shared by ingest and by a rebuild from
+ * envelopes, and bulk INSERT statements for them: chunks of multi-row
+ * INSERTs, one statement per few hundred rows (maintenance writes these;
+ * ingest writes the same rows as an SQL script, `_sql_literal.ts`).
  *
  * @module
  */
@@ -57,7 +58,8 @@ export const EVENT_COLUMNS = [
   "meta",
 ] as const;
 
-const RESOURCE_COLUMNS = [
+/** Columns of `obs_resources`, in table order. */
+export const RESOURCE_COLUMNS = [
   "seq",
   "ordinal",
   "application_id",
@@ -160,38 +162,59 @@ function resourceRows(entry: IndexEntry): InValue[][] {
   return rows;
 }
 
+/** Values of the `obs_events` rows and `obs_resources` rows of `entries`, in column order. */
+export function indexRows(
+  entries: readonly IndexEntry[],
+): { events: InValue[][]; resources: InValue[][] } {
+  return {
+    events: entries.map(eventRow),
+    resources: entries.flatMap(resourceRows),
+  };
+}
+
 /** Statements writing the index rows and resource refs of `entries`. */
 export function indexStatements(
   entries: readonly IndexEntry[],
 ): SqlStatement[] {
+  const rows = indexRows(entries);
   return [
-    ...chunkedInsert("obs_events", EVENT_COLUMNS, entries.map(eventRow)),
-    ...chunkedInsert(
-      "obs_resources",
-      RESOURCE_COLUMNS,
-      entries.flatMap(resourceRows),
-    ),
+    ...chunkedInsert("obs_events", EVENT_COLUMNS, rows.events),
+    ...chunkedInsert("obs_resources", RESOURCE_COLUMNS, rows.resources),
   ];
 }
 
-/** Statements writing previews (content stays in `obs_previews` only). */
+/** Columns of `obs_previews`, in table order. */
+export const PREVIEW_COLUMNS = [
+  "seq",
+  "chars",
+  "truncated",
+  "sha256",
+  "created_at",
+  "content",
+] as const;
+
+/** One preview to write (content stays in `obs_previews` only). */
+export interface PreviewEntry {
+  seq: number;
+  preview: NormalizedPreview;
+  created_at: number;
+}
+
+/** Values of the `obs_previews` row of each entry, in column order. */
+export function previewRows(previews: readonly PreviewEntry[]): InValue[][] {
+  return previews.map(({ seq, preview, created_at }) => [
+    seq,
+    preview.chars,
+    preview.truncated ? 1 : 0,
+    preview.sha256,
+    created_at,
+    preview.content,
+  ]);
+}
+
+/** Statements writing previews. */
 export function previewStatements(
-  previews: readonly {
-    seq: number;
-    preview: NormalizedPreview;
-    created_at: number;
-  }[],
+  previews: readonly PreviewEntry[],
 ): SqlStatement[] {
-  return chunkedInsert(
-    "obs_previews",
-    ["seq", "chars", "truncated", "sha256", "created_at", "content"],
-    previews.map(({ seq, preview, created_at }) => [
-      seq,
-      preview.chars,
-      preview.truncated ? 1 : 0,
-      preview.sha256,
-      created_at,
-      preview.content,
-    ]),
-  );
+  return chunkedInsert("obs_previews", PREVIEW_COLUMNS, previewRows(previews));
 }

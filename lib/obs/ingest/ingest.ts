@@ -140,7 +140,8 @@ export async function ingestEvents(
   try {
     plan = await writeBatch(db, {
       events,
-      receivedAt: (options.now ?? Date.now)(),
+      // Whole milliseconds: the column and cursors hold integers.
+      receivedAt: Math.floor((options.now ?? Date.now)()),
       source: options.source ?? "api",
       lines: options.lines,
     });
