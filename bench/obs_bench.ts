@@ -25,6 +25,9 @@
  * each denial-of-service body of `tests/_obs_dos.ts` (in a process of its
  * own) and reports the answer, its time and the memory it cost.
  *
+ * Each size runs in a process of its own (`--size N` runs one and prints
+ * its figures as JSON).
+ *
  * Usage: deno run -A bench/obs_bench.ts [--max N] [--json]
  *
  * @module
@@ -574,14 +577,50 @@ function healthTargets(rows: Row[], dos: DosRow[]): string[] {
 
 const USAGE = "usage: deno task bench:obs [--max N] [--json]";
 
+/**
+ * Runs one size in a process of its own, so no size inherits another's
+ * memory (the floors' prepared statements are never freed) or file cache
+ * pressure; its progress goes to stderr, its figures come back as JSON.
+ */
+async function runSizeApart(events: number): Promise<Row> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "bench/obs_bench.ts", "--size", String(events)],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!output.success) {
+    throw new Error(`the ${events}-event run failed (exit ${output.code})`);
+  }
+  return JSON.parse(new TextDecoder().decode(output.stdout)) as Row;
+}
+
+function render(rows: Row[], dos: DosRow[]): string {
+  return `Ingest, wall-clock seconds:\n\n${
+    renderIngestTable(rows, "wall")
+  }\n\nIngest, CPU seconds:\n\n${renderIngestTable(rows, "cpu")}\n\nPages:\n\n${
+    renderPageTable(rows)
+  }\n\n${FLOOR_NOTE}\n\nFloor variants (s):\n${
+    renderFloorVariants(rows)
+  }\n\nHealth and summaries:\n\n${
+    renderHealthTable(rows)
+  }\n\nDenial-of-service bodies:\n\n${renderDosTable(dos)}\n\nTargets:\n${
+    renderTargets(rows, dos)
+  }`;
+}
+
 async function main(args: string[]): Promise<number> {
-  let values: { max?: string | undefined; json?: boolean | undefined };
+  let values: {
+    max?: string | undefined;
+    size?: string | undefined;
+    json?: boolean | undefined;
+  };
   try {
     // `deno task bench:obs -- --max N` passes the separator through.
     ({ values } = parseArgs({
       args: args[0] === "--" ? args.slice(1) : args,
       options: {
         max: { type: "string" },
+        size: { type: "string" },
         json: { type: "boolean", default: false },
       },
       strict: true,
@@ -590,6 +629,13 @@ async function main(args: string[]): Promise<number> {
     // deno-lint-ignore no-console
     console.error(`${(error as Error).message.split(".")[0]}; ${USAGE}`);
     return 2;
+  }
+  // deno-lint-ignore no-console
+  const log = (line: string) => console.error(line);
+  if (values.size !== undefined) {
+    // deno-lint-ignore no-console
+    console.log(JSON.stringify(await runSize(Number(values.size), log)));
+    return 0;
   }
   const max = values.max === undefined ? Infinity : Number(values.max);
   if (!(max >= SIZES[0])) {
@@ -601,31 +647,15 @@ async function main(args: string[]): Promise<number> {
     );
     return 2;
   }
-  // deno-lint-ignore no-console
-  const log = (line: string) => console.error(line);
   const rows: Row[] = [];
   for (const size of SIZES.filter((n) => n <= max)) {
-    rows.push(await runSize(size, log));
+    rows.push(await runSizeApart(size));
   }
   log("denial-of-service bodies");
   const dos = await measureDosBodies();
   // deno-lint-ignore no-console
   console.log(
-    values.json
-      ? JSON.stringify({ sizes: rows, dos })
-      : `Ingest, wall-clock seconds:\n\n${
-        renderIngestTable(rows, "wall")
-      }\n\nIngest, CPU seconds:\n\n${
-        renderIngestTable(rows, "cpu")
-      }\n\nPages:\n\n${
-        renderPageTable(rows)
-      }\n\n${FLOOR_NOTE}\n\nFloor variants (s):\n${
-        renderFloorVariants(rows)
-      }\n\nHealth and summaries:\n\n${
-        renderHealthTable(rows)
-      }\n\nDenial-of-service bodies:\n\n${renderDosTable(dos)}\n\nTargets:\n${
-        renderTargets(rows, dos)
-      }`,
+    values.json ? JSON.stringify({ sizes: rows, dos }) : render(rows, dos),
   );
   return rows.every((r) =>
       r.summaryCount === r.pagedCount && r.duplicates === 0

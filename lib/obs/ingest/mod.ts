@@ -60,3 +60,4 @@ export {
   indexStatements,
   type SqlStatement,
 } from "./index_rows.ts";
+export { literalInserts } from "./_sql_literal.ts";
