@@ -227,6 +227,7 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
       url,
       jsonHref: "/traces/health.json",
       principal,
+      csrf: null,
     });
     const frame = {
       title: "Index health",

@@ -27,12 +27,14 @@ import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
+import { runDocument } from "../routes/ui/run_html.tsx";
 
 /** Output flags of commands that run the contract (`external-run`, `external-replay`). */
 export const OUTPUT_FLAGS = {
   output: { type: "string" },
   junit: { type: "string" },
   "summary-md": { type: "string" },
+  html: { type: "string" },
 } as const;
 
 /** The `--data-dir` / `--db` flag values. */
@@ -46,6 +48,7 @@ export type RunValues = DataValues & {
   output?: string | undefined;
   junit?: string | undefined;
   "summary-md"?: string | undefined;
+  html?: string | undefined;
   json?: boolean | undefined;
 };
 
@@ -59,6 +62,7 @@ export interface ReservedOutputs {
   output?: string;
   junit?: string;
   summaryMd?: string;
+  html?: string;
   /** Removes reserved files that were never written (the run failed early). */
   release(): Promise<void>;
 }
@@ -108,6 +112,7 @@ function wantedOutputs(values: RunValues): [OutputKey, string, string][] {
   if (values["summary-md"]) {
     wanted.push(["summaryMd", "--summary-md", values["summary-md"]]);
   }
+  if (values.html) wanted.push(["html", "--html", values.html]);
   const seen = new Map<string, string>();
   for (const [, flag, path] of wanted) {
     const other = seen.get(resolve(path));
@@ -189,6 +194,18 @@ async function writeRunOutputs(
   }
 }
 
+/** Writes a run's detail as one self-contained HTML file (`--html FILE`). */
+export async function writeRunHtml(
+  path: string,
+  source: { db: TraceDb; dataDir: string },
+  runId: string,
+  io: CliIo,
+): Promise<void> {
+  const html = await runDocument({ ...source, jobs: null }, runId);
+  await Deno.writeTextFile(path, html);
+  io.err(`html: ${path}\n`);
+}
+
 /** The run options every contract command wires to the terminal. */
 export type RunHooks = Pick<
   ExternalRunOptions,
@@ -246,6 +263,9 @@ export async function runContractCommand(
           replayCommand,
           regressionId,
         }, io);
+        if (outputs.html) {
+          await writeRunHtml(outputs.html, { db, dataDir }, report.run_id, io);
+        }
         if (values.json) {
           printJson(io, regression ? { regression, report } : report);
         } else {

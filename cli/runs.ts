@@ -7,7 +7,7 @@ import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
-import { exitCodeOf } from "./_run_outputs.ts";
+import { exitCodeOf, reserveOutputs, writeRunHtml } from "./_run_outputs.ts";
 
 const COMPARE_HELP =
   `Usage: trace external-compare RUN_A RUN_B [--json] [--data-dir DIR] [--db URL]
@@ -68,11 +68,14 @@ function renderComparison(c: RunComparison): string {
 }
 
 const SHOW_HELP =
-  `Usage: trace external-show RUN_ID [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace external-show RUN_ID [--json] [--html FILE] [--data-dir DIR] [--db URL]
 
 Shows a run: the completed report from the ledger, or, for a run without one,
 its checkpoint: running while its process is alive on this host, otherwise
 interrupted (INCONCLUSIVE, never PASS) with the ids it issued.
+
+--html FILE writes the run's page as one self-contained HTML file (inline
+CSS and SVG, no script, nothing fetched), refused if the file exists.
 
 Exit codes follow the verdict: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (also running
 and interrupted runs).
@@ -83,7 +86,7 @@ export const externalShow: Command = async (args, io) => {
   const { values, positionals } = parseFlags(
     "external-show",
     args,
-    DATA_FLAGS,
+    { ...DATA_FLAGS, html: { type: "string" } },
     { min: 1, max: 1 },
   );
   if (values.help) return showHelp(io, SHOW_HELP);
@@ -93,6 +96,10 @@ export const externalShow: Command = async (args, io) => {
     { write: false },
     async ({ db, dataDir }) => {
       const view = await viewRun(db, positionals[0]!, { dataDir });
+      if (values.html) {
+        await reserveOutputs({ html: values.html });
+        await writeRunHtml(values.html, { db, dataDir }, view.run_id, io);
+      }
       if (values.json) printJson(io, view);
       else io.out(renderView(view));
       return exitCodeOf(view.verdict);

@@ -129,6 +129,8 @@ export const serve: Command = async (args, io) => {
     oneTimeLogin,
     log: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
+    // The same job manager as MCP's: one external run at a time for both.
+    runs: { dataDir, jobs },
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),

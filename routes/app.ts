@@ -40,7 +40,7 @@ import { createEventsApi } from "./events.ts";
 import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import { createOtlpApi } from "./otlp.ts";
-import { createPages } from "./pages.ts";
+import { createPages, type RunPagesOptions } from "./pages.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
 import { uiHeaders } from "./ui/headers.ts";
 
@@ -73,6 +73,12 @@ export interface AppOptions {
   oneTimeLogin?: OneTimeLogin | undefined;
   /** How long a UI session lasts, in seconds (default 12 hours). */
   sessionTtlSeconds?: number | undefined;
+  /**
+   * The data directory and the process's job manager for the run pages
+   * (the same `RunJobs` the MCP routes get, so both share one run at a
+   * time); absent: run pages read the ledger only and cannot start runs.
+   */
+  runs?: RunPagesOptions | undefined;
 }
 
 /**
@@ -132,7 +138,10 @@ export function createApp(options: AppOptions): Hono {
   if (options.mcp) {
     app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
   }
-  app.route("/", createPages({ db: options.db, auth, site }));
+  app.route(
+    "/",
+    createPages({ db: options.db, auth, site, runs: options.runs }),
+  );
   app.notFound((c) => {
     const message = `No route for ${c.req.method} ${c.req.path}`;
     if (wantsHtml(c)) return renderErrorPage(c, site, 404, message);

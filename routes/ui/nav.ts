@@ -17,11 +17,13 @@ export interface NavItem {
 
 /** The entries shown in the header, in order. */
 export const NAV_ITEMS: readonly NavItem[] = [
+  { label: "Overview", href: "/", prefix: "/" },
+  { label: "Runs", href: "/runs", prefix: "/runs" },
+  { label: "Targets", href: "/targets", prefix: "/targets" },
+  { label: "Regressions", href: "/regressions", prefix: "/regressions" },
+  { label: "Reference", href: "/reference", prefix: "/reference" },
   { label: "Health", href: "/traces/health", prefix: "/traces/health" },
 ];
-
-/** Where `/` sends a signed-in visitor until the overview page exists. */
-export const HOME_PATH = "/traces/health";
 
 /** The entry that `path` belongs to, if any. */
 export function currentNavItem(path: string): NavItem | undefined {

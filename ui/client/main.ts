@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /**
  * The trace UI's one browser script. Pages work without it; it adds copy
- * buttons, table filters, keyboard navigation and live refresh. Bundled by
+ * buttons, table filters, keyboard navigation, live refresh and the
+ * highlighting of the samples behind a finding. Bundled by
  * `deno task build:ui` into routes/ui/_client_bundle.ts.
  *
  * @module
@@ -9,6 +10,7 @@
 
 import { enableCopyButtons } from "./copy.ts";
 import { enableFilters } from "./filter.ts";
+import { enableHighlights } from "./highlight.ts";
 import { enableKeyboard } from "./keys.ts";
 import { enableLive } from "./live.ts";
 
@@ -18,6 +20,7 @@ function start(): void {
   enableFilters(document);
   enableKeyboard(document);
   enableLive(document);
+  enableHighlights(document);
 }
 
 if (document.readyState === "loading") {

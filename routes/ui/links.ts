@@ -1,0 +1,92 @@
+/**
+ * URLs of the run pages, built in one place so pages link to each other
+ * the same way everywhere (and a route can move with one edit). Query
+ * values are encoded; ids are encoded as path segments.
+ *
+ * @module
+ */
+
+/** `/runs/RUN_ID`. */
+export function runHref(runId: string): string {
+  return `/runs/${encodeURIComponent(runId)}`;
+}
+
+/** A sample of a run's timeline: the row of its sample table. */
+export function sampleAnchor(index: number): string {
+  return `sample-${index}`;
+}
+
+/** `/targets/TARGET_ID`. */
+export function targetHref(targetId: string): string {
+  return `/targets/${encodeURIComponent(targetId)}`;
+}
+
+/** `/runs?target=…&verdict=…` (only the filters given). */
+export function runsHref(filters: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(filters)) {
+    if (value !== undefined && value !== "") params.set(key, value);
+  }
+  const query = params.toString();
+  return query ? `/runs?${query}` : "/runs";
+}
+
+/** `/compare?a=RUN_A&b=RUN_B`. */
+export function compareHref(runA: string, runB: string): string {
+  return `/compare?${new URLSearchParams({ a: runA, b: runB })}`;
+}
+
+/** The downloads of a run: its report and renderings. */
+export function runDownloads(runId: string): {
+  label: string;
+  href: string;
+  hint: string;
+}[] {
+  const base = runHref(runId);
+  return [
+    {
+      label: "Report (JSON)",
+      href: `${base}/report.json`,
+      hint: "the run's record as the ledger keeps it",
+    },
+    {
+      label: "JUnit XML",
+      href: `${base}/junit.xml`,
+      hint: "one test case per assertion family",
+    },
+    {
+      label: "Summary (Markdown)",
+      href: `${base}/summary.md`,
+      hint: "for a CI step summary or a pull request",
+    },
+    {
+      label: "This page (HTML)",
+      href: `${base}/report.html`,
+      hint: "one self-contained file: no script, no network",
+    },
+  ];
+}
+
+/**
+ * Where a run's trace events are shown. The incident finder page
+ * (`/traces/find`) takes over once it exists; until then the run's events
+ * are read from the query API, which serves the same events as JSON.
+ * TODO(#12): switch to `/traces/find?run=RUN_ID` when the finder lands.
+ */
+export function runEventsHref(runId: string): string {
+  return `/api/events?${new URLSearchParams({
+    application_id: "trace",
+    root_trace_id: runId,
+    limit: "1000",
+  })}`;
+}
+
+/** Where the form that runs the contract on a registered target posts. */
+export function targetRunAction(targetId: string): string {
+  return `${targetHref(targetId)}/run`;
+}
+
+/** Where the form that replays a saved regression posts. */
+export function regressionReplayAction(regressionId: string): string {
+  return `/regressions/${encodeURIComponent(regressionId)}/replay`;
+}

@@ -1,0 +1,105 @@
+/**
+ * Lists of runs as the pages show them (runs, overview, target): a table of
+ * run summaries with the verdict as a badge, the run id linked, target,
+ * kind, state, cleanup, duration and start time, newest first.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import type { RunSummary } from "../../lib/runs/run_catalog.ts";
+import { StatusBadge } from "./components/badge.tsx";
+import { type Column, DataTable } from "./components/data_table.tsx";
+import { Time } from "./components/time.tsx";
+import { formatDuration } from "./format.ts";
+import { runHref, targetHref } from "./links.ts";
+
+/** The badge word of a run in a list: RUNNING while it runs, else its verdict. */
+export function listStatus(run: RunSummary): string {
+  return run.state === "running" ? "running" : run.verdict;
+}
+
+const CLEANUP_WORD: Record<RunSummary["cleanup"], string> = {
+  complete: "complete",
+  incomplete: "INCOMPLETE",
+  unknown: "unknown",
+};
+
+/** Columns of a run table; `target: false` drops the target column (a target's own page). */
+export function runColumns(
+  now: number,
+  options: { target?: boolean } = {},
+): Column<RunSummary>[] {
+  const columns: Column<RunSummary>[] = [
+    {
+      header: "Verdict",
+      cell: (run) => <StatusBadge status={listStatus(run)} />,
+    },
+    {
+      header: "Run",
+      rowHeader: true,
+      cell: (run) => <a class="mono" href={runHref(run.run_id)}>{run.run_id}
+      </a>,
+    },
+  ];
+  if (options.target !== false) {
+    columns.push({
+      header: "Target",
+      cell: (run) =>
+        run.kind === "reference"
+          ? <code>{run.target_id}</code>
+          : (
+            <a href={targetHref(run.target_id)}>
+              <code>{run.target_id}</code>
+            </a>
+          ),
+    });
+  }
+  columns.push(
+    { header: "Kind", cell: (run) => run.kind },
+    {
+      header: "State",
+      cell: (run) =>
+        run.state === "completed" ? "completed" : <strong>{run.state}</strong>,
+    },
+    {
+      header: "Cleanup",
+      cell: (run) =>
+        run.cleanup === "incomplete"
+          ? <strong>{CLEANUP_WORD[run.cleanup]}</strong>
+          : CLEANUP_WORD[run.cleanup],
+    },
+    {
+      header: "Duration",
+      numeric: true,
+      cell: (run) =>
+        run.duration_seconds === null
+          ? "—"
+          : formatDuration(run.duration_seconds * 1000),
+    },
+    {
+      header: "Started",
+      cell: (run) => <Time iso={run.started_at} now={now} />,
+    },
+  );
+  return columns;
+}
+
+/** A table of runs with an explained empty state. */
+export const RunTable: FC<{
+  id: string;
+  caption: string;
+  runs: readonly RunSummary[];
+  now: number;
+  target?: boolean;
+  empty: { title: string; text: string; command?: string };
+}> = ({ id, caption, runs, now, target, empty }) =>
+  DataTable({
+    id,
+    caption,
+    captionHidden: true,
+    columns: runColumns(now, target === false ? { target: false } : {}),
+    rows: runs,
+    navigable: true,
+    empty,
+  });
