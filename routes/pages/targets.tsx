@@ -371,7 +371,11 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
           </div>
         )
         : null}
-      <Section id="history" title="Verdict history">
+      <Section
+        id="history"
+        title="Verdict history"
+        intro={`The last ${HISTORY_RUNS} completed runs at most, oldest on the left: a full bar is a PASS, a half bar INCONCLUSIVE, a stub a FAIL.`}
+      >
         <VerdictSparkline points={t.history} bar={12} height={32} />
       </Section>
       <Section

@@ -110,11 +110,16 @@ const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
         : detail.regression_id
         ? `Replay of ${detail.regression_id}`
         : "Deletion contract run"}
-      title={`${reference ? "System" : "Target"} ${detail.target.id}`}
+      title={reference
+        ? `System ${detail.reference?.system ?? detail.target.id}`
+        : `Target ${detail.target.id}`}
       status={runStatusWord(detail)}
       reason={
         <>
           {detail.headline}
+          {detail.reference
+            ? <ReferenceNote judged={detail.reference} />
+            : null}
           {first && detail.verdict !== "PASS"
             ? (
               <>
@@ -152,6 +157,29 @@ const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
       }
     />
   );
+};
+
+const ReferenceNote: FC<{ judged: NonNullable<RunDetail["reference"]> }> = (
+  { judged },
+) => {
+  if (judged.matches === null) {
+    return (
+      <>
+        {" "}This build does not know the system, so nothing is expected of it.
+      </>
+    );
+  }
+  return judged.matches
+    ? <>{` As expected of this system (${judged.expected}).`}</>
+    : (
+      <>
+        {" "}
+        <strong>MISMATCH:</strong>
+        {` expected ${judged.expected}, observed ${judged.observed} (${
+          judged.mismatches.join("; ")
+        }): the checker got a known system wrong, which is a bug in Trace.`}
+      </>
+    );
 };
 
 const ProgressSection: FC<{ detail: RunDetail; view: RunBodyView }> = (

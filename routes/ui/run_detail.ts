@@ -20,6 +20,7 @@ import { hasLedger } from "../../lib/ledger/schema.ts";
 import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
 import {
   type JobProgress,
+  referenceRunView,
   type RunJobs,
   type RunView,
   viewRun,
@@ -80,6 +81,14 @@ export interface RunDetail {
   note: string | null;
   /** The run's requests from its trace events. */
   requests: RunRequests;
+  /** A reference run judged against its system's expectation. */
+  reference: {
+    system: string | null;
+    expected: string | null;
+    observed: string | null;
+    matches: boolean | null;
+    mismatches: string[];
+  } | null;
 }
 
 /** Loads one run; a `NotFoundError` when nothing knows it. */
@@ -123,6 +132,7 @@ export async function loadRunDetail(
     error: job?.error ?? null,
     note: job?.note ?? view.note,
     requests,
+    reference: null,
   };
 }
 
@@ -162,6 +172,7 @@ function base(view: RunView): Omit<
   | "error"
   | "note"
   | "requests"
+  | "reference"
 > {
   return {
     schema: "trace.ui.run/1",
@@ -207,6 +218,24 @@ async function completedDetail(
     // external-show's note for reference runs names a CLI command; the page links instead.
     note: report.kind === "reference" ? null : view.note,
     requests,
+    reference: report.kind === "reference"
+      ? await referenceJudgement(source.db, report.run_id)
+      : null,
+  };
+}
+
+/** A reference run against its system's expectation. */
+async function referenceJudgement(
+  db: TraceDb,
+  runId: string,
+): Promise<RunDetail["reference"]> {
+  const view = await referenceRunView(db, runId);
+  return {
+    system: view?.system ?? null,
+    expected: view?.evaluation?.expected ?? null,
+    observed: view?.evaluation?.observed ?? null,
+    matches: view?.evaluation?.matches ?? null,
+    mismatches: view?.evaluation?.mismatches ?? [],
   };
 }
 

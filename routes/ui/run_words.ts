@@ -103,6 +103,8 @@ function transientPhrase(finding: Finding, samples: Sample[]): string {
 
 /** What to do after this run, most useful first; empty for a clean PASS. */
 export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
+  // A reference system lives in memory and has a known outcome: nothing to fix or clean.
+  if (report.kind === "reference") return [];
   const steps: NextStep[] = [];
   if (report.verdict === "FAIL") steps.push(...fixSteps(report));
   if (report.verdict === "FAIL" && report.kind === "external") {
@@ -113,7 +115,7 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
     if (first && first.code in GUIDED) {
       const guide = findingGuide(first.code as FindingCode, first.subject);
       steps.push({
-        text: `Check ${sentence(guide.checks[0]!)}`,
+        text: `Check: ${sentence(guide.checks[0]!)}`,
         command: null,
       });
     }
@@ -143,10 +145,7 @@ function fixSteps(report: RunReport): NextStep[] {
     seen.add(f.subject);
     const check = findingGuide(f.code as FindingCode, f.subject).checks[0];
     if (!check) continue;
-    const where = isStore(f.subject)
-      ? `the ${STORE_LABEL[f.subject]}`
-      : "the query path";
-    steps.push({ text: `In ${where}, check that ${check}.`, command: null });
+    steps.push({ text: `Check that ${check}.`, command: null });
   }
   return steps;
 }

@@ -46,12 +46,9 @@ browserTest(
     await withUiServer({}, async (server) => {
       const first = await kit.open();
       await first.page.goto(server.loginUrl);
-      assert.equal(new URL(first.page.url()).pathname, "/traces/health");
+      assert.equal(new URL(first.page.url()).pathname, "/");
       assert.ok(!first.page.url().includes("token"), "the token left the URL");
-      assert.equal(
-        await first.page.locator("h1").textContent(),
-        "Index health",
-      );
+      assert.equal(await first.page.locator("h1").textContent(), "Overview");
       const [cookie] = await first.context.cookies();
       assert.ok(cookie);
       assert.equal(cookie.httpOnly, true);
@@ -120,7 +117,7 @@ browserTest(
         await visitor.page.goto(`${server.origin}/login`);
         await visitor.page.getByLabel("TRACE_UI_AUTH_TOKEN").fill(ADMIN_TOKEN);
         await visitor.page.getByRole("button", { name: "Sign in" }).click();
-        await visitor.page.waitForURL(`${server.origin}/traces/health`);
+        await visitor.page.waitForURL(`${server.origin}/`);
         assert.equal(
           await visitor.page.locator(".session strong").textContent(),
           "token",

@@ -42,6 +42,13 @@ export const TONE_BY_STATUS: Readonly<Record<string, Tone>> = {
   incomplete: "attention",
   ready: "success",
   missing: "danger",
+  // Findings, cleanup and regressions.
+  transient: "attention",
+  note: "neutral",
+  complete: "success",
+  pending: "attention",
+  enforced: "success",
+  fixed: "success",
 };
 
 /** The tone of `status` (neutral for a word without one). */

@@ -52,7 +52,7 @@ export const CleanupPanel: FC<{ report: RunReport }> = ({ report }) => {
               const del = c.deletes.find((d) => d.namespace === role);
               return (
                 <tr>
-                  <th scope="row">
+                  <th scope="row" class="namespace-cell">
                     {role}{" "}
                     <CopyId
                       value={report.namespaces[role]}
@@ -186,7 +186,7 @@ export const IssuedPanel: FC<
           <tbody>
             {(["test", "control"] as const).map((role) => (
               <tr>
-                <th scope="row">
+                <th scope="row" class="namespace-cell">
                   {role}{" "}
                   <CopyId
                     value={checkpoint.namespaces[role]}

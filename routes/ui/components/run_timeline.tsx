@@ -208,6 +208,10 @@ const TimelineLegend: FC = () => (
       <span class="flag-key" aria-hidden="true">○</span> marker gone
     </li>
     <li>
+      <span class="flag-key flag-key--ok" aria-hidden="true">●</span>
+      control ok
+    </li>
+    <li>
       <span class="flag-key flag-key--lost" aria-hidden="true">✕</span>
       control lost
     </li>

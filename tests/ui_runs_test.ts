@@ -1,0 +1,340 @@
+/** The run pages through createApp in memory: data, twins, words, empty states, downloads, the standalone file. */
+
+import assert from "node:assert/strict";
+import { registerNamedTarget, RunJobs } from "../lib/runs/mod.ts";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import type { RunDetail } from "../routes/ui/run_detail.ts";
+import { renderRunDocument } from "../routes/ui/run_html.tsx";
+import type { RunsPageData } from "../routes/pages/runs.tsx";
+import { ADMIN_TOKEN, at, page, signIn } from "./browser/_server.ts";
+import {
+  failThenFixed,
+  interruptedCheckpoint,
+  referenceRuns,
+  type RunsFixture,
+  syntheticRuns,
+  withRunsFixture,
+} from "./browser/_runs.ts";
+import type { TraceDb } from "../lib/db.ts";
+
+const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** The run pages in memory over data that `seed` wrote. */
+async function withRunsApp<T>(
+  seed: (db: TraceDb, dataDir: string) => Promise<unknown>,
+  fn: (fixture: RunsFixture, jobs: RunJobs) => Promise<T>,
+): Promise<T> {
+  return await withRunsFixture(
+    { seed },
+    (fixture) => fn(fixture, fixture.jobs),
+  );
+}
+
+async function json<T>(fixture: RunsFixture, path: string): Promise<T> {
+  const response = await fixture.app.request(at(path), page(BEARER));
+  assert.equal(
+    response.status,
+    200,
+    `${path}: ${await response.clone().text()}`,
+  );
+  return await response.json() as T;
+}
+
+async function html(fixture: RunsFixture, path: string): Promise<string> {
+  const response = await fixture.app.request(at(path), page(BEARER));
+  assert.equal(response.status, 200, path);
+  return await response.text();
+}
+
+Deno.test("an empty data directory: every run page explains what would fill it", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture) => {
+    const overview = await html(fixture, "/");
+    assert.match(overview, /No runs yet/);
+    assert.match(overview, /trace external-register --target my-staging/);
+    assert.match(overview, /No saved regressions yet/);
+    assert.match(overview, /Not checked since this server started/);
+    assert.match(await html(fixture, "/runs"), /No runs yet/);
+    assert.match(await html(fixture, "/targets"), /No registered targets/);
+    const regressions = await html(fixture, "/regressions");
+    assert.match(regressions, /No enforced regressions/);
+    assert.match(regressions, /No pending regressions/);
+    assert.match(await html(fixture, "/reference"), /No reference runs yet/);
+    assert.match(
+      await html(fixture, "/compare"),
+      /No replayed regression to compare yet/,
+    );
+    const twin = await json<{ recent: unknown[]; gate: unknown }>(
+      fixture,
+      "/index.json",
+    );
+    assert.deepEqual(twin.recent, []);
+  });
+});
+
+Deno.test("the runs list pages newest first with a cursor and keeps its filters in the URL", async () => {
+  await withRunsApp(async (db) => {
+    const [template] = await referenceRuns(db, ["correct"]);
+    await syntheticRuns(db, { ...template!, kind: "external" }, 120, {
+      targets: ["alpha", "beta"],
+    });
+  }, async (fixture) => {
+    const first = await json<RunsPageData>(fixture, "/runs.json");
+    assert.equal(first.total, 121);
+    assert.equal(first.runs.length, 50);
+    assert.ok(first.next_cursor);
+    const starts = first.runs.map((r) => r.started_at);
+    assert.deepEqual(starts, [...starts].sort().reverse(), "newest first");
+    const second = await json<RunsPageData>(
+      fixture,
+      `/runs.json?cursor=${first.next_cursor}`,
+    );
+    assert.equal(second.runs.length, 50);
+    assert.ok(second.runs[0]!.started_at < first.runs.at(-1)!.started_at);
+    const seen = new Set([...first.runs, ...second.runs].map((r) => r.run_id));
+    assert.equal(seen.size, 100, "no run on two pages");
+
+    const filtered = await json<RunsPageData>(
+      fixture,
+      "/runs.json?target=alpha&verdict=fail&kind=external",
+    );
+    assert.equal(filtered.matching, 20);
+    assert.ok(
+      filtered.runs.every((r) =>
+        r.target_id === "alpha" && r.verdict === "FAIL"
+      ),
+    );
+    assert.equal(filtered.next_cursor, null);
+    const body = await html(fixture, "/runs?target=alpha&verdict=FAIL");
+    assert.match(body, /<option value="alpha" selected>alpha<\/option>/);
+    assert.match(body, /20 of 121 runs match these filters/);
+    const older = await html(fixture, "/runs?target=beta");
+    assert.match(older, /href="\/runs\?target=beta&amp;cursor=[\w-]+"/);
+
+    for (
+      const bad of [
+        "/runs.json?verdict=MAYBE",
+        "/runs.json?cursor=not-a-cursor",
+      ]
+    ) {
+      const response = await fixture.app.request(at(bad), page(BEARER));
+      assert.equal(response.status, 400, bad);
+    }
+  });
+});
+
+Deno.test("a FAIL against the demo app: the detail leads with why, links findings to samples and says what to do", async () => {
+  let ids: { fail: string; pass: string; regression: string } | null = null;
+  await withRunsApp(async (db, dataDir) => {
+    const { fail, pass, regressionId } = await failThenFixed(db, dataDir);
+    ids = { fail: fail.run_id, pass: pass.run_id, regression: regressionId };
+  }, async (fixture) => {
+    const { fail, pass, regression } = ids!;
+    const detail = await json<RunDetail>(fixture, `/runs/${fail}.json`);
+    assert.equal(detail.verdict, "FAIL");
+    assert.equal(detail.state, "completed");
+    assert.match(
+      detail.headline,
+      /^Deleted data was still there at the final sample, 1\.00 s after the deletion was acknowledged: the deleted marker was still retrievable and the answer cache still held 1 record\.$/,
+    );
+    assert.equal(detail.saved_as, regression);
+    const commands = detail.next_steps.map((s) => s.command);
+    assert.ok(commands.includes(`trace external-replay ${regression}`));
+    assert.ok(commands.includes(`trace external cleanup ${fail}`));
+    assert.equal(detail.requests.status, "recorded");
+    assert.deepEqual(
+      detail.requests.phases.map((p) => p.name),
+      ["ingest", "baseline", "delete", "window", "cleanup"],
+    );
+    assert.equal(detail.requests.total, detail.report!.requests.total);
+
+    const body = await html(fixture, `/runs/${fail}`);
+    const verdict = body.indexOf('badge--lg">FAIL</span>');
+    const findings = body.indexOf('id="findings"');
+    const timeline = body.indexOf('id="timeline"');
+    assert.ok(verdict > 0 && verdict < findings && findings < timeline);
+    const samples = detail.report!.findings[0]!.sample_indexes;
+    assert.match(body, new RegExp(`data-samples="${samples.join(" ")}"`));
+    assert.match(body, new RegExp(`href="#sample-${samples[0]}"`));
+    for (const index of samples) {
+      assert.match(
+        body,
+        new RegExp(`<tr id="sample-${index}" data-sample="${index}"`),
+      );
+      assert.match(
+        body,
+        new RegExp(`class="sample-col" data-sample="${index}"`),
+      );
+    }
+    assert.match(body, /window ends 1 s/);
+    assert.match(body, /<code>trace external cleanup run-/);
+    assert.match(body, /STILL RETRIEVABLE/);
+    assert.match(
+      body,
+      /href="\/api\/events\?application_id=trace&amp;root_trace_id=run-/,
+    );
+
+    const replay = await json<RunDetail>(fixture, `/runs/${pass}.json`);
+    assert.equal(replay.verdict, "PASS");
+    assert.equal(replay.regression_id, regression);
+    assert.equal(replay.compare_with, fail);
+    assert.deepEqual(replay.next_steps, []);
+    assert.match(replay.headline, /^The deletion held: every store read 0/);
+  });
+});
+
+Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTML file", async () => {
+  let runId = "";
+  await withRunsApp(async (db) => {
+    runId = (await referenceRuns(db, ["stale-cache"]))[0]!.run_id;
+  }, async (fixture) => {
+    const get = (name: string) =>
+      fixture.app.request(at(`/runs/${runId}/${name}`), page(BEARER));
+    const report = await get("report.json");
+    assert.match(
+      report.headers.get("content-disposition") ?? "",
+      new RegExp(`attachment; filename="${runId}.json"`),
+    );
+    assert.equal((await report.json()).run_id, runId);
+    assert.match(await (await get("junit.xml")).text(), /<testsuite/);
+    assert.match(
+      await (await get("summary.md")).text(),
+      /### Trace deletion contract: FAIL/,
+    );
+    const file = await (await get("report.html")).text();
+    assert.ok(file.startsWith("<!DOCTYPE html>"));
+    assert.doesNotMatch(file, /<script/i);
+    assert.doesNotMatch(
+      file,
+      /\s(src|href)="(https?:)?\/\//,
+      "nothing fetched",
+    );
+    assert.doesNotMatch(file, /<link /, "no external stylesheet");
+    assert.match(file, /<style>/);
+    assert.match(file, /id="timeline"/);
+    assert.match(file, /badge--lg">FAIL</);
+    const unauthenticated = await fixture.app.request(
+      at(`/runs/${runId}/report.json`),
+      page(),
+    );
+    assert.equal(unauthenticated.status, 303, "downloads need sign-in");
+  });
+});
+
+Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS", async () => {
+  let runId = "";
+  await withRunsApp(async (_db, dataDir) => {
+    runId = (await interruptedCheckpoint(dataDir, "demo-staging")).run_id;
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    assert.equal(detail.state, "interrupted");
+    assert.equal(detail.verdict, "INCONCLUSIVE");
+    assert.match(
+      detail.headline,
+      /interrupted .* 3 synthetic ids it issued may remain/,
+    );
+    assert.deepEqual(detail.next_steps.map((s) => s.command), [
+      `trace external cleanup ${runId}`,
+    ]);
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.match(body, /badge--lg">INCONCLUSIVE</);
+    assert.doesNotMatch(body, /badge--lg">PASS</);
+    assert.match(body, /Issued and not cleaned up/);
+    assert.match(body, /trace-doc-a trace-doc-b/);
+    const list = await json<RunsPageData>(
+      fixture,
+      "/runs.json?state=interrupted",
+    );
+    assert.deepEqual(list.runs.map((r) => [r.run_id, r.verdict]), [[
+      runId,
+      "INCONCLUSIVE",
+    ]]);
+  });
+});
+
+Deno.test("a target page shows the token's variable name and never a token", async () => {
+  const secret = "do-not-show-this-token-value-123";
+  Deno.env.set("UI_TEST_STAGING_TOKEN", secret);
+  try {
+    await withRunsApp(async (db) => {
+      await registerNamedTarget(
+        db,
+        "secure-staging",
+        parseStagingConfig({
+          base_url: "https://staging.example",
+          environment: "staging",
+          allow_synthetic_writes: true,
+          token_env: "UI_TEST_STAGING_TOKEN",
+        }),
+      );
+    }, async (fixture) => {
+      for (
+        const path of [
+          "/targets/secure-staging",
+          "/targets/secure-staging.json",
+          "/targets",
+        ]
+      ) {
+        const body = await (await fixture.app.request(at(path), page(BEARER)))
+          .text();
+        assert.ok(!body.includes(secret), `${path} shows the token`);
+      }
+      const body = await html(fixture, "/targets/secure-staging");
+      assert.match(body, /<code>UI_TEST_STAGING_TOKEN<\/code>/);
+      assert.match(body, /Run the deletion contract/);
+      assert.match(body, /No run yet: run the deletion contract/);
+    });
+  } finally {
+    Deno.env.delete("UI_TEST_STAGING_TOKEN");
+  }
+});
+
+Deno.test("run actions need the CSRF token and a same-origin request", async () => {
+  await withRunsApp(async (db) => {
+    await registerNamedTarget(
+      db,
+      "unreachable",
+      parseStagingConfig({
+        base_url: "http://127.0.0.1:1",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+  }, async (fixture, jobs) => {
+    const cookie = await signIn(fixture);
+    const post = (headers: Record<string, string>, body: string) =>
+      fixture.app.request(
+        at("/targets/unreachable/run"),
+        page({
+          cookie,
+          "content-type": "application/x-www-form-urlencoded",
+          ...headers,
+        }, { method: "POST", body }),
+      );
+    assert.equal((await post({}, "_csrf=wrong")).status, 403);
+    const crossSite = await post(
+      { origin: "http://evil.example", "sec-fetch-site": "cross-site" },
+      "_csrf=wrong",
+    );
+    assert.equal(crossSite.status, 403);
+    assert.equal(jobs.active, null, "nothing was started");
+  });
+});
+
+Deno.test("the standalone document renders a running and an interrupted run without a report", async () => {
+  await withRunsApp(async (_db, dataDir) => {
+    await interruptedCheckpoint(dataDir, "demo-staging");
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(
+      fixture,
+      "/runs/run-20261129T100000Z-00000000dead.json",
+    );
+    const file = await renderRunDocument(detail, {
+      generatedAt: "2026-11-30T12:00:00Z",
+      version: "9.9.9",
+    });
+    assert.doesNotMatch(file, /<script/i);
+    assert.match(file, /Written by Trace 9\.9\.9 at 2026-11-30 12:00:00 UTC/);
+    assert.match(file, /Issued and not cleaned up/);
+    assert.doesNotMatch(file, /data-live-url/, "a file polls nothing");
+  });
+});
