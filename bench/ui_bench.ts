@@ -3,7 +3,14 @@
  * page and its JSON twin over an index of N events (default 1,000,000),
  * against a floor measured in the same run: the bare `obsHealth` call the
  * page is built on. A last row renders the page from already loaded data,
- * which is the part the UI adds. Requests go through `createApp` in process (no socket),
+ * which is the part the UI adds.
+ *
+ * Then the run pages over a ledger of R runs (default 1,000, `--runs R`),
+ * each with its checkpoint file, over the same index: the overview, the
+ * runs list, a run's detail (with its requests read from the index) and a
+ * target's page, against a floor of the same run: reading every stored
+ * run's payload by plain SQL (no digest check, no JSON parse), which any
+ * page listing runs has to pay at least once. Requests go through `createApp` in process (no socket),
  * signed in with an admin bearer token, and each time covers the whole
  * answer, body included. The longest event-loop stall seen while a request
  * runs is reported too: a page that holds the loop that long holds every
@@ -14,7 +21,7 @@
  * minutes; `--data-dir DIR` keeps the index there and reuses it when it
  * already holds N events.
  *
- * Usage: deno run -A bench/ui_bench.ts [--events N] [--samples K] [--data-dir DIR] [--json]
+ * Usage: deno run -A bench/ui_bench.ts [--events N] [--runs R] [--samples K] [--data-dir DIR] [--json]
  *
  * @module
  */
@@ -27,6 +34,12 @@ import { obsHealth, percentile } from "../lib/obs/maint/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { healthPage } from "../routes/pages/traces_health.tsx";
 import { Layout } from "../routes/ui/layout.tsx";
+import { join } from "node:path";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { recordRun } from "../lib/ledger/runs.ts";
+import { findSystem } from "../lib/reference/systems.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { registerNamedTarget, RunJobs, runReference } from "../lib/runs/mod.ts";
 
 const BUNDLE = 500;
 const BASE_TS = Date.parse("2026-09-01T00:00:00Z");
@@ -143,12 +156,19 @@ async function main(args: string[]): Promise<number> {
     args,
     options: {
       events: { type: "string", default: "1000000" },
+      runs: { type: "string", default: "1000" },
       samples: { type: "string", default: "10" },
       "data-dir": { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
   const events = Number(values.events);
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) {
+    throw new RangeError(
+      `--runs must be a whole number >= 1, got ${values.runs}`,
+    );
+  }
   const samples = Number(values.samples);
   if (!Number.isInteger(events) || events < 1) {
     throw new RangeError(
@@ -202,6 +222,8 @@ async function main(args: string[]): Promise<number> {
     );
     rows.push(await measureRender(db, samples));
     report(rows, { events, samples, seedSeconds }, values.json);
+    const runRows = await measureRunPages(db, dir, runs, samples);
+    report(runRows, { events, samples, seedSeconds: 0, runs }, values.json);
   } finally {
     db.close();
     if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -240,9 +262,135 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
   });
 }
 
+/** The run pages over `runs` stored runs (seeded once per data directory). */
+async function measureRunPages(
+  db: TraceDb,
+  dataDir: string,
+  runs: number,
+  samples: number,
+): Promise<Figures[]> {
+  const seeded = await seedRuns(db, dataDir, runs);
+  const jobs = new RunJobs({ db, dataDir });
+  const app = createApp({
+    db,
+    uiAuthToken: TOKEN,
+    log: () => {},
+    runs: { dataDir, jobs },
+  });
+  const request = async (path: string) => {
+    const response = await app.request(`http://127.0.0.1:8788${path}`, {
+      headers: { host: "127.0.0.1:8788", authorization: `Bearer ${TOKEN}` },
+    });
+    if (response.status !== 200) {
+      throw new Error(`${path} answered ${response.status}`);
+    }
+    await response.arrayBuffer();
+  };
+  const pages = [
+    "/",
+    "/runs",
+    "/runs?verdict=FAIL&target=target-3",
+    `/runs/${seeded.detailRunId}`,
+    `/targets/${seeded.targetId}`,
+    "/targets",
+  ];
+  for (const path of pages) await request(path);
+  const rows: Figures[] = [
+    await measure(`floor: SELECT ${runs} run payloads`, samples, async () => {
+      await db.client.execute(
+        "SELECT payload FROM ledger_entries WHERE kind IN ('run', 'reference_run')",
+      );
+    }),
+  ];
+  for (const path of pages) {
+    rows.push(await measure(`GET ${path}`, samples, () => request(path)));
+  }
+  await jobs.close();
+  return rows;
+}
+
+/**
+ * `runs` ledger rows copied from one real traced reference run (whose
+ * events are in the index), spread over 10 registered targets, each with
+ * a checkpoint file as external runs leave them.
+ */
+async function seedRuns(
+  db: TraceDb,
+  dataDir: string,
+  runs: number,
+): Promise<{ detailRunId: string; targetId: string }> {
+  const have = await db.client.execute(
+    "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'run'",
+  );
+  const traced = await db.client.execute(
+    "SELECT payload FROM ledger_entries WHERE kind = 'reference_run' LIMIT 1",
+  );
+  if (Number(have.rows[0]?.n ?? 0) >= runs && traced.rows[0]) {
+    const report = JSON.parse(String(traced.rows[0].payload)) as RunReport;
+    return { detailRunId: report.run_id, targetId: "target-3" };
+  }
+  progress(`seeding ${runs} runs`);
+  const [source] = await runReference(db, {
+    systems: [findSystem("demo-stale-cache")!],
+  });
+  const template = source!.report;
+  for (let t = 0; t < 10; t++) {
+    await registerNamedTarget(
+      db,
+      `target-${t}`,
+      parseStagingConfig({
+        base_url: `http://127.0.0.1:${9000 + t}`,
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+  }
+  const from = Date.parse("2026-10-01T00:00:00Z");
+  const verdicts = ["PASS", "FAIL", "INCONCLUSIVE", "PASS"] as const;
+  await Deno.mkdir(join(dataDir, "external"), { recursive: true });
+  for (let i = 0; i < runs; i++) {
+    const at = new Date(from + i * 600_000);
+    const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const runId = `run-${stamp}-${i.toString(16).padStart(12, "0")}`;
+    const targetId = `target-${i % 10}`;
+    const report: RunReport = {
+      ...structuredClone(template),
+      run_id: runId,
+      kind: "external",
+      verdict: verdicts[i % verdicts.length]!,
+      started_at: at.toISOString(),
+      finished_at: new Date(at.getTime() + 6000).toISOString(),
+      target: {
+        id: targetId,
+        base_url: "http://127.0.0.1:9000",
+        source: "registered",
+      },
+    };
+    await recordRun(db, report);
+    await Deno.writeTextFile(
+      join(dataDir, "external", `${runId}.json`),
+      JSON.stringify({
+        schema: "trace.checkpoint/1",
+        run_id: runId,
+        state: "completed",
+        pid: 1,
+        process_identity: null,
+        started_at: report.started_at,
+        updated_at: report.finished_at,
+        target: report.target,
+        config_digest: report.config_digest,
+        namespaces: report.namespaces,
+        issued: report.issued,
+        verdict: report.verdict,
+      }),
+    );
+  }
+  return { detailRunId: template.run_id, targetId: "target-3" };
+}
+
 function report(
   rows: Figures[],
-  run: { events: number; samples: number; seedSeconds: number },
+  run: { events: number; samples: number; seedSeconds: number; runs?: number },
   json: boolean,
 ): void {
   const floor = rows[0]!.p50;
@@ -253,7 +401,9 @@ function report(
   }
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   const lines = [
-    `${run.events.toLocaleString("en-US")} events, ${run.samples} samples each${
+    `${run.runs ? `${run.runs.toLocaleString("en-US")} runs, ` : ""}${
+      run.events.toLocaleString("en-US")
+    } events, ${run.samples} samples each${
       run.seedSeconds ? `, seeded in ${run.seedSeconds.toFixed(1)} s` : ""
     }`,
     "",

@@ -13,6 +13,7 @@ import {
   referenceRuns,
   type RunsFixture,
   syntheticRuns,
+  withDemoTarget,
   withRunsFixture,
 } from "./browser/_runs.ts";
 import type { TraceDb } from "../lib/db.ts";
@@ -336,5 +337,67 @@ Deno.test("the standalone document renders a running and an interrupted run with
     assert.match(file, /Written by Trace 9\.9\.9 at 2026-11-30 12:00:00 UTC/);
     assert.match(file, /Issued and not cleaned up/);
     assert.doesNotMatch(file, /data-live-url/, "a file polls nothing");
+  });
+});
+
+Deno.test("a script starts a run with its bearer token; a second start is refused naming the first", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture, jobs) => {
+    await withDemoTarget(fixture.db, "demo", "stale-cache", async () => {
+      const start = (accept: string) =>
+        fixture.app.request(
+          at("/targets/demo/run"),
+          page({ ...BEARER, accept }, { method: "POST" }),
+        );
+      const first = await start("application/json");
+      assert.equal(first.status, 202);
+      const { run_id: runId } = await first.json();
+      assert.equal(jobs.active, runId);
+      const second = await start("application/json");
+      assert.equal(second.status, 409);
+      const refusal = await second.json();
+      assert.equal(refusal.error.running_run_id, runId);
+      assert.match(
+        refusal.error.message,
+        new RegExp(`run ${runId} is still running`),
+      );
+      const running = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+      assert.equal(running.state, "running");
+      assert.equal(running.verdict, "INCONCLUSIVE");
+      assert.ok(running.progress_text, "progress in words while it runs");
+      const busyPage = await start("text/html");
+      assert.equal(busyPage.status, 409);
+      assert.match(await busyPage.text(), new RegExp(`Watch run ${runId}`));
+      const done = await jobs.wait(runId);
+      assert.equal(done.verdict, "FAIL");
+      const finished = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+      assert.equal(finished.state, "completed");
+      assert.equal(finished.verdict, "FAIL");
+    }, { windowSeconds: 2 });
+  });
+});
+
+Deno.test("starting a run on an unreachable adapter says so and records nothing", async () => {
+  await withRunsApp(async (db) => {
+    await registerNamedTarget(
+      db,
+      "unreachable",
+      parseStagingConfig({
+        base_url: "http://127.0.0.1:1",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+  }, async (fixture, jobs) => {
+    const answer = await fixture.app.request(
+      at("/targets/unreachable/run"),
+      page({ ...BEARER, accept: "application/json" }, { method: "POST" }),
+    );
+    assert.equal(answer.status, 502);
+    assert.match(
+      (await answer.json()).error.message,
+      /^Cannot reach the staging adapter at http:\/\/127\.0\.0\.1:1/,
+    );
+    assert.equal(jobs.active, null);
+    assert.equal((await json<RunsPageData>(fixture, "/runs.json")).total, 0);
   });
 });

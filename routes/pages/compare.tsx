@@ -118,27 +118,29 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
         reason={compareSentence(c)}
         meta={`Same target and contract: ${c.contract.protocol_revision}, ${c.contract.document_count} document(s), window ${c.contract.deletion_window_seconds} s.`}
       />
-      <p class="notice" role="note">{c.caveat}</p>
-      <div class="grid compare-sides">
-        {([["A", "before", c.a], ["B", "after", c.b]] as const).map((
-          [label, word, side],
-        ) => (
-          <div class="panel">
-            <h3>
-              {`${label} (${word}) `}
-              <StatusBadge status={side.verdict} />
-            </h3>
-            <p>
-              <a class="mono" href={runHref(side.run_id)}>{side.run_id}</a>
-            </p>
-            <p class="meta">
-              started <Time iso={side.started_at} now={view.now} /> on{" "}
-              <a href={targetHref(c.target_id)}>
-                <code>{c.target_id}</code>
-              </a>
-            </p>
-          </div>
-        ))}
+      <div class="stack">
+        <p class="notice" role="note">{c.caveat}</p>
+        <div class="grid compare-sides">
+          {([["A", "before", c.a], ["B", "after", c.b]] as const).map((
+            [label, word, side],
+          ) => (
+            <div class="panel">
+              <h3>
+                {`${label} (${word}) `}
+                <StatusBadge status={side.verdict} />
+              </h3>
+              <p>
+                <a class="mono" href={runHref(side.run_id)}>{side.run_id}</a>
+              </p>
+              <p class="meta">
+                started <Time iso={side.started_at} now={view.now} /> on{" "}
+                <a href={targetHref(c.target_id)}>
+                  <code>{c.target_id}</code>
+                </a>
+              </p>
+            </div>
+          ))}
+        </div>
       </div>
       <Section id="findings" title="Findings">
         <div class="grid">
@@ -180,7 +182,7 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
           />
         </div>
       </Section>
-      <p>
+      <p class="spaced">
         <a href={compareHref(c.b.run_id, c.a.run_id)}>Swap A and B</a>
       </p>
       <RawJson value={data} href={view.jsonHref} />

@@ -19,6 +19,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { validateTargetId } from "../../lib/ledger/targets.ts";
 import {
+  AdapterUnreachableError,
   type JobRequest,
   RunBusyError,
   type RunJobs,
@@ -77,8 +78,13 @@ async function start(
     if (wantsJson(c)) return c.json(started, 202);
     return c.redirect(runHref(started.run_id), 303);
   } catch (error) {
-    if (!(error instanceof RunBusyError)) throw error;
-    return refusedBusy(c, deps, error.runningRunId, error.message);
+    if (error instanceof RunBusyError) {
+      return refusedBusy(c, deps, error.runningRunId, error.message);
+    }
+    if (error instanceof AdapterUnreachableError) {
+      return unreachable(c, deps, error.message);
+    }
+    throw error;
   }
 }
 
@@ -128,5 +134,42 @@ function refusedBusy(
       </p>
     </div>,
     409,
+  );
+}
+
+/**
+ * 502: the target's adapter did not answer, so nothing ran. The operator who
+ * pressed the button sees why (the server's generic 500 would hide it).
+ */
+function unreachable(
+  c: Context<UiEnv>,
+  deps: ActionDeps,
+  message: string,
+): Response | Promise<Response> {
+  if (wantsJson(c)) {
+    return c.json({ error: { code: "transport", message } }, 502);
+  }
+  return renderPage(
+    c,
+    {
+      title: "The staging adapter did not answer",
+      path: c.req.path,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+      site: deps.site,
+    },
+    <div class="narrow">
+      <h1>The staging adapter did not answer</h1>
+      <p class="notice" role="alert">{message}</p>
+      <p>
+        Nothing was written to the staging application and nothing was recorded.
+        Start the adapter (or fix the target's base_url by registering a new
+        target), then try again.
+      </p>
+      <p>
+        <a href="/targets">Back to the targets</a>
+      </p>
+    </div>,
+    502,
   );
 }

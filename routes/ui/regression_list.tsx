@@ -40,14 +40,14 @@ export function RegressionTable(props: RegressionTableProps): Child {
     {
       header: "Regression",
       rowHeader: true,
-      cell: (r) => <code>{r.regression_id}</code>,
+      cell: (r) => <code class="nowrap">{r.regression_id}</code>,
     },
   ];
   if (props.target !== false) {
     columns.push({
       header: "Target",
       cell: (r) => (
-        <a href={targetHref(r.target_id)}>
+        <a class="nowrap" href={targetHref(r.target_id)}>
           <code>{r.target_id}</code>
         </a>
       ),
