@@ -367,6 +367,12 @@ browserTest(
         await desktop.page.locator(".page-head .badge--lg").textContent(),
         "INCONCLUSIVE",
       );
+      // Dark: the same page in the system's dark theme.
+      const dark = await kit.open({ colorScheme: "dark" });
+      await dark.context.addCookies(await desktop.context.cookies());
+      await dark.page.goto(`${server.origin}/runs/${ids!.fail}`);
+      await dark.page.locator("#finding-1").click();
+      await checkLayout(dark, "run-fail-desktop-dark");
       // The keyboard reaches the findings.
       await desktop.page.goto(`${server.origin}/runs/${ids!.fail}`);
       await desktop.page.keyboard.press("j");

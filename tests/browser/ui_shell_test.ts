@@ -40,6 +40,11 @@ async function seedDegraded(db: TraceDb): Promise<void> {
   }]);
 }
 
+/** The login URL, going on to the health page (signing in lands on the overview). */
+function toHealth(loginUrl: string): string {
+  return `${loginUrl}&next=${encodeURIComponent("/traces/health")}`;
+}
+
 browserTest(
   "the one-time login URL opens one session and is refused on reuse",
   async (kit) => {
@@ -170,7 +175,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
     async (kit) => {
       await withUiServer({ seed: seedDegraded }, async (server) => {
         const visitor = await kit.open({ viewport });
-        await visitor.page.goto(server.loginUrl);
+        await visitor.page.goto(toHealth(server.loginUrl));
         // A second check draws the latency history.
         await visitor.page.reload();
         const badge = visitor.page.locator(".page-head .badge");
@@ -203,7 +208,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 browserTest("the empty index explains itself", async (kit) => {
   await withUiServer({}, async (server) => {
     const visitor = await kit.open();
-    await visitor.page.goto(server.loginUrl);
+    await visitor.page.goto(toHealth(server.loginUrl));
     await visitor.page.getByText("No events indexed yet").waitFor();
     await visitor.page.getByText("trace events ingest events.ndjson")
       .waitFor();
@@ -220,7 +225,7 @@ browserTest(
         "clipboard-read",
         "clipboard-write",
       ]);
-      await visitor.page.goto(server.loginUrl);
+      await visitor.page.goto(toHealth(server.loginUrl));
       await visitor.page.keyboard.press("Tab");
       const focused = await visitor.page.evaluate(() => {
         const element = document.activeElement as HTMLElement;

@@ -41,9 +41,12 @@ export function sampleRanges(indexes: readonly number[]): string {
   return parts.join(", ");
 }
 
-/** A message as a sentence: capital first letter, one final period. */
+/** A message as a sentence: capital first letter (not of an identifier such as `cache_records`), one final period. */
 function asSentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  const first = message.split(" ")[0] ?? "";
+  const text = first.includes("_")
+    ? message
+    : message.charAt(0).toUpperCase() + message.slice(1);
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
