@@ -6,6 +6,7 @@ import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { RunDetail } from "../routes/ui/run_detail.ts";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import type { RunsPageData } from "../routes/pages/runs.tsx";
+import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
 import { ADMIN_TOKEN, at, page, signIn } from "./browser/_server.ts";
 import {
   failThenFixed,
@@ -135,7 +136,7 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.equal(detail.state, "completed");
     assert.match(
       detail.headline,
-      /^Deleted data was still there at the final sample, 1\.00 s after the deletion was acknowledged: the deleted marker was still retrievable and the answer cache still held 1 record\.$/,
+      /^Deleted data was still there at the final sample, \d+\.\d\d s after the deletion was acknowledged: the deleted marker was still retrievable and the answer cache still held 1 record\.$/,
     );
     assert.equal(detail.saved_as, regression);
     const commands = detail.next_steps.map((s) => s.command);
@@ -400,4 +401,58 @@ Deno.test("starting a run on an unreachable adapter says so and records nothing"
     assert.equal(jobs.active, null);
     assert.equal((await json<RunsPageData>(fixture, "/runs.json")).total, 0);
   });
+});
+
+Deno.test("reference runs: the headline names a transient residual or what left the run undecided, and the expectation", async () => {
+  let ids: string[] = [];
+  await withRunsApp(async (db) => {
+    ids = (await referenceRuns(db, [
+      "tombstone-window-compaction",
+      "control-collateral",
+    ])).map((r) => r.run_id);
+  }, async (fixture) => {
+    const transient = await json<RunDetail>(fixture, `/runs/${ids[0]}.json`);
+    assert.equal(transient.verdict, "PASS");
+    assert.match(
+      transient.headline,
+      /^The deletion held: .* after records in the source store until \d+\.\d\d s and records in the vector index until \d+\.\d\d s inside the window\.$/,
+    );
+    assert.deepEqual(
+      transient.next_steps,
+      [],
+      "a reference system has nothing to fix",
+    );
+    assert.equal(transient.reference?.matches, true);
+    assert.equal(transient.reference?.system, "tombstone-window-compaction");
+    const body = await html(fixture, `/runs/${ids[0]}`);
+    assert.match(body, /As expected of this system \(PASS \(transient\)\)/);
+    assert.match(body, /class="transient"/, "the transient residual is shaded");
+
+    const lost = await json<RunDetail>(fixture, `/runs/${ids[1]}.json`);
+    assert.equal(lost.verdict, "INCONCLUSIVE");
+    assert.match(lost.headline, /^Nothing was decided: /);
+  });
+});
+
+Deno.test("the recorded Mem0 assessment agrees with its document", async () => {
+  const doc = await Deno.readTextFile(
+    new URL("../fixtures/adapters/mem0/ASSESSMENT.md", import.meta.url),
+  );
+  assert.ok(doc.startsWith(`# ${MEM0_ASSESSMENT.system}:`));
+  assert.ok(doc.includes(MEM0_ASSESSMENT.assessed_on), "the date");
+  for (const c of MEM0_ASSESSMENT.configurations) {
+    assert.ok(doc.includes(c.run_id), c.run_id);
+    assert.ok(doc.includes(`--target ${c.target_id}`), c.target_id);
+    const section = doc.slice(
+      doc.indexOf(c.run_id) - 400,
+      doc.indexOf(c.run_id),
+    );
+    assert.match(
+      section,
+      new RegExp(`${c.verdict}`),
+      `${c.name}: ${c.verdict}`,
+    );
+    assert.ok(doc.includes(`${c.requests} requests`), `${c.name} requests`);
+    for (const f of c.findings) assert.ok(doc.includes(f.message), f.message);
+  }
 });
