@@ -52,6 +52,13 @@ export {
   type ViewRunOptions,
 } from "./run_view.ts";
 export {
+  newestFirst,
+  runCatalog,
+  type RunCatalogOptions,
+  type RunSummary,
+  summarizeReport,
+} from "./run_catalog.ts";
+export {
   gate,
   regressionsOf,
   saveRun,

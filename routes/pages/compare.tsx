@@ -223,7 +223,7 @@ const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
   (
     { label, side, runId },
   ) => (
-    <div class="panel">
+    <div class="panel stack">
       <h3>
         {`${label} `}
         <StatusBadge

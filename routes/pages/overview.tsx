@@ -10,8 +10,12 @@ import type { FC } from "hono/jsx";
 import type { GateResult } from "../../lib/ledger/regressions.ts";
 import { latestRunPerTarget } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
-import { gate, referenceDashboard } from "../../lib/runs/mod.ts";
-import { runCatalog, type RunSummary } from "../../lib/runs/run_catalog.ts";
+import {
+  gate,
+  referenceDashboard,
+  runCatalog,
+  type RunSummary,
+} from "../../lib/runs/mod.ts";
 import type { Verdict } from "../../lib/runner/report.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { Section } from "../ui/components/section.tsx";

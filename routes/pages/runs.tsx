@@ -14,7 +14,7 @@ import {
   newestFirst,
   runCatalog,
   type RunSummary,
-} from "../../lib/runs/run_catalog.ts";
+} from "../../lib/runs/mod.ts";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { runsHref } from "../ui/links.ts";

@@ -17,8 +17,12 @@ import type { TargetRecord } from "../../lib/ledger/targets.ts";
 import { validateTargetId } from "../../lib/ledger/targets.ts";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { RunReport } from "../../lib/runner/report.ts";
-import { registeredTargets, regressionsOf } from "../../lib/runs/mod.ts";
-import { runCatalog, type RunSummary } from "../../lib/runs/run_catalog.ts";
+import {
+  registeredTargets,
+  regressionsOf,
+  runCatalog,
+  type RunSummary,
+} from "../../lib/runs/mod.ts";
 import { ActionForm, mayRun } from "../ui/components/action_form.tsx";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { type Column, DataTable } from "../ui/components/data_table.tsx";
@@ -40,9 +44,6 @@ import { reportHeadline } from "../ui/run_words.ts";
 
 /** Runs drawn in a target's sparkline. */
 export const HISTORY_RUNS = 20;
-
-/** A target's config as the pages show it: everything but secrets (there are none: only the token's variable name). */
-export type ShownConfig = StagingConfig;
 
 /** One target of the list. */
 export interface TargetSummary {
@@ -76,7 +77,7 @@ export interface TargetPageData {
   schema: "trace.ui.target/1";
   target: TargetSummary & {
     /** `null` for an unregistered target. */
-    config: ShownConfig | null;
+    config: StagingConfig | null;
     config_digest: string | null;
   };
   /** The verdict of its newest run and why, in one sentence. */

@@ -79,7 +79,7 @@ export function RegressionTable(props: RegressionTableProps): Child {
                 <Time iso={r.last_replayed_at} now={now} />
                 {" · "}
                 <a href={compareHref(r.source_run_id, r.last_run_id)}>
-                  compare
+                  compare the two
                 </a>
               </span>
             </>

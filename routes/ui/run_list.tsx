@@ -7,7 +7,7 @@
  */
 
 import type { FC } from "hono/jsx";
-import type { RunSummary } from "../../lib/runs/run_catalog.ts";
+import type { RunSummary } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
@@ -38,8 +38,11 @@ export function runColumns(
     {
       header: "Run",
       rowHeader: true,
-      cell: (run) => <a class="mono" href={runHref(run.run_id)}>{run.run_id}
-      </a>,
+      cell: (run) => (
+        <a class="mono" href={runHref(run.run_id)}>
+          {run.run_id}
+        </a>
+      ),
     },
   ];
   if (options.target !== false) {
@@ -47,9 +50,9 @@ export function runColumns(
       header: "Target",
       cell: (run) =>
         run.kind === "reference"
-          ? <code>{run.target_id}</code>
+          ? <code class="nowrap">{run.target_id}</code>
           : (
-            <a href={targetHref(run.target_id)}>
+            <a class="nowrap" href={targetHref(run.target_id)}>
               <code>{run.target_id}</code>
             </a>
           ),

@@ -140,7 +140,7 @@ browserTest(
       const { page } = opened;
       await page.goto(server.loginUrl);
       await page.goto(`${server.origin}/regressions`);
-      await page.getByText("compare").first().click();
+      await page.getByRole("link", { name: "compare the two" }).first().click();
       await page.waitForURL(`**/compare?a=${ids!.fail}&b=${ids!.pass}`);
       assert.match(
         await page.locator(".verdict__reason").textContent() ?? "",
