@@ -32,6 +32,18 @@
  * await recorder.record({ kind: "memory_search", thread_id: "t-1" });
  * ```
  *
+ * @example Forget a user: dry run, then apply with the printed confirmation
+ * ```ts
+ * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "./mod.ts";
+ *
+ * const db = await openDb({ dataDir: "./.trace" });
+ * const key = await erasureKey("./.trace");
+ * const subject = parseErasureSubject({ application_id: "app-1", user_id: "u-42" });
+ * const plan = await planSubjectErasure(db, subject, { key });
+ * const { receipt } = await eraseSubject(db, subject, plan.confirmation, { key });
+ * console.log(receipt.receipt.receipt_id, receipt.head);
+ * ```
+ *
  * @example Serve the demo's memory pipeline with a defect preset, in process
  * ```ts
  * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "./mod.ts";
@@ -189,6 +201,40 @@ export {
   retentionPolicy,
 } from "./lib/obs/maint/mod.ts";
 export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
+
+// Trace forgets too: subject erasure, receipts, propagation, the self-contract adapter
+export {
+  erasureKey,
+  type ErasureParticipant,
+  type ErasurePlan,
+  type ErasureResult,
+  type ErasureSubject,
+  type ErasureSubjectInput,
+  type ErasureTarget,
+  parseErasureSubject,
+  registerErasureParticipant,
+  setErasurePropagation,
+} from "./lib/obs/maint/mod.ts";
+export {
+  type AppliedErasure,
+  enableErasurePropagation,
+  eraseSubject,
+  type ErasureVerification,
+  planSubjectErasure,
+  type PropagationOptions,
+  verifyErasure,
+} from "./lib/runs/mod.ts";
+export {
+  type ErasureReceipt,
+  listReceipts,
+  readReceipt,
+} from "./lib/ledger/erasure_receipts.ts";
+export {
+  createSelfStagingAdapter,
+  SELF_STAGING_APPLICATION,
+  type SelfStagingAdapter,
+} from "./lib/obs/self_contract/mod.ts";
+export { handlerTransport } from "./lib/reference/transport.ts";
 
 // MCP tools (any transport of the SDK)
 export {

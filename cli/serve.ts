@@ -1,9 +1,26 @@
 /** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
 import { dbLocation } from "../lib/db.ts";
-import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
-import { RunJobs } from "../lib/runs/mod.ts";
+import { ConfigError } from "../lib/errors.ts";
+import {
+  erasureKey,
+  HealthMonitor,
+  PROPAGATION_ENV,
+  propagationByDefault,
+} from "../lib/obs/maint/mod.ts";
+import {
+  createSelfStagingAdapter,
+  SELF_STAGING_APPLICATION,
+  type SelfStagingAdapter,
+} from "../lib/obs/self_contract/mod.ts";
+import {
+  enableErasurePropagation,
+  eraseSubjectNow,
+  RunJobs,
+} from "../lib/runs/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { SELF_STAGING_PATH } from "../routes/self_staging.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
 import { checkUiAuthOptions } from "../routes/_ui_auth.ts";
@@ -12,8 +29,15 @@ import {
   createOneTimeLogin,
   type OneTimeLogin,
 } from "../routes/one_time_login.ts";
+import {
+  DEFAULT_SERVE_LIMITS,
+  type GuardedServer,
+  listenError,
+  listenGuarded,
+} from "../routes/listen.ts";
+import { DEFAULT_BODY_LIMITS } from "../routes/_body.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { openDataContext } from "./_context.ts";
+import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
@@ -21,10 +45,11 @@ const FLAGS = {
   host: { type: "string", default: "127.0.0.1" },
   port: { type: "string", default: "8788" },
   "default-application": { type: "string" },
+  "staging-adapter": { type: "boolean", default: false },
 } as const;
 
 const HELP =
-  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--data-dir DIR] [--db URL]
+  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--staging-adapter] [--data-dir DIR] [--db URL]
 
 Serves the observability API: POST/GET /api/events, GET /api/events/summary,
 GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,
@@ -49,33 +74,34 @@ MCP over streamable HTTP at /mcp needs Authorization: Bearer
 $TRACE_UI_AUTH_TOKEN (refused while it is unset); trace.query_traces is
 offered when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 
+Logs one line per request on stderr (method, route, status, duration, items,
+refusal reason; never ids or content).
+
+Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections; a request head
+within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
+    DEFAULT_SERVE_LIMITS.maxHeadBytes / 1024
+  } KiB; a body within ${(DEFAULT_BODY_LIMITS.timeoutMs ?? 0) / 1000} s, ${
+    DEFAULT_BODY_LIMITS.maxBytes / 2 ** 20
+  } MiB on the wire and ${
+    DEFAULT_BODY_LIMITS.maxDecodedBytes / 2 ** 20
+  } MiB inflated; ${
+    DEFAULT_SERVE_LIMITS.requestTimeoutMs / 1000
+  } s per request in all.
+
+Subject erasure for administrators: POST /api/erasures with
+{"subject": {"application_id": …, "user_id": …}} is a dry run; add
+"apply": true and the "confirmation" it returned to erase (sign in as for
+the UI; the ingest token is not enough). Memory deletions ingested for an
+application that opted in (trace obs propagation, or
+${PROPAGATION_ENV}=true) erase that memory's previews, with a receipt.
+
 Options:
   --default-application ID   Tenant for OTLP spans without tenant.id / application.id
+  --staging-adapter          Also serve the staging adapter over this index at
+                             ${SELF_STAGING_PATH}/ (loopback only): point a staging config's
+                             base_url at http://127.0.0.1:PORT${SELF_STAGING_PATH} and run
+                             trace external run to prove Trace's own erasure
 `;
-
-/** Says why the server could not listen, and what to change. */
-function listenError(error: unknown, host: string, port: number): unknown {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  if (error instanceof Deno.errors.AddrInUse) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the port is in use; choose another --port`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return new ConfigError(
-      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the address is not on this machine; check --host`,
-      { cause: error },
-    );
-  }
-  return error;
-}
 
 /** What the start-up lines say about signing in to the UI. */
 function uiStartupLines(
@@ -118,60 +144,103 @@ export const serve: Command = async (args, io) => {
     uiAuthToken,
     oneTimeLogin,
   });
+  if (values["staging-adapter"] && !isLoopbackHost(values.host)) {
+    throw new ConfigError(
+      "Refusing --staging-adapter beyond loopback: it writes and deletes synthetic events without credentials; use --host 127.0.0.1",
+    );
+  }
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   const { db, dataDir } = await openDataContext(values, io, { write: true });
+  let key: Uint8Array;
+  try {
+    key = await erasureKey(dataDir);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const stopPropagation = enableErasurePropagation({
+    key,
+    byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    onError: (message) => io.err(message + "\n"),
+  });
+  const stagingAdapter = values["staging-adapter"]
+    ? selfStagingAdapter(db, key)
+    : undefined;
   const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const health = new HealthMonitor(db, { processCounters: true });
   const app = createApp({
     db,
     ingestToken: token,
     hostname: values.host,
     uiAuthToken,
     oneTimeLogin,
+    health,
     log: (line) => io.err(line + "\n"),
+    requestLog: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
+    erasureKey: key,
+    stagingAdapter,
     // The same job manager as MCP's: one external run at a time for both.
     runs: { dataDir, jobs },
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
-  let server: Deno.HttpServer;
+  let server: GuardedServer;
   try {
-    server = Deno.serve({
-      hostname: values.host,
-      port,
-      onListen: ({ hostname, port }) => {
-        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-        io.err(
-          `Trace server listening on http://${shown}:${port} (data: ${
-            dbLocation(db)
-          })\n`,
-        );
-        io.err(
-          `  ingest auth: ${
-            token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
-          }\n`,
-        );
-        io.err(
-          uiStartupLines(`http://${shown}:${port}`, oneTimeLogin, uiAuthToken),
-        );
-        io.err(
-          `  mcp: /mcp ${
-            uiAuthToken
-              ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
-              : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
-          }\n`,
-        );
-      },
-    }, app.fetch);
+    server = await listenGuarded(app.fetch, { hostname: values.host, port });
   } catch (error) {
+    stopPropagation();
     db.close();
     throw listenError(error, values.host, port);
   }
+  const { hostname, port: bound } = server.addr;
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  io.err(
+    `Trace server listening on http://${shown}:${bound} (data: ${
+      dbLocation(db)
+    })\n`,
+  );
+  io.err(
+    `  ingest auth: ${
+      token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
+    }\n`,
+  );
+  io.err(uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken));
+  if (stagingAdapter) {
+    io.err(
+      `  staging adapter: http://${shown}:${bound}${SELF_STAGING_PATH} (application ${SELF_STAGING_APPLICATION}; deletions are erasures with receipts)\n`,
+    );
+  }
+  io.err(
+    `  mcp: /mcp ${
+      uiAuthToken
+        ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
+        : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
+    }\n`,
+  );
+  // Link checks read every event: start them now, not on the first request.
+  void health.report().catch(() => {});
   await untilInterrupted(io);
   await server.shutdown();
+  stopPropagation();
+  await health.idle();
   await jobs.close();
-  db.close();
+  await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;
 };
+
+/** The adapter over this server's index; its deletions are erasures with receipts. */
+function selfStagingAdapter(db: TraceDb, key: Uint8Array): SelfStagingAdapter {
+  return createSelfStagingAdapter(db, {
+    key,
+    erase: async (subject, options) => {
+      await eraseSubjectNow(db, subject, {
+        key,
+        tables: options.tables,
+        trigger: "staging_adapter",
+      });
+    },
+  });
+}

@@ -7,10 +7,11 @@
  * The app owns its security rules (`routes/_guard.ts`, `routes/_ui_auth.ts`):
  * it refuses to be built for a non-loopback address without a token, or with
  * a one-time login there, so a library caller cannot make an open server by
- * accident. Request lifecycle: the Host guard, the origin guard, the
- * Content-Type rule, then the bearer guard on `/api/*` and `/v1/*` or the UI
- * sign-in (session cookie or `TRACE_UI_AUTH_TOKEN`, CSRF token on writes) on
- * pages, then the route. Routes throw domain errors or `HTTPException`;
+ * accident. Request lifecycle: the request log (when asked for), the Host
+ * guard, the origin guard, the Content-Type rule, then the bearer guard on
+ * `/api/*` and `/v1/*` or the UI sign-in (session cookie or
+ * `TRACE_UI_AUTH_TOKEN`, CSRF token on writes) on pages, then the route.
+ * Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
  * receiver uses the same mapping, encoded as OTLP requires), as an HTML page
  * when a browser asked for one.
@@ -20,7 +21,7 @@
 
 import { Hono, type MiddlewareHandler } from "hono";
 import { dbLocation, type TraceDb } from "../lib/db.ts";
-import { obsHealth } from "../lib/obs/maint/mod.ts";
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
   methodNotAllowed,
@@ -37,10 +38,19 @@ import {
 } from "./_guard.ts";
 import { createUiAuth } from "./_ui_auth.ts";
 import { createEventsApi } from "./events.ts";
+import {
+  createErasureApi,
+  type ErasureAudit,
+  ERASURES_PATH,
+} from "./erasure.ts";
 import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
+import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
 import { createPages, type RunPagesOptions } from "./pages.ts";
+import { createSelfStagingApi } from "./self_staging.ts";
+import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
 import { uiHeaders } from "./ui/headers.ts";
 
@@ -62,6 +72,13 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** Where details of server-side failures go, one line each (default: stderr). */
   log?: ServerLog;
+  /** Where one content-free line per request goes (method, route, status, duration, items, refusal); none by default. */
+  requestLog?: ServerLog;
+  /**
+   * Answers `GET /api/health` (default: one for `db` with this process's
+   * counters). Pass one to warm it up or to wait for it before closing `db`.
+   */
+  health?: HealthMonitor;
   /** Serves the MCP tools at `/mcp` (streamable HTTP, bearer-authenticated); absent: no `/mcp`. */
   mcp?: McpRouteOptions;
   /**
@@ -73,6 +90,12 @@ export interface AppOptions {
   oneTimeLogin?: OneTimeLogin | undefined;
   /** How long a UI session lasts, in seconds (default 12 hours). */
   sessionTtlSeconds?: number | undefined;
+  /** The data directory's erasure key, for `POST /api/erasures` (absent: it answers 501). */
+  erasureKey?: Uint8Array | undefined;
+  /** Records every erasure request before it runs; a throw refuses the request. */
+  erasureAudit?: ErasureAudit | undefined;
+  /** Serves this staging adapter over the index at `/staging/*` (loopback only). */
+  stagingAdapter?: SelfStagingAdapter | undefined;
   /**
    * The data directory and the process's job manager for the run pages
    * (the same `RunJobs` the MCP routes get, so both share one run at a
@@ -96,11 +119,17 @@ export function createApp(options: AppOptions): Hono {
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
+  if (options.requestLog) app.use("*", requestLogger(options.requestLog));
   app.use("*", loopbackHostOnly(security.loopbackBind));
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());
   app.use("*", uiHeadersOutsideApi());
-  app.use("/api/*", requireBearer(security.ingestToken));
+  // Erasure is for UI administrators (their own token or session), never the ingest token.
+  const ingestBearer = requireBearer(security.ingestToken);
+  app.use(
+    "/api/*",
+    (c, next) => c.req.path === ERASURES_PATH ? next() : ingestBearer(c, next),
+  );
   app.use("/v1/*", requireBearer(security.ingestToken));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
@@ -114,14 +143,14 @@ export function createApp(options: AppOptions): Hono {
         "GET /api/events/summary",
         "GET /api/health (index health and this server's counters)",
         "POST /v1/traces (OTLP/HTTP, JSON or protobuf)",
+        "POST /api/erasures (subject erasure: dry run, or apply with its confirmation; admin sign-in)",
       ],
       auth: security.ingestToken ? "bearer" : "none (loopback only)",
     }));
   // The server is the writing process, so its counters are the ones worth reading.
-  app.get(
-    "/api/health",
-    async (c) => c.json(await obsHealth(options.db, { processCounters: true })),
-  );
+  const health = options.health ??
+    new HealthMonitor(options.db, { processCounters: true });
+  app.get("/api/health", async (c) => c.json(await health.report()));
   app.all("/api/health", (c) => methodNotAllowed(c, ["GET"]));
   app.route("/", createEventsApi({ db: options.db, ...limits }));
   app.route(
@@ -137,6 +166,23 @@ export function createApp(options: AppOptions): Hono {
   );
   if (options.mcp) {
     app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
+  }
+  app.route(
+    "/",
+    createErasureApi({
+      db: options.db,
+      auth,
+      key: options.erasureKey,
+      audit: options.erasureAudit,
+    }),
+  );
+  if (options.stagingAdapter) {
+    if (!security.loopbackBind) {
+      throw new ConfigError(
+        "Refusing to serve the staging adapter beyond loopback: it writes and deletes synthetic events without credentials; use --host 127.0.0.1",
+      );
+    }
+    app.route("/", createSelfStagingApi(options.stagingAdapter));
   }
   app.route(
     "/",

@@ -37,6 +37,7 @@ import {
   type ServerLog,
   stderrLog,
 } from "./_errors.ts";
+import { noteItems } from "./_request_log.ts";
 
 /** What the OTLP receiver needs. */
 export interface OtlpApiDeps {
@@ -76,6 +77,7 @@ export function createOtlpApi(deps: OtlpApiDeps): Hono {
     }
     const body = await readRequestBody(c.req.raw, limits);
     const spans = decodeOtlpTraces(body, encoding);
+    noteItems(c.req.raw, spans.length, "spans");
     requireBatchSize(spans.length, "spans");
     const { events, warnings } = mapOtlpSpans(spans, {
       ...(deps.defaultApplicationId === undefined

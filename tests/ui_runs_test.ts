@@ -363,7 +363,7 @@ Deno.test("a script starts a run with its bearer token; a second start is refuse
       );
       const running = await json<RunDetail>(fixture, `/runs/${runId}.json`);
       assert.equal(running.state, "running");
-      assert.equal(running.verdict, "INCONCLUSIVE");
+      assert.equal(running.verdict, "RUNNING");
       assert.ok(running.progress_text, "progress in words while it runs");
       const busyPage = await start("text/html");
       assert.equal(busyPage.status, 409);

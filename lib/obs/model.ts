@@ -4,9 +4,14 @@
  * stored event has when it is read back.
  *
  * Times: inputs carry `started_at` / `ended_at` as ISO 8601 strings with an
- * explicit zone (`Z` or `+hh:mm`); they are stored as epoch milliseconds and
- * read back as `toISOString()` values. An event without `started_at` is
- * placed at the moment it was received.
+ * explicit zone (`Z` or `+hh:mm`) naming a real date and time from 1970
+ * through 2100; they are stored as epoch milliseconds and read back as
+ * `toISOString()` values. An event without `started_at` is placed at the
+ * moment it was received.
+ *
+ * Ids are well-formed Unicode without control, separator or bidi
+ * characters, so what is stored is what was sent and what a terminal shows
+ * is what is stored.
  *
  * Content never enters the index: `preview` is the only field that may hold
  * user or model text, and it is stored apart from every metadata table.
@@ -146,19 +151,44 @@ export function isAllowedAttributeKey(key: string): boolean {
   );
 }
 
-// Control characters are refused in ids so they cannot forge log lines.
-// deno-lint-ignore no-control-regex
-const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
+/**
+ * Characters an id may not hold: C0 and C1 controls (and DEL), the line and
+ * paragraph separators, and the bidirectional marks, embeddings, overrides
+ * and isolates. Each can forge a log line or make an id display as a
+ * different name.
+ */
+const UNSAFE_ID_CHAR =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const TOKEN = /^[a-z][a-z0-9_.:-]{0,63}$/;
 const ISO_WITH_ZONE =
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
-/** An opaque identifier: 1 to 256 characters, no control characters. */
+/** True when `text` holds no lone surrogate (storage would turn one into U+FFFD). */
+export function isWellFormed(text: string): boolean {
+  return text.isWellFormed();
+}
+
+/** The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair. */
+export function sliceWellFormed(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/** An opaque identifier: 1 to 256 characters of well-formed Unicode, none of them a control, separator or bidi character. */
 export const OpaqueIdSchema = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
+  v.check(
+    isWellFormed,
+    "must be well-formed Unicode (it holds a lone surrogate)",
+  ),
   v.maxLength(LIMITS.idChars, `must be at most ${LIMITS.idChars} characters`),
-  v.regex(NO_CONTROL, "must not contain control characters"),
+  v.check(
+    (value) => !UNSAFE_ID_CHAR.test(value),
+    "must not contain control, line separator or bidirectional formatting characters",
+  ),
 );
 
 /** A lower-case token such as a kind, stage, resource type or profile name. */
@@ -170,7 +200,21 @@ export const TokenSchema = v.pipe(
   ),
 );
 
-/** An ISO 8601 timestamp with an explicit zone. */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** True when every field of an ISO 8601 timestamp names a real calendar date and time. */
+function isRealDateTime(text: string): boolean {
+  const match = ISO_WITH_ZONE.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match
+    .slice(1).map((part) => part === undefined ? 0 : Number(part));
+  const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month! - 1] ?? 0;
+  return day! >= 1 && day! <= days && hour! <= 23 && minute! <= 59 &&
+    second! <= 59 && zoneHour! <= 23 && zoneMinute! <= 59;
+}
+
+/** An ISO 8601 timestamp with an explicit zone that names a real date and time. */
 export const TimestampSchema = v.pipe(
   v.string("must be an ISO 8601 timestamp string"),
   v.regex(
@@ -178,9 +222,27 @@ export const TimestampSchema = v.pipe(
     "must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
   ),
   v.check(
-    (value) => Number.isFinite(Date.parse(value)),
-    "must be a valid date",
+    isRealDateTime,
+    "must be a real date and time (no February 30, hour 24 or minute 60)",
   ),
+);
+
+/** Earliest event time accepted (inclusive): 1970-01-01T00:00:00Z. */
+export const EARLIEST_EVENT_TIME = Date.UTC(1970, 0, 1);
+/** Latest event time accepted (exclusive): 2101-01-01T00:00:00Z. */
+export const LATEST_EVENT_TIME = Date.UTC(2101, 0, 1);
+
+/**
+ * The time of an event: a {@link TimestampSchema} from 1970 through 2100
+ * (UTC). Nothing observed can lie outside, and a year-9999 event would sit
+ * at the top of every newest-first page.
+ */
+export const EventTimeSchema = v.pipe(
+  TimestampSchema,
+  v.check((value) => {
+    const ms = Date.parse(value);
+    return ms >= EARLIEST_EVENT_TIME && ms < LATEST_EVENT_TIME;
+  }, "must lie between 1970-01-01T00:00:00Z and 2100-12-31T23:59:59Z"),
 );
 
 /** A typed opaque reference to something the host owns (document, memory record, artifact). */
@@ -234,7 +296,11 @@ export const SelectionCandidateSchema = v.strictObject({
   ref: ResourceRefSchema,
   rank: v.optional(
     v.nullable(
-      v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)),
+      v.pipe(
+        v.number(),
+        v.safeInteger("must be a whole number below 2^53"),
+        v.minValue(0),
+      ),
     ),
   ),
   score: v.optional(v.nullable(v.pipe(v.number(), v.finite("must be finite")))),
@@ -260,7 +326,11 @@ export const SelectionSchema = v.strictObject({
   ),
   /** Candidates that existed but were not recorded (beyond the bound). */
   omitted_candidates: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(0)),
+    v.pipe(
+      v.number(),
+      v.safeInteger("must be a whole number below 2^53"),
+      v.minValue(0),
+    ),
   ),
 }, objectIssueMessage());
 /** A selection decision. */
@@ -310,8 +380,8 @@ export const EventInputSchema = v.pipe(
       ),
       tool: OptionalId,
       success: v.optional(v.nullable(v.boolean("must be true, false or null"))),
-      started_at: v.optional(v.nullable(TimestampSchema)),
-      ended_at: v.optional(v.nullable(TimestampSchema)),
+      started_at: v.optional(v.nullable(EventTimeSchema)),
+      ended_at: v.optional(v.nullable(EventTimeSchema)),
       store: v.optional(
         v.picklist(STORES, `must be one of ${STORES.join(", ")}`),
       ),

@@ -1,15 +1,18 @@
 /**
  * Every run a data directory knows, as one list of summaries for pages:
  * completed external and reference runs from the ledger (each row verified
- * by the ledger's reader), and runs that only a checkpoint knows (running
+ * by the ledger's reader), and runs that only a checkpoint knows (RUNNING
  * while their writer is alive, otherwise interrupted, INCONCLUSIVE), or a
  * report kept beside a checkpoint when the ledger could not take it.
- * Newest first by start time.
+ * Newest first by start time. `external-runs` (`run_list.ts`) lists the
+ * same runs for the terminal; pages also need each run's duration and
+ * cursor paging over every run.
  *
  * @module
  */
 
 import type { TraceDb } from "../db.ts";
+import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
 import { listRuns, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { checkpointDir } from "../runner/checkpoint.ts";
@@ -21,15 +24,17 @@ export interface RunSummary {
   run_id: string;
   kind: RunKind;
   target_id: string;
-  /** INCONCLUSIVE for running and interrupted runs (never PASS before a final sample). */
-  verdict: Verdict;
+  /** RUNNING while it runs; INCONCLUSIVE for interrupted runs (never PASS before a final sample). */
+  verdict: Verdict | "RUNNING";
   state: RunState;
   /**
    * Synthetic records after the run: `complete` (every store of both
-   * namespaces read 0), `incomplete` (some may remain), `unknown` (running,
-   * or interrupted without a finished report).
+   * namespaces read 0), `incomplete` (some may remain: trace external
+   * cleanup), `cleaned` (by a later cleanup), `unknown` (running, or
+   * interrupted without a cleanup), `none` (a reference run: nothing
+   * outside memory).
    */
-  cleanup: "complete" | "incomplete" | "unknown";
+  cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
   started_at: string;
   finished_at: string | null;
   /** Wall-clock seconds (virtual seconds for reference runs); `null` without a report. */
@@ -60,11 +65,14 @@ export async function runCatalog(
   db: TraceDb,
   options: RunCatalogOptions = {},
 ): Promise<RunSummary[]> {
-  const stored = await hasLedger(db) ? await fromLedger(db, options) : [];
+  const ledger = await hasLedger(db);
+  const stored = ledger ? await fromLedger(db, options) : [];
   const local = options.dataDir !== undefined && options.kind !== "reference"
     ? await fromCheckpoints(db, options.dataDir, stored, options)
     : [];
-  const all = [...stored, ...local].sort(newestFirst);
+  const cleaned = ledger ? await latestCleanups(db) : new Map();
+  const all = [...stored, ...local].map((run) => withLaterCleanup(run, cleaned))
+    .sort(newestFirst);
   return options.limit === undefined ? all : all.slice(0, options.limit);
 }
 
@@ -79,6 +87,18 @@ export function newestFirst(
   return a.run_id < b.run_id ? 1 : a.run_id > b.run_id ? -1 : 0;
 }
 
+/** A run whose records a later `external-cleanup` removed reads `cleaned`. */
+function withLaterCleanup(
+  run: RunSummary,
+  cleanups: ReadonlyMap<string, CleanupRecord>,
+): RunSummary {
+  const later = cleanups.get(run.run_id);
+  if (!later?.outcome.cleanup_complete) return run;
+  return run.cleanup === "incomplete" || run.cleanup === "unknown"
+    ? { ...run, cleanup: "cleaned" }
+    : run;
+}
+
 /** The summary of a finished report. */
 export function summarizeReport(
   report: RunReport,
@@ -90,7 +110,11 @@ export function summarizeReport(
     target_id: report.target.id,
     verdict: report.verdict,
     state: report.state,
-    cleanup: report.cleanup.cleanup_complete ? "complete" : "incomplete",
+    cleanup: report.kind === "reference"
+      ? "none"
+      : report.cleanup.cleanup_complete
+      ? "complete"
+      : "incomplete",
     started_at: report.started_at,
     finished_at: report.finished_at,
     duration_seconds: report.timing.elapsed_seconds,
@@ -165,7 +189,7 @@ async function checkpointSummary(
     run_id: runId,
     kind: "external",
     target_id: checkpoint.target.id,
-    verdict: "INCONCLUSIVE",
+    verdict: running ? "RUNNING" : "INCONCLUSIVE",
     state: running ? "running" : "interrupted",
     cleanup: "unknown",
     started_at: checkpoint.started_at,

@@ -74,10 +74,12 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
               : "Issued and not cleaned up"}
             intro="The checkpoint lists every synthetic id before its ingest request, so nothing the run wrote goes unlisted."
           >
+            <LaterCleanup detail={detail} view={view} />
             <IssuedPanel
               runId={detail.run_id}
               checkpoint={detail.checkpoint}
               running={detail.state === "running"}
+              cleanedLater={detail.later_cleanup?.cleanup_complete === true}
             />
           </Section>
         )
@@ -156,6 +158,25 @@ const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
         </>
       }
     />
+  );
+};
+
+/** What a later `trace external cleanup` of the run found, above the run's own cleanup. */
+const LaterCleanup: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) => {
+  const later = detail.later_cleanup;
+  if (!later) return null;
+  return (
+    <p class="notice later-cleanup" role="note">
+      <StatusBadge status={later.cleanup_complete ? "cleaned" : "incomplete"} />
+      {" "}
+      {`A later cleanup (${later.cleanup_id}) `}
+      <When iso={later.finished_at} view={view} />
+      {later.cleanup_complete
+        ? " deleted every id this run issued and both namespaces read 0: nothing synthetic is left."
+        : `: still incomplete (${later.problems.join("; ")}).`}
+    </p>
   );
 };
 
@@ -294,7 +315,11 @@ const ReportSections: FC<
       )
       : null}
     <Section id="cleanup" title="Cleanup">
-      <CleanupPanel report={report} />
+      <LaterCleanup detail={detail} view={view} />
+      <CleanupPanel
+        report={report}
+        cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+      />
     </Section>
     <Section id="facts" title="Run facts">
       <RunFacts report={report} detail={detail} />

@@ -10,11 +10,7 @@
 
 import type { TraceDb } from "../../lib/db.ts";
 import { NotFoundError } from "../../lib/errors.ts";
-import {
-  readRegression,
-  regressionIdFor,
-  replayOfRun,
-} from "../../lib/ledger/regressions.ts";
+import { readRegression, replayOfRun } from "../../lib/ledger/regressions.ts";
 import { readRun, validateRunId } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
@@ -52,8 +48,8 @@ export interface RunDetail {
   kind: RunReport["kind"];
   /** `failed`: a job of this server stopped with an error before its report. */
   state: RunDetailState;
-  /** INCONCLUSIVE unless a completed report says otherwise. */
-  verdict: Verdict;
+  /** RUNNING while it runs; INCONCLUSIVE for interrupted and failed runs. */
+  verdict: Verdict | "RUNNING";
   target: TargetRef;
   started_at: string;
   finished_at: string | null;
@@ -61,6 +57,8 @@ export interface RunDetail {
   regression_id: string | null;
   /** The regression this run was saved as. */
   saved_as: string | null;
+  /** The latest `trace external cleanup` of this run, if any. */
+  later_cleanup: RunView["cleanup"];
   /** For a replay: the run its regression was saved from (to compare with). */
   compare_with: string | null;
   /** The verdict and why, in one sentence. */
@@ -117,11 +115,13 @@ export async function loadRunDetail(
   const issued = view.checkpoint
     ? view.checkpoint.issued.test.length + view.checkpoint.issued.control.length
     : 0;
+  const cleaned = view.cleanup?.cleanup_complete === true;
   return {
     ...base(view),
     state,
-    headline: unfinishedHeadline(state, job?.progress ?? null, issued),
-    next_steps: state === "running" ? [] : [cleanupStep(runId)],
+    verdict: state === "running" ? "RUNNING" : "INCONCLUSIVE",
+    headline: unfinishedHeadline(state, job?.progress ?? null, issued, cleaned),
+    next_steps: state === "running" || cleaned ? [] : [cleanupStep(runId)],
     progress: job?.progress ?? null,
     progress_text: state === "running"
       ? {
@@ -156,6 +156,8 @@ async function locate(source: RunSource, runId: string): Promise<RunView> {
     config_digest: report.config_digest,
     started_at: report.started_at,
     regression_id: replay?.regression_id ?? null,
+    saved_as: null,
+    cleanup: null,
     report,
     checkpoint: null,
     note: null,
@@ -183,7 +185,8 @@ function base(view: RunView): Omit<
     started_at: view.started_at,
     finished_at: view.report?.finished_at ?? null,
     regression_id: view.regression_id,
-    saved_as: null,
+    saved_as: view.saved_as,
+    later_cleanup: view.cleanup,
     compare_with: null,
     report: view.report,
     checkpoint: view.checkpoint,
@@ -196,11 +199,15 @@ async function completedDetail(
   report: RunReport,
   requests: RunRequests,
 ): Promise<RunDetail> {
-  const savedAs = await savedRegression(source.db, report);
+  const savedAs = view.saved_as;
   const replayed = view.regression_id
     ? await readRegression(source.db, view.regression_id)
     : null;
-  const context = { regressionId: view.regression_id, savedAs };
+  const context = {
+    regressionId: view.regression_id,
+    savedAs,
+    cleanedLater: view.cleanup?.cleanup_complete === true,
+  };
   return {
     ...base(view),
     kind: report.kind,
@@ -239,14 +246,33 @@ async function referenceJudgement(
   };
 }
 
-/** The regression a FAIL was saved as, if it was. */
-async function savedRegression(
-  db: TraceDb,
+/**
+ * The detail of a report just made (`--html` on a run or replay): the same
+ * as {@link loadRunDetail}, without looking the run up again, so it works
+ * whether or not the ledger took the report.
+ */
+export async function reportDetail(
+  source: RunSource,
   report: RunReport,
-): Promise<string | null> {
-  if (report.verdict !== "FAIL" || report.kind !== "external") return null;
-  const id = regressionIdFor(report.run_id);
-  return await readRegression(db, id) ? id : null;
+  regressionId: string | null,
+): Promise<RunDetail> {
+  const view: RunView = {
+    schema: "trace.run-view/1",
+    run_id: report.run_id,
+    state: report.state,
+    verdict: report.verdict,
+    target: report.target,
+    config_digest: report.config_digest,
+    started_at: report.started_at,
+    regression_id: regressionId,
+    saved_as: null,
+    cleanup: null,
+    report,
+    checkpoint: null,
+    note: null,
+  };
+  const requests = await loadRunRequests(source.db, report.run_id);
+  return await completedDetail(source, view, report, requests);
 }
 
 const PHASE_WORDS: Record<string, string> = {
@@ -291,13 +317,18 @@ function unfinishedHeadline(
   state: RunDetailState,
   progress: JobProgress | null,
   issued: number,
+  cleaned: boolean,
 ): string {
   if (state === "running") {
     return `Running, no verdict yet: ${progressWords(progress)}.`;
   }
-  const left = `${issued} synthetic id${
-    issued === 1 ? "" : "s"
-  } it issued may remain in the staging application`;
+  const left = cleaned
+    ? `a later cleanup removed the ${issued} synthetic id${
+      issued === 1 ? "" : "s"
+    } it issued`
+    : `${issued} synthetic id${
+      issued === 1 ? "" : "s"
+    } it issued may remain in the staging application`;
   if (state === "failed") {
     return `The run stopped with an error before its final sample, so nothing was decided; ${left}.`;
   }

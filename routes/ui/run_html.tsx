@@ -12,7 +12,13 @@
 import { raw } from "hono/html";
 import { STYLESHEET } from "./_client_bundle.ts";
 import { formatUtc } from "./format.ts";
-import { loadRunDetail, type RunDetail, type RunSource } from "./run_detail.ts";
+import type { RunReport } from "../../lib/runner/report.ts";
+import {
+  loadRunDetail,
+  reportDetail,
+  type RunDetail,
+  type RunSource,
+} from "./run_detail.ts";
 import { RunBody, runStatusWord } from "./run_body.tsx";
 
 /** Options for {@link renderRunDocument}. */
@@ -76,6 +82,19 @@ export async function renderRunDocument(
     </html>
   );
   return `<!DOCTYPE html>\n${await page.toString()}\n`;
+}
+
+/** A report just made, as one HTML document (`--html FILE` on a run or replay). */
+export async function reportDocument(
+  source: RunSource,
+  report: RunReport,
+  regressionId: string | null,
+  options: RunDocumentOptions = {},
+): Promise<string> {
+  return await renderRunDocument(
+    await reportDetail(source, report, regressionId),
+    options,
+  );
 }
 
 /** Loads a run and renders it as one HTML document (`--html FILE`). */

@@ -14,15 +14,17 @@ import { Time } from "./components/time.tsx";
 import { formatDuration } from "./format.ts";
 import { runHref, targetHref } from "./links.ts";
 
-/** The badge word of a run in a list: RUNNING while it runs, else its verdict. */
+/** The badge word of a run in a list: its verdict (RUNNING while it runs). */
 export function listStatus(run: RunSummary): string {
-  return run.state === "running" ? "running" : run.verdict;
+  return run.verdict;
 }
 
 const CLEANUP_WORD: Record<RunSummary["cleanup"], string> = {
   complete: "complete",
   incomplete: "INCOMPLETE",
+  cleaned: "cleaned later",
   unknown: "unknown",
+  none: "in memory",
 };
 
 /** Columns of a run table; `target: false` drops the target column (a target's own page). */

@@ -37,6 +37,8 @@ export interface RunContext {
   regressionId: string | null;
   /** The regression this run was saved as, if it was. */
   savedAs: string | null;
+  /** Whether a later `trace external cleanup` removed everything the run left. */
+  cleanedLater?: boolean;
 }
 
 function seconds(value: number): string {
@@ -120,7 +122,10 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
       });
     }
   }
-  if (!report.cleanup.cleanup_complete && report.kind === "external") {
+  if (
+    !report.cleanup.cleanup_complete && report.kind === "external" &&
+    !context.cleanedLater
+  ) {
     steps.push(cleanupStep(report.run_id));
   }
   return steps;

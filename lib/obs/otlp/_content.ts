@@ -7,7 +7,7 @@
  * @module
  */
 
-import { LIMITS } from "../model.ts";
+import { LIMITS, sliceWellFormed } from "../model.ts";
 import type { OtlpSpan, OtlpValue } from "./decode.ts";
 
 /** Content attributes of the GenAI semantic conventions and OpenInference. */
@@ -74,7 +74,7 @@ export function spanPreview(span: OtlpSpan): string | null {
     }
   }
   if (parts.length === 0) return null;
-  return parts.join("\n\n").slice(0, budget);
+  return sliceWellFormed(parts.join("\n\n"), budget);
 }
 
 function asText(value: OtlpValue): string {

@@ -32,6 +32,7 @@ import {
   type EventStatus,
   isAllowedAttributeKey,
   LIMITS,
+  sliceWellFormed,
   type StoreName,
 } from "../model.ts";
 import { spanPreview } from "./_content.ts";
@@ -263,7 +264,7 @@ function asScalar(
   value: OtlpValue | undefined,
 ): string | number | boolean | undefined {
   if (typeof value === "string") {
-    return value.slice(0, LIMITS.attributeValueChars);
+    return sliceWellFormed(value, LIMITS.attributeValueChars);
   }
   if (typeof value === "number") {
     return Number.isFinite(value) ? value : undefined;
@@ -273,7 +274,7 @@ function asScalar(
     Array.isArray(value) &&
     value.every((item) => typeof item === "string" || typeof item === "number")
   ) {
-    return value.join(",").slice(0, LIMITS.attributeValueChars);
+    return sliceWellFormed(value.join(","), LIMITS.attributeValueChars);
   }
   return undefined;
 }

@@ -5,8 +5,9 @@
  * builds the OTLP answer in the request's encoding. It writes nothing: the
  * caller hands the mapped events to `ingest/` as one batch.
  *
- * May import the root's event model (`../model.ts`), `lib/errors.ts` and
- * `lib/issues.ts`; nothing from the other pipelines.
+ * May import the root's event model and batch bounds (`../model.ts`,
+ * `../batch.ts`), `lib/errors.ts`, `lib/issues.ts` and `lib/json/`; nothing
+ * from the other pipelines.
  *
  * @module
  */
@@ -14,6 +15,7 @@
 export {
   decodeOtlpTraces,
   OTLP_ENCODINGS,
+  OTLP_LIMITS,
   type OtlpAttributes,
   type OtlpEncoding,
   type OtlpSpan,

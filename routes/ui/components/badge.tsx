@@ -49,6 +49,7 @@ export const TONE_BY_STATUS: Readonly<Record<string, Tone>> = {
   pending: "attention",
   enforced: "success",
   fixed: "success",
+  cleaned: "success",
 };
 
 /** The tone of `status` (neutral for a word without one). */

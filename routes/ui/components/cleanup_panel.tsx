@@ -17,7 +17,9 @@ import { CopyId } from "./copy_id.tsx";
 import { Command } from "./command.tsx";
 
 /** The cleanup of a finished run. */
-export const CleanupPanel: FC<{ report: RunReport }> = ({ report }) => {
+export const CleanupPanel: FC<{ report: RunReport; cleanedLater?: boolean }> = (
+  { report, cleanedLater },
+) => {
   const c = report.cleanup;
   const reference = report.kind === "reference";
   const acked = c.deletes.filter((d) => d.acknowledged).length;
@@ -106,6 +108,8 @@ export const CleanupPanel: FC<{ report: RunReport }> = ({ report }) => {
               system is known to do.
             </p>
           )
+          : cleanedLater
+          ? null
           : <NextStepBox runId={report.run_id} />
         : null}
     </div>
@@ -156,9 +160,11 @@ export const IssuedPanel: FC<
     runId: string;
     checkpoint: NonNullable<RunView["checkpoint"]>;
     running: boolean;
+    /** A later `external cleanup` removed everything: no command to offer. */
+    cleanedLater?: boolean;
   }
 > = (
-  { runId, checkpoint, running },
+  { runId, checkpoint, running, cleanedLater },
 ) => {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
@@ -207,7 +213,7 @@ export const IssuedPanel: FC<
           </tbody>
         </table>
       </div>
-      {running ? null : <NextStepBox runId={runId} />}
+      {running || cleanedLater ? null : <NextStepBox runId={runId} />}
     </div>
   );
 };
