@@ -46,6 +46,7 @@ const events = () => import("./cli/events.ts");
 const reference = async (sub: Subcommand) =>
   (await import("./cli/reference.ts")).referenceSubcommand(sub);
 const ledger = () => import("./cli/ledger.ts");
+const audit = () => import("./cli/audit.ts");
 
 const COMMANDS: Record<string, Entry> = {
   quickstart: {
@@ -224,6 +225,22 @@ const COMMANDS: Record<string, Entry> = {
       propagation: {
         summary: "Show or set which applications propagate memory deletions",
         load: async () => (await obs()).obsPropagation,
+      },
+    },
+  },
+  audit: {
+    summary: "The audit trail of privileged operator actions",
+    about:
+      "Reveals, account resolutions, artifact lookups, replay plans and drafts, and refused attempts, as hash-chained entries in the data directory's database. Entries hold no content, tokens or emails.",
+    commands: {
+      list: {
+        summary:
+          "Newest entries first (operator, action, outcome, targets, reason)",
+        load: async () => (await audit()).auditList,
+      },
+      verify: {
+        summary: "Recompute every entry's digest and the chain",
+        load: async () => (await audit()).auditVerify,
       },
     },
   },

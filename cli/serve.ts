@@ -1,5 +1,6 @@
 /** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
+import { parseAccounts, readOnlyFromEnv } from "../lib/auth/mod.ts";
 import { dbLocation } from "../lib/db.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
@@ -57,22 +58,29 @@ gzip accepted), and the trace UI (pages such as /traces/health, each with a
 .json twin). Provisions the database when missing. Storage failures are
 answered generically; their detail is written to stderr.
 
-The UI: on a loopback address the server prints a one-time login URL on
-stderr; opening it signs that browser in (the link then stops working;
-restart the server for a new one). TRACE_UI_AUTH_TOKEN (at least 16
-characters, no whitespace) is an administrator token: scripts send it as
-Authorization: Bearer TOKEN to any page or .json twin, and people can sign
-in with it at /login as often as they need. Beyond loopback the UI needs
-TRACE_UI_AUTH_TOKEN.
+The UI: on a loopback address without operator accounts the server prints a
+one-time login URL on stderr; opening it signs that browser in (the link then
+stops working; restart the server for a new one). TRACE_UI_AUTH_TOKEN (at
+least 16 characters, no whitespace) is an unscoped administrator token:
+scripts send it as Authorization: Bearer TOKEN to any page or .json twin,
+and people can sign in with it at /login as often as they need.
+TRACE_UI_AUTH_ACCOUNTS holds operator accounts as JSON, e.g.
+{"support-1": {"token": "...", "role": "analyst", "application_id": "app-1"}}
+(roles viewer, analyst, operator, admin; optional application_id and
+user_id, where null binds anonymous evidence only); each signs in with its
+own token. TRACE_UI_READ_ONLY=true refuses every write (ingest, replay
+drafts, runs) while reads and replay plans still work. Beyond loopback the
+UI needs TRACE_UI_AUTH_TOKEN or accounts.
 
 On a loopback address with no TRACE_INGEST_TOKEN, requests need no
 credentials, so an unmodified OpenTelemetry exporter works as is. With
 TRACE_INGEST_TOKEN set, every API request needs Authorization: Bearer TOKEN.
 A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
 
-MCP over streamable HTTP at /mcp needs Authorization: Bearer
-$TRACE_UI_AUTH_TOKEN (refused while it is unset); trace.query_traces is
-offered when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
+MCP over streamable HTTP at /mcp needs Authorization: Bearer with
+TRACE_UI_AUTH_TOKEN or an account's token (refused while neither is set);
+an account's role and scope decide its tools. trace.query_traces is offered
+when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 
 Logs one line per request on stderr (method, route, status, duration, items,
 refusal reason; never ids or content).
@@ -108,11 +116,12 @@ function uiStartupLines(
   origin: string,
   login: OneTimeLogin | undefined,
   adminToken: string | undefined,
+  access: UiAccess,
 ): string {
   const lines = [];
   if (login) {
     lines.push(`  UI login (works once): ${login.url(origin)}`);
-  } else if (!adminToken) {
+  } else if (!adminToken && access.accounts === 0) {
     lines.push(
       "  UI: sign-in is off beyond loopback without TRACE_UI_AUTH_TOKEN",
     );
@@ -122,7 +131,28 @@ function uiStartupLines(
       ? "  UI admin token: TRACE_UI_AUTH_TOKEN (Authorization: Bearer, or sign in at /login)"
       : "  UI admin token: none; set TRACE_UI_AUTH_TOKEN for scripts (Authorization: Bearer) and repeat sign-ins",
   );
+  if (access.accounts > 0) {
+    lines.push(
+      `  UI accounts: ${access.accounts} from TRACE_UI_AUTH_ACCOUNTS (each signs in with its own token)`,
+    );
+  }
+  if (access.tenantBound && !access.ingestToken) {
+    lines.push(
+      "  warning: tenant-bound accounts are configured but the API is open on loopback; set TRACE_INGEST_TOKEN so only ingest clients and operators read it",
+    );
+  }
+  if (access.readOnly) {
+    lines.push("  read-only: every write is refused (TRACE_UI_READ_ONLY=true)");
+  }
   return lines.map((line) => line + "\n").join("");
+}
+
+/** What the start-up lines say about accounts and modes. */
+interface UiAccess {
+  accounts: number;
+  tenantBound: boolean;
+  ingestToken: boolean;
+  readOnly: boolean;
 }
 
 /** `trace serve`: listen until interrupted. */
@@ -132,8 +162,17 @@ export const serve: Command = async (args, io) => {
   const port = parseIntegerFlag("port", values.port, { min: 0, max: 65535 })!;
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
   const uiAuthToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
-  // No operator accounts yet: a loopback server signs people in with a one-time URL.
-  const oneTimeLogin = isLoopbackHost(values.host)
+  const accountsText = io.env("TRACE_UI_AUTH_ACCOUNTS") || undefined;
+  const accounts = accountsText === undefined
+    ? {}
+    : parseAccounts(accountsText, {
+      ingestToken: token,
+      adminToken: uiAuthToken,
+    });
+  const accountCount = Object.keys(accounts).length;
+  const readOnly = readOnlyFromEnv(io.env("TRACE_UI_READ_ONLY"));
+  // Without operator accounts, a loopback server signs people in with a one-time URL.
+  const oneTimeLogin = isLoopbackHost(values.host) && accountCount === 0
     ? createOneTimeLogin()
     : undefined;
   // createApp enforces these rules too; checking first refuses before any file is touched.
@@ -174,6 +213,8 @@ export const serve: Command = async (args, io) => {
     hostname: values.host,
     uiAuthToken,
     oneTimeLogin,
+    accounts,
+    readOnly,
     health,
     log: (line) => io.err(line + "\n"),
     requestLog: (line) => io.err(line + "\n"),
@@ -206,7 +247,16 @@ export const serve: Command = async (args, io) => {
       token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
     }\n`,
   );
-  io.err(uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken));
+  io.err(
+    uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken, {
+      accounts: accountCount,
+      tenantBound: Object.values(accounts).some((account) =>
+        account.application_id !== undefined || account.user_id !== undefined
+      ),
+      ingestToken: token !== undefined,
+      readOnly,
+    }),
+  );
   if (stagingAdapter) {
     io.err(
       `  staging adapter: http://${shown}:${bound}${SELF_STAGING_PATH} (application ${SELF_STAGING_APPLICATION}; deletions are erasures with receipts)\n`,
@@ -214,8 +264,8 @@ export const serve: Command = async (args, io) => {
   }
   io.err(
     `  mcp: /mcp ${
-      uiAuthToken
-        ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
+      uiAuthToken || accountCount > 0
+        ? "with bearer tokens (TRACE_UI_AUTH_TOKEN, accounts)"
         : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
     }\n`,
   );

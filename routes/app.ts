@@ -4,13 +4,15 @@
  * twins, `routes/pages.ts`). `createApp` returns a Hono app without
  * listening; `trace serve` listens.
  *
- * The app owns its security rules (`routes/_guard.ts`, `routes/_ui_auth.ts`):
- * it refuses to be built for a non-loopback address without a token, or with
- * a one-time login there, so a library caller cannot make an open server by
- * accident. Request lifecycle: the request log (when asked for), the Host
- * guard, the origin guard, the Content-Type rule, then the bearer guard on
- * `/api/*` and `/v1/*` or the UI sign-in (session cookie or
- * `TRACE_UI_AUTH_TOKEN`, CSRF token on writes) on pages, then the route.
+ * The app owns its security rules (`routes/_guard.ts`, `routes/_ui_auth.ts`,
+ * `routes/access.ts`): it refuses to be built for a non-loopback address
+ * without a token, with a one-time login there, or with a bad account
+ * configuration, so a library caller cannot make an open server by accident.
+ * Request lifecycle: the request log (when asked for), the Host guard, the
+ * origin guard, the Content-Type rule, then the one access middleware (the
+ * route's action from its table: the ingest token on the API, the UI sign-in
+ * by operator token or session cookie elsewhere, the role matrix, tenant
+ * binding, read-only mode, the CSRF token on session writes), then the route.
  * Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
  * receiver uses the same mapping, encoded as OTLP requires), as an HTML page
@@ -20,7 +22,15 @@
  */
 
 import { Hono, type MiddlewareHandler } from "hono";
+import {
+  type AccountBook,
+  type ArtifactResolver,
+  hookAvailability,
+  type IdentityResolver,
+  type ResourceAuthorizer,
+} from "../lib/auth/mod.ts";
 import { dbLocation, type TraceDb } from "../lib/db.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
@@ -31,26 +41,27 @@ import {
 } from "./_errors.ts";
 import {
   loopbackHostOnly,
-  requireBearer,
   requireContentType,
   sameOriginOnly,
   serverSecurity,
 } from "./_guard.ts";
 import { createUiAuth } from "./_ui_auth.ts";
+import { accessControl } from "./access.ts";
+import { appendAudit } from "../lib/auth/mod.ts";
 import { createEventsApi } from "./events.ts";
 import {
   createErasureApi,
   type ErasureAudit,
-  ERASURES_PATH,
+  type ErasureAuditEntry,
 } from "./erasure.ts";
 import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
+import { createOperatorRoutes } from "./operator.ts";
 import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
 import { createPages, type RunPagesOptions } from "./pages.ts";
 import { createSelfStagingApi } from "./self_staging.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
-import { ConfigError } from "../lib/errors.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
 import { uiHeaders } from "./ui/headers.ts";
 
@@ -97,6 +108,23 @@ export interface AppOptions {
   /** Serves this staging adapter over the index at `/staging/*` (loopback only). */
   stagingAdapter?: SelfStagingAdapter | undefined;
   /**
+   * `TRACE_UI_AUTH_ACCOUNTS`: operator names to `{token, role,
+   * application_id?, user_id?}`, or an `AccountBook` the host can replace
+   * while the server runs. Validated here: a bad entry throws a
+   * `ConfigError` naming the account, never its token.
+   */
+  accounts?: AccountBook | Record<string, unknown> | undefined;
+  /** `TRACE_UI_READ_ONLY=true`: refuse every write (ingest, drafts, runs); reads and replay plans still work. */
+  readOnly?: boolean | undefined;
+  /** Host hook: a transient email to an opaque user id (`POST /traces/account/resolve`); absent: 501. */
+  identityResolver?: IdentityResolver | undefined;
+  /** Host hook: the current state of a resource ref (`GET /traces/artifact.json`); absent: 501. */
+  artifactResolver?: ArtifactResolver | undefined;
+  /** Host hook: confirms (exactly `true`) each ref a replay plan freezes; absent: 501. */
+  resourceAuthorizer?: ResourceAuthorizer | undefined;
+  /** How long a host hook may take before its request fails (default 10 s). */
+  hookTimeoutMs?: number | undefined;
+  /**
    * The data directory and the process's job manager for the run pages
    * (the same `RunJobs` the MCP routes get, so both share one run at a
    * time); absent: run pages read the ledger only and cannot start runs.
@@ -110,7 +138,14 @@ export interface AppOptions {
  */
 export function createApp(options: AppOptions): Hono {
   const security = serverSecurity(options);
-  const auth = createUiAuth(options);
+  const uiAuthToken = adminTokenOf(options);
+  const auth = createUiAuth({ ...options, uiAuthToken });
+  const hooks = {
+    identityResolver: options.identityResolver,
+    artifactResolver: options.artifactResolver,
+    resourceAuthorizer: options.resourceAuthorizer,
+  };
+  const readOnly = options.readOnly ?? false;
   const version = options.version ?? "0.1.0";
   const site = {
     version,
@@ -124,13 +159,17 @@ export function createApp(options: AppOptions): Hono {
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());
   app.use("*", uiHeadersOutsideApi());
-  // Erasure is for UI administrators (their own token or session), never the ingest token.
-  const ingestBearer = requireBearer(security.ingestToken);
   app.use(
-    "/api/*",
-    (c, next) => c.req.path === ERASURES_PATH ? next() : ingestBearer(c, next),
+    "*",
+    accessControl({
+      auth,
+      db: options.db,
+      ingestToken: security.ingestToken,
+      readOnly,
+      hooks: hookAvailability(hooks),
+      log,
+    }) as MiddlewareHandler,
   );
-  app.use("/v1/*", requireBearer(security.ingestToken));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/api", (c) =>
@@ -165,7 +204,16 @@ export function createApp(options: AppOptions): Hono {
     }),
   );
   if (options.mcp) {
-    app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
+    app.route(
+      "/",
+      createMcpApi({
+        db: options.db,
+        log,
+        ...options.mcp,
+        directory: auth.directory,
+        readOnly,
+      }),
+    );
   }
   app.route(
     "/",
@@ -173,7 +221,7 @@ export function createApp(options: AppOptions): Hono {
       db: options.db,
       auth,
       key: options.erasureKey,
-      audit: options.erasureAudit,
+      audit: options.erasureAudit ?? auditErasure(options.db),
     }),
   );
   if (options.stagingAdapter) {
@@ -187,6 +235,17 @@ export function createApp(options: AppOptions): Hono {
   app.route(
     "/",
     createPages({ db: options.db, auth, site, runs: options.runs }),
+  );
+  app.route(
+    "/",
+    createOperatorRoutes({
+      db: options.db,
+      auth,
+      site,
+      hooks,
+      log,
+      hookTimeoutMs: options.hookTimeoutMs,
+    }),
   );
   app.notFound((c) => {
     const message = `No route for ${c.req.method} ${c.req.path}`;
@@ -203,8 +262,39 @@ export function createApp(options: AppOptions): Hono {
   return app;
 }
 
+/**
+ * `TRACE_UI_AUTH_TOKEN`, also accepted as `mcp.authToken` (the token `/mcp`
+ * was first configured with): both name the one unscoped administrator.
+ */
+function adminTokenOf(options: AppOptions): string | undefined {
+  const ui = options.uiAuthToken;
+  const mcp = options.mcp?.authToken;
+  if (ui !== undefined && mcp !== undefined && ui !== mcp) {
+    throw new ConfigError(
+      "mcp.authToken must equal uiAuthToken (both are TRACE_UI_AUTH_TOKEN); pass uiAuthToken only",
+    );
+  }
+  return ui ?? mcp;
+}
+
 /** The UI's secure headers (CSP and friends) on every path but the API's. */
 function uiHeadersOutsideApi(): MiddlewareHandler {
   const headers = uiHeaders();
   return (c, next) => isApiPath(c.req.path) ? next() : headers(c, next);
+}
+
+/** The default erasure audit: an entry in the audit trail, written before the erasure runs. */
+function auditErasure(db: TraceDb): ErasureAudit {
+  return async (entry: ErasureAuditEntry) => {
+    await appendAudit(db, {
+      actor: entry.principal,
+      action: "subject.erase",
+      scope: { application_id: entry.application_id },
+      targets: { application_id: entry.application_id },
+      outcome: "succeeded",
+      detail: `${entry.action} ${entry.selector} ${entry.subject_digest}${
+        entry.receipt_id ? ` receipt ${entry.receipt_id}` : ""
+      }`,
+    });
+  };
 }

@@ -38,6 +38,7 @@ import {
 } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 import { noteItems } from "./_request_log.ts";
+import { scopeFilter } from "./access.ts";
 
 /** Batches up to this size list every item in the response. */
 const ITEMIZED_RESPONSE_LIMIT = 1_000;
@@ -82,12 +83,19 @@ export function createEventsApi(deps: EventsApiDeps): Hono {
   });
 
   app.get("/api/events", async (c) => {
-    const query = traceQueryFromParams(new URL(c.req.url).searchParams);
+    // An operator's scope binds the query; ingest clients read unscoped.
+    const query = scopeFilter(
+      c,
+      traceQueryFromParams(new URL(c.req.url).searchParams),
+    );
     return c.json(await queryTraceEvents(deps.db, query));
   });
 
   app.get("/api/events/summary", async (c) => {
-    const filter = traceFilterFromParams(new URL(c.req.url).searchParams);
+    const filter = scopeFilter(
+      c,
+      traceFilterFromParams(new URL(c.req.url).searchParams),
+    );
     return c.json(await summarizeTraceEvents(deps.db, filter));
   });
 

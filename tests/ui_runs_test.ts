@@ -7,6 +7,9 @@ import type { RunDetail } from "../routes/ui/run_detail.ts";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import type { RunsPageData } from "../routes/pages/runs.tsx";
 import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
+import { AccountBook } from "../lib/auth/mod.ts";
+import { EXAMPLE_ACCOUNTS } from "../fixtures/host/host.ts";
+import { ask, type Operator } from "./operator_support.ts";
 import { ADMIN_TOKEN, at, page, signIn } from "./browser/_server.ts";
 import {
   failThenFixed,
@@ -218,7 +221,7 @@ Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTM
       at(`/runs/${runId}/report.json`),
       page(),
     );
-    assert.equal(unauthenticated.status, 303, "downloads need sign-in");
+    assert.equal(unauthenticated.status, 401, "downloads need sign-in");
   });
 });
 
@@ -454,5 +457,54 @@ Deno.test("the recorded Mem0 assessment agrees with its document", async () => {
     );
     assert.ok(doc.includes(`${c.requests} requests`), `${c.name} requests`);
     for (const f of c.findings) assert.ok(doc.includes(f.message), f.message);
+  }
+});
+
+Deno.test("who sees the run controls: operators run, viewers read, tenant-bound accounts see no runs, read-only disables", async () => {
+  const accounts = new AccountBook(EXAMPLE_ACCOUNTS);
+  for (const readOnly of [false, true]) {
+    await withRunsFixture({
+      app: { accounts, readOnly, oneTimeLogin: undefined },
+      seed: (db) =>
+        registerNamedTarget(
+          db,
+          "staging",
+          parseStagingConfig({
+            base_url: "http://127.0.0.1:1",
+            environment: "staging",
+            allow_synthetic_writes: true,
+          }),
+        ),
+    }, async (fixture) => {
+      const page = async (as: Operator, path: string) =>
+        await (await ask(fixture.app, "GET", path, { as })).text();
+      const target = "/targets/staging";
+      const operator = await page("ops-1", target);
+      assert.match(operator, /Run the deletion contract/);
+      assert.equal(
+        /<button[^>]*disabled[^>]*>Run the deletion contract/.test(operator),
+        readOnly,
+        `disabled exactly in read-only mode (readOnly ${readOnly})`,
+      );
+      if (readOnly) assert.match(operator, /This server is read-only/);
+      const viewer = await page("viewer-1", target);
+      assert.doesNotMatch(
+        viewer,
+        /<button[^>]*>Run the deletion contract/,
+        "a viewer sees no run button",
+      );
+      const viewerRun = await ask(fixture.app, "POST", `${target}/run`, {
+        as: "viewer-1",
+      });
+      assert.equal(viewerRun.status, 403);
+      const bound = await ask(fixture.app, "GET", "/runs", {
+        as: "support-app1",
+      });
+      assert.equal(bound.status, 403, "runs need an unscoped account");
+      const overview = await page("support-app1", "/");
+      assert.match(overview, /bound to one tenant/);
+      assert.doesNotMatch(overview, /Recent runs/);
+      assert.equal(fixture.jobs.active, null);
+    });
   }
 });

@@ -17,6 +17,7 @@ import {
   type RunSummary,
 } from "../../lib/runs/mod.ts";
 import type { Verdict } from "../../lib/runner/report.ts";
+import { capabilityOf } from "../access.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
@@ -40,6 +41,12 @@ export interface TargetLatest {
 /** The data of the overview and its twin. */
 export interface OverviewData {
   schema: "trace.ui.overview/1";
+  /**
+   * Whether this account may read runs (and whole-index health): an account
+   * bound to one tenant reaches the trace pages only, so its overview holds
+   * no runs, gate, targets or health.
+   */
+  runs_visible: boolean;
   /** Runs running now (in this process or another on this host). */
   running: RunSummary[];
   /** The newest runs, external and reference. */
@@ -67,7 +74,8 @@ export function overviewPage(
   return {
     path: "/",
     title: "Overview",
-    load: async () => {
+    load: async (c) => {
+      if (!capabilityOf(c, "runs.read").allowed) return hiddenOverview();
       const ledger = await hasLedger(source.db);
       const recent = await runCatalog(source.db, {
         dataDir: source.dataDir ?? undefined,
@@ -77,6 +85,7 @@ export function overviewPage(
       const latest = health.latest;
       return {
         schema: "trace.ui.overview/1",
+        runs_visible: true,
         running: recent.filter((run) => run.state === "running"),
         recent,
         gate: ledger ? await gate(source.db) : null,
@@ -107,7 +116,37 @@ export function overviewPage(
   };
 }
 
+/** The overview of an account that may not read runs. */
+function hiddenOverview(): OverviewData {
+  return {
+    schema: "trace.ui.overview/1",
+    runs_visible: false,
+    running: [],
+    recent: [],
+    gate: null,
+    targets: [],
+    reference: { systems: 0, recorded: 0, mismatches: 0 },
+    health: null,
+  };
+}
+
 const OverviewBody: FC<{ data: OverviewData; view: PageView }> = (
+  { data, view },
+) =>
+  data.runs_visible
+    ? <FullOverview data={data} view={view} />
+    : (
+      <div class="narrow">
+        <h1>Overview</h1>
+        <p class="notice" role="note">
+          This account is bound to one tenant, so it reaches the trace pages
+          only: runs, targets, regressions, the reference suite and whole-index
+          health need an unscoped account.
+        </p>
+      </div>
+    );
+
+const FullOverview: FC<{ data: OverviewData; view: PageView }> = (
   { data, view },
 ) => (
   <>

@@ -13,7 +13,11 @@ import type {
 } from "../../lib/ledger/regressions.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { gate, regressionsOf } from "../../lib/runs/mod.ts";
-import { mayRun } from "../ui/components/action_form.tsx";
+import { runActionOf } from "./_run_action.ts";
+import {
+  type RunAction,
+  showsRunControls,
+} from "../ui/components/action_form.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -27,8 +31,8 @@ export interface RegressionsPageData {
   gate: GateResult | null;
   enforced: RegressionView[];
   pending: RegressionView[];
-  /** Whether this server can start replays. */
-  can_start: boolean;
+  /** Whether this request may start replays here, and why not. */
+  run_action: RunAction;
 }
 
 /** The regressions page over `source`. */
@@ -38,7 +42,7 @@ export function regressionsPage(
   return {
     path: "/regressions",
     title: "Regressions",
-    load: async () => {
+    load: async (c) => {
       const ledger = await hasLedger(source.db);
       const all = ledger ? await regressionsOf(source.db) : [];
       return {
@@ -46,7 +50,7 @@ export function regressionsPage(
         gate: ledger ? await gate(source.db) : null,
         enforced: all.filter((r) => r.status === "enforced"),
         pending: all.filter((r) => r.status === "pending"),
-        can_start: source.jobs !== null,
+        run_action: runActionOf(c, source.jobs !== null),
       };
     },
     render: (data, view) => <RegressionsBody data={data} view={view} />,
@@ -84,8 +88,8 @@ function gateStatus(gate: GateResult | null): string {
 const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
   { data, view },
 ) => {
-  const replay = data.can_start && mayRun(view.principal)
-    ? { csrf: view.csrf }
+  const replay = showsRunControls(data.run_action)
+    ? { csrf: view.csrf ?? null, run: data.run_action }
     : undefined;
   return (
     <>

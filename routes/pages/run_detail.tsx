@@ -12,7 +12,12 @@ import { HTTPException } from "hono/http-exception";
 import { renderJunit } from "../../lib/render/junit.ts";
 import { renderSummaryMarkdown } from "../../lib/render/summary_md.ts";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
-import { ActionForm, mayRun } from "../ui/components/action_form.tsx";
+import { runActionOf } from "./_run_action.ts";
+import {
+  ActionForm,
+  type RunAction,
+  showsRunControls,
+} from "../ui/components/action_form.tsx";
 import type { SiteInfo, UiEnv } from "../ui/context.ts";
 import { regressionReplayAction, targetRunAction } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -24,13 +29,19 @@ import {
 } from "../ui/run_detail.ts";
 import { renderRunDocument } from "../ui/run_html.tsx";
 
+/** The data of the run page: the run, and whether this request may run it again. */
+export type RunPageData = RunDetail & { run_action: RunAction };
+
 /** The run detail page over `source`. */
-export function runDetailPage(source: RunSource): PageSpec<RunDetail> {
+export function runDetailPage(source: RunSource): PageSpec<RunPageData> {
   return {
     path: "/runs/:id",
     title: (data) =>
       `${runStatusWord(data).toUpperCase()} · ${data.target.id} · run`,
-    load: (_c, params) => loadRunDetail(source, params.id!),
+    load: async (c, params) => ({
+      ...await loadRunDetail(source, params.id!),
+      run_action: runActionOf(c, source.jobs !== null),
+    }),
     render: (data, view) => (
       <RunBody
         detail={data}
@@ -38,7 +49,7 @@ export function runDetailPage(source: RunSource): PageSpec<RunDetail> {
           mode: "page",
           now: view.now,
           jsonHref: view.jsonHref,
-          actions: <RunActions detail={data} view={view} source={source} />,
+          actions: <RunActions detail={data} view={view} />,
         }}
       />
     ),
@@ -47,19 +58,16 @@ export function runDetailPage(source: RunSource): PageSpec<RunDetail> {
 
 /** "Run again" / "Replay again" for roles that may run, when this server can. */
 function RunActions(
-  { detail, view, source }: {
-    detail: RunDetail;
-    view: PageView;
-    source: RunSource;
-  },
+  { detail, view }: { detail: RunPageData; view: PageView },
 ) {
-  if (!source.jobs || !mayRun(view.principal)) return null;
+  if (!showsRunControls(detail.run_action)) return null;
   if (detail.kind !== "external" || detail.state === "running") return null;
   if (detail.regression_id) {
     return (
       <ActionForm
         action={regressionReplayAction(detail.regression_id)}
-        csrf={view.csrf}
+        csrf={view.csrf ?? null}
+        run={detail.run_action}
         label="Replay again"
         title={`Replay regression ${detail.regression_id} with fresh synthetic data`}
       />
@@ -73,7 +81,8 @@ function RunActions(
   return (
     <ActionForm
       action={targetRunAction(detail.target.id)}
-      csrf={view.csrf}
+      csrf={view.csrf ?? null}
+      run={detail.run_action}
       label="Run again"
       title={`Run the deletion contract on ${detail.target.id} again`}
     />

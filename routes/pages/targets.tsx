@@ -23,7 +23,12 @@ import {
   runCatalog,
   type RunSummary,
 } from "../../lib/runs/mod.ts";
-import { ActionForm, mayRun } from "../ui/components/action_form.tsx";
+import { runActionOf } from "./_run_action.ts";
+import {
+  ActionForm,
+  type RunAction,
+  showsRunControls,
+} from "../ui/components/action_form.tsx";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { type Column, DataTable } from "../ui/components/data_table.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
@@ -85,8 +90,8 @@ export interface TargetPageData {
   runs: RunSummary[];
   regressions: RegressionView[];
   running_run_id: string | null;
-  /** Whether this server can start runs (it has a job manager). */
-  can_start: boolean;
+  /** Whether this request may run the contract on this target here, and why not. */
+  run_action: RunAction;
 }
 
 function point(report: RunReport): VerdictPoint {
@@ -192,7 +197,7 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
   return {
     path: "/targets/:id",
     title: (data) => `${data.target.target_id} · target`,
-    load: async (_c, params) => {
+    load: async (c, params) => {
       const id = validateTargetId(params.id!);
       const records = await registeredTargets(source.db);
       const record = records.find((t) => t.target_id === id);
@@ -231,7 +236,11 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
         runs,
         regressions,
         running_run_id: source.jobs?.active ?? null,
-        can_start: source.jobs !== null && record !== undefined,
+        run_action: record ? runActionOf(c, source.jobs !== null) : {
+          allowed: false,
+          reason: "role",
+          message: "Only registered targets can be run from here",
+        },
       };
     },
     render: (data, view) => <TargetBody data={data} view={view} />,
@@ -316,7 +325,7 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
 ) => {
   const t = data.target;
   const config = t.config;
-  const canRun = data.can_start && mayRun(view.principal) && config !== null;
+  const canRun = showsRunControls(data.run_action) && config !== null;
   return (
     <>
       <PageHead
@@ -349,7 +358,8 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
           <div class="actions">
             <ActionForm
               action={targetRunAction(t.target_id)}
-              csrf={view.csrf}
+              csrf={view.csrf ?? null}
+              run={data.run_action}
               label="Run the deletion contract"
               primary
               title={`Writes ${config.document_count} synthetic document(s) into ${t.base_url}, deletes them and samples for ${config.deletion_window_seconds} s`}
@@ -409,7 +419,9 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
           regressions={data.regressions}
           now={view.now}
           target={false}
-          replay={canRun ? { csrf: view.csrf } : undefined}
+          replay={canRun
+            ? { csrf: view.csrf ?? null, run: data.run_action }
+            : undefined}
           empty={{
             title: "No saved regressions",
             text:

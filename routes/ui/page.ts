@@ -27,8 +27,8 @@ export interface PageView {
   /** The JSON twin of this exact request. */
   jsonHref: string;
   principal: Principal;
-  /** The session's CSRF token for the page's forms (`null` for a bearer request). */
-  csrf: string | null;
+  /** The session's CSRF token for the page's forms (`null` or absent for a bearer request). */
+  csrf?: string | null;
 }
 
 /** One page: its path, how to load its data and how to render it. */

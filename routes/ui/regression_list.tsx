@@ -8,7 +8,7 @@
 
 import type { Child } from "hono/jsx";
 import type { RegressionView } from "../../lib/ledger/regressions.ts";
-import { ActionForm } from "./components/action_form.tsx";
+import { ActionForm, type RunAction } from "./components/action_form.tsx";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
@@ -25,8 +25,8 @@ export interface RegressionTableProps {
   caption: string;
   regressions: readonly RegressionView[];
   now: number;
-  /** The CSRF token for Replay buttons; `undefined`: no buttons. */
-  replay?: { csrf: string | null } | undefined;
+  /** The CSRF token and run action for Replay buttons; `undefined`: no buttons. */
+  replay?: { csrf: string | null; run: RunAction } | undefined;
   /** Show the target column (off on a target's own page). */
   target?: boolean;
   empty: { title: string; text: string; command?: string };
@@ -94,6 +94,7 @@ export function RegressionTable(props: RegressionTableProps): Child {
         <ActionForm
           action={regressionReplayAction(r.regression_id)}
           csrf={replay.csrf}
+          run={replay.run}
           label="Replay"
           title={`Replay ${r.regression_id} with fresh synthetic data under its pinned contract`}
         />

@@ -24,7 +24,7 @@ import type { Hono } from "hono";
 import { migrate, openDb } from "../../lib/db.ts";
 import { ALL_MIGRATIONS } from "../../lib/migrations.ts";
 import { RunJobs } from "../../lib/runs/mod.ts";
-import { createApp } from "../../routes/app.ts";
+import { type AppOptions, createApp } from "../../routes/app.ts";
 import {
   createOneTimeLogin,
   type OneTimeLogin,
@@ -53,6 +53,8 @@ export async function withRunsFixture<T>(
   options: {
     seed?: (db: TraceDb, dataDir: string) => Promise<unknown>;
     listen?: boolean;
+    /** More `createApp` options (accounts, read-only mode). */
+    app?: Partial<AppOptions>;
   },
   fn: (fixture: RunsFixture) => Promise<T>,
 ): Promise<T> {
@@ -69,6 +71,7 @@ export async function withRunsFixture<T>(
       oneTimeLogin: login,
       log: () => {},
       runs: { dataDir, jobs },
+      ...options.app,
     });
     if (!options.listen) {
       const origin = "http://127.0.0.1:8788";

@@ -55,3 +55,4 @@ export {
   traceQueryFromParams,
   type TraceQueryParam,
 } from "./params.ts";
+export { type PreviewContent, readPreviewContent } from "./preview_content.ts";
