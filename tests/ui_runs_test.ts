@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { registerNamedTarget, RunJobs } from "../lib/runs/mod.ts";
 import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { RunDetail } from "../routes/ui/run_detail.ts";
+import { withJobStates } from "../routes/ui/run_list.tsx";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import type { RunsPageData } from "../routes/pages/runs.tsx";
 import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
@@ -507,4 +508,27 @@ Deno.test("who sees the run controls: operators run, viewers read, tenant-bound 
       assert.equal(fixture.jobs.active, null);
     });
   }
+});
+
+Deno.test("withJobStates() lists a job that failed in this server as interrupted, not running", async () => {
+  const running = {
+    run_id: "run-20261130T100000Z-000000000001",
+    kind: "external" as const,
+    target_id: "t",
+    verdict: "RUNNING" as const,
+    state: "running" as const,
+    cleanup: "unknown" as const,
+    started_at: "2026-11-30T10:00:00.000Z",
+    finished_at: null,
+    duration_seconds: null,
+    kept_in: "checkpoint" as const,
+  };
+  const jobs = (state: string) =>
+    ({ get: () => Promise.resolve({ state }) }) as unknown as RunJobs;
+  const [failed] = await withJobStates([running], jobs("failed"));
+  assert.equal(failed!.state, "interrupted");
+  assert.equal(failed!.verdict, "INCONCLUSIVE");
+  const [still] = await withJobStates([running], jobs("running"));
+  assert.equal(still!.state, "running");
+  assert.deepEqual(await withJobStates([running], null), [running]);
 });

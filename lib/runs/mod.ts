@@ -10,7 +10,7 @@
  * re-reads the ledger to learn it.
  *
  * Files: external_run.ts, targets.ts, replay.ts, run_view.ts, run_list.ts,
- * regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
+ * run_catalog.ts (the run list of the UI's pages), regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
  * run_lock.ts, run_traces.ts, trace_events.ts, write_file.ts, erasures.ts,
  * erasure_propagation.ts.
  *

@@ -25,7 +25,7 @@ import type { LastHealth } from "../ui/last_health.ts";
 import { runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_detail.ts";
-import { RunTable } from "../ui/run_list.tsx";
+import { RunTable, withJobStates } from "../ui/run_list.tsx";
 
 /** Runs listed on the overview. */
 export const RECENT_RUNS = 10;
@@ -77,10 +77,13 @@ export function overviewPage(
     load: async (c) => {
       if (!capabilityOf(c, "runs.read").allowed) return hiddenOverview();
       const ledger = await hasLedger(source.db);
-      const recent = await runCatalog(source.db, {
-        dataDir: source.dataDir ?? undefined,
-        limit: RECENT_RUNS,
-      });
+      const recent = await withJobStates(
+        await runCatalog(source.db, {
+          dataDir: source.dataDir ?? undefined,
+          limit: RECENT_RUNS,
+        }),
+        source.jobs,
+      );
       const dashboard = await referenceDashboard(source.db);
       const latest = health.latest;
       return {

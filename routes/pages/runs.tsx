@@ -20,7 +20,7 @@ import type { UiEnv } from "../ui/context.ts";
 import { runsHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_detail.ts";
-import { RunTable } from "../ui/run_list.tsx";
+import { RunTable, withJobStates } from "../ui/run_list.tsx";
 
 /** Runs per page. */
 export const RUNS_PAGE_SIZE = 50;
@@ -72,9 +72,10 @@ async function loadRuns(
   const filters = parseFilters(c);
   const cursor = c.req.query("cursor");
   const after = cursor ? decodeCursor(cursor) : null;
-  const all = await runCatalog(source.db, {
-    dataDir: source.dataDir ?? undefined,
-  });
+  const all = await withJobStates(
+    await runCatalog(source.db, { dataDir: source.dataDir ?? undefined }),
+    source.jobs,
+  );
   const matching = all.filter((run) => matches(run, filters));
   const start = after
     ? matching.findIndex((run) => newestFirst(run, after) > 0)

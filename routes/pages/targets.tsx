@@ -44,7 +44,7 @@ import { runHref, runsHref, targetHref, targetRunAction } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_detail.ts";
-import { RunTable } from "../ui/run_list.tsx";
+import { RunTable, withJobStates } from "../ui/run_list.tsx";
 import { reportHeadline } from "../ui/run_words.ts";
 
 /** Runs drawn in a target's sparkline. */
@@ -217,12 +217,15 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
         target,
         regressions,
       );
-      const runs = await runCatalog(source.db, {
-        dataDir: source.dataDir ?? undefined,
-        kind: "external",
-        targetId: id,
-        limit: HISTORY_RUNS,
-      });
+      const runs = await withJobStates(
+        await runCatalog(source.db, {
+          dataDir: source.dataDir ?? undefined,
+          kind: "external",
+          targetId: id,
+          limit: HISTORY_RUNS,
+        }),
+        source.jobs,
+      );
       return {
         schema: "trace.ui.target/1",
         target: {
@@ -259,7 +262,7 @@ const TargetsBody: FC<{ data: TargetsPageData; view: PageView }> = (
       header: "Target",
       rowHeader: true,
       cell: (t) => (
-        <a href={targetHref(t.target_id)}>
+        <a class="nowrap" href={targetHref(t.target_id)}>
           <code>{t.target_id}</code>
         </a>
       ),

@@ -7,12 +7,31 @@
  */
 
 import type { FC } from "hono/jsx";
-import type { RunSummary } from "../../lib/runs/mod.ts";
+import type { RunJobs, RunSummary } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
 import { formatDuration } from "./format.ts";
 import { runHref, targetHref } from "./links.ts";
+
+/**
+ * Runs this server's job manager holds: a job that stopped with an error
+ * still has a checkpoint whose writer (this process) is alive, so the list
+ * would call it running; the job knows it is not, and it never completed.
+ */
+export async function withJobStates(
+  runs: RunSummary[],
+  jobs: RunJobs | null,
+): Promise<RunSummary[]> {
+  if (!jobs || !runs.some((run) => run.state === "running")) return runs;
+  return await Promise.all(runs.map(async (run) => {
+    if (run.state !== "running") return run;
+    const job = await jobs.get(run.run_id).catch(() => null);
+    return job?.state === "failed"
+      ? { ...run, state: "interrupted", verdict: "INCONCLUSIVE" }
+      : run;
+  }));
+}
 
 /** The badge word of a run in a list: its verdict (RUNNING while it runs). */
 export function listStatus(run: RunSummary): string {
