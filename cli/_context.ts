@@ -22,6 +22,8 @@ export interface ContextOptions {
   write: boolean;
   create?: boolean;
   readOnly?: boolean;
+  /** Checkpoint the WAL on close although `write` (migrations) is off: the command writes rows. */
+  checkpoint?: boolean;
 }
 
 /** Where the data is: `--data-dir` / `--db`. */
@@ -71,8 +73,9 @@ export async function withDataContext<T>(
   try {
     return await fn(context);
   } finally {
-    if (options.write) await closeWriting(context.db, io);
-    else context.db.close();
+    if (options.write || options.checkpoint) {
+      await closeWriting(context.db, io);
+    } else context.db.close();
   }
 }
 

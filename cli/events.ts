@@ -45,6 +45,7 @@ import {
 import {
   describeEventIssue,
   displaySafe,
+  modelUsage,
   type TraceEvent,
 } from "../lib/obs/mod.ts";
 
@@ -367,7 +368,11 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
   });
   if (values.help) {
     io.out(
-      `Usage: trace events query [filters] [--limit N] [--cursor C] [--json]\n\n${FILTER_HELP}\n`,
+      `Usage: trace events query [filters] [--limit N] [--cursor C] [--json]\n\n` +
+        "Each line: time, kind, status, event id, root, agent (or memory), then what the\n" +
+        "event names of thread, user, tool, model and tokens=INPUT/OUTPUT, then the\n" +
+        "operation, duration and outcome. --json prints the page as the API returns it.\n\n" +
+        `${FILTER_HELP}\n`,
     );
     return 0;
   }
@@ -380,7 +385,8 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
 }
 
 /** Reads never create a database file or a table. */
-const READ = { write: false, create: false } as const;
+/** Readers open the file read-only, so they also work on read-only media. */
+const READ = { write: false, create: false, readOnly: true } as const;
 
 function formatEvent(event: TraceEvent): string {
   const who = event.agent_id
@@ -391,8 +397,40 @@ function formatEvent(event: TraceEvent): string {
   }  ${displaySafe(event.event_id)}  root=${
     displaySafe(event.root_trace_id)
   }  ${who}`;
-  const details = eventDetails(event);
-  return details ? `${head}  ${details}` : head;
+  return [head, eventScope(event), eventDetails(event)]
+    .filter((part) => part !== "").join("  ");
+}
+
+/**
+ * Who and what the event names beyond its agent: thread, user, tool (unless
+ * the operation already shows it), model and tokens as INPUT/OUTPUT.
+ */
+function eventScope(event: TraceEvent): string {
+  const parts: string[] = [];
+  const add = (label: string, value: string | null) => {
+    if (value !== null) parts.push(`${label}=${displaySafe(value)}`);
+  };
+  add("thread", event.thread_id);
+  add("user", event.user_id);
+  if (operation(event) !== toolOperation(event)) add("tool", event.tool);
+  const usage = modelUsage(event.attributes);
+  add("model", usage.model);
+  if (usage.input_tokens !== null || usage.output_tokens !== null) {
+    parts.push(
+      `tokens=${usage.input_tokens ?? "-"}/${usage.output_tokens ?? "-"}`,
+    );
+  }
+  return parts.join(" ");
+}
+
+/** The operation an event names: `app.op`, else `gen_ai.operation.name`, else its tool. */
+function operation(event: TraceEvent): string | null {
+  return attributeText(event, "app.op") ??
+    attributeText(event, "gen_ai.operation.name") ?? toolOperation(event);
+}
+
+function toolOperation(event: TraceEvent): string | null {
+  return event.tool === null ? null : `tool:${event.tool}`;
 }
 
 /**
@@ -402,19 +440,21 @@ function formatEvent(event: TraceEvent): string {
  * recorded outcome, else success).
  */
 function eventDetails(event: TraceEvent): string {
-  const attributes = event.attributes;
-  const text = (key: string) =>
-    typeof attributes[key] === "string" ? attributes[key] as string : null;
   const parts: string[] = [];
-  const op = text("app.op") ?? text("gen_ai.operation.name") ??
-    (event.tool === null ? null : `tool:${event.tool}`);
+  const op = operation(event);
   if (op !== null) parts.push(`op=${displaySafe(op)}`);
   const duration = durationMs(event);
   if (duration !== null) parts.push(`${formatMs(duration)}`);
-  const outcome = text("app.outcome") ?? event.outcome?.status ??
+  const outcome = attributeText(event, "app.outcome") ??
+    event.outcome?.status ??
     (event.success === null ? null : event.success ? "ok" : "failed");
   if (outcome !== null) parts.push(`outcome=${displaySafe(outcome)}`);
   return parts.join("  ");
+}
+
+function attributeText(event: TraceEvent, key: string): string | null {
+  const value = event.attributes[key];
+  return typeof value === "string" ? value : null;
 }
 
 function durationMs(event: TraceEvent): number | null {

@@ -124,16 +124,23 @@ function dataFlags(
   return { "data-dir": values["data-dir"], db: values.db };
 }
 
+/**
+ * Opens the index for one maintenance command: readers open the file
+ * read-only; writers checkpoint the WAL when they finish, so that `trace.db`
+ * alone holds what they wrote.
+ */
 function withObsDb<T>(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
   io: CliIo,
   fn: (db: TraceDb) => Promise<T>,
-  options: { create: boolean } = { create: false },
+  options: { writes: boolean; create?: boolean },
 ): Promise<T> {
   return withDataContext(
     dataFlags(values),
     io,
-    { write: false, create: options.create },
+    options.writes
+      ? { write: false, create: options.create ?? false, checkpoint: true }
+      : { write: false, create: false, readOnly: true },
     ({ db }) => fn(db),
   );
 }
@@ -143,6 +150,7 @@ export async function obsInit(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs init", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HELPS.init!);
   const applied = await withObsDb(values, io, (db) => initializeObs(db), {
+    writes: true,
     create: true,
   });
   if (values.json) printJson(io, { applied });
@@ -189,7 +197,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
       cursor = page.next_cursor;
     } while (values.all && cursor !== null);
     return pages;
-  });
+  }, { writes: values.apply });
   const failed = results.reduce((n, page) => n + page.failed.length, 0);
   if (values.json) {
     if (!values.all) printJson(io, results[0]);
@@ -242,7 +250,7 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
       ...(values["application-id"]
         ? { applicationId: values["application-id"] }
         : {}),
-    }));
+    }), { writes: true });
   if (values.json) printJson(io, result);
   else {
     const scope = result.application_id === null
@@ -294,7 +302,9 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, v]) => v !== undefined),
   );
-  const result = await withObsDb(values, io, (db) => retention(db, defined));
+  const result = await withObsDb(values, io, (db) => retention(db, defined), {
+    writes: values.apply,
+  });
   if (values.json) printJson(io, result);
   else {
     const verb = result.dry_run ? "would delete" : "deleted";
@@ -399,7 +409,7 @@ export async function obsExpiryPlan(
       ...(values["application-id"]
         ? { applicationId: values["application-id"] }
         : {}),
-    }));
+    }), { writes: false });
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
     await writePlan(values.out, text);
@@ -464,6 +474,7 @@ export async function obsExpiryApply(
         archive,
         batchSize === undefined ? {} : { batchSize },
       ),
+    { writes: true },
   );
   if (values.json) {
     printJson(io, result);
@@ -502,6 +513,7 @@ export async function obsHealthCommand(
     io,
     (db) =>
       obsHealth(db, samples === undefined ? {} : { latencySamples: samples }),
+    { writes: false },
   );
   if (values.json) printJson(io, report);
   else {

@@ -104,7 +104,9 @@ application that opted in (trace obs propagation, or
 ${PROPAGATION_ENV}=true) erase that memory's previews, with a receipt.
 
 Options:
-  --default-application ID   Tenant for OTLP spans without tenant.id / application.id
+  --default-application ID   Tenant for OTLP spans that name none (tenant.id or
+                             application.id); without it, the resource's
+                             service.name. Answers say which was used.
   --staging-adapter          Also serve the staging adapter over this index at
                              ${SELF_STAGING_PATH}/ (loopback only): point a staging config's
                              base_url at http://127.0.0.1:PORT${SELF_STAGING_PATH} and run

@@ -21,7 +21,8 @@
  * @module
  */
 
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { UiEnv } from "./ui/context.ts";
 import {
   type AccountBook,
   type ArtifactResolver,
@@ -198,6 +199,15 @@ export function createApp(options: AppOptions): Hono {
       db: options.db,
       log,
       ...limits,
+      // An operator's session or token on the API binds spans to its scope. Writing
+      // to the index is not open to tenant-bound accounts today, so this is
+      // unscoped until a tenant-bound ingest credential exists.
+      credentialScope: (c) => {
+        const principal = (c as unknown as Context<UiEnv>).get("principal");
+        return principal
+          ? { application_id: principal.scope.application_id }
+          : null;
+      },
       ...(options.defaultApplicationId
         ? { defaultApplicationId: options.defaultApplicationId }
         : {}),

@@ -273,3 +273,38 @@ Deno.test({
     });
   },
 });
+
+Deno.test("index maintenance that writes leaves its rows in trace.db itself", async () => {
+  await withTempDir(async (dir) => {
+    const data = `${dir}/data`;
+    const events = `${dir}/events.ndjson`;
+    await Deno.writeTextFile(
+      events,
+      JSON.stringify({
+        application_id: "app-1",
+        agent_id: "agent-1",
+        event_id: "e-1",
+        kind: "retrieval",
+      }) + "\n",
+    );
+    assert.equal(
+      (await trace(["events", "ingest", events, "--data-dir", data])).code,
+      0,
+    );
+    const parity = await trace(["obs", "parity", "--data-dir", data]);
+    assert.equal(parity.code, 0, parity.err);
+    // parity records its result: once it exits, a copy of trace.db alone shows it.
+    await Deno.mkdir(`${dir}/copy`);
+    await Deno.copyFile(`${data}/trace.db`, `${dir}/copy/trace.db`);
+    const health = await trace([
+      "obs",
+      "health",
+      "--json",
+      "--data-dir",
+      `${dir}/copy`,
+    ]);
+    const report = JSON.parse(health.out);
+    assert.notEqual(report.parity.status, "unknown", health.out);
+    assert.equal(report.counts.events, 1);
+  });
+});

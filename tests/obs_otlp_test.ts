@@ -613,6 +613,7 @@ Deno.test("createOtlpApi() reports fallbacks through partialSuccess and uses the
       partialSuccess: {
         rejectedSpans: "0",
         errorMessage:
+          '2 spans had no tenant.id or application.id; application_id "default-app" was taken from --default-application; ' +
           "1 span had no gen_ai.agent.id; service.name was used as agent_id",
       },
     });

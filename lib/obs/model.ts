@@ -111,10 +111,19 @@ export const ALLOWED_ATTRIBUTE_KEYS = [
   "gen_ai.response.finish_reasons",
   "gen_ai.usage.input_tokens",
   "gen_ai.usage.output_tokens",
+  "gen_ai.usage.cache_read.input_tokens",
+  "gen_ai.usage.cache_creation.input_tokens",
+  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.agent.name",
+  "gen_ai.tool.call.id",
+  "gen_ai.tool.type",
   "gen_ai.data_source.id",
   "gen_ai.memory.store.id",
   "gen_ai.memory.record.id",
+  "gen_ai.memory.record.count",
   "openinference.span.kind",
+  "ai.operationId",
+  "ai.telemetry.functionId",
   "otel.trace_id",
   "otel.span_id",
   "otel.parent_span_id",
@@ -136,6 +145,47 @@ export const ALLOWED_ATTRIBUTE_KEYS = [
   "intent.expected_artifact_types",
   "selection.strategy",
 ] as const;
+
+/**
+ * The attributes a model call's model and token usage are stored under,
+ * whichever convention sent them (the OTLP mapping writes them under these
+ * GenAI names).
+ */
+export const MODEL_USAGE_ATTRIBUTES = {
+  requestModel: "gen_ai.request.model",
+  responseModel: "gen_ai.response.model",
+  inputTokens: "gen_ai.usage.input_tokens",
+  outputTokens: "gen_ai.usage.output_tokens",
+} as const;
+
+/** The model an event used and the tokens it counted; null where it says nothing. */
+export interface ModelUsage {
+  /** The model that answered, else the one asked for. */
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+}
+
+/** Reads {@link ModelUsage} from an event's attributes. */
+export function modelUsage(attributes: Attributes): ModelUsage {
+  const text = (key: string) => {
+    const value = attributes[key];
+    return typeof value === "string" && value !== "" ? value : null;
+  };
+  const count = (key: string) => {
+    const value = attributes[key];
+    return typeof value === "number" && Number.isSafeInteger(value) &&
+        value >= 0
+      ? value
+      : null;
+  };
+  const keys = MODEL_USAGE_ATTRIBUTES;
+  return {
+    model: text(keys.responseModel) ?? text(keys.requestModel),
+    input_tokens: count(keys.inputTokens),
+    output_tokens: count(keys.outputTokens),
+  };
+}
 
 /** Hosts may add their own non-content attributes under these prefixes. */
 export const ALLOWED_ATTRIBUTE_PREFIXES = ["app."] as const;
