@@ -6,6 +6,7 @@ import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { RunDetail } from "../routes/ui/run_detail.ts";
 import { withJobStates } from "../routes/ui/run_list.tsx";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
+import { nextSteps } from "../routes/ui/run_words.ts";
 import type { RunsPageData } from "../routes/pages/runs.tsx";
 import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
 import { AccountBook } from "../lib/auth/mod.ts";
@@ -531,4 +532,17 @@ Deno.test("withJobStates() lists a job that failed in this server as interrupted
   const [still] = await withJobStates([running], jobs("running"));
   assert.equal(still!.state, "running");
   assert.deepEqual(await withJobStates([running], null), [running]);
+});
+
+Deno.test("nextSteps() for an unsaved FAIL saves first and replays only after the fix, never in one command", async () => {
+  await withRunsApp(async (db, dataDir) => {
+    const { fail } = await failThenFixed(db, dataDir);
+    const steps = nextSteps(fail, { savedAs: null, regressionId: null });
+    const save = steps.find((s) =>
+      s.command?.startsWith("trace external-save")
+    );
+    assert.ok(save, JSON.stringify(steps));
+    assert.doesNotMatch(save.command!, /&&|external-replay/);
+    assert.match(save.text, /after you fix the application, replay it/);
+  }, () => Promise.resolve());
 });

@@ -173,9 +173,8 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
   }
   return {
     text:
-      "Save this failure as a regression, then replay it once the application is fixed.",
-    command:
-      `trace external-save ${report.run_id} && trace external-replay ${id}`,
+      `Save this failure as a regression now (trace external-save ${report.run_id}); after you fix the application, replay it (trace external-replay ${id}).`,
+    command: `trace external-save ${report.run_id}`,
   };
 }
 
