@@ -14,7 +14,12 @@ import { Hono } from "hono";
 import type { TraceDb } from "../lib/db.ts";
 import { createLoginRoutes } from "./_login.tsx";
 import type { UiAuth } from "./_ui_auth.ts";
+import { comparePage } from "./pages/traces_compare.tsx";
+import { findPage } from "./pages/traces_find.tsx";
 import { healthPage } from "./pages/traces_health.tsx";
+import { inspectPage } from "./pages/traces_inspect.tsx";
+import { createTraceJson } from "./pages/traces_json.ts";
+import { type HostHooks, NO_HOOKS } from "./ui/capabilities.ts";
 import { createAssetRoutes } from "./ui/assets.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { HOME_PATH } from "./ui/nav.ts";
@@ -25,6 +30,8 @@ export interface PagesOptions {
   db: TraceDb;
   auth: UiAuth;
   site: SiteInfo;
+  /** Host hooks of the embedding application (none: their actions are unavailable). */
+  hooks?: HostHooks;
 }
 
 /** The UI's routes, to mount at `/`. */
@@ -37,5 +44,16 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   // Browsers ask for one when showing a JSON twin or an API answer.
   app.get("/favicon.ico", (c) => c.body(null, 204));
   definePage(app, deps, healthPage(options.db));
+  definePage(app, deps, findPage(options.db));
+  definePage(app, deps, inspectPage(options.db));
+  definePage(app, deps, comparePage(options.db));
+  app.route(
+    "/",
+    createTraceJson({
+      db: options.db,
+      auth: options.auth,
+      hooks: options.hooks ?? NO_HOOKS,
+    }),
+  );
   return app;
 }

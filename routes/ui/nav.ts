@@ -17,16 +17,17 @@ export interface NavItem {
 
 /** The entries shown in the header, in order. */
 export const NAV_ITEMS: readonly NavItem[] = [
+  { label: "Traces", href: "/traces/find", prefix: "/traces" },
   { label: "Health", href: "/traces/health", prefix: "/traces/health" },
 ];
 
 /** Where `/` sends a signed-in visitor until the overview page exists. */
 export const HOME_PATH = "/traces/health";
 
-/** The entry that `path` belongs to, if any. */
+/** The entry that `path` belongs to, if any (the longest matching prefix wins). */
 export function currentNavItem(path: string): NavItem | undefined {
-  return NAV_ITEMS.find((item) =>
+  return NAV_ITEMS.filter((item) =>
     path === item.prefix || path.startsWith(item.prefix + "/") ||
     path.startsWith(item.prefix + ".")
-  );
+  ).sort((a, b) => b.prefix.length - a.prefix.length)[0];
 }

@@ -9,6 +9,7 @@
 
 import { enableCopyButtons } from "./copy.ts";
 import { enableFilters } from "./filter.ts";
+import { enableSearchForms } from "./forms.ts";
 import { enableKeyboard } from "./keys.ts";
 import { enableLive } from "./live.ts";
 
@@ -18,6 +19,7 @@ function start(): void {
   enableFilters(document);
   enableKeyboard(document);
   enableLive(document);
+  enableSearchForms(document);
 }
 
 if (document.readyState === "loading") {

@@ -42,6 +42,19 @@ export const TONE_BY_STATUS: Readonly<Record<string, Tone>> = {
   incomplete: "attention",
   ready: "success",
   missing: "danger",
+  // Trace events and evidence facts.
+  error: "danger",
+  unset: "neutral",
+  complete: "success",
+  partial: "attention",
+  untrusted: "danger",
+  recorded: "accent",
+  selected: "accent",
+  kept: "success",
+  dropped: "neutral",
+  problem: "danger",
+  identical: "success",
+  different: "attention",
 };
 
 /** The tone of `status` (neutral for a word without one). */
