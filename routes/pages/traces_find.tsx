@@ -244,10 +244,10 @@ function headline(data: FinderData): string {
   const q = data.request.q;
   const groups = page.groups.length;
   if (q !== null && page.q_matches?.length === 0) {
-    return `No event, root, turn, run, thread, memory or resource id "${q}" in your scope.`;
+    return `No event, root, turn, run, thread, memory or resource id “${q}” in your scope.`;
   }
   const matched = q !== null
-    ? `"${q}" is ${
+    ? `“${q}” is ${
       page.q_matches!.map((m) =>
         `a ${ID_FIELD_WORDS[m.field]} (${m.capped ? "over " : ""}${
           plural(m.events, "event")

@@ -47,14 +47,29 @@ export function coveragePhrase(facts: EvidenceFacts): string {
     case "unknown":
       return "end-to-end coverage unknown";
     case "partial": {
+      const parts: string[] = [];
+      const undeclared = coverage
+        ? coverage.roots - coverage.declared_roots
+        : 0;
+      if (coverage && undeclared > 0) {
+        parts.push(
+          `${undeclared} of ${
+            plural(coverage.roots, "task")
+          } declare no coverage profile`,
+        );
+      }
       const stages = [
         ...new Set(coverage?.gaps.flatMap((g) => g.missing_stages) ?? []),
       ];
-      return stages.length > 0
-        ? `end-to-end coverage partial: required stages not observed (${
-          stages.join(", ")
-        })`
-        : "end-to-end coverage partial: a declared coverage profile is not registered";
+      if (stages.length > 0) {
+        parts.push(`required stages not observed (${stages.join(", ")})`);
+      }
+      if (coverage?.gaps.some((g) => g.problem === "unregistered_profile")) {
+        parts.push("a declared coverage profile is not registered");
+      }
+      return `end-to-end coverage partial${
+        parts.length ? `: ${parts.join("; ")}` : ""
+      }`;
     }
     case "complete":
       return "every declared coverage profile had its required stages observed";

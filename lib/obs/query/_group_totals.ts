@@ -36,7 +36,10 @@ export interface RootTotals {
   thread_count: number;
   /** Up to three agent-or-memory pairs. */
   actors: { agent_id: string | null; memory_id: string | null }[];
-  /** The root's own event (its event id is the root id), whoever it matched. */
+  /**
+   * The root's own event, whatever the filter matched: the event whose id is
+   * the root id, else the root's first event without a parent.
+   */
   root_event:
     | { event_id: string; kind: string; status: EventStatus }
     | null;
@@ -57,8 +60,8 @@ export async function groupTotals(
         group.root_trace_id,
         group.application_id,
         ...where.args,
-        group.application_id,
         group.root_trace_id,
+        group.application_id,
         ...tenant.args,
       ],
     })),
@@ -89,7 +92,10 @@ function totalsSql(where: string, tenant: string): string {
       SELECT DISTINCT agent_id, memory_id FROM r
       ORDER BY agent_id, memory_id LIMIT ${NAMES_SHOWN})) AS actors,
     (SELECT json_array(x.event_id, x.kind, x.status) FROM obs_events x
-      WHERE x.application_id = ? AND x.event_id = ? AND ${tenant}) AS root_event`;
+      WHERE x.root_trace_id = ? AND x.application_id = ? AND ${tenant}
+        AND (x.event_id = x.root_trace_id OR x.parent_event_id IS NULL)
+      ORDER BY x.event_id = x.root_trace_id DESC, x.ts, x.seq LIMIT 1)
+      AS root_event`;
 }
 
 type Row = Record<string, unknown>;

@@ -42,9 +42,7 @@ function eventFacts(event: TraceEvent, now: number): KeyValueItem[] {
       value: (
         <>
           <KindTag kind={event.kind} /> <StatusBadge status={event.status} />
-          {event.success === null
-            ? null
-            : <>success: {String(event.success)}</>}
+          {event.success === null ? null : ` success: ${String(event.success)}`}
         </>
       ),
       hint: <CopyId value={event.event_id} label="event id" />,
