@@ -23,6 +23,7 @@ import type { TenantScope } from "../principal.ts";
 import { CompareBody } from "./traces_compare_body.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import type { PageSpec } from "../ui/page.ts";
+import { nextTurn } from "../ui/turn.ts";
 import {
   cleanParams,
   COMPARE_PATH,
@@ -84,7 +85,9 @@ async function loadCompare(
       ? readRootEvents(db, sideFilter(request.scope, side, name, scope))
       : Promise.resolve(null);
   const baseline = await read(request.baseline, "baseline");
+  await nextTurn();
   const candidate = await read(request.candidate, "candidate");
+  await nextTurn();
   return {
     ...empty,
     baseline: baseline && withoutEvents(baseline),

@@ -40,6 +40,7 @@ import { TraceOverviewPanel } from "../ui/components/trace_overview.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
+import { nextTurn } from "../ui/turn.ts";
 import {
   cleanParams,
   FIND_PATH,
@@ -121,21 +122,26 @@ async function loadFinder(
   const fields = page.q_matches?.map((m) => m.field) ?? [];
   const tenant = tenantOf(request.filter);
   const thread = threadOf(request, page);
+  await nextTurn();
+  const selected = request.selected
+    ? await selectedEvent(db, request.selected, tenant)
+    : null;
+  const evidence = thread === null
+    ? null
+    : await readThreadEvidence(db, thread, tenant);
+  await nextTurn();
+  const overview = await traceOverview(
+    db,
+    request.filter,
+    request.q === undefined ? {} : { q: request.q, fields },
+  );
   return {
     request: echo,
     provisioned: true,
-    selected: request.selected
-      ? await selectedEvent(db, request.selected, tenant)
-      : null,
+    selected,
     page,
-    thread_evidence: thread === null
-      ? null
-      : await readThreadEvidence(db, thread, tenant),
-    overview: await traceOverview(
-      db,
-      request.filter,
-      request.q === undefined ? {} : { q: request.q, fields },
-    ),
+    thread_evidence: evidence,
+    overview,
   };
 }
 

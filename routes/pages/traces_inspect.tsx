@@ -35,6 +35,7 @@ import {
 } from "../../lib/obs/query/mod.ts";
 import type { UiEnv } from "../ui/context.ts";
 import type { PageSpec } from "../ui/page.ts";
+import { nextTurn } from "../ui/turn.ts";
 import {
   cleanParams,
   INSPECT_PATH,
@@ -103,7 +104,10 @@ async function loadInspect(
   }
   const root = await readRootEvents(db, request.scope);
   const events = root.events;
+  await nextTurn();
   const profiles = await listCoverageProfiles(db);
+  const deletion = await rootDeletionEvidence(db, request, root);
+  await nextTurn();
   return {
     ...empty,
     root,
@@ -114,7 +118,7 @@ async function loadInspect(
     selected: events.find((e) => e.event_id === request.selected) ?? null,
     lineage: traceLineage(events),
     analysis: analyzeTrace(events),
-    deletion_evidence: await rootDeletionEvidence(db, request, root),
+    deletion_evidence: deletion,
     artifact: artifactEvidence(events, root.read_completeness),
     contract: contractEvidence(events, profiles, root.read_completeness),
   };

@@ -153,6 +153,7 @@ export async function findTraceRoots(
   await yieldTurn();
   const totals = await groupTotals(db, where, tenantWhere(filter, "x"), listed);
   const groups = listed.map((group, i) => ({ ...group, ...totals[i]! }));
+  await yieldTurn();
   const coverage = await groupsCoverage(db, groups);
   return {
     q: q ?? null,
