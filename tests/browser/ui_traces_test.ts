@@ -108,6 +108,11 @@ browserTest(
         /DROPPED[\s\S]*stale_version/,
       );
       await screenshot(page, "traces-inspect-incident-desktop");
+      await page.setViewportSize(VIEWPORTS.mobile);
+      await page.reload();
+      assert.equal(await scrollsHorizontally(page), false, "mobile");
+      await screenshot(page, "traces-inspect-incident-mobile");
+      await page.setViewportSize(VIEWPORTS.desktop);
       // Lane filter: only the supplied lane, only the events that supplied.
       await page.getByRole("link", { name: /^Supplied/ }).click();
       await page.waitForURL(/lane=supplied/);
