@@ -6,6 +6,7 @@ import { runRootEventId } from "../lib/runs/trace_events.ts";
 import type { Principal } from "../routes/principal.ts";
 import { traceCapabilities } from "../routes/ui/capabilities.ts";
 import { currentNavItem } from "../routes/ui/nav.ts";
+import { evidenceSentence } from "../routes/ui/trace_words.ts";
 import {
   parseFinderParams,
   runEvidenceHref,
@@ -369,4 +370,50 @@ Deno.test("trace pages without an index say how to create one", async () => {
       assert.match(await response.text(), /trace obs init/);
     }
   });
+});
+
+Deno.test("evidenceSentence() keeps reading and coverage apart and never claims more than was declared", () => {
+  const coverage = {
+    state: "partial" as const,
+    roots: 20,
+    declared_roots: 1,
+    covered_roots: 1,
+    gaps: [],
+  };
+  assert.equal(
+    evidenceSentence({
+      read_completeness: "complete",
+      instrumentation_coverage: "unknown",
+      outcome_verification: "unknown",
+    }),
+    "All stored events loaded; end-to-end coverage unknown.",
+  );
+  assert.equal(
+    evidenceSentence({
+      read_completeness: "partial",
+      instrumentation_coverage: "partial",
+      outcome_verification: "recorded",
+      coverage,
+    }, "one page"),
+    "Stored events loaded up to the bound (one page); end-to-end coverage partial: 19 of 20 tasks declare no coverage profile.",
+  );
+  assert.match(
+    evidenceSentence({
+      read_completeness: "complete",
+      instrumentation_coverage: "partial",
+      outcome_verification: "unknown",
+      coverage: {
+        ...coverage,
+        roots: 1,
+        gaps: [{
+          application_id: "a",
+          root_trace_id: "r",
+          profile: "p",
+          problem: "missing_stages",
+          missing_stages: ["delivery"],
+        }],
+      },
+    }),
+    /required stages not observed \(delivery\)/,
+  );
 });
