@@ -14,6 +14,7 @@ import { assessCoverage, type CoverageAssessment } from "../coverage.ts";
 import { type StoreName, STORES, type TraceEvent } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import { filterWhere } from "./_filter_sql.ts";
+import { yieldTurn } from "./_find_sql.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
@@ -54,6 +55,7 @@ export async function snapshotEvents(
   const stores = {} as EventSnapshot["stores"];
   const merged: { event: TraceEvent; untrusted: boolean }[] = [];
   for (const store of STORES) {
+    await yieldTurn();
     const matched = filterWhere({ ...filter, store });
     const where = aboveFloor(matched, floor);
     const rows = await readEventPage(db, {
