@@ -206,6 +206,21 @@ Deno.test("inspection shows lineage lanes, the 64-candidate selection and filter
       "task-42-llm",
     ]);
     assert.equal(body.root.events.length, 6, "the whole root is still read");
+    // The finder's thread selection narrows the read; one link reads the whole root.
+    const inThread = await (await get(
+      fixture,
+      `${base}&thread_id=none-of-these&from=q%3Dx`,
+    )).text();
+    assert.match(inThread, /No stored event of this root is in your scope/);
+    const partial = await (await get(
+      fixture,
+      `${base}&start_time=2026-11-29T10:01:40.200Z`,
+    )).text();
+    assert.match(partial, /3 events of agent support-bot/);
+    assert.match(
+      partial,
+      /href="\/traces\/inspect\?application_id=support-app&amp;root_trace_id=task-42&amp;agent_id=support-bot&amp;selected=task-42-select">Read the whole root/,
+    );
     assert.equal(body.root.instrumentation_coverage, "complete");
   });
 });

@@ -78,7 +78,16 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
         reason={data.statement}
         meta={
           <>
-            {headFacts(root, request.scope)}{" "}
+            {headFacts(root, request.scope)} {narrowedRead(request.scope)
+              ? (
+                <>
+                  <a class="nowrap" href={wholeRoot(params)}>
+                    Read the whole root
+                  </a>
+                  {" "}
+                </>
+              )
+              : null}
             <a class="nowrap" href={back}>Back to the finder</a>
           </>
         }
@@ -203,6 +212,30 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
     </>
   );
 };
+
+/** The selection parts that read only part of a root. */
+const PART_OF_ROOT = [
+  "thread_id",
+  "turn_id",
+  "run_id",
+  "start_time",
+  "end_time",
+] as const;
+
+function narrowedRead(scope: InspectData["request"]["scope"]): boolean {
+  return PART_OF_ROOT.some((key) => scope[key] !== undefined);
+}
+
+/** This inspection without the thread, turn, run and time selection. */
+function wholeRoot(params: URLSearchParams): string {
+  return hrefOf(
+    INSPECT_PATH,
+    withParams(
+      params,
+      Object.fromEntries(PART_OF_ROOT.map((key) => [key, null])),
+    ),
+  );
+}
 
 function lookupNote(view: PageView): string | null {
   const reason = unavailableBecause(view.principal, "artifact_lookup");
