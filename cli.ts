@@ -16,9 +16,9 @@ import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./cli/_suggest.ts";
 import { tableLines } from "./cli/_table.ts";
 import type { Subcommand } from "./cli/reference.ts";
-import { errorMessage, TraceError, UsageError } from "./lib/errors.ts";
+import { errorMessage, UsageError } from "./lib/errors.ts";
 
-/** Exit codes: 0 PASS, 1 FAIL (or a broken ledger), 2 INCONCLUSIVE or usage/config error. */
+/** Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, a usage/config error or a refusal (a broken ledger too). */
 export const EXIT = { pass: 0, fail: 1, inconclusive: 2, usage: 2 } as const;
 
 const VERSION = "0.1.0";
@@ -37,21 +37,6 @@ interface Group {
 
 type Entry = Leaf | Group;
 
-/** A leaf of a group whose file still dispatches on its own first argument. */
-function delegate(
-  summary: string,
-  sub: string,
-  load: () => Promise<Command>,
-): Leaf {
-  return {
-    summary,
-    load: async () => {
-      const command = await load();
-      return (args, io) => command([sub, ...args], io);
-    },
-  };
-}
-
 const external = () => import("./cli/external.ts");
 const targets = () => import("./cli/targets.ts");
 const regressions = () => import("./cli/regressions.ts");
@@ -60,13 +45,18 @@ const obs = () => import("./cli/obs.ts");
 const events = () => import("./cli/events.ts");
 const reference = async (sub: Subcommand) =>
   (await import("./cli/reference.ts")).referenceSubcommand(sub);
-const ledger = async () => (await import("./cli/ledger.ts")).ledger;
+const ledger = () => import("./cli/ledger.ts");
+const audit = () => import("./cli/audit.ts");
 
 const COMMANDS: Record<string, Entry> = {
   quickstart: {
     summary:
       "Run the demo app healthy and with a defect, and show both verdicts",
     load: async () => (await import("./cli/quickstart.ts")).quickstart,
+  },
+  init: {
+    summary: "Write a commented starter config for your staging adapter",
+    load: async () => (await import("./cli/init.ts")).init,
   },
   demo: {
     summary: "Serve the demo staging app (optionally with --defect NAME)",
@@ -100,7 +90,7 @@ const COMMANDS: Record<string, Entry> = {
         load: async () => (await targets()).externalRegister,
       },
       targets: {
-        summary: "List registered targets",
+        summary: "List registered targets with their runs (--all: retired too)",
         load: async () => (await targets()).externalTargets,
       },
       save: {
@@ -118,6 +108,19 @@ const COMMANDS: Record<string, Entry> = {
       show: {
         summary: "Show a run (completed, running or interrupted)",
         load: async () => (await runs()).externalShow,
+      },
+      runs: {
+        summary:
+          "List runs, newest first (filter by target, verdict, kind, state)",
+        load: async () => (await runs()).externalRuns,
+      },
+      cleanup: {
+        summary: "Delete what a run left behind and record it in the ledger",
+        load: async () => (await import("./cli/cleanup.ts")).externalCleanup,
+      },
+      retire: {
+        summary: "Retire a target: hidden from listings, refused for new runs",
+        load: async () => (await targets()).externalRetire,
       },
       regressions: {
         summary: "List saved regressions with status and last result",
@@ -183,7 +186,8 @@ const COMMANDS: Record<string, Entry> = {
     },
   },
   obs: {
-    summary: "Index maintenance: init, backfill, parity, retention, expiry",
+    summary:
+      "Index maintenance: init, backfill, parity, retention, expiry, erasure",
     commands: {
       init: {
         summary: "Provision the observability tables (reads never do)",
@@ -213,16 +217,48 @@ const COMMANDS: Record<string, Entry> = {
         summary: "Versions, counts, links, latency, readiness and alerts",
         load: async () => (await obs()).obsHealthCommand,
       },
+      erase: {
+        summary:
+          "Forget a user, thread, memory or events (dry run first; receipts)",
+        load: async () => (await obs()).obsErase,
+      },
+      propagation: {
+        summary: "Show or set which applications propagate memory deletions",
+        load: async () => (await obs()).obsPropagation,
+      },
+    },
+  },
+  audit: {
+    summary: "The audit trail of privileged operator actions",
+    about:
+      "Reveals, account resolutions, artifact lookups, replay plans and drafts, and refused attempts, as hash-chained entries in the data directory's database. Entries hold no content, tokens or emails.",
+    commands: {
+      list: {
+        summary:
+          "Newest entries first (operator, action, outcome, targets, reason)",
+        load: async () => (await audit()).auditList,
+      },
+      verify: {
+        summary: "Recompute every entry's digest and the chain",
+        load: async () => (await audit()).auditVerify,
+      },
     },
   },
   ledger: {
-    summary: "The ledger's integrity",
+    summary: "The ledger's integrity, its head and its backup",
     commands: {
-      verify: delegate(
-        "Recompute every digest and the chain",
-        "verify",
-        ledger,
-      ),
+      verify: {
+        summary: "Recompute every digest and the chain (--expect-head HEAD)",
+        load: async () => (await ledger()).ledgerVerify,
+      },
+      head: {
+        summary: "Print the verified head, to keep outside the database",
+        load: async () => (await ledger()).ledgerHeadCommand,
+      },
+      backup: {
+        summary: "Write a consistent single-file copy of the database",
+        load: async () => (await ledger()).ledgerBackup,
+      },
     },
   },
 };
@@ -289,11 +325,12 @@ function groupUsage(name: string, group: Group): string {
   ].join("\n");
 }
 
-/** Maps a thrown error to its exit code (the one place that does). */
-export function exitCodeFor(error: unknown): number {
-  if (error instanceof TraceError && error.code === "ledger_integrity") {
-    return EXIT.fail;
-  }
+/**
+ * Maps a thrown error to its exit code (the one place that does). Every
+ * error is 2, a broken ledger too: a reader refuses it rather than present
+ * or act on it, and a gate must never pass on it.
+ */
+export function exitCodeFor(_error: unknown): number {
   return EXIT.usage;
 }
 

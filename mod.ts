@@ -32,6 +32,42 @@
  * await recorder.record({ kind: "memory_search", thread_id: "t-1" });
  * ```
  *
+ * @example Forget a user: dry run, then apply with the printed confirmation
+ * ```ts
+ * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "./mod.ts";
+ *
+ * const db = await openDb({ dataDir: "./.trace" });
+ * const key = await erasureKey("./.trace");
+ * const subject = parseErasureSubject({ application_id: "app-1", user_id: "u-42" });
+ * const plan = await planSubjectErasure(db, subject, { key });
+ * const { receipt } = await eraseSubject(db, subject, plan.confirmation, { key });
+ * console.log(receipt.receipt.receipt_id, receipt.head);
+ * ```
+ *
+ * @example Mount the trace UI in a host program, with operator accounts and host hooks
+ * ```ts
+ * import { AccountBook, ALL_MIGRATIONS, createApp, migrate, openDb } from "./mod.ts";
+ *
+ * const db = await openDb({ dataDir: "./.trace" });
+ * await migrate(db, ALL_MIGRATIONS);
+ * const accounts = new AccountBook({
+ *   "support-1": { token: Deno.env.get("SUPPORT_TOKEN")!, role: "analyst", application_id: "app-1" },
+ * });
+ * const users = new Map([["ada@example.com", "user-17"]]);
+ * const app = createApp({
+ *   db,
+ *   accounts, // accounts.replace({...}) later takes effect on the next request
+ *   identityResolver: ({ email }) => {
+ *     const user_id = users.get(email);
+ *     if (!user_id) throw new Error("no such account");
+ *     return { user_id, application_id: "app-1" };
+ *   },
+ *   artifactResolver: () => ({ ownership_verified: true, exists: true }),
+ *   resourceAuthorizer: ({ tenant }) => tenant.application_id === "app-1",
+ * });
+ * Deno.serve({ hostname: "127.0.0.1", port: 8788 }, app.fetch);
+ * ```
+ *
  * @example Serve the demo's memory pipeline with a defect preset, in process
  * ```ts
  * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "./mod.ts";
@@ -190,6 +226,40 @@ export {
 } from "./lib/obs/maint/mod.ts";
 export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
 
+// Trace forgets too: subject erasure, receipts, propagation, the self-contract adapter
+export {
+  erasureKey,
+  type ErasureParticipant,
+  type ErasurePlan,
+  type ErasureResult,
+  type ErasureSubject,
+  type ErasureSubjectInput,
+  type ErasureTarget,
+  parseErasureSubject,
+  registerErasureParticipant,
+  setErasurePropagation,
+} from "./lib/obs/maint/mod.ts";
+export {
+  type AppliedErasure,
+  enableErasurePropagation,
+  eraseSubject,
+  type ErasureVerification,
+  planSubjectErasure,
+  type PropagationOptions,
+  verifyErasure,
+} from "./lib/runs/mod.ts";
+export {
+  type ErasureReceipt,
+  listReceipts,
+  readReceipt,
+} from "./lib/ledger/erasure_receipts.ts";
+export {
+  createSelfStagingAdapter,
+  SELF_STAGING_APPLICATION,
+  type SelfStagingAdapter,
+} from "./lib/obs/self_contract/mod.ts";
+export { handlerTransport } from "./lib/reference/transport.ts";
+
 // MCP tools (any transport of the SDK)
 export {
   createTraceMcpServer,
@@ -248,4 +318,38 @@ export {
   type LoginTokenCheck,
   type OneTimeLogin,
 } from "./routes/one_time_login.ts";
-export type { Principal, Role, TenantScope } from "./routes/principal.ts";
+
+// Operator security: accounts and roles, host hooks, the audit trail, replay drafts
+export {
+  AccountBook,
+  type AccountsConfig,
+  type Action,
+  ACTIONS,
+  type ArtifactRequest,
+  type ArtifactResolver,
+  type ArtifactState,
+  type AuditEntry,
+  type AuditListOptions,
+  type AuditVerification,
+  type AuthorizationRequest,
+  can,
+  type Capabilities,
+  describeCapabilities,
+  type HostHooks,
+  type IdentityRequest,
+  type IdentityResolution,
+  type IdentityResolver,
+  listAudit,
+  listDrafts,
+  narrowScope,
+  parseAccounts,
+  type Principal,
+  type ReplayDraft,
+  type ReplayPlan,
+  type ResourceAuthorizer,
+  type ResourceRef as HostResourceRef,
+  type Role,
+  ROLES,
+  type TenantScope,
+  verifyAudit,
+} from "./lib/auth/mod.ts";

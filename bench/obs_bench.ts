@@ -11,6 +11,13 @@
  * the query API packages it. Machines are shared and noisy, so the ratios
  * matter more than the absolute numbers.
  *
+ * At each size it also times health and summaries, and how long each holds
+ * the event loop (the longest gap a 2 ms timer sees): a fresh `obsHealth`,
+ * a `HealthMonitor` report once its link checks are kept (and 20 callers at
+ * once), and a summary with and without an indexed scope. Last, it posts
+ * each denial-of-service body of `tests/_obs_dos.ts` (in a process of its
+ * own) and reports the answer, its time and the memory it cost.
+ *
  * Usage: deno run -A bench/obs_bench.ts [--max N] [--json]
  *
  * @module
@@ -29,7 +36,7 @@ import {
   queryTraceEvents,
   summarizeTraceEvents,
 } from "../lib/obs/query/mod.ts";
-import { percentile } from "../lib/obs/maint/mod.ts";
+import { HealthMonitor, obsHealth, percentile } from "../lib/obs/maint/mod.ts";
 
 const SIZES = [10_000, 100_000, 1_000_000] as const;
 const BUNDLE = 500;
@@ -68,6 +75,79 @@ interface Row {
   pagedCount: number;
   duplicates: number;
   dbBytes: number;
+  health: HealthFigures;
+}
+
+/** Timings of health and summaries at one size, with the longest event-loop gap each caused. */
+interface HealthFigures {
+  freshMs: number;
+  freshGapMs: number;
+  keptP50Ms: number;
+  keptP95Ms: number;
+  keptGapMs: number;
+  concurrent20Ms: number;
+  summaryScopedMs: number;
+  summaryScopedGapMs: number;
+  summaryUnscopedMs: number;
+  summaryUnscopedGapMs: number;
+}
+
+/** Runs `fn` and reports its time and the longest gap a 2 ms timer saw meanwhile. */
+async function timedWithGap(
+  fn: () => Promise<unknown>,
+): Promise<{ ms: number; gapMs: number }> {
+  let last = performance.now();
+  let gap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+  }, 2);
+  try {
+    const t0 = performance.now();
+    last = t0;
+    await fn();
+    const ms = performance.now() - t0;
+    gap = Math.max(gap, performance.now() - last);
+    return { ms, gapMs: gap };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function measureHealth(db: TraceDb): Promise<HealthFigures> {
+  const fresh = await timedWithGap(() => obsHealth(db, { latencySamples: 1 }));
+  const monitor = new HealthMonitor(db, { processCounters: true });
+  await monitor.report();
+  const kept: number[] = [];
+  let keptGap = 0;
+  for (let i = 0; i < 20; i++) {
+    const run = await timedWithGap(() => monitor.report());
+    kept.push(run.ms);
+    keptGap = Math.max(keptGap, run.gapMs);
+  }
+  const concurrent = await timedWithGap(() =>
+    Promise.all(Array.from({ length: 20 }, () => monitor.report()))
+  );
+  await monitor.idle();
+  const scoped = await timedWithGap(() =>
+    summarizeTraceEvents(db, { application_id: APP })
+  );
+  const unscoped = await timedWithGap(() =>
+    summarizeTraceEvents(db, { kinds: ["llm_call"] })
+  );
+  return {
+    freshMs: fresh.ms,
+    freshGapMs: fresh.gapMs,
+    keptP50Ms: percentile(kept, 50),
+    keptP95Ms: percentile(kept, 95),
+    keptGapMs: keptGap,
+    concurrent20Ms: concurrent.ms,
+    summaryScopedMs: scoped.ms,
+    summaryScopedGapMs: scoped.gapMs,
+    summaryUnscopedMs: unscoped.ms,
+    summaryUnscopedGapMs: unscoped.gapMs,
+  };
 }
 
 /** Events of bundle `b`: a root followed by its children, in time order. */
@@ -422,7 +502,11 @@ async function runSize(
     const { indexSeconds, validateSeconds } = await indexWorkload(db, events);
     log(`${events} events: paging`);
     const { timings, paged, duplicates } = await pageThrough(db);
-    const summary = await summarizeTraceEvents(db, { application_id: APP });
+    const summary = await summarizeTraceEvents(db, { application_id: APP }, {
+      maxEvents: Number.MAX_SAFE_INTEGER,
+    });
+    log(`${events} events: health and summaries`);
+    const health = await measureHealth(db);
     log(`${events} events: floor`);
     const floorPageTimings = await floorPages(db.client, events, "packaged");
     const rowPageTimings = await floorPages(db.client, events, "rows");
@@ -457,6 +541,7 @@ async function runSize(
       pagedCount: paged,
       duplicates,
       dbBytes: await dbBytes(db.client),
+      health,
     };
   } finally {
     db.close();
@@ -494,6 +579,64 @@ function renderTable(rows: Row[]): string {
   return lines.join("\n");
 }
 
+/** The health and summary table: each time with the longest event-loop gap it caused. */
+function renderHealthTable(rows: Row[]): string {
+  const lines = [
+    "| events | obsHealth, fresh (ms) / loop gap | monitor report p50 / p95 (ms) / loop gap | 20 callers at once (ms) | summary, tenant (ms) / loop gap | summary, kind only (ms) / loop gap |",
+    "|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const r of rows) {
+    const h = r.health;
+    lines.push(
+      `| ${r.events.toLocaleString("en-US")} | ${f(h.freshMs, 0)} / ${
+        f(h.freshGapMs, 0)
+      } | ${f(h.keptP50Ms, 1)} / ${f(h.keptP95Ms, 1)} / ${
+        f(h.keptGapMs, 0)
+      } | ${f(h.concurrent20Ms, 0)} | ${f(h.summaryScopedMs, 0)} / ${
+        f(h.summaryScopedGapMs, 0)
+      } | ${f(h.summaryUnscopedMs, 0)} / ${f(h.summaryUnscopedGapMs, 0)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** What one denial-of-service body cost, as `tests/_obs_dos.ts` reports it. */
+interface DosRow {
+  body: string;
+  gzipped_bytes: number;
+  status: number;
+  seconds: number;
+  rss_growth_mb: number;
+}
+
+async function measureDosBodies(): Promise<DosRow[]> {
+  const rows: DosRow[] = [];
+  for (const body of ["otlp-protobuf", "otlp-json", "ndjson", "json-array"]) {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tests/_obs_dos.ts", body],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    rows.push(JSON.parse(new TextDecoder().decode(output.stdout)) as DosRow);
+  }
+  return rows;
+}
+
+function renderDosTable(rows: DosRow[]): string {
+  const lines = [
+    "| body | gzipped | answer | seconds | resident memory growth (MB) |",
+    "|---|---:|---:|---:|---:|",
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.body} | ${
+        (r.gzipped_bytes / 1024).toFixed(1)
+      } KiB | ${r.status} | ${f(r.seconds)} | ${f(r.rss_growth_mb, 0)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
 /** How the floors are measured, printed under the table. */
 const FLOOR_NOTE = [
   "Floors, on the same machine and database:",
@@ -503,10 +646,11 @@ const FLOOR_NOTE = [
   "- page: one raw keyset SELECT of 251 rows (a page plus the row that says whether more exist) over the tenant index, packaged by SQLite as one JSON array and parsed, as the query API reads; the row-by-row column fetches the same rows one by one.",
 ].join("\n");
 
-function renderTargets(rows: Row[]): string {
+const mark = (ok: boolean) => ok ? "met" : "not met";
+
+function renderTargets(rows: Row[], dos: DosRow[]): string {
   const lines: string[] = [];
   const at = (n: number) => rows.find((r) => r.events === n);
-  const mark = (ok: boolean) => ok ? "met" : "not met";
   const small = at(10_000);
   if (small) {
     lines.push(
@@ -542,7 +686,42 @@ function renderTargets(rows: Row[]): string {
       }x of the plain-table floor, ${mark(plain <= 2)}`,
     );
   }
+  lines.push(...healthTargets(rows, dos));
   return lines.join("\n");
+}
+
+/** Targets of health, summaries and the denial-of-service bodies. */
+function healthTargets(rows: Row[], dos: DosRow[]): string[] {
+  const lines: string[] = [];
+  for (const r of rows) {
+    const h = r.health;
+    const n = r.events.toLocaleString("en-US");
+    const gap = Math.max(
+      h.freshGapMs,
+      h.keptGapMs,
+      h.summaryScopedGapMs,
+      h.summaryUnscopedGapMs,
+    );
+    lines.push(
+      `- health (monitor report) p95 < 100 ms at ${n}: ${
+        f(h.keptP95Ms, 1)
+      } ms, ${
+        mark(h.keptP95Ms < 100)
+      }; longest event-loop gap of health and summaries: ${f(gap, 0)} ms, ${
+        mark(gap < 200)
+      } (< 200 ms)`,
+    );
+  }
+  for (const d of dos) {
+    const ok = (d.status === 413 || d.status === 400) && d.seconds < 1 &&
+      d.rss_growth_mb < 300;
+    lines.push(
+      `- ${d.body} body refused in < 1 s with < 300 MB: ${d.status} in ${
+        f(d.seconds)
+      } s, ${f(d.rss_growth_mb, 0)} MB, ${mark(ok)}`,
+    );
+  }
+  return lines;
 }
 
 const USAGE = "usage: deno task bench:obs [--max N] [--json]";
@@ -580,12 +759,16 @@ async function main(args: string[]): Promise<number> {
   for (const size of SIZES.filter((n) => n <= max)) {
     rows.push(await runSize(size, log));
   }
+  log("denial-of-service bodies");
+  const dos = await measureDosBodies();
   // deno-lint-ignore no-console
   console.log(
     values.json
-      ? JSON.stringify(rows)
-      : `${renderTable(rows)}\n\n${FLOOR_NOTE}\n\nTargets:\n${
-        renderTargets(rows)
+      ? JSON.stringify({ sizes: rows, dos })
+      : `${renderTable(rows)}\n\n${FLOOR_NOTE}\n\nHealth and summaries:\n\n${
+        renderHealthTable(rows)
+      }\n\nDenial-of-service bodies:\n\n${renderDosTable(dos)}\n\nTargets:\n${
+        renderTargets(rows, dos)
       }`,
   );
   return rows.every((r) =>

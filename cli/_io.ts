@@ -44,21 +44,27 @@ export function processIo(): CliIo {
 /** First SIGINT/SIGTERM aborts the returned signal; a second exits with 130. */
 function interruptSignal(err: (text: string) => void): AbortSignal {
   const controller = new AbortController();
-  const onSignal = () => {
+  const onSignal = (name: "SIGINT" | "SIGTERM") => {
+    // SIGTERM comes from service managers and CI, Ctrl-C from a person.
+    const term = name === "SIGTERM";
     if (controller.signal.aborted) {
       err(
-        "\ninterrupted again: exiting now\n",
+        term
+          ? "received SIGTERM again, exiting now\n"
+          : "\ninterrupted again: exiting now\n",
       );
       Deno.exit(130);
     }
     err(
-      "\ninterrupted: finishing up; press Ctrl-C again to exit at once\n",
+      term
+        ? "received SIGTERM, shutting down\n"
+        : "\ninterrupted: finishing up; press Ctrl-C again to exit at once\n",
     );
     controller.abort();
   };
   for (const name of ["SIGINT", "SIGTERM"] as const) {
     try {
-      Deno.addSignalListener(name, onSignal);
+      Deno.addSignalListener(name, () => onSignal(name));
     } catch {
       // SIGTERM listeners are not supported on Windows; Ctrl-C still is.
     }

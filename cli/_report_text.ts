@@ -117,21 +117,21 @@ function cleanupLines(report: RunReport): string[] {
     } s`,
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
-  if (!c.cleanup_complete && report.kind === "reference") {
-    lines.push(
-      "  The reference system was discarded after its run: nothing is left to remove",
-    );
-  } else if (!c.cleanup_complete) {
-    const known = c.problems.some((p) =>
-      p.includes(" left in the ") || p.includes("still retrievable")
-    );
-    lines.push(
-      known
-        ? `  Remove the remaining synthetic records with your staging tools: namespaces ${report.namespaces.test} and ${report.namespaces.control}`
-        : `  Trace could not confirm their removal: check namespaces ${report.namespaces.test} and ${report.namespaces.control} with your staging tools`,
-    );
-  }
+  if (!c.cleanup_complete) lines.push(cleanupHint(report));
   return lines;
+}
+
+/** What to do about an incomplete cleanup: the command that removes what is left. */
+function cleanupHint(report: RunReport): string {
+  if (report.kind === "reference") {
+    return "  The reference system was discarded after its run: nothing is left to remove";
+  }
+  const known = report.cleanup.problems.some((p) =>
+    p.includes(" left in the ") || p.includes("still retrievable")
+  );
+  return known
+    ? `  Remove the remaining synthetic records (namespaces ${report.namespaces.test} and ${report.namespaces.control}) with: trace external-cleanup ${report.run_id}`
+    : `  Trace could not confirm their removal (namespaces ${report.namespaces.test} and ${report.namespaces.control}); retry with: trace external-cleanup ${report.run_id}`;
 }
 
 /** Renders a plan as plain text. */

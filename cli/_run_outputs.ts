@@ -1,15 +1,14 @@
 /**
- * What `external-run` and `external-replay` share: output files reserved
- * before the run, the run's options wired to the terminal, the ledger line,
- * the output files, the rendered report and the exit code of a verdict.
+ * What `external-run` and `external-replay` share: outputs reserved before
+ * the run, the run's options wired to the terminal, the ledger line, the
+ * report on stdout, the result files, the next steps and the exit code of a
+ * verdict.
  *
  * @module
  */
 
-import { dbLocation } from "../lib/db.ts";
-import { resolve } from "node:path";
-import { redactDbUrl, type TraceDb } from "../lib/db.ts";
-import { UsageError } from "../lib/errors.ts";
+import { dbLocation, redactDbUrl, type TraceDb } from "../lib/db.ts";
+import { formatHead } from "../lib/ledger/head.ts";
 import {
   regressionIdFor,
   type RegressionView,
@@ -19,21 +18,24 @@ import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import type {
   ExternalRunOptions,
   ExternalRunOutcome,
+  RunRecording,
 } from "../lib/runs/mod.ts";
+import { writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
-import {} from "./_args.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
+import {
+  type Output,
+  OUTPUT_FLAGS,
+  type OutputValues,
+  type ReservedOutputs,
+  reserveOutputs,
+} from "./_outputs.ts";
 import { progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
 
-/** Output flags of commands that run the contract (`external-run`, `external-replay`). */
-export const OUTPUT_FLAGS = {
-  output: { type: "string" },
-  junit: { type: "string" },
-  "summary-md": { type: "string" },
-} as const;
+export { OUTPUT_FLAGS };
 
 /** The `--data-dir` / `--db` flag values. */
 export type DataValues = {
@@ -42,94 +44,19 @@ export type DataValues = {
 };
 
 /** Flag values of a command that runs the contract. */
-export type RunValues = DataValues & {
-  output?: string | undefined;
-  junit?: string | undefined;
-  "summary-md"?: string | undefined;
-  json?: boolean | undefined;
-};
+export type RunValues = DataValues & OutputValues;
 
-/** Exit code of a verdict: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (the one mapping). */
-export function exitCodeOf(verdict: Verdict): number {
+/** Exit code of a verdict: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (and a run still running): the one mapping. */
+export function exitCodeOf(verdict: Verdict | "RUNNING"): number {
   return verdict === "PASS" ? 0 : verdict === "FAIL" ? 1 : 2;
 }
 
-/** Output paths of a run, each reserved (created empty, exclusively) before the run starts. */
-export interface ReservedOutputs {
-  output?: string;
-  junit?: string;
-  summaryMd?: string;
-  /** Removes reserved files that were never written (the run failed early). */
-  release(): Promise<void>;
-}
-
-type OutputKey = keyof Omit<ReservedOutputs, "release">;
-
-/**
- * Creates every requested output file exclusively before the run, so a
- * clash with an existing file or with a concurrent run is refused up front
- * and a finished run is never lost to it.
- */
-export async function reserveOutputs(
-  values: RunValues,
-): Promise<ReservedOutputs> {
-  const wanted = wantedOutputs(values);
-  const created: string[] = [];
-  const reserved: ReservedOutputs = {
-    release: async () => {
-      for (const path of created) await Deno.remove(path).catch(() => {});
-    },
-  };
-  for (const [key, flag, path] of wanted) {
-    try {
-      const file = await Deno.open(path, {
-        createNew: true,
-        write: true,
-        mode: 0o600,
-      });
-      file.close();
-    } catch (error) {
-      await reserved.release();
-      const why = error instanceof Deno.errors.AlreadyExists
-        ? "the file already exists (or another run reserved it); choose a new path"
-        : fileProblem(error, "write");
-      throw new UsageError(`Cannot write ${flag} ${path}: ${why}`);
-    }
-    created.push(path);
-    reserved[key] = path;
-  }
-  return reserved;
-}
-
-function wantedOutputs(values: RunValues): [OutputKey, string, string][] {
-  const wanted: [OutputKey, string, string][] = [];
-  if (values.output) wanted.push(["output", "--output", values.output]);
-  if (values.junit) wanted.push(["junit", "--junit", values.junit]);
-  if (values["summary-md"]) {
-    wanted.push(["summaryMd", "--summary-md", values["summary-md"]]);
-  }
-  const seen = new Map<string, string>();
-  for (const [, flag, path] of wanted) {
-    const other = seen.get(resolve(path));
-    if (other) {
-      throw new UsageError(
-        `Cannot write ${flag} ${path}: ${other} names the same file; choose distinct paths`,
-      );
-    }
-    seen.set(resolve(path), flag);
-  }
-  return wanted;
-}
-
-/** Writes a report file without ever replacing an existing one. */
+/** Writes a report file whole, never replacing an existing one (no partial file on a full disk). */
 export async function writeReportFile(
   path: string,
   report: unknown,
 ): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n", {
-    createNew: true,
-    mode: 0o600,
-  });
+  await writeFileWhole(path, JSON.stringify(report, null, 2) + "\n");
 }
 
 /** Quotes one shell word when it needs quoting. */
@@ -147,46 +74,37 @@ export function dataFlagsOf(values: DataValues): string {
   return parts.map(shellWord).map((w) => ` ${w}`).join("");
 }
 
-/** The exact command that replays (or saves and replays) what `report` found. */
-export function replayCommandOf(
+/** What to run next: save a new FAIL first, then, once the application is fixed, replay. */
+export interface NextSteps {
+  /** Saves this FAIL as a regression; `null` when it is a replay already, or not a FAIL. */
+  save: string | null;
+  /** Replays the regression (or reruns the target when there is none). */
+  replay: string;
+}
+
+/** The exact commands that save and replay what `report` found. */
+export function nextSteps(
   report: RunReport,
   regressionId: string | null,
   values: DataValues,
-): string {
+): NextSteps {
   const data = dataFlagsOf(values);
-  if (regressionId) return `trace external-replay ${regressionId}${data}`;
+  if (regressionId) {
+    return {
+      save: null,
+      replay: `trace external-replay ${regressionId}${data}`,
+    };
+  }
   if (report.verdict === "FAIL") {
-    return `trace external-save ${report.run_id}${data} && trace external-replay ${
-      regressionIdFor(report.run_id)
-    }${data}`;
+    return {
+      save: `trace external-save ${report.run_id}${data}`,
+      replay: `trace external-replay ${regressionIdFor(report.run_id)}${data}`,
+    };
   }
-  return `trace external-run --target ${shellWord(report.target.id)}${data}`;
-}
-
-async function writeRunOutputs(
-  report: RunReport,
-  outputs: ReservedOutputs,
-  summary: { replayCommand: string; regressionId: string | null },
-  io: CliIo,
-): Promise<void> {
-  if (outputs.output) {
-    await Deno.writeTextFile(
-      outputs.output,
-      JSON.stringify(report, null, 2) + "\n",
-    );
-    io.err(`report: ${outputs.output}\n`);
-  }
-  if (outputs.junit) {
-    await Deno.writeTextFile(outputs.junit, renderJunit(report));
-    io.err(`junit: ${outputs.junit}\n`);
-  }
-  if (outputs.summaryMd) {
-    await Deno.writeTextFile(
-      outputs.summaryMd,
-      renderSummaryMarkdown(report, summary),
-    );
-    io.err(`summary: ${outputs.summaryMd}\n`);
-  }
+  return {
+    save: null,
+    replay: `trace external-run --target ${shellWord(report.target.id)}${data}`,
+  };
 }
 
 /** The run options every contract command wires to the terminal. */
@@ -209,10 +127,13 @@ export interface ContractCommandOptions {
 }
 
 /**
- * The body of `external-run` and `external-replay`: reserves the outputs,
- * runs `start`, reports where the ledger row went, writes the outputs,
- * renders the result and returns the verdict's exit code. Reserved files
- * are removed when the run fails before writing them.
+ * The body of `external-run` and `external-replay` (which wrap it in
+ * `withJsonErrors`: it prints nothing before it can still fail): reserves the outputs,
+ * runs `start`, says where the report is kept, prints it on stdout (always,
+ * even when nothing else could keep it), writes the result files, prints the
+ * next steps and returns the verdict's exit code (2 instead of 0 when a
+ * result asked for could not be kept). Reserved files that were not written
+ * are removed.
  */
 export async function runContractCommand(
   io: CliIo,
@@ -220,57 +141,139 @@ export async function runContractCommand(
 ): Promise<number> {
   const { values } = options;
   const outputs = await reserveOutputs(values);
-  let written = false;
   try {
     return await withDataContext(
       values,
       io,
       { write: true },
       async ({ db, dataDir }) => {
-        const outcome = await options.start(db, runHooks(dataDir, io));
-        const { report, regression } = outcome;
-        const regressionId = regression?.regression_id ?? null;
-        if (outcome.recording.kept_in === "ledger") {
-          io.err(
-            `ledger: ${
-              regressionId
-                ? `replay ${report.run_id} of ${regressionId}`
-                : `run ${report.run_id}`
-            } recorded in ${dbLocation(db)}\n`,
-          );
-        }
-        warnAboutOutcome(io, outcome);
-        const replayCommand = replayCommandOf(report, regressionId, values);
-        written = true;
-        await writeRunOutputs(report, outputs, {
-          replayCommand,
-          regressionId,
-        }, io);
-        if (values.json) {
-          printJson(io, regression ? { regression, report } : report);
-        } else {
-          io.out(
-            renderReport(report) +
-              (regression ? lifecycleLine(regression, report) : ""),
-          );
-        }
-        if (!regression && report.verdict === "FAIL") {
-          io.err(`replay: ${replayCommand}\n`);
-        }
-        return exitCodeOf(report.verdict);
+        const run = await options.start(db, runHooks(dataDir, io));
+        return await finishRun(io, values, db, run, outputs);
       },
     );
   } finally {
-    if (!written) await outputs.release();
+    await outputs.release();
   }
 }
 
-/** Says on stderr where a report the ledger could not take was kept, and whether its trace was lost. */
+async function finishRun(
+  io: CliIo,
+  values: RunValues,
+  db: TraceDb,
+  run: ContractRun,
+  outputs: ReservedOutputs,
+): Promise<number> {
+  const { report, regression, recording } = run;
+  if (recording.kept_in === "ledger") io.err(ledgerLine(run, dbLocation(db)));
+  warnAboutOutcome(io, run);
+  const steps = nextSteps(report, regression?.regression_id ?? null, values);
+  const rendered = renderOutputs(run, steps);
+  io.out(stdoutText(run, values, outputs, rendered));
+  let lost = recording.kept_in === "nowhere";
+  for (const output of outputs.outputs) {
+    if (output === outputs.stdout) continue;
+    const text = rendered[output.kind];
+    lost = !await writeOutput(io, outputs, output, text) || lost;
+  }
+  if (steps.save) {
+    io.err(
+      `next: ${steps.save}\nthen, after you fix the application: ${steps.replay}\n`,
+    );
+  }
+  const code = exitCodeOf(report.verdict);
+  return lost && code === 0 ? 2 : code;
+}
+
+function ledgerLine(run: ContractRun, location: string): string {
+  const { report, regression, recording } = run;
+  const what = regression
+    ? `replay ${report.run_id} of ${regression.regression_id}`
+    : `run ${report.run_id}`;
+  const head = recording.kept_in === "ledger" && recording.head
+    ? `; head ${formatHead(recording.head)}`
+    : "";
+  return `ledger: ${what} recorded in ${location}${head}\n`;
+}
+
+/** What stdout gets: the JSON answer, the result named `-`, or the text report. */
+function stdoutText(
+  run: ContractRun,
+  values: RunValues,
+  outputs: ReservedOutputs,
+  rendered: Record<Output["kind"], string>,
+): string {
+  const { report, regression } = run;
+  if (values.json) {
+    return JSON.stringify(regression ? { regression, report } : report) + "\n";
+  }
+  if (outputs.stdout) return rendered[outputs.stdout.kind];
+  return renderReport(report) +
+    (regression ? lifecycleLine(regression, report) : "");
+}
+
+/** The text of each result file. */
+function renderOutputs(
+  run: ContractRun,
+  steps: NextSteps,
+): Record<Output["kind"], string> {
+  const { report, regression } = run;
+  const ledgerHead = headOf(run.recording);
+  return {
+    output: JSON.stringify(report, null, 2) + "\n",
+    junit: renderJunit(report, { ledgerHead }),
+    summaryMd: renderSummaryMarkdown(report, {
+      saveCommand: steps.save,
+      replayCommand: steps.replay,
+      regressionId: regression?.regression_id ?? null,
+      ledgerHead,
+    }),
+  };
+}
+
+function headOf(recording: RunRecording): string | null {
+  return recording.kept_in === "ledger" && recording.head
+    ? formatHead(recording.head)
+    : null;
+}
+
+/** Writes one result file; on failure warns, leaves nothing behind and returns false. */
+async function writeOutput(
+  io: CliIo,
+  outputs: ReservedOutputs,
+  output: Output,
+  text: string,
+): Promise<boolean> {
+  try {
+    await outputs.write(output, text);
+    io.err(`${LABELS[output.kind]}: ${output.path}\n`);
+    return true;
+  } catch (error) {
+    io.err(
+      `warning: Cannot write ${output.flag} ${output.path}: ${
+        fileProblem(error, "write")
+      }; the report is on stdout above\n`,
+    );
+    return false;
+  }
+}
+
+const LABELS: Record<Output["kind"], string> = {
+  output: "report",
+  junit: "junit",
+  summaryMd: "summary",
+};
+
+/** Says on stderr where a report the ledger could not take was kept (if anywhere), and whether its trace was lost. */
 export function warnAboutOutcome(io: CliIo, outcome: ExternalRunOutcome): void {
   const { recording, trace, report } = outcome;
   if (recording.kept_in === "file") {
     io.err(
       `warning: Cannot record run ${report.run_id} in the ledger (${recording.reason}); its completed report is kept at ${recording.path}\n`,
+    );
+  }
+  if (recording.kept_in === "nowhere") {
+    io.err(
+      `warning: Cannot keep run ${report.run_id} anywhere (${recording.reason}); its report is only on stdout: save it from there\n`,
     );
   }
   if (trace.status === "failed") {

@@ -24,6 +24,7 @@ import {
 import { MemoryPipeline } from "../lib/memory/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { createStagingApp } from "../routes/staging.ts";
+import { listenError } from "../routes/listen.ts";
 
 /** Options for {@link startDemoServer}. */
 export interface DemoServerOptions {
@@ -72,9 +73,12 @@ export function startDemoServer(
     }, app.fetch);
   } catch (error) {
     pipeline.close();
+    // The same words as trace serve for a port in use, a denied or foreign address.
+    const port = options.port ?? 0;
+    const known = listenError(error, hostname, port);
     return Promise.reject(
-      new UsageError(
-        `Cannot listen on ${hostname}:${options.port ?? 0}: ${
+      known !== error ? known : new UsageError(
+        `Cannot listen on ${hostname}:${port}: ${
           (error as Error).message
         }; choose another --host or --port`,
         { cause: error },

@@ -11,9 +11,9 @@
 
 import { fileProblem } from "../lib/file_errors.ts";
 import type { CliIo } from "./_io.ts";
-import { readInput } from "./_io.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
+import { withErasurePropagation } from "./obs_erase.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   ConfigError,
@@ -42,7 +42,12 @@ import {
   parseNdjsonEvents,
   validateEventBatch,
 } from "../lib/obs/ingest/mod.ts";
-import { describeEventIssue, type TraceEvent } from "../lib/obs/mod.ts";
+import {
+  describeEventIssue,
+  displaySafe,
+  modelUsage,
+  type TraceEvent,
+} from "../lib/obs/mod.ts";
 
 const FILTER_FLAGS = {
   agent: { type: "string", multiple: true },
@@ -96,11 +101,15 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
   if (values.help) {
     io.out(
       "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n\n" +
-        "Every line is validated before anything is written. With --batch-size each\n" +
+        "FILE is NDJSON, one event per line, or the same gzip-compressed (FILE.gz;\n" +
+        "for gzip on stdin, run zcat FILE.gz | trace events ingest -).\n" +
+        "Every line is validated before anything is written, and every refused\n" +
+        "line is listed (the first 100, then a count). With --batch-size each\n" +
         "batch is written on its own; if one fails, the earlier ones stay written.\n" +
         "Provisions the database when missing, like trace serve.\n" +
         "With --json prints one object on stdout: {ok: true, inserted, duplicates, lines}\n" +
-        "or, when refused, {ok: false, error: {code, message, items}, written_lines}.\n" +
+        "or, when refused, {ok: false, error: {code, message, items, unlisted_items},\n" +
+        "written_lines}.\n" +
         `${DATA_HELP}\n`,
     );
     return 0;
@@ -115,7 +124,11 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
   };
   let batch: NdjsonEvents | undefined;
   try {
-    batch = parseNdjsonEvents(await readEventsFile(path, io));
+    // A file may hold more events than one batch: --batch-size splits it.
+    batch = parseNdjsonEvents(await readEventsFile(path, io), {
+      maxEvents: Infinity,
+      maxValues: Infinity,
+    });
     // A bad line anywhere refuses the whole file before any batch is written.
     validateEventBatch(batch.events, { lines: batch.lines });
     const events = batch;
@@ -123,7 +136,12 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
       values,
       io,
       { write: true },
-      ({ db }) => ingestBatches(db, events, batchSize, progress),
+      ({ db, dataDir }) =>
+        withErasurePropagation(
+          dataDir,
+          io,
+          () => ingestBatches(db, events, batchSize, progress),
+        ),
     );
   } catch (error) {
     throw reportFailure(io, error, progress, values.json === true);
@@ -160,6 +178,7 @@ function reportFailure(
     ? error.items
     : [];
   const summary = summaryError(error, items.length);
+  const unlisted = error instanceof IngestBatchError ? error.unlisted : 0;
   if (json) {
     if (!(summary instanceof TraceError)) return summary;
     const body = {
@@ -172,13 +191,17 @@ function reportFailure(
           field: item.field,
           message: item.message,
         })),
+        unlisted_items: unlisted,
       },
       written_lines: progress.writtenLines,
     };
     io.out(JSON.stringify(body) + "\n");
     return summary;
   }
-  for (const item of items) io.err(`  ${describeEventIssue(item)}\n`);
+  for (const item of items) {
+    io.err(`  ${displaySafe(describeEventIssue(item))}\n`);
+  }
+  if (unlisted > 0) io.err(`  … ${plural(unlisted, "more refused line")}\n`);
   if (items.length > 0 && progress.batches > 0) {
     io.err(
       `Lines 1-${progress.writtenLines} were written in ${
@@ -252,14 +275,38 @@ async function ingestBatches(
   }
 }
 
-/** Reads FILE (or stdin for `-`), turning OS errors into what to do about them. */
+/** Reads FILE (or stdin for `-`), inflating gzip, turning OS errors into what to do about them. */
 async function readEventsFile(path: string, io: CliIo): Promise<string> {
+  if (path === "-") return await io.readStdin();
+  let bytes: Uint8Array;
   try {
-    return await readInput(path, io);
+    bytes = await Deno.readFile(path);
   } catch (error) {
     throw new ConfigError(`Cannot read ${path}: ${fileProblem(error)}`, {
       cause: error,
     });
+  }
+  // Recognised by its magic bytes, whatever the file is called.
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = await gunzip(path, bytes);
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ConfigError(
+      `Cannot read ${path}: it is not UTF-8 text; save it as UTF-8 NDJSON`,
+    );
+  }
+}
+
+async function gunzip(path: string, bytes: Uint8Array): Promise<Uint8Array> {
+  try {
+    const stream = new Blob([new Uint8Array(bytes)]).stream()
+      .pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (error) {
+    throw new ConfigError(
+      `Cannot read ${path}: the gzip data is corrupt; check the file or send it uncompressed`,
+      { cause: error },
+    );
   }
 }
 
@@ -321,7 +368,11 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
   });
   if (values.help) {
     io.out(
-      `Usage: trace events query [filters] [--limit N] [--cursor C] [--json]\n\n${FILTER_HELP}\n`,
+      `Usage: trace events query [filters] [--limit N] [--cursor C] [--json]\n\n` +
+        "Each line: time, kind, status, event id, root, agent (or memory), then what the\n" +
+        "event names of thread, user, tool, model and tokens=INPUT/OUTPUT, then the\n" +
+        "operation, duration and outcome. --json prints the page as the API returns it.\n\n" +
+        `${FILTER_HELP}\n`,
     );
     return 0;
   }
@@ -334,15 +385,89 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
 }
 
 /** Reads never create a database file or a table. */
-const READ = { write: false, create: false } as const;
+/** Readers open the file read-only, so they also work on read-only media. */
+const READ = { write: false, create: false, readOnly: true } as const;
 
 function formatEvent(event: TraceEvent): string {
   const who = event.agent_id
-    ? `agent=${event.agent_id}`
-    : `memory=${event.memory_id}`;
-  return `${event.ts}  ${event.kind.padEnd(14)}  ${
+    ? `agent=${displaySafe(event.agent_id)}`
+    : `memory=${displaySafe(event.memory_id ?? "")}`;
+  const head = `${event.ts}  ${event.kind.padEnd(14)}  ${
     event.status.padEnd(5)
-  }  ${event.event_id}  root=${event.root_trace_id}  ${who}`;
+  }  ${displaySafe(event.event_id)}  root=${
+    displaySafe(event.root_trace_id)
+  }  ${who}`;
+  return [head, eventScope(event), eventDetails(event)]
+    .filter((part) => part !== "").join("  ");
+}
+
+/**
+ * Who and what the event names beyond its agent: thread, user, tool (unless
+ * the operation already shows it), model and tokens as INPUT/OUTPUT.
+ */
+function eventScope(event: TraceEvent): string {
+  const parts: string[] = [];
+  const add = (label: string, value: string | null) => {
+    if (value !== null) parts.push(`${label}=${displaySafe(value)}`);
+  };
+  add("thread", event.thread_id);
+  add("user", event.user_id);
+  if (operation(event) !== toolOperation(event)) add("tool", event.tool);
+  const usage = modelUsage(event.attributes);
+  add("model", usage.model);
+  if (usage.input_tokens !== null || usage.output_tokens !== null) {
+    parts.push(
+      `tokens=${usage.input_tokens ?? "-"}/${usage.output_tokens ?? "-"}`,
+    );
+  }
+  return parts.join(" ");
+}
+
+/** The operation an event names: `app.op`, else `gen_ai.operation.name`, else its tool. */
+function operation(event: TraceEvent): string | null {
+  return attributeText(event, "app.op") ??
+    attributeText(event, "gen_ai.operation.name") ?? toolOperation(event);
+}
+
+function toolOperation(event: TraceEvent): string | null {
+  return event.tool === null ? null : `tool:${event.tool}`;
+}
+
+/**
+ * What an event did, when it says: the operation (`app.op`, else
+ * `gen_ai.operation.name`, else the tool), the duration (`app.duration_ms`,
+ * else the span of its times) and the outcome (`app.outcome`, else the
+ * recorded outcome, else success).
+ */
+function eventDetails(event: TraceEvent): string {
+  const parts: string[] = [];
+  const op = operation(event);
+  if (op !== null) parts.push(`op=${displaySafe(op)}`);
+  const duration = durationMs(event);
+  if (duration !== null) parts.push(`${formatMs(duration)}`);
+  const outcome = attributeText(event, "app.outcome") ??
+    event.outcome?.status ??
+    (event.success === null ? null : event.success ? "ok" : "failed");
+  if (outcome !== null) parts.push(`outcome=${displaySafe(outcome)}`);
+  return parts.join("  ");
+}
+
+function attributeText(event: TraceEvent, key: string): string | null {
+  const value = event.attributes[key];
+  return typeof value === "string" ? value : null;
+}
+
+function durationMs(event: TraceEvent): number | null {
+  const recorded = event.attributes["app.duration_ms"];
+  if (typeof recorded === "number") return recorded;
+  if (event.started_at === null || event.ended_at === null) return null;
+  return Date.parse(event.ended_at) - Date.parse(event.started_at);
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000
+    ? `${(ms / 1000).toFixed(2)} s`
+    : `${Math.round(ms * 10) / 10} ms`;
 }
 
 function formatPage(page: TraceEventPage): string {
@@ -413,19 +538,56 @@ export async function eventsSummary(
   });
 }
 
+/** Groups a text summary lists; `--json` lists up to 1,000. */
+const TEXT_GROUPS = 10;
+
 function formatSummary(summary: TraceSummary): string {
   const kinds = summary.by_kind.map((k) => `${k.kind}=${k.events}`).join(" ");
-  return [
+  const lines = [
     `${plural(summary.events, "event")} in ${plural(summary.roots, "root")} (${
       summary.first_ts ?? "-"
     } .. ${summary.last_ts ?? "-"})`,
-    `errors: ${summary.errors}  kinds: ${kinds || "-"}`,
+  ];
+  if (summary.window.truncated) {
+    lines.push(
+      summary.window.basis === "selected"
+        ? `window: the newest ${summary.window.limit} events the filters select; older ones were not read`
+        : `window: the newest ${summary.window.limit} events of the index, of which the filters kept ${summary.events}; add --application, --agent, --thread or another scope to read further back`,
+    );
+  }
+  lines.push(
+    `errors: ${summary.errors}  kinds: ${kinds || "-"}${
+      summary.kinds_truncated ? " (first 100 only)" : ""
+    }`,
     `stores: ${
       Object.entries(summary.by_store).map(([k, n]) => `${k}=${n}`).join(" ")
     }`,
     `groups: ${summary.groups.length}${
       summary.groups_truncated ? " (first 1000 only)" : ""
-    }`,
+    }: events by agent (or memory) and thread, most recent first`,
+  );
+  for (const group of summary.groups.slice(0, TEXT_GROUPS)) {
+    const who = group.agent_id !== null
+      ? `agent=${displaySafe(group.agent_id)}`
+      : `memory=${displaySafe(group.memory_id ?? "-")}`;
+    const thread = group.thread_id === null
+      ? "no thread"
+      : `thread=${displaySafe(group.thread_id)}`;
+    lines.push(
+      `  ${who} ${thread}: ${plural(group.events, "event")}, ${
+        plural(group.errors, "error")
+      }, ${group.first_ts} .. ${group.last_ts}`,
+    );
+  }
+  if (summary.groups.length > TEXT_GROUPS) {
+    lines.push(
+      `  … ${
+        summary.groups.length - TEXT_GROUPS
+      } more groups; --json lists them`,
+    );
+  }
+  lines.push(
     `read: ${summary.read_completeness}  instrumentation coverage: ${summary.instrumentation_coverage}  outcomes: ${summary.outcome_verification}`,
-  ].join("\n") + "\n";
+  );
+  return lines.join("\n") + "\n";
 }

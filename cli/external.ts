@@ -10,10 +10,11 @@ import {
   type RunSelection,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import { loadConfig } from "./_config_input.ts";
 import type { Command } from "./_io.ts";
 import { renderPlan } from "./_report_text.ts";
+import { OUTPUTS_HELP } from "./_outputs.ts";
 import { OUTPUT_FLAGS, runContractCommand } from "./_run_outputs.ts";
 
 const PLAN_FLAGS = {
@@ -32,8 +33,8 @@ budget. Sends no request at all and writes nothing.
 `;
 
 const RUN_HELP =
-  `Usage: trace external-run (--target ID | --config FILE|-) [--output FILE] [--junit FILE]
-                          [--summary-md FILE] [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace external-run (--target ID | --config FILE|-) [--output FILE|-] [--junit FILE|-]
+                          [--summary-md FILE|-] [--force] [--json] [--data-dir DIR] [--db URL]
 
 Ingests synthetic canaries into the staging adapter, warms its caches,
 deletes, samples every store through the deletion window, cleans up, and
@@ -41,12 +42,10 @@ prints PASS / FAIL / INCONCLUSIVE with evidence. The report is appended to the
 ledger. --target names a registered target (trace external-register); --config
 registers the config under a deterministic id (cfg-…) and runs it.
 
-Outputs (each refused if the file already exists, reserved before the run):
-  --output FILE      the report as JSON
-  --junit FILE       JUnit XML, one test case per assertion family
-  --summary-md FILE  a short Markdown summary with the exact replay command
-
-Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error.
+${OUTPUTS_HELP}
+Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error (also
+instead of 0 when a result could not be kept: the report is then only on
+stdout).
 `;
 
 function targetOrConfig(
@@ -72,17 +71,22 @@ export const externalPlan: Command = async (args, io) => {
   const { values } = parseFlags("external-plan", args, PLAN_FLAGS);
   if (values.help) return showHelp(io, PLAN_HELP);
   const choice = targetOrConfig(values, "external-plan");
-  const { config, target } = "target" in choice
-    ? await withDataContext(
-      values,
-      io,
-      { write: false },
-      ({ db }) => readRunTarget(db, choice.target),
-    )
-    : await (async () => {
-      const config = await loadConfig(choice.config, io);
-      return { config, target: configTargetRef(config) };
-    })();
+  const { config, target } = await withJsonErrors(
+    values,
+    io,
+    async () =>
+      "target" in choice
+        ? await withDataContext(
+          values,
+          io,
+          { write: false, readOnly: true },
+          ({ db }) => readRunTarget(db, choice.target),
+        )
+        : await (async () => {
+          const config = await loadConfig(choice.config, io);
+          return { config, target: configTargetRef(config) };
+        })(),
+  );
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));
@@ -94,18 +98,20 @@ export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
-  const selection: RunSelection = "config" in choice
-    ? { config: await loadConfig(choice.config, io) }
-    : { targetId: choice.target };
-  return await runContractCommand(io, {
-    values,
-    start: async (db, hooks) => ({
-      ...await runExternalTarget(db, selection, {
-        ...hooks,
-        onRegistered: (target) =>
-          io.err(`target: registered ${target.id} from the config\n`),
+  return await withJsonErrors(values, io, async () => {
+    const selection: RunSelection = "config" in choice
+      ? { config: await loadConfig(choice.config, io) }
+      : { targetId: choice.target };
+    return await runContractCommand(io, {
+      values,
+      start: async (db, hooks) => ({
+        ...await runExternalTarget(db, selection, {
+          ...hooks,
+          onRegistered: (target) =>
+            io.err(`target: registered ${target.id} from the config\n`),
+        }),
+        regression: null,
       }),
-      regression: null,
-    }),
+    });
   });
 };

@@ -1,60 +1,185 @@
-/** `trace ledger verify`: recompute every digest and the chain. */
+/**
+ * `trace ledger verify`, `trace ledger head` and `trace ledger backup`: the
+ * ledger's integrity, its head to keep elsewhere, and a single-file copy.
+ *
+ * @module
+ */
 
-import { LedgerIntegrityError, UsageError } from "../lib/errors.ts";
-import { requireLedger } from "../lib/ledger/schema.ts";
+import { backupDb, dbLocation, openDb } from "../lib/db.ts";
+import { UsageError } from "../lib/errors.ts";
+import {
+  formatHead,
+  headView,
+  ledgerHead,
+  parseHead,
+} from "../lib/ledger/head.ts";
+import { hasLedger, requireLedger } from "../lib/ledger/schema.ts";
 import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
 
-const HELP = `Usage: trace ledger verify [--json] [--data-dir DIR] [--db URL]
+const READ = { write: false, readOnly: true } as const;
+
+const VERIFY_FLAGS = {
+  ...DATA_FLAGS,
+  "expect-head": { type: "string" },
+} as const;
+
+const VERIFY_HELP =
+  `Usage: trace ledger verify [--expect-head HEAD] [--json] [--data-dir DIR] [--db URL]
 
 Recomputes the SHA-256 digest of every ledger entry and the chain linking
 them, checks the head records (which catch a removed last entry) and that each
-registered target matches its chained registration. Exits 0 when intact, 1
-naming the first broken row (seq, kind, id) when anything was altered or
-removed. Keep the printed head digest elsewhere to detect a replaced file.
+registered target matches its chained registration. With --expect-head HEAD
+(as printed earlier by trace ledger head, the gate or a CI summary) it also
+checks that the ledger still extends that head: entries removed from its end,
+or a replaced file, fail. Opens the database read-only.
+
+Exit codes: 0 intact; 1 broken, naming the first broken entry (seq, kind, id);
+2 usage error or no ledger.
 `;
 
-/** `trace ledger`: ledger maintenance (`verify`). */
-export const ledger: Command = async (args, io) => {
-  const { values, positionals } = parseFlags("ledger", args, DATA_FLAGS, {
-    max: 1,
-  });
-  if (values.help) return showHelp(io, HELP);
-  if (positionals[0] !== "verify") {
-    throw new UsageError(
-      `${
-        positionals[0]
-          ? `Unknown subcommand ${JSON.stringify(positionals[0])}`
-          : "Missing subcommand"
-      }; use trace ledger verify (see trace ledger --help)`,
-    );
-  }
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    await requireLedger(db);
-    const result = await verifyLedger(db);
-    if (values.json) printJson(io, result);
-    else io.out(renderVerification(result));
-    if (result.broken) {
-      const b = result.broken;
-      throw new LedgerIntegrityError(
-        `Ledger verification failed at row seq ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; restore the database from a backup or investigate who changed it`,
-      );
-    }
-    return 0;
-  });
+/** `trace ledger verify`: recompute every digest and the chain. */
+export const ledgerVerify: Command = async (args, io) => {
+  const { values } = parseFlags("ledger verify", args, VERIFY_FLAGS);
+  if (values.help) return showHelp(io, VERIFY_HELP);
+  const expected = values["expect-head"] === undefined
+    ? undefined
+    : parseHead(values["expect-head"]);
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await requireLedger(db);
+        const result = await verifyLedger(
+          db,
+          expected ? { expectHead: expected } : {},
+        );
+        if (values.json) printJson(io, result);
+        else io.out(renderVerification(result));
+        if (!result.broken) return 0;
+        const b = result.broken;
+        io.err(
+          `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+        );
+        return 1;
+      }),
+  );
 };
 
 function renderVerification(result: LedgerVerification): string {
+  const expected = result.expected_head
+    ? `; extends the expected head ${result.expected_head.head}`
+    : "";
   if (result.ok) {
     const head = result.head
-      ? `; head seq ${result.head.seq} ${result.head.chain_digest}`
-      : "";
+      ? `; head ${formatHead(result.head)}`
+      : "; head 0 (empty)";
     return `ledger intact: ${result.entries} entr${
       result.entries === 1 ? "y" : "ies"
-    }, ${result.targets} target(s)${head}\n`;
+    }, ${result.targets} target(s)${head}${expected}\n`;
   }
   const b = result.broken!;
-  return `ledger BROKEN at seq ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}\n`;
+  return `ledger BROKEN at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}\n`;
+}
+
+const HEAD_HELP = `Usage: trace ledger head [--json] [--data-dir DIR] [--db URL]
+
+Prints the ledger's head, SEQ:sha256:<digest>: the number and chain digest of
+its newest entry, after verifying the chain up to it. Keep it somewhere the
+database cannot reach (a CI log, a ticket, another machine) and check later
+with trace ledger verify --expect-head HEAD that the ledger still extends it.
+`;
+
+/** `trace ledger head`: the verified head, to keep outside the database. */
+export const ledgerHeadCommand: Command = async (args, io) => {
+  const { values } = parseFlags("ledger head", args, DATA_FLAGS);
+  if (values.help) return showHelp(io, HEAD_HELP);
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await requireLedger(db);
+        const head = headView(await ledgerHead(db));
+        if (values.json) printJson(io, head);
+        else {
+          io.out(
+            `${head.head}\n${head.entries} entr${
+              head.entries === 1 ? "y" : "ies"
+            }; check later with: trace ledger verify --expect-head ${head.head}\n`,
+          );
+        }
+        return 0;
+      }),
+  );
+};
+
+const BACKUP_HELP =
+  `Usage: trace ledger backup FILE [--json] [--data-dir DIR] [--db URL]
+
+Writes a consistent single-file copy of the database (ledger and index, as of
+one moment, also while other commands write) to FILE, owner-only, with
+SQLite's VACUUM INTO, then verifies the copy's ledger. This is the way to back
+up: copying trace.db by hand can miss what is still in its -wal file. Refuses
+an existing FILE. Works for a local database file only.
+
+Exit codes: 0 written and intact; 1 written but its ledger is broken (the
+database was already broken); 2 not written.
+`;
+
+/** `trace ledger backup FILE`: a consistent single-file copy, verified. */
+export const ledgerBackup: Command = async (args, io) => {
+  const { values, positionals } = parseFlags(
+    "ledger backup",
+    args,
+    DATA_FLAGS,
+    {
+      min: 1,
+      max: 1,
+    },
+  );
+  if (values.help) return showHelp(io, BACKUP_HELP);
+  const file = positionals[0]!;
+  if (file === "-") {
+    throw new UsageError(
+      "Cannot write a backup to stdout: name a file; see trace ledger backup --help",
+    );
+  }
+  return await withJsonErrors(values, io, async () => {
+    const source = await withDataContext(values, io, READ, async ({ db }) => {
+      await backupDb(db, file);
+      return dbLocation(db);
+    });
+    const result = await verifyCopy(file);
+    if (values.json) {
+      printJson(io, { backup: file, source, verification: result });
+    } else io.out(renderBackup(file, source, result));
+    return result === null || result.ok ? 0 : 1;
+  });
+};
+
+/** Opens the copy read-only and verifies its ledger; `null` when it holds no ledger. */
+async function verifyCopy(file: string): Promise<LedgerVerification | null> {
+  const copy = await openDb({ url: `file:${file}`, readOnly: true });
+  try {
+    return await hasLedger(copy) ? await verifyLedger(copy) : null;
+  } finally {
+    copy.close();
+  }
+}
+
+function renderBackup(
+  file: string,
+  source: string,
+  result: LedgerVerification | null,
+): string {
+  if (result === null) {
+    return `backup of ${source} written to ${file} (no ledger in it yet)\n`;
+  }
+  return `backup of ${source} written to ${file}: ${
+    renderVerification(result)
+  }`;
 }

@@ -1,7 +1,8 @@
 /**
  * `trace obs …`: provisioning and maintenance of the observability index
- * (init, backfill, parity, retention, source expiry, health). Every
- * destructive step is a dry run or a reviewed plan unless asked otherwise.
+ * (init, backfill, parity, retention, source expiry, subject erasure and its
+ * propagation setting, health). Every destructive step is a dry run or a
+ * reviewed plan unless asked otherwise. Erasure lives in `obs_erase.ts`.
  *
  * @module
  */
@@ -20,7 +21,8 @@ import {
   retention,
   type StorageReport,
 } from "../lib/obs/maint/mod.ts";
-import { initializeObs } from "../lib/obs/mod.ts";
+import { displaySafe, initializeObs } from "../lib/obs/mod.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   DATA_FLAGS,
   type IntegerRule,
@@ -30,6 +32,8 @@ import {
 } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
+
+export { obsErase, obsPropagation } from "./obs_erase.ts";
 
 const HELPS: Record<string, string> = {
   init:
@@ -94,8 +98,13 @@ queryable until retention runs.
 
 Reports schema and instrumentation versions, counts, missing links,
 truncation, query latency, index readiness, the recorded parity checks and
-alerts. Counters of the writing process are unknown from here. Exits 1 when a
-critical alert is raised.
+alerts. Counters of the writing process are unknown from here. Every figure
+is computed now: row counts are kept as rows are written, the link checks
+read every event (a few seconds at a million events).
+
+Status: failing (a critical alert), degraded (a warning), unknown (nothing
+wrong found, but the index holds events no whole-index parity check has
+looked at yet: run trace obs parity), or ok. Exits 1 when failing.
 `,
 };
 
@@ -115,16 +124,23 @@ function dataFlags(
   return { "data-dir": values["data-dir"], db: values.db };
 }
 
+/**
+ * Opens the index for one maintenance command: readers open the file
+ * read-only; writers checkpoint the WAL when they finish, so that `trace.db`
+ * alone holds what they wrote.
+ */
 function withObsDb<T>(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
   io: CliIo,
   fn: (db: TraceDb) => Promise<T>,
-  options: { create: boolean } = { create: false },
+  options: { writes: boolean; create?: boolean },
 ): Promise<T> {
   return withDataContext(
     dataFlags(values),
     io,
-    { write: false, create: options.create },
+    options.writes
+      ? { write: false, create: options.create ?? false, checkpoint: true }
+      : { write: false, create: false, readOnly: true },
     ({ db }) => fn(db),
   );
 }
@@ -134,6 +150,7 @@ export async function obsInit(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs init", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HELPS.init!);
   const applied = await withObsDb(values, io, (db) => initializeObs(db), {
+    writes: true,
     create: true,
   });
   if (values.json) printJson(io, { applied });
@@ -180,7 +197,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
       cursor = page.next_cursor;
     } while (values.all && cursor !== null);
     return pages;
-  });
+  }, { writes: values.apply });
   const failed = results.reduce((n, page) => n + page.failed.length, 0);
   if (values.json) {
     if (!values.all) printJson(io, results[0]);
@@ -233,12 +250,12 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
       ...(values["application-id"]
         ? { applicationId: values["application-id"] }
         : {}),
-    }));
+    }), { writes: true });
   if (values.json) printJson(io, result);
   else {
     const scope = result.application_id === null
       ? ""
-      : ` (application ${result.application_id} only)`;
+      : ` (application ${displaySafe(result.application_id)} only)`;
     io.out(
       `Parity${scope} ${result.status}: ${result.envelopes} envelopes, ${result.index_rows} index rows, ` +
         `${result.matched} matched, ${result.mismatched} mismatched, ${result.retained_out} removed by retention, ` +
@@ -285,7 +302,9 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, v]) => v !== undefined),
   );
-  const result = await withObsDb(values, io, (db) => retention(db, defined));
+  const result = await withObsDb(values, io, (db) => retention(db, defined), {
+    writes: values.apply,
+  });
   if (values.json) printJson(io, result);
   else {
     const verb = result.dry_run ? "would delete" : "deleted";
@@ -345,10 +364,17 @@ async function readPlan(path: string): Promise<unknown> {
     );
   }
   try {
-    return JSON.parse(text);
+    return parseStrictJson(text);
   } catch (error) {
+    const where = error instanceof StrictJsonError
+      ? ` (${
+        error.reason === "empty"
+          ? "it is empty"
+          : `line ${error.line}, column ${error.column}: ${error.detail}`
+      })`
+      : "";
     throw new UsageError(
-      `Cannot read the plan ${path}: it is not JSON; pass the file trace obs expiry-plan --out wrote`,
+      `Cannot read the plan ${path}: it is not JSON${where}; pass the file trace obs expiry-plan --out wrote`,
       { cause: error },
     );
   }
@@ -383,7 +409,7 @@ export async function obsExpiryPlan(
       ...(values["application-id"]
         ? { applicationId: values["application-id"] }
         : {}),
-    }));
+    }), { writes: false });
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
     await writePlan(values.out, text);
@@ -448,6 +474,7 @@ export async function obsExpiryApply(
         archive,
         batchSize === undefined ? {} : { batchSize },
       ),
+    { writes: true },
   );
   if (values.json) {
     printJson(io, result);
@@ -486,6 +513,7 @@ export async function obsHealthCommand(
     io,
     (db) =>
       obsHealth(db, samples === undefined ? {} : { latencySamples: samples }),
+    { writes: false },
   );
   if (values.json) printJson(io, report);
   else {
@@ -506,6 +534,13 @@ export async function obsHealthCommand(
           `${counts.previews} previews\n`,
       );
     }
+    if (report.links) {
+      const links = report.links;
+      io.out(
+        `Links: ${links.missing_parent_links} missing parents, ${links.unindexed_envelopes} unindexed envelopes, ` +
+          `${links.unregistered_coverage_profiles} unregistered profiles (checked at ${links.checked_at})\n`,
+      );
+    }
     if (report.latency) {
       io.out(
         `Query latency: p50 ${report.latency.p50_ms} ms, p95 ${report.latency.p95_ms} ms\n`,
@@ -520,7 +555,9 @@ export async function obsHealthCommand(
     );
     for (const tenant of report.parity_by_tenant) {
       io.out(
-        `Parity (application ${tenant.application_id} only): ${tenant.status} at ${tenant.checked_at}\n`,
+        `Parity (application ${
+          displaySafe(tenant.application_id ?? "")
+        } only): ${tenant.status} at ${tenant.checked_at}\n`,
       );
     }
     for (const alert of report.alerts) {

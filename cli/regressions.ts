@@ -13,8 +13,9 @@ import {
   saveRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
+import { OUTPUTS_HELP } from "./_outputs.ts";
 import { renderTable } from "./_table.ts";
 import {
   dataFlagsOf,
@@ -43,27 +44,28 @@ export const externalSave: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, SAVE_HELP);
   const runId = positionals[0]!;
-  return await withDataContext(
-    values,
-    io,
-    { write: true },
-    async ({ db, dataDir }) => {
-      const result = await saveRun(db, runId, { dataDir });
-      const id = result.regression.regression_id;
-      if (values.json) printJson(io, result);
-      else {
-        io.out(
-          `${
-            result.created ? "saved" : "already saved:"
-          } run ${runId} as regression ${id} (${result.regression.status})\n` +
-            `replay it with: trace external-replay ${id}${
-              dataFlagsOf(values)
-            }\n`,
-        );
-      }
-      return 0;
-    },
-  );
+  return await withJsonErrors(values, io, () =>
+    withDataContext(
+      values,
+      io,
+      { write: true },
+      async ({ db, dataDir }) => {
+        const result = await saveRun(db, runId, { dataDir });
+        const id = result.regression.regression_id;
+        if (values.json) printJson(io, result);
+        else {
+          io.out(
+            `${
+              result.created ? "saved" : "already saved:"
+            } run ${runId} as regression ${id} (${result.regression.status})\n` +
+              `after you fix the application, replay it with: trace external-replay ${id}${
+                dataFlagsOf(values)
+              }\n`,
+          );
+        }
+        return 0;
+      },
+    ));
 };
 
 // ---------------------------------------------------------------- replay
@@ -71,8 +73,8 @@ export const externalSave: Command = async (args, io) => {
 const REPLAY_FLAGS = { ...DATA_FLAGS, ...OUTPUT_FLAGS } as const;
 
 const REPLAY_HELP =
-  `Usage: trace external-replay REGRESSION_ID [--output FILE] [--junit FILE] [--summary-md FILE]
-                             [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace external-replay REGRESSION_ID [--output FILE|-] [--junit FILE|-] [--summary-md FILE|-]
+                             [--force] [--json] [--data-dir DIR] [--db URL]
 
 Runs fresh synthetic data through the same lifecycle against the registered
 target, under the pinned contract. Refused before any request when the target
@@ -80,6 +82,7 @@ config, protocol revision or contract drifted from the definition. The first
 PASS replay makes a pending regression enforced; after that a FAIL replay is a
 real regression. A PASS does not prove that records leaked earlier were cleaned.
 
+${OUTPUTS_HELP}
 Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a refused/usage error.
 `;
 
@@ -93,15 +96,19 @@ export const externalReplay: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, REPLAY_HELP);
   const regressionId = positionals[0]!;
-  return await runContractCommand(io, {
-    values,
-    start: (db, hooks) => replayRegression(db, regressionId, hooks),
-  });
+  return await withJsonErrors(values, io, () =>
+    runContractCommand(io, {
+      values,
+      start: (db, hooks) => replayRegression(db, regressionId, hooks),
+    }));
 };
 
 // ---------------------------------------------------------------- regressions
 
 const LIST_FLAGS = { ...DATA_FLAGS, target: { type: "string" } } as const;
+
+/** Readers open the database read-only. */
+const READ = { write: false, readOnly: true } as const;
 
 const REGRESSIONS_HELP =
   `Usage: trace external-regressions [--target ID] [--json] [--data-dir DIR] [--db URL]
@@ -114,12 +121,17 @@ their latest replay and the number of replays. An unknown --target is refused.
 export const externalRegressions: Command = async (args, io) => {
   const { values } = parseFlags("external-regressions", args, LIST_FLAGS);
   if (values.help) return showHelp(io, REGRESSIONS_HELP);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    const regressions = await regressionsOf(db, values.target);
-    if (values.json) printJson(io, { regressions });
-    else io.out(renderRegressions(regressions));
-    return 0;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        const regressions = await regressionsOf(db, values.target);
+        if (values.json) printJson(io, { regressions });
+        else io.out(renderRegressions(regressions));
+        return 0;
+      }),
+  );
 };
 
 function renderRegressions(regressions: RegressionView[]): string {
@@ -146,28 +158,41 @@ const GATE_HELP =
 
 Exits 0 only when every enforced regression's latest replay passed; otherwise
 exits 1 and names the ones that did not (INCONCLUSIVE counts as not passed).
-Pending regressions are known open bugs: listed, but they do not block. An
-unknown --target is refused with exit 2.
+Pending regressions are known open bugs: listed, but they do not block. With
+no enforced regression yet it passes and says so: nothing is known to be
+fixed, so nothing can have come back.
+
+The whole ledger is verified first, and the gate prints the head it judged
+(SEQ:sha256:…): keep it in the CI log and check later with
+trace ledger verify --expect-head HEAD. It never passes vacuously: no data
+directory, no ledger, a broken ledger or an unknown --target exit 2.
 `;
 
 /** `trace external-gate`: CI gate over enforced regressions. */
 export const externalGate: Command = async (args, io) => {
   const { values } = parseFlags("external-gate", args, LIST_FLAGS);
   if (values.help) return showHelp(io, GATE_HELP);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    const result = await gate(db, values.target);
-    if (values.json) printJson(io, result);
-    else io.out(renderGate(result));
-    return result.ok ? 0 : 1;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        const result = await gate(db, values.target);
+        if (values.json) printJson(io, result);
+        else io.out(renderGate(result));
+        return result.ok ? 0 : 1;
+      }),
+  );
 };
 
 function renderGate(gate: GateResult): string {
   const scope = gate.target_id ? ` for target ${gate.target_id}` : "";
   const lines = [
-    gate.ok
-      ? `gate passed${scope}: ${gate.enforced} enforced regression(s), every latest replay passed`
-      : `gate FAILED${scope}: ${gate.failing.length} of ${gate.enforced} enforced regression(s) did not pass their latest replay`,
+    !gate.ok
+      ? `gate FAILED${scope}: ${gate.failing.length} of ${gate.enforced} enforced regression(s) did not pass their latest replay`
+      : gate.enforced === 0
+      ? `gate passed${scope}: no enforced regression yet, so nothing can have come back (a regression is enforced by its first PASS replay)`
+      : `gate passed${scope}: ${gate.enforced} enforced regression(s), every latest replay passed`,
     ...gate.failing.map((f) =>
       `  ${f.regression_id} (${f.target_id}): latest replay ${
         f.last_run_id ?? "-"
@@ -179,6 +204,13 @@ function renderGate(gate: GateResult): string {
       `${gate.pending} pending regression(s) (open bugs, not blocking): ${
         gate.pending_regressions.join(", ")
       }`,
+    );
+  }
+  if (gate.ledger_head) {
+    lines.push(
+      `ledger head ${gate.ledger_head.head} (${gate.ledger_head.entries} entr${
+        gate.ledger_head.entries === 1 ? "y" : "ies"
+      }, verified; check later with trace ledger verify --expect-head ${gate.ledger_head.head})`,
     );
   }
   return lines.join("\n") + "\n";

@@ -1,13 +1,27 @@
-/** `trace external-show` and `trace external-compare`: reading runs back. */
+/** `trace external-show`, `trace external-runs` and `trace external-compare`: reading runs back. */
 
+import { UsageError } from "../lib/errors.ts";
 import type { RunComparison } from "../lib/ledger/compare.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
-import { compareStoredRuns, type RunView, viewRun } from "../lib/runs/mod.ts";
-import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { hasLedger } from "../lib/ledger/schema.ts";
+import { validateTargetId } from "../lib/ledger/targets.ts";
+import type { RunState, Verdict } from "../lib/runner/report.ts";
+import {
+  compareStoredRuns,
+  listAllRuns,
+  type RunList,
+  type RunView,
+  viewRun,
+} from "../lib/runs/mod.ts";
+import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
 import { exitCodeOf } from "./_run_outputs.ts";
+import { renderTable } from "./_table.ts";
+
+/** Readers open the database read-only. */
+const READ = { write: false, readOnly: true } as const;
 
 const COMPARE_HELP =
   `Usage: trace external-compare RUN_A RUN_B [--json] [--data-dir DIR] [--db URL]
@@ -28,12 +42,17 @@ export const externalCompare: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, COMPARE_HELP);
   const [runA, runB] = positionals.map(validateRunId);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    const comparison = await compareStoredRuns(db, runA!, runB!);
-    if (values.json) printJson(io, comparison);
-    else io.out(renderComparison(comparison));
-    return 0;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        const comparison = await compareStoredRuns(db, runA!, runB!);
+        if (values.json) printJson(io, comparison);
+        else io.out(renderComparison(comparison));
+        return 0;
+      }),
+  );
 };
 
 function renderComparison(c: RunComparison): string {
@@ -71,8 +90,10 @@ const SHOW_HELP =
   `Usage: trace external-show RUN_ID [--json] [--data-dir DIR] [--db URL]
 
 Shows a run: the completed report from the ledger, or, for a run without one,
-its checkpoint: running while its process is alive on this host, otherwise
-interrupted (INCONCLUSIVE, never PASS) with the ids it issued.
+its checkpoint: RUNNING while its process is alive on this host, otherwise
+interrupted (INCONCLUSIVE, never PASS) with the ids it issued. A saved FAIL
+names the regression it became; a run whose records were removed later by
+trace external-cleanup says so.
 
 Exit codes follow the verdict: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (also running
 and interrupted runs).
@@ -87,24 +108,33 @@ export const externalShow: Command = async (args, io) => {
     { min: 1, max: 1 },
   );
   if (values.help) return showHelp(io, SHOW_HELP);
-  return await withDataContext(
+  return await withJsonErrors(
     values,
     io,
-    { write: false },
-    async ({ db, dataDir }) => {
-      const view = await viewRun(db, positionals[0]!, { dataDir });
-      if (values.json) printJson(io, view);
-      else io.out(renderView(view));
-      return exitCodeOf(view.verdict);
-    },
+    () =>
+      withDataContext(values, io, READ, async ({ db, dataDir }) => {
+        const view = await viewRun(db, positionals[0]!, { dataDir });
+        if (values.json) printJson(io, view);
+        else io.out(renderView(view));
+        return exitCodeOf(view.verdict);
+      }),
   );
 };
 
 function renderView(view: RunView): string {
-  const replay = view.regression_id
-    ? `Replay of regression ${view.regression_id}\n`
+  const head = [
+    view.regression_id ? `Replay of regression ${view.regression_id}\n` : "",
+    view.saved_as ? `Saved as regression ${view.saved_as}\n` : "",
+  ].join("");
+  const cleanup = view.cleanup
+    ? `\nLater cleanup ${view.cleanup.cleanup_id} (${view.cleanup.finished_at}): ${
+      view.cleanup.cleanup_complete
+        ? "complete"
+        : `INCOMPLETE: ${view.cleanup.problems.join("; ")}`
+    }\n`
     : "";
-  if (view.report) return replay + renderReport(view.report);
+  const note = view.note ? `\n${view.note}\n` : "";
+  if (view.report) return head + renderReport(view.report) + cleanup + note;
   const c = view.checkpoint!;
   return [
     `${view.verdict}  ${view.run_id}  (${view.state})`,
@@ -114,7 +144,120 @@ function renderView(view: RunView): string {
     `  issued test ids: ${c.issued.test.join(", ") || "(none)"}`,
     `  issued control ids: ${c.issued.control.join(", ") || "(none)"}`,
     "",
-    view.note ?? "",
-    "",
-  ].join("\n");
+  ].join("\n") + cleanup + note;
+}
+
+const RUNS_FLAGS = {
+  ...DATA_FLAGS,
+  target: { type: "string" },
+  verdict: { type: "string" },
+  kind: { type: "string" },
+  state: { type: "string" },
+  limit: { type: "string" },
+} as const;
+
+const RUNS_HELP =
+  `Usage: trace external-runs [--target ID] [--verdict V] [--kind K] [--state S] [--limit N]
+                           [--json] [--data-dir DIR] [--db URL]
+
+Lists runs, newest first: completed external and reference runs from the
+ledger, and runs that only a checkpoint knows (RUNNING, or interrupted:
+INCONCLUSIVE). Each row says where the run is kept, which regression it
+replayed or was saved as, and whether its synthetic records were cleaned up
+(incomplete: remove them with trace external-cleanup RUN_ID).
+
+  --target ID   runs of one target (external) or reference system target
+  --verdict V   PASS, FAIL, INCONCLUSIVE or RUNNING
+  --kind K      external or reference
+  --state S     completed, running or interrupted
+  --limit N     at most N runs (default 50)
+`;
+
+const VERDICT_CHOICES = ["PASS", "FAIL", "INCONCLUSIVE", "RUNNING"] as const;
+const KIND_CHOICES = ["external", "reference"] as const;
+const STATE_CHOICES = ["completed", "running", "interrupted"] as const;
+
+function choice<const T extends readonly string[]>(
+  flag: string,
+  value: string | undefined,
+  choices: T,
+  normalise: (text: string) => string = (text) => text,
+): T[number] | undefined {
+  if (value === undefined) return undefined;
+  const normalised = normalise(value);
+  if ((choices as readonly string[]).includes(normalised)) return normalised;
+  throw new UsageError(
+    `--${flag} must be one of ${choices.join(", ")}, got ${
+      JSON.stringify(value)
+    }`,
+  );
+}
+
+/** `trace external-runs`: every run, newest first, filtered. */
+export const externalRuns: Command = async (args, io) => {
+  const { values } = parseFlags("external-runs", args, RUNS_FLAGS);
+  if (values.help) return showHelp(io, RUNS_HELP);
+  const verdict: Verdict | "RUNNING" | undefined = choice(
+    "verdict",
+    values.verdict,
+    VERDICT_CHOICES,
+    (text) => text.toUpperCase(),
+  );
+  const kind = choice("kind", values.kind, KIND_CHOICES);
+  const state: RunState | undefined = choice(
+    "state",
+    values.state,
+    STATE_CHOICES,
+  );
+  const limit = parseIntegerFlag("limit", values.limit, { min: 1 });
+  const targetId = values.target === undefined
+    ? undefined
+    : validateTargetId(values.target);
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db, dataDir }) => {
+        const list = await listAllRuns(db, {
+          dataDir,
+          ledger: await hasLedger(db),
+          ...(targetId === undefined ? {} : { targetId }),
+          ...(verdict === undefined ? {} : { verdict }),
+          ...(kind === undefined ? {} : { kind }),
+          ...(state === undefined ? {} : { state }),
+          ...(limit === undefined ? {} : { limit }),
+        });
+        for (const path of list.unreadable) {
+          io.err(`warning: skipped checkpoint ${path}: it cannot be read\n`);
+        }
+        if (values.json) printJson(io, list);
+        else io.out(renderRuns(list));
+        return 0;
+      }),
+  );
+};
+
+function renderRuns(list: RunList): string {
+  if (list.runs.length === 0) {
+    return "No runs match; start one with trace external-run --target ID (or --config FILE)\n";
+  }
+  return renderTable(
+    ["RUN", "VERDICT", "STATE", "KIND", "TARGET", "STARTED", "CLEANUP", "LINK"],
+    list.runs.map((run) => [
+      run.run_id,
+      run.verdict,
+      run.state,
+      run.kind,
+      run.target_id,
+      run.started_at,
+      run.cleanup,
+      run.regression_id
+        ? `replay of ${run.regression_id}`
+        : run.saved_as
+        ? `saved as ${run.saved_as}`
+        : run.kept_in === "file"
+        ? "report kept on disk"
+        : "-",
+    ]),
+  );
 }

@@ -1,9 +1,27 @@
 /** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
+import { parseAccounts, readOnlyFromEnv } from "../lib/auth/mod.ts";
 import { dbLocation } from "../lib/db.ts";
-import { ConfigError } from "../lib/errors.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
-import { RunJobs } from "../lib/runs/mod.ts";
+import { ConfigError } from "../lib/errors.ts";
+import {
+  erasureKey,
+  HealthMonitor,
+  PROPAGATION_ENV,
+  propagationByDefault,
+} from "../lib/obs/maint/mod.ts";
+import {
+  createSelfStagingAdapter,
+  SELF_STAGING_APPLICATION,
+  type SelfStagingAdapter,
+} from "../lib/obs/self_contract/mod.ts";
+import {
+  enableErasurePropagation,
+  eraseSubjectNow,
+  RunJobs,
+} from "../lib/runs/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { SELF_STAGING_PATH } from "../routes/self_staging.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
 import { checkUiAuthOptions } from "../routes/_ui_auth.ts";
@@ -12,8 +30,15 @@ import {
   createOneTimeLogin,
   type OneTimeLogin,
 } from "../routes/one_time_login.ts";
+import {
+  DEFAULT_SERVE_LIMITS,
+  type GuardedServer,
+  listenError,
+  listenGuarded,
+} from "../routes/listen.ts";
+import { DEFAULT_BODY_LIMITS } from "../routes/_body.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { openDataContext } from "./_context.ts";
+import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
@@ -21,10 +46,11 @@ const FLAGS = {
   host: { type: "string", default: "127.0.0.1" },
   port: { type: "string", default: "8788" },
   "default-application": { type: "string" },
+  "staging-adapter": { type: "boolean", default: false },
 } as const;
 
 const HELP =
-  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--data-dir DIR] [--db URL]
+  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--staging-adapter] [--data-dir DIR] [--db URL]
 
 Serves the observability API: POST/GET /api/events, GET /api/events/summary,
 GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,
@@ -32,61 +58,72 @@ gzip accepted), and the trace UI (pages such as /traces/health, each with a
 .json twin). Provisions the database when missing. Storage failures are
 answered generically; their detail is written to stderr.
 
-The UI: on a loopback address the server prints a one-time login URL on
-stderr; opening it signs that browser in (the link then stops working;
-restart the server for a new one). TRACE_UI_AUTH_TOKEN (at least 16
-characters, no whitespace) is an administrator token: scripts send it as
-Authorization: Bearer TOKEN to any page or .json twin, and people can sign
-in with it at /login as often as they need. Beyond loopback the UI needs
-TRACE_UI_AUTH_TOKEN.
+The UI: on a loopback address without operator accounts the server prints a
+one-time login URL on stderr; opening it signs that browser in (the link then
+stops working; restart the server for a new one). TRACE_UI_AUTH_TOKEN (at
+least 16 characters, no whitespace) is an unscoped administrator token:
+scripts send it as Authorization: Bearer TOKEN to any page or .json twin,
+and people can sign in with it at /login as often as they need.
+TRACE_UI_AUTH_ACCOUNTS holds operator accounts as JSON, e.g.
+{"support-1": {"token": "...", "role": "analyst", "application_id": "app-1"}}
+(roles viewer, analyst, operator, admin; optional application_id and
+user_id, where null binds anonymous evidence only); each signs in with its
+own token. TRACE_UI_READ_ONLY=true refuses every write (ingest, replay
+drafts, runs) while reads and replay plans still work. Beyond loopback the
+UI needs TRACE_UI_AUTH_TOKEN or accounts.
 
 On a loopback address with no TRACE_INGEST_TOKEN, requests need no
 credentials, so an unmodified OpenTelemetry exporter works as is. With
 TRACE_INGEST_TOKEN set, every API request needs Authorization: Bearer TOKEN.
 A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
 
-MCP over streamable HTTP at /mcp needs Authorization: Bearer
-$TRACE_UI_AUTH_TOKEN (refused while it is unset); trace.query_traces is
-offered when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
+MCP over streamable HTTP at /mcp needs Authorization: Bearer with
+TRACE_UI_AUTH_TOKEN or an account's token (refused while neither is set);
+an account's role and scope decide its tools. trace.query_traces is offered
+when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
+
+Logs one line per request on stderr (method, route, status, duration, items,
+refusal reason; never ids or content).
+
+Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections; a request head
+within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
+    DEFAULT_SERVE_LIMITS.maxHeadBytes / 1024
+  } KiB; a body within ${(DEFAULT_BODY_LIMITS.timeoutMs ?? 0) / 1000} s, ${
+    DEFAULT_BODY_LIMITS.maxBytes / 2 ** 20
+  } MiB on the wire and ${
+    DEFAULT_BODY_LIMITS.maxDecodedBytes / 2 ** 20
+  } MiB inflated; ${
+    DEFAULT_SERVE_LIMITS.requestTimeoutMs / 1000
+  } s per request in all.
+
+Subject erasure for administrators: POST /api/erasures with
+{"subject": {"application_id": …, "user_id": …}} is a dry run; add
+"apply": true and the "confirmation" it returned to erase (sign in as for
+the UI; the ingest token is not enough). Memory deletions ingested for an
+application that opted in (trace obs propagation, or
+${PROPAGATION_ENV}=true) erase that memory's previews, with a receipt.
 
 Options:
-  --default-application ID   Tenant for OTLP spans without tenant.id / application.id
+  --default-application ID   Tenant for OTLP spans that name none (tenant.id or
+                             application.id); without it, the resource's
+                             service.name. Answers say which was used.
+  --staging-adapter          Also serve the staging adapter over this index at
+                             ${SELF_STAGING_PATH}/ (loopback only): point a staging config's
+                             base_url at http://127.0.0.1:PORT${SELF_STAGING_PATH} and run
+                             trace external run to prove Trace's own erasure
 `;
-
-/** Says why the server could not listen, and what to change. */
-function listenError(error: unknown, host: string, port: number): unknown {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  if (error instanceof Deno.errors.AddrInUse) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the port is in use; choose another --port`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return new ConfigError(
-      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return new ConfigError(
-      `Cannot listen on ${where}: the address is not on this machine; check --host`,
-      { cause: error },
-    );
-  }
-  return error;
-}
 
 /** What the start-up lines say about signing in to the UI. */
 function uiStartupLines(
   origin: string,
   login: OneTimeLogin | undefined,
   adminToken: string | undefined,
+  access: UiAccess,
 ): string {
   const lines = [];
   if (login) {
     lines.push(`  UI login (works once): ${login.url(origin)}`);
-  } else if (!adminToken) {
+  } else if (!adminToken && access.accounts === 0) {
     lines.push(
       "  UI: sign-in is off beyond loopback without TRACE_UI_AUTH_TOKEN",
     );
@@ -96,7 +133,28 @@ function uiStartupLines(
       ? "  UI admin token: TRACE_UI_AUTH_TOKEN (Authorization: Bearer, or sign in at /login)"
       : "  UI admin token: none; set TRACE_UI_AUTH_TOKEN for scripts (Authorization: Bearer) and repeat sign-ins",
   );
+  if (access.accounts > 0) {
+    lines.push(
+      `  UI accounts: ${access.accounts} from TRACE_UI_AUTH_ACCOUNTS (each signs in with its own token)`,
+    );
+  }
+  if (access.tenantBound && !access.ingestToken) {
+    lines.push(
+      "  warning: tenant-bound accounts are configured but the API is open on loopback; set TRACE_INGEST_TOKEN so only ingest clients and operators read it",
+    );
+  }
+  if (access.readOnly) {
+    lines.push("  read-only: every write is refused (TRACE_UI_READ_ONLY=true)");
+  }
   return lines.map((line) => line + "\n").join("");
+}
+
+/** What the start-up lines say about accounts and modes. */
+interface UiAccess {
+  accounts: number;
+  tenantBound: boolean;
+  ingestToken: boolean;
+  readOnly: boolean;
 }
 
 /** `trace serve`: listen until interrupted. */
@@ -106,8 +164,17 @@ export const serve: Command = async (args, io) => {
   const port = parseIntegerFlag("port", values.port, { min: 0, max: 65535 })!;
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
   const uiAuthToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
-  // No operator accounts yet: a loopback server signs people in with a one-time URL.
-  const oneTimeLogin = isLoopbackHost(values.host)
+  const accountsText = io.env("TRACE_UI_AUTH_ACCOUNTS") || undefined;
+  const accounts = accountsText === undefined
+    ? {}
+    : parseAccounts(accountsText, {
+      ingestToken: token,
+      adminToken: uiAuthToken,
+    });
+  const accountCount = Object.keys(accounts).length;
+  const readOnly = readOnlyFromEnv(io.env("TRACE_UI_READ_ONLY"));
+  // Without operator accounts, a loopback server signs people in with a one-time URL.
+  const oneTimeLogin = isLoopbackHost(values.host) && accountCount === 0
     ? createOneTimeLogin()
     : undefined;
   // createApp enforces these rules too; checking first refuses before any file is touched.
@@ -118,58 +185,112 @@ export const serve: Command = async (args, io) => {
     uiAuthToken,
     oneTimeLogin,
   });
+  if (values["staging-adapter"] && !isLoopbackHost(values.host)) {
+    throw new ConfigError(
+      "Refusing --staging-adapter beyond loopback: it writes and deletes synthetic events without credentials; use --host 127.0.0.1",
+    );
+  }
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   const { db, dataDir } = await openDataContext(values, io, { write: true });
+  let key: Uint8Array;
+  try {
+    key = await erasureKey(dataDir);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const stopPropagation = enableErasurePropagation({
+    key,
+    byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    onError: (message) => io.err(message + "\n"),
+  });
+  const stagingAdapter = values["staging-adapter"]
+    ? selfStagingAdapter(db, key)
+    : undefined;
   const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const health = new HealthMonitor(db, { processCounters: true });
   const app = createApp({
     db,
     ingestToken: token,
     hostname: values.host,
     uiAuthToken,
     oneTimeLogin,
+    accounts,
+    readOnly,
+    health,
     log: (line) => io.err(line + "\n"),
+    requestLog: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
+    erasureKey: key,
+    stagingAdapter,
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),
   });
-  let server: Deno.HttpServer;
+  let server: GuardedServer;
   try {
-    server = Deno.serve({
-      hostname: values.host,
-      port,
-      onListen: ({ hostname, port }) => {
-        const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
-        io.err(
-          `Trace server listening on http://${shown}:${port} (data: ${
-            dbLocation(db)
-          })\n`,
-        );
-        io.err(
-          `  ingest auth: ${
-            token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
-          }\n`,
-        );
-        io.err(
-          uiStartupLines(`http://${shown}:${port}`, oneTimeLogin, uiAuthToken),
-        );
-        io.err(
-          `  mcp: /mcp ${
-            uiAuthToken
-              ? "with bearer token (TRACE_UI_AUTH_TOKEN)"
-              : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
-          }\n`,
-        );
-      },
-    }, app.fetch);
+    server = await listenGuarded(app.fetch, { hostname: values.host, port });
   } catch (error) {
+    stopPropagation();
     db.close();
     throw listenError(error, values.host, port);
   }
+  const { hostname, port: bound } = server.addr;
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  io.err(
+    `Trace server listening on http://${shown}:${bound} (data: ${
+      dbLocation(db)
+    })\n`,
+  );
+  io.err(
+    `  ingest auth: ${
+      token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
+    }\n`,
+  );
+  io.err(
+    uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken, {
+      accounts: accountCount,
+      tenantBound: Object.values(accounts).some((account) =>
+        account.application_id !== undefined || account.user_id !== undefined
+      ),
+      ingestToken: token !== undefined,
+      readOnly,
+    }),
+  );
+  if (stagingAdapter) {
+    io.err(
+      `  staging adapter: http://${shown}:${bound}${SELF_STAGING_PATH} (application ${SELF_STAGING_APPLICATION}; deletions are erasures with receipts)\n`,
+    );
+  }
+  io.err(
+    `  mcp: /mcp ${
+      uiAuthToken || accountCount > 0
+        ? "with bearer tokens (TRACE_UI_AUTH_TOKEN, accounts)"
+        : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
+    }\n`,
+  );
+  // Link checks read every event: start them now, not on the first request.
+  void health.report().catch(() => {});
   await untilInterrupted(io);
   await server.shutdown();
+  stopPropagation();
+  await health.idle();
   await jobs.close();
-  db.close();
+  await closeWriting(db, io);
   io.err("Trace server stopped\n");
   return 0;
 };
+
+/** The adapter over this server's index; its deletions are erasures with receipts. */
+function selfStagingAdapter(db: TraceDb, key: Uint8Array): SelfStagingAdapter {
+  return createSelfStagingAdapter(db, {
+    key,
+    erase: async (subject, options) => {
+      await eraseSubjectNow(db, subject, {
+        key,
+        tables: options.tables,
+        trigger: "staging_adapter",
+      });
+    },
+  });
+}

@@ -1,13 +1,21 @@
-/** `trace external-register` and `trace external-targets`. */
+/** `trace external-register`, `trace external-targets` and `trace external-retire`. */
 
 import { UsageError } from "../lib/errors.ts";
-import { type TargetRecord, validateTargetId } from "../lib/ledger/targets.ts";
-import { registeredTargets, registerNamedTarget } from "../lib/runs/mod.ts";
+import type { TargetSummary } from "../lib/ledger/target_summaries.ts";
+import { validateTargetId } from "../lib/ledger/targets.ts";
+import {
+  registerNamedTarget,
+  retireRunTarget,
+  targetSummaries,
+} from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderTable } from "./_table.ts";
 import { requireConfig } from "./_config_input.ts";
+
+/** Readers open the database read-only. */
+const READ = { write: false, readOnly: true } as const;
 
 const REGISTER_FLAGS = {
   ...DATA_FLAGS,
@@ -35,51 +43,127 @@ export const externalRegister: Command = async (args, io) => {
   }
   const targetId = validateTargetId(values.target);
   const config = await requireConfig(values.config, "external-register", io);
-  return await withDataContext(values, io, { write: true }, async ({ db }) => {
-    const result = await registerNamedTarget(db, targetId, config);
-    if (values.json) printJson(io, result);
-    else {
-      io.out(
-        result.created
-          ? `registered target ${targetId}  ${config.base_url}\n`
-          : `target ${targetId} is already registered with this config; nothing changed\n`,
-      );
-    }
-    return 0;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, { write: true }, async ({ db }) => {
+        const result = await registerNamedTarget(db, targetId, config);
+        if (values.json) printJson(io, result);
+        else {
+          io.out(
+            result.created
+              ? `registered target ${targetId}  ${config.base_url}\n`
+              : `target ${targetId} is already registered with this config; nothing changed\n`,
+          );
+        }
+        return 0;
+      }),
+  );
 };
+
+const TARGETS_FLAGS = {
+  ...DATA_FLAGS,
+  all: { type: "boolean", default: false },
+} as const;
 
 const TARGETS_HELP =
-  `Usage: trace external-targets [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace external-targets [--all] [--json] [--data-dir DIR] [--db URL]
 
-Lists registered targets (explicit registrations and config-derived cfg-… ids).
+Lists registered targets (explicit registrations and config-derived cfg-…
+ids): base URL, how many completed runs each has and when the first and last
+were recorded. Retired targets (trace external-retire) are hidden; --all shows
+them too, with their retirement.
 `;
 
-/** `trace external-targets`: the registered targets. */
+/** `trace external-targets`: the registered targets and their use. */
 export const externalTargets: Command = async (args, io) => {
-  const { values } = parseFlags("external-targets", args, DATA_FLAGS);
+  const { values } = parseFlags("external-targets", args, TARGETS_FLAGS);
   if (values.help) return showHelp(io, TARGETS_HELP);
-  return await withDataContext(values, io, { write: false }, async ({ db }) => {
-    const targets = await registeredTargets(db);
-    if (values.json) printJson(io, { targets });
-    else io.out(renderTargets(targets));
-    return 0;
-  });
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        const targets = await targetSummaries(db, { all: values.all });
+        if (values.json) printJson(io, { targets });
+        else io.out(renderTargets(targets, values.all));
+        return 0;
+      }),
+  );
 };
 
-function renderTargets(targets: TargetRecord[]): string {
+function renderTargets(targets: TargetSummary[], all: boolean): string {
   if (targets.length === 0) {
-    return "No targets registered; use trace external-register --target ID --config FILE\n";
+    return all
+      ? "No targets registered; use trace external-register --target ID --config FILE\n"
+      : "No active targets; use trace external-register --target ID --config FILE (--all lists retired ones)\n";
   }
   return renderTable(
-    ["ID", "SOURCE", "BASE URL", "DOCS", "WINDOW", "REGISTERED"],
+    [
+      "ID",
+      "SOURCE",
+      "BASE URL",
+      "RUNS",
+      "FIRST RUN",
+      "LAST RUN",
+      ...(all ? ["RETIRED"] : []),
+    ],
     targets.map((t) => [
       t.target_id,
       t.source,
       t.base_url,
-      String(t.config.document_count),
-      `${t.config.deletion_window_seconds} s`,
-      t.created_at,
+      String(t.runs),
+      t.first_run_at ?? "-",
+      t.last_run_at ?? "-",
+      ...(all ? [t.retired?.retired_at ?? "-"] : []),
     ]),
+    { align: ["left", "left", "left", "right"] },
   );
 }
+
+const RETIRE_FLAGS = { ...DATA_FLAGS, reason: { type: "string" } } as const;
+
+const RETIRE_HELP =
+  `Usage: trace external-retire TARGET_ID [--reason TEXT] [--json] [--data-dir DIR] [--db URL]
+
+Retires a target: appends a retirement record to the ledger, which hides the
+target from trace external-targets (shown with --all) and refuses new runs and
+replays against it. Nothing is deleted: its runs, regressions and registration
+stay in the ledger, and trace external-cleanup still works for its runs.
+Retiring it again changes nothing. A retired id cannot be reused: register the
+new endpoint under a new id.
+`;
+
+/** `trace external-retire`: hide a target and refuse new runs against it. */
+export const externalRetire: Command = async (args, io) => {
+  const { values, positionals } = parseFlags(
+    "external-retire",
+    args,
+    RETIRE_FLAGS,
+    { min: 1, max: 1 },
+  );
+  if (values.help) return showHelp(io, RETIRE_HELP);
+  const targetId = validateTargetId(positionals[0]!);
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, { write: true }, async ({ db }) => {
+        const result = await retireRunTarget(
+          db,
+          targetId,
+          values.reason ?? null,
+        );
+        if (values.json) printJson(io, result);
+        else {
+          io.out(
+            result.created
+              ? `retired target ${targetId} (ledger entry ${result.retirement.seq}); new runs and replays against it are refused\n`
+              : `target ${targetId} was already retired on ${result.retirement.retired_at}; nothing changed\n`,
+          );
+        }
+        return 0;
+      }),
+  );
+};

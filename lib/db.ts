@@ -2,14 +2,27 @@
  * One libSQL connection factory and the versioned migrations shared by the
  * ledger and the observability index. Reads never create tables: commands that
  * write call {@link migrate} explicitly; readers call {@link requireSchema}.
+ * Readers open the file without creating, chmod-ing or setting anything
+ * (read-only media included); writers keep it owner-only, checkpoint the WAL
+ * when they finish ({@link checkpointWal}), and {@link backupDb} writes a
+ * consistent single-file copy.
+ *
+ * Every connection a writable local open hands out runs with SQLite's
+ * `secure_delete` (`_db_secure_delete.ts`), so deleted rows are zeroed in
+ * the file rather than left in free space; readers cannot delete and a
+ * remote server applies its own settings.
  *
  * @module
  */
 
-import { type Client, createClient } from "@libsql/client";
+import { type Client, createClient, type Transaction } from "@libsql/client";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
-import { ensurePrivateDir } from "./data_dir.ts";
+import { fileProblem } from "./file_errors.ts";
+import { openFile, restrictSidecars } from "./_db_file.ts";
+import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
+
+export { NoDataError } from "./_db_file.ts";
 
 /** One schema step of one component (`ledger`, `obs`, …). */
 export interface Migration {
@@ -26,6 +39,8 @@ export interface TraceDb {
   url: string;
   /** Local file path, or `null` for a remote libSQL server. */
   path: string | null;
+  /** True when opened read-only: nothing can be written through it. */
+  readOnly?: boolean;
   close(): void;
 }
 
@@ -37,11 +52,18 @@ export interface OpenDbOptions {
   url?: string | undefined;
   /** Auth token for a remote server (defaults to `$TRACE_DB_AUTH_TOKEN`). */
   authToken?: string | undefined;
-  /** Create a missing local database file (default true); readers pass false. */
+  /**
+   * Create a missing local database file (default true). Writers pass true:
+   * the file and its WAL files are made owner-only and the journal pragmas
+   * set. Readers pass false: nothing is created, chmod-ed or set.
+   */
   create?: boolean;
+  /**
+   * Open a local file read-only (SQLite `mode=ro`), also on read-only
+   * media. Implies `create: false`.
+   */
+  readOnly?: boolean;
 }
-
-const BUSY_TIMEOUT_MS = 10_000;
 
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
@@ -58,7 +80,26 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
       "Cannot open database file: the file: URL has no path; use file:/path/to/trace.db",
     );
   }
-  return await openLocal(path, options.create ?? true);
+  const access = options.readOnly
+    ? "read-only"
+    : options.create ?? true
+    ? "create"
+    : "existing";
+  const opened = await openFile(path, access);
+  const { url, readOnly } = opened;
+  const client = readOnly
+    ? opened.client
+    : new SecureDeleteClient(opened.client);
+  return { client, url, path, readOnly, close: () => client.close() };
+}
+
+/**
+ * A private in-memory database: one connection, gone when closed. For
+ * systems that live inside one run (the reference suite's own index).
+ */
+export function openMemoryDb(): TraceDb {
+  const client = createClient({ url: ":memory:" });
+  return { client, url: ":memory:", path: null, close: () => client.close() };
 }
 
 /** Where a database lives, for messages: its file path, or its URL without credentials or query. */
@@ -125,92 +166,86 @@ async function openRemote(
   return { client, url, path: null, close: () => client.close() };
 }
 
-async function openLocal(path: string, create: boolean): Promise<TraceDb> {
-  const dir = path.includes("/")
-    ? path.slice(0, path.lastIndexOf("/")) || "/"
-    : ".";
+/**
+ * Sets `secure_delete` on the connection `tx` holds and reads it back: true
+ * when that connection zeroes what it deletes. A destructive step calls it
+ * inside its own transaction, since a pooled client may hand it any
+ * connection; false (a remote server that refuses the pragma) means the
+ * server's own setting decides.
+ */
+export async function secureDeleteIn(tx: Transaction): Promise<boolean> {
   try {
-    if (!create) await requireExisting(path);
-    else await createPrivateFile(dir, path);
-  } catch (error) {
-    if (error instanceof StorageError) throw error;
+    await tx.execute(SECURE_DELETE_ON);
+    const row = (await tx.execute("PRAGMA secure_delete")).rows[0];
+    return row !== undefined && Number(Object.values(row)[0]) === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** The outcome of {@link checkpointWal}. */
+export interface WalCheckpoint {
+  /** False when another connection kept part of the WAL from being copied back. */
+  complete: boolean;
+}
+
+/**
+ * Copies the WAL back into the database file and truncates it, so that the
+ * file alone holds everything once a writing command ends (a copy of
+ * `trace.db` is then a whole copy). Remote and read-only databases have
+ * nothing to checkpoint.
+ */
+export async function checkpointWal(db: TraceDb): Promise<WalCheckpoint> {
+  if (db.path === null || db.readOnly) return { complete: true };
+  const result = await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+  const row = result.rows[0];
+  return { complete: !row || Number(row.busy ?? row[0]) === 0 };
+}
+
+/**
+ * Writes a consistent single-file copy of a local database to `file` with
+ * SQLite's `VACUUM INTO` (a snapshot, WAL included; safe while other
+ * processes write). Refuses an existing `file`; the copy is owner-only.
+ */
+export async function backupDb(db: TraceDb, file: string): Promise<void> {
+  if (db.path === null) {
     throw new StorageError(
-      `Cannot open database file ${path}: ${
-        (error as Error).message.split(":")[0]
+      `Cannot back up ${
+        dbLocation(db)
+      }: it is a remote server; use the server's own backups`,
+    );
+  }
+  await createEmptyPrivateFile(file);
+  try {
+    await db.client.execute({ sql: "VACUUM INTO ?", args: [file] });
+    if (Deno.build.os !== "windows") await Deno.chmod(file, 0o600);
+  } catch (error) {
+    await Deno.remove(file).catch(() => {});
+    throw new StorageError(
+      `Cannot back up ${db.path} to ${file}: ${
+        ((error as Error).message ?? String(error)).split("\n")[0]
       }`,
       { cause: error },
     );
   }
-  const url = `file:${path}`;
-  // The busy timeout is a client option so that every pooled connection gets it.
-  const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
-  try {
-    // Must precede the first table (and WAL) to take effect; lets retention return pages in small steps.
-    await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
-    await client.execute("PRAGMA journal_mode = WAL");
-    // In WAL mode NORMAL stays consistent after a crash and skips an fsync per commit.
-    await client.execute("PRAGMA synchronous = NORMAL");
-    await client.execute("PRAGMA foreign_keys = ON");
-  } catch (error) {
-    client.close();
-    throw new StorageError(
-      `Cannot open database file ${path}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  await restrictSidecars(path);
-  return { client, url, path, close: () => client.close() };
 }
 
-async function requireExisting(path: string): Promise<void> {
+/** `VACUUM INTO` accepts an empty file: creating it first refuses an existing one and fixes its mode. */
+async function createEmptyPrivateFile(file: string): Promise<void> {
   try {
-    const info = await Deno.stat(path);
-    if (info.isFile) return;
-    throw new StorageError(`Cannot open database ${path}: it is not a file`);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    throw new NoDataError(path);
-  }
-}
-
-/** A reader found no database where it looked: nothing has been recorded there yet. */
-export class NoDataError extends StorageError {
-  constructor(path: string) {
-    super(
-      `No Trace data at ${path} yet: nothing has been recorded there; check --data-dir / --db`,
-    );
-    this.name = "NoDataError";
-  }
-}
-
-/** Creates the data directory and an owner-only database file when missing; leaves existing ones as they are. */
-async function createPrivateFile(dir: string, path: string): Promise<void> {
-  await ensurePrivateDir(dir);
-  try {
-    const file = await Deno.open(path, {
+    const handle = await Deno.open(file, {
       createNew: true,
       write: true,
       mode: 0o600,
     });
-    file.close();
-    // The umask may have widened the mode; the file holds run history.
-    if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
+    handle.close();
   } catch (error) {
-    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-  }
-}
-
-/** WAL and shared-memory files hold the same data as the database: keep them private too. */
-async function restrictSidecars(path: string): Promise<void> {
-  if (Deno.build.os === "windows") return;
-  for (const suffix of ["-wal", "-shm"]) {
-    try {
-      await Deno.chmod(path + suffix, 0o600);
-    } catch {
-      // Not created yet: SQLite creates it with the database file's mode.
-    }
+    throw new StorageError(
+      `Cannot back up to ${file}: ${fileProblem(error, "write")}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 /** Every component's migrations, applied together by commands that write. */
 
+import { AUTH_MIGRATIONS } from "./auth/schema.ts";
 import type { Migration } from "./db.ts";
 import { LEDGER_MIGRATIONS } from "./ledger/schema.ts";
 import { OBS_MIGRATIONS } from "./obs/mod.ts";
@@ -8,4 +9,5 @@ import { OBS_MIGRATIONS } from "./obs/mod.ts";
 export const ALL_MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
   ...OBS_MIGRATIONS,
+  ...AUTH_MIGRATIONS,
 ];

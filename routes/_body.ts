@@ -2,7 +2,9 @@
  * The one request-body reader of the ingest routes (`/api/events` and
  * `/v1/traces`): size bounds on the wire and after inflating gzip, both
  * checked while reading so an oversized or decompression-bomb body is never
- * held whole. Refusals are `HTTPException`s (400, 413, 415).
+ * held whole, and a deadline for the whole body, so a client that trickles
+ * bytes is answered 408 instead of holding the request open. Refusals are
+ * `HTTPException`s (400, 408, 413, 415).
  *
  * @module
  */
@@ -10,18 +12,24 @@
 import { HTTPException } from "hono/http-exception";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
 
-/** Size bounds for one request body. */
+/** Size and time bounds for one request body. */
 export interface BodyLimits {
   /** Most bytes accepted on the wire (compressed, when gzip). */
   maxBytes: number;
   /** Most bytes accepted after inflating gzip. */
   maxDecodedBytes: number;
+  /** Time the whole body may take to arrive, from the first read (default 60 s). */
+  timeoutMs?: number;
 }
 
-/** Default bounds: 8 MiB on the wire, 32 MiB inflated. */
+/** Default time a body may take to arrive. */
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+
+/** Default bounds: 8 MiB on the wire, 32 MiB inflated, 60 s to arrive. */
 export const DEFAULT_BODY_LIMITS: BodyLimits = {
   maxBytes: 8 * 1024 * 1024,
   maxDecodedBytes: 32 * 1024 * 1024,
+  timeoutMs: DEFAULT_BODY_TIMEOUT_MS,
 };
 
 /** Content codings accepted in `Content-Encoding`. */
@@ -66,18 +74,24 @@ export async function readRequestBody(
     );
   }
   if (!request.body) return new Uint8Array();
+  const deadline = performance.now() +
+    (limits.timeoutMs ?? DEFAULT_BODY_TIMEOUT_MS);
   if (coding === "identity") {
-    return await collect(request.body, limits.maxBytes, "request body");
+    return await collect(request.body, {
+      limit: limits.maxBytes,
+      what: "request body",
+      deadline,
+    });
   }
   const inflated = request.body
     .pipeThrough(byteLimit(limits.maxBytes))
     .pipeThrough(new DecompressionStream("gzip"));
   try {
-    return await collect(
-      inflated,
-      limits.maxDecodedBytes,
-      "decompressed request body",
-    );
+    return await collect(inflated, {
+      limit: limits.maxDecodedBytes,
+      what: "decompressed request body",
+      deadline,
+    });
   } catch (error) {
     if (error instanceof HTTPException) throw error;
     // The inflater's message says nothing the client can act on beyond this.
@@ -135,23 +149,30 @@ function byteLimit(limit: number): TransformStream<
   });
 }
 
+/** Bounds of one {@link collect}. */
+interface CollectBounds {
+  limit: number;
+  what: string;
+  /** `performance.now()` by which the last byte must have arrived. */
+  deadline: number;
+}
+
 async function collect(
   stream: ReadableStream<Uint8Array>,
-  limit: number,
-  what: string,
+  bounds: CollectBounds,
 ): Promise<Uint8Array> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readBefore(reader, bounds.deadline);
       if (done) break;
       total += value.byteLength;
-      if (total > limit) {
+      if (total > bounds.limit) {
         await reader.cancel().catch(() => {});
         throw new HTTPException(413, {
-          message: tooLargeMessage(what, limit),
+          message: tooLargeMessage(bounds.what, bounds.limit),
         });
       }
       chunks.push(value);
@@ -166,4 +187,31 @@ async function collect(
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/** One read that must finish by `deadline`; past it the stream is cancelled and 408 thrown. */
+async function readBefore(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  deadline: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"expired">((resolve) => {
+    timer = setTimeout(
+      () => resolve("expired"),
+      Math.max(0, deadline - performance.now()),
+    );
+  });
+  try {
+    const result = await Promise.race([reader.read(), expired]);
+    if (result !== "expired") return result;
+  } finally {
+    clearTimeout(timer);
+  }
+  // Not awaited: cancelling waits for the pending read, which a trickling
+  // client may hold for as long as it likes.
+  reader.cancel().catch(() => {});
+  throw new HTTPException(408, {
+    message:
+      "Cannot read the request: the body did not arrive in time; send it at once, or in smaller batches",
+  });
 }

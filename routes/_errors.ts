@@ -11,10 +11,12 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type ErrorCode, errorMessage, TraceError } from "../lib/errors.ts";
 import {
+  BatchTooLargeError,
   IngestBatchError,
   IngestConflictError,
 } from "../lib/obs/ingest/mod.ts";
 import { type EventIssue, ObsNotInitializedError } from "../lib/obs/mod.ts";
+import { noteRefusal } from "./_request_log.ts";
 
 /** HTTP status for each stable error code. */
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
@@ -39,6 +41,7 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   403: "forbidden",
   404: "not_found",
   405: "method_not_allowed",
+  408: "request_timeout",
   413: "payload_too_large",
   415: "unsupported_media_type",
 };
@@ -55,7 +58,14 @@ export function stderrLog(line: string): void {
 
 /** The JSON body of an error answer. */
 export interface ErrorBody {
-  error: { code: string; message: string; items?: EventIssue[] };
+  error: {
+    code: string;
+    message: string;
+    /** Refused items, at most 100. */
+    items?: EventIssue[];
+    /** Refused items counted but not listed in `items`. */
+    unlisted_items?: number;
+  };
 }
 
 /** How the server answers an error. */
@@ -96,6 +106,7 @@ export function reportError(
   log: ServerLog,
 ): ErrorAnswer {
   const result = errorResponse(error);
+  noteRefusal(request, result.body.error.code);
   if (result.logDetail !== null) {
     const path = new URL(request.url).pathname;
     log(`${request.method} ${path}: ${result.logDetail}`);
@@ -104,6 +115,10 @@ export function reportError(
 }
 
 function traceErrorAnswer(error: TraceError): ErrorAnswer {
+  // Past a batch bound: the request is too large, whatever its content.
+  if (error instanceof BatchTooLargeError) {
+    return answer(413, "payload_too_large", errorMessage(error));
+  }
   const status = STATUS_BY_CODE[error.code];
   if (error.code === "storage") {
     // File paths and SQLite messages are the operator's business, not the client's.
@@ -121,22 +136,31 @@ function traceErrorAnswer(error: TraceError): ErrorAnswer {
       logDetail: describeForLog(error),
     };
   }
-  const items =
-    error instanceof IngestBatchError || error instanceof IngestConflictError
-      ? error.items
-      : undefined;
-  return answer(status, error.code, errorMessage(error), items);
+  return answer(status, error.code, errorMessage(error), itemsOf(error));
+}
+
+/** The refused items an error lists, and how many more it counted. */
+function itemsOf(
+  error: TraceError,
+): Pick<ErrorBody["error"], "items" | "unlisted_items"> {
+  if (error instanceof IngestBatchError) {
+    return {
+      items: error.items,
+      ...(error.unlisted > 0 ? { unlisted_items: error.unlisted } : {}),
+    };
+  }
+  return error instanceof IngestConflictError ? { items: error.items } : {};
 }
 
 function answer(
   status: ContentfulStatusCode,
   code: string,
   message: string,
-  items?: EventIssue[],
+  items: Pick<ErrorBody["error"], "items" | "unlisted_items"> = {},
 ): ErrorAnswer {
   return {
     status,
-    body: { error: { code, message, ...(items ? { items } : {}) } },
+    body: { error: { code, message, ...items } },
     logDetail: null,
   };
 }

@@ -25,6 +25,7 @@ import {
   requirePrincipal,
   sessionAccount,
   startSession,
+  tokenSignIn,
   type UiAuth,
 } from "./_ui_auth.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
@@ -166,11 +167,12 @@ const LoginBody: FC<{ auth: UiAuth; state: LoginState; next: string }> = (
 ) => {
   const notice = NOTICES[state];
   const oneTime = auth.oneTimeLogin !== undefined;
+  const tokens = tokenSignIn(auth);
   return (
     <div class="narrow">
       <h1>{state === "signed_out" ? "Signed out" : "Sign in to Trace"}</h1>
       {notice ? <p class="notice" role="alert">{notice}</p> : null}
-      {!oneTime && !auth.adminToken
+      {!oneTime && !tokens
         ? (
           <p>
             Sign-in is not available: this server listens beyond loopback and
@@ -194,12 +196,13 @@ const LoginBody: FC<{ auth: UiAuth; state: LoginState; next: string }> = (
                 )
                 : null}
               <li>
-                {auth.adminToken
+                {tokens
                   ? (
                     <>
-                      Sign in with the server's <code>TRACE_UI_AUTH_TOKEN</code>
+                      Sign in below with your operator token or the server's
                       {" "}
-                      below; it works as often as you need.
+                      <code>TRACE_UI_AUTH_TOKEN</code>; it works as often as you
+                      need.
                     </>
                   )
                   : (
@@ -217,7 +220,7 @@ const LoginBody: FC<{ auth: UiAuth; state: LoginState; next: string }> = (
                 to any page or its <code>.json</code> twin.
               </li>
             </ul>
-            {auth.adminToken ? <TokenForm next={next} /> : null}
+            {tokens ? <TokenForm next={next} /> : null}
           </>
         )}
     </div>
@@ -228,7 +231,7 @@ const TokenForm: FC<{ next: string }> = ({ next }) => (
   <form method="post" action="/login" class="stack">
     <input type="hidden" name="next" value={next} />
     <div>
-      <label for="token">TRACE_UI_AUTH_TOKEN</label>
+      <label for="token">Operator token or TRACE_UI_AUTH_TOKEN</label>
       <input
         type="password"
         id="token"

@@ -9,7 +9,9 @@
  * copied data directory grants no session. The CSRF token of a session is an
  * HMAC of its id under the same key with another label (a synchronizer token
  * the server need not store). Signing out revokes the session id in memory
- * until it would have expired.
+ * until it would have expired. A session is also bound to the credential it
+ * was opened with (an HMAC of the account's credential digest), so rotating
+ * an account's token ends the sessions opened with the old one.
  *
  * @module
  */
@@ -36,6 +38,8 @@ export interface SessionClaims {
   /** Issued and expiry times, epoch seconds. */
   iat: number;
   exp: number;
+  /** HMAC of the credential the session was opened with. */
+  cr?: string;
 }
 
 /** Options for {@link createSessionSigner}. */
@@ -48,8 +52,13 @@ export interface SessionSignerOptions {
 /** Issues and checks session cookies and their CSRF tokens. */
 export interface SessionSigner {
   readonly ttlSeconds: number;
-  /** A signed cookie value for `operator`, with its claims. */
-  issue(operator: string): Promise<{ value: string; claims: SessionClaims }>;
+  /** A signed cookie value for `operator` (bound to `credential` when given), with its claims. */
+  issue(
+    operator: string,
+    credential?: string,
+  ): Promise<{ value: string; claims: SessionClaims }>;
+  /** Whether a session was opened with `credential`. */
+  checkCredential(claims: SessionClaims, credential: string): Promise<boolean>;
   /** The claims of a valid, unexpired, unrevoked cookie value, else `null`. */
   verify(value: string): Promise<SessionClaims | null>;
   /** The CSRF token of session `sid`. */
@@ -86,7 +95,7 @@ export function createSessionSigner(
   const seconds = () => Math.floor(now() / 1000);
   return {
     ttlSeconds,
-    async issue(operator) {
+    async issue(operator, credential) {
       const iat = seconds();
       const claims: SessionClaims = {
         v: 1,
@@ -95,6 +104,9 @@ export function createSessionSigner(
         iat,
         exp: iat + ttlSeconds,
       };
+      if (credential !== undefined) {
+        claims.cr = base64Url(await mac("cred\0", credential));
+      }
       const body = base64Url(encoder.encode(JSON.stringify(claims)));
       const signature = base64Url(await mac("session\0", body));
       return { value: `${body}.${signature}`, claims };
@@ -114,6 +126,11 @@ export function createSessionSigner(
       const claims = parseClaims(body);
       if (!claims || claims.exp <= seconds()) return null;
       return revoked.has(claims.sid) ? null : claims;
+    },
+    async checkCredential(claims, credential) {
+      const expected = base64Url(await mac("cred\0", credential));
+      return claims.cr !== undefined &&
+        await timingSafeEqual(claims.cr, expected);
     },
     async csrfToken(sid) {
       return base64Url(await mac("csrf\0", sid));
@@ -152,7 +169,8 @@ function parseClaims(body: string): SessionClaims | null {
     const value = JSON.parse(decoder.decode(bytes));
     const ok = value?.v === 1 && typeof value.sid === "string" &&
       typeof value.op === "string" && Number.isInteger(value.iat) &&
-      Number.isInteger(value.exp);
+      Number.isInteger(value.exp) &&
+      (value.cr === undefined || typeof value.cr === "string");
     return ok ? value as SessionClaims : null;
   } catch {
     return null;

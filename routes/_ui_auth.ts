@@ -1,15 +1,18 @@
 /**
  * Sign-in for the UI's pages and JSON twins (the ingest API keeps its own
- * bearer rule in `_guard.ts`). A request is signed in by
+ * bearer rule, `access.ts`). A request is signed in by
  *
  * - `Authorization: Bearer <token>` of a known operator (scripts), or
- * - a session cookie (`_session.ts`) whose operator still exists.
+ * - a session cookie (`_session.ts`) whose operator still exists with the
+ *   credential the session was opened with.
  *
  * Either way the operator's role and scope are read from the directory on
  * this request and set as `c.get("principal")`. Writes made with a session
  * cookie also need the session's CSRF token (`_csrf` form field or
  * `X-CSRF-Token` header); bearer requests carry no ambient credential, so
  * they need none. The origin rules of `_guard.ts` apply to all of them.
+ * The access middleware (`access.ts`) signs requests in before any route;
+ * {@link requirePrincipal} is the same check for routes mounted without it.
  *
  * @module
  */
@@ -17,15 +20,20 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { HTTPException } from "hono/http-exception";
+import {
+  type AccountBook,
+  createOperatorDirectory,
+  type OperatorAccount,
+  type OperatorDirectory,
+} from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 import { checkToken } from "./_guard.ts";
 import {
-  builtinDirectory,
-  type OperatorAccount,
-  type OperatorDirectory,
-} from "./principal.ts";
-import { createSessionSigner, type SessionSigner } from "./_session.ts";
+  createSessionSigner,
+  type SessionClaims,
+  type SessionSigner,
+} from "./_session.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -41,6 +49,8 @@ export interface UiAuthOptions {
   oneTimeLogin?: OneTimeLogin | undefined;
   /** Session lifetime in seconds (default 12 hours). */
   sessionTtlSeconds?: number | undefined;
+  /** `TRACE_UI_AUTH_ACCOUNTS`: operator accounts, as a config or a replaceable {@link AccountBook}. */
+  accounts?: AccountBook | unknown;
 }
 
 /** The UI's sign-in state, made once per app. */
@@ -87,13 +97,21 @@ export function createUiAuth(options: UiAuthOptions): UiAuth {
         ? {}
         : { ttlSeconds: options.sessionTtlSeconds },
     ),
-    directory: builtinDirectory({
+    // Validates the accounts against both tokens: a ConfigError names the account.
+    directory: createOperatorDirectory({
       adminToken: token,
+      ingestToken: options.ingestToken,
       oneTimeLogin: options.oneTimeLogin !== undefined,
+      accounts: options.accounts,
     }),
     oneTimeLogin: options.oneTimeLogin,
     adminToken: token !== undefined,
   };
+}
+
+/** Whether anyone can sign in with a token (the admin token or an account's). */
+export function tokenSignIn(auth: UiAuth): boolean {
+  return auth.directory.hasTokens();
 }
 
 /**
@@ -112,7 +130,7 @@ export async function startSession(
   auth: UiAuth,
   account: OperatorAccount,
 ): Promise<void> {
-  const { value } = await auth.signer.issue(account.name);
+  const { value } = await auth.signer.issue(account.name, account.credential);
   setCookie(c, sessionCookieName(c), value, {
     httpOnly: true,
     sameSite: "Strict",
@@ -136,15 +154,84 @@ export async function sessionAccount(
   c: Context,
   auth: UiAuth,
 ): Promise<OperatorAccount | null> {
-  const value = getCookie(c, sessionCookieName(c));
-  const claims = value ? await auth.signer.verify(value) : null;
-  return claims ? auth.directory.resolve(claims.op) : null;
+  return (await validSession(c, auth))?.account ?? null;
 }
 
-const BEARER_REFUSED =
-  "Missing or wrong bearer token; send Authorization: Bearer $TRACE_UI_AUTH_TOKEN";
-const SIGN_IN_FIRST =
-  "Sign in first: open the login URL trace serve printed, or send Authorization: Bearer $TRACE_UI_AUTH_TOKEN";
+/** A session cookie that still opens an account. */
+export interface ValidSession {
+  claims: SessionClaims;
+  account: OperatorAccount;
+}
+
+/**
+ * The request's session when its cookie is valid, its operator still exists
+ * and still holds the credential the session was opened with; else `null`.
+ */
+export async function validSession(
+  c: Context,
+  auth: UiAuth,
+): Promise<ValidSession | null> {
+  const value = getCookie(c, sessionCookieName(c));
+  const claims = value ? await auth.signer.verify(value) : null;
+  if (!claims) return null;
+  const account = auth.directory.resolve(claims.op);
+  if (!account) return null;
+  if (!(await auth.signer.checkCredential(claims, account.credential))) {
+    return null;
+  }
+  return { claims, account };
+}
+
+/** The bearer token of the request: `undefined` without an `Authorization` header, `""` when it is not a bearer token. */
+export function bearerToken(c: Context): string | undefined {
+  const header = c.req.header("authorization");
+  if (header === undefined) return undefined;
+  return /^Bearer /i.test(header) ? header.slice(7) : "";
+}
+
+/** Refuses a request as not signed in: 401 with `WWW-Authenticate`. */
+export function refuseUnauthenticated(c: Context, message: string): never {
+  c.header("WWW-Authenticate", 'Bearer realm="trace"');
+  throw new HTTPException(401, { message });
+}
+
+/** Sets the principal of a bearer request. */
+export function signInBearer(
+  c: Context<UiEnv>,
+  account: OperatorAccount,
+): void {
+  c.set("principal", { ...toPrincipal(account), via: "bearer" });
+  c.set("session", null);
+  c.set("csrf", null);
+}
+
+/** Sets the principal of a session request, with the session's CSRF token. */
+export async function signInSession(
+  c: Context<UiEnv>,
+  auth: UiAuth,
+  session: ValidSession,
+): Promise<void> {
+  c.set("principal", { ...toPrincipal(session.account), via: "session" });
+  c.set("session", session.claims);
+  c.set("csrf", await auth.signer.csrfToken(session.claims.sid));
+}
+
+function toPrincipal(account: OperatorAccount) {
+  return { name: account.name, role: account.role, scope: account.scope };
+}
+
+/** Clears a session cookie that no longer opens anything. */
+export function clearStaleCookie(c: Context): void {
+  const name = sessionCookieName(c);
+  if (getCookie(c, name) !== undefined) deleteCookie(c, name, { path: "/" });
+}
+
+/** The refusal of a bearer token no account holds. */
+export const BEARER_REFUSED =
+  "Missing or wrong bearer token; send Authorization: Bearer with TRACE_UI_AUTH_TOKEN or your operator token";
+/** The refusal of a JSON request without sign-in. */
+export const SIGN_IN_FIRST =
+  "Sign in first: open the login URL trace serve printed, or send Authorization: Bearer with TRACE_UI_AUTH_TOKEN or your operator token";
 
 /**
  * Requires a signed-in principal. Without one, a page redirects to the
@@ -155,41 +242,34 @@ export function requirePrincipal(
   kind: "page" | "json",
 ): MiddlewareHandler<UiEnv> {
   return async (c, next) => {
-    const header = c.req.header("authorization");
-    if (header !== undefined) {
-      const token = /^Bearer /i.test(header) ? header.slice(7) : "";
+    // The access middleware of `createApp` has already signed the request in.
+    if (c.get("principal")) return await next();
+    const token = bearerToken(c);
+    if (token !== undefined) {
       const account = token ? await auth.directory.byToken(token) : null;
-      if (!account) {
-        c.header("WWW-Authenticate", 'Bearer realm="trace"');
-        throw new HTTPException(401, { message: BEARER_REFUSED });
-      }
-      c.set("principal", { ...account, via: "bearer" });
-      c.set("session", null);
-      c.set("csrf", null);
+      if (!account) refuseUnauthenticated(c, BEARER_REFUSED);
+      signInBearer(c, account);
       return await next();
     }
-    const name = sessionCookieName(c);
-    const value = getCookie(c, name);
-    const claims = value ? await auth.signer.verify(value) : null;
-    const account = claims ? auth.directory.resolve(claims.op) : null;
-    if (!claims || !account) {
+    const session = await validSession(c, auth);
+    if (!session) {
       // A cookie that no longer opens anything is cleared, not kept around.
-      if (value !== undefined) deleteCookie(c, name, { path: "/" });
-      if (kind === "json") {
-        c.header("WWW-Authenticate", 'Bearer realm="trace"');
-        throw new HTTPException(401, { message: SIGN_IN_FIRST });
-      }
-      const here = new URL(c.req.url);
-      return c.redirect(
-        `/login?next=${encodeURIComponent(here.pathname + here.search)}`,
-        303,
-      );
+      clearStaleCookie(c);
+      if (kind === "json") refuseUnauthenticated(c, SIGN_IN_FIRST);
+      return redirectToLogin(c);
     }
-    c.set("principal", { ...account, via: "session" });
-    c.set("session", claims);
-    c.set("csrf", await auth.signer.csrfToken(claims.sid));
+    await signInSession(c, auth, session);
     await next();
   };
+}
+
+/** Sends a browser to the login page, which returns to this page afterwards. */
+export function redirectToLogin(c: Context): Response {
+  const here = new URL(c.req.url);
+  return c.redirect(
+    `/login?next=${encodeURIComponent(here.pathname + here.search)}`,
+    303,
+  );
 }
 
 /**
@@ -199,18 +279,27 @@ export function requirePrincipal(
  */
 export function requireCsrf(auth: UiAuth): MiddlewareHandler<UiEnv> {
   return async (c, next) => {
-    const session = c.get("session");
-    if (session !== null) {
-      const given = c.req.header("x-csrf-token") ?? await formField(c, "_csrf");
-      if (!(await auth.signer.checkCsrf(session.sid, given))) {
-        throw new HTTPException(403, {
-          message:
-            "The form's CSRF token is missing or out of date; reload the page and try again",
-        });
-      }
-    }
+    await checkCsrf(c, auth, c.get("session"));
     await next();
   };
+}
+
+/** Throws 403 unless a session request carries its session's CSRF token (bearer requests need none). */
+export async function checkCsrf(
+  c: Context,
+  auth: UiAuth,
+  session: SessionClaims | null,
+  options: { form: boolean } = { form: true },
+): Promise<void> {
+  if (session === null) return;
+  const given = c.req.header("x-csrf-token") ??
+    (options.form ? await formField(c, "_csrf") : "");
+  if (!(await auth.signer.checkCsrf(session.sid, given))) {
+    throw new HTTPException(403, {
+      message:
+        "The form's CSRF token is missing or out of date; reload the page and try again",
+    });
+  }
 }
 
 /** A string field of a URL-encoded or multipart body (`""` when absent). */

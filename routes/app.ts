@@ -4,13 +4,16 @@
  * twins, `routes/pages.ts`). `createApp` returns a Hono app without
  * listening; `trace serve` listens.
  *
- * The app owns its security rules (`routes/_guard.ts`, `routes/_ui_auth.ts`):
- * it refuses to be built for a non-loopback address without a token, or with
- * a one-time login there, so a library caller cannot make an open server by
- * accident. Request lifecycle: the Host guard, the origin guard, the
- * Content-Type rule, then the bearer guard on `/api/*` and `/v1/*` or the UI
- * sign-in (session cookie or `TRACE_UI_AUTH_TOKEN`, CSRF token on writes) on
- * pages, then the route. Routes throw domain errors or `HTTPException`;
+ * The app owns its security rules (`routes/_guard.ts`, `routes/_ui_auth.ts`,
+ * `routes/access.ts`): it refuses to be built for a non-loopback address
+ * without a token, with a one-time login there, or with a bad account
+ * configuration, so a library caller cannot make an open server by accident.
+ * Request lifecycle: the request log (when asked for), the Host guard, the
+ * origin guard, the Content-Type rule, then the one access middleware (the
+ * route's action from its table: the ingest token on the API, the UI sign-in
+ * by operator token or session cookie elsewhere, the role matrix, tenant
+ * binding, read-only mode, the CSRF token on session writes), then the route.
+ * Routes throw domain errors or `HTTPException`;
  * `onError` below answers them through `routes/_errors.ts` (the OTLP
  * receiver uses the same mapping, encoded as OTLP requires), as an HTML page
  * when a browser asked for one.
@@ -18,9 +21,18 @@
  * @module
  */
 
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { UiEnv } from "./ui/context.ts";
+import {
+  type AccountBook,
+  type ArtifactResolver,
+  hookAvailability,
+  type IdentityResolver,
+  type ResourceAuthorizer,
+} from "../lib/auth/mod.ts";
 import { dbLocation, type TraceDb } from "../lib/db.ts";
-import { obsHealth } from "../lib/obs/maint/mod.ts";
+import { ConfigError } from "../lib/errors.ts";
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
 import {
   methodNotAllowed,
@@ -30,17 +42,27 @@ import {
 } from "./_errors.ts";
 import {
   loopbackHostOnly,
-  requireBearer,
   requireContentType,
   sameOriginOnly,
   serverSecurity,
 } from "./_guard.ts";
 import { createUiAuth } from "./_ui_auth.ts";
+import { accessControl } from "./access.ts";
+import { appendAudit } from "../lib/auth/mod.ts";
 import { createEventsApi } from "./events.ts";
+import {
+  createErasureApi,
+  type ErasureAudit,
+  type ErasureAuditEntry,
+} from "./erasure.ts";
 import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
+import { createOperatorRoutes } from "./operator.ts";
+import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
 import { createPages } from "./pages.ts";
+import { createSelfStagingApi } from "./self_staging.ts";
+import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
 import { uiHeaders } from "./ui/headers.ts";
 
@@ -62,6 +84,13 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** Where details of server-side failures go, one line each (default: stderr). */
   log?: ServerLog;
+  /** Where one content-free line per request goes (method, route, status, duration, items, refusal); none by default. */
+  requestLog?: ServerLog;
+  /**
+   * Answers `GET /api/health` (default: one for `db` with this process's
+   * counters). Pass one to warm it up or to wait for it before closing `db`.
+   */
+  health?: HealthMonitor;
   /** Serves the MCP tools at `/mcp` (streamable HTTP, bearer-authenticated); absent: no `/mcp`. */
   mcp?: McpRouteOptions;
   /**
@@ -73,6 +102,29 @@ export interface AppOptions {
   oneTimeLogin?: OneTimeLogin | undefined;
   /** How long a UI session lasts, in seconds (default 12 hours). */
   sessionTtlSeconds?: number | undefined;
+  /** The data directory's erasure key, for `POST /api/erasures` (absent: it answers 501). */
+  erasureKey?: Uint8Array | undefined;
+  /** Records every erasure request before it runs; a throw refuses the request. */
+  erasureAudit?: ErasureAudit | undefined;
+  /** Serves this staging adapter over the index at `/staging/*` (loopback only). */
+  stagingAdapter?: SelfStagingAdapter | undefined;
+  /**
+   * `TRACE_UI_AUTH_ACCOUNTS`: operator names to `{token, role,
+   * application_id?, user_id?}`, or an `AccountBook` the host can replace
+   * while the server runs. Validated here: a bad entry throws a
+   * `ConfigError` naming the account, never its token.
+   */
+  accounts?: AccountBook | Record<string, unknown> | undefined;
+  /** `TRACE_UI_READ_ONLY=true`: refuse every write (ingest, drafts, runs); reads and replay plans still work. */
+  readOnly?: boolean | undefined;
+  /** Host hook: a transient email to an opaque user id (`POST /traces/account/resolve`); absent: 501. */
+  identityResolver?: IdentityResolver | undefined;
+  /** Host hook: the current state of a resource ref (`GET /traces/artifact.json`); absent: 501. */
+  artifactResolver?: ArtifactResolver | undefined;
+  /** Host hook: confirms (exactly `true`) each ref a replay plan freezes; absent: 501. */
+  resourceAuthorizer?: ResourceAuthorizer | undefined;
+  /** How long a host hook may take before its request fails (default 10 s). */
+  hookTimeoutMs?: number | undefined;
 }
 
 /**
@@ -81,7 +133,14 @@ export interface AppOptions {
  */
 export function createApp(options: AppOptions): Hono {
   const security = serverSecurity(options);
-  const auth = createUiAuth(options);
+  const uiAuthToken = adminTokenOf(options);
+  const auth = createUiAuth({ ...options, uiAuthToken });
+  const hooks = {
+    identityResolver: options.identityResolver,
+    artifactResolver: options.artifactResolver,
+    resourceAuthorizer: options.resourceAuthorizer,
+  };
+  const readOnly = options.readOnly ?? false;
   const version = options.version ?? "0.1.0";
   const site = {
     version,
@@ -90,12 +149,22 @@ export function createApp(options: AppOptions): Hono {
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
+  if (options.requestLog) app.use("*", requestLogger(options.requestLog));
   app.use("*", loopbackHostOnly(security.loopbackBind));
   app.use("*", sameOriginOnly());
   app.use("*", requireContentType());
   app.use("*", uiHeadersOutsideApi());
-  app.use("/api/*", requireBearer(security.ingestToken));
-  app.use("/v1/*", requireBearer(security.ingestToken));
+  app.use(
+    "*",
+    accessControl({
+      auth,
+      db: options.db,
+      ingestToken: security.ingestToken,
+      readOnly,
+      hooks: hookAvailability(hooks),
+      log,
+    }) as MiddlewareHandler,
+  );
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/api", (c) =>
@@ -108,14 +177,14 @@ export function createApp(options: AppOptions): Hono {
         "GET /api/events/summary",
         "GET /api/health (index health and this server's counters)",
         "POST /v1/traces (OTLP/HTTP, JSON or protobuf)",
+        "POST /api/erasures (subject erasure: dry run, or apply with its confirmation; admin sign-in)",
       ],
       auth: security.ingestToken ? "bearer" : "none (loopback only)",
     }));
   // The server is the writing process, so its counters are the ones worth reading.
-  app.get(
-    "/api/health",
-    async (c) => c.json(await obsHealth(options.db, { processCounters: true })),
-  );
+  const health = options.health ??
+    new HealthMonitor(options.db, { processCounters: true });
+  app.get("/api/health", async (c) => c.json(await health.report()));
   app.all("/api/health", (c) => methodNotAllowed(c, ["GET"]));
   app.route("/", createEventsApi({ db: options.db, ...limits }));
   app.route(
@@ -124,15 +193,61 @@ export function createApp(options: AppOptions): Hono {
       db: options.db,
       log,
       ...limits,
+      // An operator's session or token on the API binds spans to its scope. Writing
+      // to the index is not open to tenant-bound accounts today, so this is
+      // unscoped until a tenant-bound ingest credential exists.
+      credentialScope: (c) => {
+        const principal = (c as unknown as Context<UiEnv>).get("principal");
+        return principal
+          ? { application_id: principal.scope.application_id }
+          : null;
+      },
       ...(options.defaultApplicationId
         ? { defaultApplicationId: options.defaultApplicationId }
         : {}),
     }),
   );
   if (options.mcp) {
-    app.route("/", createMcpApi({ db: options.db, log, ...options.mcp }));
+    app.route(
+      "/",
+      createMcpApi({
+        db: options.db,
+        log,
+        ...options.mcp,
+        directory: auth.directory,
+        readOnly,
+      }),
+    );
+  }
+  app.route(
+    "/",
+    createErasureApi({
+      db: options.db,
+      auth,
+      key: options.erasureKey,
+      audit: options.erasureAudit ?? auditErasure(options.db),
+    }),
+  );
+  if (options.stagingAdapter) {
+    if (!security.loopbackBind) {
+      throw new ConfigError(
+        "Refusing to serve the staging adapter beyond loopback: it writes and deletes synthetic events without credentials; use --host 127.0.0.1",
+      );
+    }
+    app.route("/", createSelfStagingApi(options.stagingAdapter));
   }
   app.route("/", createPages({ db: options.db, auth, site }));
+  app.route(
+    "/",
+    createOperatorRoutes({
+      db: options.db,
+      auth,
+      site,
+      hooks,
+      log,
+      hookTimeoutMs: options.hookTimeoutMs,
+    }),
+  );
   app.notFound((c) => {
     const message = `No route for ${c.req.method} ${c.req.path}`;
     if (wantsHtml(c)) return renderErrorPage(c, site, 404, message);
@@ -148,8 +263,39 @@ export function createApp(options: AppOptions): Hono {
   return app;
 }
 
+/**
+ * `TRACE_UI_AUTH_TOKEN`, also accepted as `mcp.authToken` (the token `/mcp`
+ * was first configured with): both name the one unscoped administrator.
+ */
+function adminTokenOf(options: AppOptions): string | undefined {
+  const ui = options.uiAuthToken;
+  const mcp = options.mcp?.authToken;
+  if (ui !== undefined && mcp !== undefined && ui !== mcp) {
+    throw new ConfigError(
+      "mcp.authToken must equal uiAuthToken (both are TRACE_UI_AUTH_TOKEN); pass uiAuthToken only",
+    );
+  }
+  return ui ?? mcp;
+}
+
 /** The UI's secure headers (CSP and friends) on every path but the API's. */
 function uiHeadersOutsideApi(): MiddlewareHandler {
   const headers = uiHeaders();
   return (c, next) => isApiPath(c.req.path) ? next() : headers(c, next);
+}
+
+/** The default erasure audit: an entry in the audit trail, written before the erasure runs. */
+function auditErasure(db: TraceDb): ErasureAudit {
+  return async (entry: ErasureAuditEntry) => {
+    await appendAudit(db, {
+      actor: entry.principal,
+      action: "subject.erase",
+      scope: { application_id: entry.application_id },
+      targets: { application_id: entry.application_id },
+      outcome: "succeeded",
+      detail: `${entry.action} ${entry.selector} ${entry.subject_digest}${
+        entry.receipt_id ? ` receipt ${entry.receipt_id}` : ""
+      }`,
+    });
+  };
 }

@@ -9,7 +9,18 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { TraceDb } from "../lib/db.ts";
-import { ingestEvents, parseNdjsonEvents } from "../lib/obs/ingest/mod.ts";
+import {
+  jsonBudget,
+  parseStrictJson,
+  StrictJsonError,
+} from "../lib/json/strict_json.ts";
+import {
+  BatchTooLargeError,
+  ingestEvents,
+  MAX_BATCH_EVENTS,
+  MAX_BATCH_JSON_VALUES,
+  parseNdjsonEvents,
+} from "../lib/obs/ingest/mod.ts";
 import {
   queryTraceEvents,
   summarizeTraceEvents,
@@ -26,6 +37,8 @@ import {
   utf8Text,
 } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
+import { noteItems } from "./_request_log.ts";
+import { scopeFilter } from "./access.ts";
 
 /** Batches up to this size list every item in the response. */
 const ITEMIZED_RESPONSE_LIMIT = 1_000;
@@ -53,6 +66,7 @@ export function createEventsApi(deps: EventsApiDeps): Hono {
 
   app.post("/api/events", async (c) => {
     const batch = await readEvents(c.req.raw, limits);
+    noteItems(c.req.raw, batch.events.length, "events");
     requireBatchSize(batch.events.length, "events");
     const result = await ingestEvents(deps.db, batch.events, {
       source: "api",
@@ -69,12 +83,19 @@ export function createEventsApi(deps: EventsApiDeps): Hono {
   });
 
   app.get("/api/events", async (c) => {
-    const query = traceQueryFromParams(new URL(c.req.url).searchParams);
+    // An operator's scope binds the query; ingest clients read unscoped.
+    const query = scopeFilter(
+      c,
+      traceQueryFromParams(new URL(c.req.url).searchParams),
+    );
     return c.json(await queryTraceEvents(deps.db, query));
   });
 
   app.get("/api/events/summary", async (c) => {
-    const filter = traceFilterFromParams(new URL(c.req.url).searchParams);
+    const filter = scopeFilter(
+      c,
+      traceFilterFromParams(new URL(c.req.url).searchParams),
+    );
     return c.json(await summarizeTraceEvents(deps.db, filter));
   });
 
@@ -103,19 +124,45 @@ async function readEvents(
   const text = utf8Text(await readRequestBody(request, limits));
   if (ndjson) return parseNdjsonEvents(text);
   if (text.trim() === "") return { events: [] };
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // The parser's message quotes the body; it is not repeated back.
-    throw new HTTPException(400, {
-      message: "Cannot ingest the batch: the body is not valid JSON",
-    });
-  }
+  const body = parseJsonBody(text);
   if (Array.isArray(body)) return { events: body };
   if (body !== null && typeof body === "object") return { events: [body] };
   throw new HTTPException(400, {
     message:
       "Cannot ingest the batch: send an event object or an array of events",
   });
+}
+
+/**
+ * Parses a JSON body strictly (duplicate keys and integers a double would
+ * round are refused), stopping past {@link MAX_BATCH_EVENTS} items or
+ * {@link MAX_BATCH_JSON_VALUES} values before building more.
+ */
+function parseJsonBody(text: string): unknown {
+  try {
+    return parseStrictJson(text, {
+      budget: jsonBudget(MAX_BATCH_JSON_VALUES),
+      maxTopLevelItems: MAX_BATCH_EVENTS,
+      exactIntegers: true,
+    });
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    if (error.reason === "too_many_items") {
+      throw new BatchTooLargeError(
+        `Cannot ingest the batch: more than ${MAX_BATCH_EVENTS} events; send smaller batches`,
+        MAX_BATCH_EVENTS,
+      );
+    }
+    if (error.reason === "too_many_values") {
+      throw new BatchTooLargeError(
+        `Cannot ingest the batch: the body holds more than ${MAX_BATCH_JSON_VALUES} JSON values; send smaller batches`,
+        MAX_BATCH_JSON_VALUES,
+      );
+    }
+    // The detail names a position and a rule, never the body's text.
+    throw new HTTPException(400, {
+      message:
+        `Cannot ingest the batch: the body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`,
+    });
+  }
 }

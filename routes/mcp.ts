@@ -1,8 +1,12 @@
 /**
  * `/mcp`: the MCP tools over the SDK's streamable HTTP transport. Mount
  * inside {@link createApp} (`routes/app.ts`), whose Host and origin guards
- * run first; this sub-app then requires a principal ({@link mcpPrincipal})
- * and answers the request with a server built for that principal.
+ * run first; this sub-app then requires a principal ({@link mcpPrincipal}:
+ * the bearer token of `TRACE_UI_AUTH_TOKEN` or of an operator account) and
+ * answers the request with a server built for that principal. The role
+ * matrix decides which tools it is offered ({@link mcpToolRefusal}): a
+ * tenant-bound account gets the trace tool only, bound to its scope; runs
+ * and ledger writes need the operator role; read-only mode refuses them.
  *
  * Stateless: every POST gets a fresh server and transport (no
  * `Mcp-Session-Id`), with JSON answers instead of event streams. Nothing an
@@ -16,10 +20,20 @@
 
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { timingSafeEqual } from "hono/utils/buffer";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  type Action,
+  createOperatorDirectory,
+  decide,
+  type OperatorDirectory,
+  type Principal,
+} from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { createTraceMcpServer, type McpPrincipal } from "../lib/mcp/mod.ts";
+import {
+  createTraceMcpServer,
+  type McpPrincipal,
+  type McpToolContext,
+} from "../lib/mcp/mod.ts";
 import type { RunJobs } from "../lib/runs/mod.ts";
 import { checkToken } from "./_guard.ts";
 import { methodNotAllowed, type ServerLog } from "./_errors.ts";
@@ -33,7 +47,11 @@ export interface McpRouteOptions {
   dataDir: string;
   /** The process's job manager, shared with every other entry point that starts runs. */
   jobs: RunJobs;
-  /** `TRACE_UI_AUTH_TOKEN`: the admin bearer token; without it `/mcp` refuses every request. */
+  /**
+   * `TRACE_UI_AUTH_TOKEN`, the admin bearer token (`createApp` takes it as
+   * `uiAuthToken`); without it or an operator account `/mcp` refuses every
+   * request.
+   */
   authToken?: string | undefined;
   /** Whether `trace.query_traces` is offered. */
   allowTraceQueries?: boolean;
@@ -45,6 +63,10 @@ export interface McpRouteOptions {
 export interface McpApiDeps extends McpRouteOptions {
   db: TraceDb;
   log?: ServerLog;
+  /** The app's operator directory (default: the admin token alone). */
+  directory?: OperatorDirectory;
+  /** `TRACE_UI_READ_ONLY=true`: tools that write are refused. */
+  readOnly?: boolean;
 }
 
 function unauthorized(c: Context, message: string): never {
@@ -53,30 +75,50 @@ function unauthorized(c: Context, message: string): never {
 }
 
 /**
- * The principal of a `/mcp` request: the holder of `TRACE_UI_AUTH_TOKEN`
- * is the admin, unscoped. Every other request is refused with 401. This is
- * the one place that decides who calls `/mcp`; operator accounts and
- * sessions plug in here.
+ * The principal of a `/mcp` request: the holder of an operator token (the
+ * admin token, unscoped, or an account's, with its role and scope). Every
+ * other request is refused with 401. This is the one place that decides who
+ * calls `/mcp`.
  */
 export async function mcpPrincipal(
   c: Context,
-  authToken: string | undefined,
+  directory: OperatorDirectory,
 ): Promise<McpPrincipal> {
-  if (authToken === undefined) {
+  if (!directory.hasTokens()) {
     unauthorized(
       c,
-      "/mcp needs authentication and none is configured; set TRACE_UI_AUTH_TOKEN (16+ characters) for trace serve and send Authorization: Bearer <token>",
+      "/mcp needs authentication and none is configured; set TRACE_UI_AUTH_TOKEN (16+ characters) or TRACE_UI_AUTH_ACCOUNTS for trace serve and send Authorization: Bearer <token>",
     );
   }
   const header = c.req.header("authorization") ?? "";
   const given = /^Bearer /i.test(header) ? header.slice(7) : "";
-  if (!(await timingSafeEqual(given, authToken))) {
+  const account = given ? await directory.byToken(given) : null;
+  if (!account) {
     unauthorized(
       c,
-      "Missing or wrong bearer token; send Authorization: Bearer $TRACE_UI_AUTH_TOKEN",
+      "Missing or wrong bearer token; send Authorization: Bearer with TRACE_UI_AUTH_TOKEN or your operator token",
     );
   }
-  return { name: "admin", role: "admin", scope: {} };
+  return { name: account.name, role: account.role, scope: account.scope };
+}
+
+/** The action a tool performs in the permission matrix. */
+export function mcpToolAction(
+  tool: { name: string; annotations: { readOnlyHint: boolean } },
+): Action {
+  if (tool.name === "trace.query_traces") return "trace.read";
+  return tool.annotations.readOnlyHint ? "runs.read" : "runs.write";
+}
+
+/** Why `principal` may not use `tool` (role, tenant binding, read-only mode), or `null`. */
+export function mcpToolRefusal(
+  principal: McpPrincipal,
+  tool: { name: string; annotations: { readOnlyHint: boolean } },
+  readOnly: boolean,
+): string | null {
+  const asPrincipal: Principal = { ...principal, via: "bearer" };
+  const decision = decide(asPrincipal, mcpToolAction(tool), { readOnly });
+  return decision.allowed ? null : `${tool.name}: ${decision.message}`;
 }
 
 /** The `/mcp` sub-app; throws a `ConfigError` for a malformed token. */
@@ -84,9 +126,14 @@ export function createMcpApi(deps: McpApiDeps): Hono {
   if (deps.authToken !== undefined) {
     checkToken(deps.authToken, "TRACE_UI_AUTH_TOKEN");
   }
+  const directory = deps.directory ??
+    createOperatorDirectory({ adminToken: deps.authToken });
+  const readOnly = deps.readOnly ?? false;
   const app = new Hono();
   app.all("/mcp", async (c) => {
-    const principal = await mcpPrincipal(c, deps.authToken);
+    const principal = await mcpPrincipal(c, directory);
+    const refuseTool: McpToolContext["refuseTool"] = (tool) =>
+      mcpToolRefusal(principal, tool, readOnly);
     // Stateless: no server-to-client stream to open (GET), no session to end (DELETE).
     if (c.req.method !== "POST") methodNotAllowed(c, ["POST"]);
     const server = createTraceMcpServer({
@@ -94,6 +141,7 @@ export function createMcpApi(deps: McpApiDeps): Hono {
       dataDir: deps.dataDir,
       jobs: deps.jobs,
       principal,
+      refuseTool,
       allowTraceQueries: deps.allowTraceQueries ?? false,
       ...(deps.maxOutputChars === undefined
         ? {}

@@ -3,7 +3,11 @@
  * `ExportTraceServiceRequest`, optionally gzip-compressed. The spans of one
  * request are mapped and ingested as one all-or-nothing batch; responses
  * follow OTLP/HTTP (an `ExportTraceServiceResponse` on success, a
- * `google.rpc.Status` on refusal, both in the request's encoding). Mount
+ * `google.rpc.Status` on refusal, both in the request's encoding). Spans
+ * that name no tenant take the application bound to the ingest credential
+ * (`credentialScope`), else the server's default, else their resource's
+ * `service.name` (`lib/obs/otlp/tenant.ts`); the answer's `partial_success`
+ * message says which was used. Mount
  * inside {@link createApp} (`routes/app.ts`), which guards it. Errors are
  * mapped by `routes/_errors.ts` like everywhere else; this sub-app only
  * encodes the answer the way OTLP requires.
@@ -22,6 +26,8 @@ import {
   type OtlpEncoding,
   type OtlpResponseBody,
   statusResponse,
+  tenantForRequest,
+  type TenantRequest,
 } from "../lib/obs/otlp/mod.ts";
 import {
   type BodyLimits,
@@ -37,12 +43,20 @@ import {
   type ServerLog,
   stderrLog,
 } from "./_errors.ts";
+import { noteItems } from "./_request_log.ts";
 
 /** What the OTLP receiver needs. */
 export interface OtlpApiDeps {
   db: TraceDb;
-  /** Tenant for spans whose resource has no `tenant.id` / `application.id`. */
+  /** Tenant for spans that name none (before their resource's `service.name`). */
   defaultApplicationId?: string;
+  /**
+   * The tenant scope of the credential that sent a request (an operator
+   * account's `application_id`): its spans may name no other application,
+   * and those that name none take it. Absent, or answering `undefined`: an
+   * unscoped credential.
+   */
+  credentialScope?: (c: Context) => TenantRequest["credential"];
   /** Body size bounds (default 8 MiB on the wire, 32 MiB inflated). */
   limits?: BodyLimits;
   /** Clock for `received_at`, in epoch ms (tests pin it). */
@@ -76,12 +90,13 @@ export function createOtlpApi(deps: OtlpApiDeps): Hono {
     }
     const body = await readRequestBody(c.req.raw, limits);
     const spans = decodeOtlpTraces(body, encoding);
+    noteItems(c.req.raw, spans.length, "spans");
     requireBatchSize(spans.length, "spans");
-    const { events, warnings } = mapOtlpSpans(spans, {
-      ...(deps.defaultApplicationId === undefined
-        ? {}
-        : { defaultApplicationId: deps.defaultApplicationId }),
+    const tenant = tenantForRequest({
+      credential: deps.credentialScope?.(c),
+      defaultApplicationId: deps.defaultApplicationId,
     });
+    const { events, warnings } = mapOtlpSpans(spans, { tenant });
     await ingestEvents(deps.db, events, {
       source: "otlp",
       ...(deps.now ? { now: deps.now } : {}),

@@ -19,7 +19,6 @@ import { findPage } from "./pages/traces_find.tsx";
 import { healthPage } from "./pages/traces_health.tsx";
 import { inspectPage } from "./pages/traces_inspect.tsx";
 import { createTraceJson } from "./pages/traces_json.ts";
-import { type HostHooks, NO_HOOKS } from "./ui/capabilities.ts";
 import { createAssetRoutes } from "./ui/assets.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { HOME_PATH } from "./ui/nav.ts";
@@ -30,8 +29,6 @@ export interface PagesOptions {
   db: TraceDb;
   auth: UiAuth;
   site: SiteInfo;
-  /** Host hooks of the embedding application (none: their actions are unavailable). */
-  hooks?: HostHooks;
 }
 
 /** The UI's routes, to mount at `/`. */
@@ -49,11 +46,7 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   definePage(app, deps, comparePage(options.db));
   app.route(
     "/",
-    createTraceJson({
-      db: options.db,
-      auth: options.auth,
-      hooks: options.hooks ?? NO_HOOKS,
-    }),
+    createTraceJson({ db: options.db, auth: options.auth }),
   );
   return app;
 }

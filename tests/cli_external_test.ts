@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { externalPlan, externalRun } from "../cli/external.ts";
-import { ledger } from "../cli/ledger.ts";
+import { ledgerVerify } from "../cli/ledger.ts";
 import {
   externalGate,
   externalRegressions,
@@ -103,13 +103,19 @@ Deno.test("register, run (FAIL), save, replay on a fixed app (PASS), compare, ga
       );
       const md = await Deno.readTextFile(join(dir, "before.md"));
       const regId = report.run_id.replace(/^run-/, "reg-");
-      assert.ok(
-        md.includes(
-          `trace external-save ${report.run_id} --data-dir ${
-            join(dir, "data")
-          } && trace external-replay ${regId}`,
-        ),
-        md,
+      // Save first; replay only after the application was fixed.
+      const save = md.indexOf(
+        `trace external-save ${report.run_id} --data-dir ${join(dir, "data")}`,
+      );
+      const fix = md.indexOf("After you fix the application, replay it");
+      const replay = md.indexOf(
+        `trace external-replay ${regId} --data-dir ${join(dir, "data")}`,
+      );
+      assert.ok(save > 0 && save < fix && fix < replay, md);
+      assert.doesNotMatch(md, /&&/);
+      assert.match(
+        run.err,
+        /^next: trace external-save .*\nthen, after you fix the application: trace external-replay /m,
       );
       return { runId: report.run_id as string, port: demo.port };
     });
@@ -155,7 +161,7 @@ Deno.test("register, run (FAIL), save, replay on a fixed app (PASS), compare, ga
     assert.equal(JSON.parse(list.out).regressions[0].last_result, "PASS");
     const gate = await call(externalGate, ["--target", "demo", ...data]);
     assert.equal(gate.code, 0, gate.out);
-    assert.equal((await call(ledger, ["verify", ...data])).code, 0);
+    assert.equal((await call(ledgerVerify, [...data])).code, 0);
   });
 });
 
@@ -315,6 +321,10 @@ Deno.test("externalShow() reports a killed run as interrupted, never PASS", asyn
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const live = await call(externalShow, [run_id, "--json", ...data]);
         assert.equal(JSON.parse(live.out).state, "running");
+        assert.equal(JSON.parse(live.out).verdict, "RUNNING");
+        const liveText = await call(externalShow, [run_id, ...data]);
+        assert.match(liveText.out, /^RUNNING {2}run-\S+ {2}\(running\)/);
+        assert.equal(liveText.code, 2);
         running.kill("SIGKILL");
         killed = true;
         await running.status;

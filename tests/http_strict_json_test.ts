@@ -1,12 +1,18 @@
 import assert from "node:assert/strict";
 import {
+  jsonBudget,
   MAX_JSON_DEPTH,
   parseJsonObject,
   parseStrictJson,
+  StrictJsonError,
+  type StrictJsonOptions,
   type StrictJsonReason,
 } from "../lib/json/strict_json.ts";
 
-function reasonOf(text: string, parse = parseStrictJson): string {
+function reasonOf(
+  text: string,
+  parse: (text: string) => unknown = parseStrictJson,
+): string {
   try {
     parse(text);
   } catch (error) {
@@ -55,8 +61,9 @@ Deno.test("parseStrictJson() refuses each kind of bad input with its reason", as
     ['"\\x41"', "syntax"],
     ['"\\u12G4"', "syntax"],
     ["tru", "syntax"],
-    ["", "syntax"],
-    ["   ", "syntax"],
+    ["", "empty"],
+    ["   ", "empty"],
+    ["\n\t\r\n", "empty"],
     ["[1 2]", "syntax"],
     ['{"a" 1}', "syntax"],
     ["\u00a0{}", "syntax"],
@@ -69,13 +76,98 @@ Deno.test("parseStrictJson() refuses each kind of bad input with its reason", as
   }
 });
 
-Deno.test("parseStrictJson() reports the offset of a duplicate key", () => {
+function errorOf(text: string, options?: StrictJsonOptions): StrictJsonError {
   try {
-    parseStrictJson('{"a":1, "a":2}');
-    assert.fail("accepted a duplicate key");
+    parseStrictJson(text, options);
   } catch (error) {
-    assert.equal((error as { offset: number }).offset, 8);
-    assert.ok(error instanceof SyntaxError);
+    assert.ok(error instanceof StrictJsonError, String(error));
+    return error;
+  }
+  assert.fail(`accepted ${JSON.stringify(text)}`);
+}
+
+Deno.test("parseStrictJson() reports the offset of a duplicate key", () => {
+  const error = errorOf('{"a":1, "a":2}');
+  assert.equal(error.offset, 8);
+  assert.ok(error instanceof SyntaxError);
+});
+
+Deno.test("parseStrictJson() names the line and column, not a character offset", () => {
+  const error = errorOf('{\n  "a": 1,\n  "a": 2\n}');
+  assert.deepEqual([error.reason, error.line, error.column], [
+    "duplicate_key",
+    3,
+    3,
+  ]);
+  assert.equal(
+    error.message,
+    'Invalid JSON at line 3, column 3: duplicate key "a"',
+  );
+  assert.doesNotMatch(error.message, /offset/);
+  const first = errorOf("x");
+  assert.deepEqual([first.line, first.column], [1, 1]);
+});
+
+Deno.test("parseStrictJson() says so when the input is empty", () => {
+  for (const text of ["", " \n "]) {
+    const error = errorOf(text);
+    assert.equal(error.reason, "empty");
+    assert.equal(error.message, "Invalid JSON: the input is empty");
+  }
+});
+
+Deno.test("parseStrictJson() stops at its value budget before building more", () => {
+  assert.deepEqual(
+    parseStrictJson("[1,[2],{}]", { budget: jsonBudget(5) }),
+    [1, [2], {}],
+  );
+  const error = errorOf("[1,[2],{},3]", { budget: jsonBudget(5) });
+  assert.equal(error.reason, "too_many_values");
+  assert.equal(error.offset, 10);
+  assert.match(error.message, /more than 5 values/);
+  // One budget spans several texts, as NDJSON lines share one.
+  const shared = jsonBudget(3);
+  parseStrictJson("[1]", { budget: shared });
+  assert.equal(shared.remaining, 1);
+  assert.equal(
+    errorOf("[1]", { budget: shared }).reason,
+    "too_many_values",
+  );
+});
+
+Deno.test("parseStrictJson() bounds the top-level array only", () => {
+  const options = { maxTopLevelItems: 2 };
+  assert.deepEqual(parseStrictJson("[[1,2,3],[4]]", options), [[1, 2, 3], [
+    4,
+  ]]);
+  const error = errorOf("[1,2,3]", options);
+  assert.equal(error.reason, "too_many_items");
+  assert.equal(error.offset, 5);
+  assert.deepEqual(parseStrictJson('{"a":[1,2,3]}', options), { a: [1, 2, 3] });
+});
+
+Deno.test("parseStrictJson() refuses integers a double would round, when asked", () => {
+  const exact = { exactIntegers: true };
+  for (
+    const text of [
+      "9007199254740993",
+      "-9007199254740993",
+      "1" + "0".repeat(30),
+    ]
+  ) {
+    assert.equal(errorOf(text, exact).reason, "inexact_integer", text);
+    assert.equal(typeof parseStrictJson(text), "number", text);
+  }
+  for (
+    const text of [
+      "9007199254740991",
+      "-9007199254740991",
+      "1e300",
+      "1.5",
+      "-0",
+    ]
+  ) {
+    assert.equal(typeof parseStrictJson(text, exact), "number", text);
   }
 });
 
@@ -110,5 +202,6 @@ Deno.test("parseJsonObject() requires an object at the top level", () => {
   for (const text of ["[]", '"s"', "1", "null", "true"]) {
     assert.equal(reasonOf(text, parseJsonObject), "not_object", text);
   }
+  assert.equal(reasonOf("", parseJsonObject), "empty");
   assert.equal(reasonOf('{"a":1,"a":1}', parseJsonObject), "duplicate_key");
 });

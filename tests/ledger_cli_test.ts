@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
 import { renderReport } from "../cli/_report_text.ts";
-import { dataFlagsOf, replayCommandOf } from "../cli/_run_outputs.ts";
+import { dataFlagsOf, nextSteps } from "../cli/_run_outputs.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
@@ -137,7 +137,7 @@ Deno.test("trace external-show, external-save and external-compare give one-line
       [["external-show", unknown], /Cannot find run .* or among checkpoints/],
       [
         ["external-save", unknown],
-        /Cannot find run .*; run ids are printed by trace external-run/,
+        /Cannot find run .*; list runs with trace external-runs/,
       ],
       [
         ["external-compare", runId, unknown],
@@ -203,7 +203,7 @@ Deno.test("trace quickstart refuses a defect name that is only an object propert
   }
 });
 
-Deno.test("replayCommandOf() never prints a token from --db", () => {
+Deno.test("nextSteps() never prints a token from --db", () => {
   const db =
     "libsql://admin:s3cret@db.example.test/trace?authToken=TOPSECRET#x";
   const flags = dataFlagsOf({ "data-dir": "/d", db });
@@ -213,9 +213,15 @@ Deno.test("replayCommandOf() never prints a token from --db", () => {
     verdict: "FAIL",
     target: { id: "t" },
   } as RunReport;
-  const command = replayCommandOf(report, null, { db });
-  assert.doesNotMatch(command, /s3cret|TOPSECRET|admin|authToken/);
-  assert.match(command, /^trace external-save run-1 --db libsql:\/\/db\./);
+  const steps = nextSteps(report, null, { db });
+  for (const command of [steps.save!, steps.replay]) {
+    assert.doesNotMatch(command, /s3cret|TOPSECRET|admin|authToken/);
+  }
+  assert.match(steps.save!, /^trace external-save run-1 --db libsql:\/\/db\./);
+  assert.match(
+    steps.replay,
+    /^trace external-replay reg-1 --db libsql:\/\/db\./,
+  );
 });
 
 Deno.test("renderReport() spells out INCONCLUSIVE findings in an aligned column", async () => {

@@ -233,7 +233,7 @@ Deno.test("replayRegression() refuses a target whose stored config was edited, b
         }),
       (error: Error) =>
         error instanceof LedgerIntegrityError &&
-        /registration of target "staging-a" .*changed after it was written; run trace ledger verify/
+        /^The ledger is broken at entry 1: run trace ledger verify/
           .test(error.message),
     );
     assert.equal(target.calls.length, 0);

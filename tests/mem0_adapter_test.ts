@@ -214,7 +214,7 @@ Deno.test({
       const mem0Dir = join(dir, "mem0");
       await withAdapter(mem0Dir, [], async (adapter) => {
         const { code, report } = await runContract(adapter, join(dir, "trace"));
-        assert.equal(code, 1);
+        assert.equal(code, 1, JSON.stringify(report.findings));
         assert.equal(report.verdict, "FAIL");
         assert.equal(report.baseline.ok, true);
         assert.deepEqual(report.baseline.inventory, inventory(3, 3, 3));
@@ -265,7 +265,7 @@ Deno.test({
       const mem0Dir = join(dir, "mem0");
       await withAdapter(mem0Dir, ["--history", "off"], async (adapter) => {
         const { code, report } = await runContract(adapter, join(dir, "trace"));
-        assert.equal(code, 0);
+        assert.equal(code, 0, JSON.stringify(report.findings));
         assert.equal(report.verdict, "PASS");
         assert.deepEqual(report.baseline.inventory, inventory(3, 3, 3));
         assert.deepEqual(

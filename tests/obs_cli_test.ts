@@ -114,16 +114,18 @@ Deno.test("events ingest reports every refused line by number and writes nothing
     assert.ok(refused.cause instanceof IngestBatchError);
     assert.equal(
       refused.message,
-      "Cannot ingest the batch: 2 events refused (each listed above); fix them and resend the whole batch",
+      "Cannot ingest the batch: 3 events refused (each listed above); fix them and resend the whole batch",
       "the summary does not repeat a listed line",
     );
     assert.equal(
       io.stderr(),
       [
-        "  line 2: is not valid JSON",
+        "  line 2: is not valid JSON (column 2: expected a string key)",
         "  line 3: must be a JSON object",
+        "  line 4: kind: must be a lower-case token (a-z, 0-9, _ . : -), at most 64 characters",
         "",
       ].join("\n"),
+      "a line that is not JSON does not hide the event rules of the others",
     );
     const valid = captureIo([line(1), line(2, { kind: "" })].join("\n"));
     await assert.rejects(
@@ -178,6 +180,7 @@ Deno.test("events ingest --json prints one object on stdout for a refused batch"
         message:
           "Cannot ingest the batch: 1 event refused (each listed above); fix them and resend the whole batch",
         items: [{ line: 1, field: "application_id", message: "is required" }],
+        unlisted_items: 0,
       },
       written_lines: 0,
     });
@@ -189,7 +192,10 @@ Deno.test("events ingest --json prints one object on stdout for a refused batch"
       ["ingest", "-", "--json", "--batch-size", "2", "--data-dir", dir],
       split,
     ).catch((e) => e);
-    assert.ok(partial.cause instanceof IngestConflictError);
+    assert.ok(
+      partial.cause instanceof IngestConflictError,
+      String(partial?.stack ?? partial),
+    );
     const body = JSON.parse(split.stdout());
     assert.equal(body.ok, false);
     assert.equal(body.written_lines, 2);

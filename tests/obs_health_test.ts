@@ -117,11 +117,13 @@ Deno.test("obsHealth() calls a fresh empty index ok with only notes", async () =
     assert.match(report.alerts[0]!.message, /run trace obs parity$/);
     await ingestEvents(db, [event("first")]);
     const after = await obsHealth(db, { latencySamples: 1 });
-    assert.equal(after.status, "degraded", "events without a check are news");
     assert.equal(
-      after.alerts.find((a) => a.code === "parity_unknown")?.severity,
-      "warning",
+      after.status,
+      "unknown",
+      "a check that never ran makes health unknown, not degraded",
     );
+    const unchecked = after.alerts.find((a) => a.code === "parity_unknown");
+    assert.deepEqual([unchecked?.severity, unchecked?.count], ["info", 1]);
   });
 });
 
@@ -228,7 +230,7 @@ Deno.test("obs() health prints JSON and exits 1 only when failing", async () => 
     await obs(["health", "--samples", "1", "--data-dir", dataDir], text);
     assert.match(
       text.stdout(),
-      /\n {2}warning parity_unknown: No whole-index parity check has run yet; run trace obs parity\n/,
+      /\n {2}info parity_unknown \(5\): No whole-index parity check has run yet; run trace obs parity\n/,
     );
     const empty = await Deno.makeTempDir({ dir: dataDir });
     const missing = captureIo();

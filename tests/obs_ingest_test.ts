@@ -314,11 +314,11 @@ Deno.test("initializeObs() upgrades version 1 coverage profiles to apply to ever
       queryTraceEvents(db, {}),
       (error: Error) =>
         error instanceof ObsNotInitializedError &&
-        /schema version 1, this build needs 2; run trace obs init/.test(
+        /schema version 1, this build needs 3; run trace obs init/.test(
           error.message,
         ),
     );
-    assert.deepEqual(await initializeObs(db), [2]);
+    assert.deepEqual(await initializeObs(db), [2, 3]);
     const [profile] = await listCoverageProfiles(db);
     assert.equal(profile!.application_id, null);
     assert.equal(profile!.name, "doc_flow");

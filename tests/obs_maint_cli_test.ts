@@ -119,7 +119,7 @@ Deno.test("obs expiry-apply explains an unreadable plan without the OS error tex
     ]);
     assert.match(
       bad.err,
-      /^trace obs expiry-apply: Cannot read the plan .*: it is not JSON;/,
+      /^trace obs expiry-apply: Cannot read the plan .*: it is not JSON \(line 1, column 2: expected a string key\);/,
     );
     for (const err of [missing.err, bad.err]) {
       assert.doesNotMatch(err, /os error|obs: obs|\n./);

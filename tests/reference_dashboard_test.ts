@@ -83,6 +83,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   assert.deepEqual(ranking.map((r) => r.system), [
     "correct",
     "rendered-correct",
+    "trace-index",
     "tombstone-window-compaction",
     "eventual-vector-propagation",
     "inventory-first-page",
@@ -96,13 +97,14 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "rendered-wrapped",
     "stale-cache",
     "tombstone-late-compaction",
+    "trace-index-skips-previews",
     "worker-resurrect",
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 16 }, (_, i) => i + 1),
+    Array.from({ length: 18 }, (_, i) => i + 1),
   );
-  assert.equal(ranking[4]!.tier, "blind_spot");
+  assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);
 });
 

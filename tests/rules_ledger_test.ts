@@ -82,6 +82,51 @@ async function rewriteVerdict(
   });
 }
 
+/** Appends run `n` the way a writer that does not verify first would. */
+async function appendUnchecked(raw: Client, n: number): Promise<void> {
+  const last = toEntry(
+    (await raw.execute(
+      "SELECT * FROM ledger_entries ORDER BY seq DESC LIMIT 1",
+    )).rows[0]!,
+  );
+  const payload = canonicalJson({
+    run_id: `run-${n}`,
+    target: { id: "staging-a" },
+    verdict: "PASS",
+  });
+  const fields = {
+    chain_version: 2,
+    prev_chain: last.chain_digest,
+    kind: "run" as const,
+    entity_id: `run-${n}`,
+    target_id: "staging-a",
+    payload_digest: payloadDigest(payload),
+    created_at: new Date().toISOString(),
+  };
+  const chain = chainDigest(fields);
+  const seq = Number(
+    (await raw.execute({
+      sql: `INSERT INTO ledger_entries
+        (kind, entity_id, target_id, payload, payload_digest, prev_chain, chain_digest, created_at, chain_version)
+        VALUES ('run', ?, 'staging-a', ?, ?, ?, ?, ?, 2) RETURNING seq`,
+      args: [
+        fields.entity_id,
+        payload,
+        fields.payload_digest,
+        fields.prev_chain,
+        chain,
+        fields.created_at,
+      ],
+    })).rows[0]!.seq,
+  );
+  await raw.execute({
+    sql: `INSERT INTO ledger_head
+      (entry_seq, entry_count, kind, entity_id, chain_digest, created_at)
+      VALUES (?, (SELECT COUNT(*) FROM ledger_entries), 'run', ?, ?, ?)`,
+    args: [seq, fields.entity_id, chain, fields.created_at],
+  });
+}
+
 async function brokenAt(db: TraceDb): Promise<[number, string]> {
   const result = await verifyLedger(db);
   assert.equal(result.ok, false, "verify found nothing");
@@ -95,9 +140,10 @@ Deno.test("verifyLedger() catches a broken link on its own: a middle row and its
       await raw.execute("DELETE FROM ledger_entries WHERE seq = 2");
       await raw.execute("DELETE FROM ledger_head WHERE entry_seq = 2");
     });
-    // The next append links to the last row and records a head that counts
-    // what is there now, so the head records agree with the damaged chain.
-    await appendRun(db, 5);
+    // An append by an older build (which did not verify first) links to the
+    // last row and records a head that counts what is there now, so the head
+    // records agree with the damaged chain.
+    await tamper(db, (raw) => appendUnchecked(raw, 5));
     const [seq, problem] = await brokenAt(db);
     assert.equal(seq, 3);
     assert.match(problem, /does not link to the previous row/);

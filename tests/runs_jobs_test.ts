@@ -115,7 +115,7 @@ Deno.test("RunJobs.start() returns once the checkpoint exists, and get() polls t
     assert.equal(done.state, "completed");
     assert.equal(done.verdict, "PASS");
     assert.equal(done.report?.run_id, started.run_id);
-    assert.deepEqual(done.recording, { kept_in: "ledger" });
+    assert.equal(done.recording?.kept_in, "ledger");
     assert.deepEqual(done.trace, { status: "off" });
     assert.equal(done.progress, null);
     assert.equal(jobs.active, null);

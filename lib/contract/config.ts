@@ -163,7 +163,8 @@ export function parseStagingConfigText(
   }
   let value: unknown;
   try {
-    value = parseStrictJson(text);
+    // Configs are edited by hand: comments are allowed (`trace init` writes some).
+    value = parseStrictJson(text, { comments: true });
   } catch (error) {
     throw new ConfigError(
       `Invalid ${source}: not valid JSON (${(error as Error).message})`,

@@ -122,7 +122,7 @@ function interpret(
     );
   } catch (error) {
     const detail = error instanceof StrictJsonError
-      ? `${error.reason} at offset ${error.offset}`
+      ? `${error.reason} at line ${error.line}, column ${error.column}`
       : "invalid UTF-8";
     throw fail(
       op,

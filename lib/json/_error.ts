@@ -2,36 +2,94 @@
 
 /** Why a text was refused; stable and content-free. */
 export const STRICT_JSON_REASONS = [
+  "empty",
   "syntax",
   "duplicate_key",
   "non_finite",
+  "inexact_integer",
   "trailing_data",
   "too_deep",
+  "too_many_values",
+  "too_many_items",
   "not_object",
 ] as const;
 
 /** One of {@link STRICT_JSON_REASONS}. */
 export type StrictJsonReason = typeof STRICT_JSON_REASONS[number];
 
-/** A text that is not strict JSON; `offset` is a UTF-16 index into it. */
+/** A 1-based line and column (in UTF-16 code units) of a text. */
+export interface TextPosition {
+  line: number;
+  column: number;
+}
+
+/** The line and column of the UTF-16 index `offset` of `text`. */
+export function positionOf(text: string, offset: number): TextPosition {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset;) {
+    line++;
+    lineStart = i + 1;
+    i = text.indexOf("\n", lineStart);
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/**
+ * A text that is not strict JSON. `offset` is a UTF-16 index into it; `line`
+ * and `column` say the same for people, and the message uses them.
+ */
 export class StrictJsonError extends SyntaxError {
   /** What was wrong. */
   readonly reason: StrictJsonReason;
-  /** Where it was noticed. */
+  /** Where it was noticed (UTF-16 index). */
   readonly offset: number;
+  /** 1-based line of {@link offset}. */
+  readonly line: number;
+  /** 1-based column of {@link offset} within its line. */
+  readonly column: number;
+  /** What was wrong, without the position. */
+  readonly detail: string;
 
-  constructor(reason: StrictJsonReason, detail: string, offset: number) {
-    super(`Invalid JSON at offset ${offset}: ${detail}`);
+  constructor(
+    reason: StrictJsonReason,
+    detail: string,
+    at: { offset: number } & TextPosition,
+  ) {
+    super(
+      reason === "empty"
+        ? `Invalid JSON: ${detail}`
+        : `Invalid JSON at line ${at.line}, column ${at.column}: ${detail}`,
+    );
     this.name = "StrictJsonError";
     this.reason = reason;
-    this.offset = offset;
+    this.offset = at.offset;
+    this.line = at.line;
+    this.column = at.column;
+    this.detail = detail;
   }
 }
 
-/** A position in the text being parsed. */
+/** A count of values the parser may still build, shared across texts (e.g. NDJSON lines). */
+export interface JsonBudget {
+  /** Values left; the parser decrements it for every value it reads. */
+  remaining: number;
+  /** The budget's size, for messages. */
+  readonly limit: number;
+}
+
+/** A position in the text being parsed, and the bounds that apply. */
 export interface Cursor {
   readonly text: string;
   pos: number;
+  /** Values that may still be built (`undefined`: unbounded). */
+  readonly budget: JsonBudget | undefined;
+  /** Most items of the top-level array (`Infinity`: unbounded). */
+  readonly maxTopLevelItems: number;
+  /** Refuse integer literals a double cannot hold exactly. */
+  readonly exactIntegers: boolean;
+  /** Skip `//` line and block comments where whitespace may stand (config files). */
+  readonly comments?: boolean;
 }
 
 /** Throws a {@link StrictJsonError} at the cursor. */
@@ -40,5 +98,6 @@ export function fail(
   reason: StrictJsonReason,
   detail: string,
 ): never {
-  throw new StrictJsonError(reason, detail, cursor.pos);
+  const at = positionOf(cursor.text, cursor.pos);
+  throw new StrictJsonError(reason, detail, { offset: cursor.pos, ...at });
 }

@@ -22,14 +22,31 @@ const ESCAPES: Record<string, string> = {
 };
 const QUOTE = 34;
 const BACKSLASH = 92;
+const SLASH = 47;
+const STAR = 42;
 
-/** Skips JSON whitespace: space, tab, LF and CR only. */
+/** Skips JSON whitespace (space, tab, LF and CR only), and comments when the cursor allows them. */
 export function skipSpace(cursor: Cursor): void {
   const { text } = cursor;
   let pos = cursor.pos;
-  let c = text.charCodeAt(pos);
-  while (c === 32 || c === 10 || c === 13 || c === 9) {
-    c = text.charCodeAt(++pos);
+  for (;;) {
+    let c = text.charCodeAt(pos);
+    while (c === 32 || c === 10 || c === 13 || c === 9) {
+      c = text.charCodeAt(++pos);
+    }
+    if (!cursor.comments || c !== SLASH) break;
+    const next = text.charCodeAt(pos + 1);
+    if (next === SLASH) {
+      const end = text.indexOf("\n", pos);
+      pos = end === -1 ? text.length : end + 1;
+    } else if (next === STAR) {
+      const end = text.indexOf("*/", pos + 2);
+      if (end === -1) {
+        cursor.pos = pos;
+        fail(cursor, "syntax", "unterminated comment");
+      }
+      pos = end + 2;
+    } else break;
   }
   cursor.pos = pos;
 }
@@ -76,7 +93,11 @@ function readEscape(cursor: Cursor): string {
   return String.fromCharCode(parseInt(hex, 16));
 }
 
-/** Reads a number; `NaN`, `Infinity` and out-of-range literals are refused. */
+/**
+ * Reads a number; `NaN`, `Infinity` and out-of-range literals are refused,
+ * and with `exactIntegers` so is an integer literal beyond ±(2^53 - 1), which
+ * a double would silently round.
+ */
 export function readNumber(cursor: Cursor): number {
   for (const word of ["NaN", "Infinity", "-Infinity"]) {
     if (cursor.text.startsWith(word, cursor.pos)) {
@@ -89,6 +110,16 @@ export function readNumber(cursor: Cursor): number {
   const value = Number(match[0]);
   if (!Number.isFinite(value)) {
     fail(cursor, "non_finite", "number out of range");
+  }
+  if (
+    cursor.exactIntegers && !Number.isSafeInteger(value) &&
+    !/[.eE]/.test(match[0])
+  ) {
+    fail(
+      cursor,
+      "inexact_integer",
+      "integer beyond ±9007199254740991 would lose precision; send it as a string",
+    );
   }
   cursor.pos = NUMBER.lastIndex;
   return value;

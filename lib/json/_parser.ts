@@ -1,6 +1,8 @@
 /**
  * Structure of the strict JSON parser: values, objects and arrays, with
- * duplicate keys and nesting depth checked as they are read.
+ * duplicate keys, nesting depth, the value budget and the top-level item
+ * count checked as they are read, so an oversized text is refused before
+ * more than the bound is built.
  *
  * @module
  */
@@ -14,6 +16,14 @@ export function readValue(
   depth: number,
   maxDepth: number,
 ): unknown {
+  const budget = cursor.budget;
+  if (budget !== undefined && --budget.remaining < 0) {
+    fail(
+      cursor,
+      "too_many_values",
+      `more than ${budget.limit} values (objects, arrays, strings, numbers and literals)`,
+    );
+  }
   const c = cursor.text[cursor.pos];
   if (c === "{") return readObject(cursor, depth + 1, maxDepth);
   if (c === "[") return readArray(cursor, depth + 1, maxDepth);
@@ -70,8 +80,12 @@ function readArray(
 ): unknown[] {
   const result: unknown[] = [];
   if (open(cursor, depth, maxDepth, "]")) return result;
+  const maxItems = depth === 1 ? cursor.maxTopLevelItems : Infinity;
   do {
     skipSpace(cursor);
+    if (result.length >= maxItems) {
+      fail(cursor, "too_many_items", `more than ${maxItems} items`);
+    }
     result.push(readValue(cursor, depth, maxDepth));
   } while (separator(cursor, "]"));
   return result;

@@ -1,32 +1,67 @@
 /**
  * A small strict JSON parser for untrusted input (staging responses, config
- * files). `JSON.parse` silently keeps the last of two duplicate keys, so
- * `{"source_records": 0, "source_records": 3}` would read as 3 here and
- * perhaps as 0 elsewhere; it also cannot bound nesting. This parser follows
- * RFC 8259 and nothing more, and refuses duplicate keys, `NaN` / `Infinity` /
- * out-of-range numbers, trailing data and nesting deeper than
- * {@link MAX_JSON_DEPTH}, each with a stable {@link StrictJsonReason}.
+ * files, ingest bodies). `JSON.parse` silently keeps the last of two
+ * duplicate keys, so `{"source_records": 0, "source_records": 3}` would read
+ * as 3 here and perhaps as 0 elsewhere; it also cannot bound nesting or size.
+ * This parser follows RFC 8259 and nothing more, and refuses duplicate keys,
+ * `NaN` / `Infinity` / out-of-range numbers, trailing data, empty input and
+ * nesting deeper than {@link MAX_JSON_DEPTH}, each with a stable
+ * {@link StrictJsonReason} and a line and column. Options bound the number
+ * of values built (a budget that NDJSON lines can share), the items of the
+ * top-level array, and integers a double cannot hold exactly; each bound is
+ * checked while reading, before anything past it is built.
  *
  * @module
  */
 
-import { type Cursor, fail, StrictJsonError } from "./_error.ts";
+import { type Cursor, fail, type JsonBudget } from "./_error.ts";
 import { skipSpace } from "./_lexer.ts";
 import { readValue } from "./_parser.ts";
 
 export {
+  type JsonBudget,
+  positionOf,
   STRICT_JSON_REASONS,
   StrictJsonError,
   type StrictJsonReason,
+  type TextPosition,
 } from "./_error.ts";
 
 /** Nesting limit: deeper input is refused rather than risking the stack. */
 export const MAX_JSON_DEPTH = 64;
 
-/** Parses one JSON value, refusing duplicates, non-finite numbers and trailing data. */
-export function parseStrictJson(text: string): unknown {
-  const cursor: Cursor = { text, pos: 0 };
+/** Bounds for {@link parseStrictJson}; all off by default. */
+export interface StrictJsonOptions {
+  /** Values the text may build (every object, array, string, number and literal counts); reason `too_many_values` past it. */
+  budget?: JsonBudget;
+  /** Most items of the top-level array; reason `too_many_items` past it. */
+  maxTopLevelItems?: number;
+  /** Refuse integer literals beyond ±(2^53 - 1) (reason `inexact_integer`) instead of rounding them. */
+  exactIntegers?: boolean;
+  /** Allow `//` line and block comments between tokens (config files people edit by hand). */
+  comments?: boolean;
+}
+
+/** A budget of `limit` values for {@link StrictJsonOptions.budget}. */
+export function jsonBudget(limit: number): JsonBudget {
+  return { remaining: limit, limit };
+}
+
+/** Parses one JSON value, refusing duplicates, non-finite numbers, empty input and trailing data. */
+export function parseStrictJson(
+  text: string,
+  options: StrictJsonOptions = {},
+): unknown {
+  const cursor: Cursor = {
+    text,
+    pos: 0,
+    budget: options.budget,
+    maxTopLevelItems: options.maxTopLevelItems ?? Infinity,
+    exactIntegers: options.exactIntegers ?? false,
+    comments: options.comments ?? false,
+  };
   skipSpace(cursor);
+  if (cursor.pos === text.length) fail(cursor, "empty", "the input is empty");
   const value = readValue(cursor, 0, MAX_JSON_DEPTH);
   skipSpace(cursor);
   if (cursor.pos < text.length) {
@@ -36,11 +71,21 @@ export function parseStrictJson(text: string): unknown {
 }
 
 /** Parses strict JSON that must be an object at the top level. */
-export function parseJsonObject(text: string): Record<string, unknown> {
-  const value = parseStrictJson(text);
+export function parseJsonObject(
+  text: string,
+  options: StrictJsonOptions = {},
+): Record<string, unknown> {
+  const value = parseStrictJson(text, options);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    const detail = "expected a JSON object at the top level";
-    throw new StrictJsonError("not_object", detail, 0);
+    const cursor: Cursor = {
+      text,
+      pos: 0,
+      budget: undefined,
+      maxTopLevelItems: Infinity,
+      exactIntegers: false,
+    };
+    skipSpace(cursor);
+    fail(cursor, "not_object", "expected a JSON object at the top level");
   }
   return value as Record<string, unknown>;
 }

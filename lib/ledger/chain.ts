@@ -4,112 +4,49 @@
  * digest and its own columns, and every append also writes a head record, so
  * an edited, removed or truncated row is detectable by `ledger verify`.
  *
- * Chain version 1 digests cover kind, entity id and payload digest; version 2
- * (every entry written by this build) also covers target id and created_at.
- * Rows keep the version they were written with, and are verified by it.
+ * Every reader here checks what it returns against the verified chain
+ * (`_intact.ts`), and every append first verifies the chain it extends: a
+ * broken ledger is refused, never presented or extended.
  *
  * @module
  */
 
 import type { Transaction } from "@libsql/client";
-import { canonicalJson, sha256Hex } from "../canonical_json.ts";
+import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
+import { ConflictError, StorageError, TraceError } from "../errors.ts";
 import {
-  ConflictError,
-  LedgerIntegrityError,
-  StorageError,
-  TraceError,
-} from "../errors.ts";
+  chainDigest,
+  type ChainedFields,
+  CURRENT_CHAIN_VERSION,
+  type EntryKind,
+  GENESIS,
+  type LedgerEntry,
+  type NewEntry,
+  payloadDigest,
+} from "./_entry.ts";
+import {
+  bindTransaction,
+  intactChain,
+  type LedgerSource,
+  verifiedEntries,
+} from "./_intact.ts";
 
-/** Kinds of ledger entries. */
-export const ENTRY_KINDS = [
-  "run",
-  "reference_run",
-  "target",
-  "regression",
-  "replay",
-] as const;
-
-/** One of {@link ENTRY_KINDS}. */
-export type EntryKind = typeof ENTRY_KINDS[number];
-
-/** Chain digest of the empty ledger. */
-export const GENESIS = "sha256:" + "0".repeat(64);
-
-/** Chain digest versions: 1 (before target id and created_at were covered) and 2. */
-export const CHAIN_VERSIONS = [1, 2] as const;
-
-/** One of {@link CHAIN_VERSIONS}. */
-export type ChainVersion = typeof CHAIN_VERSIONS[number];
-
-/** The version new entries are chained with. */
-export const CURRENT_CHAIN_VERSION: ChainVersion = 2;
-
-/** A stored entry as read back. */
-export interface LedgerEntry {
-  seq: number;
-  kind: EntryKind;
-  entity_id: string;
-  target_id: string | null;
-  payload: string;
-  payload_digest: string;
-  prev_chain: string;
-  chain_digest: string;
-  created_at: string;
-  /** Which columns the chain digest covers (see {@link chainDigest}). */
-  chain_version: number;
-}
-
-/** An entry to append. */
-export interface NewEntry {
-  kind: EntryKind;
-  entityId: string;
-  targetId: string | null;
-  payload: unknown;
-}
-
-/** Digest of a canonical payload string. */
-export function payloadDigest(payload: string): string {
-  return `sha256:${sha256Hex(payload)}`;
-}
-
-/** The columns of an entry that its chain digest covers. */
-export type ChainedFields = Pick<
-  LedgerEntry,
-  | "chain_version"
-  | "prev_chain"
-  | "kind"
-  | "entity_id"
-  | "target_id"
-  | "payload_digest"
-  | "created_at"
->;
-
-/** Chain digest linking an entry to its predecessor, by the entry's chain version. */
-export function chainDigest(entry: ChainedFields): string {
-  if (entry.chain_version === 1) {
-    return `sha256:${
-      sha256Hex(
-        `${entry.prev_chain}\n${entry.kind}\n${entry.entity_id}\n${entry.payload_digest}`,
-      )
-    }`;
-  }
-  if (entry.chain_version === 2) {
-    // A JSON array keeps the fields unambiguous (a null target id, newlines in ids).
-    return `sha256:${
-      sha256Hex(canonicalJson([
-        2,
-        entry.prev_chain,
-        entry.kind,
-        entry.entity_id,
-        entry.target_id,
-        entry.created_at,
-        entry.payload_digest,
-      ]))
-    }`;
-  }
-  throw new RangeError(`Unknown chain version ${entry.chain_version}`);
-}
+export {
+  CHAIN_VERSIONS,
+  chainDigest,
+  type ChainedFields,
+  type ChainVersion,
+  CURRENT_CHAIN_VERSION,
+  ENTRY_KINDS,
+  type EntryKind,
+  GENESIS,
+  type LedgerEntry,
+  type NewEntry,
+  payloadDigest,
+  toEntry,
+} from "./_entry.ts";
+export { brokenLedger, intactChain, type LedgerSource } from "./_intact.ts";
 
 /** Appends one entry in a write transaction; refuses a second entry with the same kind and id. */
 export async function appendEntry(
@@ -126,7 +63,9 @@ export async function appendEntry(
 /**
  * Runs `build` inside one write transaction and appends the entries it
  * returns, so checks made by `build` and the appends are atomic with respect
- * to other processes using the same database.
+ * to other processes using the same database. The chain is verified inside
+ * the transaction first, and readers given `tx` inside `build` read through
+ * that verification.
  */
 export async function appendEntries(
   db: TraceDb,
@@ -142,6 +81,8 @@ export async function appendEntries(
     );
   }
   try {
+    bindTransaction(tx, db);
+    await intactChain(tx);
     const entries = await build(tx);
     const appended: LedgerEntry[] = [];
     for (const entry of entries) appended.push(await insertEntry(tx, entry));
@@ -157,6 +98,24 @@ export async function appendEntries(
   } finally {
     tx.close();
   }
+}
+
+/**
+ * Appends `entries` inside a write transaction the caller opened on `db`
+ * (another component's write that must commit with its ledger record, as
+ * an erasure and its receipt do). Verifies the chain inside `tx` first; the
+ * caller commits or rolls back.
+ */
+export async function appendInTransaction(
+  db: TraceDb,
+  tx: Transaction,
+  entries: readonly NewEntry[],
+): Promise<LedgerEntry[]> {
+  bindTransaction(tx, db);
+  await intactChain(tx);
+  const appended: LedgerEntry[] = [];
+  for (const entry of entries) appended.push(await insertEntry(tx, entry));
+  return appended;
 }
 
 async function insertEntry(
@@ -214,30 +173,27 @@ async function insertEntry(
   return { ...fields, seq, payload: text, chain_digest: chain };
 }
 
-/**
- * Reads one entry by kind and id, or `null`. Like every reader here, it
- * refuses an entry whose payload no longer matches its digest.
- */
+/** Reads one entry by kind and id, or `null`; refuses it unless the chain vouches for it. */
 export async function readEntry(
-  db: TraceDb | Transaction,
+  source: LedgerSource,
   kind: EntryKind,
   entityId: string,
 ): Promise<LedgerEntry | null> {
-  const result = await executor(db).execute({
+  const result = await executor(source).execute({
     sql: "SELECT * FROM ledger_entries WHERE kind = ? AND entity_id = ?",
     args: [kind, entityId],
   });
-  const row = result.rows[0];
-  return row ? verifiedEntry(row) : null;
+  const [entry] = await verifiedEntries(source, result.rows);
+  return entry ?? null;
 }
 
 /** Reads every entry of `kind` in chain order, optionally for one target. */
 export async function listEntries(
-  db: TraceDb | Transaction,
+  source: LedgerSource,
   kind: EntryKind,
   targetId?: string,
 ): Promise<LedgerEntry[]> {
-  const result = await executor(db).execute(
+  const result = await executor(source).execute(
     targetId === undefined
       ? {
         sql: "SELECT * FROM ledger_entries WHERE kind = ? ORDER BY seq",
@@ -249,7 +205,7 @@ export async function listEntries(
         args: [kind, targetId],
       },
   );
-  return result.rows.map((row) => verifiedEntry(row));
+  return await verifiedEntries(source, result.rows);
 }
 
 /** Options for {@link listNewestEntries}. */
@@ -279,7 +235,7 @@ export async function listNewestEntries(
         args: [kind, options.targetId, options.limit],
       },
   );
-  return result.rows.map((row) => verifiedEntry(row));
+  return await verifiedEntries(db, result.rows);
 }
 
 /** The newest entry of `kind` for each target id, in chain order. */
@@ -293,38 +249,12 @@ export async function latestEntryPerTarget(
       ) ORDER BY seq`,
     args: [kind],
   });
-  return result.rows.map((row) => verifiedEntry(row));
+  return await verifiedEntries(db, result.rows);
 }
 
-/** Never presents an altered row as evidence; `ledger verify` names the damage. */
-function verifiedEntry(row: Record<string, unknown>): LedgerEntry {
-  const entry = toEntry(row);
-  if (payloadDigest(entry.payload) !== entry.payload_digest) {
-    throw new LedgerIntegrityError(
-      `The ledger row of ${
-        entry.kind.replace("_", " ")
-      } ${entry.entity_id} (seq ${entry.seq}) was changed after it was written; run trace ledger verify`,
-    );
-  }
-  return entry;
-}
-
-function executor(db: TraceDb | Transaction): Pick<Transaction, "execute"> {
-  return "client" in db ? db.client : db;
-}
-
-/** Converts a result row into a {@link LedgerEntry}. */
-export function toEntry(row: Record<string, unknown>): LedgerEntry {
-  return {
-    seq: Number(row.seq),
-    kind: String(row.kind) as EntryKind,
-    entity_id: String(row.entity_id),
-    target_id: row.target_id === null ? null : String(row.target_id),
-    payload: String(row.payload),
-    payload_digest: String(row.payload_digest),
-    prev_chain: String(row.prev_chain),
-    chain_digest: String(row.chain_digest),
-    created_at: String(row.created_at),
-    chain_version: Number(row.chain_version ?? 1),
-  };
+/** Runs SQL on a handle or an open transaction. */
+export function executor(
+  source: LedgerSource,
+): Pick<Transaction, "execute"> {
+  return "client" in source ? source.client : source;
 }

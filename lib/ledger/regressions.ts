@@ -28,6 +28,7 @@ import {
   type RunContract,
   runContract,
 } from "./contract.ts";
+import type { HeadView } from "./head.ts";
 import { readRun, validateRunId } from "./runs.ts";
 import { readTarget, type TargetRecord, type TargetSource } from "./targets.ts";
 
@@ -102,7 +103,7 @@ export async function saveRegression(
   const report = await readRun(db, validateRunId(runId));
   if (!report) {
     throw new NotFoundError(
-      `Cannot find run ${runId} in the ledger; run ids are printed by trace external-run (stdout and its --output file) and listed by trace external-regressions; check --data-dir`,
+      `Cannot find run ${runId} in the ledger; list runs with trace external-runs (run ids are also printed by trace external-run); check --data-dir`,
     );
   }
   refuseUnsaveable(report);
@@ -229,6 +230,16 @@ export async function listRegressions(
       definition,
       replays.filter((r) => r.regression_id === definition.regression_id),
     )
+  );
+}
+
+/** Every replay link (optionally of one target), in ledger order. */
+export async function listReplays(
+  db: TraceDb,
+  targetId?: string,
+): Promise<ReplayRecord[]> {
+  return (await listEntries(db, "replay", targetId)).map((e) =>
+    JSON.parse(e.payload) as ReplayRecord
   );
 }
 
@@ -372,12 +383,19 @@ export interface GateResult {
   }[];
   /** Pending regressions: known open bugs that do not block the gate. */
   pending_regressions: string[];
+  /** The verified ledger head the gate judged; keep it to check later that the ledger still extends it. */
+  ledger_head: HeadView | null;
 }
 
-/** Passes only when every enforced regression's latest replay passed. */
+/**
+ * Passes only when every enforced regression's latest replay passed. With no
+ * enforced regression it passes too (nothing is known to be fixed yet, and
+ * pending ones are open bugs); `enforced: 0` says so.
+ */
 export function gateRegressions(
   regressions: RegressionView[],
   targetId: string | null,
+  head: HeadView | null = null,
 ): GateResult {
   const enforced = regressions.filter((r) => r.status === "enforced");
   const failing = enforced.filter((r) => r.last_result !== "PASS").map((r) => ({
@@ -395,5 +413,6 @@ export function gateRegressions(
     pending: pending.length,
     failing,
     pending_regressions: pending.map((r) => r.regression_id),
+    ledger_head: head,
   };
 }

@@ -13,6 +13,8 @@ import {
   type NewEntry,
   readEntry,
 } from "./chain.ts";
+import { headAfter, type LedgerHead } from "./head.ts";
+import { verifiedEntries } from "./_intact.ts";
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -34,6 +36,12 @@ export type LinkedEntries = (
   tx: Transaction,
 ) => Promise<NewEntry[]>;
 
+/** A report appended to the ledger, and the ledger's head right after it (and its linked entries). */
+export interface RecordedRun {
+  entry: LedgerEntry;
+  head: LedgerHead;
+}
+
 /**
  * Appends a finished report, completed or interrupted (external reports as
  * `run`, reference ones as `reference_run`).
@@ -42,14 +50,14 @@ export async function recordRun(
   db: TraceDb,
   report: RunReport,
   linked?: LinkedEntries,
-): Promise<LedgerEntry> {
+): Promise<RecordedRun> {
   if (report.state === "running" || report.finished_at === null) {
     throw new TypeError(
       `Cannot record run ${report.run_id}: only finished reports are stored`,
     );
   }
   const kind = report.kind === "reference" ? "reference_run" : "run";
-  const [entry] = await appendEntries(db, async (tx) => [
+  const entries = await appendEntries(db, async (tx) => [
     {
       kind,
       entityId: report.run_id,
@@ -58,7 +66,7 @@ export async function recordRun(
     },
     ...(linked ? await linked(report, tx) : []),
   ]);
-  return entry!;
+  return { entry: entries[0]!, head: await headAfter(db, entries.at(-1)!) };
 }
 
 /** Reads a completed report (external or reference), or `null`; refuses an altered row. */
@@ -135,4 +143,39 @@ export async function readStoredRun(
 ): Promise<StoredRun | null> {
   const entry = await readEntry(db, entryKindOf(kind), runId);
   return entry ? storedRun(entry) : null;
+}
+
+/** Filters of {@link findRuns}. */
+export interface FindRunsOptions {
+  /** Which histories (default both). */
+  kinds?: RunKind[];
+  targetId?: string;
+  verdict?: RunReport["verdict"];
+  /** Newest first, at most this many. */
+  limit: number;
+}
+
+/** Stored runs of both histories matching the filters, newest first; each row checked against the chain. */
+export async function findRuns(
+  db: TraceDb,
+  options: FindRunsOptions,
+): Promise<StoredRun[]> {
+  const kinds = (options.kinds ?? ["external", "reference"]).map(entryKindOf);
+  const where = [`kind IN (${kinds.map(() => "?").join(", ")})`];
+  const args: (string | number)[] = [...kinds];
+  if (options.targetId !== undefined) {
+    where.push("target_id = ?");
+    args.push(options.targetId);
+  }
+  if (options.verdict !== undefined) {
+    where.push("json_extract(payload, '$.verdict') = ?");
+    args.push(options.verdict);
+  }
+  const rows = await db.client.execute({
+    sql: `SELECT * FROM ledger_entries WHERE ${
+      where.join(" AND ")
+    } ORDER BY seq DESC LIMIT ?`,
+    args: [...args, options.limit],
+  });
+  return (await verifiedEntries(db, rows.rows)).map(storedRun);
 }

@@ -7,14 +7,19 @@
  * @module
  */
 
-import type { Transaction } from "@libsql/client";
 import * as v from "valibot";
 import { canonicalJson, digestOf } from "../canonical_json.ts";
 import { parseStagingConfig, type StagingConfig } from "../contract/config.ts";
 import type { TraceDb } from "../db.ts";
 import { ConflictError, LedgerIntegrityError, UsageError } from "../errors.ts";
 import type { TargetRef } from "../runner/report.ts";
-import { appendEntries, payloadDigest } from "./chain.ts";
+import {
+  appendEntries,
+  executor,
+  type LedgerSource,
+  payloadDigest,
+} from "./chain.ts";
+import { verifiedEntries } from "./_intact.ts";
 
 /** How a target came to be registered. */
 export type TargetSource = "registered" | "config";
@@ -161,31 +166,34 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Reads a registered target, or `null`. */
+/** Reads a registered target, or `null`; refused unless its row matches its verified registration. */
 export async function readTarget(
   db: TraceDb,
   targetId: string,
 ): Promise<TargetRecord | null> {
-  return await readTargetIn(db.client, targetId);
+  return await readTargetIn(db, targetId);
 }
 
 /** A target row joined with its chained registration, so a read can verify the row. */
 const TARGET_SELECT =
-  `SELECT t.target_id, t.source, t.config_json, t.config_digest,
-    t.created_at, e.payload AS registration, e.payload_digest AS registration_digest
+  `SELECT t.target_id, t.source, t.config_json, t.config_digest, t.created_at,
+    e.seq AS e_seq, e.kind AS e_kind, e.entity_id AS e_entity_id,
+    e.target_id AS e_target_id, e.payload AS e_payload,
+    e.payload_digest AS e_payload_digest, e.prev_chain AS e_prev_chain,
+    e.chain_digest AS e_chain_digest, e.created_at AS e_created_at,
+    e.chain_version AS e_chain_version
   FROM ledger_targets t LEFT JOIN ledger_entries e
     ON e.kind = 'target' AND e.entity_id = t.target_id`;
 
 async function readTargetIn(
-  executor: Pick<Transaction, "execute">,
+  source: LedgerSource,
   targetId: string,
 ): Promise<TargetRecord | null> {
-  const result = await executor.execute({
+  const result = await executor(source).execute({
     sql: `${TARGET_SELECT} WHERE t.target_id = ?`,
     args: [targetId],
   });
-  const row = result.rows[0];
-  return row ? toTarget(row) : null;
+  return (await verifiedTargets(source, result.rows))[0] ?? null;
 }
 
 /** Every registered target, by id. */
@@ -193,11 +201,39 @@ export async function listTargets(db: TraceDb): Promise<TargetRecord[]> {
   const result = await db.client.execute(
     `${TARGET_SELECT} ORDER BY t.target_id`,
   );
-  return result.rows.map((row) => toTarget(row));
+  return await verifiedTargets(db, result.rows);
 }
 
-function toTarget(row: Record<string, unknown>): TargetRecord {
-  refuseAlteredTarget(row);
+async function verifiedTargets(
+  source: LedgerSource,
+  rows: Record<string, unknown>[],
+): Promise<TargetRecord[]> {
+  for (const row of rows) {
+    if (row.e_seq === null) throw alteredTarget(row);
+  }
+  const registrations = await verifiedEntries(
+    source,
+    rows.map((row) => registrationRow(row)),
+  );
+  return rows.map((row, i) => toTarget(row, registrations[i]!.payload));
+}
+
+/** The registration entry columns of a joined target row, as an entry row. */
+function registrationRow(
+  row: Record<string, unknown>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(row).filter(([key]) => key.startsWith("e_")).map((
+      [key, value],
+    ) => [key.slice(2), value]),
+  );
+}
+
+function toTarget(
+  row: Record<string, unknown>,
+  registration: string,
+): TargetRecord {
+  refuseAlteredTarget(row, registration);
   // Stored configs were validated on the way in; parsing again fills defaults
   // the same way and keeps the type honest.
   const config = parseStagingConfig(
@@ -215,35 +251,30 @@ function toTarget(row: Record<string, unknown>): TargetRecord {
 }
 
 /**
- * A target row is evidence too (replays run against it): its config must
- * match its digest, and both must match the chained registration entry.
+ * A target row is evidence too (runs and replays go to its base URL): its
+ * config must match its digest, and both must match the chained
+ * registration entry, which the chain vouches for.
  */
-function refuseAlteredTarget(row: Record<string, unknown>): void {
-  const digest = String(row.config_digest);
-  const registration = row.registration === null
-    ? null
-    : String(row.registration);
-  const intact = payloadDigest(String(row.config_json)) === digest &&
-    registration !== null &&
-    payloadDigest(registration) === String(row.registration_digest) &&
-    registrationMatches(registration, row);
-  if (!intact) {
-    throw new LedgerIntegrityError(
-      `The registration of target "${
-        String(row.target_id)
-      }" in the ledger was changed after it was written; run trace ledger verify`,
-    );
-  }
-}
-
-function registrationMatches(
-  registration: string,
+function refuseAlteredTarget(
   row: Record<string, unknown>,
-): boolean {
+  registration: string,
+): void {
   const chained = JSON.parse(registration) as Record<string, unknown>;
-  return chained.config_digest === String(row.config_digest) &&
+  const intact =
+    payloadDigest(String(row.config_json)) === String(row.config_digest) &&
+    chained.config_digest === String(row.config_digest) &&
     chained.source === String(row.source) &&
     chained.created_at === String(row.created_at);
+  if (!intact) throw alteredTarget(row);
+}
+
+function alteredTarget(row: Record<string, unknown>): LedgerIntegrityError {
+  const seq = row.e_seq === null ? 0 : Number(row.e_seq);
+  return new LedgerIntegrityError(
+    `The ledger is broken at entry ${seq}: run trace ledger verify (the row of target "${
+      String(row.target_id)
+    }" differs from its registration)`,
+  );
 }
 
 /** The reference a report carries for a registered target. */

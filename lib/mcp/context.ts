@@ -55,6 +55,18 @@ export interface McpToolContext {
   maxOutputChars?: number;
   /** Where the detail of unexpected failures goes, one line each (default: nowhere). */
   log?: (line: string) => void;
+  /**
+   * Why the caller may not use a tool (its role, tenant binding or the
+   * server's read-only mode), or `null`; refused tools are not listed and
+   * their calls answer this message. Absent: every tool is offered.
+   */
+  refuseTool?: (tool: ToolIdentity) => string | null;
+}
+
+/** What a tool policy sees of a tool: its name and declared effects. */
+export interface ToolIdentity {
+  name: string;
+  annotations: { readOnlyHint: boolean };
 }
 
 /** Default bound of one answer, in characters of JSON. */

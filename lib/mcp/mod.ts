@@ -8,8 +8,9 @@
  * which MCP tool names allow (letters, digits, `_`, `-`, `.`).
  *
  * May import `lib/runs/`, `lib/reference/`, `lib/obs/` (its root and
- * `query/`), `lib/runner/` (plans, rules), `lib/ledger/` (id schemas) and
- * the SDK; nothing imports this folder but entry points.
+ * `query/`), `lib/auth/` (scope narrowing), `lib/runner/` (plans, rules),
+ * `lib/ledger/` (id schemas) and the SDK; nothing imports this folder but
+ * entry points.
  *
  * @module
  */

@@ -38,22 +38,24 @@ export const SERVER_INFO = { name: "trace", version: "0.1.0" } as const;
 export const SERVER_INSTRUCTIONS =
   "Trace proves that an AI-memory or RAG application really forgets. Staging targets are registered locally with the trace CLI; here they are named by id only. Typical flow: trace.external_targets, trace.external_plan, trace.external_start (returns a run_id at once), poll trace.external_get until state is completed, failed or interrupted, read findings and cleanup, trace.external_save a FAIL, and after a fix trace.external_replay the regression, poll, then trace.external_compare the two runs. The reference tools run and rank in-process systems with known deletion behaviour; trace.reference_explain says what a finding code means and what to check.";
 
-/** Every tool name, in documentation order (`trace.query_traces` only when enabled). */
-export const TOOL_NAMES: readonly string[] = [
+const ALL_TOOLS: readonly TraceTool[] = [
   ...EXTERNAL_TOOLS,
   ...REFERENCE_TOOLS,
   ...TRACE_TOOLS,
-].map((tool) => tool.name);
+];
 
-/** The tools a context offers. */
+/** Every tool name, in documentation order (`trace.query_traces` only when enabled). */
+export const TOOL_NAMES: readonly string[] = ALL_TOOLS.map((tool) => tool.name);
+
+/** The tools a context offers (those its policy refuses are left out). */
 export function toolsFor(
-  context: Pick<McpToolContext, "allowTraceQueries">,
+  context: Pick<McpToolContext, "allowTraceQueries" | "refuseTool">,
 ): TraceTool[] {
   return [
     ...EXTERNAL_TOOLS,
     ...REFERENCE_TOOLS,
     ...(context.allowTraceQueries ? TRACE_TOOLS : []),
-  ];
+  ].filter((tool) => (context.refuseTool?.(tool) ?? null) === null);
 }
 
 const listings = new WeakMap<TraceTool, Tool>();
@@ -97,7 +99,11 @@ export async function callTool(
   context: McpToolContext,
 ): Promise<CallToolResult> {
   const tool = tools.get(name);
-  if (!tool) return toolError(unknownTool(name));
+  if (!tool) {
+    const known = ALL_TOOLS.find((candidate) => candidate.name === name);
+    const refusal = known ? context.refuseTool?.(known) : null;
+    return toolError(refusal ?? unknownTool(name));
+  }
   let answer: object;
   try {
     answer = await tool.call(args, context);

@@ -11,6 +11,7 @@
  */
 
 import * as v from "valibot";
+import { narrowScope, ScopeError } from "../auth/mod.ts";
 import { TraceError } from "../errors.ts";
 import {
   queryTraceEvents,
@@ -73,28 +74,29 @@ function scopeWord(key: typeof SCOPE_KEYS[number], value: unknown): string {
   }`;
 }
 
-/** The filter the arguments ask for, inside `scope`; throws when they reach outside it. */
+/**
+ * The filter the arguments ask for, inside `scope` (the one narrowing rule of
+ * `lib/auth`); throws when they reach outside it.
+ */
 export function scopedFilter(
   args: TraceFilter,
   scope: TraceScope,
 ): TraceFilter {
-  const filter: TraceFilter = { ...args };
-  for (const key of SCOPE_KEYS) {
-    if (!(key in scope)) continue;
-    const bound = scope[key];
-    if (args[key] !== undefined && args[key] !== bound) {
-      throw new TraceError(
-        "forbidden",
-        `${key} ${
-          JSON.stringify(args[key])
-        } is outside this principal's trace scope (${
-          scopeWord(key, bound)
-        }); omit ${key} or repeat the bound value`,
-      );
-    }
-    Object.assign(filter, { [key]: bound });
+  try {
+    return narrowScope(scope, args);
+  } catch (error) {
+    if (!(error instanceof ScopeError)) throw error;
+    // The principal may hear its own scope and its own arguments back.
+    const key = error.key;
+    throw new TraceError(
+      "forbidden",
+      `${key} ${
+        JSON.stringify(args[key])
+      } is outside this principal's trace scope (${
+        scopeWord(key, scope[key])
+      }); omit ${key} or repeat the bound value`,
+    );
   }
-  return filter;
 }
 
 /** The scope a query ran in, in words. */

@@ -9,22 +9,38 @@
  * here imports them, so this file stays cheap to load (the migration list
  * reads it on every command) and the pipelines never form a loop through
  * it. The root may import only `lib/db.ts`, `lib/errors.ts`, `lib/issues.ts`
- * and `lib/canonical_json.ts`.
+ * and `lib/canonical_json.ts`. Batch bounds (`batch.ts`) and the safe
+ * display of stored strings (`display.ts`) live here too, since every
+ * pipeline and entry point shares them.
  *
  * @module
  */
 
+export { displaySafe } from "./display.ts";
+export {
+  BatchTooLargeError,
+  MAX_BATCH_EVENTS,
+  MAX_BATCH_JSON_VALUES,
+  MAX_REPORTED_ISSUES,
+} from "./batch.ts";
 export {
   ALLOWED_ATTRIBUTE_KEYS,
   ALLOWED_ATTRIBUTE_PREFIXES,
   type Attributes,
+  EARLIEST_EVENT_TIME,
   EVENT_STATUSES,
   type EventInput,
   EventInputSchema,
   type EventStatus,
+  EventTimeSchema,
   isAllowedAttributeKey,
+  isWellFormed,
   KNOWN_EVENT_KINDS,
+  LATEST_EVENT_TIME,
   LIMITS,
+  MODEL_USAGE_ATTRIBUTES,
+  type ModelUsage,
+  modelUsage,
   OpaqueIdSchema,
   type Outcome,
   OUTCOME_STATUSES,
@@ -41,6 +57,7 @@ export {
   SelectionCandidateSchema,
   type SelectionReason,
   SelectionSchema,
+  sliceWellFormed,
   type StoreName,
   STORES,
   TimestampSchema,
@@ -78,6 +95,11 @@ export {
   registerCoverageProfile,
   type RegistrationStatus,
 } from "./coverage.ts";
+export {
+  type IngestedEvent,
+  type IngestObserver,
+  observeIngest,
+} from "./ingest_observers.ts";
 export {
   COUNTER_NAMES,
   type CounterName,

@@ -4,9 +4,14 @@
  * stored event has when it is read back.
  *
  * Times: inputs carry `started_at` / `ended_at` as ISO 8601 strings with an
- * explicit zone (`Z` or `+hh:mm`); they are stored as epoch milliseconds and
- * read back as `toISOString()` values. An event without `started_at` is
- * placed at the moment it was received.
+ * explicit zone (`Z` or `+hh:mm`) naming a real date and time from 1970
+ * through 2100; they are stored as epoch milliseconds and read back as
+ * `toISOString()` values. An event without `started_at` is placed at the
+ * moment it was received.
+ *
+ * Ids are well-formed Unicode without control, separator or bidi
+ * characters, so what is stored is what was sent and what a terminal shows
+ * is what is stored.
  *
  * Content never enters the index: `preview` is the only field that may hold
  * user or model text, and it is stored apart from every metadata table.
@@ -106,10 +111,19 @@ export const ALLOWED_ATTRIBUTE_KEYS = [
   "gen_ai.response.finish_reasons",
   "gen_ai.usage.input_tokens",
   "gen_ai.usage.output_tokens",
+  "gen_ai.usage.cache_read.input_tokens",
+  "gen_ai.usage.cache_creation.input_tokens",
+  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.agent.name",
+  "gen_ai.tool.call.id",
+  "gen_ai.tool.type",
   "gen_ai.data_source.id",
   "gen_ai.memory.store.id",
   "gen_ai.memory.record.id",
+  "gen_ai.memory.record.count",
   "openinference.span.kind",
+  "ai.operationId",
+  "ai.telemetry.functionId",
   "otel.trace_id",
   "otel.span_id",
   "otel.parent_span_id",
@@ -132,6 +146,47 @@ export const ALLOWED_ATTRIBUTE_KEYS = [
   "selection.strategy",
 ] as const;
 
+/**
+ * The attributes a model call's model and token usage are stored under,
+ * whichever convention sent them (the OTLP mapping writes them under these
+ * GenAI names).
+ */
+export const MODEL_USAGE_ATTRIBUTES = {
+  requestModel: "gen_ai.request.model",
+  responseModel: "gen_ai.response.model",
+  inputTokens: "gen_ai.usage.input_tokens",
+  outputTokens: "gen_ai.usage.output_tokens",
+} as const;
+
+/** The model an event used and the tokens it counted; null where it says nothing. */
+export interface ModelUsage {
+  /** The model that answered, else the one asked for. */
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+}
+
+/** Reads {@link ModelUsage} from an event's attributes. */
+export function modelUsage(attributes: Attributes): ModelUsage {
+  const text = (key: string) => {
+    const value = attributes[key];
+    return typeof value === "string" && value !== "" ? value : null;
+  };
+  const count = (key: string) => {
+    const value = attributes[key];
+    return typeof value === "number" && Number.isSafeInteger(value) &&
+        value >= 0
+      ? value
+      : null;
+  };
+  const keys = MODEL_USAGE_ATTRIBUTES;
+  return {
+    model: text(keys.responseModel) ?? text(keys.requestModel),
+    input_tokens: count(keys.inputTokens),
+    output_tokens: count(keys.outputTokens),
+  };
+}
+
 /** Hosts may add their own non-content attributes under these prefixes. */
 export const ALLOWED_ATTRIBUTE_PREFIXES = ["app."] as const;
 
@@ -146,19 +201,44 @@ export function isAllowedAttributeKey(key: string): boolean {
   );
 }
 
-// Control characters are refused in ids so they cannot forge log lines.
-// deno-lint-ignore no-control-regex
-const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
+/**
+ * Characters an id may not hold: C0 and C1 controls (and DEL), the line and
+ * paragraph separators, and the bidirectional marks, embeddings, overrides
+ * and isolates. Each can forge a log line or make an id display as a
+ * different name.
+ */
+const UNSAFE_ID_CHAR =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const TOKEN = /^[a-z][a-z0-9_.:-]{0,63}$/;
 const ISO_WITH_ZONE =
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
-/** An opaque identifier: 1 to 256 characters, no control characters. */
+/** True when `text` holds no lone surrogate (storage would turn one into U+FFFD). */
+export function isWellFormed(text: string): boolean {
+  return text.isWellFormed();
+}
+
+/** The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair. */
+export function sliceWellFormed(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/** An opaque identifier: 1 to 256 characters of well-formed Unicode, none of them a control, separator or bidi character. */
 export const OpaqueIdSchema = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
+  v.check(
+    isWellFormed,
+    "must be well-formed Unicode (it holds a lone surrogate)",
+  ),
   v.maxLength(LIMITS.idChars, `must be at most ${LIMITS.idChars} characters`),
-  v.regex(NO_CONTROL, "must not contain control characters"),
+  v.check(
+    (value) => !UNSAFE_ID_CHAR.test(value),
+    "must not contain control, line separator or bidirectional formatting characters",
+  ),
 );
 
 /** A lower-case token such as a kind, stage, resource type or profile name. */
@@ -170,7 +250,21 @@ export const TokenSchema = v.pipe(
   ),
 );
 
-/** An ISO 8601 timestamp with an explicit zone. */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** True when every field of an ISO 8601 timestamp names a real calendar date and time. */
+function isRealDateTime(text: string): boolean {
+  const match = ISO_WITH_ZONE.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match
+    .slice(1).map((part) => part === undefined ? 0 : Number(part));
+  const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month! - 1] ?? 0;
+  return day! >= 1 && day! <= days && hour! <= 23 && minute! <= 59 &&
+    second! <= 59 && zoneHour! <= 23 && zoneMinute! <= 59;
+}
+
+/** An ISO 8601 timestamp with an explicit zone that names a real date and time. */
 export const TimestampSchema = v.pipe(
   v.string("must be an ISO 8601 timestamp string"),
   v.regex(
@@ -178,9 +272,27 @@ export const TimestampSchema = v.pipe(
     "must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
   ),
   v.check(
-    (value) => Number.isFinite(Date.parse(value)),
-    "must be a valid date",
+    isRealDateTime,
+    "must be a real date and time (no February 30, hour 24 or minute 60)",
   ),
+);
+
+/** Earliest event time accepted (inclusive): 1970-01-01T00:00:00Z. */
+export const EARLIEST_EVENT_TIME = Date.UTC(1970, 0, 1);
+/** Latest event time accepted (exclusive): 2101-01-01T00:00:00Z. */
+export const LATEST_EVENT_TIME = Date.UTC(2101, 0, 1);
+
+/**
+ * The time of an event: a {@link TimestampSchema} from 1970 through 2100
+ * (UTC). Nothing observed can lie outside, and a year-9999 event would sit
+ * at the top of every newest-first page.
+ */
+export const EventTimeSchema = v.pipe(
+  TimestampSchema,
+  v.check((value) => {
+    const ms = Date.parse(value);
+    return ms >= EARLIEST_EVENT_TIME && ms < LATEST_EVENT_TIME;
+  }, "must lie between 1970-01-01T00:00:00Z and 2100-12-31T23:59:59Z"),
 );
 
 /** A typed opaque reference to something the host owns (document, memory record, artifact). */
@@ -234,7 +346,11 @@ export const SelectionCandidateSchema = v.strictObject({
   ref: ResourceRefSchema,
   rank: v.optional(
     v.nullable(
-      v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)),
+      v.pipe(
+        v.number(),
+        v.safeInteger("must be a whole number below 2^53"),
+        v.minValue(0),
+      ),
     ),
   ),
   score: v.optional(v.nullable(v.pipe(v.number(), v.finite("must be finite")))),
@@ -260,7 +376,11 @@ export const SelectionSchema = v.strictObject({
   ),
   /** Candidates that existed but were not recorded (beyond the bound). */
   omitted_candidates: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(0)),
+    v.pipe(
+      v.number(),
+      v.safeInteger("must be a whole number below 2^53"),
+      v.minValue(0),
+    ),
   ),
 }, objectIssueMessage());
 /** A selection decision. */
@@ -310,8 +430,8 @@ export const EventInputSchema = v.pipe(
       ),
       tool: OptionalId,
       success: v.optional(v.nullable(v.boolean("must be true, false or null"))),
-      started_at: v.optional(v.nullable(TimestampSchema)),
-      ended_at: v.optional(v.nullable(TimestampSchema)),
+      started_at: v.optional(v.nullable(EventTimeSchema)),
+      ended_at: v.optional(v.nullable(EventTimeSchema)),
       store: v.optional(
         v.picklist(STORES, `must be one of ${STORES.join(", ")}`),
       ),

@@ -12,6 +12,7 @@ import { sha256Hex } from "../canonical_json.ts";
 import {
   type Attributes,
   EventInputSchema,
+  isWellFormed,
   LIMITS,
   type ResourceRef,
   type TraceEvent,
@@ -75,6 +76,8 @@ export function normalizeEvent(
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
     return { index, field: "(root)", message: "must be a JSON object" };
   }
+  const screened = screenValue(input, []);
+  if (screened) return { index, ...screened };
   const parsed = v.safeParse(EventInputSchema, input);
   if (!parsed.success) {
     const issue = parsed.issues[0];
@@ -85,6 +88,43 @@ export function normalizeEvent(
     };
   }
   return fromValid(parsed.output);
+}
+
+/** Deepest level {@link screenValue} descends to; events are four levels deep. */
+const SCREEN_DEPTH = 8;
+
+/**
+ * Finds what no schema check can see: a `__proto__` key (valibot's records
+ * skip it silently) and strings or keys that are not well-formed Unicode
+ * (storage would turn a lone surrogate into U+FFFD, so two ids could become
+ * one). Returns the first such field, or `null`.
+ */
+function screenValue(
+  value: unknown,
+  path: string[],
+): { field: string; message: string } | null {
+  const field = () => path.length > 0 ? path.join(".") : "(root)";
+  if (typeof value === "string") {
+    return isWellFormed(value) ? null : {
+      field: field(),
+      message: "must be well-formed Unicode (it holds a lone surrogate)",
+    };
+  }
+  if (value === null || typeof value !== "object") return null;
+  if (path.length >= SCREEN_DEPTH) return null;
+  for (const [key, item] of Object.entries(value)) {
+    if (key === "__proto__" || !isWellFormed(key)) {
+      return {
+        field: field(),
+        message: key === "__proto__"
+          ? 'holds the key "__proto__", which is never accepted'
+          : "holds a key that is not well-formed Unicode",
+      };
+    }
+    const found = screenValue(item, [...path, key]);
+    if (found) return found;
+  }
+  return null;
 }
 
 function fromValid(

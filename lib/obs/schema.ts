@@ -15,6 +15,9 @@
  *   application (`''` = every application without its own profile of that
  *   name) and name (version 2; version 1 keyed them by name alone).
  * - `obs_state`: small key/value state (the `seq` high-water mark).
+ * - `obs_counts`: row counts of the four large tables (events by store),
+ *   kept exact by triggers on every insert, delete and store change, so
+ *   health never counts a million rows (version 3).
  *
  * @module
  */
@@ -171,6 +174,83 @@ const TENANT_COVERAGE_PROFILES = [
   "ALTER TABLE obs_coverage_profiles_v2 RENAME TO obs_coverage_profiles",
 ];
 
+/** One `obs_counts` row a trigger moves: its key and the change, as SQL over NEW or OLD. */
+interface CountChange {
+  key: string;
+  delta: string;
+}
+
+function countTrigger(
+  name: string,
+  when: string,
+  changes: CountChange[],
+): string {
+  const statements = changes.map(({ key, delta }) =>
+    `  INSERT INTO obs_counts (key, n) VALUES (${key}, ${delta})
+    ON CONFLICT (key) DO UPDATE SET n = n + excluded.n;`
+  );
+  return `CREATE TRIGGER ${name} ${when}\nBEGIN\n${statements.join("\n")}\nEND`;
+}
+
+/** Insert and delete triggers counting the rows of `table` under `key` (`ROW` stands for NEW or OLD). */
+function rowCountTriggers(
+  row: string,
+  table: string,
+  counts: { key: string; delta?: string }[],
+): string[] {
+  const changes = (side: "NEW" | "OLD", sign: "" | "-") =>
+    counts.map(({ key, delta }) => ({
+      key: key.replaceAll("ROW", side),
+      delta: `${sign}(${(delta ?? "1").replaceAll("ROW", side)})`,
+    }));
+  return [
+    countTrigger(
+      `obs_counts_${row}_insert`,
+      `AFTER INSERT ON ${table}`,
+      changes("NEW", ""),
+    ),
+    countTrigger(
+      `obs_counts_${row}_delete`,
+      `AFTER DELETE ON ${table}`,
+      changes("OLD", "-"),
+    ),
+  ];
+}
+
+// Version 3: row counts kept by triggers, so health reads a few rows at any
+// size. Triggers (not the writers) keep them, so every path that writes or
+// deletes rows, today's and tomorrow's, keeps them exact; each row costs one
+// update of a table of a few rows.
+const ROW_COUNTS = [
+  `CREATE TABLE obs_counts (
+  key TEXT PRIMARY KEY,
+  n INTEGER NOT NULL
+) WITHOUT ROWID`,
+  ...rowCountTriggers("envelope", "obs_envelopes", [{ key: "'envelopes'" }]),
+  ...rowCountTriggers("event", "obs_events", [{
+    key: "'events.' || ROW.store",
+  }]),
+  ...rowCountTriggers("resource", "obs_resources", [{ key: "'resources'" }]),
+  ...rowCountTriggers("preview", "obs_previews", [
+    { key: "'previews'" },
+    { key: "'previews.truncated'", delta: "ROW.truncated = 1" },
+  ]),
+  countTrigger(
+    "obs_counts_event_store",
+    "AFTER UPDATE OF store ON obs_events",
+    [
+      { key: "'events.' || OLD.store", delta: "-1" },
+      { key: "'events.' || NEW.store", delta: "1" },
+    ],
+  ),
+  `INSERT INTO obs_counts (key, n)
+  SELECT 'envelopes', COUNT(*) FROM obs_envelopes
+  UNION ALL SELECT 'events.' || store, COUNT(*) FROM obs_events GROUP BY store
+  UNION ALL SELECT 'resources', COUNT(*) FROM obs_resources
+  UNION ALL SELECT 'previews', COUNT(*) FROM obs_previews
+  UNION ALL SELECT 'previews.truncated', COUNT(*) FROM obs_previews WHERE truncated = 1`,
+];
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -195,6 +275,12 @@ export const OBS_MIGRATIONS: Migration[] = [
     version: 2,
     name: "coverage profiles per application",
     statements: TENANT_COVERAGE_PROFILES,
+  },
+  {
+    component: OBS_COMPONENT,
+    version: 3,
+    name: "row counts kept by triggers",
+    statements: ROW_COUNTS,
   },
 ];
 

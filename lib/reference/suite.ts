@@ -1,7 +1,8 @@
 /**
  * Runs reference systems through the same engine as external runs. Each run
  * gets a fresh system on its own {@link VirtualTime}, an in-process transport
- * by default, the scenario's event hook (barriers), and an in-memory
+ * by default (or the system's own, for a system that is not the memory
+ * pipeline), the scenario's event hook (barriers), and an in-memory
  * checkpoint; the report is a `reference` report. Recording it (apart from
  * external history) and tracing it is the caller's business: see
  * `lib/runs/reference_runs.ts`.
@@ -27,7 +28,11 @@ import { VirtualTime } from "./virtual_time.ts";
 
 /** Options for {@link runReferenceSystem}. */
 export interface ReferenceRunOptions {
-  /** Builds the transport to the system (default: in-process on virtual time); closed after the run. */
+  /**
+   * Builds the transport to a memory-pipeline system (default: in-process on
+   * virtual time); closed after the run. Systems with a transport of their
+   * own are always reached through it.
+   */
   transport?: (
     system: ReferencePipeline,
     time: VirtualTime,
@@ -81,23 +86,18 @@ export async function runReferenceSystem(
   options: ReferenceRunOptions = {},
 ): Promise<ReferenceResult> {
   const time = new VirtualTime();
-  const instance = await spec.build(time);
-  const { system } = instance;
-  let transport: StagingTransport | undefined;
+  const running = await start(spec, options, time);
   try {
-    transport = options.transport
-      ? await options.transport(system, time)
-      : inProcessTransport(system, { time });
     const extra = options.onStart?.(spec, time);
-    const listeners = [instance.onEvent, extra, options.onEvent].filter((
+    const listeners = [running.onEvent, extra, options.onEvent].filter((
       l,
     ): l is RunEventListener => l !== undefined);
-    const signals = [options.signal, instance.signal].filter((
+    const signals = [options.signal, running.signal].filter((
       s,
     ): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const report = await runDeletionContract(referenceConfig(spec), {
-      transport,
+      transport: running.transport,
       target: referenceTarget(spec),
       checkpoint: memoryCheckpointSink(),
       kind: "reference",
@@ -107,7 +107,7 @@ export async function runReferenceSystem(
       },
       ...(signal ? { signal } : {}),
     });
-    const hidden = system.storedCounts(report.namespaces.test);
+    const hidden = await running.storedCounts(report.namespaces.test);
     return {
       system: spec.name,
       report,
@@ -115,9 +115,70 @@ export async function runReferenceSystem(
       hidden,
     };
   } finally {
-    await transport?.close?.();
-    system.close();
+    await running.close();
   }
+}
+
+/** A started system, whatever kind: how to reach it, what it still holds, how to stop it. */
+interface Running {
+  transport: StagingTransport;
+  onEvent: RunEventListener | undefined;
+  signal: AbortSignal | undefined;
+  storedCounts(namespace: string): Promise<StoredCounts>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the system on `time`. A pipeline system is reached in process (or
+ * through `options.transport`); a system with a transport of its own is
+ * always reached through that one.
+ */
+async function start(
+  spec: ReferenceSystemSpec,
+  options: ReferenceRunOptions,
+  time: VirtualTime,
+): Promise<Running> {
+  if (spec.kind === "own_transport") {
+    const instance = await spec.build(time);
+    return {
+      transport: instance.transport,
+      onEvent: instance.onEvent,
+      signal: instance.signal,
+      storedCounts: (namespace) => instance.storedCounts(namespace),
+      close: async () => {
+        try {
+          await instance.transport.close?.();
+        } finally {
+          await instance.close();
+        }
+      },
+    };
+  }
+  const instance = await spec.build(time);
+  const { system } = instance;
+  let transport: StagingTransport;
+  try {
+    transport = options.transport
+      ? await options.transport(system, time)
+      : inProcessTransport(system, { time });
+  } catch (error) {
+    system.close();
+    throw error;
+  }
+  return {
+    transport,
+    onEvent: instance.onEvent,
+    signal: instance.signal,
+    storedCounts: (namespace) =>
+      Promise.resolve(system.storedCounts(namespace)),
+    close: async () => {
+      try {
+        await transport.close?.();
+      } finally {
+        system.close();
+      }
+    },
+  };
 }
 
 /** Options for {@link runReferenceSuite}. */

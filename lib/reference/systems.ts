@@ -8,12 +8,14 @@
  * @module
  */
 
+import type { StagingTransport } from "../contract/protocol.ts";
 import type { RunEventListener } from "../runner/events.ts";
 import type { RunState, Verdict } from "../runner/report.ts";
 import {
   type AnswerRendering,
   type MemoryBehaviour,
   MemoryPipeline,
+  type StoredCounts,
 } from "../memory/mod.ts";
 import {
   DEFECT_INFO,
@@ -24,6 +26,7 @@ import {
   HEALTHY,
 } from "../demo/defects.ts";
 import type { VirtualTime } from "./virtual_time.ts";
+import { SELF_SYSTEMS } from "./self_systems.ts";
 
 /** How a PASS is qualified: at once, after a transient residual, or only because of a blind spot. */
 export const QUALIFIERS = ["immediate", "transient", "blind_spot"] as const;
@@ -59,13 +62,27 @@ export interface ScenarioHooks {
   signal?: AbortSignal;
 }
 
-/** A running system plus the scenario hooks that drive it. */
+/** A running memory-pipeline system plus the scenario hooks that drive it. */
 export interface ReferenceInstance extends ScenarioHooks {
   system: MemoryPipeline;
 }
 
-/** One reference system. */
-export interface ReferenceSystemSpec {
+/**
+ * A running system that is not the memory pipeline (Trace's own index): it
+ * brings its own in-process transport, which charges its latency to the
+ * run's virtual time as the pipeline's transport does.
+ */
+export interface OwnTransportInstance extends ScenarioHooks {
+  /** How the runner reaches the system. */
+  transport: StagingTransport;
+  /** Records the system still physically holds for a namespace. */
+  storedCounts(namespace: string): Promise<StoredCounts>;
+  /** Releases what the system holds (its database). */
+  close(): void | Promise<void>;
+}
+
+/** What every reference system states, whatever runs it. */
+interface SpecFields {
   name: string;
   title: string;
   /** What the system does on deletion. */
@@ -76,11 +93,26 @@ export interface ReferenceSystemSpec {
   /** What the contract cannot observe on this system, when it matters. */
   blind_spot: string | null;
   timing: ReferenceTiming;
+}
+
+/** A reference system built from the one memory pipeline under a behaviour. */
+export interface PipelineSystemSpec extends SpecFields {
+  kind: "pipeline";
   /** The pipeline behaviour the system is built with. */
   memory_behaviour: MemoryBehaviour;
   /** Builds a fresh instance on `time`'s scheduler. */
   build(time: VirtualTime): Promise<ReferenceInstance>;
 }
+
+/** A reference system with an in-process transport of its own. */
+export interface OwnTransportSystemSpec extends SpecFields {
+  kind: "own_transport";
+  /** Builds a fresh instance whose transport charges `time`. */
+  build(time: VirtualTime): Promise<OwnTransportInstance>;
+}
+
+/** One reference system. */
+export type ReferenceSystemSpec = PipelineSystemSpec | OwnTransportSystemSpec;
 
 /** Background records the pagination stress system holds before a run starts. */
 export const PAGINATION_SEED_RECORDS = 5_000;
@@ -95,14 +127,15 @@ const TIMING: ReferenceTiming = {
 };
 
 /** A system's fields; the instance is built from `memory_behaviour`. */
-interface SystemFields extends Omit<ReferenceSystemSpec, "build"> {
+interface SystemFields extends Omit<PipelineSystemSpec, "build" | "kind"> {
   /** Scenario steps after the pipeline is built: seeding, a hook on the run's events, an interrupt. */
   scenario?: (pipeline: MemoryPipeline) => Promise<ScenarioHooks>;
 }
 
-function system({ scenario, ...fields }: SystemFields): ReferenceSystemSpec {
+function system({ scenario, ...fields }: SystemFields): PipelineSystemSpec {
   return {
     ...fields,
+    kind: "pipeline",
     build: async (time) => {
       const pipeline = new MemoryPipeline(fields.memory_behaviour, {
         scheduler: time.scheduler,
@@ -147,7 +180,7 @@ const RENDERING_WORDS: Readonly<Record<AnswerRendering, string>> = {
 };
 
 /** A stale cached answer that comes back in another spelling: FAIL on retrieval alone. */
-function renderedLeak(rendering: AnswerRendering): ReferenceSystemSpec {
+function renderedLeak(rendering: AnswerRendering): PipelineSystemSpec {
   return system({
     name: `rendered-${rendering}`,
     title: `Stale answer, rendered (${rendering})`,
@@ -200,7 +233,7 @@ function demoSystemName(defect: DemoDefect | null): string {
 }
 
 /** The demo app with one preset, expected to land where the demo's docs say. */
-function demoSystem(defect: DemoDefect | null): ReferenceSystemSpec {
+function demoSystem(defect: DemoDefect | null): PipelineSystemSpec {
   const info = defect === null ? HEALTHY : DEFECT_INFO[defect];
   return system({
     name: demoSystemName(defect),
@@ -433,6 +466,7 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     memory_behaviour: { answerRendering: ["markdown", "html"] },
   }),
   ...[null, ...DEFECTS].map(demoSystem),
+  ...SELF_SYSTEMS,
 ];
 
 /** Display label of an expectation, e.g. `PASS (transient)` or `PASS (blind spot)`. */

@@ -3,13 +3,15 @@
  * through the pipeline's one adapter face (`handleStagingRequest`, the same
  * the demo's HTTP app calls), bodies are copied through JSON as on the wire,
  * latency is charged to virtual time, and failures look like the HTTP
- * transport's. Serving a system over loopback HTTP takes the demo's app
- * (`createStagingApp`) instead.
+ * transport's. A system that brings its own adapter face (Trace's own index)
+ * gets the same treatment through {@link handlerTransport}. Serving a system
+ * over loopback HTTP takes the demo's app (`createStagingApp`) instead.
  *
  * @module
  */
 
 import {
+  type Operation,
   ProtocolError,
   StagingRequestError,
   type StagingTransport,
@@ -30,14 +32,39 @@ export function inProcessTransport(
   pipeline: MemoryPipeline,
   options: InProcessTransportOptions = {},
 ): StagingTransport {
+  return handlerTransport(
+    (op, request) => handleStagingRequest(pipeline, op, request),
+    options,
+  );
+}
+
+/**
+ * Answers one staging operation in process: the checked request's answer,
+ * or a `StagingRequestError` for a body the contract refuses.
+ */
+export type StagingHandler = (
+  op: Operation,
+  body: unknown,
+) => Promise<{ response: object }>;
+
+/**
+ * A transport over any in-process adapter face (a system that brings its own
+ * transport uses it): bodies are copied through JSON both ways as on the
+ * wire, latency is charged to virtual time, and failures look like the HTTP
+ * transport's.
+ */
+export function handlerTransport(
+  handle: StagingHandler,
+  options: InProcessTransportOptions = {},
+): StagingTransport {
   const latency = options.latencyMs ?? 5;
   return {
     async post(op, body) {
       options.time?.advance(latency);
       const request: unknown = JSON.parse(JSON.stringify(body));
-      let response: Record<string, unknown>;
+      let response: object;
       try {
-        ({ response } = await handleStagingRequest(pipeline, op, request));
+        ({ response } = await handle(op, request));
       } catch (error) {
         throw asHttpFailure(op, error);
       }

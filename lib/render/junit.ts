@@ -3,7 +3,8 @@
  * `<failure type="FAIL">`, INCONCLUSIVE an `<error>`, a cleanup left
  * incomplete after a failed run a `<failure type="cleanup_incomplete">`;
  * nothing is ever `<skipped>`, since an unevaluated check must not look like
- * a passing one. The run's verdict is a suite property.
+ * a passing one. The run's verdict is a suite property, and so is the
+ * ledger's head after the run, so a CI log keeps a copy of it.
  *
  * @module
  */
@@ -23,8 +24,17 @@ export function xmlEscape(text: string): string {
     .replace(/'/g, "&apos;");
 }
 
+/** Options for {@link renderJunit}. */
+export interface JunitOptions {
+  /** The ledger's head after this run (`SEQ:sha256:…`), kept as a property so CI logs hold a copy; `null` when the run is not in the ledger. */
+  ledgerHead?: string | null;
+}
+
 /** Renders `report` as a JUnit XML document. */
-export function renderJunit(report: RunReport): string {
+export function renderJunit(
+  report: RunReport,
+  options: JunitOptions = {},
+): string {
   const results = familyResults(report);
   const failures =
     results.filter((r) => r.status === "fail" || r.status === "incomplete")
@@ -47,7 +57,7 @@ export function renderJunit(report: RunReport): string {
     `<testsuites${attrs(suiteAttrs.slice(0, 4))}>`,
     `  <testsuite${attrs(suiteAttrs)}>`,
     `    <properties>`,
-    ...properties(report).map(([name, value]) =>
+    ...properties(report, options).map(([name, value]) =>
       `      <property${attrs([["name", name], ["value", value]])}/>`
     ),
     `    </properties>`,
@@ -58,7 +68,13 @@ export function renderJunit(report: RunReport): string {
   ].join("\n");
 }
 
-function properties(report: RunReport): [string, string][] {
+function properties(
+  report: RunReport,
+  options: JunitOptions,
+): [string, string][] {
+  const head: [string, string][] = options.ledgerHead === undefined
+    ? []
+    : [["ledger_head", options.ledgerHead ?? "(not recorded in the ledger)"]];
   return [
     ["run_id", report.run_id],
     ["verdict", report.verdict],
@@ -67,6 +83,7 @@ function properties(report: RunReport): [string, string][] {
     ["base_url", report.target.base_url],
     ["protocol_revision", report.protocol.revision],
     ["config_digest", report.config_digest],
+    ...head,
   ];
 }
 

@@ -1,7 +1,8 @@
 /**
  * A short Markdown summary of a run for a CI step summary or a pull-request
- * comment: verdict, per-check table, findings, cleanup and the exact command
- * that replays the failure.
+ * comment: verdict, per-check table, findings, cleanup, the exact commands
+ * that save and then (once the application is fixed) replay the failure,
+ * and the ledger's head after the run.
  *
  * @module
  */
@@ -11,10 +12,14 @@ import { familyResults, type FamilyStatus } from "../runner/families.ts";
 
 /** Options for {@link renderSummaryMarkdown}. */
 export interface SummaryOptions {
-  /** The exact shell command(s) that save and/or replay this failure; omitted when `null`. */
+  /** The exact shell command that replays this failure (or reruns the target); omitted when `null`. */
   replayCommand: string | null;
+  /** The command that saves this FAIL as a regression, to run before fixing and replaying. */
+  saveCommand?: string | null;
   /** The regression this run replayed, if any. */
   regressionId?: string | null;
+  /** The ledger's head after this run (`SEQ:sha256:…`); `null` when the run is not in the ledger. */
+  ledgerHead?: string | null;
 }
 
 const STATUS_LABEL: Record<FamilyStatus, string> = {
@@ -65,10 +70,39 @@ export function renderSummaryMarkdown(
     );
   }
   lines.push("", "#### Cleanup", "", ...cleanupLines(report));
-  if (options.replayCommand) {
-    lines.push("", "#### Replay", "", "```sh", options.replayCommand, "```");
+  lines.push(...nextLines(options));
+  if (options.ledgerHead !== undefined) {
+    lines.push(
+      "",
+      options.ledgerHead
+        ? `Ledger head after this run: \`${options.ledgerHead}\` (check later with \`trace ledger verify --expect-head ${options.ledgerHead}\`).`
+        : "This run is not in the ledger.",
+    );
   }
   return lines.join("\n") + "\n";
+}
+
+function nextLines(options: SummaryOptions): string[] {
+  if (options.saveCommand && options.replayCommand) {
+    return [
+      "",
+      "#### Next steps",
+      "",
+      "1. Save the failure as a regression:",
+      "",
+      "   ```sh",
+      `   ${options.saveCommand}`,
+      "   ```",
+      "",
+      "2. After you fix the application, replay it:",
+      "",
+      "   ```sh",
+      `   ${options.replayCommand}`,
+      "   ```",
+    ];
+  }
+  if (!options.replayCommand) return [];
+  return ["", "#### Replay", "", "```sh", options.replayCommand, "```"];
 }
 
 function cleanupLines(report: RunReport): string[] {
@@ -76,9 +110,15 @@ function cleanupLines(report: RunReport): string[] {
   if (c.cleanup_complete) {
     return ["Complete: every store of both namespaces reads 0."];
   }
+  const what = markdownEscape(
+    c.problems.join("; ") || "synthetic records remain",
+  );
+  if (report.kind === "reference") {
+    return [
+      `**Incomplete**: ${what}. A reference system lives in memory: nothing is left behind once the run ends.`,
+    ];
+  }
   return [
-    `**Incomplete**: ${
-      markdownEscape(c.problems.join("; ") || "synthetic records remain")
-    }. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\`.`,
+    `**Incomplete**: ${what}. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}\`.`,
   ];
 }

@@ -15,7 +15,9 @@ import type { StagingTransport } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { errorMessage } from "../errors.ts";
+import { fileProblem } from "../file_errors.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
+import type { LedgerHead } from "../ledger/head.ts";
 import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
 import {
   checkpointDir,
@@ -30,6 +32,7 @@ import type { RunReport, TargetRef } from "../runner/report.ts";
 import { checkAdapterReachable } from "./reachability.ts";
 import { PROCESS_RUN_LOCK, type RunLock } from "./run_lock.ts";
 import { traceRun, type TraceWrite } from "./run_traces.ts";
+import { writeFileWhole } from "./write_file.ts";
 
 /** Options for {@link runExternal}. */
 export interface ExternalRunOptions {
@@ -61,11 +64,21 @@ export interface ExternalRunOptions {
 
 /** Where a completed report was kept. */
 export type RunRecording =
-  | { kept_in: "ledger" }
+  | {
+    kept_in: "ledger";
+    /** The ledger's head right after the report and its linked entries (absent when read back later). */
+    head?: LedgerHead;
+  }
   | {
     kept_in: "file";
     path: string;
     /** Why the ledger did not take it. */
+    reason: string;
+  }
+  | {
+    /** Neither the ledger nor the fallback file took it: only the caller has it now. */
+    kept_in: "nowhere";
+    /** Why neither took it. */
     reason: string;
   };
 
@@ -163,23 +176,31 @@ function combineListeners(
 }
 
 /**
- * Appends the report to the ledger. If that fails (a locked or unreachable
- * database), the completed report is kept beside its checkpoint instead of
- * being lost, and the outcome says where.
+ * Appends the report to the ledger. If that fails (a locked, full or broken
+ * database), the completed report is kept beside its checkpoint instead; if
+ * that fails too (a full disk), no partial file is left and the outcome says
+ * that the caller holds the only copy.
  */
 async function recordOrKeep(
   report: RunReport,
   options: ExternalRunOptions,
 ): Promise<RunRecording> {
+  let reason: string;
   try {
-    await recordRun(options.db, report, options.linked);
-    return { kept_in: "ledger" };
+    const { head } = await recordRun(options.db, report, options.linked);
+    return { kept_in: "ledger", head };
   } catch (error) {
-    const path = keptReportPath(options.dataDir, report.run_id);
-    await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n", {
-      mode: 0o600,
-    });
-    return { kept_in: "file", path, reason: errorMessage(error) };
+    reason = errorMessage(error);
+  }
+  const path = keptReportPath(options.dataDir, report.run_id);
+  try {
+    await writeFileWhole(path, JSON.stringify(report, null, 2) + "\n");
+    return { kept_in: "file", path, reason };
+  } catch (error) {
+    return {
+      kept_in: "nowhere",
+      reason: `${reason}; and ${path}: ${fileProblem(error, "write")}`,
+    };
   }
 }
 

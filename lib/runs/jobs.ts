@@ -352,7 +352,7 @@ function jobView(job: Job): RunJobView {
       state: "failed",
       error: job.error,
       note:
-        "the run stopped without a completed report; its checkpoint lists the synthetic ids it issued: inspect and clean them before rerunning",
+        `the run stopped without a completed report; its checkpoint lists the synthetic ids it issued: remove them with trace external-cleanup ${job.runId} before rerunning`,
     };
   }
   return { ...base, progress: structuredClone(job.progress) };

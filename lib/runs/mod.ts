@@ -1,11 +1,18 @@
 /**
  * The use cases every entry point calls (the CLI and the server): run the
  * deletion contract against a registered target or a config, replay a saved
- * regression, show, save and compare runs, run the reference suite, and the
- * job manager for runs started in the background. Each use case combines
- * the engine (`lib/runner/`), the ledger (`lib/ledger/`), checkpoints and
- * the observability index (`lib/obs/`), and returns what happened, so no
- * caller re-reads the ledger to learn it.
+ * regression, show, list, save and compare runs, clean up after a run,
+ * list and retire targets, run the reference suite, the job manager for
+ * runs started in the background, and subject erasure with its receipts and
+ * the propagation of memory deletions. Each use case combines the engine
+ * (`lib/runner/`), the ledger (`lib/ledger/`), checkpoints and the
+ * observability index (`lib/obs/`), and returns what happened, so no caller
+ * re-reads the ledger to learn it.
+ *
+ * Files: external_run.ts, targets.ts, replay.ts, run_view.ts, run_list.ts,
+ * regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
+ * run_lock.ts, run_traces.ts, trace_events.ts, write_file.ts, erasures.ts,
+ * erasure_propagation.ts.
  *
  * @module
  */
@@ -29,11 +36,13 @@ export {
   registerNamedTarget,
   type ResolvedTarget,
   resolveRunTarget,
+  retireRunTarget,
   runExternalTarget,
   type RunSelection,
   type RunTarget,
   type TargetRunOptions,
   type TargetRunOutcome,
+  targetSummaries,
 } from "./targets.ts";
 export {
   type PreparedReplay,
@@ -45,6 +54,7 @@ export {
 } from "./replay.ts";
 export {
   isProcessAlive,
+  isSameProcess,
   type LocatedRun,
   locateRun,
   type RunView,
@@ -58,6 +68,18 @@ export {
   type SaveRunOptions,
 } from "./regressions.ts";
 export { compareStoredRuns } from "./compare.ts";
+export {
+  type CleanupOutcome,
+  type CleanupPoll,
+  cleanUpRun,
+  type CleanupRunOptions,
+} from "./cleanup.ts";
+export {
+  listAllRuns,
+  type RunList,
+  type RunListItem,
+  type RunListOptions,
+} from "./run_list.ts";
 export {
   type RecordedReferenceRun,
   runReference,
@@ -95,3 +117,18 @@ export {
   runTraceEvents,
   type RunTraceSink,
 } from "./trace_events.ts";
+export { writeFileWhole, type WriteWholeOptions } from "./write_file.ts";
+export {
+  type AppliedErasure,
+  eraseSubject,
+  eraseSubjectNow,
+  type ErasureVerification,
+  planSubjectErasure,
+  type SubjectErasureOptions,
+  verifyErasure,
+} from "./erasures.ts";
+export {
+  enableErasurePropagation,
+  propagateDeletions,
+  type PropagationOptions,
+} from "./erasure_propagation.ts";

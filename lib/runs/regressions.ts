@@ -16,6 +16,7 @@ import {
   type SavedRegression,
   saveRegression,
 } from "../ledger/regressions.ts";
+import { headView, ledgerHead } from "../ledger/head.ts";
 import { validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
@@ -53,13 +54,22 @@ export async function regressionsOf(
   return await listRegressions(db, await targetFilter(db, targetId));
 }
 
-/** The gate over enforced regressions, optionally of one registered target. */
+/**
+ * The gate over enforced regressions, optionally of one registered target,
+ * with the verified ledger head it judged (for CI logs to keep). A broken
+ * ledger throws: a gate never passes on evidence it cannot trust.
+ */
 export async function gate(
   db: TraceDb,
   targetId?: string,
 ): Promise<GateResult> {
   const target = await targetFilter(db, targetId);
-  return gateRegressions(await listRegressions(db, target), target ?? null);
+  const regressions = await listRegressions(db, target);
+  return gateRegressions(
+    regressions,
+    target ?? null,
+    headView(await ledgerHead(db)),
+  );
 }
 
 async function targetFilter(

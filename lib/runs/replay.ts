@@ -18,6 +18,7 @@ import {
   replayDrift,
   replayLink,
 } from "../ledger/regressions.ts";
+import { refuseRetired } from "../ledger/retirements.ts";
 import { requireLedger } from "../ledger/schema.ts";
 import { readTarget, type TargetRecord, targetRef } from "../ledger/targets.ts";
 import {
@@ -60,6 +61,11 @@ export async function prepareReplay(
     );
   }
   const target = await readTarget(db, regression.definition.target.id);
+  await refuseRetired(
+    db,
+    regression.definition.target.id,
+    `replay regression ${regressionId}`,
+  );
   const problems = replayDrift(regression.definition, target);
   if (problems.length > 0 || !target) {
     throw new RefusedError(

@@ -1,8 +1,10 @@
 /**
  * What `external-show` knows about a run id: the completed ledger report, or
  * else its checkpoint. A checkpoint without a completed ledger row is
- * `running` only while its process is still alive on this host; otherwise it
- * is `interrupted` and INCONCLUSIVE, never PASS.
+ * `running` (verdict RUNNING) only while its process is still alive on this
+ * host; otherwise it is `interrupted` and INCONCLUSIVE, never PASS. A view
+ * also says which regression a saved FAIL became and what the latest
+ * after-the-fact cleanup (`external-cleanup`) found.
  *
  * @module
  */
@@ -17,7 +19,12 @@ import type {
   TargetRef,
   Verdict,
 } from "../runner/report.ts";
-import { replayOfRun } from "../ledger/regressions.ts";
+import { type CleanupRecord, cleanupsOf } from "../ledger/cleanups.ts";
+import {
+  readDefinition,
+  regressionIdFor,
+  replayOfRun,
+} from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { keptReportPath } from "./external_run.ts";
@@ -30,8 +37,8 @@ export interface RunView {
   run_id: string;
   /** Completed, running, or interrupted (a checkpoint whose writer is gone). */
   state: RunState;
-  /** The verdict; INCONCLUSIVE for running and interrupted runs. */
-  verdict: Verdict;
+  /** The verdict; RUNNING while running, INCONCLUSIVE for interrupted runs. */
+  verdict: Verdict | "RUNNING";
   /** The target the run was aimed at. */
   target: TargetRef;
   /** Digest of the config it ran with. */
@@ -40,6 +47,15 @@ export interface RunView {
   started_at: string;
   /** The regression this run replayed, if any. */
   regression_id: string | null;
+  /** The regression this (FAIL) run was saved as, if any. */
+  saved_as: string | null;
+  /** The latest `external-cleanup` of this run, if any. */
+  cleanup: {
+    cleanup_id: string;
+    finished_at: string;
+    cleanup_complete: boolean;
+    problems: string[];
+  } | null;
   /** The completed report; `null` for running or interrupted runs. */
   report: RunReport | null;
   /** For runs without a completed report: what the checkpoint recorded. */
@@ -116,17 +132,53 @@ export async function viewRun(
   options: ViewRunOptions,
 ): Promise<RunView> {
   const located = await locateRun(db, runId, options);
+  const ledger = located.found !== "checkpoint" || !located.running
+    ? options.ledger ?? await hasLedger(db)
+    : false;
+  const target = located.found === "checkpoint"
+    ? located.checkpoint.target.id
+    : located.report.target.id;
+  const cleanup = ledger
+    ? (await cleanupsOf(db, runId, target)).at(-1) ?? null
+    : null;
   switch (located.found) {
     case "ledger":
-      return ledgerView(located.report, located.regressionId);
+      return ledgerView(
+        located.report,
+        located.regressionId,
+        await savedAs(db, located.report.run_id),
+        cleanup,
+      );
     case "kept":
-      return keptView(located.report, located.path);
+      return keptView(located.report, located.path, cleanup);
     case "checkpoint":
-      return checkpointView(located.checkpoint, located.running);
+      return checkpointView(located.checkpoint, located.running, cleanup);
   }
 }
 
-function ledgerView(report: RunReport, regressionId: string | null): RunView {
+/** The regression a run was saved as, if it was. */
+async function savedAs(db: TraceDb, runId: string): Promise<string | null> {
+  const definition = await readDefinition(db, regressionIdFor(runId));
+  return definition?.source_run_id === runId ? definition.regression_id : null;
+}
+
+function cleanupOf(record: CleanupRecord | null): RunView["cleanup"] {
+  return record
+    ? {
+      cleanup_id: record.cleanup_id,
+      finished_at: record.finished_at,
+      cleanup_complete: record.outcome.cleanup_complete,
+      problems: record.outcome.problems,
+    }
+    : null;
+}
+
+function ledgerView(
+  report: RunReport,
+  regressionId: string | null,
+  saved: string | null,
+  cleanup: CleanupRecord | null,
+): RunView {
   return {
     schema: "trace.run-view/1",
     run_id: report.run_id,
@@ -136,12 +188,26 @@ function ledgerView(report: RunReport, regressionId: string | null): RunView {
     config_digest: report.config_digest,
     started_at: report.started_at,
     regression_id: regressionId,
+    saved_as: saved,
+    cleanup: cleanupOf(cleanup),
     report,
     checkpoint: null,
     note: report.kind === "reference"
       ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
-      : null,
+      : leftoverNote(report, cleanup),
   };
+}
+
+/** What to do about records a completed run may have left. */
+function leftoverNote(
+  report: RunReport,
+  cleanup: CleanupRecord | null,
+): string | null {
+  if (report.cleanup.cleanup_complete) return null;
+  if (cleanup?.outcome.cleanup_complete) {
+    return `its cleanup was incomplete; cleanup ${cleanup.cleanup_id} removed what was left on ${cleanup.finished_at}`;
+  }
+  return `its cleanup was incomplete: remove what is left with trace external-cleanup ${report.run_id}`;
 }
 
 /** A completed report the ledger could not take, kept beside its checkpoint. */
@@ -160,7 +226,11 @@ async function readKeptReport(
   }
 }
 
-function keptView(report: RunReport, path: string): RunView {
+function keptView(
+  report: RunReport,
+  path: string,
+  cleanup: CleanupRecord | null,
+): RunView {
   return {
     schema: "trace.run-view/1",
     run_id: report.run_id,
@@ -170,6 +240,8 @@ function keptView(report: RunReport, path: string): RunView {
     config_digest: report.config_digest,
     started_at: report.started_at,
     regression_id: null,
+    saved_as: null,
+    cleanup: cleanupOf(cleanup),
     report,
     checkpoint: null,
     note:
@@ -178,23 +250,27 @@ function keptView(report: RunReport, path: string): RunView {
 }
 
 /** Alive and the same process that wrote the checkpoint (not a later one that reused its pid). */
-function isSameProcess(pid: number, identity: string | null): boolean {
+export function isSameProcess(pid: number, identity: string | null): boolean {
   if (!isProcessAlive(pid)) return false;
   return identity === null || processIdentity(pid) === identity;
 }
 
-function checkpointView(checkpoint: Checkpoint, running: boolean): RunView {
-  const issued = checkpoint.issued.test.length +
-    checkpoint.issued.control.length;
+function checkpointView(
+  checkpoint: Checkpoint,
+  running: boolean,
+  cleanup: CleanupRecord | null,
+): RunView {
   return {
     schema: "trace.run-view/1",
     run_id: checkpoint.run_id,
     state: running ? "running" : "interrupted",
-    verdict: "INCONCLUSIVE",
+    verdict: running ? "RUNNING" : "INCONCLUSIVE",
     target: checkpoint.target,
     config_digest: checkpoint.config_digest,
     started_at: checkpoint.started_at,
     regression_id: null,
+    saved_as: null,
+    cleanup: cleanupOf(cleanup),
     report: null,
     checkpoint: {
       pid: checkpoint.pid,
@@ -204,8 +280,22 @@ function checkpointView(checkpoint: Checkpoint, running: boolean): RunView {
     },
     note: running
       ? `process ${checkpoint.pid} is still running this run; show it again when it finishes`
-      : `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued and may remain in namespaces ${checkpoint.namespaces.test} and ${checkpoint.namespaces.control}; inspect and clean them before rerunning`,
+      : interruptedNote(checkpoint, cleanup),
   };
+}
+
+function interruptedNote(
+  checkpoint: Checkpoint,
+  cleanup: CleanupRecord | null,
+): string {
+  const issued = checkpoint.issued.test.length +
+    checkpoint.issued.control.length;
+  const stopped =
+    `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued`;
+  if (cleanup?.outcome.cleanup_complete) {
+    return `${stopped}; cleanup ${cleanup.cleanup_id} removed them on ${cleanup.finished_at}`;
+  }
+  return `${stopped} and may remain in namespaces ${checkpoint.namespaces.test} and ${checkpoint.namespaces.control}; remove them with trace external-cleanup ${checkpoint.run_id}`;
 }
 
 /** True when `pid` is a live (non-zombie) process on this host; always false where that cannot be checked. */

@@ -14,6 +14,16 @@ import { NotFoundError } from "../errors.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import {
+  refuseRetired,
+  type RetiredTarget,
+  retireTarget,
+} from "../ledger/retirements.ts";
+import {
+  listTargetSummaries,
+  type TargetListOptions,
+  type TargetSummary,
+} from "../ledger/target_summaries.ts";
+import {
   listTargets,
   readTarget,
   registerTarget,
@@ -49,17 +59,21 @@ export function configTargetRef(config: StagingConfig): TargetRef {
   };
 }
 
-/** Binds `targetId` to `config` once and for all (`external-register`). */
+/** Binds `targetId` to `config` once and for all (`external-register`); a retired id stays retired. */
 export async function registerNamedTarget(
   db: TraceDb,
   targetId: string,
   config: StagingConfig,
 ): Promise<Registration> {
-  return await registerTarget(db, {
+  const registration = await registerTarget(db, {
     targetId: validateTargetId(targetId),
     config,
     source: "registered",
   });
+  if (!registration.created) {
+    await refuseRetired(db, targetId, `register target "${targetId}" again`);
+  }
+  return registration;
 }
 
 /** Every registered target; none in a database never written to. */
@@ -67,6 +81,24 @@ export async function registeredTargets(
   db: TraceDb,
 ): Promise<TargetRecord[]> {
   return await hasLedger(db) ? await listTargets(db) : [];
+}
+
+/** Registered targets with their use (run count, first and last run); retired ones only with `all`. */
+export async function targetSummaries(
+  db: TraceDb,
+  options: TargetListOptions = {},
+): Promise<TargetSummary[]> {
+  return await hasLedger(db) ? await listTargetSummaries(db, options) : [];
+}
+
+/** Retires a registered target: hidden from listings, refused for new runs and replays; its history stays. */
+export async function retireRunTarget(
+  db: TraceDb,
+  targetId: string,
+  reason: string | null = null,
+): Promise<RetiredTarget> {
+  await requireLedger(db);
+  return await retireTarget(db, targetId, reason);
 }
 
 /** Reads a registered target without writing anything; a clear error when it is not registered. */
@@ -82,6 +114,7 @@ export async function readRunTarget(
       `Cannot find target "${targetId}"; register it with trace external-register --target ${targetId} --config FILE`,
     );
   }
+  await refuseRetired(db, targetId, `run target "${targetId}"`);
   return { config: record.config, target: targetRef(record) };
 }
 
@@ -126,6 +159,11 @@ export async function resolveRunTarget(
     config,
     source: "config",
   });
+  await refuseRetired(
+    db,
+    target.target_id,
+    `run this config (target "${target.target_id}")`,
+  );
   return { config, target: targetRef(target), transport, registered: created };
 }
 

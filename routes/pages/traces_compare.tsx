@@ -104,6 +104,10 @@ function sideFilter(
   name: string,
   scope: TenantScope,
 ): TraceFilter {
+  // A side outside the operator's scope is refused as such (403) first.
+  if (side.application_id !== undefined) {
+    withinScope({ application_id: side.application_id }, scope);
+  }
   if (
     side.application_id !== undefined && shared.application_id !== undefined &&
     side.application_id !== shared.application_id

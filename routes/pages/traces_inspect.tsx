@@ -33,6 +33,7 @@ import {
   type ThreadEvidence,
   traceLineage,
 } from "../../lib/obs/query/mod.ts";
+import { capabilityOf } from "../access.ts";
 import type { UiEnv } from "../ui/context.ts";
 import type { PageSpec } from "../ui/page.ts";
 import { nextTurn } from "../ui/turn.ts";
@@ -63,6 +64,8 @@ export interface InspectData {
   deletion_evidence: ThreadEvidence | null;
   artifact: ArtifactEvidence | null;
   contract: ContractEvidence | null;
+  /** Why the current state of an artifact cannot be looked up here, or `null` when it can. */
+  artifact_lookup: string | null;
 }
 
 /** The inspection page over `db`. */
@@ -93,6 +96,7 @@ async function loadInspect(
     deletion_evidence: null,
     artifact: null,
     contract: null,
+    artifact_lookup: capabilityOf(c, "artifact.lookup").message,
   };
   try {
     await requireObs(db);

@@ -13,7 +13,6 @@ import {
   type LineageLane,
   type RootRead,
 } from "../../lib/obs/query/mod.ts";
-import { unavailableBecause } from "../ui/capabilities.ts";
 import { DeletionEvidence } from "../ui/components/deletion_evidence.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { EventDetail } from "../ui/components/event_detail.tsx";
@@ -199,7 +198,9 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
           <ArtifactPanel
             evidence={data.artifact!}
             selectHref={select}
-            lookup={lookupNote(view)}
+            lookup={data.artifact_lookup === null
+              ? null
+              : `Current artifact state is not looked up here: ${data.artifact_lookup}.`}
           />
           <ContractPanel evidence={data.contract!} selectHref={select} />
         </div>
@@ -235,13 +236,6 @@ function wholeRoot(params: URLSearchParams): string {
       Object.fromEntries(PART_OF_ROOT.map((key) => [key, null])),
     ),
   );
-}
-
-function lookupNote(view: PageView): string | null {
-  const reason = unavailableBecause(view.principal, "artifact_lookup");
-  return reason === null
-    ? null
-    : `Current artifact state is not looked up: ${reason}.`;
 }
 
 function rootStatus(events: readonly TraceEvent[]): string {

@@ -9,7 +9,7 @@
  *   does not select events (a page's `selected`, `from`, `lane`) or that the
  *   chosen form cannot apply is refused, never ignored.
  * - `GET /traces/capabilities.json`: which actions and host hooks the
- *   signed-in operator has.
+ *   signed-in operator has (`capabilitiesOf` in `routes/access.ts`).
  *
  * @module
  */
@@ -23,7 +23,7 @@ import {
   traceQueryFromParams,
 } from "../../lib/obs/query/mod.ts";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
-import { type HostHooks, traceCapabilities } from "../ui/capabilities.ts";
+import { capabilitiesOf } from "../access.ts";
 import type { UiEnv } from "../ui/context.ts";
 import { withinScope } from "../ui/trace_params.ts";
 
@@ -41,7 +41,6 @@ const PAGE_ONLY = [
 export interface TraceJsonDeps {
   db: TraceDb;
   auth: UiAuth;
-  hooks: HostHooks;
 }
 
 /** `/traces/events.json` and `/traces/capabilities.json`. */
@@ -62,7 +61,7 @@ export function createTraceJson(deps: TraceJsonDeps): Hono<UiEnv> {
     requirePrincipal(deps.auth, "json"),
     (c) => {
       c.header("Cache-Control", "no-store");
-      return c.json(traceCapabilities(c.get("principal"), deps.hooks));
+      return c.json(capabilitiesOf(c));
     },
   );
   return app;

@@ -6,8 +6,17 @@
  * @module
  */
 
+import type { HookAvailability } from "../../lib/auth/mod.ts";
 import type { Principal } from "../principal.ts";
 import type { SessionClaims } from "../_session.ts";
+
+/** The server's access settings every request knows (set by the access middleware). */
+export interface AccessSettings {
+  /** `TRACE_UI_READ_ONLY=true`: every write is refused. */
+  readOnly: boolean;
+  /** Which host hooks `createApp` was given. */
+  hooks: HookAvailability;
+}
 
 /** The Hono environment of UI routes: `c.get("principal")` and friends. */
 export interface UiEnv {
@@ -18,6 +27,8 @@ export interface UiEnv {
     session: SessionClaims | null;
     /** The session's CSRF token for forms, or `null` for a bearer request. */
     csrf: string | null;
+    /** Read-only mode and host hooks (`routes/access.ts`). */
+    access: AccessSettings;
   };
 }
 

@@ -15,10 +15,14 @@ export function isApiPath(path: string): boolean {
   return /^\/(api|v1)(\/|$)/.test(path);
 }
 
-/** Whether the request is a browser asking for a page (not the API, not a twin). */
+/** Whether the request is a browser asking for a page (not the API, not a twin): a navigation, or a form it posted. */
 export function wantsHtml(c: Context): boolean {
   const path = c.req.path;
-  if (c.req.method !== "GET" && c.req.method !== "HEAD") return false;
+  const form = c.req.method === "POST" &&
+    (c.req.header("content-type") ?? "").startsWith(
+      "application/x-www-form-urlencoded",
+    );
+  if (c.req.method !== "GET" && c.req.method !== "HEAD" && !form) return false;
   if (isApiPath(path) || path.endsWith(".json")) return false;
   return (c.req.header("accept") ?? "").includes("text/html");
 }

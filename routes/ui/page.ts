@@ -27,6 +27,8 @@ export interface PageView {
   /** The JSON twin of this exact request. */
   jsonHref: string;
   principal: Principal;
+  /** The session's CSRF token for the page's forms (`null` or absent for a bearer request). */
+  csrf?: string | null;
 }
 
 /** One page: its path, how to load its data and how to render it. */
@@ -78,6 +80,7 @@ export function definePage<T>(
         url,
         jsonHref,
         principal: c.get("principal"),
+        csrf: c.get("csrf"),
       };
       return renderPage(c, {
         title,

@@ -13,7 +13,6 @@
  */
 
 import * as v from "valibot";
-import { TraceError } from "../../lib/errors.ts";
 import { describeIssues } from "../../lib/issues.ts";
 import {
   EVENT_STATUSES,
@@ -28,7 +27,7 @@ import {
   traceFilterFromParams,
 } from "../../lib/obs/query/mod.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import type { TenantScope } from "../principal.ts";
+import { narrowScope, type TenantScope } from "../../lib/auth/mod.ts";
 
 /** The finder's page. */
 export const FIND_PATH = "/traces/find";
@@ -107,28 +106,12 @@ function without(
   return rest;
 }
 
-/** `filter` narrowed to `scope`; throws when it asks for a tenant outside it. */
+/** `filter` narrowed to `scope` by the one scope rule; throws a 403 when it asks for a tenant outside it. */
 export function withinScope(
   filter: TraceFilter,
   scope: TenantScope,
 ): TraceFilter {
-  const narrowed: TraceFilter = { ...filter };
-  for (const key of ["application_id", "user_id"] as const) {
-    if (!(key in scope)) continue;
-    const bound = scope[key];
-    if (filter[key] !== undefined && filter[key] !== bound) {
-      throw new TraceError(
-        "forbidden",
-        `${key} ${
-          JSON.stringify(filter[key])
-        } is outside your trace scope; remove it or give ${
-          JSON.stringify(bound)
-        }`,
-      );
-    }
-    Object.assign(narrowed, { [key]: bound });
-  }
-  return narrowed;
+  return narrowScope(scope, filter);
 }
 
 const FINDER_OWN = ["q", "selected", "selected_application_id", "cursor"];

@@ -30,6 +30,14 @@ import {
 } from "../normalize.ts";
 import { requireObs } from "../schema.ts";
 import { incrementCounter } from "../counters.ts";
+import { notifyIngested } from "../ingest_observers.ts";
+import {
+  BatchTooLargeError,
+  MAX_BATCH_EVENTS,
+  MAX_REPORTED_ISSUES,
+} from "../batch.ts";
+
+export { MAX_BATCH_EVENTS };
 
 /** Ingest paths, recorded on each envelope. */
 export const INGEST_SOURCES = [
@@ -41,9 +49,6 @@ export const INGEST_SOURCES = [
 ] as const;
 /** One of {@link INGEST_SOURCES}. */
 export type IngestSource = typeof INGEST_SOURCES[number];
-
-/** Most events one batch may carry. */
-export const MAX_BATCH_EVENTS = 50_000;
 
 /** Where the items of a batch came from, for messages. */
 export interface BatchOrigin {
@@ -75,24 +80,35 @@ export interface IngestResult {
   items: IngestItemResult[];
 }
 
-const MAX_REPORTED_ISSUES = 100;
-
 /** A batch refused because items failed validation; nothing was written. */
 export class IngestBatchError extends ConfigError {
-  /** The refused items (at most 100), each with index, field and message. */
+  /** The refused items (at most {@link MAX_REPORTED_ISSUES}), each with index, field and message. */
   readonly items: EventIssue[];
   /** How many items were refused in total. */
   readonly refused: number;
+  /** Refused items counted but not listed in {@link items}. */
+  readonly unlisted: number;
 
-  constructor(issues: EventIssue[], total: number) {
+  /**
+   * `issues` may be cut short already (decoders stop collecting at the
+   * bound); `refused` is then the full count (default: `issues.length`).
+   */
+  constructor(issues: EventIssue[], total: number, refused = issues.length) {
     const first = issues[0];
     const where = first ? describeEventIssue(first) : "empty";
+    const items = issues.slice(0, MAX_REPORTED_ISSUES);
+    const unlisted = refused - items.length;
     super(
-      `Cannot ingest the batch: ${issues.length} of ${total} events refused (${where}); fix them and resend the whole batch`,
+      `Cannot ingest the batch: ${refused} of ${total} events refused (${where}${
+        unlisted > 0
+          ? `; ${items.length} listed, ${unlisted} more not listed`
+          : ""
+      }); fix them and resend the whole batch`,
     );
     this.name = "IngestBatchError";
-    this.items = issues.slice(0, MAX_REPORTED_ISSUES);
-    this.refused = issues.length;
+    this.items = items;
+    this.refused = refused;
+    this.unlisted = unlisted;
   }
 }
 
@@ -120,8 +136,9 @@ export async function ingestEvents(
   options: IngestOptions = {},
 ): Promise<IngestResult> {
   if (inputs.length > MAX_BATCH_EVENTS) {
-    throw new ConfigError(
-      `Cannot ingest the batch: ${inputs.length} events exceed the limit of ${MAX_BATCH_EVENTS}; split it`,
+    throw new BatchTooLargeError(
+      `Cannot ingest the batch: ${inputs.length} events exceed the limit of ${MAX_BATCH_EVENTS}; send smaller batches`,
+      MAX_BATCH_EVENTS,
     );
   }
   await requireObs(db);
@@ -145,6 +162,7 @@ export async function ingestEvents(
       "previews_truncated",
       events.filter((e) => e.preview?.truncated).length,
     );
+    await notifyIngested(db, events, result.items);
     return result;
   } catch (error) {
     if (error instanceof IngestConflictError) {
@@ -169,14 +187,17 @@ export function validateEventBatch(
 ): NormalizedEvent[] {
   const events: NormalizedEvent[] = [];
   const issues: EventIssue[] = [];
+  let refused = 0;
   inputs.forEach((input, index) => {
     const result = normalizeEvent(input, index);
     if ("fingerprint" in result) events.push(result);
-    else issues.push(withLine(result, origin.lines));
+    else if (++refused <= MAX_REPORTED_ISSUES) {
+      issues.push(withLine(result, origin.lines));
+    }
   });
-  if (issues.length > 0) {
+  if (refused > 0) {
     incrementCounter("batches_refused");
-    throw new IngestBatchError(issues, inputs.length);
+    throw new IngestBatchError(issues, inputs.length, refused);
   }
   return events;
 }

@@ -5,9 +5,9 @@
  * first writer owns an `event_id`. The index row builder is shared with
  * `maint/`, which rebuilds rows from envelopes through it.
  *
- * May import the root (model, schema, normalize, coverage, counters),
- * `lib/db.ts`, `lib/errors.ts` and `lib/issues.ts`; nothing from the other
- * pipelines.
+ * May import the root (model, schema, normalize, coverage, counters, batch
+ * bounds), `lib/db.ts`, `lib/errors.ts`, `lib/issues.ts` and `lib/json/`;
+ * nothing from the other pipelines.
  *
  * @module
  */
@@ -25,7 +25,16 @@ export {
   MAX_BATCH_EVENTS,
   validateEventBatch,
 } from "./ingest.ts";
-export { type NdjsonEvents, parseNdjsonEvents } from "./ndjson.ts";
+export {
+  type NdjsonEvents,
+  type NdjsonOptions,
+  parseNdjsonEvents,
+} from "./ndjson.ts";
+export {
+  BatchTooLargeError,
+  MAX_BATCH_JSON_VALUES,
+  MAX_REPORTED_ISSUES,
+} from "../batch.ts";
 export {
   createRecorder,
   type IntentOptions,

@@ -1,7 +1,31 @@
-/** NDJSON batches: one event per line, blank lines ignored, any bad line refuses the batch. */
+/**
+ * NDJSON batches: one event per line, blank lines ignored, any bad line
+ * refuses the batch. Bounded while reading: lines are counted before any is
+ * parsed, so a body of millions of lines is refused at the event bound after
+ * a scan of the text and nothing else; lines are parsed one at a time with
+ * the strict JSON parser (duplicate keys and integers a double would round
+ * are refused) under one value budget for the whole body; refused lines are
+ * listed up to {@link MAX_REPORTED_ISSUES} and counted beyond. When some
+ * lines are not JSON, the others are validated too, so one answer names
+ * every bad line.
+ *
+ * @module
+ */
 
+import {
+  type JsonBudget,
+  jsonBudget,
+  parseStrictJson,
+  StrictJsonError,
+} from "../../json/strict_json.ts";
+import {
+  BatchTooLargeError,
+  MAX_BATCH_EVENTS,
+  MAX_BATCH_JSON_VALUES,
+  MAX_REPORTED_ISSUES,
+} from "../batch.ts";
+import { type EventIssue, normalizeEvent } from "../normalize.ts";
 import { IngestBatchError } from "./ingest.ts";
-import type { EventIssue } from "../normalize.ts";
 
 /** The events of an NDJSON text and the 1-based line each came from. */
 export interface NdjsonEvents {
@@ -10,42 +34,147 @@ export interface NdjsonEvents {
   lines: number[];
 }
 
-/** Parses NDJSON text; throws {@link IngestBatchError} naming every bad line. */
-export function parseNdjsonEvents(text: string): NdjsonEvents {
+/** Bounds for {@link parseNdjsonEvents}. */
+export interface NdjsonOptions {
+  /** Most non-blank lines (default {@link MAX_BATCH_EVENTS}). */
+  maxEvents?: number;
+  /** Most JSON values in all lines together (default {@link MAX_BATCH_JSON_VALUES}). */
+  maxValues?: number;
+}
+
+/**
+ * Parses NDJSON text; throws {@link BatchTooLargeError} past a bound and
+ * {@link IngestBatchError} naming every bad line (JSON or event rules).
+ */
+export function parseNdjsonEvents(
+  text: string,
+  options: NdjsonOptions = {},
+): NdjsonEvents {
+  const maxEvents = options.maxEvents ?? MAX_BATCH_EVENTS;
+  requireLineCount(text, maxEvents);
+  const budget = jsonBudget(options.maxValues ?? MAX_BATCH_JSON_VALUES);
   const events: unknown[] = [];
   const lines: number[] = [];
-  const issues: EventIssue[] = [];
-  text.split("\n").forEach((source, lineIndex) => {
-    if (source.trim() === "") return;
-    const line = lineIndex + 1;
-    const index = events.length + issues.length;
-    let value: unknown;
-    try {
-      value = JSON.parse(source);
-    } catch {
-      // The parser's own message quotes the line; report only where it is.
-      issues.push({
-        index,
-        line,
-        field: "(root)",
-        message: "is not valid JSON",
-      });
-      return;
+  /** Position of each event among all items (non-blank lines). */
+  const items: number[] = [];
+  const refused = new IssueList();
+  let item = 0;
+  forEachLine(text, (source, line) => {
+    const value = parseLine(source, line, item, budget);
+    if ("issue" in value) refused.add(value.issue);
+    else {
+      events.push(value.event);
+      lines.push(line);
+      items.push(item);
     }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      issues.push({
-        index,
-        line,
-        field: "(root)",
-        message: "must be a JSON object",
-      });
-      return;
-    }
-    events.push(value);
-    lines.push(line);
+    item++;
   });
-  if (issues.length > 0) {
-    throw new IngestBatchError(issues, events.length + issues.length);
+  if (refused.count > 0) {
+    // Name the event-rule problems of the other lines in the same answer.
+    events.forEach((event, i) => {
+      const result = normalizeEvent(event, items[i]!);
+      if (!("fingerprint" in result)) {
+        refused.add({ ...result, line: lines[i]! });
+      }
+    });
+    throw new IngestBatchError(refused.sorted(), item, refused.count);
   }
   return { events, lines };
+}
+
+/** Refuses the text once it holds more than `max` non-blank lines, before parsing any. */
+function requireLineCount(text: string, max: number): void {
+  let count = 0;
+  for (let start = 0; start < text.length;) {
+    const end = lineEnd(text, start);
+    if (!isBlank(text, start, end) && ++count > max) {
+      throw new BatchTooLargeError(
+        `Cannot ingest the batch: more than ${max} events (NDJSON lines); send smaller batches`,
+        max,
+      );
+    }
+    start = end + 1;
+  }
+}
+
+function lineEnd(text: string, start: number): number {
+  const end = text.indexOf("\n", start);
+  return end === -1 ? text.length : end;
+}
+
+/** True when the line holds only JSON whitespace (a CR of CRLF included). */
+function isBlank(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
+/** Calls `fn` with each non-blank line and its 1-based number. */
+function forEachLine(
+  text: string,
+  fn: (source: string, line: number) => void,
+): void {
+  let line = 0;
+  for (let start = 0; start < text.length;) {
+    const end = lineEnd(text, start);
+    line++;
+    if (!isBlank(text, start, end)) fn(text.slice(start, end), line);
+    start = end + 1;
+  }
+}
+
+function parseLine(
+  source: string,
+  line: number,
+  index: number,
+  budget: JsonBudget,
+): { event: unknown } | { issue: EventIssue } {
+  let value: unknown;
+  try {
+    value = parseStrictJson(source, { budget, exactIntegers: true });
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    if (error.reason === "too_many_values") {
+      throw new BatchTooLargeError(
+        `Cannot ingest the batch: the body holds more than ${budget.limit} JSON values; send smaller batches`,
+        budget.limit,
+      );
+    }
+    // The detail never quotes the line, which may hold content.
+    const message =
+      `is not valid JSON (column ${error.column}: ${error.detail})`;
+    return { issue: { index, line, field: "(root)", message } };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return {
+      issue: { index, line, field: "(root)", message: "must be a JSON object" },
+    };
+  }
+  return { event: value };
+}
+
+/** Refused lines: the first {@link MAX_REPORTED_ISSUES} by position kept, all counted. */
+class IssueList {
+  #issues: EventIssue[] = [];
+  /** Lines refused in all. */
+  count = 0;
+
+  add(issue: EventIssue): void {
+    this.count++;
+    this.#issues.push(issue);
+    if (this.#issues.length > 2 * MAX_REPORTED_ISSUES) this.#trim();
+  }
+
+  /** The kept issues in line order. */
+  sorted(): EventIssue[] {
+    this.#trim();
+    return this.#issues;
+  }
+
+  #trim(): void {
+    this.#issues.sort((a, b) => a.index - b.index);
+    this.#issues.length = Math.min(this.#issues.length, MAX_REPORTED_ISSUES);
+  }
 }

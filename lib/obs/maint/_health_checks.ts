@@ -93,10 +93,50 @@ export async function indexReadiness(db: TraceDb): Promise<IndexReadiness> {
   return { ready: missing.length === 0, expected: expected.length, missing };
 }
 
-/** Counts the rows of every observability table. */
+/** Rows counted by `obs_counts` (schema version 3) and what they are counted as. */
+interface KeptCounts {
+  counts: TableCounts;
+  truncation: PreviewTruncation;
+}
+
+/**
+ * Row counts of every observability table: read from `obs_counts`, which
+ * triggers keep exact, when the schema has it (`kept`, version 3); counted
+ * row by row otherwise. The two small tables are always counted.
+ */
 export async function tableCounts(
   db: TraceDb,
-): Promise<TableCounts> {
+  kept: boolean,
+): Promise<KeptCounts> {
+  if (!kept) return await countedTables(db);
+  const [rows, profiles, grants] = await db.client.batch([
+    "SELECT key, n FROM obs_counts",
+    "SELECT COUNT(*) AS n FROM obs_coverage_profiles",
+    "SELECT COUNT(*) AS n FROM obs_expiry_grants",
+  ], "read");
+  const n = new Map(rows!.rows.map((row) => [String(row.key), Number(row.n)]));
+  const byStore = Object.fromEntries(
+    STORES.map((store) => [store, n.get(`events.${store}`) ?? 0]),
+  ) as Record<StoreName, number>;
+  return {
+    counts: {
+      envelopes: n.get("envelopes") ?? 0,
+      events: Object.values(byStore).reduce((a, b) => a + b, 0),
+      resources: n.get("resources") ?? 0,
+      previews: n.get("previews") ?? 0,
+      coverage_profiles: Number(profiles!.rows[0]?.n ?? 0),
+      expiry_grants: Number(grants!.rows[0]?.n ?? 0),
+      by_store: byStore,
+    },
+    truncation: {
+      previews: n.get("previews") ?? 0,
+      truncated_previews: n.get("previews.truncated") ?? 0,
+    },
+  };
+}
+
+/** Counts every table row by row: for schemas older than version 3, which keep no counts. */
+async function countedTables(db: TraceDb): Promise<KeptCounts> {
   const tables = [
     "obs_envelopes",
     "obs_events",
@@ -108,6 +148,7 @@ export async function tableCounts(
   const results = await db.client.batch([
     ...tables.map((table) => `SELECT COUNT(*) AS n FROM ${table}`),
     "SELECT store, COUNT(*) AS n FROM obs_events GROUP BY store",
+    "SELECT TOTAL(truncated = 1) AS n FROM obs_previews",
   ], "read");
   const n = (index: number) => Number(results[index]?.rows[0]?.n ?? 0);
   const byStore = Object.fromEntries(
@@ -118,17 +159,29 @@ export async function tableCounts(
     if (store in byStore) byStore[store] = Number(row.n);
   }
   return {
-    envelopes: n(0),
-    events: n(1),
-    resources: n(2),
-    previews: n(3),
-    coverage_profiles: n(4),
-    expiry_grants: n(5),
-    by_store: byStore,
+    counts: {
+      envelopes: n(0),
+      events: n(1),
+      resources: n(2),
+      previews: n(3),
+      coverage_profiles: n(4),
+      expiry_grants: n(5),
+      by_store: byStore,
+    },
+    truncation: { previews: n(3), truncated_previews: n(tables.length + 1) },
   };
 }
 
-/** Counts missing parents, unindexed envelopes and unregistered coverage profiles. */
+/** Events or envelopes each link-check query reads: a slice short enough not to hold the event loop. */
+export const LINK_CHECK_SLICE = 20_000;
+
+/**
+ * Counts missing parents, unindexed envelopes and unregistered coverage
+ * profiles, reading `seq` ranges of {@link LINK_CHECK_SLICE} rows and
+ * yielding to the event loop between them: the local libSQL client runs
+ * each query on the calling thread, so one query over a million rows would
+ * block every other request for seconds.
+ */
 export async function linkChecks(
   db: TraceDb,
   marks: RetentionMarks,
@@ -136,30 +189,66 @@ export async function linkChecks(
   // Envelopes whose index rows retention removed on purpose (by event time
   // and outcome, the rule parity applies) are not missing.
   const retained = retainedOutSql(marks, "e");
-  const [parents, unindexed, profiles] = await db.client.batch([
-    `SELECT COUNT(*) AS n FROM obs_events c
-     WHERE c.parent_event_id IS NOT NULL AND NOT EXISTS (
-       SELECT 1 FROM obs_events p
-       WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)`,
-    {
+  const profilesSql = await unregisteredProfilesSql(db);
+  let missingParents = 0;
+  let unindexed = 0;
+  const unregistered = new Set<string>();
+  for await (const [after, upTo] of seqSlices(db, "obs_events")) {
+    const [parents, profiles] = await db.client.batch([
+      {
+        sql: `SELECT COUNT(*) AS n FROM obs_events c
+              WHERE c.seq > ? AND c.seq <= ? AND c.parent_event_id IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM obs_events p
+                  WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)`,
+        args: [after, upTo],
+      },
+      { sql: profilesSql, args: [after, upTo] },
+    ], "read");
+    missingParents += Number(parents!.rows[0]?.n ?? 0);
+    for (const row of profiles!.rows) unregistered.add(String(row.profile));
+  }
+  for await (const [after, upTo] of seqSlices(db, "obs_envelopes")) {
+    const result = await db.client.execute({
       sql: `SELECT COUNT(*) AS n FROM obs_envelopes e
-            WHERE NOT EXISTS (SELECT 1 FROM obs_events x WHERE x.seq = e.seq)
+            WHERE e.seq > ? AND e.seq <= ?
+              AND NOT EXISTS (SELECT 1 FROM obs_events x WHERE x.seq = e.seq)
               AND NOT ${retained.sql}`,
-      args: retained.args,
-    },
-    await unregisteredProfilesSql(db),
-  ], "read");
+      args: [after, upTo, ...retained.args],
+    });
+    unindexed += Number(result.rows[0]?.n ?? 0);
+  }
   return {
-    missing_parent_links: Number(parents!.rows[0]?.n ?? 0),
-    unindexed_envelopes: Number(unindexed!.rows[0]?.n ?? 0),
-    unregistered_coverage_profiles: Number(profiles!.rows[0]?.n ?? 0),
+    missing_parent_links: missingParents,
+    unindexed_envelopes: unindexed,
+    unregistered_coverage_profiles: unregistered.size,
   };
 }
 
+/** `(after, upTo]` ranges of `seq` covering `table` in slices, with a turn of the event loop before each. */
+async function* seqSlices(
+  db: TraceDb,
+  table: "obs_events" | "obs_envelopes",
+): AsyncGenerator<[number, number]> {
+  const bounds = await db.client.execute(
+    `SELECT MIN(seq) AS lo, MAX(seq) AS hi FROM ${table}`,
+  );
+  const lo = bounds.rows[0]?.lo;
+  const hi = bounds.rows[0]?.hi;
+  if (lo === null || lo === undefined || hi === null || hi === undefined) {
+    return;
+  }
+  for (let after = Number(lo) - 1; after < Number(hi);) {
+    const upTo = Math.min(Number(hi), after + LINK_CHECK_SLICE);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    yield [after, upTo];
+    after = upTo;
+  }
+}
+
 /**
- * Counts profiles events name but nobody registered: per tenant once profiles
- * are keyed by tenant (an empty application_id registers a profile for every
- * tenant), by name before that.
+ * Distinct unregistered profiles of the events in one `seq` range (`?1`,
+ * `?2`]: per tenant once profiles are keyed by tenant (an empty
+ * application_id registers a profile for every tenant), by name before that.
  */
 async function unregisteredProfilesSql(db: TraceDb): Promise<string> {
   const columns = await db.client.execute(
@@ -167,30 +256,16 @@ async function unregisteredProfilesSql(db: TraceDb): Promise<string> {
   );
   const perTenant = columns.rows.some((row) => row.name === "application_id");
   return perTenant
-    ? `SELECT COUNT(*) AS n FROM (
-         SELECT DISTINCT application_id, coverage_profile FROM obs_events e
-         WHERE coverage_profile IS NOT NULL AND NOT EXISTS (
+    ? `SELECT DISTINCT e.application_id || char(0) || e.coverage_profile AS profile
+       FROM obs_events e
+       WHERE e.seq > ?1 AND e.seq <= ?2 AND e.coverage_profile IS NOT NULL
+         AND NOT EXISTS (
            SELECT 1 FROM obs_coverage_profiles p
            WHERE p.name = e.coverage_profile
-             AND p.application_id IN (e.application_id, '')))`
-    : `SELECT COUNT(DISTINCT coverage_profile) AS n FROM obs_events
-       WHERE coverage_profile IS NOT NULL
-         AND coverage_profile NOT IN (SELECT name FROM obs_coverage_profiles)`;
-}
-
-/** Counts stored and truncated previews from their small columns. */
-export async function truncation(
-  db: TraceDb,
-): Promise<PreviewTruncation> {
-  // Reads the small columns only; preview content is never touched.
-  const result = await db.client.execute(
-    "SELECT COUNT(*) AS n, TOTAL(truncated = 1) AS truncated FROM obs_previews",
-  );
-  const row = result.rows[0];
-  return {
-    previews: Number(row?.n ?? 0),
-    truncated_previews: Number(row?.truncated ?? 0),
-  };
+             AND p.application_id IN (e.application_id, ''))`
+    : `SELECT DISTINCT e.coverage_profile AS profile FROM obs_events e
+       WHERE e.seq > ?1 AND e.seq <= ?2 AND e.coverage_profile IS NOT NULL
+         AND e.coverage_profile NOT IN (SELECT name FROM obs_coverage_profiles)`;
 }
 
 /** Groups the latest `sample` events by instrumentation name and version. */

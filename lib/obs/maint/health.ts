@@ -8,6 +8,13 @@
  * reports them as `unknown`, never as zero. Alerts never depend on timing, so
  * the same data gives the same alerts.
  *
+ * Cost: row counts come from `obs_counts` (kept by triggers), the other
+ * figures from a few bounded queries, except the link checks, which read
+ * every event in slices that yield to the event loop. {@link obsHealth}
+ * computes them on every call (seconds at a million events, never blocking
+ * the loop for long); `HealthMonitor` (`health_monitor.ts`) keeps them for a
+ * while and says how old they are, for a server.
+ *
  * @module
  */
 
@@ -26,10 +33,9 @@ import {
   type PreviewTruncation,
   type TableCounts,
   tableCounts,
-  truncation,
 } from "./_health_checks.ts";
 import { probeLatency } from "./_probes.ts";
-import { readRetentionMarks } from "./_state.ts";
+import { readRetentionMarks, type RetentionMarks } from "./_state.ts";
 import {
   type HealthAlert,
   healthAlerts,
@@ -60,7 +66,7 @@ export interface ObsHealth {
   };
   instrumentation: InstrumentationVersions;
   counts: TableCounts | null;
-  links: LinkCounts | null;
+  links: LinkCheck | null;
   truncation: PreviewTruncation | null;
   latency: ProbeLatency | null;
   indexes: IndexReadiness;
@@ -72,6 +78,20 @@ export interface ObsHealth {
   retention: { metadata_before: string | null; outcomes_before: string | null };
   alerts: HealthAlert[];
 }
+
+/** Link checks with when they were computed: fresh, or kept by a `HealthMonitor`. */
+export interface LinkCheck extends LinkCounts {
+  /** When these figures were computed. */
+  checked_at: string;
+  /** Their age when this report was made, in seconds (0 when computed for it). */
+  age_seconds: number;
+}
+
+/** Where a report takes its link checks from (given the retention marks and the event count). */
+export type LinkCheckSource = (
+  marks: RetentionMarks,
+  events: number,
+) => Promise<LinkCheck>;
 
 /** Options for {@link obsHealth}. */
 export interface ObsHealthOptions {
@@ -85,10 +105,27 @@ export interface ObsHealthOptions {
   now?: () => number;
 }
 
-/** Reports the health of the observability index; never creates a table. */
+/** Reports the health of the observability index, computing every figure now; never creates a table. */
 export async function obsHealth(
   db: TraceDb,
   options: ObsHealthOptions = {},
+): Promise<ObsHealth> {
+  const now = options.now ?? Date.now;
+  return await healthReport(db, options, async (marks) => {
+    const at = now();
+    return {
+      ...await linkChecks(db, marks),
+      checked_at: new Date(at).toISOString(),
+      age_seconds: 0,
+    };
+  });
+}
+
+/** The report, with link checks from `links`. */
+export async function healthReport(
+  db: TraceDb,
+  options: ObsHealthOptions,
+  links: LinkCheckSource,
 ): Promise<ObsHealth> {
   const now = (options.now ?? Date.now)();
   const version = (await appliedVersions(db)).get(OBS_COMPONENT) ?? null;
@@ -120,15 +157,16 @@ export async function obsHealth(
   }
   const marks = await readRetentionMarks(db);
   const recorded = await readRecordedParity(db);
+  const kept = await tableCounts(db, version >= COUNTS_SCHEMA_VERSION);
   return finish({
     ...base,
     instrumentation: await instrumentationVersions(
       db,
       options.versionSample ?? 10_000,
     ),
-    counts: await tableCounts(db),
-    links: await linkChecks(db, marks),
-    truncation: await truncation(db),
+    counts: kept.counts,
+    links: await links(marks, kept.counts.events),
+    truncation: kept.truncation,
     latency: await probeLatency(db, options.latencySamples ?? 5),
     parity: recorded.unscoped ?? { status: "unknown" },
     parity_by_tenant: recorded.scoped,
@@ -138,6 +176,9 @@ export async function obsHealth(
     },
   });
 }
+
+/** The schema version from which `obs_counts` keeps the row counts. */
+const COUNTS_SCHEMA_VERSION = 3;
 
 /** Adds the alerts and the status they add up to (status first, alerts last). */
 function finish(draft: Omit<ObsHealth, "status" | "alerts">): ObsHealth {

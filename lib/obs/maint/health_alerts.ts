@@ -35,7 +35,7 @@ export const HEALTH_ALERT_CODES = [
 /** One of {@link HEALTH_ALERT_CODES}. */
 export type HealthAlertCode = typeof HEALTH_ALERT_CODES[number];
 
-/** Alert severities; `critical` makes the status `failing`, `warning` `degraded`. */
+/** Alert severities; `critical` makes the status `failing`, `warning` `degraded`; `info` changes nothing (but see {@link HealthStatus}). */
 export const ALERT_SEVERITIES = ["critical", "warning", "info"] as const;
 /** One of {@link ALERT_SEVERITIES}. */
 export type AlertSeverity = typeof ALERT_SEVERITIES[number];
@@ -82,8 +82,21 @@ export interface HealthAlert {
   message: string;
 }
 
-/** Overall status: `failing` with a critical alert, `degraded` with a warning, else `ok`. */
-export type HealthStatus = "ok" | "degraded" | "failing";
+/** Overall statuses, from worst to best. */
+export const HEALTH_STATUSES = [
+  "failing",
+  "degraded",
+  "unknown",
+  "ok",
+] as const;
+
+/**
+ * Overall status: `failing` with a critical alert, `degraded` with a warning;
+ * otherwise `unknown` while an index that holds events has never had a
+ * whole-index parity check (nothing is known to be wrong, and not everything
+ * is known), else `ok`.
+ */
+export type HealthStatus = typeof HEALTH_STATUSES[number];
 
 /** What the alert rules read from a health report. */
 export interface HealthFacts {
@@ -154,12 +167,11 @@ function parityAlerts(
   add: (code: HealthAlertCode, severity: AlertSeverity, count?: number) => void,
 ): void {
   const status = report.parity.status;
-  // A fresh index with nothing in it has nothing to check yet: that is not
-  // a degraded index, so the missing check is only worth a note.
-  const empty = (report.counts?.envelopes ?? 0) === 0 &&
-    (report.counts?.events ?? 0) === 0;
-  if (status === "unknown") add("parity_unknown", empty ? "info" : "warning");
-  else if (status === "mismatch") add("parity_failed", "critical");
+  // A check that never ran found nothing wrong: that is unknown, not
+  // degraded. The count says how many envelopes it has yet to look at.
+  if (status === "unknown") {
+    add("parity_unknown", "info", report.counts?.envelopes ?? 0);
+  } else if (status === "mismatch") add("parity_failed", "critical");
   else if (status === "incomplete") add("parity_incomplete", "warning");
   // A tenant check newer than the whole-index check that found a mismatch is
   // news the whole-index result does not cover yet; older ones are superseded.
@@ -170,11 +182,12 @@ function parityAlerts(
   if (failed.length > 0) add("parity_tenant_failed", "warning", failed.length);
 }
 
-/** The status `alerts` add up to. */
+/** The status `alerts` add up to (see {@link HealthStatus}). */
 export function healthStatus(alerts: readonly HealthAlert[]): HealthStatus {
-  return alerts.some((a) => a.severity === "critical")
-    ? "failing"
-    : alerts.some((a) => a.severity === "warning")
-    ? "degraded"
-    : "ok";
+  if (alerts.some((a) => a.severity === "critical")) return "failing";
+  if (alerts.some((a) => a.severity === "warning")) return "degraded";
+  const unchecked = alerts.some((a) =>
+    a.code === "parity_unknown" && (a.count ?? 0) > 0
+  );
+  return unchecked ? "unknown" : "ok";
 }

@@ -2,8 +2,11 @@
  * Maintenance of the observability index: rebuild index rows from the
  * canonical envelopes (backfill), compare the two exactly (parity), expire
  * index rows and previews on their schedules (retention), delete envelopes
- * through a reviewed, archived plan (source expiry), and report health with
- * deterministic alerts.
+ * through a reviewed, archived plan (source expiry), erase a subject from
+ * every table (reviewed with a confirmation, or propagated from a deletion
+ * event), and report health with deterministic alerts (`obsHealth` computes
+ * every figure; a server keeps the costly link checks in a `HealthMonitor`,
+ * which states their age).
  *
  * May import the root (model, schema, normalize, counters),
  * `ingest/mod.ts` (the index row builder a rebuild must share with ingest),
@@ -79,6 +82,7 @@ export {
   type CounterReport,
   type IndexReadiness,
   type InstrumentationVersions,
+  type LinkCheck,
   type LinkCounts,
   type ObsHealth,
   obsHealth,
@@ -87,12 +91,76 @@ export {
   type TableCounts,
 } from "./health.ts";
 export {
+  DEFAULT_LINK_CHECK_MAX_AGE_MS,
+  FRESH_LINK_CHECK_EVENTS,
+  HealthMonitor,
+  type HealthMonitorOptions,
+} from "./health_monitor.ts";
+export {
   ALERT_SEVERITIES,
   type AlertSeverity,
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
+  HEALTH_STATUSES,
   type HealthAlert,
   type HealthAlertCode,
   type HealthStatus,
 } from "./health_alerts.ts";
 export { percentile, type ProbeLatency, type ProbeTiming } from "./latency.ts";
+export {
+  applyErasure,
+  type ApplyErasureOptions,
+  eraseNow,
+  ERASURE_TABLES,
+  type ErasureCounts,
+  type ErasureOptions,
+  type ErasurePlan,
+  type ErasureRecord,
+  type ErasureRemainder,
+  erasureRemainder,
+  type ErasureResult,
+  type ErasureTable,
+  planErasure,
+} from "./erasure.ts";
+export {
+  describeSubjectKind,
+  ERASURE_KEY_BYTES,
+  erasureKeyId,
+  type ErasureSubject,
+  type ErasureSubjectInput,
+  ErasureSubjectInputSchema,
+  MAX_SUBJECT_EVENT_IDS,
+  parseErasureSubject,
+  SUBJECT_KINDS,
+  subjectDigest,
+  type SubjectKind,
+} from "./erasure_subject.ts";
+export {
+  ERASURE_KEY_FILE,
+  erasureKey,
+  type ErasureKeyOptions,
+} from "./erasure_key.ts";
+export {
+  type ErasedEventKey,
+  ERASURE_SCOPES,
+  type ErasureExecutor,
+  type ErasureParticipant,
+  erasureParticipants,
+  type ErasureScope,
+  type ErasureTarget,
+  registerErasureParticipant,
+} from "./erasure_participants.ts";
+export {
+  type DeletionCandidate,
+  MEMORY_DELETION_KINDS,
+  type PropagatedErasure,
+  propagatedErasure,
+  PROPAGATION_ENV,
+  propagationByDefault,
+} from "./erasure_propagation.ts";
+export {
+  erasurePropagationSettings,
+  propagationEnabled,
+  type PropagationSetting,
+  setErasurePropagation,
+} from "./erasure_settings.ts";

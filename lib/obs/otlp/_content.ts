@@ -1,57 +1,16 @@
 /**
- * Which span attributes are content (prompts, completions, messages, tool
- * arguments and results, retrieved or remembered text) and the preview built
- * from them. Content only ever reaches an event's `preview`; the mapping
- * keeps it out of ids, resources and attributes.
+ * The preview built from a span's content attributes (prompts, completions,
+ * messages, tool arguments and results, retrieved or remembered text), as
+ * each convention's table (`conventions/`) lists them. Content only ever
+ * reaches an event's `preview`; the mapping keeps it out of ids, resources
+ * and attributes, and embedding vectors reach neither.
  *
  * @module
  */
 
-import { LIMITS } from "../model.ts";
+import { LIMITS, sliceWellFormed } from "../model.ts";
+import { isContentKey } from "./conventions/mod.ts";
 import type { OtlpSpan, OtlpValue } from "./decode.ts";
-
-/** Content attributes of the GenAI semantic conventions and OpenInference. */
-export const CONTENT_ATTRIBUTE_KEYS = [
-  "gen_ai.input.messages",
-  "gen_ai.output.messages",
-  "gen_ai.system_instructions",
-  "gen_ai.tool.definitions",
-  "gen_ai.tool.call.arguments",
-  "gen_ai.tool.call.result",
-  "gen_ai.retrieval.query.text",
-  "gen_ai.retrieval.documents",
-  "gen_ai.memory.query.text",
-  "gen_ai.memory.records",
-  "gen_ai.memory.record.content",
-  "gen_ai.memory.content",
-  "gen_ai.prompt",
-  "gen_ai.completion",
-  "input.value",
-  "output.value",
-  "llm.prompts",
-  "tool.parameters",
-  "tool_call.function.arguments",
-  "message.content",
-] as const;
-
-const CONTENT_KEYS: ReadonlySet<string> = new Set(CONTENT_ATTRIBUTE_KEYS);
-
-/** Flattened (indexed) content attributes, e.g. `llm.input_messages.0.message.content`. */
-const CONTENT_PATTERNS: readonly RegExp[] = [
-  /^gen_ai\.(prompt|completion)\.\d+\./,
-  /^llm\.(input|output)_messages\./,
-  /^llm\.prompt_template\./,
-  /^llm\.tools\./,
-  /^(retrieval\.documents|reranker\.(input|output)_documents)\.\d+\.document\.(content|metadata)$/,
-  /^reranker\.query$/,
-  /^embedding\.embeddings\.\d+\.embedding\.text$/,
-];
-
-/** True when the attribute `key` carries content rather than metadata. */
-export function isContentKey(key: string): boolean {
-  return CONTENT_KEYS.has(key) ||
-    CONTENT_PATTERNS.some((pattern) => pattern.test(key));
-}
 
 /** The span's content as one text (null when it has none), cut just past the preview limit. */
 export function spanPreview(span: OtlpSpan): string | null {
@@ -74,7 +33,7 @@ export function spanPreview(span: OtlpSpan): string | null {
     }
   }
   if (parts.length === 0) return null;
-  return parts.join("\n\n").slice(0, budget);
+  return sliceWellFormed(parts.join("\n\n"), budget);
 }
 
 function asText(value: OtlpValue): string {

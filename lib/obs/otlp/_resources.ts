@@ -40,6 +40,11 @@ const RECORD_ROLES: Record<string, ResourceRole> = {
   memory_search: "retrieved",
 };
 
+const STORE_ROLES: Record<string, ResourceRole> = {
+  memory_store_create: "written",
+  memory_store_delete: "deleted",
+};
+
 /** Reads the resources and selection of a span whose mapped kind is `kind`. */
 export function spanResources(
   attributes: OtlpAttributes,
@@ -47,20 +52,27 @@ export function spanResources(
 ): SpanResources {
   const refs: ResourceRef[] = [];
   for (const id of ids(attributes.get("gen_ai.memory.store.id"))) {
-    refs.push({ type: "memory_store", id, role: "referenced" });
+    refs.push({
+      type: "memory_store",
+      id,
+      role: STORE_ROLES[kind] ?? "referenced",
+    });
   }
   for (const id of ids(attributes.get("gen_ai.data_source.id"))) {
     refs.push({ type: "data_source", id, role: "referenced" });
   }
+  const recordRole = RECORD_ROLES[kind] ?? "referenced";
   for (const id of ids(attributes.get("gen_ai.memory.record.id"))) {
-    refs.push({
-      type: "memory_record",
-      id,
-      role: RECORD_ROLES[kind] ?? "referenced",
-    });
+    refs.push({ type: "memory_record", id, role: recordRole });
+  }
+  // Records a write, update or delete names were not retrieved: they take its role.
+  if (recordRole !== "retrieved" && recordRole !== "referenced") {
+    for (const doc of documentList(attributes.get("gen_ai.memory.records"))) {
+      refs.push({ type: "memory_record", id: doc.id, role: recordRole });
+    }
   }
   const docType = kind === "memory_search" ? "memory_record" : "document";
-  const retrieved = retrievedDocuments(attributes);
+  const retrieved = retrievedDocuments(attributes, recordRole);
   for (const doc of retrieved) {
     refs.push({ type: docType, id: doc.id, role: "retrieved" });
   }
@@ -83,10 +95,16 @@ function ids(value: OtlpValue | undefined): string[] {
   return [];
 }
 
-function retrievedDocuments(attributes: OtlpAttributes): RankedDocument[] {
+function retrievedDocuments(
+  attributes: OtlpAttributes,
+  recordRole: ResourceRole,
+): RankedDocument[] {
+  const records = recordRole === "retrieved" || recordRole === "referenced"
+    ? documentList(attributes.get("gen_ai.memory.records"))
+    : [];
   const structured = [
     ...documentList(attributes.get("gen_ai.retrieval.documents")),
-    ...documentList(attributes.get("gen_ai.memory.records")),
+    ...records,
   ];
   if (structured.length > 0) return structured;
   return indexedDocuments(attributes, "retrieval.documents");

@@ -7,15 +7,33 @@
  *
  * JSON follows the OTLP/JSON rules: lowerCamelCase keys, hex trace and span
  * ids, 64-bit integers as strings or numbers, enums as integers (their names
- * are accepted too), bytes as base64, unknown fields ignored.
+ * are accepted too), bytes as base64, unknown fields ignored. It is parsed
+ * strictly (duplicate keys are refused).
+ *
+ * Both encodings are bounded before anything past a bound is built (see
+ * `_bounds.ts` for how, and {@link OTLP_LIMITS} for the numbers): a request
+ * past a bound is refused with {@link BatchTooLargeError} (413).
  *
  * @module
  */
 
 import * as v from "valibot";
 import { describeIssues } from "../../issues.ts";
+import {
+  jsonBudget,
+  parseStrictJson,
+  StrictJsonError,
+} from "../../json/strict_json.ts";
+import { BatchTooLargeError, MAX_BATCH_JSON_VALUES } from "../batch.ts";
+import {
+  checkJsonBounds,
+  checkProtobufBounds,
+  OTLP_LIMITS,
+} from "./_bounds.ts";
 import { OtlpRequestError } from "./error.ts";
 import { otlpProtoTypes } from "./_proto.ts";
+
+export { OTLP_LIMITS };
 
 /** The two OTLP/HTTP body encodings. */
 export const OTLP_ENCODINGS = ["json", "protobuf"] as const;
@@ -69,7 +87,7 @@ export interface OtlpSpan {
 }
 
 /** Deepest nesting of array and kvlist attribute values accepted. */
-const MAX_VALUE_DEPTH = 16;
+const MAX_VALUE_DEPTH = OTLP_LIMITS.valueDepth;
 
 // The wire shape both encodings are brought to before validation.
 interface WireAnyValue {
@@ -198,25 +216,34 @@ function parseJson(body: Uint8Array): unknown {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseStrictJson(text, {
+      budget: jsonBudget(MAX_BATCH_JSON_VALUES),
+    });
   } catch (error) {
-    // V8's message quotes the input, which may hold content: keep only the position.
-    const position = /at position (\d+)/.exec(firstLine(error))?.[1];
+    if (!(error instanceof StrictJsonError)) throw error;
+    if (error.reason === "too_many_values") {
+      throw new BatchTooLargeError(
+        `Cannot decode the OTLP trace request: the body holds more than ${MAX_BATCH_JSON_VALUES} JSON values; send smaller batches`,
+        MAX_BATCH_JSON_VALUES,
+      );
+    }
+    // The detail names a position and a rule, never the body's text.
     throw refusal(
-      `body is not valid JSON${
-        position === undefined ? "" : ` (at position ${position})`
-      }`,
+      `body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`,
     );
   }
   // valibot's object schema would take an array; OTLP/JSON is always an object.
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw refusal("body must be a JSON object (an ExportTraceServiceRequest)");
   }
+  checkJsonBounds(value);
   return value;
 }
 
 function parseProtobuf(body: Uint8Array): unknown {
   const { request } = otlpProtoTypes();
+  // Counted on the wire first: the decoder below builds everything at once.
+  checkProtobufBounds(body);
   try {
     const message = request.decode(body);
     // Plain objects with 64-bit integers as decimal strings and enums as numbers.

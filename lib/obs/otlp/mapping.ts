@@ -1,18 +1,23 @@
 /**
- * Maps decoded OTLP spans onto trace events, following the OpenTelemetry
- * GenAI semantic conventions and OpenInference:
+ * Maps decoded OTLP spans onto trace events. What each producer convention
+ * means is in its table (`conventions/`: OpenTelemetry GenAI, the Vercel AI
+ * SDK, OpenInference, with one precedence rule when a span carries
+ * several); the tenant rule is in `tenant.ts`. Here:
  *
- * - scope: resource `tenant.id` / `application.id` → `application_id`;
- *   `gen_ai.agent.id` (else `gen_ai.agent.name`, else the resource's
- *   `service.name`, reported back as a warning) → `agent_id`;
- *   `gen_ai.memory.store.id` → `memory_id`;
- *   `gen_ai.conversation.id` / `session.id` → `thread_id`;
- *   `user.id` / `enduser.id` → `user_id` (absent: anonymous).
  * - identity: `otlp:<trace id>:<span id>` → `event_id` (and the parent span
  *   likewise → `parent_event_id`), the trace id → `root_trace_id`.
- * - kind: `gen_ai.operation.name`, else `openinference.span.kind`; the store
- *   follows the kind (`tool_log` for tool calls, `conversation` for model
- *   calls, `trace` otherwise).
+ * - scope: the tenant → `application_id`; the conventions' agent (else the
+ *   resource's `service.name`, reported back as a warning) → `agent_id`,
+ *   memory store → `memory_id`, thread → `thread_id`, user → `user_id`
+ *   (absent: anonymous).
+ * - what it did: the conventions' kind, tool and status; the store follows
+ *   the kind (`tool_log` for tool calls, `conversation` for model calls,
+ *   `trace` otherwise).
+ * - model and usage: written under the GenAI attribute names whatever
+ *   convention sent them (`gen_ai.request.model`, `gen_ai.response.model`,
+ *   `gen_ai.provider.name`, `gen_ai.usage.input_tokens`,
+ *   `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`,
+ *   `gen_ai.tool.call.id`), so one query reads them all.
  * - content attributes go only into `preview`; other attributes are kept
  *   only when the model allowlists them.
  *
@@ -32,16 +37,32 @@ import {
   type EventStatus,
   isAllowedAttributeKey,
   LIMITS,
+  sliceWellFormed,
   type StoreName,
 } from "../model.ts";
 import { spanPreview } from "./_content.ts";
-import type { OtlpAttributes, OtlpSpan, OtlpValue } from "./decode.ts";
+import {
+  conventionCount,
+  conventionKind,
+  conventionText,
+  type MappedField,
+} from "./conventions/mod.ts";
+import type { OtlpSpan, OtlpValue } from "./decode.ts";
 import { OtlpRequestError } from "./error.ts";
 import { spanResources } from "./_resources.ts";
+import {
+  type SpanTenant,
+  spanTenant,
+  tenantForRequest,
+  tenantNotes,
+  type TenantRule,
+} from "./tenant.ts";
 
 /** Options for {@link mapOtlpSpans}. */
 export interface OtlpMappingOptions {
-  /** Tenant for spans whose resource names none (without it such spans are refused). */
+  /** How spans that name no tenant get one (see `tenantForRequest`); default: service.name. */
+  tenant?: TenantRule;
+  /** Shorthand for `tenant: tenantForRequest({ defaultApplicationId })`. */
   defaultApplicationId?: string;
 }
 
@@ -52,36 +73,21 @@ export interface OtlpMapping {
   warnings: string[];
 }
 
-/** `gen_ai.operation.name` values and the event kinds they map to. */
-export const OPERATION_KINDS: Readonly<Record<string, string>> = {
-  search_memory: "memory_search",
-  create_memory: "memory_write",
-  update_memory: "memory_update",
-  delete_memory: "memory_delete",
-  chat: "llm_call",
-  text_completion: "llm_call",
-  generate_content: "llm_call",
-  execute_tool: "tool_call",
-  invoke_agent: "agent_invocation",
-  create_agent: "agent_creation",
-  invoke_workflow: "workflow_invocation",
-  embeddings: "embedding",
-  retrieval: "retrieval",
-};
+/** Normalised attributes: the GenAI name each mapped field is written under. */
+export const NORMALIZED_ATTRIBUTES = {
+  request_model: "gen_ai.request.model",
+  response_model: "gen_ai.response.model",
+  provider: "gen_ai.provider.name",
+  input_tokens: "gen_ai.usage.input_tokens",
+  output_tokens: "gen_ai.usage.output_tokens",
+  finish_reasons: "gen_ai.response.finish_reasons",
+  tool_call_id: "gen_ai.tool.call.id",
+} as const satisfies Partial<Record<MappedField, string>>;
 
-/** `openinference.span.kind` values and the event kinds they map to. */
-export const OPENINFERENCE_KINDS: Readonly<Record<string, string>> = {
-  LLM: "llm_call",
-  TOOL: "tool_call",
-  RETRIEVER: "retrieval",
-  RERANKER: "selection",
-  EMBEDDING: "embedding",
-  AGENT: "agent_invocation",
-  CHAIN: "chain",
-  GUARDRAIL: "guardrail",
-  EVALUATOR: "evaluation",
-  PROMPT: "prompt",
-};
+const COUNT_FIELDS: ReadonlySet<MappedField> = new Set([
+  "input_tokens",
+  "output_tokens",
+]);
 
 const STORE_OF_KIND: Readonly<Record<string, StoreName>> = {
   tool_call: "tool_log",
@@ -90,23 +96,29 @@ const STORE_OF_KIND: Readonly<Record<string, StoreName>> = {
 
 const STATUS_OF_CODE: readonly EventStatus[] = ["unset", "ok", "error"];
 
-/** Kind for spans that say nothing about what they did. */
-const DEFAULT_KIND = "span";
-
-/** Maps every span to an event; throws {@link OtlpRequestError} naming the first span that cannot be mapped. */
+/**
+ * Maps every span to an event; throws `OtlpRequestError` naming the first
+ * span that cannot be mapped, `OtlpTenantError` for a tenant the credential
+ * may not write.
+ */
 export function mapOtlpSpans(
   spans: readonly OtlpSpan[],
   options: OtlpMappingOptions = {},
 ): OtlpMapping {
+  const rule = options.tenant ??
+    tenantForRequest({ defaultApplicationId: options.defaultApplicationId });
   const notes = { serviceAsAgent: 0, droppedRefs: 0 };
+  const tenants: SpanTenant[] = [];
   const events = spans.map((span) => {
-    const { event, usedServiceAsAgent, droppedRefs } = mapSpan(span, options);
+    const tenant = spanTenant(rule, span);
+    const { event, usedServiceAsAgent, droppedRefs } = mapSpan(span, tenant);
+    tenants.push(tenant);
     if (usedServiceAsAgent) notes.serviceAsAgent += 1;
     notes.droppedRefs += droppedRefs;
     checkEvent(span, event);
     return event;
   });
-  const warnings: string[] = [];
+  const warnings = tenantNotes(tenants);
   if (notes.serviceAsAgent > 0) {
     warnings.push(
       `${
@@ -134,12 +146,12 @@ interface MappedSpan {
   droppedRefs: number;
 }
 
-function mapSpan(span: OtlpSpan, options: OtlpMappingOptions): MappedSpan {
-  const read = reader(span);
-  const kind = spanKind(span.attributes);
-  const agent = read.span("gen_ai.agent.id", "gen_ai.agent.name", "agent.name");
-  const memory = read.span("gen_ai.memory.store.id");
-  const service = read.resource("service.name");
+function mapSpan(span: OtlpSpan, tenant: SpanTenant): MappedSpan {
+  const kind = conventionKind(span.attributes);
+  const text = (field: MappedField) => conventionText(span, field);
+  const agent = text("agent");
+  const memory = text("memory");
+  const service = serviceName(span);
   const usedServiceAsAgent = !agent && !memory && service !== null;
   const { resources, selection, dropped } = spanResources(
     span.attributes,
@@ -148,16 +160,8 @@ function mapSpan(span: OtlpSpan, options: OtlpMappingOptions): MappedSpan {
   const status = STATUS_OF_CODE[span.statusCode] ?? "unset";
   const event: EventInput = {
     event_id: eventId(span.traceId, span.spanId),
-    application_id: read.resource("tenant.id", "application.id") ??
-      read.span("tenant.id", "application.id") ??
-      options.defaultApplicationId ??
-      missing(
-        span,
-        "application_id",
-        "tenant.id or application.id resource attribute",
-      ),
-    user_id: read.span("user.id", "enduser.id") ??
-      read.resource("user.id", "enduser.id"),
+    application_id: tenant.applicationId,
+    user_id: text("user"),
     agent_id: agent ?? (usedServiceAsAgent ? service : null) ??
       (memory ? null : missing(
         span,
@@ -165,15 +169,14 @@ function mapSpan(span: OtlpSpan, options: OtlpMappingOptions): MappedSpan {
         "gen_ai.agent.id, gen_ai.memory.store.id or service.name attribute",
       )),
     memory_id: memory,
-    thread_id: read.span("gen_ai.conversation.id", "session.id") ??
-      read.resource("gen_ai.conversation.id", "session.id"),
+    thread_id: text("thread"),
     root_trace_id: span.traceId,
     parent_event_id: span.parentSpanId
       ? eventId(span.traceId, span.parentSpanId)
       : null,
     kind,
     status,
-    tool: read.span("gen_ai.tool.name", "tool.name"),
+    tool: text("tool"),
     success: status === "ok" ? true : status === "error" ? false : null,
     started_at: isoFromNanos(span.startTimeUnixNano),
     ended_at: isoFromNanos(span.endTimeUnixNano),
@@ -186,45 +189,14 @@ function mapSpan(span: OtlpSpan, options: OtlpMappingOptions): MappedSpan {
   return { event, usedServiceAsAgent, droppedRefs: dropped };
 }
 
+function serviceName(span: OtlpSpan): string | null {
+  const value = span.resource.get("service.name");
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
 /** Event ids are namespaced so a span can never take an id an API writer chose. */
 function eventId(traceId: string, spanId: string): string {
   return `otlp:${traceId}:${spanId}`;
-}
-
-function spanKind(attributes: OtlpAttributes): string {
-  const operation = attributes.get("gen_ai.operation.name");
-  if (typeof operation === "string" && operation !== "") {
-    return OPERATION_KINDS[operation] ?? asToken(operation) ?? DEFAULT_KIND;
-  }
-  const openInference = attributes.get("openinference.span.kind");
-  if (typeof openInference === "string" && openInference !== "") {
-    return OPENINFERENCE_KINDS[openInference.toUpperCase()] ??
-      asToken(openInference) ?? DEFAULT_KIND;
-  }
-  return DEFAULT_KIND;
-}
-
-/** An unknown operation name kept as a kind when it already is a valid token. */
-function asToken(name: string): string | null {
-  const token = name.toLowerCase();
-  return /^[a-z][a-z0-9_.:-]{0,63}$/.test(token) ? token : null;
-}
-
-function reader(span: OtlpSpan) {
-  const first = (attributes: OtlpAttributes, keys: string[]) => {
-    for (const key of keys) {
-      const value = attributes.get(key);
-      if (typeof value === "string" && value !== "") return value;
-      if (typeof value === "number" && Number.isFinite(value)) {
-        return String(value);
-      }
-    }
-    return null;
-  };
-  return {
-    span: (...keys: string[]) => first(span.attributes, keys),
-    resource: (...keys: string[]) => first(span.resource, keys),
-  };
 }
 
 function missing(span: OtlpSpan, field: string, need: string): never {
@@ -239,7 +211,10 @@ function isoFromNanos(nanos: bigint): string | null {
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
 
-/** Allowlisted attributes: span identity first, then resource, then span attributes. */
+/**
+ * Allowlisted attributes: span identity first, then the normalised model and
+ * usage, then resource, then span attributes (the first writer of a key wins).
+ */
 function spanAttributes(span: OtlpSpan): Attributes {
   const out: Attributes = {};
   const put = (key: string, value: OtlpValue | undefined) => {
@@ -253,6 +228,13 @@ function spanAttributes(span: OtlpSpan): Attributes {
   if (span.name) put("otel.span_name", span.name);
   if (span.scope.name) put("otel.scope.name", span.scope.name);
   if (span.scope.version) put("otel.scope.version", span.scope.version);
+  for (const [field, key] of Object.entries(NORMALIZED_ATTRIBUTES)) {
+    const name = field as MappedField;
+    const value = COUNT_FIELDS.has(name)
+      ? conventionCount(span, name)
+      : conventionText(span, name);
+    if (value !== null) put(key, value);
+  }
   for (const [key, value] of span.resource) put(key, value);
   for (const [key, value] of span.attributes) put(key, value);
   return out;
@@ -263,7 +245,7 @@ function asScalar(
   value: OtlpValue | undefined,
 ): string | number | boolean | undefined {
   if (typeof value === "string") {
-    return value.slice(0, LIMITS.attributeValueChars);
+    return sliceWellFormed(value, LIMITS.attributeValueChars);
   }
   if (typeof value === "number") {
     return Number.isFinite(value) ? value : undefined;
@@ -273,7 +255,7 @@ function asScalar(
     Array.isArray(value) &&
     value.every((item) => typeof item === "string" || typeof item === "number")
   ) {
-    return value.join(",").slice(0, LIMITS.attributeValueChars);
+    return sliceWellFormed(value.join(","), LIMITS.attributeValueChars);
   }
   return undefined;
 }

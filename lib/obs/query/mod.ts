@@ -27,10 +27,13 @@ export {
   TraceQuerySchema,
 } from "./query.ts";
 export {
+  MAX_SUMMARY_EVENTS,
   MAX_SUMMARY_GROUPS,
   MAX_SUMMARY_KINDS,
   summarizeTraceEvents,
   type SummaryGroup,
+  type SummaryOptions,
+  type SummaryWindow,
   type TraceSummary,
 } from "./summaries.ts";
 export {
@@ -52,6 +55,7 @@ export {
   traceQueryFromParams,
   type TraceQueryParam,
 } from "./params.ts";
+export { type PreviewContent, readPreviewContent } from "./preview_content.ts";
 export {
   type AnalysisFinding,
   type AnalysisSeverity,

@@ -3,9 +3,19 @@
  * neither the `meta` payload column nor any preview is read. Counts are
  * recorded-event counts, not claims about what happened unrecorded.
  *
+ * Bounded work: a summary reads at most {@link MAX_SUMMARY_EVENTS} events,
+ * the newest (by event time) the filter selects, or, for a filter without
+ * an indexed scope, the newest of the index (see `_summary_window.ts`), and
+ * says so (`window`, `read_completeness: "partial"`) when older events were
+ * left out. The local libSQL client runs each query on the calling thread,
+ * so an unbounded summary of a million events would hold every other
+ * request for seconds; the aggregates run one query at a time with a turn of
+ * the event loop between them, so none holds it for long.
+ *
  * @module
  */
 
+import type { InStatement, ResultSet } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
 import {
   assessCoverage,
@@ -13,6 +23,7 @@ import {
   type CoverageState,
 } from "../coverage.ts";
 import { filterWhere } from "./_filter_sql.ts";
+import { summaryWindow, type WindowBasis } from "./_summary_window.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import {
   EVENT_STATUSES,
@@ -27,6 +38,8 @@ import { requireObs } from "../schema.ts";
 export const MAX_SUMMARY_GROUPS = 1_000;
 /** Most kinds a summary lists. */
 export const MAX_SUMMARY_KINDS = 100;
+/** Most events one summary reads: the newest the filter selects. */
+export const MAX_SUMMARY_EVENTS = 100_000;
 
 /** Events of one agent-or-memory and thread. */
 export interface SummaryGroup {
@@ -39,8 +52,24 @@ export interface SummaryGroup {
   last_ts: string;
 }
 
-/** Aggregate view of the events a filter selects. */
+/** Which events a summary read. */
+export interface SummaryWindow {
+  /** Most events a summary reads ({@link MAX_SUMMARY_EVENTS}). */
+  limit: number;
+  /**
+   * `selected`: the newest `limit` events the filter selects (filters with a
+   * tenant, user, agent, memory, thread, root, run, turn, id or resource);
+   * `index`: the newest `limit` events of the index in the time range, of
+   * which the filter keeps some (filters without such a scope).
+   */
+  basis: WindowBasis;
+  /** True when older events were not read: the summary is partial. */
+  truncated: boolean;
+}
+
+/** Aggregate view of the events a filter selects (the newest {@link MAX_SUMMARY_EVENTS} of them). */
 export interface TraceSummary {
+  window: SummaryWindow;
   events: number;
   roots: number;
   first_ts: string | null;
@@ -65,66 +94,103 @@ export interface TraceSummary {
 const iso = (value: unknown) =>
   value === null ? null : new Date(Number(value)).toISOString();
 
-/** Summarizes the events `scope` selects. */
+/** Options for {@link summarizeTraceEvents}. */
+export interface SummaryOptions {
+  /** Most events read (default {@link MAX_SUMMARY_EVENTS}). */
+  maxEvents?: number;
+}
+
+/** Summarizes the newest events `scope` selects, at most {@link MAX_SUMMARY_EVENTS} of them. */
 export async function summarizeTraceEvents(
   db: TraceDb,
   scope: TraceFilter = {},
+  options: SummaryOptions = {},
 ): Promise<TraceSummary> {
   const filter = parseTraceFilter(scope);
   await requireObs(db);
-  const where = filterWhere(filter);
-  const from = `FROM obs_events e WHERE ${where.sql}`;
-  const [totals, stores, statuses, kinds, groups, previews] = await db.client
-    .batch([
-      {
-        sql: `SELECT COUNT(*) AS events,
-              COUNT(DISTINCT e.application_id || char(0) || e.root_trace_id) AS roots,
-              MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
-              TOTAL(e.status = 'error') AS errors,
-              TOTAL(e.success = 1) AS success_true, TOTAL(e.success = 0) AS success_false,
-              TOTAL(e.candidate_count > 0) AS selections, TOTAL(e.candidate_count) AS candidates,
-              TOTAL(e.selected_count) AS selected,
-              TOTAL(e.outcome_verified IS NOT NULL) AS outcomes,
-              TOTAL(e.outcome_verified = 1) AS verified
-            ${from}`,
-        args: where.args,
-      },
-      {
-        sql: `SELECT e.store AS key, COUNT(*) AS n ${from} GROUP BY e.store`,
-        args: where.args,
-      },
-      {
-        sql: `SELECT e.status AS key, COUNT(*) AS n ${from} GROUP BY e.status`,
-        args: where.args,
-      },
-      {
-        sql: `SELECT e.kind AS key, COUNT(*) AS n ${from} GROUP BY e.kind
-            ORDER BY n DESC, e.kind LIMIT ${MAX_SUMMARY_KINDS + 1}`,
-        args: where.args,
-      },
-      {
-        sql: `SELECT e.agent_id, e.memory_id, e.thread_id, COUNT(*) AS n,
-              TOTAL(e.status = 'error') AS errors, MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts
-            ${from} GROUP BY e.agent_id, e.memory_id, e.thread_id
-            ORDER BY last_ts DESC LIMIT ${MAX_SUMMARY_GROUPS + 1}`,
-        args: where.args,
-      },
-      {
-        // Joins on the preview key only: its content column is never touched.
-        sql:
-          `SELECT COUNT(*) AS n FROM obs_previews p WHERE p.seq IN (SELECT e.seq ${from})`,
-        args: where.args,
-      },
-    ], "read");
-  const t = totals!.rows[0]!;
-  const count = (key: string) => Number(t[key] ?? 0);
+  const limit = options.maxEvents ?? MAX_SUMMARY_EVENTS;
+  const window = await summaryWindow(db, filter, filterWhere(filter), {
+    limit,
+  });
+  const from = `${window.from} WHERE ${window.where.sql}`;
+  const read = (sql: string) => step(db, { sql, args: window.where.args });
+  const totals = await read(`SELECT COUNT(*) AS events,
+      COUNT(DISTINCT e.application_id || char(0) || e.root_trace_id) AS roots,
+      MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts,
+      TOTAL(e.status = 'error') AS errors,
+      TOTAL(e.success = 1) AS success_true, TOTAL(e.success = 0) AS success_false,
+      TOTAL(e.candidate_count > 0) AS selections, TOTAL(e.candidate_count) AS candidates,
+      TOTAL(e.selected_count) AS selected,
+      TOTAL(e.outcome_verified IS NOT NULL) AS outcomes,
+      TOTAL(e.outcome_verified = 1) AS verified
+    ${from}`);
+  const stores = await read(
+    `SELECT e.store AS key, COUNT(*) AS n ${from} GROUP BY e.store`,
+  );
+  const statuses = await read(
+    `SELECT e.status AS key, COUNT(*) AS n ${from} GROUP BY e.status`,
+  );
+  const kinds = await read(`SELECT e.kind AS key, COUNT(*) AS n ${from}
+    GROUP BY e.kind ORDER BY n DESC, e.kind LIMIT ${MAX_SUMMARY_KINDS + 1}`);
+  const groups = await read(`SELECT e.agent_id, e.memory_id, e.thread_id,
+      COUNT(*) AS n, TOTAL(e.status = 'error') AS errors,
+      MIN(e.ts) AS first_ts, MAX(e.ts) AS last_ts
+    ${from} GROUP BY e.agent_id, e.memory_id, e.thread_id
+    ORDER BY last_ts DESC LIMIT ${MAX_SUMMARY_GROUPS + 1}`);
+  // Joins on the preview key only: its content column is never touched.
+  const previews = await read(
+    `SELECT COUNT(*) AS n FROM obs_previews p WHERE p.seq IN (SELECT e.seq ${from})`,
+  );
+  await turn();
   const coverage = await assessCoverage(db, {
     sql: `SELECT DISTINCT e.application_id, e.root_trace_id ${from}`,
-    args: where.args,
+    args: window.where.args,
   });
-  const groupRows = groups!.rows;
-  const kindRows = kinds!.rows;
+  return shape({
+    window: {
+      limit,
+      basis: window.basis,
+      truncated: window.truncated,
+    },
+    totals: totals.rows[0]!,
+    stores: stores.rows,
+    statuses: statuses.rows,
+    kinds: kinds.rows,
+    groups: groups.rows,
+    previews: Number(previews.rows[0]?.n ?? 0),
+    coverage,
+  });
+}
+
+/** One query of a summary, after a turn of the event loop. */
+async function step(db: TraceDb, statement: InStatement): Promise<ResultSet> {
+  await turn();
+  return await db.client.execute(statement);
+}
+
+function turn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+type Row = Record<string, unknown>;
+
+interface SummaryRows {
+  window: SummaryWindow;
+  totals: Row;
+  stores: readonly Row[];
+  statuses: readonly Row[];
+  kinds: readonly Row[];
+  groups: readonly Row[];
+  previews: number;
+  coverage: CoverageAssessment;
+}
+
+function shape(rows: SummaryRows): TraceSummary {
+  const t = rows.totals;
+  const count = (key: string) => Number(t[key] ?? 0);
+  const { groups, kinds, coverage } = rows;
   return {
+    window: rows.window,
     events: count("events"),
     roots: count("roots"),
     first_ts: iso(t.first_ts),
@@ -136,21 +202,21 @@ export async function summarizeTraceEvents(
       unrecorded: count("events") - count("success_true") -
         count("success_false"),
     },
-    by_store: tally(STORES, stores!.rows),
-    by_status: tally(EVENT_STATUSES, statuses!.rows),
-    by_kind: kindRows.slice(0, MAX_SUMMARY_KINDS).map((row) => ({
+    by_store: tally(STORES, rows.stores),
+    by_status: tally(EVENT_STATUSES, rows.statuses),
+    by_kind: kinds.slice(0, MAX_SUMMARY_KINDS).map((row) => ({
       kind: String(row.key),
       events: Number(row.n),
     })),
-    kinds_truncated: kindRows.length > MAX_SUMMARY_KINDS,
+    kinds_truncated: kinds.length > MAX_SUMMARY_KINDS,
     selections: {
       events: count("selections"),
       candidates: count("candidates"),
       selected: count("selected"),
     },
     outcomes: { recorded: count("outcomes"), verified: count("verified") },
-    previews: Number(previews!.rows[0]?.n ?? 0),
-    groups: groupRows.slice(0, MAX_SUMMARY_GROUPS).map((row) => ({
+    previews: rows.previews,
+    groups: groups.slice(0, MAX_SUMMARY_GROUPS).map((row) => ({
       agent_id: row.agent_id === null ? null : String(row.agent_id),
       memory_id: row.memory_id === null ? null : String(row.memory_id),
       thread_id: row.thread_id === null ? null : String(row.thread_id),
@@ -159,11 +225,12 @@ export async function summarizeTraceEvents(
       first_ts: iso(row.first_ts)!,
       last_ts: iso(row.last_ts)!,
     })),
-    groups_truncated: groupRows.length > MAX_SUMMARY_GROUPS,
-    read_completeness: groupRows.length > MAX_SUMMARY_GROUPS ||
-        kindRows.length > MAX_SUMMARY_KINDS
-      ? "partial"
-      : "complete",
+    groups_truncated: groups.length > MAX_SUMMARY_GROUPS,
+    read_completeness:
+      rows.window.truncated || groups.length > MAX_SUMMARY_GROUPS ||
+        kinds.length > MAX_SUMMARY_KINDS
+        ? "partial"
+        : "complete",
     instrumentation_coverage: coverage.state,
     outcome_verification: count("verified") > 0 ? "recorded" : "unknown",
     coverage,

@@ -1,0 +1,114 @@
+/** `trace external-cleanup RUN_ID`: remove what a run left behind, and record it. */
+
+import { dbLocation } from "../lib/db.ts";
+import { formatHead } from "../lib/ledger/head.ts";
+import { validateRunId } from "../lib/ledger/runs.ts";
+import {
+  type CleanupOutcome,
+  type CleanupPoll,
+  cleanUpRun,
+} from "../lib/runs/mod.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import type { Command } from "./_io.ts";
+
+const HELP =
+  `Usage: trace external-cleanup RUN_ID [--json] [--data-dir DIR] [--db URL]
+
+For a run whose cleanup was incomplete, or that was interrupted before it
+could clean up, deletes every synthetic id it issued (from its report, else
+its checkpoint) in both of its namespaces through the run's target adapter,
+polls both inventories through the target's deletion window, and appends the
+outcome to the ledger as a cleanup entry linked to the run. A run that needs
+nothing (its cleanup completed, a later cleanup did, or it is a reference run,
+whose system lived in memory) is left alone.
+
+Exit codes: 0 clean (or nothing to clean); 2 records may remain, or the run
+cannot be cleaned (still running, unknown, target not registered).
+`;
+
+/** `trace external-cleanup`: delete a run's leftover synthetic records. */
+export const externalCleanup: Command = async (args, io) => {
+  const { values, positionals } = parseFlags(
+    "external-cleanup",
+    args,
+    DATA_FLAGS,
+    { min: 1, max: 1 },
+  );
+  if (values.help) return showHelp(io, HELP);
+  const runId = validateRunId(positionals[0]!);
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, { write: true }, async ({ db, dataDir }) => {
+        const outcome = await cleanUpRun(db, runId, {
+          dataDir,
+          env: io.env,
+          onPoll: (poll) => io.err(pollLine(poll)),
+          ...(io.interrupted ? { signal: io.interrupted } : {}),
+        });
+        if (values.json) printJson(io, outcome);
+        else io.out(renderOutcome(outcome, dbLocation(db)));
+        if (outcome.status === "not_needed") return 0;
+        if ("error" in outcome.recorded) {
+          io.err(
+            `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
+          );
+        }
+        return outcome.record.outcome.cleanup_complete ? 0 : 2;
+      }),
+  );
+};
+
+function pollLine(poll: CleanupPoll): string {
+  const counts = (["test", "control"] as const).map((role) => {
+    const c = poll.remaining[role];
+    return c
+      ? `${role} ${c.source_records}/${c.vector_records}/${c.cache_records}${
+        c.complete ? "" : " (incomplete)"
+      }`
+      : `${role} unknown`;
+  });
+  return `cleanup poll #${poll.index} at ${
+    poll.started_at_seconds.toFixed(2)
+  } s of ${poll.window_seconds} s: ${
+    counts.join(", ")
+  } (source/vector/cache)\n`;
+}
+
+function renderOutcome(outcome: CleanupOutcome, location: string): string {
+  if (outcome.status === "not_needed") {
+    return `Nothing to clean for run ${outcome.run_id}: ${outcome.reason}\n`;
+  }
+  const { record, recorded } = outcome;
+  const c = record.outcome;
+  const deletes = c.deletes.map((d) =>
+    `${d.ids} ${d.namespace} id(s) ${
+      d.acknowledged ? "acknowledged" : `NOT acknowledged (${d.error?.failure})`
+    }`
+  ).join(", ");
+  const lines = [
+    `Cleanup of run ${record.run_id} (ids from its ${record.ids_from}): ${
+      c.cleanup_complete ? "complete" : "INCOMPLETE"
+    }`,
+    `  namespaces ${record.namespaces.test} and ${record.namespaces.control}`,
+    `  deleted ${deletes || "nothing"}; ${c.polls} poll(s) over ${
+      c.elapsed_seconds.toFixed(2)
+    } s`,
+    ...c.problems.map((p) => `  - ${p}`),
+  ];
+  if ("seq" in recorded) {
+    lines.push(
+      `  recorded as ${record.cleanup_id} in ${location} (entry ${recorded.seq}); head ${
+        formatHead(recorded.head)
+      }`,
+    );
+  }
+  if (!c.cleanup_complete) {
+    lines.push(
+      `  Some records may remain: run trace external-cleanup ${record.run_id} again later, or check the namespaces with the application's own tools`,
+    );
+  }
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,96 @@
+/**
+ * `trace init [FILE]`: writes a starter staging config with a comment on
+ * every key, checks that Trace reads it back as written, and says what to do
+ * next.
+ *
+ * @module
+ */
+
+import { parseStagingConfigText } from "../lib/contract/config.ts";
+import { UsageError } from "../lib/errors.ts";
+import { fileProblem } from "../lib/file_errors.ts";
+import { parseFlags, showHelp } from "./_args.ts";
+import { printJson } from "./_context.ts";
+import type { Command } from "./_io.ts";
+
+const FLAGS = {
+  "base-url": { type: "string", default: "http://127.0.0.1:8787" },
+  force: { type: "boolean", default: false },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+const HELP = `Usage: trace init [FILE] [--base-url URL] [--force] [--json]
+
+Writes a starter staging config (default FILE: staging.json) with a comment
+on every key, for a staging adapter at URL (default http://127.0.0.1:8787,
+the demo app). An existing FILE is refused unless --force. Trace reads
+comments (// and /* */) in config files, so the file works as written.
+`;
+
+/** The starter config, with a comment on every key (kept valid by a test). */
+export function starterConfig(baseUrl: string): string {
+  return `// A staging adapter for Trace's deletion contract (trace-staging/1).
+// Every key is explained in the README ("Point Trace at your staging app").
+{
+  // Your adapter: POST <base_url>/ingest, /query, /inventory and /delete.
+  // Plain http:// only on loopback; https:// anywhere else. No credentials in the URL.
+  "base_url": ${JSON.stringify(baseUrl)},
+
+  // You declare that this is a staging environment Trace may write to.
+  "environment": "staging",
+  "allow_synthetic_writes": true,
+
+  // A bearer token for an https:// adapter: the NAME of an environment
+  // variable holding it (the value never reaches a file or a report).
+  // "token_env": "STAGING_ADAPTER_TOKEN",
+
+  // Canary documents written per run (1 to 1000).
+  "document_count": 3,
+
+  // How long your application may take to forget after deleting, and how
+  // often Trace samples every store during that window.
+  "deletion_window_seconds": 5,
+  "sample_interval_seconds": 1,
+
+  // Budget of each request (connect, headers and body), in seconds.
+  "timeout_seconds": { "ingest": 10, "query": 10, "inventory": 10, "delete": 10 }
+}
+`;
+}
+
+function nextSteps(path: string): string {
+  return `Wrote ${path}. Next:
+  1. Point base_url at your adapter (or try it now against the demo: trace demo).
+  2. trace external-plan --config ${path}       what a run would do; nothing is sent
+  3. trace external-register --target my-staging --config ${path}
+  4. trace external-run --target my-staging     PASS, FAIL or INCONCLUSIVE with the evidence
+`;
+}
+
+/** `trace init`: a commented starter config and the next steps. */
+export const init: Command = async (args, io) => {
+  const { values, positionals } = parseFlags("init", args, FLAGS, { max: 1 });
+  if (values.help) return showHelp(io, HELP);
+  const path = positionals[0] ?? "staging.json";
+  const text = starterConfig(values["base-url"]);
+  // A URL the config rules refuse is reported before any file is written.
+  const config = parseStagingConfigText(text, "starter config (--base-url)");
+  try {
+    await Deno.writeTextFile(path, text, {
+      createNew: !values.force,
+      mode: 0o644,
+    });
+  } catch (error) {
+    throw new UsageError(
+      `Cannot write ${path}: ${
+        error instanceof Deno.errors.AlreadyExists
+          ? "the file already exists; choose another path or pass --force"
+          : fileProblem(error, "write")
+      }`,
+    );
+  }
+  if (values.json) printJson(io, { ok: true, path, config });
+  else io.out(nextSteps(path));
+  return 0;
+};

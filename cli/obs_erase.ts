@@ -1,0 +1,404 @@
+/**
+ * `trace obs erase` and `trace obs propagation`: subject erasure (dry run,
+ * apply with the confirmation the dry run printed, receipt verification,
+ * the list of receipts) and the per-application propagation setting.
+ * Re-exported by `cli/obs.ts`, which holds the rest of the group.
+ *
+ * @module
+ */
+
+import { UsageError } from "../lib/errors.ts";
+import { fileProblem } from "../lib/file_errors.ts";
+import { formatHead } from "../lib/ledger/head.ts";
+import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
+import { requireLedger } from "../lib/ledger/schema.ts";
+import {
+  describeSubjectKind,
+  ERASURE_KEY_FILE,
+  erasureKey,
+  type ErasurePlan,
+  erasurePropagationSettings,
+  type ErasureResult,
+  type ErasureSubject,
+  type ErasureSubjectInput,
+  parseErasureSubject,
+  PROPAGATION_ENV,
+  propagationByDefault,
+  setErasurePropagation,
+} from "../lib/obs/maint/mod.ts";
+import {
+  type AppliedErasure,
+  enableErasurePropagation,
+  eraseSubject,
+  type ErasureVerification,
+  planSubjectErasure,
+  verifyErasure,
+} from "../lib/runs/mod.ts";
+import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { printJson, withDataContext } from "./_context.ts";
+import type { CliIo } from "./_io.ts";
+
+const ERASE_HELP =
+  `Usage: trace obs erase --application ID SUBJECT [--apply --confirm VALUE] [--json]
+                       [--data-dir DIR] [--db URL]
+       trace obs erase --verify RECEIPT_ID --application ID SUBJECT [--json] …
+       trace obs erase --receipts [--json] …
+
+SUBJECT is exactly one of --user ID, --anonymous, --thread ID, --memory ID or
+--event-ids FILE (one event id per line; - reads stdin).
+
+Removes the subject's events from every place Trace keeps them: previews,
+resource refs (selection candidates and outcome artifacts), index rows,
+source envelopes, and the records of registered participants. Without
+--apply it only counts, per table and per store, and prints the
+confirmation value; with --apply --confirm VALUE it erases, refusing when
+the subject's events changed since that dry run. The deletes run with
+SQLite secure_delete and are followed by an incremental vacuum and a WAL
+checkpoint, so the text leaves the database file too.
+
+Each applied erasure appends a receipt to the ledger's chain: a keyed digest
+of the subject (HMAC-SHA256 with <data-dir>/${ERASURE_KEY_FILE}, never the raw
+ids), the counts removed, the time, and the ledger head after it.
+--verify RECEIPT_ID checks, for the subject given again, that the digest
+matches and that nothing of it remains (exit 0 clean, 1 when something
+remains). --receipts lists every receipt.
+`;
+
+const ERASE_FLAGS = {
+  ...DATA_FLAGS,
+  application: { type: "string" },
+  user: { type: "string" },
+  anonymous: { type: "boolean", default: false },
+  thread: { type: "string" },
+  memory: { type: "string" },
+  "event-ids": { type: "string" },
+  apply: { type: "boolean", default: false },
+  confirm: { type: "string" },
+  verify: { type: "string" },
+  receipts: { type: "boolean", default: false },
+} as const;
+
+type EraseValues = ReturnType<
+  typeof parseFlags<typeof ERASE_FLAGS>
+>["values"];
+
+/** `trace obs erase`: dry run, apply, verify a receipt, or list receipts. */
+export async function obsErase(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags("obs erase", args, ERASE_FLAGS);
+  if (values.help) return showHelp(io, ERASE_HELP);
+  if (values.receipts) return await listReceiptsCommand(values, io);
+  const subject = await subjectFromFlags(values, io);
+  if (values.verify !== undefined) {
+    return await verifyCommand(values, values.verify, subject, io);
+  }
+  if (values.apply) return await applyCommand(values, subject, io);
+  if (values.confirm !== undefined) {
+    throw new UsageError(
+      "--confirm takes effect only with --apply; add --apply to erase",
+    );
+  }
+  const plan = await withDataContext(
+    values,
+    io,
+    { write: false, create: false },
+    async ({ db, dataDir }) =>
+      await planSubjectErasure(db, subject, { key: await erasureKey(dataDir) }),
+  );
+  if (values.json) printJson(io, plan);
+  else io.out(renderPlan(plan, subject));
+  return 0;
+}
+
+async function applyCommand(
+  values: EraseValues,
+  subject: ErasureSubject,
+  io: CliIo,
+): Promise<number> {
+  if (values.confirm === undefined) {
+    throw new UsageError(
+      "--apply needs --confirm VALUE: run the dry run first (without --apply) and pass the value it prints",
+    );
+  }
+  const confirmation = values.confirm;
+  const applied = await withDataContext(
+    values,
+    io,
+    { write: true },
+    async ({ db, dataDir }) =>
+      await eraseSubject(db, subject, confirmation, {
+        key: await erasureKey(dataDir),
+      }),
+  );
+  if (values.json) printJson(io, applied);
+  else io.out(renderApplied(applied, subject));
+  return 0;
+}
+
+async function verifyCommand(
+  values: EraseValues,
+  receiptId: string,
+  subject: ErasureSubject,
+  io: CliIo,
+): Promise<number> {
+  if (values.apply || values.confirm !== undefined) {
+    throw new UsageError(
+      "--verify checks a receipt; give it without --apply or --confirm",
+    );
+  }
+  const verification = await withDataContext(
+    values,
+    io,
+    { write: false, readOnly: true },
+    async ({ db, dataDir }) => {
+      await requireLedger(db);
+      const key = await erasureKey(dataDir, { create: false });
+      return await verifyErasure(db, receiptId, subject, { key });
+    },
+  );
+  if (values.json) printJson(io, verification);
+  else io.out(renderVerification(verification));
+  return verification.clean ? 0 : 1;
+}
+
+async function listReceiptsCommand(
+  values: EraseValues,
+  io: CliIo,
+): Promise<number> {
+  const receipts = await withDataContext(
+    values,
+    io,
+    { write: false, readOnly: true },
+    async ({ db }) => {
+      await requireLedger(db);
+      return await listReceipts(db);
+    },
+  );
+  if (values.json) {
+    printJson(io, {
+      receipts: receipts.map((r) => ({
+        ...r.receipt,
+        seq: r.seq,
+        head: formatHead(r.head),
+      })),
+    });
+    return 0;
+  }
+  if (receipts.length === 0) {
+    io.out("No erasure receipts yet: trace obs erase --apply records one\n");
+  }
+  for (const { receipt, seq } of receipts) {
+    io.out(
+      `${receipt.receipt_id}  ${receipt.erased_at}  ${receipt.trigger}  ${receipt.selector}/${receipt.scope}  ${receipt.events} events  (ledger entry ${seq})\n`,
+    );
+  }
+  return 0;
+}
+
+/** The subject named by the flags, in canonical form. */
+async function subjectFromFlags(
+  values: EraseValues,
+  io: CliIo,
+): Promise<ErasureSubject> {
+  if (values.application === undefined) {
+    throw new UsageError(
+      "--application ID is required, with one of --user, --anonymous, --thread, --memory or --event-ids; see trace obs erase --help",
+    );
+  }
+  const input: Record<string, unknown> = { application_id: values.application };
+  const given = [
+    ["user_id", values.user],
+    ["thread_id", values.thread],
+    ["memory_id", values.memory],
+  ] as const;
+  for (const [key, value] of given) if (value !== undefined) input[key] = value;
+  if (values.anonymous) input.anonymous = true;
+  if (values["event-ids"] !== undefined) {
+    input.event_ids = await readEventIds(values["event-ids"], io);
+  }
+  const selectors = Object.keys(input).length - 1;
+  if (selectors !== 1) {
+    throw new UsageError(
+      `Give exactly one of --user, --anonymous, --thread, --memory or --event-ids (got ${selectors}); see trace obs erase --help`,
+    );
+  }
+  return parseErasureSubject(input as ErasureSubjectInput);
+}
+
+/** One id per line; blank lines are skipped. */
+async function readEventIds(path: string, io: CliIo): Promise<string[]> {
+  let text: string;
+  try {
+    text = path === "-" ? await io.readStdin() : await Deno.readTextFile(path);
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read --event-ids ${path}: ${fileProblem(error, "read")}`,
+      { cause: error },
+    );
+  }
+  const ids = text.split(/\r?\n/).map((line) => line.trim()).filter((line) =>
+    line !== ""
+  );
+  if (ids.length === 0) {
+    throw new UsageError(
+      `--event-ids ${path} lists no event id; put one id per line`,
+    );
+  }
+  return ids;
+}
+
+function tableLine(counts: ErasurePlan["tables"]): string {
+  return `${counts.obs_envelopes} envelopes, ${counts.obs_events} index rows, ` +
+    `${counts.obs_resources} resource refs, ${counts.obs_previews} previews`;
+}
+
+function participantsLine(counts: Record<string, number>): string {
+  const entries = Object.entries(counts);
+  return entries.length === 0
+    ? "none registered"
+    : entries.map(([name, n]) => `${name} ${n}`).join(", ");
+}
+
+function subjectWords(subject: ErasureSubject): string {
+  return `${
+    describeSubjectKind(subject)
+  } of application ${subject.application_id}`;
+}
+
+function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
+  const s = plan.stores;
+  return [
+    `Erasure dry run for ${
+      subjectWords(subject)
+    } (subject ${plan.subject_digest})`,
+    `  ${plan.events} events: ${tableLine(plan.tables)}`,
+    `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
+    `  participants: ${participantsLine(plan.participants)}`,
+    "Nothing was changed. To erase, run the same command with:",
+    `  --apply --confirm "${plan.confirmation}"`,
+    "",
+  ].join("\n");
+}
+
+function storageLine(result: ErasureResult): string {
+  const reached = result.reached_file === null
+    ? "remote database: the server's own settings decide what reaches its files"
+    : result.reached_file
+    ? "zeroed with secure_delete, WAL checkpointed into the file"
+    : "zeroed with secure_delete, but a reader kept the WAL; it is truncated when that reader ends (or run trace obs retention --apply)";
+  const bytes = result.storage
+    ? `; ${result.storage.bytes_before} -> ${result.storage.bytes_after} bytes (${result.storage.method})`
+    : "";
+  return `Storage: ${reached}${bytes}`;
+}
+
+function renderApplied(
+  applied: AppliedErasure,
+  subject: ErasureSubject,
+): string {
+  const { result, receipt } = applied;
+  return [
+    `Erased ${result.events} events of ${subjectWords(subject)}: ${
+      tableLine(result.tables)
+    }`,
+    `  participants: ${participantsLine(result.participants)}`,
+    `Receipt ${receipt.receipt.receipt_id}: ledger entry ${receipt.seq}, head ${
+      formatHead(receipt.head)
+    }`,
+    storageLine(result),
+    `Check later: trace obs erase --verify ${receipt.receipt.receipt_id} with the same --application and subject`,
+    "",
+  ].join("\n");
+}
+
+function renderVerification(v: ErasureVerification): string {
+  const r = v.remaining;
+  const state = v.clean
+    ? "nothing of it remains"
+    : `${r.events} events remain: ${tableLine(r.tables)}; participants: ${
+      participantsLine(r.participants)
+    }`;
+  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${v.receipt.events} events on ${v.receipt.erased_at}): the subject matches; ${state}\n`;
+}
+
+const PROPAGATION_HELP =
+  `Usage: trace obs propagation [--application ID (--on | --off | --default)] [--json]
+                             [--data-dir DIR] [--db URL]
+
+Shows or sets, per application, whether an ingested memory deletion (kind
+memory_delete, e.g. the OTLP GenAI operation delete_memory) erases the
+content Trace holds of the deleted memory, or of the user when no memory is
+named, with a receipt. An application without a setting follows
+${PROPAGATION_ENV}=true|false in the ingesting process (default false).
+Deletions of single records are only indexed.
+`;
+
+const PROPAGATION_FLAGS = {
+  ...DATA_FLAGS,
+  application: { type: "string" },
+  on: { type: "boolean", default: false },
+  off: { type: "boolean", default: false },
+  default: { type: "boolean", default: false },
+} as const;
+
+/** `trace obs propagation`: show or set the per-application opt-in. */
+export async function obsPropagation(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
+  const { values } = parseFlags("obs propagation", args, PROPAGATION_FLAGS);
+  if (values.help) return showHelp(io, PROPAGATION_HELP);
+  const choices = [values.on, values.off, values.default].filter(Boolean);
+  if (choices.length > 1) {
+    throw new UsageError("Give one of --on, --off or --default, not several");
+  }
+  if (choices.length === 1 && values.application === undefined) {
+    throw new UsageError("--on, --off and --default need --application ID");
+  }
+  const setting = values.on ? true : values.off ? false : null;
+  const settings = await withDataContext(
+    values,
+    io,
+    { write: false, create: false },
+    async ({ db }) => {
+      if (choices.length === 1) {
+        await setErasurePropagation(db, values.application!, setting);
+      }
+      return await erasurePropagationSettings(db);
+    },
+  );
+  const byDefault = propagationByDefault(io.env(PROPAGATION_ENV));
+  if (values.json) {
+    printJson(io, { default: byDefault, applications: settings });
+    return 0;
+  }
+  io.out(
+    `Default (${PROPAGATION_ENV} in this environment): ${
+      byDefault ? "on" : "off"
+    }\n`,
+  );
+  for (const s of settings) {
+    io.out(`  ${s.application_id}: ${s.enabled ? "on" : "off"}\n`);
+  }
+  return 0;
+}
+
+/**
+ * Runs `fn` (an ingest) with memory-deletion propagation on, as every
+ * ingesting process must; the key is read only if a deletion propagates.
+ */
+export async function withErasurePropagation<T>(
+  dataDir: string,
+  io: CliIo,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const stop = enableErasurePropagation({
+    key: () => erasureKey(dataDir),
+    byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    onError: (message) => io.err(message + "\n"),
+  });
+  try {
+    return await fn();
+  } finally {
+    stop();
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * `secure_delete` on every connection of a writable local database. Private
+ * to `lib/db.ts`.
+ *
+ * SQLite keeps the bytes of a deleted row in its page (free space, freed
+ * pages, old index cells) until something overwrites them; with
+ * `secure_delete` it zeroes them as it deletes, so an erased preview cannot
+ * be read back from `trace.db`. The pragma is per connection, and libSQL's
+ * client keeps a pool: a pragma run once through `client.execute` reaches
+ * one pooled connection and none opened later. So every operation that may
+ * write sets it on the very connection it borrows: first statement of a
+ * transaction or batch, first line of `executeMultiple`, and a lone writing
+ * statement runs as a batch of the pragma and itself (SQLite still applies
+ * it as one statement). Plain reads (`SELECT`, `PRAGMA`, `EXPLAIN`) and
+ * `VACUUM` (which cannot run inside a transaction and rewrites every page
+ * anyway) go straight through.
+ *
+ * @module
+ */
+
+import type {
+  Client,
+  InArgs,
+  InStatement,
+  Replicated,
+  ResultSet,
+  Transaction,
+  TransactionMode,
+} from "@libsql/client";
+
+/** The statement every writing connection runs first. */
+export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
+
+const PASS_THROUGH = /^\s*(SELECT|PRAGMA|EXPLAIN|VACUUM)\b/i;
+
+/** A client whose every writing operation runs with `secure_delete` on its own connection. */
+export class SecureDeleteClient implements Client {
+  #inner: Client;
+
+  constructor(inner: Client) {
+    this.#inner = inner;
+  }
+
+  get closed(): boolean {
+    return this.#inner.closed;
+  }
+
+  get protocol(): string {
+    return this.#inner.protocol;
+  }
+
+  execute(stmt: InStatement): Promise<ResultSet>;
+  execute(sql: string, args?: InArgs): Promise<ResultSet>;
+  async execute(
+    stmtOrSql: InStatement | string,
+    args?: InArgs,
+  ): Promise<ResultSet> {
+    const stmt: InStatement = typeof stmtOrSql === "string"
+      ? { sql: stmtOrSql, args: args ?? [] }
+      : stmtOrSql;
+    const sql = typeof stmt === "string" ? stmt : stmt.sql;
+    if (PASS_THROUGH.test(sql)) return await this.#inner.execute(stmt);
+    const [, result] = await this.#inner.batch(
+      [SECURE_DELETE_ON, stmt],
+      "deferred",
+    );
+    return result!;
+  }
+
+  async batch(
+    stmts: Array<InStatement | [string, InArgs?]>,
+    mode?: TransactionMode,
+  ): Promise<ResultSet[]> {
+    if (mode === "read") return await this.#inner.batch(stmts, mode);
+    const results = await this.#inner.batch([SECURE_DELETE_ON, ...stmts], mode);
+    return results.slice(1);
+  }
+
+  async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+    return (await this.#inner.migrate([SECURE_DELETE_ON, ...stmts])).slice(1);
+  }
+
+  async transaction(mode?: TransactionMode): Promise<Transaction> {
+    const tx = await this.#inner.transaction(mode);
+    if (mode === "read") return tx;
+    try {
+      await tx.execute(SECURE_DELETE_ON);
+    } catch (error) {
+      tx.close();
+      throw error;
+    }
+    return tx;
+  }
+
+  async executeMultiple(sql: string): Promise<void> {
+    await this.#inner.executeMultiple(`${SECURE_DELETE_ON};\n${sql}`);
+  }
+
+  sync(): Promise<Replicated> {
+    return this.#inner.sync();
+  }
+
+  close(): void {
+    this.#inner.close();
+  }
+
+  reconnect(): void {
+    this.#inner.reconnect();
+  }
+}

@@ -1,0 +1,326 @@
+/**
+ * Operator accounts (`TRACE_UI_AUTH_ACCOUNTS`) and the directory that turns
+ * a session's operator name or a bearer token into an account.
+ *
+ * The configuration is a JSON object of operator names to a token, a role
+ * and an optional tenant scope:
+ *
+ * ```json
+ * {"support-1": {"token": "…", "role": "analyst", "application_id": "app-1"}}
+ * ```
+ *
+ * Tokens are unique, at least 16 characters without whitespace, and differ
+ * from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`. A bad configuration is
+ * refused whole with one line naming the account and the problem; no message
+ * ever repeats a token. The directory is looked up on every request, so
+ * {@link AccountBook.replace} (a host reloading its accounts) takes effect
+ * on the next request of every session.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { sha256Hex } from "../canonical_json.ts";
+import { ConfigError } from "../errors.ts";
+import { parseStrictJson, StrictJsonError } from "../json/strict_json.ts";
+import { type OperatorAccount, ROLES, type TenantScope } from "./roles.ts";
+
+/** Shortest token accepted for an account. */
+export const MIN_ACCOUNT_TOKEN_LENGTH = 16;
+
+/** Operator name of sessions opened with the one-time login URL. */
+export const LOCAL_OPERATOR = "local";
+/** Operator name of `TRACE_UI_AUTH_TOKEN` (sessions and bearer requests). */
+export const TOKEN_OPERATOR = "token";
+
+const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  LOCAL_OPERATOR,
+  TOKEN_OPERATOR,
+]);
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+// deno-lint-ignore no-control-regex
+const OPAQUE = /^[^\u0000-\u001f\u007f]{1,256}$/;
+
+const ScopeId = v.pipe(
+  v.string("must be a string"),
+  v.regex(OPAQUE, "must be 1 to 256 characters without control characters"),
+);
+
+/** One account as configured. Messages never quote a value. */
+const AccountSpecSchema = v.strictObject(
+  {
+    token: v.pipe(
+      v.string("must be a string"),
+      v.check(
+        (token) =>
+          token.length >= MIN_ACCOUNT_TOKEN_LENGTH && !/\s/.test(token),
+        `must be at least ${MIN_ACCOUNT_TOKEN_LENGTH} characters with no whitespace`,
+      ),
+    ),
+    role: v.picklist(ROLES, `must be one of ${ROLES.join(", ")}`),
+    application_id: v.optional(ScopeId),
+    user_id: v.optional(v.nullable(ScopeId)),
+  },
+  (issue) =>
+    issue.expected === "never"
+      ? "is not a known key (token, role, application_id, user_id)"
+      : issue.received === "undefined"
+      ? "is required"
+      : "must be a JSON object",
+);
+
+/** One configured account, as written. */
+export type AccountSpec = v.InferOutput<typeof AccountSpecSchema>;
+
+/** Operator names to their accounts. */
+export type AccountsConfig = Readonly<Record<string, AccountSpec>>;
+
+/** Tokens an account token must differ from. */
+export interface OtherTokens {
+  /** `TRACE_INGEST_TOKEN`. */
+  ingestToken?: string | undefined;
+  /** `TRACE_UI_AUTH_TOKEN`. */
+  adminToken?: string | undefined;
+}
+
+const ENV = "TRACE_UI_AUTH_ACCOUNTS";
+
+/** Parses the `TRACE_UI_AUTH_ACCOUNTS` text (strict JSON: duplicate names are refused). */
+export function parseAccounts(
+  text: string,
+  others: OtherTokens = {},
+): AccountsConfig {
+  let value: unknown;
+  try {
+    value = parseStrictJson(text);
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    // The parser's message names an offset and a rule, never the text itself.
+    throw new ConfigError(
+      `${ENV} is not valid JSON (${error.message}); write an object of operator names to {token, role}`,
+    );
+  }
+  return checkAccounts(value, others);
+}
+
+/** Validates accounts given as a value (a host passing them to `createApp`). */
+export function checkAccounts(
+  value: unknown,
+  others: OtherTokens = {},
+): AccountsConfig {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError(
+      `${ENV} must be a JSON object of operator names to {token, role}`,
+    );
+  }
+  const accounts: Record<string, AccountSpec> = {};
+  const owners = new Map<string, string>();
+  for (const [name, raw] of Object.entries(value)) {
+    const spec = checkAccount(name, raw);
+    const other = owners.get(spec.token);
+    if (other !== undefined) {
+      throw accountError(
+        name,
+        `has the same token as "${other}"; give every account its own token`,
+      );
+    }
+    if (spec.token === others.ingestToken) {
+      throw accountError(
+        name,
+        "has the same token as TRACE_INGEST_TOKEN; give the account its own token",
+      );
+    }
+    if (spec.token === others.adminToken) {
+      throw accountError(
+        name,
+        "has the same token as TRACE_UI_AUTH_TOKEN; give the account its own token",
+      );
+    }
+    owners.set(spec.token, name);
+    accounts[name] = spec;
+  }
+  return accounts;
+}
+
+function checkAccount(name: string, raw: unknown): AccountSpec {
+  if (!NAME.test(name)) {
+    throw new ConfigError(
+      `${ENV}: an operator name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit); rename it`,
+    );
+  }
+  if (RESERVED_NAMES.has(name)) {
+    throw accountError(
+      name,
+      "is a reserved operator name (local, token); rename the account",
+    );
+  }
+  const parsed = v.safeParse(AccountSpecSchema, raw);
+  if (!parsed.success) {
+    const issue = parsed.issues[0]!;
+    const key = issue.path?.map((item) => String(item.key)).join(".");
+    throw accountError(name, key ? `${key} ${issue.message}` : issue.message);
+  }
+  return parsed.output;
+}
+
+function accountError(name: string, problem: string): ConfigError {
+  return new ConfigError(`${ENV}: account "${name}" ${problem}`);
+}
+
+/**
+ * The configured accounts, replaceable while the server runs (a host
+ * reloading its account list). Every replacement is validated whole first;
+ * on error nothing changes. Sessions of removed or downgraded accounts are
+ * re-resolved at their next request.
+ */
+export class AccountBook {
+  #accounts: AccountsConfig;
+  #others: OtherTokens = {};
+  #version = 0;
+
+  constructor(accounts: unknown = {}) {
+    this.#accounts = checkAccounts(accounts);
+  }
+
+  /** The current accounts. */
+  get accounts(): AccountsConfig {
+    return this.#accounts;
+  }
+
+  /** Increases on every replacement. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Replaces every account; throws a `ConfigError` (and keeps the old list) when invalid. */
+  replace(accounts: unknown): void {
+    this.#accounts = checkAccounts(accounts, this.#others);
+    this.#version++;
+  }
+
+  /** Binds the server's other tokens, which no account token may equal (checked now and on replace). */
+  bindTokens(others: OtherTokens): void {
+    checkAccounts(this.#accounts, others);
+    this.#others = { ...others };
+  }
+}
+
+/** Resolves operator names and tokens to accounts, from the current configuration. */
+export interface OperatorDirectory {
+  /** The account of `name` now, or `null` when it no longer exists. */
+  resolve(name: string): OperatorAccount | null;
+  /** The account a bearer or login token belongs to, or `null`. */
+  byToken(token: string): Promise<OperatorAccount | null>;
+  /** Whether any token (the admin token or an account's) can sign in. */
+  hasTokens(): boolean;
+  /** How many configured accounts there are (built-in administrators not counted). */
+  accountCount(): number;
+  /** Whether a configured account is bound to a tenant. */
+  hasTenantBoundAccounts(): boolean;
+}
+
+/** What a directory is built from. */
+export interface DirectoryOptions extends OtherTokens {
+  /** Whether a one-time login exists (its sessions are the `local` administrator). */
+  oneTimeLogin?: boolean;
+  /** Configured accounts: a replaceable book, or a config validated here. */
+  accounts?: AccountBook | unknown;
+}
+
+interface Entry {
+  account: OperatorAccount;
+  token: string;
+}
+
+/** A directory of the built-in administrators and the configured accounts. */
+export function createOperatorDirectory(
+  options: DirectoryOptions,
+): OperatorDirectory {
+  const book = options.accounts instanceof AccountBook
+    ? options.accounts
+    : new AccountBook(options.accounts ?? {});
+  book.bindTokens({
+    ingestToken: options.ingestToken,
+    adminToken: options.adminToken,
+  });
+  let cached = { version: -1, entries: new Map<string, Entry>() };
+  const entries = () => {
+    if (cached.version !== book.version) {
+      cached = { version: book.version, entries: entriesOf(book.accounts) };
+    }
+    return cached.entries;
+  };
+  const admin = options.adminToken === undefined ? null : {
+    account: builtinAdmin(
+      TOKEN_OPERATOR,
+      `token:${sha256Hex(options.adminToken)}`,
+    ),
+    token: options.adminToken,
+  };
+  const local = options.oneTimeLogin
+    ? builtinAdmin(LOCAL_OPERATOR, "one-time-login")
+    : null;
+  return {
+    resolve(name) {
+      if (name === LOCAL_OPERATOR) return local;
+      if (name === TOKEN_OPERATOR) return admin?.account ?? null;
+      return entries().get(name)?.account ?? null;
+    },
+    async byToken(token) {
+      // Every candidate is compared, so the time taken does not say which one matched.
+      let found: OperatorAccount | null = null;
+      const all = [...entries().values()];
+      for (const entry of admin ? [admin, ...all] : all) {
+        if (await sameSecret(token, entry.token)) found ??= entry.account;
+      }
+      return found;
+    },
+    hasTokens: () => admin !== null || entries().size > 0,
+    accountCount: () => entries().size,
+    hasTenantBoundAccounts: () =>
+      [...entries().values()].some((entry) =>
+        Object.keys(entry.account.scope).length > 0
+      ),
+  };
+}
+
+function builtinAdmin(name: string, credential: string): OperatorAccount {
+  return { name, role: "admin", scope: {}, credential };
+}
+
+function entriesOf(config: AccountsConfig): Map<string, Entry> {
+  const entries = new Map<string, Entry>();
+  for (const [name, spec] of Object.entries(config)) {
+    const scope: TenantScope = {};
+    if (spec.application_id !== undefined) {
+      scope.application_id = spec.application_id;
+    }
+    if (spec.user_id !== undefined) scope.user_id = spec.user_id;
+    entries.set(name, {
+      account: {
+        name,
+        role: spec.role,
+        scope: Object.freeze(scope),
+        credential: `account:${sha256Hex(spec.token)}`,
+      },
+      token: spec.token,
+    });
+  }
+  return entries;
+}
+
+const encoder = new TextEncoder();
+
+/** Compares two secrets in time that depends on their lengths only. */
+async function sameSecret(given: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(given)),
+    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
+  ]);
+  const x = new Uint8Array(a);
+  const y = new Uint8Array(b);
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i]! ^ y[i]!;
+  return diff === 0;
+}

@@ -1,0 +1,87 @@
+/**
+ * Tables of operator security (component `auth`), in the data directory's
+ * database beside the ledger and the index:
+ *
+ * - `auth_audit`: the audit trail, append-only and hash-chained with the
+ *   ledger's digest functions; triggers refuse UPDATE and DELETE.
+ * - `auth_audit_head`: one head record per append (a removed last entry
+ *   leaves a head naming it), as the ledger keeps.
+ * - `auth_keys`: the random key of subject digests (user, event, resource
+ *   ids are stored keyed, so erasing a subject never rewrites the chain).
+ * - `auth_replay_drafts`: inert replay drafts, reviewable and never edited.
+ *
+ * @module
+ */
+
+import { type Migration, requireSchema, type TraceDb } from "../db.ts";
+
+/** Component name in `schema_migrations`. */
+export const AUTH_COMPONENT = "auth";
+
+const appendOnly = (table: string, what: string) => [
+  `CREATE TRIGGER ${table}_no_update BEFORE UPDATE ON ${table}
+    BEGIN SELECT RAISE(ABORT, '${what} are append-only'); END`,
+  `CREATE TRIGGER ${table}_no_delete BEFORE DELETE ON ${table}
+    BEGIN SELECT RAISE(ABORT, '${what} are append-only'); END`,
+];
+
+/** Versioned migrations of the `auth` component. */
+export const AUTH_MIGRATIONS: Migration[] = [
+  {
+    component: AUTH_COMPONENT,
+    version: 1,
+    name: "audit trail, subject key and replay drafts",
+    statements: [
+      `CREATE TABLE auth_audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        entry_id TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        action TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        payload_digest TEXT NOT NULL,
+        prev_chain TEXT NOT NULL,
+        chain_digest TEXT NOT NULL
+      )`,
+      "CREATE INDEX auth_audit_operator ON auth_audit (operator, seq)",
+      "CREATE INDEX auth_audit_action ON auth_audit (action, seq)",
+      ...appendOnly("auth_audit", "audit entries"),
+      `CREATE TABLE auth_audit_head (
+        head_seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        entry_seq INTEGER NOT NULL,
+        entry_count INTEGER NOT NULL,
+        chain_digest TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      ...appendOnly("auth_audit_head", "audit head records"),
+      `CREATE TABLE auth_keys (
+        name TEXT PRIMARY KEY,
+        secret TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      )`,
+      `CREATE TRIGGER auth_keys_no_update BEFORE UPDATE ON auth_keys
+        BEGIN SELECT RAISE(ABORT, 'auth keys are never changed'); END`,
+      `CREATE TABLE auth_replay_drafts (
+        draft_id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        application_id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        payload_digest TEXT NOT NULL
+      )`,
+      "CREATE INDEX auth_replay_drafts_tenant ON auth_replay_drafts (application_id, created_at)",
+      `CREATE TRIGGER auth_replay_drafts_no_update BEFORE UPDATE ON auth_replay_drafts
+        BEGIN SELECT RAISE(ABORT, 'replay drafts are never edited'); END`,
+    ],
+  },
+];
+
+/** Throws a clear error when the `auth` tables were never provisioned. */
+export async function requireAuthSchema(db: TraceDb): Promise<void> {
+  await requireSchema(
+    db,
+    AUTH_COMPONENT,
+    "nothing has been audited here yet (trace serve provisions the audit trail)",
+  );
+}

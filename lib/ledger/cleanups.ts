@@ -1,0 +1,74 @@
+/**
+ * Cleanups run after the fact (`external-cleanup`): each attempt is an
+ * append-only `cleanup` entry in the chain, linked to its run by run id and
+ * target, never an edit of the run's own report.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import type { Cleanup } from "../runner/report.ts";
+import { appendEntry, listEntries } from "./chain.ts";
+import { headAfter, type LedgerHead } from "./head.ts";
+
+/** One cleanup of a run's synthetic records, as chained. */
+export interface CleanupRecord {
+  schema: "trace.cleanup/1";
+  cleanup_id: string;
+  /** The run whose ids were deleted. */
+  run_id: string;
+  target_id: string;
+  /** Where the ids came from: the completed report, or the checkpoint of an interrupted run. */
+  ids_from: "report" | "checkpoint";
+  namespaces: { test: string; control: string };
+  /** How many ids of each namespace were deleted. */
+  issued: { test: number; control: number };
+  started_at: string;
+  finished_at: string;
+  /** The outcome, in the shape of a report's cleanup (markers are not queried: `null`). */
+  outcome: Cleanup;
+}
+
+/** A cleanup and where it is in the ledger. */
+export interface RecordedCleanup {
+  record: CleanupRecord;
+  seq: number;
+  head: LedgerHead;
+}
+
+/** Appends a cleanup record to the chain. */
+export async function recordCleanup(
+  db: TraceDb,
+  record: CleanupRecord,
+): Promise<RecordedCleanup> {
+  const entry = await appendEntry(db, {
+    kind: "cleanup",
+    entityId: record.cleanup_id,
+    targetId: record.target_id,
+    payload: record,
+  });
+  return { record, seq: entry.seq, head: await headAfter(db, entry) };
+}
+
+/** The cleanups of one run, oldest first. */
+export async function cleanupsOf(
+  db: TraceDb,
+  runId: string,
+  targetId: string,
+): Promise<CleanupRecord[]> {
+  return (await listEntries(db, "cleanup", targetId))
+    .map((entry) => JSON.parse(entry.payload) as CleanupRecord)
+    .filter((record) => record.run_id === runId);
+}
+
+/** The latest cleanup of every run that has one, by run id. */
+export async function latestCleanups(
+  db: TraceDb,
+): Promise<Map<string, CleanupRecord>> {
+  const latest = new Map<string, CleanupRecord>();
+  for (const entry of await listEntries(db, "cleanup")) {
+    const record = JSON.parse(entry.payload) as CleanupRecord;
+    latest.set(record.run_id, record);
+  }
+  return latest;
+}

@@ -1,0 +1,263 @@
+/**
+ * Which stored events belong to an erasure subject, what each table holds
+ * of them, and the statements that remove it. Private to `maint/`.
+ *
+ * A subject is matched in the index rows and, independently, in the source
+ * envelopes (whose body names the same scope): retention may have removed an
+ * event's rows while its envelope stays, and source expiry the other way
+ * round, so either alone would miss something. The two share `seq`, and
+ * previews and resource refs hang off it.
+ *
+ * @module
+ */
+
+import type { InValue } from "@libsql/client";
+import type { StoreName } from "../model.ts";
+import type {
+  ErasedEventKey,
+  ErasureExecutor,
+  ErasureScope,
+} from "./erasure_participants.ts";
+import type { ErasureSubject } from "./erasure_subject.ts";
+
+/** The index tables an erasure removes rows from, in the order it removes them. */
+export const ERASURE_TABLES = [
+  "obs_previews",
+  "obs_resources",
+  "obs_events",
+  "obs_envelopes",
+] as const;
+/** One of {@link ERASURE_TABLES}. */
+export type ErasureTable = typeof ERASURE_TABLES[number];
+
+/** The tables each scope reaches. */
+export const SCOPE_TABLES: Readonly<
+  Record<ErasureScope, readonly ErasureTable[]>
+> = {
+  all: ERASURE_TABLES,
+  content: ["obs_previews"],
+};
+
+/** One matched event: its key, the fingerprint of what is stored, and its store. */
+export interface MatchedEvent extends ErasedEventKey {
+  fingerprint: string;
+  store: StoreName;
+}
+
+/** How a selection narrows the subject's events. */
+export interface MatchOptions {
+  scope: ErasureScope;
+  /** Only events written up to this `seq` (a propagated deletion erases what came before it). */
+  upToSeq: number | null;
+}
+
+interface Condition {
+  sql: string;
+  args: InValue[];
+}
+
+/** `body`'s value at `path` as text, or NULL when the body is not JSON (never an error). */
+function bodyText(path: string): string {
+  return `(CASE WHEN json_valid(body) THEN json_extract(body, '${path}') END)`;
+}
+
+function conditions(
+  subject: ErasureSubject,
+): { rows: Condition; bodies: Condition } {
+  const id = subject.ids[0] ?? null;
+  switch (subject.kind) {
+    case "user":
+      return {
+        rows: { sql: "user_id = ?", args: [id] },
+        bodies: { sql: `${bodyText("$.event.user_id")} = ?`, args: [id] },
+      };
+    case "anonymous":
+      return {
+        rows: { sql: "user_id IS NULL", args: [] },
+        bodies: {
+          sql:
+            "(CASE WHEN json_valid(body) THEN json_type(body, '$.event.user_id') END) = 'null'",
+          args: [],
+        },
+      };
+    case "thread":
+      return {
+        rows: { sql: "thread_id = ?", args: [id] },
+        bodies: { sql: `${bodyText("$.event.thread_id")} = ?`, args: [id] },
+      };
+    case "memory":
+      return {
+        rows: { sql: "memory_id = ?", args: [id] },
+        bodies: { sql: `${bodyText("$.event.memory_id")} = ?`, args: [id] },
+      };
+    case "events": {
+      const list = {
+        sql: "event_id IN (SELECT value FROM json_each(?))",
+        args: [JSON.stringify(subject.ids)],
+      };
+      return { rows: list, bodies: list };
+    }
+  }
+}
+
+/** Every event of the subject, once each, by `seq`. */
+export async function matchSubject(
+  executor: ErasureExecutor,
+  subject: ErasureSubject,
+  options: MatchOptions,
+): Promise<MatchedEvent[]> {
+  const { rows, bodies } = conditions(subject);
+  const upTo = options.upToSeq === null ? "" : " AND seq <= ?";
+  const upToArgs = options.upToSeq === null ? [] : [options.upToSeq];
+  const columns = "seq, application_id, event_id, fingerprint, store";
+  const result = await executor.execute({
+    sql: `SELECT ${columns} FROM obs_events
+            WHERE application_id = ? AND ${rows.sql}${upTo}
+          UNION
+          SELECT ${columns} FROM obs_envelopes
+            WHERE application_id = ? AND ${bodies.sql}${upTo}
+          ORDER BY seq`,
+    args: [
+      subject.application_id,
+      ...rows.args,
+      ...upToArgs,
+      subject.application_id,
+      ...bodies.args,
+      ...upToArgs,
+    ],
+  });
+  const bySeq = new Map<number, MatchedEvent>();
+  for (const row of result.rows) {
+    const seq = Number(row.seq);
+    if (bySeq.has(seq)) continue;
+    bySeq.set(seq, {
+      seq,
+      application_id: String(row.application_id),
+      event_id: String(row.event_id),
+      fingerprint: String(row.fingerprint),
+      store: String(row.store) as StoreName,
+    });
+  }
+  const matched = [...bySeq.values()];
+  if (options.scope === "all") return matched;
+  return await withPreviews(executor, matched);
+}
+
+/** The events among `matched` that still hold a preview. */
+async function withPreviews(
+  executor: ErasureExecutor,
+  matched: MatchedEvent[],
+): Promise<MatchedEvent[]> {
+  if (matched.length === 0) return matched;
+  const result = await executor.execute({
+    sql:
+      "SELECT seq FROM obs_previews WHERE seq IN (SELECT value FROM json_each(?))",
+    args: [seqList(matched)],
+  });
+  const keep = new Set(result.rows.map((row) => Number(row.seq)));
+  return matched.filter((event) => keep.has(event.seq));
+}
+
+/** The `seq`s of `events` as a JSON array, for `json_each`. */
+export function seqList(events: readonly { seq: number }[]): string {
+  return JSON.stringify(events.map((event) => event.seq));
+}
+
+/** Rows each table holds for `events`. */
+export async function countTables(
+  executor: ErasureExecutor,
+  events: readonly MatchedEvent[],
+  tables: readonly ErasureTable[],
+): Promise<Record<ErasureTable, number>> {
+  const counts = emptyCounts();
+  if (events.length === 0) return counts;
+  const list = seqList(events);
+  for (const table of tables) {
+    const result = await executor.execute({
+      sql:
+        `SELECT COUNT(*) AS n FROM ${table} WHERE seq IN (SELECT value FROM json_each(?))`,
+      args: [list],
+    });
+    counts[table] = Number(result.rows[0]?.n ?? 0);
+  }
+  return counts;
+}
+
+/** Zero for every table. */
+export function emptyCounts(): Record<ErasureTable, number> {
+  return { obs_previews: 0, obs_resources: 0, obs_events: 0, obs_envelopes: 0 };
+}
+
+/**
+ * Removes what `table` holds for `events`; returns the rows removed. An
+ * index row goes only once its previews and resource refs are gone, so no
+ * step ever leaves content behind without the row that leads to it.
+ * Envelopes are deleted through the schema's compare-and-delete guard: a
+ * grant per (seq, fingerprint), the delete, then the grants go too.
+ */
+export async function deleteFrom(
+  executor: ErasureExecutor,
+  table: ErasureTable,
+  events: readonly MatchedEvent[],
+  now: number,
+): Promise<number> {
+  if (events.length === 0) return 0;
+  const list = seqList(events);
+  const inList = "seq IN (SELECT value FROM json_each(?))";
+  switch (table) {
+    case "obs_previews":
+    case "obs_resources":
+      return (await executor.execute({
+        sql: `DELETE FROM ${table} WHERE ${inList}`,
+        args: [list],
+      })).rowsAffected;
+    case "obs_events":
+      return (await executor.execute({
+        sql: `DELETE FROM obs_events WHERE ${inList}
+                AND NOT EXISTS (SELECT 1 FROM obs_previews p WHERE p.seq = obs_events.seq)
+                AND NOT EXISTS (SELECT 1 FROM obs_resources r WHERE r.seq = obs_events.seq)`,
+        args: [list],
+      })).rowsAffected;
+    case "obs_envelopes":
+      return await deleteEnvelopes(executor, list, now);
+  }
+}
+
+async function deleteEnvelopes(
+  executor: ErasureExecutor,
+  list: string,
+  now: number,
+): Promise<number> {
+  const inList = "seq IN (SELECT value FROM json_each(?))";
+  await executor.execute({
+    sql:
+      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
+          SELECT seq, fingerprint, ? FROM obs_envelopes WHERE ${inList}`,
+    args: [now, list],
+  });
+  const deleted = await executor.execute({
+    sql: `DELETE FROM obs_envelopes WHERE ${inList}`,
+    args: [list],
+  });
+  // A grant names the envelope's seq and fingerprint: it goes with the envelope.
+  await executor.execute({
+    sql: `DELETE FROM obs_expiry_grants WHERE ${inList}`,
+    args: [list],
+  });
+  return deleted.rowsAffected;
+}
+
+/** Events per store. */
+export function countStores(
+  events: readonly MatchedEvent[],
+): Record<StoreName, number> {
+  const stores: Record<StoreName, number> = {
+    trace: 0,
+    conversation: 0,
+    tool_log: 0,
+  };
+  for (const event of events) {
+    if (event.store in stores) stores[event.store]++;
+  }
+  return stores;
+}

@@ -1,0 +1,404 @@
+/**
+ * Subject erasure: Trace forgets a user, the anonymous users, a thread, a
+ * memory or a list of events of one application, from every place it keeps
+ * them: previews, resource refs (selection candidates and outcome artifacts
+ * among them), index rows, source envelopes, and whatever registered
+ * participants keep outside the index.
+ *
+ * It is a reviewed, two-step operation, as source expiry is.
+ * {@link planErasure} counts what would go, per table and per store, and
+ * seals the exact list of events (each `seq` with its stored fingerprint)
+ * into a confirmation value; {@link applyErasure} matches the subject again
+ * inside its write transaction and refuses unless that value still comes
+ * out, so a subject whose events changed since the review is refused.
+ * Non-interactive callers (propagated deletions, the staging adapter) use
+ * {@link eraseNow}, the same steps without the review.
+ *
+ * Nothing derived is stored apart from these tables: summaries aggregate
+ * live in SQL, health keeps counts only and the process counters are
+ * content-free.
+ *
+ * The bytes must leave the file too: the deleting connection runs with
+ * `secure_delete` (set and read back inside the transaction, since a pooled
+ * client may hand it any connection), and after the commit freed pages are
+ * returned in incremental steps and the WAL is checkpointed and truncated.
+ *
+ * @module
+ */
+
+import type { Transaction } from "@libsql/client";
+import { canonicalJson, sha256Hex } from "../../canonical_json.ts";
+import { checkpointWal, secureDeleteIn, type TraceDb } from "../../db.ts";
+import { RefusedError, StorageError, TraceError } from "../../errors.ts";
+import type { StoreName } from "../model.ts";
+import { requireObs } from "../schema.ts";
+import {
+  countStores,
+  countTables,
+  deleteFrom,
+  emptyCounts,
+  type ErasureTable,
+  type MatchedEvent,
+  matchSubject,
+  SCOPE_TABLES,
+} from "./_erasure_match.ts";
+import {
+  type ErasureExecutor,
+  type ErasureParticipant,
+  erasureParticipants,
+  type ErasureScope,
+  type ErasureTarget,
+} from "./erasure_participants.ts";
+import {
+  erasureKeyId,
+  type ErasureSubject,
+  subjectDigest,
+  type SubjectKind,
+} from "./erasure_subject.ts";
+import {
+  measureStorage,
+  reclaimStorage,
+  type StorageReport,
+} from "./_storage.ts";
+
+export { ERASURE_TABLES, type ErasureTable } from "./_erasure_match.ts";
+
+/** Options every erasure step takes. */
+export interface ErasureOptions {
+  /** The erasure key (see `erasureKey`): subjects appear only as its digest. */
+  key: Uint8Array;
+  /** `all` (default) or `content`: previews only, metadata stays. */
+  scope?: ErasureScope;
+  /** Only events written up to this `seq` (propagation). */
+  upToSeq?: number | null;
+  /** Participants to involve (default: the registered ones). */
+  participants?: readonly ErasureParticipant[];
+}
+
+/** What an erasure removes, or would remove: counts only, never ids or text. */
+export interface ErasureCounts {
+  selector: SubjectKind;
+  scope: ErasureScope;
+  /** `hmac-sha256:<hex>`: the subject under the erasure key. */
+  subject_digest: string;
+  /** Which key made the digest (`sha256:` + 16 hex digits of the key's hash). */
+  key_id: string;
+  /** Only events up to this `seq`, or `null` for all of them. */
+  up_to_seq: number | null;
+  /** Events matched. */
+  events: number;
+  /** Rows per index table. */
+  tables: Record<ErasureTable, number>;
+  /** Events per store. */
+  stores: Record<StoreName, number>;
+  /** Records per participant. */
+  participants: Record<string, number>;
+}
+
+/** The dry run: what would go, and the value that applies exactly this. */
+export interface ErasurePlan extends ErasureCounts {
+  schema: "trace.erasure-plan/1";
+  dry_run: true;
+  /** Pass it back to {@link applyErasure}; it changes when the subject's events do. */
+  confirmation: string;
+}
+
+/** What an applied erasure removed, as its receipt records it. */
+export interface ErasureRecord extends ErasureCounts {
+  erased_at: string;
+  /** True when the deleting connection confirmed `secure_delete`. */
+  secure_delete: boolean;
+}
+
+/** An applied erasure, and whether its removal reached the file. */
+export interface ErasureResult extends ErasureRecord {
+  schema: "trace.erasure/1";
+  dry_run: false;
+  /** Freed pages returned and the WAL truncated (bytes before and after). */
+  storage: StorageReport | null;
+  /**
+   * True when the rows were zeroed and the WAL fully checkpointed into the
+   * file; false when a reader kept the WAL; `null` for a remote database.
+   */
+  reached_file: boolean | null;
+}
+
+/** Options for {@link applyErasure} and {@link eraseNow}. */
+export interface ApplyErasureOptions extends ErasureOptions {
+  /**
+   * Runs inside the erasure's write transaction, after the deletes and
+   * before the commit (a throw rolls everything back): where a receipt is
+   * appended so that erasure and receipt are one atomic write.
+   */
+  inTransaction?: (tx: Transaction, record: ErasureRecord) => Promise<void>;
+  /** Return freed pages and truncate the WAL afterwards (default true). */
+  reclaim?: boolean;
+  /** Narrows the tables reached; only for demonstrating a defective erasure. */
+  tables?: readonly ErasureTable[];
+  /** Clock in epoch ms (tests pin it). */
+  now?: () => number;
+}
+
+/** Remaining traces of a subject after an erasure (verification). */
+export interface ErasureRemainder {
+  /** Events still matching. */
+  events: number;
+  tables: Record<ErasureTable, number>;
+  participants: Record<string, number>;
+  /** True when nothing of the subject remains in the scope. */
+  clean: boolean;
+}
+
+interface Selection {
+  subject: ErasureSubject;
+  scope: ErasureScope;
+  upToSeq: number | null;
+  digest: string;
+  keyId: string;
+  participants: readonly ErasureParticipant[];
+  tables: readonly ErasureTable[];
+}
+
+function select(
+  subject: ErasureSubject,
+  options: ErasureOptions & { tables?: readonly ErasureTable[] },
+): Selection {
+  const scope = options.scope ?? "all";
+  const allowed = SCOPE_TABLES[scope];
+  return {
+    subject,
+    scope,
+    upToSeq: options.upToSeq ?? null,
+    digest: subjectDigest(subject, options.key),
+    keyId: erasureKeyId(options.key),
+    participants: options.participants ?? erasureParticipants(),
+    tables: options.tables
+      ? allowed.filter((t) => options.tables!.includes(t))
+      : allowed,
+  };
+}
+
+function targetOf(
+  selection: Selection,
+  events: readonly MatchedEvent[],
+): ErasureTarget {
+  return {
+    subject: selection.subject,
+    subject_digest: selection.digest,
+    scope: selection.scope,
+    events: events.map(({ seq, application_id, event_id }) => ({
+      seq,
+      application_id,
+      event_id,
+    })),
+  };
+}
+
+function match(executor: ErasureExecutor, selection: Selection) {
+  return matchSubject(executor, selection.subject, {
+    scope: selection.scope,
+    upToSeq: selection.upToSeq,
+  });
+}
+
+/** The sealed value for exactly this subject, scope and list of events. */
+function confirmationFor(
+  selection: Selection,
+  events: readonly MatchedEvent[],
+): string {
+  const seal = sha256Hex(canonicalJson({
+    v: 1,
+    subject: selection.digest,
+    scope: selection.scope,
+    up_to_seq: selection.upToSeq,
+    events: events.map((e) => [e.seq, e.fingerprint]),
+  }));
+  return `erase ${events.length} events ${seal.slice(0, 16)}`;
+}
+
+function countsOf(
+  selection: Selection,
+  events: readonly MatchedEvent[],
+  tables: Record<ErasureTable, number>,
+  participants: Record<string, number>,
+): ErasureCounts {
+  return {
+    selector: selection.subject.kind,
+    scope: selection.scope,
+    subject_digest: selection.digest,
+    key_id: selection.keyId,
+    up_to_seq: selection.upToSeq,
+    events: events.length,
+    tables,
+    stores: countStores(events),
+    participants,
+  };
+}
+
+async function countParticipants(
+  executor: ErasureExecutor,
+  selection: Selection,
+  events: readonly MatchedEvent[],
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  const target = targetOf(selection, events);
+  for (const participant of selection.participants) {
+    counts[participant.name] = await participant.count(executor, target);
+  }
+  return counts;
+}
+
+/** The dry run: counts per table, store and participant, and the confirmation value; changes nothing. */
+export async function planErasure(
+  db: TraceDb,
+  subject: ErasureSubject,
+  options: ErasureOptions,
+): Promise<ErasurePlan> {
+  await requireObs(db);
+  const selection = select(subject, options);
+  const tx = await db.client.transaction("read");
+  try {
+    const events = await match(tx, selection);
+    const tables = await countTables(tx, events, selection.tables);
+    const participants = await countParticipants(tx, selection, events);
+    return {
+      schema: "trace.erasure-plan/1",
+      dry_run: true,
+      ...countsOf(selection, events, tables, participants),
+      confirmation: confirmationFor(selection, events),
+    };
+  } finally {
+    tx.close();
+  }
+}
+
+/**
+ * Applies an erasure reviewed with {@link planErasure}: refused unless
+ * `confirmation` is exactly what a dry run prints for the subject's events
+ * now.
+ */
+export async function applyErasure(
+  db: TraceDb,
+  subject: ErasureSubject,
+  confirmation: string,
+  options: ApplyErasureOptions,
+): Promise<ErasureResult> {
+  return await erase(db, subject, confirmation, options);
+}
+
+/** Erases at once, without a review step (propagated deletions, the staging adapter). */
+export async function eraseNow(
+  db: TraceDb,
+  subject: ErasureSubject,
+  options: ApplyErasureOptions,
+): Promise<ErasureResult> {
+  return await erase(db, subject, null, options);
+}
+
+async function erase(
+  db: TraceDb,
+  subject: ErasureSubject,
+  confirmation: string | null,
+  options: ApplyErasureOptions,
+): Promise<ErasureResult> {
+  await requireObs(db);
+  const selection = select(subject, options);
+  const reclaim = options.reclaim !== false && db.path !== null && !db.readOnly;
+  const before = reclaim ? await measureStorage(db) : null;
+  const record = await eraseInTransaction(db, selection, confirmation, options);
+  const storage = before ? await reclaimStorage(db, before) : null;
+  const checkpoint = reclaim ? await checkpointWal(db) : null;
+  return {
+    schema: "trace.erasure/1",
+    dry_run: false,
+    ...record,
+    storage,
+    reached_file: db.path === null
+      ? null
+      : record.secure_delete && checkpoint?.complete === true,
+  };
+}
+
+async function eraseInTransaction(
+  db: TraceDb,
+  selection: Selection,
+  confirmation: string | null,
+  options: ApplyErasureOptions,
+): Promise<ErasureRecord> {
+  let tx: Transaction | undefined;
+  try {
+    tx = await db.client.transaction("write");
+    const secure = await secureDeleteIn(tx);
+    if (!secure && db.path !== null) {
+      throw new StorageError(
+        "Cannot erase: the database connection did not accept secure_delete, so freed pages would keep the erased text; nothing was changed",
+      );
+    }
+    const events = await match(tx, selection);
+    if (confirmation !== null) {
+      requireConfirmation(confirmation, confirmationFor(selection, events));
+    }
+    const now = (options.now ?? Date.now)();
+    const participants: Record<string, number> = {};
+    const target = targetOf(selection, events);
+    for (const participant of selection.participants) {
+      participants[participant.name] = await participant.erase(tx, target);
+    }
+    const tables = emptyCounts();
+    for (const table of selection.tables) {
+      tables[table] = await deleteFrom(tx, table, events, now);
+    }
+    const record: ErasureRecord = {
+      ...countsOf(selection, events, tables, participants),
+      erased_at: new Date(now).toISOString(),
+      secure_delete: secure,
+    };
+    await options.inTransaction?.(tx, record);
+    await tx.commit();
+    return record;
+  } catch (error) {
+    await tx?.rollback().catch(() => {});
+    if (error instanceof TraceError) throw error;
+    throw new StorageError(
+      `Cannot erase: ${
+        (error as Error).message.split("\n")[0]
+      }; nothing was changed`,
+      { cause: error },
+    );
+  } finally {
+    tx?.close();
+  }
+}
+
+function requireConfirmation(given: string, expected: string): void {
+  if (given === expected) return;
+  throw new RefusedError(
+    "Cannot erase: the confirmation does not match the subject's events now (they changed since the dry run, or the value was mistyped); run the dry run again and pass the value it prints",
+  );
+}
+
+/** What remains of a subject in `scope`: zero everywhere once its erasure is complete. */
+export async function erasureRemainder(
+  db: TraceDb,
+  subject: ErasureSubject,
+  options: ErasureOptions,
+): Promise<ErasureRemainder> {
+  await requireObs(db);
+  const selection = select(subject, options);
+  const tx = await db.client.transaction("read");
+  try {
+    const events = await match(tx, selection);
+    const tables = await countTables(tx, events, selection.tables);
+    const participants = await countParticipants(tx, selection, events);
+    const left = Object.values(tables).reduce((n, c) => n + c, 0) +
+      Object.values(participants).reduce((n, c) => n + c, 0);
+    return {
+      events: events.length,
+      tables,
+      participants,
+      clean: events.length === 0 && left === 0,
+    };
+  } finally {
+    tx.close();
+  }
+}

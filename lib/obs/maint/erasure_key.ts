@@ -1,0 +1,94 @@
+/**
+ * The erasure key: 32 random bytes in `<data-dir>/erasure.key` (hex, owner
+ * only), created on first use. It lives beside the database, not in it, so a
+ * copy of `trace.db` alone cannot be searched for a guessed subject by
+ * recomputing receipt digests.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { ensurePrivateDir } from "../../data_dir.ts";
+import { StorageError } from "../../errors.ts";
+import { ERASURE_KEY_BYTES } from "./erasure_subject.ts";
+
+/** File name of the key in the data directory. */
+export const ERASURE_KEY_FILE = "erasure.key";
+
+/** Options for {@link erasureKey}. */
+export interface ErasureKeyOptions {
+  /** Create the key when it is missing (default true); readers that only verify pass false. */
+  create?: boolean;
+}
+
+/** Reads the data directory's erasure key, creating it (owner-only) when missing. */
+export async function erasureKey(
+  dataDir: string,
+  options: ErasureKeyOptions = {},
+): Promise<Uint8Array> {
+  const path = join(dataDir, ERASURE_KEY_FILE);
+  const existing = await readKey(path);
+  if (existing) return existing;
+  if (options.create === false) {
+    throw new StorageError(
+      `No erasure key at ${path}: receipts of this data directory cannot be checked without the key they were made with; restore the file from a backup`,
+    );
+  }
+  await ensurePrivateDir(dataDir);
+  const key = crypto.getRandomValues(new Uint8Array(ERASURE_KEY_BYTES));
+  try {
+    await Deno.writeTextFile(path, toHex(key) + "\n", {
+      createNew: true,
+      mode: 0o600,
+    });
+  } catch (error) {
+    // Another process created it first: use that one.
+    if (error instanceof Deno.errors.AlreadyExists) {
+      const raced = await readKey(path);
+      if (raced) return raced;
+    }
+    throw new StorageError(
+      `Cannot create the erasure key ${path}: ${
+        (error as Error).message.split(":")[0]
+      }; check the data directory's permissions`,
+      { cause: error },
+    );
+  }
+  return key;
+}
+
+async function readKey(path: string): Promise<Uint8Array | null> {
+  let text: string;
+  try {
+    const info = await Deno.lstat(path);
+    if (info.isSymlink || !info.isFile) {
+      throw new StorageError(
+        `Cannot use the erasure key ${path}: it is not a regular file; replace it with the key file`,
+      );
+    }
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    if (error instanceof StorageError) throw error;
+    throw new StorageError(
+      `Cannot read the erasure key ${path}: ${
+        (error as Error).message.split(":")[0]
+      }`,
+      { cause: error },
+    );
+  }
+  const hex = text.trim();
+  if (
+    !/^[0-9a-f]+$/.test(hex) || hex.length < ERASURE_KEY_BYTES * 2 ||
+    hex.length % 2 !== 0
+  ) {
+    throw new StorageError(
+      `Cannot use the erasure key ${path}: it is not ${ERASURE_KEY_BYTES} or more bytes of lower-case hex; restore it from a backup`,
+    );
+  }
+  return Uint8Array.from(hex.match(/../g)!, (pair) => parseInt(pair, 16));
+}
+
+function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,85 @@
+/**
+ * Propagation: when an application that opted in reports that it deleted a
+ * memory (or all of a user's memory), Trace erases the content it holds of
+ * that subject, so the index does not keep what the application forgot.
+ *
+ * Which events are deletions, and of what:
+ *
+ * - kind `memory_delete` (what the OTLP GenAI operation `delete_memory`
+ *   maps to), or `delete_memory_store`; a failed one (status `error` or
+ *   `success: false`) deletes nothing;
+ * - a deletion of single records (a `gen_ai.memory.record.id` attribute, or
+ *   resource refs with role `deleted`) is only indexed: Trace cannot tell
+ *   which previews quote one record;
+ * - otherwise it names the memory (`memory_id`), else the user (`user_id`);
+ *   a deletion naming neither is only indexed.
+ *
+ * What propagates is a `content` erasure (previews) of the subject's events
+ * written up to the deletion itself; metadata stays, the deletion's own
+ * event included, and the receipt records it. The opt-in is per application
+ * (stored in the index, see `erasure_settings.ts`) with
+ * `TRACE_OBS_ERASURE_PROPAGATION=true` as the default for every application.
+ *
+ * @module
+ */
+
+import type { ResourceRef } from "../model.ts";
+import type { ErasureSubject } from "./erasure_subject.ts";
+
+/** Event kinds that report a memory deletion. */
+export const MEMORY_DELETION_KINDS = [
+  "memory_delete",
+  "delete_memory_store",
+] as const;
+
+/** The environment variable that opts every application in. */
+export const PROPAGATION_ENV = "TRACE_OBS_ERASURE_PROPAGATION";
+
+/** What propagation reads of a stored event. */
+export interface DeletionCandidate {
+  seq: number;
+  application_id: string;
+  user_id: string | null;
+  memory_id: string | null;
+  kind: string;
+  status: string;
+  success: boolean | null;
+  resources: readonly ResourceRef[];
+  attributes: Readonly<Record<string, unknown>>;
+}
+
+/** A content erasure a deletion event calls for. */
+export interface PropagatedErasure {
+  subject: ErasureSubject;
+  /** The deletion's own `seq`: events written after it are not touched. */
+  upToSeq: number;
+}
+
+/** The erasure `event` calls for, or `null` when it is only indexed. */
+export function propagatedErasure(
+  event: DeletionCandidate,
+): PropagatedErasure | null {
+  if (!(MEMORY_DELETION_KINDS as readonly string[]).includes(event.kind)) {
+    return null;
+  }
+  if (event.status === "error" || event.success === false) return null;
+  if (namesRecords(event)) return null;
+  const app = event.application_id;
+  const subject: ErasureSubject | null = event.memory_id !== null
+    ? { application_id: app, kind: "memory", ids: [event.memory_id] }
+    : event.user_id !== null
+    ? { application_id: app, kind: "user", ids: [event.user_id] }
+    : null;
+  return subject ? { subject, upToSeq: event.seq } : null;
+}
+
+function namesRecords(event: DeletionCandidate): boolean {
+  const record = event.attributes["gen_ai.memory.record.id"];
+  if (typeof record === "string" && record !== "") return true;
+  return event.resources.some((ref) => ref.role === "deleted");
+}
+
+/** Reads the environment default: only the exact word `true` opts in. */
+export function propagationByDefault(value: string | undefined): boolean {
+  return value?.trim().toLowerCase() === "true";
+}

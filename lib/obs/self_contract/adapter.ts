@@ -1,0 +1,240 @@
+/**
+ * Trace's own index behind the staging adapter contract, so the deletion
+ * contract Trace runs against others can be run against Trace itself:
+ *
+ * - `/ingest` writes one event of the adapter's application (namespace =
+ *   thread, document id = event id) whose preview is the document's text;
+ * - `/query` searches the namespace's previews for the query text;
+ * - `/inventory` counts, for the namespace, source envelopes
+ *   (`source_records`), index rows (`vector_records`) and previews
+ *   (`cache_records`), attributing a preview through its index row or its
+ *   envelope; `complete` is true only when every count was enumerated to
+ *   its end (none reached the bound);
+ * - `/delete` erases the supplied ids of the namespace through the erasure
+ *   path (`lib/obs/maint/erasure.ts`), as an operator's erasure would.
+ *
+ * A deliberately defective variant (`skipPreviews`) erases every table but
+ * the previews; since an index row is only removed together with its
+ * previews, the rows stay too, and the contract must find the marker.
+ *
+ * @module
+ */
+
+import {
+  type Operation,
+  type OperationRequests,
+  type OperationResponses,
+  parseRequest,
+} from "../../contract/protocol.ts";
+import type { TraceDb } from "../../db.ts";
+import { ingestEvents } from "../ingest/mod.ts";
+import {
+  eraseNow,
+  ERASURE_TABLES,
+  type ErasureSubject,
+  type ErasureTable,
+} from "../maint/mod.ts";
+import { requireObs } from "../schema.ts";
+
+/** The application the adapter writes its events under. */
+export const SELF_STAGING_APPLICATION = "trace-staging-self";
+/** The agent its events name. */
+export const SELF_STAGING_AGENT = "trace-staging-adapter";
+/** The answer when no preview of the namespace holds the query text. */
+export const SELF_NO_MATCH = "No stored preview matches this query";
+
+/** Most rows one inventory count enumerates before it answers `complete: false`. */
+export const INVENTORY_BOUND = 100_000;
+const MAX_QUERY_MATCHES = 20;
+
+/** How the adapter erases: the index's erasure by default, or one that also keeps a receipt. */
+export type SelfErase = (
+  subject: ErasureSubject,
+  options: { tables: readonly ErasureTable[] },
+) => Promise<void>;
+
+/** Options for {@link createSelfStagingAdapter}. */
+export interface SelfStagingOptions {
+  /** The erasure key (subjects appear only as its digest). */
+  key: Uint8Array;
+  /** Replaces the default erasure (e.g. with one that appends a receipt). */
+  erase?: SelfErase;
+  /** The defective variant: its erasure skips the previews table. */
+  skipPreviews?: boolean;
+  /** Return freed pages and truncate the WAL after each deletion (default true). */
+  reclaim?: boolean;
+}
+
+/** One answered request: the checked body and the answer. */
+export interface SelfStagingExchange<K extends Operation = Operation> {
+  request: OperationRequests[K];
+  response: OperationResponses[K];
+}
+
+/** What the index physically holds for a namespace, whatever an inventory says. */
+export interface SelfStoredCounts {
+  source_records: number;
+  vector_records: number;
+  cache_records: number;
+}
+
+/** The staging adapter over the index. */
+export interface SelfStagingAdapter {
+  /** Answers one operation; throws `StagingRequestError` for a body the contract refuses. */
+  handle<K extends Operation>(
+    op: K,
+    body: unknown,
+  ): Promise<SelfStagingExchange<K>>;
+  /** Unbounded counts for a namespace (tests and the reference suite). */
+  storedCounts(namespace: string): Promise<SelfStoredCounts>;
+}
+
+const APP = SELF_STAGING_APPLICATION;
+
+/** `body`'s thread id as text, or NULL when the body is not JSON. */
+const BODY_THREAD =
+  "(CASE WHEN json_valid(body) THEN json_extract(body, '$.event.thread_id') END)";
+
+const NAMESPACE_SEQS =
+  `SELECT seq FROM obs_events WHERE application_id = ?1 AND thread_id = ?2
+  UNION SELECT seq FROM obs_envelopes WHERE application_id = ?1 AND ${BODY_THREAD} = ?2`;
+
+const COUNTS = {
+  source_records:
+    `SELECT 1 FROM obs_envelopes WHERE application_id = ?1 AND ${BODY_THREAD} = ?2`,
+  vector_records:
+    "SELECT 1 FROM obs_events WHERE application_id = ?1 AND thread_id = ?2",
+  cache_records: `SELECT 1 FROM obs_previews WHERE seq IN (${NAMESPACE_SEQS})`,
+} as const;
+
+/** Builds the adapter over `db` (the observability tables must exist). */
+export function createSelfStagingAdapter(
+  db: TraceDb,
+  options: SelfStagingOptions,
+): SelfStagingAdapter {
+  const tables = options.skipPreviews
+    ? ERASURE_TABLES.filter((t) => t !== "obs_previews")
+    : ERASURE_TABLES;
+  const erase: SelfErase = options.erase ??
+    (async (subject, o) => {
+      await eraseNow(db, subject, {
+        key: options.key,
+        tables: o.tables,
+        reclaim: options.reclaim ?? true,
+      });
+    });
+  const answers: {
+    [K in Operation]: (
+      r: OperationRequests[K],
+    ) => Promise<OperationResponses[K]>;
+  } = {
+    ingest: (r) => ingest(db, r),
+    query: (r) => query(db, r),
+    inventory: (r) => inventory(db, r.namespace),
+    delete: async (r) => {
+      const ids = await idsInNamespace(db, r.namespace, r.ids);
+      if (ids.length > 0) {
+        await erase({ application_id: APP, kind: "events", ids }, { tables });
+      }
+      return { acknowledged: true };
+    },
+  };
+  return {
+    async handle(op, body) {
+      const request = parseRequest(op, body);
+      await requireObs(db);
+      const answer = answers[op] as (
+        r: typeof request,
+      ) => Promise<OperationResponses[typeof op]>;
+      return { request, response: await answer(request) };
+    },
+    storedCounts: (namespace) => counts(db, namespace, null),
+  };
+}
+
+async function ingest(
+  db: TraceDb,
+  r: OperationRequests["ingest"],
+): Promise<OperationResponses["ingest"]> {
+  await ingestEvents(db, [{
+    event_id: r.id,
+    application_id: APP,
+    agent_id: SELF_STAGING_AGENT,
+    thread_id: r.namespace,
+    kind: "memory_write",
+    status: "ok",
+    success: true,
+    store: "conversation",
+    resources: [{ type: "document", id: r.id, role: "written" }],
+    preview: r.text,
+  }], { source: "api" });
+  return { id: r.id };
+}
+
+async function query(
+  db: TraceDb,
+  r: OperationRequests["query"],
+): Promise<OperationResponses["query"]> {
+  const result = await db.client.execute({
+    sql:
+      `SELECT p.content FROM obs_previews p JOIN obs_events e ON e.seq = p.seq
+          WHERE e.application_id = ? AND e.thread_id = ? AND instr(p.content, ?) > 0
+          ORDER BY e.seq LIMIT ?`,
+    args: [APP, r.namespace, r.query, MAX_QUERY_MATCHES],
+  });
+  const texts = result.rows.map((row) => String(row.content));
+  return { text: texts.length > 0 ? texts.join("\n\n") : SELF_NO_MATCH };
+}
+
+async function inventory(
+  db: TraceDb,
+  namespace: string,
+): Promise<OperationResponses["inventory"]> {
+  const found = await counts(db, namespace, INVENTORY_BOUND);
+  const complete = Object.values(found).every((n) => n <= INVENTORY_BOUND);
+  return { complete, ...found };
+}
+
+/** Counts per store, each enumerated up to `bound + 1` rows (`null`: to the end). */
+async function counts(
+  db: TraceDb,
+  namespace: string,
+  bound: number | null,
+): Promise<SelfStoredCounts> {
+  const limit = bound === null ? "" : " LIMIT ?3";
+  const args = bound === null ? [APP, namespace] : [APP, namespace, bound + 1];
+  const results = await db.client.batch(
+    Object.values(COUNTS).map((sql) => ({
+      sql: `SELECT COUNT(*) AS n FROM (${sql}${limit})`,
+      args,
+    })),
+    "read",
+  );
+  const [source, vector, cache] = results.map((r) => Number(r.rows[0]?.n ?? 0));
+  return {
+    source_records: source!,
+    vector_records: vector!,
+    cache_records: cache!,
+  };
+}
+
+/** The ids among `ids` that are stored in `namespace` (the contract deletes only those). */
+async function idsInNamespace(
+  db: TraceDb,
+  namespace: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const list = JSON.stringify([...new Set(ids)]);
+  const result = await db.client.execute({
+    sql: `SELECT event_id FROM obs_events
+            WHERE application_id = ?1 AND thread_id = ?2
+              AND event_id IN (SELECT value FROM json_each(?3))
+          UNION
+          SELECT event_id FROM obs_envelopes
+            WHERE application_id = ?1 AND ${BODY_THREAD} = ?2
+              AND event_id IN (SELECT value FROM json_each(?3))`,
+    args: [APP, namespace, list],
+  });
+  return result.rows.map((row) => String(row.event_id)).sort();
+}

@@ -1,0 +1,389 @@
+/**
+ * `external-cleanup`: removing what a run left behind, after the fact. For
+ * a run whose cleanup was incomplete, or that was interrupted before it
+ * could clean up, the issued ids (from its report, else its checkpoint) are
+ * deleted in both namespaces through the run's target adapter, both
+ * inventories are polled through the target's deletion window, and the
+ * outcome is appended to the ledger as a `cleanup` entry linked to the run.
+ * Reference runs have nothing to clean: their systems lived in memory.
+ *
+ * @module
+ */
+
+import type { StagingConfig } from "../contract/config.ts";
+import {
+  callOperation,
+  ProtocolError,
+  type StagingTransport,
+  STORES,
+} from "../contract/protocol.ts";
+import type { TraceDb } from "../db.ts";
+import { errorMessage, NotFoundError, RefusedError } from "../errors.ts";
+import { createHttpTransport } from "../http/strict_client.ts";
+import {
+  type CleanupRecord,
+  cleanupsOf,
+  recordCleanup,
+} from "../ledger/cleanups.ts";
+import type { LedgerHead } from "../ledger/head.ts";
+import { requireLedger } from "../ledger/schema.ts";
+import { readTarget } from "../ledger/targets.ts";
+import { type Clock, sleepUntil, systemClock } from "../runner/clock.ts";
+import type {
+  Cleanup,
+  CleanupDelete,
+  InventoryCounts,
+  RequestErrorRecord,
+} from "../runner/report.ts";
+import { locateRun } from "./run_view.ts";
+
+/** Options for {@link cleanUpRun}. */
+export interface CleanupRunOptions {
+  /** The data directory whose checkpoints list interrupted runs' ids. */
+  dataDir: string;
+  /** Environment lookup for `token_env`. */
+  env?: (name: string) => string | undefined;
+  /** A transport instead of the strict HTTP client (tests); closed afterwards. */
+  transport?: StagingTransport;
+  /** Time source (tests); the system clock by default. */
+  clock?: Clock;
+  /** Aborting stops polling early; what was seen so far is recorded. */
+  signal?: AbortSignal;
+  /** Sees each poll of both inventories (progress). */
+  onPoll?: (poll: CleanupPoll) => void;
+  /** Liveness of a checkpoint's writer (tests). */
+  isAlive?: (pid: number) => boolean;
+}
+
+/** One poll, for progress. */
+export interface CleanupPoll {
+  index: number;
+  started_at_seconds: number;
+  window_seconds: number;
+  remaining: Cleanup["remaining"];
+}
+
+/** What `external-cleanup` did. */
+export type CleanupOutcome =
+  | {
+    status: "cleaned";
+    record: CleanupRecord;
+    /** Where the record went: its ledger entry and the head after it, or why the ledger refused it. */
+    recorded: { seq: number; head: LedgerHead } | { error: string };
+  }
+  | {
+    status: "not_needed";
+    run_id: string;
+    /** Why there is nothing to clean, in words. */
+    reason: string;
+  };
+
+/** What is to be cleaned, found from the run id. */
+interface Leftovers {
+  runId: string;
+  targetId: string;
+  configDigest: string;
+  idsFrom: CleanupRecord["ids_from"];
+  namespaces: { test: string; control: string };
+  issued: { test: string[]; control: string[] };
+}
+
+/** Deletes a run's leftover synthetic records and records the outcome. */
+export async function cleanUpRun(
+  db: TraceDb,
+  runId: string,
+  options: CleanupRunOptions,
+): Promise<CleanupOutcome> {
+  await requireLedger(db);
+  const found = await leftoversOf(db, runId, options);
+  if ("reason" in found) {
+    return { status: "not_needed", run_id: runId, reason: found.reason };
+  }
+  const config = await targetConfig(db, found);
+  const transport = options.transport ??
+    createHttpTransport(config, options.env ? { env: options.env } : {});
+  const clock = options.clock ?? systemClock;
+  const startedAt = clock.wallNow().toISOString();
+  let outcome: Cleanup;
+  try {
+    outcome = await sweep(transport, config, found, clock, options);
+  } finally {
+    await transport.close?.();
+  }
+  const record: CleanupRecord = {
+    schema: "trace.cleanup/1",
+    cleanup_id: cleanupId(found.runId, clock.wallNow()),
+    run_id: found.runId,
+    target_id: found.targetId,
+    ids_from: found.idsFrom,
+    namespaces: found.namespaces,
+    issued: {
+      test: found.issued.test.length,
+      control: found.issued.control.length,
+    },
+    started_at: startedAt,
+    finished_at: clock.wallNow().toISOString(),
+    outcome,
+  };
+  try {
+    const { seq, head } = await recordCleanup(db, record);
+    return { status: "cleaned", record, recorded: { seq, head } };
+  } catch (error) {
+    return {
+      status: "cleaned",
+      record,
+      recorded: { error: errorMessage(error) },
+    };
+  }
+}
+
+async function leftoversOf(
+  db: TraceDb,
+  runId: string,
+  options: CleanupRunOptions,
+): Promise<Leftovers | { reason: string }> {
+  const located = await locateRun(db, runId, {
+    dataDir: options.dataDir,
+    ledger: true,
+    ...(options.isAlive ? { isAlive: options.isAlive } : {}),
+  });
+  if (located.found === "checkpoint") {
+    const { checkpoint, running } = located;
+    if (running) {
+      throw new RefusedError(
+        `Cannot clean up run ${runId}: process ${checkpoint.pid} is still running it, and it cleans up itself when it ends (Ctrl-C there stops its window early)`,
+      );
+    }
+    return await unlessCleaned(db, {
+      runId,
+      targetId: checkpoint.target.id,
+      configDigest: checkpoint.config_digest,
+      idsFrom: "checkpoint",
+      namespaces: checkpoint.namespaces,
+      issued: checkpoint.issued,
+    }, null);
+  }
+  const { report } = located;
+  if (report.kind === "reference") {
+    return {
+      reason:
+        "it is a reference run: its system lived in memory inside the run, so nothing was left behind",
+    };
+  }
+  return await unlessCleaned(db, {
+    runId,
+    targetId: report.target.id,
+    configDigest: report.config_digest,
+    idsFrom: "report",
+    namespaces: report.namespaces,
+    issued: report.issued,
+  }, report.cleanup.cleanup_complete);
+}
+
+/** Nothing to do when the run's own cleanup, or a later one, completed. */
+async function unlessCleaned(
+  db: TraceDb,
+  leftovers: Leftovers,
+  ownCleanupComplete: boolean | null,
+): Promise<Leftovers | { reason: string }> {
+  if (ownCleanupComplete) {
+    return {
+      reason:
+        "its own cleanup completed: every store of both namespaces read 0",
+    };
+  }
+  const later = (await cleanupsOf(db, leftovers.runId, leftovers.targetId))
+    .filter((c) => c.outcome.cleanup_complete).at(-1);
+  if (later) {
+    return {
+      reason:
+        `cleanup ${later.cleanup_id} completed it on ${later.finished_at}: every store of both namespaces read 0`,
+    };
+  }
+  if (leftovers.issued.test.length + leftovers.issued.control.length === 0) {
+    return { reason: "it issued no synthetic id before it stopped" };
+  }
+  return leftovers;
+}
+
+/** The run's target config, which must still be the one the run used. */
+async function targetConfig(
+  db: TraceDb,
+  leftovers: Leftovers,
+): Promise<StagingConfig> {
+  const target = await readTarget(db, leftovers.targetId);
+  if (!target) {
+    throw new NotFoundError(
+      `Cannot clean up run ${leftovers.runId}: its target "${leftovers.targetId}" is not registered, so its adapter is unknown; delete namespaces ${leftovers.namespaces.test} and ${leftovers.namespaces.control} by hand`,
+    );
+  }
+  if (target.config_digest !== leftovers.configDigest) {
+    throw new RefusedError(
+      `Cannot clean up run ${leftovers.runId}: target "${leftovers.targetId}" is registered with another config than the run used`,
+    );
+  }
+  return target.config;
+}
+
+/** Deletes every issued id, then polls both inventories until clean or the window ends. */
+async function sweep(
+  transport: StagingTransport,
+  config: StagingConfig,
+  leftovers: Leftovers,
+  clock: Clock,
+  options: CleanupRunOptions,
+): Promise<Cleanup> {
+  const start = clock.now();
+  const deletes: CleanupDelete[] = [];
+  for (const role of ["test", "control"] as const) {
+    const ids = leftovers.issued[role];
+    if (ids.length === 0) continue;
+    const error = await attempt(
+      role,
+      "delete",
+      () =>
+        callOperation(transport, "delete", {
+          namespace: leftovers.namespaces[role],
+          ids,
+        }, { timeoutMs: config.timeout_seconds.delete * 1000 }),
+    );
+    deletes.push({
+      namespace: role,
+      ids: ids.length,
+      acknowledged: error === null,
+      error,
+    });
+  }
+  const polled = await poll(transport, config, leftovers, clock, options);
+  const problems = sweepProblems(deletes, polled.remaining, polled.errors);
+  return {
+    cleanup_complete: problems.length === 0,
+    deletes,
+    polls: polled.polls,
+    remaining: polled.remaining,
+    marker_seen: { test: null, control: null },
+    elapsed_seconds: Math.round(clock.now() - start) / 1000,
+    problems,
+    limit_seconds: config.deletion_window_seconds,
+    interrupted: options.signal?.aborted ?? false,
+  };
+}
+
+interface Polled {
+  polls: number;
+  remaining: Cleanup["remaining"];
+  errors: RequestErrorRecord[];
+}
+
+async function poll(
+  transport: StagingTransport,
+  config: StagingConfig,
+  leftovers: Leftovers,
+  clock: Clock,
+  options: CleanupRunOptions,
+): Promise<Polled> {
+  const windowMs = config.deletion_window_seconds * 1000;
+  const intervalMs = config.sample_interval_seconds * 1000;
+  const start = clock.now();
+  const polled: Polled = {
+    polls: 0,
+    remaining: { test: null, control: null },
+    errors: [],
+  };
+  for (let k = 0;; k++) {
+    await sleepUntil(clock, start + k * intervalMs, options.signal);
+    const startedMs = clock.now() - start;
+    polled.polls++;
+    polled.errors = [];
+    for (const role of ["test", "control"] as const) {
+      polled.remaining[role] = null;
+      const error = await attempt(role, "inventory", async () => {
+        polled.remaining[role] = await callOperation(transport, "inventory", {
+          namespace: leftovers.namespaces[role],
+        }, { timeoutMs: config.timeout_seconds.inventory * 1000 });
+      });
+      if (error) polled.errors.push(error);
+    }
+    options.onPoll?.({
+      index: k,
+      started_at_seconds: startedMs / 1000,
+      window_seconds: config.deletion_window_seconds,
+      remaining: { ...polled.remaining },
+    });
+    const clean = isClean(polled.remaining.test) &&
+      isClean(polled.remaining.control);
+    if (clean || startedMs >= windowMs || options.signal?.aborted) {
+      return polled;
+    }
+  }
+}
+
+/** Runs one request; its failure is evidence (a content-free record), not an exception. */
+async function attempt(
+  role: "test" | "control",
+  op: "delete" | "inventory",
+  send: () => Promise<unknown>,
+): Promise<RequestErrorRecord | null> {
+  try {
+    await send();
+    return null;
+  } catch (error) {
+    const record: RequestErrorRecord = {
+      op,
+      namespace: role,
+      failure: error instanceof ProtocolError ? error.failure : "refused",
+      message: error instanceof ProtocolError
+        ? error.message
+        : `/${op}: ${errorMessage(error)}`,
+    };
+    if (error instanceof ProtocolError && error.status !== undefined) {
+      record.status = error.status;
+    }
+    return record;
+  }
+}
+
+function isClean(counts: InventoryCounts | null): boolean {
+  return counts !== null && counts.complete &&
+    STORES.every((store) => counts[store] === 0);
+}
+
+function sweepProblems(
+  deletes: CleanupDelete[],
+  remaining: Cleanup["remaining"],
+  errors: RequestErrorRecord[],
+): string[] {
+  const problems = deletes.filter((d) => !d.acknowledged).map((d) =>
+    `the ${d.namespace} deletion was not acknowledged (${
+      d.error?.failure ?? "unknown"
+    })`
+  );
+  problems.push(
+    ...errors.map((e) => `${e.namespace} inventory failed: ${e.message}`),
+  );
+  for (const role of ["test", "control"] as const) {
+    const counts = remaining[role];
+    if (!counts) continue;
+    if (!counts.complete) {
+      problems.push(`the ${role} inventory answered complete: false`);
+    }
+    const left = STORES.filter((store) => counts[store] > 0).map((store) =>
+      `${store} ${counts[store]}`
+    );
+    if (left.length > 0) {
+      problems.push(
+        `${left.join(", ")} left in the ${role} namespace after polling`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** A cleanup id: sortable, unique, naming its run. */
+function cleanupId(runId: string, now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const random = crypto.getRandomValues(new Uint8Array(3));
+  return `cleanup-${stamp}-${
+    Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("")
+  }-${runId.replace(/^run-/, "")}`;
+}

@@ -1,0 +1,249 @@
+/**
+ * `external-runs`: every run this data directory knows, newest first. The
+ * ledger holds completed external and reference runs (each row checked
+ * against the verified chain); checkpoints add runs that are still running
+ * or were interrupted, and reports kept beside them when the ledger could
+ * not take one.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { TraceDb } from "../db.ts";
+import { latestCleanups } from "../ledger/cleanups.ts";
+import { listRegressions, listReplays } from "../ledger/regressions.ts";
+import { findRuns, type StoredRun, validateRunId } from "../ledger/runs.ts";
+import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
+import type { RunReport, RunState, Verdict } from "../runner/report.ts";
+import { keptReportPath } from "./external_run.ts";
+import { isSameProcess } from "./run_view.ts";
+
+/** One run in the list. */
+export interface RunListItem {
+  run_id: string;
+  kind: RunReport["kind"];
+  target_id: string;
+  verdict: Verdict | "RUNNING";
+  state: RunState;
+  started_at: string;
+  /** Where its record is: the ledger, a kept report file, or only a checkpoint. */
+  kept_in: "ledger" | "file" | "checkpoint";
+  /** The regression this run replayed. */
+  regression_id: string | null;
+  /** The regression this FAIL was saved as. */
+  saved_as: string | null;
+  /**
+   * Synthetic records: `complete` (cleaned up), `incomplete` (some may
+   * remain: trace external-cleanup), `cleaned` (by a later cleanup),
+   * `unknown` (running, or interrupted without a cleanup) or `none` (a
+   * reference run: nothing outside memory).
+   */
+  cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
+}
+
+/** The answer of `external-runs`. */
+export interface RunList {
+  schema: "trace.run-list/1";
+  runs: RunListItem[];
+  /** Checkpoint files that could not be read, skipped. */
+  unreadable: string[];
+}
+
+/** Filters of {@link listAllRuns}. */
+export interface RunListOptions {
+  /** The data directory whose checkpoints are consulted. */
+  dataDir: string;
+  targetId?: string;
+  verdict?: Verdict | "RUNNING";
+  kind?: RunReport["kind"];
+  state?: RunState;
+  /** At most this many, newest first (default 50). */
+  limit?: number;
+  /** Whether the database has a ledger (default: it has). */
+  ledger?: boolean;
+  /** Liveness of a checkpoint's writer (tests). */
+  isAlive?: (pid: number) => boolean;
+}
+
+/** Runs of this data directory, newest first, filtered. */
+export async function listAllRuns(
+  db: TraceDb,
+  options: RunListOptions,
+): Promise<RunList> {
+  const limit = options.limit ?? 50;
+  const ledgerRuns = options.ledger === false
+    ? []
+    : await fromLedger(db, options, limit);
+  const known = new Set(ledgerRuns.map((run) => run.run_id));
+  const { runs: local, unreadable } = await fromCheckpoints(options, known);
+  const runs = [...ledgerRuns, ...local.filter((run) => matches(run, options))]
+    .sort((a, b) =>
+      a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0
+    )
+    .slice(0, limit);
+  return { schema: "trace.run-list/1", runs, unreadable };
+}
+
+function matches(run: RunListItem, options: RunListOptions): boolean {
+  return (options.targetId === undefined ||
+    run.target_id === options.targetId) &&
+    (options.verdict === undefined || run.verdict === options.verdict) &&
+    (options.kind === undefined || run.kind === options.kind) &&
+    (options.state === undefined || run.state === options.state);
+}
+
+async function fromLedger(
+  db: TraceDb,
+  options: RunListOptions,
+  limit: number,
+): Promise<RunListItem[]> {
+  if (options.state !== undefined && options.state !== "completed") return [];
+  if (options.verdict === "RUNNING") return [];
+  const stored = await findRuns(db, {
+    limit,
+    ...(options.kind === undefined ? {} : { kinds: [options.kind] }),
+    ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
+    ...(options.verdict === undefined ? {} : { verdict: options.verdict }),
+  });
+  const links = await runLinks(db);
+  return stored.map((run) => ledgerItem(run, links));
+}
+
+interface RunLinks {
+  replays: Map<string, string>;
+  saved: Map<string, string>;
+  cleaned: Map<string, boolean>;
+}
+
+async function runLinks(db: TraceDb): Promise<RunLinks> {
+  const regressions = await listRegressions(db);
+  const replays = new Map(
+    (await listReplays(db)).map((r) => [r.run_id, r.regression_id]),
+  );
+  const saved = new Map(
+    regressions.map((r) => [r.source_run_id, r.regression_id]),
+  );
+  const cleaned = new Map(
+    [...(await latestCleanups(db)).entries()].map((
+      [runId, record],
+    ) => [runId, record.outcome.cleanup_complete]),
+  );
+  return { replays, saved, cleaned };
+}
+
+function ledgerItem(stored: StoredRun, links: RunLinks): RunListItem {
+  const { report } = stored;
+  return {
+    run_id: report.run_id,
+    kind: report.kind,
+    target_id: report.target.id,
+    verdict: report.verdict,
+    state: report.state,
+    started_at: report.started_at,
+    kept_in: "ledger",
+    regression_id: links.replays.get(report.run_id) ?? null,
+    saved_as: links.saved.get(report.run_id) ?? null,
+    cleanup: cleanupState(report, links.cleaned.get(report.run_id)),
+  };
+}
+
+function cleanupState(
+  report: RunReport,
+  laterComplete: boolean | undefined,
+): RunListItem["cleanup"] {
+  if (report.kind === "reference") return "none";
+  if (report.cleanup.cleanup_complete) return "complete";
+  return laterComplete ? "cleaned" : "incomplete";
+}
+
+/** Runs that only a checkpoint (or a kept report beside it) knows. */
+async function fromCheckpoints(
+  options: RunListOptions,
+  known: Set<string>,
+): Promise<{ runs: RunListItem[]; unreadable: string[] }> {
+  const runs: RunListItem[] = [];
+  const unreadable: string[] = [];
+  for (const runId of await checkpointIds(options.dataDir)) {
+    if (known.has(runId)) continue;
+    try {
+      const item = await checkpointItem(options, runId);
+      if (item) runs.push(item);
+    } catch {
+      unreadable.push(join(checkpointDir(options.dataDir), `${runId}.json`));
+    }
+  }
+  return { runs, unreadable };
+}
+
+async function checkpointIds(dataDir: string): Promise<string[]> {
+  const ids: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(checkpointDir(dataDir))) {
+      const id = /^(.+)\.json$/.exec(entry.name)?.[1];
+      if (!entry.isFile || !id || id.endsWith(".report")) continue;
+      try {
+        ids.push(validateRunId(id));
+      } catch {
+        // Not a checkpoint name.
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return ids;
+}
+
+async function checkpointItem(
+  options: RunListOptions,
+  runId: string,
+): Promise<RunListItem | null> {
+  const checkpoint = await readCheckpoint(options.dataDir, runId);
+  if (!checkpoint) return null;
+  if (checkpoint.state === "completed") {
+    return await keptItem(options.dataDir, runId);
+  }
+  const isAlive = options.isAlive ??
+    ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
+  const running = isAlive(checkpoint.pid);
+  return {
+    run_id: runId,
+    kind: "external",
+    target_id: checkpoint.target.id,
+    verdict: running ? "RUNNING" : "INCONCLUSIVE",
+    state: running ? "running" : "interrupted",
+    started_at: checkpoint.started_at,
+    kept_in: "checkpoint",
+    regression_id: null,
+    saved_as: null,
+    cleanup: "unknown",
+  };
+}
+
+/** A completed run the ledger did not take, if its report was kept on disk. */
+async function keptItem(
+  dataDir: string,
+  runId: string,
+): Promise<RunListItem | null> {
+  let report: RunReport;
+  try {
+    report = JSON.parse(
+      await Deno.readTextFile(keptReportPath(dataDir, runId)),
+    );
+  } catch (error) {
+    // A completed checkpoint without a kept report is a run in the ledger, or lost with it.
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  return {
+    run_id: report.run_id,
+    kind: report.kind,
+    target_id: report.target.id,
+    verdict: report.verdict,
+    state: report.state,
+    started_at: report.started_at,
+    kept_in: "file",
+    regression_id: null,
+    saved_as: null,
+    cleanup: cleanupState(report, undefined),
+  };
+}

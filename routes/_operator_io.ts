@@ -1,0 +1,201 @@
+/**
+ * What the operator endpoints share: reading a small JSON or form body,
+ * choosing a page or JSON answer, and running a privileged action under
+ * the audit trail (the entry is written before anything the action found
+ * is answered; when it cannot be written the answer is 503 and nothing
+ * else). Hook failures become content-free 502 answers, logged by hook
+ * name and failure kind only.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import {
+  type Action,
+  appendAudit,
+  type AuditEntry,
+  type AuditTargets,
+  HookError,
+  type Principal,
+} from "../lib/auth/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { errorMessage, TraceError } from "../lib/errors.ts";
+import type { ServerLog } from "./_errors.ts";
+import type { UiEnv } from "./ui/context.ts";
+
+/** What a privileged endpoint needs to audit. */
+export interface AuditDeps {
+  db: TraceDb;
+  log: ServerLog;
+}
+
+const FORM = "application/x-www-form-urlencoded";
+
+/** Whether the request came from a page's form (answer with a page). */
+export function fromForm(c: Context): boolean {
+  const type = c.req.header("content-type") ?? "";
+  return type.startsWith(FORM) || type.startsWith("multipart/form-data");
+}
+
+/**
+ * The body's fields: a JSON object, or a form's string fields (its CSRF
+ * token removed). Values are never repeated in errors.
+ */
+export async function readFields(c: Context): Promise<Record<string, unknown>> {
+  if (fromForm(c)) {
+    const body = await c.req.parseBody();
+    const fields: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(body)) {
+      if (key === "_csrf") continue;
+      if (typeof value !== "string") {
+        throw new HTTPException(400, {
+          message: "Send text fields only; files are not accepted here",
+        });
+      }
+      // An empty optional field of a form means "not given".
+      if (value !== "") fields[key] = value;
+    }
+    return fields;
+  }
+  const type = c.req.header("content-type") ?? "";
+  if (!type.startsWith("application/json")) {
+    throw new HTTPException(415, {
+      message:
+        "Send Content-Type: application/json (or a form) to this endpoint",
+    });
+  }
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw new HTTPException(400, { message: "The body is not valid JSON" });
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new HTTPException(400, {
+      message: "Send a JSON object of fields",
+    });
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The query string's parameters as single values; a repeated one is refused. */
+export function singleParams(c: Context): Record<string, string> {
+  const params = new URL(c.req.url).searchParams;
+  const fields: Record<string, string> = {};
+  for (const key of params.keys()) {
+    const values = params.getAll(key);
+    if (values.length > 1) {
+      throw new HTTPException(400, {
+        message: `The parameter ${JSON.stringify(key)} may be given once`,
+      });
+    }
+    fields[key] = values[0]!;
+  }
+  return fields;
+}
+
+/** The audit actor of the request. */
+export function actorOf(c: Context<UiEnv>): Principal {
+  return c.get("principal");
+}
+
+/** What to record about a privileged action, besides its outcome. */
+export interface AuditPlan<T> {
+  action: Action;
+  targets: AuditTargets;
+  reason?: string | null;
+  /** More targets once the action has found them (the event's tenant). */
+  found?: (result: T) => AuditTargets;
+}
+
+const AUDIT_DOWN =
+  "The audit trail could not be written, so the action was refused; the server log has the detail";
+
+/**
+ * Runs a privileged action and records it. A failure is recorded (refused
+ * or failed, with a short code) and then answered; a success is answered
+ * only once its entry is written.
+ */
+export async function audited<T>(
+  c: Context<UiEnv>,
+  deps: AuditDeps,
+  plan: AuditPlan<T>,
+  run: () => Promise<T>,
+): Promise<{ result: T; entry: AuditEntry }> {
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    return await auditFailure(c, deps, plan, error);
+  }
+  const principal = actorOf(c);
+  const entry = await record(deps, {
+    actor: principal,
+    action: plan.action,
+    scope: principal.scope,
+    reason: plan.reason ?? null,
+    targets: { ...plan.targets, ...plan.found?.(result) },
+    outcome: "succeeded",
+  });
+  return { result, entry };
+}
+
+/** Records a privileged action that did not succeed (refused or failed), then throws its answer. */
+export async function auditFailure<T>(
+  c: Context<UiEnv>,
+  deps: AuditDeps,
+  plan: AuditPlan<T>,
+  error: unknown,
+): Promise<never> {
+  const principal = actorOf(c);
+  await record(deps, {
+    actor: principal,
+    action: plan.action,
+    scope: principal.scope,
+    reason: plan.reason ?? null,
+    targets: plan.targets,
+    outcome: refusal(error) ? "refused" : "failed",
+    detail: failureCode(error),
+  });
+  throw httpError(error, deps.log);
+}
+
+async function record(
+  deps: AuditDeps,
+  entry: Parameters<typeof appendAudit>[1],
+): Promise<AuditEntry> {
+  try {
+    return await appendAudit(deps.db, entry);
+  } catch (error) {
+    deps.log(`audit: ${errorMessage(error)}`);
+    throw new HTTPException(503, { message: AUDIT_DOWN });
+  }
+}
+
+/** Answers an audit failure of a write that carried its own entry (a draft). */
+export function auditUnavailable(error: unknown, log: ServerLog): never {
+  log(`audit: ${errorMessage(error)}`);
+  throw new HTTPException(503, { message: AUDIT_DOWN });
+}
+
+function refusal(error: unknown): boolean {
+  return error instanceof TraceError && error.code === "forbidden";
+}
+
+/** A short, content-free code of why an action did not succeed. */
+function failureCode(error: unknown): string {
+  if (error instanceof HookError) return `${error.hook}:${error.failure}`;
+  if (error instanceof TraceError) return error.code;
+  if (error instanceof HTTPException) return `http_${error.status}`;
+  return "internal";
+}
+
+/** Hook failures as content-free 502s (refusals stay 403); everything else as it was. */
+export function httpError(error: unknown, log: ServerLog): unknown {
+  if (error instanceof HookError && error.failure !== "refused") {
+    log(`hook: ${error.hook} ${error.failure}`);
+    return new HTTPException(502, { message: error.message });
+  }
+  return error;
+}

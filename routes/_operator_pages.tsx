@@ -1,0 +1,185 @@
+/**
+ * The pages the operator forms answer with (a browser posting a form gets a
+ * page; scripts posting JSON get JSON): revealed content, a created replay
+ * draft, a resolved account. Each says what was recorded in the audit
+ * trail; the revealed content is shown once and never cached.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { FC } from "hono/jsx";
+import type {
+  AuditEntry,
+  PlannedRef,
+  ReplayDraft,
+  ReplayPlan,
+} from "../lib/auth/mod.ts";
+import type { TraceEvent } from "../lib/obs/mod.ts";
+import type { PreviewContent } from "../lib/obs/query/mod.ts";
+import { CopyId } from "./ui/components/copy_id.tsx";
+import { type Column, DataTable } from "./ui/components/data_table.tsx";
+import { KeyValue } from "./ui/components/key_value.tsx";
+import type { SiteInfo, UiEnv } from "./ui/context.ts";
+import { renderPage } from "./ui/layout.tsx";
+
+/** Renders `body` in the shell for the request's principal. */
+export function operatorPage(
+  c: Context<UiEnv>,
+  site: SiteInfo,
+  title: string,
+  body: unknown,
+  status: 200 | 201 = 200,
+): Response | Promise<Response> {
+  return renderPage(
+    c,
+    {
+      title,
+      path: c.req.path,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+      site,
+    },
+    body as never,
+    status,
+  );
+}
+
+const AuditNote: FC<{ entry: AuditEntry }> = ({ entry }) => (
+  <p class="meta" data-audit-entry={entry.entry_id}>
+    Recorded in the audit trail as entry {entry.seq} (
+    <code>{entry.entry_id}</code>); <code>trace audit list</code> shows it.
+  </p>
+);
+
+/** The answer of a reveal: the content, once. */
+export const RevealedBody: FC<{
+  event: TraceEvent;
+  preview: PreviewContent;
+  entry: AuditEntry;
+}> = ({ event, preview, entry }) => (
+  <div class="stack">
+    <h1>Revealed content</h1>
+    <p class="notice" role="status">
+      Shown once for this request: the page is not cached and the content is not
+      kept by the UI. Reload the event page to hide it.
+    </p>
+    <KeyValue
+      items={[
+        {
+          term: "Event",
+          value: <CopyId value={event.event_id} label="event id" />,
+        },
+        { term: "Application", value: <code>{event.application_id}</code> },
+        { term: "Agent", value: <code>{event.agent_id ?? "none"}</code> },
+        { term: "Root", value: <code>{event.root_trace_id}</code> },
+        { term: "Turn", value: <code>{event.turn_id ?? "none"}</code> },
+        {
+          term: "Preview",
+          value: `${preview.chars} characters${
+            preview.truncated ? ", cut at 16,000 when stored" : ""
+          }`,
+        },
+      ]}
+    />
+    <pre class="command" data-revealed><code>{preview.content}</code></pre>
+    <AuditNote entry={entry} />
+    <p>
+      <a href={eventHref(event)}>Back to the event</a>
+    </p>
+  </div>
+);
+
+/** The event page of `event`. */
+export function eventHref(event: TraceEvent): string {
+  const params = new URLSearchParams({
+    root_trace_id: event.root_trace_id,
+    application_id: event.application_id,
+  });
+  if (event.agent_id) params.set("agent_id", event.agent_id);
+  return `/traces/events/${encodeURIComponent(event.event_id)}?${params}`;
+}
+
+const REF_COLUMNS: readonly Column<PlannedRef>[] = [
+  { header: "Type", cell: (ref) => <code>{ref.type}</code> },
+  { header: "Id", rowHeader: true, cell: (ref) => <code>{ref.id}</code> },
+  { header: "Version", cell: (ref) => ref.version ?? "unversioned" },
+  { header: "Took part as", cell: (ref) => ref.roles.join(", ") },
+];
+
+/** The answer of a replay draft: what was frozen, and that nothing ran. */
+export const DraftBody: FC<{
+  draft: ReplayDraft;
+  plan: ReplayPlan;
+  entry: AuditEntry;
+}> = ({ draft, plan, entry }) => (
+  <div class="stack">
+    <h1>Replay draft created</h1>
+    <p class="notice" role="status">
+      Inert: execution is disabled, network and side effects are off, and
+      running it needs a sandbox and an operator's approval. Creating it ran
+      nothing.
+    </p>
+    <KeyValue
+      items={[
+        {
+          term: "Draft",
+          value: <CopyId value={draft.draft_id} label="draft id" />,
+        },
+        {
+          term: "Application",
+          value: <code>{plan.selection.application_id}</code>,
+        },
+        { term: "Agent", value: <code>{plan.selection.agent_id}</code> },
+        { term: "Root", value: <code>{plan.selection.root_trace_id}</code> },
+        {
+          term: "Turn",
+          value: plan.selection.turn_id
+            ? <code>{plan.selection.turn_id}</code>
+            : "every turn of the root",
+        },
+        { term: "Events", value: String(plan.events) },
+        {
+          term: "Evidence fingerprint",
+          value: (
+            <CopyId value={plan.evidence_fingerprint} label="fingerprint" />
+          ),
+        },
+        { term: "Execution", value: "disabled (execution_enabled: false)" },
+      ]}
+    />
+    <DataTable
+      id="draft-refs"
+      caption={`Frozen resource refs (${plan.refs.length}, ${plan.unversioned_refs} unversioned)`}
+      columns={REF_COLUMNS}
+      rows={plan.refs}
+      empty={{ title: "No resource refs in this selection" }}
+    />
+    <AuditNote entry={entry} />
+  </div>
+);
+
+/** The answer of an account lookup: the user id to search by, never the email. */
+export const ResolvedBody: FC<{
+  userId: string;
+  applicationId: string | null;
+  find: string;
+  entry: AuditEntry;
+}> = ({ userId, applicationId, find, entry }) => (
+  <div class="stack">
+    <h1>Account resolved</h1>
+    <KeyValue
+      items={[
+        { term: "User id", value: <CopyId value={userId} label="user id" /> },
+        {
+          term: "Application",
+          value: applicationId ? <code>{applicationId}</code> : "not given",
+        },
+      ]}
+    />
+    <p>
+      <a href={find}>Find this user's trace events</a>
+    </p>
+    <AuditNote entry={entry} />
+  </div>
+);

@@ -1,0 +1,385 @@
+/**
+ * Access control for every route of the app, in one middleware driven by
+ * one table. Each route the app registers is listed in {@link ROUTE_ACCESS}
+ * under `METHOD path` (as Hono registered it) with the action it performs
+ * (`lib/auth/permissions.ts`) and the credentials it takes:
+ *
+ * - `public`: nobody needs to sign in (liveness, assets, sign-in pages);
+ * - `ui`: an operator, by bearer token or session cookie (pages, twins,
+ *   operator endpoints), refused by role, tenant binding or read-only mode
+ *   with a content-free 403;
+ * - `api`: the ingest API's own rule (`TRACE_INGEST_TOKEN`, or open on
+ *   loopback without one); on an open API, a request that presents an
+ *   operator's session or token is that operator, bound by role and scope;
+ * - `mcp`: `/mcp` authenticates each request itself (`routes/mcp.ts`).
+ *
+ * A route missing from the table is refused (fail closed), and the matrix
+ * test enumerates the app's routes so a new route without an entry fails
+ * the suite. Refusals of privileged actions are written to the audit trail.
+ *
+ * Readers of trace evidence narrow the principal's scope with
+ * {@link scopeFilter}; pages ask {@link capabilitiesOf} which controls to
+ * enable.
+ *
+ * @module
+ */
+
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { matchedRoutes } from "hono/route";
+import { timingSafeEqual } from "hono/utils/buffer";
+import {
+  type Action,
+  type ActionCapability,
+  actionCapability,
+  ACTIONS,
+  appendAudit,
+  type Capabilities,
+  decide,
+  describeCapabilities,
+  type HookAvailability,
+  narrowScope,
+  type Principal,
+  type ScopeRequest,
+  type TenantScope,
+  UNSCOPED,
+} from "../lib/auth/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { errorMessage } from "../lib/errors.ts";
+import type { ServerLog } from "./_errors.ts";
+import {
+  BEARER_REFUSED,
+  bearerToken,
+  checkCsrf,
+  clearStaleCookie,
+  redirectToLogin,
+  refuseUnauthenticated,
+  SIGN_IN_FIRST,
+  signInBearer,
+  signInSession,
+  type UiAuth,
+  validSession,
+} from "./_ui_auth.ts";
+import type { UiEnv } from "./ui/context.ts";
+import { OPERATIONS } from "../lib/contract/protocol.ts";
+import { SELF_STAGING_PATH } from "./self_staging.ts";
+
+/** Which credentials a route takes (see the module doc). */
+export type Gate = "public" | "ui" | "api" | "mcp";
+
+/** What a route does and who may ask. */
+export interface RouteAccess {
+  action: Action;
+  gate: Gate;
+}
+
+const entry = (gate: Gate) => (action: Action): RouteAccess => ({
+  action,
+  gate,
+});
+const publicRoute: RouteAccess = { action: "public", gate: "public" };
+const ui = entry("ui");
+const api = entry("api");
+
+/**
+ * Every route of the app: `METHOD path` exactly as registered (twins of
+ * parameter pages carry their pattern, `/x/:id{[^/]+\.json}`), or a prefix
+ * ending in `/*` for routes whose path is generated (hashed assets).
+ */
+export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
+  // Liveness, hashed assets and signing in.
+  "GET /healthz": publicRoute,
+  "GET /ui/*": publicRoute,
+  "GET /favicon.ico": publicRoute,
+  "GET /login": publicRoute,
+  "POST /login": publicRoute,
+  // Sign-out checks the session and its CSRF token itself, and sends an expired one to /login.
+  "POST /logout": publicRoute,
+  "GET /": ui("session"),
+
+  // The ingest and query API.
+  "GET /api": api("trace.read"),
+  "POST /api/events": api("index.write"),
+  "GET /api/events": api("trace.read"),
+  "ALL /api/events": api("trace.read"),
+  "GET /api/events/summary": api("trace.read"),
+  "ALL /api/events/summary": api("trace.read"),
+  "GET /api/health": api("index.health"),
+  "ALL /api/health": api("index.health"),
+  "POST /v1/traces": api("index.write"),
+  "ALL /v1/traces": api("index.write"),
+  "ALL /mcp": { action: "session", gate: "mcp" },
+
+  // Pages and their twins.
+  "GET /traces/health": ui("index.health"),
+  "GET /traces/health.json": ui("index.health"),
+  "GET /traces/events/:id": ui("trace.read"),
+  "GET /traces/events/:id{[^/]+\\.json}": ui("trace.read"),
+  "GET /traces/find": ui("trace.read"),
+  "GET /traces/find.json": ui("trace.read"),
+  "GET /traces/inspect": ui("trace.read"),
+  "GET /traces/inspect.json": ui("trace.read"),
+  "GET /traces/compare": ui("trace.read"),
+  "GET /traces/compare.json": ui("trace.read"),
+  "GET /traces/events.json": ui("trace.read"),
+  "GET /traces/capabilities.json": ui("session"),
+
+  // Operator endpoints.
+  "POST /traces/reveal": ui("content.reveal"),
+  "ALL /traces/reveal": ui("content.reveal"),
+  "POST /traces/account/resolve": ui("account.resolve"),
+  "ALL /traces/account/resolve": ui("account.resolve"),
+  "GET /traces/artifact.json": ui("artifact.lookup"),
+  "GET /traces/replay-plan.json": ui("replay.plan"),
+  "POST /traces/replays": ui("replay.draft"),
+  "GET /traces/replays.json": ui("replay.read"),
+
+  // Subject erasure, for administrators only (never the ingest token).
+  "POST /api/erasures": ui("subject.erase"),
+  "ALL /api/erasures": ui("subject.erase"),
+
+  // The staging adapter over the index (`trace serve --staging-adapter`, loopback only).
+  ...Object.fromEntries(
+    OPERATIONS.flatMap((op) => [
+      [`POST ${SELF_STAGING_PATH}/${op}`, api("index.write")],
+      [`ALL ${SELF_STAGING_PATH}/${op}`, api("index.write")],
+    ]),
+  ),
+};
+
+/** The access rule of a registered route, or `undefined` when the table has none. */
+export function routeAccess(
+  method: string,
+  path: string,
+): RouteAccess | undefined {
+  const exact = ROUTE_ACCESS[`${method} ${path}`];
+  if (exact) return exact;
+  for (const [key, access] of Object.entries(ROUTE_ACCESS)) {
+    if (!key.endsWith("/*")) continue;
+    const [keyMethod, prefix] = key.slice(0, -1).split(" ") as [string, string];
+    if (keyMethod === method && path.startsWith(prefix)) return access;
+  }
+  return undefined;
+}
+
+/** Whether a registered route is middleware (`app.use`), not an endpoint. */
+export function isMiddlewareRoute(path: string): boolean {
+  return path.endsWith("*");
+}
+
+/** What the access middleware needs. */
+export interface AccessOptions {
+  auth: UiAuth;
+  db: TraceDb;
+  /** `TRACE_INGEST_TOKEN`, the API's own credential. */
+  ingestToken: string | undefined;
+  readOnly: boolean;
+  hooks: HookAvailability;
+  log: ServerLog;
+}
+
+const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Largest body of a UI write (forms and small JSON bodies). The bound is
+ * applied here, before the CSRF check may read a form, so no route reads an
+ * unbounded body for it.
+ */
+export const UI_WRITE_MAX_BYTES = 64 * 1024;
+
+/** The one access middleware: mount it on `*` before every route. */
+export function accessControl(
+  options: AccessOptions,
+): MiddlewareHandler<UiEnv> {
+  const settings = { readOnly: options.readOnly, hooks: options.hooks };
+  const bounded = bodyLimit({ maxSize: UI_WRITE_MAX_BYTES });
+  return async (c, next) => {
+    c.set("access", settings);
+    const route = matchedRoutes(c).find((r) => !isMiddlewareRoute(r.path));
+    // Nothing but middleware matched: the app answers 404.
+    if (!route) return await next();
+    const access = routeAccess(route.method, route.path);
+    if (!access) {
+      options.log(
+        `access: no rule for ${route.method} ${route.path}; add it to ROUTE_ACCESS in routes/access.ts`,
+      );
+      throw new HTTPException(403, {
+        message: "Forbidden: no access rule covers this route",
+      });
+    }
+    if (access.gate === "public" || access.gate === "mcp") return await next();
+    const kind = SAFE_METHODS.has(c.req.method) && !route.path.includes(".json")
+      ? "page"
+      : "json";
+    const signedIn = access.gate === "api"
+      ? await apiCaller(c, options)
+      : await uiCaller(c, options, kind);
+    if (signedIn instanceof Response) return signedIn;
+    if (access.gate === "ui" && !SAFE_METHODS.has(c.req.method)) {
+      return await bounded(c, async () => {
+        await authorize(c, options, access, signedIn);
+        await next();
+      });
+    }
+    await authorize(c, options, access, signedIn);
+    await next();
+  };
+}
+
+/** Who an API request is: an operator, or an ingest client (`null`). */
+async function apiCaller(
+  c: Context<UiEnv>,
+  options: AccessOptions,
+): Promise<Principal | null> {
+  const token = bearerToken(c);
+  if (options.ingestToken !== undefined) {
+    if (!(await timingSafeEqual(token ?? "", options.ingestToken))) {
+      refuseUnauthenticated(
+        c,
+        "Missing or wrong bearer token; send Authorization: Bearer $TRACE_INGEST_TOKEN",
+      );
+    }
+    return null;
+  }
+  // An open loopback API: a request that names an operator is that operator.
+  if (token) {
+    const account = await options.auth.directory.byToken(token);
+    if (account) {
+      signInBearer(c, account);
+      return c.get("principal");
+    }
+    return null;
+  }
+  const session = await validSession(c, options.auth);
+  if (!session) return null;
+  await signInSession(c, options.auth, session);
+  return c.get("principal");
+}
+
+/** The operator of a UI request, or the answer for a visitor who is not signed in. */
+async function uiCaller(
+  c: Context<UiEnv>,
+  options: AccessOptions,
+  kind: "page" | "json",
+): Promise<Principal | Response> {
+  const token = bearerToken(c);
+  if (token !== undefined) {
+    const account = token ? await options.auth.directory.byToken(token) : null;
+    if (!account) refuseUnauthenticated(c, BEARER_REFUSED);
+    signInBearer(c, account);
+    return c.get("principal");
+  }
+  const session = await validSession(c, options.auth);
+  if (!session) {
+    clearStaleCookie(c);
+    if (kind === "json") refuseUnauthenticated(c, SIGN_IN_FIRST);
+    return redirectToLogin(c);
+  }
+  await signInSession(c, options.auth, session);
+  return c.get("principal");
+}
+
+/**
+ * Applies the matrix: an ingest client (`null` on the API) may take every
+ * API action but writes in read-only mode; an operator is decided by role,
+ * tenant binding and mode. Session writes then need their CSRF token.
+ */
+async function authorize(
+  c: Context<UiEnv>,
+  options: AccessOptions,
+  access: RouteAccess,
+  principal: Principal | null,
+): Promise<void> {
+  const action = access.action;
+  const mode = { readOnly: options.readOnly };
+  if (principal === null) {
+    if (ACTIONS[action].write && options.readOnly) {
+      throw new HTTPException(403, {
+        message:
+          "This server is read-only (TRACE_UI_READ_ONLY=true): writing to the trace index is refused",
+      });
+    }
+    return;
+  }
+  const decision = decide(principal, action, mode);
+  if (!decision.allowed) {
+    if (ACTIONS[action].privileged) {
+      await auditRefusal(options, principal, action, decision.reason);
+    }
+    throw new HTTPException(403, { message: decision.message });
+  }
+  if (!SAFE_METHODS.has(c.req.method)) {
+    // The API reads its own bodies: its CSRF token travels in the header only.
+    await checkCsrf(c, options.auth, c.get("session"), {
+      form: access.gate === "ui",
+    });
+  }
+}
+
+/** Records a refused privileged attempt; a failure to record it still refuses. */
+async function auditRefusal(
+  options: AccessOptions,
+  principal: Principal,
+  action: Action,
+  reason: string,
+): Promise<void> {
+  try {
+    await appendAudit(options.db, {
+      actor: principal,
+      action,
+      scope: principal.scope,
+      outcome: "refused",
+      detail: reason,
+    });
+  } catch (error) {
+    options.log(
+      `audit: cannot record a refused ${action}: ${errorMessage(error)}`,
+    );
+  }
+}
+
+/**
+ * `requested` narrowed to the request's principal: its bound scope keys
+ * filled in, a wider request refused (403, `ScopeError`). An ingest client
+ * of the API (no principal) reads unscoped, as the API documents.
+ */
+export function scopeFilter<T extends ScopeRequest>(
+  c: Context,
+  requested: T,
+): T {
+  return narrowScope(principalScope(c), requested);
+}
+
+/** The tenant scope of the request's principal (every tenant for an ingest client). */
+export function principalScope(c: Context): TenantScope {
+  const principal = (c as Context<UiEnv>).get("principal") as
+    | Principal
+    | undefined;
+  return principal?.scope ?? UNSCOPED;
+}
+
+/** What the request's principal may do here: `/traces/capabilities.json` and page controls. */
+export function capabilitiesOf(c: Context<UiEnv>): Capabilities {
+  return describeCapabilities(c.get("principal"), accessSettings(c));
+}
+
+/** One action's capability for the request's principal (a control's enabled state). */
+export function capabilityOf(
+  c: Context<UiEnv>,
+  action: Action,
+): ActionCapability {
+  return actionCapability(c.get("principal"), action, accessSettings(c));
+}
+
+function accessSettings(c: Context<UiEnv>) {
+  // Routes mounted without the middleware (tests of one sub-app) see a plain server.
+  return c.get("access") ?? {
+    readOnly: false,
+    hooks: {
+      identityResolver: false,
+      artifactResolver: false,
+      resourceAuthorizer: false,
+    },
+  };
+}

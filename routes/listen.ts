@@ -1,0 +1,444 @@
+/**
+ * Puts a server app on the network with the bounds `Deno.serve` lacks: it
+ * has no header-read timeout, no body timeout and no cap on connections, so
+ * a client that opens connections and trickles bytes holds them forever.
+ *
+ * Deno offers no hook into its HTTP server's connections (`Deno.serveHttp`,
+ * which took a connection, was removed in Deno 2, and `node:http` ignores
+ * `headersTimeout`), and writing an HTTP/1.1 server of our own would mean
+ * parsing requests ourselves. So a small guard stands in front of
+ * `Deno.serve` instead, which still parses every request:
+ *
+ * - the guard accepts TCP connections itself (`Deno.listen`) and answers
+ *   503 past {@link ServeLimits.maxConnections} open ones;
+ * - each connection must deliver a complete request head (at most
+ *   {@link ServeLimits.maxHeadBytes}) within
+ *   {@link ServeLimits.headerTimeoutMs}, else it is answered 408 (431 when
+ *   too long) and closed;
+ * - the head is passed on with `Connection: close` to `Deno.serve`, which
+ *   listens on a Unix socket in a private directory (loopback TCP where
+ *   there are no Unix sockets), so every request arrives on a connection of
+ *   its own and meets the head deadline;
+ * - the body is bounded by the app itself (`routes/_body.ts`: 408 when it
+ *   does not arrive in time); `Deno.serve` would then keep reading a
+ *   trickled body to its end, so the guard counts the bytes of a body with
+ *   a `Content-Length` and closes the connection once
+ *   {@link ServeLimits.bodyTimeoutMs} has passed without them (a chunked
+ *   body is bounded by the request bound only);
+ * - the whole exchange is bounded by {@link ServeLimits.requestTimeoutMs}.
+ *
+ * @module
+ */
+
+import { ConfigError } from "../lib/errors.ts";
+import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
+
+/** Bounds the guard applies to every connection. */
+export interface ServeLimits {
+  /** Most connections open at once; more are answered 503 (default 256). */
+  maxConnections: number;
+  /** Time a connection has to deliver a complete request head (default 10 s). */
+  headerTimeoutMs: number;
+  /** Longest request head, request line and headers (default 64 KiB). */
+  maxHeadBytes: number;
+  /**
+   * Time a body with a `Content-Length` has to arrive once its head did
+   * (default 60 s, as the app's own body bound); past it, and a moment for
+   * the app's 408 to pass, the connection is closed.
+   */
+  bodyTimeoutMs: number;
+  /** Time one request may take once its head arrived, body and answer included (default 120 s). */
+  requestTimeoutMs: number;
+}
+
+/** The defaults of {@link ServeLimits}. */
+export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
+  maxConnections: 256,
+  headerTimeoutMs: 10_000,
+  maxHeadBytes: 64 * 1024,
+  bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
+  requestTimeoutMs: 120_000,
+};
+
+/** How long after the body bound the guard waits for the app's 408 to pass before closing. */
+const BODY_GRACE_MS = 1_000;
+
+/** Where and how to listen. */
+export interface ListenOptions {
+  hostname: string;
+  /** 0 picks a free port. */
+  port: number;
+  limits?: Partial<ServeLimits>;
+}
+
+/** A listening guarded server. */
+export interface GuardedServer {
+  /** The address the guard listens on. */
+  addr: Deno.NetAddr;
+  /** Stops accepting, lets requests in progress finish (a few seconds at most), then closes everything. */
+  shutdown(): Promise<void>;
+}
+
+/** How long shutdown waits for requests in progress. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
+ * Listens on `hostname:port` and serves `handler` behind the guard. Throws
+ * what `Deno.listen` throws (see {@link listenError} for the words).
+ */
+export async function listenGuarded(
+  handler: (request: Request) => Response | Promise<Response>,
+  options: ListenOptions,
+): Promise<GuardedServer> {
+  const limits = { ...DEFAULT_SERVE_LIMITS, ...options.limits };
+  const listener = Deno.listen({
+    hostname: options.hostname,
+    port: options.port,
+  });
+  let inner: Inner;
+  try {
+    inner = await startInner(handler);
+  } catch (error) {
+    listener.close();
+    throw error;
+  }
+  const open = new Set<Deno.Conn>();
+  /** Connections that have not delivered a request head yet. */
+  const waiting = new Set<Deno.Conn>();
+  const relays = new Set<Promise<void>>();
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        if (open.size >= limits.maxConnections) {
+          void answerAndClose(conn, BUSY);
+          continue;
+        }
+        open.add(conn);
+        waiting.add(conn);
+        const relay = relayConnection(
+          conn,
+          inner.connect,
+          limits,
+          () => waiting.delete(conn),
+        )
+          .catch(() => {})
+          .finally(() => {
+            open.delete(conn);
+            waiting.delete(conn);
+            closeQuietly(conn);
+            relays.delete(relay);
+          });
+        relays.add(relay);
+      }
+    } catch {
+      // The listener was closed.
+    }
+  })();
+  return {
+    addr: listener.addr as Deno.NetAddr,
+    shutdown: async () => {
+      closeQuietly(listener);
+      await accepting;
+      // Nothing is in progress on a connection that has sent no request yet.
+      for (const conn of waiting) closeQuietly(conn);
+      await within(SHUTDOWN_GRACE_MS, Promise.allSettled(relays));
+      for (const conn of open) closeQuietly(conn);
+      await Promise.allSettled(relays);
+      await inner.close();
+    },
+  };
+}
+
+/** Says why the server could not listen, and what to change (for `serve` and `demo` alike). */
+export function listenError(
+  error: unknown,
+  host: string,
+  port: number,
+): unknown {
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (error instanceof Deno.errors.AddrInUse) {
+    return new ConfigError(
+      `Cannot listen on ${where}: the port is in use; choose another --port`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return new ConfigError(
+      `Cannot listen on ${where}: permission denied; choose a --port above 1023`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.AddrNotAvailable) {
+    return new ConfigError(
+      `Cannot listen on ${where}: the address is not on this machine; check --host`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+// ---- the server behind the guard ----
+
+interface Inner {
+  connect(): Promise<Deno.Conn>;
+  close(): Promise<void>;
+}
+
+async function startInner(
+  handler: (request: Request) => Response | Promise<Response>,
+): Promise<Inner> {
+  const serve = (request: Request) => handler(request);
+  if (Deno.build.os === "windows") {
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      serve,
+    );
+    const port = server.addr.port;
+    return {
+      connect: () => Deno.connect({ hostname: "127.0.0.1", port }),
+      close: () => server.shutdown(),
+    };
+  }
+  // A private directory (0700): no other user can reach the socket.
+  const dir = await Deno.makeTempDir({ prefix: "trace-serve-" });
+  const path = `${dir}/http.sock`;
+  const server = Deno.serve({ path, onListen: () => {} }, serve);
+  return {
+    connect: () => Deno.connect({ transport: "unix", path }),
+    close: async () => {
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+// ---- one connection ----
+
+const encoder = new TextEncoder();
+const BUSY = answer(
+  503,
+  "Service Unavailable",
+  "Too many open connections; retry shortly",
+);
+const HEAD_TIMEOUT = answer(
+  408,
+  "Request Timeout",
+  "The request head did not arrive in time",
+);
+const HEAD_TOO_LARGE = answer(
+  431,
+  "Request Header Fields Too Large",
+  "The request head is too long",
+);
+
+function answer(status: number, reason: string, message: string): Uint8Array {
+  const body = `${message}\n`;
+  return encoder.encode(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${body.length}\r\n${
+        status === 503 ? "Retry-After: 1\r\n" : ""
+      }\r\n${body}`,
+  );
+}
+
+async function relayConnection(
+  conn: Deno.Conn,
+  connect: () => Promise<Deno.Conn>,
+  limits: ServeLimits,
+  onHead: () => void,
+): Promise<void> {
+  const head = await readHead(conn, limits);
+  if (head.kind === "head") onHead();
+  if (head.kind !== "head") {
+    if (head.kind !== "closed") {
+      await answerAndClose(
+        conn,
+        head.kind === "timeout" ? HEAD_TIMEOUT : HEAD_TOO_LARGE,
+      );
+    }
+    return;
+  }
+  const upstream = await connect();
+  const closeBoth = () => {
+    closeQuietly(upstream);
+    closeQuietly(conn);
+  };
+  const deadline = setTimeout(closeBoth, limits.requestTimeoutMs);
+  const body = { expected: contentLength(head.head), received: 0 };
+  const bodyDeadline = body.expected > head.rest.length
+    ? setTimeout(() => {
+      if (body.received < body.expected) closeBoth();
+    }, limits.bodyTimeoutMs + BODY_GRACE_MS)
+    : undefined;
+  try {
+    await writeAll(upstream, withConnectionClose(head.head));
+    body.received += head.rest.length;
+    if (head.rest.length > 0) await writeAll(upstream, head.rest);
+    // The request body flows on while the answer comes back; the answer
+    // ending (the server closes after it) ends the exchange.
+    void copy(conn, upstream, (n) => body.received += n);
+    await copy(upstream, conn);
+  } finally {
+    clearTimeout(deadline);
+    clearTimeout(bodyDeadline);
+    closeQuietly(upstream);
+  }
+}
+
+/** The `Content-Length` of a head (0 when absent or not one plain number). */
+function contentLength(head: Uint8Array): number {
+  const text = new TextDecoder().decode(head);
+  const values = [
+    ...text.matchAll(/^content-length:[ \t]*(\d{1,15})[ \t]*\r?$/gim),
+  ]
+    .map((match) => Number(match[1]));
+  return values.length === 1 ? values[0]! : 0;
+}
+
+type HeadResult =
+  | { kind: "head"; head: Uint8Array; rest: Uint8Array }
+  | { kind: "timeout" | "too_large" | "closed" };
+
+const LF = 10;
+const CR = 13;
+
+/** Reads until the end of the request head, within the head deadline and size. */
+async function readHead(
+  conn: Deno.Conn,
+  limits: ServeLimits,
+): Promise<HeadResult> {
+  const buffer = new Uint8Array(limits.maxHeadBytes);
+  let length = 0;
+  const deadline = performance.now() + limits.headerTimeoutMs;
+  while (length < buffer.length) {
+    // A read left pending here ends when the connection is closed.
+    const read = conn.read(buffer.subarray(length)).catch(() => null);
+    const n = await within(
+      deadline - performance.now(),
+      read,
+      "expired" as const,
+    );
+    if (n === "expired") return { kind: "timeout" };
+    if (n === null) return { kind: "closed" };
+    const from = Math.max(0, length - 3);
+    length += n;
+    const end = headEnd(buffer, from, length);
+    if (end !== -1) {
+      return {
+        kind: "head",
+        head: buffer.slice(0, end),
+        rest: buffer.slice(end, length),
+      };
+    }
+  }
+  return { kind: "too_large" };
+}
+
+/** Index just past the blank line that ends the head (`\n\n` or `\n\r\n`), or -1. */
+function headEnd(bytes: Uint8Array, from: number, to: number): number {
+  // Blank lines before the request line are allowed and skipped.
+  let start = 0;
+  while (start < to && (bytes[start] === CR || bytes[start] === LF)) start++;
+  for (let i = Math.max(from, start); i < to - 1; i++) {
+    if (bytes[i] !== LF) continue;
+    if (bytes[i + 1] === LF) return i + 2;
+    if (bytes[i + 1] === CR && i + 2 < to && bytes[i + 2] === LF) return i + 3;
+  }
+  return -1;
+}
+
+/** The head with every `Connection` header replaced by `Connection: close`. */
+function withConnectionClose(head: Uint8Array): Uint8Array {
+  const kept: Uint8Array[] = [];
+  let start = 0;
+  let first = true;
+  while (start < head.length) {
+    let end = head.indexOf(LF, start);
+    end = end === -1 ? head.length : end + 1;
+    const line = head.subarray(start, end);
+    const blank = line.length <= 2 && (line[0] === CR || line[0] === LF);
+    if (blank && !first) {
+      kept.push(encoder.encode("Connection: close\r\n"), line);
+    } else if (first || !isConnectionHeader(line)) kept.push(line);
+    if (!blank) first = false;
+    start = end;
+  }
+  const out = new Uint8Array(kept.reduce((n, part) => n + part.length, 0));
+  let offset = 0;
+  for (const part of kept) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+const CONNECTION = encoder.encode("connection:");
+
+function isConnectionHeader(line: Uint8Array): boolean {
+  if (line.length < CONNECTION.length) return false;
+  for (let i = 0; i < CONNECTION.length; i++) {
+    // ASCII lower-casing: header names are tokens.
+    if ((line[i]! | 0x20) !== CONNECTION[i]! && line[i] !== CONNECTION[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+async function copy(
+  from: Deno.Conn,
+  to: Deno.Conn,
+  onBytes?: (n: number) => void,
+): Promise<void> {
+  const buffer = new Uint8Array(64 * 1024);
+  try {
+    for (;;) {
+      const n = await from.read(buffer);
+      if (n === null) return;
+      onBytes?.(n);
+      await writeAll(to, buffer.subarray(0, n));
+    }
+  } catch {
+    // Either side went away: the exchange is over.
+  }
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < bytes.length;) {
+    offset += await conn.write(bytes.subarray(offset));
+  }
+}
+
+/** Sends a short answer and closes, without waiting long for a client that does not read. */
+async function answerAndClose(
+  conn: Deno.Conn,
+  bytes: Uint8Array,
+): Promise<void> {
+  await within(1_000, writeAll(conn, bytes).catch(() => {}));
+  closeQuietly(conn);
+}
+
+function closeQuietly(closable: { close(): void }): void {
+  try {
+    closable.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+/** `promise`, or `expired` once `ms` have passed (the timer is cleared either way). */
+async function within<T, E = undefined>(
+  ms: number,
+  promise: Promise<T>,
+  expired?: E,
+): Promise<T | E> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<E>((resolve) => {
+    timer = setTimeout(() => resolve(expired as E), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * `/traces/events/:id` and its twin: the events one event id names inside
+ * the principal's scope (usually one; the same id may recur in another
+ * application), metadata only, with the operator controls beside them:
+ * artifact lookups on resource refs, a replay draft of each event's turn,
+ * and the reveal of a stored preview. Query parameters (`agent_id`,
+ * `root_trace_id`, `application_id`, `user_id` or `anonymous=true`,
+ * `turn_id`, `run_id`) narrow the
+ * selection and, like every reader's, can only narrow the account's scope.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { FC } from "hono/jsx";
+import * as v from "valibot";
+import {
+  type ActionCapability,
+  OpaqueId as Id,
+  parseOperatorInput,
+} from "../../lib/auth/mod.ts";
+import type { TraceDb } from "../../lib/db.ts";
+import { ConfigError } from "../../lib/errors.ts";
+import type { ResourceRef, TraceEvent } from "../../lib/obs/mod.ts";
+import {
+  queryTraceEvents,
+  type ReadCompleteness,
+} from "../../lib/obs/query/mod.ts";
+import { singleParams } from "../_operator_io.ts";
+import { capabilityOf, scopeFilter } from "../access.ts";
+import { CopyId } from "../ui/components/copy_id.tsx";
+import { type Column, DataTable } from "../ui/components/data_table.tsx";
+import { EmptyState } from "../ui/components/empty_state.tsx";
+import { KeyValue } from "../ui/components/key_value.tsx";
+import {
+  ArtifactLookup,
+  ReplayDraftForm,
+  RevealForm,
+} from "../ui/components/operator_controls.tsx";
+import { RawJson } from "../ui/components/raw_json.tsx";
+import { Section } from "../ui/components/section.tsx";
+import { Time } from "../ui/components/time.tsx";
+import type { UiEnv } from "../ui/context.ts";
+import type { PageSpec, PageView } from "../ui/page.ts";
+
+/** Most events one id page lists. */
+const MAX_EVENTS = 100;
+
+const ParamsSchema = v.strictObject({
+  agent_id: v.optional(Id),
+  root_trace_id: v.optional(Id),
+  application_id: v.optional(Id),
+  turn_id: v.optional(Id),
+  run_id: v.optional(Id),
+  user_id: v.optional(Id),
+  anonymous: v.optional(v.literal("true", "only takes true")),
+});
+
+/** What the page's controls may do for this principal. */
+export interface EventControls {
+  reveal: ActionCapability;
+  replay_draft: ActionCapability;
+  replay_plan: ActionCapability;
+  artifact_lookup: ActionCapability;
+}
+
+/** The data of the page and its twin. */
+export interface EventPageData {
+  event_id: string;
+  events: TraceEvent[];
+  /** The id names more than one event: a reveal must give a turn or run. */
+  ambiguous: boolean;
+  read_completeness: ReadCompleteness;
+  controls: EventControls;
+}
+
+/** The event page over `db`. */
+export function eventPage(db: TraceDb): PageSpec<EventPageData> {
+  return {
+    path: "/traces/events/:id",
+    title: (data) => `Event ${data.event_id}`,
+    async load(c, params) {
+      const id = parseOperatorInput(Id, params.id, "event");
+      const query = parseOperatorInput(ParamsSchema, singleParams(c), "event");
+      const { agent_id, anonymous, user_id, ...rest } = query;
+      if (anonymous && user_id !== undefined) {
+        throw new ConfigError(
+          "Invalid event request: give user_id or anonymous, not both",
+        );
+      }
+      const filter = scopeFilter(c, {
+        ...rest,
+        ...(anonymous ? { user_id: null } : user_id ? { user_id } : {}),
+      });
+      const page = await queryTraceEvents(db, {
+        ...filter,
+        ...(agent_id ? { agent_ids: [agent_id] } : {}),
+        q: id,
+        limit: MAX_EVENTS,
+      });
+      const events = page.events.filter((e) => e.event_id === id);
+      return {
+        event_id: id,
+        events,
+        ambiguous: events.length > 1,
+        read_completeness: page.read_completeness,
+        controls: controlsOf(c),
+      };
+    },
+    render: (data, view) => <EventBody data={data} view={view} />,
+  };
+}
+
+function controlsOf(c: Context<UiEnv>): EventControls {
+  return {
+    reveal: capabilityOf(c, "content.reveal"),
+    replay_draft: capabilityOf(c, "replay.draft"),
+    replay_plan: capabilityOf(c, "replay.plan"),
+    artifact_lookup: capabilityOf(c, "artifact.lookup"),
+  };
+}
+
+const EventBody: FC<{ data: EventPageData; view: PageView }> = (
+  { data, view },
+) => (
+  <>
+    <div class="page-head">
+      <p class="eyebrow">Trace event</p>
+      <h1>
+        Event <code>{data.event_id}</code>
+      </h1>
+      <p class="meta">
+        Metadata only. Content stays hidden unless an administrator reveals it
+        with a reason, which is recorded in the audit trail.
+      </p>
+    </div>
+    {data.events.length === 0
+      ? (
+        <EmptyState title="No event with this id is in your scope">
+          Check the id, or the agent, root and application in the address;
+          events of other tenants are never shown here.
+        </EmptyState>
+      )
+      : null}
+    {data.ambiguous
+      ? (
+        <p class="notice" role="status">
+          This id names {data.events.length}{" "}
+          events (in different applications or turns). A reveal must give the
+          turn or run of the one you mean.
+        </p>
+      )
+      : null}
+    {data.events.map((event, i) => (
+      <EventSection
+        event={event}
+        index={i}
+        controls={data.controls}
+        view={view}
+      />
+    ))}
+    <RevealSection data={data} view={view} />
+    <RawJson value={data} href={view.jsonHref} />
+  </>
+);
+
+const EventSection: FC<{
+  event: TraceEvent;
+  index: number;
+  controls: EventControls;
+  view: PageView;
+}> = ({ event, index, controls, view }) => (
+  <Section
+    id={`event-${index}`}
+    title={`${event.kind} in ${event.application_id}${
+      event.turn_id ? `, turn ${event.turn_id}` : ""
+    }`}
+  >
+    <div class="stack">
+      <KeyValue
+        items={[
+          { term: "Application", value: <code>{event.application_id}</code> },
+          {
+            term: "User",
+            value: event.user_id === null
+              ? "anonymous"
+              : <CopyId value={event.user_id} label="user id" />,
+          },
+          { term: "Agent", value: <code>{event.agent_id ?? "none"}</code> },
+          {
+            term: "Root",
+            value: <CopyId value={event.root_trace_id} label="root id" />,
+          },
+          { term: "Turn", value: <code>{event.turn_id ?? "none"}</code> },
+          { term: "Run", value: <code>{event.run_id ?? "none"}</code> },
+          { term: "Status", value: event.status },
+          { term: "When", value: <Time iso={event.ts} now={view.now} /> },
+          {
+            term: "Preview",
+            value: event.preview
+              ? `${event.preview.chars} characters stored (hidden)`
+              : "none stored",
+          },
+        ]}
+      />
+      <DataTable
+        caption="Resource refs"
+        columns={refColumns(event, controls.artifact_lookup)}
+        rows={event.resources}
+        empty={{ title: "This event names no resources" }}
+        narrow
+      />
+      {event.agent_id
+        ? (
+          <div class="panel">
+            <h3>Replay draft</h3>
+            <ReplayDraftForm
+              id={`replay-${index}`}
+              target={{
+                agent_id: event.agent_id,
+                root_trace_id: event.root_trace_id,
+                turn_id: event.turn_id,
+                application_id: event.application_id,
+              }}
+              label={event.turn_id ? `turn ${event.turn_id}` : "the whole root"}
+              draft={controls.replay_draft}
+              plan={controls.replay_plan}
+              csrf={view.csrf ?? null}
+            />
+          </div>
+        )
+        : null}
+    </div>
+  </Section>
+);
+
+function refColumns(
+  event: TraceEvent,
+  artifact: ActionCapability,
+): Column<ResourceRef>[] {
+  return [
+    { header: "Type", cell: (ref) => <code>{ref.type}</code> },
+    { header: "Id", rowHeader: true, cell: (ref) => <code>{ref.id}</code> },
+    { header: "Version", cell: (ref) => ref.version ?? "unversioned" },
+    { header: "Role", cell: (ref) => ref.role ?? "referenced" },
+    {
+      header: "Current state",
+      cell: (ref) => (
+        <ArtifactLookup
+          ref={ref}
+          capability={artifact}
+          application_id={event.application_id}
+        />
+      ),
+    },
+  ];
+}
+
+/**
+ * One reveal form per agent and root whose events hold a preview. When the
+ * page shows one such event, the form names its application and turn; when
+ * the id names several, the operator gives the turn or run.
+ */
+const RevealSection: FC<{ data: EventPageData; view: PageView }> = (
+  { data, view },
+) => {
+  const groups = new Map<string, TraceEvent[]>();
+  for (const event of data.events) {
+    if (!event.preview || !event.agent_id) continue;
+    const key = JSON.stringify([event.agent_id, event.root_trace_id]);
+    groups.set(key, [...groups.get(key) ?? [], event]);
+  }
+  if (groups.size === 0) return null;
+  return (
+    <Section id="reveal" title="Reveal content">
+      {[...groups.values()].map((events, i) => {
+        const first = events[0]!;
+        const only = events.length === 1 && !data.ambiguous;
+        return (
+          <div class="panel">
+            <RevealForm
+              id={`reveal-${i}`}
+              target={{
+                agent_id: first.agent_id!,
+                root_trace_id: first.root_trace_id,
+                event_id: data.event_id,
+                ...(only
+                  ? {
+                    application_id: first.application_id,
+                    turn_id: first.turn_id,
+                  }
+                  : {}),
+              }}
+              capability={data.controls.reveal}
+              csrf={view.csrf ?? null}
+            />
+          </div>
+        );
+      })}
+    </Section>
+  );
+};

@@ -1,0 +1,285 @@
+/**
+ * Controls of operator actions (reveal, replay draft, artifact lookup,
+ * account resolution), each rendered enabled or disabled from the
+ * principal's capability (`capabilityOf(c, action)` in `routes/access.ts`).
+ * A disabled control stays on the page with the sentence saying why (role,
+ * tenant binding, read-only mode, or a hook the host did not configure), so
+ * nobody has to guess; the server refuses a forged request all the same.
+ *
+ * Pages place them where the evidence is: the reveal form beside an event
+ * that has a preview, the replay-draft form beside a root or turn, the
+ * artifact lookup beside a resource ref, the account form above a search.
+ *
+ * @module
+ */
+
+import type { Child, FC } from "hono/jsx";
+import type { ActionCapability } from "../../../lib/auth/mod.ts";
+
+/** Why a control is disabled, or nothing when it is enabled. */
+export const CapabilityNote: FC<{ capability: ActionCapability }> = (
+  { capability },
+) =>
+  capability.allowed
+    ? null
+    : (
+      <p class="meta" data-disabled-reason={capability.reason ?? ""}>
+        {capability.message}
+        {capability.reason === "hook_missing"
+          ? " (the server answers 501)"
+          : ""}
+      </p>
+    );
+
+/** The hidden fields every form of a signed-in session carries. */
+const Csrf: FC<{ csrf: string | null }> = ({ csrf }) =>
+  csrf ? <input type="hidden" name="_csrf" value={csrf} /> : null;
+
+/** Hidden inputs for the defined values of `fields`. */
+function hiddenFields(
+  fields: Record<string, string | null | undefined>,
+): Child {
+  return Object.entries(fields).map(([name, value]) =>
+    value === null || value === undefined
+      ? null
+      : <input key={name} type="hidden" name={name} value={value} />
+  );
+}
+
+/** Which event a reveal names. */
+export interface RevealTarget {
+  agent_id: string;
+  root_trace_id: string;
+  event_id: string;
+  application_id?: string | undefined;
+  /** Prefills the turn field (when the page knows which event is meant). */
+  turn_id?: string | null | undefined;
+}
+
+/**
+ * The reveal form: posts agent, root and event id with a stated reason to
+ * `POST /traces/reveal`; optional turn and run narrow an id that names
+ * more than one event. The content comes back once, on the answer page.
+ */
+export const RevealForm: FC<{
+  target: RevealTarget;
+  capability: ActionCapability;
+  csrf: string | null;
+  /** A form id unique on the page (several events may each have one). */
+  id: string;
+}> = ({ target, capability, csrf, id }) => {
+  const off = !capability.allowed;
+  return (
+    <form
+      method="post"
+      action="/traces/reveal"
+      class="stack"
+      data-control="reveal"
+      aria-describedby={`${id}-about`}
+    >
+      <Csrf csrf={csrf} />
+      {hiddenFields({
+        agent_id: target.agent_id,
+        root_trace_id: target.root_trace_id,
+        event_id: target.event_id,
+        application_id: target.application_id,
+      })}
+      <p class="meta" id={`${id}-about`}>
+        Shows this event's stored content preview once, to you, and records who,
+        when and why in the audit trail. Nothing is cached.
+      </p>
+      <div>
+        <label for={`${id}-reason`}>Reason (required, recorded)</label>
+        <input
+          type="text"
+          id={`${id}-reason`}
+          name="reason"
+          required
+          minlength={3}
+          maxlength={500}
+          autocomplete="off"
+          placeholder="Ticket or case, e.g. SUP-1234"
+          disabled={off}
+        />
+      </div>
+      <div>
+        <label for={`${id}-turn`}>Turn (optional)</label>
+        <input
+          type="text"
+          id={`${id}-turn`}
+          name="turn_id"
+          value={target.turn_id ?? undefined}
+          autocomplete="off"
+          disabled={off}
+        />
+      </div>
+      <div>
+        <label for={`${id}-run`}>Run (optional)</label>
+        <input
+          type="text"
+          id={`${id}-run`}
+          name="run_id"
+          autocomplete="off"
+          disabled={off}
+        />
+      </div>
+      <div>
+        <button
+          type="submit"
+          class={off ? undefined : "button--primary"}
+          disabled={off}
+        >
+          Reveal content
+        </button>
+      </div>
+      <CapabilityNote capability={capability} />
+    </form>
+  );
+};
+
+/** Which trace a replay draft covers. */
+export interface ReplayTarget {
+  agent_id: string;
+  root_trace_id: string;
+  turn_id?: string | null | undefined;
+  run_id?: string | null | undefined;
+  application_id?: string | undefined;
+}
+
+/** The query string of a replay selection (for the plan link). */
+export function replayQuery(target: ReplayTarget): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(target)) {
+    if (typeof value === "string") params.set(key, value);
+  }
+  return params.toString();
+}
+
+/**
+ * The replay-draft form: posts the selection to `POST /traces/replays`,
+ * which stores an inert draft (execution disabled) and runs nothing. The
+ * plan link shows the same frozen refs without storing anything.
+ */
+export const ReplayDraftForm: FC<{
+  target: ReplayTarget;
+  draft: ActionCapability;
+  plan: ActionCapability;
+  csrf: string | null;
+  id: string;
+  /** What the selection is, in words ("turn t-1", "the whole root"). */
+  label: string;
+}> = ({ target, draft, plan, csrf, id, label }) => {
+  const off = !draft.allowed;
+  return (
+    <form
+      method="post"
+      action="/traces/replays"
+      class="stack"
+      data-control="replay-draft"
+    >
+      <Csrf csrf={csrf} />
+      {hiddenFields({
+        agent_id: target.agent_id,
+        root_trace_id: target.root_trace_id,
+        turn_id: target.turn_id,
+        run_id: target.run_id,
+        application_id: target.application_id,
+      })}
+      <div>
+        <label for={`${id}-reason`}>Note for reviewers (optional)</label>
+        <input
+          type="text"
+          id={`${id}-reason`}
+          name="reason"
+          maxlength={500}
+          autocomplete="off"
+          disabled={off}
+        />
+      </div>
+      <div>
+        <button type="submit" disabled={off}>
+          Create replay draft of {label}
+        </button>{" "}
+        {plan.allowed
+          ? (
+            <a href={`/traces/replay-plan.json?${replayQuery(target)}`}>
+              Replay plan (JSON, nothing stored)
+            </a>
+          )
+          : null}
+      </div>
+      <CapabilityNote capability={draft} />
+    </form>
+  );
+};
+
+/** A link to the current state of a resource through the artifact resolver, or why not. */
+export const ArtifactLookup: FC<{
+  ref: { type: string; id: string; version?: string | undefined };
+  capability: ActionCapability;
+  application_id?: string | undefined;
+}> = ({ ref, capability, application_id }) => {
+  if (!capability.allowed) {
+    return (
+      <span
+        class="meta"
+        data-control="artifact"
+        data-disabled-reason={capability.reason ?? ""}
+        title={capability.message ?? ""}
+      >
+        unavailable
+      </span>
+    );
+  }
+  const params = new URLSearchParams({ type: ref.type, id: ref.id });
+  if (ref.version !== undefined) params.set("version", ref.version);
+  if (application_id !== undefined) {
+    params.set("application_id", application_id);
+  }
+  return (
+    <a data-control="artifact" href={`/traces/artifact.json?${params}`}>
+      current state
+    </a>
+  );
+};
+
+/**
+ * The account lookup form: posts `{email}` to `POST /traces/account/resolve`
+ * (never in a URL) and answers the opaque user id to search by.
+ */
+export const AccountResolveForm: FC<{
+  capability: ActionCapability;
+  csrf: string | null;
+}> = ({ capability, csrf }) => {
+  const off = !capability.allowed;
+  return (
+    <form
+      method="post"
+      action="/traces/account/resolve"
+      class="stack"
+      data-control="account-resolve"
+    >
+      <Csrf csrf={csrf} />
+      <div>
+        <label for="account-email">Customer email</label>
+        <input
+          type="text"
+          inputmode="email"
+          id="account-email"
+          name="email"
+          autocomplete="off"
+          required
+          disabled={off}
+        />
+      </div>
+      <div>
+        <button type="submit" disabled={off}>Find user id</button>
+      </div>
+      <p class="meta">
+        The email is sent once to the host's identity resolver; Trace never
+        stores or logs it.
+      </p>
+      <CapabilityNote capability={capability} />
+    </form>
+  );
+};

@@ -1,0 +1,139 @@
+/** `trace serve` with TRACE_UI_AUTH_ACCOUNTS and TRACE_UI_READ_ONLY: refusing a bad configuration, signing accounts in, the start-up lines. */
+
+import assert from "node:assert/strict";
+import { main } from "../cli.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+const ACCOUNTS = JSON.stringify({
+  "support-1": {
+    token: "support-token-0123456789",
+    role: "analyst",
+    application_id: "app-1",
+  },
+  "admin-1": { token: "admin-one-token-0123456789", role: "admin" },
+});
+
+/** Runs `trace serve` with `env` until `fn` is done, then stops it like Ctrl-C. */
+async function withServe(
+  env: Record<string, string>,
+  fn: (origin: string, stderr: () => string) => Promise<void>,
+): Promise<void> {
+  await withTempDir(async (dir) => {
+    const stop = new AbortController();
+    const io = { ...captureIo("", env), interrupted: stop.signal };
+    const exit = main(["serve", "--port", "0", "--data-dir", dir], io);
+    try {
+      for (let i = 0; i < 200 && !io.stderr().includes("mcp: /mcp"); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const origin = /listening on (http:\/\/\S+) /.exec(io.stderr())?.[1];
+      assert.ok(origin, io.stderr());
+      await fn(origin, io.stderr);
+    } finally {
+      stop.abort();
+      assert.equal(await exit, 0, io.stderr());
+    }
+  });
+}
+
+Deno.test("trace serve refuses a bad TRACE_UI_AUTH_ACCOUNTS in one line naming the account, never the token, before touching files", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [accounts, message] of [
+        [
+          JSON.stringify({ "ops-1": { token: "tiny-secret", role: "admin" } }),
+          /^trace serve: TRACE_UI_AUTH_ACCOUNTS: account "ops-1" token must be at least 16 characters with no whitespace\n$/,
+        ],
+        [
+          JSON.stringify({
+            "ops-1": { token: "shared-token-0123456789", role: "admin" },
+            "ops-2": { token: "shared-token-0123456789", role: "viewer" },
+          }),
+          /account "ops-2" has the same token as "ops-1"/,
+        ],
+        ["{not json", /TRACE_UI_AUTH_ACCOUNTS is not valid JSON/],
+      ] as const
+    ) {
+      const io = captureIo("", { TRACE_UI_AUTH_ACCOUNTS: accounts });
+      const code = await main([
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        `${dir}/data`,
+      ], io);
+      assert.equal(code, 2);
+      assert.match(io.stderr(), message);
+      assert.ok(
+        !io.stderr().includes("tiny-secret") &&
+          !io.stderr().includes("shared-token"),
+      );
+    }
+    const ingest = captureIo("", {
+      TRACE_INGEST_TOKEN: "support-token-0123456789",
+      TRACE_UI_AUTH_ACCOUNTS: ACCOUNTS,
+    });
+    assert.equal(
+      await main(["serve", "--port", "0", "--data-dir", `${dir}/data`], ingest),
+      2,
+    );
+    assert.match(
+      ingest.stderr(),
+      /account "support-1" has the same token as TRACE_INGEST_TOKEN/,
+    );
+    const readOnly = captureIo("", { TRACE_UI_READ_ONLY: "yes" });
+    assert.equal(
+      await main(
+        ["serve", "--port", "0", "--data-dir", `${dir}/data`],
+        readOnly,
+      ),
+      2,
+    );
+    assert.match(readOnly.stderr(), /TRACE_UI_READ_ONLY must be true or false/);
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)],
+      [],
+      "no data directory was made",
+    );
+  });
+});
+
+Deno.test("trace serve with accounts: no one-time login, each account signs in with its token, read-only and the open API are announced", async () => {
+  await withServe(
+    { TRACE_UI_AUTH_ACCOUNTS: ACCOUNTS, TRACE_UI_READ_ONLY: "true" },
+    async (origin, stderr) => {
+      assert.doesNotMatch(stderr(), /UI login \(works once\)/);
+      assert.match(stderr(), /UI accounts: 2 from TRACE_UI_AUTH_ACCOUNTS/);
+      assert.match(
+        stderr(),
+        /warning: tenant-bound accounts are configured but the API is open on loopback; set TRACE_INGEST_TOKEN/,
+      );
+      assert.match(stderr(), /read-only: every write is refused/);
+      assert.ok(!stderr().includes("support-token-0123456789"));
+      const bound = await fetch(`${origin}/api/events?application_id=app-2`, {
+        headers: { authorization: "Bearer support-token-0123456789" },
+      });
+      assert.equal(bound.status, 403);
+      await bound.body?.cancel();
+      const ingest = await fetch(`${origin}/api/events`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "[]",
+      });
+      assert.equal(ingest.status, 403, "read-only refuses ingest");
+      assert.match(await ingest.text(), /read-only/);
+      const login = await fetch(`${origin}/login`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: "admin-one-token-0123456789" }),
+        redirect: "manual",
+      });
+      assert.equal(login.status, 303);
+      await login.body?.cancel();
+      assert.match(
+        login.headers.get("set-cookie") ?? "",
+        /^trace_session_\d+=/,
+      );
+    },
+  );
+});

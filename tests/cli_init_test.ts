@@ -1,0 +1,77 @@
+/** `trace init` and comments in config files. */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "../cli.ts";
+import { starterConfig } from "../cli/init.ts";
+import { parseStagingConfigText } from "../lib/contract/config.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+Deno.test("trace init writes a commented config that external-plan reads as written", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "staging.json");
+    const io = captureIo();
+    assert.equal(await main(["init", path], io), 0, io.stderr());
+    assert.match(io.stdout(), /^Wrote .*staging\.json\. Next:/);
+    assert.match(io.stdout(), /trace external-plan --config /);
+    const text = await Deno.readTextFile(path);
+    assert.match(text, /^\/\/ /m);
+    const plan = captureIo();
+    assert.equal(
+      await main(["external-plan", "--config", path, "--json"], plan),
+      0,
+      plan.stderr(),
+    );
+    assert.equal(JSON.parse(plan.stdout()).timing.document_count, 3);
+  });
+});
+
+Deno.test("trace init refuses an existing file unless --force, and a refused base URL before writing", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "staging.json");
+    await Deno.writeTextFile(path, "keep");
+    const io = captureIo();
+    assert.equal(await main(["init", path], io), 2);
+    assert.match(
+      io.stderr(),
+      /the file already exists; choose another path or pass --force/,
+    );
+    assert.equal(await Deno.readTextFile(path), "keep");
+    assert.equal(await main(["init", path, "--force"], captureIo()), 0);
+    assert.notEqual(await Deno.readTextFile(path), "keep");
+    const other = join(dir, "remote.json");
+    const remote = captureIo();
+    assert.equal(
+      await main(
+        ["init", other, "--base-url", "http://staging.example.com"],
+        remote,
+      ),
+      2,
+    );
+    assert.match(
+      remote.stderr(),
+      /base_url: plain http:\/\/ is allowed only for loopback/,
+    );
+    await assert.rejects(() => Deno.stat(other), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("parseStagingConfigText() reads // and /* */ comments but refuses an unterminated one", () => {
+  const config = parseStagingConfigText(
+    starterConfig("https://staging.example.com"),
+  );
+  assert.equal(config.base_url, "https://staging.example.com");
+  assert.equal(config.token_env, undefined);
+  assert.throws(
+    () => parseStagingConfigText('{ /* "base_url": 1 '),
+    /unterminated comment/,
+  );
+  // A comment marker inside a string is text, not a comment.
+  assert.throws(
+    () =>
+      parseStagingConfigText(
+        '{"base_url": "http://127.0.0.1//x", "environment": "staging", "allow_synthetic_writes": true, "bogus": 1}',
+      ),
+    /bogus/,
+  );
+});

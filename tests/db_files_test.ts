@@ -1,0 +1,310 @@
+/**
+ * The database file as an operator handles it: a copy of `trace.db` alone
+ * after writing commands, `ledger backup`, read-only media, file modes and
+ * symbolic links.
+ */
+
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { main } from "../cli.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+const IS_POSIX = Deno.build.os !== "windows";
+
+async function trace(args: string[]) {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+async function writeConfig(dir: string): Promise<string> {
+  const path = `${dir}/staging.json`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      base_url: "http://127.0.0.1:1",
+      environment: "staging",
+      allow_synthetic_writes: true,
+    }),
+  );
+  return path;
+}
+
+/** A data directory with three registered targets, written by three commands. */
+async function seed(dir: string): Promise<string> {
+  const data = `${dir}/data`;
+  const config = await writeConfig(dir);
+  for (const target of ["a", "b", "c"]) {
+    const result = await trace([
+      "external-register",
+      "--target",
+      target,
+      "--config",
+      config,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(result.code, 0, result.err);
+  }
+  return data;
+}
+
+async function files(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names.sort();
+}
+
+async function sha256(path: string): Promise<string> {
+  const bytes = await Deno.readFile(path);
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16)).join("");
+}
+
+Deno.test("after writing commands, a copy of trace.db alone holds the whole ledger", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    await Deno.mkdir(`${dir}/copy`);
+    await Deno.copyFile(`${data}/trace.db`, `${dir}/copy/trace.db`);
+    const verify = await trace([
+      "ledger",
+      "verify",
+      "--json",
+      "--data-dir",
+      `${dir}/copy`,
+    ]);
+    assert.equal(verify.code, 0, verify.err);
+    const result = JSON.parse(verify.out);
+    assert.equal(result.entries, 3);
+    assert.equal(result.targets, 3);
+  });
+});
+
+Deno.test("trace ledger backup writes a consistent, verified, owner-only copy and refuses an existing file", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const backup = `${dir}/backup.db`;
+    const written = await trace([
+      "ledger",
+      "backup",
+      backup,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(written.code, 0, written.err);
+    assert.match(
+      written.out,
+      /written to .*backup\.db: ledger intact: 3 entries/,
+    );
+    if (IS_POSIX) assert.equal((await Deno.stat(backup)).mode! & 0o777, 0o600);
+    await Deno.mkdir(`${dir}/restored`);
+    await Deno.copyFile(backup, `${dir}/restored/trace.db`);
+    const verify = await trace([
+      "ledger",
+      "verify",
+      "--json",
+      "--data-dir",
+      `${dir}/restored`,
+    ]);
+    assert.equal(JSON.parse(verify.out).entries, 3);
+    const before = await sha256(backup);
+    const again = await trace(["ledger", "backup", backup, "--data-dir", data]);
+    assert.equal(again.code, 2);
+    assert.equal(
+      again.err,
+      `trace ledger backup: Cannot back up to ${backup}: the file already exists; choose a new path\n`,
+    );
+    assert.equal(await sha256(backup), before);
+  });
+});
+
+Deno.test("read commands leave a database they read as it was: no write pragma", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    // A copy in rollback-journal mode, as another tool may leave it.
+    await Deno.mkdir(`${dir}/copy`);
+    const copy = `${dir}/copy/trace.db`;
+    await Deno.copyFile(`${data}/trace.db`, copy);
+    const raw = createClient({ url: `file:${copy}` });
+    await raw.execute("PRAGMA journal_mode = DELETE");
+    raw.close();
+    const before = await sha256(copy);
+    for (
+      const args of [
+        ["ledger", "verify"],
+        ["ledger", "head"],
+        ["external-targets"],
+        ["external-gate"],
+        ["external-regressions"],
+        ["external-runs"],
+        ["obs", "health"],
+        ["events", "query"],
+      ]
+    ) {
+      const result = await trace([...args, "--data-dir", `${dir}/copy`]);
+      assert.doesNotMatch(
+        result.err,
+        /READONLY|Cannot open database/,
+        args.join(" "),
+      );
+    }
+    assert.equal(await sha256(copy), before, "the file was written to");
+    assert.deepEqual(await files(`${dir}/copy`), ["trace.db"]);
+  });
+});
+
+Deno.test({
+  name:
+    "read commands work on read-only media: a read-only copy where SQLite cannot create its WAL files",
+  ignore: !IS_POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const data = await seed(dir);
+      const media = `${dir}/media`;
+      await Deno.mkdir(media);
+      await Deno.copyFile(`${data}/trace.db`, `${media}/trace.db`);
+      // Read-only media: the file 0444, the directory 0555. Root ignores
+      // modes, so the WAL path is also taken by something SQLite cannot open
+      // as a file: for every user, the WAL cannot be created.
+      await Deno.mkdir(`${media}/trace.db-wal`);
+      await Deno.chmod(`${media}/trace.db`, 0o444);
+      await Deno.chmod(media, 0o555);
+      try {
+        const verify = await trace([
+          "ledger",
+          "verify",
+          "--json",
+          "--data-dir",
+          media,
+        ]);
+        assert.equal(verify.code, 0, verify.err);
+        assert.equal(JSON.parse(verify.out).entries, 3);
+        const targets = await trace([
+          "external-targets",
+          "--json",
+          "--data-dir",
+          media,
+        ]);
+        assert.equal(targets.code, 0, targets.err);
+        assert.equal(JSON.parse(targets.out).targets.length, 3);
+        const health = await trace(["obs", "health", "--data-dir", media]);
+        assert.doesNotMatch(health.err, /READONLY|Cannot open database/);
+        const query = await trace(["events", "query", "--data-dir", media]);
+        assert.doesNotMatch(query.err, /READONLY|Cannot open database/);
+      } finally {
+        await Deno.chmod(media, 0o755);
+      }
+      assert.deepEqual(await files(media), ["trace.db", "trace.db-wal"]);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a writing command makes an existing 0666 trace.db and its WAL files owner-only",
+  ignore: !IS_POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const data = await seed(dir);
+      const db = `${data}/trace.db`;
+      const raw = createClient({ url: `file:${db}` });
+      await raw.execute("SELECT count(*) FROM ledger_entries");
+      for (const path of [db, `${db}-wal`, `${db}-shm`]) {
+        if (await Deno.stat(path).then(() => true, () => false)) {
+          await Deno.chmod(path, 0o666);
+        }
+      }
+      const result = await trace([
+        "external-register",
+        "--target",
+        "d",
+        "--config",
+        await writeConfig(dir),
+        "--data-dir",
+        data,
+      ]);
+      raw.close();
+      assert.equal(result.code, 0, result.err);
+      for (const path of [db, `${db}-wal`, `${db}-shm`]) {
+        const stat = await Deno.stat(path).catch(() => null);
+        if (stat) assert.equal(stat.mode! & 0o777, 0o600, path);
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a symbolic link where trace.db should be is refused with one line, dangling or not",
+  ignore: !IS_POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const config = await writeConfig(dir);
+      await Deno.mkdir(`${dir}/data`);
+      await Deno.mkdir(`${dir}/elsewhere`);
+      await Deno.symlink(`${dir}/elsewhere/trace.db`, `${dir}/data/trace.db`);
+      const dangling = await trace([
+        "external-register",
+        "--target",
+        "a",
+        "--config",
+        config,
+        "--data-dir",
+        `${dir}/data`,
+      ]);
+      assert.equal(dangling.code, 2);
+      assert.equal(
+        dangling.err,
+        `trace external-register: Cannot open database file ${dir}/data/trace.db: it is a symbolic link; point --data-dir or --db at the real file\n`,
+      );
+      assert.deepEqual(await files(`${dir}/elsewhere`), []);
+      await Deno.writeTextFile(`${dir}/elsewhere/trace.db`, "");
+      for (
+        const args of [
+          ["external-register", "--target", "a", "--config", config],
+          ["ledger", "verify"],
+        ]
+      ) {
+        const result = await trace([...args, "--data-dir", `${dir}/data`]);
+        assert.equal(result.code, 2);
+        assert.match(result.err, /: it is a symbolic link; point --data-dir/);
+      }
+      assert.equal((await Deno.stat(`${dir}/elsewhere/trace.db`)).size, 0);
+    });
+  },
+});
+
+Deno.test("index maintenance that writes leaves its rows in trace.db itself", async () => {
+  await withTempDir(async (dir) => {
+    const data = `${dir}/data`;
+    const events = `${dir}/events.ndjson`;
+    await Deno.writeTextFile(
+      events,
+      JSON.stringify({
+        application_id: "app-1",
+        agent_id: "agent-1",
+        event_id: "e-1",
+        kind: "retrieval",
+      }) + "\n",
+    );
+    assert.equal(
+      (await trace(["events", "ingest", events, "--data-dir", data])).code,
+      0,
+    );
+    const parity = await trace(["obs", "parity", "--data-dir", data]);
+    assert.equal(parity.code, 0, parity.err);
+    // parity records its result: once it exits, a copy of trace.db alone shows it.
+    await Deno.mkdir(`${dir}/copy`);
+    await Deno.copyFile(`${data}/trace.db`, `${dir}/copy/trace.db`);
+    const health = await trace([
+      "obs",
+      "health",
+      "--json",
+      "--data-dir",
+      `${dir}/copy`,
+    ]);
+    const report = JSON.parse(health.out);
+    assert.notEqual(report.parity.status, "unknown", health.out);
+    assert.equal(report.counts.events, 1);
+  });
+});

@@ -1,0 +1,271 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "../cli.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+import { SEED } from "./erasure_support.ts";
+
+/** Runs `trace …` through the real entry point. */
+async function trace(
+  args: string[],
+  options: { stdin?: string; env?: Record<string, string> } = {},
+) {
+  const io = captureIo(options.stdin ?? "", options.env ?? {});
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+/** A data directory holding the seed events, ingested by `trace events ingest`. */
+async function withSeededData<T>(
+  fn: (data: string[], dir: string) => Promise<T>,
+): Promise<T> {
+  return await withTempDir(async (dir) => {
+    const data = ["--data-dir", join(dir, "data")];
+    assert.equal((await trace(["obs", "init", ...data])).code, 0);
+    const ndjson = SEED.map((e) => JSON.stringify(e)).join("\n");
+    const ingest = await trace(["events", "ingest", "-", ...data], {
+      stdin: ndjson,
+    });
+    assert.equal(ingest.code, 0, ingest.err);
+    return await fn(data, dir);
+  });
+}
+
+const ALICE = ["--application", "app", "--user", "alice"];
+
+Deno.test("obs erase: dry run, refused confirmation, apply, verify, receipts, ledger verify", async () => {
+  await withSeededData(async (data) => {
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(dry.code, 0, dry.err);
+    assert.match(
+      dry.out,
+      /^Erasure dry run for one user of application app \(subject hmac-sha256:[0-9a-f]{64}\)\n {2}3 events: 3 envelopes, 3 index rows, 4 resource refs, 2 previews\n {2}by store: trace 1, conversation 1, tool_log 1\n/,
+    );
+    assert.match(dry.out, /Nothing was changed/);
+    const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
+    const json = JSON.parse(
+      (await trace(["obs", "erase", ...ALICE, "--json", ...data])).out,
+    );
+    assert.equal(json.confirmation, confirmation);
+    assert.equal(json.dry_run, true);
+
+    const noConfirm = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--apply",
+      ...data,
+    ]);
+    assert.equal(noConfirm.code, 2);
+    assert.match(noConfirm.err, /--apply needs --confirm VALUE/);
+    const wrong = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--apply",
+      "--confirm",
+      "erase 3 events 0123456789abcdef",
+      ...data,
+    ]);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.err, /confirmation does not match/);
+
+    const applied = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--apply",
+      "--confirm",
+      confirmation,
+      ...data,
+    ]);
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(
+      applied.out,
+      /^Erased 3 events of one user of application app/,
+    );
+    assert.match(applied.out, /WAL checkpointed into the file/);
+    const receiptId = /Receipt (erasure-\S+): ledger entry 1, head 1:sha256:/
+      .exec(applied.out)![1]!;
+
+    const verify = await trace([
+      "obs",
+      "erase",
+      "--verify",
+      receiptId,
+      ...ALICE,
+      ...data,
+    ]);
+    assert.equal(verify.code, 0, verify.err);
+    assert.match(verify.out, /the subject matches; nothing of it remains/);
+    const other = await trace([
+      "obs",
+      "erase",
+      "--verify",
+      receiptId,
+      "--application",
+      "app",
+      "--user",
+      "bob",
+      ...data,
+    ]);
+    assert.equal(other.code, 2);
+    assert.match(other.err, /not the one it names/);
+
+    const list = await trace(["obs", "erase", "--receipts", ...data]);
+    assert.match(
+      list.out,
+      new RegExp(`^${receiptId}  \\S+  operator  user/all  3 events`),
+    );
+    const ledger = JSON.parse(
+      (await trace(["ledger", "verify", "--json", ...data])).out,
+    );
+    assert.equal(ledger.ok, true);
+    assert.equal(ledger.receipts, 1);
+
+    // Something of alice comes back: verification exits 1.
+    await trace(["events", "ingest", "-", ...data], {
+      stdin: JSON.stringify({
+        event_id: "a9",
+        application_id: "app",
+        user_id: "alice",
+        agent_id: "bot",
+        kind: "llm_call",
+      }),
+    });
+    const dirty = await trace([
+      "obs",
+      "erase",
+      "--verify",
+      receiptId,
+      ...ALICE,
+      ...data,
+    ]);
+    assert.equal(dirty.code, 1);
+    assert.match(dirty.out, /1 events remain/);
+  });
+});
+
+Deno.test("obs erase takes exactly one selector, and event ids from a file or stdin", async () => {
+  await withSeededData(async (data, dir) => {
+    const none = await trace(["obs", "erase", "--application", "app", ...data]);
+    assert.equal(none.code, 2);
+    assert.match(none.err, /exactly one of --user, --anonymous/);
+    const two = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--thread",
+      "t1",
+      ...data,
+    ]);
+    assert.equal(two.code, 2);
+    const noApp = await trace(["obs", "erase", "--user", "alice", ...data]);
+    assert.match(noApp.err, /--application ID is required/);
+    const stray = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--confirm",
+      "x",
+      ...data,
+    ]);
+    assert.match(stray.err, /--confirm takes effect only with --apply/);
+
+    const file = join(dir, "ids.txt");
+    await Deno.writeTextFile(file, "b1\n\n  n1  \n");
+    const fromFile = JSON.parse(
+      (await trace([
+        "obs",
+        "erase",
+        "--application",
+        "app",
+        "--event-ids",
+        file,
+        "--json",
+        ...data,
+      ])).out,
+    );
+    assert.equal(fromFile.events, 2);
+    assert.equal(fromFile.selector, "events");
+    const fromStdin = JSON.parse(
+      (await trace(
+        [
+          "obs",
+          "erase",
+          "--application",
+          "app",
+          "--event-ids",
+          "-",
+          "--json",
+          ...data,
+        ],
+        { stdin: "n1\nb1\n" },
+      )).out,
+    );
+    assert.equal(fromStdin.confirmation, fromFile.confirmation);
+    for (
+      const selector of [
+        ["--anonymous"],
+        ["--thread", "t1"],
+        ["--memory", "mem-1"],
+      ]
+    ) {
+      const plan = JSON.parse(
+        (await trace([
+          "obs",
+          "erase",
+          "--application",
+          "app",
+          ...selector,
+          "--json",
+          ...data,
+        ])).out,
+      );
+      assert.equal(plan.events, selector[0] === "--memory" ? 1 : 2);
+    }
+  });
+});
+
+Deno.test("obs propagation opts an application in, and trace events ingest then propagates its deletions", async () => {
+  await withSeededData(async (data) => {
+    const off = await trace(["obs", "propagation", "--json", ...data]);
+    assert.deepEqual(JSON.parse(off.out), { default: false, applications: [] });
+    const set = await trace([
+      "obs",
+      "propagation",
+      "--application",
+      "app",
+      "--on",
+      ...data,
+    ]);
+    assert.equal(set.code, 0, set.err);
+    assert.match(
+      set.out,
+      /Default \(TRACE_OBS_ERASURE_PROPAGATION in this environment\): off\n {2}app: on\n/,
+    );
+    const ingest = await trace(["events", "ingest", "-", ...data], {
+      stdin: JSON.stringify({
+        event_id: "del-1",
+        application_id: "app",
+        memory_id: "mem-1",
+        kind: "memory_delete",
+      }),
+    });
+    assert.equal(ingest.code, 0, ingest.err);
+    const list = await trace(["obs", "erase", "--receipts", "--json", ...data]);
+    const [receipt] = JSON.parse(list.out).receipts;
+    assert.equal(receipt.trigger, "propagation");
+    assert.equal(receipt.scope, "content");
+    assert.equal(receipt.tables.obs_previews, 1);
+    const both = await trace([
+      "obs",
+      "propagation",
+      "--application",
+      "app",
+      "--on",
+      "--off",
+      ...data,
+    ]);
+    assert.equal(both.code, 2);
+  });
+});

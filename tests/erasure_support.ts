@@ -1,0 +1,170 @@
+/** Fixtures shared by the erasure tests: a provisioned database and a small, varied set of events. */
+
+import { migrate, type TraceDb } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import type { EventInput } from "../lib/obs/mod.ts";
+import { withDb } from "./_helpers.ts";
+
+/** A key every erasure test shares (32 bytes). */
+export const TEST_KEY = new Uint8Array(32).fill(7);
+
+/** Runs `fn` with a temp database holding every table. */
+export async function withErasureDb<T>(
+  fn: (db: TraceDb, dataDir: string) => Promise<T>,
+): Promise<T> {
+  return await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    return await fn(db, dir);
+  });
+}
+
+/** One event of application `app` with defaults filled in. */
+export function event(
+  id: string,
+  fields: Partial<EventInput> = {},
+): EventInput {
+  return {
+    event_id: id,
+    application_id: "app",
+    agent_id: "bot",
+    kind: "llm_call",
+    ...fields,
+  };
+}
+
+/**
+ * Application `app`: alice (two events in thread t1, one in t2 with a
+ * selection and an outcome), bob (one in t3), two anonymous events in t4,
+ * one event of memory m1 and, in application `other`, an alice event that
+ * must survive every erasure of `app`.
+ */
+export const SEED: EventInput[] = [
+  event("a1", {
+    user_id: "alice",
+    thread_id: "t1",
+    store: "conversation",
+    preview: "alice said ALICE_PREVIEW_ONE",
+  }),
+  event("a2", {
+    user_id: "alice",
+    thread_id: "t1",
+    kind: "retrieval",
+    resources: [{ type: "document", id: "doc-1", role: "retrieved" }],
+    preview: "alice said ALICE_PREVIEW_TWO",
+  }),
+  event("a3", {
+    user_id: "alice",
+    thread_id: "t2",
+    kind: "selection",
+    selection: {
+      candidates: [
+        {
+          ref: { type: "document", id: "doc-2" },
+          selected: true,
+          reason: "mmr_rank",
+        },
+        {
+          ref: { type: "document", id: "doc-3" },
+          selected: false,
+          reason: "below_threshold",
+        },
+      ],
+    },
+    outcome: {
+      verified: true,
+      status: "success",
+      artifact: { type: "ticket", id: "T-1" },
+    },
+    store: "tool_log",
+  }),
+  event("b1", {
+    user_id: "bob",
+    thread_id: "t3",
+    preview: "bob said BOB_TEXT",
+  }),
+  event("n1", { thread_id: "t4", preview: "anonymous ANON_ONE" }),
+  event("n2", { thread_id: "t4", preview: "anonymous ANON_TWO" }),
+  event("m1", {
+    agent_id: null,
+    memory_id: "mem-1",
+    user_id: "carol",
+    kind: "memory_write",
+    preview: "memory text MEM_TEXT",
+  }),
+  event("x1", {
+    application_id: "other",
+    user_id: "alice",
+    thread_id: "t1",
+    preview: "other app OTHER_ALICE",
+  }),
+];
+
+/** Ingests `events` (default {@link SEED}). */
+export async function seed(
+  db: TraceDb,
+  events: EventInput[] = SEED,
+): Promise<void> {
+  await ingestEvents(db, events);
+}
+
+/** Event ids of `application` still in the index rows, sorted. */
+export async function indexedIds(
+  db: TraceDb,
+  application = "app",
+): Promise<string[]> {
+  const result = await db.client.execute({
+    sql:
+      "SELECT event_id FROM obs_events WHERE application_id = ? ORDER BY event_id",
+    args: [application],
+  });
+  return result.rows.map((row) => String(row.event_id));
+}
+
+/** Rows of each table, over every application. */
+export async function tableCounts(
+  db: TraceDb,
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (
+    const table of [
+      "obs_envelopes",
+      "obs_events",
+      "obs_resources",
+      "obs_previews",
+      "obs_expiry_grants",
+    ]
+  ) {
+    const result = await db.client.execute(
+      `SELECT COUNT(*) AS n FROM ${table}`,
+    );
+    counts[table] = Number(result.rows[0]!.n);
+  }
+  return counts;
+}
+
+/** True when `text` occurs anywhere in the database file or its WAL, read as raw bytes. */
+export async function fileHolds(path: string, text: string): Promise<boolean> {
+  const needle = new TextEncoder().encode(text);
+  for (const file of [path, `${path}-wal`]) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(file);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
+    if (indexOf(bytes, needle) >= 0) return true;
+  }
+  return false;
+}
+
+function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) {
+      if (haystack[i + j] !== needle[j]) continue outer;
+    }
+    return i;
+  }
+  return -1;
+}

@@ -1,0 +1,531 @@
+/**
+ * The run commands people reach for: listing runs, showing what a saved
+ * FAIL became, cleaning up after a run, seeing and retiring targets, and
+ * read commands on an empty data directory.
+ */
+
+import assert from "node:assert/strict";
+import { main } from "../cli.ts";
+import { renderReport } from "../cli/_report_text.ts";
+import { type DemoServer, startDemoServer } from "../cli/demo.ts";
+import { migrate, type TraceDb } from "../lib/db.ts";
+import { RefusedError } from "../lib/errors.ts";
+import { saveRegression } from "../lib/ledger/regressions.ts";
+import { registerTarget } from "../lib/ledger/targets.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { findSystem } from "../lib/reference/systems.ts";
+import {
+  type Checkpoint,
+  fileCheckpointSink,
+} from "../lib/runner/checkpoint.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { cleanUpRun } from "../lib/runs/cleanup.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
+import { runReference } from "../lib/runs/reference_runs.ts";
+import { RunLock } from "../lib/runs/run_lock.ts";
+import {
+  type FakeBehaviour,
+  FakeTarget,
+  VirtualClock,
+} from "./_fake_target.ts";
+import { captureIo, stagingConfig, withDb, withTempDir } from "./_helpers.ts";
+
+const CONFIG = stagingConfig({ document_count: 2 });
+const TARGET = {
+  id: "staging-a",
+  base_url: CONFIG.base_url,
+  source: "registered",
+} as const;
+
+async function trace(args: string[]) {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+function dataOf(db: TraceDb): string[] {
+  return ["--data-dir", db.path!.replace(/\/trace\.db$/, "")];
+}
+
+async function setUp(db: TraceDb): Promise<void> {
+  await migrate(db, ALL_MIGRATIONS);
+  await registerTarget(db, {
+    targetId: TARGET.id,
+    config: CONFIG,
+    source: "registered",
+  });
+}
+
+async function fakeRun(
+  db: TraceDb,
+  dataDir: string,
+  behaviour: FakeBehaviour = {},
+): Promise<RunReport> {
+  const clock = new VirtualClock();
+  return (await runExternal(CONFIG, {
+    db,
+    dataDir,
+    target: TARGET,
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+    trace: false,
+    lock: new RunLock(),
+  })).report;
+}
+
+/** A checkpoint of a run whose process is gone (pid 0 is never a live run). */
+async function interruptedCheckpoint(
+  dataDir: string,
+  runId: string,
+  issued: Checkpoint["issued"],
+): Promise<Checkpoint> {
+  const checkpoint: Checkpoint = {
+    schema: "trace.checkpoint/1",
+    run_id: runId,
+    state: "running",
+    pid: 0,
+    process_identity: null,
+    started_at: "2099-01-01T00:00:00.000Z",
+    updated_at: "2099-01-01T00:00:01.000Z",
+    target: TARGET,
+    config_digest: (await import("../lib/canonical_json.ts")).digestOf(CONFIG),
+    namespaces: { test: "trace-test-x", control: "trace-control-x" },
+    issued,
+    verdict: null,
+  };
+  await fileCheckpointSink(dataDir, runId).write(checkpoint);
+  return checkpoint;
+}
+
+Deno.test("trace external-runs lists external, reference and interrupted runs newest first, with filters", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const pass = await fakeRun(db, dir);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    await runReference(db, { systems: [findSystem("correct")!], trace: false });
+    await interruptedCheckpoint(dir, "run-20990101T000000Z-000000000001", {
+      test: ["trace-doc-1"],
+      control: [],
+    });
+    const listed = await trace(["external-runs", "--json", ...dataOf(db)]);
+    assert.equal(listed.code, 0, listed.err);
+    const { schema, runs } = JSON.parse(listed.out);
+    assert.equal(schema, "trace.run-list/1");
+    assert.equal(runs.length, 4);
+    assert.deepEqual(
+      runs.map((r: { started_at: string }) => r.started_at),
+      runs.map((r: { started_at: string }) => r.started_at).sort().reverse(),
+    );
+    const interrupted = runs[0];
+    assert.deepEqual(
+      [interrupted.state, interrupted.verdict, interrupted.kept_in],
+      ["interrupted", "INCONCLUSIVE", "checkpoint"],
+    );
+    const failed = runs.find((r: { run_id: string }) =>
+      r.run_id === fail.run_id
+    );
+    assert.equal(failed.saved_as, regression.regression_id);
+    assert.equal(failed.cleanup, "incomplete");
+    const filter = async (...flags: string[]) =>
+      JSON.parse(
+        (await trace(["external-runs", "--json", ...flags, ...dataOf(db)])).out,
+      ).runs.map((r: { run_id: string }) => r.run_id);
+    assert.deepEqual(await filter("--verdict", "fail"), [fail.run_id]);
+    assert.deepEqual(await filter("--verdict", "PASS", "--kind", "external"), [
+      pass.run_id,
+    ]);
+    assert.equal((await filter("--kind", "reference")).length, 1);
+    assert.deepEqual(await filter("--state", "interrupted"), [
+      "run-20990101T000000Z-000000000001",
+    ]);
+    assert.deepEqual(
+      (await filter("--target", TARGET.id)).length,
+      3,
+      "two completed and the interrupted run",
+    );
+    const text = await trace(["external-runs", ...dataOf(db)]);
+    assert.match(text.out, /^RUN +VERDICT +STATE +KIND +TARGET/);
+    assert.match(
+      text.out,
+      new RegExp(
+        `${fail.run_id} +FAIL +completed +external +staging-a .* incomplete +saved as ${regression.regression_id}`,
+      ),
+    );
+    const bad = await trace([
+      "external-runs",
+      "--verdict",
+      "maybe",
+      ...dataOf(db),
+    ]);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.err,
+      /--verdict must be one of PASS, FAIL, INCONCLUSIVE, RUNNING/,
+    );
+  });
+});
+
+Deno.test("trace external-show says which regression a saved FAIL became", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const json = await trace([
+      "external-show",
+      fail.run_id,
+      "--json",
+      ...dataOf(db),
+    ]);
+    assert.equal(JSON.parse(json.out).saved_as, regression.regression_id);
+    const text = await trace(["external-show", fail.run_id, ...dataOf(db)]);
+    assert.match(
+      text.out,
+      new RegExp(`^Saved as regression ${regression.regression_id}\n`),
+    );
+  });
+});
+
+Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appends a cleanup entry to the chain", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const clock = new VirtualClock();
+    const target = new FakeTarget(clock);
+    const runId = "run-20990101T000000Z-000000000002";
+    const checkpoint = await interruptedCheckpoint(dir, runId, {
+      test: ["trace-doc-1", "trace-doc-2"],
+      control: ["trace-doc-3"],
+    });
+    for (
+      const [ns, id] of [["trace-test-x", "trace-doc-1"], [
+        "trace-test-x",
+        "trace-doc-2",
+      ], ["trace-control-x", "trace-doc-3"]]
+    ) {
+      await target.post("ingest", { namespace: ns, id, text: "synthetic" });
+    }
+    const outcome = await cleanUpRun(db, runId, {
+      dataDir: dir,
+      transport: target,
+      clock,
+    });
+    assert.equal(outcome.status, "cleaned");
+    assert.ok(outcome.status === "cleaned" && "seq" in outcome.recorded);
+    assert.equal(outcome.record.ids_from, "checkpoint");
+    assert.deepEqual(outcome.record.issued, { test: 2, control: 1 });
+    assert.equal(outcome.record.outcome.cleanup_complete, true);
+    const deletes = target.calls.filter((c) => c.op === "delete");
+    assert.deepEqual(deletes.map((c) => c.body), [
+      { namespace: "trace-test-x", ids: checkpoint.issued.test },
+      { namespace: "trace-control-x", ids: checkpoint.issued.control },
+    ]);
+    const show = await trace(["external-show", runId, "--json", ...dataOf(db)]);
+    const view = JSON.parse(show.out);
+    assert.equal(view.cleanup.cleanup_id, outcome.record.cleanup_id);
+    assert.match(view.note, /removed them/);
+    const again = await cleanUpRun(db, runId, {
+      dataDir: dir,
+      transport: target,
+      clock,
+    });
+    assert.equal(again.status, "not_needed");
+    assert.match(
+      again.status === "not_needed" ? again.reason : "",
+      /completed it/,
+    );
+    const verify = await trace(["ledger", "verify", "--json", ...dataOf(db)]);
+    assert.equal(JSON.parse(verify.out).ok, true);
+  });
+});
+
+Deno.test("cleanUpRun() records what stays when the application keeps the records, and refuses runs it must not touch", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const clock = new VirtualClock();
+    const leaky = new FakeTarget(clock, { staleCache: true });
+    const fail = (await runExternal(CONFIG, {
+      db,
+      dataDir: dir,
+      target: TARGET,
+      transport: leaky,
+      clock,
+      trace: false,
+      lock: new RunLock(),
+    })).report;
+    assert.equal(fail.cleanup.cleanup_complete, false);
+    assert.match(
+      renderReport(fail),
+      new RegExp(`trace external-cleanup ${fail.run_id}`),
+    );
+    const outcome = await cleanUpRun(db, fail.run_id, {
+      dataDir: dir,
+      transport: leaky,
+      clock,
+    });
+    assert.ok(outcome.status === "cleaned");
+    assert.equal(outcome.record.ids_from, "report");
+    assert.equal(outcome.record.outcome.cleanup_complete, false);
+    assert.match(
+      outcome.record.outcome.problems.join("; "),
+      /cache_records 1 left in the test namespace/,
+    );
+
+    const [reference] = await runReference(db, {
+      systems: [findSystem("stale-cache")!],
+      trace: false,
+    });
+    const none = await cleanUpRun(db, reference!.report.run_id, {
+      dataDir: dir,
+    });
+    assert.equal(none.status, "not_needed");
+    assert.match(
+      none.status === "not_needed" ? none.reason : "",
+      /reference run: its system lived in memory/,
+    );
+
+    const running = "run-20990101T000000Z-000000000003";
+    await interruptedCheckpoint(dir, running, {
+      test: ["trace-doc-9"],
+      control: [],
+    });
+    await assert.rejects(
+      () => cleanUpRun(db, running, { dataDir: dir, isAlive: () => true }),
+      (error: Error) =>
+        error instanceof RefusedError &&
+        /process 0 is still running it/.test(error.message),
+    );
+  });
+});
+
+async function withDemo<T>(fn: (demo: DemoServer) => Promise<T>): Promise<T> {
+  const demo = await startDemoServer({ defect: null });
+  try {
+    return await fn(demo);
+  } finally {
+    await demo.shutdown();
+  }
+}
+
+Deno.test("trace external-cleanup removes what a killed run left in the demo and records it", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(async (demo) => {
+      const data = `${dir}/data`;
+      const config = `${dir}/c.json`;
+      await Deno.writeTextFile(
+        config,
+        JSON.stringify({
+          base_url: demo.url,
+          environment: "staging",
+          allow_synthetic_writes: true,
+          document_count: 2,
+          deletion_window_seconds: 0.3,
+          sample_interval_seconds: 0.1,
+        }),
+      );
+      assert.equal(
+        (await trace([
+          "external-register",
+          "--target",
+          "demo",
+          "--config",
+          config,
+          "--data-dir",
+          data,
+        ])).code,
+        0,
+      );
+      // What a killed run leaves: records in the app and a running checkpoint of a dead process.
+      const namespaces = {
+        test: "trace-test-killed",
+        control: "trace-control-killed",
+      };
+      const issued = {
+        test: ["trace-doc-k1", "trace-doc-k2"],
+        control: ["trace-doc-k3"],
+      };
+      for (const role of ["test", "control"] as const) {
+        for (const id of issued[role]) {
+          await fetch(`${demo.url}/ingest`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              namespace: namespaces[role],
+              id,
+              text: "Synthetic Trace canary",
+            }),
+          }).then((r) => r.body?.cancel());
+        }
+      }
+      const runId = "run-20990101T000000Z-00000000000a";
+      const { digestOf } = await import("../lib/canonical_json.ts");
+      const { parseStagingConfig } = await import("../lib/contract/config.ts");
+      await fileCheckpointSink(data, runId).write({
+        schema: "trace.checkpoint/1",
+        run_id: runId,
+        state: "running",
+        pid: 0,
+        process_identity: null,
+        started_at: "2099-01-01T00:00:00.000Z",
+        updated_at: "2099-01-01T00:00:01.000Z",
+        target: { id: "demo", base_url: demo.url, source: "registered" },
+        config_digest: digestOf(
+          parseStagingConfig(JSON.parse(await Deno.readTextFile(config))),
+        ),
+        namespaces,
+        issued,
+        verdict: null,
+      });
+      const shown = await trace(["external-show", runId, "--data-dir", data]);
+      assert.match(
+        shown.out,
+        new RegExp(`remove them with trace external-cleanup ${runId}`),
+      );
+      const cleaned = await trace([
+        "external-cleanup",
+        runId,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(cleaned.code, 0, cleaned.err);
+      assert.match(
+        cleaned.out,
+        /^Cleanup of run \S+ \(ids from its checkpoint\): complete/,
+      );
+      assert.match(cleaned.err, /cleanup poll #0 at /);
+      for (const namespace of Object.values(namespaces)) {
+        const inventory = await fetch(`${demo.url}/inventory`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ namespace }),
+        }).then((r) => r.json());
+        assert.equal(
+          inventory.source_records + inventory.vector_records +
+            inventory.cache_records,
+          0,
+        );
+      }
+      const runs = JSON.parse(
+        (await trace(["external-runs", "--json", "--data-dir", data])).out,
+      ).runs;
+      assert.equal(runs[0].run_id, runId);
+      const again = await trace([
+        "external-cleanup",
+        runId,
+        "--json",
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(again.code, 0);
+      assert.equal(JSON.parse(again.out).status, "not_needed");
+    });
+  });
+});
+
+Deno.test("trace external-targets shows each target's use; a retired target is hidden and refused for runs and replays", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const first = await fakeRun(db, dir, { staleCache: true });
+    await fakeRun(db, dir);
+    const { regression } = await saveRegression(db, first.run_id);
+    const listed = JSON.parse(
+      (await trace(["external-targets", "--json", ...dataOf(db)])).out,
+    ).targets;
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].runs, 2);
+    assert.equal(listed[0].base_url, CONFIG.base_url);
+    assert.ok(listed[0].first_run_at <= listed[0].last_run_at);
+    assert.equal(listed[0].retired, null);
+    const text = await trace(["external-targets", ...dataOf(db)]);
+    assert.match(
+      text.out,
+      /^ID +SOURCE +BASE URL +RUNS +FIRST RUN +LAST RUN\n/,
+    );
+
+    const retired = await trace([
+      "external-retire",
+      TARGET.id,
+      "--reason",
+      "moved to staging-b",
+      ...dataOf(db),
+    ]);
+    assert.equal(retired.code, 0, retired.err);
+    assert.match(retired.out, /^retired target staging-a \(ledger entry \d+\)/);
+    assert.deepEqual(
+      JSON.parse(
+        (await trace(["external-targets", "--json", ...dataOf(db)])).out,
+      ).targets,
+      [],
+    );
+    const all = JSON.parse(
+      (await trace(["external-targets", "--all", "--json", ...dataOf(db)]))
+        .out,
+    ).targets;
+    assert.equal(all[0].retired.reason, "moved to staging-b");
+    for (
+      const [command, args] of [
+        ["external-run", ["external-run", "--target", TARGET.id]],
+        ["external-replay", ["external-replay", regression.regression_id]],
+        ["external-plan", ["external-plan", "--target", TARGET.id]],
+      ] as const
+    ) {
+      const refused = await trace([...args, ...dataOf(db)]);
+      assert.equal(refused.code, 2, command);
+      assert.match(
+        refused.err,
+        new RegExp(
+          `^trace ${command}: Cannot .*: target "staging-a" was retired on \\S+ \\(ledger entry \\d+: moved to staging-b\\); register a new target id for new runs\\n$`,
+        ),
+      );
+    }
+    const again = await trace(["external-retire", TARGET.id, ...dataOf(db)]);
+    assert.match(again.out, /already retired/);
+    assert.equal((await trace(["ledger", "verify", ...dataOf(db)])).code, 0);
+  });
+});
+
+Deno.test("read commands on an empty data directory print a JSON error object with --json; the gate never passes vacuously", async () => {
+  await withTempDir(async (dir) => {
+    const empty = ["--data-dir", `${dir}/empty`];
+    for (
+      const args of [
+        ["external-gate"],
+        ["external-regressions"],
+        ["external-targets"],
+        ["external-runs"],
+        ["external-show", "run-20990101T000000Z-000000000001"],
+        ["ledger", "verify"],
+        ["ledger", "head"],
+      ]
+    ) {
+      const result = await trace([...args, "--json", ...empty]);
+      assert.equal(result.code, 2, args.join(" "));
+      const error = JSON.parse(result.out).error;
+      assert.equal(error.code, "storage", args.join(" "));
+      assert.match(error.message, /^No Trace data at .*empty\/trace\.db yet/);
+      const command = args.filter((arg) => !arg.startsWith("run-")).join(" ");
+      assert.equal(result.err, `trace ${command}: ${error.message}\n`);
+    }
+    assert.equal(
+      await Deno.stat(`${dir}/empty`).then(() => true, () => false),
+      false,
+      "a reader created the data directory",
+    );
+    // An index but no ledger yet: still no pass.
+    assert.equal(
+      (await trace(["obs", "init", "--data-dir", `${dir}/obs`])).code,
+      0,
+    );
+    const noLedger = await trace(["external-gate", "--data-dir", `${dir}/obs`]);
+    assert.equal(noLedger.code, 2);
+    assert.match(noLedger.err, /No ledger in .* yet/);
+  });
+  await withDb(async (db) => {
+    await setUp(db);
+    const gate = await trace(["external-gate", ...dataOf(db)]);
+    assert.equal(gate.code, 0);
+    assert.match(
+      gate.out,
+      /^gate passed: no enforced regression yet, so nothing can have come back/,
+    );
+  });
+});

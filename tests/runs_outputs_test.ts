@@ -1,0 +1,310 @@
+/**
+ * Where a run's results go: stdout always, `-` as stdout, result files that
+ * are replaced only with --force, never left empty or partial, and never
+ * lost when both the ledger and the fallback file fail.
+ */
+
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { main } from "../cli.ts";
+import { type DemoServer, startDemoServer } from "../cli/demo.ts";
+import type { DemoDefect } from "../lib/demo/defects.ts";
+import { processIdentity } from "../lib/runner/process_identity.ts";
+import { type CapturedIo, captureIo, withTempDir } from "./_helpers.ts";
+
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+async function withDemo<T>(
+  defect: DemoDefect | null,
+  fn: (demo: DemoServer) => Promise<T>,
+): Promise<T> {
+  const demo = await startDemoServer({ defect });
+  try {
+    return await fn(demo);
+  } finally {
+    await demo.shutdown();
+  }
+}
+
+async function writeConfig(
+  dir: string,
+  url: string,
+  windowSeconds = 0.3,
+): Promise<string> {
+  const path = `${dir}/staging.json`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      base_url: url,
+      environment: "staging",
+      allow_synthetic_writes: true,
+      document_count: 1,
+      deletion_window_seconds: windowSeconds,
+      sample_interval_seconds: Math.min(0.1, windowSeconds),
+    }),
+  );
+  return path;
+}
+
+async function trace(args: string[], io: CapturedIo = captureIo()) {
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
+Deno.test({
+  name:
+    "a completed run whose report neither the ledger nor the fallback file can take still prints it, leaving no partial file",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      await withDemo(null, async (demo) => {
+        const data = `${dir}/data`;
+        const config = await writeConfig(dir, demo.url);
+        const registered = await trace([
+          "external-register",
+          "--target",
+          "demo",
+          "--config",
+          config,
+          "--data-dir",
+          data,
+        ]);
+        assert.equal(registered.code, 0, registered.err);
+        // The database refuses new run rows, as a full disk would.
+        const raw = createClient({ url: `file:${data}/trace.db` });
+        await raw.execute(
+          "CREATE TRIGGER full_disk BEFORE INSERT ON ledger_entries WHEN NEW.kind = 'run' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+        );
+        raw.close();
+        // And the fallback report file lands on a full device.
+        const io = captureIo();
+        const err = io.err;
+        io.err = (text) => {
+          const checkpoint = /checkpoint: (\S+)\.json\n/.exec(text)?.[1];
+          if (checkpoint) {
+            Deno.symlinkSync("/dev/full", `${checkpoint}.report.json`);
+          }
+          err(text);
+        };
+        const run = await trace([
+          "external-run",
+          "--target",
+          "demo",
+          "--json",
+          "--data-dir",
+          data,
+        ], io);
+        const report = JSON.parse(run.out);
+        assert.equal(report.verdict, "PASS");
+        assert.equal(report.state, "completed");
+        assert.match(
+          run.err,
+          /warning: Cannot keep run \S+ anywhere \(.*database or disk is full; and .*\.report\.json: [^)]+\); its report is only on stdout/,
+        );
+        assert.equal(run.code, 2, "a PASS that was not kept must not exit 0");
+        for await (const entry of Deno.readDir(`${data}/external`)) {
+          const path = `${data}/external/${entry.name}`;
+          assert.doesNotMatch(entry.name, /\.tmp$/);
+          if (entry.isFile) assert.ok((await Deno.stat(path)).size > 0, path);
+        }
+      });
+    });
+  },
+});
+
+Deno.test("--output - writes the report to stdout, and - is stdout for --junit and --summary-md too", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(null, async (demo) => {
+      const config = await writeConfig(dir, demo.url);
+      const run = async (...flags: string[]) =>
+        await new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "-A",
+            CLI,
+            "external-run",
+            "--config",
+            config,
+            "--data-dir",
+            `${dir}/data`,
+            ...flags,
+          ],
+          cwd: dir,
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+      const output = await run("--output", "-");
+      assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+      const report = JSON.parse(new TextDecoder().decode(output.stdout));
+      assert.equal(report.schema, "trace.run-report/1");
+      assert.equal(await exists(`${dir}/-`), false);
+      const junit = await run("--junit", "-");
+      assert.match(
+        new TextDecoder().decode(junit.stdout),
+        /^<\?xml version="1.0"/,
+      );
+      const both = await run("--output", "-", "--json");
+      assert.equal(both.code, 2);
+      assert.match(
+        new TextDecoder().decode(both.stderr),
+        /Cannot write --output to stdout: --json writes there too/,
+      );
+      assert.equal(await exists(`${dir}/-`), false);
+    });
+  });
+});
+
+Deno.test("output files are replaced only with --force, and never while another live run holds them", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(null, async (demo) => {
+      const config = await writeConfig(dir, demo.url);
+      const data = ["--data-dir", `${dir}/data`];
+      const out = `${dir}/reports/run.json`;
+      const first = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--output",
+        out,
+        ...data,
+      ]);
+      assert.equal(first.code, 0, first.err);
+      const firstId = JSON.parse(await Deno.readTextFile(out)).run_id;
+      const again = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--output",
+        out,
+        ...data,
+      ]);
+      assert.equal(again.code, 2);
+      assert.equal(
+        again.err,
+        `trace external-run: Cannot write --output ${out}: the file already exists; choose a new path or pass --force to replace it\n`,
+      );
+      const forced = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--output",
+        out,
+        "--force",
+        ...data,
+      ]);
+      assert.equal(forced.code, 0, forced.err);
+      assert.notEqual(JSON.parse(await Deno.readTextFile(out)).run_id, firstId);
+
+      // A path a live run reserved (this very process) is refused even with --force.
+      const held = `${dir}/reports/held.xml`;
+      const placeholder =
+        `trace: reserved for the result of a run in process ${Deno.pid} (${
+          processIdentity(Deno.pid) ?? "unknown"
+        }) token 00000000-0000-0000-0000-000000000000; replaced when it finishes\n`;
+      await Deno.writeTextFile(held, placeholder);
+      const live = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--junit",
+        held,
+        "--force",
+        ...data,
+      ]);
+      assert.equal(live.code, 2);
+      assert.match(
+        live.err,
+        new RegExp(
+          `Cannot write --junit .*held\\.xml: another run reserved it \\(process ${Deno.pid}, still running\\)`,
+        ),
+      );
+      assert.equal(await Deno.readTextFile(held), placeholder);
+    });
+  });
+});
+
+async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  seen: { text: string },
+  pattern: RegExp,
+): Promise<void> {
+  while (!pattern.test(seen.text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the run ended before ${pattern}: ${seen.text}`);
+    seen.text += value;
+  }
+}
+
+Deno.test({
+  name:
+    "a second Ctrl-C removes the reserved result files, so the next run can use the same paths",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      // stale-cache keeps cleanup polling through the whole window after the first Ctrl-C.
+      await withDemo("stale-cache", async (demo) => {
+        const config = await writeConfig(dir, demo.url, 30);
+        const outputs = [
+          ["--output", `${dir}/out/report.json`],
+          ["--junit", `${dir}/out/junit.xml`],
+          ["--summary-md", `${dir}/out/summary.md`],
+        ];
+        const child = new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "-A",
+            CLI,
+            "external-run",
+            "--config",
+            config,
+            "--data-dir",
+            `${dir}/data`,
+            ...outputs.flat(),
+          ],
+          stdout: "null",
+          stderr: "piped",
+        }).spawn();
+        const reader = child.stderr.pipeThrough(new TextDecoderStream())
+          .getReader();
+        const seen = { text: "" };
+        try {
+          await readUntil(reader, seen, /checkpoint: /);
+          for (const [, path] of outputs) assert.ok(await exists(path!));
+          child.kill("SIGINT");
+          await readUntil(reader, seen, /interrupted: finishing up/);
+          child.kill("SIGINT");
+          await readUntil(reader, seen, /interrupted again/);
+        } finally {
+          while (!(await reader.read()).done) { /* drain */ }
+        }
+        const status = await child.status;
+        assert.equal(status.code, 130, seen.text);
+        for (const [, path] of outputs) {
+          assert.equal(await exists(path!), false, `${path} was left behind`);
+        }
+      });
+    });
+  },
+});
+
+Deno.test("the README's example outputs go to the git-ignored reports/ directory", async () => {
+  const readme = await Deno.readTextFile(
+    new URL("../README.md", import.meta.url),
+  );
+  const commands = readme.split("\n").filter((line) =>
+    line.startsWith("trace ")
+  );
+  const paths = commands.flatMap((line) =>
+    [...line.matchAll(/--(?:output|junit|summary-md) (\S+)/g)].map((m) => m[1]!)
+  );
+  assert.ok(paths.length > 0);
+  for (const path of paths) assert.match(path, /^(reports\/|\/tmp\/|-$)/, path);
+  const ignore = await Deno.readTextFile(
+    new URL("../.gitignore", import.meta.url),
+  );
+  assert.match(ignore, /^\/reports\/$/m);
+});

@@ -1,0 +1,222 @@
+/**
+ * The bounds `trace serve` puts on connections (`routes/listen.ts`) and on
+ * request bodies (`routes/_body.ts`), seen from a raw TCP client. Each
+ * trickling client would need seconds to finish what it sends; the bounds
+ * are a fraction of that, and the tests check that the server closed the
+ * connection before the client was done, never how long it took.
+ */
+
+import assert from "node:assert/strict";
+import { withDb } from "./_helpers.ts";
+import type { TraceDb } from "../lib/db.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
+import { createApp } from "../routes/app.ts";
+import {
+  type GuardedServer,
+  listenGuarded,
+  type ServeLimits,
+} from "../routes/listen.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function withGuarded(
+  limits: Partial<ServeLimits>,
+  fn: (server: GuardedServer, db: TraceDb) => Promise<void>,
+) {
+  const bodyTimeoutMs = limits.bodyTimeoutMs ?? 60_000;
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const app = createApp({
+      db,
+      log: () => {},
+      bodyLimits: {
+        maxBytes: 1024 * 1024,
+        maxDecodedBytes: 1024 * 1024,
+        timeoutMs: bodyTimeoutMs,
+      },
+    });
+    const server = await listenGuarded(app.fetch, {
+      hostname: "127.0.0.1",
+      port: 0,
+      limits,
+    });
+    try {
+      await fn(server, db);
+    } finally {
+      await server.shutdown();
+    }
+  });
+}
+
+interface Trickle {
+  /** Bytes the client got to send before the server closed. */
+  sent: number;
+  /** Everything the server answered. */
+  answer: string;
+}
+
+/** Sends `head` at once, then `trickle` one byte every `gapMs`, until done or closed. */
+async function trickle(
+  port: number,
+  head: string,
+  trickled: string,
+  gapMs = 50,
+): Promise<Trickle> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  let answer = "";
+  let closed = false;
+  const reading = (async () => {
+    const buffer = new Uint8Array(4096);
+    try {
+      for (;;) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        answer += decoder.decode(buffer.subarray(0, n));
+      }
+    } catch {
+      // Reset by the server.
+    }
+    closed = true;
+  })();
+  let sent = 0;
+  try {
+    if (head) await conn.write(encoder.encode(head));
+    for (const char of trickled) {
+      if (closed) break;
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+      if (closed) break;
+      await conn.write(encoder.encode(char));
+      sent++;
+    }
+  } catch {
+    // Writing to a connection the server closed.
+  }
+  if (!closed) {
+    // The client is done: give the server its turn to answer, then stop.
+    await Promise.race([
+      reading,
+      new Promise((resolve) => setTimeout(resolve, 2_000)),
+    ]);
+  }
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+  await reading;
+  return { sent, answer };
+}
+
+const HEAD =
+  "POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Padding: " +
+  "a".repeat(100) + "\r\n\r\n";
+
+Deno.test("a client that trickles its request head is answered 408 and closed within the head bound", async () => {
+  await withGuarded({ headerTimeoutMs: 300 }, async (server) => {
+    // 150 bytes at 50 ms each would take 7.5 s; the bound is 0.3 s.
+    const result = await trickle(server.addr.port, "", HEAD);
+    assert.ok(result.sent < HEAD.length / 2, `sent ${result.sent} bytes`);
+    assert.match(result.answer, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  });
+});
+
+Deno.test("an idle connection is closed at the head bound", async () => {
+  await withGuarded({ headerTimeoutMs: 200 }, async (server) => {
+    const result = await trickle(server.addr.port, "", "");
+    assert.match(result.answer, /^HTTP\/1\.1 408 /);
+  });
+});
+
+Deno.test("a client that trickles its body is answered 408 and closed within the body bound", async () => {
+  const body = JSON.stringify([{ x: "y".repeat(200) }]);
+  const head = HEAD.replace(
+    "\r\n\r\n",
+    `\r\nContent-Length: ${body.length}\r\n\r\n`,
+  );
+  await withGuarded({ bodyTimeoutMs: 300 }, async (server, db) => {
+    // 210 bytes at 50 ms each would take 10 s; the bound is 0.3 s (and 1 s
+    // more for the 408 to pass).
+    const result = await trickle(server.addr.port, head, body);
+    assert.ok(result.sent < body.length / 2, `sent ${result.sent} bytes`);
+    assert.match(result.answer, /^HTTP\/1\.1 408 /);
+    assert.match(result.answer, /"code":"request_timeout"/);
+    const stored = await db.client.execute(
+      "SELECT COUNT(*) AS n FROM obs_events",
+    );
+    assert.equal(Number(stored.rows[0]!.n), 0);
+  });
+});
+
+Deno.test("connections past the cap are answered 503 while the others stay open", async () => {
+  await withGuarded(
+    { maxConnections: 2, headerTimeoutMs: 10_000 },
+    async (server) => {
+      const port = server.addr.port;
+      const held = [
+        await Deno.connect({ hostname: "127.0.0.1", port }),
+        await Deno.connect({ hostname: "127.0.0.1", port }),
+      ];
+      try {
+        // Let the guard accept both before the third arrives.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const third = await trickle(port, "", "");
+        assert.match(third.answer, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
+        assert.match(third.answer, /Retry-After: 1/);
+      } finally {
+        for (const conn of held) conn.close();
+      }
+      // Once they are gone, requests are served again.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    },
+  );
+});
+
+Deno.test("a request head past the size bound is answered 431", async () => {
+  await withGuarded({ maxHeadBytes: 1024 }, async (server) => {
+    const result = await trickle(
+      server.addr.port,
+      `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${
+        "b".repeat(2048)
+      }\r\n\r\n`,
+      "",
+    );
+    assert.match(result.answer, /^HTTP\/1\.1 431 /);
+  });
+});
+
+Deno.test("requests pass the guard unchanged, each on a connection of its own", async () => {
+  await withGuarded({}, async (server) => {
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    const post = await fetch(`${base}/api/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json", connection: "keep-alive" },
+      body: JSON.stringify([{
+        event_id: "e-1",
+        application_id: "app-1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+      }]),
+    });
+    assert.equal(post.status, 200);
+    assert.equal(post.headers.get("connection"), "close");
+    assert.equal((await post.json()).inserted, 1);
+    for (let i = 0; i < 3; i++) {
+      const page = await fetch(`${base}/api/events?application_id=app-1`);
+      assert.equal((await page.json()).events.length, 1);
+    }
+    const foreign = await trickle(
+      server.addr.port,
+      "GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+      "",
+    );
+    assert.match(
+      foreign.answer,
+      /^HTTP\/1\.1 403 /,
+      "the app's Host guard sees the client's Host",
+    );
+  });
+});
