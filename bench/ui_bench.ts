@@ -10,7 +10,10 @@
  * runs list, a run's detail (with its requests read from the index) and a
  * target's page, against a floor of the same run: reading every stored
  * run's payload by plain SQL (no digest check, no JSON parse), which any
- * page listing runs has to pay at least once. Requests go through `createApp` in process (no socket),
+ * page listing runs has to pay at least once. A third table times the trace pages (finder, inspection of a 500-event
+ * root, comparison, events export) against their own floor: one plain
+ * SELECT of the inspected root's 500 rows. Requests go through `createApp`
+ * in process (no socket),
  * signed in with an admin bearer token, and each time covers the whole
  * answer, body included. The longest event-loop stall seen while a request
  * runs is reported too: a page that holds the loop that long holds every
@@ -26,6 +29,7 @@
  * @module
  */
 
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import { parseArgs } from "node:util";
 import { migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
@@ -225,6 +229,10 @@ async function main(args: string[]): Promise<number> {
     report(rows, { events, samples, seedSeconds }, values.json);
     const runRows = await measureRunPages(db, dir, runs, samples);
     report(runRows, { events, samples, seedSeconds: 0, runs }, values.json);
+    reportTracePages(
+      await measureTracePages(db, request, samples, events),
+      values.json,
+    );
   } finally {
     db.close();
     if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -234,7 +242,7 @@ async function main(args: string[]): Promise<number> {
 
 /** The health page rendered to HTML from data loaded beforehand. */
 async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
-  const spec = healthPage(db);
+  const spec = healthPage(new HealthMonitor(db, { processCounters: true }));
   // The health page's loader reads nothing from the request.
   const data = await spec.load(undefined as never, {});
   const url = new URL("http://127.0.0.1:8788/traces/health");
@@ -418,6 +426,91 @@ function report(
   ];
   // deno-lint-ignore no-console
   console.log(lines.join("\n"));
+}
+
+/** The newest full bundle: its root, application and agent. */
+function newestBundle(events: number) {
+  const b = Math.floor(events / BUNDLE) - 1;
+  return {
+    root: `b${b}-root`,
+    application: `app-${b % 4}`,
+    agent: `agent-${b % 8}`,
+    thread: `thread-${b % 64}`,
+    other: `b${b - 1}-root`,
+    otherApplication: `app-${(b - 1) % 4}`,
+  };
+}
+
+/** The trace pages, each timed as a whole request, against one root page read. */
+async function measureTracePages(
+  db: TraceDb,
+  request: (path: string) => Promise<void>,
+  samples: number,
+  events: number,
+): Promise<Figures[]> {
+  if (events < 2 * BUNDLE) return [];
+  const b = newestBundle(events);
+  const inspect =
+    `application_id=${b.application}&root_trace_id=${b.root}&agent_id=${b.agent}&selected=${b.root}`;
+  const paths: [string, string][] = [
+    ["GET /traces/find (no filter)", "/traces/find"],
+    [
+      "GET /traces/find (thread id, event selected)",
+      `/traces/find?q=${b.thread}&selected=${b.root}`,
+    ],
+    ["GET /traces/find.json (status=error)", "/traces/find.json?status=error"],
+    ["GET /traces/inspect (500-event root)", `/traces/inspect?${inspect}`],
+    [
+      "GET /traces/inspect.json (500-event root)",
+      `/traces/inspect.json?${inspect}`,
+    ],
+    [
+      "GET /traces/compare (two 500-event roots)",
+      `/traces/compare?baseline=${b.root}&baseline_application_id=${b.application}&candidate=${b.other}&candidate_application_id=${b.otherApplication}`,
+    ],
+    ["GET /traces/events.json?store=all", "/traces/events.json?store=all"],
+  ];
+  for (const [, path] of paths) await request(path);
+  const rows: Figures[] = [
+    await measure(
+      "floor: the root's 500 rows, one SELECT",
+      samples,
+      async () => {
+        await db.client.execute({
+          sql: `SELECT * FROM obs_events
+                WHERE application_id = ? AND root_trace_id = ?
+                ORDER BY ts, seq LIMIT 500`,
+          args: [b.application, b.root],
+        });
+      },
+    ),
+  ];
+  for (const [name, path] of paths) {
+    rows.push(await measure(name, samples, () => request(path)));
+  }
+  return rows;
+}
+
+function reportTracePages(rows: Figures[], json: boolean): void {
+  if (rows.length === 0) return;
+  const floor = rows[0]!.p50;
+  if (json) {
+    // deno-lint-ignore no-console
+    console.log(JSON.stringify({ trace_pages: rows }));
+    return;
+  }
+  const ms = (v: number) => `${v.toFixed(1)} ms`;
+  // deno-lint-ignore no-console
+  console.log([
+    "",
+    "| trace page | p50 | p95 | p50 / floor | longest loop stall |",
+    "| --- | ---: | ---: | ---: | ---: |",
+    ...rows.map((row) =>
+      `| ${row.name} | ${ms(row.p50)} | ${ms(row.p95)} | ${
+        (row.p50 / floor).toFixed(2)
+      }x | ${ms(row.stall)} |`
+    ),
+  ].join("\n"));
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -118,6 +118,14 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "GET /traces/health.json": ui("index.health"),
   "GET /traces/events/:id": ui("trace.read"),
   "GET /traces/events/:id{[^/]+\\.json}": ui("trace.read"),
+  "GET /traces/find": ui("trace.read"),
+  "GET /traces/find.json": ui("trace.read"),
+  "GET /traces/inspect": ui("trace.read"),
+  "GET /traces/inspect.json": ui("trace.read"),
+  "GET /traces/compare": ui("trace.read"),
+  "GET /traces/compare.json": ui("trace.read"),
+  "GET /traces/events.json": ui("trace.read"),
+  "GET /traces/capabilities.json": ui("session"),
 
   // The run pages and their twins, downloads, and the run actions.
   ...Object.fromEntries(

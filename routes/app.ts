@@ -244,7 +244,7 @@ export function createApp(options: AppOptions): Hono {
   }
   app.route(
     "/",
-    createPages({ db: options.db, auth, site, runs: options.runs }),
+    createPages({ db: options.db, auth, site, runs: options.runs, health }),
   );
   app.route(
     "/",

@@ -15,8 +15,11 @@
 
 import { Hono } from "hono";
 import type { TraceDb } from "../lib/db.ts";
+import type { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import { createLoginRoutes } from "./_login.tsx";
 import type { UiAuth } from "./_ui_auth.ts";
+import { comparePage as traceComparePage } from "./pages/traces_compare.tsx";
+import { findPage } from "./pages/traces_find.tsx";
 import { healthPage } from "./pages/traces_health.tsx";
 import { comparePage } from "./pages/compare.tsx";
 import { overviewPage } from "./pages/overview.tsx";
@@ -29,6 +32,8 @@ import { registerRunActions } from "./pages/run_actions.tsx";
 import { registerRunDownloads, runDetailPage } from "./pages/run_detail.tsx";
 import { runsPage } from "./pages/runs.tsx";
 import { targetPage, targetsPage } from "./pages/targets.tsx";
+import { inspectPage } from "./pages/traces_inspect.tsx";
+import { createTraceJson } from "./pages/traces_json.ts";
 import { createAssetRoutes } from "./ui/assets.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { definePage } from "./ui/page.ts";
@@ -51,6 +56,8 @@ export interface PagesOptions {
   site: SiteInfo;
   /** Absent: run pages read the ledger only and offer no run actions. */
   runs?: RunPagesOptions | undefined;
+  /** The server's health monitor, shared with `GET /api/health`. */
+  health: HealthMonitor;
 }
 
 /** The UI's routes, to mount at `/`. */
@@ -62,7 +69,14 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   // Browsers ask for one when showing a JSON twin or an API answer.
   app.get("/favicon.ico", (c) => c.body(null, 204));
   const health = new LastHealth();
-  definePage(app, deps, health.watch(healthPage(options.db)));
+  definePage(app, deps, health.watch(healthPage(options.health)));
+  definePage(app, deps, findPage(options.db));
+  definePage(app, deps, inspectPage(options.db));
+  definePage(app, deps, traceComparePage(options.db));
+  app.route(
+    "/",
+    createTraceJson({ db: options.db, auth: options.auth }),
+  );
   const source: RunSource = {
     db: options.db,
     dataDir: options.runs?.dataDir ?? null,

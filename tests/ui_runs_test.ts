@@ -177,7 +177,7 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.match(body, /STILL RETRIEVABLE/);
     assert.match(
       body,
-      /href="\/api\/events\?application_id=trace&amp;root_trace_id=run-/,
+      /href="\/traces\/find\?thread_id=trace-test-[0-9a-f]+&amp;selected=run-/,
     );
 
     const replay = await json<RunDetail>(fixture, `/runs/${pass}.json`);
@@ -506,6 +506,16 @@ Deno.test("who sees the run controls: operators run, viewers read, tenant-bound 
       const overview = await page("support-app1", "/");
       assert.match(overview, /bound to one tenant/);
       assert.doesNotMatch(overview, /Recent runs/);
+      // The header links only to pages the account may open.
+      const nav = (html: string) =>
+        [...html.matchAll(/<nav class="site-nav"[\s\S]*?<\/nav>/g)][0]?.[0] ??
+          "";
+      assert.doesNotMatch(
+        nav(overview),
+        /href="\/runs"|href="\/traces\/health"/,
+      );
+      assert.match(nav(overview), /href="\/traces\/find"/);
+      assert.match(nav(operator), /href="\/runs"/);
       assert.equal(fixture.jobs.active, null);
     });
   }
@@ -545,4 +555,30 @@ Deno.test("nextSteps() for an unsaved FAIL saves first and replays only after th
     assert.doesNotMatch(save.command!, /&&|external-replay/);
     assert.match(save.text, /after you fix the application, replay it/);
   }, () => Promise.resolve());
+});
+
+Deno.test("a run's page links its trace events in the finder, on its test namespace with the run selected", async () => {
+  let failId = "";
+  let namespace = "";
+  await withRunsApp(async (db, dataDir) => {
+    const { fail } = await failThenFixed(db, dataDir);
+    failId = fail.run_id;
+    namespace = fail.namespaces.test;
+  }, async (fixture) => {
+    const body = await html(fixture, `/runs/${failId}`);
+    const href = body.match(
+      /href="(\/traces\/find\?[^"]+)"[^>]*>\s*This run&#39;s trace events/,
+    )?.[1];
+    assert.ok(href, "the events link is on the page");
+    const params = new URLSearchParams(
+      href.replaceAll("&amp;", "&").split("?")[1],
+    );
+    assert.equal(params.get("thread_id"), namespace);
+    assert.equal(params.get("selected"), `${failId}:run`);
+    const found = await fixture.app.request(
+      at(href.replaceAll("&amp;", "&")),
+      page(BEARER),
+    );
+    assert.equal(found.status, 200);
+  });
 });

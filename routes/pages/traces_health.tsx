@@ -9,11 +9,10 @@
  */
 
 import type { Child, FC } from "hono/jsx";
-import type { TraceDb } from "../../lib/db.ts";
 import {
   type HealthAlert,
+  type HealthMonitor,
   type ObsHealth,
-  obsHealth,
 } from "../../lib/obs/maint/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { BarChart, TimeChart } from "../ui/components/chart.tsx";
@@ -42,15 +41,19 @@ export type HealthPageData = ObsHealth & {
 
 const HISTORY_LIMIT = 60;
 
-/** The health page over `db`; keeps its latency history in memory. */
-export function healthPage(db: TraceDb): PageSpec<HealthPageData> {
+/**
+ * The health page over the server's health monitor (one computation shared
+ * by concurrent visitors, with the expensive link checks kept for a stated
+ * age on large indexes); keeps its latency history in memory.
+ */
+export function healthPage(monitor: HealthMonitor): PageSpec<HealthPageData> {
   const history: LatencyPoint[] = [];
   return {
     path: "/traces/health",
     title: "Index health",
     async load() {
       // The server writes the index, so its counters are the ones to show.
-      const health = await obsHealth(db, { processCounters: true });
+      const health = await monitor.report();
       if (health.latency) {
         history.push({
           checked_at: health.checked_at,

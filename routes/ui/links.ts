@@ -6,6 +6,8 @@
  * @module
  */
 
+import { runEvidenceHref } from "./trace_params.ts";
+
 /** `/runs/RUN_ID`. */
 export function runHref(runId: string): string {
   return `/runs/${encodeURIComponent(runId)}`;
@@ -68,17 +70,12 @@ export function runDownloads(runId: string): {
 }
 
 /**
- * Where a run's trace events are shown. The incident finder page
- * (`/traces/find`) takes over once it exists; until then the run's events
- * are read from the query API, which serves the same events as JSON.
- * TODO(#12): switch to `/traces/find?run=RUN_ID` when the finder lands.
+ * Where a run's trace events are shown: the incident finder on the run's
+ * test namespace (the thread both the runner's requests and a traced
+ * application's answers carry), with the run itself selected.
  */
-export function runEventsHref(runId: string): string {
-  return `/api/events?${new URLSearchParams({
-    application_id: "trace",
-    root_trace_id: runId,
-    limit: "1000",
-  })}`;
+export function runEventsHref(runId: string, testNamespace: string): string {
+  return runEvidenceHref(runId, testNamespace);
 }
 
 /** Where the form that runs the contract on a registered target posts. */

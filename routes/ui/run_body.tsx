@@ -418,10 +418,14 @@ const RequestsSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
   { detail, view },
 ) => {
   const requests = detail.requests;
-  const events = view.mode === "page"
+  const namespace = detail.report?.namespaces.test ??
+    detail.checkpoint?.namespaces.test;
+  const events = view.mode === "page" && namespace !== undefined
     ? (
       <p>
-        <a href={runEventsHref(detail.run_id)}>This run's trace events</a>{" "}
+        <a href={runEventsHref(detail.run_id, namespace)}>
+          This run's trace events
+        </a>{" "}
         <span class="meta">
           (the index's own record of every phase, request, sample and finding)
         </span>

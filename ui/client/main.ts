@@ -11,6 +11,7 @@
 import { enableCopyButtons } from "./copy.ts";
 import { enableFilters } from "./filter.ts";
 import { enableHighlights } from "./highlight.ts";
+import { enableSearchForms } from "./forms.ts";
 import { enableKeyboard } from "./keys.ts";
 import { enableLive } from "./live.ts";
 
@@ -21,6 +22,7 @@ function start(): void {
   enableKeyboard(document);
   enableLive(document);
   enableHighlights(document);
+  enableSearchForms(document);
 }
 
 if (document.readyState === "loading") {

@@ -50,6 +50,18 @@ export const TONE_BY_STATUS: Readonly<Record<string, Tone>> = {
   enforced: "success",
   fixed: "success",
   cleaned: "success",
+  // Trace events and evidence facts.
+  error: "danger",
+  unset: "neutral",
+  partial: "attention",
+  untrusted: "danger",
+  recorded: "accent",
+  selected: "accent",
+  kept: "success",
+  dropped: "neutral",
+  problem: "danger",
+  identical: "success",
+  different: "attention",
 };
 
 /** The tone of `status` (neutral for a word without one). */
