@@ -121,6 +121,7 @@ export {
 } from "./run_traces.ts";
 export {
   createRunTraceSink,
+  runRootEventId,
   runTraceEvents,
   type RunTraceSink,
 } from "./trace_events.ts";

@@ -146,6 +146,11 @@ const OverviewBody: FC<{ data: OverviewData; view: PageView }> = (
           only: runs, targets, regressions, the reference suite and whole-index
           health need an unscoped account.
         </p>
+        <p>
+          <a class="button button--primary" href="/traces/find">
+            Find incidents in your scope
+          </a>
+        </p>
       </div>
     );
 

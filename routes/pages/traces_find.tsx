@@ -12,6 +12,7 @@
 
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
+import type { ActionCapability } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import {
   ObsNotInitializedError,
@@ -28,21 +29,31 @@ import {
   type TraceOverview,
   traceOverview,
 } from "../../lib/obs/query/mod.ts";
+import { capabilityOf } from "../access.ts";
 import { DeletionEvidence } from "../ui/components/deletion_evidence.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { EventDetail } from "../ui/components/event_detail.tsx";
-import { FinderForm } from "../ui/components/finder_form.tsx";
+import { FinderForm, hasFilters } from "../ui/components/finder_form.tsx";
+import { AccountResolveForm } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { RootGroups } from "../ui/components/root_groups.tsx";
 import { Section } from "../ui/components/section.tsx";
 import { EvidenceFacts } from "../ui/components/trace_bits.tsx";
 import { TraceOverviewPanel } from "../ui/components/trace_overview.tsx";
 import type { UiEnv } from "../ui/context.ts";
+import {
+  type EventFieldsRow,
+  fieldsKey,
+  type MappedFields,
+  mappedFields,
+} from "../ui/event_fields.ts";
+import { runOfEvent } from "../ui/links.ts";
 import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { nextTurn } from "../ui/turn.ts";
 import {
   cleanParams,
+  eventPageHref,
   FIND_PATH,
   type FinderRequest,
   hrefOf,
@@ -75,6 +86,17 @@ export interface FinderData {
   /** Refs served after their deletion, when the search names one thread. */
   thread_evidence: ThreadEvidence | null;
   overview: TraceOverview | null;
+  /** Tool, model, tokens, user and thread of each event the page lists (its groups' latest and the selected). */
+  event_fields: EventFieldsRow[];
+  /** The controls the page offers this operator: account resolution, and links to run pages. */
+  controls: FinderControls;
+}
+
+/** What the finder's controls may do for this principal. */
+export interface FinderControls {
+  account_resolve: ActionCapability;
+  /** Whether run pages open for this operator (a deletion run's root links to its page). */
+  runs_read: ActionCapability;
 }
 
 /** The finder over `db`. */
@@ -105,6 +127,11 @@ async function loadFinder(
     page: null,
     thread_evidence: null,
     overview: null,
+    event_fields: [],
+    controls: {
+      account_resolve: capabilityOf(c, "account.resolve"),
+      runs_read: capabilityOf(c, "runs.read"),
+    },
   };
   try {
     await requireObs(db);
@@ -130,19 +157,69 @@ async function loadFinder(
     ? null
     : await readThreadEvidence(db, thread, tenant);
   await nextTurn();
+  const listed = await listedFields(db, page, tenant);
+  await nextTurn();
   const overview = await traceOverview(
     db,
     request.filter,
     request.q === undefined ? {} : { q: request.q, fields },
   );
   return {
-    request: echo,
+    ...empty,
     provisioned: true,
     selected,
     page,
     thread_evidence: evidence,
     overview,
+    event_fields: [
+      ...listed,
+      ...(selected?.matches ?? []).map((event) => fieldsRow(event)),
+    ],
   };
+}
+
+/** Groups read between turns of the event loop while their events' fields are looked up. */
+const GROUPS_PER_TURN = 5;
+
+/**
+ * The mapped fields of each group's latest events. The finder's own read
+ * carries no payload, so each listed event (at most 5 per group, 20 groups
+ * a page) is looked up by its id through the event-id index.
+ */
+async function listedFields(
+  db: TraceDb,
+  page: FindPage,
+  tenant: Pick<TraceFilter, "application_id" | "user_id">,
+): Promise<EventFieldsRow[]> {
+  const rows: EventFieldsRow[] = [];
+  for (const [i, group] of page.groups.entries()) {
+    for (const listed of group.latest) {
+      const [event] = await lookupEvent(db, listed.event_id, {
+        ...tenant,
+        application_id: group.application_id,
+      });
+      if (event) rows.push(fieldsRow(event));
+    }
+    if ((i + 1) % GROUPS_PER_TURN === 0) await nextTurn();
+  }
+  return rows;
+}
+
+function fieldsRow(event: TraceEvent): EventFieldsRow {
+  return {
+    application_id: event.application_id,
+    event_id: event.event_id,
+    ...mappedFields(event),
+  };
+}
+
+/** The fields of `rows` by application and event id. */
+function fieldsIndex(
+  rows: readonly EventFieldsRow[],
+): Map<string, MappedFields> {
+  return new Map(
+    rows.map((row) => [fieldsKey(row.application_id, row.event_id), row]),
+  );
 }
 
 function tenantOf(filter: TraceFilter): Pick<
@@ -204,7 +281,14 @@ const FinderBody: FC<{ data: FinderData; view: PageView }> = (
     <>
       <FinderHead sentence={headline(data)} />
       {data.selected
-        ? <SelectedPanel selected={data.selected} params={params} view={view} />
+        ? (
+          <SelectedPanel
+            selected={data.selected}
+            params={params}
+            view={view}
+            runsRead={data.controls.runs_read.allowed}
+          />
+        )
         : null}
       {data.thread_evidence
         ? (
@@ -220,6 +304,10 @@ const FinderBody: FC<{ data: FinderData; view: PageView }> = (
           </Section>
         )
         : null}
+      <AccountResolveForm
+        capability={data.controls.account_resolve}
+        csrf={view.csrf ?? null}
+      />
       <FinderForm params={params} />
       <ResultsSection page={page} params={params} data={data} view={view} />
       {data.overview
@@ -273,8 +361,13 @@ function headline(data: FinderData): string {
 }
 
 const SelectedPanel: FC<
-  { selected: SelectedEvent; params: URLSearchParams; view: PageView }
-> = ({ selected, params, view }) => {
+  {
+    selected: SelectedEvent;
+    params: URLSearchParams;
+    view: PageView;
+    runsRead: boolean;
+  }
+> = ({ selected, params, view, runsRead }) => {
   const matches = selected.matches;
   const id = selected.ref.event_id;
   if (matches.length === 0) {
@@ -325,6 +418,7 @@ const SelectedPanel: FC<
     );
   }
   const event = matches[0]!;
+  const run = runsRead ? runOfEvent(event) : null;
   return (
     <section
       class="section selected-event"
@@ -347,6 +441,8 @@ const SelectedPanel: FC<
           >
             Inspect its root
           </a>
+          <a href={eventPageHref(event)}>Event page</a>
+          {run ? <a href={run}>Open run {event.root_trace_id}</a> : null}
         </p>
       </div>
     </section>
@@ -376,19 +472,15 @@ const ResultsSection: FC<{
         <EvidenceFacts facts={page} bound="one page of results" />
       </div>
       {page.groups.length === 0
-        ? (
-          <EmptyState title="No task matches">
-            {page.has_more
-              ? "None on this page: follow the next page to read further back."
-              : "Nothing in your scope matches the id and filters. Widen the filters, or check the id (ids are matched exactly)."}
-          </EmptyState>
-        )
+        ? <NoResults page={page} params={params} />
         : (
           <RootGroups
             groups={page.groups}
             params={params}
             selected={data.request.selected ?? undefined}
             now={view.now}
+            fields={fieldsIndex(data.event_fields)}
+            runPages={data.controls.runs_read.allowed}
           />
         )}
       <Pager page={page} params={params} first={data.request.cursor === null} />
@@ -423,5 +515,38 @@ const Pager: FC<
         )
         : <span class="meta">Last page</span>}
     </nav>
+  );
+};
+
+/** Why the page lists no task, and what would fill it. */
+const NoResults: FC<{ page: FindPage; params: URLSearchParams }> = (
+  { page, params },
+) => {
+  if (page.has_more) {
+    return (
+      <EmptyState title="No task matches on this page">
+        None on this page: follow the next page to read further back.
+      </EmptyState>
+    );
+  }
+  if (page.q === null && !hasFilters(params)) {
+    return (
+      <EmptyState
+        title="No trace events in your scope yet"
+        command={`trace events ingest events.ndjson
+trace demo --trace-to http://127.0.0.1:8788`}
+      >
+        Events arrive through POST /api/events (JSON or NDJSON), POST /v1/traces
+        (OTLP/HTTP from an OpenTelemetry exporter), the recorder in mod.ts, or
+        the commands below; every deletion run also records its own events.
+      </EmptyState>
+    );
+  }
+  return (
+    <EmptyState title="No task matches">
+      Nothing in your scope matches the id and filters. Widen the filters, or
+      check the id (ids are matched exactly:{" "}
+      <a href={FIND_PATH}>clear the search</a>).
+    </EmptyState>
   );
 };

@@ -25,6 +25,7 @@ import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
 import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
+import { FIND_PATH, hrefOf } from "../ui/trace_params.ts";
 
 /** One health check of this server, for the latency history. */
 export interface LatencyPoint {
@@ -322,11 +323,21 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     );
   }
   const rows: CountRow[] = [
-    { name: "Events", n: counts.events, hint: "Indexed trace events" },
+    {
+      name: <a href={FIND_PATH}>Events</a>,
+      n: counts.events,
+      hint: "Indexed trace events",
+    },
     ...Object.entries(counts.by_store).map(([store, n]) => ({
       name: (
         <span class="indent">
-          in store <code>{store}</code>
+          in store {n > 0
+            ? (
+              <a href={findHref({ store })}>
+                <code>{store}</code>
+              </a>
+            )
+            : <code>{store}</code>}
         </span>
       ),
       n,
@@ -362,7 +373,8 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     {
       name: "Missing parent links",
       n: links.missing_parent_links,
-      hint: "Events naming a parent the index does not hold",
+      hint:
+        "Events naming a parent the index does not hold; an inspection marks each (parent … not read)",
     },
     {
       name: "Unindexed envelopes",
@@ -372,7 +384,8 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     {
       name: "Unregistered coverage profiles",
       n: links.unregistered_coverage_profiles,
-      hint: "Profiles events name but nobody registered",
+      hint:
+        "Profiles events name but nobody registered; an inspection's contract panel names the profile",
     },
     {
       name: "Truncated previews",
@@ -580,7 +593,12 @@ const CountersSection: FC<{ data: HealthPageData; view: PageView }> = (
           {
             header: "Counter",
             rowHeader: true,
-            cell: (row) => <code>{row.name}</code>,
+            cell: (row) => (
+              <>
+                <code>{row.name}</code>
+                <CounterEvents name={row.name} value={row.value} />
+              </>
+            ),
           },
           {
             header: "Value",
@@ -592,4 +610,25 @@ const CountersSection: FC<{ data: HealthPageData; view: PageView }> = (
       />
     </Section>
   );
+};
+
+/** The finder, narrowed by `filters`. */
+function findHref(filters: Record<string, string>): string {
+  return hrefOf(FIND_PATH, new URLSearchParams(filters));
+}
+
+/**
+ * The events behind a counter, where the index keeps them as events: a
+ * missing trace context is recorded as a `trace_context_missing` event.
+ */
+const COUNTER_EVENTS: Readonly<Record<string, Record<string, string>>> = {
+  context_missing: { kind: "trace_context_missing" },
+};
+
+const CounterEvents: FC<{ name: string; value: number | null }> = (
+  { name, value },
+) => {
+  const filters = COUNTER_EVENTS[name];
+  if (!filters || !value) return null;
+  return <a class="cell-note" href={findHref(filters)}>find these events</a>;
 };

@@ -12,6 +12,7 @@
  */
 
 import type { Context } from "hono";
+import type { ActionCapability } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import {
   listCoverageProfiles,
@@ -34,7 +35,9 @@ import {
   traceLineage,
 } from "../../lib/obs/query/mod.ts";
 import { capabilityOf } from "../access.ts";
+import type { ReplayTarget } from "../ui/components/operator_controls.tsx";
 import type { UiEnv } from "../ui/context.ts";
+import { runOfEvent } from "../ui/links.ts";
 import type { PageSpec } from "../ui/page.ts";
 import { nextTurn } from "../ui/turn.ts";
 import {
@@ -64,8 +67,30 @@ export interface InspectData {
   deletion_evidence: ThreadEvidence | null;
   artifact: ArtifactEvidence | null;
   contract: ContractEvidence | null;
-  /** Why the current state of an artifact cannot be looked up here, or `null` when it can. */
-  artifact_lookup: string | null;
+  /** The operator controls of the page, enabled or disabled with the reason (`capabilityOf`). */
+  controls: InspectControls;
+  /** The replay selection this inspection names (the root, or the turn or run it reads). */
+  replay: ReplayChoice | null;
+  /** The run page of a deletion run's own root, when the operator may read runs. */
+  run_page: string | null;
+}
+
+/** What the inspection's controls may do for this principal. */
+export interface InspectControls {
+  reveal: ActionCapability;
+  replay_draft: ActionCapability;
+  replay_plan: ActionCapability;
+  artifact_lookup: ActionCapability;
+}
+
+/** The replay selection of an inspection, or why it names none. */
+export interface ReplayChoice {
+  /** `null` when the read names no single agent (a selection needs one). */
+  target: ReplayTarget | null;
+  /** What the selection covers, in words. */
+  label: string;
+  /** Why there is no target, or `null`. */
+  unavailable: string | null;
 }
 
 /** The inspection page over `db`. */
@@ -96,7 +121,14 @@ async function loadInspect(
     deletion_evidence: null,
     artifact: null,
     contract: null,
-    artifact_lookup: capabilityOf(c, "artifact.lookup").message,
+    controls: {
+      reveal: capabilityOf(c, "content.reveal"),
+      replay_draft: capabilityOf(c, "replay.draft"),
+      replay_plan: capabilityOf(c, "replay.plan"),
+      artifact_lookup: capabilityOf(c, "artifact.lookup"),
+    },
+    replay: null,
+    run_page: null,
   };
   try {
     await requireObs(db);
@@ -125,7 +157,59 @@ async function loadInspect(
     deletion_evidence: deletion,
     artifact: artifactEvidence(events, root.read_completeness),
     contract: contractEvidence(events, profiles, root.read_completeness),
+    replay: replayChoice(request, root),
+    run_page: runPage(c, root),
   };
+}
+
+/**
+ * The replay selection of what this page reads: its agent, root, and the
+ * turn or run it is narrowed to. A selection names one agent, so a read of
+ * several agents (or of memories only) names none and says so.
+ */
+export function replayChoice(
+  request: InspectRequest,
+  root: RootRead,
+): ReplayChoice {
+  const scope = request.scope;
+  const label = [
+    scope.turn_id === undefined ? null : `turn ${scope.turn_id}`,
+    scope.run_id === undefined ? null : `run ${scope.run_id}`,
+  ].filter((part) => part !== null).join(", ") || "the whole root";
+  const agents = new Set(root.events.map((e) => e.agent_id));
+  const [only] = agents;
+  const agent = scope.agent_ids?.length === 1
+    ? scope.agent_ids[0]!
+    : agents.size === 1 && only
+    ? only
+    : null;
+  if (agent === null || root.application_id === null) {
+    return {
+      target: null,
+      label,
+      unavailable:
+        "A replay draft covers one agent's events: this read holds several agents' events or a memory's only; inspect the root for one agent to draft its replay.",
+    };
+  }
+  return {
+    target: {
+      agent_id: agent,
+      root_trace_id: scope.root_trace_id,
+      application_id: root.application_id,
+      turn_id: scope.turn_id,
+      run_id: scope.run_id,
+      user_id: scope.user_id,
+    },
+    label,
+    unavailable: null,
+  };
+}
+
+/** The run page of a deletion run's own root, when this operator may open it. */
+function runPage(c: Context<UiEnv>, root: RootRead): string | null {
+  const first = root.events[0];
+  if (!first || !capabilityOf(c, "runs.read").allowed) return null;
+  return runOfEvent(first);
 }
 
 /** Deletion evidence of the root's one thread, counting only this root's uses. */

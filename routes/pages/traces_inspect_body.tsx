@@ -16,6 +16,10 @@ import {
 import { DeletionEvidence } from "../ui/components/deletion_evidence.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { EventDetail } from "../ui/components/event_detail.tsx";
+import {
+  ReplayDraftForm,
+  RevealForm,
+} from "../ui/components/operator_controls.tsx";
 import { LANE_TITLES, LineagePanel } from "../ui/components/lineage_panel.tsx";
 import {
   ArtifactPanel,
@@ -30,12 +34,14 @@ import {
   EvidenceFacts,
 } from "../ui/components/trace_bits.tsx";
 import { Waterfall } from "../ui/components/waterfall.tsx";
+import { sharedValue, userText } from "../ui/event_fields.ts";
 import { formatCount, formatDuration } from "../ui/format.ts";
 import type { PageView } from "../ui/page.ts";
 import {
   backToFinder,
   cleanParams,
   COMPARE_PATH,
+  eventPageHref,
   hrefOf,
   INSPECT_PATH,
   withParams,
@@ -66,8 +72,15 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
     `${
       hrefOf(INSPECT_PATH, withParams(params, { selected: eventId }))
     }#selected`;
+  const reveal = (eventId: string) =>
+    `${hrefOf(INSPECT_PATH, withParams(params, { selected: eventId }))}#reveal`;
   const events = root.events;
   const shown = narrowed(request) ? shownEvents(events, request) : events;
+  const shared = sharedScope(events);
+  const lookup = {
+    capability: data.controls.artifact_lookup,
+    application_id: root.application_id ?? undefined,
+  };
   return (
     <>
       <PageHead
@@ -77,7 +90,17 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
         reason={data.statement}
         meta={
           <>
-            {headFacts(root, request.scope)} {narrowedRead(request.scope)
+            {headFacts(root, request.scope, shared)} {data.run_page
+              ? (
+                <>
+                  <a class="nowrap" href={data.run_page}>
+                    Open run {root.root_trace_id}
+                  </a>
+                  {" "}
+                </>
+              )
+              : null}
+            {narrowedRead(request.scope)
               ? (
                 <>
                   <a class="nowrap" href={wholeRoot(params)}>
@@ -103,7 +126,23 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
           >
             <h2 id="selected-title">Selected event</h2>
             <div class="panel panel--selected">
-              <EventDetail event={data.selected} now={view.now} />
+              <EventDetail
+                event={data.selected}
+                now={view.now}
+                lookup={data.controls.artifact_lookup}
+              />
+              <p class="actions">
+                <a href={eventPageHref(data.selected)}>Event page</a>
+              </p>
+              {data.selected.preview
+                ? (
+                  <SelectedReveal
+                    event={data.selected}
+                    data={data}
+                    csrf={view.csrf ?? null}
+                  />
+                )
+                : null}
             </div>
           </section>
         )
@@ -165,6 +204,11 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
               tree={!narrowed(request)}
               selected={request.selected}
               selectHref={select}
+              shared={{
+                user: shared.user !== undefined,
+                thread: shared.thread !== undefined,
+              }}
+              revealHref={reveal}
             />
           )}
       </Section>
@@ -178,6 +222,7 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
           lineage={data.lineage!}
           lane={request.lane}
           selectHref={select}
+          lookup={lookup}
         />
       </Section>
       <Section id="selection" title="Selection">
@@ -198,13 +243,17 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
           <ArtifactPanel
             evidence={data.artifact!}
             selectHref={select}
-            lookup={data.artifact_lookup === null
-              ? null
-              : `Current artifact state is not looked up here: ${data.artifact_lookup}.`}
+            lookup={lookup}
           />
           <ContractPanel evidence={data.contract!} selectHref={select} />
         </div>
       </Section>
+      <ReplaySection
+        data={data}
+        params={params}
+        events={events}
+        csrf={view.csrf ?? null}
+      />
       <CompareForm root={root} params={params} />
       <p class="raw meta">
         The data of this page as JSON:{" "}
@@ -243,9 +292,21 @@ function rootStatus(events: readonly TraceEvent[]): string {
   return events.some((e) => e.status === "ok") ? "ok" : "unset";
 }
 
+/** The user and thread every event of the read shares (`undefined` when they differ). */
+function sharedScope(events: readonly TraceEvent[]): {
+  user: string | null | undefined;
+  thread: string | null | undefined;
+} {
+  return {
+    user: sharedValue(events.map((e) => e.user_id)),
+    thread: sharedValue(events.map((e) => e.thread_id)),
+  };
+}
+
 function headFacts(
   root: RootRead,
   scope: InspectData["request"]["scope"],
+  shared: ReturnType<typeof sharedScope>,
 ): string {
   const events = root.events;
   const starts = events.map((e) => Date.parse(e.started_at ?? e.ts));
@@ -264,11 +325,19 @@ function headFacts(
     scope.turn_id ? `turn ${scope.turn_id}` : null,
     scope.run_id ? `run ${scope.run_id}` : null,
   ].filter(Boolean);
+  const whose = [
+    shared.user === undefined ? null : `user ${userText(shared.user)}`,
+    shared.thread === undefined || shared.thread === null || scope.thread_id
+      ? null
+      : `thread ${shared.thread}`,
+  ].filter(Boolean);
   return `${
     plural(events.length, "event")
   } of ${who} in application ${root.application_id}${
-    within.length ? ` within ${within.join(", ")}` : ""
-  }, over ${formatDuration(span)}; ${plural(errors, "error")}.`;
+    whose.length ? ` (${whose.join(", ")})` : ""
+  }${within.length ? ` within ${within.join(", ")}` : ""}, over ${
+    formatDuration(span)
+  }; ${plural(errors, "error")}.`;
 }
 
 function laneChips(
@@ -443,3 +512,103 @@ export function shownEvents(
     (request.lane === undefined || lanesOf(event).has(request.lane))
   );
 }
+
+/**
+ * The reveal of the selected event's stored preview: the form for an
+ * administrator, disabled with the reason for everyone else. A reveal names
+ * the event's agent; an event of a memory alone cannot be revealed here.
+ */
+const SelectedReveal: FC<
+  { event: TraceEvent; data: InspectData; csrf: string | null }
+> = ({ event, data, csrf }) => {
+  const capability = event.agent_id === null
+    ? {
+      ...data.controls.reveal,
+      allowed: false,
+      reason: null,
+      message:
+        "A reveal names the event's agent, and this event has none (it belongs to a memory)",
+    }
+    : data.controls.reveal;
+  return (
+    <div class="reveal" id="reveal">
+      <h3>Reveal its content preview</h3>
+      <RevealForm
+        id="reveal-selected"
+        target={{
+          agent_id: event.agent_id ?? "",
+          root_trace_id: event.root_trace_id,
+          event_id: event.event_id,
+          application_id: event.application_id,
+          turn_id: event.turn_id,
+        }}
+        capability={capability}
+        csrf={csrf}
+      />
+    </div>
+  );
+};
+
+/** Turns offered as narrower replay selections. */
+const TURNS_OFFERED = 12;
+
+/**
+ * The replay draft of what this page reads (the root, or the turn or run it
+ * is narrowed to), and links that narrow the read to one turn when the root
+ * has several: a draft freezes exactly the window inspected.
+ */
+const ReplaySection: FC<{
+  data: InspectData;
+  params: URLSearchParams;
+  events: readonly TraceEvent[];
+  csrf: string | null;
+}> = ({ data, params, events, csrf }) => {
+  const replay = data.replay!;
+  const turns = data.request.scope.turn_id === undefined
+    ? [...new Set(events.flatMap((e) => e.turn_id === null ? [] : [e.turn_id]))]
+    : [];
+  return (
+    <Section
+      id="replay"
+      title="Replay draft"
+      intro="Freezes the refs and an evidence fingerprint of this selection as an inert, reviewable draft: execution disabled, no network, no side effects. Creating one runs nothing."
+    >
+      <div class="panel">
+        <ReplayDraftForm
+          id="replay-root"
+          target={replay.target}
+          label={replay.label}
+          unavailable={replay.unavailable}
+          draft={data.controls.replay_draft}
+          plan={data.controls.replay_plan}
+          csrf={csrf}
+        />
+        {turns.length > 1
+          ? (
+            <p class="meta">
+              This root has {turns.length}{" "}
+              turns; a draft of one turn leaves the others' refs out. Inspect
+              one turn to draft it:{" "}
+              {turns.slice(0, TURNS_OFFERED).map((turn, i) => (
+                <>
+                  {i > 0 ? ", " : ""}
+                  <a
+                    href={`${
+                      hrefOf(
+                        INSPECT_PATH,
+                        withParams(params, { turn_id: turn, selected: null }),
+                      )
+                    }#replay`}
+                  >
+                    turn {turn}
+                  </a>
+                </>
+              ))}
+              {turns.length > TURNS_OFFERED ? ", …" : ""}
+            </p>
+          )
+          : null}
+      </div>
+    </Section>
+  );
+};

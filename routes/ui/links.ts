@@ -6,6 +6,7 @@
  * @module
  */
 
+import { runRootEventId } from "../../lib/runs/mod.ts";
 import { runEvidenceHref } from "./trace_params.ts";
 
 /** `/runs/RUN_ID`. */
@@ -86,4 +87,39 @@ export function targetRunAction(targetId: string): string {
 /** Where the form that replays a saved regression posts. */
 export function regressionReplayAction(regressionId: string): string {
   return `/regressions/${encodeURIComponent(regressionId)}/replay`;
+}
+
+/** The application a deletion run files its own trace events under. */
+export const RUN_TRACE_APPLICATION = "trace";
+
+/**
+ * The run page of a root, when the root is a deletion run's own trace
+ * (application `trace`, root id = run id, root event `<run id>:run` of kind
+ * `run`); `null` otherwise. The way back from a run's evidence to its page.
+ */
+export function runOfRoot(
+  applicationId: string,
+  rootTraceId: string,
+  rootEvent: { event_id: string; kind: string } | null,
+): string | null {
+  if (applicationId !== RUN_TRACE_APPLICATION || rootEvent === null) {
+    return null;
+  }
+  const isRun = rootEvent.kind === "run" &&
+    rootEvent.event_id === runRootEventId(rootTraceId);
+  return isRun ? runHref(rootTraceId) : null;
+}
+
+/** The run page of an event of a deletion run's own trace (its run id is its root id), else `null`. */
+export function runOfEvent(
+  event: {
+    application_id: string;
+    root_trace_id: string;
+    run_id: string | null;
+  },
+): string | null {
+  return event.application_id === RUN_TRACE_APPLICATION &&
+      event.run_id === event.root_trace_id
+    ? runHref(event.run_id)
+    : null;
 }

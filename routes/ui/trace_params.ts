@@ -356,7 +356,8 @@ export function inspectHref(
     for (const value of finder.getAll(key)) params.append(key, value);
   }
   if (target.selected) params.set("selected", target.selected);
-  params.set("from", finderState(finder));
+  const from = finderState(finder);
+  if (from !== "") params.set("from", from);
   return hrefOf(INSPECT_PATH, params);
 }
 
@@ -378,4 +379,21 @@ export function runEvidenceHref(
   params.set("selected", `${runId}:run`);
   params.set("selected_application_id", options.applicationId ?? "trace");
   return hrefOf(FIND_PATH, params);
+}
+
+/** The event page of one event: `/traces/events/ID` narrowed to its application, root and agent. */
+export function eventPageHref(
+  event: {
+    event_id: string;
+    application_id: string;
+    root_trace_id: string;
+    agent_id?: string | null;
+  },
+): string {
+  const params = new URLSearchParams({
+    application_id: event.application_id,
+    root_trace_id: event.root_trace_id,
+  });
+  if (event.agent_id) params.set("agent_id", event.agent_id);
+  return hrefOf(`/traces/events/${encodeURIComponent(event.event_id)}`, params);
 }

@@ -8,19 +8,30 @@
  */
 
 import type { FC } from "hono/jsx";
+import type { ActionCapability } from "../../../lib/auth/mod.ts";
 import type { TraceEvent } from "../../../lib/obs/mod.ts";
+import { mappedFields, tokensText } from "../event_fields.ts";
 import { formatDuration } from "../format.ts";
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { KeyValue, type KeyValueItem } from "./key_value.tsx";
+import { ArtifactLookup } from "./operator_controls.tsx";
 import { Time } from "./time.tsx";
 import { ActorLabel, KindTag, RefLabel } from "./trace_bits.tsx";
 
+/** Props of {@link EventDetail}. */
+export interface EventDetailProps {
+  event: TraceEvent;
+  now: number;
+  /** Offer the current state of each ref through the artifact resolver (or say why not). */
+  lookup?: ActionCapability | undefined;
+}
+
 /** The facts of one event. */
-export const EventDetail: FC<{ event: TraceEvent; now: number }> = (
-  { event, now },
-) => <KeyValue items={eventFacts(event, now)} />;
+export const EventDetail: FC<EventDetailProps> = ({ event, now, lookup }) => (
+  <KeyValue items={eventFacts(event, now, lookup)} />
+);
 
 function optional(
   term: string,
@@ -32,7 +43,11 @@ function optional(
     : [{ term, value: <CopyId value={value} label={label} /> }];
 }
 
-function eventFacts(event: TraceEvent, now: number): KeyValueItem[] {
+function eventFacts(
+  event: TraceEvent,
+  now: number,
+  lookup: ActionCapability | undefined,
+): KeyValueItem[] {
   const duration = event.started_at && event.ended_at
     ? Date.parse(event.ended_at) - Date.parse(event.started_at)
     : null;
@@ -67,6 +82,7 @@ function eventFacts(event: TraceEvent, now: number): KeyValueItem[] {
     ...optional("Turn", event.turn_id, "turn id"),
     ...optional("Run", event.run_id, "run id"),
     ...optional("Tool", event.tool, "tool"),
+    ...modelFact(event),
     {
       term: "When",
       value: <Time iso={event.ts} now={now} />,
@@ -85,7 +101,7 @@ function eventFacts(event: TraceEvent, now: number): KeyValueItem[] {
         )
         : undefined,
     },
-    ...refsFact(event),
+    ...refsFact(event, lookup),
     ...selectionFact(event),
     ...outcomeFact(event),
     ...attributesFact(event),
@@ -101,7 +117,24 @@ function eventFacts(event: TraceEvent, now: number): KeyValueItem[] {
   ];
 }
 
-function refsFact(event: TraceEvent): KeyValueItem[] {
+/** The model the event called and the tokens it counted, when it says. */
+function modelFact(event: TraceEvent): KeyValueItem[] {
+  const fields = mappedFields(event);
+  const tokens = tokensText(fields);
+  if (fields.model === null && tokens === null) return [];
+  return [{
+    term: "Model",
+    value: fields.model === null
+      ? <span class="meta">not recorded</span>
+      : <code>{fields.model}</code>,
+    hint: tokens === null ? "no token counts recorded" : `tokens ${tokens}`,
+  }];
+}
+
+function refsFact(
+  event: TraceEvent,
+  lookup: ActionCapability | undefined,
+): KeyValueItem[] {
   if (event.resources.length === 0) return [];
   return [{
     term: "Refs",
@@ -111,10 +144,25 @@ function refsFact(event: TraceEvent): KeyValueItem[] {
           <li>
             <RefLabel {...ref} />{" "}
             <span class="meta">{ref.role ?? "no role"}</span>
+            {lookup
+              ? (
+                <>
+                  {" "}
+                  <ArtifactLookup
+                    ref={ref}
+                    capability={lookup}
+                    application_id={event.application_id}
+                  />
+                </>
+              )
+              : null}
           </li>
         ))}
       </ul>
     ),
+    hint: lookup && !lookup.allowed
+      ? `Current state is not looked up here: ${lookup.message}`
+      : undefined,
   }];
 }
 

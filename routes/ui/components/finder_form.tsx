@@ -7,7 +7,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
-import { EVENT_STATUSES } from "../../../lib/obs/mod.ts";
+import { EVENT_STATUSES, STORES } from "../../../lib/obs/mod.ts";
 import { FIND_PATH, hrefOf } from "../trace_params.ts";
 
 const FILTER_KEYS = [
@@ -19,6 +19,7 @@ const FILTER_KEYS = [
   "thread_id",
   "kind",
   "status",
+  "store",
   "start_time",
   "end_time",
 ] as const;
@@ -26,8 +27,14 @@ const FILTER_KEYS = [
 /** Whether any filter beyond `q` is set. */
 export function hasFilters(params: URLSearchParams): boolean {
   return FILTER_KEYS.some((key) => params.has(key)) ||
-    ["turn_id", "run_id", "root_trace_id", "tool", "success", "resource"]
-      .some((key) => params.has(key));
+    [
+      "turn_id",
+      "run_id",
+      "root_trace_id",
+      "tool",
+      "success",
+      "resource",
+    ].some((key) => params.has(key));
 }
 
 const Field: FC<
@@ -48,11 +55,20 @@ const Field: FC<
 );
 
 /** Filters the form does not show, kept as they were. */
-const KEPT = ["turn_id", "run_id", "root_trace_id", "tool", "success"];
+const KEPT = [
+  "turn_id",
+  "run_id",
+  "root_trace_id",
+  "tool",
+  "success",
+  "resource",
+  "resource_type",
+];
 
 /** The search form, filled from the current query string. */
 export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
   const status = params.get("status") ?? "";
+  const store = params.get("store") ?? "";
   return (
     <form
       class="finder-form"
@@ -114,6 +130,15 @@ export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
               <option value="" selected={status === ""}>any</option>
               {EVENT_STATUSES.map((s) => (
                 <option value={s} selected={status === s}>{s}</option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="f-store">Store</label>
+            <select id="f-store" name="store">
+              <option value="" selected={store === ""}>any</option>
+              {STORES.map((s) => (
+                <option value={s} selected={store === s}>{s}</option>
               ))}
             </select>
           </div>

@@ -9,6 +9,7 @@
  */
 
 import type { FC } from "hono/jsx";
+import type { ActionCapability } from "../../../lib/auth/mod.ts";
 import {
   type Lineage,
   LINEAGE_LANES,
@@ -17,6 +18,7 @@ import {
 import { plural } from "../trace_words.ts";
 import { DataTable } from "./data_table.tsx";
 import { EmptyState } from "./empty_state.tsx";
+import { ArtifactLookup, CapabilityNote } from "./operator_controls.tsx";
 import { RefLabel } from "./trace_bits.tsx";
 
 /** What each lane is called. */
@@ -45,11 +47,20 @@ export interface LineagePanelProps {
   /** Show only this lane (the others stay reachable through the chips). */
   lane: LineageLane | undefined;
   selectHref: (eventId: string) => string;
+  /** The artifact lookup each ref row offers (or says why not). */
+  lookup?: RefLookup | undefined;
+}
+
+/** What a ref row needs to offer the current state of its resource. */
+export interface RefLookup {
+  capability: ActionCapability;
+  /** The application the root belongs to (lookups are scoped to it). */
+  application_id: string | undefined;
 }
 
 /** The four lanes and the dropped candidates. */
 export const LineagePanel: FC<LineagePanelProps> = (
-  { lineage, lane, selectHref },
+  { lineage, lane, selectHref, lookup },
 ) => {
   const lanes = lane ? [lane] : LINEAGE_LANES;
   const rejected = lineage.rejected_candidates;
@@ -61,9 +72,18 @@ export const LineagePanel: FC<LineagePanelProps> = (
             name={name}
             lineage={lineage}
             selectHref={selectHref}
+            lookup={lookup}
           />
         ))}
       </div>
+      {lookup
+        ? (
+          <CapabilityNote
+            capability={lookup.capability}
+            lead="The current state of these refs is not looked up here"
+          />
+        )
+        : null}
       {lineage.lanes_truncated
         ? (
           <p class="meta">
@@ -122,7 +142,8 @@ const LaneColumn: FC<{
   name: LineageLane;
   lineage: Lineage;
   selectHref: (eventId: string) => string;
-}> = ({ name, lineage, selectHref }) => {
+  lookup: RefLookup | undefined;
+}> = ({ name, lineage, selectHref, lookup }) => {
   const refs = lineage.lanes[name];
   return (
     <section class="panel lane" aria-labelledby={`lane-${name}`}>
@@ -137,7 +158,7 @@ const LaneColumn: FC<{
             infer lineage from content.
           </EmptyState>
         )
-        : <RefList refs={refs} selectHref={selectHref} />}
+        : <RefList refs={refs} selectHref={selectHref} lookup={lookup} />}
     </section>
   );
 };
@@ -148,7 +169,8 @@ const REFS_SHOWN = 8;
 const RefList: FC<{
   refs: Lineage["lanes"][LineageLane];
   selectHref: (eventId: string) => string;
-}> = ({ refs, selectHref }) => {
+  lookup: RefLookup | undefined;
+}> = ({ refs, selectHref, lookup }) => {
   const items = (list: typeof refs) => (
     <ul class="lane__refs">
       {list.map((ref) => (
@@ -156,6 +178,22 @@ const RefList: FC<{
           <RefLabel type={ref.type} id={ref.id} />
           {ref.versions.length > 0
             ? <span class="meta">@{ref.versions.join(", @")}</span>
+            : null}
+          {lookup
+            ? (
+              <ArtifactLookup
+                ref={{
+                  type: ref.type,
+                  id: ref.id,
+                  // One recorded version is the one to ask about; several leave it to the host.
+                  ...(ref.versions.length === 1
+                    ? { version: ref.versions[0] }
+                    : {}),
+                }}
+                capability={lookup.capability}
+                application_id={lookup.application_id}
+              />
+            )
             : null}
           <span class="meta">
             {plural(ref.events, "event")}: {ref.event_ids.map((id, i) => (

@@ -18,6 +18,8 @@ import type {
 import { StatusBadge } from "./badge.tsx";
 import { EmptyState } from "./empty_state.tsx";
 import { KeyValue } from "./key_value.tsx";
+import type { RefLookup } from "./lineage_panel.tsx";
+import { ArtifactLookup, CapabilityNote } from "./operator_controls.tsx";
 import { RefLabel } from "./trace_bits.tsx";
 
 /** A panel state as a badge word. */
@@ -40,8 +42,8 @@ const Missing: FC<{ fields: readonly string[]; unknown: boolean }> = (
 export const ArtifactPanel: FC<{
   evidence: ArtifactEvidence;
   selectHref: (eventId: string) => string;
-  /** Why current artifact state cannot be looked up, or `null` when it can. */
-  lookup: string | null;
+  /** The artifact lookup each artifact offers (or says why not). */
+  lookup: RefLookup;
 }> = ({ evidence, selectHref, lookup }) => (
   <div class="panel">
     <h3>
@@ -63,7 +65,16 @@ export const ArtifactPanel: FC<{
                 via {a.via === "outcome" ? "outcome of" : "artifact_persisted"}
                 {" "}
                 <a href={selectHref(a.event_id)}>{a.event_id}</a>
-              </span>
+              </span>{" "}
+              <ArtifactLookup
+                ref={{
+                  type: a.type,
+                  id: a.id,
+                  ...(a.version === null ? {} : { version: a.version }),
+                }}
+                capability={lookup.capability}
+                application_id={lookup.application_id}
+              />
             </li>
           ))}
         </ul>
@@ -76,7 +87,10 @@ export const ArtifactPanel: FC<{
         </p>
       )
       : null}
-    {lookup ? <p class="meta">{lookup}</p> : null}
+    <CapabilityNote
+      capability={lookup.capability}
+      lead="Current artifact state is not looked up here"
+    />
   </div>
 );
 

@@ -9,12 +9,20 @@
 
 import type { FC } from "hono/jsx";
 import type { RootGroup } from "../../../lib/obs/query/mod.ts";
+import {
+  fieldsKey,
+  type MappedFields,
+  sharedValue,
+  userText,
+} from "../event_fields.ts";
 import { formatCount } from "../format.ts";
+import { runOfRoot } from "../links.ts";
 import { inspectHref, type SelectedRef } from "../trace_params.ts";
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { Time } from "./time.tsx";
+import { EventFields } from "./event_fields.tsx";
 import { ActorLabel, KindTag } from "./trace_bits.tsx";
 
 /** Whether `event` is the selected one. */
@@ -34,6 +42,10 @@ export interface RootGroupsProps {
   params: URLSearchParams;
   selected: SelectedRef | undefined;
   now: number;
+  /** Mapped producer fields of the listed events, by {@link fieldsKey}. */
+  fields: ReadonlyMap<string, MappedFields>;
+  /** Whether a deletion run's root links to its run page (the operator may read runs). */
+  runPages: boolean;
 }
 
 /** The result cards, newest group first. */
@@ -50,8 +62,18 @@ export const RootGroups: FC<RootGroupsProps> = (props) => (
 );
 
 const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
-  { group, params, selected, now },
+  { group, params, selected, now, fields, runPages },
 ) => {
+  const listed = group.latest.flatMap((event) => {
+    const found = fields.get(fieldsKey(group.application_id, event.event_id));
+    return found ? [found] : [];
+  });
+  // A user or thread every listed event shares is named once, on the card.
+  const user = sharedValue(listed.map((f) => f.user_id));
+  const thread = sharedValue(listed.map((f) => f.thread_id));
+  const run = runPages
+    ? runOfRoot(group.application_id, group.root_trace_id, group.root_event)
+    : null;
   const holdsSelected = group.latest.some((e) => isSelected(e, selected));
   // A root of one event is that event: its card needs no event list.
   const single = group.events === 1 && group.latest.length === 1 &&
@@ -91,6 +113,13 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
         <span>
           application <code>{group.application_id}</code>
         </span>
+        {user !== undefined
+          ? (
+            <span>
+              user {user === null ? userText(null) : <code>{user}</code>}
+            </span>
+          )
+          : null}
         {group.actors.map((a) => (
           <ActorLabel key={`${a.agent_id}:${a.memory_id}`} {...a} />
         ))}
@@ -109,6 +138,9 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
           latest <Time iso={group.last_ts} now={now} />
         </span>
       </p>
+      {single && listed[0]
+        ? <EventFields fields={listed[0]} hideUser hideThread />
+        : null}
       {single ? null : (
         <>
           <p class="group__kinds meta">
@@ -141,6 +173,13 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
                   </a>
                   {chosen ? <StatusBadge status="selected" /> : null}
                   <Time iso={event.ts} now={now} />
+                  <EventLineFields
+                    fields={fields.get(
+                      fieldsKey(event.application_id, event.event_id),
+                    )}
+                    hideUser={user !== undefined}
+                    hideThread={thread !== undefined}
+                  />
                 </li>
               );
             })}
@@ -149,7 +188,30 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
       )}
       <p class="group__id meta">
         Root id <CopyId value={group.root_trace_id} label="root id" />
+        {run
+          ? (
+            <>
+              {" "}
+              <a href={run}>Open run {group.root_trace_id}</a>
+            </>
+          )
+          : null}
       </p>
     </li>
   );
 };
+
+const EventLineFields: FC<{
+  fields: MappedFields | undefined;
+  hideUser: boolean;
+  hideThread: boolean;
+}> = ({ fields, hideUser, hideThread }) =>
+  fields
+    ? (
+      <EventFields
+        fields={fields}
+        hideUser={hideUser}
+        hideThread={hideThread}
+      />
+    )
+    : null;

@@ -12,8 +12,10 @@
 
 import type { Child, FC } from "hono/jsx";
 import type { TraceEvent } from "../../../lib/obs/mod.ts";
+import { mappedFields } from "../event_fields.ts";
 import { formatDuration } from "../format.ts";
 import { StatusBadge } from "./badge.tsx";
+import { EventFields } from "./event_fields.tsx";
 import { KindTag } from "./trace_bits.tsx";
 
 /** Deepest indentation drawn (deeper rows stay at this depth). */
@@ -93,6 +95,10 @@ export interface WaterfallProps {
   selected: string | undefined;
   /** The link that selects an event. */
   selectHref: (eventId: string) => string;
+  /** User and thread the whole root shares (named once by the page, left off the rows). */
+  shared?: { user: boolean; thread: boolean };
+  /** The link to an event's reveal control, for events that hold a content preview. */
+  revealHref?: (eventId: string) => string;
 }
 
 /** The waterfall with its time axis. */
@@ -162,7 +168,7 @@ const Row: FC<
     scale: (t: number) => number;
     t0: number;
   }
-> = ({ node, depth, scale, t0, selected, selectHref }) => {
+> = ({ node, depth, scale, t0, selected, selectHref, shared, revealHref }) => {
   const { event } = node;
   const chosen = event.event_id === selected;
   const took = node.end === null ? null : Math.max(0, node.end - node.start);
@@ -174,7 +180,18 @@ const Row: FC<
         <StatusBadge status={event.status} />
         <KindTag kind={event.kind} />
         <a href={selectHref(event.event_id)}>{event.event_id}</a>
-        {event.tool ? <code class="meta">{event.tool}</code> : null}
+        <EventFields
+          fields={mappedFields(event)}
+          hideUser={shared?.user ?? false}
+          hideThread={shared?.thread ?? false}
+        />
+        {event.preview && revealHref
+          ? (
+            <a class="wf-preview" href={revealHref(event.event_id)}>
+              content preview
+            </a>
+          )
+          : null}
         {node.orphan
           ? <span class="meta">(parent {event.parent_event_id} not read)</span>
           : null}
