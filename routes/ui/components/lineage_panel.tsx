@@ -76,7 +76,7 @@ export const LineagePanel: FC<LineagePanelProps> = (
           />
         ))}
       </div>
-      {lookup
+      {lookup && LINEAGE_LANES.some((name) => lineage.lanes[name].length > 0)
         ? (
           <CapabilityNote
             capability={lookup.capability}

@@ -87,10 +87,14 @@ export const ArtifactPanel: FC<{
         </p>
       )
       : null}
-    <CapabilityNote
-      capability={lookup.capability}
-      lead="Current artifact state is not looked up here"
-    />
+    {evidence.artifacts.length > 0
+      ? (
+        <CapabilityNote
+          capability={lookup.capability}
+          lead="Current artifact state is not looked up here"
+        />
+      )
+      : null}
   </div>
 );
 
