@@ -83,10 +83,20 @@
  * @module
  */
 
+// The deletion contract, use cases, ledger, observability index and server,
+// each also importable on its own (`@trace/trace/contract`, `/runs`,
+// `/ledger`, `/obs`, `/server`).
+export * from "./contract.ts";
+export * from "./runs.ts";
+export * from "./ledger.ts";
+export * from "./obs.ts";
+export * from "./server.ts";
+
 // Errors
 export {
   ConfigError,
   ConflictError,
+  type ErrorCode,
   LedgerIntegrityError,
   NotFoundError,
   RefusedError,
@@ -94,171 +104,17 @@ export {
   TraceError,
   UsageError,
 } from "./lib/errors.ts";
-export { ProtocolError } from "./lib/contract/protocol.ts";
 
-// Storage
-export { migrate, openDb, type OpenDbOptions, type TraceDb } from "./lib/db.ts";
-export { ALL_MIGRATIONS } from "./lib/migrations.ts";
-export { resolveDataDir } from "./lib/data_dir.ts";
-
-// The staging adapter contract and the deletion contract runner
+// Strict JSON, as Trace reads configs and adapter answers
 export {
-  parseStagingConfig,
-  parseStagingConfigText,
-  type StagingConfig,
-} from "./lib/contract/config.ts";
-export {
-  type Inventory,
-  type Operation,
-  type OperationRequests,
-  type OperationResponses,
-  OPERATIONS,
-  parseRequest,
-  PROTOCOL_REVISION,
-  REQUEST_SCHEMAS,
-  type RequestFailure,
-  type RequestOptions,
-  RESPONSE_SCHEMAS,
-  StagingRequestError,
-  type StagingTransport,
-  STORES,
-} from "./lib/contract/protocol.ts";
-export {
-  createHttpTransport,
-  type HttpTransportOptions,
-} from "./lib/http/strict_client.ts";
-export {
+  type JsonBudget,
+  jsonBudget,
   parseJsonObject,
   parseStrictJson,
   StrictJsonError,
+  type StrictJsonOptions,
+  type StrictJsonReason,
 } from "./lib/json/strict_json.ts";
-export { runDeletionContract, type RunOptions } from "./lib/runner/engine.ts";
-export { planRun, type RunPlan } from "./lib/runner/plan.ts";
-export type { RunEvent, RunEventListener } from "./lib/runner/events.ts";
-export type {
-  Finding,
-  RunReport,
-  Sample,
-  TargetRef,
-  Verdict,
-} from "./lib/runner/report.ts";
-
-// Runs: the use cases the CLI and the server call
-export {
-  compareStoredRuns,
-  configTargetId,
-  type ExternalRunOptions,
-  type ExternalRunOutcome,
-  type JobProgress,
-  type JobRequest,
-  type JobState,
-  type RecordedReferenceRun,
-  type ReplayOptions,
-  type ReplayOutcome,
-  replayRegression,
-  RunBusyError,
-  runExternal,
-  runExternalTarget,
-  RunJobs,
-  type RunJobsOptions,
-  type RunJobView,
-  RunLock,
-  type RunRecording,
-  runReference,
-  type RunReferenceOptions,
-  type RunSelection,
-  type RunView,
-  saveRun,
-  type SaveRunOptions,
-  type StartedJob,
-  type TargetRunOptions,
-  type TargetRunOutcome,
-  type TraceWrite,
-  viewRun,
-  type ViewRunOptions,
-} from "./lib/runs/mod.ts";
-
-// Ledger
-export { registerTarget } from "./lib/ledger/targets.ts";
-export {
-  gateRegressions,
-  listRegressions,
-  type RegressionView,
-  type SavedRegression,
-  saveRegression,
-} from "./lib/ledger/regressions.ts";
-export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";
-export { verifyLedger } from "./lib/ledger/verify.ts";
-
-// Observability index
-export {
-  type EventInput,
-  EventInputSchema,
-  initializeObs,
-  listCoverageProfiles,
-  registerCoverageProfile,
-  type TraceEvent,
-} from "./lib/obs/mod.ts";
-export {
-  createRecorder,
-  ingestEvents,
-  type Recorder,
-  recorderForWorker,
-} from "./lib/obs/ingest/mod.ts";
-export {
-  exportEvents,
-  queryTraceEvents,
-  summarizeTraceEvents,
-  type TraceEventPage,
-  type TraceQuery,
-} from "./lib/obs/query/mod.ts";
-export {
-  applyExpiry,
-  backfill,
-  directoryArchive,
-  obsHealth,
-  parity,
-  parseExpiryPlan,
-  planExpiry,
-  readRecordedParity,
-  retention,
-  retentionPolicy,
-} from "./lib/obs/maint/mod.ts";
-export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
-
-// Trace forgets too: subject erasure, receipts, propagation, the self-contract adapter
-export {
-  erasureKey,
-  type ErasureParticipant,
-  type ErasurePlan,
-  type ErasureResult,
-  type ErasureSubject,
-  type ErasureSubjectInput,
-  type ErasureTarget,
-  parseErasureSubject,
-  registerErasureParticipant,
-  setErasurePropagation,
-} from "./lib/obs/maint/mod.ts";
-export {
-  type AppliedErasure,
-  enableErasurePropagation,
-  eraseSubject,
-  type ErasureVerification,
-  planSubjectErasure,
-  type PropagationOptions,
-  verifyErasure,
-} from "./lib/runs/mod.ts";
-export {
-  type ErasureReceipt,
-  listReceipts,
-  readReceipt,
-} from "./lib/ledger/erasure_receipts.ts";
-export {
-  createSelfStagingAdapter,
-  SELF_STAGING_APPLICATION,
-  type SelfStagingAdapter,
-} from "./lib/obs/self_contract/mod.ts";
-export { handlerTransport } from "./lib/reference/transport.ts";
 
 // MCP tools (any transport of the SDK)
 export {
@@ -307,49 +163,5 @@ export {
   type ExpectedVerdict,
   HEALTHY,
 } from "./lib/demo/defects.ts";
-export {
-  createStagingApp,
-  type StagingAppEnv,
-  type StagingAppOptions,
-} from "./routes/staging.ts";
-export { type AppOptions, createApp } from "./routes/app.ts";
-export {
-  createOneTimeLogin,
-  type LoginTokenCheck,
-  type OneTimeLogin,
-} from "./routes/one_time_login.ts";
-
-// Operator security: accounts and roles, host hooks, the audit trail, replay drafts
-export {
-  AccountBook,
-  type AccountsConfig,
-  type Action,
-  ACTIONS,
-  type ArtifactRequest,
-  type ArtifactResolver,
-  type ArtifactState,
-  type AuditEntry,
-  type AuditListOptions,
-  type AuditVerification,
-  type AuthorizationRequest,
-  can,
-  type Capabilities,
-  describeCapabilities,
-  type HostHooks,
-  type IdentityRequest,
-  type IdentityResolution,
-  type IdentityResolver,
-  listAudit,
-  listDrafts,
-  narrowScope,
-  parseAccounts,
-  type Principal,
-  type ReplayDraft,
-  type ReplayPlan,
-  type ResourceAuthorizer,
-  type ResourceRef as HostResourceRef,
-  type Role,
-  ROLES,
-  type TenantScope,
-  verifyAudit,
-} from "./lib/auth/mod.ts";
+export { createStagingApp } from "./routes/server_app.ts";
+export type { StagingAppOptions } from "./routes/staging.ts";

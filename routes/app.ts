@@ -68,6 +68,7 @@ import { uiHeaders } from "./ui/headers.ts";
 
 /** Options for {@link createApp}. */
 export interface AppOptions {
+  /** The database the server reads and writes: ledger, index, accounts' audit trail. */
   db: TraceDb;
   /** Bearer token required by `/api/*` and `/v1/*`; none means open (loopback only). */
   ingestToken?: string | undefined;

@@ -122,7 +122,9 @@ export {
 export {
   createRunTraceSink,
   runTraceEvents,
+  type RunTraceIdentity,
   type RunTraceSink,
+  type RunTraceSinkOptions,
 } from "./trace_events.ts";
 export { writeFileWhole, type WriteWholeOptions } from "./write_file.ts";
 export {
