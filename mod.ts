@@ -111,6 +111,7 @@ export {
   jsonBudget,
   parseJsonObject,
   parseStrictJson,
+  STRICT_JSON_REASONS,
   StrictJsonError,
   type StrictJsonOptions,
   type StrictJsonReason,
@@ -122,20 +123,48 @@ export {
   localPrincipal,
   type McpPrincipal,
   type McpToolContext,
+  OPERATOR_ROLES,
+  type OperatorRole,
   registerTraceTools,
   TOOL_NAMES,
   type TraceScope,
 } from "./lib/mcp/mod.ts";
+export type { ToolIdentity } from "./lib/mcp/context.ts";
 
-// Reference suite
-export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";
+// Reference suite: systems with known deletion behaviour, run in process
 export {
+  type Expectation,
+  type OwnTransportInstance,
+  type OwnTransportSystemSpec,
+  type PipelineSystemSpec,
+  type Qualifier,
+  QUALIFIERS,
+  REFERENCE_SYSTEMS,
+  type ReferenceInstance,
+  type ReferenceSystemFields,
+  type ReferenceSystemSpec,
+  type ReferenceTiming,
+  type ScenarioHooks,
+} from "./lib/reference/systems.ts";
+export {
+  type ReferenceResult,
+  type ReferenceRunOptions,
+  type ReferenceSuiteOptions,
   runReferenceSuite,
   runReferenceSystem,
 } from "./lib/reference/suite.ts";
+export type { Evaluation } from "./lib/reference/evaluate.ts";
+export { VirtualTime } from "./lib/reference/virtual_time.ts";
+export {
+  type RecordedReferenceRun,
+  runReference,
+  type RunReferenceOptions,
+} from "./lib/runs/mod.ts";
 
 // Memory pipeline (behind the demo and the reference systems), demo presets, staging app
 export {
+  ANSWER_RENDERINGS,
+  type AnswerRendering,
   type Clock as SchedulerClock,
   CORRECT_BEHAVIOUR,
   type DeleteSummary,
@@ -154,6 +183,7 @@ export {
   type TimerId,
   type VectorCandidate,
 } from "./lib/memory/mod.ts";
+export type { ReferencePipeline } from "./lib/memory/pipeline.ts";
 export {
   DEFECT_INFO,
   type DefectInfo,

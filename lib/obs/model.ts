@@ -227,7 +227,7 @@ export function sliceWellFormed(text: string, max: number): string {
 }
 
 /** An opaque identifier: 1 to 256 characters of well-formed Unicode, none of them a control, separator or bidi character. */
-export const OpaqueIdSchema = v.pipe(
+export const OpaqueIdSchema: v.GenericSchema<string> = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
   v.check(
@@ -242,7 +242,7 @@ export const OpaqueIdSchema = v.pipe(
 );
 
 /** A lower-case token such as a kind, stage, resource type or profile name. */
-export const TokenSchema = v.pipe(
+export const TokenSchema: v.GenericSchema<string> = v.pipe(
   v.string("must be a string"),
   v.regex(
     TOKEN,
@@ -265,7 +265,7 @@ function isRealDateTime(text: string): boolean {
 }
 
 /** An ISO 8601 timestamp with an explicit zone that names a real date and time. */
-export const TimestampSchema = v.pipe(
+export const TimestampSchema: v.GenericSchema<string> = v.pipe(
   v.string("must be an ISO 8601 timestamp string"),
   v.regex(
     ISO_WITH_ZONE,
@@ -287,7 +287,7 @@ export const LATEST_EVENT_TIME = Date.UTC(2101, 0, 1);
  * (UTC). Nothing observed can lie outside, and a year-9999 event would sit
  * at the top of every newest-first page.
  */
-export const EventTimeSchema = v.pipe(
+export const EventTimeSchema: v.GenericSchema<string> = v.pipe(
   TimestampSchema,
   v.check((value) => {
     const ms = Date.parse(value);
