@@ -1,11 +1,14 @@
 /**
  * Trace as a library: run the deletion contract against a staging adapter,
  * keep the ledger, record and query agent-memory trace events, and serve the
- * API.
+ * API. Each area is also an entry of its own: `@trace/trace/contract`,
+ * `@trace/trace/runs`, `@trace/trace/ledger`, `@trace/trace/obs` and
+ * `@trace/trace/server`; this module holds them all, plus the typed errors,
+ * strict JSON, the MCP tools, the reference suite and the memory pipeline.
  *
  * @example Run the deletion contract against a staging adapter
  * ```ts
- * import { migrate, openDb, parseStagingConfig, runExternal, ALL_MIGRATIONS } from "./mod.ts";
+ * import { migrate, openDb, parseStagingConfig, runExternal, ALL_MIGRATIONS } from "@trace/trace";
  *
  * const config = parseStagingConfig({
  *   base_url: "http://127.0.0.1:8787",
@@ -24,7 +27,7 @@
  *
  * @example Record what an agent retrieved and selected
  * ```ts
- * import { createRecorder, initializeObs, openDb } from "./mod.ts";
+ * import { createRecorder, initializeObs, openDb } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
  * await initializeObs(db);
@@ -34,7 +37,7 @@
  *
  * @example Forget a user: dry run, then apply with the printed confirmation
  * ```ts
- * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "./mod.ts";
+ * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
  * const key = await erasureKey("./.trace");
@@ -46,7 +49,7 @@
  *
  * @example Mount the trace UI in a host program, with operator accounts and host hooks
  * ```ts
- * import { AccountBook, ALL_MIGRATIONS, createApp, migrate, openDb } from "./mod.ts";
+ * import { AccountBook, ALL_MIGRATIONS, createApp, migrate, openDb } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
  * await migrate(db, ALL_MIGRATIONS);
@@ -70,7 +73,7 @@
  *
  * @example Serve the demo's memory pipeline with a defect preset, in process
  * ```ts
- * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "./mod.ts";
+ * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "@trace/trace";
  *
  * // A behaviour is plain data: the stale-cache preset never drops cached answers.
  * const pipeline = new MemoryPipeline(demoBehaviour("stale-cache"));
@@ -83,9 +86,7 @@
  * @module
  */
 
-// The deletion contract, use cases, ledger, observability index and server,
-// each also importable on its own (`@trace/trace/contract`, `/runs`,
-// `/ledger`, `/obs`, `/server`).
+// The areas, each also an entry of its own (deno.json `exports`)
 export * from "./contract.ts";
 export * from "./runs.ts";
 export * from "./ledger.ts";

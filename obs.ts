@@ -144,6 +144,8 @@ export {
   HEALTH_STATUSES,
   type HealthAlert,
   type HealthAlertCode,
+  HealthMonitor,
+  type HealthMonitorOptions,
   type HealthStatus,
   type IndexReadiness,
   type InstrumentationVersions,

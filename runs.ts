@@ -1,14 +1,14 @@
 /**
  * The use cases the `trace` command, the server and the MCP tools call: run
- * the deletion contract against a registered target or a config, replay a
- * saved regression, show, save and compare runs, run the reference systems,
- * and one run at a time per process. Each returns what happened, including where it was recorded.
+ * the deletion contract against a registered target or a config and record
+ * it, replay a saved regression, show, save and compare runs, write a run's
+ * trace events, and start runs in the background one at a time per process
+ * (`RunJobs`). Each returns what happened, including where it was recorded.
  *
  * @example Run the contract against a staging adapter and record it
  * ```ts
- * import { ALL_MIGRATIONS, migrate, openDb } from "@trace/trace/runs";
  * import { parseStagingConfig } from "@trace/trace/contract";
- * import { runExternal } from "@trace/trace/runs";
+ * import { ALL_MIGRATIONS, migrate, openDb, runExternal } from "@trace/trace/runs";
  *
  * const config = parseStagingConfig({
  *   base_url: "http://127.0.0.1:8787",

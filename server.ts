@@ -92,13 +92,7 @@ export {
   verifyAudit,
 } from "./lib/auth/mod.ts";
 
-// What the options take, from the other areas
-export {
-  HealthMonitor,
-  type HealthMonitorOptions,
-} from "./lib/obs/maint/mod.ts";
-
-// Types these take and return, from the other areas
+// What the options and answers above hold, from the other areas
 export {
   ALERT_SEVERITIES,
   type AlertSeverity,
@@ -111,6 +105,8 @@ export {
   HEALTH_STATUSES,
   type HealthAlert,
   type HealthAlertCode,
+  HealthMonitor,
+  type HealthMonitorOptions,
   type HealthStatus,
   type IndexReadiness,
   type InstrumentationVersions,

@@ -95,6 +95,12 @@ Deno.test("deno doc --lint passes on every exported entry by itself", async (t) 
   }
 });
 
+Deno.test("the examples in every entry's docs type-check", async () => {
+  const entries = Object.values(await exportedEntries());
+  const result = await deno(["check", "--doc", ...entries]);
+  assert.equal(result.code, 0, result.stderr);
+});
+
 Deno.test("deno publish --dry-run finds nothing to fix, slow types and license included", async () => {
   const result = await deno(["publish", "--dry-run", "--allow-dirty"]);
   const problems = problemsIn(result.stdout + result.stderr);
