@@ -68,6 +68,7 @@ import { uiHeaders } from "./ui/headers.ts";
 
 /** Options for {@link createApp}. */
 export interface AppOptions {
+  /** The database the server reads and writes: ledger, index, accounts' audit trail. */
   db: TraceDb;
   /** Bearer token required by `/api/*` and `/v1/*`; none means open (loopback only). */
   ingestToken?: string | undefined;
@@ -199,9 +200,9 @@ export function createApp(options: AppOptions): Hono {
       db: options.db,
       log,
       ...limits,
-      // An operator's session or token on the API binds spans to its scope. Writing
-      // to the index is not open to tenant-bound accounts today, so this is
-      // unscoped until a tenant-bound ingest credential exists.
+      // An operator's session or token on the API binds spans to its
+      // application. Only unscoped accounts may write to the index
+      // (lib/auth/permissions.ts), so their spans keep the tenant they name.
       credentialScope: (c) => {
         const principal = (c as unknown as Context<UiEnv>).get("principal");
         return principal

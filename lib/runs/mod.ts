@@ -123,7 +123,9 @@ export {
   createRunTraceSink,
   runRootEventId,
   runTraceEvents,
+  type RunTraceIdentity,
   type RunTraceSink,
+  type RunTraceSinkOptions,
 } from "./trace_events.ts";
 export { writeFileWhole, type WriteWholeOptions } from "./write_file.ts";
 export {
