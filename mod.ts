@@ -1,11 +1,14 @@
 /**
  * Trace as a library: run the deletion contract against a staging adapter,
  * keep the ledger, record and query agent-memory trace events, and serve the
- * API.
+ * API. Each area is also an entry of its own: `@trace/trace/contract`,
+ * `@trace/trace/runs`, `@trace/trace/ledger`, `@trace/trace/obs` and
+ * `@trace/trace/server`; this module holds them all, plus the typed errors,
+ * strict JSON, the MCP tools, the reference suite and the memory pipeline.
  *
  * @example Run the deletion contract against a staging adapter
  * ```ts
- * import { migrate, openDb, parseStagingConfig, runExternal, ALL_MIGRATIONS } from "./mod.ts";
+ * import { migrate, openDb, parseStagingConfig, runExternal, ALL_MIGRATIONS } from "@trace/trace";
  *
  * const config = parseStagingConfig({
  *   base_url: "http://127.0.0.1:8787",
@@ -24,7 +27,7 @@
  *
  * @example Record what an agent retrieved and selected
  * ```ts
- * import { createRecorder, initializeObs, openDb } from "./mod.ts";
+ * import { createRecorder, initializeObs, openDb } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
  * await initializeObs(db);
@@ -34,7 +37,7 @@
  *
  * @example Forget a user: dry run, then apply with the printed confirmation
  * ```ts
- * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "./mod.ts";
+ * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
  * const key = await erasureKey("./.trace");
@@ -46,7 +49,7 @@
  *
  * @example Mount the trace UI in a host program, with operator accounts and host hooks
  * ```ts
- * import { AccountBook, ALL_MIGRATIONS, createApp, migrate, openDb } from "./mod.ts";
+ * import { AccountBook, ALL_MIGRATIONS, createApp, migrate, openDb } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
  * await migrate(db, ALL_MIGRATIONS);
@@ -70,7 +73,7 @@
  *
  * @example Serve the demo's memory pipeline with a defect preset, in process
  * ```ts
- * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "./mod.ts";
+ * import { demoBehaviour, handleStagingRequest, MemoryPipeline } from "@trace/trace";
  *
  * // A behaviour is plain data: the stale-cache preset never drops cached answers.
  * const pipeline = new MemoryPipeline(demoBehaviour("stale-cache"));
@@ -83,10 +86,18 @@
  * @module
  */
 
+// The areas, each also an entry of its own (deno.json `exports`)
+export * from "./contract.ts";
+export * from "./runs.ts";
+export * from "./ledger.ts";
+export * from "./obs.ts";
+export * from "./server.ts";
+
 // Errors
 export {
   ConfigError,
   ConflictError,
+  type ErrorCode,
   LedgerIntegrityError,
   NotFoundError,
   RefusedError,
@@ -94,171 +105,18 @@ export {
   TraceError,
   UsageError,
 } from "./lib/errors.ts";
-export { ProtocolError } from "./lib/contract/protocol.ts";
 
-// Storage
-export { migrate, openDb, type OpenDbOptions, type TraceDb } from "./lib/db.ts";
-export { ALL_MIGRATIONS } from "./lib/migrations.ts";
-export { resolveDataDir } from "./lib/data_dir.ts";
-
-// The staging adapter contract and the deletion contract runner
+// Strict JSON, as Trace reads configs and adapter answers
 export {
-  parseStagingConfig,
-  parseStagingConfigText,
-  type StagingConfig,
-} from "./lib/contract/config.ts";
-export {
-  type Inventory,
-  type Operation,
-  type OperationRequests,
-  type OperationResponses,
-  OPERATIONS,
-  parseRequest,
-  PROTOCOL_REVISION,
-  REQUEST_SCHEMAS,
-  type RequestFailure,
-  type RequestOptions,
-  RESPONSE_SCHEMAS,
-  StagingRequestError,
-  type StagingTransport,
-  STORES,
-} from "./lib/contract/protocol.ts";
-export {
-  createHttpTransport,
-  type HttpTransportOptions,
-} from "./lib/http/strict_client.ts";
-export {
+  type JsonBudget,
+  jsonBudget,
   parseJsonObject,
   parseStrictJson,
+  STRICT_JSON_REASONS,
   StrictJsonError,
+  type StrictJsonOptions,
+  type StrictJsonReason,
 } from "./lib/json/strict_json.ts";
-export { runDeletionContract, type RunOptions } from "./lib/runner/engine.ts";
-export { planRun, type RunPlan } from "./lib/runner/plan.ts";
-export type { RunEvent, RunEventListener } from "./lib/runner/events.ts";
-export type {
-  Finding,
-  RunReport,
-  Sample,
-  TargetRef,
-  Verdict,
-} from "./lib/runner/report.ts";
-
-// Runs: the use cases the CLI and the server call
-export {
-  compareStoredRuns,
-  configTargetId,
-  type ExternalRunOptions,
-  type ExternalRunOutcome,
-  type JobProgress,
-  type JobRequest,
-  type JobState,
-  type RecordedReferenceRun,
-  type ReplayOptions,
-  type ReplayOutcome,
-  replayRegression,
-  RunBusyError,
-  runExternal,
-  runExternalTarget,
-  RunJobs,
-  type RunJobsOptions,
-  type RunJobView,
-  RunLock,
-  type RunRecording,
-  runReference,
-  type RunReferenceOptions,
-  type RunSelection,
-  type RunView,
-  saveRun,
-  type SaveRunOptions,
-  type StartedJob,
-  type TargetRunOptions,
-  type TargetRunOutcome,
-  type TraceWrite,
-  viewRun,
-  type ViewRunOptions,
-} from "./lib/runs/mod.ts";
-
-// Ledger
-export { registerTarget } from "./lib/ledger/targets.ts";
-export {
-  gateRegressions,
-  listRegressions,
-  type RegressionView,
-  type SavedRegression,
-  saveRegression,
-} from "./lib/ledger/regressions.ts";
-export { compareRuns, type RunComparison } from "./lib/ledger/compare.ts";
-export { verifyLedger } from "./lib/ledger/verify.ts";
-
-// Observability index
-export {
-  type EventInput,
-  EventInputSchema,
-  initializeObs,
-  listCoverageProfiles,
-  registerCoverageProfile,
-  type TraceEvent,
-} from "./lib/obs/mod.ts";
-export {
-  createRecorder,
-  ingestEvents,
-  type Recorder,
-  recorderForWorker,
-} from "./lib/obs/ingest/mod.ts";
-export {
-  exportEvents,
-  queryTraceEvents,
-  summarizeTraceEvents,
-  type TraceEventPage,
-  type TraceQuery,
-} from "./lib/obs/query/mod.ts";
-export {
-  applyExpiry,
-  backfill,
-  directoryArchive,
-  obsHealth,
-  parity,
-  parseExpiryPlan,
-  planExpiry,
-  readRecordedParity,
-  retention,
-  retentionPolicy,
-} from "./lib/obs/maint/mod.ts";
-export { createRunTraceSink, type RunTraceSink } from "./lib/runs/mod.ts";
-
-// Trace forgets too: subject erasure, receipts, propagation, the self-contract adapter
-export {
-  erasureKey,
-  type ErasureParticipant,
-  type ErasurePlan,
-  type ErasureResult,
-  type ErasureSubject,
-  type ErasureSubjectInput,
-  type ErasureTarget,
-  parseErasureSubject,
-  registerErasureParticipant,
-  setErasurePropagation,
-} from "./lib/obs/maint/mod.ts";
-export {
-  type AppliedErasure,
-  enableErasurePropagation,
-  eraseSubject,
-  type ErasureVerification,
-  planSubjectErasure,
-  type PropagationOptions,
-  verifyErasure,
-} from "./lib/runs/mod.ts";
-export {
-  type ErasureReceipt,
-  listReceipts,
-  readReceipt,
-} from "./lib/ledger/erasure_receipts.ts";
-export {
-  createSelfStagingAdapter,
-  SELF_STAGING_APPLICATION,
-  type SelfStagingAdapter,
-} from "./lib/obs/self_contract/mod.ts";
-export { handlerTransport } from "./lib/reference/transport.ts";
 
 // MCP tools (any transport of the SDK)
 export {
@@ -266,20 +124,48 @@ export {
   localPrincipal,
   type McpPrincipal,
   type McpToolContext,
+  OPERATOR_ROLES,
+  type OperatorRole,
   registerTraceTools,
   TOOL_NAMES,
   type TraceScope,
 } from "./lib/mcp/mod.ts";
+export type { ToolIdentity } from "./lib/mcp/context.ts";
 
-// Reference suite
-export { REFERENCE_SYSTEMS } from "./lib/reference/systems.ts";
+// Reference suite: systems with known deletion behaviour, run in process
 export {
+  type Expectation,
+  type OwnTransportInstance,
+  type OwnTransportSystemSpec,
+  type PipelineSystemSpec,
+  type Qualifier,
+  QUALIFIERS,
+  REFERENCE_SYSTEMS,
+  type ReferenceInstance,
+  type ReferenceSystemFields,
+  type ReferenceSystemSpec,
+  type ReferenceTiming,
+  type ScenarioHooks,
+} from "./lib/reference/systems.ts";
+export {
+  type ReferenceResult,
+  type ReferenceRunOptions,
+  type ReferenceSuiteOptions,
   runReferenceSuite,
   runReferenceSystem,
 } from "./lib/reference/suite.ts";
+export type { Evaluation } from "./lib/reference/evaluate.ts";
+export { VirtualTime } from "./lib/reference/virtual_time.ts";
+export {
+  type RecordedReferenceRun,
+  runReference,
+  type RunReferenceOptions,
+} from "./lib/runs/mod.ts";
 
 // Memory pipeline (behind the demo and the reference systems), demo presets, staging app
 export {
+  ANSWER_RENDERINGS,
+  type AnswerRendering,
   type Clock as SchedulerClock,
   CORRECT_BEHAVIOUR,
   type DeleteSummary,
@@ -298,6 +184,7 @@ export {
   type TimerId,
   type VectorCandidate,
 } from "./lib/memory/mod.ts";
+export type { ReferencePipeline } from "./lib/memory/pipeline.ts";
 export {
   DEFECT_INFO,
   type DefectInfo,
@@ -307,49 +194,5 @@ export {
   type ExpectedVerdict,
   HEALTHY,
 } from "./lib/demo/defects.ts";
-export {
-  createStagingApp,
-  type StagingAppEnv,
-  type StagingAppOptions,
-} from "./routes/staging.ts";
-export { type AppOptions, createApp } from "./routes/app.ts";
-export {
-  createOneTimeLogin,
-  type LoginTokenCheck,
-  type OneTimeLogin,
-} from "./routes/one_time_login.ts";
-
-// Operator security: accounts and roles, host hooks, the audit trail, replay drafts
-export {
-  AccountBook,
-  type AccountsConfig,
-  type Action,
-  ACTIONS,
-  type ArtifactRequest,
-  type ArtifactResolver,
-  type ArtifactState,
-  type AuditEntry,
-  type AuditListOptions,
-  type AuditVerification,
-  type AuthorizationRequest,
-  can,
-  type Capabilities,
-  describeCapabilities,
-  type HostHooks,
-  type IdentityRequest,
-  type IdentityResolution,
-  type IdentityResolver,
-  listAudit,
-  listDrafts,
-  narrowScope,
-  parseAccounts,
-  type Principal,
-  type ReplayDraft,
-  type ReplayPlan,
-  type ResourceAuthorizer,
-  type ResourceRef as HostResourceRef,
-  type Role,
-  ROLES,
-  type TenantScope,
-  verifyAudit,
-} from "./lib/auth/mod.ts";
+export { createStagingApp } from "./routes/server_app.ts";
+export type { StagingAppOptions } from "./routes/staging.ts";

@@ -3,7 +3,17 @@
  * page and its JSON twin over an index of N events (default 1,000,000),
  * against a floor measured in the same run: the bare `obsHealth` call the
  * page is built on. A last row renders the page from already loaded data,
- * which is the part the UI adds. Requests go through `createApp` in process (no socket),
+ * which is the part the UI adds.
+ *
+ * Then the run pages over a ledger of R runs (default 1,000, `--runs R`),
+ * each with its checkpoint file, over the same index: the overview, the
+ * runs list, a run's detail (with its requests read from the index) and a
+ * target's page, against a floor of the same run: reading every stored
+ * run's payload by plain SQL (no digest check, no JSON parse), which any
+ * page listing runs has to pay at least once. A third table times the trace pages (finder, inspection of a 500-event
+ * root, comparison, events export) against their own floor: one plain
+ * SELECT of the inspected root's 500 rows. Requests go through `createApp`
+ * in process (no socket),
  * signed in with an admin bearer token, and each time covers the whole
  * answer, body included. The longest event-loop stall seen while a request
  * runs is reported too: a page that holds the loop that long holds every
@@ -14,11 +24,12 @@
  * minutes; `--data-dir DIR` keeps the index there and reuses it when it
  * already holds N events.
  *
- * Usage: deno run -A bench/ui_bench.ts [--events N] [--samples K] [--data-dir DIR] [--json]
+ * Usage: deno run -A bench/ui_bench.ts [--events N] [--runs R] [--samples K] [--data-dir DIR] [--json]
  *
  * @module
  */
 
+import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import { parseArgs } from "node:util";
 import { migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
@@ -27,6 +38,12 @@ import { obsHealth, percentile } from "../lib/obs/maint/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { healthPage } from "../routes/pages/traces_health.tsx";
 import { Layout } from "../routes/ui/layout.tsx";
+import { join } from "node:path";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import { recordRun } from "../lib/ledger/runs.ts";
+import { findSystem } from "../lib/reference/systems.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { registerNamedTarget, RunJobs, runReference } from "../lib/runs/mod.ts";
 
 const BUNDLE = 500;
 const BASE_TS = Date.parse("2026-09-01T00:00:00Z");
@@ -59,9 +76,10 @@ function bundle(b: number): Record<string, unknown>[] {
   });
 }
 
+/** Events the bench seeded (the traced run the run pages add is Trace's own, application `trace`). */
 async function indexedEvents(db: TraceDb): Promise<number> {
   const result = await db.client.execute(
-    "SELECT COUNT(*) AS n FROM obs_events",
+    "SELECT COUNT(*) AS n FROM obs_events WHERE application_id <> 'trace'",
   );
   return Number(result.rows[0]?.n ?? 0);
 }
@@ -143,12 +161,19 @@ async function main(args: string[]): Promise<number> {
     args,
     options: {
       events: { type: "string", default: "1000000" },
+      runs: { type: "string", default: "1000" },
       samples: { type: "string", default: "10" },
       "data-dir": { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
   const events = Number(values.events);
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) {
+    throw new RangeError(
+      `--runs must be a whole number >= 1, got ${values.runs}`,
+    );
+  }
   const samples = Number(values.samples);
   if (!Number.isInteger(events) || events < 1) {
     throw new RangeError(
@@ -202,6 +227,12 @@ async function main(args: string[]): Promise<number> {
     );
     rows.push(await measureRender(db, samples));
     report(rows, { events, samples, seedSeconds }, values.json);
+    const runRows = await measureRunPages(db, dir, runs, samples);
+    report(runRows, { events, samples, seedSeconds: 0, runs }, values.json);
+    reportTracePages(
+      await measureTracePages(db, request, samples, events),
+      values.json,
+    );
   } finally {
     db.close();
     if (!keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -211,7 +242,7 @@ async function main(args: string[]): Promise<number> {
 
 /** The health page rendered to HTML from data loaded beforehand. */
 async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
-  const spec = healthPage(db);
+  const spec = healthPage(new HealthMonitor(db, { processCounters: true }));
   // The health page's loader reads nothing from the request.
   const data = await spec.load(undefined as never, {});
   const url = new URL("http://127.0.0.1:8788/traces/health");
@@ -227,6 +258,7 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
       url,
       jsonHref: "/traces/health.json",
       principal,
+      csrf: null,
     });
     const frame = {
       title: "Index health",
@@ -239,9 +271,135 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
   });
 }
 
+/** The run pages over `runs` stored runs (seeded once per data directory). */
+async function measureRunPages(
+  db: TraceDb,
+  dataDir: string,
+  runs: number,
+  samples: number,
+): Promise<Figures[]> {
+  const seeded = await seedRuns(db, dataDir, runs);
+  const jobs = new RunJobs({ db, dataDir });
+  const app = createApp({
+    db,
+    uiAuthToken: TOKEN,
+    log: () => {},
+    runs: { dataDir, jobs },
+  });
+  const request = async (path: string) => {
+    const response = await app.request(`http://127.0.0.1:8788${path}`, {
+      headers: { host: "127.0.0.1:8788", authorization: `Bearer ${TOKEN}` },
+    });
+    if (response.status !== 200) {
+      throw new Error(`${path} answered ${response.status}`);
+    }
+    await response.arrayBuffer();
+  };
+  const pages = [
+    "/",
+    "/runs",
+    "/runs?verdict=FAIL&target=target-3",
+    `/runs/${seeded.detailRunId}`,
+    `/targets/${seeded.targetId}`,
+    "/targets",
+  ];
+  for (const path of pages) await request(path);
+  const rows: Figures[] = [
+    await measure(`floor: SELECT ${runs} run payloads`, samples, async () => {
+      await db.client.execute(
+        "SELECT payload FROM ledger_entries WHERE kind IN ('run', 'reference_run')",
+      );
+    }),
+  ];
+  for (const path of pages) {
+    rows.push(await measure(`GET ${path}`, samples, () => request(path)));
+  }
+  await jobs.close();
+  return rows;
+}
+
+/**
+ * `runs` ledger rows copied from one real traced reference run (whose
+ * events are in the index), spread over 10 registered targets, each with
+ * a checkpoint file as external runs leave them.
+ */
+async function seedRuns(
+  db: TraceDb,
+  dataDir: string,
+  runs: number,
+): Promise<{ detailRunId: string; targetId: string }> {
+  const have = await db.client.execute(
+    "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'run'",
+  );
+  const traced = await db.client.execute(
+    "SELECT payload FROM ledger_entries WHERE kind = 'reference_run' LIMIT 1",
+  );
+  if (Number(have.rows[0]?.n ?? 0) >= runs && traced.rows[0]) {
+    const report = JSON.parse(String(traced.rows[0].payload)) as RunReport;
+    return { detailRunId: report.run_id, targetId: "target-3" };
+  }
+  progress(`seeding ${runs} runs`);
+  const [source] = await runReference(db, {
+    systems: [findSystem("demo-stale-cache")!],
+  });
+  const template = source!.report;
+  for (let t = 0; t < 10; t++) {
+    await registerNamedTarget(
+      db,
+      `target-${t}`,
+      parseStagingConfig({
+        base_url: `http://127.0.0.1:${9000 + t}`,
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+  }
+  const from = Date.parse("2026-10-01T00:00:00Z");
+  const verdicts = ["PASS", "FAIL", "INCONCLUSIVE", "PASS"] as const;
+  await Deno.mkdir(join(dataDir, "external"), { recursive: true });
+  for (let i = 0; i < runs; i++) {
+    const at = new Date(from + i * 600_000);
+    const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const runId = `run-${stamp}-${i.toString(16).padStart(12, "0")}`;
+    const targetId = `target-${i % 10}`;
+    const report: RunReport = {
+      ...structuredClone(template),
+      run_id: runId,
+      kind: "external",
+      verdict: verdicts[i % verdicts.length]!,
+      started_at: at.toISOString(),
+      finished_at: new Date(at.getTime() + 6000).toISOString(),
+      target: {
+        id: targetId,
+        base_url: "http://127.0.0.1:9000",
+        source: "registered",
+      },
+    };
+    await recordRun(db, report);
+    await Deno.writeTextFile(
+      join(dataDir, "external", `${runId}.json`),
+      JSON.stringify({
+        schema: "trace.checkpoint/1",
+        run_id: runId,
+        state: "completed",
+        pid: 1,
+        process_identity: null,
+        started_at: report.started_at,
+        updated_at: report.finished_at,
+        target: report.target,
+        config_digest: report.config_digest,
+        namespaces: report.namespaces,
+        issued: report.issued,
+        verdict: report.verdict,
+      }),
+    );
+  }
+  return { detailRunId: template.run_id, targetId: "target-3" };
+}
+
 function report(
   rows: Figures[],
-  run: { events: number; samples: number; seedSeconds: number },
+  run: { events: number; samples: number; seedSeconds: number; runs?: number },
   json: boolean,
 ): void {
   const floor = rows[0]!.p50;
@@ -252,7 +410,9 @@ function report(
   }
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   const lines = [
-    `${run.events.toLocaleString("en-US")} events, ${run.samples} samples each${
+    `${run.runs ? `${run.runs.toLocaleString("en-US")} runs, ` : ""}${
+      run.events.toLocaleString("en-US")
+    } events, ${run.samples} samples each${
       run.seedSeconds ? `, seeded in ${run.seedSeconds.toFixed(1)} s` : ""
     }`,
     "",
@@ -266,6 +426,91 @@ function report(
   ];
   // deno-lint-ignore no-console
   console.log(lines.join("\n"));
+}
+
+/** The newest full bundle: its root, application and agent. */
+function newestBundle(events: number) {
+  const b = Math.floor(events / BUNDLE) - 1;
+  return {
+    root: `b${b}-root`,
+    application: `app-${b % 4}`,
+    agent: `agent-${b % 8}`,
+    thread: `thread-${b % 64}`,
+    other: `b${b - 1}-root`,
+    otherApplication: `app-${(b - 1) % 4}`,
+  };
+}
+
+/** The trace pages, each timed as a whole request, against one root page read. */
+async function measureTracePages(
+  db: TraceDb,
+  request: (path: string) => Promise<void>,
+  samples: number,
+  events: number,
+): Promise<Figures[]> {
+  if (events < 2 * BUNDLE) return [];
+  const b = newestBundle(events);
+  const inspect =
+    `application_id=${b.application}&root_trace_id=${b.root}&agent_id=${b.agent}&selected=${b.root}`;
+  const paths: [string, string][] = [
+    ["GET /traces/find (no filter)", "/traces/find"],
+    [
+      "GET /traces/find (thread id, event selected)",
+      `/traces/find?q=${b.thread}&selected=${b.root}`,
+    ],
+    ["GET /traces/find.json (status=error)", "/traces/find.json?status=error"],
+    ["GET /traces/inspect (500-event root)", `/traces/inspect?${inspect}`],
+    [
+      "GET /traces/inspect.json (500-event root)",
+      `/traces/inspect.json?${inspect}`,
+    ],
+    [
+      "GET /traces/compare (two 500-event roots)",
+      `/traces/compare?baseline=${b.root}&baseline_application_id=${b.application}&candidate=${b.other}&candidate_application_id=${b.otherApplication}`,
+    ],
+    ["GET /traces/events.json?store=all", "/traces/events.json?store=all"],
+  ];
+  for (const [, path] of paths) await request(path);
+  const rows: Figures[] = [
+    await measure(
+      "floor: the root's 500 rows, one SELECT",
+      samples,
+      async () => {
+        await db.client.execute({
+          sql: `SELECT * FROM obs_events
+                WHERE application_id = ? AND root_trace_id = ?
+                ORDER BY ts, seq LIMIT 500`,
+          args: [b.application, b.root],
+        });
+      },
+    ),
+  ];
+  for (const [name, path] of paths) {
+    rows.push(await measure(name, samples, () => request(path)));
+  }
+  return rows;
+}
+
+function reportTracePages(rows: Figures[], json: boolean): void {
+  if (rows.length === 0) return;
+  const floor = rows[0]!.p50;
+  if (json) {
+    // deno-lint-ignore no-console
+    console.log(JSON.stringify({ trace_pages: rows }));
+    return;
+  }
+  const ms = (v: number) => `${v.toFixed(1)} ms`;
+  // deno-lint-ignore no-console
+  console.log([
+    "",
+    "| trace page | p50 | p95 | p50 / floor | longest loop stall |",
+    "| --- | ---: | ---: | ---: | ---: |",
+    ...rows.map((row) =>
+      `| ${row.name} | ${ms(row.p50)} | ${ms(row.p95)} | ${
+        (row.p50 / floor).toFixed(2)
+      }x | ${ms(row.stall)} |`
+    ),
+  ].join("\n"));
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -26,6 +26,7 @@ export const OUTPUT_FLAGS = {
   output: { type: "string" },
   junit: { type: "string" },
   "summary-md": { type: "string" },
+  html: { type: "string" },
   force: { type: "boolean", default: false },
 } as const;
 
@@ -37,6 +38,8 @@ export const OUTPUTS_HELP =
                      ledger head after the run as a property
   --summary-md FILE  a short Markdown summary: findings, cleanup, the commands
                      that save and then replay the failure, the ledger head
+  --html FILE        the run's page as one self-contained HTML file (inline
+                     CSS and SVG, no script, nothing fetched)
   --force            replace existing files; a path another live run reserved
                      is still refused
 An existing file is refused without --force. A result that cannot be written
@@ -45,13 +48,14 @@ early (also on a second Ctrl-C) are removed.
 `;
 
 /** Which result an output holds. */
-export type OutputKind = "output" | "junit" | "summaryMd";
+export type OutputKind = "output" | "junit" | "summaryMd" | "html";
 
 /** Flag values naming outputs. */
 export type OutputValues = {
   output?: string | undefined;
   junit?: string | undefined;
   "summary-md"?: string | undefined;
+  html?: string | undefined;
   force?: boolean | undefined;
   json?: boolean | undefined;
 };
@@ -80,6 +84,7 @@ const FLAGS: [OutputKind, keyof OutputValues, string][] = [
   ["output", "output", "--output"],
   ["junit", "junit", "--junit"],
   ["summaryMd", "summary-md", "--summary-md"],
+  ["html", "html", "--html"],
 ];
 
 /**

@@ -34,6 +34,7 @@ import {
 } from "./_outputs.ts";
 import { progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
+import { reportDocument } from "../routes/ui/run_html.tsx";
 
 export { OUTPUT_FLAGS };
 
@@ -148,7 +149,7 @@ export async function runContractCommand(
       { write: true },
       async ({ db, dataDir }) => {
         const run = await options.start(db, runHooks(dataDir, io));
-        return await finishRun(io, values, db, run, outputs);
+        return await finishRun(io, values, { db, dataDir }, run, outputs);
       },
     );
   } finally {
@@ -159,7 +160,7 @@ export async function runContractCommand(
 async function finishRun(
   io: CliIo,
   values: RunValues,
-  db: TraceDb,
+  { db, dataDir }: { db: TraceDb; dataDir: string },
   run: ContractRun,
   outputs: ReservedOutputs,
 ): Promise<number> {
@@ -168,6 +169,13 @@ async function finishRun(
   warnAboutOutcome(io, run);
   const steps = nextSteps(report, regression?.regression_id ?? null, values);
   const rendered = renderOutputs(run, steps);
+  if (outputs.outputs.some((output) => output.kind === "html")) {
+    rendered.html = await reportDocument(
+      { db, dataDir, jobs: null },
+      report,
+      regression?.regression_id ?? null,
+    );
+  }
   io.out(stdoutText(run, values, outputs, rendered));
   let lost = recording.kept_in === "nowhere";
   for (const output of outputs.outputs) {
@@ -227,6 +235,8 @@ function renderOutputs(
       regressionId: regression?.regression_id ?? null,
       ledgerHead,
     }),
+    // Rendered only when asked for (it reads the run's trace events).
+    html: "",
   };
 }
 
@@ -261,6 +271,7 @@ const LABELS: Record<Output["kind"], string> = {
   output: "report",
   junit: "junit",
   summaryMd: "summary",
+  html: "html",
 };
 
 /** Says on stderr where a report the ledger could not take was kept (if anywhere), and whether its trace was lost. */

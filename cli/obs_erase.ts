@@ -20,7 +20,6 @@ import {
   erasurePropagationSettings,
   type ErasureResult,
   type ErasureSubject,
-  type ErasureSubjectInput,
   parseErasureSubject,
   PROPAGATION_ENV,
   propagationByDefault,
@@ -221,7 +220,7 @@ async function subjectFromFlags(
       `Give exactly one of --user, --anonymous, --thread, --memory or --event-ids (got ${selectors}); see trace obs erase --help`,
     );
   }
-  return parseErasureSubject(input as ErasureSubjectInput);
+  return parseErasureSubject(input);
 }
 
 /** One id per line; blank lines are skipped. */

@@ -18,6 +18,9 @@ import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
 import { exitCodeOf } from "./_run_outputs.ts";
+import { OUTPUT_FLAGS, reserveOutputs } from "./_outputs.ts";
+import { runDocument } from "../routes/ui/run_html.tsx";
+import type { TraceDb } from "../lib/db.ts";
 import { renderTable } from "./_table.ts";
 
 /** Readers open the database read-only. */
@@ -87,13 +90,17 @@ function renderComparison(c: RunComparison): string {
 }
 
 const SHOW_HELP =
-  `Usage: trace external-show RUN_ID [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace external-show RUN_ID [--json] [--html FILE [--force]] [--data-dir DIR] [--db URL]
 
 Shows a run: the completed report from the ledger, or, for a run without one,
 its checkpoint: RUNNING while its process is alive on this host, otherwise
 interrupted (INCONCLUSIVE, never PASS) with the ids it issued. A saved FAIL
 names the regression it became; a run whose records were removed later by
 trace external-cleanup says so.
+
+--html FILE writes the run's page as one self-contained HTML file (inline CSS
+and SVG, no script, nothing fetched); an existing file is refused without
+--force.
 
 Exit codes follow the verdict: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (also running
 and interrupted runs).
@@ -104,7 +111,7 @@ export const externalShow: Command = async (args, io) => {
   const { values, positionals } = parseFlags(
     "external-show",
     args,
-    DATA_FLAGS,
+    { ...DATA_FLAGS, html: OUTPUT_FLAGS.html, force: OUTPUT_FLAGS.force },
     { min: 1, max: 1 },
   );
   if (values.help) return showHelp(io, SHOW_HELP);
@@ -114,12 +121,45 @@ export const externalShow: Command = async (args, io) => {
     () =>
       withDataContext(values, io, READ, async ({ db, dataDir }) => {
         const view = await viewRun(db, positionals[0]!, { dataDir });
+        if (values.html !== undefined) {
+          await writeRunHtml(io, values, { db, dataDir }, view.run_id);
+          // `--html -` took stdout.
+          if (values.html === "-") return exitCodeOf(view.verdict);
+        }
         if (values.json) printJson(io, view);
         else io.out(renderView(view));
         return exitCodeOf(view.verdict);
       }),
   );
 };
+
+/** `--html FILE`: the run's page as one file, reserved like every run output. */
+async function writeRunHtml(
+  io: Parameters<Command>[1],
+  values: {
+    html?: string | undefined;
+    force?: boolean | undefined;
+    json?: boolean | undefined;
+  },
+  source: { db: TraceDb; dataDir: string },
+  runId: string,
+): Promise<void> {
+  const reserved = await reserveOutputs({
+    html: values.html,
+    force: values.force,
+    json: values.json,
+  });
+  try {
+    const html = await runDocument({ ...source, jobs: null }, runId);
+    for (const output of reserved.outputs) {
+      if (output.path === "-") io.out(html);
+      else await reserved.write(output, html);
+      if (output.path !== "-") io.err(`html: ${output.path}\n`);
+    }
+  } finally {
+    await reserved.release();
+  }
+}
 
 function renderView(view: RunView): string {
   const head = [

@@ -224,6 +224,8 @@ export const serve: Command = async (args, io) => {
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
     erasureKey: key,
     stagingAdapter,
+    // The same job manager as MCP's: one external run at a time for both.
+    runs: { dataDir, jobs },
     ...(values["default-application"]
       ? { defaultApplicationId: values["default-application"] }
       : {}),

@@ -26,14 +26,25 @@ export { NoDataError } from "./_db_file.ts";
 
 /** One schema step of one component (`ledger`, `obs`, …). */
 export interface Migration {
+  /** The component the step belongs to; each has its own version sequence. */
   component: string;
+  /** The step's version within its component, from 1. */
   version: number;
+  /** What the step does, recorded when it is applied. */
   name: string;
+  /** The SQL statements of the step, run in one transaction. */
   statements: string[];
 }
 
 /** An open database and where it lives. */
 export interface TraceDb {
+  /**
+   * The libSQL client Trace's own modules run SQL through. Not part of the
+   * library surface (its type is libSQL's): use Trace's functions, which
+   * verify what they read.
+   *
+   * @ignore
+   */
   client: Client;
   /** The URL the client was opened with (a `file:` URL for local files). */
   url: string;
@@ -41,6 +52,7 @@ export interface TraceDb {
   path: string | null;
   /** True when opened read-only: nothing can be written through it. */
   readOnly?: boolean;
+  /** Closes the connection; the handle is unusable afterwards. */
   close(): void;
 }
 

@@ -28,6 +28,7 @@ export class TraceError extends Error {
   /** Stable code for mapping to exit codes and statuses. */
   readonly code: ErrorCode;
 
+  /** `message` is one line: what was wrong and what to do; `options.cause` keeps the underlying error. */
   constructor(code: ErrorCode, message: string, options?: ErrorOptions) {
     super(message, options);
     this.code = code;
@@ -37,6 +38,7 @@ export class TraceError extends Error {
 
 /** A config file, flag or environment variable failed validation. */
 export class ConfigError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("config_invalid", message, options);
     this.name = "ConfigError";
@@ -45,6 +47,7 @@ export class ConfigError extends TraceError {
 
 /** The command line itself was malformed. */
 export class UsageError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("usage", message, options);
     this.name = "UsageError";
@@ -53,6 +56,7 @@ export class UsageError extends TraceError {
 
 /** A named record (run, target, regression) does not exist. */
 export class NotFoundError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("not_found", message, options);
     this.name = "NotFoundError";
@@ -61,6 +65,7 @@ export class NotFoundError extends TraceError {
 
 /** A write conflicts with what is already stored (immutability rules). */
 export class ConflictError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("conflict", message, options);
     this.name = "ConflictError";
@@ -69,6 +74,7 @@ export class ConflictError extends TraceError {
 
 /** A well-formed request that a domain rule refuses (e.g. saving a PASS). */
 export class RefusedError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("refused", message, options);
     this.name = "RefusedError";
@@ -77,6 +83,7 @@ export class RefusedError extends TraceError {
 
 /** Stored history failed digest or chain verification. */
 export class LedgerIntegrityError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("ledger_integrity", message, options);
     this.name = "LedgerIntegrityError";
@@ -85,6 +92,7 @@ export class LedgerIntegrityError extends TraceError {
 
 /** The database could not be opened, migrated or written. */
 export class StorageError extends TraceError {
+  /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super("storage", message, options);
     this.name = "StorageError";

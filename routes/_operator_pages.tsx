@@ -22,6 +22,7 @@ import { type Column, DataTable } from "./ui/components/data_table.tsx";
 import { KeyValue } from "./ui/components/key_value.tsx";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { renderPage } from "./ui/layout.tsx";
+import { inspectHref } from "./ui/trace_params.ts";
 
 /** Renders `body` in the shell for the request's principal. */
 export function operatorPage(
@@ -156,6 +157,12 @@ export const DraftBody: FC<{
       empty={{ title: "No resource refs in this selection" }}
     />
     <AuditNote entry={entry} />
+    <p class="actions">
+      <a href={inspectHref(plan.selection, new URLSearchParams())}>
+        Back to the inspection
+      </a>
+      <a href="/traces/replays.json">Stored drafts (JSON)</a>
+    </p>
   </div>
 );
 

@@ -96,7 +96,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "POST /login": publicRoute,
   // Sign-out checks the session and its CSRF token itself, and sends an expired one to /login.
   "POST /logout": publicRoute,
+  // The start page and its twin: a tenant-bound account sees only what it may (see overview.tsx).
   "GET /": ui("session"),
+  "GET /index.json": ui("session"),
 
   // The ingest and query API.
   "GET /api": api("trace.read"),
@@ -116,6 +118,44 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "GET /traces/health.json": ui("index.health"),
   "GET /traces/events/:id": ui("trace.read"),
   "GET /traces/events/:id{[^/]+\\.json}": ui("trace.read"),
+  "GET /traces/find": ui("trace.read"),
+  "GET /traces/find.json": ui("trace.read"),
+  "GET /traces/inspect": ui("trace.read"),
+  "GET /traces/inspect.json": ui("trace.read"),
+  "GET /traces/compare": ui("trace.read"),
+  "GET /traces/compare.json": ui("trace.read"),
+  "GET /traces/events.json": ui("trace.read"),
+  "GET /traces/capabilities.json": ui("session"),
+
+  // The run pages and their twins, downloads, and the run actions.
+  ...Object.fromEntries(
+    [
+      "/runs",
+      "/runs/:id",
+      "/targets",
+      "/targets/:id",
+      "/regressions",
+      "/compare",
+      "/reference",
+    ].flatMap((path) => [
+      [`GET ${path}`, ui("runs.read")],
+      [
+        `GET ${
+          path.endsWith("/:id")
+            ? `${path.slice(0, -3)}:id{[^/]+\\.json}`
+            : `${path}.json`
+        }`,
+        ui("runs.read"),
+      ],
+    ]),
+  ),
+  "GET /runs/:id/report.json": ui("runs.read"),
+  "GET /runs/:id/junit.xml": ui("runs.read"),
+  "GET /runs/:id/summary.md": ui("runs.read"),
+  "GET /runs/:id/report.html": ui("runs.read"),
+  "GET /reference/assessments/mem0": ui("runs.read"),
+  "POST /targets/:id/run": ui("runs.write"),
+  "POST /regressions/:id/replay": ui("runs.write"),
 
   // Operator endpoints.
   "POST /traces/reveal": ui("content.reveal"),

@@ -60,7 +60,7 @@ import type { OneTimeLogin } from "./one_time_login.ts";
 import { createOperatorRoutes } from "./operator.ts";
 import { requestLogger } from "./_request_log.ts";
 import { createOtlpApi } from "./otlp.ts";
-import { createPages } from "./pages.ts";
+import { createPages, type RunPagesOptions } from "./pages.ts";
 import { createSelfStagingApi } from "./self_staging.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
 import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
@@ -68,6 +68,7 @@ import { uiHeaders } from "./ui/headers.ts";
 
 /** Options for {@link createApp}. */
 export interface AppOptions {
+  /** The database the server reads and writes: ledger, index, accounts' audit trail. */
   db: TraceDb;
   /** Bearer token required by `/api/*` and `/v1/*`; none means open (loopback only). */
   ingestToken?: string | undefined;
@@ -125,6 +126,12 @@ export interface AppOptions {
   resourceAuthorizer?: ResourceAuthorizer | undefined;
   /** How long a host hook may take before its request fails (default 10 s). */
   hookTimeoutMs?: number | undefined;
+  /**
+   * The data directory and the process's job manager for the run pages
+   * (the same `RunJobs` the MCP routes get, so both share one run at a
+   * time); absent: run pages read the ledger only and cannot start runs.
+   */
+  runs?: RunPagesOptions | undefined;
 }
 
 /**
@@ -193,9 +200,9 @@ export function createApp(options: AppOptions): Hono {
       db: options.db,
       log,
       ...limits,
-      // An operator's session or token on the API binds spans to its scope. Writing
-      // to the index is not open to tenant-bound accounts today, so this is
-      // unscoped until a tenant-bound ingest credential exists.
+      // An operator's session or token on the API binds spans to its
+      // application. Only unscoped accounts may write to the index
+      // (lib/auth/permissions.ts), so their spans keep the tenant they name.
       credentialScope: (c) => {
         const principal = (c as unknown as Context<UiEnv>).get("principal");
         return principal
@@ -236,7 +243,10 @@ export function createApp(options: AppOptions): Hono {
     }
     app.route("/", createSelfStagingApi(options.stagingAdapter));
   }
-  app.route("/", createPages({ db: options.db, auth, site }));
+  app.route(
+    "/",
+    createPages({ db: options.db, auth, site, runs: options.runs, health }),
+  );
   app.route(
     "/",
     createOperatorRoutes({

@@ -40,14 +40,21 @@ export const ERASURES_PATH = "/api/erasures";
 
 /** One audited erasure request: who, what (as a digest), and the receipt it will get. */
 export interface ErasureAuditEntry {
+  /** A dry run, or an applied erasure. */
   action: "obs.erasure.plan" | "obs.erasure.apply";
+  /** Who asked. */
   principal: Pick<Principal, "name" | "role" | "via">;
+  /** The subject's tenant. */
   application_id: string;
+  /** How the subject was selected. */
   selector: ErasureSubject["kind"];
+  /** The subject under the erasure key; never the subject itself. */
   subject_digest: string;
+  /** Which key made the digest. */
   key_id: string;
   /** The id the receipt will have (apply only). */
   receipt_id: string | null;
+  /** When the request arrived, ISO 8601. */
   at: string;
 }
 

@@ -147,7 +147,8 @@ Deno.test("the rules keep tenant-bound accounts on trace routes, and never let a
       if (access.gate !== "public" && decide(bound, access.action).allowed) {
         assert.match(
           endpoint.path,
-          /^\/(traces\/|api\/events|api$|mcp$|$)/,
+          // The start page and its twin show a tenant-bound account no runs (overview.tsx).
+          /^\/(traces\/|api\/events|api$|mcp$|index\.json$|$)/,
           `${key} is open to tenant-bound accounts but is not a trace route`,
         );
         assert.doesNotMatch(endpoint.path, /^\/traces\/health/, key);

@@ -4,7 +4,7 @@
  * traces, and requests to it in memory as one of its operators.
  */
 
-import type { Hono } from "hono";
+import type { ServerApp } from "../routes/server_app.ts";
 import { AccountBook } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { migrate } from "../lib/db.ts";
@@ -24,7 +24,7 @@ export function tokenOf(operator: Operator): string {
 
 /** The example host, in memory. */
 export interface HostFixture {
-  app: Hono;
+  app: ServerApp;
   db: TraceDb;
   dataDir: string;
   accounts: AccountBook;
@@ -82,7 +82,7 @@ const ORIGIN = "http://127.0.0.1:8788";
 
 /** Sends `method path` to the in-memory app. */
 export async function ask(
-  app: Hono,
+  app: ServerApp,
   method: string,
   path: string,
   options: Ask = {},
@@ -109,7 +109,7 @@ export async function ask(
 
 /** Signs `operator` in with its token at `/login`; returns the cookie and the session's CSRF token. */
 export async function signInAs(
-  app: Hono,
+  app: ServerApp,
   operator: Operator,
 ): Promise<{ cookie: string; csrf: string }> {
   const login = await ask(app, "POST", "/login", {

@@ -163,12 +163,15 @@ Deno.test("pages use no inline script or inline style, so the CSP holds", async 
   });
 });
 
-Deno.test("/ goes to the health page; unknown paths are pages for browsers and JSON for scripts", async () => {
+Deno.test("/ is the overview; unknown paths are pages for browsers and JSON for scripts", async () => {
   await withUiApp({}, async (fixture) => {
     const cookie = await signIn(fixture);
     const home = await fixture.app.request(at("/"), page({ cookie }));
-    assert.equal(home.status, 302);
-    assert.equal(home.headers.get("location"), "/traces/health");
+    assert.equal(home.status, 200);
+    const html = await home.text();
+    assert.match(html, /<h1>Overview<\/h1>/);
+    assert.match(html, /aria-current="page">Overview</);
+    assert.match(html, /href="\/index\.json"/, "the start page's twin");
     const browser = await fixture.app.request(
       at("/nope"),
       page({ accept: "text/html,application/xhtml+xml" }),
@@ -224,4 +227,5 @@ Deno.test("definePage() serves a parameterised page and its twin from one loader
     assert.equal((await app.request("/things/a.b.json")).status, 401);
   }
   assert.equal(twinPath("/traces/health").path, "/traces/health.json");
+  assert.equal(twinPath("/").path, "/index.json");
 });

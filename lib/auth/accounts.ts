@@ -23,7 +23,12 @@ import * as v from "valibot";
 import { sha256Hex } from "../canonical_json.ts";
 import { ConfigError } from "../errors.ts";
 import { parseStrictJson, StrictJsonError } from "../json/strict_json.ts";
-import { type OperatorAccount, ROLES, type TenantScope } from "./roles.ts";
+import {
+  type OperatorAccount,
+  type Role,
+  ROLES,
+  type TenantScope,
+} from "./roles.ts";
 
 /** Shortest token accepted for an account. */
 export const MIN_ACCOUNT_TOKEN_LENGTH = 16;
@@ -71,7 +76,24 @@ const AccountSpecSchema = v.strictObject(
 );
 
 /** One configured account, as written. */
-export type AccountSpec = v.InferOutput<typeof AccountSpecSchema>;
+export interface AccountSpec {
+  /** The operator's token: at least 16 characters, no whitespace, unique. */
+  token: string;
+  /** What the operator may do. */
+  role: Role;
+  /** The one application the operator may read; absent: every application. */
+  application_id?: string | undefined;
+  /** The one user the operator may read (`null`: anonymous evidence only); absent: every user. */
+  user_id?: string | null | undefined;
+}
+
+// The interface restates what the schema returns, for readers of the docs;
+// this line stops compiling when the two drift apart.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
+type Holds<T extends true> = T;
+type _AccountSpecMatches = Holds<
+  Same<AccountSpec, v.InferOutput<typeof AccountSpecSchema>>
+>;
 
 /** Operator names to their accounts. */
 export type AccountsConfig = Readonly<Record<string, AccountSpec>>;
@@ -179,6 +201,7 @@ export class AccountBook {
   #others: OtherTokens = {};
   #version = 0;
 
+  /** Validates `accounts` (operator names to `{token, role, application_id?, user_id?}`); throws a `ConfigError` naming the account, never its token. */
   constructor(accounts: unknown = {}) {
     this.#accounts = checkAccounts(accounts);
   }

@@ -86,15 +86,23 @@ export interface AuditRecord {
 
 /** An entry as stored and read back (its payload already digested). */
 export interface AuditEntry {
+  /** The entry's number in the trail. */
   seq: number;
+  /** `audit-…`. */
   entry_id: string;
+  /** When it was appended, ISO 8601. */
   created_at: string;
+  /** Who acted. */
   operator: string;
+  /** What they did (`content.reveal`, `account.resolve`, …). */
   action: string;
+  /** How it ended (`succeeded`, `refused`, `failed`). */
   outcome: string;
   /** The canonical JSON payload, parsed. */
   payload: Record<string, unknown>;
+  /** SHA-256 of the payload. */
   payload_digest: string;
+  /** The digest chaining this entry to the one before. */
   chain_digest: string;
 }
 
@@ -279,7 +287,9 @@ function digestTargets(
 export interface AuditListOptions {
   /** At most this many, newest first (default 50). */
   limit?: number;
+  /** Only this operator's entries. */
   operator?: string;
+  /** Only this action's entries. */
   action?: string;
   /** Only entries naming this subject (its digest is computed here). */
   subject?: { kind: SubjectKind; value: string };
@@ -339,7 +349,9 @@ function checkedEntry(row: Record<string, unknown>): AuditEntry {
 
 /** What {@link verifyAudit} found. */
 export interface AuditVerification {
+  /** True when every entry's digest and link checks out. */
   ok: boolean;
+  /** Entries checked. */
   entries: number;
   /** The last entry's chain digest (keep it elsewhere to detect a replaced file). */
   head: { seq: number; chain_digest: string } | null;

@@ -34,8 +34,11 @@ export type Unavailable = "role" | "tenant" | "read_only" | "hook_missing";
 
 /** One action, for the current principal. */
 export interface ActionCapability {
+  /** The action. */
   action: Action;
+  /** Its name for people. */
   label: string;
+  /** Whether this principal may take it on this server. */
   allowed: boolean;
   /** Why not, or `null` when allowed. */
   reason: Unavailable | null;
@@ -45,25 +48,32 @@ export interface ActionCapability {
   hook: HookName | null;
   /** Method and path, for the operator actions. */
   endpoint: string | null;
+  /** Whether every attempt at it goes to the audit trail. */
   privileged: boolean;
 }
 
 /** Everything the capabilities answer holds. */
 export interface Capabilities {
+  /** Who is asking: name, role, scope, and whether the scope binds one tenant. */
   principal: {
     name: string;
     role: Principal["role"];
     scope: TenantScope;
     tenant_bound: boolean;
   };
+  /** Whether the server refuses every write. */
   read_only: boolean;
+  /** Which host hooks the server has. */
   hooks: HookAvailability;
+  /** Each operator action, and whether this principal may take it here. */
   actions: ActionCapability[];
 }
 
 /** What {@link describeCapabilities} needs besides the principal. */
 export interface CapabilityContext {
+  /** Which host hooks the server has. */
   hooks: HookAvailability;
+  /** Whether the server refuses every write. */
   readOnly: boolean;
 }
 

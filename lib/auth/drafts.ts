@@ -28,16 +28,27 @@ import {
 
 /** A stored replay draft. */
 export interface ReplayDraft {
+  /** The draft's id. */
   draft_id: string;
+  /** A reviewable record; nothing runs it. */
   kind: "observability_experiment";
+  /** Always `draft`. */
   status: "draft";
+  /** When it was created, ISO 8601. */
   created_at: string;
+  /** The operator who created it. */
   created_by: string;
+  /** The reason the operator gave. */
   reason: string | null;
+  /** Always false: a draft is inert. */
   execution_enabled: false;
+  /** Always disabled. */
   network: "disabled";
+  /** Always disabled. */
   side_effects: "disabled";
+  /** What running it would take. */
   requires: ReplayPlan["requires"];
+  /** The one task scope it was drawn from. */
   selection: {
     application_id: string;
     /** Keyed digest, or `null` for anonymous evidence. */
@@ -47,17 +58,23 @@ export interface ReplayDraft {
     turn_id: string | null;
     run_id: string | null;
   };
+  /** Events of the selection. */
   events: number;
   /** Frozen refs; `id` is a keyed digest of the host's id. */
   refs: { type: string; id: string; version: string | null; roles: string[] }[];
+  /** Refs without a version. */
   unversioned_refs: number;
+  /** SHA-256 over the content-free projection of every selected event. */
   evidence_fingerprint: string;
+  /** The replay plan format. */
   plan_version: 1;
 }
 
 /** What creating a draft stored. */
 export interface CreatedDraft {
+  /** The stored draft. */
   draft: ReplayDraft;
+  /** The audit entry recording its creation. */
   audit: AuditEntry;
 }
 

@@ -22,8 +22,11 @@ import type { TenantScope } from "./roles.ts";
 
 /** A typed opaque resource ref, as trace events carry them. */
 export interface ResourceRef {
+  /** What it is (`document`, `artifact`, …). */
   type: string;
+  /** The host's id for it. */
   id: string;
+  /** Which version, when the host versions it. */
   version?: string | undefined;
 }
 
@@ -37,26 +40,35 @@ export interface IdentityRequest {
 
 /** What the identity resolver answers. */
 export interface IdentityResolution {
+  /** The opaque user id (1 to 256 characters); it must lie inside the operator's scope. */
   user_id: string;
+  /** The application the user belongs to, when the host knows it. */
   application_id?: string | undefined;
 }
 
 /** What the artifact resolver is asked. */
 export interface ArtifactRequest {
+  /** The ref an event in the operator's scope names. */
   ref: ResourceRef;
+  /** The scope the operator may read in. */
   scope: TenantScope;
 }
 
 /** What the artifact resolver answers. */
 export interface ArtifactState {
+  /** Exactly `true`: the host checked that the ref belongs to the scope. */
   ownership_verified: true;
+  /** Whether the artifact still exists. */
   exists?: boolean | undefined;
+  /** Its current version. */
   version?: string | undefined;
+  /** A digest of its title, so a change shows without the title itself. */
   title_fingerprint?: string | undefined;
 }
 
 /** What the resource authorizer is asked: a ref frozen into a replay, and the trace's tenant. */
 export interface AuthorizationRequest {
+  /** The ref the replay plan would freeze. */
   ref: ResourceRef;
   /** The single tenant of the selected trace. */
   tenant: { application_id: string; user_id: string | null };
@@ -77,8 +89,11 @@ export type ResourceAuthorizer = (
 
 /** The hooks a host passes to `createApp`; each is optional. */
 export interface HostHooks {
+  /** Maps an email to an opaque user id (`POST /traces/account/resolve`). */
   identityResolver?: IdentityResolver | undefined;
+  /** Reports the current state of an artifact (`GET /traces/artifact.json`). */
   artifactResolver?: ArtifactResolver | undefined;
+  /** Confirms each ref a replay plan freezes. */
   resourceAuthorizer?: ResourceAuthorizer | undefined;
 }
 

@@ -86,6 +86,7 @@ export function parseReplaySelection(input: unknown): ReplaySelection {
 
 /** One frozen ref and how it took part. */
 export interface PlannedRef extends ResourceRef {
+  /** Which version was frozen; `undefined` for an unversioned ref. */
   version: string | undefined;
   /** Lanes it appeared in: event roles, `candidate_selected`, `candidate_rejected`, `outcome`. */
   roles: string[];
@@ -93,8 +94,11 @@ export interface PlannedRef extends ResourceRef {
 
 /** An inert replay plan. */
 export interface ReplayPlan {
+  /** Always `inert_replay_plan`: a plan runs nothing. */
   kind: "inert_replay_plan";
+  /** The plan format. */
   plan_version: 1;
+  /** The one task scope it was drawn from. */
   selection: {
     application_id: string;
     user_id: string | null;
@@ -103,14 +107,19 @@ export interface ReplayPlan {
     turn_id: string | null;
     run_id: string | null;
   };
+  /** Events of the selection. */
   events: number;
+  /** Every ref the selection names, each confirmed by the resource authorizer. */
   refs: PlannedRef[];
   /** Refs without a version: the plan names them, but they are not immutable snapshots. */
   unversioned_refs: number;
   /** SHA-256 over the content-free projection of every selected event. */
   evidence_fingerprint: string;
+  /** Always false. */
   execution_enabled: false;
+  /** Always disabled. */
   network: "disabled";
+  /** Always disabled. */
   side_effects: "disabled";
   /** What running it would take: none of it happens here. */
   requires: ["sandbox", "operator_approval"];

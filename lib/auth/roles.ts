@@ -18,7 +18,9 @@ export type Role = typeof ROLES[number];
  * `user_id: null` binds anonymous evidence only.
  */
 export interface TenantScope {
+  /** The one application it may read; absent: every application. */
   application_id?: string;
+  /** The one user it may read (`null`: anonymous evidence only); absent: every user. */
   user_id?: string | null;
 }
 
@@ -30,8 +32,11 @@ export type AuthMethod = "session" | "bearer";
 
 /** What the directory knows of one operator. */
 export interface OperatorAccount {
+  /** The operator's name. */
   name: string;
+  /** What the operator may do. */
   role: Role;
+  /** The tenants the operator may read. */
   scope: TenantScope;
   /**
    * A digest of the account's current credential, kept in memory: sessions
@@ -44,8 +49,11 @@ export interface OperatorAccount {
 export interface Principal {
   /** The operator name (built-in: `local` for the one-time login, `token` for `TRACE_UI_AUTH_TOKEN`). */
   name: string;
+  /** What the principal may do. */
   role: Role;
+  /** The tenants it may read. */
   scope: TenantScope;
+  /** A browser session or a bearer token. */
   via: AuthMethod;
 }
 

@@ -18,7 +18,9 @@ export type ScopeKey = typeof SCOPE_KEYS[number];
 
 /** What a request asks for on the scope keys (a trace filter, a body). */
 export interface ScopeRequest {
+  /** The application asked for; absent: whatever the scope allows. */
   application_id?: string | undefined;
+  /** The user asked for (`null`: anonymous evidence); absent: whatever the scope allows. */
   user_id?: string | null | undefined;
 }
 

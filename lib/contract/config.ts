@@ -60,8 +60,39 @@ const Timeouts = v.strictObject({
   delete: v.optional(Seconds(300), 10),
 }, objectIssueMessage("allowed keys: ingest, query, inventory, delete"));
 
-/** Schema of a staging config file; unknown keys are refused. */
-export const StagingConfigSchema = v.pipe(
+/** A validated staging config with defaults filled in. */
+export interface StagingConfig {
+  /** The adapter, without a trailing slash: `https://`, or `http://` to a loopback host. */
+  base_url: string;
+  /** Always `"staging"`: Trace writes synthetic data only to staging. */
+  environment: "staging";
+  /** Always `true`: the operator allows Trace to create and delete synthetic records. */
+  allow_synthetic_writes: true;
+  /** Name of the environment variable holding the adapter's bearer token (https only). */
+  token_env?: string | undefined;
+  /** Canary documents per run (1 to 1000, default 3). */
+  document_count: number;
+  /** How long deletion may take to propagate, in seconds (default 5, at most 3600). */
+  deletion_window_seconds: number;
+  /** Seconds between samples, at most the window (default 1, at least 0.05). */
+  sample_interval_seconds: number;
+  /** Per-operation request budget in seconds, covering connect, headers and body (default 10 each). */
+  timeout_seconds: StagingTimeouts;
+}
+
+/** Request budgets per operation, in seconds. */
+export interface StagingTimeouts {
+  /** Budget of each `/ingest` request. */
+  ingest: number;
+  /** Budget of each `/query` request. */
+  query: number;
+  /** Budget of each `/inventory` request. */
+  inventory: number;
+  /** Budget of each `/delete` request. */
+  delete: number;
+}
+
+const ConfigShape = v.pipe(
   v.strictObject(
     {
       base_url: BaseUrl,
@@ -129,8 +160,9 @@ export const StagingConfigSchema = v.pipe(
   ),
 );
 
-/** A validated staging config with defaults filled in. */
-export type StagingConfig = v.InferOutput<typeof StagingConfigSchema>;
+/** Schema of a staging config file; unknown keys are refused. */
+export const StagingConfigSchema: v.GenericSchema<unknown, StagingConfig> =
+  ConfigShape;
 
 /** Validates an already-parsed JSON value; throws {@link ConfigError} naming the field. */
 export function parseStagingConfig(

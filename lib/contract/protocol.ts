@@ -60,7 +60,9 @@ function strictBody<const T extends v.ObjectEntries>(entries: T) {
  * Request schemas per operation, as an adapter checks them: listed keys only,
  * non-empty names, and bounds that match the config's (at most 1000 ids).
  */
-export const REQUEST_SCHEMAS = {
+export const REQUEST_SCHEMAS: {
+  readonly [K in Operation]: v.GenericSchema<unknown, OperationRequests[K]>;
+} = {
   ingest: strictBody({
     namespace: Name("namespace"),
     id: Name("id"),
@@ -84,8 +86,6 @@ export const REQUEST_SCHEMAS = {
       v.maxLength(1000, "must hold at most 1000 ids"),
     ),
   }),
-} as const satisfies {
-  [K in Operation]: v.GenericSchema<unknown, OperationRequests[K]>;
 };
 
 const Count = v.pipe(
@@ -94,8 +94,34 @@ const Count = v.pipe(
   v.minValue(0, "must be a non-negative integer"),
 );
 
+/** Parsed response per operation. */
+export interface OperationResponses {
+  /** The id the adapter stored. */
+  ingest: { id: string };
+  /** What the application would answer. */
+  query: { text: string };
+  /** How many records each store holds for the namespace. */
+  inventory: Inventory;
+  /** The deletion was accepted. */
+  delete: { acknowledged: true };
+}
+
+/** An inventory answer. */
+export interface Inventory {
+  /** Whether every store was fully enumerated for the namespace; `false` makes the reading unusable. */
+  complete: boolean;
+  /** Records in the source store (documents as written). */
+  source_records: number;
+  /** Records in the vector index. */
+  vector_records: number;
+  /** Entries of the answer cache that hold the namespace's data. */
+  cache_records: number;
+}
+
 /** Response schemas per operation; extra keys are ignored, listed keys are strict. */
-export const RESPONSE_SCHEMAS = {
+export const RESPONSE_SCHEMAS: {
+  readonly [K in Operation]: v.GenericSchema<unknown, OperationResponses[K]>;
+} = {
   ingest: v.object({ id: v.string("must be a string") }, objectIssueMessage()),
   query: v.object({ text: v.string("must be a string") }, objectIssueMessage()),
   inventory: v.object({
@@ -108,15 +134,7 @@ export const RESPONSE_SCHEMAS = {
     { acknowledged: v.literal(true, "must be true") },
     objectIssueMessage(),
   ),
-} as const;
-
-/** Parsed response per operation. */
-export type OperationResponses = {
-  [K in Operation]: v.InferOutput<typeof RESPONSE_SCHEMAS[K]>;
 };
-
-/** An inventory answer. */
-export type Inventory = OperationResponses["inventory"];
 
 /** Why a request produced no usable answer; stable, content-free. */
 export const REQUEST_FAILURES = [

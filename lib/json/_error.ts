@@ -19,7 +19,9 @@ export type StrictJsonReason = typeof STRICT_JSON_REASONS[number];
 
 /** A 1-based line and column (in UTF-16 code units) of a text. */
 export interface TextPosition {
+  /** 1-based line. */
   line: number;
+  /** 1-based column, in UTF-16 code units. */
   column: number;
 }
 
@@ -51,6 +53,7 @@ export class StrictJsonError extends SyntaxError {
   /** What was wrong, without the position. */
   readonly detail: string;
 
+  /** `detail` says what was wrong; `at` is where, as an offset and as a line and column. */
   constructor(
     reason: StrictJsonReason,
     detail: string,

@@ -20,8 +20,11 @@ export type ReceiptTrigger = typeof RECEIPT_TRIGGERS[number];
 
 /** One erasure as chained: a keyed subject digest, counts and time. */
 export interface ErasureReceipt {
+  /** Format identifier. */
   schema: typeof RECEIPT_SCHEMA;
+  /** `erasure-<UTC stamp>-<12 hex>`. */
   receipt_id: string;
+  /** What started the erasure: an operator, propagation from a memory deletion, or the staging adapter. */
   trigger: ReceiptTrigger;
   /** How the subject was selected (`user`, `anonymous`, `thread`, `memory`, `events`). */
   selector: string;
@@ -33,6 +36,7 @@ export interface ErasureReceipt {
   key_id: string;
   /** Only events written up to this seq were erased (`null`: all). */
   up_to_seq: number | null;
+  /** Events erased. */
   events: number;
   /** Rows removed per index table. */
   tables: Record<string, number>;
@@ -40,6 +44,7 @@ export interface ErasureReceipt {
   stores: Record<string, number>;
   /** Records removed or de-identified per participant. */
   participants: Record<string, number>;
+  /** When the erasure was applied, ISO 8601. */
   erased_at: string;
   /** The deleting connection confirmed `secure_delete`. */
   secure_delete: boolean;

@@ -25,9 +25,13 @@ export type Executor = Pick<Transaction, "execute">;
 
 /** The first row that failed verification. */
 export interface BrokenRow {
+  /** The entry number where the chain breaks. */
   seq: number;
+  /** The entry's kind (`run`, `target`, `regression`, …). */
   kind: string;
+  /** The id of what the entry records. */
   entity_id: string;
+  /** What is wrong, in words. */
   problem: string;
 }
 

@@ -17,39 +17,57 @@ import {
 
 /** A finding identity used to match findings across runs. */
 export interface FindingKey {
+  /** The finding's stable code. */
   code: string;
+  /** The store or check it is about. */
   subject: string;
+  /** Only failing and inconclusive findings are compared. */
   severity: "fail" | "inconclusive";
+  /** The finding's sentence, from the run it is listed for. */
   message: string;
 }
 
 /** One side of a comparison. */
 export interface ComparedRun {
+  /** The run. */
   run_id: string;
+  /** Its verdict. */
   verdict: Verdict;
+  /** When it started, ISO 8601. */
   started_at: string;
+  /** Its namespaces: each run uses fresh ones. */
   namespaces: { test: string; control: string };
 }
 
 /** One side's cleanup outcome. */
 export interface ComparedCleanup {
+  /** Whether the run's cleanup left nothing. */
   cleanup_complete: boolean;
+  /** The last inventories of its namespaces. */
   remaining: Cleanup["remaining"];
+  /** What it left, in words. */
   problems: string[];
 }
 
 /** The answer of `external-compare`. */
 export interface RunComparison {
+  /** Format identifier. */
   schema: "trace.comparison/1";
+  /** The target both runs are about. */
   target_id: string;
+  /** The contract both ran under. */
   contract: RunContract;
+  /** The first run, the one before. */
   a: ComparedRun;
+  /** The second run, the one after. */
   b: ComparedRun;
+  /** Failing and inconclusive findings of `a` gone in `b`, in both, and new in `b`. */
   findings: {
     fixed: FindingKey[];
     still_present: FindingKey[];
     new: FindingKey[];
   };
+  /** Both cleanup outcomes. */
   cleanup: { a: ComparedCleanup; b: ComparedCleanup };
   /** Plain statement of what a passing later run does not prove. */
   caveat: string;

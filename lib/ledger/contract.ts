@@ -19,20 +19,31 @@ import { configDifferences } from "./targets.ts";
 
 /** What a run was judged against. */
 export interface RunContract {
+  /** The adapter contract revision (`trace-staging/1`). */
   protocol_revision: string;
+  /** Its operations. */
   operations: Operation[];
+  /** Canary documents per run. */
   document_count: number;
+  /** The deletion window, in seconds. */
   deletion_window_seconds: number;
+  /** Seconds between samples. */
   sample_interval_seconds: number;
+  /** Per-operation request budgets, in seconds. */
   timeout_seconds: Timing["timeout_seconds"];
+  /** The rules revision the verdict was decided under (`trace-assertions/…`). */
   assertion_rules: string;
+  /** The assertion families those rules group findings into. */
   families: string[];
 }
 
 /** One failed assertion a regression pins: a finding code on a subject. */
 export interface PinnedAssertion {
+  /** The finding code, e.g. `residual_store`. */
   code: string;
+  /** What it is about, e.g. `cache_records`. */
   subject: string;
+  /** The assertion families of the subject. */
   families: string[];
 }
 

@@ -38,7 +38,9 @@ export {
 
 /** A receipt and where it sits in the ledger. */
 export interface RecordedReceipt {
+  /** The receipt as chained. */
   receipt: ErasureReceipt;
+  /** Its entry number in the ledger. */
   seq: number;
   /** The ledger's head right after the receipt. */
   head: LedgerHead;

@@ -26,6 +26,7 @@ export interface LedgerHead {
 
 /** The answer of `ledger head`. */
 export interface HeadView extends LedgerHead {
+  /** Format identifier. */
   schema: "trace.ledger-head/1";
   /** `seq:chain_digest`, the form `--expect-head` takes. */
   head: string;

@@ -40,16 +40,22 @@ export type RegressionStatus = typeof REGRESSION_STATUSES[number];
 
 /** The immutable definition of a saved regression. */
 export interface RegressionDefinition {
+  /** Format identifier. */
   schema: "trace.regression/1";
+  /** `reg-…`, derived from the source run's id. */
   regression_id: string;
+  /** The completed FAIL this regression was saved from. */
   source_run_id: string;
+  /** When it was saved, ISO 8601. */
   saved_at: string;
+  /** The target it pins, with the digest its stored config must still have. */
   target: {
     id: string;
     base_url: string;
     source: TargetSource;
     config_digest: string;
   };
+  /** The contract a replay must run under: protocol, timing, document count, rules revision. */
   contract: RunContract;
   /** The failed assertions of the source run (finding code and subject). */
   assertions: PinnedAssertion[];
@@ -57,26 +63,43 @@ export interface RegressionDefinition {
 
 /** A replay entry: the link from a regression to one completed run. */
 export interface ReplayRecord {
+  /** Format identifier. */
   schema: "trace.replay/1";
+  /** The regression replayed. */
   regression_id: string;
+  /** The run the replay made. */
   run_id: string;
+  /** That run's verdict. */
   verdict: Verdict;
+  /** The regression's status before this replay. */
   status_before: RegressionStatus;
+  /** Its status after: the first PASS makes a pending regression `enforced`. */
   status_after: RegressionStatus;
+  /** When the replay was recorded, ISO 8601. */
   recorded_at: string;
 }
 
 /** A regression with its derived status and last result. */
 export interface RegressionView {
+  /** `reg-…`. */
   regression_id: string;
+  /** The target it pins. */
   target_id: string;
+  /** `pending` (a known open bug) until a replay passes, `enforced` after. */
   status: RegressionStatus;
+  /** The completed FAIL it was saved from. */
   source_run_id: string;
+  /** When it was saved, ISO 8601. */
   saved_at: string;
+  /** How many replays were recorded. */
   replays: number;
+  /** The latest replay's verdict, `null` before the first. */
   last_result: Verdict | null;
+  /** The latest replay's run. */
   last_run_id: string | null;
+  /** When the latest replay was recorded. */
   last_replayed_at: string | null;
+  /** The immutable definition. */
   definition: RegressionDefinition;
 }
 
@@ -87,6 +110,7 @@ export function regressionIdFor(runId: string): string {
 
 /** The answer of `external-save`. */
 export interface SavedRegression {
+  /** The regression the run was saved as. */
   regression: RegressionView;
   /** False when the run was already saved. */
   created: boolean;
@@ -369,10 +393,15 @@ export async function replayOfRun(
 
 /** The answer of `external-gate`. */
 export interface GateResult {
+  /** Format identifier. */
   schema: "trace.gate/1";
+  /** True when every enforced regression's latest replay passed. */
   ok: boolean;
+  /** The target the gate judged, `null` for all. */
   target_id: string | null;
+  /** Enforced regressions judged. */
   enforced: number;
+  /** Pending regressions (open bugs, not judged). */
   pending: number;
   /** Enforced regressions whose latest replay did not pass. */
   failing: {

@@ -26,23 +26,33 @@ export type TargetSource = "registered" | "config";
 
 /** A registered target as stored. */
 export interface TargetRecord {
+  /** The target id (1 to 64 characters of `a-z 0-9 . _ -`). */
   target_id: string;
+  /** Named with `external-register`, or derived from a config (`cfg-…`). */
   source: TargetSource;
+  /** The adapter the config points at. */
   base_url: string;
+  /** The config bound to the id, for good. */
   config: StagingConfig;
+  /** `sha256:` of the config's canonical JSON. */
   config_digest: string;
+  /** When it was registered, ISO 8601. */
   created_at: string;
 }
 
 /** What {@link registerTarget} binds: an id, its config and how it came to be. */
 export interface TargetRegistration {
+  /** The id to bind. */
   targetId: string;
+  /** The config to bind it to. */
   config: StagingConfig;
+  /** How the target came to be. */
   source: TargetSource;
 }
 
 /** Result of {@link registerTarget}. */
 export interface Registration {
+  /** The target as stored (the earlier registration when it already existed). */
   target: TargetRecord;
   /** False when the identical registration already existed. */
   created: boolean;

@@ -27,9 +27,13 @@ export type { BrokenRow } from "./_walk.ts";
 
 /** The answer of `ledger verify`. */
 export interface LedgerVerification {
+  /** Format identifier. */
   schema: "trace.ledger-verify/1";
+  /** True when every entry's digest and link checks out (and the expected head, when given, is still in the chain). */
   ok: boolean;
+  /** Entries checked. */
   entries: number;
+  /** Registered targets among them. */
   targets: number;
   /** Erasure receipts among the entries. */
   receipts: number;
@@ -37,6 +41,7 @@ export interface LedgerVerification {
   head: { seq: number; chain_digest: string } | null;
   /** The head given with `--expect-head`, and whether the ledger still extends it. */
   expected_head: { head: string; extended: boolean } | null;
+  /** The first entry that failed a check, or `null`. */
   broken: BrokenRow | null;
 }
 

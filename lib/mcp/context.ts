@@ -28,14 +28,19 @@ export type OperatorRole = typeof OPERATOR_ROLES[number];
  * dimension open, for arguments to narrow.
  */
 export interface TraceScope {
+  /** The one application it may read; absent: open. */
   application_id?: string;
+  /** The one user it may read (`null`: anonymous events only); absent: open. */
   user_id?: string | null;
 }
 
 /** Who is calling: a name for messages, a role, and the trace scope bound to them. */
 export interface McpPrincipal {
+  /** The caller's name, for messages. */
   name: string;
+  /** What the caller may do. */
   role: OperatorRole;
+  /** The tenants the caller may read trace events of. */
   scope: TraceScope;
 }
 
@@ -65,7 +70,9 @@ export interface McpToolContext {
 
 /** What a tool policy sees of a tool: its name and declared effects. */
 export interface ToolIdentity {
+  /** The tool's name, e.g. `trace.external_start`. */
   name: string;
+  /** Whether it only reads. */
   annotations: { readOnlyHint: boolean };
 }
 

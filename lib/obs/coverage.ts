@@ -59,7 +59,9 @@ const ProfileSchema = v.pipe(
 export interface CoverageProfileSpec {
   /** The application the profile belongs to; absent: every application without its own. */
   application_id?: string;
+  /** Stages a task scope must show to count as completely instrumented. */
   required: readonly string[];
+  /** Stages that may appear without being required. */
   optional?: readonly string[];
   /** Must be true to change an already registered profile. */
   replace?: boolean;
@@ -69,9 +71,13 @@ export interface CoverageProfileSpec {
 export interface CoverageProfile {
   /** `null`: applies to every application without its own profile of this name. */
   application_id: string | null;
+  /** The profile's name, as events declare it in `coverage_profile`. */
   name: string;
+  /** Stages a task scope must show, sorted. */
   required: string[];
+  /** Stages that may appear, sorted. */
   optional: string[];
+  /** When it was registered or last replaced, ISO 8601. */
   registered_at: string;
 }
 
@@ -155,15 +161,21 @@ export async function listCoverageProfiles(
 
 /** A task scope that keeps coverage from being complete. */
 export interface CoverageGap {
+  /** The tenant of the task scope. */
   application_id: string;
+  /** The task scope. */
   root_trace_id: string;
+  /** The profile it declared. */
   profile: string;
+  /** Stages are missing, or the declared profile was never registered. */
   problem: "missing_stages" | "unregistered_profile";
+  /** The required stages no event of the scope showed. */
   missing_stages: string[];
 }
 
 /** Coverage of a set of task scopes. */
 export interface CoverageAssessment {
+  /** `complete` when every root is covered, `partial` when some are, `unknown` when none declares a profile. */
   state: CoverageState;
   /** Task scopes (roots) assessed. */
   roots: number;

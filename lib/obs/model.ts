@@ -228,7 +228,7 @@ export function sliceWellFormed(text: string, max: number): string {
 }
 
 /** An opaque identifier: 1 to 256 characters of well-formed Unicode, none of them a control, separator or bidi character. */
-export const OpaqueIdSchema = v.pipe(
+export const OpaqueIdSchema: v.GenericSchema<string> = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
   v.check(
@@ -243,7 +243,7 @@ export const OpaqueIdSchema = v.pipe(
 );
 
 /** A lower-case token such as a kind, stage, resource type or profile name. */
-export const TokenSchema = v.pipe(
+export const TokenSchema: v.GenericSchema<string> = v.pipe(
   v.string("must be a string"),
   v.regex(
     TOKEN,
@@ -266,7 +266,7 @@ export function isRealDateTime(text: string): boolean {
 }
 
 /** An ISO 8601 timestamp with an explicit zone that names a real date and time. */
-export const TimestampSchema = v.pipe(
+export const TimestampSchema: v.GenericSchema<string> = v.pipe(
   v.string("must be an ISO 8601 timestamp string"),
   v.regex(
     ISO_WITH_ZONE,
@@ -288,7 +288,7 @@ export const LATEST_EVENT_TIME = Date.UTC(2101, 0, 1);
  * (UTC). Nothing observed can lie outside, and a year-9999 event would sit
  * at the top of every newest-first page.
  */
-export const EventTimeSchema = v.pipe(
+export const EventTimeSchema: v.GenericSchema<string> = v.pipe(
   TimestampSchema,
   v.check((value) => {
     const ms = Date.parse(value);
@@ -307,8 +307,17 @@ export const ResourceRefSchema = v.strictObject({
     v.picklist(RESOURCE_ROLES, `must be one of ${RESOURCE_ROLES.join(", ")}`),
   ),
 }, objectIssueMessage());
-/** A typed opaque resource reference. */
-export type ResourceRef = v.InferOutput<typeof ResourceRefSchema>;
+/** A typed opaque reference to something the host owns. */
+export interface ResourceRef {
+  /** What it is, as a token: `document`, `memory`, `artifact`, … */
+  type: string;
+  /** The host's id for it; Trace never resolves it. */
+  id: string;
+  /** Which version of it, when the host versions it (at most 128 characters). */
+  version?: string | undefined;
+  /** How it took part in the event: retrieved, supplied, written, deleted, … */
+  role?: ResourceRole | undefined;
+}
 
 const AttributeValue = v.union([
   v.pipe(
@@ -362,7 +371,18 @@ export const SelectionCandidateSchema = v.strictObject({
   ),
 }, objectIssueMessage());
 /** One candidate of a selection decision. */
-export type SelectionCandidate = v.InferOutput<typeof SelectionCandidateSchema>;
+export interface SelectionCandidate {
+  /** The resource considered. */
+  ref: ResourceRef;
+  /** Its rank among the candidates, from 0; absent or `null` when unranked. */
+  rank?: number | null | undefined;
+  /** The score it was ranked by, when there was one. */
+  score?: number | null | undefined;
+  /** Whether it was kept. */
+  selected: boolean;
+  /** Why it was kept or dropped. */
+  reason: SelectionReason;
+}
 
 /** Which candidates a runtime or host considered, and why each was kept or dropped. */
 export const SelectionSchema = v.strictObject({
@@ -384,8 +404,15 @@ export const SelectionSchema = v.strictObject({
     ),
   ),
 }, objectIssueMessage());
-/** A selection decision. */
-export type Selection = v.InferOutput<typeof SelectionSchema>;
+/** A selection decision: which candidates were considered, and why each was kept or dropped. */
+export interface Selection {
+  /** How the candidates were chosen, as a token (`mmr`, `top_k`, …). */
+  strategy?: string | undefined;
+  /** The candidates, 1 to 64. */
+  candidates: SelectionCandidate[];
+  /** Candidates that existed but were not recorded (beyond the bound). */
+  omitted_candidates?: number | undefined;
+}
 
 /** Host-verified outcome evidence; `verified: false` records an unverified claim. */
 export const OutcomeSchema = v.strictObject({
@@ -397,8 +424,17 @@ export const OutcomeSchema = v.strictObject({
   code: v.optional(TokenSchema),
   artifact: v.optional(ResourceRefSchema),
 }, objectIssueMessage());
-/** Outcome evidence. */
-export type Outcome = v.InferOutput<typeof OutcomeSchema>;
+/** Outcome evidence: what came of an event, and whether the host verified it. */
+export interface Outcome {
+  /** True when the host checked the outcome; `false` records an unverified claim. */
+  verified: boolean;
+  /** What came of it. */
+  status: OutcomeStatus;
+  /** A token naming the outcome more precisely (`refund_issued`, …). */
+  code?: string | undefined;
+  /** The artifact the outcome produced, when there is one. */
+  artifact?: ResourceRef | undefined;
+}
 
 const OptionalId = v.optional(v.nullable(OpaqueIdSchema));
 
@@ -470,14 +506,69 @@ export const EventInputSchema = v.pipe(
     "ended_at must not be before started_at",
   ),
 );
-/** An event as a writer submits it. */
-export type EventInput = v.InferInput<typeof EventInputSchema>;
+/**
+ * An event as a writer submits it. Ids are opaque strings of 1 to 256
+ * characters; absent and `null` optional fields mean the same. Either
+ * `agent_id` or `memory_id` is required.
+ */
+export interface EventInput {
+  /** The writer's id for the event: the first write wins, an identical retry is a no-op, a changed payload under the same id is refused. */
+  event_id: string;
+  /** The tenant. */
+  application_id: string;
+  /** The end user; `null` or absent: anonymous. */
+  user_id?: string | null | undefined;
+  /** The agent that acted (this or `memory_id` is required). */
+  agent_id?: string | null | undefined;
+  /** The memory store acted on (this or `agent_id` is required). */
+  memory_id?: string | null | undefined;
+  /** The conversation. */
+  thread_id?: string | null | undefined;
+  /** The task scope the event belongs to; defaults to `event_id`, making the event its own root. */
+  root_trace_id?: string | null | undefined;
+  /** The turn within the thread. */
+  turn_id?: string | null | undefined;
+  /** The run (e.g. a deletion contract run) the event belongs to. */
+  run_id?: string | null | undefined;
+  /** The event this one happened inside. */
+  parent_event_id?: string | null | undefined;
+  /** What happened, as a lower-case token (`memory_search`, `llm_call`, … or your own). */
+  kind: string;
+  /** The coverage stage this event proves; defaults to `kind`. */
+  stage?: string | null | undefined;
+  /** The coverage profile this task scope declares (usually on its intent). */
+  coverage_profile?: string | null | undefined;
+  /** Span-style status (default `unset`). */
+  status?: EventStatus | undefined;
+  /** The tool called, for tool calls. */
+  tool?: string | null | undefined;
+  /** Whether the operation succeeded, when known. */
+  success?: boolean | null | undefined;
+  /** ISO 8601 with a zone; absent: the time it was received. */
+  started_at?: string | null | undefined;
+  /** ISO 8601 with a zone, not before `started_at`. */
+  ended_at?: string | null | undefined;
+  /** The store it is filed in (default `trace`). */
+  store?: StoreName | undefined;
+  /** The resources it touched, at most 64. */
+  resources?: ResourceRef[] | undefined;
+  /** Allowlisted operational attributes (or `app.*` keys), at most 32; never content. */
+  attributes?: Attributes | undefined;
+  /** The selection decision it made. */
+  selection?: Selection | null | undefined;
+  /** What came of it. */
+  outcome?: Outcome | null | undefined;
+  /** Content; truncated to 16,000 characters and stored apart from metadata, expirable on its own. */
+  preview?: string | null | undefined;
+}
 /** An event after validation (before defaults are applied). */
 export type ValidEventInput = v.InferOutput<typeof EventInputSchema>;
 
 /** Metadata about a stored preview; the content itself is never part of a read. */
 export interface PreviewInfo {
+  /** Characters stored. */
   chars: number;
+  /** Whether the preview was cut to the bound when it was written. */
   truncated: boolean;
 }
 
@@ -485,31 +576,73 @@ export interface PreviewInfo {
 export interface TraceEvent {
   /** Index key: ascending in write order, part of every cursor. */
   seq: number;
+  /** The writer's id for the event. */
   event_id: string;
+  /** The tenant. */
   application_id: string;
+  /** The end user; `null`: anonymous. */
   user_id: string | null;
+  /** The agent that acted. */
   agent_id: string | null;
+  /** The memory store acted on. */
   memory_id: string | null;
+  /** The conversation. */
   thread_id: string | null;
+  /** The task scope (the event's own id when it named none). */
   root_trace_id: string;
+  /** The turn within the thread. */
   turn_id: string | null;
+  /** The run the event belongs to. */
   run_id: string | null;
+  /** The event this one happened inside. */
   parent_event_id: string | null;
+  /** What happened. */
   kind: string;
+  /** The coverage stage it proves (its kind unless it named one). */
   stage: string;
+  /** The coverage profile its task scope declares. */
   coverage_profile: string | null;
+  /** Span-style status. */
   status: EventStatus;
+  /** The tool called. */
   tool: string | null;
+  /** Whether the operation succeeded, when known. */
   success: boolean | null;
+  /** The store it is filed in. */
   store: StoreName;
   /** Ordering time: `started_at`, else `received_at`. */
   ts: string;
+  /** When it started, as sent (ISO 8601, UTC). */
   started_at: string | null;
+  /** When it ended, as sent (ISO 8601, UTC). */
   ended_at: string | null;
+  /** When the index received it. */
   received_at: string;
+  /** The resources it touched. */
   resources: ResourceRef[];
+  /** Its allowlisted attributes. */
   attributes: Attributes;
+  /** The selection decision it made. */
   selection: Selection | null;
+  /** What came of it. */
   outcome: Outcome | null;
+  /** Whether a preview is stored, and its size; never its content. */
   preview: PreviewInfo | null;
 }
+
+// The interfaces above restate what the schemas accept and return, for
+// readers of the docs; these lines stop compiling when the two drift apart.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
+type Holds<T extends true> = T;
+type _EventInputMatches = Holds<
+  Same<EventInput, v.InferInput<typeof EventInputSchema>>
+>;
+type _ResourceRefMatches = Holds<
+  Same<ResourceRef, v.InferOutput<typeof ResourceRefSchema>>
+>;
+type _SelectionMatches = Holds<
+  Same<Selection, v.InferOutput<typeof SelectionSchema>>
+>;
+type _OutcomeMatches = Holds<
+  Same<Outcome, v.InferOutput<typeof OutcomeSchema>>
+>;

@@ -18,8 +18,11 @@ import {
 
 /** How a run compares with its system's expectation. */
 export interface Evaluation {
+  /** The expected outcome, in words (verdict and qualifier). */
   expected: string;
+  /** The observed outcome, in the same words. */
   observed: string;
+  /** Whether the run landed where expected: verdict, qualifier, findings, state and cleanup. */
   matches: boolean;
   /** One line per disagreement; empty when `matches`. */
   mismatches: string[];

@@ -44,13 +44,17 @@ export interface ReferenceRunOptions {
     spec: ReferenceSystemSpec,
     time: VirtualTime,
   ) => RunEventListener | undefined;
+  /** Aborting interrupts the run, as Ctrl-C would. */
   signal?: AbortSignal;
 }
 
 /** One finished reference run. */
 export interface ReferenceResult {
+  /** The system's name. */
   system: string;
+  /** The run's report (its times are virtual). */
   report: RunReport;
+  /** How the report compares with the system's expectation. */
   evaluation: Evaluation;
   /** Records the system still physically held for the test namespace after the run. */
   hidden: StoredCounts;

@@ -36,6 +36,7 @@ export type Qualifier = typeof QUALIFIERS[number];
 
 /** The outcome a correct checker reaches on a system. */
 export interface Expectation {
+  /** The verdict. */
   verdict: Verdict;
   /** Only for PASS. */
   qualifier: Qualifier | null;
@@ -49,8 +50,11 @@ export interface Expectation {
 
 /** Timing a reference run uses. */
 export interface ReferenceTiming {
+  /** Canary documents per run. */
   document_count: number;
+  /** The deletion window, in (virtual) seconds. */
   deletion_window_seconds: number;
+  /** Seconds between samples. */
   sample_interval_seconds: number;
 }
 
@@ -64,6 +68,7 @@ export interface ScenarioHooks {
 
 /** A running memory-pipeline system plus the scenario hooks that drive it. */
 export interface ReferenceInstance extends ScenarioHooks {
+  /** The pipeline under the system's behaviour. */
   system: MemoryPipeline;
 }
 
@@ -82,21 +87,26 @@ export interface OwnTransportInstance extends ScenarioHooks {
 }
 
 /** What every reference system states, whatever runs it. */
-interface SpecFields {
+export interface ReferenceSystemFields {
+  /** Its id, a lower-case token (`correct`, `stale-cache`, …). */
   name: string;
+  /** Its name for people. */
   title: string;
   /** What the system does on deletion. */
   behaviour: string;
+  /** The outcome a correct checker reaches. */
   expected: Expectation;
   /** Why a correct checker reaches the expected outcome. */
   reason: string;
   /** What the contract cannot observe on this system, when it matters. */
   blind_spot: string | null;
+  /** The timing its runs use. */
   timing: ReferenceTiming;
 }
 
 /** A reference system built from the one memory pipeline under a behaviour. */
-export interface PipelineSystemSpec extends SpecFields {
+export interface PipelineSystemSpec extends ReferenceSystemFields {
+  /** Built from the memory pipeline. */
   kind: "pipeline";
   /** The pipeline behaviour the system is built with. */
   memory_behaviour: MemoryBehaviour;
@@ -105,7 +115,8 @@ export interface PipelineSystemSpec extends SpecFields {
 }
 
 /** A reference system with an in-process transport of its own. */
-export interface OwnTransportSystemSpec extends SpecFields {
+export interface OwnTransportSystemSpec extends ReferenceSystemFields {
+  /** Reached through a transport of its own. */
   kind: "own_transport";
   /** Builds a fresh instance whose transport charges `time`. */
   build(time: VirtualTime): Promise<OwnTransportInstance>;

@@ -17,12 +17,11 @@ import {
   type StagingTransport,
 } from "../contract/protocol.ts";
 import { handleStagingRequest, type MemoryPipeline } from "../memory/mod.ts";
-import type { VirtualTime } from "./virtual_time.ts";
 
 /** Options for {@link inProcessTransport}. */
 export interface InProcessTransportOptions {
-  /** Clock charged with each request's latency; without it requests take no time. */
-  time?: VirtualTime;
+  /** Clock charged with each request's latency (a reference run's virtual time); without it requests take no time. */
+  time?: { advance(ms: number): void };
   /** Virtual milliseconds per request (default 5). */
   latencyMs?: number;
 }

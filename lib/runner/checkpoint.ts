@@ -15,19 +15,29 @@ import type { TargetRef, Verdict } from "./report.ts";
 
 /** Checkpoint file contents. */
 export interface Checkpoint {
+  /** Format identifier. */
   schema: "trace.checkpoint/1";
+  /** The run this checkpoint belongs to. */
   run_id: string;
   /** `completed` once the report is finished, also when its window was interrupted. */
   state: "running" | "completed";
+  /** Process id of the writing process. */
   pid: number;
   /** `<boot id>:<start ticks>` of the writing process (null where /proc is absent), so PID reuse is detectable. */
   process_identity: string | null;
+  /** When the run started, ISO 8601. */
   started_at: string;
+  /** When this checkpoint was last written, ISO 8601. */
   updated_at: string;
+  /** The system under test. */
   target: TargetRef;
+  /** `sha256:` of the canonical JSON of the validated config. */
   config_digest: string;
+  /** The run's random namespaces. */
   namespaces: { test: string; control: string };
+  /** Every id issued so far, each written here before its ingest. */
   issued: { test: string[]; control: string[] };
+  /** The verdict once the report is finished, else `null`. */
   verdict: Verdict | null;
 }
 

@@ -40,11 +40,15 @@ import { cleanUp, round } from "./_cleanup.ts";
 
 /** Options for {@link runDeletionContract}. */
 export interface RunOptions {
+  /** How requests reach the adapter (strict HTTP, or in process). */
   transport: StagingTransport;
+  /** The system under test, as the report names it. */
   target: TargetRef;
   /** Where the issued-id checkpoint is written before every ingest. */
   checkpoint: CheckpointSink;
+  /** Recorded in the report (default `external`). */
   kind?: "external" | "reference";
+  /** Time source (default the system clock); the reference suite runs on virtual time. */
   clock?: Clock;
   /** Fixed identifiers (tests); random by default. */
   identifiers?: RunIdentifiers;

@@ -11,12 +11,19 @@ function randomHex(bytes: number): string {
 
 /** Identifiers of one run; every one is fresh and random. */
 export interface RunIdentifiers {
+  /** `run-<UTC timestamp>-<random>`. */
   runId: string;
+  /** `trace-test-…`: where the canary documents go. */
   testNamespace: string;
+  /** `trace-control-…`: where the control record goes. */
   controlNamespace: string;
+  /** `trace_canary_…`: carried by every canary document. */
   marker: string;
+  /** The control record's own marker. */
   controlMarker: string;
+  /** `trace-doc-…` ids of the canary documents. */
   documentIds: string[];
+  /** The control record's id. */
   controlId: string;
 }
 

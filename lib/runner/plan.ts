@@ -10,18 +10,27 @@ import type { TargetRef } from "./report.ts";
 
 /** One phase of a run and the requests it may send. */
 export interface PlanPhase {
+  /** The phase, in run order. */
   phase: "ingest" | "baseline" | "delete" | "window" | "cleanup";
+  /** What the phase does, in words. */
   description: string;
+  /** Most requests the phase may send. */
   requests: number;
+  /** The operations it calls. */
   operations: Operation[];
 }
 
 /** The dry-run answer of `external-plan`. */
 export interface RunPlan {
+  /** The system the run would be about. */
   target: TargetRef;
+  /** The adapter contract revision and its operations. */
   protocol: { revision: string; operations: Operation[] };
+  /** The namespace patterns (`trace-test-…`, `trace-control-…`); each run draws fresh random ones. */
   namespaces: { test: string; control: string };
+  /** The document id and marker patterns. */
   identifiers: { documents: string; markers: string };
+  /** The configured timing and the number of samples it gives. */
   timing: {
     document_count: number;
     deletion_window_seconds: number;
@@ -29,7 +38,9 @@ export interface RunPlan {
     timeout_seconds: StagingConfig["timeout_seconds"];
     samples: number;
   };
+  /** What each phase sends. */
   phases: PlanPhase[];
+  /** Most requests the run may send, and how long they could take if each used its whole timeout. */
   request_budget: { max_requests: number; worst_case_seconds: number };
 }
 

@@ -33,7 +33,9 @@ export type RunState = "running" | "completed" | "interrupted";
 
 /** What a report says about the system under test. */
 export interface TargetRef {
+  /** The registered target id, a config-derived `cfg-…` id, or a reference system's id. */
   id: string;
+  /** The adapter the run talked to (never contacted for a reference system). */
   base_url: string;
   /** `registered` when named with `--target`, `config` when derived from a config file. */
   source: "registered" | "config" | "reference";
@@ -41,24 +43,31 @@ export interface TargetRef {
 
 /** A request that produced no usable answer (content-free). */
 export interface RequestErrorRecord {
+  /** The operation that failed. */
   op: Operation;
+  /** The namespace the request was about. */
   namespace: "test" | "control";
+  /** The class of failure (`timeout`, `schema`, `http_status`, …). */
   failure: RequestFailure;
+  /** One line about what went wrong; never the answer's body. */
   message: string;
+  /** The HTTP status, when one was received. */
   status?: number;
 }
 
-/** An inventory reading reduced to counts. */
+/** An inventory reading reduced to counts (the same shape as an {@link Inventory} answer). */
 export type InventoryCounts = Inventory;
 
 /** One observation of the test and control namespaces. */
 export interface Sample {
+  /** Position in the window, from 0. */
   index: number;
   /** Seconds since the deletion acknowledgement when the sample began. */
   started_at_seconds: number;
+  /** Seconds since the deletion acknowledgement when the sample ended. */
   ended_at_seconds: number;
   /** Test namespace inventory, `null` when the request failed. */
-  inventory: InventoryCounts | null;
+  inventory: Inventory | null;
   /** Whether the marker query's answer contained the marker, exactly or rendered; `null` when it failed. */
   marker_seen: boolean | null;
   /** How the marker appeared when seen; `null` when it was not seen or the query failed. */
@@ -71,30 +80,39 @@ export interface Sample {
   control_seen: boolean | null;
   /** How the control marker appeared when seen. */
   control_form: MarkerForm | null;
+  /** The requests of this sample that gave no usable answer. */
   errors: RequestErrorRecord[];
 }
 
 /** State before deletion. */
 export interface Baseline {
+  /** Whether the baseline held: every document counted, marker retrievable, control present and retrievable. */
   ok: boolean;
-  inventory: InventoryCounts | null;
+  /** Test namespace inventory, `null` when the request failed. */
+  inventory: Inventory | null;
+  /** Whether the marker query's answer contained the marker, exactly or rendered; `null` when it failed. */
   marker_seen: boolean | null;
   /** How the marker appeared when seen. */
   marker_form: MarkerForm | null;
-  control_inventory: InventoryCounts | null;
+  /** Control namespace inventory, `null` when the request failed. */
+  control_inventory: Inventory | null;
+  /** Whether the control query's answer contained the control marker. */
   control_seen: boolean | null;
   /** How the control marker appeared when seen. */
   control_form: MarkerForm | null;
   /** Human-readable reasons the baseline was not established. */
   problems: string[];
+  /** The baseline requests that gave no usable answer. */
   errors: RequestErrorRecord[];
 }
 
 /** How the deletion request went. */
 export interface DeletionRecord {
+  /** Whether the adapter answered `{"acknowledged": true}`. */
   acknowledged: boolean;
   /** Seconds since the run started when the acknowledgement arrived. */
   acknowledged_at_seconds: number | null;
+  /** The request error, or `null`. */
   error: RequestErrorRecord | null;
 }
 
@@ -103,11 +121,13 @@ export type FindingSeverity = "fail" | "inconclusive" | "transient" | "note";
 
 /** One human-readable conclusion with the evidence that supports it. */
 export interface Finding {
+  /** `fail` decides a FAIL, `inconclusive` an INCONCLUSIVE; `transient` and `note` are recorded only. */
   severity: FindingSeverity;
   /** Stable code, e.g. `residual_store`, `marker_retrievable`, `control_lost`. */
   code: string;
   /** Store or check the finding is about (`cache_records`, `retrieval`, `control`, …). */
   subject: string;
+  /** The conclusion in one sentence. */
   message: string;
   /** Indexes into `samples` that show the evidence. */
   sample_indexes: number[];
@@ -117,16 +137,23 @@ export interface Finding {
 
 /** One cleanup deletion request. */
 export interface CleanupDelete {
+  /** The namespace this request cleaned. */
   namespace: "test" | "control";
+  /** How many ids the request named (a count, not the ids). */
   ids: number;
+  /** Whether the adapter acknowledged the deletion. */
   acknowledged: boolean;
+  /** The request error, or `null`. */
   error: RequestErrorRecord | null;
 }
 
 /** Cleanup outcome; `cleanup_complete` only when every store of both namespaces reads zero. */
 export interface Cleanup {
+  /** Both cleanup deletions acknowledged and both namespaces read zero in every store. */
   cleanup_complete: boolean;
+  /** One deletion request per namespace. */
   deletes: CleanupDelete[];
+  /** Polls of both namespaces (inventory and marker query). */
   polls: number;
   /**
    * How long polling could last: the deletion window, or after an interrupt
@@ -136,47 +163,75 @@ export interface Cleanup {
   limit_seconds: number;
   /** Whether an interrupt shortened the polling. */
   interrupted: boolean;
-  remaining: { test: InventoryCounts | null; control: InventoryCounts | null };
+  /** The last inventory of each namespace (`null`: request failed). */
+  remaining: { test: Inventory | null; control: Inventory | null };
   /** Whether each namespace's marker was still retrievable at the last poll (`null`: query failed). */
   marker_seen: { test: boolean | null; control: boolean | null };
+  /** Seconds spent cleaning up. */
   elapsed_seconds: number;
+  /** What is left, one sentence each. */
   problems: string[];
 }
 
 /** Timing the run was configured with and what it took. */
 export interface Timing {
+  /** Canary documents ingested, as configured. */
   document_count: number;
+  /** How long deletion may take to propagate, as configured. */
   deletion_window_seconds: number;
+  /** Seconds between samples, as configured. */
   sample_interval_seconds: number;
+  /** Per-operation request budgets in seconds, as configured. */
   timeout_seconds: {
     ingest: number;
     query: number;
     inventory: number;
     delete: number;
   };
+  /** Seconds the whole run took. */
   elapsed_seconds: number;
+  /** When the sample that decided the verdict began, in seconds after the acknowledgement; `null` without one (no window, or an interrupted one). */
   final_sample_started_at_seconds: number | null;
 }
 
 /** The complete report of one deletion contract run. */
 export interface RunReport {
+  /** Format identifier, `trace.run-report/1`. */
   schema: typeof REPORT_SCHEMA;
+  /** `run-<UTC timestamp>-<random>`: unique and sortable. */
   run_id: string;
+  /** A staging target, or a reference system run in process. */
   kind: "external" | "reference";
+  /** The outcome (exit code 0, 1 or 2). */
   verdict: Verdict;
+  /** `completed` when the window ran to its final sample, `interrupted` when it stopped early. */
   state: RunState;
+  /** The system under test. */
   target: TargetRef;
+  /** The adapter contract revision and the operations it has. */
   protocol: { revision: string; operations: Operation[] };
+  /** `sha256:` of the canonical JSON of the validated config. */
   config_digest: string;
+  /** Wall-clock start, ISO 8601. */
   started_at: string;
+  /** Wall-clock end, ISO 8601; `null` while running. */
   finished_at: string | null;
+  /** The configured timing and what the run took. */
   timing: Timing;
+  /** The random namespaces this run used. */
   namespaces: { test: string; control: string };
+  /** Every id issued, also ones whose ingest failed. */
   issued: { test: string[]; control: string[] };
+  /** State before deletion. */
   baseline: Baseline;
+  /** The deletion request; `null` when the baseline failed and nothing was deleted. */
   deletion: DeletionRecord | null;
+  /** Observations through the deletion window. */
   samples: Sample[];
+  /** Conclusions, each with the samples that prove it. */
   findings: Finding[];
+  /** What cleanup deleted and what it left. */
   cleanup: Cleanup;
+  /** Requests sent, and how many gave no usable answer. */
   requests: { total: number; failed: number };
 }

@@ -51,7 +51,9 @@ export interface SubjectErasureOptions
 
 /** An applied erasure and its receipt in the ledger. */
 export interface AppliedErasure {
+  /** What the erasure removed, and whether the removal reached the file. */
   result: ErasureResult;
+  /** Its receipt, where it sits in the ledger and the head after it. */
   receipt: RecordedReceipt;
 }
 
@@ -139,16 +141,21 @@ function receiptOf(
 
 /** The answer of `trace obs erase --verify`. */
 export interface ErasureVerification {
+  /** Format identifier. */
   schema: "trace.erasure-verify/1";
+  /** The receipt checked. */
   receipt_id: string;
-  /** The receipt's entry in the chain and the head right after it. */
+  /** The receipt's entry in the chain. */
   seq: number;
+  /** The ledger head right after it, `seq:chain_digest`. */
   head: string;
   /** The subject given now has the receipt's keyed digest. */
   subject_matches: true;
   /** Nothing matching the subject remains in the receipt's scope. */
   clean: boolean;
+  /** What still matches the subject, per table, store and participant. */
   remaining: ErasureRemainder;
+  /** The receipt as chained. */
   receipt: ErasureReceipt;
 }
 

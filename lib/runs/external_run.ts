@@ -52,7 +52,13 @@ export interface ExternalRunOptions {
   onEvent?: RunEventListener;
   /** Called once the checkpoint file exists, before any request. */
   onStart?: (started: { runId: string; checkpointPath: string }) => void;
-  /** Entries appended in the same transaction as the report (a replay's link). */
+  /**
+   * Entries appended in the same transaction as the report (a replay's
+   * link). Trace's own replay uses it; not part of the library surface (it
+   * hands out a libSQL transaction).
+   *
+   * @ignore
+   */
   linked?: LinkedEntries;
   /** Time source (tests); the system clock by default. */
   clock?: Clock;

@@ -10,7 +10,7 @@
  * re-reads the ledger to learn it.
  *
  * Files: external_run.ts, targets.ts, replay.ts, run_view.ts, run_list.ts,
- * regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
+ * run_catalog.ts (the run list of the UI's pages), regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
  * run_lock.ts, run_traces.ts, trace_events.ts, write_file.ts, erasures.ts,
  * erasure_propagation.ts.
  *
@@ -61,6 +61,13 @@ export {
   viewRun,
   type ViewRunOptions,
 } from "./run_view.ts";
+export {
+  newestFirst,
+  runCatalog,
+  type RunCatalogOptions,
+  type RunSummary,
+  summarizeReport,
+} from "./run_catalog.ts";
 export {
   gate,
   regressionsOf,
@@ -114,8 +121,11 @@ export {
 } from "./run_traces.ts";
 export {
   createRunTraceSink,
+  runRootEventId,
   runTraceEvents,
+  type RunTraceIdentity,
   type RunTraceSink,
+  type RunTraceSinkOptions,
 } from "./trace_events.ts";
 export { writeFileWhole, type WriteWholeOptions } from "./write_file.ts";
 export {

@@ -1,12 +1,15 @@
 /**
- * `/traces/events/:id` and its twin: the events one event id names inside
- * the principal's scope (usually one; the same id may recur in another
- * application), metadata only, with the operator controls beside them:
- * artifact lookups on resource refs, a replay draft of each event's turn,
- * and the reveal of a stored preview. Query parameters (`agent_id`,
- * `root_trace_id`, `application_id`, `user_id` or `anonymous=true`,
- * `turn_id`, `run_id`) narrow the
- * selection and, like every reader's, can only narrow the account's scope.
+ * `/traces/events/:id` and its twin: the page of one event id, the address
+ * to share for one event and where a reveal returns to. It lists the events
+ * the id names inside the principal's scope (usually one; the same id may
+ * recur in another application), metadata only, each with the way to its
+ * root's inspection and to the finder, and with the operator controls:
+ * artifact lookups on its refs, a replay draft of its turn, and the reveal
+ * of a stored preview. Inspection offers the same controls beside the
+ * evidence; this page is their single-event form. Query parameters
+ * (`agent_id`, `root_trace_id`, `application_id`, `user_id` or
+ * `anonymous=true`, `turn_id`, `run_id`) narrow the selection and, like
+ * every reader's, can only narrow the account's scope.
  *
  * @module
  */
@@ -21,27 +24,25 @@ import {
 } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import type { ResourceRef, TraceEvent } from "../../lib/obs/mod.ts";
+import type { TraceEvent } from "../../lib/obs/mod.ts";
 import {
   queryTraceEvents,
   type ReadCompleteness,
 } from "../../lib/obs/query/mod.ts";
 import { singleParams } from "../_operator_io.ts";
 import { capabilityOf, scopeFilter } from "../access.ts";
-import { CopyId } from "../ui/components/copy_id.tsx";
-import { type Column, DataTable } from "../ui/components/data_table.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
-import { KeyValue } from "../ui/components/key_value.tsx";
+import { EventDetail } from "../ui/components/event_detail.tsx";
 import {
-  ArtifactLookup,
   ReplayDraftForm,
   RevealForm,
 } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { Section } from "../ui/components/section.tsx";
-import { Time } from "../ui/components/time.tsx";
 import type { UiEnv } from "../ui/context.ts";
+import { runOfEvent } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
+import { FIND_PATH, hrefOf, inspectHref } from "../ui/trace_params.ts";
 
 /** Most events one id page lists. */
 const MAX_EVENTS = 100;
@@ -72,6 +73,8 @@ export interface EventPageData {
   ambiguous: boolean;
   read_completeness: ReadCompleteness;
   controls: EventControls;
+  /** Whether run pages open for this operator (an event of a deletion run links to its run). */
+  runs_read: boolean;
 }
 
 /** The event page over `db`. */
@@ -105,6 +108,7 @@ export function eventPage(db: TraceDb): PageSpec<EventPageData> {
         ambiguous: events.length > 1,
         read_completeness: page.read_completeness,
         controls: controlsOf(c),
+        runs_read: capabilityOf(c, "runs.read").allowed,
       };
     },
     render: (data, view) => <EventBody data={data} view={view} />,
@@ -138,7 +142,8 @@ const EventBody: FC<{ data: EventPageData; view: PageView }> = (
       ? (
         <EmptyState title="No event with this id is in your scope">
           Check the id, or the agent, root and application in the address;
-          events of other tenants are never shown here.
+          events of other tenants are never shown here.{" "}
+          <a href={FIND_PATH}>Search the finder</a> for the id instead.
         </EmptyState>
       )
       : null}
@@ -157,6 +162,7 @@ const EventBody: FC<{ data: EventPageData; view: PageView }> = (
         index={i}
         controls={data.controls}
         view={view}
+        runsRead={data.runs_read}
       />
     ))}
     <RevealSection data={data} view={view} />
@@ -169,7 +175,8 @@ const EventSection: FC<{
   index: number;
   controls: EventControls;
   view: PageView;
-}> = ({ event, index, controls, view }) => (
+  runsRead: boolean;
+}> = ({ event, index, controls, view, runsRead }) => (
   <Section
     id={`event-${index}`}
     title={`${event.kind} in ${event.application_id}${
@@ -177,38 +184,28 @@ const EventSection: FC<{
     }`}
   >
     <div class="stack">
-      <KeyValue
-        items={[
-          { term: "Application", value: <code>{event.application_id}</code> },
-          {
-            term: "User",
-            value: event.user_id === null
-              ? "anonymous"
-              : <CopyId value={event.user_id} label="user id" />,
-          },
-          { term: "Agent", value: <code>{event.agent_id ?? "none"}</code> },
-          {
-            term: "Root",
-            value: <CopyId value={event.root_trace_id} label="root id" />,
-          },
-          { term: "Turn", value: <code>{event.turn_id ?? "none"}</code> },
-          { term: "Run", value: <code>{event.run_id ?? "none"}</code> },
-          { term: "Status", value: event.status },
-          { term: "When", value: <Time iso={event.ts} now={view.now} /> },
-          {
-            term: "Preview",
-            value: event.preview
-              ? `${event.preview.chars} characters stored (hidden)`
-              : "none stored",
-          },
-        ]}
-      />
-      <DataTable
-        caption="Resource refs"
-        columns={refColumns(event, controls.artifact_lookup)}
-        rows={event.resources}
-        empty={{ title: "This event names no resources" }}
-        narrow
+      <p class="actions">
+        <a
+          class="button"
+          href={inspectHref({
+            application_id: event.application_id,
+            root_trace_id: event.root_trace_id,
+            agent_id: event.agent_id,
+            memory_id: event.memory_id,
+            selected: event.event_id,
+          }, new URLSearchParams())}
+        >
+          Inspect its root
+        </a>
+        <a href={finderHref(event)}>Find it in the finder</a>
+        {runsRead && runOfEvent(event)
+          ? <a href={runOfEvent(event)!}>Open run {event.root_trace_id}</a>
+          : null}
+      </p>
+      <EventDetail
+        event={event}
+        now={view.now}
+        lookup={controls.artifact_lookup}
       />
       {event.agent_id
         ? (
@@ -234,26 +231,16 @@ const EventSection: FC<{
   </Section>
 );
 
-function refColumns(
-  event: TraceEvent,
-  artifact: ActionCapability,
-): Column<ResourceRef>[] {
-  return [
-    { header: "Type", cell: (ref) => <code>{ref.type}</code> },
-    { header: "Id", rowHeader: true, cell: (ref) => <code>{ref.id}</code> },
-    { header: "Version", cell: (ref) => ref.version ?? "unversioned" },
-    { header: "Role", cell: (ref) => ref.role ?? "referenced" },
-    {
-      header: "Current state",
-      cell: (ref) => (
-        <ArtifactLookup
-          ref={ref}
-          capability={artifact}
-          application_id={event.application_id}
-        />
-      ),
-    },
-  ];
+/** The finder with `event` selected (and found by its id). */
+function finderHref(event: TraceEvent): string {
+  return hrefOf(
+    FIND_PATH,
+    new URLSearchParams({
+      q: event.event_id,
+      selected: event.event_id,
+      selected_application_id: event.application_id,
+    }),
+  );
 }
 
 /**

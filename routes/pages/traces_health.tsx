@@ -9,11 +9,10 @@
  */
 
 import type { Child, FC } from "hono/jsx";
-import type { TraceDb } from "../../lib/db.ts";
 import {
   type HealthAlert,
+  type HealthMonitor,
   type ObsHealth,
-  obsHealth,
 } from "../../lib/obs/maint/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { BarChart, TimeChart } from "../ui/components/chart.tsx";
@@ -26,6 +25,7 @@ import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
 import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
+import { FIND_PATH, hrefOf } from "../ui/trace_params.ts";
 
 /** One health check of this server, for the latency history. */
 export interface LatencyPoint {
@@ -42,15 +42,19 @@ export type HealthPageData = ObsHealth & {
 
 const HISTORY_LIMIT = 60;
 
-/** The health page over `db`; keeps its latency history in memory. */
-export function healthPage(db: TraceDb): PageSpec<HealthPageData> {
+/**
+ * The health page over the server's health monitor (one computation shared
+ * by concurrent visitors, with the expensive link checks kept for a stated
+ * age on large indexes); keeps its latency history in memory.
+ */
+export function healthPage(monitor: HealthMonitor): PageSpec<HealthPageData> {
   const history: LatencyPoint[] = [];
   return {
     path: "/traces/health",
     title: "Index health",
     async load() {
       // The server writes the index, so its counters are the ones to show.
-      const health = await obsHealth(db, { processCounters: true });
+      const health = await monitor.report();
       if (health.latency) {
         history.push({
           checked_at: health.checked_at,
@@ -319,11 +323,21 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     );
   }
   const rows: CountRow[] = [
-    { name: "Events", n: counts.events, hint: "Indexed trace events" },
+    {
+      name: <a href={FIND_PATH}>Events</a>,
+      n: counts.events,
+      hint: "Indexed trace events",
+    },
     ...Object.entries(counts.by_store).map(([store, n]) => ({
       name: (
         <span class="indent">
-          in store <code>{store}</code>
+          in store {n > 0
+            ? (
+              <a href={findHref({ store })}>
+                <code>{store}</code>
+              </a>
+            )
+            : <code>{store}</code>}
         </span>
       ),
       n,
@@ -359,7 +373,8 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     {
       name: "Missing parent links",
       n: links.missing_parent_links,
-      hint: "Events naming a parent the index does not hold",
+      hint:
+        "Events naming a parent the index does not hold; an inspection marks each (parent … not read)",
     },
     {
       name: "Unindexed envelopes",
@@ -369,7 +384,8 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     {
       name: "Unregistered coverage profiles",
       n: links.unregistered_coverage_profiles,
-      hint: "Profiles events name but nobody registered",
+      hint:
+        "Profiles events name but nobody registered; an inspection's contract panel names the profile",
     },
     {
       name: "Truncated previews",
@@ -577,7 +593,12 @@ const CountersSection: FC<{ data: HealthPageData; view: PageView }> = (
           {
             header: "Counter",
             rowHeader: true,
-            cell: (row) => <code>{row.name}</code>,
+            cell: (row) => (
+              <>
+                <code>{row.name}</code>
+                <CounterEvents name={row.name} value={row.value} />
+              </>
+            ),
           },
           {
             header: "Value",
@@ -589,4 +610,25 @@ const CountersSection: FC<{ data: HealthPageData; view: PageView }> = (
       />
     </Section>
   );
+};
+
+/** The finder, narrowed by `filters`. */
+function findHref(filters: Record<string, string>): string {
+  return hrefOf(FIND_PATH, new URLSearchParams(filters));
+}
+
+/**
+ * The events behind a counter, where the index keeps them as events: a
+ * missing trace context is recorded as a `trace_context_missing` event.
+ */
+const COUNTER_EVENTS: Readonly<Record<string, Record<string, string>>> = {
+  context_missing: { kind: "trace_context_missing" },
+};
+
+const CounterEvents: FC<{ name: string; value: number | null }> = (
+  { name, value },
+) => {
+  const filters = COUNTER_EVENTS[name];
+  if (!filters || !value) return null;
+  return <a class="cell-note" href={findHref(filters)}>find these events</a>;
 };

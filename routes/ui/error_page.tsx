@@ -33,7 +33,11 @@ const TITLES: Partial<Record<number, string>> = {
   403: "Not allowed",
   404: "Page not found",
   405: "Method not allowed",
+  409: "Conflict",
+  410: "Gone",
   500: "Something went wrong",
+  501: "Not configured on this server",
+  502: "Upstream error",
   503: "Unavailable",
 };
 

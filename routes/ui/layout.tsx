@@ -15,7 +15,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { SCRIPT_PATH, STYLE_PATH } from "./assets.ts";
 import { CopyId } from "./components/copy_id.tsx";
 import type { PageFrame } from "./context.ts";
-import { currentNavItem, NAV_ITEMS } from "./nav.ts";
+import { currentNavItem, navItemsFor } from "./nav.ts";
 
 /** The shell around a page body. */
 export const Layout: FC<{ frame: PageFrame; children?: Child }> = (
@@ -63,7 +63,7 @@ const Header: FC<{ frame: PageFrame }> = ({ frame }) => {
           ? (
             <nav class="site-nav" aria-label="Main">
               <ul>
-                {NAV_ITEMS.map((item) => (
+                {navItemsFor(frame.principal).map((item) => (
                   <li>
                     <a
                       href={item.href}

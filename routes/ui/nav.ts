@@ -1,11 +1,13 @@
 /**
- * The site navigation, in one place. The full order is Overview, Runs,
- * Targets, Regressions, Reference, Traces, Health; an entry joins this list
- * when its page exists, so the header never links to a page that is not
- * there.
+ * The site navigation, in one place: Overview, Runs, Targets, Regressions,
+ * Reference, Traces, Health. The header shows only the entries the signed-in
+ * operator may open (a tenant-bound account sees its trace pages), so it
+ * never links to a page that would refuse them.
  *
  * @module
  */
+
+import { type Action, can, type Principal } from "../../lib/auth/mod.ts";
 
 /** One navigation entry. */
 export interface NavItem {
@@ -13,20 +15,55 @@ export interface NavItem {
   href: string;
   /** Paths starting with this mark the entry as the current page. */
   prefix: string;
+  /** What reading the entry's page takes (entries a principal may not open are not shown). */
+  action: Action;
 }
 
 /** The entries shown in the header, in order. */
 export const NAV_ITEMS: readonly NavItem[] = [
-  { label: "Health", href: "/traces/health", prefix: "/traces/health" },
+  { label: "Overview", href: "/", prefix: "/", action: "session" },
+  { label: "Runs", href: "/runs", prefix: "/runs", action: "runs.read" },
+  {
+    label: "Targets",
+    href: "/targets",
+    prefix: "/targets",
+    action: "runs.read",
+  },
+  {
+    label: "Regressions",
+    href: "/regressions",
+    prefix: "/regressions",
+    action: "runs.read",
+  },
+  {
+    label: "Reference",
+    href: "/reference",
+    prefix: "/reference",
+    action: "runs.read",
+  },
+  {
+    label: "Traces",
+    href: "/traces/find",
+    prefix: "/traces",
+    action: "trace.read",
+  },
+  {
+    label: "Health",
+    href: "/traces/health",
+    prefix: "/traces/health",
+    action: "index.health",
+  },
 ];
 
-/** Where `/` sends a signed-in visitor until the overview page exists. */
-export const HOME_PATH = "/traces/health";
-
-/** The entry that `path` belongs to, if any. */
+/** The entry that `path` belongs to, if any (the longest matching prefix wins). */
 export function currentNavItem(path: string): NavItem | undefined {
-  return NAV_ITEMS.find((item) =>
+  return NAV_ITEMS.filter((item) =>
     path === item.prefix || path.startsWith(item.prefix + "/") ||
     path.startsWith(item.prefix + ".")
-  );
+  ).sort((a, b) => b.prefix.length - a.prefix.length)[0];
+}
+
+/** The entries `principal` may open, in order. */
+export function navItemsFor(principal: Principal): NavItem[] {
+  return NAV_ITEMS.filter((item) => can(principal, item.action));
 }

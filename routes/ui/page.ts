@@ -71,7 +71,7 @@ export function definePage<T>(
     async (c) => {
       const data = await spec.load(c, c.req.param());
       const url = new URL(c.req.url);
-      const jsonHref = `${url.pathname}.json${url.search}`;
+      const jsonHref = `${twinPath(url.pathname).path}${url.search}`;
       const title = typeof spec.title === "string"
         ? spec.title
         : spec.title(data);
@@ -100,6 +100,8 @@ export function twinPath(path: string): {
   params: (raw: Record<string, string>) => Record<string, string>;
 } {
   const last = /:(\w+)$/.exec(path);
+  // The start page's twin would be `/.json`: it is `/index.json` instead.
+  if (path === "/") return { path: "/index.json", params: (raw) => raw };
   if (!last) return { path: `${path}.json`, params: (raw) => raw };
   const name = last[1]!;
   return {

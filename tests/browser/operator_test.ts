@@ -8,15 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { Page } from "playwright-core";
 import { listAudit } from "../../lib/auth/mod.ts";
-import {
-  type HostFixture,
-  type HostFixtureOptions,
-  type Operator,
-  tokenOf,
-  withHost,
-} from "../operator_support.ts";
+import { tokenOf } from "../operator_support.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
 import {
   browserTest,
@@ -25,41 +18,7 @@ import {
   scrollsHorizontally,
   VIEWPORTS,
 } from "./_harness.ts";
-
-interface Served extends HostFixture {
-  origin: string;
-}
-
-/** The example host listening on an ephemeral loopback port. */
-async function withHostServer(
-  options: HostFixtureOptions,
-  fn: (served: Served) => Promise<void>,
-): Promise<void> {
-  await withHost(options, async (host) => {
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      host.app.fetch,
-    );
-    try {
-      await fn({ ...host, origin: `http://127.0.0.1:${server.addr.port}` });
-    } finally {
-      await server.shutdown();
-    }
-  });
-}
-
-/** Signs `operator` in through the login form and lands on `path`. */
-async function signIn(
-  page: Page,
-  origin: string,
-  operator: Operator,
-  path: string,
-): Promise<void> {
-  await page.goto(`${origin}/login?next=${encodeURIComponent(path)}`);
-  await page.getByLabel("Operator token").fill(tokenOf(operator));
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(`${origin}${path}`);
-}
+import { signIn, withHostServer } from "./_host_server.ts";
 
 const APP1_ANSWER = "/traces/events/evt-answer?application_id=app-1";
 const CONTENT = "Your refund for order 1182 was issued on Monday.";

@@ -40,18 +40,20 @@ async function seedDegraded(db: TraceDb): Promise<void> {
   }]);
 }
 
+/** The login URL, going on to the health page (signing in lands on the overview). */
+function toHealth(loginUrl: string): string {
+  return `${loginUrl}&next=${encodeURIComponent("/traces/health")}`;
+}
+
 browserTest(
   "the one-time login URL opens one session and is refused on reuse",
   async (kit) => {
     await withUiServer({}, async (server) => {
       const first = await kit.open();
       await first.page.goto(server.loginUrl);
-      assert.equal(new URL(first.page.url()).pathname, "/traces/health");
+      assert.equal(new URL(first.page.url()).pathname, "/");
       assert.ok(!first.page.url().includes("token"), "the token left the URL");
-      assert.equal(
-        await first.page.locator("h1").textContent(),
-        "Index health",
-      );
+      assert.equal(await first.page.locator("h1").textContent(), "Overview");
       const [cookie] = await first.context.cookies();
       assert.ok(cookie);
       assert.equal(cookie.httpOnly, true);
@@ -120,7 +122,7 @@ browserTest(
         await visitor.page.goto(`${server.origin}/login`);
         await visitor.page.getByLabel("TRACE_UI_AUTH_TOKEN").fill(ADMIN_TOKEN);
         await visitor.page.getByRole("button", { name: "Sign in" }).click();
-        await visitor.page.waitForURL(`${server.origin}/traces/health`);
+        await visitor.page.waitForURL(`${server.origin}/`);
         assert.equal(
           await visitor.page.locator(".session strong").textContent(),
           "token",
@@ -173,7 +175,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
     async (kit) => {
       await withUiServer({ seed: seedDegraded }, async (server) => {
         const visitor = await kit.open({ viewport });
-        await visitor.page.goto(server.loginUrl);
+        await visitor.page.goto(toHealth(server.loginUrl));
         // A second check draws the latency history.
         await visitor.page.reload();
         const badge = visitor.page.locator(".page-head .badge");
@@ -206,7 +208,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 browserTest("the empty index explains itself", async (kit) => {
   await withUiServer({}, async (server) => {
     const visitor = await kit.open();
-    await visitor.page.goto(server.loginUrl);
+    await visitor.page.goto(toHealth(server.loginUrl));
     await visitor.page.getByText("No events indexed yet").waitFor();
     await visitor.page.getByText("trace events ingest events.ndjson")
       .waitFor();
@@ -223,7 +225,7 @@ browserTest(
         "clipboard-read",
         "clipboard-write",
       ]);
-      await visitor.page.goto(server.loginUrl);
+      await visitor.page.goto(toHealth(server.loginUrl));
       await visitor.page.keyboard.press("Tab");
       const focused = await visitor.page.evaluate(() => {
         const element = document.activeElement as HTMLElement;

@@ -3,7 +3,8 @@
  * Live progress by polling: an element with `data-live-url` (a JSON twin)
  * and `data-live-state` (the state the page was rendered in) reloads the
  * page when the twin's `state` field changes, so the server renders the new
- * state. Polling pauses while the tab is hidden and stops after repeated
+ * state. Until then, elements with `data-live-text="a.b"` show the twin's
+ * value at that path (e.g. a running job's progress). Polling pauses while the tab is hidden and stops after repeated
  * failures (the page then says so).
  */
 
@@ -14,6 +15,25 @@ const MAX_FAILURES = 5;
 export function enableLive(root: ParentNode): void {
   for (const element of root.querySelectorAll<HTMLElement>("[data-live-url]")) {
     poll(element);
+  }
+}
+
+/** Sets every `[data-live-text]` to the twin's value at its path. */
+function updateTexts(body: unknown): void {
+  for (
+    const element of document.querySelectorAll<HTMLElement>("[data-live-text]")
+  ) {
+    const value = (element.dataset.liveText ?? "").split(".")
+      .reduce<unknown>(
+        (at, key) =>
+          at !== null && typeof at === "object"
+            ? (at as Record<string, unknown>)[key]
+            : undefined,
+        body,
+      );
+    if (typeof value === "string" || typeof value === "number") {
+      element.textContent = String(value);
+    }
   }
 }
 
@@ -33,6 +53,7 @@ function poll(element: HTMLElement): void {
       const body = await response.json() as { state?: unknown };
       failures = 0;
       if (String(body.state ?? "") !== rendered) return location.reload();
+      updateTexts(body);
     } catch {
       failures++;
       if (failures >= MAX_FAILURES) {

@@ -22,8 +22,11 @@ export interface BatchToWrite {
 
 /** What happened to one item of an accepted batch. */
 export interface IngestItemResult {
+  /** Position of the item in the batch (0-based). */
   index: number;
+  /** The item's event id. */
   event_id: string;
+  /** Key of the stored event (the earlier one for a repeat). */
   seq: number;
   /** True for an identical retry (or a repeat within the batch): nothing was written. */
   duplicate: boolean;

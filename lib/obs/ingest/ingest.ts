@@ -63,8 +63,11 @@ export interface IngestOptions extends BatchOrigin {
 
 /** Result of an accepted batch. */
 export interface IngestResult {
+  /** Events written by this batch. */
   inserted: number;
+  /** Items that repeated a stored event (or an earlier item) exactly: nothing written. */
   duplicates: number;
+  /** What happened to each item, in batch order. */
   items: IngestItemResult[];
 }
 

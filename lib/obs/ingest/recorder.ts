@@ -23,6 +23,7 @@ import {
   LIMITS,
   OpaqueIdSchema,
   type SelectionCandidate,
+  type StoreName,
   STORES,
   TokenSchema,
 } from "../model.ts";
@@ -40,8 +41,36 @@ export const TraceContextSchema = v.strictObject({
   parent_event_id: v.optional(v.nullable(OpaqueIdSchema)),
   store: v.optional(v.picklist(STORES)),
 });
-/** The scope every event of a recorder carries. */
-export type TraceContext = v.InferInput<typeof TraceContextSchema>;
+/** The scope every event of a recorder carries ({@link TraceContextSchema}). */
+export interface TraceContext {
+  /** The tenant. */
+  application_id: string;
+  /** The user; `null` or absent: anonymous. */
+  user_id?: string | null | undefined;
+  /** The agent (an agent or a memory is required by the time an event is recorded). */
+  agent_id?: string | null | undefined;
+  /** The memory. */
+  memory_id?: string | null | undefined;
+  /** The conversation thread. */
+  thread_id?: string | null | undefined;
+  /** The task scope; events without one are their own. */
+  root_trace_id?: string | null | undefined;
+  /** The turn within the thread. */
+  turn_id?: string | null | undefined;
+  /** The run. */
+  run_id?: string | null | undefined;
+  /** The event the recorder's events hang under. */
+  parent_event_id?: string | null | undefined;
+  /** The store events go to (default `trace`). */
+  store?: StoreName | undefined;
+}
+
+// The interface above states the schema's input type in words; this fails to
+// compile when the two part.
+const _sameShape: [TraceContext, v.InferInput<typeof TraceContextSchema>] = [
+  {} as v.InferInput<typeof TraceContextSchema>,
+  {} as TraceContext,
+];
 
 /** Scope keys that name the tenant: only the recorder's context sets them. */
 export const TENANT_SCOPE_KEYS = ["application_id", "user_id"] as const;
@@ -56,7 +85,9 @@ export type RecordEvent = RecordOptions & { kind: string };
 
 /** What a record call stored. */
 export interface RecordedEvent {
+  /** The event's id (generated unless given). */
   event_id: string;
+  /** Its key in the index. */
   seq: number;
   /** True when an identical event with this id already existed. */
   duplicate: boolean;
@@ -64,12 +95,15 @@ export interface RecordedEvent {
 
 /** Options of {@link Recorder.recordIntent}. */
 export interface IntentOptions extends RecordOptions {
+  /** Artifact types the task is expected to produce (`intent.expected_artifact_types`). */
   expected_artifact_types?: string[];
 }
 
 /** A selection decision; more than 64 candidates are cut to the first 64 by rank. */
 export interface SelectionDecision {
+  /** How candidates were chosen (a lower-case token). */
   strategy?: string;
+  /** The candidates considered, kept or dropped, each with its reason. */
   candidates: SelectionCandidate[];
 }
 

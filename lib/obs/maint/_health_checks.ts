@@ -18,40 +18,59 @@ import { retainedOutSql, type RetentionMarks } from "./_state.ts";
 
 /** Counters of the writing process, or `unknown` when this reader has none. */
 export interface CounterReport {
+  /** `recorded` in the writing process; `unknown` elsewhere, never zero. */
   state: "recorded" | "unknown";
+  /** Whose counters these are. */
   scope: "this_process" | null;
+  /** When the process started counting, ISO 8601. */
   since: string | null;
+  /** Each counter's value, `null` when unknown. */
   values: Record<CounterName, number | null>;
 }
 
 /** Whether every index and trigger the schema declares exists. */
 export interface IndexReadiness {
+  /** True when none is missing. */
   ready: boolean;
+  /** Indexes and triggers the schema declares. */
   expected: number;
+  /** The names of those that do not exist. */
   missing: string[];
 }
 
 /** Rows of each observability table, and index rows by store. */
 export interface TableCounts {
+  /** Source envelopes. */
   envelopes: number;
+  /** Index rows (events). */
   events: number;
+  /** Resource reference rows. */
   resources: number;
+  /** Stored previews. */
   previews: number;
+  /** Registered coverage profiles. */
   coverage_profiles: number;
+  /** Reviewed source expiry grants. */
   expiry_grants: number;
+  /** Events per store. */
   by_store: Record<StoreName, number>;
 }
 
 /** Links the index should hold but does not. */
 export interface LinkCounts {
+  /** Events naming a parent event the index does not hold. */
   missing_parent_links: number;
+  /** Envelopes without index rows. */
   unindexed_envelopes: number;
+  /** Profiles events declare that were never registered. */
   unregistered_coverage_profiles: number;
 }
 
 /** How many previews were stored, and how many of them truncated. */
 export interface PreviewTruncation {
+  /** Stored previews. */
   previews: number;
+  /** Those cut to the bound when written. */
   truncated_previews: number;
 }
 
@@ -59,6 +78,7 @@ export interface PreviewTruncation {
 export interface InstrumentationVersions {
   /** Latest events sampled for versions. */
   sampled_events: number;
+  /** Events per instrumentation name and version. */
   versions: { name: string | null; version: string | null; events: number }[];
 }
 

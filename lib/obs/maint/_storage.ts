@@ -43,17 +43,21 @@ const MAX_INCREMENTAL_STEPS = 1_000;
 export interface StorageBefore {
   /** `files`: the database file plus its WAL on disk; `pages`: page count times page size (remote). */
   measured: "files" | "pages";
+  /** Size before the step, in bytes. */
   bytes_before: number;
 }
 
 /** Size before and after, and what was given back. */
 export interface StorageReport extends StorageBefore {
+  /** Size after the step, in bytes. */
   bytes_after: number;
   /** `bytes_before - bytes_after`, never negative. */
   bytes_reclaimed: number;
   /** Free pages still inside the file: new rows reuse them; only a vacuum returns them. */
   free_bytes_after: number;
+  /** The file's auto-vacuum mode after the step. */
   auto_vacuum: AutoVacuumMode | "unknown";
+  /** How pages were given back. */
   method: ReclaimMethod;
   /** `PRAGMA incremental_vacuum` steps run. */
   incremental_steps: number;

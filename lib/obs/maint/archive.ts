@@ -13,8 +13,11 @@ import type { EnvelopeRecord } from "./envelopes.ts";
 
 /** Where a directory archive wrote, for the operator's report. */
 export interface ArchiveWrite {
+  /** The NDJSON file written. */
   path: string;
+  /** Envelopes in it. */
   envelopes: number;
+  /** Its size in bytes. */
   bytes: number;
 }
 

@@ -56,14 +56,19 @@ export interface BackfillOptions {
 
 /** An envelope that could not be indexed. */
 export interface BackfillIssue {
+  /** The envelope's key. */
   seq: number;
+  /** Why it could not be indexed. */
   code: BackfillIssueCode;
 }
 
 /** What one backfill page found and did. */
 export interface BackfillResult {
+  /** True when nothing was written. */
   dry_run: boolean;
+  /** Envelopes read on this page. */
   scanned: number;
+  /** Envelopes whose index rows already match. */
   unchanged: number;
   /** Envelopes without index rows (inserted, or would be on a dry run). */
   missing: number;
@@ -73,6 +78,7 @@ export interface BackfillResult {
   skipped_retained: number;
   /** Envelopes whose rows were written by this call (0 on a dry run). */
   written: number;
+  /** Envelopes that could not be indexed, and why. */
   failed: BackfillIssue[];
   /** Pass back as `cursor` for the next page; `null` after the newest envelope. */
   next_cursor: string | null;

@@ -13,13 +13,21 @@ export const ENVELOPE_SELECT =
 
 /** One stored source envelope. */
 export interface EnvelopeRecord {
+  /** Key shared with the event's index rows. */
   seq: number;
+  /** The tenant. */
   application_id: string;
+  /** The writer's id of the event. */
   event_id: string;
+  /** The store the event belongs to. */
   store: string;
+  /** The ingest path it arrived by (`api`, `otlp`, `recorder`, `cli`, `import`). */
   source: string;
+  /** SHA-256 of `body`. */
   fingerprint: string;
+  /** Canonical JSON of the event's metadata (a preview appears as its digest only). */
   body: string;
+  /** When it was received, epoch ms. */
   received_at: number;
 }
 

@@ -77,7 +77,9 @@ export interface ErasureOptions {
 
 /** What an erasure removes, or would remove: counts only, never ids or text. */
 export interface ErasureCounts {
+  /** How the subject was selected: a user, the anonymous users, a thread, a memory, or event ids. */
   selector: SubjectKind;
+  /** `all`, or `content` (previews only). */
   scope: ErasureScope;
   /** `hmac-sha256:<hex>`: the subject under the erasure key. */
   subject_digest: string;
@@ -97,7 +99,9 @@ export interface ErasureCounts {
 
 /** The dry run: what would go, and the value that applies exactly this. */
 export interface ErasurePlan extends ErasureCounts {
+  /** Format identifier. */
   schema: "trace.erasure-plan/1";
+  /** Always true: nothing was changed. */
   dry_run: true;
   /** Pass it back to {@link applyErasure}; it changes when the subject's events do. */
   confirmation: string;
@@ -105,6 +109,7 @@ export interface ErasurePlan extends ErasureCounts {
 
 /** What an applied erasure removed, as its receipt records it. */
 export interface ErasureRecord extends ErasureCounts {
+  /** When it was applied, ISO 8601. */
   erased_at: string;
   /** True when the deleting connection confirmed `secure_delete`. */
   secure_delete: boolean;
@@ -112,7 +117,9 @@ export interface ErasureRecord extends ErasureCounts {
 
 /** An applied erasure, and whether its removal reached the file. */
 export interface ErasureResult extends ErasureRecord {
+  /** Format identifier. */
   schema: "trace.erasure/1";
+  /** Always false: this was applied. */
   dry_run: false;
   /** Freed pages returned and the WAL truncated (bytes before and after). */
   storage: StorageReport | null;
@@ -128,7 +135,11 @@ export interface ApplyErasureOptions extends ErasureOptions {
   /**
    * Runs inside the erasure's write transaction, after the deletes and
    * before the commit (a throw rolls everything back): where a receipt is
-   * appended so that erasure and receipt are one atomic write.
+   * appended so that erasure and receipt are one atomic write. Trace's own
+   * receipts use it; not part of the library surface (it hands out a libSQL
+   * transaction).
+   *
+   * @ignore
    */
   inTransaction?: (tx: Transaction, record: ErasureRecord) => Promise<void>;
   /** Return freed pages and truncate the WAL afterwards (default true). */
@@ -143,7 +154,9 @@ export interface ApplyErasureOptions extends ErasureOptions {
 export interface ErasureRemainder {
   /** Events still matching. */
   events: number;
+  /** Rows still matching, per index table. */
   tables: Record<ErasureTable, number>;
+  /** Records still referring to it, per participant. */
   participants: Record<string, number>;
   /** True when nothing of the subject remains in the scope. */
   clean: boolean;

@@ -14,12 +14,47 @@
  * @module
  */
 
-import type { Transaction } from "@libsql/client";
 import { ConfigError } from "../../errors.ts";
 import type { ErasureSubject } from "./erasure_subject.ts";
 
-/** Something that runs SQL: a client or an open transaction. */
-export type ErasureExecutor = Pick<Transaction, "execute">;
+/** A value a statement binds (libSQL's). */
+export type SqlArgument =
+  | null
+  | string
+  | number
+  | bigint
+  | ArrayBuffer
+  | boolean
+  | Uint8Array
+  | Date;
+
+/** A value a row holds (libSQL's). */
+export type SqlCell = null | string | number | bigint | ArrayBuffer;
+
+/** One SQL statement and its positional or named arguments. */
+export interface SqlStatement {
+  /** The SQL text, with `?` or `:name` placeholders. */
+  sql: string;
+  /** Values for the placeholders. */
+  args?: SqlArgument[] | Record<string, SqlArgument>;
+}
+
+/** What a statement returned. */
+export interface SqlResult {
+  /** The rows read, each by column name. */
+  rows: readonly Record<string, SqlCell>[];
+  /** Rows an `INSERT`, `UPDATE` or `DELETE` changed. */
+  rowsAffected: number;
+}
+
+/**
+ * Something that runs SQL in the database the erasure runs in: the client,
+ * or the erasure's open write transaction (libSQL's `Transaction` is one).
+ */
+export interface ErasureExecutor {
+  /** Runs one statement. */
+  execute(statement: string | SqlStatement): Promise<SqlResult>;
+}
 
 /** What is erased: everything Trace keeps of the subject, or its content (previews) only. */
 export const ERASURE_SCOPES = ["all", "content"] as const;
@@ -28,16 +63,21 @@ export type ErasureScope = typeof ERASURE_SCOPES[number];
 
 /** The index key of one event an erasure removes. */
 export interface ErasedEventKey {
+  /** The event's index key. */
   seq: number;
+  /** Its tenant. */
   application_id: string;
+  /** The writer's id for it. */
   event_id: string;
 }
 
 /** What a participant is asked about. */
 export interface ErasureTarget {
+  /** Whom or what to forget. */
   subject: ErasureSubject;
   /** The subject's keyed digest: the only form of it a participant may keep. */
   subject_digest: string;
+  /** Everything Trace keeps of the subject (`all`), or its content only (`content`: previews). */
   scope: ErasureScope;
   /**
    * The events still matching the subject (when a receipt is verified after
@@ -57,7 +97,7 @@ export interface ErasureParticipant {
    * references, inside the erasure's write transaction (a throw rolls the
    * whole erasure back); returns how many records it changed.
    */
-  erase(tx: Transaction, target: ErasureTarget): Promise<number>;
+  erase(tx: ErasureExecutor, target: ErasureTarget): Promise<number>;
 }
 
 const PARTICIPANTS = new Map<string, ErasureParticipant>();

@@ -32,7 +32,9 @@ export const MAX_SUBJECT_EVENT_IDS = 10_000;
 
 /** A subject in canonical form: what digests and matching work on. */
 export interface ErasureSubject {
+  /** The tenant. */
   application_id: string;
+  /** Which selector named it. */
   kind: SubjectKind;
   /**
    * The user, thread or memory id (one); the event ids (sorted, each once);
@@ -50,7 +52,22 @@ const SELECTOR_KEYS = [
 ] as const;
 
 /** A subject as callers write it: `application_id` and exactly one selector. */
-export const ErasureSubjectInputSchema = v.pipe(
+export interface ErasureSubjectInput {
+  /** The tenant. */
+  application_id: string;
+  /** One user. */
+  user_id?: string | undefined;
+  /** `true`: the anonymous users (events with no `user_id`). */
+  anonymous?: true | undefined;
+  /** One conversation. */
+  thread_id?: string | undefined;
+  /** One memory store. */
+  memory_id?: string | undefined;
+  /** These events (1 to 10,000 ids). */
+  event_ids?: string[] | undefined;
+}
+
+const SubjectInputShape = v.pipe(
   v.strictObject(
     {
       application_id: OpaqueIdSchema,
@@ -77,9 +94,16 @@ export const ErasureSubjectInputSchema = v.pipe(
     `give exactly one of ${SELECTOR_KEYS.join(", ")}`,
   ),
 );
-/** A subject as written by a caller. */
-export type ErasureSubjectInput = v.InferInput<
-  typeof ErasureSubjectInputSchema
+/** Schema of a subject as callers write it. */
+export const ErasureSubjectInputSchema: v.GenericSchema<ErasureSubjectInput> =
+  SubjectInputShape;
+
+// The interface restates what the schema accepts, for readers of the docs;
+// this line stops compiling when the two drift apart.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
+type Holds<T extends true> = T;
+type _SubjectInputMatches = Holds<
+  Same<ErasureSubjectInput, v.InferInput<typeof SubjectInputShape>>
 >;
 
 /** Validates a subject written by a caller and puts it in canonical form; throws `ConfigError`. */

@@ -48,8 +48,11 @@ export type ExpiryRefusalCode = typeof EXPIRY_REFUSAL_CODES[number];
 
 /** A batch that failed part-way; its rows were left as they were. */
 export interface ExpiryBatchFailure {
+  /** The batch's first envelope. */
   first_seq: number;
+  /** Its last envelope. */
   last_seq: number;
+  /** Envelopes in the batch. */
   rows: number;
   /** Error class and SQLite code, never the message (it may quote data). */
   error: string;
@@ -57,12 +60,19 @@ export interface ExpiryBatchFailure {
 
 /** Result of applying a plan. */
 export interface ExpiryResult {
+  /** `applied` when every planned envelope was deleted, `partial` when some were, `nothing_deleted` otherwise. */
   status: "applied" | "partial" | "nothing_deleted";
+  /** The fingerprint of the plan applied. */
   plan_fingerprint: string;
+  /** Envelopes the plan listed. */
   planned: number;
+  /** Envelopes handed to the archive callback (those still as planned). */
   archived: number;
+  /** Envelopes deleted. */
   deleted: number;
+  /** Planned envelopes left alone: gone already, or changed since the plan. */
   refused: { seq: number; code: ExpiryRefusalCode }[];
+  /** Batches that failed part-way and were left as they were. */
   failed_batches: ExpiryBatchFailure[];
   /** Archived envelopes not attempted after a failed batch; plan again to finish. */
   not_attempted: number;

@@ -38,8 +38,45 @@ const PlanEntrySchema = v.strictObject({
   fingerprint: Fingerprint,
 });
 
-/** Schema of a reviewed expiry plan (as read back from a file). */
-export const ExpiryPlanSchema = v.strictObject({
+/** One envelope of a plan (identity and fingerprint only, no body). */
+export interface ExpiryPlanEntry {
+  /** The envelope's key. */
+  seq: number;
+  /** Its tenant. */
+  application_id: string;
+  /** The writer's id of its event. */
+  event_id: string;
+  /** The store the event is filed in. */
+  store: string;
+  /** The ingest path it came by. */
+  source: string;
+  /** When it was received, ISO 8601. */
+  received_at: string;
+  /** SHA-256 of the envelope as planned: a changed envelope is not deleted. */
+  fingerprint: string;
+}
+
+/** A reviewed expiry plan: which source envelopes may go, sealed by a fingerprint. */
+export interface ExpiryPlan {
+  /** Plan format version ({@link EXPIRY_PLAN_VERSION}). */
+  version: typeof EXPIRY_PLAN_VERSION;
+  /** When it was made, ISO 8601. */
+  created_at: string;
+  /** Envelopes received before this instant were eligible. */
+  older_than: string;
+  /** The tenant it is limited to, or `null` for all. */
+  application_id: string | null;
+  /** The envelopes to delete. */
+  entries: ExpiryPlanEntry[];
+  /** More envelopes matched than the plan lists; plan again after applying. */
+  more: boolean;
+  /** SHA-256 of the plan without this field and `confirmation`. */
+  fingerprint: string;
+  /** The string an operator passes back to apply exactly this plan. */
+  confirmation: string;
+}
+
+const PlanShape = v.strictObject({
   version: v.literal(EXPIRY_PLAN_VERSION, `must be ${EXPIRY_PLAN_VERSION}`),
   created_at: TimestampSchema,
   older_than: TimestampSchema,
@@ -50,10 +87,17 @@ export const ExpiryPlanSchema = v.strictObject({
   fingerprint: Fingerprint,
   confirmation: v.string(),
 });
-/** A reviewed expiry plan. */
-export type ExpiryPlan = v.InferOutput<typeof ExpiryPlanSchema>;
-/** One envelope of a plan (identity and fingerprint only, no body). */
-export type ExpiryPlanEntry = ExpiryPlan["entries"][number];
+
+/** Schema of a reviewed expiry plan (as read back from a file). */
+export const ExpiryPlanSchema: v.GenericSchema<unknown, ExpiryPlan> = PlanShape;
+
+// The interface restates what the schema returns, for readers of the docs;
+// this line stops compiling when the two drift apart.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
+type Holds<T extends true> = T;
+type _ExpiryPlanMatches = Holds<
+  Same<ExpiryPlan, v.InferOutput<typeof PlanShape>>
+>;
 
 /** Options for {@link planExpiry}. */
 export interface PlanExpiryOptions {

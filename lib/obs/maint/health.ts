@@ -56,26 +56,38 @@ export type {
 
 /** The full health report. */
 export interface ObsHealth {
+  /** `failing`, `degraded`, `unknown` or `ok`, decided by the alerts. */
   status: HealthStatus;
+  /** When the report was made, ISO 8601. */
   checked_at: string;
+  /** Whether the index tables exist, their schema version against the one expected, and the envelope format version. */
   schema: {
     provisioned: boolean;
     version: number | null;
     expected: number;
     envelope_version: number;
   };
+  /** Instrumentation names and versions among the latest events. */
   instrumentation: InstrumentationVersions;
+  /** Rows per table; `null` before the index exists. */
   counts: TableCounts | null;
+  /** Links the index should hold but does not; `null` before the index exists. */
   links: LinkCheck | null;
+  /** Previews stored and truncated; `null` before the index exists. */
   truncation: PreviewTruncation | null;
+  /** Timed samples of the probe queries; `null` before the index exists. */
   latency: ProbeLatency | null;
+  /** Whether every declared index and trigger exists. */
   indexes: IndexReadiness;
+  /** This process's write and callback counters (`unknown` outside the writing process). */
   counters: CounterReport;
   /** The last parity check over every tenant: the only one that sets the parity alerts' status. */
   parity: RecordedParity | { status: "unknown" };
   /** The last parity check of each tenant checked alone (shown, never clearing `parity`). */
   parity_by_tenant: RecordedParity[];
+  /** The event-time cutoffs of the last retention run, `null` before one ran. */
   retention: { metadata_before: string | null; outcomes_before: string | null };
+  /** What needs attention, each with a stable code and one sentence. */
   alerts: HealthAlert[];
 }
 

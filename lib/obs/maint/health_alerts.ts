@@ -74,7 +74,9 @@ export const HEALTH_ALERT_MESSAGES: Record<HealthAlertCode, string> = {
 
 /** One deterministic alert. */
 export interface HealthAlert {
+  /** Stable code. */
   code: HealthAlertCode;
+  /** `critical` makes the status `failing`, `warning` `degraded`. */
   severity: AlertSeverity;
   /** How many rows or events the alert concerns, when countable. */
   count: number | null;

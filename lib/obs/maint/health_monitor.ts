@@ -47,6 +47,7 @@ export class HealthMonitor {
   #refreshing: Promise<Computed> | undefined;
   #reporting: Promise<ObsHealth> | undefined;
 
+  /** A monitor of `db`; nothing is computed until the first report. */
   constructor(db: TraceDb, options: HealthMonitorOptions = {}) {
     this.#db = db;
     this.#options = options;

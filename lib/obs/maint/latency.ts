@@ -8,17 +8,25 @@
 
 /** Timings of one probe. */
 export interface ProbeTiming {
+  /** The probe query. */
   name: string;
+  /** Timed runs. */
   samples: number;
+  /** Median run, in milliseconds. */
   p50_ms: number;
+  /** 95th percentile run, in milliseconds. */
   p95_ms: number;
 }
 
 /** Timings of every probe, and over all samples. */
 export interface ProbeLatency {
+  /** Each probe's timings. */
   probes: ProbeTiming[];
+  /** Timed runs over all probes. */
   samples: number;
+  /** Median over all runs, in milliseconds. */
   p50_ms: number;
+  /** 95th percentile over all runs, in milliseconds. */
   p95_ms: number;
 }
 

@@ -42,9 +42,11 @@ export {
   type RecordedParityChecks,
 } from "./parity.ts";
 export {
+  AUTO_VACUUM_MODES,
   type AutoVacuumMode,
   DEFAULT_RETENTION_BATCH,
   DEFAULT_RETENTION_DAYS,
+  RECLAIM_METHODS,
   type ReclaimMethod,
   retention,
   type RetentionOptions,

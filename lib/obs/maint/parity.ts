@@ -73,30 +73,45 @@ export interface ParityOptions {
 
 /** One row failing parity: its key and which fields differ, never their values. */
 export interface ParityMismatch {
+  /** The row's key. */
   seq: number;
+  /** What is wrong. */
   code: ParityMismatchCode;
+  /** For `index_differs`: the fields that differ. */
   fields?: string[];
 }
 
 /** Result of a parity check. */
 export interface ParityResult {
+  /** `ok`, `mismatch`, or `incomplete` when the walk passed its page bound. */
   status: ParityStatus;
   /** The tenant checked, or `null` for every tenant. */
   application_id: string | null;
+  /** True only when `status` is `ok`. */
   passed: boolean;
+  /** When the check ran, ISO 8601. */
   checked_at: string;
+  /** Pages walked. */
   pages: number;
+  /** Rows per page. */
   page_size: number;
+  /** Pages it could walk before failing closed. */
   page_bound: number;
+  /** Envelopes read. */
   envelopes: number;
+  /** Index rows read. */
   index_rows: number;
+  /** Envelopes whose index rows match exactly. */
   matched: number;
+  /** Rows that failed parity. */
   mismatched: number;
   /** Envelopes whose index rows retention removed on purpose. */
   retained_out: number;
   /** Index rows whose envelope a reviewed source expiry removed. */
   source_expired: number;
+  /** The failing rows, at most `maxReported`. */
   mismatches: ParityMismatch[];
+  /** Failing rows not listed. */
   mismatches_omitted: number;
   /** Where an incomplete walk stopped (the last `seq` checked), else `null`. */
   stopped_after_seq: number | null;
@@ -210,11 +225,15 @@ export async function parity(
 
 /** Summary of one recorded parity check, as health reads it. */
 export interface RecordedParity {
+  /** The check's status. */
   status: ParityStatus;
+  /** When it ran, ISO 8601. */
   checked_at: string;
   /** The tenant checked, or `null` for a check over every tenant. */
   application_id: string | null;
+  /** Envelopes it read. */
   envelopes: number;
+  /** Rows that failed. */
   mismatched: number;
 }
 

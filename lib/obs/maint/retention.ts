@@ -22,11 +22,13 @@ import {
 } from "./_storage.ts";
 import { requireObs } from "../schema.ts";
 
-export type {
-  AutoVacuumMode,
-  ReclaimMethod,
-  StorageBefore,
-  StorageReport,
+export {
+  AUTO_VACUUM_MODES,
+  type AutoVacuumMode,
+  RECLAIM_METHODS,
+  type ReclaimMethod,
+  type StorageBefore,
+  type StorageReport,
 } from "./_storage.ts";
 
 /** Default policy in days. */
@@ -69,7 +71,9 @@ export interface RetentionOptions {
 
 /** What retention removed, or on a dry run would remove. */
 export interface RetentionResult {
+  /** True when nothing was deleted. */
   dry_run: boolean;
+  /** The policy applied, in days. */
   policy: {
     previews_days: number;
     metadata_days: number;
@@ -81,12 +85,15 @@ export interface RetentionResult {
     metadata_before: string;
     outcomes_before: string;
   };
+  /** Previews removed (or that would be). */
   previews: number;
   /** Index rows without a verified outcome. */
   events: number;
   /** Index rows with a verified outcome. */
   outcome_events: number;
+  /** Resource reference rows removed with those events. */
   resources: number;
+  /** Delete transactions run. */
   batches: number;
   /** File size before and after, and bytes reclaimed; `null` on a dry run. */
   storage: StorageReport | null;
@@ -94,8 +101,11 @@ export interface RetentionResult {
 
 /** A validated retention policy, in days. */
 export interface RetentionPolicy {
+  /** Days previews are kept. */
   previews: number;
+  /** Days metadata without a verified outcome is kept. */
   metadata: number;
+  /** Days events with a verified outcome are kept. */
   outcomes: number;
 }
 

@@ -28,7 +28,9 @@ export interface ExportOptions {
 
 /** What an export wrote. */
 export interface ExportResult {
+  /** The store exported. */
   store: StoreSelection;
+  /** Lines written. */
   rows: number;
   /** Rows whose stored metadata could not be decoded (exported with empty metadata). */
   untrusted_rows: number;

@@ -12,6 +12,7 @@ import { ConfigError } from "../../errors.ts";
 import { describeIssues } from "../../issues.ts";
 import {
   EVENT_STATUSES,
+  type EventStatus,
   LIMITS,
   OpaqueIdSchema,
   STORES,
@@ -81,13 +82,61 @@ export function timeRangeValid(
     Date.parse(filter.start_time) < Date.parse(filter.end_time);
 }
 
-/** Schema of a trace filter. */
-export const TraceFilterSchema = v.pipe(
+const FilterShape = v.pipe(
   v.strictObject(TRACE_FILTER_ENTRIES, strictMessage),
   v.check(timeRangeValid, "start_time must be before end_time"),
 );
-/** What a query, summary or export selects. */
-export type TraceFilter = v.InferInput<typeof TraceFilterSchema>;
+/**
+ * What a query, summary or export selects. Agent and memory ids are
+ * alternatives (an event matches either list); every other field narrows.
+ */
+export interface TraceFilter {
+  /** Events of any of these agents (at most 100). */
+  agent_ids?: string[] | undefined;
+  /** Events of any of these memory stores (at most 100). */
+  memory_ids?: string[] | undefined;
+  /** The tenant. */
+  application_id?: string | undefined;
+  /** Absent: every user; `null`: anonymous events only; a string: that user's. */
+  user_id?: string | null | undefined;
+  /** One conversation. */
+  thread_id?: string | undefined;
+  /** One task scope. */
+  root_trace_id?: string | undefined;
+  /** One run. */
+  run_id?: string | undefined;
+  /** One turn. */
+  turn_id?: string | undefined;
+  /** Any of these kinds (at most 100). */
+  kinds?: string[] | undefined;
+  /** Any of these statuses. */
+  statuses?: EventStatus[] | undefined;
+  /** One tool. */
+  tool?: string | undefined;
+  /** Only events that succeeded (`true`) or failed (`false`). */
+  success?: boolean | undefined;
+  /** Exact identifier: matches event, root, turn or run id. */
+  q?: string | undefined;
+  /** Inclusive lower bound on the event time, ISO 8601 with a zone. */
+  start_time?: string | undefined;
+  /** Exclusive upper bound on the event time, ISO 8601 with a zone. */
+  end_time?: string | undefined;
+  /** Events that touched any of these resources (type optional), at most 64. */
+  resources?: { type?: string | undefined; id: string }[] | undefined;
+  /** One store, or `all` (the default). */
+  store?: StoreSelection | undefined;
+}
+
+/** Schema of a trace filter. */
+export const TraceFilterSchema: v.GenericSchema<TraceFilter> = FilterShape;
+
+// The interface restates what the schema accepts, for readers of the docs;
+// this line stops compiling when the two drift apart.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
+type Holds<T extends true> = T;
+type _TraceFilterMatches = Holds<
+  Same<TraceFilter, v.InferInput<typeof FilterShape>>
+>;
 
 /** Validates a filter; throws a ConfigError naming the first bad field. */
 export function parseTraceFilter(input: unknown): TraceFilter {

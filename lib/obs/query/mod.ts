@@ -56,3 +56,79 @@ export {
   type TraceQueryParam,
 } from "./params.ts";
 export { type PreviewContent, readPreviewContent } from "./preview_content.ts";
+export {
+  type AnalysisFinding,
+  type AnalysisSeverity,
+  analyzeTrace,
+  type Lineage,
+  LINEAGE_LANES,
+  type LineageLane,
+  type LineageRef,
+  MAX_LANE_REFS,
+  type RejectedCandidate,
+  traceLineage,
+} from "./lineage.ts";
+export {
+  DEFAULT_FIND_GROUPS,
+  FIND_WINDOW,
+  type FindPage,
+  type FindQuery,
+  findTraceRoots,
+  type FoundEvent,
+  GROUP_EVENTS_SHOWN,
+  MAX_FIND_GROUPS,
+  type RootGroup,
+} from "./find.ts";
+export { MAX_GROUP_COUNT, type RootTotals } from "./_group_totals.ts";
+export { ID_FIELDS, type IdField } from "./_find_sql.ts";
+export { SCAN_LIMIT } from "./_scan.ts";
+export { type IdMatch, matchOpaqueId, MAX_ID_MATCH_COUNT } from "./id_match.ts";
+export {
+  MAX_OVERVIEW_GROUPS,
+  OVERVIEW_EVENTS,
+  type OverviewGroup,
+  type OverviewOptions,
+  type TraceOverview,
+  traceOverview,
+} from "./overview.ts";
+export {
+  MAX_ROOT_EVENTS,
+  readRootEvents,
+  type RootRead,
+  type RootReadOptions,
+} from "./root_events.ts";
+export { lookupEvent, MAX_ID_LOOKUP } from "./event_lookup.ts";
+export {
+  type DeletionUse,
+  type DeletionUseOptions,
+  type EventPointer,
+  MAX_DELETION_USES,
+  readThreadEvidence,
+  type RefUse,
+  servedAfterDeletion,
+  type ServedRef,
+  THREAD_EVIDENCE_EVENTS,
+  type ThreadEvidence,
+} from "./deletion_evidence.ts";
+export {
+  compareRoots,
+  MAX_COMPARE_REFS,
+  type RefDifference,
+  type RootComparison,
+  type SideCounts,
+} from "./compare_roots.ts";
+export {
+  type EventSnapshot,
+  SNAPSHOT_EVENTS,
+  SNAPSHOT_ROWS_PER_STORE,
+  snapshotEvents,
+} from "./snapshot.ts";
+export {
+  type ArtifactEvidence,
+  artifactEvidence,
+  type ContractEvidence,
+  contractEvidence,
+  type EvidenceState,
+  type RecordedArtifact,
+  type StageCheck,
+} from "./inspection.ts";

@@ -17,7 +17,11 @@ import {
 } from "../coverage.ts";
 import { decodeCursor, encodeCursor, filterDigest } from "./_cursor.ts";
 import { filterWhere } from "./_filter_sql.ts";
-import { timeRangeValid, TRACE_FILTER_ENTRIES } from "./filters.ts";
+import {
+  timeRangeValid,
+  TRACE_FILTER_ENTRIES,
+  type TraceFilter,
+} from "./filters.ts";
 import type { TraceEvent } from "../model.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { requireObs } from "../schema.ts";
@@ -37,8 +41,15 @@ export const OUTCOME_VERIFICATION = ["recorded", "unknown"] as const;
 /** One of {@link OUTCOME_VERIFICATION}. */
 export type OutcomeVerification = typeof OUTCOME_VERIFICATION[number];
 
-/** Schema of a query: a filter plus page size and cursor. */
-export const TraceQuerySchema = v.pipe(
+/** A trace query: a filter plus page size and cursor. */
+export interface TraceQuery extends TraceFilter {
+  /** Events per page, 1 to 1,000 (default 250). */
+  limit?: number | undefined;
+  /** The previous page's `next_cursor`; valid only under the same filters. */
+  cursor?: string | undefined;
+}
+
+const QueryShape = v.pipe(
   v.strictObject(
     {
       ...TRACE_FILTER_ENTRIES,
@@ -59,20 +70,34 @@ export const TraceQuerySchema = v.pipe(
   ),
   v.check(timeRangeValid, "start_time must be before end_time"),
 );
-/** A trace query. */
-export type TraceQuery = v.InferInput<typeof TraceQuerySchema>;
+/** Schema of a query: a filter plus page size and cursor. */
+export const TraceQuerySchema: v.GenericSchema<TraceQuery> = QueryShape;
+
+// The interface restates what the schema accepts, for readers of the docs;
+// this line stops compiling when the two drift apart.
+type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
+type Holds<T extends true> = T;
+type _TraceQueryMatches = Holds<
+  Same<TraceQuery, v.InferInput<typeof QueryShape>>
+>;
 
 /** One page of events. */
 export interface TraceEventPage {
+  /** The page's events, newest first. */
   events: TraceEvent[];
   /** Pass back as `cursor` with the same filters for the next page; `null` at the end. */
   next_cursor: string | null;
+  /** Whether more events match beyond this page. */
   has_more: boolean;
   /** Rows this bounded page window held. */
   rows_in_window: number;
+  /** The page size asked for. */
   limit: number;
+  /** `complete` when the whole selection was read, `partial` for one page of several, `untrusted` when a row could not be decoded. */
   read_completeness: ReadCompleteness;
+  /** How well the page's task scopes were instrumented against their coverage profiles: `unknown`, `partial` or `complete`. */
   instrumentation_coverage: CoverageState;
+  /** `recorded` when a verified outcome is on the page, else `unknown`. */
   outcome_verification: OutcomeVerification;
   /** Detail behind `instrumentation_coverage` for the roots on this page. */
   coverage: CoverageAssessment;

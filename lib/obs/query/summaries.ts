@@ -23,7 +23,7 @@ import {
   type CoverageState,
 } from "../coverage.ts";
 import { filterWhere } from "./_filter_sql.ts";
-import { summaryWindow, type WindowBasis } from "./_summary_window.ts";
+import { summaryWindow } from "./_summary_window.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import {
   EVENT_STATUSES,
@@ -43,12 +43,19 @@ export const MAX_SUMMARY_EVENTS = 100_000;
 
 /** Events of one agent-or-memory and thread. */
 export interface SummaryGroup {
+  /** The agent, when the events name one. */
   agent_id: string | null;
+  /** The memory store, when the events name one. */
   memory_id: string | null;
+  /** The conversation. */
   thread_id: string | null;
+  /** Events of the group. */
   events: number;
+  /** Those with status `error`. */
   errors: number;
+  /** The oldest event time, ISO 8601. */
   first_ts: string;
+  /** The newest event time, ISO 8601. */
   last_ts: string;
 }
 
@@ -62,32 +69,52 @@ export interface SummaryWindow {
    * `index`: the newest `limit` events of the index in the time range, of
    * which the filter keeps some (filters without such a scope).
    */
-  basis: WindowBasis;
+  basis: "selected" | "index";
   /** True when older events were not read: the summary is partial. */
   truncated: boolean;
 }
 
 /** Aggregate view of the events a filter selects (the newest {@link MAX_SUMMARY_EVENTS} of them). */
 export interface TraceSummary {
+  /** Which events were read. */
   window: SummaryWindow;
+  /** Events summarized. */
   events: number;
+  /** Distinct task scopes among them. */
   roots: number;
+  /** The oldest event time, ISO 8601; `null` without events. */
   first_ts: string | null;
+  /** The newest event time, ISO 8601; `null` without events. */
   last_ts: string | null;
+  /** Events with status `error`. */
   errors: number;
+  /** Events by their `success` field. */
   success: { true: number; false: number; unrecorded: number };
+  /** Events per store. */
   by_store: Record<StoreName, number>;
+  /** Events per status. */
   by_status: Record<EventStatus, number>;
+  /** Events per kind, most frequent first (at most {@link MAX_SUMMARY_KINDS}). */
   by_kind: { kind: string; events: number }[];
+  /** True when more kinds exist than `by_kind` lists. */
   kinds_truncated: boolean;
+  /** Events with a selection decision, their candidates, and how many were kept. */
   selections: { events: number; candidates: number; selected: number };
+  /** Events with an outcome, and how many of those the host verified. */
   outcomes: { recorded: number; verified: number };
+  /** Events with a stored preview. */
   previews: number;
+  /** Events per agent or memory and thread (at most {@link MAX_SUMMARY_GROUPS}). */
   groups: SummaryGroup[];
+  /** True when more groups exist than `groups` lists. */
   groups_truncated: boolean;
+  /** `partial` when older events, kinds or groups were left out, else `complete`. */
   read_completeness: ReadCompleteness;
+  /** How well the summarized task scopes were instrumented. */
   instrumentation_coverage: CoverageState;
+  /** `recorded` when a verified outcome is among the events, else `unknown`. */
   outcome_verification: OutcomeVerification;
+  /** Detail behind `instrumentation_coverage`. */
   coverage: CoverageAssessment;
 }
 

@@ -67,14 +67,19 @@ export interface SelfStagingOptions {
 
 /** One answered request: the checked body and the answer. */
 export interface SelfStagingExchange<K extends Operation = Operation> {
+  /** The request body, checked against the contract. */
   request: OperationRequests[K];
+  /** The answer. */
   response: OperationResponses[K];
 }
 
 /** What the index physically holds for a namespace, whatever an inventory says. */
 export interface SelfStoredCounts {
+  /** Source envelopes of the namespace's events. */
   source_records: number;
+  /** Index rows of the namespace. */
   vector_records: number;
+  /** Stored previews of those events. */
   cache_records: number;
 }
 

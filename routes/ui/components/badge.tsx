@@ -42,6 +42,26 @@ export const TONE_BY_STATUS: Readonly<Record<string, Tone>> = {
   incomplete: "attention",
   ready: "success",
   missing: "danger",
+  // Findings, cleanup and regressions.
+  transient: "attention",
+  note: "neutral",
+  complete: "success",
+  pending: "attention",
+  enforced: "success",
+  fixed: "success",
+  cleaned: "success",
+  // Trace events and evidence facts.
+  error: "danger",
+  unset: "neutral",
+  partial: "attention",
+  untrusted: "danger",
+  recorded: "accent",
+  selected: "accent",
+  kept: "success",
+  dropped: "neutral",
+  problem: "danger",
+  identical: "success",
+  different: "attention",
 };
 
 /** The tone of `status` (neutral for a word without one). */

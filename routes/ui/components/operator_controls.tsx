@@ -17,13 +17,16 @@ import type { Child, FC } from "hono/jsx";
 import type { ActionCapability } from "../../../lib/auth/mod.ts";
 
 /** Why a control is disabled, or nothing when it is enabled. */
-export const CapabilityNote: FC<{ capability: ActionCapability }> = (
-  { capability },
-) =>
+export const CapabilityNote: FC<{
+  capability: ActionCapability;
+  /** What is not done, leading the reason ("Current state is not looked up here"). */
+  lead?: string;
+}> = ({ capability, lead }) =>
   capability.allowed
     ? null
     : (
       <p class="meta" data-disabled-reason={capability.reason ?? ""}>
+        {lead ? `${lead}: ` : ""}
         {capability.message}
         {capability.reason === "hook_missing"
           ? " (the server answers 501)"
@@ -144,13 +147,29 @@ export interface ReplayTarget {
   turn_id?: string | null | undefined;
   run_id?: string | null | undefined;
   application_id?: string | undefined;
+  /** The user the selection is bound to (`null`: anonymous evidence only); absent leaves it open. */
+  user_id?: string | null | undefined;
+}
+
+/** The fields a replay selection posts (and its plan link carries). */
+function replayFields(
+  target: ReplayTarget,
+): Record<string, string | undefined> {
+  const { user_id, ...rest } = target;
+  const fields: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(rest)) {
+    if (typeof value === "string") fields[key] = value;
+  }
+  if (user_id === null) fields.anonymous = "true";
+  else if (user_id !== undefined) fields.user_id = user_id;
+  return fields;
 }
 
 /** The query string of a replay selection (for the plan link). */
 export function replayQuery(target: ReplayTarget): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(target)) {
-    if (typeof value === "string") params.set(key, value);
+  for (const [key, value] of Object.entries(replayFields(target))) {
+    if (value !== undefined) params.set(key, value);
   }
   return params.toString();
 }
@@ -161,15 +180,18 @@ export function replayQuery(target: ReplayTarget): string {
  * plan link shows the same frozen refs without storing anything.
  */
 export const ReplayDraftForm: FC<{
-  target: ReplayTarget;
+  /** The selection, or `null` when this view cannot name one (see `unavailable`). */
+  target: ReplayTarget | null;
   draft: ActionCapability;
   plan: ActionCapability;
   csrf: string | null;
   id: string;
   /** What the selection is, in words ("turn t-1", "the whole root"). */
   label: string;
-}> = ({ target, draft, plan, csrf, id, label }) => {
-  const off = !draft.allowed;
+  /** Why this view names no replay selection (shown with the control disabled). */
+  unavailable?: string | null | undefined;
+}> = ({ target, draft, plan, csrf, id, label, unavailable }) => {
+  const off = !draft.allowed || target === null;
   return (
     <form
       method="post"
@@ -178,13 +200,7 @@ export const ReplayDraftForm: FC<{
       data-control="replay-draft"
     >
       <Csrf csrf={csrf} />
-      {hiddenFields({
-        agent_id: target.agent_id,
-        root_trace_id: target.root_trace_id,
-        turn_id: target.turn_id,
-        run_id: target.run_id,
-        application_id: target.application_id,
-      })}
+      {target ? hiddenFields(replayFields(target)) : null}
       <div>
         <label for={`${id}-reason`}>Note for reviewers (optional)</label>
         <input
@@ -200,7 +216,7 @@ export const ReplayDraftForm: FC<{
         <button type="submit" disabled={off}>
           Create replay draft of {label}
         </button>{" "}
-        {plan.allowed
+        {plan.allowed && target
           ? (
             <a href={`/traces/replay-plan.json?${replayQuery(target)}`}>
               Replay plan (JSON, nothing stored)
@@ -209,6 +225,9 @@ export const ReplayDraftForm: FC<{
           : null}
       </div>
       <CapabilityNote capability={draft} />
+      {target === null && unavailable
+        ? <p class="meta" data-disabled-reason="selection">{unavailable}</p>
+        : null}
     </form>
   );
 };
@@ -227,7 +246,7 @@ export const ArtifactLookup: FC<{
         data-disabled-reason={capability.reason ?? ""}
         title={capability.message ?? ""}
       >
-        unavailable
+        lookup off
       </span>
     );
   }
@@ -236,8 +255,13 @@ export const ArtifactLookup: FC<{
   if (application_id !== undefined) {
     params.set("application_id", application_id);
   }
+  // The script shows the answer beside the link; without it the link opens the JSON.
   return (
-    <a data-control="artifact" href={`/traces/artifact.json?${params}`}>
+    <a
+      data-control="artifact"
+      data-artifact-lookup=""
+      href={`/traces/artifact.json?${params}`}
+    >
       current state
     </a>
   );
@@ -256,28 +280,28 @@ export const AccountResolveForm: FC<{
     <form
       method="post"
       action="/traces/account/resolve"
-      class="stack"
+      class="account-form"
       data-control="account-resolve"
     >
       <Csrf csrf={csrf} />
-      <div>
-        <label for="account-email">Customer email</label>
+      <label for="account-email">Customer email</label>
+      <div class="finder-form__row">
         <input
           type="text"
           inputmode="email"
           id="account-email"
           name="email"
           autocomplete="off"
+          spellcheck={false}
           required
           disabled={off}
         />
-      </div>
-      <div>
-        <button type="submit" disabled={off}>Find user id</button>
+        <button type="submit" disabled={off}>Look up user id</button>
       </div>
       <p class="meta">
-        The email is sent once to the host's identity resolver; Trace never
-        stores or logs it.
+        Resolves a customer's email to the user id to search by. The email is
+        sent once to the host's identity resolver; Trace never stores, logs or
+        puts it in a URL.
       </p>
       <CapabilityNote capability={capability} />
     </form>

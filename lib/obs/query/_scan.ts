@@ -1,0 +1,96 @@
+/**
+ * A bound on reads that no index narrows. A filter on status, tool, success
+ * or store alone has no index of its own: finding its newest matches walks
+ * the time index, and a filter that matches nothing walks all of it (about
+ * 0.3 s per million events, holding the event loop). Such reads examine at
+ * most the newest {@link SCAN_LIMIT} events (below a cursor, within a time
+ * range) and say so: one walk of the covering time index finds the oldest
+ * of them (the floor), the read stays above it, and a cursor at the floor
+ * continues below.
+ *
+ * @module
+ */
+
+import type { InValue } from "@libsql/client";
+import type { TraceDb } from "../../db.ts";
+import type { CursorKey } from "./_cursor.ts";
+import type { SqlWhere } from "./_filter_sql.ts";
+import type { TraceFilter } from "./filters.ts";
+
+/** Most events a read without an indexed scope examines. */
+export const SCAN_LIMIT = 100_000;
+
+/** True when `filter` (with an opaque `q`) has an index that narrows it. */
+export function hasIndexedScope(filter: TraceFilter, q?: string): boolean {
+  return q !== undefined || filter.q !== undefined ||
+    filter.application_id !== undefined ||
+    typeof filter.user_id === "string" ||
+    Boolean(filter.agent_ids?.length) || Boolean(filter.memory_ids?.length) ||
+    filter.thread_id !== undefined || filter.root_trace_id !== undefined ||
+    filter.run_id !== undefined || filter.turn_id !== undefined ||
+    Boolean(filter.resources?.length) || Boolean(filter.kinds?.length);
+}
+
+/** True when a read of `filter` must be bounded by {@link SCAN_LIMIT}. */
+export function needsScanBound(filter: TraceFilter, q?: string): boolean {
+  const unindexed = Boolean(filter.statuses?.length) ||
+    filter.tool !== undefined || filter.success !== undefined ||
+    filter.user_id === null ||
+    (filter.store !== undefined && filter.store !== "all");
+  return unindexed && !hasIndexedScope(filter, q);
+}
+
+/** The newest-first stretch of the time index a bounded read examines. */
+function stretch(
+  filter: TraceFilter,
+  after: CursorKey | null,
+): { sql: string; args: InValue[] } {
+  const parts = ["1"];
+  const args: InValue[] = [];
+  if (filter.start_time) {
+    parts.push("s.ts >= ?");
+    args.push(Date.parse(filter.start_time));
+  }
+  if (filter.end_time) {
+    parts.push("s.ts < ?");
+    args.push(Date.parse(filter.end_time));
+  }
+  if (after) {
+    parts.push("(s.ts, s.seq) < (?, ?)");
+    args.push(after.ts, after.seq);
+  }
+  return {
+    sql: `FROM obs_events s INDEXED BY obs_events_time WHERE ${
+      parts.join(" AND ")
+    } ORDER BY s.ts DESC, s.seq DESC`,
+    args,
+  };
+}
+
+/**
+ * The oldest event of the newest {@link SCAN_LIMIT} below `after` (within
+ * the filter's time range): a read that stays at or above it examines at
+ * most that many events. `null` when fewer remain, so nothing needs a bound.
+ */
+export async function scanFloor(
+  db: TraceDb,
+  filter: TraceFilter,
+  after: CursorKey | null,
+): Promise<CursorKey | null> {
+  const s = stretch(filter, after);
+  const result = await db.client.execute({
+    sql: `SELECT s.ts, s.seq ${s.sql} LIMIT 1 OFFSET ${SCAN_LIMIT - 1}`,
+    args: s.args,
+  });
+  const row = result.rows[0];
+  return row ? { ts: Number(row.ts), seq: Number(row.seq) } : null;
+}
+
+/** `where` kept at or above `floor` (unchanged without one). */
+export function aboveFloor(where: SqlWhere, floor: CursorKey | null): SqlWhere {
+  if (!floor) return where;
+  return {
+    sql: `${where.sql} AND (e.ts, e.seq) >= (?, ?)`,
+    args: [...where.args, floor.ts, floor.seq],
+  };
+}

@@ -1,0 +1,239 @@
+/**
+ * Every run a data directory knows, as one list of summaries for pages:
+ * completed external and reference runs from the ledger (each row verified
+ * by the ledger's reader), and runs that only a checkpoint knows (RUNNING
+ * while their writer is alive, otherwise interrupted, INCONCLUSIVE), or a
+ * report kept beside a checkpoint when the ledger could not take it.
+ * Newest first by start time. `external-runs` (`run_list.ts`) lists the
+ * same runs for the terminal; pages also need each run's duration and
+ * cursor paging over every run.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
+import { listRuns, type RunKind } from "../ledger/runs.ts";
+import { hasLedger } from "../ledger/schema.ts";
+import { checkpointDir } from "../runner/checkpoint.ts";
+import type { RunReport, RunState, Verdict } from "../runner/report.ts";
+import { locateRun } from "./run_view.ts";
+
+/** One run as lists show it. */
+export interface RunSummary {
+  run_id: string;
+  kind: RunKind;
+  target_id: string;
+  /** RUNNING while it runs; INCONCLUSIVE for interrupted runs (never PASS before a final sample). */
+  verdict: Verdict | "RUNNING";
+  state: RunState;
+  /**
+   * Synthetic records after the run: `complete` (every store of both
+   * namespaces read 0), `incomplete` (some may remain: trace external
+   * cleanup), `cleaned` (by a later cleanup), `unknown` (running, or
+   * interrupted without a cleanup), `none` (a reference run: nothing
+   * outside memory).
+   */
+  cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
+  started_at: string;
+  finished_at: string | null;
+  /** Wall-clock seconds (virtual seconds for reference runs); `null` without a report. */
+  duration_seconds: number | null;
+  /** Where the record is: the ledger, a kept report file, or only a checkpoint. */
+  kept_in: "ledger" | "file" | "checkpoint";
+}
+
+/** Options for {@link runCatalog}. */
+export interface RunCatalogOptions {
+  /** The data directory whose checkpoints are consulted; without it, the ledger only. */
+  dataDir?: string | undefined;
+  /** Only runs of this history. */
+  kind?: RunKind | undefined;
+  /** Only runs of this target. */
+  targetId?: string | undefined;
+  /** At most this many newest runs from each source (default: all). */
+  limit?: number | undefined;
+  /** Liveness of a checkpoint's writer (tests). */
+  isAlive?: ((pid: number) => boolean) | undefined;
+}
+
+/** Largest list read when no limit is given: far beyond what one ledger holds in practice. */
+const ALL = 1_000_000;
+
+/** Summaries of the runs the ledger and the checkpoints know, newest first. */
+export async function runCatalog(
+  db: TraceDb,
+  options: RunCatalogOptions = {},
+): Promise<RunSummary[]> {
+  const ledger = await hasLedger(db);
+  const stored = ledger ? await fromLedger(db, options) : [];
+  const local = options.dataDir !== undefined && options.kind !== "reference"
+    ? await fromCheckpoints(db, options.dataDir, stored, options)
+    : [];
+  const cleaned = ledger ? await latestCleanups(db) : new Map();
+  const all = [...stored, ...local].map((run) => withLaterCleanup(run, cleaned))
+    .sort(newestFirst);
+  return options.limit === undefined ? all : all.slice(0, options.limit);
+}
+
+/** Orders summaries newest first by start time, then by run id. */
+export function newestFirst(
+  a: Pick<RunSummary, "started_at" | "run_id">,
+  b: Pick<RunSummary, "started_at" | "run_id">,
+): number {
+  if (a.started_at !== b.started_at) {
+    return a.started_at < b.started_at ? 1 : -1;
+  }
+  return a.run_id < b.run_id ? 1 : a.run_id > b.run_id ? -1 : 0;
+}
+
+/** A run whose records a later `external-cleanup` removed reads `cleaned`. */
+function withLaterCleanup(
+  run: RunSummary,
+  cleanups: ReadonlyMap<string, CleanupRecord>,
+): RunSummary {
+  const later = cleanups.get(run.run_id);
+  if (!later?.outcome.cleanup_complete) return run;
+  return run.cleanup === "incomplete" || run.cleanup === "unknown"
+    ? { ...run, cleanup: "cleaned" }
+    : run;
+}
+
+/** The summary of a finished report. */
+export function summarizeReport(
+  report: RunReport,
+  keptIn: RunSummary["kept_in"],
+): RunSummary {
+  return {
+    run_id: report.run_id,
+    kind: report.kind,
+    target_id: report.target.id,
+    verdict: report.verdict,
+    state: report.state,
+    cleanup: report.kind === "reference"
+      ? "none"
+      : report.cleanup.cleanup_complete
+      ? "complete"
+      : "incomplete",
+    started_at: report.started_at,
+    finished_at: report.finished_at,
+    duration_seconds: report.timing.elapsed_seconds,
+    kept_in: keptIn,
+  };
+}
+
+async function fromLedger(
+  db: TraceDb,
+  options: RunCatalogOptions,
+): Promise<RunSummary[]> {
+  const kinds: RunKind[] = options.kind
+    ? [options.kind]
+    : ["external", "reference"];
+  const lists = await Promise.all(kinds.map((kind) =>
+    listRuns(db, kind, {
+      limit: options.limit ?? ALL,
+      ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
+    })
+  ));
+  return lists.flat().map((run) => summarizeReport(run.report, "ledger"));
+}
+
+/**
+ * Runs only a checkpoint (or a report kept beside one) knows. A completed
+ * checkpoint without a kept report belongs to a run in the ledger. When the
+ * ledger already filled `limit`, checkpoints started before the oldest of
+ * those runs cannot make the list and are not read (run ids begin with
+ * their start time).
+ */
+async function fromCheckpoints(
+  db: TraceDb,
+  dataDir: string,
+  stored: RunSummary[],
+  options: RunCatalogOptions,
+): Promise<RunSummary[]> {
+  const known = new Set(stored.map((run) => run.run_id));
+  const cutoff = limitCutoff(stored, options.limit);
+  const summaries: RunSummary[] = [];
+  for (const runId of await checkpointIds(dataDir)) {
+    if (known.has(runId)) continue;
+    const started = idTime(runId);
+    if (cutoff !== null && started !== "" && started < cutoff) continue;
+    const summary = await checkpointSummary(db, dataDir, runId, options);
+    if (
+      summary &&
+      (options.targetId === undefined || summary.target_id === options.targetId)
+    ) summaries.push(summary);
+  }
+  return summaries;
+}
+
+async function checkpointSummary(
+  db: TraceDb,
+  dataDir: string,
+  runId: string,
+  options: RunCatalogOptions,
+): Promise<RunSummary | null> {
+  // An unreadable checkpoint is not a run to list; external-show names its problem.
+  const located = await locateRun(db, runId, {
+    dataDir,
+    ledger: false,
+    ...(options.isAlive ? { isAlive: options.isAlive } : {}),
+  }).catch(() => null);
+  if (!located) return null;
+  if (located.found !== "checkpoint") {
+    return summarizeReport(located.report, "file");
+  }
+  const { checkpoint, running } = located;
+  if (checkpoint.state === "completed") return null;
+  return {
+    run_id: runId,
+    kind: "external",
+    target_id: checkpoint.target.id,
+    verdict: running ? "RUNNING" : "INCONCLUSIVE",
+    state: running ? "running" : "interrupted",
+    cleanup: "unknown",
+    started_at: checkpoint.started_at,
+    finished_at: null,
+    duration_seconds: null,
+    kept_in: "checkpoint",
+  };
+}
+
+/**
+ * The id time below which a checkpoint cannot be among the `limit` newest
+ * runs: the start of the `limit`-th newest stored run, less a margin for
+ * the moment between making a run id and starting the run.
+ */
+function limitCutoff(
+  stored: RunSummary[],
+  limit: number | undefined,
+): string | null {
+  if (limit === undefined || stored.length < limit) return null;
+  const last = [...stored].sort(newestFirst)[limit - 1]!;
+  const at = Date.parse(last.started_at) - 2000;
+  return Number.isNaN(at) ? null : compactTime(new Date(at).toISOString());
+}
+
+/** `2026-11-30T18:13:29.817Z` as run ids spell it: `20261130T181329Z`. */
+function compactTime(iso: string): string {
+  return iso.replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
+
+/** The start time a run id begins with (`20261130T181329Z`), or `""`. */
+function idTime(runId: string): string {
+  return /^run-(\d{8}T\d{6}Z)/.exec(runId)?.[1] ?? "";
+}
+
+/** Run ids of the checkpoint files in `dataDir` (kept reports and temp files skipped). */
+async function checkpointIds(dataDir: string): Promise<string[]> {
+  const ids: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(checkpointDir(dataDir))) {
+      const id = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.json$/.exec(entry.name)?.[1];
+      if (entry.isFile && id) ids.push(id);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return ids;
+}

@@ -1,0 +1,331 @@
+/**
+ * `/compare?a=RUN&b=RUN` and its twin: two completed external runs of one
+ * target under one contract, typically a failing run and its replay:
+ * findings fixed, still present and new, both cleanups side by side, and
+ * the reminder that a passing replay ran on fresh data. Without both runs
+ * the page offers the comparisons the saved regressions suggest.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { FC } from "hono/jsx";
+import { STORES } from "../../lib/contract/protocol.ts";
+import type {
+  ComparedCleanup,
+  FindingKey,
+  RunComparison,
+} from "../../lib/ledger/compare.ts";
+import { hasLedger } from "../../lib/ledger/schema.ts";
+import { compareStoredRuns, regressionsOf } from "../../lib/runs/mod.ts";
+import { StatusBadge } from "../ui/components/badge.tsx";
+import { ProblemList } from "../ui/components/cleanup_panel.tsx";
+import { EmptyState } from "../ui/components/empty_state.tsx";
+import { RawJson } from "../ui/components/raw_json.tsx";
+import { PageHead, Section } from "../ui/components/section.tsx";
+import { Time } from "../ui/components/time.tsx";
+import type { UiEnv } from "../ui/context.ts";
+import { compareHref, runHref, targetHref } from "../ui/links.ts";
+import type { PageSpec, PageView } from "../ui/page.ts";
+import type { RunSource } from "../ui/run_detail.ts";
+import { storeShort } from "../ui/run_words.ts";
+
+/** A comparison the saved regressions suggest: a source run and its latest replay. */
+export interface SuggestedComparison {
+  regression_id: string;
+  a: string;
+  b: string;
+}
+
+/** The data of `/compare`. */
+export interface ComparePageData {
+  schema: "trace.ui.compare/1";
+  /** `null` until both runs are given. */
+  comparison: RunComparison | null;
+  suggestions: SuggestedComparison[];
+  query: { a: string | null; b: string | null };
+}
+
+/** The compare page over `source`. */
+export function comparePage(source: RunSource): PageSpec<ComparePageData> {
+  return {
+    path: "/compare",
+    title: (data) =>
+      data.comparison
+        ? `Compare ${data.comparison.a.run_id} with ${data.comparison.b.run_id}`
+        : "Compare runs",
+    load: (c) => loadCompare(source, c),
+    render: (data, view) => <CompareBody data={data} view={view} />,
+  };
+}
+
+async function loadCompare(
+  source: RunSource,
+  c: Context<UiEnv>,
+): Promise<ComparePageData> {
+  const a = c.req.query("a") || null;
+  const b = c.req.query("b") || null;
+  const comparison = a && b ? await compareStoredRuns(source.db, a, b) : null;
+  const suggestions = !comparison && await hasLedger(source.db)
+    ? (await regressionsOf(source.db)).flatMap((r) =>
+      r.last_run_id
+        ? [{
+          regression_id: r.regression_id,
+          a: r.source_run_id,
+          b: r.last_run_id,
+        }]
+        : []
+    )
+    : [];
+  return {
+    schema: "trace.ui.compare/1",
+    comparison,
+    suggestions,
+    query: { a, b },
+  };
+}
+
+/** What changed between the two runs, in one sentence. */
+export function compareSentence(c: RunComparison): string {
+  const f = c.findings;
+  const parts = [
+    `${f.fixed.length} finding${f.fixed.length === 1 ? "" : "s"} fixed`,
+    `${f.still_present.length} still present`,
+    `${f.new.length} new`,
+  ];
+  const verdicts = `${c.a.verdict} before, ${c.b.verdict} after`;
+  return `${verdicts}: ${parts.join(", ")}.`;
+}
+
+function compareStatus(c: RunComparison): string {
+  if (c.findings.new.length > 0 || c.findings.still_present.length > 0) {
+    return c.b.verdict;
+  }
+  return c.b.verdict === "PASS" ? "pass" : c.b.verdict;
+}
+
+const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
+  { data, view },
+) => {
+  const c = data.comparison;
+  if (!c) return <ChooseRuns data={data} />;
+  return (
+    <>
+      <PageHead
+        eyebrow={`Compare on target ${c.target_id}`}
+        title="Before and after"
+        status={compareStatus(c)}
+        reason={compareSentence(c)}
+        meta={`Same target and contract: ${c.contract.protocol_revision}, ${c.contract.document_count} document(s), window ${c.contract.deletion_window_seconds} s.`}
+      />
+      <div class="stack">
+        <p class="notice" role="note">{c.caveat}</p>
+        <div class="grid compare-sides">
+          {([["A", "before", c.a], ["B", "after", c.b]] as const).map((
+            [label, word, side],
+          ) => (
+            <div class="panel">
+              <h3>
+                {`${label} (${word}) `}
+                <StatusBadge status={side.verdict} />
+              </h3>
+              <p>
+                <a class="mono" href={runHref(side.run_id)}>{side.run_id}</a>
+              </p>
+              <p class="meta">
+                started <Time iso={side.started_at} now={view.now} /> on{" "}
+                <a href={targetHref(c.target_id)}>
+                  <code>{c.target_id}</code>
+                </a>
+              </p>
+            </div>
+          ))}
+        </div>
+      </div>
+      <Section id="findings" title="Findings">
+        <div class="grid">
+          <FindingGroup
+            title="Fixed"
+            hint="in A, not in B"
+            findings={c.findings.fixed}
+            status="pass"
+          />
+          <FindingGroup
+            title="Still present"
+            hint="in both"
+            findings={c.findings.still_present}
+            status="fail"
+          />
+          <FindingGroup
+            title="New"
+            hint="in B only"
+            findings={c.findings.new}
+            status="fail"
+          />
+        </div>
+      </Section>
+      <Section
+        id="cleanup"
+        title="Cleanup"
+        intro="Each run cleans up its own synthetic records; what one left behind, the other cannot remove."
+      >
+        <div class="grid">
+          <CleanupSide
+            label="A (before)"
+            side={c.cleanup.a}
+            runId={c.a.run_id}
+          />
+          <CleanupSide
+            label="B (after)"
+            side={c.cleanup.b}
+            runId={c.b.run_id}
+          />
+        </div>
+      </Section>
+      <p class="spaced">
+        <a href={compareHref(c.b.run_id, c.a.run_id)}>Swap A and B</a>
+      </p>
+      <RawJson value={data} href={view.jsonHref} />
+    </>
+  );
+};
+
+const FindingGroup: FC<{
+  title: string;
+  hint: string;
+  findings: readonly FindingKey[];
+  status: string;
+}> = ({ title, hint, findings, status }) => (
+  <div class="panel">
+    <h3>
+      {`${title} `}
+      <span class="meta">({hint})</span>{" "}
+      <span class="count">{findings.length}</span>
+    </h3>
+    {findings.length === 0
+      ? <p class="meta">none</p>
+      : (
+        <ul class="compare-findings">
+          {findings.map((f) => (
+            <li>
+              <StatusBadge status={status === "pass" ? "fixed" : f.severity} />
+              {" "}
+              <code>{f.code}</code> <span class="meta">{f.subject}</span>
+              <p>{f.message}</p>
+            </li>
+          ))}
+        </ul>
+      )}
+  </div>
+);
+
+const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
+  (
+    { label, side, runId },
+  ) => (
+    <div class="panel stack">
+      <h3>
+        {`${label} `}
+        <StatusBadge
+          status={side.cleanup_complete ? "complete" : "incomplete"}
+        />
+      </h3>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">
+            {`Records left after the cleanup of ${runId}`}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Namespace</th>
+              {STORES.map((s) => (
+                <th scope="col" class="num">{storeShort(s)}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {(["test", "control"] as const).map((role) => (
+              <tr>
+                <th scope="row">{role}</th>
+                {STORES.map((s) => {
+                  const n = side.remaining[role]?.[s];
+                  return (
+                    <td class={n ? "num is-left" : "num"}>
+                      {n === undefined || n === null ? "?" : String(n)}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <ProblemList problems={side.problems} />
+    </div>
+  );
+
+const SAVE_AND_REPLAY =
+  "trace external-save RUN_ID\ntrace external-replay REGRESSION_ID";
+
+const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
+  <>
+    <div class="page-head">
+      <div class="title-row">
+        <h1>Compare runs</h1>
+      </div>
+      <p class="meta">
+        Two completed external runs of one target under one contract: typically
+        a failing run and its replay.
+      </p>
+    </div>
+    <form class="filters" method="get" action="/compare">
+      <div class="filters__field">
+        <label for="compare-a">Run A (before)</label>
+        <input
+          type="text"
+          id="compare-a"
+          name="a"
+          value={data.query.a ?? ""}
+          placeholder="run-…"
+        />
+      </div>
+      <div class="filters__field">
+        <label for="compare-b">Run B (after)</label>
+        <input
+          type="text"
+          id="compare-b"
+          name="b"
+          value={data.query.b ?? ""}
+          placeholder="run-…"
+        />
+      </div>
+      <div class="filters__actions">
+        <button type="submit" class="button--primary">Compare</button>
+      </div>
+    </form>
+    <Section id="suggested" title="From your regressions">
+      {data.suggestions.length === 0
+        ? (
+          <EmptyState
+            title="No replayed regression to compare yet"
+            command={SAVE_AND_REPLAY}
+          >
+            Save a failing run as a regression and replay it after a fix; the
+            failing run and its replay then show up here to compare.
+          </EmptyState>
+        )
+        : (
+          <ul class="suggestions">
+            {data.suggestions.map((s) => (
+              <li>
+                <a href={compareHref(s.a, s.b)}>
+                  <code>{s.regression_id}</code>: its source run and latest
+                  replay
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+    </Section>
+  </>
+);

@@ -1,0 +1,143 @@
+/**
+ * `/regressions` and `/regressions.json`: the gate over enforced
+ * regressions, then every saved regression, enforced and pending, each
+ * with the run it was saved from, its latest replay and a Replay button.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import type {
+  GateResult,
+  RegressionView,
+} from "../../lib/ledger/regressions.ts";
+import { hasLedger } from "../../lib/ledger/schema.ts";
+import { gate, regressionsOf } from "../../lib/runs/mod.ts";
+import { runActionOf } from "./_run_action.ts";
+import {
+  type RunAction,
+  showsRunControls,
+} from "../ui/components/action_form.tsx";
+import { RawJson } from "../ui/components/raw_json.tsx";
+import { PageHead, Section } from "../ui/components/section.tsx";
+import type { PageSpec, PageView } from "../ui/page.ts";
+import { RegressionTable } from "../ui/regression_list.tsx";
+import type { RunSource } from "../ui/run_detail.ts";
+
+/** The data of `/regressions`. */
+export interface RegressionsPageData {
+  schema: "trace.ui.regressions/1";
+  /** `null` in a database without a ledger. */
+  gate: GateResult | null;
+  enforced: RegressionView[];
+  pending: RegressionView[];
+  /** Whether this request may start replays here, and why not. */
+  run_action: RunAction;
+}
+
+/** The regressions page over `source`. */
+export function regressionsPage(
+  source: RunSource,
+): PageSpec<RegressionsPageData> {
+  return {
+    path: "/regressions",
+    title: "Regressions",
+    load: async (c) => {
+      const ledger = await hasLedger(source.db);
+      const all = ledger ? await regressionsOf(source.db) : [];
+      return {
+        schema: "trace.ui.regressions/1",
+        gate: ledger ? await gate(source.db) : null,
+        enforced: all.filter((r) => r.status === "enforced"),
+        pending: all.filter((r) => r.status === "pending"),
+        run_action: runActionOf(c, source.jobs !== null),
+      };
+    },
+    render: (data, view) => <RegressionsBody data={data} view={view} />,
+  };
+}
+
+/** The gate's state and why, in one sentence. */
+export function gateSentence(gate: GateResult | null): string {
+  if (!gate || gate.enforced + gate.pending === 0) {
+    return "No regressions saved yet: a saved FAIL becomes a pending regression, and its first passing replay enforces it.";
+  }
+  if (!gate.ok) {
+    const ids = gate.failing.map((f) => f.regression_id).join(", ");
+    return `${gate.failing.length} enforced regression${
+      gate.failing.length === 1 ? "" : "s"
+    } did not pass the latest replay (${ids}): a bug that was fixed is back.`;
+  }
+  if (gate.enforced === 0) {
+    return `Nothing enforced yet: ${gate.pending} pending regression${
+      gate.pending === 1 ? " is a known open bug" : "s are known open bugs"
+    }; a passing replay enforces each.`;
+  }
+  return `All ${gate.enforced} enforced regression${
+    gate.enforced === 1 ? "" : "s"
+  } passed their latest replay${
+    gate.pending > 0 ? `; ${gate.pending} pending (known open bugs)` : ""
+  }.`;
+}
+
+function gateStatus(gate: GateResult | null): string {
+  if (!gate || gate.enforced === 0) return "unknown";
+  return gate.ok ? "pass" : "fail";
+}
+
+const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
+  { data, view },
+) => {
+  const replay = showsRunControls(data.run_action)
+    ? { csrf: view.csrf ?? null, run: data.run_action }
+    : undefined;
+  return (
+    <>
+      <PageHead
+        eyebrow="Regressions"
+        title="Gate"
+        status={gateStatus(data.gate)}
+        reason={gateSentence(data.gate)}
+        meta="A replay runs fresh synthetic data under the regression's pinned contract; a passing replay says nothing about records an earlier run left behind."
+      />
+      <Section
+        id="enforced"
+        title="Enforced"
+        intro="Fixed once (a replay passed): from then on a failing replay is a real regression and fails the gate."
+      >
+        <RegressionTable
+          id="enforced-table"
+          caption="Enforced regressions"
+          regressions={data.enforced}
+          now={view.now}
+          replay={replay}
+          empty={{
+            title: "No enforced regressions",
+            text:
+              "A pending regression becomes enforced when one of its replays passes.",
+          }}
+        />
+      </Section>
+      <Section
+        id="pending"
+        title="Pending"
+        intro="Saved from a FAIL and not passed yet: known open bugs, which do not block the gate."
+      >
+        <RegressionTable
+          id="pending-table"
+          caption="Pending regressions"
+          regressions={data.pending}
+          now={view.now}
+          replay={replay}
+          empty={{
+            title: "No pending regressions",
+            text:
+              "Save a completed FAIL as a regression to replay it after a fix.",
+            command: "trace external-save RUN_ID",
+          }}
+        />
+      </Section>
+      <RawJson value={data} href={view.jsonHref} />
+    </>
+  );
+};

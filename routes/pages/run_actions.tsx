@@ -1,0 +1,161 @@
+/**
+ * The run actions: `POST /targets/:id/run` runs the deletion contract on a
+ * registered target and `POST /regressions/:id/replay` replays a saved
+ * regression, both in the background through the process's job manager
+ * (one external run at a time, shared with MCP). Each answers with a
+ * redirect to the new run's page, which shows its live progress and then
+ * its result; a JSON client gets `{run_id, …}` with 202. A second start
+ * while a run is running is refused with 409 naming the running run.
+ *
+ * Who may: `routes/access.ts` lists both routes under `runs.write`
+ * (operators and administrators, unscoped, not in read-only mode) and
+ * checks the session's CSRF token before they run; `createApp` has already
+ * refused cross-site requests by `Origin` and `Sec-Fetch-Site`.
+ *
+ * @module
+ */
+
+import type { Context, Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { validateTargetId } from "../../lib/ledger/targets.ts";
+import {
+  AdapterUnreachableError,
+  type JobRequest,
+  RunBusyError,
+  type RunJobs,
+} from "../../lib/runs/mod.ts";
+import type { UiAuth } from "../_ui_auth.ts";
+import type { SiteInfo, UiEnv } from "../ui/context.ts";
+import { renderPage } from "../ui/layout.tsx";
+import { runHref } from "../ui/links.ts";
+import type { RunSource } from "../ui/run_detail.ts";
+
+/** What the action routes need. */
+export interface ActionDeps {
+  auth: UiAuth;
+  site: SiteInfo;
+}
+
+/** Registers the run and replay actions on `app`. */
+export function registerRunActions(
+  app: Hono<UiEnv>,
+  deps: ActionDeps,
+  source: RunSource,
+): void {
+  app.post("/targets/:id/run", (c) =>
+    start(c, deps, source, {
+      targetId: validateTargetId(c.req.param("id")),
+    }));
+  app.post(
+    "/regressions/:id/replay",
+    (c) => start(c, deps, source, { regressionId: c.req.param("id") }),
+  );
+}
+
+async function start(
+  c: Context<UiEnv>,
+  deps: ActionDeps,
+  source: RunSource,
+  request: JobRequest,
+): Promise<Response> {
+  const jobs = requireJobs(source.jobs);
+  try {
+    const started = await jobs.start(request);
+    if (wantsJson(c)) return c.json(started, 202);
+    return c.redirect(runHref(started.run_id), 303);
+  } catch (error) {
+    if (error instanceof RunBusyError) {
+      return refusedBusy(c, deps, error.runningRunId, error.message);
+    }
+    if (error instanceof AdapterUnreachableError) {
+      return unreachable(c, deps, error.message);
+    }
+    throw error;
+  }
+}
+
+function requireJobs(jobs: RunJobs | null): RunJobs {
+  if (jobs) return jobs;
+  throw new HTTPException(503, {
+    message:
+      "This server was started without a job manager, so it cannot start runs; use trace serve, or run trace external-run",
+  });
+}
+
+function wantsJson(c: Context<UiEnv>): boolean {
+  const accept = c.req.header("accept") ?? "";
+  return accept.includes("application/json") && !accept.includes("text/html");
+}
+
+/** 409: another run is running; the answer names it and links to it. */
+function refusedBusy(
+  c: Context<UiEnv>,
+  deps: ActionDeps,
+  runningRunId: string,
+  message: string,
+): Response | Promise<Response> {
+  if (wantsJson(c)) {
+    return c.json({
+      error: { code: "conflict", message, running_run_id: runningRunId },
+    }, 409);
+  }
+  return renderPage(
+    c,
+    {
+      title: "A run is already running",
+      path: c.req.path,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+      site: deps.site,
+    },
+    <div class="narrow">
+      <h1>A run is already running</h1>
+      <p class="notice" role="alert">
+        Nothing was started: this server runs one deletion contract run at a
+        time, and run <code>{runningRunId}</code> is still running.
+      </p>
+      <p>
+        <a href={runHref(runningRunId)}>Watch run {runningRunId}</a>, then start
+        this one again when it has finished.
+      </p>
+    </div>,
+    409,
+  );
+}
+
+/**
+ * 502: the target's adapter did not answer, so nothing ran. The operator who
+ * pressed the button sees why (the server's generic 500 would hide it).
+ */
+function unreachable(
+  c: Context<UiEnv>,
+  deps: ActionDeps,
+  message: string,
+): Response | Promise<Response> {
+  if (wantsJson(c)) {
+    return c.json({ error: { code: "transport", message } }, 502);
+  }
+  return renderPage(
+    c,
+    {
+      title: "The staging adapter did not answer",
+      path: c.req.path,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+      site: deps.site,
+    },
+    <div class="narrow">
+      <h1>The staging adapter did not answer</h1>
+      <p class="notice" role="alert">{message}</p>
+      <p>
+        Nothing was written to the staging application and nothing was recorded.
+        Start the adapter (or fix the target's base_url by registering a new
+        target), then try again.
+      </p>
+      <p>
+        <a href="/targets">Back to the targets</a>
+      </p>
+    </div>,
+    502,
+  );
+}

@@ -1,0 +1,489 @@
+/**
+ * `/targets` and `/targets/:id` (with their twins): the registered staging
+ * targets with their latest verdict and a sparkline of their verdict
+ * history, and one target's config (the name of its token's environment
+ * variable, never a token), runs and regressions, with the button that
+ * runs the deletion contract on it.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import type { StagingConfig } from "../../lib/contract/config.ts";
+import type { RegressionView } from "../../lib/ledger/regressions.ts";
+import { latestRunPerTarget, listRuns } from "../../lib/ledger/runs.ts";
+import { hasLedger } from "../../lib/ledger/schema.ts";
+import type { TargetRecord } from "../../lib/ledger/targets.ts";
+import { validateTargetId } from "../../lib/ledger/targets.ts";
+import { NotFoundError } from "../../lib/errors.ts";
+import type { RunReport } from "../../lib/runner/report.ts";
+import {
+  registeredTargets,
+  regressionsOf,
+  runCatalog,
+  type RunSummary,
+} from "../../lib/runs/mod.ts";
+import { runActionOf } from "./_run_action.ts";
+import {
+  ActionForm,
+  type RunAction,
+  showsRunControls,
+} from "../ui/components/action_form.tsx";
+import { StatusBadge } from "../ui/components/badge.tsx";
+import { type Column, DataTable } from "../ui/components/data_table.tsx";
+import { EmptyState } from "../ui/components/empty_state.tsx";
+import { KeyValue } from "../ui/components/key_value.tsx";
+import { RawJson } from "../ui/components/raw_json.tsx";
+import { PageHead, Section } from "../ui/components/section.tsx";
+import {
+  type VerdictPoint,
+  VerdictSparkline,
+} from "../ui/components/sparkline.tsx";
+import { Time } from "../ui/components/time.tsx";
+import { runHref, runsHref, targetHref, targetRunAction } from "../ui/links.ts";
+import type { PageSpec, PageView } from "../ui/page.ts";
+import { RegressionTable } from "../ui/regression_list.tsx";
+import type { RunSource } from "../ui/run_detail.ts";
+import { RunTable, withJobStates } from "../ui/run_list.tsx";
+import { reportHeadline } from "../ui/run_words.ts";
+
+/** Runs drawn in a target's sparkline. */
+export const HISTORY_RUNS = 20;
+
+/** One target of the list. */
+export interface TargetSummary {
+  target_id: string;
+  /**
+   * `registered` (external-register), `config` (registered by a run with
+   * --config), `unregistered`: known only from runs (e.g. quickstart's),
+   * so it has no stored config and cannot be run from here.
+   */
+  source: TargetRecord["source"] | "unregistered";
+  base_url: string;
+  /** `null` for an unregistered target. */
+  registered_at: string | null;
+  /** Its newest completed run. */
+  latest: VerdictPoint | null;
+  /** Its newest completed runs, oldest first (at most {@link HISTORY_RUNS}). */
+  history: VerdictPoint[];
+  regressions: { pending: number; enforced: number };
+}
+
+/** The data of `/targets`. */
+export interface TargetsPageData {
+  schema: "trace.ui.targets/1";
+  targets: TargetSummary[];
+  /** The run this server is running now, if any. */
+  running_run_id: string | null;
+}
+
+/** The data of `/targets/:id`. */
+export interface TargetPageData {
+  schema: "trace.ui.target/1";
+  target: TargetSummary & {
+    /** `null` for an unregistered target. */
+    config: StagingConfig | null;
+    config_digest: string | null;
+  };
+  /** The verdict of its newest run and why, in one sentence. */
+  headline: string;
+  runs: RunSummary[];
+  regressions: RegressionView[];
+  running_run_id: string | null;
+  /** Whether this request may run the contract on this target here, and why not. */
+  run_action: RunAction;
+}
+
+function point(report: RunReport): VerdictPoint {
+  return {
+    run_id: report.run_id,
+    verdict: report.verdict,
+    started_at: report.started_at,
+  };
+}
+
+/** What a summary starts from: a registered target, or one known from its runs. */
+interface KnownTarget {
+  target_id: string;
+  source: TargetSummary["source"];
+  base_url: string;
+  registered_at: string | null;
+}
+
+function known(record: TargetRecord): KnownTarget {
+  return {
+    target_id: record.target_id,
+    source: record.source,
+    base_url: record.base_url,
+    registered_at: record.created_at,
+  };
+}
+
+/** Targets that have external runs but no registration (runs of a bare config). */
+async function unregistered(
+  source: RunSource,
+  records: readonly TargetRecord[],
+): Promise<KnownTarget[]> {
+  if (!await hasLedger(source.db)) return [];
+  const ids = new Set(records.map((r) => r.target_id));
+  return (await latestRunPerTarget(source.db, "external"))
+    .filter((run) => !ids.has(run.report.target.id))
+    .map((run) => ({
+      target_id: run.report.target.id,
+      source: "unregistered" as const,
+      base_url: run.report.target.base_url,
+      registered_at: null,
+    }));
+}
+
+async function summarize(
+  source: RunSource,
+  target: KnownTarget,
+  regressions: readonly RegressionView[],
+): Promise<TargetSummary & { reports: RunReport[] }> {
+  const stored = await listRuns(source.db, "external", {
+    targetId: target.target_id,
+    limit: HISTORY_RUNS,
+  });
+  const own = regressions.filter((r) => r.target_id === target.target_id);
+  return {
+    ...target,
+    latest: stored[0] ? point(stored[0].report) : null,
+    history: stored.map((run) => point(run.report)).reverse(),
+    regressions: {
+      pending: own.filter((r) => r.status === "pending").length,
+      enforced: own.filter((r) => r.status === "enforced").length,
+    },
+    reports: stored.map((run) => run.report),
+  };
+}
+
+/** The targets list over `source`. */
+export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
+  return {
+    path: "/targets",
+    title: "Targets",
+    load: async () => {
+      const records = await registeredTargets(source.db);
+      const regressions = records.length > 0
+        ? await regressionsOf(source.db)
+        : [];
+      const all = [
+        ...records.map(known),
+        ...await unregistered(source, records),
+      ];
+      const targets = await Promise.all(
+        all.map(async (record) => {
+          const { reports: _, ...summary } = await summarize(
+            source,
+            record,
+            regressions,
+          );
+          return summary;
+        }),
+      );
+      return {
+        schema: "trace.ui.targets/1",
+        targets,
+        running_run_id: source.jobs?.active ?? null,
+      };
+    },
+    render: (data, view) => <TargetsBody data={data} view={view} />,
+  };
+}
+
+/** One target's page over `source`. */
+export function targetPage(source: RunSource): PageSpec<TargetPageData> {
+  return {
+    path: "/targets/:id",
+    title: (data) => `${data.target.target_id} · target`,
+    load: async (c, params) => {
+      const id = validateTargetId(params.id!);
+      const records = await registeredTargets(source.db);
+      const record = records.find((t) => t.target_id === id);
+      const target = record
+        ? known(record)
+        : (await unregistered(source, records)).find((t) => t.target_id === id);
+      if (!target) {
+        throw new NotFoundError(
+          `Cannot find target "${id}"; register it with trace external-register --target ${id} --config FILE`,
+        );
+      }
+      const regressions = record
+        ? (await regressionsOf(source.db)).filter((r) => r.target_id === id)
+        : [];
+      const { reports, ...summary } = await summarize(
+        source,
+        target,
+        regressions,
+      );
+      const runs = await withJobStates(
+        await runCatalog(source.db, {
+          dataDir: source.dataDir ?? undefined,
+          kind: "external",
+          targetId: id,
+          limit: HISTORY_RUNS,
+        }),
+        source.jobs,
+      );
+      return {
+        schema: "trace.ui.target/1",
+        target: {
+          ...summary,
+          config: record?.config ?? null,
+          config_digest: record?.config_digest ?? null,
+        },
+        headline: reports[0]
+          ? reportHeadline(reports[0])
+          : "No run yet: run the deletion contract on this target to get its first verdict.",
+        runs,
+        regressions,
+        running_run_id: source.jobs?.active ?? null,
+        run_action: record ? runActionOf(c, source.jobs !== null) : {
+          allowed: false,
+          reason: "role",
+          message: "Only registered targets can be run from here",
+        },
+      };
+    },
+    render: (data, view) => <TargetBody data={data} view={view} />,
+  };
+}
+
+const TargetsBody: FC<{ data: TargetsPageData; view: PageView }> = (
+  { data, view },
+) => {
+  const columns: Column<TargetSummary>[] = [
+    {
+      header: "Latest",
+      cell: (t) => <StatusBadge status={t.latest?.verdict ?? "no runs"} />,
+    },
+    {
+      header: "Target",
+      rowHeader: true,
+      cell: (t) => (
+        <a class="nowrap" href={targetHref(t.target_id)}>
+          <code>{t.target_id}</code>
+        </a>
+      ),
+    },
+    { header: "Base URL", cell: (t) => <code>{t.base_url}</code> },
+    {
+      header: `History (last ${HISTORY_RUNS})`,
+      cell: (t) => <VerdictSparkline points={t.history} />,
+    },
+    {
+      header: "Regressions",
+      cell: (t) =>
+        t.regressions.enforced + t.regressions.pending === 0
+          ? <span class="meta">none</span>
+          : `${t.regressions.enforced} enforced, ${t.regressions.pending} pending`,
+    },
+    {
+      header: "Last run",
+      cell: (t) =>
+        t.latest
+          ? (
+            <a href={runHref(t.latest.run_id)}>
+              <Time iso={t.latest.started_at} now={view.now} />
+            </a>
+          )
+          : <span class="meta">never</span>,
+    },
+  ];
+  return (
+    <>
+      <div class="page-head">
+        <div class="title-row">
+          <h1>Targets</h1>
+        </div>
+        <p class="meta">
+          Staging applications registered for the deletion contract. A target is
+          immutable: its id stays bound to one config, so its runs and
+          regressions compare like with like.
+        </p>
+      </div>
+      <DataTable
+        id="targets-table"
+        caption="Registered targets"
+        captionHidden
+        columns={columns}
+        rows={data.targets}
+        navigable
+        filter={data.targets.length > 8}
+        empty={{
+          title: "No registered targets",
+          text:
+            "Register a staging adapter's config under a target id; runs with --config register theirs as cfg-….",
+          command:
+            "trace external-register --target my-staging --config staging.json",
+        }}
+      />
+    </>
+  );
+};
+
+const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
+  { data, view },
+) => {
+  const t = data.target;
+  const config = t.config;
+  const canRun = showsRunControls(data.run_action) && config !== null;
+  return (
+    <>
+      <PageHead
+        eyebrow={t.source === "config"
+          ? "Target (registered by a run of a config file)"
+          : t.source === "unregistered"
+          ? "Target (not registered: known from its runs)"
+          : "Target"}
+        title={t.target_id}
+        status={t.latest?.verdict ?? "no runs"}
+        reason={data.headline}
+        meta={
+          <>
+            <code>{t.base_url}</code>
+            {" · registered "}
+            <Time iso={t.registered_at} now={view.now} empty="never" />
+            {t.latest
+              ? (
+                <>
+                  {" · "}
+                  <a href={runHref(t.latest.run_id)}>latest run</a>
+                </>
+              )
+              : null}
+          </>
+        }
+      />
+      {canRun && config
+        ? (
+          <div class="actions">
+            <ActionForm
+              action={targetRunAction(t.target_id)}
+              csrf={view.csrf ?? null}
+              run={data.run_action}
+              label="Run the deletion contract"
+              primary
+              title={`Writes ${config.document_count} synthetic document(s) into ${t.base_url}, deletes them and samples for ${config.deletion_window_seconds} s`}
+            />
+            <span class="meta">
+              {data.running_run_id
+                ? (
+                  <>
+                    Run{" "}
+                    <a href={runHref(data.running_run_id)}>
+                      <code>{data.running_run_id}</code>
+                    </a>{" "}
+                    is running: a new one is refused until it ends.
+                  </>
+                )
+                : `Writes ${config.document_count} synthetic document${
+                  config.document_count === 1 ? "" : "s"
+                } into the staging app, deletes them, samples for ${config.deletion_window_seconds} s and cleans up.`}
+            </span>
+          </div>
+        )
+        : null}
+      <Section
+        id="history"
+        title="Verdict history"
+        intro={`The last ${HISTORY_RUNS} completed runs at most, oldest on the left: a full bar is a PASS, a half bar INCONCLUSIVE, a stub a FAIL.`}
+      >
+        <VerdictSparkline points={t.history} bar={12} height={32} />
+      </Section>
+      <Section
+        id="runs"
+        title="Runs"
+        intro={
+          <a href={runsHref({ target: t.target_id })}>
+            All runs of this target
+          </a>
+        }
+      >
+        <RunTable
+          id="target-runs"
+          caption={`Runs of ${t.target_id}`}
+          runs={data.runs}
+          now={view.now}
+          target={false}
+          empty={{
+            title: "No runs of this target yet",
+            text:
+              "Run the deletion contract on it, here or from the command line.",
+            command: `trace external-run --target ${t.target_id}`,
+          }}
+        />
+      </Section>
+      <Section id="regressions" title="Regressions">
+        <RegressionTable
+          id="target-regressions"
+          caption={`Regressions of ${t.target_id}`}
+          regressions={data.regressions}
+          now={view.now}
+          target={false}
+          replay={canRun
+            ? { csrf: view.csrf ?? null, run: data.run_action }
+            : undefined}
+          empty={{
+            title: "No saved regressions",
+            text:
+              "Save a failing run of this target as a regression; replays then check it under the same contract.",
+            command: "trace external-save RUN_ID",
+          }}
+        />
+      </Section>
+      <Section id="config" title="Config">
+        {t.config && t.config_digest
+          ? <ConfigFacts config={t.config} digest={t.config_digest} />
+          : (
+            <EmptyState
+              title="No stored config"
+              command={`trace external-register --target NAME --config staging.json`}
+            >
+              These runs came from a config that was never registered, so the
+              ledger keeps its digest only. Register the config under a target
+              id to run it from this page and to save its failures as
+              regressions.
+            </EmptyState>
+          )}
+      </Section>
+      <RawJson value={data} href={view.jsonHref} />
+    </>
+  );
+};
+
+const ConfigFacts: FC<{ config: StagingConfig; digest: string }> = (
+  { config, digest },
+) => (
+  <KeyValue
+    items={[
+      { term: "base_url", value: <code>{config.base_url}</code> },
+      { term: "environment", value: <code>{config.environment}</code> },
+      {
+        term: "token_env",
+        value: config.token_env
+          ? <code>{config.token_env}</code>
+          : <span class="meta">none (no bearer token)</span>,
+        hint: config.token_env
+          ? "The name of the environment variable holding the bearer token; the token itself is never stored or shown."
+          : undefined,
+      },
+      { term: "document_count", value: String(config.document_count) },
+      {
+        term: "deletion_window_seconds",
+        value: String(config.deletion_window_seconds),
+      },
+      {
+        term: "sample_interval_seconds",
+        value: String(config.sample_interval_seconds),
+      },
+      {
+        term: "timeout_seconds",
+        value: Object.entries(config.timeout_seconds)
+          .map(([op, s]) => `${op} ${s}`).join(", "),
+      },
+      { term: "Config digest", value: <code>{digest}</code> },
+    ]}
+  />
+);

@@ -1,0 +1,352 @@
+/**
+ * The body of `/traces/compare`: whether the roots differ and in what, then
+ * each difference with both sides' numbers, then a form to pick the roots.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import { LINEAGE_LANES } from "../../lib/obs/query/mod.ts";
+import { DataTable } from "../ui/components/data_table.tsx";
+import { EmptyState } from "../ui/components/empty_state.tsx";
+import { LANE_TITLES } from "../ui/components/lineage_panel.tsx";
+import { PageHead, Section } from "../ui/components/section.tsx";
+import { formatCount, formatDuration } from "../ui/format.ts";
+import type { PageView } from "../ui/page.ts";
+import { backToFinder, COMPARE_PATH, inspectHref } from "../ui/trace_params.ts";
+import { evidenceSentence } from "../ui/trace_words.ts";
+import type { CompareData, SideRead } from "./traces_compare.tsx";
+
+/** The comparison page's body. */
+export const CompareBody: FC<{ data: CompareData; view: PageView }> = (
+  { data },
+) => {
+  const back = backToFinder(data.request.from, undefined);
+  const c = data.comparison;
+  return (
+    <>
+      <PageHead
+        eyebrow="Traces · compare"
+        title="Compare roots"
+        status={c ? (c.identical ? "identical" : "different") : "unknown"}
+        reason={headline(data)}
+        meta={
+          <>
+            Nothing is executed: this compares recorded metadata only.{" "}
+            <a class="nowrap" href={back}>Back to the finder</a>
+          </>
+        }
+      />
+      {data.baseline || data.candidate ? <Sides data={data} /> : null}
+      {c ? <Differences data={data} /> : null}
+      <PickForm data={data} />
+    </>
+  );
+};
+
+function headline(data: CompareData): string {
+  if (!data.provisioned) return "There is no observability index yet.";
+  const c = data.comparison;
+  if (!data.request.baseline || !data.request.candidate) {
+    return "Name a baseline root and a candidate root to compare.";
+  }
+  if (data.baseline?.events === 0 || data.candidate?.events === 0) {
+    const which = data.baseline?.events === 0 ? "baseline" : "candidate";
+    return `The ${which} root has no stored event in your scope; check its id and application.`;
+  }
+  if (!c) return "Nothing to compare.";
+  if (c.identical) {
+    return "No structural difference: the same kinds in the same order, the same refs in every lane, the same selections and findings.";
+  }
+  const parts = [
+    c.kinds.some((k) => k.changed) ? "kinds" : null,
+    c.first_divergence ? "event order" : null,
+    LINEAGE_LANES.some((l) =>
+        c.lanes[l].only_baseline.length + c.lanes[l].only_candidate.length > 0
+      )
+      ? "lineage"
+      : null,
+    c.selections.selected.only_baseline.length +
+          c.selections.selected.only_candidate.length > 0
+      ? "selected refs"
+      : null,
+    c.findings.only_baseline.length + c.findings.only_candidate.length > 0
+      ? "findings"
+      : null,
+    c.errors.baseline !== c.errors.candidate ? "errors" : null,
+  ].filter(Boolean);
+  return `The candidate differs from the baseline in ${
+    parts.length ? parts.join(", ") : "selection reasons"
+  }.`;
+}
+
+const Sides: FC<{ data: CompareData }> = ({ data }) => {
+  const from = new URLSearchParams(data.request.from ?? "");
+  const side = (name: string, read: SideRead | null) =>
+    read
+      ? {
+        name,
+        read,
+        href: read.application_id
+          ? inspectHref({
+            application_id: read.application_id,
+            root_trace_id: read.root_trace_id,
+          }, from)
+          : null,
+      }
+      : null;
+  const rows = [
+    side("Baseline", data.baseline),
+    side("Candidate", data.candidate),
+  ].filter((row) => row !== null);
+  return (
+    <Section id="sides" title="The two roots">
+      <DataTable
+        caption="Baseline and candidate"
+        captionHidden
+        columns={[
+          { header: "Side", rowHeader: true, cell: (r) => r.name },
+          {
+            header: "Root",
+            cell: (r) =>
+              r.href
+                ? <a href={r.href}>{r.read.root_trace_id}</a>
+                : <code>{r.read.root_trace_id}</code>,
+          },
+          {
+            header: "Application",
+            cell: (r) => <code>{r.read.application_id ?? "none"}</code>,
+          },
+          {
+            header: "Events read",
+            numeric: true,
+            cell: (r) => formatCount(r.read.events),
+          },
+          {
+            header: "What the read proves",
+            cell: (r) => evidenceSentence(r.read, "the first 1,000 events"),
+          },
+        ]}
+        rows={rows}
+      />
+    </Section>
+  );
+};
+
+const Differences: FC<{ data: CompareData }> = ({ data }) => {
+  const c = data.comparison!;
+  const duration = (ms: number | null) =>
+    ms === null ? "–" : formatDuration(ms);
+  return (
+    <>
+      <Section id="kinds" title="Events and kinds">
+        <p class="meta">
+          {formatCount(c.events.baseline)} events against{" "}
+          {formatCount(c.events.candidate)}; errors{" "}
+          {formatCount(c.errors.baseline)} against{" "}
+          {formatCount(c.errors.candidate)}; span{" "}
+          {duration(c.duration_ms.baseline)} against{" "}
+          {duration(c.duration_ms.candidate)}. {c.first_divergence
+            ? `The kind sequences part at event ${
+              c.first_divergence.index + 1
+            }: ${c.first_divergence.baseline ?? "nothing"} in the baseline, ${
+              c.first_divergence.candidate ?? "nothing"
+            } in the candidate.`
+            : "Both roots record the same kinds in the same order."}
+        </p>
+        <DataTable
+          id="kind-table"
+          caption="Events per kind"
+          captionHidden
+          narrow
+          columns={[
+            {
+              header: "Kind",
+              rowHeader: true,
+              cell: (k) => <code>{k.kind}</code>,
+            },
+            {
+              header: "Baseline",
+              numeric: true,
+              cell: (k) => formatCount(k.baseline),
+            },
+            {
+              header: "Candidate",
+              numeric: true,
+              cell: (k) => formatCount(k.candidate),
+            },
+            {
+              header: "Change",
+              numeric: true,
+              cell: (k) =>
+                k.changed ? signed(k.candidate - k.baseline) : "same",
+            },
+          ]}
+          rows={c.kinds}
+        />
+      </Section>
+      <Section id="lanes" title="Lineage">
+        <DataTable
+          caption="Refs per lane on one side only"
+          captionHidden
+          columns={[
+            { header: "Lane", rowHeader: true, cell: (l) => LANE_TITLES[l] },
+            {
+              header: "Both",
+              numeric: true,
+              cell: (l) => formatCount(c.lanes[l].both),
+            },
+            {
+              header: "Only in baseline",
+              cell: (l) => refs(c.lanes[l].only_baseline),
+            },
+            {
+              header: "Only in candidate",
+              cell: (l) => refs(c.lanes[l].only_candidate),
+            },
+            {
+              header: "Listed",
+              cell: (l) =>
+                c.lanes[l].truncated ? "the first 50 of each side" : "all",
+            },
+          ]}
+          rows={[...LINEAGE_LANES]}
+        />
+      </Section>
+      <Section id="selections" title="Selections">
+        <p class="meta">
+          {formatCount(c.selections.events.baseline)} selection events with{" "}
+          {formatCount(c.selections.candidates.baseline)}{" "}
+          candidates in the baseline,{" "}
+          {formatCount(c.selections.events.candidate)} with{" "}
+          {formatCount(c.selections.candidates.candidate)}{" "}
+          in the candidate. Kept only in the baseline:{" "}
+          {refs(c.selections.selected.only_baseline)}; kept only in the
+          candidate: {refs(c.selections.selected.only_candidate)}.
+        </p>
+        <DataTable
+          caption="Dropped candidates by reason"
+          captionHidden
+          narrow
+          columns={[
+            {
+              header: "Reason",
+              rowHeader: true,
+              cell: (r) => <code>{r.reason}</code>,
+            },
+            {
+              header: "Baseline",
+              numeric: true,
+              cell: (r) => formatCount(r.baseline),
+            },
+            {
+              header: "Candidate",
+              numeric: true,
+              cell: (r) => formatCount(r.candidate),
+            },
+          ]}
+          rows={c.selections.rejected_by_reason}
+          empty={{
+            title: "No candidate dropped on either side",
+            text:
+              "Neither root records a selection candidate with selected: false.",
+          }}
+        />
+      </Section>
+      <Section id="findings" title="Analysis findings">
+        <p>
+          Only in the baseline:{" "}
+          {codes(c.findings.only_baseline)}. Only in the candidate:{" "}
+          {codes(c.findings.only_candidate)}. In both: {codes(c.findings.both)}.
+        </p>
+      </Section>
+    </>
+  );
+};
+
+function signed(n: number): string {
+  return n > 0 ? `+${formatCount(n)}` : formatCount(n);
+}
+
+function refs(list: readonly string[]) {
+  if (list.length === 0) return <span class="meta">none</span>;
+  return <code class="ref">{list.join(", ")}</code>;
+}
+
+function codes(list: readonly string[]) {
+  if (list.length === 0) return <span class="meta">none</span>;
+  return <code>{list.join(", ")}</code>;
+}
+
+const PickForm: FC<{ data: CompareData }> = ({ data }) => {
+  const r = data.request;
+  return (
+    <Section id="pick" title="Roots to compare">
+      {data.comparison ? null : (
+        <EmptyState title="Pick two roots">
+          Root ids are listed by the finder; inspection offers its root as the
+          baseline.
+        </EmptyState>
+      )}
+      <form
+        class="finder-form"
+        method="get"
+        action={COMPARE_PATH}
+        data-drop-empty=""
+      >
+        <div class="field-grid">
+          <div class="field">
+            <label for="c-baseline">Baseline root id</label>
+            <input
+              type="text"
+              id="c-baseline"
+              name="baseline"
+              value={r.baseline?.root_trace_id ?? ""}
+              autocomplete="off"
+              spellcheck={false}
+              required
+            />
+          </div>
+          <div class="field">
+            <label for="c-baseline-app">Baseline application</label>
+            <input
+              type="text"
+              id="c-baseline-app"
+              name="baseline_application_id"
+              value={r.baseline?.application_id ?? ""}
+              autocomplete="off"
+              spellcheck={false}
+            />
+          </div>
+          <div class="field">
+            <label for="c-candidate">Candidate root id</label>
+            <input
+              type="text"
+              id="c-candidate"
+              name="candidate"
+              value={r.candidate?.root_trace_id ?? ""}
+              autocomplete="off"
+              spellcheck={false}
+              required
+            />
+          </div>
+          <div class="field">
+            <label for="c-candidate-app">Candidate application</label>
+            <input
+              type="text"
+              id="c-candidate-app"
+              name="candidate_application_id"
+              value={r.candidate?.application_id ?? ""}
+              autocomplete="off"
+              spellcheck={false}
+            />
+          </div>
+        </div>
+        {r.from ? <input type="hidden" name="from" value={r.from} /> : null}
+        <p>
+          <button type="submit" class="button--primary">Compare</button>
+        </p>
+      </form>
+    </Section>
+  );
+};

@@ -1,0 +1,240 @@
+/**
+ * `/traces/inspect` and `/traces/inspect.json`: one task scope (agent +
+ * root) read whole, up to 1,000 events, under the finder's thread, turn,
+ * run, memory and time selection. The page leads with what the read proves
+ * (read completeness, instrumentation coverage and outcome verification,
+ * each on its own), then the selected event, refs served after deletion,
+ * the analysis, the memory lineage, the selection, the waterfall, and the
+ * artifact and contract panels. Kind, status and lane filters narrow what is
+ * shown, never what is read.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { ActionCapability } from "../../lib/auth/mod.ts";
+import type { TraceDb } from "../../lib/db.ts";
+import {
+  listCoverageProfiles,
+  ObsNotInitializedError,
+  requireObs,
+  type TraceEvent,
+} from "../../lib/obs/mod.ts";
+import {
+  type AnalysisFinding,
+  analyzeTrace,
+  type ArtifactEvidence,
+  artifactEvidence,
+  type ContractEvidence,
+  contractEvidence,
+  type Lineage,
+  readRootEvents,
+  readThreadEvidence,
+  type RootRead,
+  type ThreadEvidence,
+  traceLineage,
+} from "../../lib/obs/query/mod.ts";
+import { capabilityOf } from "../access.ts";
+import type { ReplayTarget } from "../ui/components/operator_controls.tsx";
+import type { UiEnv } from "../ui/context.ts";
+import { runOfEvent } from "../ui/links.ts";
+import type { PageSpec } from "../ui/page.ts";
+import { nextTurn } from "../ui/turn.ts";
+import {
+  cleanParams,
+  INSPECT_PATH,
+  type InspectRequest,
+  parseInspectParams,
+} from "../ui/trace_params.ts";
+import { evidenceSentence } from "../ui/trace_words.ts";
+import { InspectBody, narrowed, shownEvents } from "./traces_inspect_body.tsx";
+
+/** The data of the inspection page and its JSON twin. */
+export interface InspectData {
+  request: InspectRequest;
+  /** False when the database has no observability index yet. */
+  provisioned: boolean;
+  /** The read, its events oldest first (all of them, whatever the view shows). */
+  root: RootRead | null;
+  /** "All stored events loaded; end-to-end coverage unknown." and its kin. */
+  statement: string | null;
+  /** Ids of the events the view shows, when a kind, status or lane filter narrows it. */
+  shown_event_ids: string[] | null;
+  selected: TraceEvent | null;
+  lineage: Lineage | null;
+  analysis: AnalysisFinding[];
+  /** Refs this root served after an event of its thread deleted them. */
+  deletion_evidence: ThreadEvidence | null;
+  artifact: ArtifactEvidence | null;
+  contract: ContractEvidence | null;
+  /** The operator controls of the page, enabled or disabled with the reason (`capabilityOf`). */
+  controls: InspectControls;
+  /** The replay selection this inspection names (the root, or the turn or run it reads). */
+  replay: ReplayChoice | null;
+  /** The run page of a deletion run's own root, when the operator may read runs. */
+  run_page: string | null;
+}
+
+/** What the inspection's controls may do for this principal. */
+export interface InspectControls {
+  reveal: ActionCapability;
+  replay_draft: ActionCapability;
+  replay_plan: ActionCapability;
+  artifact_lookup: ActionCapability;
+}
+
+/** The replay selection of an inspection, or why it names none. */
+export interface ReplayChoice {
+  /** `null` when the read names no single agent (a selection needs one). */
+  target: ReplayTarget | null;
+  /** What the selection covers, in words. */
+  label: string;
+  /** Why there is no target, or `null`. */
+  unavailable: string | null;
+}
+
+/** The inspection page over `db`. */
+export function inspectPage(db: TraceDb): PageSpec<InspectData> {
+  return {
+    path: INSPECT_PATH,
+    title: (data) => `Root ${data.request.scope.root_trace_id}`,
+    load: (c) => loadInspect(db, c),
+    render: (data, view) => <InspectBody data={data} view={view} />,
+  };
+}
+
+async function loadInspect(
+  db: TraceDb,
+  c: Context<UiEnv>,
+): Promise<InspectData> {
+  const params = cleanParams(new URL(c.req.url).searchParams);
+  const request = parseInspectParams(params, c.get("principal").scope);
+  const empty: InspectData = {
+    request,
+    provisioned: true,
+    root: null,
+    statement: null,
+    shown_event_ids: null,
+    selected: null,
+    lineage: null,
+    analysis: [],
+    deletion_evidence: null,
+    artifact: null,
+    contract: null,
+    controls: {
+      reveal: capabilityOf(c, "content.reveal"),
+      replay_draft: capabilityOf(c, "replay.draft"),
+      replay_plan: capabilityOf(c, "replay.plan"),
+      artifact_lookup: capabilityOf(c, "artifact.lookup"),
+    },
+    replay: null,
+    run_page: null,
+  };
+  try {
+    await requireObs(db);
+  } catch (error) {
+    if (error instanceof ObsNotInitializedError) {
+      return { ...empty, provisioned: false };
+    }
+    throw error;
+  }
+  const root = await readRootEvents(db, request.scope);
+  const events = root.events;
+  await nextTurn();
+  const profiles = await listCoverageProfiles(db);
+  const deletion = await rootDeletionEvidence(db, request, root);
+  await nextTurn();
+  return {
+    ...empty,
+    root,
+    statement: evidenceSentence(root, "the first 1,000 events"),
+    shown_event_ids: narrowed(request)
+      ? shownEvents(events, request).map((e) => e.event_id)
+      : null,
+    selected: events.find((e) => e.event_id === request.selected) ?? null,
+    lineage: traceLineage(events),
+    analysis: analyzeTrace(events),
+    deletion_evidence: deletion,
+    artifact: artifactEvidence(events, root.read_completeness),
+    contract: contractEvidence(events, profiles, root.read_completeness),
+    replay: replayChoice(request, root),
+    run_page: runPage(c, root),
+  };
+}
+
+/**
+ * The replay selection of what this page reads: its agent, root, and the
+ * turn or run it is narrowed to. A selection names one agent, so a read of
+ * several agents (or of memories only) names none and says so.
+ */
+export function replayChoice(
+  request: InspectRequest,
+  root: RootRead,
+): ReplayChoice {
+  const scope = request.scope;
+  const label = [
+    scope.turn_id === undefined ? null : `turn ${scope.turn_id}`,
+    scope.run_id === undefined ? null : `run ${scope.run_id}`,
+  ].filter((part) => part !== null).join(", ") || "the whole root";
+  const agents = new Set(root.events.map((e) => e.agent_id));
+  const [only] = agents;
+  const agent = scope.agent_ids?.length === 1
+    ? scope.agent_ids[0]!
+    : agents.size === 1 && only
+    ? only
+    : null;
+  if (agent === null || root.application_id === null) {
+    return {
+      target: null,
+      label,
+      unavailable:
+        "A replay draft covers one agent's events: this read holds several agents' events or a memory's only; inspect the root for one agent to draft its replay.",
+    };
+  }
+  return {
+    target: {
+      agent_id: agent,
+      root_trace_id: scope.root_trace_id,
+      application_id: root.application_id,
+      turn_id: scope.turn_id,
+      run_id: scope.run_id,
+      user_id: scope.user_id,
+    },
+    label,
+    unavailable: null,
+  };
+}
+
+/** The run page of a deletion run's own root, when this operator may open it. */
+function runPage(c: Context<UiEnv>, root: RootRead): string | null {
+  const first = root.events[0];
+  if (!first || !capabilityOf(c, "runs.read").allowed) return null;
+  return runOfEvent(first);
+}
+
+/** Deletion evidence of the root's one thread, counting only this root's uses. */
+async function rootDeletionEvidence(
+  db: TraceDb,
+  request: InspectRequest,
+  root: RootRead,
+): Promise<ThreadEvidence | null> {
+  const threads = new Set(
+    root.events.flatMap((e) => e.thread_id === null ? [] : [e.thread_id]),
+  );
+  const [thread] = threads;
+  if (threads.size !== 1 || thread === undefined || !root.application_id) {
+    return null;
+  }
+  const scope = request.scope;
+  return await readThreadEvidence(db, thread, {
+    ...(scope.application_id === undefined
+      ? {}
+      : { application_id: scope.application_id }),
+    ...(scope.user_id === undefined ? {} : { user_id: scope.user_id }),
+  }, {
+    root: {
+      application_id: root.application_id,
+      root_trace_id: root.root_trace_id,
+    },
+  });
+}

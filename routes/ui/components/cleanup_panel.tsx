@@ -1,0 +1,219 @@
+/**
+ * What a run left behind: after a finished run, its cleanup (what was
+ * deleted and acknowledged, what each namespace still counts, whether the
+ * markers were still retrievable) and what to do about it; for a run that
+ * stopped without a report, the ids its checkpoint says it issued.
+ *
+ * @module
+ */
+
+import type { Child, FC } from "hono/jsx";
+import { STORES } from "../../../lib/contract/protocol.ts";
+import type { RunReport } from "../../../lib/runner/report.ts";
+import type { RunView } from "../../../lib/runs/mod.ts";
+import { cleanupStep, STORE_LABEL, storeShort } from "../run_words.ts";
+import { StatusBadge } from "./badge.tsx";
+import { CopyId } from "./copy_id.tsx";
+import { Command } from "./command.tsx";
+
+/** The cleanup of a finished run. */
+export const CleanupPanel: FC<{ report: RunReport; cleanedLater?: boolean }> = (
+  { report, cleanedLater },
+) => {
+  const c = report.cleanup;
+  const reference = report.kind === "reference";
+  const acked = c.deletes.filter((d) => d.acknowledged).length;
+  return (
+    <div class="stack">
+      <p class="status-line">
+        <StatusBadge status={c.cleanup_complete ? "complete" : "incomplete"} />
+        {" "}
+        {c.cleanup_complete
+          ? "Every store of both namespaces read 0 and neither marker was retrievable: nothing synthetic is left."
+          : leftSentence(report)}
+      </p>
+      <div class="table-wrap">
+        <table id="cleanup-table">
+          <caption class="sr-only">
+            What each namespace still held after cleanup
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Namespace</th>
+              {STORES.map((store) => (
+                <th scope="col" class="num">{storeShort(store)} left</th>
+              ))}
+              <th scope="col">Marker</th>
+              <th scope="col">Deletion</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(["test", "control"] as const).map((role) => {
+              const left = c.remaining[role];
+              const seen = c.marker_seen[role];
+              const del = c.deletes.find((d) => d.namespace === role);
+              return (
+                <tr>
+                  <th scope="row" class="namespace-cell">
+                    {role}{" "}
+                    <CopyId
+                      value={report.namespaces[role]}
+                      label={`${role} namespace`}
+                    />
+                  </th>
+                  {STORES.map((store) => {
+                    const n = left?.[store];
+                    return (
+                      <td class={n ? "num is-left" : "num"}>
+                        {n === undefined || n === null ? "?" : String(n)}
+                      </td>
+                    );
+                  })}
+                  <td>
+                    {seen === null
+                      ? "unknown"
+                      : seen
+                      ? "STILL RETRIEVABLE"
+                      : "gone"}
+                  </td>
+                  <td>
+                    {del
+                      ? `${del.ids} id${del.ids === 1 ? "" : "s"}, ${
+                        del.acknowledged ? "acknowledged" : "NOT acknowledged"
+                      }`
+                      : "not sent"}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <p class="meta">
+        {`${acked} of ${c.deletes.length} deletion${
+          c.deletes.length === 1 ? "" : "s"
+        } acknowledged; ${c.polls} poll${c.polls === 1 ? "" : "s"} over ${
+          c.elapsed_seconds.toFixed(2)
+        } s (at most ${c.limit_seconds} s${
+          c.interrupted ? ", shortened by an interrupt" : ""
+        }).`}
+      </p>
+      <ProblemList problems={c.problems} />
+      {!c.cleanup_complete
+        ? reference
+          ? (
+            <p>
+              This reference system lived in memory only, so nothing remains
+              outside this process; the incomplete cleanup is part of what the
+              system is known to do.
+            </p>
+          )
+          : cleanedLater
+          ? null
+          : <NextStepBox runId={report.run_id} />
+        : null}
+    </div>
+  );
+};
+
+/** Cleanup problems as a list; nothing when there are none. */
+export const ProblemList: FC<{ problems: readonly string[] }> = (
+  { problems },
+) => {
+  if (problems.length === 0) return null;
+  const items: Child[] = [];
+  for (const problem of problems) items.push(<li>{problem}</li>);
+  return <ul class="problems">{items}</ul>;
+};
+
+function leftSentence(report: RunReport): string {
+  const parts: string[] = [];
+  for (const role of ["test", "control"] as const) {
+    const left = report.cleanup.remaining[role];
+    const stores = STORES.filter((s) => (left?.[s] ?? 0) > 0)
+      .map((s) => `${left![s]} in the ${STORE_LABEL[s]}`);
+    if (report.cleanup.marker_seen[role]) stores.push("a retrievable marker");
+    if (stores.length > 0) {
+      parts.push(
+        `${stores.join(", ")} of namespace ${report.namespaces[role]}`,
+      );
+    }
+  }
+  return parts.length > 0
+    ? `Synthetic records are still there: ${parts.join("; ")}.`
+    : "Cleanup could not confirm that every synthetic record is gone.";
+}
+
+const NextStepBox: FC<{ runId: string }> = ({ runId }) => {
+  const step = cleanupStep(runId);
+  return (
+    <div class="next-step">
+      <p>{step.text}</p>
+      <Command text={step.command!} />
+    </div>
+  );
+};
+
+/** What a run without a finished report issued, and may have left behind. */
+export const IssuedPanel: FC<
+  {
+    runId: string;
+    checkpoint: NonNullable<RunView["checkpoint"]>;
+    running: boolean;
+    /** A later `external cleanup` removed everything: no command to offer. */
+    cleanedLater?: boolean;
+  }
+> = (
+  { runId, checkpoint, running, cleanedLater },
+) => {
+  const issued = checkpoint.issued.test.length +
+    checkpoint.issued.control.length;
+  return (
+    <div class="stack">
+      <p class="status-line">
+        <StatusBadge status={running ? "running" : "unknown"} /> {running
+          ? `${issued} synthetic id${
+            issued === 1 ? "" : "s"
+          } issued so far; cleanup runs when the window ends.`
+          : `The run stopped before its cleanup was recorded: ${issued} synthetic id${
+            issued === 1 ? "" : "s"
+          } it issued may remain.`}
+      </p>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">Synthetic ids issued per namespace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Namespace</th>
+              <th scope="col" class="num">Ids issued</th>
+              <th scope="col">Ids</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(["test", "control"] as const).map((role) => (
+              <tr>
+                <th scope="row" class="namespace-cell">
+                  {role}{" "}
+                  <CopyId
+                    value={checkpoint.namespaces[role]}
+                    label={`${role} namespace`}
+                  />
+                </th>
+                <td class="num">{checkpoint.issued[role].length}</td>
+                <td>
+                  <details>
+                    <summary>show</summary>
+                    <code class="id-list">
+                      {checkpoint.issued[role].join(" ")}
+                    </code>
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {running || cleanedLater ? null : <NextStepBox runId={runId} />}
+    </div>
+  );
+};

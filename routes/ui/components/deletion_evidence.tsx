@@ -1,0 +1,147 @@
+/**
+ * Refs served after their deletion, as a callout: which ref, which event
+ * deleted it, how often it was supplied or bound to an output afterwards,
+ * and what served the first such use (e.g. an answer-cache entry), one
+ * click from that use's inspection.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import type {
+  DeletionUse,
+  ThreadEvidence,
+} from "../../../lib/obs/query/mod.ts";
+import { inspectHref } from "../trace_params.ts";
+import { plural } from "../trace_words.ts";
+import { StatusBadge } from "./badge.tsx";
+import { EmptyState } from "./empty_state.tsx";
+import { Time } from "./time.tsx";
+import { KindTag, RefLabel } from "./trace_bits.tsx";
+
+/** Most deleted refs spelled out (the JSON twin lists them all). */
+const SHOWN = 5;
+
+/** Props of {@link DeletionEvidence}. */
+export interface DeletionEvidenceProps {
+  evidence: ThreadEvidence;
+  /** The finder's query string, kept in links. */
+  params: URLSearchParams;
+  now: number;
+}
+
+/** The callout of a thread's refs served after their deletion. */
+export const DeletionEvidence: FC<DeletionEvidenceProps> = (
+  { evidence, params, now },
+) => {
+  const uses = evidence.served_after_deletion;
+  const scope = `the newest ${
+    plural(evidence.events_read, "event")
+  } with refs of thread ${evidence.thread_id}`;
+  if (evidence.events_read === 0) {
+    return (
+      <EmptyState title="No event of this thread records refs">
+        Nothing here says which records were deleted or what served an answer:
+        the events of this thread carry no resource refs or selection
+        candidates. A traced staging app records them (for example{" "}
+        <code>trace demo --trace-to URL</code>); the runner's own events never
+        do.
+      </EmptyState>
+    );
+  }
+  if (uses.length === 0) {
+    return (
+      <p class="callout callout--ok" role="status">
+        No ref was supplied or bound to an output after an event deleted it, in
+        {" "}
+        {scope}.
+      </p>
+    );
+  }
+  return (
+    <div
+      class="callout callout--danger"
+      role="status"
+      id="served-after-deletion"
+    >
+      <p class="callout__title">
+        <StatusBadge status="fail" /> {plural(uses.length, "deleted ref")}{" "}
+        {uses.length === 1 ? "was" : "were"} served after deletion
+      </p>
+      <ol class="deletion-uses">
+        {uses.slice(0, SHOWN).map((use) => (
+          <UseItem use={use} params={params} now={now} />
+        ))}
+      </ol>
+      {uses.length > SHOWN
+        ? (
+          <p class="meta">
+            {uses.length - SHOWN} more in the JSON twin. Read from {scope}.
+          </p>
+        )
+        : <p class="meta">Read from {scope}.</p>}
+    </div>
+  );
+};
+
+const UseItem: FC<{ use: DeletionUse; params: URLSearchParams; now: number }> =
+  (
+    { use, params, now },
+  ) => {
+    const first = use.first_use;
+    const href = inspectHref({
+      application_id: first.application_id,
+      root_trace_id: first.root_trace_id,
+      agent_id: first.agent_id,
+      memory_id: first.memory_id,
+      selected: first.event_id,
+    }, params);
+    const direct = first.lanes.includes("supplied");
+    const via = first.served_by.filter((ref) =>
+      ref.type !== use.ref.type || ref.id !== use.ref.id
+    );
+    return (
+      <li class="deletion-use">
+        <p>
+          <RefLabel {...use.ref} /> was deleted by{" "}
+          <KindTag kind={use.deleted_by.kind} /> event{" "}
+          <code>{use.deleted_by.event_id}</code>{" "}
+          (<Time iso={use.deleted_by.ts} now={now} />), then{" "}
+          {direct ? "supplied to the model" : "bound to an output"} by{" "}
+          {plural(use.uses, "later event")}.
+        </p>
+        <p>
+          {direct
+            ? (
+              <>
+                The first was event <code>{first.event_id}</code>{" "}
+                (<Time iso={first.ts} now={now} />).{" "}
+              </>
+            )
+            : via.length > 0
+            ? (
+              <>
+                The first (event <code>{first.event_id}</code>,{" "}
+                <Time iso={first.ts} now={now} />) was served by{" "}
+                {via.map((ref, i) => (
+                  <>
+                    {i > 0 ? ", " : ""}
+                    <RefLabel {...ref} />
+                  </>
+                ))}.{" "}
+              </>
+            )
+            : (
+              <>
+                The first (event{" "}
+                <code>{first.event_id}</code>) records nothing it was served
+                from.{" "}
+              </>
+            )}
+          <a href={href} class="callout__action">
+            Inspect that answer
+          </a>
+        </p>
+      </li>
+    );
+  };

@@ -1,0 +1,236 @@
+/**
+ * Everything the index holds about one event, metadata only: identity,
+ * place in its trace, times, refs with their roles, attributes, the
+ * selection it recorded, its outcome, and whether a preview exists (its
+ * content is never shown here).
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import type { ActionCapability } from "../../../lib/auth/mod.ts";
+import type { TraceEvent } from "../../../lib/obs/mod.ts";
+import { mappedFields, tokensText } from "../event_fields.ts";
+import { formatDuration } from "../format.ts";
+import { plural } from "../trace_words.ts";
+import { StatusBadge } from "./badge.tsx";
+import { CopyId } from "./copy_id.tsx";
+import { KeyValue, type KeyValueItem } from "./key_value.tsx";
+import { ArtifactLookup } from "./operator_controls.tsx";
+import { Time } from "./time.tsx";
+import { ActorLabel, KindTag, RefLabel } from "./trace_bits.tsx";
+
+/** Props of {@link EventDetail}. */
+export interface EventDetailProps {
+  event: TraceEvent;
+  now: number;
+  /** Offer the current state of each ref through the artifact resolver (or say why not). */
+  lookup?: ActionCapability | undefined;
+}
+
+/** The facts of one event. */
+export const EventDetail: FC<EventDetailProps> = ({ event, now, lookup }) => (
+  <KeyValue items={eventFacts(event, now, lookup)} />
+);
+
+function optional(
+  term: string,
+  value: string | null,
+  label = term.toLowerCase(),
+): KeyValueItem[] {
+  return value === null
+    ? []
+    : [{ term, value: <CopyId value={value} label={label} /> }];
+}
+
+function eventFacts(
+  event: TraceEvent,
+  now: number,
+  lookup: ActionCapability | undefined,
+): KeyValueItem[] {
+  const duration = event.started_at && event.ended_at
+    ? Date.parse(event.ended_at) - Date.parse(event.started_at)
+    : null;
+  return [
+    {
+      term: "Event",
+      value: (
+        <>
+          <KindTag kind={event.kind} /> <StatusBadge status={event.status} />
+          {event.success === null ? null : ` success: ${String(event.success)}`}
+        </>
+      ),
+      hint: <CopyId value={event.event_id} label="event id" />,
+    },
+    {
+      term: "Who",
+      value: <ActorLabel {...event} />,
+      hint: (
+        <>
+          application <code>{event.application_id}</code>, user{" "}
+          {event.user_id === null ? "anonymous" : <code>{event.user_id}</code>},
+          store <code>{event.store}</code>
+        </>
+      ),
+    },
+    {
+      term: "Root",
+      value: <CopyId value={event.root_trace_id} label="root id" />,
+    },
+    ...optional("Parent", event.parent_event_id, "parent event id"),
+    ...optional("Thread", event.thread_id, "thread id"),
+    ...optional("Turn", event.turn_id, "turn id"),
+    ...optional("Run", event.run_id, "run id"),
+    ...optional("Tool", event.tool, "tool"),
+    ...modelFact(event),
+    {
+      term: "When",
+      value: <Time iso={event.ts} now={now} />,
+      hint: duration === null
+        ? (event.started_at ? "no end time recorded" : "time of receipt")
+        : `took ${formatDuration(duration)}`,
+    },
+    {
+      term: "Stage",
+      value: <code>{event.stage}</code>,
+      hint: event.coverage_profile
+        ? (
+          <>
+            declares coverage profile <code>{event.coverage_profile}</code>
+          </>
+        )
+        : undefined,
+    },
+    ...refsFact(event, lookup),
+    ...selectionFact(event),
+    ...outcomeFact(event),
+    ...attributesFact(event),
+    ...(event.preview
+      ? [{
+        term: "Preview",
+        value: `${event.preview.chars.toLocaleString("en-US")} characters${
+          event.preview.truncated ? " (cut at 16,000)" : ""
+        }`,
+        hint: "Content is stored apart and never shown on metadata pages.",
+      }]
+      : []),
+  ];
+}
+
+/** The model the event called and the tokens it counted, when it says. */
+function modelFact(event: TraceEvent): KeyValueItem[] {
+  const fields = mappedFields(event);
+  const tokens = tokensText(fields);
+  if (fields.model === null && tokens === null) return [];
+  return [{
+    term: "Model",
+    value: fields.model === null
+      ? <span class="meta">not recorded</span>
+      : <code>{fields.model}</code>,
+    hint: tokens === null ? "no token counts recorded" : `tokens ${tokens}`,
+  }];
+}
+
+function refsFact(
+  event: TraceEvent,
+  lookup: ActionCapability | undefined,
+): KeyValueItem[] {
+  if (event.resources.length === 0) return [];
+  return [{
+    term: "Refs",
+    value: (
+      <ul class="ref-list">
+        {event.resources.map((ref) => (
+          <li>
+            <RefLabel {...ref} />{" "}
+            <span class="meta">{ref.role ?? "no role"}</span>
+            {lookup
+              ? (
+                <>
+                  {" "}
+                  <ArtifactLookup
+                    ref={ref}
+                    capability={lookup}
+                    application_id={event.application_id}
+                  />
+                </>
+              )
+              : null}
+          </li>
+        ))}
+      </ul>
+    ),
+    hint: lookup && !lookup.allowed
+      ? `Current state is not looked up here: ${lookup.message}`
+      : undefined,
+  }];
+}
+
+function selectionFact(event: TraceEvent): KeyValueItem[] {
+  const selection = event.selection;
+  if (!selection) return [];
+  const kept = selection.candidates.filter((c) => c.selected).length;
+  return [{
+    term: "Selection",
+    value: `${plural(selection.candidates.length, "candidate")}, ${kept} kept`,
+    hint: (
+      <>
+        {selection.strategy
+          ? (
+            <>
+              strategy <code>{selection.strategy}</code>
+            </>
+          )
+          : "no strategy recorded"}
+        {selection.omitted_candidates
+          ? `; ${selection.omitted_candidates} more were not recorded`
+          : ""}
+      </>
+    ),
+  }];
+}
+
+function outcomeFact(event: TraceEvent): KeyValueItem[] {
+  const outcome = event.outcome;
+  if (!outcome) return [];
+  return [{
+    term: "Outcome",
+    value: (
+      <>
+        <StatusBadge status={outcome.status} />{" "}
+        {outcome.verified ? "verified by the host" : "not verified"}
+      </>
+    ),
+    hint: outcome.artifact
+      ? (
+        <>
+          artifact <RefLabel {...outcome.artifact} />
+        </>
+      )
+      : outcome.code
+      ? <code>{outcome.code}</code>
+      : undefined,
+  }];
+}
+
+function attributesFact(event: TraceEvent): KeyValueItem[] {
+  const entries = Object.entries(event.attributes);
+  if (entries.length === 0) return [];
+  return [{
+    term: "Attributes",
+    value: (
+      <dl class="attrs">
+        {entries.map(([key, value]) => (
+          <>
+            <dt>
+              <code>{key}</code>
+            </dt>
+            <dd>
+              <code>{JSON.stringify(value)}</code>
+            </dd>
+          </>
+        ))}
+      </dl>
+    ),
+  }];
+}

@@ -1,0 +1,187 @@
+/**
+ * The finder's search form: one box for an opaque id (any kind), and the
+ * filters behind a disclosure that opens when one is set. A plain GET form,
+ * so a search is a URL; the selected event rides along as hidden fields.
+ *
+ * @module
+ */
+
+import type { Child, FC } from "hono/jsx";
+import { EVENT_STATUSES, STORES } from "../../../lib/obs/mod.ts";
+import { FIND_PATH, hrefOf } from "../trace_params.ts";
+
+const FILTER_KEYS = [
+  "application_id",
+  "user_id",
+  "anonymous",
+  "agent_id",
+  "memory_id",
+  "thread_id",
+  "kind",
+  "status",
+  "store",
+  "start_time",
+  "end_time",
+] as const;
+
+/** Whether any filter beyond `q` is set. */
+export function hasFilters(params: URLSearchParams): boolean {
+  return FILTER_KEYS.some((key) => params.has(key)) ||
+    [
+      "turn_id",
+      "run_id",
+      "root_trace_id",
+      "tool",
+      "success",
+      "resource",
+    ].some((key) => params.has(key));
+}
+
+const Field: FC<
+  { name: string; label: string; params: URLSearchParams; hint?: string }
+> = ({ name, label, params, hint }) => (
+  <div class="field">
+    <label for={`f-${name}`}>{label}</label>
+    <input
+      type="text"
+      id={`f-${name}`}
+      name={name}
+      value={params.getAll(name).join(",")}
+      autocomplete="off"
+      spellcheck={false}
+      placeholder={hint}
+    />
+  </div>
+);
+
+/** Filters the form does not show, kept as they were. */
+const KEPT = [
+  "turn_id",
+  "run_id",
+  "root_trace_id",
+  "tool",
+  "success",
+  "resource",
+  "resource_type",
+];
+
+/** The search form, filled from the current query string. */
+export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
+  const status = params.get("status") ?? "";
+  const store = params.get("store") ?? "";
+  return (
+    <form
+      class="finder-form"
+      method="get"
+      action={FIND_PATH}
+      role="search"
+      data-drop-empty=""
+    >
+      <div class="finder-form__main">
+        <label for="f-q">
+          Exact id: event, root, turn, run, thread, memory or resource
+        </label>
+        <div class="finder-form__row">
+          <input
+            type="search"
+            id="f-q"
+            name="q"
+            value={params.get("q") ?? ""}
+            autocomplete="off"
+            spellcheck={false}
+            placeholder="e.g. a run id, a thread id or a cache entry id"
+          />
+          <button type="submit" class="button--primary">Find</button>
+        </div>
+      </div>
+      <details class="finder-form__filters" open={hasFilters(params)}>
+        <summary>Filters</summary>
+        <div class="field-grid">
+          <Field name="application_id" label="Application" params={params} />
+          <Field name="user_id" label="User" params={params} />
+          <div class="field field--check">
+            <label>
+              <input
+                type="checkbox"
+                name="anonymous"
+                value="true"
+                checked={params.get("anonymous") === "true"}
+              />{" "}
+              Anonymous users only
+            </label>
+          </div>
+          <Field
+            name="agent_id"
+            label="Agent"
+            params={params}
+            hint="comma-separated"
+          />
+          <Field name="memory_id" label="Memory" params={params} />
+          <Field name="thread_id" label="Thread" params={params} />
+          <Field
+            name="kind"
+            label="Kind"
+            params={params}
+            hint="e.g. selection,memory_delete"
+          />
+          <div class="field">
+            <label for="f-status">Status</label>
+            <select id="f-status" name="status">
+              <option value="" selected={status === ""}>any</option>
+              {EVENT_STATUSES.map((s) => (
+                <option value={s} selected={status === s}>{s}</option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="f-store">Store</label>
+            <select id="f-store" name="store">
+              <option value="" selected={store === ""}>any</option>
+              {STORES.map((s) => (
+                <option value={s} selected={store === s}>{s}</option>
+              ))}
+            </select>
+          </div>
+          <Field
+            name="start_time"
+            label="From (inclusive)"
+            params={params}
+            hint="2026-11-29T10:00:00Z"
+          />
+          <Field
+            name="end_time"
+            label="Until (exclusive)"
+            params={params}
+            hint="2026-11-29T11:00:00Z"
+          />
+        </div>
+      </details>
+      {hiddenFields(params)}
+      <p class="meta">
+        <a href={clearHref(params)}>Clear the search</a>
+        {params.has("selected") ? " (the selected event stays selected)" : ""}
+      </p>
+    </form>
+  );
+};
+
+/** Hidden fields keeping what the form does not show (a loop: precompiled JSX would print a `key`). */
+function hiddenFields(params: URLSearchParams): Child[] {
+  const fields: Child[] = [];
+  for (const key of [...KEPT, "selected", "selected_application_id"]) {
+    for (const value of params.getAll(key)) {
+      fields.push(<input type="hidden" name={key} value={value} />);
+    }
+  }
+  return fields;
+}
+
+/** The finder without a search, keeping only the selected event. */
+function clearHref(params: URLSearchParams): string {
+  const kept = new URLSearchParams();
+  for (const key of ["selected", "selected_application_id"]) {
+    const value = params.get(key);
+    if (value !== null) kept.set(key, value);
+  }
+  return hrefOf(FIND_PATH, kept);
+}

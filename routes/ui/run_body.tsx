@@ -1,0 +1,480 @@
+/**
+ * The body of a run's detail, shared by the page (`/runs/:id`) and the
+ * standalone HTML file: the verdict and why first, then the findings with
+ * the samples that prove them, the timeline of the deletion window, what
+ * to do next, the cleanup, the requests, the run's facts, and the raw
+ * report last. The page adds live progress, actions and downloads; the
+ * file is read offline, so it shows absolute times and no links that need
+ * the server.
+ *
+ * @module
+ */
+
+import type { Child, FC } from "hono/jsx";
+import type { RunReport } from "../../lib/runner/report.ts";
+import { StatusBadge } from "./components/badge.tsx";
+import { CleanupPanel, IssuedPanel } from "./components/cleanup_panel.tsx";
+import { Command } from "./components/command.tsx";
+import { CopyId } from "./components/copy_id.tsx";
+import { EmptyState } from "./components/empty_state.tsx";
+import { FindingsList } from "./components/findings_list.tsx";
+import { KeyValue } from "./components/key_value.tsx";
+import { RawJson } from "./components/raw_json.tsx";
+import { RequestWaterfall } from "./components/request_waterfall.tsx";
+import { RunTimeline, SampleTable } from "./components/run_timeline.tsx";
+import { PageHead, Section } from "./components/section.tsx";
+import { Time } from "./components/time.tsx";
+import { formatDuration, formatUtc } from "./format.ts";
+import {
+  compareHref,
+  runDownloads,
+  runEventsHref,
+  runHref,
+  targetHref,
+} from "./links.ts";
+import { progressWords, type RunDetail } from "./run_detail.ts";
+
+/** How the body is shown: on the server's page, or as a file. */
+export interface RunBodyView {
+  mode: "page" | "document";
+  /** Epoch ms the page is rendered at (relative times on the page). */
+  now: number;
+  /** The page's JSON twin (page mode). */
+  jsonHref?: string;
+  /** Forms for actions on this run (page mode, roles that may run). */
+  actions?: Child;
+}
+
+/** The status word of the run's badge. */
+export function runStatusWord(detail: RunDetail): string {
+  return detail.state === "running" ? "running" : detail.verdict;
+}
+
+/** The run detail body. */
+export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) => {
+  const report = detail.report;
+  return (
+    <>
+      <RunHead detail={detail} view={view} />
+      {view.actions ? <div class="actions">{view.actions}</div> : null}
+      {detail.state === "running"
+        ? <ProgressSection detail={detail} view={view} />
+        : null}
+      {report
+        ? <ReportSections report={report} detail={detail} view={view} />
+        : null}
+      {!report && detail.checkpoint
+        ? (
+          <Section
+            id="cleanup"
+            title={detail.state === "running"
+              ? "Issued so far"
+              : "Issued and not cleaned up"}
+            intro="The checkpoint lists every synthetic id before its ingest request, so nothing the run wrote goes unlisted."
+          >
+            <LaterCleanup detail={detail} view={view} />
+            <IssuedPanel
+              runId={detail.run_id}
+              checkpoint={detail.checkpoint}
+              running={detail.state === "running"}
+              cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+            />
+          </Section>
+        )
+        : null}
+      <RequestsSection detail={detail} view={view} />
+      {view.mode === "page" ? <DownloadsSection detail={detail} /> : null}
+      <RawJson
+        value={view.mode === "page" ? detail : detail.report ?? detail}
+        {...(view.jsonHref ? { href: view.jsonHref } : {})}
+      />
+    </>
+  );
+};
+
+const When: FC<{ iso: string; view: RunBodyView }> = ({ iso, view }) =>
+  view.mode === "page"
+    ? <Time iso={iso} now={view.now} />
+    : <time datetime={iso}>{formatUtc(iso)}</time>;
+
+const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) => {
+  const report = detail.report;
+  const reference = detail.kind === "reference";
+  const first = detail.next_steps[0];
+  return (
+    <PageHead
+      eyebrow={reference
+        ? "Reference run"
+        : detail.regression_id
+        ? `Replay of ${detail.regression_id}`
+        : "Deletion contract run"}
+      title={reference
+        ? `System ${detail.reference?.system ?? detail.target.id}`
+        : `Target ${detail.target.id}`}
+      status={runStatusWord(detail)}
+      reason={
+        <>
+          {detail.headline}
+          {detail.reference
+            ? <ReferenceNote judged={detail.reference} />
+            : null}
+          {first && detail.verdict !== "PASS"
+            ? (
+              <>
+                {" "}
+                <strong>Next:</strong> {first.text}{" "}
+                {detail.next_steps.length > 1 || first.command
+                  ? <a href="#next">What to do next</a>
+                  : null}
+              </>
+            )
+            : null}
+        </>
+      }
+      meta={
+        <>
+          <CopyId value={detail.run_id} label="run id" />
+          {" · started "}
+          <When iso={detail.started_at} view={view} />
+          {report
+            ? ` · took ${formatDuration(report.timing.elapsed_seconds * 1000)}${
+              reference ? " of virtual time" : ""
+            }`
+            : ""}
+          {detail.state === "interrupted" ? " · interrupted" : ""}
+          {detail.state === "failed" ? " · stopped with an error" : ""}
+          {view.mode === "page" && !reference
+            ? (
+              <>
+                {" · "}
+                <a href={targetHref(detail.target.id)}>target page</a>
+              </>
+            )
+            : null}
+        </>
+      }
+    />
+  );
+};
+
+/** What a later `trace external cleanup` of the run found, above the run's own cleanup. */
+const LaterCleanup: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) => {
+  const later = detail.later_cleanup;
+  if (!later) return null;
+  return (
+    <p class="notice later-cleanup" role="note">
+      <StatusBadge status={later.cleanup_complete ? "cleaned" : "incomplete"} />
+      {" "}
+      {`A later cleanup (${later.cleanup_id}) `}
+      <When iso={later.finished_at} view={view} />
+      {later.cleanup_complete
+        ? " deleted every id this run issued and both namespaces read 0: nothing synthetic is left."
+        : `: still incomplete (${later.problems.join("; ")}).`}
+    </p>
+  );
+};
+
+const ReferenceNote: FC<{ judged: NonNullable<RunDetail["reference"]> }> = (
+  { judged },
+) => {
+  if (judged.matches === null) {
+    return (
+      <>
+        {" "}This build does not know the system, so nothing is expected of it.
+      </>
+    );
+  }
+  return judged.matches
+    ? <>{` As expected of this system (${judged.expected}).`}</>
+    : (
+      <>
+        {" "}
+        <strong>MISMATCH:</strong>
+        {` expected ${judged.expected}, observed ${judged.observed} (${
+          judged.mismatches.join("; ")
+        }): the checker got a known system wrong, which is a bug in Trace.`}
+      </>
+    );
+};
+
+const ProgressSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) => {
+  const p = detail.progress;
+  return (
+    <Section id="progress" title="Progress">
+      <div class="panel live-panel">
+        <p
+          class="live-status"
+          data-live-url={view.mode === "page"
+            ? `${runHref(detail.run_id)}.json`
+            : undefined}
+          data-live-state="running"
+          data-live-interval="1000"
+        >
+          <span data-live-text="progress_text.status">
+            {detail.progress_text?.status ?? progressWords(p)}
+          </span>
+        </p>
+        {p
+          ? (
+            <KeyValue
+              items={[
+                {
+                  term: "Phase",
+                  value: <span data-live-text="progress.phase">{p.phase}</span>,
+                },
+                {
+                  term: "Requests sent",
+                  value: (
+                    <span class="num" data-live-text="progress.requests">
+                      {String(p.requests)}
+                    </span>
+                  ),
+                },
+                {
+                  term: "Last sample",
+                  value: (
+                    <span data-live-text="progress_text.sample">
+                      {detail.progress_text?.sample ?? ""}
+                    </span>
+                  ),
+                },
+              ]}
+            />
+          )
+          : (
+            <p>
+              Another process is running this run (its checkpoint's writer is
+              alive); this server has no progress to show.
+            </p>
+          )}
+        <p class="meta no-js-note">
+          This page updates itself while the run goes on; without JavaScript,
+          reload it to see how far the run got.
+        </p>
+      </div>
+    </Section>
+  );
+};
+
+const ReportSections: FC<
+  { report: RunReport; detail: RunDetail; view: RunBodyView }
+> = ({ report, detail, view }) => (
+  <>
+    <Section id="findings" title="Findings">
+      {report.findings.length > 0
+        ? <FindingsList findings={report.findings} />
+        : (
+          <EmptyState title="No findings">
+            The report holds no finding.
+          </EmptyState>
+        )}
+    </Section>
+    <Section
+      id="window"
+      title="Deletion window"
+      intro={windowIntro(report)}
+    >
+      {report.samples.length > 0
+        ? (
+          <div class="stack">
+            <RunTimeline report={report} />
+            <SampleTable report={report} />
+          </div>
+        )
+        : <EmptyState title="No samples">{noSamplesReason(report)}</EmptyState>}
+    </Section>
+    {detail.next_steps.length > 0
+      ? (
+        <Section id="next" title="What to do next">
+          <ol class="next-steps">
+            {detail.next_steps.map((step) => (
+              <li>
+                <p>{step.text}</p>
+                {step.command ? <Command text={step.command} /> : null}
+              </li>
+            ))}
+          </ol>
+          {view.mode === "page" && detail.regression_id && detail.compare_with
+            ? (
+              <p>
+                <a href={compareHref(detail.compare_with, detail.run_id)}>
+                  Compare with the run this regression was saved from
+                </a>
+              </p>
+            )
+            : null}
+        </Section>
+      )
+      : null}
+    <Section id="cleanup" title="Cleanup">
+      <LaterCleanup detail={detail} view={view} />
+      <CleanupPanel
+        report={report}
+        cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+      />
+    </Section>
+    <Section id="facts" title="Run facts">
+      <RunFacts report={report} detail={detail} />
+    </Section>
+  </>
+);
+
+function windowIntro(report: RunReport): string {
+  const t = report.timing;
+  return `${t.document_count} document${
+    t.document_count === 1 ? "" : "s"
+  } deleted, then every store sampled every ${t.sample_interval_seconds} s until a sample started at or after the ${t.deletion_window_seconds} s window. The final sample decides: anything left there is a FAIL; anything that cleared before it is a transient residual.`;
+}
+
+function noSamplesReason(report: RunReport): string {
+  if (report.state === "interrupted") {
+    return "The run was interrupted before its deletion window began.";
+  }
+  if (!report.baseline.ok) {
+    return `The baseline was not established, so nothing was deleted: ${
+      report.baseline.problems.join("; ") || "see the report"
+    }.`;
+  }
+  if (report.deletion && !report.deletion.acknowledged) {
+    return "The deletion was not acknowledged, so there was no window to observe.";
+  }
+  return "The report holds no samples.";
+}
+
+const RunFacts: FC<{ report: RunReport; detail: RunDetail }> = (
+  { report },
+) => {
+  const t = report.timing;
+  return (
+    <KeyValue
+      items={[
+        {
+          term: "Target",
+          value: (
+            <>
+              <code>{report.target.id}</code> {report.kind === "reference"
+                ? "(in process, virtual time)"
+                : <code>{report.target.base_url}</code>}
+            </>
+          ),
+        },
+        {
+          term: "Contract",
+          value: <code>{report.protocol.revision}</code>,
+          hint:
+            `${t.document_count} document(s), window ${t.deletion_window_seconds} s, a sample every ${t.sample_interval_seconds} s`,
+        },
+        {
+          term: "Requests",
+          value:
+            `${report.requests.total} sent, ${report.requests.failed} failed`,
+        },
+        {
+          term: "Deletion",
+          value: report.deletion
+            ? report.deletion.acknowledged
+              ? `acknowledged ${
+                report.deletion.acknowledged_at_seconds?.toFixed(2) ?? "?"
+              } s into the run`
+              : "NOT acknowledged"
+            : "not sent",
+        },
+        {
+          term: "Baseline",
+          value: <StatusBadge status={report.baseline.ok ? "ok" : "failing"} />,
+          hint: report.baseline.problems.join("; ") || undefined,
+        },
+        {
+          term: "Namespaces",
+          value: (
+            <>
+              <CopyId value={report.namespaces.test} label="test namespace" />
+              {" "}
+              <CopyId
+                value={report.namespaces.control}
+                label="control namespace"
+              />
+            </>
+          ),
+        },
+        {
+          term: "Config digest",
+          value: <code>{report.config_digest}</code>,
+        },
+      ]}
+    />
+  );
+};
+
+const RequestsSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) => {
+  const requests = detail.requests;
+  const namespace = detail.report?.namespaces.test ??
+    detail.checkpoint?.namespaces.test;
+  const events = view.mode === "page" && namespace !== undefined
+    ? (
+      <p>
+        <a href={runEventsHref(detail.run_id, namespace)}>
+          This run's trace events
+        </a>{" "}
+        <span class="meta">
+          (the index's own record of every phase, request, sample and finding)
+        </span>
+      </p>
+    )
+    : null;
+  return (
+    <Section
+      id="requests"
+      title="Requests"
+      intro="Every request the run sent, by phase, from the run's trace events: operation, start, duration and outcome. Answers and error bodies are never kept."
+    >
+      {requests.status === "recorded"
+        ? <RequestWaterfall requests={requests} />
+        : (
+          <EmptyState
+            title={requests.status === "no_index"
+              ? "This database has no observability index"
+              : requests.status === "unreadable"
+              ? "The run's trace events could not be read"
+              : "No trace events of this run"}
+            command={requests.status === "no_index"
+              ? "trace obs init"
+              : undefined}
+          >
+            {requests.status === "unreadable"
+              ? requests.problem ?? ""
+              : requests.status === "no_index"
+              ? "Runs write their requests into the observability index; create it, and later runs will show their requests here."
+              : "Runs write their lifecycle into the observability index as they go; this run wrote none (tracing was off, or the write failed). Its report above is complete."}
+          </EmptyState>
+        )}
+      {events}
+    </Section>
+  );
+};
+
+const DownloadsSection: FC<{ detail: RunDetail }> = ({ detail }) =>
+  detail.report
+    ? (
+      <Section id="downloads" title="Downloads">
+        <ul class="downloads">
+          {runDownloads(detail.run_id).map((d) => (
+            <li>
+              <a href={d.href} download="">{d.label}</a>{" "}
+              <span class="meta">{d.hint}</span>
+            </li>
+          ))}
+        </ul>
+      </Section>
+    )
+    : null;

@@ -1,0 +1,129 @@
+/**
+ * Lists of runs as the pages show them (runs, overview, target): a table of
+ * run summaries with the verdict as a badge, the run id linked, target,
+ * kind, state, cleanup, duration and start time, newest first.
+ *
+ * @module
+ */
+
+import type { FC } from "hono/jsx";
+import type { RunJobs, RunSummary } from "../../lib/runs/mod.ts";
+import { StatusBadge } from "./components/badge.tsx";
+import { type Column, DataTable } from "./components/data_table.tsx";
+import { Time } from "./components/time.tsx";
+import { formatDuration } from "./format.ts";
+import { runHref, targetHref } from "./links.ts";
+
+/**
+ * Runs this server's job manager holds: a job that stopped with an error
+ * still has a checkpoint whose writer (this process) is alive, so the list
+ * would call it running; the job knows it is not, and it never completed.
+ */
+export async function withJobStates(
+  runs: RunSummary[],
+  jobs: RunJobs | null,
+): Promise<RunSummary[]> {
+  if (!jobs || !runs.some((run) => run.state === "running")) return runs;
+  return await Promise.all(runs.map(async (run) => {
+    if (run.state !== "running") return run;
+    const job = await jobs.get(run.run_id).catch(() => null);
+    return job?.state === "failed"
+      ? { ...run, state: "interrupted", verdict: "INCONCLUSIVE" }
+      : run;
+  }));
+}
+
+/** The badge word of a run in a list: its verdict (RUNNING while it runs). */
+export function listStatus(run: RunSummary): string {
+  return run.verdict;
+}
+
+const CLEANUP_WORD: Record<RunSummary["cleanup"], string> = {
+  complete: "complete",
+  incomplete: "INCOMPLETE",
+  cleaned: "cleaned later",
+  unknown: "unknown",
+  none: "in memory",
+};
+
+/** Columns of a run table; `target: false` drops the target column (a target's own page). */
+export function runColumns(
+  now: number,
+  options: { target?: boolean } = {},
+): Column<RunSummary>[] {
+  const columns: Column<RunSummary>[] = [
+    {
+      header: "Verdict",
+      cell: (run) => <StatusBadge status={listStatus(run)} />,
+    },
+    {
+      header: "Run",
+      rowHeader: true,
+      cell: (run) => (
+        <a class="mono" href={runHref(run.run_id)}>
+          {run.run_id}
+        </a>
+      ),
+    },
+  ];
+  if (options.target !== false) {
+    columns.push({
+      header: "Target",
+      cell: (run) =>
+        run.kind === "reference"
+          ? <code class="nowrap">{run.target_id}</code>
+          : (
+            <a class="nowrap" href={targetHref(run.target_id)}>
+              <code>{run.target_id}</code>
+            </a>
+          ),
+    });
+  }
+  columns.push(
+    { header: "Kind", cell: (run) => run.kind },
+    {
+      header: "State",
+      cell: (run) =>
+        run.state === "completed" ? "completed" : <strong>{run.state}</strong>,
+    },
+    {
+      header: "Cleanup",
+      cell: (run) =>
+        run.cleanup === "incomplete"
+          ? <strong>{CLEANUP_WORD[run.cleanup]}</strong>
+          : CLEANUP_WORD[run.cleanup],
+    },
+    {
+      header: "Duration",
+      numeric: true,
+      cell: (run) =>
+        run.duration_seconds === null
+          ? "—"
+          : formatDuration(run.duration_seconds * 1000),
+    },
+    {
+      header: "Started",
+      cell: (run) => <Time iso={run.started_at} now={now} />,
+    },
+  );
+  return columns;
+}
+
+/** A table of runs with an explained empty state. */
+export const RunTable: FC<{
+  id: string;
+  caption: string;
+  runs: readonly RunSummary[];
+  now: number;
+  target?: boolean;
+  empty: { title: string; text: string; command?: string };
+}> = ({ id, caption, runs, now, target, empty }) =>
+  DataTable({
+    id,
+    caption,
+    captionHidden: true,
+    columns: runColumns(now, target === false ? { target: false } : {}),
+    rows: runs,
+    navigable: true,
+    empty,
+  });

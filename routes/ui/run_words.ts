@@ -1,0 +1,207 @@
+/**
+ * A run in words, as the run pages lead with it: the verdict and why in one
+ * sentence, and for anything but a clean PASS what to do next (with the
+ * exact command where there is one). Pure functions over the report, so the
+ * page, its JSON twin and the standalone HTML file say the same thing.
+ *
+ * @module
+ */
+
+import { type Store, STORES } from "../../lib/contract/protocol.ts";
+import { regressionIdFor } from "../../lib/ledger/regressions.ts";
+import { findingGuide } from "../../lib/mcp/mod.ts";
+import type { FindingCode } from "../../lib/runner/rules.ts";
+import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
+
+/** How the pages name each store the inventory counts. */
+export const STORE_LABEL: Readonly<Record<Store, string>> = {
+  source_records: "source store",
+  vector_records: "vector index",
+  cache_records: "answer cache",
+};
+
+/** The short series label of a store (`source`, `vector`, `cache`). */
+export function storeShort(store: Store): string {
+  return store.replace("_records", "");
+}
+
+/** One thing to do next: a sentence and, where there is one, the command. */
+export interface NextStep {
+  text: string;
+  command: string | null;
+}
+
+/** What the run detail knows besides the report, for the words. */
+export interface RunContext {
+  /** The regression this run replayed. */
+  regressionId: string | null;
+  /** The regression this run was saved as, if it was. */
+  savedAs: string | null;
+  /** Whether a later `trace external cleanup` removed everything the run left. */
+  cleanedLater?: boolean;
+}
+
+function seconds(value: number): string {
+  return `${value.toFixed(2)} s`;
+}
+
+function records(n: number): string {
+  return `${n} record${n === 1 ? "" : "s"}`;
+}
+
+/** The verdict of a finished report and why, in one sentence. */
+export function reportHeadline(report: RunReport): string {
+  if (report.verdict === "FAIL") return failHeadline(report);
+  if (report.verdict === "PASS") return passHeadline(report);
+  const first = report.findings.find((f) => f.severity === "inconclusive");
+  if (!first) return "Nothing was decided: the run has no conclusive finding.";
+  return `Nothing was decided: ${sentence(first.message)}`;
+}
+
+function failHeadline(report: RunReport): string {
+  const final = report.samples.at(-1);
+  const left: string[] = [];
+  for (const f of report.findings) {
+    if (f.severity !== "fail") continue;
+    if (f.code === "marker_retrievable") {
+      const rendered = final?.marker_form === "rendered" ? " (rendered)" : "";
+      left.push(`the deleted marker was still retrievable${rendered}`);
+    } else if (isStore(f.subject)) {
+      const n = final?.inventory?.[f.subject] ?? 0;
+      left.push(`the ${STORE_LABEL[f.subject]} still held ${records(n)}`);
+    }
+  }
+  const when = final
+    ? `at the final sample, ${
+      seconds(final.started_at_seconds)
+    } after the deletion was acknowledged`
+    : "at the end of the window";
+  return `Deleted data was still there ${when}: ${joinAnd(left)}.`;
+}
+
+function passHeadline(report: RunReport): string {
+  const final = report.samples.at(-1);
+  const at = final ? ` (${seconds(final.started_at_seconds)})` : "";
+  const transient = report.findings
+    .filter((f) => f.code === "transient_residual")
+    .map((f) => transientPhrase(f, report.samples));
+  const after = transient.length > 0
+    ? `, after ${joinAnd(transient)} inside the window`
+    : "";
+  return `The deletion held: every store read 0 and the marker was gone at the final sample${at}, with the control intact${after}.`;
+}
+
+function transientPhrase(finding: Finding, samples: Sample[]): string {
+  const last = finding.sample_indexes.at(-1);
+  const cleared = last === undefined ? undefined : samples[last + 1];
+  const until = cleared ? ` until ${seconds(cleared.started_at_seconds)}` : "";
+  const what = finding.subject === "retrieval"
+    ? "a retrievable marker"
+    : isStore(finding.subject)
+    ? `records in the ${STORE_LABEL[finding.subject]}`
+    : finding.subject;
+  return `${what}${until}`;
+}
+
+/** What to do after this run, most useful first; empty for a clean PASS. */
+export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
+  // A reference system lives in memory and has a known outcome: nothing to fix or clean.
+  if (report.kind === "reference") return [];
+  const steps: NextStep[] = [];
+  if (report.verdict === "FAIL") steps.push(...fixSteps(report));
+  if (report.verdict === "FAIL" && report.kind === "external") {
+    steps.push(regressionStep(report, context));
+  }
+  if (report.verdict === "INCONCLUSIVE") {
+    const first = report.findings.find((f) => f.severity === "inconclusive");
+    if (first && first.code in GUIDED) {
+      const guide = findingGuide(first.code as FindingCode, first.subject);
+      steps.push({
+        text: `Check: ${sentence(guide.checks[0]!)}`,
+        command: null,
+      });
+    }
+  }
+  if (
+    !report.cleanup.cleanup_complete && report.kind === "external" &&
+    !context.cleanedLater
+  ) {
+    steps.push(cleanupStep(report.run_id));
+  }
+  return steps;
+}
+
+/** Codes whose guide names something to check in the application. */
+const GUIDED: Readonly<Record<string, true>> = {
+  baseline_failed: true,
+  delete_unacknowledged: true,
+  request_error: true,
+  inventory_incomplete: true,
+  control_inventory_incomplete: true,
+  control_lost: true,
+  interrupted: true,
+};
+
+function fixSteps(report: RunReport): NextStep[] {
+  const seen = new Set<string>();
+  const steps: NextStep[] = [];
+  for (const f of report.findings) {
+    if (f.severity !== "fail" || seen.has(f.subject)) continue;
+    seen.add(f.subject);
+    const check = findingGuide(f.code as FindingCode, f.subject).checks[0];
+    if (!check) continue;
+    steps.push({ text: `Check that ${check}.`, command: null });
+  }
+  return steps;
+}
+
+function regressionStep(report: RunReport, context: RunContext): NextStep {
+  if (context.regressionId) {
+    return {
+      text:
+        `This replay of ${context.regressionId} still fails: fix the application, then replay the regression again.`,
+      command: `trace external-replay ${context.regressionId}`,
+    };
+  }
+  const id = context.savedAs ?? regressionIdFor(report.run_id);
+  if (context.savedAs) {
+    return {
+      text:
+        `Saved as regression ${id}: once the application is fixed, replay it. A passing replay makes it enforced.`,
+      command: `trace external-replay ${id}`,
+    };
+  }
+  return {
+    text:
+      `Save this failure as a regression now (trace external-save ${report.run_id}); after you fix the application, replay it (trace external-replay ${id}).`,
+    command: `trace external-save ${report.run_id}`,
+  };
+}
+
+/** The step that removes what a run left in the staging application. */
+export function cleanupStep(runId: string): NextStep {
+  return {
+    text:
+      "Synthetic records may remain in the staging application: remove them before the next run.",
+    command: `trace external cleanup ${runId}`,
+  };
+}
+
+function isStore(subject: string): subject is Store {
+  return (STORES as readonly string[]).includes(subject);
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+export function joinAnd(parts: readonly string[]): string {
+  if (parts.length <= 1) return parts[0] ?? "";
+  return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+}
+
+/** A finding message as the rest of a sentence: lower-case start, one final period. */
+function sentence(message: string): string {
+  const text = message.replace(/\.$/, "");
+  const lowered = /^[A-Z][a-z]/.test(text)
+    ? text[0]!.toLowerCase() + text.slice(1)
+    : text;
+  return `${lowered}.`;
+}

@@ -1,0 +1,385 @@
+/// <reference lib="dom" />
+/**
+ * The run pages in a real browser: from the overview to a FAIL from the
+ * demo app (timeline, a finding's samples highlighted, cleanup), compare,
+ * the reference dashboard, starting a run and watching it finish, the
+ * refusal of a second start, a cross-site POST, and every page's layout on
+ * a desktop and a phone without JavaScript errors.
+ */
+
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import type { RunReport } from "../../lib/runner/report.ts";
+import {
+  browserTest,
+  type OpenPage,
+  screenshot,
+  scrollsHorizontally,
+  VIEWPORTS,
+} from "./_harness.ts";
+import { ADMIN_TOKEN } from "./_server.ts";
+import {
+  failThenFixed,
+  interruptedCheckpoint,
+  referenceRuns,
+  withDemoTarget,
+  withRunsFixture,
+} from "./_runs.ts";
+
+/** Whether `selector`'s first match lies entirely inside the first screen. */
+async function onFirstScreen(page: Page, selector: string): Promise<boolean> {
+  const box = await page.locator(selector).first().boundingBox();
+  const height = page.viewportSize()!.height;
+  return box !== null && box.y >= 0 && box.y + box.height <= height;
+}
+
+async function checkLayout(opened: OpenPage, name: string): Promise<void> {
+  assert.equal(
+    await scrollsHorizontally(opened.page),
+    false,
+    `${name} scrolls sideways`,
+  );
+  await screenshot(opened.page, name);
+}
+
+browserTest(
+  "overview → a FAIL from the demo app: timeline drawn, a finding highlights its samples, cleanup says what is left",
+  async (kit) => {
+    let fail: RunReport | null = null;
+    await withRunsFixture({
+      listen: true,
+      seed: async (db, dataDir) => {
+        ({ fail } = await failThenFixed(db, dataDir));
+        await referenceRuns(db, ["correct", "stale-cache"]);
+      },
+    }, async (server) => {
+      const run = fail!;
+      const desktop = await kit.open();
+      const { page } = desktop;
+      await page.goto(server.loginUrl);
+      assert.equal(await page.locator("h1").textContent(), "Overview");
+      await page.getByText(
+        "All 1 enforced regression passed their latest replay",
+      )
+        .waitFor();
+      await checkLayout(desktop, "runs-overview-desktop");
+      await page.locator(`#recent-runs a[href="/runs/${run.run_id}"]`).click();
+      await page.waitForURL(`**/runs/${run.run_id}`);
+      assert.equal(
+        await page.locator(".page-head .badge--lg").textContent(),
+        "FAIL",
+      );
+      assert.match(
+        await page.locator(".verdict__reason").textContent() ?? "",
+        /Deleted data was still there at the final sample/,
+      );
+      assert.ok(await onFirstScreen(page, ".page-head .badge--lg"));
+      assert.ok(await onFirstScreen(page, "#finding-1 .finding__head"));
+
+      // The timeline: one line per store, a column per sample, the window's end.
+      assert.equal(await page.locator("#timeline path.line").count(), 3);
+      const samples = run.samples.length;
+      assert.equal(
+        await page.locator("#timeline rect.sample-col").count(),
+        samples,
+      );
+      assert.equal(await page.locator("#timeline .window-end").count(), 1);
+
+      // A finding highlights exactly the samples that prove it.
+      const cited = run.findings[1]!.sample_indexes;
+      await page.locator("#finding-2").click();
+      assert.equal(
+        await page.locator("#timeline rect.sample-col.is-highlighted").count(),
+        cited.length,
+      );
+      assert.equal(
+        await page.locator("#samples-table tr.is-highlighted").count(),
+        cited.length,
+      );
+      assert.match(
+        await page.locator("#finding-2").getAttribute("class") ?? "",
+        /is-selected/,
+      );
+      await page.locator("#cleanup").scrollIntoViewIfNeeded();
+      assert.match(
+        await page.locator("#cleanup").textContent() ?? "",
+        /INCOMPLETE.*Synthetic records are still there/s,
+      );
+      assert.match(
+        await page.locator("#cleanup").textContent() ?? "",
+        new RegExp(`trace external cleanup ${run.run_id}`),
+      );
+      await page.locator("#requests details.phase").first().waitFor();
+      await checkLayout(desktop, "run-fail-desktop");
+
+      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
+      await phone.context.addCookies(await desktop.context.cookies());
+      await phone.page.goto(`${server.origin}/runs/${run.run_id}`);
+      assert.ok(await onFirstScreen(phone.page, ".page-head .badge--lg"));
+      assert.ok(
+        await onFirstScreen(phone.page, "#finding-1 .finding__head"),
+        "the first finding starts on a phone's first screen",
+      );
+      await checkLayout(phone, "run-fail-mobile");
+    });
+  },
+);
+
+browserTest(
+  "compare: a failing run and its passing replay, findings fixed and both cleanups",
+  async (kit) => {
+    let ids: { fail: string; pass: string } | null = null;
+    await withRunsFixture({
+      listen: true,
+      seed: async (db, dataDir) => {
+        const { fail, pass } = await failThenFixed(db, dataDir);
+        ids = { fail: fail.run_id, pass: pass.run_id };
+      },
+    }, async (server) => {
+      const opened = await kit.open();
+      const { page } = opened;
+      await page.goto(server.loginUrl);
+      await page.goto(`${server.origin}/regressions`);
+      await page.getByRole("link", { name: "compare the two" }).first().click();
+      await page.waitForURL(`**/compare?a=${ids!.fail}&b=${ids!.pass}`);
+      assert.match(
+        await page.locator(".verdict__reason").textContent() ?? "",
+        /^FAIL before, PASS after: 2 findings fixed, 0 still present, 0 new\.$/,
+      );
+      assert.match(
+        await page.locator(".notice").textContent() ?? "",
+        /fresh synthetic data/,
+      );
+      const cleanup = await page.locator("#cleanup").textContent() ?? "";
+      assert.match(cleanup, /A \(before\)\s*INCOMPLETE/);
+      assert.match(cleanup, /B \(after\)\s*COMPLETE/);
+      await checkLayout(opened, "compare-desktop");
+      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
+      await phone.context.addCookies(await opened.context.cookies());
+      await phone.page.goto(page.url());
+      await checkLayout(phone, "compare-mobile");
+    });
+  },
+);
+
+browserTest(
+  "the reference dashboard: the matrix, the ranking and the assessed real systems",
+  async (kit) => {
+    await withRunsFixture({
+      listen: true,
+      seed: (db) => referenceRuns(db),
+    }, async (server) => {
+      const opened = await kit.open();
+      const { page } = opened;
+      await page.goto(server.loginUrl);
+      await page.getByRole("link", { name: "Reference" }).click();
+      await page.waitForURL("**/reference");
+      assert.equal(
+        await page.locator(".page-head .badge--lg").textContent(),
+        "MATCH",
+      );
+      const rows = await page.locator("#reference-matrix tbody tr").count();
+      assert.ok(rows >= 20, `${rows} systems in the matrix`);
+      assert.equal(
+        await page.locator("#reference-ranking tbody tr").count(),
+        rows,
+      );
+      const assessed = await page.locator("#assessed").textContent() ?? "";
+      assert.match(assessed, /recorded assessment/);
+      assert.match(assessed, /Mem0 \(mem0ai 3\.3\.1, local\)/);
+      assert.match(assessed, /2026-11-30/);
+      assert.match(assessed, /no run of mem0-local in this ledger/);
+      await checkLayout(opened, "reference-desktop");
+      const doc = await page.request.get(
+        `${server.origin}/reference/assessments/mem0`,
+      );
+      assert.match(await doc.text(), /^# Mem0 \(mem0ai 3\.3\.1, local\)/);
+      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
+      await phone.context.addCookies(await opened.context.cookies());
+      await phone.page.goto(`${server.origin}/reference`);
+      await checkLayout(phone, "reference-mobile");
+    });
+  },
+);
+
+browserTest(
+  "a run started from the target page shows live progress and ends on its result; a second start is refused naming it",
+  async (kit) => {
+    await withRunsFixture({ listen: true }, async (server) => {
+      await withDemoTarget(
+        server.db,
+        "demo-staging",
+        "stale-cache",
+        async () => {
+          const opened = await kit.open();
+          const { page } = opened;
+          await page.goto(server.loginUrl);
+          await page.goto(`${server.origin}/targets/demo-staging`);
+          await page.getByRole("button", { name: "Run the deletion contract" })
+            .click();
+          await page.waitForURL(/\/runs\/run-/);
+          const runId = new URL(page.url()).pathname.split("/").pop()!;
+          assert.equal(
+            await page.locator(".page-head .badge--lg").textContent(),
+            "RUNNING",
+          );
+          await page.locator("#progress [data-live-text]").first().waitFor();
+          await screenshot(page, "run-running-desktop");
+
+          // A second start while the first runs: refused, naming the running run.
+          const other = await kit.open();
+          await other.context.addCookies(await opened.context.cookies());
+          await other.page.goto(`${server.origin}/targets/demo-staging`);
+          await other.page.getByText("is running: a new one is refused")
+            .waitFor();
+          const refused = other.page.waitForResponse((r) =>
+            r.url().endsWith("/targets/demo-staging/run")
+          );
+          await other.page.getByRole("button", {
+            name: "Run the deletion contract",
+          })
+            .click();
+          assert.equal((await refused).status(), 409);
+          await other.page.getByRole("heading", {
+            name: "A run is already running",
+          })
+            .waitFor();
+          assert.match(
+            await other.page.locator(".notice").textContent() ?? "",
+            new RegExp(`run ${runId} is still running`),
+          );
+          await other.page.getByRole("link", { name: `Watch run ${runId}` })
+            .waitFor();
+          other.allowed.push("status of 409");
+          await screenshot(other.page, "run-refused-desktop");
+
+          // The page reloads itself into the result once the run ends.
+          await page.locator('.page-head .badge--lg:text("FAIL")').waitFor({
+            timeout: 30_000,
+          });
+          assert.match(
+            await page.locator(".verdict__reason").textContent() ?? "",
+            /Deleted data was still there/,
+          );
+          assert.equal(server.jobs.active, null);
+          await checkLayout(opened, "run-finished-desktop");
+        },
+        { windowSeconds: 3 },
+      );
+    });
+  },
+);
+
+browserTest(
+  "a cross-site form cannot start a run",
+  async (kit) => {
+    await withRunsFixture({ listen: true }, async (server) => {
+      await withDemoTarget(server.db, "demo-staging", null, async () => {
+        const victim = await kit.open();
+        await victim.page.goto(server.loginUrl);
+        // Another site (another port is another origin) with a form aimed at Trace.
+        const evil = Deno.serve(
+          { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+          () =>
+            new Response(
+              `<!DOCTYPE html><form method="post" action="${server.origin}/targets/demo-staging/run"><input name="_csrf" value="guess"><button>Win a prize</button></form>`,
+              { headers: { "content-type": "text/html" } },
+            ),
+        );
+        try {
+          await victim.page.goto(`http://127.0.0.1:${evil.addr.port}/`);
+          const answer = victim.page.waitForResponse((r) =>
+            r.url().endsWith("/targets/demo-staging/run")
+          );
+          await victim.page.getByRole("button", { name: "Win a prize" })
+            .click();
+          assert.equal((await answer).status(), 403);
+          victim.allowed.push("status of 403");
+        } finally {
+          await evil.shutdown();
+        }
+        assert.equal(server.jobs.active, null, "no run was started");
+        const runs = await (await server.app.request(
+          `${server.origin}/runs.json`,
+          {
+            headers: {
+              host: new URL(server.origin).host,
+              authorization: `Bearer ${ADMIN_TOKEN}`,
+            },
+          },
+        )).json();
+        assert.equal(runs.total, 0);
+      });
+    });
+  },
+);
+
+browserTest(
+  "every run page lays out on a desktop and a phone without JavaScript errors",
+  async (kit) => {
+    let ids: { fail: string; pass: string; interrupted: string } | null = null;
+    await withRunsFixture({
+      listen: true,
+      seed: async (db, dataDir) => {
+        const { fail, pass } = await failThenFixed(db, dataDir);
+        await referenceRuns(db);
+        const interrupted = await interruptedCheckpoint(
+          dataDir,
+          "demo-staging",
+        );
+        ids = {
+          fail: fail.run_id,
+          pass: pass.run_id,
+          interrupted: interrupted.run_id,
+        };
+      },
+    }, async (server) => {
+      const desktop = await kit.open();
+      await desktop.page.goto(server.loginUrl);
+      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
+      await phone.context.addCookies(await desktop.context.cookies());
+      const pages = {
+        overview: "/",
+        runs: "/runs",
+        "runs-filtered": "/runs?verdict=FAIL&kind=external",
+        "run-pass": `/runs/${ids!.pass}`,
+        "run-interrupted": `/runs/${ids!.interrupted}`,
+        targets: "/targets",
+        target: "/targets/demo-staging",
+        regressions: "/regressions",
+        "compare-empty": "/compare",
+      };
+      for (const [name, path] of Object.entries(pages)) {
+        for (
+          const [size, opened] of [["desktop", desktop], [
+            "mobile",
+            phone,
+          ]] as const
+        ) {
+          const response = await opened.page.goto(`${server.origin}${path}`);
+          assert.equal(response?.status(), 200, path);
+          await checkLayout(opened, `page-${name}-${size}`);
+        }
+      }
+      // The interrupted run never reads PASS.
+      await desktop.page.goto(`${server.origin}/runs/${ids!.interrupted}`);
+      assert.equal(
+        await desktop.page.locator(".page-head .badge--lg").textContent(),
+        "INCONCLUSIVE",
+      );
+      // Dark: the same page in the system's dark theme.
+      const dark = await kit.open({ colorScheme: "dark" });
+      await dark.context.addCookies(await desktop.context.cookies());
+      await dark.page.goto(`${server.origin}/runs/${ids!.fail}`);
+      await dark.page.locator("#finding-1").click();
+      await checkLayout(dark, "run-fail-desktop-dark");
+      // The keyboard reaches the findings.
+      await desktop.page.goto(`${server.origin}/runs/${ids!.fail}`);
+      await desktop.page.keyboard.press("j");
+      assert.equal(
+        await desktop.page.evaluate(() => document.activeElement?.id),
+        "finding-1",
+      );
+    });
+  },
+);

@@ -1,0 +1,274 @@
+/// <reference lib="dom" />
+/** The trace pages in a real browser: search and navigation round trips, lineage and selection, filters, a legacy trace, the busy overview, layout, and a stale answer traced from a deletion run to its cache entry. */
+
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import type { TraceDb } from "../../lib/db.ts";
+import { runEvidenceHref } from "../../routes/ui/trace_params.ts";
+import {
+  browserTest,
+  type OpenPage,
+  screenshot,
+  scrollsHorizontally,
+  VIEWPORTS,
+} from "./_harness.ts";
+import { withUiServer } from "./_server.ts";
+import {
+  INCIDENT,
+  LEGACY,
+  runStaleCache,
+  seedBusyThreads,
+  seedIncident,
+  seedLegacy,
+} from "./_trace_fixtures.ts";
+
+async function seedAll(db: TraceDb): Promise<void> {
+  await seedBusyThreads(db);
+  await seedIncident(db);
+  await seedLegacy(db);
+}
+
+/** Signs a fresh page in through the one-time login URL. */
+async function signedIn(opened: OpenPage, loginUrl: string): Promise<Page> {
+  await opened.page.goto(loginUrl);
+  return opened.page;
+}
+
+/** Top of `selector` in page coordinates. */
+async function topOf(page: Page, selector: string): Promise<number> {
+  return await page.locator(selector).first().evaluate((el) =>
+    el.getBoundingClientRect().top + globalThis.scrollY
+  );
+}
+
+browserTest(
+  "a search, an inspection and the way back keep the selected event",
+  async (kit) => {
+    await withUiServer({ seed: seedAll }, async (server) => {
+      const page = await signedIn(await kit.open(), server.loginUrl);
+      await page.goto(`${server.origin}/traces/find`);
+      await page.getByLabel(/^Exact id/).fill(INCIDENT.thread_id);
+      await page.getByRole("button", { name: "Find" }).click();
+      await page.waitForURL(/q=thread-incident/);
+      // Empty form fields stay out of the URL.
+      assert.ok(!page.url().includes("application_id="), page.url());
+      await page.getByRole("link", { name: INCIDENT.selection_event }).click();
+      await page.waitForURL(/\/traces\/inspect\?/);
+      const inspected = new URL(page.url());
+      assert.equal(
+        inspected.searchParams.get("selected"),
+        INCIDENT.selection_event,
+      );
+      assert.equal(inspected.searchParams.get("agent_id"), INCIDENT.agent_id);
+      await page.locator(".wf-row.is-selected").getByText(
+        INCIDENT.selection_event,
+      ).waitFor();
+      // Select another event in the waterfall, then go back to the finder.
+      await page.locator(".wf-row").getByRole("link", { name: "task-42-llm" })
+        .click();
+      await page.waitForURL(/selected=task-42-llm/);
+      await page.getByRole("link", { name: "Back to the finder" }).first()
+        .click();
+      await page.waitForURL(/\/traces\/find\?/);
+      const back = new URL(page.url());
+      assert.equal(back.searchParams.get("q"), INCIDENT.thread_id);
+      assert.equal(back.searchParams.get("selected"), "task-42-llm");
+      const highlighted = page.locator(".event-line.is-selected");
+      assert.equal(await highlighted.count(), 1);
+      assert.match(await highlighted.innerText(), /task-42-llm/);
+      assert.equal(
+        await page.locator('input[type="hidden"][name="selected"]')
+          .inputValue(),
+        "task-42-llm",
+      );
+      await screenshot(page, "traces-find-roundtrip-desktop");
+    });
+  },
+);
+
+browserTest(
+  "inspection shows the lineage lanes and the selection with every candidate, and filters by lane and kind",
+  async (kit) => {
+    await withUiServer({ seed: seedAll }, async (server) => {
+      const page = await signedIn(await kit.open(), server.loginUrl);
+      const base =
+        `${server.origin}/traces/inspect?application_id=${INCIDENT.application_id}&root_trace_id=${INCIDENT.root_trace_id}&agent_id=${INCIDENT.agent_id}&selected=${INCIDENT.selection_event}`;
+      await page.goto(base);
+      await page.getByRole("heading", { name: "Memory lineage" }).waitFor();
+      const lane = (name: string) =>
+        page.locator(`section.lane:has(h3#lane-${name})`);
+      assert.match(await lane("expected").innerText(), /doc-policy/);
+      assert.match(await lane("output_bound").innerText(), /doc-deleted-7/);
+      assert.match(await lane("supplied").innerText(), /doc-deleted-7/);
+      const candidates = page.locator("#candidates tbody tr");
+      assert.equal(await candidates.count(), 64);
+      assert.match(await candidates.nth(0).innerText(), /KEPT[\s\S]*mmr_rank/);
+      assert.match(
+        await candidates.nth(3).innerText(),
+        /DROPPED[\s\S]*stale_version/,
+      );
+      await screenshot(page, "traces-inspect-incident-desktop");
+      await page.setViewportSize(VIEWPORTS.mobile);
+      await page.reload();
+      assert.equal(await scrollsHorizontally(page), false, "mobile");
+      await screenshot(page, "traces-inspect-incident-mobile");
+      await page.setViewportSize(VIEWPORTS.desktop);
+      // Lane filter: only the supplied lane, only the events that supplied.
+      await page.getByRole("link", { name: /^Supplied/ }).click();
+      await page.waitForURL(/lane=supplied/);
+      assert.equal(await page.locator("section.lane").count(), 1);
+      assert.deepEqual(
+        await page.locator(".wf-row a").allInnerTexts(),
+        [INCIDENT.selection_event, "task-42-llm"],
+      );
+      // Kind filter: one kind, the selection kept in the URL.
+      await page.getByRole("link", { name: /^delivery/ }).click();
+      await page.waitForURL(/kind=delivery/);
+      assert.match(page.url(), /selected=task-42-select/);
+      assert.match(page.url(), /lane=supplied/);
+      await page.getByText("No event matches the view filters").waitFor();
+      await page.getByRole("link", { name: /^All lanes/ }).click();
+      await page.waitForURL((url) => !url.searchParams.has("lane"));
+      assert.deepEqual(await page.locator(".wf-row a").allInnerTexts(), [
+        "task-42-deliver",
+      ]);
+      // A folded subtree hides its children without JavaScript help.
+      await page.getByRole("link", { name: /^All kinds/ }).click();
+      await page.waitForURL((url) => !url.searchParams.has("kind"));
+      await page.locator("summary.wf-row").first().click();
+      assert.equal(await page.locator(".wf-row:visible").count(), 1);
+      await screenshot(page, "traces-inspect-folded-desktop");
+    });
+  },
+);
+
+browserTest(
+  "a legacy trace says coverage is unknown and explains each empty panel",
+  async (kit) => {
+    await withUiServer({ seed: seedAll }, async (server) => {
+      // The login URL works once: one signed-in page, resized.
+      const page = await signedIn(await kit.open(), server.loginUrl);
+      for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+        await page.setViewportSize(viewport);
+        await page.goto(
+          `${server.origin}/traces/inspect?application_id=${LEGACY.application_id}&root_trace_id=${LEGACY.root_trace_id}&agent_id=${LEGACY.agent_id}`,
+        );
+        assert.equal(
+          await page.locator(".verdict__reason").innerText(),
+          "All stored events loaded; end-to-end coverage unknown.",
+        );
+        assert.equal(
+          await page.getByText(/The host did not record it/).count(),
+          6,
+        );
+        await page.getByText(/Missing fields: coverage_profile/).waitFor();
+        await page.getByText("No selection recorded").waitFor();
+        assert.equal(await scrollsHorizontally(page), false, name);
+        await screenshot(page, `traces-inspect-legacy-${name}`);
+      }
+    });
+  },
+);
+
+browserTest(
+  "with 40 busy threads the overview stays closed below a selected incident, which leads the page on desktop and phone",
+  async (kit) => {
+    await withUiServer({ seed: seedAll }, async (server) => {
+      const limits = { desktop: 1_200, mobile: 1_400 } as const;
+      const page = await signedIn(await kit.open(), server.loginUrl);
+      for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+        await page.setViewportSize(viewport);
+        await page.goto(
+          `${server.origin}/traces/find?application_id=${INCIDENT.application_id}&selected=${INCIDENT.selection_event}`,
+        );
+        const overview = page.locator("details#overview");
+        assert.equal(await overview.getAttribute("open"), null);
+        const top = await topOf(page, "#selected");
+        assert.ok(
+          top < limits[name as keyof typeof limits],
+          `selected incident at ${top} px on ${name}`,
+        );
+        assert.ok(
+          await topOf(page, ".group--selected") <
+            await topOf(page, "details#overview"),
+        );
+        assert.equal(await scrollsHorizontally(page), false, name);
+        await screenshot(page, `traces-find-selected-${name}`);
+        // Opened, the overview lists every thread inside its own scroll box.
+        await overview.locator("summary").click();
+        const rows = page.locator("#overview-table tbody tr");
+        assert.equal(await rows.count(), 41);
+        await page.getByLabel("Filter rows").fill("thread-07");
+        assert.equal(
+          await page.locator("#overview-table tbody tr:visible").count(),
+          1,
+        );
+        assert.equal(await scrollsHorizontally(page), false, name);
+      }
+      // Without a selection the overview opens on the landing page.
+      await page.setViewportSize(VIEWPORTS.desktop);
+      await page.goto(`${server.origin}/traces/find`);
+      assert.notEqual(
+        await page.locator("details#overview").getAttribute("open"),
+        null,
+      );
+      await screenshot(page, "traces-find-landing-desktop");
+    });
+  },
+);
+
+browserTest(
+  "from a FAIL run, one link shows the thread's evidence and a second the cache entry that served the stale answer",
+  async (kit) => {
+    await withUiServer({}, async (server) => {
+      const { report } = await runStaleCache(
+        server.db,
+        server.dataDir,
+        server.origin,
+      );
+      assert.equal(report.verdict, "FAIL");
+      assert.ok(
+        report.findings.some((f) => f.severity === "fail"),
+        "the marker was still retrievable",
+      );
+      const page = await signedIn(await kit.open(), server.loginUrl);
+      // Click one: the run page's evidence link.
+      await page.goto(
+        server.origin + runEvidenceHref(report.run_id, report.namespaces.test),
+      );
+      const selected = page.locator("#selected");
+      assert.match(await selected.innerText(), /"FAIL"/);
+      const callout = page.locator("#served-after-deletion");
+      assert.match(await callout.innerText(), /served after deletion/);
+      assert.match(await callout.innerText(), /served by cache_entry:/);
+      // The runner's requests and the demo's answers are both listed.
+      await page.locator(".group__title").getByText(report.run_id).waitFor();
+      assert.ok(
+        await page.locator(".group__title", { hasText: "selection" }).count() >
+          0,
+      );
+      await screenshot(page, "traces-run-evidence-desktop");
+      const cacheEntry = (await callout.locator("code.ref").nth(1).innerText())
+        .replace("cache_entry:", "");
+      // Click two: the answer the cache entry served.
+      await callout.getByRole("link", { name: "Inspect that answer" }).first()
+        .click();
+      await page.waitForURL(/\/traces\/inspect\?/);
+      const row = page.locator("#candidates tbody tr").first();
+      assert.match(
+        await row.innerText(),
+        new RegExp(`cache_entry:${cacheEntry}`),
+      );
+      assert.match(await row.innerText(), /KEPT[\s\S]*application_policy/);
+      assert.match(
+        await page.locator("section.lane:has(h3#lane-supplied)").innerText(),
+        new RegExp(cacheEntry),
+      );
+      assert.match(
+        await page.locator("#deletion-evidence").innerText(),
+        /was deleted by/,
+      );
+      await screenshot(page, "traces-stale-cache-entry-desktop");
+    });
+  },
+);

@@ -1,0 +1,98 @@
+/** `--html FILE` on external-run, external-replay and external-show: the run's page as one self-contained file. */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "../cli.ts";
+import { migrate } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { captureIo, withDb } from "./_helpers.ts";
+import { withDemoTarget } from "./browser/_runs.ts";
+
+/** What a self-contained run file must and must not hold. */
+function assertStandalone(html: string, verdict: string): void {
+  assert.ok(html.startsWith("<!DOCTYPE html>"));
+  assert.doesNotMatch(html, /<script/i, "no script");
+  assert.doesNotMatch(html, /<link\s/i, "no linked stylesheet or icon");
+  assert.doesNotMatch(html, /\s(src|href)="(https?:)?\/\//i, "nothing fetched");
+  assert.doesNotMatch(html, /href="\/(?!\/)/, "no link into the server");
+  assert.match(html, /<style>[^<]*\.badge/, "the stylesheet is inline");
+  assert.match(html, /<svg[^>]*aria-labelledby="timeline-caption"/);
+  assert.match(html, new RegExp(`badge--lg">${verdict}</span>`));
+}
+
+Deno.test("external-run, external-replay and external-show --html write the run's page as one file", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    let port = 0;
+    const runFile = join(dataDir, "run.html");
+    const failIo = captureIo();
+    await withDemoTarget(db, "demo", "stale-cache", async (demo) => {
+      port = demo.port;
+      const code = await main([
+        "external-run",
+        "--target",
+        "demo",
+        "--html",
+        runFile,
+        "--data-dir",
+        dataDir,
+      ], failIo);
+      assert.equal(code, 1, failIo.stderr());
+    });
+    assert.match(failIo.stderr(), new RegExp(`html: ${runFile}`));
+    const failHtml = await Deno.readTextFile(runFile);
+    assertStandalone(failHtml, "FAIL");
+    const runId = /<code>(run-[\w-]+)<\/code>/.exec(failHtml)![1]!;
+    assert.match(failHtml, /Deleted data was still there at the final sample/);
+    assert.match(failHtml, new RegExp(`trace external cleanup ${runId}`));
+
+    assert.equal(
+      await main(["external-save", runId, "--data-dir", dataDir], captureIo()),
+      0,
+    );
+    const replayFile = join(dataDir, "replay.html");
+    await withDemoTarget(db, "demo", null, async () => {
+      const io = captureIo();
+      const code = await main([
+        "external-replay",
+        `reg-${runId.slice(4)}`,
+        "--html",
+        replayFile,
+        "--data-dir",
+        dataDir,
+      ], io);
+      assert.equal(code, 0, io.stderr());
+    }, { port, register: false });
+    const replayHtml = await Deno.readTextFile(replayFile);
+    assertStandalone(replayHtml, "PASS");
+    assert.match(replayHtml, /Replay of reg-/);
+
+    const showFile = join(dataDir, "show.html");
+    const io = captureIo();
+    assert.equal(
+      await main([
+        "external-show",
+        runId,
+        "--html",
+        showFile,
+        "--data-dir",
+        dataDir,
+      ], io),
+      1,
+    );
+    assertStandalone(await Deno.readTextFile(showFile), "FAIL");
+    const again = captureIo();
+    assert.equal(
+      await main([
+        "external-show",
+        runId,
+        "--html",
+        showFile,
+        "--data-dir",
+        dataDir,
+      ], again),
+      2,
+    );
+    assert.match(again.stderr(), /Cannot write --html .*already exists/);
+  });
+});

@@ -1,0 +1,584 @@
+/** The run pages through createApp in memory: data, twins, words, empty states, downloads, the standalone file. */
+
+import assert from "node:assert/strict";
+import { registerNamedTarget, RunJobs } from "../lib/runs/mod.ts";
+import { parseStagingConfig } from "../lib/contract/config.ts";
+import type { RunDetail } from "../routes/ui/run_detail.ts";
+import { withJobStates } from "../routes/ui/run_list.tsx";
+import { renderRunDocument } from "../routes/ui/run_html.tsx";
+import { nextSteps } from "../routes/ui/run_words.ts";
+import type { RunsPageData } from "../routes/pages/runs.tsx";
+import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
+import { AccountBook } from "../lib/auth/mod.ts";
+import { EXAMPLE_ACCOUNTS } from "../fixtures/host/host.ts";
+import { ask, type Operator } from "./operator_support.ts";
+import { ADMIN_TOKEN, at, page, signIn } from "./browser/_server.ts";
+import {
+  failThenFixed,
+  interruptedCheckpoint,
+  referenceRuns,
+  type RunsFixture,
+  syntheticRuns,
+  withDemoTarget,
+  withRunsFixture,
+} from "./browser/_runs.ts";
+import type { TraceDb } from "../lib/db.ts";
+
+const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** The run pages in memory over data that `seed` wrote. */
+async function withRunsApp<T>(
+  seed: (db: TraceDb, dataDir: string) => Promise<unknown>,
+  fn: (fixture: RunsFixture, jobs: RunJobs) => Promise<T>,
+): Promise<T> {
+  return await withRunsFixture(
+    { seed },
+    (fixture) => fn(fixture, fixture.jobs),
+  );
+}
+
+async function json<T>(fixture: RunsFixture, path: string): Promise<T> {
+  const response = await fixture.app.request(at(path), page(BEARER));
+  assert.equal(
+    response.status,
+    200,
+    `${path}: ${await response.clone().text()}`,
+  );
+  return await response.json() as T;
+}
+
+async function html(fixture: RunsFixture, path: string): Promise<string> {
+  const response = await fixture.app.request(at(path), page(BEARER));
+  assert.equal(response.status, 200, path);
+  return await response.text();
+}
+
+Deno.test("an empty data directory: every run page explains what would fill it", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture) => {
+    const overview = await html(fixture, "/");
+    assert.match(overview, /No runs yet/);
+    assert.match(overview, /trace external-register --target my-staging/);
+    assert.match(overview, /No saved regressions yet/);
+    assert.match(overview, /Not checked since this server started/);
+    assert.match(await html(fixture, "/runs"), /No runs yet/);
+    assert.match(await html(fixture, "/targets"), /No registered targets/);
+    const regressions = await html(fixture, "/regressions");
+    assert.match(regressions, /No enforced regressions/);
+    assert.match(regressions, /No pending regressions/);
+    assert.match(await html(fixture, "/reference"), /No reference runs yet/);
+    assert.match(
+      await html(fixture, "/compare"),
+      /No replayed regression to compare yet/,
+    );
+    const twin = await json<{ recent: unknown[]; gate: unknown }>(
+      fixture,
+      "/index.json",
+    );
+    assert.deepEqual(twin.recent, []);
+  });
+});
+
+Deno.test("the runs list pages newest first with a cursor and keeps its filters in the URL", async () => {
+  await withRunsApp(async (db) => {
+    const [template] = await referenceRuns(db, ["correct"]);
+    await syntheticRuns(db, { ...template!, kind: "external" }, 120, {
+      targets: ["alpha", "beta"],
+    });
+  }, async (fixture) => {
+    const first = await json<RunsPageData>(fixture, "/runs.json");
+    assert.equal(first.total, 121);
+    assert.equal(first.runs.length, 50);
+    assert.ok(first.next_cursor);
+    const starts = first.runs.map((r) => r.started_at);
+    assert.deepEqual(starts, [...starts].sort().reverse(), "newest first");
+    const second = await json<RunsPageData>(
+      fixture,
+      `/runs.json?cursor=${first.next_cursor}`,
+    );
+    assert.equal(second.runs.length, 50);
+    assert.ok(second.runs[0]!.started_at < first.runs.at(-1)!.started_at);
+    const seen = new Set([...first.runs, ...second.runs].map((r) => r.run_id));
+    assert.equal(seen.size, 100, "no run on two pages");
+
+    const filtered = await json<RunsPageData>(
+      fixture,
+      "/runs.json?target=alpha&verdict=fail&kind=external",
+    );
+    assert.equal(filtered.matching, 20);
+    assert.ok(
+      filtered.runs.every((r) =>
+        r.target_id === "alpha" && r.verdict === "FAIL"
+      ),
+    );
+    assert.equal(filtered.next_cursor, null);
+    const body = await html(fixture, "/runs?target=alpha&verdict=FAIL");
+    assert.match(body, /<option value="alpha" selected>alpha<\/option>/);
+    assert.match(body, /20 of 121 runs match these filters/);
+    const older = await html(fixture, "/runs?target=beta");
+    assert.match(older, /href="\/runs\?target=beta&amp;cursor=[\w-]+"/);
+
+    for (
+      const bad of [
+        "/runs.json?verdict=MAYBE",
+        "/runs.json?cursor=not-a-cursor",
+      ]
+    ) {
+      const response = await fixture.app.request(at(bad), page(BEARER));
+      assert.equal(response.status, 400, bad);
+    }
+  });
+});
+
+Deno.test("a FAIL against the demo app: the detail leads with why, links findings to samples and says what to do", async () => {
+  let ids: { fail: string; pass: string; regression: string } | null = null;
+  await withRunsApp(async (db, dataDir) => {
+    const { fail, pass, regressionId } = await failThenFixed(db, dataDir);
+    ids = { fail: fail.run_id, pass: pass.run_id, regression: regressionId };
+  }, async (fixture) => {
+    const { fail, pass, regression } = ids!;
+    const detail = await json<RunDetail>(fixture, `/runs/${fail}.json`);
+    assert.equal(detail.verdict, "FAIL");
+    assert.equal(detail.state, "completed");
+    assert.match(
+      detail.headline,
+      /^Deleted data was still there at the final sample, \d+\.\d\d s after the deletion was acknowledged: the deleted marker was still retrievable and the answer cache still held 1 record\.$/,
+    );
+    assert.equal(detail.saved_as, regression);
+    const commands = detail.next_steps.map((s) => s.command);
+    assert.ok(commands.includes(`trace external-replay ${regression}`));
+    assert.ok(commands.includes(`trace external cleanup ${fail}`));
+    assert.equal(detail.requests.status, "recorded");
+    assert.deepEqual(
+      detail.requests.phases.map((p) => p.name),
+      ["ingest", "baseline", "delete", "window", "cleanup"],
+    );
+    assert.equal(detail.requests.total, detail.report!.requests.total);
+
+    const body = await html(fixture, `/runs/${fail}`);
+    const verdict = body.indexOf('badge--lg">FAIL</span>');
+    const findings = body.indexOf('id="findings"');
+    const timeline = body.indexOf('id="timeline"');
+    assert.ok(verdict > 0 && verdict < findings && findings < timeline);
+    const samples = detail.report!.findings[0]!.sample_indexes;
+    assert.match(body, new RegExp(`data-samples="${samples.join(" ")}"`));
+    assert.match(body, new RegExp(`href="#sample-${samples[0]}"`));
+    for (const index of samples) {
+      assert.match(
+        body,
+        new RegExp(`<tr id="sample-${index}" data-sample="${index}"`),
+      );
+      assert.match(
+        body,
+        new RegExp(`class="sample-col" data-sample="${index}"`),
+      );
+    }
+    assert.match(body, /window ends 1 s/);
+    assert.match(body, /<code>trace external cleanup run-/);
+    assert.match(body, /STILL RETRIEVABLE/);
+    assert.match(
+      body,
+      /href="\/traces\/find\?thread_id=trace-test-[0-9a-f]+&amp;selected=run-/,
+    );
+
+    const replay = await json<RunDetail>(fixture, `/runs/${pass}.json`);
+    assert.equal(replay.verdict, "PASS");
+    assert.equal(replay.regression_id, regression);
+    assert.equal(replay.compare_with, fail);
+    assert.deepEqual(replay.next_steps, []);
+    assert.match(replay.headline, /^The deletion held: every store read 0/);
+  });
+});
+
+Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTML file", async () => {
+  let runId = "";
+  await withRunsApp(async (db) => {
+    runId = (await referenceRuns(db, ["stale-cache"]))[0]!.run_id;
+  }, async (fixture) => {
+    const get = (name: string) =>
+      fixture.app.request(at(`/runs/${runId}/${name}`), page(BEARER));
+    const report = await get("report.json");
+    assert.match(
+      report.headers.get("content-disposition") ?? "",
+      new RegExp(`attachment; filename="${runId}.json"`),
+    );
+    assert.equal((await report.json()).run_id, runId);
+    assert.match(await (await get("junit.xml")).text(), /<testsuite/);
+    assert.match(
+      await (await get("summary.md")).text(),
+      /### Trace deletion contract: FAIL/,
+    );
+    const file = await (await get("report.html")).text();
+    assert.ok(file.startsWith("<!DOCTYPE html>"));
+    assert.doesNotMatch(file, /<script/i);
+    assert.doesNotMatch(
+      file,
+      /\s(src|href)="(https?:)?\/\//,
+      "nothing fetched",
+    );
+    assert.doesNotMatch(file, /<link /, "no external stylesheet");
+    assert.match(file, /<style>/);
+    assert.match(file, /id="timeline"/);
+    assert.match(file, /badge--lg">FAIL</);
+    const unauthenticated = await fixture.app.request(
+      at(`/runs/${runId}/report.json`),
+      page(),
+    );
+    assert.equal(unauthenticated.status, 401, "downloads need sign-in");
+  });
+});
+
+Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS", async () => {
+  let runId = "";
+  await withRunsApp(async (_db, dataDir) => {
+    runId = (await interruptedCheckpoint(dataDir, "demo-staging")).run_id;
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    assert.equal(detail.state, "interrupted");
+    assert.equal(detail.verdict, "INCONCLUSIVE");
+    assert.match(
+      detail.headline,
+      /interrupted .* 3 synthetic ids it issued may remain/,
+    );
+    assert.deepEqual(detail.next_steps.map((s) => s.command), [
+      `trace external cleanup ${runId}`,
+    ]);
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.match(body, /badge--lg">INCONCLUSIVE</);
+    assert.doesNotMatch(body, /badge--lg">PASS</);
+    assert.match(body, /Issued and not cleaned up/);
+    assert.match(body, /trace-doc-a trace-doc-b/);
+    const list = await json<RunsPageData>(
+      fixture,
+      "/runs.json?state=interrupted",
+    );
+    assert.deepEqual(list.runs.map((r) => [r.run_id, r.verdict]), [[
+      runId,
+      "INCONCLUSIVE",
+    ]]);
+  });
+});
+
+Deno.test("a target page shows the token's variable name and never a token", async () => {
+  const secret = "do-not-show-this-token-value-123";
+  Deno.env.set("UI_TEST_STAGING_TOKEN", secret);
+  try {
+    await withRunsApp(async (db) => {
+      await registerNamedTarget(
+        db,
+        "secure-staging",
+        parseStagingConfig({
+          base_url: "https://staging.example",
+          environment: "staging",
+          allow_synthetic_writes: true,
+          token_env: "UI_TEST_STAGING_TOKEN",
+        }),
+      );
+    }, async (fixture) => {
+      for (
+        const path of [
+          "/targets/secure-staging",
+          "/targets/secure-staging.json",
+          "/targets",
+        ]
+      ) {
+        const body = await (await fixture.app.request(at(path), page(BEARER)))
+          .text();
+        assert.ok(!body.includes(secret), `${path} shows the token`);
+      }
+      const body = await html(fixture, "/targets/secure-staging");
+      assert.match(body, /<code>UI_TEST_STAGING_TOKEN<\/code>/);
+      assert.match(body, /Run the deletion contract/);
+      assert.match(body, /No run yet: run the deletion contract/);
+    });
+  } finally {
+    Deno.env.delete("UI_TEST_STAGING_TOKEN");
+  }
+});
+
+Deno.test("run actions need the CSRF token and a same-origin request", async () => {
+  await withRunsApp(async (db) => {
+    await registerNamedTarget(
+      db,
+      "unreachable",
+      parseStagingConfig({
+        base_url: "http://127.0.0.1:1",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+  }, async (fixture, jobs) => {
+    const cookie = await signIn(fixture);
+    const post = (headers: Record<string, string>, body: string) =>
+      fixture.app.request(
+        at("/targets/unreachable/run"),
+        page({
+          cookie,
+          "content-type": "application/x-www-form-urlencoded",
+          ...headers,
+        }, { method: "POST", body }),
+      );
+    assert.equal((await post({}, "_csrf=wrong")).status, 403);
+    const crossSite = await post(
+      { origin: "http://evil.example", "sec-fetch-site": "cross-site" },
+      "_csrf=wrong",
+    );
+    assert.equal(crossSite.status, 403);
+    assert.equal(jobs.active, null, "nothing was started");
+  });
+});
+
+Deno.test("the standalone document renders a running and an interrupted run without a report", async () => {
+  await withRunsApp(async (_db, dataDir) => {
+    await interruptedCheckpoint(dataDir, "demo-staging");
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(
+      fixture,
+      "/runs/run-20261129T100000Z-00000000dead.json",
+    );
+    const file = await renderRunDocument(detail, {
+      generatedAt: "2026-11-30T12:00:00Z",
+      version: "9.9.9",
+    });
+    assert.doesNotMatch(file, /<script/i);
+    assert.match(file, /Written by Trace 9\.9\.9 at 2026-11-30 12:00:00 UTC/);
+    assert.match(file, /Issued and not cleaned up/);
+    assert.doesNotMatch(file, /data-live-url/, "a file polls nothing");
+  });
+});
+
+Deno.test("a script starts a run with its bearer token; a second start is refused naming the first", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture, jobs) => {
+    await withDemoTarget(fixture.db, "demo", "stale-cache", async () => {
+      const start = (accept: string) =>
+        fixture.app.request(
+          at("/targets/demo/run"),
+          page({ ...BEARER, accept }, { method: "POST" }),
+        );
+      const first = await start("application/json");
+      assert.equal(first.status, 202);
+      const { run_id: runId } = await first.json();
+      assert.equal(jobs.active, runId);
+      const second = await start("application/json");
+      assert.equal(second.status, 409);
+      const refusal = await second.json();
+      assert.equal(refusal.error.running_run_id, runId);
+      assert.match(
+        refusal.error.message,
+        new RegExp(`run ${runId} is still running`),
+      );
+      const running = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+      assert.equal(running.state, "running");
+      assert.equal(running.verdict, "RUNNING");
+      assert.ok(running.progress_text, "progress in words while it runs");
+      const busyPage = await start("text/html");
+      assert.equal(busyPage.status, 409);
+      assert.match(await busyPage.text(), new RegExp(`Watch run ${runId}`));
+      const done = await jobs.wait(runId);
+      assert.equal(done.verdict, "FAIL");
+      const finished = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+      assert.equal(finished.state, "completed");
+      assert.equal(finished.verdict, "FAIL");
+    }, { windowSeconds: 2 });
+  });
+});
+
+Deno.test("starting a run on an unreachable adapter says so and records nothing", async () => {
+  await withRunsApp(async (db) => {
+    await registerNamedTarget(
+      db,
+      "unreachable",
+      parseStagingConfig({
+        base_url: "http://127.0.0.1:1",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+  }, async (fixture, jobs) => {
+    const answer = await fixture.app.request(
+      at("/targets/unreachable/run"),
+      page({ ...BEARER, accept: "application/json" }, { method: "POST" }),
+    );
+    assert.equal(answer.status, 502);
+    assert.match(
+      (await answer.json()).error.message,
+      /^Cannot reach the staging adapter at http:\/\/127\.0\.0\.1:1/,
+    );
+    assert.equal(jobs.active, null);
+    assert.equal((await json<RunsPageData>(fixture, "/runs.json")).total, 0);
+  });
+});
+
+Deno.test("reference runs: the headline names a transient residual or what left the run undecided, and the expectation", async () => {
+  let ids: string[] = [];
+  await withRunsApp(async (db) => {
+    ids = (await referenceRuns(db, [
+      "tombstone-window-compaction",
+      "control-collateral",
+    ])).map((r) => r.run_id);
+  }, async (fixture) => {
+    const transient = await json<RunDetail>(fixture, `/runs/${ids[0]}.json`);
+    assert.equal(transient.verdict, "PASS");
+    assert.match(
+      transient.headline,
+      /^The deletion held: .* after records in the source store until \d+\.\d\d s and records in the vector index until \d+\.\d\d s inside the window\.$/,
+    );
+    assert.deepEqual(
+      transient.next_steps,
+      [],
+      "a reference system has nothing to fix",
+    );
+    assert.equal(transient.reference?.matches, true);
+    assert.equal(transient.reference?.system, "tombstone-window-compaction");
+    const body = await html(fixture, `/runs/${ids[0]}`);
+    assert.match(body, /As expected of this system \(PASS \(transient\)\)/);
+    assert.match(body, /class="transient"/, "the transient residual is shaded");
+
+    const lost = await json<RunDetail>(fixture, `/runs/${ids[1]}.json`);
+    assert.equal(lost.verdict, "INCONCLUSIVE");
+    assert.match(lost.headline, /^Nothing was decided: /);
+  });
+});
+
+Deno.test("the recorded Mem0 assessment agrees with its document", async () => {
+  const doc = await Deno.readTextFile(
+    new URL("../fixtures/adapters/mem0/ASSESSMENT.md", import.meta.url),
+  );
+  assert.ok(doc.startsWith(`# ${MEM0_ASSESSMENT.system}:`));
+  assert.ok(doc.includes(MEM0_ASSESSMENT.assessed_on), "the date");
+  for (const c of MEM0_ASSESSMENT.configurations) {
+    assert.ok(doc.includes(c.run_id), c.run_id);
+    assert.ok(doc.includes(`--target ${c.target_id}`), c.target_id);
+    const section = doc.slice(
+      doc.indexOf(c.run_id) - 400,
+      doc.indexOf(c.run_id),
+    );
+    assert.match(
+      section,
+      new RegExp(`${c.verdict}`),
+      `${c.name}: ${c.verdict}`,
+    );
+    assert.ok(doc.includes(`${c.requests} requests`), `${c.name} requests`);
+    for (const f of c.findings) assert.ok(doc.includes(f.message), f.message);
+  }
+});
+
+Deno.test("who sees the run controls: operators run, viewers read, tenant-bound accounts see no runs, read-only disables", async () => {
+  const accounts = new AccountBook(EXAMPLE_ACCOUNTS);
+  for (const readOnly of [false, true]) {
+    await withRunsFixture({
+      app: { accounts, readOnly, oneTimeLogin: undefined },
+      seed: (db) =>
+        registerNamedTarget(
+          db,
+          "staging",
+          parseStagingConfig({
+            base_url: "http://127.0.0.1:1",
+            environment: "staging",
+            allow_synthetic_writes: true,
+          }),
+        ),
+    }, async (fixture) => {
+      const page = async (as: Operator, path: string) =>
+        await (await ask(fixture.app, "GET", path, { as })).text();
+      const target = "/targets/staging";
+      const operator = await page("ops-1", target);
+      assert.match(operator, /Run the deletion contract/);
+      assert.equal(
+        /<button[^>]*disabled[^>]*>Run the deletion contract/.test(operator),
+        readOnly,
+        `disabled exactly in read-only mode (readOnly ${readOnly})`,
+      );
+      if (readOnly) assert.match(operator, /This server is read-only/);
+      const viewer = await page("viewer-1", target);
+      assert.doesNotMatch(
+        viewer,
+        /<button[^>]*>Run the deletion contract/,
+        "a viewer sees no run button",
+      );
+      const viewerRun = await ask(fixture.app, "POST", `${target}/run`, {
+        as: "viewer-1",
+      });
+      assert.equal(viewerRun.status, 403);
+      const bound = await ask(fixture.app, "GET", "/runs", {
+        as: "support-app1",
+      });
+      assert.equal(bound.status, 403, "runs need an unscoped account");
+      const overview = await page("support-app1", "/");
+      assert.match(overview, /bound to one tenant/);
+      assert.doesNotMatch(overview, /Recent runs/);
+      // The header links only to pages the account may open.
+      const nav = (html: string) =>
+        [...html.matchAll(/<nav class="site-nav"[\s\S]*?<\/nav>/g)][0]?.[0] ??
+          "";
+      assert.doesNotMatch(
+        nav(overview),
+        /href="\/runs"|href="\/traces\/health"/,
+      );
+      assert.match(nav(overview), /href="\/traces\/find"/);
+      assert.match(nav(operator), /href="\/runs"/);
+      assert.equal(fixture.jobs.active, null);
+    });
+  }
+});
+
+Deno.test("withJobStates() lists a job that failed in this server as interrupted, not running", async () => {
+  const running = {
+    run_id: "run-20261130T100000Z-000000000001",
+    kind: "external" as const,
+    target_id: "t",
+    verdict: "RUNNING" as const,
+    state: "running" as const,
+    cleanup: "unknown" as const,
+    started_at: "2026-11-30T10:00:00.000Z",
+    finished_at: null,
+    duration_seconds: null,
+    kept_in: "checkpoint" as const,
+  };
+  const jobs = (state: string) =>
+    ({ get: () => Promise.resolve({ state }) }) as unknown as RunJobs;
+  const [failed] = await withJobStates([running], jobs("failed"));
+  assert.equal(failed!.state, "interrupted");
+  assert.equal(failed!.verdict, "INCONCLUSIVE");
+  const [still] = await withJobStates([running], jobs("running"));
+  assert.equal(still!.state, "running");
+  assert.deepEqual(await withJobStates([running], null), [running]);
+});
+
+Deno.test("nextSteps() for an unsaved FAIL saves first and replays only after the fix, never in one command", async () => {
+  await withRunsApp(async (db, dataDir) => {
+    const { fail } = await failThenFixed(db, dataDir);
+    const steps = nextSteps(fail, { savedAs: null, regressionId: null });
+    const save = steps.find((s) =>
+      s.command?.startsWith("trace external-save")
+    );
+    assert.ok(save, JSON.stringify(steps));
+    assert.doesNotMatch(save.command!, /&&|external-replay/);
+    assert.match(save.text, /after you fix the application, replay it/);
+  }, () => Promise.resolve());
+});
+
+Deno.test("a run's page links its trace events in the finder, on its test namespace with the run selected", async () => {
+  let failId = "";
+  let namespace = "";
+  await withRunsApp(async (db, dataDir) => {
+    const { fail } = await failThenFixed(db, dataDir);
+    failId = fail.run_id;
+    namespace = fail.namespaces.test;
+  }, async (fixture) => {
+    const body = await html(fixture, `/runs/${failId}`);
+    const href = body.match(
+      /href="(\/traces\/find\?[^"]+)"[^>]*>\s*This run&#39;s trace events/,
+    )?.[1];
+    assert.ok(href, "the events link is on the page");
+    const params = new URLSearchParams(
+      href.replaceAll("&amp;", "&").split("?")[1],
+    );
+    assert.equal(params.get("thread_id"), namespace);
+    assert.equal(params.get("selected"), `${failId}:run`);
+    const found = await fixture.app.request(
+      at(href.replaceAll("&amp;", "&")),
+      page(BEARER),
+    );
+    assert.equal(found.status, 200);
+  });
+});

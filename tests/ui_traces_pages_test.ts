@@ -1,0 +1,488 @@
+/** The trace pages and their JSON twins in memory: finder, inspection, comparison, events export, capabilities, links that keep the selection. */
+
+import assert from "node:assert/strict";
+import type { TraceDb } from "../lib/db.ts";
+import { runRootEventId } from "../lib/runs/trace_events.ts";
+import { currentNavItem } from "../routes/ui/nav.ts";
+import { evidenceSentence } from "../routes/ui/trace_words.ts";
+import {
+  parseFinderParams,
+  runEvidenceHref,
+  withinScope,
+} from "../routes/ui/trace_params.ts";
+import { ADMIN_TOKEN, at, page, withUiApp } from "./browser/_server.ts";
+import {
+  INCIDENT,
+  LEGACY,
+  seedBusyThreads,
+  seedIncident,
+  seedLegacy,
+} from "./browser/_trace_fixtures.ts";
+
+async function seedAll(db: TraceDb): Promise<void> {
+  await seedBusyThreads(db);
+  await seedIncident(db);
+  await seedLegacy(db);
+}
+
+type Fixture = Parameters<Parameters<typeof withUiApp>[1]>[0];
+
+async function get(fixture: Fixture, path: string): Promise<Response> {
+  return await fixture.app.request(
+    at(path),
+    page({ authorization: `Bearer ${ADMIN_TOKEN}` }),
+  );
+}
+
+async function json(fixture: Fixture, path: string) {
+  const response = await get(fixture, path);
+  return { status: response.status, body: await response.json() };
+}
+
+function withApp(fn: (fixture: Fixture) => Promise<void>): Promise<void> {
+  return withUiApp({ adminToken: ADMIN_TOKEN, seed: seedAll }, fn);
+}
+
+/** Every link of the page's main content to a trace page. */
+function traceLinks(page: string): URL[] {
+  const html = page.slice(page.indexOf("<main"), page.indexOf("</main>"));
+  return [...html.matchAll(/href="(\/traces\/(?:find|inspect|compare)[^"#]*)/g)]
+    .map((m) => new URL(m[1]!.replaceAll("&amp;", "&"), "http://x"));
+}
+
+Deno.test("the finder groups results by root and keeps the selected event in every link", async () => {
+  await withApp(async (fixture) => {
+    const query =
+      `q=${INCIDENT.thread_id}&selected=${INCIDENT.selection_event}`;
+    const response = await get(fixture, `/traces/find?${query}`);
+    assert.equal(response.status, 200);
+    const html = await response.text();
+    assert.match(html, /“thread-incident” is a thread id \(6 events\)/);
+    assert.match(html, /<h2 id="selected-title">Selected event<\/h2>/);
+    assert.match(html, /class="group group--selected"/);
+    assert.match(html, /class="event-line is-selected" aria-current="true"/);
+    const links = traceLinks(html);
+    assert.ok(links.length >= 5);
+    for (const link of links) {
+      const kept = link.pathname.startsWith("/traces/find")
+        ? link.searchParams.get("selected")
+        : new URLSearchParams(link.searchParams.get("from") ?? "").get(
+          "selected",
+        );
+      assert.equal(
+        kept,
+        INCIDENT.selection_event,
+        `${link} lost the selection`,
+      );
+    }
+    // The overview is closed while an incident is selected.
+    assert.match(html, /<details class="overview" id="overview"\s*>/);
+  });
+});
+
+Deno.test("the finder's JSON twin carries groups, id matches, the selection and the bounded overview", async () => {
+  await withApp(async (fixture) => {
+    const { status, body } = await json(
+      fixture,
+      `/traces/find.json?application_id=support-app&selected=${INCIDENT.selection_event}`,
+    );
+    assert.equal(status, 200);
+    assert.equal(body.provisioned, true);
+    assert.equal(body.selected.matches.length, 1);
+    assert.equal(body.page.groups.length, 20);
+    assert.equal(body.page.groups[0].root_trace_id, INCIDENT.root_trace_id);
+    assert.ok(body.page.next_cursor);
+    assert.equal(body.overview.groups.length, 41);
+    assert.equal(body.overview.groups_truncated, false);
+    assert.equal(body.thread_evidence, null);
+    const next = await json(
+      fixture,
+      `/traces/find.json?application_id=support-app&cursor=${body.page.next_cursor}`,
+    );
+    assert.equal(next.status, 200);
+    const first = new Set(
+      body.page.groups.map((g: { root_trace_id: string }) => g.root_trace_id),
+    );
+    for (const group of next.body.page.groups) {
+      assert.ok(!first.has(group.root_trace_id));
+    }
+  });
+});
+
+Deno.test("the finder refuses unknown filters and cursors from other filters instead of ignoring them", async () => {
+  await withApp(async (fixture) => {
+    const unknown = await json(fixture, "/traces/find.json?thread=t-1");
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body.error.message, /did you mean thread_id/);
+    const first = await json(fixture, "/traces/find.json");
+    const moved = await json(
+      fixture,
+      `/traces/find.json?kind=selection&cursor=${first.body.page.next_cursor}`,
+    );
+    assert.equal(moved.status, 400);
+    assert.match(moved.body.error.message, /different filters/);
+    // An empty form field is no filter at all.
+    const empty = await get(fixture, "/traces/find?application_id=&q=");
+    assert.equal(empty.status, 200);
+  });
+});
+
+Deno.test("the finder calls out a thread's refs served after deletion", async () => {
+  await withApp(async (fixture) => {
+    const html = await (await get(
+      fixture,
+      `/traces/find?thread_id=${INCIDENT.thread_id}`,
+    )).text();
+    assert.match(html, /1 deleted ref was served after deletion/);
+    assert.match(html, /doc-deleted-7/);
+    const { body } = await json(
+      fixture,
+      `/traces/find.json?thread_id=${INCIDENT.thread_id}`,
+    );
+    const use = body.thread_evidence.served_after_deletion[0];
+    assert.equal(use.deleted_by.event_id, "task-42-delete");
+    assert.equal(use.first_use.event_id, "task-42-llm");
+  });
+});
+
+Deno.test("inspection of a legacy trace never claims coverage and explains every empty panel", async () => {
+  await withApp(async (fixture) => {
+    const path =
+      `/traces/inspect?application_id=${LEGACY.application_id}&root_trace_id=${LEGACY.root_trace_id}&agent_id=${LEGACY.agent_id}`;
+    const html = await (await get(fixture, path)).text();
+    assert.match(
+      html,
+      /<p class="verdict__reason">All stored events loaded; end-to-end coverage unknown.<\/p>/,
+    );
+    assert.doesNotMatch(html, /coverage complete|complete coverage/i);
+    assert.equal(html.match(/The host did not record it/g)?.length, 6);
+    assert.match(html, /Missing fields: outcome.artifact/);
+    assert.match(html, /Missing fields: coverage_profile/);
+    assert.match(html, /No selection recorded/);
+    const { body } = await json(
+      fixture,
+      path.replace("inspect", "inspect.json"),
+    );
+    assert.equal(body.root.read_completeness, "complete");
+    assert.equal(body.root.instrumentation_coverage, "unknown");
+    assert.equal(body.root.outcome_verification, "unknown");
+    assert.equal(body.artifact.state, "no_recorded_evidence");
+    assert.equal(body.contract.state, "no_recorded_evidence");
+    assert.equal(
+      body.statement,
+      "All stored events loaded; end-to-end coverage unknown.",
+    );
+  });
+});
+
+Deno.test("inspection shows lineage lanes, the 64-candidate selection and filters its timeline by kind and lane", async () => {
+  await withApp(async (fixture) => {
+    const base =
+      `/traces/inspect?application_id=support-app&root_trace_id=task-42&agent_id=support-bot&selected=${INCIDENT.selection_event}`;
+    const html = await (await get(fixture, base)).text();
+    assert.match(html, /Expected <span class="meta">\(2\)<\/span>/);
+    assert.match(html, /Output-bound <span class="meta">\(2\)<\/span>/);
+    const table = html.slice(html.indexOf('id="candidates"'));
+    assert.equal(
+      table.slice(0, table.indexOf("</table>")).match(/<tr[ >]/g)!.length,
+      65,
+      "64 candidates and the header row",
+    );
+    assert.match(html, /12 more candidates existed but were not recorded/);
+    assert.equal(html.match(/class="wf-row/g)!.length, 6);
+    const kind = await (await get(fixture, `${base}&kind=selection`)).text();
+    assert.equal(kind.match(/class="wf-row/g)!.length, 1);
+    const lane = await (await get(fixture, `${base}&lane=output_bound`)).text();
+    assert.equal(lane.match(/class="wf-row/g)!.length, 1);
+    assert.doesNotMatch(lane, /id="lane-expected"/);
+    const { body } = await json(
+      fixture,
+      `${base.replace("inspect", "inspect.json")}&lane=supplied`,
+    );
+    assert.deepEqual(body.shown_event_ids, [
+      INCIDENT.selection_event,
+      "task-42-llm",
+    ]);
+    assert.equal(body.root.events.length, 6, "the whole root is still read");
+    // The finder's thread selection narrows the read; one link reads the whole root.
+    const inThread = await (await get(
+      fixture,
+      `${base}&thread_id=none-of-these&from=q%3Dx`,
+    )).text();
+    assert.match(inThread, /No stored event of this root is in your scope/);
+    const partial = await (await get(
+      fixture,
+      `${base}&start_time=2026-11-29T10:01:40.200Z`,
+    )).text();
+    assert.match(partial, /3 events of agent support-bot/);
+    assert.match(
+      partial,
+      /href="\/traces\/inspect\?application_id=support-app&amp;root_trace_id=task-42&amp;agent_id=support-bot&amp;selected=task-42-select">Read the whole root/,
+    );
+    assert.equal(body.root.instrumentation_coverage, "complete");
+  });
+});
+
+Deno.test("inspection refuses a root id two applications use, and a missing root_trace_id", async () => {
+  await withApp(async (fixture) => {
+    await (async () => {
+      const { ingestEvents } = await import("../lib/obs/ingest/mod.ts");
+      await ingestEvents(fixture.db, [{
+        application_id: "other-app",
+        agent_id: "a",
+        event_id: "x",
+        root_trace_id: "task-42",
+        kind: "retrieval",
+      }]);
+    })();
+    const ambiguous = await json(
+      fixture,
+      "/traces/inspect.json?root_trace_id=task-42",
+    );
+    assert.equal(ambiguous.status, 409);
+    assert.match(ambiguous.body.error.message, /add application_id/);
+    const missing = await json(fixture, "/traces/inspect.json?agent_id=a");
+    assert.equal(missing.status, 400);
+  });
+});
+
+Deno.test("comparison reads each root on its own and runs nothing", async () => {
+  await withApp(async (fixture) => {
+    const { status, body } = await json(
+      fixture,
+      "/traces/compare.json?baseline=busy-3-r0&baseline_application_id=support-app&candidate=task-42&candidate_application_id=support-app",
+    );
+    assert.equal(status, 200);
+    assert.equal(body.executed, false);
+    assert.equal(body.baseline.events, 4);
+    assert.equal(body.candidate.events, 6);
+    assert.equal(body.comparison.identical, false);
+    const same = await json(
+      fixture,
+      "/traces/compare.json?baseline=task-42&candidate=task-42",
+    );
+    assert.equal(same.body.comparison.identical, true);
+    const refused = await json(
+      fixture,
+      "/traces/compare.json?baseline=task-42&candidate=task-42&kind=selection",
+    );
+    assert.equal(refused.status, 400);
+    const html = await (await get(fixture, "/traces/compare?baseline=task-42"))
+      .text();
+    assert.match(html, /Name a baseline root and a candidate root/);
+  });
+});
+
+Deno.test("events.json pages one store, takes store=all as a bounded snapshot, and refuses what it cannot apply", async () => {
+  await withApp(async (fixture) => {
+    const first = await json(fixture, "/traces/events.json?limit=5");
+    assert.equal(first.status, 200);
+    assert.equal(first.body.store, "trace");
+    assert.equal(first.body.events.length, 5);
+    const next = await json(
+      fixture,
+      `/traces/events.json?limit=5&cursor=${first.body.next_cursor}`,
+    );
+    assert.equal(next.status, 200);
+    assert.notEqual(
+      next.body.events[0].event_id,
+      first.body.events[0].event_id,
+    );
+    const all = await json(fixture, "/traces/events.json?store=all");
+    assert.equal(all.body.store, "all");
+    assert.equal(all.body.stores.trace.rows, 489);
+    assert.equal(all.body.stores.conversation.rows, 0);
+    assert.equal(all.body.events.length, 489);
+    assert.equal(all.body.read_completeness, "complete");
+    const pagedAll = await json(
+      fixture,
+      `/traces/events.json?store=all&cursor=${first.body.next_cursor}`,
+    );
+    assert.equal(pagedAll.status, 400);
+    assert.match(pagedAll.body.error.message, /page one store at a time/);
+    const pageParam = await json(
+      fixture,
+      "/traces/events.json?selected=task-42-select",
+    );
+    assert.equal(pageParam.status, 400);
+    assert.match(pageParam.body.error.message, /does not select events/);
+    const text = JSON.stringify(all.body);
+    assert.ok(!text.includes('"content"'), "no preview content in an export");
+  });
+});
+
+Deno.test("capabilities.json says which host hooks are absent and what the operator may do", async () => {
+  await withApp(async (fixture) => {
+    const { status, body } = await json(fixture, "/traces/capabilities.json");
+    assert.equal(status, 200);
+    assert.deepEqual(body.hooks, {
+      identityResolver: false,
+      artifactResolver: false,
+      resourceAuthorizer: false,
+    });
+    const byName = Object.fromEntries(
+      body.actions.map((a: { action: string }) => [a.action, a]),
+    );
+    assert.equal(byName["trace.read"].allowed, true);
+    assert.equal(byName["artifact.lookup"].allowed, false);
+    assert.equal(byName["artifact.lookup"].reason, "hook_missing");
+    // Inspection names the missing hook instead of offering a lookup.
+    const html = await (await get(
+      fixture,
+      "/traces/inspect?application_id=support-app&root_trace_id=task-42",
+    )).text();
+    assert.match(
+      html,
+      /Current artifact state is not looked up here: This server has no artifactResolver/,
+    );
+  });
+});
+
+Deno.test("query parameters only narrow the operator's tenant scope", () => {
+  const scope = { application_id: "app-1", user_id: null };
+  assert.deepEqual(withinScope({ thread_id: "t" }, scope), {
+    thread_id: "t",
+    application_id: "app-1",
+    user_id: null,
+  });
+  assert.throws(
+    () => withinScope({ application_id: "app-2" }, scope),
+    /outside this account's scope/,
+  );
+  assert.throws(
+    () =>
+      parseFinderParams(new URLSearchParams("user_id=someone"), {
+        user_id: null,
+      }),
+    /outside this account's scope/,
+  );
+});
+
+Deno.test("runEvidenceHref() opens the finder on the run's test namespace with its root event selected", () => {
+  const href = runEvidenceHref("run-1", "trace-test-abc");
+  const url = new URL(href, "http://x");
+  assert.equal(url.pathname, "/traces/find");
+  assert.equal(url.searchParams.get("thread_id"), "trace-test-abc");
+  assert.equal(url.searchParams.get("selected"), runRootEventId("run-1"));
+  assert.equal(url.searchParams.get("selected_application_id"), "trace");
+});
+
+Deno.test("the navigation marks Traces on trace pages and Health on the health page", () => {
+  assert.equal(currentNavItem("/traces/find")?.label, "Traces");
+  assert.equal(currentNavItem("/traces/inspect")?.label, "Traces");
+  assert.equal(currentNavItem("/traces/health")?.label, "Health");
+  assert.equal(currentNavItem("/traces/health.json")?.label, "Health");
+});
+
+Deno.test("trace pages without an index say how to create one", async () => {
+  await withUiApp({ adminToken: ADMIN_TOKEN, bare: true }, async (fixture) => {
+    for (const path of ["/traces/find", "/traces/inspect?root_trace_id=x"]) {
+      const response = await get(fixture, path);
+      assert.equal(response.status, 200, path);
+      assert.match(await response.text(), /trace obs init/);
+    }
+  });
+});
+
+Deno.test("evidenceSentence() keeps reading and coverage apart and never claims more than was declared", () => {
+  const coverage = {
+    state: "partial" as const,
+    roots: 20,
+    declared_roots: 1,
+    covered_roots: 1,
+    gaps: [],
+  };
+  assert.equal(
+    evidenceSentence({
+      read_completeness: "complete",
+      instrumentation_coverage: "unknown",
+      outcome_verification: "unknown",
+    }),
+    "All stored events loaded; end-to-end coverage unknown.",
+  );
+  assert.equal(
+    evidenceSentence({
+      read_completeness: "partial",
+      instrumentation_coverage: "partial",
+      outcome_verification: "recorded",
+      coverage,
+    }, "one page"),
+    "Stored events loaded up to the bound (one page); end-to-end coverage partial: 19 of 20 tasks declare no coverage profile.",
+  );
+  assert.match(
+    evidenceSentence({
+      read_completeness: "complete",
+      instrumentation_coverage: "partial",
+      outcome_verification: "unknown",
+      coverage: {
+        ...coverage,
+        roots: 1,
+        gaps: [{
+          application_id: "a",
+          root_trace_id: "r",
+          profile: "p",
+          problem: "missing_stages",
+          missing_stages: ["delivery"],
+        }],
+      },
+    }),
+    /required stages not observed \(delivery\)/,
+  );
+});
+
+Deno.test("a tenant-bound account sees only its application on every trace page and twin", async () => {
+  const token = "reader-token-0123456789abcdef";
+  await withUiApp({
+    seed: seedAll,
+    app: {
+      accounts: {
+        reader: { token, role: "viewer", application_id: "support-app" },
+      },
+    },
+  }, async (fixture) => {
+    const as = async (path: string) => {
+      const response = await fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${token}` }),
+      );
+      return { status: response.status, body: await response.json() };
+    };
+    const find = await as("/traces/find.json");
+    assert.equal(find.status, 200);
+    assert.equal(find.body.request.filter.application_id, "support-app");
+    assert.ok(
+      find.body.page.groups.every((g: { application_id: string }) =>
+        g.application_id === "support-app"
+      ),
+    );
+    assert.equal(
+      (await as("/traces/find.json?application_id=legacy-app")).status,
+      403,
+    );
+    const legacy = await as(
+      `/traces/inspect.json?root_trace_id=${LEGACY.root_trace_id}`,
+    );
+    assert.equal(legacy.status, 200);
+    assert.equal(
+      legacy.body.root.events.length,
+      0,
+      "another tenant's root leaked",
+    );
+    const selected = await as(
+      `/traces/find.json?selected=${LEGACY.root_trace_id}`,
+    );
+    assert.deepEqual(selected.body.selected.matches, []);
+    const events = await as("/traces/events.json?store=all");
+    assert.ok(
+      events.body.events.every((e: { application_id: string }) =>
+        e.application_id === "support-app"
+      ),
+    );
+    assert.equal(
+      (await as(
+        "/traces/compare.json?baseline=legacy-7&baseline_application_id=legacy-app&candidate=task-42",
+      )).status,
+      403,
+    );
+  });
+});
