@@ -195,8 +195,11 @@ export const PREVIEW_COLUMNS = [
 
 /** One preview to write (content stays in `obs_previews` only). */
 export interface PreviewEntry {
+  /** Key of the event the preview belongs to. */
   seq: number;
+  /** The content, as normalization capped it. */
   preview: NormalizedPreview;
+  /** When it was stored, epoch ms (retention counts from it). */
   created_at: number;
 }
 
