@@ -199,7 +199,7 @@ export interface PreviewEntry {
   seq: number;
   /** The content, as normalization capped it. */
   preview: NormalizedPreview;
-  /** When it was stored, epoch ms (retention counts from it). */
+  /** When it was stored, epoch ms. */
   created_at: number;
 }
 
