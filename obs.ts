@@ -35,6 +35,7 @@ export {
   type Attributes,
   EVENT_STATUSES,
   type EventInput,
+  type EventScope,
   type EventStatus,
   initializeObs,
   KNOWN_EVENT_KINDS,

@@ -31,6 +31,7 @@ export {
   EVENT_STATUSES,
   type EventInput,
   EventInputSchema,
+  type EventScope,
   type EventStatus,
   EventTimeSchema,
   isAllowedAttributeKey,

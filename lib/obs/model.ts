@@ -507,20 +507,19 @@ export const EventInputSchema = v.pipe(
   ),
 );
 /**
- * An event as a writer submits it. Ids are opaque strings of 1 to 256
- * characters; absent and `null` optional fields mean the same. Either
- * `agent_id` or `memory_id` is required.
+ * Where an event sits: its tenant, who acted, and the thread, task, turn, run
+ * and parent it belongs to. Shared by submitted events and a recorder's
+ * context. Ids are opaque strings of 1 to 256 characters; absent and `null`
+ * mean the same.
  */
-export interface EventInput {
-  /** The writer's id for the event: the first write wins, an identical retry is a no-op, a changed payload under the same id is refused. */
-  event_id: string;
+export interface EventScope {
   /** The tenant. */
   application_id: string;
   /** The end user; `null` or absent: anonymous. */
   user_id?: string | null | undefined;
-  /** The agent that acted (this or `memory_id` is required). */
+  /** The agent that acted (this or `memory_id` is required by the time an event is recorded). */
   agent_id?: string | null | undefined;
-  /** The memory store acted on (this or `agent_id` is required). */
+  /** The memory store acted on (this or `agent_id` is required by the time an event is recorded). */
   memory_id?: string | null | undefined;
   /** The conversation. */
   thread_id?: string | null | undefined;
@@ -532,6 +531,15 @@ export interface EventInput {
   run_id?: string | null | undefined;
   /** The event this one happened inside. */
   parent_event_id?: string | null | undefined;
+}
+
+/**
+ * An event as a writer submits it. Either `agent_id` or `memory_id` is
+ * required.
+ */
+export interface EventInput extends EventScope {
+  /** The writer's id for the event: the first write wins, an identical retry is a no-op, a changed payload under the same id is refused. */
+  event_id: string;
   /** What happened, as a lower-case token (`memory_search`, `llm_call`, … or your own). */
   kind: string;
   /** The coverage stage this event proves; defaults to `kind`. */

@@ -20,6 +20,7 @@ import {
 import { ingestEvents } from "./ingest.ts";
 import {
   type EventInput,
+  type EventScope,
   LIMITS,
   OpaqueIdSchema,
   type SelectionCandidate,
@@ -42,25 +43,7 @@ export const TraceContextSchema = v.strictObject({
   store: v.optional(v.picklist(STORES)),
 });
 /** The scope every event of a recorder carries ({@link TraceContextSchema}). */
-export interface TraceContext {
-  /** The tenant. */
-  application_id: string;
-  /** The user; `null` or absent: anonymous. */
-  user_id?: string | null | undefined;
-  /** The agent (an agent or a memory is required by the time an event is recorded). */
-  agent_id?: string | null | undefined;
-  /** The memory. */
-  memory_id?: string | null | undefined;
-  /** The conversation thread. */
-  thread_id?: string | null | undefined;
-  /** The task scope; events without one are their own. */
-  root_trace_id?: string | null | undefined;
-  /** The turn within the thread. */
-  turn_id?: string | null | undefined;
-  /** The run. */
-  run_id?: string | null | undefined;
-  /** The event the recorder's events hang under. */
-  parent_event_id?: string | null | undefined;
+export interface TraceContext extends EventScope {
   /** The store events go to (default `trace`). */
   store?: StoreName | undefined;
 }
