@@ -45,5 +45,5 @@ export {
   LINEAGE_LANES,
   type LineageRef,
   traceLineage,
-} from "./trace_lineage.ts";
+} from "../obs/query/mod.ts";
 export { FINDING_CODE_NAMES, findingGuide } from "./finding_guide.ts";

@@ -27,7 +27,7 @@ import {
   type McpToolContext,
   type TraceScope,
 } from "./context.ts";
-import { analyzeTrace, traceLineage } from "./trace_lineage.ts";
+import { analyzeTrace, traceLineage } from "../obs/query/mod.ts";
 
 /** Largest page the tool returns. */
 export const MAX_TRACE_PAGE = 250;
