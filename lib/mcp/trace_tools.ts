@@ -14,12 +14,15 @@ import * as v from "valibot";
 import { narrowScope, ScopeError } from "../auth/mod.ts";
 import { TraceError } from "../errors.ts";
 import {
+  analyzeTrace,
   queryTraceEvents,
   summarizeTraceEvents,
+  timeRangeValid,
+  TRACE_FILTER_ENTRIES,
   type TraceEventPage,
   type TraceFilter,
+  traceLineage,
 } from "../obs/query/mod.ts";
-import { timeRangeValid, TRACE_FILTER_ENTRIES } from "../obs/query/filters.ts";
 import { strictArgs } from "./_args.ts";
 import { defineTool, READS, type TraceTool } from "./_tool.ts";
 import {
@@ -27,7 +30,6 @@ import {
   type McpToolContext,
   type TraceScope,
 } from "./context.ts";
-import { analyzeTrace, traceLineage } from "../obs/query/mod.ts";
 
 /** Largest page the tool returns. */
 export const MAX_TRACE_PAGE = 250;

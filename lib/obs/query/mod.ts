@@ -45,6 +45,8 @@ export {
   parseTraceFilter,
   STORE_SELECTIONS,
   type StoreSelection,
+  timeRangeValid,
+  TRACE_FILTER_ENTRIES,
   type TraceFilter,
   TraceFilterSchema,
 } from "./filters.ts";
