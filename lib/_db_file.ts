@@ -131,6 +131,7 @@ async function makePrivate(path: string): Promise<void> {
   try {
     await Deno.chmod(path, 0o600);
   } catch (error) {
+    if (error instanceof Deno.errors.NotFound) throw error;
     throw new StorageError(
       `Cannot make ${path} private (mode 0600): ${
         error instanceof Deno.errors.PermissionDenied
@@ -142,10 +143,18 @@ async function makePrivate(path: string): Promise<void> {
   }
 }
 
-/** The WAL files hold the same data as the database: owner-only too, and never links. */
+/**
+ * The WAL files hold the same data as the database: owner-only too, and never
+ * links. Another connection closing the database may remove them between the
+ * look and the chmod; a sidecar that is gone needs nothing.
+ */
 export async function restrictSidecars(path: string): Promise<void> {
   for (const suffix of SIDECARS) {
-    if (await refuseSymlink(path + suffix)) await makePrivate(path + suffix);
+    try {
+      if (await refuseSymlink(path + suffix)) await makePrivate(path + suffix);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
   }
 }
 
