@@ -9,7 +9,7 @@ import {
   cleanUpRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 
 const HELP =
@@ -37,27 +37,27 @@ export const externalCleanup: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, HELP);
   const runId = validateRunId(positionals[0]!);
-  return await withJsonErrors(
+  return await withDataContext(
     values,
     io,
-    () =>
-      withDataContext(values, io, { write: true }, async ({ db, dataDir }) => {
-        const outcome = await cleanUpRun(db, runId, {
-          dataDir,
-          env: io.env,
-          onPoll: (poll) => io.err(pollLine(poll)),
-          ...(io.interrupted ? { signal: io.interrupted } : {}),
-        });
-        if (values.json) printJson(io, outcome);
-        else io.out(renderOutcome(outcome, dbLocation(db)));
-        if (outcome.status === "not_needed") return 0;
-        if ("error" in outcome.recorded) {
-          io.err(
-            `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
-          );
-        }
-        return outcome.record.outcome.cleanup_complete ? 0 : 2;
-      }),
+    { write: true, existingLedger: true },
+    async ({ db, dataDir }) => {
+      const outcome = await cleanUpRun(db, runId, {
+        dataDir,
+        env: io.env,
+        onPoll: (poll) => io.err(pollLine(poll)),
+        ...(io.interrupted ? { signal: io.interrupted } : {}),
+      });
+      if (values.json) printJson(io, outcome);
+      else io.out(renderOutcome(outcome, dbLocation(db)));
+      if (outcome.status === "not_needed") return 0;
+      if ("error" in outcome.recorded) {
+        io.err(
+          `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
+        );
+      }
+      return outcome.record.outcome.cleanup_complete ? 0 : 2;
+    },
   );
 };
 

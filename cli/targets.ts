@@ -9,7 +9,7 @@ import {
   targetSummaries,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderTable } from "./_table.ts";
 import { requireConfig } from "./_config_input.ts";
@@ -43,23 +43,18 @@ export const externalRegister: Command = async (args, io) => {
   }
   const targetId = validateTargetId(values.target);
   const config = await requireConfig(values.config, "external-register", io);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, { write: true }, async ({ db }) => {
-        const result = await registerNamedTarget(db, targetId, config);
-        if (values.json) printJson(io, result);
-        else {
-          io.out(
-            result.created
-              ? `registered target ${targetId}  ${config.base_url}\n`
-              : `target ${targetId} is already registered with this config; nothing changed\n`,
-          );
-        }
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, { write: true }, async ({ db }) => {
+    const result = await registerNamedTarget(db, targetId, config);
+    if (values.json) printJson(io, result);
+    else {
+      io.out(
+        result.created
+          ? `registered target ${targetId}  ${config.base_url}\n`
+          : `target ${targetId} is already registered with this config; nothing changed\n`,
+      );
+    }
+    return 0;
+  });
 };
 
 const TARGETS_FLAGS = {
@@ -80,17 +75,12 @@ them too, with their retirement.
 export const externalTargets: Command = async (args, io) => {
   const { values } = parseFlags("external-targets", args, TARGETS_FLAGS);
   if (values.help) return showHelp(io, TARGETS_HELP);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        const targets = await targetSummaries(db, { all: values.all });
-        if (values.json) printJson(io, { targets });
-        else io.out(renderTargets(targets, values.all));
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    const targets = await targetSummaries(db, { all: values.all });
+    if (values.json) printJson(io, { targets });
+    else io.out(renderTargets(targets, values.all));
+    return 0;
+  });
 };
 
 function renderTargets(targets: TargetSummary[], all: boolean): string {
@@ -145,25 +135,23 @@ export const externalRetire: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, RETIRE_HELP);
   const targetId = validateTargetId(positionals[0]!);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, { write: true }, async ({ db }) => {
-        const result = await retireRunTarget(
-          db,
-          targetId,
-          values.reason ?? null,
-        );
-        if (values.json) printJson(io, result);
-        else {
-          io.out(
-            result.created
-              ? `retired target ${targetId} (ledger entry ${result.retirement.seq}); new runs and replays against it are refused\n`
-              : `target ${targetId} was already retired on ${result.retirement.retired_at}; nothing changed\n`,
-          );
-        }
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, {
+    write: true,
+    existingLedger: true,
+  }, async ({ db }) => {
+    const result = await retireRunTarget(
+      db,
+      targetId,
+      values.reason ?? null,
+    );
+    if (values.json) printJson(io, result);
+    else {
+      io.out(
+        result.created
+          ? `retired target ${targetId} (ledger entry ${result.retirement.seq}); new runs and replays against it are refused\n`
+          : `target ${targetId} was already retired on ${result.retirement.retired_at}; nothing changed\n`,
+      );
+    }
+    return 0;
+  });
 };

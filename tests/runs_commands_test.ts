@@ -520,12 +520,68 @@ Deno.test("read commands on an empty data directory print a JSON error object wi
     assert.match(noLedger.err, /No ledger in .* yet/);
   });
   await withDb(async (db) => {
+    // Every table, zero ledger entries (what any writing command leaves).
+    await migrate(db, ALL_MIGRATIONS);
+    const none = await trace(["external-gate", "--json", ...dataOf(db)]);
+    assert.equal(none.code, 2);
+    assert.match(
+      JSON.parse(none.out).error.message,
+      /^No runs in the ledger at .* yet, so the gate has nothing to judge/,
+    );
+    // A registration alone is not a run either.
     await setUp(db);
+    const registered = await trace(["external-gate", ...dataOf(db)]);
+    assert.equal(registered.code, 2);
+    assert.match(registered.err, /No runs in the ledger at .* yet/);
+    await fakeRun(db, dataOf(db)[1]!);
     const gate = await trace(["external-gate", ...dataOf(db)]);
     assert.equal(gate.code, 0);
     assert.match(
       gate.out,
       /^gate passed: no enforced regression yet, so nothing can have come back/,
     );
+  });
+});
+
+Deno.test("commands that act on recorded evidence never create a database: the gate does not pass on what they leave", async () => {
+  await withTempDir(async (dir) => {
+    const typo = ["--data-dir", `${dir}/typo`];
+    for (
+      const args of [
+        ["external-save", "run-20990101T000000Z-000000000001"],
+        ["external-cleanup", "run-20990101T000000Z-000000000001"],
+        ["external-retire", "staging-a"],
+        ["external-replay", "reg-20990101T000000Z-000000000001"],
+      ]
+    ) {
+      const result = await trace([...args, "--json", ...typo]);
+      assert.equal(result.code, 2, args[0]);
+      assert.match(
+        JSON.parse(result.out).error.message,
+        /^No Trace data at .*typo\/trace\.db yet/,
+        args[0],
+      );
+      assert.equal(
+        await Deno.stat(`${dir}/typo`).then(() => true, () => false),
+        false,
+        `${args[0]} created the data directory`,
+      );
+    }
+    // A database holding only the index gains no ledger tables either.
+    assert.equal(
+      (await trace(["obs", "init", "--data-dir", `${dir}/obs`])).code,
+      0,
+    );
+    const save = await trace([
+      "external-save",
+      "run-20990101T000000Z-000000000001",
+      "--data-dir",
+      `${dir}/obs`,
+    ]);
+    assert.equal(save.code, 2);
+    assert.match(save.err, /No ledger in .* yet/);
+    const gate = await trace(["external-gate", "--data-dir", `${dir}/obs`]);
+    assert.equal(gate.code, 2);
+    assert.match(gate.err, /No ledger in .* yet/);
   });
 });

@@ -95,14 +95,7 @@ export const LEDGER_SCHEMA_VERSION = 3;
 
 /** Throws a clear error when the ledger is missing or older than this build (readers never migrate). */
 export async function requireLedger(db: TraceDb): Promise<void> {
-  const version = (await appliedVersions(db)).get("ledger") ?? 0;
-  if (version === 0) {
-    throw new StorageError(
-      `No ledger in ${
-        dbLocation(db)
-      } yet; register a target with trace external-register or run trace external-run first`,
-    );
-  }
+  const version = await ledgerVersion(db);
   if (version < LEDGER_SCHEMA_VERSION) {
     throw new StorageError(
       `Cannot read the ledger in ${
@@ -112,7 +105,27 @@ export async function requireLedger(db: TraceDb): Promise<void> {
   }
 }
 
-/** Where the database lives, for messages, without credentials or query. */
+/**
+ * Throws a clear error when the database holds no ledger at all; an older
+ * one passes (a writer upgrades it). Commands that act on evidence already
+ * recorded check this before they migrate, so a mistyped data directory
+ * gains no tables.
+ */
+export async function requireExistingLedger(db: TraceDb): Promise<void> {
+  await ledgerVersion(db);
+}
+
+async function ledgerVersion(db: TraceDb): Promise<number> {
+  const version = (await appliedVersions(db)).get("ledger") ?? 0;
+  if (version === 0) {
+    throw new StorageError(
+      `No ledger in ${
+        dbLocation(db)
+      } yet; register a target with trace external-register or run trace external-run first`,
+    );
+  }
+  return version;
+}
 
 /** False for a database never written to; throws like {@link requireLedger} when it is older than this build. */
 export async function hasLedger(db: TraceDb): Promise<boolean> {

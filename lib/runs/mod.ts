@@ -70,6 +70,7 @@ export {
 } from "./run_catalog.ts";
 export {
   gate,
+  type GateOptions,
   regressionsOf,
   saveRun,
   type SaveRunOptions,
