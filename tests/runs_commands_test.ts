@@ -209,8 +209,8 @@ Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appe
       transport: target,
       clock,
     });
-    assert.equal(outcome.status, "cleaned");
-    assert.ok(outcome.status === "cleaned" && "seq" in outcome.recorded);
+    assert.equal(outcome.status, "complete");
+    assert.ok(outcome.status === "complete" && "seq" in outcome.recorded);
     assert.equal(outcome.record.ids_from, "checkpoint");
     assert.deepEqual(outcome.record.issued, { test: 2, control: 1 });
     assert.equal(outcome.record.outcome.cleanup_complete, true);
@@ -262,7 +262,8 @@ Deno.test("cleanUpRun() records what stays when the application keeps the record
       transport: leaky,
       clock,
     });
-    assert.ok(outcome.status === "cleaned");
+    // What stays is said by the status too, not only deep in the record.
+    assert.ok(outcome.status === "incomplete");
     assert.equal(outcome.record.ids_from, "report");
     assert.equal(outcome.record.outcome.cleanup_complete, false);
     assert.match(
@@ -380,6 +381,10 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
         shown.out,
         new RegExp(`remove them with trace external-cleanup ${runId}`),
       );
+      const before = JSON.parse(
+        (await trace(["external-runs", "--json", "--data-dir", data])).out,
+      ).runs;
+      assert.equal(before[0].cleanup, "unknown");
       const cleaned = await trace([
         "external-cleanup",
         runId,
@@ -404,10 +409,21 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
           0,
         );
       }
+      assert.match(
+        cleaned.out,
+        /\n {2}deletion requests: 2 test id\(s\) acknowledged, 1 control id\(s\) acknowledged; /,
+      );
+      assert.match(
+        cleaned.out,
+        /\n {2}markers: not queried \(a later cleanup judges by the inventories only/,
+      );
       const runs = JSON.parse(
         (await trace(["external-runs", "--json", "--data-dir", data])).out,
       ).runs;
       assert.equal(runs[0].run_id, runId);
+      // An interrupted run reads cleaned once a later cleanup completed, as a completed one does.
+      assert.equal(runs[0].state, "interrupted");
+      assert.equal(runs[0].cleanup, "cleaned");
       const again = await trace([
         "external-cleanup",
         runId,
@@ -583,5 +599,81 @@ Deno.test("commands that act on recorded evidence never create a database: the g
     const gate = await trace(["external-gate", "--data-dir", `${dir}/obs`]);
     assert.equal(gate.code, 2);
     assert.match(gate.err, /No ledger in .* yet/);
+  });
+});
+
+Deno.test("trace external-cleanup against an adapter that is not running fails at once and records nothing", async () => {
+  await withTempDir(async (dir) => {
+    // A port where nothing listens any more.
+    const gone = await startDemoServer({ defect: null });
+    const url = gone.url;
+    await gone.shutdown();
+    const data = `${dir}/data`;
+    const config = `${dir}/c.json`;
+    const body = {
+      base_url: url,
+      environment: "staging",
+      allow_synthetic_writes: true,
+      deletion_window_seconds: 0.3,
+      sample_interval_seconds: 0.1,
+    };
+    await Deno.writeTextFile(config, JSON.stringify(body));
+    const register = await trace([
+      "external-register",
+      "--target",
+      "gone",
+      "--config",
+      config,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(register.code, 0, register.err);
+    const runId = "run-20990101T000000Z-00000000000b";
+    const { digestOf } = await import("../lib/canonical_json.ts");
+    const { parseStagingConfig } = await import("../lib/contract/config.ts");
+    await fileCheckpointSink(data, runId).write({
+      schema: "trace.checkpoint/1",
+      run_id: runId,
+      state: "running",
+      pid: 0,
+      process_identity: null,
+      started_at: "2099-01-01T00:00:00.000Z",
+      updated_at: "2099-01-01T00:00:01.000Z",
+      target: { id: "gone", base_url: url, source: "registered" },
+      config_digest: digestOf(parseStagingConfig(body)),
+      namespaces: { test: "trace-test-gone", control: "trace-control-gone" },
+      issued: { test: ["trace-doc-g1", "trace-doc-g2"], control: [] },
+      verdict: null,
+    });
+    const head = JSON.parse(
+      (await trace(["ledger", "head", "--json", "--data-dir", data])).out,
+    ).head;
+    const cleanup = await trace([
+      "external-cleanup",
+      runId,
+      "--json",
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(cleanup.code, 2);
+    // One line, no poll, nothing acknowledged or not: nothing was sent.
+    assert.doesNotMatch(cleanup.err, /poll|acknowledged/);
+    assert.equal(cleanup.err.split("\n").filter((l) => l !== "").length, 1);
+    assert.match(
+      cleanup.err,
+      new RegExp(
+        `^trace external-cleanup: Cannot clean up run ${runId}: the staging adapter at ${url} cannot be reached \\(.+\\); start it and run trace external-cleanup ${runId} again \\(nothing was deleted or recorded\\)\n$`,
+      ),
+    );
+    assert.equal(JSON.parse(cleanup.out).error.code, "transport");
+    const after = JSON.parse(
+      (await trace(["ledger", "head", "--json", "--data-dir", data])).out,
+    ).head;
+    assert.equal(after, head, "a cleanup entry was recorded");
+    const shown = JSON.parse(
+      (await trace(["external-show", runId, "--json", "--data-dir", data]))
+        .out,
+    );
+    assert.equal(shown.cleanup, null);
   });
 });

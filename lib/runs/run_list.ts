@@ -34,9 +34,9 @@ export interface RunListItem {
   saved_as: string | null;
   /**
    * Synthetic records: `complete` (cleaned up), `incomplete` (some may
-   * remain: trace external-cleanup), `cleaned` (by a later cleanup),
-   * `unknown` (running, or interrupted without a cleanup) or `none` (a
-   * reference run: nothing outside memory).
+   * remain: trace external-cleanup), `cleaned` (by a later cleanup, also
+   * of an interrupted run), `unknown` (running, or interrupted without a
+   * cleanup since) or `none` (a reference run: nothing outside memory).
    */
   cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
 }
@@ -71,11 +71,16 @@ export async function listAllRuns(
   options: RunListOptions,
 ): Promise<RunList> {
   const limit = options.limit ?? 50;
-  const ledgerRuns = options.ledger === false
+  const links = options.ledger === false ? null : await runLinks(db);
+  const ledgerRuns = links === null
     ? []
-    : await fromLedger(db, options, limit);
+    : await fromLedger(db, options, limit, links);
   const known = new Set(ledgerRuns.map((run) => run.run_id));
-  const { runs: local, unreadable } = await fromCheckpoints(options, known);
+  const { runs: local, unreadable } = await fromCheckpoints(
+    options,
+    known,
+    links?.cleaned ?? new Map(),
+  );
   const runs = [...ledgerRuns, ...local.filter((run) => matches(run, options))]
     .sort((a, b) =>
       a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0
@@ -96,6 +101,7 @@ async function fromLedger(
   db: TraceDb,
   options: RunListOptions,
   limit: number,
+  links: RunLinks,
 ): Promise<RunListItem[]> {
   if (options.state !== undefined && options.state !== "completed") return [];
   if (options.verdict === "RUNNING") return [];
@@ -105,13 +111,13 @@ async function fromLedger(
     ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
     ...(options.verdict === undefined ? {} : { verdict: options.verdict }),
   });
-  const links = await runLinks(db);
   return stored.map((run) => ledgerItem(run, links));
 }
 
 interface RunLinks {
   replays: Map<string, string>;
   saved: Map<string, string>;
+  /** Whether the latest `external-cleanup` of a run completed, by run id. */
   cleaned: Map<string, boolean>;
 }
 
@@ -160,13 +166,14 @@ function cleanupState(
 async function fromCheckpoints(
   options: RunListOptions,
   known: Set<string>,
+  cleaned: Map<string, boolean>,
 ): Promise<{ runs: RunListItem[]; unreadable: string[] }> {
   const runs: RunListItem[] = [];
   const unreadable: string[] = [];
   for (const runId of await checkpointIds(options.dataDir)) {
     if (known.has(runId)) continue;
     try {
-      const item = await checkpointItem(options, runId);
+      const item = await checkpointItem(options, runId, cleaned.get(runId));
       if (item) runs.push(item);
     } catch {
       unreadable.push(join(checkpointDir(options.dataDir), `${runId}.json`));
@@ -196,6 +203,7 @@ async function checkpointIds(dataDir: string): Promise<string[]> {
 async function checkpointItem(
   options: RunListOptions,
   runId: string,
+  laterComplete: boolean | undefined,
 ): Promise<RunListItem | null> {
   const checkpoint = await readCheckpoint(options.dataDir, runId);
   if (!checkpoint) return null;
@@ -215,7 +223,11 @@ async function checkpointItem(
     kept_in: "checkpoint",
     regression_id: null,
     saved_as: null,
-    cleanup: "unknown",
+    cleanup: running || laterComplete === undefined
+      ? "unknown"
+      : laterComplete
+      ? "cleaned"
+      : "incomplete",
   };
 }
 
