@@ -194,7 +194,10 @@ Lists runs, newest first: completed external and reference runs from the
 ledger, and runs that only a checkpoint knows (RUNNING, or interrupted:
 INCONCLUSIVE). Each row says where the run is kept, which regression it
 replayed or was saved as, and whether its synthetic records were cleaned up
-(incomplete: remove them with trace external-cleanup RUN_ID).
+(incomplete: remove them with trace external-cleanup RUN_ID). A target marked
+(unregistered) was run from a config that was never registered, as trace
+quickstart runs its in-process demo: such runs cannot be saved, replayed or
+cleaned up (trace external-targets --all lists these targets).
 
   --target ID   runs of one target (external) or reference system target
   --verdict V   PASS, FAIL, INCONCLUSIVE or RUNNING
@@ -273,7 +276,9 @@ function renderRuns(list: RunList): string {
       run.verdict,
       run.state,
       run.kind,
-      run.target_id,
+      run.target_registered === false
+        ? `${run.target_id} (unregistered)`
+        : run.target_id,
       run.started_at,
       run.cleanup,
       run.regression_id

@@ -1,12 +1,16 @@
 /** `trace external-register`, `trace external-targets` and `trace external-retire`. */
 
 import { UsageError } from "../lib/errors.ts";
-import type { TargetSummary } from "../lib/ledger/target_summaries.ts";
+import type {
+  TargetSummary,
+  UnregisteredTarget,
+} from "../lib/ledger/target_summaries.ts";
 import { validateTargetId } from "../lib/ledger/targets.ts";
 import {
   registerNamedTarget,
   retireRunTarget,
   targetSummaries,
+  unregisteredTargets,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
@@ -68,7 +72,12 @@ const TARGETS_HELP =
 Lists registered targets (explicit registrations and config-derived cfg-…
 ids): base URL, how many completed runs each has and when the first and last
 were recorded. Retired targets (trace external-retire) are hidden; --all shows
-them too, with their retirement.
+them too, with their retirement, and the targets known only from runs of a
+config that was never registered (trace quickstart's in-process demo runs so,
+on a new port each time): trace external-runs lists their runs, but with no
+stored config they cannot be run, replayed or cleaned up.
+
+--json prints {targets, unregistered}.
 `;
 
 /** `trace external-targets`: the registered targets and their use. */
@@ -77,8 +86,12 @@ export const externalTargets: Command = async (args, io) => {
   if (values.help) return showHelp(io, TARGETS_HELP);
   return await withDataContext(values, io, READ, async ({ db }) => {
     const targets = await targetSummaries(db, { all: values.all });
-    if (values.json) printJson(io, { targets });
-    else io.out(renderTargets(targets, values.all));
+    const unregistered = await unregisteredTargets(db);
+    if (values.json) printJson(io, { targets, unregistered });
+    else {
+      io.out(renderTargets(targets, values.all));
+      io.out(renderUnregistered(unregistered, values.all));
+    }
     return 0;
   });
 };
@@ -110,6 +123,28 @@ function renderTargets(targets: TargetSummary[], all: boolean): string {
     ]),
     { align: ["left", "left", "left", "right"] },
   );
+}
+
+function renderUnregistered(
+  targets: UnregisteredTarget[],
+  all: boolean,
+): string {
+  if (targets.length === 0) return "";
+  if (!all) {
+    return `(and ${targets.length} unregistered target(s) known only from runs of a config that was never registered, such as trace quickstart's: --all lists them)\n`;
+  }
+  return "\nUnregistered: known only from their runs (no stored config: they cannot be run, replayed or cleaned up)\n" +
+    renderTable(
+      ["ID", "BASE URL", "RUNS", "FIRST RUN", "LAST RUN"],
+      targets.map((t) => [
+        t.target_id,
+        t.base_url,
+        String(t.runs),
+        t.first_run_at,
+        t.last_run_at,
+      ]),
+      { align: ["left", "left", "right"] },
+    );
 }
 
 const RETIRE_FLAGS = { ...DATA_FLAGS, reason: { type: "string" } } as const;

@@ -248,7 +248,7 @@ async function targetConfig(
   const target = await readTarget(db, leftovers.targetId);
   if (!target) {
     throw new NotFoundError(
-      `Cannot clean up run ${leftovers.runId}: its target "${leftovers.targetId}" is not registered, so its adapter is unknown; delete namespaces ${leftovers.namespaces.test} and ${leftovers.namespaces.control} by hand`,
+      `Cannot clean up run ${leftovers.runId}: its target "${leftovers.targetId}" was never registered (a config run such as trace quickstart's, whose in-process demo took its records with it), so its adapter is unknown; if that adapter still runs, delete namespaces ${leftovers.namespaces.test} and ${leftovers.namespaces.control} with the application's own tools`,
     );
   }
   if (target.config_digest !== leftovers.configDigest) {

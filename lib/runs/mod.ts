@@ -43,6 +43,7 @@ export {
   type TargetRunOptions,
   type TargetRunOutcome,
   targetSummaries,
+  unregisteredTargets,
 } from "./targets.ts";
 export {
   type PreparedReplay,

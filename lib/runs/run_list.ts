@@ -13,6 +13,7 @@ import type { TraceDb } from "../db.ts";
 import { latestCleanups } from "../ledger/cleanups.ts";
 import { listRegressions, listReplays } from "../ledger/regressions.ts";
 import { findRuns, type StoredRun, validateRunId } from "../ledger/runs.ts";
+import { listTargets } from "../ledger/targets.ts";
 import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { keptReportPath } from "./external_run.ts";
@@ -23,6 +24,12 @@ export interface RunListItem {
   run_id: string;
   kind: RunReport["kind"];
   target_id: string;
+  /**
+   * Whether the target is registered (`false`: a config run never
+   * registered, such as quickstart's, which cannot be run again, saved,
+   * replayed or cleaned up); `null` for a reference run.
+   */
+  target_registered: boolean | null;
   verdict: Verdict | "RUNNING";
   state: RunState;
   started_at: string;
@@ -81,11 +88,20 @@ export async function listAllRuns(
     known,
     links?.cleaned ?? new Map(),
   );
+  const registered = links === null
+    ? new Set<string>()
+    : new Set((await listTargets(db)).map((t) => t.target_id));
   const runs = [...ledgerRuns, ...local.filter((run) => matches(run, options))]
     .sort((a, b) =>
       a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0
     )
-    .slice(0, limit);
+    .slice(0, limit)
+    .map((run) => ({
+      ...run,
+      target_registered: run.kind === "reference"
+        ? null
+        : registered.has(run.target_id),
+    }));
   return { schema: "trace.run-list/1", runs, unreadable };
 }
 
@@ -143,6 +159,7 @@ function ledgerItem(stored: StoredRun, links: RunLinks): RunListItem {
     run_id: report.run_id,
     kind: report.kind,
     target_id: report.target.id,
+    target_registered: null,
     verdict: report.verdict,
     state: report.state,
     started_at: report.started_at,
@@ -217,6 +234,7 @@ async function checkpointItem(
     run_id: runId,
     kind: "external",
     target_id: checkpoint.target.id,
+    target_registered: null,
     verdict: running ? "RUNNING" : "INCONCLUSIVE",
     state: running ? "running" : "interrupted",
     started_at: checkpoint.started_at,
@@ -250,6 +268,7 @@ async function keptItem(
     run_id: report.run_id,
     kind: report.kind,
     target_id: report.target.id,
+    target_registered: null,
     verdict: report.verdict,
     state: report.state,
     started_at: report.started_at,

@@ -20,8 +20,10 @@ import {
 } from "../ledger/retirements.ts";
 import {
   listTargetSummaries,
+  listUnregisteredTargets,
   type TargetListOptions,
   type TargetSummary,
+  type UnregisteredTarget,
 } from "../ledger/target_summaries.ts";
 import {
   listTargets,
@@ -89,6 +91,13 @@ export async function targetSummaries(
   options: TargetListOptions = {},
 ): Promise<TargetSummary[]> {
   return await hasLedger(db) ? await listTargetSummaries(db, options) : [];
+}
+
+/** Targets known only from their runs (config runs never registered, such as quickstart's); none without a ledger. */
+export async function unregisteredTargets(
+  db: TraceDb,
+): Promise<UnregisteredTarget[]> {
+  return await hasLedger(db) ? await listUnregisteredTargets(db) : [];
 }
 
 /** Retires a registered target: hidden from listings, refused for new runs and replays; its history stays. */
