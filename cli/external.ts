@@ -1,6 +1,7 @@
 /** `trace external-plan` and `trace external-run`. */
 
 import type { StagingConfig } from "../lib/contract/config.ts";
+import { NoDataError } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 import type { TargetRef } from "../lib/runner/report.ts";
 import { validateTargetId } from "../lib/ledger/targets.ts";
@@ -8,11 +9,12 @@ import { planRun } from "../lib/runner/plan.ts";
 import {
   configTargetRef,
   readRunTarget,
+  refuseRetiredConfig,
   runExternalTarget,
   type RunSelection,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { type DataFlags, printJson, withDataContext } from "./_context.ts";
 import { loadConfig } from "./_config_input.ts";
 import type { Command } from "./_io.ts";
 import { renderPlan } from "./_report_text.ts";
@@ -31,7 +33,8 @@ const PLAN_HELP =
   `Usage: trace external-plan (--target ID | --config FILE|-) [--json] [--data-dir DIR] [--db URL]
 
 Shows what a run would do: namespaces-to-be, operations, timing and request
-budget. Sends no request at all and writes nothing.
+budget. Sends no request at all and writes nothing. A retired target is
+refused, also when --config names the config of one.
 `;
 
 const RUN_HELP =
@@ -86,7 +89,7 @@ export const externalPlan: Command = async (args, io) => {
       { write: false, readOnly: true },
       ({ db }) => readRunTarget(db, choice.target),
     )
-    : await configPlanTarget(choice.config, io);
+    : await configPlanTarget(values, choice.config, io);
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));
@@ -114,11 +117,26 @@ export const externalRun: Command = async (args, io) => {
   });
 };
 
-/** A config file's plan target: its config-derived id, unregistered (a plan writes nothing). */
+/**
+ * A config file's plan target: its config-derived id, not registered (a
+ * plan writes nothing), refused when that id was retired. No database at
+ * all has retired nothing.
+ */
 async function configPlanTarget(
+  values: DataFlags,
   path: string,
   io: Parameters<Command>[1],
 ): Promise<{ config: StagingConfig; target: TargetRef }> {
   const config = await loadConfig(path, io);
+  try {
+    await withDataContext(
+      values,
+      io,
+      { write: false, readOnly: true },
+      ({ db }) => refuseRetiredConfig(db, config, "plan"),
+    );
+  } catch (error) {
+    if (!(error instanceof NoDataError)) throw error;
+  }
   return { config, target: configTargetRef(config) };
 }

@@ -677,3 +677,51 @@ Deno.test("trace external-cleanup against an adapter that is not running fails a
     assert.equal(shown.cleanup, null);
   });
 });
+
+Deno.test("a retired config-derived target is refused by external-plan --config and, before any connection, by external-run --config", async () => {
+  await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const { configTargetId } = await import("../lib/runs/external_run.ts");
+    const id = configTargetId(CONFIG);
+    await registerTarget(db, {
+      targetId: id,
+      config: CONFIG,
+      source: "config",
+    });
+    const retire = await trace(["external-retire", id, ...dataOf(db)]);
+    assert.equal(retire.code, 0, retire.err);
+    const file = `${dir}/staging.json`;
+    // The adapter of CONFIG (127.0.0.1:1) is not running.
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        base_url: CONFIG.base_url,
+        environment: "staging",
+        allow_synthetic_writes: true,
+        document_count: 2,
+        deletion_window_seconds: 2,
+        sample_interval_seconds: 0.5,
+      }),
+    );
+    for (const command of ["external-plan", "external-run"]) {
+      const refused = await trace([command, "--config", file, ...dataOf(db)]);
+      assert.equal(refused.code, 2, command);
+      assert.match(
+        refused.err,
+        new RegExp(
+          `^trace ${command}: Cannot (plan|run) this config \\(target "${id}"\\): target "${id}" was retired on \\S+ \\(ledger entry \\d+\\); register a new target id for new runs\\n$`,
+        ),
+        command,
+      );
+    }
+    // With no data directory at all, a plan has nothing to refuse.
+    const fresh = await trace([
+      "external-plan",
+      "--config",
+      file,
+      "--data-dir",
+      `${dir}/none`,
+    ]);
+    assert.equal(fresh.code, 0, fresh.err);
+  });
+});

@@ -32,6 +32,7 @@ export {
 export {
   configTargetRef,
   readRunTarget,
+  refuseRetiredConfig,
   registeredTargets,
   registerNamedTarget,
   type ResolvedTarget,

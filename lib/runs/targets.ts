@@ -160,6 +160,8 @@ export async function resolveRunTarget(
     };
   }
   const { config } = selection;
+  // Retirement first: whether the adapter answers is beside the point then.
+  await refuseRetiredConfig(db, config, "run");
   const transport = transportFor(config);
   // An unreachable adapter must not leave a permanent cfg-… target behind.
   await checkAdapterReachable(config, transport);
@@ -174,6 +176,25 @@ export async function resolveRunTarget(
     `run this config (target "${target.target_id}")`,
   );
   return { config, target: targetRef(target), transport, registered: created };
+}
+
+/**
+ * Refuses a config whose config-derived target was retired, as a retired
+ * `--target` is refused (`action`: "run", "plan"); a database without a
+ * ledger has retired nothing.
+ */
+export async function refuseRetiredConfig(
+  db: TraceDb,
+  config: StagingConfig,
+  action: string,
+): Promise<void> {
+  if (!await hasLedger(db)) return;
+  const targetId = configTargetId(config);
+  await refuseRetired(
+    db,
+    targetId,
+    `${action} this config (target "${targetId}")`,
+  );
 }
 
 /** Options for {@link runExternalTarget}. */
