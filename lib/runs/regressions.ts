@@ -16,7 +16,7 @@ import {
   type SavedRegression,
   saveRegression,
 } from "../ledger/regressions.ts";
-import { headView, ledgerHead } from "../ledger/head.ts";
+import { headView, reverifiedHead } from "../ledger/head.ts";
 import { listRuns, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
@@ -74,13 +74,11 @@ export async function gate(
   options: GateOptions = {},
 ): Promise<GateResult> {
   const target = await targetFilter(db, targetId);
+  // A judgement re-walks what a cached verification might have missed first.
+  const head = headView(await reverifiedHead(db));
   if (options.requireRuns) await requireSomeRun(db);
   const regressions = await listRegressions(db, target);
-  return gateRegressions(
-    regressions,
-    target ?? null,
-    headView(await ledgerHead(db)),
-  );
+  return gateRegressions(regressions, target ?? null, head);
 }
 
 /**
