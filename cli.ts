@@ -12,6 +12,7 @@
  * @module
  */
 
+import { jsonError, printJson } from "./cli/_json.ts";
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./cli/_suggest.ts";
 import { tableLines } from "./cli/_table.ts";
@@ -231,7 +232,7 @@ const COMMANDS: Record<string, Entry> = {
   audit: {
     summary: "The audit trail of privileged operator actions",
     about:
-      "Reveals, account resolutions, artifact lookups, replay plans and drafts, and refused attempts, as hash-chained entries in the data directory's database. Entries hold no content, tokens or emails.",
+      "Reveals, account resolutions, artifact lookups, replay plans and drafts, and refused attempts, as hash-chained entries in the data directory's database. Entries hold no content, tokens or emails. audit list --json prints NDJSON: one entry per line, nothing when none match.",
     commands: {
       list: {
         summary:
@@ -307,7 +308,10 @@ function globalUsage(): string {
     ...table(lines),
     "",
     "external-<command> is the same as external <command> (external-run, external-show, …).",
-    "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error",
+    "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error,",
+    "130 when a second Ctrl-C (or SIGTERM) ends a run at once.",
+    "With --json every command prints one JSON object on stdout, an error",
+    "included; events export and audit list print NDJSON (one object a line).",
     "",
   ].join("\n");
 }
@@ -377,6 +381,13 @@ function resolveInGroup(
     };
   }
   const leaf = group.commands[sub];
+  if (!leaf && sub.startsWith("-")) {
+    return {
+      kind: "unknown",
+      message:
+        `trace ${name}: a command must come before ${sub}; run trace ${name} --help for the list`,
+    };
+  }
   if (!leaf) return unknown(sub, Object.keys(group.commands), ` ${name}`);
   return { kind: "run", path: `${name} ${sub}`, leaf, args: rest };
 }
@@ -451,7 +462,13 @@ export async function loadCommand(
   };
 }
 
-/** Runs the CLI with `args`; returns the exit code instead of exiting. */
+/**
+ * Runs the CLI with `args`; returns the exit code instead of exiting.
+ *
+ * With `--json`, stdout always gets exactly one JSON object: a command that
+ * fails before it wrote anything there gets `{"error":{"code","message"}}`
+ * printed for it, here and nowhere else (the message also goes to stderr).
+ */
 export async function main(
   args: string[],
   io: CliIo = processIo(),
@@ -460,6 +477,7 @@ export async function main(
     io.out(`trace ${VERSION}\n`);
     return 0;
   }
+  const json = args.includes("--json");
   const resolution = resolve(args);
   if (resolution.kind === "usage") {
     if (resolution.toStdout) io.out(resolution.text);
@@ -468,17 +486,44 @@ export async function main(
   }
   if (resolution.kind === "unknown") {
     io.err(resolution.message + "\n");
+    if (json) {
+      printJson(io, { error: jsonError(new UsageError(resolution.message)) });
+    }
     return EXIT.usage;
   }
+  const stdout = trackStdout(io);
   try {
     const command = await resolution.leaf.load();
-    return await command(resolution.args, io);
+    return await command(resolution.args, stdout.io);
   } catch (error) {
     // Output piped into a reader that stopped early (`| head`) is a normal end.
     if (error instanceof Deno.errors.BrokenPipe) return 0;
     io.err(`trace ${resolution.path}: ${errorMessage(error)}\n`);
+    if (json && !stdout.wrote()) printJson(io, { error: jsonError(error) });
     return exitCodeFor(error);
   }
+}
+
+/** `io` with a note of whether anything reached stdout. */
+function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
+  let wrote = false;
+  const tracked: CliIo = {
+    out(text) {
+      if (text.length > 0) wrote = true;
+      io.out(text);
+    },
+    err: (text) => io.err(text),
+    readStdin: () => io.readStdin(),
+    stderrIsTerminal: io.stderrIsTerminal,
+    env: (name) => io.env(name),
+    // A getter: reading `interrupted` installs the signal handlers, which only
+    // commands that promise to stop cleanly may do.
+    get interrupted() {
+      return io.interrupted;
+    },
+    setExitNote: (note) => io.setExitNote?.(note),
+  };
+  return { io: tracked, wrote: () => wrote };
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -2,9 +2,13 @@
 
 import { resolveDataDir } from "../lib/data_dir.ts";
 import { checkpointWal, migrate, openDb, type TraceDb } from "../lib/db.ts";
-import { errorMessage, TraceError } from "../lib/errors.ts";
+import { errorMessage } from "../lib/errors.ts";
+import { requireExistingLedger } from "../lib/ledger/schema.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import type { CliIo } from "./_io.ts";
+import { jsonError, printJson } from "./_json.ts";
+
+export { jsonError, printJson };
 
 /** The data directory and an open database. */
 export interface DataContext {
@@ -24,6 +28,12 @@ export interface ContextOptions {
   readOnly?: boolean;
   /** Checkpoint the WAL on close although `write` (migrations) is off: the command writes rows. */
   checkpoint?: boolean;
+  /**
+   * The command acts on evidence already in the ledger (save, replay,
+   * cleanup, retire): the database must exist and hold a ledger before
+   * anything is created or migrated.
+   */
+  existingLedger?: boolean;
 }
 
 /** Where the data is: `--data-dir` / `--db`. */
@@ -44,16 +54,15 @@ export async function openDataContext(
     dataDir,
     url: flags.db ?? io.env("TRACE_DB_URL"),
     authToken: io.env("TRACE_DB_AUTH_TOKEN"),
-    create: options.create ?? options.write,
+    create: options.existingLedger ? false : options.create ?? options.write,
     readOnly,
   });
-  if (options.write) {
-    try {
-      await migrate(db, ALL_MIGRATIONS);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+  try {
+    if (options.existingLedger) await requireExistingLedger(db);
+    if (options.write) await migrate(db, ALL_MIGRATIONS);
+  } catch (error) {
+    db.close();
+    throw error;
   }
   return { dataDir, db };
 }
@@ -107,9 +116,10 @@ async function checkpoint(db: TraceDb, io: CliIo): Promise<void> {
 }
 
 /**
- * Like {@link withDataContext}; with `--json`, an error also goes to stdout
- * as one JSON object, `{"error":{"code","message"}}`, so a script that reads
- * stdout always gets JSON. `fn` must not print before it can still throw.
+ * Runs `fn`; with `--json`, an error also goes to stdout as one JSON object,
+ * `{"error":{"code","message"}}`. `main()` in `cli.ts` already does this
+ * for every command that fails before writing to stdout, so a command run
+ * through it needs no wrapper; this remains for commands called directly.
  */
 export async function withJsonErrors<T>(
   flags: DataFlags & { json?: boolean | undefined },
@@ -122,17 +132,4 @@ export async function withJsonErrors<T>(
     if (flags.json) printJson(io, { error: jsonError(error) });
     throw error;
   }
-}
-
-/** The JSON form of an error: its stable code and its one-line message. */
-export function jsonError(error: unknown): { code: string; message: string } {
-  return {
-    code: error instanceof TraceError ? error.code : "internal",
-    message: errorMessage(error),
-  };
-}
-
-/** Writes `value` as one line of JSON on stdout. */
-export function printJson(io: CliIo, value: unknown): void {
-  io.out(JSON.stringify(value) + "\n");
 }

@@ -17,7 +17,13 @@ export interface CliIo {
    * a command that reads it promises to stop cleanly (a second signal still
    * exits at once); commands that never read it are killed as usual.
    */
-  readonly interrupted?: AbortSignal;
+  readonly interrupted?: AbortSignal | undefined;
+  /**
+   * What to print when a second Ctrl-C or SIGTERM ends the process at once
+   * (what was left unfinished and the command that finishes it); `null`
+   * clears it. Streams without signal handling ignore it.
+   */
+  setExitNote?(note: string | null): void;
 }
 
 /** A command implementation: parses its own flags, returns an exit code. */
@@ -28,6 +34,7 @@ const encoder = new TextEncoder();
 /** The process's real standard streams. */
 export function processIo(): CliIo {
   let signal: AbortSignal | undefined;
+  let exitNote: string | null = null;
   const err = (text: string) => writeAll(Deno.stderr, text);
   return {
     out: (text) => writeAll(Deno.stdout, text),
@@ -36,24 +43,36 @@ export function processIo(): CliIo {
     stderrIsTerminal: Deno.stderr.isTerminal(),
     env: (name) => Deno.env.get(name),
     get interrupted() {
-      return signal ??= interruptSignal(err);
+      return signal ??= interruptSignal(err, () => exitNote);
     },
+    setExitNote: (note) => void (exitNote = note),
   };
 }
 
-/** First SIGINT/SIGTERM aborts the returned signal; a second exits with 130. */
-function interruptSignal(err: (text: string) => void): AbortSignal {
+/** The exit code of a process a second Ctrl-C or SIGTERM ended at once (128 + SIGINT). */
+export const EXIT_AT_ONCE = 130;
+
+/**
+ * First SIGINT/SIGTERM aborts the returned signal; a second prints the exit
+ * note (what stays unfinished) and exits with {@link EXIT_AT_ONCE}.
+ */
+function interruptSignal(
+  err: (text: string) => void,
+  exitNote: () => string | null,
+): AbortSignal {
   const controller = new AbortController();
   const onSignal = (name: "SIGINT" | "SIGTERM") => {
     // SIGTERM comes from service managers and CI, Ctrl-C from a person.
     const term = name === "SIGTERM";
     if (controller.signal.aborted) {
+      const note = exitNote();
       err(
-        term
+        (term
           ? "received SIGTERM again, exiting now\n"
-          : "\ninterrupted again: exiting now\n",
+          : "\ninterrupted again: exiting now\n") +
+          (note ? `${note}\n` : ""),
       );
-      Deno.exit(130);
+      Deno.exit(EXIT_AT_ONCE);
     }
     err(
       term

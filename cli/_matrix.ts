@@ -36,7 +36,7 @@ function cellText(cell: FamilyCell): string {
 }
 
 const MATRIX_LEGEND =
-  "Store and marker cells: the virtual time after the deletion was acknowledged from which it stayed 0 (0.00 s: erased at once; later: a transient residual). LEFT: still there at the final sample. cut: the window was interrupted, so nothing was decided. ?: not observed. Cleanup NOT DONE: synthetic records may remain. Details of one system: trace reference show SYSTEM.";
+  "Store and marker cells: the virtual time after the deletion was acknowledged from which it stayed 0 (0.00 s: erased at once; later: a transient residual). LEFT: still there at the final sample. cut: the window was interrupted, so nothing was decided. ?: not observed. Cleanup NOT DONE: the system kept records its run's cleanup deleted, as a real application would keep them; the system was discarded after its run, so nothing is left to remove. Details of one system: trace reference show SYSTEM.";
 
 /** Renders dashboard rows as a text matrix with a legend, at most 100 columns wide. */
 export function renderMatrix(rows: readonly DashboardRow[]): string {

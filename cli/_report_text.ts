@@ -18,8 +18,21 @@ const SEVERITY_WIDTH = Math.max(
   ...Object.values(SEVERITY_LABEL).map((label) => label.length),
 );
 
+/** Options for {@link renderReport}. */
+export interface RenderReportOptions {
+  /**
+   * What to say about records an incomplete cleanup left, instead of the
+   * `trace external-cleanup` command (a run whose adapter lived and died
+   * inside the command has nothing left to remove).
+   */
+  cleanupHint?: string;
+}
+
 /** Renders a report as plain text for a terminal or a log. */
-export function renderReport(report: RunReport): string {
+export function renderReport(
+  report: RunReport,
+  options: RenderReportOptions = {},
+): string {
   const t = report.timing;
   const lines = [
     `${report.verdict}  ${report.run_id}  (${report.state})`,
@@ -57,7 +70,7 @@ export function renderReport(report: RunReport): string {
       "No samples: the deletion was not acknowledged, so there was no window to observe.",
     );
   }
-  lines.push("", ...cleanupLines(report));
+  lines.push("", ...cleanupLines(report, options.cleanupHint));
   return lines.join("\n") + "\n";
 }
 
@@ -106,7 +119,7 @@ function controlLabel(sample: Sample): string {
   return sample.control_present && sample.control_seen ? "ok" : "LOST";
 }
 
-function cleanupLines(report: RunReport): string[] {
+function cleanupLines(report: RunReport, hint?: string): string[] {
   const c = report.cleanup;
   const acked = c.deletes.filter((d) => d.acknowledged).length;
   const lines = [
@@ -117,7 +130,9 @@ function cleanupLines(report: RunReport): string[] {
     } s`,
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
-  if (!c.cleanup_complete) lines.push(cleanupHint(report));
+  if (!c.cleanup_complete) {
+    lines.push(hint === undefined ? cleanupHint(report) : `  ${hint}`);
+  }
   return lines;
 }
 

@@ -125,12 +125,14 @@ export interface ContractCommandOptions {
   values: RunValues;
   /** Starts the run against the open database; throws before any request on a bad target. */
   start: (db: TraceDb, hooks: RunHooks) => Promise<ContractRun>;
+  /** The run acts on a ledger that must already exist (a replay): nothing is created. */
+  existingLedger?: boolean;
 }
 
 /**
- * The body of `external-run` and `external-replay` (which wrap it in
- * `withJsonErrors`: it prints nothing before it can still fail): reserves the outputs,
- * runs `start`, says where the report is kept, prints it on stdout (always,
+ * The body of `external-run` and `external-replay` (it prints nothing on
+ * stdout before it can still fail, so `main()` answers a failure with one
+ * JSON error under `--json`): reserves the outputs, runs `start`, says where the report is kept, prints it on stdout (always,
  * even when nothing else could keep it), writes the result files, prints the
  * next steps and returns the verdict's exit code (2 instead of 0 when a
  * result asked for could not be kept). Reserved files that were not written
@@ -146,9 +148,15 @@ export async function runContractCommand(
     return await withDataContext(
       values,
       io,
-      { write: true },
+      { write: true, existingLedger: options.existingLedger === true },
       async ({ db, dataDir }) => {
-        const run = await options.start(db, runHooks(dataDir, io));
+        let run: ContractRun;
+        try {
+          run = await options.start(db, runHooks(dataDir, io, values));
+        } finally {
+          // Past this point the run has cleaned up: nothing is left unfinished.
+          io.setExitNote?.(null);
+        }
         return await finishRun(io, values, { db, dataDir }, run, outputs);
       },
     );
@@ -292,14 +300,24 @@ export function warnAboutOutcome(io: CliIo, outcome: ExternalRunOutcome): void {
   }
 }
 
-function runHooks(dataDir: string, io: CliIo): RunHooks {
+function runHooks(dataDir: string, io: CliIo, values: DataValues): RunHooks {
   return {
     dataDir,
     env: io.env,
-    onStart: ({ checkpointPath }) => io.err(`checkpoint: ${checkpointPath}\n`),
+    onStart: ({ runId, checkpointPath }) => {
+      io.err(`checkpoint: ${checkpointPath}\n`);
+      io.setExitNote?.(unfinishedRunNote(runId, values));
+    },
     onEvent: progressRenderer(io),
     ...(io.interrupted ? { signal: io.interrupted } : {}),
   };
+}
+
+/** What a second Ctrl-C leaves behind: the run, its records, the command that removes them. */
+export function unfinishedRunNote(runId: string, values: DataValues): string {
+  return `run ${runId} stopped before its cleanup finished, so synthetic records may remain in the staging app; remove them with: trace external-cleanup ${runId}${
+    dataFlagsOf(values)
+  }`;
 }
 
 function lifecycleLine(regression: RegressionView, report: RunReport): string {

@@ -1,30 +1,44 @@
 /**
  * "Did you mean …?" for mistyped command names. `@std/text`'s
- * `closestString` would do this, but JSR is out of reach; the edit distance
- * below is the textbook dynamic programme over two short words.
+ * `closestString` would do this, but JSR is out of reach; the distance below
+ * is the textbook dynamic programme over two short words, with swapped
+ * neighbours (`rnu` for `run`, the commonest typing slip) counted as one
+ * edit rather than two.
  *
  * @module
  */
 
-/** Levenshtein distance between `a` and `b`. */
+/**
+ * Edit distance between `a` and `b` (optimal string alignment): insertions,
+ * deletions, substitutions and transpositions of two adjacent characters
+ * each count one.
+ */
 export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min(
-        previous[j]! + 1,
-        current[j - 1]! + 1,
-        substitution,
+      const same = a[i - 1] === b[j - 1];
+      row[j] = Math.min(
+        rows[i - 1]![j]! + 1,
+        row[j - 1]! + 1,
+        rows[i - 1]![j - 1]! + (same ? 0 : 1),
       );
+      if (
+        i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]
+      ) {
+        row[j] = Math.min(row[j]!, rows[i - 2]![j - 2]! + 1);
+      }
     }
-    previous = current;
+    rows.push(row);
   }
-  return previous[b.length]!;
+  return rows[a.length]![b.length]!;
 }
 
-/** The known name closest to `word`, if it is close enough to be a typo. */
+/**
+ * The known name closest to `word`, if it is close enough to be a typo:
+ * one edit in a word of up to five letters, then one more per three.
+ */
 export function closestName(
   word: string,
   known: readonly string[],

@@ -31,7 +31,8 @@ content, tokens or emails; user, thread, memory, event and resource ids are
 stored as keyed digests. --subject finds the entries naming one of them
 (KIND is ${SUBJECT_KINDS.join(", ")}), e.g. --subject event_id=evt-42.
 Every listed entry is checked against its digest; an altered one is refused
-(exit 2; trace audit verify names it).
+(exit 2; trace audit verify names it). --json prints NDJSON: one entry per
+line, nothing when none match.
 `;
 
 const VERIFY_HELP =

@@ -9,7 +9,8 @@ import {
   cleanUpRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { dataFlagsOf } from "./_run_outputs.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 
 const HELP =
@@ -23,8 +24,15 @@ outcome to the ledger as a cleanup entry linked to the run. A run that needs
 nothing (its cleanup completed, a later cleanup did, or it is a reference run,
 whose system lived in memory) is left alone.
 
+The adapter is reached first: when it cannot be, the command stops at once
+with one line (exit 2) and nothing is deleted or recorded. A later cleanup
+reads the inventories only: the run's markers are not kept, so they are not
+queried. --json prints {status: "complete" | "incomplete", record, recorded}
+or {status: "not_needed", run_id, reason}.
+
 Exit codes: 0 clean (or nothing to clean); 2 records may remain, or the run
-cannot be cleaned (still running, unknown, target not registered).
+cannot be cleaned (still running, unknown, target not registered, adapter
+unreachable, no ledger at --data-dir); 130 after a second Ctrl-C.
 `;
 
 /** `trace external-cleanup`: delete a run's leftover synthetic records. */
@@ -37,27 +45,38 @@ export const externalCleanup: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, HELP);
   const runId = validateRunId(positionals[0]!);
-  return await withJsonErrors(
+  return await withDataContext(
     values,
     io,
-    () =>
-      withDataContext(values, io, { write: true }, async ({ db, dataDir }) => {
-        const outcome = await cleanUpRun(db, runId, {
+    { write: true, existingLedger: true },
+    async ({ db, dataDir }) => {
+      let outcome: CleanupOutcome;
+      try {
+        outcome = await cleanUpRun(db, runId, {
           dataDir,
           env: io.env,
+          onStart: () =>
+            io.setExitNote?.(
+              `the cleanup of run ${runId} stopped before it was recorded, so synthetic records may remain; run trace external-cleanup ${runId}${
+                dataFlagsOf(values)
+              } again`,
+            ),
           onPoll: (poll) => io.err(pollLine(poll)),
           ...(io.interrupted ? { signal: io.interrupted } : {}),
         });
-        if (values.json) printJson(io, outcome);
-        else io.out(renderOutcome(outcome, dbLocation(db)));
-        if (outcome.status === "not_needed") return 0;
-        if ("error" in outcome.recorded) {
-          io.err(
-            `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
-          );
-        }
-        return outcome.record.outcome.cleanup_complete ? 0 : 2;
-      }),
+      } finally {
+        io.setExitNote?.(null);
+      }
+      if (values.json) printJson(io, outcome);
+      else io.out(renderOutcome(outcome, dbLocation(db)));
+      if (outcome.status === "not_needed") return 0;
+      if ("error" in outcome.recorded) {
+        io.err(
+          `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
+        );
+      }
+      return outcome.status === "complete" ? 0 : 2;
+    },
   );
 };
 
@@ -93,10 +112,12 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
       c.cleanup_complete ? "complete" : "INCOMPLETE"
     }`,
     `  namespaces ${record.namespaces.test} and ${record.namespaces.control}`,
-    `  deleted ${deletes || "nothing"}; ${c.polls} poll(s) over ${
-      c.elapsed_seconds.toFixed(2)
-    } s`,
+    `  deletion requests: ${
+      deletes || "none (no id issued)"
+    }; ${c.polls} inventory poll(s) over ${c.elapsed_seconds.toFixed(2)} s`,
     ...c.problems.map((p) => `  - ${p}`),
+    // A run's own cleanup also queries its markers; their text is not kept, so this one cannot.
+    "  markers: not queried (a later cleanup judges by the inventories only; an answer cache that still serves a deleted marker is not seen here)",
   ];
   if ("seq" in recorded) {
     lines.push(

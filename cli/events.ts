@@ -177,7 +177,7 @@ function reportFailure(
       error instanceof IngestConflictError
     ? error.items
     : [];
-  const summary = summaryError(error, items.length);
+  const summary = summaryError(error, items.length, json ? "items" : "above");
   const unlisted = error instanceof IngestBatchError ? error.unlisted : 0;
   if (json) {
     if (!(summary instanceof TraceError)) return summary;
@@ -214,13 +214,23 @@ function reportFailure(
   return summary;
 }
 
-/** The error to end with once the refused lines are listed: names them once. */
-function summaryError(error: unknown, listed: number): unknown {
+/**
+ * The error to end with once the refused lines are listed: names them once,
+ * where they are (`above` on stderr, `items` in the JSON answer). The code
+ * stays the one the HTTP API answers for the same refusal (config_invalid,
+ * conflict).
+ */
+function summaryError(
+  error: unknown,
+  listed: number,
+  where: "above" | "items",
+): unknown {
+  const place = where === "above" ? "listed above" : "listed in items";
   if (error instanceof IngestBatchError) {
     return new ConfigError(
       `Cannot ingest the batch: ${plural(error.refused, "event")} refused (${
         listed < error.refused ? `the first ${listed}` : "each"
-      } listed above); fix them and resend the whole batch`,
+      } ${place}); fix them and resend the whole batch`,
       { cause: error },
     );
   }
@@ -228,7 +238,7 @@ function summaryError(error: unknown, listed: number): unknown {
     return new ConflictError(
       `Cannot ingest the batch: ${
         plural(error.items.length, "event")
-      } listed above would change a stored event; a changed observation needs a new event_id`,
+      } ${place} would change a stored event; a changed observation needs a new event_id`,
       { cause: error },
     );
   }
@@ -489,7 +499,7 @@ export async function eventsExport(args: string[], io: CliIo): Promise<number> {
   });
   if (values.help) {
     io.out(
-      `Usage: trace events export [--store all|trace|conversation|tool_log] [filters]\n\nWrites metadata-only NDJSON (never preview content) to stdout.\n\n${FILTER_HELP}\n`,
+      `Usage: trace events export [--store all|trace|conversation|tool_log] [filters]\n\nWrites metadata-only NDJSON (never preview content) to stdout: one event per\nline, nothing when none match (the count goes to stderr). --json changes\nnothing; an error is one JSON object, {"error": {code, message}}.\n\n${FILTER_HELP}\n`,
     );
     return 0;
   }

@@ -1,16 +1,20 @@
 /** `trace external-plan` and `trace external-run`. */
 
+import type { StagingConfig } from "../lib/contract/config.ts";
+import { NoDataError } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
+import type { TargetRef } from "../lib/runner/report.ts";
 import { validateTargetId } from "../lib/ledger/targets.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import {
   configTargetRef,
   readRunTarget,
+  refuseRetiredConfig,
   runExternalTarget,
   type RunSelection,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { type DataFlags, printJson, withDataContext } from "./_context.ts";
 import { loadConfig } from "./_config_input.ts";
 import type { Command } from "./_io.ts";
 import { renderPlan } from "./_report_text.ts";
@@ -29,12 +33,14 @@ const PLAN_HELP =
   `Usage: trace external-plan (--target ID | --config FILE|-) [--json] [--data-dir DIR] [--db URL]
 
 Shows what a run would do: namespaces-to-be, operations, timing and request
-budget. Sends no request at all and writes nothing.
+budget. Sends no request at all and writes nothing. A retired target is
+refused, also when --config names the config of one.
 `;
 
 const RUN_HELP =
   `Usage: trace external-run (--target ID | --config FILE|-) [--output FILE|-] [--junit FILE|-]
-                          [--summary-md FILE|-] [--force] [--json] [--data-dir DIR] [--db URL]
+                          [--summary-md FILE|-] [--html FILE|-] [--force] [--json]
+                          [--data-dir DIR] [--db URL]
 
 Ingests synthetic canaries into the staging adapter, warms its caches,
 deletes, samples every store through the deletion window, cleans up, and
@@ -43,9 +49,14 @@ ledger. --target names a registered target (trace external-register); --config
 registers the config under a deterministic id (cfg-…) and runs it.
 
 ${OUTPUTS_HELP}
+Ctrl-C (or SIGTERM) stops the window early: the run still cleans up, for at
+most the smaller of the window and 30 s, and is recorded INCONCLUSIVE
+(interrupted). A second Ctrl-C exits at once with code 130 and prints the
+trace external-cleanup command for what may remain.
+
 Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error (also
 instead of 0 when a result could not be kept: the report is then only on
-stdout).
+stdout), 130 after a second Ctrl-C.
 `;
 
 function targetOrConfig(
@@ -71,22 +82,14 @@ export const externalPlan: Command = async (args, io) => {
   const { values } = parseFlags("external-plan", args, PLAN_FLAGS);
   if (values.help) return showHelp(io, PLAN_HELP);
   const choice = targetOrConfig(values, "external-plan");
-  const { config, target } = await withJsonErrors(
-    values,
-    io,
-    async () =>
-      "target" in choice
-        ? await withDataContext(
-          values,
-          io,
-          { write: false, readOnly: true },
-          ({ db }) => readRunTarget(db, choice.target),
-        )
-        : await (async () => {
-          const config = await loadConfig(choice.config, io);
-          return { config, target: configTargetRef(config) };
-        })(),
-  );
+  const { config, target } = "target" in choice
+    ? await withDataContext(
+      values,
+      io,
+      { write: false, readOnly: true },
+      ({ db }) => readRunTarget(db, choice.target),
+    )
+    : await configPlanTarget(values, choice.config, io);
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));
@@ -98,20 +101,42 @@ export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
-  return await withJsonErrors(values, io, async () => {
-    const selection: RunSelection = "config" in choice
-      ? { config: await loadConfig(choice.config, io) }
-      : { targetId: choice.target };
-    return await runContractCommand(io, {
-      values,
-      start: async (db, hooks) => ({
-        ...await runExternalTarget(db, selection, {
-          ...hooks,
-          onRegistered: (target) =>
-            io.err(`target: registered ${target.id} from the config\n`),
-        }),
-        regression: null,
+  const selection: RunSelection = "config" in choice
+    ? { config: await loadConfig(choice.config, io) }
+    : { targetId: choice.target };
+  return await runContractCommand(io, {
+    values,
+    start: async (db, hooks) => ({
+      ...await runExternalTarget(db, selection, {
+        ...hooks,
+        onRegistered: (target) =>
+          io.err(`target: registered ${target.id} from the config\n`),
       }),
-    });
+      regression: null,
+    }),
   });
 };
+
+/**
+ * A config file's plan target: its config-derived id, not registered (a
+ * plan writes nothing), refused when that id was retired. No database at
+ * all has retired nothing.
+ */
+async function configPlanTarget(
+  values: DataFlags,
+  path: string,
+  io: Parameters<Command>[1],
+): Promise<{ config: StagingConfig; target: TargetRef }> {
+  const config = await loadConfig(path, io);
+  try {
+    await withDataContext(
+      values,
+      io,
+      { write: false, readOnly: true },
+      ({ db }) => refuseRetiredConfig(db, config, "plan"),
+    );
+  } catch (error) {
+    if (!(error instanceof NoDataError)) throw error;
+  }
+  return { config, target: configTargetRef(config) };
+}

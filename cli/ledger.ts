@@ -16,7 +16,7 @@ import {
 import { hasLedger, requireLedger } from "../lib/ledger/schema.ts";
 import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 
 const READ = { write: false, readOnly: true } as const;
@@ -47,26 +47,21 @@ export const ledgerVerify: Command = async (args, io) => {
   const expected = values["expect-head"] === undefined
     ? undefined
     : parseHead(values["expect-head"]);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        await requireLedger(db);
-        const result = await verifyLedger(
-          db,
-          expected ? { expectHead: expected } : {},
-        );
-        if (values.json) printJson(io, result);
-        else io.out(renderVerification(result));
-        if (!result.broken) return 0;
-        const b = result.broken;
-        io.err(
-          `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
-        );
-        return 1;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    await requireLedger(db);
+    const result = await verifyLedger(
+      db,
+      expected ? { expectHead: expected } : {},
+    );
+    if (values.json) printJson(io, result);
+    else io.out(renderVerification(result));
+    if (!result.broken) return 0;
+    const b = result.broken;
+    io.err(
+      `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+    );
+    return 1;
+  });
 };
 
 function renderVerification(result: LedgerVerification): string {
@@ -97,24 +92,19 @@ with trace ledger verify --expect-head HEAD that the ledger still extends it.
 export const ledgerHeadCommand: Command = async (args, io) => {
   const { values } = parseFlags("ledger head", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HEAD_HELP);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        await requireLedger(db);
-        const head = headView(await ledgerHead(db));
-        if (values.json) printJson(io, head);
-        else {
-          io.out(
-            `${head.head}\n${head.entries} entr${
-              head.entries === 1 ? "y" : "ies"
-            }; check later with: trace ledger verify --expect-head ${head.head}\n`,
-          );
-        }
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    await requireLedger(db);
+    const head = headView(await ledgerHead(db));
+    if (values.json) printJson(io, head);
+    else {
+      io.out(
+        `${head.head}\n${head.entries} entr${
+          head.entries === 1 ? "y" : "ies"
+        }; check later with: trace ledger verify --expect-head ${head.head}\n`,
+      );
+    }
+    return 0;
+  });
 };
 
 const BACKUP_HELP =
@@ -148,17 +138,15 @@ export const ledgerBackup: Command = async (args, io) => {
       "Cannot write a backup to stdout: name a file; see trace ledger backup --help",
     );
   }
-  return await withJsonErrors(values, io, async () => {
-    const source = await withDataContext(values, io, READ, async ({ db }) => {
-      await backupDb(db, file);
-      return dbLocation(db);
-    });
-    const result = await verifyCopy(file);
-    if (values.json) {
-      printJson(io, { backup: file, source, verification: result });
-    } else io.out(renderBackup(file, source, result));
-    return result === null || result.ok ? 0 : 1;
+  const source = await withDataContext(values, io, READ, async ({ db }) => {
+    await backupDb(db, file);
+    return dbLocation(db);
   });
+  const result = await verifyCopy(file);
+  if (values.json) {
+    printJson(io, { backup: file, source, verification: result });
+  } else io.out(renderBackup(file, source, result));
+  return result === null || result.ok ? 0 : 1;
 };
 
 /** Opens the copy read-only and verifies its ledger; `null` when it holds no ledger. */

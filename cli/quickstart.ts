@@ -25,6 +25,7 @@ import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { type DataContext, withDataContext } from "./_context.ts";
 import { startDemoServer } from "./demo.ts";
 import {
+  dataFlagsOf,
   exitCodeOf,
   warnAboutOutcome,
   writeReportFile,
@@ -43,7 +44,25 @@ const HELP = `Usage: trace quickstart [--defect NAME] [--data-dir DIR] [--json]
 Starts the demo staging app on a free loopback port, runs the deletion
 contract against it healthy and then with a defect (default stale-cache), and
 prints both verdicts. Exit 0 when both verdicts are the expected ones.
+
+The demo runs inside this command and keeps its data in memory: when the
+command ends, the demo and whatever the runs left in it are gone. The runs
+are recorded in the ledger under config-derived targets that are not
+registered (each run used a new port), so they cannot be saved, replayed or
+cleaned up; run the demo in one terminal and trace external-run in another
+for that (the summary prints both commands).
 `;
+
+/** How the reader runs Trace: the compiled binary, or from source through npx as the README says. */
+function traceCommand(): string {
+  return Deno.build.standalone
+    ? "trace"
+    : `npx -y deno@${Deno.version.deno} run -A cli.ts`;
+}
+
+/** Said in place of the cleanup command: the records lived in the demo, which is gone. */
+const GONE_WITH_THE_DEMO =
+  "The demo kept these records in memory inside this command and has stopped: nothing is left to remove";
 
 interface Outcome {
   label: string;
@@ -110,13 +129,20 @@ export const quickstart: Command = async (args, io) => {
       );
       const outcome = await runAgainstDemo(choice, context, io);
       outcomes.push(outcome);
-      if (!values.json) io.out(`\n${renderReport(outcome.report)}`);
+      if (!values.json) {
+        io.out(
+          `\n${
+            renderReport(outcome.report, { cleanupHint: GONE_WITH_THE_DEMO })
+          }`,
+        );
+      }
     }
     const asExpected = outcomes.every((o) => o.report.verdict === o.expected);
     if (values.json) {
       io.out(
         JSON.stringify({
           as_expected: asExpected,
+          demo_data: DEMO_DATA,
           runs: outcomes.map((o) => ({
             demo: o.label,
             expected: o.expected,
@@ -128,7 +154,7 @@ export const quickstart: Command = async (args, io) => {
         }) + "\n",
       );
     } else {
-      io.out(summary(outcomes, asExpected, context));
+      io.out(summary(outcomes, asExpected, context, dataFlagsOf(values)));
     }
     // An unexpected PASS (the defect went unnoticed) must not exit 0.
     return asExpected ? 0 : exitCodeOf(
@@ -137,11 +163,17 @@ export const quickstart: Command = async (args, io) => {
   });
 };
 
+/** What became of the demo's data, for `--json`. */
+const DEMO_DATA =
+  "in memory inside this command, gone when it ended: these runs have nothing left to clean up and, filed under unregistered targets, cannot be saved or replayed";
+
 function summary(
   outcomes: Outcome[],
   asExpected: boolean,
   context: DataContext,
+  dataFlags: string,
 ): string {
+  const trace = traceCommand();
   const width = Math.max(...outcomes.map((o) => o.label.length));
   const lines = [
     "",
@@ -162,8 +194,14 @@ function summary(
     asExpected
       ? "Both verdicts are the expected ones: Trace passed the healthy app and caught the defect."
       : "A verdict differs from what the demo is known to do: please report this as a bug.",
-    "Next, in two terminals: deno run -A cli.ts demo --defect NAME",
-    "                        deno run -A cli.ts external-run --config fixtures/staging-adapter.json",
+    "",
+    "The demo ran inside this command and kept its data in memory, so it is gone",
+    "now, with whatever the runs left in it. Saving a FAIL, replaying it after a",
+    "fix and cleaning up apply to runs against an adapter that keeps running.",
+    "Try them with the demo, in two terminals:",
+    `  ${trace} demo --defect ${outcomes.at(-1)!.label}`,
+    `  ${trace} external-run --config fixtures/staging-adapter.json${dataFlags}`,
+    "and follow the commands the FAIL prints.",
   ];
   return lines.join("\n") + "\n";
 }

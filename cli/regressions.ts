@@ -13,7 +13,7 @@ import {
   saveRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { OUTPUTS_HELP } from "./_outputs.ts";
 import { renderTable } from "./_table.ts";
@@ -44,28 +44,27 @@ export const externalSave: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, SAVE_HELP);
   const runId = positionals[0]!;
-  return await withJsonErrors(values, io, () =>
-    withDataContext(
-      values,
-      io,
-      { write: true },
-      async ({ db, dataDir }) => {
-        const result = await saveRun(db, runId, { dataDir });
-        const id = result.regression.regression_id;
-        if (values.json) printJson(io, result);
-        else {
-          io.out(
-            `${
-              result.created ? "saved" : "already saved:"
-            } run ${runId} as regression ${id} (${result.regression.status})\n` +
-              `after you fix the application, replay it with: trace external-replay ${id}${
-                dataFlagsOf(values)
-              }\n`,
-          );
-        }
-        return 0;
-      },
-    ));
+  return await withDataContext(
+    values,
+    io,
+    { write: true, existingLedger: true },
+    async ({ db, dataDir }) => {
+      const result = await saveRun(db, runId, { dataDir });
+      const id = result.regression.regression_id;
+      if (values.json) printJson(io, result);
+      else {
+        io.out(
+          `${
+            result.created ? "saved" : "already saved:"
+          } run ${runId} as regression ${id} (${result.regression.status})\n` +
+            `after you fix the application, replay it with: trace external-replay ${id}${
+              dataFlagsOf(values)
+            }\n`,
+        );
+      }
+      return 0;
+    },
+  );
 };
 
 // ---------------------------------------------------------------- replay
@@ -74,7 +73,7 @@ const REPLAY_FLAGS = { ...DATA_FLAGS, ...OUTPUT_FLAGS } as const;
 
 const REPLAY_HELP =
   `Usage: trace external-replay REGRESSION_ID [--output FILE|-] [--junit FILE|-] [--summary-md FILE|-]
-                             [--force] [--json] [--data-dir DIR] [--db URL]
+                             [--html FILE|-] [--force] [--json] [--data-dir DIR] [--db URL]
 
 Runs fresh synthetic data through the same lifecycle against the registered
 target, under the pinned contract. Refused before any request when the target
@@ -83,7 +82,11 @@ PASS replay makes a pending regression enforced; after that a FAIL replay is a
 real regression. A PASS does not prove that records leaked earlier were cleaned.
 
 ${OUTPUTS_HELP}
-Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a refused/usage error.
+Ctrl-C stops it as it stops trace external-run; a second Ctrl-C exits at once
+with code 130 and prints the trace external-cleanup command.
+
+Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a refused/usage error, 130
+after a second Ctrl-C.
 `;
 
 /** `trace external-replay`: replays a saved regression. */
@@ -96,11 +99,11 @@ export const externalReplay: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, REPLAY_HELP);
   const regressionId = positionals[0]!;
-  return await withJsonErrors(values, io, () =>
-    runContractCommand(io, {
-      values,
-      start: (db, hooks) => replayRegression(db, regressionId, hooks),
-    }));
+  return await runContractCommand(io, {
+    values,
+    start: (db, hooks) => replayRegression(db, regressionId, hooks),
+    existingLedger: true,
+  });
 };
 
 // ---------------------------------------------------------------- regressions
@@ -121,17 +124,12 @@ their latest replay and the number of replays. An unknown --target is refused.
 export const externalRegressions: Command = async (args, io) => {
   const { values } = parseFlags("external-regressions", args, LIST_FLAGS);
   if (values.help) return showHelp(io, REGRESSIONS_HELP);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        const regressions = await regressionsOf(db, values.target);
-        if (values.json) printJson(io, { regressions });
-        else io.out(renderRegressions(regressions));
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    const regressions = await regressionsOf(db, values.target);
+    if (values.json) printJson(io, { regressions });
+    else io.out(renderRegressions(regressions));
+    return 0;
+  });
 };
 
 function renderRegressions(regressions: RegressionView[]): string {
@@ -159,30 +157,26 @@ const GATE_HELP =
 Exits 0 only when every enforced regression's latest replay passed; otherwise
 exits 1 and names the ones that did not (INCONCLUSIVE counts as not passed).
 Pending regressions are known open bugs: listed, but they do not block. With
-no enforced regression yet it passes and says so: nothing is known to be
-fixed, so nothing can have come back.
+no enforced regression yet (but runs recorded) it passes and says so: nothing
+is known to be fixed, so nothing can have come back.
 
 The whole ledger is verified first, and the gate prints the head it judged
 (SEQ:sha256:…): keep it in the CI log and check later with
 trace ledger verify --expect-head HEAD. It never passes vacuously: no data
-directory, no ledger, a broken ledger or an unknown --target exit 2.
+directory, no ledger, a ledger without a single external run, a broken
+ledger or an unknown --target exit 2.
 `;
 
 /** `trace external-gate`: CI gate over enforced regressions. */
 export const externalGate: Command = async (args, io) => {
   const { values } = parseFlags("external-gate", args, LIST_FLAGS);
   if (values.help) return showHelp(io, GATE_HELP);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        const result = await gate(db, values.target);
-        if (values.json) printJson(io, result);
-        else io.out(renderGate(result));
-        return result.ok ? 0 : 1;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    const result = await gate(db, values.target, { requireRuns: true });
+    if (values.json) printJson(io, result);
+    else io.out(renderGate(result));
+    return result.ok ? 0 : 1;
+  });
 };
 
 function renderGate(gate: GateResult): string {

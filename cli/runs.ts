@@ -14,7 +14,7 @@ import {
   viewRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
 import { exitCodeOf } from "./_run_outputs.ts";
@@ -45,17 +45,12 @@ export const externalCompare: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, COMPARE_HELP);
   const [runA, runB] = positionals.map(validateRunId);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        const comparison = await compareStoredRuns(db, runA!, runB!);
-        if (values.json) printJson(io, comparison);
-        else io.out(renderComparison(comparison));
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    const comparison = await compareStoredRuns(db, runA!, runB!);
+    if (values.json) printJson(io, comparison);
+    else io.out(renderComparison(comparison));
+    return 0;
+  });
 };
 
 function renderComparison(c: RunComparison): string {
@@ -115,22 +110,17 @@ export const externalShow: Command = async (args, io) => {
     { min: 1, max: 1 },
   );
   if (values.help) return showHelp(io, SHOW_HELP);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db, dataDir }) => {
-        const view = await viewRun(db, positionals[0]!, { dataDir });
-        if (values.html !== undefined) {
-          await writeRunHtml(io, values, { db, dataDir }, view.run_id);
-          // `--html -` took stdout.
-          if (values.html === "-") return exitCodeOf(view.verdict);
-        }
-        if (values.json) printJson(io, view);
-        else io.out(renderView(view));
-        return exitCodeOf(view.verdict);
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db, dataDir }) => {
+    const view = await viewRun(db, positionals[0]!, { dataDir });
+    if (values.html !== undefined) {
+      await writeRunHtml(io, values, { db, dataDir }, view.run_id);
+      // `--html -` took stdout.
+      if (values.html === "-") return exitCodeOf(view.verdict);
+    }
+    if (values.json) printJson(io, view);
+    else io.out(renderView(view));
+    return exitCodeOf(view.verdict);
+  });
 };
 
 /** `--html FILE`: the run's page as one file, reserved like every run output. */
@@ -204,7 +194,10 @@ Lists runs, newest first: completed external and reference runs from the
 ledger, and runs that only a checkpoint knows (RUNNING, or interrupted:
 INCONCLUSIVE). Each row says where the run is kept, which regression it
 replayed or was saved as, and whether its synthetic records were cleaned up
-(incomplete: remove them with trace external-cleanup RUN_ID).
+(incomplete: remove them with trace external-cleanup RUN_ID). A target marked
+(unregistered) was run from a config that was never registered, as trace
+quickstart runs its in-process demo: such runs cannot be saved, replayed or
+cleaned up (trace external-targets --all lists these targets).
 
   --target ID   runs of one target (external) or reference system target
   --verdict V   PASS, FAIL, INCONCLUSIVE or RUNNING
@@ -253,28 +246,23 @@ export const externalRuns: Command = async (args, io) => {
   const targetId = values.target === undefined
     ? undefined
     : validateTargetId(values.target);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db, dataDir }) => {
-        const list = await listAllRuns(db, {
-          dataDir,
-          ledger: await hasLedger(db),
-          ...(targetId === undefined ? {} : { targetId }),
-          ...(verdict === undefined ? {} : { verdict }),
-          ...(kind === undefined ? {} : { kind }),
-          ...(state === undefined ? {} : { state }),
-          ...(limit === undefined ? {} : { limit }),
-        });
-        for (const path of list.unreadable) {
-          io.err(`warning: skipped checkpoint ${path}: it cannot be read\n`);
-        }
-        if (values.json) printJson(io, list);
-        else io.out(renderRuns(list));
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db, dataDir }) => {
+    const list = await listAllRuns(db, {
+      dataDir,
+      ledger: await hasLedger(db),
+      ...(targetId === undefined ? {} : { targetId }),
+      ...(verdict === undefined ? {} : { verdict }),
+      ...(kind === undefined ? {} : { kind }),
+      ...(state === undefined ? {} : { state }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    for (const path of list.unreadable) {
+      io.err(`warning: skipped checkpoint ${path}: it cannot be read\n`);
+    }
+    if (values.json) printJson(io, list);
+    else io.out(renderRuns(list));
+    return 0;
+  });
 };
 
 function renderRuns(list: RunList): string {
@@ -288,7 +276,9 @@ function renderRuns(list: RunList): string {
       run.verdict,
       run.state,
       run.kind,
-      run.target_id,
+      run.target_registered === false
+        ? `${run.target_id} (unregistered)`
+        : run.target_id,
       run.started_at,
       run.cleanup,
       run.regression_id

@@ -1,15 +1,19 @@
 /** `trace external-register`, `trace external-targets` and `trace external-retire`. */
 
 import { UsageError } from "../lib/errors.ts";
-import type { TargetSummary } from "../lib/ledger/target_summaries.ts";
+import type {
+  TargetSummary,
+  UnregisteredTarget,
+} from "../lib/ledger/target_summaries.ts";
 import { validateTargetId } from "../lib/ledger/targets.ts";
 import {
   registerNamedTarget,
   retireRunTarget,
   targetSummaries,
+  unregisteredTargets,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
+import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderTable } from "./_table.ts";
 import { requireConfig } from "./_config_input.ts";
@@ -43,23 +47,18 @@ export const externalRegister: Command = async (args, io) => {
   }
   const targetId = validateTargetId(values.target);
   const config = await requireConfig(values.config, "external-register", io);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, { write: true }, async ({ db }) => {
-        const result = await registerNamedTarget(db, targetId, config);
-        if (values.json) printJson(io, result);
-        else {
-          io.out(
-            result.created
-              ? `registered target ${targetId}  ${config.base_url}\n`
-              : `target ${targetId} is already registered with this config; nothing changed\n`,
-          );
-        }
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, { write: true }, async ({ db }) => {
+    const result = await registerNamedTarget(db, targetId, config);
+    if (values.json) printJson(io, result);
+    else {
+      io.out(
+        result.created
+          ? `registered target ${targetId}  ${config.base_url}\n`
+          : `target ${targetId} is already registered with this config; nothing changed\n`,
+      );
+    }
+    return 0;
+  });
 };
 
 const TARGETS_FLAGS = {
@@ -73,24 +72,28 @@ const TARGETS_HELP =
 Lists registered targets (explicit registrations and config-derived cfg-…
 ids): base URL, how many completed runs each has and when the first and last
 were recorded. Retired targets (trace external-retire) are hidden; --all shows
-them too, with their retirement.
+them too, with their retirement, and the targets known only from runs of a
+config that was never registered (trace quickstart's in-process demo runs so,
+on a new port each time): trace external-runs lists their runs, but with no
+stored config they cannot be run, replayed or cleaned up.
+
+--json prints {targets, unregistered}.
 `;
 
 /** `trace external-targets`: the registered targets and their use. */
 export const externalTargets: Command = async (args, io) => {
   const { values } = parseFlags("external-targets", args, TARGETS_FLAGS);
   if (values.help) return showHelp(io, TARGETS_HELP);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        const targets = await targetSummaries(db, { all: values.all });
-        if (values.json) printJson(io, { targets });
-        else io.out(renderTargets(targets, values.all));
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, READ, async ({ db }) => {
+    const targets = await targetSummaries(db, { all: values.all });
+    const unregistered = await unregisteredTargets(db);
+    if (values.json) printJson(io, { targets, unregistered });
+    else {
+      io.out(renderTargets(targets, values.all));
+      io.out(renderUnregistered(unregistered, values.all));
+    }
+    return 0;
+  });
 };
 
 function renderTargets(targets: TargetSummary[], all: boolean): string {
@@ -122,6 +125,28 @@ function renderTargets(targets: TargetSummary[], all: boolean): string {
   );
 }
 
+function renderUnregistered(
+  targets: UnregisteredTarget[],
+  all: boolean,
+): string {
+  if (targets.length === 0) return "";
+  if (!all) {
+    return `(and ${targets.length} unregistered target(s) known only from runs of a config that was never registered, such as trace quickstart's: --all lists them)\n`;
+  }
+  return "\nUnregistered: known only from their runs (no stored config: they cannot be run, replayed or cleaned up)\n" +
+    renderTable(
+      ["ID", "BASE URL", "RUNS", "FIRST RUN", "LAST RUN"],
+      targets.map((t) => [
+        t.target_id,
+        t.base_url,
+        String(t.runs),
+        t.first_run_at,
+        t.last_run_at,
+      ]),
+      { align: ["left", "left", "right"] },
+    );
+}
+
 const RETIRE_FLAGS = { ...DATA_FLAGS, reason: { type: "string" } } as const;
 
 const RETIRE_HELP =
@@ -145,25 +170,23 @@ export const externalRetire: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, RETIRE_HELP);
   const targetId = validateTargetId(positionals[0]!);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, { write: true }, async ({ db }) => {
-        const result = await retireRunTarget(
-          db,
-          targetId,
-          values.reason ?? null,
-        );
-        if (values.json) printJson(io, result);
-        else {
-          io.out(
-            result.created
-              ? `retired target ${targetId} (ledger entry ${result.retirement.seq}); new runs and replays against it are refused\n`
-              : `target ${targetId} was already retired on ${result.retirement.retired_at}; nothing changed\n`,
-          );
-        }
-        return 0;
-      }),
-  );
+  return await withDataContext(values, io, {
+    write: true,
+    existingLedger: true,
+  }, async ({ db }) => {
+    const result = await retireRunTarget(
+      db,
+      targetId,
+      values.reason ?? null,
+    );
+    if (values.json) printJson(io, result);
+    else {
+      io.out(
+        result.created
+          ? `retired target ${targetId} (ledger entry ${result.retirement.seq}); new runs and replays against it are refused\n`
+          : `target ${targetId} was already retired on ${result.retirement.retired_at}; nothing changed\n`,
+      );
+    }
+    return 0;
+  });
 };

@@ -1,7 +1,9 @@
 /**
  * The one mapping from errors to HTTP answers. Domain errors map by their
  * stable code, `HTTPException`s by status; storage failures and unknown
- * errors get a generic message (the detail goes to the server log only).
+ * errors get a generic message (the detail goes to the server log only). A
+ * broken ledger says so, with the entry and `trace ledger verify`, as the
+ * CLI and MCP do: a bare 500 would hide the one fact the operator needs.
  *
  * @module
  */
@@ -127,6 +129,14 @@ function traceErrorAnswer(error: TraceError): ErrorAnswer {
       : "The trace index is unavailable; check the server log";
     return {
       ...answer(status, "storage", message),
+      logDetail: describeForLog(error),
+    };
+  }
+  if (error.code === "ledger_integrity") {
+    // The message names an entry number and the command that shows what is
+    // wrong, nothing of the data: what the operator needs, safe to send.
+    return {
+      ...answer(status, "ledger_integrity", errorMessage(error)),
       logDetail: describeForLog(error),
     };
   }

@@ -262,7 +262,17 @@ Deno.test({
         const { code, stdout } = await run.finish();
         assert.equal(code, 130, run.seen());
         assert.equal(stdout, "");
-        assert.match(run.seen(), /interrupted again: exiting now/);
+        assert.match(run.seen(), /interrupted again: exiting now\n/);
+        // The run id, what may remain, and the command that removes it.
+        const runId = run.seen().match(/checkpoint: \S+\/(run-[^/\s]+)\.json/)
+          ?.[1];
+        assert.ok(runId, run.seen());
+        assert.ok(
+          run.seen().includes(
+            `exiting now\nrun ${runId} stopped before its cleanup finished, so synthetic records may remain in the staging app; remove them with: trace external-cleanup ${runId} --data-dir ${dir}\n`,
+          ),
+          run.seen(),
+        );
       });
     } finally {
       await demo.shutdown();

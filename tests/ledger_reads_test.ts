@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { type Client, createClient } from "@libsql/client";
 import { main } from "../cli.ts";
+import { createApp } from "../routes/app.ts";
+import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
 import { canonicalJson, digestOf } from "../lib/canonical_json.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import {
@@ -441,6 +443,29 @@ Deno.test("JUnit and Markdown outputs carry the ledger head after the run", asyn
       assert.match(run.err, new RegExp(`recorded in .*; head ${head}\\n`));
     } finally {
       await demo.shutdown();
+    }
+  });
+});
+
+Deno.test("trace serve says the ledger is broken, with the entry and the command, on pages and the API", async () => {
+  await withDb(async (db, dir) => {
+    const seeded = await seed(db, dir);
+    const app = createApp({ db, uiAuthToken: ADMIN_TOKEN });
+    const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const before = await app.request(at("/regressions"), page(bearer));
+    assert.equal(before.status, 200, "verified and cached by this handle");
+    const seq = await lastReplaySeq(db);
+    await tamper(
+      db,
+      (raw) =>
+        rewritePayload(raw, seq, (replay) => ({ ...replay, verdict: "PASS" })),
+    );
+    const message =
+      `The ledger is broken at entry ${seq}: run trace ledger verify`;
+    for (const path of ["/regressions", `/runs/${seeded.replayRunId}`]) {
+      const answer = await app.request(at(path), page(bearer));
+      assert.equal(answer.status, 500, path);
+      assert.ok((await answer.text()).includes(message), path);
     }
   });
 });

@@ -11,7 +11,7 @@ import {
   saveRegression,
 } from "../lib/ledger/regressions.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
-import { saveRun } from "../lib/runs/regressions.ts";
+import { gate, saveRun } from "../lib/runs/regressions.ts";
 import { registerTarget, targetRef } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
@@ -237,7 +237,17 @@ Deno.test("replayRegression() refuses a target whose stored config was edited, b
           .test(error.message),
     );
     assert.equal(target.calls.length, 0);
-    assert.ok(await readDefinition(db, regression.regression_id));
+    // Nothing was removed; every reader now refuses the broken ledger.
+    const kept = await db.client.execute({
+      sql:
+        "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'regression' AND entity_id = ?",
+      args: [regression.regression_id],
+    });
+    assert.equal(Number(kept.rows[0]!.n), 1);
+    await assert.rejects(
+      () => readDefinition(db, regression.regression_id),
+      LedgerIntegrityError,
+    );
   });
 });
 
@@ -285,5 +295,54 @@ Deno.test("compareRuns() refuses different targets and different contracts", asy
       () => compareRuns(a, other),
       /different contracts \(document_count\)/,
     );
+  });
+});
+
+/** Edits the file through another connection, as a tool beside a running server would. */
+async function tamperBeside(db: TraceDb, sql: string): Promise<void> {
+  const raw = createClient({ url: db.url });
+  try {
+    await raw.execute("DROP TRIGGER IF EXISTS ledger_entries_no_update");
+    await raw.execute(sql);
+  } finally {
+    raw.close();
+  }
+}
+
+Deno.test("gate() on a long-lived handle refuses a replay hidden by an edit made beside it", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const id = regression.regression_id;
+    await replayFake(db, dir, id);
+    await replayFake(db, dir, id, { staleCache: true });
+    assert.equal((await gate(db)).ok, false, "the last replay failed");
+    // Same handle, as `trace serve` holds it: the last replay's kind is
+    // changed so no reader sees it, and its chain digest is left as it was.
+    await tamperBeside(
+      db,
+      "UPDATE ledger_entries SET kind = 'cleanup' WHERE seq = (SELECT MAX(seq) FROM ledger_entries WHERE kind = 'replay')",
+    );
+    await assert.rejects(() => gate(db), LedgerIntegrityError);
+  });
+});
+
+Deno.test("the ledger refuses INSERT OR REPLACE over an existing entry", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    await runFake(db, dir);
+    const raw = createClient({ url: db.url });
+    try {
+      await assert.rejects(
+        () =>
+          raw.execute(
+            "INSERT OR REPLACE INTO ledger_entries SELECT * FROM ledger_entries WHERE seq = 1",
+          ),
+        /append-only/,
+      );
+    } finally {
+      raw.close();
+    }
   });
 });

@@ -178,7 +178,7 @@ Deno.test("events ingest --json prints one object on stdout for a refused batch"
       error: {
         code: "config_invalid",
         message:
-          "Cannot ingest the batch: 1 event refused (each listed above); fix them and resend the whole batch",
+          "Cannot ingest the batch: 1 event refused (each listed in items); fix them and resend the whole batch",
         items: [{ line: 1, field: "application_id", message: "is required" }],
         unlisted_items: 0,
       },

@@ -76,6 +76,13 @@ Deno.test("reference run records every system as a reference run and prints the 
       text.stdout(),
       /\ninterrupted-window\s+INCONCLUSIVE\s+cut\s+cut\s+cut\s+cut\s+intact\s+done\n/,
     );
+    // The legend agrees with reference show: a discarded system leaves nothing.
+    const legend = text.stdout().replaceAll("\n", " ");
+    assert.doesNotMatch(legend, /may remain/);
+    assert.match(
+      legend,
+      /Cleanup NOT DONE: .* the system was discarded after its run, so nothing is left to remove\./,
+    );
     assert.ok(
       text.stdout().split("\n").every((line) => line.length <= 100),
       text.stdout(),

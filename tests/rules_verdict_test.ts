@@ -158,6 +158,54 @@ Deno.test("data gone before the final sample is a PASS with the transient residu
   }
 });
 
+Deno.test("data that could no longer be read after it was seen is not a transient residual: the request errors make it INCONCLUSIVE", async (t) => {
+  for (const subject of [...STORES, "retrieval"]) {
+    await t.step(subject, async () => {
+      // Seen at the first sample, then the adapter stops answering for good.
+      const { report } = await runFake({
+        hook: async (request, forward) => {
+          if (!inWindow(request, "test")) return await forward();
+          if (request.sample >= 1) throw timeoutError(request.op);
+          const answer = await forward();
+          if (subject === "retrieval") {
+            return request.op === "query" ? markerAnswer(request) : answer;
+          }
+          return request.op === "inventory"
+            ? { ...answer, [subject]: 3 }
+            : answer;
+        },
+      });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assertOnly(report, "transient", []);
+      assertOnly(report, "inconclusive", ["request_error:observation"]);
+      assert.doesNotMatch(JSON.stringify(report.findings), /transient/);
+    });
+  }
+});
+
+Deno.test("data seen, then unreadable, then read 0 before the final sample is a transient residual", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      if (!inWindow(request, "test") || request.op !== "inventory") {
+        return await forward();
+      }
+      if (request.sample === 1) throw timeoutError(request.op);
+      const answer = await forward();
+      return request.sample === 0 ? { ...answer, vector_records: 3 } : answer;
+    },
+  });
+  // The request error still decides the verdict; the drop to 0 was seen.
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "transient", ["transient_residual:vector_records"]);
+  const transient = report.findings.find((f) =>
+    f.code === "transient_residual"
+  )!;
+  assert.match(
+    transient.message,
+    /^vector_records was 3 at 0\.00 s and read 0 from 1\.00 s/,
+  );
+});
+
 // --- a failed baseline is INCONCLUSIVE, and nothing is deleted -------------
 
 const BASELINE_FAILURES: [

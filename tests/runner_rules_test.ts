@@ -29,6 +29,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:fb68b52db81e3db739a2ec4d45dcfb9d00e5765d1fb69519c2c536b6a6bfe52c",
   "trace-assertions/2":
     "sha256:919ca1af815d6437b06e1f6553fafefa76402512ae936100a6a9d0eb54689802",
+  "trace-assertions/3":
+    "sha256:d390ec5cfce7ae32438fd4836f789444ae865e59e67cd974faad03928697a45f",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

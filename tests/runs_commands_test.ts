@@ -209,8 +209,8 @@ Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appe
       transport: target,
       clock,
     });
-    assert.equal(outcome.status, "cleaned");
-    assert.ok(outcome.status === "cleaned" && "seq" in outcome.recorded);
+    assert.equal(outcome.status, "complete");
+    assert.ok(outcome.status === "complete" && "seq" in outcome.recorded);
     assert.equal(outcome.record.ids_from, "checkpoint");
     assert.deepEqual(outcome.record.issued, { test: 2, control: 1 });
     assert.equal(outcome.record.outcome.cleanup_complete, true);
@@ -262,7 +262,8 @@ Deno.test("cleanUpRun() records what stays when the application keeps the record
       transport: leaky,
       clock,
     });
-    assert.ok(outcome.status === "cleaned");
+    // What stays is said by the status too, not only deep in the record.
+    assert.ok(outcome.status === "incomplete");
     assert.equal(outcome.record.ids_from, "report");
     assert.equal(outcome.record.outcome.cleanup_complete, false);
     assert.match(
@@ -380,6 +381,10 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
         shown.out,
         new RegExp(`remove them with trace external-cleanup ${runId}`),
       );
+      const before = JSON.parse(
+        (await trace(["external-runs", "--json", "--data-dir", data])).out,
+      ).runs;
+      assert.equal(before[0].cleanup, "unknown");
       const cleaned = await trace([
         "external-cleanup",
         runId,
@@ -404,10 +409,21 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
           0,
         );
       }
+      assert.match(
+        cleaned.out,
+        /\n {2}deletion requests: 2 test id\(s\) acknowledged, 1 control id\(s\) acknowledged; /,
+      );
+      assert.match(
+        cleaned.out,
+        /\n {2}markers: not queried \(a later cleanup judges by the inventories only/,
+      );
       const runs = JSON.parse(
         (await trace(["external-runs", "--json", "--data-dir", data])).out,
       ).runs;
       assert.equal(runs[0].run_id, runId);
+      // An interrupted run reads cleaned once a later cleanup completed, as a completed one does.
+      assert.equal(runs[0].state, "interrupted");
+      assert.equal(runs[0].cleanup, "cleaned");
       const again = await trace([
         "external-cleanup",
         runId,
@@ -520,12 +536,192 @@ Deno.test("read commands on an empty data directory print a JSON error object wi
     assert.match(noLedger.err, /No ledger in .* yet/);
   });
   await withDb(async (db) => {
+    // Every table, zero ledger entries (what any writing command leaves).
+    await migrate(db, ALL_MIGRATIONS);
+    const none = await trace(["external-gate", "--json", ...dataOf(db)]);
+    assert.equal(none.code, 2);
+    assert.match(
+      JSON.parse(none.out).error.message,
+      /^No runs in the ledger at .* yet, so the gate has nothing to judge/,
+    );
+    // A registration alone is not a run either.
     await setUp(db);
+    const registered = await trace(["external-gate", ...dataOf(db)]);
+    assert.equal(registered.code, 2);
+    assert.match(registered.err, /No runs in the ledger at .* yet/);
+    await fakeRun(db, dataOf(db)[1]!);
     const gate = await trace(["external-gate", ...dataOf(db)]);
     assert.equal(gate.code, 0);
     assert.match(
       gate.out,
       /^gate passed: no enforced regression yet, so nothing can have come back/,
     );
+  });
+});
+
+Deno.test("commands that act on recorded evidence never create a database: the gate does not pass on what they leave", async () => {
+  await withTempDir(async (dir) => {
+    const typo = ["--data-dir", `${dir}/typo`];
+    for (
+      const args of [
+        ["external-save", "run-20990101T000000Z-000000000001"],
+        ["external-cleanup", "run-20990101T000000Z-000000000001"],
+        ["external-retire", "staging-a"],
+        ["external-replay", "reg-20990101T000000Z-000000000001"],
+      ]
+    ) {
+      const result = await trace([...args, "--json", ...typo]);
+      assert.equal(result.code, 2, args[0]);
+      assert.match(
+        JSON.parse(result.out).error.message,
+        /^No Trace data at .*typo\/trace\.db yet/,
+        args[0],
+      );
+      assert.equal(
+        await Deno.stat(`${dir}/typo`).then(() => true, () => false),
+        false,
+        `${args[0]} created the data directory`,
+      );
+    }
+    // A database holding only the index gains no ledger tables either.
+    assert.equal(
+      (await trace(["obs", "init", "--data-dir", `${dir}/obs`])).code,
+      0,
+    );
+    const save = await trace([
+      "external-save",
+      "run-20990101T000000Z-000000000001",
+      "--data-dir",
+      `${dir}/obs`,
+    ]);
+    assert.equal(save.code, 2);
+    assert.match(save.err, /No ledger in .* yet/);
+    const gate = await trace(["external-gate", "--data-dir", `${dir}/obs`]);
+    assert.equal(gate.code, 2);
+    assert.match(gate.err, /No ledger in .* yet/);
+  });
+});
+
+Deno.test("trace external-cleanup against an adapter that is not running fails at once and records nothing", async () => {
+  await withTempDir(async (dir) => {
+    // A port where nothing listens any more.
+    const gone = await startDemoServer({ defect: null });
+    const url = gone.url;
+    await gone.shutdown();
+    const data = `${dir}/data`;
+    const config = `${dir}/c.json`;
+    const body = {
+      base_url: url,
+      environment: "staging",
+      allow_synthetic_writes: true,
+      deletion_window_seconds: 0.3,
+      sample_interval_seconds: 0.1,
+    };
+    await Deno.writeTextFile(config, JSON.stringify(body));
+    const register = await trace([
+      "external-register",
+      "--target",
+      "gone",
+      "--config",
+      config,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(register.code, 0, register.err);
+    const runId = "run-20990101T000000Z-00000000000b";
+    const { digestOf } = await import("../lib/canonical_json.ts");
+    const { parseStagingConfig } = await import("../lib/contract/config.ts");
+    await fileCheckpointSink(data, runId).write({
+      schema: "trace.checkpoint/1",
+      run_id: runId,
+      state: "running",
+      pid: 0,
+      process_identity: null,
+      started_at: "2099-01-01T00:00:00.000Z",
+      updated_at: "2099-01-01T00:00:01.000Z",
+      target: { id: "gone", base_url: url, source: "registered" },
+      config_digest: digestOf(parseStagingConfig(body)),
+      namespaces: { test: "trace-test-gone", control: "trace-control-gone" },
+      issued: { test: ["trace-doc-g1", "trace-doc-g2"], control: [] },
+      verdict: null,
+    });
+    const head = JSON.parse(
+      (await trace(["ledger", "head", "--json", "--data-dir", data])).out,
+    ).head;
+    const cleanup = await trace([
+      "external-cleanup",
+      runId,
+      "--json",
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(cleanup.code, 2);
+    // One line, no poll, nothing acknowledged or not: nothing was sent.
+    assert.doesNotMatch(cleanup.err, /poll|acknowledged/);
+    assert.equal(cleanup.err.split("\n").filter((l) => l !== "").length, 1);
+    assert.match(
+      cleanup.err,
+      new RegExp(
+        `^trace external-cleanup: Cannot clean up run ${runId}: the staging adapter at ${url} cannot be reached \\(.+\\); start it and run trace external-cleanup ${runId} again \\(nothing was deleted or recorded\\)\n$`,
+      ),
+    );
+    assert.equal(JSON.parse(cleanup.out).error.code, "transport");
+    const after = JSON.parse(
+      (await trace(["ledger", "head", "--json", "--data-dir", data])).out,
+    ).head;
+    assert.equal(after, head, "a cleanup entry was recorded");
+    const shown = JSON.parse(
+      (await trace(["external-show", runId, "--json", "--data-dir", data]))
+        .out,
+    );
+    assert.equal(shown.cleanup, null);
+  });
+});
+
+Deno.test("a retired config-derived target is refused by external-plan --config and, before any connection, by external-run --config", async () => {
+  await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const { configTargetId } = await import("../lib/runs/external_run.ts");
+    const id = configTargetId(CONFIG);
+    await registerTarget(db, {
+      targetId: id,
+      config: CONFIG,
+      source: "config",
+    });
+    const retire = await trace(["external-retire", id, ...dataOf(db)]);
+    assert.equal(retire.code, 0, retire.err);
+    const file = `${dir}/staging.json`;
+    // The adapter of CONFIG (127.0.0.1:1) is not running.
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        base_url: CONFIG.base_url,
+        environment: "staging",
+        allow_synthetic_writes: true,
+        document_count: 2,
+        deletion_window_seconds: 2,
+        sample_interval_seconds: 0.5,
+      }),
+    );
+    for (const command of ["external-plan", "external-run"]) {
+      const refused = await trace([command, "--config", file, ...dataOf(db)]);
+      assert.equal(refused.code, 2, command);
+      assert.match(
+        refused.err,
+        new RegExp(
+          `^trace ${command}: Cannot (plan|run) this config \\(target "${id}"\\): target "${id}" was retired on \\S+ \\(ledger entry \\d+\\); register a new target id for new runs\\n$`,
+        ),
+        command,
+      );
+    }
+    // With no data directory at all, a plan has nothing to refuse.
+    const fresh = await trace([
+      "external-plan",
+      "--config",
+      file,
+      "--data-dir",
+      `${dir}/none`,
+    ]);
+    assert.equal(fresh.code, 0, fresh.err);
   });
 });

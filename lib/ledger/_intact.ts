@@ -7,14 +7,28 @@
  * `ledger verify` does (payload and chain digests, links, head records,
  * target rows) and remembers the chain digest of every row and the verified
  * head. Later reads through the same handle first run one query comparing
- * the entry count, last seq, target count, newest head record and the
- * remembered head row's digest with what was verified; if the ledger only
- * grew, they walk just the new rows from the remembered head. Each row a
- * reader returns must then recompute to its chain digest and match the
- * digest remembered for its seq, and a payload must hash to its digest: a
- * row edited after it was verified is refused as surely as one edited
- * before. A shrunk ledger or a changed head is walked again from the start,
- * which names the first broken entry.
+ * the entry count, last seq, target count, newest head record, the
+ * remembered head row's digest and the database's schema version with what
+ * was verified; if the ledger only grew, they walk just the new rows from
+ * the remembered head. Each row a reader returns must then recompute to its
+ * chain digest and match the digest remembered for its seq, and a payload
+ * must hash to its digest: a row edited after it was verified is refused as
+ * surely as one edited before. Anything else (a shrunk ledger, a changed
+ * head, a changed schema) is walked again from the start, and every row must
+ * still have the digest remembered for it.
+ *
+ * Why the schema version: an edit in place is an UPDATE, a DELETE or an
+ * INSERT OR REPLACE, which the ledger's own triggers refuse (`schema.ts`),
+ * so another connection has to drop a trigger first, and that changes the
+ * schema version every connection reads from the database header. SQLite's
+ * `PRAGMA data_version` would see any commit, but only as a counter of the
+ * connection that reads it, and libSQL's client lends reads whichever of
+ * its pooled connections is idle (and commits this process's own writes on
+ * others), so two readings rarely come from the same connection. An editor
+ * who bypasses the triggers without a schema change (`writable_schema`,
+ * triggers disabled per connection) is caught by judgements: the gate
+ * re-walks every row's chained columns and links first
+ * ({@link reverifiedChain}).
  *
  * Nothing is remembered outside the process: a new process verifies from
  * the first entry again.
@@ -27,6 +41,7 @@ import type { TraceDb } from "../db.ts";
 import { LedgerIntegrityError } from "../errors.ts";
 import {
   chainDigest,
+  GENESIS,
   type LedgerEntry,
   payloadDigest,
   toEntry,
@@ -46,6 +61,8 @@ export interface IntactChain {
   head: ChainPoint | null;
   targets: number;
   lastHeadSeq: number;
+  /** The database's schema version when it was verified. */
+  schema: number;
   /** Chain digest of every verified row, by seq. */
   digests: Map<number, string>;
 }
@@ -100,8 +117,9 @@ async function verifyIn(db: TraceDb, executor: Executor): Promise<IntactChain> {
   const now = await snapshot(executor, known?.head?.seq ?? 0);
   if (known && unchanged(known, now)) return known;
   const chain = known && grewOnly(known, now)
-    ? await extend(executor, known)
-    : await verifyFromStart(executor);
+    ? await extend(executor, known, now.schema)
+    : await verifyFromStart(executor, now.schema);
+  if (known) requireRemembered(known, chain.digests);
   CHAINS.set(db, chain);
   return chain;
 }
@@ -113,6 +131,8 @@ interface Snapshot {
   lastHeadSeq: number;
   /** The chain digest now stored at the remembered head's seq. */
   atHead: string | null;
+  /** The database's schema version (from its header: the same for every connection). */
+  schema: number;
 }
 
 async function snapshot(
@@ -125,7 +145,8 @@ async function snapshot(
       (SELECT COALESCE(MAX(seq), 0) FROM ledger_entries) AS last,
       (SELECT COUNT(*) FROM ledger_targets) AS targets,
       (SELECT COALESCE(MAX(head_seq), 0) FROM ledger_head) AS heads,
-      (SELECT chain_digest FROM ledger_entries WHERE seq = ?) AS at_head`,
+      (SELECT chain_digest FROM ledger_entries WHERE seq = ?) AS at_head,
+      (SELECT schema_version FROM pragma_schema_version()) AS schema`,
     args: [headSeq],
   })).rows[0]!;
   return {
@@ -134,37 +155,58 @@ async function snapshot(
     targets: Number(row.targets),
     lastHeadSeq: Number(row.heads),
     atHead: row.at_head === null ? null : String(row.at_head),
+    schema: Number(row.schema),
   };
 }
 
 function unchanged(known: IntactChain, now: Snapshot): boolean {
   return now.entries === known.entries && now.last === (known.head?.seq ?? 0) &&
     now.targets === known.targets && now.lastHeadSeq === known.lastHeadSeq &&
-    now.atHead === (known.head?.chain_digest ?? null);
+    now.atHead === (known.head?.chain_digest ?? null) &&
+    now.schema === known.schema;
 }
 
-/** Only appended to: the remembered head is still there, unchanged, and rows came after it. */
+/** Only appended to: the remembered head is still there, unchanged, rows came after it, and no trigger was dropped meanwhile. */
 function grewOnly(known: IntactChain, now: Snapshot): boolean {
   return now.last > (known.head?.seq ?? 0) &&
     now.atHead === (known.head?.chain_digest ?? null) &&
-    now.entries > known.entries;
+    now.entries > known.entries && now.schema === known.schema;
 }
 
-async function verifyFromStart(executor: Executor): Promise<IntactChain> {
+/**
+ * Every row verified before must keep the digest it had then: a chain
+ * rewritten consistently from some row onwards walks clean, but not past
+ * what this handle remembers.
+ */
+function requireRemembered(
+  known: IntactChain,
+  digests: ReadonlyMap<number, string>,
+): void {
+  for (const [seq, digest] of known.digests) {
+    if (digests.get(seq) !== digest) throw brokenLedger(seq);
+  }
+}
+
+async function verifyFromStart(
+  executor: Executor,
+  schema: number,
+): Promise<IntactChain> {
   const chain: IntactChain = {
     entries: 0,
     head: null,
     targets: 0,
     lastHeadSeq: 0,
+    schema,
     digests: new Map(),
   };
-  return await extend(executor, chain);
+  return await extend(executor, chain, schema);
 }
 
 /** Walks the rows after `chain.head`, then checks counts, head records and targets; a copy on success. */
 async function extend(
   executor: Executor,
   chain: IntactChain,
+  schema: number,
 ): Promise<IntactChain> {
   const digests = new Map(chain.digests);
   const walked = await walkChain(executor, chain.head, (entry) => {
@@ -183,7 +225,7 @@ async function extend(
   const { count } = await countRows(executor);
   if (count !== entries) {
     // Rows before the remembered head vanished while others were appended.
-    if (chain.head) return await verifyFromStart(executor);
+    if (chain.head) return await verifyFromStart(executor, schema);
     throw brokenLedger(walked.last?.seq ?? 0);
   }
   return {
@@ -191,8 +233,75 @@ async function extend(
     head: walked.last,
     targets: targets.count,
     lastHeadSeq: heads.lastHeadSeq,
+    schema,
     digests,
   };
+}
+
+/**
+ * For judgements (the gate): re-walks the chained columns and links of
+ * every row this handle verified before, whatever the cheap checks say,
+ * then verifies as every read does. An edit made with the database's
+ * safety features turned off leaves the schema version alone; it cannot
+ * leave every row's chain digest, link and remembered digest alone too.
+ * Payloads are not re-read here: a reader checks each payload it returns.
+ */
+export async function reverifiedChain(db: TraceDb): Promise<IntactChain> {
+  const known = CHAINS.get(db);
+  if (known) {
+    const tx = await db.client.transaction("deferred");
+    try {
+      await relink(tx, known);
+    } finally {
+      tx.close();
+    }
+  }
+  return await intactChain(db);
+}
+
+const CHAINED_COLUMNS =
+  "seq, kind, entity_id, target_id, payload_digest, prev_chain, chain_digest, created_at, chain_version";
+
+/** Checks every row up to the remembered head against its link, its columns and the digest remembered for it. */
+async function relink(executor: Executor, known: IntactChain): Promise<void> {
+  const upTo = known.head?.seq ?? 0;
+  let previous = GENESIS;
+  let after = 0;
+  let seen = 0;
+  for (;;) {
+    const page = await executor.execute({
+      sql:
+        `SELECT ${CHAINED_COLUMNS} FROM ledger_entries WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+      args: [after, upTo, RELINK_PAGE],
+    });
+    for (const row of page.rows) {
+      const entry = toEntry(row);
+      const intact = known.digests.get(entry.seq) === entry.chain_digest &&
+        entry.prev_chain === previous &&
+        recomputed(entry) === entry.chain_digest;
+      if (!intact) throw brokenLedger(entry.seq);
+      previous = entry.chain_digest;
+      after = entry.seq;
+      seen++;
+    }
+    if (page.rows.length < RELINK_PAGE) break;
+  }
+  if (seen !== known.digests.size) {
+    const missing = [...known.digests.keys()].find((seq) => seq > after) ??
+      upTo;
+    throw brokenLedger(missing);
+  }
+}
+
+const RELINK_PAGE = 2_000;
+
+/** The chain digest `entry`'s columns give, or `null` for a chain version no build wrote. */
+function recomputed(entry: LedgerEntry): string | null {
+  try {
+    return chainDigest(entry);
+  } catch {
+    return null;
+  }
 }
 
 async function countRows(executor: Executor): Promise<{ count: number }> {

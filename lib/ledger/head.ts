@@ -12,7 +12,7 @@
 import type { TraceDb } from "../db.ts";
 import { UsageError } from "../errors.ts";
 import { GENESIS, type LedgerEntry } from "./_entry.ts";
-import { intactChain } from "./_intact.ts";
+import { intactChain, reverifiedChain } from "./_intact.ts";
 
 /** A head: entry `seq` (0 for the empty ledger) has chain digest `chain_digest`. */
 export interface LedgerHead {
@@ -37,6 +37,20 @@ const HEAD_PATTERN = /^(\d{1,15}):(sha256:[0-9a-f]{64})$/;
 /** The verified head of the ledger; refuses a broken ledger like every reader. */
 export async function ledgerHead(db: TraceDb): Promise<LedgerHead> {
   const chain = await intactChain(db);
+  return {
+    entries: chain.entries,
+    seq: chain.head?.seq ?? 0,
+    chain_digest: chain.head?.chain_digest ?? GENESIS,
+  };
+}
+
+/**
+ * The verified head for a judgement (the gate): first re-walks the chained
+ * columns and links of every row this handle verified before, so an edit
+ * no cheap check notices is still refused.
+ */
+export async function reverifiedHead(db: TraceDb): Promise<LedgerHead> {
+  const chain = await reverifiedChain(db);
   return {
     entries: chain.entries,
     seq: chain.head?.seq ?? 0,

@@ -1,7 +1,9 @@
 /**
  * Ledger tables. Targets and chained entries are append-only: triggers in the
- * database itself refuse UPDATE and DELETE, so history cannot be rewritten by
- * a careless tool either.
+ * database itself refuse UPDATE, DELETE and an INSERT that would replace a
+ * row, so history cannot be rewritten by a careless tool either; a tool that
+ * drops the triggers first changes the schema version, which every reader
+ * notices (`_intact.ts`).
  *
  * @module
  */
@@ -88,13 +90,62 @@ export const LEDGER_MIGRATIONS: Migration[] = [
       `ALTER TABLE ledger_entries ADD COLUMN chain_version INTEGER NOT NULL DEFAULT 1`,
     ],
   },
+  {
+    component: "ledger",
+    version: 4,
+    name: "no rewrite through REPLACE",
+    statements: [
+      // INSERT OR REPLACE deletes the row it conflicts with without firing
+      // DELETE triggers, so it could rewrite an entry in place, silently.
+      // An insert may only append: a new seq, a new (kind, entity_id), a new
+      // target id. (A seq the database assigns reads as -1 here.)
+      `CREATE TRIGGER IF NOT EXISTS ledger_entries_append_only BEFORE INSERT ON ledger_entries
+        WHEN (NEW.seq > 0 AND NEW.seq <= (SELECT COALESCE(MAX(seq), 0) FROM ledger_entries))
+          OR EXISTS (SELECT 1 FROM ledger_entries WHERE kind = NEW.kind AND entity_id = NEW.entity_id)
+        BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS ledger_head_append_only BEFORE INSERT ON ledger_head
+        WHEN NEW.head_seq > 0 AND NEW.head_seq <= (SELECT COALESCE(MAX(head_seq), 0) FROM ledger_head)
+        BEGIN SELECT RAISE(ABORT, 'ledger head records are append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS ledger_targets_append_only BEFORE INSERT ON ledger_targets
+        WHEN EXISTS (SELECT 1 FROM ledger_targets WHERE target_id = NEW.target_id)
+        BEGIN SELECT RAISE(ABORT, 'ledger targets are immutable'); END`,
+    ],
+  },
 ];
 
-/** Latest ledger schema version; readers require it. */
-export const LEDGER_SCHEMA_VERSION = 3;
+/** Latest ledger schema version: what writers migrate to. */
+export const LEDGER_SCHEMA_VERSION = 4;
+
+/**
+ * The oldest ledger schema readers can read: version 4 only adds guards
+ * against rewriting rows, which a reader does not need, so a ledger no
+ * writer has upgraded yet stays readable.
+ */
+export const LEDGER_READABLE_VERSION = 3;
 
 /** Throws a clear error when the ledger is missing or older than this build (readers never migrate). */
 export async function requireLedger(db: TraceDb): Promise<void> {
+  const version = await ledgerVersion(db);
+  if (version < LEDGER_READABLE_VERSION) {
+    throw new StorageError(
+      `Cannot read the ledger in ${
+        dbLocation(db)
+      }: its schema is at version ${version}, this build needs ${LEDGER_READABLE_VERSION}; run any writing command (e.g. trace external-register) to upgrade it`,
+    );
+  }
+}
+
+/**
+ * Throws a clear error when the database holds no ledger at all; an older
+ * one passes (a writer upgrades it). Commands that act on evidence already
+ * recorded check this before they migrate, so a mistyped data directory
+ * gains no tables.
+ */
+export async function requireExistingLedger(db: TraceDb): Promise<void> {
+  await ledgerVersion(db);
+}
+
+async function ledgerVersion(db: TraceDb): Promise<number> {
   const version = (await appliedVersions(db)).get("ledger") ?? 0;
   if (version === 0) {
     throw new StorageError(
@@ -103,16 +154,8 @@ export async function requireLedger(db: TraceDb): Promise<void> {
       } yet; register a target with trace external-register or run trace external-run first`,
     );
   }
-  if (version < LEDGER_SCHEMA_VERSION) {
-    throw new StorageError(
-      `Cannot read the ledger in ${
-        dbLocation(db)
-      }: its schema is at version ${version}, this build needs ${LEDGER_SCHEMA_VERSION}; run any writing command (e.g. trace external-register) to upgrade it`,
-    );
-  }
+  return version;
 }
-
-/** Where the database lives, for messages, without credentials or query. */
 
 /** False for a database never written to; throws like {@link requireLedger} when it is older than this build. */
 export async function hasLedger(db: TraceDb): Promise<boolean> {

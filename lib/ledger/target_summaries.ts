@@ -8,7 +8,9 @@
  */
 
 import type { TraceDb } from "../db.ts";
+import type { RunReport } from "../runner/report.ts";
 import { verifiedEntries } from "./_intact.ts";
+import { latestEntryPerTarget } from "./chain.ts";
 import { listRetirements, type Retirement } from "./retirements.ts";
 import { listTargets, type TargetRecord } from "./targets.ts";
 
@@ -46,6 +48,44 @@ export async function listTargetSummaries(
       retired: retirements.get(target.target_id) ?? null,
     }))
     .filter((summary) => options.all || summary.retired === null);
+}
+
+/**
+ * A target known only from its runs: a config run without a registration
+ * (`trace quickstart` runs its in-process demo that way, on a new port each
+ * time). No config is stored, so it cannot be run, replayed or cleaned up.
+ */
+export interface UnregisteredTarget {
+  target_id: string;
+  /** The base URL its newest run used. */
+  base_url: string;
+  /** Completed external runs recorded against it. */
+  runs: number;
+  /** When its first and last runs were recorded (ISO 8601). */
+  first_run_at: string;
+  last_run_at: string;
+}
+
+/** Targets that have external runs but no registration, in the order of their newest run. */
+export async function listUnregisteredTargets(
+  db: TraceDb,
+): Promise<UnregisteredTarget[]> {
+  const registered = new Set((await listTargets(db)).map((t) => t.target_id));
+  const use = await runUse(db);
+  const newest = await latestEntryPerTarget(db, "run");
+  return newest.flatMap((entry) => {
+    const id = entry.target_id ?? "";
+    const seen = use.get(id);
+    if (registered.has(id) || !seen) return [];
+    const report = JSON.parse(entry.payload) as RunReport;
+    return [{
+      target_id: id,
+      base_url: report.target.base_url,
+      runs: seen.runs,
+      first_run_at: seen.first,
+      last_run_at: seen.last,
+    }];
+  });
 }
 
 interface Use {

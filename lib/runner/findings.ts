@@ -186,7 +186,7 @@ function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
           samples,
         ),
       );
-    } else if (dirty.length > 0) {
+    } else if (dirty.length > 0 && clearedAfter(series, dirty) !== null) {
       findings.push(
         withForms(
           finding(
@@ -268,6 +268,18 @@ function persistentMessage(
   return `${series.subject} stayed at ${finalValue} through the final sample at ${finalAt}`;
 }
 
+/**
+ * The first sample after the last non-zero reading that read 0, or `null`.
+ * Only such a reading shows the data went away: a store that could no
+ * longer be read (request errors to the end) is not a transient residual,
+ * and its request errors already make the run INCONCLUSIVE.
+ */
+function clearedAfter(series: Series, dirty: number[]): number | null {
+  const lastDirty = dirty[dirty.length - 1]!;
+  const cleared = series.values.findIndex((v, i) => i > lastDirty && v === 0);
+  return cleared < 0 ? null : cleared;
+}
+
 function transientMessage(
   series: Series,
   samples: Sample[],
@@ -275,17 +287,11 @@ function transientMessage(
   windowSeconds: number,
 ): string {
   const first = samples[dirty[0]!]!;
-  const lastDirty = samples[dirty[dirty.length - 1]!]!;
-  const cleared = samples.find((s) =>
-    s.index > lastDirty.index && series.values[s.index] === 0
-  );
+  const cleared = samples[clearedAfter(series, dirty)!]!;
   const value = series.values[dirty[0]!]!;
-  const clearedAt = cleared
-    ? ` and read 0 from ${secondsLabel(cleared.started_at_seconds)}`
-    : "";
   return `${describeValue(series, value)} at ${
     secondsLabel(first.started_at_seconds)
-  }${clearedAt}, inside the ${
+  } and read 0 from ${secondsLabel(cleared.started_at_seconds)}, inside the ${
     secondsLabel(windowSeconds)
   } window (transient residual)`;
 }

@@ -12,6 +12,10 @@
  * INCONCLUSIVE whatever its last sample showed (its last sample was judged as
  * the final one).
  *
+ * Revision 3: a transient residual needs a later sample that read 0; data
+ * that could no longer be read after its last non-zero reading (the adapter
+ * died mid-window) is no longer called transient.
+ *
  * @module
  */
 
@@ -28,7 +32,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/2" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/3" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -44,6 +48,8 @@ export const EVIDENCE_RULES = {
   },
   interrupted_window:
     "INCONCLUSIVE with state interrupted; residuals are not judged without a final sample",
+  transient_residual:
+    "data above 0 during the window is transient only when a later sample read it 0 and the final sample does not read it above 0; data that could no longer be read after its last non-zero reading is not transient",
   interrupted_cleanup_limit_seconds: INTERRUPTED_CLEANUP_LIMIT_MS / 1000,
 } as const;
 
@@ -53,7 +59,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:919ca1af815d6437b06e1f6553fafefa76402512ae936100a6a9d0eb54689802" as const;
+  "sha256:d390ec5cfce7ae32438fd4836f789444ae865e59e67cd974faad03928697a45f" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {

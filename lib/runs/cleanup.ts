@@ -35,6 +35,10 @@ import type {
   InventoryCounts,
   RequestErrorRecord,
 } from "../runner/report.ts";
+import {
+  AdapterUnreachableError,
+  checkAdapterReachable,
+} from "./reachability.ts";
 import { locateRun } from "./run_view.ts";
 
 /** Options for {@link cleanUpRun}. */
@@ -49,6 +53,8 @@ export interface CleanupRunOptions {
   clock?: Clock;
   /** Aborting stops polling early; what was seen so far is recorded. */
   signal?: AbortSignal;
+  /** Called once the adapter answered, before the first deletion is sent. */
+  onStart?: () => void;
   /** Sees each poll of both inventories (progress). */
   onPoll?: (poll: CleanupPoll) => void;
   /** Liveness of a checkpoint's writer (tests). */
@@ -63,10 +69,15 @@ export interface CleanupPoll {
   remaining: Cleanup["remaining"];
 }
 
-/** What `external-cleanup` did. */
+/**
+ * What `external-cleanup` did: `complete` when every store of both
+ * namespaces read 0 and every deletion was acknowledged, `incomplete` when
+ * records may remain (`record.outcome.problems` says why), `not_needed`
+ * when there was nothing to do.
+ */
 export type CleanupOutcome =
   | {
-    status: "cleaned";
+    status: "complete" | "incomplete";
     record: CleanupRecord;
     /** Where the record went: its ledger entry and the head after it, or why the ledger refused it. */
     recorded: { seq: number; head: LedgerHead } | { error: string };
@@ -106,6 +117,8 @@ export async function cleanUpRun(
   const startedAt = clock.wallNow().toISOString();
   let outcome: Cleanup;
   try {
+    await reachable(found.runId, config, transport);
+    options.onStart?.();
     outcome = await sweep(transport, config, found, clock, options);
   } finally {
     await transport.close?.();
@@ -125,15 +138,36 @@ export async function cleanUpRun(
     finished_at: clock.wallNow().toISOString(),
     outcome,
   };
+  const status = outcome.cleanup_complete ? "complete" : "incomplete";
   try {
     const { seq, head } = await recordCleanup(db, record);
-    return { status: "cleaned", record, recorded: { seq, head } };
+    return { status, record, recorded: { seq, head } };
   } catch (error) {
-    return {
-      status: "cleaned",
-      record,
-      recorded: { error: errorMessage(error) },
-    };
+    return { status, record, recorded: { error: errorMessage(error) } };
+  }
+}
+
+/**
+ * A dead adapter fails at once, before any deletion is sent or anything is
+ * recorded: polling it through the window would only record connection
+ * errors about records nobody could reach.
+ */
+async function reachable(
+  runId: string,
+  config: StagingConfig,
+  transport: StagingTransport,
+): Promise<void> {
+  try {
+    await checkAdapterReachable(config, transport);
+  } catch (error) {
+    if (!(error instanceof AdapterUnreachableError)) throw error;
+    const detail = error.cause instanceof Error
+      ? error.cause.message
+      : errorMessage(error);
+    throw new AdapterUnreachableError(
+      `Cannot clean up run ${runId}: the staging adapter at ${config.base_url} cannot be reached (${detail}); start it and run trace external-cleanup ${runId} again (nothing was deleted or recorded)`,
+      { cause: error },
+    );
   }
 }
 
@@ -214,7 +248,7 @@ async function targetConfig(
   const target = await readTarget(db, leftovers.targetId);
   if (!target) {
     throw new NotFoundError(
-      `Cannot clean up run ${leftovers.runId}: its target "${leftovers.targetId}" is not registered, so its adapter is unknown; delete namespaces ${leftovers.namespaces.test} and ${leftovers.namespaces.control} by hand`,
+      `Cannot clean up run ${leftovers.runId}: its target "${leftovers.targetId}" was never registered (a config run such as trace quickstart's, whose in-process demo took its records with it), so its adapter is unknown; if that adapter still runs, delete namespaces ${leftovers.namespaces.test} and ${leftovers.namespaces.control} with the application's own tools`,
     );
   }
   if (target.config_digest !== leftovers.configDigest) {

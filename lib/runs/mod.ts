@@ -32,6 +32,7 @@ export {
 export {
   configTargetRef,
   readRunTarget,
+  refuseRetiredConfig,
   registeredTargets,
   registerNamedTarget,
   type ResolvedTarget,
@@ -43,6 +44,7 @@ export {
   type TargetRunOptions,
   type TargetRunOutcome,
   targetSummaries,
+  unregisteredTargets,
 } from "./targets.ts";
 export {
   type PreparedReplay,
@@ -70,6 +72,7 @@ export {
 } from "./run_catalog.ts";
 export {
   gate,
+  type GateOptions,
   regressionsOf,
   saveRun,
   type SaveRunOptions,

@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { TraceDb } from "../db.ts";
-import { NotFoundError, RefusedError } from "../errors.ts";
+import { dbLocation, type TraceDb } from "../db.ts";
+import { NotFoundError, RefusedError, StorageError } from "../errors.ts";
 import {
   gateRegressions,
   type GateResult,
@@ -16,8 +16,8 @@ import {
   type SavedRegression,
   saveRegression,
 } from "../ledger/regressions.ts";
-import { headView, ledgerHead } from "../ledger/head.ts";
-import { validateRunId } from "../ledger/runs.ts";
+import { headView, reverifiedHead } from "../ledger/head.ts";
+import { listRuns, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
 import { readCheckpoint } from "../runner/checkpoint.ts";
@@ -54,6 +54,15 @@ export async function regressionsOf(
   return await listRegressions(db, await targetFilter(db, targetId));
 }
 
+/** Options for {@link gate}. */
+export interface GateOptions {
+  /**
+   * Refuse a ledger without a single external run, whose gate would pass
+   * vacuously (the CI gate; a page may show "no enforced regression" instead).
+   */
+  requireRuns?: boolean;
+}
+
 /**
  * The gate over enforced regressions, optionally of one registered target,
  * with the verified ledger head it judged (for CI logs to keep). A broken
@@ -62,13 +71,27 @@ export async function regressionsOf(
 export async function gate(
   db: TraceDb,
   targetId?: string,
+  options: GateOptions = {},
 ): Promise<GateResult> {
   const target = await targetFilter(db, targetId);
+  // A judgement re-walks what a cached verification might have missed first.
+  const head = headView(await reverifiedHead(db));
+  if (options.requireRuns) await requireSomeRun(db);
   const regressions = await listRegressions(db, target);
-  return gateRegressions(
-    regressions,
-    target ?? null,
-    headView(await ledgerHead(db)),
+  return gateRegressions(regressions, target ?? null, head);
+}
+
+/**
+ * A ledger without a single external run (a fresh or mistyped data
+ * directory, or one with only registrations) gives the gate nothing to
+ * judge: it refuses rather than pass vacuously.
+ */
+async function requireSomeRun(db: TraceDb): Promise<void> {
+  if ((await listRuns(db, "external", { limit: 1 })).length > 0) return;
+  throw new StorageError(
+    `No runs in the ledger at ${
+      dbLocation(db)
+    } yet, so the gate has nothing to judge; run trace external-run first (check --data-dir / --db if runs were recorded elsewhere)`,
   );
 }
 

@@ -13,6 +13,7 @@ import type { TraceDb } from "../db.ts";
 import { latestCleanups } from "../ledger/cleanups.ts";
 import { listRegressions, listReplays } from "../ledger/regressions.ts";
 import { findRuns, type StoredRun, validateRunId } from "../ledger/runs.ts";
+import { listTargets } from "../ledger/targets.ts";
 import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { keptReportPath } from "./external_run.ts";
@@ -23,6 +24,12 @@ export interface RunListItem {
   run_id: string;
   kind: RunReport["kind"];
   target_id: string;
+  /**
+   * Whether the target is registered (`false`: a config run never
+   * registered, such as quickstart's, which cannot be run again, saved,
+   * replayed or cleaned up); `null` for a reference run.
+   */
+  target_registered: boolean | null;
   verdict: Verdict | "RUNNING";
   state: RunState;
   started_at: string;
@@ -34,9 +41,9 @@ export interface RunListItem {
   saved_as: string | null;
   /**
    * Synthetic records: `complete` (cleaned up), `incomplete` (some may
-   * remain: trace external-cleanup), `cleaned` (by a later cleanup),
-   * `unknown` (running, or interrupted without a cleanup) or `none` (a
-   * reference run: nothing outside memory).
+   * remain: trace external-cleanup), `cleaned` (by a later cleanup, also
+   * of an interrupted run), `unknown` (running, or interrupted without a
+   * cleanup since) or `none` (a reference run: nothing outside memory).
    */
   cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
 }
@@ -71,16 +78,30 @@ export async function listAllRuns(
   options: RunListOptions,
 ): Promise<RunList> {
   const limit = options.limit ?? 50;
-  const ledgerRuns = options.ledger === false
+  const links = options.ledger === false ? null : await runLinks(db);
+  const ledgerRuns = links === null
     ? []
-    : await fromLedger(db, options, limit);
+    : await fromLedger(db, options, limit, links);
   const known = new Set(ledgerRuns.map((run) => run.run_id));
-  const { runs: local, unreadable } = await fromCheckpoints(options, known);
+  const { runs: local, unreadable } = await fromCheckpoints(
+    options,
+    known,
+    links?.cleaned ?? new Map(),
+  );
+  const registered = links === null
+    ? new Set<string>()
+    : new Set((await listTargets(db)).map((t) => t.target_id));
   const runs = [...ledgerRuns, ...local.filter((run) => matches(run, options))]
     .sort((a, b) =>
       a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0
     )
-    .slice(0, limit);
+    .slice(0, limit)
+    .map((run) => ({
+      ...run,
+      target_registered: run.kind === "reference"
+        ? null
+        : registered.has(run.target_id),
+    }));
   return { schema: "trace.run-list/1", runs, unreadable };
 }
 
@@ -96,6 +117,7 @@ async function fromLedger(
   db: TraceDb,
   options: RunListOptions,
   limit: number,
+  links: RunLinks,
 ): Promise<RunListItem[]> {
   if (options.state !== undefined && options.state !== "completed") return [];
   if (options.verdict === "RUNNING") return [];
@@ -105,13 +127,13 @@ async function fromLedger(
     ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
     ...(options.verdict === undefined ? {} : { verdict: options.verdict }),
   });
-  const links = await runLinks(db);
   return stored.map((run) => ledgerItem(run, links));
 }
 
 interface RunLinks {
   replays: Map<string, string>;
   saved: Map<string, string>;
+  /** Whether the latest `external-cleanup` of a run completed, by run id. */
   cleaned: Map<string, boolean>;
 }
 
@@ -137,6 +159,7 @@ function ledgerItem(stored: StoredRun, links: RunLinks): RunListItem {
     run_id: report.run_id,
     kind: report.kind,
     target_id: report.target.id,
+    target_registered: null,
     verdict: report.verdict,
     state: report.state,
     started_at: report.started_at,
@@ -160,13 +183,14 @@ function cleanupState(
 async function fromCheckpoints(
   options: RunListOptions,
   known: Set<string>,
+  cleaned: Map<string, boolean>,
 ): Promise<{ runs: RunListItem[]; unreadable: string[] }> {
   const runs: RunListItem[] = [];
   const unreadable: string[] = [];
   for (const runId of await checkpointIds(options.dataDir)) {
     if (known.has(runId)) continue;
     try {
-      const item = await checkpointItem(options, runId);
+      const item = await checkpointItem(options, runId, cleaned.get(runId));
       if (item) runs.push(item);
     } catch {
       unreadable.push(join(checkpointDir(options.dataDir), `${runId}.json`));
@@ -196,6 +220,7 @@ async function checkpointIds(dataDir: string): Promise<string[]> {
 async function checkpointItem(
   options: RunListOptions,
   runId: string,
+  laterComplete: boolean | undefined,
 ): Promise<RunListItem | null> {
   const checkpoint = await readCheckpoint(options.dataDir, runId);
   if (!checkpoint) return null;
@@ -209,13 +234,18 @@ async function checkpointItem(
     run_id: runId,
     kind: "external",
     target_id: checkpoint.target.id,
+    target_registered: null,
     verdict: running ? "RUNNING" : "INCONCLUSIVE",
     state: running ? "running" : "interrupted",
     started_at: checkpoint.started_at,
     kept_in: "checkpoint",
     regression_id: null,
     saved_as: null,
-    cleanup: "unknown",
+    cleanup: running || laterComplete === undefined
+      ? "unknown"
+      : laterComplete
+      ? "cleaned"
+      : "incomplete",
   };
 }
 
@@ -238,6 +268,7 @@ async function keptItem(
     run_id: report.run_id,
     kind: report.kind,
     target_id: report.target.id,
+    target_registered: null,
     verdict: report.verdict,
     state: report.state,
     started_at: report.started_at,

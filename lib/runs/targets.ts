@@ -20,8 +20,10 @@ import {
 } from "../ledger/retirements.ts";
 import {
   listTargetSummaries,
+  listUnregisteredTargets,
   type TargetListOptions,
   type TargetSummary,
+  type UnregisteredTarget,
 } from "../ledger/target_summaries.ts";
 import {
   listTargets,
@@ -91,6 +93,13 @@ export async function targetSummaries(
   return await hasLedger(db) ? await listTargetSummaries(db, options) : [];
 }
 
+/** Targets known only from their runs (config runs never registered, such as quickstart's); none without a ledger. */
+export async function unregisteredTargets(
+  db: TraceDb,
+): Promise<UnregisteredTarget[]> {
+  return await hasLedger(db) ? await listUnregisteredTargets(db) : [];
+}
+
 /** Retires a registered target: hidden from listings, refused for new runs and replays; its history stays. */
 export async function retireRunTarget(
   db: TraceDb,
@@ -151,6 +160,8 @@ export async function resolveRunTarget(
     };
   }
   const { config } = selection;
+  // Retirement first: whether the adapter answers is beside the point then.
+  await refuseRetiredConfig(db, config, "run");
   const transport = transportFor(config);
   // An unreachable adapter must not leave a permanent cfg-… target behind.
   await checkAdapterReachable(config, transport);
@@ -165,6 +176,25 @@ export async function resolveRunTarget(
     `run this config (target "${target.target_id}")`,
   );
   return { config, target: targetRef(target), transport, registered: created };
+}
+
+/**
+ * Refuses a config whose config-derived target was retired, as a retired
+ * `--target` is refused (`action`: "run", "plan"); a database without a
+ * ledger has retired nothing.
+ */
+export async function refuseRetiredConfig(
+  db: TraceDb,
+  config: StagingConfig,
+  action: string,
+): Promise<void> {
+  if (!await hasLedger(db)) return;
+  const targetId = configTargetId(config);
+  await refuseRetired(
+    db,
+    targetId,
+    `${action} this config (target "${targetId}")`,
+  );
 }
 
 /** Options for {@link runExternalTarget}. */

@@ -67,7 +67,7 @@ export const HEALTH_ALERT_MESSAGES: Record<HealthAlertCode, string> = {
   unindexed_envelopes:
     "Some stored envelopes have no index rows, so queries miss them; run trace obs backfill --apply",
   unregistered_coverage_profiles:
-    "Events name coverage profiles nobody registered, so coverage cannot judge them; register them with registerCoverageProfile() or fix the events' coverage_profile",
+    "Events declare coverage profiles nobody registered for their application, so coverage counts those tasks as not covered; the process that records the events registers its profiles, through registerCoverageProfile() in the Trace library (mod.ts), which no trace command can do for it",
   write_failures:
     "The serving process failed to write events; check the server log and the database's free space and permissions",
 };
@@ -140,10 +140,12 @@ export function healthAlerts(report: HealthFacts): HealthAlert[] {
   if (links && links.unindexed_envelopes > 0) {
     add("unindexed_envelopes", "warning", links.unindexed_envelopes);
   }
+  // A profile is the host's own declaration, which the index cannot check:
+  // not registering one is a fact to know, not a fault of the index.
   if (links && links.unregistered_coverage_profiles > 0) {
     add(
       "unregistered_coverage_profiles",
-      "warning",
+      "info",
       links.unregistered_coverage_profiles,
     );
   }

@@ -13,7 +13,7 @@
 import * as v from "valibot";
 import { ConfigError } from "../../errors.ts";
 import type { TraceFilter } from "./filters.ts";
-import { type TraceQuery, TraceQuerySchema } from "./query.ts";
+import { MAX_PAGE_LIMIT, type TraceQuery, TraceQuerySchema } from "./query.ts";
 
 /** Parameters given at most once, with the query field each sets. */
 const SINGLE = [
@@ -158,7 +158,17 @@ function rawQuery(
   addResources(params, query, label);
   const limit = params.get("limit");
   if (limit !== null) {
-    query.limit = /^\d{1,7}$/.test(limit) ? Number(limit) : Number.NaN;
+    const n = /^\d{1,7}$/.test(limit) ? Number(limit) : Number.NaN;
+    if (!(n >= 1 && n <= MAX_PAGE_LIMIT)) {
+      throw invalid(
+        `${
+          label("limit")
+        } must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${
+          JSON.stringify(limit)
+        }`,
+      );
+    }
+    query.limit = n;
   }
   return query;
 }

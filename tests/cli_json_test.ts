@@ -1,0 +1,163 @@
+/**
+ * `--json` everywhere: every command prints exactly one JSON object on stdout,
+ * a failure included, decided once in `main()`; listing streams are NDJSON.
+ * And the command grammar's "did you mean".
+ */
+
+import assert from "node:assert/strict";
+import { main } from "../cli.ts";
+import { closestName, editDistance } from "../cli/_suggest.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+async function trace(args: string[]) {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+/** Exactly one line of stdout, and it is a JSON error object. */
+function oneJsonError(
+  out: string,
+  what: string,
+): { code: string; message: string } {
+  const lines = out.split("\n").filter((line) => line !== "");
+  assert.equal(lines.length, 1, `${what}: ${JSON.stringify(out)}`);
+  const error = JSON.parse(lines[0]!).error;
+  assert.equal(typeof error?.code, "string", what);
+  assert.equal(typeof error?.message, "string", what);
+  return error;
+}
+
+Deno.test("every command on an empty data directory answers --json with one JSON error object", async () => {
+  await withTempDir(async (dir) => {
+    const empty = ["--data-dir", `${dir}/empty`];
+    for (
+      const args of [
+        ["events", "query"],
+        ["events", "summary"],
+        ["events", "export"],
+        ["obs", "health"],
+        ["obs", "parity"],
+        ["obs", "retention"],
+        ["obs", "erase", "--receipts"],
+        ["obs", "propagation"],
+        ["reference", "dashboard"],
+        ["reference", "ranking"],
+        ["reference", "show", "run-20990101T000000Z-000000000001"],
+        ["external-runs"],
+        ["external-gate"],
+        ["audit", "list"],
+      ]
+    ) {
+      const result = await trace([...args, "--json", ...empty]);
+      assert.equal(result.code, 2, args.join(" "));
+      const error = oneJsonError(result.out, args.join(" "));
+      // The same one line on stderr, prefixed with the command.
+      assert.equal(
+        result.err,
+        `trace ${
+          args.slice(0, 2).filter((a) =>
+            !a.startsWith("-") && !a.startsWith("run-")
+          ).join(" ")
+        }: ${error.message}\n`,
+        args.join(" "),
+      );
+    }
+  });
+});
+
+Deno.test("usage errors answer --json with one JSON error object of code usage", async () => {
+  for (
+    const args of [
+      ["external", "bogus"],
+      ["external", "--json"],
+      ["external-run"],
+      ["external-run", "--limit", "3"],
+      ["no-such-command"],
+    ]
+  ) {
+    const result = await trace([...args, "--json"]);
+    assert.equal(result.code, 2, args.join(" "));
+    const error = oneJsonError(result.out, args.join(" "));
+    assert.equal(error.code, "usage", args.join(" "));
+  }
+});
+
+Deno.test("a command that answered before it failed is not answered twice", async () => {
+  await withTempDir(async (dir) => {
+    const file = `${dir}/bad.ndjson`;
+    await Deno.writeTextFile(file, "{}\n");
+    const result = await trace([
+      "events",
+      "ingest",
+      file,
+      "--json",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(result.code, 2);
+    const lines = result.out.split("\n").filter((line) => line !== "");
+    assert.equal(lines.length, 1, result.out);
+    const answer = JSON.parse(lines[0]!);
+    assert.equal(answer.ok, false);
+    assert.equal(answer.error.code, "config_invalid");
+    // Nothing is "above" in JSON: the refused lines are in items.
+    assert.doesNotMatch(answer.error.message, /above/);
+    assert.match(answer.error.message, /listed in items/);
+    assert.equal(answer.error.items.length, 1);
+  });
+});
+
+Deno.test("events query --limit takes a whole number from 1 to 1000, like every numeric flag", async () => {
+  await withTempDir(async (dir) => {
+    for (const limit of ["-1", "1.5", "99999999", "0", "ten"]) {
+      const result = await trace([
+        "events",
+        "query",
+        "--limit",
+        limit,
+        "--data-dir",
+        dir,
+      ]);
+      assert.equal(result.code, 2, limit);
+      assert.equal(
+        result.err,
+        `trace events query: Invalid trace query: --limit must be a whole number from 1 to 1000, got ${
+          JSON.stringify(limit)
+        }\n`,
+      );
+    }
+  });
+});
+
+Deno.test("editDistance() counts swapped neighbours as one edit, so trace external rnu suggests run", async () => {
+  assert.equal(editDistance("rnu", "run"), 1);
+  assert.equal(editDistance("shwo", "show"), 1);
+  assert.equal(editDistance("run", "run"), 0);
+  assert.equal(editDistance("kitten", "sitting"), 3);
+  assert.equal(closestName("rnu", ["run", "show", "plan"]), "run");
+  const grouped = await trace(["external", "rnu"]);
+  assert.equal(grouped.code, 2);
+  assert.match(
+    grouped.err,
+    /^trace external: unknown command "rnu"; did you mean "run"\? /,
+  );
+  const hyphenated = await trace(["external-rnu"]);
+  assert.match(hyphenated.err, /did you mean "external-run"\?/);
+  const far = await trace(["external", "zzz"]);
+  assert.doesNotMatch(far.err, /did you mean/);
+});
+
+Deno.test("external-run --help names every output flag, --html included, and exit code 130", async () => {
+  const help = await trace(["external-run", "--help"]);
+  assert.equal(help.code, 0);
+  const usage = help.out.slice(0, help.out.indexOf("\n\n"));
+  for (
+    const flag of ["--output", "--junit", "--summary-md", "--html", "--force"]
+  ) {
+    assert.ok(usage.includes(flag), `${flag} missing from the usage line`);
+  }
+  assert.match(help.out, /130 after a second Ctrl-C/);
+  const global = await trace(["--help"]);
+  assert.match(global.out, /130 when a second Ctrl-C/);
+});
