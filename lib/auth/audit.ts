@@ -126,6 +126,9 @@ const DIGESTED: readonly ("event_id" | "thread_id" | "memory_id")[] = [
 /**
  * Appends one entry. With `write`, runs it in the same transaction first, so
  * the record and what it describes are committed together or not at all.
+ * An error of `write` is the action's own and is thrown as it is (the
+ * caller records that failure); an error writing the entry is an
+ * {@link AuditUnavailableError}.
  */
 export async function appendAudit(
   db: TraceDb,
@@ -139,12 +142,19 @@ export async function appendAudit(
     throw new AuditUnavailableError((error as Error).message, { cause: error });
   }
   try {
-    if (write) await write(tx);
+    if (write) {
+      try {
+        await write(tx);
+      } catch (error) {
+        throw new ActionFailed(error);
+      }
+    }
     const entry = await insertEntry(tx, record);
     await tx.commit();
     return entry;
   } catch (error) {
     await tx.rollback().catch(() => {});
+    if (error instanceof ActionFailed) throw error.cause;
     if (error instanceof TraceError && !(error instanceof StorageError)) {
       throw error;
     }
@@ -153,6 +163,11 @@ export async function appendAudit(
   } finally {
     tx.close();
   }
+}
+
+/** Carries an error of the audited write past the audit's own error handling. */
+class ActionFailed {
+  constructor(readonly cause: unknown) {}
 }
 
 async function insertEntry(
