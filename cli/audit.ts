@@ -37,9 +37,10 @@ content, tokens or emails; user, thread, memory, event and resource ids are
 stored as keyed digests. --subject finds the entries naming one of them
 (KIND is ${SUBJECT_KINDS.join(", ")}), e.g. --subject event_id=evt-42.
 The whole trail is verified first, as trace audit verify does: a broken
-trail is refused (exit 2; trace audit verify names the entry). Control
-characters and bidirectional overrides in stored text are printed escaped
-(\\u{…}).
+trail is refused (exit 2; trace audit verify names the entry). --json prints
+NDJSON: one entry per line, nothing when none match. Control characters and
+bidirectional overrides in stored text are printed escaped (\\u{…} in text,
+\\uXXXX in JSON).
 `;
 
 const VERIFY_HELP =

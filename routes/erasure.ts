@@ -123,6 +123,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
       }
       const receiptId = apply ? newReceiptId() : null;
       const requestId = crypto.randomUUID();
+      const at = new Date().toISOString();
       const entry = (
         outcome: ErasureAuditOutcome,
         detail: string | null = null,
@@ -141,7 +142,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         subject_digest: subjectDigest(subject, key),
         key_id: erasureKeyId(key),
         receipt_id: receiptId,
-        at: new Date().toISOString(),
+        at,
       });
       const refusal = adminRefusal(principal, subject);
       if (refusal) {
