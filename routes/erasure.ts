@@ -44,17 +44,10 @@ export const ERASURE_MAX_BODY_BYTES = 1024 * 1024;
 /** Where the erasure API answers. */
 export const ERASURES_PATH = "/api/erasures";
 
-/** How an erasure request stands when it is audited: before it runs, or how it ended. */
-export type ErasureAuditOutcome =
-  | "attempted"
-  | "succeeded"
-  | "refused"
-  | "failed";
-
 /** One audited erasure request: who, what (as a digest), how it stands, and its receipt. */
 export interface ErasureAuditEntry {
   /** `attempted` before it runs; then `succeeded`, `refused` or `failed`. */
-  outcome: ErasureAuditOutcome;
+  outcome: "attempted" | "succeeded" | "refused" | "failed";
   /** Why it was refused or failed, as a short code (`scope`, `refused`, `storage`, …); else `null`. */
   detail: string | null;
   /** Pairs the `attempted` entry of a request with its outcome. */
@@ -125,7 +118,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
       const requestId = crypto.randomUUID();
       const at = new Date().toISOString();
       const entry = (
-        outcome: ErasureAuditOutcome,
+        outcome: ErasureAuditEntry["outcome"],
         detail: string | null = null,
       ): ErasureAuditEntry => ({
         outcome,

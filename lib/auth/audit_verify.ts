@@ -43,7 +43,7 @@ export interface AuditVerification {
   /** Entries checked. */
   entries: number;
   /** The last entry's chain digest (keep it elsewhere to detect a replaced file or a removed end). */
-  head: AuditPoint | null;
+  head: { seq: number; chain_digest: string } | null;
   /** The head given as `expectHead`, and whether the trail still extends it. */
   expected_head: { head: string; extended: boolean } | null;
   /** The first problem, or `null` when intact. */
@@ -52,14 +52,14 @@ export interface AuditVerification {
 
 /** Options for {@link verifyAudit}. */
 export interface AuditVerifyOptions {
-  /** A head recorded earlier (`trace audit head`): the trail must still contain it, unchanged. */
-  expectHead?: AuditPoint;
+  /** A head recorded earlier (`trace audit head`, parsed by `parseAuditHead`): the trail must still contain it, unchanged. */
+  expectHead?: { seq: number; chain_digest: string };
 }
 
 /** Recomputes every entry and the chain in one snapshot, checks the head records and, when given, an expected head. */
 export async function verifyAudit(
   db: TraceDb,
-  options: AuditVerifyOptions = {},
+  options: { expectHead?: { seq: number; chain_digest: string } } = {},
 ): Promise<AuditVerification> {
   const tx = await db.client.transaction("deferred");
   try {
