@@ -142,24 +142,22 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         await tryAudit(deps.audit, entry("refused", refusal.detail));
         throw new HTTPException(403, { message: refusal.message });
       }
-      await auditOrRefuse(deps.audit, entry("attempted"));
-      let answer: object;
-      try {
-        answer = apply
-          ? await eraseSubject(deps.db, subject, body.confirmation!, {
-            key,
-            receiptId: receiptId!,
-          })
-          : await planSubjectErasure(deps.db, subject, { key });
-      } catch (error) {
-        await tryAudit(deps.audit, entry(endedAs(error), failureCode(error)));
-        throw error;
-      }
-      if (await tryAudit(deps.audit, entry("succeeded"))) {
-        return c.json(answer);
-      }
+      const { answer, recorded } = await auditedRun(
+        deps.audit,
+        entry,
+        () =>
+          apply
+            ? eraseSubject(deps.db, subject, body.confirmation!, {
+              key,
+              receiptId: receiptId!,
+            })
+            : planSubjectErasure(deps.db, subject, { key }),
+      );
+      if (recorded) return c.json(answer);
       // A dry run changed nothing: without its outcome recorded it answers nothing.
-      if (!apply) throw auditDown(null);
+      if (!apply) {
+        throw new HTTPException(503, { message: DRY_RUN_UNRECORDED });
+      }
       // An applied erasure cannot be undone: answer it, and say what the trail lacks.
       return c.json({ ...answer, audit_warning: OUTCOME_UNRECORDED });
     },
@@ -228,16 +226,35 @@ function adminRefusal(
   return null;
 }
 
+/**
+ * Runs the erasure between its two audit entries: `attempted` first (a
+ * failure refuses the request before it runs), then how it ended. Returns
+ * the answer and whether its outcome was recorded.
+ */
+async function auditedRun(
+  audit: ErasureAudit | undefined,
+  entry: (
+    outcome: ErasureAuditEntry["outcome"],
+    detail?: string | null,
+  ) => ErasureAuditEntry,
+  run: () => Promise<object>,
+): Promise<{ answer: object; recorded: boolean }> {
+  await auditOrRefuse(audit, entry("attempted"));
+  let answer: object;
+  try {
+    answer = await run();
+  } catch (error) {
+    await tryAudit(audit, entry(endedAs(error), failureCode(error)));
+    throw error;
+  }
+  return { answer, recorded: await tryAudit(audit, entry("succeeded")) };
+}
+
+const DRY_RUN_UNRECORDED =
+  "The audit trail could not record the dry run's outcome, so its answer is withheld; retry once the audit trail is writable";
+
 const OUTCOME_UNRECORDED =
   "The erasure was applied, but its outcome could not be written to the audit trail; the trail holds the attempt with this receipt id";
-
-function auditDown(cause: unknown): HTTPException {
-  return new HTTPException(503, {
-    message:
-      "The audit trail refused the entry, so the erasure request was not run; retry once the audit trail is writable",
-    cause,
-  });
-}
 
 /** Records the attempt; when that fails the request is refused before it runs. */
 async function auditOrRefuse(
@@ -248,7 +265,11 @@ async function auditOrRefuse(
   try {
     await audit(entry);
   } catch (error) {
-    throw auditDown(error);
+    throw new HTTPException(503, {
+      message:
+        "The audit trail refused the entry, so the erasure request was not run; retry once the audit trail is writable",
+      cause: error,
+    });
   }
 }
 
