@@ -240,8 +240,13 @@ const COMMANDS: Record<string, Entry> = {
         load: async () => (await audit()).auditList,
       },
       verify: {
-        summary: "Recompute every entry's digest and the chain",
+        summary:
+          "Recompute every entry's digest and the chain (--expect-head HEAD)",
         load: async () => (await audit()).auditVerify,
+      },
+      head: {
+        summary: "Print the verified head, to keep outside the database",
+        load: async () => (await audit()).auditHeadCommand,
       },
     },
   },

@@ -1,21 +1,27 @@
 /**
- * `trace audit list|verify`: the audit trail of privileged operator actions
- * (reveals, account resolutions, artifact lookups, replay plans and drafts,
- * refused attempts). Both only read: they never create a file or table.
+ * `trace audit list|verify|head`: the audit trail of privileged operator
+ * actions (reveals, account resolutions, artifact lookups, replay plans and
+ * drafts, erasures, refused attempts). All only read: they never create a
+ * file or table. Stored text (reasons, ids) is printed with terminal
+ * controls and bidirectional overrides escaped, in text and JSON alike.
  *
  * @module
  */
 
 import {
   type AuditEntry,
+  auditHead,
   type AuditVerification,
+  formatAuditHead,
   listAudit,
+  parseAuditHead,
   requireAuthSchema,
   SUBJECT_KINDS,
   type SubjectKind,
   verifyAudit,
 } from "../lib/auth/mod.ts";
 import { UsageError } from "../lib/errors.ts";
+import { displaySafe } from "../lib/obs/display.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
 import type { Command } from "./_io.ts";
@@ -30,21 +36,41 @@ outcome, the scope and target ids, and the stated reason. Entries never hold
 content, tokens or emails; user, thread, memory, event and resource ids are
 stored as keyed digests. --subject finds the entries naming one of them
 (KIND is ${SUBJECT_KINDS.join(", ")}), e.g. --subject event_id=evt-42.
-Every listed entry is checked against its digest; an altered one is refused
-(exit 2; trace audit verify names it). --json prints NDJSON: one entry per
-line, nothing when none match.
+The whole trail is verified first, as trace audit verify does: a broken
+trail is refused (exit 2; trace audit verify names the entry). --json prints
+NDJSON: one entry per line, nothing when none match. Control characters and
+bidirectional overrides in stored text are printed escaped (\\u{…} in text,
+\\uXXXX in JSON).
 `;
 
 const VERIFY_HELP =
-  `Usage: trace audit verify [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace audit verify [--expect-head HEAD] [--json] [--data-dir DIR] [--db URL]
 
-Recomputes every audit entry's digest and the chain linking them, and checks
-the head records (which catch a removed last entry). Keep the printed head
-digest elsewhere to detect a replaced file.
+Recomputes every audit entry's digest, checks each column against the chained
+entry and the chain linking them, and checks the newest head record (which
+catches a last entry removed on its own, not one removed together with its
+head record). With --expect-head HEAD (as printed earlier by trace audit
+head, kept outside the database) it also checks that the trail still extends
+that head: entries removed from its end with their head records, or a
+replaced file, fail. Opens the database read-only.
 
 Exit codes: 0 intact, 1 broken (the first broken entry is named), 2 usage
 error or no audit trail.
 `;
+
+const HEAD_HELP = `Usage: trace audit head [--json] [--data-dir DIR] [--db URL]
+
+Prints the audit trail's head, SEQ:sha256:<digest>: the number and chain
+digest of its newest entry, after verifying the trail up to it. Keep it
+somewhere the database cannot reach (a ticket, a log, another machine) and
+check later with trace audit verify --expect-head HEAD that the trail still
+extends it.
+`;
+
+const VERIFY_FLAGS = {
+  ...DATA_FLAGS,
+  "expect-head": { type: "string" },
+} as const;
 
 /** Commands here only read, and open the database read-only. */
 const READ = { write: false, readOnly: true } as const;
@@ -83,7 +109,7 @@ export const auditList: Command = async (args, io) => {
         });
         if (values.json) {
           for (const entry of entries) {
-            printJson(io, { seq: entry.seq, ...entry.payload });
+            io.out(terminalSafeJson({ seq: entry.seq, ...entry.payload }));
           }
         } else io.out(renderEntries(entries));
         return 0;
@@ -93,15 +119,21 @@ export const auditList: Command = async (args, io) => {
 
 /** `trace audit verify`. */
 export const auditVerify: Command = async (args, io) => {
-  const { values } = parseFlags("audit verify", args, DATA_FLAGS);
+  const { values } = parseFlags("audit verify", args, VERIFY_FLAGS);
   if (values.help) return showHelp(io, VERIFY_HELP);
+  const expected = values["expect-head"] === undefined
+    ? undefined
+    : parseAuditHead(values["expect-head"]);
   return await withJsonErrors(
     values,
     io,
     () =>
       withDataContext(values, io, READ, async ({ db }) => {
         await requireAuthSchema(db);
-        const result = await verifyAudit(db);
+        const result = await verifyAudit(
+          db,
+          expected ? { expectHead: expected } : {},
+        );
         if (values.json) printJson(io, result);
         else io.out(renderVerification(result));
         if (!result.broken) return 0;
@@ -109,6 +141,30 @@ export const auditVerify: Command = async (args, io) => {
           `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
         );
         return 1;
+      }),
+  );
+};
+
+/** `trace audit head`: the verified head, to keep outside the database. */
+export const auditHeadCommand: Command = async (args, io) => {
+  const { values } = parseFlags("audit head", args, DATA_FLAGS);
+  if (values.help) return showHelp(io, HEAD_HELP);
+  return await withJsonErrors(
+    values,
+    io,
+    () =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await requireAuthSchema(db);
+        const head = await auditHead(db);
+        if (values.json) printJson(io, head);
+        else {
+          io.out(
+            `${head.head}\n${head.entries} entr${
+              head.entries === 1 ? "y" : "ies"
+            }; check later with: trace audit verify --expect-head ${head.head}\n`,
+          );
+        }
+        return 0;
       }),
   );
 };
@@ -133,19 +189,39 @@ function renderEntries(entries: readonly AuditEntry[]): string {
   const rows = entries.map((entry) => {
     const p = entry.payload;
     return [
-      String(entry.seq),
-      entry.created_at,
-      `${entry.operator} (${String(p.role)})`,
-      entry.action,
-      entry.outcome + (p.detail ? `: ${String(p.detail)}` : ""),
-      describeTargets(p.targets),
-      p.reason === null ? "" : JSON.stringify(p.reason),
+      ...[
+        String(entry.seq),
+        entry.created_at,
+        `${entry.operator} (${String(p.role)})`,
+        entry.action,
+        entry.outcome + (p.detail ? `: ${String(p.detail)}` : ""),
+        describeTargets(p.targets),
+      ].map(displaySafe),
+      typeof p.reason === "string" ? quoted(p.reason) : "",
     ];
   });
   return tableLines([
     ["seq", "at", "operator", "action", "outcome", "targets", "reason"],
     ...rows,
   ], { align: ["right"] }).join("\n") + "\n";
+}
+
+/** `text` made display-safe, in double quotes, its quotes escaped. */
+function quoted(text: string): string {
+  return `"${displaySafe(text).replaceAll('"', '\\"')}"`;
+}
+
+// Characters JSON.stringify leaves raw that a terminal acts on: C1 controls
+// and DEL, line and paragraph separators, bidirectional marks and overrides.
+const RAW_IN_JSON =
+  /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** One JSON line with those characters written as `\uXXXX` escapes (the same JSON value). */
+function terminalSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    RAW_IN_JSON,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  ) + "\n";
 }
 
 /** Target ids in a short form (digests cut to 12 hex digits). */
@@ -171,9 +247,12 @@ function renderVerification(result: AuditVerification): string {
     return `audit trail BROKEN at seq ${result.broken.seq}: ${result.broken.problem}\n`;
   }
   const head = result.head
-    ? `; head seq ${result.head.seq} ${result.head.chain_digest}`
+    ? `; head ${formatAuditHead(result.head)}`
+    : "; head 0 (empty)";
+  const expected = result.expected_head
+    ? `; extends the expected head ${result.expected_head.head}`
     : "";
   return `audit trail intact: ${result.entries} entr${
     result.entries === 1 ? "y" : "ies"
-  }${head}\n`;
+  }${head}${expected}\n`;
 }

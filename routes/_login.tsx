@@ -4,7 +4,12 @@
  * - `GET /login?token=T` exchanges the one-time login token (or
  *   `TRACE_UI_AUTH_TOKEN`, which may be used again) for a session cookie and
  *   redirects to `next` (default `/`), a URL without the token. A spent
- *   one-time token gets a page saying so and how to get a new one.
+ *   one-time token gets a page saying so and how to get a new one. Only a
+ *   URL typed or pasted into the address bar (`Sec-Fetch-Site: none`) or
+ *   followed from this server's own pages is exchanged: a link on another
+ *   site could otherwise sign the visitor's browser in to the linker's
+ *   account (login CSRF), so it gets a page saying so and the token is left
+ *   unspent.
  * - `GET /login` explains how to get in; `POST /login` signs in with a
  *   token typed into its form (kept out of URLs and history).
  * - `POST /logout` (with the session's CSRF token) ends the session.
@@ -32,7 +37,13 @@ import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { renderPage } from "./ui/layout.tsx";
 
 /** Why the login page is shown. */
-type LoginState = "sign_in" | "used" | "invalid" | "wrong_token" | "signed_out";
+type LoginState =
+  | "sign_in"
+  | "used"
+  | "invalid"
+  | "wrong_token"
+  | "signed_out"
+  | "cross_site";
 
 const STATUS: Record<LoginState, ContentfulStatusCode> = {
   sign_in: 200,
@@ -40,6 +51,7 @@ const STATUS: Record<LoginState, ContentfulStatusCode> = {
   used: 410,
   invalid: 403,
   wrong_token: 403,
+  cross_site: 403,
 };
 
 /** Sign-in routes: `/login` and `/logout`. */
@@ -80,6 +92,7 @@ export function createLoginRoutes(
         : "sign_in";
       return page(c, state, next);
     }
+    if (!typedOrOwn(c)) return page(c, "cross_site", next);
     const result = await exchange(auth, token);
     if (typeof result === "object") {
       await startSession(c, auth, result);
@@ -122,6 +135,17 @@ export function createLoginRoutes(
   return app;
 }
 
+/**
+ * Whether a token in the URL may be exchanged: the browser says the request
+ * was typed, pasted or bookmarked (`none`) or came from this origin. A
+ * client that sends no `Sec-Fetch-Site` (a script, an old browser) is
+ * trusted as before; every current browser sends it.
+ */
+function typedOrOwn(c: Context): boolean {
+  const site = c.req.header("sec-fetch-site");
+  return site === undefined || site === "none" || site === "same-origin";
+}
+
 /** The account a token signs in as, or why it does not. */
 async function exchange(
   auth: UiAuth,
@@ -160,6 +184,8 @@ const NOTICES: Record<LoginState, Child> = {
   invalid:
     "This login link is not valid for this server. Login links stop working when the server restarts.",
   wrong_token: "That token is not valid for this server.",
+  cross_site:
+    "This login link was opened from another site, so it was not used: a link elsewhere could otherwise sign your browser in to someone else's account. If the link is yours, paste it into the address bar yourself.",
 };
 
 const LoginBody: FC<{ auth: UiAuth; state: LoginState; next: string }> = (

@@ -64,6 +64,7 @@ import {
 import type { UiEnv } from "./ui/context.ts";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import { SELF_STAGING_PATH } from "./self_staging.ts";
+import { ERASURE_MAX_BODY_BYTES } from "./erasure.ts";
 
 /** Which credentials a route takes (see the module doc). */
 export type Gate = "public" | "ui" | "api" | "mcp";
@@ -72,6 +73,8 @@ export type Gate = "public" | "ui" | "api" | "mcp";
 export interface RouteAccess {
   action: Action;
   gate: Gate;
+  /** Largest body of a UI write to it (default {@link UI_WRITE_MAX_BYTES}). */
+  maxBodyBytes?: number;
 }
 
 const entry = (gate: Gate) => (action: Action): RouteAccess => ({
@@ -167,8 +170,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "POST /traces/replays": ui("replay.draft"),
   "GET /traces/replays.json": ui("replay.read"),
 
-  // Subject erasure, for administrators only (never the ingest token).
-  "POST /api/erasures": ui("subject.erase"),
+  // Subject erasure, for administrators only (never the ingest token); up to 10,000 event ids.
+  "POST /api/erasures": {
+    ...ui("subject.erase"),
+    maxBodyBytes: ERASURE_MAX_BODY_BYTES,
+  },
   "ALL /api/erasures": ui("subject.erase"),
 
   // The staging adapter over the index (`trace serve --staging-adapter`, loopback only).
@@ -225,7 +231,15 @@ export function accessControl(
   options: AccessOptions,
 ): MiddlewareHandler<UiEnv> {
   const settings = { readOnly: options.readOnly, hooks: options.hooks };
-  const bounded = bodyLimit({ maxSize: UI_WRITE_MAX_BYTES });
+  const limits = new Map<number, MiddlewareHandler>();
+  const bounded = (maxSize: number) => {
+    let limit = limits.get(maxSize);
+    if (!limit) {
+      limit = bodyLimit({ maxSize, onError: () => tooLarge(maxSize) });
+      limits.set(maxSize, limit);
+    }
+    return limit;
+  };
   return async (c, next) => {
     c.set("access", settings);
     const route = matchedRoutes(c).find((r) => !isMiddlewareRoute(r.path));
@@ -249,7 +263,8 @@ export function accessControl(
       : await uiCaller(c, options, kind);
     if (signedIn instanceof Response) return signedIn;
     if (access.gate === "ui" && !SAFE_METHODS.has(c.req.method)) {
-      return await bounded(c, async () => {
+      const limit = bounded(access.maxBodyBytes ?? UI_WRITE_MAX_BYTES);
+      return await limit(c, async () => {
         await authorize(c, options, access, signedIn);
         await next();
       });
@@ -257,6 +272,14 @@ export function accessControl(
     await authorize(c, options, access, signedIn);
     await next();
   };
+}
+
+/** The 413 of a body past a route's bound, worded as the ingest routes word theirs. */
+function tooLarge(maxSize: number): never {
+  throw new HTTPException(413, {
+    message:
+      `Cannot read the request: the request body exceeds ${maxSize} bytes; send a smaller body`,
+  });
 }
 
 /** Who an API request is: an operator, or an ingest client (`null`). */

@@ -294,18 +294,24 @@ function uiHeadersOutsideApi(): MiddlewareHandler {
   return (c, next) => isApiPath(c.req.path) ? next() : headers(c, next);
 }
 
-/** The default erasure audit: an entry in the audit trail, written before the erasure runs. */
+/**
+ * The default erasure audit: one audit-trail entry per call, so a request
+ * leaves an `attempted` entry before it runs and one with its outcome
+ * after (a succeeded apply names its receipt). The pair shares the request
+ * id; the subject appears only as its keyed digest.
+ */
 function auditErasure(db: TraceDb): ErasureAudit {
   return async (entry: ErasureAuditEntry) => {
+    const receipt = entry.receipt_id ? ` receipt ${entry.receipt_id}` : "";
     await appendAudit(db, {
       actor: entry.principal,
       action: "subject.erase",
       scope: { application_id: entry.application_id },
       targets: { application_id: entry.application_id },
-      outcome: "succeeded",
-      detail: `${entry.action} ${entry.selector} ${entry.subject_digest}${
-        entry.receipt_id ? ` receipt ${entry.receipt_id}` : ""
-      }`,
+      outcome: entry.outcome,
+      detail: `${
+        entry.detail ? `${entry.detail}; ` : ""
+      }${entry.action} ${entry.selector} ${entry.subject_digest} request ${entry.request_id}${receipt}`,
     });
   };
 }

@@ -6,10 +6,14 @@
  * session cookie with its CSRF token), never with the ingest token, and must
  * be an administrator whose scope covers the application.
  *
- * Auditing: `createApp` passes one hook (`ErasureAudit`); when present it is
- * called before anything is counted or erased, and a hook that fails refuses
- * the request (a privileged action is never left unaudited). The entry names
- * the subject only by its keyed digest.
+ * Auditing: `createApp` passes one hook (`ErasureAudit`), called twice per
+ * request that passes the role and scope checks: with outcome `attempted`
+ * before anything is counted or erased (a hook that fails refuses the
+ * request: nothing is run unaudited), then with the real outcome
+ * (`succeeded`, naming the receipt an apply wrote; `refused` or `failed`,
+ * with a short code). A request refused for role or scope is recorded once,
+ * as `refused`. Entries name the subject only by its keyed digest, and the
+ * two entries of one request share its `request_id`.
  *
  * @module
  */
@@ -18,6 +22,7 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
 import type { TraceDb } from "../lib/db.ts";
+import { TraceError } from "../lib/errors.ts";
 import { describeIssues, objectIssueMessage } from "../lib/issues.ts";
 import { newReceiptId } from "../lib/ledger/erasure_receipts.ts";
 import {
@@ -33,13 +38,20 @@ import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
 import type { Principal } from "./principal.ts";
 import type { UiEnv } from "./ui/context.ts";
 
-const MAX_BODY_BYTES = 1024 * 1024;
+/** Largest erasure request: 1 MiB (10,000 event ids fit easily); the access middleware bounds it too. */
+export const ERASURE_MAX_BODY_BYTES = 1024 * 1024;
 
 /** Where the erasure API answers. */
 export const ERASURES_PATH = "/api/erasures";
 
-/** One audited erasure request: who, what (as a digest), and the receipt it will get. */
+/** One audited erasure request: who, what (as a digest), how it stands, and its receipt. */
 export interface ErasureAuditEntry {
+  /** `attempted` before it runs; then `succeeded`, `refused` or `failed`. */
+  outcome: "attempted" | "succeeded" | "refused" | "failed";
+  /** Why it was refused or failed, as a short code (`scope`, `refused`, `storage`, …); else `null`. */
+  detail: string | null;
+  /** Pairs the `attempted` entry of a request with its outcome. */
+  request_id: string;
   /** A dry run, or an applied erasure. */
   action: "obs.erasure.plan" | "obs.erasure.apply";
   /** Who asked. */
@@ -52,13 +64,13 @@ export interface ErasureAuditEntry {
   subject_digest: string;
   /** Which key made the digest. */
   key_id: string;
-  /** The id the receipt will have (apply only). */
+  /** The id the receipt will have (apply only); on `succeeded`, the receipt written. */
   receipt_id: string | null;
   /** When the request arrived, ISO 8601. */
   at: string;
 }
 
-/** The audit hook: must durably record the entry, or throw to refuse the request. */
+/** The audit hook: must durably record the entry, or throw (an `attempted` entry that throws refuses the request). */
 export type ErasureAudit = (entry: ErasureAuditEntry) => Promise<void>;
 
 /** Dependencies of {@link createErasureApi}. */
@@ -67,7 +79,7 @@ export interface ErasureApiDeps {
   auth: UiAuth;
   /** The data directory's erasure key; without it the API answers 501. */
   key?: Uint8Array | undefined;
-  /** Records each request before it runs (the audit trail's hook point). */
+  /** Records each request before it runs and how it ended (the audit trail's hook point). */
   audit?: ErasureAudit | undefined;
 }
 
@@ -95,7 +107,6 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
       const body = parseBody(await readJson(c.req.raw));
       const subject = parseErasureSubject(body.subject);
       const principal = c.get("principal");
-      requireAdminFor(principal, subject);
       const apply = body.apply === true;
       if (apply && body.confirmation === undefined) {
         throw new HTTPException(400, {
@@ -104,7 +115,15 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         });
       }
       const receiptId = apply ? newReceiptId() : null;
-      await auditOrRefuse(deps.audit, {
+      const requestId = crypto.randomUUID();
+      const at = new Date().toISOString();
+      const entry = (
+        outcome: ErasureAuditEntry["outcome"],
+        detail: string | null = null,
+      ): ErasureAuditEntry => ({
+        outcome,
+        detail,
+        request_id: requestId,
         action: apply ? "obs.erasure.apply" : "obs.erasure.plan",
         principal: {
           name: principal.name,
@@ -116,16 +135,31 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         subject_digest: subjectDigest(subject, key),
         key_id: erasureKeyId(key),
         receipt_id: receiptId,
-        at: new Date().toISOString(),
+        at,
       });
-      if (!apply) {
-        return c.json(await planSubjectErasure(deps.db, subject, { key }));
+      const refusal = adminRefusal(principal, subject);
+      if (refusal) {
+        await tryAudit(deps.audit, entry("refused", refusal.detail));
+        throw new HTTPException(403, { message: refusal.message });
       }
-      const applied = await eraseSubject(deps.db, subject, body.confirmation!, {
-        key,
-        receiptId: receiptId!,
-      });
-      return c.json(applied);
+      const { answer, recorded } = await auditedRun(
+        deps.audit,
+        entry,
+        () =>
+          apply
+            ? eraseSubject(deps.db, subject, body.confirmation!, {
+              key,
+              receiptId: receiptId!,
+            })
+            : planSubjectErasure(deps.db, subject, { key }),
+      );
+      if (recorded) return c.json(answer);
+      // A dry run changed nothing: without its outcome recorded it answers nothing.
+      if (!apply) {
+        throw new HTTPException(503, { message: DRY_RUN_UNRECORDED });
+      }
+      // An applied erasure cannot be undone: answer it, and say what the trail lacks.
+      return c.json({ ...answer, audit_warning: OUTCOME_UNRECORDED });
     },
   );
   app.all(ERASURES_PATH, (c) => methodNotAllowed(c, ["POST"]));
@@ -158,8 +192,8 @@ async function readJson(request: Request): Promise<unknown> {
     );
   }
   const bytes = await readRequestBody(request, {
-    maxBytes: MAX_BODY_BYTES,
-    maxDecodedBytes: MAX_BODY_BYTES,
+    maxBytes: ERASURE_MAX_BODY_BYTES,
+    maxDecodedBytes: ERASURE_MAX_BODY_BYTES,
   });
   try {
     return JSON.parse(utf8Text(bytes));
@@ -169,23 +203,60 @@ async function readJson(request: Request): Promise<unknown> {
   }
 }
 
-/** Only an administrator, and only for an application inside the principal's scope. */
-function requireAdminFor(principal: Principal, subject: ErasureSubject): void {
+/** Why the principal may not erase this subject (role, or an application outside its scope), or `null`. */
+function adminRefusal(
+  principal: Principal,
+  subject: ErasureSubject,
+): { detail: string; message: string } | null {
   if (principal.role !== "admin") {
-    throw new HTTPException(403, {
+    return {
+      detail: "role",
       message:
         `Erasure needs the admin role; operator ${principal.name} is ${principal.role}`,
-    });
+    };
   }
   const scoped = principal.scope.application_id;
   if (scoped !== undefined && scoped !== subject.application_id) {
-    throw new HTTPException(403, {
+    return {
+      detail: "scope",
       message:
-        `Operator ${principal.name} may not erase in application ${subject.application_id}: it is outside the operator's scope`,
-    });
+        `Operator ${principal.name} may not erase outside the application of its scope; leave the application as ${scoped}`,
+    };
   }
+  return null;
 }
 
+/**
+ * Runs the erasure between its two audit entries: `attempted` first (a
+ * failure refuses the request before it runs), then how it ended. Returns
+ * the answer and whether its outcome was recorded.
+ */
+async function auditedRun(
+  audit: ErasureAudit | undefined,
+  entry: (
+    outcome: ErasureAuditEntry["outcome"],
+    detail?: string | null,
+  ) => ErasureAuditEntry,
+  run: () => Promise<object>,
+): Promise<{ answer: object; recorded: boolean }> {
+  await auditOrRefuse(audit, entry("attempted"));
+  let answer: object;
+  try {
+    answer = await run();
+  } catch (error) {
+    await tryAudit(audit, entry(endedAs(error), failureCode(error)));
+    throw error;
+  }
+  return { answer, recorded: await tryAudit(audit, entry("succeeded")) };
+}
+
+const DRY_RUN_UNRECORDED =
+  "The audit trail could not record the dry run's outcome, so its answer is withheld; retry once the audit trail is writable";
+
+const OUTCOME_UNRECORDED =
+  "The erasure was applied, but its outcome could not be written to the audit trail; the trail holds the attempt with this receipt id";
+
+/** Records the attempt; when that fails the request is refused before it runs. */
 async function auditOrRefuse(
   audit: ErasureAudit | undefined,
   entry: ErasureAuditEntry,
@@ -200,4 +271,33 @@ async function auditOrRefuse(
       cause: error,
     });
   }
+}
+
+/** Records an outcome; whether it was written (no hook: nothing to write). */
+async function tryAudit(
+  audit: ErasureAudit | undefined,
+  entry: ErasureAuditEntry,
+): Promise<boolean> {
+  if (!audit) return true;
+  try {
+    await audit(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A rule that said no (a changed subject, a stale confirmation) is `refused`; anything else `failed`. */
+function endedAs(error: unknown): "refused" | "failed" {
+  const refusals = ["refused", "forbidden", "conflict", "config_invalid"];
+  return error instanceof TraceError && refusals.includes(error.code)
+    ? "refused"
+    : "failed";
+}
+
+/** A short, content-free code of why the erasure did not run or finish. */
+function failureCode(error: unknown): string {
+  if (error instanceof TraceError) return error.code;
+  if (error instanceof HTTPException) return `http_${error.status}`;
+  return "internal";
 }

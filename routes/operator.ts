@@ -330,7 +330,8 @@ export function createOperatorRoutes(
       if (error instanceof AuditUnavailableError) {
         auditUnavailable(error, options.log);
       }
-      throw error;
+      // The draft itself could not be stored: record that it failed.
+      return await auditFailure(c, deps, plan, error);
     }
     if (fromForm(c)) {
       return operatorPage(

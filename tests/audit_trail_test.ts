@@ -6,6 +6,7 @@ import { main } from "../cli.ts";
 import {
   appendAudit,
   type AuditRecord,
+  AuditUnavailableError,
   listAudit,
   verifyAudit,
 } from "../lib/auth/mod.ts";
@@ -70,6 +71,7 @@ Deno.test("audit entries are chained and verified; ids that identify a subject a
       ok: true,
       entries: 2,
       head: { seq: second.seq, chain_digest: second.chain_digest },
+      expected_head: null,
       broken: null,
     });
     // deno-lint-ignore no-explicit-any
@@ -307,7 +309,7 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
     );
     assert.match(
       altered.stderr(),
-      /The audit entry at seq 1 was changed after it was written; run trace audit verify/,
+      /The audit trail is broken at entry seq 1: run trace audit verify/,
     );
   });
 });
@@ -337,4 +339,209 @@ Deno.test("trace audit verify on an intact trail prints the head; on a database 
   } finally {
     await Deno.remove(empty, { recursive: true });
   }
+});
+
+Deno.test("a forged operator, action or outcome column breaks verification, and list refuses the trail", async (t) => {
+  for (
+    const [column, value] of [
+      ["operator", "someone"],
+      ["action", "replay.plan"],
+      ["outcome", "refused"],
+      ["entry_id", "audit-forged"],
+      ["created_at", "2020-01-01T00:00:00.000Z"],
+    ] as const
+  ) {
+    await t.step(column, async () => {
+      await withAudit(async (db, dataDir) => {
+        for (let i = 0; i < 3; i++) await appendAudit(db, RECORD);
+        await tamper(db, async (raw) => {
+          await raw.execute({
+            sql: `UPDATE auth_audit SET ${column} = ? WHERE seq = 2`,
+            args: [value],
+          });
+        });
+        const result = await verifyAudit(db);
+        assert.equal(result.ok, false);
+        assert.equal(result.broken?.seq, 2);
+        assert.match(
+          result.broken!.problem,
+          new RegExp(`the ${column} column differs from the chained payload`),
+        );
+        const verify = captureIo();
+        assert.equal(
+          await main(["audit", "verify", "--data-dir", dataDir], verify),
+          1,
+        );
+        await assert.rejects(
+          listAudit(db),
+          /The audit trail is broken at entry seq 2: run trace audit verify/,
+        );
+        for (
+          const args of [
+            [],
+            ["--json"],
+            ["--operator", "someone"],
+            ["--action", "replay.plan"],
+          ]
+        ) {
+          const io = captureIo();
+          assert.equal(
+            await main(["audit", "list", ...args, "--data-dir", dataDir], io),
+            2,
+            io.stdout(),
+          );
+          if (args[0] === "--json") {
+            assert.deepEqual(JSON.parse(io.stdout()).error, {
+              code: "ledger_integrity",
+              message:
+                "The audit trail is broken at entry seq 2: run trace audit verify",
+            });
+          } else {
+            assert.equal(
+              io.stdout(),
+              "",
+              "nothing of a broken trail is listed",
+            );
+            assert.match(io.stderr(), /audit trail is broken at entry seq 2/);
+          }
+        }
+      });
+    });
+  }
+});
+
+Deno.test("an append refuses to extend a trail whose last entry was edited", async () => {
+  await withAudit(async (db) => {
+    await appendAudit(db, RECORD);
+    await tamper(
+      db,
+      (raw) =>
+        raw.execute("UPDATE auth_audit SET operator = 'someone' WHERE seq = 1")
+          .then(() => {}),
+    );
+    await assert.rejects(
+      appendAudit(db, RECORD),
+      (error: Error) =>
+        error instanceof AuditUnavailableError &&
+        /broken at entry seq 1 .*operator column/.test(error.message),
+    );
+    assert.equal(
+      Number(
+        (await db.client.execute("SELECT COUNT(*) AS n FROM auth_audit"))
+          .rows[0]!.n,
+      ),
+      1,
+    );
+  });
+});
+
+Deno.test("trace audit head, and verify --expect-head catches a last entry removed with its head record", async () => {
+  await withAudit(async (db, dataDir) => {
+    const emptyHead = captureIo();
+    assert.equal(
+      await main(["audit", "head", "--data-dir", dataDir], emptyHead),
+      0,
+      emptyHead.stderr(),
+    );
+    assert.match(emptyHead.stdout(), /^0:sha256:0{64}\n0 entries;/);
+    for (let i = 0; i < 3; i++) await appendAudit(db, RECORD);
+    const headIo = captureIo();
+    assert.equal(
+      await main(["audit", "head", "--json", "--data-dir", dataDir], headIo),
+      0,
+    );
+    const head = JSON.parse(headIo.stdout());
+    assert.equal(head.schema, "trace.audit-head/1");
+    assert.equal(head.entries, 3);
+    assert.match(head.head, /^3:sha256:[0-9a-f]{64}$/);
+    const intact = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "verify",
+        "--expect-head",
+        head.head,
+        "--data-dir",
+        dataDir,
+      ], intact),
+      0,
+      intact.stderr(),
+    );
+    assert.match(intact.stdout(), /extends the expected head 3:sha256:/);
+
+    await tamper(db, async (raw) => {
+      await raw.execute("DELETE FROM auth_audit WHERE seq = 3");
+      await raw.execute(
+        "DELETE FROM auth_audit_head WHERE head_seq = (SELECT MAX(head_seq) FROM auth_audit_head)",
+      );
+    });
+    // The head records live in the same file: without a head kept elsewhere this passes.
+    const alone = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--data-dir", dataDir], alone),
+      0,
+    );
+    const checked = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "verify",
+        "--json",
+        "--expect-head",
+        head.head,
+        "--data-dir",
+        dataDir,
+      ], checked),
+      1,
+    );
+    const result = JSON.parse(checked.stdout());
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.expected_head, {
+      head: head.head,
+      extended: false,
+    });
+    assert.match(
+      result.broken.problem,
+      /no longer extends the expected head: it ends at entry seq 2/,
+    );
+
+    const bad = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "verify",
+        "--expect-head",
+        "3:abc",
+        "--data-dir",
+        dataDir,
+      ], bad),
+      2,
+    );
+    assert.match(bad.stderr(), /as printed by trace audit head/);
+  });
+});
+
+Deno.test("trace audit list escapes control characters and bidirectional overrides in text and JSON", async () => {
+  await withAudit(async (db, dataDir) => {
+    await appendAudit(db, {
+      ...RECORD,
+      reason: "csi \u009b31m red",
+      targets: { agent_id: "spoof \u202eevil\u202c x" },
+    });
+    const io = captureIo();
+    assert.equal(await main(["audit", "list", "--data-dir", dataDir], io), 0);
+    const json = captureIo();
+    assert.equal(
+      await main(["audit", "list", "--json", "--data-dir", dataDir], json),
+      0,
+    );
+    for (const output of [io.stdout(), json.stdout()]) {
+      assert.doesNotMatch(output, /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+    }
+    assert.match(io.stdout(), /"csi \\u\{009b\}31m red"/);
+    assert.match(io.stdout(), /agent_id=spoof \\u\{202e\}evil\\u\{202c\} x/);
+    const parsed = JSON.parse(json.stdout());
+    assert.equal(parsed.reason, "csi \u009b31m red", "JSON keeps the value");
+    assert.equal(parsed.targets.agent_id, "spoof \u202eevil\u202c x");
+  });
 });

@@ -53,9 +53,17 @@ Deno.test("a bad account configuration is refused in one line naming the account
       { "ops-1": { token: secret } },
       /account "ops-1" role is required/,
     ],
-    ["an unknown key", {
-      "ops-1": { token: secret, role: "viewer", tenant: "x" },
-    }, /account "ops-1" tenant is not a known key/],
+    [
+      "an unknown key",
+      { "ops-1": { token: secret, role: "viewer", tenant: "x" } },
+      /^TRACE_UI_AUTH_ACCOUNTS: account "ops-1" has a key that is not known; the allowed keys are token, role, application_id, user_id$/,
+      "tenant",
+    ],
+    [
+      "a secret pasted as a key",
+      { "ops-1": { token: secret, role: "viewer", [`${secret}-key`]: 1 } },
+      /account "ops-1" has a key that is not known/,
+    ],
     ["a token that is not a string", {
       "ops-1": { token: 12345678901234567, role: "viewer" },
     }, /account "ops-1" token must be a string/],

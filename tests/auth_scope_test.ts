@@ -89,6 +89,31 @@ Deno.test("query parameters only narrow: each scope key, anonymous included, is 
   });
 });
 
+Deno.test("the finder's selected_application_id only narrows too", async () => {
+  await withHost({}, async ({ app }) => {
+    for (
+      const [as, app_id, expected] of [
+        ["support-app1", "app-1", 200],
+        ["support-app1", "app-2", 403],
+        ["viewer-1", "app-2", 200],
+      ] as const
+    ) {
+      const response = await ask(
+        app,
+        "GET",
+        `/traces/find.json?selected=evt-answer&selected_application_id=${app_id}`,
+        { as },
+      );
+      const text = await response.text();
+      assert.equal(response.status, expected, `${as} ${app_id}: ${text}`);
+      if (expected === 403) {
+        assert.match(text, /outside this account's scope/);
+        assert.ok(!text.includes("app-2"), text);
+      }
+    }
+  });
+});
+
 Deno.test("a tenant-bound analyst cannot reach another application's event by editing the URL", async () => {
   await withHost({}, async ({ app }) => {
     const { cookie } = await signInAs(app, "support-app1");

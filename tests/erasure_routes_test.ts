@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { Hono } from "hono";
+import { listAudit } from "../lib/auth/mod.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { createApp } from "../routes/app.ts";
 import type { ErasureAuditEntry } from "../routes/erasure.ts";
@@ -76,12 +77,20 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
     assert.equal(receipt.receipt.trigger, "operator");
     assert.deepEqual(await indexedIds(db), ["b1", "m1", "n1", "n2"]);
 
-    // Every request was audited first, by digest; the apply names its receipt.
-    assert.deepEqual(audited.map((a) => a.action), [
-      "obs.erasure.plan",
-      "obs.erasure.apply",
-      "obs.erasure.apply",
+    // Every request was audited first, by digest, then with how it ended;
+    // the apply names its receipt.
+    assert.deepEqual(audited.map((a) => [a.action, a.outcome, a.detail]), [
+      ["obs.erasure.plan", "attempted", null],
+      ["obs.erasure.plan", "succeeded", null],
+      ["obs.erasure.apply", "attempted", null],
+      ["obs.erasure.apply", "refused", "refused"],
+      ["obs.erasure.apply", "attempted", null],
+      ["obs.erasure.apply", "succeeded", null],
     ]);
+    for (let i = 0; i < audited.length; i += 2) {
+      assert.equal(audited[i]!.request_id, audited[i + 1]!.request_id);
+    }
+    assert.notEqual(audited[0]!.request_id, audited[2]!.request_id);
     assert.equal(audited.at(-1)!.receipt_id, receipt.receipt.receipt_id);
     assert.equal(audited.at(-1)!.subject_digest, plan.subject_digest);
     assert.ok(!JSON.stringify(audited).includes("alice"));
@@ -123,5 +132,123 @@ Deno.test("POST /api/erasures refuses bad bodies, other methods, a failing audit
       501,
     );
     assert.equal((await indexedIds(db)).length, 7);
+  });
+});
+
+Deno.test("POST /api/erasures with the default audit: a refused apply is never recorded as succeeded", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const stale = await post(app, {
+      subject: SUBJECT,
+      apply: true,
+      confirmation: "erase 3 events 0000000000000000",
+    }, ADMIN);
+    assert.equal(stale.status, 400);
+    assert.equal((await indexedIds(db)).length, 7, "nothing was erased");
+    const entries = await listAudit(db);
+    assert.deepEqual(entries.map((e) => [e.action, e.outcome]), [
+      ["subject.erase", "refused"],
+      ["subject.erase", "attempted"],
+    ]);
+    assert.ok(
+      entries.every((e) => !String(e.payload.detail).includes("alice")),
+    );
+
+    const plan = await (await post(app, { subject: SUBJECT }, ADMIN)).json();
+    const applied = await post(app, {
+      subject: SUBJECT,
+      apply: true,
+      confirmation: plan.confirmation,
+    }, ADMIN);
+    assert.equal(applied.status, 200);
+    const { receipt } = await applied.json();
+    const [done, attempt] = await listAudit(db, { limit: 2 });
+    assert.equal(attempt!.outcome, "attempted");
+    assert.equal(done!.outcome, "succeeded");
+    const id = receipt.receipt.receipt_id;
+    assert.match(String(done!.payload.detail), new RegExp(`receipt ${id}$`));
+    const request = /request (\S+)/.exec(String(attempt!.payload.detail))![1]!;
+    assert.ok(String(done!.payload.detail).includes(`request ${request}`));
+  });
+});
+
+Deno.test("POST /api/erasures: an outcome the audit cannot record withholds a dry run, and flags an applied erasure", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const outcomes: string[] = [];
+    const app = createApp({
+      db,
+      uiAuthToken: ADMIN,
+      erasureKey: TEST_KEY,
+      erasureAudit: (entry) => {
+        outcomes.push(entry.outcome);
+        return entry.outcome === "attempted"
+          ? Promise.resolve()
+          : Promise.reject(new Error("audit disk full"));
+      },
+    });
+    const dry = await post(app, { subject: SUBJECT }, ADMIN);
+    assert.equal(dry.status, 503);
+    const withheld = await dry.text();
+    assert.match(withheld, /could not record the dry run's outcome/);
+    assert.doesNotMatch(withheld, /confirmation/);
+
+    const plain = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const plan = await (await post(plain, { subject: SUBJECT }, ADMIN)).json();
+    const applied = await post(app, {
+      subject: SUBJECT,
+      apply: true,
+      confirmation: plan.confirmation,
+    }, ADMIN);
+    assert.equal(applied.status, 200);
+    const body = await applied.json();
+    assert.equal(body.result.events, 3);
+    assert.match(body.audit_warning, /outcome could not be written/);
+    assert.deepEqual(outcomes, [
+      "attempted",
+      "succeeded",
+      "attempted",
+      "succeeded",
+    ]);
+  });
+});
+
+Deno.test("POST /api/erasures takes up to 1 MiB and refuses more with the body-limit message", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const ids = Array.from(
+      { length: 10_000 },
+      (_, i) => `event-id-${String(i).padStart(12, "0")}`,
+    );
+    const many = await post(app, {
+      subject: { application_id: "app", event_ids: ids },
+    }, ADMIN);
+    assert.equal(many.status, 200, await many.clone().text());
+    assert.equal((await many.json()).dry_run, true);
+
+    const huge = await post(app, {
+      subject: { application_id: "app", event_ids: ["x".repeat(2 << 20)] },
+    }, ADMIN);
+    assert.equal(huge.status, 413);
+    assert.match(
+      (await huge.json()).error.message,
+      /^Cannot read the request: the request body exceeds 1048576 bytes; send a smaller body$/,
+    );
+    // Other operator writes keep their 64 KiB bound, with the same wording.
+    const reveal = await app.request("http://127.0.0.1/traces/reveal", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${ADMIN}`,
+      },
+      body: JSON.stringify({ reason: "x".repeat(70_000) }),
+    });
+    assert.equal(reveal.status, 413);
+    assert.match(
+      (await reveal.json()).error.message,
+      /the request body exceeds 65536 bytes/,
+    );
   });
 });

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   AccountBook,
+  HookError,
   resolveArtifact,
   resolveIdentity,
 } from "../lib/auth/mod.ts";
@@ -105,7 +106,7 @@ Deno.test("account resolution refuses emails in URLs, never echoes one in an err
     });
     assert.equal(unknown.status, 502);
     const text = await unknown.text();
-    assert.match(text, /The host's identityResolver failed/);
+    assert.match(text, /The host's identityResolver resolved no account/);
     assert.ok(!text.includes("zed@") && !logs.join("\n").includes("zed@"));
     assert.match(logs.join("\n"), /hook: identityResolver threw/);
   });
@@ -120,7 +121,7 @@ Deno.test("a resolver answer outside the operator's scope, or malformed, is refu
         scope,
       }),
     ),
-    /the resolved account is outside this account's scope/,
+    /identityResolver resolved no account in your scope/,
   );
   await assert.rejects(
     Promise.resolve(
@@ -129,7 +130,8 @@ Deno.test("a resolver answer outside the operator's scope, or malformed, is refu
         scope: { user_id: "v" },
       }),
     ),
-    /outside this account's scope/,
+    (error: unknown) =>
+      error instanceof HookError && error.failure === "out_of_scope",
   );
   for (
     const answer of [null, {}, { user_id: "" }, { user_id: "x".repeat(257) }, {
@@ -158,6 +160,38 @@ Deno.test("a resolver answer outside the operator's scope, or malformed, is refu
     }),
     /identityResolver did not answer in time/,
   );
+});
+
+Deno.test("an email of another tenant and an unknown email get the same answer; the audit trail tells them apart", async () => {
+  await withHost({}, async ({ app, accounts, db, logs }) => {
+    accounts.replace({
+      "ops-app1": {
+        token: "example-ops-app1-token-0001",
+        role: "operator",
+        application_id: "app-1",
+      },
+    });
+    const answers = [];
+    for (const email of ["bo@example.com", "zed@example.com"]) {
+      const response = await ask(app, "POST", "/traces/account/resolve", {
+        token: "example-ops-app1-token-0001",
+        json: { email },
+      });
+      answers.push([response.status, await response.text()]);
+    }
+    assert.deepEqual(answers[0], answers[1], "the answers differ");
+    assert.equal(answers[0]![0], 502);
+    assert.doesNotMatch(String(answers[0]![1]), /bo@|zed@|user-bo|app-2/);
+    const rows = (await auditRows(db)).slice(-2).map((row) => {
+      const entry = JSON.parse(String(row.payload));
+      return [entry.outcome, entry.detail];
+    });
+    assert.deepEqual(rows, [
+      ["refused", "identityResolver:out_of_scope"],
+      ["failed", "identityResolver:threw"],
+    ]);
+    assert.doesNotMatch(logs.join("\n"), /bo@|zed@|user-bo/);
+  });
 });
 
 Deno.test("artifact lookups: ownership must be verified, the ref must be evidence in scope, and the answer is audited", async () => {

@@ -295,6 +295,29 @@ Deno.test("a draft and its audit entry are written together or not at all", asyn
   });
 });
 
+Deno.test("a draft that cannot be stored is audited as failed, never as succeeded", async () => {
+  await withHost({}, async ({ app, db }) => {
+    await db.client.execute(
+      "CREATE TRIGGER drafts_broken BEFORE INSERT ON auth_replay_drafts BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+    );
+    const response = await ask(app, "POST", "/traces/replays", {
+      as: "analyst-1",
+      json: {
+        agent_id: "support-bot",
+        root_trace_id: "root-1",
+        turn_id: "turn-1",
+        application_id: "app-1",
+      },
+    });
+    assert.equal(response.status, 500);
+    await response.body?.cancel();
+    const rows = await auditRows(db);
+    assert.deepEqual(rows.map((r) => [r.action, r.outcome]), [
+      ["replay.draft", "failed"],
+    ]);
+  });
+});
+
 Deno.test("read-only mode refuses drafts but still serves the inert plan", async () => {
   await withHost({ readOnly: true }, async ({ app }) => {
     const plan = await ask(app, "GET", TURN_1, { as: "analyst-1" });

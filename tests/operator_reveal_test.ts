@@ -117,6 +117,21 @@ Deno.test("a reveal needs a reason that names no email, and reaches only the adm
         ["", /reason: is required|must say why/],
         ["ok", /must say why/],
         ["customer ada@example.com asked", /must not contain an email address/],
+        [
+          "customer ada＠example.com asked",
+          /must not contain an email address/,
+        ],
+        [
+          "customer ada﹫example.com asked",
+          /must not contain an email address/,
+        ],
+        ["customer ada @ example.com", /must not contain an email address/],
+        ["customer ada@examplecom", /must not contain an email address/],
+        ["customer ada(at)example.com", /must not contain an email address/],
+        ["customer ada [AT] example", /must not contain an email address/],
+        ["csi \u009b31m red", /without control characters or direction/],
+        ["spoof \u202eevil\u202c x", /without control characters or direction/],
+        ["line\u2028break", /without control characters or direction/],
       ] as const
     ) {
       const { reason: _r, ...rest } = REVEAL;
@@ -127,7 +142,7 @@ Deno.test("a reveal needs a reason that names no email, and reaches only the adm
       assert.equal(response.status, 400, String(reason));
       const text = await response.text();
       assert.match(text, pattern);
-      assert.ok(!text.includes("ada@example.com"), "the email was echoed");
+      assert.ok(!text.includes("ada"), "the reason was echoed");
     }
     // An admin bound to app-2 cannot reveal app-1's event, nor ask for app-1.
     accounts.replace({

@@ -55,6 +55,35 @@ Deno.test("a spent or wrong login token gets a page that says so and how to get 
   });
 });
 
+Deno.test("a login link followed from another site is not exchanged; pasted into the address bar it works", async () => {
+  await withUiApp({ adminToken: ADMIN_TOKEN }, async ({ app, login }) => {
+    for (const site of ["cross-site", "same-site"]) {
+      const response = await app.request(
+        at(`${login.path}&next=/traces/health`),
+        page({ "sec-fetch-site": site, "sec-fetch-mode": "navigate" }),
+      );
+      assert.equal(response.status, 403, site);
+      assert.equal(response.headers.get("set-cookie"), null, site);
+      assert.match(await response.text(), /opened from another site/);
+    }
+    const admin = await app.request(
+      at(`/login?token=${ADMIN_TOKEN}`),
+      page({ "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" }),
+    );
+    assert.equal(admin.status, 403);
+    assert.equal(admin.headers.get("set-cookie"), null);
+    await admin.body?.cancel();
+    // The one-time token was not spent by the refused visits.
+    const pasted = await app.request(
+      at(`${login.path}&next=/traces/health`),
+      page({ "sec-fetch-site": "none", "sec-fetch-mode": "navigate" }),
+    );
+    assert.equal(pasted.status, 303);
+    assert.equal(pasted.headers.get("location"), "/traces/health");
+    assert.match(pasted.headers.get("set-cookie") ?? "", /^trace_session_/);
+  });
+});
+
 Deno.test("a spent login link in a signed-in browser goes on to the page", async () => {
   await withUiApp({}, async (fixture) => {
     const cookie = await signIn(fixture);

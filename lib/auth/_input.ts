@@ -10,17 +10,46 @@
 import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
 
-// deno-lint-ignore no-control-regex
-const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
-const EMAIL_LIKE = /[^\s@]+@[^\s@]+\.[^\s@]+/;
+// C0 and C1 controls, DEL, line and paragraph separators, and the
+// bidirectional marks, embeddings, overrides and isolates: each can forge a
+// line or make text display as something else where it is printed.
+const UNSAFE_TEXT =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-/** An opaque identifier: 1 to 256 characters, no control characters. */
+/** True when `text` is well-formed Unicode holding none of the characters above. */
+function safeLine(text: string): boolean {
+  return text.isWellFormed() && !UNSAFE_TEXT.test(text);
+}
+
+/** An opaque identifier: 1 to 256 characters, no control, separator or bidi characters. */
 export const OpaqueId = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
   v.maxLength(256, "must be at most 256 characters"),
-  v.regex(NO_CONTROL, "must not contain control characters"),
+  v.check(
+    safeLine,
+    "must not contain control characters, line separators or direction overrides",
+  ),
 );
+
+// An @ in any form NFKC folds to one (full-width, small), however spaced,
+// and "(at)" in brackets. A reason names a ticket or a case, so the cost of
+// refusing "@oncall" is small.
+const AT_SIGN = /@|[([{<]\s*at\s*[)\]}>]/i;
+
+/**
+ * Whether `text` looks like it carries an email address. NFKC folds
+ * compatibility forms (full-width and small `@`, full-width letters) first.
+ * Catches `a@b.c`, `a@bc`, `a @ b.c`, `a＠b.c`, `a﹫b.c`, `a(at)b.c`,
+ * `a [at] b`; does not catch an address spelled out in words (`jane dot doe
+ * at example dot com`), one split by other characters, or a name, phone
+ * number or user id: the reason is the operator's own text, and this check
+ * only stops the obvious slip.
+ */
+export function mentionsEmail(text: string): boolean {
+  return AT_SIGN.test(text.normalize("NFKC"));
+}
 
 /** Why an operator acts: required, short, and never an email address. */
 export const Reason = v.pipe(
@@ -28,10 +57,13 @@ export const Reason = v.pipe(
   v.trim(),
   v.minLength(3, "must say why, in at least 3 characters"),
   v.maxLength(500, "must be at most 500 characters"),
-  v.regex(NO_CONTROL, "must be one line without control characters"),
   v.check(
-    (text) => !EMAIL_LIKE.test(text),
-    "must not contain an email address; name a ticket or case instead",
+    safeLine,
+    "must be one line without control characters or direction overrides",
+  ),
+  v.check(
+    (text) => !mentionsEmail(text),
+    "must not contain an email address (or an @); name a ticket or case instead",
   ),
 );
 

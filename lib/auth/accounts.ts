@@ -52,7 +52,10 @@ const ScopeId = v.pipe(
   v.regex(OPAQUE, "must be 1 to 256 characters without control characters"),
 );
 
-/** One account as configured. Messages never quote a value. */
+/** The keys an account may have. */
+const ACCOUNT_KEYS = ["token", "role", "application_id", "user_id"] as const;
+
+/** One account as configured. Messages never quote a value, nor an unknown key (it may be a token pasted in the wrong place). */
 const AccountSpecSchema = v.strictObject(
   {
     token: v.pipe(
@@ -69,7 +72,9 @@ const AccountSpecSchema = v.strictObject(
   },
   (issue) =>
     issue.expected === "never"
-      ? "is not a known key (token, role, application_id, user_id)"
+      ? `has a key that is not known; the allowed keys are ${
+        ACCOUNT_KEYS.join(", ")
+      }`
       : issue.received === "undefined"
       ? "is required"
       : "must be a JSON object",
@@ -180,7 +185,10 @@ function checkAccount(name: string, raw: unknown): AccountSpec {
   const parsed = v.safeParse(AccountSpecSchema, raw);
   if (!parsed.success) {
     const issue = parsed.issues[0]!;
-    const key = issue.path?.map((item) => String(item.key)).join(".");
+    // Only a known key is named: an unknown one may itself be a secret.
+    const key = issue.expected === "never"
+      ? undefined
+      : issue.path?.map((item) => String(item.key)).join(".");
     throw accountError(name, key ? `${key} ${issue.message}` : issue.message);
   }
   return parsed.output;

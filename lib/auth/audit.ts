@@ -6,11 +6,14 @@
  * keyed digests (`subject_digest.ts`).
  *
  * Entries are append-only rows chained with the ledger's digest functions
- * (`payloadDigest`, `chainDigest`), each append also writing a head record,
- * so an edited, removed or truncated entry is found by {@link verifyAudit}.
- * A privileged action fails closed: {@link appendAudit} throws
- * {@link AuditUnavailableError} when the entry cannot be written, and the
- * caller answers nothing of what the action found.
+ * (`payloadDigest`, `chainDigest`), each append also writing a head record;
+ * {@link verifyAudit} (`audit_verify.ts`) finds an edited, removed or
+ * reordered entry, and readers (`audit_list.ts`) refuse a broken trail. An
+ * append first checks the entry it extends and the newest head record, so a
+ * trail whose end was edited is not extended. A privileged action fails
+ * closed: {@link appendAudit} throws {@link AuditUnavailableError} when the
+ * entry cannot be written, and the caller answers nothing of what the
+ * action found.
  *
  * @module
  */
@@ -18,24 +21,24 @@
 import type { Transaction } from "@libsql/client";
 import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
-import { LedgerIntegrityError, StorageError, TraceError } from "../errors.ts";
-import {
-  chainDigest,
-  type EntryKind,
-  GENESIS,
-  payloadDigest,
-} from "../ledger/chain.ts";
+import { StorageError, TraceError } from "../errors.ts";
+import { GENESIS, payloadDigest } from "../ledger/chain.ts";
+import { auditChain, auditRowProblem } from "./_audit_chain.ts";
 import type { Action } from "./permissions.ts";
 import type { AuthMethod, Role, TenantScope } from "./roles.ts";
-import {
-  readSubjectKey,
-  subjectDigest,
-  subjectKeyFor,
-  type SubjectKind,
-} from "./subject_digest.ts";
+import { subjectDigest, subjectKeyFor } from "./subject_digest.ts";
 
-/** How an audited action ended. */
-export const AUDIT_OUTCOMES = ["succeeded", "refused", "failed"] as const;
+/**
+ * How an audited action ended. `attempted` is written before an action
+ * that changes something (an erasure), so it is never run unaudited; its
+ * outcome follows in a second entry.
+ */
+export const AUDIT_OUTCOMES = [
+  "attempted",
+  "succeeded",
+  "refused",
+  "failed",
+] as const;
 /** One of {@link AUDIT_OUTCOMES}. */
 export type AuditOutcome = typeof AUDIT_OUTCOMES[number];
 
@@ -114,9 +117,6 @@ export class AuditUnavailableError extends StorageError {
   }
 }
 
-/** The kind audit entries are chained under (they live in their own chain, never in the ledger). */
-const AUDIT_KIND = "audit" as unknown as EntryKind;
-
 const DIGESTED: readonly ("event_id" | "thread_id" | "memory_id")[] = [
   "event_id",
   "thread_id",
@@ -126,6 +126,9 @@ const DIGESTED: readonly ("event_id" | "thread_id" | "memory_id")[] = [
 /**
  * Appends one entry. With `write`, runs it in the same transaction first, so
  * the record and what it describes are committed together or not at all.
+ * An error of `write` is the action's own and is thrown as it is (the
+ * caller records that failure); an error writing the entry is an
+ * {@link AuditUnavailableError}.
  */
 export async function appendAudit(
   db: TraceDb,
@@ -139,12 +142,19 @@ export async function appendAudit(
     throw new AuditUnavailableError((error as Error).message, { cause: error });
   }
   try {
-    if (write) await write(tx);
+    if (write) {
+      try {
+        await write(tx);
+      } catch (error) {
+        throw new ActionFailed(error);
+      }
+    }
     const entry = await insertEntry(tx, record);
     await tx.commit();
     return entry;
   } catch (error) {
     await tx.rollback().catch(() => {});
+    if (error instanceof ActionFailed) throw error.cause;
     if (error instanceof TraceError && !(error instanceof StorageError)) {
       throw error;
     }
@@ -153,6 +163,11 @@ export async function appendAudit(
   } finally {
     tx.close();
   }
+}
+
+/** Carries an error of the audited write past the audit's own error handling. */
+class ActionFailed {
+  constructor(readonly cause: unknown) {}
 }
 
 async function insertEntry(
@@ -165,10 +180,7 @@ async function insertEntry(
   const payload = auditPayload(record, key, entryId, createdAt);
   const text = canonicalJson(payload);
   const digest = payloadDigest(text);
-  const last = await tx.execute(
-    "SELECT chain_digest FROM auth_audit ORDER BY seq DESC LIMIT 1",
-  );
-  const prev = last.rows[0] ? String(last.rows[0].chain_digest) : GENESIS;
+  const prev = await intactTail(tx);
   const chain = auditChain(prev, entryId, createdAt, digest);
   const inserted = await tx.execute({
     sql:
@@ -207,22 +219,33 @@ async function insertEntry(
   };
 }
 
-/** The ledger's version-2 chain digest over an audit row's columns. */
-function auditChain(
-  prev: string,
-  entryId: string,
-  createdAt: string,
-  digest: string,
-): string {
-  return chainDigest({
-    chain_version: 2,
-    prev_chain: prev,
-    kind: AUDIT_KIND,
-    entity_id: entryId,
-    target_id: null,
-    created_at: createdAt,
-    payload_digest: digest,
-  });
+/**
+ * The chain digest to extend: the newest entry's, once that entry checks
+ * out on its own and the newest head record names it. A trail whose end was
+ * edited is refused (the action it would record is refused with it).
+ */
+async function intactTail(tx: Transaction): Promise<string> {
+  const last = (await tx.execute(
+    "SELECT * FROM auth_audit ORDER BY seq DESC LIMIT 1",
+  )).rows[0];
+  const head = (await tx.execute(
+    "SELECT entry_seq, chain_digest FROM auth_audit_head ORDER BY head_seq DESC LIMIT 1",
+  )).rows[0];
+  if (!last && !head) return GENESIS;
+  const seq = last ? Number(last.seq) : Number(head!.entry_seq);
+  const problem = !last || !head
+    ? "head records and entries disagree"
+    : auditRowProblem(last, String(last.prev_chain)) ??
+      (Number(head.entry_seq) !== seq ||
+          String(head.chain_digest) !== String(last.chain_digest)
+        ? "the newest head record names another entry"
+        : null);
+  if (problem) {
+    throw new AuditUnavailableError(
+      `the trail is broken at entry seq ${seq} (${problem}); run trace audit verify`,
+    );
+  }
+  return String(last!.chain_digest);
 }
 
 /** The stored form of a record: content-free, identifying ids digested. */
@@ -281,166 +304,4 @@ function digestTargets(
     };
   }
   return out;
-}
-
-/** Filters of {@link listAudit}. */
-export interface AuditListOptions {
-  /** At most this many, newest first (default 50). */
-  limit?: number;
-  /** Only this operator's entries. */
-  operator?: string;
-  /** Only this action's entries. */
-  action?: string;
-  /** Only entries naming this subject (its digest is computed here). */
-  subject?: { kind: SubjectKind; value: string };
-}
-
-/** The newest entries, each checked against its payload digest. */
-export async function listAudit(
-  db: TraceDb,
-  options: AuditListOptions = {},
-): Promise<AuditEntry[]> {
-  const where: string[] = [];
-  const args: (string | number)[] = [];
-  if (options.operator !== undefined) {
-    where.push("operator = ?");
-    args.push(options.operator);
-  }
-  if (options.action !== undefined) {
-    where.push("action = ?");
-    args.push(options.action);
-  }
-  if (options.subject) {
-    const key = await readSubjectKey(db);
-    if (key === null) return [];
-    const { kind, value } = options.subject;
-    where.push("instr(payload, ?) > 0");
-    args.push(JSON.stringify(subjectDigest(key, kind, value)));
-  }
-  const result = await db.client.execute({
-    sql: `SELECT * FROM auth_audit ${
-      where.length ? `WHERE ${where.join(" AND ")}` : ""
-    } ORDER BY seq DESC LIMIT ?`,
-    args: [...args, options.limit ?? 50],
-  });
-  return result.rows.map((row) => checkedEntry(row));
-}
-
-function checkedEntry(row: Record<string, unknown>): AuditEntry {
-  const seq = Number(row.seq);
-  const text = String(row.payload);
-  if (payloadDigest(text) !== String(row.payload_digest)) {
-    throw new LedgerIntegrityError(
-      `The audit entry at seq ${seq} was changed after it was written; run trace audit verify`,
-    );
-  }
-  return {
-    seq,
-    entry_id: String(row.entry_id),
-    created_at: String(row.created_at),
-    operator: String(row.operator),
-    action: String(row.action),
-    outcome: String(row.outcome),
-    payload: JSON.parse(text),
-    payload_digest: String(row.payload_digest),
-    chain_digest: String(row.chain_digest),
-  };
-}
-
-/** What {@link verifyAudit} found. */
-export interface AuditVerification {
-  /** True when every entry's digest and link checks out. */
-  ok: boolean;
-  /** Entries checked. */
-  entries: number;
-  /** The last entry's chain digest (keep it elsewhere to detect a replaced file). */
-  head: { seq: number; chain_digest: string } | null;
-  /** The first problem, or `null` when intact. */
-  broken: { seq: number; problem: string } | null;
-}
-
-const PAGE = 500;
-
-/** Recomputes every payload digest and the chain, and checks the head records. */
-export async function verifyAudit(db: TraceDb): Promise<AuditVerification> {
-  let prev = GENESIS;
-  let count = 0;
-  let last: { seq: number; chain_digest: string } | null = null;
-  let after = 0;
-  for (;;) {
-    const page = await db.client.execute({
-      sql: "SELECT * FROM auth_audit WHERE seq > ? ORDER BY seq LIMIT ?",
-      args: [after, PAGE],
-    });
-    for (const row of page.rows) {
-      const seq = Number(row.seq);
-      const problem = rowProblem(row, prev);
-      if (problem) return broken(count, last, seq, problem);
-      prev = String(row.chain_digest);
-      last = { seq, chain_digest: prev };
-      count++;
-      after = seq;
-    }
-    if (page.rows.length < PAGE) break;
-  }
-  const headProblem = await checkHead(db, count, last);
-  if (headProblem) {
-    return broken(count, last, headProblem.seq, headProblem.problem);
-  }
-  return { ok: true, entries: count, head: last, broken: null };
-}
-
-function rowProblem(
-  row: Record<string, unknown>,
-  prev: string,
-): string | null {
-  const text = String(row.payload);
-  const digest = String(row.payload_digest);
-  if (payloadDigest(text) !== digest) return "payload digest mismatch";
-  if (String(row.prev_chain) !== prev) {
-    return "previous chain digest mismatch (an entry before it was removed or changed)";
-  }
-  const expected = auditChain(
-    prev,
-    String(row.entry_id),
-    String(row.created_at),
-    digest,
-  );
-  if (expected !== String(row.chain_digest)) return "chain digest mismatch";
-  return null;
-}
-
-async function checkHead(
-  db: TraceDb,
-  count: number,
-  last: { seq: number; chain_digest: string } | null,
-): Promise<{ seq: number; problem: string } | null> {
-  const head = await db.client.execute(
-    "SELECT entry_seq, entry_count, chain_digest FROM auth_audit_head ORDER BY head_seq DESC LIMIT 1",
-  );
-  const row = head.rows[0];
-  if (!row) {
-    return last ? { seq: last.seq, problem: "head records are missing" } : null;
-  }
-  const headSeq = Number(row.entry_seq);
-  if (
-    !last || headSeq !== last.seq || Number(row.entry_count) !== count ||
-    String(row.chain_digest) !== last.chain_digest
-  ) {
-    return {
-      seq: headSeq,
-      problem:
-        "the head names an entry that is no longer the last one (entries were removed)",
-    };
-  }
-  return null;
-}
-
-function broken(
-  entries: number,
-  head: { seq: number; chain_digest: string } | null,
-  seq: number,
-  problem: string,
-): AuditVerification {
-  return { ok: false, entries, head, broken: { seq, problem } };
 }

@@ -121,8 +121,18 @@ export function hookAvailability(hooks: HostHooks): HookAvailability {
 /** How long a hook may take before the request gives up on it. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
 
-/** Why a hook call did not give a usable answer. */
-export type HookFailure = "threw" | "invalid_result" | "timed_out" | "refused";
+/**
+ * Why a hook call did not give a usable answer. `out_of_scope`: the
+ * identity resolver named a user the operator may not read (answered like
+ * `threw`, so the answer does not tell an email of another tenant from an
+ * unknown one; the audit trail records which).
+ */
+export type HookFailure =
+  | "threw"
+  | "invalid_result"
+  | "timed_out"
+  | "refused"
+  | "out_of_scope";
 
 /** A hook failed; the message names the hook and the failure only. */
 export class HookError extends TraceError {
@@ -130,7 +140,12 @@ export class HookError extends TraceError {
   readonly failure: HookFailure;
 
   constructor(hook: HookName, failure: HookFailure, message: string) {
-    super(failure === "refused" ? "forbidden" : "protocol", message);
+    super(
+      failure === "refused" || failure === "out_of_scope"
+        ? "forbidden"
+        : "protocol",
+      message,
+    );
     this.name = "HookError";
     this.hook = hook;
     this.failure = failure;
@@ -142,7 +157,16 @@ const FAILURE_WORDS: Record<HookFailure, string> = {
   invalid_result: "answered something other than the required result",
   timed_out: "did not answer in time",
   refused: "did not confirm access",
+  out_of_scope: "named an account outside the operator's scope",
 };
+
+/**
+ * The one answer of an identity resolution that gave no user in scope:
+ * whether the email is unknown to the host (its resolver threw) or belongs
+ * to another tenant, the operator reads the same words.
+ */
+const UNRESOLVED =
+  "The host's identityResolver resolved no account in your scope; the server log and the audit trail have the kind of failure";
 
 function hookError(hook: HookName, failure: HookFailure): HookError {
   return new HookError(
@@ -208,12 +232,21 @@ export async function resolveIdentity(
   request: IdentityRequest,
   options: HookCallOptions = {},
 ): Promise<IdentityResolution> {
-  const answer = await callHook(
-    "identityResolver",
-    resolver,
-    request,
-    options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-  );
+  let answer: unknown;
+  try {
+    answer = await callHook(
+      "identityResolver",
+      resolver,
+      request,
+      options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+    );
+  } catch (error) {
+    // A host throws for an email it does not know: answered as out of scope is.
+    if (error instanceof HookError && error.failure === "threw") {
+      throw new HookError("identityResolver", "threw", UNRESOLVED);
+    }
+    throw error;
+  }
   const parsed = v.safeParse(IdentitySchema, answer);
   if (!parsed.success) throw hookError("identityResolver", "invalid_result");
   const { user_id, application_id } = parsed.output;
@@ -224,10 +257,7 @@ export async function resolveIdentity(
       application_id !== scope.application_id) ||
     ("user_id" in scope && scope.user_id !== user_id)
   ) {
-    throw new TraceError(
-      "forbidden",
-      "Forbidden: the resolved account is outside this account's scope",
-    );
+    throw new HookError("identityResolver", "out_of_scope", UNRESOLVED);
   }
   return application_id === undefined
     ? { user_id }

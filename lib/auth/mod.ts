@@ -85,15 +85,22 @@ export {
   AUDIT_OUTCOMES,
   type AuditActor,
   type AuditEntry,
-  type AuditListOptions,
   type AuditOutcome,
   type AuditRecord,
   type AuditTargets,
   AuditUnavailableError,
-  type AuditVerification,
-  listAudit,
-  verifyAudit,
 } from "./audit.ts";
+export {
+  type AuditHead,
+  auditHead,
+  type AuditPoint,
+  type AuditVerification,
+  type AuditVerifyOptions,
+  formatAuditHead,
+  parseAuditHead,
+  verifyAudit,
+} from "./audit_verify.ts";
+export { type AuditListOptions, listAudit } from "./audit_list.ts";
 export {
   AUTH_COMPONENT,
   AUTH_MIGRATIONS,

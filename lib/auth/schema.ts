@@ -4,8 +4,9 @@
  *
  * - `auth_audit`: the audit trail, append-only and hash-chained with the
  *   ledger's digest functions; triggers refuse UPDATE and DELETE.
- * - `auth_audit_head`: one head record per append (a removed last entry
- *   leaves a head naming it), as the ledger keeps.
+ * - `auth_audit_head`: one head record per append, as the ledger keeps (a
+ *   last entry removed alone leaves a head naming it; one removed with its
+ *   head record is caught only by a head kept elsewhere, `trace audit head`).
  * - `auth_keys`: the random key of subject digests (user, event, resource
  *   ids are stored keyed, so erasing a subject never rewrites the chain).
  * - `auth_replay_drafts`: inert replay drafts, reviewable and never edited.

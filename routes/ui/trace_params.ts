@@ -129,6 +129,10 @@ export function parseFinderParams(
   if (selectedApp !== undefined && selected === undefined) {
     throw invalid("selected_application_id needs selected");
   }
+  // A selection names a tenant too: it may narrow the scope, never widen it.
+  if (selectedApp !== undefined) {
+    narrowScope(scope, { application_id: selectedApp });
+  }
   return {
     filter: withinScope(filter, scope),
     ...(q === undefined ? {} : { q }),

@@ -2,7 +2,9 @@
  * The erasure key: 32 random bytes in `<data-dir>/erasure.key` (hex, owner
  * only), created on first use. It lives beside the database, not in it, so a
  * copy of `trace.db` alone cannot be searched for a guessed subject by
- * recomputing receipt digests.
+ * recomputing receipt digests. As with the database files, a caller that
+ * may write (the default) makes an existing key owner-only (0600) when an
+ * older build, a copy or the umask left it wider; readers touch nothing.
  *
  * @module
  */
@@ -28,7 +30,10 @@ export async function erasureKey(
 ): Promise<Uint8Array> {
   const path = join(dataDir, ERASURE_KEY_FILE);
   const existing = await readKey(path);
-  if (existing) return existing;
+  if (existing) {
+    if (options.create !== false) await makePrivate(path);
+    return existing;
+  }
   if (options.create === false) {
     throw new StorageError(
       `No erasure key at ${path}: receipts of this data directory cannot be checked without the key they were made with; restore the file from a backup`,
@@ -87,6 +92,25 @@ async function readKey(path: string): Promise<Uint8Array | null> {
     );
   }
   return Uint8Array.from(hex.match(/../g)!, (pair) => parseInt(pair, 16));
+}
+
+/** chmod 0600 unless it already is (POSIX only); a key others can read lets them test guessed subjects. */
+async function makePrivate(path: string): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  const info = await Deno.lstat(path);
+  if (((info.mode ?? 0) & 0o777) === 0o600) return;
+  try {
+    await Deno.chmod(path, 0o600);
+  } catch (error) {
+    throw new StorageError(
+      `Cannot make the erasure key ${path} private (mode 0600): ${
+        error instanceof Deno.errors.PermissionDenied
+          ? "you do not own it"
+          : (error as Error).message.split(":")[0]
+      }; fix its owner or mode, then retry`,
+      { cause: error },
+    );
+  }
 }
 
 function toHex(bytes: Uint8Array): string {

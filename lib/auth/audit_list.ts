@@ -1,0 +1,104 @@
+/**
+ * Reading the audit trail. Like the ledger's readers, {@link listAudit}
+ * verifies the whole trail first, in the same snapshot as the rows it
+ * returns, and refuses a trail `trace audit verify` calls broken: a forged
+ * operator, action or outcome column is never listed or filtered on.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { LedgerIntegrityError } from "../errors.ts";
+import {
+  type AuditExecutor,
+  auditRowProblem,
+  parsePayload,
+} from "./_audit_chain.ts";
+import type { AuditEntry } from "./audit.ts";
+import { brokenAudit, verifyAuditIn } from "./audit_verify.ts";
+import {
+  readSubjectKey,
+  subjectDigest,
+  type SubjectKind,
+} from "./subject_digest.ts";
+
+/** Filters of {@link listAudit}. */
+export interface AuditListOptions {
+  /** At most this many, newest first (default 50). */
+  limit?: number;
+  /** Only this operator's entries. */
+  operator?: string;
+  /** Only this action's entries. */
+  action?: string;
+  /** Only entries naming this subject (its digest is computed here). */
+  subject?: { kind: SubjectKind; value: string };
+}
+
+/** The newest entries of a verified trail; throws `LedgerIntegrityError` when the trail is broken. */
+export async function listAudit(
+  db: TraceDb,
+  options: AuditListOptions = {},
+): Promise<AuditEntry[]> {
+  const tx = await db.client.transaction("deferred");
+  try {
+    const verified = await verifyAuditIn(tx);
+    if (verified.broken) throw brokenAudit(verified.broken.seq);
+    return await selectEntries(db, tx, options);
+  } finally {
+    tx.close();
+  }
+}
+
+async function selectEntries(
+  db: TraceDb,
+  executor: AuditExecutor,
+  options: AuditListOptions,
+): Promise<AuditEntry[]> {
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  if (options.operator !== undefined) {
+    where.push("operator = ?");
+    args.push(options.operator);
+  }
+  if (options.action !== undefined) {
+    where.push("action = ?");
+    args.push(options.action);
+  }
+  if (options.subject) {
+    const key = await readSubjectKey(db);
+    if (key === null) return [];
+    const { kind, value } = options.subject;
+    where.push("instr(payload, ?) > 0");
+    args.push(JSON.stringify(subjectDigest(key, kind, value)));
+  }
+  const result = await executor.execute({
+    sql: `SELECT * FROM auth_audit ${
+      where.length ? `WHERE ${where.join(" AND ")}` : ""
+    } ORDER BY seq DESC LIMIT ?`,
+    args: [...args, options.limit ?? 50],
+  });
+  return result.rows.map((row) => checkedEntry(row));
+}
+
+/** A row as an entry, checked again on its own (it was verified in this snapshot). */
+function checkedEntry(row: Record<string, unknown>): AuditEntry {
+  const seq = Number(row.seq);
+  const problem = auditRowProblem(row, String(row.prev_chain));
+  const payload = parsePayload(String(row.payload));
+  if (problem || !payload) {
+    throw new LedgerIntegrityError(
+      `The audit entry at seq ${seq} was changed after it was written; run trace audit verify`,
+    );
+  }
+  return {
+    seq,
+    entry_id: String(row.entry_id),
+    created_at: String(row.created_at),
+    operator: String(row.operator),
+    action: String(row.action),
+    outcome: String(row.outcome),
+    payload,
+    payload_digest: String(row.payload_digest),
+    chain_digest: String(row.chain_digest),
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * Verifying the audit trail, and its head.
+ *
+ * {@link verifyAudit} walks every entry in one snapshot: each payload
+ * digest, each column copied from the payload, each link and chain digest,
+ * then the newest head record. That finds an entry edited (in its payload or
+ * in a column alone), removed from the middle, or removed from the end
+ * without its head record. It cannot find the last entries removed together
+ * with their head records, nor a whole trail rewritten with recomputed
+ * digests: the head records live in the same file as what they protect.
+ * Only a head kept elsewhere catches those: {@link auditHead} (`trace audit
+ * head`) prints it, and `verifyAudit(db, {expectHead})` (`trace audit
+ * verify --expect-head`) checks that the trail still extends it.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { LedgerIntegrityError, UsageError } from "../errors.ts";
+import { GENESIS } from "../ledger/chain.ts";
+import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
+
+/** A point in the trail: entry `seq` has chain digest `chain_digest`. */
+export interface AuditPoint {
+  seq: number;
+  chain_digest: string;
+}
+
+/** The trail's head: how many entries, the newest one's number and chain digest (0 and genesis when empty). */
+export interface AuditHead extends AuditPoint {
+  /** Entries in the trail. */
+  entries: number;
+  /** Format identifier. */
+  schema: "trace.audit-head/1";
+  /** `seq:chain_digest`, the form `--expect-head` takes. */
+  head: string;
+}
+
+/** What {@link verifyAudit} found. */
+export interface AuditVerification {
+  /** True when every entry's digest, columns and link check out (and the expected head, when given, is still in the chain). */
+  ok: boolean;
+  /** Entries checked. */
+  entries: number;
+  /** The last entry's chain digest (keep it elsewhere to detect a replaced file or a removed end). */
+  head: { seq: number; chain_digest: string } | null;
+  /** The head given as `expectHead`, and whether the trail still extends it. */
+  expected_head: { head: string; extended: boolean } | null;
+  /** The first problem, or `null` when intact. */
+  broken: { seq: number; problem: string } | null;
+}
+
+/** Options for {@link verifyAudit}. */
+export interface AuditVerifyOptions {
+  /** A head recorded earlier (`trace audit head`, parsed by `parseAuditHead`): the trail must still contain it, unchanged. */
+  expectHead?: { seq: number; chain_digest: string };
+}
+
+/** Recomputes every entry and the chain in one snapshot, checks the head records and, when given, an expected head. */
+export async function verifyAudit(
+  db: TraceDb,
+  options: { expectHead?: { seq: number; chain_digest: string } } = {},
+): Promise<AuditVerification> {
+  const tx = await db.client.transaction("deferred");
+  try {
+    return await verifyAuditIn(tx, options);
+  } finally {
+    tx.close();
+  }
+}
+
+/** {@link verifyAudit} on an open transaction (readers verify and read in one snapshot). */
+export async function verifyAuditIn(
+  executor: AuditExecutor,
+  options: AuditVerifyOptions = {},
+): Promise<AuditVerification> {
+  const expected = options.expectHead;
+  const walked = await walkAudit(executor, expected?.seq);
+  const headProblem = walked.broken ??
+    await checkHead(executor, walked.count, walked.last);
+  const seen = expected?.seq === 0 ? GENESIS : walked.seen;
+  const extended = expected ? seen === expected.chain_digest : null;
+  const broken = headProblem ??
+    (extended === false ? notExtended(expected!, walked.last) : null);
+  return {
+    ok: broken === null,
+    entries: walked.count,
+    head: walked.last,
+    expected_head: expected
+      ? { head: formatAuditHead(expected), extended: extended! }
+      : null,
+    broken,
+  };
+}
+
+/** The verified head of the trail; a broken trail is refused like every reader refuses it. */
+export async function auditHead(db: TraceDb): Promise<AuditHead> {
+  const result = await verifyAudit(db);
+  if (result.broken) throw brokenAudit(result.broken.seq);
+  const point = result.head ?? { seq: 0, chain_digest: GENESIS };
+  return {
+    schema: "trace.audit-head/1",
+    entries: result.entries,
+    ...point,
+    head: formatAuditHead(point),
+  };
+}
+
+/** The refusal every reader gives for a trail `verifyAudit` calls broken. */
+export function brokenAudit(seq: number): LedgerIntegrityError {
+  return new LedgerIntegrityError(
+    `The audit trail is broken at entry seq ${seq}: run trace audit verify`,
+  );
+}
+
+/** `seq:chain_digest`, as `trace audit head` prints it. */
+export function formatAuditHead(point: AuditPoint): string {
+  return `${point.seq}:${point.chain_digest}`;
+}
+
+const HEAD_PATTERN = /^(\d{1,15}):(sha256:[0-9a-f]{64})$/;
+
+/** Parses `SEQ:sha256:<64 hex>` as printed by `trace audit head`. */
+export function parseAuditHead(text: string): AuditPoint {
+  const match = HEAD_PATTERN.exec(text.trim());
+  if (!match) {
+    throw new UsageError(
+      `Invalid audit head ${
+        JSON.stringify(text)
+      }: expected SEQ:sha256:<64 hex>, as printed by trace audit head`,
+    );
+  }
+  return { seq: Number(match[1]), chain_digest: match[2]! };
+}
+
+const PAGE = 500;
+
+interface Walked {
+  count: number;
+  last: AuditPoint | null;
+  /** The chain digest at the seq asked for, when the walk met it. */
+  seen: string | null;
+  broken: { seq: number; problem: string } | null;
+}
+
+async function walkAudit(
+  executor: AuditExecutor,
+  watch: number | undefined,
+): Promise<Walked> {
+  let prev = GENESIS;
+  let count = 0;
+  let last: AuditPoint | null = null;
+  let seen: string | null = null;
+  let after = 0;
+  for (;;) {
+    const page = await executor.execute({
+      sql: "SELECT * FROM auth_audit WHERE seq > ? ORDER BY seq LIMIT ?",
+      args: [after, PAGE],
+    });
+    for (const row of page.rows) {
+      const seq = Number(row.seq);
+      const problem = auditRowProblem(row, prev);
+      if (problem) return { count, last, seen, broken: { seq, problem } };
+      prev = String(row.chain_digest);
+      last = { seq, chain_digest: prev };
+      if (seq === watch) seen = prev;
+      count++;
+      after = seq;
+    }
+    if (page.rows.length < PAGE) break;
+  }
+  return { count, last, seen, broken: null };
+}
+
+async function checkHead(
+  executor: AuditExecutor,
+  count: number,
+  last: AuditPoint | null,
+): Promise<{ seq: number; problem: string } | null> {
+  const head = await executor.execute(
+    "SELECT entry_seq, entry_count, chain_digest FROM auth_audit_head ORDER BY head_seq DESC LIMIT 1",
+  );
+  const row = head.rows[0];
+  if (!row) {
+    return last ? { seq: last.seq, problem: "head records are missing" } : null;
+  }
+  const headSeq = Number(row.entry_seq);
+  if (
+    !last || headSeq !== last.seq || Number(row.entry_count) !== count ||
+    String(row.chain_digest) !== last.chain_digest
+  ) {
+    return {
+      seq: headSeq,
+      problem:
+        "the head names an entry that is no longer the last one (entries were removed)",
+    };
+  }
+  return null;
+}
+
+function notExtended(
+  expected: AuditPoint,
+  last: AuditPoint | null,
+): { seq: number; problem: string } {
+  const lastSeq = last?.seq ?? 0;
+  return {
+    seq: expected.seq,
+    problem: expected.seq > lastSeq
+      ? `the trail no longer extends the expected head: it ends at entry seq ${lastSeq} (entries were removed from its end with their head records, or the file was replaced)`
+      : `the trail no longer extends the expected head: entry seq ${expected.seq} has another chain digest (the trail was rewritten or the file replaced)`,
+  };
+}
