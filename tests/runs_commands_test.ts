@@ -571,16 +571,16 @@ Deno.test("commands that act on recorded evidence never create a database: the g
       ]
     ) {
       const result = await trace([...args, "--json", ...typo]);
-      assert.equal(result.code, 2, args[0]);
+      assert.equal(result.code, 2, args.join(" "));
       assert.match(
         JSON.parse(result.out).error.message,
         /^No Trace data at .*typo\/trace\.db yet/,
-        args[0],
+        args.join(" "),
       );
       assert.equal(
         await Deno.stat(`${dir}/typo`).then(() => true, () => false),
         false,
-        `${args[0]} created the data directory`,
+        `${args.join(" ")} created the data directory`,
       );
     }
     // A database holding only the index gains no ledger tables either.
