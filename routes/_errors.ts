@@ -48,15 +48,8 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   415: "unsupported_media_type",
 };
 
-/** Where the server writes details it never sends to clients. */
-export type ServerLog = (line: string) => void;
-
-const encoder = new TextEncoder();
-
-/** The default {@link ServerLog}: one line on the server's stderr. */
-export function stderrLog(line: string): void {
-  Deno.stderr.writeSync(encoder.encode(line + "\n"));
-}
+export { type ServerLog, stderrLog } from "./_server_log.ts";
+import type { ServerLog } from "./_server_log.ts";
 
 /** The JSON body of an error answer. */
 export interface ErrorBody {

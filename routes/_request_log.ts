@@ -9,7 +9,7 @@
 
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import type { ServerLog } from "./_errors.ts";
+import type { ServerLog } from "./_server_log.ts";
 
 /** What a route or the error mapping noted about a request. */
 interface RequestNote {

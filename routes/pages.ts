@@ -38,7 +38,7 @@ import { createAssetRoutes } from "./ui/assets.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { definePage } from "./ui/page.ts";
 import type { RunJobs } from "../lib/runs/mod.ts";
-import type { RunSource } from "./ui/run_detail.ts";
+import type { RunSource } from "./ui/run_view.ts";
 import { LastHealth } from "./ui/last_health.ts";
 
 /** Where run pages find checkpoints, and the job manager that starts runs. */

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { registerNamedTarget, RunJobs } from "../lib/runs/mod.ts";
 import { parseStagingConfig } from "../lib/contract/config.ts";
-import type { RunDetail } from "../routes/ui/run_detail.ts";
+import type { RunDetail } from "../routes/ui/run_view.ts";
 import { withJobStates } from "../routes/ui/run_list.tsx";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import { nextSteps } from "../routes/ui/run_words.ts";

@@ -19,7 +19,7 @@ import type {
   Expectation,
   OwnTransportSystemSpec,
   ReferenceTiming,
-} from "./systems.ts";
+} from "./spec.ts";
 import { handlerTransport } from "./transport.ts";
 
 const TIMING: ReferenceTiming = {

@@ -27,7 +27,7 @@ import { Time } from "../ui/components/time.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { compareHref, runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 import { storeShort } from "../ui/run_words.ts";
 
 /** A comparison the saved regressions suggest: a source run and its latest replay. */

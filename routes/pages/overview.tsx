@@ -24,7 +24,7 @@ import { Time } from "../ui/components/time.tsx";
 import type { LastHealth } from "../ui/last_health.ts";
 import { runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 
 /** Runs listed on the overview. */

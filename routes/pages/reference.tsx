@@ -38,7 +38,7 @@ import { Time } from "../ui/components/time.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { runHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 
 /** Where the page links the Mem0 assessment document. */
 export const MEM0_DOCUMENT_PATH = "/reference/assessments/mem0";

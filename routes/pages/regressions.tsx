@@ -22,7 +22,7 @@ import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 
 /** The data of `/regressions`. */
 export interface RegressionsPageData {

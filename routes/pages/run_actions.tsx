@@ -28,7 +28,7 @@ import type { UiAuth } from "../_ui_auth.ts";
 import type { SiteInfo, UiEnv } from "../ui/context.ts";
 import { renderPage } from "../ui/layout.tsx";
 import { runHref } from "../ui/links.ts";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 
 /** What the action routes need. */
 export interface ActionDeps {

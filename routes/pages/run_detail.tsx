@@ -1,6 +1,6 @@
 /**
  * `/runs/:id` and `/runs/:id.json`: one run, completed, running or
- * interrupted (`routes/ui/run_detail.ts` loads it, `run_body.tsx` renders
+ * interrupted (`routes/ui/run_view.ts` loads it, `run_body.tsx` renders
  * it), and its downloads: the JSON report, JUnit XML, the Markdown summary
  * and the page as one self-contained HTML file.
  *
@@ -26,7 +26,7 @@ import {
   loadRunDetail,
   type RunDetail,
   type RunSource,
-} from "../ui/run_detail.ts";
+} from "../ui/run_view.ts";
 import { renderRunDocument } from "../ui/run_html.tsx";
 
 /** The data of the run page: the run, and whether this request may run it again. */

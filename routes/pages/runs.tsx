@@ -19,7 +19,7 @@ import { EmptyState } from "../ui/components/empty_state.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { runsHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 
 /** Runs per page. */

@@ -43,7 +43,7 @@ import { Time } from "../ui/components/time.tsx";
 import { runHref, runsHref, targetHref, targetRunAction } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
-import type { RunSource } from "../ui/run_detail.ts";
+import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 import { reportHeadline } from "../ui/run_words.ts";
 

@@ -15,7 +15,6 @@ import { ObsNotInitializedError, requireObs } from "../../lib/obs/mod.ts";
 import {
   compareRoots,
   readRootEvents,
-  type RootComparison,
   type RootRead,
   type TraceFilter,
 } from "../../lib/obs/query/mod.ts";
@@ -27,25 +26,12 @@ import { nextTurn } from "../ui/turn.ts";
 import {
   cleanParams,
   COMPARE_PATH,
-  type CompareRequest,
   type CompareSide,
   parseCompareParams,
   withinScope,
 } from "../ui/trace_params.ts";
 
-/** A side's read without its events (the comparison holds what differs). */
-export type SideRead = Omit<RootRead, "events"> & { events: number };
-
-/** The data of the comparison page and its JSON twin. */
-export interface CompareData {
-  request: CompareRequest;
-  provisioned: boolean;
-  /** Always false: a comparison reads recorded metadata and runs nothing. */
-  executed: false;
-  baseline: SideRead | null;
-  candidate: SideRead | null;
-  comparison: RootComparison | null;
-}
+import type { CompareData, SideRead } from "./traces_compare_data.ts";
 
 /** The comparison page over `db`. */
 export function comparePage(db: TraceDb): PageSpec<CompareData> {

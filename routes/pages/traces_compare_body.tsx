@@ -15,7 +15,7 @@ import { formatCount, formatDuration } from "../ui/format.ts";
 import type { PageView } from "../ui/page.ts";
 import { backToFinder, COMPARE_PATH, inspectHref } from "../ui/trace_params.ts";
 import { evidenceSentence } from "../ui/trace_words.ts";
-import type { CompareData, SideRead } from "./traces_compare.tsx";
+import type { CompareData, SideRead } from "./traces_compare_data.ts";
 
 /** The comparison page's body. */
 export const CompareBody: FC<{ data: CompareData; view: PageView }> = (

@@ -47,7 +47,7 @@ import {
   withParams,
 } from "../ui/trace_params.ts";
 import { plural } from "../ui/trace_words.ts";
-import type { InspectData } from "./traces_inspect.tsx";
+import type { InspectData } from "./traces_inspect_data.ts";
 
 /** The inspection page's body. */
 export const InspectBody: FC<{ data: InspectData; view: PageView }> = (

@@ -32,7 +32,7 @@ import {
   runHref,
   targetHref,
 } from "./links.ts";
-import { progressWords, type RunDetail } from "./run_detail.ts";
+import { progressWords, type RunDetail } from "./run_view.ts";
 
 /** How the body is shown: on the server's page, or as a file. */
 export interface RunBodyView {

@@ -18,7 +18,7 @@ import {
   reportDetail,
   type RunDetail,
   type RunSource,
-} from "./run_detail.ts";
+} from "./run_view.ts";
 import { RunBody, runStatusWord } from "./run_body.tsx";
 
 /** Options for {@link renderRunDocument}. */
