@@ -12,6 +12,7 @@ import {
   tokenOf,
   withHost,
 } from "../operator_support.ts";
+import { withServer } from "../_helpers.ts";
 
 /** The example host, listening. */
 export interface Served extends HostFixture {
@@ -24,17 +25,11 @@ export async function withHostServer(
   options: HostFixtureOptions,
   fn: (served: Served) => Promise<void>,
 ): Promise<void> {
-  await withHost(options, async (host) => {
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      host.app.fetch,
-    );
-    try {
-      await fn({ ...host, origin: `http://127.0.0.1:${server.addr.port}` });
-    } finally {
-      await server.shutdown();
-    }
-  });
+  await withHost(
+    options,
+    (host) =>
+      withServer(host.app.fetch, ({ url }) => fn({ ...host, origin: url })),
+  );
 }
 
 /**

@@ -13,12 +13,13 @@ import { tokenOf } from "../operator_support.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
 import {
   browserTest,
+  checkLayout,
   type OpenPage,
   screenshot,
-  scrollsHorizontally,
   VIEWPORTS,
 } from "./_harness.ts";
 import { signIn, withHostServer } from "./_host_server.ts";
+import { postFromPage } from "./_page.ts";
 
 const APP1_ANSWER = "/traces/events/evt-answer?application_id=app-1";
 const CONTENT = "Your refund for order 1182 was issued on Monday.";
@@ -43,25 +44,15 @@ browserTest(
       ).waitFor();
       await screenshot(viewer.page, "operator-viewer-reveal-disabled");
       // A forged request from the page itself, with the session's CSRF token.
-      const status = await viewer.page.evaluate(async () => {
-        const csrf =
-          document.querySelector<HTMLInputElement>('input[name="_csrf"]')!
-            .value;
-        const response = await fetch("/traces/reveal", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-csrf-token": csrf },
-          body: JSON.stringify({
-            agent_id: "support-bot",
-            root_trace_id: "root-1",
-            event_id: "evt-answer",
-            application_id: "app-1",
-            reason: "just curious",
-          }),
-        });
-        return [response.status, await response.text()] as const;
-      });
-      assert.equal(status[0], 403);
-      assert.ok(!status[1].includes(CONTENT));
+      const forged = await postFromPage(viewer.page, "/traces/reveal", {
+        agent_id: "support-bot",
+        root_trace_id: "root-1",
+        event_id: "evt-answer",
+        application_id: "app-1",
+        reason: "just curious",
+      }, "json");
+      assert.equal(forged.status, 403);
+      assert.ok(!forged.text.includes(CONTENT));
       viewer.allowed.push("status of 403");
       const [refusal] = await listAudit(host.db, { operator: "viewer-1" });
       assert.equal(refusal?.outcome, "refused");
@@ -254,20 +245,12 @@ browserTest(
       assert.equal(await form.getByRole("button").isDisabled(), true);
       await form.getByText("This server is read-only (TRACE_UI_READ_ONLY=true)")
         .waitFor();
-      const forged = await analyst.page.evaluate(async () => {
-        const csrf =
-          document.querySelector<HTMLInputElement>('input[name="_csrf"]')!
-            .value;
-        const body = new URLSearchParams({
-          _csrf: csrf,
-          agent_id: "support-bot",
-          root_trace_id: "root-1",
-          application_id: "app-1",
-        });
-        return (await fetch("/traces/replays", { method: "POST", body }))
-          .status;
-      });
-      assert.equal(forged, 403);
+      const forged = await postFromPage(analyst.page, "/traces/replays", {
+        agent_id: "support-bot",
+        root_trace_id: "root-1",
+        application_id: "app-1",
+      }, "form");
+      assert.equal(forged.status, 403);
       analyst.allowed.push("status of 403");
       // The plan link still answers: it stores nothing.
       const href = await form.getByRole("link", { name: /Replay plan/ })
@@ -319,10 +302,11 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await withHostServer({}, async (host) => {
         const admin: OpenPage = await kit.open({ viewport });
         await signIn(admin.page, host.origin, "admin-1", APP1_ANSWER);
-        assert.equal(await scrollsHorizontally(admin.page), false);
-        await screenshot(admin.page, `operator-event-${name}`);
-        const dark = await kit.open({ viewport, colorScheme: "dark" });
-        await dark.context.addCookies(await admin.context.cookies());
+        await checkLayout(admin.page, `operator-event-${name}`);
+        const dark = await kit.openWithSession(admin, {
+          viewport,
+          colorScheme: "dark",
+        });
         await dark.page.goto(`${host.origin}${APP1_ANSWER}`);
         await screenshot(dark.page, `operator-event-${name}-dark`);
       });
