@@ -57,7 +57,7 @@ import {
   FIND_PATH,
   type FinderRequest,
   hrefOf,
-  inspectHref,
+  inspectEventHref,
   parseFinderParams,
   type SelectedRef,
   withParams,
@@ -431,13 +431,7 @@ const SelectedPanel: FC<
         <p class="actions">
           <a
             class="button"
-            href={inspectHref({
-              application_id: event.application_id,
-              root_trace_id: event.root_trace_id,
-              agent_id: event.agent_id,
-              memory_id: event.memory_id,
-              selected: event.event_id,
-            }, params)}
+            href={inspectEventHref(event, params)}
           >
             Inspect its root
           </a>
