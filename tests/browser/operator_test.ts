@@ -18,11 +18,15 @@ import {
   screenshot,
   VIEWPORTS,
 } from "./_harness.ts";
-import { signIn, withHostServer } from "./_host_server.ts";
+import {
+  ANSWER_PREVIEW,
+  assertForgedRevealRefused,
+  signIn,
+  withHostServer,
+} from "./_host_server.ts";
 import { postFromPage } from "./_page.ts";
 
 const APP1_ANSWER = "/traces/events/evt-answer?application_id=app-1";
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 
 browserTest(
   "a viewer sees the reveal control disabled with the reason, and a forged reveal is refused with 403",
@@ -44,19 +48,7 @@ browserTest(
       ).waitFor();
       await screenshot(viewer.page, "operator-viewer-reveal-disabled");
       // A forged request from the page itself, with the session's CSRF token.
-      const forged = await postFromPage(viewer.page, "/traces/reveal", {
-        agent_id: "support-bot",
-        root_trace_id: "root-1",
-        event_id: "evt-answer",
-        application_id: "app-1",
-        reason: "just curious",
-      }, "json");
-      assert.equal(forged.status, 403);
-      assert.ok(!forged.text.includes(CONTENT));
-      viewer.allowed.push("status of 403");
-      const [refusal] = await listAudit(host.db, { operator: "viewer-1" });
-      assert.equal(refusal?.outcome, "refused");
-      assert.equal(refusal?.action, "content.reveal");
+      await assertForgedRevealRefused(viewer, host, "just curious");
     });
   },
 );
@@ -72,7 +64,7 @@ browserTest(
         0,
         "hidden until revealed",
       );
-      assert.ok(!(await admin.page.content()).includes(CONTENT));
+      assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
       const form = admin.page.locator('form[data-control="reveal"]');
       await form.getByLabel("Reason (required, recorded)").fill(
         "SUP-1234 refund dispute",
@@ -85,7 +77,7 @@ browserTest(
       assert.equal(await response.headerValue("cache-control"), "no-store");
       assert.equal(
         await admin.page.locator("[data-revealed]").textContent(),
-        CONTENT,
+        ANSWER_PREVIEW,
       );
       await screenshot(admin.page, "operator-admin-revealed");
       const [entry] = await listAudit(host.db, { action: "content.reveal" });
@@ -96,7 +88,7 @@ browserTest(
         .waitFor();
       // Going back shows the metadata page again, without the content.
       await admin.page.getByRole("link", { name: "Back to the event" }).click();
-      assert.ok(!(await admin.page.content()).includes(CONTENT));
+      assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
     });
   },
 );
@@ -121,7 +113,7 @@ browserTest(
       ]);
       assert.equal(conflict.status(), 409);
       await admin.page.getByText("give turn_id or run_id").waitFor();
-      assert.ok(!(await admin.page.content()).includes(CONTENT));
+      assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
       admin.allowed.push("status of 409");
       await screenshot(admin.page, "operator-reveal-409");
       await admin.page.goBack();
@@ -132,7 +124,7 @@ browserTest(
       await form.getByRole("button", { name: "Reveal content" }).click();
       assert.equal(
         await admin.page.locator("[data-revealed]").textContent(),
-        CONTENT,
+        ANSWER_PREVIEW,
       );
     });
   },

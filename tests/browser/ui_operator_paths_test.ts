@@ -22,8 +22,12 @@ import {
   screenshot,
   VIEWPORTS,
 } from "./_harness.ts";
-import { signIn, withHostServer } from "./_host_server.ts";
-import { postFromPage } from "./_page.ts";
+import {
+  ANSWER_PREVIEW,
+  assertForgedRevealRefused,
+  signIn,
+  withHostServer,
+} from "./_host_server.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
 import { loginUrlTo, withUiServer } from "./_server.ts";
 import { runStaleCache } from "./_trace_fixtures.ts";
@@ -31,8 +35,6 @@ import { runStaleCache } from "./_trace_fixtures.ts";
 /** Inspection of the example host's root with two turns. */
 const ROOT_1 =
   "/traces/inspect?application_id=app-1&root_trace_id=root-1&agent_id=support-bot";
-/** The preview of `evt-answer` in app-1 (made-up text of the example host). */
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 
 /** The waterfall row of `eventId` (its id link names it exactly). */
 function waterfallRow(page: Page, eventId: string): Locator {
@@ -48,7 +50,10 @@ browserTest(
       const admin = await kit.open();
       const page = admin.page;
       await signIn(page, host.origin, "admin-1", ROOT_1);
-      assert.ok(!(await page.content()).includes(CONTENT), "hidden at first");
+      assert.ok(
+        !(await page.content()).includes(ANSWER_PREVIEW),
+        "hidden at first",
+      );
       // The row of an event with a stored preview leads to its reveal control.
       assert.equal(
         await waterfallRow(page, "evt-search").getByRole("link", {
@@ -80,7 +85,7 @@ browserTest(
       assert.equal(sent.get("event_id"), "evt-answer");
       assert.equal(
         await page.locator("[data-revealed]").textContent(),
-        CONTENT,
+        ANSWER_PREVIEW,
       );
       await screenshot(page, "paths-inspect-revealed");
       const [entry] = await listAudit(host.db, { action: "content.reveal" });
@@ -95,7 +100,7 @@ browserTest(
       await page.waitForURL(/\/traces\/inspect\?.*selected=evt-answer/);
       await page.locator("#selected").getByText("evt-answer").first()
         .waitFor();
-      assert.ok(!(await page.content()).includes(CONTENT));
+      assert.ok(!(await page.content()).includes(ANSWER_PREVIEW));
     });
   },
 );
@@ -145,19 +150,7 @@ browserTest(
         "The current state of these refs is not looked up here",
       ).waitFor();
       await screenshot(page, "paths-inspect-viewer-disabled");
-      const forged = await postFromPage(page, "/traces/reveal", {
-        agent_id: "support-bot",
-        root_trace_id: "root-1",
-        event_id: "evt-answer",
-        application_id: "app-1",
-        reason: "SUP-1 just looking",
-      }, "json");
-      assert.equal(forged.status, 403);
-      assert.ok(!forged.text.includes(CONTENT));
-      viewer.allowed.push("status of 403");
-      const [refusal] = await listAudit(host.db, { operator: "viewer-1" });
-      assert.equal(refusal?.action, "content.reveal");
-      assert.equal(refusal?.outcome, "refused");
+      await assertForgedRevealRefused(viewer, host, "SUP-1 just looking");
     });
   },
 );
