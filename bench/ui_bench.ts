@@ -35,6 +35,7 @@ import { migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { obsHealth, percentile } from "../lib/obs/maint/mod.ts";
+import type { Hono } from "hono";
 import { createApp } from "../routes/app.ts";
 import { healthPage } from "../routes/pages/traces_health.tsx";
 import { Layout } from "../routes/ui/layout.tsx";
@@ -192,15 +193,7 @@ async function main(args: string[]): Promise<number> {
   try {
     const seedSeconds = await seed(db, events);
     const app = createApp({ db, uiAuthToken: TOKEN, log: () => {} });
-    const request = async (path: string) => {
-      const response = await app.request(`http://127.0.0.1:8788${path}`, {
-        headers: { host: "127.0.0.1:8788", authorization: `Bearer ${TOKEN}` },
-      });
-      if (response.status !== 200) {
-        throw new Error(`${path} answered ${response.status}`);
-      }
-      await response.arrayBuffer();
-    };
+    const request = pageReader(app);
     // One warm-up each, so the first sample does not pay for compilation.
     await obsHealth(db, { processCounters: true });
     await request("/traces/health");
@@ -286,15 +279,7 @@ async function measureRunPages(
     log: () => {},
     runs: { dataDir, jobs },
   });
-  const request = async (path: string) => {
-    const response = await app.request(`http://127.0.0.1:8788${path}`, {
-      headers: { host: "127.0.0.1:8788", authorization: `Bearer ${TOKEN}` },
-    });
-    if (response.status !== 200) {
-      throw new Error(`${path} answered ${response.status}`);
-    }
-    await response.arrayBuffer();
-  };
+  const request = pageReader(app);
   const pages = [
     "/",
     "/runs",
@@ -511,6 +496,19 @@ function reportTracePages(rows: Figures[], json: boolean): void {
       }x | ${ms(row.stall)} |`
     ),
   ].join("\n"));
+}
+
+/** Reads a page of `app` in memory as the admin; anything but 200 is an error. */
+function pageReader(app: Hono): (path: string) => Promise<void> {
+  return async (path) => {
+    const response = await app.request(`http://127.0.0.1:8788${path}`, {
+      headers: { host: "127.0.0.1:8788", authorization: `Bearer ${TOKEN}` },
+    });
+    if (response.status !== 200) {
+      throw new Error(`${path} answered ${response.status}`);
+    }
+    await response.arrayBuffer();
+  };
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -232,3 +232,38 @@ export async function expectFailure(
   }
   return assert.fail(`expected a "${failure}" failure, got a response`);
 }
+
+/** A loopback port nothing listens on (bound once, then released). */
+export function closedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
+
+/**
+ * Runs `fn` with a loopback listener that counts connection attempts and
+ * closes each at once: for checks that nothing was sent (a config error, an
+ * ignored proxy).
+ */
+export async function withCountingListener<T>(
+  fn: (url: string, count: () => number) => Promise<T>,
+): Promise<T> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      conn.close();
+    }
+  })();
+  try {
+    return await fn(
+      `http://127.0.0.1:${listener.addr.port}`,
+      () => connections,
+    );
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+  }
+}

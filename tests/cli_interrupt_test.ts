@@ -32,54 +32,14 @@ Deno.test({
     const demo = await startDemoServer();
     try {
       await withTempDir(async (dir) => {
-        const config = `${dir}/staging.json`;
-        await Deno.writeTextFile(
-          config,
-          JSON.stringify({
-            base_url: demo.url,
-            environment: "staging",
-            allow_synthetic_writes: true,
-            deletion_window_seconds: 30,
-            sample_interval_seconds: 0.5,
-          }),
-        );
-        const child = new Deno.Command(Deno.execPath(), {
-          args: [
-            "run",
-            "-A",
-            CLI,
-            "external-run",
-            "--config",
-            config,
-            "--json",
-            "--data-dir",
-            dir,
-          ],
-          env: { NO_COLOR: "1" },
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-        const stderr = child.stderr.pipeThrough(new TextDecoderStream())
-          .getReader();
-        let seen = "";
-        while (!seen.includes("checkpoint: ")) {
-          const { value, done } = await stderr.read();
-          if (done) break;
-          seen += value;
-        }
-        const path = seen.match(/checkpoint: (\S+)/)?.[1];
-        assert.ok(path, seen);
-        await waitForIssuedControl(path);
+        const run = spawnRun(await writeRunConfig(dir, demo.url, 30), dir);
+        // The whole line, so the path is not cut where a read ended.
+        const [, path] = await run.waitFor(/checkpoint: (\S+)\n/);
+        await waitForIssuedControl(path!);
         await new Promise((resolve) => setTimeout(resolve, 700));
-        child.kill("SIGINT");
-        const [status, stdout] = await Promise.all([
-          child.status,
-          new Response(child.stdout).text(),
-          (async () => {
-            while (!(await stderr.read()).done) { /* drain */ }
-          })(),
-        ]);
-        assert.equal(status.code, 2, seen);
+        run.child.kill("SIGINT");
+        const { code, stdout } = await run.finish();
+        assert.equal(code, 2, run.seen());
         const report = JSON.parse(stdout);
         assert.equal(report.verdict, "INCONCLUSIVE");
         assert.ok(

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { captureIo, withListeningChild, withTempDir } from "./_helpers.ts";
+import { withCountingListener } from "./_tcp_servers.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -96,29 +97,6 @@ Deno.test("trace external-run fails the stale-cache demo with exit 1 and cleanup
     });
   });
 });
-
-/** A loopback listener that counts connection attempts: config errors must send nothing. */
-async function withCountingListener<T>(
-  fn: (url: string, count: () => number) => Promise<T>,
-): Promise<T> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  let connections = 0;
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      connections++;
-      conn.close();
-    }
-  })();
-  try {
-    return await fn(
-      `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
-      () => connections,
-    );
-  } finally {
-    listener.close();
-    await accepting.catch(() => {});
-  }
-}
 
 const BAD_CONFIGS: [string, Record<string, unknown>, RegExp][] = [
   ["an unknown key", { retries: 3 }, /retries: unknown key/],

@@ -8,6 +8,7 @@ import {
 } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { withTempDir } from "./_helpers.ts";
+import { closedPort } from "./_tcp_servers.ts";
 
 const IS_POSIX = Deno.build.os !== "windows";
 
@@ -175,9 +176,7 @@ Deno.test("openDb() refuses credentials in a remote URL and names an unreachable
     () => openDb({ url: "libsql://127.0.0.1:9/db?authToken=secret-value" }),
     /no credentials or query in --db; set TRACE_DB_AUTH_TOKEN/,
   );
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = closedPort();
   await assert.rejects(
     () =>
       openDb({ url: `http://127.0.0.1:${port}`, authToken: "secret-value" }),

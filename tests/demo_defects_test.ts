@@ -12,6 +12,7 @@ import {
   MemoryPipeline,
   NO_MATCH_ANSWER,
 } from "../lib/memory/mod.ts";
+import { elapse, withPipeline } from "./_memory.ts";
 
 const TEST_NS = "trace-test-a1";
 const CONTROL_NS = "trace-control-b2";
@@ -27,32 +28,14 @@ function counts(inventory: Inventory): [number, number, number] {
 }
 
 /** The demo's pipeline with `defect` (50 ms delays) on a manual clock, closed afterwards. */
-async function withDemo(
+function withDemo(
   defect: DemoDefect | null,
   fn: (
     pipeline: MemoryPipeline,
     clock: ManualScheduler,
   ) => void | Promise<void>,
 ): Promise<void> {
-  const clock = new ManualScheduler(1_000);
-  const pipeline = new MemoryPipeline(demoBehaviour(defect, 50), {
-    scheduler: clock,
-  });
-  try {
-    await fn(pipeline, clock);
-  } finally {
-    pipeline.close();
-  }
-}
-
-/** Runs due delayed jobs, then lets the worker drain them. */
-async function elapse(
-  pipeline: MemoryPipeline,
-  clock: ManualScheduler,
-  ms: number,
-): Promise<void> {
-  clock.advance(ms);
-  await pipeline.settled();
+  return withPipeline(demoBehaviour(defect, 50), fn, { startMs: 1_000 });
 }
 
 /** Ingests one test document and one control document, then warms both caches. */

@@ -3,6 +3,7 @@ import { ConfigError } from "../lib/errors.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
 import {
   answer,
+  closedPort,
   expectFailure,
   jsonResponse,
   rawResponse,
@@ -141,9 +142,7 @@ Deno.test("createHttpTransport() refuses plain HTTP to a non-loopback host befor
 });
 
 Deno.test("createHttpTransport() reports a refused connection as connect", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
+  const port = closedPort();
   const call = transportFor(`http://127.0.0.1:${port}`).post(
     "inventory",
     {},

@@ -8,32 +8,10 @@ import {
   MemoryPipeline,
   NO_MATCH_ANSWER,
 } from "../lib/memory/mod.ts";
+import { elapse, withPipeline } from "./_memory.ts";
 
 const NS = "trace-test-m1";
 const MARKER = "trace_canary_9d0c";
-
-/** A pipeline with `behaviour` on a manual clock, closed afterwards so no timer outlives the test. */
-async function withPipeline(
-  behaviour: MemoryBehaviour,
-  fn: (pipeline: MemoryPipeline, clock: ManualScheduler) => Promise<void>,
-): Promise<void> {
-  const clock = new ManualScheduler(10_000);
-  const pipeline = new MemoryPipeline(behaviour, { scheduler: clock });
-  try {
-    await fn(pipeline, clock);
-  } finally {
-    pipeline.close();
-  }
-}
-
-async function elapse(
-  pipeline: MemoryPipeline,
-  clock: ManualScheduler,
-  ms: number,
-): Promise<void> {
-  clock.advance(ms);
-  await pipeline.settled();
-}
 
 function counts(pipeline: MemoryPipeline, namespace = NS): number[] {
   const inventory = pipeline.inventory(namespace);

@@ -4,28 +4,13 @@ import assert from "node:assert/strict";
 import {
   ANSWER_RENDERINGS,
   type AnswerRendering,
-  ManualScheduler,
-  type MemoryBehaviour,
   MemoryPipeline,
   renderAnswer,
 } from "../lib/memory/mod.ts";
+import { withPipeline } from "./_memory.ts";
 
 const NS = "trace-test-r1";
 const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
-
-async function withPipeline(
-  behaviour: MemoryBehaviour,
-  fn: (pipeline: MemoryPipeline) => Promise<void>,
-): Promise<void> {
-  const pipeline = new MemoryPipeline(behaviour, {
-    scheduler: new ManualScheduler(10_000),
-  });
-  try {
-    await fn(pipeline);
-  } finally {
-    pipeline.close();
-  }
-}
 
 Deno.test("renderAnswer() renders as each rendering says", () => {
   const text = "Probe trace_canary_7h3k.\nNext 12";

@@ -5,11 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { embedMany, generateText, jsonSchema, stepCountIs, tool } from "ai";
-import { MockEmbeddingModelV2, MockLanguageModelV2 } from "ai/test";
 import { loadCommand } from "../cli.ts";
 import type { TraceEvent } from "../lib/obs/mod.ts";
 import { createOtlpApi } from "../routes/otlp.ts";
+import { runAiSdkApp } from "./_ai_sdk.ts";
 import { captureIo, withDb } from "./_helpers.ts";
 import {
   assertOnlyPreviewsHold,
@@ -32,67 +31,17 @@ const EMBED_VALUES = ["SECRET-EMBED-alice-likes-tea", "SECRET-EMBED-bob"];
 const VECTOR_MARK = 0.7316284;
 const SECRETS = [PROMPT, ARGS_CITY, RESULT_SKY, ANSWER, ...EMBED_VALUES];
 
-const usage = { inputTokens: 11, outputTokens: 7, totalTokens: 18 };
-
-/** One turn of an application built on the AI SDK: a tool-using generateText, then embedMany. */
+/** The AI SDK turn, saying only secrets: none of them may reach metadata. */
 async function runApp(p: Producer): Promise<void> {
-  const telemetry = {
-    isEnabled: true,
-    tracer: p.tracer,
-    functionId: "support-chat",
-    metadata: { userId: "user-1", sessionId: "thread-1" },
-  };
-  const model = new MockLanguageModelV2({
-    modelId: "mock-chat-1",
-    doGenerate: [{
-      content: [{
-        type: "tool-call",
-        toolCallId: "call-1",
-        toolName: "weather",
-        input: JSON.stringify({ city: ARGS_CITY }),
-      }],
-      finishReason: "tool-calls",
-      usage,
-      warnings: [],
-    }, {
-      content: [{ type: "text", text: ANSWER }],
-      finishReason: "stop",
-      usage,
-      warnings: [],
-    }],
-  });
-  const weather = tool({
-    description: "Current weather of a city",
-    inputSchema: jsonSchema<{ city: string }>({
-      type: "object",
-      properties: { city: { type: "string" } },
-      required: ["city"],
-    }),
-    execute: ({ city }) => Promise.resolve({ city, sky: RESULT_SKY }),
-  });
-  const result = await generateText({
-    model,
+  const text = await runAiSdkApp(p, {
     prompt: PROMPT,
-    tools: { weather },
-    stopWhen: stepCountIs(3),
-    experimental_telemetry: telemetry,
+    city: ARGS_CITY,
+    sky: RESULT_SKY,
+    answer: ANSWER,
+    embedValues: EMBED_VALUES,
+    vectorValue: VECTOR_MARK,
   });
-  assert.equal(result.text, ANSWER);
-  const embedder = new MockEmbeddingModelV2<string>({
-    modelId: "mock-embed-1",
-    maxEmbeddingsPerCall: 2,
-    doEmbed: ({ values }) =>
-      Promise.resolve({
-        embeddings: values.map(() => [VECTOR_MARK, 0.5]),
-        usage: { tokens: 9 },
-      }),
-  });
-  await embedMany({
-    model: embedder,
-    values: EMBED_VALUES,
-    experimental_telemetry: telemetry,
-  });
-  await p.close();
+  assert.equal(text, ANSWER);
 }
 
 /** Runs the app against a served `createApp`; returns what the index kept. */

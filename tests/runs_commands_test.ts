@@ -6,6 +6,11 @@
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
+import { digestOf } from "../lib/canonical_json.ts";
+import {
+  parseStagingConfig,
+  type StagingConfig,
+} from "../lib/contract/config.ts";
 import { renderReport } from "../cli/_report_text.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
@@ -74,10 +79,14 @@ async function fakeRun(
 }
 
 /** A checkpoint of a run whose process is gone (pid 0 is never a live run). */
+/** A checkpoint of a run whose process (pid 0) is gone; of {@link TARGET} unless `run` names another. */
 async function interruptedCheckpoint(
   dataDir: string,
   runId: string,
   issued: Checkpoint["issued"],
+  run: Partial<Pick<Checkpoint, "target" | "namespaces">> & {
+    config?: StagingConfig;
+  } = {},
 ): Promise<Checkpoint> {
   const checkpoint: Checkpoint = {
     schema: "trace.checkpoint/1",
@@ -87,9 +96,10 @@ async function interruptedCheckpoint(
     process_identity: null,
     started_at: "2099-01-01T00:00:00.000Z",
     updated_at: "2099-01-01T00:00:01.000Z",
-    target: TARGET,
-    config_digest: (await import("../lib/canonical_json.ts")).digestOf(CONFIG),
-    namespaces: { test: "trace-test-x", control: "trace-control-x" },
+    target: run.target ?? TARGET,
+    config_digest: digestOf(run.config ?? CONFIG),
+    namespaces: run.namespaces ??
+      { test: "trace-test-x", control: "trace-control-x" },
     issued,
     verdict: null,
   };
@@ -358,23 +368,12 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
         }
       }
       const runId = "run-20990101T000000Z-00000000000a";
-      const { digestOf } = await import("../lib/canonical_json.ts");
-      const { parseStagingConfig } = await import("../lib/contract/config.ts");
-      await fileCheckpointSink(data, runId).write({
-        schema: "trace.checkpoint/1",
-        run_id: runId,
-        state: "running",
-        pid: 0,
-        process_identity: null,
-        started_at: "2099-01-01T00:00:00.000Z",
-        updated_at: "2099-01-01T00:00:01.000Z",
+      await interruptedCheckpoint(data, runId, issued, {
         target: { id: "demo", base_url: demo.url, source: "registered" },
-        config_digest: digestOf(
-          parseStagingConfig(JSON.parse(await Deno.readTextFile(config))),
+        config: parseStagingConfig(
+          JSON.parse(await Deno.readTextFile(config)),
         ),
         namespaces,
-        issued,
-        verdict: null,
       });
       const shown = await trace(["external-show", runId, "--data-dir", data]);
       assert.match(
@@ -629,21 +628,13 @@ Deno.test("trace external-cleanup against an adapter that is not running fails a
     ]);
     assert.equal(register.code, 0, register.err);
     const runId = "run-20990101T000000Z-00000000000b";
-    const { digestOf } = await import("../lib/canonical_json.ts");
-    const { parseStagingConfig } = await import("../lib/contract/config.ts");
-    await fileCheckpointSink(data, runId).write({
-      schema: "trace.checkpoint/1",
-      run_id: runId,
-      state: "running",
-      pid: 0,
-      process_identity: null,
-      started_at: "2099-01-01T00:00:00.000Z",
-      updated_at: "2099-01-01T00:00:01.000Z",
+    await interruptedCheckpoint(data, runId, {
+      test: ["trace-doc-g1", "trace-doc-g2"],
+      control: [],
+    }, {
       target: { id: "gone", base_url: url, source: "registered" },
-      config_digest: digestOf(parseStagingConfig(body)),
+      config: parseStagingConfig(body),
       namespaces: { test: "trace-test-gone", control: "trace-control-gone" },
-      issued: { test: ["trace-doc-g1", "trace-doc-g2"], control: [] },
-      verdict: null,
     });
     const head = JSON.parse(
       (await trace(["ledger", "head", "--json", "--data-dir", data])).out,

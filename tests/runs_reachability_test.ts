@@ -14,15 +14,7 @@ import {
   checkAdapterReachable,
 } from "../lib/runs/mod.ts";
 import { captureIo, stagingConfig, withTempDir } from "./_helpers.ts";
-import { testCertificate, withRawServer } from "./_tcp_servers.ts";
-
-/** A loopback port nothing listens on (bound once, then released). */
-function closedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}
+import { closedPort, testCertificate, withRawServer } from "./_tcp_servers.ts";
 
 async function writeConfig(dir: string, baseUrl: string): Promise<string> {
   const path = `${dir}/staging.json`;

@@ -1,12 +1,14 @@
 /**
- * Namespaced id → value records with optional tombstones, shared by the
- * source store and the vector index. Namespaces are separate maps, so no
- * operation here can reach across namespaces by accident.
+ * Namespaced id → value records with optional tombstones: the base class of
+ * the source store and the vector index, which name their own writes and
+ * reads and share the deletion, compaction and listing here. Namespaces are
+ * separate maps, so no operation here can reach across namespaces by
+ * accident.
  *
  * @module
  */
 
-import type { Clock } from "./scheduler.ts";
+import { type Clock, systemScheduler } from "./scheduler.ts";
 
 interface StoredRecord<T> {
   value: T;
@@ -19,28 +21,39 @@ export interface ReadOptions {
   includeTombstoned?: boolean;
 }
 
+/** Options of a store's constructor. */
+export interface StoreOptions {
+  /** Time source of tombstones (default the system scheduler). */
+  clock?: Clock;
+}
+
 /** Records grouped by namespace. */
 export class NamespacedRecords<T> {
   #spaces = new Map<string, Map<string, StoredRecord<T>>>();
   #clock: Clock;
 
-  constructor(clock: Clock) {
-    this.#clock = clock;
+  constructor(options: StoreOptions = {}) {
+    this.#clock = options.clock ?? systemScheduler;
   }
 
   /** Stores `value` under `id`, replacing (and reviving) any earlier record. */
-  put(namespace: string, id: string, value: T): void {
+  protected putRecord(namespace: string, id: string, value: T): void {
     let space = this.#spaces.get(namespace);
     if (!space) this.#spaces.set(namespace, space = new Map());
     space.set(id, { value, deletedAt: null });
   }
 
-  get(namespace: string, id: string, options: ReadOptions = {}): T | undefined {
+  /** The value under `id`, or `undefined` if absent (or tombstoned, unless asked for). */
+  protected getRecord(
+    namespace: string,
+    id: string,
+    options: ReadOptions = {},
+  ): T | undefined {
     const record = this.#spaces.get(namespace)?.get(id);
     return record && visible(record, options) ? record.value : undefined;
   }
 
-  /** Removes the given ids (live or tombstoned); returns the ids that existed. */
+  /** Physically deletes the given ids (live or tombstoned); returns those that existed. */
   remove(namespace: string, ids: Iterable<string>): string[] {
     const space = this.#spaces.get(namespace);
     if (!space) return [];
@@ -49,7 +62,7 @@ export class NamespacedRecords<T> {
     return removed;
   }
 
-  /** Marks live records as deleted without removing them; returns the ids marked. */
+  /** Soft-deletes live records without removing them; returns the ids newly tombstoned. */
   tombstone(namespace: string, ids: Iterable<string>): string[] {
     const space = this.#spaces.get(namespace);
     if (!space) return [];
@@ -65,7 +78,7 @@ export class NamespacedRecords<T> {
     return marked;
   }
 
-  /** Physically removes tombstones older than `before` (epoch ms); returns how many. */
+  /** Purges tombstones older than `before` (epoch ms); returns how many. */
   compact(before: number): number {
     let purged = 0;
     for (const [namespace, space] of this.#spaces) {
@@ -80,6 +93,7 @@ export class NamespacedRecords<T> {
     return purged;
   }
 
+  /** Live records in one namespace (tombstones only if asked for). */
   count(namespace: string, options: ReadOptions = {}): number {
     let total = 0;
     for (const record of this.#spaces.get(namespace)?.values() ?? []) {
@@ -88,8 +102,13 @@ export class NamespacedRecords<T> {
     return total;
   }
 
+  /** Ids in one namespace, in insertion order. */
+  ids(namespace: string, options: ReadOptions = {}): string[] {
+    return [...this.entries(namespace, options)].map(([id]) => id);
+  }
+
   /** `[id, value]` pairs of one namespace, in insertion order. */
-  *entries(
+  protected *entries(
     namespace: string,
     options: ReadOptions = {},
   ): IterableIterator<[string, T]> {

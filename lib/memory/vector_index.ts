@@ -7,7 +7,6 @@
 
 import { NamespacedRecords, type ReadOptions } from "./_records.ts";
 import { cosineSimilarity, type Vector } from "./embedding.ts";
-import { type Clock, systemScheduler } from "./scheduler.ts";
 
 /** One search result. */
 export interface VectorHit {
@@ -24,35 +23,15 @@ export interface SearchOptions extends ReadOptions {
 }
 
 /** Namespaced vector records. */
-export class VectorIndex {
-  #records: NamespacedRecords<Vector>;
-
-  constructor(options: { clock?: Clock } = {}) {
-    this.#records = new NamespacedRecords(options.clock ?? systemScheduler);
-  }
-
+export class VectorIndex extends NamespacedRecords<Vector> {
   /** Adds or replaces the vector of one id. */
   upsert(namespace: string, id: string, vector: Vector): void {
-    this.#records.put(namespace, id, vector);
+    this.putRecord(namespace, id, vector);
   }
 
+  /** Whether one id has a vector (tombstoned ones only if asked for). */
   has(namespace: string, id: string, options: ReadOptions = {}): boolean {
-    return this.#records.get(namespace, id, options) !== undefined;
-  }
-
-  /** Physically deletes the given ids; returns those that existed. */
-  remove(namespace: string, ids: Iterable<string>): string[] {
-    return this.#records.remove(namespace, ids);
-  }
-
-  /** Soft-deletes the given ids; returns those newly tombstoned. */
-  tombstone(namespace: string, ids: Iterable<string>): string[] {
-    return this.#records.tombstone(namespace, ids);
-  }
-
-  /** Purges tombstones older than `before` (epoch ms); returns how many. */
-  compact(before: number): number {
-    return this.#records.compact(before);
+    return this.getRecord(namespace, id, options) !== undefined;
   }
 
   /** The `k` most similar vectors in one namespace, best first. */
@@ -64,7 +43,7 @@ export class VectorIndex {
     const k = options.k ?? 3;
     const minScore = options.minScore ?? 0;
     const hits: VectorHit[] = [];
-    for (const [id, vector] of this.#records.entries(namespace, options)) {
+    for (const [id, vector] of this.entries(namespace, options)) {
       const score = cosineSimilarity(query, vector);
       if (score > minScore) hits.push({ id, score });
     }
@@ -72,24 +51,5 @@ export class VectorIndex {
       b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
     );
     return hits.slice(0, k);
-  }
-
-  /** Live vectors in one namespace (tombstones only if asked for). */
-  count(namespace: string, options: ReadOptions = {}): number {
-    return this.#records.count(namespace, options);
-  }
-
-  /** Ids in one namespace. */
-  ids(namespace: string, options: ReadOptions = {}): string[] {
-    return [...this.#records.entries(namespace, options)].map(([id]) => id);
-  }
-
-  /** Namespaces holding any record. */
-  namespaces(): string[] {
-    return this.#records.namespaces();
-  }
-
-  clear(): void {
-    this.#records.clear();
   }
 }

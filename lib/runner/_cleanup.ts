@@ -1,11 +1,12 @@
 /**
  * Cleanup: delete every issued id in both namespaces (also ids whose ingest
- * or deletion was never acknowledged), then poll both namespaces (inventory
- * and marker query) until every store reads zero and neither marker is
- * retrievable, or a poll starts at or after the limit: the deletion window,
- * or after an interrupt the smaller of the window and
- * {@link INTERRUPTED_CLEANUP_LIMIT_MS}, so one Ctrl-C never means an hour of
- * polling.
+ * or deletion was never acknowledged), then poll both namespaces until every
+ * store reads zero and no marker is retrievable, or a poll starts at or after
+ * the limit. The run's own cleanup ({@link cleanUp}) polls inventories and
+ * marker queries up to the deletion window, or after an interrupt the smaller
+ * of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}, so one Ctrl-C never
+ * means an hour of polling; a cleanup after the fact (`leftovers.ts`) polls
+ * inventories only and stops at an interrupt.
  */
 
 import { STORES } from "../contract/protocol.ts";
@@ -14,14 +15,19 @@ import type { RunEventListener } from "./events.ts";
 import type { RunIdentifiers } from "./ids.ts";
 import type { Cleanup, CleanupDelete, InventoryCounts } from "./report.ts";
 import type { RunSession } from "./_session.ts";
-import { readNamespace } from "./_observe.ts";
+import { type NamespaceReading, readNamespace } from "./_observe.ts";
 
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
 
+const ROLES = ["test", "control"] as const;
+
+/** A namespace's role in a run. */
+export type Role = typeof ROLES[number];
+
 /** Options for {@link cleanUp}. */
 export interface CleanupOptions {
-  issued: { test: string[]; control: string[] };
+  issued: Record<Role, string[]>;
   windowMs: number;
   intervalMs: number;
   clock: Clock;
@@ -30,74 +36,108 @@ export interface CleanupOptions {
   emit: RunEventListener;
 }
 
-/** Deletes all issued ids and polls until clean or the limit is reached. */
+/** The run's own cleanup: deletes all issued ids and polls until clean or the limit is reached. */
 export async function cleanUp(
   session: RunSession,
   ids: RunIdentifiers,
   options: CleanupOptions,
 ): Promise<Cleanup> {
-  const start = options.clock.now();
-  const limit = new PollLimit(options.windowMs, options.signal);
+  const limit = new InterruptibleLimit(options.windowMs, options.signal);
   options.emit({
     type: "cleanup_started",
     limit_seconds: round(limit.ms / 1000),
     interrupted: limit.interrupted,
   });
-  const deletes: CleanupDelete[] = [];
-  for (const role of ["test", "control"] as const) {
-    const issued = options.issued[role];
-    if (issued.length === 0) continue;
-    const namespace = role === "test"
-      ? ids.testNamespace
-      : ids.controlNamespace;
-    const attempt = await session.attempt("delete", role, {
-      namespace,
-      ids: issued,
-    });
-    deletes.push({
-      namespace: role,
-      ids: issued.length,
-      acknowledged: attempt.ok,
-      error: attempt.ok ? null : attempt.error,
-    });
-  }
+  return await sweep(session, {
+    namespaces: { test: ids.testNamespace, control: ids.controlNamespace },
+    issued: options.issued,
+    read: (role) => readNamespace(session, ids, role),
+    limit,
+    intervalMs: options.intervalMs,
+    clock: options.clock,
+    onPoll: (poll) =>
+      options.emit({
+        type: "cleanup_poll",
+        poll: poll.index + 1,
+        at_seconds: round(poll.startedMs / 1000),
+        limit_seconds: round(poll.limitMs / 1000),
+        clean: poll.clean,
+      }),
+  });
+}
+
+/** When polling ends. */
+export interface CleanupLimit {
+  /** The limit, in milliseconds since cleanup started. */
+  readonly ms: number;
+  /** Whether an interrupt has been noticed. */
+  readonly interrupted: boolean;
+  /** What may cut a wait between polls short. */
+  waitSignal(): AbortSignal | undefined;
+  /** Notes the start of a poll. */
+  update(elapsedMs: number): void;
+  /** Whether the poll that started at `elapsedMs` is the last one. */
+  reached(elapsedMs: number): boolean;
+}
+
+/** One poll of both namespaces, for progress. */
+export interface SweepPoll {
+  /** 0 for the poll right after the deletions. */
+  index: number;
+  startedMs: number;
+  limitMs: number;
+  remaining: Cleanup["remaining"];
+  clean: boolean;
+}
+
+/** What a sweep deletes and how it reads what is left. */
+export interface Sweep {
+  namespaces: Record<Role, string>;
+  issued: Record<Role, string[]>;
+  read: (role: Role) => Promise<NamespaceReading>;
+  limit: CleanupLimit;
+  intervalMs: number;
+  clock: Clock;
+  onPoll: (poll: SweepPoll) => void;
+}
+
+/** Deletes every issued id, then polls both namespaces until clean or the limit is reached. */
+export async function sweep(
+  session: RunSession,
+  plan: Sweep,
+): Promise<Cleanup> {
+  const { clock, limit } = plan;
+  const start = clock.now();
+  const deletes = await deleteIssued(session, plan);
   const remaining: Cleanup["remaining"] = { test: null, control: null };
   const markers: Cleanup["marker_seen"] = { test: null, control: null };
   let polls = 0;
   const pollErrors: string[] = [];
   for (let k = 0;; k++) {
-    await sleepUntil(
-      options.clock,
-      start + k * options.intervalMs,
-      limit.interrupted ? undefined : options.signal,
-    );
-    const startedMs = options.clock.now() - start;
+    await sleepUntil(clock, start + k * plan.intervalMs, limit.waitSignal());
+    const startedMs = clock.now() - start;
     limit.update(startedMs);
     polls++;
     pollErrors.length = 0;
-    for (const role of ["test", "control"] as const) {
-      const reading = await readNamespace(session, ids, role);
+    let clean = true;
+    for (const role of ROLES) {
+      const reading = await plan.read(role);
       remaining[role] = reading.inventory;
       markers[role] = reading.markerSeen;
-      pollErrors.push(
-        ...reading.errors.map((e) =>
-          `${role} ${
-            e.op === "query" ? "marker query" : e.op
-          } failed: ${e.message}`
-        ),
-      );
+      pollErrors.push(...reading.errors.map((e) => pollError(role, e)));
+      // Every request answered, every store 0 and no marker retrievable; a
+      // marker nobody queried (after the fact) neither blocks nor proves it.
+      clean &&= reading.errors.length === 0 && isClean(reading.inventory) &&
+        reading.markerSeen !== true;
     }
-    const clean = (["test", "control"] as const).every((role) =>
-      isClean(remaining[role]) && markers[role] === false
-    );
-    options.emit({
-      type: "cleanup_poll",
-      poll: polls,
-      at_seconds: round(startedMs / 1000),
-      limit_seconds: round(limit.ms / 1000),
+    plan.onPoll({
+      index: k,
+      startedMs,
+      limitMs: limit.ms,
+      remaining: { ...remaining },
       clean,
     });
-    if (clean || startedMs >= limit.ms) break;
+    if (clean || limit.reached(startedMs)) break;
   }
   const problems = cleanupProblems(deletes, remaining, markers, pollErrors);
   return {
@@ -108,13 +148,40 @@ export async function cleanUp(
     interrupted: limit.interrupted,
     remaining,
     marker_seen: markers,
-    elapsed_seconds: round((options.clock.now() - start) / 1000),
+    elapsed_seconds: round((clock.now() - start) / 1000),
     problems,
   };
 }
 
-/** How long cleanup may poll: the window, cut short by an interrupt. */
-class PollLimit {
+async function deleteIssued(
+  session: RunSession,
+  plan: Sweep,
+): Promise<CleanupDelete[]> {
+  const deletes: CleanupDelete[] = [];
+  for (const role of ROLES) {
+    const issued = plan.issued[role];
+    if (issued.length === 0) continue;
+    const attempt = await session.attempt("delete", role, {
+      namespace: plan.namespaces[role],
+      ids: issued,
+    });
+    deletes.push({
+      namespace: role,
+      ids: issued.length,
+      acknowledged: attempt.ok,
+      error: attempt.ok ? null : attempt.error,
+    });
+  }
+  return deletes;
+}
+
+function pollError(role: Role, e: NamespaceReading["errors"][number]): string {
+  const op = e.op === "query" ? "marker query" : e.op;
+  return `${role} ${op} failed: ${e.message}`;
+}
+
+/** The run's limit: the window, cut short by an interrupt but still polled a while. */
+class InterruptibleLimit implements CleanupLimit {
   ms: number;
   interrupted: boolean;
   #signal: AbortSignal | undefined;
@@ -127,11 +194,20 @@ class PollLimit {
     this.ms = this.interrupted ? this.#afterInterrupt : windowMs;
   }
 
+  waitSignal(): AbortSignal | undefined {
+    // Once interrupted, polls keep their interval until the bound.
+    return this.interrupted ? undefined : this.#signal;
+  }
+
   /** Notes an interrupt that arrived during cleanup: polling ends at most the bound later. */
   update(elapsedMs: number): void {
     if (this.interrupted || !this.#signal?.aborted) return;
     this.interrupted = true;
     this.ms = Math.min(this.ms, elapsedMs + this.#afterInterrupt);
+  }
+
+  reached(elapsedMs: number): boolean {
+    return elapsedMs >= this.ms;
   }
 }
 
@@ -154,7 +230,7 @@ function cleanupProblems(
       })`
     );
   problems.push(...pollErrors);
-  for (const role of ["test", "control"] as const) {
+  for (const role of ROLES) {
     if (markers[role] === true) {
       problems.push(
         `the ${role} marker is still retrievable through /query after cleanup`,

@@ -11,12 +11,7 @@
  */
 
 import type { StagingConfig } from "../contract/config.ts";
-import {
-  callOperation,
-  ProtocolError,
-  type StagingTransport,
-  STORES,
-} from "../contract/protocol.ts";
+import type { StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
 import { errorMessage, NotFoundError, RefusedError } from "../errors.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
@@ -28,13 +23,9 @@ import {
 import type { LedgerHead } from "../ledger/head.ts";
 import { requireLedger } from "../ledger/schema.ts";
 import { readTarget } from "../ledger/targets.ts";
-import { type Clock, sleepUntil, systemClock } from "../runner/clock.ts";
-import type {
-  Cleanup,
-  CleanupDelete,
-  InventoryCounts,
-  RequestErrorRecord,
-} from "../runner/report.ts";
+import { type Clock, systemClock } from "../runner/clock.ts";
+import { cleanUpLeftovers, type CleanupPoll } from "../runner/leftovers.ts";
+import type { Cleanup } from "../runner/report.ts";
 import {
   AdapterUnreachableError,
   checkAdapterReachable,
@@ -61,13 +52,7 @@ export interface CleanupRunOptions {
   isAlive?: (pid: number) => boolean;
 }
 
-/** One poll, for progress. */
-export interface CleanupPoll {
-  index: number;
-  started_at_seconds: number;
-  window_seconds: number;
-  remaining: Cleanup["remaining"];
-}
+export type { CleanupPoll };
 
 /**
  * What `external-cleanup` did: `complete` when every store of both
@@ -119,7 +104,13 @@ export async function cleanUpRun(
   try {
     await reachable(found.runId, config, transport);
     options.onStart?.();
-    outcome = await sweep(transport, config, found, clock, options);
+    outcome = await cleanUpLeftovers(transport, config, {
+      namespaces: found.namespaces,
+      issued: found.issued,
+      clock,
+      signal: options.signal,
+      ...(options.onPoll ? { onPoll: options.onPoll } : {}),
+    });
   } finally {
     await transport.close?.();
   }
@@ -257,160 +248,6 @@ async function targetConfig(
     );
   }
   return target.config;
-}
-
-/** Deletes every issued id, then polls both inventories until clean or the window ends. */
-async function sweep(
-  transport: StagingTransport,
-  config: StagingConfig,
-  leftovers: Leftovers,
-  clock: Clock,
-  options: CleanupRunOptions,
-): Promise<Cleanup> {
-  const start = clock.now();
-  const deletes: CleanupDelete[] = [];
-  for (const role of ["test", "control"] as const) {
-    const ids = leftovers.issued[role];
-    if (ids.length === 0) continue;
-    const error = await attempt(
-      role,
-      "delete",
-      () =>
-        callOperation(transport, "delete", {
-          namespace: leftovers.namespaces[role],
-          ids,
-        }, { timeoutMs: config.timeout_seconds.delete * 1000 }),
-    );
-    deletes.push({
-      namespace: role,
-      ids: ids.length,
-      acknowledged: error === null,
-      error,
-    });
-  }
-  const polled = await poll(transport, config, leftovers, clock, options);
-  const problems = sweepProblems(deletes, polled.remaining, polled.errors);
-  return {
-    cleanup_complete: problems.length === 0,
-    deletes,
-    polls: polled.polls,
-    remaining: polled.remaining,
-    marker_seen: { test: null, control: null },
-    elapsed_seconds: Math.round(clock.now() - start) / 1000,
-    problems,
-    limit_seconds: config.deletion_window_seconds,
-    interrupted: options.signal?.aborted ?? false,
-  };
-}
-
-interface Polled {
-  polls: number;
-  remaining: Cleanup["remaining"];
-  errors: RequestErrorRecord[];
-}
-
-async function poll(
-  transport: StagingTransport,
-  config: StagingConfig,
-  leftovers: Leftovers,
-  clock: Clock,
-  options: CleanupRunOptions,
-): Promise<Polled> {
-  const windowMs = config.deletion_window_seconds * 1000;
-  const intervalMs = config.sample_interval_seconds * 1000;
-  const start = clock.now();
-  const polled: Polled = {
-    polls: 0,
-    remaining: { test: null, control: null },
-    errors: [],
-  };
-  for (let k = 0;; k++) {
-    await sleepUntil(clock, start + k * intervalMs, options.signal);
-    const startedMs = clock.now() - start;
-    polled.polls++;
-    polled.errors = [];
-    for (const role of ["test", "control"] as const) {
-      polled.remaining[role] = null;
-      const error = await attempt(role, "inventory", async () => {
-        polled.remaining[role] = await callOperation(transport, "inventory", {
-          namespace: leftovers.namespaces[role],
-        }, { timeoutMs: config.timeout_seconds.inventory * 1000 });
-      });
-      if (error) polled.errors.push(error);
-    }
-    options.onPoll?.({
-      index: k,
-      started_at_seconds: startedMs / 1000,
-      window_seconds: config.deletion_window_seconds,
-      remaining: { ...polled.remaining },
-    });
-    const clean = isClean(polled.remaining.test) &&
-      isClean(polled.remaining.control);
-    if (clean || startedMs >= windowMs || options.signal?.aborted) {
-      return polled;
-    }
-  }
-}
-
-/** Runs one request; its failure is evidence (a content-free record), not an exception. */
-async function attempt(
-  role: "test" | "control",
-  op: "delete" | "inventory",
-  send: () => Promise<unknown>,
-): Promise<RequestErrorRecord | null> {
-  try {
-    await send();
-    return null;
-  } catch (error) {
-    const record: RequestErrorRecord = {
-      op,
-      namespace: role,
-      failure: error instanceof ProtocolError ? error.failure : "refused",
-      message: error instanceof ProtocolError
-        ? error.message
-        : `/${op}: ${errorMessage(error)}`,
-    };
-    if (error instanceof ProtocolError && error.status !== undefined) {
-      record.status = error.status;
-    }
-    return record;
-  }
-}
-
-function isClean(counts: InventoryCounts | null): boolean {
-  return counts !== null && counts.complete &&
-    STORES.every((store) => counts[store] === 0);
-}
-
-function sweepProblems(
-  deletes: CleanupDelete[],
-  remaining: Cleanup["remaining"],
-  errors: RequestErrorRecord[],
-): string[] {
-  const problems = deletes.filter((d) => !d.acknowledged).map((d) =>
-    `the ${d.namespace} deletion was not acknowledged (${
-      d.error?.failure ?? "unknown"
-    })`
-  );
-  problems.push(
-    ...errors.map((e) => `${e.namespace} inventory failed: ${e.message}`),
-  );
-  for (const role of ["test", "control"] as const) {
-    const counts = remaining[role];
-    if (!counts) continue;
-    if (!counts.complete) {
-      problems.push(`the ${role} inventory answered complete: false`);
-    }
-    const left = STORES.filter((store) => counts[store] > 0).map((store) =>
-      `${store} ${counts[store]}`
-    );
-    if (left.length > 0) {
-      problems.push(
-        `${left.join(", ")} left in the ${role} namespace after polling`,
-      );
-    }
-  }
-  return problems;
 }
 
 /** A cleanup id: sortable, unique, naming its run. */

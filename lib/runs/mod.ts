@@ -59,6 +59,8 @@ export {
   isSameProcess,
   type LocatedRun,
   locateRun,
+  reportView,
+  type ReportViewLinks,
   type RunView,
   viewRun,
   type ViewRunOptions,

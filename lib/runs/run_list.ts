@@ -155,6 +155,23 @@ async function runLinks(db: TraceDb): Promise<RunLinks> {
 
 function ledgerItem(stored: StoredRun, links: RunLinks): RunListItem {
   const { report } = stored;
+  return reportItem(report, "ledger", {
+    regressionId: links.replays.get(report.run_id) ?? null,
+    savedAs: links.saved.get(report.run_id) ?? null,
+    cleanedLater: links.cleaned.get(report.run_id),
+  });
+}
+
+/** The list item of a completed report, with what the ledger links to it. */
+function reportItem(
+  report: RunReport,
+  keptIn: "ledger" | "file",
+  links: {
+    regressionId: string | null;
+    savedAs: string | null;
+    cleanedLater: boolean | undefined;
+  },
+): RunListItem {
   return {
     run_id: report.run_id,
     kind: report.kind,
@@ -163,10 +180,10 @@ function ledgerItem(stored: StoredRun, links: RunLinks): RunListItem {
     verdict: report.verdict,
     state: report.state,
     started_at: report.started_at,
-    kept_in: "ledger",
-    regression_id: links.replays.get(report.run_id) ?? null,
-    saved_as: links.saved.get(report.run_id) ?? null,
-    cleanup: cleanupState(report, links.cleaned.get(report.run_id)),
+    kept_in: keptIn,
+    regression_id: links.regressionId,
+    saved_as: links.savedAs,
+    cleanup: cleanupState(report, links.cleanedLater),
   };
 }
 
@@ -264,17 +281,9 @@ async function keptItem(
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  return {
-    run_id: report.run_id,
-    kind: report.kind,
-    target_id: report.target.id,
-    target_registered: null,
-    verdict: report.verdict,
-    state: report.state,
-    started_at: report.started_at,
-    kept_in: "file",
-    regression_id: null,
-    saved_as: null,
-    cleanup: cleanupState(report, undefined),
-  };
+  return reportItem(report, "file", {
+    regressionId: null,
+    savedAs: null,
+    cleanedLater: undefined,
+  });
 }

@@ -179,6 +179,33 @@ function ledgerView(
   saved: string | null,
   cleanup: CleanupRecord | null,
 ): RunView {
+  return reportView(report, {
+    regressionId,
+    savedAs: saved,
+    cleanup,
+    note: report.kind === "reference"
+      ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
+      : leftoverNote(report, cleanup),
+  });
+}
+
+/** What {@link reportView} adds to a completed report; each `null` by default. */
+export interface ReportViewLinks {
+  /** The regression the run replayed. */
+  regressionId?: string | null;
+  /** The regression the run was saved as. */
+  savedAs?: string | null;
+  /** The latest `external-cleanup` of the run. */
+  cleanup?: CleanupRecord | null;
+  /** What the run's state means and what to do next. */
+  note?: string | null;
+}
+
+/** The view of a completed report, with what the ledger links to it. */
+export function reportView(
+  report: RunReport,
+  links: ReportViewLinks = {},
+): RunView {
   return {
     schema: "trace.run-view/1",
     run_id: report.run_id,
@@ -187,14 +214,12 @@ function ledgerView(
     target: report.target,
     config_digest: report.config_digest,
     started_at: report.started_at,
-    regression_id: regressionId,
-    saved_as: saved,
-    cleanup: cleanupOf(cleanup),
+    regression_id: links.regressionId ?? null,
+    saved_as: links.savedAs ?? null,
+    cleanup: cleanupOf(links.cleanup ?? null),
     report,
     checkpoint: null,
-    note: report.kind === "reference"
-      ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
-      : leftoverNote(report, cleanup),
+    note: links.note ?? null,
   };
 }
 
@@ -231,22 +256,11 @@ function keptView(
   path: string,
   cleanup: CleanupRecord | null,
 ): RunView {
-  return {
-    schema: "trace.run-view/1",
-    run_id: report.run_id,
-    state: report.state,
-    verdict: report.verdict,
-    target: report.target,
-    config_digest: report.config_digest,
-    started_at: report.started_at,
-    regression_id: null,
-    saved_as: null,
-    cleanup: cleanupOf(cleanup),
-    report,
-    checkpoint: null,
+  return reportView(report, {
+    cleanup,
     note:
       `this run completed but is not in the ledger (the write failed); its report is kept at ${path}`,
-  };
+  });
 }
 
 /** Alive and the same process that wrote the checkpoint (not a later one that reused its pid). */

@@ -11,6 +11,7 @@ import { DataTable } from "../ui/components/data_table.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { LANE_TITLES } from "../ui/components/lineage_panel.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
+import { TextField } from "../ui/components/text_field.tsx";
 import { formatCount, formatDuration } from "../ui/format.ts";
 import type { PageView } from "../ui/page.ts";
 import { backToFinder, COMPARE_PATH, inspectHref } from "../ui/trace_params.ts";
@@ -295,52 +296,32 @@ const PickForm: FC<{ data: CompareData }> = ({ data }) => {
         data-drop-empty=""
       >
         <div class="field-grid">
-          <div class="field">
-            <label for="c-baseline">Baseline root id</label>
-            <input
-              type="text"
-              id="c-baseline"
-              name="baseline"
-              value={r.baseline?.root_trace_id ?? ""}
-              autocomplete="off"
-              spellcheck={false}
-              required
-            />
-          </div>
-          <div class="field">
-            <label for="c-baseline-app">Baseline application</label>
-            <input
-              type="text"
-              id="c-baseline-app"
-              name="baseline_application_id"
-              value={r.baseline?.application_id ?? ""}
-              autocomplete="off"
-              spellcheck={false}
-            />
-          </div>
-          <div class="field">
-            <label for="c-candidate">Candidate root id</label>
-            <input
-              type="text"
-              id="c-candidate"
-              name="candidate"
-              value={r.candidate?.root_trace_id ?? ""}
-              autocomplete="off"
-              spellcheck={false}
-              required
-            />
-          </div>
-          <div class="field">
-            <label for="c-candidate-app">Candidate application</label>
-            <input
-              type="text"
-              id="c-candidate-app"
-              name="candidate_application_id"
-              value={r.candidate?.application_id ?? ""}
-              autocomplete="off"
-              spellcheck={false}
-            />
-          </div>
+          <TextField
+            id="c-baseline"
+            name="baseline"
+            label="Baseline root id"
+            value={r.baseline?.root_trace_id ?? ""}
+            required
+          />
+          <TextField
+            id="c-baseline-app"
+            name="baseline_application_id"
+            label="Baseline application"
+            value={r.baseline?.application_id ?? ""}
+          />
+          <TextField
+            id="c-candidate"
+            name="candidate"
+            label="Candidate root id"
+            value={r.candidate?.root_trace_id ?? ""}
+            required
+          />
+          <TextField
+            id="c-candidate-app"
+            name="candidate_application_id"
+            label="Candidate application"
+            value={r.candidate?.application_id ?? ""}
+          />
         </div>
         {r.from ? <input type="hidden" name="from" value={r.from} /> : null}
         <p>

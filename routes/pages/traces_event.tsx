@@ -42,7 +42,7 @@ import { Section } from "../ui/components/section.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { runOfEvent } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import { FIND_PATH, hrefOf, inspectHref } from "../ui/trace_params.ts";
+import { FIND_PATH, hrefOf, inspectEventHref } from "../ui/trace_params.ts";
 
 /** Most events one id page lists. */
 const MAX_EVENTS = 100;
@@ -187,13 +187,7 @@ const EventSection: FC<{
       <p class="actions">
         <a
           class="button"
-          href={inspectHref({
-            application_id: event.application_id,
-            root_trace_id: event.root_trace_id,
-            agent_id: event.agent_id,
-            memory_id: event.memory_id,
-            selected: event.event_id,
-          }, new URLSearchParams())}
+          href={inspectEventHref(event, new URLSearchParams())}
         >
           Inspect its root
         </a>

@@ -32,7 +32,10 @@ import {
 import { capabilityOf } from "../access.ts";
 import { DeletionEvidence } from "../ui/components/deletion_evidence.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
-import { EventDetail } from "../ui/components/event_detail.tsx";
+import {
+  EventDetail,
+  SelectedEventSection,
+} from "../ui/components/event_detail.tsx";
 import { FinderForm, hasFilters } from "../ui/components/finder_form.tsx";
 import { AccountResolveForm } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
@@ -57,7 +60,7 @@ import {
   FIND_PATH,
   type FinderRequest,
   hrefOf,
-  inspectHref,
+  inspectEventHref,
   parseFinderParams,
   type SelectedRef,
   withParams,
@@ -420,32 +423,16 @@ const SelectedPanel: FC<
   const event = matches[0]!;
   const run = runsRead ? runOfEvent(event) : null;
   return (
-    <section
-      class="section selected-event"
-      id="selected"
-      aria-labelledby="selected-title"
-    >
-      <h2 id="selected-title">Selected event</h2>
-      <div class="panel panel--selected">
-        <EventDetail event={event} now={view.now} />
-        <p class="actions">
-          <a
-            class="button"
-            href={inspectHref({
-              application_id: event.application_id,
-              root_trace_id: event.root_trace_id,
-              agent_id: event.agent_id,
-              memory_id: event.memory_id,
-              selected: event.event_id,
-            }, params)}
-          >
-            Inspect its root
-          </a>
-          <a href={eventPageHref(event)}>Event page</a>
-          {run ? <a href={run}>Open run {event.root_trace_id}</a> : null}
-        </p>
-      </div>
-    </section>
+    <SelectedEventSection>
+      <EventDetail event={event} now={view.now} />
+      <p class="actions">
+        <a class="button" href={inspectEventHref(event, params)}>
+          Inspect its root
+        </a>
+        <a href={eventPageHref(event)}>Event page</a>
+        {run ? <a href={run}>Open run {event.root_trace_id}</a> : null}
+      </p>
+    </SelectedEventSection>
   );
 };
 

@@ -15,7 +15,10 @@ import {
 } from "../../lib/obs/query/mod.ts";
 import { DeletionEvidence } from "../ui/components/deletion_evidence.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
-import { EventDetail } from "../ui/components/event_detail.tsx";
+import {
+  EventDetail,
+  SelectedEventSection,
+} from "../ui/components/event_detail.tsx";
 import {
   ReplayDraftForm,
   RevealForm,
@@ -119,32 +122,25 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
       </div>
       {data.selected
         ? (
-          <section
-            class="section selected-event"
-            id="selected"
-            aria-labelledby="selected-title"
-          >
-            <h2 id="selected-title">Selected event</h2>
-            <div class="panel panel--selected">
-              <EventDetail
-                event={data.selected}
-                now={view.now}
-                lookup={data.controls.artifact_lookup}
-              />
-              <p class="actions">
-                <a href={eventPageHref(data.selected)}>Event page</a>
-              </p>
-              {data.selected.preview
-                ? (
-                  <SelectedReveal
-                    event={data.selected}
-                    data={data}
-                    csrf={view.csrf ?? null}
-                  />
-                )
-                : null}
-            </div>
-          </section>
+          <SelectedEventSection>
+            <EventDetail
+              event={data.selected}
+              now={view.now}
+              lookup={data.controls.artifact_lookup}
+            />
+            <p class="actions">
+              <a href={eventPageHref(data.selected)}>Event page</a>
+            </p>
+            {data.selected.preview
+              ? (
+                <SelectedReveal
+                  event={data.selected}
+                  data={data}
+                  csrf={view.csrf ?? null}
+                />
+              )
+              : null}
+          </SelectedEventSection>
         )
         : request.selected
         ? (

@@ -17,6 +17,7 @@ import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
 import {
   type JobProgress,
   referenceRunView,
+  reportView,
   type RunJobs,
   type RunView,
   viewRun,
@@ -147,21 +148,7 @@ async function locate(source: RunSource, runId: string): Promise<RunView> {
     throw new NotFoundError(`Cannot find run ${runId} in the ledger`);
   }
   const replay = await replayOfRun(source.db, runId);
-  return {
-    schema: "trace.run-view/1",
-    run_id: runId,
-    state: report.state,
-    verdict: report.verdict,
-    target: report.target,
-    config_digest: report.config_digest,
-    started_at: report.started_at,
-    regression_id: replay?.regression_id ?? null,
-    saved_as: null,
-    cleanup: null,
-    report,
-    checkpoint: null,
-    note: null,
-  };
+  return reportView(report, { regressionId: replay?.regression_id ?? null });
 }
 
 function base(view: RunView): Omit<
@@ -256,21 +243,7 @@ export async function reportDetail(
   report: RunReport,
   regressionId: string | null,
 ): Promise<RunDetail> {
-  const view: RunView = {
-    schema: "trace.run-view/1",
-    run_id: report.run_id,
-    state: report.state,
-    verdict: report.verdict,
-    target: report.target,
-    config_digest: report.config_digest,
-    started_at: report.started_at,
-    regression_id: regressionId,
-    saved_as: null,
-    cleanup: null,
-    report,
-    checkpoint: null,
-    note: null,
-  };
+  const view = reportView(report, { regressionId });
   const requests = await loadRunRequests(source.db, report.run_id);
   return await completedDetail(source, view, report, requests);
 }

@@ -365,6 +365,26 @@ export function inspectHref(
   return hrefOf(INSPECT_PATH, params);
 }
 
+/** A link to inspect an event's root with the event selected, keeping the finder's selection. */
+export function inspectEventHref(
+  event: {
+    application_id: string;
+    root_trace_id: string;
+    agent_id: string | null;
+    memory_id: string | null;
+    event_id: string;
+  },
+  finder: URLSearchParams,
+): string {
+  return inspectHref({
+    application_id: event.application_id,
+    root_trace_id: event.root_trace_id,
+    agent_id: event.agent_id,
+    memory_id: event.memory_id,
+    selected: event.event_id,
+  }, finder);
+}
+
 /**
  * The evidence of a deletion run: the finder narrowed to the run's test
  * namespace, which the runner's requests and a traced staging app's own

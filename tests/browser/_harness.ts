@@ -58,6 +58,11 @@ export interface BrowserKit {
   browser: Browser;
   /** A fresh context (own cookies) and page, with error collection. */
   open(options?: BrowserContextOptions): Promise<OpenPage>;
+  /** A fresh context and page carrying `signedIn`'s cookies: the same session at another size or colour scheme. */
+  openWithSession(
+    signedIn: OpenPage,
+    options?: BrowserContextOptions,
+  ): Promise<OpenPage>;
 }
 
 /** A page with its context and the errors seen on it. */
@@ -93,12 +98,18 @@ export function browserTest(
         args: CHROMIUM_ARGS,
       });
       const opened: OpenPage[] = [];
+      const open = async (options: BrowserContextOptions = {}) => {
+        const page = await openPage(browser, options);
+        opened.push(page);
+        return page;
+      };
       try {
         await fn({
           browser,
-          open: async (options = {}) => {
-            const page = await openPage(browser, options);
-            opened.push(page);
+          open,
+          openWithSession: async (signedIn, options) => {
+            const page = await open(options);
+            await page.context.addCookies(await signedIn.context.cookies());
             return page;
           },
         });
@@ -167,6 +178,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await Deno.mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
   await page.screenshot({ path: `${SCREENSHOTS}${name}-top.png` });
+}
+
+/** Fails when the page scrolls sideways, then saves its screenshots as {@link screenshot} does. */
+export async function checkLayout(page: Page, name: string): Promise<void> {
+  assert.equal(
+    await scrollsHorizontally(page),
+    false,
+    `${name} scrolls sideways`,
+  );
+  await screenshot(page, name);
 }
 
 /** Whether the page scrolls sideways (it never should). */

@@ -4,7 +4,9 @@
  * as one of its example operators.
  */
 
+import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
+import { listAudit } from "../../lib/auth/mod.ts";
 import {
   type HostFixture,
   type HostFixtureOptions,
@@ -12,6 +14,13 @@ import {
   tokenOf,
   withHost,
 } from "../operator_support.ts";
+import { withServer } from "../_helpers.ts";
+import type { OpenPage } from "./_harness.ts";
+import { postFromPage } from "./_page.ts";
+
+/** The stored preview of `evt-answer` in app-1 (made-up text of the example host). */
+export const ANSWER_PREVIEW =
+  "Your refund for order 1182 was issued on Monday.";
 
 /** The example host, listening. */
 export interface Served extends HostFixture {
@@ -24,17 +33,11 @@ export async function withHostServer(
   options: HostFixtureOptions,
   fn: (served: Served) => Promise<void>,
 ): Promise<void> {
-  await withHost(options, async (host) => {
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      host.app.fetch,
-    );
-    try {
-      await fn({ ...host, origin: `http://127.0.0.1:${server.addr.port}` });
-    } finally {
-      await server.shutdown();
-    }
-  });
+  await withHost(
+    options,
+    (host) =>
+      withServer(host.app.fetch, ({ url }) => fn({ ...host, origin: url })),
+  );
 }
 
 /**
@@ -61,4 +64,29 @@ export async function signIn(
     url.pathname !== "/login" &&
     (path === undefined || `${url}` === `${origin}${path}`)
   );
+}
+
+/**
+ * Forges a reveal of `evt-answer` from inside `viewer`'s signed-in page
+ * (with its CSRF token) and checks that it is refused with 403, shows no
+ * content, and is audited as a refused reveal by viewer-1.
+ */
+export async function assertForgedRevealRefused(
+  viewer: OpenPage,
+  host: Served,
+  reason: string,
+): Promise<void> {
+  const forged = await postFromPage(viewer.page, "/traces/reveal", {
+    agent_id: "support-bot",
+    root_trace_id: "root-1",
+    event_id: "evt-answer",
+    application_id: "app-1",
+    reason,
+  }, "json");
+  assert.equal(forged.status, 403);
+  assert.ok(!forged.text.includes(ANSWER_PREVIEW));
+  viewer.allowed.push("status of 403");
+  const [refusal] = await listAudit(host.db, { operator: "viewer-1" });
+  assert.equal(refusal?.action, "content.reveal");
+  assert.equal(refusal?.outcome, "refused");
 }

@@ -16,38 +16,33 @@ import {
   registerNamedTarget,
   replayRegression,
   runExternalTarget,
+  RunJobs,
   runReference,
   saveRun,
 } from "../../lib/runs/mod.ts";
 import { join } from "node:path";
-import type { Hono } from "hono";
-import { migrate, openDb } from "../../lib/db.ts";
-import { ALL_MIGRATIONS } from "../../lib/migrations.ts";
-import { RunJobs } from "../../lib/runs/mod.ts";
-import { type AppOptions, createApp } from "../../routes/app.ts";
+import type { AppOptions } from "../../routes/app.ts";
 import {
-  createOneTimeLogin,
-  type OneTimeLogin,
-} from "../../routes/one_time_login.ts";
-import { ADMIN_TOKEN } from "./_server.ts";
+  ADMIN_TOKEN,
+  IN_MEMORY_ORIGIN,
+  type UiFixture,
+  type UiFixtureOptions,
+  type UiServer,
+  withUiApp,
+  withUiServer,
+} from "./_server.ts";
 
 /** An app with the run pages over a fresh data directory, and its job manager. */
-export interface RunsFixture {
-  app: Hono;
-  db: TraceDb;
-  dataDir: string;
+export interface RunsFixture extends UiServer {
   jobs: RunJobs;
-  login: OneTimeLogin;
-  /** `http://127.0.0.1:PORT` when listening, else `http://127.0.0.1:8788`. */
-  origin: string;
-  loginUrl: string;
 }
 
 /**
  * Runs `fn` with the trace UI over a migrated database that `seed` filled,
  * with the run pages wired to the data directory and a job manager (as
  * `trace serve` wires them); listening on an ephemeral loopback port when
- * `listen` is set. Running jobs are cancelled and awaited afterwards.
+ * `listen` is set, else in memory at {@link IN_MEMORY_ORIGIN}. Running jobs
+ * are cancelled and awaited afterwards.
  */
 export async function withRunsFixture<T>(
   options: {
@@ -58,56 +53,29 @@ export async function withRunsFixture<T>(
   },
   fn: (fixture: RunsFixture) => Promise<T>,
 ): Promise<T> {
-  const dataDir = await Deno.makeTempDir({ prefix: "trace-ui-runs-" });
-  const db = await openDb({ dataDir });
-  const jobs = new RunJobs({ db, dataDir });
-  try {
-    await migrate(db, ALL_MIGRATIONS);
-    await options.seed?.(db, dataDir);
-    const login = createOneTimeLogin();
-    const app = createApp({
-      db,
-      uiAuthToken: ADMIN_TOKEN,
-      oneTimeLogin: login,
-      log: () => {},
-      runs: { dataDir, jobs },
-      ...options.app,
-    });
-    if (!options.listen) {
-      const origin = "http://127.0.0.1:8788";
-      return await fn({
-        app,
-        db,
-        dataDir,
-        jobs,
-        login,
-        origin,
-        loginUrl: login.url(origin),
-      });
-    }
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      app.fetch,
-    );
-    const origin = `http://127.0.0.1:${server.addr.port}`;
+  let jobs: RunJobs | undefined;
+  const ui: UiFixtureOptions = {
+    adminToken: ADMIN_TOKEN,
+    ...(options.seed ? { seed: options.seed } : {}),
+    app: (db, dataDir) => {
+      jobs = new RunJobs({ db, dataDir });
+      return { runs: { dataDir, jobs }, ...options.app };
+    },
+  };
+  const withJobs = async (server: UiServer) => {
     try {
-      return await fn({
-        app,
-        db,
-        dataDir,
-        jobs,
-        login,
-        origin,
-        loginUrl: login.url(origin),
-      });
+      return await fn({ ...server, jobs: jobs! });
     } finally {
-      await server.shutdown();
+      await jobs!.close();
     }
-  } finally {
-    await jobs.close();
-    db.close();
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
-  }
+  };
+  if (options.listen) return await withUiServer(ui, withJobs);
+  return await withUiApp(ui, (fixture: UiFixture) =>
+    withJobs({
+      ...fixture,
+      origin: IN_MEMORY_ORIGIN,
+      loginUrl: fixture.login.url(IN_MEMORY_ORIGIN),
+    }));
 }
 
 /** A staging config for the demo app at `url`: 2 documents, a short window. */

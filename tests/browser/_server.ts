@@ -12,9 +12,13 @@ import {
   createOneTimeLogin,
   type OneTimeLogin,
 } from "../../routes/one_time_login.ts";
+import { withServer } from "../_helpers.ts";
 
 /** A test admin token (`TRACE_UI_AUTH_TOKEN`). */
 export const ADMIN_TOKEN = "ui-admin-token-0123456789";
+
+/** The origin in-memory requests name (`app.request` listens nowhere). */
+export const IN_MEMORY_ORIGIN = "http://127.0.0.1:8788";
 
 /** Options of {@link withUiApp} and {@link withUiServer}. */
 export interface UiFixtureOptions {
@@ -22,10 +26,12 @@ export interface UiFixtureOptions {
   adminToken?: string;
   /** Leave the database without tables (default: migrated). */
   bare?: boolean;
-  /** Fill the database before the app starts. */
-  seed?: (db: TraceDb) => Promise<void>;
-  /** More `createApp` options. */
-  app?: Partial<AppOptions>;
+  /** Fill the database (or the data directory) before the app starts. */
+  seed?: (db: TraceDb, dataDir: string) => Promise<unknown>;
+  /** More `createApp` options, or a function of the database and data directory that returns them. */
+  app?:
+    | Partial<AppOptions>
+    | ((db: TraceDb, dataDir: string) => Partial<AppOptions>);
 }
 
 /** An app over a fresh data directory. */
@@ -45,14 +51,17 @@ export async function withUiApp<T>(
   const db = await openDb({ dataDir });
   try {
     if (!options.bare) await migrate(db, ALL_MIGRATIONS);
-    await options.seed?.(db);
+    await options.seed?.(db, dataDir);
     const login = createOneTimeLogin();
+    const more = typeof options.app === "function"
+      ? options.app(db, dataDir)
+      : options.app;
     const app = createApp({
       db,
       oneTimeLogin: login,
       uiAuthToken: options.adminToken,
       log: () => {},
-      ...options.app,
+      ...more,
     });
     return await fn({ app, db, dataDir, login });
   } finally {
@@ -74,29 +83,27 @@ export async function withUiServer<T>(
   options: UiFixtureOptions,
   fn: (server: UiServer) => Promise<T>,
 ): Promise<T> {
-  return await withUiApp(options, async (fixture) => {
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      fixture.app.fetch,
-    );
-    const origin = `http://127.0.0.1:${server.addr.port}`;
-    try {
-      return await fn({
-        ...fixture,
-        origin,
-        loginUrl: fixture.login.url(origin),
-      });
-    } finally {
-      await server.shutdown();
-    }
-  });
+  return await withUiApp(
+    options,
+    (fixture) =>
+      withServer(
+        fixture.app.fetch,
+        ({ url }) =>
+          fn({ ...fixture, origin: url, loginUrl: fixture.login.url(url) }),
+      ),
+  );
+}
+
+/** The one-time login URL, going on to `path` once signed in (instead of the overview). */
+export function loginUrlTo(loginUrl: string, path: string): string {
+  return `${loginUrl}&next=${encodeURIComponent(path)}`;
 }
 
 /** Signs in through the one-time login in memory; returns the `Cookie` header value. */
 export async function signIn(fixture: UiFixture): Promise<string> {
   const response = await fixture.app.request(
-    `http://127.0.0.1:8788${fixture.login.path}`,
-    { headers: { host: "127.0.0.1:8788" } },
+    at(fixture.login.path),
+    page(),
   );
   const cookie = response.headers.get("set-cookie");
   if (response.status !== 303 || !cookie) {
@@ -105,15 +112,18 @@ export async function signIn(fixture: UiFixture): Promise<string> {
   return cookie.split(";")[0]!;
 }
 
-/** Request init for a page on the in-memory app at 127.0.0.1:8788. */
+/** Request init for a page on the in-memory app at {@link IN_MEMORY_ORIGIN}. */
 export function page(
   headers: Record<string, string> = {},
   init: RequestInit = {},
 ): RequestInit {
-  return { ...init, headers: { host: "127.0.0.1:8788", ...headers } };
+  return {
+    ...init,
+    headers: { host: new URL(IN_MEMORY_ORIGIN).host, ...headers },
+  };
 }
 
 /** An absolute URL on the in-memory app. */
 export function at(path: string): string {
-  return `http://127.0.0.1:8788${path}`;
+  return `${IN_MEMORY_ORIGIN}${path}`;
 }

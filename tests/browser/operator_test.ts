@@ -13,15 +13,20 @@ import { tokenOf } from "../operator_support.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
 import {
   browserTest,
+  checkLayout,
   type OpenPage,
   screenshot,
-  scrollsHorizontally,
   VIEWPORTS,
 } from "./_harness.ts";
-import { signIn, withHostServer } from "./_host_server.ts";
+import {
+  ANSWER_PREVIEW,
+  assertForgedRevealRefused,
+  signIn,
+  withHostServer,
+} from "./_host_server.ts";
+import { postFromPage } from "./_page.ts";
 
 const APP1_ANSWER = "/traces/events/evt-answer?application_id=app-1";
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 
 browserTest(
   "a viewer sees the reveal control disabled with the reason, and a forged reveal is refused with 403",
@@ -43,29 +48,7 @@ browserTest(
       ).waitFor();
       await screenshot(viewer.page, "operator-viewer-reveal-disabled");
       // A forged request from the page itself, with the session's CSRF token.
-      const status = await viewer.page.evaluate(async () => {
-        const csrf =
-          document.querySelector<HTMLInputElement>('input[name="_csrf"]')!
-            .value;
-        const response = await fetch("/traces/reveal", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-csrf-token": csrf },
-          body: JSON.stringify({
-            agent_id: "support-bot",
-            root_trace_id: "root-1",
-            event_id: "evt-answer",
-            application_id: "app-1",
-            reason: "just curious",
-          }),
-        });
-        return [response.status, await response.text()] as const;
-      });
-      assert.equal(status[0], 403);
-      assert.ok(!status[1].includes(CONTENT));
-      viewer.allowed.push("status of 403");
-      const [refusal] = await listAudit(host.db, { operator: "viewer-1" });
-      assert.equal(refusal?.outcome, "refused");
-      assert.equal(refusal?.action, "content.reveal");
+      await assertForgedRevealRefused(viewer, host, "just curious");
     });
   },
 );
@@ -81,7 +64,7 @@ browserTest(
         0,
         "hidden until revealed",
       );
-      assert.ok(!(await admin.page.content()).includes(CONTENT));
+      assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
       const form = admin.page.locator('form[data-control="reveal"]');
       await form.getByLabel("Reason (required, recorded)").fill(
         "SUP-1234 refund dispute",
@@ -94,7 +77,7 @@ browserTest(
       assert.equal(await response.headerValue("cache-control"), "no-store");
       assert.equal(
         await admin.page.locator("[data-revealed]").textContent(),
-        CONTENT,
+        ANSWER_PREVIEW,
       );
       await screenshot(admin.page, "operator-admin-revealed");
       const [entry] = await listAudit(host.db, { action: "content.reveal" });
@@ -105,7 +88,7 @@ browserTest(
         .waitFor();
       // Going back shows the metadata page again, without the content.
       await admin.page.getByRole("link", { name: "Back to the event" }).click();
-      assert.ok(!(await admin.page.content()).includes(CONTENT));
+      assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
     });
   },
 );
@@ -130,7 +113,7 @@ browserTest(
       ]);
       assert.equal(conflict.status(), 409);
       await admin.page.getByText("give turn_id or run_id").waitFor();
-      assert.ok(!(await admin.page.content()).includes(CONTENT));
+      assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
       admin.allowed.push("status of 409");
       await screenshot(admin.page, "operator-reveal-409");
       await admin.page.goBack();
@@ -141,7 +124,7 @@ browserTest(
       await form.getByRole("button", { name: "Reveal content" }).click();
       assert.equal(
         await admin.page.locator("[data-revealed]").textContent(),
-        CONTENT,
+        ANSWER_PREVIEW,
       );
     });
   },
@@ -254,20 +237,12 @@ browserTest(
       assert.equal(await form.getByRole("button").isDisabled(), true);
       await form.getByText("This server is read-only (TRACE_UI_READ_ONLY=true)")
         .waitFor();
-      const forged = await analyst.page.evaluate(async () => {
-        const csrf =
-          document.querySelector<HTMLInputElement>('input[name="_csrf"]')!
-            .value;
-        const body = new URLSearchParams({
-          _csrf: csrf,
-          agent_id: "support-bot",
-          root_trace_id: "root-1",
-          application_id: "app-1",
-        });
-        return (await fetch("/traces/replays", { method: "POST", body }))
-          .status;
-      });
-      assert.equal(forged, 403);
+      const forged = await postFromPage(analyst.page, "/traces/replays", {
+        agent_id: "support-bot",
+        root_trace_id: "root-1",
+        application_id: "app-1",
+      }, "form");
+      assert.equal(forged.status, 403);
       analyst.allowed.push("status of 403");
       // The plan link still answers: it stores nothing.
       const href = await form.getByRole("link", { name: /Replay plan/ })
@@ -319,10 +294,11 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await withHostServer({}, async (host) => {
         const admin: OpenPage = await kit.open({ viewport });
         await signIn(admin.page, host.origin, "admin-1", APP1_ANSWER);
-        assert.equal(await scrollsHorizontally(admin.page), false);
-        await screenshot(admin.page, `operator-event-${name}`);
-        const dark = await kit.open({ viewport, colorScheme: "dark" });
-        await dark.context.addCookies(await admin.context.cookies());
+        await checkLayout(admin.page, `operator-event-${name}`);
+        const dark = await kit.openWithSession(admin, {
+          viewport,
+          colorScheme: "dark",
+        });
         await dark.page.goto(`${host.origin}${APP1_ANSWER}`);
         await screenshot(dark.page, `operator-event-${name}-dark`);
       });

@@ -2,8 +2,8 @@
 /** The browser script on a fixture page: table filters kept in the URL, keyboard navigation, live refresh. */
 
 import assert from "node:assert/strict";
-import { CLIENT_SCRIPT } from "../../routes/ui/_client_bundle.ts";
 import { browserTest } from "./_harness.ts";
+import { withScriptFixture } from "./_page.ts";
 
 const FIXTURE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><script src="/app.js" defer></script></head><body>
@@ -18,35 +18,16 @@ const FIXTURE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <div id="announce" aria-live="polite"></div>
 </body></html>`;
 
-/** Serves the fixture, the script, and a state that turns `done` after `flipAfter` polls. */
-async function withFixture(
+/** The fixture with a state that turns `done` after `flipAfter` polls. */
+function withFixture(
   flipAfter: number,
   fn: (origin: string, polls: () => number) => Promise<void>,
 ): Promise<void> {
-  let polls = 0;
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (request) => {
-      const path = new URL(request.url).pathname;
-      if (path === "/app.js") {
-        return new Response(CLIENT_SCRIPT, {
-          headers: { "content-type": "text/javascript" },
-        });
-      }
-      if (path === "/state.json") {
-        polls++;
-        return Response.json({ state: polls > flipAfter ? "done" : "running" });
-      }
-      return new Response(FIXTURE, {
-        headers: { "content-type": "text/html" },
-      });
-    },
+  return withScriptFixture(
+    FIXTURE,
+    (polls) => ({ state: polls > flipAfter ? "done" : "running" }),
+    fn,
   );
-  try {
-    await fn(`http://127.0.0.1:${server.addr.port}`, () => polls);
-  } finally {
-    await server.shutdown();
-  }
 }
 
 browserTest(

@@ -17,21 +17,24 @@ import { recorderForWorker } from "../../lib/obs/ingest/mod.ts";
 import { AI_SDK_TURN, runAiSdkTurn } from "./_ai_sdk.ts";
 import {
   browserTest,
+  checkLayout,
   type OpenPage,
   screenshot,
-  scrollsHorizontally,
   VIEWPORTS,
 } from "./_harness.ts";
-import { signIn, withHostServer } from "./_host_server.ts";
+import {
+  ANSWER_PREVIEW,
+  assertForgedRevealRefused,
+  signIn,
+  withHostServer,
+} from "./_host_server.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
-import { withUiServer } from "./_server.ts";
+import { loginUrlTo, withUiServer } from "./_server.ts";
 import { runStaleCache } from "./_trace_fixtures.ts";
 
 /** Inspection of the example host's root with two turns. */
 const ROOT_1 =
   "/traces/inspect?application_id=app-1&root_trace_id=root-1&agent_id=support-bot";
-/** The preview of `evt-answer` in app-1 (made-up text of the example host). */
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 
 /** The waterfall row of `eventId` (its id link names it exactly). */
 function waterfallRow(page: Page, eventId: string): Locator {
@@ -47,7 +50,10 @@ browserTest(
       const admin = await kit.open();
       const page = admin.page;
       await signIn(page, host.origin, "admin-1", ROOT_1);
-      assert.ok(!(await page.content()).includes(CONTENT), "hidden at first");
+      assert.ok(
+        !(await page.content()).includes(ANSWER_PREVIEW),
+        "hidden at first",
+      );
       // The row of an event with a stored preview leads to its reveal control.
       assert.equal(
         await waterfallRow(page, "evt-search").getByRole("link", {
@@ -79,7 +85,7 @@ browserTest(
       assert.equal(sent.get("event_id"), "evt-answer");
       assert.equal(
         await page.locator("[data-revealed]").textContent(),
-        CONTENT,
+        ANSWER_PREVIEW,
       );
       await screenshot(page, "paths-inspect-revealed");
       const [entry] = await listAudit(host.db, { action: "content.reveal" });
@@ -94,7 +100,7 @@ browserTest(
       await page.waitForURL(/\/traces\/inspect\?.*selected=evt-answer/);
       await page.locator("#selected").getByText("evt-answer").first()
         .waitFor();
-      assert.ok(!(await page.content()).includes(CONTENT));
+      assert.ok(!(await page.content()).includes(ANSWER_PREVIEW));
     });
   },
 );
@@ -144,29 +150,7 @@ browserTest(
         "The current state of these refs is not looked up here",
       ).waitFor();
       await screenshot(page, "paths-inspect-viewer-disabled");
-      const forged = await page.evaluate(async () => {
-        const csrf =
-          document.querySelector<HTMLInputElement>('input[name="_csrf"]')!
-            .value;
-        const response = await fetch("/traces/reveal", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-csrf-token": csrf },
-          body: JSON.stringify({
-            agent_id: "support-bot",
-            root_trace_id: "root-1",
-            event_id: "evt-answer",
-            application_id: "app-1",
-            reason: "SUP-1 just looking",
-          }),
-        });
-        return [response.status, await response.text()] as const;
-      });
-      assert.equal(forged[0], 403);
-      assert.ok(!forged[1].includes(CONTENT));
-      viewer.allowed.push("status of 403");
-      const [refusal] = await listAudit(host.db, { operator: "viewer-1" });
-      assert.equal(refusal?.action, "content.reveal");
-      assert.equal(refusal?.outcome, "refused");
+      await assertForgedRevealRefused(viewer, host, "SUP-1 just looking");
     });
   },
 );
@@ -385,8 +369,7 @@ browserTest(
       await page.goto(
         `${server.origin}/traces/find?q=${AI_SDK_TURN.thread_id}`,
       );
-      assert.equal(await scrollsHorizontally(page), false);
-      await screenshot(page, "paths-finder-ai-sdk-mobile");
+      await checkLayout(page, "paths-finder-ai-sdk-mobile");
     });
   },
 );
@@ -455,7 +438,7 @@ browserTest(
       const opened = await kit.open();
       const page = opened.page;
       await page.goto(
-        `${server.loginUrl}&next=${encodeURIComponent("/traces/health")}`,
+        loginUrlTo(server.loginUrl, "/traces/health"),
       );
       await page.locator("#counts").getByRole("link", { name: "conversation" })
         .click();
@@ -634,21 +617,19 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
           "admin-1",
           `${ROOT_1}&selected=evt-answer`,
         );
-        assert.equal(await scrollsHorizontally(page), false, "inspection");
-        await screenshot(page, `paths-inspect-controls-${name}`);
+        await checkLayout(page, `paths-inspect-controls-${name}`);
         await page.goto(`${host.origin}/traces/find?q=root-1`);
-        assert.equal(await scrollsHorizontally(page), false, "finder");
-        await screenshot(page, `paths-find-account-${name}`);
+        await checkLayout(page, `paths-find-account-${name}`);
         await page.goto(
           `${host.origin}/traces/events/evt-answer?application_id=app-1`,
         );
-        assert.equal(await scrollsHorizontally(page), false, "event page");
-        await screenshot(page, `paths-event-${name}`);
-        const dark = await kit.open({ viewport, colorScheme: "dark" });
-        await dark.context.addCookies(await admin.context.cookies());
+        await checkLayout(page, `paths-event-${name}`);
+        const dark = await kit.openWithSession(admin, {
+          viewport,
+          colorScheme: "dark",
+        });
         await dark.page.goto(`${host.origin}${ROOT_1}&selected=evt-answer`);
-        assert.equal(await scrollsHorizontally(dark.page), false, "dark");
-        await screenshot(dark.page, `paths-inspect-controls-${name}-dark`);
+        await checkLayout(dark.page, `paths-inspect-controls-${name}-dark`);
       });
     },
   );

@@ -2,8 +2,8 @@
 /** The browser script's run-page parts on a fixture page: live progress text, and a finding highlighting its samples. */
 
 import assert from "node:assert/strict";
-import { CLIENT_SCRIPT } from "../../routes/ui/_client_bundle.ts";
 import { browserTest } from "./_harness.ts";
+import { withScriptFixture } from "./_page.ts";
 
 const FIXTURE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><script src="/app.js" defer></script></head><body>
@@ -19,37 +19,13 @@ const FIXTURE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <div id="announce" aria-live="polite"></div>
 </body></html>`;
 
-async function withFixture(
-  fn: (origin: string) => Promise<void>,
-): Promise<void> {
-  let polls = 0;
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (request) => {
-      const path = new URL(request.url).pathname;
-      if (path === "/app.js") {
-        return new Response(CLIENT_SCRIPT, {
-          headers: { "content-type": "text/javascript" },
-        });
-      }
-      if (path === "/state.json") {
-        polls++;
-        return Response.json({
-          state: "running",
-          progress: { requests: polls * 4 },
-          progress_text: { status: `sample #${polls}` },
-        });
-      }
-      return new Response(FIXTURE, {
-        headers: { "content-type": "text/html" },
-      });
-    },
-  );
-  try {
-    await fn(`http://127.0.0.1:${server.addr.port}`);
-  } finally {
-    await server.shutdown();
-  }
+/** The fixture with a running job whose progress grows with each poll. */
+function withFixture(fn: (origin: string) => Promise<void>): Promise<void> {
+  return withScriptFixture(FIXTURE, (polls) => ({
+    state: "running",
+    progress: { requests: polls * 4 },
+    progress_text: { status: `sample #${polls}` },
+  }), fn);
 }
 
 browserTest(

@@ -10,13 +10,8 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import type { RunReport } from "../../lib/runner/report.ts";
-import {
-  browserTest,
-  type OpenPage,
-  screenshot,
-  scrollsHorizontally,
-  VIEWPORTS,
-} from "./_harness.ts";
+import { browserTest, checkLayout, screenshot, VIEWPORTS } from "./_harness.ts";
+import { submitFromAnotherSite } from "./_page.ts";
 import { ADMIN_TOKEN } from "./_server.ts";
 import {
   failThenFixed,
@@ -31,15 +26,6 @@ async function onFirstScreen(page: Page, selector: string): Promise<boolean> {
   const box = await page.locator(selector).first().boundingBox();
   const height = page.viewportSize()!.height;
   return box !== null && box.y >= 0 && box.y + box.height <= height;
-}
-
-async function checkLayout(opened: OpenPage, name: string): Promise<void> {
-  assert.equal(
-    await scrollsHorizontally(opened.page),
-    false,
-    `${name} scrolls sideways`,
-  );
-  await screenshot(opened.page, name);
 }
 
 browserTest(
@@ -62,7 +48,7 @@ browserTest(
         "All 1 enforced regression passed their latest replay",
       )
         .waitFor();
-      await checkLayout(desktop, "runs-overview-desktop");
+      await checkLayout(desktop.page, "runs-overview-desktop");
       await page.locator(`#recent-runs a[href="/runs/${run.run_id}"]`).click();
       await page.waitForURL(`**/runs/${run.run_id}`);
       assert.equal(
@@ -110,17 +96,18 @@ browserTest(
         new RegExp(`trace external cleanup ${run.run_id}`),
       );
       await page.locator("#requests details.phase").first().waitFor();
-      await checkLayout(desktop, "run-fail-desktop");
+      await checkLayout(desktop.page, "run-fail-desktop");
 
-      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
-      await phone.context.addCookies(await desktop.context.cookies());
+      const phone = await kit.openWithSession(desktop, {
+        viewport: VIEWPORTS.mobile,
+      });
       await phone.page.goto(`${server.origin}/runs/${run.run_id}`);
       assert.ok(await onFirstScreen(phone.page, ".page-head .badge--lg"));
       assert.ok(
         await onFirstScreen(phone.page, "#finding-1 .finding__head"),
         "the first finding starts on a phone's first screen",
       );
-      await checkLayout(phone, "run-fail-mobile");
+      await checkLayout(phone.page, "run-fail-mobile");
     });
   },
 );
@@ -153,11 +140,12 @@ browserTest(
       const cleanup = await page.locator("#cleanup").textContent() ?? "";
       assert.match(cleanup, /A \(before\)\s*INCOMPLETE/);
       assert.match(cleanup, /B \(after\)\s*COMPLETE/);
-      await checkLayout(opened, "compare-desktop");
-      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
-      await phone.context.addCookies(await opened.context.cookies());
+      await checkLayout(opened.page, "compare-desktop");
+      const phone = await kit.openWithSession(opened, {
+        viewport: VIEWPORTS.mobile,
+      });
       await phone.page.goto(page.url());
-      await checkLayout(phone, "compare-mobile");
+      await checkLayout(phone.page, "compare-mobile");
     });
   },
 );
@@ -189,15 +177,16 @@ browserTest(
       assert.match(assessed, /Mem0 \(mem0ai 3\.3\.1, local\)/);
       assert.match(assessed, /2026-11-30/);
       assert.match(assessed, /no run of mem0-local in this ledger/);
-      await checkLayout(opened, "reference-desktop");
+      await checkLayout(opened.page, "reference-desktop");
       const doc = await page.request.get(
         `${server.origin}/reference/assessments/mem0`,
       );
       assert.match(await doc.text(), /^# Mem0 \(mem0ai 3\.3\.1, local\)/);
-      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
-      await phone.context.addCookies(await opened.context.cookies());
+      const phone = await kit.openWithSession(opened, {
+        viewport: VIEWPORTS.mobile,
+      });
       await phone.page.goto(`${server.origin}/reference`);
-      await checkLayout(phone, "reference-mobile");
+      await checkLayout(phone.page, "reference-mobile");
     });
   },
 );
@@ -227,8 +216,7 @@ browserTest(
           await screenshot(page, "run-running-desktop");
 
           // A second start while the first runs: refused, naming the running run.
-          const other = await kit.open();
-          await other.context.addCookies(await opened.context.cookies());
+          const other = await kit.openWithSession(opened);
           await other.page.goto(`${server.origin}/targets/demo-staging`);
           await other.page.getByText("is running: a new one is refused")
             .waitFor();
@@ -262,7 +250,7 @@ browserTest(
             /Deleted data was still there/,
           );
           assert.equal(server.jobs.active, null);
-          await checkLayout(opened, "run-finished-desktop");
+          await checkLayout(opened.page, "run-finished-desktop");
         },
         { windowSeconds: 3 },
       );
@@ -278,26 +266,13 @@ browserTest(
         const victim = await kit.open();
         await victim.page.goto(server.loginUrl);
         // Another site (another port is another origin) with a form aimed at Trace.
-        const evil = Deno.serve(
-          { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-          () =>
-            new Response(
-              `<!DOCTYPE html><form method="post" action="${server.origin}/targets/demo-staging/run"><input name="_csrf" value="guess"><button>Win a prize</button></form>`,
-              { headers: { "content-type": "text/html" } },
-            ),
+        const status = await submitFromAnotherSite(
+          victim.page,
+          `${server.origin}/targets/demo-staging/run`,
+          "127.0.0.1",
         );
-        try {
-          await victim.page.goto(`http://127.0.0.1:${evil.addr.port}/`);
-          const answer = victim.page.waitForResponse((r) =>
-            r.url().endsWith("/targets/demo-staging/run")
-          );
-          await victim.page.getByRole("button", { name: "Win a prize" })
-            .click();
-          assert.equal((await answer).status(), 403);
-          victim.allowed.push("status of 403");
-        } finally {
-          await evil.shutdown();
-        }
+        assert.equal(status, 403);
+        victim.allowed.push("status of 403");
         assert.equal(server.jobs.active, null, "no run was started");
         const runs = await (await server.app.request(
           `${server.origin}/runs.json`,
@@ -336,8 +311,9 @@ browserTest(
     }, async (server) => {
       const desktop = await kit.open();
       await desktop.page.goto(server.loginUrl);
-      const phone = await kit.open({ viewport: VIEWPORTS.mobile });
-      await phone.context.addCookies(await desktop.context.cookies());
+      const phone = await kit.openWithSession(desktop, {
+        viewport: VIEWPORTS.mobile,
+      });
       const pages = {
         overview: "/",
         runs: "/runs",
@@ -358,7 +334,7 @@ browserTest(
         ) {
           const response = await opened.page.goto(`${server.origin}${path}`);
           assert.equal(response?.status(), 200, path);
-          await checkLayout(opened, `page-${name}-${size}`);
+          await checkLayout(opened.page, `page-${name}-${size}`);
         }
       }
       // The interrupted run never reads PASS.
@@ -368,11 +344,10 @@ browserTest(
         "INCONCLUSIVE",
       );
       // Dark: the same page in the system's dark theme.
-      const dark = await kit.open({ colorScheme: "dark" });
-      await dark.context.addCookies(await desktop.context.cookies());
+      const dark = await kit.openWithSession(desktop, { colorScheme: "dark" });
       await dark.page.goto(`${server.origin}/runs/${ids!.fail}`);
       await dark.page.locator("#finding-1").click();
-      await checkLayout(dark, "run-fail-desktop-dark");
+      await checkLayout(dark.page, "run-fail-desktop-dark");
       // The keyboard reaches the findings.
       await desktop.page.goto(`${server.origin}/runs/${ids!.fail}`);
       await desktop.page.keyboard.press("j");

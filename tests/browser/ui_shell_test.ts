@@ -6,11 +6,13 @@ import type { TraceDb } from "../../lib/db.ts";
 import { ingestEvents } from "../../lib/obs/ingest/mod.ts";
 import {
   browserTest,
+  checkLayout,
   screenshot,
   scrollsHorizontally,
   VIEWPORTS,
 } from "./_harness.ts";
-import { ADMIN_TOKEN, withUiServer } from "./_server.ts";
+import { submitFromAnotherSite } from "./_page.ts";
+import { ADMIN_TOKEN, loginUrlTo, withUiServer } from "./_server.ts";
 
 /** A small index with something to report: a missing parent, a truncated preview, two versions. */
 async function seedDegraded(db: TraceDb): Promise<void> {
@@ -38,11 +40,6 @@ async function seedDegraded(db: TraceDb): Promise<void> {
     event_id: "evt-long-preview",
     preview: "x".repeat(20_000),
   }]);
-}
-
-/** The login URL, going on to the health page (signing in lands on the overview). */
-function toHealth(loginUrl: string): string {
-  return `${loginUrl}&next=${encodeURIComponent("/traces/health")}`;
 }
 
 browserTest(
@@ -82,11 +79,10 @@ browserTest(
       await visitor.page.getByRole("heading", { name: "Sign in to Trace" })
         .waitFor();
       await visitor.page.getByText("printed on its standard error").waitFor();
-      assert.equal(await scrollsHorizontally(visitor.page), false);
-      await screenshot(visitor.page, "login-mobile");
+      await checkLayout(visitor.page, "login-mobile");
       // After signing in, the login URL returns to where the visitor was going.
       await visitor.page.goto(
-        `${server.loginUrl}&next=${encodeURIComponent("/traces/health?x=1")}`,
+        loginUrlTo(server.loginUrl, "/traces/health?x=1"),
       );
       assert.equal(
         new URL(visitor.page.url()).pathname +
@@ -141,27 +137,13 @@ browserTest(
       await victim.page.goto(server.loginUrl);
       // Another site (localhost is a different site from 127.0.0.1) with a form
       // that posts to the UI's sign-out route.
-      const attacker = Deno.serve(
-        { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-        () =>
-          new Response(
-            `<!DOCTYPE html><form method="post" action="${server.origin}/logout">
-             <input type="hidden" name="_csrf" value="guessed">
-             <button>Win a prize</button></form>`,
-            { headers: { "content-type": "text/html" } },
-          ),
+      const status = await submitFromAnotherSite(
+        victim.page,
+        `${server.origin}/logout`,
+        "localhost",
       );
-      try {
-        await victim.page.goto(`http://localhost:${attacker.addr.port}/`);
-        const [response] = await Promise.all([
-          victim.page.waitForResponse((r) => r.url().endsWith("/logout")),
-          victim.page.getByRole("button", { name: "Win a prize" }).click(),
-        ]);
-        assert.equal(response.status(), 403);
-        victim.allowed.push("status of 403");
-      } finally {
-        await attacker.shutdown();
-      }
+      assert.equal(status, 403);
+      victim.allowed.push("status of 403");
       const back = await victim.page.goto(`${server.origin}/traces/health`);
       assert.equal(back?.status(), 200);
       assert.equal(new URL(victim.page.url()).pathname, "/traces/health");
@@ -175,7 +157,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
     async (kit) => {
       await withUiServer({ seed: seedDegraded }, async (server) => {
         const visitor = await kit.open({ viewport });
-        await visitor.page.goto(toHealth(server.loginUrl));
+        await visitor.page.goto(loginUrlTo(server.loginUrl, "/traces/health"));
         // A second check draws the latency history.
         await visitor.page.reload();
         const badge = visitor.page.locator(".page-head .badge");
@@ -196,8 +178,10 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
           1,
         );
         await screenshot(visitor.page, `health-${name}`);
-        const dark = await kit.open({ viewport, colorScheme: "dark" });
-        await dark.context.addCookies(await visitor.context.cookies());
+        const dark = await kit.openWithSession(visitor, {
+          viewport,
+          colorScheme: "dark",
+        });
         await dark.page.goto(`${server.origin}/traces/health`);
         await screenshot(dark.page, `health-${name}-dark`);
       });
@@ -208,7 +192,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 browserTest("the empty index explains itself", async (kit) => {
   await withUiServer({}, async (server) => {
     const visitor = await kit.open();
-    await visitor.page.goto(toHealth(server.loginUrl));
+    await visitor.page.goto(loginUrlTo(server.loginUrl, "/traces/health"));
     await visitor.page.getByText("No events indexed yet").waitFor();
     await visitor.page.getByText("trace events ingest events.ndjson")
       .waitFor();
@@ -225,7 +209,7 @@ browserTest(
         "clipboard-read",
         "clipboard-write",
       ]);
-      await visitor.page.goto(toHealth(server.loginUrl));
+      await visitor.page.goto(loginUrlTo(server.loginUrl, "/traces/health"));
       await visitor.page.keyboard.press("Tab");
       const focused = await visitor.page.evaluate(() => {
         const element = document.activeElement as HTMLElement;

@@ -7,6 +7,7 @@ import type { TraceDb } from "../../lib/db.ts";
 import { runEvidenceHref } from "../../routes/ui/trace_params.ts";
 import {
   browserTest,
+  checkLayout,
   type OpenPage,
   screenshot,
   scrollsHorizontally,
@@ -110,8 +111,7 @@ browserTest(
       await screenshot(page, "traces-inspect-incident-desktop");
       await page.setViewportSize(VIEWPORTS.mobile);
       await page.reload();
-      assert.equal(await scrollsHorizontally(page), false, "mobile");
-      await screenshot(page, "traces-inspect-incident-mobile");
+      await checkLayout(page, "traces-inspect-incident-mobile");
       await page.setViewportSize(VIEWPORTS.desktop);
       // Lane filter: only the supplied lane, only the events that supplied.
       await page.getByRole("link", { name: /^Supplied/ }).click();
@@ -163,8 +163,7 @@ browserTest(
         );
         await page.getByText(/Missing fields: coverage_profile/).waitFor();
         await page.getByText("No selection recorded").waitFor();
-        assert.equal(await scrollsHorizontally(page), false, name);
-        await screenshot(page, `traces-inspect-legacy-${name}`);
+        await checkLayout(page, `traces-inspect-legacy-${name}`);
       }
     });
   },
@@ -192,8 +191,7 @@ browserTest(
           await topOf(page, ".group--selected") <
             await topOf(page, "details#overview"),
         );
-        assert.equal(await scrollsHorizontally(page), false, name);
-        await screenshot(page, `traces-find-selected-${name}`);
+        await checkLayout(page, `traces-find-selected-${name}`);
         // Opened, the overview lists every thread inside its own scroll box.
         await overview.locator("summary").click();
         const rows = page.locator("#overview-table tbody tr");

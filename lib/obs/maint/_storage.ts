@@ -201,12 +201,9 @@ export async function reclaimStorage(
   if (!await checkpoint(db)) {
     notes.push("a reader kept the WAL from being truncated");
   }
-  const after = await currentBytes(db);
   return {
     ...before,
-    bytes_after: after,
-    bytes_reclaimed: Math.max(0, before.bytes_before - after),
-    free_bytes_after: await pageBytes(db, "freelist_count"),
+    ...await measuredAfter(db, before),
     auto_vacuum: method === "vacuum" ? await autoVacuumMode(db) : mode,
     method,
     incremental_steps: steps,
@@ -219,15 +216,27 @@ export async function skippedReclaim(
   db: TraceDb,
   before: StorageBefore,
 ): Promise<StorageReport> {
-  const after = await currentBytes(db);
   return {
     ...before,
-    bytes_after: after,
-    bytes_reclaimed: Math.max(0, before.bytes_before - after),
-    free_bytes_after: await pageBytes(db, "freelist_count"),
+    ...await measuredAfter(db, before),
     auto_vacuum: await autoVacuumMode(db),
     method: "none",
     incremental_steps: 0,
     note: "reclaiming was not requested",
+  };
+}
+
+/** The file's size and free bytes now, and what was returned since `before`. */
+async function measuredAfter(
+  db: TraceDb,
+  before: StorageBefore,
+): Promise<
+  Pick<StorageReport, "bytes_after" | "bytes_reclaimed" | "free_bytes_after">
+> {
+  const after = await currentBytes(db);
+  return {
+    bytes_after: after,
+    bytes_reclaimed: Math.max(0, before.bytes_before - after),
+    free_bytes_after: await pageBytes(db, "freelist_count"),
   };
 }

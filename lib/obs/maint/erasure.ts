@@ -267,6 +267,30 @@ export async function planErasure(
   subject: ErasureSubject,
   options: ErasureOptions,
 ): Promise<ErasurePlan> {
+  const { selection, events, tables, participants } = await survey(
+    db,
+    subject,
+    options,
+  );
+  return {
+    schema: "trace.erasure-plan/1",
+    dry_run: true,
+    ...countsOf(selection, events, tables, participants),
+    confirmation: confirmationFor(selection, events),
+  };
+}
+
+/** What a subject has now, read in one transaction: its events, their rows and its participants' records. */
+async function survey(
+  db: TraceDb,
+  subject: ErasureSubject,
+  options: ErasureOptions,
+): Promise<{
+  selection: Selection;
+  events: MatchedEvent[];
+  tables: Record<ErasureTable, number>;
+  participants: Record<string, number>;
+}> {
   await requireObs(db);
   const selection = select(subject, options);
   const tx = await db.client.transaction("read");
@@ -274,12 +298,7 @@ export async function planErasure(
     const events = await match(tx, selection);
     const tables = await countTables(tx, events, selection.tables);
     const participants = await countParticipants(tx, selection, events);
-    return {
-      schema: "trace.erasure-plan/1",
-      dry_run: true,
-      ...countsOf(selection, events, tables, participants),
-      confirmation: confirmationFor(selection, events),
-    };
+    return { selection, events, tables, participants };
   } finally {
     tx.close();
   }
@@ -396,22 +415,17 @@ export async function erasureRemainder(
   subject: ErasureSubject,
   options: ErasureOptions,
 ): Promise<ErasureRemainder> {
-  await requireObs(db);
-  const selection = select(subject, options);
-  const tx = await db.client.transaction("read");
-  try {
-    const events = await match(tx, selection);
-    const tables = await countTables(tx, events, selection.tables);
-    const participants = await countParticipants(tx, selection, events);
-    const left = Object.values(tables).reduce((n, c) => n + c, 0) +
-      Object.values(participants).reduce((n, c) => n + c, 0);
-    return {
-      events: events.length,
-      tables,
-      participants,
-      clean: events.length === 0 && left === 0,
-    };
-  } finally {
-    tx.close();
-  }
+  const { events, tables, participants } = await survey(
+    db,
+    subject,
+    options,
+  );
+  const left = Object.values(tables).reduce((n, c) => n + c, 0) +
+    Object.values(participants).reduce((n, c) => n + c, 0);
+  return {
+    events: events.length,
+    tables,
+    participants,
+    clean: events.length === 0 && left === 0,
+  };
 }

@@ -48,7 +48,7 @@ const MARGIN = { top: 24, right: 16, bottom: 32, left: 52 };
 
 /** A time chart with its legend and data table. */
 export const TimeChart: FC<TimeChartProps> = (props) => {
-  const { id, unit, series } = props;
+  const { unit, series } = props;
   const width = props.width ?? 560;
   const height = props.height ?? 220;
   const points = series.flatMap((s) => s.points);
@@ -64,66 +64,57 @@ export const TimeChart: FC<TimeChartProps> = (props) => {
   );
   const xTicks = xAxisTicks(props.axis ?? "utc", t0, t1);
   return (
-    <figure class="chart" id={id}>
-      <figcaption id={`${id}-caption`}>{props.title} ({unit})</figcaption>
-      <Legend series={series.map((s) => s.label)} />
-      <div class="chart__plot">
-        <svg
-          width={width}
-          height={height}
-          viewBox={`0 0 ${width} ${height}`}
-          role="img"
-          aria-labelledby={`${id}-caption`}
-          aria-describedby={`${id}-table`}
-        >
-          <text x={MARGIN.left - 8} y={12} text-anchor="end">{unit}</text>
-          {yTicks.map((v) => (
-            <>
-              <line
-                class="grid-line"
-                x1={MARGIN.left}
-                x2={width - MARGIN.right}
-                y1={y(v)}
-                y2={y(v)}
-              />
-              <text x={MARGIN.left - 8} y={y(v) + 4} text-anchor="end">
-                {tickLabel(v)}
-              </text>
-            </>
-          ))}
-          {xTicks.map((tick) => (
-            <text x={x(tick.t)} y={height - 10} text-anchor="middle">
-              {tick.label}
-            </text>
-          ))}
-          {(props.markers ?? []).map((marker) => (
-            <>
-              <line
-                class="axis"
-                x1={x(marker.t)}
-                x2={x(marker.t)}
-                y1={MARGIN.top}
-                y2={height - MARGIN.bottom}
-                stroke-dasharray="2 3"
-              />
-              <text x={x(marker.t) + 4} y={MARGIN.top + 10}>
-                {marker.label}
-              </text>
-            </>
-          ))}
-          {series.map((s, index) => (
-            <SeriesPath
-              series={s}
-              index={index}
-              x={x}
-              y={y}
-              step={props.curve === "step"}
-            />
-          ))}
-        </svg>
-      </div>
-      <TimeTable {...props} />
-    </figure>
+    <Figure
+      {...props}
+      width={width}
+      height={height}
+      table={<TimeTable {...props} />}
+    >
+      <text x={MARGIN.left - 8} y={12} text-anchor="end">{unit}</text>
+      {yTicks.map((v) => (
+        <>
+          <line
+            class="grid-line"
+            x1={MARGIN.left}
+            x2={width - MARGIN.right}
+            y1={y(v)}
+            y2={y(v)}
+          />
+          <text x={MARGIN.left - 8} y={y(v) + 4} text-anchor="end">
+            {tickLabel(v)}
+          </text>
+        </>
+      ))}
+      {xTicks.map((tick) => (
+        <text x={x(tick.t)} y={height - 10} text-anchor="middle">
+          {tick.label}
+        </text>
+      ))}
+      {(props.markers ?? []).map((marker) => (
+        <>
+          <line
+            class="axis"
+            x1={x(marker.t)}
+            x2={x(marker.t)}
+            y1={MARGIN.top}
+            y2={height - MARGIN.bottom}
+            stroke-dasharray="2 3"
+          />
+          <text x={x(marker.t) + 4} y={MARGIN.top + 10}>
+            {marker.label}
+          </text>
+        </>
+      ))}
+      {series.map((s, index) => (
+        <SeriesPath
+          series={s}
+          index={index}
+          x={x}
+          y={y}
+          step={props.curve === "step"}
+        />
+      ))}
+    </Figure>
   );
 };
 
@@ -239,92 +230,119 @@ export const BarChart: FC<BarChartProps> = (props) => {
   );
   const axisY = height - MARGIN.bottom + 6;
   return (
-    <figure class="chart" id={id}>
-      <figcaption id={`${id}-caption`}>{props.title} ({unit})</figcaption>
-      <Legend series={series.map((s) => s.label)} />
-      <div class="chart__plot">
-        <svg
-          width={width}
-          height={height}
-          viewBox={`0 0 ${width} ${height}`}
-          role="img"
-          aria-labelledby={`${id}-caption`}
-          aria-describedby={`${id}-table`}
-        >
-          {ticks.map((v) => (
-            <>
-              <line
-                class="grid-line"
-                x1={x(v)}
-                x2={x(v)}
-                y1={BAR_TOP - 6}
-                y2={axisY - 6}
-              />
-              <text x={x(v)} y={axisY + 10} text-anchor="middle">
-                {v === ticks[ticks.length - 1]
-                  ? `${tickLabel(v)} ${unit}`
-                  : tickLabel(v)}
-              </text>
-            </>
-          ))}
-          {categories.map((category, c) => {
-            const top = BAR_TOP + c * group;
-            return (
-              <g>
-                <text
-                  x={LABEL_WIDTH - 8}
-                  y={top + (group - GROUP_GAP) / 2 + 4}
-                  text-anchor="end"
-                >
-                  {category}
-                </text>
-                {series.map((s, i) => {
-                  const v = s.values[c] ?? 0;
-                  const barTop = top + i * (BAR + BAR_GAP);
-                  return (
-                    <>
-                      <rect
-                        class={seriesClass(i)}
-                        x={LABEL_WIDTH}
-                        y={barTop}
-                        width={Math.max(1, x(v) - LABEL_WIDTH)}
-                        height={BAR}
-                        fill-opacity={i === 0 ? undefined : 0.55}
-                      />
-                      <text x={x(v) + 4} y={barTop + BAR - 3}>
-                        {`${s.label} ${formatValue(v)}`}
-                      </text>
-                    </>
-                  );
-                })}
-              </g>
-            );
-          })}
-        </svg>
-      </div>
-      <ChartTable id={id} title={props.title} hidden={props.table}>
-        <thead>
-          <tr>
-            <th scope="col">Category</th>
-            {series.map((s) => (
-              <th scope="col" class="num">{s.label} ({unit})</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {categories.map((category, c) => (
+    <Figure
+      {...props}
+      width={width}
+      height={height}
+      table={
+        <ChartTable id={id} title={props.title} hidden={props.table}>
+          <thead>
             <tr>
-              <th scope="row">{category}</th>
+              <th scope="col">Category</th>
               {series.map((s) => (
-                <td class="num">{formatValue(s.values[c] ?? 0)}</td>
+                <th scope="col" class="num">{s.label} ({unit})</th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </ChartTable>
-    </figure>
+          </thead>
+          <tbody>
+            {categories.map((category, c) => (
+              <tr>
+                <th scope="row">{category}</th>
+                {series.map((s) => (
+                  <td class="num">{formatValue(s.values[c] ?? 0)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </ChartTable>
+      }
+    >
+      {ticks.map((v) => (
+        <>
+          <line
+            class="grid-line"
+            x1={x(v)}
+            x2={x(v)}
+            y1={BAR_TOP - 6}
+            y2={axisY - 6}
+          />
+          <text x={x(v)} y={axisY + 10} text-anchor="middle">
+            {v === ticks[ticks.length - 1]
+              ? `${tickLabel(v)} ${unit}`
+              : tickLabel(v)}
+          </text>
+        </>
+      ))}
+      {categories.map((category, c) => {
+        const top = BAR_TOP + c * group;
+        return (
+          <g>
+            <text
+              x={LABEL_WIDTH - 8}
+              y={top + (group - GROUP_GAP) / 2 + 4}
+              text-anchor="end"
+            >
+              {category}
+            </text>
+            {series.map((s, i) => {
+              const v = s.values[c] ?? 0;
+              const barTop = top + i * (BAR + BAR_GAP);
+              return (
+                <>
+                  <rect
+                    class={seriesClass(i)}
+                    x={LABEL_WIDTH}
+                    y={barTop}
+                    width={Math.max(1, x(v) - LABEL_WIDTH)}
+                    height={BAR}
+                    fill-opacity={i === 0 ? undefined : 0.55}
+                  />
+                  <text x={x(v) + 4} y={barTop + BAR - 3}>
+                    {`${s.label} ${formatValue(v)}`}
+                  </text>
+                </>
+              );
+            })}
+          </g>
+        );
+      })}
+    </Figure>
   );
 };
+
+/** What every chart shares: its caption with the unit, the legend, the SVG at its natural size (described by the data table), then the table. */
+const Figure: FC<{
+  id: string;
+  title: string;
+  unit: string;
+  series: readonly { label: string }[];
+  width: number;
+  height: number;
+  table: Child;
+  children?: Child;
+}> = ({ id, title, unit, series, width, height, table, children }) => (
+  <figure class="chart" id={id}>
+    <figcaption id={`${id}-caption`}>{title} ({unit})</figcaption>
+    <Legend
+      series={series.map((s) =>
+        s.label
+      )}
+    />
+    <div class="chart__plot">
+      <svg
+        width={width}
+        height={height}
+        viewBox={`0 0 ${width} ${height}`}
+        role="img"
+        aria-labelledby={`${id}-caption`}
+        aria-describedby={`${id}-table`}
+      >
+        {children}
+      </svg>
+    </div>
+    {table}
+  </figure>
+);
 
 const Legend: FC<{ series: readonly string[] }> = ({ series }) => (
   <ul class="legend" aria-hidden="true">

@@ -12,7 +12,7 @@ import type {
   DeletionUse,
   ThreadEvidence,
 } from "../../../lib/obs/query/mod.ts";
-import { inspectHref } from "../trace_params.ts";
+import { inspectEventHref } from "../trace_params.ts";
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { EmptyState } from "./empty_state.tsx";
@@ -89,13 +89,7 @@ const UseItem: FC<{ use: DeletionUse; params: URLSearchParams; now: number }> =
     { use, params, now },
   ) => {
     const first = use.first_use;
-    const href = inspectHref({
-      application_id: first.application_id,
-      root_trace_id: first.root_trace_id,
-      agent_id: first.agent_id,
-      memory_id: first.memory_id,
-      selected: first.event_id,
-    }, params);
+    const href = inspectEventHref(first, params);
     const direct = first.lanes.includes("supplied");
     const via = first.served_by.filter((ref) =>
       ref.type !== use.ref.type || ref.id !== use.ref.id

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { FC } from "hono/jsx";
+import type { FC, PropsWithChildren } from "hono/jsx";
 import type { ActionCapability } from "../../../lib/auth/mod.ts";
 import type { TraceEvent } from "../../../lib/obs/mod.ts";
 import { mappedFields, tokensText } from "../event_fields.ts";
@@ -19,6 +19,18 @@ import { KeyValue, type KeyValueItem } from "./key_value.tsx";
 import { ArtifactLookup } from "./operator_controls.tsx";
 import { Time } from "./time.tsx";
 import { ActorLabel, KindTag, RefLabel } from "./trace_bits.tsx";
+
+/** The selected event's section (`#selected`): its detail, then what to do with it. */
+export const SelectedEventSection: FC<PropsWithChildren> = ({ children }) => (
+  <section
+    class="section selected-event"
+    id="selected"
+    aria-labelledby="selected-title"
+  >
+    <h2 id="selected-title">Selected event</h2>
+    <div class="panel panel--selected">{children}</div>
+  </section>
+);
 
 /** Props of {@link EventDetail}. */
 export interface EventDetailProps {

@@ -9,6 +9,7 @@
 import type { Child, FC } from "hono/jsx";
 import { EVENT_STATUSES, STORES } from "../../../lib/obs/mod.ts";
 import { FIND_PATH, hrefOf } from "../trace_params.ts";
+import { TextField } from "./text_field.tsx";
 
 const FILTER_KEYS = [
   "application_id",
@@ -37,21 +38,17 @@ export function hasFilters(params: URLSearchParams): boolean {
     ].some((key) => params.has(key));
 }
 
+/** A filter field named by its query parameter. */
 const Field: FC<
   { name: string; label: string; params: URLSearchParams; hint?: string }
 > = ({ name, label, params, hint }) => (
-  <div class="field">
-    <label for={`f-${name}`}>{label}</label>
-    <input
-      type="text"
-      id={`f-${name}`}
-      name={name}
-      value={params.getAll(name).join(",")}
-      autocomplete="off"
-      spellcheck={false}
-      placeholder={hint}
-    />
-  </div>
+  <TextField
+    id={`f-${name}`}
+    name={name}
+    label={label}
+    value={params.getAll(name).join(",")}
+    hint={hint}
+  />
 );
 
 /** Filters the form does not show, kept as they were. */

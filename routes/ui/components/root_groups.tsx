@@ -17,7 +17,11 @@ import {
 } from "../event_fields.ts";
 import { formatCount } from "../format.ts";
 import { runOfRoot } from "../links.ts";
-import { inspectHref, type SelectedRef } from "../trace_params.ts";
+import {
+  inspectEventHref,
+  inspectHref,
+  type SelectedRef,
+} from "../trace_params.ts";
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
@@ -161,13 +165,7 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
                   <StatusBadge status={event.status} />
                   <KindTag kind={event.kind} />
                   <a
-                    href={inspectHref({
-                      application_id: event.application_id,
-                      root_trace_id: event.root_trace_id,
-                      agent_id: event.agent_id,
-                      memory_id: event.memory_id,
-                      selected: event.event_id,
-                    }, params)}
+                    href={inspectEventHref(event, params)}
                   >
                     {event.event_id}
                   </a>

@@ -134,14 +134,15 @@ function flatten(node: WaterfallNode): WaterfallNode[] {
   return [node, ...node.children.flatMap(flatten)];
 }
 
-const Node: FC<
-  WaterfallProps & {
-    node: WaterfallNode;
-    depth: number;
-    scale: (t: number) => number;
-    t0: number;
-  }
-> = (props) => {
+/** One event of the tree, placed on the time axis. */
+type NodeProps = WaterfallProps & {
+  node: WaterfallNode;
+  depth: number;
+  scale: (t: number) => number;
+  t0: number;
+};
+
+const Node: FC<NodeProps> = (props) => {
   const { node, depth } = props;
   const row = <Row {...props} />;
   if (node.children.length === 0) {
@@ -161,14 +162,9 @@ const Node: FC<
   );
 };
 
-const Row: FC<
-  WaterfallProps & {
-    node: WaterfallNode;
-    depth: number;
-    scale: (t: number) => number;
-    t0: number;
-  }
-> = ({ node, depth, scale, t0, selected, selectHref, shared, revealHref }) => {
+const Row: FC<NodeProps> = (
+  { node, depth, scale, t0, selected, selectHref, shared, revealHref },
+) => {
   const { event } = node;
   const chosen = event.event_id === selected;
   const took = node.end === null ? null : Math.max(0, node.end - node.start);
