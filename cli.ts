@@ -420,6 +420,15 @@ function resolve(args: string[]): Resolution {
   if (first === "--help" || first === "-h") {
     return { kind: "usage", text: globalUsage(), toStdout: true, code: 0 };
   }
+  if (first.startsWith("-")) {
+    // Options belong to a command; a leading --json is moved where it belongs.
+    if (first === "--json" && rest.length > 0) return resolve([...rest, first]);
+    return {
+      kind: "unknown",
+      message:
+        `trace: "${first}" is an option, and options go after the command (e.g. trace external-runs ${first} …); run trace --help for the commands`,
+    };
+  }
   if (first === "help") {
     // `trace help external run` answers what `trace external run --help` does.
     return rest.length === 0
@@ -478,11 +487,12 @@ export async function main(
   args: string[],
   io: CliIo = processIo(),
 ): Promise<number> {
+  const json = args.includes("--json");
   if (args[0] === "--version" || args[0] === "version") {
-    io.out(`trace ${VERSION}\n`);
+    if (json) printJson(io, { version: VERSION });
+    else io.out(`trace ${VERSION}\n`);
     return 0;
   }
-  const json = args.includes("--json");
   const resolution = resolve(args);
   if (resolution.kind === "usage") {
     if (resolution.toStdout) io.out(resolution.text);
@@ -497,6 +507,17 @@ export async function main(
     return EXIT.usage;
   }
   const stdout = trackStdout(io);
+  if (json) {
+    io.onExitAtOnce?.((note) => {
+      if (stdout.wrote()) return;
+      printJson(io, {
+        error: {
+          code: "interrupted",
+          message: note ?? "interrupted again: exited at once",
+        },
+      });
+    });
+  }
   try {
     const command = await resolution.leaf.load();
     return await command(resolution.args, stdout.io);
@@ -527,6 +548,7 @@ function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
       return io.interrupted;
     },
     setExitNote: (note) => io.setExitNote?.(note),
+    onExitAtOnce: (hook) => io.onExitAtOnce?.(hook),
   };
   return { io: tracked, wrote: () => wrote };
 }

@@ -24,6 +24,11 @@ export interface CliIo {
    * clears it. Streams without signal handling ignore it.
    */
   setExitNote?(note: string | null): void;
+  /**
+   * Runs `hook` with the exit note just before a second Ctrl-C or SIGTERM
+   * ends the process at once (`--json` prints its one object there).
+   */
+  onExitAtOnce?(hook: (note: string | null) => void): void;
 }
 
 /** A command implementation: parses its own flags, returns an exit code. */
@@ -35,6 +40,7 @@ const encoder = new TextEncoder();
 export function processIo(): CliIo {
   let signal: AbortSignal | undefined;
   let exitNote: string | null = null;
+  const hooks: ((note: string | null) => void)[] = [];
   const err = (text: string) => writeAll(Deno.stderr, text);
   return {
     out: (text) => writeAll(Deno.stdout, text),
@@ -43,9 +49,10 @@ export function processIo(): CliIo {
     stderrIsTerminal: Deno.stderr.isTerminal(),
     env: (name) => Deno.env.get(name),
     get interrupted() {
-      return signal ??= interruptSignal(err, () => exitNote);
+      return signal ??= interruptSignal(err, () => exitNote, hooks);
     },
     setExitNote: (note) => void (exitNote = note),
+    onExitAtOnce: (hook) => void hooks.push(hook),
   };
 }
 
@@ -59,6 +66,7 @@ export const EXIT_AT_ONCE = 130;
 function interruptSignal(
   err: (text: string) => void,
   exitNote: () => string | null,
+  hooks: readonly ((note: string | null) => void)[],
 ): AbortSignal {
   const controller = new AbortController();
   const onSignal = (name: "SIGINT" | "SIGTERM") => {
@@ -72,6 +80,7 @@ function interruptSignal(
           : "\ninterrupted again: exiting now\n") +
           (note ? `${note}\n` : ""),
       );
+      for (const hook of hooks) hook(note);
       Deno.exit(EXIT_AT_ONCE);
     }
     err(

@@ -7,6 +7,7 @@
  */
 
 import { dbLocation } from "../lib/db.ts";
+import { ledgerHead } from "../lib/ledger/head.ts";
 import { join } from "node:path";
 import example from "../fixtures/staging-adapter.json" with { type: "json" };
 import { parseStagingConfig } from "../lib/contract/config.ts";
@@ -119,6 +120,8 @@ export const quickstart: Command = async (args, io) => {
     );
   }
   return await withDataContext(values, io, { write: true }, async (context) => {
+    // Record into a ledger that verifies, or not at all: a broken one is refused up front.
+    await ledgerHead(context.db);
     io.err(`Data directory: ${context.dataDir}\n`);
     const outcomes: Outcome[] = [];
     for (const [i, choice] of [null, defect].entries()) {
@@ -201,7 +204,9 @@ function summary(
     "Try them with the demo, in two terminals:",
     `  ${trace} demo --defect ${outcomes.at(-1)!.label}`,
     `  ${trace} external-run --config fixtures/staging-adapter.json${dataFlags}`,
-    "and follow the commands the FAIL prints.",
+    trace === "trace"
+      ? "and follow the commands the FAIL prints."
+      : `and follow the commands the FAIL prints, with ${trace} where they say trace.`,
   ];
   return lines.join("\n") + "\n";
 }

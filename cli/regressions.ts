@@ -164,15 +164,20 @@ The whole ledger is verified first, and the gate prints the head it judged
 (SEQ:sha256:…): keep it in the CI log and check later with
 trace ledger verify --expect-head HEAD. It never passes vacuously: no data
 directory, no ledger, a ledger without a single external run, a broken
-ledger or an unknown --target exit 2.
+ledger, an unknown --target or a target without a run exit 2, and so does a
+completed run that the ledger lacks (its checkpoint in the data directory says
+it finished: a failed write, a stopped process or removed entries).
 `;
 
 /** `trace external-gate`: CI gate over enforced regressions. */
 export const externalGate: Command = async (args, io) => {
   const { values } = parseFlags("external-gate", args, LIST_FLAGS);
   if (values.help) return showHelp(io, GATE_HELP);
-  return await withDataContext(values, io, READ, async ({ db }) => {
-    const result = await gate(db, values.target, { requireRuns: true });
+  return await withDataContext(values, io, READ, async ({ db, dataDir }) => {
+    const result = await gate(db, values.target, {
+      requireRuns: true,
+      dataDir,
+    });
     if (values.json) printJson(io, result);
     else io.out(renderGate(result));
     return result.ok ? 0 : 1;

@@ -98,7 +98,8 @@ and SVG, no script, nothing fetched); an existing file is refused without
 --force.
 
 Exit codes follow the verdict: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (also running
-and interrupted runs).
+and interrupted runs). A run the ledger does not hold (its report kept on disk,
+or lost with only its checkpoint left) never exits 0: its PASS exits 2.
 `;
 
 /** `trace external-show`: one run, completed, running or interrupted. */
@@ -115,13 +116,19 @@ export const externalShow: Command = async (args, io) => {
     if (values.html !== undefined) {
       await writeRunHtml(io, values, { db, dataDir }, view.run_id);
       // `--html -` took stdout.
-      if (values.html === "-") return exitCodeOf(view.verdict);
+      if (values.html === "-") return showExit(view);
     }
     if (values.json) printJson(io, view);
     else io.out(renderView(view));
-    return exitCodeOf(view.verdict);
+    return showExit(view);
   });
 };
+
+/** The verdict's exit code; a PASS only the ledger can vouch for. */
+function showExit(view: RunView): number {
+  const code = exitCodeOf(view.verdict);
+  return code === 0 && view.kept_in !== "ledger" ? 2 : code;
+}
 
 /** `--html FILE`: the run's page as one file, reserved like every run output. */
 async function writeRunHtml(
@@ -286,7 +293,9 @@ function renderRuns(list: RunList): string {
         : run.saved_as
         ? `saved as ${run.saved_as}`
         : run.kept_in === "file"
-        ? "report kept on disk"
+        ? "not in the ledger: report kept on disk"
+        : run.kept_in === "checkpoint" && run.state === "completed"
+        ? "not in the ledger: report lost"
         : "-",
     ]),
   );

@@ -221,7 +221,13 @@ Deno.test({
         run.child.kill("SIGINT");
         const { code, stdout } = await run.finish();
         assert.equal(code, 130, run.seen());
-        assert.equal(stdout, "");
+        // --json: the one object on stdout is the error, with the exit note.
+        const answer = JSON.parse(stdout);
+        assert.equal(answer.error.code, "interrupted");
+        assert.match(
+          answer.error.message,
+          /remove them with: trace external-cleanup run-/,
+        );
         assert.match(run.seen(), /interrupted again: exiting now\n/);
         // The run id, what may remain, and the command that removes it.
         const runId = run.seen().match(/checkpoint: \S+\/(run-[^/\s]+)\.json/)

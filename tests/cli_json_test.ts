@@ -161,3 +161,20 @@ Deno.test("external-run --help names every output flag, --html included, and exi
   const global = await trace(["--help"]);
   assert.match(global.out, /130 when a second Ctrl-C/);
 });
+
+Deno.test("a leading --json is taken as the command's, --version answers in JSON, and other leading options say where they go", async () => {
+  await withTempDir(async (dir) => {
+    const leading = await trace(["--json", "external-runs", "--data-dir", dir]);
+    assert.equal(leading.code, 2);
+    assert.match(JSON.parse(leading.out).error.message, /^No Trace data at /);
+    const version = await trace(["--version", "--json"]);
+    assert.equal(version.code, 0);
+    assert.match(JSON.parse(version.out).version, /^\d+\.\d+\.\d+/);
+    const misplaced = await trace(["--data-dir", dir, "external-runs"]);
+    assert.equal(misplaced.code, 2);
+    assert.match(
+      misplaced.err,
+      /"--data-dir" is an option, and options go after the command/,
+    );
+  });
+});

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 
@@ -40,6 +41,12 @@ Deno.test("trace quickstart says the demo's records are gone with it and prints 
       quick.out,
     );
     assert.doesNotMatch(quick.out, /(^|[^.\w])deno run -A cli\.ts/m);
+    assert.ok(
+      quick.out.includes(
+        `and follow the commands the FAIL prints, with ${npx} where they say trace.`,
+      ),
+      quick.out,
+    );
 
     // Its runs are listed, and so are their targets, as unregistered.
     const runs = JSON.parse(
@@ -75,5 +82,29 @@ Deno.test("trace quickstart says the demo's records are gone with it and prints 
       cleanup.err,
       /was never registered \(a config run such as trace quickstart's/,
     );
+  });
+});
+
+Deno.test("trace quickstart refuses a broken ledger before it runs anything", async () => {
+  await withTempDir(async (dir) => {
+    const data = ["--data-dir", dir];
+    assert.equal((await trace(["quickstart", ...data])).code, 0);
+    const raw = createClient({ url: `file:${dir}/trace.db` });
+    try {
+      await raw.execute("DROP TRIGGER ledger_entries_no_update");
+      await raw.execute(
+        "UPDATE ledger_entries SET payload = replace(payload, 'FAIL', 'PASS') WHERE seq = 2",
+      );
+    } finally {
+      raw.close();
+    }
+    const again = await trace(["quickstart", ...data]);
+    assert.equal(again.code, 2);
+    assert.equal(again.out, "");
+    assert.match(
+      again.err,
+      /The ledger is broken at entry \d+: run trace ledger verify/,
+    );
+    assert.doesNotMatch(again.err, /demo staging app/);
   });
 });

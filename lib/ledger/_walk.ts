@@ -71,7 +71,8 @@ export async function walkChain(
     });
     for (const row of page.rows) {
       const entry = toEntry(row);
-      const problem = checkEntry(entry, walk.last);
+      const problem = gapBefore(entry, walk.last) ??
+        checkEntry(entry, walk.last);
       if (problem && !walk.broken) walk.broken = brokenAt(entry, problem);
       if (!walk.broken) onRow?.(entry);
       walk.count++;
@@ -80,6 +81,23 @@ export async function walkChain(
     }
     if (page.rows.length < PAGE) return walk;
   }
+}
+
+/**
+ * Seqs are AUTOINCREMENT and a failed append rolls its number back, so
+ * they run 1, 2, 3, … with no gap: a missing number is a removed entry,
+ * even once a later append has chained over the hole it left.
+ */
+function gapBefore(
+  entry: LedgerEntry,
+  previous: Pick<ChainPoint, "seq"> | null,
+): string | null {
+  const expected = (previous?.seq ?? 0) + 1;
+  if (entry.seq === expected) return null;
+  if (entry.seq < expected) return "its seq is out of order (edited)";
+  return entry.seq === expected + 1
+    ? `entry ${expected} before it is missing (removed)`
+    : `entries ${expected} to ${entry.seq - 1} before it are missing (removed)`;
 }
 
 /** A broken-row record for `entry`. */

@@ -164,3 +164,17 @@ export async function readCheckpoint(
   }
   return result.output;
 }
+
+/** Run ids of the checkpoint files in `dataDir`, in no order (kept reports and temp files skipped). */
+export async function checkpointRunIds(dataDir: string): Promise<string[]> {
+  const ids: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(checkpointDir(dataDir))) {
+      const id = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.json$/.exec(entry.name)?.[1];
+      if (entry.isFile && id) ids.push(id);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return ids;
+}

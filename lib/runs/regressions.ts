@@ -19,6 +19,7 @@ import {
 import { headView, reverifiedHead } from "../ledger/head.ts";
 import { listRuns, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
+import { unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
 import { readCheckpoint } from "../runner/checkpoint.ts";
 
@@ -61,6 +62,12 @@ export interface GateOptions {
    * vacuously (the CI gate; a page may show "no enforced regression" instead).
    */
   requireRuns?: boolean;
+  /**
+   * The data directory whose checkpoints show what ran: a completed run the
+   * ledger does not hold makes the gate refuse (it would judge less than
+   * what ran).
+   */
+  dataDir?: string;
 }
 
 /**
@@ -76,22 +83,58 @@ export async function gate(
   const target = await targetFilter(db, targetId);
   // A judgement re-walks what a cached verification might have missed first.
   const head = headView(await reverifiedHead(db));
-  if (options.requireRuns) await requireSomeRun(db);
+  if (options.requireRuns) await requireSomeRun(db, target);
+  if (options.dataDir !== undefined) {
+    await requireRecorded(db, options.dataDir, target);
+  }
   const regressions = await listRegressions(db, target);
   return gateRegressions(regressions, target ?? null, head);
 }
 
 /**
  * A ledger without a single external run (a fresh or mistyped data
- * directory, or one with only registrations) gives the gate nothing to
- * judge: it refuses rather than pass vacuously.
+ * directory, or one with only registrations), or a target never run, gives
+ * the gate nothing to judge: it refuses rather than pass vacuously.
  */
-async function requireSomeRun(db: TraceDb): Promise<void> {
-  if ((await listRuns(db, "external", { limit: 1 })).length > 0) return;
+async function requireSomeRun(
+  db: TraceDb,
+  targetId: string | undefined,
+): Promise<void> {
+  const runs = await listRuns(db, "external", {
+    limit: 1,
+    ...(targetId === undefined ? {} : { targetId }),
+  });
+  if (runs.length > 0) return;
+  if (targetId !== undefined) {
+    throw new StorageError(
+      `Target ${targetId} has no run in the ledger at ${
+        dbLocation(db)
+      } yet, so the gate has nothing to judge for it; run trace external-run --target ${targetId} first`,
+    );
+  }
   throw new StorageError(
     `No runs in the ledger at ${
       dbLocation(db)
     } yet, so the gate has nothing to judge; run trace external-run first (check --data-dir / --db if runs were recorded elsewhere)`,
+  );
+}
+
+/** Refuses while a completed run of the judged target(s) is missing from the ledger. */
+async function requireRecorded(
+  db: TraceDb,
+  dataDir: string,
+  targetId: string | undefined,
+): Promise<void> {
+  const missing = await unrecordedRuns(db, dataDir, targetId);
+  if (missing.length === 0) return;
+  const first = missing[0]!;
+  const more = missing.length > 1 ? ` and ${missing.length - 1} more` : "";
+  throw new RefusedError(
+    `The ledger lacks completed run ${first.run_id}${more} (its checkpoint says ${
+      first.verdict ?? "completed"
+    }${
+      first.kept ? "; a report was kept on disk" : ""
+    }), so the gate cannot judge every run: see trace external-show ${first.run_id} and trace ledger verify; once you know why, move its files out of ${dataDir}/external`,
   );
 }
 

@@ -2,8 +2,10 @@
  * Every run a data directory knows, as one list of summaries for pages:
  * completed external and reference runs from the ledger (each row verified
  * by the ledger's reader), and runs that only a checkpoint knows (RUNNING
- * while their writer is alive, otherwise interrupted, INCONCLUSIVE), or a
- * report kept beside a checkpoint when the ledger could not take it.
+ * while their writer is alive, otherwise interrupted, INCONCLUSIVE), a
+ * report kept beside a checkpoint when the ledger could not take it, or a
+ * checkpoint that says its run completed whose report neither has (lost:
+ * its verdict is the checkpoint's alone).
  * Newest first by start time. `external-runs` (`run_list.ts`) lists the
  * same runs for the terminal; pages also need each run's duration and
  * cursor paging over every run.
@@ -15,7 +17,7 @@ import type { TraceDb } from "../db.ts";
 import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
 import { listRuns, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
-import { checkpointDir } from "../runner/checkpoint.ts";
+import { checkpointRunIds } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { locateRun } from "./run_view.ts";
 
@@ -154,7 +156,7 @@ async function fromCheckpoints(
   const known = new Set(stored.map((run) => run.run_id));
   const cutoff = limitCutoff(stored, options.limit);
   const summaries: RunSummary[] = [];
-  for (const runId of await checkpointIds(dataDir)) {
+  for (const runId of await checkpointRunIds(dataDir)) {
     if (known.has(runId)) continue;
     const started = idTime(runId);
     if (cutoff !== null && started !== "" && started < cutoff) continue;
@@ -184,13 +186,18 @@ async function checkpointSummary(
     return summarizeReport(located.report, "file");
   }
   const { checkpoint, running } = located;
-  if (checkpoint.state === "completed") return null;
+  // Completed, yet neither the ledger nor a kept report has it: lost.
+  const lost = checkpoint.state === "completed";
   return {
     run_id: runId,
     kind: "external",
     target_id: checkpoint.target.id,
-    verdict: running ? "RUNNING" : "INCONCLUSIVE",
-    state: running ? "running" : "interrupted",
+    verdict: lost
+      ? checkpoint.verdict ?? "INCONCLUSIVE"
+      : running
+      ? "RUNNING"
+      : "INCONCLUSIVE",
+    state: lost ? "completed" : running ? "running" : "interrupted",
     cleanup: "unknown",
     started_at: checkpoint.started_at,
     finished_at: null,
@@ -222,18 +229,4 @@ function compactTime(iso: string): string {
 /** The start time a run id begins with (`20261130T181329Z`), or `""`. */
 function idTime(runId: string): string {
   return /^run-(\d{8}T\d{6}Z)/.exec(runId)?.[1] ?? "";
-}
-
-/** Run ids of the checkpoint files in `dataDir` (kept reports and temp files skipped). */
-async function checkpointIds(dataDir: string): Promise<string[]> {
-  const ids: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(checkpointDir(dataDir))) {
-      const id = /^([A-Za-z0-9][A-Za-z0-9_-]*)\.json$/.exec(entry.name)?.[1];
-      if (entry.isFile && id) ids.push(id);
-    }
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  return ids;
 }

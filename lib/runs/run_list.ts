@@ -14,9 +14,14 @@ import { latestCleanups } from "../ledger/cleanups.ts";
 import { listRegressions, listReplays } from "../ledger/regressions.ts";
 import { findRuns, type StoredRun, validateRunId } from "../ledger/runs.ts";
 import { listTargets } from "../ledger/targets.ts";
-import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
+import {
+  type Checkpoint,
+  checkpointDir,
+  checkpointRunIds,
+  readCheckpoint,
+} from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
-import { keptReportPath } from "./external_run.ts";
+import { readKeptReport } from "./kept_report.ts";
 import { isSameProcess } from "./run_view.ts";
 
 /** One run in the list. */
@@ -216,22 +221,16 @@ async function fromCheckpoints(
   return { runs, unreadable };
 }
 
+/** Checkpoint run ids that are run ids to the ledger too. */
 async function checkpointIds(dataDir: string): Promise<string[]> {
-  const ids: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(checkpointDir(dataDir))) {
-      const id = /^(.+)\.json$/.exec(entry.name)?.[1];
-      if (!entry.isFile || !id || id.endsWith(".report")) continue;
-      try {
-        ids.push(validateRunId(id));
-      } catch {
-        // Not a checkpoint name.
-      }
+  return (await checkpointRunIds(dataDir)).filter((id) => {
+    try {
+      validateRunId(id);
+      return true;
+    } catch {
+      return false;
     }
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  return ids;
+  });
 }
 
 async function checkpointItem(
@@ -242,7 +241,7 @@ async function checkpointItem(
   const checkpoint = await readCheckpoint(options.dataDir, runId);
   if (!checkpoint) return null;
   if (checkpoint.state === "completed") {
-    return await keptItem(options.dataDir, runId);
+    return await unrecordedItem(options.dataDir, checkpoint);
   }
   const isAlive = options.isAlive ??
     ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
@@ -266,24 +265,34 @@ async function checkpointItem(
   };
 }
 
-/** A completed run the ledger did not take, if its report was kept on disk. */
-async function keptItem(
+/**
+ * A completed run the ledger does not have: its kept report (checked
+ * against its own evidence), else what its checkpoint says (the report is
+ * lost: `external-show` says why that matters).
+ */
+async function unrecordedItem(
   dataDir: string,
-  runId: string,
-): Promise<RunListItem | null> {
-  let report: RunReport;
-  try {
-    report = JSON.parse(
-      await Deno.readTextFile(keptReportPath(dataDir, runId)),
-    );
-  } catch (error) {
-    // A completed checkpoint without a kept report is a run in the ledger, or lost with it.
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
+  checkpoint: Checkpoint,
+): Promise<RunListItem> {
+  const kept = await readKeptReport(dataDir, checkpoint.run_id);
+  if (kept) {
+    return reportItem(kept.report, "file", {
+      regressionId: null,
+      savedAs: null,
+      cleanedLater: undefined,
+    });
   }
-  return reportItem(report, "file", {
-    regressionId: null,
-    savedAs: null,
-    cleanedLater: undefined,
-  });
+  return {
+    run_id: checkpoint.run_id,
+    kind: "external",
+    target_id: checkpoint.target.id,
+    target_registered: null,
+    verdict: checkpoint.verdict ?? "INCONCLUSIVE",
+    state: "completed",
+    started_at: checkpoint.started_at,
+    kept_in: "checkpoint",
+    regression_id: null,
+    saved_as: null,
+    cleanup: "unknown",
+  };
 }

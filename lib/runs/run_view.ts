@@ -27,7 +27,7 @@ import {
 } from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
-import { keptReportPath } from "./external_run.ts";
+import { keptNote, lostNote, readKeptReport } from "./kept_report.ts";
 
 /** The answer of `external-show`. */
 export interface RunView {
@@ -56,7 +56,7 @@ export interface RunView {
     cleanup_complete: boolean;
     problems: string[];
   } | null;
-  /** The completed report; `null` for running or interrupted runs. */
+  /** The completed report; `null` for running and interrupted runs, and for a completed run whose report is lost. */
   report: RunReport | null;
   /** For runs without a completed report: what the checkpoint recorded. */
   checkpoint: {
@@ -67,6 +67,11 @@ export interface RunView {
   } | null;
   /** What the state means and what to do next, in words. */
   note: string | null;
+  /**
+   * Where the run's record is: the ledger (verified), a report kept in a
+   * file when the ledger could not take it, or only its checkpoint.
+   */
+  kept_in: "ledger" | "file" | "checkpoint";
 }
 
 /** Options for {@link viewRun}. */
@@ -199,6 +204,8 @@ export interface ReportViewLinks {
   cleanup?: CleanupRecord | null;
   /** What the run's state means and what to do next. */
   note?: string | null;
+  /** Where the report is (default: the ledger). */
+  keptIn?: "ledger" | "file";
 }
 
 /** The view of a completed report, with what the ledger links to it. */
@@ -220,6 +227,7 @@ export function reportView(
     report,
     checkpoint: null,
     note: links.note ?? null,
+    kept_in: links.keptIn ?? "ledger",
   };
 }
 
@@ -235,32 +243,12 @@ function leftoverNote(
   return `its cleanup was incomplete: remove what is left with trace external-cleanup ${report.run_id}`;
 }
 
-/** A completed report the ledger could not take, kept beside its checkpoint. */
-async function readKeptReport(
-  dataDir: string,
-  runId: string,
-): Promise<{ report: RunReport; path: string } | null> {
-  const path = keptReportPath(dataDir, runId);
-  try {
-    return {
-      report: JSON.parse(await Deno.readTextFile(path)) as RunReport,
-      path,
-    };
-  } catch {
-    return null;
-  }
-}
-
 function keptView(
   report: RunReport,
   path: string,
   cleanup: CleanupRecord | null,
 ): RunView {
-  return reportView(report, {
-    cleanup,
-    note:
-      `this run completed but is not in the ledger (the write failed); its report is kept at ${path}`,
-  });
+  return reportView(report, { cleanup, note: keptNote(path), keptIn: "file" });
 }
 
 /** Alive and the same process that wrote the checkpoint (not a later one that reused its pid). */
@@ -274,11 +262,16 @@ function checkpointView(
   running: boolean,
   cleanup: CleanupRecord | null,
 ): RunView {
+  const lost = checkpoint.state === "completed";
   return {
     schema: "trace.run-view/1",
     run_id: checkpoint.run_id,
-    state: running ? "running" : "interrupted",
-    verdict: running ? "RUNNING" : "INCONCLUSIVE",
+    state: lost ? "completed" : running ? "running" : "interrupted",
+    verdict: lost
+      ? checkpoint.verdict ?? "INCONCLUSIVE"
+      : running
+      ? "RUNNING"
+      : "INCONCLUSIVE",
     target: checkpoint.target,
     config_digest: checkpoint.config_digest,
     started_at: checkpoint.started_at,
@@ -292,9 +285,12 @@ function checkpointView(
       namespaces: checkpoint.namespaces,
       issued: checkpoint.issued,
     },
-    note: running
+    note: lost
+      ? lostNote(checkpoint.run_id, checkpoint.verdict)
+      : running
       ? `process ${checkpoint.pid} is still running this run; show it again when it finishes`
       : interruptedNote(checkpoint, cleanup),
+    kept_in: "checkpoint",
   };
 }
 

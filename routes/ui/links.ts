@@ -39,8 +39,11 @@ export function compareHref(runA: string, runB: string): string {
   return `/compare?${new URLSearchParams({ a: runA, b: runB })}`;
 }
 
-/** The downloads of a run: its report and renderings. */
-export function runDownloads(runId: string): {
+/** The downloads of a run: its report and renderings; `keptIn` says where the report came from. */
+export function runDownloads(
+  runId: string,
+  keptIn: "ledger" | "file" | "checkpoint" = "ledger",
+): {
   label: string;
   href: string;
   hint: string;
@@ -50,7 +53,9 @@ export function runDownloads(runId: string): {
     {
       label: "Report (JSON)",
       href: `${base}/report.json`,
-      hint: "the run's record as the ledger keeps it",
+      hint: keptIn === "ledger"
+        ? "the run's record as the ledger keeps it"
+        : "the report kept on disk, not a ledger record",
     },
     {
       label: "JUnit XML",

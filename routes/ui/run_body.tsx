@@ -58,6 +58,13 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
   return (
     <>
       <RunHead detail={detail} view={view} />
+      {detail.kept_in !== "ledger" && detail.state === "completed"
+        ? (
+          <p class="notice not-in-ledger" role="note">
+            <strong>Not in the ledger.</strong> {detail.note}
+          </p>
+        )
+        : null}
       {view.actions ? <div class="actions">{view.actions}</div> : null}
       {detail.state === "running"
         ? <ProgressSection detail={detail} view={view} />
@@ -468,7 +475,7 @@ const DownloadsSection: FC<{ detail: RunDetail }> = ({ detail }) =>
     ? (
       <Section id="downloads" title="Downloads">
         <ul class="downloads">
-          {runDownloads(detail.run_id).map((d) => (
+          {runDownloads(detail.run_id, detail.kept_in).map((d) => (
             <li>
               <a href={d.href} download="">{d.label}</a>{" "}
               <span class="meta">{d.hint}</span>

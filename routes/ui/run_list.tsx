@@ -84,7 +84,20 @@ export function runColumns(
     {
       header: "State",
       cell: (run) =>
-        run.state === "completed" ? "completed" : <strong>{run.state}</strong>,
+        run.state !== "completed"
+          ? <strong>{run.state}</strong>
+          : run.kept_in === "ledger"
+          ? "completed"
+          : (
+            <>
+              completed,{" "}
+              <strong>
+                {run.kept_in === "file"
+                  ? "not in the ledger (report kept on disk)"
+                  : "not in the ledger (report lost)"}
+              </strong>
+            </>
+          ),
     },
     {
       header: "Cleanup",

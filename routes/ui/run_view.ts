@@ -78,6 +78,8 @@ export interface RunDetail {
   error: string | null;
   /** What the state means, in words, when it needs saying. */
   note: string | null;
+  /** Where the run's record is: the ledger (verified), a kept report file, or only a checkpoint. */
+  kept_in: RunView["kept_in"];
   /** The run's requests from its trace events. */
   requests: RunRequests;
   /** A reference run judged against its system's expectation. */
@@ -112,6 +114,8 @@ export async function loadRunDetail(
     ? "failed"
     : view.state === "running"
     ? "running"
+    : view.state === "completed"
+    ? "completed"
     : "interrupted";
   const issued = view.checkpoint
     ? view.checkpoint.issued.test.length + view.checkpoint.issued.control.length
@@ -120,8 +124,14 @@ export async function loadRunDetail(
   return {
     ...base(view),
     state,
-    verdict: state === "running" ? "RUNNING" : "INCONCLUSIVE",
-    headline: unfinishedHeadline(state, job?.progress ?? null, issued, cleaned),
+    verdict: state === "running"
+      ? "RUNNING"
+      : state === "completed"
+      ? view.verdict
+      : "INCONCLUSIVE",
+    headline: state === "completed"
+      ? `Completed, but its report is not in the ledger and was not kept: the verdict ${view.verdict} comes from its checkpoint alone.`
+      : unfinishedHeadline(state, job?.progress ?? null, issued, cleaned),
     next_steps: state === "running" || cleaned ? [] : [cleanupStep(runId)],
     progress: job?.progress ?? null,
     progress_text: state === "running"
@@ -177,6 +187,7 @@ function base(view: RunView): Omit<
     compare_with: null,
     report: view.report,
     checkpoint: view.checkpoint,
+    kept_in: view.kept_in,
   };
 }
 

@@ -1,13 +1,17 @@
 /**
- * Known gaps of the ledger and the run readers, each reproduced and ignored until fixed: remove `ignore` when
- * the behaviour changes, and the test must then pass.
+ * What readers and the gate say when the ledger lacks what ran: an entry
+ * removed from its middle, a target never run, a completed run whose
+ * report is lost, and a report kept on disk, as written or changed.
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
 import { main } from "../cli.ts";
-import { migrate, type TraceDb } from "../lib/db.ts";
+import { runDownloads } from "../routes/ui/links.ts";
+import { renderRunDocument } from "../routes/ui/run_html.tsx";
+import { loadRunDetail } from "../routes/ui/run_view.ts";
+import { migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { appendEntry } from "../lib/ledger/chain.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
@@ -39,7 +43,6 @@ async function trace(args: string[]) {
 Deno.test({
   name:
     "ledger verify names a removed entry once a later append has chained over the gap it left",
-  ignore: true, // the walk follows prev_chain only; a gap in seq is not checked
   fn: async () => {
     await withDb(async (db) => {
       await migrate(db, ALL_MIGRATIONS);
@@ -65,7 +68,8 @@ Deno.test({
       });
       const result = await verifyLedger(db);
       assert.equal(result.ok, false);
-      assert.equal(result.broken?.seq, 3);
+      assert.equal(result.broken?.seq, 4);
+      assert.match(result.broken!.problem, /entry 3 before it is missing/);
     });
   },
 });
@@ -73,7 +77,6 @@ Deno.test({
 Deno.test({
   name:
     "trace external-gate --target exits 2 for a target without a single run",
-  ignore: true, // the no-runs check looks at the whole ledger, not the target
   fn: async () => {
     await withDb(async (db, dir) => {
       await migrate(db, ALL_MIGRATIONS);
@@ -107,6 +110,15 @@ Deno.test({
         dir,
       ]);
       assert.equal(gate.code, 2, gate.out);
+      assert.match(gate.err, /Target staging-new has no run in the ledger/);
+      const other = await trace([
+        "external-gate",
+        "--target",
+        "staging-a",
+        "--data-dir",
+        dir,
+      ]);
+      assert.equal(other.code, 0, other.err);
     });
   },
 });
@@ -114,7 +126,6 @@ Deno.test({
 Deno.test({
   name:
     "a run whose checkpoint says completed but which the ledger lacks is listed and not called interrupted",
-  ignore: true, // readers fall back to the checkpoint and drop or mislabel it
   fn: async () => {
     await withDb(async (db, dir) => {
       await migrate(db, ALL_MIGRATIONS);
@@ -182,7 +193,146 @@ Deno.test({
         "--data-dir",
         dir,
       ]);
-      assert.notEqual(JSON.parse(show.out).state, "interrupted", show.out);
+      const view = JSON.parse(show.out);
+      assert.equal(view.state, "completed", show.out);
+      assert.equal(view.verdict, "FAIL");
+      assert.equal(view.kept_in, "checkpoint");
+      assert.match(view.note, /neither the ledger nor a kept report/);
+      assert.equal(show.code, 1);
+      const gate = await trace(["external-gate", "--data-dir", dir]);
+      assert.equal(gate.code, 2, gate.out);
+      assert.match(
+        gate.err,
+        new RegExp(`The ledger lacks completed run ${failedReplay}`),
+      );
     });
   },
+});
+
+/** A run recorded in `dir`'s ledger, then its checkpoint and report moved to `other` as if the ledger had refused it. */
+async function keptElsewhere(
+  db: TraceDb,
+  dir: string,
+  other: string,
+  behaviour: { staleCache?: boolean },
+) {
+  const clock = new VirtualClock();
+  const { report } = await runExternal(CONFIG, {
+    db,
+    dataDir: dir,
+    target: {
+      id: "staging-a",
+      base_url: CONFIG.base_url,
+      source: "registered",
+    },
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+    trace: false,
+  });
+  await Deno.mkdir(join(other, "external"), { recursive: true });
+  await Deno.copyFile(
+    join(dir, "external", `${report.run_id}.json`),
+    join(other, "external", `${report.run_id}.json`),
+  );
+  const keptPath = join(other, "external", `${report.run_id}.report.json`);
+  await Deno.writeTextFile(keptPath, JSON.stringify(report));
+  return { report, keptPath };
+}
+
+Deno.test("a report kept on disk is shown as not in the ledger, never exits 0, and a changed one is refused", async () => {
+  await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    await registerTarget(db, {
+      targetId: "staging-a",
+      config: CONFIG,
+      source: "registered",
+    });
+    const other = join(dir, "other");
+    await Deno.mkdir(other);
+    const otherLedger = await openDb({ dataDir: other });
+    try {
+      await migrate(otherLedger, ALL_MIGRATIONS);
+    } finally {
+      otherLedger.close();
+    }
+    const pass = await keptElsewhere(db, dir, other, {});
+    const fail = await keptElsewhere(db, dir, other, { staleCache: true });
+    const data = ["--data-dir", other];
+    const otherDb = await trace(["external-runs", "--json", ...data]);
+    const listed = JSON.parse(otherDb.out).runs as {
+      run_id: string;
+      kept_in: string;
+    }[];
+    assert.deepEqual(
+      listed.map((r) => r.kept_in).sort(),
+      ["file", "file"],
+      otherDb.out,
+    );
+    const shownPass = await trace([
+      "external-show",
+      pass.report.run_id,
+      "--json",
+      ...data,
+    ]);
+    assert.equal(JSON.parse(shownPass.out).verdict, "PASS");
+    assert.equal(JSON.parse(shownPass.out).kept_in, "file");
+    assert.match(
+      JSON.parse(shownPass.out).note,
+      /this run is not in the ledger/,
+    );
+    assert.equal(shownPass.code, 2, "a PASS only a file vouches for");
+    const shownFail = await trace([
+      "external-show",
+      fail.report.run_id,
+      ...data,
+    ]);
+    assert.equal(shownFail.code, 1);
+    const pageDb = await openDb({ dataDir: other });
+    try {
+      const detail = await loadRunDetail(
+        { db: pageDb, dataDir: other, jobs: null },
+        pass.report.run_id,
+      );
+      assert.equal(detail.kept_in, "file");
+      const html = await renderRunDocument(detail);
+      assert.match(
+        html,
+        /Not in the ledger\.<\/strong> this run is not in the ledger/,
+      );
+      assert.match(
+        runDownloads(detail.run_id, detail.kept_in)[0]!.hint,
+        /kept on disk, not a ledger record/,
+      );
+    } finally {
+      pageDb.close();
+    }
+    // The FAIL's verdict changed to PASS in the file: its own findings contradict it.
+    await Deno.writeTextFile(
+      fail.keptPath,
+      JSON.stringify({ ...fail.report, verdict: "PASS" }),
+    );
+    const forged = await trace(["external-show", fail.report.run_id, ...data]);
+    assert.equal(forged.code, 2);
+    assert.equal(forged.out, "");
+    assert.match(
+      forged.err,
+      /cannot be trusted: it says PASS, its evidence gives FAIL \(changed after the run\)/,
+    );
+    // Findings dropped to match a PASS: the evidence still gives FAIL.
+    await Deno.writeTextFile(
+      fail.keptPath,
+      JSON.stringify({
+        ...fail.report,
+        verdict: "PASS",
+        findings: pass.report.findings,
+      }),
+    );
+    const rewritten = await trace([
+      "external-show",
+      fail.report.run_id,
+      ...data,
+    ]);
+    assert.equal(rewritten.code, 2);
+    assert.match(rewritten.err, /its evidence gives FAIL/);
+  });
 });

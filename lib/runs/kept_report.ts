@@ -1,0 +1,164 @@
+/**
+ * Reports that live in files, not in the ledger: a report kept beside its
+ * checkpoint when the ledger could not take it, and a checkpoint that says
+ * its run completed when neither the ledger nor a kept report has it.
+ * Nothing chains a file, so a kept report is presented only when the
+ * verdict rules, applied again to its own evidence, reach the verdict and
+ * the findings it states; it is never presented as the ledger's record.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import { RefusedError } from "../errors.ts";
+import { readRun } from "../ledger/runs.ts";
+import { checkpointRunIds, readCheckpoint } from "../runner/checkpoint.ts";
+import type { RunPhase } from "../runner/events.ts";
+import { assessRun } from "../runner/findings.ts";
+import type { Finding, RunReport } from "../runner/report.ts";
+import { keptReportPath } from "./external_run.ts";
+
+const PHASES: readonly RunPhase[] = [
+  "ingest",
+  "baseline",
+  "delete",
+  "window",
+  "cleanup",
+  "done",
+];
+
+/**
+ * Why `report` contradicts its own evidence, or `null` when the verdict
+ * rules reach its verdict and findings again (an interrupted report may
+ * have been interrupted in any phase; one of them must reproduce it).
+ */
+export function keptReportProblem(report: RunReport): string | null {
+  const phases = report.state === "completed" ? [null] : PHASES;
+  let decided: string | null = null;
+  for (const phase of phases) {
+    let again;
+    try {
+      again = assessRun({
+        baseline: report.baseline,
+        deletion: report.deletion,
+        samples: report.samples,
+        cleanup: report.cleanup,
+        windowSeconds: report.timing.deletion_window_seconds,
+        interruptedDuring: phase,
+      });
+    } catch {
+      return "it is not a report this build can read";
+    }
+    if (
+      again.verdict === report.verdict &&
+      findingKeys(again.findings) === findingKeys(report.findings)
+    ) return null;
+    decided ??= again.verdict;
+  }
+  return decided === report.verdict
+    ? "its findings are not the ones its evidence gives"
+    : `it says ${report.verdict}, its evidence gives ${decided}`;
+}
+
+function findingKeys(findings: readonly Finding[]): string {
+  return JSON.stringify(
+    findings.map((f) => [f.severity, f.code, f.subject]).sort(),
+  );
+}
+
+/**
+ * The report kept for `runId` in `dataDir`, or `null` when none was kept.
+ * One that does not parse, or contradicts its own evidence, is refused.
+ */
+export async function readKeptReport(
+  dataDir: string,
+  runId: string,
+): Promise<{ report: RunReport; path: string } | null> {
+  const path = keptReportPath(dataDir, runId);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  let report: RunReport;
+  try {
+    report = JSON.parse(text) as RunReport;
+  } catch {
+    throw keptRefusal(runId, path, "it is not valid JSON");
+  }
+  const problem = report?.run_id === runId
+    ? keptReportProblem(report)
+    : "it names another run";
+  if (problem) throw keptRefusal(runId, path, problem);
+  return { report, path };
+}
+
+function keptRefusal(runId: string, path: string, problem: string): Error {
+  return new RefusedError(
+    `The report kept for run ${runId} at ${path} cannot be trusted: ${problem} (changed after the run); the ledger has no record of this run, so its checkpoint is all that is known`,
+  );
+}
+
+/** What a reader says of a run whose report is kept in a file. */
+export function keptNote(path: string): string {
+  return `this run is not in the ledger: its report is kept at ${path}, where Trace writes one only when the ledger cannot take it; a file is not verified like a ledger entry`;
+}
+
+/**
+ * What a reader says of a run whose checkpoint says it completed while
+ * neither the ledger nor a kept report has its report.
+ */
+export function lostNote(runId: string, verdict: string | null): string {
+  return `its checkpoint says this run completed${
+    verdict ? ` with ${verdict}` : ""
+  }, but neither the ledger nor a kept report holds its report: entries may have been removed from the ledger (run trace ledger verify, with --expect-head HEAD if you kept one), or the process stopped before recording it; the verdict shown for ${runId} comes from the checkpoint alone`;
+}
+
+/** A completed run the ledger does not hold. */
+export interface UnrecordedRun {
+  run_id: string;
+  target_id: string;
+  /** The verdict its checkpoint recorded. */
+  verdict: string | null;
+  /** Whether a report was kept beside the checkpoint. */
+  kept: boolean;
+}
+
+/**
+ * Completed runs (of `targetId`, else of every target) whose checkpoint in
+ * `dataDir` says they finished while the ledger has no entry for them: a
+ * ledger write that failed, a process that stopped before recording, or
+ * entries removed from the ledger. A judgement made without them would
+ * judge less than what ran.
+ */
+export async function unrecordedRuns(
+  db: TraceDb,
+  dataDir: string,
+  targetId?: string,
+): Promise<UnrecordedRun[]> {
+  const found: UnrecordedRun[] = [];
+  for (const runId of await checkpointRunIds(dataDir)) {
+    const checkpoint = await readCheckpoint(dataDir, runId).catch(() => null);
+    if (checkpoint?.state !== "completed") continue;
+    if (targetId !== undefined && checkpoint.target.id !== targetId) continue;
+    if (await readRun(db, checkpoint.run_id)) continue;
+    found.push({
+      run_id: checkpoint.run_id,
+      target_id: checkpoint.target.id,
+      verdict: checkpoint.verdict,
+      kept: await exists(keptReportPath(dataDir, checkpoint.run_id)),
+    });
+  }
+  return found.sort((a, b) => a.run_id.localeCompare(b.run_id));
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
