@@ -297,7 +297,7 @@ Deno.test("a report kept on disk is shown as not in the ledger, never exits 0, a
       const html = await renderRunDocument(detail);
       assert.match(
         html,
-        /Not in the ledger\.<\/strong> this run is not in the ledger/,
+        /role="note">This run is not in the ledger: its report is kept at /,
       );
       assert.match(
         runDownloads(detail.run_id, detail.kept_in)[0]!.hint,

@@ -61,7 +61,7 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
       {detail.kept_in !== "ledger" && detail.state === "completed"
         ? (
           <p class="notice not-in-ledger" role="note">
-            <strong>Not in the ledger.</strong> {detail.note}
+            {sentence(detail.note ?? "this run is not in the ledger")}
           </p>
         )
         : null}
@@ -100,6 +100,12 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
     </>
   );
 };
+
+/** `text` as a sentence: capital first letter, final full stop. */
+function sentence(text: string): string {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
 
 const When: FC<{ iso: string; view: RunBodyView }> = ({ iso, view }) =>
   view.mode === "page"
