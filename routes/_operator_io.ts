@@ -16,11 +16,13 @@ import {
   appendAudit,
   type AuditEntry,
   type AuditTargets,
+  fieldLabel,
   HookError,
   type Principal,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -40,24 +42,11 @@ export function fromForm(c: Context): boolean {
 
 /**
  * The body's fields: a JSON object, or a form's string fields (its CSRF
- * token removed). Values are never repeated in errors.
+ * token removed). A field given twice is refused, as strict JSON refuses a
+ * duplicate key; values are never repeated in errors.
  */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
-  if (fromForm(c)) {
-    const body = await c.req.parseBody();
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(body)) {
-      if (key === "_csrf") continue;
-      if (typeof value !== "string") {
-        throw new HTTPException(400, {
-          message: "Send text fields only; files are not accepted here",
-        });
-      }
-      // An empty optional field of a form means "not given".
-      if (value !== "") fields[key] = value;
-    }
-    return fields;
-  }
+  if (fromForm(c)) return formFields(await c.req.parseBody({ all: true }));
   const type = c.req.header("content-type") ?? "";
   if (!type.startsWith("application/json")) {
     throw new HTTPException(415, {
@@ -67,9 +56,10 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
   }
   let body: unknown;
   try {
-    body = await c.req.json();
-  } catch {
-    throw new HTTPException(400, { message: "The body is not valid JSON" });
+    body = parseStrictJson(await c.req.text());
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, { message: jsonProblem(error) });
   }
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new HTTPException(400, {
@@ -77,6 +67,39 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
     });
   }
   return body as Record<string, unknown>;
+}
+
+/** Why a body is not strict JSON, without repeating what it holds. */
+function jsonProblem(error: StrictJsonError): string {
+  if (error.reason === "duplicate_key") {
+    return `The body gives a field twice (line ${error.line}, column ${error.column}); send each field once`;
+  }
+  return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.reason})`;
+}
+
+function formFields(
+  body: Record<string, string | File | (string | File)[]>,
+): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, values] of Object.entries(body)) {
+    const value = Array.isArray(values) && values.length === 1
+      ? values[0]
+      : values;
+    if (Array.isArray(value)) {
+      throw new HTTPException(400, {
+        message: `The form gives ${fieldLabel(key)} more than once; send each field once`,
+      });
+    }
+    if (key === "_csrf") continue;
+    if (typeof value !== "string") {
+      throw new HTTPException(400, {
+        message: "Send text fields only; files are not accepted here",
+      });
+    }
+    // An empty optional field of a form means "not given".
+    if (value !== "") fields[key] = value;
+  }
+  return fields;
 }
 
 /** The query string's parameters as single values; a repeated one is refused. */

@@ -146,4 +146,10 @@ export {
   parseAccountRequest,
   parseArtifactQuery,
 } from "./lookups.ts";
-export { Email, OpaqueId, parseOperatorInput, Reason } from "./_input.ts";
+export {
+  Email,
+  fieldLabel,
+  OpaqueId,
+  parseOperatorInput,
+  Reason,
+} from "./_input.ts";
