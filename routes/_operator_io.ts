@@ -3,8 +3,9 @@
  * choosing a page or JSON answer, and running a privileged action under
  * the audit trail (the entry is written before anything the action found
  * is answered; when it cannot be written the answer is 503 and nothing
- * else). Hook failures become content-free 502 answers, logged by hook
- * name and failure kind only.
+ * else: a broken trail's answer, code `audit_integrity`, names the broken
+ * entry and `trace audit verify`). Hook failures become content-free 502
+ * answers, logged by hook name and failure kind only.
  *
  * @module
  */
@@ -15,6 +16,7 @@ import {
   type Action,
   appendAudit,
   type AuditEntry,
+  AuditIntegrityError,
   type AuditTargets,
   fieldLabel,
   HookError,
@@ -87,7 +89,9 @@ function formFields(
       : values;
     if (Array.isArray(value)) {
       throw new HTTPException(400, {
-        message: `The form gives ${fieldLabel(key)} more than once; send each field once`,
+        message: `The form gives ${
+          fieldLabel(key)
+        } more than once; send each field once`,
       });
     }
     if (key === "_csrf") continue;
@@ -134,6 +138,18 @@ export interface AuditPlan<T> {
 
 const AUDIT_DOWN =
   "The audit trail could not be written, so the action was refused; the server log has the detail";
+
+/**
+ * The answer to an audit entry that could not be written: a broken trail
+ * says where and what to run (`audit_integrity`, its message names no
+ * data); a database that cannot write says only that (the detail is the
+ * server log's).
+ */
+function auditDown(error: unknown, log: ServerLog): unknown {
+  log(`audit: ${errorMessage(error)}`);
+  if (error instanceof AuditIntegrityError) return error;
+  return new HTTPException(503, { message: AUDIT_DOWN });
+}
 
 /**
  * Runs a privileged action and records it. A failure is recorded (refused
@@ -191,15 +207,13 @@ async function record(
   try {
     return await appendAudit(deps.db, entry);
   } catch (error) {
-    deps.log(`audit: ${errorMessage(error)}`);
-    throw new HTTPException(503, { message: AUDIT_DOWN });
+    throw auditDown(error, deps.log);
   }
 }
 
 /** Answers an audit failure of a write that carried its own entry (a draft). */
 export function auditUnavailable(error: unknown, log: ServerLog): never {
-  log(`audit: ${errorMessage(error)}`);
-  throw new HTTPException(503, { message: AUDIT_DOWN });
+  throw auditDown(error, log);
 }
 
 function refusal(error: unknown): boolean {

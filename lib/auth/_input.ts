@@ -147,7 +147,9 @@ export function parseOperatorInput<S extends v.GenericSchema>(
   if (issue.received === "undefined") rule = "is required";
   else if (!field) rule = "must be an object of fields";
   else rule = issue.message;
-  throw new ConfigError(`Invalid ${what} request: ${field ?? "the body"}: ${rule}`);
+  throw new ConfigError(
+    `Invalid ${what} request: ${field ?? "the body"}: ${rule}`,
+  );
 }
 
 /** ` (fields: a, b, c)` for an object schema, else nothing. */

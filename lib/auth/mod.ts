@@ -101,6 +101,7 @@ export {
   verifyAudit,
 } from "./audit_verify.ts";
 export { type AuditListOptions, listAudit } from "./audit_list.ts";
+export { AuditIntegrityError } from "./audit_integrity.ts";
 export {
   AUTH_COMPONENT,
   AUTH_MIGRATIONS,
