@@ -124,7 +124,7 @@ export interface AuditEntry {
   chain_digest: string;
 }
 
-/** The audit trail could not be written: the action it guards is refused. */
+/** The database would not take the entry (a trail that does not verify is an `AuditIntegrityError`): the action it guards is refused. */
 export class AuditUnavailableError extends StorageError {
   constructor(detail: string, options?: ErrorOptions) {
     super(`Cannot write the audit trail: ${detail}`, options);
@@ -142,7 +142,8 @@ const DIGESTED: readonly ("event_id" | "thread_id" | "memory_id")[] = [
  * Appends one entry. With `write`, runs it in the same transaction first, so
  * the record and what it describes are committed together or not at all.
  * An error of `write` is the action's own and is thrown as it is (the
- * caller records that failure); an error writing the entry is an
+ * caller records that failure); a trail that does not verify is an
+ * `AuditIntegrityError`, any other error writing the entry an
  * {@link AuditUnavailableError}.
  */
 export async function appendAudit(
