@@ -47,11 +47,12 @@ const VERIFY_HELP =
   `Usage: trace audit verify [--expect-head HEAD] [--json] [--data-dir DIR] [--db URL]
 
 Recomputes every audit entry's digest, checks each column against the chained
-entry and the chain linking them, and checks the newest head record (which
-catches a last entry removed on its own, not one removed together with its
-head record). With --expect-head HEAD (as printed earlier by trace audit
-head, kept outside the database) it also checks that the trail still extends
-that head: entries removed from its end with their head records, or a
+entry and the chain linking them, the numbering (a missing seq is a removed
+entry), the newest head record and the table's sequence (entries removed from
+the end), and the subject key the entries' digests were made with. With
+--expect-head HEAD (as printed earlier by trace audit head, kept outside the
+database) it also checks that the trail still extends that head: entries
+removed from its end with their head records and the sequence wound back, or a
 replaced file, fail. Opens the database read-only.
 
 Exit codes: 0 intact, 1 broken (the first broken entry is named), 2 usage

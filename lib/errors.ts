@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   "protocol",
   "transport",
   "ledger_integrity",
+  "audit_integrity",
   "storage",
   "unauthorized",
   "forbidden",

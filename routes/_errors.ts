@@ -2,8 +2,9 @@
  * The one mapping from errors to HTTP answers. Domain errors map by their
  * stable code, `HTTPException`s by status; storage failures and unknown
  * errors get a generic message (the detail goes to the server log only). A
- * broken ledger says so, with the entry and `trace ledger verify`, as the
- * CLI and MCP do: a bare 500 would hide the one fact the operator needs.
+ * broken ledger or audit trail says so, with the entry and `trace ledger
+ * verify` or `trace audit verify`, as the CLI and MCP do: a bare 500 would
+ * hide the one fact the operator needs.
  *
  * @module
  */
@@ -31,6 +32,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   protocol: 502,
   transport: 502,
   ledger_integrity: 500,
+  // Privileged actions are refused until the trail is repaired.
+  audit_integrity: 503,
   storage: 503,
   unauthorized: 401,
   forbidden: 403,
@@ -125,11 +128,11 @@ function traceErrorAnswer(error: TraceError): ErrorAnswer {
       logDetail: describeForLog(error),
     };
   }
-  if (error.code === "ledger_integrity") {
+  if (error.code === "ledger_integrity" || error.code === "audit_integrity") {
     // The message names an entry number and the command that shows what is
     // wrong, nothing of the data: what the operator needs, safe to send.
     return {
-      ...answer(status, "ledger_integrity", errorMessage(error)),
+      ...answer(status, error.code, errorMessage(error)),
       logDetail: describeForLog(error),
     };
   }

@@ -7,9 +7,10 @@
  *   one-time token gets a page saying so and how to get a new one. Only a
  *   URL typed or pasted into the address bar (`Sec-Fetch-Site: none`) or
  *   followed from this server's own pages is exchanged: a link on another
- *   site could otherwise sign the visitor's browser in to the linker's
- *   account (login CSRF), so it gets a page saying so and the token is left
- *   unspent.
+ *   site (`Sec-Fetch-Site: cross-site` or `same-site`, or, from a browser
+ *   without Fetch Metadata, a `Referer` of another origin) could otherwise
+ *   sign the visitor's browser in to the linker's account (login CSRF), so
+ *   it gets a page saying so and the token is left unspent.
  * - `GET /login` explains how to get in; `POST /login` signs in with a
  *   token typed into its form (kept out of URLs and history).
  * - `POST /logout` (with the session's CSRF token) ends the session.
@@ -138,12 +139,27 @@ export function createLoginRoutes(
 /**
  * Whether a token in the URL may be exchanged: the browser says the request
  * was typed, pasted or bookmarked (`none`) or came from this origin. A
- * client that sends no `Sec-Fetch-Site` (a script, an old browser) is
- * trusted as before; every current browser sends it.
+ * browser without Fetch Metadata still sends the page a link was followed
+ * from as `Referer`: one from another origin (or one that does not parse) is
+ * refused as `cross-site` is. A request with neither header (a typed URL in
+ * such a browser, a script) is trusted as before.
  */
 function typedOrOwn(c: Context): boolean {
   const site = c.req.header("sec-fetch-site");
-  return site === undefined || site === "none" || site === "same-origin";
+  if (site !== undefined && site !== "none" && site !== "same-origin") {
+    return false;
+  }
+  const referer = c.req.header("referer");
+  return referer === undefined || sameHost(referer, c.req.header("host"));
+}
+
+/** Whether `url` is on this server's host (the `Host` the request names). */
+function sameHost(url: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(url).host === host;
+  } catch {
+    return false;
+  }
 }
 
 /** The account a token signs in as, or why it does not. */

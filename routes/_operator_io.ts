@@ -3,8 +3,9 @@
  * choosing a page or JSON answer, and running a privileged action under
  * the audit trail (the entry is written before anything the action found
  * is answered; when it cannot be written the answer is 503 and nothing
- * else). Hook failures become content-free 502 answers, logged by hook
- * name and failure kind only.
+ * else: a broken trail's answer, code `audit_integrity`, names the broken
+ * entry and `trace audit verify`). Hook failures become content-free 502
+ * answers, logged by hook name and failure kind only.
  *
  * @module
  */
@@ -15,12 +16,15 @@ import {
   type Action,
   appendAudit,
   type AuditEntry,
+  AuditIntegrityError,
   type AuditTargets,
+  fieldLabel,
   HookError,
   type Principal,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -40,24 +44,11 @@ export function fromForm(c: Context): boolean {
 
 /**
  * The body's fields: a JSON object, or a form's string fields (its CSRF
- * token removed). Values are never repeated in errors.
+ * token removed). A field given twice is refused, as strict JSON refuses a
+ * duplicate key; values are never repeated in errors.
  */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
-  if (fromForm(c)) {
-    const body = await c.req.parseBody();
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(body)) {
-      if (key === "_csrf") continue;
-      if (typeof value !== "string") {
-        throw new HTTPException(400, {
-          message: "Send text fields only; files are not accepted here",
-        });
-      }
-      // An empty optional field of a form means "not given".
-      if (value !== "") fields[key] = value;
-    }
-    return fields;
-  }
+  if (fromForm(c)) return formFields(await c.req.parseBody({ all: true }));
   const type = c.req.header("content-type") ?? "";
   if (!type.startsWith("application/json")) {
     throw new HTTPException(415, {
@@ -67,9 +58,10 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
   }
   let body: unknown;
   try {
-    body = await c.req.json();
-  } catch {
-    throw new HTTPException(400, { message: "The body is not valid JSON" });
+    body = parseStrictJson(await c.req.text());
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, { message: jsonProblem(error) });
   }
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new HTTPException(400, {
@@ -77,6 +69,41 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
     });
   }
   return body as Record<string, unknown>;
+}
+
+/** Why a body is not strict JSON, without repeating what it holds. */
+function jsonProblem(error: StrictJsonError): string {
+  if (error.reason === "duplicate_key") {
+    return `The body gives a field twice (line ${error.line}, column ${error.column}); send each field once`;
+  }
+  return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.reason})`;
+}
+
+function formFields(
+  body: Record<string, string | File | (string | File)[]>,
+): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, values] of Object.entries(body)) {
+    const value = Array.isArray(values) && values.length === 1
+      ? values[0]
+      : values;
+    if (Array.isArray(value)) {
+      throw new HTTPException(400, {
+        message: `The form gives ${
+          fieldLabel(key)
+        } more than once; send each field once`,
+      });
+    }
+    if (key === "_csrf") continue;
+    if (typeof value !== "string") {
+      throw new HTTPException(400, {
+        message: "Send text fields only; files are not accepted here",
+      });
+    }
+    // An empty optional field of a form means "not given".
+    if (value !== "") fields[key] = value;
+  }
+  return fields;
 }
 
 /** The query string's parameters as single values; a repeated one is refused. */
@@ -111,6 +138,18 @@ export interface AuditPlan<T> {
 
 const AUDIT_DOWN =
   "The audit trail could not be written, so the action was refused; the server log has the detail";
+
+/**
+ * The answer to an audit entry that could not be written: a broken trail
+ * says where and what to run (`audit_integrity`, its message names no
+ * data); a database that cannot write says only that (the detail is the
+ * server log's).
+ */
+function auditDown(error: unknown, log: ServerLog): unknown {
+  log(`audit: ${errorMessage(error)}`);
+  if (error instanceof AuditIntegrityError) return error;
+  return new HTTPException(503, { message: AUDIT_DOWN });
+}
 
 /**
  * Runs a privileged action and records it. A failure is recorded (refused
@@ -168,15 +207,13 @@ async function record(
   try {
     return await appendAudit(deps.db, entry);
   } catch (error) {
-    deps.log(`audit: ${errorMessage(error)}`);
-    throw new HTTPException(503, { message: AUDIT_DOWN });
+    throw auditDown(error, deps.log);
   }
 }
 
 /** Answers an audit failure of a write that carried its own entry (a draft). */
 export function auditUnavailable(error: unknown, log: ServerLog): never {
-  log(`audit: ${errorMessage(error)}`);
-  throw new HTTPException(503, { message: AUDIT_DOWN });
+  throw auditDown(error, log);
 }
 
 function refusal(error: unknown): boolean {

@@ -11,9 +11,11 @@
  * before anything is counted or erased (a hook that fails refuses the
  * request: nothing is run unaudited), then with the real outcome
  * (`succeeded`, naming the receipt an apply wrote; `refused` or `failed`,
- * with a short code). A request refused for role or scope is recorded once,
- * as `refused`. Entries name the subject only by its keyed digest, and the
- * two entries of one request share its `request_id`.
+ * with a short code, naming a receipt only if one was written). A request
+ * refused for role or scope is recorded once, as `refused`. Entries name the
+ * subject only by its keyed digest, and the two entries of one request share
+ * its `request_id`. A broken audit trail refuses the request with its own
+ * answer (`audit_integrity`: the broken entry and `trace audit verify`).
  *
  * @module
  */
@@ -24,7 +26,8 @@ import * as v from "valibot";
 import type { TraceDb } from "../lib/db.ts";
 import { TraceError } from "../lib/errors.ts";
 import { describeIssues, objectIssueMessage } from "../lib/issues.ts";
-import { newReceiptId } from "../lib/ledger/erasure_receipts.ts";
+import { AuditIntegrityError } from "../lib/auth/mod.ts";
+import { newReceiptId, readReceipt } from "../lib/ledger/erasure_receipts.ts";
 import {
   erasureKeyId,
   type ErasureSubject,
@@ -48,7 +51,7 @@ export const ERASURES_PATH = "/api/erasures";
 export interface ErasureAuditEntry {
   /** `attempted` before it runs; then `succeeded`, `refused` or `failed`. */
   outcome: "attempted" | "succeeded" | "refused" | "failed";
-  /** Why it was refused or failed, as a short code (`scope`, `refused`, `storage`, …); else `null`. */
+  /** Why it was refused or failed, as a short code (`role`, `scope`, `storage`, …) when it says more than the outcome; else `null`. */
   detail: string | null;
   /** Pairs the `attempted` entry of a request with its outcome. */
   request_id: string;
@@ -64,7 +67,7 @@ export interface ErasureAuditEntry {
   subject_digest: string;
   /** Which key made the digest. */
   key_id: string;
-  /** The id the receipt will have (apply only); on `succeeded`, the receipt written. */
+  /** The receipt an apply wrote, once it exists (`succeeded`, or a `failed` apply whose receipt was committed); else `null`. */
   receipt_id: string | null;
   /** When the request arrived, ISO 8601. */
   at: string;
@@ -120,6 +123,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
       const entry = (
         outcome: ErasureAuditEntry["outcome"],
         detail: string | null = null,
+        receipt: string | null = null,
       ): ErasureAuditEntry => ({
         outcome,
         detail,
@@ -134,7 +138,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         selector: subject.kind,
         subject_digest: subjectDigest(subject, key),
         key_id: erasureKeyId(key),
-        receipt_id: receiptId,
+        receipt_id: receipt,
         at,
       });
       const refusal = adminRefusal(principal, subject);
@@ -142,24 +146,34 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         await tryAudit(deps.audit, entry("refused", refusal.detail));
         throw new HTTPException(403, { message: refusal.message });
       }
-      const { answer, recorded } = await auditedRun(
+      const { answer, unrecorded } = await auditedRun(
         deps.audit,
         entry,
-        () =>
+        async () =>
           apply
-            ? eraseSubject(deps.db, subject, body.confirmation!, {
+            ? await eraseSubject(deps.db, subject, body.confirmation!, {
               key,
               receiptId: receiptId!,
             })
-            : planSubjectErasure(deps.db, subject, { key }),
+            : await planSubjectErasure(deps.db, subject, { key }),
+        // A receipt is named once it exists: after an apply that succeeded,
+        // or one that failed after its transaction committed.
+        async (succeeded) =>
+          receiptId !== null && (succeeded || await written(deps.db, receiptId))
+            ? receiptId
+            : null,
       );
-      if (recorded) return c.json(answer);
+      if (unrecorded === null) return c.json(answer);
       // A dry run changed nothing: without its outcome recorded it answers nothing.
       if (!apply) {
+        if (unrecorded instanceof AuditIntegrityError) throw unrecorded;
         throw new HTTPException(503, { message: DRY_RUN_UNRECORDED });
       }
       // An applied erasure cannot be undone: answer it, and say what the trail lacks.
-      return c.json({ ...answer, audit_warning: OUTCOME_UNRECORDED });
+      return c.json({
+        ...answer,
+        audit_warning: outcomeUnrecorded(unrecorded, requestId),
+      });
     },
   );
   app.all(ERASURES_PATH, (c) => methodNotAllowed(c, ["POST"]));
@@ -228,33 +242,56 @@ function adminRefusal(
 
 /**
  * Runs the erasure between its two audit entries: `attempted` first (a
- * failure refuses the request before it runs), then how it ended. Returns
- * the answer and whether its outcome was recorded.
+ * failure refuses the request before it runs), then how it ended, naming
+ * the receipt `receipt` finds. Returns the answer and, when its outcome
+ * could not be recorded, why (else `null`).
  */
 async function auditedRun(
   audit: ErasureAudit | undefined,
   entry: (
     outcome: ErasureAuditEntry["outcome"],
     detail?: string | null,
+    receipt?: string | null,
   ) => ErasureAuditEntry,
   run: () => Promise<object>,
-): Promise<{ answer: object; recorded: boolean }> {
+  receipt: (succeeded: boolean) => Promise<string | null>,
+): Promise<{ answer: object; unrecorded: unknown }> {
   await auditOrRefuse(audit, entry("attempted"));
   let answer: object;
   try {
     answer = await run();
   } catch (error) {
-    await tryAudit(audit, entry(endedAs(error), failureCode(error)));
+    const outcome = endedAs(error);
+    await tryAudit(
+      audit,
+      entry(outcome, failureCode(error, outcome), await receipt(false)),
+    );
     throw error;
   }
-  return { answer, recorded: await tryAudit(audit, entry("succeeded")) };
+  const done = entry("succeeded", null, await receipt(true));
+  return { answer, unrecorded: await tryAudit(audit, done) };
+}
+
+/** Whether the receipt `id` is in the ledger (an apply can fail after its transaction committed). */
+async function written(db: TraceDb, id: string): Promise<boolean> {
+  try {
+    await readReceipt(db, id);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const DRY_RUN_UNRECORDED =
   "The audit trail could not record the dry run's outcome, so its answer is withheld; retry once the audit trail is writable";
 
-const OUTCOME_UNRECORDED =
-  "The erasure was applied, but its outcome could not be written to the audit trail; the trail holds the attempt with this receipt id";
+/** The warning an applied erasure carries when its outcome is not in the trail. */
+function outcomeUnrecorded(why: unknown, requestId: string): string {
+  const trail = why instanceof AuditIntegrityError
+    ? `the audit trail is broken at entry seq ${why.seq} (run trace audit verify)`
+    : "the audit trail could not be written";
+  return `The erasure was applied and its receipt is in the ledger, but its outcome is not in the audit trail: ${trail}; the trail holds the attempt, request ${requestId}`;
+}
 
 /** Records the attempt; when that fails the request is refused before it runs. */
 async function auditOrRefuse(
@@ -265,6 +302,8 @@ async function auditOrRefuse(
   try {
     await audit(entry);
   } catch (error) {
+    // A broken trail says where, and what to run; its message names no data.
+    if (error instanceof AuditIntegrityError) throw error;
     throw new HTTPException(503, {
       message:
         "The audit trail refused the entry, so the erasure request was not run; retry once the audit trail is writable",
@@ -273,17 +312,17 @@ async function auditOrRefuse(
   }
 }
 
-/** Records an outcome; whether it was written (no hook: nothing to write). */
+/** Records an outcome; `null` once written (no hook: nothing to write), else why not. */
 async function tryAudit(
   audit: ErasureAudit | undefined,
   entry: ErasureAuditEntry,
-): Promise<boolean> {
-  if (!audit) return true;
+): Promise<unknown> {
+  if (!audit) return null;
   try {
     await audit(entry);
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (error) {
+    return error ?? new Error("the audit hook failed");
   }
 }
 
@@ -295,9 +334,15 @@ function endedAs(error: unknown): "refused" | "failed" {
     : "failed";
 }
 
-/** A short, content-free code of why the erasure did not run or finish. */
-function failureCode(error: unknown): string {
-  if (error instanceof TraceError) return error.code;
-  if (error instanceof HTTPException) return `http_${error.status}`;
-  return "internal";
+/**
+ * A short, content-free code of why the erasure did not run or finish;
+ * `null` when it would only repeat the outcome (`refused` for `refused`).
+ */
+function failureCode(error: unknown, outcome: string): string | null {
+  const code = error instanceof TraceError
+    ? error.code
+    : error instanceof HTTPException
+    ? `http_${error.status}`
+    : "internal";
+  return code === outcome ? null : code;
 }

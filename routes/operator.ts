@@ -22,6 +22,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import {
+  AuditIntegrityError,
   AuditUnavailableError,
   authorizePlan,
   createDraft,
@@ -327,7 +328,10 @@ export function createOperatorRoutes(
         audit: { action: "replay.draft", scope: principal.scope },
       });
     } catch (error) {
-      if (error instanceof AuditUnavailableError) {
+      if (
+        error instanceof AuditUnavailableError ||
+        error instanceof AuditIntegrityError
+      ) {
         auditUnavailable(error, options.log);
       }
       // The draft itself could not be stored: record that it failed.

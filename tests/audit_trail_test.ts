@@ -5,13 +5,13 @@ import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import {
   appendAudit,
+  AuditIntegrityError,
   type AuditRecord,
-  AuditUnavailableError,
   listAudit,
   verifyAudit,
 } from "../lib/auth/mod.ts";
 import { canonicalJson } from "../lib/canonical_json.ts";
-import { migrate, type TraceDb } from "../lib/db.ts";
+import { migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { payloadDigest } from "../lib/ledger/chain.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { captureIo, withDb } from "./_helpers.ts";
@@ -54,6 +54,19 @@ async function tamper(
     await fn(raw);
   } finally {
     raw.close();
+  }
+}
+
+/** Runs `fn` on a plain client with every trigger in place, as a careless tool would. */
+async function raw(
+  db: TraceDb,
+  fn: (client: ReturnType<typeof createClient>) => Promise<void>,
+): Promise<void> {
+  const client = createClient({ url: db.url });
+  try {
+    await fn(client);
+  } finally {
+    client.close();
   }
 }
 
@@ -167,8 +180,8 @@ Deno.test("verification names an edited entry, a removed entry and a removed las
         "a removed middle entry",
         (raw: ReturnType<typeof createClient>) =>
           raw.execute("DELETE FROM auth_audit WHERE seq = 2").then(() => {}),
-        3,
-        /previous chain digest mismatch/,
+        2,
+        /entry seq 2 is missing/,
       ],
       [
         "a removed last entry",
@@ -392,7 +405,7 @@ Deno.test("a forged operator, action or outcome column breaks verification, and 
           );
           if (args[0] === "--json") {
             assert.deepEqual(JSON.parse(io.stdout()).error, {
-              code: "ledger_integrity",
+              code: "audit_integrity",
               message:
                 "The audit trail is broken at entry seq 2: run trace audit verify",
             });
@@ -422,8 +435,11 @@ Deno.test("an append refuses to extend a trail whose last entry was edited", asy
     await assert.rejects(
       appendAudit(db, RECORD),
       (error: Error) =>
-        error instanceof AuditUnavailableError &&
-        /broken at entry seq 1 .*operator column/.test(error.message),
+        error instanceof AuditIntegrityError &&
+        error.code === "audit_integrity" &&
+        /broken at entry seq 1 .*operator column.*trace audit verify/.test(
+          error.message,
+        ),
     );
     assert.equal(
       Number(
@@ -475,7 +491,19 @@ Deno.test("trace audit head, and verify --expect-head catches a last entry remov
         "DELETE FROM auth_audit_head WHERE head_seq = (SELECT MAX(head_seq) FROM auth_audit_head)",
       );
     });
-    // The head records live in the same file: without a head kept elsewhere this passes.
+    // The table's sequence still remembers seq 3 was handed out.
+    const counted = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--data-dir", dataDir], counted),
+      1,
+    );
+    assert.match(counted.stdout(), /BROKEN at seq 3: .*seqs up to 3/);
+    // Reset that too, and the file alone cannot tell: only a head kept elsewhere can.
+    await tamper(db, async (raw) => {
+      await raw.execute(
+        "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'auth_audit'",
+      );
+    });
     const alone = captureIo();
     assert.equal(
       await main(["audit", "verify", "--data-dir", dataDir], alone),
@@ -543,5 +571,208 @@ Deno.test("trace audit list escapes control characters and bidirectional overrid
     const parsed = JSON.parse(json.stdout());
     assert.equal(parsed.reason, "csi \u009b31m red", "JSON keeps the value");
     assert.equal(parsed.targets.agent_id, "spoof \u202eevil\u202c x");
+  });
+});
+
+/** Runs `fn` with a second handle on the same file, as another process would open it. */
+async function withFreshHandle(
+  dataDir: string,
+  fn: (db: TraceDb) => Promise<void>,
+): Promise<void> {
+  const db = await openDb({ dataDir });
+  try {
+    await fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+Deno.test("audit verify names a removed entry once a later entry has been chained over the gap it left", async () => {
+  await withAudit(async (db, dataDir) => {
+    for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+    // Entry 2 goes, and entry 3 is replaced by a copy of it that chains onto
+    // entry 1 with the newest head naming it: links, digests, head and the
+    // table's sequence all agree; only the numbering shows the hole.
+    await tamper(db, async (raw) => {
+      await raw.batch([
+        "CREATE TEMP TABLE kept AS SELECT * FROM auth_audit WHERE seq = 2",
+        "DELETE FROM auth_audit WHERE seq >= 2",
+        "DELETE FROM auth_audit_head WHERE entry_seq >= 2",
+        `INSERT INTO auth_audit SELECT 3, entry_id, created_at, operator, action,
+           outcome, payload, payload_digest, prev_chain, chain_digest FROM kept`,
+        `INSERT INTO auth_audit_head (entry_seq, entry_count, chain_digest, created_at)
+           SELECT 3, 2, chain_digest, created_at FROM auth_audit WHERE seq = 3`,
+      ], "write");
+    });
+    const result = await verifyAudit(db);
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.broken, {
+      seq: 2,
+      problem:
+        "entry seq 2 is missing (it was removed: seq numbers are never reused)",
+    });
+    // Another process's first append walks the trail and extends nothing.
+    await withFreshHandle(dataDir, async (fresh) => {
+      await assert.rejects(
+        appendAudit(fresh, RECORD),
+        (error: Error) =>
+          error instanceof AuditIntegrityError && error.seq === 2 &&
+          /entry seq 2 .*trace audit verify/.test(error.message),
+      );
+    });
+    await assert.rejects(listAudit(db), /broken at entry seq 2/);
+  });
+});
+
+Deno.test("audit verify names entries removed from the end with their head records, by the table's sequence", async () => {
+  await withAudit(async (db) => {
+    for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+    await tamper(db, async (raw) => {
+      await raw.execute("DELETE FROM auth_audit WHERE seq = 3");
+      await raw.execute("DELETE FROM auth_audit_head WHERE entry_seq = 3");
+    });
+    const result = await verifyAudit(db);
+    assert.equal(result.broken?.seq, 3);
+    assert.match(result.broken!.problem, /seqs up to 3 were handed out/);
+  });
+});
+
+Deno.test("an append through a long-lived handle notices that the entry it wrote last is gone", async () => {
+  await withAudit(async (db, dataDir) => {
+    for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+    // The end removed with its head record and the sequence wound back: the
+    // file alone no longer shows it (a new process would append seq 3 again).
+    await tamper(db, async (raw) => {
+      await raw.execute("DELETE FROM auth_audit WHERE seq = 3");
+      await raw.execute("DELETE FROM auth_audit_head WHERE entry_seq = 3");
+      await raw.execute(
+        "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'auth_audit'",
+      );
+    });
+    assert.equal((await verifyAudit(db)).ok, true);
+    await assert.rejects(
+      appendAudit(db, RECORD),
+      (error: Error) =>
+        error instanceof AuditIntegrityError && error.seq === 3 &&
+        /the entry this process appended last is gone/.test(error.message),
+    );
+    await withFreshHandle(dataDir, async (fresh) => {
+      assert.equal((await appendAudit(fresh, RECORD)).seq, 3);
+    });
+  });
+});
+
+Deno.test("an append through a long-lived handle walks the trail again after a trigger was dropped", async () => {
+  await withAudit(async (db) => {
+    for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+    await tamper(db, async (raw) => {
+      await raw.execute(
+        "UPDATE auth_audit SET outcome = 'refused' WHERE seq = 1",
+      );
+    });
+    await assert.rejects(
+      appendAudit(db, RECORD),
+      (error: Error) =>
+        error instanceof AuditIntegrityError && error.seq === 1 &&
+        /outcome column/.test(error.message),
+    );
+  });
+});
+
+Deno.test("the audit trail refuses INSERT OR REPLACE over an entry or a head record, as the ledger does, without any trigger dropped", async () => {
+  await withAudit(async (db) => {
+    await appendAudit(db, RECORD);
+    await appendAudit(db, RECORD);
+    await raw(db, async (client) => {
+      await assert.rejects(
+        client.execute(
+          `INSERT OR REPLACE INTO auth_audit
+             SELECT seq, entry_id, created_at, operator, action, outcome,
+                    replace(payload, 'SUP-1', 'SUP-2'), payload_digest,
+                    prev_chain, chain_digest
+             FROM auth_audit WHERE seq = 1`,
+        ),
+        /append-only/,
+      );
+      await assert.rejects(
+        client.execute(
+          `INSERT OR REPLACE INTO auth_audit_head
+             SELECT head_seq, entry_seq, entry_count, chain_digest, created_at
+             FROM auth_audit_head WHERE head_seq = 1`,
+        ),
+        /append-only/,
+      );
+    });
+    assert.equal((await verifyAudit(db)).ok, true);
+  });
+});
+
+Deno.test("the audit trail's subject key can be neither deleted nor replaced beside it", async () => {
+  await withAudit(async (db) => {
+    await appendAudit(db, RECORD);
+    await raw(db, async (client) => {
+      const keys = await client.execute("SELECT COUNT(*) AS n FROM auth_keys");
+      assert.equal(Number(keys.rows[0]!.n), 1);
+      await assert.rejects(client.execute("DELETE FROM auth_keys"));
+      await assert.rejects(
+        client.execute(
+          "INSERT OR REPLACE INTO auth_keys SELECT name, 'other', created_at FROM auth_keys",
+        ),
+        /never changed/,
+      );
+    });
+    assert.equal((await verifyAudit(db)).ok, true);
+  });
+});
+
+Deno.test("a deleted subject key is named by verify, list --subject and the next append, never read as no match", async () => {
+  await withAudit(async (db, dataDir) => {
+    await appendAudit(db, RECORD);
+    await raw(db, async (client) => {
+      await client.execute("DROP TRIGGER auth_keys_no_delete");
+      await client.execute("DELETE FROM auth_keys");
+    });
+    const result = await verifyAudit(db);
+    assert.equal(result.broken?.seq, 1);
+    assert.match(result.broken!.problem, /subject key .* is missing/);
+    for (const json of [false, true]) {
+      const io = captureIo();
+      const args = [
+        "audit",
+        "list",
+        "--subject",
+        "event_id=evt-answer",
+        ...(json ? ["--json"] : []),
+        "--data-dir",
+        dataDir,
+      ];
+      assert.equal(await main(args, io), 2);
+      assert.doesNotMatch(io.stdout(), /No audit entries match/);
+      const message = json
+        ? JSON.parse(io.stdout()).error.message
+        : io.stderr().trim();
+      assert.match(message, /subject key is missing/);
+      assert.match(message, /run trace audit verify$/);
+      assert.equal(message.split("\n").length, 1);
+    }
+    await assert.rejects(appendAudit(db, RECORD), AuditIntegrityError);
+    const keys = await db.client.execute("SELECT COUNT(*) AS n FROM auth_keys");
+    assert.equal(Number(keys.rows[0]!.n), 0, "no new key was made");
+  });
+});
+
+Deno.test("a replaced subject key is named by verify", async () => {
+  await withAudit(async (db) => {
+    await appendAudit(db, RECORD);
+    await raw(db, async (client) => {
+      await client.execute("DROP TRIGGER auth_keys_no_delete");
+      await client.execute("DELETE FROM auth_keys");
+      await client.execute(
+        "INSERT INTO auth_keys VALUES ('subject_digest', 'other', '2999-01-01T00:00:00.000Z')",
+      );
+    });
+    const result = await verifyAudit(db);
+    assert.equal(result.broken?.seq, 1);
+    assert.match(result.broken!.problem, /newer than the first entry/);
   });
 });

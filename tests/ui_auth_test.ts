@@ -84,6 +84,45 @@ Deno.test("a login link followed from another site is not exchanged; pasted into
   });
 });
 
+Deno.test("a login link followed from another site by a browser without Fetch Metadata is refused by its Referer", async () => {
+  await withUiApp({}, async ({ app, login }) => {
+    const own = new URL(at("/")).host;
+    for (
+      const referer of [
+        "https://attacker.example/page",
+        `http://${own}.attacker.example/`,
+        "not a url",
+      ]
+    ) {
+      const response = await app.request(
+        at(`${login.path}&next=/traces/health`),
+        page({ referer }),
+      );
+      assert.equal(response.status, 403, referer);
+      assert.equal(response.headers.get("set-cookie"), null, referer);
+      assert.match(await response.text(), /opened from another site/);
+    }
+    // Typed (no Referer, no Sec-Fetch-Site): the unspent token still works.
+    const typed = await app.request(
+      at(`${login.path}&next=/traces/health`),
+      page(),
+    );
+    assert.equal(typed.status, 303);
+    assert.match(typed.headers.get("set-cookie") ?? "", /^trace_session_/);
+  });
+});
+
+Deno.test("a login link followed from Trace's own page (same-origin Referer) is exchanged", async () => {
+  await withUiApp({}, async ({ app, login }) => {
+    const response = await app.request(
+      at(login.path),
+      page({ referer: at("/login") }),
+    );
+    assert.equal(response.status, 303);
+    assert.match(response.headers.get("set-cookie") ?? "", /^trace_session_/);
+  });
+});
+
 Deno.test("a spent login link in a signed-in browser goes on to the page", async () => {
   await withUiApp({}, async (fixture) => {
     const cookie = await signIn(fixture);

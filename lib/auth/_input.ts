@@ -38,17 +38,52 @@ export const OpaqueId = v.pipe(
 // refusing "@oncall" is small.
 const AT_SIGN = /@|[([{<]\s*at\s*[)\]}>]/i;
 
+// Escapes a URL or a page would show as an @ (or as any character): runs of
+// percent-encoded bytes, numeric character references and the named `&commat;`.
+const PERCENT_RUN = /(?:%[0-9a-f]{2})+/gi;
+const NUMERIC_REFERENCE = /&#(?:x([0-9a-f]{1,6})|([0-9]{1,7}));?/gi;
+const COMMAT = /&commat;?/gi;
+
+/** `text` with percent escapes and character references decoded, as far as they decode. */
+function decodeEscapes(text: string): string {
+  return text
+    .replace(PERCENT_RUN, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run; // not UTF-8: left as it is
+      }
+    })
+    .replace(NUMERIC_REFERENCE, (reference, hex?: string, dec?: string) => {
+      const code = hex ? parseInt(hex, 16) : Number(dec);
+      return code > 0 && code <= 0x10ffff
+        ? String.fromCodePoint(code)
+        : reference;
+    })
+    .replace(COMMAT, "@")
+    .replace(/&amp;/gi, "&");
+}
+
 /**
- * Whether `text` looks like it carries an email address. NFKC folds
- * compatibility forms (full-width and small `@`, full-width letters) first.
- * Catches `a@b.c`, `a@bc`, `a @ b.c`, `a＠b.c`, `a﹫b.c`, `a(at)b.c`,
- * `a [at] b`; does not catch an address spelled out in words (`jane dot doe
- * at example dot com`), one split by other characters, or a name, phone
- * number or user id: the reason is the operator's own text, and this check
- * only stops the obvious slip.
+ * Whether `text` looks like it carries an email address. Percent escapes
+ * and HTML character references are decoded (twice, for a doubly escaped
+ * `%2540`), and NFKC folds compatibility forms (full-width and small `@`,
+ * full-width letters). Catches `a@b.c`, `a@bc`, `a @ b.c`, `a＠b.c`,
+ * `a﹫b.c`, `a%40b.c`, `a&#64;b.c`, `a&#x40;b.c`, `a&commat;b.c`,
+ * `a(at)b.c`, `a [at] b`; does not catch an address spelled out in words
+ * (`jane dot doe at example dot com`), one split by other characters, or a
+ * name, phone number or user id: the reason is the operator's own text, and
+ * this check only stops the obvious slip.
  */
 export function mentionsEmail(text: string): boolean {
-  return AT_SIGN.test(text.normalize("NFKC"));
+  let folded = text;
+  for (let round = 0; round < 3; round++) {
+    if (AT_SIGN.test(folded.normalize("NFKC"))) return true;
+    const decoded = decodeEscapes(folded);
+    if (decoded === folded) return false;
+    folded = decoded;
+  }
+  return AT_SIGN.test(folded.normalize("NFKC"));
 }
 
 /** Why an operator acts: required, short, and never an email address. */
@@ -76,9 +111,20 @@ export const Email = v.pipe(
   v.regex(/^[^\s@]+@[^\s@]+$/, "must be an email address"),
 );
 
+// A field name that is only a name: letters, digits and underscores. Any
+// other key is not repeated, since it may itself be a value (an email
+// address or a token pasted in the wrong place).
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** `key` quoted when it reads as a field name, else "a field". */
+export function fieldLabel(key: string): string {
+  return FIELD_NAME.test(key) ? JSON.stringify(key) : "a field";
+}
+
 /**
  * Parses `input` with `schema`; throws a `ConfigError` (400) whose message
- * names the field and the rule broken, never the value.
+ * names the field and the rule broken, never the value. An unknown field is
+ * named (when its name is only a name) with the fields the request takes.
  */
 export function parseOperatorInput<S extends v.GenericSchema>(
   schema: S,
@@ -89,12 +135,25 @@ export function parseOperatorInput<S extends v.GenericSchema>(
   if (parsed.success) return parsed.output;
   const issue = parsed.issues[0]!;
   const field = issue.path?.map((item) => String(item.key)).join(".");
+  if (issue.expected === "never") {
+    const key = String(issue.path?.at(-1)?.key ?? "");
+    throw new ConfigError(
+      `Invalid ${what} request: ${
+        fieldLabel(key)
+      } is not a known field; remove it${allowedFields(schema)}`,
+    );
+  }
   let rule: string;
-  if (issue.expected === "never") rule = "unknown field; remove it";
-  else if (issue.received === "undefined") rule = "is required";
+  if (issue.received === "undefined") rule = "is required";
   else if (!field) rule = "must be an object of fields";
   else rule = issue.message;
-  // An unknown field's name is not repeated: it may itself carry a value.
-  const named = issue.expected === "never" ? "a field" : field ?? "the body";
-  throw new ConfigError(`Invalid ${what} request: ${named}: ${rule}`);
+  throw new ConfigError(
+    `Invalid ${what} request: ${field ?? "the body"}: ${rule}`,
+  );
+}
+
+/** ` (fields: a, b, c)` for an object schema, else nothing. */
+function allowedFields(schema: v.GenericSchema): string {
+  const entries = (schema as { entries?: Record<string, unknown> }).entries;
+  return entries ? ` (fields: ${Object.keys(entries).join(", ")})` : "";
 }

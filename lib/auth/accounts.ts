@@ -9,10 +9,10 @@
  * {"support-1": {"token": "…", "role": "analyst", "application_id": "app-1"}}
  * ```
  *
- * Tokens are unique, at least 16 characters without whitespace, and differ
- * from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`. A bad configuration is
- * refused whole with one line naming the account and the problem; no message
- * ever repeats a token. The directory is looked up on every request, so
+ * Tokens are unique, at least 16 characters without whitespace or control
+ * characters, and differ from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`.
+ * A bad configuration is refused whole with one line naming the account and
+ * the problem; no message ever repeats a token. The directory is looked up on every request, so
  * {@link AccountBook.replace} (a host reloading its accounts) takes effect
  * on the next request of every session.
  *
@@ -45,6 +45,8 @@ const RESERVED_NAMES: ReadonlySet<string> = new Set([
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 // deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// deno-lint-ignore no-control-regex
 const OPAQUE = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
 const ScopeId = v.pipe(
@@ -64,6 +66,12 @@ const AccountSpecSchema = v.strictObject(
         (token) =>
           token.length >= MIN_ACCOUNT_TOKEN_LENGTH && !/\s/.test(token),
         `must be at least ${MIN_ACCOUNT_TOKEN_LENGTH} characters with no whitespace`,
+      ),
+      // A control character cannot be typed at /login nor sent in a header
+      // reliably, and would reach logs and terminals raw where a token is shown.
+      v.check(
+        (token) => token.isWellFormed() && !CONTROL.test(token),
+        "must not contain control characters; use printable characters only",
       ),
     ),
     role: v.picklist(ROLES, `must be one of ${ROLES.join(", ")}`),

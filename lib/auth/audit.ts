@@ -8,12 +8,21 @@
  * Entries are append-only rows chained with the ledger's digest functions
  * (`payloadDigest`, `chainDigest`), each append also writing a head record;
  * {@link verifyAudit} (`audit_verify.ts`) finds an edited, removed or
- * reordered entry, and readers (`audit_list.ts`) refuse a broken trail. An
- * append first checks the entry it extends and the newest head record, so a
- * trail whose end was edited is not extended. A privileged action fails
- * closed: {@link appendAudit} throws {@link AuditUnavailableError} when the
- * entry cannot be written, and the caller answers nothing of what the
- * action found.
+ * reordered entry, and readers (`audit_list.ts`) refuse a broken trail.
+ *
+ * Appends go through a database handle that remembers what it verified, as
+ * the ledger's handle does (`lib/ledger/_intact.ts`): the first append
+ * through a handle verifies the whole trail; later ones check that the
+ * entry the handle wrote last is still there with the same chain digest,
+ * and walk the whole trail again when the database's schema version changed
+ * meanwhile (editing or removing an entry means dropping a trigger first,
+ * which changes it). Each append also checks the entry it extends and the
+ * newest head record. A trail that fails any of these is not extended:
+ * {@link appendAudit} throws `AuditIntegrityError` (`audit_integrity`),
+ * naming the entry and `trace audit verify`. A privileged action fails
+ * closed: when its entry cannot be written it is refused (that error, or
+ * {@link AuditUnavailableError} when the database cannot write), and the
+ * caller answers nothing of what the action found.
  *
  * @module
  */
@@ -23,7 +32,13 @@ import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { StorageError, TraceError } from "../errors.ts";
 import { GENESIS, payloadDigest } from "../ledger/chain.ts";
-import { auditChain, auditRowProblem } from "./_audit_chain.ts";
+import {
+  auditChain,
+  type AuditExecutor,
+  auditRowProblem,
+} from "./_audit_chain.ts";
+import { unextendable } from "./audit_integrity.ts";
+import { verifyAuditIn } from "./audit_verify.ts";
 import type { Action } from "./permissions.ts";
 import type { AuthMethod, Role, TenantScope } from "./roles.ts";
 import { subjectDigest, subjectKeyFor } from "./subject_digest.ts";
@@ -109,7 +124,7 @@ export interface AuditEntry {
   chain_digest: string;
 }
 
-/** The audit trail could not be written: the action it guards is refused. */
+/** The database would not take the entry (a trail that does not verify is an `AuditIntegrityError`): the action it guards is refused. */
 export class AuditUnavailableError extends StorageError {
   constructor(detail: string, options?: ErrorOptions) {
     super(`Cannot write the audit trail: ${detail}`, options);
@@ -127,7 +142,8 @@ const DIGESTED: readonly ("event_id" | "thread_id" | "memory_id")[] = [
  * Appends one entry. With `write`, runs it in the same transaction first, so
  * the record and what it describes are committed together or not at all.
  * An error of `write` is the action's own and is thrown as it is (the
- * caller records that failure); an error writing the entry is an
+ * caller records that failure); a trail that does not verify is an
+ * `AuditIntegrityError`, any other error writing the entry an
  * {@link AuditUnavailableError}.
  */
 export async function appendAudit(
@@ -149,8 +165,13 @@ export async function appendAudit(
         throw new ActionFailed(error);
       }
     }
-    const entry = await insertEntry(tx, record);
+    const { entry, schema } = await insertEntry(tx, record, VERIFIED.get(db));
     await tx.commit();
+    VERIFIED.set(db, {
+      seq: entry.seq,
+      chain_digest: entry.chain_digest,
+      schema,
+    });
     return entry;
   } catch (error) {
     await tx.rollback().catch(() => {});
@@ -170,17 +191,29 @@ class ActionFailed {
   constructor(readonly cause: unknown) {}
 }
 
+/** What a handle verified last: the entry it wrote, and the schema version then. */
+interface Verified {
+  seq: number;
+  chain_digest: string;
+  schema: number;
+}
+
+const VERIFIED = new WeakMap<TraceDb, Verified>();
+
 async function insertEntry(
   tx: Transaction,
   record: AuditRecord,
-): Promise<AuditEntry> {
+  known: Verified | undefined,
+): Promise<{ entry: AuditEntry; schema: number }> {
+  const schema = await schemaVersion(tx);
+  await requireVerified(tx, known, schema);
+  const prev = await intactTail(tx);
   const key = await subjectKeyFor(tx);
   const entryId = `audit-${crypto.randomUUID()}`;
   const createdAt = new Date().toISOString();
   const payload = auditPayload(record, key, entryId, createdAt);
   const text = canonicalJson(payload);
   const digest = payloadDigest(text);
-  const prev = await intactTail(tx);
   const chain = auditChain(prev, entryId, createdAt, digest);
   const inserted = await tx.execute({
     sql:
@@ -206,7 +239,7 @@ async function insertEntry(
       VALUES (?, (SELECT COUNT(*) FROM auth_audit), ?, ?)`,
     args: [seq, chain, createdAt],
   });
-  return {
+  const entry: AuditEntry = {
     seq,
     entry_id: entryId,
     created_at: createdAt,
@@ -217,6 +250,44 @@ async function insertEntry(
     payload_digest: digest,
     chain_digest: chain,
   };
+  return { entry, schema };
+}
+
+/** The database's schema version, from its header (the same for every connection). */
+async function schemaVersion(executor: AuditExecutor): Promise<number> {
+  const row = (await executor.execute(
+    "SELECT schema_version FROM pragma_schema_version()",
+  )).rows[0];
+  return Number(row?.schema_version ?? 0);
+}
+
+/**
+ * The whole trail on a handle's first append or after a schema change;
+ * otherwise the entry the handle wrote last, which must still be there,
+ * unchanged.
+ */
+async function requireVerified(
+  tx: Transaction,
+  known: Verified | undefined,
+  schema: number,
+): Promise<void> {
+  if (known) {
+    const row = (await tx.execute({
+      sql: "SELECT chain_digest FROM auth_audit WHERE seq = ?",
+      args: [known.seq],
+    })).rows[0];
+    if (!row || String(row.chain_digest) !== known.chain_digest) {
+      throw unextendable({
+        seq: known.seq,
+        problem: row
+          ? "the entry this process appended last was changed"
+          : "the entry this process appended last is gone",
+      });
+    }
+    if (known.schema === schema) return;
+  }
+  const verified = await verifyAuditIn(tx);
+  if (verified.broken) throw unextendable(verified.broken);
 }
 
 /**
@@ -240,11 +311,7 @@ async function intactTail(tx: Transaction): Promise<string> {
           String(head.chain_digest) !== String(last.chain_digest)
         ? "the newest head record names another entry"
         : null);
-  if (problem) {
-    throw new AuditUnavailableError(
-      `the trail is broken at entry seq ${seq} (${problem}); run trace audit verify`,
-    );
-  }
+  if (problem) throw unextendable({ seq, problem });
   return String(last!.chain_digest);
 }
 

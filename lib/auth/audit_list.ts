@@ -7,17 +7,14 @@
  * @module
  */
 
+import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { LedgerIntegrityError } from "../errors.ts";
-import {
-  type AuditExecutor,
-  auditRowProblem,
-  parsePayload,
-} from "./_audit_chain.ts";
+import { auditRowProblem, parsePayload } from "./_audit_chain.ts";
 import type { AuditEntry } from "./audit.ts";
-import { brokenAudit, verifyAuditIn } from "./audit_verify.ts";
+import { AuditIntegrityError, brokenAudit } from "./audit_integrity.ts";
+import { verifyAuditIn } from "./audit_verify.ts";
 import {
-  readSubjectKey,
+  requireSubjectKey,
   subjectDigest,
   type SubjectKind,
 } from "./subject_digest.ts";
@@ -34,7 +31,7 @@ export interface AuditListOptions {
   subject?: { kind: SubjectKind; value: string };
 }
 
-/** The newest entries of a verified trail; throws `LedgerIntegrityError` when the trail is broken. */
+/** The newest entries of a verified trail; throws `AuditIntegrityError` when the trail is broken (or its subject key is missing). */
 export async function listAudit(
   db: TraceDb,
   options: AuditListOptions = {},
@@ -42,16 +39,15 @@ export async function listAudit(
   const tx = await db.client.transaction("deferred");
   try {
     const verified = await verifyAuditIn(tx);
-    if (verified.broken) throw brokenAudit(verified.broken.seq);
-    return await selectEntries(db, tx, options);
+    if (verified.broken) throw brokenAudit(verified.broken);
+    return await selectEntries(tx, options);
   } finally {
     tx.close();
   }
 }
 
 async function selectEntries(
-  db: TraceDb,
-  executor: AuditExecutor,
+  executor: Transaction,
   options: AuditListOptions,
 ): Promise<AuditEntry[]> {
   const where: string[] = [];
@@ -65,7 +61,9 @@ async function selectEntries(
     args.push(options.action);
   }
   if (options.subject) {
-    const key = await readSubjectKey(db);
+    // No key with no entries: nothing was recorded yet. A key missing beside
+    // entries was refused by the verification above, never read as "no match".
+    const key = await requireSubjectKey(executor);
     if (key === null) return [];
     const { kind, value } = options.subject;
     where.push("instr(payload, ?) > 0");
@@ -86,8 +84,9 @@ function checkedEntry(row: Record<string, unknown>): AuditEntry {
   const problem = auditRowProblem(row, String(row.prev_chain));
   const payload = parsePayload(String(row.payload));
   if (problem || !payload) {
-    throw new LedgerIntegrityError(
-      `The audit entry at seq ${seq} was changed after it was written; run trace audit verify`,
+    throw new AuditIntegrityError(
+      seq,
+      `The audit entry at seq ${seq} was changed after it was written: run trace audit verify`,
     );
   }
   return {

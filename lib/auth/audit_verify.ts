@@ -16,9 +16,10 @@
  */
 
 import type { TraceDb } from "../db.ts";
-import { LedgerIntegrityError, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import { GENESIS } from "../ledger/chain.ts";
 import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
+import { brokenAudit, KEY_MISSING } from "./audit_integrity.ts";
 
 /** A point in the trail: entry `seq` has chain digest `chain_digest`. */
 export interface AuditPoint {
@@ -77,7 +78,9 @@ export async function verifyAuditIn(
   const expected = options.expectHead;
   const walked = await walkAudit(executor, expected?.seq);
   const headProblem = walked.broken ??
-    await checkHead(executor, walked.count, walked.last);
+    await checkHead(executor, walked.count, walked.last) ??
+    await checkSequence(executor, walked.last) ??
+    await checkKey(executor, walked.first);
   const seen = expected?.seq === 0 ? GENESIS : walked.seen;
   const extended = expected ? seen === expected.chain_digest : null;
   const broken = headProblem ??
@@ -96,7 +99,7 @@ export async function verifyAuditIn(
 /** The verified head of the trail; a broken trail is refused like every reader refuses it. */
 export async function auditHead(db: TraceDb): Promise<AuditHead> {
   const result = await verifyAudit(db);
-  if (result.broken) throw brokenAudit(result.broken.seq);
+  if (result.broken) throw brokenAudit(result.broken);
   const point = result.head ?? { seq: 0, chain_digest: GENESIS };
   return {
     schema: "trace.audit-head/1",
@@ -104,13 +107,6 @@ export async function auditHead(db: TraceDb): Promise<AuditHead> {
     ...point,
     head: formatAuditHead(point),
   };
-}
-
-/** The refusal every reader gives for a trail `verifyAudit` calls broken. */
-export function brokenAudit(seq: number): LedgerIntegrityError {
-  return new LedgerIntegrityError(
-    `The audit trail is broken at entry seq ${seq}: run trace audit verify`,
-  );
 }
 
 /** `seq:chain_digest`, as `trace audit head` prints it. */
@@ -137,20 +133,32 @@ const PAGE = 500;
 
 interface Walked {
   count: number;
+  /** The first entry's seq and when it was written. */
+  first: { seq: number; created_at: string } | null;
   last: AuditPoint | null;
   /** The chain digest at the seq asked for, when the walk met it. */
   seen: string | null;
   broken: { seq: number; problem: string } | null;
 }
 
+/**
+ * Walks every entry in seq order. Seqs come from AUTOINCREMENT, which never
+ * hands out a number twice (nor skips one: a rolled-back append takes its
+ * number back with it), so an intact trail numbers its entries 1, 2, 3…
+ * and a gap is an entry removed, even when a later entry was chained over it.
+ */
 async function walkAudit(
   executor: AuditExecutor,
   watch: number | undefined,
 ): Promise<Walked> {
+  const walked: Walked = {
+    count: 0,
+    first: null,
+    last: null,
+    seen: null,
+    broken: null,
+  };
   let prev = GENESIS;
-  let count = 0;
-  let last: AuditPoint | null = null;
-  let seen: string | null = null;
   let after = 0;
   for (;;) {
     const page = await executor.execute({
@@ -159,17 +167,76 @@ async function walkAudit(
     });
     for (const row of page.rows) {
       const seq = Number(row.seq);
+      if (seq !== after + 1) {
+        walked.broken = { seq: after + 1, problem: missingEntry(after + 1) };
+        return walked;
+      }
       const problem = auditRowProblem(row, prev);
-      if (problem) return { count, last, seen, broken: { seq, problem } };
+      if (problem) {
+        walked.broken = { seq, problem };
+        return walked;
+      }
       prev = String(row.chain_digest);
-      last = { seq, chain_digest: prev };
-      if (seq === watch) seen = prev;
-      count++;
+      walked.first ??= { seq, created_at: String(row.created_at) };
+      walked.last = { seq, chain_digest: prev };
+      if (seq === watch) walked.seen = prev;
+      walked.count++;
       after = seq;
     }
     if (page.rows.length < PAGE) break;
   }
-  return { count, last, seen, broken: null };
+  return walked;
+}
+
+function missingEntry(seq: number): string {
+  return `entry seq ${seq} is missing (it was removed: seq numbers are never reused)`;
+}
+
+/**
+ * The table's AUTOINCREMENT counter remembers the highest seq ever handed
+ * out: past the last entry, entries were removed from the end (with their
+ * head records, or the head check would have named them).
+ */
+async function checkSequence(
+  executor: AuditExecutor,
+  last: AuditPoint | null,
+): Promise<{ seq: number; problem: string } | null> {
+  const row = (await executor.execute(
+    "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'auth_audit'), 0) AS n",
+  )).rows[0];
+  const issued = Number(row?.n ?? 0);
+  const lastSeq = last?.seq ?? 0;
+  if (issued <= lastSeq) return null;
+  return {
+    seq: lastSeq + 1,
+    problem: `${
+      missingEntry(lastSeq + 1)
+    }; seqs up to ${issued} were handed out, so entries were removed from the end with their head records`,
+  };
+}
+
+/**
+ * Every entry was digested under the subject key, made before the first
+ * entry: without it (or with a newer one) no stored digest can be matched
+ * to a subject again, and `audit list --subject` would find nothing.
+ */
+async function checkKey(
+  executor: AuditExecutor,
+  first: { seq: number; created_at: string } | null,
+): Promise<{ seq: number; problem: string } | null> {
+  if (!first) return null;
+  const key = (await executor.execute(
+    "SELECT created_at FROM auth_keys WHERE name = 'subject_digest'",
+  )).rows[0];
+  if (!key) return { seq: first.seq, problem: KEY_MISSING };
+  if (String(key.created_at) > first.created_at) {
+    return {
+      seq: first.seq,
+      problem:
+        "the subject key in auth_keys is newer than the first entry (it was replaced): stored digests no longer match their subjects",
+    };
+  }
+  return null;
 }
 
 async function checkHead(

@@ -21,7 +21,7 @@ import {
 import type { ReplayPlan } from "./replay.ts";
 import type { TenantScope } from "./roles.ts";
 import {
-  readSubjectKey,
+  requireSubjectKey,
   subjectDigest,
   subjectKeyFor,
 } from "./subject_digest.ts";
@@ -185,7 +185,7 @@ export async function listDrafts(
   if (scope.user_id === null || scope.user_id === undefined) {
     return drafts.filter((draft) => draft.selection.user_id === null);
   }
-  const key = await readSubjectKey(db);
+  const key = await requireSubjectKey(db);
   if (key === null) return [];
   const digest = subjectDigest(key, "user_id", scope.user_id);
   return drafts.filter((draft) => draft.selection.user_id === digest);

@@ -101,6 +101,7 @@ export {
   verifyAudit,
 } from "./audit_verify.ts";
 export { type AuditListOptions, listAudit } from "./audit_list.ts";
+export { AuditIntegrityError } from "./audit_integrity.ts";
 export {
   AUTH_COMPONENT,
   AUTH_MIGRATIONS,
@@ -146,4 +147,10 @@ export {
   parseAccountRequest,
   parseArtifactQuery,
 } from "./lookups.ts";
-export { Email, OpaqueId, parseOperatorInput, Reason } from "./_input.ts";
+export {
+  Email,
+  fieldLabel,
+  OpaqueId,
+  parseOperatorInput,
+  Reason,
+} from "./_input.ts";

@@ -3,12 +3,14 @@
  * database beside the ledger and the index:
  *
  * - `auth_audit`: the audit trail, append-only and hash-chained with the
- *   ledger's digest functions; triggers refuse UPDATE and DELETE.
+ *   ledger's digest functions; triggers refuse UPDATE, DELETE and an INSERT
+ *   that would replace an entry (`INSERT OR REPLACE`).
  * - `auth_audit_head`: one head record per append, as the ledger keeps (a
  *   last entry removed alone leaves a head naming it; one removed with its
  *   head record is caught only by a head kept elsewhere, `trace audit head`).
  * - `auth_keys`: the random key of subject digests (user, event, resource
- *   ids are stored keyed, so erasing a subject never rewrites the chain).
+ *   ids are stored keyed, so erasing a subject never rewrites the chain);
+ *   triggers refuse changing, deleting or replacing it.
  * - `auth_replay_drafts`: inert replay drafts, reviewable and never edited.
  *
  * @module
@@ -74,6 +76,32 @@ export const AUTH_MIGRATIONS: Migration[] = [
       "CREATE INDEX auth_replay_drafts_tenant ON auth_replay_drafts (application_id, created_at)",
       `CREATE TRIGGER auth_replay_drafts_no_update BEFORE UPDATE ON auth_replay_drafts
         BEGIN SELECT RAISE(ABORT, 'replay drafts are never edited'); END`,
+    ],
+  },
+  {
+    component: AUTH_COMPONENT,
+    version: 2,
+    name: "no rewrite through REPLACE, no subject key deleted",
+    statements: [
+      // INSERT OR REPLACE deletes the row it conflicts with without firing
+      // DELETE triggers, so it could rewrite an entry in place, silently. An
+      // insert may only append: a new seq and a new entry id (a seq the
+      // database assigns reads as -1 here), a new head record.
+      `CREATE TRIGGER IF NOT EXISTS auth_audit_append_only BEFORE INSERT ON auth_audit
+        WHEN (NEW.seq > 0 AND NEW.seq <= (SELECT COALESCE(MAX(seq), 0) FROM auth_audit))
+          OR EXISTS (SELECT 1 FROM auth_audit WHERE entry_id = NEW.entry_id)
+        BEGIN SELECT RAISE(ABORT, 'audit entries are append-only'); END`,
+      `CREATE TRIGGER IF NOT EXISTS auth_audit_head_append_only BEFORE INSERT ON auth_audit_head
+        WHEN NEW.head_seq > 0 AND NEW.head_seq <= (SELECT COALESCE(MAX(head_seq), 0) FROM auth_audit_head)
+        BEGIN SELECT RAISE(ABORT, 'audit head records are append-only'); END`,
+      // Without its key no stored digest can be matched to a subject again
+      // (trace audit list --subject would find nothing): the key is written
+      // once and kept, neither deleted nor replaced.
+      `CREATE TRIGGER IF NOT EXISTS auth_keys_no_delete BEFORE DELETE ON auth_keys
+        BEGIN SELECT RAISE(ABORT, 'auth keys are never changed'); END`,
+      `CREATE TRIGGER IF NOT EXISTS auth_keys_append_only BEFORE INSERT ON auth_keys
+        WHEN EXISTS (SELECT 1 FROM auth_keys WHERE name = NEW.name)
+        BEGIN SELECT RAISE(ABORT, 'auth keys are never changed'); END`,
     ],
   },
 ];

@@ -15,6 +15,7 @@
 import type { Transaction } from "@libsql/client";
 import { createHmac } from "node:crypto";
 import type { TraceDb } from "../db.ts";
+import { brokenAudit, KEY_MISSING } from "./audit_integrity.ts";
 
 /** Kinds of identifying values, each digested under its own label. */
 export const SUBJECT_KINDS = [
@@ -46,18 +47,50 @@ export function subjectDigest(
   return `hmac-sha256:${mac.digest("hex")}`;
 }
 
-/** Reads the key, creating it inside `tx` (a write transaction) when missing. */
+/**
+ * Reads the key, creating it inside `tx` (a write transaction) when nothing
+ * was digested yet. A key missing beside existing entries or drafts was
+ * deleted: a new one would digest the same subject differently, so that is
+ * refused (`audit_integrity`).
+ */
 export async function subjectKeyFor(tx: Transaction): Promise<string> {
+  const existing = await readSubjectKey(tx);
+  if (existing !== null) return existing;
+  if (await digestedBefore(tx)) {
+    throw brokenAudit({ seq: 1, problem: KEY_MISSING });
+  }
   const secret = Array.from(
     crypto.getRandomValues(new Uint8Array(32)),
     (byte) => byte.toString(16).padStart(2, "0"),
   ).join("");
   await tx.execute({
-    sql:
-      "INSERT OR IGNORE INTO auth_keys (name, secret, created_at) VALUES (?, ?, ?)",
+    sql: "INSERT INTO auth_keys (name, secret, created_at) VALUES (?, ?, ?)",
     args: [KEY_NAME, secret, new Date().toISOString()],
   });
-  return (await readSubjectKey(tx))!;
+  return secret;
+}
+
+/** Whether anything was stored under a key: an audit entry or a replay draft. */
+async function digestedBefore(db: Executor): Promise<boolean> {
+  const row = (await db.execute(
+    `SELECT EXISTS (SELECT 1 FROM auth_audit) OR EXISTS (SELECT 1 FROM auth_replay_drafts) AS used`,
+  )).rows[0];
+  return Number(row?.used ?? 0) === 1;
+}
+
+/**
+ * The key for a reader that matches subjects: `null` when nothing was ever
+ * digested; a key missing beside entries or drafts is refused
+ * (`audit_integrity`), never read as "nothing matches".
+ */
+export async function requireSubjectKey(
+  db: TraceDb | Transaction,
+): Promise<string | null> {
+  const key = await readSubjectKey(db);
+  if (key === null && await digestedBefore(executor(db))) {
+    throw brokenAudit({ seq: 1, problem: KEY_MISSING });
+  }
+  return key;
 }
 
 /** The key, or `null` when nothing was ever digested in this database. */

@@ -1,0 +1,53 @@
+/**
+ * The one refusal every reader and writer of the audit trail gives for a
+ * trail that does not verify: a stable code (`audit_integrity`) that the
+ * CLI and the HTTP app map once each, and a one-line message naming the
+ * broken entry and `trace audit verify`.
+ *
+ * @module
+ */
+
+import { TraceError } from "../errors.ts";
+
+/** The audit trail failed verification: nothing is read from it or appended to it. */
+export class AuditIntegrityError extends TraceError {
+  /** The first broken entry's seq. */
+  readonly seq: number;
+
+  /** `message` is one line: what was wrong and what to do. */
+  constructor(seq: number, message: string, options?: ErrorOptions) {
+    super("audit_integrity", message, options);
+    this.name = "AuditIntegrityError";
+    this.seq = seq;
+  }
+}
+
+/** The problem `verifyAudit` reports when entries exist and their subject key does not. */
+export const KEY_MISSING =
+  "the subject key in auth_keys is missing (it was deleted): no stored digest can be matched to a subject";
+
+/** The refusal readers give for a trail `verifyAudit` calls broken. */
+export function brokenAudit(
+  broken: { seq: number; problem: string },
+): AuditIntegrityError {
+  if (broken.problem === KEY_MISSING) {
+    return new AuditIntegrityError(
+      broken.seq,
+      "The audit trail's subject key is missing from the database, so no entry can be matched to a subject: run trace audit verify",
+    );
+  }
+  return new AuditIntegrityError(
+    broken.seq,
+    `The audit trail is broken at entry seq ${broken.seq}: run trace audit verify`,
+  );
+}
+
+/** The refusal an append gives: the action it would record is refused with it. */
+export function unextendable(
+  broken: { seq: number; problem: string },
+): AuditIntegrityError {
+  return new AuditIntegrityError(
+    broken.seq,
+    `The audit trail is broken at entry seq ${broken.seq} (${broken.problem}), so the action was refused: run trace audit verify`,
+  );
+}
