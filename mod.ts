@@ -105,6 +105,7 @@ export {
   TraceError,
   UsageError,
 } from "./lib/errors.ts";
+export { AuditIntegrityError } from "./lib/auth/audit_integrity.ts";
 
 // Strict JSON, as Trace reads configs and adapter answers
 export {
