@@ -20,6 +20,7 @@ import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import type { RunReport } from "../lib/runner/report.ts";
 import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
 
 const CONFIG = stagingConfig({ document_count: 2 });
@@ -32,6 +33,54 @@ async function raw(db: TraceDb, fn: (client: Client) => Promise<void>) {
   } finally {
     client.close();
   }
+}
+
+/** A ledger with target staging-a registered. */
+async function withStagingA(db: TraceDb): Promise<void> {
+  await migrate(db, ALL_MIGRATIONS);
+  await registerTarget(db, {
+    targetId: "staging-a",
+    config: CONFIG,
+    source: "registered",
+  });
+}
+
+/** A run of staging-a against a fake adapter, recorded in `dir`'s ledger. */
+async function fakeRun(
+  db: TraceDb,
+  dir: string,
+  behaviour: { staleCache?: boolean } = {},
+): Promise<RunReport> {
+  const clock = new VirtualClock();
+  const { report } = await runExternal(CONFIG, {
+    db,
+    dataDir: dir,
+    target: {
+      id: "staging-a",
+      base_url: CONFIG.base_url,
+      source: "registered",
+    },
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+    trace: false,
+  });
+  return report;
+}
+
+/** A replay of `regressionId` against a fake adapter. */
+async function fakeReplay(
+  db: TraceDb,
+  dir: string,
+  regressionId: string,
+  behaviour: { staleCache?: boolean } = {},
+): Promise<RunReport> {
+  const clock = new VirtualClock();
+  return (await replayRegression(db, regressionId, {
+    dataDir: dir,
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+    trace: false,
+  })).report;
 }
 
 async function trace(args: string[]) {
@@ -79,29 +128,13 @@ Deno.test({
     "trace external-gate --target exits 2 for a target without a single run",
   fn: async () => {
     await withDb(async (db, dir) => {
-      await migrate(db, ALL_MIGRATIONS);
-      await registerTarget(db, {
-        targetId: "staging-a",
-        config: CONFIG,
-        source: "registered",
-      });
+      await withStagingA(db);
       await registerTarget(db, {
         targetId: "staging-new",
         config: { ...CONFIG, base_url: "http://127.0.0.1:9" },
         source: "registered",
       });
-      const clock = new VirtualClock();
-      await runExternal(CONFIG, {
-        db,
-        dataDir: dir,
-        target: {
-          id: "staging-a",
-          base_url: CONFIG.base_url,
-          source: "registered",
-        },
-        transport: new FakeTarget(clock, {}),
-        clock,
-      });
+      await fakeRun(db, dir);
       const gate = await trace([
         "external-gate",
         "--target",
@@ -128,39 +161,16 @@ Deno.test({
     "a run whose checkpoint says completed but which the ledger lacks is listed and not called interrupted",
   fn: async () => {
     await withDb(async (db, dir) => {
-      await migrate(db, ALL_MIGRATIONS);
-      await registerTarget(db, {
-        targetId: "staging-a",
-        config: CONFIG,
-        source: "registered",
-      });
-      const target = {
-        id: "staging-a",
-        base_url: CONFIG.base_url,
-        source: "registered",
-      } as const;
-      let clock = new VirtualClock();
-      const { report: fail } = await runExternal(CONFIG, {
-        db,
-        dataDir: dir,
-        target,
-        transport: new FakeTarget(clock, { staleCache: true }),
-        clock,
-      });
+      await withStagingA(db);
+      const fail = await fakeRun(db, dir, { staleCache: true });
       const { regression } = await saveRegression(db, fail.run_id);
-      clock = new VirtualClock();
-      await replayRegression(db, regression.regression_id, {
-        dataDir: dir,
-        transport: new FakeTarget(clock, {}),
-        clock,
-      });
-      clock = new VirtualClock();
-      const again = await replayRegression(db, regression.regression_id, {
-        dataDir: dir,
-        transport: new FakeTarget(clock, { staleCache: true }),
-        clock,
-      });
-      const failedReplay = again.report.run_id;
+      await fakeReplay(db, dir, regression.regression_id);
+      const failedReplay = (await fakeReplay(
+        db,
+        dir,
+        regression.regression_id,
+        { staleCache: true },
+      )).run_id;
       // The failing replay and its run entry removed with their head records.
       await raw(db, async (client) => {
         await client.execute("DROP TRIGGER ledger_entries_no_delete");
@@ -216,19 +226,7 @@ async function keptElsewhere(
   other: string,
   behaviour: { staleCache?: boolean },
 ) {
-  const clock = new VirtualClock();
-  const { report } = await runExternal(CONFIG, {
-    db,
-    dataDir: dir,
-    target: {
-      id: "staging-a",
-      base_url: CONFIG.base_url,
-      source: "registered",
-    },
-    transport: new FakeTarget(clock, behaviour),
-    clock,
-    trace: false,
-  });
+  const report = await fakeRun(db, dir, behaviour);
   await Deno.mkdir(join(other, "external"), { recursive: true });
   await Deno.copyFile(
     join(dir, "external", `${report.run_id}.json`),
@@ -241,12 +239,7 @@ async function keptElsewhere(
 
 Deno.test("a report kept on disk is shown as not in the ledger, never exits 0, and a changed one is refused", async () => {
   await withDb(async (db, dir) => {
-    await migrate(db, ALL_MIGRATIONS);
-    await registerTarget(db, {
-      targetId: "staging-a",
-      config: CONFIG,
-      source: "registered",
-    });
+    await withStagingA(db);
     const other = join(dir, "other");
     await Deno.mkdir(other);
     const otherLedger = await openDb({ dataDir: other });
