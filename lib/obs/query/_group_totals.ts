@@ -2,7 +2,9 @@
  * Counts of the root groups a finder page lists: for each (application,
  * root), its matching events (up to {@link MAX_GROUP_COUNT}), errors, time
  * span, most frequent kinds, threads and actors, and the root's own event.
- * One bounded statement per group, through the root index, in one batch.
+ * One bounded statement per group, through the root index, in one batch
+ * (named: with a time range, SQLite would rather walk the tenant's events in
+ * that range, every one of them for each group).
  *
  * @module
  */
@@ -73,7 +75,7 @@ export async function groupTotals(
 function totalsSql(where: string, tenant: string): string {
   return `WITH r AS MATERIALIZED (
     SELECT e.kind, e.status, e.ts, e.thread_id, e.agent_id, e.memory_id,
-      e.outcome_verified FROM obs_events e
+      e.outcome_verified FROM obs_events e INDEXED BY obs_events_root
     WHERE e.root_trace_id = ? AND e.application_id = ? AND ${where}
     LIMIT ${MAX_GROUP_COUNT + 1})
   SELECT (SELECT COUNT(*) FROM r) AS events,

@@ -32,7 +32,13 @@ import {
 import type { SqlWhere } from "./_filter_sql.ts";
 import { findWhere, tenantWhere, yieldTurn } from "./_find_sql.ts";
 import { type FoundEvent, readFoundEvents } from "./_found_events.ts";
-import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
+import {
+  aboveFloor,
+  kindStreams,
+  needsScanBound,
+  SCAN_LIMIT,
+  scanFloor,
+} from "./_scan.ts";
 import { groupTotals, type RootTotals } from "./_group_totals.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { type IdMatch, matchOpaqueId } from "./id_match.ts";
@@ -135,6 +141,7 @@ export async function findTraceRoots(
     aboveFloor(where, floor),
     after,
     FIND_WINDOW + 1,
+    kindStreams(filter, q),
   );
   const windowFull = window.length > FIND_WINDOW;
   const events = window.slice(0, FIND_WINDOW);
@@ -225,7 +232,7 @@ async function unseenGroups(
     const chunk = candidates.slice(i, i + want);
     const seen = await db.client.execute({
       sql: `SELECT g.key AS i FROM json_each(?) g WHERE EXISTS (
-              SELECT 1 FROM obs_events e
+              SELECT 1 FROM obs_events e INDEXED BY obs_events_root
               WHERE e.application_id = json_extract(g.value, '$[0]')
                 AND e.root_trace_id = json_extract(g.value, '$[1]')
                 AND ${where.sql} AND (e.ts, e.seq) >= (?, ?))`,

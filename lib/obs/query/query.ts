@@ -24,6 +24,7 @@ import {
 } from "./filters.ts";
 import type { TraceEvent } from "../model.ts";
 import { readEventPage } from "./_read_rows.ts";
+import { kindStreams } from "./_scan.ts";
 import { requireObs } from "../schema.ts";
 
 /** Page size when none is given. */
@@ -131,6 +132,7 @@ export async function queryTraceEvents(
     order: "desc",
     after,
     limit: limit + 1,
+    streams: kindStreams(filter),
   });
   const hasMore = decoded.length > limit;
   const events = decoded.slice(0, limit).map((d) => d.event);
