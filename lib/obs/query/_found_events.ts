@@ -12,6 +12,7 @@ import type { CursorKey } from "./_cursor.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
 import { orderedRows } from "./_ordered.ts";
 import type { KindStream } from "./_scan.ts";
+import { readStatement } from "./_turns.ts";
 
 /** An event as a finder result lists it (no payload). */
 export interface FoundEvent {
@@ -49,7 +50,7 @@ export async function readFoundEvents(
     limit,
     streams,
   });
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql: `SELECT json_group_array(json_array(${COLUMNS})
             ORDER BY e.ts DESC, e.seq DESC) AS page
           FROM (${read.sql}) e`,

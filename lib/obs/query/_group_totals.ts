@@ -12,6 +12,7 @@
 import type { TraceDb } from "../../db.ts";
 import type { EventStatus } from "../model.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Matching events counted per group before the count stops. */
 export const MAX_GROUP_COUNT = 5_000;
@@ -55,19 +56,21 @@ export async function groupTotals(
   groups: readonly { application_id: string; root_trace_id: string }[],
 ): Promise<RootTotals[]> {
   if (groups.length === 0) return [];
-  const results = await db.client.batch(
-    groups.map((group) => ({
-      sql: totalsSql(where.sql, tenant.sql),
-      args: [
-        group.root_trace_id,
-        group.application_id,
-        ...where.args,
-        group.root_trace_id,
-        group.application_id,
-        ...tenant.args,
-      ],
-    })),
-    "read",
+  // One turn per group: a page's groups together can take a while.
+  const results = await Promise.all(
+    groups.map((group) =>
+      readStatement(db, {
+        sql: totalsSql(where.sql, tenant.sql),
+        args: [
+          group.root_trace_id,
+          group.application_id,
+          ...where.args,
+          group.root_trace_id,
+          group.application_id,
+          ...tenant.args,
+        ],
+      })
+    ),
   );
   return results.map((result) => decode(result.rows[0] ?? {}));
 }

@@ -13,6 +13,7 @@ import type { TraceDb } from "../../db.ts";
 import type { EventStatus, StoreName, TraceEvent } from "../model.ts";
 import { orderedRows } from "./_ordered.ts";
 import type { KindStream } from "./_scan.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Columns of a page tuple, in order (preview content is deliberately absent). */
 const TUPLE = `e.seq, e.application_id, e.user_id, e.agent_id, e.memory_id,
@@ -54,7 +55,7 @@ export async function readEventPage(
     limit: read.limit,
     streams: read.streams ?? null,
   });
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql:
       `SELECT json_group_array(json_array(${TUPLE}) ORDER BY e.ts ${dir}, e.seq ${dir}) AS page
           FROM (${rows.sql}) e

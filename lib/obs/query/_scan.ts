@@ -17,6 +17,7 @@ import type { CursorKey } from "./_cursor.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
 import type { TraceFilter } from "./filters.ts";
 import { EVENT_STATUSES, type EventStatus } from "../model.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Most events a read without an indexed scope examines. */
 export const SCAN_LIMIT = 100_000;
@@ -119,7 +120,7 @@ export async function scanFloor(
   after: CursorKey | null,
 ): Promise<CursorKey | null> {
   const s = stretch(filter, after);
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql: `SELECT s.ts, s.seq ${s.sql} LIMIT 1 OFFSET ${SCAN_LIMIT - 1}`,
     args: s.args,
   });

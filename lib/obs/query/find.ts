@@ -43,6 +43,7 @@ import { groupTotals, type RootTotals } from "./_group_totals.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { type IdMatch, matchOpaqueId } from "./id_match.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
+import { readStatement } from "./_turns.ts";
 
 export type { FoundEvent } from "./_found_events.ts";
 
@@ -230,7 +231,7 @@ async function unseenGroups(
   const unseen: Candidate[] = [];
   for (let i = 0; i < candidates.length && unseen.length < want; i += want) {
     const chunk = candidates.slice(i, i + want);
-    const seen = await db.client.execute({
+    const seen = await readStatement(db, {
       sql: `SELECT g.key AS i FROM json_each(?) g WHERE EXISTS (
               SELECT 1 FROM obs_events e INDEXED BY obs_events_root
               WHERE e.application_id = json_extract(g.value, '$[0]')

@@ -21,6 +21,7 @@ import {
 } from "./_scan.ts";
 import { orderedRows } from "./_ordered.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Most groups the overview lists. */
 export const MAX_OVERVIEW_GROUPS = 1_000;
@@ -78,7 +79,7 @@ export async function traceOverview(
     limit: OVERVIEW_EVENTS + 1,
     streams: kindStreams(parsed, options.q),
   });
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql: `WITH w AS MATERIALIZED (${newest.sql})
           SELECT (SELECT COUNT(*) FROM w) AS counted,
             (SELECT json_group_array(json_array(agent_id, memory_id, thread_id,

@@ -19,6 +19,7 @@ import { filterWhere } from "./_filter_sql.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Most events read of one root. */
 export const MAX_ROOT_EVENTS = 1_000;
@@ -108,7 +109,7 @@ async function soleApplication(
   filter: TraceFilter,
 ): Promise<string | null> {
   const where = filterWhere(filter);
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql:
       `SELECT DISTINCT e.application_id FROM obs_events e WHERE ${where.sql} LIMIT 2`,
     args: where.args,

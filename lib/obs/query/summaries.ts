@@ -33,6 +33,7 @@ import {
 } from "../model.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
 import { requireObs } from "../schema.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Most agent/memory/thread groups a summary lists. */
 export const MAX_SUMMARY_GROUPS = 1_000;
@@ -192,7 +193,7 @@ export async function summarizeTraceEvents(
 /** One query of a summary, after a turn of the event loop. */
 async function step(db: TraceDb, statement: InStatement): Promise<ResultSet> {
   await turn();
-  return await db.client.execute(statement);
+  return await readStatement(db, statement);
 }
 
 function turn(): Promise<void> {
