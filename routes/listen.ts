@@ -10,7 +10,13 @@
  * `Deno.serve` instead, which still parses every request:
  *
  * - the guard accepts TCP connections itself (`Deno.listen`) and answers
- *   503 past {@link ServeLimits.maxConnections} open ones;
+ *   503 past {@link ServeLimits.maxConnections} open ones, and past
+ *   {@link ServeLimits.maxConnectionsPerClient} open ones from one client
+ *   address (an IPv6 client by its /64), so one remote client cannot hold
+ *   every slot. Loopback clients share the total only: every local process
+ *   connects from the same address, so a per-address share cannot tell
+ *   them apart (the server binds to loopback by default: there, what one
+ *   local client can hold is the total);
  * - each connection must deliver a complete request head (at most
  *   {@link ServeLimits.maxHeadBytes}) within
  *   {@link ServeLimits.headerTimeoutMs}, else it is answered 408 (431 when
@@ -37,6 +43,8 @@ import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
 export interface ServeLimits {
   /** Most connections open at once; more are answered 503 (default 256). */
   maxConnections: number;
+  /** Most connections open at once from one non-loopback client address (an IPv6 /64); more are answered 503 (default 32). */
+  maxConnectionsPerClient: number;
   /** Time a connection has to deliver a complete request head (default 10 s). */
   headerTimeoutMs: number;
   /** Longest request head, request line and headers (default 64 KiB). */
@@ -54,6 +62,7 @@ export interface ServeLimits {
 /** The defaults of {@link ServeLimits}. */
 export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   maxConnections: 256,
+  maxConnectionsPerClient: 32,
   headerTimeoutMs: 10_000,
   maxHeadBytes: 64 * 1024,
   bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
@@ -69,6 +78,8 @@ export interface ListenOptions {
   /** 0 picks a free port. */
   port: number;
   limits?: Partial<ServeLimits>;
+  /** Which client a connection counts for (default {@link clientKey}); `null`: the total only. */
+  clientKey?: (addr: Deno.Addr) => string | null;
 }
 
 /** A listening guarded server. */
@@ -102,6 +113,8 @@ export async function listenGuarded(
     listener.close();
     throw error;
   }
+  const keyOf = options.clientKey ?? clientKey;
+  const perClient = new ClientSlots(limits.maxConnectionsPerClient);
   const open = new Set<Deno.Conn>();
   /** Connections that have not delivered a request head yet. */
   const waiting = new Set<Deno.Conn>();
@@ -111,6 +124,11 @@ export async function listenGuarded(
       for await (const conn of listener) {
         if (open.size >= limits.maxConnections) {
           void answerAndClose(conn, BUSY);
+          continue;
+        }
+        const client = keyOf(conn.remoteAddr);
+        if (!perClient.take(client)) {
+          void answerAndClose(conn, busyClient(limits.maxConnectionsPerClient));
           continue;
         }
         open.add(conn);
@@ -123,6 +141,7 @@ export async function listenGuarded(
         )
           .catch(() => {})
           .finally(() => {
+            perClient.give(client);
             open.delete(conn);
             waiting.delete(conn);
             closeQuietly(conn);
@@ -147,6 +166,65 @@ export async function listenGuarded(
       await inner.close();
     },
   };
+}
+
+/** Open connections per client, each client up to a share. */
+class ClientSlots {
+  readonly #share: number;
+  readonly #open = new Map<string, number>();
+
+  constructor(share: number) {
+    this.#share = share;
+  }
+
+  /** Counts one more connection of `client`; false when it already holds its share. */
+  take(client: string | null): boolean {
+    if (client === null) return true;
+    const held = this.#open.get(client) ?? 0;
+    if (held >= this.#share) return false;
+    this.#open.set(client, held + 1);
+    return true;
+  }
+
+  give(client: string | null): void {
+    if (client === null) return;
+    const held = (this.#open.get(client) ?? 1) - 1;
+    if (held <= 0) this.#open.delete(client);
+    else this.#open.set(client, held);
+  }
+}
+
+/**
+ * The client a connection counts for: its IPv4 address, the /64 of its IPv6
+ * address (one host holds a whole /64), or `null` for loopback and
+ * non-network peers, which share the total only.
+ */
+export function clientKey(addr: Deno.Addr): string | null {
+  if (addr.transport !== "tcp" && addr.transport !== "udp") return null;
+  const host = addr.hostname.toLowerCase().replace(/%.*$/, "");
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)?.[1];
+  const v4 = mapped ?? (host.includes(":") ? null : host);
+  if (v4 !== null) return v4.startsWith("127.") ? null : v4;
+  const groups = expandIpv6(host);
+  if (groups === null) return host;
+  if (groups.every((g, i) => g === (i === 7 ? 1 : 0))) return null;
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+}
+
+/** The eight groups of an IPv6 address, or `null` when it is not one. */
+function expandIpv6(host: string): number[] | null {
+  const halves = host.split("::");
+  if (halves.length > 2) return null;
+  const parse = (part: string) =>
+    part === "" ? [] : part.split(":").map((g) => parseInt(g, 16));
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  const missing = 8 - head.length - tail.length;
+  if (missing < 0 || (halves.length === 1 && missing !== 0)) return null;
+  const groups = [...head, ...Array(missing).fill(0), ...tail];
+  return groups.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)
+    ? null
+    : groups;
 }
 
 /** Says why the server could not listen, and what to change (for `serve` and `demo` alike). */
@@ -220,6 +298,14 @@ const BUSY = answer(
   "Service Unavailable",
   "Too many open connections; retry shortly",
 );
+/** The answer to a client past its share of connections. */
+function busyClient(share: number): Uint8Array {
+  return answer(
+    503,
+    "Service Unavailable",
+    `Too many open connections from your address (at most ${share}); close some and retry`,
+  );
+}
 const HEAD_TIMEOUT = answer(
   408,
   "Request Timeout",
