@@ -96,24 +96,122 @@ const SHUTDOWN_GRACE_MS = 5_000;
 /**
  * Listens on `hostname:port` and serves `handler` behind the guard. Throws
  * what `Deno.listen` throws (see {@link listenError} for the words).
+ *
+ * The guard runs on a worker thread of its own: it accepts one connection
+ * per turn of its event loop and passes each request on in several more,
+ * and on the thread that answers requests those turns wait for whatever
+ * else runs there (a read of the index holds it for its whole statement),
+ * so under load a request would wait for many of them before it is even
+ * read. A `clientKey` function cannot cross to another thread: with one,
+ * the guard runs on this thread (tests).
  */
 export async function listenGuarded(
   handler: (request: Request) => Response | Promise<Response>,
   options: ListenOptions,
 ): Promise<GuardedServer> {
   const limits = { ...DEFAULT_SERVE_LIMITS, ...options.limits };
-  const listener = Deno.listen({
-    hostname: options.hostname,
-    port: options.port,
-  });
-  let inner: Inner;
+  const inner = await startInner(handler);
+  let guard: GuardedServer;
   try {
-    inner = await startInner(handler);
+    guard = options.clientKey
+      ? guardConnections({
+        hostname: options.hostname,
+        port: options.port,
+        limits,
+        inner: inner.address,
+        clientKey: options.clientKey,
+      })
+      : await guardOnWorker({
+        hostname: options.hostname,
+        port: options.port,
+        limits,
+        inner: inner.address,
+      });
   } catch (error) {
-    listener.close();
+    await inner.close();
     throw error;
   }
-  const keyOf = options.clientKey ?? clientKey;
+  return {
+    addr: guard.addr,
+    shutdown: async () => {
+      await guard.shutdown();
+      await inner.close();
+    },
+  };
+}
+
+/** What the guard needs: where to listen, its bounds, and where requests go. */
+export interface GuardSetup {
+  hostname: string;
+  port: number;
+  limits: ServeLimits;
+  inner: InnerAddress;
+  clientKey?: (addr: Deno.Addr) => string | null;
+}
+
+/** Messages of the guard's worker (`_listen_worker.ts`). */
+export type GuardWorkerMessage =
+  | { kind: "listening"; addr: Deno.NetAddr }
+  | { kind: "failed"; name: string; message: string }
+  | { kind: "closed" };
+
+async function guardOnWorker(
+  setup: Omit<GuardSetup, "clientKey">,
+): Promise<GuardedServer> {
+  const worker = new Worker(
+    new URL("./_listen_worker.ts", import.meta.url),
+    { type: "module" },
+  );
+  const messages: GuardWorkerMessage[] = [];
+  let wake = () => {};
+  const next = async (): Promise<GuardWorkerMessage> => {
+    while (messages.length === 0) await new Promise<void>((r) => wake = r);
+    return messages.shift()!;
+  };
+  worker.onmessage = (event: MessageEvent<GuardWorkerMessage>) => {
+    messages.push(event.data);
+    wake();
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    messages.push({ kind: "failed", name: "Error", message: event.message });
+    wake();
+  };
+  worker.postMessage(setup);
+  const first = await next();
+  if (first.kind !== "listening") {
+    worker.terminate();
+    throw first.kind === "failed"
+      ? rebuildError(first.name, first.message)
+      : new Error("The connection guard stopped before listening");
+  }
+  return {
+    addr: first.addr,
+    shutdown: async () => {
+      worker.postMessage("shutdown");
+      // Closed, or failed meanwhile: either way nothing is left to close.
+      while ((await next()).kind === "listening");
+      worker.terminate();
+    },
+  };
+}
+
+/** The error `Deno.listen` threw on the worker, as its own class again (for {@link listenError}). */
+function rebuildError(name: string, message: string): Error {
+  const errors = Deno.errors as unknown as Record<
+    string,
+    new (message: string) => Error
+  >;
+  const Class = Object.hasOwn(errors, name) ? errors[name] : undefined;
+  return Class ? new Class(message) : new Error(message);
+}
+
+/** Listens and relays connections to the inner server, on the calling thread (the worker's, or this one's). */
+export function guardConnections(setup: GuardSetup): GuardedServer {
+  const { limits } = setup;
+  const listener = Deno.listen({ hostname: setup.hostname, port: setup.port });
+  const connect = () => connectInner(setup.inner);
+  const keyOf = setup.clientKey ?? clientKey;
   const perClient = new ClientSlots(limits.maxConnectionsPerClient);
   const open = new Set<Deno.Conn>();
   /** Connections that have not delivered a request head yet. */
@@ -135,7 +233,7 @@ export async function listenGuarded(
         waiting.add(conn);
         const relay = relayConnection(
           conn,
-          inner.connect,
+          connect,
           limits,
           () => waiting.delete(conn),
         )
@@ -163,7 +261,6 @@ export async function listenGuarded(
       await within(SHUTDOWN_GRACE_MS, Promise.allSettled(relays));
       for (const conn of open) closeQuietly(conn);
       await Promise.allSettled(relays);
-      await inner.close();
     },
   };
 }
@@ -257,9 +354,20 @@ export function listenError(
 
 // ---- the server behind the guard ----
 
+/** Where the inner server listens: a Unix socket, or loopback TCP where there are none. */
+export type InnerAddress =
+  | { transport: "unix"; path: string }
+  | { transport: "tcp"; port: number };
+
 interface Inner {
-  connect(): Promise<Deno.Conn>;
+  address: InnerAddress;
   close(): Promise<void>;
+}
+
+function connectInner(address: InnerAddress): Promise<Deno.Conn> {
+  return address.transport === "unix"
+    ? Deno.connect({ transport: "unix", path: address.path })
+    : Deno.connect({ hostname: "127.0.0.1", port: address.port });
 }
 
 async function startInner(
@@ -271,9 +379,8 @@ async function startInner(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
       serve,
     );
-    const port = server.addr.port;
     return {
-      connect: () => Deno.connect({ hostname: "127.0.0.1", port }),
+      address: { transport: "tcp", port: server.addr.port },
       close: () => server.shutdown(),
     };
   }
@@ -282,7 +389,7 @@ async function startInner(
   const path = `${dir}/http.sock`;
   const server = Deno.serve({ path, onListen: () => {} }, serve);
   return {
-    connect: () => Deno.connect({ transport: "unix", path }),
+    address: { transport: "unix", path },
     close: async () => {
       await server.shutdown();
       await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -2,10 +2,11 @@
  * One client cannot hold every connection slot of `trace serve`: past its
  * share, its further connections are refused with a one-line answer while
  * other clients are still served. Loopback clients share the total only.
+ * The guard runs on a thread of its own and reports a failure to listen.
  */
 
 import assert from "node:assert/strict";
-import { clientKey, listenGuarded } from "../routes/listen.ts";
+import { clientKey, listenError, listenGuarded } from "../routes/listen.ts";
 
 const decoder = new TextDecoder();
 
@@ -129,5 +130,23 @@ Deno.test("without a client key the default cap applies to non-loopback clients 
   } finally {
     held.close();
     await server.shutdown();
+  }
+});
+
+Deno.test("a port in use is reported as such from the guard's thread", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const port = (taken.addr as Deno.NetAddr).port;
+    const error = await listenGuarded(() => new Response("served"), {
+      hostname: "127.0.0.1",
+      port,
+    }).then(() => null, (e: unknown) => e);
+    assert.ok(error instanceof Deno.errors.AddrInUse, String(error));
+    assert.match(
+      String(listenError(error, "127.0.0.1", port)),
+      /the port is in use; choose another --port/,
+    );
+  } finally {
+    taken.close();
   }
 });

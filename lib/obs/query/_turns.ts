@@ -21,6 +21,8 @@ import type { TraceDb } from "../../db.ts";
 
 /** Reading hands over without a turn of the event loop for this long (ms). */
 export const READ_SLICE_MS = 10;
+/** Longest pause between two slices of queued reads (ms). */
+const MAX_PAUSE_MS = 50;
 
 interface Turns {
   busy: boolean;
@@ -81,10 +83,15 @@ function handOver(turns: Turns): void {
   } else if (performance.now() - turns.sliceStart < READ_SLICE_MS) {
     next();
   } else {
+    // As long as the slice took: reads queued behind others get at most
+    // half of the thread, and the network the rest. The server accepts one
+    // connection per turn of the loop, so the turns between slices must be
+    // short and many, not one per slice.
+    const slice = performance.now() - turns.sliceStart;
     setTimeout(() => {
       turns.sliceStart = performance.now();
       next();
-    }, 0);
+    }, Math.min(slice, MAX_PAUSE_MS));
   }
 }
 

@@ -43,7 +43,7 @@ import { groupTotals, type RootTotals } from "./_group_totals.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { type IdMatch, matchOpaqueId } from "./id_match.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
-import { readStatement } from "./_turns.ts";
+import { inTurn, readStatement } from "./_turns.ts";
 
 export type { FoundEvent } from "./_found_events.ts";
 
@@ -256,11 +256,12 @@ async function groupsCoverage(
   db: TraceDb,
   groups: readonly RootGroup[],
 ): Promise<CoverageAssessment> {
-  return await assessCoverage(db, {
-    sql: `SELECT json_extract(value, '$[0]') AS application_id,
+  return await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: `SELECT json_extract(value, '$[0]') AS application_id,
             json_extract(value, '$[1]') AS root_trace_id FROM json_each(?)`,
-    args: [
-      JSON.stringify(groups.map((g) => [g.application_id, g.root_trace_id])),
-    ],
-  });
+      args: [
+        JSON.stringify(groups.map((g) => [g.application_id, g.root_trace_id])),
+      ],
+    }));
 }

@@ -26,6 +26,7 @@ import type { TraceEvent } from "../model.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { kindStreams } from "./_scan.ts";
 import { requireObs } from "../schema.ts";
+import { inTurn } from "./_turns.ts";
 
 /** Page size when none is given. */
 export const DEFAULT_PAGE_LIMIT = 250;
@@ -172,9 +173,10 @@ async function pageCoverage(
       gaps: [],
     };
   }
-  return await assessCoverage(db, {
-    sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
+  return await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
           WHERE seq IN (SELECT value FROM json_each(?))`,
-    args: [JSON.stringify(events.map((e) => e.seq))],
-  });
+      args: [JSON.stringify(events.map((e) => e.seq))],
+    }));
 }

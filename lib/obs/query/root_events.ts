@@ -19,7 +19,7 @@ import { filterWhere } from "./_filter_sql.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
-import { readStatement } from "./_turns.ts";
+import { inTurn, readStatement } from "./_turns.ts";
 
 /** Most events read of one root. */
 export const MAX_ROOT_EVENTS = 1_000;
@@ -80,10 +80,11 @@ export async function readRootEvents(
   const read = rows.slice(0, limit);
   const untrusted = read.filter((row) => row.untrusted).length;
   const events = read.map((row) => row.event);
-  const coverage = await assessCoverage(db, {
-    sql: "SELECT ? AS application_id, ? AS root_trace_id",
-    args: [application, root],
-  });
+  const coverage = await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: "SELECT ? AS application_id, ? AS root_trace_id",
+      args: [application, root],
+    }));
   return {
     application_id: application,
     root_trace_id: root,
