@@ -98,3 +98,18 @@ Deno.test("a failed read hands the line on", async () => {
   assert.equal(await next, "next");
   assert.equal(readsInLine(db), 0);
 });
+
+Deno.test("one caller reading in a loop lets a timer through once it has read for a slice", async () => {
+  const db = fakeDb();
+  const log: string[] = [];
+  setTimeout(() => log.push("timer"), 0);
+  for (const name of ["a", "b", "c"]) {
+    await inTurn(db, () => {
+      log.push(name);
+      busy(READ_SLICE_MS + 5);
+      return Promise.resolve();
+    });
+  }
+  // Without the slice the three reads would run in one turn of the loop.
+  assert.deepEqual(log.slice(0, 2), ["a", "timer"]);
+});

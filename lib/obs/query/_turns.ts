@@ -5,12 +5,14 @@
  * ready in one turn of the event loop runs before the loop looks at the
  * network again: twenty clients each a few statements in make every other
  * request (a health probe, a page) wait for all of them. Here the reads of
- * one database run one at a time, in arrival order; a read hands over to
- * the next at once until {@link READ_SLICE_MS} of reading have passed, then
- * through a timer, so the loop polls the network at least that often: a
- * request that reads nothing here waits for one slice and one statement,
- * not for every client's statements. Writes, health's own reads and its
- * latency samples ({@link outOfTurn}) do not queue here.
+ * one database run one at a time, in arrival order, in slices: a read
+ * hands over to the next at once until {@link READ_SLICE_MS} of reading
+ * have passed, then through a timer, so the loop polls the network at
+ * least that often; one caller reading in a loop, whose reads resolve at
+ * once and so never let the loop turn by themselves, waits for a turn past
+ * a slice as well. A request that reads nothing here waits for one slice
+ * and one statement, not for every client's statements. Writes, health's
+ * own reads and its latency samples ({@link outOfTurn}) do not queue here.
  *
  * @module
  */
@@ -21,14 +23,14 @@ import type { TraceDb } from "../../db.ts";
 
 /** Reading hands over without a turn of the event loop for this long (ms). */
 export const READ_SLICE_MS = 10;
-/** Longest pause between two slices of queued reads (ms). */
-const MAX_PAUSE_MS = 50;
 
 interface Turns {
   busy: boolean;
   waiting: (() => void)[];
   /** When the current slice of reads began. */
   sliceStart: number;
+  /** True until the event loop had a turn since the slice began. */
+  sliceOpen: boolean;
 }
 
 const bypass = new AsyncLocalStorage<true>();
@@ -43,7 +45,7 @@ const turnsByDb = new WeakMap<TraceDb, Turns>();
 function turnsOf(db: TraceDb): Turns {
   let turns = turnsByDb.get(db);
   if (!turns) {
-    turns = { busy: false, waiting: [], sliceStart: 0 };
+    turns = { busy: false, waiting: [], sliceStart: 0, sliceOpen: false };
     turnsByDb.set(db, turns);
   }
   return turns;
@@ -67,7 +69,12 @@ export async function inTurn<T>(
     await new Promise<void>((resolve) => turns.waiting.push(resolve));
   } else {
     turns.busy = true;
-    turns.sliceStart = performance.now();
+    // One caller reading in a loop (each read resolves at once) never lets
+    // the event loop turn by itself: past a slice, it waits for a turn too.
+    if (turns.sliceOpen && elapsed(turns) >= READ_SLICE_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    if (!turns.sliceOpen) startSlice(turns);
   }
   try {
     return await read();
@@ -76,22 +83,27 @@ export async function inTurn<T>(
   }
 }
 
+function elapsed(turns: Turns): number {
+  return performance.now() - turns.sliceStart;
+}
+
+function startSlice(turns: Turns): void {
+  turns.sliceStart = performance.now();
+  turns.sliceOpen = true;
+  setTimeout(() => turns.sliceOpen = false, 0);
+}
+
 function handOver(turns: Turns): void {
   const next = turns.waiting.shift();
   if (!next) {
     turns.busy = false;
-  } else if (performance.now() - turns.sliceStart < READ_SLICE_MS) {
+  } else if (elapsed(turns) < READ_SLICE_MS) {
     next();
   } else {
-    // As long as the slice took: reads queued behind others get at most
-    // half of the thread, and the network the rest. The server accepts one
-    // connection per turn of the loop, so the turns between slices must be
-    // short and many, not one per slice.
-    const slice = performance.now() - turns.sliceStart;
     setTimeout(() => {
-      turns.sliceStart = performance.now();
+      startSlice(turns);
       next();
-    }, Math.min(slice, MAX_PAUSE_MS));
+    }, 0);
   }
 }
 
