@@ -77,17 +77,16 @@ export interface SelfStagingOptions {
   skipPreviews?: boolean;
   /** Return freed pages and truncate the WAL after each deletion (default true). */
   reclaim?: boolean;
-  /** How an inventory searches the application's envelopes (default {@link INVENTORY_SCAN_BOUND} in slices of 5,000). */
-  inventoryScan?: InventoryScan;
+  /**
+   * How an inventory searches the application's envelopes: at most `bound`
+   * before it answers `complete: false`, `slice` per statement (default
+   * {@link INVENTORY_SCAN_BOUND} in slices of 5,000).
+   */
+  inventoryScan?: { bound: number; slice: number };
 }
 
 /** Bounds of an inventory's search of the application's envelopes. */
-export interface InventoryScan {
-  /** Most envelopes read before the inventory answers `complete: false`. */
-  bound: number;
-  /** Envelopes read per statement. */
-  slice: number;
-}
+export type InventoryScan = NonNullable<SelfStagingOptions["inventoryScan"]>;
 
 /** One answered request: the checked body and the answer. */
 export interface SelfStagingExchange<K extends Operation = Operation> {
