@@ -194,9 +194,10 @@ const READ_CASES: PlanCase[] = [
     start_time: new Date(NOW - 500 * DAY).toISOString(),
     end_time: new Date(NOW).toISOString(),
   }, ["obs_events_kind_status"]),
-  // A column no index orders: the streams keep the events that match it.
+  // A column no index orders: the streams stop at the scan floor.
   page("kinds and a tool", { kinds: ["tool_call"], tool: "search" }, [
     "obs_events_kind_status",
+    "obs_events_time",
   ]),
   page("five kinds", {
     kinds: ["intent", "retrieval", "llm_call", "tool_call", "other"],
