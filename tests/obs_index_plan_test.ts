@@ -34,6 +34,7 @@ import {
   planExpiry,
   retention,
 } from "../lib/obs/maint/mod.ts";
+import { createSelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
 import { withDb } from "./_helpers.ts";
 import { type RecordedStatement, recordingDb } from "./_obs_recording.ts";
 
@@ -427,6 +428,32 @@ const ERASURE_CASES: PlanCase[] = [
 
 /** Cases that change the index, run after the read cases. */
 const WRITE_CASES: PlanCase[] = [
+  {
+    name:
+      "self staging inventory: the application's envelopes in id order, slice by slice",
+    run: async (db) => {
+      const adapter = createSelfStagingAdapter(db, {
+        key: new Uint8Array(32),
+        inventoryScan: { bound: 100, slice: 2 },
+      });
+      for (const id of ["d1", "d2", "d3"]) {
+        await adapter.handle("ingest", { namespace: "ns", id, text: id });
+      }
+      const { response } = await adapter.handle("inventory", {
+        namespace: "ns",
+      });
+      assert.equal(response.source_records, 3);
+    },
+    uses: [
+      "sqlite_autoindex_obs_envelopes_1",
+      "obs_events_thread",
+      BY_SEQ,
+    ],
+    statementUses: [{
+      sql: /json_group_array\(seq\) FILTER/,
+      index: "sqlite_autoindex_obs_envelopes_1",
+    }],
+  },
   {
     name: "erasure: apply to a user",
     run: (db) =>
