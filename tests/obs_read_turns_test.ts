@@ -113,3 +113,13 @@ Deno.test("one caller reading in a loop lets a timer through once it has read fo
   // Without the slice the three reads would run in one turn of the loop.
   assert.deepEqual(log.slice(0, 2), ["a", "timer"]);
 });
+
+Deno.test("a read inside a read's turn runs at once instead of waiting for itself", async () => {
+  const db = fakeDb();
+  const inner = await inTurn(
+    db,
+    () => inTurn(db, () => Promise.resolve("inner")),
+  );
+  assert.equal(inner, "inner");
+  assert.equal(readsInLine(db), 0);
+});

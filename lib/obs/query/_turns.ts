@@ -34,6 +34,8 @@ interface Turns {
 }
 
 const bypass = new AsyncLocalStorage<true>();
+/** The database whose turn the current read holds: a read inside it runs at once instead of waiting for itself. */
+const holding = new AsyncLocalStorage<TraceDb>();
 
 /** Runs `work` with its reads outside the line (health's latency samples: they time a statement, not the line). */
 export function outOfTurn<T>(work: () => Promise<T>): Promise<T> {
@@ -62,7 +64,7 @@ export async function inTurn<T>(
   db: TraceDb,
   read: () => Promise<T>,
 ): Promise<T> {
-  if (bypass.getStore()) return await read();
+  if (bypass.getStore() || holding.getStore() === db) return await read();
   const turns = turnsOf(db);
   if (turns.busy) {
     // Woken by the read before it, which leaves `busy` set for it.
@@ -77,7 +79,7 @@ export async function inTurn<T>(
     if (!turns.sliceOpen) startSlice(turns);
   }
   try {
-    return await read();
+    return await holding.run(db, read);
   } finally {
     handOver(turns);
   }
