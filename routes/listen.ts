@@ -10,7 +10,13 @@
  * `Deno.serve` instead, which still parses every request:
  *
  * - the guard accepts TCP connections itself (`Deno.listen`) and answers
- *   503 past {@link ServeLimits.maxConnections} open ones;
+ *   503 past {@link ServeLimits.maxConnections} open ones, and past
+ *   {@link ServeLimits.maxConnectionsPerClient} open ones from one client
+ *   address (an IPv6 client by its /64), so one remote client cannot hold
+ *   every slot. Loopback clients share the total only: every local process
+ *   connects from the same address, so a per-address share cannot tell
+ *   them apart (the server binds to loopback by default: there, what one
+ *   local client can hold is the total);
  * - each connection must deliver a complete request head (at most
  *   {@link ServeLimits.maxHeadBytes}) within
  *   {@link ServeLimits.headerTimeoutMs}, else it is answered 408 (431 when
@@ -37,6 +43,8 @@ import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
 export interface ServeLimits {
   /** Most connections open at once; more are answered 503 (default 256). */
   maxConnections: number;
+  /** Most connections open at once from one non-loopback client address (an IPv6 /64); more are answered 503 (default 32). */
+  maxConnectionsPerClient: number;
   /** Time a connection has to deliver a complete request head (default 10 s). */
   headerTimeoutMs: number;
   /** Longest request head, request line and headers (default 64 KiB). */
@@ -54,6 +62,7 @@ export interface ServeLimits {
 /** The defaults of {@link ServeLimits}. */
 export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   maxConnections: 256,
+  maxConnectionsPerClient: 32,
   headerTimeoutMs: 10_000,
   maxHeadBytes: 64 * 1024,
   bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
@@ -69,6 +78,8 @@ export interface ListenOptions {
   /** 0 picks a free port. */
   port: number;
   limits?: Partial<ServeLimits>;
+  /** Which client a connection counts for (default {@link clientKey}); `null`: the total only. */
+  clientKey?: (addr: Deno.Addr) => string | null;
 }
 
 /** A listening guarded server. */
@@ -85,23 +96,123 @@ const SHUTDOWN_GRACE_MS = 5_000;
 /**
  * Listens on `hostname:port` and serves `handler` behind the guard. Throws
  * what `Deno.listen` throws (see {@link listenError} for the words).
+ *
+ * The guard runs on a worker thread of its own: it accepts one connection
+ * per turn of its event loop and passes each request on in several more,
+ * and on the thread that answers requests those turns wait for whatever
+ * else runs there (a read of the index holds it for its whole statement),
+ * so under load a request would wait for many of them before it is even
+ * read. A `clientKey` function cannot cross to another thread: with one,
+ * the guard runs on this thread (tests).
  */
 export async function listenGuarded(
   handler: (request: Request) => Response | Promise<Response>,
   options: ListenOptions,
 ): Promise<GuardedServer> {
   const limits = { ...DEFAULT_SERVE_LIMITS, ...options.limits };
-  const listener = Deno.listen({
-    hostname: options.hostname,
-    port: options.port,
-  });
-  let inner: Inner;
+  const inner = await startInner(handler);
+  let guard: GuardedServer;
   try {
-    inner = await startInner(handler);
+    guard = options.clientKey
+      ? guardConnections({
+        hostname: options.hostname,
+        port: options.port,
+        limits,
+        inner: inner.address,
+        clientKey: options.clientKey,
+      })
+      : await guardOnWorker({
+        hostname: options.hostname,
+        port: options.port,
+        limits,
+        inner: inner.address,
+      });
   } catch (error) {
-    listener.close();
+    await inner.close();
     throw error;
   }
+  return {
+    addr: guard.addr,
+    shutdown: async () => {
+      await guard.shutdown();
+      await inner.close();
+    },
+  };
+}
+
+/** What the guard needs: where to listen, its bounds, and where requests go. */
+export interface GuardSetup {
+  hostname: string;
+  port: number;
+  limits: ServeLimits;
+  inner: InnerAddress;
+  clientKey?: (addr: Deno.Addr) => string | null;
+}
+
+/** Messages of the guard's worker (`_listen_worker.ts`). */
+export type GuardWorkerMessage =
+  | { kind: "listening"; addr: Deno.NetAddr }
+  | { kind: "failed"; name: string; message: string }
+  | { kind: "closed" };
+
+async function guardOnWorker(
+  setup: Omit<GuardSetup, "clientKey">,
+): Promise<GuardedServer> {
+  const worker = new Worker(
+    new URL("./_listen_worker.ts", import.meta.url),
+    { type: "module" },
+  );
+  const messages: GuardWorkerMessage[] = [];
+  let wake = () => {};
+  const next = async (): Promise<GuardWorkerMessage> => {
+    while (messages.length === 0) await new Promise<void>((r) => wake = r);
+    return messages.shift()!;
+  };
+  worker.onmessage = (event: MessageEvent<GuardWorkerMessage>) => {
+    messages.push(event.data);
+    wake();
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    messages.push({ kind: "failed", name: "Error", message: event.message });
+    wake();
+  };
+  worker.postMessage(setup);
+  const first = await next();
+  if (first.kind !== "listening") {
+    worker.terminate();
+    throw first.kind === "failed"
+      ? rebuildError(first.name, first.message)
+      : new Error("The connection guard stopped before listening");
+  }
+  return {
+    addr: first.addr,
+    shutdown: async () => {
+      worker.postMessage("shutdown");
+      // Closed, or failed meanwhile: either way nothing is left to close.
+      while ((await next()).kind === "listening");
+      worker.terminate();
+    },
+  };
+}
+
+/** The error `Deno.listen` threw on the worker, as its own class again (for {@link listenError}). */
+function rebuildError(name: string, message: string): Error {
+  const errors = Deno.errors as unknown as Record<
+    string,
+    new (message: string) => Error
+  >;
+  const Class = Object.hasOwn(errors, name) ? errors[name] : undefined;
+  return Class ? new Class(message) : new Error(message);
+}
+
+/** Listens and relays connections to the inner server, on the calling thread (the worker's, or this one's). */
+export function guardConnections(setup: GuardSetup): GuardedServer {
+  const { limits } = setup;
+  const listener = Deno.listen({ hostname: setup.hostname, port: setup.port });
+  const connect = () => connectInner(setup.inner);
+  const keyOf = setup.clientKey ?? clientKey;
+  const perClient = new ClientSlots(limits.maxConnectionsPerClient);
   const open = new Set<Deno.Conn>();
   /** Connections that have not delivered a request head yet. */
   const waiting = new Set<Deno.Conn>();
@@ -113,16 +224,22 @@ export async function listenGuarded(
           void answerAndClose(conn, BUSY);
           continue;
         }
+        const client = keyOf(conn.remoteAddr);
+        if (!perClient.take(client)) {
+          void answerAndClose(conn, busyClient(limits.maxConnectionsPerClient));
+          continue;
+        }
         open.add(conn);
         waiting.add(conn);
         const relay = relayConnection(
           conn,
-          inner.connect,
+          connect,
           limits,
           () => waiting.delete(conn),
         )
           .catch(() => {})
           .finally(() => {
+            perClient.give(client);
             open.delete(conn);
             waiting.delete(conn);
             closeQuietly(conn);
@@ -144,9 +261,67 @@ export async function listenGuarded(
       await within(SHUTDOWN_GRACE_MS, Promise.allSettled(relays));
       for (const conn of open) closeQuietly(conn);
       await Promise.allSettled(relays);
-      await inner.close();
     },
   };
+}
+
+/** Open connections per client, each client up to a share. */
+class ClientSlots {
+  readonly #share: number;
+  readonly #open = new Map<string, number>();
+
+  constructor(share: number) {
+    this.#share = share;
+  }
+
+  /** Counts one more connection of `client`; false when it already holds its share. */
+  take(client: string | null): boolean {
+    if (client === null) return true;
+    const held = this.#open.get(client) ?? 0;
+    if (held >= this.#share) return false;
+    this.#open.set(client, held + 1);
+    return true;
+  }
+
+  give(client: string | null): void {
+    if (client === null) return;
+    const held = (this.#open.get(client) ?? 1) - 1;
+    if (held <= 0) this.#open.delete(client);
+    else this.#open.set(client, held);
+  }
+}
+
+/**
+ * The client a connection counts for: its IPv4 address, the /64 of its IPv6
+ * address (one host holds a whole /64), or `null` for loopback and
+ * non-network peers, which share the total only.
+ */
+export function clientKey(addr: Deno.Addr): string | null {
+  if (addr.transport !== "tcp" && addr.transport !== "udp") return null;
+  const host = addr.hostname.toLowerCase().replace(/%.*$/, "");
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)?.[1];
+  const v4 = mapped ?? (host.includes(":") ? null : host);
+  if (v4 !== null) return v4.startsWith("127.") ? null : v4;
+  const groups = expandIpv6(host);
+  if (groups === null) return host;
+  if (groups.every((g, i) => g === (i === 7 ? 1 : 0))) return null;
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+}
+
+/** The eight groups of an IPv6 address, or `null` when it is not one. */
+function expandIpv6(host: string): number[] | null {
+  const halves = host.split("::");
+  if (halves.length > 2) return null;
+  const parse = (part: string) =>
+    part === "" ? [] : part.split(":").map((g) => parseInt(g, 16));
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  const missing = 8 - head.length - tail.length;
+  if (missing < 0 || (halves.length === 1 && missing !== 0)) return null;
+  const groups = [...head, ...Array(missing).fill(0), ...tail];
+  return groups.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)
+    ? null
+    : groups;
 }
 
 /** Says why the server could not listen, and what to change (for `serve` and `demo` alike). */
@@ -179,9 +354,20 @@ export function listenError(
 
 // ---- the server behind the guard ----
 
+/** Where the inner server listens: a Unix socket, or loopback TCP where there are none. */
+export type InnerAddress =
+  | { transport: "unix"; path: string }
+  | { transport: "tcp"; port: number };
+
 interface Inner {
-  connect(): Promise<Deno.Conn>;
+  address: InnerAddress;
   close(): Promise<void>;
+}
+
+function connectInner(address: InnerAddress): Promise<Deno.Conn> {
+  return address.transport === "unix"
+    ? Deno.connect({ transport: "unix", path: address.path })
+    : Deno.connect({ hostname: "127.0.0.1", port: address.port });
 }
 
 async function startInner(
@@ -193,9 +379,8 @@ async function startInner(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
       serve,
     );
-    const port = server.addr.port;
     return {
-      connect: () => Deno.connect({ hostname: "127.0.0.1", port }),
+      address: { transport: "tcp", port: server.addr.port },
       close: () => server.shutdown(),
     };
   }
@@ -204,7 +389,7 @@ async function startInner(
   const path = `${dir}/http.sock`;
   const server = Deno.serve({ path, onListen: () => {} }, serve);
   return {
-    connect: () => Deno.connect({ transport: "unix", path }),
+    address: { transport: "unix", path },
     close: async () => {
       await server.shutdown();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -220,6 +405,14 @@ const BUSY = answer(
   "Service Unavailable",
   "Too many open connections; retry shortly",
 );
+/** The answer to a client past its share of connections. */
+function busyClient(share: number): Uint8Array {
+  return answer(
+    503,
+    "Service Unavailable",
+    `Too many open connections from your address (at most ${share}); close some and retry`,
+  );
+}
 const HEAD_TIMEOUT = answer(
   408,
   "Request Timeout",

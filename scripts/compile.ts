@@ -33,9 +33,11 @@ const command = new Deno.Command(Deno.execPath(), {
     "--allow-all",
     "--include",
     "fixtures",
-    // A worker is not part of the module graph deno compile follows.
+    // Workers are not part of the module graph deno compile follows.
     "--include",
     "lib/obs/ingest/_checkpoint_worker.ts",
+    "--include",
+    "routes/_listen_worker.ts",
     "--output",
     target,
     "cli.ts",

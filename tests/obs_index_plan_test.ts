@@ -16,8 +16,10 @@ import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { initializeObs, registerCoverageProfile } from "../lib/obs/mod.ts";
 import {
   exportEvents,
+  findTraceRoots,
   queryTraceEvents,
   summarizeTraceEvents,
+  traceOverview,
   type TraceQuery,
 } from "../lib/obs/query/mod.ts";
 import {
@@ -32,6 +34,7 @@ import {
   planExpiry,
   retention,
 } from "../lib/obs/maint/mod.ts";
+import { createSelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
 import { withDb } from "./_helpers.ts";
 import { type RecordedStatement, recordingDb } from "./_obs_recording.ts";
 
@@ -57,6 +60,10 @@ interface PlanCase {
   scans?: { table: string; why: string }[];
   /** Why it may sort the rows it selects (a sort of a bounded set: a root, a page's ids). */
   sorts?: string;
+  /** Statements (by their SQL) that may sort, and why; every other statement of the case reads in index order. */
+  sortsIn?: { sql: RegExp; why: string };
+  /** Statements (by their SQL) whose plan must use a given index. */
+  statementUses?: { sql: RegExp; index: string }[];
 }
 
 function seedEvent(i: number): Record<string, unknown> {
@@ -175,11 +182,34 @@ const READ_CASES: PlanCase[] = [
     "obs_events_turn",
     "obs_events_run",
   ], NARROW),
+  // Kinds alone: one stream of the kind index per kind and status, merged in time order.
+  page("kinds", { kinds: ["llm_call"] }, ["obs_events_kind_status"]),
+  page("two kinds", { kinds: ["llm_call", "tool_call"] }, [
+    "obs_events_kind_status",
+  ]),
+  page("kinds and a status", { kinds: ["retrieval"], statuses: ["error"] }, [
+    "obs_events_kind_status",
+  ]),
+  page("kinds in a wide time range", {
+    kinds: ["llm_call"],
+    start_time: new Date(NOW - 500 * DAY).toISOString(),
+    end_time: new Date(NOW).toISOString(),
+  }, ["obs_events_kind_status"]),
+  // A column no index orders: the streams stop at the scan floor.
+  page("kinds and a tool", { kinds: ["tool_call"], tool: "search" }, [
+    "obs_events_kind_status",
+    "obs_events_time",
+  ]),
+  page("five kinds", {
+    kinds: ["intent", "retrieval", "llm_call", "tool_call", "other"],
+  }, ["obs_events_kind_status"]),
   page(
-    "kinds",
-    { kinds: ["llm_call"] },
+    "more kinds than the streams merge",
+    {
+      kinds: ["llm_call", ...Array.from({ length: 16 }, (_, i) => `kind-${i}`)],
+    },
     ["obs_events_kind_status"],
-    "the kind index selects every event of the kind, sorted by time: a common kind at a million events costs a sort of its rows (see README, Benchmarks)",
+    "past MAX_KIND_STREAMS the events of the kinds are sorted by time (README, Serving many clients)",
   ),
   page("statuses", { statuses: ["error"] }, TIME_ORDERED),
   page("tool", { tool: "search" }, TIME_ORDERED),
@@ -195,6 +225,74 @@ const READ_CASES: PlanCase[] = [
   page("resource id only", { resources: [{ id: "doc-3" }] }, [
     "obs_resources_ref",
   ], NARROW),
+  {
+    name: "finder: kinds and a tool (streams above the scan floor)",
+    run: (db) =>
+      findTraceRoots(db, {
+        filter: { kinds: ["tool_call"], tool: "search" },
+        limit: 3,
+      }),
+    uses: ["obs_events_time", "obs_events_kind_status", "obs_events_root"],
+    sortsIn: {
+      sql: /WITH r AS MATERIALIZED/,
+      why: "as below",
+    },
+  },
+  {
+    name: "finder: kinds in a wide time range",
+    run: (db) =>
+      findTraceRoots(db, {
+        filter: {
+          kinds: ["llm_call"],
+          start_time: new Date(NOW - 500 * DAY).toISOString(),
+          end_time: new Date(NOW).toISOString(),
+        },
+        limit: 3,
+      }),
+    uses: ["obs_events_kind_status", "obs_events_root"],
+    sortsIn: {
+      sql: /WITH r AS MATERIALIZED/,
+      why:
+        "a listed group's kinds, threads and actors (at most MAX_GROUP_COUNT of its events) are ordered for display",
+    },
+    // With a time range SQLite would rather walk the tenant's events in that range for every group.
+    statementUses: [{
+      sql: /WITH r AS MATERIALIZED/,
+      index: "obs_events_root",
+    }],
+  },
+  {
+    name: "finder: a tenant in a time range, next page",
+    run: async (db) => {
+      const filter = {
+        application_id: "app-a",
+        start_time: new Date(NOW - 500 * DAY).toISOString(),
+        end_time: new Date(NOW).toISOString(),
+      };
+      const first = await findTraceRoots(db, { filter, limit: 2 });
+      assert.ok(first.next_cursor);
+      await findTraceRoots(db, { filter, limit: 2, cursor: first.next_cursor });
+    },
+    uses: ["obs_events_tenant", "obs_events_root"],
+    sortsIn: {
+      sql: /WITH r AS MATERIALIZED/,
+      why: "as above",
+    },
+    statementUses: [
+      { sql: /WITH r AS MATERIALIZED/, index: "obs_events_root" },
+      { sql: /SELECT g\.key AS i/, index: "obs_events_root" },
+    ],
+  },
+  {
+    name: "overview: kinds only",
+    run: (db) => traceOverview(db, { kinds: ["llm_call"] }),
+    uses: ["obs_events_kind_status"],
+    sortsIn: {
+      sql: /GROUP BY agent_id/,
+      why:
+        "the groups of the newest OVERVIEW_EVENTS events are ordered by their last event",
+    },
+  },
   {
     name: "summary: tenant",
     run: (db) =>
@@ -331,6 +429,32 @@ const ERASURE_CASES: PlanCase[] = [
 /** Cases that change the index, run after the read cases. */
 const WRITE_CASES: PlanCase[] = [
   {
+    name:
+      "self staging inventory: the application's envelopes in id order, slice by slice",
+    run: async (db) => {
+      const adapter = createSelfStagingAdapter(db, {
+        key: new Uint8Array(32),
+        inventoryScan: { bound: 100, slice: 2 },
+      });
+      for (const id of ["d1", "d2", "d3"]) {
+        await adapter.handle("ingest", { namespace: "ns", id, text: id });
+      }
+      const { response } = await adapter.handle("inventory", {
+        namespace: "ns",
+      });
+      assert.equal(response.source_records, 3);
+    },
+    uses: [
+      "sqlite_autoindex_obs_envelopes_1",
+      "obs_events_thread",
+      BY_SEQ,
+    ],
+    statementUses: [{
+      sql: /json_group_array\(seq\) FILTER/,
+      index: "sqlite_autoindex_obs_envelopes_1",
+    }],
+  },
+  {
     name: "erasure: apply to a user",
     run: (db) =>
       eraseNow(
@@ -463,9 +587,23 @@ async function checkCase(base: TraceDb, planCase: PlanCase): Promise<void> {
       `${planCase.name}: no plan uses ${index}\n${text}`,
     );
   }
+  for (const { sql, index } of planCase.statementUses ?? []) {
+    const matching = plans.filter((plan) => sql.test(plan.sql));
+    assert.ok(matching.length > 0, `${planCase.name}: no statement ${sql}`);
+    for (const plan of matching) {
+      assert.match(
+        plan.lines.join("\n"),
+        new RegExp(`USING (?:COVERING )?INDEX ${index}\\b`),
+        `${planCase.name}: ${sql} does not use ${index}\n${
+          plan.lines.join("\n")
+        }`,
+      );
+    }
+  }
   if (!planCase.sorts) {
     const sorted = plans.filter((plan) =>
-      plan.lines.includes("USE TEMP B-TREE FOR ORDER BY")
+      plan.lines.includes("USE TEMP B-TREE FOR ORDER BY") &&
+      !planCase.sortsIn?.sql.test(plan.sql)
     );
     assert.deepEqual(
       sorted.map((plan) => plan.sql),

@@ -10,6 +10,9 @@ import type { TraceDb } from "../../db.ts";
 import type { EventStatus } from "../model.ts";
 import type { CursorKey } from "./_cursor.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
+import { orderedRows } from "./_ordered.ts";
+import type { KindStream } from "./_scan.ts";
+import { readStatement } from "./_turns.ts";
 
 /** An event as a finder result lists it (no payload). */
 export interface FoundEvent {
@@ -31,20 +34,27 @@ const COLUMNS = `e.seq, e.event_id, e.application_id, e.root_trace_id,
   e.parent_event_id, e.agent_id, e.memory_id, e.thread_id, e.kind, e.status,
   e.tool, e.ts`;
 
-/** Up to `limit` events `where` selects, newest first, strictly below `after`. */
+/** Up to `limit` events `where` selects, newest first, strictly below `after` (merging `streams` when given). */
 export async function readFoundEvents(
   db: TraceDb,
   where: SqlWhere,
   after: CursorKey | null,
   limit: number,
+  streams: readonly KindStream[] | null = null,
 ): Promise<FoundEvent[]> {
-  const keyset = after ? " AND (e.ts, e.seq) < (?, ?)" : "";
-  const result = await db.client.execute({
+  const read = orderedRows({
+    columns: COLUMNS,
+    where,
+    order: "desc",
+    after,
+    limit,
+    streams,
+  });
+  const result = await readStatement(db, {
     sql: `SELECT json_group_array(json_array(${COLUMNS})
             ORDER BY e.ts DESC, e.seq DESC) AS page
-          FROM (SELECT ${COLUMNS} FROM obs_events e WHERE ${where.sql}${keyset}
-                ORDER BY e.ts DESC, e.seq DESC LIMIT ?) e`,
-    args: [...where.args, ...(after ? [after.ts, after.seq] : []), limit],
+          FROM (${read.sql}) e`,
+    args: read.args,
   });
   const rows = JSON.parse(String(result.rows[0]?.page ?? "[]")) as unknown[][];
   return rows.map(decode);

@@ -2,7 +2,9 @@
  * Counts of the root groups a finder page lists: for each (application,
  * root), its matching events (up to {@link MAX_GROUP_COUNT}), errors, time
  * span, most frequent kinds, threads and actors, and the root's own event.
- * One bounded statement per group, through the root index, in one batch.
+ * One bounded statement per group, through the root index, in one batch
+ * (named: with a time range, SQLite would rather walk the tenant's events in
+ * that range, every one of them for each group).
  *
  * @module
  */
@@ -10,6 +12,7 @@
 import type { TraceDb } from "../../db.ts";
 import type { EventStatus } from "../model.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Matching events counted per group before the count stops. */
 export const MAX_GROUP_COUNT = 5_000;
@@ -53,19 +56,21 @@ export async function groupTotals(
   groups: readonly { application_id: string; root_trace_id: string }[],
 ): Promise<RootTotals[]> {
   if (groups.length === 0) return [];
-  const results = await db.client.batch(
-    groups.map((group) => ({
-      sql: totalsSql(where.sql, tenant.sql),
-      args: [
-        group.root_trace_id,
-        group.application_id,
-        ...where.args,
-        group.root_trace_id,
-        group.application_id,
-        ...tenant.args,
-      ],
-    })),
-    "read",
+  // One turn per group: a page's groups together can take a while.
+  const results = await Promise.all(
+    groups.map((group) =>
+      readStatement(db, {
+        sql: totalsSql(where.sql, tenant.sql),
+        args: [
+          group.root_trace_id,
+          group.application_id,
+          ...where.args,
+          group.root_trace_id,
+          group.application_id,
+          ...tenant.args,
+        ],
+      })
+    ),
   );
   return results.map((result) => decode(result.rows[0] ?? {}));
 }
@@ -73,7 +78,7 @@ export async function groupTotals(
 function totalsSql(where: string, tenant: string): string {
   return `WITH r AS MATERIALIZED (
     SELECT e.kind, e.status, e.ts, e.thread_id, e.agent_id, e.memory_id,
-      e.outcome_verified FROM obs_events e
+      e.outcome_verified FROM obs_events e INDEXED BY obs_events_root
     WHERE e.root_trace_id = ? AND e.application_id = ? AND ${where}
     LIMIT ${MAX_GROUP_COUNT + 1})
   SELECT (SELECT COUNT(*) FROM r) AS events,

@@ -11,6 +11,9 @@
 import type { InValue } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
 import type { EventStatus, StoreName, TraceEvent } from "../model.ts";
+import { orderedRows } from "./_ordered.ts";
+import type { KindStream } from "./_scan.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Columns of a page tuple, in order (preview content is deliberately absent). */
 const TUPLE = `e.seq, e.application_id, e.user_id, e.agent_id, e.memory_id,
@@ -28,6 +31,8 @@ export interface PageRead {
   /** Continue strictly after this key in `order`. */
   after: { ts: number; seq: number } | null;
   limit: number;
+  /** Kind and status streams to merge in time order (see `kindStreams`). */
+  streams?: readonly KindStream[] | null;
 }
 
 /** A decoded row, and whether its stored metadata failed to decode. */
@@ -42,20 +47,20 @@ export async function readEventPage(
   read: PageRead,
 ): Promise<DecodedRow[]> {
   const dir = read.order === "desc" ? "DESC" : "ASC";
-  const keyset = read.after
-    ? ` AND (e.ts, e.seq) ${read.order === "desc" ? "<" : ">"} (?, ?)`
-    : "";
-  const result = await db.client.execute({
+  const rows = orderedRows({
+    columns: "*",
+    where: { sql: read.where, args: read.args },
+    order: read.order,
+    after: read.after,
+    limit: read.limit,
+    streams: read.streams ?? null,
+  });
+  const result = await readStatement(db, {
     sql:
       `SELECT json_group_array(json_array(${TUPLE}) ORDER BY e.ts ${dir}, e.seq ${dir}) AS page
-          FROM (SELECT * FROM obs_events e WHERE ${read.where}${keyset}
-                ORDER BY e.ts ${dir}, e.seq ${dir} LIMIT ?) e
+          FROM (${rows.sql}) e
           LEFT JOIN obs_previews p ON p.seq = e.seq`,
-    args: [
-      ...read.args,
-      ...(read.after ? [read.after.ts, read.after.seq] : []),
-      read.limit,
-    ],
+    args: rows.args,
   });
   const tuples = JSON.parse(
     String(result.rows[0]?.page ?? "[]"),

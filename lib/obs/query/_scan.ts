@@ -16,28 +16,70 @@ import type { TraceDb } from "../../db.ts";
 import type { CursorKey } from "./_cursor.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
 import type { TraceFilter } from "./filters.ts";
+import { EVENT_STATUSES, type EventStatus } from "../model.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Most events a read without an indexed scope examines. */
 export const SCAN_LIMIT = 100_000;
 
-/** True when `filter` (with an opaque `q`) has an index that narrows it. */
-export function hasIndexedScope(filter: TraceFilter, q?: string): boolean {
+/** Most kind and status streams one ordered read merges (see `_ordered.ts`). */
+export const MAX_KIND_STREAMS = 48;
+
+/** One range of the kind index: the events of one kind and one status. */
+export interface KindStream {
+  kind: string;
+  status: EventStatus;
+}
+
+/** True when a scope other than kinds (with an opaque `q`) has an index that narrows `filter`. */
+function scopedBeyondKinds(filter: TraceFilter, q?: string): boolean {
   return q !== undefined || filter.q !== undefined ||
     filter.application_id !== undefined ||
     typeof filter.user_id === "string" ||
     Boolean(filter.agent_ids?.length) || Boolean(filter.memory_ids?.length) ||
     filter.thread_id !== undefined || filter.root_trace_id !== undefined ||
     filter.run_id !== undefined || filter.turn_id !== undefined ||
-    Boolean(filter.resources?.length) || Boolean(filter.kinds?.length);
+    Boolean(filter.resources?.length);
 }
 
-/** True when a read of `filter` must be bounded by {@link SCAN_LIMIT}. */
+/**
+ * The streams of the kind index that read `filter` in time order: one per
+ * kind and status (every status unless the filter names some), when kinds
+ * are its only indexed scope and there are at most {@link MAX_KIND_STREAMS};
+ * else `null` (another index serves it, or too many kinds to merge).
+ */
+export function kindStreams(
+  filter: TraceFilter,
+  q?: string,
+): KindStream[] | null {
+  const kinds = [...new Set(filter.kinds ?? [])];
+  if (kinds.length === 0 || scopedBeyondKinds(filter, q)) return null;
+  const statuses = filter.statuses?.length
+    ? [...new Set(filter.statuses)]
+    : EVENT_STATUSES;
+  if (kinds.length * statuses.length > MAX_KIND_STREAMS) return null;
+  return kinds.flatMap((kind) => statuses.map((status) => ({ kind, status })));
+}
+
+/** True when `filter` (with an opaque `q`) has an index that reads it in time order. */
+export function hasIndexedScope(filter: TraceFilter, q?: string): boolean {
+  return scopedBeyondKinds(filter, q) || kindStreams(filter, q) !== null;
+}
+
+/**
+ * True when a read of `filter` must be bounded by {@link SCAN_LIMIT}: it
+ * keeps some events by a column no index orders (statuses without kinds,
+ * tool, success, anonymous, store, or more kinds than can be merged).
+ */
 export function needsScanBound(filter: TraceFilter, q?: string): boolean {
-  const unindexed = Boolean(filter.statuses?.length) ||
+  if (scopedBeyondKinds(filter, q)) return false;
+  const streams = kindStreams(filter, q);
+  const unindexed = (Boolean(filter.statuses?.length) && streams === null) ||
+    (Boolean(filter.kinds?.length) && streams === null) ||
     filter.tool !== undefined || filter.success !== undefined ||
     filter.user_id === null ||
     (filter.store !== undefined && filter.store !== "all");
-  return unindexed && !hasIndexedScope(filter, q);
+  return unindexed;
 }
 
 /** The newest-first stretch of the time index a bounded read examines. */
@@ -78,7 +120,7 @@ export async function scanFloor(
   after: CursorKey | null,
 ): Promise<CursorKey | null> {
   const s = stretch(filter, after);
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql: `SELECT s.ts, s.seq ${s.sql} LIMIT 1 OFFSET ${SCAN_LIMIT - 1}`,
     args: s.args,
   });

@@ -19,6 +19,7 @@
 import type { TraceDb } from "../../db.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
 import type { TraceFilter } from "./filters.ts";
+import { readStatement } from "./_turns.ts";
 
 /** What a summary window counted up to its limit. */
 export const WINDOW_BASES = ["selected", "index"] as const;
@@ -53,7 +54,7 @@ export async function summaryWindow(
     ? "FROM obs_events e"
     : "FROM obs_events e INDEXED BY obs_events_time";
   const counted = scoped ? where : timeRange(filter);
-  const probe = await db.client.execute({
+  const probe = await readStatement(db, {
     sql: `SELECT e.ts, e.seq ${from} WHERE ${counted.sql}
           ORDER BY e.ts DESC, e.seq DESC LIMIT 1 OFFSET ${options.limit}`,
     args: counted.args,

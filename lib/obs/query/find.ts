@@ -32,11 +32,18 @@ import {
 import type { SqlWhere } from "./_filter_sql.ts";
 import { findWhere, tenantWhere, yieldTurn } from "./_find_sql.ts";
 import { type FoundEvent, readFoundEvents } from "./_found_events.ts";
-import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
+import {
+  aboveFloor,
+  kindStreams,
+  needsScanBound,
+  SCAN_LIMIT,
+  scanFloor,
+} from "./_scan.ts";
 import { groupTotals, type RootTotals } from "./_group_totals.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { type IdMatch, matchOpaqueId } from "./id_match.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
+import { inTurn, readStatement } from "./_turns.ts";
 
 export type { FoundEvent } from "./_found_events.ts";
 
@@ -135,6 +142,7 @@ export async function findTraceRoots(
     aboveFloor(where, floor),
     after,
     FIND_WINDOW + 1,
+    kindStreams(filter, q),
   );
   const windowFull = window.length > FIND_WINDOW;
   const events = window.slice(0, FIND_WINDOW);
@@ -223,9 +231,9 @@ async function unseenGroups(
   const unseen: Candidate[] = [];
   for (let i = 0; i < candidates.length && unseen.length < want; i += want) {
     const chunk = candidates.slice(i, i + want);
-    const seen = await db.client.execute({
+    const seen = await readStatement(db, {
       sql: `SELECT g.key AS i FROM json_each(?) g WHERE EXISTS (
-              SELECT 1 FROM obs_events e
+              SELECT 1 FROM obs_events e INDEXED BY obs_events_root
               WHERE e.application_id = json_extract(g.value, '$[0]')
                 AND e.root_trace_id = json_extract(g.value, '$[1]')
                 AND ${where.sql} AND (e.ts, e.seq) >= (?, ?))`,
@@ -248,11 +256,12 @@ async function groupsCoverage(
   db: TraceDb,
   groups: readonly RootGroup[],
 ): Promise<CoverageAssessment> {
-  return await assessCoverage(db, {
-    sql: `SELECT json_extract(value, '$[0]') AS application_id,
+  return await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: `SELECT json_extract(value, '$[0]') AS application_id,
             json_extract(value, '$[1]') AS root_trace_id FROM json_each(?)`,
-    args: [
-      JSON.stringify(groups.map((g) => [g.application_id, g.root_trace_id])),
-    ],
-  });
+      args: [
+        JSON.stringify(groups.map((g) => [g.application_id, g.root_trace_id])),
+      ],
+    }));
 }

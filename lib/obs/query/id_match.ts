@@ -12,6 +12,7 @@ import type { TraceDb } from "../../db.ts";
 import { filterWhere } from "./_filter_sql.ts";
 import { ID_FIELDS, type IdField, idPredicate } from "./_find_sql.ts";
 import type { TraceFilter } from "./filters.ts";
+import { readBatch } from "./_turns.ts";
 
 /** Events counted per kind of id before the count stops. */
 export const MAX_ID_MATCH_COUNT = 10_000;
@@ -33,14 +34,14 @@ export async function matchOpaqueId(
 ): Promise<IdMatch[]> {
   const { q: _narrow, ...rest } = filter;
   const base = filterWhere(rest);
-  const results = await db.client.batch(
+  const results = await readBatch(
+    db,
     ID_FIELDS.map((field) => ({
       sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM obs_events e
               WHERE ${idPredicate(field)} AND ${base.sql}
               LIMIT ${MAX_ID_MATCH_COUNT + 1})`,
       args: [q, ...base.args],
     })),
-    "read",
   );
   const matches: IdMatch[] = [];
   ID_FIELDS.forEach((field, i) => {

@@ -12,8 +12,16 @@
 import type { TraceDb } from "../../db.ts";
 import { requireObs } from "../schema.ts";
 import { findWhere, type IdField } from "./_find_sql.ts";
-import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
+import {
+  aboveFloor,
+  kindStreams,
+  needsScanBound,
+  SCAN_LIMIT,
+  scanFloor,
+} from "./_scan.ts";
+import { orderedRows } from "./_ordered.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
+import { readStatement } from "./_turns.ts";
 
 /** Most groups the overview lists. */
 export const MAX_OVERVIEW_GROUPS = 1_000;
@@ -63,11 +71,16 @@ export async function traceOverview(
   const bounded = needsScanBound(parsed, options.q);
   const floor = bounded ? await scanFloor(db, parsed, null) : null;
   const where = aboveFloor(matched, floor);
-  const result = await db.client.execute({
-    sql: `WITH w AS MATERIALIZED (
-            SELECT e.agent_id, e.memory_id, e.thread_id, e.status, e.ts, e.seq
-            FROM obs_events e WHERE ${where.sql}
-            ORDER BY e.ts DESC, e.seq DESC LIMIT ${OVERVIEW_EVENTS + 1})
+  const newest = orderedRows({
+    columns: "e.agent_id, e.memory_id, e.thread_id, e.status, e.ts, e.seq",
+    where,
+    order: "desc",
+    after: null,
+    limit: OVERVIEW_EVENTS + 1,
+    streams: kindStreams(parsed, options.q),
+  });
+  const result = await readStatement(db, {
+    sql: `WITH w AS MATERIALIZED (${newest.sql})
           SELECT (SELECT COUNT(*) FROM w) AS counted,
             (SELECT json_group_array(json_array(agent_id, memory_id, thread_id,
                 n, errors, first_ts, last_ts)) FROM (
@@ -79,7 +92,7 @@ export async function traceOverview(
               GROUP BY agent_id, memory_id, thread_id
               ORDER BY last_ts DESC, agent_id, memory_id, thread_id
               LIMIT ${MAX_OVERVIEW_GROUPS + 1})) AS groups`,
-    args: where.args,
+    args: newest.args,
   });
   const row: Record<string, unknown> = result.rows[0] ?? {};
   const counted = Number(row.counted ?? 0);

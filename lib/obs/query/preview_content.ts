@@ -9,6 +9,7 @@
 
 import type { TraceDb } from "../../db.ts";
 import { requireObs } from "../schema.ts";
+import { readStatement } from "./_turns.ts";
 
 /** A stored preview of one event. */
 export interface PreviewContent {
@@ -26,7 +27,7 @@ export async function readPreviewContent(
   event: { seq: number; application_id: string },
 ): Promise<PreviewContent | null> {
   await requireObs(db);
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql: `SELECT p.content, p.chars, p.truncated, p.sha256
           FROM obs_previews p JOIN obs_events e ON e.seq = p.seq
           WHERE p.seq = ? AND e.application_id = ?`,

@@ -24,7 +24,15 @@ import {
 } from "./filters.ts";
 import type { TraceEvent } from "../model.ts";
 import { readEventPage } from "./_read_rows.ts";
+import {
+  aboveFloor,
+  kindStreams,
+  needsScanBound,
+  SCAN_LIMIT,
+  scanFloor,
+} from "./_scan.ts";
 import { requireObs } from "../schema.ts";
+import { inTurn } from "./_turns.ts";
 
 /** Page size when none is given. */
 export const DEFAULT_PAGE_LIMIT = 250;
@@ -91,6 +99,13 @@ export interface TraceEventPage {
   has_more: boolean;
   /** Rows this bounded page window held. */
   rows_in_window: number;
+  /**
+   * For a filter no index narrows (statuses, tool, success, anonymous or
+   * store alone): how many of the newest events (below the cursor) this
+   * page examined at most; `null` when an index narrows the filter. Such a
+   * page may hold fewer events than asked, or none, and still continue.
+   */
+  scan_limit: number | null;
   /** The page size asked for. */
   limit: number;
   /** `complete` when the whole selection was read, `partial` for one page of several, `untrusted` when a row could not be decoded. */
@@ -124,29 +139,35 @@ export async function queryTraceEvents(
   await requireObs(db);
   const digest = filterDigest(filter);
   const after = cursor === undefined ? null : decodeCursor(cursor, digest);
-  const where = filterWhere(filter);
+  const floor = needsScanBound(filter)
+    ? await scanFloor(db, filter, after)
+    : null;
+  const where = aboveFloor(filterWhere(filter), floor);
   const decoded = await readEventPage(db, {
     where: where.sql,
     args: where.args,
     order: "desc",
     after,
     limit: limit + 1,
+    streams: kindStreams(filter),
   });
-  const hasMore = decoded.length > limit;
   const events = decoded.slice(0, limit).map((d) => d.event);
   const last = events.at(-1);
+  // Past the page, or past the examined stretch: continue below either.
+  const next = decoded.length > limit && last
+    ? { ts: Date.parse(last.ts), seq: last.seq }
+    : floor;
   const coverage = await pageCoverage(db, events);
   return {
     events,
-    next_cursor: hasMore && last
-      ? encodeCursor({ ts: Date.parse(last.ts), seq: last.seq }, digest)
-      : null,
-    has_more: hasMore,
+    next_cursor: next ? encodeCursor(next, digest) : null,
+    has_more: next !== null,
     rows_in_window: events.length,
+    scan_limit: floor ? SCAN_LIMIT : null,
     limit,
     read_completeness: decoded.slice(0, limit).some((d) => d.untrusted)
       ? "untrusted"
-      : hasMore || after
+      : next || after
       ? "partial"
       : "complete",
     instrumentation_coverage: coverage.state,
@@ -170,9 +191,10 @@ async function pageCoverage(
       gaps: [],
     };
   }
-  return await assessCoverage(db, {
-    sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
+  return await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
           WHERE seq IN (SELECT value FROM json_each(?))`,
-    args: [JSON.stringify(events.map((e) => e.seq))],
-  });
+      args: [JSON.stringify(events.map((e) => e.seq))],
+    }));
 }

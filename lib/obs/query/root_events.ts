@@ -19,6 +19,7 @@ import { filterWhere } from "./_filter_sql.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
+import { inTurn, readStatement } from "./_turns.ts";
 
 /** Most events read of one root. */
 export const MAX_ROOT_EVENTS = 1_000;
@@ -79,10 +80,11 @@ export async function readRootEvents(
   const read = rows.slice(0, limit);
   const untrusted = read.filter((row) => row.untrusted).length;
   const events = read.map((row) => row.event);
-  const coverage = await assessCoverage(db, {
-    sql: "SELECT ? AS application_id, ? AS root_trace_id",
-    args: [application, root],
-  });
+  const coverage = await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: "SELECT ? AS application_id, ? AS root_trace_id",
+      args: [application, root],
+    }));
   return {
     application_id: application,
     root_trace_id: root,
@@ -108,7 +110,7 @@ async function soleApplication(
   filter: TraceFilter,
 ): Promise<string | null> {
   const where = filterWhere(filter);
-  const result = await db.client.execute({
+  const result = await readStatement(db, {
     sql:
       `SELECT DISTINCT e.application_id FROM obs_events e WHERE ${where.sql} LIMIT 2`,
     args: where.args,

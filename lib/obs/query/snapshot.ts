@@ -19,6 +19,7 @@ import { readEventPage } from "./_read_rows.ts";
 import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
+import { inTurn } from "./_turns.ts";
 
 /** Most events read from each store. */
 export const SNAPSHOT_ROWS_PER_STORE = 500;
@@ -80,11 +81,12 @@ export async function snapshotEvents(
   const events = kept.map((row) => row.event);
   const untrusted = kept.filter((row) => row.untrusted).length;
   const truncated = merged.length > SNAPSHOT_EVENTS;
-  const coverage = await assessCoverage(db, {
-    sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
+  const coverage = await inTurn(db, () =>
+    assessCoverage(db, {
+      sql: `SELECT DISTINCT application_id, root_trace_id FROM obs_events
           WHERE seq IN (SELECT value FROM json_each(?))`,
-    args: [JSON.stringify(events.map((e) => e.seq))],
-  });
+      args: [JSON.stringify(events.map((e) => e.seq))],
+    }));
   return {
     store: "all",
     events,

@@ -9,7 +9,9 @@
  *   (`source_records`), index rows (`vector_records`) and previews
  *   (`cache_records`), attributing a preview through its index row or its
  *   envelope; `complete` is true only when every count was enumerated to
- *   its end (none reached the bound);
+ *   its end (none reached the bound, and the search of the application's
+ *   envelopes, in slices that let other requests through, finished within
+ *   {@link INVENTORY_SCAN_BOUND});
  * - `/delete` erases the supplied ids of the namespace through the erasure
  *   path (`lib/obs/maint/erasure.ts`), as an operator's erasure would.
  *
@@ -34,6 +36,7 @@ import {
   type ErasureSubject,
   type ErasureTable,
 } from "../maint/mod.ts";
+import { readStatement } from "../query/mod.ts";
 import { requireObs } from "../schema.ts";
 
 /** The application the adapter writes its events under. */
@@ -45,6 +48,17 @@ export const SELF_NO_MATCH = "No stored preview matches this query";
 
 /** Most rows one inventory count enumerates before it answers `complete: false`. */
 export const INVENTORY_BOUND = 100_000;
+/**
+ * Most envelopes of the adapter's application one inventory reads to find a
+ * namespace's (envelopes carry their thread in their body only): past it the
+ * inventory answers `complete: false` rather than hold the server.
+ */
+export const INVENTORY_SCAN_BOUND = 200_000;
+const DEFAULT_INVENTORY_SCAN: InventoryScan = {
+  bound: INVENTORY_SCAN_BOUND,
+  // Envelopes per statement: the server answers others between statements.
+  slice: 5_000,
+};
 const MAX_QUERY_MATCHES = 20;
 
 /** How the adapter erases: the index's erasure by default, or one that also keeps a receipt. */
@@ -63,7 +77,16 @@ export interface SelfStagingOptions {
   skipPreviews?: boolean;
   /** Return freed pages and truncate the WAL after each deletion (default true). */
   reclaim?: boolean;
+  /**
+   * How an inventory searches the application's envelopes: at most `bound`
+   * before it answers `complete: false`, `slice` per statement (default
+   * {@link INVENTORY_SCAN_BOUND} in slices of 5,000).
+   */
+  inventoryScan?: { bound: number; slice: number };
 }
+
+/** Bounds of an inventory's search of the application's envelopes. */
+export type InventoryScan = NonNullable<SelfStagingOptions["inventoryScan"]>;
 
 /** One answered request: the checked body and the answer. */
 export interface SelfStagingExchange<K extends Operation = Operation> {
@@ -135,7 +158,12 @@ export function createSelfStagingAdapter(
   } = {
     ingest: (r) => ingest(db, r),
     query: (r) => query(db, r),
-    inventory: (r) => inventory(db, r.namespace),
+    inventory: (r) =>
+      inventory(
+        db,
+        r.namespace,
+        options.inventoryScan ?? DEFAULT_INVENTORY_SCAN,
+      ),
     delete: async (r) => {
       const ids = await idsInNamespace(db, r.namespace, r.ids);
       if (ids.length > 0) {
@@ -153,7 +181,7 @@ export function createSelfStagingAdapter(
       ) => Promise<OperationResponses[typeof op]>;
       return { request, response: await answer(request) };
     },
-    storedCounts: (namespace) => counts(db, namespace, null),
+    storedCounts: (namespace) => counts(db, namespace),
   };
 }
 
@@ -194,24 +222,70 @@ async function query(
 async function inventory(
   db: TraceDb,
   namespace: string,
+  scan: InventoryScan,
 ): Promise<OperationResponses["inventory"]> {
-  const found = await counts(db, namespace, INVENTORY_BOUND);
-  const complete = Object.values(found).every((n) => n <= INVENTORY_BOUND);
+  const envelopes = await namespaceEnvelopes(db, namespace, scan);
+  const result = await readStatement(db, {
+    sql: `SELECT
+      (SELECT COUNT(*) FROM (SELECT 1 FROM obs_events
+        WHERE application_id = ?1 AND thread_id = ?2 LIMIT ?4)) AS vector,
+      (SELECT COUNT(*) FROM (SELECT 1 FROM obs_previews WHERE seq IN (
+        SELECT seq FROM obs_events WHERE application_id = ?1 AND thread_id = ?2
+        UNION SELECT value FROM json_each(?3)) LIMIT ?4)) AS cache`,
+    args: [APP, namespace, JSON.stringify(envelopes.seqs), INVENTORY_BOUND + 1],
+  });
+  const row = result.rows[0];
+  const found = {
+    source_records: envelopes.seqs.length,
+    vector_records: Number(row?.vector ?? 0),
+    cache_records: Number(row?.cache ?? 0),
+  };
+  const complete = envelopes.finished &&
+    Object.values(found).every((n) => n <= INVENTORY_BOUND);
   return { complete, ...found };
 }
 
-/** Counts per store, each enumerated up to `bound + 1` rows (`null`: to the end). */
+/**
+ * The `seq`s of the namespace's envelopes (up to one past
+ * {@link INVENTORY_BOUND}), read through the application's envelopes in
+ * id order, `scan.slice` per statement; `finished` is false when
+ * `scan.bound` envelopes were read before the end.
+ */
+async function namespaceEnvelopes(
+  db: TraceDb,
+  namespace: string,
+  scan: InventoryScan,
+): Promise<{ seqs: number[]; finished: boolean }> {
+  const seqs: number[] = [];
+  let after = "";
+  for (let read = 0; read < scan.bound; read += scan.slice) {
+    const result = await readStatement(db, {
+      sql: `SELECT COUNT(*) AS n, MAX(event_id) AS last,
+          json_group_array(seq) FILTER (WHERE thread = ?2) AS seqs
+        FROM (SELECT seq, event_id, ${BODY_THREAD} AS thread FROM obs_envelopes
+          WHERE application_id = ?1 AND event_id > ?3
+          ORDER BY event_id LIMIT ?4)`,
+      args: [APP, namespace, after, scan.slice],
+    });
+    const row = result.rows[0];
+    seqs.push(...JSON.parse(String(row?.seqs ?? "[]")) as number[]);
+    if (seqs.length > INVENTORY_BOUND || Number(row?.n ?? 0) < scan.slice) {
+      return { seqs, finished: true };
+    }
+    after = String(row?.last);
+  }
+  return { seqs, finished: false };
+}
+
+/** Counts per store, each enumerated to its end (tests and the reference suite). */
 async function counts(
   db: TraceDb,
   namespace: string,
-  bound: number | null,
 ): Promise<SelfStoredCounts> {
-  const limit = bound === null ? "" : " LIMIT ?3";
-  const args = bound === null ? [APP, namespace] : [APP, namespace, bound + 1];
   const results = await db.client.batch(
     Object.values(COUNTS).map((sql) => ({
-      sql: `SELECT COUNT(*) AS n FROM (${sql}${limit})`,
-      args,
+      sql: `SELECT COUNT(*) AS n FROM (${sql})`,
+      args: [APP, namespace],
     })),
     "read",
   );

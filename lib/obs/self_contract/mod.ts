@@ -13,6 +13,8 @@
 export {
   createSelfStagingAdapter,
   INVENTORY_BOUND,
+  INVENTORY_SCAN_BOUND,
+  type InventoryScan,
   SELF_NO_MATCH,
   SELF_STAGING_AGENT,
   SELF_STAGING_APPLICATION,
