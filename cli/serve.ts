@@ -86,7 +86,8 @@ when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
 Logs one line per request on stderr (method, route, status, duration, items,
 refusal reason; never ids or content).
 
-Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections; a request head
+Limits: ${DEFAULT_SERVE_LIMITS.maxConnections} open connections, at most ${DEFAULT_SERVE_LIMITS.maxConnectionsPerClient} from one
+non-loopback address (local clients share the total); a request head
 within ${DEFAULT_SERVE_LIMITS.headerTimeoutMs / 1000} s and ${
     DEFAULT_SERVE_LIMITS.maxHeadBytes / 1024
   } KiB; a body within ${(DEFAULT_BODY_LIMITS.timeoutMs ?? 0) / 1000} s, ${
