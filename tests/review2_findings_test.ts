@@ -1,0 +1,340 @@
+/**
+ * Known gaps, each as a test that states the expected behaviour and fails
+ * today: runs the ledger lacks as the job view (MCP) and `external-save`
+ * see them, a kept report that contradicts its own checkpoint, a changed
+ * kept report hidden from the run list, the gate's error code for a target
+ * without runs, a replaced audit subject key, and an email in a reason
+ * written as a text escape.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import * as v from "valibot";
+import { main } from "../cli.ts";
+import {
+  appendAudit,
+  type AuditRecord,
+  Reason,
+  verifyAudit,
+} from "../lib/auth/mod.ts";
+import { migrate, openDb, type TraceDb } from "../lib/db.ts";
+import { registerTarget } from "../lib/ledger/targets.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { planRun } from "../lib/runner/plan.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
+import { RunJobs, RunLock } from "../lib/runs/mod.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
+
+const CONFIG = stagingConfig({ document_count: 2 });
+
+async function trace(args: string[]) {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+/** A migrated ledger with target staging-a registered. */
+async function withStagingA(db: TraceDb): Promise<void> {
+  await migrate(db, ALL_MIGRATIONS);
+  await registerTarget(db, {
+    targetId: "staging-a",
+    config: CONFIG,
+    source: "registered",
+  });
+}
+
+/** A run of staging-a against a fake adapter, recorded in `dir`'s ledger. */
+async function fakeRun(
+  db: TraceDb,
+  dir: string,
+  behaviour: { staleCache?: boolean } = {},
+): Promise<RunReport> {
+  const clock = new VirtualClock();
+  const { report } = await runExternal(CONFIG, {
+    db,
+    dataDir: dir,
+    target: {
+      id: "staging-a",
+      base_url: CONFIG.base_url,
+      source: "registered",
+    },
+    transport: new FakeTarget(clock, behaviour),
+    clock,
+    trace: false,
+  });
+  return report;
+}
+
+/**
+ * A data dir `other` with a migrated, empty ledger, holding the checkpoints
+ * of a PASS and a FAIL run recorded in `dir` (as if `other`'s ledger had
+ * lost them), and, when `keep` is set, their reports kept on disk.
+ */
+async function withOther(
+  db: TraceDb,
+  dir: string,
+  keep: boolean,
+): Promise<
+  { other: string; pass: RunReport; fail: RunReport; keptPath: string }
+> {
+  await withStagingA(db);
+  const other = join(dir, "other");
+  await Deno.mkdir(join(other, "external"), { recursive: true });
+  const otherDb = await openDb({ dataDir: other });
+  try {
+    await migrate(otherDb, ALL_MIGRATIONS);
+  } finally {
+    otherDb.close();
+  }
+  const pass = await fakeRun(db, dir);
+  const fail = await fakeRun(db, dir, { staleCache: true });
+  for (const report of [pass, fail]) {
+    await Deno.copyFile(
+      join(dir, "external", `${report.run_id}.json`),
+      join(other, "external", `${report.run_id}.json`),
+    );
+    if (keep) {
+      await Deno.writeTextFile(
+        join(other, "external", `${report.run_id}.report.json`),
+        JSON.stringify(report),
+      );
+    }
+  }
+  const keptPath = join(other, "external", `${fail.run_id}.report.json`);
+  return { other, pass, fail, keptPath };
+}
+
+Deno.test({
+  name:
+    "the job view (MCP trace.external_get) calls a completed run whose report is lost completed, as external-show does",
+  ignore: true, // locatedView in lib/runs/jobs.ts calls every checkpoint without a report interrupted and INCONCLUSIVE
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      const { other, fail } = await withOther(db, dir, false);
+      const otherDb = await openDb({ dataDir: other });
+      const clock = new VirtualClock();
+      const jobs = new RunJobs({
+        db: otherDb,
+        dataDir: other,
+        clock,
+        trace: false,
+        lock: new RunLock(),
+        transport: () => new FakeTarget(clock),
+      });
+      try {
+        const view = await jobs.get(fail.run_id);
+        assert.equal(view.state, "completed", JSON.stringify(view));
+        assert.notEqual(view.verdict, "INCONCLUSIVE");
+        assert.doesNotMatch(view.note ?? "", /stopped before/);
+      } finally {
+        await jobs.close();
+        otherDb.close();
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "external-save of a completed FAIL kept on disk does not say the run never completed",
+  ignore: true, // saveRun's refusal assumes a run outside the ledger is running or interrupted
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      const { other, fail } = await withOther(db, dir, true);
+      const saved = await trace([
+        "external-save",
+        fail.run_id,
+        "--data-dir",
+        other,
+      ]);
+      assert.equal(saved.code, 2);
+      assert.doesNotMatch(saved.err, /never completed/);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a kept report whose verdict contradicts its own checkpoint is refused, not shown as the run's verdict",
+  ignore: true, // readKeptReport re-assesses the report's evidence but never compares it with the checkpoint beside it
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      const { other, pass, fail, keptPath } = await withOther(db, dir, true);
+      // A consistent PASS written over the FAIL's kept report: its checkpoint still says FAIL.
+      await Deno.writeTextFile(
+        keptPath,
+        JSON.stringify({ ...pass, run_id: fail.run_id }),
+      );
+      const shown = await trace([
+        "external-show",
+        fail.run_id,
+        "--json",
+        "--data-dir",
+        other,
+      ]);
+      assert.equal(
+        shown.out,
+        "",
+        "no PASS view of a run its checkpoint calls FAIL",
+      );
+      assert.match(shown.err, /checkpoint/);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a changed kept report stays in external-runs, named as the kept report, not as an unreadable checkpoint",
+  ignore: true, // run_list.ts drops the run and reports its (intact) checkpoint as unreadable; /runs omits it silently
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      const { other, fail, keptPath } = await withOther(db, dir, true);
+      await Deno.writeTextFile(
+        keptPath,
+        JSON.stringify({ ...fail, verdict: "PASS" }),
+      );
+      const runs = await trace([
+        "external-runs",
+        "--json",
+        "--data-dir",
+        other,
+      ]);
+      const list = JSON.parse(runs.out) as {
+        runs: { run_id: string }[];
+        unreadable: string[];
+      };
+      const listed = list.runs.some((r) => r.run_id === fail.run_id);
+      const namedAsReport = list.unreadable.some((p) =>
+        p.endsWith(`${fail.run_id}.report.json`)
+      );
+      assert.ok(listed || namedAsReport, runs.out);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "external-gate --json for a target without runs answers a refusal code, not a storage error",
+  ignore: true, // the refusal is raised with code "storage" (lib/runs/regressions.ts)
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      await withStagingA(db);
+      const gate = await trace([
+        "external-gate",
+        "--json",
+        "--target",
+        "staging-a",
+        "--data-dir",
+        dir,
+      ]);
+      assert.equal(gate.code, 2);
+      const answer = JSON.parse(gate.out || gate.err);
+      assert.notEqual(answer.error.code, "storage", gate.out + gate.err);
+    });
+  },
+});
+
+const RECORD: AuditRecord = {
+  actor: { name: "admin-1", role: "admin", via: "session" },
+  action: "content.reveal",
+  scope: { application_id: "app-1", user_id: "user-ada" },
+  targets: {
+    agent_id: "support-bot",
+    root_trace_id: "root-1",
+    event_id: "evt-answer",
+    user_id: "user-ada",
+  },
+  reason: "SUP-1",
+  outcome: "succeeded",
+};
+
+Deno.test({
+  name:
+    "audit verify names a subject key replaced by another secret with the same name and time",
+  ignore: true, // nothing chained records which key the digests were made with (lib/auth/audit verify)
+  fn: async () => {
+    await withDb(async (db) => {
+      await migrate(db, ALL_MIGRATIONS);
+      await appendAudit(db, RECORD);
+      await appendAudit(db, { ...RECORD, reason: "SUP-2" });
+      const raw = createClient({ url: db.url });
+      try {
+        await raw.execute("DROP TRIGGER auth_keys_no_delete");
+        const key = await raw.execute(
+          "SELECT name, secret, created_at FROM auth_keys",
+        );
+        const row = key.rows[0]!;
+        await raw.execute("DELETE FROM auth_keys");
+        await raw.execute({
+          sql:
+            "INSERT INTO auth_keys (name, secret, created_at) VALUES (?, ?, ?)",
+          args: [
+            String(row.name),
+            "0".repeat(String(row.secret).length),
+            String(row.created_at),
+          ],
+        });
+      } finally {
+        raw.close();
+      }
+      const result = await verifyAudit(db);
+      assert.equal(result.ok, false, JSON.stringify(result));
+    });
+  },
+});
+
+Deno.test({
+  name: "a reason holding an email written with a text escape of @ is refused",
+  ignore: true, // mentionsEmail decodes percent escapes and character references, not \u0040 or \x40
+  fn: () => {
+    for (
+      const reason of [
+        "SUP-1 alice\\u0040example.com",
+        "SUP-1 alice\\x40example.com",
+      ]
+    ) {
+      assert.equal(v.safeParse(Reason, reason).success, false, reason);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a run never sends more requests than its plan's budget says it may (at most)",
+  ignore: true, // planRun counts 2 requests per cleanup poll; polls also query both markers (4), so a FAIL run exceeds the budget
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      await withStagingA(db);
+      const report = await fakeRun(db, dir, { staleCache: true });
+      const plan = planRun(CONFIG, report.target);
+      assert.ok(
+        report.requests.total <= plan.request_budget.max_requests,
+        `${report.requests.total} requests, budget ${plan.request_budget.max_requests}`,
+      );
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "external-gate does not pass in silence over a checkpoint it cannot read",
+  ignore: true, // unrecordedRuns (lib/runs/kept_report.ts) skips unreadable checkpoints; external-runs warns about them, the gate does not
+  fn: async () => {
+    await withDb(async (db, dir) => {
+      await withStagingA(db);
+      await fakeRun(db, dir);
+      await Deno.writeTextFile(
+        join(dir, "external", "run-20261130T000000Z-aaaaaaaaaaaa.json"),
+        '{"schema":"trace.checkpoint/1","state":"completed"',
+      );
+      const gate = await trace(["external-gate", "--data-dir", dir]);
+      assert.ok(
+        gate.code !== 0 || /cannot be read/.test(gate.err),
+        `${gate.code}: ${gate.err}`,
+      );
+    });
+  },
+});
