@@ -1,19 +1,37 @@
 /**
- * Known gaps, each as a test that states the expected behaviour and fails
- * today: runs the ledger lacks as the job view (MCP) and `external-save`
- * see them, a kept report that contradicts its own checkpoint, a changed
- * kept report hidden from the run list, the gate's error code for a target
- * without runs, a replaced audit subject key, and an email in a reason
- * written as a text escape.
+ * Known gaps of the audit trail, each as a test that states the expected
+ * behaviour and fails today: a replaced audit subject key, and an email in
+ * a reason written as a text escape.
  */
 
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import * as v from "valibot";
-import { appendAudit, Reason, verifyAudit } from "../lib/auth/mod.ts";
+import {
+  appendAudit,
+  type AuditRecord,
+  Reason,
+  verifyAudit,
+} from "../lib/auth/mod.ts";
 import { migrate } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { withDb } from "./_helpers.ts";
+
+const RECORD: AuditRecord = {
+  actor: { name: "admin-1", role: "admin", via: "session" },
+  action: "content.reveal",
+  scope: { application_id: "app-1", user_id: "user-ada" },
+  targets: {
+    agent_id: "support-bot",
+    root_trace_id: "root-1",
+    event_id: "evt-answer",
+    user_id: "user-ada",
+  },
+  reason: "SUP-1",
+  outcome: "succeeded",
+};
+
+Deno.test({
 
 Deno.test({
   name:
