@@ -32,8 +32,6 @@ const RECORD: AuditRecord = {
 };
 
 Deno.test({
-
-Deno.test({
   name:
     "audit verify names a subject key replaced by another secret with the same name and time",
   ignore: true, // nothing chained records which key the digests were made with (lib/auth/audit verify)
