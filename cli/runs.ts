@@ -264,7 +264,9 @@ export const externalRuns: Command = async (args, io) => {
       ...(limit === undefined ? {} : { limit }),
     });
     for (const path of list.unreadable) {
-      io.err(`warning: skipped checkpoint ${path}: it cannot be read\n`);
+      io.err(
+        `warning: ${path} cannot be read or trusted; trace external-show on its run names the problem\n`,
+      );
     }
     if (values.json) printJson(io, list);
     else io.out(renderRuns(list));

@@ -65,7 +65,7 @@ Deno.test("viewRun() refuses a kept report that is not a whole report (runs_unre
     );
     await assert.rejects(
       () => viewRun(db, done.run_id, { dataDir, ledger: false }),
-      /The report kept for run .* at .*\.report\.json cannot be trusted: it is not a report this build can read/,
+      /The report kept for run .* at .*\.report\.json cannot be trusted: /,
     );
   });
 });

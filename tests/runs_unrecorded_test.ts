@@ -299,7 +299,7 @@ Deno.test("a report kept on disk is shown as not in the ledger, never exits 0, a
     } finally {
       pageDb.close();
     }
-    // The FAIL's verdict changed to PASS in the file: its own findings contradict it.
+    // The FAIL's verdict changed to PASS in the file: its checkpoint says FAIL.
     await Deno.writeTextFile(
       fail.keptPath,
       JSON.stringify({ ...fail.report, verdict: "PASS" }),
@@ -309,8 +309,26 @@ Deno.test("a report kept on disk is shown as not in the ledger, never exits 0, a
     assert.equal(forged.out, "");
     assert.match(
       forged.err,
-      /cannot be trusted: it says PASS, its evidence gives FAIL \(changed after the run\)/,
+      /cannot be trusted: it says PASS, its checkpoint says FAIL \(changed after the run\)/,
     );
+    // The checkpoint changed to PASS as well: the report's own evidence still gives FAIL.
+    const checkpointPath = join(
+      other,
+      "external",
+      `${fail.report.run_id}.json`,
+    );
+    const checkpoint = JSON.parse(await Deno.readTextFile(checkpointPath));
+    await Deno.writeTextFile(
+      checkpointPath,
+      JSON.stringify({ ...checkpoint, verdict: "PASS" }),
+    );
+    const bothEdited = await trace([
+      "external-show",
+      fail.report.run_id,
+      ...data,
+    ]);
+    assert.equal(bothEdited.code, 2);
+    assert.match(bothEdited.err, /it says PASS, its evidence gives FAIL/);
     // Findings dropped to match a PASS: the evidence still gives FAIL.
     await Deno.writeTextFile(
       fail.keptPath,

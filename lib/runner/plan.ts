@@ -79,15 +79,15 @@ export function planRun(config: StagingConfig, target: TargetRef): RunPlan {
     ),
     phase(
       "cleanup",
-      "delete every issued id in both namespaces, then poll both inventories through the window",
-      2 + samples * 2,
-      ["delete", "inventory"],
+      "delete every issued id in both namespaces, then poll both inventories and marker queries through the window",
+      2 + samples * 4,
+      ["delete", "inventory", "query"],
     ),
   ];
   const worstCase = (n + 1) * t.ingest + 2 * (t.inventory + t.query) +
     t.delete +
     samples * 2 * (t.inventory + t.query) + 2 * t.delete +
-    samples * 2 * t.inventory +
+    samples * 2 * (t.inventory + t.query) +
     2 * config.deletion_window_seconds;
   return {
     target,

@@ -31,6 +31,7 @@ import {
 import { prepareReplay, runReplay } from "./replay.ts";
 import { PROCESS_RUN_LOCK, type RunLock } from "./run_lock.ts";
 import type { TraceWrite } from "./run_traces.ts";
+import { keptNote, lostNote } from "./kept_report.ts";
 import { type LocatedRun, locateRun } from "./run_view.ts";
 import { readRunTarget } from "./targets.ts";
 
@@ -361,6 +362,16 @@ function jobView(job: Job): RunJobView {
 function locatedView(located: LocatedRun): RunJobView {
   if (located.found === "checkpoint") {
     const { checkpoint, running } = located;
+    if (checkpoint.state === "completed") {
+      // Completed, yet neither the ledger nor a kept report has it: lost.
+      return {
+        ...emptyView(checkpoint.run_id, checkpoint.target.id),
+        state: "completed",
+        verdict: checkpoint.verdict ?? "INCONCLUSIVE",
+        started_at: checkpoint.started_at,
+        note: lostNote(checkpoint.run_id, checkpoint.verdict),
+      };
+    }
     return {
       ...emptyView(checkpoint.run_id, checkpoint.target.id),
       state: running ? "running" : "interrupted",
@@ -384,5 +395,6 @@ function locatedView(located: LocatedRun): RunJobView {
     recording: located.found === "ledger"
       ? { kept_in: "ledger" }
       : { kept_in: "file", path: located.path, reason: "not in the ledger" },
+    ...(located.found === "kept" ? { note: keptNote(located.path) } : {}),
   };
 }

@@ -9,10 +9,17 @@
  * @module
  */
 
+import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { RefusedError } from "../errors.ts";
-import { readRun } from "../ledger/runs.ts";
-import { checkpointRunIds, readCheckpoint } from "../runner/checkpoint.ts";
+import { readRun, validateRunId } from "../ledger/runs.ts";
+import { join } from "node:path";
+import {
+  type Checkpoint,
+  checkpointDir,
+  checkpointRunIds,
+  readCheckpoint,
+} from "../runner/checkpoint.ts";
 import type { RunPhase } from "../runner/events.ts";
 import { assessRun } from "../runner/findings.ts";
 import type { Finding, RunReport } from "../runner/report.ts";
@@ -67,13 +74,16 @@ function findingKeys(findings: readonly Finding[]): string {
 }
 
 /**
- * The report kept for `runId` in `dataDir`, or `null` when none was kept.
- * One that does not parse, or contradicts its own evidence, is refused.
+ * The report kept beside `checkpoint` in `dataDir`, or `null` when none was
+ * kept. One that does not parse, contradicts its own evidence, or differs
+ * from its checkpoint (run, target, config, start, namespaces, issued ids,
+ * verdict) is refused.
  */
 export async function readKeptReport(
   dataDir: string,
-  runId: string,
+  checkpoint: Checkpoint,
 ): Promise<{ report: RunReport; path: string } | null> {
+  const runId = checkpoint.run_id;
   const path = keptReportPath(dataDir, runId);
   let text: string;
   try {
@@ -88,11 +98,46 @@ export async function readKeptReport(
   } catch {
     throw keptRefusal(runId, path, "it is not valid JSON");
   }
-  const problem = report?.run_id === runId
-    ? keptReportProblem(report)
-    : "it names another run";
+  const problem = checkpointMismatch(report, checkpoint) ??
+    keptReportProblem(report);
   if (problem) throw keptRefusal(runId, path, problem);
   return { report, path };
+}
+
+/** Where `report` differs from the checkpoint its run wrote, or `null`. */
+function checkpointMismatch(
+  report: RunReport,
+  checkpoint: Checkpoint,
+): string | null {
+  if (typeof report !== "object" || report === null) {
+    return "it is not a report this build can read";
+  }
+  const same = (a: unknown, b: unknown) => canonical(a) === canonical(b);
+  const fields: [string, unknown, unknown][] = [
+    ["run id", report.run_id, checkpoint.run_id],
+    ["target", report.target?.id, checkpoint.target.id],
+    ["config digest", report.config_digest, checkpoint.config_digest],
+    ["start time", report.started_at, checkpoint.started_at],
+    ["namespaces", report.namespaces, checkpoint.namespaces],
+    ["issued ids", report.issued, checkpoint.issued],
+    ["verdict", report.verdict, checkpoint.verdict],
+  ];
+  const differ = fields.filter(([, a, b]) => !same(a, b));
+  if (differ.length === 0) return null;
+  const verdict = differ.find(([name]) => name === "verdict");
+  return verdict
+    ? `it says ${String(report.verdict)}, its checkpoint says ${
+      String(checkpoint.verdict)
+    }`
+    : `its ${differ.map(([name]) => name).join(", ")} differ from its checkpoint`;
+}
+
+function canonical(value: unknown): string {
+  try {
+    return canonicalJson(value ?? null);
+  } catch {
+    return String(value);
+  }
 }
 
 function keptRefusal(runId: string, path: string, problem: string): Error {
@@ -126,32 +171,56 @@ export interface UnrecordedRun {
   kept: boolean;
 }
 
+/** What the checkpoints of a data directory say the ledger lacks. */
+export interface Unrecorded {
+  /** Completed runs the ledger has no entry for. */
+  runs: UnrecordedRun[];
+  /** Checkpoints that cannot be read: whether their run completed is unknown. */
+  unreadable: string[];
+}
+
 /**
  * Completed runs (of `targetId`, else of every target) whose checkpoint in
  * `dataDir` says they finished while the ledger has no entry for them: a
  * ledger write that failed, a process that stopped before recording, or
  * entries removed from the ledger. A judgement made without them would
- * judge less than what ran.
+ * judge less than what ran; so would one that skipped a checkpoint it
+ * cannot read.
  */
 export async function unrecordedRuns(
   db: TraceDb,
   dataDir: string,
   targetId?: string,
-): Promise<UnrecordedRun[]> {
-  const found: UnrecordedRun[] = [];
+): Promise<Unrecorded> {
+  const runs: UnrecordedRun[] = [];
+  const unreadable: string[] = [];
   for (const runId of await checkpointRunIds(dataDir)) {
-    const checkpoint = await readCheckpoint(dataDir, runId).catch(() => null);
+    if (!isRunId(runId)) continue;
+    const checkpoint = await readCheckpoint(dataDir, runId).catch(() => {
+      unreadable.push(join(checkpointDir(dataDir), `${runId}.json`));
+      return null;
+    });
     if (checkpoint?.state !== "completed") continue;
     if (targetId !== undefined && checkpoint.target.id !== targetId) continue;
     if (await readRun(db, checkpoint.run_id)) continue;
-    found.push({
+    runs.push({
       run_id: checkpoint.run_id,
       target_id: checkpoint.target.id,
       verdict: checkpoint.verdict,
       kept: await exists(keptReportPath(dataDir, checkpoint.run_id)),
     });
   }
-  return found.sort((a, b) => a.run_id.localeCompare(b.run_id));
+  runs.sort((a, b) => a.run_id.localeCompare(b.run_id));
+  return { runs, unreadable: unreadable.sort() };
+}
+
+function isRunId(value: string): boolean {
+  try {
+    validateRunId(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {

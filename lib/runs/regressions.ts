@@ -40,7 +40,14 @@ export async function saveRun(
     return await saveRegression(db, runId);
   } catch (error) {
     if (!(error instanceof NotFoundError) || !options.dataDir) throw error;
-    if (!await readCheckpoint(options.dataDir, runId)) throw error;
+    const checkpoint = await readCheckpoint(options.dataDir, runId);
+    if (!checkpoint) throw error;
+    if (checkpoint.state === "completed") {
+      // A regression is pinned to a ledger report: a file vouches for nothing.
+      throw new RefusedError(
+        `Cannot save run ${runId} as a regression: it completed, but the ledger does not hold its report (see trace external-show ${runId}); only a FAIL in the ledger can be saved: run it again and save that run`,
+      );
+    }
     throw new RefusedError(
       `Cannot save run ${runId} as a regression: it never completed (only a checkpoint exists, so it is running or interrupted); only a completed FAIL can be saved`,
     );
@@ -106,7 +113,7 @@ async function requireSomeRun(
   });
   if (runs.length > 0) return;
   if (targetId !== undefined) {
-    throw new StorageError(
+    throw new RefusedError(
       `Target ${targetId} has no run in the ledger at ${
         dbLocation(db)
       } yet, so the gate has nothing to judge for it; run trace external-run --target ${targetId} first`,
@@ -125,7 +132,18 @@ async function requireRecorded(
   dataDir: string,
   targetId: string | undefined,
 ): Promise<void> {
-  const missing = await unrecordedRuns(db, dataDir, targetId);
+  const { runs: missing, unreadable } = await unrecordedRuns(
+    db,
+    dataDir,
+    targetId,
+  );
+  if (unreadable.length > 0) {
+    throw new RefusedError(
+      `Checkpoint ${
+        unreadable[0]
+      } cannot be read, so the gate cannot tell whether its run completed: see trace external-show on that run id, then restore or remove the file`,
+    );
+  }
   if (missing.length === 0) return;
   const first = missing[0]!;
   const more = missing.length > 1 ? ` and ${missing.length - 1} more` : "";

@@ -17,7 +17,8 @@ import type { TraceDb } from "../db.ts";
 import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
 import { listRuns, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
-import { checkpointRunIds } from "../runner/checkpoint.ts";
+import { RefusedError } from "../errors.ts";
+import { checkpointRunIds, readCheckpoint } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { locateRun } from "./run_view.ts";
 
@@ -175,12 +176,20 @@ async function checkpointSummary(
   runId: string,
   options: RunCatalogOptions,
 ): Promise<RunSummary | null> {
-  // An unreadable checkpoint is not a run to list; external-show names its problem.
+  // An unreadable checkpoint is not a run to list; external-show names its
+  // problem. A kept report that cannot be trusted leaves its run listed as
+  // its checkpoint has it (its page names the problem).
   const located = await locateRun(db, runId, {
     dataDir,
     ledger: false,
     ...(options.isAlive ? { isAlive: options.isAlive } : {}),
-  }).catch(() => null);
+  }).catch(async (error) => {
+    if (!(error instanceof RefusedError)) return null;
+    const checkpoint = await readCheckpoint(dataDir, runId).catch(() => null);
+    return checkpoint
+      ? { found: "checkpoint" as const, checkpoint, running: false }
+      : null;
+  });
   if (!located) return null;
   if (located.found !== "checkpoint") {
     return summarizeReport(located.report, "file");

@@ -21,6 +21,8 @@ import {
   readCheckpoint,
 } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
+import { RefusedError } from "../errors.ts";
+import { keptReportPath } from "./external_run.ts";
 import { readKeptReport } from "./kept_report.ts";
 import { isSameProcess } from "./run_view.ts";
 
@@ -57,7 +59,7 @@ export interface RunListItem {
 export interface RunList {
   schema: "trace.run-list/1";
   runs: RunListItem[];
-  /** Checkpoint files that could not be read, skipped. */
+  /** Checkpoints that could not be read (their runs skipped), and kept reports that cannot be trusted (their runs listed as their checkpoints have them). */
   unreadable: string[];
 }
 
@@ -209,10 +211,16 @@ async function fromCheckpoints(
 ): Promise<{ runs: RunListItem[]; unreadable: string[] }> {
   const runs: RunListItem[] = [];
   const unreadable: string[] = [];
+  const untrusted = (path: string) => void unreadable.push(path);
   for (const runId of await checkpointIds(options.dataDir)) {
     if (known.has(runId)) continue;
     try {
-      const item = await checkpointItem(options, runId, cleaned.get(runId));
+      const item = await checkpointItem(
+        options,
+        runId,
+        cleaned.get(runId),
+        untrusted,
+      );
       if (item) runs.push(item);
     } catch {
       unreadable.push(join(checkpointDir(options.dataDir), `${runId}.json`));
@@ -237,11 +245,12 @@ async function checkpointItem(
   options: RunListOptions,
   runId: string,
   laterComplete: boolean | undefined,
+  untrusted: (path: string) => void,
 ): Promise<RunListItem | null> {
   const checkpoint = await readCheckpoint(options.dataDir, runId);
   if (!checkpoint) return null;
   if (checkpoint.state === "completed") {
-    return await unrecordedItem(options.dataDir, checkpoint);
+    return await unrecordedItem(options.dataDir, checkpoint, untrusted);
   }
   const isAlive = options.isAlive ??
     ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
@@ -267,14 +276,20 @@ async function checkpointItem(
 
 /**
  * A completed run the ledger does not have: its kept report (checked
- * against its own evidence), else what its checkpoint says (the report is
- * lost: `external-show` says why that matters).
+ * against its checkpoint and its own evidence), else what its checkpoint
+ * says (the report is lost, or untrusted: `external-show` says which).
  */
 async function unrecordedItem(
   dataDir: string,
   checkpoint: Checkpoint,
+  untrusted: (path: string) => void,
 ): Promise<RunListItem> {
-  const kept = await readKeptReport(dataDir, checkpoint.run_id);
+  // A kept report that cannot be trusted is named; the run stays listed as its checkpoint has it.
+  const kept = await readKeptReport(dataDir, checkpoint).catch((error) => {
+    if (!(error instanceof RefusedError)) throw error;
+    untrusted(keptReportPath(dataDir, checkpoint.run_id));
+    return null;
+  });
   if (kept) {
     return reportItem(kept.report, "file", {
       regressionId: null,

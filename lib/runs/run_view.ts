@@ -118,7 +118,7 @@ export async function locateRun(
     );
   }
   const kept = checkpoint.state === "completed"
-    ? await readKeptReport(options.dataDir, runId)
+    ? await readKeptReport(options.dataDir, checkpoint)
     : null;
   if (kept) return { found: "kept", ...kept };
   const isAlive = options.isAlive ??
