@@ -129,7 +129,9 @@ function checkpointMismatch(
     ? `it says ${String(report.verdict)}, its checkpoint says ${
       String(checkpoint.verdict)
     }`
-    : `its ${differ.map(([name]) => name).join(", ")} differ from its checkpoint`;
+    : `its ${
+      differ.map(([name]) => name).join(", ")
+    } differ from its checkpoint`;
 }
 
 function canonical(value: unknown): string {
