@@ -818,6 +818,15 @@ Deno.test("a subject key replaced under the same name and time is named by verif
       result.broken!.problem,
       /subject key .* is not the one this entry was written with/,
     );
+    const verifyIo = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--data-dir", dataDir], verifyIo),
+      1,
+    );
+    assert.match(
+      verifyIo.stdout(),
+      /^audit trail BROKEN at seq 1: the subject key in auth_keys is not the one this entry was written with/,
+    );
     for (const json of [false, true]) {
       const io = captureIo();
       const args = [
