@@ -49,7 +49,8 @@ const VERIFY_HELP =
 Recomputes every audit entry's digest, checks each column against the chained
 entry and the chain linking them, the numbering (a missing seq is a removed
 entry), the newest head record and the table's sequence (entries removed from
-the end), and the subject key the entries' digests were made with. With
+the end), and the subject key the entries' digests were made with (each
+entry written since payload version 2 names it by fingerprint). With
 --expect-head HEAD (as printed earlier by trace audit head, kept outside the
 database) it also checks that the trail still extends that head: entries
 removed from its end with their head records and the sequence wound back, or a

@@ -12,7 +12,13 @@ import {
 } from "../lib/auth/mod.ts";
 import { canonicalJson } from "../lib/canonical_json.ts";
 import { migrate, openDb, type TraceDb } from "../lib/db.ts";
-import { payloadDigest } from "../lib/ledger/chain.ts";
+import {
+  chainDigest,
+  type EntryKind,
+  GENESIS,
+  payloadDigest,
+} from "../lib/ledger/chain.ts";
+import { subjectDigest } from "../lib/auth/subject_digest.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { captureIo, withDb } from "./_helpers.ts";
 
@@ -771,6 +777,165 @@ Deno.test("a replaced subject key is named by verify", async () => {
         "INSERT INTO auth_keys VALUES ('subject_digest', 'other', '2999-01-01T00:00:00.000Z')",
       );
     });
+    const result = await verifyAudit(db);
+    assert.equal(result.broken?.seq, 1);
+    assert.match(result.broken!.problem, /not the one this entry was written/);
+  });
+});
+
+/** Deletes the subject key and writes `secret` in its place under the same name and time. */
+async function replaceKey(
+  db: TraceDb,
+  secret: (old: string) => string,
+  createdAt?: string,
+): Promise<void> {
+  await raw(db, async (client) => {
+    await client.execute("DROP TRIGGER auth_keys_no_delete");
+    const row = (await client.execute(
+      "SELECT name, secret, created_at FROM auth_keys",
+    )).rows[0]!;
+    await client.execute("DELETE FROM auth_keys");
+    await client.execute({
+      sql: "INSERT INTO auth_keys (name, secret, created_at) VALUES (?, ?, ?)",
+      args: [
+        String(row.name),
+        secret(String(row.secret)),
+        createdAt ?? String(row.created_at),
+      ],
+    });
+  });
+}
+
+Deno.test("a subject key replaced under the same name and time is named by verify, list --subject and the next append", async () => {
+  await withAudit(async (db, dataDir) => {
+    await appendAudit(db, RECORD);
+    await appendAudit(db, { ...RECORD, reason: "SUP-2" });
+    await replaceKey(db, (old) => "0".repeat(old.length));
+    const result = await verifyAudit(db);
+    assert.equal(result.ok, false, JSON.stringify(result));
+    assert.equal(result.broken?.seq, 1);
+    assert.match(
+      result.broken!.problem,
+      /subject key .* is not the one this entry was written with/,
+    );
+    const verifyIo = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--data-dir", dataDir], verifyIo),
+      1,
+    );
+    assert.match(
+      verifyIo.stdout(),
+      /^audit trail BROKEN at seq 1: the subject key in auth_keys is not the one this entry was written with/,
+    );
+    for (const json of [false, true]) {
+      const io = captureIo();
+      const args = [
+        "audit",
+        "list",
+        "--subject",
+        "event_id=evt-answer",
+        ...(json ? ["--json"] : []),
+        "--data-dir",
+        dataDir,
+      ];
+      assert.equal(await main(args, io), 2);
+      assert.doesNotMatch(io.stdout(), /No audit entries match/);
+      const message = json
+        ? JSON.parse(io.stdout()).error.message
+        : io.stderr().trim();
+      assert.match(
+        message,
+        /The audit trail's subject key is not the one entry seq 1 was written with \(it was replaced\).*: run trace audit verify$/,
+      );
+      assert.equal(message.split("\n").length, 1);
+      assert.ok(!message.includes("0000000000"), "no key in the message");
+    }
+    await assert.rejects(
+      appendAudit(db, RECORD),
+      (error: Error) =>
+        error instanceof AuditIntegrityError &&
+        /not the one this entry was written with/.test(error.message),
+    );
+  });
+});
+
+/** Writes a trail as entries of payload version 1 (no key fingerprint) were written. */
+async function writeVersion1Trail(db: TraceDb, count: number): Promise<void> {
+  const key = "ab".repeat(32);
+  const keyTime = "2026-01-01T00:00:00.000Z";
+  await db.client.execute({
+    sql: "INSERT INTO auth_keys (name, secret, created_at) VALUES (?, ?, ?)",
+    args: ["subject_digest", key, keyTime],
+  });
+  let prev = GENESIS;
+  for (let seq = 1; seq <= count; seq++) {
+    const entryId = `audit-legacy-${seq}`;
+    const at = `2026-01-02T00:00:0${seq}.000Z`;
+    const text = canonicalJson({
+      v: 1,
+      entry_id: entryId,
+      at,
+      operator: "admin-1",
+      role: "admin",
+      via: "session",
+      action: "content.reveal",
+      outcome: "succeeded",
+      detail: null,
+      scope: {},
+      targets: { event_id: subjectDigest(key, "event_id", "evt-answer") },
+      reason: `SUP-${seq}`,
+    });
+    const digest = payloadDigest(text);
+    const chain = chainDigest({
+      chain_version: 2,
+      prev_chain: prev,
+      kind: "audit" as unknown as EntryKind,
+      entity_id: entryId,
+      target_id: null,
+      created_at: at,
+      payload_digest: digest,
+    });
+    await db.client.execute({
+      sql: `INSERT INTO auth_audit (entry_id, created_at, operator, action,
+          outcome, payload, payload_digest, prev_chain, chain_digest)
+        VALUES (?, ?, 'admin-1', 'content.reveal', 'succeeded', ?, ?, ?, ?)`,
+      args: [entryId, at, text, digest, prev, chain],
+    });
+    await db.client.execute({
+      sql: `INSERT INTO auth_audit_head (entry_seq, entry_count, chain_digest,
+          created_at) VALUES (?, ?, ?, ?)`,
+      args: [seq, seq, chain, at],
+    });
+    prev = chain;
+  }
+}
+
+Deno.test("a trail written before entries named their key still verifies, and the entries appended after it pin the key", async () => {
+  await withAudit(async (db) => {
+    await writeVersion1Trail(db, 2);
+    assert.equal((await verifyAudit(db)).ok, true);
+    const subject = { kind: "event_id", value: "evt-answer" } as const;
+    assert.equal((await listAudit(db, { subject })).length, 2);
+    const appended = await appendAudit(db, RECORD);
+    assert.equal(appended.seq, 3);
+    assert.equal(appended.payload.v, 2);
+    assert.match(
+      String(appended.payload.subject_key),
+      /^hmac-sha256:[0-9a-f]{64}$/,
+    );
+    assert.equal((await verifyAudit(db)).ok, true);
+    assert.equal((await listAudit(db, { subject })).length, 3);
+    await replaceKey(db, (old) => "0".repeat(old.length));
+    const result = await verifyAudit(db);
+    assert.equal(result.broken?.seq, 3, JSON.stringify(result));
+    assert.match(result.broken!.problem, /not the one this entry was written/);
+  });
+});
+
+Deno.test("a trail written before entries named their key still names a key newer than its first entry", async () => {
+  await withAudit(async (db) => {
+    await writeVersion1Trail(db, 2);
+    await replaceKey(db, () => "cd".repeat(32), "2999-01-01T00:00:00.000Z");
     const result = await verifyAudit(db);
     assert.equal(result.broken?.seq, 1);
     assert.match(result.broken!.problem, /newer than the first entry/);

@@ -1,10 +1,12 @@
 /** Operator input: escaped emails in reasons, unknown and repeated fields, control characters in account tokens. */
 
 import assert from "node:assert/strict";
+import * as v from "valibot";
 import {
   parseAccountRequest,
   parseAccounts,
   parseRevealRequest,
+  Reason,
 } from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import type { ServerApp } from "../routes/server_app.ts";
@@ -69,6 +71,46 @@ Deno.test("a reason refuses an email spelled with percent escapes or HTML charac
       const reason of [
         "SUP-12: 50% refund &amp; credit",
         "SUP-12 %zz &#xZZ; &#0; &#99999999;",
+      ]
+    ) {
+      assert.equal(parseRevealRequest({ ...REVEAL, reason }).reason, reason);
+    }
+  });
+});
+
+Deno.test("a reason refuses an email spelled with a code escape or quoted-printable", async (t) => {
+  for (
+    const reason of [
+      "SUP-1 alice\\u0040example.com",
+      "SUP-1 alice\\U0040example.com",
+      "SUP-1 alice\\u{40}example.com",
+      "SUP-1 alice\\x40example.com",
+      "SUP-1 alice\\\\u0040example.com",
+      "SUP-1 alice\\uff20example.com",
+      "SUP-1 alice=40example.com",
+      "SUP-1 alice=3D40example.com",
+      "SUP-1 alice=EF=BC=A0example.com",
+      "SUP-1 alice%5Cx40example.com",
+    ]
+  ) {
+    await t.step(reason, () => {
+      assert.equal(v.safeParse(Reason, reason).success, false, reason);
+      assert.throws(
+        () => parseRevealRequest({ ...REVEAL, reason }),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          /reason: must not contain an email address/.test(error.message) &&
+          !error.message.includes("alice"),
+      );
+    });
+  }
+  await t.step("text that only looks escaped is kept", () => {
+    for (
+      const reason of [
+        "SUP-12 retry with limit=40",
+        "SUP-12 set x =40 and y= 40",
+        "SUP-12 path C:\\users\\x4 and \\u00 and \\u{110000}",
+        "SUP-12 a=zz b=4",
       ]
     ) {
       assert.equal(parseRevealRequest({ ...REVEAL, reason }).reason, reason);

@@ -8,11 +8,17 @@
  * they are not chained themselves, so every check compares each of them
  * with the payload: a column edited alone is as broken as an edited payload.
  *
+ * Entries written since payload version 2 also chain `subject_key`, the
+ * fingerprint of the key their ids were digested under; a check given the
+ * current key's fingerprint compares the two, so a key replaced after the
+ * entry was written breaks it (version-1 entries carry no fingerprint).
+ *
  * @module
  */
 
 import type { Transaction } from "@libsql/client";
 import { chainDigest, type EntryKind, payloadDigest } from "../ledger/chain.ts";
+import { KEY_REPLACED } from "./audit_integrity.ts";
 
 /** Something SQL runs on: the client or a transaction. */
 export type AuditExecutor = Pick<Transaction, "execute">;
@@ -50,11 +56,13 @@ const COPIED: readonly (readonly [string, string])[] = [
 /**
  * What is wrong with `row` when it follows a row whose chain digest is
  * `prev`, or `null`: its payload digest, every column copied from the
- * payload, the link to `prev`, and its own chain digest.
+ * payload, the link to `prev`, its own chain digest and, given the current
+ * subject key's `fingerprint`, the one the entry was written with.
  */
 export function auditRowProblem(
   row: Record<string, unknown>,
   prev: string,
+  fingerprint?: string,
 ): string | null {
   const text = String(row.payload);
   const digest = String(row.payload_digest);
@@ -76,7 +84,19 @@ export function auditRowProblem(
     digest,
   );
   if (expected !== String(row.chain_digest)) return "chain digest mismatch";
-  return null;
+  return fingerprint === undefined ? null : keyProblem(payload, fingerprint);
+}
+
+/** A version-2 payload must name the key `fingerprint` identifies; a version-1 payload names none. */
+function keyProblem(
+  payload: Record<string, unknown>,
+  fingerprint: string,
+): string | null {
+  if (payload.v === 1 && !("subject_key" in payload)) return null;
+  if (payload.v !== 2 || typeof payload.subject_key !== "string") {
+    return "the payload has no valid version and subject key fingerprint";
+  }
+  return payload.subject_key === fingerprint ? null : KEY_REPLACED;
 }
 
 /** The payload as an object, or `null` when it is not one. */

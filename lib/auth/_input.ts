@@ -43,34 +43,59 @@ const AT_SIGN = /@|[([{<]\s*at\s*[)\]}>]/i;
 const PERCENT_RUN = /(?:%[0-9a-f]{2})+/gi;
 const NUMERIC_REFERENCE = /&#(?:x([0-9a-f]{1,6})|([0-9]{1,7}));?/gi;
 const COMMAT = /&commat;?/gi;
+// Escapes source code and JSON write (`\u0040`, `\u{40}`, `\x40`), and
+// quoted-printable runs (`=40`, `=EF=BC=A0`) inside a word, as in an address
+// pasted from a mail's raw text. Outside a word (`limit=40`, `x =40`) `=` is
+// left alone: it reads as an assignment there, not as an escape.
+const CODE_ESCAPE =
+  /\\(?:u\{([0-9a-f]{1,6})\}|u([0-9a-f]{4})|x([0-9a-f]{2}))/gi;
+const QUOTED_PRINTABLE_RUN =
+  /(?<=[\p{L}\p{N}_])(?:=[0-9a-f]{2})+(?=[\p{L}\p{N}_])/giu;
 
-/** `text` with percent escapes and character references decoded, as far as they decode. */
+/** `text` with the escapes above decoded, as far as they decode. */
 function decodeEscapes(text: string): string {
   return text
-    .replace(PERCENT_RUN, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run; // not UTF-8: left as it is
-      }
-    })
-    .replace(NUMERIC_REFERENCE, (reference, hex?: string, dec?: string) => {
-      const code = hex ? parseInt(hex, 16) : Number(dec);
-      return code > 0 && code <= 0x10ffff
-        ? String.fromCodePoint(code)
-        : reference;
-    })
+    .replace(PERCENT_RUN, decodeBytes)
+    .replace(
+      QUOTED_PRINTABLE_RUN,
+      (run) => decodeBytes(run.replaceAll("=", "%")),
+    )
+    .replace(
+      NUMERIC_REFERENCE,
+      (reference, hex?: string, dec?: string) =>
+        codePoint(hex ? parseInt(hex, 16) : Number(dec)) ?? reference,
+    )
+    .replace(
+      CODE_ESCAPE,
+      (escape, braced?: string, u?: string, x?: string) =>
+        codePoint(parseInt(braced ?? u ?? x ?? "", 16)) ?? escape,
+    )
     .replace(COMMAT, "@")
     .replace(/&amp;/gi, "&");
 }
 
+/** A run of `%XX` bytes as UTF-8 text; a run that is not UTF-8 is left as it is. */
+function decodeBytes(run: string): string {
+  try {
+    return decodeURIComponent(run);
+  } catch {
+    return run;
+  }
+}
+
+/** The character `code` names, or `null` for 0 and numbers past Unicode. */
+function codePoint(code: number): string | null {
+  return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : null;
+}
+
 /**
- * Whether `text` looks like it carries an email address. Percent escapes
- * and HTML character references are decoded (twice, for a doubly escaped
- * `%2540`), and NFKC folds compatibility forms (full-width and small `@`,
- * full-width letters). Catches `a@b.c`, `a@bc`, `a @ b.c`, `a＠b.c`,
- * `a﹫b.c`, `a%40b.c`, `a&#64;b.c`, `a&#x40;b.c`, `a&commat;b.c`,
- * `a(at)b.c`, `a [at] b`; does not catch an address spelled out in words
+ * Whether `text` looks like it carries an email address. Percent escapes,
+ * HTML character references, code escapes and quoted-printable runs are
+ * decoded (up to three rounds, for a doubly escaped `%2540`), and NFKC
+ * folds compatibility forms (full-width and small `@`, full-width letters).
+ * Catches `a@b.c`, `a@bc`, `a @ b.c`, `a＠b.c`, `a﹫b.c`, `a%40b.c`,
+ * `a&#64;b.c`, `a&#x40;b.c`, `a&commat;b.c`, `a\u0040b.c`, `a\x40b.c`,
+ * `a=40b.c`, `a(at)b.c`, `a [at] b`; does not catch an address spelled out in words
  * (`jane dot doe at example dot com`), one split by other characters, or a
  * name, phone number or user id: the reason is the operator's own text, and
  * this check only stops the obvious slip.

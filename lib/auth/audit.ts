@@ -7,6 +7,8 @@
  *
  * Entries are append-only rows chained with the ledger's digest functions
  * (`payloadDigest`, `chainDigest`), each append also writing a head record;
+ * each payload (version 2) names the subject key's fingerprint, so the key
+ * its digests were made with is chained too;
  * {@link verifyAudit} (`audit_verify.ts`) finds an edited, removed or
  * reordered entry, and readers (`audit_list.ts`) refuse a broken trail.
  *
@@ -41,7 +43,11 @@ import { unextendable } from "./audit_integrity.ts";
 import { verifyAuditIn } from "./audit_verify.ts";
 import type { Action } from "./permissions.ts";
 import type { AuthMethod, Role, TenantScope } from "./roles.ts";
-import { subjectDigest, subjectKeyFor } from "./subject_digest.ts";
+import {
+  subjectDigest,
+  subjectKeyFingerprint,
+  subjectKeyFor,
+} from "./subject_digest.ts";
 
 /**
  * How an audited action ended. `attempted` is written before an action
@@ -207,8 +213,8 @@ async function insertEntry(
 ): Promise<{ entry: AuditEntry; schema: number }> {
   const schema = await schemaVersion(tx);
   await requireVerified(tx, known, schema);
-  const prev = await intactTail(tx);
   const key = await subjectKeyFor(tx);
+  const prev = await intactTail(tx, subjectKeyFingerprint(key));
   const entryId = `audit-${crypto.randomUUID()}`;
   const createdAt = new Date().toISOString();
   const payload = auditPayload(record, key, entryId, createdAt);
@@ -292,10 +298,14 @@ async function requireVerified(
 
 /**
  * The chain digest to extend: the newest entry's, once that entry checks
- * out on its own and the newest head record names it. A trail whose end was
- * edited is refused (the action it would record is refused with it).
+ * out on its own (written under the key `fingerprint` names, when it records
+ * one) and the newest head record names it. A trail whose end was edited is
+ * refused (the action it would record is refused with it).
  */
-async function intactTail(tx: Transaction): Promise<string> {
+async function intactTail(
+  tx: Transaction,
+  fingerprint: string,
+): Promise<string> {
   const last = (await tx.execute(
     "SELECT * FROM auth_audit ORDER BY seq DESC LIMIT 1",
   )).rows[0];
@@ -306,7 +316,7 @@ async function intactTail(tx: Transaction): Promise<string> {
   const seq = last ? Number(last.seq) : Number(head!.entry_seq);
   const problem = !last || !head
     ? "head records and entries disagree"
-    : auditRowProblem(last, String(last.prev_chain)) ??
+    : auditRowProblem(last, String(last.prev_chain), fingerprint) ??
       (Number(head.entry_seq) !== seq ||
           String(head.chain_digest) !== String(last.chain_digest)
         ? "the newest head record names another entry"
@@ -323,7 +333,8 @@ function auditPayload(
   createdAt: string,
 ): Record<string, unknown> {
   return {
-    v: 1,
+    v: 2,
+    subject_key: subjectKeyFingerprint(key),
     entry_id: entryId,
     at: createdAt,
     operator: record.actor.name,

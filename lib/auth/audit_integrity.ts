@@ -26,6 +26,10 @@ export class AuditIntegrityError extends TraceError {
 export const KEY_MISSING =
   "the subject key in auth_keys is missing (it was deleted): no stored digest can be matched to a subject";
 
+/** The problem `verifyAudit` reports when the subject key is not the one an entry was written with. */
+export const KEY_REPLACED =
+  "the subject key in auth_keys is not the one this entry was written with (its fingerprint differs: the key was replaced): stored digests no longer match their subjects";
+
 /** The refusal readers give for a trail `verifyAudit` calls broken. */
 export function brokenAudit(
   broken: { seq: number; problem: string },
@@ -34,6 +38,12 @@ export function brokenAudit(
     return new AuditIntegrityError(
       broken.seq,
       "The audit trail's subject key is missing from the database, so no entry can be matched to a subject: run trace audit verify",
+    );
+  }
+  if (broken.problem === KEY_REPLACED) {
+    return new AuditIntegrityError(
+      broken.seq,
+      `The audit trail's subject key is not the one entry seq ${broken.seq} was written with (it was replaced), so no entry can be matched to a subject: run trace audit verify`,
     );
   }
   return new AuditIntegrityError(

@@ -3,9 +3,12 @@
  *
  * {@link verifyAudit} walks every entry in one snapshot: each payload
  * digest, each column copied from the payload, each link and chain digest,
- * then the newest head record. That finds an entry edited (in its payload or
+ * then the newest head record, and the subject key against the fingerprint
+ * each entry written since payload version 2 chains. That finds an entry edited (in its payload or
  * in a column alone), removed from the middle, or removed from the end
- * without its head record. It cannot find the last entries removed together
+ * without its head record, and a subject key deleted or replaced (one
+ * replaced under the same name and time is found by a version-2 entry's
+ * fingerprint only). It cannot find the last entries removed together
  * with their head records, nor a whole trail rewritten with recomputed
  * digests: the head records live in the same file as what they protect.
  * Only a head kept elsewhere catches those: {@link auditHead} (`trace audit
@@ -20,6 +23,7 @@ import { UsageError } from "../errors.ts";
 import { GENESIS } from "../ledger/chain.ts";
 import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
 import { brokenAudit, KEY_MISSING } from "./audit_integrity.ts";
+import { readSubjectKey, subjectKeyFingerprint } from "./subject_digest.ts";
 
 /** A point in the trail: entry `seq` has chain digest `chain_digest`. */
 export interface AuditPoint {
@@ -76,7 +80,9 @@ export async function verifyAuditIn(
   options: AuditVerifyOptions = {},
 ): Promise<AuditVerification> {
   const expected = options.expectHead;
-  const walked = await walkAudit(executor, expected?.seq);
+  const key = await readSubjectKey(executor);
+  const fingerprint = key === null ? undefined : subjectKeyFingerprint(key);
+  const walked = await walkAudit(executor, expected?.seq, fingerprint);
   const headProblem = walked.broken ??
     await checkHead(executor, walked.count, walked.last) ??
     await checkSequence(executor, walked.last) ??
@@ -146,10 +152,13 @@ interface Walked {
  * hands out a number twice (nor skips one: a rolled-back append takes its
  * number back with it), so an intact trail numbers its entries 1, 2, 3…
  * and a gap is an entry removed, even when a later entry was chained over it.
+ * With the subject key's `fingerprint` (absent when the key is: `checkKey`
+ * names that), each version-2 entry must have been written under that key.
  */
 async function walkAudit(
   executor: AuditExecutor,
   watch: number | undefined,
+  fingerprint: string | undefined,
 ): Promise<Walked> {
   const walked: Walked = {
     count: 0,
@@ -171,7 +180,7 @@ async function walkAudit(
         walked.broken = { seq: after + 1, problem: missingEntry(after + 1) };
         return walked;
       }
-      const problem = auditRowProblem(row, prev);
+      const problem = auditRowProblem(row, prev, fingerprint);
       if (problem) {
         walked.broken = { seq, problem };
         return walked;

@@ -33,7 +33,7 @@ const KEY_NAME = "subject_digest";
 /** Something that runs SQL: the database or an open transaction. */
 type Executor = Pick<Transaction, "execute">;
 
-function executor(db: TraceDb | Transaction): Executor {
+function executor(db: TraceDb | Executor): Executor {
   return "client" in db ? db.client : db;
 }
 
@@ -44,6 +44,21 @@ export function subjectDigest(
   value: string,
 ): string {
   const mac = createHmac("sha256", key).update(`${kind}\0${value}`);
+  return `hmac-sha256:${mac.digest("hex")}`;
+}
+
+// The label the key's fingerprint is an HMAC of. Subject digests always
+// hold a NUL between kind and value, and this label holds none, so a
+// fingerprint is never also some subject's digest.
+const FINGERPRINT_LABEL = "trace audit subject key fingerprint v1";
+
+/**
+ * Names a key without revealing it: an HMAC of a fixed label under the key.
+ * Chained audit entries carry it, so a key replaced later is named by
+ * verification, not only a deleted one.
+ */
+export function subjectKeyFingerprint(key: string): string {
+  const mac = createHmac("sha256", key).update(FINGERPRINT_LABEL);
   return `hmac-sha256:${mac.digest("hex")}`;
 }
 
@@ -95,7 +110,7 @@ export async function requireSubjectKey(
 
 /** The key, or `null` when nothing was ever digested in this database. */
 export async function readSubjectKey(
-  db: TraceDb | Transaction,
+  db: TraceDb | Executor,
 ): Promise<string | null> {
   const result = await executor(db).execute({
     sql: "SELECT secret FROM auth_keys WHERE name = ?",
