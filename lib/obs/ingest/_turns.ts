@@ -2,10 +2,16 @@
  * Turns of the event loop for the write path. Parsing, validating and
  * writing a batch of tens of thousands of events takes a second or more of
  * the one thread that also answers every other request (the local libSQL
- * client runs SQLite on it). The write path therefore works in slices: past
- * {@link WRITE_SLICE_MS} of work it waits for a timer, so the server reads
- * from the network and other requests' reads run (their own turns,
- * `query/_turns.ts`) at least that often. Private to `ingest/`.
+ * client runs SQLite on it). The write path therefore works in slices, and
+ * all its work in the process takes turns, as reads do (`query/_turns.ts`):
+ * one piece of work at a time, in arrival order, handed on at once until
+ * {@link WRITE_SLICE_MS} of work have passed, then through a timer. Twenty
+ * large batches at once then cost every other request one slice per turn
+ * of the event loop, not twenty. Private to `ingest/`.
+ *
+ * Work holds its turn only while it runs on the thread: never while it
+ * waits for something else (the group writer's queue, the network), so
+ * taking turns cannot wait on itself.
  *
  * @module
  */
@@ -13,34 +19,94 @@
 /** Work between two turns of the event loop (ms), as reads' slices. */
 export const WRITE_SLICE_MS = 10;
 
-/** Tracks one slice of work; {@link due} says when to take a turn. */
-export class Slices {
-  #start = performance.now();
+let busy = false;
+const waiting: (() => void)[] = [];
+let sliceStart = 0;
+/** True until the event loop had a turn since the slice began. */
+let sliceOpen = false;
 
+function startSlice(): void {
+  sliceStart = performance.now();
+  sliceOpen = true;
+  setTimeout(() => sliceOpen = false, 0);
+}
+
+const timerTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Resolves once every piece of write-path work queued before this call has had its turn. */
+async function takeTurn(): Promise<void> {
+  if (busy) {
+    // Woken by the work before, which leaves `busy` set for it.
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    return;
+  }
+  busy = true;
+  // Work that follows a spent slice without a turn between (the group
+  // writer's next transaction right after a commit) waits for one first.
+  if (sliceOpen && performance.now() - sliceStart >= WRITE_SLICE_MS) {
+    await timerTurn();
+  }
+  if (!sliceOpen) startSlice();
+}
+
+/**
+ * Hands the turn to the next in line: at once while the slice lasts, past
+ * it through a timer, so the event loop turns in between.
+ */
+function passTurn(): void {
+  const next = waiting.shift();
+  if (!next) {
+    busy = false;
+  } else if (performance.now() - sliceStart < WRITE_SLICE_MS) {
+    next();
+  } else {
+    setTimeout(() => {
+      startSlice();
+      next();
+    }, 0);
+  }
+}
+
+/** A turn of write-path work: {@link due} says when to give way. */
+export class Slices {
   /** True once the current slice is over. */
   due(): boolean {
-    return performance.now() - this.#start >= WRITE_SLICE_MS;
+    return performance.now() - sliceStart >= WRITE_SLICE_MS;
   }
 
-  /** Waits for a timer turn of the event loop, then starts a new slice. */
+  /** Gives way: the event loop turns and the work queued meanwhile runs, then this continues. */
   async turn(): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    this.#start = performance.now();
+    const back = takeTurn();
+    passTurn();
+    await back;
+  }
+}
+
+/** Runs `work` in its turn; `work` gives way through the {@link Slices} it is handed. */
+export async function inTurn<T>(
+  work: (slices: Slices) => Promise<T>,
+): Promise<T> {
+  await takeTurn();
+  try {
+    return await work(new Slices());
+  } finally {
+    passTurn();
   }
 }
 
 /**
- * Runs `steps` to its end, taking a turn whenever it pauses past a slice.
- * A step generator pauses (`yield`) between units of work; run it with
- * {@link runAtOnce} where nothing else waits for the thread (the CLI).
+ * Runs `steps` to its end in turns, giving way whenever it pauses past a
+ * slice. A step generator pauses (`yield`) between units of work; run it
+ * with {@link runAtOnce} where nothing else waits for the thread.
  */
-export async function runInTurns<T>(steps: Generator<void, T>): Promise<T> {
-  const slices = new Slices();
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-    if (slices.due()) await slices.turn();
-  }
+export function runInTurns<T>(steps: Generator<void, T>): Promise<T> {
+  return inTurn(async (slices) => {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      if (slices.due()) await slices.turn();
+    }
+  });
 }
 
 /** Runs `steps` to its end without a pause. */

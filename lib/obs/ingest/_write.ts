@@ -41,7 +41,7 @@ import {
   ownerKey,
   planGroup,
 } from "./_plan.ts";
-import { Slices } from "./_turns.ts";
+import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
 const ENVELOPE_COLUMNS = [
   "seq",
@@ -84,7 +84,10 @@ function attempt(
     try {
       const owned = owners ? await owners(tx) : new Map<string, Owned>();
       const first = await nextSeq(tx);
-      const { plans, nextSeq: after } = planGroup(batches, owned, first);
+      const { plans, nextSeq: after } = await inSlices(
+        db,
+        planGroup(batches, owned, first),
+      );
       const accepted = plans.filter((plan) => plan.conflicts.length === 0);
       // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.
       if (!owners && accepted.length < plans.length) {
@@ -122,11 +125,28 @@ async function insertInSlices(
   plans: readonly BatchPlan[],
   nextSeqValue: number,
 ): Promise<void> {
-  const slices = new Slices();
-  for (const script of insertScripts(db, plans, nextSeqValue)) {
-    if (db.path !== null && slices.due()) await slices.turn();
-    await tx.executeMultiple(script);
+  const scripts = insertScripts(db, plans, nextSeqValue);
+  if (db.path === null) {
+    for (const script of scripts) await tx.executeMultiple(script);
+    return;
   }
+  await inTurn(async (slices) => {
+    for (const script of scripts) {
+      if (slices.due()) await slices.turn();
+      await tx.executeMultiple(script);
+    }
+  });
+}
+
+/**
+ * Runs `steps` inside the open transaction: with turns on a local file;
+ * at once elsewhere (an in-memory database's one connection is the
+ * transaction's, and a remote one does not hold the thread).
+ */
+function inSlices<T>(db: TraceDb, steps: Generator<void, T>): Promise<T> {
+  return db.path !== null
+    ? runInTurns(steps)
+    : Promise.resolve(runAtOnce(steps));
 }
 
 /** A constraint refused a statement: here, an id the group assumed new is stored. */
