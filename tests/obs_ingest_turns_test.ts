@@ -17,6 +17,7 @@ import {
 } from "../lib/obs/ingest/mod.ts";
 import { EVENTS_PER_SCRIPT } from "../lib/obs/ingest/_write.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
+import { runInTurns, WRITE_SLICE_MS } from "../lib/obs/ingest/_turns.ts";
 
 function events(count: number, tag = ""): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -156,4 +157,32 @@ Deno.test("readNdjsonEvents() lets timers run while it parses and answers as par
   assert.deepEqual(await readNdjsonEvents(text), parseNdjsonEvents(text));
   const bad = `${text}\n{"event_id":`;
   await assert.rejects(readNdjsonEvents(bad), /line 40001/);
+});
+
+/** Holds the calling thread, as parsing or a local statement does. */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // spin
+  }
+}
+
+function* steps(log: string[], name: string, ms: number): Generator<void> {
+  for (let i = 0; i < 2; i++) {
+    busy(ms);
+    log.push(name);
+    yield;
+  }
+}
+
+Deno.test("write-path work of the process takes one slice per turn of the event loop, however many batches wait", async () => {
+  const log: string[] = [];
+  const work = Promise.all([
+    runInTurns(steps(log, "a", WRITE_SLICE_MS + 1)),
+    runInTurns(steps(log, "b", WRITE_SLICE_MS + 1)),
+  ]);
+  setTimeout(() => log.push("timer"), 0);
+  await work;
+  // Each batch giving way on its own would run a and b before the timer.
+  assert.deepEqual(log.slice(0, 3), ["a", "timer", "b"]);
 });
