@@ -33,6 +33,8 @@ import { writesAllowed } from "./_db_write_gate.ts";
 export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
 
 const PASS_THROUGH = /^\s*(SELECT|PRAGMA|EXPLAIN|VACUUM)\b/i;
+/** Pass-through statements that wait for the writer (or are one), so they wait for an ingest hold too. */
+const WAITS_FOR_WRITER = /^\s*(VACUUM\b|PRAGMA\s+wal_checkpoint\b)/i;
 
 /** A client whose every writing operation runs with `secure_delete` on its own connection. */
 export class SecureDeleteClient implements Client {
@@ -63,8 +65,11 @@ export class SecureDeleteClient implements Client {
       ? { sql: stmtOrSql, args: args ?? [] }
       : stmtOrSql;
     const sql = typeof stmt === "string" ? stmt : stmt.sql;
-    if (PASS_THROUGH.test(sql)) return await this.#inner.execute(stmt);
-    await writesAllowed(this.#path);
+    const passThrough = PASS_THROUGH.test(sql);
+    if (!passThrough || WAITS_FOR_WRITER.test(sql)) {
+      await writesAllowed(this.#path);
+    }
+    if (passThrough) return await this.#inner.execute(stmt);
     const [, result] = await this.#inner.batch(
       [SECURE_DELETE_ON, stmt],
       "deferred",

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
-import type { TraceDb } from "../lib/db.ts";
+import { checkpointWal, type TraceDb } from "../lib/db.ts";
 import { writesHeld } from "../lib/_db_write_gate.ts";
 import { StorageError } from "../lib/errors.ts";
 import {
@@ -143,6 +143,22 @@ Deno.test("another write waits for a large batch's transaction instead of SQLite
     assert.equal(log.at(-1), "work settled");
     assert.equal(await count(db, "probe"), 1);
     assert.equal(await count(db, "obs_events"), total);
+  });
+});
+
+Deno.test("a WAL checkpoint waits for a large batch's transaction instead of SQLite's busy handler", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    let checkpoint: Promise<boolean> | undefined;
+    await whileRunning(ingestEvents(db, events(40 * EVENTS_PER_SCRIPT)), () => {
+      if (checkpoint || !writesHeld(db.path!)) return;
+      // TRUNCATE waits for the writer: on this thread, for the whole busy timeout.
+      checkpoint = checkpointWal(db).then(({ complete }) =>
+        complete && !writesHeld(db.path!)
+      );
+    });
+    assert.ok(checkpoint, "the batch never took a turn while it was written");
+    assert.equal(await checkpoint, true);
   });
 });
 
