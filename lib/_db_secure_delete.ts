@@ -27,18 +27,24 @@ import type {
   Transaction,
   TransactionMode,
 } from "@libsql/client";
+import { writesAllowed } from "./_db_write_gate.ts";
 
 /** The statement every writing connection runs first. */
 export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
 
 const PASS_THROUGH = /^\s*(SELECT|PRAGMA|EXPLAIN|VACUUM)\b/i;
+/** Pass-through statements that wait for the writer (or are one), so they wait for an ingest hold too. */
+const WAITS_FOR_WRITER = /^\s*(VACUUM\b|PRAGMA\s+wal_checkpoint\b)/i;
 
 /** A client whose every writing operation runs with `secure_delete` on its own connection. */
 export class SecureDeleteClient implements Client {
   #inner: Client;
+  /** The file's path: writes wait while ingest holds it (`_db_write_gate.ts`). */
+  #path: string;
 
-  constructor(inner: Client) {
+  constructor(inner: Client, path: string) {
     this.#inner = inner;
+    this.#path = path;
   }
 
   get closed(): boolean {
@@ -59,7 +65,11 @@ export class SecureDeleteClient implements Client {
       ? { sql: stmtOrSql, args: args ?? [] }
       : stmtOrSql;
     const sql = typeof stmt === "string" ? stmt : stmt.sql;
-    if (PASS_THROUGH.test(sql)) return await this.#inner.execute(stmt);
+    const passThrough = PASS_THROUGH.test(sql);
+    if (!passThrough || WAITS_FOR_WRITER.test(sql)) {
+      await writesAllowed(this.#path);
+    }
+    if (passThrough) return await this.#inner.execute(stmt);
     const [, result] = await this.#inner.batch(
       [SECURE_DELETE_ON, stmt],
       "deferred",
@@ -72,15 +82,18 @@ export class SecureDeleteClient implements Client {
     mode?: TransactionMode,
   ): Promise<ResultSet[]> {
     if (mode === "read") return await this.#inner.batch(stmts, mode);
+    await writesAllowed(this.#path);
     const results = await this.#inner.batch([SECURE_DELETE_ON, ...stmts], mode);
     return results.slice(1);
   }
 
   async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+    await writesAllowed(this.#path);
     return (await this.#inner.migrate([SECURE_DELETE_ON, ...stmts])).slice(1);
   }
 
   async transaction(mode?: TransactionMode): Promise<Transaction> {
+    if (mode !== "read") await writesAllowed(this.#path);
     const tx = await this.#inner.transaction(mode);
     if (mode === "read") return tx;
     try {
@@ -93,6 +106,7 @@ export class SecureDeleteClient implements Client {
   }
 
   async executeMultiple(sql: string): Promise<void> {
+    await writesAllowed(this.#path);
     await this.#inner.executeMultiple(`${SECURE_DELETE_ON};\n${sql}`);
   }
 

@@ -21,6 +21,7 @@ import { StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
 import { openFile, restrictSidecars } from "./_db_file.ts";
 import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
+import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 
 export { NoDataError } from "./_db_file.ts";
 
@@ -101,8 +102,17 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
   const { url, readOnly } = opened;
   const client = readOnly
     ? opened.client
-    : new SecureDeleteClient(opened.client);
+    : new SecureDeleteClient(opened.client, path);
   return { client, url, path, readOnly, close: () => client.close() };
+}
+
+/**
+ * Runs `work`, a write transaction that lets the event loop turn, while the
+ * process's other writes to the same local file wait for it
+ * (`_db_write_gate.ts`); remote and in-memory databases run it as it is.
+ */
+export function holdWrites<T>(db: TraceDb, work: () => Promise<T>): Promise<T> {
+  return db.path === null ? work() : holdFileWrites(db.path, work);
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   ingestEvents,
   MAX_BATCH_EVENTS,
   MAX_BATCH_JSON_VALUES,
-  parseNdjsonEvents,
+  readNdjsonEvents,
 } from "../lib/obs/ingest/mod.ts";
 import {
   queryTraceEvents,
@@ -122,7 +122,8 @@ async function readEvents(
     );
   }
   const text = utf8Text(await readRequestBody(request, limits));
-  if (ndjson) return parseNdjsonEvents(text);
+  // Parsed in slices: a large body leaves other requests their turns.
+  if (ndjson) return await readNdjsonEvents(text);
   if (text.trim() === "") return { events: [] };
   const body = parseJsonBody(text);
   if (Array.isArray(body)) return { events: body };

@@ -21,8 +21,8 @@ import { noteCommit } from "./checkpoints.ts";
 
 /**
  * Most events one group transaction takes (a larger single batch still goes
- * alone): a write holds the thread, so a group of a few thousand events
- * keeps every other request's wait short.
+ * alone): every batch of a group waits for the group's commit, so a group of
+ * a few thousand events keeps each batch's wait short.
  */
 export const MAX_GROUP_EVENTS = 5_000;
 

@@ -55,15 +55,18 @@ export const ownerKey = (applicationId: string, eventId: string): string =>
 /**
  * Plans every batch of a group in order from `firstSeq`; `owned` holds the
  * stored owners of the group's ids and gains the claims of accepted batches.
+ * A step generator: it pauses between slices of events (run it with
+ * `_turns.ts`).
  */
-export function planGroup(
+export function* planGroup(
   batches: readonly BatchToWrite[],
   owned: Map<string, Owned>,
   firstSeq: number,
-): { plans: BatchPlan[]; nextSeq: number } {
+): Generator<void, { plans: BatchPlan[]; nextSeq: number }> {
   let seq = firstSeq;
-  const plans = batches.map((batch) => {
-    const plan = planBatch(batch, owned, seq);
+  const plans: BatchPlan[] = [];
+  for (const batch of batches) {
+    const plan = yield* planBatch(batch, owned, seq);
     if (plan.conflicts.length === 0) {
       for (const { seq: claimed, event } of plan.fresh) {
         owned.set(ownerKey(event.meta.application_id, event.meta.event_id), {
@@ -73,21 +76,26 @@ export function planGroup(
       }
       seq += plan.fresh.length;
     }
-    return plan;
-  });
+    plans.push(plan);
+  }
   return { plans, nextSeq: seq };
 }
 
-function planBatch(
+/** Events planned between two pauses of {@link planGroup}. */
+const EVENTS_PER_STEP = 256;
+
+function* planBatch(
   batch: BatchToWrite,
   owned: ReadonlyMap<string, Owned>,
   firstSeq: number,
-): BatchPlan {
+): Generator<void, BatchPlan> {
   // Claims of this batch stay apart until it is known to be accepted.
   const claims = new Map<string, Owned>();
   const plan: BatchPlan = { batch, fresh: [], items: [], conflicts: [] };
   let seq = firstSeq;
-  batch.events.forEach((event, index) => {
+  for (let index = 0; index < batch.events.length; index++) {
+    if (index > 0 && index % EVENTS_PER_STEP === 0) yield;
+    const event = batch.events[index]!;
     const key = ownerKey(event.meta.application_id, event.meta.event_id);
     const prior = claims.get(key) ?? owned.get(key);
     const eventId = event.meta.event_id;
@@ -95,7 +103,7 @@ function planBatch(
       plan.conflicts.push(
         withLine(conflict(event, index, prior, batch.lines), batch.lines),
       );
-      return;
+      continue;
     }
     if (prior) {
       plan.items.push({
@@ -104,13 +112,13 @@ function planBatch(
         seq: prior.seq,
         duplicate: true,
       });
-      return;
+      continue;
     }
     claims.set(key, { seq, fingerprint: event.fingerprint, item: index });
     plan.fresh.push({ seq, event });
     plan.items.push({ index, event_id: eventId, seq, duplicate: false });
     seq += 1;
-  });
+  }
   return plan;
 }
 

@@ -11,11 +11,19 @@
  * its expired envelope and the other way round: both own the id). Either
  * way a group decides exactly as its batches one after the other would.
  *
+ * A large group is written in scripts of a few hundred events, all inside
+ * the one transaction, with a turn of the event loop past each slice of
+ * writing (`_turns.ts`): other requests are answered meanwhile, readers see
+ * none of the rows until the commit, a failure in any script rolls back
+ * them all, and the batches are acknowledged only after the commit, as
+ * before. While the transaction is open the process's other writes to the
+ * file wait for it (`holdWrites`), never inside SQLite.
+ *
  * @module
  */
 
 import type { InValue, Transaction } from "@libsql/client";
-import type { TraceDb } from "../../db.ts";
+import { holdWrites, type TraceDb } from "../../db.ts";
 import type { NormalizedEvent } from "../normalize.ts";
 import {
   EVENT_COLUMNS,
@@ -33,6 +41,7 @@ import {
   ownerKey,
   planGroup,
 } from "./_plan.ts";
+import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
 const ENVELOPE_COLUMNS = [
   "seq",
@@ -64,36 +73,80 @@ export async function writeGroup(
  * insert refused by a unique index) rolls back and returns `null`, so the
  * caller checks ownership instead; any other failure is thrown.
  */
-async function attempt(
+function attempt(
   db: TraceDb,
   batches: readonly BatchToWrite[],
   owners: ((tx: Transaction) => Promise<Map<string, Owned>>) | null,
 ): Promise<BatchPlan[] | null> {
-  const tx = await db.client.transaction("write");
-  try {
-    const owned = owners ? await owners(tx) : new Map<string, Owned>();
-    const first = await nextSeq(tx);
-    const { plans, nextSeq: after } = planGroup(batches, owned, first);
-    const accepted = plans.filter((plan) => plan.conflicts.length === 0);
-    // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.
-    if (!owners && accepted.length < plans.length) {
-      await tx.rollback();
-      return null;
-    }
-    if (accepted.some((plan) => plan.fresh.length > 0)) {
-      try {
-        await tx.executeMultiple(insertScript(db, accepted, after));
-      } catch (error) {
-        if (owners || !isConstraintError(error)) throw error;
+  // The transaction stays open across turns: other writes wait for it outside SQLite.
+  return holdWrites(db, async () => {
+    const tx = await db.client.transaction("write");
+    try {
+      const owned = owners ? await owners(tx) : new Map<string, Owned>();
+      const first = await nextSeq(tx);
+      const { plans, nextSeq: after } = await inSlices(
+        db,
+        planGroup(batches, owned, first),
+      );
+      const accepted = plans.filter((plan) => plan.conflicts.length === 0);
+      // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.
+      if (!owners && accepted.length < plans.length) {
         await tx.rollback();
         return null;
       }
+      if (accepted.some((plan) => plan.fresh.length > 0)) {
+        try {
+          await insertInSlices(db, tx, accepted, after);
+        } catch (error) {
+          if (owners || !isConstraintError(error)) throw error;
+          await tx.rollback();
+          return null;
+        }
+      }
+      await tx.commit();
+      return plans;
+    } finally {
+      tx.close();
     }
-    await tx.commit();
-    return plans;
-  } finally {
-    tx.close();
+  });
+}
+
+/**
+ * Runs the inserts of the accepted batches in the open transaction `tx`, a
+ * script of {@link EVENTS_PER_SCRIPT} events at a time, taking a turn of
+ * the event loop past each slice of writing on a local file (another
+ * connection's reads run then; they see the rows only once `tx` commits).
+ * In-memory databases have one connection, which `tx` holds, and a remote
+ * one does not hold the thread: they write without turns.
+ */
+async function insertInSlices(
+  db: TraceDb,
+  tx: Transaction,
+  plans: readonly BatchPlan[],
+  nextSeqValue: number,
+): Promise<void> {
+  const scripts = insertScripts(db, plans, nextSeqValue);
+  if (db.path === null) {
+    for (const script of scripts) await tx.executeMultiple(script);
+    return;
   }
+  await inTurn(async (slices) => {
+    for (const script of scripts) {
+      if (slices.due()) await slices.turn();
+      await tx.executeMultiple(script);
+    }
+  });
+}
+
+/**
+ * Runs `steps` inside the open transaction: with turns on a local file;
+ * at once elsewhere (an in-memory database's one connection is the
+ * transaction's, and a remote one does not hold the thread).
+ */
+function inSlices<T>(db: TraceDb, steps: Generator<void, T>): Promise<T> {
+  return db.path !== null
+    ? runInTurns(steps)
+    : Promise.resolve(runAtOnce(steps));
 }
 
 /** A constraint refused a statement: here, an id the group assumed new is stored. */
@@ -102,19 +155,39 @@ function isConstraintError(error: unknown): boolean {
   return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
 }
 
+/** Events whose rows one script of {@link insertScripts} writes. */
+export const EVENTS_PER_SCRIPT = 500;
+
+type FreshRow = { seq: number; event: NormalizedEvent; batch: BatchToWrite };
+
 /**
- * The inserts of the accepted batches as one SQL script of literals. A
- * script is prepared, run and finalized inside SQLite, where a prepared
- * statement of the local client is never freed (`_sql_literal.ts`).
+ * The inserts of the accepted batches as SQL scripts of literals, built one
+ * at a time as they are run: a script is prepared, run and finalized inside
+ * SQLite, where a prepared statement of the local client is never freed
+ * (`_sql_literal.ts`).
  */
-function insertScript(
+function* insertScripts(
   db: TraceDb,
   plans: readonly BatchPlan[],
   nextSeqValue: number,
-): string {
-  const fresh = plans.flatMap(({ batch, fresh }) =>
+): Generator<string> {
+  const fresh: FreshRow[] = plans.flatMap(({ batch, fresh }) =>
     fresh.map(({ seq, event }) => ({ seq, event, batch }))
   );
+  const pragma = checkpointPragma(db);
+  if (pragma !== "") yield pragma;
+  for (let start = 0; start < fresh.length; start += EVENTS_PER_SCRIPT) {
+    yield rowInserts(fresh.slice(start, start + EVENTS_PER_SCRIPT));
+  }
+  const now = plans[plans.length - 1]!.batch.receivedAt;
+  yield `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ${
+    sqlLiteral(String(nextSeqValue))
+  }, ${sqlLiteral(now)})
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at;\n`;
+}
+
+/** Envelope, index, resource and preview rows of `fresh`, as one script. */
+function rowInserts(fresh: readonly FreshRow[]): string {
   const index = indexRows(fresh.map(({ seq, event, batch }) => ({
     seq,
     received_at: batch.receivedAt,
@@ -128,9 +201,7 @@ function insertScript(
         : []
     ),
   );
-  const now = plans[plans.length - 1]!.batch.receivedAt;
   return [
-    checkpointPragma(db),
     literalInserts(
       "obs_envelopes",
       ENVELOPE_COLUMNS,
@@ -139,10 +210,6 @@ function insertScript(
     literalInserts("obs_events", EVENT_COLUMNS, index.events),
     literalInserts("obs_resources", RESOURCE_COLUMNS, index.resources),
     literalInserts("obs_previews", PREVIEW_COLUMNS, previews),
-    `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ${
-      sqlLiteral(String(nextSeqValue))
-    }, ${sqlLiteral(now)})
-ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at;\n`,
   ].join("");
 }
 

@@ -32,6 +32,7 @@ import {
 } from "../batch.ts";
 import { type BatchPlan, type IngestItemResult, withLine } from "./_plan.ts";
 import { writeBatch } from "./_group_commit.ts";
+import { runAtOnce, runInTurns } from "./_turns.ts";
 
 export { MAX_BATCH_EVENTS };
 export type { IngestItemResult };
@@ -137,7 +138,8 @@ export async function ingestEvents(
     );
   }
   await requireObs(db);
-  const events = validateEventBatch(inputs, options);
+  // A large batch is validated in slices, so other requests get turns meanwhile.
+  const events = await runInTurns(validationSteps(inputs, options));
   if (events.length === 0) return { inserted: 0, duplicates: 0, items: [] };
   let plan: BatchPlan;
   try {
@@ -180,16 +182,27 @@ export function validateEventBatch(
   inputs: readonly unknown[],
   origin: BatchOrigin = {},
 ): NormalizedEvent[] {
+  return runAtOnce(validationSteps(inputs, origin));
+}
+
+/** Items validated between two pauses of {@link validationSteps}. */
+const ITEMS_PER_STEP = 64;
+
+function* validationSteps(
+  inputs: readonly unknown[],
+  origin: BatchOrigin,
+): Generator<void, NormalizedEvent[]> {
   const events: NormalizedEvent[] = [];
   const issues: EventIssue[] = [];
   let refused = 0;
-  inputs.forEach((input, index) => {
-    const result = normalizeEvent(input, index);
+  for (let index = 0; index < inputs.length; index++) {
+    const result = normalizeEvent(inputs[index], index);
     if ("fingerprint" in result) events.push(result);
     else if (++refused <= MAX_REPORTED_ISSUES) {
       issues.push(withLine(result, origin.lines));
     }
-  });
+    if ((index + 1) % ITEMS_PER_STEP === 0) yield;
+  }
   if (refused > 0) {
     incrementCounter("batches_refused");
     throw new IngestBatchError(issues, inputs.length, refused);

@@ -33,6 +33,7 @@ export {
   type NdjsonEvents,
   type NdjsonOptions,
   parseNdjsonEvents,
+  readNdjsonEvents,
 } from "./ndjson.ts";
 export {
   BatchTooLargeError,

@@ -26,6 +26,7 @@ import {
 } from "../batch.ts";
 import { type EventIssue, normalizeEvent } from "../normalize.ts";
 import { IngestBatchError } from "./ingest.ts";
+import { runAtOnce, runInTurns } from "./_turns.ts";
 
 /** The events of an NDJSON text and the 1-based line each came from. */
 export interface NdjsonEvents {
@@ -50,6 +51,27 @@ export function parseNdjsonEvents(
   text: string,
   options: NdjsonOptions = {},
 ): NdjsonEvents {
+  return runAtOnce(ndjsonSteps(text, options));
+}
+
+/**
+ * {@link parseNdjsonEvents}, letting the event loop turn between slices of
+ * lines (a server parsing a large body keeps answering other requests).
+ */
+export function readNdjsonEvents(
+  text: string,
+  options: NdjsonOptions = {},
+): Promise<NdjsonEvents> {
+  return runInTurns(ndjsonSteps(text, options));
+}
+
+/** Lines parsed between two pauses of {@link ndjsonSteps}. */
+const LINES_PER_STEP = 64;
+
+function* ndjsonSteps(
+  text: string,
+  options: NdjsonOptions,
+): Generator<void, NdjsonEvents> {
   const maxEvents = options.maxEvents ?? MAX_BATCH_EVENTS;
   requireLineCount(text, maxEvents);
   const budget = jsonBudget(options.maxValues ?? MAX_BATCH_JSON_VALUES);
@@ -59,7 +81,7 @@ export function parseNdjsonEvents(
   const items: number[] = [];
   const refused = new IssueList();
   let item = 0;
-  forEachLine(text, (source, line) => {
+  for (const { source, line } of nonBlankLines(text)) {
     const value = parseLine(source, line, item, budget);
     if ("issue" in value) refused.add(value.issue);
     else {
@@ -67,16 +89,17 @@ export function parseNdjsonEvents(
       lines.push(line);
       items.push(item);
     }
-    item++;
-  });
+    if (++item % LINES_PER_STEP === 0) yield;
+  }
   if (refused.count > 0) {
     // Name the event-rule problems of the other lines in the same answer.
-    events.forEach((event, i) => {
-      const result = normalizeEvent(event, items[i]!);
+    for (let i = 0; i < events.length; i++) {
+      const result = normalizeEvent(events[i], items[i]!);
       if (!("fingerprint" in result)) {
         refused.add({ ...result, line: lines[i]! });
       }
-    });
+      if ((i + 1) % LINES_PER_STEP === 0) yield;
+    }
     throw new IngestBatchError(refused.sorted(), item, refused.count);
   }
   return { events, lines };
@@ -111,16 +134,17 @@ function isBlank(text: string, start: number, end: number): boolean {
   return true;
 }
 
-/** Calls `fn` with each non-blank line and its 1-based number. */
-function forEachLine(
+/** Each non-blank line and its 1-based number. */
+function* nonBlankLines(
   text: string,
-  fn: (source: string, line: number) => void,
-): void {
+): Generator<{ source: string; line: number }> {
   let line = 0;
   for (let start = 0; start < text.length;) {
     const end = lineEnd(text, start);
     line++;
-    if (!isBlank(text, start, end)) fn(text.slice(start, end), line);
+    if (!isBlank(text, start, end)) {
+      yield { source: text.slice(start, end), line };
+    }
     start = end + 1;
   }
 }

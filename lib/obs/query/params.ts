@@ -70,6 +70,28 @@ const FLAG_ALIASES: Readonly<Record<string, TraceQueryParam>> = {
   application: "application_id",
 };
 
+/** List fields of a query body (and of the library's filter), by the parameter each is spelt as here. */
+const BODY_SPELLINGS: Readonly<Record<string, TraceQueryParam>> = {
+  ...Object.fromEntries(
+    Object.entries(REPEATED).map(([param, field]) => [field, param]),
+  ),
+  resources: "resource",
+};
+
+/** The refusal of an unknown parameter, naming the one it most likely meant. */
+function unknownParam(key: string): string {
+  const listed = Object.hasOwn(BODY_SPELLINGS, key)
+    ? BODY_SPELLINGS[key]
+    : undefined;
+  if (listed) {
+    return `unknown parameter "${key}"; the query string spells it ${listed} (repeat it, or separate values with commas)`;
+  }
+  const near = suggestParam(key);
+  return near
+    ? `unknown parameter "${key}"; did you mean ${near}?`
+    : `unknown parameter "${key}"; remove it`;
+}
+
 /** The parameter a misnamed one (often the CLI flag name) most likely meant. */
 function suggestParam(key: string): TraceQueryParam | undefined {
   const snake = key.replaceAll("-", "_");
@@ -91,14 +113,7 @@ export function traceQueryFromParams(
 ): TraceQuery {
   const label = options.label ?? ((param) => param);
   for (const key of params.keys()) {
-    if (!KNOWN.has(key)) {
-      const near = suggestParam(key);
-      throw invalid(
-        near
-          ? `unknown parameter "${key}"; did you mean ${near}?`
-          : `unknown parameter "${key}"; remove it`,
-      );
-    }
+    if (!KNOWN.has(key)) throw invalid(unknownParam(key));
   }
   // Validated here (not only by parseTraceQuery) so that messages name parameters, not fields.
   const parsed = v.safeParse(TraceQuerySchema, rawQuery(params, label));

@@ -1,0 +1,204 @@
+/**
+ * A large batch is written in slices inside one transaction: the event loop
+ * turns between them (readers and other requests run), the batch stays all
+ * or nothing, and other writes wait for it instead of for SQLite's lock.
+ */
+
+import assert from "node:assert/strict";
+import { withDb } from "./_helpers.ts";
+import { checkpointWal, type TraceDb } from "../lib/db.ts";
+import { writesHeld } from "../lib/_db_write_gate.ts";
+import { StorageError } from "../lib/errors.ts";
+import {
+  IngestConflictError,
+  ingestEvents,
+  parseNdjsonEvents,
+  readNdjsonEvents,
+} from "../lib/obs/ingest/mod.ts";
+import { EVENTS_PER_SCRIPT } from "../lib/obs/ingest/_write.ts";
+import { initializeObs } from "../lib/obs/mod.ts";
+import { runInTurns, WRITE_SLICE_MS } from "../lib/obs/ingest/_turns.ts";
+
+function events(count: number, tag = ""): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) => ({
+    event_id: `e-${i}`,
+    application_id: "app-1",
+    agent_id: "agent-1",
+    kind: "retrieval",
+    thread_id: `t-${i % 7}${tag}`,
+  }));
+}
+
+async function count(db: TraceDb, table: string): Promise<number> {
+  const result = await db.client.execute(`SELECT COUNT(*) AS n FROM ${table}`);
+  return Number(result.rows[0]!.n);
+}
+
+/** Runs `probe` on every timer turn until `work` settles; returns what it logged. */
+async function whileRunning<T>(
+  work: Promise<T>,
+  probe: (log: string[]) => Promise<void> | void,
+): Promise<string[]> {
+  const log: string[] = [];
+  let settled = false;
+  const done = work.then(
+    () => log.push("work settled"),
+    () => log.push("work settled"),
+  ).finally(() => settled = true);
+  while (!settled) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (!settled) await probe(log);
+  }
+  await done;
+  return log;
+}
+
+const LATE = 6 * EVENTS_PER_SCRIPT;
+
+Deno.test("ingestEvents() writes nothing when the last script of a large batch fails", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const last = `e-${LATE - 1}`;
+    await db.client.execute(
+      `CREATE TRIGGER fail_late BEFORE INSERT ON obs_events
+       WHEN NEW.event_id = '${last}' BEGIN SELECT RAISE(ABORT, 'refused late'); END`,
+    );
+    await assert.rejects(
+      ingestEvents(db, events(LATE)),
+      (error) =>
+        error instanceof StorageError && /refused late/.test(error.message),
+    );
+    for (const table of ["obs_envelopes", "obs_events", "obs_previews"]) {
+      assert.equal(await count(db, table), 0, table);
+    }
+    await db.client.execute("DROP TRIGGER fail_late");
+    const result = await ingestEvents(db, events(LATE));
+    assert.equal(result.inserted, LATE);
+    assert.equal(await count(db, "obs_events"), LATE);
+  });
+});
+
+Deno.test("ingestEvents() refuses a large batch whole for a conflict in its last script", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const stored = events(LATE, "-before").slice(-1);
+    await ingestEvents(db, stored);
+    await assert.rejects(
+      ingestEvents(db, events(LATE)),
+      (error) =>
+        error instanceof IngestConflictError &&
+        error.items.length === 1 && error.items[0]!.index === LATE - 1,
+    );
+    assert.equal(await count(db, "obs_envelopes"), 1);
+    assert.equal(await count(db, "obs_events"), 1);
+  });
+});
+
+Deno.test("a reader gets turns while a large batch is written, and sees none of it before the commit", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const total = 40 * EVENTS_PER_SCRIPT;
+    const log = await whileRunning(
+      ingestEvents(db, events(total)),
+      async (log) => {
+        // Only turns taken inside the write transaction count here.
+        if (!writesHeld(db.path!)) return;
+        log.push(`read ${await count(db, "obs_events")} while writing`);
+      },
+    );
+    const reads = log.filter((entry) => entry.startsWith("read"));
+    assert.ok(reads.length > 0, "no reader ran while the batch was written");
+    assert.ok(
+      reads.every((entry) => entry === "read 0 while writing"),
+      reads.join(),
+    );
+    assert.equal(log.at(-1), "work settled");
+    assert.equal(await count(db, "obs_events"), total);
+  });
+});
+
+Deno.test("another write waits for a large batch's transaction instead of SQLite's lock", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await db.client.execute("CREATE TABLE probe (x INTEGER)");
+    const total = 40 * EVENTS_PER_SCRIPT;
+    let write: Promise<unknown> | undefined;
+    const order: string[] = [];
+    const log = await whileRunning(ingestEvents(db, events(total)), () => {
+      if (write || !writesHeld(db.path!)) return;
+      order.push("write sent while the batch is written");
+      // Without the gate this waits in SQLite's busy handler, on this thread, and fails.
+      write = db.client.execute("INSERT INTO probe (x) VALUES (1)").then(() =>
+        order.push(
+          `write done, batch ${writesHeld(db.path!) ? "open" : "closed"}`,
+        )
+      );
+    });
+    assert.ok(write, "the batch never took a turn while it was written");
+    await write;
+    assert.deepEqual(order, [
+      "write sent while the batch is written",
+      "write done, batch closed",
+    ]);
+    assert.equal(log.at(-1), "work settled");
+    assert.equal(await count(db, "probe"), 1);
+    assert.equal(await count(db, "obs_events"), total);
+  });
+});
+
+Deno.test("a WAL checkpoint waits for a large batch's transaction instead of SQLite's busy handler", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    let checkpoint: Promise<boolean> | undefined;
+    await whileRunning(ingestEvents(db, events(40 * EVENTS_PER_SCRIPT)), () => {
+      if (checkpoint || !writesHeld(db.path!)) return;
+      // TRUNCATE waits for the writer: on this thread, for the whole busy timeout.
+      checkpoint = checkpointWal(db).then(({ complete }) =>
+        complete && !writesHeld(db.path!)
+      );
+    });
+    assert.ok(checkpoint, "the batch never took a turn while it was written");
+    assert.equal(await checkpoint, true);
+  });
+});
+
+Deno.test("readNdjsonEvents() lets timers run while it parses and answers as parseNdjsonEvents()", async () => {
+  const text = events(40_000).map((e) => JSON.stringify(e)).join("\n");
+  const log = await whileRunning(
+    readNdjsonEvents(text),
+    (log) => void log.push("timer"),
+  );
+  assert.equal(log[0], "timer");
+  assert.equal(log.at(-1), "work settled");
+  assert.deepEqual(await readNdjsonEvents(text), parseNdjsonEvents(text));
+  const bad = `${text}\n{"event_id":`;
+  await assert.rejects(readNdjsonEvents(bad), /line 40001/);
+});
+
+/** Holds the calling thread, as parsing or a local statement does. */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // spin
+  }
+}
+
+function* steps(log: string[], name: string, ms: number): Generator<void> {
+  for (let i = 0; i < 2; i++) {
+    busy(ms);
+    log.push(name);
+    yield;
+  }
+}
+
+Deno.test("write-path work of the process takes one slice per turn of the event loop, however many batches wait", async () => {
+  const log: string[] = [];
+  const work = Promise.all([
+    runInTurns(steps(log, "a", WRITE_SLICE_MS + 1)),
+    runInTurns(steps(log, "b", WRITE_SLICE_MS + 1)),
+  ]);
+  setTimeout(() => log.push("timer"), 0);
+  await work;
+  // Each batch giving way on its own would run a and b before the timer.
+  assert.deepEqual(log.slice(0, 3), ["a", "timer", "b"]);
+});
