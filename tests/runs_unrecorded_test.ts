@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
-import { main } from "../cli.ts";
 import { runDownloads } from "../routes/ui/links.ts";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import { loadRunDetail } from "../routes/ui/run_view.ts";
@@ -17,13 +16,14 @@ import { saveRegression } from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { verifyLedger } from "../lib/ledger/verify.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { runExternal } from "../lib/runs/external_run.ts";
-import { replayRegression } from "../lib/runs/replay.ts";
-import { FakeTarget, VirtualClock } from "./_fake_target.ts";
-import type { RunReport } from "../lib/runner/report.ts";
-import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
-
-const CONFIG = stagingConfig({ document_count: 2 });
+import { withDb } from "./_helpers.ts";
+import {
+  CONFIG,
+  fakeReplay,
+  fakeRun,
+  trace,
+  withStagingA,
+} from "./_unrecorded.ts";
 
 /** Opens the file with a plain client, as an outside tool would. */
 async function raw(db: TraceDb, fn: (client: Client) => Promise<void>) {
@@ -33,60 +33,6 @@ async function raw(db: TraceDb, fn: (client: Client) => Promise<void>) {
   } finally {
     client.close();
   }
-}
-
-/** A ledger with target staging-a registered. */
-async function withStagingA(db: TraceDb): Promise<void> {
-  await migrate(db, ALL_MIGRATIONS);
-  await registerTarget(db, {
-    targetId: "staging-a",
-    config: CONFIG,
-    source: "registered",
-  });
-}
-
-/** A run of staging-a against a fake adapter, recorded in `dir`'s ledger. */
-async function fakeRun(
-  db: TraceDb,
-  dir: string,
-  behaviour: { staleCache?: boolean } = {},
-): Promise<RunReport> {
-  const clock = new VirtualClock();
-  const { report } = await runExternal(CONFIG, {
-    db,
-    dataDir: dir,
-    target: {
-      id: "staging-a",
-      base_url: CONFIG.base_url,
-      source: "registered",
-    },
-    transport: new FakeTarget(clock, behaviour),
-    clock,
-    trace: false,
-  });
-  return report;
-}
-
-/** A replay of `regressionId` against a fake adapter. */
-async function fakeReplay(
-  db: TraceDb,
-  dir: string,
-  regressionId: string,
-  behaviour: { staleCache?: boolean } = {},
-): Promise<RunReport> {
-  const clock = new VirtualClock();
-  return (await replayRegression(db, regressionId, {
-    dataDir: dir,
-    transport: new FakeTarget(clock, behaviour),
-    clock,
-    trace: false,
-  })).report;
-}
-
-async function trace(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
 }
 
 Deno.test({

@@ -8,56 +8,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
 import { migrate, openDb, type TraceDb } from "../lib/db.ts";
-import { registerTarget } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { planRun } from "../lib/runner/plan.ts";
-import { runExternal } from "../lib/runs/external_run.ts";
 import { RunJobs, RunLock } from "../lib/runs/mod.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
-import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
-
-const CONFIG = stagingConfig({ document_count: 2 });
-
-async function trace(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
-
-/** A migrated ledger with target staging-a registered. */
-async function withStagingA(db: TraceDb): Promise<void> {
-  await migrate(db, ALL_MIGRATIONS);
-  await registerTarget(db, {
-    targetId: "staging-a",
-    config: CONFIG,
-    source: "registered",
-  });
-}
-
-/** A run of staging-a against a fake adapter, recorded in `dir`'s ledger. */
-async function fakeRun(
-  db: TraceDb,
-  dir: string,
-  behaviour: { staleCache?: boolean } = {},
-): Promise<RunReport> {
-  const clock = new VirtualClock();
-  const { report } = await runExternal(CONFIG, {
-    db,
-    dataDir: dir,
-    target: {
-      id: "staging-a",
-      base_url: CONFIG.base_url,
-      source: "registered",
-    },
-    transport: new FakeTarget(clock, behaviour),
-    clock,
-    trace: false,
-  });
-  return report;
-}
+import { withDb } from "./_helpers.ts";
+import { CONFIG, fakeRun, trace, withStagingA } from "./_unrecorded.ts";
 
 /**
  * A data dir `other` with a migrated, empty ledger, holding the checkpoints
