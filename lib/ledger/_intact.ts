@@ -259,7 +259,8 @@ export async function reverifiedChain(db: TraceDb): Promise<IntactChain> {
   return await intactChain(db);
 }
 
-const CHAINED_COLUMNS =
+/** Every column the chain digest covers, without the payload: for reads that need no payload. */
+export const CHAINED_COLUMNS =
   "seq, kind, entity_id, target_id, payload_digest, prev_chain, chain_digest, created_at, chain_version";
 
 /** Checks every row up to the remembered head against its link, its columns and the digest remembered for it. */

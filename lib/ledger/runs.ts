@@ -14,7 +14,7 @@ import {
   readEntry,
 } from "./chain.ts";
 import { headAfter, type LedgerHead } from "./head.ts";
-import { verifiedEntries } from "./_intact.ts";
+import { CHAINED_COLUMNS, verifiedEntries } from "./_intact.ts";
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -77,6 +77,19 @@ export async function readRun(
   const entry = await readEntry(db, "run", runId) ??
     await readEntry(db, "reference_run", runId);
   return entry ? JSON.parse(entry.payload) as RunReport : null;
+}
+
+/**
+ * The ids of every completed run the ledger holds (external and reference),
+ * read without their payloads: for telling a run the ledger has from one only
+ * files know, whatever a listing's filters leave out.
+ */
+export async function recordedRunIds(db: TraceDb): Promise<Set<string>> {
+  const rows = await db.client.execute(
+    `SELECT ${CHAINED_COLUMNS} FROM ledger_entries WHERE kind IN ('run', 'reference_run')`,
+  );
+  const entries = await verifiedEntries(db, rows.rows, { payload: false });
+  return new Set(entries.map((entry) => entry.entity_id));
 }
 
 /** Which history a run belongs to. */

@@ -9,7 +9,7 @@
 
 import type { TraceDb } from "../db.ts";
 import type { RunReport } from "../runner/report.ts";
-import { verifiedEntries } from "./_intact.ts";
+import { CHAINED_COLUMNS, verifiedEntries } from "./_intact.ts";
 import { latestEntryPerTarget } from "./chain.ts";
 import { listRetirements, type Retirement } from "./retirements.ts";
 import { listTargets, type TargetRecord } from "./targets.ts";
@@ -96,9 +96,7 @@ interface Use {
 
 async function runUse(db: TraceDb): Promise<Map<string, Use>> {
   const rows = await db.client.execute(
-    `SELECT seq, kind, entity_id, target_id, payload_digest, prev_chain,
-       chain_digest, created_at, chain_version
-     FROM ledger_entries WHERE kind = 'run' ORDER BY seq`,
+    `SELECT ${CHAINED_COLUMNS} FROM ledger_entries WHERE kind = 'run' ORDER BY seq`,
   );
   const use = new Map<string, Use>();
   for (

@@ -12,7 +12,7 @@
 import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { RefusedError } from "../errors.ts";
-import { readRun, validateRunId } from "../ledger/runs.ts";
+import { recordedRunIds, validateRunId } from "../ledger/runs.ts";
 import { join } from "node:path";
 import {
   type Checkpoint,
@@ -196,15 +196,15 @@ export async function unrecordedRuns(
 ): Promise<Unrecorded> {
   const runs: UnrecordedRun[] = [];
   const unreadable: string[] = [];
-  for (const runId of await checkpointRunIds(dataDir)) {
-    if (!isRunId(runId)) continue;
+  const recorded = await recordedRunIds(db);
+  for (const runId of await runCheckpointIds(dataDir)) {
     const checkpoint = await readCheckpoint(dataDir, runId).catch(() => {
       unreadable.push(join(checkpointDir(dataDir), `${runId}.json`));
       return null;
     });
     if (checkpoint?.state !== "completed") continue;
     if (targetId !== undefined && checkpoint.target.id !== targetId) continue;
-    if (await readRun(db, checkpoint.run_id)) continue;
+    if (recorded.has(checkpoint.run_id)) continue;
     runs.push({
       run_id: checkpoint.run_id,
       target_id: checkpoint.target.id,
@@ -214,6 +214,11 @@ export async function unrecordedRuns(
   }
   runs.sort((a, b) => a.run_id.localeCompare(b.run_id));
   return { runs, unreadable: unreadable.sort() };
+}
+
+/** Ids of the checkpoint files in `dataDir` that name runs as the ledger does. */
+export async function runCheckpointIds(dataDir: string): Promise<string[]> {
+  return (await checkpointRunIds(dataDir)).filter(isRunId);
 }
 
 function isRunId(value: string): boolean {

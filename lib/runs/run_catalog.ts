@@ -15,7 +15,7 @@
 
 import type { TraceDb } from "../db.ts";
 import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
-import { listRuns, type RunKind } from "../ledger/runs.ts";
+import { listRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { RefusedError } from "../errors.ts";
 import { checkpointRunIds, readCheckpoint } from "../runner/checkpoint.ts";
@@ -71,7 +71,13 @@ export async function runCatalog(
   const ledger = await hasLedger(db);
   const stored = ledger ? await fromLedger(db, options) : [];
   const local = options.dataDir !== undefined && options.kind !== "reference"
-    ? await fromCheckpoints(db, options.dataDir, stored, options)
+    ? await fromCheckpoints(
+      db,
+      options.dataDir,
+      stored,
+      ledger ? await recordedRunIds(db) : new Set(),
+      options,
+    )
     : [];
   const cleaned = ledger ? await latestCleanups(db) : new Map();
   const all = [...stored, ...local].map((run) => withLaterCleanup(run, cleaned))
@@ -142,8 +148,8 @@ async function fromLedger(
 }
 
 /**
- * Runs only a checkpoint (or a report kept beside one) knows. A completed
- * checkpoint without a kept report belongs to a run in the ledger. When the
+ * Runs only a checkpoint (or a report kept beside one) knows: every run the
+ * ledger holds (`recorded`) is skipped, listed or not. When the
  * ledger already filled `limit`, checkpoints started before the oldest of
  * those runs cannot make the list and are not read (run ids begin with
  * their start time).
@@ -152,13 +158,13 @@ async function fromCheckpoints(
   db: TraceDb,
   dataDir: string,
   stored: RunSummary[],
+  recorded: ReadonlySet<string>,
   options: RunCatalogOptions,
 ): Promise<RunSummary[]> {
-  const known = new Set(stored.map((run) => run.run_id));
   const cutoff = limitCutoff(stored, options.limit);
   const summaries: RunSummary[] = [];
   for (const runId of await checkpointRunIds(dataDir)) {
-    if (known.has(runId)) continue;
+    if (recorded.has(runId)) continue;
     const started = idTime(runId);
     if (cutoff !== null && started !== "" && started < cutoff) continue;
     const summary = await checkpointSummary(db, dataDir, runId, options);

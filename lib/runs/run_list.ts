@@ -12,18 +12,17 @@ import { join } from "node:path";
 import type { TraceDb } from "../db.ts";
 import { latestCleanups } from "../ledger/cleanups.ts";
 import { listRegressions, listReplays } from "../ledger/regressions.ts";
-import { findRuns, type StoredRun, validateRunId } from "../ledger/runs.ts";
+import { findRuns, recordedRunIds, type StoredRun } from "../ledger/runs.ts";
 import { listTargets } from "../ledger/targets.ts";
 import {
   type Checkpoint,
   checkpointDir,
-  checkpointRunIds,
   readCheckpoint,
 } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { RefusedError } from "../errors.ts";
 import { keptReportPath } from "./external_run.ts";
-import { readKeptReport } from "./kept_report.ts";
+import { readKeptReport, runCheckpointIds } from "./kept_report.ts";
 import { isSameProcess } from "./run_view.ts";
 
 /** One run in the list. */
@@ -89,7 +88,9 @@ export async function listAllRuns(
   const ledgerRuns = links === null
     ? []
     : await fromLedger(db, options, limit, links);
-  const known = new Set(ledgerRuns.map((run) => run.run_id));
+  // Every run the ledger holds, not only the listed ones: a completed
+  // checkpoint of a run filtered out here is still not a lost run.
+  const known = links === null ? new Set<string>() : await recordedRunIds(db);
   const { runs: local, unreadable } = await fromCheckpoints(
     options,
     known,
@@ -212,7 +213,7 @@ async function fromCheckpoints(
   const runs: RunListItem[] = [];
   const unreadable: string[] = [];
   const untrusted = (path: string) => void unreadable.push(path);
-  for (const runId of await checkpointIds(options.dataDir)) {
+  for (const runId of await runCheckpointIds(options.dataDir)) {
     if (known.has(runId)) continue;
     try {
       const item = await checkpointItem(
@@ -227,18 +228,6 @@ async function fromCheckpoints(
     }
   }
   return { runs, unreadable };
-}
-
-/** Checkpoint run ids that are run ids to the ledger too. */
-async function checkpointIds(dataDir: string): Promise<string[]> {
-  return (await checkpointRunIds(dataDir)).filter((id) => {
-    try {
-      validateRunId(id);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }
 
 async function checkpointItem(
