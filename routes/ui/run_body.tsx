@@ -17,7 +17,7 @@ import { CleanupPanel, IssuedPanel } from "./components/cleanup_panel.tsx";
 import { Command } from "./components/command.tsx";
 import { CopyId } from "./components/copy_id.tsx";
 import { EmptyState } from "./components/empty_state.tsx";
-import { FindingsList } from "./components/findings_list.tsx";
+import { asSentence, FindingsList } from "./components/findings_list.tsx";
 import { KeyValue } from "./components/key_value.tsx";
 import { RawJson } from "./components/raw_json.tsx";
 import { RequestWaterfall } from "./components/request_waterfall.tsx";
@@ -61,7 +61,7 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
       {detail.kept_in !== "ledger" && detail.state === "completed"
         ? (
           <p class="notice not-in-ledger" role="note">
-            {sentence(detail.note ?? "this run is not in the ledger")}
+            {asSentence(detail.note ?? "this run is not in the ledger")}
           </p>
         )
         : null}
@@ -100,12 +100,6 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
     </>
   );
 };
-
-/** `text` as a sentence: capital first letter, final full stop. */
-function sentence(text: string): string {
-  const capital = text.charAt(0).toUpperCase() + text.slice(1);
-  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
-}
 
 const When: FC<{ iso: string; view: RunBodyView }> = ({ iso, view }) =>
   view.mode === "page"

@@ -42,7 +42,7 @@ export function sampleRanges(indexes: readonly number[]): string {
 }
 
 /** A message as a sentence: capital first letter (not of an identifier such as `cache_records`), one final period. */
-function asSentence(message: string): string {
+export function asSentence(message: string): string {
   const first = message.split(" ")[0] ?? "";
   const text = first.includes("_")
     ? message
