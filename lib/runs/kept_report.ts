@@ -112,7 +112,9 @@ function checkpointMismatch(
   if (typeof report !== "object" || report === null) {
     return "it is not a report this build can read";
   }
-  const same = (a: unknown, b: unknown) => canonical(a) === canonical(b);
+  // Both sides come from JSON: nothing canonicalJson could refuse.
+  const same = (a: unknown, b: unknown) =>
+    canonicalJson(a ?? null) === canonicalJson(b ?? null);
   const fields: [string, unknown, unknown][] = [
     ["run id", report.run_id, checkpoint.run_id],
     ["target", report.target?.id, checkpoint.target.id],
@@ -132,14 +134,6 @@ function checkpointMismatch(
     : `its ${
       differ.map(([name]) => name).join(", ")
     } differ from its checkpoint`;
-}
-
-function canonical(value: unknown): string {
-  try {
-    return canonicalJson(value ?? null);
-  } catch {
-    return String(value);
-  }
 }
 
 function keptRefusal(runId: string, path: string, problem: string): Error {
