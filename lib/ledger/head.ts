@@ -12,7 +12,7 @@
 import type { TraceDb } from "../db.ts";
 import { UsageError } from "../errors.ts";
 import { GENESIS, type LedgerEntry } from "./_entry.ts";
-import { intactChain, reverifiedChain } from "./_intact.ts";
+import { type IntactChain, intactChain, reverifiedChain } from "./_intact.ts";
 
 /** A head: entry `seq` (0 for the empty ledger) has chain digest `chain_digest`. */
 export interface LedgerHead {
@@ -36,12 +36,7 @@ const HEAD_PATTERN = /^(\d{1,15}):(sha256:[0-9a-f]{64})$/;
 
 /** The verified head of the ledger; refuses a broken ledger like every reader. */
 export async function ledgerHead(db: TraceDb): Promise<LedgerHead> {
-  const chain = await intactChain(db);
-  return {
-    entries: chain.entries,
-    seq: chain.head?.seq ?? 0,
-    chain_digest: chain.head?.chain_digest ?? GENESIS,
-  };
+  return headOf(await intactChain(db));
 }
 
 /**
@@ -50,7 +45,11 @@ export async function ledgerHead(db: TraceDb): Promise<LedgerHead> {
  * no cheap check notices is still refused.
  */
 export async function reverifiedHead(db: TraceDb): Promise<LedgerHead> {
-  const chain = await reverifiedChain(db);
+  return headOf(await reverifiedChain(db));
+}
+
+/** The head a verified chain ends at (GENESIS for the empty ledger). */
+function headOf(chain: IntactChain): LedgerHead {
   return {
     entries: chain.entries,
     seq: chain.head?.seq ?? 0,

@@ -30,6 +30,16 @@ export function validateRunId(runId: string): string {
   return runId;
 }
 
+/** True when `value` is a run id as {@link validateRunId} accepts it. */
+export function isRunId(value: string): boolean {
+  try {
+    validateRunId(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Entries written atomically with a run's report (e.g. the replay link). */
 export type LinkedEntries = (
   report: RunReport,

@@ -12,7 +12,7 @@
 import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { RefusedError } from "../errors.ts";
-import { recordedRunIds, validateRunId } from "../ledger/runs.ts";
+import { isRunId, recordedRunIds } from "../ledger/runs.ts";
 import { join } from "node:path";
 import {
   type Checkpoint,
@@ -213,15 +213,6 @@ export async function unrecordedRuns(
 /** Ids of the checkpoint files in `dataDir` that name runs as the ledger does. */
 export async function runCheckpointIds(dataDir: string): Promise<string[]> {
   return (await checkpointRunIds(dataDir)).filter(isRunId);
-}
-
-function isRunId(value: string): boolean {
-  try {
-    validateRunId(value);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function exists(path: string): Promise<boolean> {
