@@ -6,12 +6,16 @@
  * until the slice is spent, then through a timer, so the loop polls the
  * network at least once a slice. Work that follows a spent slice without
  * a turn between (one caller in a loop whose work resolves at once) waits
- * for a turn as well. Private to `lib/obs/`.
+ * for a turn as well. {@link nextTurn} is the one turn of the event loop
+ * every slicing loop of `lib/obs/` waits for. Private to `lib/obs/`.
  *
  * @module
  */
 
-const timerTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** Resolves after other work queued on the event loop had a turn (a timer, not a microtask). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
 
 /** A line of work handing the thread over in slices of `sliceMs`. */
 export class TurnLine {
@@ -45,7 +49,7 @@ export class TurnLine {
       return;
     }
     this.#busy = true;
-    if (this.#sliceOpen && this.due()) await timerTurn();
+    if (this.#sliceOpen && this.due()) await nextTurn();
     if (!this.#sliceOpen) this.#startSlice();
   }
 
