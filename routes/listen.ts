@@ -111,22 +111,17 @@ export async function listenGuarded(
 ): Promise<GuardedServer> {
   const limits = { ...DEFAULT_SERVE_LIMITS, ...options.limits };
   const inner = await startInner(handler);
+  const setup = {
+    hostname: options.hostname,
+    port: options.port,
+    limits,
+    inner: inner.address,
+  };
   let guard: GuardedServer;
   try {
     guard = options.clientKey
-      ? guardConnections({
-        hostname: options.hostname,
-        port: options.port,
-        limits,
-        inner: inner.address,
-        clientKey: options.clientKey,
-      })
-      : await guardOnWorker({
-        hostname: options.hostname,
-        port: options.port,
-        limits,
-        inner: inner.address,
-      });
+      ? guardConnections({ ...setup, clientKey: options.clientKey })
+      : await guardOnWorker(setup);
   } catch (error) {
     await inner.close();
     throw error;

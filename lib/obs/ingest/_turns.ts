@@ -16,68 +16,25 @@
  * @module
  */
 
+import { TurnLine } from "../_turn_line.ts";
+
 /** Work between two turns of the event loop (ms), as reads' slices. */
 export const WRITE_SLICE_MS = 10;
 
-let busy = false;
-const waiting: (() => void)[] = [];
-let sliceStart = 0;
-/** True until the event loop had a turn since the slice began. */
-let sliceOpen = false;
-
-function startSlice(): void {
-  sliceStart = performance.now();
-  sliceOpen = true;
-  setTimeout(() => sliceOpen = false, 0);
-}
-
-const timerTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-/** Resolves once every piece of write-path work queued before this call has had its turn. */
-async function takeTurn(): Promise<void> {
-  if (busy) {
-    // Woken by the work before, which leaves `busy` set for it.
-    await new Promise<void>((resolve) => waiting.push(resolve));
-    return;
-  }
-  busy = true;
-  // Work that follows a spent slice without a turn between (the group
-  // writer's next transaction right after a commit) waits for one first.
-  if (sliceOpen && performance.now() - sliceStart >= WRITE_SLICE_MS) {
-    await timerTurn();
-  }
-  if (!sliceOpen) startSlice();
-}
-
-/**
- * Hands the turn to the next in line: at once while the slice lasts, past
- * it through a timer, so the event loop turns in between.
- */
-function passTurn(): void {
-  const next = waiting.shift();
-  if (!next) {
-    busy = false;
-  } else if (performance.now() - sliceStart < WRITE_SLICE_MS) {
-    next();
-  } else {
-    setTimeout(() => {
-      startSlice();
-      next();
-    }, 0);
-  }
-}
+/** The write-path work of the whole process in one line. */
+const line = new TurnLine(WRITE_SLICE_MS);
 
 /** A turn of write-path work: {@link due} says when to give way. */
 export class Slices {
   /** True once the current slice is over. */
   due(): boolean {
-    return performance.now() - sliceStart >= WRITE_SLICE_MS;
+    return line.due();
   }
 
   /** Gives way: the event loop turns and the work queued meanwhile runs, then this continues. */
   async turn(): Promise<void> {
-    const back = takeTurn();
-    passTurn();
+    const back = line.take();
+    line.pass();
     await back;
   }
 }
@@ -86,11 +43,11 @@ export class Slices {
 export async function inTurn<T>(
   work: (slices: Slices) => Promise<T>,
 ): Promise<T> {
-  await takeTurn();
+  await line.take();
   try {
     return await work(new Slices());
   } finally {
-    passTurn();
+    line.pass();
   }
 }
 

@@ -214,10 +214,3 @@ export function previewRows(previews: readonly PreviewEntry[]): InValue[][] {
     preview.content,
   ]);
 }
-
-/** Statements writing previews. */
-export function previewStatements(
-  previews: readonly PreviewEntry[],
-): SqlStatement[] {
-  return chunkedInsert("obs_previews", PREVIEW_COLUMNS, previewRows(previews));
-}

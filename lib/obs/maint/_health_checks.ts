@@ -7,6 +7,7 @@
  */
 
 import type { TraceDb } from "../../db.ts";
+import { nextTurn } from "../_turn_line.ts";
 import {
   COUNTER_NAMES,
   type CounterName,
@@ -259,7 +260,7 @@ async function* seqSlices(
   }
   for (let after = Number(lo) - 1; after < Number(hi);) {
     const upTo = Math.min(Number(hi), after + LINK_CHECK_SLICE);
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await nextTurn();
     yield [after, upTo];
     after = upTo;
   }

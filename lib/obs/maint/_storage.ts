@@ -18,6 +18,7 @@
  */
 
 import type { TraceDb } from "../../db.ts";
+import { nextTurn } from "../_turn_line.ts";
 
 /** Ways freed pages can be given back. */
 export const RECLAIM_METHODS = [
@@ -123,11 +124,6 @@ async function autoVacuumMode(
   }
 }
 
-/** Lets other work on this connection run between steps. */
-function yieldToWriters(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
 /** Measures the database before a destructive step. */
 export async function measureStorage(db: TraceDb): Promise<StorageBefore> {
   await checkpoint(db);
@@ -151,7 +147,7 @@ async function incrementalVacuum(db: TraceDb): Promise<number> {
     const left = await pragmaNumber(db, "freelist_count");
     if (left >= free) break;
     free = left;
-    await yieldToWriters();
+    await nextTurn(); // other work on this connection runs between steps
   }
   return steps;
 }

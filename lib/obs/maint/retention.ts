@@ -12,6 +12,7 @@
  */
 
 import type { TraceDb } from "../../db.ts";
+import { nextTurn } from "../_turn_line.ts";
 import { ConfigError } from "../../errors.ts";
 import { raiseMarkStatement, STATE_KEYS } from "./_state.ts";
 import {
@@ -224,11 +225,6 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
   };
 }
 
-/** Lets other work on this connection run between batches. */
-function yieldToWriters(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
 async function deleteExpiring(
   db: TraceDb,
   cutoffs: Cutoffs,
@@ -323,6 +319,6 @@ async function walkOldEvents(
     const last = result.rows.at(-1)!;
     after = [Number(last.ts), Number(last.seq)];
     if (result.rows.length < batchSize) return;
-    await yieldToWriters();
+    await nextTurn(); // other work on this connection runs between batches
   }
 }

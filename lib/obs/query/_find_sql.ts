@@ -66,8 +66,3 @@ export function tenantWhere(filter: TraceFilter, alias = "e"): SqlWhere {
   }
   return { sql: parts.length ? parts.join(" AND ") : "1", args };
 }
-
-/** Resolves after other work queued on the event loop had a turn. */
-export function yieldTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}

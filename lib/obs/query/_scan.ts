@@ -61,11 +61,6 @@ export function kindStreams(
   return kinds.flatMap((kind) => statuses.map((status) => ({ kind, status })));
 }
 
-/** True when `filter` (with an opaque `q`) has an index that reads it in time order. */
-export function hasIndexedScope(filter: TraceFilter, q?: string): boolean {
-  return scopedBeyondKinds(filter, q) || kindStreams(filter, q) !== null;
-}
-
 /**
  * True when a read of `filter` must be bounded by {@link SCAN_LIMIT}: it
  * keeps some events by a column no index orders (statuses without kinds,

@@ -20,18 +20,10 @@
 import type { InStatement, ResultSet } from "@libsql/client";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TraceDb } from "../../db.ts";
+import { TurnLine } from "../_turn_line.ts";
 
 /** Reading hands over without a turn of the event loop for this long (ms). */
 export const READ_SLICE_MS = 10;
-
-interface Turns {
-  busy: boolean;
-  waiting: (() => void)[];
-  /** When the current slice of reads began. */
-  sliceStart: number;
-  /** True until the event loop had a turn since the slice began. */
-  sliceOpen: boolean;
-}
 
 const bypass = new AsyncLocalStorage<true>();
 /** The database whose turn the current read holds: a read inside it runs at once instead of waiting for itself. */
@@ -42,21 +34,20 @@ export function outOfTurn<T>(work: () => Promise<T>): Promise<T> {
   return bypass.run(true, work);
 }
 
-const turnsByDb = new WeakMap<TraceDb, Turns>();
+const linesByDb = new WeakMap<TraceDb, TurnLine>();
 
-function turnsOf(db: TraceDb): Turns {
-  let turns = turnsByDb.get(db);
-  if (!turns) {
-    turns = { busy: false, waiting: [], sliceStart: 0, sliceOpen: false };
-    turnsByDb.set(db, turns);
+function lineOf(db: TraceDb): TurnLine {
+  let line = linesByDb.get(db);
+  if (!line) {
+    line = new TurnLine(READ_SLICE_MS);
+    linesByDb.set(db, line);
   }
-  return turns;
+  return line;
 }
 
 /** Reads queued on `db` right now, the one running included (for tests). */
 export function readsInLine(db: TraceDb): number {
-  const turns = turnsByDb.get(db);
-  return turns ? turns.waiting.length + (turns.busy ? 1 : 0) : 0;
+  return linesByDb.get(db)?.length ?? 0;
 }
 
 /** Runs `read` once the reads of `db` queued before it have run. */
@@ -65,47 +56,12 @@ export async function inTurn<T>(
   read: () => Promise<T>,
 ): Promise<T> {
   if (bypass.getStore() || holding.getStore() === db) return await read();
-  const turns = turnsOf(db);
-  if (turns.busy) {
-    // Woken by the read before it, which leaves `busy` set for it.
-    await new Promise<void>((resolve) => turns.waiting.push(resolve));
-  } else {
-    turns.busy = true;
-    // One caller reading in a loop (each read resolves at once) never lets
-    // the event loop turn by itself: past a slice, it waits for a turn too.
-    if (turns.sliceOpen && elapsed(turns) >= READ_SLICE_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-    }
-    if (!turns.sliceOpen) startSlice(turns);
-  }
+  const line = lineOf(db);
+  await line.take();
   try {
     return await holding.run(db, read);
   } finally {
-    handOver(turns);
-  }
-}
-
-function elapsed(turns: Turns): number {
-  return performance.now() - turns.sliceStart;
-}
-
-function startSlice(turns: Turns): void {
-  turns.sliceStart = performance.now();
-  turns.sliceOpen = true;
-  setTimeout(() => turns.sliceOpen = false, 0);
-}
-
-function handOver(turns: Turns): void {
-  const next = turns.waiting.shift();
-  if (!next) {
-    turns.busy = false;
-  } else if (elapsed(turns) < READ_SLICE_MS) {
-    next();
-  } else {
-    setTimeout(() => {
-      startSlice(turns);
-      next();
-    }, 0);
+    line.pass();
   }
 }
 

@@ -30,7 +30,7 @@ import {
   encodeCursor,
 } from "./_cursor.ts";
 import type { SqlWhere } from "./_filter_sql.ts";
-import { findWhere, tenantWhere, yieldTurn } from "./_find_sql.ts";
+import { findWhere, tenantWhere } from "./_find_sql.ts";
 import { type FoundEvent, readFoundEvents } from "./_found_events.ts";
 import {
   aboveFloor,
@@ -44,6 +44,7 @@ import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { type IdMatch, matchOpaqueId } from "./id_match.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
 import { inTurn, readStatement } from "./_turns.ts";
+import { nextTurn } from "../_turn_line.ts";
 
 export type { FoundEvent } from "./_found_events.ts";
 
@@ -136,7 +137,7 @@ export async function findTraceRoots(
   const where = findWhere(filter, q, (matches ?? []).map((m) => m.field));
   const bounded = needsScanBound(filter, q);
   const floor = bounded ? await scanFloor(db, filter, after) : null;
-  await yieldTurn();
+  await nextTurn();
   const window = await readFoundEvents(
     db,
     aboveFloor(where, floor),
@@ -158,10 +159,10 @@ export async function findTraceRoots(
     : windowFull
     ? keyOf(events.at(-1)!)
     : floor;
-  await yieldTurn();
+  await nextTurn();
   const totals = await groupTotals(db, where, tenantWhere(filter, "x"), listed);
   const groups = listed.map((group, i) => ({ ...group, ...totals[i]! }));
-  await yieldTurn();
+  await nextTurn();
   const coverage = await groupsCoverage(db, groups);
   return {
     q: q ?? null,

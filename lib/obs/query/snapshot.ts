@@ -14,12 +14,12 @@ import { assessCoverage, type CoverageAssessment } from "../coverage.ts";
 import { type StoreName, STORES, type TraceEvent } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import { filterWhere } from "./_filter_sql.ts";
-import { yieldTurn } from "./_find_sql.ts";
 import { readEventPage } from "./_read_rows.ts";
 import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
 import { inTurn } from "./_turns.ts";
+import { nextTurn } from "../_turn_line.ts";
 
 /** Most events read from each store. */
 export const SNAPSHOT_ROWS_PER_STORE = 500;
@@ -56,7 +56,7 @@ export async function snapshotEvents(
   const stores = {} as EventSnapshot["stores"];
   const merged: { event: TraceEvent; untrusted: boolean }[] = [];
   for (const store of STORES) {
-    await yieldTurn();
+    await nextTurn();
     const matched = filterWhere({ ...filter, store });
     const where = aboveFloor(matched, floor);
     const rows = await readEventPage(db, {

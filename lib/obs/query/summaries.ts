@@ -37,6 +37,7 @@ import {
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
 import { requireObs } from "../schema.ts";
 import { inTurn, readStatement } from "./_turns.ts";
+import { nextTurn } from "../_turn_line.ts";
 
 /** Most agent/memory/thread groups a summary lists. */
 export const MAX_SUMMARY_GROUPS = 1_000;
@@ -172,7 +173,7 @@ export async function summarizeTraceEvents(
   const previews = await read(
     `SELECT COUNT(*) AS n FROM obs_previews p WHERE p.seq IN (SELECT e.seq ${from})`,
   );
-  await turn();
+  await nextTurn();
   const coverage = await inTurn(db, () =>
     assessCoverage(db, {
       sql: `SELECT DISTINCT e.application_id, e.root_trace_id ${from}`,
@@ -196,12 +197,8 @@ export async function summarizeTraceEvents(
 
 /** One query of a summary, after a turn of the event loop. */
 async function step(db: TraceDb, statement: InStatement): Promise<ResultSet> {
-  await turn();
+  await nextTurn();
   return await readStatement(db, statement);
-}
-
-function turn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 type Row = Record<string, unknown>;
