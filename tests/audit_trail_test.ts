@@ -710,6 +710,27 @@ Deno.test("the audit trail's subject key can be neither deleted nor replaced bes
   });
 });
 
+/** Runs `trace audit list --subject event_id=evt-answer`, as JSON if asked, and reads its one error message. */
+async function listEvtAnswer(
+  dataDir: string,
+  json: boolean,
+): Promise<{ code: number; stdout: string; message: string }> {
+  const io = captureIo();
+  const code = await main([
+    "audit",
+    "list",
+    "--subject",
+    "event_id=evt-answer",
+    ...(json ? ["--json"] : []),
+    "--data-dir",
+    dataDir,
+  ], io);
+  const message = json
+    ? JSON.parse(io.stdout()).error.message
+    : io.stderr().trim();
+  return { code, stdout: io.stdout(), message };
+}
+
 Deno.test("a deleted subject key is named by verify, list --subject and the next append, never read as no match", async () => {
   await withAudit(async (db, dataDir) => {
     await appendAudit(db, RECORD);
@@ -721,21 +742,9 @@ Deno.test("a deleted subject key is named by verify, list --subject and the next
     assert.equal(result.broken?.seq, 1);
     assert.match(result.broken!.problem, /subject key .* is missing/);
     for (const json of [false, true]) {
-      const io = captureIo();
-      const args = [
-        "audit",
-        "list",
-        "--subject",
-        "event_id=evt-answer",
-        ...(json ? ["--json"] : []),
-        "--data-dir",
-        dataDir,
-      ];
-      assert.equal(await main(args, io), 2);
-      assert.doesNotMatch(io.stdout(), /No audit entries match/);
-      const message = json
-        ? JSON.parse(io.stdout()).error.message
-        : io.stderr().trim();
+      const { code, stdout, message } = await listEvtAnswer(dataDir, json);
+      assert.equal(code, 2);
+      assert.doesNotMatch(stdout, /No audit entries match/);
       assert.match(message, /subject key is missing/);
       assert.match(message, /run trace audit verify$/);
       assert.equal(message.split("\n").length, 1);
@@ -807,21 +816,9 @@ Deno.test("a subject key replaced under the same name and time is named by verif
       /^audit trail BROKEN at seq 1: the subject key in auth_keys is not the one this entry was written with/,
     );
     for (const json of [false, true]) {
-      const io = captureIo();
-      const args = [
-        "audit",
-        "list",
-        "--subject",
-        "event_id=evt-answer",
-        ...(json ? ["--json"] : []),
-        "--data-dir",
-        dataDir,
-      ];
-      assert.equal(await main(args, io), 2);
-      assert.doesNotMatch(io.stdout(), /No audit entries match/);
-      const message = json
-        ? JSON.parse(io.stdout()).error.message
-        : io.stderr().trim();
+      const { code, stdout, message } = await listEvtAnswer(dataDir, json);
+      assert.equal(code, 2);
+      assert.doesNotMatch(stdout, /No audit entries match/);
       assert.match(
         message,
         /The audit trail's subject key is not the one entry seq 1 was written with \(it was replaced\).*: run trace audit verify$/,
