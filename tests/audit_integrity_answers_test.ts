@@ -1,7 +1,6 @@
 /** A broken audit trail refuses privileged actions with its own answer: the broken entry and trace audit verify. */
 
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
 import type { Hono } from "hono";
 import { AuditIntegrityError } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
@@ -13,6 +12,7 @@ import {
   withErasureDb,
 } from "./erasure_support.ts";
 import { ask, auditRows, jsonOf, withHost } from "./operator_support.ts";
+import { withRawClient } from "./_tamper.ts";
 
 const REVEAL = {
   agent_id: "support-bot",
@@ -27,15 +27,12 @@ const BROKEN =
 
 /** Edits entry 1's outcome column with its trigger dropped, as an outside tool could. */
 async function breakFirstEntry(db: TraceDb): Promise<void> {
-  const client = createClient({ url: db.url });
-  try {
+  await withRawClient(db, async (client) => {
     await client.execute("DROP TRIGGER auth_audit_no_update");
     await client.execute(
       "UPDATE auth_audit SET outcome = 'failed' WHERE seq = 1",
     );
-  } finally {
-    client.close();
-  }
+  });
 }
 
 Deno.test("a reveal on a broken audit trail answers audit_integrity naming the entry, and shows no content", async () => {
