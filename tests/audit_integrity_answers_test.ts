@@ -11,17 +11,16 @@ import {
   TEST_KEY,
   withErasureDb,
 } from "./erasure_support.ts";
-import { ask, auditRows, jsonOf, withHost } from "./operator_support.ts";
+import {
+  ANSWER_PREVIEW,
+  ask,
+  auditRows,
+  jsonOf,
+  REVEAL,
+  withHost,
+} from "./operator_support.ts";
 import { withRawClient } from "./_tamper.ts";
 
-const REVEAL = {
-  agent_id: "support-bot",
-  root_trace_id: "root-1",
-  event_id: "evt-answer",
-  turn_id: "turn-1",
-  reason: "SUP-1234 refund dispute",
-};
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 const BROKEN =
   /^The audit trail is broken at entry seq 1 \(the outcome column differs from the chained payload.*\), so the action was refused: run trace audit verify$/;
 
@@ -50,7 +49,7 @@ Deno.test("a reveal on a broken audit trail answers audit_integrity naming the e
     });
     assert.equal(response.status, 503);
     const text = await response.text();
-    assert.ok(!text.includes(CONTENT));
+    assert.ok(!text.includes(ANSWER_PREVIEW));
     const { error } = JSON.parse(text);
     assert.equal(error.code, "audit_integrity");
     assert.match(error.message, BROKEN);
