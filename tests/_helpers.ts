@@ -116,6 +116,58 @@ export async function withListeningChild<T>(
   }
 }
 
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+/** A `trace` child process whose stderr can be awaited as it is written. */
+export interface CliChild {
+  child: Deno.ChildProcess;
+  /** The stderr read so far. */
+  seen(): string;
+  /** Reads stderr until `pattern` matches what was read so far. */
+  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
+  /** Waits for the exit and returns its status and stdout, reading the rest of stderr. */
+  finish(): Promise<{ code: number; stdout: string }>;
+}
+
+/** Spawns `trace <args>` in a child process without colours, stdout and stderr piped. */
+export function spawnCli(args: string[]): CliChild {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  return {
+    child,
+    seen: () => seen,
+    async waitFor(pattern) {
+      for (;;) {
+        const match = seen.match(pattern);
+        if (match) return match;
+        const { value, done } = await stderr.read();
+        if (done) throw new Error(`stderr ended before ${pattern}:\n${seen}`);
+        seen += value;
+      }
+    },
+    async finish() {
+      const [status, stdout] = await Promise.all([
+        child.status,
+        new Response(child.stdout).text(),
+        (async () => {
+          for (;;) {
+            const { value, done } = await stderr.read();
+            if (done) break;
+            seen += value;
+          }
+        })(),
+      ]);
+      return { code: status.code, stdout };
+    },
+  };
+}
+
 /** CLI streams captured in memory. */
 export interface CapturedIo extends CliIo {
   stdout(): string;

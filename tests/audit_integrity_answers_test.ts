@@ -1,7 +1,6 @@
 /** A broken audit trail refuses privileged actions with its own answer: the broken entry and trace audit verify. */
 
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
 import type { Hono } from "hono";
 import { AuditIntegrityError } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
@@ -12,30 +11,27 @@ import {
   TEST_KEY,
   withErasureDb,
 } from "./erasure_support.ts";
-import { ask, auditRows, jsonOf, withHost } from "./operator_support.ts";
+import {
+  ANSWER_PREVIEW,
+  ask,
+  auditRows,
+  jsonOf,
+  REVEAL,
+  withHost,
+} from "./operator_support.ts";
+import { withRawClient } from "./_tamper.ts";
 
-const REVEAL = {
-  agent_id: "support-bot",
-  root_trace_id: "root-1",
-  event_id: "evt-answer",
-  turn_id: "turn-1",
-  reason: "SUP-1234 refund dispute",
-};
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 const BROKEN =
   /^The audit trail is broken at entry seq 1 \(the outcome column differs from the chained payload.*\), so the action was refused: run trace audit verify$/;
 
 /** Edits entry 1's outcome column with its trigger dropped, as an outside tool could. */
 async function breakFirstEntry(db: TraceDb): Promise<void> {
-  const client = createClient({ url: db.url });
-  try {
+  await withRawClient(db, async (client) => {
     await client.execute("DROP TRIGGER auth_audit_no_update");
     await client.execute(
       "UPDATE auth_audit SET outcome = 'failed' WHERE seq = 1",
     );
-  } finally {
-    client.close();
-  }
+  });
 }
 
 Deno.test("a reveal on a broken audit trail answers audit_integrity naming the entry, and shows no content", async () => {
@@ -53,7 +49,7 @@ Deno.test("a reveal on a broken audit trail answers audit_integrity naming the e
     });
     assert.equal(response.status, 503);
     const text = await response.text();
-    assert.ok(!text.includes(CONTENT));
+    assert.ok(!text.includes(ANSWER_PREVIEW));
     const { error } = JSON.parse(text);
     assert.equal(error.code, "audit_integrity");
     assert.match(error.message, BROKEN);

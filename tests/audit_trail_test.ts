@@ -1,7 +1,8 @@
 /** The audit trail: append-only, hash-chained, content-free; `trace audit list` and `trace audit verify`. */
 
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
+import type { Client } from "@libsql/client";
+import { withoutTriggers, withRawClient } from "./_tamper.ts";
 import { main } from "../cli.ts";
 import {
   appendAudit,
@@ -47,33 +48,11 @@ async function withAudit(
 }
 
 /** Runs `fn` on a plain client without the append-only triggers, as an outside tool could. */
-async function tamper(
+function tamper(
   db: TraceDb,
-  fn: (raw: ReturnType<typeof createClient>) => Promise<void>,
+  fn: (raw: Client) => Promise<void>,
 ): Promise<void> {
-  const raw = createClient({ url: db.url });
-  try {
-    for (const table of ["auth_audit", "auth_audit_head"]) {
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_update`);
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_delete`);
-    }
-    await fn(raw);
-  } finally {
-    raw.close();
-  }
-}
-
-/** Runs `fn` on a plain client with every trigger in place, as a careless tool would. */
-async function raw(
-  db: TraceDb,
-  fn: (client: ReturnType<typeof createClient>) => Promise<void>,
-): Promise<void> {
-  const client = createClient({ url: db.url });
-  try {
-    await fn(client);
-  } finally {
-    client.close();
-  }
+  return withoutTriggers(db, ["auth_audit", "auth_audit_head"], fn);
 }
 
 Deno.test("audit entries are chained and verified; ids that identify a subject are keyed digests", async () => {
@@ -147,7 +126,7 @@ Deno.test("verification names an edited entry, a removed entry and a removed las
     const [name, edit, seq, problem] of [
       [
         "an edited reason",
-        async (raw: ReturnType<typeof createClient>) => {
+        async (raw: Client) => {
           const row =
             (await raw.execute("SELECT payload FROM auth_audit WHERE seq = 2"))
               .rows[0]!;
@@ -165,7 +144,7 @@ Deno.test("verification names an edited entry, a removed entry and a removed las
       ],
       [
         "an edited reason with its digest recomputed",
-        async (raw: ReturnType<typeof createClient>) => {
+        async (raw: Client) => {
           const row =
             (await raw.execute("SELECT payload FROM auth_audit WHERE seq = 2"))
               .rows[0]!;
@@ -184,14 +163,14 @@ Deno.test("verification names an edited entry, a removed entry and a removed las
       ],
       [
         "a removed middle entry",
-        (raw: ReturnType<typeof createClient>) =>
+        (raw: Client) =>
           raw.execute("DELETE FROM auth_audit WHERE seq = 2").then(() => {}),
         2,
         /entry seq 2 is missing/,
       ],
       [
         "a removed last entry",
-        (raw: ReturnType<typeof createClient>) =>
+        (raw: Client) =>
           raw.execute("DELETE FROM auth_audit WHERE seq = 3").then(() => {}),
         3,
         /the head names an entry that is no longer the last one/,
@@ -689,7 +668,7 @@ Deno.test("the audit trail refuses INSERT OR REPLACE over an entry or a head rec
   await withAudit(async (db) => {
     await appendAudit(db, RECORD);
     await appendAudit(db, RECORD);
-    await raw(db, async (client) => {
+    await withRawClient(db, async (client) => {
       await assert.rejects(
         client.execute(
           `INSERT OR REPLACE INTO auth_audit
@@ -716,7 +695,7 @@ Deno.test("the audit trail refuses INSERT OR REPLACE over an entry or a head rec
 Deno.test("the audit trail's subject key can be neither deleted nor replaced beside it", async () => {
   await withAudit(async (db) => {
     await appendAudit(db, RECORD);
-    await raw(db, async (client) => {
+    await withRawClient(db, async (client) => {
       const keys = await client.execute("SELECT COUNT(*) AS n FROM auth_keys");
       assert.equal(Number(keys.rows[0]!.n), 1);
       await assert.rejects(client.execute("DELETE FROM auth_keys"));
@@ -731,10 +710,31 @@ Deno.test("the audit trail's subject key can be neither deleted nor replaced bes
   });
 });
 
+/** Runs `trace audit list --subject event_id=evt-answer`, as JSON if asked, and reads its one error message. */
+async function listEvtAnswer(
+  dataDir: string,
+  json: boolean,
+): Promise<{ code: number; stdout: string; message: string }> {
+  const io = captureIo();
+  const code = await main([
+    "audit",
+    "list",
+    "--subject",
+    "event_id=evt-answer",
+    ...(json ? ["--json"] : []),
+    "--data-dir",
+    dataDir,
+  ], io);
+  const message = json
+    ? JSON.parse(io.stdout()).error.message
+    : io.stderr().trim();
+  return { code, stdout: io.stdout(), message };
+}
+
 Deno.test("a deleted subject key is named by verify, list --subject and the next append, never read as no match", async () => {
   await withAudit(async (db, dataDir) => {
     await appendAudit(db, RECORD);
-    await raw(db, async (client) => {
+    await withRawClient(db, async (client) => {
       await client.execute("DROP TRIGGER auth_keys_no_delete");
       await client.execute("DELETE FROM auth_keys");
     });
@@ -742,21 +742,9 @@ Deno.test("a deleted subject key is named by verify, list --subject and the next
     assert.equal(result.broken?.seq, 1);
     assert.match(result.broken!.problem, /subject key .* is missing/);
     for (const json of [false, true]) {
-      const io = captureIo();
-      const args = [
-        "audit",
-        "list",
-        "--subject",
-        "event_id=evt-answer",
-        ...(json ? ["--json"] : []),
-        "--data-dir",
-        dataDir,
-      ];
-      assert.equal(await main(args, io), 2);
-      assert.doesNotMatch(io.stdout(), /No audit entries match/);
-      const message = json
-        ? JSON.parse(io.stdout()).error.message
-        : io.stderr().trim();
+      const { code, stdout, message } = await listEvtAnswer(dataDir, json);
+      assert.equal(code, 2);
+      assert.doesNotMatch(stdout, /No audit entries match/);
       assert.match(message, /subject key is missing/);
       assert.match(message, /run trace audit verify$/);
       assert.equal(message.split("\n").length, 1);
@@ -770,7 +758,7 @@ Deno.test("a deleted subject key is named by verify, list --subject and the next
 Deno.test("a replaced subject key is named by verify", async () => {
   await withAudit(async (db) => {
     await appendAudit(db, RECORD);
-    await raw(db, async (client) => {
+    await withRawClient(db, async (client) => {
       await client.execute("DROP TRIGGER auth_keys_no_delete");
       await client.execute("DELETE FROM auth_keys");
       await client.execute(
@@ -789,7 +777,7 @@ async function replaceKey(
   secret: (old: string) => string,
   createdAt?: string,
 ): Promise<void> {
-  await raw(db, async (client) => {
+  await withRawClient(db, async (client) => {
     await client.execute("DROP TRIGGER auth_keys_no_delete");
     const row = (await client.execute(
       "SELECT name, secret, created_at FROM auth_keys",
@@ -828,21 +816,9 @@ Deno.test("a subject key replaced under the same name and time is named by verif
       /^audit trail BROKEN at seq 1: the subject key in auth_keys is not the one this entry was written with/,
     );
     for (const json of [false, true]) {
-      const io = captureIo();
-      const args = [
-        "audit",
-        "list",
-        "--subject",
-        "event_id=evt-answer",
-        ...(json ? ["--json"] : []),
-        "--data-dir",
-        dataDir,
-      ];
-      assert.equal(await main(args, io), 2);
-      assert.doesNotMatch(io.stdout(), /No audit entries match/);
-      const message = json
-        ? JSON.parse(io.stdout()).error.message
-        : io.stderr().trim();
+      const { code, stdout, message } = await listEvtAnswer(dataDir, json);
+      assert.equal(code, 2);
+      assert.doesNotMatch(stdout, /No audit entries match/);
       assert.match(
         message,
         /The audit trail's subject key is not the one entry seq 1 was written with \(it was replaced\).*: run trace audit verify$/,

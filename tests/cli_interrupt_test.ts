@@ -7,9 +7,7 @@
 import assert from "node:assert/strict";
 import { startDemoServer } from "../cli/demo.ts";
 import { main } from "../cli.ts";
-import { captureIo, withTempDir } from "./_helpers.ts";
-
-const CLI = new URL("../cli.ts", import.meta.url).pathname;
+import { captureIo, type CliChild, spawnCli, withTempDir } from "./_helpers.ts";
 
 async function waitForIssuedControl(path: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -67,54 +65,15 @@ Deno.test({
 });
 
 /** A running `trace external-run --json` whose stderr can be awaited line by line. */
-function spawnRun(config: string, dir: string) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      CLI,
-      "external-run",
-      "--config",
-      config,
-      "--json",
-      "--data-dir",
-      dir,
-    ],
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  return {
-    child,
-    seen: () => seen,
-    /** Reads stderr until `pattern` matches what was read so far. */
-    async waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
-      for (;;) {
-        const match = seen.match(pattern);
-        if (match) return match;
-        const { value, done } = await stderr.read();
-        if (done) throw new Error(`stderr ended before ${pattern}:\n${seen}`);
-        seen += value;
-      }
-    },
-    /** Waits for the exit and returns its status and stdout, reading the rest of stderr. */
-    async finish(): Promise<{ code: number; stdout: string }> {
-      const [status, stdout] = await Promise.all([
-        child.status,
-        new Response(child.stdout).text(),
-        (async () => {
-          for (;;) {
-            const { value, done } = await stderr.read();
-            if (done) break;
-            seen += value;
-          }
-        })(),
-      ]);
-      return { code: status.code, stdout };
-    },
-  };
+function spawnRun(config: string, dir: string): CliChild {
+  return spawnCli([
+    "external-run",
+    "--config",
+    config,
+    "--json",
+    "--data-dir",
+    dir,
+  ]);
 }
 
 async function writeRunConfig(

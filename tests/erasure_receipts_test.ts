@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type Client, createClient } from "@libsql/client";
+import type { Client } from "@libsql/client";
+import { withoutTriggers } from "./_tamper.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { LedgerIntegrityError, RefusedError } from "../lib/errors.ts";
 import { canonicalJson } from "../lib/canonical_json.ts";
@@ -34,14 +35,11 @@ async function eraseAlice(db: TraceDb) {
 }
 
 /** Opens the file with a plain client, as an outside tool would, without the append-only triggers. */
-async function tamper(db: TraceDb, fn: (raw: Client) => Promise<void>) {
-  const raw = createClient({ url: db.url });
-  try {
-    await raw.execute("DROP TRIGGER IF EXISTS ledger_entries_no_update");
-    await fn(raw);
-  } finally {
-    raw.close();
-  }
+function tamper(
+  db: TraceDb,
+  fn: (raw: Client) => Promise<void>,
+): Promise<void> {
+  return withoutTriggers(db, ["ledger_entries"], fn);
 }
 
 Deno.test("eraseSubject() appends a receipt with a keyed digest and counts, never the raw ids", async () => {

@@ -26,6 +26,11 @@ function post(app: Hono, body: unknown, token?: string): Promise<Response> {
   }));
 }
 
+/** Applies the erasure of SUBJECT as the admin, with `confirmation`. */
+function applyAsAdmin(app: Hono, confirmation: string): Promise<Response> {
+  return post(app, { subject: SUBJECT, apply: true, confirmation }, ADMIN);
+}
+
 Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for the admin token only", async () => {
   await withErasureDb(async (db) => {
     await seed(db);
@@ -55,22 +60,14 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
 
     const missing = await post(app, { subject: SUBJECT, apply: true }, ADMIN);
     assert.equal(missing.status, 400);
-    const stale = await post(app, {
-      subject: SUBJECT,
-      apply: true,
-      confirmation: "erase 3 events 0000000000000000",
-    }, ADMIN);
+    const stale = await applyAsAdmin(app, "erase 3 events 0000000000000000");
     assert.equal(stale.status, 400);
     assert.match(
       (await stale.json()).error.message,
       /confirmation does not match/,
     );
 
-    const applied = await post(app, {
-      subject: SUBJECT,
-      apply: true,
-      confirmation: plan.confirmation,
-    }, ADMIN);
+    const applied = await applyAsAdmin(app, plan.confirmation);
     assert.equal(applied.status, 200);
     const { result, receipt } = await applied.json();
     assert.equal(result.events, 3);
@@ -142,11 +139,7 @@ Deno.test("POST /api/erasures with the default audit: a refused apply is never r
   await withErasureDb(async (db) => {
     await seed(db);
     const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
-    const stale = await post(app, {
-      subject: SUBJECT,
-      apply: true,
-      confirmation: "erase 3 events 0000000000000000",
-    }, ADMIN);
+    const stale = await applyAsAdmin(app, "erase 3 events 0000000000000000");
     assert.equal(stale.status, 400);
     assert.equal((await indexedIds(db)).length, 7, "nothing was erased");
     const entries = await listAudit(db);
@@ -162,11 +155,7 @@ Deno.test("POST /api/erasures with the default audit: a refused apply is never r
     }
 
     const plan = await (await post(app, { subject: SUBJECT }, ADMIN)).json();
-    const applied = await post(app, {
-      subject: SUBJECT,
-      apply: true,
-      confirmation: plan.confirmation,
-    }, ADMIN);
+    const applied = await applyAsAdmin(app, plan.confirmation);
     assert.equal(applied.status, 200);
     const { receipt } = await applied.json();
     const [done, attempt] = await listAudit(db, { limit: 2 });
@@ -202,11 +191,7 @@ Deno.test("POST /api/erasures: an outcome the audit cannot record withholds a dr
 
     const plain = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
     const plan = await (await post(plain, { subject: SUBJECT }, ADMIN)).json();
-    const applied = await post(app, {
-      subject: SUBJECT,
-      apply: true,
-      confirmation: plan.confirmation,
-    }, ADMIN);
+    const applied = await applyAsAdmin(app, plan.confirmation);
     assert.equal(applied.status, 200);
     const body = await applied.json();
     assert.equal(body.result.events, 3);

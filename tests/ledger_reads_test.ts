@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type Client, createClient } from "@libsql/client";
+import type { Client } from "@libsql/client";
+import { withoutTriggers } from "./_tamper.ts";
 import { main } from "../cli.ts";
 import { createApp } from "../routes/app.ts";
 import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
@@ -100,20 +101,15 @@ async function seed(db: TraceDb, dir: string): Promise<Seeded> {
 }
 
 /** Edits the file with a plain client and no append-only triggers, as an outside tool could. */
-async function tamper(
+function tamper(
   db: TraceDb,
   fn: (raw: Client) => Promise<void>,
 ): Promise<void> {
-  const raw = createClient({ url: db.url });
-  try {
-    for (const table of ["ledger_entries", "ledger_head", "ledger_targets"]) {
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_update`);
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_delete`);
-    }
-    await fn(raw);
-  } finally {
-    raw.close();
-  }
+  return withoutTriggers(db, [
+    "ledger_entries",
+    "ledger_head",
+    "ledger_targets",
+  ], fn);
 }
 
 /** Rewrites the payload of entry `seq` with `edit`, recomputing its payload digest (which anyone can). */

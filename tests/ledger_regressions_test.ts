@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { LedgerIntegrityError, RefusedError } from "../lib/errors.ts";
 import { appendEntry } from "../lib/ledger/chain.ts";
@@ -23,6 +22,7 @@ import {
   VirtualClock,
 } from "./_fake_target.ts";
 import { stagingConfig, withDb } from "./_helpers.ts";
+import { withRawClient } from "./_tamper.ts";
 
 const CONFIG = stagingConfig({ document_count: 2 });
 
@@ -211,17 +211,14 @@ Deno.test("replayRegression() refuses a target whose stored config was edited, b
     await setUp(db);
     const fail = await runFake(db, dir, { staleCache: true });
     const { regression } = await saveRegression(db, fail.run_id);
-    const raw = createClient({ url: db.url });
-    try {
+    await withRawClient(db, async (raw) => {
       await raw.execute("DROP TRIGGER ledger_targets_no_update");
       await raw.execute({
         sql:
           "UPDATE ledger_targets SET config_json = ?, config_digest = 'sha256:other' WHERE target_id = 'staging-a'",
         args: [JSON.stringify({ ...CONFIG, document_count: 7 })],
       });
-    } finally {
-      raw.close();
-    }
+    });
     const clock = new VirtualClock();
     const target = new FakeTarget(clock);
     await assert.rejects(
@@ -300,13 +297,10 @@ Deno.test("compareRuns() refuses different targets and different contracts", asy
 
 /** Edits the file through another connection, as a tool beside a running server would. */
 async function tamperBeside(db: TraceDb, sql: string): Promise<void> {
-  const raw = createClient({ url: db.url });
-  try {
+  await withRawClient(db, async (raw) => {
     await raw.execute("DROP TRIGGER IF EXISTS ledger_entries_no_update");
     await raw.execute(sql);
-  } finally {
-    raw.close();
-  }
+  });
 }
 
 Deno.test("gate() on a long-lived handle refuses a replay hidden by an edit made beside it", async () => {
@@ -332,8 +326,7 @@ Deno.test("the ledger refuses INSERT OR REPLACE over an existing entry", async (
   await withDb(async (db, dir) => {
     await setUp(db);
     await runFake(db, dir);
-    const raw = createClient({ url: db.url });
-    try {
+    await withRawClient(db, async (raw) => {
       await assert.rejects(
         () =>
           raw.execute(
@@ -341,8 +334,6 @@ Deno.test("the ledger refuses INSERT OR REPLACE over an existing entry", async (
           ),
         /append-only/,
       );
-    } finally {
-      raw.close();
-    }
+    });
   });
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type Client, createClient } from "@libsql/client";
+import type { Client } from "@libsql/client";
+import { withoutTriggers } from "./_tamper.ts";
 import { ledgerVerify } from "../cli/ledger.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { LedgerIntegrityError } from "../lib/errors.ts";
@@ -50,17 +51,11 @@ async function seed(db: TraceDb): Promise<void> {
 }
 
 /** Opens the file with a plain client, as an outside tool would, without the triggers. */
-async function tamper(db: TraceDb, fn: (raw: Client) => Promise<void>) {
-  const raw = createClient({ url: db.url });
-  try {
-    for (const table of ["ledger_entries", "ledger_targets"]) {
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_update`);
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_delete`);
-    }
-    await fn(raw);
-  } finally {
-    raw.close();
-  }
+function tamper(
+  db: TraceDb,
+  fn: (raw: Client) => Promise<void>,
+): Promise<void> {
+  return withoutTriggers(db, ["ledger_entries", "ledger_targets"], fn);
 }
 
 Deno.test("verifyLedger() accepts an intact ledger and reports its head", async () => {

@@ -10,15 +10,7 @@ import {
 } from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import type { ServerApp } from "../routes/server_app.ts";
-import { auditRows, tokenOf, withHost } from "./operator_support.ts";
-
-const REVEAL = {
-  agent_id: "support-bot",
-  root_trace_id: "root-1",
-  event_id: "evt-answer",
-  turn_id: "turn-1",
-  reason: "SUP-1234 refund dispute",
-};
+import { auditRows, REVEAL, tokenOf, withHost } from "./operator_support.ts";
 
 /** Sends `body` as it is, signed in with `operator`'s bearer token. */
 function send(

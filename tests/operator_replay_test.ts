@@ -7,12 +7,26 @@ import {
   type ReplaySelection,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
+import type { ServerApp } from "../routes/server_app.ts";
 import { queryTraceEvents, type TraceEventPage } from "../lib/obs/query/mod.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { ask, auditRows, jsonOf, withHost } from "./operator_support.ts";
 
 const TURN_1 =
   "/traces/replay-plan.json?agent_id=support-bot&root_trace_id=root-1&turn_id=turn-1&application_id=app-1";
+
+/** Asks, as analyst-1, for a replay draft of the turn TURN_1 plans. */
+function draftTurn1(app: ServerApp): Promise<Response> {
+  return ask(app, "POST", "/traces/replays", {
+    as: "analyst-1",
+    json: {
+      agent_id: "support-bot",
+      root_trace_id: "root-1",
+      turn_id: "turn-1",
+      application_id: "app-1",
+    },
+  });
+}
 
 Deno.test("a plan of one turn freezes that turn's refs only, rejected candidates included, each authorized by the host", async () => {
   await withHost({}, async ({ app, store }) => {
@@ -189,15 +203,7 @@ Deno.test("the resource authorizer must answer exactly true for every ref", asyn
   }
   await withHost({}, async ({ app, store }) => {
     store.revoked.add("doc:doc-2");
-    const response = await ask(app, "POST", "/traces/replays", {
-      as: "analyst-1",
-      json: {
-        agent_id: "support-bot",
-        root_trace_id: "root-1",
-        turn_id: "turn-1",
-        application_id: "app-1",
-      },
-    });
+    const response = await draftTurn1(app);
     assert.equal(
       response.status,
       403,
@@ -277,15 +283,7 @@ Deno.test("a draft and its audit entry are written together or not at all", asyn
     await db.client.execute(
       "CREATE TRIGGER audit_broken BEFORE INSERT ON auth_audit BEGIN SELECT RAISE(ABORT, 'disk full'); END",
     );
-    const response = await ask(app, "POST", "/traces/replays", {
-      as: "analyst-1",
-      json: {
-        agent_id: "support-bot",
-        root_trace_id: "root-1",
-        turn_id: "turn-1",
-        application_id: "app-1",
-      },
-    });
+    const response = await draftTurn1(app);
     assert.equal(response.status, 503);
     await response.body?.cancel();
     const drafts = await db.client.execute(
@@ -300,15 +298,7 @@ Deno.test("a draft that cannot be stored is audited as failed, never as succeede
     await db.client.execute(
       "CREATE TRIGGER drafts_broken BEFORE INSERT ON auth_replay_drafts BEGIN SELECT RAISE(ABORT, 'disk full'); END",
     );
-    const response = await ask(app, "POST", "/traces/replays", {
-      as: "analyst-1",
-      json: {
-        agent_id: "support-bot",
-        root_trace_id: "root-1",
-        turn_id: "turn-1",
-        application_id: "app-1",
-      },
-    });
+    const response = await draftTurn1(app);
     assert.equal(response.status, 500);
     await response.body?.cancel();
     const rows = await auditRows(db);

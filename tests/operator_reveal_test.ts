@@ -2,21 +2,14 @@
 
 import assert from "node:assert/strict";
 import {
+  ANSWER_PREVIEW,
   ask,
   auditRows,
   jsonOf,
+  REVEAL,
   signInAs,
   withHost,
 } from "./operator_support.ts";
-
-const REVEAL = {
-  agent_id: "support-bot",
-  root_trace_id: "root-1",
-  event_id: "evt-answer",
-  turn_id: "turn-1",
-  reason: "SUP-1234 refund dispute",
-};
-const CONTENT = "Your refund for order 1182 was issued on Monday.";
 
 Deno.test("an admin reveals one preview with a reason: shown once, never cached, and audited without the content", async () => {
   await withHost({}, async ({ app, db, logs }) => {
@@ -27,7 +20,7 @@ Deno.test("an admin reveals one preview with a reason: shown once, never cached,
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("cache-control"), "no-store");
     const body = await jsonOf(response);
-    assert.equal(body.preview.content, CONTENT);
+    assert.equal(body.preview.content, ANSWER_PREVIEW);
     assert.equal(body.event.application_id, "app-1");
     const rows = await auditRows(db);
     assert.equal(rows.length, 1);
@@ -46,11 +39,19 @@ Deno.test("an admin reveals one preview with a reason: shown once, never cached,
     assert.equal(body.audit.entry_id, entry.entry_id);
     const stored = JSON.stringify(rows);
     for (
-      const secret of [CONTENT, "evt-answer", "user-ada", "example-admin-token"]
+      const secret of [
+        ANSWER_PREVIEW,
+        "evt-answer",
+        "user-ada",
+        "example-admin-token",
+      ]
     ) {
       assert.ok(!stored.includes(secret), `the audit row holds ${secret}`);
     }
-    assert.ok(!logs.join("\n").includes(CONTENT), "the content was logged");
+    assert.ok(
+      !logs.join("\n").includes(ANSWER_PREVIEW),
+      "the content was logged",
+    );
   });
 });
 
@@ -95,7 +96,7 @@ Deno.test("viewers, analysts and operators are refused a reveal with 403, and th
       assert.equal(response.status, 403, as);
       const text = await response.text();
       assert.match(text, /revealing content needs the admin role or above/);
-      assert.ok(!text.includes(CONTENT));
+      assert.ok(!text.includes(ANSWER_PREVIEW));
     }
     const rows = (await auditRows(db)).map((row) =>
       JSON.parse(String(row.payload))
@@ -186,7 +187,7 @@ Deno.test("a session reveal needs the CSRF token; a form gets the content on a p
     assert.equal(page.headers.get("cache-control"), "no-store");
     const html = await page.text();
     assert.match(html, /Revealed content/);
-    assert.ok(html.includes(CONTENT));
+    assert.ok(html.includes(ANSWER_PREVIEW));
     assert.match(html, /Recorded in the audit trail as entry/);
   });
 });
@@ -207,12 +208,12 @@ Deno.test("a reveal fails closed when the audit trail cannot be written: 503 and
       text,
       /audit trail could not be written, so the action was refused/,
     );
-    assert.ok(!text.includes(CONTENT));
+    assert.ok(!text.includes(ANSWER_PREVIEW));
     assert.match(
       logs.join("\n"),
       /audit: Cannot write the audit trail: .*disk full/,
     );
-    assert.ok(!logs.join("\n").includes(CONTENT));
+    assert.ok(!logs.join("\n").includes(ANSWER_PREVIEW));
   });
 });
 

@@ -14,6 +14,19 @@ import { HostStore } from "../fixtures/host/store.ts";
 import { seedExampleTraces } from "../fixtures/host/traces.ts";
 import { withDb } from "./_helpers.ts";
 
+/** The stored preview of `evt-answer` in app-1 (made-up text of the example host). */
+export const ANSWER_PREVIEW =
+  "Your refund for order 1182 was issued on Monday.";
+
+/** A valid reveal of `evt-answer`'s preview in turn 1, with a reason. */
+export const REVEAL = {
+  agent_id: "support-bot",
+  root_trace_id: "root-1",
+  event_id: "evt-answer",
+  turn_id: "turn-1",
+  reason: "SUP-1234 refund dispute",
+};
+
 /** An example operator's name. */
 export type Operator = keyof typeof EXAMPLE_ACCOUNTS;
 

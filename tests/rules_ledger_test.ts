@@ -6,7 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type Client, createClient } from "@libsql/client";
+import type { Client } from "@libsql/client";
+import { withoutTriggers } from "./_tamper.ts";
 import { canonicalJson } from "../lib/canonical_json.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import {
@@ -40,20 +41,11 @@ async function seed(db: TraceDb): Promise<void> {
 }
 
 /** Edits the file with a plain client and no append-only triggers, as an outside tool could. */
-async function tamper(
+function tamper(
   db: TraceDb,
   fn: (raw: Client) => Promise<void>,
 ): Promise<void> {
-  const raw = createClient({ url: db.url });
-  try {
-    for (const table of ["ledger_entries", "ledger_head"]) {
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_update`);
-      await raw.execute(`DROP TRIGGER IF EXISTS ${table}_no_delete`);
-    }
-    await fn(raw);
-  } finally {
-    raw.close();
-  }
+  return withoutTriggers(db, ["ledger_entries", "ledger_head"], fn);
 }
 
 /** Rewrites row `seq` to say FAIL, recomputing its payload digest and, if asked, its chain digest. */

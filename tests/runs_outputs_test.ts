@@ -10,7 +10,12 @@ import { main } from "../cli.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import type { DemoDefect } from "../lib/demo/defects.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
-import { type CapturedIo, captureIo, withTempDir } from "./_helpers.ts";
+import {
+  type CapturedIo,
+  captureIo,
+  spawnCli,
+  withTempDir,
+} from "./_helpers.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -227,18 +232,6 @@ Deno.test("output files are replaced only with --force, and never while another 
   });
 });
 
-async function readUntil(
-  reader: ReadableStreamDefaultReader<string>,
-  seen: { text: string },
-  pattern: RegExp,
-): Promise<void> {
-  while (!pattern.test(seen.text)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the run ended before ${pattern}: ${seen.text}`);
-    seen.text += value;
-  }
-}
-
 Deno.test({
   name:
     "a second Ctrl-C removes the reserved result files, so the next run can use the same paths",
@@ -253,36 +246,27 @@ Deno.test({
           ["--junit", `${dir}/out/junit.xml`],
           ["--summary-md", `${dir}/out/summary.md`],
         ];
-        const child = new Deno.Command(Deno.execPath(), {
-          args: [
-            "run",
-            "-A",
-            CLI,
-            "external-run",
-            "--config",
-            config,
-            "--data-dir",
-            `${dir}/data`,
-            ...outputs.flat(),
-          ],
-          stdout: "null",
-          stderr: "piped",
-        }).spawn();
-        const reader = child.stderr.pipeThrough(new TextDecoderStream())
-          .getReader();
-        const seen = { text: "" };
+        const run = spawnCli([
+          "external-run",
+          "--config",
+          config,
+          "--data-dir",
+          `${dir}/data`,
+          ...outputs.flat(),
+        ]);
         try {
-          await readUntil(reader, seen, /checkpoint: /);
+          await run.waitFor(/checkpoint: /);
           for (const [, path] of outputs) assert.ok(await exists(path!));
-          child.kill("SIGINT");
-          await readUntil(reader, seen, /interrupted: finishing up/);
-          child.kill("SIGINT");
-          await readUntil(reader, seen, /interrupted again/);
-        } finally {
-          while (!(await reader.read()).done) { /* drain */ }
+          run.child.kill("SIGINT");
+          await run.waitFor(/interrupted: finishing up/);
+          run.child.kill("SIGINT");
+          await run.waitFor(/interrupted again/);
+        } catch (error) {
+          await run.finish();
+          throw error;
         }
-        const status = await child.status;
-        assert.equal(status.code, 130, seen.text);
+        const { code } = await run.finish();
+        assert.equal(code, 130, run.seen());
         for (const [, path] of outputs) {
           assert.equal(await exists(path!), false, `${path} was left behind`);
         }

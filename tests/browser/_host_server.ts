@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { listAudit } from "../../lib/auth/mod.ts";
 import {
+  ANSWER_PREVIEW,
   type HostFixture,
   type HostFixtureOptions,
   type Operator,
@@ -17,10 +18,6 @@ import {
 import { withServer } from "../_helpers.ts";
 import type { OpenPage } from "./_harness.ts";
 import { postFromPage } from "./_page.ts";
-
-/** The stored preview of `evt-answer` in app-1 (made-up text of the example host). */
-export const ANSWER_PREVIEW =
-  "Your refund for order 1182 was issued on Monday.";
 
 /** The example host, listening. */
 export interface Served extends HostFixture {

@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { listAudit } from "../../lib/auth/mod.ts";
-import { tokenOf } from "../operator_support.ts";
+import { ANSWER_PREVIEW, tokenOf } from "../operator_support.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
 import {
   browserTest,
@@ -19,7 +19,6 @@ import {
   VIEWPORTS,
 } from "./_harness.ts";
 import {
-  ANSWER_PREVIEW,
   assertForgedRevealRefused,
   signIn,
   withHostServer,

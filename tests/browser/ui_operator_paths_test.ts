@@ -23,12 +23,12 @@ import {
   VIEWPORTS,
 } from "./_harness.ts";
 import {
-  ANSWER_PREVIEW,
   assertForgedRevealRefused,
   signIn,
   withHostServer,
 } from "./_host_server.ts";
 import { EXAMPLE_ACCOUNTS } from "../../fixtures/host/host.ts";
+import { ANSWER_PREVIEW } from "../operator_support.ts";
 import { loginUrlTo, withUiServer } from "./_server.ts";
 import { runStaleCache } from "./_trace_fixtures.ts";
 
