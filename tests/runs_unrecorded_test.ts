@@ -6,7 +6,6 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Client, createClient } from "@libsql/client";
 import { runDownloads } from "../routes/ui/links.ts";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import { loadRunDetail } from "../routes/ui/run_view.ts";
@@ -17,6 +16,7 @@ import { registerTarget } from "../lib/ledger/targets.ts";
 import { verifyLedger } from "../lib/ledger/verify.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { withDb } from "./_helpers.ts";
+import { withRawClient } from "./_tamper.ts";
 import {
   CONFIG,
   fakeReplay,
@@ -24,16 +24,6 @@ import {
   trace,
   withStagingA,
 } from "./_unrecorded.ts";
-
-/** Opens the file with a plain client, as an outside tool would. */
-async function raw(db: TraceDb, fn: (client: Client) => Promise<void>) {
-  const client = createClient({ url: db.url });
-  try {
-    await fn(client);
-  } finally {
-    client.close();
-  }
-}
 
 Deno.test({
   name:
@@ -49,7 +39,7 @@ Deno.test({
           payload: { run_id: `run-${n}`, verdict: "PASS" },
         });
       }
-      await raw(db, async (client) => {
+      await withRawClient(db, async (client) => {
         await client.execute("DROP TRIGGER ledger_entries_no_delete");
         await client.execute("DROP TRIGGER ledger_head_no_delete");
         await client.execute("DELETE FROM ledger_entries WHERE seq = 3");
@@ -118,7 +108,7 @@ Deno.test({
         { staleCache: true },
       )).run_id;
       // The failing replay and its run entry removed with their head records.
-      await raw(db, async (client) => {
+      await withRawClient(db, async (client) => {
         await client.execute("DROP TRIGGER ledger_entries_no_delete");
         await client.execute("DROP TRIGGER ledger_head_no_delete");
         const last = await client.execute(
