@@ -12,7 +12,7 @@
 
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
-import type { ActionCapability } from "../../lib/auth/mod.ts";
+import { type ActionCapability, tenantOf } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import type { TraceEvent } from "../../lib/obs/mod.ts";
 import {
@@ -213,18 +213,6 @@ function fieldsIndex(
   return new Map(
     rows.map((row) => [fieldsKey(row.application_id, row.event_id), row]),
   );
-}
-
-function tenantOf(filter: TraceFilter): Pick<
-  TraceFilter,
-  "application_id" | "user_id"
-> {
-  return {
-    ...(filter.application_id === undefined
-      ? {}
-      : { application_id: filter.application_id }),
-    ...(filter.user_id === undefined ? {} : { user_id: filter.user_id }),
-  };
 }
 
 /** The one thread the search names: a thread filter, or a `q` that matched only a thread. */
