@@ -20,11 +20,17 @@ import {
   type SubjectKind,
   verifyAudit,
 } from "../lib/auth/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 import { displaySafe } from "../lib/obs/display.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { printJson, withDataContext, withJsonErrors } from "./_context.ts";
-import type { Command } from "./_io.ts";
+import {
+  type DataFlags,
+  printJson,
+  withDataContext,
+  withJsonErrors,
+} from "./_context.ts";
+import type { CliIo, Command } from "./_io.ts";
 import { tableLines } from "./_table.ts";
 
 const LIST_HELP =
@@ -95,28 +101,20 @@ export const auditList: Command = async (args, io) => {
   const subject = values.subject === undefined
     ? undefined
     : parseSubject(values.subject);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        await requireAuthSchema(db);
-        const entries = await listAudit(db, {
-          limit,
-          ...(values.operator === undefined
-            ? {}
-            : { operator: values.operator }),
-          ...(values.action === undefined ? {} : { action: values.action }),
-          ...(subject ? { subject } : {}),
-        });
-        if (values.json) {
-          for (const entry of entries) {
-            io.out(terminalSafeJson({ seq: entry.seq, ...entry.payload }));
-          }
-        } else io.out(renderEntries(entries));
-        return 0;
-      }),
-  );
+  return await withTrail(values, io, async (db) => {
+    const entries = await listAudit(db, {
+      limit,
+      ...(values.operator === undefined ? {} : { operator: values.operator }),
+      ...(values.action === undefined ? {} : { action: values.action }),
+      ...(subject ? { subject } : {}),
+    });
+    if (values.json) {
+      for (const entry of entries) {
+        io.out(terminalSafeJson({ seq: entry.seq, ...entry.payload }));
+      }
+    } else io.out(renderEntries(entries));
+    return 0;
+  });
 };
 
 /** `trace audit verify`. */
@@ -126,50 +124,55 @@ export const auditVerify: Command = async (args, io) => {
   const expected = values["expect-head"] === undefined
     ? undefined
     : parseAuditHead(values["expect-head"]);
-  return await withJsonErrors(
-    values,
-    io,
-    () =>
-      withDataContext(values, io, READ, async ({ db }) => {
-        await requireAuthSchema(db);
-        const result = await verifyAudit(
-          db,
-          expected ? { expectHead: expected } : {},
-        );
-        if (values.json) printJson(io, result);
-        else io.out(renderVerification(result));
-        if (!result.broken) return 0;
-        io.err(
-          `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
-        );
-        return 1;
-      }),
-  );
+  return await withTrail(values, io, async (db) => {
+    const result = await verifyAudit(
+      db,
+      expected ? { expectHead: expected } : {},
+    );
+    if (values.json) printJson(io, result);
+    else io.out(renderVerification(result));
+    if (!result.broken) return 0;
+    io.err(
+      `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+    );
+    return 1;
+  });
 };
 
 /** `trace audit head`: the verified head, to keep outside the database. */
 export const auditHeadCommand: Command = async (args, io) => {
   const { values } = parseFlags("audit head", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HEAD_HELP);
-  return await withJsonErrors(
-    values,
+  return await withTrail(values, io, async (db) => {
+    const head = await auditHead(db);
+    if (values.json) printJson(io, head);
+    else {
+      io.out(
+        `${head.head}\n${
+          entryCount(head.entries)
+        }; check later with: trace audit verify --expect-head ${head.head}\n`,
+      );
+    }
+    return 0;
+  });
+};
+
+/** Runs `run` on the database opened read-only, once its audit tables are known to exist; a failure is answered as JSON with --json. */
+function withTrail(
+  flags: DataFlags & { json?: boolean | undefined },
+  io: CliIo,
+  run: (db: TraceDb) => Promise<number>,
+): Promise<number> {
+  return withJsonErrors(
+    flags,
     io,
     () =>
-      withDataContext(values, io, READ, async ({ db }) => {
+      withDataContext(flags, io, READ, async ({ db }) => {
         await requireAuthSchema(db);
-        const head = await auditHead(db);
-        if (values.json) printJson(io, head);
-        else {
-          io.out(
-            `${head.head}\n${head.entries} entr${
-              head.entries === 1 ? "y" : "ies"
-            }; check later with: trace audit verify --expect-head ${head.head}\n`,
-          );
-        }
-        return 0;
+        return await run(db);
       }),
   );
-};
+}
 
 function parseSubject(value: string): { kind: SubjectKind; value: string } {
   const at = value.indexOf("=");
@@ -254,7 +257,12 @@ function renderVerification(result: AuditVerification): string {
   const expected = result.expected_head
     ? `; extends the expected head ${result.expected_head.head}`
     : "";
-  return `audit trail intact: ${result.entries} entr${
-    result.entries === 1 ? "y" : "ies"
+  return `audit trail intact: ${
+    entryCount(result.entries)
   }${head}${expected}\n`;
+}
+
+/** `1 entry`, `2 entries`. */
+function entryCount(n: number): string {
+  return `${n} entr${n === 1 ? "y" : "ies"}`;
 }

@@ -111,7 +111,7 @@ export function loopbackHostOnly(loopbackBind: boolean): MiddlewareHandler {
 export function sameOriginOnly(): MiddlewareHandler {
   return async (c, next) => {
     const origin = c.req.header("origin");
-    if (origin !== undefined && !isSameOrigin(origin, c.req.header("host"))) {
+    if (origin !== undefined && !sameHost(origin, c.req.header("host"))) {
       throw new HTTPException(403, { message: CROSS_ORIGIN });
     }
     const site = c.req.header("sec-fetch-site");
@@ -124,10 +124,10 @@ export function sameOriginOnly(): MiddlewareHandler {
   };
 }
 
-function isSameOrigin(origin: string, host: string | undefined): boolean {
-  if (origin === "null") return false;
+/** Whether `url` (an `Origin` or a `Referer`) is on the host the request names; `null` and unparsable ones are not. */
+export function sameHost(url: string, host: string | undefined): boolean {
   try {
-    return new URL(origin).host === (host ?? "");
+    return host !== undefined && new URL(url).host === host;
   } catch {
     return false;
   }

@@ -24,6 +24,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Child, FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { LOCAL_OPERATOR, type OperatorAccount } from "./principal.ts";
+import { sameHost } from "./_guard.ts";
 import {
   endSession,
   formField,
@@ -151,15 +152,6 @@ function typedOrOwn(c: Context): boolean {
   }
   const referer = c.req.header("referer");
   return referer === undefined || sameHost(referer, c.req.header("host"));
-}
-
-/** Whether `url` is on this server's host (the `Host` the request names). */
-function sameHost(url: string, host: string | undefined): boolean {
-  try {
-    return host !== undefined && new URL(url).host === host;
-  } catch {
-    return false;
-  }
 }
 
 /** The account a token signs in as, or why it does not. */

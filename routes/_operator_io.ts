@@ -17,10 +17,10 @@ import {
   appendAudit,
   type AuditEntry,
   AuditIntegrityError,
+  type AuditRecord,
   type AuditTargets,
   fieldLabel,
   HookError,
-  type Principal,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
@@ -122,11 +122,6 @@ export function singleParams(c: Context): Record<string, string> {
   return fields;
 }
 
-/** The audit actor of the request. */
-export function actorOf(c: Context<UiEnv>): Principal {
-  return c.get("principal");
-}
-
 /** What to record about a privileged action, besides its outcome. */
 export interface AuditPlan<T> {
   action: Action;
@@ -168,12 +163,8 @@ export async function audited<T>(
   } catch (error) {
     return await auditFailure(c, deps, plan, error);
   }
-  const principal = actorOf(c);
   const entry = await record(deps, {
-    actor: principal,
-    action: plan.action,
-    scope: principal.scope,
-    reason: plan.reason ?? null,
+    ...recordOf(c, plan),
     targets: { ...plan.targets, ...plan.found?.(result) },
     outcome: "succeeded",
   });
@@ -187,12 +178,8 @@ export async function auditFailure<T>(
   plan: AuditPlan<T>,
   error: unknown,
 ): Promise<never> {
-  const principal = actorOf(c);
   await record(deps, {
-    actor: principal,
-    action: plan.action,
-    scope: principal.scope,
-    reason: plan.reason ?? null,
+    ...recordOf(c, plan),
     targets: plan.targets,
     outcome: refusal(error) ? "refused" : "failed",
     detail: failureCode(error),
@@ -200,9 +187,23 @@ export async function auditFailure<T>(
   throw httpError(error, deps.log);
 }
 
+/** Who acted, in which scope, doing what and why: the part of an entry every outcome shares. */
+function recordOf<T>(
+  c: Context<UiEnv>,
+  plan: AuditPlan<T>,
+): Pick<AuditRecord, "actor" | "action" | "scope" | "reason"> {
+  const principal = c.get("principal");
+  return {
+    actor: principal,
+    action: plan.action,
+    scope: principal.scope,
+    reason: plan.reason ?? null,
+  };
+}
+
 async function record(
   deps: AuditDeps,
-  entry: Parameters<typeof appendAudit>[1],
+  entry: AuditRecord,
 ): Promise<AuditEntry> {
   try {
     return await appendAudit(deps.db, entry);

@@ -40,7 +40,7 @@ import {
   type ReplaySelection,
   resolveArtifact,
   resolveIdentity,
-  type TenantScope,
+  tenantOf,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { NotFoundError } from "../lib/errors.ts";
@@ -361,19 +361,4 @@ export function createOperatorRoutes(
 
   definePage(app, { auth: options.auth, site }, eventPage(db));
   return app;
-}
-
-/** The tenant keys a narrowed filter binds. */
-function tenantOf(
-  scope: {
-    application_id?: string | undefined;
-    user_id?: string | null | undefined;
-  },
-): TenantScope {
-  const tenant: TenantScope = {};
-  if (scope.application_id !== undefined) {
-    tenant.application_id = scope.application_id;
-  }
-  if (scope.user_id !== undefined) tenant.user_id = scope.user_id;
-  return tenant;
 }

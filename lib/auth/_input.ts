@@ -9,17 +9,15 @@
 
 import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
+import { UNSAFE_ID_CHAR } from "../obs/model.ts";
 
-// C0 and C1 controls, DEL, line and paragraph separators, and the
-// bidirectional marks, embeddings, overrides and isolates: each can forge a
-// line or make text display as something else where it is printed.
-const UNSAFE_TEXT =
-  // deno-lint-ignore no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-
-/** True when `text` is well-formed Unicode holding none of the characters above. */
+/**
+ * True when `text` is well-formed Unicode holding none of the characters an
+ * id may not hold (controls, separators, bidi formatting): each can forge a
+ * line or make text display as something else where it is printed.
+ */
 function safeLine(text: string): boolean {
-  return text.isWellFormed() && !UNSAFE_TEXT.test(text);
+  return text.isWellFormed() && !UNSAFE_ID_CHAR.test(text);
 }
 
 /** An opaque identifier: 1 to 256 characters, no control, separator or bidi characters. */

@@ -42,6 +42,7 @@ export {
   ScopeError,
   type ScopeKey,
   type ScopeRequest,
+  tenantOf,
 } from "./scope.ts";
 export {
   AccountBook,

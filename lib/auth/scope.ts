@@ -61,6 +61,16 @@ export function narrowScope<T extends ScopeRequest>(
   return narrowed;
 }
 
+/** The tenant keys `request` gives, as a scope (keys it leaves undefined are left out). */
+export function tenantOf(request: ScopeRequest): TenantScope {
+  const tenant: TenantScope = {};
+  if (request.application_id !== undefined) {
+    tenant.application_id = request.application_id;
+  }
+  if (request.user_id !== undefined) tenant.user_id = request.user_id;
+  return tenant;
+}
+
 /** Whether an event's tenant lies inside `scope`. */
 export function inScope(
   scope: TenantScope,

@@ -7,32 +7,23 @@
  * @module
  */
 
+import { type Role, ROLES, type TenantScope } from "../auth/roles.ts";
 import type { TraceDb } from "../db.ts";
 import { ConfigError, TraceError } from "../errors.ts";
 import type { RunJobs } from "../runs/mod.ts";
 
-/** Operator roles, weakest first. */
-export const OPERATOR_ROLES = [
-  "viewer",
-  "analyst",
-  "operator",
-  "admin",
-] as const;
+/** Operator roles, weakest first: the roles of the trace UI's accounts. */
+export const OPERATOR_ROLES: typeof ROLES = ROLES;
 
 /** One of {@link OPERATOR_ROLES}. */
-export type OperatorRole = typeof OPERATOR_ROLES[number];
+export type OperatorRole = Role;
 
 /**
- * The tenant scope a principal may read trace events in. A present key binds
- * (`user_id: null` binds anonymous events only); an absent key leaves that
- * dimension open, for arguments to narrow.
+ * The tenant scope a principal may read trace events in, as for the trace
+ * UI's accounts. A present key binds (`user_id: null` binds anonymous events
+ * only); an absent key leaves that dimension open, for arguments to narrow.
  */
-export interface TraceScope {
-  /** The one application it may read; absent: open. */
-  application_id?: string;
-  /** The one user it may read (`null`: anonymous events only); absent: open. */
-  user_id?: string | null;
-}
+export type TraceScope = TenantScope;
 
 /** Who is calling: a name for messages, a role, and the trace scope bound to them. */
 export interface McpPrincipal {

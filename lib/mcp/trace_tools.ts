@@ -11,7 +11,12 @@
  */
 
 import * as v from "valibot";
-import { narrowScope, ScopeError } from "../auth/mod.ts";
+import {
+  narrowScope,
+  SCOPE_KEYS,
+  ScopeError,
+  type ScopeKey,
+} from "../auth/mod.ts";
 import { TraceError } from "../errors.ts";
 import {
   analyzeTrace,
@@ -67,9 +72,7 @@ const QueryArgs = v.pipe(
   v.check((args) => timeRangeValid(args), "start_time must be before end_time"),
 );
 
-const SCOPE_KEYS = ["application_id", "user_id"] as const;
-
-function scopeWord(key: typeof SCOPE_KEYS[number], value: unknown): string {
+function scopeWord(key: ScopeKey, value: unknown): string {
   if (key === "user_id" && value === null) return "anonymous users";
   return `${key === "user_id" ? "user" : "application"} ${
     JSON.stringify(value)

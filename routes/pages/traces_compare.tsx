@@ -11,7 +11,6 @@
 import type { Context } from "hono";
 import type { TraceDb } from "../../lib/db.ts";
 import { ConfigError } from "../../lib/errors.ts";
-import { ObsNotInitializedError, requireObs } from "../../lib/obs/mod.ts";
 import {
   compareRoots,
   readRootEvents,
@@ -19,6 +18,7 @@ import {
   type TraceFilter,
 } from "../../lib/obs/query/mod.ts";
 import type { TenantScope } from "../principal.ts";
+import { obsProvisioned } from "./_obs_ready.ts";
 import { CompareBody } from "./traces_compare_body.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import type { PageSpec } from "../ui/page.ts";
@@ -58,14 +58,7 @@ async function loadCompare(
     candidate: null,
     comparison: null,
   };
-  try {
-    await requireObs(db);
-  } catch (error) {
-    if (error instanceof ObsNotInitializedError) {
-      return { ...empty, provisioned: false };
-    }
-    throw error;
-  }
+  if (!(await obsProvisioned(db))) return { ...empty, provisioned: false };
   const read = (side: CompareSide | undefined, name: string) =>
     side
       ? readRootEvents(db, sideFilter(request.scope, side, name, scope))

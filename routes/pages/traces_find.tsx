@@ -12,13 +12,9 @@
 
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
-import type { ActionCapability } from "../../lib/auth/mod.ts";
+import { type ActionCapability, tenantOf } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
-import {
-  ObsNotInitializedError,
-  requireObs,
-  type TraceEvent,
-} from "../../lib/obs/mod.ts";
+import type { TraceEvent } from "../../lib/obs/mod.ts";
 import {
   type FindPage,
   findTraceRoots,
@@ -30,6 +26,7 @@ import {
   traceOverview,
 } from "../../lib/obs/query/mod.ts";
 import { capabilityOf } from "../access.ts";
+import { obsProvisioned } from "./_obs_ready.ts";
 import { DeletionEvidence } from "../ui/components/deletion_evidence.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import {
@@ -136,14 +133,7 @@ async function loadFinder(
       runs_read: capabilityOf(c, "runs.read"),
     },
   };
-  try {
-    await requireObs(db);
-  } catch (error) {
-    if (error instanceof ObsNotInitializedError) {
-      return { ...empty, provisioned: false };
-    }
-    throw error;
-  }
+  if (!(await obsProvisioned(db))) return { ...empty, provisioned: false };
   const page = await findTraceRoots(db, {
     filter: request.filter,
     ...(request.q === undefined ? {} : { q: request.q }),
@@ -223,18 +213,6 @@ function fieldsIndex(
   return new Map(
     rows.map((row) => [fieldsKey(row.application_id, row.event_id), row]),
   );
-}
-
-function tenantOf(filter: TraceFilter): Pick<
-  TraceFilter,
-  "application_id" | "user_id"
-> {
-  return {
-    ...(filter.application_id === undefined
-      ? {}
-      : { application_id: filter.application_id }),
-    ...(filter.user_id === undefined ? {} : { user_id: filter.user_id }),
-  };
 }
 
 /** The one thread the search names: a thread filter, or a `q` that matched only a thread. */

@@ -13,11 +13,7 @@
 
 import type { Context } from "hono";
 import type { TraceDb } from "../../lib/db.ts";
-import {
-  listCoverageProfiles,
-  ObsNotInitializedError,
-  requireObs,
-} from "../../lib/obs/mod.ts";
+import { listCoverageProfiles } from "../../lib/obs/mod.ts";
 import {
   analyzeTrace,
   artifactEvidence,
@@ -29,6 +25,7 @@ import {
   traceLineage,
 } from "../../lib/obs/query/mod.ts";
 import { capabilityOf } from "../access.ts";
+import { obsProvisioned } from "./_obs_ready.ts";
 import type { UiEnv } from "../ui/context.ts";
 import { runOfEvent } from "../ui/links.ts";
 import type { PageSpec } from "../ui/page.ts";
@@ -80,14 +77,7 @@ async function loadInspect(
     replay: null,
     run_page: null,
   };
-  try {
-    await requireObs(db);
-  } catch (error) {
-    if (error instanceof ObsNotInitializedError) {
-      return { ...empty, provisioned: false };
-    }
-    throw error;
-  }
+  if (!(await obsProvisioned(db))) return { ...empty, provisioned: false };
   const root = await readRootEvents(db, request.scope);
   const events = root.events;
   await nextTurn();
