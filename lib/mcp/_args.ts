@@ -10,7 +10,7 @@
 import * as v from "valibot";
 import { objectIssueMessage } from "../issues.ts";
 import { TargetIdSchema } from "../ledger/targets.ts";
-import { validateRunId } from "../ledger/runs.ts";
+import { isRunId } from "../ledger/runs.ts";
 
 /** A scheme (`http:`, `localhost:8787`), a slash, credentials, a query, an IPv4 address or `localhost`. */
 const URL_LIKE =
@@ -33,15 +33,6 @@ export const TargetIdArg = v.pipe(
     "A registered target id (see trace.external_targets); never a URL",
   ),
 );
-
-function isRunId(value: string): boolean {
-  try {
-    validateRunId(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A run id as the ledger and checkpoints name runs. */
 export const RunIdArg = v.pipe(
