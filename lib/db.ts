@@ -22,6 +22,9 @@ import { fileProblem } from "./file_errors.ts";
 import { openFile, restrictSidecars } from "./_db_file.ts";
 import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
+import { EngineConnection } from "./_db_engine.ts";
+
+export type { EngineConnection } from "./_db_engine.ts";
 
 export { NoDataError } from "./_db_file.ts";
 
@@ -103,7 +106,47 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
   const client = readOnly
     ? opened.client
     : new SecureDeleteClient(opened.client, path);
-  return { client, url, path, readOnly, close: () => client.close() };
+  const db: TraceDb = {
+    client,
+    url,
+    path,
+    readOnly,
+    close: () => {
+      closeEngineConnection(db);
+      client.close();
+    },
+  };
+  if (!readOnly) engines.set(db, null);
+  return db;
+}
+
+/** Handles of writable local files, with their engine connection once opened. */
+const engines = new WeakMap<TraceDb, Promise<EngineConnection | null> | null>();
+
+/**
+ * The engine connection of a writable local file (`_db_engine.ts`), opened
+ * on first use and closed with `db`; `null` for remote, in-memory and
+ * read-only databases, for a handle {@link openDb} did not return (a copy
+ * with another client expects that client to see every write), or when it
+ * cannot reach the client's file.
+ */
+export function engineConnection(
+  db: TraceDb,
+): Promise<EngineConnection | null> {
+  const opened = engines.get(db);
+  if (opened !== undefined && opened !== null) return opened;
+  if (opened === undefined || db.path === null || db.client.closed) {
+    return Promise.resolve(null);
+  }
+  const connection = EngineConnection.open(db.path, db.client);
+  engines.set(db, connection);
+  return connection;
+}
+
+function closeEngineConnection(db: TraceDb): void {
+  const connection = engines.get(db);
+  engines.delete(db);
+  void connection?.then((open) => open?.close());
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   OBS_SCHEMA_VERSION,
   ObsNotInitializedError,
 } from "../lib/obs/mod.ts";
-import { migrate, type TraceDb } from "../lib/db.ts";
+import { engineConnection, migrate, type TraceDb } from "../lib/db.ts";
 import { queryTraceEvents } from "../lib/obs/query/mod.ts";
 import { parity } from "../lib/obs/maint/mod.ts";
 import { recordingDb } from "./_obs_recording.ts";
@@ -603,6 +603,7 @@ Deno.test("ingestEvents() commits concurrent batches together, each deciding as 
   await withDb(async (base) => {
     await initializeObs(base);
     await ingestEvents(base, [event("stored")]);
+    // A copy with another client writes through that client: its transactions are counted.
     const { db, client } = recordingDb(base);
     const before = client.transactions;
     const settled = await Promise.allSettled([
@@ -638,6 +639,10 @@ Deno.test("ingestEvents() commits concurrent batches together, each deciding as 
     assert.equal(new Set(seqs).size, 6, "six distinct events");
     assert.equal(await count(base, "obs_events"), 7);
     assert.equal(await count(base, "obs_envelopes"), 7);
+    assert.ok(
+      client.transactions > before,
+      "the batches wrote through the client",
+    );
     assert.ok(
       client.transactions - before < 5,
       `${client.transactions - before} transactions for 5 concurrent batches`,
@@ -763,9 +768,11 @@ Deno.test("without background checkpoints a small WAL stays in the WAL", async (
   });
 });
 
+/** The WAL bound of the connection ingest writes through (its engine connection on a local file). */
 async function autocheckpointPages(db: TraceDb): Promise<number> {
-  const result = await db.client.execute("PRAGMA wal_autocheckpoint");
-  return Number(Object.values(result.rows[0]!)[0]);
+  const engine = await engineConnection(db);
+  assert.ok(engine, "a local file is written through its engine connection");
+  return Number(Object.values(engine.all("PRAGMA wal_autocheckpoint")[0]!)[0]);
 }
 
 Deno.test("ingestEvents() stores quotes, SQL, NUL and other characters exactly as sent", async () => {

@@ -1,10 +1,12 @@
 /**
- * SQL literals for the values ingest writes, so its inserts can run as one
- * SQL script (`executeMultiple`) instead of prepared statements. The local
- * libSQL client never frees a statement it prepared on Deno: every `execute`
- * keeps its compiled program and bound values (about 6 KB per event ingest
- * wrote, gigabytes at a million events), while a script is prepared, run
- * and finalized inside SQLite. Private to `ingest/`.
+ * SQL literals for the values ingest writes, so its inserts through the
+ * libSQL client (remote and in-memory databases, `_write_tx.ts`) run as one
+ * SQL script (`executeMultiple`) instead of a prepared statement per call.
+ * The client frees a statement it prepared only once the garbage collector
+ * and the event loop get to it: every `execute` keeps its compiled program
+ * and bound values meanwhile (about 6 KB per event in a bulk load,
+ * gigabytes at a million events), while a script is prepared, run and
+ * finalized inside SQLite. Private to `ingest/`.
  *
  * Only what ingest writes is accepted, and anything else throws: `null`,
  * safe integers, and well-formed strings. A string becomes `'…'` with each

@@ -16,13 +16,13 @@
  * @module
  */
 
-import { TurnLine } from "../_turn_line.ts";
+import { quickTurn, TurnLine } from "../_turn_line.ts";
 
 /** Work between two turns of the event loop (ms), as reads' slices. */
 export const WRITE_SLICE_MS = 10;
 
 /** The write-path work of the whole process in one line. */
-const line = new TurnLine(WRITE_SLICE_MS);
+const line = new TurnLine(WRITE_SLICE_MS, quickTurn);
 
 /** A turn of write-path work: {@link due} says when to give way. */
 export class Slices {

@@ -11,18 +11,20 @@
  * its expired envelope and the other way round: both own the id). Either
  * way a group decides exactly as its batches one after the other would.
  *
- * A large group is written in scripts of a few hundred events, all inside
+ * A large group is written in slices of a few hundred events, all inside
  * the one transaction, with a turn of the event loop past each slice of
  * writing (`_turns.ts`): other requests are answered meanwhile, readers see
  * none of the rows until the commit, a failure in any script rolls back
  * them all, and the batches are acknowledged only after the commit, as
  * before. While the transaction is open the process's other writes to the
- * file wait for it (`holdWrites`), never inside SQLite.
+ * file wait for it (`holdWrites`), never inside SQLite. The transaction
+ * runs on the engine connection of a local file or through the client
+ * (`_write_tx.ts`).
  *
  * @module
  */
 
-import type { InValue, Transaction } from "@libsql/client";
+import type { InValue } from "@libsql/client";
 import { holdWrites, type TraceDb } from "../../db.ts";
 import type { NormalizedEvent } from "../normalize.ts";
 import {
@@ -32,8 +34,7 @@ import {
   previewRows,
   RESOURCE_COLUMNS,
 } from "./index_rows.ts";
-import { literalInserts, sqlLiteral } from "./_sql_literal.ts";
-import { writerCheckpointPages } from "./checkpoints.ts";
+import { beginWrite, type TableRows, type WriteTx } from "./_write_tx.ts";
 import {
   type BatchPlan,
   type BatchToWrite,
@@ -76,11 +77,11 @@ export async function writeGroup(
 function attempt(
   db: TraceDb,
   batches: readonly BatchToWrite[],
-  owners: ((tx: Transaction) => Promise<Map<string, Owned>>) | null,
+  owners: ((tx: WriteTx) => Promise<Map<string, Owned>>) | null,
 ): Promise<BatchPlan[] | null> {
   // The transaction stays open across turns: other writes wait for it outside SQLite.
   return holdWrites(db, async () => {
-    const tx = await db.client.transaction("write");
+    const tx = await beginWrite(db);
     try {
       const owned = owners ? await owners(tx) : new Map<string, Owned>();
       const first = await nextSeq(tx);
@@ -112,30 +113,35 @@ function attempt(
 }
 
 /**
- * Runs the inserts of the accepted batches in the open transaction `tx`, a
- * script of {@link EVENTS_PER_SCRIPT} events at a time, taking a turn of
- * the event loop past each slice of writing on a local file (another
- * connection's reads run then; they see the rows only once `tx` commits).
- * In-memory databases have one connection, which `tx` holds, and a remote
- * one does not hold the thread: they write without turns.
+ * Runs the inserts of the accepted batches in the open transaction `tx`,
+ * {@link EVENTS_PER_SLICE} events at a time, taking a turn of the event
+ * loop past each slice of writing on a local file (another connection's
+ * reads run then; they see the rows only once `tx` commits). In-memory
+ * databases have one connection, which `tx` holds, and a remote one does
+ * not hold the thread: they write without turns.
  */
 async function insertInSlices(
   db: TraceDb,
-  tx: Transaction,
+  tx: WriteTx,
   plans: readonly BatchPlan[],
   nextSeqValue: number,
 ): Promise<void> {
-  const scripts = insertScripts(db, plans, nextSeqValue);
+  const slices = insertSlices(plans);
   if (db.path === null) {
-    for (const script of scripts) await tx.executeMultiple(script);
-    return;
+    for (const tables of slices) await tx.insert(tables);
+  } else {
+    await inTurn(async (turns) => {
+      for (const tables of slices) {
+        if (turns.due()) await turns.turn();
+        await tx.insert(tables);
+      }
+    });
   }
-  await inTurn(async (slices) => {
-    for (const script of scripts) {
-      if (slices.due()) await slices.turn();
-      await tx.executeMultiple(script);
-    }
-  });
+  await tx.run(
+    `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    [String(nextSeqValue), plans[plans.length - 1]!.batch.receivedAt],
+  );
 }
 
 /**
@@ -155,39 +161,23 @@ function isConstraintError(error: unknown): boolean {
   return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
 }
 
-/** Events whose rows one script of {@link insertScripts} writes. */
-export const EVENTS_PER_SCRIPT = 500;
+/** Events whose rows one slice of {@link insertInSlices} writes. */
+export const EVENTS_PER_SLICE = 500;
 
 type FreshRow = { seq: number; event: NormalizedEvent; batch: BatchToWrite };
 
-/**
- * The inserts of the accepted batches as SQL scripts of literals, built one
- * at a time as they are run: a script is prepared, run and finalized inside
- * SQLite, where a prepared statement of the local client is never freed
- * (`_sql_literal.ts`).
- */
-function* insertScripts(
-  db: TraceDb,
-  plans: readonly BatchPlan[],
-  nextSeqValue: number,
-): Generator<string> {
+/** The rows of the accepted batches, a slice at a time, built as they are written. */
+function* insertSlices(plans: readonly BatchPlan[]): Generator<TableRows[]> {
   const fresh: FreshRow[] = plans.flatMap(({ batch, fresh }) =>
     fresh.map(({ seq, event }) => ({ seq, event, batch }))
   );
-  const pragma = checkpointPragma(db);
-  if (pragma !== "") yield pragma;
-  for (let start = 0; start < fresh.length; start += EVENTS_PER_SCRIPT) {
-    yield rowInserts(fresh.slice(start, start + EVENTS_PER_SCRIPT));
+  for (let start = 0; start < fresh.length; start += EVENTS_PER_SLICE) {
+    yield sliceRows(fresh.slice(start, start + EVENTS_PER_SLICE));
   }
-  const now = plans[plans.length - 1]!.batch.receivedAt;
-  yield `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ${
-    sqlLiteral(String(nextSeqValue))
-  }, ${sqlLiteral(now)})
-ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at;\n`;
 }
 
-/** Envelope, index, resource and preview rows of `fresh`, as one script. */
-function rowInserts(fresh: readonly FreshRow[]): string {
+/** Envelope, index, resource and preview rows of `fresh`. */
+function sliceRows(fresh: readonly FreshRow[]): TableRows[] {
   const index = indexRows(fresh.map(({ seq, event, batch }) => ({
     seq,
     received_at: batch.receivedAt,
@@ -202,25 +192,21 @@ function rowInserts(fresh: readonly FreshRow[]): string {
     ),
   );
   return [
-    literalInserts(
-      "obs_envelopes",
-      ENVELOPE_COLUMNS,
-      fresh.map(({ seq, event, batch }) => envelopeRow(seq, event, batch)),
-    ),
-    literalInserts("obs_events", EVENT_COLUMNS, index.events),
-    literalInserts("obs_resources", RESOURCE_COLUMNS, index.resources),
-    literalInserts("obs_previews", PREVIEW_COLUMNS, previews),
-  ].join("");
-}
-
-/**
- * The WAL bound of the connection that writes (per connection, and a pooled
- * client may hand out any: set on each write); a remote server keeps its own.
- */
-function checkpointPragma(db: TraceDb): string {
-  return db.path === null
-    ? ""
-    : `PRAGMA wal_autocheckpoint = ${writerCheckpointPages(db)};\n`;
+    {
+      table: "obs_envelopes",
+      columns: ENVELOPE_COLUMNS,
+      rows: fresh.map(({ seq, event, batch }) =>
+        envelopeRow(seq, event, batch)
+      ),
+    },
+    { table: "obs_events", columns: EVENT_COLUMNS, rows: index.events },
+    {
+      table: "obs_resources",
+      columns: RESOURCE_COLUMNS,
+      rows: index.resources,
+    },
+    { table: "obs_previews", columns: PREVIEW_COLUMNS, rows: previews },
+  ];
 }
 
 function envelopeRow(
@@ -242,7 +228,7 @@ function envelopeRow(
 
 /** Finds which (application, event id) pairs of the group already have an owner. */
 async function loadOwned(
-  tx: Transaction,
+  tx: WriteTx,
   batches: readonly BatchToWrite[],
 ): Promise<Map<string, Owned>> {
   const byApp = new Map<string, Set<string>>();
@@ -257,15 +243,15 @@ async function loadOwned(
   for (const [applicationId, ids] of byApp) {
     const list = JSON.stringify([...ids]);
     // An index row may outlive its expired envelope and the other way round: both own the id.
-    const result = await tx.execute({
-      sql: `SELECT event_id, seq, fingerprint FROM obs_events
+    const rows = await tx.rows(
+      `SELECT event_id, seq, fingerprint FROM obs_events
             WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
             UNION ALL
             SELECT event_id, seq, fingerprint FROM obs_envelopes
             WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
-      args: [applicationId, list],
-    });
-    for (const row of result.rows) {
+      [applicationId, list],
+    );
+    for (const row of rows) {
       owned.set(ownerKey(applicationId, String(row.event_id)), {
         seq: Number(row.seq),
         fingerprint: String(row.fingerprint),
@@ -276,13 +262,14 @@ async function loadOwned(
 }
 
 /** Next free `seq`: never reuses a key, even after expiry removed the newest rows. */
-async function nextSeq(tx: Transaction): Promise<number> {
-  const result = await tx.execute(
+async function nextSeq(tx: WriteTx): Promise<number> {
+  const rows = await tx.rows(
     `SELECT MAX(
        COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1),
        COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0) + 1,
        COALESCE((SELECT MAX(seq) FROM obs_events), 0) + 1
      ) AS next`,
+    [],
   );
-  return Number(result.rows[0]?.next ?? 1);
+  return Number(rows[0]?.next ?? 1);
 }
