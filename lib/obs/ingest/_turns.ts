@@ -5,7 +5,9 @@
  * client runs SQLite on it). The write path therefore works in slices, and
  * all its work in the process takes turns, as reads do (`query/_turns.ts`):
  * one piece of work at a time, in arrival order, handed on at once until
- * {@link WRITE_SLICE_MS} of work have passed, then through a timer. Twenty
+ * {@link WRITE_SLICE_MS} of work have passed, then through a quick turn of
+ * the event loop (`quickTurn` in `../_turn_line.ts`: the network is polled
+ * without waiting for a timer tick, and due timers run every tenth). Twenty
  * large batches at once then cost every other request one slice per turn
  * of the event loop, not twenty. Private to `ingest/`.
  *

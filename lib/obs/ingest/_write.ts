@@ -14,7 +14,7 @@
  * A large group is written in slices of a few hundred events, all inside
  * the one transaction, with a turn of the event loop past each slice of
  * writing (`_turns.ts`): other requests are answered meanwhile, readers see
- * none of the rows until the commit, a failure in any script rolls back
+ * none of the rows until the commit, a failure in any slice rolls back
  * them all, and the batches are acknowledged only after the commit, as
  * before. While the transaction is open the process's other writes to the
  * file wait for it (`holdWrites`), never inside SQLite. The transaction
