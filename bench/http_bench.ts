@@ -12,8 +12,13 @@
  * checkpoints), then the database is read directly.
  *
  * Clients run in this process with their bodies built ahead (one template
- * per client; each request only substitutes its number), so they cost as
- * little as they can on a machine the server shares.
+ * per client; each request only substitutes its number and its events'
+ * times), so they cost as little as they can on a machine the server
+ * shares. Each request's events are later than the request before, as a
+ * producer's are: a template that sent the same times again would insert
+ * every request's rows at the same 500 places of each time index, a page
+ * write per event per index (three times the work of rows that arrive in
+ * time order).
  *
  * Usage: deno run -A bench/http_bench.ts [--clients N] [--batches 50,500]
  *   [--seconds S] [--json]
@@ -24,7 +29,7 @@
 import { parseArgs } from "node:util";
 import { DatabaseSync } from "node:sqlite";
 import { percentile } from "../lib/obs/maint/mod.ts";
-import { bundle } from "./_obs_workload.ts";
+import { BASE_TS, bundle } from "./_obs_workload.ts";
 
 /** One run: its settings and what it measured. */
 interface HttpRow {
@@ -49,13 +54,52 @@ interface HttpRow {
   distinctIds: number;
 }
 
-const REQUEST = "@@REQUEST@@";
+/** Placeholders of a template: the request number, an event's start and end time. */
+const PLACEHOLDER = /@@(REQUEST|START|END)@@/;
 const encoder = new TextEncoder();
+/** Events of one client's requests: keeps the clients' times apart. */
+const CLIENT_SPAN = 10_000_000;
 
-/** A client's body template: `batch` events whose ids hold {@link REQUEST}. */
+/**
+ * A client's body template: `batch` events whose ids hold the request number
+ * and whose times are placeholders, split so that odd parts name what goes
+ * between the even ones.
+ */
 function template(client: number, batch: number): string[] {
-  const events = bundle(client, `c${client}-r${REQUEST}-`).slice(0, batch);
-  return JSON.stringify(events).split(REQUEST);
+  const events = bundle(client, `c${client}-r@@REQUEST@@-`).slice(0, batch)
+    .map((event) => ({
+      ...event,
+      started_at: "@@START@@",
+      ended_at: "@@END@@",
+    }));
+  return JSON.stringify(events).split(PLACEHOLDER);
+}
+
+/** The body of request `request` of `client`: its number, and times 10 ms apart after the request before. */
+function requestBody(
+  parts: readonly string[],
+  client: number,
+  request: number,
+  batch: number,
+): Uint8Array<ArrayBuffer> {
+  let body = parts[0]!;
+  let event = 0;
+  for (let i = 1; i < parts.length; i += 2) {
+    const at = BASE_TS + (client * CLIENT_SPAN + request * batch + event) * 10;
+    switch (parts[i]) {
+      case "REQUEST":
+        body += request;
+        break;
+      case "START":
+        body += new Date(at).toISOString();
+        break;
+      default:
+        body += new Date(at + 5).toISOString();
+        event++;
+    }
+    body += parts[i + 1]!;
+  }
+  return encoder.encode(body);
 }
 
 /** Starts `trace serve` on a free port; resolves with its origin once it listens. */
@@ -122,7 +166,7 @@ async function runClient(
   const parts = template(client, batch);
   const result: ClientResult = { latencies: [], failed: 0, acknowledged: [] };
   for (let request = 0; performance.now() < until; request++) {
-    const body = encoder.encode(parts.join(String(request)));
+    const body = requestBody(parts, client, request, batch);
     const t0 = performance.now();
     try {
       const response = await fetch(`${origin}/api/events`, {
