@@ -11,6 +11,7 @@
 
 import { HTTPException } from "hono/http-exception";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
+import type { StrictJsonError } from "../lib/json/strict_json.ts";
 
 /** Size and time bounds for one request body. */
 export interface BodyLimits {
@@ -214,4 +215,12 @@ async function readBefore(
     message:
       "Cannot read the request: the body did not arrive in time; send it at once, or in smaller batches",
   });
+}
+
+/** Why a body is not strict JSON, without repeating what it holds. */
+export function jsonProblem(error: StrictJsonError): string {
+  if (error.reason === "duplicate_key") {
+    return `The body gives a field twice (line ${error.line}, column ${error.column}); send each field once`;
+  }
+  return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.reason})`;
 }

@@ -25,6 +25,7 @@ import {
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
+import { jsonProblem } from "./_body.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -69,14 +70,6 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
     });
   }
   return body as Record<string, unknown>;
-}
-
-/** Why a body is not strict JSON, without repeating what it holds. */
-function jsonProblem(error: StrictJsonError): string {
-  if (error.reason === "duplicate_key") {
-    return `The body gives a field twice (line ${error.line}, column ${error.column}); send each field once`;
-  }
-  return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.reason})`;
 }
 
 function formFields(

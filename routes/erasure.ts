@@ -35,7 +35,14 @@ import {
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
 import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
-import { mediaType, readRequestBody, refuseUnread, utf8Text } from "./_body.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
+import {
+  jsonProblem,
+  mediaType,
+  readRequestBody,
+  refuseUnread,
+  utf8Text,
+} from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
 import type { Principal } from "./principal.ts";
@@ -209,11 +216,12 @@ async function readJson(request: Request): Promise<unknown> {
     maxBytes: ERASURE_MAX_BODY_BYTES,
     maxDecodedBytes: ERASURE_MAX_BODY_BYTES,
   });
+  // Strict: a field given twice could name one subject to whatever logs the request and erase another.
   try {
-    return JSON.parse(utf8Text(bytes));
+    return parseStrictJson(utf8Text(bytes));
   } catch (error) {
-    if (error instanceof HTTPException) throw error;
-    throw new HTTPException(400, { message: "The body is not valid JSON" });
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, { message: jsonProblem(error) });
   }
 }
 

@@ -15,7 +15,8 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
-import { readRequestBody, utf8Text } from "./_body.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
+import { jsonProblem, readRequestBody, utf8Text } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 
 /** Where the adapter is mounted. */
@@ -42,11 +43,16 @@ export function createSelfStagingApi(adapter: SelfStagingAdapter): Hono {
   return app;
 }
 
-/** The parsed body, or `undefined` when it is not JSON (the contract's schema then refuses it). */
+/** The parsed body; strict, as every request that can delete is: a field given twice is refused. */
 function parseJson(text: string): unknown {
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new HTTPException(400, { message: "body: must be a JSON object" });
+    return parseStrictJson(text);
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, {
+      message: error.reason === "duplicate_key"
+        ? `body: ${jsonProblem(error)}`
+        : "body: must be a JSON object",
+    });
   }
 }

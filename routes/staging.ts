@@ -21,6 +21,7 @@ import {
   type StagingExchange,
 } from "../lib/memory/mod.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
+import { parseStrictJson } from "../lib/json/strict_json.ts";
 import {
   loopbackHostOnly,
   requireContentType,
@@ -100,10 +101,10 @@ export function createStagingApp(
   return app;
 }
 
-/** The parsed body, or `undefined` when it is not JSON (the schema then refuses it). */
+/** The parsed body, or `undefined` when it is not strict JSON (the schema then refuses it). */
 async function readJson(request: Request): Promise<unknown> {
   try {
-    return JSON.parse(await request.text());
+    return parseStrictJson(await request.text());
   } catch {
     return undefined;
   }

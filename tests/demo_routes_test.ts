@@ -122,6 +122,12 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
     ["delete", { namespace: NS, ids: "trace-doc-1" }, /^ids: must be an array/],
     ["delete", { namespace: NS, ids: [7] }, /^ids\.0: must be a string$/],
     ["query", "{not json", /^body: must be a JSON object$/],
+    // A field given twice is refused, never read as its last value.
+    [
+      "delete",
+      `{"namespace":"${NS}","ids":["a"],"ids":["b"]}`,
+      /^body: must be a JSON object$/,
+    ],
   ];
   await withApp(null, async (app) => {
     for (const [op, body, expected] of cases) {

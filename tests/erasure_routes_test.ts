@@ -121,6 +121,28 @@ Deno.test("POST /api/erasures refuses bad bodies, other methods, a failing audit
     assert.match((await bad.json()).error.message, /exactly one of/);
     const extra = await post(plain, { subject: SUBJECT, force: true }, ADMIN);
     assert.equal(extra.status, 400);
+    // A subject field given twice is refused, not read as its last value.
+    for (
+      const [text, message] of [
+        [
+          '{"subject":{"application_id":"app","user_id":"bob","user_id":"alice"}}',
+          /gives a field twice \(line 1, column \d+\)/,
+        ],
+        ['{"subject":', /not valid JSON \(line 1, column \d+/],
+      ] as const
+    ) {
+      const answer = await plain.request("http://127.0.0.1/api/erasures", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${ADMIN}`,
+        },
+        body: text,
+      });
+      assert.equal(answer.status, 400, text);
+      assert.match((await answer.json()).error.message, message);
+    }
+    assert.equal((await indexedIds(db)).length, 7, "nothing was erased");
     const get = await plain.request("http://127.0.0.1/api/erasures", {
       headers: { authorization: `Bearer ${ADMIN}` },
     });

@@ -231,6 +231,17 @@ Deno.test("createApp() serves the staging adapter only on loopback, behind the a
       body,
     });
     assert.equal(bad.status, 400);
+    // A delete naming its namespace twice is refused, not read as the last one.
+    const twice = await app.request("http://127.0.0.1/staging/delete", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"namespace":"n","namespace":"other","ids":["a"]}',
+    });
+    assert.equal(twice.status, 400);
+    assert.match(
+      JSON.stringify(await twice.json()),
+      /body: The body gives a field twice \(line 1, column \d+\)/,
+    );
     const ok = await app.request("http://127.0.0.1/staging/inventory", {
       method: "POST",
       headers: { "content-type": "application/json" },
