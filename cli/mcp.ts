@@ -106,6 +106,7 @@ export const mcp: Command = async (args, io) => {
   const {
     createTraceMcpServer,
     describeScope,
+    guardToolCalls,
     localPrincipal,
     toolsFor,
     TRACE_QUERIES_ENV,
@@ -128,7 +129,7 @@ export const mcp: Command = async (args, io) => {
   });
   try {
     const closed = stdinClosed();
-    await server.connect(new StdioServerTransport());
+    await server.connect(guardToolCalls(new StdioServerTransport()));
     io.err(
       `trace mcp: ${
         toolsFor({ allowTraceQueries }).length

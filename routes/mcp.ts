@@ -31,11 +31,13 @@ import {
 import type { TraceDb } from "../lib/db.ts";
 import {
   createTraceMcpServer,
+  guardToolCalls,
   type McpPrincipal,
   type McpToolContext,
 } from "../lib/mcp/mod.ts";
 import type { RunJobs } from "../lib/runs/mod.ts";
 import { checkToken } from "./_guard.ts";
+import { readMcpBody } from "./_mcp_body.ts";
 import { methodNotAllowed, type ServerLog } from "./_errors.ts";
 
 /** Largest JSON-RPC request body accepted. */
@@ -136,6 +138,8 @@ export function createMcpApi(deps: McpApiDeps): Hono {
       mcpToolRefusal(principal, tool, readOnly);
     // Stateless: no server-to-client stream to open (GET), no session to end (DELETE).
     if (c.req.method !== "POST") methodNotAllowed(c, ["POST"]);
+    const read = await readMcpBody(c.req.raw, MCP_MAX_BODY_BYTES);
+    if (read instanceof Response) return read;
     const server = createTraceMcpServer({
       db: deps.db,
       dataDir: deps.dataDir,
@@ -153,9 +157,12 @@ export function createMcpApi(deps: McpApiDeps): Hono {
       enableJsonResponse: true,
       maxRequestBodySize: MCP_MAX_BODY_BYTES,
     });
-    await server.connect(transport);
+    await server.connect(guardToolCalls(transport));
     try {
-      return await transport.handleRequest(c.req.raw);
+      return await transport.handleRequest(
+        c.req.raw,
+        read ? { parsedBody: read.body } : {},
+      );
     } finally {
       await server.close();
     }

@@ -147,6 +147,62 @@ Deno.test("/mcp refuses unauthenticated, wrongly authenticated and cross-origin 
   });
 });
 
+Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors that say what is wrong", async () => {
+  await withMcpServer({}, async ({ url }) => {
+    const send = async (body: string) => {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          ...BEARER,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+        },
+        body,
+      });
+      return { status: response.status, json: await response.json() };
+    };
+    const call = (params: unknown) =>
+      send(
+        JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params }),
+      );
+    for (
+      const [params, message] of [
+        [
+          { name: "trace.list_targets", arguments: "all" },
+          /^Invalid params: tools\/call needs params.arguments, an object .*\(got a string\)/,
+        ],
+        [
+          { name: "trace.list_targets", arguments: [1] },
+          /\(got an array\)/,
+        ],
+        [{ name: 42 }, /params.name, a string \(got a number\)/],
+        [{ arguments: {} }, /params.name, a string \(got nothing\)/],
+      ] as const
+    ) {
+      const { status, json } = await call(params);
+      assert.equal(status, 200);
+      assert.equal(json.id, 7);
+      assert.equal(json.error.code, -32602, JSON.stringify(json));
+      assert.match(json.error.message, message);
+    }
+    const twice = await send(
+      '{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}',
+    );
+    assert.equal(twice.status, 400);
+    assert.equal(twice.json.error.code, -32700);
+    assert.match(
+      twice.json.error.message,
+      /key given twice at line 1, column \d+/,
+    );
+    const cut = await send('{"jsonrpc":"2.0",');
+    assert.equal(cut.json.error.code, -32700);
+    // A well-formed call still reaches the tool.
+    const listed = await call({ name: "trace.list_targets", arguments: {} });
+    assert.equal(listed.status, 200);
+    assert.equal(listed.json.error, undefined, JSON.stringify(listed.json));
+  });
+});
+
 Deno.test("/mcp refuses every request while TRACE_UI_AUTH_TOKEN is unset, and saying so", async () => {
   await withMcpServer({ authToken: undefined }, async ({ url }) => {
     await assert.rejects(

@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { main } from "../cli.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { migrate, openDb } from "../lib/db.ts";
@@ -83,6 +84,29 @@ Deno.test({
       ]);
       assert.deepEqual(spec.env, {});
       await withStdio(spec, (client) => assertDocumentedTools(client, false));
+      // A malformed call is an invalid-params error saying what is wrong, not a schema dump.
+      await withStdio(spec, async (client) => {
+        await assert.rejects(
+          client.request(
+            {
+              method: "tools/call",
+              params: { name: "trace.external_targets", arguments: "all" },
+            } as never,
+            CallToolResultSchema,
+          ),
+          (error: unknown) => {
+            const { code, message } = error as {
+              code?: number;
+              message?: string;
+            };
+            return code === -32602 &&
+              /tools\/call needs params\.arguments, an object .*\(got a string\)/
+                .test(message ?? "") &&
+              !(message ?? "").includes("expected");
+          },
+        );
+        assert.ok(await client.listTools(), "the server still answers");
+      });
 
       const queries = await launchSpec([
         "--data-dir",

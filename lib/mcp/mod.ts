@@ -47,3 +47,4 @@ export {
   traceLineage,
 } from "../obs/query/mod.ts";
 export { FINDING_CODE_NAMES, findingGuide } from "./finding_guide.ts";
+export { guardToolCalls } from "./tool_call_guard.ts";

@@ -1,0 +1,116 @@
+/**
+ * A transport wrapper that answers a malformed `tools/call` itself. The
+ * SDK validates `tools/call` params with its own schema before any handler
+ * runs and answers a name that is not a string, or arguments that are not
+ * an object, with the schema library's issue dump as the message. Wrapped
+ * in {@link guardToolCalls}, such a request gets the invalid-params error
+ * (-32602) with one line saying what is wrong and where to look; every
+ * other message passes through untouched. Used by `trace mcp` (stdio) and
+ * `/mcp` (HTTP) alike.
+ *
+ * @module
+ */
+
+import type {
+  Transport,
+  TransportSendOptions,
+} from "@modelcontextprotocol/sdk/shared/transport.js";
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** JSON-RPC's invalid-params code. */
+const INVALID_PARAMS = -32602;
+
+/** `transport`, with malformed `tools/call` requests answered before they reach the server. */
+export function guardToolCalls(transport: Transport): Transport {
+  return new ToolCallGuard(transport);
+}
+
+class ToolCallGuard implements Transport {
+  readonly #inner: Transport;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?:
+    | (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void)
+    | undefined;
+
+  constructor(inner: Transport) {
+    this.#inner = inner;
+  }
+
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#inner.setProtocolVersion?.(version);
+  }
+
+  start(): Promise<void> {
+    this.#inner.onclose = () => this.onclose?.();
+    this.#inner.onerror = (error: Error) => this.onerror?.(error);
+    this.#inner.onmessage = (
+      message: JSONRPCMessage,
+      extra?: MessageExtraInfo,
+    ) => this.#receive(message, extra);
+    return this.#inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.#inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  #receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    const problem = toolCallProblem(message);
+    if (problem === null || !("id" in message)) {
+      this.onmessage?.(message, extra);
+      return;
+    }
+    this.#inner.send(
+      {
+        jsonrpc: "2.0",
+        id: message.id,
+        error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` },
+      },
+      { relatedRequestId: message.id },
+    ).catch((error: unknown) => this.onerror?.(error as Error));
+  }
+}
+
+/** What is wrong with the params of a `tools/call` request, or `null` (not one, or well formed). */
+export function toolCallProblem(message: unknown): string | null {
+  if (!isObject(message) || message.method !== "tools/call") return null;
+  const params = message.params;
+  if (!isObject(params)) {
+    return "tools/call needs params, an object with name and arguments";
+  }
+  if (typeof params.name !== "string") {
+    return `tools/call needs params.name, a string (got ${
+      kindOf(params.name)
+    })`;
+  }
+  if (params.arguments !== undefined && !isObject(params.arguments)) {
+    return `tools/call needs params.arguments, an object of the tool's arguments (got ${
+      kindOf(params.arguments)
+    }); tools/list gives each tool's input schema`;
+  }
+  return null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A value's kind for a message, never the value itself. */
+function kindOf(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}

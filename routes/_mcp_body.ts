@@ -1,0 +1,58 @@
+/**
+ * The JSON-RPC body of a `/mcp` request, read before the SDK's transport
+ * sees it: strict JSON, as every other body the server reads. The transport
+ * parses with `JSON.parse`, which reads a key given twice as its last value
+ * (`{"id": 1, "id": 2}`) and answers any parse error without saying where.
+ * The transport takes the parsed body as it is and checks the rest.
+ *
+ * @module
+ */
+
+import { HTTPException } from "hono/http-exception";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
+import { mediaType, readRequestBody, utf8Text } from "./_body.ts";
+
+/** JSON-RPC's parse error, and the code the transport answers a refused body with. */
+const PARSE_ERROR = -32700;
+const SERVER_ERROR = -32000;
+
+/**
+ * The parsed body of `request`, or the JSON-RPC answer that refuses it;
+ * `undefined` when the body is not JSON at all (the transport then answers
+ * the wrong media type).
+ */
+export async function readMcpBody(
+  request: Request,
+  maxBytes: number,
+): Promise<{ body: unknown } | Response | undefined> {
+  if (mediaType(request) !== "application/json") return undefined;
+  let text: string;
+  try {
+    text = utf8Text(
+      await readRequestBody(request, { maxBytes, maxDecodedBytes: maxBytes }),
+    );
+  } catch (error) {
+    if (!(error instanceof HTTPException)) throw error;
+    return rpcError(error.status, SERVER_ERROR, error.message);
+  }
+  try {
+    return { body: parseStrictJson(text) };
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    const what = error.reason === "duplicate_key"
+      ? "a key given twice"
+      : error.reason;
+    return rpcError(
+      400,
+      PARSE_ERROR,
+      `Parse error: ${what} at line ${error.line}, column ${error.column}`,
+    );
+  }
+}
+
+function rpcError(status: number, code: number, message: string): Response {
+  return Response.json(
+    { jsonrpc: "2.0", id: null, error: { code, message } },
+    { status },
+  );
+}
