@@ -33,7 +33,10 @@ export async function readMcpBody(
     );
   } catch (error) {
     if (!(error instanceof HTTPException)) throw error;
-    return rpcError(error.status, SERVER_ERROR, error.message);
+    const message = error.status === 413
+      ? `The request body exceeds ${maxBytes} bytes; send smaller tool arguments`
+      : error.message;
+    return rpcError(error.status, SERVER_ERROR, message);
   }
   try {
     return { body: parseStrictJson(text) };
