@@ -167,7 +167,8 @@ async function openWithFallback(
   path: string,
   access: "create" | "existing",
 ): Promise<OpenedFile> {
-  const url = `file:${path}`;
+  // libSQL percent-decodes a file: URL's path and cuts it at ? and #: encode those, so it opens `path` itself.
+  const url = `file:${uriPath(path)}`;
   const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
     if (access === "create") {

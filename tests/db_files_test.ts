@@ -308,3 +308,49 @@ Deno.test("index maintenance that writes leaves its rows in trace.db itself", as
     assert.equal(report.counts.events, 1);
   });
 });
+
+Deno.test({
+  name:
+    "a data directory named with %, ? or # holds its database itself, for writers and readers",
+  ignore: !IS_POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const events = `${dir}/events.ndjson`;
+      await Deno.writeTextFile(
+        events,
+        '{"event_id":"e1","application_id":"app-1","agent_id":"a1","kind":"retrieval"}\n',
+      );
+      for (const name of ["d%41ta", "a%20b", "q?x#y"]) {
+        const data = `${dir}/${name}`;
+        // libSQL percent-decodes a file: URL: unencoded, these opened dAta, "a b" or "q".
+        const ingest = await trace([
+          "events",
+          "ingest",
+          "--data-dir",
+          data,
+          events,
+        ]);
+        assert.equal(ingest.code, 0, ingest.err);
+        assert.ok((await files(data)).includes("trace.db"), name);
+        const query = await trace([
+          "events",
+          "query",
+          "--json",
+          "--data-dir",
+          data,
+        ]);
+        assert.equal(query.code, 0, query.err);
+        assert.deepEqual(
+          JSON.parse(query.out).events.map((e: { event_id: string }) =>
+            e.event_id
+          ),
+          ["e1"],
+        );
+      }
+      assert.deepEqual(
+        (await files(dir)).filter((n) => n !== "events.ndjson"),
+        ["a%20b", "d%41ta", "q?x#y"],
+      );
+    });
+  },
+});
