@@ -7,14 +7,14 @@
  * loop polls the network at least once a slice. Work that follows a spent
  * slice without a turn between (one caller in a loop whose work resolves
  * at once) waits for a turn as well. Reads and every other slicing loop of
- * `lib/obs/` turn through {@link nextTurn}, the write path through
- * {@link quickTurn}. Private to `lib/obs/`.
+ * `lib/obs/` turn through {@link nextTurn} ({@link TIMER_TURNS}), the write
+ * path through {@link QUICK_TURNS}. Private to `lib/obs/`.
  *
  * A turn must let the event loop poll the network, or a request that
  * arrives during a long write waits for all of it. {@link nextTurn} is a
  * timer, which also runs every timer that is due, but waits for the next
  * millisecond tick of Deno's timers: 1 to 2 ms a turn, over 10% of a bulk
- * load's time. {@link quickTurn} polls the network through an asynchronous
+ * load's time. A quick turn polls the network through an asynchronous
  * operation of the runtime (the digest of nothing, about 20 µs) and goes
  * through a timer every {@link TIMER_TURN_EVERY}th time: timers wait at
  * most that many turns, and the libSQL client's prepared statements, freed
@@ -37,7 +37,7 @@ const TIMER_TURN_EVERY = 10;
 let quickTurns = 0;
 
 /** Resolves after the event loop polled the network; a timer turn every {@link TIMER_TURN_EVERY}th time. */
-export function quickTurn(): Promise<void> {
+function quickTurn(): Promise<void> {
   if (++quickTurns % TIMER_TURN_EVERY === 0) return nextTurn();
   return pollTurn();
 }
@@ -47,10 +47,22 @@ function pollTurn(): Promise<void> {
   return crypto.subtle.digest("SHA-256", NOTHING).then(() => {}, nextTurn);
 }
 
+/** How a line gives way past a slice, and how it notices that the event loop turned since a slice began. */
+export interface TurnKind {
+  giveWay(): Promise<void>;
+  /** Any turn of the loop; not counted against the quick kind's timer turns. */
+  observe(): Promise<void>;
+}
+
+/** Turns through a timer: due timers always run ({@link nextTurn}). */
+export const TIMER_TURNS: TurnKind = { giveWay: nextTurn, observe: nextTurn };
+/** Turns that poll the network without a timer tick, a timer every {@link TIMER_TURN_EVERY}th time. */
+export const QUICK_TURNS: TurnKind = { giveWay: quickTurn, observe: pollTurn };
+
 /** A line of work handing the thread over in slices of `sliceMs`. */
 export class TurnLine {
   readonly #sliceMs: number;
-  readonly #turn: () => Promise<void>;
+  readonly #turns: TurnKind;
   #busy = false;
   readonly #waiting: (() => void)[] = [];
   /** When the current slice began. */
@@ -58,10 +70,9 @@ export class TurnLine {
   /** True until the event loop had a turn since the slice began. */
   #sliceOpen = false;
 
-  /** `turn`: how the line gives way between slices ({@link nextTurn} or {@link quickTurn}). */
-  constructor(sliceMs: number, turn: () => Promise<void> = nextTurn) {
+  constructor(sliceMs: number, turns: TurnKind = TIMER_TURNS) {
     this.#sliceMs = sliceMs;
-    this.#turn = turn;
+    this.#turns = turns;
   }
 
   /** Pieces of work in line right now, the one running included. */
@@ -82,11 +93,11 @@ export class TurnLine {
       return;
     }
     this.#busy = true;
-    if (this.#sliceOpen && this.due()) await this.#turn();
+    if (this.#sliceOpen && this.due()) await this.#turns.giveWay();
     if (!this.#sliceOpen) this.#startSlice();
   }
 
-  /** Hands the turn to the next in line: at once while the slice lasts, past it through a timer. */
+  /** Hands the turn to the next in line: at once while the slice lasts, past it through a turn of the loop. */
   pass(): void {
     const next = this.#waiting.shift();
     if (!next) {
@@ -94,7 +105,7 @@ export class TurnLine {
     } else if (!this.due()) {
       next();
     } else {
-      void this.#turn().then(() => {
+      void this.#turns.giveWay().then(() => {
         this.#startSlice();
         next();
       });
@@ -104,9 +115,6 @@ export class TurnLine {
   #startSlice(): void {
     this.#sliceStart = performance.now();
     this.#sliceOpen = true;
-    // Any turn of the loop ends it; counting this one would skip the line's own timer turns.
-    void (this.#turn === nextTurn ? nextTurn() : pollTurn()).then(() =>
-      this.#sliceOpen = false
-    );
+    void this.#turns.observe().then(() => this.#sliceOpen = false);
   }
 }

@@ -6,7 +6,7 @@
  * all its work in the process takes turns, as reads do (`query/_turns.ts`):
  * one piece of work at a time, in arrival order, handed on at once until
  * {@link WRITE_SLICE_MS} of work have passed, then through a quick turn of
- * the event loop (`quickTurn` in `../_turn_line.ts`: the network is polled
+ * the event loop (`QUICK_TURNS` in `../_turn_line.ts`: the network is polled
  * without waiting for a timer tick, and due timers run every tenth). Twenty
  * large batches at once then cost every other request one slice per turn
  * of the event loop, not twenty. Private to `ingest/`.
@@ -18,13 +18,13 @@
  * @module
  */
 
-import { quickTurn, TurnLine } from "../_turn_line.ts";
+import { QUICK_TURNS, TurnLine } from "../_turn_line.ts";
 
 /** Work between two turns of the event loop (ms), as reads' slices. */
 export const WRITE_SLICE_MS = 10;
 
 /** The write-path work of the whole process in one line. */
-const line = new TurnLine(WRITE_SLICE_MS, quickTurn);
+const line = new TurnLine(WRITE_SLICE_MS, QUICK_TURNS);
 
 /** A turn of write-path work: {@link due} says when to give way. */
 export class Slices {
