@@ -11,7 +11,10 @@
 
 import { HTTPException } from "hono/http-exception";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
-import type { StrictJsonError } from "../lib/json/strict_json.ts";
+import {
+  parseStrictJson,
+  type StrictJsonError,
+} from "../lib/json/strict_json.ts";
 
 /** Size and time bounds for one request body. */
 export interface BodyLimits {
@@ -215,6 +218,22 @@ async function readBefore(
     message:
       "Cannot read the request: the body did not arrive in time; send it at once, or in smaller batches",
   });
+}
+
+/**
+ * The body as strict JSON, at most `maxBytes` sent and decoded: refused as
+ * {@link readRequestBody} refuses, then a `StrictJsonError` for text that is
+ * not strict JSON (a key given twice included), for the caller to answer.
+ */
+export async function readStrictJson(
+  request: Request,
+  maxBytes: number,
+): Promise<unknown> {
+  const bytes = await readRequestBody(request, {
+    maxBytes,
+    maxDecodedBytes: maxBytes,
+  });
+  return parseStrictJson(utf8Text(bytes));
 }
 
 /** Why a body is not strict JSON, without repeating what it holds. */

@@ -9,8 +9,8 @@
  */
 
 import { HTTPException } from "hono/http-exception";
-import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
-import { mediaType, readRequestBody, utf8Text } from "./_body.ts";
+import { StrictJsonError } from "../lib/json/strict_json.ts";
+import { mediaType, readStrictJson } from "./_body.ts";
 
 /** JSON-RPC's parse error, and the code the transport answers a refused body with. */
 const PARSE_ERROR = -32700;
@@ -26,21 +26,15 @@ export async function readMcpBody(
   maxBytes: number,
 ): Promise<{ body: unknown } | Response | undefined> {
   if (mediaType(request) !== "application/json") return undefined;
-  let text: string;
   try {
-    text = utf8Text(
-      await readRequestBody(request, { maxBytes, maxDecodedBytes: maxBytes }),
-    );
+    return { body: await readStrictJson(request, maxBytes) };
   } catch (error) {
-    if (!(error instanceof HTTPException)) throw error;
-    const message = error.status === 413
-      ? `The request body exceeds ${maxBytes} bytes; send smaller tool arguments`
-      : error.message;
-    return rpcError(error.status, SERVER_ERROR, message);
-  }
-  try {
-    return { body: parseStrictJson(text) };
-  } catch (error) {
+    if (error instanceof HTTPException) {
+      const message = error.status === 413
+        ? `The request body exceeds ${maxBytes} bytes; send smaller tool arguments`
+        : error.message;
+      return rpcError(error.status, SERVER_ERROR, message);
+    }
     if (!(error instanceof StrictJsonError)) throw error;
     const what = error.reason === "duplicate_key"
       ? "a key given twice"

@@ -35,13 +35,12 @@ import {
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
 import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
-import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
+import { StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   jsonProblem,
   mediaType,
-  readRequestBody,
+  readStrictJson,
   refuseUnread,
-  utf8Text,
 } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
@@ -212,13 +211,9 @@ async function readJson(request: Request): Promise<unknown> {
       "Send the erasure request as Content-Type: application/json",
     );
   }
-  const bytes = await readRequestBody(request, {
-    maxBytes: ERASURE_MAX_BODY_BYTES,
-    maxDecodedBytes: ERASURE_MAX_BODY_BYTES,
-  });
   // Strict: a field given twice could name one subject to whatever logs the request and erase another.
   try {
-    return parseStrictJson(utf8Text(bytes));
+    return await readStrictJson(request, ERASURE_MAX_BODY_BYTES);
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     throw new HTTPException(400, { message: jsonProblem(error) });

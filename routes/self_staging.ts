@@ -15,8 +15,8 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
-import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
-import { jsonProblem, readRequestBody, utf8Text } from "./_body.ts";
+import { StrictJsonError } from "../lib/json/strict_json.ts";
+import { jsonProblem, readStrictJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 
 /** Where the adapter is mounted. */
@@ -31,11 +31,7 @@ export function createSelfStagingApi(adapter: SelfStagingAdapter): Hono {
   for (const op of OPERATIONS) {
     const path = `${SELF_STAGING_PATH}/${op}`;
     app.post(path, async (c) => {
-      const body = await readRequestBody(c.req.raw, {
-        maxBytes: MAX_BODY_BYTES,
-        maxDecodedBytes: MAX_BODY_BYTES,
-      });
-      const exchange = await adapter.handle(op, parseJson(utf8Text(body)));
+      const exchange = await adapter.handle(op, await readJson(c.req.raw));
       return c.json(exchange.response);
     });
     app.all(path, (c) => methodNotAllowed(c, ["POST"]));
@@ -44,9 +40,9 @@ export function createSelfStagingApi(adapter: SelfStagingAdapter): Hono {
 }
 
 /** The parsed body; strict, as every request that can delete is: a field given twice is refused. */
-function parseJson(text: string): unknown {
+async function readJson(request: Request): Promise<unknown> {
   try {
-    return parseStrictJson(text);
+    return await readStrictJson(request, MAX_BODY_BYTES);
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     throw new HTTPException(400, {
