@@ -1,4 +1,4 @@
-/** Fixtures of the tests of runs the ledger lacks: a registered staging target, fake runs and replays, the CLI. */
+/** Fixtures of ledger tests: a registered staging target, fake runs and replays, the CLI in memory. */
 
 import { main } from "../cli.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
@@ -7,7 +7,11 @@ import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
-import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import {
+  type FakeBehaviour,
+  FakeTarget,
+  VirtualClock,
+} from "./_fake_target.ts";
 import { captureIo, stagingConfig } from "./_helpers.ts";
 
 /** The staging config of target staging-a. */
@@ -27,7 +31,7 @@ export async function withStagingA(db: TraceDb): Promise<void> {
 export async function fakeRun(
   db: TraceDb,
   dir: string,
-  behaviour: { staleCache?: boolean } = {},
+  behaviour: FakeBehaviour = {},
 ): Promise<RunReport> {
   const clock = new VirtualClock();
   const { report } = await runExternal(CONFIG, {
@@ -50,7 +54,7 @@ export async function fakeReplay(
   db: TraceDb,
   dir: string,
   regressionId: string,
-  behaviour: { staleCache?: boolean } = {},
+  behaviour: FakeBehaviour = {},
 ): Promise<RunReport> {
   const clock = new VirtualClock();
   return (await replayRegression(db, regressionId, {

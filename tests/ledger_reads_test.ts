@@ -7,11 +7,10 @@
 import assert from "node:assert/strict";
 import type { Client } from "@libsql/client";
 import { withoutTriggers } from "./_tamper.ts";
-import { main } from "../cli.ts";
 import { createApp } from "../routes/app.ts";
 import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
 import { canonicalJson, digestOf } from "../lib/canonical_json.ts";
-import { migrate, type TraceDb } from "../lib/db.ts";
+import type { TraceDb } from "../lib/db.ts";
 import {
   appendEntry,
   listEntries,
@@ -19,58 +18,17 @@ import {
   toEntry,
 } from "../lib/ledger/chain.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
-import { registerTarget } from "../lib/ledger/targets.ts";
-import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { runExternal } from "../lib/runs/external_run.ts";
-import { replayRegression } from "../lib/runs/replay.ts";
+import { withDb, withServer } from "./_helpers.ts";
 import {
-  type FakeBehaviour,
-  FakeTarget,
-  VirtualClock,
-} from "./_fake_target.ts";
-import { captureIo, stagingConfig, withDb, withServer } from "./_helpers.ts";
-
-const CONFIG = stagingConfig({ document_count: 2 });
-
-async function trace(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+  CONFIG,
+  fakeReplay,
+  fakeRun,
+  trace,
+  withStagingA,
+} from "./_unrecorded.ts";
 
 function dataDirOf(db: TraceDb): string {
   return db.path!.replace(/\/trace\.db$/, "");
-}
-
-async function fakeRun(db: TraceDb, dir: string, behaviour: FakeBehaviour) {
-  const clock = new VirtualClock();
-  return (await runExternal(CONFIG, {
-    db,
-    dataDir: dir,
-    target: {
-      id: "staging-a",
-      base_url: CONFIG.base_url,
-      source: "registered",
-    },
-    transport: new FakeTarget(clock, behaviour),
-    clock,
-    trace: false,
-  })).report;
-}
-
-async function fakeReplay(
-  db: TraceDb,
-  dir: string,
-  regressionId: string,
-  behaviour: FakeBehaviour,
-) {
-  const clock = new VirtualClock();
-  return (await replayRegression(db, regressionId, {
-    dataDir: dir,
-    transport: new FakeTarget(clock, behaviour),
-    clock,
-    trace: false,
-  })).report;
 }
 
 interface Seeded {
@@ -81,12 +39,7 @@ interface Seeded {
 
 /** A target, a FAIL saved as a regression, a PASS replay (enforced), then a FAIL replay: the gate fails. */
 async function seed(db: TraceDb, dir: string): Promise<Seeded> {
-  await migrate(db, ALL_MIGRATIONS);
-  await registerTarget(db, {
-    targetId: "staging-a",
-    config: CONFIG,
-    source: "registered",
-  });
+  await withStagingA(db);
   const fail = await fakeRun(db, dir, { staleCache: true });
   const { regression } = await saveRegression(db, fail.run_id);
   await fakeReplay(db, dir, regression.regression_id, {});

@@ -729,16 +729,8 @@ Deno.test("startBackgroundCheckpoints() copies the WAL into the file from a work
     const before = (await Deno.stat(db.path!)).size;
     const checkpoints = startBackgroundCheckpoints(db);
     try {
-      // About 2 MB of WAL: below the writer's own bound, which the worker raises.
-      for (let b = 0; b < 4; b++) {
-        await ingestEvents(
-          db,
-          Array.from(
-            { length: 250 },
-            (_, i) => event(`b${b}-${i}`, { preview: "x".repeat(1_000) }),
-          ),
-        );
-      }
+      // Below the writer's own bound, which the worker raises.
+      await ingestTwoMegabytes(db);
       assert.equal(await autocheckpointPages(db), 16_384);
     } finally {
       await checkpoints.stop();
@@ -755,18 +747,23 @@ Deno.test("without background checkpoints a small WAL stays in the WAL", async (
     await initializeObs(db);
     await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     const before = (await Deno.stat(db.path!)).size;
-    for (let b = 0; b < 4; b++) {
-      await ingestEvents(
-        db,
-        Array.from(
-          { length: 250 },
-          (_, i) => event(`b${b}-${i}`, { preview: "x".repeat(1_000) }),
-        ),
-      );
-    }
+    await ingestTwoMegabytes(db);
     assert.equal((await Deno.stat(db.path!)).size, before);
   });
 });
+
+/** Four batches of 250 events with 1,000-character previews: about 2 MB of WAL. */
+async function ingestTwoMegabytes(db: TraceDb): Promise<void> {
+  for (let b = 0; b < 4; b++) {
+    await ingestEvents(
+      db,
+      Array.from(
+        { length: 250 },
+        (_, i) => event(`b${b}-${i}`, { preview: "x".repeat(1_000) }),
+      ),
+    );
+  }
+}
 
 /** The WAL bound of the connection ingest writes through (its engine connection on a local file). */
 async function autocheckpointPages(db: TraceDb): Promise<number> {
