@@ -22,9 +22,7 @@
 import Database from "libsql";
 import type { Client } from "@libsql/client";
 import { SECURE_DELETE_ON } from "./_db_secure_delete.ts";
-
-/** SQLite's busy timeout, as the client's connections have it. */
-const BUSY_TIMEOUT_MS = 10_000;
+import { BUSY_TIMEOUT_MS, WRITER_PRAGMAS } from "./_db_file.ts";
 
 /** Rows per prepared multi-row INSERT, largest first: a row count is run as a sum of these. */
 const INSERT_SHAPES = [100, 10, 1] as const;
@@ -60,9 +58,7 @@ export class EngineConnection {
     }
     const connection = new EngineConnection(db);
     try {
-      db.exec(
-        `PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; ${SECURE_DELETE_ON};`,
-      );
+      db.exec([...WRITER_PRAGMAS, SECURE_DELETE_ON].join("; "));
       const ours = connection.all("PRAGMA database_list")
         .find((row) => row.name === "main")?.file;
       const theirs = (await client.execute("PRAGMA database_list")).rows

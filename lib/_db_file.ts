@@ -19,7 +19,17 @@ import { dirname, resolve } from "node:path";
 import { ensurePrivateDir } from "./data_dir.ts";
 import { StorageError } from "./errors.ts";
 
-const BUSY_TIMEOUT_MS = 10_000;
+/** How long a connection waits for another's write lock. */
+export const BUSY_TIMEOUT_MS = 10_000;
+
+/**
+ * Per-connection settings of every writing connection. Nothing is written:
+ * WAL stays consistent after a crash with NORMAL and skips an fsync per commit.
+ */
+export const WRITER_PRAGMAS = [
+  "PRAGMA synchronous = NORMAL",
+  "PRAGMA foreign_keys = ON",
+] as const;
 
 const IS_POSIX = Deno.build.os !== "windows";
 
@@ -176,9 +186,7 @@ async function openWithFallback(
       await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
       await client.execute("PRAGMA journal_mode = WAL");
     } else await probe(client);
-    // Per connection, nothing written: WAL stays consistent after a crash with NORMAL and skips an fsync per commit.
-    await client.execute("PRAGMA synchronous = NORMAL");
-    await client.execute("PRAGMA foreign_keys = ON");
+    for (const pragma of WRITER_PRAGMAS) await client.execute(pragma);
     return { client, url, readOnly: false };
   } catch (error) {
     client.close();

@@ -28,7 +28,7 @@ function hex(bytes: Uint8Array): string {
 }
 
 /** `value` as an SQL literal; throws a TypeError for anything ingest never writes. */
-export function sqlLiteral(value: InValue): string {
+function sqlLiteral(value: InValue): string {
   if (value === null) return "NULL";
   if (typeof value === "number" && Number.isSafeInteger(value)) {
     return String(value);
