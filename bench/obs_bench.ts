@@ -47,6 +47,7 @@ import { bestClientFloor } from "./_obs_client_floor.ts";
 import {
   ENGINE_SHAPES,
   engineFloor,
+  type EngineVariant,
   FLOOR_COMMITS,
   type FloorTables,
   productPragmas,
@@ -292,7 +293,7 @@ async function bestEngineFloor(
     for (const shape of shapes) {
       for (const commit of FLOOR_COMMITS) {
         const seconds = engineFloor(target, { tables, shape, commit });
-        floors[`engine/${tables}/${shape}/${commit}`] = seconds;
+        floors[engineFloorKey({ tables, shape, commit })] = seconds;
         times.push(seconds);
       }
     }
@@ -500,8 +501,17 @@ const FLOOR_NOTE = [
 
 const mark = (ok: boolean) => ok ? "met" : "not met";
 
+/** The key of an engine floor variant in {@link Row.floors}. */
+function engineFloorKey(variant: EngineVariant): string {
+  return `engine/${variant.tables}/${variant.shape}/${variant.commit}`;
+}
+
 /** The engine floor variant that commits as ingest does, once per bundle. */
-const PER_BUNDLE_FLOOR = "engine/same_indexes/prepared_100_rows/per_bundle";
+const PER_BUNDLE_FLOOR = engineFloorKey({
+  tables: "same_indexes",
+  shape: "prepared_100_rows",
+  commit: "per_bundle",
+});
 
 function renderTargets(rows: Row[], dos: DosRow[]): string {
   const lines: string[] = [];
