@@ -279,6 +279,12 @@ function codes(list: readonly string[]) {
   return <code>{list.join(", ")}</code>;
 }
 
+/** The two roots of a comparison: their parameter name and how the form titles them. */
+const COMPARED_SIDES = [
+  ["baseline", "Baseline"],
+  ["candidate", "Candidate"],
+] as const;
+
 const PickForm: FC<{ data: CompareData }> = ({ data }) => {
   const r = data.request;
   return (
@@ -296,32 +302,23 @@ const PickForm: FC<{ data: CompareData }> = ({ data }) => {
         data-drop-empty=""
       >
         <div class="field-grid">
-          <TextField
-            id="c-baseline"
-            name="baseline"
-            label="Baseline root id"
-            value={r.baseline?.root_trace_id ?? ""}
-            required
-          />
-          <TextField
-            id="c-baseline-app"
-            name="baseline_application_id"
-            label="Baseline application"
-            value={r.baseline?.application_id ?? ""}
-          />
-          <TextField
-            id="c-candidate"
-            name="candidate"
-            label="Candidate root id"
-            value={r.candidate?.root_trace_id ?? ""}
-            required
-          />
-          <TextField
-            id="c-candidate-app"
-            name="candidate_application_id"
-            label="Candidate application"
-            value={r.candidate?.application_id ?? ""}
-          />
+          {COMPARED_SIDES.map(([side, title]) => (
+            <>
+              <TextField
+                id={`c-${side}`}
+                name={side}
+                label={`${title} root id`}
+                value={r[side]?.root_trace_id ?? ""}
+                required
+              />
+              <TextField
+                id={`c-${side}-app`}
+                name={`${side}_application_id`}
+                label={`${title} application`}
+                value={r[side]?.application_id ?? ""}
+              />
+            </>
+          ))}
         </div>
         {r.from ? <input type="hidden" name="from" value={r.from} /> : null}
         <p>
