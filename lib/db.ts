@@ -24,7 +24,7 @@ import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 import { EngineConnection } from "./_db_engine.ts";
 
-export type { EngineConnection } from "./_db_engine.ts";
+export type { EngineConnection, EngineValue } from "./_db_engine.ts";
 
 export { NoDataError } from "./_db_file.ts";
 

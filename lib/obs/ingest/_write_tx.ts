@@ -13,7 +13,11 @@
 
 import type { InValue, Transaction } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
-import { type EngineConnection, engineConnection } from "../../db.ts";
+import {
+  type EngineConnection,
+  engineConnection,
+  type EngineValue,
+} from "../../db.ts";
 import { literalInserts } from "./_sql_literal.ts";
 import { writerCheckpointPages } from "./checkpoints.ts";
 
@@ -64,6 +68,7 @@ function beginEngineWrite(engine: EngineConnection, db: TraceDb): WriteTx {
   return new EngineWrite(engine);
 }
 
+/** Ingest binds only null, safe integers and strings, as `_sql_literal.ts` checks for scripts. */
 class EngineWrite implements WriteTx {
   readonly #engine: EngineConnection;
 
@@ -72,17 +77,17 @@ class EngineWrite implements WriteTx {
   }
 
   rows(sql: string, args: InValue[]): Promise<Record<string, unknown>[]> {
-    return Promise.resolve(this.#engine.all(sql, args as EngineArgs));
+    return Promise.resolve(this.#engine.all(sql, args as EngineValue[]));
   }
 
   run(sql: string, args: InValue[]): Promise<void> {
-    this.#engine.run(sql, args as EngineArgs);
+    this.#engine.run(sql, args as EngineValue[]);
     return Promise.resolve();
   }
 
   insert(tables: readonly TableRows[]): Promise<void> {
     for (const { table, columns, rows } of tables) {
-      this.#engine.insert(table, columns, rows as EngineArgs[]);
+      this.#engine.insert(table, columns, rows as EngineValue[][]);
     }
     return Promise.resolve();
   }
@@ -101,9 +106,6 @@ class EngineWrite implements WriteTx {
     if (this.#engine.inTransaction) this.#engine.exec("ROLLBACK");
   }
 }
-
-/** Ingest writes only null, safe integers and strings (`_sql_literal.ts` checks the same for scripts). */
-type EngineArgs = (string | number | null)[];
 
 class ClientWrite implements WriteTx {
   readonly #tx: Transaction;
