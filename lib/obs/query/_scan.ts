@@ -66,7 +66,7 @@ export function kindStreams(
  * keeps some events by a column no index orders (statuses without kinds,
  * tool, success, anonymous, store, or more kinds than can be merged).
  */
-export function needsScanBound(filter: TraceFilter, q?: string): boolean {
+function needsScanBound(filter: TraceFilter, q?: string): boolean {
   if (scopedBeyondKinds(filter, q)) return false;
   const streams = kindStreams(filter, q);
   const unindexed = (Boolean(filter.statuses?.length) && streams === null) ||
@@ -106,14 +106,17 @@ function stretch(
 
 /**
  * The oldest event of the newest {@link SCAN_LIMIT} below `after` (within
- * the filter's time range): a read that stays at or above it examines at
- * most that many events. `null` when fewer remain, so nothing needs a bound.
+ * the filter's time range): a read of `filter` (and search `q`) that stays
+ * at or above it examines at most that many events. `null` when the read
+ * needs no bound ({@link needsScanBound}) or fewer events remain.
  */
 export async function scanFloor(
   db: TraceDb,
   filter: TraceFilter,
   after: CursorKey | null,
+  q?: string,
 ): Promise<CursorKey | null> {
+  if (!needsScanBound(filter, q)) return null;
   const s = stretch(filter, after);
   const result = await readStatement(db, {
     sql: `SELECT s.ts, s.seq ${s.sql} LIMIT 1 OFFSET ${SCAN_LIMIT - 1}`,

@@ -32,13 +32,7 @@ import {
 import type { SqlWhere } from "./_filter_sql.ts";
 import { findWhere, tenantWhere } from "./_find_sql.ts";
 import { type FoundEvent, readFoundEvents } from "./_found_events.ts";
-import {
-  aboveFloor,
-  kindStreams,
-  needsScanBound,
-  SCAN_LIMIT,
-  scanFloor,
-} from "./_scan.ts";
+import { aboveFloor, kindStreams, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { groupTotals, type RootTotals } from "./_group_totals.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { type IdMatch, matchOpaqueId } from "./id_match.ts";
@@ -135,8 +129,7 @@ export async function findTraceRoots(
   const after = cursor === undefined ? null : decodeCursor(cursor, digest);
   const matches = q === undefined ? null : await matchOpaqueId(db, q, filter);
   const where = findWhere(filter, q, (matches ?? []).map((m) => m.field));
-  const bounded = needsScanBound(filter, q);
-  const floor = bounded ? await scanFloor(db, filter, after) : null;
+  const floor = await scanFloor(db, filter, after, q);
   await nextTurn();
   const window = await readFoundEvents(
     db,

@@ -12,13 +12,7 @@
 import type { TraceDb } from "../../db.ts";
 import { requireObs } from "../schema.ts";
 import { findWhere, type IdField } from "./_find_sql.ts";
-import {
-  aboveFloor,
-  kindStreams,
-  needsScanBound,
-  SCAN_LIMIT,
-  scanFloor,
-} from "./_scan.ts";
+import { aboveFloor, kindStreams, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { orderedRows } from "./_ordered.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import { readStatement } from "./_turns.ts";
@@ -68,8 +62,7 @@ export async function traceOverview(
   const parsed = parseTraceFilter(filter);
   await requireObs(db);
   const matched = findWhere(parsed, options.q, options.fields ?? []);
-  const bounded = needsScanBound(parsed, options.q);
-  const floor = bounded ? await scanFloor(db, parsed, null) : null;
+  const floor = await scanFloor(db, parsed, null, options.q);
   const where = aboveFloor(matched, floor);
   const newest = orderedRows({
     columns: "e.agent_id, e.memory_id, e.thread_id, e.status, e.ts, e.seq",

@@ -24,13 +24,7 @@ import {
 } from "./filters.ts";
 import type { TraceEvent } from "../model.ts";
 import { readEventPage } from "./_read_rows.ts";
-import {
-  aboveFloor,
-  kindStreams,
-  needsScanBound,
-  SCAN_LIMIT,
-  scanFloor,
-} from "./_scan.ts";
+import { aboveFloor, kindStreams, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { requireObs } from "../schema.ts";
 import { inTurn } from "./_turns.ts";
 
@@ -139,9 +133,7 @@ export async function queryTraceEvents(
   await requireObs(db);
   const digest = filterDigest(filter);
   const after = cursor === undefined ? null : decodeCursor(cursor, digest);
-  const floor = needsScanBound(filter)
-    ? await scanFloor(db, filter, after)
-    : null;
+  const floor = await scanFloor(db, filter, after);
   const where = aboveFloor(filterWhere(filter), floor);
   const decoded = await readEventPage(db, {
     where: where.sql,

@@ -15,7 +15,7 @@ import { type StoreName, STORES, type TraceEvent } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import { filterWhere } from "./_filter_sql.ts";
 import { readEventPage } from "./_read_rows.ts";
-import { aboveFloor, needsScanBound, SCAN_LIMIT, scanFloor } from "./_scan.ts";
+import { aboveFloor, SCAN_LIMIT, scanFloor } from "./_scan.ts";
 import { parseTraceFilter, type TraceFilter } from "./filters.ts";
 import type { OutcomeVerification, ReadCompleteness } from "./query.ts";
 import { inTurn } from "./_turns.ts";
@@ -51,8 +51,8 @@ export async function snapshotEvents(
 ): Promise<EventSnapshot> {
   const filter = parseTraceFilter({ ...scope, store: "all" });
   await requireObs(db);
-  const bounded = needsScanBound({ ...filter, store: "trace" });
-  const floor = bounded ? await scanFloor(db, filter, null) : null;
+  // Bounded as the trace store's read would be; the stretch is the same for every store.
+  const floor = await scanFloor(db, { ...filter, store: "trace" }, null);
   const stores = {} as EventSnapshot["stores"];
   const merged: { event: TraceEvent; untrusted: boolean }[] = [];
   for (const store of STORES) {
