@@ -45,13 +45,16 @@ import { recordRun } from "../lib/ledger/runs.ts";
 import { findSystem } from "../lib/reference/systems.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { registerNamedTarget, RunJobs, runReference } from "../lib/runs/mod.ts";
+import { BASE_TS, BUNDLE } from "./_obs_workload.ts";
 
-const BUNDLE = 500;
-const BASE_TS = Date.parse("2026-09-01T00:00:00Z");
 const KINDS = ["retrieval", "selection", "memory_search", "llm_call"] as const;
 const TOKEN = "bench-ui-admin-token-0123456789";
 
-/** Events of bundle `b`: a root followed by its children, in time order. */
+/**
+ * Events of bundle `b`: a root followed by its children, in time order, as
+ * `_obs_workload.ts` builds them but spread over four applications with
+ * instrumentation attributes, which the health page reads.
+ */
 function bundle(b: number): Record<string, unknown>[] {
   const root = `b${b}-root`;
   return Array.from({ length: BUNDLE }, (_, i) => {
