@@ -176,8 +176,29 @@ export function assertNoErrors(
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await Deno.mkdir(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
-  await page.screenshot({ path: `${SCREENSHOTS}${name}-top.png` });
+  await capture(page, { path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+  await capture(page, { path: `${SCREENSHOTS}${name}-top.png` });
+}
+
+/**
+ * One screenshot, taken again when Chromium could not produce a frame in
+ * time (`Unable to capture screenshot`, seen on a loaded machine running
+ * the suite in parallel); any other failure is thrown at once.
+ */
+async function capture(
+  page: Page,
+  options: { path: string; fullPage?: boolean },
+): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      await page.screenshot(options);
+      return;
+    } catch (error) {
+      const transient = /Unable to capture screenshot/.test(String(error));
+      if (!transient || attempt === 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
 
 /** Fails when the page scrolls sideways, then saves its screenshots as {@link screenshot} does. */
