@@ -12,7 +12,9 @@
  *
  * - `plain`: each table's columns and primary key, nothing else;
  * - `same_indexes`: exact copies, with every index, constraint, foreign key
- *   and trigger (the `obs_counts` triggers and their table included).
+ *   and trigger (the `obs_counts` triggers and their table included; they
+ *   fire on deletes and store changes only, and ingest's one count update
+ *   per transaction is not copied).
  *
  * Statement shapes: one row per prepared INSERT, or 100 rows per prepared
  * multi-row INSERT; commits: one transaction for everything, or one per

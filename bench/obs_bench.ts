@@ -494,7 +494,7 @@ const FLOOR_NOTE = [
   "- engine: node:sqlite (DatabaseSync), statements prepared once, into a fresh database file with the product connection's settings (journal mode, synchronous, foreign keys, auto-vacuum, cache size); the best of one row and 100 rows per INSERT, committed in one transaction and once per 500-event bundle (at 1,000,000 only 100-row INSERTs: single rows are slower at every size).",
   "- client: the product's libSQL client into copies in the same database; the best of single-row and multi-row INSERTs, one transaction or one per bundle (at 1,000,000 only multi-row per bundle: the client's memory grows with every statement it runs).",
   "  - plain: the same columns and primary keys, no secondary index, UNIQUE constraint, foreign key or trigger;",
-  "  - same indexes: exact copies with every index, constraint, foreign key and trigger (the obs_counts triggers included).",
+  "  - same indexes: exact copies with every index, constraint, foreign key and trigger (the obs_counts ones fire on deletes only).",
   "- page: one raw keyset SELECT of 251 rows (a page plus the row that says whether more exist) over the tenant index, packaged by SQLite as one JSON array and parsed, as the query API reads; the row-by-row column fetches the same rows one by one.",
   "- bytes / event: the database's used pages once the workload is indexed, divided by the events.",
 ].join("\n");

@@ -1,5 +1,6 @@
 /**
- * What keeps health cheap at any size: row counts kept exact by triggers,
+ * What keeps health cheap at any size: row counts kept exact by their
+ * writers and triggers,
  * link checks a `HealthMonitor` keeps with their age, one report shared by
  * concurrent callers, and summaries that read a bounded window. Timings are
  * measured by `deno task bench:obs`, never here.
@@ -7,10 +8,14 @@
 
 import assert from "node:assert/strict";
 import { withDb, withTempDir } from "./_helpers.ts";
-import { openDb, type TraceDb } from "../lib/db.ts";
-import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { openDb, openMemoryDb, type TraceDb } from "../lib/db.ts";
+import {
+  IngestConflictError,
+  ingestEvents,
+  RowCounts,
+} from "../lib/obs/ingest/mod.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
-import { HealthMonitor, obsHealth } from "../lib/obs/maint/mod.ts";
+import { backfill, HealthMonitor, obsHealth } from "../lib/obs/maint/mod.ts";
 import { summarizeTraceEvents } from "../lib/obs/query/mod.ts";
 
 function event(i: number, extra: Record<string, unknown> = {}) {
@@ -91,11 +96,96 @@ Deno.test("obs_counts stays exact through inserts, cascades, store changes and g
   });
 });
 
+/** Ingest, refused and retried groups, and a rebuild from envelopes, with the counts checked after each. */
+async function countEveryWrite(db: TraceDb) {
+  await initializeObs(db);
+  const exact = async (step: string) =>
+    assert.deepEqual(await keptCounts(db), await actualCounts(db), step);
+  await ingestEvents(db, [
+    event(1, { preview: "x".repeat(20_000) }),
+    event(2, { preview: "short", store: "conversation" }),
+  ]);
+  await exact("after a batch");
+  // Ids already stored: the optimistic insert rolls back and the group is planned again.
+  await ingestEvents(db, [
+    event(2, { preview: "short", store: "conversation" }),
+    event(3),
+  ]);
+  await exact("after a batch that repeats a stored event");
+  await assert.rejects(
+    ingestEvents(db, [event(4), event(1, { kind: "changed" })]),
+    IngestConflictError,
+  );
+  await exact("after a refused batch");
+  await db.client.execute(
+    "DELETE FROM obs_events WHERE event_id IN ('e1', 'e3')",
+  );
+  await db.client.execute(
+    "UPDATE obs_events SET kind = 'tampered' WHERE event_id = 'e2'",
+  );
+  await exact("after deletes");
+  const rebuilt = await backfill(db, { dryRun: false });
+  assert.deepEqual([rebuilt.missing, rebuilt.changed], [2, 1]);
+  await exact("after a rebuild from envelopes");
+  assert.deepEqual(await keptCounts(db), {
+    envelopes: 3,
+    events: 3,
+    resources: 3,
+    previews: 1,
+    truncated: 0,
+    conversation: 1,
+  });
+}
+
+Deno.test("inserts are counted by their writers on a local file, in memory and by a rebuild", async (t) => {
+  await t.step("local file (engine connection)", () => withDb(countEveryWrite));
+  await t.step("in memory (client)", async () => {
+    const db = openMemoryDb();
+    try {
+      await countEveryWrite(db);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+Deno.test("RowCounts counts events by store and truncated previews, and refuses a table it does not count", () => {
+  const counts = new RowCounts();
+  counts.add([
+    {
+      table: "obs_events",
+      columns: ["seq", "store"],
+      rows: [[1, "trace"], [2, "tool_log"], [3, "trace"]],
+    },
+    { table: "obs_previews", columns: ["truncated"], rows: [[1], [0]] },
+    { table: "obs_resources", columns: [], rows: [] },
+  ]);
+  assert.deepEqual(counts.statement()?.args, [
+    "events.trace",
+    2,
+    "events.tool_log",
+    1,
+    "previews",
+    2,
+    "previews.truncated",
+    1,
+  ]);
+  assert.equal(
+    new RowCounts().statement(),
+    null,
+    "nothing inserted, no statement",
+  );
+  assert.throws(
+    () => counts.add([{ table: "obs_state", columns: [], rows: [[1]] }]),
+    /does not count rows of obs_state/,
+  );
+});
+
 Deno.test("upgrading to obs_counts counts the rows already stored", async () => {
   await withTempDir(async (dataDir) => {
     // A version 2 index with rows: written by this build, then taken back
-    // to version 2 (the counts table and its triggers removed; version 4
-    // only replaces indexes and applies again as it is).
+    // to version 2 (the counts table and its triggers removed; versions 4
+    // and 5 only replace indexes and triggers and apply again as they are).
     const old = await openDb({ dataDir });
     try {
       await initializeObs(old);
@@ -115,7 +205,7 @@ Deno.test("upgrading to obs_counts counts the rows already stored", async () => 
     }
     const db = await openDb({ dataDir });
     try {
-      assert.deepEqual(await initializeObs(db), [3, 4]);
+      assert.deepEqual(await initializeObs(db), [3, 4, 5]);
       assert.deepEqual(await keptCounts(db), await actualCounts(db));
       assert.equal((await keptCounts(db)).events, 2);
     } finally {

@@ -16,8 +16,9 @@
  *   name) and name (version 2; version 1 keyed them by name alone).
  * - `obs_state`: small key/value state (the `seq` high-water mark).
  * - `obs_counts`: row counts of the four large tables (events by store),
- *   kept exact by triggers on every insert, delete and store change, so
- *   health never counts a million rows (version 3).
+ *   kept exact by triggers on every delete and store change (version 3)
+ *   and by the writers of inserts (version 5), so health never counts a
+ *   million rows.
  *
  * Every index serves a query path of `query/` or `maint/`, and every such
  * path is checked to use its index (`tests/obs_index_plan_test.ts`): an
@@ -267,6 +268,17 @@ const MERGED_EVENT_ID_INDEX = [
   "DROP INDEX IF EXISTS obs_events_event",
 ];
 
+// Version 5: inserted rows are counted by their writers, one upsert per
+// transaction (\`ingest/row_counts.ts\`); a trigger per inserted row cost
+// about a tenth of ingest. Deletes and store changes keep their triggers:
+// expiry, erasure and cascades delete rows on many paths.
+const INSERTS_COUNTED_BY_WRITERS = [
+  "envelope",
+  "event",
+  "resource",
+  "preview",
+].map((row) => `DROP TRIGGER IF EXISTS obs_counts_${row}_insert`);
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -303,6 +315,12 @@ export const OBS_MIGRATIONS: Migration[] = [
     version: 4,
     name: "one index for event ids",
     statements: MERGED_EVENT_ID_INDEX,
+  },
+  {
+    component: OBS_COMPONENT,
+    version: 5,
+    name: "inserted rows counted by their writers",
+    statements: INSERTS_COUNTED_BY_WRITERS,
   },
 ];
 

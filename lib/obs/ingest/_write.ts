@@ -35,6 +35,7 @@ import {
   RESOURCE_COLUMNS,
 } from "./index_rows.ts";
 import { beginWrite, type TableRows, type WriteTx } from "./_write_tx.ts";
+import { RowCounts } from "./row_counts.ts";
 import {
   type BatchPlan,
   type BatchToWrite,
@@ -127,16 +128,24 @@ async function insertInSlices(
   nextSeqValue: number,
 ): Promise<void> {
   const slices = insertSlices(plans);
+  const counts = new RowCounts();
+  const write = (tables: TableRows[]) => {
+    counts.add(tables);
+    return tx.insert(tables);
+  };
   if (db.path === null) {
-    for (const tables of slices) await tx.insert(tables);
+    for (const tables of slices) await write(tables);
   } else {
     await inTurn(async (turns) => {
       for (const tables of slices) {
         if (turns.due()) await turns.turn();
-        await tx.insert(tables);
+        await write(tables);
       }
     });
   }
+  // Inserted rows are counted here, deletes by triggers (`row_counts.ts`).
+  const counted = counts.statement();
+  if (counted) await tx.run(counted.sql, counted.args);
   await tx.run(
     `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,

@@ -59,6 +59,8 @@ export {
   EVENT_COLUMNS,
   type IndexEntry,
   indexStatements,
+  RESOURCE_COLUMNS,
   type SqlStatement,
 } from "./index_rows.ts";
+export { type InsertedRows, RowCounts } from "./row_counts.ts";
 export { literalInserts } from "./_sql_literal.ts";

@@ -22,7 +22,12 @@ import {
 import { readRetentionMarks, retainedOut } from "./_state.ts";
 import { ENVELOPE_SELECT, envelopeFromRow } from "./envelopes.ts";
 import { incrementCounter } from "../counters.ts";
-import { EVENT_COLUMNS, indexStatements } from "../ingest/mod.ts";
+import {
+  EVENT_COLUMNS,
+  indexStatements,
+  RESOURCE_COLUMNS,
+  RowCounts,
+} from "../ingest/mod.ts";
 import { requireObs } from "../schema.ts";
 
 /** Envelopes per page when none is given. */
@@ -253,6 +258,8 @@ async function writePage(db: TraceDb, plan: PagePlan): Promise<number> {
   for (const { seq, expected } of plan.changed) {
     statements.push(...correction(seq, expected));
   }
+  const counted = insertedCounts(plan);
+  if (counted) statements.push(counted);
   try {
     await db.client.batch(statements, "write");
     return plan.missing.length + plan.changed.length;
@@ -264,6 +271,30 @@ async function writePage(db: TraceDb, plan: PagePlan): Promise<number> {
     plan.failed.sort((a, b) => a.seq - b.seq);
     return 0;
   }
+}
+
+/**
+ * What the page's inserts add to `obs_counts`: index rows of the missing
+ * envelopes, and resource refs of those and of the corrected ones (whose
+ * old refs the delete triggers uncount).
+ */
+function insertedCounts(plan: PagePlan): InStatement | null {
+  const counts = new RowCounts();
+  counts.add([
+    {
+      table: "obs_events",
+      columns: EVENT_COLUMNS,
+      rows: plan.missing.map(({ expected }) => expected.event),
+    },
+    {
+      table: "obs_resources",
+      columns: RESOURCE_COLUMNS,
+      rows: [...plan.missing, ...plan.changed].flatMap(({ expected }) =>
+        expected.resources
+      ),
+    },
+  ]);
+  return counts.statement();
 }
 
 /** Rewrites a differing index row in place: previews keyed by the row stay attached. */
