@@ -333,6 +333,9 @@ export async function migrate(
 ): Promise<Migration[]> {
   // A read first: every writing command migrates, and the usual answer is "nothing to do".
   const current = await appliedVersions(db);
+  for (const [component, known] of knownVersions(migrations)) {
+    refuseNewerSchema(db, component, current.get(component), known);
+  }
   const pending = [...migrations]
     .filter((m) => (current.get(m.component) ?? 0) < m.version)
     .sort((a, b) =>
@@ -346,6 +349,33 @@ export async function migrate(
   }
   if (db.path) await restrictSidecars(db.path);
   return applied;
+}
+
+function knownVersions(migrations: readonly Migration[]): Map<string, number> {
+  const known = new Map<string, number>();
+  for (const { component, version } of migrations) {
+    known.set(component, Math.max(known.get(component) ?? 0, version));
+  }
+  return known;
+}
+
+/**
+ * Refuses tables a newer build has upgraded past what this one knows: its
+ * writes could miss what the newer schema expects of every writer (row
+ * counts kept by writers, for one), and its reads could misread new columns.
+ */
+export function refuseNewerSchema(
+  db: TraceDb,
+  component: string,
+  version: number | undefined,
+  known: number,
+): void {
+  if (version === undefined || version <= known) return;
+  throw new StorageError(
+    `The ${component} tables in ${
+      dbLocation(db)
+    } are at schema version ${version}, newer than this build knows (${known}); use the trace build that upgraded them or a newer one`,
+  );
 }
 
 async function applyMigration(

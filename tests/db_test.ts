@@ -7,6 +7,9 @@ import {
   requireSchema,
 } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { StorageError } from "../lib/errors.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { OBS_SCHEMA_VERSION, requireObs } from "../lib/obs/mod.ts";
 import { withTempDir } from "./_helpers.ts";
 import { closedPort } from "./_tcp_servers.ts";
 
@@ -95,6 +98,50 @@ Deno.test("migrate() applies each version once, in order, and is safe to repeat"
       assert.equal((await appliedVersions(db)).get("t"), 2);
     } finally {
       db.close();
+    }
+  });
+});
+
+Deno.test("tables a newer build upgraded are refused for writes and reads, and left as they are", async () => {
+  await withTempDir(async (dir) => {
+    const newer = OBS_SCHEMA_VERSION + 1;
+    const db = await openDb({ dataDir: dir });
+    try {
+      await migrate(db, ALL_MIGRATIONS);
+      await db.client.execute({
+        sql:
+          "INSERT INTO schema_migrations VALUES ('obs', ?, 'from a newer build', '')",
+        args: [newer],
+      });
+    } finally {
+      db.close();
+    }
+    const expected = new RegExp(
+      `obs tables in .* are at schema version ${newer}, newer than this build knows \\(${OBS_SCHEMA_VERSION}\\); use the trace build that upgraded them or a newer one$`,
+    );
+    const again = await openDb({ dataDir: dir });
+    try {
+      for (
+        const attempt of [
+          () => migrate(again, ALL_MIGRATIONS),
+          () => requireObs(again),
+          () =>
+            ingestEvents(again, [{
+              event_id: "e1",
+              application_id: "a",
+              kind: "retrieval",
+            }]),
+        ]
+      ) {
+        await assert.rejects(attempt, (error: unknown) => {
+          assert.ok(error instanceof StorageError);
+          assert.match(error.message, expected);
+          return true;
+        });
+      }
+      assert.equal((await appliedVersions(again)).get("obs"), newer);
+    } finally {
+      again.close();
     }
   });
 });

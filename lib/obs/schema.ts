@@ -32,6 +32,7 @@ import {
   dbLocation,
   migrate,
   type Migration,
+  refuseNewerSchema,
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
@@ -357,6 +358,7 @@ export async function requireObs(db: TraceDb): Promise<void> {
       `No observability index in ${where} yet; run trace obs init first`,
     );
   }
+  refuseNewerSchema(db, OBS_COMPONENT, version, OBS_SCHEMA_VERSION);
   if (version < OBS_SCHEMA_VERSION) {
     throw new ObsNotInitializedError(
       `The observability index in ${where} is at schema version ${version}, this build needs ${OBS_SCHEMA_VERSION}; run trace obs init to upgrade it`,
