@@ -37,8 +37,8 @@ import {
 import {
   IngestBatchError,
   IngestConflictError,
-  ingestEvents,
-  type NdjsonEvents,
+  ingestValidated,
+  MAX_BATCH_EVENTS,
   parseNdjsonEvents,
   validateEventBatch,
 } from "../lib/obs/ingest/mod.ts";
@@ -46,6 +46,7 @@ import {
   describeEventIssue,
   displaySafe,
   modelUsage,
+  type NormalizedEvent,
   type TraceEvent,
 } from "../lib/obs/mod.ts";
 
@@ -104,8 +105,10 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         "FILE is NDJSON, one event per line, or the same gzip-compressed (FILE.gz;\n" +
         "for gzip on stdin, run zcat FILE.gz | trace events ingest -).\n" +
         "Every line is validated before anything is written, and every refused\n" +
-        "line is listed (the first 100, then a count). With --batch-size each\n" +
-        "batch is written on its own; if one fails, the earlier ones stay written.\n" +
+        "line is listed (the first 100, then a count). Without --batch-size the\n" +
+        `file is one batch, written whole or not at all (at most ${MAX_BATCH_EVENTS} events);\n` +
+        "with it each batch is written on its own, and if one fails the earlier\n" +
+        "ones stay written.\n" +
         "Provisions the database when missing, like trace serve.\n" +
         "With --json prints one object on stdout: {ok: true, inserted, duplicates, lines}\n" +
         "or, when refused, {ok: false, error: {code, message, items, unlisted_items},\n" +
@@ -122,16 +125,10 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     duplicates: 0,
     writtenLines: 0,
   };
-  let batch: NdjsonEvents | undefined;
+  let file: ValidatedFile | undefined;
   try {
-    // A file may hold more events than one batch: --batch-size splits it.
-    batch = parseNdjsonEvents(await readEventsFile(path, io), {
-      maxEvents: Infinity,
-      maxValues: Infinity,
-    });
-    // A bad line anywhere refuses the whole file before any batch is written.
-    validateEventBatch(batch.events, { lines: batch.lines });
-    const events = batch;
+    file = await readValidatedFile(path, io, batchSize);
+    const validated = file;
     await withDataContext(
       values,
       io,
@@ -140,7 +137,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         withErasurePropagation(
           dataDir,
           io,
-          () => ingestBatches(db, events, batchSize, progress),
+          () => ingestBatches(db, validated, batchSize, progress),
         ),
     );
   } catch (error) {
@@ -152,7 +149,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         ok: true,
         inserted: progress.inserted,
         duplicates: progress.duplicates,
-        lines: batch.events.length,
+        lines: file.events.length,
         batches: progress.batches,
       }) + "\n"
       : `Ingested ${plural(progress.inserted, "event")} (${
@@ -251,7 +248,10 @@ function plural(n: number, one: string, many = `${one}s`): string {
 }
 
 function parseBatchSize(flag: string | undefined): number {
-  return parseIntegerFlag("batch-size", flag, { min: 1 }) ?? Infinity;
+  return parseIntegerFlag("batch-size", flag, {
+    min: 1,
+    max: MAX_BATCH_EVENTS,
+  }) ?? Infinity;
 }
 
 /** What an ingest has written so far; a failure reports it. */
@@ -263,19 +263,49 @@ interface IngestProgress {
   writtenLines: number;
 }
 
-/** Writes `batch` in slices of `size`, recording each written slice in `progress`. */
+/** The events of a file, each validated, with the line each came from. */
+interface ValidatedFile {
+  events: NormalizedEvent[];
+  lines: number[];
+}
+
+/**
+ * Reads and validates every line of FILE before anything is written: a bad
+ * line anywhere refuses the whole file. A file may hold more events than
+ * one batch (`--batch-size` splits it); without the flag it must fit one.
+ */
+async function readValidatedFile(
+  path: string,
+  io: CliIo,
+  batchSize: number,
+): Promise<ValidatedFile> {
+  const { events, lines } = parseNdjsonEvents(await readEventsFile(path, io), {
+    maxEvents: Infinity,
+    maxValues: Infinity,
+  });
+  if (batchSize === Infinity && events.length > MAX_BATCH_EVENTS) {
+    throw new ConfigError(
+      `Cannot ingest ${
+        path === "-" ? "standard input" : path
+      }: its ${events.length} events are more than one batch holds (${MAX_BATCH_EVENTS}); pass --batch-size ${MAX_BATCH_EVENTS} or less to write it in batches`,
+    );
+  }
+  return { events: validateEventBatch(events, { lines }), lines };
+}
+
+/** Writes `file` in slices of `size`, recording each written slice in `progress`. */
 async function ingestBatches(
   db: TraceDb,
-  batch: NdjsonEvents,
+  file: ValidatedFile,
   size: number,
   progress: IngestProgress,
 ): Promise<void> {
-  const step = Math.min(size, Math.max(batch.events.length, 1));
-  for (let start = 0; start < batch.events.length; start += step) {
-    const lines = batch.lines.slice(start, start + step);
-    const result = await ingestEvents(
+  const step = Math.min(size, Math.max(file.events.length, 1));
+  for (let start = 0; start < file.events.length; start += step) {
+    const lines = file.lines.slice(start, start + step);
+    const result = await ingestValidated(
       db,
-      batch.events.slice(start, start + step),
+      file.events.slice(start, start + step),
       { source: "cli", lines },
     );
     progress.batches += 1;

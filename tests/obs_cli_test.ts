@@ -12,6 +12,7 @@ import { openDb } from "../lib/db.ts";
 import {
   IngestBatchError,
   IngestConflictError,
+  MAX_BATCH_EVENTS,
 } from "../lib/obs/ingest/mod.ts";
 
 function line(i: number, extra: Record<string, unknown> = {}): string {
@@ -162,6 +163,64 @@ Deno.test("events ingest --batch-size says which lines were written before a fai
     const query = captureIo();
     await events(["query", "--json", "--data-dir", dir], query);
     assert.equal(JSON.parse(query.stdout()).events.length, 3);
+  });
+});
+
+Deno.test("events ingest names --batch-size for a file larger than one batch, and bounds the flag", async () => {
+  await withTempDir(async (dir) => {
+    const lines = Array.from(
+      { length: MAX_BATCH_EVENTS + 1 },
+      (_, i) => line(i),
+    );
+    const whole = captureIo(lines.join("\n"));
+    await assert.rejects(
+      events(["ingest", "-", "--data-dir", dir], whole),
+      new RegExp(
+        `^ConfigError: Cannot ingest standard input: its ${
+          MAX_BATCH_EVENTS + 1
+        } events are more than one batch holds \\(${MAX_BATCH_EVENTS}\\); pass --batch-size ${MAX_BATCH_EVENTS} or less to write it in batches$`,
+      ),
+    );
+    assert.ok(!(await exists(join(dir, "trace.db"))), "nothing written");
+    await assert.rejects(
+      events(
+        [
+          "ingest",
+          "-",
+          "--data-dir",
+          dir,
+          "--batch-size",
+          `${MAX_BATCH_EVENTS + 1}`,
+        ],
+        captureIo(line(1)),
+      ),
+      new RegExp(
+        `--batch-size must be a whole number from 1 to ${MAX_BATCH_EVENTS}`,
+      ),
+    );
+    const split = captureIo(lines.join("\n"));
+    assert.equal(
+      await events(
+        [
+          "ingest",
+          "-",
+          "--json",
+          "--batch-size",
+          `${MAX_BATCH_EVENTS}`,
+          "--data-dir",
+          dir,
+        ],
+        split,
+      ),
+      0,
+    );
+    assert.deepEqual(JSON.parse(split.stdout()), {
+      ok: true,
+      inserted: MAX_BATCH_EVENTS + 1,
+      duplicates: 0,
+      lines: MAX_BATCH_EVENTS + 1,
+      batches: 2,
+    });
   });
 });
 

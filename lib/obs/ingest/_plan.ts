@@ -13,7 +13,7 @@ import type { EventIssue, NormalizedEvent } from "../normalize.ts";
 
 /** One validated batch waiting to be written. */
 export interface BatchToWrite {
-  events: NormalizedEvent[];
+  events: readonly NormalizedEvent[];
   receivedAt: number;
   source: string;
   /** 1-based source line of each event (NDJSON), for messages. */

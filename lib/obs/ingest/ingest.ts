@@ -131,15 +131,34 @@ export async function ingestEvents(
   inputs: readonly unknown[],
   options: IngestOptions = {},
 ): Promise<IngestResult> {
-  if (inputs.length > MAX_BATCH_EVENTS) {
-    throw new BatchTooLargeError(
-      `Cannot ingest the batch: ${inputs.length} events exceed the limit of ${MAX_BATCH_EVENTS}; send smaller batches`,
-      MAX_BATCH_EVENTS,
-    );
-  }
+  refuseLargeBatch(inputs.length);
   await requireObs(db);
   // A large batch is validated in slices, so other requests get turns meanwhile.
   const events = await runInTurns(validationSteps(inputs, options));
+  return await ingestValidated(db, events, options);
+}
+
+function refuseLargeBatch(events: number): void {
+  if (events > MAX_BATCH_EVENTS) {
+    throw new BatchTooLargeError(
+      `Cannot ingest the batch: ${events} events exceed the limit of ${MAX_BATCH_EVENTS}; send smaller batches`,
+      MAX_BATCH_EVENTS,
+    );
+  }
+}
+
+/**
+ * Writes events {@link validateEventBatch} returned, all or nothing, as
+ * {@link ingestEvents} writes what it validated: for a caller that
+ * validated a whole file before writing it in batches.
+ */
+export async function ingestValidated(
+  db: TraceDb,
+  events: readonly NormalizedEvent[],
+  options: IngestOptions = {},
+): Promise<IngestResult> {
+  refuseLargeBatch(events.length);
+  await requireObs(db);
   if (events.length === 0) return { inserted: 0, duplicates: 0, items: [] };
   let plan: BatchPlan;
   try {

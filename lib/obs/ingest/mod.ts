@@ -22,6 +22,7 @@ export {
   type IngestOptions,
   type IngestResult,
   type IngestSource,
+  ingestValidated,
   MAX_BATCH_EVENTS,
   validateEventBatch,
 } from "./ingest.ts";
