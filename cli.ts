@@ -539,7 +539,7 @@ function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
       io.out(text);
     },
     err: (text) => io.err(text),
-    readStdin: () => io.readStdin(),
+    readStdin: (limit) => io.readStdin(limit),
     stderrIsTerminal: io.stderrIsTerminal,
     env: (name) => io.env(name),
     // A getter: reading `interrupted` installs the signal handlers, which only

@@ -6,20 +6,30 @@ import {
 } from "../lib/contract/config.ts";
 import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { type CliIo, readInput } from "./_io.ts";
+import { type CliIo, mebibytes, readInput } from "./_io.ts";
+
+/** Most bytes a staging config may hold: a few lines of JSON. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Reads and validates the config at `path` (`-` for stdin). */
 export async function loadConfig(
   path: string,
   io: CliIo,
 ): Promise<StagingConfig> {
-  let text: string;
+  let text: string | null;
   try {
-    text = await readInput(path, io);
+    text = await readInput(path, io, MAX_CONFIG_BYTES);
   } catch (error) {
     throw new UsageError(
       `Cannot read config ${path}: ${fileProblem(error)}`,
       { cause: error },
+    );
+  }
+  if (text === null) {
+    throw new UsageError(
+      `Cannot read config ${path}: it holds more than ${
+        mebibytes(MAX_CONFIG_BYTES)
+      }; a staging config is a small JSON file`,
     );
   }
   return parseStagingConfigText(

@@ -1,13 +1,15 @@
 /** Where commands write and read: real stdio in the binary, buffers in tests. */
 
+import { readBounded } from "./_bounded_read.ts";
+
 /** The streams a command uses. */
 export interface CliIo {
   /** Result output (JSON with `--json`, human text otherwise). */
   out(text: string): void;
   /** Progress and diagnostics. */
   err(text: string): void;
-  /** Whole standard input, for `-` arguments. */
-  readStdin(): Promise<string>;
+  /** Whole standard input, for `-` arguments; `null` past `limit` bytes (read no further). */
+  readStdin(limit: number): Promise<Uint8Array | null>;
   /** Whether stderr is a terminal (a live progress line only then). */
   stderrIsTerminal: boolean;
   /** Environment lookup. */
@@ -45,7 +47,7 @@ export function processIo(): CliIo {
   return {
     out: (text) => writeAll(Deno.stdout, text),
     err,
-    readStdin: () => new Response(Deno.stdin.readable).text(),
+    readStdin: (limit) => readBounded(Deno.stdin.readable, limit),
     stderrIsTerminal: Deno.stderr.isTerminal(),
     env: (name) => Deno.env.get(name),
     get interrupted() {
@@ -108,10 +110,36 @@ function writeAll(
   while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
 }
 
-/** Reads a file argument, or stdin for `-`. */
-export async function readInput(path: string, io: CliIo): Promise<string> {
-  if (path === "-") return await io.readStdin();
-  return await Deno.readTextFile(path);
+/** A file argument, or stdin for `-`, as bytes; `null` once past `limit` bytes (read no further). */
+export async function readInputBytes(
+  path: string,
+  io: CliIo,
+  limit: number,
+): Promise<Uint8Array | null> {
+  if (path === "-") return await io.readStdin(limit);
+  return await readBounded((await Deno.open(path)).readable, limit);
+}
+
+/** A file argument, or stdin for `-`, as UTF-8 text; `null` once past `limit` bytes. */
+export async function readInput(
+  path: string,
+  io: CliIo,
+  limit: number,
+): Promise<string | null> {
+  const bytes = await readInputBytes(path, io, limit);
+  if (bytes === null) return null;
+  try {
+    // The byte-order mark stays, as a text file read holds it: configs name it.
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+      .decode(bytes);
+  } catch (error) {
+    throw new Deno.errors.InvalidData("not UTF-8", { cause: error });
+  }
+}
+
+/** `MiB` of a byte count, for messages. */
+export function mebibytes(bytes: number): string {
+  return `${bytes / 1024 / 1024} MiB`;
 }
 
 /** Resolves once `io.interrupted` aborts (the first Ctrl-C or SIGTERM). */

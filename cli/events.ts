@@ -10,7 +10,8 @@
  */
 
 import { fileProblem } from "../lib/file_errors.ts";
-import type { CliIo } from "./_io.ts";
+import { type CliIo, mebibytes, readInputBytes } from "./_io.ts";
+import { readBounded } from "./_bounded_read.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import { withErasurePropagation } from "./obs_erase.ts";
@@ -35,6 +36,7 @@ import {
   type TraceSummary,
 } from "../lib/obs/query/mod.ts";
 import {
+  conflictsWithin,
   IngestBatchError,
   IngestConflictError,
   ingestValidated,
@@ -105,7 +107,8 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         "FILE is NDJSON, one event per line, or the same gzip-compressed (FILE.gz;\n" +
         "for gzip on stdin, run zcat FILE.gz | trace events ingest -).\n" +
         "Every line is validated before anything is written, and every refused\n" +
-        "line is listed (the first 100, then a count). Without --batch-size the\n" +
+        "line is listed (the first 100, then a count); so is an event id the file\n" +
+        "repeats with a different payload. Without --batch-size the\n" +
         `file is one batch, written whole or not at all (at most ${MAX_BATCH_EVENTS} events);\n` +
         "with it each batch is written on its own, and if one fails the earlier\n" +
         "ones stay written.\n" +
@@ -235,7 +238,7 @@ function summaryError(
     return new ConflictError(
       `Cannot ingest the batch: ${
         plural(error.items.length, "event")
-      } ${place} would change a stored event; a changed observation needs a new event_id`,
+      } ${place} would change an event stored or sent earlier; a changed observation needs a new event_id`,
       { cause: error },
     );
   }
@@ -290,7 +293,10 @@ async function readValidatedFile(
       }: its ${events.length} events are more than one batch holds (${MAX_BATCH_EVENTS}); pass --batch-size ${MAX_BATCH_EVENTS} or less to write it in batches`,
     );
   }
-  return { events: validateEventBatch(events, { lines }), lines };
+  const validated = validateEventBatch(events, { lines });
+  const conflicts = conflictsWithin(validated, { lines });
+  if (conflicts.length > 0) throw new IngestConflictError(conflicts);
+  return { events: validated, lines };
 }
 
 /** Writes `file` in slices of `size`, recording each written slice in `progress`. */
@@ -315,36 +321,69 @@ async function ingestBatches(
   }
 }
 
+/** Most bytes of NDJSON a file may hold (after gzip): all of it is held, parsed and validated at once. */
+export const MAX_EVENTS_FILE_BYTES = 256 * 1024 * 1024;
+
 /** Reads FILE (or stdin for `-`), inflating gzip, turning OS errors into what to do about them. */
 async function readEventsFile(path: string, io: CliIo): Promise<string> {
-  if (path === "-") return await io.readStdin();
-  let bytes: Uint8Array;
+  const name = path === "-" ? "standard input" : path;
+  const tooLarge = () =>
+    new ConfigError(
+      `Cannot read ${name}: it holds more than ${
+        mebibytes(MAX_EVENTS_FILE_BYTES)
+      } of NDJSON; split it into smaller files`,
+    );
+  let bytes: Uint8Array | null;
   try {
-    bytes = await Deno.readFile(path);
+    bytes = await readInputBytes(path, io, MAX_EVENTS_FILE_BYTES);
   } catch (error) {
-    throw new ConfigError(`Cannot read ${path}: ${fileProblem(error)}`, {
+    throw new ConfigError(`Cannot read ${name}: ${fileProblem(error)}`, {
       cause: error,
     });
   }
+  if (bytes === null) throw tooLarge();
   // Recognised by its magic bytes, whatever the file is called.
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = await gunzip(path, bytes);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    bytes = await gunzip(name, bytes);
+    if (bytes === null) throw tooLarge();
+  }
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new ConfigError(
-      `Cannot read ${path}: it is not UTF-8 text; save it as UTF-8 NDJSON`,
+      `Cannot read ${name}: it is not UTF-8 text; save it as UTF-8 NDJSON`,
     );
   }
 }
 
-async function gunzip(path: string, bytes: Uint8Array): Promise<Uint8Array> {
+/**
+ * `bytes` in small chunks: the decompressor inflates each chunk it is given
+ * at once, and gzip packs up to a thousandfold, so one large chunk would
+ * inflate far past the bound before it is counted.
+ */
+function slices(bytes: Uint8Array): ReadableStream<Uint8Array<ArrayBuffer>> {
+  const size = 16 * 1024;
+  let at = 0;
+  return new ReadableStream({
+    pull(controller: ReadableStreamDefaultController<Uint8Array<ArrayBuffer>>) {
+      if (at >= bytes.byteLength) return controller.close();
+      controller.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}
+
+/** The inflated bytes, or `null` past {@link MAX_EVENTS_FILE_BYTES}. */
+async function gunzip(
+  name: string,
+  bytes: Uint8Array,
+): Promise<Uint8Array | null> {
   try {
-    const stream = new Blob([new Uint8Array(bytes)]).stream()
-      .pipeThrough(new DecompressionStream("gzip"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    const stream = slices(bytes).pipeThrough(new DecompressionStream("gzip"));
+    return await readBounded(stream, MAX_EVENTS_FILE_BYTES);
   } catch (error) {
     throw new ConfigError(
-      `Cannot read ${path}: the gzip data is corrupt; check the file or send it uncompressed`,
+      `Cannot read ${name}: the gzip data is corrupt; check the file or send it uncompressed`,
       { cause: error },
     );
   }

@@ -35,7 +35,7 @@ import {
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
-import type { CliIo } from "./_io.ts";
+import { type CliIo, mebibytes, readInput } from "./_io.ts";
 
 const ERASE_HELP =
   `Usage: trace obs erase --application ID SUBJECT [--apply --confirm VALUE] [--json]
@@ -223,15 +223,25 @@ async function subjectFromFlags(
   return parseErasureSubject(input);
 }
 
+/** Most bytes an --event-ids list may hold (a million ids of 64 characters). */
+const MAX_EVENT_IDS_BYTES = 64 * 1024 * 1024;
+
 /** One id per line; blank lines are skipped. */
 async function readEventIds(path: string, io: CliIo): Promise<string[]> {
-  let text: string;
+  let text: string | null;
   try {
-    text = path === "-" ? await io.readStdin() : await Deno.readTextFile(path);
+    text = await readInput(path, io, MAX_EVENT_IDS_BYTES);
   } catch (error) {
     throw new UsageError(
       `Cannot read --event-ids ${path}: ${fileProblem(error, "read")}`,
       { cause: error },
+    );
+  }
+  if (text === null) {
+    throw new UsageError(
+      `--event-ids ${path} holds more than ${
+        mebibytes(MAX_EVENT_IDS_BYTES)
+      }; erase in smaller lists`,
     );
   }
   const ids = text.split(/\r?\n/).map((line) => line.trim()).filter((line) =>

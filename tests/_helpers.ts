@@ -184,7 +184,10 @@ export function captureIo(
   return {
     out: (text) => void (out += text),
     err: (text) => void (err += text),
-    readStdin: () => Promise.resolve(stdin),
+    readStdin: (limit) => {
+      const bytes = new TextEncoder().encode(stdin);
+      return Promise.resolve(bytes.byteLength > limit ? null : bytes);
+    },
     stderrIsTerminal: false,
     env: (name) => env[name],
     stdout: () => out,

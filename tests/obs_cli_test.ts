@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import { loadCommand, main } from "../cli.ts";
+import { MAX_EVENTS_FILE_BYTES } from "../cli/events.ts";
 import type { CliIo } from "../cli/_io.ts";
 
 async function events(args: string[], io: CliIo): Promise<number> {
@@ -224,6 +225,54 @@ Deno.test("events ingest names --batch-size for a file larger than one batch, an
   });
 });
 
+Deno.test("events ingest refuses an id the file repeats with another payload before writing any batch", async () => {
+  await withTempDir(async (dir) => {
+    const io = captureIo(
+      [line(1), line(2), line(3), line(1, { kind: "changed" })].join("\n"),
+    );
+    const error = await events(
+      ["ingest", "-", "--data-dir", dir, "--batch-size", "2"],
+      io,
+    ).catch((e) => e);
+    assert.ok(error.cause instanceof IngestConflictError);
+    assert.equal(
+      error.message,
+      "Cannot ingest the batch: 1 event listed above would change an event stored or sent earlier; a changed observation needs a new event_id",
+    );
+    assert.equal(
+      io.stderr(),
+      '  line 4: event_id: "e1" is repeated in this batch with a different payload (lines 1 and 4)\n',
+    );
+    assert.ok(!(await exists(join(dir, "trace.db"))), "not even batch 1");
+  });
+});
+
+Deno.test("events ingest stops reading a file, stdin or gzip past its bound", async () => {
+  await withTempDir(async (dir) => {
+    // 257 MiB of newlines in a quarter megabyte of gzip.
+    const bomb = join(dir, "bomb.ndjson.gz");
+    const newlines = new Uint8Array(1024 * 1024).fill(10);
+    const chunks = ReadableStream.from(
+      (function* () {
+        for (let i = 0; i < MAX_EVENTS_FILE_BYTES / newlines.length + 1; i++) {
+          yield newlines;
+        }
+      })(),
+    );
+    await Deno.writeFile(
+      bomb,
+      chunks.pipeThrough(new CompressionStream("gzip")),
+    );
+    await assert.rejects(
+      events(["ingest", bomb, "--data-dir", dir], captureIo()),
+      new RegExp(
+        `Cannot read .*bomb\\.ndjson\\.gz: it holds more than 256 MiB of NDJSON; split it into smaller files$`,
+      ),
+    );
+    assert.ok(!(await exists(join(dir, "trace.db"))), "nothing written");
+  });
+});
+
 Deno.test("events ingest --json prints one object on stdout for a refused batch", async () => {
   await withTempDir(async (dir) => {
     const io = captureIo(JSON.stringify({ event_id: "e-5" }));
@@ -257,7 +306,8 @@ Deno.test("events ingest --json prints one object on stdout for a refused batch"
     );
     const body = JSON.parse(split.stdout());
     assert.equal(body.ok, false);
-    assert.equal(body.written_lines, 2);
+    // Line 3 repeats line 1's id with another payload: refused before batch 1.
+    assert.equal(body.written_lines, 0);
     assert.deepEqual(body.error.items.map((i: { line: number }) => i.line), [
       3,
     ]);

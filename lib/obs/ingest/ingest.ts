@@ -30,7 +30,12 @@ import {
   MAX_BATCH_EVENTS,
   MAX_REPORTED_ISSUES,
 } from "../batch.ts";
-import { type BatchPlan, type IngestItemResult, withLine } from "./_plan.ts";
+import {
+  type BatchPlan,
+  type IngestItemResult,
+  planGroup,
+  withLine,
+} from "./_plan.ts";
 import { writeBatch } from "./_group_commit.ts";
 import { runAtOnce, runInTurns } from "./_turns.ts";
 
@@ -202,6 +207,20 @@ export function validateEventBatch(
   origin: BatchOrigin = {},
 ): NormalizedEvent[] {
   return runAtOnce(validationSteps(inputs, origin));
+}
+
+/**
+ * The items of `events` that repeat an earlier item's event id with a
+ * different payload, as writing them as one batch would refuse them: for a
+ * caller that writes a validated file in several batches, so such a file is
+ * refused before its first batch is written.
+ */
+export function conflictsWithin(
+  events: readonly NormalizedEvent[],
+  origin: BatchOrigin = {},
+): EventIssue[] {
+  const batch = { events, receivedAt: 0, source: "", lines: origin.lines };
+  return runAtOnce(planGroup([batch], new Map(), 1)).plans[0]!.conflicts;
 }
 
 /** Items validated between two pauses of {@link validationSteps}. */

@@ -14,6 +14,7 @@
 
 export {
   type BatchOrigin,
+  conflictsWithin,
   INGEST_SOURCES,
   IngestBatchError,
   IngestConflictError,

@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { readBounded } from "../cli/_bounded_read.ts";
+
+function streamOf(chunks: number[], onCancel: () => void) {
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at === chunks.length) return controller.close();
+      controller.enqueue(new Uint8Array(chunks[at++]!).fill(at));
+    },
+    cancel: onCancel,
+  });
+}
+
+Deno.test("readBounded reads a stream whole up to its bound, and cancels it past the bound", async () => {
+  let cancelled = false;
+  const whole = await readBounded(streamOf([3, 4], () => {}), 7);
+  assert.deepEqual([...whole!], [1, 1, 1, 2, 2, 2, 2]);
+  const past = await readBounded(
+    streamOf([3, 4, 100], () => void (cancelled = true)),
+    6,
+  );
+  assert.equal(past, null);
+  assert.ok(cancelled, "the source is told to stop");
+  assert.deepEqual([...(await readBounded(streamOf([], () => {}), 0))!], []);
+});
