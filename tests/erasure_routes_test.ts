@@ -121,6 +121,20 @@ Deno.test("POST /api/erasures refuses bad bodies, other methods, a failing audit
     assert.match((await bad.json()).error.message, /exactly one of/);
     const extra = await post(plain, { subject: SUBJECT, force: true }, ADMIN);
     assert.equal(extra.status, 400);
+    assert.match((await extra.json()).error.message, /force: unknown key/);
+    // A key that is not a field name may be a value pasted in the wrong place: never repeated.
+    for (
+      const body of [
+        { subject: SUBJECT, "sk-live-SECRET1234": 1 },
+        { subject: { ...SUBJECT, "jane.doe@example.com": 1 } },
+      ]
+    ) {
+      const answer = await post(plain, body, ADMIN);
+      assert.equal(answer.status, 400);
+      const { message } = (await answer.json()).error;
+      assert.match(message, /a key that is not a field name; remove it/);
+      assert.ok(!/SECRET|jane/.test(message), message);
+    }
     // A subject field given twice is refused, not read as its last value.
     for (
       const [text, message] of [

@@ -179,6 +179,15 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
       );
       assert.match(message, /no URL, config or registration arguments/);
     }
+    const pasted = await callError(client, "trace.external_start", {
+      target_id: TARGET_ID,
+      "jane.doe@example.com": 1,
+    });
+    assert.match(
+      pasted,
+      /^Invalid arguments for trace.external_start: \(root\): a key that is not a field name; remove it/,
+    );
+    assert.ok(!pasted.includes("jane"), "a pasted value is never repeated");
     assert.match(
       await callError(client, "trace.external_start", {}),
       /target_id: is required/,
