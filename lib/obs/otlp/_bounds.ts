@@ -191,13 +191,14 @@ function scanSpan(
       perOwner(++events, OTLP_LIMITS.eventsPerSpan, "events on one span");
       scanAttributesOf(bytes, s, e, 3, "span event", totals);
     } else if (field === 13) {
-      // Links are not decoded (the receiver does not read them): counted only.
+      // Only a link's attributes are decoded (to be checked, not kept).
       perOwner(++links, OTLP_LIMITS.linksPerSpan, "links on one span");
+      scanAttributesOf(bytes, s, e, 4, "link", totals);
     }
   });
 }
 
-/** Counts the attributes (field `attributesField`) of one resource, scope or span event. */
+/** Counts the attributes (field `attributesField`) of one resource, scope, span event or link. */
 function scanAttributesOf(
   bytes: Uint8Array,
   start: number,

@@ -3,8 +3,10 @@
  * resource, trace, collector/trace) that trace ingest reads and answers with,
  * plus `google.rpc.Status` for error bodies. Field numbers and
  * types are those of the upstream `.proto` files; messages and fields not
- * listed here (links, entity refs, dropped counts) are skipped as unknown
- * fields by the decoder, which protobuf permits.
+ * listed here (entity refs, dropped counts, everything of a link but its
+ * attributes) are skipped as unknown fields by the decoder, which protobuf
+ * permits. Link attributes are decoded only to be checked like every other
+ * attribute list.
  *
  * @module
  */
@@ -92,6 +94,11 @@ message Span {
   }
   repeated Event events = 11;
   uint32 dropped_events_count = 12;
+  // Only the attributes: the receiver checks them and keeps nothing of a link.
+  message Link {
+    repeated opentelemetry.proto.common.v1.KeyValue attributes = 4;
+  }
+  repeated Link links = 13;
   uint32 dropped_links_count = 14;
   Status status = 15;
 }

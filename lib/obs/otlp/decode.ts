@@ -10,6 +10,16 @@
  * are accepted too), bytes as base64, unknown fields ignored. It is parsed
  * strictly (duplicate keys are refused).
  *
+ * Every attribute list (resource, scope, span, span event, link and
+ * `kvlistValue`) is checked the same way in both encodings, and a request
+ * breaking the OTLP data model is refused rather than guessed at: a key
+ * repeated within one list (keeping either value would be a guess, and for
+ * `tenant.id` a guess at the tenant), or an `intValue` that is no integer
+ * within int64. A `doubleValue` that is NaN or infinite, which an SDK may
+ * well send and JSON cannot hold as a number, is kept as its name (`"NaN"`,
+ * `"Infinity"`, `"-Infinity"`) rather than refusing the producer's whole
+ * request. Scope and link attributes are checked, not kept.
+ *
  * Both encodings are bounded before anything past a bound is built (see
  * `_bounds.ts` for how, and {@link OTLP_LIMITS} for the numbers): a request
  * past a bound is refused with {@link BatchTooLargeError} (413).
@@ -134,7 +144,13 @@ const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
     stringValue: v.nullish(v.string("must be a string")),
     boolValue: v.nullish(v.boolean("must be a boolean")),
     intValue: v.nullish(Int64),
-    doubleValue: v.nullish(v.union([v.number(), v.string()])),
+    // Any number, NaN included (protobuf carries it): refused with its path later.
+    doubleValue: v.nullish(
+      v.custom<number | string>(
+        (value) => typeof value === "number" || typeof value === "string",
+        "must be a number or a decimal string",
+      ),
+    ),
     arrayValue: v.nullish(v.object({ values: list(AnyValueSchema) })),
     kvlistValue: v.nullish(v.object({ values: list(KeyValueSchema) })),
     bytesValue: v.nullish(Bytes),
@@ -145,6 +161,11 @@ const KeyValueSchema: v.GenericSchema<WireKeyValue> = v.object({
   value: v.nullish(AnyValueSchema),
 }, "must be a {key, value} object");
 const Attributes = list(KeyValueSchema);
+
+const LinkSchema = v.object(
+  { attributes: Attributes },
+  "must be a link object",
+);
 
 const SpanSchema = v.object({
   traceId: Bytes,
@@ -160,6 +181,7 @@ const SpanSchema = v.object({
     name: v.nullish(v.string("must be a string")),
     attributes: Attributes,
   })),
+  links: list(LinkSchema),
   status: v.nullish(v.object({
     message: v.nullish(v.string("must be a string")),
     code: v.nullish(Enum),
@@ -173,6 +195,7 @@ const RequestSchema = v.object({
       scope: v.nullish(v.object({
         name: v.nullish(v.string("must be a string")),
         version: v.nullish(v.string("must be a string")),
+        attributes: Attributes,
       })),
       spans: list(SpanSchema),
     })),
@@ -282,9 +305,14 @@ function flatten(request: WireRequest): OtlpSpan[] {
   (request.resourceSpans ?? []).forEach((resourceSpans, r) => {
     const resource = toAttributes(
       resourceSpans.resource?.attributes,
-      `resourceSpans[${r}].resource`,
+      `resourceSpans[${r}].resource.attributes`,
     );
     (resourceSpans.scopeSpans ?? []).forEach((scopeSpans, s) => {
+      // Checked like every attribute list, then not kept.
+      toAttributes(
+        scopeSpans.scope?.attributes,
+        `resourceSpans[${r}].scopeSpans[${s}].scope.attributes`,
+      );
       const scope = {
         name: scopeSpans.scope?.name ?? "",
         version: scopeSpans.scope?.version ?? "",
@@ -312,6 +340,10 @@ function toSpan(span: WireSpan, place: SpanPlace): OtlpSpan {
   const parent = span.parentSpanId
     ? hexId(span.parentSpanId, 8, `${path}.parentSpanId`, true)
     : "";
+  // Links are checked like every attribute list, then not kept.
+  (span.links ?? []).forEach((link, l) => {
+    toAttributes(link.attributes, `${path}.links[${l}].attributes`);
+  });
   return {
     ...place,
     traceId: hexId(span.traceId, 16, `${path}.traceId`),
@@ -393,14 +425,25 @@ function toHex(bytes: Uint8Array): string {
   );
 }
 
+/** An attribute list or `kvlistValue` as a map; `field` names the list. */
 function toAttributes(
   list: WireKeyValue[] | null | undefined,
   field: string,
-): OtlpAttributes {
+  depth = 0,
+): Map<string, OtlpValue> {
   const out = new Map<string, OtlpValue>();
-  for (const { key, value } of list ?? []) {
-    out.set(key, toValue(value, field, 0));
-  }
+  (list ?? []).forEach(({ key, value }, i) => {
+    if (out.has(key)) {
+      const first = (list ?? []).findIndex((item) => item.key === key);
+      // Only the key is quoted, as the strict JSON parser names a duplicate key.
+      throw refusal(
+        `${field}: key ${
+          JSON.stringify(key.slice(0, 64))
+        } is repeated (items ${first} and ${i}); keys must be unique within one attribute list`,
+      );
+    }
+    out.set(key, toValue(value, `${field}[${i}].value`, depth));
+  });
   return out;
 }
 
@@ -422,41 +465,75 @@ function toValue(
     return value.boolValue;
   }
   if (value.intValue !== undefined && value.intValue !== null) {
-    return toInt(value.intValue);
+    return toInt(value.intValue, `${field}.intValue`);
   }
   if (value.doubleValue !== undefined && value.doubleValue !== null) {
-    return Number(value.doubleValue);
+    return toDouble(value.doubleValue, `${field}.doubleValue`);
   }
   if (value.arrayValue) {
-    return (value.arrayValue.values ?? []).map((item) =>
-      toValue(item, field, depth + 1)
+    return (value.arrayValue.values ?? []).map((item, i) =>
+      toValue(item, `${field}.arrayValue.values[${i}]`, depth + 1)
     );
   }
   if (value.kvlistValue) {
-    const out: { [key: string]: OtlpValue } = {};
-    for (const entry of value.kvlistValue.values ?? []) {
-      out[entry.key] = toValue(entry.value, field, depth + 1);
-    }
-    return out;
+    // fromEntries defines each key as data, "__proto__" included.
+    return Object.fromEntries(
+      toAttributes(
+        value.kvlistValue.values,
+        `${field}.kvlistValue.values`,
+        depth + 1,
+      ),
+    );
   }
   if (value.bytesValue !== undefined && value.bytesValue !== null) {
     return typeof value.bytesValue === "string"
-      ? fromBase64(value.bytesValue, field)
+      ? fromBase64(value.bytesValue, `${field}.bytesValue`)
       : value.bytesValue;
   }
   return null;
 }
 
-function toInt(value: string | number): number | string {
-  if (typeof value === "number") return value;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Safe integers as numbers, larger int64 decimal strings exactly as strings.
+ * A JSON number is kept as the producer's own value was (a JavaScript
+ * exporter sends its numbers so); one that is no integer within int64
+ * cannot be an `intValue` and is refused.
+ */
+function toInt(value: string | number, field: string): number | string {
+  const int64 =
+    `${field}: must be a 64-bit integer (-9223372036854775808 to 9223372036854775807)`;
+  if (typeof value === "number") {
+    if (Number.isInteger(value) && Math.abs(value) <= 2 ** 63) return value;
+    throw refusal(int64);
+  }
   const number = Number(value);
-  return Number.isSafeInteger(number) ? number : value;
+  if (Number.isSafeInteger(number)) return number;
+  const big = BigInt(value);
+  if (big < INT64_MIN || big > INT64_MAX) throw refusal(int64);
+  return String(big);
+}
+
+// A decimal number, or a proto3 JSON name for a non-finite one.
+const DOUBLE_TEXT =
+  /^(?:-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|NaN|-?Infinity)$/;
+
+/** A finite double as a number; NaN and the infinities by name, as proto3 JSON writes them. */
+function toDouble(value: string | number, field: string): number | string {
+  if (typeof value === "string" && !DOUBLE_TEXT.test(value)) {
+    throw refusal(`${field}: must be a number`);
+  }
+  const number = Number(value);
+  if (Number.isFinite(number)) return number;
+  return Number.isNaN(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
 }
 
 function fromBase64(text: string, field: string): Uint8Array {
   try {
     return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
   } catch (error) {
-    throw refusal(`${field}: bytesValue must be base64`, error);
+    throw refusal(`${field}: must be base64`, error);
   }
 }
