@@ -11,6 +11,7 @@ import {
   createSelfStagingAdapter,
   type InventoryScan,
   type SelfStagingAdapter,
+  selfStagingEventId,
 } from "../lib/obs/self_contract/mod.ts";
 import { TEST_KEY, withErasureDb } from "./erasure_support.ts";
 import { recordingDb } from "./_obs_recording.ts";
@@ -43,10 +44,16 @@ Deno.test("an inventory within the scan bound counts envelopes whose index row i
     await ingest(adapter, "ns-a", ["a1", "a2", "a3"]);
     await ingest(adapter, "ns-b", ["b1", "b2", "b3", "b4"]);
     // The index row of a3 goes, its envelope and preview stay.
-    await db.client.execute(
-      "DELETE FROM obs_previews WHERE seq = (SELECT seq FROM obs_events WHERE event_id = 'a3')",
-    );
-    await db.client.execute("DELETE FROM obs_events WHERE event_id = 'a3'");
+    const a3 = selfStagingEventId("ns-a", "a3");
+    await db.client.execute({
+      sql:
+        "DELETE FROM obs_previews WHERE seq = (SELECT seq FROM obs_events WHERE event_id = ?)",
+      args: [a3],
+    });
+    await db.client.execute({
+      sql: "DELETE FROM obs_events WHERE event_id = ?",
+      args: [a3],
+    });
     const { response } = await adapter.handle("inventory", {
       namespace: "ns-a",
     });

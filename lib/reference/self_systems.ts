@@ -73,7 +73,7 @@ export const SELF_SYSTEMS: readonly OwnTransportSystemSpec[] = [
     name: "trace-index",
     title: "Trace's own index",
     behaviour:
-      `The observability index behind the staging contract: documents are events of application ${SELF_STAGING_APPLICATION} with their text as preview, and deletion is a subject erasure of the supplied event ids (envelopes, index rows, resource refs and previews)`,
+      `The observability index behind the staging contract: documents are events of application ${SELF_STAGING_APPLICATION} with their text as preview, and deletion is a subject erasure of the events of the supplied document ids in the namespace (envelopes, index rows, resource refs and previews)`,
     expected: {
       verdict: "PASS",
       qualifier: "immediate",

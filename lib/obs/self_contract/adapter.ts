@@ -2,8 +2,13 @@
  * Trace's own index behind the staging adapter contract, so the deletion
  * contract Trace runs against others can be run against Trace itself:
  *
- * - `/ingest` writes one event of the adapter's application (namespace =
- *   thread, document id = event id) whose preview is the document's text;
+ * - `/ingest` writes one event of the adapter's application whose thread is
+ *   the namespace, whose resource is the document (type `document`, the
+ *   supplied id) and whose preview is the document's text. Its event id is
+ *   {@link selfStagingEventId} of namespace and id, so the same id in two
+ *   namespaces is two records: namespaces never see, count, refuse or erase
+ *   each other's documents. An identical retry is a duplicate (success); a
+ *   changed text under an id of the namespace is refused (409);
  * - `/query` searches the namespace's previews for the query text;
  * - `/inventory` counts, for the namespace, source envelopes
  *   (`source_records`), index rows (`vector_records`) and previews
@@ -12,8 +17,10 @@
  *   its end (none reached the bound, and the search of the application's
  *   envelopes, in slices that let other requests through, finished within
  *   {@link INVENTORY_SCAN_BOUND});
- * - `/delete` erases the supplied ids of the namespace through the erasure
- *   path (`lib/obs/maint/erasure.ts`), as an operator's erasure would.
+ * - `/delete` erases the events of the supplied ids of the namespace (each
+ *   event's thread and document id checked) through the erasure path
+ *   (`lib/obs/maint/erasure.ts`), as an operator's erasure would. Events an
+ *   earlier version wrote under the bare id as event id are found too.
  *
  * A deliberately defective variant (`skipPreviews`) erases every table but
  * the previews; since an index row is only removed together with its
@@ -22,6 +29,7 @@
  * @module
  */
 
+import { digestOf } from "../../canonical_json.ts";
 import {
   type Operation,
   type OperationRequests,
@@ -29,13 +37,14 @@ import {
   parseRequest,
 } from "../../contract/protocol.ts";
 import type { TraceDb } from "../../db.ts";
-import { ingestEvents } from "../ingest/mod.ts";
+import { IngestConflictError, ingestEvents } from "../ingest/mod.ts";
 import {
   eraseNow,
   ERASURE_TABLES,
   type ErasureSubject,
   type ErasureTable,
 } from "../maint/mod.ts";
+import { LIMITS } from "../mod.ts";
 import { readStatement } from "../query/mod.ts";
 import { requireObs } from "../schema.ts";
 
@@ -119,9 +128,30 @@ export interface SelfStagingAdapter {
 
 const APP = SELF_STAGING_APPLICATION;
 
+/**
+ * The event id the adapter stores document `id` of `namespace` under:
+ * `<length of namespace>:<namespace>/<id>` (the length, in UTF-16 code
+ * units, says where the namespace ends, so no two pairs share one), or, when
+ * that is longer than an event id may be, `sha256:` and the digest of the
+ * pair, a form no length-prefixed id takes (it starts with a letter).
+ */
+export function selfStagingEventId(namespace: string, id: string): string {
+  const plain = `${namespace.length}:${namespace}/${id}`;
+  return plain.length <= LIMITS.idChars ? plain : digestOf([namespace, id]);
+}
+
 /** `body`'s thread id as text, or NULL when the body is not JSON. */
 const BODY_THREAD =
   "(CASE WHEN json_valid(body) THEN json_extract(body, '$.event.thread_id') END)";
+/** `body`'s document id (its first resource's) as text, or NULL when the body is not JSON. */
+const BODY_DOCUMENT =
+  "(CASE WHEN json_valid(body) THEN json_extract(body, '$.event.resources[0].id') END)";
+/**
+ * An index row's document id, from its own `meta` (an erasure that skips the
+ * previews keeps the row but not its resource refs).
+ */
+const META_DOCUMENT =
+  "(CASE WHEN json_valid(meta) THEN json_extract(meta, '$.resources[0].id') END)";
 
 const NAMESPACE_SEQS =
   `SELECT seq FROM obs_events WHERE application_id = ?1 AND thread_id = ?2
@@ -165,7 +195,7 @@ export function createSelfStagingAdapter(
         options.inventoryScan ?? DEFAULT_INVENTORY_SCAN,
       ),
     delete: async (r) => {
-      const ids = await idsInNamespace(db, r.namespace, r.ids);
+      const ids = await eventIdsInNamespace(db, r.namespace, r.ids);
       if (ids.length > 0) {
         await erase({ application_id: APP, kind: "events", ids }, { tables });
       }
@@ -189,18 +219,29 @@ async function ingest(
   db: TraceDb,
   r: OperationRequests["ingest"],
 ): Promise<OperationResponses["ingest"]> {
-  await ingestEvents(db, [{
-    event_id: r.id,
-    application_id: APP,
-    agent_id: SELF_STAGING_AGENT,
-    thread_id: r.namespace,
-    kind: "memory_write",
-    status: "ok",
-    success: true,
-    store: "conversation",
-    resources: [{ type: "document", id: r.id, role: "written" }],
-    preview: r.text,
-  }], { source: "api" });
+  const eventId = selfStagingEventId(r.namespace, r.id);
+  try {
+    await ingestEvents(db, [{
+      event_id: eventId,
+      application_id: APP,
+      agent_id: SELF_STAGING_AGENT,
+      thread_id: r.namespace,
+      kind: "memory_write",
+      status: "ok",
+      success: true,
+      store: "conversation",
+      resources: [{ type: "document", id: r.id, role: "written" }],
+      preview: r.text,
+    }], { source: "api" });
+  } catch (error) {
+    if (!(error instanceof IngestConflictError)) throw error;
+    // A changed text under an id of the namespace: the refusal names the
+    // supplied id, not the event id it is stored under.
+    throw new IngestConflictError(error.items.map((item) => ({
+      ...item,
+      message: item.message.replaceAll(`"${eventId}"`, `"${r.id}"`),
+    })));
+  }
   return { id: r.id };
 }
 
@@ -297,23 +338,42 @@ async function counts(
   };
 }
 
-/** The ids among `ids` that are stored in `namespace` (the contract deletes only those). */
-async function idsInNamespace(
+/**
+ * The event ids of the documents `ids` of `namespace` (the contract deletes
+ * only those): each id's {@link selfStagingEventId}, and the bare id an
+ * earlier version stored a document under, each kept only when the event's
+ * thread is the namespace and its document id is the id, so no other
+ * document is ever reached.
+ */
+async function eventIdsInNamespace(
   db: TraceDb,
   namespace: string,
   ids: readonly string[],
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  const list = JSON.stringify([...new Set(ids)]);
+  const wanted = new Map<string, Set<string>>();
+  for (const id of ids) {
+    for (const eventId of [selfStagingEventId(namespace, id), id]) {
+      wanted.set(eventId, (wanted.get(eventId) ?? new Set()).add(id));
+    }
+  }
   const result = await db.client.execute({
-    sql: `SELECT event_id FROM obs_events
+    sql: `SELECT event_id, ${META_DOCUMENT} AS document FROM obs_events
             WHERE application_id = ?1 AND thread_id = ?2
               AND event_id IN (SELECT value FROM json_each(?3))
           UNION
-          SELECT event_id FROM obs_envelopes
+          SELECT event_id, ${BODY_DOCUMENT} FROM obs_envelopes
             WHERE application_id = ?1 AND ${BODY_THREAD} = ?2
               AND event_id IN (SELECT value FROM json_each(?3))`,
-    args: [APP, namespace, list],
+    args: [APP, namespace, JSON.stringify([...wanted.keys()])],
   });
-  return result.rows.map((row) => String(row.event_id)).sort();
+  const found = new Set<string>();
+  for (const row of result.rows) {
+    const eventId = String(row.event_id);
+    const document = row.document;
+    if (typeof document === "string" && wanted.get(eventId)?.has(document)) {
+      found.add(eventId);
+    }
+  }
+  return [...found].sort();
 }

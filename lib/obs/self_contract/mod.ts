@@ -20,6 +20,7 @@ export {
   SELF_STAGING_APPLICATION,
   type SelfErase,
   type SelfStagingAdapter,
+  selfStagingEventId,
   type SelfStagingExchange,
   type SelfStagingOptions,
   type SelfStoredCounts,
