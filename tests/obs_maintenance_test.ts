@@ -9,6 +9,7 @@ import {
   applyExpiry,
   backfill,
   type EnvelopeRecord,
+  obsHealth,
   parity,
   planExpiry,
   retention,
@@ -175,6 +176,32 @@ Deno.test("retention() applied deletes the expired rows in batches and reports b
     assert.equal(
       storage.bytes_reclaimed,
       storage.bytes_before - storage.bytes_after,
+    );
+  });
+});
+
+Deno.test("a parent retention removed, whose child keeps its outcome, is no missing parent link", async () => {
+  await withObs(async (db) => {
+    await ingestEvents(db, [
+      event("turn", { kind: "intent", started_at: daysAgo(40) }),
+      event("answer", {
+        started_at: daysAgo(40),
+        parent_event_id: "turn",
+        outcome: { verified: true, status: "success" },
+      }),
+      event("orphan", { parent_event_id: "never-sent" }),
+    ], { now: () => NOW });
+    await retention(db, { dryRun: false, now: () => NOW });
+    assert.deepEqual(
+      (await db.client.execute("SELECT event_id FROM obs_events ORDER BY 1"))
+        .rows.map((row) => row.event_id),
+      ["answer", "orphan"],
+    );
+    const report = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(
+      report.links!.missing_parent_links,
+      1,
+      "only the parent that was never sent is missing",
     );
   });
 });

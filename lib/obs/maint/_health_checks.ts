@@ -208,7 +208,8 @@ export async function linkChecks(
   marks: RetentionMarks,
 ): Promise<LinkCounts> {
   // Envelopes whose index rows retention removed on purpose (by event time
-  // and outcome, the rule parity applies) are not missing.
+  // and outcome, the rule parity applies) are not missing, nor is a parent
+  // retention removed while its child, holding an outcome, is kept longer.
   const retained = retainedOutSql(marks, "e");
   const profilesSql = await unregisteredProfilesSql(db);
   let missingParents = 0;
@@ -220,8 +221,11 @@ export async function linkChecks(
         sql: `SELECT COUNT(*) AS n FROM obs_events c
               WHERE c.seq > ? AND c.seq <= ? AND c.parent_event_id IS NOT NULL
                 AND NOT EXISTS (SELECT 1 FROM obs_events p
-                  WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)`,
-        args: [after, upTo],
+                  WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)
+                AND NOT EXISTS (SELECT 1 FROM obs_envelopes e
+                  WHERE e.application_id = c.application_id AND e.event_id = c.parent_event_id
+                    AND ${retained.sql})`,
+        args: [after, upTo, ...retained.args],
       },
       { sql: profilesSql, args: [after, upTo] },
     ], "read");
