@@ -26,6 +26,8 @@ export interface RenderReportOptions {
    * inside the command has nothing left to remove).
    */
   cleanupHint?: string;
+  /** `--data-dir` / `--db` flags to repeat in the cleanup command (`dataFlagsOf`). */
+  dataFlags?: string;
 }
 
 /** Renders a report as plain text for a terminal or a log. */
@@ -70,7 +72,7 @@ export function renderReport(
       "No samples: the deletion was not acknowledged, so there was no window to observe.",
     );
   }
-  lines.push("", ...cleanupLines(report, options.cleanupHint));
+  lines.push("", ...cleanupLines(report, options));
   return lines.join("\n") + "\n";
 }
 
@@ -119,7 +121,10 @@ function controlLabel(sample: Sample): string {
   return sample.control_present && sample.control_seen ? "ok" : "LOST";
 }
 
-function cleanupLines(report: RunReport, hint?: string): string[] {
+function cleanupLines(
+  report: RunReport,
+  { cleanupHint: hint, dataFlags = "" }: RenderReportOptions,
+): string[] {
   const c = report.cleanup;
   const acked = c.deletes.filter((d) => d.acknowledged).length;
   const lines = [
@@ -131,13 +136,15 @@ function cleanupLines(report: RunReport, hint?: string): string[] {
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
   if (!c.cleanup_complete) {
-    lines.push(hint === undefined ? cleanupHint(report) : `  ${hint}`);
+    lines.push(
+      hint === undefined ? cleanupHint(report, dataFlags) : `  ${hint}`,
+    );
   }
   return lines;
 }
 
 /** What to do about an incomplete cleanup: the command that removes what is left. */
-function cleanupHint(report: RunReport): string {
+function cleanupHint(report: RunReport, dataFlags: string): string {
   if (report.kind === "reference") {
     return "  The reference system was discarded after its run: nothing is left to remove";
   }
@@ -145,8 +152,8 @@ function cleanupHint(report: RunReport): string {
     p.includes(" left in the ") || p.includes("still retrievable")
   );
   return known
-    ? `  Remove the remaining synthetic records (namespaces ${report.namespaces.test} and ${report.namespaces.control}) with: trace external-cleanup ${report.run_id}`
-    : `  Trace could not confirm their removal (namespaces ${report.namespaces.test} and ${report.namespaces.control}); retry with: trace external-cleanup ${report.run_id}`;
+    ? `  Remove the remaining synthetic records (namespaces ${report.namespaces.test} and ${report.namespaces.control}) with: trace external-cleanup ${report.run_id}${dataFlags}`
+    : `  Trace could not confirm their removal (namespaces ${report.namespaces.test} and ${report.namespaces.control}); retry with: trace external-cleanup ${report.run_id}${dataFlags}`;
 }
 
 /** Renders a plan as plain text. */

@@ -223,7 +223,7 @@ function stdoutText(
     return JSON.stringify(regression ? { regression, report } : report) + "\n";
   }
   if (outputs.stdout) return rendered[outputs.stdout.kind];
-  return renderReport(report) +
+  return renderReport(report, { dataFlags: dataFlagsOf(values) }) +
     (regression ? lifecycleLine(regression, report) : "");
 }
 

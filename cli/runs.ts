@@ -17,7 +17,7 @@ import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
-import { exitCodeOf } from "./_run_outputs.ts";
+import { dataFlagsOf, exitCodeOf } from "./_run_outputs.ts";
 import { OUTPUT_FLAGS, reserveOutputs } from "./_outputs.ts";
 import { runDocument } from "../routes/ui/run_html.tsx";
 import type { TraceDb } from "../lib/db.ts";
@@ -119,7 +119,7 @@ export const externalShow: Command = async (args, io) => {
       if (values.html === "-") return showExit(view);
     }
     if (values.json) printJson(io, view);
-    else io.out(renderView(view));
+    else io.out(renderView(view, dataFlagsOf(values)));
     return showExit(view);
   });
 };
@@ -158,20 +158,26 @@ async function writeRunHtml(
   }
 }
 
-function renderView(view: RunView): string {
+/** `view` as text; `dataFlags` repeat `--data-dir` / `--db` in the commands it names. */
+function renderView(view: RunView, dataFlags: string): string {
+  const command = `trace external-cleanup ${view.run_id}`;
   const head = [
     view.regression_id ? `Replay of regression ${view.regression_id}\n` : "",
     view.saved_as ? `Saved as regression ${view.saved_as}\n` : "",
   ].join("");
-  const cleanup = view.cleanup
+  const later = view.cleanup
     ? `\nLater cleanup ${view.cleanup.cleanup_id} (${view.cleanup.finished_at}): ${
       view.cleanup.cleanup_complete
         ? "complete"
         : `INCOMPLETE: ${view.cleanup.problems.join("; ")}`
     }\n`
     : "";
-  const note = view.note ? `\n${view.note}\n` : "";
-  if (view.report) return head + renderReport(view.report) + cleanup + note;
+  const note = view.note
+    ? `\n${view.note.replace(command, command + dataFlags)}\n`
+    : "";
+  if (view.report) {
+    return head + renderReport(view.report, { dataFlags }) + later + note;
+  }
   const c = view.checkpoint!;
   return [
     `${view.verdict}  ${view.run_id}  (${view.state})`,
@@ -181,7 +187,7 @@ function renderView(view: RunView): string {
     `  issued test ids: ${c.issued.test.join(", ") || "(none)"}`,
     `  issued control ids: ${c.issued.control.join(", ") || "(none)"}`,
     "",
-  ].join("\n") + cleanup + note;
+  ].join("\n") + later + note;
 }
 
 const RUNS_FLAGS = {

@@ -265,7 +265,12 @@ Deno.test("cleanUpRun() records what stays when the application keeps the record
     assert.equal(fail.cleanup.cleanup_complete, false);
     assert.match(
       renderReport(fail),
-      new RegExp(`trace external-cleanup ${fail.run_id}`),
+      new RegExp(`trace external-cleanup ${fail.run_id}$`, "m"),
+    );
+    assert.match(
+      renderReport(fail, { dataFlags: " --data-dir /d" }),
+      new RegExp(`trace external-cleanup ${fail.run_id} --data-dir /d$`, "m"),
+      "the command names the data it was run on",
     );
     const outcome = await cleanUpRun(db, fail.run_id, {
       dataDir: dir,
@@ -378,7 +383,10 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
       const shown = await trace(["external-show", runId, "--data-dir", data]);
       assert.match(
         shown.out,
-        new RegExp(`remove them with trace external-cleanup ${runId}`),
+        new RegExp(
+          `remove them with trace external-cleanup ${runId} --data-dir ${data}$`,
+          "m",
+        ),
       );
       const before = JSON.parse(
         (await trace(["external-runs", "--json", "--data-dir", data])).out,
