@@ -123,7 +123,7 @@ Deno.test("events ingest reports every refused line by number and writes nothing
       io.stderr(),
       [
         "  line 2: is not valid JSON (column 2: expected a string key)",
-        "  line 3: must be a JSON object",
+        "  line 3: must be a JSON object; NDJSON holds one event object per line, not an array",
         "  line 4: kind: must be a lower-case token (a-z, 0-9, _ . : -), at most 64 characters",
         "",
       ].join("\n"),

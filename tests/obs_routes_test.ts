@@ -132,7 +132,10 @@ Deno.test("POST /api/events rejects a malformed batch whole with per-item errors
       ]),
       [
         [2, "is not valid JSON (column 2: expected a string key)"],
-        [3, "must be a JSON object"],
+        [
+          3,
+          "must be a JSON object; NDJSON holds one event object per line, not an array",
+        ],
       ],
     );
     assert.ok(!refused.message.includes("oops"), "the body is not echoed");

@@ -17,7 +17,7 @@ export class RunBusyError extends ConflictError {
   /** Names the run that holds the lock. */
   constructor(runningRunId: string) {
     super(
-      `Cannot start a run: run ${runningRunId} is still running in this process; wait for it to finish or cancel it`,
+      `Cannot start a run: run ${runningRunId} is still running in this process, which runs one at a time; wait for it to finish and start again`,
     );
     this.name = "RunBusyError";
     this.runningRunId = runningRunId;

@@ -172,9 +172,11 @@ function parseLine(
     return { issue: { index, line, field: "(root)", message } };
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return {
-      issue: { index, line, field: "(root)", message: "must be a JSON object" },
-    };
+    // A JSON array is what the JSON API takes: say what NDJSON is instead.
+    const message = Array.isArray(value)
+      ? "must be a JSON object; NDJSON holds one event object per line, not an array"
+      : "must be a JSON object";
+    return { issue: { index, line, field: "(root)", message } };
   }
   return { event: value };
 }
