@@ -277,6 +277,23 @@ Deno.test("eventsEndpoint() accepts a server's base URL or its /api/events endpo
     eventsEndpoint("https://trace.example/prefix").href,
     "https://trace.example/prefix/api/events",
   );
+  for (
+    const api of ["http://127.0.0.1:8788/api", "http://127.0.0.1:8788/api/"]
+  ) {
+    assert.equal(
+      eventsEndpoint(api).href,
+      "http://127.0.0.1:8788/api/events",
+      "the API prefix given as the server is not doubled",
+    );
+  }
+});
+
+Deno.test("httpEventWriter() names the endpoint when it cannot be reached or refuses", async () => {
+  const write = httpEventWriter("http://127.0.0.1:9");
+  await assert.rejects(
+    write([]),
+    /^Error: POST http:\/\/127\.0\.0\.1:9\/api\/events failed: /,
+  );
 });
 
 Deno.test("httpEventWriter() authenticates to a token-protected server through its endpoint URL", async () => {

@@ -202,7 +202,10 @@ export function createDemoTraceSink(
 /** The `/api/events` endpoint of a server given by its base URL or by the endpoint itself. */
 export function eventsEndpoint(serverUrl: string): URL {
   const url = new URL(serverUrl);
-  if (url.pathname.replace(/\/+$/, "").endsWith("/api/events")) return url;
+  const path = url.pathname.replace(/\/+$/, "");
+  if (path.endsWith("/api/events")) return url;
+  // The API's own prefix given as the server: its events endpoint, not /api/api/events.
+  if (path.endsWith("/api")) return new URL(`${path}/events`, url);
   return new URL(
     "api/events",
     url.href.endsWith("/") ? url.href : `${url.href}/`,
@@ -226,15 +229,22 @@ export function httpEventWriter(
 ): EventWriter {
   const url = eventsEndpoint(serverUrl);
   return async (events) => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", ...options.headers },
-      body: JSON.stringify(events),
-      redirect: "error",
-    });
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...options.headers },
+        body: JSON.stringify(events),
+        redirect: "error",
+      });
+    } catch (error) {
+      throw new Error(`POST ${url.href} failed: ${errorMessage(error)}`, {
+        cause: error,
+      });
+    }
     await response.body?.cancel();
     if (!response.ok) {
-      throw new Error(`POST ${url.pathname} answered HTTP ${response.status}`);
+      throw new Error(`POST ${url.href} answered HTTP ${response.status}`);
     }
   };
 }

@@ -94,7 +94,7 @@ export function healthReason(health: ObsHealth): string {
     ? ` ${notes} ${notes === 1 ? "note" : "notes"} below.`
     : "";
   if ((health.counts?.events ?? 0) === 0) {
-    return `Nothing needs action: the index is ready and empty, nothing has been ingested yet.${noteText}`;
+    return `Nothing needs action: the index is ready and holds no events.${noteText}`;
   }
   return `Nothing needs action: the schema is current, every index is in place and every envelope is indexed.${noteText}`;
 }
