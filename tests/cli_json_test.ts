@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
-import { closestName, editDistance } from "../cli/_suggest.ts";
+import { closestName, editDistance } from "../lib/suggest.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 
 async function trace(args: string[]) {

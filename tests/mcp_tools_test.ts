@@ -158,6 +158,13 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
       await callError(client, "trace.external_start", { target_id: "nope" }),
       /Cannot find target "nope"; register it with trace external-register/,
     );
+    assert.match(
+      await callError(client, "trace.external_start", {
+        target_id: "staging-b",
+      }),
+      /Cannot find target "staging-b"; did you mean "staging-a"\? Or register it with trace external-register/,
+      "a typo of a registered id is named",
+    );
     for (
       const extra of [
         { base_url: "http://127.0.0.1:8787" },

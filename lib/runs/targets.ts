@@ -11,6 +11,7 @@ import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
 import { NotFoundError } from "../errors.ts";
+import { closestName } from "../suggest.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import {
@@ -119,8 +120,14 @@ export async function readRunTarget(
   await requireLedger(db);
   const record = await readTarget(db, targetId);
   if (!record) {
+    const near = closestName(
+      targetId,
+      (await listTargets(db)).map((target) => target.target_id),
+    );
     throw new NotFoundError(
-      `Cannot find target "${targetId}"; register it with trace external-register --target ${targetId} --config FILE`,
+      `Cannot find target "${targetId}"; ${
+        near ? `did you mean "${near}"? Or ` : ""
+      }register it with trace external-register --target ${targetId} --config FILE`,
     );
   }
   await refuseRetired(db, targetId, `run target "${targetId}"`);

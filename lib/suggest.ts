@@ -1,5 +1,5 @@
 /**
- * "Did you mean …?" for mistyped command names. `@std/text`'s
+ * "Did you mean …?" for mistyped names (commands, registered targets). `@std/text`'s
  * `closestString` would do this, but JSR is out of reach; the distance below
  * is the textbook dynamic programme over two short words, with swapped
  * neighbours (`rnu` for `run`, the commonest typing slip) counted as one
