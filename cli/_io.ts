@@ -62,8 +62,18 @@ export function processIo(): CliIo {
 export const EXIT_AT_ONCE = 130;
 
 /**
+ * How long after the first signal another one is the same Ctrl-C delivered
+ * twice: a terminal signals every process of its foreground group, and a
+ * parent such as `deno task` (which runs `task start`) or `npm run` passes
+ * the signal on to its child once more, well under a millisecond later. A
+ * person pressing Ctrl-C again takes longer than this.
+ */
+export const SAME_SIGNAL_MS = 100;
+
+/**
  * First SIGINT/SIGTERM aborts the returned signal; a second prints the exit
- * note (what stays unfinished) and exits with {@link EXIT_AT_ONCE}.
+ * note (what stays unfinished) and exits with {@link EXIT_AT_ONCE}. One
+ * arriving within {@link SAME_SIGNAL_MS} of the first is that first one again.
  */
 function interruptSignal(
   err: (text: string) => void,
@@ -71,9 +81,16 @@ function interruptSignal(
   hooks: readonly ((note: string | null) => void)[],
 ): AbortSignal {
   const controller = new AbortController();
+  let firstAt = 0;
   const onSignal = (name: "SIGINT" | "SIGTERM") => {
     // SIGTERM comes from service managers and CI, Ctrl-C from a person.
     const term = name === "SIGTERM";
+    if (
+      controller.signal.aborted &&
+      performance.now() - firstAt < SAME_SIGNAL_MS
+    ) {
+      return;
+    }
     if (controller.signal.aborted) {
       const note = exitNote();
       err(
@@ -85,6 +102,7 @@ function interruptSignal(
       for (const hook of hooks) hook(note);
       Deno.exit(EXIT_AT_ONCE);
     }
+    firstAt = performance.now();
     err(
       term
         ? "received SIGTERM, shutting down\n"

@@ -2,7 +2,8 @@
  * What `external-run` and `external-replay` share: outputs reserved before
  * the run, the run's options wired to the terminal, the ledger line, the
  * report on stdout, the result files, the next steps and the exit code of a
- * verdict.
+ * verdict. `quickstart` shares the run's options and how a Ctrl-C stops it
+ * ({@link runInterruptibly}).
  *
  * @module
  */
@@ -150,13 +151,12 @@ export async function runContractCommand(
       io,
       { write: true, existingLedger: options.existingLedger === true },
       async ({ db, dataDir }) => {
-        let run: ContractRun;
-        try {
-          run = await options.start(db, runHooks(dataDir, io, values));
-        } finally {
-          // Past this point the run has cleaned up: nothing is left unfinished.
-          io.setExitNote?.(null);
-        }
+        const run = await runInterruptibly(
+          io,
+          dataDir,
+          (runId) => unfinishedRunNote(runId, values),
+          (hooks) => options.start(db, hooks),
+        );
         return await finishRun(io, values, { db, dataDir }, run, outputs);
       },
     );
@@ -300,17 +300,36 @@ export function warnAboutOutcome(io: CliIo, outcome: ExternalRunOutcome): void {
   }
 }
 
-function runHooks(dataDir: string, io: CliIo, values: DataValues): RunHooks {
-  return {
-    dataDir,
-    env: io.env,
-    onStart: ({ runId, checkpointPath }) => {
-      io.err(`checkpoint: ${checkpointPath}\n`);
-      io.setExitNote?.(unfinishedRunNote(runId, values));
-    },
-    onEvent: progressRenderer(io),
-    ...(io.interrupted ? { signal: io.interrupted } : {}),
-  };
+/**
+ * Runs one contract run the way every command that starts one does, and
+ * stops it cleanly on the first Ctrl-C or SIGTERM: `start` gets the run's
+ * options wired to the terminal (the checkpoint line, progress on stderr,
+ * `io.interrupted` as the run's signal, which installs the signal
+ * handlers). From the moment the checkpoint exists until the run has
+ * cleaned up, `exitNote(runId)` is what a second Ctrl-C prints as it exits
+ * at once: what may be left and how to finish it.
+ */
+export async function runInterruptibly<T>(
+  io: CliIo,
+  dataDir: string,
+  exitNote: (runId: string) => string,
+  start: (hooks: RunHooks) => Promise<T>,
+): Promise<T> {
+  try {
+    return await start({
+      dataDir,
+      env: io.env,
+      onStart: ({ runId, checkpointPath }) => {
+        io.err(`checkpoint: ${checkpointPath}\n`);
+        io.setExitNote?.(exitNote(runId));
+      },
+      onEvent: progressRenderer(io),
+      ...(io.interrupted ? { signal: io.interrupted } : {}),
+    });
+  } finally {
+    // Past this point the run has cleaned up: nothing is left unfinished.
+    io.setExitNote?.(null);
+  }
 }
 
 /** What a second Ctrl-C leaves behind: the run, its records, the command that removes them. */

@@ -28,11 +28,11 @@ import { startDemoServer } from "./demo.ts";
 import {
   dataFlagsOf,
   exitCodeOf,
+  runInterruptibly,
   warnAboutOutcome,
   writeReportFile,
 } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
-import { progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
 
 const FLAGS = {
@@ -52,6 +52,15 @@ are recorded in the ledger under config-derived targets that are not
 registered (each run used a new port), so they cannot be saved, replayed or
 cleaned up; run the demo in one terminal and trace external-run in another
 for that (the summary prints both commands).
+
+Ctrl-C (or SIGTERM) stops the current run as trace external-run stops one:
+it still cleans up and is recorded INCONCLUSIVE (interrupted), and the next
+run is not started. A second Ctrl-C exits at once with code 130; the demo's
+records end with this command either way.
+
+Exit codes: 0 both verdicts as expected, 2 interrupted, otherwise the code of
+the verdict that differs (1 FAIL, 2 INCONCLUSIVE; 1 for an unexpected PASS),
+130 after a second Ctrl-C.
 `;
 
 /** How the reader runs Trace: the compiled binary, or from source through npx as the README says. */
@@ -64,6 +73,16 @@ function traceCommand(): string {
 /** Said in place of the cleanup command: the records lived in the demo, which is gone. */
 const GONE_WITH_THE_DEMO =
   "The demo kept these records in memory inside this command and has stopped: nothing is left to remove";
+
+/** What a second Ctrl-C prints in place of external-run's cleanup command: the records end with the demo. */
+function demoExitNote(runId: string): string {
+  return `run ${runId} stopped before its cleanup finished; its synthetic records lived in the demo app's memory inside this command and end with it, so nothing is left to remove`;
+}
+
+/** How the summary names a demo run: its defect, or `healthy`. */
+function labelOf(defect: DemoDefect | null): string {
+  return defect ?? "healthy";
+}
 
 interface Outcome {
   label: string;
@@ -83,12 +102,18 @@ async function runAgainstDemo(
       { ...example, base_url: server.url },
       "example config",
     );
-    const outcome = await runExternal(config, {
-      db: context.db,
-      dataDir: context.dataDir,
-      target: configTargetRef(config),
-      onEvent: progressRenderer(io),
-    });
+    // As external-run: the first Ctrl-C ends the window early, cleanup still runs.
+    const outcome = await runInterruptibly(
+      io,
+      context.dataDir,
+      demoExitNote,
+      (hooks) =>
+        runExternal(config, {
+          ...hooks,
+          db: context.db,
+          target: configTargetRef(config),
+        }),
+    );
     warnAboutOutcome(io, outcome);
     const { report } = outcome;
     const dir = join(context.dataDir, "reports");
@@ -97,7 +122,7 @@ async function runAgainstDemo(
     await writeReportFile(reportPath, report);
     const info = defect ? DEFECT_INFO[defect] : HEALTHY;
     return {
-      label: defect ?? "healthy",
+      label: labelOf(defect),
       expected: info.verdict,
       report,
       reportPath,
@@ -123,8 +148,13 @@ export const quickstart: Command = async (args, io) => {
     // Record into a ledger that verifies, or not at all: a broken one is refused up front.
     await ledgerHead(context.db);
     io.err(`Data directory: ${context.dataDir}\n`);
+    // Reading it installs the Ctrl-C / SIGTERM handlers: from here on the
+    // first one stops the current run cleanly and no further run starts.
+    const signal = io.interrupted;
+    const choices = [null, defect];
     const outcomes: Outcome[] = [];
-    for (const [i, choice] of [null, defect].entries()) {
+    for (const [i, choice] of choices.entries()) {
+      if (signal?.aborted) break;
       io.err(
         `\n${i + 1}/2  demo staging app ${
           choice ? `with --defect ${choice}` : "(healthy)"
@@ -140,11 +170,17 @@ export const quickstart: Command = async (args, io) => {
         );
       }
     }
-    const asExpected = outcomes.every((o) => o.report.verdict === o.expected);
+    const notRun = choices.slice(outcomes.length).map(labelOf);
+    const interrupted = notRun.length > 0 ||
+      outcomes.some((o) => o.report.state === "interrupted");
+    const asExpected = !interrupted &&
+      outcomes.every((o) => o.report.verdict === o.expected);
     if (values.json) {
       io.out(
         JSON.stringify({
           as_expected: asExpected,
+          interrupted,
+          not_run: notRun,
           demo_data: DEMO_DATA,
           runs: outcomes.map((o) => ({
             demo: o.label,
@@ -156,9 +192,15 @@ export const quickstart: Command = async (args, io) => {
           })),
         }) + "\n",
       );
+    } else if (interrupted) {
+      io.out(
+        interruptedSummary(outcomes, notRun, context, dataFlagsOf(values)),
+      );
     } else {
       io.out(summary(outcomes, asExpected, context, dataFlagsOf(values)));
     }
+    // Interrupted: the code external-run exits with for an interrupted run.
+    if (interrupted) return exitCodeOf("INCONCLUSIVE");
     // An unexpected PASS (the defect went unnoticed) must not exit 0.
     return asExpected ? 0 : exitCodeOf(
       outcomes.find((o) => o.report.verdict !== o.expected)!.report.verdict,
@@ -170,15 +212,17 @@ export const quickstart: Command = async (args, io) => {
 const DEMO_DATA =
   "in memory inside this command, gone when it ended: these runs have nothing left to clean up and, filed under unregistered targets, cannot be saved or replayed";
 
-function summary(
+/** One line per demo run (and per run an interrupt kept from starting), then where they are kept. */
+function runLines(
   outcomes: Outcome[],
-  asExpected: boolean,
+  notRun: string[],
   context: DataContext,
-  dataFlags: string,
-): string {
-  const trace = traceCommand();
-  const width = Math.max(...outcomes.map((o) => o.label.length));
-  const lines = [
+): string[] {
+  const width = Math.max(
+    ...outcomes.map((o) => o.label.length),
+    ...notRun.map((label) => label.length),
+  );
+  return [
     "",
     "Summary",
     ...outcomes.map((o) =>
@@ -190,10 +234,53 @@ function summary(
         )
       }  ${o.reportPath}`
     ),
+    ...notRun.map((label) => `  ${label.padEnd(width)}  not run`),
     "",
     `Ledger: ${dbLocation(context.db)}   Checkpoints: ${
       join(context.dataDir, "external")
     }`,
+  ];
+}
+
+/** What an interrupt stopped, that nothing is left in the demo, and how to see both verdicts. */
+function interruptedSummary(
+  outcomes: Outcome[],
+  notRun: string[],
+  context: DataContext,
+  dataFlags: string,
+): string {
+  const cut = outcomes.find((o) => o.report.state === "interrupted");
+  const what = [
+    cut
+      ? `the ${cut.label} run ${cut.report.run_id} stopped early: ${cut.report.verdict} (interrupted), cleanup ${
+        cut.report.cleanup.cleanup_complete ? "complete" : "INCOMPLETE"
+      }`
+      : null,
+    notRun.length > 0
+      ? `${
+        notRun.map((label) => `the ${label} run`).join(" and ")
+      } did not start`
+      : null,
+  ].filter((part) => part !== null).join("; ");
+  const lines = [
+    ...runLines(outcomes, notRun, context),
+    `Interrupted: ${what}.`,
+    "The demo ran inside this command and kept its data in memory, so it is gone",
+    "now, with whatever the runs left in it: nothing is left to clean up.",
+    `For both verdicts, run it again: ${traceCommand()} quickstart${dataFlags}`,
+  ];
+  return lines.join("\n") + "\n";
+}
+
+function summary(
+  outcomes: Outcome[],
+  asExpected: boolean,
+  context: DataContext,
+  dataFlags: string,
+): string {
+  const trace = traceCommand();
+  const lines = [
+    ...runLines(outcomes, [], context),
     asExpected
       ? "Both verdicts are the expected ones: Trace passed the healthy app and caught the defect."
       : "A verdict differs from what the demo is known to do: please report this as a bug.",

@@ -158,6 +158,10 @@ async function writeRunHtml(
   }
 }
 
+/** Said in place of the cleanup command for a run whose target was never registered. */
+const UNREGISTERED_HINT =
+  "Its target was never registered, so trace external-cleanup cannot remove what is left: see below";
+
 /** `view` as text; `dataFlags` repeat `--data-dir` / `--db` in the commands it names. */
 function renderView(view: RunView, dataFlags: string): string {
   const command = `trace external-cleanup ${view.run_id}`;
@@ -176,7 +180,12 @@ function renderView(view: RunView, dataFlags: string): string {
     ? `\n${view.note.replace(command, command + dataFlags)}\n`
     : "";
   if (view.report) {
-    return head + renderReport(view.report, { dataFlags }) + later + note;
+    // external-cleanup cannot reach an unregistered target: the note says what became of the records.
+    const hint = view.target_registered === false
+      ? { cleanupHint: UNREGISTERED_HINT }
+      : {};
+    return head + renderReport(view.report, { dataFlags, ...hint }) + later +
+      note;
   }
   const c = view.checkpoint!;
   return [

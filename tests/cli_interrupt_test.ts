@@ -7,7 +7,13 @@
 import assert from "node:assert/strict";
 import { startDemoServer } from "../cli/demo.ts";
 import { main } from "../cli.ts";
+import { SAME_SIGNAL_MS } from "../cli/_io.ts";
 import { captureIo, type CliChild, spawnCli, withTempDir } from "./_helpers.ts";
+
+/** The pause of a person pressing Ctrl-C again: sooner is the same Ctrl-C delivered twice. */
+function pressedAgain(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, SAME_SIGNAL_MS * 2));
+}
 
 async function waitForIssuedControl(path: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -177,6 +183,7 @@ Deno.test({
         await run.waitFor(
           /for at most 30 s \(bounded after the interrupt\)\n[^]*progress: cleanup poll #1 at \S+ s of at most 30 s: not clean yet\n/,
         );
+        await pressedAgain();
         run.child.kill("SIGINT");
         const { code, stdout } = await run.finish();
         assert.equal(code, 130, run.seen());
@@ -198,6 +205,31 @@ Deno.test({
           ),
           run.seen(),
         );
+      });
+    } finally {
+      await demo.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "one Ctrl-C delivered twice at once (the terminal's and the one deno task passes on) stops the run cleanly, not at once",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const demo = await startDemoServer();
+    try {
+      await withTempDir(async (dir) => {
+        const run = spawnRun(await writeRunConfig(dir, demo.url, 30), dir);
+        await run.waitFor(/progress: sample #1 /);
+        run.child.kill("SIGINT");
+        run.child.kill("SIGINT");
+        const { code, stdout } = await run.finish();
+        assert.equal(code, 2, run.seen());
+        assert.doesNotMatch(run.seen(), /interrupted again/);
+        const report = JSON.parse(stdout);
+        assert.equal(report.state, "interrupted");
+        assert.equal(report.cleanup.cleanup_complete, true);
       });
     } finally {
       await demo.shutdown();

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
+import type { CliIo } from "../cli/_io.ts";
 
 async function trace(args: string[]) {
   const io = captureIo();
@@ -74,8 +75,17 @@ Deno.test("trace quickstart says the demo's records are gone with it and prints 
       /\(and 2 unregistered target\(s\) .*--all lists them\)\n$/,
     );
 
-    // Asked anyway, cleanup says why it cannot, without sending anyone to a dead port.
+    // Its record does not send anyone to a cleanup that is refused either.
     const fail = runs.find((r: { verdict: string }) => r.verdict === "FAIL");
+    const shown = await trace(["external-show", fail.run_id, ...data]);
+    assert.equal(shown.code, 1, shown.err);
+    assert.ok(
+      !shown.out.includes(`trace external-cleanup ${fail.run_id}`),
+      shown.out,
+    );
+    assert.match(shown.out, /nothing is left to remove/);
+
+    // Asked anyway, cleanup says why it cannot, without sending anyone to a dead port.
     const cleanup = await trace(["external-cleanup", fail.run_id, ...data]);
     assert.equal(cleanup.code, 2);
     assert.match(
@@ -106,5 +116,135 @@ Deno.test("trace quickstart refuses a broken ledger before it runs anything", as
       /The ledger is broken at entry \d+: run trace ledger verify/,
     );
     assert.doesNotMatch(again.err, /demo staging app/);
+  });
+});
+
+/**
+ * `trace quickstart` as a person at a terminal runs it: the io's
+ * `interrupted` signal is what the first Ctrl-C aborts, here once stderr
+ * shows `when`; the exit notes a second Ctrl-C would print are kept.
+ */
+async function interruptedQuickstart(args: string[], when: RegExp) {
+  const ctrlC = new AbortController();
+  const captured = captureIo();
+  let err = "";
+  const notes: (string | null)[] = [];
+  const io: CliIo = {
+    ...captured,
+    err(text) {
+      err += text;
+      // A signal arrives from the event loop, not inside the write.
+      if (when.test(err)) setTimeout(() => ctrlC.abort(), 0);
+    },
+    interrupted: ctrlC.signal,
+    setExitNote: (note) => void notes.push(note),
+  };
+  const code = await main(["quickstart", ...args], io);
+  return { code, out: captured.stdout(), err, notes };
+}
+
+Deno.test("trace quickstart stops at the first Ctrl-C as external-run does: the run cleans up and is recorded interrupted, the next one does not start", async () => {
+  await withTempDir(async (dir) => {
+    const data = ["--data-dir", dir];
+    const quick = await interruptedQuickstart(data, /progress: sample #1 /);
+    assert.equal(quick.code, 2, quick.err);
+    assert.match(
+      quick.err,
+      /progress: interrupted during window: no verdict without the final sample; cleaning up/,
+    );
+    assert.match(quick.err, /bounded after the interrupt/);
+    assert.doesNotMatch(quick.err, /2\/2 {2}demo staging app/);
+    const runId = quick.out.match(
+      /^INCONCLUSIVE {2}(run-\S+) {2}\(interrupted\)$/m,
+    )
+      ?.[1];
+    assert.ok(runId, quick.out);
+    assert.match(quick.out, /\n {2}stale-cache +not run\n/);
+    assert.ok(
+      quick.out.includes(
+        `\nInterrupted: the healthy run ${runId} stopped early: INCONCLUSIVE (interrupted), cleanup complete; the stale-cache run did not start.\n`,
+      ),
+      quick.out,
+    );
+    assert.match(quick.out, /nothing is left to clean up\./);
+    assert.ok(
+      quick.out.includes(
+        `\nFor both verdicts, run it again: npx -y deno@${Deno.version.deno} run -A cli.ts quickstart --data-dir ${dir}\n`,
+      ),
+      quick.out,
+    );
+    assert.doesNotMatch(quick.out, /external-cleanup|report this as a bug/);
+    // A second Ctrl-C during the run would have said where the records went, not sent anyone to a cleanup that is refused.
+    const note = quick.notes.find((n) => n !== null);
+    assert.ok(
+      note?.startsWith(`run ${runId} stopped before its cleanup finished;`),
+    );
+    assert.match(note!, /nothing is left to remove/);
+    assert.doesNotMatch(note!, /external-cleanup/);
+    assert.equal(quick.notes.at(-1), null);
+
+    // The run is in the ledger with its report, not a checkpoint whose cleanup is unknown.
+    const runs = JSON.parse(
+      (await trace(["external-runs", "--json", ...data])).out,
+    ).runs;
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0].run_id, runId);
+    assert.equal(runs[0].state, "interrupted");
+    assert.equal(runs[0].verdict, "INCONCLUSIVE");
+    assert.equal(runs[0].kept_in, "ledger");
+    assert.equal(runs[0].cleanup, "complete");
+    const shown = await trace(["external-show", runId!, ...data]);
+    assert.equal(shown.code, 2, shown.err);
+    assert.doesNotMatch(shown.out, /external-cleanup/);
+  });
+});
+
+Deno.test("trace quickstart interrupted in the defect's run: --json says so, and the run's record gives advice that works", async () => {
+  await withTempDir(async (dir) => {
+    const data = ["--data-dir", dir];
+    const quick = await interruptedQuickstart(
+      [...data, "--json"],
+      /2\/2 {2}demo staging app[^]*progress: sample #1 /,
+    );
+    assert.equal(quick.code, 2, quick.err);
+    const answer = JSON.parse(quick.out);
+    assert.equal(answer.as_expected, false);
+    assert.equal(answer.interrupted, true);
+    assert.deepEqual(answer.not_run, []);
+    assert.deepEqual(
+      answer.runs.map((r: { demo: string; verdict: string }) => [
+        r.demo,
+        r.verdict,
+      ]),
+      [["healthy", "PASS"], ["stale-cache", "INCONCLUSIVE"]],
+    );
+    // The stale cache keeps serving the marker: the bounded cleanup cannot finish.
+    const cut = answer.runs[1];
+    assert.equal(cut.cleanup_complete, false);
+
+    // Its record says what became of the records instead of a refused command.
+    const shown = await trace(["external-show", cut.run_id, ...data]);
+    assert.equal(shown.code, 2, shown.err);
+    assert.match(shown.out, /\(interrupted\)/);
+    assert.ok(
+      !shown.out.includes(`trace external-cleanup ${cut.run_id}`),
+      shown.out,
+    );
+    assert.match(
+      shown.out,
+      /\n {2}Its target was never registered, so trace external-cleanup cannot remove what is left: see below\n/,
+    );
+    assert.match(
+      shown.out,
+      /its cleanup was incomplete, and trace external-cleanup cannot remove them, as target cfg-\S+ was never registered .*in-process demo app, which kept the records in memory, so they ended with that command and nothing is left to remove/,
+    );
+    const view = JSON.parse(
+      (await trace(["external-show", cut.run_id, "--json", ...data])).out,
+    );
+    assert.equal(view.target_registered, false);
+    assert.equal(view.state, "interrupted");
+    const cleanup = await trace(["external-cleanup", cut.run_id, ...data]);
+    assert.equal(cleanup.code, 2);
+    assert.match(cleanup.err, /was never registered/);
   });
 });

@@ -5,7 +5,10 @@ import {
   fileCheckpointSink,
 } from "../lib/runner/checkpoint.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
-import { withDb } from "./_helpers.ts";
+import { migrate } from "../lib/db.ts";
+import { registerTarget } from "../lib/ledger/targets.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { stagingConfig, withDb } from "./_helpers.ts";
 
 function checkpoint(overrides: Partial<Checkpoint> = {}): Checkpoint {
   return {
@@ -83,6 +86,52 @@ Deno.test("viewRun() refuses a damaged checkpoint with a one-line message", asyn
     await assert.rejects(
       () => viewRun(db, runId, { dataDir, ledger: false }),
       /Checkpoint .* is not valid JSON/,
+    );
+  });
+});
+
+Deno.test("viewRun() of an interrupted run sends to external-cleanup only when its target is registered", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const config = stagingConfig();
+    await registerTarget(db, {
+      targetId: "staging-a",
+      config,
+      source: "registered",
+    });
+    // Its writer is gone: a second Ctrl-C, or a killed process.
+    const gone = { pid: 0, process_identity: null };
+    const registered = checkpoint({
+      ...gone,
+      target: { id: "staging-a", base_url: config.base_url, source: "config" },
+    });
+    await fileCheckpointSink(dataDir, registered.run_id).write(registered);
+    const view = await viewRun(db, registered.run_id, { dataDir });
+    assert.equal(view.target_registered, true);
+    assert.match(
+      view.note ?? "",
+      new RegExp(
+        `remove them with trace external-cleanup ${registered.run_id}$`,
+      ),
+    );
+
+    // A quickstart run: a config target never registered, whose demo died with the command.
+    const quickstart = checkpoint({
+      ...gone,
+      run_id: "run-20261129T100000Z-dddddddddddd",
+      target: {
+        id: "cfg-0123456789ab",
+        base_url: "http://127.0.0.1:40000",
+        source: "config",
+      },
+    });
+    await fileCheckpointSink(dataDir, quickstart.run_id).write(quickstart);
+    const unregistered = await viewRun(db, quickstart.run_id, { dataDir });
+    assert.equal(unregistered.state, "interrupted");
+    assert.equal(unregistered.target_registered, false);
+    assert.equal(
+      unregistered.note,
+      "the run stopped before a completed report reached the ledger; 2 synthetic id(s) were issued; trace external-cleanup cannot remove them, as target cfg-0123456789ab was never registered and its adapter is unknown: a trace quickstart run used its in-process demo app, which kept the records in memory, so they ended with that command and nothing is left to remove; for an adapter that still runs, delete namespaces trace-test-1 and trace-control-1 with the application's own tools",
     );
   });
 });

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
+import { SAME_SIGNAL_MS } from "../cli/_io.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import type { DemoDefect } from "../lib/demo/defects.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
@@ -16,6 +17,11 @@ import {
   spawnCli,
   withTempDir,
 } from "./_helpers.ts";
+
+/** The pause of a person pressing Ctrl-C again: sooner is the same Ctrl-C delivered twice. */
+function pressedAgain(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, SAME_SIGNAL_MS * 2));
+}
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -257,8 +263,11 @@ Deno.test({
         try {
           await run.waitFor(/checkpoint: /);
           for (const [, path] of outputs) assert.ok(await exists(path!));
+          // In the window: the stale cache then keeps cleanup polling until the second Ctrl-C.
+          await run.waitFor(/progress: sample #1 /);
           run.child.kill("SIGINT");
           await run.waitFor(/interrupted: finishing up/);
+          await pressedAgain();
           run.child.kill("SIGINT");
           await run.waitFor(/interrupted again/);
         } catch (error) {

@@ -93,7 +93,10 @@ Deno.test("an empty index and a missing one explain themselves", async () => {
     const html = await (await get(fixture, "/traces/health")).text();
     assert.match(html, /No events indexed yet/);
     assert.match(html, /trace events ingest events\.ndjson/);
-    assert.match(html, /Nothing needs action: the index is ready and holds no events/);
+    assert.match(
+      html,
+      /Nothing needs action: the index is ready and holds no events/,
+    );
   });
   await withUiApp({ bare: true }, async (fixture) => {
     const response = await get(fixture, "/traces/health");

@@ -229,11 +229,21 @@ Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTM
 
 Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS", async () => {
   let runId = "";
-  await withRunsApp(async (_db, dataDir) => {
+  await withRunsApp(async (db, dataDir) => {
+    await registerNamedTarget(
+      db,
+      "demo-staging",
+      parseStagingConfig({
+        base_url: "http://127.0.0.1:1",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
     runId = (await interruptedCheckpoint(dataDir, "demo-staging")).run_id;
   }, async (fixture) => {
     const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
     assert.equal(detail.state, "interrupted");
+    assert.equal(detail.target_registered, true);
     assert.equal(detail.verdict, "INCONCLUSIVE");
     assert.match(
       detail.headline,
@@ -255,6 +265,24 @@ Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS
       runId,
       "INCONCLUSIVE",
     ]]);
+  });
+});
+
+Deno.test("a run of a target never registered offers no cleanup command that would be refused", async () => {
+  let runId = "";
+  await withRunsApp(async (_db, dataDir) => {
+    runId = (await interruptedCheckpoint(dataDir, "cfg-quickstart")).run_id;
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    assert.equal(detail.target_registered, false);
+    assert.deepEqual(detail.next_steps.map((s) => s.command), [null]);
+    assert.match(
+      detail.next_steps[0]!.text,
+      /^Synthetic records may remain in the staging application, but trace external-cleanup cannot remove them, as target cfg-quickstart was never registered/,
+    );
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.doesNotMatch(body, /trace external cleanup/);
+    assert.match(body, /was never registered and its adapter is unknown/);
   });
 });
 

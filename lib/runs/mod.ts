@@ -59,6 +59,7 @@ export {
   isSameProcess,
   type LocatedRun,
   locateRun,
+  notCleanable,
   reportView,
   type ReportViewLinks,
   type RunView,

@@ -4,7 +4,11 @@
  * `running` (verdict RUNNING) only while its process is still alive on this
  * host; otherwise it is `interrupted` and INCONCLUSIVE, never PASS. A view
  * also says which regression a saved FAIL became and what the latest
- * after-the-fact cleanup (`external-cleanup`) found.
+ * after-the-fact cleanup (`external-cleanup`) found. Its note sends the
+ * reader to `external-cleanup` only for a run whose target is registered:
+ * that command reaches the adapter through the registration, so for a
+ * config run never registered (trace quickstart's) it says instead what
+ * became of the records.
  *
  * @module
  */
@@ -27,6 +31,7 @@ import {
 } from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
+import { readTarget } from "../ledger/targets.ts";
 import { keptNote, lostNote, readKeptReport } from "./kept_report.ts";
 
 /** The answer of `external-show`. */
@@ -41,6 +46,13 @@ export interface RunView {
   verdict: Verdict | "RUNNING";
   /** The target the run was aimed at. */
   target: TargetRef;
+  /**
+   * Whether the target is registered (`false`: a config run never
+   * registered, such as trace quickstart's, which `external-cleanup`
+   * cannot reach); `null` for a reference run, a running one, or where
+   * there is no ledger to ask.
+   */
+  target_registered: boolean | null;
   /** Digest of the config it ran with. */
   config_digest: string;
   /** When it started (ISO 8601). */
@@ -146,6 +158,12 @@ export async function viewRun(
   const cleanup = ledger
     ? (await cleanupsOf(db, runId, target)).at(-1) ?? null
     : null;
+  const reference = located.found !== "checkpoint" &&
+    located.report.kind === "reference";
+  // external-cleanup reaches a run's adapter through its registered target only.
+  const registered = ledger && !reference
+    ? (await readTarget(db, target)) !== null
+    : null;
   switch (located.found) {
     case "ledger":
       return ledgerView(
@@ -153,11 +171,17 @@ export async function viewRun(
         located.regressionId,
         await savedAs(db, located.report.run_id),
         cleanup,
+        registered,
       );
     case "kept":
-      return keptView(located.report, located.path, cleanup);
+      return keptView(located.report, located.path, cleanup, registered);
     case "checkpoint":
-      return checkpointView(located.checkpoint, located.running, cleanup);
+      return checkpointView(
+        located.checkpoint,
+        located.running,
+        cleanup,
+        registered,
+      );
   }
 }
 
@@ -183,14 +207,16 @@ function ledgerView(
   regressionId: string | null,
   saved: string | null,
   cleanup: CleanupRecord | null,
+  registered: boolean | null,
 ): RunView {
   return reportView(report, {
     regressionId,
     savedAs: saved,
     cleanup,
+    targetRegistered: registered,
     note: report.kind === "reference"
       ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
-      : leftoverNote(report, cleanup),
+      : leftoverNote(report, cleanup, registered),
   });
 }
 
@@ -206,6 +232,8 @@ export interface ReportViewLinks {
   note?: string | null;
   /** Where the report is (default: the ledger). */
   keptIn?: "ledger" | "file";
+  /** Whether the run's target is registered (default `null`: not asked). */
+  targetRegistered?: boolean | null;
 }
 
 /** The view of a completed report, with what the ledger links to it. */
@@ -219,6 +247,7 @@ export function reportView(
     state: report.state,
     verdict: report.verdict,
     target: report.target,
+    target_registered: links.targetRegistered ?? null,
     config_digest: report.config_digest,
     started_at: report.started_at,
     regression_id: links.regressionId ?? null,
@@ -235,20 +264,45 @@ export function reportView(
 function leftoverNote(
   report: RunReport,
   cleanup: CleanupRecord | null,
+  registered: boolean | null,
 ): string | null {
   if (report.cleanup.cleanup_complete) return null;
   if (cleanup?.outcome.cleanup_complete) {
     return `its cleanup was incomplete; cleanup ${cleanup.cleanup_id} removed what was left on ${cleanup.finished_at}`;
   }
+  if (registered === false) {
+    return `its cleanup was incomplete, and ${
+      notCleanable(report.target.id, report.namespaces)
+    }`;
+  }
   return `its cleanup was incomplete: remove what is left with trace external-cleanup ${report.run_id}`;
+}
+
+/**
+ * Why `external-cleanup` cannot remove what a run of an unregistered target
+ * left, and what became of it. Trace's own commands leave such runs only
+ * from trace quickstart, whose demo app kept every record in the memory of
+ * that command's process (it writes nothing to disk), so they ended with it.
+ */
+export function notCleanable(
+  targetId: string,
+  namespaces: { test: string; control: string },
+): string {
+  return `trace external-cleanup cannot remove them, as target ${targetId} was never registered and its adapter is unknown: a trace quickstart run used its in-process demo app, which kept the records in memory, so they ended with that command and nothing is left to remove; for an adapter that still runs, delete namespaces ${namespaces.test} and ${namespaces.control} with the application's own tools`;
 }
 
 function keptView(
   report: RunReport,
   path: string,
   cleanup: CleanupRecord | null,
+  registered: boolean | null,
 ): RunView {
-  return reportView(report, { cleanup, note: keptNote(path), keptIn: "file" });
+  return reportView(report, {
+    cleanup,
+    note: keptNote(path),
+    keptIn: "file",
+    targetRegistered: registered,
+  });
 }
 
 /** Alive and the same process that wrote the checkpoint (not a later one that reused its pid). */
@@ -261,6 +315,7 @@ function checkpointView(
   checkpoint: Checkpoint,
   running: boolean,
   cleanup: CleanupRecord | null,
+  registered: boolean | null,
 ): RunView {
   const lost = checkpoint.state === "completed";
   return {
@@ -273,6 +328,7 @@ function checkpointView(
       ? "RUNNING"
       : "INCONCLUSIVE",
     target: checkpoint.target,
+    target_registered: running ? null : registered,
     config_digest: checkpoint.config_digest,
     started_at: checkpoint.started_at,
     regression_id: null,
@@ -289,7 +345,7 @@ function checkpointView(
       ? lostNote(checkpoint.run_id, checkpoint.verdict)
       : running
       ? `process ${checkpoint.pid} is still running this run; show it again when it finishes`
-      : interruptedNote(checkpoint, cleanup),
+      : interruptedNote(checkpoint, cleanup, registered),
     kept_in: "checkpoint",
   };
 }
@@ -297,6 +353,7 @@ function checkpointView(
 function interruptedNote(
   checkpoint: Checkpoint,
   cleanup: CleanupRecord | null,
+  registered: boolean | null,
 ): string {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
@@ -304,6 +361,11 @@ function interruptedNote(
     `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued`;
   if (cleanup?.outcome.cleanup_complete) {
     return `${stopped}; cleanup ${cleanup.cleanup_id} removed them on ${cleanup.finished_at}`;
+  }
+  if (registered === false) {
+    return `${stopped}; ${
+      notCleanable(checkpoint.target.id, checkpoint.namespaces)
+    }`;
   }
   return `${stopped} and may remain in namespaces ${checkpoint.namespaces.test} and ${checkpoint.namespaces.control}; remove them with trace external-cleanup ${checkpoint.run_id}`;
 }

@@ -33,6 +33,7 @@ import {
   targetHref,
 } from "./links.ts";
 import { progressWords, type RunDetail } from "./run_view.ts";
+import { unregisteredTarget } from "./run_words.ts";
 
 /** How the body is shown: on the server's page, or as a file. */
 export interface RunBodyView {
@@ -87,6 +88,11 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
               checkpoint={detail.checkpoint}
               running={detail.state === "running"}
               cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+              unregistered={unregisteredTarget(
+                detail.target_registered,
+                detail.target.id,
+                detail.checkpoint.namespaces,
+              )}
             />
           </Section>
         )
@@ -326,6 +332,11 @@ const ReportSections: FC<
       <CleanupPanel
         report={report}
         cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+        unregistered={unregisteredTarget(
+          detail.target_registered,
+          detail.target.id,
+          report.namespaces,
+        )}
       />
     </Section>
     <Section id="facts" title="Run facts">

@@ -28,6 +28,7 @@ import {
   type NextStep,
   nextSteps,
   reportHeadline,
+  unregisteredTarget,
 } from "./run_words.ts";
 
 /** What run pages read runs from. */
@@ -52,6 +53,8 @@ export interface RunDetail {
   /** RUNNING while it runs; INCONCLUSIVE for interrupted and failed runs. */
   verdict: Verdict | "RUNNING";
   target: TargetRef;
+  /** Whether the target is registered (`false`: a config run such as quickstart's; `null`: not known). */
+  target_registered: boolean | null;
   started_at: string;
   finished_at: string | null;
   /** The regression this run replayed. */
@@ -132,7 +135,18 @@ export async function loadRunDetail(
     headline: state === "completed"
       ? `Completed, but its report is not in the ledger and was not kept: the verdict ${view.verdict} comes from its checkpoint alone.`
       : unfinishedHeadline(state, job?.progress ?? null, issued, cleaned),
-    next_steps: state === "running" || cleaned ? [] : [cleanupStep(runId)],
+    next_steps: state === "running" || cleaned ? [] : [
+      cleanupStep(
+        runId,
+        view.checkpoint
+          ? unregisteredTarget(
+            view.target_registered,
+            view.target.id,
+            view.checkpoint.namespaces,
+          )
+          : null,
+      ),
+    ],
     progress: job?.progress ?? null,
     progress_text: state === "running"
       ? {
@@ -179,6 +193,7 @@ function base(view: RunView): Omit<
     kind: view.report?.kind ?? "external",
     verdict: view.verdict,
     target: view.target,
+    target_registered: view.target_registered,
     started_at: view.started_at,
     finished_at: view.report?.finished_at ?? null,
     regression_id: view.regression_id,
@@ -205,6 +220,11 @@ async function completedDetail(
     regressionId: view.regression_id,
     savedAs,
     cleanedLater: view.cleanup?.cleanup_complete === true,
+    unregistered: unregisteredTarget(
+      view.target_registered,
+      view.target.id,
+      report.namespaces,
+    ),
   };
   return {
     ...base(view),

@@ -10,6 +10,7 @@
 import { type Store, STORES } from "../../lib/contract/protocol.ts";
 import { regressionIdFor } from "../../lib/ledger/regressions.ts";
 import { findingGuide } from "../../lib/mcp/mod.ts";
+import { notCleanable } from "../../lib/runs/mod.ts";
 import type { FindingCode } from "../../lib/runner/rules.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 
@@ -32,6 +33,21 @@ export interface NextStep {
 }
 
 /** What the run detail knows besides the report, for the words. */
+/** A run's target that was never registered (a config run, such as trace quickstart's). */
+export interface UnregisteredTarget {
+  targetId: string;
+  namespaces: { test: string; control: string };
+}
+
+/** The unregistered target of a run, or `null` when it is registered or not known. */
+export function unregisteredTarget(
+  registered: boolean | null,
+  targetId: string,
+  namespaces: { test: string; control: string },
+): UnregisteredTarget | null {
+  return registered === false ? { targetId, namespaces } : null;
+}
+
 export interface RunContext {
   /** The regression this run replayed. */
   regressionId: string | null;
@@ -39,6 +55,8 @@ export interface RunContext {
   savedAs: string | null;
   /** Whether a later `trace external cleanup` removed everything the run left. */
   cleanedLater?: boolean;
+  /** Set when the run's target was never registered: no cleanup command can reach it. */
+  unregistered?: UnregisteredTarget | null;
 }
 
 function seconds(value: number): string {
@@ -126,7 +144,7 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
     !report.cleanup.cleanup_complete && report.kind === "external" &&
     !context.cleanedLater
   ) {
-    steps.push(cleanupStep(report.run_id));
+    steps.push(cleanupStep(report.run_id, context.unregistered ?? null));
   }
   return steps;
 }
@@ -179,7 +197,18 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
 }
 
 /** The step that removes what a run left in the staging application. */
-export function cleanupStep(runId: string): NextStep {
+export function cleanupStep(
+  runId: string,
+  unregistered: UnregisteredTarget | null = null,
+): NextStep {
+  if (unregistered) {
+    const why = notCleanable(unregistered.targetId, unregistered.namespaces);
+    return {
+      text:
+        `Synthetic records may remain in the staging application, but ${why}.`,
+      command: null,
+    };
+  }
   return {
     text:
       "Synthetic records may remain in the staging application: remove them before the next run.",

@@ -11,14 +11,26 @@ import type { Child, FC } from "hono/jsx";
 import { STORES } from "../../../lib/contract/protocol.ts";
 import type { RunReport } from "../../../lib/runner/report.ts";
 import type { RunView } from "../../../lib/runs/mod.ts";
-import { cleanupStep, STORE_LABEL, storeShort } from "../run_words.ts";
+import {
+  cleanupStep,
+  STORE_LABEL,
+  storeShort,
+  type UnregisteredTarget,
+} from "../run_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { Command } from "./command.tsx";
 
 /** The cleanup of a finished run. */
-export const CleanupPanel: FC<{ report: RunReport; cleanedLater?: boolean }> = (
-  { report, cleanedLater },
+export const CleanupPanel: FC<
+  {
+    report: RunReport;
+    cleanedLater?: boolean;
+    /** Set when no cleanup command can reach the run's target. */
+    unregistered?: UnregisteredTarget | null;
+  }
+> = (
+  { report, cleanedLater, unregistered },
 ) => {
   const c = report.cleanup;
   const reference = report.kind === "reference";
@@ -110,7 +122,12 @@ export const CleanupPanel: FC<{ report: RunReport; cleanedLater?: boolean }> = (
           )
           : cleanedLater
           ? null
-          : <NextStepBox runId={report.run_id} />
+          : (
+            <NextStepBox
+              runId={report.run_id}
+              unregistered={unregistered ?? null}
+            />
+          )
         : null}
     </div>
   );
@@ -144,12 +161,14 @@ function leftSentence(report: RunReport): string {
     : "Cleanup could not confirm that every synthetic record is gone.";
 }
 
-const NextStepBox: FC<{ runId: string }> = ({ runId }) => {
-  const step = cleanupStep(runId);
+const NextStepBox: FC<
+  { runId: string; unregistered: UnregisteredTarget | null }
+> = ({ runId, unregistered }) => {
+  const step = cleanupStep(runId, unregistered);
   return (
     <div class="next-step">
       <p>{step.text}</p>
-      <Command text={step.command!} />
+      {step.command ? <Command text={step.command} /> : null}
     </div>
   );
 };
@@ -162,9 +181,11 @@ export const IssuedPanel: FC<
     running: boolean;
     /** A later `external cleanup` removed everything: no command to offer. */
     cleanedLater?: boolean;
+    /** Set when no cleanup command can reach the run's target. */
+    unregistered?: UnregisteredTarget | null;
   }
 > = (
-  { runId, checkpoint, running, cleanedLater },
+  { runId, checkpoint, running, cleanedLater, unregistered },
 ) => {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
@@ -213,7 +234,9 @@ export const IssuedPanel: FC<
           </tbody>
         </table>
       </div>
-      {running || cleanedLater ? null : <NextStepBox runId={runId} />}
+      {running || cleanedLater
+        ? null
+        : <NextStepBox runId={runId} unregistered={unregistered ?? null} />}
     </div>
   );
 };
