@@ -18,10 +18,18 @@
  * producer's are: a template that sent the same times again would insert
  * every request's rows at the same 500 places of each time index, a page
  * write per event per index (three times the work of rows that arrive in
- * time order).
+ * time order). Event times come in two kinds (`--times`):
+ *
+ * - `now`: each request carries the events of the last moments before it
+ *   is sent, one millisecond apart and ending at the clock's time, as
+ *   concurrent producers timestamp what just happened: every client's
+ *   events arrive near the newest end of each time index;
+ * - `apart`: each client's events lie in a time range of their own, far
+ *   from the others' (a day apart), so every time index takes inserts at
+ *   one place per client: the harder case.
  *
  * Usage: deno run -A bench/http_bench.ts [--clients N] [--batches 50,500]
- *   [--seconds S] [--json]
+ *   [--times now,apart] [--seconds S] [--json]
  *
  * @module
  */
@@ -31,10 +39,15 @@ import { DatabaseSync } from "node:sqlite";
 import { percentile } from "../lib/obs/maint/mod.ts";
 import { BASE_TS, bundle } from "./_obs_workload.ts";
 
+/** How the events of a request are timed (see the module comment). */
+const EVENT_TIMES = ["now", "apart"] as const;
+type EventTimes = typeof EVENT_TIMES[number];
+
 /** One run: its settings and what it measured. */
 interface HttpRow {
   clients: number;
   batch: number;
+  times: EventTimes;
   seconds: number;
   requests: number;
   failed: number;
@@ -75,17 +88,34 @@ function template(client: number, batch: number): string[] {
   return JSON.stringify(events).split(PLACEHOLDER);
 }
 
-/** The body of request `request` of `client`: its number, and times 10 ms apart after the request before. */
+/** Start time of each event of a request, as `times` says. */
+function eventTimes(
+  times: EventTimes,
+  client: number,
+  request: number,
+  batch: number,
+): (event: number) => number {
+  if (times === "apart") {
+    return (event) =>
+      BASE_TS + (client * CLIENT_SPAN + request * batch + event) * 10;
+  }
+  const sent = Date.now();
+  return (event) => sent - (batch - event);
+}
+
+/** The body of request `request` of `client`: its number, and its events' times. */
 function requestBody(
   parts: readonly string[],
   client: number,
   request: number,
   batch: number,
+  times: EventTimes,
 ): Uint8Array<ArrayBuffer> {
+  const startOf = eventTimes(times, client, request, batch);
   let body = parts[0]!;
   let event = 0;
   for (let i = 1; i < parts.length; i += 2) {
-    const at = BASE_TS + (client * CLIENT_SPAN + request * batch + event) * 10;
+    const at = startOf(event);
     switch (parts[i]) {
       case "REQUEST":
         body += request;
@@ -161,12 +191,13 @@ async function runClient(
   origin: string,
   client: number,
   batch: number,
+  times: EventTimes,
   until: number,
 ): Promise<ClientResult> {
   const parts = template(client, batch);
   const result: ClientResult = { latencies: [], failed: 0, acknowledged: [] };
   for (let request = 0; performance.now() < until; request++) {
-    const body = requestBody(parts, client, request, batch);
+    const body = requestBody(parts, client, request, batch, times);
     const t0 = performance.now();
     try {
       const response = await fetch(`${origin}/api/events`, {
@@ -220,6 +251,7 @@ function checkIndexed(
 async function runOnce(
   clients: number,
   batch: number,
+  times: EventTimes,
   seconds: number,
 ): Promise<HttpRow> {
   const dataDir = await Deno.makeTempDir({ prefix: "trace-http-bench-" });
@@ -234,7 +266,7 @@ async function runOnce(
     const results = await Promise.all(
       Array.from(
         { length: clients },
-        (_, c) => runClient(origin, c, batch, until),
+        (_, c) => runClient(origin, c, batch, times, until),
       ),
     );
     const elapsed = (performance.now() - t0) / 1000;
@@ -250,6 +282,7 @@ async function runOnce(
     return {
       clients,
       batch,
+      times,
       seconds: elapsed,
       requests: latencies.length,
       failed: results.reduce((n, r) => n + r.failed, 0),
@@ -281,12 +314,12 @@ const f = (n: number, digits = 0) =>
 
 function renderTable(rows: HttpRow[]): string {
   const lines = [
-    "| clients | events per request | seconds | requests | failed | events/s | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) | server RSS (MB) / peak | acknowledged | indexed exactly once |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|",
+    "| clients | events per request | event times | seconds | requests | failed | events/s | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) | server RSS (MB) / peak | acknowledged | indexed exactly once |",
+    "|---:|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|",
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.clients} | ${r.batch} | ${f(r.seconds, 1)} | ${
+      `| ${r.clients} | ${r.batch} | ${r.times} | ${f(r.seconds, 1)} | ${
         f(r.requests)
       } | ${r.failed} | ${f(r.eventsPerSecond)} | ${f(r.p50Ms, 1)} | ${
         f(r.p95Ms, 1)
@@ -308,7 +341,7 @@ const mark = (ok: boolean) => ok ? "met" : "not met";
 
 function renderTargets(rows: HttpRow[]): string {
   return rows.filter((r) => r.batch === 500 && r.clients === 20).map((r) =>
-    `- ${r.clients} clients, 500-event batches: ${
+    `- ${r.clients} clients, 500-event batches, event times ${r.times}: ${
       f(r.eventsPerSecond)
     } events/s (>= 50,000: ${mark(r.eventsPerSecond >= 50_000)}), p99 ${
       f(r.p99Ms, 1)
@@ -317,7 +350,7 @@ function renderTargets(rows: HttpRow[]): string {
 }
 
 const USAGE =
-  "usage: deno task bench:http [--clients N] [--batches 50,500] [--seconds S] [--json]";
+  "usage: deno task bench:http [--clients N] [--batches 50,500] [--times now,apart] [--seconds S] [--json]";
 
 async function main(args: string[]): Promise<number> {
   let values;
@@ -327,6 +360,7 @@ async function main(args: string[]): Promise<number> {
       options: {
         clients: { type: "string", default: "20" },
         batches: { type: "string", default: "50,500" },
+        times: { type: "string", default: "now,apart" },
         seconds: { type: "string", default: "20" },
         json: { type: "boolean", default: false },
       },
@@ -340,6 +374,7 @@ async function main(args: string[]): Promise<number> {
   const clients = Number(values.clients);
   const seconds = Number(values.seconds);
   const batches = values.batches.split(",").map(Number);
+  const times = values.times.split(",");
   const whole = (n: number) => Number.isInteger(n) && n >= 1;
   if (!whole(clients) || !(seconds > 0) || !batches.every(whole)) {
     // deno-lint-ignore no-console
@@ -348,11 +383,20 @@ async function main(args: string[]): Promise<number> {
     );
     return 2;
   }
-  const rows: HttpRow[] = [];
-  for (const batch of batches) {
+  if (!times.every((t): t is EventTimes => EVENT_TIMES.includes(t as never))) {
     // deno-lint-ignore no-console
-    console.error(`${clients} clients, ${batch}-event batches, ${seconds} s`);
-    rows.push(await runOnce(clients, batch, seconds));
+    console.error(`--times takes now, apart or both; ${USAGE}`);
+    return 2;
+  }
+  const rows: HttpRow[] = [];
+  for (const timing of times) {
+    for (const batch of batches) {
+      // deno-lint-ignore no-console
+      console.error(
+        `${clients} clients, ${batch}-event batches, event times ${timing}, ${seconds} s`,
+      );
+      rows.push(await runOnce(clients, batch, timing, seconds));
+    }
   }
   // deno-lint-ignore no-console
   console.log(
