@@ -55,11 +55,36 @@ export async function refuseUnread(
   throw new HTTPException(status, { message });
 }
 
+/** The `charset` parameter of the Content-Type, lower-cased, or `null` without one. */
+function declaredCharset(request: Request): string | null {
+  const params = (request.headers.get("content-type") ?? "").split(";").slice(
+    1,
+  );
+  for (const param of params) {
+    const [name, value] = param.split("=", 2).map((part) => part.trim());
+    if (name?.toLowerCase() === "charset" && value !== undefined) {
+      return value.replace(/^"(.*)"$/, "$1").toLowerCase();
+    }
+  }
+  return null;
+}
+
 /** Reads the body of `request`, inflating gzip, within `limits`. */
 export async function readRequestBody(
   request: Request,
   limits: BodyLimits = DEFAULT_BODY_LIMITS,
 ): Promise<Uint8Array> {
+  const charset = declaredCharset(request);
+  // Bodies are read as UTF-8: another declared charset would be misread, not converted.
+  if (charset !== null && charset !== "utf-8" && charset !== "utf8") {
+    return await refuseUnread(
+      request,
+      415,
+      `Cannot read the request: charset "${
+        charset.slice(0, 32)
+      }" is not supported; send UTF-8`,
+    );
+  }
   const coding = (request.headers.get("content-encoding") ?? "").trim()
     .toLowerCase() || "identity";
   if (!(CONTENT_ENCODINGS as readonly string[]).includes(coding)) {

@@ -195,6 +195,21 @@ Deno.test("POST /api/events answers 409 for a changed payload, 413 and 415 for b
     assert.equal((await type.json()).error.code, "unsupported_media_type");
     const encoding = await app.request(post("x", { "content-encoding": "br" }));
     assert.equal(encoding.status, 415);
+    // A body in another charset would be misread as UTF-8, not converted.
+    const utf16 = await app.request(
+      post("[]", { "content-type": "application/json; charset=utf-16" }),
+    );
+    assert.equal(utf16.status, 415);
+    assert.match(
+      (await utf16.json()).error.message,
+      /charset "utf-16" is not supported; send UTF-8/,
+    );
+    for (const declared of ["utf-8", '"UTF-8"', "utf8"]) {
+      const utf8 = await app.request(
+        post("[]", { "content-type": `application/json; charset=${declared}` }),
+      );
+      assert.equal(utf8.status, 200, declared);
+    }
     const notGzip = await app.request(
       post("plain", { "content-encoding": "gzip" }),
     );
