@@ -1,6 +1,6 @@
 /** Where commands write and read: real stdio in the binary, buffers in tests. */
 
-import { readBounded } from "./_bounded_read.ts";
+import { readBounded } from "../lib/bytes.ts";
 
 /** The streams a command uses. */
 export interface CliIo {

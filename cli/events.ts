@@ -11,7 +11,7 @@
 
 import { fileProblem } from "../lib/file_errors.ts";
 import { type CliIo, mebibytes, readInputBytes } from "./_io.ts";
-import { readBounded } from "./_bounded_read.ts";
+import { readBounded } from "../lib/bytes.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import { withErasurePropagation } from "./obs_erase.ts";

@@ -10,6 +10,7 @@
  */
 
 import { HTTPException } from "hono/http-exception";
+import { readBounded } from "../lib/bytes.ts";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
 import {
   parseStrictJson,
@@ -190,32 +191,17 @@ async function collect(
   stream: ReadableStream<Uint8Array>,
   bounds: CollectBounds,
 ): Promise<Uint8Array> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await readBefore(reader, bounds.deadline);
-      if (done) break;
-      total += value.byteLength;
-      if (total > bounds.limit) {
-        await reader.cancel().catch(() => {});
-        throw new HTTPException(413, {
-          message: tooLargeMessage(bounds.what, bounds.limit),
-        });
-      }
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
+  const bytes = await readBounded(
+    stream,
+    bounds.limit,
+    (reader) => readBefore(reader, bounds.deadline),
+  );
+  if (bytes === null) {
+    throw new HTTPException(413, {
+      message: tooLargeMessage(bounds.what, bounds.limit),
+    });
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return bytes;
 }
 
 /** One read that must finish by `deadline`; past it the stream is cancelled and 408 thrown. */

@@ -9,6 +9,7 @@
 
 import { ProtocolError } from "../contract/protocol.ts";
 import type { ByteReader } from "./_reader.ts";
+import { concatBytes } from "../bytes.ts";
 
 /** Upper bound on status line plus headers (and, separately, trailers). */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -117,13 +118,7 @@ async function readChunked(
     }
   }
   await readFields(reader, MAX_HEAD_BYTES);
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return body;
+  return concatBytes(chunks);
 }
 
 function framing(detail: string): ProtocolError {

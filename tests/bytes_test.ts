@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readBounded } from "../cli/_bounded_read.ts";
+import { readBounded } from "../lib/bytes.ts";
 
 function streamOf(chunks: number[], onCancel: () => void) {
   let at = 0;
