@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readBounded } from "../lib/bytes.ts";
+import { concatBytes, readBounded } from "../lib/bytes.ts";
 
 function streamOf(chunks: number[], onCancel: () => void) {
   let at = 0;
@@ -23,4 +23,16 @@ Deno.test("readBounded reads a stream whole up to its bound, and cancels it past
   assert.equal(past, null);
   assert.ok(cancelled, "the source is told to stop");
   assert.deepEqual([...(await readBounded(streamOf([], () => {}), 0))!], []);
+});
+
+Deno.test("concatBytes joins chunks in order, and nothing into an empty array", () => {
+  assert.deepEqual(
+    [...concatBytes([
+      new Uint8Array([1, 2]),
+      new Uint8Array(0),
+      new Uint8Array([3]),
+    ])],
+    [1, 2, 3],
+  );
+  assert.equal(concatBytes([]).byteLength, 0);
 });
