@@ -10,18 +10,13 @@ import {
   PROPAGATION_ENV,
   propagationByDefault,
 } from "../lib/obs/maint/mod.ts";
-import {
-  createSelfStagingAdapter,
-  SELF_STAGING_APPLICATION,
-  type SelfStagingAdapter,
-} from "../lib/obs/self_contract/mod.ts";
+import { SELF_STAGING_APPLICATION } from "../lib/obs/self_contract/mod.ts";
 import { startBackgroundCheckpoints } from "../lib/obs/ingest/mod.ts";
 import {
   enableErasurePropagation,
-  eraseSubjectNow,
   RunJobs,
+  selfStagingWithReceipts,
 } from "../lib/runs/mod.ts";
-import type { TraceDb } from "../lib/db.ts";
 import { SELF_STAGING_PATH } from "../routes/self_staging.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
@@ -207,7 +202,7 @@ export const serve: Command = async (args, io) => {
     onError: (message) => io.err(message + "\n"),
   });
   const stagingAdapter = values["staging-adapter"]
-    ? selfStagingAdapter(db, key)
+    ? selfStagingWithReceipts(db, key)
     : undefined;
   const jobs = new RunJobs({ db, dataDir, env: io.env });
   const health = new HealthMonitor(db, { processCounters: true });
@@ -287,17 +282,3 @@ export const serve: Command = async (args, io) => {
   io.err("Trace server stopped\n");
   return 0;
 };
-
-/** The adapter over this server's index; its deletions are erasures with receipts. */
-function selfStagingAdapter(db: TraceDb, key: Uint8Array): SelfStagingAdapter {
-  return createSelfStagingAdapter(db, {
-    key,
-    erase: async (subject, options) => {
-      await eraseSubjectNow(db, subject, {
-        key,
-        tables: options.tables,
-        trigger: "staging_adapter",
-      });
-    },
-  });
-}

@@ -11,14 +11,13 @@ import { ConflictError } from "../lib/errors.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import {
-  createSelfStagingAdapter,
   SELF_NO_MATCH,
   SELF_STAGING_AGENT,
   SELF_STAGING_APPLICATION,
   type SelfStagingAdapter,
   selfStagingEventId,
 } from "../lib/obs/self_contract/mod.ts";
-import { eraseSubjectNow } from "../lib/runs/mod.ts";
+import { selfStagingWithReceipts } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { TEST_KEY, withErasureDb } from "./erasure_support.ts";
 
@@ -27,16 +26,7 @@ async function withAdapter(
   fn: (adapter: SelfStagingAdapter, db: TraceDb) => Promise<void>,
 ): Promise<void> {
   await withErasureDb(async (db) => {
-    const adapter = createSelfStagingAdapter(db, {
-      key: TEST_KEY,
-      erase: async (subject, options) => {
-        await eraseSubjectNow(db, subject, {
-          key: TEST_KEY,
-          tables: options.tables,
-          trigger: "staging_adapter",
-        });
-      },
-    });
+    const adapter = selfStagingWithReceipts(db, TEST_KEY);
     await fn(adapter, db);
   });
 }

@@ -15,7 +15,7 @@ import {
 } from "../lib/obs/self_contract/mod.ts";
 import { runReferenceSystem } from "../lib/reference/suite.ts";
 import { findSystem } from "../lib/reference/systems.ts";
-import { eraseSubjectNow } from "../lib/runs/mod.ts";
+import { selfStagingWithReceipts } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import {
   captureIo,
@@ -147,16 +147,7 @@ Deno.test("trace external run against the served index PASSes with cleanup compl
     const db = await openDb({ dataDir: join(dir, "served") });
     try {
       await migrate(db, ALL_MIGRATIONS);
-      const good = createSelfStagingAdapter(db, {
-        key: TEST_KEY,
-        erase: async (subject, options) => {
-          await eraseSubjectNow(db, subject, {
-            key: TEST_KEY,
-            tables: options.tables,
-            trigger: "staging_adapter",
-          });
-        },
-      });
+      const good = selfStagingWithReceipts(db, TEST_KEY);
       const pass = await withServer(
         createApp({ db, stagingAdapter: good }).fetch,
         (server) => externalRun(server.url, join(dir, "runner")),

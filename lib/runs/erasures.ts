@@ -24,6 +24,10 @@ import {
 import type { LedgerEntry } from "../ledger/chain.ts";
 import { LEDGER_MIGRATIONS } from "../ledger/schema.ts";
 import {
+  createSelfStagingAdapter,
+  type SelfStagingAdapter,
+} from "../obs/self_contract/mod.ts";
+import {
   applyErasure,
   type ApplyErasureOptions,
   eraseNow,
@@ -201,4 +205,25 @@ export async function verifyErasure(
     remaining,
     receipt,
   };
+}
+
+/**
+ * The staging adapter over `db`'s own index whose deletions are erasures
+ * with receipts (trigger `staging_adapter`), as `trace serve
+ * --staging-adapter` serves it.
+ */
+export function selfStagingWithReceipts(
+  db: TraceDb,
+  key: Uint8Array,
+): SelfStagingAdapter {
+  return createSelfStagingAdapter(db, {
+    key,
+    erase: async (subject, options) => {
+      await eraseSubjectNow(db, subject, {
+        key,
+        tables: options.tables,
+        trigger: "staging_adapter",
+      });
+    },
+  });
 }

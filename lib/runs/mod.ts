@@ -140,6 +140,7 @@ export {
   eraseSubjectNow,
   type ErasureVerification,
   planSubjectErasure,
+  selfStagingWithReceipts,
   type SubjectErasureOptions,
   verifyErasure,
 } from "./erasures.ts";
