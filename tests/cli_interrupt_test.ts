@@ -5,7 +5,11 @@
  */
 
 import assert from "node:assert/strict";
-import { startDemoServer } from "../cli/demo.ts";
+import {
+  type DemoServer,
+  type DemoServerOptions,
+  startDemoServer,
+} from "../cli/demo.ts";
 import { main } from "../cli.ts";
 import { SAME_SIGNAL_MS } from "../cli/_io.ts";
 import { captureIo, type CliChild, spawnCli, withTempDir } from "./_helpers.ts";
@@ -33,42 +37,57 @@ Deno.test({
     "trace external-run cleans up after SIGINT and exits 2 with an interrupted finding",
   ignore: Deno.build.os === "windows",
   fn: async () => {
-    const demo = await startDemoServer();
-    try {
-      await withTempDir(async (dir) => {
-        const run = spawnRun(await writeRunConfig(dir, demo.url, 30), dir);
-        // The whole line, so the path is not cut where a read ended.
-        const [, path] = await run.waitFor(/checkpoint: (\S+)\n/);
-        await waitForIssuedControl(path!);
-        await new Promise((resolve) => setTimeout(resolve, 700));
-        run.child.kill("SIGINT");
-        const { code, stdout } = await run.finish();
-        assert.equal(code, 2, run.seen());
-        const report = JSON.parse(stdout);
-        assert.equal(report.verdict, "INCONCLUSIVE");
-        assert.ok(
-          report.findings.some((f: { code: string }) =>
-            f.code === "interrupted"
-          ),
+    await withSpawnedRun({}, 30, async (run, _dir, demo) => {
+      // The whole line, so the path is not cut where a read ended.
+      const [, path] = await run.waitFor(/checkpoint: (\S+)\n/);
+      await waitForIssuedControl(path!);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      run.child.kill("SIGINT");
+      const { code, stdout } = await run.finish();
+      assert.equal(code, 2, run.seen());
+      const report = JSON.parse(stdout);
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.ok(
+        report.findings.some((f: { code: string }) => f.code === "interrupted"),
+      );
+      assert.equal(report.cleanup.cleanup_complete, true);
+      for (const namespace of Object.values(report.namespaces)) {
+        const inventory = await fetch(`${demo.url}/inventory`, {
+          method: "POST",
+          body: JSON.stringify({ namespace }),
+        }).then((r) => r.json());
+        assert.equal(
+          inventory.source_records + inventory.vector_records +
+            inventory.cache_records,
+          0,
         );
-        assert.equal(report.cleanup.cleanup_complete, true);
-        for (const namespace of Object.values(report.namespaces)) {
-          const inventory = await fetch(`${demo.url}/inventory`, {
-            method: "POST",
-            body: JSON.stringify({ namespace }),
-          }).then((r) => r.json());
-          assert.equal(
-            inventory.source_records + inventory.vector_records +
-              inventory.cache_records,
-            0,
-          );
-        }
-      });
-    } finally {
-      await demo.shutdown();
-    }
+      }
+    });
   },
 });
+
+/**
+ * Runs `fn` with `trace external-run --json` spawned against a fresh demo
+ * app (started with `demo`) whose deletion window is `windowSeconds`.
+ */
+async function withSpawnedRun(
+  demoOptions: DemoServerOptions,
+  windowSeconds: number,
+  fn: (run: CliChild, dir: string, demo: DemoServer) => Promise<void>,
+): Promise<void> {
+  const demo = await startDemoServer(demoOptions);
+  try {
+    await withTempDir(async (dir) => {
+      const run = spawnRun(
+        await writeRunConfig(dir, demo.url, windowSeconds),
+        dir,
+      );
+      await fn(run, dir, demo);
+    });
+  } finally {
+    await demo.shutdown();
+  }
+}
 
 /** A running `trace external-run --json` whose stderr can be awaited line by line. */
 function spawnRun(config: string, dir: string): CliChild {
@@ -107,13 +126,13 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   fn: async () => {
     // Left alone this app passes: its vectors go 3 s after the deletion, inside the 8 s window.
-    const demo = await startDemoServer({
-      defect: "slow-vector",
-      delayMs: 3000,
-    });
-    try {
-      await withTempDir(async (dir) => {
-        const run = spawnRun(await writeRunConfig(dir, demo.url, 8), dir);
+    await withSpawnedRun(
+      {
+        defect: "slow-vector",
+        delayMs: 3000,
+      },
+      8,
+      async (run, dir) => {
         // Off a terminal, every sample is a plain progress line.
         await run.waitFor(
           /progress: sample #2 at \S+ s of the 8 s window: source 0, vector 3, cache 0; marker gone; control ok\n/,
@@ -161,10 +180,8 @@ Deno.test({
             `Cannot save run ${report.run_id} as a regression: it is interrupted`,
           ),
         );
-      });
-    } finally {
-      await demo.shutdown();
-    }
+      },
+    );
   },
 });
 
@@ -174,10 +191,10 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   fn: async () => {
     // A stale cache never cleans up: only the bound ends the polling.
-    const demo = await startDemoServer({ defect: "stale-cache" });
-    try {
-      await withTempDir(async (dir) => {
-        const run = spawnRun(await writeRunConfig(dir, demo.url, 3600), dir);
+    await withSpawnedRun(
+      { defect: "stale-cache" },
+      3600,
+      async (run, dir) => {
         await run.waitFor(/progress: sample #1 /);
         run.child.kill("SIGINT");
         await run.waitFor(
@@ -205,10 +222,8 @@ Deno.test({
           ),
           run.seen(),
         );
-      });
-    } finally {
-      await demo.shutdown();
-    }
+      },
+    );
   },
 });
 
@@ -217,22 +232,16 @@ Deno.test({
     "one Ctrl-C delivered twice at once (the terminal's and the one deno task passes on) stops the run cleanly, not at once",
   ignore: Deno.build.os === "windows",
   fn: async () => {
-    const demo = await startDemoServer();
-    try {
-      await withTempDir(async (dir) => {
-        const run = spawnRun(await writeRunConfig(dir, demo.url, 30), dir);
-        await run.waitFor(/progress: sample #1 /);
-        run.child.kill("SIGINT");
-        run.child.kill("SIGINT");
-        const { code, stdout } = await run.finish();
-        assert.equal(code, 2, run.seen());
-        assert.doesNotMatch(run.seen(), /interrupted again/);
-        const report = JSON.parse(stdout);
-        assert.equal(report.state, "interrupted");
-        assert.equal(report.cleanup.cleanup_complete, true);
-      });
-    } finally {
-      await demo.shutdown();
-    }
+    await withSpawnedRun({}, 30, async (run) => {
+      await run.waitFor(/progress: sample #1 /);
+      run.child.kill("SIGINT");
+      run.child.kill("SIGINT");
+      const { code, stdout } = await run.finish();
+      assert.equal(code, 2, run.seen());
+      assert.doesNotMatch(run.seen(), /interrupted again/);
+      const report = JSON.parse(stdout);
+      assert.equal(report.state, "interrupted");
+      assert.equal(report.cleanup.cleanup_complete, true);
+    });
   },
 });
