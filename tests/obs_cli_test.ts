@@ -247,6 +247,32 @@ Deno.test("events ingest refuses an id the file repeats with another payload bef
   });
 });
 
+Deno.test("events ingest reads every member of a gzip file", async () => {
+  await withTempDir(async (dir) => {
+    const gzip = async (text: string) =>
+      new Uint8Array(
+        await new Response(
+          new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")),
+        ).arrayBuffer(),
+      );
+    // `cat a.gz b.gz` is one valid gzip file of two members.
+    const file = join(dir, "two.ndjson.gz");
+    await Deno.writeFile(
+      file,
+      new Uint8Array([
+        ...await gzip(line(1) + "\n"),
+        ...await gzip(line(2) + "\n"),
+      ]),
+    );
+    const io = captureIo();
+    assert.equal(
+      await events(["ingest", file, "--json", "--data-dir", dir], io),
+      0,
+    );
+    assert.equal(JSON.parse(io.stdout()).inserted, 2);
+  });
+});
+
 Deno.test("events ingest stops reading a file, stdin or gzip past its bound", async () => {
   await withTempDir(async (dir) => {
     // 257 MiB of newlines in a quarter megabyte of gzip.
