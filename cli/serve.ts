@@ -111,6 +111,20 @@ Options:
 `;
 
 /** What the start-up lines say about signing in to the UI. */
+/**
+ * Refuses a port in use (or an address not on this machine) before the data
+ * directory is touched, so a server that cannot start leaves no new files.
+ * The real listen still decides: the port may be taken in between.
+ */
+function refuseUnusableAddress(hostname: string, port: number): void {
+  if (port === 0) return;
+  try {
+    Deno.listen({ hostname, port }).close();
+  } catch (error) {
+    throw listenError(error, hostname, port);
+  }
+}
+
 function uiStartupLines(
   origin: string,
   login: OneTimeLogin | undefined,
@@ -188,6 +202,7 @@ export const serve: Command = async (args, io) => {
     );
   }
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
+  refuseUnusableAddress(values.host, port);
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   let key: Uint8Array;
   try {

@@ -160,6 +160,11 @@ Deno.test("trace serve says which port is in use and what to do", async () => {
         io.stderr(),
         `trace serve: Cannot listen on 127.0.0.1:${port}: the port is in use; choose another --port\n`,
       );
+      assert.deepEqual(
+        [...Deno.readDirSync(dir)],
+        [],
+        "a server that cannot start leaves no files",
+      );
     } finally {
       taken.close();
     }
