@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { readBounded } from "../lib/bytes.ts";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
@@ -56,18 +57,45 @@ export async function refuseUnread(
   throw new HTTPException(status, { message });
 }
 
-/** The `charset` parameter of the Content-Type, lower-cased, or `null` without one. */
-function declaredCharset(request: Request): string | null {
-  const params = (request.headers.get("content-type") ?? "").split(";").slice(
-    1,
-  );
+/**
+ * The `charset` parameters of the Content-Type, lower-cased and unquoted
+ * (parameters split where no quoted string is open).
+ */
+function declaredCharsets(request: Request): string[] {
+  const header = request.headers.get("content-type") ?? "";
+  const params =
+    header.match(/;\s*[^=;\s]+\s*=\s*(?:"(?:[^"\\]|\\.)*"|[^;]*)/g) ?? [];
+  const charsets: string[] = [];
   for (const param of params) {
-    const [name, value] = param.split("=", 2).map((part) => part.trim());
-    if (name?.toLowerCase() === "charset" && value !== undefined) {
-      return value.replace(/^"(.*)"$/, "$1").toLowerCase();
-    }
+    const at = param.indexOf("=");
+    const name = param.slice(1, at).trim().toLowerCase();
+    const value = param.slice(at + 1).trim().replace(/^"(.*)"$/, "$1");
+    if (name === "charset") charsets.push(value.toLowerCase());
   }
-  return null;
+  return charsets;
+}
+
+/**
+ * Refuses (415, the body discarded) a body that declares a charset other
+ * than UTF-8, or more than one: every body is read as UTF-8, and another
+ * charset would be misread, never converted.
+ */
+export async function refuseForeignCharset(request: Request): Promise<void> {
+  const charsets = declaredCharsets(request);
+  if (charsets.every((charset) => charset === "utf-8" || charset === "utf8")) {
+    if (charsets.length <= 1) return;
+  }
+  const named =
+    charsets.length === 1 && /^[a-z0-9._-]{1,32}$/.test(charsets[0]!)
+      ? `charset "${charsets[0]}" is`
+      : charsets.length > 1
+      ? "more than one charset is"
+      : "the declared charset is";
+  return await refuseUnread(
+    request,
+    415,
+    `Cannot read the request: ${named} not supported; send UTF-8`,
+  );
 }
 
 /** Reads the body of `request`, inflating gzip, within `limits`. */
@@ -75,17 +103,7 @@ export async function readRequestBody(
   request: Request,
   limits: BodyLimits = DEFAULT_BODY_LIMITS,
 ): Promise<Uint8Array> {
-  const charset = declaredCharset(request);
-  // Bodies are read as UTF-8: another declared charset would be misread, not converted.
-  if (charset !== null && charset !== "utf-8" && charset !== "utf8") {
-    return await refuseUnread(
-      request,
-      415,
-      `Cannot read the request: charset "${
-        charset.slice(0, 32)
-      }" is not supported; send UTF-8`,
-    );
-  }
+  await refuseForeignCharset(request);
   const coding = (request.headers.get("content-encoding") ?? "").trim()
     .toLowerCase() || "identity";
   if (!(CONTENT_ENCODINGS as readonly string[]).includes(coding)) {
@@ -253,4 +271,24 @@ export function jsonProblem(error: StrictJsonError): string {
     return `The body gives a field twice (line ${error.line}, column ${error.column}); send each field once`;
   }
   return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.reason})`;
+}
+
+/**
+ * The fields of a URL-encoded or multipart body, read as UTF-8 (another
+ * declared charset answers 415); a body that is not such a form (a
+ * multipart body without its boundary, say) answers 400.
+ */
+export async function readFormBody(
+  c: Context,
+  options: { all?: boolean } = {},
+): Promise<Record<string, string | File | (string | File)[]>> {
+  await refuseForeignCharset(c.req.raw);
+  try {
+    // parseBody caches, so a handler can read the same body again.
+    return await c.req.parseBody({ all: options.all ?? false });
+  } catch {
+    throw new HTTPException(400, {
+      message: "Cannot read the request: the form body is malformed",
+    });
+  }
 }

@@ -25,7 +25,7 @@ import {
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
-import { jsonProblem } from "./_body.ts";
+import { jsonProblem, readFormBody, refuseForeignCharset } from "./_body.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -49,7 +49,8 @@ export function fromForm(c: Context): boolean {
  * duplicate key; values are never repeated in errors.
  */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
-  if (fromForm(c)) return formFields(await c.req.parseBody({ all: true }));
+  if (fromForm(c)) return formFields(await readFormBody(c, { all: true }));
+  await refuseForeignCharset(c.req.raw);
   const type = c.req.header("content-type") ?? "";
   if (!type.startsWith("application/json")) {
     throw new HTTPException(415, {

@@ -29,6 +29,7 @@ import {
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 import { checkToken } from "./_guard.ts";
+import { readFormBody } from "./_body.ts";
 import {
   createSessionSigner,
   type SessionClaims,
@@ -309,8 +310,7 @@ export async function formField(c: Context, name: string): Promise<string> {
     !type.startsWith("application/x-www-form-urlencoded") &&
     !type.startsWith("multipart/form-data")
   ) return "";
-  // parseBody caches, so the handler can read the same body again.
-  const body = await c.req.parseBody();
+  const body = await readFormBody(c);
   const value = body[name];
   return typeof value === "string" ? value : "";
 }

@@ -178,6 +178,34 @@ Deno.test("reveal and account resolution refuse a field given twice, in JSON or 
   });
 });
 
+Deno.test("a reveal in another charset, or a form body that is not a form, is refused and never audited", async () => {
+  await withHost({}, async ({ app, db }) => {
+    const form = new URLSearchParams(Object.entries(REVEAL)).toString();
+    for (
+      const type of [
+        "application/x-www-form-urlencoded; charset=iso-8859-1",
+        "application/json; charset=utf-16",
+      ]
+    ) {
+      const body = type.startsWith("application/json")
+        ? JSON.stringify(REVEAL)
+        : form;
+      const refused = await send(app, "/traces/reveal", body, type);
+      assert.equal(refused.status, 415, type);
+      assert.match(await refused.text(), /is not supported; send UTF-8/);
+    }
+    const malformed = await send(
+      app,
+      "/traces/reveal",
+      "x",
+      "multipart/form-data",
+    );
+    assert.equal(malformed.status, 400);
+    assert.match(await malformed.text(), /the form body is malformed/);
+    assert.equal((await auditRows(db)).length, 0, "nothing ran");
+  });
+});
+
 Deno.test("an account token with a control character is refused when the accounts are loaded, without echoing it", async (t) => {
   for (const control of ["\u0000", "\u0007", "\u007f", "\u0085", "\ud800"]) {
     await t.step(JSON.stringify(control), () => {

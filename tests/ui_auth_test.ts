@@ -204,6 +204,22 @@ Deno.test("TRACE_UI_AUTH_TOKEN works as a bearer token on pages and twins, and a
     const wrong = await app.request(at("/login"), form({ token: "nope" }));
     assert.equal(wrong.status, 403);
     assert.match(await wrong.text(), /That token is not valid/);
+    // A token sent in another charset would be misread; a body that is no form is no crash.
+    const latin1 = await app.request(
+      at("/login"),
+      form({ token: ADMIN_TOKEN }, {
+        "content-type": "application/x-www-form-urlencoded; charset=latin1",
+      }),
+    );
+    assert.equal(latin1.status, 415);
+    const noBoundary = await app.request(
+      at("/login"),
+      page({
+        "content-type": "multipart/form-data",
+        origin: "http://127.0.0.1:8788",
+      }, { method: "POST", body: "x" }),
+    );
+    assert.equal(noBoundary.status, 400);
   });
 });
 
