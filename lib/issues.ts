@@ -12,6 +12,37 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 // unknown key is not repeated, since it may itself be a value (an email
 // address or a token pasted in the wrong place).
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+// A key a path may show: a name as attribute keys spell them
+// (`gen_ai.operation.name`, `app:tier`) or an array index.
+const PATH_KEY = /^[A-Za-z0-9_.:-]{1,64}$/;
+const HIDDEN_KEY = "(a key that is not a name)";
+
+/**
+ * Where an issue is and what it says, repeating no key that may be a value:
+ * an unknown key is named only when it is a plain field name (else the
+ * issue is placed at its parent), and a path shows only keys that read as
+ * names.
+ */
+export function issueParts(
+  issue: v.BaseIssue<unknown>,
+): { field: string; message: string } {
+  const keys = issue.path?.map((item) => String(item.key)) ?? [];
+  const key = keys.at(-1);
+  const path = (list: string[]) =>
+    list.map((k) => PATH_KEY.test(k) ? k : HIDDEN_KEY).join(".") || "(root)";
+  if (
+    issue.expected === "never" && key !== undefined && !FIELD_NAME.test(key)
+  ) {
+    return {
+      field: path(keys.slice(0, -1)),
+      message: issue.message.replace(
+        /^unknown key/,
+        "a key that is not a field name",
+      ),
+    };
+  }
+  return { field: path(keys), message: issue.message };
+}
 
 /** First issue as `field: message`, the form every boundary reports. */
 export function describeIssues(
@@ -19,17 +50,8 @@ export function describeIssues(
 ): string {
   const first = issues[0];
   if (!first) return "invalid value";
-  const keys = first.path?.map((item) => String(item.key)) ?? [];
-  const key = keys.at(-1);
-  if (
-    first.expected === "never" && key !== undefined && !FIELD_NAME.test(key)
-  ) {
-    const parent = keys.slice(0, -1).join(".") || "(root)";
-    return `${parent}: ${
-      first.message.replace(/^unknown key/, "a key that is not a field name")
-    }`;
-  }
-  return `${issuePath(first)}: ${first.message}`;
+  const { field, message } = issueParts(first);
+  return `${field}: ${message}`;
 }
 
 /** Message for object-schema issues: unknown key, missing key, or not an object. */

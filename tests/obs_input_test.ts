@@ -242,3 +242,28 @@ Deno.test("displaySafe() escapes what could disturb a terminal, and nothing else
   );
   assert.equal(displaySafe("trace-doc-ünï 😀 日本"), "trace-doc-ünï 😀 日本");
 });
+
+Deno.test("an event's unknown key or attribute key that may be a value is never repeated in its issue", () => {
+  const base = {
+    event_id: "e1",
+    application_id: "app-1",
+    agent_id: "agent-1",
+    kind: "retrieval",
+  };
+  assert.deepEqual(normalizeEvent({ ...base, "password=hunter2 x": 1 }, 0), {
+    index: 0,
+    field: "(root)",
+    message: "a key that is not a field name; remove it",
+  });
+  assert.deepEqual(normalizeEvent({ ...base, extra: 1 }, 0), {
+    index: 0,
+    field: "extra",
+    message: "unknown key; remove it",
+  });
+  const attribute = normalizeEvent({
+    ...base,
+    attributes: { "jane@example.com secret": "x" },
+  }, 0);
+  assert.ok("field" in attribute);
+  assert.equal(attribute.field, "attributes.(a key that is not a name)");
+});

@@ -7,7 +7,7 @@
  */
 
 import * as v from "valibot";
-import { issuePath } from "../issues.ts";
+import { issueParts } from "../issues.ts";
 import { sha256Hex } from "../canonical_json.ts";
 import { fastValidEvent } from "./_event_fast_path.ts";
 import {
@@ -94,11 +94,9 @@ export function normalizeEvent(
   const parsed = v.safeParse(EventInputSchema, input);
   if (!parsed.success) {
     const issue = parsed.issues[0];
-    return {
-      index,
-      field: issue ? issuePath(issue) : "(root)",
-      message: issue?.message ?? "invalid event",
-    };
+    return issue
+      ? { index, ...issueParts(issue) }
+      : { index, field: "(root)", message: "invalid event" };
   }
   return fromValid(parsed.output);
 }
