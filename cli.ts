@@ -15,6 +15,7 @@
 import { jsonError, printJson } from "./cli/_json.ts";
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./lib/suggest.ts";
+import { terminalSafe } from "./lib/obs/display.ts";
 import { tableLines } from "./cli/_table.ts";
 import type { Subcommand } from "./cli/reference.ts";
 import { errorMessage, UsageError } from "./lib/errors.ts";
@@ -500,7 +501,7 @@ export async function main(
     return resolution.code;
   }
   if (resolution.kind === "unknown") {
-    io.err(resolution.message + "\n");
+    io.err(terminalSafe(resolution.message) + "\n");
     if (json) {
       printJson(io, { error: jsonError(new UsageError(resolution.message)) });
     }
@@ -524,7 +525,8 @@ export async function main(
   } catch (error) {
     // Output piped into a reader that stopped early (`| head`) is a normal end.
     if (error instanceof Deno.errors.BrokenPipe) return 0;
-    io.err(`trace ${resolution.path}: ${errorMessage(error)}\n`);
+    // Messages may quote what was typed (a flag, a path): no control character reaches the terminal.
+    io.err(`trace ${resolution.path}: ${terminalSafe(errorMessage(error))}\n`);
     if (json && !stdout.wrote()) printJson(io, { error: jsonError(error) });
     return exitCodeFor(error);
   }

@@ -178,3 +178,20 @@ Deno.test("a leading --json is taken as the command's, --version answers in JSON
     );
   });
 });
+
+Deno.test("an error that quotes what was typed sends no control character to the terminal", async () => {
+  const io = captureIo();
+  const code = await main(
+    ["obs", "erase", "--application", "x", "--a\u001b]0;PWN\u0007b"],
+    io,
+  );
+  assert.equal(code, 2);
+  assert.ok(
+    !/[\u0000-\u001f\u007f-\u009f]/.test(io.stderr().trimEnd()),
+    io.stderr(),
+  );
+  assert.match(io.stderr(), /\\u\{001b\}\]0;PWN\\u\{0007\}b/);
+  const unknown = captureIo();
+  await main(["\u001b[2Jrun"], unknown);
+  assert.ok(!unknown.stderr().includes("\u001b"), unknown.stderr());
+});

@@ -272,6 +272,11 @@ Deno.test("trace.query_traces is off by default and says how to turn it on", asy
       await callError(client, "trace.no_such_tool", {}),
       /Unknown tool "trace.no_such_tool"/,
     );
+    const pasted = await callError(client, "user@example.com password=x", {});
+    assert.equal(
+      pasted,
+      "Unknown tool; tools/list names the tools this server offers",
+    );
   });
 });
 

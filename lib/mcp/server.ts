@@ -86,10 +86,13 @@ function unknownTool(name: string): string {
   if (TRACE_TOOLS.some((tool) => tool.name === name)) {
     return `${name} is off on this server; start it with ${TRACE_QUERIES_ENV}=true to offer it`;
   }
-  return `Unknown tool ${
-    JSON.stringify(name)
-  }; tools/list names the tools this server offers`;
+  // A name that is no tool name may be anything pasted there: not repeated.
+  const named = TOOL_NAME.test(name) ? ` ${JSON.stringify(name)}` : "";
+  return `Unknown tool${named}; tools/list names the tools this server offers`;
 }
+
+/** What a tool name can look like (`trace.query_traces`). */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Calls one tool and turns its answer or failure into a tool result. */
 export async function callTool(

@@ -17,11 +17,22 @@ const UNSAFE =
 
 /** `text` with every character that could disturb a terminal escaped as `\u{…}` (and `\` as `\\`). */
 export function displaySafe(text: string): string {
+  return text.replace(UNSAFE, escapeChar);
+}
+
+/**
+ * `text` with the characters that could disturb a terminal escaped, a
+ * backslash left as it is: for messages, which may name a Windows path.
+ */
+export function terminalSafe(text: string): string {
   return text.replace(
     UNSAFE,
-    (char) =>
-      char === "\\"
-        ? "\\\\"
-        : `\\u{${char.charCodeAt(0).toString(16).padStart(4, "0")}}`,
+    (char) => char === "\\" ? char : escapeChar(char),
   );
+}
+
+function escapeChar(char: string): string {
+  return char === "\\"
+    ? "\\\\"
+    : `\\u{${char.charCodeAt(0).toString(16).padStart(4, "0")}}`;
 }
