@@ -2,12 +2,6 @@
 
 import type * as v from "valibot";
 
-/** Dotted path of an issue (`timeout_seconds.query`), or `(root)`. */
-export function issuePath(issue: v.BaseIssue<unknown>): string {
-  const keys = issue.path?.map((item) => String(item.key)) ?? [];
-  return keys.length > 0 ? keys.join(".") : "(root)";
-}
-
 // A key that is only a name: letters, digits and underscores. Any other
 // unknown key is not repeated, since it may itself be a value (an email
 // address or a token pasted in the wrong place).

@@ -1,8 +1,9 @@
 /**
  * OTLP attribute lists are checked the same way in both encodings: a key
- * repeated within one list, a non-finite `doubleValue` and an `intValue` a
- * double cannot hold exactly refuse the whole request (400, nothing written)
- * with a message naming the field and quoting no value.
+ * repeated within one list, an `AnyValue` holding more than one value field
+ * and an `intValue` outside int64 refuse the whole request (400, nothing
+ * written) with a message naming the field and quoting no value. A NaN or
+ * infinite `doubleValue` is stored by name but names no tenant or id.
  *
  * Each request is written once in the OTLP/JSON shape and sent both as JSON
  * and as protobuf, encoded here by hand from the upstream field numbers, so
@@ -25,6 +26,8 @@ const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 const SPAN = "resourceSpans[0].scopeSpans[0].spans[0]";
 const PREFIX = "Cannot decode the OTLP trace request: ";
 const UNIQUE = "keys must be unique within one attribute list";
+const ONE_OF =
+  "holds more than one of stringValue, boolValue, intValue, doubleValue, arrayValue, kvlistValue, bytesValue; an AnyValue holds exactly one";
 
 const kv = (key: string, value: JsonObject): JsonObject => ({ key, value });
 const str = (key: string, value: string) => kv(key, { stringValue: value });
@@ -102,16 +105,20 @@ function items(value: Json | undefined, key: string): Json[] {
   return Array.isArray(list) ? list : [];
 }
 
+/** Fields in the order given here; JSON `null` is no field. */
 function anyValue(value: Json | undefined): number[] {
   const out: number[] = [];
   const string = get(value, "stringValue");
   const bool = get(value, "boolValue");
   const int = get(value, "intValue");
   const double = get(value, "doubleValue");
+  const bytes = get(value, "bytesValue");
   if (typeof string === "string") out.push(...textField(1, string));
   if (typeof bool === "boolean") out.push(...tag(2, 0), bool ? 1 : 0);
-  if (int !== undefined) out.push(...tag(3, 0), ...varint(BigInt(`${int}`)));
-  if (double !== undefined) {
+  if (int !== undefined && int !== null) {
+    out.push(...tag(3, 0), ...varint(BigInt(`${int}`)));
+  }
+  if (double !== undefined && double !== null) {
     // "NaN" and "Infinity" become the doubles they name, as on the wire.
     const bytes = new Uint8Array(8);
     new DataView(bytes.buffer).setFloat64(0, Number(double), true);
@@ -128,16 +135,29 @@ function anyValue(value: Json | undefined): number[] {
   if (kvlist !== undefined) {
     out.push(...bytesField(6, keyValues(1, items(kvlist, "values"))));
   }
+  if (typeof bytes === "string") {
+    out.push(
+      ...bytesField(7, Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0))),
+    );
+  }
   return out;
 }
 
+/**
+ * A `KeyValue` list. A value `{"$parts": [...]}` (protobuf only, JSON has no
+ * such thing) sends `KeyValue.value` once per part, which protobuf merges.
+ */
 function keyValues(field: number, list: Json[]): number[] {
-  return list.flatMap((item) =>
-    bytesField(field, [
+  return list.flatMap((item) => {
+    const value = get(item, "value");
+    const parts = get(value, "$parts");
+    return bytesField(field, [
       ...textField(1, String(get(item, "key"))),
-      ...bytesField(2, anyValue(get(item, "value"))),
-    ])
-  );
+      ...(Array.isArray(parts) ? parts : [value]).flatMap((part) =>
+        bytesField(2, anyValue(part))
+      ),
+    ]);
+  });
 }
 
 function spanBytes(span: Json): number[] {
@@ -454,6 +474,10 @@ Deno.test("OTLP: an intValue is an integer within int64 or refused; decimal stri
     for (
       const literal of [
         "1e300",
+        // 2^63 as a JSON number, however written: one past int64's maximum.
+        "9.223372036854775807e18",
+        "9223372036854775808",
+        "-9.3e18",
         '"9223372036854775808"',
         '"-9223372036854775809"',
       ]
@@ -490,13 +514,165 @@ Deno.test("OTLP: an intValue is an integer within int64 or refused; decimal stri
 Deno.test("OTLP: an intValue sent as a JSON number past 2^53 is kept as the producer's number", async () => {
   await withApi(async (app, db) => {
     const body = JSON.stringify(request({
-      span: [kv("app.i", { intValue: 0 })],
-    })).replace('"intValue":0', '"intValue":1152921504606846976');
+      span: [kv("app.i", { intValue: 0 }), kv("app.min", { intValue: 1 })],
+    })).replace('"intValue":1', '"intValue":-9223372036854775808')
+      .replace('"intValue":0', '"intValue":1152921504606846976');
+    // int64's minimum, -2^63, is a double exactly: the one bound a JSON number reaches.
     assert.deepEqual(await send(app, body, "json"), {
       status: 200,
       message: "",
     });
     const [row] = await stored(db);
     assert.equal(get(get(row?.meta, "attributes"), "app.i"), 2 ** 60);
+    assert.equal(get(get(row?.meta, "attributes"), "app.min"), -(2 ** 63));
+  });
+});
+
+Deno.test("OTLP: an AnyValue holding more than one value field is refused in both encodings, at any depth", async () => {
+  await withApi(async (app, db) => {
+    // JSON read stringValue first and filed this under "jS"; protobuf kept the last field, 7.
+    await refused(
+      app,
+      db,
+      request({
+        resource: [kv("tenant.id", { stringValue: "jS", intValue: "7" })],
+      }),
+      `resourceSpans[0].resource.attributes[1].value: ${ONE_OF}`,
+      ["jS"],
+    );
+    const cases: [Parts, string][] = [
+      [
+        {
+          span: [kv("app.list", {
+            arrayValue: {
+              values: [{ intValue: 1 }, {
+                boolValue: true,
+                doubleValue: 1.5,
+              }],
+            },
+          })],
+        },
+        `${SPAN}.attributes[1].value.arrayValue.values[1]`,
+      ],
+      [
+        {
+          span: [kv("app.map", {
+            kvlistValue: {
+              values: [kv("inner", {
+                stringValue: "VALUE-S",
+                kvlistValue: { values: [] },
+              })],
+            },
+          })],
+        },
+        `${SPAN}.attributes[1].value.kvlistValue.values[0].value`,
+      ],
+      [
+        {
+          events: [{
+            name: "e",
+            attributes: [kv("app.b", {
+              stringValue: "VALUE-S",
+              bytesValue: "AQI=",
+            })],
+          }],
+        },
+        `${SPAN}.events[0].attributes[0].value`,
+      ],
+      [
+        { scope: [kv("app.s", { arrayValue: {}, kvlistValue: {} })] },
+        "resourceSpans[0].scopeSpans[0].scope.attributes[0].value",
+      ],
+    ];
+    for (const [parts, field] of cases) {
+      await refused(app, db, request(parts), `${field}: ${ONE_OF}`, [
+        "VALUE-S",
+      ]);
+    }
+    // One field, no field (null), and null beside one field are all accepted.
+    const answer = await sendBoth(
+      app,
+      request({
+        resource: [kv("tenant.id", { stringValue: "app-1", intValue: null })],
+        span: [kv("app.none", {}), kv("app.one", { boolValue: false })],
+      }),
+    );
+    assert.deepEqual(answer, { status: 200, message: "" });
+    const [row] = await stored(db);
+    assert.equal(row?.application_id, "app-1");
+    assert.equal(get(get(row?.meta, "attributes"), "app.one"), false);
+  });
+});
+
+Deno.test("OTLP: protobuf refuses a KeyValue whose value, sent in parts, holds two value fields", async () => {
+  await withApi(async (app, db) => {
+    // Protobuf merges the parts; a oneof decoder would keep the last field, 7.
+    const body = request({
+      resource: [kv("tenant.id", {
+        $parts: [{ stringValue: "jS" }, { intValue: "7" }],
+      })],
+    });
+    assert.deepEqual(await send(app, protobuf(body), "protobuf"), {
+      status: 400,
+      message:
+        `${PREFIX}resourceSpans[0].resource.attributes[1].value: ${ONE_OF}`,
+    });
+    assert.deepEqual(await stored(db), []);
+    // The same field in two parts merges as protobuf defines: the last wins.
+    const merged = request({
+      resource: [kv("tenant.id", {
+        $parts: [{ stringValue: "app-1" }, { stringValue: "app-2" }],
+      })],
+    });
+    assert.deepEqual(await send(app, protobuf(merged), "protobuf"), {
+      status: 200,
+      message: "",
+    });
+    assert.deepEqual((await stored(db)).map((row) => row.application_id), [
+      "app-2",
+    ]);
+  });
+});
+
+Deno.test("OTLP: a NaN or infinite doubleValue is stored by name but is no tenant or id", async () => {
+  // A resource tenant.id of NaN once became tenant "NaN", over the span's own.
+  await withApi(async (app, db) => {
+    const answer = await sendBoth(
+      app,
+      request({
+        resource: [kv("tenant.id", { doubleValue: "NaN" })],
+        span: [
+          str("tenant.id", "app-span"),
+          kv("gen_ai.conversation.id", { doubleValue: "Infinity" }),
+          kv("gen_ai.data_source.id", { doubleValue: "NaN" }),
+          kv("app.nan", { doubleValue: "NaN" }),
+        ],
+      }),
+    );
+    assert.deepEqual(answer, { status: 200, message: "" });
+    const [row] = await stored(db);
+    assert.equal(row?.application_id, "app-span");
+    assert.equal(get(get(row?.meta, "attributes"), "app.nan"), "NaN");
+    assert.deepEqual(items(row?.meta, "resources"), []);
+    const threads = await db.client.execute(
+      "SELECT thread_id FROM obs_events",
+    );
+    assert.deepEqual(threads.rows.map((r) => r.thread_id), [null]);
+  });
+  // With no other tenant, the next fallback decides (here service.name).
+  await withApi(async (app, db) => {
+    const answer = await sendBoth(
+      app,
+      request({
+        resource: [
+          kv("tenant.id", { doubleValue: "-Infinity" }),
+          kv("application.id", { doubleValue: "NaN" }),
+        ],
+      }),
+    );
+    assert.deepEqual(answer, { status: 200, message: "" });
+    assert.deepEqual((await stored(db)).map((row) => row.application_id), [
+      "svc",
+    ]);
   });
 });

@@ -38,9 +38,15 @@ export function spanPreview(span: OtlpSpan): string | null {
 
 function asText(value: OtlpValue): string {
   if (typeof value === "string") return value;
+  // NaN and the infinities by name, as the stored attributes write them (JSON would say null).
+  if (typeof value === "number") return String(value);
   return JSON.stringify(
     value,
     (_key, item) =>
-      item instanceof Uint8Array ? `<${item.byteLength} bytes>` : item,
+      item instanceof Uint8Array
+        ? `<${item.byteLength} bytes>`
+        : typeof item === "number" && !Number.isFinite(item)
+        ? String(item)
+        : item,
   );
 }

@@ -8,6 +8,17 @@
  * permits. Link attributes are decoded only to be checked like every other
  * attribute list.
  *
+ * One deliberate difference: upstream, `AnyValue`'s value fields form a
+ * `oneof`, and a oneof decoder keeps only the last member it meets, so a
+ * value sent with two of them (which the OTLP data model forbids) would be
+ * read as the last one, where the JSON decoder would see both. Here each
+ * member is a field of its own (`optional`, so presence is kept as a
+ * oneof's is). The wire format is the same (a oneof is only a rule about
+ * its members, not an encoding), but every member sent is decoded, and
+ * `decode.ts` refuses a value holding more than one, in both encodings
+ * alike. A member repeated, or a message member sent in parts, still merges
+ * as protobuf defines.
+ *
  * @module
  */
 
@@ -17,16 +28,15 @@ const COMMON = `
 syntax = "proto3";
 package opentelemetry.proto.common.v1;
 
+// Upstream these form "oneof value"; separate fields keep every member sent (see above).
 message AnyValue {
-  oneof value {
-    string string_value = 1;
-    bool bool_value = 2;
-    int64 int_value = 3;
-    double double_value = 4;
-    ArrayValue array_value = 5;
-    KeyValueList kvlist_value = 6;
-    bytes bytes_value = 7;
-  }
+  optional string string_value = 1;
+  optional bool bool_value = 2;
+  optional int64 int_value = 3;
+  optional double double_value = 4;
+  optional ArrayValue array_value = 5;
+  optional KeyValueList kvlist_value = 6;
+  optional bytes bytes_value = 7;
 }
 message ArrayValue { repeated AnyValue values = 1; }
 message KeyValueList { repeated KeyValue values = 1; }

@@ -89,10 +89,21 @@ export function spanResources(
 
 /** Ids from a string, a number or an array of them. */
 function ids(value: OtlpValue | undefined): string[] {
-  if (typeof value === "string" && value !== "") return [value];
-  if (typeof value === "number") return [String(value)];
   if (Array.isArray(value)) return value.flatMap((item) => ids(item));
-  return [];
+  const id = idText(value);
+  return id === null || id === "" ? [] : [id];
+}
+
+/**
+ * An id from a string or a finite number, else null. A NaN or infinite
+ * double names nothing (it is stored by name, but "NaN" is no id).
+ */
+function idText(value: unknown): string | null {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isFinite(value)) {
+    return String(value);
+  }
+  return null;
 }
 
 function retrievedDocuments(
@@ -123,13 +134,14 @@ function documentList(value: OtlpValue | undefined): RankedDocument[] {
   if (!Array.isArray(items)) return [];
   return items.flatMap((item): RankedDocument[] => {
     if (typeof item === "string" || typeof item === "number") {
-      return [{ id: String(item), score: null }];
+      const id = idText(item);
+      return id === null ? [] : [{ id, score: null }];
     }
     if (!item || typeof item !== "object" || Array.isArray(item)) return [];
     const record = item as Record<string, unknown>;
-    const id = record.id ?? record.document_id ?? record.record_id;
-    if (typeof id !== "string" && typeof id !== "number") return [];
-    return [{ id: String(id), score: finite(record.score) }];
+    const id = idText(record.id ?? record.document_id ?? record.record_id);
+    if (id === null) return [];
+    return [{ id, score: finite(record.score) }];
   });
 }
 
@@ -147,12 +159,8 @@ function indexedDocuments(
     if (!match) continue;
     const index = Number(match[1]);
     const doc = byIndex.get(index) ?? { score: null };
-    if (
-      match[2] === "id" &&
-      (typeof value === "string" || typeof value === "number")
-    ) {
-      doc.id = String(value);
-    }
+    const id = match[2] === "id" ? idText(value) : null;
+    if (id !== null) doc.id = id;
     if (match[2] === "score") doc.score = finite(value);
     byIndex.set(index, doc);
   }

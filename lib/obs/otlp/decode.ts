@@ -14,11 +14,14 @@
  * `kvlistValue`) is checked the same way in both encodings, and a request
  * breaking the OTLP data model is refused rather than guessed at: a key
  * repeated within one list (keeping either value would be a guess, and for
- * `tenant.id` a guess at the tenant), or an `intValue` that is no integer
- * within int64. A `doubleValue` that is NaN or infinite, which an SDK may
- * well send and JSON cannot hold as a number, is kept as its name (`"NaN"`,
- * `"Infinity"`, `"-Infinity"`) rather than refusing the producer's whole
- * request. Scope and link attributes are checked, not kept.
+ * `tenant.id` a guess at the tenant), an `AnyValue` holding more than one of
+ * its value fields (JSON would read one, a protobuf oneof decoder the other;
+ * see `_proto.ts`), or an `intValue` that is no integer within int64. A
+ * `doubleValue` that is NaN or infinite, which an SDK may well send, is
+ * accepted rather than refusing the producer's whole request: it is decoded
+ * as that number (see {@link OtlpValue}), and the mapping stores it by name
+ * (`"NaN"`, `"Infinity"`, `"-Infinity"`), as JSON cannot hold it as a number.
+ * Scope and link attributes are checked, not kept.
  *
  * Both encodings are bounded before anything past a bound is built (see
  * `_bounds.ts` for how, and {@link OTLP_LIMITS} for the numbers): a request
@@ -50,7 +53,15 @@ export const OTLP_ENCODINGS = ["json", "protobuf"] as const;
 /** One of {@link OTLP_ENCODINGS}. */
 export type OtlpEncoding = typeof OTLP_ENCODINGS[number];
 
-/** An attribute value after decoding (64-bit integers beyond 2^53 stay decimal strings). */
+/**
+ * An attribute value after decoding (64-bit integers beyond 2^53 stay
+ * decimal strings). A `doubleValue` that is NaN or infinite stays that
+ * number, never its name: a string is what the producer wrote, while a
+ * non-finite double is no text, so whatever reads an id or a tenant from an
+ * attribute (which take finite numbers as text) leaves it out, and only the
+ * stored attributes and preview write it by name. Decoding it to the string
+ * `"NaN"` would make a `tenant.id` of NaN the tenant "NaN".
+ */
 export type OtlpValue =
   | string
   | number
@@ -144,7 +155,7 @@ const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
     stringValue: v.nullish(v.string("must be a string")),
     boolValue: v.nullish(v.boolean("must be a boolean")),
     intValue: v.nullish(Int64),
-    // Any number, NaN included (protobuf carries it): refused with its path later.
+    // Any number, NaN included (protobuf carries it); a string is checked with its path later.
     doubleValue: v.nullish(
       v.custom<number | string>(
         (value) => typeof value === "number" || typeof value === "string",
@@ -447,6 +458,17 @@ function toAttributes(
   return out;
 }
 
+/** The value fields of an `AnyValue`, of which the OTLP data model allows one (a oneof). */
+const VALUE_FIELDS = [
+  "stringValue",
+  "boolValue",
+  "intValue",
+  "doubleValue",
+  "arrayValue",
+  "kvlistValue",
+  "bytesValue",
+] as const satisfies readonly (keyof WireAnyValue)[];
+
 function toValue(
   value: WireAnyValue | null | undefined,
   field: string,
@@ -458,6 +480,18 @@ function toValue(
     );
   }
   if (!value) return null;
+  // Reading any one of several would be a guess (JSON and protobuf would
+  // guess differently), so the value is refused; null counts as unset.
+  const set = VALUE_FIELDS.filter((name) =>
+    value[name] !== undefined && value[name] !== null
+  );
+  if (set.length > 1) {
+    throw refusal(
+      `${field}: holds more than one of ${
+        VALUE_FIELDS.join(", ")
+      }; an AnyValue holds exactly one`,
+    );
+  }
   if (value.stringValue !== undefined && value.stringValue !== null) {
     return value.stringValue;
   }
@@ -506,7 +540,10 @@ function toInt(value: string | number, field: string): number | string {
   const int64 =
     `${field}: must be a 64-bit integer (-9223372036854775808 to 9223372036854775807)`;
   if (typeof value === "number") {
-    if (Number.isInteger(value) && Math.abs(value) <= 2 ** 63) return value;
+    // 2^63 itself is the first double past INT64_MAX (9223372036854775807 parses to it).
+    if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63) {
+      return value;
+    }
     throw refusal(int64);
   }
   const number = Number(value);
@@ -520,14 +557,16 @@ function toInt(value: string | number, field: string): number | string {
 const DOUBLE_TEXT =
   /^(?:-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|NaN|-?Infinity)$/;
 
-/** A finite double as a number; NaN and the infinities by name, as proto3 JSON writes them. */
-function toDouble(value: string | number, field: string): number | string {
+/**
+ * A double as a number, NaN and the infinities included (in JSON by their
+ * proto3 names); they stay numbers so no reader mistakes them for text
+ * (see {@link OtlpValue}).
+ */
+function toDouble(value: string | number, field: string): number {
   if (typeof value === "string" && !DOUBLE_TEXT.test(value)) {
     throw refusal(`${field}: must be a number`);
   }
-  const number = Number(value);
-  if (Number.isFinite(number)) return number;
-  return Number.isNaN(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
+  return Number(value);
 }
 
 function fromBase64(text: string, field: string): Uint8Array {

@@ -29,7 +29,7 @@
  */
 
 import * as v from "valibot";
-import { issuePath } from "../../issues.ts";
+import { issueParts } from "../../issues.ts";
 import {
   type Attributes,
   type EventInput,
@@ -240,7 +240,13 @@ function spanAttributes(span: OtlpSpan): Attributes {
   return out;
 }
 
-/** Scalars as they are (strings cut to the model's bound), string arrays joined. */
+/**
+ * Scalars as they are (strings cut to the model's bound), string arrays
+ * joined. A NaN or infinite double is stored by its name (`"NaN"`,
+ * `"Infinity"`, `"-Infinity"`; joined lists name them alike): the event is
+ * JSON, which has no such numbers. Only here does it become text; ids and
+ * tenants never take it (see `OtlpValue`).
+ */
 function asScalar(
   value: OtlpValue | undefined,
 ): string | number | boolean | undefined {
@@ -248,7 +254,7 @@ function asScalar(
     return sliceWellFormed(value, LIMITS.attributeValueChars);
   }
   if (typeof value === "number") {
-    return Number.isFinite(value) ? value : undefined;
+    return Number.isFinite(value) ? value : String(value);
   }
   if (typeof value === "boolean") return value;
   if (
@@ -264,9 +270,10 @@ function checkEvent(span: OtlpSpan, event: EventInput): void {
   const parsed = v.safeParse(EventInputSchema, event);
   if (parsed.success) return;
   const issue = parsed.issues[0];
+  const { field, message } = issue
+    ? issueParts(issue)
+    : { field: "(root)", message: "invalid event" };
   throw new OtlpRequestError(
-    `Cannot map OTLP span ${span.index} (${span.path}): ${
-      issue ? issuePath(issue) : "(root)"
-    }: ${issue?.message ?? "invalid event"}; fix the span and resend the batch`,
+    `Cannot map OTLP span ${span.index} (${span.path}): ${field}: ${message}; fix the span and resend the batch`,
   );
 }

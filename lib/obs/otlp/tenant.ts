@@ -105,6 +105,8 @@ function first(attributes: OtlpAttributes): string | null {
   for (const key of TENANT_ATTRIBUTE_KEYS) {
     const value = attributes.get(key);
     if (typeof value === "string" && value !== "") return value;
+    // A NaN or infinite doubleValue names no tenant: decoding keeps it a
+    // number (not its stored name, "NaN") so it is passed over here.
     if (typeof value === "number" && Number.isFinite(value)) {
       return String(value);
     }

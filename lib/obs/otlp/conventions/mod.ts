@@ -94,6 +94,7 @@ function firstValue<T>(
 
 function asText(value: unknown): string | null {
   if (typeof value === "string") return value === "" ? null : value;
+  // A NaN or infinite doubleValue is no id or name (it is stored by name only).
   if (typeof value === "number") {
     return Number.isFinite(value) ? String(value) : null;
   }
