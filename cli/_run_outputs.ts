@@ -8,6 +8,7 @@
  * @module
  */
 
+import { resolve } from "node:path";
 import { dbLocation, redactDbUrl, type TraceDb } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import {
@@ -68,10 +69,14 @@ function shellWord(word: string): string {
     : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The `--data-dir` / `--db` flags to repeat in a printed command (the URL redacted). */
+/**
+ * The `--data-dir` / `--db` flags to repeat in a printed command (the URL
+ * redacted, the directory absolute: the command may be run from elsewhere,
+ * and `deno task` runs in the project's directory, not the reader's).
+ */
 export function dataFlagsOf(values: DataValues): string {
   const parts: string[] = [];
-  if (values["data-dir"]) parts.push("--data-dir", values["data-dir"]);
+  if (values["data-dir"]) parts.push("--data-dir", resolve(values["data-dir"]));
   if (values.db) parts.push("--db", redactDbUrl(values.db));
   return parts.map(shellWord).map((w) => ` ${w}`).join("");
 }

@@ -8,7 +8,8 @@
 
 import { dbLocation } from "../lib/db.ts";
 import { ledgerHead } from "../lib/ledger/head.ts";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import example from "../fixtures/staging-adapter.json" with { type: "json" };
 import { parseStagingConfig } from "../lib/contract/config.ts";
 import { ensurePrivateDir } from "../lib/data_dir.ts";
@@ -63,11 +64,22 @@ the verdict that differs (1 FAIL, 2 INCONCLUSIVE; 1 for an unexpected PASS),
 130 after a second Ctrl-C.
 `;
 
-/** How the reader runs Trace: the compiled binary, or from source through npx as the README says. */
+/**
+ * How the reader runs Trace: the compiled binary, or from source through npx
+ * as the README says, naming `cli.ts` so it is found from the directory the
+ * reader started in (`deno task` sets `INIT_CWD` to it and runs in the
+ * project's own).
+ */
 function traceCommand(): string {
-  return Deno.build.standalone
-    ? "trace"
-    : `npx -y deno@${Deno.version.deno} run -A cli.ts`;
+  if (Deno.build.standalone) return "trace";
+  return `npx -y deno@${Deno.version.deno} run -A ${projectPath("cli.ts")}`;
+}
+
+/** A file of this project as the reader can name it: relative from its root, else absolute. */
+export function projectPath(relative: string): string {
+  const root = dirname(fileURLToPath(new URL("../cli.ts", import.meta.url)));
+  const here = Deno.env.get("INIT_CWD") ?? Deno.cwd();
+  return resolve(here) === root ? relative : join(root, relative);
 }
 
 /** Said in place of the cleanup command: the records lived in the demo, which is gone. */
@@ -236,8 +248,8 @@ function runLines(
     ),
     ...notRun.map((label) => `  ${label.padEnd(width)}  not run`),
     "",
-    `Ledger: ${dbLocation(context.db)}   Checkpoints: ${
-      join(context.dataDir, "external")
+    `Ledger: ${resolve(dbLocation(context.db))}   Checkpoints: ${
+      resolve(context.dataDir, "external")
     }`,
   ];
 }
@@ -290,7 +302,9 @@ function summary(
     "fix and cleaning up apply to runs against an adapter that keeps running.",
     "Try them with the demo, in two terminals:",
     `  ${trace} demo --defect ${outcomes.at(-1)!.label}`,
-    `  ${trace} external-run --config fixtures/staging-adapter.json${dataFlags}`,
+    `  ${trace} external-run --config ${
+      projectPath("fixtures/staging-adapter.json")
+    }${dataFlags}`,
     trace === "trace"
       ? "and follow the commands the FAIL prints."
       : `and follow the commands the FAIL prints, with ${trace} where they say trace.`,

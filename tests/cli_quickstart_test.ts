@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
+import { projectPath } from "../cli/quickstart.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import type { CliIo } from "../cli/_io.ts";
 
@@ -247,4 +248,19 @@ Deno.test("trace quickstart interrupted in the defect's run: --json says so, and
     assert.equal(cleanup.code, 2);
     assert.match(cleanup.err, /was never registered/);
   });
+});
+
+Deno.test("quickstart names project files so a reader in another directory can run what it prints", () => {
+  const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+  const before = Deno.env.get("INIT_CWD");
+  try {
+    Deno.env.set("INIT_CWD", root);
+    assert.equal(projectPath("cli.ts"), "cli.ts");
+    // `deno task start` run from docs/: the task runs in the root, the reader is in docs/.
+    Deno.env.set("INIT_CWD", `${root}/docs`);
+    assert.equal(projectPath("cli.ts"), `${root}/cli.ts`);
+  } finally {
+    if (before === undefined) Deno.env.delete("INIT_CWD");
+    else Deno.env.set("INIT_CWD", before);
+  }
 });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import { SAME_SIGNAL_MS } from "../cli/_io.ts";
+import { dataFlagsOf } from "../cli/_run_outputs.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import type { DemoDefect } from "../lib/demo/defects.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
@@ -300,4 +301,15 @@ Deno.test("the README's example outputs go to the git-ignored reports/ directory
     new URL("../.gitignore", import.meta.url),
   );
   assert.match(ignore, /^\/reports\/$/m);
+});
+
+Deno.test("printed commands name the data directory absolutely, so they work from anywhere", () => {
+  assert.equal(
+    dataFlagsOf({ "data-dir": "my data" }),
+    ` --data-dir '${Deno.cwd()}/my data'`,
+  );
+  assert.equal(
+    dataFlagsOf({ db: "libsql://user:secret@db.example/trace" }),
+    " --db libsql://db.example/trace",
+  );
 });
