@@ -7,6 +7,8 @@ import {
   requireSchema,
 } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { requireLedger } from "../lib/ledger/schema.ts";
+import { requireAuthSchema } from "../lib/auth/schema.ts";
 import { StorageError } from "../lib/errors.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { OBS_SCHEMA_VERSION, requireObs } from "../lib/obs/mod.ts";
@@ -142,6 +144,32 @@ Deno.test("tables a newer build upgraded are refused for writes and reads, and l
       assert.equal((await appliedVersions(again)).get("obs"), newer);
     } finally {
       again.close();
+    }
+  });
+});
+
+Deno.test("ledger and audit readers refuse tables a newer build upgraded", async () => {
+  await withTempDir(async (dir) => {
+    const db = await openDb({ dataDir: dir });
+    try {
+      await migrate(db, ALL_MIGRATIONS);
+      for (const component of ["ledger", "auth"]) {
+        await db.client.execute({
+          sql:
+            "INSERT INTO schema_migrations VALUES (?, 99, 'from a newer build', '')",
+          args: [component],
+        });
+      }
+      await assert.rejects(
+        () => requireLedger(db),
+        /ledger tables in .* are at schema version 99, newer than this build knows/,
+      );
+      await assert.rejects(
+        () => requireAuthSchema(db),
+        /auth tables in .* are at schema version 99, newer than this build knows/,
+      );
+    } finally {
+      db.close();
     }
   });
 });

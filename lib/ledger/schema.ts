@@ -12,6 +12,7 @@ import {
   appliedVersions,
   dbLocation,
   type Migration,
+  refuseNewerSchema,
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
@@ -126,6 +127,12 @@ export const LEDGER_READABLE_VERSION = 3;
 /** Throws a clear error when the ledger is missing or older than this build (readers never migrate). */
 export async function requireLedger(db: TraceDb): Promise<void> {
   const version = await ledgerVersion(db);
+  refuseNewerSchema(
+    db,
+    "ledger",
+    version,
+    Math.max(...LEDGER_MIGRATIONS.map((m) => m.version)),
+  );
   if (version < LEDGER_READABLE_VERSION) {
     throw new StorageError(
       `Cannot read the ledger in ${
