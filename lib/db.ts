@@ -436,16 +436,21 @@ export async function appliedVersions(
   return versions;
 }
 
-/** Throws a clear error when `component` has not been provisioned yet. */
+/**
+ * Throws a clear error when `component` has not been provisioned yet, or
+ * was upgraded past `known`, the newest version this build knows.
+ */
 export async function requireSchema(
   db: TraceDb,
   component: string,
   hint: string,
+  known: number,
 ): Promise<void> {
-  const versions = await appliedVersions(db);
-  if (!versions.has(component)) {
+  const version = (await appliedVersions(db)).get(component);
+  if (version === undefined) {
     throw new StorageError(
       `No ${component} data in ${db.path ?? db.url} yet; ${hint}`,
     );
   }
+  refuseNewerSchema(db, component, version, known);
 }

@@ -65,7 +65,7 @@ Deno.test("openDb() never creates tables: reads report a missing schema with the
       );
       assert.equal(tables.rows.length, 0);
       await assert.rejects(
-        () => requireSchema(db, "ledger", "run a command that writes first"),
+        () => requireSchema(db, "ledger", "run a command that writes first", 1),
         /No ledger data in .*trace\.db yet; run a command that writes first/,
       );
     } finally {

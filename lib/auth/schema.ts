@@ -16,13 +16,7 @@
  * @module
  */
 
-import {
-  appliedVersions,
-  type Migration,
-  refuseNewerSchema,
-  requireSchema,
-  type TraceDb,
-} from "../db.ts";
+import { type Migration, requireSchema, type TraceDb } from "../db.ts";
 
 /** Component name in `schema_migrations`. */
 export const AUTH_COMPONENT = "auth";
@@ -118,11 +112,6 @@ export async function requireAuthSchema(db: TraceDb): Promise<void> {
     db,
     AUTH_COMPONENT,
     "nothing has been audited here yet (trace serve provisions the audit trail)",
-  );
-  refuseNewerSchema(
-    db,
-    AUTH_COMPONENT,
-    (await appliedVersions(db)).get(AUTH_COMPONENT),
     Math.max(...AUTH_MIGRATIONS.map((m) => m.version)),
   );
 }
