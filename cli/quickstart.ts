@@ -277,12 +277,16 @@ function interruptedSummary(
   const lines = [
     ...runLines(outcomes, notRun, context),
     `Interrupted: ${what}.`,
-    "The demo ran inside this command and kept its data in memory, so it is gone",
+    DEMO_GONE,
     "now, with whatever the runs left in it: nothing is left to clean up.",
     `For both verdicts, run it again: ${traceCommand()} quickstart${dataFlags}`,
   ];
   return lines.join("\n") + "\n";
 }
+
+/** Both summaries say it so, then what follows from it. */
+const DEMO_GONE =
+  "The demo ran inside this command and kept its data in memory, so it is gone";
 
 function summary(
   outcomes: Outcome[],
@@ -297,7 +301,7 @@ function summary(
       ? "Both verdicts are the expected ones: Trace passed the healthy app and caught the defect."
       : "A verdict differs from what the demo is known to do: please report this as a bug.",
     "",
-    "The demo ran inside this command and kept its data in memory, so it is gone",
+    DEMO_GONE,
     "now, with whatever the runs left in it. Saving a FAIL, replaying it after a",
     "fix and cleaning up apply to runs against an adapter that keeps running.",
     "Try them with the demo, in two terminals:",
