@@ -126,7 +126,11 @@ export const LEDGER_READABLE_VERSION = 3;
 
 /** Throws a clear error when the ledger is missing or older than this build (readers never migrate). */
 export async function requireLedger(db: TraceDb): Promise<void> {
-  const version = await ledgerVersion(db);
+  refuseUnreadable(db, await ledgerVersion(db));
+}
+
+/** Refuses a ledger at `version` that this build cannot read: too old, or newer than it knows. */
+function refuseUnreadable(db: TraceDb, version: number): void {
   refuseNewerSchema(
     db,
     "ledger",
@@ -166,7 +170,8 @@ async function ledgerVersion(db: TraceDb): Promise<number> {
 
 /** False for a database never written to; throws like {@link requireLedger} when it is older than this build. */
 export async function hasLedger(db: TraceDb): Promise<boolean> {
-  if (!(await appliedVersions(db)).has("ledger")) return false;
-  await requireLedger(db);
+  const version = (await appliedVersions(db)).get("ledger");
+  if (version === undefined) return false;
+  refuseUnreadable(db, version);
   return true;
 }
