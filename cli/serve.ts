@@ -11,7 +11,10 @@ import {
   propagationByDefault,
 } from "../lib/obs/maint/mod.ts";
 import { SELF_STAGING_APPLICATION } from "../lib/obs/self_contract/mod.ts";
-import { startBackgroundCheckpoints } from "../lib/obs/ingest/mod.ts";
+import {
+  startBackgroundCheckpoints,
+  startWriteThread,
+} from "../lib/obs/ingest/mod.ts";
 import {
   enableErasurePropagation,
   RunJobs,
@@ -249,7 +252,8 @@ export const serve: Command = async (args, io) => {
     db.close();
     throw listenError(error, values.host, port);
   }
-  // Ingest's WAL copies run on a thread of their own, not on requests.
+  // Ingest's inserts and WAL copies run on threads of their own, not on requests.
+  const writes = await startWriteThread(db);
   const checkpoints = startBackgroundCheckpoints(db);
   const { hostname, port: bound } = server.addr;
   const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
@@ -292,6 +296,7 @@ export const serve: Command = async (args, io) => {
   stopPropagation();
   await health.idle();
   await jobs.close();
+  await writes.stop();
   await checkpoints.stop();
   await closeWriting(db, io);
   io.err("Trace server stopped\n");

@@ -50,27 +50,49 @@ export class EngineConnection {
     path: string,
     client: Client,
   ): Promise<EngineConnection | null> {
+    const connection = EngineConnection.openFile(path);
+    if (!connection) return null;
+    try {
+      const theirs = (await client.execute("PRAGMA database_list")).rows
+        .find((row) => row.name === "main")?.file;
+      const ours = connection.mainFile();
+      if (ours !== null && ours === theirs) return connection;
+    } catch {
+      // Any surprise: ingest keeps writing through the client.
+    }
+    connection.close();
+    return null;
+  }
+
+  /**
+   * Opens `path` with the client's settings, whichever file it reaches
+   * (compare {@link mainFile} with the client's); `null` when it cannot.
+   */
+  static openFile(path: string): EngineConnection | null {
     let db: Connection;
     try {
       db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
     } catch {
       return null;
     }
-    const connection = new EngineConnection(db);
     try {
       db.exec([...WRITER_PRAGMAS, SECURE_DELETE_ON].join("; "));
-      const ours = connection.all("PRAGMA database_list")
-        .find((row) => row.name === "main")?.file;
-      const theirs = (await client.execute("PRAGMA database_list")).rows
-        .find((row) => row.name === "main")?.file;
-      if (typeof ours === "string" && ours !== "" && ours === theirs) {
-        return connection;
-      }
+      return new EngineConnection(db);
     } catch {
-      // Any surprise: ingest keeps writing through the client.
+      db.close();
+      return null;
     }
-    connection.close();
-    return null;
+  }
+
+  /** The file this connection's main database lives in; `null` when it has none. */
+  mainFile(): string | null {
+    try {
+      const file = this.all("PRAGMA database_list")
+        .find((row) => row.name === "main")?.file;
+      return typeof file === "string" && file !== "" ? file : null;
+    } catch {
+      return null;
+    }
   }
 
   /** True while a transaction of this connection is open. */

@@ -37,6 +37,8 @@ const command = new Deno.Command(Deno.execPath(), {
     "--include",
     "lib/obs/ingest/_checkpoint_worker.ts",
     "--include",
+    "lib/obs/ingest/_write_worker.ts",
+    "--include",
     "routes/_listen_worker.ts",
     "--output",
     target,

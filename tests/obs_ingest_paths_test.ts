@@ -17,68 +17,11 @@ import {
 import { EngineConnection } from "../lib/_db_engine.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
-
-const TABLES = ["obs_envelopes", "obs_events", "obs_resources", "obs_previews"];
-
-/** Events touching every column kind: NUL, quotes, emoji, booleans, counts, previews, candidates. */
-function events(): Record<string, unknown>[] {
-  return Array.from({ length: 137 }, (_, i) => ({
-    event_id: `e-${i}`,
-    application_id: "app-1",
-    user_id: i % 3 === 0 ? null : `u-${i % 5}`,
-    agent_id: "agent-1",
-    thread_id: `t-${i % 7}`,
-    root_trace_id: "root-1",
-    kind: ["retrieval", "selection", "tool_call", "llm_call"][i % 4],
-    status: i % 11 === 0 ? "error" : "ok",
-    started_at: new Date(Date.UTC(2026, 8, 1) + i * 1000).toISOString(),
-    ...(i % 4 === 2 ? { tool: "search", success: i % 8 === 2 } : {}),
-    ...(i % 4 === 1
-      ? {
-        selection: {
-          candidates: [
-            {
-              ref: { type: "doc", id: `d-${i}` },
-              selected: true,
-              reason: "mmr_rank",
-            },
-            {
-              ref: { type: "doc", id: `d-${i + 1}` },
-              selected: false,
-              reason: "below_threshold",
-            },
-          ],
-        },
-      }
-      : {}),
-    resources: [{ type: "doc", id: `doc-'${i}'🚀`, role: "retrieved" }],
-    attributes: {
-      "gen_ai.operation.name": "search_memory",
-      "app.note": `it's ${i}`,
-    },
-    ...(i % 5 === 0 ? { preview: `preview ${i} o'brien \u0000 ü` } : {}),
-  }));
-}
-
-/** Every stored row with each value's SQLite type, table by table. */
-async function dump(db: TraceDb): Promise<Record<string, unknown[]>> {
-  const out: Record<string, unknown[]> = {};
-  for (const table of TABLES) {
-    const columns = (await db.client.execute(`PRAGMA table_info(${table})`))
-      .rows.map((row) => String(row.name));
-    const select = columns.map((c) => `${c}, typeof(${c}) AS "${c}:type"`)
-      .join(", ");
-    const rows = await db.client.execute(
-      `SELECT ${select} FROM ${table} ORDER BY 1, 2`,
-    );
-    out[table] = rows.rows.map((row) => ({ ...row }));
-  }
-  return out;
-}
+import { dumpIndex, INDEX_TABLES, varietyEvents } from "./_index_rows.ts";
 
 async function ingestAll(db: TraceDb): Promise<void> {
   await initializeObs(db);
-  const batch = events();
+  const batch = varietyEvents();
   const now = () => Date.UTC(2026, 8, 2);
   await ingestEvents(db, batch.slice(0, 60), { now });
   await ingestEvents(db, batch, { now }); // repeats, then new ids
@@ -92,9 +35,9 @@ Deno.test("the engine connection and the client store the same rows with the sam
     await withDb(async (db) => {
       assert.ok(await engineConnection(db), "a local file gets one");
       await ingestAll(db);
-      const file = await dump(db);
-      const client = await dump(memory);
-      for (const table of TABLES) {
+      const file = await dumpIndex(db);
+      const client = await dumpIndex(memory);
+      for (const table of INDEX_TABLES) {
         assert.ok(file[table]!.length > 0 || table === "obs_previews", table);
         assert.deepEqual(file[table], client[table], table);
       }

@@ -1,284 +1,60 @@
 /**
- * One write transaction for a group of validated batches: envelopes, index
- * rows, resource refs and previews of every accepted batch, committed
- * together. Private to `ingest/`.
- *
- * Most batches carry only new ids, so the write first assumes that: it
- * plans the group against nothing stored and inserts. The unique indexes
- * on `(application_id, event_id)` of envelopes and index rows refuse any id
- * already stored; the transaction is then rolled back and the group planned
- * again against the owners read from both tables (an index row may outlive
- * its expired envelope and the other way round: both own the id). Either
- * way a group decides exactly as its batches one after the other would.
- *
- * A large group is written in slices of a few hundred events, all inside
- * the one transaction, with a turn of the event loop past each slice of
- * writing (`_turns.ts`): other requests are answered meanwhile, readers see
- * none of the rows until the commit, a failure in any slice rolls back
- * them all, and the batches are acknowledged only after the commit, as
- * before. While the transaction is open the process's other writes to the
- * file wait for it (`holdWrites`), never inside SQLite. The transaction
- * runs on the engine connection of a local file or through the client
- * (`_write_tx.ts`).
+ * Where a group's write transaction (`_write_group.ts`) runs for a database
+ * handle: on the handle's write thread while one runs (`write_thread.ts`),
+ * otherwise on this thread. Here a local file's transaction stays open
+ * across turns of the event loop (`_turns.ts`): other requests are answered
+ * between its slices, and the process's other writes to the file wait for
+ * it (`holdWrites`), never inside SQLite. In-memory databases have one
+ * connection, which the transaction holds, and a remote one does not hold
+ * the thread: they write without turns. Private to `ingest/`.
  *
  * @module
  */
 
-import type { InValue } from "@libsql/client";
 import { holdWrites, type TraceDb } from "../../db.ts";
-import type { NormalizedEvent } from "../normalize.ts";
-import {
-  EVENT_COLUMNS,
-  indexRows,
-  PREVIEW_COLUMNS,
-  previewRows,
-  RESOURCE_COLUMNS,
-} from "./index_rows.ts";
-import { beginWrite, type TableRows, type WriteTx } from "./_write_tx.ts";
-import { RowCounts } from "./row_counts.ts";
-import {
-  type BatchPlan,
-  type BatchToWrite,
-  type Owned,
-  ownerKey,
-  planGroup,
-} from "./_plan.ts";
+import type { BatchPlan, BatchToWrite } from "./_plan.ts";
 import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
+import { writeGroupOn, type WriteHost } from "./_write_group.ts";
+import { beginWrite } from "./_write_tx.ts";
+import { writeThreadOf } from "./write_thread.ts";
 
-const ENVELOPE_COLUMNS = [
-  "seq",
-  "application_id",
-  "event_id",
-  "store",
-  "source",
-  "fingerprint",
-  "body",
-  "received_at",
-] as const;
+export { EVENTS_PER_SLICE } from "./_write_group.ts";
 
 /** Writes the accepted batches of a group in one transaction; returns every batch's plan. */
 export async function writeGroup(
   db: TraceDb,
   batches: readonly BatchToWrite[],
 ): Promise<BatchPlan[]> {
-  const optimistic = await attempt(db, batches, null);
-  if (optimistic) return optimistic;
-  const checked = await attempt(db, batches, (tx) => loadOwned(tx, batches));
-  // Owners were read inside the transaction that writes: nothing can race them.
-  if (!checked) throw new Error("the write failed after its ownership check");
-  return checked;
-}
-
-/**
- * Plans the group against the owners `owners` reads (`null`: assume none is
- * stored) and writes it. An assumption that fails (a batch refused, or an
- * insert refused by a unique index) rolls back and returns `null`, so the
- * caller checks ownership instead; any other failure is thrown.
- */
-function attempt(
-  db: TraceDb,
-  batches: readonly BatchToWrite[],
-  owners: ((tx: WriteTx) => Promise<Map<string, Owned>>) | null,
-): Promise<BatchPlan[] | null> {
-  // The transaction stays open across turns: other writes wait for it outside SQLite.
-  return holdWrites(db, async () => {
-    const tx = await beginWrite(db);
-    try {
-      const owned = owners ? await owners(tx) : new Map<string, Owned>();
-      const first = await nextSeq(tx);
-      const { plans, nextSeq: after } = await inSlices(
-        db,
-        planGroup(batches, owned, first),
-      );
-      const accepted = plans.filter((plan) => plan.conflicts.length === 0);
-      // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.
-      if (!owners && accepted.length < plans.length) {
-        await tx.rollback();
-        return null;
-      }
-      if (accepted.some((plan) => plan.fresh.length > 0)) {
-        try {
-          await insertInSlices(db, tx, accepted, after);
-        } catch (error) {
-          if (owners || !isConstraintError(error)) throw error;
-          await tx.rollback();
-          return null;
-        }
-      }
-      await tx.commit();
-      return plans;
-    } finally {
-      tx.close();
-    }
-  });
-}
-
-/**
- * Runs the inserts of the accepted batches in the open transaction `tx`,
- * {@link EVENTS_PER_SLICE} events at a time, taking a turn of the event
- * loop past each slice of writing on a local file (another connection's
- * reads run then; they see the rows only once `tx` commits). In-memory
- * databases have one connection, which `tx` holds, and a remote one does
- * not hold the thread: they write without turns.
- */
-async function insertInSlices(
-  db: TraceDb,
-  tx: WriteTx,
-  plans: readonly BatchPlan[],
-  nextSeqValue: number,
-): Promise<void> {
-  const slices = insertSlices(plans);
-  const counts = new RowCounts();
-  const write = (tables: TableRows[]) => {
-    counts.add(tables);
-    return tx.insert(tables);
-  };
-  if (db.path === null) {
-    for (const tables of slices) await write(tables);
-  } else {
-    await inTurn(async (turns) => {
-      for (const tables of slices) {
-        if (turns.due()) await turns.turn();
-        await write(tables);
-      }
-    });
-  }
-  // Inserted rows are counted here, deletes by triggers (`row_counts.ts`).
-  const counted = counts.statement();
-  if (counted) await tx.run(counted.sql, counted.args);
-  await tx.run(
-    `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-    [String(nextSeqValue), plans[plans.length - 1]!.batch.receivedAt],
-  );
-}
-
-/**
- * Runs `steps` inside the open transaction: with turns on a local file;
- * at once elsewhere (an in-memory database's one connection is the
- * transaction's, and a remote one does not hold the thread).
- */
-function inSlices<T>(db: TraceDb, steps: Generator<void, T>): Promise<T> {
-  return db.path !== null
-    ? runInTurns(steps)
-    : Promise.resolve(runAtOnce(steps));
-}
-
-/** A constraint refused a statement: here, an id the group assumed new is stored. */
-function isConstraintError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
-}
-
-/** Events whose rows one slice of {@link insertInSlices} writes. */
-export const EVENTS_PER_SLICE = 500;
-
-type FreshRow = { seq: number; event: NormalizedEvent; batch: BatchToWrite };
-
-/** The rows of the accepted batches, a slice at a time, built as they are written. */
-function* insertSlices(plans: readonly BatchPlan[]): Generator<TableRows[]> {
-  const fresh: FreshRow[] = plans.flatMap(({ batch, fresh }) =>
-    fresh.map(({ seq, event }) => ({ seq, event, batch }))
-  );
-  for (let start = 0; start < fresh.length; start += EVENTS_PER_SLICE) {
-    yield sliceRows(fresh.slice(start, start + EVENTS_PER_SLICE));
-  }
-}
-
-/** Envelope, index, resource and preview rows of `fresh`. */
-function sliceRows(fresh: readonly FreshRow[]): TableRows[] {
-  const index = indexRows(fresh.map(({ seq, event, batch }) => ({
-    seq,
-    received_at: batch.receivedAt,
-    fingerprint: event.fingerprint,
-    meta: event.meta,
-  })));
-  const previews = previewRows(
-    fresh.flatMap(({ seq, event, batch }) =>
-      event.preview
-        ? [{ seq, preview: event.preview, created_at: batch.receivedAt }]
-        : []
-    ),
-  );
-  return [
-    {
-      table: "obs_envelopes",
-      columns: ENVELOPE_COLUMNS,
-      rows: fresh.map(({ seq, event, batch }) =>
-        envelopeRow(seq, event, batch)
-      ),
-    },
-    { table: "obs_events", columns: EVENT_COLUMNS, rows: index.events },
-    {
-      table: "obs_resources",
-      columns: RESOURCE_COLUMNS,
-      rows: index.resources,
-    },
-    { table: "obs_previews", columns: PREVIEW_COLUMNS, rows: previews },
-  ];
-}
-
-function envelopeRow(
-  seq: number,
-  event: NormalizedEvent,
-  batch: BatchToWrite,
-): InValue[] {
-  return [
-    seq,
-    event.meta.application_id,
-    event.meta.event_id,
-    event.meta.store,
-    batch.source,
-    event.fingerprint,
-    event.body,
-    batch.receivedAt,
-  ];
-}
-
-/** Finds which (application, event id) pairs of the group already have an owner. */
-async function loadOwned(
-  tx: WriteTx,
-  batches: readonly BatchToWrite[],
-): Promise<Map<string, Owned>> {
-  const byApp = new Map<string, Set<string>>();
-  for (const { events } of batches) {
-    for (const { meta } of events) {
-      const ids = byApp.get(meta.application_id) ?? new Set<string>();
-      ids.add(meta.event_id);
-      byApp.set(meta.application_id, ids);
-    }
-  }
-  const owned = new Map<string, Owned>();
-  for (const [applicationId, ids] of byApp) {
-    const list = JSON.stringify([...ids]);
-    // An index row may outlive its expired envelope and the other way round: both own the id.
-    const rows = await tx.rows(
-      `SELECT event_id, seq, fingerprint FROM obs_events
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
-            UNION ALL
-            SELECT event_id, seq, fingerprint FROM obs_envelopes
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
-      [applicationId, list],
+  if (writeThreadOf(db)) {
+    // Asked again once the hold is ours: the thread may have stopped meanwhile.
+    const plans = await holdWrites(
+      db,
+      () => writeThreadOf(db)?.write(db, batches) ?? Promise.resolve(null),
     );
-    for (const row of rows) {
-      owned.set(ownerKey(applicationId, String(row.event_id)), {
-        seq: Number(row.seq),
-        fingerprint: String(row.fingerprint),
-      });
-    }
+    if (plans) return plans;
   }
-  return owned;
+  return writeGroupOn(hostOf(db), batches);
 }
 
-/** Next free `seq`: never reuses a key, even after expiry removed the newest rows. */
-async function nextSeq(tx: WriteTx): Promise<number> {
-  const rows = await tx.rows(
-    `SELECT MAX(
-       COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1),
-       COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0) + 1,
-       COALESCE((SELECT MAX(seq) FROM obs_events), 0) + 1
-     ) AS next`,
-    [],
-  );
-  return Number(rows[0]?.next ?? 1);
+function hostOf(db: TraceDb): WriteHost {
+  const sharesThread = db.path !== null;
+  return {
+    // The transaction stays open across turns: other writes wait for it outside SQLite.
+    hold: (work) => holdWrites(db, work),
+    begin: () => beginWrite(db),
+    steps: (steps) =>
+      sharesThread ? runInTurns(steps) : Promise.resolve(runAtOnce(steps)),
+    each: async (slices, write) => {
+      if (!sharesThread) {
+        for (const slice of slices) await write(slice);
+        return;
+      }
+      await inTurn(async (turns) => {
+        for (const slice of slices) {
+          if (turns.due()) await turns.turn();
+          await write(slice);
+        }
+      });
+    },
+  };
 }

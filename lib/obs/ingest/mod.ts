@@ -31,6 +31,7 @@ export {
   type BackgroundCheckpoints,
   startBackgroundCheckpoints,
 } from "./checkpoints.ts";
+export { startWriteThread, type WriteThread } from "./write_thread.ts";
 export {
   type NdjsonEvents,
   type NdjsonOptions,

@@ -1,0 +1,288 @@
+/**
+ * One write transaction for a group of validated batches: envelopes, index
+ * rows, resource refs and previews of every accepted batch, committed
+ * together. It runs wherever its {@link WriteHost} says: on the thread that
+ * serves requests (`_write.ts`), or on the write thread
+ * (`_write_worker.ts`). Private to `ingest/`.
+ *
+ * Most batches carry only new ids, so the write first assumes that: it
+ * plans the group against nothing stored and inserts. The unique indexes
+ * on `(application_id, event_id)` of envelopes and index rows refuse any id
+ * already stored; the transaction is then rolled back and the group planned
+ * again against the owners read from both tables (an index row may outlive
+ * its expired envelope and the other way round: both own the id). Either
+ * way a group decides exactly as its batches one after the other would.
+ *
+ * A large group is written in slices of a few hundred events, all inside
+ * the one transaction: a host on a thread that serves requests gives way
+ * between slices. Readers see none of the rows until the commit, a failure
+ * in any slice rolls back them all, and the batches are acknowledged only
+ * after the commit.
+ *
+ * @module
+ */
+
+import type { InValue } from "@libsql/client";
+import type { NormalizedEvent } from "../normalize.ts";
+import {
+  EVENT_COLUMNS,
+  indexRows,
+  PREVIEW_COLUMNS,
+  previewRows,
+  RESOURCE_COLUMNS,
+} from "./index_rows.ts";
+import { RowCounts } from "./row_counts.ts";
+import {
+  type BatchPlan,
+  type BatchToWrite,
+  type Owned,
+  ownerKey,
+  planGroup,
+} from "./_plan.ts";
+
+/** Rows for one table, in column order. */
+export interface TableRows {
+  table: string;
+  columns: readonly string[];
+  rows: InValue[][];
+}
+
+/** An open write transaction of a group. */
+export interface WriteTx {
+  /** Rows of one read statement, keyed by column name. */
+  rows(sql: string, args: InValue[]): Promise<Record<string, unknown>[]>;
+  /** Runs one statement that returns nothing. */
+  run(sql: string, args: InValue[]): Promise<void>;
+  /** Inserts every table's rows, in order. */
+  insert(tables: readonly TableRows[]): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  /** Ends the transaction: rolls back whatever was not committed. */
+  close(): void;
+}
+
+/** Where a group's transaction runs, and how it shares its thread. */
+export interface WriteHost {
+  /** Runs one attempt with the process's other writes to the database waiting for it. */
+  hold<T>(work: () => Promise<T>): Promise<T>;
+  /** Begins the write transaction. */
+  begin(): Promise<WriteTx>;
+  /** Runs `steps` to its end, giving way between steps where the thread serves requests. */
+  steps<T>(steps: Generator<void, T>): Promise<T>;
+  /** Calls `write` for each of `slices` in order, giving way between them likewise. */
+  each<T>(
+    slices: Iterable<T>,
+    write: (slice: T) => Promise<void>,
+  ): Promise<void>;
+}
+
+const ENVELOPE_COLUMNS = [
+  "seq",
+  "application_id",
+  "event_id",
+  "store",
+  "source",
+  "fingerprint",
+  "body",
+  "received_at",
+] as const;
+
+/** Writes the accepted batches of a group in one transaction; returns every batch's plan. */
+export async function writeGroupOn(
+  host: WriteHost,
+  batches: readonly BatchToWrite[],
+): Promise<BatchPlan[]> {
+  const optimistic = await attempt(host, batches, null);
+  if (optimistic) return optimistic;
+  const checked = await attempt(host, batches, (tx) => loadOwned(tx, batches));
+  // Owners were read inside the transaction that writes: nothing can race them.
+  if (!checked) throw new Error("the write failed after its ownership check");
+  return checked;
+}
+
+/**
+ * Plans the group against the owners `owners` reads (`null`: assume none is
+ * stored) and writes it. An assumption that fails (a batch refused, or an
+ * insert refused by a unique index) rolls back and returns `null`, so the
+ * caller checks ownership instead; any other failure is thrown.
+ */
+function attempt(
+  host: WriteHost,
+  batches: readonly BatchToWrite[],
+  owners: ((tx: WriteTx) => Promise<Map<string, Owned>>) | null,
+): Promise<BatchPlan[] | null> {
+  return host.hold(async () => {
+    const tx = await host.begin();
+    try {
+      const owned = owners ? await owners(tx) : new Map<string, Owned>();
+      const first = await nextSeq(tx);
+      const { plans, nextSeq: after } = await host.steps(
+        planGroup(batches, owned, first),
+      );
+      const accepted = plans.filter((plan) => plan.conflicts.length === 0);
+      // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.
+      if (!owners && accepted.length < plans.length) {
+        await tx.rollback();
+        return null;
+      }
+      if (accepted.some((plan) => plan.fresh.length > 0)) {
+        try {
+          await insertInSlices(host, tx, accepted, after);
+        } catch (error) {
+          if (owners || !isConstraintError(error)) throw error;
+          await tx.rollback();
+          return null;
+        }
+      }
+      await tx.commit();
+      return plans;
+    } finally {
+      tx.close();
+    }
+  });
+}
+
+/**
+ * Runs the inserts of the accepted batches in the open transaction `tx`,
+ * {@link EVENTS_PER_SLICE} events at a time, then records the rows
+ * inserted and the next free `seq`.
+ */
+async function insertInSlices(
+  host: WriteHost,
+  tx: WriteTx,
+  plans: readonly BatchPlan[],
+  nextSeqValue: number,
+): Promise<void> {
+  const counts = new RowCounts();
+  await host.each(insertSlices(plans), (tables) => {
+    counts.add(tables);
+    return tx.insert(tables);
+  });
+  // Inserted rows are counted here, deletes by triggers (`row_counts.ts`).
+  const counted = counts.statement();
+  if (counted) await tx.run(counted.sql, counted.args);
+  await tx.run(
+    `INSERT INTO obs_state (key, value, updated_at) VALUES ('next_seq', ?, ?)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    [String(nextSeqValue), plans[plans.length - 1]!.batch.receivedAt],
+  );
+}
+
+/** A constraint refused a statement: here, an id the group assumed new is stored. */
+function isConstraintError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
+}
+
+/** Events whose rows one slice of {@link insertInSlices} writes. */
+export const EVENTS_PER_SLICE = 500;
+
+type FreshRow = { seq: number; event: NormalizedEvent; batch: BatchToWrite };
+
+/** The rows of the accepted batches, a slice at a time, built as they are written. */
+function* insertSlices(plans: readonly BatchPlan[]): Generator<TableRows[]> {
+  const fresh: FreshRow[] = plans.flatMap(({ batch, fresh }) =>
+    fresh.map(({ seq, event }) => ({ seq, event, batch }))
+  );
+  for (let start = 0; start < fresh.length; start += EVENTS_PER_SLICE) {
+    yield sliceRows(fresh.slice(start, start + EVENTS_PER_SLICE));
+  }
+}
+
+/** Envelope, index, resource and preview rows of `fresh`. */
+function sliceRows(fresh: readonly FreshRow[]): TableRows[] {
+  const index = indexRows(fresh.map(({ seq, event, batch }) => ({
+    seq,
+    received_at: batch.receivedAt,
+    fingerprint: event.fingerprint,
+    meta: event.meta,
+  })));
+  const previews = previewRows(
+    fresh.flatMap(({ seq, event, batch }) =>
+      event.preview
+        ? [{ seq, preview: event.preview, created_at: batch.receivedAt }]
+        : []
+    ),
+  );
+  return [
+    {
+      table: "obs_envelopes",
+      columns: ENVELOPE_COLUMNS,
+      rows: fresh.map(({ seq, event, batch }) =>
+        envelopeRow(seq, event, batch)
+      ),
+    },
+    { table: "obs_events", columns: EVENT_COLUMNS, rows: index.events },
+    {
+      table: "obs_resources",
+      columns: RESOURCE_COLUMNS,
+      rows: index.resources,
+    },
+    { table: "obs_previews", columns: PREVIEW_COLUMNS, rows: previews },
+  ];
+}
+
+function envelopeRow(
+  seq: number,
+  event: NormalizedEvent,
+  batch: BatchToWrite,
+): InValue[] {
+  return [
+    seq,
+    event.meta.application_id,
+    event.meta.event_id,
+    event.meta.store,
+    batch.source,
+    event.fingerprint,
+    event.body,
+    batch.receivedAt,
+  ];
+}
+
+/** Finds which (application, event id) pairs of the group already have an owner. */
+async function loadOwned(
+  tx: WriteTx,
+  batches: readonly BatchToWrite[],
+): Promise<Map<string, Owned>> {
+  const byApp = new Map<string, Set<string>>();
+  for (const { events } of batches) {
+    for (const { meta } of events) {
+      const ids = byApp.get(meta.application_id) ?? new Set<string>();
+      ids.add(meta.event_id);
+      byApp.set(meta.application_id, ids);
+    }
+  }
+  const owned = new Map<string, Owned>();
+  for (const [applicationId, ids] of byApp) {
+    const list = JSON.stringify([...ids]);
+    // An index row may outlive its expired envelope and the other way round: both own the id.
+    const rows = await tx.rows(
+      `SELECT event_id, seq, fingerprint FROM obs_events
+            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
+            UNION ALL
+            SELECT event_id, seq, fingerprint FROM obs_envelopes
+            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
+      [applicationId, list],
+    );
+    for (const row of rows) {
+      owned.set(ownerKey(applicationId, String(row.event_id)), {
+        seq: Number(row.seq),
+        fingerprint: String(row.fingerprint),
+      });
+    }
+  }
+  return owned;
+}
+
+/** Next free `seq`: never reuses a key, even after expiry removed the newest rows. */
+async function nextSeq(tx: WriteTx): Promise<number> {
+  const rows = await tx.rows(
+    `SELECT MAX(
+       COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1),
+       COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0) + 1,
+       COALESCE((SELECT MAX(seq) FROM obs_events), 0) + 1
+     ) AS next`,
+    [],
+  );
+  return Number(rows[0]?.next ?? 1);
+}

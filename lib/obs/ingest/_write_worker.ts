@@ -1,0 +1,80 @@
+/// <reference lib="deno.worker" />
+/**
+ * The write thread of `write_thread.ts`: its own engine connection to the
+ * database file, running each group's transaction (`_write_group.ts`) from
+ * first statement to commit without giving way, since nothing else runs
+ * here. Private to `ingest/`.
+ *
+ * @module
+ */
+
+import { EngineConnection } from "../../_db_engine.ts";
+import { beginEngineWrite } from "./_engine_write.ts";
+import { runAtOnce } from "./_turns.ts";
+import { writeGroupOn, type WriteHost } from "./_write_group.ts";
+import type {
+  WriteThreadReply,
+  WriteThreadRequest,
+} from "./_write_thread_messages.ts";
+
+let engine: EngineConnection | null = null;
+
+function reply(message: WriteThreadReply): void {
+  self.postMessage(message);
+}
+
+function hostOn(connection: EngineConnection, pages: number): WriteHost {
+  return {
+    hold: (work) => work(),
+    begin: () => Promise.resolve(beginEngineWrite(connection, pages)),
+    steps: (steps) => Promise.resolve(runAtOnce(steps)),
+    each: async (slices, write) => {
+      for (const slice of slices) await write(slice);
+    },
+  };
+}
+
+/** The message being handled: the next waits for it (see `onmessage`). */
+let handled: Promise<void> = Promise.resolve();
+
+// A handler that awaits can see the next message arrive between its
+// awaits: messages are handled strictly one after the other instead, so a
+// close sent after a write finds that write committed.
+self.onmessage = (event: MessageEvent<WriteThreadRequest>) => {
+  handled = handled.then(() => handle(event.data));
+};
+
+async function handle(message: WriteThreadRequest): Promise<void> {
+  switch (message.type) {
+    case "open":
+      engine = EngineConnection.openFile(message.path);
+      return reply({ type: "opened", file: engine?.mainFile() ?? null });
+    case "write": {
+      const { id, batches, checkpointPages } = message;
+      try {
+        if (!engine) throw new Error("the write thread has no connection");
+        const plans = await writeGroupOn(
+          hostOn(engine, checkpointPages),
+          batches,
+        );
+        return reply({
+          type: "written",
+          id,
+          plans: plans.map(({ items, conflicts }) => ({ items, conflicts })),
+        });
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        return reply({
+          type: "failed",
+          id,
+          message: error instanceof Error ? error.message : String(error),
+          code: typeof code === "string" ? code : null,
+        });
+      }
+    }
+    case "close":
+      engine?.close();
+      engine = null;
+      return reply({ type: "closed" });
+  }
+}
