@@ -27,7 +27,7 @@ import type {
   Transaction,
   TransactionMode,
 } from "@libsql/client";
-import { writesAllowed } from "./_db_write_gate.ts";
+import { acquireWrites, writesAllowed } from "./_db_write_gate.ts";
 
 /** The statement every writing connection runs first. */
 export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
@@ -93,16 +93,22 @@ export class SecureDeleteClient implements Client {
   }
 
   async transaction(mode?: TransactionMode): Promise<Transaction> {
-    if (mode !== "read") await writesAllowed(this.#path);
-    const tx = await this.#inner.transaction(mode);
-    if (mode === "read") return tx;
+    if (mode === "read") return await this.#inner.transaction(mode);
+    // A write transaction (the client's default) holds the lock from its
+    // first statement: the file's writes are held until it ends.
+    const release = mode === "deferred"
+      ? await writesAllowed(this.#path).then(() => () => {})
+      : await acquireWrites(this.#path);
+    let tx: Transaction | undefined;
     try {
+      tx = await this.#inner.transaction(mode);
       await tx.execute(SECURE_DELETE_ON);
     } catch (error) {
-      tx.close();
+      tx?.close();
+      release();
       throw error;
     }
-    return tx;
+    return new HeldTransaction(tx, release);
   }
 
   async executeMultiple(sql: string): Promise<void> {
@@ -120,5 +126,51 @@ export class SecureDeleteClient implements Client {
 
   reconnect(): void {
     this.#inner.reconnect();
+  }
+}
+
+/** A transaction that releases the file's writes once it has ended. */
+class HeldTransaction implements Transaction {
+  readonly #tx: Transaction;
+  readonly #release: () => void;
+
+  constructor(tx: Transaction, release: () => void) {
+    this.#tx = tx;
+    this.#release = release;
+  }
+
+  get closed(): boolean {
+    return this.#tx.closed;
+  }
+
+  execute(stmt: InStatement): Promise<ResultSet> {
+    return this.#tx.execute(stmt);
+  }
+
+  batch(stmts: InStatement[]): Promise<ResultSet[]> {
+    return this.#tx.batch(stmts);
+  }
+
+  executeMultiple(sql: string): Promise<void> {
+    return this.#tx.executeMultiple(sql);
+  }
+
+  async commit(): Promise<void> {
+    // A failed commit leaves the transaction open until it is closed.
+    await this.#tx.commit();
+    this.#release();
+  }
+
+  async rollback(): Promise<void> {
+    try {
+      await this.#tx.rollback();
+    } finally {
+      if (this.#tx.closed) this.#release();
+    }
+  }
+
+  close(): void {
+    this.#tx.close();
+    this.#release();
   }
 }

@@ -7,8 +7,11 @@
  * Ingest keeps its transaction open across turns of the event loop (to let
  * other requests in while a large batch is written) and holds the file's
  * writes meanwhile ({@link holdWrites}); every other write of the process
- * waits for it here ({@link writesAllowed}) instead of in SQLite. Private
- * to `lib/db.ts`.
+ * waits for it here ({@link writesAllowed}) instead of in SQLite. A write
+ * transaction of the client holds them too ({@link acquireWrites}), so an
+ * ingest that begins while one is open waits for its commit here, not in
+ * SQLite's busy handler on the thread that commit needs. Private to
+ * `lib/db.ts` and its client (`_db_secure_delete.ts`).
  *
  * @module
  */
@@ -25,15 +28,31 @@ export async function holdWrites<T>(
   path: string,
   work: () => Promise<T>,
 ): Promise<T> {
-  await writesAllowed(path);
-  let release = () => {};
-  held.set(path, new Promise<void>((resolve) => release = resolve));
+  const release = await acquireWrites(path);
   try {
     return await holder.run(path, work);
   } finally {
-    held.delete(path);
     release();
   }
+}
+
+/**
+ * Holds the writes of `path` until the returned function is called: for a
+ * write transaction of the client, open across turns of the event loop,
+ * which ingest must wait for outside SQLite as others wait for ingest. In a
+ * context that already holds `path` it holds nothing more.
+ */
+export async function acquireWrites(path: string): Promise<() => void> {
+  if (holder.getStore() === path) return () => {};
+  await writesAllowed(path);
+  // No await between the wait and the claim: no other context can claim in between.
+  let settle = () => {};
+  const hold = new Promise<void>((resolve) => settle = resolve);
+  held.set(path, hold);
+  return () => {
+    if (held.get(path) === hold) held.delete(path);
+    settle();
+  };
 }
 
 /** Resolves once no other context holds the writes of `path`. */

@@ -14,6 +14,7 @@ import {
   ingestEvents,
   parseNdjsonEvents,
   readNdjsonEvents,
+  startWriteThread,
 } from "../lib/obs/ingest/mod.ts";
 import { EVENTS_PER_SLICE } from "../lib/obs/ingest/_write.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
@@ -145,6 +146,37 @@ Deno.test("another write waits for a large batch's transaction instead of SQLite
     assert.equal(await count(db, "obs_events"), total);
   });
 });
+
+for (const onThread of [false, true]) {
+  const where = onThread ? "on the write thread" : "on this thread";
+  Deno.test(`an ingest ${where} waits for another write transaction of the process instead of SQLite's lock`, async () => {
+    await withDb(async (db) => {
+      await initializeObs(db);
+      const thread = onThread ? await startWriteThread(db) : undefined;
+      try {
+        const order: string[] = [];
+        const tx = await db.client.transaction("write");
+        await tx.execute(
+          "INSERT INTO obs_state (key, value, updated_at) VALUES ('probe', '1', 1)",
+        );
+        // Without the hold the ingest waits in SQLite's busy handler (on this
+        // thread: the commit below never runs) and fails after the busy timeout.
+        const ingest = ingestEvents(db, events(3)).then((result) => {
+          order.push(`ingest done: ${result.inserted}`);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        order.push("transaction commits");
+        await tx.commit();
+        tx.close();
+        await ingest;
+        assert.deepEqual(order, ["transaction commits", "ingest done: 3"]);
+        assert.equal(writesHeld(db.path!), false);
+      } finally {
+        await thread?.stop();
+      }
+    });
+  });
+}
 
 Deno.test("a WAL checkpoint waits for a large batch's transaction instead of SQLite's busy handler", async () => {
   await withDb(async (db) => {
