@@ -74,6 +74,30 @@ export async function withServer<T>(
   }
 }
 
+/** `trace serve` on an ephemeral port and `dataDir`, for {@link withListeningChild}. */
+export function serveCommand(
+  dataDir: string,
+  options: { args?: string[]; env?: Record<string, string> } = {},
+): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../cli.ts", import.meta.url).pathname,
+      "serve",
+      ...(options.args ?? []),
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    ...(options.env ? { env: options.env } : {}),
+  });
+}
+
 /**
  * Spawns `command` (a server told to bind port 0, with piped stderr) and runs
  * `fn` with the URL it reports on stderr as `listening on URL`; the child is

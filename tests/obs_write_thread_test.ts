@@ -7,7 +7,12 @@
  */
 
 import assert from "node:assert/strict";
-import { withDb, withListeningChild, withTempDir } from "./_helpers.ts";
+import {
+  serveCommand,
+  withDb,
+  withListeningChild,
+  withTempDir,
+} from "./_helpers.ts";
 import { openDb, openMemoryDb, type TraceDb } from "../lib/db.ts";
 import {
   IngestConflictError,
@@ -164,20 +169,7 @@ Deno.test("no write thread where ingest writes through the client", async () => 
 
 Deno.test("trace serve acknowledges concurrent batches written on its thread and keeps them all when stopped", async () => {
   await withTempDir(async (dir) => {
-    const command = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../cli.ts", import.meta.url).pathname,
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        dir,
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
+    const command = serveCommand(dir, {
       env: { TRACE_INGEST_TOKEN: "", TRACE_UI_AUTH_TOKEN: "" },
     });
     const answers = await withListeningChild(command, (url) =>

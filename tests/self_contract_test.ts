@@ -19,6 +19,7 @@ import { selfStagingWithReceipts } from "../lib/runs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import {
   captureIo,
+  serveCommand,
   withListeningChild,
   withServer,
   withTempDir,
@@ -254,22 +255,7 @@ Deno.test("createApp() serves the staging adapter only on loopback, behind the a
 Deno.test("trace serve --staging-adapter: trace external run PASSes against the server's own index", async () => {
   await withTempDir(async (dir) => {
     const served = join(dir, "served");
-    const command = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../cli.ts", import.meta.url).pathname,
-        "serve",
-        "--staging-adapter",
-        "--port",
-        "0",
-        "--data-dir",
-        served,
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    });
+    const command = serveCommand(served, { args: ["--staging-adapter"] });
     const result = await withListeningChild(
       command,
       (url) => externalRun(url, join(dir, "runner")),
