@@ -12,6 +12,7 @@ import { fileProblem } from "../lib/file_errors.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { requireLedger } from "../lib/ledger/schema.ts";
+import { requireObs } from "../lib/obs/schema.ts";
 import {
   describeSubjectKind,
   ERASURE_KEY_FILE,
@@ -100,8 +101,13 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
     values,
     io,
     { write: false, create: false },
-    async ({ db, dataDir }) =>
-      await planSubjectErasure(db, subject, { key: await erasureKey(dataDir) }),
+    async ({ db, dataDir }) => {
+      // An index this build cannot read is refused before a key is made for it.
+      await requireObs(db);
+      return await planSubjectErasure(db, subject, {
+        key: await erasureKey(dataDir),
+      });
+    },
   );
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan, subject));

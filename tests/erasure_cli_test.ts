@@ -3,6 +3,9 @@ import { join } from "node:path";
 import { main } from "../cli.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import { SEED } from "./erasure_support.ts";
+import { openDb } from "../lib/db.ts";
+import { OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
+import { ERASURE_KEY_FILE } from "../lib/obs/maint/mod.ts";
 
 /** Runs `trace …` through the real entry point. */
 async function trace(
@@ -269,3 +272,33 @@ Deno.test("obs propagation opts an application in, and trace events ingest then 
     assert.equal(both.code, 2);
   });
 });
+
+Deno.test("obs erase refuses an index a newer build upgraded before it makes a key", async () => {
+  await withSeededData(async (data, dir) => {
+    const db = await openDb({ dataDir: join(dir, "data") });
+    try {
+      await db.client.execute({
+        sql:
+          "INSERT INTO schema_migrations VALUES ('obs', ?, 'from a newer build', '')",
+        args: [OBS_SCHEMA_VERSION + 1],
+      });
+    } finally {
+      db.close();
+    }
+    const key = join(dir, "data", ERASURE_KEY_FILE);
+    await Deno.remove(key).catch(() => {});
+    const plan = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(plan.code, 2, plan.err);
+    assert.match(plan.err, /newer than this build knows/);
+    assert.equal(await exists(key), false, "no key was made");
+  });
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
