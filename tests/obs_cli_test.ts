@@ -241,7 +241,7 @@ Deno.test("events ingest refuses an id the file repeats with another payload bef
     );
     assert.equal(
       io.stderr(),
-      '  line 4: event_id: "e1" is repeated in this batch with a different payload (lines 1 and 4)\n',
+      '  line 4: event_id: "e1" is repeated in this file with a different payload (lines 1 and 4)\n',
     );
     assert.ok(!(await exists(join(dir, "trace.db"))), "not even batch 1");
   });

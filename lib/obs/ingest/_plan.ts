@@ -18,6 +18,8 @@ export interface BatchToWrite {
   source: string;
   /** 1-based source line of each event (NDJSON), for messages. */
   lines: readonly number[] | undefined;
+  /** What messages call the whole the events came in; a batch unless said. */
+  unit?: "batch" | "file";
 }
 
 /** What happened to one item of an accepted batch. */
@@ -101,7 +103,7 @@ function* planBatch(
     const eventId = event.meta.event_id;
     if (prior && prior.fingerprint !== event.fingerprint) {
       plan.conflicts.push(
-        withLine(conflict(event, index, prior, batch.lines), batch.lines),
+        withLine(conflict(event, index, prior, batch), batch.lines),
       );
       continue;
     }
@@ -135,7 +137,7 @@ function conflict(
   event: NormalizedEvent,
   index: number,
   prior: Owned,
-  lines: readonly number[] | undefined,
+  { lines, unit = "batch" }: BatchToWrite,
 ): EventIssue {
   const id = `"${event.meta.event_id}"`;
   if (prior.item === undefined) {
@@ -154,6 +156,6 @@ function conflict(
     index,
     field: "event_id",
     message:
-      `${id} is repeated in this batch with a different payload (${pair})`,
+      `${id} is repeated in this ${unit} with a different payload (${pair})`,
   };
 }

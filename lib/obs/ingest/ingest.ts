@@ -211,15 +211,22 @@ export function validateEventBatch(
 
 /**
  * The items of `events` that repeat an earlier item's event id with a
- * different payload, as writing them as one batch would refuse them: for a
- * caller that writes a validated file in several batches, so such a file is
- * refused before its first batch is written.
+ * different payload, as writing them as one batch would refuse them (the
+ * messages say "file"): for a caller that writes a validated file in
+ * several batches, so such a file is refused before its first batch is
+ * written.
  */
 export function conflictsWithin(
   events: readonly NormalizedEvent[],
   origin: BatchOrigin = {},
 ): EventIssue[] {
-  const batch = { events, receivedAt: 0, source: "", lines: origin.lines };
+  const batch = {
+    events,
+    receivedAt: 0,
+    source: "",
+    lines: origin.lines,
+    unit: "file" as const,
+  };
   return runAtOnce(planGroup([batch], new Map(), 1)).plans[0]!.conflicts;
 }
 
