@@ -66,15 +66,17 @@ export class SecureDeleteClient implements Client {
       : stmtOrSql;
     const sql = typeof stmt === "string" ? stmt : stmt.sql;
     const passThrough = PASS_THROUGH.test(sql);
-    if (!passThrough || WAITS_FOR_WRITER.test(sql)) {
-      await writesAllowed(this.#path);
+    if (passThrough && !WAITS_FOR_WRITER.test(sql)) {
+      return await this.#inner.execute(stmt);
     }
-    if (passThrough) return await this.#inner.execute(stmt);
-    const [, result] = await this.#inner.batch(
-      [SECURE_DELETE_ON, stmt],
-      "deferred",
-    );
-    return result!;
+    return await this.#holding(async () => {
+      if (passThrough) return await this.#inner.execute(stmt);
+      const [, result] = await this.#inner.batch(
+        [SECURE_DELETE_ON, stmt],
+        "deferred",
+      );
+      return result!;
+    });
   }
 
   async batch(
@@ -82,14 +84,17 @@ export class SecureDeleteClient implements Client {
     mode?: TransactionMode,
   ): Promise<ResultSet[]> {
     if (mode === "read") return await this.#inner.batch(stmts, mode);
-    await writesAllowed(this.#path);
-    const results = await this.#inner.batch([SECURE_DELETE_ON, ...stmts], mode);
+    const results = await this.#holding(() =>
+      this.#inner.batch([SECURE_DELETE_ON, ...stmts], mode)
+    );
     return results.slice(1);
   }
 
   async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
-    await writesAllowed(this.#path);
-    return (await this.#inner.migrate([SECURE_DELETE_ON, ...stmts])).slice(1);
+    const results = await this.#holding(() =>
+      this.#inner.migrate([SECURE_DELETE_ON, ...stmts])
+    );
+    return results.slice(1);
   }
 
   async transaction(mode?: TransactionMode): Promise<Transaction> {
@@ -112,8 +117,23 @@ export class SecureDeleteClient implements Client {
   }
 
   async executeMultiple(sql: string): Promise<void> {
-    await writesAllowed(this.#path);
-    await this.#inner.executeMultiple(`${SECURE_DELETE_ON};\n${sql}`);
+    await this.#holding(() =>
+      this.#inner.executeMultiple(`${SECURE_DELETE_ON};\n${sql}`)
+    );
+  }
+
+  /**
+   * Runs one writing call with the file's writes held: a write that only
+   * waited for the gate could find it claimed again, by an ingest whose
+   * transaction then holds SQLite's lock, before its own statement runs.
+   */
+  async #holding<T>(write: () => Promise<T>): Promise<T> {
+    const release = await acquireWrites(this.#path);
+    try {
+      return await write();
+    } finally {
+      release();
+    }
   }
 
   sync(): Promise<Replicated> {

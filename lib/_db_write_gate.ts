@@ -17,11 +17,19 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { StorageError } from "./errors.ts";
 
 /** Open holds, by file path: settled when the hold ends. */
 const held = new Map<string, Promise<void>>();
 /** The path whose hold the current async context owns: its own writes go through. */
 const holder = new AsyncLocalStorage<string>();
+
+/**
+ * Longest wait for the other writes of the process. Holds last as long as
+ * one transaction (seconds at most): a wait past this is a write made while
+ * its own flow holds a write transaction open, which would wait forever.
+ */
+export const WRITE_WAIT_MS = 60_000;
 
 /** Runs `work` with the writes of `path` held: other writes to the file wait until it settles. */
 export async function holdWrites<T>(
@@ -44,11 +52,9 @@ export async function holdWrites<T>(
  */
 export async function acquireWrites(path: string): Promise<() => void> {
   if (holder.getStore() === path) return () => {};
-  await writesAllowed(path);
-  // No await between the wait and the claim: no other context can claim in between.
   let settle = () => {};
   const hold = new Promise<void>((resolve) => settle = resolve);
-  held.set(path, hold);
+  await whenFree(path, () => held.set(path, hold));
   return () => {
     if (held.get(path) === hold) held.delete(path);
     settle();
@@ -58,7 +64,36 @@ export async function acquireWrites(path: string): Promise<() => void> {
 /** Resolves once no other context holds the writes of `path`. */
 export async function writesAllowed(path: string): Promise<void> {
   if (holder.getStore() === path) return;
-  for (let hold = held.get(path); hold; hold = held.get(path)) await hold;
+  await whenFree(path, () => {});
+}
+
+/**
+ * Waits until no hold on `path` is open, then runs `claim` in the same
+ * turn: waiters woken by one release would otherwise all find the file
+ * free before the first of them claims it.
+ */
+async function whenFree(path: string, claim: () => void): Promise<void> {
+  let hold = held.get(path);
+  if (hold) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(waitedTooLong(path)), WRITE_WAIT_MS);
+    });
+    try {
+      for (; hold; hold = held.get(path)) await Promise.race([hold, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  claim();
+}
+
+function waitedTooLong(path: string): StorageError {
+  return new StorageError(
+    `Cannot write to ${path}: another write of this process has held it for ${
+      WRITE_WAIT_MS / 1000
+    } s; a write made while a write transaction is open must go through that transaction`,
+  );
 }
 
 /** True while a hold on `path` is open (for tests). */

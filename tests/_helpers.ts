@@ -106,7 +106,7 @@ export function serveCommand(
  */
 export async function withListeningChild<T>(
   command: Deno.Command,
-  fn: (url: string) => Promise<T>,
+  fn: (url: string, child: Deno.ChildProcess) => Promise<T>,
 ): Promise<T> {
   const child = command.spawn();
   const listening = Promise.withResolvers<string>();
@@ -123,7 +123,7 @@ export async function withListeningChild<T>(
     listening.reject(new Error(`the server exited before listening: ${seen}`));
   })();
   try {
-    return await fn(await listening.promise);
+    return await fn(await listening.promise, child);
   } finally {
     try {
       child.kill("SIGTERM");

@@ -17,6 +17,7 @@ import {
   startWriteThread,
 } from "../lib/obs/ingest/mod.ts";
 import { EVENTS_PER_SLICE } from "../lib/obs/ingest/_write.ts";
+import { writeThreadOf } from "../lib/obs/ingest/write_thread.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { runInTurns, WRITE_SLICE_MS } from "../lib/obs/ingest/_turns.ts";
 
@@ -165,6 +166,10 @@ for (const onThread of [false, true]) {
           order.push(`ingest done: ${result.inserted}`);
         });
         await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(writesHeld(db.path!), true, "the transaction holds");
+        if (onThread) {
+          assert.equal(writeThreadOf(db)!.writesSent, 0, "nothing sent yet");
+        }
         order.push("transaction commits");
         await tx.commit();
         tx.close();
@@ -177,6 +182,29 @@ for (const onThread of [false, true]) {
     });
   });
 }
+
+Deno.test("writes waiting for the same transaction go one at a time once it ends", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const first = await db.client.transaction("write");
+    const ingest = ingestEvents(db, events(3));
+    const second = db.client.transaction("write").then(async (tx) => {
+      await tx.execute(
+        "INSERT INTO obs_state (key, value, updated_at) VALUES ('second', '1', 1)",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await tx.commit();
+      tx.close();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await first.commit();
+    first.close();
+    // Let in together, one of them would wait in SQLite's busy handler for the busy timeout.
+    assert.equal((await ingest).inserted, 3);
+    await second;
+    assert.equal(await count(db, "obs_events"), 3);
+  });
+});
 
 Deno.test("a WAL checkpoint waits for a large batch's transaction instead of SQLite's busy handler", async () => {
   await withDb(async (db) => {

@@ -52,6 +52,7 @@ function withThread(fn: (db: TraceDb) => Promise<void>): Promise<void> {
     try {
       assert.ok(writeThreadOf(db), "the thread runs");
       await fn(db);
+      assert.ok(writeThreadOf(db)!.writesSent > 0, "writes went to the thread");
     } finally {
       await thread.stop();
     }
@@ -167,29 +168,34 @@ Deno.test("no write thread where ingest writes through the client", async () => 
   }
 });
 
-Deno.test("trace serve acknowledges concurrent batches written on its thread and keeps them all when stopped", async () => {
+Deno.test("trace serve stopped while batches are in flight answers each, and keeps every one it acknowledged", async () => {
+  const clients = 12;
+  const size = 4_000;
   await withTempDir(async (dir) => {
     const command = serveCommand(dir, {
       env: { TRACE_INGEST_TOKEN: "", TRACE_UI_AUTH_TOKEN: "" },
     });
-    const answers = await withListeningChild(command, (url) =>
-      Promise.all(
-        Array.from({ length: 8 }, async (_, client) => {
-          const response = await fetch(`${url}/api/events`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(events(400, `c${client}`)),
-          });
-          return { status: response.status, body: await response.json() };
-        }),
-      ));
+    const answers = await withListeningChild(command, async (url, child) => {
+      const posts = Array.from({ length: clients }, async (_, client) => {
+        const response = await fetch(`${url}/api/events`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(events(size, `c${client}`)),
+        });
+        return { status: response.status, body: await response.json() };
+      });
+      // Stopped once the first is answered: the others are being written or wait their turn.
+      await Promise.race(posts);
+      child.kill("SIGTERM");
+      return await Promise.all(posts);
+    });
     for (const { status, body } of answers) {
       assert.equal(status, 200, JSON.stringify(body));
-      assert.equal(body.inserted, 400);
+      assert.equal(body.inserted, size);
     }
     const db = await openDb({ dataDir: dir, readOnly: true });
     try {
-      assert.equal(await countEvents(db), 8 * 400);
+      assert.equal(await countEvents(db), clients * size);
     } finally {
       db.close();
     }

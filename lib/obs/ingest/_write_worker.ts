@@ -44,6 +44,22 @@ self.onmessage = (event: MessageEvent<WriteThreadRequest>) => {
   handled = handled.then(() => handle(event.data));
 };
 
+// An error that escapes ends this thread: its transaction must not keep
+// SQLite's write lock for the rest of the process's life.
+self.addEventListener("error", abandon);
+self.addEventListener("unhandledrejection", abandon);
+
+/** Rolls back the transaction left open, if any, and closes the connection. */
+function abandon(): void {
+  try {
+    if (engine?.inTransaction) engine.exec("ROLLBACK");
+  } catch {
+    // Closing below ends the transaction with the connection.
+  }
+  engine?.close();
+  engine = null;
+}
+
 async function handle(message: WriteThreadRequest): Promise<void> {
   switch (message.type) {
     case "open":

@@ -56,6 +56,7 @@ class Thread {
   #opened: (file: string | null) => void = () => {};
   #closed: () => void = () => {};
   #failed = false;
+  #sent = 0;
   #onFailure: () => void;
 
   constructor(onFailure: () => void) {
@@ -82,6 +83,11 @@ class Thread {
     return opened;
   }
 
+  /** Groups sent to the thread so far. */
+  get writesSent(): number {
+    return this.#sent;
+  }
+
   /** Writes a group on the thread; resolves once its transaction committed. */
   async write(
     db: TraceDb,
@@ -100,6 +106,7 @@ class Thread {
           batches,
           checkpointPages: writerCheckpointPages(db),
         });
+        this.#sent++;
       } catch (error) {
         this.#pending.delete(id);
         throw error;
@@ -148,6 +155,7 @@ class Thread {
 
   #fail(message: string): void {
     this.#failed = true;
+    this.#worker.terminate();
     this.#onFailure();
     this.#rejectPending(message);
     this.#opened(null);
@@ -184,15 +192,19 @@ export async function startWriteThread(db: TraceDb): Promise<WriteThread> {
   const thread = new Thread(() => {
     if (running.get(db) === thread) running.delete(db);
   });
-  const ours = await thread.open(path);
-  const theirs = (await db.client.execute("PRAGMA database_list")).rows
-    .find((row) => row.name === "main")?.file;
-  if (ours === null || ours !== theirs) {
-    await thread.close();
-    return NONE;
+  try {
+    const ours = await thread.open(path);
+    const theirs = (await db.client.execute("PRAGMA database_list")).rows
+      .find((row) => row.name === "main")?.file;
+    if (ours !== null && ours === theirs) {
+      running.set(db, thread);
+      return handleOf(db, thread);
+    }
+  } catch {
+    // Writes stay on the calling thread.
   }
-  running.set(db, thread);
-  return handleOf(db, thread);
+  await thread.close();
+  return NONE;
 }
 
 function handleOf(db: TraceDb, thread: Thread): WriteThread {
