@@ -11,7 +11,8 @@
  * write sets it on the very connection it borrows: first statement of a
  * transaction or batch, first line of `executeMultiple`, and a lone writing
  * statement runs as a batch of the pragma and itself (SQLite still applies
- * it as one statement). Plain reads (`SELECT`, `PRAGMA`, `EXPLAIN`) and
+ * it as one statement). Plain reads (`SELECT`, `PRAGMA`, `EXPLAIN`, a
+ * `WITH` that names no change) and
  * `VACUUM` (which cannot run inside a transaction and rewrites every page
  * anyway) go straight through.
  *
@@ -33,6 +34,9 @@ import { acquireWrites, writesAllowed } from "./_db_write_gate.ts";
 export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
 
 const PASS_THROUGH = /^\s*(SELECT|PRAGMA|EXPLAIN|VACUUM)\b/i;
+/** A common table expression is a read unless it names a change (a string that does only makes it wait). */
+const READING_WITH = /^\s*WITH\b/i;
+const CHANGES = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 /** Pass-through statements that wait for the writer (or are one), so they wait for an ingest hold too. */
 const WAITS_FOR_WRITER = /^\s*(VACUUM\b|PRAGMA\s+wal_checkpoint\b)/i;
 
@@ -65,7 +69,8 @@ export class SecureDeleteClient implements Client {
       ? { sql: stmtOrSql, args: args ?? [] }
       : stmtOrSql;
     const sql = typeof stmt === "string" ? stmt : stmt.sql;
-    const passThrough = PASS_THROUGH.test(sql);
+    const passThrough = PASS_THROUGH.test(sql) ||
+      (READING_WITH.test(sql) && !CHANGES.test(sql));
     if (passThrough && !WAITS_FOR_WRITER.test(sql)) {
       return await this.#inner.execute(stmt);
     }

@@ -25,9 +25,9 @@ const held = new Map<string, Promise<void>>();
 const holder = new AsyncLocalStorage<string>();
 
 /**
- * Longest wait for the other writes of the process. Holds last as long as
- * one transaction (seconds at most): a wait past this is a write made while
- * its own flow holds a write transaction open, which would wait forever.
+ * Longest one hold is waited for. A hold lasts one transaction (seconds at
+ * most): one past this is a write made while its own flow holds a write
+ * transaction open, which would wait forever.
  */
 export const WRITE_WAIT_MS = 60_000;
 
@@ -73,19 +73,23 @@ export async function writesAllowed(path: string): Promise<void> {
  * free before the first of them claims it.
  */
 async function whenFree(path: string, claim: () => void): Promise<void> {
-  let hold = held.get(path);
-  if (hold) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const gaveUp = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(waitedTooLong(path)), WRITE_WAIT_MS);
-    });
-    try {
-      for (; hold; hold = held.get(path)) await Promise.race([hold, gaveUp]);
-    } finally {
-      clearTimeout(timer);
-    }
+  for (let hold = held.get(path); hold; hold = held.get(path)) {
+    await within(hold, path);
   }
   claim();
+}
+
+/** Settles with `hold`, or fails once it has lasted {@link WRITE_WAIT_MS}. */
+async function within(hold: Promise<void>, path: string): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(waitedTooLong(path)), WRITE_WAIT_MS);
+  });
+  try {
+    await Promise.race([hold, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function waitedTooLong(path: string): StorageError {

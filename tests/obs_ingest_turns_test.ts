@@ -206,6 +206,53 @@ Deno.test("writes waiting for the same transaction go one at a time once it ends
   });
 });
 
+Deno.test("every write of the client holds the file's writes while it runs; reads do not", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await db.client.execute("CREATE TABLE probe (x INTEGER)");
+    const path = db.path!;
+    const writes: [string, () => Promise<unknown>][] = [
+      ["execute", () => db.client.execute("INSERT INTO probe VALUES (1)")],
+      ["batch", () => db.client.batch(["INSERT INTO probe VALUES (2)"])],
+      [
+        "executeMultiple",
+        () => db.client.executeMultiple("INSERT INTO probe VALUES (3);"),
+      ],
+      ["checkpoint", () => db.client.execute("PRAGMA wal_checkpoint(PASSIVE)")],
+    ];
+    for (const [name, write] of writes) {
+      const running = write();
+      // Claimed before the call returns: no ingest can begin between the wait and the statement.
+      assert.equal(writesHeld(path), true, name);
+      await running;
+      assert.equal(writesHeld(path), false, name);
+    }
+    const read = db.client.execute("SELECT COUNT(*) AS n FROM probe");
+    assert.equal(writesHeld(path), false, "a read");
+    assert.equal(Number((await read).rows[0]!.n), 3);
+  });
+});
+
+Deno.test("a read that starts with WITH does not wait for the writes of the file", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const tx = await db.client.transaction("write");
+    try {
+      const read = await db.client.execute(
+        "WITH n AS MATERIALIZED (SELECT COUNT(*) AS c FROM obs_events) SELECT c FROM n",
+      );
+      assert.equal(Number(read.rows[0]!.c), 0);
+      assert.equal(
+        writesHeld(db.path!),
+        true,
+        "read while the transaction holds",
+      );
+    } finally {
+      tx.close();
+    }
+  });
+});
+
 Deno.test("a WAL checkpoint waits for a large batch's transaction instead of SQLite's busy handler", async () => {
   await withDb(async (db) => {
     await initializeObs(db);

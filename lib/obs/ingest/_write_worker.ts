@@ -51,13 +51,18 @@ self.addEventListener("unhandledrejection", abandon);
 
 /** Rolls back the transaction left open, if any, and closes the connection. */
 function abandon(): void {
+  const connection = engine;
+  engine = null;
   try {
-    if (engine?.inTransaction) engine.exec("ROLLBACK");
+    if (connection?.inTransaction) connection.exec("ROLLBACK");
   } catch {
     // Closing below ends the transaction with the connection.
   }
-  engine?.close();
-  engine = null;
+  try {
+    connection?.close();
+  } catch {
+    // Nothing more this thread can do: it is ending.
+  }
 }
 
 async function handle(message: WriteThreadRequest): Promise<void> {
