@@ -24,6 +24,11 @@ export function stagingConfig(
   });
 }
 
+/** True when something (a file, a directory, a link) is at `path`. */
+export async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
 /** Runs `fn` with a fresh temporary directory, removed afterwards. */
 export async function withTempDir<T>(
   fn: (dir: string) => Promise<T>,

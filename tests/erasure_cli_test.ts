@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { captureIo, withTempDir } from "./_helpers.ts";
+import { captureIo, exists, withTempDir } from "./_helpers.ts";
 import { SEED } from "./erasure_support.ts";
 import { openDb } from "../lib/db.ts";
 import { OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
@@ -293,12 +293,3 @@ Deno.test("obs erase refuses an index a newer build upgraded before it makes a k
     assert.equal(await exists(key), false, "no key was made");
   });
 });
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { captureIo, withTempDir } from "./_helpers.ts";
+import { captureIo, exists, withTempDir } from "./_helpers.ts";
 import { loadCommand, main } from "../cli.ts";
 import { MAX_EVENTS_FILE_BYTES } from "../cli/events.ts";
 import type { CliIo } from "../cli/_io.ts";
@@ -25,10 +25,6 @@ function line(i: number, extra: Record<string, unknown> = {}): string {
     started_at: new Date(Date.UTC(2026, 8, 1, 0, 0, i)).toISOString(),
     ...extra,
   });
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
 }
 
 Deno.test("events ingest/query/export/summary work end to end on a fresh data dir", async () => {

@@ -15,6 +15,7 @@ import { processIdentity } from "../lib/runner/process_identity.ts";
 import {
   type CapturedIo,
   captureIo,
+  exists,
   spawnCli,
   withTempDir,
 } from "./_helpers.ts";
@@ -61,10 +62,6 @@ async function writeConfig(
 async function trace(args: string[], io: CapturedIo = captureIo()) {
   const code = await main(args, io);
   return { code, out: io.stdout(), err: io.stderr() };
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 Deno.test({
