@@ -18,6 +18,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { StorageError } from "./errors.ts";
+import { settleWithin } from "./settle_within.ts";
 
 /** Open holds, by file path: settled when the hold ends. */
 const held = new Map<string, Promise<void>>();
@@ -81,15 +82,9 @@ async function whenFree(path: string, claim: () => void): Promise<void> {
 
 /** Settles with `hold`, or fails once it has lasted {@link WRITE_WAIT_MS}. */
 async function within(hold: Promise<void>, path: string): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const gaveUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(waitedTooLong(path)), WRITE_WAIT_MS);
+  await settleWithin(hold, WRITE_WAIT_MS, () => {
+    throw waitedTooLong(path);
   });
-  try {
-    await Promise.race([hold, gaveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function waitedTooLong(path: string): StorageError {

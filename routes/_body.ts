@@ -17,6 +17,7 @@ import {
   parseStrictJson,
   type StrictJsonError,
 } from "../lib/json/strict_json.ts";
+import { settleWithin } from "../lib/settle_within.ts";
 
 /** Size and time bounds for one request body. */
 export interface BodyLimits {
@@ -227,19 +228,12 @@ async function readBefore(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   deadline: number,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"expired">((resolve) => {
-    timer = setTimeout(
-      () => resolve("expired"),
-      Math.max(0, deadline - performance.now()),
-    );
-  });
-  try {
-    const result = await Promise.race([reader.read(), expired]);
-    if (result !== "expired") return result;
-  } finally {
-    clearTimeout(timer);
-  }
+  const result = await settleWithin(
+    reader.read(),
+    deadline - performance.now(),
+    () => "expired" as const,
+  );
+  if (result !== "expired") return result;
   // Not awaited: cancelling waits for the pending read, which a trickling
   // client may hold for as long as it likes.
   reader.cancel().catch(() => {});

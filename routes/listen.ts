@@ -38,6 +38,7 @@
 
 import { ConfigError } from "../lib/errors.ts";
 import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
+import { settleWithin } from "../lib/settle_within.ts";
 
 /** Bounds the guard applies to every connection. */
 export interface ServeLimits {
@@ -615,18 +616,10 @@ function closeQuietly(closable: { close(): void }): void {
 }
 
 /** `promise`, or `expired` once `ms` have passed (the timer is cleared either way). */
-async function within<T, E = undefined>(
+function within<T, E = undefined>(
   ms: number,
   promise: Promise<T>,
   expired?: E,
 ): Promise<T | E> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<E>((resolve) => {
-    timer = setTimeout(() => resolve(expired as E), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return settleWithin(promise, ms, () => expired as E);
 }

@@ -19,6 +19,7 @@
 import * as v from "valibot";
 import { TraceError } from "../errors.ts";
 import type { TenantScope } from "./roles.ts";
+import { settleWithin } from "../settle_within.ts";
 
 /** A typed opaque resource ref, as trace events carry them. */
 export interface ResourceRef {
@@ -185,20 +186,17 @@ async function callHook<I>(
   input: I,
   timeoutMs: number,
 ): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(hookError(hook, "timed_out")), timeoutMs);
-  });
   try {
-    return await Promise.race([
+    return await settleWithin(
       Promise.resolve().then(() => fn(input)),
-      timeout,
-    ]);
+      timeoutMs,
+      () => {
+        throw hookError(hook, "timed_out");
+      },
+    );
   } catch (error) {
     if (error instanceof HookError) throw error;
     throw hookError(hook, "threw");
-  } finally {
-    clearTimeout(timer);
   }
 }
 

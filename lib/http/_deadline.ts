@@ -7,6 +7,7 @@
  */
 
 import { ProtocolError } from "../contract/protocol.ts";
+import { settleWithin } from "../settle_within.ts";
 
 /** A fixed point in `performance.now()` time after which a request has failed. */
 export class Deadline {
@@ -48,17 +49,9 @@ export class Deadline {
       onExpire();
       throw this.expired();
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expiry = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        onExpire();
-        reject(this.expired());
-      }, this.remaining());
+    return await settleWithin(step, this.remaining(), () => {
+      onExpire();
+      throw this.expired();
     });
-    try {
-      return await Promise.race([step, expiry]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
