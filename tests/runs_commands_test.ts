@@ -25,6 +25,8 @@ import {
 } from "../lib/runner/checkpoint.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { cleanUpRun } from "../lib/runs/cleanup.ts";
+import { recordCleanup } from "../lib/ledger/cleanups.ts";
+import { runCatalog } from "../lib/runs/run_catalog.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { runReference } from "../lib/runs/reference_runs.ts";
 import { RunLock } from "../lib/runs/run_lock.ts";
@@ -106,6 +108,49 @@ async function interruptedCheckpoint(
   await fileCheckpointSink(dataDir, runId).write(checkpoint);
   return checkpoint;
 }
+
+Deno.test("external-runs and the run pages agree on each run's cleanup after later cleanups", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const interrupted = "run-20990101T000000Z-000000000002";
+    await interruptedCheckpoint(dir, interrupted, {
+      test: ["trace-doc-2"],
+      control: [],
+    });
+    const untouched = "run-20990101T000000Z-000000000003";
+    await interruptedCheckpoint(dir, untouched, {
+      test: ["trace-doc-3"],
+      control: [],
+    });
+    // A later cleanup of the interrupted run that left records behind.
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-1",
+      run_id: interrupted,
+      target_id: fail.target.id,
+      ids_from: "checkpoint",
+      namespaces: { test: "trace-test-x", control: "trace-control-x" },
+      issued: { test: 1, control: 0 },
+      started_at: "2099-01-01T00:01:00.000Z",
+      finished_at: "2099-01-01T00:01:01.000Z",
+      outcome: fail.cleanup,
+    });
+    const listed = JSON.parse(
+      (await trace(["external-runs", "--json", ...dataOf(db)])).out,
+    ).runs as { run_id: string; cleanup: string }[];
+    const paged = await runCatalog(db, { dataDir: dir });
+    const expected = {
+      [fail.run_id]: "incomplete",
+      [interrupted]: "incomplete",
+      [untouched]: "unknown",
+    };
+    for (const [runId, cleanup] of Object.entries(expected)) {
+      assert.equal(listed.find((r) => r.run_id === runId)?.cleanup, cleanup);
+      assert.equal(paged.find((r) => r.run_id === runId)?.cleanup, cleanup);
+    }
+  });
+});
 
 Deno.test("trace external-runs lists external, reference and interrupted runs newest first, with filters", async () => {
   await withDb(async (db, dir) => {

@@ -6,20 +6,26 @@
  * report kept beside a checkpoint when the ledger could not take it, or a
  * checkpoint that says its run completed whose report neither has (lost:
  * its verdict is the checkpoint's alone).
- * Newest first by start time. `external-runs` (`run_list.ts`) lists the
- * same runs for the terminal; pages also need each run's duration and
- * cursor paging over every run.
+ * Newest first by start time. `external-runs` (`run_list.ts`) lists these
+ * runs for the terminal, filtered and linked to their regressions; pages
+ * also use each run's duration and cursor paging over every run.
  *
  * @module
  */
 
+import { join } from "node:path";
 import type { TraceDb } from "../db.ts";
 import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
 import { listRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
-import { RefusedError } from "../errors.ts";
-import { checkpointRunIds, readCheckpoint } from "../runner/checkpoint.ts";
+import { NotFoundError, RefusedError } from "../errors.ts";
+import {
+  checkpointDir,
+  checkpointRunIds,
+  readCheckpoint,
+} from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
+import { keptReportPath } from "./external_run.ts";
 import { locateRun } from "./run_view.ts";
 
 /** One run as lists show it. */
@@ -58,6 +64,14 @@ export interface RunCatalogOptions {
   limit?: number | undefined;
   /** Liveness of a checkpoint's writer (tests). */
   isAlive?: ((pid: number) => boolean) | undefined;
+  /** Whether the database has a ledger (default: asked). */
+  ledger?: boolean | undefined;
+  /**
+   * Told of each checkpoint that cannot be read (its run is skipped) and
+   * each kept report that cannot be trusted (its run is listed as its
+   * checkpoint has it).
+   */
+  onUnreadable?: ((path: string) => void) | undefined;
 }
 
 /** Largest list read when no limit is given: far beyond what one ledger holds in practice. */
@@ -68,7 +82,7 @@ export async function runCatalog(
   db: TraceDb,
   options: RunCatalogOptions = {},
 ): Promise<RunSummary[]> {
-  const ledger = await hasLedger(db);
+  const ledger = options.ledger ?? await hasLedger(db);
   const stored = ledger ? await fromLedger(db, options) : [];
   const local = options.dataDir !== undefined && options.kind !== "reference"
     ? await fromCheckpoints(
@@ -96,16 +110,24 @@ export function newestFirst(
   return a.run_id < b.run_id ? 1 : a.run_id > b.run_id ? -1 : 0;
 }
 
-/** A run whose records a later `external-cleanup` removed reads `cleaned`. */
+/**
+ * What a later `external-cleanup` says of a run's records: `cleaned` once
+ * one removed them all; a run whose own cleanup is unknown (interrupted,
+ * or its report lost) reads `incomplete` after one that did not. A
+ * running run stays `unknown`.
+ */
 function withLaterCleanup(
   run: RunSummary,
   cleanups: ReadonlyMap<string, CleanupRecord>,
 ): RunSummary {
   const later = cleanups.get(run.run_id);
-  if (!later?.outcome.cleanup_complete) return run;
-  return run.cleanup === "incomplete" || run.cleanup === "unknown"
-    ? { ...run, cleanup: "cleaned" }
-    : run;
+  if (!later || run.state === "running") return run;
+  if (later.outcome.cleanup_complete) {
+    return run.cleanup === "incomplete" || run.cleanup === "unknown"
+      ? { ...run, cleanup: "cleaned" }
+      : run;
+  }
+  return run.cleanup === "unknown" ? { ...run, cleanup: "incomplete" } : run;
 }
 
 /** The summary of a finished report. */
@@ -185,16 +207,23 @@ async function checkpointSummary(
   // An unreadable checkpoint is not a run to list; external-show names its
   // problem. A kept report that cannot be trusted leaves its run listed as
   // its checkpoint has it (its page names the problem).
+  const unreadable = options.onUnreadable ?? (() => {});
   const located = await locateRun(db, runId, {
     dataDir,
     ledger: false,
     ...(options.isAlive ? { isAlive: options.isAlive } : {}),
   }).catch(async (error) => {
-    if (!(error instanceof RefusedError)) return null;
-    const checkpoint = await readCheckpoint(dataDir, runId).catch(() => null);
-    return checkpoint
-      ? { found: "checkpoint" as const, checkpoint, running: false }
+    // Gone since it was listed (removed by a cleanup): nothing to name.
+    if (error instanceof NotFoundError) return null;
+    const checkpoint = error instanceof RefusedError
+      ? await readCheckpoint(dataDir, runId).catch(() => null)
       : null;
+    if (!checkpoint) {
+      unreadable(join(checkpointDir(dataDir), `${runId}.json`));
+      return null;
+    }
+    unreadable(keptReportPath(dataDir, runId));
+    return { found: "checkpoint" as const, checkpoint, running: false };
   });
   if (!located) return null;
   if (located.found !== "checkpoint") {
