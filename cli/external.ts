@@ -1,12 +1,16 @@
 /** `trace external-plan` and `trace external-run`. */
 
+import { join } from "node:path";
 import type { StagingConfig } from "../lib/contract/config.ts";
+import { resolveDataDir } from "../lib/data_dir.ts";
+import { createHttpTransport } from "../lib/http/strict_client.ts";
 import { NoDataError } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 import type { TargetRef } from "../lib/runner/report.ts";
 import { validateTargetId } from "../lib/ledger/targets.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import {
+  checkAdapterReachable,
   configTargetRef,
   readRunTarget,
   refuseRetiredConfig,
@@ -104,6 +108,9 @@ export const externalRun: Command = async (args, io) => {
   const selection: RunSelection = "config" in choice
     ? { config: await loadConfig(choice.config, io) }
     : { targetId: choice.target };
+  if ("config" in selection) {
+    await checkAdapterBeforeCreating(values, io, selection.config);
+  }
   return await runContractCommand(io, {
     values,
     start: async (db, hooks) => ({
@@ -116,6 +123,30 @@ export const externalRun: Command = async (args, io) => {
     }),
   });
 };
+
+/**
+ * A config run into a data directory that holds no database yet checks its
+ * adapter before creating one: such a database has retired nothing (the
+ * check the run makes first otherwise), and a run that cannot start must
+ * not leave a new `trace.db` behind. The run checks again on its own
+ * transport.
+ */
+async function checkAdapterBeforeCreating(
+  values: DataFlags,
+  io: Parameters<Command>[1],
+  config: StagingConfig,
+): Promise<void> {
+  if (values.db ?? io.env("TRACE_DB_URL")) return;
+  const dataDir = resolveDataDir({ flag: values["data-dir"], env: io.env });
+  const database = join(dataDir, "trace.db");
+  if (await Deno.lstat(database).then(() => true, () => false)) return;
+  const transport = createHttpTransport(config, { env: io.env });
+  try {
+    await checkAdapterReachable(config, transport);
+  } finally {
+    await transport.close?.();
+  }
+}
 
 /**
  * A config file's plan target: its config-derived id, not registered (a

@@ -56,12 +56,10 @@ Deno.test("trace external-run against a port where nothing listens fails in one 
       ),
     );
     assert.deepEqual(await entries(`${dir}/external`), [], "no checkpoint");
-    const targets = captureIo();
-    assert.equal(
-      await main(["external-targets", "--json", ...data], targets),
-      0,
+    assert.ok(
+      !(await entries(dir)).includes("trace.db"),
+      "no database, so no config target",
     );
-    assert.deepEqual(JSON.parse(targets.stdout()).targets, []);
 
     // A registered target that stopped answering: no checkpoint, no run row.
     const register = captureIo();
@@ -93,6 +91,41 @@ Deno.test("trace external-run against a port where nothing listens fails in one 
     } finally {
       db.close();
     }
+
+    // With a database already there, a config run still registers nothing.
+    const again = captureIo();
+    assert.equal(
+      await main(["external-run", "--config", config, ...data], again),
+      2,
+    );
+    assert.match(again.stderr(), /Cannot reach the staging adapter/);
+    const targets = captureIo();
+    assert.equal(
+      await main(["external-targets", "--json", ...data], targets),
+      0,
+    );
+    assert.deepEqual(
+      JSON.parse(targets.stdout()).targets.map((t: { target_id: string }) =>
+        t.target_id
+      ),
+      ["gone"],
+    );
+  });
+});
+
+Deno.test("trace external-run --config against an unreachable adapter leaves no database in a fresh data directory", async () => {
+  await withTempDir(async (dir) => {
+    const url = `http://127.0.0.1:${closedPort()}`;
+    const config = await writeConfig(dir, url);
+    const fresh = `${dir}/fresh`;
+    const io = captureIo();
+    const code = await main(
+      ["external-run", "--config", config, "--data-dir", fresh],
+      io,
+    );
+    assert.equal(code, 2);
+    assert.match(io.stderr(), /Cannot reach the staging adapter/);
+    assert.deepEqual(await entries(fresh), [], "nothing created");
   });
 });
 
