@@ -222,6 +222,12 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
           sum("written")
         } written, ${failed} failed\n`,
     );
+    const reasons = new Set(
+      results.flatMap((page) => page.write_error ?? []),
+    );
+    for (const reason of reasons) {
+      io.out(`Writing a page failed: ${displaySafe(reason)}\n`);
+    }
     const next = results.at(-1)?.next_cursor;
     if (next) io.out(`Next page: --cursor ${next}\n`);
     if (!values.apply) io.out("Nothing was written; add --apply to write\n");

@@ -485,6 +485,30 @@ Deno.test("backfill() does not bring back rows that retention removed", async ()
   });
 });
 
+Deno.test("a backfill page the database refuses says why, in the result and on the terminal", async () => {
+  await withObs(async (db, dir) => {
+    await ingestMany(db, 3);
+    await db.client.execute("DELETE FROM obs_events WHERE seq = 2");
+    await db.client.execute(
+      `CREATE TRIGGER refuse_backfill BEFORE INSERT ON obs_events
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    );
+    const page = await backfill(db, { dryRun: false });
+    assert.equal(page.written, 0);
+    assert.deepEqual(page.failed, [{ seq: 2, code: "write_failed" }]);
+    assert.match(page.write_error ?? "", /refused by the test/);
+    const io = captureIo();
+    assert.equal(await obs(["backfill", "--apply", "--data-dir", dir], io), 1);
+    assert.match(io.stdout(), /, 1 failed\n/);
+    assert.match(
+      io.stdout(),
+      /^Writing a page failed: .*refused by the test$/m,
+    );
+    const dry = await backfill(db);
+    assert.equal(dry.write_error, null);
+  });
+});
+
 // --- CLI ---------------------------------------------------------------------
 
 Deno.test("obs() plans and applies a source expiry through a synced NDJSON archive", async () => {

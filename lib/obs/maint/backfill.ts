@@ -10,7 +10,7 @@
 
 import type { InStatement, Row } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
-import { ConfigError } from "../../errors.ts";
+import { ConfigError, errorMessage } from "../../errors.ts";
 import {
   bySeq,
   eventDiff,
@@ -85,6 +85,12 @@ export interface BackfillResult {
   written: number;
   /** Envelopes that could not be indexed, and why. */
   failed: BackfillIssue[];
+  /**
+   * Why the page's write failed (its envelopes are then `write_failed`):
+   * the database's one-line message, which names tables and constraints,
+   * never a stored value; `null` when it did not fail.
+   */
+  write_error: string | null;
   /** Pass back as `cursor` for the next page; `null` after the newest envelope. */
   next_cursor: string | null;
 }
@@ -143,8 +149,13 @@ export async function backfill(
   const page = envelopes.rows.slice(0, pageSize);
   const plan = await planPage(db, page, options.includeRetained ?? false);
   let written = 0;
+  let writeError: string | null = null;
   if (!dryRun && plan.missing.length + plan.changed.length > 0) {
-    written = await writePage(db, plan);
+    try {
+      written = await writePage(db, plan);
+    } catch (error) {
+      writeError = errorMessage(error);
+    }
   }
   const last = page.at(-1);
   return {
@@ -156,6 +167,7 @@ export async function backfill(
     skipped_retained: plan.skippedRetained,
     written,
     failed: plan.failed,
+    write_error: writeError,
     next_cursor: envelopes.rows.length > pageSize && last
       ? `bf1.${Number(last.seq)}`
       : null,
@@ -263,13 +275,13 @@ async function writePage(db: TraceDb, plan: PagePlan): Promise<number> {
   try {
     await db.client.batch(statements, "write");
     return plan.missing.length + plan.changed.length;
-  } catch {
+  } catch (error) {
     incrementCounter("write_failures");
     for (const { seq } of [...plan.missing, ...plan.changed]) {
       plan.failed.push({ seq, code: "write_failed" });
     }
     plan.failed.sort((a, b) => a.seq - b.seq);
-    return 0;
+    throw error;
   }
 }
 
