@@ -18,6 +18,7 @@ import {
   type StrictJsonError,
 } from "../lib/json/strict_json.ts";
 import { settleWithin } from "../lib/settle_within.ts";
+import { createGunzip } from "node:zlib";
 
 /** Size and time bounds for one request body. */
 export interface BodyLimits {
@@ -134,7 +135,7 @@ export async function readRequestBody(
   }
   const inflated = request.body
     .pipeThrough(byteLimit(limits.maxBytes))
-    .pipeThrough(new DecompressionStream("gzip"));
+    .pipeThrough(gunzipMembers());
   try {
     return await collect(inflated, {
       limit: limits.maxDecodedBytes,
@@ -176,6 +177,41 @@ export function requireBatchSize(
 
 function tooLargeMessage(what: string, limit: number): string {
   return `Cannot read the request: the ${what} exceeds ${limit} bytes; send smaller batches`;
+}
+
+/**
+ * Inflates a gzip body member after member. A gzip file may hold several
+ * members one after the other (`cat a.gz b.gz`), and its content is all of
+ * them; `DecompressionStream` stops after the first and calls the rest
+ * corrupt. Node's inflater reads every member and still refuses a
+ * truncated body or bytes after the last member.
+ */
+function gunzipMembers(): TransformStream<BufferSource, Uint8Array> {
+  const gunzip = createGunzip();
+  return new TransformStream({
+    start(controller) {
+      gunzip.on("data", (chunk: Uint8Array) => controller.enqueue(chunk));
+      gunzip.on("error", (error: Error) => controller.error(error));
+    },
+    transform(chunk) {
+      const bytes = ArrayBuffer.isView(chunk)
+        ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+        : new Uint8Array(chunk);
+      return new Promise<void>((resolve, reject) =>
+        gunzip.write(bytes, (error) => error ? reject(error) : resolve())
+      );
+    },
+    flush() {
+      return new Promise<void>((resolve, reject) => {
+        gunzip.once("end", resolve);
+        gunzip.once("error", reject);
+        gunzip.end();
+      });
+    },
+    cancel() {
+      gunzip.destroy();
+    },
+  });
 }
 
 /** Passes bytes through until `limit` is passed, then errors the pipe. */

@@ -4,6 +4,8 @@ import type { TraceDb } from "../lib/db.ts";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
+import { gzipSync } from "node:zlib";
+import { concatBytes } from "../lib/bytes.ts";
 
 function event(i: number, extra: Record<string, unknown> = {}) {
   return {
@@ -101,6 +103,40 @@ Deno.test("POST /api/events accepts gzip bodies", async () => {
     );
     assert.equal(inflated.status, 413);
     assert.equal((await inflated.json()).error.code, "payload_too_large");
+  });
+});
+
+Deno.test("POST /api/events reads every member of a gzip body and refuses a cut or padded one", async () => {
+  await api(async (app) => {
+    const gzip = (text: string) => gzipSync(new TextEncoder().encode(text));
+    const json = JSON.stringify([event(1), event(2)]);
+    const half = Math.floor(json.length / 2);
+    const members = concatBytes([
+      gzip(json.slice(0, half)),
+      gzip(json.slice(half)),
+    ]);
+    const both = await app.request(
+      post(new Uint8Array(members), { "content-encoding": "gzip" }),
+    );
+    assert.equal(both.status, 200);
+    assert.equal((await both.json()).inserted, 2);
+    const one = gzip(JSON.stringify([event(3)]));
+    for (
+      const [name, body] of [
+        ["cut", one.slice(0, one.length - 6)],
+        ["padded", concatBytes([one, new Uint8Array([1, 2, 3])])],
+      ] as const
+    ) {
+      const res = await app.request(
+        post(new Uint8Array(body), { "content-encoding": "gzip" }),
+      );
+      assert.equal(res.status, 400, name);
+      assert.match(
+        (await res.json()).error.message,
+        /the gzip body is corrupt/,
+        name,
+      );
+    }
   });
 });
 
