@@ -44,7 +44,7 @@ Deno.test("external-run, external-replay and external-show --html write the run'
     assertStandalone(failHtml, "FAIL");
     const runId = /<code>(run-[\w-]+)<\/code>/.exec(failHtml)![1]!;
     assert.match(failHtml, /Deleted data was still there at the final sample/);
-    assert.match(failHtml, new RegExp(`trace external cleanup ${runId}`));
+    assert.match(failHtml, new RegExp(`trace external-cleanup ${runId}`));
 
     assert.equal(
       await main(["external-save", runId, "--data-dir", dataDir], captureIo()),

@@ -146,7 +146,7 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.equal(detail.saved_as, regression);
     const commands = detail.next_steps.map((s) => s.command);
     assert.ok(commands.includes(`trace external-replay ${regression}`));
-    assert.ok(commands.includes(`trace external cleanup ${fail}`));
+    assert.ok(commands.includes(`trace external-cleanup ${fail}`));
     assert.equal(detail.requests.status, "recorded");
     assert.deepEqual(
       detail.requests.phases.map((p) => p.name),
@@ -173,7 +173,7 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
       );
     }
     assert.match(body, /window ends 1 s/);
-    assert.match(body, /<code>trace external cleanup run-/);
+    assert.match(body, /<code>trace external-cleanup run-/);
     assert.match(body, /STILL RETRIEVABLE/);
     assert.match(
       body,
@@ -250,7 +250,7 @@ Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS
       /interrupted .* 3 synthetic ids it issued may remain/,
     );
     assert.deepEqual(detail.next_steps.map((s) => s.command), [
-      `trace external cleanup ${runId}`,
+      `trace external-cleanup ${runId}`,
     ]);
     const body = await html(fixture, `/runs/${runId}`);
     assert.match(body, /badge--lg">INCONCLUSIVE</);
@@ -281,7 +281,7 @@ Deno.test("a run of a target never registered offers no cleanup command that wou
       /^Synthetic records may remain in the staging application, but trace external-cleanup cannot remove them, as target cfg-quickstart was never registered/,
     );
     const body = await html(fixture, `/runs/${runId}`);
-    assert.doesNotMatch(body, /trace external cleanup/);
+    assert.doesNotMatch(body, new RegExp(`trace external-cleanup ${runId}`));
     assert.match(body, /was never registered and its adapter is unknown/);
   });
 });

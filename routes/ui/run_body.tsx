@@ -174,7 +174,7 @@ const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
   );
 };
 
-/** What a later `trace external cleanup` of the run found, above the run's own cleanup. */
+/** What a later `trace external-cleanup` of the run found, above the run's own cleanup. */
 const LaterCleanup: FC<{ detail: RunDetail; view: RunBodyView }> = (
   { detail, view },
 ) => {

@@ -61,7 +61,7 @@ export interface RunDetail {
   regression_id: string | null;
   /** The regression this run was saved as. */
   saved_as: string | null;
-  /** The latest `trace external cleanup` of this run, if any. */
+  /** The latest `trace external-cleanup` of this run, if any. */
   later_cleanup: RunView["cleanup"];
   /** For a replay: the run its regression was saved from (to compare with). */
   compare_with: string | null;

@@ -53,7 +53,7 @@ export interface RunContext {
   regressionId: string | null;
   /** The regression this run was saved as, if it was. */
   savedAs: string | null;
-  /** Whether a later `trace external cleanup` removed everything the run left. */
+  /** Whether a later `trace external-cleanup` removed everything the run left. */
   cleanedLater?: boolean;
   /** Set when the run's target was never registered: no cleanup command can reach it. */
   unregistered?: UnregisteredTarget | null;
@@ -212,7 +212,7 @@ export function cleanupStep(
   return {
     text:
       "Synthetic records may remain in the staging application: remove them before the next run.",
-    command: `trace external cleanup ${runId}`,
+    command: `trace external-cleanup ${runId}`,
   };
 }
 

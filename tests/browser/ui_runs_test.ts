@@ -93,7 +93,7 @@ browserTest(
       );
       assert.match(
         await page.locator("#cleanup").textContent() ?? "",
-        new RegExp(`trace external cleanup ${run.run_id}`),
+        new RegExp(`trace external-cleanup ${run.run_id}`),
       );
       await page.locator("#requests details.phase").first().waitFor();
       await checkLayout(desktop.page, "run-fail-desktop");

@@ -179,7 +179,7 @@ export const IssuedPanel: FC<
     runId: string;
     checkpoint: NonNullable<RunView["checkpoint"]>;
     running: boolean;
-    /** A later `external cleanup` removed everything: no command to offer. */
+    /** A later `external-cleanup` removed everything: no command to offer. */
     cleanedLater?: boolean;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
