@@ -188,15 +188,15 @@ const NONE: WriteThread = { stop: () => Promise.resolve() };
 export async function startWriteThread(db: TraceDb): Promise<WriteThread> {
   if (running.has(db)) return handleOf(db, running.get(db)!);
   const path = db.path;
-  if (path === null || !(await engineConnection(db))) return NONE;
+  // This thread's engine connection already reaches the client's file.
+  const here = path === null ? null : await engineConnection(db);
+  if (path === null || !here) return NONE;
   const thread = new Thread(() => {
     if (running.get(db) === thread) running.delete(db);
   });
   try {
     const ours = await thread.open(path);
-    const theirs = (await db.client.execute("PRAGMA database_list")).rows
-      .find((row) => row.name === "main")?.file;
-    if (ours !== null && ours === theirs) {
+    if (ours !== null && ours === here.mainFile()) {
       running.set(db, thread);
       return handleOf(db, thread);
     }
