@@ -24,6 +24,19 @@ export function stagingConfig(
   });
 }
 
+/** Records `component` at schema `version`, as a newer build that upgraded its tables would. */
+export async function markNewerSchema(
+  db: TraceDb,
+  component: string,
+  version: number,
+): Promise<void> {
+  await db.client.execute({
+    sql:
+      "INSERT INTO schema_migrations VALUES (?, ?, 'from a newer build', '')",
+    args: [component, version],
+  });
+}
+
 /** True when something (a file, a directory, a link) is at `path`. */
 export async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);

@@ -12,7 +12,7 @@ import { requireAuthSchema } from "../lib/auth/schema.ts";
 import { StorageError } from "../lib/errors.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { OBS_SCHEMA_VERSION, requireObs } from "../lib/obs/mod.ts";
-import { withTempDir } from "./_helpers.ts";
+import { markNewerSchema, withTempDir } from "./_helpers.ts";
 import { closedPort } from "./_tcp_servers.ts";
 
 const IS_POSIX = Deno.build.os !== "windows";
@@ -110,11 +110,7 @@ Deno.test("tables a newer build upgraded are refused for writes and reads, and l
     const db = await openDb({ dataDir: dir });
     try {
       await migrate(db, ALL_MIGRATIONS);
-      await db.client.execute({
-        sql:
-          "INSERT INTO schema_migrations VALUES ('obs', ?, 'from a newer build', '')",
-        args: [newer],
-      });
+      await markNewerSchema(db, "obs", newer);
     } finally {
       db.close();
     }
@@ -154,11 +150,7 @@ Deno.test("ledger and audit readers refuse tables a newer build upgraded", async
     try {
       await migrate(db, ALL_MIGRATIONS);
       for (const component of ["ledger", "auth"]) {
-        await db.client.execute({
-          sql:
-            "INSERT INTO schema_migrations VALUES (?, 99, 'from a newer build', '')",
-          args: [component],
-        });
+        await markNewerSchema(db, component, 99);
       }
       await assert.rejects(
         () => requireLedger(db),

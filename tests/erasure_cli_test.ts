@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { captureIo, exists, withTempDir } from "./_helpers.ts";
+import { captureIo, exists, markNewerSchema, withTempDir } from "./_helpers.ts";
 import { SEED } from "./erasure_support.ts";
 import { openDb } from "../lib/db.ts";
 import { OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
@@ -277,11 +277,7 @@ Deno.test("obs erase refuses an index a newer build upgraded before it makes a k
   await withSeededData(async (data, dir) => {
     const db = await openDb({ dataDir: join(dir, "data") });
     try {
-      await db.client.execute({
-        sql:
-          "INSERT INTO schema_migrations VALUES ('obs', ?, 'from a newer build', '')",
-        args: [OBS_SCHEMA_VERSION + 1],
-      });
+      await markNewerSchema(db, "obs", OBS_SCHEMA_VERSION + 1);
     } finally {
       db.close();
     }
