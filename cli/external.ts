@@ -1,8 +1,6 @@
 /** `trace external-plan` and `trace external-run`. */
 
-import { join } from "node:path";
 import type { StagingConfig } from "../lib/contract/config.ts";
-import { resolveDataDir } from "../lib/data_dir.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
 import { NoDataError } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
@@ -136,10 +134,19 @@ async function checkAdapterBeforeCreating(
   io: Parameters<Command>[1],
   config: StagingConfig,
 ): Promise<void> {
-  if (values.db ?? io.env("TRACE_DB_URL")) return;
-  const dataDir = resolveDataDir({ flag: values["data-dir"], env: io.env });
-  const database = join(dataDir, "trace.db");
-  if (await Deno.lstat(database).then(() => true, () => false)) return;
+  try {
+    // Opening without creating finds the database wherever --db, the
+    // environment or --data-dir put it, as the run will.
+    await withDataContext(
+      values,
+      io,
+      { write: false, readOnly: true },
+      () => Promise.resolve(),
+    );
+    return;
+  } catch (error) {
+    if (!(error instanceof NoDataError)) throw error;
+  }
   const transport = createHttpTransport(config, { env: io.env });
   try {
     await checkAdapterReachable(config, transport);
