@@ -19,13 +19,10 @@ import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
 import { listRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
-import {
-  checkpointDir,
-  checkpointRunIds,
-  readCheckpoint,
-} from "../runner/checkpoint.ts";
+import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { keptReportPath } from "./external_run.ts";
+import { runCheckpointIds } from "./kept_report.ts";
 import { locateRun } from "./run_view.ts";
 
 /** One run as lists show it. */
@@ -185,7 +182,7 @@ async function fromCheckpoints(
 ): Promise<RunSummary[]> {
   const cutoff = limitCutoff(stored, options.limit);
   const summaries: RunSummary[] = [];
-  for (const runId of await checkpointRunIds(dataDir)) {
+  for (const runId of await runCheckpointIds(dataDir)) {
     if (recorded.has(runId)) continue;
     const started = idTime(runId);
     if (cutoff !== null && started !== "" && started < cutoff) continue;
