@@ -28,7 +28,7 @@ import type {
   Transaction,
   TransactionMode,
 } from "@libsql/client";
-import { acquireWrites, writesAllowed } from "./_db_write_gate.ts";
+import { acquireWrites, holdWrites, writesAllowed } from "./_db_write_gate.ts";
 
 /** The statement every writing connection runs first. */
 export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
@@ -132,13 +132,8 @@ export class SecureDeleteClient implements Client {
    * waited for the gate could find it claimed again, by an ingest whose
    * transaction then holds SQLite's lock, before its own statement runs.
    */
-  async #holding<T>(write: () => Promise<T>): Promise<T> {
-    const release = await acquireWrites(this.#path);
-    try {
-      return await write();
-    } finally {
-      release();
-    }
+  #holding<T>(write: () => Promise<T>): Promise<T> {
+    return holdWrites(this.#path, write);
   }
 
   sync(): Promise<Replicated> {

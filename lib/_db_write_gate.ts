@@ -30,7 +30,7 @@ const holder = new AsyncLocalStorage<string>();
  * most): one past this is a write made while its own flow holds a write
  * transaction open, which would wait forever.
  */
-export const WRITE_WAIT_MS = 60_000;
+const WRITE_WAIT_MS = 60_000;
 
 /** Runs `work` with the writes of `path` held: other writes to the file wait until it settles. */
 export async function holdWrites<T>(
