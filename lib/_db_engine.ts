@@ -37,9 +37,12 @@ type Statement = Database.Statement;
 export class EngineConnection {
   readonly #db: Connection;
   readonly #statements = new Map<string, Statement>();
+  /** The file this connection's main database lives in; `null` when it has none. */
+  readonly file: string | null;
 
   private constructor(db: Connection) {
     this.#db = db;
+    this.file = this.#mainFile();
   }
 
   /**
@@ -55,7 +58,7 @@ export class EngineConnection {
     try {
       const theirs = (await client.execute("PRAGMA database_list")).rows
         .find((row) => row.name === "main")?.file;
-      const ours = connection.mainFile();
+      const ours = connection.file;
       if (ours !== null && ours === theirs) return connection;
     } catch {
       // Any surprise: ingest keeps writing through the client.
@@ -66,7 +69,7 @@ export class EngineConnection {
 
   /**
    * Opens `path` with the client's settings, whichever file it reaches
-   * (compare {@link mainFile} with the client's); `null` when it cannot.
+   * (compare its {@link file} with the client's); `null` when it cannot.
    */
   static openFile(path: string): EngineConnection | null {
     let db: Connection;
@@ -84,8 +87,7 @@ export class EngineConnection {
     }
   }
 
-  /** The file this connection's main database lives in; `null` when it has none. */
-  mainFile(): string | null {
+  #mainFile(): string | null {
     try {
       const file = this.all("PRAGMA database_list")
         .find((row) => row.name === "main")?.file;

@@ -16,7 +16,7 @@ import {
   readNdjsonEvents,
   startWriteThread,
 } from "../lib/obs/ingest/mod.ts";
-import { EVENTS_PER_SLICE } from "../lib/obs/ingest/_write.ts";
+import { EVENTS_PER_SLICE } from "../lib/obs/ingest/_write_group.ts";
 import { writeThreadOf } from "../lib/obs/ingest/write_thread.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { runInTurns, WRITE_SLICE_MS } from "../lib/obs/ingest/_turns.ts";

@@ -13,12 +13,9 @@
 
 import { holdWrites, type TraceDb } from "../../db.ts";
 import type { BatchPlan, BatchToWrite } from "./_plan.ts";
-import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 import { writeGroupOn, type WriteHost } from "./_write_group.ts";
 import { beginWrite } from "./_write_tx.ts";
 import { writeThreadOf } from "./write_thread.ts";
-
-export { EVENTS_PER_SLICE } from "./_write_group.ts";
 
 /** Writes the accepted batches of a group in one transaction; returns every batch's plan. */
 export async function writeGroup(
@@ -37,24 +34,12 @@ export async function writeGroup(
 }
 
 function hostOf(db: TraceDb): WriteHost {
-  const sharesThread = db.path !== null;
   return {
     // The transaction stays open across turns: other writes wait for it outside SQLite.
     hold: (work) => holdWrites(db, work),
     begin: () => beginWrite(db),
-    steps: (steps) =>
-      sharesThread ? runInTurns(steps) : Promise.resolve(runAtOnce(steps)),
-    each: async (slices, write) => {
-      if (!sharesThread) {
-        for (const slice of slices) await write(slice);
-        return;
-      }
-      await inTurn(async (turns) => {
-        for (const slice of slices) {
-          if (turns.due()) await turns.turn();
-          await write(slice);
-        }
-      });
-    },
+    // In-memory databases have one connection, which the transaction holds,
+    // and a remote one does not hold the thread: no turns for them.
+    givesWay: db.path !== null,
   };
 }

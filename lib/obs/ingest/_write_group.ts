@@ -39,6 +39,7 @@ import {
   ownerKey,
   planGroup,
 } from "./_plan.ts";
+import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
 /** Rows for one table, in column order. */
 export interface TableRows {
@@ -67,13 +68,31 @@ export interface WriteHost {
   hold<T>(work: () => Promise<T>): Promise<T>;
   /** Begins the write transaction. */
   begin(): Promise<WriteTx>;
-  /** Runs `steps` to its end, giving way between steps where the thread serves requests. */
-  steps<T>(steps: Generator<void, T>): Promise<T>;
-  /** Calls `write` for each of `slices` in order, giving way between them likewise. */
-  each<T>(
-    slices: Iterable<T>,
-    write: (slice: T) => Promise<void>,
-  ): Promise<void>;
+  /** True on a thread that serves requests: planning and inserts give way between slices (`_turns.ts`). */
+  givesWay: boolean;
+}
+
+/** Runs `steps` to its end, in turns where the host gives way. */
+function runSteps<T>(host: WriteHost, steps: Generator<void, T>): Promise<T> {
+  return host.givesWay ? runInTurns(steps) : Promise.resolve(runAtOnce(steps));
+}
+
+/** Calls `write` for each of `slices` in order, taking turns where the host gives way. */
+async function forEachSlice<T>(
+  host: WriteHost,
+  slices: Iterable<T>,
+  write: (slice: T) => Promise<void>,
+): Promise<void> {
+  if (!host.givesWay) {
+    for (const slice of slices) await write(slice);
+    return;
+  }
+  await inTurn(async (turns) => {
+    for (const slice of slices) {
+      if (turns.due()) await turns.turn();
+      await write(slice);
+    }
+  });
 }
 
 const ENVELOPE_COLUMNS = [
@@ -116,7 +135,8 @@ function attempt(
     try {
       const owned = owners ? await owners(tx) : new Map<string, Owned>();
       const first = await nextSeq(tx);
-      const { plans, nextSeq: after } = await host.steps(
+      const { plans, nextSeq: after } = await runSteps(
+        host,
         planGroup(batches, owned, first),
       );
       const accepted = plans.filter((plan) => plan.conflicts.length === 0);
@@ -154,7 +174,7 @@ async function insertInSlices(
   nextSeqValue: number,
 ): Promise<void> {
   const counts = new RowCounts();
-  await host.each(insertSlices(plans), (tables) => {
+  await forEachSlice(host, insertSlices(plans), (tables) => {
     counts.add(tables);
     return tx.insert(tables);
   });

@@ -31,5 +31,5 @@ export interface SentPlan {
 export type WriteThreadReply =
   | { type: "opened"; file: string | null }
   | { type: "written"; id: number; plans: SentPlan[] }
-  | { type: "failed"; id: number; message: string; code: string | null }
+  | { type: "failed"; id: number; message: string }
   | { type: "closed" };

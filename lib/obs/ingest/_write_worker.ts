@@ -10,7 +10,6 @@
 
 import { EngineConnection } from "../../_db_engine.ts";
 import { beginEngineWrite } from "./_engine_write.ts";
-import { runAtOnce } from "./_turns.ts";
 import { writeGroupOn, type WriteHost } from "./_write_group.ts";
 import type {
   WriteThreadReply,
@@ -24,13 +23,11 @@ function reply(message: WriteThreadReply): void {
 }
 
 function hostOn(connection: EngineConnection, pages: number): WriteHost {
+  // Nothing else runs on this thread: the transaction never gives way.
   return {
     hold: (work) => work(),
     begin: () => Promise.resolve(beginEngineWrite(connection, pages)),
-    steps: (steps) => Promise.resolve(runAtOnce(steps)),
-    each: async (slices, write) => {
-      for (const slice of slices) await write(slice);
-    },
+    givesWay: false,
   };
 }
 
@@ -69,7 +66,7 @@ async function handle(message: WriteThreadRequest): Promise<void> {
   switch (message.type) {
     case "open":
       engine = EngineConnection.openFile(message.path);
-      return reply({ type: "opened", file: engine?.mainFile() ?? null });
+      return reply({ type: "opened", file: engine?.file ?? null });
     case "write": {
       const { id, batches, checkpointPages } = message;
       try {
@@ -84,12 +81,10 @@ async function handle(message: WriteThreadRequest): Promise<void> {
           plans: plans.map(({ items, conflicts }) => ({ items, conflicts })),
         });
       } catch (error) {
-        const code = (error as { code?: unknown } | null)?.code;
         return reply({
           type: "failed",
           id,
           message: error instanceof Error ? error.message : String(error),
-          code: typeof code === "string" ? code : null,
         });
       }
     }

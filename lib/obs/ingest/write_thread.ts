@@ -38,14 +38,11 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** A write the thread refused or could not finish, with SQLite's code when it had one. */
+/** A write the thread refused or could not finish (ingest words it as a storage error). */
 class WriteThreadError extends Error {
-  readonly code: string | undefined;
-
-  constructor(message: string, code: string | null) {
+  constructor(message: string) {
     super(message);
     this.name = "WriteThreadError";
-    this.code = code ?? undefined;
   }
 }
 
@@ -94,7 +91,7 @@ class Thread {
     batches: readonly BatchToWrite[],
   ): Promise<BatchPlan[]> {
     if (this.#failed) {
-      throw new WriteThreadError("the write thread failed", null);
+      throw new WriteThreadError("the write thread failed");
     }
     const id = this.#nextId++;
     const sent = await new Promise<SentPlan[]>((resolve, reject) => {
@@ -141,14 +138,14 @@ class Thread {
         const pending = this.#pending.get(reply.id);
         this.#pending.delete(reply.id);
         if (reply.type === "written") return pending?.resolve(reply.plans);
-        return pending?.reject(new WriteThreadError(reply.message, reply.code));
+        return pending?.reject(new WriteThreadError(reply.message));
       }
     }
   }
 
   #rejectPending(message: string): void {
     for (const { reject } of this.#pending.values()) {
-      reject(new WriteThreadError(message, null));
+      reject(new WriteThreadError(message));
     }
     this.#pending.clear();
   }
@@ -196,7 +193,7 @@ export async function startWriteThread(db: TraceDb): Promise<WriteThread> {
   });
   try {
     const ours = await thread.open(path);
-    if (ours !== null && ours === here.mainFile()) {
+    if (ours !== null && ours === here.file) {
       running.set(db, thread);
       return handleOf(db, thread);
     }
