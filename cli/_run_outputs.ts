@@ -63,7 +63,7 @@ export async function writeReportFile(
 }
 
 /** Quotes one shell word when it needs quoting. */
-function shellWord(word: string): string {
+export function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:@=+-]+$/.test(word)
     ? word
     : `'${word.replace(/'/g, `'\\''`)}'`;

@@ -30,6 +30,7 @@ import {
   dataFlagsOf,
   exitCodeOf,
   runInterruptibly,
+  shellWord,
   warnAboutOutcome,
   writeReportFile,
 } from "./_run_outputs.ts";
@@ -72,7 +73,9 @@ the verdict that differs (1 FAIL, 2 INCONCLUSIVE; 1 for an unexpected PASS),
  */
 function traceCommand(): string {
   if (Deno.build.standalone) return "trace";
-  return `npx -y deno@${Deno.version.deno} run -A ${projectPath("cli.ts")}`;
+  return `npx -y deno@${Deno.version.deno} run -A ${
+    shellWord(projectPath("cli.ts"))
+  }`;
 }
 
 /** A file of this project as the reader can name it: relative from its root, else absolute. */
@@ -307,7 +310,7 @@ function summary(
     "Try them with the demo, in two terminals:",
     `  ${trace} demo --defect ${outcomes.at(-1)!.label}`,
     `  ${trace} external-run --config ${
-      projectPath("fixtures/staging-adapter.json")
+      shellWord(projectPath("fixtures/staging-adapter.json"))
     }${dataFlags}`,
     trace === "trace"
       ? "and follow the commands the FAIL prints."
