@@ -10,7 +10,8 @@
 
 import type { InValue } from "@libsql/client";
 import type { EngineConnection, EngineValue } from "../../_db_engine.ts";
-import type { TableRows, WriteTx } from "./_write_group.ts";
+import type { WriteTx } from "./_write_group.ts";
+import type { InsertedRows } from "./row_counts.ts";
 
 /** Begins an immediate transaction on `engine`, its WAL bound set to `checkpointPages`. */
 export function beginEngineWrite(
@@ -40,7 +41,7 @@ class EngineWrite implements WriteTx {
     return Promise.resolve();
   }
 
-  insert(tables: readonly TableRows[]): Promise<void> {
+  insert(tables: readonly InsertedRows[]): Promise<void> {
     for (const { table, columns, rows } of tables) {
       this.#engine.insert(table, columns, rows as EngineValue[][]);
     }

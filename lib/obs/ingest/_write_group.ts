@@ -31,7 +31,7 @@ import {
   previewRows,
   RESOURCE_COLUMNS,
 } from "./index_rows.ts";
-import { RowCounts } from "./row_counts.ts";
+import { type InsertedRows, RowCounts } from "./row_counts.ts";
 import {
   type BatchPlan,
   type BatchToWrite,
@@ -41,13 +41,6 @@ import {
 } from "./_plan.ts";
 import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
-/** Rows for one table, in column order. */
-export interface TableRows {
-  table: string;
-  columns: readonly string[];
-  rows: InValue[][];
-}
-
 /** An open write transaction of a group. */
 export interface WriteTx {
   /** Rows of one read statement, keyed by column name. */
@@ -55,7 +48,7 @@ export interface WriteTx {
   /** Runs one statement that returns nothing. */
   run(sql: string, args: InValue[]): Promise<void>;
   /** Inserts every table's rows, in order. */
-  insert(tables: readonly TableRows[]): Promise<void>;
+  insert(tables: readonly InsertedRows[]): Promise<void>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
   /** Ends the transaction: rolls back whatever was not committed. */
@@ -200,7 +193,7 @@ export const EVENTS_PER_SLICE = 500;
 type FreshRow = { seq: number; event: NormalizedEvent; batch: BatchToWrite };
 
 /** The rows of the accepted batches, a slice at a time, built as they are written. */
-function* insertSlices(plans: readonly BatchPlan[]): Generator<TableRows[]> {
+function* insertSlices(plans: readonly BatchPlan[]): Generator<InsertedRows[]> {
   const fresh: FreshRow[] = plans.flatMap(({ batch, fresh }) =>
     fresh.map(({ seq, event }) => ({ seq, event, batch }))
   );
@@ -210,7 +203,7 @@ function* insertSlices(plans: readonly BatchPlan[]): Generator<TableRows[]> {
 }
 
 /** Envelope, index, resource and preview rows of `fresh`. */
-function sliceRows(fresh: readonly FreshRow[]): TableRows[] {
+function sliceRows(fresh: readonly FreshRow[]): InsertedRows[] {
   const index = indexRows(fresh.map(({ seq, event, batch }) => ({
     seq,
     received_at: batch.receivedAt,

@@ -13,7 +13,8 @@
 import type { InValue, Transaction } from "@libsql/client";
 import { engineConnection, type TraceDb } from "../../db.ts";
 import { beginEngineWrite } from "./_engine_write.ts";
-import type { TableRows, WriteTx } from "./_write_group.ts";
+import type { WriteTx } from "./_write_group.ts";
+import type { InsertedRows } from "./row_counts.ts";
 import { literalInserts } from "./_sql_literal.ts";
 import { writerCheckpointPages } from "./checkpoints.ts";
 
@@ -51,7 +52,7 @@ class ClientWrite implements WriteTx {
     await this.#tx.execute({ sql, args });
   }
 
-  async insert(tables: readonly TableRows[]): Promise<void> {
+  async insert(tables: readonly InsertedRows[]): Promise<void> {
     const script = tables.map(({ table, columns, rows }) =>
       literalInserts(table, columns, rows)
     ).join("");
