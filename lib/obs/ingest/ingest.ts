@@ -140,7 +140,7 @@ export async function ingestEvents(
   await requireObs(db);
   // A large batch is validated in slices, so other requests get turns meanwhile.
   const events = await runInTurns(validationSteps(inputs, options));
-  return await ingestValidated(db, events, options);
+  return await writeValidated(db, events, options);
 }
 
 function refuseLargeBatch(events: number): void {
@@ -164,6 +164,15 @@ export async function ingestValidated(
 ): Promise<IngestResult> {
   refuseLargeBatch(events.length);
   await requireObs(db);
+  return await writeValidated(db, events, options);
+}
+
+/** Writes events whose batch size and index were checked. */
+async function writeValidated(
+  db: TraceDb,
+  events: readonly NormalizedEvent[],
+  options: IngestOptions,
+): Promise<IngestResult> {
   if (events.length === 0) return { inserted: 0, duplicates: 0, items: [] };
   let plan: BatchPlan;
   try {
