@@ -254,7 +254,11 @@ export function guardConnections(setup: GuardSetup): GuardedServer {
       await accepting;
       // Nothing is in progress on a connection that has sent no request yet.
       for (const conn of waiting) closeQuietly(conn);
-      await within(SHUTDOWN_GRACE_MS, Promise.allSettled(relays));
+      await settleWithin(
+        Promise.allSettled(relays),
+        SHUTDOWN_GRACE_MS,
+        () => undefined,
+      );
       for (const conn of open) closeQuietly(conn);
       await Promise.allSettled(relays);
     },
@@ -502,10 +506,10 @@ async function readHead(
   while (length < buffer.length) {
     // A read left pending here ends when the connection is closed.
     const read = conn.read(buffer.subarray(length)).catch(() => null);
-    const n = await within(
-      deadline - performance.now(),
+    const n = await settleWithin(
       read,
-      "expired" as const,
+      deadline - performance.now(),
+      () => "expired" as const,
     );
     if (n === "expired") return { kind: "timeout" };
     if (n === null) return { kind: "closed" };
@@ -603,7 +607,11 @@ async function answerAndClose(
   conn: Deno.Conn,
   bytes: Uint8Array,
 ): Promise<void> {
-  await within(1_000, writeAll(conn, bytes).catch(() => {}));
+  await settleWithin(
+    writeAll(conn, bytes).catch(() => {}),
+    1_000,
+    () => undefined,
+  );
   closeQuietly(conn);
 }
 
@@ -613,13 +621,4 @@ function closeQuietly(closable: { close(): void }): void {
   } catch {
     // Already closed.
   }
-}
-
-/** `promise`, or `expired` once `ms` have passed (the timer is cleared either way). */
-function within<T, E = undefined>(
-  ms: number,
-  promise: Promise<T>,
-  expired?: E,
-): Promise<T | E> {
-  return settleWithin(promise, ms, () => expired as E);
 }
