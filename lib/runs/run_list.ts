@@ -15,32 +15,28 @@ import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { runCatalog, type RunSummary } from "./run_catalog.ts";
 
 /** One run in the list. */
-export interface RunListItem {
-  run_id: string;
-  kind: RunReport["kind"];
-  target_id: string;
+export interface RunListItem extends
+  Pick<
+    RunSummary,
+    | "run_id"
+    | "kind"
+    | "target_id"
+    | "verdict"
+    | "state"
+    | "started_at"
+    | "kept_in"
+    | "cleanup"
+  > {
   /**
    * Whether the target is registered (`false`: a config run never
    * registered, such as quickstart's, which cannot be run again, saved,
    * replayed or cleaned up); `null` for a reference run.
    */
   target_registered: boolean | null;
-  verdict: Verdict | "RUNNING";
-  state: RunState;
-  started_at: string;
-  /** Where its record is: the ledger, a kept report file, or only a checkpoint. */
-  kept_in: "ledger" | "file" | "checkpoint";
   /** The regression this run replayed. */
   regression_id: string | null;
   /** The regression this FAIL was saved as. */
   saved_as: string | null;
-  /**
-   * Synthetic records: `complete` (cleaned up), `incomplete` (some may
-   * remain: trace external-cleanup), `cleaned` (by a later cleanup, also
-   * of an interrupted run), `unknown` (running, or interrupted without a
-   * cleanup since) or `none` (a reference run: nothing outside memory).
-   */
-  cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
 }
 
 /** The answer of `external-runs`. */
