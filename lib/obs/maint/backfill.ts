@@ -148,15 +148,10 @@ export async function backfill(
   });
   const page = envelopes.rows.slice(0, pageSize);
   const plan = await planPage(db, page, options.includeRetained ?? false);
-  let written = 0;
-  let writeError: string | null = null;
-  if (!dryRun && plan.missing.length + plan.changed.length > 0) {
-    try {
-      written = await writePage(db, plan);
-    } catch (error) {
-      writeError = errorMessage(error);
-    }
-  }
+  const { written, error: writeError } =
+    !dryRun && plan.missing.length + plan.changed.length > 0
+      ? await writePage(db, plan)
+      : { written: 0, error: null };
   const last = page.at(-1);
   return {
     dry_run: dryRun,
@@ -258,7 +253,11 @@ async function refuseOwnedElsewhere(
   });
 }
 
-async function writePage(db: TraceDb, plan: PagePlan): Promise<number> {
+/** Writes the page; a refused write marks its envelopes `write_failed` and says why. */
+async function writePage(
+  db: TraceDb,
+  plan: PagePlan,
+): Promise<{ written: number; error: string | null }> {
   const statements: InStatement[] = indexStatements(
     plan.missing.map(({ seq, expected }) => ({
       seq,
@@ -274,14 +273,14 @@ async function writePage(db: TraceDb, plan: PagePlan): Promise<number> {
   if (counted) statements.push(counted);
   try {
     await db.client.batch(statements, "write");
-    return plan.missing.length + plan.changed.length;
+    return { written: plan.missing.length + plan.changed.length, error: null };
   } catch (error) {
     incrementCounter("write_failures");
     for (const { seq } of [...plan.missing, ...plan.changed]) {
       plan.failed.push({ seq, code: "write_failed" });
     }
     plan.failed.sort((a, b) => a.seq - b.seq);
-    throw error;
+    return { written: 0, error: errorMessage(error) };
   }
 }
 
