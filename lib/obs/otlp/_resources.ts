@@ -17,7 +17,7 @@ import {
   type Selection,
   type SelectionCandidate,
 } from "../model.ts";
-import type { OtlpAttributes, OtlpValue } from "./decode.ts";
+import { type OtlpAttributes, type OtlpValue, scalarText } from "./decode.ts";
 
 /** A document a retriever returned: its id and, when known, its score. */
 interface RankedDocument {
@@ -90,20 +90,8 @@ export function spanResources(
 /** Ids from a string, a number or an array of them. */
 function ids(value: OtlpValue | undefined): string[] {
   if (Array.isArray(value)) return value.flatMap((item) => ids(item));
-  const id = idText(value);
+  const id = scalarText(value);
   return id === null || id === "" ? [] : [id];
-}
-
-/**
- * An id from a string or a finite number, else null. A NaN or infinite
- * double names nothing (it is stored by name, but "NaN" is no id).
- */
-function idText(value: unknown): string | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" && Number.isFinite(value)) {
-    return String(value);
-  }
-  return null;
 }
 
 function retrievedDocuments(
@@ -134,12 +122,12 @@ function documentList(value: OtlpValue | undefined): RankedDocument[] {
   if (!Array.isArray(items)) return [];
   return items.flatMap((item): RankedDocument[] => {
     if (typeof item === "string" || typeof item === "number") {
-      const id = idText(item);
+      const id = scalarText(item);
       return id === null ? [] : [{ id, score: null }];
     }
     if (!item || typeof item !== "object" || Array.isArray(item)) return [];
     const record = item as Record<string, unknown>;
-    const id = idText(record.id ?? record.document_id ?? record.record_id);
+    const id = scalarText(record.id ?? record.document_id ?? record.record_id);
     if (id === null) return [];
     return [{ id, score: finite(record.score) }];
   });
@@ -159,7 +147,7 @@ function indexedDocuments(
     if (!match) continue;
     const index = Number(match[1]);
     const doc = byIndex.get(index) ?? { score: null };
-    const id = match[2] === "id" ? idText(value) : null;
+    const id = match[2] === "id" ? scalarText(value) : null;
     if (id !== null) doc.id = id;
     if (match[2] === "score") doc.score = finite(value);
     byIndex.set(index, doc);

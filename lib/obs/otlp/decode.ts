@@ -71,6 +71,19 @@ export type OtlpValue =
   | OtlpValue[]
   | { [key: string]: OtlpValue };
 
+/**
+ * A value as the text of an id, a tenant or a name: a string, or a finite
+ * number's digits; `null` for anything else, a NaN or infinite double
+ * included (see {@link OtlpValue}).
+ */
+export function scalarText(value: unknown): string | null {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isFinite(value)) {
+    return String(value);
+  }
+  return null;
+}
+
 /** Attributes by key, in the order they were sent. */
 export type OtlpAttributes = ReadonlyMap<string, OtlpValue>;
 

@@ -19,7 +19,7 @@
  */
 
 import { conventionText } from "./conventions/mod.ts";
-import type { OtlpAttributes, OtlpSpan } from "./decode.ts";
+import { type OtlpAttributes, type OtlpSpan, scalarText } from "./decode.ts";
 import { OtlpRequestError, OtlpTenantError } from "./error.ts";
 
 /** Where a span's `application_id` came from. */
@@ -103,13 +103,9 @@ export function spanTenant(rule: TenantRule, span: OtlpSpan): SpanTenant {
 
 function first(attributes: OtlpAttributes): string | null {
   for (const key of TENANT_ATTRIBUTE_KEYS) {
-    const value = attributes.get(key);
-    if (typeof value === "string" && value !== "") return value;
-    // A NaN or infinite doubleValue names no tenant: decoding keeps it a
-    // number (not its stored name, "NaN") so it is passed over here.
-    if (typeof value === "number" && Number.isFinite(value)) {
-      return String(value);
-    }
+    // A NaN or infinite doubleValue names no tenant (it has no text).
+    const text = scalarText(attributes.get(key));
+    if (text) return text;
   }
   return null;
 }

@@ -16,7 +16,7 @@
  * @module
  */
 
-import type { OtlpAttributes, OtlpSpan } from "../decode.ts";
+import { type OtlpAttributes, type OtlpSpan, scalarText } from "../decode.ts";
 import type { Convention, MappedField } from "./_table.ts";
 import { GENAI_CONVENTION } from "./genai.ts";
 import { OPENINFERENCE_CONVENTION } from "./openinference.ts";
@@ -93,10 +93,8 @@ function firstValue<T>(
 }
 
 function asText(value: unknown): string | null {
-  if (typeof value === "string") return value === "" ? null : value;
-  // A NaN or infinite doubleValue is no id or name (it is stored by name only).
-  if (typeof value === "number") {
-    return Number.isFinite(value) ? String(value) : null;
+  if (typeof value === "string" || typeof value === "number") {
+    return scalarText(value) || null;
   }
   if (
     Array.isArray(value) && value.length > 0 &&
