@@ -495,49 +495,47 @@ function toValue(
   if (!value) return null;
   // Reading any one of several would be a guess (JSON and protobuf would
   // guess differently), so the value is refused; null counts as unset.
-  const set = VALUE_FIELDS.filter((name) =>
-    value[name] !== undefined && value[name] !== null
-  );
-  if (set.length > 1) {
-    throw refusal(
-      `${field}: holds more than one of ${
-        VALUE_FIELDS.join(", ")
-      }; an AnyValue holds exactly one`,
-    );
+  let set: typeof VALUE_FIELDS[number] | null = null;
+  for (const name of VALUE_FIELDS) {
+    if (value[name] === undefined || value[name] === null) continue;
+    if (set !== null) {
+      throw refusal(
+        `${field}: holds more than one of ${
+          VALUE_FIELDS.join(", ")
+        }; an AnyValue holds exactly one`,
+      );
+    }
+    set = name;
   }
-  if (value.stringValue !== undefined && value.stringValue !== null) {
-    return value.stringValue;
+  switch (set) {
+    case "stringValue":
+      return value.stringValue!;
+    case "boolValue":
+      return value.boolValue!;
+    case "intValue":
+      return toInt(value.intValue!, `${field}.intValue`);
+    case "doubleValue":
+      return toDouble(value.doubleValue!, `${field}.doubleValue`);
+    case "arrayValue":
+      return (value.arrayValue!.values ?? []).map((item, i) =>
+        toValue(item, `${field}.arrayValue.values[${i}]`, depth + 1)
+      );
+    case "kvlistValue":
+      // fromEntries defines each key as data, "__proto__" included.
+      return Object.fromEntries(
+        toAttributes(
+          value.kvlistValue!.values,
+          `${field}.kvlistValue.values`,
+          depth + 1,
+        ),
+      );
+    case "bytesValue":
+      return typeof value.bytesValue === "string"
+        ? fromBase64(value.bytesValue, `${field}.bytesValue`)
+        : value.bytesValue!;
+    case null:
+      return null;
   }
-  if (value.boolValue !== undefined && value.boolValue !== null) {
-    return value.boolValue;
-  }
-  if (value.intValue !== undefined && value.intValue !== null) {
-    return toInt(value.intValue, `${field}.intValue`);
-  }
-  if (value.doubleValue !== undefined && value.doubleValue !== null) {
-    return toDouble(value.doubleValue, `${field}.doubleValue`);
-  }
-  if (value.arrayValue) {
-    return (value.arrayValue.values ?? []).map((item, i) =>
-      toValue(item, `${field}.arrayValue.values[${i}]`, depth + 1)
-    );
-  }
-  if (value.kvlistValue) {
-    // fromEntries defines each key as data, "__proto__" included.
-    return Object.fromEntries(
-      toAttributes(
-        value.kvlistValue.values,
-        `${field}.kvlistValue.values`,
-        depth + 1,
-      ),
-    );
-  }
-  if (value.bytesValue !== undefined && value.bytesValue !== null) {
-    return typeof value.bytesValue === "string"
-      ? fromBase64(value.bytesValue, `${field}.bytesValue`)
-      : value.bytesValue;
-  }
-  return null;
 }
 
 const INT64_MIN = -(2n ** 63n);
