@@ -20,10 +20,17 @@
  * multi-row INSERT; commits: one transaction for everything, or one per
  * 500-event bundle as ingest commits. The floor is the best of these.
  *
+ * The rows are read back through `libsql`, the copy of SQLite the product's
+ * connections run on, never through `node:sqlite`: POSIX locks belong to
+ * the process, so a second copy opening the product's file takes it for
+ * unused and resets the WAL index the product's connections have mapped
+ * (their next write past its first 32 KiB then dies of SIGBUS).
+ *
  * @module
  */
 
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import Database from "libsql";
 import type { Client } from "@libsql/client";
 import { type Seconds, Stopwatch } from "./_stopwatch.ts";
 
@@ -67,6 +74,9 @@ const COPIED_PRAGMAS = [
   "cache_size",
 ] as const;
 
+/** The product's database, read through the product's copy of SQLite. */
+type Source = Database.Database;
+
 const MULTI_ROWS = 100;
 /** Events read back per chunk when everything goes into one transaction. */
 const READ_CHUNK = 20_000;
@@ -83,7 +93,7 @@ export async function productPragmas(client: Client): Promise<string[]> {
 }
 
 /** Schema statements of the floor copy: tables (and for `same_indexes` their indexes and triggers). */
-function floorSchema(source: DatabaseSync, tables: FloorTables): string[] {
+function floorSchema(source: Source, tables: FloorTables): string[] {
   const names = [...WRITTEN_TABLES, "obs_counts", "obs_expiry_grants"];
   const rows = source.prepare(
     `SELECT type, sql FROM sqlite_master
@@ -100,20 +110,20 @@ function floorSchema(source: DatabaseSync, tables: FloorTables): string[] {
     );
 }
 
-function columnsOf(db: DatabaseSync, table: string): string[] {
+function columnsOf(db: Source, table: string): string[] {
   return (db.prepare(`SELECT name FROM pragma_table_info(?) ORDER BY cid`)
     .all(table) as { name: string }[]).map((row) => row.name);
 }
 
 interface TableWriter {
   columns: string[];
-  read: StatementSync;
+  read: Database.Statement;
   one: StatementSync;
   many: StatementSync;
 }
 
 function writers(
-  source: DatabaseSync,
+  source: Source,
   floor: DatabaseSync,
 ): Map<string, TableWriter> {
   const map = new Map<string, TableWriter>();
@@ -186,7 +196,7 @@ export function engineFloor(
   target: EngineFloorTarget,
   variant: EngineVariant,
 ): Seconds {
-  const source = new DatabaseSync(target.sourcePath, { readOnly: true });
+  const source = new Database(target.sourcePath, { readonly: true });
   const floor = new DatabaseSync(target.floorPath);
   try {
     for (const pragma of target.pragmas) floor.exec(pragma);

@@ -1,10 +1,12 @@
 /**
  * Observability index benchmark (`deno task bench:obs`). A synthetic
  * workload of bundles (one root event and 499 children, 500 events per
- * bundle) is indexed through the real ingest path, then read back in 250-event
- * keyset pages through the query API, checking that the aggregate count
- * equals the paged count and that no cursor repeats a row. Each figure is set
- * against floors measured on the same machine, with the same rows:
+ * bundle) is indexed through the real ingest path, as `trace events ingest
+ * --batch-size 500` writes a file and after a warm-up run, then read back in
+ * 250-event keyset pages through the query API, checking that the aggregate
+ * count equals the paged count and that no cursor repeats a row. Each
+ * figure is set against floors measured on the same machine, with the same
+ * rows:
  *
  * - the engine floor (`_obs_engine_floor.ts`): every row ingest wrote,
  *   inserted again through `node:sqlite` with statements prepared once into
@@ -36,7 +38,11 @@
 import { parseArgs } from "node:util";
 import type { Client } from "@libsql/client";
 import { openDb, type TraceDb } from "../lib/db.ts";
-import { EVENT_COLUMNS, ingestEvents } from "../lib/obs/ingest/mod.ts";
+import {
+  EVENT_COLUMNS,
+  ingestEvents,
+  startBulkCheckpoints,
+} from "../lib/obs/ingest/mod.ts";
 import { initializeObs, normalizeEvent } from "../lib/obs/mod.ts";
 import {
   queryTraceEvents,
@@ -57,6 +63,12 @@ import { best, type Seconds, Stopwatch } from "./_stopwatch.ts";
 
 const SIZES = [10_000, 100_000, 1_000_000] as const;
 const PAGE = 250;
+/**
+ * Events indexed into a throwaway database before the timed run: the floors
+ * are the best of warm runs, so ingest is timed warm too (as in a
+ * long-running server); the cold figure is reported beside it.
+ */
+const WARM_UP = 10_000;
 /** From this size the engine floor runs only its 100-row statements (single rows are always slower). */
 const ENGINE_MULTI_ONLY = 1_000_000;
 
@@ -70,6 +82,8 @@ interface Floor {
 interface Row {
   events: number;
   ingest: Seconds;
+  /** Seconds of the warm-up: the first {@link WARM_UP} events the process indexed, into a throwaway database. */
+  coldIngest: Seconds;
   /** Seconds `normalizeEvent` alone takes for the same events (validation, normalization, hashing). */
   validate: Seconds;
   /** Best engine floor (`node:sqlite`, statements prepared once) per table shape. */
@@ -172,16 +186,28 @@ async function freshDb(): Promise<{ db: TraceDb; dir: string }> {
   return { db: await openDb({ dataDir: dir }), dir };
 }
 
+/**
+ * Indexes the workload as `trace events ingest --batch-size 500` writes a
+ * file: one `ingestEvents` per bundle, from 20,000 events with a worker
+ * copying the WAL into the file meanwhile, its last copy timed too.
+ * Validation is timed apart first, so nothing untimed runs between two
+ * writes but building the next bundle.
+ */
 async function indexWorkload(db: TraceDb, events: number) {
-  const ingest = new Stopwatch();
   const validate = new Stopwatch();
   for (let b = 0; b < events / BUNDLE; b++) {
     const batch = bundle(b);
-    validate.start();
-    for (let i = 0; i < batch.length; i++) normalizeEvent(batch[i], i);
-    validate.stop();
+    await validate.time(() => {
+      for (let i = 0; i < batch.length; i++) normalizeEvent(batch[i], i);
+    });
+  }
+  const ingest = new Stopwatch();
+  const checkpoints = await ingest.time(() => startBulkCheckpoints(db, events));
+  for (let b = 0; b < events / BUNDLE; b++) {
+    const batch = bundle(b);
     await ingest.time(() => ingestEvents(db, batch, { source: "import" }));
   }
+  await ingest.time(() => checkpoints.stop());
   return { ingest: ingest.seconds, validate: validate.seconds };
 }
 
@@ -321,10 +347,24 @@ async function bestClientFloors(
   return { plain, same_indexes: same };
 }
 
+/** Indexes {@link WARM_UP} events into a database it then removes; their seconds. */
+async function warmUp(): Promise<Seconds> {
+  const { db, dir } = await freshDb();
+  try {
+    await initializeObs(db);
+    return (await indexWorkload(db, WARM_UP)).ingest;
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
 async function runSize(
   events: number,
   log: (line: string) => void,
 ): Promise<Row> {
+  log(`${events} events: warm-up (${WARM_UP} events, thrown away)`);
+  const coldIngest = await warmUp();
   const { db, dir } = await freshDb();
   try {
     await initializeObs(db);
@@ -349,6 +389,7 @@ async function runSize(
     return {
       events,
       ingest,
+      coldIngest,
       validate,
       engine,
       client,
@@ -490,7 +531,7 @@ function renderDosTable(rows: DosRow[]): string {
 
 /** How the floors are measured, printed under the tables. */
 const FLOOR_NOTE = [
-  "Floors, on the same machine, with the rows ingest wrote (envelopes, events, resources, previews), read back outside the timing; nothing is validated, normalized or hashed. Ingest includes validation, normalization, hashing, its id-ownership check and its commits.",
+  "Floors, on the same machine, with the rows ingest wrote (envelopes, events, resources, previews), read back outside the timing; nothing is validated, normalized or hashed. Ingest includes validation, normalization, hashing, its id-ownership check and its commits, written as `trace events ingest --batch-size 500` writes a file (one commit per bundle; from 20,000 events a worker copies the WAL into the file meanwhile, the last copy timed), after a warm-up of 10,000 events into a throwaway database (the floors are best-of runs too).",
   "- engine: node:sqlite (DatabaseSync), statements prepared once, into a fresh database file with the product connection's settings (journal mode, synchronous, foreign keys, auto-vacuum, cache size); the best of one row and 100 rows per INSERT, committed in one transaction and once per 500-event bundle (at 1,000,000 only 100-row INSERTs: single rows are slower at every size).",
   "- client: the product's libSQL client into copies in the same database; the best of single-row and multi-row INSERTs, one transaction or one per bundle (at 1,000,000 only multi-row per bundle: the client's memory grows with every statement it runs).",
   "  - plain: the same columns and primary keys, no secondary index, UNIQUE constraint, foreign key or trigger;",
@@ -521,7 +562,7 @@ function renderTargets(rows: Row[], dos: DosRow[]): string {
     lines.push(
       `- 10,000 events indexed in < 0.2 s: ${f(small.ingest.wall)} s, ${
         mark(small.ingest.wall < 0.2)
-      }`,
+      } (the first 10,000 of a process, cold: ${f(small.coldIngest.wall)} s)`,
     );
   }
   const large = at(1_000_000);

@@ -42,6 +42,7 @@ import {
   ingestValidated,
   MAX_BATCH_EVENTS,
   parseNdjsonEvents,
+  startBulkCheckpoints,
   validateEventBatch,
 } from "../lib/obs/ingest/mod.ts";
 import {
@@ -299,7 +300,11 @@ async function readValidatedFile(
   return { events: validated, lines };
 }
 
-/** Writes `file` in slices of `size`, recording each written slice in `progress`. */
+/**
+ * Writes `file` in slices of `size`, recording each written slice in
+ * `progress`. Across several slices of a large file a worker copies the WAL
+ * into the database file meanwhile, as under `trace serve`.
+ */
 async function ingestBatches(
   db: TraceDb,
   file: ValidatedFile,
@@ -307,17 +312,24 @@ async function ingestBatches(
   progress: IngestProgress,
 ): Promise<void> {
   const step = Math.min(size, Math.max(file.events.length, 1));
-  for (let start = 0; start < file.events.length; start += step) {
-    const lines = file.lines.slice(start, start + step);
-    const result = await ingestValidated(
-      db,
-      file.events.slice(start, start + step),
-      { source: "cli", lines },
-    );
-    progress.batches += 1;
-    progress.inserted += result.inserted;
-    progress.duplicates += result.duplicates;
-    progress.writtenLines = lines.at(-1) ?? progress.writtenLines;
+  const checkpoints = file.events.length > step
+    ? startBulkCheckpoints(db, file.events.length)
+    : null;
+  try {
+    for (let start = 0; start < file.events.length; start += step) {
+      const lines = file.lines.slice(start, start + step);
+      const result = await ingestValidated(
+        db,
+        file.events.slice(start, start + step),
+        { source: "cli", lines },
+      );
+      progress.batches += 1;
+      progress.inserted += result.inserted;
+      progress.duplicates += result.duplicates;
+      progress.writtenLines = lines.at(-1) ?? progress.writtenLines;
+    }
+  } finally {
+    await checkpoints?.stop();
   }
 }
 

@@ -3,10 +3,12 @@ import { withDb } from "./_helpers.ts";
 import { StorageError } from "../lib/errors.ts";
 import { canonicalJson } from "../lib/canonical_json.ts";
 import {
+  BULK_CHECKPOINT_EVENTS,
   IngestBatchError,
   IngestConflictError,
   ingestEvents,
   startBackgroundCheckpoints,
+  startBulkCheckpoints,
 } from "../lib/obs/ingest/mod.ts";
 import {
   describeEventIssue,
@@ -739,6 +741,26 @@ Deno.test("startBackgroundCheckpoints() copies the WAL into the file from a work
     assert.ok(after > before + 1_000_000, `file ${before} -> ${after} bytes`);
     await ingestEvents(db, [event("after-stop")]);
     assert.equal(await autocheckpointPages(db), 1_000);
+  });
+});
+
+Deno.test("startBulkCheckpoints() starts a worker only for a write of 20,000 events or more", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const small = startBulkCheckpoints(db, BULK_CHECKPOINT_EVENTS - 1);
+    try {
+      await ingestEvents(db, [event("small")]);
+      assert.equal(await autocheckpointPages(db), 1_000);
+    } finally {
+      await small.stop();
+    }
+    const large = startBulkCheckpoints(db, BULK_CHECKPOINT_EVENTS);
+    try {
+      await ingestEvents(db, [event("large")]);
+      assert.equal(await autocheckpointPages(db), 16_384);
+    } finally {
+      await large.stop();
+    }
   });
 });
 

@@ -29,7 +29,9 @@ export {
 } from "./ingest.ts";
 export {
   type BackgroundCheckpoints,
+  BULK_CHECKPOINT_EVENTS,
   startBackgroundCheckpoints,
+  startBulkCheckpoints,
 } from "./checkpoints.ts";
 export { startWriteThread, type WriteThread } from "./write_thread.ts";
 export {
