@@ -112,11 +112,14 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         "repeats with a different payload. Without --batch-size the\n" +
         `file is one batch, written whole or not at all (at most ${MAX_BATCH_EVENTS} events);\n` +
         "with it each batch is written on its own, and if one fails the earlier\n" +
-        "ones stay written.\n" +
+        "ones stay written; Ctrl-C (or SIGTERM) stops after the batch being\n" +
+        "written and names the lines written (a second one exits at once,\n" +
+        "without the batch in flight). Run the same command again to write the\n" +
+        "rest: events already written are skipped as identical retries.\n" +
         "Provisions the database when missing, like trace serve.\n" +
         "With --json prints one object on stdout: {ok: true, inserted, duplicates, lines}\n" +
-        "or, when refused, {ok: false, error: {code, message, items, unlisted_items},\n" +
-        "written_lines}.\n" +
+        "or, when refused or interrupted, {ok: false, error: {code, message, items,\n" +
+        "unlisted_items}, written_lines} (code interrupted for Ctrl-C).\n" +
         `${DATA_HELP}\n`,
     );
     return 0;
@@ -128,6 +131,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     inserted: 0,
     duplicates: 0,
     writtenLines: 0,
+    interrupted: false,
   };
   let file: ValidatedFile | undefined;
   try {
@@ -141,11 +145,14 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         withErasurePropagation(
           dataDir,
           io,
-          () => ingestBatches(db, validated, batchSize, progress),
+          () => ingestBatches(db, validated, batchSize, progress, io),
         ),
     );
   } catch (error) {
     throw reportFailure(io, error, progress, values.json === true);
+  }
+  if (progress.interrupted) {
+    return reportInterrupted(io, progress, values.json === true);
   }
   io.out(
     values.json
@@ -265,6 +272,8 @@ interface IngestProgress {
   duplicates: number;
   /** Source lines up to this one are written (0: none). */
   writtenLines: number;
+  /** A Ctrl-C or SIGTERM stopped the writing between two batches. */
+  interrupted: boolean;
 }
 
 /** The events of a file, each validated, with the line each came from. */
@@ -302,21 +311,34 @@ async function readValidatedFile(
 
 /**
  * Writes `file` in slices of `size`, recording each written slice in
- * `progress`. Across several slices of a large file a worker copies the WAL
- * into the database file meanwhile, as under `trace serve`.
+ * `progress`. Across several slices, the first Ctrl-C stops before the next
+ * one, and a worker copies the WAL of a large file into the database file
+ * meanwhile, as under `trace serve`.
  */
 async function ingestBatches(
   db: TraceDb,
   file: ValidatedFile,
   size: number,
   progress: IngestProgress,
+  io: CliIo,
 ): Promise<void> {
   const step = Math.min(size, Math.max(file.events.length, 1));
-  const checkpoints = file.events.length > step
+  const several = file.events.length > step;
+  const signal = several ? io.interrupted : undefined;
+  const checkpoints = several
     ? startBulkCheckpoints(db, file.events.length)
     : null;
   try {
     for (let start = 0; start < file.events.length; start += step) {
+      if (signal?.aborted) {
+        progress.interrupted = true;
+        return;
+      }
+      if (several) {
+        io.setExitNote?.(
+          `${writtenText(progress)}, not the batch in flight; ${RESUME_TEXT}`,
+        );
+      }
       const lines = file.lines.slice(start, start + step);
       const result = await ingestValidated(
         db,
@@ -329,8 +351,40 @@ async function ingestBatches(
       progress.writtenLines = lines.at(-1) ?? progress.writtenLines;
     }
   } finally {
+    if (several) io.setExitNote?.(null);
     await checkpoints?.stop();
   }
+}
+
+const RESUME_TEXT =
+  "run the same command again to write the rest: events already written are skipped as identical retries";
+
+/** Which lines `progress` has written, and how many new events they held. */
+function writtenText(progress: IngestProgress): string {
+  return progress.writtenLines === 0
+    ? "no line is written"
+    : `lines 1-${progress.writtenLines} are written (${
+      plural(progress.inserted, "new event")
+    })`;
+}
+
+/** Answers an ingest a Ctrl-C stopped between batches: what is written and how to finish; exit 2. */
+function reportInterrupted(
+  io: CliIo,
+  progress: IngestProgress,
+  json: boolean,
+): number {
+  const message = `Interrupted: ${writtenText(progress)}; ${RESUME_TEXT}`;
+  if (json) {
+    const body = {
+      ok: false,
+      error: { code: "interrupted", message, items: [], unlisted_items: 0 },
+      written_lines: progress.writtenLines,
+    };
+    io.out(JSON.stringify(body) + "\n");
+  }
+  io.err(`trace events ingest: ${message}\n`);
+  return 2;
 }
 
 /** Most bytes of NDJSON a file may hold (after gzip): all of it is held, parsed and validated at once. */

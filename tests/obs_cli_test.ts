@@ -163,6 +163,69 @@ Deno.test("events ingest --batch-size says which lines were written before a fai
   });
 });
 
+/**
+ * Captured streams whose Ctrl-C arrives while batch `at` (1-based) is
+ * written: the command sets its exit note just before each batch. Keeps
+ * every note set.
+ */
+function ctrlCDuringBatch(stdin: string, at: number) {
+  const ctrlC = new AbortController();
+  const notes: (string | null)[] = [];
+  const io = {
+    ...captureIo(stdin),
+    interrupted: ctrlC.signal,
+    setExitNote(note: string | null) {
+      notes.push(note);
+      if (notes.filter((n) => n !== null).length === at) ctrlC.abort();
+    },
+  };
+  return { io, notes };
+}
+
+Deno.test("events ingest --batch-size stops between batches at Ctrl-C and says which lines are written", async () => {
+  await withTempDir(async (dir) => {
+    const stdin = [line(1), line(2), line(3), line(4)].join("\n");
+    const args = ["ingest", "-", "--data-dir", dir, "--batch-size", "1"];
+    const { io, notes } = ctrlCDuringBatch(stdin, 2);
+    assert.equal(await events(args, io), 2);
+    assert.equal(
+      io.stderr(),
+      "trace events ingest: Interrupted: lines 1-2 are written (2 new events); run the same command again to write the rest: events already written are skipped as identical retries\n",
+    );
+    assert.equal(io.stdout(), "");
+    assert.deepEqual(
+      notes,
+      [
+        "no line is written, not the batch in flight; run the same command again to write the rest: events already written are skipped as identical retries",
+        "lines 1-1 are written (1 new event), not the batch in flight; run the same command again to write the rest: events already written are skipped as identical retries",
+        null,
+      ],
+      "a second Ctrl-C exits naming the lines written before the batch in flight",
+    );
+
+    const json = ctrlCDuringBatch(stdin, 3);
+    assert.equal(await events([...args, "--json"], json.io), 2);
+    assert.deepEqual(JSON.parse(json.io.stdout()), {
+      ok: false,
+      error: {
+        code: "interrupted",
+        message:
+          "Interrupted: lines 1-3 are written (1 new event); run the same command again to write the rest: events already written are skipped as identical retries",
+        items: [],
+        unlisted_items: 0,
+      },
+      written_lines: 3,
+    });
+
+    const again = captureIo(stdin);
+    assert.equal(await events(args, again), 0);
+    assert.equal(
+      again.stdout(),
+      "Ingested 1 event (3 identical retries skipped)\n",
+    );
+  });
+});
+
 Deno.test("events ingest names --batch-size for a file larger than one batch, and bounds the flag", async () => {
   await withTempDir(async (dir) => {
     const lines = Array.from(
