@@ -186,14 +186,8 @@ async function freshDb(): Promise<{ db: TraceDb; dir: string }> {
   return { db: await openDb({ dataDir: dir }), dir };
 }
 
-/**
- * Indexes the workload as `trace events ingest --batch-size 500` writes a
- * file: one `ingestEvents` per bundle, from 20,000 events with a worker
- * copying the WAL into the file meanwhile, its last copy timed too.
- * Validation is timed apart first, so nothing untimed runs between two
- * writes but building the next bundle.
- */
-async function indexWorkload(db: TraceDb, events: number) {
+/** Seconds `normalizeEvent` takes for the workload's events (validation, normalization, hashing). */
+async function validateWorkload(events: number): Promise<Seconds> {
   const validate = new Stopwatch();
   for (let b = 0; b < events / BUNDLE; b++) {
     const batch = bundle(b);
@@ -201,6 +195,16 @@ async function indexWorkload(db: TraceDb, events: number) {
       for (let i = 0; i < batch.length; i++) normalizeEvent(batch[i], i);
     });
   }
+  return validate.seconds;
+}
+
+/**
+ * Indexes the workload as `trace events ingest --batch-size 500` writes a
+ * file: one `ingestEvents` per bundle, from 20,000 events with a worker
+ * copying the WAL into the file meanwhile, its last copy timed too. Only
+ * building the next bundle runs untimed between two writes.
+ */
+async function ingestWorkload(db: TraceDb, events: number): Promise<Seconds> {
   const ingest = new Stopwatch();
   const checkpoints = await ingest.time(() => startBulkCheckpoints(db, events));
   for (let b = 0; b < events / BUNDLE; b++) {
@@ -208,7 +212,7 @@ async function indexWorkload(db: TraceDb, events: number) {
     await ingest.time(() => ingestEvents(db, batch, { source: "import" }));
   }
   await ingest.time(() => checkpoints.stop());
-  return { ingest: ingest.seconds, validate: validate.seconds };
+  return ingest.seconds;
 }
 
 async function pageThrough(db: TraceDb) {
@@ -352,7 +356,7 @@ async function warmUp(): Promise<Seconds> {
   const { db, dir } = await freshDb();
   try {
     await initializeObs(db);
-    return (await indexWorkload(db, WARM_UP)).ingest;
+    return await ingestWorkload(db, WARM_UP);
   } finally {
     db.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -369,7 +373,8 @@ async function runSize(
   try {
     await initializeObs(db);
     log(`${events} events: indexing`);
-    const { ingest, validate } = await indexWorkload(db, events);
+    const validate = await validateWorkload(events);
+    const ingest = await ingestWorkload(db, events);
     const bytes = await dbBytes(db.client);
     log(`${events} events: paging`);
     const { timings, paged, duplicates } = await pageThrough(db);
@@ -531,7 +536,7 @@ function renderDosTable(rows: DosRow[]): string {
 
 /** How the floors are measured, printed under the tables. */
 const FLOOR_NOTE = [
-  "Floors, on the same machine, with the rows ingest wrote (envelopes, events, resources, previews), read back outside the timing; nothing is validated, normalized or hashed. Ingest includes validation, normalization, hashing, its id-ownership check and its commits, written as `trace events ingest --batch-size 500` writes a file (one commit per bundle; from 20,000 events a worker copies the WAL into the file meanwhile, the last copy timed), after a warm-up of 10,000 events into a throwaway database (the floors are best-of runs too).",
+  "Floors, on the same machine, with the rows ingest wrote (envelopes, events, resources, previews), read back outside the timing; nothing is validated, normalized or hashed. Ingest includes validation, normalization, hashing, its id-ownership check and its commits, written as `trace events ingest --batch-size 500` writes a file (one commit per bundle; from 20,000 events a worker copies the WAL into the file meanwhile, the last copy timed), after a warm-up of 10,000 events into a throwaway database (the floors are best-of runs too; the warm-up is the cold figure). The 1.5x target is judged on both clocks: from 20,000 events ingest copies the WAL on the second core, which the floors do not use.",
   "- engine: node:sqlite (DatabaseSync), statements prepared once, into a fresh database file with the product connection's settings (journal mode, synchronous, foreign keys, auto-vacuum, cache size); the best of one row and 100 rows per INSERT, committed in one transaction and once per 500-event bundle (at 1,000,000 only 100-row INSERTs: single rows are slower at every size).",
   "- client: the product's libSQL client into copies in the same database; the best of single-row and multi-row INSERTs, one transaction or one per bundle (at 1,000,000 only multi-row per bundle: the client's memory grows with every statement it runs).",
   "  - plain: the same columns and primary keys, no secondary index, UNIQUE constraint, foreign key or trigger;",
@@ -560,9 +565,12 @@ function renderTargets(rows: Row[], dos: DosRow[]): string {
   const small = at(10_000);
   if (small) {
     lines.push(
-      `- 10,000 events indexed in < 0.2 s: ${f(small.ingest.wall)} s, ${
-        mark(small.ingest.wall < 0.2)
-      } (the first 10,000 of a process, cold: ${f(small.coldIngest.wall)} s)`,
+      // A `trace events ingest` run is a process of its own: it meets the cold figure.
+      `- 10,000 events indexed in < 0.2 s, in a fresh process: ${
+        f(small.coldIngest.wall)
+      } s, ${mark(small.coldIngest.wall < 0.2)} (warm: ${
+        f(small.ingest.wall)
+      } s)`,
     );
   }
   const large = at(1_000_000);
@@ -581,14 +589,16 @@ function renderTargets(rows: Row[], dos: DosRow[]): string {
   for (const r of rows) {
     const n = r.events.toLocaleString("en-US");
     const indexed = r.ingest.wall / r.engine.same_indexes.wall;
+    const indexedCpu = r.ingest.cpu / r.engine.same_indexes.cpu;
     // Ingest commits each acknowledged batch: the floor committing per bundle pays the same commits.
     const perBundle = r.floors[PER_BUNDLE_FLOOR];
+    // Both clocks: from 20,000 events ingest copies the WAL on the second core, which the floor does not use.
     lines.push(
-      `- ingest within 1.5x of the engine same-index floor at ${n}: ${
+      `- ingest within 1.5x of the engine same-index floor at ${n}, in wall-clock and CPU time: ${
         f(indexed, 2)
-      }x, ${mark(indexed <= 1.5)} (CPU: ${
-        f(r.ingest.cpu / r.engine.same_indexes.cpu, 2)
-      }x; ${
+      }x and ${f(indexedCpu, 2)}x, ${
+        mark(indexed <= 1.5 && indexedCpu <= 1.5)
+      } (${
         perBundle
           ? `${
             f(r.ingest.wall / perBundle.wall, 2)

@@ -48,6 +48,7 @@ import {
 import {
   describeEventIssue,
   displaySafe,
+  type EventIssue,
   modelUsage,
   type NormalizedEvent,
   type TraceEvent,
@@ -112,14 +113,16 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         "repeats with a different payload. Without --batch-size the\n" +
         `file is one batch, written whole or not at all (at most ${MAX_BATCH_EVENTS} events);\n` +
         "with it each batch is written on its own, and if one fails the earlier\n" +
-        "ones stay written; Ctrl-C (or SIGTERM) stops after the batch being\n" +
-        "written and names the lines written (a second one exits at once,\n" +
-        "without the batch in flight). Run the same command again to write the\n" +
-        "rest: events already written are skipped as identical retries.\n" +
+        "ones stay written. Across several batches, once every line is validated,\n" +
+        "Ctrl-C (or SIGTERM) stops after the batch being written and names the\n" +
+        "lines written (a second one exits at once and names them too); run the\n" +
+        "same command again to write the rest: events already written are\n" +
+        "skipped as identical retries.\n" +
         "Provisions the database when missing, like trace serve.\n" +
-        "With --json prints one object on stdout: {ok: true, inserted, duplicates, lines}\n" +
-        "or, when refused or interrupted, {ok: false, error: {code, message, items,\n" +
-        "unlisted_items}, written_lines} (code interrupted for Ctrl-C).\n" +
+        "With --json prints one object on stdout: {ok: true, inserted, duplicates,\n" +
+        "lines, batches} or, when refused or interrupted, {ok: false, error: {code,\n" +
+        "message, items, unlisted_items}, written_lines} (code interrupted for\n" +
+        "Ctrl-C; after a second one only {error: {code, message}}).\n" +
         `${DATA_HELP}\n`,
     );
     return 0;
@@ -149,8 +152,10 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         ),
     );
   } catch (error) {
+    io.setExitNote?.(null);
     throw reportFailure(io, error, progress, values.json === true);
   }
+  io.setExitNote?.(null);
   if (progress.interrupted) {
     return reportInterrupted(io, progress, values.json === true);
   }
@@ -189,21 +194,7 @@ function reportFailure(
   const unlisted = error instanceof IngestBatchError ? error.unlisted : 0;
   if (json) {
     if (!(summary instanceof TraceError)) return summary;
-    const body = {
-      ok: false,
-      error: {
-        code: summary.code,
-        message: summary.message,
-        items: items.map((item) => ({
-          line: item.line ?? null,
-          field: item.field,
-          message: item.message,
-        })),
-        unlisted_items: unlisted,
-      },
-      written_lines: progress.writtenLines,
-    };
-    io.out(JSON.stringify(body) + "\n");
+    printRefusal(io, summary, items, unlisted, progress);
     return summary;
   }
   for (const item of items) {
@@ -220,6 +211,31 @@ function reportFailure(
     );
   }
   return summary;
+}
+
+/** The `--json` answer of a refused or interrupted ingest. */
+function printRefusal(
+  io: CliIo,
+  error: { code: string; message: string },
+  items: readonly EventIssue[],
+  unlisted: number,
+  progress: IngestProgress,
+): void {
+  const body = {
+    ok: false,
+    error: {
+      code: error.code,
+      message: error.message,
+      items: items.map((item) => ({
+        line: item.line ?? null,
+        field: item.field,
+        message: item.message,
+      })),
+      unlisted_items: unlisted,
+    },
+    written_lines: progress.writtenLines,
+  };
+  io.out(JSON.stringify(body) + "\n");
 }
 
 /**
@@ -312,8 +328,9 @@ async function readValidatedFile(
 /**
  * Writes `file` in slices of `size`, recording each written slice in
  * `progress`. Across several slices, the first Ctrl-C stops before the next
- * one, and a worker copies the WAL of a large file into the database file
- * meanwhile, as under `trace serve`.
+ * one, the exit note names what is written (the caller clears it once it has
+ * answered), and a worker copies the WAL of a large file into the database
+ * file meanwhile, as under `trace serve`.
  */
 async function ingestBatches(
   db: TraceDb,
@@ -332,11 +349,14 @@ async function ingestBatches(
     for (let start = 0; start < file.events.length; start += step) {
       if (signal?.aborted) {
         progress.interrupted = true;
-        return;
+        break;
       }
       if (several) {
+        // A batch that committed before the exit may not be counted yet.
         io.setExitNote?.(
-          `${writtenText(progress)}, not the batch in flight; ${RESUME_TEXT}`,
+          `${
+            writtenText(progress)
+          }, and perhaps the batch in flight; ${RESUME_TEXT}`,
         );
       }
       const lines = file.lines.slice(start, start + step);
@@ -350,8 +370,14 @@ async function ingestBatches(
       progress.duplicates += result.duplicates;
       progress.writtenLines = lines.at(-1) ?? progress.writtenLines;
     }
+    if (several) {
+      io.setExitNote?.(
+        progress.interrupted
+          ? `${writtenText(progress)}; ${RESUME_TEXT}`
+          : `every line is written (${plural(progress.inserted, "new event")})`,
+      );
+    }
   } finally {
-    if (several) io.setExitNote?.(null);
     await checkpoints?.stop();
   }
 }
@@ -376,12 +402,7 @@ function reportInterrupted(
 ): number {
   const message = `Interrupted: ${writtenText(progress)}; ${RESUME_TEXT}`;
   if (json) {
-    const body = {
-      ok: false,
-      error: { code: "interrupted", message, items: [], unlisted_items: 0 },
-      written_lines: progress.writtenLines,
-    };
-    io.out(JSON.stringify(body) + "\n");
+    printRefusal(io, { code: "interrupted", message }, [], 0, progress);
   }
   io.err(`trace events ingest: ${message}\n`);
   return 2;

@@ -13,6 +13,7 @@ import { openDb } from "../lib/db.ts";
 import {
   IngestBatchError,
   IngestConflictError,
+  liveCheckpointWorkers,
   MAX_BATCH_EVENTS,
 } from "../lib/obs/ingest/mod.ts";
 
@@ -166,21 +167,31 @@ Deno.test("events ingest --batch-size says which lines were written before a fai
 /**
  * Captured streams whose Ctrl-C arrives while batch `at` (1-based) is
  * written: the command sets its exit note just before each batch. Keeps
- * every note set.
+ * every note set, and counts the reads of the signal (reading it installs
+ * the handlers that keep a Ctrl-C from ending the process).
  */
 function ctrlCDuringBatch(stdin: string, at: number) {
   const ctrlC = new AbortController();
   const notes: (string | null)[] = [];
+  let reads = 0;
   const io = {
     ...captureIo(stdin),
-    interrupted: ctrlC.signal,
+    get interrupted() {
+      reads += 1;
+      return ctrlC.signal;
+    },
     setExitNote(note: string | null) {
       notes.push(note);
-      if (notes.filter((n) => n !== null).length === at) ctrlC.abort();
+      if (notes.filter((n) => n?.includes("in flight")).length === at) {
+        ctrlC.abort();
+      }
     },
   };
-  return { io, notes };
+  return { io, notes, reads: () => reads };
 }
+
+const RESUME =
+  "run the same command again to write the rest: events already written are skipped as identical retries";
 
 Deno.test("events ingest --batch-size stops between batches at Ctrl-C and says which lines are written", async () => {
   await withTempDir(async (dir) => {
@@ -190,17 +201,18 @@ Deno.test("events ingest --batch-size stops between batches at Ctrl-C and says w
     assert.equal(await events(args, io), 2);
     assert.equal(
       io.stderr(),
-      "trace events ingest: Interrupted: lines 1-2 are written (2 new events); run the same command again to write the rest: events already written are skipped as identical retries\n",
+      `trace events ingest: Interrupted: lines 1-2 are written (2 new events); ${RESUME}\n`,
     );
     assert.equal(io.stdout(), "");
     assert.deepEqual(
       notes,
       [
-        "no line is written, not the batch in flight; run the same command again to write the rest: events already written are skipped as identical retries",
-        "lines 1-1 are written (1 new event), not the batch in flight; run the same command again to write the rest: events already written are skipped as identical retries",
+        `no line is written, and perhaps the batch in flight; ${RESUME}`,
+        `lines 1-1 are written (1 new event), and perhaps the batch in flight; ${RESUME}`,
+        `lines 1-2 are written (2 new events); ${RESUME}`,
         null,
       ],
-      "a second Ctrl-C exits naming the lines written before the batch in flight",
+      "a second Ctrl-C exits naming the lines written, until the answer is out",
     );
 
     const json = ctrlCDuringBatch(stdin, 3);
@@ -209,20 +221,58 @@ Deno.test("events ingest --batch-size stops between batches at Ctrl-C and says w
       ok: false,
       error: {
         code: "interrupted",
-        message:
-          "Interrupted: lines 1-3 are written (1 new event); run the same command again to write the rest: events already written are skipped as identical retries",
+        message: `Interrupted: lines 1-3 are written (1 new event); ${RESUME}`,
         items: [],
         unlisted_items: 0,
       },
       written_lines: 3,
     });
 
-    const again = captureIo(stdin);
-    assert.equal(await events(args, again), 0);
+    const again = ctrlCDuringBatch(stdin, Infinity);
+    assert.equal(await events(args, again.io), 0);
     assert.equal(
-      again.stdout(),
+      again.io.stdout(),
       "Ingested 1 event (3 identical retries skipped)\n",
     );
+    assert.deepEqual(
+      again.notes.slice(-2),
+      ["every line is written (1 new event)", null],
+    );
+  });
+});
+
+Deno.test("events ingest leaves Ctrl-C alone for a file that is one batch", async () => {
+  await withTempDir(async (dir) => {
+    const { io, notes, reads } = ctrlCDuringBatch(line(1), 1);
+    const args = ["ingest", "-", "--data-dir", dir, "--batch-size", "5"];
+    assert.equal(await events(args, io), 0);
+    assert.equal(reads(), 0, "no handler keeps Ctrl-C from ending it");
+    assert.deepEqual(notes.filter((note) => note !== null), []);
+  });
+});
+
+Deno.test("events ingest writes a file of 20,000 events in batches while a worker copies the WAL, and ends it", async () => {
+  await withTempDir(async (dir) => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => line(i));
+    const workers: number[] = [];
+    const io = {
+      ...captureIo(lines.join("\n")),
+      setExitNote: () => void workers.push(liveCheckpointWorkers()),
+    };
+    const args = ["ingest", "-", "--data-dir", dir, "--batch-size", "5000"];
+    assert.equal(await events([...args, "--json"], io), 0);
+    assert.deepEqual(
+      workers,
+      [1, 1, 1, 1, 1, 0],
+      "one worker through every batch, ended before the answer",
+    );
+    assert.deepEqual(JSON.parse(io.stdout()), {
+      ok: true,
+      inserted: 20_000,
+      duplicates: 0,
+      lines: 20_000,
+      batches: 4,
+    });
   });
 });
 

@@ -32,6 +32,14 @@ export interface BackgroundCheckpoints {
   stop(): Promise<void>;
 }
 
+/** Checkpoint workers started and not yet ended. */
+let liveWorkers = 0;
+
+/** How many checkpoint worker threads this process runs now (a command must end each it starts). */
+export function liveCheckpointWorkers(): number {
+  return liveWorkers;
+}
+
 class Checkpointer {
   readonly #worker: Worker;
   #running = false;
@@ -51,6 +59,8 @@ class Checkpointer {
       { type: "module" },
     );
     this.#closed = new Promise((resolve) => this.#onClosed = resolve);
+    liveWorkers += 1;
+    void this.#closed.then(() => liveWorkers -= 1);
     this.#worker.onerror = (event) => {
       // Handled here: a checkpointer that fails must not take the server with it.
       event.preventDefault();

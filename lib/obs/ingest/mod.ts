@@ -30,6 +30,7 @@ export {
 export {
   type BackgroundCheckpoints,
   BULK_CHECKPOINT_EVENTS,
+  liveCheckpointWorkers,
   startBackgroundCheckpoints,
   startBulkCheckpoints,
 } from "./checkpoints.ts";
