@@ -105,10 +105,11 @@ export class SecureDeleteClient implements Client {
   async transaction(mode?: TransactionMode): Promise<Transaction> {
     if (mode === "read") return await this.#inner.transaction(mode);
     // A write transaction (the client's default) holds the lock from its
-    // first statement: the file's writes are held until it ends.
-    const release = mode === "deferred"
-      ? await writesAllowed(this.#path).then(() => () => {})
-      : await acquireWrites(this.#path);
+    // first statement: the file's writes are held until it ends. A deferred
+    // one only waits for them to be free: it may never write.
+    let release = () => {};
+    if (mode === "deferred") await writesAllowed(this.#path);
+    else release = await acquireWrites(this.#path);
     let tx: Transaction | undefined;
     try {
       tx = await this.#inner.transaction(mode);

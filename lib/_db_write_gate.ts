@@ -75,16 +75,12 @@ export async function writesAllowed(path: string): Promise<void> {
  */
 async function whenFree(path: string, claim: () => void): Promise<void> {
   for (let hold = held.get(path); hold; hold = held.get(path)) {
-    await within(hold, path);
+    // One hold lasting past WRITE_WAIT_MS fails the wait.
+    await settleWithin(hold, WRITE_WAIT_MS, () => {
+      throw waitedTooLong(path);
+    });
   }
   claim();
-}
-
-/** Settles with `hold`, or fails once it has lasted {@link WRITE_WAIT_MS}. */
-async function within(hold: Promise<void>, path: string): Promise<void> {
-  await settleWithin(hold, WRITE_WAIT_MS, () => {
-    throw waitedTooLong(path);
-  });
 }
 
 function waitedTooLong(path: string): StorageError {

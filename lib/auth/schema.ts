@@ -106,12 +106,15 @@ export const AUTH_MIGRATIONS: Migration[] = [
   },
 ];
 
+/** Highest `auth` schema version this build knows. */
+const AUTH_SCHEMA_VERSION = Math.max(...AUTH_MIGRATIONS.map((m) => m.version));
+
 /** Throws a clear error when the `auth` tables were never provisioned. */
 export async function requireAuthSchema(db: TraceDb): Promise<void> {
   await requireSchema(
     db,
     AUTH_COMPONENT,
     "nothing has been audited here yet (trace serve provisions the audit trail)",
-    Math.max(...AUTH_MIGRATIONS.map((m) => m.version)),
+    AUTH_SCHEMA_VERSION,
   );
 }

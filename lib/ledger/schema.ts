@@ -114,8 +114,10 @@ export const LEDGER_MIGRATIONS: Migration[] = [
   },
 ];
 
-/** Latest ledger schema version: what writers migrate to. */
-export const LEDGER_SCHEMA_VERSION = 4;
+/** Latest ledger schema version this build knows: what writers migrate to. */
+export const LEDGER_SCHEMA_VERSION = Math.max(
+  ...LEDGER_MIGRATIONS.map((m) => m.version),
+);
 
 /**
  * The oldest ledger schema readers can read: version 4 only adds guards
@@ -131,12 +133,7 @@ export async function requireLedger(db: TraceDb): Promise<void> {
 
 /** Refuses a ledger at `version` that this build cannot read: too old, or newer than it knows. */
 function refuseUnreadable(db: TraceDb, version: number): void {
-  refuseNewerSchema(
-    db,
-    "ledger",
-    version,
-    Math.max(...LEDGER_MIGRATIONS.map((m) => m.version)),
-  );
+  refuseNewerSchema(db, "ledger", version, LEDGER_SCHEMA_VERSION);
   if (version < LEDGER_READABLE_VERSION) {
     throw new StorageError(
       `Cannot read the ledger in ${

@@ -26,7 +26,7 @@ export async function writeGroup(
     // Asked again once the hold is ours: the thread may have stopped meanwhile.
     const plans = await holdWrites(
       db,
-      () => writeThreadOf(db)?.write(db, batches) ?? Promise.resolve(null),
+      () => writeThreadOf(db)?.write(batches) ?? Promise.resolve(null),
     );
     if (plans) return plans;
   }

@@ -32,6 +32,11 @@ export interface BackgroundCheckpoints {
   stop(): Promise<void>;
 }
 
+/** What starting background work returns where none runs: stopping it does nothing. */
+export const NO_BACKGROUND_WORK: BackgroundCheckpoints = {
+  stop: () => Promise.resolve(),
+};
+
 /** Checkpoint workers started and not yet ended. */
 let liveWorkers = 0;
 
@@ -129,7 +134,7 @@ const running = new WeakMap<TraceDb, Checkpointer>();
  * returns the running one.
  */
 export function startBackgroundCheckpoints(db: TraceDb): BackgroundCheckpoints {
-  if (db.path === null || db.readOnly) return { stop: () => Promise.resolve() };
+  if (db.path === null || db.readOnly) return NO_BACKGROUND_WORK;
   const checkpointer = running.get(db) ??
     new Checkpointer(db.url, () => {
       if (running.get(db) === checkpointer) running.delete(db);
@@ -163,7 +168,7 @@ export function startBulkCheckpoints(
 ): BackgroundCheckpoints {
   return events >= BULK_CHECKPOINT_EVENTS
     ? startBackgroundCheckpoints(db)
-    : { stop: () => Promise.resolve() };
+    : NO_BACKGROUND_WORK;
 }
 
 /** The WAL bound of the writer's connection for `db`: larger while a worker checkpoints. */

@@ -25,7 +25,7 @@ import type {
   WriteThreadReply,
   WriteThreadRequest,
 } from "./_write_thread_messages.ts";
-import { writerCheckpointPages } from "./checkpoints.ts";
+import { NO_BACKGROUND_WORK, writerCheckpointPages } from "./checkpoints.ts";
 
 /** A running write thread. */
 export interface WriteThread {
@@ -38,15 +38,8 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** A write the thread refused or could not finish (ingest words it as a storage error). */
-class WriteThreadError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "WriteThreadError";
-  }
-}
-
 class Thread {
+  readonly #db: TraceDb;
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
@@ -56,7 +49,8 @@ class Thread {
   #sent = 0;
   #onFailure: () => void;
 
-  constructor(onFailure: () => void) {
+  constructor(db: TraceDb, onFailure: () => void) {
+    this.#db = db;
     this.#onFailure = onFailure;
     this.#worker = new Worker(
       new URL("./_write_worker.ts", import.meta.url),
@@ -86,13 +80,9 @@ class Thread {
   }
 
   /** Writes a group on the thread; resolves once its transaction committed. */
-  async write(
-    db: TraceDb,
-    batches: readonly BatchToWrite[],
-  ): Promise<BatchPlan[]> {
-    if (this.#failed) {
-      throw new WriteThreadError("the write thread failed");
-    }
+  async write(batches: readonly BatchToWrite[]): Promise<BatchPlan[]> {
+    // Ingest words a refused or unfinished write as a storage error.
+    if (this.#failed) throw new Error("the write thread failed");
     const id = this.#nextId++;
     const sent = await new Promise<SentPlan[]>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -101,7 +91,7 @@ class Thread {
           type: "write",
           id,
           batches,
-          checkpointPages: writerCheckpointPages(db),
+          checkpointPages: writerCheckpointPages(this.#db),
         });
         this.#sent++;
       } catch (error) {
@@ -138,14 +128,14 @@ class Thread {
         const pending = this.#pending.get(reply.id);
         this.#pending.delete(reply.id);
         if (reply.type === "written") return pending?.resolve(reply.plans);
-        return pending?.reject(new WriteThreadError(reply.message));
+        return pending?.reject(new Error(reply.message));
       }
     }
   }
 
   #rejectPending(message: string): void {
     for (const { reject } of this.#pending.values()) {
-      reject(new WriteThreadError(message));
+      reject(new Error(message));
     }
     this.#pending.clear();
   }
@@ -174,8 +164,6 @@ export function writeThreadOf(db: TraceDb): Thread | undefined {
   return running.get(db);
 }
 
-const NONE: WriteThread = { stop: () => Promise.resolve() };
-
 /**
  * Moves the write transactions of `db` to a thread of their own until
  * stopped; a no-op where ingest writes through the client (remote,
@@ -187,21 +175,18 @@ export async function startWriteThread(db: TraceDb): Promise<WriteThread> {
   const path = db.path;
   // This thread's engine connection already reaches the client's file.
   const here = path === null ? null : await engineConnection(db);
-  if (path === null || !here) return NONE;
-  const thread = new Thread(() => {
+  if (path === null || !here) return NO_BACKGROUND_WORK;
+  const thread = new Thread(db, () => {
     if (running.get(db) === thread) running.delete(db);
   });
-  try {
-    const ours = await thread.open(path);
-    if (ours !== null && ours === here.file) {
-      running.set(db, thread);
-      return handleOf(db, thread);
-    }
-  } catch {
-    // Writes stay on the calling thread.
+  // A thread that cannot open resolves with null: writes stay on this thread.
+  const ours = await thread.open(path);
+  if (ours !== null && ours === here.file) {
+    running.set(db, thread);
+    return handleOf(db, thread);
   }
   await thread.close();
-  return NONE;
+  return NO_BACKGROUND_WORK;
 }
 
 function handleOf(db: TraceDb, thread: Thread): WriteThread {
