@@ -187,6 +187,11 @@ Deno.test("trace external-runs lists external, reference and interrupted runs ne
         (await trace(["external-runs", "--json", ...flags, ...dataOf(db)])).out,
       ).runs.map((r: { run_id: string }) => r.run_id);
     assert.deepEqual(await filter("--verdict", "fail"), [fail.run_id]);
+    assert.deepEqual(
+      await filter("--verdict", "FAIL", "--limit", "1"),
+      [fail.run_id],
+      "the limit counts the runs that match, not the newest runs",
+    );
     assert.deepEqual(await filter("--verdict", "PASS", "--kind", "external"), [
       pass.run_id,
     ]);

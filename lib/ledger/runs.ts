@@ -173,7 +173,10 @@ export interface FindRunsOptions {
   /** Which histories (default both). */
   kinds?: RunKind[];
   targetId?: string;
-  verdict?: RunReport["verdict"];
+  /** Only runs with this verdict (RUNNING: none, a stored run has finished). */
+  verdict?: RunReport["verdict"] | "RUNNING";
+  /** Only runs in this state. */
+  state?: RunReport["state"];
   /** Newest first, at most this many. */
   limit: number;
 }
@@ -190,9 +193,12 @@ export async function findRuns(
     where.push("target_id = ?");
     args.push(options.targetId);
   }
-  if (options.verdict !== undefined) {
-    where.push("json_extract(payload, '$.verdict') = ?");
-    args.push(options.verdict);
+  // Filtered here, not after reading: a limit then counts matching runs only.
+  for (const field of ["verdict", "state"] as const) {
+    const value = options[field];
+    if (value === undefined) continue;
+    where.push(`json_extract(payload, '$.${field}') = ?`);
+    args.push(value);
   }
   const rows = await db.client.execute({
     sql: `SELECT * FROM ledger_entries WHERE ${

@@ -16,7 +16,7 @@
 import { join } from "node:path";
 import type { TraceDb } from "../db.ts";
 import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
-import { listRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
+import { findRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
 import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
@@ -57,6 +57,10 @@ export interface RunCatalogOptions {
   kind?: RunKind | undefined;
   /** Only runs of this target. */
   targetId?: string | undefined;
+  /** Only runs with this verdict. */
+  verdict?: Verdict | "RUNNING" | undefined;
+  /** Only runs in this state. */
+  state?: RunState | undefined;
   /** At most this many newest runs from each source (default: all). */
   limit?: number | undefined;
   /** Liveness of a checkpoint's writer (tests). */
@@ -158,9 +162,12 @@ async function fromLedger(
     ? [options.kind]
     : ["external", "reference"];
   const lists = await Promise.all(kinds.map((kind) =>
-    listRuns(db, kind, {
+    findRuns(db, {
+      kinds: [kind],
       limit: options.limit ?? ALL,
       ...(options.targetId === undefined ? {} : { targetId: options.targetId }),
+      ...(options.verdict === undefined ? {} : { verdict: options.verdict }),
+      ...(options.state === undefined ? {} : { state: options.state }),
     })
   ));
   return lists.flat().map((run) => summarizeReport(run.report, "ledger"));
@@ -187,12 +194,17 @@ async function fromCheckpoints(
     const started = idTime(runId);
     if (cutoff !== null && started !== "" && started < cutoff) continue;
     const summary = await checkpointSummary(db, dataDir, runId, options);
-    if (
-      summary &&
-      (options.targetId === undefined || summary.target_id === options.targetId)
-    ) summaries.push(summary);
+    if (summary && matches(summary, options)) summaries.push(summary);
   }
   return summaries;
+}
+
+/** Whether `run` passes the target, verdict and state filters of `options`. */
+function matches(run: RunSummary, options: RunCatalogOptions): boolean {
+  return (options.targetId === undefined ||
+    run.target_id === options.targetId) &&
+    (options.verdict === undefined || run.verdict === options.verdict) &&
+    (options.state === undefined || run.state === options.state);
 }
 
 async function checkpointSummary(

@@ -57,8 +57,8 @@ export interface RunListOptions {
   state?: RunState;
   /** At most this many, newest first (default 50). */
   limit?: number;
-  /** Whether the database has a ledger (default: it has). */
-  ledger?: boolean;
+  /** Whether the database has a ledger. */
+  ledger: boolean;
   /** Liveness of a checkpoint's writer (tests). */
   isAlive?: (pid: number) => boolean;
 }
@@ -68,30 +68,24 @@ export async function listAllRuns(
   db: TraceDb,
   options: RunListOptions,
 ): Promise<RunList> {
-  const limit = options.limit ?? 50;
   const unreadable: string[] = [];
-  // Filters the ledger cannot apply leave the list to be cut after them.
-  const cutEarly = options.verdict === undefined && options.state === undefined;
-  const runs = (await runCatalog(db, {
+  const runs = await runCatalog(db, {
     dataDir: options.dataDir,
     kind: options.kind,
     targetId: options.targetId,
-    limit: cutEarly ? limit : undefined,
+    verdict: options.verdict,
+    state: options.state,
+    limit: options.limit ?? 50,
     isAlive: options.isAlive,
     ledger: options.ledger,
     onUnreadable: (path) => void unreadable.push(path),
-  })).filter((run) => matches(run, options)).slice(0, limit);
-  const links = options.ledger === false ? null : await runLinks(db);
+  });
+  const links = options.ledger ? await runLinks(db) : null;
   return {
     schema: "trace.run-list/1",
     runs: runs.map((run) => listItem(run, links)),
     unreadable,
   };
-}
-
-function matches(run: RunSummary, options: RunListOptions): boolean {
-  return (options.verdict === undefined || run.verdict === options.verdict) &&
-    (options.state === undefined || run.state === options.state);
 }
 
 interface RunLinks {
