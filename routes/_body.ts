@@ -184,7 +184,9 @@ function tooLargeMessage(what: string, limit: number): string {
  * members one after the other (`cat a.gz b.gz`), and its content is all of
  * them; `DecompressionStream` stops after the first and calls the rest
  * corrupt. Node's inflater reads every member and still refuses a
- * truncated body or bytes after the last member.
+ * truncated body or bytes after the last member. Wired by hand, not with
+ * `Duplex.toWeb(createGunzip())`: Deno's adapter still enqueues once the
+ * reader has cancelled (at the decoded-size bound), an uncaught TypeError.
  */
 function gunzipMembers(): TransformStream<BufferSource, Uint8Array> {
   const gunzip = createGunzip();
