@@ -2,7 +2,7 @@
 
 import type { StagingConfig } from "../lib/contract/config.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
-import { NoDataError } from "../lib/db.ts";
+import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 import type { TargetRef } from "../lib/runner/report.ts";
 import { validateTargetId } from "../lib/ledger/targets.ts";
@@ -134,19 +134,7 @@ async function checkAdapterBeforeCreating(
   io: Parameters<Command>[1],
   config: StagingConfig,
 ): Promise<void> {
-  try {
-    // Opening without creating finds the database wherever --db, the
-    // environment or --data-dir put it, as the run will.
-    await withDataContext(
-      values,
-      io,
-      { write: false, readOnly: true },
-      () => Promise.resolve(),
-    );
-    return;
-  } catch (error) {
-    if (!(error instanceof NoDataError)) throw error;
-  }
+  if (await withExistingData(values, io, () => Promise.resolve())) return;
   const transport = createHttpTransport(config, { env: io.env });
   try {
     await checkAdapterReachable(config, transport);
@@ -166,15 +154,34 @@ async function configPlanTarget(
   io: Parameters<Command>[1],
 ): Promise<{ config: StagingConfig; target: TargetRef }> {
   const config = await loadConfig(path, io);
+  await withExistingData(
+    values,
+    io,
+    (db) => refuseRetiredConfig(db, config, "plan"),
+  );
+  return { config, target: configTargetRef(config) };
+}
+
+/**
+ * Runs `read` on the database, opened read-only, when there is one; `false`
+ * when there is none yet. Opening without creating finds it wherever --db,
+ * the environment or --data-dir put it, as a run will.
+ */
+async function withExistingData(
+  values: DataFlags,
+  io: Parameters<Command>[1],
+  read: (db: TraceDb) => Promise<void>,
+): Promise<boolean> {
   try {
     await withDataContext(
       values,
       io,
       { write: false, readOnly: true },
-      ({ db }) => refuseRetiredConfig(db, config, "plan"),
+      ({ db }) => read(db),
     );
+    return true;
   } catch (error) {
-    if (!(error instanceof NoDataError)) throw error;
+    if (error instanceof NoDataError) return false;
+    throw error;
   }
-  return { config, target: configTargetRef(config) };
 }
