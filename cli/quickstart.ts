@@ -251,9 +251,12 @@ function runLines(
     ),
     ...notRun.map((label) => `  ${label.padEnd(width)}  not run`),
     "",
-    `Ledger: ${resolve(dbLocation(context.db))}   Checkpoints: ${
-      resolve(context.dataDir, "external")
-    }`,
+    // A remote database is named by its URL, which is not a path.
+    `Ledger: ${
+      context.db.path === null
+        ? dbLocation(context.db)
+        : resolve(context.db.path)
+    }   Checkpoints: ${resolve(context.dataDir, "external")}`,
   ];
 }
 
