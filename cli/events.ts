@@ -194,7 +194,7 @@ function reportFailure(
   const unlisted = error instanceof IngestBatchError ? error.unlisted : 0;
   if (json) {
     if (!(summary instanceof TraceError)) return summary;
-    printRefusal(io, summary, items, unlisted, progress);
+    printRefusal(io, summary, items, unlisted, progress.writtenLines);
     return summary;
   }
   for (const item of items) {
@@ -219,7 +219,7 @@ function printRefusal(
   error: { code: string; message: string },
   items: readonly EventIssue[],
   unlisted: number,
-  progress: IngestProgress,
+  writtenLines: number,
 ): void {
   const body = {
     ok: false,
@@ -233,7 +233,7 @@ function printRefusal(
       })),
       unlisted_items: unlisted,
     },
-    written_lines: progress.writtenLines,
+    written_lines: writtenLines,
   };
   io.out(JSON.stringify(body) + "\n");
 }
@@ -402,7 +402,13 @@ function reportInterrupted(
 ): number {
   const message = `Interrupted: ${writtenText(progress)}; ${RESUME_TEXT}`;
   if (json) {
-    printRefusal(io, { code: "interrupted", message }, [], 0, progress);
+    printRefusal(
+      io,
+      { code: "interrupted", message },
+      [],
+      0,
+      progress.writtenLines,
+    );
   }
   io.err(`trace events ingest: ${message}\n`);
   return 2;
