@@ -419,6 +419,65 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
   });
 });
 
+/** `bytes` with the first byte of `marker`'s first occurrence made 0xFF, which UTF-8 never holds. */
+function withInvalidUtf8(bytes: Uint8Array, marker: string): Uint8Array {
+  const needle = new TextEncoder().encode(marker);
+  const out = bytes.slice();
+  const at = out.findIndex((_, i) => needle.every((b, j) => out[i + j] === b));
+  assert.ok(at >= 0, `${marker} is in the body`);
+  out[at] = 0xff;
+  return out;
+}
+
+function decodeError(body: Uint8Array): string {
+  try {
+    decodeOtlpTraces(body, "protobuf");
+  } catch (error) {
+    return (error as Error).message;
+  }
+  assert.fail("the body was accepted");
+}
+
+Deno.test("decodeOtlpTraces() names the protobuf string field that is not UTF-8", async () => {
+  const spans = await turnSpans();
+  const body = protobufBody(spans);
+  const chat = spans.findIndex((span) => span.name === "chat gpt");
+  const tool = spans.findIndex((span) => span.name === "execute_tool weather");
+  const toolName = Object.keys(spans[tool]!.attributes).indexOf(
+    "gen_ai.tool.name",
+  );
+  const where = "Cannot decode the OTLP trace request: resourceSpans[0]";
+  const rule = "must be valid UTF-8 (protobuf strings are UTF-8 text)";
+  assert.equal(
+    decodeError(withInvalidUtf8(body, "rate limited")),
+    `${where}.scopeSpans[0].spans[${chat}].status.message: ${rule}`,
+  );
+  assert.equal(
+    decodeError(withInvalidUtf8(body, "chat gpt")),
+    `${where}.scopeSpans[0].spans[${chat}].name: ${rule}`,
+  );
+  assert.equal(
+    decodeError(withInvalidUtf8(body, "gen_ai.tool.name")),
+    `${where}.scopeSpans[0].spans[${tool}].attributes[${toolName}].key: ${rule}`,
+  );
+  assert.match(
+    decodeError(withInvalidUtf8(body, "support-bot")),
+    /resourceSpans\[0\]\.resource\.attributes\[\d+\]\.value\.stringValue: must be valid UTF-8/,
+  );
+  // A field the decoder skips (unknown to it) is not read, so not refused.
+  const unknownField = new Uint8Array([0x12, 0x01, 0xff]);
+  assert.equal(
+    decodeOtlpTraces(new Uint8Array([...body, ...unknownField]), "protobuf")
+      .length,
+    spans.length,
+  );
+  // Bytes that are no protobuf keep the decoder's own reason.
+  assert.match(
+    decodeError(new Uint8Array([0x0a, 0xff, 0xff, 0x01])),
+    /body is not a protobuf message \(/,
+  );
+});
+
 Deno.test("createOtlpApi() refuses oversized bodies with 413, compressed or not", async () => {
   const spans = await turnSpans();
   const body = jsonBody(spans);

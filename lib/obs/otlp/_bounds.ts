@@ -96,8 +96,11 @@ function tooDeep(): OtlpRequestError {
 
 // ---- protobuf ----
 
-/** Calls `onMessage(field, start, end)` for each length-delimited field of the message in `[start, end)`. */
-function eachField(
+/**
+ * Calls `onMessage(field, start, end)` for each length-delimited field of
+ * the message in `[start, end)`; throws for wire data it cannot walk.
+ */
+export function eachField(
   bytes: Uint8Array,
   start: number,
   end: number,

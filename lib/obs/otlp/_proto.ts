@@ -158,6 +158,11 @@ export interface OtlpProtoTypes {
 
 let types: OtlpProtoTypes | undefined;
 
+/** The OTLP/JSON name of a field of these definitions (`scope_spans` → `scopeSpans`). */
+export function jsonName(name: string): string {
+  return name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
 /** Loads the trace protocol types (parsed once per process). */
 export function otlpProtoTypes(): OtlpProtoTypes {
   if (types) return types;

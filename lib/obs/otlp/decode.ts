@@ -44,7 +44,8 @@ import {
   OTLP_LIMITS,
 } from "./_bounds.ts";
 import { OtlpRequestError } from "./error.ts";
-import { otlpProtoTypes } from "./_proto.ts";
+import { jsonName, otlpProtoTypes } from "./_proto.ts";
+import { invalidUtf8Field } from "./_proto_utf8.ts";
 
 export { OTLP_LIMITS };
 
@@ -298,8 +299,11 @@ function parseProtobuf(body: Uint8Array): unknown {
       request.toObject(message, { longs: String, enums: Number }),
     );
   } catch (error) {
+    const field = invalidUtf8Field(body, request);
     throw refusal(
-      `body is not a protobuf message (${firstLine(error)})`,
+      field === null
+        ? `body is not a protobuf message (${firstLine(error)})`
+        : `${field}: must be valid UTF-8 (protobuf strings are UTF-8 text)`,
       error,
     );
   }
@@ -318,8 +322,7 @@ function camelKeys(value: unknown): unknown {
   ) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    out[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] =
-      camelKeys(item);
+    out[jsonName(key)] = camelKeys(item);
   }
   return out;
 }
