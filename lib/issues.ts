@@ -19,11 +19,19 @@ const HIDDEN_KEY = "(a key that is not a name)";
  */
 export function issueParts(
   issue: v.BaseIssue<unknown>,
+  style: PathStyle = "dotted",
 ): { field: string; message: string } {
-  const keys = issue.path?.map((item) => String(item.key)) ?? [];
+  const items = issue.path ?? [];
+  const keys = items.map((item) => String(item.key));
   const key = keys.at(-1);
   const path = (list: string[]) =>
-    list.map((k) => PATH_KEY.test(k) ? k : HIDDEN_KEY).join(".") || "(root)";
+    list.map((k, i) => {
+      const shown = PATH_KEY.test(k) ? k : HIDDEN_KEY;
+      if (i === 0) return shown;
+      return style === "indexed" && items[i]!.type === "array"
+        ? `[${shown}]`
+        : `.${shown}`;
+    }).join("") || "(root)";
   if (
     issue.expected === "never" && key !== undefined && !FIELD_NAME.test(key)
   ) {
@@ -38,13 +46,21 @@ export function issueParts(
   return { field: path(keys), message: issue.message };
 }
 
+/**
+ * How a path shows an array index: `spans.0.name` (the form Trace's own
+ * inputs use) or `spans[0].name` (OTLP's, as its decoder names the fields
+ * it checks itself).
+ */
+export type PathStyle = "dotted" | "indexed";
+
 /** First issue as `field: message`, the form every boundary reports. */
 export function describeIssues(
   issues: readonly v.BaseIssue<unknown>[],
+  style: PathStyle = "dotted",
 ): string {
   const first = issues[0];
   if (!first) return "invalid value";
-  const { field, message } = issueParts(first);
+  const { field, message } = issueParts(first, style);
   return `${field}: ${message}`;
 }
 

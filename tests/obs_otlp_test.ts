@@ -395,6 +395,30 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
       (await badId.json()).message,
       /resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId/,
     );
+    // Fields the schema checks are named in the same form as those above.
+    const badValue = await post(
+      app,
+      JSON.stringify({
+        resourceSpans: [{
+          scopeSpans: [{
+            spans: [{
+              traceId: "01".repeat(16),
+              spanId: "02".repeat(8),
+              attributes: [{
+                key: "k",
+                value: { arrayValue: { values: [{ stringValue: 3 }] } },
+              }],
+            }],
+          }],
+        }],
+      }),
+      "application/json",
+    );
+    assert.equal(badValue.status, 400);
+    assert.equal(
+      (await badValue.json()).message,
+      "Cannot decode the OTLP trace request: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0].stringValue: must be a string",
+    );
     const corruptGzip = await post(
       app,
       new Uint8Array([1, 2, 3, 4]),

@@ -237,7 +237,9 @@ export function decodeOtlpTraces(
   try {
     const wire = encoding === "json" ? parseJson(body) : parseProtobuf(body);
     const parsed = v.safeParse(RequestSchema, wire);
-    if (!parsed.success) throw refusal(describeIssues(parsed.issues));
+    if (!parsed.success) {
+      throw refusal(describeIssues(parsed.issues, "indexed"));
+    }
     return flatten(parsed.output);
   } catch (error) {
     // Pathologically deep nesting exhausts the stack before any bound is checked.
