@@ -33,7 +33,7 @@ export {
 } from "./lib/db.ts";
 export { ALL_MIGRATIONS } from "./lib/migrations.ts";
 export type { AppOptions } from "./routes/app.ts";
-export type { BodyLimits } from "./routes/_body.ts";
+export type { BodyLimits, ContentEncoding } from "./routes/_body.ts";
 export type { ServerLog } from "./routes/_errors.ts";
 export type { McpRouteOptions } from "./routes/mcp.ts";
 export type { RunPagesOptions } from "./routes/pages.ts";

@@ -1,9 +1,12 @@
 /**
- * The one request-body reader of the ingest routes (`/api/events` and
- * `/v1/traces`): size bounds on the wire and after inflating gzip, both
- * checked while reading so an oversized or decompression-bomb body is never
- * held whole, and a deadline for the whole body, so a client that trickles
- * bytes is answered 408 instead of holding the request open. Refusals are
+ * The one request-body reader of the server: size bounds on the wire and
+ * after inflating gzip, both checked while reading so an oversized or
+ * decompression-bomb body is never held whole, and a deadline for the whole
+ * body, so a client that trickles bytes is answered 408 instead of holding
+ * the request open. The ingest routes (`/api/events`, `/v1/traces`) read
+ * through it directly; every other write (forms, sign-in, small JSON
+ * bodies) through {@link readSmallBody}, which keeps the bytes in Hono's
+ * body cache, since Hono's own readers have no deadline. Refusals are
  * `HTTPException`s (400, 408, 413, 415).
  *
  * @module
@@ -28,6 +31,10 @@ export interface BodyLimits {
   maxDecodedBytes: number;
   /** Time the whole body may take to arrive, from the first read (default 60 s). */
   timeoutMs?: number;
+  /** Content codings accepted (default: {@link CONTENT_ENCODINGS}). */
+  encodings?: readonly ContentEncoding[];
+  /** What a refusal for size tells the client to do (default: send smaller batches). */
+  remedy?: string;
 }
 
 /** Default time a body may take to arrive. */
@@ -42,6 +49,11 @@ export const DEFAULT_BODY_LIMITS: BodyLimits = {
 
 /** Content codings accepted in `Content-Encoding`. */
 export const CONTENT_ENCODINGS = ["identity", "gzip"] as const;
+/** One of {@link CONTENT_ENCODINGS}. */
+export type ContentEncoding = typeof CONTENT_ENCODINGS[number];
+
+/** Default bound of a body read by {@link readSmallBody}. */
+export const SMALL_BODY_MAX_BYTES = 64 * 1024;
 
 /** The media type of `Content-Type`, lower-cased, without parameters (`""` when absent). */
 export function mediaType(request: Request): string {
@@ -108,19 +120,25 @@ export async function readRequestBody(
   await refuseForeignCharset(request);
   const coding = (request.headers.get("content-encoding") ?? "").trim()
     .toLowerCase() || "identity";
-  if (!(CONTENT_ENCODINGS as readonly string[]).includes(coding)) {
+  const encodings: readonly string[] = limits.encodings ?? CONTENT_ENCODINGS;
+  if (!encodings.includes(coding)) {
     return await refuseUnread(
       request,
       415,
-      `Cannot read the request: Content-Encoding "${coding}" is not supported; send identity or gzip`,
+      `Cannot read the request: Content-Encoding "${
+        coding.slice(0, 32)
+      }" is not supported here; send ${
+        encodings.length === 1 ? "the body uncompressed" : "identity or gzip"
+      }`,
     );
   }
+  const remedy = limits.remedy ?? "send smaller batches";
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > limits.maxBytes) {
     return await refuseUnread(
       request,
       413,
-      tooLargeMessage("request body", limits.maxBytes),
+      tooLargeMessage("request body", limits.maxBytes, remedy),
     );
   }
   if (!request.body) return new Uint8Array();
@@ -131,16 +149,18 @@ export async function readRequestBody(
       limit: limits.maxBytes,
       what: "request body",
       deadline,
+      remedy,
     });
   }
   const inflated = request.body
-    .pipeThrough(byteLimit(limits.maxBytes))
+    .pipeThrough(byteLimit(limits.maxBytes, remedy))
     .pipeThrough(gunzipMembers());
   try {
     return await collect(inflated, {
       limit: limits.maxDecodedBytes,
       what: "decompressed request body",
       deadline,
+      remedy,
     });
   } catch (error) {
     if (error instanceof HTTPException) throw error;
@@ -175,8 +195,8 @@ export function requireBatchSize(
   }
 }
 
-function tooLargeMessage(what: string, limit: number): string {
-  return `Cannot read the request: the ${what} exceeds ${limit} bytes; send smaller batches`;
+function tooLargeMessage(what: string, limit: number, remedy: string): string {
+  return `Cannot read the request: the ${what} exceeds ${limit} bytes; ${remedy}`;
 }
 
 /**
@@ -217,7 +237,7 @@ function gunzipMembers(): TransformStream<BufferSource, Uint8Array> {
 }
 
 /** Passes bytes through until `limit` is passed, then errors the pipe. */
-function byteLimit(limit: number): TransformStream<
+function byteLimit(limit: number, remedy: string): TransformStream<
   Uint8Array<ArrayBuffer>,
   BufferSource
 > {
@@ -228,7 +248,7 @@ function byteLimit(limit: number): TransformStream<
       if (total > limit) {
         controller.error(
           new HTTPException(413, {
-            message: tooLargeMessage("request body", limit),
+            message: tooLargeMessage("request body", limit, remedy),
           }),
         );
       } else controller.enqueue(chunk);
@@ -242,6 +262,7 @@ interface CollectBounds {
   what: string;
   /** `performance.now()` by which the last byte must have arrived. */
   deadline: number;
+  remedy: string;
 }
 
 async function collect(
@@ -255,7 +276,7 @@ async function collect(
   );
   if (bytes === null) {
     throw new HTTPException(413, {
-      message: tooLargeMessage(bounds.what, bounds.limit),
+      message: tooLargeMessage(bounds.what, bounds.limit, bounds.remedy),
     });
   }
   return bytes;
@@ -306,17 +327,45 @@ export function jsonProblem(error: StrictJsonError): string {
 }
 
 /**
+ * The body of a write that is not ingest, read once within `maxBytes` and
+ * `timeoutMs` (the first caller's bounds hold: the access middleware reads
+ * it first), uncompressed only (browsers never compress a request).
+ * The bytes are kept in Hono's body cache, so `c.req.parseBody()`,
+ * `text()` and `json()` read them from there instead of the stream.
+ */
+export async function readSmallBody(
+  c: Context,
+  maxBytes = SMALL_BODY_MAX_BYTES,
+  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+): Promise<Uint8Array> {
+  // Hono's type names the cached value; what it keeps is the promise of it.
+  const cache = c.req.bodyCache as unknown as {
+    arrayBuffer?: Promise<ArrayBuffer>;
+  };
+  if (cache.arrayBuffer) return new Uint8Array(await cache.arrayBuffer);
+  const read = readRequestBody(c.req.raw, {
+    maxBytes,
+    maxDecodedBytes: maxBytes,
+    timeoutMs,
+    encodings: ["identity"],
+    remedy: "send a smaller body",
+  }).then((bytes) => Uint8Array.from(bytes).buffer);
+  cache.arrayBuffer = read;
+  return new Uint8Array(await read);
+}
+
+/**
  * The fields of a URL-encoded or multipart body, read as UTF-8 (another
- * declared charset answers 415); a body that is not such a form (a
- * multipart body without its boundary, say) answers 400.
+ * declared charset answers 415) by {@link readSmallBody}; a body that is
+ * not such a form (a multipart body without its boundary, say) answers 400.
  */
 export async function readFormBody(
   c: Context,
   options: { all?: boolean } = {},
 ): Promise<Record<string, string | File | (string | File)[]>> {
-  await refuseForeignCharset(c.req.raw);
+  await readSmallBody(c);
   try {
-    // parseBody caches, so a handler can read the same body again.
+    // From the body cache, which parseBody keeps too: a handler may read it again.
     return await c.req.parseBody({ all: options.all ?? false });
   } catch {
     throw new HTTPException(400, {

@@ -20,7 +20,6 @@
 
 import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { Child, FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { LOCAL_OPERATOR, type OperatorAccount } from "./principal.ts";
@@ -62,8 +61,6 @@ export function createLoginRoutes(
 ): Hono<UiEnv> {
   const { auth } = deps;
   const app = new Hono<UiEnv>();
-  // Sign-in forms hold a token and a path: a few KiB is plenty.
-  const small = bodyLimit({ maxSize: 16 * 1024 });
   // Sign-in answers (pages and redirects setting cookies) are never cached.
   const noStore: MiddlewareHandler = async (c, next) => {
     await next();
@@ -105,7 +102,7 @@ export function createLoginRoutes(
     return page(c, result === "used" ? "used" : "invalid", next);
   });
 
-  app.post("/login", noStore, small, async (c) => {
+  app.post("/login", noStore, async (c) => {
     const next = safeNext(await formField(c, "next"));
     const result = await exchange(auth, await formField(c, "token"));
     if (typeof result !== "object") {
@@ -118,7 +115,6 @@ export function createLoginRoutes(
   app.post(
     "/logout",
     noStore,
-    small,
     async (c, next) => {
       // An expired session has nothing to end: back to the login page.
       if (!c.req.header("authorization") && !(await sessionAccount(c, auth))) {

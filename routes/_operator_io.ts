@@ -25,7 +25,13 @@ import {
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
-import { jsonProblem, readFormBody, refuseForeignCharset } from "./_body.ts";
+import {
+  jsonProblem,
+  readFormBody,
+  readSmallBody,
+  refuseForeignCharset,
+  utf8Text,
+} from "./_body.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -60,7 +66,7 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
   }
   let body: unknown;
   try {
-    body = parseStrictJson(await c.req.text());
+    body = parseStrictJson(utf8Text(await readSmallBody(c)));
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     throw new HTTPException(400, { message: jsonProblem(error) });

@@ -25,7 +25,6 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import { timingSafeEqual } from "hono/utils/buffer";
@@ -65,6 +64,7 @@ import type { UiEnv } from "./ui/context.ts";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import { SELF_STAGING_PATH } from "./self_staging.ts";
 import { ERASURE_MAX_BODY_BYTES } from "./erasure.ts";
+import { readSmallBody, SMALL_BODY_MAX_BYTES } from "./_body.ts";
 
 /** Which credentials a route takes (see the module doc). */
 export type Gate = "public" | "ui" | "api" | "mcp";
@@ -73,9 +73,12 @@ export type Gate = "public" | "ui" | "api" | "mcp";
 export interface RouteAccess {
   action: Action;
   gate: Gate;
-  /** Largest body of a UI write to it (default {@link UI_WRITE_MAX_BYTES}). */
+  /** Largest body of a write to it (default {@link UI_WRITE_MAX_BYTES}); the API's routes read their own. */
   maxBodyBytes?: number;
 }
+
+/** Largest body of a sign-in or sign-out form. */
+const SIGN_IN_MAX_BODY_BYTES = 16 * 1024;
 
 const entry = (gate: Gate) => (action: Action): RouteAccess => ({
   action,
@@ -96,9 +99,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "GET /ui/*": publicRoute,
   "GET /favicon.ico": publicRoute,
   "GET /login": publicRoute,
-  "POST /login": publicRoute,
+  // Sign-in forms hold a token and a path: a few KiB is plenty.
+  "POST /login": { ...publicRoute, maxBodyBytes: SIGN_IN_MAX_BODY_BYTES },
   // Sign-out checks the session and its CSRF token itself, and sends an expired one to /login.
-  "POST /logout": publicRoute,
+  "POST /logout": { ...publicRoute, maxBodyBytes: SIGN_IN_MAX_BODY_BYTES },
   // The start page and its twin: a tenant-bound account sees only what it may (see overview.tsx).
   "GET /": ui("session"),
   "GET /index.json": ui("session"),
@@ -215,31 +219,25 @@ export interface AccessOptions {
   readOnly: boolean;
   hooks: HookAvailability;
   log: ServerLog;
+  /** Time the body of a UI or sign-in write may take to arrive (default 60 s). */
+  bodyTimeoutMs?: number | undefined;
 }
 
 const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
- * Largest body of a UI write (forms and small JSON bodies). The bound is
- * applied here, before the CSRF check may read a form, so no route reads an
- * unbounded body for it.
+ * Largest body of a UI write (forms and small JSON bodies). The body of
+ * every write but the API's is read here, within its route's bound and the
+ * body deadline, before the CSRF check may read a form, so no route reads
+ * an unbounded or trickled body.
  */
-export const UI_WRITE_MAX_BYTES = 64 * 1024;
+export const UI_WRITE_MAX_BYTES = SMALL_BODY_MAX_BYTES;
 
 /** The one access middleware: mount it on `*` before every route. */
 export function accessControl(
   options: AccessOptions,
 ): MiddlewareHandler<UiEnv> {
   const settings = { readOnly: options.readOnly, hooks: options.hooks };
-  const limits = new Map<number, MiddlewareHandler>();
-  const bounded = (maxSize: number) => {
-    let limit = limits.get(maxSize);
-    if (!limit) {
-      limit = bodyLimit({ maxSize, onError: () => tooLarge(maxSize) });
-      limits.set(maxSize, limit);
-    }
-    return limit;
-  };
   return async (c, next) => {
     c.set("access", settings);
     const route = matchedRoutes(c).find((r) => !isMiddlewareRoute(r.path));
@@ -254,7 +252,13 @@ export function accessControl(
         message: "Forbidden: no access rule covers this route",
       });
     }
-    if (access.gate === "public" || access.gate === "mcp") return await next();
+    if (access.gate === "mcp") return await next();
+    const maxBodyBytes = access.maxBodyBytes ?? UI_WRITE_MAX_BYTES;
+    const writes = !SAFE_METHODS.has(c.req.method);
+    if (access.gate === "public") {
+      if (writes) await readSmallBody(c, maxBodyBytes, options.bodyTimeoutMs);
+      return await next();
+    }
     const kind = SAFE_METHODS.has(c.req.method) && !route.path.includes(".json")
       ? "page"
       : "json";
@@ -262,12 +266,8 @@ export function accessControl(
       ? await apiCaller(c, options)
       : await uiCaller(c, options, kind);
     if (signedIn instanceof Response) return signedIn;
-    if (access.gate === "ui" && !SAFE_METHODS.has(c.req.method)) {
-      const limit = bounded(access.maxBodyBytes ?? UI_WRITE_MAX_BYTES);
-      return await limit(c, async () => {
-        await authorize(c, options, access, signedIn);
-        await next();
-      });
+    if (access.gate === "ui" && writes) {
+      await readSmallBody(c, maxBodyBytes, options.bodyTimeoutMs);
     }
     await authorize(c, options, access, signedIn);
     await next();
@@ -275,13 +275,6 @@ export function accessControl(
 }
 
 /** The 413 of a body past a route's bound, worded as the ingest routes word theirs. */
-function tooLarge(maxSize: number): never {
-  throw new HTTPException(413, {
-    message:
-      `Cannot read the request: the request body exceeds ${maxSize} bytes; send a smaller body`,
-  });
-}
-
 /** Who an API request is: an operator, or an ingest client (`null`). */
 async function apiCaller(
   c: Context<UiEnv>,

@@ -170,6 +170,7 @@ export function createApp(options: AppOptions): Hono {
       readOnly,
       hooks: hookAvailability(hooks),
       log,
+      bodyTimeoutMs: options.bodyLimits?.timeoutMs,
     }) as MiddlewareHandler,
   );
 

@@ -20,7 +20,7 @@
  * @module
  */
 
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
 import type { TraceDb } from "../lib/db.ts";
@@ -35,12 +35,14 @@ import {
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
 import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
-import { StrictJsonError } from "../lib/json/strict_json.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   jsonProblem,
   mediaType,
-  readStrictJson,
+  readSmallBody,
+  refuseForeignCharset,
   refuseUnread,
+  utf8Text,
 } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
@@ -113,7 +115,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
             "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve",
         });
       }
-      const body = parseBody(await readJson(c.req.raw));
+      const body = parseBody(await readJson(c));
       const subject = parseErasureSubject(body.subject);
       const principal = c.get("principal");
       const apply = body.apply === true;
@@ -203,17 +205,20 @@ function parseBody(input: unknown): v.InferOutput<typeof RequestSchema> {
 }
 
 /** The erasure request as JSON: at most 1 MiB (10,000 event ids fit easily). */
-async function readJson(request: Request): Promise<unknown> {
-  if (mediaType(request) !== "application/json") {
+async function readJson(c: Context): Promise<unknown> {
+  if (mediaType(c.req.raw) !== "application/json") {
     return await refuseUnread(
-      request,
+      c.req.raw,
       415,
       "Send the erasure request as Content-Type: application/json",
     );
   }
+  await refuseForeignCharset(c.req.raw);
   // Strict: a field given twice could name one subject to whatever logs the request and erase another.
   try {
-    return await readStrictJson(request, ERASURE_MAX_BODY_BYTES);
+    return parseStrictJson(
+      utf8Text(await readSmallBody(c, ERASURE_MAX_BODY_BYTES)),
+    );
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     throw new HTTPException(400, { message: jsonProblem(error) });

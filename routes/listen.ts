@@ -28,9 +28,9 @@
  * - the body is bounded by the app itself (`routes/_body.ts`: 408 when it
  *   does not arrive in time); `Deno.serve` would then keep reading a
  *   trickled body to its end, so the guard counts the bytes of a body with
- *   a `Content-Length` and closes the connection once
- *   {@link ServeLimits.bodyTimeoutMs} has passed without them (a chunked
- *   body is bounded by the request bound only);
+ *   a `Content-Length` (or follows a chunked body's framing,
+ *   `_chunked_end.ts`) and closes the connection once
+ *   {@link ServeLimits.bodyTimeoutMs} has passed without all of it;
  * - the whole exchange is bounded by {@link ServeLimits.requestTimeoutMs}.
  *
  * @module
@@ -39,6 +39,7 @@
 import { ConfigError } from "../lib/errors.ts";
 import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
 import { settleWithin } from "../lib/settle_within.ts";
+import { ChunkedBodyEnd, isChunkedHead } from "./_chunked_end.ts";
 
 /** Bounds the guard applies to every connection. */
 export interface ServeLimits {
@@ -51,7 +52,7 @@ export interface ServeLimits {
   /** Longest request head, request line and headers (default 64 KiB). */
   maxHeadBytes: number;
   /**
-   * Time a body with a `Content-Length` has to arrive once its head did
+   * Time a body (with a `Content-Length`, or chunked) has to arrive once its head did
    * (default 60 s, as the app's own body bound); past it, and a moment for
    * the app's 408 to pass, the connection is closed.
    */
@@ -457,25 +458,47 @@ async function relayConnection(
     closeQuietly(conn);
   };
   const deadline = setTimeout(closeBoth, limits.requestTimeoutMs);
-  const body = { expected: contentLength(head.head), received: 0 };
-  const bodyDeadline = body.expected > head.rest.length
-    ? setTimeout(() => {
-      if (body.received < body.expected) closeBoth();
-    }, limits.bodyTimeoutMs + BODY_GRACE_MS)
-    : undefined;
+  const body = requestBody(head.head);
+  body.feed(head.rest);
+  const bodyDeadline = body.done() ? undefined : setTimeout(() => {
+    if (!body.done()) closeBoth();
+  }, limits.bodyTimeoutMs + BODY_GRACE_MS);
   try {
     await writeAll(upstream, withConnectionClose(head.head));
-    body.received += head.rest.length;
     if (head.rest.length > 0) await writeAll(upstream, head.rest);
     // The request body flows on while the answer comes back; the answer
-    // ending (the server closes after it) ends the exchange.
-    void copy(conn, upstream, (n) => body.received += n);
+    // ending (the server closes after it) ends the exchange. A client that
+    // stops sending ends the body for the server too, which would otherwise
+    // wait for the rest of it until the request bound.
+    void copy(conn, upstream, body.feed).then(() =>
+      upstream.closeWrite().catch(() => {})
+    );
     await copy(upstream, conn);
   } finally {
     clearTimeout(deadline);
     clearTimeout(bodyDeadline);
     closeQuietly(upstream);
   }
+}
+
+/** Tells when the body of a request has all arrived, from the bytes after its head. */
+interface BodyProgress {
+  feed(bytes: Uint8Array): void;
+  done(): boolean;
+}
+
+/** Follows a chunked body by its framing, any other by its `Content-Length`. */
+function requestBody(head: Uint8Array): BodyProgress {
+  if (isChunkedHead(head)) {
+    const chunked = new ChunkedBodyEnd();
+    return { feed: (bytes) => chunked.feed(bytes), done: () => chunked.done };
+  }
+  const expected = contentLength(head);
+  let received = 0;
+  return {
+    feed: (bytes) => received += bytes.length,
+    done: () => received >= expected,
+  };
 }
 
 /** The `Content-Length` of a head (0 when absent or not one plain number). */
@@ -581,14 +604,14 @@ function isConnectionHeader(line: Uint8Array): boolean {
 async function copy(
   from: Deno.Conn,
   to: Deno.Conn,
-  onBytes?: (n: number) => void,
+  onBytes?: (bytes: Uint8Array) => void,
 ): Promise<void> {
   const buffer = new Uint8Array(64 * 1024);
   try {
     for (;;) {
       const n = await from.read(buffer);
       if (n === null) return;
-      onBytes?.(n);
+      onBytes?.(buffer.subarray(0, n));
       await writeAll(to, buffer.subarray(0, n));
     }
   } catch {

@@ -23,6 +23,7 @@ const decoder = new TextDecoder();
 async function withGuarded(
   limits: Partial<ServeLimits>,
   fn: (server: GuardedServer, db: TraceDb) => Promise<void>,
+  uiAuthToken?: string,
 ) {
   const bodyTimeoutMs = limits.bodyTimeoutMs ?? 60_000;
   await withDb(async (db) => {
@@ -30,6 +31,7 @@ async function withGuarded(
     const app = createApp({
       db,
       log: () => {},
+      ...(uiAuthToken ? { uiAuthToken } : {}),
       bodyLimits: {
         maxBytes: 1024 * 1024,
         maxDecodedBytes: 1024 * 1024,
@@ -52,6 +54,8 @@ async function withGuarded(
 interface Trickle {
   /** Bytes the client got to send before the server closed. */
   sent: number;
+  /** Bytes the client had sent when the first byte of the answer arrived. */
+  sentBeforeAnswer: number;
   /** Everything the server answered. */
   answer: string;
 }
@@ -66,12 +70,15 @@ async function trickle(
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   let answer = "";
   let closed = false;
+  let sent = 0;
+  let sentBeforeAnswer = -1;
   const reading = (async () => {
     const buffer = new Uint8Array(4096);
     try {
       for (;;) {
         const n = await conn.read(buffer);
         if (n === null) break;
+        if (sentBeforeAnswer < 0) sentBeforeAnswer = sent;
         answer += decoder.decode(buffer.subarray(0, n));
       }
     } catch {
@@ -79,7 +86,6 @@ async function trickle(
     }
     closed = true;
   })();
-  let sent = 0;
   try {
     if (head) await conn.write(encoder.encode(head));
     for (const char of trickled) {
@@ -105,7 +111,7 @@ async function trickle(
     // Already closed.
   }
   await reading;
-  return { sent, answer };
+  return { sent, sentBeforeAnswer, answer };
 }
 
 const HEAD =
@@ -146,6 +152,36 @@ Deno.test("a client that trickles its body is answered 408 and closed within the
     );
     assert.equal(Number(stored.rows[0]!.n), 0);
   });
+});
+
+Deno.test("a sign-in or UI write whose chunked body trickles is answered 408 and closed within the body bound", async () => {
+  // One byte a chunk, a character every 10 ms: 560 would take 5.6 s; the bound is 0.3 s.
+  const chunks = "1\r\nt\r\n".repeat(80);
+  const admin = "admin-token-0123456789abcdef";
+  const bearer = `Authorization: Bearer ${admin}\r\n`;
+  await withGuarded({ bodyTimeoutMs: 300 }, async (server) => {
+    for (
+      const [path, type, credentials] of [
+        ["/login", "application/x-www-form-urlencoded", ""],
+        ["/logout", "application/x-www-form-urlencoded", ""],
+        ["/traces/reveal", "application/json", bearer],
+        ["/api/erasures", "application/json", bearer],
+      ] as const
+    ) {
+      const head =
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\n${credentials}Transfer-Encoding: chunked\r\n\r\n`;
+      const result = await trickle(server.addr.port, head, chunks, 10);
+      // Answered while the client was still sending, and closed before it was done.
+      assert.ok(
+        result.sentBeforeAnswer >= 0 &&
+          result.sentBeforeAnswer < chunks.length / 2,
+        `${path}: answered after ${result.sentBeforeAnswer} bytes`,
+      );
+      assert.ok(result.sent < chunks.length, `${path}: sent ${result.sent}`);
+      assert.match(result.answer, /^HTTP\/1\.1 408 /, path);
+      assert.match(result.answer, /did not arrive in time/, path);
+    }
+  }, admin);
 });
 
 Deno.test("connections past the cap are answered 503 while the others stay open", async () => {
