@@ -47,10 +47,14 @@ export const DEFAULT_BODY_LIMITS: BodyLimits = {
   timeoutMs: DEFAULT_BODY_TIMEOUT_MS,
 };
 
+/** A content coding a body may arrive in. */
+export type ContentEncoding = "identity" | "gzip";
+
 /** Content codings accepted in `Content-Encoding`. */
-export const CONTENT_ENCODINGS = ["identity", "gzip"] as const;
-/** One of {@link CONTENT_ENCODINGS}. */
-export type ContentEncoding = typeof CONTENT_ENCODINGS[number];
+export const CONTENT_ENCODINGS: readonly ContentEncoding[] = [
+  "identity",
+  "gzip",
+];
 
 /** Default bound of a body read by {@link readSmallBody}. */
 export const SMALL_BODY_MAX_BYTES = 64 * 1024;
