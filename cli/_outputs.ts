@@ -18,6 +18,7 @@
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
+import { stateFileKind } from "../lib/state_files.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
 import { isProcessAlive, writeFileWhole } from "../lib/runs/mod.ts";
 
@@ -40,8 +41,9 @@ export const OUTPUTS_HELP =
                      that save and then replay the failure, the ledger head
   --html FILE        the run's page as one self-contained HTML file (inline
                      CSS and SVG, no script, nothing fetched)
-  --force            replace existing files; a path another live run reserved
-                     is still refused
+  --force            replace existing files; a path another live run reserved,
+                     a SQLite database or its sidecar files, and a run's
+                     checkpoint are still refused
 An existing file is refused without --force. A result that cannot be written
 (a full disk) leaves no partial file; files not written when the run stops
 early (also on a second Ctrl-C) are removed.
@@ -176,6 +178,12 @@ const PLACEHOLDER =
 async function reserve(output: Output, force: boolean): Promise<string> {
   const refuse = (why: string) =>
     new UsageError(`Cannot write ${output.flag} ${output.path}: ${why}`);
+  const state = await stateFileKind(output.path);
+  if (state) {
+    throw refuse(
+      `it is ${state}, which an output never replaces (not even with --force); choose another path`,
+    );
+  }
   const text = placeholderText();
   try {
     await Deno.mkdir(dirname(output.path), { recursive: true });

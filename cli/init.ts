@@ -6,6 +6,7 @@
  * @module
  */
 
+import { stateFileKind } from "../lib/state_files.ts";
 import { parseStagingConfigText } from "../lib/contract/config.ts";
 import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
@@ -24,7 +25,8 @@ const HELP = `Usage: trace init [FILE] [--base-url URL] [--force] [--json]
 
 Writes a starter staging config (default FILE: staging.json) with a comment
 on every key, for a staging adapter at URL (default http://127.0.0.1:8787,
-the demo app). An existing FILE is refused unless --force. Trace reads
+the demo app). An existing FILE is refused unless --force (a database or
+its sidecar files even then). Trace reads
 comments (// and /* */) in config files, so the file works as written.
 `;
 
@@ -76,6 +78,12 @@ export const init: Command = async (args, io) => {
   const text = starterConfig(values["base-url"]);
   // A URL the config rules refuse is reported before any file is written.
   const config = parseStagingConfigText(text, "starter config (--base-url)");
+  const state = await stateFileKind(path);
+  if (state) {
+    throw new UsageError(
+      `Cannot write ${path}: it is ${state}, which trace init never replaces (not even with --force); choose another path`,
+    );
+  }
   try {
     await Deno.writeTextFile(path, text, {
       createNew: !values.force,

@@ -56,6 +56,21 @@ Deno.test("trace init refuses an existing file unless --force, and a refused bas
   });
 });
 
+Deno.test("trace init --force never replaces a database", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "trace.db");
+    const bytes = new TextEncoder().encode("SQLite format 3\u0000 and pages");
+    await Deno.writeFile(path, bytes);
+    const io = captureIo();
+    assert.equal(await main(["init", path, "--force"], io), 2);
+    assert.match(
+      io.stderr(),
+      /it is a SQLite database, which trace init never replaces \(not even with --force\)/,
+    );
+    assert.deepEqual(await Deno.readFile(path), bytes);
+  });
+});
+
 Deno.test("parseStagingConfigText() reads // and /* */ comments but refuses an unterminated one", () => {
   const config = parseStagingConfigText(
     starterConfig("https://staging.example.com"),

@@ -236,6 +236,68 @@ Deno.test("output files are replaced only with --force, and never while another 
   });
 });
 
+Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even with --force", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(null, async (demo) => {
+      const config = await writeConfig(dir, demo.url);
+      const data = ["--data-dir", `${dir}/data`];
+      const run = await trace(["external-run", "--config", config, ...data]);
+      assert.equal(run.code, 0, run.err);
+      const ledger = `${dir}/data/trace.db`;
+      const before = await Deno.readFile(ledger);
+      const [checkpoint] = [...Deno.readDirSync(`${dir}/data/external`)];
+      const cases: [string, string, RegExp][] = [
+        ["--junit", ledger, /it is a SQLite database/],
+        [
+          "--output",
+          `${ledger}-wal`,
+          /the write-ahead log of a SQLite database/,
+        ],
+        [
+          "--html",
+          `${ledger}-shm`,
+          /the shared-memory index of a SQLite database/,
+        ],
+        [
+          "--summary-md",
+          `${dir}/data/external/${checkpoint!.name}`,
+          /it is a run's checkpoint/,
+        ],
+      ];
+      for (const [flag, path, why] of cases) {
+        const refused = await trace([
+          "external-run",
+          "--config",
+          config,
+          flag,
+          path,
+          "--force",
+          ...data,
+        ]);
+        assert.equal(refused.code, 2, `${flag} ${path}`);
+        assert.match(refused.err, why);
+        assert.match(
+          refused.err,
+          /\(not even with --force\); choose another path/,
+        );
+      }
+      assert.deepEqual(await Deno.readFile(ledger), before);
+      const runs = await trace(["external-runs", "--json", ...data]);
+      assert.equal(JSON.parse(runs.out).runs.length, 1);
+      const shown = await trace([
+        "external-show",
+        JSON.parse(runs.out).runs[0].run_id,
+        "--html",
+        ledger,
+        "--force",
+        ...data,
+      ]);
+      assert.equal(shown.code, 2);
+      assert.deepEqual(await Deno.readFile(ledger), before);
+    });
+  });
+});
+
 Deno.test({
   name:
     "a second Ctrl-C removes the reserved result files, so the next run can use the same paths",
