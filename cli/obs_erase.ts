@@ -8,6 +8,7 @@
  */
 
 import { UsageError } from "../lib/errors.ts";
+import { displaySafe } from "../lib/obs/display.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
@@ -392,7 +393,7 @@ export async function obsPropagation(
     }\n`,
   );
   for (const s of settings) {
-    io.out(`  ${s.application_id}: ${s.enabled ? "on" : "off"}\n`);
+    io.out(`  ${displaySafe(s.application_id)}: ${s.enabled ? "on" : "off"}\n`);
   }
   return 0;
 }

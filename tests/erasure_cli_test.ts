@@ -270,6 +270,28 @@ Deno.test("obs propagation opts an application in, and trace events ingest then 
       ...data,
     ]);
     assert.equal(both.code, 2);
+    for (
+      const id of ["", "evil\u001b]0;pwned\u0007", "a\nb", "x".repeat(257)]
+    ) {
+      const refused = await trace([
+        "obs",
+        "propagation",
+        "--application",
+        id,
+        "--on",
+        ...data,
+      ]);
+      assert.equal(refused.code, 2, JSON.stringify(id));
+      assert.match(
+        refused.err,
+        /^trace obs propagation: Cannot set memory-deletion propagation: the application id must /,
+      );
+      assert.equal(refused.err.split("\n").length, 2, "one line");
+    }
+    const listed = await trace(["obs", "propagation", "--json", ...data]);
+    assert.deepEqual(JSON.parse(listed.out).applications, [
+      { application_id: "app", enabled: true },
+    ]);
   });
 });
 

@@ -7,7 +7,10 @@
  * @module
  */
 
+import * as v from "valibot";
 import type { TraceDb } from "../../db.ts";
+import { ConfigError } from "../../errors.ts";
+import { OpaqueIdSchema } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import type { ErasureExecutor } from "./erasure_participants.ts";
 
@@ -26,6 +29,14 @@ export async function setErasurePropagation(
   enabled: boolean | null,
   now: number = Date.now(),
 ): Promise<void> {
+  const parsed = v.safeParse(OpaqueIdSchema, applicationId);
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Cannot set memory-deletion propagation: the application id ${
+        parsed.issues[0]!.message
+      }; give the id events carry as application_id`,
+    );
+  }
   await requireObs(db);
   const key = PREFIX + applicationId;
   if (enabled === null) {
