@@ -30,7 +30,7 @@ export function parseFlags<const T extends FlagSpec>(
   command: string,
   args: string[],
   options: T,
-  positionals: { min?: number; max?: number } = {},
+  positionals: { min?: number; max?: number; names?: readonly string[] } = {},
 ) {
   let parsed;
   try {
@@ -41,17 +41,17 @@ export function parseFlags<const T extends FlagSpec>(
       strict: true,
     });
   } catch (error) {
-    const detail = (error as Error).message.split("\n")[0]?.replace(
-      /\. To specify.*$/,
-      "",
-    );
-    throw new UsageError(`${detail}; see trace ${command} --help`);
+    throw new UsageError(`${parseProblem(error)}; see trace ${command} --help`);
   }
+  refuseEmptyValues(command, parsed.values);
   const count = parsed.positionals.length;
   if (!(parsed.values as { help?: boolean }).help) {
     if (positionals.min !== undefined && count < positionals.min) {
+      const missing = positionals.names?.slice(count, positionals.min);
       throw new UsageError(
-        `Missing argument; see trace ${command} --help`,
+        `Missing ${
+          missing?.length ? missing.join(" and ") : "argument"
+        }; see trace ${command} --help`,
       );
     }
     if (count > (positionals.max ?? 0)) {
@@ -63,6 +63,34 @@ export function parseFlags<const T extends FlagSpec>(
     }
   }
   return parsed;
+}
+
+/** The parser's refusal in one line, naming a flag whose value is missing as such. */
+function parseProblem(error: unknown): string {
+  const message = (error as Error).message.split("\n")[0] ?? "";
+  // "Option '--limit <value>' argument missing", or "… is ambiguous." when
+  // the next word is another flag (`--limit --json`).
+  const missing =
+    /^Option '(-[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/
+      .exec(message);
+  if (missing) return `${missing[1]} needs a value`;
+  return message.replace(/\. To specify.*$/, "").replace(/\.$/, "");
+}
+
+/**
+ * Refuses a flag given an empty string (`--data-dir ""`, often an unset
+ * shell variable): taking it as "not given" would fall back to a default
+ * the user did not choose, such as the real data directory.
+ */
+function refuseEmptyValues(command: string, values: object): void {
+  for (const [name, value] of Object.entries(values)) {
+    const items = Array.isArray(value) ? value : [value];
+    if (items.some((item) => item === "")) {
+      throw new UsageError(
+        `--${name} was given an empty value; give one, or leave the flag out; see trace ${command} --help`,
+      );
+    }
+  }
 }
 
 function joinNegativeValues(args: string[], options: FlagSpec): string[] {

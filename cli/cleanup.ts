@@ -41,7 +41,7 @@ export const externalCleanup: Command = async (args, io) => {
     "external-cleanup",
     args,
     DATA_FLAGS,
-    { min: 1, max: 1 },
+    { min: 1, max: 1, names: ["RUN_ID"] },
   );
   if (values.help) return showHelp(io, HELP);
   const runId = validateRunId(positionals[0]!);

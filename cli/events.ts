@@ -102,7 +102,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags("events ingest", args, {
     ...DATA_FLAGS,
     "batch-size": { type: "string" },
-  }, { min: 1, max: 1 });
+  }, { min: 1, max: 1, names: ["FILE (or - for stdin)"] });
   if (values.help) {
     io.out(
       "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n\n" +

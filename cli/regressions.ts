@@ -40,7 +40,7 @@ export const externalSave: Command = async (args, io) => {
     "external-save",
     args,
     DATA_FLAGS,
-    { min: 1, max: 1 },
+    { min: 1, max: 1, names: ["RUN_ID"] },
   );
   if (values.help) return showHelp(io, SAVE_HELP);
   const runId = positionals[0]!;
@@ -95,7 +95,7 @@ export const externalReplay: Command = async (args, io) => {
     "external-replay",
     args,
     REPLAY_FLAGS,
-    { min: 1, max: 1 },
+    { min: 1, max: 1, names: ["REGRESSION_ID"] },
   );
   if (values.help) return showHelp(io, REPLAY_HELP);
   const regressionId = positionals[0]!;

@@ -41,7 +41,7 @@ export const externalCompare: Command = async (args, io) => {
     "external-compare",
     args,
     DATA_FLAGS,
-    { min: 2, max: 2 },
+    { min: 2, max: 2, names: ["RUN_A", "RUN_B"] },
   );
   if (values.help) return showHelp(io, COMPARE_HELP);
   const [runA, runB] = positionals.map(validateRunId);
@@ -108,7 +108,7 @@ export const externalShow: Command = async (args, io) => {
     "external-show",
     args,
     { ...DATA_FLAGS, html: OUTPUT_FLAGS.html, force: OUTPUT_FLAGS.force },
-    { min: 1, max: 1 },
+    { min: 1, max: 1, names: ["RUN_ID"] },
   );
   if (values.help) return showHelp(io, SHOW_HELP);
   return await withDataContext(values, io, READ, async ({ db, dataDir }) => {

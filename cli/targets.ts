@@ -166,7 +166,7 @@ export const externalRetire: Command = async (args, io) => {
     "external-retire",
     args,
     RETIRE_FLAGS,
-    { min: 1, max: 1 },
+    { min: 1, max: 1, names: ["TARGET_ID"] },
   );
   if (values.help) return showHelp(io, RETIRE_HELP);
   const targetId = validateTargetId(positionals[0]!);

@@ -270,9 +270,17 @@ Deno.test("obs propagation opts an application in, and trace events ingest then 
       ...data,
     ]);
     assert.equal(both.code, 2);
-    for (
-      const id of ["", "evil\u001b]0;pwned\u0007", "a\nb", "x".repeat(257)]
-    ) {
+    const empty = await trace([
+      "obs",
+      "propagation",
+      "--application",
+      "",
+      "--on",
+      ...data,
+    ]);
+    assert.equal(empty.code, 2);
+    assert.match(empty.err, /--application was given an empty value/);
+    for (const id of ["evil\u001b]0;pwned\u0007", "a\nb", "x".repeat(257)]) {
       const refused = await trace([
         "obs",
         "propagation",

@@ -167,7 +167,7 @@ Deno.test("usage errors carry the command prefix once", async () => {
     ],
     [
       ["external-save"],
-      "trace external-save: Missing argument; see trace external-save --help\n",
+      "trace external-save: Missing RUN_ID; see trace external-save --help\n",
     ],
     [
       ["external-show", "a", "b"],
@@ -176,6 +176,23 @@ Deno.test("usage errors carry the command prefix once", async () => {
     [
       ["external-register", "--config", "x.json"],
       "trace external-register: --target ID is required; see trace external-register --help\n",
+    ],
+    [
+      ["external-compare", "run-a"],
+      "trace external-compare: Missing RUN_B; see trace external-compare --help\n",
+    ],
+    [
+      ["external-runs", "--limit", "--json"],
+      "trace external-runs: --limit needs a value; see trace external-runs --help\n",
+    ],
+    [
+      ["external-runs", "--limit"],
+      "trace external-runs: --limit needs a value; see trace external-runs --help\n",
+    ],
+    // An unset shell variable must not fall back to the real data directory.
+    [
+      ["events", "export", "--data-dir", ""],
+      "trace events export: --data-dir was given an empty value; give one, or leave the flag out; see trace events export --help\n",
     ],
   ];
   for (const [args, expected] of cases) {
