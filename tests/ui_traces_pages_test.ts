@@ -262,6 +262,19 @@ Deno.test("comparison reads each root on its own and runs nothing", async () => 
       "/traces/compare.json?baseline=task-42&candidate=task-42",
     );
     assert.equal(same.body.comparison.identical, true);
+    // Roots with no stored event compare as unknown, never as identical.
+    const missing = await json(
+      fixture,
+      "/traces/compare.json?baseline=nope&candidate=nope-2",
+    );
+    assert.equal(missing.status, 200);
+    assert.equal(missing.body.comparison, null);
+    const missingPage = await (await get(
+      fixture,
+      "/traces/compare?baseline=nope&candidate=task-42",
+    )).text();
+    assert.doesNotMatch(missingPage, /IDENTICAL|No structural difference/i);
+    assert.match(missingPage, /The baseline root has no stored event/);
     const refused = await json(
       fixture,
       "/traces/compare.json?baseline=task-42&candidate=task-42&kind=selection",

@@ -71,7 +71,9 @@ async function loadCompare(
     ...empty,
     baseline: baseline && withoutEvents(baseline),
     candidate: candidate && withoutEvents(candidate),
-    comparison: baseline && candidate
+    // A side with no event is unknown, not the same as the other: two
+    // empty reads would otherwise compare as identical.
+    comparison: baseline?.events.length && candidate?.events.length
       ? compareRoots(baseline.events, candidate.events)
       : null,
   };
