@@ -70,6 +70,16 @@ Deno.test("an empty data directory: every run page explains what would fill it",
       await html(fixture, "/compare"),
       /No replayed regression to compare yet/,
     );
+    // One run alone is refused naming what is missing, never dropped.
+    const half = await fixture.app.request(
+      at("/compare.json?a=run-20261129T214455Z-3f9a1c"),
+      page(BEARER),
+    );
+    assert.equal(half.status, 400);
+    assert.match(
+      (await half.json()).error.message,
+      /^Cannot compare: give both runs, a=RUN_A \(before\) and b=RUN_B \(after\); only a was given/,
+    );
     const twin = await json<{ recent: unknown[]; gate: unknown }>(
       fixture,
       "/index.json",

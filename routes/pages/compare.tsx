@@ -16,6 +16,7 @@ import type {
   FindingKey,
   RunComparison,
 } from "../../lib/ledger/compare.ts";
+import { UsageError } from "../../lib/errors.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { compareStoredRuns, regressionsOf } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
@@ -65,6 +66,14 @@ async function loadCompare(
 ): Promise<ComparePageData> {
   const a = c.req.query("a") || null;
   const b = c.req.query("b") || null;
+  if ((a === null) !== (b === null)) {
+    // One run alone would be dropped without a word: say what is missing.
+    throw new UsageError(
+      `Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only ${
+        a ? "a" : "b"
+      } was given`,
+    );
+  }
   const comparison = a && b ? await compareStoredRuns(source.db, a, b) : null;
   const suggestions = !comparison && await hasLedger(source.db)
     ? (await regressionsOf(source.db)).flatMap((r) =>
