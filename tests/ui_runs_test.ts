@@ -70,6 +70,17 @@ Deno.test("an empty data directory: every run page explains what would fill it",
       await html(fixture, "/compare"),
       /No replayed regression to compare yet/,
     );
+    // An unknown run is a 404 that names no server path or CLI flag.
+    const unknown = await fixture.app.request(
+      at("/runs/run-20261129T214455Z-3f9a1c.json"),
+      page(BEARER),
+    );
+    assert.equal(unknown.status, 404);
+    const { message } = (await unknown.json()).error;
+    assert.equal(
+      message,
+      "Cannot find run run-20261129T214455Z-3f9a1c among this server's runs; check the id",
+    );
     // One run alone is refused naming what is missing, never dropped.
     const half = await fixture.app.request(
       at("/compare.json?a=run-20261129T214455Z-3f9a1c"),

@@ -162,15 +162,22 @@ export async function loadRunDetail(
 }
 
 async function locate(source: RunSource, runId: string): Promise<RunView> {
+  // Said to a browser: no server path, and no command-line flag to check.
+  const notFound = () =>
+    new NotFoundError(
+      `Cannot find run ${runId} among this server's runs; check the id`,
+    );
   if (source.dataDir !== null) {
-    return await viewRun(source.db, runId, { dataDir: source.dataDir });
+    try {
+      return await viewRun(source.db, runId, { dataDir: source.dataDir });
+    } catch (error) {
+      throw error instanceof NotFoundError ? notFound() : error;
+    }
   }
   const report = await hasLedger(source.db)
     ? await readRun(source.db, runId)
     : null;
-  if (!report) {
-    throw new NotFoundError(`Cannot find run ${runId} in the ledger`);
-  }
+  if (!report) throw notFound();
   const replay = await replayOfRun(source.db, runId);
   return reportView(report, { regressionId: replay?.regression_id ?? null });
 }
