@@ -19,6 +19,7 @@
 
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { matchedRoutes } from "hono/route";
 import { timingSafeEqual } from "hono/utils/buffer";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
@@ -135,13 +136,21 @@ export function sameHost(url: string, host: string | undefined): boolean {
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 
-/** Refuses a request with a body but no `Content-Type` (never guess JSON). */
+/**
+ * Refuses a request with a body but no `Content-Type` (never guess JSON),
+ * when a route takes its method: a path that has no such route answers its
+ * own 404 or 405 instead of advice that would only lead there.
+ */
 export function requireContentType(): MiddlewareHandler {
   return async (c, next) => {
     const hasBody = c.req.raw.body !== null &&
       c.req.header("content-length") !== "0";
+    const taken = matchedRoutes(c).some((route) =>
+      route.method === c.req.method && !route.path.endsWith("*")
+    );
     if (
-      BODY_METHODS.has(c.req.method) && hasBody && !c.req.header("content-type")
+      BODY_METHODS.has(c.req.method) && hasBody && taken &&
+      !c.req.header("content-type")
     ) {
       await c.req.raw.body?.cancel().catch(() => {});
       throw new HTTPException(415, {

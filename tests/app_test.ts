@@ -226,6 +226,18 @@ Deno.test("createApp() refuses a POST without Content-Type with 415", async () =
     });
     assert.equal(response.status, 415);
     assert.equal((await response.json()).error.code, "unsupported_media_type");
+    // A method no route takes is answered 405 (or 404), not told to add a type.
+    for (
+      const [path, status] of [["/api/health", 405], ["/nowhere", 404]] as const
+    ) {
+      const other = await app.request(path, {
+        method: "PUT",
+        headers: { host: "127.0.0.1:8788" },
+        body: new TextEncoder().encode("{}"),
+      });
+      assert.equal(other.status, status, path);
+      await other.body?.cancel();
+    }
     const page = await app.request("/api/events?application_id=app-1", {
       headers: { host: "127.0.0.1:8788" },
     });

@@ -262,6 +262,13 @@ Deno.test("comparison reads each root on its own and runs nothing", async () => 
       "/traces/compare.json?baseline=task-42&candidate=task-42",
     );
     assert.equal(same.body.comparison.identical, true);
+    // An id in the path that no event could carry is named as the path's id.
+    const badId = await json(fixture, "/traces/events/%E2%80%AE.json");
+    assert.equal(badId.status, 400);
+    assert.match(
+      JSON.stringify(badId.body),
+      /Invalid event request: event_id: must not contain control/,
+    );
     // Roots with no stored event compare as unknown, never as identical.
     const missing = await json(
       fixture,

@@ -47,6 +47,8 @@ import { FIND_PATH, hrefOf, inspectEventHref } from "../ui/trace_params.ts";
 /** Most events one id page lists. */
 const MAX_EVENTS = 100;
 
+const PathSchema = v.object({ event_id: Id });
+
 const ParamsSchema = v.strictObject({
   agent_id: v.optional(Id),
   root_trace_id: v.optional(Id),
@@ -83,7 +85,12 @@ export function eventPage(db: TraceDb): PageSpec<EventPageData> {
     path: "/traces/events/:id",
     title: (data) => `Event ${data.event_id}`,
     async load(c, params) {
-      const id = parseOperatorInput(Id, params.id, "event");
+      // Wrapped so a refusal names the id in the path, not a body.
+      const { event_id: id } = parseOperatorInput(
+        PathSchema,
+        { event_id: params.id },
+        "event",
+      );
       const query = parseOperatorInput(ParamsSchema, singleParams(c), "event");
       const { agent_id, anonymous, user_id, ...rest } = query;
       if (anonymous && user_id !== undefined) {
