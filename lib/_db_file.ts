@@ -182,14 +182,16 @@ async function openWithFallback(
   const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
     if (access === "create") {
+      await refuseForeignSchema(client, path);
       // Must precede the first table (and WAL) to take effect; lets retention return pages in small steps.
       await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
       await client.execute("PRAGMA journal_mode = WAL");
-    } else await probe(client);
+    } else await probe(client, path);
     for (const pragma of WRITER_PRAGMAS) await client.execute(pragma);
     return { client, url, readOnly: false };
   } catch (error) {
     client.close();
+    if (error instanceof StorageError) throw error;
     if (access === "existing" && await isReadOnlyMediaError(path, error)) {
       return await openImmutable(path);
     }
@@ -201,10 +203,11 @@ async function openReadOnly(path: string): Promise<OpenedFile> {
   const url = sqliteUrl(path, "mode=ro");
   const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
-    await probe(client);
+    await probe(client, path);
     return { client, url, readOnly: true };
   } catch (error) {
     client.close();
+    if (error instanceof StorageError) throw error;
     if (await isReadOnlyMediaError(path, error)) {
       return await openImmutable(path);
     }
@@ -216,17 +219,44 @@ async function openImmutable(path: string): Promise<OpenedFile> {
   const url = sqliteUrl(path, "mode=ro&immutable=1");
   const client = createClient({ url });
   try {
-    await probe(client);
+    await probe(client, path);
     return { client, url, readOnly: true };
   } catch (error) {
     client.close();
+    if (error instanceof StorageError) throw error;
     throw openError(path, error);
   }
 }
 
 /** Reads the schema, which is what fails when the WAL cannot be opened. */
-async function probe(client: Client): Promise<void> {
+async function probe(client: Client, path: string): Promise<void> {
   await client.execute("SELECT count(*) FROM sqlite_master");
+  await refuseForeignSchema(client, path);
+}
+
+/**
+ * Refuses a database that holds tables but none of Trace's (another
+ * application's file, reached through a mistaken `--data-dir` or `--db`):
+ * reading it would advise creating Trace's tables there, and writing would
+ * add them to it and switch its journal to WAL.
+ */
+async function refuseForeignSchema(
+  client: Client,
+  path: string,
+): Promise<void> {
+  const tables = (await client.execute(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+  )).rows.map((row) => String(row.name));
+  if (tables.length === 0 || tables.includes("schema_migrations")) return;
+  const named = tables.slice(0, 3).map((name) =>
+    JSON.stringify(name.slice(0, 40))
+  )
+    .join(", ");
+  throw new StorageError(
+    `Cannot open database file ${path}: it holds another application's tables (${named}${
+      tables.length > 3 ? ", …" : ""
+    }) and none of Trace's; point --data-dir or --db at Trace's own database`,
+  );
 }
 
 /**

@@ -118,6 +118,38 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
   });
 });
 
+Deno.test("another application's SQLite file is refused by every command, and left as it was", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/trace.db`;
+    const raw = createClient({ url: `file:${path}` });
+    await raw.execute(
+      "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)",
+    );
+    await raw.execute("INSERT INTO users (email) VALUES ('a@example.com')");
+    raw.close();
+    const before = await sha256(path);
+    for (
+      const args of [
+        ["external-runs"],
+        ["events", "query"],
+        ["obs", "init"],
+        ["obs", "propagation", "--application", "app", "--on"],
+        ["ledger", "verify"],
+        ["obs", "health"],
+      ]
+    ) {
+      const result = await trace([...args, "--data-dir", dir]);
+      assert.equal(result.code, 2, args.join(" "));
+      assert.match(
+        result.err,
+        /it holds another application's tables \("users"\) and none of Trace's; point --data-dir or --db at Trace's own database\n$/,
+        args.join(" "),
+      );
+    }
+    assert.equal(await sha256(path), before, "the file was written to");
+  });
+});
+
 Deno.test("read commands leave a database they read as it was: no write pragma", async () => {
   await withTempDir(async (dir) => {
     const data = await seed(dir);

@@ -53,7 +53,10 @@ async function withNoneModeDb<T>(fn: (db: TraceDb) => Promise<T>) {
     const raw = createClient({ url: `file:${path}` });
     await raw.execute("PRAGMA auto_vacuum = NONE");
     await raw.execute("PRAGMA journal_mode = WAL");
-    await raw.execute("CREATE TABLE made_by_an_older_build (a)");
+    // An older build's first table, which fixes the file's auto-vacuum mode.
+    await raw.execute(
+      "CREATE TABLE schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))",
+    );
     raw.close();
     const db = await openDb({ url: `file:${path}` });
     try {
