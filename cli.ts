@@ -19,6 +19,7 @@ import { terminalSafe } from "./lib/obs/display.ts";
 import { tableLines } from "./cli/_table.ts";
 import type { Subcommand } from "./cli/reference.ts";
 import { errorMessage, UsageError } from "./lib/errors.ts";
+import { explainSqlite } from "./lib/sqlite_errors.ts";
 
 /** Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, a usage/config error or a refusal (a broken ledger too). */
 export const EXIT = { pass: 0, fail: 1, inconclusive: 2, usage: 2 } as const;
@@ -522,9 +523,10 @@ export async function main(
   try {
     const command = await resolution.leaf.load();
     return await command(resolution.args, stdout.io);
-  } catch (error) {
+  } catch (thrown) {
     // Output piped into a reader that stopped early (`| head`) is a normal end.
-    if (error instanceof Deno.errors.BrokenPipe) return 0;
+    if (thrown instanceof Deno.errors.BrokenPipe) return 0;
+    const error = explainSqlite(thrown);
     // Messages may quote what was typed (a flag, a path): no control character reaches the terminal.
     io.err(`trace ${resolution.path}: ${terminalSafe(errorMessage(error))}\n`);
     if (json && !stdout.wrote()) printJson(io, { error: jsonError(error) });

@@ -18,6 +18,8 @@ import { type Client, createClient } from "@libsql/client";
 import { dirname, resolve } from "node:path";
 import { ensurePrivateDir } from "./data_dir.ts";
 import { StorageError } from "./errors.ts";
+import { sqliteAdvice } from "./sqlite_errors.ts";
+import { fileProblem } from "./file_errors.ts";
 
 /** How long a connection waits for another's write lock. */
 export const BUSY_TIMEOUT_MS = 10_000;
@@ -69,7 +71,7 @@ export async function openFile(
     if (error instanceof StorageError) throw error;
     throw new StorageError(
       `Cannot open database file ${path}: ${
-        (error as Error).message.split(":")[0]
+        fileProblem(error, access === "create" ? "write" : "read")
       }`,
       { cause: error },
     );
@@ -282,7 +284,8 @@ async function isReadOnlyMediaError(
 function openError(path: string, error: unknown): StorageError {
   return new StorageError(
     `Cannot open database file ${path}: ${
-      ((error as Error).message ?? String(error)).split("\n")[0]
+      sqliteAdvice(error) ??
+        ((error as Error).message ?? String(error)).split("\n")[0]
     }`,
     { cause: error },
   );
