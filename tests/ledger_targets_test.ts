@@ -123,6 +123,15 @@ Deno.test("externalRegister() registers once and externalTargets() lists it as J
         ),
       /base_url differs/,
     );
+    // The ids of config-only runs cannot be taken by a registration.
+    await assert.rejects(
+      () =>
+        externalRegister(
+          ["--target", "cfg-c84944fb7ae3", "--config", path, ...flags],
+          captureIo(),
+        ),
+      /Cannot register target "cfg-c84944fb7ae3": ids starting with cfg- are kept for configs run with --config alone; choose another id/,
+    );
     const list = captureIo();
     await externalTargets(["--json", ...flags], list);
     const targets = JSON.parse(list.stdout()).targets;

@@ -98,10 +98,15 @@ export interface ExternalRunOutcome {
   trace: TraceWrite;
 }
 
+/** What begins the id of every config-only run's target, and no registered target's. */
+export const CONFIG_TARGET_PREFIX = "cfg-";
+
 /** The id a config-only run is filed under: stable for the same config. */
 export function configTargetId(config: StagingConfig): string {
   const digest = digestOf(config);
-  return `cfg-${digest.slice("sha256:".length, "sha256:".length + 12)}`;
+  return `${CONFIG_TARGET_PREFIX}${
+    digest.slice("sha256:".length, "sha256:".length + 12)
+  }`;
 }
 
 /** Runs the contract against an external target and records the completed report. */

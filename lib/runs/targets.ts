@@ -10,7 +10,7 @@
 import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
-import { NotFoundError } from "../errors.ts";
+import { NotFoundError, UsageError } from "../errors.ts";
 import { closestName } from "../suggest.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
@@ -38,6 +38,7 @@ import {
 import type { TargetRef } from "../runner/report.ts";
 import { checkAdapterReachable } from "./reachability.ts";
 import {
+  CONFIG_TARGET_PREFIX,
   configTargetId,
   type ExternalRunOptions,
   type ExternalRunOutcome,
@@ -68,8 +69,16 @@ export async function registerNamedTarget(
   targetId: string,
   config: StagingConfig,
 ): Promise<Registration> {
+  validateTargetId(targetId);
+  if (targetId.startsWith(CONFIG_TARGET_PREFIX)) {
+    // Such ids name the configs run without a registration; taking one
+    // would capture whichever config hashes to it.
+    throw new UsageError(
+      `Cannot register target "${targetId}": ids starting with ${CONFIG_TARGET_PREFIX} are kept for configs run with --config alone; choose another id`,
+    );
+  }
   const registration = await registerTarget(db, {
-    targetId: validateTargetId(targetId),
+    targetId,
     config,
     source: "registered",
   });
