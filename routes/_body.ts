@@ -327,7 +327,7 @@ export function jsonProblem(error: StrictJsonError): string {
   if (error.reason === "duplicate_key") {
     return `The body gives a field twice (line ${error.line}, column ${error.column}); send each field once`;
   }
-  return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.reason})`;
+  return `The body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`;
 }
 
 /**

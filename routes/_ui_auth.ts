@@ -293,12 +293,13 @@ export async function checkCsrf(
   options: { form: boolean } = { form: true },
 ): Promise<void> {
   if (session === null) return;
-  const given = c.req.header("x-csrf-token") ??
-    (options.form ? await formField(c, "_csrf") : "");
+  const header = c.req.header("x-csrf-token");
+  const given = header ?? (options.form ? await formField(c, "_csrf") : "");
   if (!(await auth.signer.checkCsrf(session.sid, given))) {
     throw new HTTPException(403, {
-      message:
-        "The form's CSRF token is missing or out of date; reload the page and try again",
+      message: header === undefined && options.form
+        ? "The form's CSRF token is missing or out of date; reload the page and try again"
+        : "The request's CSRF token is missing or out of date (send it in the X-CSRF-Token header); reload the page for a new one and try again",
     });
   }
 }

@@ -395,6 +395,27 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
       (await badId.json()).message,
       /resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId/,
     );
+    // A time past the unsigned 64-bit range is named as such.
+    const farFuture = await post(
+      app,
+      JSON.stringify({
+        resourceSpans: [{
+          scopeSpans: [{
+            spans: [{
+              traceId: "01".repeat(16),
+              spanId: "02".repeat(8),
+              startTimeUnixNano: "99999999999999999999999",
+            }],
+          }],
+        }],
+      }),
+      "application/json",
+    );
+    assert.equal(farFuture.status, 400);
+    assert.match(
+      (await farFuture.json()).message,
+      /spans\[0\]\.startTimeUnixNano: must be from 0 to 18446744073709551615 \(an unsigned 64-bit integer\)$/,
+    );
     // Fields the schema checks are named in the same form as those above.
     const badValue = await post(
       app,

@@ -13,7 +13,6 @@
  */
 
 import * as v from "valibot";
-import { describeIssues } from "../../lib/issues.ts";
 import {
   EVENT_STATUSES,
   type EventStatus,
@@ -87,7 +86,7 @@ function one<T>(
   if (values.length > 1) throw invalid(`${key} may be given once`);
   const parsed = v.safeParse(schema, values[0]);
   if (!parsed.success) {
-    throw invalid(`${key}: ${describeIssues(parsed.issues)}`);
+    throw invalid(`${key}: ${parsed.issues[0]?.message ?? "is invalid"}`);
   }
   return parsed.output;
 }
@@ -168,7 +167,7 @@ function list<T>(
   ) => value !== "").map((value) => {
     const parsed = v.safeParse(schema, value);
     if (!parsed.success) {
-      throw invalid(`${key}: ${describeIssues(parsed.issues)}`);
+      throw invalid(`${key}: ${parsed.issues[0]?.message ?? "is invalid"}`);
     }
     return parsed.output;
   });

@@ -70,14 +70,27 @@ class Totals {
   }
 }
 
-/** Refuses a count of `n` things of one owner past `limit`. */
+/**
+ * Refuses a count of `n` things of one owner past `limit`: smaller batches
+ * would not help, the owner must carry fewer (as the SDKs' own limits do).
+ */
 function perOwner(n: number, limit: number, what: string): void {
-  if (n > limit) throw tooMany(limit, what);
+  if (n > limit) {
+    throw tooMany(
+      limit,
+      what,
+      "record fewer (the OpenTelemetry SDKs drop the rest at this limit)",
+    );
+  }
 }
 
-function tooMany(limit: number, what: string): BatchTooLargeError {
+function tooMany(
+  limit: number,
+  what: string,
+  remedy = "send smaller batches",
+): BatchTooLargeError {
   return new BatchTooLargeError(
-    `Cannot decode the OTLP trace request: more than ${limit} ${what}; send smaller batches`,
+    `Cannot decode the OTLP trace request: more than ${limit} ${what}; ${remedy}`,
     limit,
   );
 }

@@ -153,9 +153,23 @@ const Int64 = v.union([
   v.pipe(v.string(), v.regex(/^-?\d{1,20}$/, "must be a decimal integer")),
   v.pipe(v.number(), v.integer("must be an integer")),
 ], "must be an integer or a decimal integer string");
+const UINT64_MAX = 2n ** 64n - 1n;
+const inUint64 = (text: string) =>
+  !text.startsWith("-") && text.length <= 64 && BigInt(text) <= UINT64_MAX;
+const UINT64_RANGE =
+  `must be from 0 to ${UINT64_MAX} (an unsigned 64-bit integer)`;
 const Uint64 = v.union([
-  v.pipe(v.string(), v.regex(/^\d{1,20}$/, "must be a decimal integer")),
-  v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)),
+  v.pipe(
+    v.string(),
+    v.regex(/^-?\d+$/, "must be a decimal integer"),
+    // Checked only once the text is an integer (the pipe runs on after the regex).
+    v.check((text) => !/^-?\d+$/.test(text) || inUint64(text), UINT64_RANGE),
+  ),
+  v.pipe(
+    v.number(),
+    v.integer("must be an integer"),
+    v.minValue(0, UINT64_RANGE),
+  ),
 ], "must be a non-negative integer or decimal integer string");
 const Enum = v.union(
   [v.pipe(v.number(), v.integer()), v.string()],
@@ -279,7 +293,9 @@ function parseJson(body: Uint8Array): unknown {
     }
     // The detail names a position and a rule, never the body's text.
     throw refusal(
-      `body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`,
+      error.reason === "too_deep"
+        ? `values are nested too deeply (line ${error.line}, column ${error.column}: ${error.detail})`
+        : `body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`,
     );
   }
   // valibot's object schema would take an array; OTLP/JSON is always an object.

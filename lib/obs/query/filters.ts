@@ -41,12 +41,17 @@ export const TRACE_FILTER_ENTRIES = {
   root_trace_id: v.optional(OpaqueIdSchema),
   run_id: v.optional(OpaqueIdSchema),
   turn_id: v.optional(OpaqueIdSchema),
-  kinds: v.optional(v.pipe(v.array(TokenSchema), v.maxLength(MAX_LIST))),
-  statuses: v.optional(
+  kinds: v.optional(v.pipe(
+    v.array(TokenSchema, "must be an array of kinds"),
+    v.maxLength(MAX_LIST, `must list at most ${MAX_LIST} kinds`),
+  )),
+  statuses: v.optional(v.pipe(
     v.array(
       v.picklist(EVENT_STATUSES, `must be one of ${EVENT_STATUSES.join(", ")}`),
+      "must be an array of statuses",
     ),
-  ),
+    v.maxLength(MAX_LIST, `must list at most ${MAX_LIST} statuses`),
+  )),
   tool: v.optional(OpaqueIdSchema),
   success: v.optional(v.boolean("must be true or false")),
   /** Exact identifier: matches event, root, turn or run id. */
