@@ -81,6 +81,16 @@ Deno.test("an empty data directory: every run page explains what would fill it",
       message,
       "Cannot find run run-20261129T214455Z-3f9a1c among this server's runs; check the id",
     );
+    // A parameter the runs page does not read is refused, not ignored.
+    const typo = await fixture.app.request(
+      at("/runs.json?verdcit=FAIL"),
+      page(BEARER),
+    );
+    assert.equal(typo.status, 400);
+    assert.equal(
+      (await typo.json()).error.message,
+      'Invalid /runs query: "verdcit" is not one this page reads (target, verdict, kind, state, cursor); remove it',
+    );
     // One run alone is refused naming what is missing, never dropped.
     const half = await fixture.app.request(
       at("/compare.json?a=run-20261129T214455Z-3f9a1c"),

@@ -55,6 +55,7 @@ export function comparePage(source: RunSource): PageSpec<ComparePageData> {
       data.comparison
         ? `Compare ${data.comparison.a.run_id} with ${data.comparison.b.run_id}`
         : "Compare runs",
+    query: ["a", "b"],
     load: (c) => loadCompare(source, c),
     render: (data, view) => <CompareBody data={data} view={view} />,
   };

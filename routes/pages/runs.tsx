@@ -60,6 +60,7 @@ export function runsPage(source: RunSource): PageSpec<RunsPageData> {
   return {
     path: "/runs",
     title: "Runs",
+    query: ["target", "verdict", "kind", "state", "cursor"],
     load: (c) => loadRuns(source, c),
     render: (data, view) => <RunsBody data={data} view={view} />,
   };

@@ -13,6 +13,7 @@
 
 import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
+import { ConfigError } from "../../lib/errors.ts";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
 import type { Principal } from "../principal.ts";
 import type { SiteInfo, UiEnv } from "./context.ts";
@@ -39,6 +40,12 @@ export interface PageSpec<T> {
   /** Loads the data both representations share (params without `.json`). */
   load(c: Context<UiEnv>, params: Record<string, string>): Promise<T>;
   render(data: T, view: PageView): Child;
+  /**
+   * The query parameters the page reads; any other is refused (400), so a
+   * mistyped filter never shows everything as if it applied. Absent: the
+   * page's loader checks its own query.
+   */
+  query?: readonly string[];
 }
 
 /** What {@link definePage} needs from the app. */
@@ -56,20 +63,24 @@ export function definePage<T>(
   spec: PageSpec<T>,
 ): void {
   const twin = twinPath(spec.path);
+  const load = (c: Context<UiEnv>, params: Record<string, string>) => {
+    if (spec.query) refuseOtherQuery(c, spec.path, spec.query);
+    return spec.load(c, params);
+  };
   // The twin first: `/runs/:id` would otherwise also match `/runs/x.json`.
   app.get(
     twin.path,
     requirePrincipal(deps.auth, "json"),
     async (c) => {
       c.header("Cache-Control", "no-store");
-      return c.json(await spec.load(c, twin.params(c.req.param())));
+      return c.json(await load(c, twin.params(c.req.param())));
     },
   );
   app.get(
     spec.path,
     requirePrincipal(deps.auth, "page"),
     async (c) => {
-      const data = await spec.load(c, c.req.param());
+      const data = await load(c, c.req.param());
       const url = new URL(c.req.url);
       const jsonHref = `${twinPath(url.pathname).path}${url.search}`;
       const title = typeof spec.title === "string"
@@ -92,6 +103,25 @@ export function definePage<T>(
       }, spec.render(data, view));
     },
   );
+}
+
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+function refuseOtherQuery(
+  c: Context<UiEnv>,
+  path: string,
+  known: readonly string[],
+): void {
+  for (const key of new URL(c.req.url).searchParams.keys()) {
+    if (known.includes(key)) continue;
+    // A key is repeated only when it reads as a name: it may be a pasted value.
+    const named = PLAIN_NAME.test(key) ? `"${key}" is` : "a parameter is";
+    throw new ConfigError(
+      `Invalid ${path} query: ${named} not one this page reads (${
+        known.length ? known.join(", ") : "none"
+      }); remove it`,
+    );
+  }
 }
 
 /** The twin's route, and how to recover the page's params from it. */
