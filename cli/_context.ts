@@ -2,7 +2,9 @@
 
 import { resolveDataDir } from "../lib/data_dir.ts";
 import { checkpointWal, migrate, openDb, type TraceDb } from "../lib/db.ts";
-import { errorMessage } from "../lib/errors.ts";
+import { errorMessage, StorageError } from "../lib/errors.ts";
+import { fileProblem } from "../lib/file_errors.ts";
+import { sqliteAdvice } from "../lib/sqlite_errors.ts";
 import { requireExistingLedger } from "../lib/ledger/schema.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import type { CliIo } from "./_io.ts";
@@ -59,12 +61,57 @@ export async function openDataContext(
   });
   try {
     if (options.existingLedger) await requireExistingLedger(db);
-    if (options.write) await migrate(db, ALL_MIGRATIONS);
+    if (options.write) {
+      await requireWritable(db, dataDir);
+      await migrate(db, ALL_MIGRATIONS);
+    }
   } catch (error) {
     db.close();
     throw error;
   }
   return { dataDir, db };
+}
+
+/**
+ * Refuses a writing command where nothing can be written (a read-only data
+ * directory, file or medium) before it acts: SQLite opens such a file
+ * read-only without a word, and a replay or cleanup would otherwise send
+ * requests to the staging adapter and only then fail to record them.
+ */
+export async function requireWritable(
+  db: TraceDb,
+  dataDir: string,
+): Promise<void> {
+  if (db.path !== null) {
+    try {
+      const tx = await db.client.transaction("write");
+      try {
+        // Needs write access in any database; rolled back, it leaves nothing.
+        await tx.execute("CREATE TABLE trace_write_probe (x)");
+      } finally {
+        await tx.rollback();
+      }
+    } catch (error) {
+      if (sqliteAdvice(error) === null) throw error;
+      throw new StorageError(
+        `Cannot write to ${db.path}: ${sqliteAdvice(error)}`,
+        { cause: error },
+      );
+    }
+  }
+  let probe: string;
+  try {
+    probe = await Deno.makeTempFile({ dir: dataDir, prefix: ".write-probe-" });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw new StorageError(
+      `Cannot write to the data directory ${dataDir}: ${
+        fileProblem(error, "write")
+      }; run writing commands where the data directory is writable`,
+      { cause: error },
+    );
+  }
+  await Deno.remove(probe).catch(() => {});
 }
 
 /**

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
+import { requireWritable } from "../cli/_context.ts";
+import { openDb } from "../lib/db.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 
 const IS_POSIX = Deno.build.os !== "windows";
@@ -147,6 +149,36 @@ Deno.test("another application's SQLite file is refused by every command, and le
       );
     }
     assert.equal(await sha256(path), before, "the file was written to");
+  });
+});
+
+Deno.test("requireWritable() refuses a database or data directory that cannot be written, before a command acts", async () => {
+  await withTempDir(async (dir) => {
+    const db = await openDb({ dataDir: dir });
+    try {
+      await requireWritable(db, dir);
+      // As SQLite leaves a file on read-only media: reads work, writes do not.
+      await db.client.execute("PRAGMA query_only = ON");
+      await assert.rejects(
+        () => requireWritable(db, dir),
+        /^StorageError: Cannot write to .*trace\.db: the database cannot be written here \(file or directory permissions, or read-only media\)/,
+      );
+      await db.client.execute("PRAGMA query_only = OFF");
+      const file = `${dir}/not-a-dir`;
+      await Deno.writeTextFile(file, "");
+      await assert.rejects(
+        () => requireWritable(db, file),
+        /Cannot write to the data directory .*not-a-dir: .*; run writing commands where the data directory is writable/,
+      );
+      assert.deepEqual(
+        (await db.client.execute(
+          "SELECT name FROM sqlite_master WHERE name = 'trace_write_probe'",
+        )).rows,
+        [],
+      );
+    } finally {
+      db.close();
+    }
   });
 });
 
