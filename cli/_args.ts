@@ -125,6 +125,17 @@ export function parseIntegerFlag(
   rule: IntegerRule,
 ): number | undefined {
   if (value === undefined) return undefined;
+  if (/^\d{16,}$/.test(value)) {
+    throw new UsageError(
+      `--${flag} ${value.slice(0, 32)}${
+        value.length > 32 ? "…" : ""
+      } is too large; ${
+        rule.max === undefined
+          ? "give at most 15 digits"
+          : `give a number from ${rule.min} to ${rule.max}`
+      }`,
+    );
+  }
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   const max = rule.max ?? Number.MAX_SAFE_INTEGER;
   if (!(n >= rule.min && n <= max)) {

@@ -187,6 +187,15 @@ async function reserve(output: Output, force: boolean): Promise<string> {
   const text = placeholderText();
   try {
     await Deno.mkdir(dirname(output.path), { recursive: true });
+  } catch (error) {
+    // A file where a directory of the path should be.
+    throw refuse(
+      error instanceof Deno.errors.AlreadyExists
+        ? "a part of the path is not a directory; check the path"
+        : fileProblem(error, "write"),
+    );
+  }
+  try {
     await Deno.writeTextFile(output.path, text, {
       createNew: true,
       mode: 0o600,
@@ -198,6 +207,7 @@ async function reserve(output: Output, force: boolean): Promise<string> {
     }
   }
   const info = await Deno.lstat(output.path);
+  if (info.isDirectory) throw refuse("it is a directory; name a file");
   if (!info.isFile) throw refuse("it is not a regular file; name a file");
   const holder = await placeholderHolder(output.path);
   if (holder?.alive) {

@@ -15,6 +15,7 @@ import {
   backfill,
   type BackfillResult,
   directoryArchive,
+  MAX_LATENCY_SAMPLES,
   obsHealth,
   parity,
   planExpiry,
@@ -105,6 +106,8 @@ read every event (a few seconds at a million events).
 Status: failing (a critical alert), degraded (a warning), unknown (nothing
 wrong found, but the index holds events no whole-index parity check has
 looked at yet: run trace obs parity), or ok. Exits 1 when failing.
+
+--samples N  times each latency probe runs, from 1 to 50 (default 5)
 `,
 };
 
@@ -513,7 +516,10 @@ export async function obsHealthCommand(
 ): Promise<number> {
   const { values } = parseFlags("obs health", args, HEALTH_FLAGS);
   if (values.help) return showHelp(io, HELPS.health!);
-  const samples = intFlag("samples", values.samples);
+  const samples = intFlag("samples", values.samples, {
+    min: 1,
+    max: MAX_LATENCY_SAMPLES,
+  });
   const report = await withObsDb(
     values,
     io,

@@ -189,6 +189,14 @@ Deno.test("usage errors carry the command prefix once", async () => {
       ["external-runs", "--limit"],
       "trace external-runs: --limit needs a value; see trace external-runs --help\n",
     ],
+    [
+      ["external-runs", "--limit", "9007199254740993"],
+      "trace external-runs: --limit 9007199254740993 is too large; give at most 15 digits\n",
+    ],
+    [
+      ["obs", "health", "--samples", "99999999999"],
+      'trace obs health: --samples must be a whole number from 1 to 50, got "99999999999"\n',
+    ],
     // An unset shell variable must not fall back to the real data directory.
     [
       ["events", "export", "--data-dir", ""],

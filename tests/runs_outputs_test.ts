@@ -294,6 +294,29 @@ Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even wit
       ]);
       assert.equal(shown.code, 2);
       assert.deepEqual(await Deno.readFile(ledger), before);
+      const runId = JSON.parse(runs.out).runs[0].run_id;
+      for (
+        const [path, why] of [
+          [`${ledger}/page.html`, "a part of the path is not a directory"],
+          [dir, "it is a directory; name a file"],
+        ] as const
+      ) {
+        const refused = await trace([
+          "external-show",
+          runId,
+          "--html",
+          path,
+          "--json",
+          ...data,
+        ]);
+        assert.equal(refused.code, 2, path);
+        assert.deepEqual(JSON.parse(refused.out).error, {
+          code: "usage",
+          message: `Cannot write --html ${path}: ${why}${
+            why.startsWith("a part") ? "; check the path" : ""
+          }`,
+        });
+      }
     });
   });
 });

@@ -27,12 +27,15 @@ async function time(
   return timings;
 }
 
-/** Runs the probe queries `samples` times each. */
+/** Most samples one latency probe takes (`trace obs health --samples` refuses more). */
+export const MAX_LATENCY_SAMPLES = 50;
+
+/** Runs the probe queries `samples` times each (at most {@link MAX_LATENCY_SAMPLES}). */
 export async function probeLatency(
   db: TraceDb,
   samples: number,
 ): Promise<ProbeLatency> {
-  const runs = Math.max(1, Math.min(50, Math.floor(samples)));
+  const runs = Math.max(1, Math.min(MAX_LATENCY_SAMPLES, Math.floor(samples)));
   const latest = await db.client.execute(
     "SELECT application_id, root_trace_id, kind FROM obs_events ORDER BY ts DESC, seq DESC LIMIT 1",
   );

@@ -35,6 +35,7 @@ import {
   tableCounts,
 } from "./_health_checks.ts";
 import { probeLatency } from "./_probes.ts";
+export { MAX_LATENCY_SAMPLES } from "./_probes.ts";
 import { readRetentionMarks, type RetentionMarks } from "./_state.ts";
 import {
   type HealthAlert,

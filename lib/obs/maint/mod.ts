@@ -86,6 +86,7 @@ export {
   type InstrumentationVersions,
   type LinkCheck,
   type LinkCounts,
+  MAX_LATENCY_SAMPLES,
   type ObsHealth,
   obsHealth,
   type ObsHealthOptions,
