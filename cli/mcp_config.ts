@@ -7,6 +7,7 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/obs/display.ts";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";
@@ -125,7 +126,8 @@ export const mcpConfig: Command = (args, io) => {
       JSON.stringify(configs.vscode, null, 2),
       "",
       "# Any other client: run this command over stdio:",
-      configs.command_line,
+      // A path may hold any character: no control character reaches the terminal raw.
+      terminalSafe(configs.command_line),
       "",
       "# Over HTTP instead: run trace serve with TRACE_UI_AUTH_TOKEN set, then point the",
       "# client at http://127.0.0.1:8788/mcp with the header Authorization: Bearer <that token>.",

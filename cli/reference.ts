@@ -125,12 +125,14 @@ export function referenceSubcommand(
   systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
 ): Command {
   return async (args, io) => {
-    const { values, positionals: names } = parseFlags(
+    const { values, positionals } = parseFlags(
       `reference ${sub}`,
       args,
       FLAGS,
       { max: 64 },
     );
+    // A system named twice runs (and is listed) once.
+    const names = [...new Set(positionals)];
     if (values.help) return showHelp(io, HELPS[sub]);
     const context = { systems, values, io };
     switch (sub) {

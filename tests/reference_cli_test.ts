@@ -213,10 +213,15 @@ Deno.test("reference list and plan describe systems without running them", async
   );
   const plan = captureIo();
   assert.equal(
-    await reference(["plan", "paginated-delete", "--json"], plan),
+    await reference(
+      ["plan", "paginated-delete", "paginated-delete", "--json"],
+      plan,
+    ),
     0,
   );
-  const [entry] = JSON.parse(plan.stdout());
+  const entries = JSON.parse(plan.stdout());
+  assert.equal(entries.length, 1, "a system named twice is planned once");
+  const [entry] = entries;
   assert.equal(entry.plan.timing.document_count, 200);
   assert.equal(entry.plan.target.source, "reference");
 });
