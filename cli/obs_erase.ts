@@ -7,6 +7,8 @@
  * @module
  */
 
+import * as v from "valibot";
+import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { displaySafe } from "../lib/obs/display.ts";
 import { fileProblem } from "../lib/file_errors.ts";
@@ -251,9 +253,21 @@ async function readEventIds(path: string, io: CliIo): Promise<string[]> {
       }; erase in smaller lists`,
     );
   }
-  const ids = text.split(/\r?\n/).map((line) => line.trim()).filter((line) =>
-    line !== ""
-  );
+  const ids: string[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    const id = line.trim();
+    if (id === "") return;
+    // Checked here so a refusal names the file's line, not a list position.
+    const parsed = v.safeParse(OpaqueIdSchema, id);
+    if (!parsed.success) {
+      throw new UsageError(
+        `--event-ids ${path} line ${index + 1}: the event id ${
+          parsed.issues[0]!.message
+        }; fix that line`,
+      );
+    }
+    ids.push(id);
+  });
   if (ids.length === 0) {
     throw new UsageError(
       `--event-ids ${path} lists no event id; put one id per line`,

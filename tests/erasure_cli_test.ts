@@ -206,6 +206,16 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
       )).out,
     );
     assert.equal(fromStdin.confirmation, fromFile.confirmation);
+    // A bad id is named by its line in the file (blank lines count).
+    const bad = await trace(
+      ["obs", "erase", "--application", "app", "--event-ids", "-", ...data],
+      { stdin: "b1\n\n\nbad\u001bid\n" },
+    );
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.err,
+      /--event-ids - line 4: the event id must not contain control, line separator or bidirectional formatting characters; fix that line\n$/,
+    );
     for (
       const selector of [
         ["--anonymous"],
