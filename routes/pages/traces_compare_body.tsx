@@ -51,6 +51,9 @@ function headline(data: CompareData): string {
   if (!data.request.baseline || !data.request.candidate) {
     return "Name a baseline root and a candidate root to compare.";
   }
+  if (data.baseline?.events === 0 && data.candidate?.events === 0) {
+    return "Neither root has a stored event in your scope; check their ids and application.";
+  }
   if (data.baseline?.events === 0 || data.candidate?.events === 0) {
     const which = data.baseline?.events === 0 ? "baseline" : "candidate";
     return `The ${which} root has no stored event in your scope; check its id and application.`;
