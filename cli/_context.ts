@@ -1,5 +1,6 @@
 /** Shared set-up for commands that touch the data directory and database. */
 
+import { dirname, resolve } from "node:path";
 import { resolveDataDir } from "../lib/data_dir.ts";
 import { checkpointWal, migrate, openDb, type TraceDb } from "../lib/db.ts";
 import { errorMessage, StorageError } from "../lib/errors.ts";
@@ -98,6 +99,11 @@ export async function requireWritable(
         { cause: error },
       );
     }
+  }
+  // The data directory matters here only as the database's own directory
+  // (its WAL files, and the checkpoints beside it).
+  if (db.path === null || resolve(dirname(db.path)) !== resolve(dataDir)) {
+    return;
   }
   let probe: string;
   try {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { terminalSafe } from "../lib/obs/display.ts";
+import { terminalSafe, terminalSafeJson } from "../lib/obs/display.ts";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";
@@ -116,17 +116,17 @@ export const mcpConfig: Command = (args, io) => {
     printJson(io, { name: values.name, ...spec, ...configs });
     return Promise.resolve(0);
   }
+  // A path may hold any character: none that a terminal acts on is printed raw.
   io.out(
     [
       "# Claude Desktop (claude_desktop_config.json), Claude Code (.mcp.json), Cursor",
       "# and other clients that read an mcpServers block:",
-      JSON.stringify(configs.mcpServers, null, 2),
+      terminalSafeJson(JSON.stringify(configs.mcpServers, null, 2)),
       "",
       "# VS Code (.vscode/mcp.json):",
-      JSON.stringify(configs.vscode, null, 2),
+      terminalSafeJson(JSON.stringify(configs.vscode, null, 2)),
       "",
       "# Any other client: run this command over stdio:",
-      // A path may hold any character: no control character reaches the terminal raw.
       terminalSafe(configs.command_line),
       "",
       "# Over HTTP instead: run trace serve with TRACE_UI_AUTH_TOKEN set, then point the",

@@ -19,6 +19,10 @@ const ADVICE: Record<string, string> = {
   SQLITE_CORRUPT:
     "the database file is damaged; restore it from a copy (trace ledger backup writes one)",
   SQLITE_FULL: "the disk is full; free space and run the command again",
+  SQLITE_CANTOPEN:
+    "SQLite cannot open the file or create its WAL files beside it (a read-only directory or medium, or missing permissions); check the path and its permissions",
+  SQLITE_BUSY:
+    "another process held the database's write lock for longer than the wait allows; try again once it has finished writing",
 };
 
 /** What to do about a SQLite failure `error` carries, or `null` for any other error. */

@@ -16,10 +16,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { readBounded } from "../lib/bytes.ts";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
-import {
-  parseStrictJson,
-  type StrictJsonError,
-} from "../lib/json/strict_json.ts";
+import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import { settleWithin } from "../lib/settle_within.ts";
 import { createGunzip } from "node:zlib";
 
@@ -356,6 +353,29 @@ export async function readSmallBody(
   }).then((bytes) => Uint8Array.from(bytes).buffer);
   cache.arrayBuffer = read;
   return new Uint8Array(await read);
+}
+
+/**
+ * A strict JSON body of a write that is not ingest, read by
+ * {@link readSmallBody}: 415 unless it is `application/json` (`hint` says
+ * what to send), 400 naming the position for text that is not strict JSON
+ * (a key given twice included).
+ */
+export async function readSmallJson(
+  c: Context,
+  hint: string,
+  maxBytes = SMALL_BODY_MAX_BYTES,
+): Promise<unknown> {
+  if (mediaType(c.req.raw) !== "application/json") {
+    return await refuseUnread(c.req.raw, 415, hint);
+  }
+  const bytes = await readSmallBody(c, maxBytes);
+  try {
+    return parseStrictJson(utf8Text(bytes));
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, { message: jsonProblem(error) });
+  }
 }
 
 /**

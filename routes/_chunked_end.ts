@@ -80,6 +80,11 @@ export class ChunkedBodyEnd {
       this.#inExtension = true;
       return;
     }
+    // Spaces and tabs may follow the size (before an extension or the CRLF).
+    if ((byte === 0x20 || byte === 0x09) && this.#sizeDigits > 0) {
+      this.#inExtension = true;
+      return;
+    }
     const digit = hexDigit(byte);
     // Not a size, or one no server would take: the framing ends here.
     if (digit < 0 || ++this.#sizeDigits > 12) {

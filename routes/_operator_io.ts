@@ -24,14 +24,7 @@ import {
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
-import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
-import {
-  jsonProblem,
-  readFormBody,
-  readSmallBody,
-  refuseForeignCharset,
-  utf8Text,
-} from "./_body.ts";
+import { readFormBody, readSmallJson } from "./_body.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -56,21 +49,10 @@ export function fromForm(c: Context): boolean {
  */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
   if (fromForm(c)) return formFields(await readFormBody(c, { all: true }));
-  await refuseForeignCharset(c.req.raw);
-  const type = c.req.header("content-type") ?? "";
-  if (!type.startsWith("application/json")) {
-    throw new HTTPException(415, {
-      message:
-        "Send Content-Type: application/json (or a form) to this endpoint",
-    });
-  }
-  let body: unknown;
-  try {
-    body = parseStrictJson(utf8Text(await readSmallBody(c)));
-  } catch (error) {
-    if (!(error instanceof StrictJsonError)) throw error;
-    throw new HTTPException(400, { message: jsonProblem(error) });
-  }
+  const body = await readSmallJson(
+    c,
+    "Send Content-Type: application/json (or a form) to this endpoint",
+  );
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new HTTPException(400, {
       message: "Send a JSON object of fields",

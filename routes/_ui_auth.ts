@@ -297,20 +297,22 @@ export async function checkCsrf(
   const given = header ?? (options.form ? await formField(c, "_csrf") : "");
   if (!(await auth.signer.checkCsrf(session.sid, given))) {
     throw new HTTPException(403, {
-      message: header === undefined && options.form
+      message: header === undefined && options.form && isFormBody(c)
         ? "The form's CSRF token is missing or out of date; reload the page and try again"
         : "The request's CSRF token is missing or out of date (send it in the X-CSRF-Token header); reload the page for a new one and try again",
     });
   }
 }
 
+function isFormBody(c: Context): boolean {
+  const type = c.req.header("content-type") ?? "";
+  return type.startsWith("application/x-www-form-urlencoded") ||
+    type.startsWith("multipart/form-data");
+}
+
 /** A string field of a URL-encoded or multipart body (`""` when absent). */
 export async function formField(c: Context, name: string): Promise<string> {
-  const type = c.req.header("content-type") ?? "";
-  if (
-    !type.startsWith("application/x-www-form-urlencoded") &&
-    !type.startsWith("multipart/form-data")
-  ) return "";
+  if (!isFormBody(c)) return "";
   const body = await readFormBody(c);
   const value = body[name];
   return typeof value === "string" ? value : "";

@@ -274,7 +274,6 @@ export function accessControl(
   };
 }
 
-/** The 413 of a body past a route's bound, worded as the ingest routes word theirs. */
 /** Who an API request is: an operator, or an ingest client (`null`). */
 async function apiCaller(
   c: Context<UiEnv>,

@@ -35,15 +35,7 @@ import {
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
 import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
-import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
-import {
-  jsonProblem,
-  mediaType,
-  readSmallBody,
-  refuseForeignCharset,
-  refuseUnread,
-  utf8Text,
-} from "./_body.ts";
+import { readSmallJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
 import type { Principal } from "./principal.ts";
@@ -206,23 +198,12 @@ function parseBody(input: unknown): v.InferOutput<typeof RequestSchema> {
 
 /** The erasure request as JSON: at most 1 MiB (10,000 event ids fit easily). */
 async function readJson(c: Context): Promise<unknown> {
-  if (mediaType(c.req.raw) !== "application/json") {
-    return await refuseUnread(
-      c.req.raw,
-      415,
-      "Send the erasure request as Content-Type: application/json",
-    );
-  }
-  await refuseForeignCharset(c.req.raw);
   // Strict: a field given twice could name one subject to whatever logs the request and erase another.
-  try {
-    return parseStrictJson(
-      utf8Text(await readSmallBody(c, ERASURE_MAX_BODY_BYTES)),
-    );
-  } catch (error) {
-    if (!(error instanceof StrictJsonError)) throw error;
-    throw new HTTPException(400, { message: jsonProblem(error) });
-  }
+  return await readSmallJson(
+    c,
+    "Send the erasure request as Content-Type: application/json",
+    ERASURE_MAX_BODY_BYTES,
+  );
 }
 
 /** Why the principal may not erase this subject (role, or an application outside its scope), or `null`. */

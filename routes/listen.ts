@@ -468,11 +468,12 @@ async function relayConnection(
     if (head.rest.length > 0) await writeAll(upstream, head.rest);
     // The request body flows on while the answer comes back; the answer
     // ending (the server closes after it) ends the exchange. A client that
-    // stops sending ends the body for the server too, which would otherwise
-    // wait for the rest of it until the request bound.
-    void copy(conn, upstream, body.feed).then(() =>
-      upstream.closeWrite().catch(() => {})
-    );
+    // stops sending before its body is complete ends the body for the server
+    // too, which would otherwise wait for the rest until the request bound;
+    // one that half-closes after a whole request still gets its answer.
+    void copy(conn, upstream, body.feed).then(() => {
+      if (!body.done()) upstream.closeWrite().catch(() => {});
+    });
     await copy(upstream, conn);
   } finally {
     clearTimeout(deadline);

@@ -152,7 +152,7 @@ Deno.test("another application's SQLite file is refused by every command, and le
   });
 });
 
-Deno.test("requireWritable() refuses a database or data directory that cannot be written, before a command acts", async () => {
+Deno.test("requireWritable() refuses a database that cannot be written, before a command acts", async () => {
   await withTempDir(async (dir) => {
     const db = await openDb({ dataDir: dir });
     try {
@@ -164,12 +164,10 @@ Deno.test("requireWritable() refuses a database or data directory that cannot be
         /^StorageError: Cannot write to .*trace\.db: the database cannot be written here \(file or directory permissions, or read-only media\)/,
       );
       await db.client.execute("PRAGMA query_only = OFF");
+      // A data directory other than the database's own is not the command's to write.
       const file = `${dir}/not-a-dir`;
       await Deno.writeTextFile(file, "");
-      await assert.rejects(
-        () => requireWritable(db, file),
-        /Cannot write to the data directory .*not-a-dir: .*; run writing commands where the data directory is writable/,
-      );
+      await requireWritable(db, file);
       assert.deepEqual(
         (await db.client.execute(
           "SELECT name FROM sqlite_master WHERE name = 'trace_write_probe'",

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
+import { terminalSafeJson } from "../lib/obs/display.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   counterSnapshot,
@@ -241,6 +242,16 @@ Deno.test("displaySafe() escapes what could disturb a terminal, and nothing else
     "run\\u{001b}[2J\\u{202e}evil\\u{2028}x\\\\y\\u{d800}z",
   );
   assert.equal(displaySafe("trace-doc-ünï 😀 日本"), "trace-doc-ünï 😀 日本");
+});
+
+Deno.test("terminalSafeJson() escapes what JSON leaves raw and a terminal acts on, keeping the same JSON", () => {
+  const value = { path: "/d/a\u001bb\u202ec\u009bd\u2028e ü 😀" };
+  const safe = terminalSafeJson(JSON.stringify(value, null, 2));
+  for (const raw of ["\u001b", "\u202e", "\u009b", "\u2028"]) {
+    assert.ok(!safe.includes(raw), JSON.stringify(raw));
+  }
+  assert.match(safe, /\\u202e/);
+  assert.deepEqual(JSON.parse(safe), value);
 });
 
 Deno.test("an event's unknown key or attribute key that may be a value is never repeated in its issue", () => {

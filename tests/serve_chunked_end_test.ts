@@ -16,7 +16,7 @@ function doneAfter(text: string, step: number): number {
 
 Deno.test("ChunkedBodyEnd is done at the last chunk's end, however the bytes are split", () => {
   // Data that looks like a last chunk does not end the body.
-  const body = "5\r\n0\r\n\r\n\r\n3;ext=1\r\nabc\r\n0\r\n\r\n";
+  const body = "5\r\n0\r\n\r\n\r\n3;ext=1\r\nabc\r\n2 \t\r\nde\r\n0\r\n\r\n";
   for (const step of [1, 2, 3, 7, body.length]) {
     assert.equal(doneAfter(body, step), body.length, `step ${step}`);
   }

@@ -184,6 +184,69 @@ Deno.test("a sign-in or UI write whose chunked body trickles is answered 408 and
   }, admin);
 });
 
+/** Sends `request` at once, half-closes, and returns the whole answer. */
+async function sendAndHalfClose(
+  port: number,
+  request: string,
+): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await conn.write(encoder.encode(request));
+    await conn.closeWrite();
+    let answer = "";
+    const buffer = new Uint8Array(4096);
+    for (;;) {
+      const n = await conn.read(buffer).catch(() => null);
+      if (n === null) break;
+      answer += decoder.decode(buffer.subarray(0, n));
+    }
+    return answer;
+  } finally {
+    try {
+      conn.close();
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+Deno.test("a client that half-closes after a whole request still gets its answer; one that stops mid-body gets an end", async () => {
+  await withGuarded({}, async (server) => {
+    const port = server.addr.port;
+    const get = await sendAndHalfClose(
+      port,
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    );
+    assert.match(get, /^HTTP\/1\.1 200 /);
+    const body = JSON.stringify([{
+      event_id: "e-1",
+      application_id: "app-1",
+      agent_id: "agent-1",
+      kind: "retrieval",
+    }]);
+    const post = await sendAndHalfClose(
+      port,
+      `POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.match(post, /^HTTP\/1\.1 200 /);
+    const chunked = await sendAndHalfClose(
+      port,
+      `POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${
+        body.length.toString(16)
+      }\r\n${body}\r\n0\r\n\r\n`,
+    );
+    assert.match(chunked, /^HTTP\/1\.1 200 /);
+    // Half of a body, then the client stops: the exchange ends (an answer
+    // or a close), without waiting for the request bound.
+    await sendAndHalfClose(
+      port,
+      `POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${
+        body.slice(0, 10)
+      }`,
+    );
+  });
+});
+
 Deno.test("connections past the cap are answered 503 while the others stay open", async () => {
   await withGuarded(
     { maxConnections: 2, headerTimeoutMs: 10_000 },

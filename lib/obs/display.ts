@@ -36,3 +36,17 @@ function escapeChar(char: string): string {
     ? "\\\\"
     : `\\u{${char.charCodeAt(0).toString(16).padStart(4, "0")}}`;
 }
+
+// What JSON.stringify leaves raw that a terminal would act on: DEL, C1
+// controls, line and paragraph separators and bidi formatting characters
+// (it escapes C0 controls and lone surrogates itself).
+const JSON_UNSAFE =
+  /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** JSON text with the characters a terminal would act on escaped as `\uXXXX`: still the same JSON. */
+export function terminalSafeJson(json: string): string {
+  return json.replace(
+    JSON_UNSAFE,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}

@@ -29,8 +29,9 @@ export async function setErasurePropagation(
   enabled: boolean | null,
   now: number = Date.now(),
 ): Promise<void> {
+  // Only a new setting is checked: one stored earlier can always be removed.
   const parsed = v.safeParse(OpaqueIdSchema, applicationId);
-  if (!parsed.success) {
+  if (enabled !== null && !parsed.success) {
     throw new ConfigError(
       `Cannot set memory-deletion propagation: the application id ${
         parsed.issues[0]!.message

@@ -169,6 +169,8 @@ const Uint64 = v.union([
     v.number(),
     v.integer("must be an integer"),
     v.minValue(0, UINT64_RANGE),
+    // 2 ** 64 is the first double past the range (no double equals its end).
+    v.check((n) => n < 2 ** 64, UINT64_RANGE),
   ),
 ], "must be a non-negative integer or decimal integer string");
 const Enum = v.union(
