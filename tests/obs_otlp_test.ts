@@ -176,6 +176,19 @@ async function gzip(bytes: Uint8Array): Promise<Uint8Array<ArrayBuffer>> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+/** Posts one OTLP/JSON span with valid ids and the `fields` given. */
+function postSpan(
+  app: Parameters<typeof post>[0],
+  fields: Record<string, unknown>,
+): Promise<Response> {
+  const span = { traceId: "01".repeat(16), spanId: "02".repeat(8), ...fields };
+  return post(
+    app,
+    JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }),
+    "application/json",
+  );
+}
+
 function jsonBody(spans: ReadableSpan[]): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(JsonTraceSerializer.serializeRequest(spans)!);
 }
@@ -396,45 +409,21 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
       /resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId/,
     );
     // A time past the unsigned 64-bit range is named as such.
-    const farFuture = await post(
-      app,
-      JSON.stringify({
-        resourceSpans: [{
-          scopeSpans: [{
-            spans: [{
-              traceId: "01".repeat(16),
-              spanId: "02".repeat(8),
-              startTimeUnixNano: "99999999999999999999999",
-            }],
-          }],
-        }],
-      }),
-      "application/json",
-    );
+    const farFuture = await postSpan(app, {
+      startTimeUnixNano: "99999999999999999999999",
+    });
     assert.equal(farFuture.status, 400);
     assert.match(
       (await farFuture.json()).message,
       /spans\[0\]\.startTimeUnixNano: must be from 0 to 18446744073709551615 \(an unsigned 64-bit integer\)$/,
     );
     // Fields the schema checks are named in the same form as those above.
-    const badValue = await post(
-      app,
-      JSON.stringify({
-        resourceSpans: [{
-          scopeSpans: [{
-            spans: [{
-              traceId: "01".repeat(16),
-              spanId: "02".repeat(8),
-              attributes: [{
-                key: "k",
-                value: { arrayValue: { values: [{ stringValue: 3 }] } },
-              }],
-            }],
-          }],
-        }],
-      }),
-      "application/json",
-    );
+    const badValue = await postSpan(app, {
+      attributes: [{
+        key: "k",
+        value: { arrayValue: { values: [{ stringValue: 3 }] } },
+      }],
+    });
     assert.equal(badValue.status, 400);
     assert.equal(
       (await badValue.json()).message,

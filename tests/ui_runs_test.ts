@@ -70,37 +70,31 @@ Deno.test("an empty data directory: every run page explains what would fill it",
       await html(fixture, "/compare"),
       /No replayed regression to compare yet/,
     );
-    // An unknown run is a 404 that names no server path or CLI flag.
-    const unknown = await fixture.app.request(
-      at("/runs/run-20261129T214455Z-3f9a1c.json"),
-      page(BEARER),
-    );
-    assert.equal(unknown.status, 404);
-    const { message } = (await unknown.json()).error;
-    assert.equal(
-      message,
-      "Cannot find run run-20261129T214455Z-3f9a1c among this server's runs; check the id",
-    );
-    // A parameter the runs page does not read is refused, not ignored.
-    const typo = await fixture.app.request(
-      at("/runs.json?verdcit=FAIL"),
-      page(BEARER),
-    );
-    assert.equal(typo.status, 400);
-    assert.equal(
-      (await typo.json()).error.message,
-      'Invalid /runs query: "verdcit" is not one this page reads (target, verdict, kind, state, cursor); remove it',
-    );
-    // One run alone is refused naming what is missing, never dropped.
-    const half = await fixture.app.request(
-      at("/compare.json?a=run-20261129T214455Z-3f9a1c"),
-      page(BEARER),
-    );
-    assert.equal(half.status, 400);
-    assert.match(
-      (await half.json()).error.message,
-      /^Cannot compare: give both runs, a=RUN_A \(before\) and b=RUN_B \(after\); only a was given/,
-    );
+    const refusals: [string, number, string][] = [
+      // An unknown run: no server path or command-line flag in the message.
+      [
+        "/runs/run-20261129T214455Z-3f9a1c.json",
+        404,
+        "Cannot find run run-20261129T214455Z-3f9a1c among this server's runs; check the id",
+      ],
+      // A parameter the runs page does not read is refused, not ignored.
+      [
+        "/runs.json?verdcit=FAIL",
+        400,
+        'Invalid /runs query: "verdcit" is not one this page reads (target, verdict, kind, state, cursor); remove it',
+      ],
+      // One run alone is refused naming what is missing, never dropped.
+      [
+        "/compare.json?a=run-20261129T214455Z-3f9a1c",
+        400,
+        "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
+      ],
+    ];
+    for (const [path, status, message] of refusals) {
+      const response = await fixture.app.request(at(path), page(BEARER));
+      assert.equal(response.status, status, path);
+      assert.equal((await response.json()).error.message, message);
+    }
     const twin = await json<{ recent: unknown[]; gate: unknown }>(
       fixture,
       "/index.json",
