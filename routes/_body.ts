@@ -56,6 +56,13 @@ export const CONTENT_ENCODINGS: readonly ContentEncoding[] = [
 /** Default bound of a body read by {@link readSmallBody}. */
 export const SMALL_BODY_MAX_BYTES = 64 * 1024;
 
+/** Whether the body is a page's form (URL-encoded or multipart). */
+export function isFormBody(c: Context): boolean {
+  const type = c.req.header("content-type") ?? "";
+  return type.startsWith("application/x-www-form-urlencoded") ||
+    type.startsWith("multipart/form-data");
+}
+
 /** The media type of `Content-Type`, lower-cased, without parameters (`""` when absent). */
 export function mediaType(request: Request): string {
   return (request.headers.get("content-type") ?? "").split(";")[0]!.trim()

@@ -24,7 +24,7 @@ import {
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
-import { readFormBody, readSmallJson } from "./_body.ts";
+import { isFormBody, readFormBody, readSmallJson } from "./_body.ts";
 import type { ServerLog } from "./_errors.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -34,21 +34,13 @@ export interface AuditDeps {
   log: ServerLog;
 }
 
-const FORM = "application/x-www-form-urlencoded";
-
-/** Whether the request came from a page's form (answer with a page). */
-export function fromForm(c: Context): boolean {
-  const type = c.req.header("content-type") ?? "";
-  return type.startsWith(FORM) || type.startsWith("multipart/form-data");
-}
-
 /**
  * The body's fields: a JSON object, or a form's string fields (its CSRF
  * token removed). A field given twice is refused, as strict JSON refuses a
  * duplicate key; values are never repeated in errors.
  */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
-  if (fromForm(c)) return formFields(await readFormBody(c, { all: true }));
+  if (isFormBody(c)) return formFields(await readFormBody(c, { all: true }));
   const body = await readSmallJson(
     c,
     "Send Content-Type: application/json (or a form) to this endpoint",

@@ -29,7 +29,7 @@ import {
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 import { checkToken } from "./_guard.ts";
-import { readFormBody } from "./_body.ts";
+import { isFormBody, readFormBody } from "./_body.ts";
 import {
   createSessionSigner,
   type SessionClaims,
@@ -302,12 +302,6 @@ export async function checkCsrf(
         : "The request's CSRF token is missing or out of date (send it in the X-CSRF-Token header); reload the page for a new one and try again",
     });
   }
-}
-
-function isFormBody(c: Context): boolean {
-  const type = c.req.header("content-type") ?? "";
-  return type.startsWith("application/x-www-form-urlencoded") ||
-    type.startsWith("multipart/form-data");
 }
 
 /** A string field of a URL-encoded or multipart body (`""` when absent). */

@@ -73,7 +73,7 @@ export type Gate = "public" | "ui" | "api" | "mcp";
 export interface RouteAccess {
   action: Action;
   gate: Gate;
-  /** Largest body of a write to it (default {@link UI_WRITE_MAX_BYTES}); the API's routes read their own. */
+  /** Largest body of a write to it (default {@link SMALL_BODY_MAX_BYTES}); the API's routes read their own. */
   maxBodyBytes?: number;
 }
 
@@ -226,14 +226,11 @@ export interface AccessOptions {
 const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
- * Largest body of a UI write (forms and small JSON bodies). The body of
- * every write but the API's is read here, within its route's bound and the
- * body deadline, before the CSRF check may read a form, so no route reads
- * an unbounded or trickled body.
+ * The one access middleware: mount it on `*` before every route. The body
+ * of every write but the API's is read here, within its route's bound and
+ * the body deadline, before the CSRF check may read a form, so no route
+ * reads an unbounded or trickled body.
  */
-export const UI_WRITE_MAX_BYTES = SMALL_BODY_MAX_BYTES;
-
-/** The one access middleware: mount it on `*` before every route. */
 export function accessControl(
   options: AccessOptions,
 ): MiddlewareHandler<UiEnv> {
@@ -253,15 +250,13 @@ export function accessControl(
       });
     }
     if (access.gate === "mcp") return await next();
-    const maxBodyBytes = access.maxBodyBytes ?? UI_WRITE_MAX_BYTES;
+    const maxBodyBytes = access.maxBodyBytes ?? SMALL_BODY_MAX_BYTES;
     const writes = !SAFE_METHODS.has(c.req.method);
     if (access.gate === "public") {
       if (writes) await readSmallBody(c, maxBodyBytes, options.bodyTimeoutMs);
       return await next();
     }
-    const kind = SAFE_METHODS.has(c.req.method) && !route.path.includes(".json")
-      ? "page"
-      : "json";
+    const kind = !writes && !route.path.includes(".json") ? "page" : "json";
     const signedIn = access.gate === "api"
       ? await apiCaller(c, options)
       : await uiCaller(c, options, kind);

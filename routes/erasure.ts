@@ -20,7 +20,7 @@
  * @module
  */
 
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
 import type { TraceDb } from "../lib/db.ts";
@@ -107,7 +107,15 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
             "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve",
         });
       }
-      const body = parseBody(await readJson(c));
+      // Strict JSON: a field given twice could name one subject to whatever
+      // logs the request and erase another. At most 1 MiB.
+      const body = parseBody(
+        await readSmallJson(
+          c,
+          "Send the erasure request as Content-Type: application/json",
+          ERASURE_MAX_BODY_BYTES,
+        ),
+      );
       const subject = parseErasureSubject(body.subject);
       const principal = c.get("principal");
       const apply = body.apply === true;
@@ -194,16 +202,6 @@ function parseBody(input: unknown): v.InferOutput<typeof RequestSchema> {
     });
   }
   return parsed.output;
-}
-
-/** The erasure request as JSON: at most 1 MiB (10,000 event ids fit easily). */
-async function readJson(c: Context): Promise<unknown> {
-  // Strict: a field given twice could name one subject to whatever logs the request and erase another.
-  return await readSmallJson(
-    c,
-    "Send the erasure request as Content-Type: application/json",
-    ERASURE_MAX_BODY_BYTES,
-  );
 }
 
 /** Why the principal may not erase this subject (role, or an application outside its scope), or `null`. */

@@ -14,7 +14,7 @@
  * | `GET /traces/events/:id` (+ twin) | `trace.read`      | one event id's events, hosting the operator controls  |
  *
  * Every privileged answer is written to the audit trail first (`_operator_io.ts`).
- * Bodies are bounded by the access middleware (`UI_WRITE_MAX_BYTES`).
+ * Bodies are read, within their bound, by the access middleware.
  *
  * @module
  */
@@ -45,13 +45,13 @@ import {
 import type { TraceDb } from "../lib/db.ts";
 import { NotFoundError } from "../lib/errors.ts";
 import { queryTraceEvents, readPreviewContent } from "../lib/obs/query/mod.ts";
+import { isFormBody } from "./_body.ts";
 import { methodNotAllowed, type ServerLog } from "./_errors.ts";
 import {
   type AuditDeps,
   audited,
   auditFailure,
   auditUnavailable,
-  fromForm,
   readFields,
   singleParams,
 } from "./_operator_io.ts";
@@ -120,7 +120,7 @@ export function createOperatorRoutes(
       return { event, preview };
     });
     c.header("Cache-Control", "no-store");
-    if (fromForm(c)) {
+    if (isFormBody(c)) {
       return operatorPage(
         c,
         site,
@@ -191,7 +191,7 @@ export function createOperatorRoutes(
     }
     const find = `/traces/find?${params}`;
     c.header("Cache-Control", "no-store");
-    if (fromForm(c)) {
+    if (isFormBody(c)) {
       return operatorPage(
         c,
         site,
@@ -337,7 +337,7 @@ export function createOperatorRoutes(
       // The draft itself could not be stored: record that it failed.
       return await auditFailure(c, deps, plan, error);
     }
-    if (fromForm(c)) {
+    if (isFormBody(c)) {
       return operatorPage(
         c,
         site,
