@@ -102,10 +102,9 @@ function hexDigit(byte: number): number {
   return -1;
 }
 
-/** Whether a request head declares a chunked body (`Transfer-Encoding` ending in `chunked`). */
-export function isChunkedHead(head: Uint8Array): boolean {
-  const text = new TextDecoder().decode(head);
-  const values = [...text.matchAll(/^transfer-encoding:[ \t]*([^\r\n]*)$/gim)]
+/** Whether a request head (as text) declares a chunked body (`Transfer-Encoding` ending in `chunked`). */
+export function isChunkedHead(head: string): boolean {
+  const values = [...head.matchAll(/^transfer-encoding:[ \t]*([^\r\n]*)$/gim)]
     .map((match) => match[1]!.trim().toLowerCase());
   return values.length > 0 && /(^|,)\s*chunked$/.test(values.join(","));
 }

@@ -489,7 +489,8 @@ interface BodyProgress {
 }
 
 /** Follows a chunked body by its framing, any other by its `Content-Length`. */
-function requestBody(head: Uint8Array): BodyProgress {
+function requestBody(headBytes: Uint8Array): BodyProgress {
+  const head = new TextDecoder().decode(headBytes);
   if (isChunkedHead(head)) {
     const chunked = new ChunkedBodyEnd();
     return { feed: (bytes) => chunked.feed(bytes), done: () => chunked.done };
@@ -502,11 +503,10 @@ function requestBody(head: Uint8Array): BodyProgress {
   };
 }
 
-/** The `Content-Length` of a head (0 when absent or not one plain number). */
-function contentLength(head: Uint8Array): number {
-  const text = new TextDecoder().decode(head);
+/** The `Content-Length` of a head as text (0 when absent or not one plain number). */
+function contentLength(head: string): number {
   const values = [
-    ...text.matchAll(/^content-length:[ \t]*(\d{1,15})[ \t]*\r?$/gim),
+    ...head.matchAll(/^content-length:[ \t]*(\d{1,15})[ \t]*\r?$/gim),
   ]
     .map((match) => Number(match[1]));
   return values.length === 1 ? values[0]! : 0;
