@@ -93,11 +93,11 @@ export async function requireWritable(
         await tx.rollback();
       }
     } catch (error) {
-      if (sqliteAdvice(error) === null) throw error;
-      throw new StorageError(
-        `Cannot write to ${db.path}: ${sqliteAdvice(error)}`,
-        { cause: error },
-      );
+      const advice = sqliteAdvice(error);
+      if (advice === null) throw error;
+      throw new StorageError(`Cannot write to ${db.path}: ${advice}`, {
+        cause: error,
+      });
     }
   }
   // The data directory matters here only as the database's own directory

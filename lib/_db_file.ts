@@ -183,12 +183,12 @@ async function openWithFallback(
   const url = `file:${uriPath(path)}`;
   const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
   try {
+    await probe(client, path);
     if (access === "create") {
-      await refuseForeignSchema(client, path);
       // Must precede the first table (and WAL) to take effect; lets retention return pages in small steps.
       await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
       await client.execute("PRAGMA journal_mode = WAL");
-    } else await probe(client, path);
+    }
     for (const pragma of WRITER_PRAGMAS) await client.execute(pragma);
     return { client, url, readOnly: false };
   } catch (error) {
@@ -230,19 +230,14 @@ async function openImmutable(path: string): Promise<OpenedFile> {
   }
 }
 
-/** Reads the schema, which is what fails when the WAL cannot be opened. */
-async function probe(client: Client, path: string): Promise<void> {
-  await client.execute("SELECT count(*) FROM sqlite_master");
-  await refuseForeignSchema(client, path);
-}
-
 /**
- * Refuses a database that holds tables but none of Trace's (another
+ * Reads the schema, which is what fails when the WAL cannot be opened, and
+ * refuses a database that holds tables but none of Trace's (another
  * application's file, reached through a mistaken `--data-dir` or `--db`):
  * reading it would advise creating Trace's tables there, and writing would
  * add them to it and switch its journal to WAL.
  */
-async function refuseForeignSchema(
+async function probe(
   client: Client,
   path: string,
 ): Promise<void> {
