@@ -294,10 +294,11 @@ function parseJson(body: Uint8Array): unknown {
       );
     }
     // The detail names a position and a rule, never the body's text.
+    const what = error.reason === "too_deep"
+      ? "values are nested too deeply"
+      : "body is not valid JSON";
     throw refusal(
-      error.reason === "too_deep"
-        ? `values are nested too deeply (line ${error.line}, column ${error.column}: ${error.detail})`
-        : `body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`,
+      `${what} (line ${error.line}, column ${error.column}: ${error.detail})`,
     );
   }
   // valibot's object schema would take an array; OTLP/JSON is always an object.
