@@ -1,5 +1,6 @@
 /** Shared test fixtures: temp dirs, databases, servers and CLI capture. */
 
+import { main } from "../cli.ts";
 import type { CliIo } from "../cli/_io.ts";
 import {
   parseStagingConfig,
@@ -235,4 +236,16 @@ export function captureIo(
     stdout: () => out,
     stderr: () => err,
   };
+}
+
+/** The ids `trace external-targets --json` lists for the data flags `data`. */
+export async function listedTargetIds(data: string[]): Promise<string[]> {
+  const io = captureIo();
+  const code = await main(["external-targets", "--json", ...data], io);
+  if (code !== 0) {
+    throw new Error(`external-targets exited ${code}: ${io.stderr()}`);
+  }
+  return JSON.parse(io.stdout()).targets.map((t: { target_id: string }) =>
+    t.target_id
+  );
 }

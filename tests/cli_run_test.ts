@@ -2,7 +2,12 @@
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
-import { captureIo, withListeningChild, withTempDir } from "./_helpers.ts";
+import {
+  captureIo,
+  listedTargetIds,
+  withListeningChild,
+  withTempDir,
+} from "./_helpers.ts";
 import { withCountingListener } from "./_tcp_servers.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
@@ -242,17 +247,7 @@ Deno.test("trace external-run with an unset token_env sends nothing and register
         () => Deno.stat(`${dir}/out.json`),
         Deno.errors.NotFound,
       );
-      const list = captureIo();
-      assert.equal(
-        await main(["external-targets", "--json", ...data], list),
-        0,
-      );
-      assert.deepEqual(
-        JSON.parse(list.stdout()).targets.map((t: { target_id: string }) =>
-          t.target_id
-        ),
-        ["existing"],
-      );
+      assert.deepEqual(await listedTargetIds(data), ["existing"]);
     });
   });
 });

@@ -13,7 +13,12 @@ import {
   AdapterUnreachableError,
   checkAdapterReachable,
 } from "../lib/runs/mod.ts";
-import { captureIo, stagingConfig, withTempDir } from "./_helpers.ts";
+import {
+  captureIo,
+  listedTargetIds,
+  stagingConfig,
+  withTempDir,
+} from "./_helpers.ts";
 import { closedPort, testCertificate, withRawServer } from "./_tcp_servers.ts";
 
 async function writeConfig(dir: string, baseUrl: string): Promise<string> {
@@ -99,17 +104,7 @@ Deno.test("trace external-run against a port where nothing listens fails in one 
       2,
     );
     assert.match(again.stderr(), /Cannot reach the staging adapter/);
-    const targets = captureIo();
-    assert.equal(
-      await main(["external-targets", "--json", ...data], targets),
-      0,
-    );
-    assert.deepEqual(
-      JSON.parse(targets.stdout()).targets.map((t: { target_id: string }) =>
-        t.target_id
-      ),
-      ["gone"],
-    );
+    assert.deepEqual(await listedTargetIds(data), ["gone"]);
   });
 });
 
