@@ -174,6 +174,21 @@ Deno.test("parseStagingConfig() refuses credentials in userinfo, query or fragme
   }
 });
 
+Deno.test("parseStagingConfig() names a port outside 1-65535, and calls other unparsable text not a URL", () => {
+  assert.match(
+    refusal(() => configFor(`http://u:${SECRET}@127.0.0.1:99999/api`)),
+    /base_url: has port 99999, outside 1-65535$/,
+  );
+  assert.doesNotMatch(
+    refusal(() => configFor(`http://u:${SECRET}@127.0.0.1:99999/api`)),
+    new RegExp(SECRET),
+  );
+  assert.match(
+    refusal(() => configFor("staging.example.com")),
+    /base_url: must be an absolute http:\/\/ or https:\/\/ URL$/,
+  );
+});
+
 Deno.test("createHttpTransport() refuses credentials in userinfo, query or fragment without echoing them", async (t) => {
   const cases: [string, string][] = [
     ...CREDENTIAL_URLS.map(([name, url]) => [name, url] as [string, string]),

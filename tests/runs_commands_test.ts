@@ -204,6 +204,22 @@ Deno.test("trace external-runs lists external, reference and interrupted runs ne
       3,
       "two completed and the interrupted run",
     );
+    assert.deepEqual(
+      await filter("--target", TARGET.id, "--verdict", "RUNNING"),
+      [],
+      "a known target with no run matching the other filters lists nothing",
+    );
+    const typo = await trace([
+      "external-runs",
+      "--target",
+      `${TARGET.id}x`,
+      ...dataOf(db),
+    ]);
+    assert.equal(typo.code, 2);
+    assert.equal(
+      typo.err,
+      `trace external-runs: No target "${TARGET.id}x" is registered or has a run; did you mean "${TARGET.id}"? trace external-targets --all lists the targets\n`,
+    );
     const text = await trace(["external-runs", ...dataOf(db)]);
     assert.match(text.out, /^RUN +VERDICT +STATE +KIND +TARGET/);
     assert.match(

@@ -282,6 +282,15 @@ Deno.test("comparison reads each root on its own and runs nothing", async () => 
     )).text();
     assert.doesNotMatch(missingPage, /IDENTICAL|No structural difference/i);
     assert.match(missingPage, /The baseline root has no stored event/);
+    assert.match(
+      missingPage,
+      /Nothing: no stored event in your scope has this root id/,
+    );
+    assert.equal(
+      missingPage.match(/All stored events loaded/g)?.length,
+      1,
+      "only the candidate, which has events, claims a whole read",
+    );
     const refused = await json(
       fixture,
       "/traces/compare.json?baseline=task-42&candidate=task-42&kind=selection",

@@ -15,7 +15,7 @@ const BaseUrl = v.pipe(
   v.string("must be a string"),
   v.check(
     (value) => URL.canParse(value),
-    "must be an absolute http:// or https:// URL",
+    (issue) => unparsableUrlReason(String(issue.input)),
   ),
   v.transform((value) => new URL(value)),
   v.check(
@@ -41,6 +41,16 @@ const BaseUrl = v.pipe(
   ),
   v.transform((url) => url.href.replace(/\/+$/, "")),
 );
+
+/** Why a base_url that `URL` cannot parse is wrong, as precisely as its text allows. */
+function unparsableUrlReason(value: string): string {
+  const port = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(value)
+    ?.[1];
+  if (port !== undefined && Number(port) > 65_535) {
+    return `has port ${port}, outside 1-65535`;
+  }
+  return "must be an absolute http:// or https:// URL";
+}
 
 /** Most samples one window may take (each sample is four requests). */
 const MAX_SAMPLES = 10_000;

@@ -10,7 +10,10 @@
 
 import type { TraceDb } from "../db.ts";
 import { listRegressions, listReplays } from "../ledger/regressions.ts";
+import { listUnregisteredTargets } from "../ledger/target_summaries.ts";
 import { listTargets } from "../ledger/targets.ts";
+import { NotFoundError } from "../errors.ts";
+import { closestName } from "../suggest.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { runCatalog, type RunSummary } from "./run_catalog.ts";
 
@@ -80,12 +83,48 @@ export async function listAllRuns(
     ledger: options.ledger,
     onUnreadable: (path) => void unreadable.push(path),
   });
+  if (runs.length === 0 && options.targetId !== undefined) {
+    await refuseUnknownTarget(db, options, options.targetId);
+  }
   const links = options.ledger ? await runLinks(db) : null;
   return {
     schema: "trace.run-list/1",
     runs: runs.map((run) => listItem(run, links)),
     unreadable,
   };
+}
+
+/**
+ * An empty list for a target id nothing knows is a typo, not "no runs":
+ * refused as `external-regressions` and `external-gate` refuse it.
+ */
+async function refuseUnknownTarget(
+  db: TraceDb,
+  options: RunListOptions,
+  targetId: string,
+): Promise<void> {
+  const known = options.ledger
+    ? [
+      ...(await listTargets(db)).map((target) => target.target_id),
+      ...(await listUnregisteredTargets(db)).map((target) => target.target_id),
+    ]
+    : [];
+  if (known.includes(targetId)) return;
+  const anyRun = await runCatalog(db, {
+    dataDir: options.dataDir,
+    targetId,
+    limit: 1,
+    isAlive: options.isAlive,
+    ledger: options.ledger,
+    onUnreadable: () => {},
+  });
+  if (anyRun.length > 0) return;
+  const near = closestName(targetId, known);
+  throw new NotFoundError(
+    `No target "${targetId}" is registered or has a run; ${
+      near ? `did you mean "${near}"? ` : ""
+    }trace external-targets --all lists the targets`,
+  );
 }
 
 interface RunLinks {

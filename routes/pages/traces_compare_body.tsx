@@ -128,7 +128,10 @@ const Sides: FC<{ data: CompareData }> = ({ data }) => {
           },
           {
             header: "What the read proves",
-            cell: (r) => evidenceSentence(r.read, "the first 1,000 events"),
+            cell: (r) =>
+              r.read.events === 0
+                ? "Nothing: no stored event in your scope has this root id."
+                : evidenceSentence(r.read, "the first 1,000 events"),
           },
         ]}
         rows={rows}
