@@ -192,6 +192,30 @@ Deno.test("a session reveal needs the CSRF token; a form gets the content on a p
   });
 });
 
+Deno.test("a session form that gives a field twice is refused, though its CSRF check read the form first", async () => {
+  await withHost({}, async ({ app, db }) => {
+    const { cookie, csrf } = await signInAs(app, "admin-1");
+    const before = (await auditRows(db)).length;
+    const twice = await ask(app, "POST", "/traces/reveal", {
+      cookie,
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "text/html",
+      },
+      body: new URLSearchParams([
+        ...Object.entries({ ...REVEAL, _csrf: csrf }),
+        ["reason", "SUP-5678"],
+      ]).toString(),
+    });
+    assert.equal(twice.status, 400);
+    assert.match(
+      await twice.text(),
+      /The form gives &quot;reason&quot; more than once; send each field once/,
+    );
+    assert.equal((await auditRows(db)).length, before, "nothing ran");
+  });
+});
+
 Deno.test("a reveal fails closed when the audit trail cannot be written: 503 and no content", async () => {
   await withHost({}, async ({ app, db, logs }) => {
     // A trigger that refuses every insert stands in for a broken audit store.

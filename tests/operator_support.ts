@@ -88,6 +88,8 @@ export interface Ask {
   csrf?: string;
   json?: unknown;
   form?: Record<string, string>;
+  /** A raw body, sent with `headers` as given. */
+  body?: string;
   headers?: Record<string, string>;
 }
 
@@ -108,7 +110,7 @@ export async function ask(
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (options.cookie) headers.cookie = options.cookie;
   if (options.csrf) headers["x-csrf-token"] = options.csrf;
-  let body: string | null = null;
+  let body: string | null = options.body ?? null;
   if (options.json !== undefined) {
     headers["content-type"] = "application/json";
     body = JSON.stringify(options.json);
