@@ -38,7 +38,7 @@ export async function readMcpBody(
     if (!(error instanceof StrictJsonError)) throw error;
     const what = error.reason === "duplicate_key"
       ? "a key given twice"
-      : error.reason;
+      : error.detail;
     return rpcError(
       400,
       PARSE_ERROR,

@@ -177,6 +177,13 @@ Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors tha
         ],
         [{ name: 42 }, /params.name, a string \(got a number\)/],
         [{ arguments: {} }, /params.name, a string \(got nothing\)/],
+        [
+          {
+            name: "trace.list_targets",
+            arguments: JSON.parse('{"__proto__": {"all": true}}'),
+          },
+          /arguments give "__proto__", which is no argument of any tool; remove it$/,
+        ],
       ] as const
     ) {
       const { status, json } = await call(params);
@@ -196,6 +203,10 @@ Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors tha
     );
     const cut = await send('{"jsonrpc":"2.0",');
     assert.equal(cut.json.error.code, -32700);
+    assert.doesNotMatch(cut.json.error.message, /syntax|_/);
+    const deep = await send(`${"[".repeat(200)}${"]".repeat(200)}`);
+    assert.equal(deep.json.error.code, -32700);
+    assert.match(deep.json.error.message, /^Parse error: .*nest.* at line 1/);
     // A well-formed call still reaches the tool.
     const listed = await call({ name: "trace.list_targets", arguments: {} });
     assert.equal(listed.status, 200);

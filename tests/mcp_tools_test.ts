@@ -13,7 +13,7 @@ import {
   TOOL_NAMES,
 } from "../lib/mcp/mod.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { RunJobs, RunLock } from "../lib/runs/mod.ts";
+import { retireRunTarget, RunJobs, RunLock } from "../lib/runs/mod.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { stagingConfig, withDb } from "./_helpers.ts";
 import {
@@ -202,6 +202,27 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
     // Nothing was started by any refused call.
     const targets = await callOk(client, "trace.external_targets");
     assert.equal((targets.targets as unknown[]).length, 1);
+  });
+});
+
+Deno.test("trace.external_targets hides a retired target unless all is given, and marks it", async () => {
+  await withTools(async ({ client, db }) => {
+    await retireRunTarget(db, TARGET_ID, "replaced by staging-b");
+    const active = await callOk(client, "trace.external_targets");
+    assert.deepEqual(active.targets, []);
+    assert.match(String(active.note), /^no active target is registered/);
+    const all = await callOk(client, "trace.external_targets", { all: true });
+    const [retired] = all.targets as Record<string, unknown>[];
+    assert.equal(retired?.target_id, TARGET_ID);
+    assert.equal(retired?.runs, 0);
+    assert.deepEqual(
+      (retired?.retired as { reason: string }).reason,
+      "replaced by staging-b",
+    );
+    assert.match(
+      await callError(client, "trace.external_targets", { all: "yes" }),
+      /all: must be true or false/,
+    );
   });
 });
 
@@ -416,6 +437,28 @@ Deno.test("reference tools: run, history, get, dashboard, ranking and explain ag
     assert.match(
       await callError(client, "trace.reference_explain", { code: "nope" }),
       /code: must be one of /,
+    );
+    for (const subject of ["constructor", "toString", "\u202enope"]) {
+      assert.match(
+        await callError(client, "trace.reference_explain", {
+          code: "transient_residual",
+          subject,
+        }),
+        /subject: must be one of baseline, cache_records, /,
+      );
+    }
+    assert.equal(
+      await callError(client, "trace.reference_explain", {
+        code: "residual_store",
+        subject: "retrieval",
+      }),
+      "Invalid arguments for trace.reference_explain: subject: residual_store findings carry source_records, vector_records, cache_records, not retrieval",
+    );
+    assert.match(
+      await callError(client, "trace.reference_plan", {
+        systems: Array(40).fill("correct"),
+      }),
+      /systems: must name at most \d+ systems/,
     );
     assert.match(
       await callError(client, "trace.reference_get", {

@@ -9,15 +9,16 @@
  * @module
  */
 
+import * as v from "valibot";
 import type { RunPlan } from "../runner/plan.ts";
 import { planRun } from "../runner/plan.ts";
 import {
   compareStoredRuns,
   readRunTarget,
-  registeredTargets,
   type RunJobView,
   saveRun,
   type StartedJob,
+  targetSummaries,
   viewRun,
 } from "../runs/mod.ts";
 import {
@@ -43,11 +44,16 @@ const targets = defineTool({
   name: "trace.external_targets",
   title: "List registered staging targets",
   description:
-    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered). Other external tools take these ids; targets cannot be registered over MCP.",
-  input: strictArgs({}, EXTERNAL_HINT),
+    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered, runs). Other external tools take these ids; targets cannot be registered over MCP. Retired targets, which refuse new runs, are listed only with all: true.",
+  input: strictArgs({
+    all: v.optional(v.pipe(
+      v.boolean("must be true or false"),
+      v.description("Also list retired targets (default false)"),
+    )),
+  }, EXTERNAL_HINT),
   annotations: READS,
-  run: async (_args, { db }) => {
-    const records = await registeredTargets(db);
+  run: async ({ all }, { db }) => {
+    const records = await targetSummaries(db, { all: all ?? false });
     return {
       targets: records.map((t) => ({
         target_id: t.target_id,
@@ -56,9 +62,16 @@ const targets = defineTool({
         created_at: t.created_at,
         config_digest: t.config_digest,
         config: t.config,
+        runs: t.runs,
+        last_run_at: t.last_run_at,
+        retired: t.retired === null
+          ? null
+          : { retired_at: t.retired.retired_at, reason: t.retired.reason },
       })),
       note: records.length === 0
-        ? "no target is registered; register one locally with trace external-register --target ID --config FILE"
+        ? `no ${
+          all ? "" : "active "
+        }target is registered; register one locally with trace external-register --target ID --config FILE`
         : null,
     };
   },

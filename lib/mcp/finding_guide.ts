@@ -169,13 +169,20 @@ export const FINDING_CODE_NAMES = Object.keys(FINDING_CODES).sort() as [
   ...FindingCode[],
 ];
 
+/** Every subject some finding code carries, in a stable order. */
+export const FINDING_SUBJECTS = [
+  ...new Set(Object.values(FINDING_CODES).flatMap((rule) => rule.subjects)),
+].sort() as [string, ...string[]];
+
 /** How to read `code`; with a `subject`, the checks of that store or check come first. */
 export function findingGuide(
   code: FindingCode,
   subject?: string,
 ): FindingGuide {
   const guide = GUIDES[code];
-  const specific = subject === undefined ? undefined : STORE_CHECKS[subject];
+  const specific = subject !== undefined && Object.hasOwn(STORE_CHECKS, subject)
+    ? STORE_CHECKS[subject]
+    : undefined;
   if (specific === undefined) return guide;
   if (code === "residual_store") return { ...guide, checks: specific };
   if (code === "transient_residual") {

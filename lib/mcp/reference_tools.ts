@@ -8,7 +8,7 @@
  */
 
 import * as v from "valibot";
-import { NotFoundError } from "../errors.ts";
+import { NotFoundError, UsageError } from "../errors.ts";
 import { dashboardRow } from "../reference/dashboard.ts";
 import { referenceConfig, referenceTarget } from "../reference/suite.ts";
 import {
@@ -19,7 +19,11 @@ import {
 } from "../reference/systems.ts";
 import { planRun } from "../runner/plan.ts";
 import type { RunReport } from "../runner/report.ts";
-import { FINDING_CODES, type FindingCode } from "../runner/rules.ts";
+import {
+  FINDING_CODES,
+  type FindingCode,
+  type FindingRule,
+} from "../runner/rules.ts";
 import {
   referenceDashboard,
   referenceHistory,
@@ -31,7 +35,11 @@ import {
 import { RunIdArg, strictArgs } from "./_args.ts";
 import { defineTool, LEDGER_APPEND, READS, type TraceTool } from "./_tool.ts";
 import { type McpToolContext, requireRunningRole } from "./context.ts";
-import { FINDING_CODE_NAMES, findingGuide } from "./finding_guide.ts";
+import {
+  FINDING_CODE_NAMES,
+  FINDING_SUBJECTS,
+  findingGuide,
+} from "./finding_guide.ts";
 
 const SYSTEM_NAMES = REFERENCE_SYSTEMS.map((s) => s.name) as [
   string,
@@ -45,7 +53,10 @@ const SystemArg = v.picklist(
 
 const SystemsArg = v.optional(v.pipe(
   v.array(SystemArg, "must be an array of system names"),
-  v.maxLength(SYSTEM_NAMES.length),
+  v.maxLength(
+    SYSTEM_NAMES.length,
+    `must name at most ${SYSTEM_NAMES.length} systems (there are no more)`,
+  ),
   v.description("System names (default: every system)"),
 ));
 
@@ -234,17 +245,26 @@ const explain = defineTool({
       `must be one of ${FINDING_CODE_NAMES.join(", ")}`,
     ),
     subject: v.optional(v.pipe(
-      v.string("must be a string"),
-      v.maxLength(64, "must be at most 64 characters"),
+      v.picklist(
+        FINDING_SUBJECTS,
+        `must be one of ${FINDING_SUBJECTS.join(", ")}`,
+      ),
       v.description(
-        "The finding's subject, e.g. cache_records or retrieval, for checks of that store",
+        "The finding's subject, e.g. cache_records or retrieval, for checks of that store (one the code carries)",
       ),
     )),
     run_id: v.optional(RunIdArg),
   }),
   annotations: READS,
   run: async ({ code, subject, run_id }, context) => {
-    const rule = FINDING_CODES[code];
+    const rule: FindingRule = FINDING_CODES[code];
+    if (subject !== undefined && !rule.subjects.includes(subject)) {
+      throw new UsageError(
+        `Invalid arguments for trace.reference_explain: subject: ${code} findings carry ${
+          rule.subjects.join(", ")
+        }, not ${subject}`,
+      );
+    }
     const guide = findingGuide(code, subject);
     const base = {
       code,

@@ -100,6 +100,13 @@ export function toolCallProblem(message: unknown): string | null {
       kindOf(params.arguments)
     }); tools/list gives each tool's input schema`;
   }
+  // The SDK's copy of the arguments turns a "__proto__" key into their
+  // prototype, where no tool's schema sees it: refused while it is a key.
+  if (
+    isObject(params.arguments) && Object.hasOwn(params.arguments, "__proto__")
+  ) {
+    return 'tools/call arguments give "__proto__", which is no argument of any tool; remove it';
+  }
   return null;
 }
 
