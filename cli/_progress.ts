@@ -134,6 +134,12 @@ function pollText(
     event.at_seconds.toFixed(2)
   } s of at most ${event.limit_seconds} s: ${
     event.clean ? "clean" : "not clean yet"
+  }${
+    event.deleted_again.length > 0
+      ? `; records came back in the ${
+        event.deleted_again.join(" and ")
+      } namespace after a clean poll, deleting them again`
+      : ""
   }`;
 }
 

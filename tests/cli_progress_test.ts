@@ -115,3 +115,19 @@ Deno.test("renderReport() says an interrupted run took no sample when it stopped
     /No samples: the run was interrupted before its deletion window began\./,
   );
 });
+
+Deno.test("progressRenderer() says when records came back after a clean poll and are deleted again", () => {
+  const io = captureIo();
+  progressRenderer(io)({
+    type: "cleanup_poll",
+    poll: 2,
+    at_seconds: 0.5,
+    limit_seconds: 3,
+    clean: false,
+    deleted_again: ["control"],
+  });
+  assert.equal(
+    io.stderr(),
+    "progress: cleanup poll #2 at 0.50 s of at most 3 s: not clean yet; records came back in the control namespace after a clean poll, deleting them again\n",
+  );
+});

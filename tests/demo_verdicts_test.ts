@@ -37,7 +37,14 @@ async function runDemo(defect: DemoDefect | null) {
             source: "config",
           },
         });
-        return report;
+        // Longer than the demo's delayed jobs (300 ms): what they write back
+        // after the run must not be there when cleanup said it was done.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        const left = {
+          test: await inventoryOf(server.url, report.namespaces.test),
+          control: await inventoryOf(server.url, report.namespaces.control),
+        };
+        return { ...report, left };
       } finally {
         db.close();
       }
@@ -45,6 +52,18 @@ async function runDemo(defect: DemoDefect | null) {
   } finally {
     await server.shutdown();
   }
+}
+
+async function inventoryOf(
+  url: string,
+  namespace: string,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}/inventory`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ namespace }),
+  });
+  return await response.json();
 }
 
 for (const defect of [null, ...DEFECTS]) {
@@ -59,6 +78,20 @@ for (const defect of [null, ...DEFECTS]) {
       info.cleanupComplete,
       report.cleanup.problems.join("; "),
     );
+    if (info.cleanupComplete) {
+      for (const role of ["test", "control"] as const) {
+        assert.deepEqual(
+          report.left[role],
+          {
+            complete: true,
+            source_records: 0,
+            vector_records: 0,
+            cache_records: 0,
+          },
+          `${role} namespace after a complete cleanup`,
+        );
+      }
+    }
     assert.equal(report.requests.failed, 0);
   });
 }

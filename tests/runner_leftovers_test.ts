@@ -4,7 +4,10 @@
  */
 
 import assert from "node:assert/strict";
+import type { StagingTransport } from "../lib/contract/protocol.ts";
+import { MAX_REPEAT_DELETES, settleTimeMs } from "../lib/runner/_cleanup.ts";
 import { cleanUpLeftovers, type CleanupPoll } from "../lib/runner/leftovers.ts";
+import type { Sample } from "../lib/runner/report.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { stagingConfig } from "./_helpers.ts";
 
@@ -83,4 +86,101 @@ Deno.test("cleanUpLeftovers() stops after one poll when interrupted, unlike a ru
   assert.equal(cleanup.interrupted, true);
   assert.equal(cleanup.limit_seconds, 2);
   assert.equal(cleanup.cleanup_complete, false);
+});
+
+/**
+ * An application whose delayed re-index writes a namespace's vector back
+ * one poll after each of its first `comebacks` deletions.
+ */
+function resurrecting(comebacks: number): StagingTransport {
+  const deletes = new Map<string, number>();
+  const sinceDelete = new Map<string, number>();
+  return {
+    post(op, body) {
+      const namespace = String(body.namespace);
+      if (op === "delete") {
+        deletes.set(namespace, (deletes.get(namespace) ?? 0) + 1);
+        sinceDelete.set(namespace, 0);
+        return Promise.resolve({ acknowledged: true });
+      }
+      const polls = sinceDelete.get(namespace) ?? 0;
+      sinceDelete.set(namespace, polls + 1);
+      const back = polls >= 1 && (deletes.get(namespace) ?? 0) <= comebacks;
+      return Promise.resolve({
+        complete: true,
+        source_records: 0,
+        vector_records: back ? 1 : 0,
+        cache_records: 0,
+      });
+    },
+  };
+}
+
+/** A window whose vector read 0, then came back 1 s after the deletion. */
+const CAME_BACK: Sample[] = [0, 0.5, 1, 1.5].map((at, index) => ({
+  index,
+  started_at_seconds: at,
+  ended_at_seconds: at + 0.01,
+  inventory: {
+    complete: true,
+    source_records: 0,
+    vector_records: at >= 1 ? 1 : 0,
+    cache_records: 0,
+  },
+  marker_seen: false,
+  marker_form: null,
+  marker_rendering: [],
+  control_present: true,
+  control_seen: true,
+  control_form: null,
+  errors: [],
+}));
+
+Deno.test("settleTimeMs() is when the window last saw a reading change", () => {
+  assert.equal(settleTimeMs(CAME_BACK), 1000);
+  assert.equal(settleTimeMs(CAME_BACK.slice(0, 2)), 0);
+  assert.equal(settleTimeMs([]), 0);
+});
+
+Deno.test("a clean poll is trusted only after the window's settle time, and records that come back are deleted again", async () => {
+  const clock = new VirtualClock();
+  const polls: CleanupPoll[] = [];
+  const cleanup = await cleanUpLeftovers(resurrecting(1), stagingConfig(), {
+    namespaces: NAMESPACES,
+    issued: ISSUED,
+    samples: CAME_BACK,
+    clock,
+    onPoll: (poll) => polls.push(poll),
+  });
+  assert.equal(cleanup.cleanup_complete, true, cleanup.problems.join("; "));
+  assert.deepEqual(
+    cleanup.deletes.map((d) => d.namespace),
+    ["test", "control", "test", "control"],
+    "each namespace deleted again once its vector came back",
+  );
+  // 0 s clean but too soon, 0.5 s back (deleted again), 1 s clean but too
+  // soon, 1.5 s clean 1 s after the last deletion: settled.
+  assert.deepEqual(polls.map((p) => p.started_at_seconds), [0, 0.5, 1, 1.5]);
+  assert.deepEqual(cleanup.remaining.control, {
+    complete: true,
+    source_records: 0,
+    vector_records: 0,
+    cache_records: 0,
+  });
+});
+
+Deno.test("records that keep coming back are deleted again at most three times, then reported as left", async () => {
+  const clock = new VirtualClock();
+  const cleanup = await cleanUpLeftovers(resurrecting(100), stagingConfig(), {
+    namespaces: NAMESPACES,
+    issued: ISSUED,
+    samples: CAME_BACK,
+    clock,
+  });
+  assert.equal(cleanup.cleanup_complete, false);
+  assert.equal(cleanup.deletes.length, 2 + MAX_REPEAT_DELETES);
+  assert.match(
+    cleanup.problems.join("; "),
+    /vector_records 1 left in the (test|control) namespace after polling/,
+  );
 });

@@ -2,7 +2,12 @@
  * Cleanup: delete every issued id in both namespaces (also ids whose ingest
  * or deletion was never acknowledged), then poll both namespaces until every
  * store reads zero and no marker is retrievable, or a poll starts at or after
- * the limit. The run's own cleanup ({@link cleanUp}) polls inventories and
+ * the limit. A clean poll ends polling only once the application has had as
+ * long to settle since the last deletion as the window saw it keep changing
+ * (`settleMs`): a re-index that writes deleted records back after a delay
+ * does so to the cleanup's deletions too. A namespace whose records come back
+ * after a clean poll is deleted again (at most {@link MAX_REPEAT_DELETES}
+ * times in all). The run's own cleanup ({@link cleanUp}) polls inventories and
  * marker queries up to the deletion window, or after an interrupt the smaller
  * of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}, so one Ctrl-C never
  * means an hour of polling; a cleanup after the fact (`leftovers.ts`) polls
@@ -13,12 +18,20 @@ import { STORES } from "../contract/protocol.ts";
 import { type Clock, sleepUntil } from "./clock.ts";
 import type { RunEventListener } from "./events.ts";
 import type { RunIdentifiers } from "./ids.ts";
-import type { Cleanup, CleanupDelete, InventoryCounts } from "./report.ts";
+import type {
+  Cleanup,
+  CleanupDelete,
+  InventoryCounts,
+  Sample,
+} from "./report.ts";
 import type { RunSession } from "./_session.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
+
+/** Most deletions repeated for records that came back after a clean poll. */
+export const MAX_REPEAT_DELETES = 3;
 
 const ROLES = ["test", "control"] as const;
 
@@ -30,6 +43,8 @@ export interface CleanupOptions {
   issued: Record<Role, string[]>;
   windowMs: number;
   intervalMs: number;
+  /** How long after a deletion the window saw the application still changing ({@link settleTimeMs}). */
+  settleMs: number;
   clock: Clock;
   /** The run's interrupt: already aborted when the run was interrupted before cleanup. */
   signal: AbortSignal | undefined;
@@ -54,6 +69,7 @@ export async function cleanUp(
     read: (role) => readNamespace(session, ids, role),
     limit,
     intervalMs: options.intervalMs,
+    settleMs: options.settleMs,
     clock: options.clock,
     onPoll: (poll) =>
       options.emit({
@@ -62,6 +78,7 @@ export async function cleanUp(
         at_seconds: round(poll.startedMs / 1000),
         limit_seconds: round(poll.limitMs / 1000),
         clean: poll.clean,
+        deleted_again: poll.deletedAgain,
       }),
   });
 }
@@ -88,6 +105,8 @@ export interface SweepPoll {
   limitMs: number;
   remaining: Cleanup["remaining"];
   clean: boolean;
+  /** Namespaces whose records came back after a clean poll, deleted again after this poll. */
+  deletedAgain: Role[];
 }
 
 /** What a sweep deletes and how it reads what is left. */
@@ -97,20 +116,25 @@ export interface Sweep {
   read: (role: Role) => Promise<NamespaceReading>;
   limit: CleanupLimit;
   intervalMs: number;
+  /** A clean poll ends polling only this long after the last deletion or later. */
+  settleMs: number;
   clock: Clock;
   onPoll: (poll: SweepPoll) => void;
 }
 
-/** Deletes every issued id, then polls both namespaces until clean or the limit is reached. */
+/** Deletes every issued id, then polls both namespaces until clean and settled, or the limit is reached. */
 export async function sweep(
   session: RunSession,
   plan: Sweep,
 ): Promise<Cleanup> {
   const { clock, limit } = plan;
   const start = clock.now();
-  const deletes = await deleteIssued(session, plan);
+  const deletes = await deleteIssued(session, plan, ROLES);
+  let lastDeleteMs = clock.now() - start;
   const remaining: Cleanup["remaining"] = { test: null, control: null };
   const markers: Cleanup["marker_seen"] = { test: null, control: null };
+  const seenClean: Record<Role, boolean> = { test: false, control: false };
+  let repeats = 0;
   let polls = 0;
   const pollErrors: string[] = [];
   for (let k = 0;; k++) {
@@ -119,25 +143,39 @@ export async function sweep(
     limit.update(startedMs);
     polls++;
     pollErrors.length = 0;
+    const cameBack: Role[] = [];
     let clean = true;
     for (const role of ROLES) {
       const reading = await plan.read(role);
       remaining[role] = reading.inventory;
       markers[role] = reading.markerSeen;
       pollErrors.push(...reading.errors.map((e) => pollError(role, e)));
-      // Every request answered, every store 0 and no marker retrievable; a
-      // marker nobody queried (after the fact) neither blocks nor proves it.
-      clean &&= reading.errors.length === 0 && isClean(reading.inventory) &&
-        reading.markerSeen !== true;
+      const state = roleState(reading);
+      clean &&= state === "clean";
+      if (state === "clean") seenClean[role] = true;
+      if (state === "records" && seenClean[role]) cameBack.push(role);
     }
+    const last = limit.reached(startedMs) ||
+      (clean && startedMs - lastDeleteMs >= plan.settleMs);
+    // Records back after a clean poll: the application wrote them again.
+    const again = last || limit.interrupted
+      ? []
+      : cameBack.slice(0, MAX_REPEAT_DELETES - repeats);
     plan.onPoll({
       index: k,
       startedMs,
       limitMs: limit.ms,
       remaining: { ...remaining },
       clean,
+      deletedAgain: again,
     });
-    if (clean || limit.reached(startedMs)) break;
+    if (last) break;
+    if (again.length > 0) {
+      deletes.push(...await deleteIssued(session, plan, again));
+      repeats += again.length;
+      lastDeleteMs = clock.now() - start;
+      for (const role of again) seenClean[role] = false;
+    }
   }
   const problems = cleanupProblems(deletes, remaining, markers, pollErrors);
   return {
@@ -153,12 +191,28 @@ export async function sweep(
   };
 }
 
+/**
+ * What one poll read of a namespace: clean (every request answered, every
+ * store 0, no marker retrievable; a marker nobody queried, after the fact,
+ * neither blocks nor proves it), records counted or a marker retrievable,
+ * or not known.
+ */
+function roleState(
+  reading: Pick<NamespaceReading, "inventory" | "markerSeen" | "errors">,
+): "clean" | "records" | "unknown" {
+  if (reading.markerSeen === true) return "records";
+  const counts = reading.inventory;
+  if (counts && STORES.some((store) => counts[store] > 0)) return "records";
+  return reading.errors.length === 0 && isClean(counts) ? "clean" : "unknown";
+}
+
 async function deleteIssued(
   session: RunSession,
   plan: Sweep,
+  roles: readonly Role[],
 ): Promise<CleanupDelete[]> {
   const deletes: CleanupDelete[] = [];
-  for (const role of ROLES) {
+  for (const role of roles) {
     const issued = plan.issued[role];
     if (issued.length === 0) continue;
     const attempt = await session.attempt("delete", role, {
@@ -251,6 +305,31 @@ function cleanupProblems(
     }
   }
   return problems;
+}
+
+/**
+ * How long after the deletion the window saw the application still
+ * changing: when the last sample began whose test inventory or marker
+ * differed from the sample before it (0 without such a sample). A delayed
+ * re-index shows here as counts back above 0, a slow store as counts that
+ * fall late, and a cleanup waits as long before it trusts a clean poll.
+ */
+export function settleTimeMs(samples: readonly Sample[]): number {
+  let settle = 0;
+  let previous: Sample | undefined;
+  for (const sample of samples) {
+    if (sample.inventory === null || sample.marker_seen === null) continue;
+    if (previous && differs(previous, sample)) {
+      settle = sample.started_at_seconds * 1000;
+    }
+    previous = sample;
+  }
+  return settle;
+}
+
+function differs(a: Sample, b: Sample): boolean {
+  return a.marker_seen !== b.marker_seen ||
+    STORES.some((store) => a.inventory![store] !== b.inventory![store]);
 }
 
 /** Rounds seconds to milliseconds for reports. */

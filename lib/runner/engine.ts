@@ -36,7 +36,7 @@ import {
 } from "./report.ts";
 import { RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
-import { cleanUp, round } from "./_cleanup.ts";
+import { cleanUp, round, settleTimeMs } from "./_cleanup.ts";
 
 /** Options for {@link runDeletionContract}. */
 export interface RunOptions {
@@ -133,6 +133,7 @@ export async function runDeletionContract(
     issued: checkpoint.issued,
     windowMs,
     intervalMs,
+    settleMs: settleTimeMs(report.samples),
     clock,
     signal: options.signal,
     emit,

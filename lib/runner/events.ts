@@ -39,7 +39,11 @@ export type RunEvent =
   | {
     /** Cleanup starts: every issued id is deleted, then both namespaces are polled. */
     type: "cleanup_started";
-    /** Polling stops when both namespaces are clean or a poll starts at or after this. */
+    /**
+     * Polling stops when both namespaces are clean, as long after the last
+     * deletion as the window saw the application still changing, or when a
+     * poll starts at or after this.
+     */
     limit_seconds: number;
     /** Whether an interrupt shortened the limit. */
     interrupted: boolean;
@@ -54,6 +58,11 @@ export type RunEvent =
     limit_seconds: number;
     /** Both namespaces read zero everywhere and neither marker was retrievable. */
     clean: boolean;
+    /**
+     * Namespaces whose records came back after a clean poll (the
+     * application wrote them again), deleted again after this poll.
+     */
+    deleted_again: ("test" | "control")[];
   }
   | { type: "finding"; finding: Finding }
   | { type: "cleanup"; cleanup: Cleanup }

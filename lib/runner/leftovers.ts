@@ -11,8 +11,13 @@
 import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import type { Clock } from "./clock.ts";
-import type { Cleanup } from "./report.ts";
-import { type CleanupLimit, type Role, sweep } from "./_cleanup.ts";
+import type { Cleanup, Sample } from "./report.ts";
+import {
+  type CleanupLimit,
+  type Role,
+  settleTimeMs,
+  sweep,
+} from "./_cleanup.ts";
 import type { NamespaceReading } from "./_observe.ts";
 import { RunSession } from "./_session.ts";
 
@@ -32,6 +37,12 @@ export interface LeftoversOptions {
   /** Every id the run issued in each namespace. */
   issued: Record<Role, string[]>;
   clock: Clock;
+  /**
+   * The run's window samples, when its report has them: a clean poll ends
+   * polling only as long after the deletions as they saw the application
+   * still changing.
+   */
+  samples?: readonly Sample[];
   /** Aborting stops polling after the current poll; what was seen so far is returned. */
   signal?: AbortSignal | undefined;
   /** Sees each poll of both inventories. */
@@ -55,6 +66,7 @@ export async function cleanUpLeftovers(
       options.signal,
     ),
     intervalMs: config.sample_interval_seconds * 1000,
+    settleMs: settleTimeMs(options.samples ?? []),
     clock: options.clock,
     onPoll: (poll) =>
       onPoll?.({

@@ -151,7 +151,10 @@ export interface CleanupDelete {
 export interface Cleanup {
   /** Both cleanup deletions acknowledged and both namespaces read zero in every store. */
   cleanup_complete: boolean;
-  /** One deletion request per namespace. */
+  /**
+   * One deletion request per namespace, then one more each time a
+   * namespace's records came back after a clean poll (at most three in all).
+   */
   deletes: CleanupDelete[];
   /** Polls of both namespaces (inventory and marker query). */
   polls: number;

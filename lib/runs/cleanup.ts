@@ -25,7 +25,7 @@ import { requireLedger } from "../ledger/schema.ts";
 import { readTarget } from "../ledger/targets.ts";
 import { type Clock, systemClock } from "../runner/clock.ts";
 import { cleanUpLeftovers, type CleanupPoll } from "../runner/leftovers.ts";
-import type { Cleanup } from "../runner/report.ts";
+import type { Cleanup, Sample } from "../runner/report.ts";
 import {
   AdapterUnreachableError,
   checkAdapterReachable,
@@ -82,6 +82,8 @@ interface Leftovers {
   idsFrom: CleanupRecord["ids_from"];
   namespaces: { test: string; control: string };
   issued: { test: string[]; control: string[] };
+  /** The run's window samples (none from a checkpoint). */
+  samples: readonly Sample[];
 }
 
 /** Deletes a run's leftover synthetic records and records the outcome. */
@@ -107,6 +109,7 @@ export async function cleanUpRun(
     outcome = await cleanUpLeftovers(transport, config, {
       namespaces: found.namespaces,
       issued: found.issued,
+      samples: found.samples,
       clock,
       signal: options.signal,
       ...(options.onPoll ? { onPoll: options.onPoll } : {}),
@@ -186,6 +189,7 @@ async function leftoversOf(
       idsFrom: "checkpoint",
       namespaces: checkpoint.namespaces,
       issued: checkpoint.issued,
+      samples: [],
     }, null);
   }
   const { report } = located;
@@ -202,6 +206,7 @@ async function leftoversOf(
     idsFrom: "report",
     namespaces: report.namespaces,
     issued: report.issued,
+    samples: report.samples,
   }, report.cleanup.cleanup_complete);
 }
 

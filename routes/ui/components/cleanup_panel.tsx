@@ -9,7 +9,7 @@
 
 import type { Child, FC } from "hono/jsx";
 import { STORES } from "../../../lib/contract/protocol.ts";
-import type { RunReport } from "../../../lib/runner/report.ts";
+import type { CleanupDelete, RunReport } from "../../../lib/runner/report.ts";
 import type { RunView } from "../../../lib/runs/mod.ts";
 import {
   cleanupStep,
@@ -63,7 +63,7 @@ export const CleanupPanel: FC<
             {(["test", "control"] as const).map((role) => {
               const left = c.remaining[role];
               const seen = c.marker_seen[role];
-              const del = c.deletes.find((d) => d.namespace === role);
+              const dels = c.deletes.filter((d) => d.namespace === role);
               return (
                 <tr>
                   <th scope="row" class="namespace-cell">
@@ -88,13 +88,7 @@ export const CleanupPanel: FC<
                       ? "STILL RETRIEVABLE"
                       : "gone"}
                   </td>
-                  <td>
-                    {del
-                      ? `${del.ids} id${del.ids === 1 ? "" : "s"}, ${
-                        del.acknowledged ? "acknowledged" : "NOT acknowledged"
-                      }`
-                      : "not sent"}
-                  </td>
+                  <td>{deletionCell(dels)}</td>
                 </tr>
               );
             })}
@@ -240,3 +234,17 @@ export const IssuedPanel: FC<
     </div>
   );
 };
+
+/** A namespace's deletions: ids, acknowledgement, and repeats for records that came back. */
+function deletionCell(dels: CleanupDelete[]): string {
+  const first = dels[0];
+  if (!first) return "not sent";
+  const acked = dels.every((d) => d.acknowledged);
+  return `${first.ids} id${first.ids === 1 ? "" : "s"}, ${
+    acked ? "acknowledged" : "NOT acknowledged"
+  }${
+    dels.length > 1
+      ? `; deleted ${dels.length} times (records came back after a clean poll)`
+      : ""
+  }`;
+}
