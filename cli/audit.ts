@@ -147,8 +147,10 @@ export const auditHeadCommand: Command = async (args, io) => {
     const head = await auditHead(db);
     if (values.json) printJson(io, head);
     else {
-      io.out(
-        `${head.head}\n${
+      // The head alone on stdout, so `H=$(trace audit head)` keeps just it.
+      io.out(`${head.head}\n`);
+      io.err(
+        `${
           entryCount(head.entries)
         }; check later with: trace audit verify --expect-head ${head.head}\n`,
       );

@@ -97,8 +97,10 @@ export const ledgerHeadCommand: Command = async (args, io) => {
     const head = headView(await ledgerHead(db));
     if (values.json) printJson(io, head);
     else {
-      io.out(
-        `${head.head}\n${head.entries} entr${
+      // The head alone on stdout, so `H=$(trace ledger head)` keeps just it.
+      io.out(`${head.head}\n`);
+      io.err(
+        `${head.entries} entr${
           head.entries === 1 ? "y" : "ies"
         }; check later with: trace ledger verify --expect-head ${head.head}\n`,
       );
