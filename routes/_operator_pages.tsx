@@ -22,7 +22,7 @@ import { type Column, DataTable } from "./ui/components/data_table.tsx";
 import { KeyValue } from "./ui/components/key_value.tsx";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { renderPage } from "./ui/layout.tsx";
-import { inspectHref } from "./ui/trace_params.ts";
+import { eventPageHref, inspectHref } from "./ui/trace_params.ts";
 
 /** Renders `body` in the shell for the request's principal. */
 export function operatorPage(
@@ -86,20 +86,10 @@ export const RevealedBody: FC<{
     <pre class="command" data-revealed><code>{preview.content}</code></pre>
     <AuditNote entry={entry} />
     <p>
-      <a href={eventHref(event)}>Back to the event</a>
+      <a href={eventPageHref(event)}>Back to the event</a>
     </p>
   </div>
 );
-
-/** The event page of `event`. */
-export function eventHref(event: TraceEvent): string {
-  const params = new URLSearchParams({
-    root_trace_id: event.root_trace_id,
-    application_id: event.application_id,
-  });
-  if (event.agent_id) params.set("agent_id", event.agent_id);
-  return `/traces/events/${encodeURIComponent(event.event_id)}?${params}`;
-}
 
 const REF_COLUMNS: readonly Column<PlannedRef>[] = [
   { header: "Type", cell: (ref) => <code>{ref.type}</code> },

@@ -124,6 +124,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "GET /traces/health": ui("index.health"),
   "GET /traces/health.json": ui("index.health"),
   "GET /traces/events/:id": ui("trace.read"),
+  "GET /traces/events/:id/": ui("trace.read"),
   "GET /traces/events/:id{[^/]+\\.json}": ui("trace.read"),
   "GET /traces/find": ui("trace.read"),
   "GET /traces/find.json": ui("trace.read"),
@@ -146,6 +147,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
       "/reference",
     ].flatMap((path) => [
       [`GET ${path}`, ui("runs.read")],
+      // The page of an id ending in ".json" (see pageIdPath).
+      ...(path.endsWith("/:id") ? [[`GET ${path}/`, ui("runs.read")]] : []),
       [
         `GET ${
           path.endsWith("/:id")

@@ -442,6 +442,8 @@ const ODD_VALUES: unknown[] = [
   "",
   "x",
   "X",
+  ".",
+  "..",
   "a".repeat(257),
   "a".repeat(129),
   "a\u0000b",

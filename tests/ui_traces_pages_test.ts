@@ -6,10 +6,15 @@ import { runRootEventId } from "../lib/runs/trace_events.ts";
 import { currentNavItem } from "../routes/ui/nav.ts";
 import { evidenceSentence } from "../routes/ui/trace_words.ts";
 import {
+  eventPageHref,
   parseFinderParams,
   runEvidenceHref,
   withinScope,
 } from "../routes/ui/trace_params.ts";
+import { targetHref } from "../routes/ui/links.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { registerTarget } from "../lib/ledger/targets.ts";
+import { stagingConfig } from "./_helpers.ts";
 import { ADMIN_TOKEN, at, page, withUiApp } from "./browser/_server.ts";
 import {
   INCIDENT,
@@ -512,6 +517,64 @@ Deno.test("a tenant-bound account sees only its application on every trace page 
         "/traces/compare.json?baseline=legacy-7&baseline_application_id=legacy-app&candidate=task-42",
       )).status,
       403,
+    );
+  });
+});
+
+Deno.test("an event or target id ending in .json has its own page, linked with a slash; . and .. are refused as event ids", async () => {
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: async (db) => {
+      await ingestEvents(db, [{
+        application_id: "app-dot",
+        root_trace_id: "root-dot",
+        event_id: "answer.json",
+        agent_id: "bot",
+        kind: "retrieval",
+        started_at: "2026-11-30T10:00:00Z",
+      }]);
+      await registerTarget(db, {
+        targetId: "staging.json",
+        config: stagingConfig(),
+        source: "registered",
+      });
+    },
+  }, async (fixture) => {
+    const href = eventPageHref({
+      event_id: "answer.json",
+      application_id: "app-dot",
+      root_trace_id: "root-dot",
+    });
+    assert.match(href, /^\/traces\/events\/answer\.json\/\?/);
+    const eventPage = await get(fixture, href);
+    assert.equal(eventPage.status, 200);
+    const html = await eventPage.text();
+    assert.match(html, /answer\.json/);
+    assert.match(html, /href="\/traces\/events\/answer\.json\.json\?/);
+    const twin = await json(fixture, "/traces/events/answer.json.json");
+    assert.equal(twin.status, 200);
+    assert.equal(twin.body.events?.[0]?.event_id, "answer.json");
+
+    assert.equal(targetHref("staging.json"), "/targets/staging.json/");
+    const targetPage = await get(fixture, targetHref("staging.json"));
+    assert.equal(targetPage.status, 200);
+    assert.match(await targetPage.text(), /staging\.json/);
+    assert.equal(
+      (await json(fixture, "/targets/staging.json.json")).status,
+      200,
+    );
+
+    await assert.rejects(
+      () =>
+        ingestEvents(fixture.db, [{
+          application_id: "app-dot",
+          root_trace_id: "root-dot",
+          event_id: "..",
+          agent_id: "bot",
+          kind: "retrieval",
+          started_at: "2026-11-30T10:00:00Z",
+        }]),
+      /event_id: must not be "\." or "\.\."/,
     );
   });
 });

@@ -247,7 +247,8 @@ function attributes(value: unknown): Plain | null {
 
 /** Ids, tokens, picklists, flags and the preview. */
 function scalarsValid(input: Plain): boolean {
-  return isId(input.event_id) && isId(input.application_id) &&
+  return isId(input.event_id) && input.event_id !== "." &&
+    input.event_id !== ".." && isId(input.application_id) &&
     isOptionalId(input.user_id) && isOptionalId(input.agent_id) &&
     isOptionalId(input.memory_id) && isOptionalId(input.thread_id) &&
     isOptionalId(input.root_trace_id) && isOptionalId(input.turn_id) &&

@@ -438,11 +438,20 @@ export interface Outcome {
 
 const OptionalId = v.optional(v.nullable(OpaqueIdSchema));
 
+/** An event id: an opaque id that can also be the last segment of its page's path. */
+const EventIdSchema = v.pipe(
+  OpaqueIdSchema,
+  v.check(
+    (value) => value !== "." && value !== "..",
+    'must not be "." or ".." (a browser reads them as the path, not the id)',
+  ),
+);
+
 /** The event a writer submits. Unknown keys are refused. */
 export const EventInputSchema = v.pipe(
   v.strictObject(
     {
-      event_id: OpaqueIdSchema,
+      event_id: EventIdSchema,
       application_id: OpaqueIdSchema,
       /** `null` or absent: anonymous. */
       user_id: OptionalId,

@@ -7,6 +7,7 @@
  */
 
 import { runRootEventId } from "../../lib/runs/mod.ts";
+import { pageIdPath } from "./page_path.ts";
 import { runEvidenceHref } from "./trace_params.ts";
 
 /** `/runs/RUN_ID`. */
@@ -19,9 +20,9 @@ export function sampleAnchor(index: number): string {
   return `sample-${index}`;
 }
 
-/** `/targets/TARGET_ID`. */
+/** `/targets/TARGET_ID` (a slash after an id ending in ".json"). */
 export function targetHref(targetId: string): string {
-  return `/targets/${encodeURIComponent(targetId)}`;
+  return `/targets/${pageIdPath(targetId)}`;
 }
 
 /** `/runs?target=…&verdict=…` (only the filters given). */

@@ -76,33 +76,36 @@ export function definePage<T>(
       return c.json(await load(c, twin.params(c.req.param())));
     },
   );
-  app.get(
-    spec.path,
-    requirePrincipal(deps.auth, "page"),
-    async (c) => {
-      const data = await load(c, c.req.param());
-      const url = new URL(c.req.url);
-      const jsonHref = `${twinPath(url.pathname).path}${url.search}`;
-      const title = typeof spec.title === "string"
-        ? spec.title
-        : spec.title(data);
-      const view: PageView = {
-        now: (deps.now ?? Date.now)(),
-        url,
-        jsonHref,
-        principal: c.get("principal"),
-        csrf: c.get("csrf"),
-      };
-      return renderPage(c, {
-        title,
-        path: url.pathname,
-        principal: c.get("principal"),
-        csrf: c.get("csrf"),
-        site: deps.site,
-        jsonHref,
-      }, spec.render(data, view));
-    },
-  );
+  const page = async (c: Context<UiEnv>) => {
+    const data = await load(c, c.req.param());
+    const url = new URL(c.req.url);
+    const jsonHref = `${
+      twinPath(url.pathname.replace(/(.)\/$/, "$1")).path
+    }${url.search}`;
+    const title = typeof spec.title === "string"
+      ? spec.title
+      : spec.title(data);
+    const view: PageView = {
+      now: (deps.now ?? Date.now)(),
+      url,
+      jsonHref,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+    };
+    return renderPage(c, {
+      title,
+      path: url.pathname,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+      site: deps.site,
+      jsonHref,
+    }, spec.render(data, view));
+  };
+  app.get(spec.path, requirePrincipal(deps.auth, "page"), page);
+  // The page of an id ending in ".json", linked with a slash (page_path.ts).
+  if (/:\w+$/.test(spec.path)) {
+    app.get(`${spec.path}/`, requirePrincipal(deps.auth, "page"), page);
+  }
 }
 
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;

@@ -26,6 +26,7 @@ import {
   traceFilterFromParams,
 } from "../../lib/obs/query/mod.ts";
 import { ConfigError } from "../../lib/errors.ts";
+import { pageIdPath } from "./page_path.ts";
 import { narrowScope, type TenantScope } from "../../lib/auth/mod.ts";
 
 /** The finder's page. */
@@ -418,5 +419,5 @@ export function eventPageHref(
     root_trace_id: event.root_trace_id,
   });
   if (event.agent_id) params.set("agent_id", event.agent_id);
-  return hrefOf(`/traces/events/${encodeURIComponent(event.event_id)}`, params);
+  return hrefOf(`/traces/events/${pageIdPath(event.event_id)}`, params);
 }
