@@ -108,6 +108,7 @@ export const mcp: Command = async (args, io) => {
     describeScope,
     guardToolCalls,
     localPrincipal,
+    RequestTracker,
     toolsFor,
     TRACE_QUERIES_ENV,
     traceQueriesAllowed,
@@ -127,9 +128,10 @@ export const mcp: Command = async (args, io) => {
     allowTraceQueries,
     log: (line) => io.err(`trace mcp: ${line}\n`),
   });
+  const requests = new RequestTracker(new StdioServerTransport());
   try {
     const closed = stdinClosed();
-    await server.connect(guardToolCalls(new StdioServerTransport()));
+    await server.connect(guardToolCalls(requests));
     io.err(
       `trace mcp: ${
         toolsFor({ allowTraceQueries }).length
@@ -143,6 +145,12 @@ export const mcp: Command = async (args, io) => {
       );
     }
     await Promise.race([closed, untilInterrupted(io)]);
+    if (requests.pending > 0 && !io.interrupted?.aborted) {
+      io.err(
+        `trace mcp: stdin closed; finishing ${requests.pending} request(s) in progress before exiting (Ctrl-C stops at once)\n`,
+      );
+      await Promise.race([requests.idle(), untilInterrupted(io)]);
+    }
   } finally {
     // A running run is cancelled: its window ends early, cleanup still runs.
     await jobs.close();

@@ -331,3 +331,62 @@ Deno.test({
     });
   },
 });
+
+Deno.test("trace mcp finishes a tool call in progress when its client closes stdin, and says so", async () => {
+  await withTempDir(async (dir) => {
+    const spec = await launchSpec(["--data-dir", dir]);
+    const child = new Deno.Command(spec.command, {
+      args: spec.args,
+      env: { NO_COLOR: "1" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const lines = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "trace-test", version: "1" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "trace.reference_run", arguments: {} },
+      },
+    ].map((message) => `${JSON.stringify(message)}\n`).join("");
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(lines));
+    await writer.close();
+    const { code, stdout, stderr } = await child.output();
+    const err = new TextDecoder().decode(stderr);
+    assert.equal(code, 0, err);
+    const answers = new TextDecoder().decode(stdout).trim().split("\n").map((
+      line,
+    ) => JSON.parse(line));
+    const run = answers.find((answer) => answer.id === 2);
+    assert.ok(run?.result, `no answer to the run: ${JSON.stringify(answers)}`);
+    assert.equal(run.result.isError, undefined, JSON.stringify(run.result));
+    const systems = run.result.structuredContent.rows.length;
+    assert.ok(systems > 1);
+    const db = await openDb({ dataDir: dir });
+    try {
+      const stored = await db.client.execute(
+        "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'reference_run'",
+      );
+      assert.equal(
+        Number(stored.rows[0]!.n),
+        systems,
+        `every run recorded; stderr: ${err}`,
+      );
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -48,3 +48,4 @@ export {
 } from "../obs/query/mod.ts";
 export { FINDING_CODE_NAMES, findingGuide } from "./finding_guide.ts";
 export { guardToolCalls } from "./tool_call_guard.ts";
+export { RequestTracker } from "./request_tracker.ts";
