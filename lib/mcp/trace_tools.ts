@@ -29,6 +29,7 @@ import {
   traceLineage,
 } from "../obs/query/mod.ts";
 import { strictArgs } from "./_args.ts";
+import { boundAnswer, type BoundRules } from "./_bound.ts";
 import { defineTool, READS, type TraceTool } from "./_tool.ts";
 import {
   DEFAULT_MAX_OUTPUT_CHARS,
@@ -172,6 +173,22 @@ function pageAnswer(
   };
 }
 
+/** An event's attributes, the one object whose entries may be cut. */
+const EVENT_ATTRIBUTES = /^events\[\d+\]\.attributes$/;
+
+/**
+ * How a page that still exceeds the bound at one event is cut: never the
+ * events list itself (its cursor continues after the last event shown, so
+ * a cut event would be skipped for good), only lists inside the events and
+ * the extras.
+ */
+const PAGE_RULES: BoundRules = {
+  keepsWhole: (path) => path === "events",
+  cutsEntries: (path) => EVENT_ATTRIBUTES.test(path),
+  note:
+    "the answer was longer than the output bound, so the lists named in cuts keep only their first items (total says how many there are): lists inside an event (resources, selection candidates, attributes) or of the extras, never events themselves, so next_cursor continues right after the last event shown; a cut event is whole in trace events query --q ID or GET /api/events?q=ID",
+};
+
 const queryTraces = defineTool({
   name: "trace.query_traces",
   title: "Query agent-memory traces",
@@ -209,7 +226,8 @@ const queryTraces = defineTool({
       page = await read(size);
       answer = pageAnswer(filter, page, extras, requested, size);
     }
-    return answer;
+    // One event can still be over the bound alone: cut inside it, never drop it.
+    return boundAnswer(answer, bound, PAGE_RULES);
   },
 });
 
