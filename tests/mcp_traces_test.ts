@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { migrate } from "../lib/db.ts";
 import {
   analyzeTrace,
@@ -84,11 +85,15 @@ const EVENTS: EventInput[] = [
 async function withIndex(
   principal: McpPrincipal,
   fn: (client: Client) => Promise<void>,
-  maxOutputChars?: number,
+  { maxOutputChars, more = [] }: {
+    maxOutputChars?: number;
+    /** Events beside {@link EVENTS}. */
+    more?: EventInput[];
+  } = {},
 ): Promise<void> {
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
-    await ingestEvents(db, EVENTS);
+    await ingestEvents(db, [...EVENTS, ...more]);
     const jobs = new RunJobs({ db, dataDir, lock: new RunLock() });
     const client = await memoryClient({
       db,
@@ -296,6 +301,77 @@ Deno.test("a page over the output bound is shrunk, not cut, so its cursor skips 
       assert.ok(pages > 1);
       assert.deepEqual(seen.sort(), EVENTS.map((e) => e.event_id).sort());
     },
-    2_500,
+    { maxOutputChars: 2_500 },
   );
+});
+
+Deno.test("tools/list describes every argument of trace.query_traces", async () => {
+  await withIndex(scoped, async (client) => {
+    const { tools } = await client.listTools();
+    const tool = tools.find((t: Tool) => t.name === "trace.query_traces")!;
+    const properties = tool.inputSchema.properties as Record<
+      string,
+      { description?: string }
+    >;
+    assert.equal(Object.keys(properties).length, 21);
+    for (const [name, property] of Object.entries(properties)) {
+      assert.ok((property.description ?? "").length > 10, name);
+    }
+    const said = (name: string) => properties[name]!.description!;
+    assert.match(said("q"), /exact id, not a text search/);
+    assert.match(said("q"), /event_id, root_trace_id, turn_id or run_id/);
+    assert.match(said("user_id"), /null: anonymous events only/);
+    assert.match(said("store"), /trace, conversation, tool_log; all/);
+    assert.match(said("kinds"), /intent, .*retrieval, .*span/);
+    assert.match(said("start_time"), /ISO 8601 with a zone/);
+  });
+});
+
+Deno.test("trace.query_traces refuses a kind that is neither standard nor carried in scope", async () => {
+  const custom = [
+    event("c1", { kind: "rerank_step", root_trace_id: "root-c" }),
+    event("b2", {
+      application_id: "app-b",
+      kind: "b_only_step",
+      root_trace_id: "root-b",
+    }),
+  ];
+  await withIndex(scoped, async (client) => {
+    const refusal = await callError(client, "trace.query_traces", {
+      kinds: ["nope"],
+    });
+    assert.match(
+      refusal,
+      /^Invalid arguments for trace\.query_traces: kinds\.0: must be one of agent_creation, .*intent, .*workflow_invocation, or a custom kind an event in this scope carries$/,
+    );
+    // The first kind refused is the one named.
+    assert.match(
+      await callError(client, "trace.query_traces", {
+        kinds: ["delivery", "nope"],
+      }),
+      /kinds\.1: must be one of/,
+    );
+    // Another tenant's custom kind is refused in the same words: nothing leaks.
+    assert.equal(
+      await callError(client, "trace.query_traces", {
+        kinds: ["b_only_step"],
+      }),
+      refusal,
+    );
+    // A custom kind carried in scope, and a standard kind nothing carries yet, are questions with answers.
+    assert.deepEqual(
+      ids(
+        await callOk(client, "trace.query_traces", {
+          kinds: ["rerank_step", "delivery"],
+        }),
+      ),
+      ["a4", "c1"],
+    );
+    assert.deepEqual(
+      ids(
+        await callOk(client, "trace.query_traces", { kinds: ["memory_write"] }),
+      ),
+      [],
+    );
+  }, { more: custom });
 });

@@ -3,13 +3,15 @@
  * largest lists halved, one at a time, until it fits, and then says which
  * lists were cut and how much of each was kept. Cutting is deterministic (the
  * head of a list is kept), so the same answer is cut the same way twice.
+ * A tool may keep a list whole (only lists inside its items are cut) and may
+ * let an object's entries be cut like a list's items.
  *
  * @module
  */
 
 /** One list that was cut. */
 export interface Cut {
-  /** Where the list is, e.g. `report.samples` or `events`. */
+  /** Where the list is, e.g. `report.samples` or `events[0].resources`. */
   path: string;
   kept: number;
   total: number;
@@ -22,31 +24,68 @@ export interface Truncation {
   note: string;
 }
 
+/** How {@link boundAnswer} may cut one answer; by default any list, and no object. */
+export interface BoundRules {
+  /**
+   * True for a list never cut itself, only inside its items: a page whose
+   * cursor continues after its last item would otherwise skip what was cut.
+   */
+  keepsWhole?: (path: string) => boolean;
+  /** True for an object whose entries are cut like a list's items (keeping the first). */
+  cutsEntries?: (path: string) => boolean;
+  /** What `truncated.note` says instead of the general note. */
+  note?: string;
+}
+
 const NOTE =
   "the answer was longer than the output bound, so the lists named in cuts keep only their first items; narrow the request (a smaller limit, more filters, one run or system) to see the rest";
 
 interface Found {
   path: string;
-  list: unknown[];
+  length: number;
   size: number;
+  /** Keeps the first `kept` items (or entries). */
+  keep(kept: number): void;
+}
+
+function larger(best: Found | null, found: Found): Found {
+  return best === null || found.size > best.size ? found : best;
 }
 
 function largestList(
   value: unknown,
   path: string,
   best: Found | null,
+  rules: BoundRules,
 ): Found | null {
   if (Array.isArray(value)) {
-    const size = value.length > 0 ? JSON.stringify(value).length : 0;
-    if (size > 0 && (best === null || size > best.size)) {
-      best = { path, list: value, size };
+    if (value.length > 0 && !rules.keepsWhole?.(path)) {
+      best = larger(best, {
+        path,
+        length: value.length,
+        size: JSON.stringify(value).length,
+        keep: (kept) => {
+          value.length = kept;
+        },
+      });
     }
     value.forEach((item, i) => {
-      best = largestList(item, `${path}[${i}]`, best);
+      best = largestList(item, `${path}[${i}]`, best, rules);
     });
   } else if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      best = largestList(item, path === "" ? key : `${path}.${key}`, best);
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    if (keys.length > 0 && rules.cutsEntries?.(path)) {
+      best = larger(best, {
+        path,
+        length: keys.length,
+        size: JSON.stringify(record).length,
+        keep: (kept) => keys.slice(kept).forEach((key) => delete record[key]),
+      });
+    }
+    for (const [key, item] of Object.entries(record)) {
+      const at = path === "" ? key : `${path}.${key}`;
+      best = largestList(item, at, best, rules);
     }
   }
   return best;
@@ -58,25 +97,29 @@ function withTruncation(value: object, truncation: Truncation): object {
 
 /**
  * Returns `value` when its JSON fits in `maxChars`, else a copy with its
- * largest lists cut and a `truncated` field saying so; when even empty lists
- * do not fit, an answer that says only that.
+ * largest lists cut (as `rules` allow) and a `truncated` field saying so;
+ * when even empty lists do not fit, an answer that says only that.
  */
-export function boundAnswer(value: object, maxChars: number): object {
+export function boundAnswer(
+  value: object,
+  maxChars: number,
+  rules: BoundRules = {},
+): object {
   if (JSON.stringify(value).length <= maxChars) return value;
   const copy = structuredClone(value) as object;
   const cuts = new Map<string, Cut>();
   const truncation = (): Truncation => ({
     max_chars: maxChars,
     cuts: [...cuts.values()],
-    note: NOTE,
+    note: rules.note ?? NOTE,
   });
   for (;;) {
-    const found = largestList(copy, "", null);
+    const found = largestList(copy, "", null, rules);
     if (found === null) break;
-    const kept = Math.floor(found.list.length / 2);
-    const total = cuts.get(found.path)?.total ?? found.list.length;
+    const kept = Math.floor(found.length / 2);
+    const total = cuts.get(found.path)?.total ?? found.length;
     cuts.set(found.path, { path: found.path, kept, total });
-    found.list.length = kept;
+    found.keep(kept);
     const answer = withTruncation(copy, truncation());
     if (JSON.stringify(answer).length <= maxChars) return answer;
   }

@@ -7,8 +7,8 @@
  * {@link createTraceMcpServer}. Tools are named with dots (`trace.external_start`),
  * which MCP tool names allow (letters, digits, `_`, `-`, `.`).
  *
- * May import `lib/runs/`, `lib/reference/`, `lib/obs/` (its root and
- * `query/`), `lib/auth/` (scope narrowing), `lib/runner/` (plans, rules),
+ * May import `lib/runs/`, `lib/reference/`, `lib/obs/` (its root,
+ * `query/`, and the kinds `otlp/` maps spans to), `lib/auth/` (scope narrowing), `lib/runner/` (plans, rules),
  * `lib/ledger/` (id schemas) and the SDK; nothing imports this folder but
  * entry points.
  *

@@ -10,25 +10,29 @@
  * @module
  */
 
-import * as v from "valibot";
 import {
   narrowScope,
   SCOPE_KEYS,
   ScopeError,
   type ScopeKey,
 } from "../auth/mod.ts";
-import { TraceError } from "../errors.ts";
+import { TraceError, UsageError } from "../errors.ts";
 import {
   analyzeTrace,
+  kindsNotInScope,
   queryTraceEvents,
   summarizeTraceEvents,
-  timeRangeValid,
-  TRACE_FILTER_ENTRIES,
   type TraceEventPage,
   type TraceFilter,
   traceLineage,
 } from "../obs/query/mod.ts";
-import { strictArgs } from "./_args.ts";
+import { boundAnswer, type BoundRules } from "./_bound.ts";
+import {
+  customKinds,
+  DEFAULT_TRACE_PAGE,
+  kindRefusal,
+  QueryArgs,
+} from "./_trace_args.ts";
 import { defineTool, READS, type TraceTool } from "./_tool.ts";
 import {
   DEFAULT_MAX_OUTPUT_CHARS,
@@ -36,41 +40,8 @@ import {
   type TraceScope,
 } from "./context.ts";
 
-/** Largest page the tool returns. */
-export const MAX_TRACE_PAGE = 250;
 /** Most events of one root read for `explain`. */
 export const MAX_EXPLAIN_EVENTS = 1_000;
-
-const DEFAULT_LIMIT = 50;
-
-const QueryArgs = v.pipe(
-  strictArgs({
-    ...TRACE_FILTER_ENTRIES,
-    limit: v.optional(v.pipe(
-      v.number("must be a number"),
-      v.integer("must be an integer"),
-      v.minValue(1, "must be at least 1"),
-      v.maxValue(MAX_TRACE_PAGE, `must be at most ${MAX_TRACE_PAGE}`),
-      v.description(`Events per page (default ${DEFAULT_LIMIT})`),
-    )),
-    cursor: v.optional(v.pipe(
-      v.string("must be a string"),
-      v.maxLength(512, "is too long to be a cursor"),
-      v.description("next_cursor of the previous page, with the same filters"),
-    )),
-    explain: v.optional(v.pipe(
-      v.boolean("must be true or false"),
-      v.description(
-        "Add the lineage (expected, retrieved, supplied, output-bound refs) of the selected root and a deterministic analysis",
-      ),
-    )),
-    summary: v.optional(v.pipe(
-      v.boolean("must be true or false"),
-      v.description("Add aggregate counts of everything the filters select"),
-    )),
-  }),
-  v.check((args) => timeRangeValid(args), "start_time must be before end_time"),
-);
 
 function scopeWord(key: ScopeKey, value: unknown): string {
   if (key === "user_id" && value === null) return "anonymous users";
@@ -172,8 +143,40 @@ function pageAnswer(
   };
 }
 
+/** An event's attributes, the one object whose entries may be cut. */
+const EVENT_ATTRIBUTES = /^events\[\d+\]\.attributes$/;
+
+/**
+ * How a page that still exceeds the bound at one event is cut: never the
+ * events list itself (its cursor continues after the last event shown, so
+ * a cut event would be skipped for good), only lists inside the events and
+ * the extras.
+ */
+const PAGE_RULES: BoundRules = {
+  keepsWhole: (path) => path === "events",
+  cutsEntries: (path) => EVENT_ATTRIBUTES.test(path),
+  note:
+    "the answer was longer than the output bound, so the lists named in cuts keep only their first items (total says how many there are): lists inside an event (resources, selection candidates, attributes) or of the extras, never events themselves, so next_cursor continues right after the last event shown; a cut event is whole in trace events query --q ID or GET /api/events?q=ID",
+};
+
+const TOOL_NAME = "trace.query_traces";
+
+/** Refuses kinds that are neither standard nor carried by any event in scope. */
+async function refuseUnknownKinds(
+  context: McpToolContext,
+  filter: TraceFilter,
+): Promise<void> {
+  const custom = customKinds(filter.kinds);
+  if (custom.length === 0) return;
+  const absent = await kindsNotInScope(context.db, filter, custom);
+  const refusal = kindRefusal(filter.kinds ?? [], absent);
+  if (refusal !== null) {
+    throw new UsageError(`Invalid arguments for ${TOOL_NAME}: ${refusal}`);
+  }
+}
+
 const queryTraces = defineTool({
-  name: "trace.query_traces",
+  name: TOOL_NAME,
   title: "Query agent-memory traces",
   description:
     "Metadata-only events of the observability index (what an agent retrieved, selected, stored, delivered), newest first, with a cursor. Tenant scope comes from the caller's principal, never from arguments: application_id and user_id can only narrow it. explain=true adds the lineage of the selected root (root_trace_id, else the root of the newest event) and a deterministic analysis. No content reveal, no replay execution.",
@@ -182,7 +185,8 @@ const queryTraces = defineTool({
   run: async (args, context) => {
     const { limit, cursor, explain, summary, ...filterArgs } = args;
     const filter = scopedFilter(filterArgs, context.principal.scope);
-    const requested = limit ?? DEFAULT_LIMIT;
+    await refuseUnknownKinds(context, filter);
+    const requested = limit ?? DEFAULT_TRACE_PAGE;
     const read = (size: number) =>
       queryTraceEvents(context.db, {
         ...filter,
@@ -209,7 +213,8 @@ const queryTraces = defineTool({
       page = await read(size);
       answer = pageAnswer(filter, page, extras, requested, size);
     }
-    return answer;
+    // One event can still be over the bound alone: cut inside it, never drop it.
+    return boundAnswer(answer, bound, PAGE_RULES);
   },
 });
 

@@ -26,6 +26,7 @@ export {
 } from "./decode.ts";
 export {
   type Convention,
+  CONVENTION_KINDS,
   CONVENTIONS,
   GENAI_CONVENTION,
   MAPPED_FIELDS,

@@ -43,6 +43,14 @@ export const CONVENTIONS: readonly Convention[] = [
 /** Kind for spans that say nothing about what they did. */
 export const DEFAULT_KIND = "span";
 
+/** Every kind a convention maps an operation to, and {@link DEFAULT_KIND}, sorted. */
+export const CONVENTION_KINDS: readonly string[] = [
+  ...new Set([
+    ...CONVENTIONS.flatMap(({ kind }) => Object.values(kind.kinds)),
+    DEFAULT_KIND,
+  ]),
+].sort();
+
 /** The event kind of a span: the first convention naming an operation decides. */
 export function conventionKind(attributes: OtlpAttributes): string {
   for (const { kind } of CONVENTIONS) {
