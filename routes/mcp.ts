@@ -146,6 +146,7 @@ export function createMcpApi(deps: McpApiDeps): Hono {
       jobs: deps.jobs,
       principal,
       refuseTool,
+      remote: true,
       allowTraceQueries: deps.allowTraceQueries ?? false,
       ...(deps.maxOutputChars === undefined
         ? {}

@@ -285,6 +285,15 @@ Deno.test("over HTTP: a second start is refused naming the running run", async (
         const started = await callOk(client, "trace.external_start", {
           target_id: "slow-staging",
         });
+        // A client on another machine gets the run id, not a path here.
+        assert.equal("checkpoint" in started, false);
+        assert.ok(!JSON.stringify(started).includes(dataDir));
+        const unknown = await callError(client, "trace.external_get", {
+          run_id: "run-20260101T000000Z-000000000000",
+        });
+        assert.match(unknown, /the server's data directory/);
+        assert.ok(!unknown.includes(dataDir), unknown);
+        assert.doesNotMatch(unknown, /--data-dir/);
         assert.match(
           await callError(client, "trace.external_start", {
             target_id: "slow-staging",

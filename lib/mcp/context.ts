@@ -49,6 +49,12 @@ export interface McpToolContext {
   allowTraceQueries: boolean;
   /** Most characters of JSON one answer may carry (default {@link DEFAULT_MAX_OUTPUT_CHARS}). */
   maxOutputChars?: number;
+  /**
+   * Whether the caller is on another machine (`/mcp` over HTTP): answers and
+   * refusals then name neither this machine's paths nor CLI flags meant for
+   * its shell. Absent: a local caller (`trace mcp`).
+   */
+  remote?: boolean;
   /** Where the detail of unexpected failures goes, one line each (default: nowhere). */
   log?: (line: string) => void;
   /**

@@ -111,11 +111,24 @@ export async function callTool(
   try {
     answer = await tool.call(args, context);
   } catch (error) {
-    if (error instanceof TraceError) return toolError(errorMessage(error));
+    if (error instanceof TraceError) {
+      const message = errorMessage(error);
+      return toolError(
+        context.remote ? withoutLocalPaths(message, context.dataDir) : message,
+      );
+    }
     context.log?.(`${name}: ${errorMessage(error)}`);
     return toolError(
       `${name} failed on an internal error; the server's log has the detail`,
     );
+  }
+  if (
+    context.remote && "checkpoint" in answer &&
+    typeof answer.checkpoint === "string"
+  ) {
+    // A checkpoint's path is for a shell on this machine; the run id names the run.
+    const { checkpoint: _path, ...rest } = answer;
+    answer = rest;
   }
   const bounded = boundAnswer(
     answer,
@@ -125,6 +138,18 @@ export async function callTool(
     content: [{ type: "text", text: JSON.stringify(bounded) }],
     structuredContent: bounded as Record<string, unknown>,
   };
+}
+
+/**
+ * A refusal as a client on another machine reads it: the data directory
+ * named as the server's, and no advice to pass `--data-dir`, which only a
+ * shell on this machine can follow.
+ */
+export function withoutLocalPaths(message: string, dataDir: string): string {
+  return message
+    .replaceAll(`${dataDir}/`, "")
+    .replaceAll(dataDir, "the server's data directory")
+    .replace(/;? ?check --data-dir( \/ --db)?/g, "");
 }
 
 /**
