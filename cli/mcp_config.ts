@@ -11,6 +11,7 @@ import { terminalSafe, terminalSafeJson } from "../lib/obs/display.ts";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";
+import { checkRemoteDbUrl } from "../lib/db.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
@@ -99,6 +100,8 @@ export const mcpConfig: Command = (args, io) => {
   const { values } = parseFlags("mcp-config", args, FLAGS);
   if (values.help) return Promise.resolve(showHelp(io, HELP));
   const scope = scopeFromFlags(values);
+  // Refused here, as trace mcp would refuse it, before it lands in a config file.
+  if (values.db !== undefined) checkRemoteDbUrl(values.db);
   const dataDir = resolve(
     resolveDataDir({ flag: values["data-dir"], env: io.env }),
   );

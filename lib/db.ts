@@ -192,10 +192,14 @@ function requireDataDir(dataDir: string | undefined): string {
   return dataDir;
 }
 
-async function openRemote(
-  url: string,
-  authToken: string | undefined,
-): Promise<TraceDb> {
+/**
+ * Refuses a remote database URL Trace would not open: not a URL, with
+ * credentials or a query (the token goes in `TRACE_DB_AUTH_TOKEN`, never in
+ * a URL that is printed, logged or written to a client config), or with a
+ * scheme libSQL does not speak. `file:` URLs pass.
+ */
+export function checkRemoteDbUrl(url: string): void {
+  if (url.startsWith("file:")) return;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -215,6 +219,13 @@ async function openRemote(
       `Cannot open database: unsupported scheme "${scheme}"; use file:, libsql:, http(s): or ws(s):`,
     );
   }
+}
+
+async function openRemote(
+  url: string,
+  authToken: string | undefined,
+): Promise<TraceDb> {
+  checkRemoteDbUrl(url);
   const token = authToken ?? Deno.env.get("TRACE_DB_AUTH_TOKEN");
   const client = createClient(token ? { url, authToken: token } : { url });
   try {

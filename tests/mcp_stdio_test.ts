@@ -332,6 +332,26 @@ Deno.test({
   },
 });
 
+Deno.test("trace mcp-config refuses a --db URL with credentials or a query before it lands in a config", async () => {
+  for (
+    const url of [
+      "libsql://u:pw@db.example",
+      "libsql://db.example?authToken=tok123",
+    ]
+  ) {
+    for (const flags of [[], ["--json"]]) {
+      const io = captureIo();
+      assert.equal(await main(["mcp-config", "--db", url, ...flags], io), 2);
+      const all = io.stdout() + io.stderr();
+      assert.match(
+        all,
+        /put no credentials or query in --db; set TRACE_DB_AUTH_TOKEN instead/,
+      );
+      assert.ok(!/pw|tok123/.test(all), all);
+    }
+  }
+});
+
 Deno.test("trace mcp finishes a tool call in progress when its client closes stdin, and says so", async () => {
   await withTempDir(async (dir) => {
     const spec = await launchSpec(["--data-dir", dir]);
