@@ -108,6 +108,15 @@ export const externalRun: Command = async (args, io) => {
     : { targetId: choice.target };
   if ("config" in selection) {
     await checkAdapterBeforeCreating(values, io, selection.config);
+  } else {
+    // A registered target lives in an existing database: a wrong --data-dir
+    // is said as such, and no empty database is left behind.
+    await withDataContext(
+      values,
+      io,
+      { write: false, readOnly: true },
+      ({ db }) => readRunTarget(db, selection.targetId),
+    );
   }
   return await runContractCommand(io, {
     values,

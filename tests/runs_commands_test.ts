@@ -641,6 +641,7 @@ Deno.test("commands that act on recorded evidence never create a database: the g
         ["external-cleanup", "run-20990101T000000Z-000000000001"],
         ["external-retire", "staging-a"],
         ["external-replay", "reg-20990101T000000Z-000000000001"],
+        ["external-run", "--target", "staging-a"],
       ]
     ) {
       const result = await trace([...args, "--json", ...typo]);
