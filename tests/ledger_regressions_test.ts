@@ -85,6 +85,28 @@ Deno.test("saveRegression() refuses PASS and INCONCLUSIVE runs with the reason",
   });
 });
 
+Deno.test("saveRegression() says how to save a FAIL of a config never registered, and names an unregistered target", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const configRun = await runFake(
+      db,
+      dir,
+      { staleCache: true },
+      "cfg-0123456789ab",
+    );
+    assert.equal(configRun.verdict, "FAIL");
+    await assert.rejects(
+      () => saveRegression(db, configRun.run_id),
+      /it ran from a config never registered .*register that config with trace external-register --target NAME --config FILE, run trace external-run --target NAME, and save that run$/,
+    );
+    const other = await runFake(db, dir, { staleCache: true }, "staging-b");
+    await assert.rejects(
+      () => saveRegression(db, other.run_id),
+      /target "staging-b" is not registered; register it with trace external-register$/,
+    );
+  });
+});
+
 Deno.test("saveRegression() refuses a run that only has a checkpoint", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);

@@ -30,7 +30,12 @@ import {
 } from "./contract.ts";
 import type { HeadView } from "./head.ts";
 import { readRun, validateRunId } from "./runs.ts";
-import { readTarget, type TargetRecord, type TargetSource } from "./targets.ts";
+import {
+  CONFIG_TARGET_PREFIX,
+  readTarget,
+  type TargetRecord,
+  type TargetSource,
+} from "./targets.ts";
 
 /** Lifecycle states of a saved regression. */
 export const REGRESSION_STATUSES = ["pending", "enforced"] as const;
@@ -185,6 +190,11 @@ function targetDrift(
   digest: string,
   target: TargetRecord | null,
 ): string[] {
+  if (!target && targetId.startsWith(CONFIG_TARGET_PREFIX)) {
+    return [
+      `it ran from a config never registered (as trace quickstart runs its demo), and only a registered target can replay it; register that config with trace external-register --target NAME --config FILE, run trace external-run --target NAME, and save that run`,
+    ];
+  }
   if (!target) {
     return [
       `target "${targetId}" is not registered; register it with trace external-register`,

@@ -60,6 +60,9 @@ export interface Registration {
 
 const TARGET_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+/** What begins the id of every config-only run's target, and no registered target's. */
+export const CONFIG_TARGET_PREFIX = "cfg-";
+
 /** Valibot schema of a target id. */
 export const TargetIdSchema = v.pipe(
   v.string("must be a string"),

@@ -19,6 +19,7 @@ import { fileProblem } from "../file_errors.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import type { LedgerHead } from "../ledger/head.ts";
 import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
+import { CONFIG_TARGET_PREFIX } from "../ledger/targets.ts";
 import {
   checkpointDir,
   type CheckpointSink,
@@ -98,8 +99,7 @@ export interface ExternalRunOutcome {
   trace: TraceWrite;
 }
 
-/** What begins the id of every config-only run's target, and no registered target's. */
-export const CONFIG_TARGET_PREFIX = "cfg-";
+export { CONFIG_TARGET_PREFIX };
 
 /** The id a config-only run is filed under: stable for the same config. */
 export function configTargetId(config: StagingConfig): string {
