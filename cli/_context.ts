@@ -2,7 +2,13 @@
 
 import { dirname, resolve } from "node:path";
 import { resolveDataDir } from "../lib/data_dir.ts";
-import { checkpointWal, migrate, openDb, type TraceDb } from "../lib/db.ts";
+import {
+  checkpointWal,
+  localDbPath,
+  migrate,
+  openDb,
+  type TraceDb,
+} from "../lib/db.ts";
 import { errorMessage, StorageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { sqliteAdvice } from "../lib/sqlite_errors.ts";
@@ -44,6 +50,21 @@ export type DataFlags = {
   "data-dir"?: string | undefined;
   db?: string | undefined;
 };
+
+/**
+ * The local database file `--data-dir` / `--db` name and its SQLite
+ * sidecars, which no output may be written to; none for a remote database.
+ */
+export function databaseFiles(flags: DataFlags, io: CliIo): string[] {
+  const path = localDbPath({
+    dataDir: resolveDataDir({ flag: flags["data-dir"], env: io.env }),
+    url: flags.db ?? io.env("TRACE_DB_URL"),
+  });
+  if (path === null) return [];
+  return ["", "-wal", "-shm", "-journal"].map((suffix) =>
+    resolve(`${path}${suffix}`)
+  );
+}
 
 /** Opens the data dir and database named by `--data-dir` / `--db`; migrates when `write` is set. */
 export async function openDataContext(

@@ -91,11 +91,13 @@ const FLAGS: [OutputKind, keyof OutputValues, string][] = [
 
 /**
  * Reserves every requested output before the run: refuses an existing file
- * (unless `--force`), a path another live run reserved, the same path twice
- * and more than one claim on stdout (`-` or `--json`).
+ * (unless `--force`), a path another live run reserved, the same path twice,
+ * more than one claim on stdout (`-` or `--json`) and the command's own
+ * database files, even before they exist.
  */
 export async function reserveOutputs(
   values: OutputValues,
+  databaseFiles: readonly string[] = [],
 ): Promise<ReservedOutputs> {
   const outputs = requestedOutputs(values);
   const placeholders = new Map<string, string>();
@@ -132,7 +134,7 @@ export async function reserveOutputs(
       if (output.path === "-") continue;
       placeholders.set(
         output.path,
-        await reserve(output, values.force === true),
+        await reserve(output, values.force === true, databaseFiles),
       );
     }
   } catch (error) {
@@ -175,13 +177,23 @@ const PLACEHOLDER =
   /^trace: reserved for the result of a run in process (\d+) \(([^)]*)\) token /;
 
 /** Reserves `output.path`; returns the placeholder text written there. */
-async function reserve(output: Output, force: boolean): Promise<string> {
+async function reserve(
+  output: Output,
+  force: boolean,
+  databaseFiles: readonly string[],
+): Promise<string> {
   const refuse = (why: string) =>
     new UsageError(`Cannot write ${output.flag} ${output.path}: ${why}`);
   const state = await stateFileKind(output.path);
   if (state) {
     throw refuse(
       `it is ${state}, which an output never replaces (not even with --force); choose another path`,
+    );
+  }
+  // A database not created yet has no content to tell it by.
+  if (databaseFiles.includes(resolve(output.path))) {
+    throw refuse(
+      "it is the database this command uses (or one of its files); choose another path",
     );
   }
   const text = placeholderText();

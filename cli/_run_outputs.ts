@@ -25,7 +25,7 @@ import type {
 import { writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { withDataContext } from "./_context.ts";
+import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import {
   type Output,
@@ -149,7 +149,7 @@ export async function runContractCommand(
   options: ContractCommandOptions,
 ): Promise<number> {
   const { values } = options;
-  const outputs = await reserveOutputs(values);
+  const outputs = await reserveOutputs(values, databaseFiles(values, io));
   try {
     return await withDataContext(
       values,

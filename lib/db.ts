@@ -83,14 +83,20 @@ export interface OpenDbOptions {
 
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
-/** Opens the shared database: a private local file by default, or a remote server. */
-export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
-  if (options.url && !options.url.startsWith("file:")) {
-    return await openRemote(options.url, options.authToken);
-  }
-  const path = options.url
+/** The local file `openDb` opens for these options, or `null` for a remote server. */
+export function localDbPath(
+  options: Pick<OpenDbOptions, "dataDir" | "url">,
+): string | null {
+  if (options.url && !options.url.startsWith("file:")) return null;
+  return options.url
     ? options.url.slice("file:".length)
     : join(requireDataDir(options.dataDir), "trace.db");
+}
+
+/** Opens the shared database: a private local file by default, or a remote server. */
+export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
+  const path = localDbPath(options);
+  if (path === null) return await openRemote(options.url!, options.authToken);
   if (path === "") {
     throw new StorageError(
       "Cannot open database file: the file: URL has no path; use file:/path/to/trace.db",

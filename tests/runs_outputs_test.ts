@@ -241,6 +241,24 @@ Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even wit
     await withDemo(null, async (demo) => {
       const config = await writeConfig(dir, demo.url);
       const data = ["--data-dir", `${dir}/data`];
+      // Before the database exists, an output naming it is refused for what it is.
+      const first = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--output",
+        `${dir}/data/trace.db`,
+        ...data,
+      ]);
+      assert.equal(first.code, 2);
+      assert.match(
+        first.err,
+        /--output .*trace\.db: it is the database this command uses \(or one of its files\); choose another path/,
+      );
+      assert.equal(
+        await Deno.stat(`${dir}/data`).then(() => true, () => false),
+        false,
+      );
       const run = await trace(["external-run", "--config", config, ...data]);
       assert.equal(run.code, 0, run.err);
       const ledger = `${dir}/data/trace.db`;
