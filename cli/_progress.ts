@@ -10,6 +10,11 @@ import type { RunEvent } from "../lib/runner/events.ts";
 import type { MarkerForm, Sample } from "../lib/runner/report.ts";
 import type { CliIo } from "./_io.ts";
 
+/** Writes `text` as a line of its own on stderr, first clearing a live progress line on a terminal. */
+export function progressNote(io: CliIo, text: string): void {
+  io.err(`${io.stderrIsTerminal ? "\r\x1b[2K" : ""}${text}\n`);
+}
+
 /** Returns a run-event listener that renders progress for `io`. */
 export function progressRenderer(io: CliIo): (event: RunEvent) => void {
   return io.stderrIsTerminal ? liveRenderer(io) : plainRenderer(io);
@@ -58,7 +63,7 @@ function plainRenderer(io: CliIo): (event: RunEvent) => void {
 /** One line rewritten in place; interrupts and the cleanup budget get lines of their own. */
 function liveRenderer(io: CliIo): (event: RunEvent) => void {
   const line = (text: string) => io.err(`\r\x1b[2K${text}`);
-  const keep = (text: string) => io.err(`\r\x1b[2K${text}\n`);
+  const keep = (text: string) => progressNote(io, text);
   return (event) => {
     switch (event.type) {
       case "phase":

@@ -34,7 +34,7 @@ import {
   type ReservedOutputs,
   reserveOutputs,
 } from "./_outputs.ts";
-import { progressRenderer } from "./_progress.ts";
+import { progressNote, progressRenderer } from "./_progress.ts";
 import { renderReport } from "./_report_text.ts";
 import { reportDocument } from "../routes/ui/run_html.tsx";
 
@@ -325,7 +325,7 @@ export async function runInterruptibly<T>(
       dataDir,
       env: io.env,
       onStart: ({ runId, checkpointPath }) => {
-        io.err(`checkpoint: ${checkpointPath}\n`);
+        progressNote(io, `checkpoint: ${checkpointPath}`);
         io.setExitNote?.(exitNote(runId));
       },
       onEvent: progressRenderer(io),

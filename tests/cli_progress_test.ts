@@ -1,7 +1,7 @@
 /** Progress on stderr: plain lines off a terminal, one live line on a terminal. */
 
 import assert from "node:assert/strict";
-import { progressRenderer } from "../cli/_progress.ts";
+import { progressNote, progressRenderer } from "../cli/_progress.ts";
 import { renderReport } from "../cli/_report_text.ts";
 import { runFake } from "./_fake_target.ts";
 import { captureIo } from "./_helpers.ts";
@@ -130,4 +130,16 @@ Deno.test("progressRenderer() says when records came back after a clean poll and
     io.stderr(),
     "progress: cleanup poll #2 at 0.50 s of at most 3 s: not clean yet; records came back in the control namespace after a clean poll, deleting them again\n",
   );
+});
+
+Deno.test("progressNote() clears a live progress line before a line of its own, and writes a plain line elsewhere", () => {
+  const terminal = { ...captureIo(), stderrIsTerminal: true };
+  progressNote(terminal, "checkpoint: /data/external/run-1.json");
+  assert.equal(
+    terminal.stderr(),
+    "\r\u001b[2Kcheckpoint: /data/external/run-1.json\n",
+  );
+  const log = captureIo();
+  progressNote(log, "checkpoint: /data/external/run-1.json");
+  assert.equal(log.stderr(), "checkpoint: /data/external/run-1.json\n");
 });
