@@ -96,3 +96,44 @@ Deno.test("external-run, external-replay and external-show --html write the run'
     assert.match(again.stderr(), /Cannot write --html .*already exists/);
   });
 });
+
+Deno.test("external-run --html leads with the check the run's evidence points at", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const cases = [
+      // Every store read 0 first, then the re-index job wrote the vectors back.
+      [
+        "vector-resurrect",
+        1,
+        "Check that an asynchronous indexing or re-embedding worker cannot write vectors back",
+      ],
+      // The baseline failed because the inventory answered complete: false.
+      [
+        "partial-inventory",
+        2,
+        "Check: the inventory enumerates every page and every declared store",
+      ],
+    ] as const;
+    for (const [defect, exit, advice] of cases) {
+      const file = join(dataDir, `${defect}.html`);
+      await withDemoTarget(db, defect, defect, async () => {
+        const io = captureIo();
+        const code = await main([
+          "external-run",
+          "--target",
+          defect,
+          "--html",
+          file,
+          "--data-dir",
+          dataDir,
+        ], io);
+        assert.equal(code, exit, io.stderr());
+      });
+      const html = await Deno.readTextFile(file);
+      assert.ok(
+        html.includes(`<strong>Next:</strong> ${advice}`),
+        `${defect}: ${/Next:<\/strong>[^<]*/.exec(html)?.[0]}`,
+      );
+    }
+  });
+});
