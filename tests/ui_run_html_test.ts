@@ -6,7 +6,7 @@ import { main } from "../cli.ts";
 import { migrate } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { captureIo, withDb } from "./_helpers.ts";
-import { withDemoTarget } from "./browser/_runs.ts";
+import { interruptedCheckpoint, withDemoTarget } from "./browser/_runs.ts";
 
 /** What a self-contained run file must and must not hold. */
 function assertStandalone(html: string, verdict: string): void {
@@ -135,5 +135,41 @@ Deno.test("external-run --html leads with the check the run's evidence points at
         `${defect}: ${/Next:<\/strong>[^<]*/.exec(html)?.[0]}`,
       );
     }
+  });
+});
+
+Deno.test("external-show --html of an interrupted run without a report words its requests from what is there", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    // The index exists (another run wrote into it); this run wrote nothing.
+    await withDemoTarget(db, "demo", null, async () => {
+      assert.equal(
+        await main(
+          ["external-run", "--target", "demo", "--data-dir", dataDir],
+          captureIo(),
+        ),
+        0,
+      );
+    });
+    const { run_id: runId } = await interruptedCheckpoint(dataDir, "demo");
+    const file = join(dataDir, "interrupted.html");
+    const io = captureIo();
+    assert.equal(
+      await main(
+        ["external-show", runId, "--html", file, "--data-dir", dataDir],
+        io,
+      ),
+      2,
+      io.stderr(),
+    );
+    const requests = /<section[^>]*id="requests"[\s\S]*?<\/section>/.exec(
+      await Deno.readTextFile(file),
+    )?.[0] ?? "";
+    assert.match(requests, /No trace events of this run/);
+    assert.doesNotMatch(requests, /report above is complete|as they go/);
+    assert.match(
+      requests,
+      /no report of it was kept: what its checkpoint recorded \(above\) is all there is/,
+    );
   });
 });
