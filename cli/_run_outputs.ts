@@ -85,8 +85,10 @@ export function dataFlagsOf(values: DataValues): string {
 export interface NextSteps {
   /** Saves this FAIL as a regression; `null` when it is a replay already, or not a FAIL. */
   save: string | null;
-  /** Replays the regression (or reruns the target when there is none). */
-  replay: string;
+  /** Replays the regression: this FAIL's, or the one this run replayed; `null` when there is none. */
+  replay: string | null;
+  /** Runs the target again, when there is no regression to replay; else `null`. */
+  rerun: string | null;
 }
 
 /** The exact commands that save and replay what `report` found. */
@@ -100,17 +102,20 @@ export function nextSteps(
     return {
       save: null,
       replay: `trace external-replay ${regressionId}${data}`,
+      rerun: null,
     };
   }
   if (report.verdict === "FAIL") {
     return {
       save: `trace external-save ${report.run_id}${data}`,
       replay: `trace external-replay ${regressionIdFor(report.run_id)}${data}`,
+      rerun: null,
     };
   }
   return {
     save: null,
-    replay: `trace external-run --target ${shellWord(report.target.id)}${data}`,
+    replay: null,
+    rerun: `trace external-run --target ${shellWord(report.target.id)}${data}`,
   };
 }
 
@@ -245,6 +250,7 @@ function renderOutputs(
     summaryMd: renderSummaryMarkdown(report, {
       saveCommand: steps.save,
       replayCommand: steps.replay,
+      rerunCommand: steps.rerun,
       regressionId: regression?.regression_id ?? null,
       ledgerHead,
     }),

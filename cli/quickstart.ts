@@ -102,6 +102,8 @@ function labelOf(defect: DemoDefect | null): string {
 interface Outcome {
   label: string;
   expected: string;
+  /** Why the demo is known to give `expected`, in one sentence. */
+  reason: string;
   report: RunReport;
   reportPath: string;
 }
@@ -139,6 +141,7 @@ async function runAgainstDemo(
     return {
       label: labelOf(defect),
       expected: info.verdict,
+      reason: info.reason,
       report,
       reportPath,
     };
@@ -301,23 +304,48 @@ function summary(
   dataFlags: string,
 ): string {
   const trace = traceCommand();
+  const defect = outcomes.at(-1)!;
+  const failed = defect.report.verdict === "FAIL";
   const lines = [
     ...runLines(outcomes, [], context),
     asExpected
-      ? "Both verdicts are the expected ones: Trace passed the healthy app and caught the defect."
+      ? `Both verdicts are the expected ones: Trace passed the healthy app and ${
+        defectOutcome(defect)
+      }.`
       : "A verdict differs from what the demo is known to do: please report this as a bug.",
     "",
     DEMO_GONE,
     "now, with whatever the runs left in it. Saving a FAIL, replaying it after a",
     "fix and cleaning up apply to runs against an adapter that keeps running.",
-    "Try them with the demo, in two terminals:",
-    `  ${trace} demo --defect ${outcomes.at(-1)!.label}`,
+    failed
+      ? "Try them with the demo, in two terminals:"
+      : "Run the defect against a demo that keeps running, in two terminals:",
+    `  ${trace} demo --defect ${defect.label}`,
     `  ${trace} external-run --config ${
       shellWord(projectPath("fixtures/staging-adapter.json"))
     }${dataFlags}`,
-    trace === "trace"
-      ? "and follow the commands the FAIL prints."
-      : `and follow the commands the FAIL prints, with ${trace} where they say trace.`,
+    followLine(defect.report.verdict, trace),
   ];
   return lines.join("\n") + "\n";
+}
+
+/** What the defect's run showed, by the verdict it gave (expected, so documented). */
+function defectOutcome(defect: Outcome): string {
+  const { verdict } = defect.report;
+  if (verdict === "FAIL") return "caught the defect";
+  const { reason } = defect;
+  return `gave the defect its documented ${verdict}: ${
+    reason[0]!.toLowerCase()
+  }${reason.slice(1)}`;
+}
+
+/** What to do with what the two-terminal run prints: only a FAIL prints save and replay commands. */
+function followLine(verdict: string, trace: string): string {
+  if (verdict === "FAIL") {
+    return trace === "trace"
+      ? "and follow the commands the FAIL prints."
+      : `and follow the commands the FAIL prints, with ${trace} where they say trace.`;
+  }
+  const where = trace === "trace" ? "" : `, with ${trace} where it says trace`;
+  return `and read its ${verdict}: only a FAIL can be saved and replayed; follow any command it prints${where}.`;
 }

@@ -162,6 +162,19 @@ async function writeRunHtml(
 const UNREGISTERED_HINT =
   "Its target was never registered, so trace external-cleanup cannot remove what is left: see below";
 
+/**
+ * What to say instead of the cleanup command for what the run's own cleanup
+ * left, as the run page decides: nothing to do once a later cleanup
+ * completed, nothing external-cleanup can do for an unregistered target
+ * (the note says what became of the records); `null` keeps the command.
+ */
+function leftoverHint(view: RunView): string | null {
+  if (view.cleanup?.cleanup_complete) {
+    return `A later trace external-cleanup (${view.cleanup.cleanup_id}) removed what was left: nothing synthetic is left`;
+  }
+  return view.target_registered === false ? UNREGISTERED_HINT : null;
+}
+
 /** `view` as text; `dataFlags` repeat `--data-dir` / `--db` in the commands it names. */
 function renderView(view: RunView, dataFlags: string): string {
   const command = `trace external-cleanup ${view.run_id}`;
@@ -180,12 +193,12 @@ function renderView(view: RunView, dataFlags: string): string {
     ? `\n${view.note.replace(command, command + dataFlags)}\n`
     : "";
   if (view.report) {
-    // external-cleanup cannot reach an unregistered target: the note says what became of the records.
-    const hint = view.target_registered === false
-      ? { cleanupHint: UNREGISTERED_HINT }
-      : {};
-    return head + renderReport(view.report, { dataFlags, ...hint }) + later +
-      note;
+    const hint = leftoverHint(view);
+    return head +
+      renderReport(view.report, {
+        dataFlags,
+        ...(hint === null ? {} : { cleanupHint: hint }),
+      }) + later + note;
   }
   const c = view.checkpoint!;
   return [

@@ -96,6 +96,30 @@ Deno.test("trace quickstart says the demo's records are gone with it and prints 
   });
 });
 
+Deno.test("trace quickstart with a defect that gives no FAIL words its summary by the verdict it gave", async () => {
+  await withTempDir(async (dir) => {
+    const quick = await trace([
+      "quickstart",
+      "--defect",
+      "lost-control",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(quick.code, 0, quick.err);
+    assert.match(quick.out, /\n {2}lost-control +INCONCLUSIVE +expected /);
+    // No FAIL happened: nothing to follow from one, and nothing was caught as one.
+    assert.doesNotMatch(quick.out, /FAIL prints|caught the defect/);
+    assert.match(
+      quick.out,
+      /\nBoth verdicts are the expected ones: Trace passed the healthy app and gave the defect its documented INCONCLUSIVE: the unrelated control namespace loses its records/,
+    );
+    assert.match(
+      quick.out,
+      /\nand read its INCONCLUSIVE: only a FAIL can be saved and replayed; follow any command it prints, with npx .* where it says trace\.\n$/,
+    );
+  });
+});
+
 Deno.test("trace quickstart refuses a broken ledger before it runs anything", async () => {
   await withTempDir(async (dir) => {
     const data = ["--data-dir", dir];

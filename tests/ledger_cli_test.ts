@@ -239,12 +239,12 @@ Deno.test("nextSteps() never prints a token from --db", () => {
     target: { id: "t" },
   } as RunReport;
   const steps = nextSteps(report, null, { db });
-  for (const command of [steps.save!, steps.replay]) {
+  for (const command of [steps.save!, steps.replay!]) {
     assert.doesNotMatch(command, /s3cret|TOPSECRET|admin|authToken/);
   }
   assert.match(steps.save!, /^trace external-save run-1 --db libsql:\/\/db\./);
   assert.match(
-    steps.replay,
+    steps.replay!,
     /^trace external-replay reg-1 --db libsql:\/\/db\./,
   );
 });

@@ -115,3 +115,41 @@ Deno.test("renderSummaryMarkdown() gives verdict, checks, findings, cleanup and 
   assert.match(md, /```sh\ntrace external-replay reg-1 --data-dir \.\/d\n```/);
   assert.match(md, /\(http:\/\/127\.0\.0\.1:1\)/);
 });
+
+Deno.test("renderSummaryMarkdown() lists a PASS's transient residual and notes, marked as not failing", async () => {
+  const report = await run({ vectorDelayMs: 600 });
+  assert.equal(report.verdict, "PASS");
+  const md = renderSummaryMarkdown(report, { replayCommand: null });
+  assert.doesNotMatch(md, /- none/);
+  assert.match(
+    md,
+    /\n- TRANSIENT \(recorded, not failing\) `transient_residual` \(vector_records\): vector\\_records was 3 at /,
+  );
+  assert.match(
+    md,
+    /\n- note \(does not change the verdict\) `erased` \(deletion\): Every store read 0/,
+  );
+  // As the text report orders them.
+  assert.ok(md.indexOf("TRANSIENT") < md.indexOf("`erased`"));
+});
+
+Deno.test("renderSummaryMarkdown() heads a plain rerun 'Run again', keeping 'Replay' for a regression", async () => {
+  const pass = await run();
+  const rerun = renderSummaryMarkdown(pass, {
+    replayCommand: null,
+    rerunCommand: "trace external-run --target t",
+  });
+  assert.match(
+    rerun,
+    /\n#### Run again\n\n```sh\ntrace external-run --target t\n```/,
+  );
+  assert.doesNotMatch(rerun, /Replay/);
+  const replayed = renderSummaryMarkdown(pass, {
+    replayCommand: "trace external-replay reg-1",
+    regressionId: "reg-1",
+  });
+  assert.match(
+    replayed,
+    /\n#### Replay\n\n```sh\ntrace external-replay reg-1\n```/,
+  );
+});

@@ -152,6 +152,47 @@ Deno.test("external-runs and the run pages agree on each run's cleanup after lat
   });
 });
 
+Deno.test("external-show of a run a later cleanup completed no longer sends anyone to clean it up", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    assert.equal(fail.cleanup.cleanup_complete, false);
+    const command = `trace external-cleanup ${fail.run_id}`;
+    const before = await trace(["external-show", fail.run_id, ...dataOf(db)]);
+    assert.match(before.out, /^ {2}Remove the remaining synthetic records/m);
+    const later = (cleanupId: string, complete: boolean) =>
+      recordCleanup(db, {
+        schema: "trace.cleanup/1",
+        cleanup_id: cleanupId,
+        run_id: fail.run_id,
+        target_id: fail.target.id,
+        ids_from: "report",
+        namespaces: fail.namespaces,
+        issued: { test: fail.issued.test.length, control: 1 },
+        started_at: "2099-01-01T00:01:00.000Z",
+        finished_at: "2099-01-01T00:01:01.000Z",
+        outcome: complete
+          ? { ...fail.cleanup, cleanup_complete: true, problems: [] }
+          : fail.cleanup,
+      });
+    // Still incomplete after a later try: the command is still the next step.
+    await later("cleanup-1", false);
+    const retried = await trace(["external-show", fail.run_id, ...dataOf(db)]);
+    assert.ok(retried.out.includes(command), retried.out);
+    await later("cleanup-2", true);
+    const shown = await trace(["external-show", fail.run_id, ...dataOf(db)]);
+    assert.equal(shown.code, 1, shown.err);
+    assert.ok(!shown.out.includes(command), shown.out);
+    assert.doesNotMatch(shown.out, /Remove the remaining|retry with/);
+    // The run's own cleanup is still reported as it was: incomplete.
+    assert.match(shown.out, /^Cleanup {2}INCOMPLETE /m);
+    assert.match(
+      shown.out,
+      /^ {2}A later trace external-cleanup \(cleanup-2\) removed what was left: nothing synthetic is left$/m,
+    );
+  });
+});
+
 Deno.test("trace external-runs lists external, reference and interrupted runs newest first, with filters", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);

@@ -413,3 +413,35 @@ Deno.test("printed commands name the data directory absolutely, so they work fro
     " --db libsql://db.example/trace",
   );
 });
+
+Deno.test("--summary-md of a PASS lists its transient residual as not failing and heads the rerun 'Run again'", async () => {
+  await withTempDir(async (dir) => {
+    const demo = await startDemoServer({ defect: "slow-vector", delayMs: 200 });
+    try {
+      const config = await writeConfig(dir, demo.url, 1);
+      const io = captureIo();
+      const code = await main([
+        "external-run",
+        "--config",
+        config,
+        "--data-dir",
+        `${dir}/data`,
+        "--summary-md",
+        `${dir}/summary.md`,
+      ], io);
+      assert.equal(code, 0, io.stderr());
+    } finally {
+      await demo.shutdown();
+    }
+    const md = await Deno.readTextFile(`${dir}/summary.md`);
+    assert.match(
+      md,
+      /\n- TRANSIENT \(recorded, not failing\) `transient_residual` \(vector_records\): /,
+    );
+    assert.doesNotMatch(md, /- none|Replay/);
+    assert.match(
+      md,
+      /\n#### Run again\n\n```sh\ntrace external-run --target cfg-/,
+    );
+  });
+});

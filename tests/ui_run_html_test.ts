@@ -6,7 +6,7 @@ import { main } from "../cli.ts";
 import { migrate } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { captureIo, withDb } from "./_helpers.ts";
-import { withDemoTarget } from "./browser/_runs.ts";
+import { interruptedCheckpoint, withDemoTarget } from "./browser/_runs.ts";
 
 /** What a self-contained run file must and must not hold. */
 function assertStandalone(html: string, verdict: string): void {
@@ -94,5 +94,82 @@ Deno.test("external-run, external-replay and external-show --html write the run'
       2,
     );
     assert.match(again.stderr(), /Cannot write --html .*already exists/);
+  });
+});
+
+Deno.test("external-run --html leads with the check the run's evidence points at", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const cases = [
+      // Every store read 0 first, then the re-index job wrote the vectors back.
+      [
+        "vector-resurrect",
+        1,
+        "Check that an asynchronous indexing or re-embedding worker cannot write vectors back",
+      ],
+      // The baseline failed because the inventory answered complete: false.
+      [
+        "partial-inventory",
+        2,
+        "Check: the inventory enumerates every page and every declared store",
+      ],
+    ] as const;
+    for (const [defect, exit, advice] of cases) {
+      const file = join(dataDir, `${defect}.html`);
+      await withDemoTarget(db, defect, defect, async () => {
+        const io = captureIo();
+        const code = await main([
+          "external-run",
+          "--target",
+          defect,
+          "--html",
+          file,
+          "--data-dir",
+          dataDir,
+        ], io);
+        assert.equal(code, exit, io.stderr());
+      });
+      const html = await Deno.readTextFile(file);
+      assert.ok(
+        html.includes(`<strong>Next:</strong> ${advice}`),
+        `${defect}: ${/Next:<\/strong>[^<]*/.exec(html)?.[0]}`,
+      );
+    }
+  });
+});
+
+Deno.test("external-show --html of an interrupted run without a report words its requests from what is there", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    // The index exists (another run wrote into it); this run wrote nothing.
+    await withDemoTarget(db, "demo", null, async () => {
+      assert.equal(
+        await main(
+          ["external-run", "--target", "demo", "--data-dir", dataDir],
+          captureIo(),
+        ),
+        0,
+      );
+    });
+    const { run_id: runId } = await interruptedCheckpoint(dataDir, "demo");
+    const file = join(dataDir, "interrupted.html");
+    const io = captureIo();
+    assert.equal(
+      await main(
+        ["external-show", runId, "--html", file, "--data-dir", dataDir],
+        io,
+      ),
+      2,
+      io.stderr(),
+    );
+    const requests = /<section[^>]*id="requests"[\s\S]*?<\/section>/.exec(
+      await Deno.readTextFile(file),
+    )?.[0] ?? "";
+    assert.match(requests, /No trace events of this run/);
+    assert.doesNotMatch(requests, /report above is complete|as they go/);
+    assert.match(
+      requests,
+      /no report of it was kept: what its checkpoint recorded \(above\) is all there is/,
+    );
   });
 });

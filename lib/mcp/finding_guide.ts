@@ -18,26 +18,71 @@ export interface FindingGuide {
   checks: string[];
 }
 
+/**
+ * The checks a run's own evidence can single out, named so that
+ * `findingChecks` (finding_checks.ts) can put the one a report points at
+ * first; the guides below list the same text.
+ */
+export const EVIDENCE_CHECKS = {
+  /** A store, or the marker, read 0 after the deletion and then came back. */
+  restored: {
+    source_records:
+      "no background job or replica restores the rows after the acknowledgement",
+    vector_records:
+      "an asynchronous indexing or re-embedding worker cannot write vectors back for deleted ids (a tombstone or barrier before it runs)",
+    cache_records:
+      "nothing caches a new answer built from a deleted document after the deletion (a query answered from a store that still held it, or a background refresh)",
+    retrieval:
+      "nothing makes a deleted document retrievable again after the deletion (a re-index job, a replica or a cache refill)",
+  },
+  /** The marker was retrievable while the answer cache still held records. */
+  cachedAnswer:
+    "no cached answer or prompt context still carries the deleted text",
+  /** The baseline inventory did not count every canary. */
+  ingestVisible:
+    "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
+  /** The baseline query did not return a marker. */
+  queryRetrieves: "/query retrieves a freshly ingested marker",
+  /** An inventory answered `complete: false`. */
+  inventoryComplete:
+    "the inventory enumerates every page and every declared store for the namespace",
+  /** A request ran out of time. */
+  timeout:
+    "the adapter answers within the configured timeout_seconds of each operation",
+  /** An answer was not one usable JSON object. */
+  malformed:
+    "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
+  /** A request found no adapter, or an HTTP error status. */
+  unavailable:
+    "rate limits or restarts of the staging application during the run",
+  /** An interrupted run whose own cleanup completed: nothing is left to remove. */
+  rerun: "rerun when nothing will interrupt the window",
+} as const;
+
+const RESTORED = EVIDENCE_CHECKS.restored;
+
 const STORE_CHECKS: Record<string, string[]> = {
   source_records: [
     "the delete path removes the source rows for exactly the supplied ids (not a soft-delete flag the inventory still counts)",
-    "no background job or replica restores the rows after the acknowledgement",
+    RESTORED.source_records,
     "the inventory counts the same table the delete path writes",
   ],
   vector_records: [
     "the delete path removes the vectors of the deleted documents, not only their source rows",
-    "an asynchronous indexing or re-embedding worker cannot write vectors back for deleted ids (a tombstone or barrier before it runs)",
+    RESTORED.vector_records,
     "compaction of tombstoned vectors happens inside the declared deletion window",
   ],
   cache_records: [
     "cached answers that were built from a deleted document are invalidated on deletion",
     "the cache key includes what the answer was derived from, so eviction can find it",
     "cache time-to-live is shorter than the declared deletion window if invalidation is not possible",
+    RESTORED.cache_records,
   ],
   retrieval: [
     "the query path no longer retrieves deleted documents (vector index, keyword index, answer cache)",
-    "no cached answer or prompt context still carries the deleted text",
+    EVIDENCE_CHECKS.cachedAnswer,
     "the marker check survives rendering: Markdown escapes, HTML entities and reworded answers still count",
+    RESTORED.retrieval,
   ],
 };
 
@@ -73,8 +118,8 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
     proof:
       "no samples: read the report's baseline section (inventory, marker_seen, control_inventory, control_seen, problems)",
     checks: [
-      "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
-      "/query retrieves a freshly ingested marker",
+      EVIDENCE_CHECKS.ingestVisible,
+      EVIDENCE_CHECKS.queryRetrieves,
       "/inventory counts source and vector records of the test namespace and answers complete: true",
     ],
   },
@@ -93,9 +138,9 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
     proof:
       "sample_indexes lists the samples with errors; read samples[i].errors (operation, namespace, failure class)",
     checks: [
-      "the adapter answers within the configured timeout_seconds of each operation",
-      "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
-      "rate limits or restarts of the staging application during the window",
+      EVIDENCE_CHECKS.timeout,
+      EVIDENCE_CHECKS.malformed,
+      EVIDENCE_CHECKS.unavailable,
     ],
   },
   inventory_incomplete: {
@@ -104,7 +149,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
     proof:
       "sample_indexes lists the samples whose inventory had complete: false",
     checks: [
-      "the inventory enumerates every page and every declared store for the namespace",
+      EVIDENCE_CHECKS.inventoryComplete,
       "answer complete: true only when it did",
     ],
   },
@@ -134,7 +179,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       "no samples decide it: the window ended early; read cleanup to see what was removed",
     checks: [
       "remove any synthetic ids still listed in the run's issued ids and cleanup.remaining",
-      "rerun when nothing will interrupt the window",
+      EVIDENCE_CHECKS.rerun,
     ],
   },
   cleanup_incomplete: {

@@ -47,5 +47,6 @@ export {
   traceLineage,
 } from "../obs/query/mod.ts";
 export { FINDING_CODE_NAMES, findingGuide } from "./finding_guide.ts";
+export { findingChecks } from "./finding_checks.ts";
 export { guardToolCalls } from "./tool_call_guard.ts";
 export { RequestTracker } from "./request_tracker.ts";

@@ -1,19 +1,22 @@
 /**
  * A short Markdown summary of a run for a CI step summary or a pull-request
- * comment: verdict, per-check table, findings, cleanup, the exact commands
- * that save and then (once the application is fixed) replay the failure,
- * and the ledger's head after the run.
+ * comment: verdict, per-check table, every finding, cleanup, the exact
+ * commands that save and then (once the application is fixed) replay the
+ * failure (or that run the target again), and the ledger's head after the
+ * run.
  *
  * @module
  */
 
-import type { RunReport } from "../runner/report.ts";
+import type { Finding, RunReport } from "../runner/report.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";
 
 /** Options for {@link renderSummaryMarkdown}. */
 export interface SummaryOptions {
-  /** The exact shell command that replays this failure (or reruns the target); omitted when `null`. */
+  /** The exact shell command that replays a regression (this failure's, or the one this run replayed); omitted when `null`. */
   replayCommand: string | null;
+  /** The command that runs the target again, for a run with no regression to replay; used when there is no `replayCommand`. */
+  rerunCommand?: string | null;
   /** The command that saves this FAIL as a regression, to run before fixing and replaying. */
   saveCommand?: string | null;
   /** The regression this run replayed, if any. */
@@ -27,6 +30,18 @@ const STATUS_LABEL: Record<FamilyStatus, string> = {
   fail: "**FAIL**",
   error: "**INCONCLUSIVE**",
   incomplete: "**INCOMPLETE**",
+};
+
+/**
+ * Every finding is listed, as the text report and the run page list them;
+ * those that decide nothing say so, so a PASS with a transient residual
+ * does not read as a failure, nor as a run that saw nothing.
+ */
+const SEVERITY_LABEL: Record<Finding["severity"], string> = {
+  fail: "FAIL",
+  inconclusive: "INCONCLUSIVE",
+  transient: "TRANSIENT (recorded, not failing)",
+  note: "note (does not change the verdict)",
 };
 
 /** Escapes text for a Markdown table cell or list item. */
@@ -57,16 +72,13 @@ export function renderSummaryMarkdown(
   for (const result of familyResults(report)) {
     lines.push(`| ${result.family} | ${STATUS_LABEL[result.status]} |`);
   }
-  const problems = report.findings.filter((f) =>
-    f.severity === "fail" || f.severity === "inconclusive"
-  );
   lines.push("", "#### Findings", "");
-  if (problems.length === 0) lines.push("- none");
-  for (const f of problems) {
+  if (report.findings.length === 0) lines.push("- none");
+  for (const f of report.findings) {
     lines.push(
-      `- ${
-        f.severity === "fail" ? "FAIL" : "INCONCLUSIVE"
-      } \`${f.code}\` (${f.subject}): ${markdownEscape(f.message)}`,
+      `- ${SEVERITY_LABEL[f.severity]} \`${f.code}\` (${f.subject}): ${
+        markdownEscape(f.message)
+      }`,
     );
   }
   lines.push("", "#### Cleanup", "", ...cleanupLines(report));
@@ -101,8 +113,12 @@ function nextLines(options: SummaryOptions): string[] {
       "   ```",
     ];
   }
-  if (!options.replayCommand) return [];
-  return ["", "#### Replay", "", "```sh", options.replayCommand, "```"];
+  if (options.replayCommand) {
+    return ["", "#### Replay", "", "```sh", options.replayCommand, "```"];
+  }
+  // Not "Replay": that replays a saved regression; this only runs the target again.
+  if (!options.rerunCommand) return [];
+  return ["", "#### Run again", "", "```sh", options.rerunCommand, "```"];
 }
 
 function cleanupLines(report: RunReport): string[] {

@@ -1,5 +1,6 @@
 /** Reading the state of both namespaces: baseline and window samples. */
 
+import { baselineProblems } from "./baseline_problems.ts";
 import type { RunIdentifiers } from "./ids.ts";
 import { findMarker, type MarkerMatch } from "./marker.ts";
 import type {
@@ -129,44 +130,9 @@ export async function establishBaseline(
     problems: [],
     errors,
   };
-  baseline.problems = baselineProblems(baseline, documentCount);
+  baseline.problems = baselineProblems(baseline, documentCount).map((p) =>
+    p.text
+  );
   baseline.ok = baseline.problems.length === 0;
   return baseline;
-}
-
-function baselineProblems(baseline: Baseline, n: number): string[] {
-  const problems = baseline.errors.map((e) =>
-    `/${e.op} (${e.namespace}) failed: ${e.message}`
-  );
-  const inv = baseline.inventory;
-  if (inv && !inv.complete) {
-    problems.push("test inventory answered complete: false");
-  }
-  if (
-    inv && inv.complete &&
-    (inv.source_records !== n || inv.vector_records !== n)
-  ) {
-    problems.push(
-      `test inventory counted ${inv.source_records} source and ${inv.vector_records} vector record(s); expected ${n} of each`,
-    );
-  }
-  if (baseline.marker_seen === false) {
-    problems.push("the canary marker was not retrievable through /query");
-  }
-  const control = baseline.control_inventory;
-  if (control && !control.complete) {
-    problems.push("control inventory answered complete: false");
-  }
-  if (
-    control && control.complete &&
-    (control.source_records < 1 || control.vector_records < 1)
-  ) {
-    problems.push(
-      "the control record was not counted in the control inventory",
-    );
-  }
-  if (baseline.control_seen === false) {
-    problems.push("the control marker was not retrievable through /query");
-  }
-  return problems;
 }

@@ -473,13 +473,32 @@ const RequestsSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
               ? requests.problem ?? ""
               : requests.status === "no_index"
               ? "Runs write their requests into the observability index; create it, and later runs will show their requests here."
-              : "Runs write their lifecycle into the observability index as they go; this run wrote none (tracing was off, or the write failed). Its report above is complete."}
+              : noEventsText(detail)}
           </EmptyState>
         )}
       {events}
     </Section>
   );
 };
+
+/**
+ * Why the index holds no event of a run, from what the page knows: a run
+ * writes its events once it ends, so one still running has none yet, and
+ * one that stopped without a report may never have written them.
+ */
+function noEventsText(detail: RunDetail): string {
+  const when =
+    "A run writes its trace events into the observability index once it ends";
+  if (detail.report) {
+    return `${when}; this run's are not there (tracing was off, or the write failed). Its report above is complete.`;
+  }
+  if (detail.state === "running") return `${when}: this one is still running.`;
+  const left =
+    `${when}; the index holds none of this run's, and no report of it was kept`;
+  return detail.checkpoint
+    ? `${left}: what its checkpoint recorded (above) is all there is.`
+    : `${left}.`;
+}
 
 const DownloadsSection: FC<{ detail: RunDetail }> = ({ detail }) =>
   detail.report

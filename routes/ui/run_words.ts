@@ -9,9 +9,8 @@
 
 import { type Store, STORES } from "../../lib/contract/protocol.ts";
 import { regressionIdFor } from "../../lib/ledger/regressions.ts";
-import { findingGuide } from "../../lib/mcp/mod.ts";
+import { findingChecks } from "../../lib/mcp/mod.ts";
 import { notCleanable } from "../../lib/runs/mod.ts";
-import type { FindingCode } from "../../lib/runner/rules.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 
 /** How the pages name each store the inventory counts. */
@@ -132,13 +131,10 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
   }
   if (report.verdict === "INCONCLUSIVE") {
     const first = report.findings.find((f) => f.severity === "inconclusive");
-    if (first && first.code in GUIDED) {
-      const guide = findingGuide(first.code as FindingCode, first.subject);
-      steps.push({
-        text: `Check: ${sentence(guide.checks[0]!)}`,
-        command: null,
-      });
-    }
+    const check = first && first.code in GUIDED
+      ? findingChecks(first, report)[0]
+      : undefined;
+    if (check) steps.push({ text: `Check: ${sentence(check)}`, command: null });
   }
   if (
     !report.cleanup.cleanup_complete && report.kind === "external" &&
@@ -166,7 +162,7 @@ function fixSteps(report: RunReport): NextStep[] {
   for (const f of report.findings) {
     if (f.severity !== "fail" || seen.has(f.subject)) continue;
     seen.add(f.subject);
-    const check = findingGuide(f.code as FindingCode, f.subject).checks[0];
+    const check = findingChecks(f, report)[0];
     if (!check) continue;
     steps.push({ text: `Check that ${check}.`, command: null });
   }

@@ -1,0 +1,115 @@
+/**
+ * A finding's checks in the order its run's evidence points at them. The
+ * guide lists what to look at for a code; the report says which of those
+ * fits this run: a store that read 0 after the deletion and came back was
+ * restored, not left undeleted; a baseline the inventory could not vouch
+ * for is an inventory matter, not an ingest one. It only reorders (and
+ * never drops) the guide's checks, so it claims nothing the report does not
+ * show.
+ *
+ * @module
+ */
+
+import type { RequestFailure } from "../contract/protocol.ts";
+import { baselineProblems } from "../runner/baseline_problems.ts";
+import type { Finding, RunReport, Sample } from "../runner/report.ts";
+import type { FindingCode } from "../runner/rules.ts";
+import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
+
+/** The checks of `finding` (one of `report`'s), the one its evidence points at first. */
+export function findingChecks(finding: Finding, report: RunReport): string[] {
+  const checks = findingGuide(finding.code as FindingCode, finding.subject)
+    .checks;
+  const lead = leadCheck(finding, report);
+  return lead === null ? checks : [lead, ...checks.filter((c) => c !== lead)];
+}
+
+function leadCheck(finding: Finding, report: RunReport): string | null {
+  switch (finding.code) {
+    case "residual_store":
+    case "marker_retrievable":
+      return residualLead(finding.subject, report.samples);
+    case "baseline_failed":
+      return baselineLead(finding, report);
+    case "request_error": {
+      const first = report.samples.flatMap((s) => s.errors)[0];
+      return first ? failureLead(first.failure) : null;
+    }
+    case "interrupted":
+      // Nothing is left to remove: what remains to do is a run to its end.
+      return report.cleanup.cleanup_complete ? EVIDENCE_CHECKS.rerun : null;
+    default:
+      return null;
+  }
+}
+
+/** Data left at the final sample: came back after reading 0, or (the marker) beside a full cache. */
+function residualLead(subject: string, samples: Sample[]): string | null {
+  const restored = EVIDENCE_CHECKS.restored;
+  if (cameBack(samples.map((s) => reading(s, subject)))) {
+    return Object.hasOwn(restored, subject)
+      ? restored[subject as keyof typeof restored]
+      : null;
+  }
+  const cached = samples.at(-1)?.inventory?.cache_records ?? 0;
+  return subject === "retrieval" && cached > 0
+    ? EVIDENCE_CHECKS.cachedAnswer
+    : null;
+}
+
+/** A store's count, or 1/0 for whether the marker was retrievable; `null` when not read. */
+function reading(sample: Sample, subject: string): number | null {
+  if (subject === "retrieval") {
+    return sample.marker_seen === null ? null : sample.marker_seen ? 1 : 0;
+  }
+  const inventory = sample.inventory as Record<string, unknown> | null;
+  const count = inventory?.[subject];
+  return typeof count === "number" ? count : null;
+}
+
+/** Read 0 at some sample and was back above 0 at the final one (as the finding's message says). */
+function cameBack(values: (number | null)[]): boolean {
+  const final = values.at(-1);
+  return typeof final === "number" && final > 0 &&
+    values.slice(0, -1).includes(0);
+}
+
+/** The baseline problem this finding states (findings follow the problems, one each, in order). */
+function baselineLead(finding: Finding, report: RunReport): string | null {
+  const index = report.findings
+    .filter((f) => f.code === "baseline_failed")
+    .indexOf(finding);
+  const problem =
+    baselineProblems(report.baseline, report.timing.document_count)[index];
+  // An ingest that failed leaves no baseline reading: the guide's order stands.
+  switch (problem?.about) {
+    case "request":
+      return failureLead(problem.error.failure);
+    case "incomplete_inventory":
+      return EVIDENCE_CHECKS.inventoryComplete;
+    case "uncounted":
+      return EVIDENCE_CHECKS.ingestVisible;
+    case "unretrievable":
+      return EVIDENCE_CHECKS.queryRetrieves;
+    default:
+      return null;
+  }
+}
+
+/** The check about a class of request failure; `null` for a class no check names. */
+function failureLead(failure: RequestFailure): string | null {
+  switch (failure) {
+    case "timeout":
+      return EVIDENCE_CHECKS.timeout;
+    case "malformed_json":
+    case "schema":
+    case "too_large":
+    case "framing":
+      return EVIDENCE_CHECKS.malformed;
+    case "connect":
+    case "http_status":
+      return EVIDENCE_CHECKS.unavailable;
+    default:
+      return null;
+  }
+}

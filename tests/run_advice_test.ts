@@ -1,0 +1,140 @@
+/**
+ * The advice a run's page and file lead with ("Next: Check …") follows the
+ * finding's code and what its run's evidence shows, not the first check of
+ * the code's guide.
+ */
+
+import assert from "node:assert/strict";
+import { ProtocolError } from "../lib/contract/protocol.ts";
+import { EVIDENCE_CHECKS, findingGuide } from "../lib/mcp/finding_guide.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { nextSteps } from "../routes/ui/run_words.ts";
+import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
+
+const CONTEXT = { savedAs: null, regressionId: null };
+
+/** What the page says after "Next:". */
+function firstAdvice(report: RunReport): string {
+  const first = nextSteps(report, CONTEXT)[0];
+  assert.ok(first, `no next step for ${report.verdict}`);
+  return first.text;
+}
+
+Deno.test("a store that read 0 and came back leads with what restores it, not with the delete path", async () => {
+  const { report } = await runFake({ behaviour: { resurrectAtMs: 800 } });
+  assert.deepEqual(findingsOf(report, "fail"), [
+    "residual_store:vector_records",
+  ]);
+  assert.equal(report.samples[0]!.inventory?.vector_records, 0);
+  assert.equal(
+    firstAdvice(report),
+    `Check that ${EVIDENCE_CHECKS.restored.vector_records}.`,
+  );
+});
+
+Deno.test("a store that never read 0 still leads with the delete path", async () => {
+  const { report } = await runFake({ behaviour: { vectorDelayMs: 60_000 } });
+  assert.deepEqual(findingsOf(report, "fail"), [
+    "residual_store:vector_records",
+  ]);
+  assert.equal(
+    firstAdvice(report),
+    `Check that ${findingGuide("residual_store", "vector_records").checks[0]}.`,
+  );
+});
+
+Deno.test("a marker that was gone and came back leads with what makes it retrievable again", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.stage === "window" && request.op === "query" &&
+        request.role === "test" && request.sample >= 2
+        ? Promise.resolve(markerAnswer(request))
+        : forward(),
+  });
+  assert.deepEqual(findingsOf(report, "fail"), [
+    "marker_retrievable:retrieval",
+  ]);
+  assert.equal(
+    firstAdvice(report),
+    `Check that ${EVIDENCE_CHECKS.restored.retrieval}.`,
+  );
+});
+
+Deno.test("a retrievable marker beside a cache that still holds records leads with the cached answer", async () => {
+  const { report } = await runFake({ behaviour: { staleCache: true } });
+  const texts = nextSteps(report, CONTEXT).map((s) => s.text);
+  assert.ok(
+    texts.includes(`Check that ${EVIDENCE_CHECKS.cachedAnswer}.`),
+    texts.join("\n"),
+  );
+});
+
+Deno.test("an inventory answering complete: false at the baseline leads with the inventory, not /ingest", async () => {
+  const { report } = await runFake({ behaviour: { incomplete: true } });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.findings[0]!.code, "baseline_failed");
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.inventoryComplete}.`,
+  );
+});
+
+Deno.test("a baseline marker that was not retrievable leads with /query", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.stage === "setup" && request.op === "query" &&
+        request.role === "test"
+        ? Promise.resolve({ text: "no answer" })
+        : forward(),
+  });
+  assert.match(report.findings[0]!.message, /marker was not retrievable/);
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.queryRetrieves}.`,
+  );
+});
+
+Deno.test("a baseline that counted too few records leads with /ingest visibility", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.stage === "setup" && request.op === "inventory" &&
+          request.role === "test"
+        ? { ...answer, vector_records: 0 }
+        : answer;
+    },
+  });
+  assert.match(report.findings[0]!.message, /expected 3 of each/);
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.ingestVisible}.`,
+  );
+});
+
+Deno.test("malformed answers in the window lead with the answer format, not the timeout", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.stage === "window" && request.op === "inventory" &&
+        request.sample === 1
+        ? Promise.reject(new ProtocolError("malformed_json", "not JSON"))
+        : forward(),
+  });
+  assert.deepEqual(findingsOf(report, "inconclusive"), [
+    "request_error:observation",
+  ]);
+  assert.equal(firstAdvice(report), `Check: ${EVIDENCE_CHECKS.malformed}.`);
+});
+
+Deno.test("an interrupted run whose cleanup completed says to rerun, not to remove ids", async () => {
+  const abort = new AbortController();
+  const { report } = await runFake({
+    signal: abort.signal,
+    hook: (request, forward) => {
+      if (request.stage === "window" && request.sample === 2) abort.abort();
+      return forward();
+    },
+  });
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.cleanup.cleanup_complete, true);
+  assert.equal(firstAdvice(report), `Check: ${EVIDENCE_CHECKS.rerun}.`);
+});
