@@ -127,12 +127,16 @@ function cleanupLines(
 ): string[] {
   const c = report.cleanup;
   const acked = c.deletes.filter((d) => d.acknowledged).length;
+  const repeated = c.deletes.length -
+    new Set(c.deletes.map((d) => d.namespace)).size;
   const lines = [
     `Cleanup  ${
       c.cleanup_complete ? "complete" : "INCOMPLETE"
-    } (cleanup_complete: ${c.cleanup_complete}); ${acked}/${c.deletes.length} deletion(s) acknowledged, ${c.polls} poll(s) over ${
-      c.elapsed_seconds.toFixed(2)
-    } s`,
+    } (cleanup_complete: ${c.cleanup_complete}); ${acked}/${c.deletes.length} deletion(s) acknowledged${
+      repeated > 0
+        ? ` (${repeated} repeated: records came back after a clean poll)`
+        : ""
+    }, ${c.polls} poll(s) over ${c.elapsed_seconds.toFixed(2)} s`,
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
   if (!c.cleanup_complete) {

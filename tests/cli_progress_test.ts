@@ -143,3 +143,22 @@ Deno.test("progressNote() clears a live progress line before a line of its own, 
   progressNote(log, "checkpoint: /data/external/run-1.json");
   assert.equal(log.stderr(), "checkpoint: /data/external/run-1.json\n");
 });
+
+Deno.test("renderReport() counts the cleanup deletions repeated because records came back", async () => {
+  const { report } = await runFake();
+  const control = report.cleanup.deletes.find((d) =>
+    d.namespace === "control"
+  )!;
+  const text = renderReport({
+    ...report,
+    cleanup: {
+      ...report.cleanup,
+      deletes: [...report.cleanup.deletes, control],
+    },
+  });
+  assert.match(
+    text,
+    /\nCleanup {2}complete \(cleanup_complete: true\); 3\/3 deletion\(s\) acknowledged \(1 repeated: records came back after a clean poll\), /,
+  );
+  assert.doesNotMatch(renderReport(report), /repeated/);
+});
