@@ -128,10 +128,7 @@ export const ledgerBackup: Command = async (args, io) => {
     "ledger backup",
     args,
     DATA_FLAGS,
-    {
-      min: 1,
-      max: 1,
-    },
+    { min: 1, max: 1, names: ["FILE"] },
   );
   if (values.help) return showHelp(io, BACKUP_HELP);
   const file = positionals[0]!;

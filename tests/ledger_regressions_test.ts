@@ -302,6 +302,10 @@ Deno.test("compareRuns() refuses different targets and different contracts", asy
     const a = await runFake(db, dir);
     const b = await runFake(db, dir, {}, "staging-b");
     assert.throws(
+      () => compareRuns(a, a),
+      /Cannot compare (\S+) with \1: it is the same run; compare it with another run of its target/,
+    );
+    assert.throws(
       () => compareRuns(a, b),
       (error: Error) =>
         error instanceof RefusedError &&

@@ -656,13 +656,13 @@ Deno.test("read commands on an empty data directory print a JSON error object wi
     assert.equal(none.code, 2);
     assert.match(
       JSON.parse(none.out).error.message,
-      /^No runs in the ledger at .* yet, so the gate has nothing to judge/,
+      /^No external runs in the ledger at .* yet \(reference runs are not gated\), so the gate has nothing to judge/,
     );
     // A registration alone is not a run either.
     await setUp(db);
     const registered = await trace(["external-gate", ...dataOf(db)]);
     assert.equal(registered.code, 2);
-    assert.match(registered.err, /No runs in the ledger at .* yet/);
+    assert.match(registered.err, /No external runs in the ledger at .* yet/);
     await fakeRun(db, dataOf(db)[1]!);
     const gate = await trace(["external-gate", ...dataOf(db)]);
     assert.equal(gate.code, 0);

@@ -83,6 +83,11 @@ export function compareRuns(a: RunReport, b: RunReport): RunComparison {
     new RefusedError(
       `Cannot compare ${a.run_id} with ${b.run_id}: ${why}`,
     );
+  if (a.run_id === b.run_id) {
+    throw refuse(
+      "it is the same run; compare it with another run of its target (trace external-runs --target lists them)",
+    );
+  }
   if (a.target.id !== b.target.id) {
     throw refuse(
       `they ran against different targets ("${a.target.id}" and "${b.target.id}")`,

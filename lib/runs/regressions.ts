@@ -120,9 +120,9 @@ async function requireSomeRun(
     );
   }
   throw new StorageError(
-    `No runs in the ledger at ${
+    `No external runs in the ledger at ${
       dbLocation(db)
-    } yet, so the gate has nothing to judge; run trace external-run first (check --data-dir / --db if runs were recorded elsewhere)`,
+    } yet (reference runs are not gated), so the gate has nothing to judge; run trace external-run first (check --data-dir / --db if runs were recorded elsewhere)`,
   );
 }
 
