@@ -36,7 +36,7 @@ const HELP =
   `Usage: trace mcp [--data-dir DIR] [--db URL] [--application ID] [--user ID | --anonymous]
 
 Serves Trace's MCP tools over stdin/stdout for an assistant that launches it
-(see trace mcp-config for ready client configurations). Seven external tools
+(see trace mcp-config for ready client configurations). Nine external tools
 over registered targets (register them first with trace external-register),
 eight reference tools, and trace.query_traces when
 TRACE_MCP_ALLOW_TRACE_QUERIES=true. One external run at a time; closing stdin

@@ -26,6 +26,8 @@ export const DOCUMENTED_TOOLS: readonly [string, Effects][] = [
   ["trace.external_save", [false, false, true, false]],
   ["trace.external_replay", [false, true, false, true]],
   ["trace.external_compare", READS],
+  ["trace.external_runs", READS],
+  ["trace.external_regressions", READS],
   ["trace.reference_list", READS],
   ["trace.reference_plan", READS],
   ["trace.reference_run", [false, false, false, false]],

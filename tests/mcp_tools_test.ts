@@ -226,6 +226,53 @@ Deno.test("trace.external_targets hides a retired target unless all is given, an
   });
 });
 
+Deno.test("trace.external_runs and trace.external_regressions list what the other tools take", async () => {
+  await withTools(async ({ client }) => {
+    const empty = await callOk(client, "trace.external_runs");
+    assert.deepEqual(empty.runs, []);
+    assert.match(String(empty.note), /start one with trace.external_start/);
+    const none = await callOk(client, "trace.external_regressions");
+    assert.deepEqual(none.regressions, []);
+
+    const failing = await pollRun(
+      client,
+      (await callOk(client, "trace.external_start", { target_id: TARGET_ID }))
+        .run_id as string,
+    );
+    assert.equal(failing.verdict, "FAIL");
+    const listed = await callOk(client, "trace.external_runs", {
+      target_id: TARGET_ID,
+      verdict: "FAIL",
+    });
+    const runs = listed.runs as { run_id: string; target_id: string }[];
+    assert.deepEqual(runs.map((r) => r.run_id), [failing.run_id]);
+    const saved = await callOk(client, "trace.external_save", {
+      run_id: runs[0]!.run_id,
+    });
+    const regressions = await callOk(client, "trace.external_regressions", {
+      target_id: TARGET_ID,
+    });
+    assert.deepEqual(
+      (regressions.regressions as { regression_id: string; status: string }[])
+        .map((r) => [r.regression_id, r.status]),
+      [[
+        (saved.regression as { regression_id: string }).regression_id,
+        "pending",
+      ]],
+    );
+    assert.match(
+      await callError(client, "trace.external_runs", {
+        target_id: "staging-b",
+      }),
+      /No target "staging-b" is registered or has a run; did you mean "staging-a"\?/,
+    );
+    assert.match(
+      await callError(client, "trace.external_runs", { verdict: "fail" }),
+      /verdict: must be one of PASS, FAIL, INCONCLUSIVE, RUNNING/,
+    );
+  }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
+});
+
 Deno.test("a second start is refused naming the running run, and the first completes", async () => {
   let held: ReturnType<typeof heldTarget> | undefined;
   await withTools(async ({ client }) => {

@@ -1,7 +1,7 @@
 /**
- * The seven external tools: list registered targets, plan a run, start one
+ * The nine external tools: list registered targets, plan a run, start one
  * in the background, poll it, save a failing run as a regression, replay a
- * regression, and compare two runs. Targets are named by registered id only
+ * regression, compare two runs, and list runs and saved regressions. Targets are named by registered id only
  * (registration stays a CLI action), and a run goes through the process's
  * job manager, so one external run at a time per process and a run left by
  * a process that is gone reads as interrupted, INCONCLUSIVE.
@@ -14,6 +14,8 @@ import type { RunPlan } from "../runner/plan.ts";
 import { planRun } from "../runner/plan.ts";
 import {
   compareStoredRuns,
+  listAllRuns,
+  listSavedRegressions,
   readRunTarget,
   type RunJobView,
   saveRun,
@@ -36,6 +38,9 @@ import {
   type TraceTool,
 } from "./_tool.ts";
 import { type McpToolContext, requireRunningRole } from "./context.ts";
+
+/** Most runs one listing returns. */
+const MAX_RUNS_LISTED = 500;
 
 const POLL_HINT =
   "poll trace.external_get with this run_id until state is completed, failed or interrupted; starting is not completing";
@@ -219,6 +224,71 @@ const compare = defineTool({
     await compareStoredRuns(db, run_a, run_b),
 });
 
+const runs = defineTool({
+  name: "trace.external_runs",
+  title: "List runs",
+  description:
+    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. Run ids here are what trace.external_get, trace.external_save and trace.external_compare take.",
+  input: strictArgs({
+    target_id: v.optional(TargetIdArg),
+    verdict: v.optional(v.picklist(
+      ["PASS", "FAIL", "INCONCLUSIVE", "RUNNING"],
+      "must be one of PASS, FAIL, INCONCLUSIVE, RUNNING",
+    )),
+    kind: v.optional(v.picklist(
+      ["external", "reference"],
+      "must be one of external, reference",
+    )),
+    state: v.optional(v.picklist(
+      ["completed", "running", "interrupted"],
+      "must be one of completed, running, interrupted",
+    )),
+    limit: v.optional(v.pipe(
+      v.number("must be a number"),
+      v.integer("must be an integer"),
+      v.minValue(1, "must be at least 1"),
+      v.maxValue(MAX_RUNS_LISTED, `must be at most ${MAX_RUNS_LISTED}`),
+      v.description("At most this many runs (default 50)"),
+    )),
+  }, EXTERNAL_HINT),
+  annotations: READS,
+  run: async ({ target_id, verdict, kind, state, limit }, { db, dataDir }) => {
+    const { schema: _schema, ...list } = await listAllRuns(db, {
+      dataDir,
+      ...(target_id === undefined ? {} : { targetId: target_id }),
+      ...(verdict === undefined ? {} : { verdict }),
+      ...(kind === undefined ? {} : { kind }),
+      ...(state === undefined ? {} : { state }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    return {
+      runs: list.runs,
+      unreadable: list.unreadable.length,
+      note: list.runs.length === 0
+        ? "no run matches; start one with trace.external_start"
+        : null,
+    };
+  },
+});
+
+const regressions = defineTool({
+  name: "trace.external_regressions",
+  title: "List saved regressions",
+  description:
+    "Lists the saved regressions, optionally of one registered target: status (pending until a replay passes, then enforced), the latest replay's result and run, and the number of replays. Regression ids here are what trace.external_replay takes.",
+  input: strictArgs({ target_id: v.optional(TargetIdArg) }, EXTERNAL_HINT),
+  annotations: READS,
+  run: async ({ target_id }, { db }) => {
+    const listed = await listSavedRegressions(db, target_id);
+    return {
+      regressions: listed,
+      note: listed.length === 0
+        ? "no saved regression; save a failing run with trace.external_save"
+        : null,
+    };
+  },
+});
+
 /** The external tools, in documentation order. */
 export const EXTERNAL_TOOLS: readonly TraceTool[] = [
   targets,
@@ -228,4 +298,6 @@ export const EXTERNAL_TOOLS: readonly TraceTool[] = [
   save,
   replay,
   compare,
+  runs,
+  regressions,
 ];

@@ -1,5 +1,5 @@
 /**
- * The MCP tools of Trace, transport-agnostic: seven external tools over
+ * The MCP tools of Trace, transport-agnostic: nine external tools over
  * registered staging targets, eight reference tools over the reference
  * suite, and `trace.query_traces` (only when enabled) over the
  * observability index. `trace mcp` serves them over stdio and `trace serve`

@@ -76,6 +76,7 @@ export {
 export {
   gate,
   type GateOptions,
+  listSavedRegressions,
   regressionsOf,
   saveRun,
   type SaveRunOptions,

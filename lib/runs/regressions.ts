@@ -18,7 +18,7 @@ import {
 } from "../ledger/regressions.ts";
 import { headView, reverifiedHead } from "../ledger/head.ts";
 import { listRuns, validateRunId } from "../ledger/runs.ts";
-import { requireLedger } from "../ledger/schema.ts";
+import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import { unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
 import { readCheckpoint } from "../runner/checkpoint.ts";
@@ -60,6 +60,15 @@ export async function regressionsOf(
   targetId?: string,
 ): Promise<RegressionView[]> {
   return await listRegressions(db, await targetFilter(db, targetId));
+}
+
+/** Saved regressions as a listing shows them: none in a database never written to. */
+export async function listSavedRegressions(
+  db: TraceDb,
+  targetId?: string,
+): Promise<RegressionView[]> {
+  if (targetId === undefined && !await hasLedger(db)) return [];
+  return await regressionsOf(db, targetId);
 }
 
 /** Options for {@link gate}. */

@@ -11,6 +11,7 @@
 import type { TraceDb } from "../db.ts";
 import { listRegressions, listReplays } from "../ledger/regressions.ts";
 import { listUnregisteredTargets } from "../ledger/target_summaries.ts";
+import { hasLedger } from "../ledger/schema.ts";
 import { listTargets } from "../ledger/targets.ts";
 import { NotFoundError } from "../errors.ts";
 import { closestName } from "../suggest.ts";
@@ -60,8 +61,8 @@ export interface RunListOptions {
   state?: RunState;
   /** At most this many, newest first (default 50). */
   limit?: number;
-  /** Whether the database has a ledger. */
-  ledger: boolean;
+  /** Whether the database has a ledger (default: asked). */
+  ledger?: boolean;
   /** Liveness of a checkpoint's writer (tests). */
   isAlive?: (pid: number) => boolean;
 }
@@ -72,6 +73,7 @@ export async function listAllRuns(
   options: RunListOptions,
 ): Promise<RunList> {
   const unreadable: string[] = [];
+  const ledger = options.ledger ?? await hasLedger(db);
   const runs = await runCatalog(db, {
     dataDir: options.dataDir,
     kind: options.kind,
@@ -80,13 +82,13 @@ export async function listAllRuns(
     state: options.state,
     limit: options.limit ?? 50,
     isAlive: options.isAlive,
-    ledger: options.ledger,
+    ledger,
     onUnreadable: (path) => void unreadable.push(path),
   });
   if (runs.length === 0 && options.targetId !== undefined) {
-    await refuseUnknownTarget(db, options, options.targetId);
+    await refuseUnknownTarget(db, { ...options, ledger }, options.targetId);
   }
-  const links = options.ledger ? await runLinks(db) : null;
+  const links = ledger ? await runLinks(db) : null;
   return {
     schema: "trace.run-list/1",
     runs: runs.map((run) => listItem(run, links)),
