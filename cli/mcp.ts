@@ -11,9 +11,10 @@
 import process from "node:process";
 import * as v from "valibot";
 import { dbLocation } from "../lib/db.ts";
-import { UsageError } from "../lib/errors.ts";
+import { errorMessage, UsageError } from "../lib/errors.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import type { TraceScope } from "../lib/mcp/mod.ts";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
@@ -128,7 +129,23 @@ export const mcp: Command = async (args, io) => {
     allowTraceQueries,
     log: (line) => io.err(`trace mcp: ${line}\n`),
   });
-  const requests = new RequestTracker(new StdioServerTransport());
+  const stdio = new StdioServerTransport();
+  const requests = new RequestTracker(stdio);
+  server.server.onerror = (error: Error) => {
+    io.err(`trace mcp: ${errorMessage(error).split("\n")[0]}\n`);
+    // A line that is not JSON has no id to answer; JSON-RPC answers it with a null id.
+    if (error instanceof SyntaxError) {
+      stdio.send({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32700,
+          message:
+            `Parse error: a line on stdin is not JSON (${error.message})`,
+        },
+      } as unknown as JSONRPCMessage).catch(() => {});
+    }
+  };
   try {
     const closed = stdinClosed();
     await server.connect(guardToolCalls(requests));

@@ -352,6 +352,41 @@ Deno.test("trace mcp-config refuses a --db URL with credentials or a query befor
   }
 });
 
+Deno.test("trace mcp answers a line that is not JSON with a parse error and says so on stderr", async () => {
+  await withTempDir(async (dir) => {
+    const spec = await launchSpec(["--data-dir", dir]);
+    const child = new Deno.Command(spec.command, {
+      args: spec.args,
+      env: { NO_COLOR: "1" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(
+      new TextEncoder().encode(
+        'not json\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+      ),
+    );
+    await writer.close();
+    const { stdout, stderr } = await child.output();
+    const answers = new TextDecoder().decode(stdout).trim().split("\n").map((
+      line,
+    ) => JSON.parse(line));
+    assert.equal(answers[0].id, null);
+    assert.equal(answers[0].error.code, -32700);
+    assert.match(
+      answers[0].error.message,
+      /^Parse error: a line on stdin is not JSON/,
+    );
+    assert.deepEqual(answers[1], { result: {}, jsonrpc: "2.0", id: 1 });
+    assert.match(
+      new TextDecoder().decode(stderr),
+      /trace mcp: .*not valid JSON/,
+    );
+  });
+});
+
 Deno.test("trace mcp finishes a tool call in progress when its client closes stdin, and says so", async () => {
   await withTempDir(async (dir) => {
     const spec = await launchSpec(["--data-dir", dir]);
