@@ -83,6 +83,12 @@ Deno.test("an empty data directory: every run page explains what would fill it",
         400,
         'Invalid /runs query: "verdcit" is not one this page reads (target, verdict, kind, state, cursor); remove it',
       ],
+      // A filter given twice is refused, never read as its first value.
+      [
+        "/runs.json?verdict=FAIL&verdict=PASS",
+        400,
+        "Invalid /runs query: verdict may be given once",
+      ],
       // One run alone is refused naming what is missing, never dropped.
       [
         "/compare.json?a=run-20261129T214455Z-3f9a1c",

@@ -115,8 +115,17 @@ function refuseOtherQuery(
   path: string,
   known: readonly string[],
 ): void {
-  for (const key of new URL(c.req.url).searchParams.keys()) {
-    if (known.includes(key)) continue;
+  const params = new URL(c.req.url).searchParams;
+  for (const key of params.keys()) {
+    if (known.includes(key)) {
+      // Read once: a second value would be dropped without a word.
+      if (params.getAll(key).length > 1) {
+        throw new ConfigError(
+          `Invalid ${path} query: ${key} may be given once`,
+        );
+      }
+      continue;
+    }
     // A key is repeated only when it reads as a name: it may be a pasted value.
     const named = PLAIN_NAME.test(key) ? `"${key}" is` : "a parameter is";
     throw new ConfigError(
