@@ -91,6 +91,34 @@ export function scopeArgs(scope: TraceScope): string[] {
   ];
 }
 
+/**
+ * The JSON-RPC error for a stdin line the SDK could not read: not JSON
+ * (-32700), or JSON that is no JSON-RPC message (-32600, which the SDK
+ * reports as its schema library's issue dump).
+ */
+function unreadableLine(
+  error: Error,
+): { log: string; error: { code: number; message: string } } | null {
+  if (error instanceof SyntaxError) {
+    return {
+      log: error.message,
+      error: {
+        code: -32700,
+        message: `Parse error: a line on stdin is not JSON (${error.message})`,
+      },
+    };
+  }
+  if (error.name === "ZodError") {
+    const what =
+      'a line on stdin is not a JSON-RPC message (jsonrpc: "2.0" with a method, or a result or error and an id)';
+    return {
+      log: what,
+      error: { code: -32600, message: `Invalid Request: ${what}` },
+    };
+  }
+  return null;
+}
+
 /** Resolves when the client closes our stdin (it is done with us). */
 function stdinClosed(): Promise<void> {
   return new Promise((resolve) => {
@@ -109,7 +137,7 @@ export const mcp: Command = async (args, io) => {
     describeScope,
     guardToolCalls,
     localPrincipal,
-    RequestTracker,
+    ToolCalls,
     toolsFor,
     TRACE_QUERIES_ENV,
     traceQueriesAllowed,
@@ -121,7 +149,9 @@ export const mcp: Command = async (args, io) => {
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const calls = new ToolCalls();
   const server = createTraceMcpServer({
+    calls,
     db,
     dataDir,
     jobs,
@@ -130,25 +160,25 @@ export const mcp: Command = async (args, io) => {
     log: (line) => io.err(`trace mcp: ${line}\n`),
   });
   const stdio = new StdioServerTransport();
-  const requests = new RequestTracker(stdio);
   server.server.onerror = (error: Error) => {
-    io.err(`trace mcp: ${errorMessage(error).split("\n")[0]}\n`);
-    // A line that is not JSON has no id to answer; JSON-RPC answers it with a null id.
-    if (error instanceof SyntaxError) {
-      stdio.send({
-        jsonrpc: "2.0",
-        id: null,
-        error: {
-          code: -32700,
-          message:
-            `Parse error: a line on stdin is not JSON (${error.message})`,
-        },
-      } as unknown as JSONRPCMessage).catch(() => {});
+    const refusal = unreadableLine(error);
+    io.err(
+      `trace mcp: ${refusal?.log ?? errorMessage(error).split("\n")[0]}\n`,
+    );
+    // A line that cannot be read has no id to answer; JSON-RPC answers it with a null id.
+    if (refusal) {
+      stdio.send(
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: refusal.error,
+        } as unknown as JSONRPCMessage,
+      ).catch(() => {});
     }
   };
   try {
     const closed = stdinClosed();
-    await server.connect(guardToolCalls(requests));
+    await server.connect(guardToolCalls(stdio));
     io.err(
       `trace mcp: ${
         toolsFor({ allowTraceQueries }).length
@@ -162,11 +192,11 @@ export const mcp: Command = async (args, io) => {
       );
     }
     await Promise.race([closed, untilInterrupted(io)]);
-    if (requests.pending > 0 && !io.interrupted?.aborted) {
+    if (calls.running > 0 && !io.interrupted?.aborted) {
       io.err(
-        `trace mcp: stdin closed; finishing ${requests.pending} request(s) in progress before exiting (Ctrl-C stops at once)\n`,
+        `trace mcp: stdin closed; finishing ${calls.running} tool call(s) in progress before exiting (Ctrl-C stops at once)\n`,
       );
-      await Promise.race([requests.idle(), untilInterrupted(io)]);
+      await Promise.race([calls.idle(), untilInterrupted(io)]);
     }
   } finally {
     // A running run is cancelled: its window ends early, cleanup still runs.

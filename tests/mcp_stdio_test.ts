@@ -352,96 +352,138 @@ Deno.test("trace mcp-config refuses a --db URL with credentials or a query befor
   }
 });
 
-Deno.test("trace mcp answers a line that is not JSON with a parse error and says so on stderr", async () => {
-  await withTempDir(async (dir) => {
-    const spec = await launchSpec(["--data-dir", dir]);
-    const child = new Deno.Command(spec.command, {
-      args: spec.args,
-      env: { NO_COLOR: "1" },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(
-      new TextEncoder().encode(
-        'not json\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-      ),
+/** What `trace mcp` answered to `input` written at once to its stdin, which is then closed. */
+async function mcpLines(
+  flags: string[],
+  input: string,
+): Promise<{ code: number; answers: Record<string, unknown>[]; err: string }> {
+  const spec = await launchSpec(flags);
+  const child = new Deno.Command(spec.command, {
+    args: spec.args,
+    env: { NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    // A server that never exits fails the test instead of hanging it.
+    signal: AbortSignal.timeout(60_000),
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(input));
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  const out = new TextDecoder().decode(stdout).trim();
+  return {
+    code,
+    answers: out === "" ? [] : out.split("\n").map((line) => JSON.parse(line)),
+    err: new TextDecoder().decode(stderr),
+  };
+}
+
+const INITIALIZE = [
+  {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "trace-test", version: "1" },
+    },
+  },
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+];
+
+const lines = (messages: unknown[]) =>
+  messages.map((message) => `${JSON.stringify(message)}\n`).join("");
+
+async function referenceRunsIn(dir: string): Promise<number> {
+  const db = await openDb({ dataDir: dir });
+  try {
+    const stored = await db.client.execute(
+      "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'reference_run'",
     );
-    await writer.close();
-    const { stdout, stderr } = await child.output();
-    const answers = new TextDecoder().decode(stdout).trim().split("\n").map((
-      line,
-    ) => JSON.parse(line));
-    assert.equal(answers[0].id, null);
-    assert.equal(answers[0].error.code, -32700);
+    return Number(stored.rows[0]!.n);
+  } finally {
+    db.close();
+  }
+}
+
+Deno.test("trace mcp answers a line that is not JSON, or not JSON-RPC, with an error and says so on stderr", async () => {
+  await withTempDir(async (dir) => {
+    const { answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      'not json\n{"hello":1}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+    );
+    assert.deepEqual(
+      answers.map((a) => [a.id, (a.error as { code: number })?.code]),
+      [[null, -32700], [null, -32600], [1, undefined]],
+    );
     assert.match(
-      answers[0].error.message,
+      String((answers[0]!.error as { message: string }).message),
       /^Parse error: a line on stdin is not JSON/,
     );
-    assert.deepEqual(answers[1], { result: {}, jsonrpc: "2.0", id: 1 });
     assert.match(
-      new TextDecoder().decode(stderr),
-      /trace mcp: .*not valid JSON/,
+      String((answers[1]!.error as { message: string }).message),
+      /^Invalid Request: a line on stdin is not a JSON-RPC message/,
     );
+    assert.match(err, /trace mcp: .*not valid JSON/);
+    assert.match(err, /trace mcp: a line on stdin is not a JSON-RPC message/);
   });
 });
 
+const REFERENCE_RUN = {
+  jsonrpc: "2.0",
+  id: 2,
+  method: "tools/call",
+  params: { name: "trace.reference_run", arguments: {} },
+};
+
 Deno.test("trace mcp finishes a tool call in progress when its client closes stdin, and says so", async () => {
   await withTempDir(async (dir) => {
-    const spec = await launchSpec(["--data-dir", dir]);
-    const child = new Deno.Command(spec.command, {
-      args: spec.args,
-      env: { NO_COLOR: "1" },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const lines = [
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "trace-test", version: "1" },
-        },
-      },
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "trace.reference_run", arguments: {} },
-      },
-    ].map((message) => `${JSON.stringify(message)}\n`).join("");
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(lines));
-    await writer.close();
-    const { code, stdout, stderr } = await child.output();
-    const err = new TextDecoder().decode(stderr);
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      lines([...INITIALIZE, REFERENCE_RUN]),
+    );
     assert.equal(code, 0, err);
-    const answers = new TextDecoder().decode(stdout).trim().split("\n").map((
-      line,
-    ) => JSON.parse(line));
-    const run = answers.find((answer) => answer.id === 2);
+    assert.match(
+      err,
+      /trace mcp: stdin closed; finishing 1 tool call\(s\) in progress before exiting/,
+    );
+    const run = answers.find((answer) => answer.id === 2) as {
+      result?: { isError?: boolean; structuredContent: { rows: unknown[] } };
+    };
     assert.ok(run?.result, `no answer to the run: ${JSON.stringify(answers)}`);
     assert.equal(run.result.isError, undefined, JSON.stringify(run.result));
     const systems = run.result.structuredContent.rows.length;
     assert.ok(systems > 1);
-    const db = await openDb({ dataDir: dir });
-    try {
-      const stored = await db.client.execute(
-        "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'reference_run'",
-      );
-      assert.equal(
-        Number(stored.rows[0]!.n),
-        systems,
-        `every run recorded; stderr: ${err}`,
-      );
-    } finally {
-      db.close();
-    }
+    assert.equal(
+      await referenceRunsIn(dir),
+      systems,
+      `every run recorded; ${err}`,
+    );
+  });
+});
+
+Deno.test("trace mcp also waits for a call its client cancelled, which gets no answer, then exits", async () => {
+  await withTempDir(async (dir) => {
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      lines([
+        ...INITIALIZE,
+        REFERENCE_RUN,
+        {
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 2 },
+        },
+      ]),
+    );
+    assert.equal(code, 0, err);
+    assert.equal(answers.find((answer) => answer.id === 2), undefined);
+    const recorded = await referenceRunsIn(dir);
+    assert.ok(
+      recorded > 1,
+      `the cancelled run still recorded all: ${recorded}`,
+    );
   });
 });

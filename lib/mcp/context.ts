@@ -55,6 +55,8 @@ export interface McpToolContext {
    * its shell. Absent: a local caller (`trace mcp`).
    */
   remote?: boolean;
+  /** Counts the tool calls still running, for a server that must not close under one. */
+  calls?: ToolCalls;
   /** Where the detail of unexpected failures goes, one line each (default: nowhere). */
   log?: (line: string) => void;
   /**
@@ -105,5 +107,41 @@ export function requireRunningRole(
       "forbidden",
       `${tool} needs the operator or admin role; ${principal.name} is ${principal.role}`,
     );
+  }
+}
+
+/**
+ * The tool calls still running. `trace mcp` ends when its client closes
+ * stdin, and a call may still be writing (a reference run appends to the
+ * ledger and the index); it waits for {@link ToolCalls.idle} before closing
+ * the database. Work is counted, not answers: a cancelled call gets no
+ * answer but runs to its end.
+ */
+export class ToolCalls {
+  #running = 0;
+  #idle = Promise.withResolvers<void>();
+
+  constructor() {
+    this.#idle.resolve();
+  }
+
+  /** Calls still running. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Resolves once no call is running. */
+  idle(): Promise<void> {
+    return this.#idle.promise;
+  }
+
+  /** Runs `call`, counted while it runs. */
+  async track<T>(call: () => Promise<T>): Promise<T> {
+    if (this.#running++ === 0) this.#idle = Promise.withResolvers<void>();
+    try {
+      return await call();
+    } finally {
+      if (--this.#running === 0) this.#idle.resolve();
+    }
   }
 }

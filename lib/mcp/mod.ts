@@ -22,6 +22,7 @@ export {
   type McpToolContext,
   OPERATOR_ROLES,
   type OperatorRole,
+  ToolCalls,
   TRACE_QUERIES_ENV,
   traceQueriesAllowed,
   type TraceScope,
@@ -49,4 +50,3 @@ export {
 export { FINDING_CODE_NAMES, findingGuide } from "./finding_guide.ts";
 export { findingChecks } from "./finding_checks.ts";
 export { guardToolCalls } from "./tool_call_guard.ts";
-export { RequestTracker } from "./request_tracker.ts";

@@ -171,8 +171,16 @@ export function registerTraceTools(
   );
   server.server.setRequestHandler(
     CallToolRequestSchema,
-    (request: CallToolRequest) =>
-      callTool(byName, request.params.name, request.params.arguments, context),
+    (request: CallToolRequest) => {
+      const call = () =>
+        callTool(
+          byName,
+          request.params.name,
+          request.params.arguments,
+          context,
+        );
+      return context.calls ? context.calls.track(call) : call();
+    },
   );
 }
 
