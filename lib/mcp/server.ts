@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { errorMessage, TraceError } from "../errors.ts";
+import { remoteAnswer, remoteText } from "./_remote_text.ts";
 import { boundAnswer } from "./_bound.ts";
 import type { TraceTool } from "./_tool.ts";
 import {
@@ -114,7 +115,7 @@ export async function callTool(
     if (error instanceof TraceError) {
       const message = errorMessage(error);
       return toolError(
-        context.remote ? withoutLocalPaths(message, context.dataDir) : message,
+        context.remote ? remoteText(message, context.dataDir) : message,
       );
     }
     context.log?.(`${name}: ${errorMessage(error)}`);
@@ -122,34 +123,14 @@ export async function callTool(
       `${name} failed on an internal error; the server's log has the detail`,
     );
   }
-  if (
-    context.remote && "checkpoint" in answer &&
-    typeof answer.checkpoint === "string"
-  ) {
-    // A checkpoint's path is for a shell on this machine; the run id names the run.
-    const { checkpoint: _path, ...rest } = answer;
-    answer = rest;
-  }
   const bounded = boundAnswer(
-    answer,
+    context.remote ? remoteAnswer(answer, context.dataDir) : answer,
     context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
   );
   return {
     content: [{ type: "text", text: JSON.stringify(bounded) }],
     structuredContent: bounded as Record<string, unknown>,
   };
-}
-
-/**
- * A refusal as a client on another machine reads it: the data directory
- * named as the server's, and no advice to pass `--data-dir`, which only a
- * shell on this machine can follow.
- */
-export function withoutLocalPaths(message: string, dataDir: string): string {
-  return message
-    .replaceAll(`${dataDir}/`, "")
-    .replaceAll(dataDir, "the server's data directory")
-    .replace(/;? ?check --data-dir( \/ --db)?/g, "");
 }
 
 /**

@@ -1,0 +1,56 @@
+/**
+ * What a client on another machine (`/mcp` over HTTP) is told instead of
+ * this machine's paths and shell advice. Answers and refusals are written
+ * for the CLI's user, who knows the data directory and can pass
+ * `--data-dir`; a remote client can do neither, and the server's directory
+ * layout is not its business. Paths under the data directory keep their
+ * part below it (`external/run-….json`), which still tells one file from
+ * another.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+
+/** What the data directory itself is called in a remote answer. */
+const DATA_DIR_WORDS = "the server's data directory";
+
+/** Advice only a shell on this machine can follow. */
+const LOCAL_ADVICE = /;? ?check --data-dir(?: \/ --db)?/g;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** `text` with the data directory's paths made relative and `--data-dir` advice left out. */
+export function remoteText(text: string, dataDir: string): string {
+  const dir = resolve(dataDir);
+  const stripped = text.replace(LOCAL_ADVICE, "");
+  // The root directory is every path's prefix: there is nothing to hide.
+  if (dir === "/") return stripped;
+  // Whole paths only: the directory, then a separator, a blank, punctuation or the end.
+  const path = new RegExp(
+    `(?<![\\w./-])${escapeRegExp(dir)}(/|(?=[\\s;,:)"'.]|$))`,
+    "g",
+  );
+  return stripped.replace(
+    path,
+    (_match, slash: string) => slash === "/" ? "" : DATA_DIR_WORDS,
+  );
+}
+
+/** `value` with {@link remoteText} applied to every string in it. */
+export function remoteAnswer<T>(value: T, dataDir: string): T {
+  if (typeof value === "string") return remoteText(value, dataDir) as T;
+  if (Array.isArray(value)) {
+    return value.map((item) => remoteAnswer(item, dataDir)) as T;
+  }
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map((
+        [key, item],
+      ) => [key, remoteAnswer(item, dataDir)]),
+    ) as T;
+  }
+  return value;
+}
