@@ -558,7 +558,10 @@ Deno.test("an event or target id ending in .json has its own page, linked with a
     assert.equal(targetHref("staging.json"), "/targets/staging.json/");
     const targetPage = await get(fixture, targetHref("staging.json"));
     assert.equal(targetPage.status, 200);
-    assert.match(await targetPage.text(), /staging\.json/);
+    const targetHtml = await targetPage.text();
+    assert.match(targetHtml, /staging\.json/);
+    // Its run form posts to the id itself, with no slash from the page link.
+    assert.match(targetHtml, /action="\/targets\/staging\.json\/run"/);
     assert.equal(
       (await json(fixture, "/targets/staging.json.json")).status,
       200,

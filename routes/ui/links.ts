@@ -87,7 +87,8 @@ export function runEventsHref(runId: string, testNamespace: string): string {
 
 /** Where the form that runs the contract on a registered target posts. */
 export function targetRunAction(targetId: string): string {
-  return `${targetHref(targetId)}/run`;
+  // The id alone: the slash a page link adds after a ".json" id is not part of it.
+  return `/targets/${encodeURIComponent(targetId)}/run`;
 }
 
 /** Where the form that replays a saved regression posts. */
