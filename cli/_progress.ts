@@ -44,7 +44,7 @@ function plainRenderer(io: CliIo): (event: RunEvent) => void {
         line(interruptedText(event.phase));
         break;
       case "cleanup_started":
-        line(cleanupStartText(event.limit_seconds, event.interrupted));
+        line(cleanupStartText(event));
         break;
       case "cleanup_poll":
         line(pollText(event));
@@ -81,7 +81,7 @@ function liveRenderer(io: CliIo): (event: RunEvent) => void {
         break;
       case "cleanup_started":
         if (event.interrupted) {
-          keep(cleanupStartText(event.limit_seconds, true));
+          keep(cleanupStartText(event));
         } else line("cleanup…");
         break;
       case "cleanup_poll": {
@@ -126,9 +126,14 @@ function interruptedText(phase: string): string {
   } (Ctrl-C again exits at once)`;
 }
 
-function cleanupStartText(limitSeconds: number, interrupted: boolean): string {
-  return `cleanup: deleting every issued id, then polling both namespaces until clean, for at most ${limitSeconds} s${
-    interrupted ? " (bounded after the interrupt)" : ""
+function cleanupStartText(
+  event: Extract<RunEvent, { type: "cleanup_started" }>,
+): string {
+  const settle = event.settle_seconds > 0
+    ? ` and ${event.settle_seconds} s past the last deletion (the window saw the counts change that late)`
+    : "";
+  return `cleanup: deleting every issued id, then polling both namespaces until clean${settle}, for at most ${event.limit_seconds} s${
+    event.interrupted ? " (bounded after the interrupt)" : ""
   }`;
 }
 

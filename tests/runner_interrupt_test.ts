@@ -51,7 +51,12 @@ Deno.test("an interrupt in an hour-long window bounds cleanup polling to 30 s", 
     "window",
   ]);
   assert.deepEqual(ofType(events, "cleanup_started"), [
-    { type: "cleanup_started", limit_seconds: 30, interrupted: true },
+    {
+      type: "cleanup_started",
+      limit_seconds: 30,
+      settle_seconds: 0,
+      interrupted: true,
+    },
   ]);
   const polls = ofType(events, "cleanup_poll");
   assert.equal(polls.length, 31);

@@ -3,11 +3,13 @@
  * or deletion was never acknowledged), then poll both namespaces until every
  * store reads zero and no marker is retrievable, or a poll starts at or after
  * the limit. A clean poll ends polling only once the application has had as
- * long to settle since the last deletion as the window saw it keep changing
- * (`settleMs`): a re-index that writes deleted records back after a delay
- * does so to the cleanup's deletions too. A namespace whose records come back
- * after a clean poll is deleted again (at most {@link MAX_REPEAT_DELETES}
- * times in all). The run's own cleanup ({@link cleanUp}) polls inventories and
+ * long to settle since the last deletion as the window saw its counts keep
+ * changing (`settleMs`): a re-index that writes deleted records back after a
+ * delay does so to the cleanup's deletions too. A namespace whose records
+ * come back after a clean poll is deleted again (at most
+ * {@link MAX_REPEAT_DELETES} times each). After an interrupt neither holds:
+ * the first clean poll ends polling and nothing is deleted again, so a
+ * Ctrl-C gets out fast. The run's own cleanup ({@link cleanUp}) polls inventories and
  * marker queries up to the deletion window, or after an interrupt the smaller
  * of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}, so one Ctrl-C never
  * means an hour of polling; a cleanup after the fact (`leftovers.ts`) polls
@@ -30,7 +32,7 @@ import { type NamespaceReading, readNamespace } from "./_observe.ts";
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
 
-/** Most deletions repeated for records that came back after a clean poll. */
+/** Most deletions repeated in one namespace for records that came back after a clean poll. */
 export const MAX_REPEAT_DELETES = 3;
 
 const ROLES = ["test", "control"] as const;
@@ -61,6 +63,7 @@ export async function cleanUp(
   options.emit({
     type: "cleanup_started",
     limit_seconds: round(limit.ms / 1000),
+    settle_seconds: limit.interrupted ? 0 : round(options.settleMs / 1000),
     interrupted: limit.interrupted,
   });
   return await sweep(session, {
@@ -134,9 +137,10 @@ export async function sweep(
   const remaining: Cleanup["remaining"] = { test: null, control: null };
   const markers: Cleanup["marker_seen"] = { test: null, control: null };
   const seenClean: Record<Role, boolean> = { test: false, control: false };
-  let repeats = 0;
+  const repeats: Record<Role, number> = { test: 0, control: 0 };
   let polls = 0;
   const pollErrors: string[] = [];
+  let unsettled: string | null = null;
   for (let k = 0;; k++) {
     await sleepUntil(clock, start + k * plan.intervalMs, limit.waitSignal());
     const startedMs = clock.now() - start;
@@ -155,12 +159,26 @@ export async function sweep(
       if (state === "clean") seenClean[role] = true;
       if (state === "records" && seenClean[role]) cameBack.push(role);
     }
-    const last = limit.reached(startedMs) ||
-      (clean && startedMs - lastDeleteMs >= plan.settleMs);
+    // Half an interval of slack: polls and samples keep the same grid, and a
+    // deletion's own round trip shifts it by a few milliseconds.
+    const settled = limit.interrupted ||
+      startedMs - lastDeleteMs + plan.intervalMs / 2 >= plan.settleMs;
+    const last = limit.reached(startedMs) || (clean && settled);
+    const repeated = repeats.test + repeats.control;
+    // A last poll clean too soon after deleting records that came back proves nothing.
+    unsettled = last && clean && !settled && repeated > 0
+      ? `records came back after a clean poll (deleted again ${repeated} time(s)), and the last poll, clean ${
+        round((startedMs - lastDeleteMs) / 1000)
+      } s after the last deletion, came before the ${
+        round(plan.settleMs / 1000)
+      } s the window saw the counts change: they may come back again`
+      : null;
     // Records back after a clean poll: the application wrote them again.
     const again = last || limit.interrupted
       ? []
-      : cameBack.slice(0, MAX_REPEAT_DELETES - repeats);
+      : cameBack.filter((role) =>
+        plan.issued[role].length > 0 && repeats[role] < MAX_REPEAT_DELETES
+      );
     plan.onPoll({
       index: k,
       startedMs,
@@ -172,12 +190,13 @@ export async function sweep(
     if (last) break;
     if (again.length > 0) {
       deletes.push(...await deleteIssued(session, plan, again));
-      repeats += again.length;
+      for (const role of again) repeats[role]++;
       lastDeleteMs = clock.now() - start;
       for (const role of again) seenClean[role] = false;
     }
   }
   const problems = cleanupProblems(deletes, remaining, markers, pollErrors);
+  if (unsettled) problems.push(unsettled);
   return {
     cleanup_complete: problems.length === 0,
     deletes,
@@ -308,28 +327,28 @@ function cleanupProblems(
 }
 
 /**
- * How long after the deletion the window saw the application still
- * changing: when the last sample began whose test inventory or marker
- * differed from the sample before it (0 without such a sample). A delayed
- * re-index shows here as counts back above 0, a slow store as counts that
- * fall late, and a cleanup waits as long before it trusts a clean poll.
+ * How long after the deletion the window saw the application's counts still
+ * changing: when the last sample began whose test inventory differed from
+ * the one before it (0 without such a sample). A delayed re-index shows
+ * here as counts back above 0, a slow store as counts that fall late, and a
+ * cleanup waits as long before it trusts a clean poll. The marker is left
+ * out: an answer may show it or not from one query to the next, and a
+ * cleanup after the fact does not query it.
  */
 export function settleTimeMs(samples: readonly Sample[]): number {
   let settle = 0;
-  let previous: Sample | undefined;
+  let previous: InventoryCounts | undefined;
   for (const sample of samples) {
-    if (sample.inventory === null || sample.marker_seen === null) continue;
-    if (previous && differs(previous, sample)) {
+    const counts = sample.inventory;
+    if (counts === null) continue;
+    if (
+      previous && STORES.some((store) => previous![store] !== counts[store])
+    ) {
       settle = sample.started_at_seconds * 1000;
     }
-    previous = sample;
+    previous = counts;
   }
   return settle;
-}
-
-function differs(a: Sample, b: Sample): boolean {
-  return a.marker_seen !== b.marker_seen ||
-    STORES.some((store) => a.inventory![store] !== b.inventory![store]);
 }
 
 /** Rounds seconds to milliseconds for reports. */

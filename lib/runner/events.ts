@@ -45,6 +45,11 @@ export type RunEvent =
      * poll starts at or after this.
      */
     limit_seconds: number;
+    /**
+     * How long after the last deletion a clean poll is trusted: as long as
+     * the window saw the counts still changing (0 after an interrupt).
+     */
+    settle_seconds: number;
     /** Whether an interrupt shortened the limit. */
     interrupted: boolean;
   }

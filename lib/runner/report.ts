@@ -149,11 +149,12 @@ export interface CleanupDelete {
 
 /** Cleanup outcome; `cleanup_complete` only when every store of both namespaces reads zero. */
 export interface Cleanup {
-  /** Both cleanup deletions acknowledged and both namespaces read zero in every store. */
+  /** Every cleanup deletion acknowledged and both namespaces read zero in every store, late enough to trust. */
   cleanup_complete: boolean;
   /**
    * One deletion request per namespace, then one more each time a
-   * namespace's records came back after a clean poll (at most three in all).
+   * namespace's records came back after a clean poll (at most three more per
+   * namespace, none after an interrupt).
    */
   deletes: CleanupDelete[];
   /** Polls of both namespaces (inventory and marker query). */
