@@ -21,6 +21,7 @@ import { capabilityOf } from "../access.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
+import { gateDisplay } from "../ui/gate_words.ts";
 import type { LastHealth } from "../ui/last_health.ts";
 import { runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -252,36 +253,23 @@ const BoardLine: FC<{
 );
 
 const GateLine: FC<{ gate: GateResult | null }> = ({ gate }) => {
-  if (!gate || (gate.enforced === 0 && gate.pending === 0)) {
-    return (
-      <BoardLine
-        label="Gate"
-        status="unknown"
-        href="/regressions"
-        link="Regressions"
-      >
-        No saved regressions yet: save a FAIL with{" "}
-        <code>trace external-save RUN_ID</code>; once a replay passes, the gate
-        enforces it.
-      </BoardLine>
-    );
-  }
-  const failing = gate.failing.length;
+  const display = gateDisplay(gate);
   return (
     <BoardLine
       label="Gate"
-      status={gate.ok ? "pass" : "fail"}
+      status={display.status}
       href="/regressions"
       link="Regressions"
     >
-      {gate.ok
-        ? `All ${gate.enforced} enforced regression${
-          gate.enforced === 1 ? "" : "s"
-        } passed their latest replay`
-        : `${failing} of ${gate.enforced} enforced regression${
-          gate.enforced === 1 ? "" : "s"
-        } did not pass their latest replay: the bug is back`}
-      {gate.pending > 0 ? `; ${gate.pending} pending (known open bugs).` : "."}
+      {display.state === "none"
+        ? (
+          <>
+            No saved regressions yet: save a FAIL with{" "}
+            <code>trace external-save RUN_ID</code>; once a replay passes, the
+            gate enforces it.
+          </>
+        )
+        : display.sentence}
     </BoardLine>
   );
 };
