@@ -27,6 +27,7 @@ import { runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
+import { plural } from "../ui/trace_words.ts";
 
 /** Runs listed on the overview. */
 export const RECENT_RUNS = 10;
@@ -201,14 +202,20 @@ const FullOverview: FC<{ data: OverviewData; view: PageView }> = (
             </>
           )
           : data.reference.mismatches === 0
-          ? `All ${data.reference.recorded} systems with a recorded run landed on their expected verdict${
+          ? `${
+            data.reference.recorded === 1
+              ? "The 1 system with a recorded run landed on its"
+              : `All ${data.reference.recorded} systems with a recorded run landed on their`
+          } expected verdict${
             data.reference.recorded < data.reference.systems
               ? ` (${
                 data.reference.systems - data.reference.recorded
               } not run yet)`
               : ""
           }.`
-          : `${data.reference.mismatches} of ${data.reference.recorded} systems landed off their expected verdict: a checker bug to look at.`}
+          : `${data.reference.mismatches} of ${
+            plural(data.reference.recorded, "system")
+          } landed off their expected verdict: a checker bug to look at.`}
       </BoardLine>
       <HealthLine health={data.health} now={view.now} />
     </ul>
@@ -337,7 +344,7 @@ const HealthLine: FC<{ health: OverviewData["health"]; now: number }> = (
             ? "No alert"
             : `${health.alerts} alert${health.alerts === 1 ? "" : "s"}`}
           {health.events !== null
-            ? ` over ${health.events.toLocaleString("en-US")} events`
+            ? ` over ${plural(health.events, "event")}`
             : ""}
           , checked <Time iso={health.checked_at} now={now} />.
         </>
