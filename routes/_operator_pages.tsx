@@ -20,6 +20,7 @@ import type { PreviewContent } from "../lib/obs/query/mod.ts";
 import { CopyId } from "./ui/components/copy_id.tsx";
 import { type Column, DataTable } from "./ui/components/data_table.tsx";
 import { KeyValue } from "./ui/components/key_value.tsx";
+import { Shown } from "./ui/components/shown_text.tsx";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { renderPage } from "./ui/layout.tsx";
 import { eventPageHref, inspectHref } from "./ui/trace_params.ts";
@@ -46,6 +47,13 @@ export function operatorPage(
   );
 }
 
+/** Stored text in monospace, its invisible and control characters shown as escapes. */
+const Code: FC<{ text: string }> = ({ text }) => (
+  <code>
+    <Shown text={text} />
+  </code>
+);
+
 const AuditNote: FC<{ entry: AuditEntry }> = ({ entry }) => (
   <p class="meta" data-audit-entry={entry.entry_id}>
     Recorded in the audit trail as entry {entry.seq} (
@@ -62,8 +70,9 @@ export const RevealedBody: FC<{
   <div class="stack">
     <h1>Revealed content</h1>
     <p class="notice" role="status">
-      Shown once for this request: the page is not cached and the content is not
-      kept by the UI. Reload the event page to hide it.
+      Shown once, for this request: the page is not cached and the UI keeps no
+      copy. To hide it, follow Back to the event below, which does not reveal it
+      again; every reveal is recorded as its own audit entry.
     </p>
     <KeyValue
       items={[
@@ -71,10 +80,10 @@ export const RevealedBody: FC<{
           term: "Event",
           value: <CopyId value={event.event_id} label="event id" />,
         },
-        { term: "Application", value: <code>{event.application_id}</code> },
-        { term: "Agent", value: <code>{event.agent_id ?? "none"}</code> },
-        { term: "Root", value: <code>{event.root_trace_id}</code> },
-        { term: "Turn", value: <code>{event.turn_id ?? "none"}</code> },
+        { term: "Application", value: <Code text={event.application_id} /> },
+        { term: "Agent", value: <Code text={event.agent_id ?? "none"} /> },
+        { term: "Root", value: <Code text={event.root_trace_id} /> },
+        { term: "Turn", value: <Code text={event.turn_id ?? "none"} /> },
         {
           term: "Preview",
           value: `${preview.chars} characters${
@@ -83,7 +92,11 @@ export const RevealedBody: FC<{
         },
       ]}
     />
-    <pre class="command" data-revealed><code>{preview.content}</code></pre>
+    <pre
+      class="command"
+      data-revealed
+      data-hide-href={eventPageHref(event)}
+    ><code><Shown text={preview.content} multiline /></code></pre>
     <AuditNote entry={entry} />
     <p>
       <a href={eventPageHref(event)}>Back to the event</a>

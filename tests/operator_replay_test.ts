@@ -328,3 +328,60 @@ Deno.test("read-only mode refuses drafts but still serves the inert plan", async
     );
   });
 });
+
+Deno.test("an inspection that has read an unrecorded candidate disables its replay draft with the reason, and offers no plan link", async () => {
+  await withHost({}, async ({ app }) => {
+    const partial =
+      "/traces/inspect?application_id=app-1&root_trace_id=root-partial&agent_id=support-bot";
+    const page = await (await ask(app, "GET", partial, { as: "admin-1" }))
+      .text();
+    const form = page.slice(
+      page.indexOf('data-control="replay-draft"'),
+      page.indexOf("</form>", page.indexOf('data-control="replay-draft"')),
+    );
+    assert.match(
+      form,
+      /<button type="submit" disabled>Create replay draft of the whole root<\/button>/,
+    );
+    assert.doesNotMatch(form, /replay-plan\.json/);
+    assert.match(
+      form,
+      /data-disabled-reason="incomplete">No replay draft of the whole root can be made: a selection decision left candidates unrecorded \(omitted_candidates\), so the window is incomplete\.</,
+    );
+    const twin = await jsonOf(
+      await ask(app, "GET", partial.replace("inspect?", "inspect.json?"), {
+        as: "admin-1",
+      }),
+    );
+    assert.equal(twin.replay.target.root_trace_id, "root-partial");
+    assert.match(twin.replay.unavailable, /omitted_candidates/);
+    // The event page's draft of the same turn says the same.
+    const event = await (await ask(
+      app,
+      "GET",
+      "/traces/events/evt-partial?application_id=app-1&root_trace_id=root-partial&agent_id=support-bot",
+      { as: "admin-1" },
+    )).text();
+    assert.match(
+      event,
+      /<button type="submit" disabled>Create replay draft of turn turn-p<\/button>/,
+    );
+    assert.match(event, /No replay draft of turn turn-p can be made/);
+    // A complete root keeps its control and its plan link.
+    const whole = await (await ask(
+      app,
+      "GET",
+      "/traces/inspect?application_id=app-1&root_trace_id=root-1&agent_id=support-bot&turn_id=turn-1",
+      { as: "admin-1" },
+    )).text();
+    assert.match(
+      whole,
+      /<button type="submit" ?>Create replay draft of turn turn-1<\/button>/,
+    );
+    assert.match(
+      whole,
+      /href="\/traces\/replay-plan\.json\?agent_id=support-bot/,
+    );
+    assert.doesNotMatch(whole, /data-disabled-reason="incomplete"/);
+  });
+});

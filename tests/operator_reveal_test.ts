@@ -1,6 +1,7 @@
 /** POST /traces/reveal: admin only, with a reason, one event at a time, shown once, audited, fail closed. */
 
 import assert from "node:assert/strict";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import {
   ANSWER_PREVIEW,
   ask,
@@ -254,5 +255,80 @@ Deno.test("an event without a stored preview answers 404; GET is not a way in", 
     });
     assert.equal(get.status, 405);
     await get.body?.cancel();
+  });
+});
+
+Deno.test("bidi, zero-width and control characters of attributes and a revealed preview show as marked escapes, and the answer says how to hide it", async () => {
+  await withHost({}, async ({ app, db }) => {
+    await ingestEvents(db, [{
+      application_id: "app-1",
+      user_id: "user-ada",
+      agent_id: "support-bot",
+      root_trace_id: "root-uni",
+      turn_id: "turn-u",
+      event_id: "evt-uni",
+      kind: "llm_call",
+      attributes: {
+        "app.bidi": "abc\u202Egnp.exe",
+        "app.zw": "a\u200Bb\uFEFF",
+        "app.ansi": '\u001b[31mRED "quoted" C:\\dir',
+        "gen_ai.request.model": "gpt\u2066-x",
+      },
+      preview: "\u202Eevil \u001b[2J\nsecond line\tindented",
+    }]);
+    const raw =
+      // deno-lint-ignore no-control-regex
+      /[\u0000-\u0008\u000b-\u001f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+    const esc = (code: string) =>
+      `<span class="esc" title="Character U+${code.toUpperCase()}, shown as its code">\\u{${code}}</span>`;
+    const eventPath =
+      "/traces/events/evt-uni?application_id=app-1&root_trace_id=root-uni&agent_id=support-bot";
+    const inspectPath =
+      "/traces/inspect?application_id=app-1&root_trace_id=root-uni&agent_id=support-bot&selected=evt-uni";
+    for (const path of [eventPath, inspectPath]) {
+      const html = await (await ask(app, "GET", path, { as: "admin-1" }))
+        .text();
+      assert.doesNotMatch(html, raw, path);
+      assert.ok(html.includes(`&quot;abc${esc("202e")}gnp.exe&quot;`), path);
+      assert.ok(html.includes(`&quot;a${esc("200b")}b${esc("feff")}&quot;`));
+      assert.ok(html.includes(`gpt${esc("2066")}-x`), path);
+      assert.ok(
+        html.includes(
+          `&quot;${esc("001b")}[31mRED \\&quot;quoted\\&quot; C:\\\\dir&quot;`,
+        ),
+        path,
+      );
+    }
+    const { cookie, csrf } = await signInAs(app, "admin-1");
+    const page = await ask(app, "POST", "/traces/reveal", {
+      cookie,
+      form: {
+        agent_id: "support-bot",
+        root_trace_id: "root-uni",
+        event_id: "evt-uni",
+        application_id: "app-1",
+        reason: "SUP-42 spoofed file name",
+        _csrf: csrf,
+      },
+      headers: { accept: "text/html" },
+    });
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.doesNotMatch(html, raw);
+    assert.ok(
+      html.includes(
+        `<code>${esc("202e")}evil ${
+          esc("001b")
+        }[2J\nsecond line\tindented</code>`,
+      ),
+      "the preview keeps its lines and tabs, and shows the rest as escapes",
+    );
+    // The hint hides the content without posting the reveal again.
+    assert.doesNotMatch(html, /Reload/);
+    assert.match(html, /To hide it, follow Back to the event/);
+    const back =
+      "/traces/events/evt-uni?application_id=app-1&amp;root_trace_id=root-uni&amp;agent_id=support-bot";
+    assert.ok(html.includes(`data-hide-href="${back}"`));
+    assert.ok(html.includes(`<a href="${back}">Back to the event</a>`));
   });
 });

@@ -10,7 +10,9 @@ import {
 import { BarChart, TimeChart } from "../routes/ui/components/chart.tsx";
 import { CopyId } from "../routes/ui/components/copy_id.tsx";
 import { DataTable } from "../routes/ui/components/data_table.tsx";
+import { Shown } from "../routes/ui/components/shown_text.tsx";
 import { Time } from "../routes/ui/components/time.tsx";
+import { displayParts } from "../lib/obs/display.ts";
 import { niceTicks, timeTicks } from "../routes/ui/components/_scale.ts";
 import {
   formatCount,
@@ -193,4 +195,58 @@ Deno.test("charts name their unit and series and carry a data table", async () =
   );
   assert.match(bars, />3 ms</, "the axis names its unit");
   assert.match(bars, /<div class="sr-only"><table id="c2-table">/);
+});
+
+Deno.test("displayParts() and Shown mark bidi, zero-width and control characters as escapes, and keep lines where asked", async () => {
+  assert.deepEqual(displayParts("abc\u202Egnp.exe"), [
+    { text: "abc", escaped: false },
+    { text: "\\u{202e}", escaped: true },
+    { text: "gnp.exe", escaped: false },
+  ]);
+  assert.deepEqual(displayParts("plain, with \\u{202e} typed"), [
+    { text: "plain, with \\u{202e} typed", escaped: false },
+  ]);
+  for (
+    const char of [
+      "\u202A",
+      "\u2066",
+      "\u2069",
+      "\u200E",
+      "\u200F",
+      "\u200B",
+      "\u200D",
+      "\uFEFF",
+      "\u001b",
+      "\u0085",
+      "\u2028",
+      "\n",
+      "\t",
+      "\ud800",
+    ]
+  ) {
+    const parts = displayParts(`a${char}b`);
+    assert.equal(parts.length, 3, JSON.stringify(char));
+    assert.equal(parts[1]!.escaped, true);
+  }
+  assert.deepEqual(
+    displayParts("one\r\ntwo\tthree\rfour\u001b", { multiline: true }),
+    [
+      { text: "one\r\ntwo\tthree", escaped: false },
+      { text: "\\u{000d}", escaped: true },
+      { text: "four", escaped: false },
+      { text: "\\u{001b}", escaped: true },
+    ],
+  );
+  assert.equal(await html(<Shown text="plain" />), "plain");
+  // (JSX attribute strings keep a backslash as it is: the characters come in variables.)
+  const spaced = "x\u200By";
+  const id = "evt\u200B1";
+  assert.equal(
+    await html(<Shown text={spaced} />),
+    'x<span class="esc" title="Character U+200B, shown as its code">\\u{200b}</span>y',
+  );
+  assert.equal(
+    await html(<CopyId value={id} />),
+    '<span class="copy-id"><code>evt<span class="esc" title="Character U+200B, shown as its code">\\u{200b}</span>1</code><button type="button" class="copy-button" data-copy="evt\u200B1" aria-label="Copy id evt\u200B1" hidden="">Copy</button></span>',
+  );
 });

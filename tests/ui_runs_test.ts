@@ -23,6 +23,12 @@ import {
   withRunsFixture,
 } from "./browser/_runs.ts";
 import type { TraceDb } from "../lib/db.ts";
+import { type GateResult, saveRegression } from "../lib/ledger/regressions.ts";
+import { registerTarget } from "../lib/ledger/targets.ts";
+import { runExternal } from "../lib/runs/external_run.ts";
+import { gateDisplay } from "../routes/ui/gate_words.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { stagingConfig } from "./_helpers.ts";
 
 const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -640,4 +646,105 @@ Deno.test("a run's page links its trace events in the finder, on its test namesp
     );
     assert.equal(found.status, 200);
   });
+});
+
+/** `count` FAILs against an in-process target with a stale cache, each saved as a (pending) regression. */
+async function pendingRegressions(
+  db: TraceDb,
+  dataDir: string,
+  count: number,
+): Promise<void> {
+  const config = stagingConfig({ document_count: 2 });
+  await registerTarget(db, {
+    targetId: "staging-a",
+    config,
+    source: "registered",
+  });
+  for (let i = 0; i < count; i++) {
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir,
+      target: {
+        id: "staging-a",
+        base_url: config.base_url,
+        source: "registered",
+      },
+      transport: new FakeTarget(clock, { staleCache: true }),
+      clock,
+    });
+    assert.equal(report.verdict, "FAIL");
+    await saveRegression(db, report.run_id);
+  }
+}
+
+Deno.test("with regressions saved and none enforced, the overview's gate is as neutral as the regressions page's", async () => {
+  await withRunsApp(
+    (db, dataDir) => pendingRegressions(db, dataDir, 2),
+    async (fixture) => {
+      const twin = await json<{ gate: GateResult }>(fixture, "/index.json");
+      assert.equal(twin.gate.ok, true, "the gate itself passes, as in CI");
+      assert.equal(twin.gate.enforced, 0);
+      assert.equal(twin.gate.pending, 2);
+      const sentence =
+        "Nothing enforced yet: 2 pending regressions are known open bugs; a passing replay enforces each.";
+      const overview = await html(fixture, "/");
+      const line = overview.slice(
+        overview.indexOf('<span class="board__label">Gate</span>'),
+      );
+      assert.match(
+        line,
+        new RegExp(
+          `^<span class="board__label">Gate</span><span class="badge badge--neutral">UNKNOWN</span><span class="board__text">${sentence}</span>`,
+        ),
+      );
+      assert.doesNotMatch(overview, /All 0 enforced/);
+      const regressions = await html(fixture, "/regressions");
+      assert.match(regressions, /badge--lg">UNKNOWN</);
+      assert.ok(regressions.includes(sentence));
+    },
+  );
+});
+
+Deno.test("gateDisplay() says PASS only when something enforced held", () => {
+  const gate = (
+    enforced: number,
+    pending: number,
+    failing = 0,
+  ): GateResult => ({
+    schema: "trace.gate/1",
+    ok: failing === 0,
+    target_id: null,
+    enforced,
+    pending,
+    failing: Array.from({ length: failing }, (_, i) => ({
+      regression_id: `reg-${i}`,
+      target_id: "t",
+      last_result: "FAIL" as const,
+      last_run_id: null,
+    })),
+    pending_regressions: [],
+    ledger_head: null,
+  });
+  const shown = (g: GateResult | null) => {
+    const { state, status, sentence } = gateDisplay(g);
+    return [state, status, sentence];
+  };
+  assert.deepEqual(shown(null).slice(0, 2), ["none", "unknown"]);
+  assert.deepEqual(shown(gate(0, 0)).slice(0, 2), ["none", "unknown"]);
+  assert.deepEqual(shown(gate(0, 1)), [
+    "pending_only",
+    "unknown",
+    "Nothing enforced yet: 1 pending regression is a known open bug; a passing replay enforces each.",
+  ]);
+  assert.deepEqual(shown(gate(1, 0)), [
+    "pass",
+    "pass",
+    "The 1 enforced regression passed its latest replay.",
+  ]);
+  assert.deepEqual(shown(gate(2, 1, 1)), [
+    "fail",
+    "fail",
+    "1 of 2 enforced regressions did not pass the latest replay (reg-0): a bug that was fixed is back; 1 pending (known open bug).",
+  ]);
 });

@@ -63,6 +63,46 @@ for (const [scheme, vars] of [["light", LIGHT], ["dark", DARK]] as const) {
   });
 }
 
+/** CIE L*a*b* of a `#rrggbb` colour (D65). */
+function lab(hex: string): [number, number, number] {
+  const n = parseInt(hex.slice(1), 16);
+  const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => {
+    const c = v / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  }) as [number, number, number];
+  const f = (t: number) => t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116;
+  const x = f((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047);
+  const y = f(0.2126 * r + 0.7152 * g + 0.0722 * b);
+  const z = f((0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883);
+  return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
+}
+
+/** Colour difference ΔE*76: under about 10, two colours read as one. */
+function difference(a: string, b: string): number {
+  const [p, q] = [lab(a), lab(b)];
+  return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+}
+
+for (const [scheme, vars] of [["light", LIGHT], ["dark", DARK]] as const) {
+  Deno.test(`chart series read apart from each other and from the ok and failure colours in ${scheme}`, () => {
+    const color = (name: string) => vars.get(name) ?? LIGHT.get(name)!;
+    const series = ["--chart-1", "--chart-2", "--chart-3"];
+    // The run timeline draws the stores' series beside "control ok"
+    // (--success-fg) and "marker seen" / "control lost" (--danger-fg).
+    const others = [...series, "--success-fg", "--danger-fg"];
+    for (const a of series) {
+      for (const b of others) {
+        if (a === b) continue;
+        const delta = difference(color(a), color(b));
+        assert.ok(
+          delta >= 30,
+          `${a} ${color(a)} and ${b} ${color(b)}: ΔE ${delta.toFixed(0)}`,
+        );
+      }
+    }
+  });
+}
+
 Deno.test("the primary button's text passes contrast", () => {
   assert.ok(contrast("#ffffff", "#1f6feb") >= 4.5);
   assert.ok(

@@ -581,3 +581,73 @@ Deno.test("an event or target id ending in .json has its own page, linked with a
     );
   });
 });
+
+Deno.test("the footer names where the data lives to unscoped operators and administrators only, and leaves key hints to the script", async () => {
+  const accounts = {
+    "viewer-all": { token: "viewer-all-token-0123456789", role: "viewer" },
+    "reader-app": {
+      token: "reader-app-token-0123456789",
+      role: "viewer",
+      application_id: "support-app",
+    },
+    "ops-all": { token: "ops-all-token-0123456789ab", role: "operator" },
+    "ops-app": {
+      token: "ops-app-token-0123456789ab",
+      role: "operator",
+      application_id: "support-app",
+    },
+    "admin-app": {
+      token: "admin-app-token-0123456789",
+      role: "admin",
+      application_id: "support-app",
+    },
+  } as const;
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: seedAll,
+    app: { accounts },
+  }, async (fixture) => {
+    const footer = async (token: string) => {
+      const response = await fixture.app.request(
+        at("/traces/find"),
+        page({ authorization: `Bearer ${token}` }),
+      );
+      assert.equal(response.status, 200);
+      const html = await response.text();
+      return html.slice(html.indexOf('<footer class="site-footer">'));
+    };
+    const sees = {
+      [ADMIN_TOKEN]: true,
+      [accounts["ops-all"].token]: true,
+      [accounts["viewer-all"].token]: false,
+      [accounts["reader-app"].token]: false,
+      [accounts["ops-app"].token]: false,
+      [accounts["admin-app"].token]: false,
+    };
+    for (const [token, expected] of Object.entries(sees)) {
+      const html = await footer(token);
+      assert.equal(/Copy data location/.test(html), expected, token);
+      assert.equal(/trace\.db/.test(html), expected, token);
+      assert.match(html, /This page as JSON: <a href="\/traces\/find\.json">/);
+      // The keys work with the script, where the page has what they act on.
+      assert.match(
+        html,
+        /<span class="shortcuts" data-key-hints="" hidden="">Keys: <span data-key-hint="filter" hidden="">/,
+      );
+    }
+  });
+});
+
+Deno.test("a comparison counts one selection event and its candidates in the singular and plural they need", async () => {
+  await withApp(async (fixture) => {
+    const html = await (await get(
+      fixture,
+      "/traces/compare?baseline=task-42&candidate=task-42",
+    )).text();
+    assert.match(
+      html,
+      /1 selection event with 64 candidates in the baseline, 1 selection event with 64 candidates in the candidate/,
+    );
+    assert.doesNotMatch(html, /\b1 selection events\b|\b1 events against\b/);
+  });
+});

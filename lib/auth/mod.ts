@@ -117,6 +117,7 @@ export {
 export {
   authorizePlan,
   freezePlan,
+  incompleteSelection,
   MAX_REPLAY_EVENTS,
   MAX_REPLAY_REFS,
   parseReplaySelection,

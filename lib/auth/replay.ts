@@ -195,24 +195,33 @@ function selectionFilter(selection: ReplaySelection): TraceFilter {
 }
 
 function checkComplete(events: readonly TraceEvent[]): void {
+  const why = incompleteSelection(events);
+  if (why !== null) throw refused(why);
+}
+
+/**
+ * Why a selection holding `events` cannot be planned, or `null`: a
+ * selection decision left candidates unrecorded, a worker lost its trace
+ * context, or the events span more than one tenant. Each holds for every
+ * selection that contains these events, so a page that has read some of a
+ * selection's events can disable its replay control before anyone asks.
+ */
+export function incompleteSelection(
+  events: readonly TraceEvent[],
+): string | null {
   if (events.some((e) => (e.selection?.omitted_candidates ?? 0) > 0)) {
-    throw refused(
-      "a selection decision left candidates unrecorded (omitted_candidates), so the window is incomplete",
-    );
+    return "a selection decision left candidates unrecorded (omitted_candidates), so the window is incomplete";
   }
   if (events.some((e) => e.kind === "trace_context_missing")) {
-    throw refused(
-      "a worker lost its trace context (trace_context_missing), so the window is incomplete",
-    );
+    return "a worker lost its trace context (trace_context_missing), so the window is incomplete";
   }
   const tenants = new Set(
     events.map((e) => JSON.stringify([e.application_id, e.user_id])),
   );
   if (tenants.size > 1) {
-    throw refused(
-      "the selection spans more than one tenant; narrow it with application_id (and user_id or anonymous)",
-    );
+    return "the selection spans more than one tenant; narrow it with application_id (and user_id or anonymous)";
   }
+  return null;
 }
 
 function refused(why: string): RefusedError {

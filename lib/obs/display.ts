@@ -31,6 +31,50 @@ export function terminalSafe(text: string): string {
   );
 }
 
+// What a page shows as an escape: the same characters but the backslash (a
+// page marks its escapes, so typed text cannot pass for one), plus the
+// zero-width and invisible formatting characters (U+200B to U+200D, U+2060
+// to U+2064, U+FEFF) that make two different strings look the same.
+const INVISIBLE =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** A run of text as shown: `escaped` runs are one character written as `\u{…}`. */
+export interface DisplayPart {
+  text: string;
+  escaped: boolean;
+}
+
+/**
+ * `text` cut into runs a page can show: controls, bidi formatting and
+ * zero-width characters each become an escaped run (`\u{202e}`), so they
+ * neither reorder nor hide what is around them. With `multiline`, line feeds
+ * and tabs (and a carriage return before a line feed) stay as they are.
+ */
+export function displayParts(
+  text: string,
+  options: { multiline?: boolean } = {},
+): DisplayPart[] {
+  const parts: DisplayPart[] = [];
+  let last = 0;
+  for (const match of text.matchAll(INVISIBLE)) {
+    const char = match[0];
+    const at = match.index;
+    if (
+      options.multiline &&
+      (char === "\n" || char === "\t" ||
+        (char === "\r" && text[at + 1] === "\n"))
+    ) continue;
+    if (at > last) parts.push({ text: text.slice(last, at), escaped: false });
+    parts.push({ text: escapeChar(char), escaped: true });
+    last = at + char.length;
+  }
+  if (last < text.length) {
+    parts.push({ text: text.slice(last), escaped: false });
+  }
+  return parts;
+}
+
 function escapeChar(char: string): string {
   return char === "\\"
     ? "\\\\"
@@ -47,6 +91,19 @@ const JSON_UNSAFE =
 export function terminalSafeJson(json: string): string {
   return json.replace(
     JSON_UNSAFE,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+// What a page's raw JSON escapes: what JSON_UNSAFE escapes, plus the
+// zero-width and invisible formatting characters JSON.stringify leaves raw.
+const PAGE_JSON_UNSAFE =
+  /[\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/** JSON text with every character a page would hide or reorder escaped as `\uXXXX`: still the same JSON. */
+export function visibleJson(json: string): string {
+  return json.replace(
+    PAGE_JSON_UNSAFE,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }

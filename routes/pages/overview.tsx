@@ -21,11 +21,13 @@ import { capabilityOf } from "../access.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
+import { gateDisplay } from "../ui/gate_words.ts";
 import type { LastHealth } from "../ui/last_health.ts";
 import { runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
+import { plural } from "../ui/trace_words.ts";
 
 /** Runs listed on the overview. */
 export const RECENT_RUNS = 10;
@@ -200,14 +202,20 @@ const FullOverview: FC<{ data: OverviewData; view: PageView }> = (
             </>
           )
           : data.reference.mismatches === 0
-          ? `All ${data.reference.recorded} systems with a recorded run landed on their expected verdict${
+          ? `${
+            data.reference.recorded === 1
+              ? "The 1 system with a recorded run landed on its"
+              : `All ${data.reference.recorded} systems with a recorded run landed on their`
+          } expected verdict${
             data.reference.recorded < data.reference.systems
               ? ` (${
                 data.reference.systems - data.reference.recorded
               } not run yet)`
               : ""
           }.`
-          : `${data.reference.mismatches} of ${data.reference.recorded} systems landed off their expected verdict: a checker bug to look at.`}
+          : `${data.reference.mismatches} of ${
+            plural(data.reference.recorded, "system")
+          } landed off their expected verdict: a checker bug to look at.`}
       </BoardLine>
       <HealthLine health={data.health} now={view.now} />
     </ul>
@@ -252,36 +260,23 @@ const BoardLine: FC<{
 );
 
 const GateLine: FC<{ gate: GateResult | null }> = ({ gate }) => {
-  if (!gate || (gate.enforced === 0 && gate.pending === 0)) {
-    return (
-      <BoardLine
-        label="Gate"
-        status="unknown"
-        href="/regressions"
-        link="Regressions"
-      >
-        No saved regressions yet: save a FAIL with{" "}
-        <code>trace external-save RUN_ID</code>; once a replay passes, the gate
-        enforces it.
-      </BoardLine>
-    );
-  }
-  const failing = gate.failing.length;
+  const display = gateDisplay(gate);
   return (
     <BoardLine
       label="Gate"
-      status={gate.ok ? "pass" : "fail"}
+      status={display.status}
       href="/regressions"
       link="Regressions"
     >
-      {gate.ok
-        ? `All ${gate.enforced} enforced regression${
-          gate.enforced === 1 ? "" : "s"
-        } passed their latest replay`
-        : `${failing} of ${gate.enforced} enforced regression${
-          gate.enforced === 1 ? "" : "s"
-        } did not pass their latest replay: the bug is back`}
-      {gate.pending > 0 ? `; ${gate.pending} pending (known open bugs).` : "."}
+      {display.state === "none"
+        ? (
+          <>
+            No saved regressions yet: save a FAIL with{" "}
+            <code>trace external-save RUN_ID</code>; once a replay passes, the
+            gate enforces it.
+          </>
+        )
+        : display.sentence}
     </BoardLine>
   );
 };
@@ -349,7 +344,7 @@ const HealthLine: FC<{ health: OverviewData["health"]; now: number }> = (
             ? "No alert"
             : `${health.alerts} alert${health.alerts === 1 ? "" : "s"}`}
           {health.events !== null
-            ? ` over ${health.events.toLocaleString("en-US")} events`
+            ? ` over ${plural(health.events, "event")}`
             : ""}
           , checked <Time iso={health.checked_at} now={now} />.
         </>

@@ -20,6 +20,7 @@ import {
 } from "../ui/components/action_form.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
+import { gateDisplay } from "../ui/gate_words.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
@@ -57,37 +58,10 @@ export function regressionsPage(
   };
 }
 
-/** The gate's state and why, in one sentence. */
-export function gateSentence(gate: GateResult | null): string {
-  if (!gate || gate.enforced + gate.pending === 0) {
-    return "No regressions saved yet: a saved FAIL becomes a pending regression, and its first passing replay enforces it.";
-  }
-  if (!gate.ok) {
-    const ids = gate.failing.map((f) => f.regression_id).join(", ");
-    return `${gate.failing.length} enforced regression${
-      gate.failing.length === 1 ? "" : "s"
-    } did not pass the latest replay (${ids}): a bug that was fixed is back.`;
-  }
-  if (gate.enforced === 0) {
-    return `Nothing enforced yet: ${gate.pending} pending regression${
-      gate.pending === 1 ? " is a known open bug" : "s are known open bugs"
-    }; a passing replay enforces each.`;
-  }
-  return `All ${gate.enforced} enforced regression${
-    gate.enforced === 1 ? "" : "s"
-  } passed their latest replay${
-    gate.pending > 0 ? `; ${gate.pending} pending (known open bugs)` : ""
-  }.`;
-}
-
-function gateStatus(gate: GateResult | null): string {
-  if (!gate || gate.enforced === 0) return "unknown";
-  return gate.ok ? "pass" : "fail";
-}
-
 const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
   { data, view },
 ) => {
+  const gate = gateDisplay(data.gate);
   const replay = showsRunControls(data.run_action)
     ? { csrf: view.csrf ?? null, run: data.run_action }
     : undefined;
@@ -96,8 +70,8 @@ const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
       <PageHead
         eyebrow="Regressions"
         title="Gate"
-        status={gateStatus(data.gate)}
-        reason={gateSentence(data.gate)}
+        status={gate.status}
+        reason={gate.sentence}
         meta="A replay runs fresh synthetic data under the regression's pinned contract; a passing replay says nothing about records an earlier run left behind."
       />
       <Section

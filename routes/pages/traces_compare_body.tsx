@@ -15,7 +15,7 @@ import { TextField } from "../ui/components/text_field.tsx";
 import { formatCount, formatDuration } from "../ui/format.ts";
 import type { PageView } from "../ui/page.ts";
 import { backToFinder, COMPARE_PATH, inspectHref } from "../ui/trace_params.ts";
-import { evidenceSentence } from "../ui/trace_words.ts";
+import { evidenceSentence, plural } from "../ui/trace_words.ts";
 import type { CompareData, SideRead } from "./traces_compare_data.ts";
 
 /** The comparison page's body. */
@@ -148,7 +148,7 @@ const Differences: FC<{ data: CompareData }> = ({ data }) => {
     <>
       <Section id="kinds" title="Events and kinds">
         <p class="meta">
-          {formatCount(c.events.baseline)} events against{" "}
+          {plural(c.events.baseline, "event")} against{" "}
           {formatCount(c.events.candidate)}; errors{" "}
           {formatCount(c.errors.baseline)} against{" "}
           {formatCount(c.errors.candidate)}; span{" "}
@@ -222,11 +222,11 @@ const Differences: FC<{ data: CompareData }> = ({ data }) => {
       </Section>
       <Section id="selections" title="Selections">
         <p class="meta">
-          {formatCount(c.selections.events.baseline)} selection events with{" "}
-          {formatCount(c.selections.candidates.baseline)}{" "}
-          candidates in the baseline,{" "}
-          {formatCount(c.selections.events.candidate)} with{" "}
-          {formatCount(c.selections.candidates.candidate)}{" "}
+          {plural(c.selections.events.baseline, "selection event")} with{" "}
+          {plural(c.selections.candidates.baseline, "candidate")}{" "}
+          in the baseline,{" "}
+          {plural(c.selections.events.candidate, "selection event")} with{" "}
+          {plural(c.selections.candidates.candidate, "candidate")}{" "}
           in the candidate. Kept only in the baseline:{" "}
           {refs(c.selections.selected.only_baseline)}; kept only in the
           candidate: {refs(c.selections.selected.only_candidate)}.

@@ -19,6 +19,7 @@ import type { FC } from "hono/jsx";
 import * as v from "valibot";
 import {
   type ActionCapability,
+  incompleteSelection,
   OpaqueId as Id,
   parseOperatorInput,
 } from "../../lib/auth/mod.ts";
@@ -220,7 +221,8 @@ const EventSection: FC<{
                 turn_id: event.turn_id,
                 application_id: event.application_id,
               }}
-              label={event.turn_id ? `turn ${event.turn_id}` : "the whole root"}
+              label={replayLabel(event)}
+              unavailable={replayUnavailable(event)}
               draft={controls.replay_draft}
               plan={controls.replay_plan}
               csrf={view.csrf ?? null}
@@ -231,6 +233,19 @@ const EventSection: FC<{
     </div>
   </Section>
 );
+
+/** What the replay draft of `event` covers, in words. */
+function replayLabel(event: TraceEvent): string {
+  return event.turn_id ? `turn ${event.turn_id}` : "the whole root";
+}
+
+/** Why the replay draft of `event`'s turn would be refused, when the event alone shows it. */
+function replayUnavailable(event: TraceEvent): string | null {
+  const why = incompleteSelection([event]);
+  return why === null
+    ? null
+    : `No replay draft of ${replayLabel(event)} can be made: ${why}.`;
+}
 
 /** The finder with `event` selected (and found by its id). */
 function finderHref(event: TraceEvent): string {

@@ -14,6 +14,11 @@ import { raw } from "hono/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { SCRIPT_PATH, STYLE_PATH } from "./assets.ts";
 import { CopyId } from "./components/copy_id.tsx";
+import {
+  isTenantBound,
+  type Principal,
+  roleAtLeast,
+} from "../../lib/auth/mod.ts";
 import type { PageFrame } from "./context.ts";
 import { currentNavItem, navItemsFor } from "./nav.ts";
 
@@ -108,33 +113,54 @@ const Footer: FC<{ frame: PageFrame }> = ({ frame }) => (
     <div class="site-footer__inner">
       <span>Trace {frame.site.version}</span>
       {
-        /* Where the data lives is for signed-in operators, not for every
-           visitor of the login page. */
+        /* Where the data lives is server configuration: for unscoped
+           operators and administrators, not for every signed-in viewer (nor
+           for visitors of the login page). */
+      }
+      {frame.principal && seesServerConfig(frame.principal)
+        ? (
+          <span>
+            Data:{" "}
+            <CopyId value={frame.site.dataLocation} label="data location" />
+          </span>
+        )
+        : null}
+      {frame.principal && frame.jsonHref
+        ? (
+          <span class="site-footer__json">
+            This page as JSON: <a href={frame.jsonHref}>{frame.jsonHref}</a>
+          </span>
+        )
+        : null}
+      {
+        /* The keys work with the script only, and only where the page has
+           what they act on: the script shows each hint that applies. */
       }
       {frame.principal
         ? (
-          <>
-            <span>
-              Data:{" "}
-              <CopyId value={frame.site.dataLocation} label="data location" />
+          <span class="shortcuts" data-key-hints="" hidden>
+            Keys:{" "}
+            <span data-key-hint="filter" hidden>
+              <kbd>/</kbd> filter
+            </span>{" "}
+            <span data-key-hint="move" hidden>
+              <kbd>j</kbd> <kbd>k</kbd> move
             </span>
-            {frame.jsonHref
-              ? (
-                <span>
-                  This page as JSON:{" "}
-                  <a href={frame.jsonHref}>{frame.jsonHref}</a>
-                </span>
-              )
-              : null}
-            <span class="shortcuts">
-              Keys: <kbd>/</kbd> filter, <kbd>j</kbd> <kbd>k</kbd> move
-            </span>
-          </>
+          </span>
         )
         : null}
     </div>
   </footer>
 );
+
+/**
+ * Whether `principal` may see how this server is configured (where its data
+ * lives): an operator or administrator bound to no tenant.
+ */
+export function seesServerConfig(principal: Principal): boolean {
+  return roleAtLeast(principal.role, "operator") &&
+    !isTenantBound(principal.scope);
+}
 
 /** Answers with a full HTML page (never cached: pages show live data). */
 export function renderPage(

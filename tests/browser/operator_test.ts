@@ -85,9 +85,26 @@ browserTest(
       assert.equal(entry?.payload.reason, "SUP-1234 refund dispute");
       await admin.page.getByText(`audit trail as entry ${entry!.seq}`)
         .waitFor();
-      // Going back shows the metadata page again, without the content.
-      await admin.page.getByRole("link", { name: "Back to the event" }).click();
+      // A reload hides the content: the page already stands at its event
+      // page's address, so nothing is posted or recorded again.
+      const eventPage = await admin.page.getByRole("link", {
+        name: "Back to the event",
+      }).getAttribute("href");
+      assert.equal(
+        new URL(admin.page.url()).pathname + new URL(admin.page.url()).search,
+        eventPage,
+      );
+      const posts: string[] = [];
+      admin.page.on("request", (r) => {
+        if (r.method() === "POST") posts.push(r.url());
+      });
+      await admin.page.reload();
+      assert.deepEqual(posts, []);
       assert.ok(!(await admin.page.content()).includes(ANSWER_PREVIEW));
+      assert.equal(
+        (await listAudit(host.db, { action: "content.reveal" })).length,
+        1,
+      );
     });
   },
 );

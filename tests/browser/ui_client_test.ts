@@ -1,7 +1,10 @@
 /// <reference lib="dom" />
-/** The browser script on a fixture page: table filters kept in the URL, keyboard navigation, live refresh. */
+/** The browser script on a fixture page: table filters kept in the URL, keyboard navigation and its hints, live refresh. */
 
 import assert from "node:assert/strict";
+import { raw } from "hono/html";
+import { SCRIPT_PATH, STYLE_PATH } from "../../routes/ui/assets.ts";
+import { Layout } from "../../routes/ui/layout.tsx";
 import { browserTest } from "./_harness.ts";
 import { withScriptFixture } from "./_page.ts";
 
@@ -92,5 +95,61 @@ browserTest(
       await page.waitForEvent("load", { timeout: 5000 });
       assert.ok(polls() >= 3, `polled ${polls()} times before the reload`);
     });
+  },
+);
+
+/** The real page shell around `body`, loading the script from the fixture's `/app.js`. */
+async function shellAround(body: string): Promise<string> {
+  const page = Layout({
+    frame: {
+      title: "Fixture",
+      path: "/",
+      principal: { name: "token", role: "admin", scope: {}, via: "bearer" },
+      csrf: null,
+      site: { version: "0.0.0", dataLocation: "/tmp/trace.db" },
+    },
+    children: raw(body),
+  });
+  return `<!DOCTYPE html>${await page}`.replace(SCRIPT_PATH, "/app.js")
+    .replace(STYLE_PATH, "/style.css");
+}
+
+browserTest(
+  "the footer shows the hint of each key only where that key acts",
+  async (kit) => {
+    const table = `<table id="runs"><tbody>
+<tr data-nav-item><td>run-a</td></tr><tr data-nav-item><td>run-b</td></tr>
+</tbody></table>`;
+    const filter =
+      `<div data-filter-box hidden><label for="f">Filter rows</label>
+<input type="search" id="f" data-filter="runs" hidden></div>`;
+    const cases: [string, string, string | null][] = [
+      ["filter and rows", filter + table, "Keys: / filter j k move"],
+      ["rows only", table, "Keys: j k move"],
+      ["neither", "<p>Nothing to move through.</p>", null],
+    ];
+    for (const [name, body, hint] of cases) {
+      await withScriptFixture(
+        await shellAround(body),
+        () => ({}),
+        async (origin) => {
+          const { page } = await kit.open();
+          await page.goto(`${origin}/`);
+          await page.waitForFunction(() =>
+            document.documentElement.classList.contains("js")
+          );
+          const shortcuts = page.locator(".shortcuts");
+          if (hint === null) {
+            assert.equal(await shortcuts.isVisible(), false, name);
+          } else {
+            assert.equal(
+              (await shortcuts.innerText()).replace(/\s+/g, " ").trim(),
+              hint,
+              name,
+            );
+          }
+        },
+      );
+    }
   },
 );

@@ -45,7 +45,7 @@ browserTest(
       await page.goto(server.loginUrl);
       assert.equal(await page.locator("h1").textContent(), "Overview");
       await page.getByText(
-        "All 1 enforced regression passed their latest replay",
+        "The 1 enforced regression passed its latest replay",
       )
         .waitFor();
       await checkLayout(desktop.page, "runs-overview-desktop");

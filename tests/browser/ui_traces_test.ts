@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import type { TraceDb } from "../../lib/db.ts";
+import { ingestEvents } from "../../lib/obs/ingest/mod.ts";
 import { runEvidenceHref } from "../../routes/ui/trace_params.ts";
 import {
   browserTest,
@@ -267,6 +268,55 @@ browserTest(
         /was deleted by/,
       );
       await screenshot(page, "traces-stale-cache-entry-desktop");
+      // The run's own root on a phone: its id and the run link wrap.
+      await page.setViewportSize(VIEWPORTS.mobile);
+      await page.goto(
+        `${server.origin}/traces/inspect?application_id=trace&root_trace_id=${report.run_id}&agent_id=trace-runner`,
+      );
+      await page.getByRole("link", { name: `Open run ${report.run_id}` })
+        .waitFor();
+      await checkLayout(page, "traces-run-root-mobile");
+    });
+  },
+);
+
+browserTest(
+  "256-character ids wrap in headings, facts and links instead of widening the page",
+  async (kit) => {
+    const long = (c: string) => c.repeat(256);
+    await withUiServer({
+      seed: (db) =>
+        ingestEvents(db, [{
+          application_id: "long-app",
+          agent_id: long("A"),
+          thread_id: long("T"),
+          user_id: long("U"),
+          event_id: long("E"),
+          root_trace_id: long("R"),
+          kind: "memory_search",
+          tool: long("t"),
+          started_at: "2026-11-30T11:00:00Z",
+          attributes: {
+            "gen_ai.request.model": long("M"),
+            "app.long": long("V"),
+          },
+        }]),
+    }, async (server) => {
+      const page = await signedIn(await kit.open(), server.loginUrl);
+      const paths = [
+        `/traces/inspect?application_id=long-app&root_trace_id=${
+          long("R")
+        }&agent_id=${long("A")}&selected=${long("E")}`,
+        `/traces/events/${long("E")}?application_id=long-app`,
+        `/traces/find?q=${long("E")}`,
+      ];
+      for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+        await page.setViewportSize(viewport);
+        for (const [i, path] of paths.entries()) {
+          await page.goto(server.origin + path);
+          await checkLayout(page, `traces-long-ids-${i}-${name}`);
+        }
+      }
     });
   },
 );

@@ -1,11 +1,14 @@
 /// <reference lib="dom" />
 /**
  * Keyboard navigation: `/` focuses the page's filter, `j` and `k` move
- * through the items marked `data-nav-item` (rows, findings, events).
+ * through the items marked `data-nav-item` (rows, findings, events). The
+ * footer's hints (`[data-key-hint]`, rendered hidden) show for the keys that
+ * do something on this page.
  */
 
-/** Installs the page's keyboard shortcuts. */
+/** Installs the page's keyboard shortcuts (after the filters are shown). */
 export function enableKeyboard(root: Document): void {
+  showHints(root);
   root.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey) return;
     if (event.metaKey || isTyping(event.target)) return;
@@ -21,6 +24,20 @@ export function enableKeyboard(root: Document): void {
       if (move(root, event.key === "j" ? 1 : -1)) event.preventDefault();
     }
   });
+}
+
+function showHints(root: Document): void {
+  const applies: Record<string, boolean> = {
+    filter: root.querySelector("input[data-filter]:not([hidden])") !== null,
+    move: root.querySelector("[data-nav-item]") !== null,
+  };
+  let any = false;
+  for (const hint of root.querySelectorAll<HTMLElement>("[data-key-hint]")) {
+    hint.hidden = !applies[hint.dataset.keyHint ?? ""];
+    any ||= !hint.hidden;
+  }
+  const hints = root.querySelector<HTMLElement>("[data-key-hints]");
+  if (hints) hints.hidden = !any;
 }
 
 function isTyping(target: EventTarget | null): boolean {

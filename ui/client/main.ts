@@ -2,8 +2,9 @@
 /**
  * The trace UI's one browser script. Pages work without it; it adds copy
  * buttons, table filters, keyboard navigation, live refresh, the
- * highlighting of the samples behind a finding, and artifact lookups shown
- * in place. Bundled by `deno task build:ui` into routes/ui/_client_bundle.ts.
+ * highlighting of the samples behind a finding, artifact lookups shown in
+ * place, and a revealed preview that a reload hides instead of revealing
+ * again. Bundled by `deno task build:ui` into routes/ui/_client_bundle.ts.
  *
  * @module
  */
@@ -15,6 +16,7 @@ import { enableSearchForms } from "./forms.ts";
 import { enableKeyboard } from "./keys.ts";
 import { enableLive } from "./live.ts";
 import { enableArtifactLookups } from "./lookup.ts";
+import { enableRevealReload } from "./reveal.ts";
 
 function start(): void {
   document.documentElement.classList.add("js");
@@ -25,6 +27,7 @@ function start(): void {
   enableHighlights(document);
   enableSearchForms(document);
   enableArtifactLookups(document);
+  enableRevealReload(document);
 }
 
 if (document.readyState === "loading") {

@@ -7,13 +7,16 @@
  */
 
 import type { FC } from "hono/jsx";
+import { Shown } from "./shown_text.tsx";
 
 /** `value` in monospace, with a copy button labelled for screen readers. */
 export const CopyId: FC<{ value: string; label?: string }> = (
   { value, label = "id" },
 ) => (
   <span class="copy-id">
-    <code>{value}</code>
+    <code>
+      <Shown text={value} />
+    </code>
     <button
       type="button"
       class="copy-button"

@@ -16,6 +16,7 @@ import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { KeyValue, type KeyValueItem } from "./key_value.tsx";
+import { Shown } from "./shown_text.tsx";
 import { ArtifactLookup } from "./operator_controls.tsx";
 import { Time } from "./time.tsx";
 import { ActorLabel, KindTag, RefLabel } from "./trace_bits.tsx";
@@ -79,9 +80,14 @@ function eventFacts(
       value: <ActorLabel {...event} />,
       hint: (
         <>
-          application <code>{event.application_id}</code>, user{" "}
-          {event.user_id === null ? "anonymous" : <code>{event.user_id}</code>},
-          store <code>{event.store}</code>
+          application{" "}
+          <code>
+            <Shown text={event.application_id} />
+          </code>, user {event.user_id === null ? "anonymous" : (
+            <code>
+              <Shown text={event.user_id} />
+            </code>
+          )}, store <code>{event.store}</code>
         </>
       ),
     },
@@ -138,7 +144,11 @@ function modelFact(event: TraceEvent): KeyValueItem[] {
     term: "Model",
     value: fields.model === null
       ? <span class="meta">not recorded</span>
-      : <code>{fields.model}</code>,
+      : (
+        <code>
+          <Shown text={fields.model} />
+        </code>
+      ),
     hint: tokens === null ? "no token counts recorded" : `tokens ${tokens}`,
   }];
 }
@@ -235,14 +245,28 @@ function attributesFact(event: TraceEvent): KeyValueItem[] {
         {entries.map(([key, value]) => (
           <>
             <dt>
-              <code>{key}</code>
+              <code>
+                <Shown text={key} />
+              </code>
             </dt>
             <dd>
-              <code>{JSON.stringify(value)}</code>
+              <code>
+                <Shown text={attributeText(value)} />
+              </code>
             </dd>
           </>
         ))}
       </dl>
     ),
   }];
+}
+
+/**
+ * An attribute value as JSON writes it, but a string's control characters
+ * left for {@link Shown} to mark, like its bidi and zero-width ones.
+ */
+function attributeText(value: string | number | boolean | null): string {
+  return typeof value === "string"
+    ? `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`
+    : JSON.stringify(value);
 }

@@ -10,6 +10,7 @@
 import type { FC } from "hono/jsx";
 import { type MappedFields, tokensText, userText } from "../event_fields.ts";
 import { Fact } from "./trace_bits.tsx";
+import { Shown } from "./shown_text.tsx";
 
 /** Props of {@link EventFields}. */
 export interface EventFieldsProps {
@@ -39,29 +40,37 @@ export const EventFields: FC<EventFieldsProps> = (
       {tool
         ? (
           <Fact label="tool">
-            <code>{fields.tool}</code>
+            <code>
+              <Shown text={fields.tool!} />
+            </code>
           </Fact>
         )
         : null}
       {fields.model !== null
         ? (
           <Fact label="model">
-            <code>{fields.model}</code>
+            <code>
+              <Shown text={fields.model} />
+            </code>
           </Fact>
         )
         : null}
       {tokens !== null ? <Fact label="tokens">{tokens}</Fact> : null}
       {hideUser ? null : (
         <Fact label="user">
-          {fields.user_id === null
-            ? userText(null)
-            : <code>{fields.user_id}</code>}
+          {fields.user_id === null ? userText(null) : (
+            <code>
+              <Shown text={fields.user_id} />
+            </code>
+          )}
         </Fact>
       )}
       {thread
         ? (
           <Fact label="thread">
-            <code>{fields.thread_id}</code>
+            <code>
+              <Shown text={fields.thread_id!} />
+            </code>
           </Fact>
         )
         : null}

@@ -188,10 +188,15 @@ export const ReplayDraftForm: FC<{
   id: string;
   /** What the selection is, in words ("turn t-1", "the whole root"). */
   label: string;
-  /** Why this view names no replay selection (shown with the control disabled). */
+  /**
+   * Why no draft can be made here (shown with the control disabled): the
+   * view names no selection (`target` is `null`), or the events it read
+   * already show that the plan would be refused.
+   */
   unavailable?: string | null | undefined;
 }> = ({ target, draft, plan, csrf, id, label, unavailable }) => {
-  const off = !draft.allowed || target === null;
+  const blocked = target === null || Boolean(unavailable);
+  const off = !draft.allowed || blocked;
   return (
     <form
       method="post"
@@ -216,7 +221,7 @@ export const ReplayDraftForm: FC<{
         <button type="submit" disabled={off}>
           Create replay draft of {label}
         </button>{" "}
-        {plan.allowed && target
+        {plan.allowed && target && !blocked
           ? (
             <a href={`/traces/replay-plan.json?${replayQuery(target)}`}>
               Replay plan (JSON, nothing stored)
@@ -225,8 +230,15 @@ export const ReplayDraftForm: FC<{
           : null}
       </div>
       <CapabilityNote capability={draft} />
-      {target === null && unavailable
-        ? <p class="meta" data-disabled-reason="selection">{unavailable}</p>
+      {unavailable
+        ? (
+          <p
+            class="meta"
+            data-disabled-reason={target === null ? "selection" : "incomplete"}
+          >
+            {unavailable}
+          </p>
+        )
         : null}
     </form>
   );

@@ -6,8 +6,12 @@
  */
 
 import type { FC } from "hono/jsx";
+import { visibleJson } from "../../../lib/obs/display.ts";
 
-/** `value` pretty-printed in a closed `<details>`, with a link to the twin. */
+/**
+ * `value` pretty-printed in a closed `<details>`, with a link to the twin;
+ * bidi, zero-width and control characters of stored strings are escaped.
+ */
 export const RawJson: FC<{ value: unknown; href?: string }> = (
   { value, href },
 ) => (
@@ -20,6 +24,6 @@ export const RawJson: FC<{ value: unknown; href?: string }> = (
         </p>
       )
       : null}
-    <pre><code>{JSON.stringify(value, null, 2)}</code></pre>
+    <pre><code>{visibleJson(JSON.stringify(value, null, 2))}</code></pre>
   </details>
 );

@@ -25,6 +25,7 @@ import {
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
+import { Shown } from "./shown_text.tsx";
 import { Time } from "./time.tsx";
 import { EventFields } from "./event_fields.tsx";
 import { ActorLabel, KindTag } from "./trace_bits.tsx";
@@ -104,7 +105,9 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
         <StatusBadge status={group.status} />
         <a class="group__title" href={href}>
           {group.root_event ? `${group.root_event.kind} ` : "root "}
-          <code>{group.root_trace_id}</code>
+          <code>
+            <Shown text={group.root_trace_id} />
+          </code>
         </a>
         {holdsSelected ? <StatusBadge status="selected" /> : null}
       </div>
@@ -167,7 +170,7 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
                   <a
                     href={inspectEventHref(event, params)}
                   >
-                    {event.event_id}
+                    <Shown text={event.event_id} />
                   </a>
                   {chosen ? <StatusBadge status="selected" /> : null}
                   <Time iso={event.ts} now={now} />

@@ -7,6 +7,7 @@
 
 import type { Child, FC } from "hono/jsx";
 import { StatusBadge, toneOf } from "./badge.tsx";
+import { Shown } from "./shown_text.tsx";
 
 /** A titled section, labelled by its heading. */
 export const Section: FC<
@@ -30,7 +31,9 @@ export const PageHead: FC<{
   <div class="page-head">
     {eyebrow ? <p class="eyebrow">{eyebrow}</p> : null}
     <div class="title-row">
-      <h1>{title}</h1>
+      <h1>
+        <Shown text={title} />
+      </h1>
       <StatusBadge status={status} size="lg" />
     </div>
     <div class={`verdict verdict--${toneOf(status)}`} role="status">

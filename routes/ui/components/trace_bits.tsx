@@ -9,6 +9,7 @@
 import type { Child, FC } from "hono/jsx";
 import { StatusBadge } from "./badge.tsx";
 import { KeyValue } from "./key_value.tsx";
+import { Shown } from "./shown_text.tsx";
 import {
   coveragePhrase,
   type EvidenceFacts as Facts,
@@ -21,9 +22,17 @@ export const RefLabel: FC<
   { type: string; id: string; version?: string | null | undefined }
 > = ({ type, id, version }) => (
   <code class="ref">
-    <span class="ref__type">{type}:</span>
-    {id}
-    {version ? <span class="ref__version">@{version}</span> : null}
+    <span class="ref__type">
+      <Shown text={type} />:
+    </span>
+    <Shown text={id} />
+    {version
+      ? (
+        <span class="ref__version">
+          @<Shown text={version} />
+        </span>
+      )
+      : null}
   </code>
 );
 
@@ -34,13 +43,19 @@ export const ActorLabel: FC<
   agent_id !== null
     ? (
       <span>
-        agent <code>{agent_id}</code>
+        agent{" "}
+        <code>
+          <Shown text={agent_id} />
+        </code>
       </span>
     )
     : memory_id !== null
     ? (
       <span>
-        memory <code>{memory_id}</code>
+        memory{" "}
+        <code>
+          <Shown text={memory_id} />
+        </code>
       </span>
     )
     : <span class="meta">no agent or memory</span>;

@@ -16,6 +16,7 @@ import { mappedFields } from "../event_fields.ts";
 import { formatDuration } from "../format.ts";
 import { StatusBadge } from "./badge.tsx";
 import { EventFields } from "./event_fields.tsx";
+import { Shown } from "./shown_text.tsx";
 import { KindTag } from "./trace_bits.tsx";
 
 /** Deepest indentation drawn (deeper rows stay at this depth). */
@@ -175,7 +176,9 @@ const Row: FC<NodeProps> = (
       <span class={`wf-label depth-${Math.min(depth, MAX_DEPTH)}`}>
         <StatusBadge status={event.status} />
         <KindTag kind={event.kind} />
-        <a href={selectHref(event.event_id)}>{event.event_id}</a>
+        <a href={selectHref(event.event_id)}>
+          <Shown text={event.event_id} />
+        </a>
         <EventFields
           fields={mappedFields(event)}
           hideUser={shared?.user ?? false}

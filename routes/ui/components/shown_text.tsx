@@ -1,0 +1,40 @@
+/**
+ * Stored text as a page shows it: control, bidi formatting and zero-width
+ * characters each appear as a marked escape (`\u{202e}`) instead of acting
+ * on the text around them, so `abc\u202Egnp.exe` cannot display as
+ * `abc…exe.png` and `a\u200Bb` cannot pass for `ab`. Ids, attribute values,
+ * model names and revealed previews go through it (the characters are cut
+ * by `displayParts` in lib/obs/display.ts, which the terminal views share).
+ *
+ * @module
+ */
+
+import type { Child, FC } from "hono/jsx";
+import { displayParts } from "../../../lib/obs/display.ts";
+
+/** `text` with its invisible and control characters shown as marked escapes. */
+export const Shown: FC<{
+  text: string;
+  /** Keep line feeds and tabs (a preview shown in a `<pre>`). */
+  multiline?: boolean;
+}> = ({ text, multiline }) => shownText(text, multiline ?? false);
+
+/** {@link Shown} as a function, for cells and props that take a child. */
+export function shownText(text: string, multiline = false): Child {
+  const parts = displayParts(text, { multiline });
+  if (parts.every((part) => !part.escaped)) return text;
+  return parts.map((part) =>
+    part.escaped
+      ? (
+        <span
+          class="esc"
+          title={`Character U+${
+            part.text.slice(3, -1).toUpperCase()
+          }, shown as its code`}
+        >
+          {part.text}
+        </span>
+      )
+      : part.text
+  );
+}

@@ -1,0 +1,77 @@
+/**
+ * How the pages show the gate over enforced regressions: one decision for
+ * the overview's gate line and the regressions page's head, so the two never
+ * disagree. The gate itself (`external-gate`, `ok: true` with nothing
+ * enforced) passes when no enforced regression fails; a page says PASS only
+ * when something was enforced and held, and UNKNOWN while nothing is
+ * enforced yet, pending regressions or not.
+ *
+ * @module
+ */
+
+import type { GateResult } from "../../lib/ledger/regressions.ts";
+import { plural } from "./trace_words.ts";
+
+/** What the gate's display rests on. */
+export type GateState =
+  /** No ledger, or no regression saved. */
+  | "none"
+  /** Saved regressions, all pending: nothing is known to be fixed. */
+  | "pending_only"
+  /** Every enforced regression passed its latest replay. */
+  | "pass"
+  /** An enforced regression did not pass its latest replay. */
+  | "fail";
+
+/** The gate as a page shows it. */
+export interface GateDisplay {
+  state: GateState;
+  /** The badge's status: `unknown`, `pass` or `fail`. */
+  status: "unknown" | "pass" | "fail";
+  /** Its state and why, in one sentence. */
+  sentence: string;
+}
+
+/** The gate `gate` (`null` without a ledger) as pages show it. */
+export function gateDisplay(gate: GateResult | null): GateDisplay {
+  const state = gateState(gate);
+  return {
+    state,
+    status: state === "pass" ? "pass" : state === "fail" ? "fail" : "unknown",
+    sentence: gateSentence(gate, state),
+  };
+}
+
+function gateState(gate: GateResult | null): GateState {
+  if (!gate || gate.enforced + gate.pending === 0) return "none";
+  if (!gate.ok) return "fail";
+  return gate.enforced === 0 ? "pending_only" : "pass";
+}
+
+function gateSentence(gate: GateResult | null, state: GateState): string {
+  const pending = (n: number) =>
+    n > 0 ? `; ${n} pending (known open ${n === 1 ? "bug" : "bugs"})` : "";
+  switch (state) {
+    case "none":
+      return "No regressions saved yet: a saved FAIL becomes a pending regression, and its first passing replay enforces it.";
+    case "pending_only":
+      return `Nothing enforced yet: ${gate!.pending} pending regression${
+        gate!.pending === 1 ? " is a known open bug" : "s are known open bugs"
+      }; a passing replay enforces each.`;
+    case "fail": {
+      const failing = gate!.failing;
+      const ids = failing.map((f) => f.regression_id).join(", ");
+      return `${failing.length} of ${
+        plural(gate!.enforced, "enforced regression")
+      } did not pass the latest replay (${ids}): a bug that was fixed is back${
+        pending(gate!.pending)
+      }.`;
+    }
+    case "pass":
+      return `${
+        gate!.enforced === 1
+          ? "The 1 enforced regression passed its"
+          : `All ${gate!.enforced} enforced regressions passed their`
+      } latest replay${pending(gate!.pending)}.`;
+  }
+}
