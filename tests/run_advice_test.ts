@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { ProtocolError } from "../lib/contract/protocol.ts";
-import { EVIDENCE_CHECKS, findingGuide } from "../lib/mcp/finding_guide.ts";
+import { EVIDENCE_CHECKS, findingGuide } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { nextSteps } from "../routes/ui/run_words.ts";
 import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";

@@ -39,7 +39,7 @@ import {
   FINDING_CODE_NAMES,
   FINDING_SUBJECTS,
   findingGuide,
-} from "./finding_guide.ts";
+} from "../runner/finding_guide.ts";
 
 const SYSTEM_NAMES = REFERENCE_SYSTEMS.map((s) => s.name) as [
   string,

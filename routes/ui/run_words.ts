@@ -9,7 +9,7 @@
 
 import { type Store, STORES } from "../../lib/contract/protocol.ts";
 import { regressionIdFor } from "../../lib/ledger/regressions.ts";
-import { findingChecks } from "../../lib/mcp/mod.ts";
+import { findingChecks } from "../../lib/runner/finding_checks.ts";
 import { notCleanable } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 

@@ -11,9 +11,9 @@
  */
 
 import type { RequestFailure } from "../contract/protocol.ts";
-import { baselineProblems } from "../runner/baseline_problems.ts";
-import type { Finding, RunReport, Sample } from "../runner/report.ts";
-import type { FindingCode } from "../runner/rules.ts";
+import { baselineProblems } from "./baseline_problems.ts";
+import type { Finding, RunReport, Sample } from "./report.ts";
+import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 
 /** The checks of `finding` (one of `report`'s), the one its evidence points at first. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { FINDING_CODES, type FindingCode } from "../runner/rules.ts";
+import { FINDING_CODES, type FindingCode } from "./rules.ts";
 
 /** How to read one finding code. */
 export interface FindingGuide {
