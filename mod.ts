@@ -129,6 +129,7 @@ export {
   type OperatorRole,
   registerTraceTools,
   TOOL_NAMES,
+  ToolCalls,
   type TraceScope,
 } from "./lib/mcp/mod.ts";
 export type { ToolIdentity } from "./lib/mcp/context.ts";
