@@ -19,6 +19,7 @@ import {
   callError,
   callOk,
   fullFlow,
+  INITIALIZE_REQUEST,
   registerThroughCli,
   writeConfig,
 } from "./mcp_support.ts";
@@ -105,16 +106,6 @@ Deno.test("/mcp refuses unauthenticated, wrongly authenticated and cross-origin 
       /Cross-origin requests are refused/,
     );
 
-    const initialize = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    };
     const post = (headers: Record<string, string>) =>
       fetch(url, {
         method: "POST",
@@ -123,7 +114,7 @@ Deno.test("/mcp refuses unauthenticated, wrongly authenticated and cross-origin 
           Accept: "application/json, text/event-stream",
           ...headers,
         },
-        body: JSON.stringify(initialize),
+        body: JSON.stringify(INITIALIZE_REQUEST),
       });
     const anonymous = await post({});
     assert.equal(anonymous.status, 401);

@@ -23,6 +23,7 @@ import {
   callError,
   callOk,
   fullFlow,
+  INITIALIZE_REQUEST,
   registerThroughCli,
   writeConfig,
 } from "./mcp_support.ts";
@@ -380,16 +381,7 @@ async function mcpLines(
 }
 
 const INITIALIZE = [
-  {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "trace-test", version: "1" },
-    },
-  },
+  INITIALIZE_REQUEST,
   { jsonrpc: "2.0", method: "notifications/initialized" },
 ];
 

@@ -242,3 +242,15 @@ export async function fullFlow(
   });
   return { failing, replayed, comparison };
 }
+
+/** A raw JSON-RPC `initialize` request, as a client sends it first. */
+export const INITIALIZE_REQUEST = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "trace-test", version: "1" },
+  },
+} as const;
