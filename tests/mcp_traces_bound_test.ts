@@ -69,16 +69,20 @@ const SMALL: EventInput[] = [4, 5].map((second) => ({
 
 async function withOversizeIndex(
   fn: (client: Client) => Promise<void>,
+  options: { events?: EventInput[]; maxOutputChars?: number } = {},
 ): Promise<void> {
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
-    await ingestEvents(db, [...BIG, ...SMALL]);
+    await ingestEvents(db, options.events ?? [...BIG, ...SMALL]);
     const client = await memoryClient({
       db,
       dataDir,
       jobs: new RunJobs({ db, dataDir, lock: new RunLock() }),
       principal: { name: "admin", role: "admin", scope: {} },
       allowTraceQueries: true,
+      ...(options.maxOutputChars === undefined
+        ? {}
+        : { maxOutputChars: options.maxOutputChars }),
     });
     try {
       await fn(client);
@@ -178,39 +182,25 @@ Deno.test("paging over oversize events shows each exactly once and never skips o
 });
 
 Deno.test("an oversize event fits a small bound by cutting its attributes too", async () => {
-  await withDb(async (db, dataDir) => {
-    await migrate(db, ALL_MIGRATIONS);
-    await ingestEvents(db, [BIG[0]!]);
-    const client = await memoryClient({
-      db,
-      dataDir,
-      jobs: new RunJobs({ db, dataDir, lock: new RunLock() }),
-      principal: { name: "admin", role: "admin", scope: {} },
-      allowTraceQueries: true,
-      maxOutputChars: 8_000,
-    });
-    try {
-      const answer = await callOk(
-        client,
-        "trace.query_traces",
-      ) as unknown as Page;
-      assert.deepEqual(answer.events.map((e) => e.event_id), ["big-1"]);
-      assert.ok(JSON.stringify(answer).length <= 8_000);
-      const attributes = answer.truncated!.cuts.find((c) =>
-        c.path === "events[0].attributes"
-      );
-      assert.equal(attributes?.total, 32);
-      assert.ok(attributes.kept < 32);
-      const kept = Object.keys(
-        (answer.events[0] as unknown as { attributes: object }).attributes,
-      );
-      assert.equal(kept.length, attributes.kept);
-      assert.deepEqual(
-        kept,
-        Array.from({ length: attributes.kept }, (_, i) => `app.note_${i}`),
-      );
-    } finally {
-      await client.close();
-    }
-  });
+  await withOversizeIndex(async (client) => {
+    const answer = await callOk(
+      client,
+      "trace.query_traces",
+    ) as unknown as Page;
+    assert.deepEqual(answer.events.map((e) => e.event_id), ["big-1"]);
+    assert.ok(JSON.stringify(answer).length <= 8_000);
+    const attributes = answer.truncated!.cuts.find((c) =>
+      c.path === "events[0].attributes"
+    );
+    assert.equal(attributes?.total, 32);
+    assert.ok(attributes.kept < 32);
+    const kept = Object.keys(
+      (answer.events[0] as unknown as { attributes: object }).attributes,
+    );
+    assert.equal(kept.length, attributes.kept);
+    assert.deepEqual(
+      kept,
+      Array.from({ length: attributes.kept }, (_, i) => `app.note_${i}`),
+    );
+  }, { events: [BIG[0]!], maxOutputChars: 8_000 });
 });
