@@ -206,6 +206,7 @@ export {
   type ErasureSubject,
   type ErasureSubjectInput,
   type ErasureTable,
+  type ErasureTableCounts,
   type ErasureTarget,
   parseErasureSubject,
   registerErasureParticipant,

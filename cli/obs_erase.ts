@@ -277,8 +277,13 @@ async function readEventIds(path: string, io: CliIo): Promise<string[]> {
 }
 
 function tableLine(counts: ErasurePlan["tables"]): string {
+  // Only a content erasure reaches preview digests (envelopes stay, redacted).
+  const digests = counts.preview_digests > 0
+    ? `, ${counts.preview_digests} preview digests`
+    : "";
   return `${counts.obs_envelopes} envelopes, ${counts.obs_events} index rows, ` +
-    `${counts.obs_resources} resource refs, ${counts.obs_previews} previews`;
+    `${counts.obs_resources} resource refs, ${counts.obs_previews} previews` +
+    digests;
 }
 
 function participantsLine(counts: Record<string, number>): string {

@@ -36,6 +36,7 @@ Deno.test("planErasure() counts per table and store for each selector and change
           obs_events: 3,
           obs_resources: 4,
           obs_previews: 2,
+          preview_digests: 0,
         },
         stores: { trace: 1, conversation: 1, tool_log: 1 },
       },
@@ -47,6 +48,7 @@ Deno.test("planErasure() counts per table and store for each selector and change
           obs_events: 2,
           obs_resources: 0,
           obs_previews: 2,
+          preview_digests: 0,
         },
         stores: { trace: 2, conversation: 0, tool_log: 0 },
       },
@@ -58,6 +60,7 @@ Deno.test("planErasure() counts per table and store for each selector and change
           obs_events: 2,
           obs_resources: 1,
           obs_previews: 2,
+          preview_digests: 0,
         },
         stores: { trace: 1, conversation: 1, tool_log: 0 },
       },
@@ -69,6 +72,7 @@ Deno.test("planErasure() counts per table and store for each selector and change
           obs_events: 1,
           obs_resources: 0,
           obs_previews: 1,
+          preview_digests: 0,
         },
         stores: { trace: 1, conversation: 0, tool_log: 0 },
       },
@@ -80,6 +84,7 @@ Deno.test("planErasure() counts per table and store for each selector and change
           obs_events: 2,
           obs_resources: 0,
           obs_previews: 2,
+          preview_digests: 0,
         },
         stores: { trace: 2, conversation: 0, tool_log: 0 },
       },
@@ -251,6 +256,7 @@ Deno.test("eraseNow() with scope content removes previews only, up to a seq", as
       obs_resources: 0,
       obs_events: 0,
       obs_envelopes: 0,
+      preview_digests: 1,
     });
     const previews = await db.client.execute(
       `SELECT e.event_id FROM obs_previews p JOIN obs_events e ON e.seq = p.seq

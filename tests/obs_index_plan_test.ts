@@ -466,6 +466,19 @@ const WRITE_CASES: PlanCase[] = [
     sorts: ERASURE_SORT,
   },
   {
+    name: "erasure: content of a user, its preview digests redacted",
+    run: async (db) => {
+      const erased = await eraseNow(
+        db,
+        parseErasureSubject({ application_id: "app-a", user_id: "user-0" }),
+        { key: ERASURE_KEY, scope: "content", reclaim: false },
+      );
+      assert.ok(erased.tables.preview_digests > 0);
+    },
+    uses: ["obs_events_user", BY_SEQ],
+    sorts: ERASURE_SORT,
+  },
+  {
     name: "backfill: rebuild a missing index row",
     run: async (db) => {
       await db.client.batch([

@@ -30,6 +30,24 @@ export interface NormalizedPreview {
   sha256: string;
 }
 
+/** How an envelope body names its preview as written: size and digest. */
+export interface PreviewDigest {
+  chars: number;
+  sha256: string;
+  truncated: boolean;
+}
+
+/**
+ * How an envelope body names a preview an erasure removed: its size only,
+ * so nothing in the envelope or its fingerprint can be matched against a
+ * guessed text.
+ */
+export interface ErasedPreview {
+  chars: number;
+  erased: true;
+  truncated: boolean;
+}
+
 /** Fields a {@link TraceEvent} gains when it is read back. */
 type ReadSideFields = "seq" | "ts" | "received_at" | "preview";
 
@@ -42,7 +60,10 @@ export type EventMetadata =
 export interface NormalizedEvent {
   meta: EventMetadata;
   preview: NormalizedPreview | null;
-  /** Canonical metadata-only envelope body (the preview appears as its digest only). */
+  /**
+   * Canonical metadata-only envelope body (the preview appears as its size
+   * and digest only; an erasure replaces that with {@link ErasedPreview}).
+   */
   body: string;
   /** SHA-256 of `body`: what "the same payload" means for a retry. */
   fingerprint: string;
@@ -167,10 +188,18 @@ function fromValid(
     outcome: input.outcome ?? null,
   };
   const preview = input.preview ? normalizePreview(input.preview) : null;
-  const body = envelopeBody(meta, preview, {
-    started_at: canonicalIso(input.started_at, meta.started_at),
-    ended_at: canonicalIso(input.ended_at, meta.ended_at),
-  });
+  const body = envelopeBody(
+    meta,
+    preview && {
+      chars: preview.chars,
+      sha256: preview.sha256,
+      truncated: preview.truncated,
+    },
+    {
+      started_at: canonicalIso(input.started_at, meta.started_at),
+      ended_at: canonicalIso(input.ended_at, meta.ended_at),
+    },
+  );
   return { meta, preview, body, fingerprint: sha256Hex(body) };
 }
 
@@ -209,7 +238,7 @@ export function normalizePreview(text: string): NormalizedPreview {
  */
 function envelopeBody(
   meta: EventMetadata,
-  preview: NormalizedPreview | null,
+  preview: PreviewDigest | ErasedPreview | null,
   times: { started_at: string | null; ended_at: string | null },
 ): string {
   const m = meta;
@@ -230,12 +259,7 @@ function envelopeBody(
         verified: m.outcome.verified,
       },
       parent_event_id: m.parent_event_id,
-      preview: preview &&
-        {
-          chars: preview.chars,
-          sha256: preview.sha256,
-          truncated: preview.truncated,
-        },
+      preview,
       resources: m.resources.map(sortedRef),
       root_trace_id: m.root_trace_id,
       run_id: m.run_id,
@@ -274,6 +298,65 @@ function sortedAttributes(attributes: Attributes): Attributes {
   const sorted: Attributes = {};
   for (const key of keys.sort()) sorted[key] = attributes[key]!;
   return sorted;
+}
+
+/**
+ * `body` with its preview digest replaced by {@link ErasedPreview} (size
+ * only), or `null` when it names no preview digest (none was sent, it was
+ * erased already, or the body is not an envelope). Keys keep their order, so
+ * a canonical body stays canonical.
+ */
+export function redactEnvelopeBody(body: string): string | null {
+  let parsed: { event?: { preview?: unknown } } | null;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  const preview = parsed?.event?.preview as Partial<PreviewDigest> | null;
+  if (
+    !preview || typeof preview !== "object" ||
+    typeof preview.sha256 !== "string"
+  ) {
+    return null;
+  }
+  const erased: ErasedPreview = {
+    chars: Number(preview.chars),
+    erased: true,
+    truncated: preview.truncated === true,
+  };
+  parsed!.event!.preview = erased;
+  return JSON.stringify(parsed);
+}
+
+/**
+ * The fingerprint `event`'s envelope has once an erasure removed its
+ * preview, or `null` when it has no preview. A resend of an erased event is
+ * recognised by it: it names the preview's size, never its text.
+ */
+export function erasedFingerprint(event: NormalizedEvent): string | null {
+  if (!event.preview) return null;
+  const redacted = redactEnvelopeBody(event.body);
+  return redacted === null ? null : sha256Hex(redacted);
+}
+
+/**
+ * The envelope body of an event whose preview was erased, rebuilt from its
+ * metadata (an index row whose envelope source expiry removed): the same
+ * text {@link redactEnvelopeBody} makes of the original envelope.
+ */
+export function erasedEnvelopeBody(
+  meta: EventMetadata,
+  preview: { chars: number; truncated: boolean },
+): string {
+  return envelopeBody(
+    meta,
+    { chars: preview.chars, erased: true, truncated: preview.truncated },
+    {
+      started_at: isoOrNull(meta.started_at),
+      ended_at: isoOrNull(meta.ended_at),
+    },
+  );
 }
 
 /** Epoch ms as an ISO string, or `null`. */

@@ -5,7 +5,9 @@
  *
  * - `obs_envelopes`: canonical source envelopes, metadata-only and immutable.
  *   Triggers refuse every UPDATE, and every DELETE that lacks a matching
- *   `obs_expiry_grants` row (the compare-and-delete path of source expiry).
+ *   `obs_expiry_grants` row (the compare-and-delete path of source expiry
+ *   and erasure; an erasure of scope `content` takes the same path to
+ *   replace an envelope by its redacted copy, `maint/_erasure_redact.ts`).
  * - `obs_events`: the normalized index, one row per event, keyed by `seq`
  *   (shared with the envelope it was derived from).
  * - `obs_resources`: typed resource refs of events, selection candidates and

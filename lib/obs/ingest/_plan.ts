@@ -1,7 +1,9 @@
 /**
  * Which events of a group of batches are new, which repeat an earlier
  * writer's identical event, and which batches are refused because an event
- * id is owned by a different payload. Batches are planned in arrival order,
+ * id is owned by a different payload (an event whose preview an erasure
+ * removed is owned by its redacted envelope: a resend of it is a duplicate
+ * that restores nothing). Batches are planned in arrival order,
  * each against what the database holds and what the batches before it in
  * the group claim, so a group decides exactly as the same batches written
  * one after the other would. Private to `ingest/`.
@@ -9,7 +11,11 @@
  * @module
  */
 
-import type { EventIssue, NormalizedEvent } from "../normalize.ts";
+import {
+  erasedFingerprint,
+  type EventIssue,
+  type NormalizedEvent,
+} from "../normalize.ts";
 
 /** One validated batch waiting to be written. */
 export interface BatchToWrite {
@@ -101,7 +107,10 @@ function* planBatch(
     const key = ownerKey(event.meta.application_id, event.meta.event_id);
     const prior = claims.get(key) ?? owned.get(key);
     const eventId = event.meta.event_id;
-    if (prior && prior.fingerprint !== event.fingerprint) {
+    if (
+      prior && prior.fingerprint !== event.fingerprint &&
+      !resendOfErased(event, prior)
+    ) {
       plan.conflicts.push(
         withLine(conflict(event, index, prior, batch), batch.lines),
       );
@@ -122,6 +131,17 @@ function* planBatch(
     seq += 1;
   }
   return plan;
+}
+
+/**
+ * True when `event` is the stored event `prior` as it was before an erasure
+ * removed its preview: the envelope now names the preview's size only, and
+ * so does this comparison. Such a resend is a duplicate: nothing is written
+ * and the erased preview is not brought back.
+ */
+function resendOfErased(event: NormalizedEvent, prior: Owned): boolean {
+  return prior.item === undefined &&
+    erasedFingerprint(event) === prior.fingerprint;
 }
 
 /** `issue` with the source line of its item, when the batch came from NDJSON. */

@@ -38,6 +38,20 @@ export const SCOPE_TABLES: Readonly<
   content: ["obs_previews"],
 };
 
+/**
+ * Counts per table: rows of each of {@link ERASURE_TABLES}, and
+ * `preview_digests`, the events whose envelope (or, without one, whose
+ * fingerprint) holds a digest of a preview the erasure removes while the
+ * envelope stays (scope `content`; always 0 for `all`, whose envelopes go).
+ */
+export type ErasureTableCounts = Record<ErasureTable, number> & {
+  preview_digests: number;
+};
+
+/** SQL true when an envelope's `body` names a preview digest (never an error on a body that is not JSON). */
+export const BODY_HOLDS_DIGEST =
+  "(CASE WHEN json_valid(body) THEN json_type(body, '$.event.preview.sha256') END) IS NOT NULL";
+
 /** One matched event: its key, the fingerprint of what is stored, and its store. */
 export interface MatchedEvent extends ErasedEventKey {
   fingerprint: string;
@@ -140,19 +154,26 @@ export async function matchSubject(
   }
   const matched = [...bySeq.values()];
   if (options.scope === "all") return matched;
-  return await withPreviews(executor, matched);
+  return await withContent(executor, matched);
 }
 
-/** The events among `matched` that still hold a preview. */
-async function withPreviews(
+/**
+ * The events among `matched` that still hold a preview, or whose envelope
+ * still names a preview digest (a preview retention removed, or one erased
+ * before digests were redacted).
+ */
+async function withContent(
   executor: ErasureExecutor,
   matched: MatchedEvent[],
 ): Promise<MatchedEvent[]> {
   if (matched.length === 0) return matched;
+  const list = seqList(matched);
   const result = await executor.execute({
     sql:
-      "SELECT seq FROM obs_previews WHERE seq IN (SELECT value FROM json_each(?))",
-    args: [seqList(matched)],
+      `SELECT seq FROM obs_previews WHERE seq IN (SELECT value FROM json_each(?))
+          UNION SELECT seq FROM obs_envelopes
+            WHERE seq IN (SELECT value FROM json_each(?)) AND ${BODY_HOLDS_DIGEST}`,
+    args: [list, list],
   });
   const keep = new Set(result.rows.map((row) => Number(row.seq)));
   return matched.filter((event) => keep.has(event.seq));
@@ -163,12 +184,12 @@ export function seqList(events: readonly { seq: number }[]): string {
   return JSON.stringify(events.map((event) => event.seq));
 }
 
-/** Rows each table holds for `events`. */
+/** Rows each table holds for `events` (`preview_digests` is counted apart). */
 export async function countTables(
   executor: ErasureExecutor,
   events: readonly MatchedEvent[],
   tables: readonly ErasureTable[],
-): Promise<Record<ErasureTable, number>> {
+): Promise<ErasureTableCounts> {
   const counts = emptyCounts();
   if (events.length === 0) return counts;
   const list = seqList(events);
@@ -184,8 +205,14 @@ export async function countTables(
 }
 
 /** Zero for every table. */
-export function emptyCounts(): Record<ErasureTable, number> {
-  return { obs_previews: 0, obs_resources: 0, obs_events: 0, obs_envelopes: 0 };
+export function emptyCounts(): ErasureTableCounts {
+  return {
+    obs_previews: 0,
+    obs_resources: 0,
+    obs_events: 0,
+    obs_envelopes: 0,
+    preview_digests: 0,
+  };
 }
 
 /**

@@ -5,8 +5,6 @@
  * @module
  */
 
-import type { Row } from "@libsql/client";
-
 /** Columns of `obs_envelopes` every maintenance read selects. */
 export const ENVELOPE_SELECT =
   "seq, application_id, event_id, store, source, fingerprint, body, received_at";
@@ -32,7 +30,9 @@ export interface EnvelopeRecord {
 }
 
 /** Reads an envelope row from a query result. */
-export function envelopeFromRow(row: Row): EnvelopeRecord {
+export function envelopeFromRow(
+  row: Readonly<Record<string, unknown>>,
+): EnvelopeRecord {
   return {
     seq: Number(row.seq),
     application_id: String(row.application_id),

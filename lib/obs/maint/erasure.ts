@@ -18,6 +18,11 @@
  * live in SQL, health keeps counts only and the process counters are
  * content-free.
  *
+ * An erasure that removes previews but keeps the envelopes (scope
+ * `content`) also takes every digest of those previews out of what stays:
+ * each envelope is replaced by a redacted one with a new fingerprint,
+ * through the envelopes' compare-and-delete guard (`_erasure_redact.ts`).
+ *
  * The bytes must leave the file too: the deleting connection runs with
  * `secure_delete` (set and read back inside the transaction, since a pooled
  * client may hand it any connection), and after the commit freed pages are
@@ -38,10 +43,15 @@ import {
   deleteFrom,
   emptyCounts,
   type ErasureTable,
+  type ErasureTableCounts,
   type MatchedEvent,
   matchSubject,
   SCOPE_TABLES,
 } from "./_erasure_match.ts";
+import {
+  countPreviewDigests,
+  redactPreviewDigests,
+} from "./_erasure_redact.ts";
 import {
   type ErasureExecutor,
   type ErasureParticipant,
@@ -61,7 +71,11 @@ import {
   type StorageReport,
 } from "./_storage.ts";
 
-export { ERASURE_TABLES, type ErasureTable } from "./_erasure_match.ts";
+export {
+  ERASURE_TABLES,
+  type ErasureTable,
+  type ErasureTableCounts,
+} from "./_erasure_match.ts";
 
 /** Options every erasure step takes. */
 export interface ErasureOptions {
@@ -89,8 +103,12 @@ export interface ErasureCounts {
   up_to_seq: number | null;
   /** Events matched. */
   events: number;
-  /** Rows per index table. */
-  tables: Record<ErasureTable, number>;
+  /**
+   * Rows per index table, and `preview_digests`: events whose envelope (or
+   * fingerprint) names a digest of a preview this erasure removes while the
+   * envelope stays, replaced by a redacted envelope and a new fingerprint.
+   */
+  tables: ErasureTableCounts;
   /** Events per store. */
   stores: Record<StoreName, number>;
   /** Records per participant. */
@@ -154,8 +172,8 @@ export interface ApplyErasureOptions extends ErasureOptions {
 export interface ErasureRemainder {
   /** Events still matching. */
   events: number;
-  /** Rows still matching, per index table. */
-  tables: Record<ErasureTable, number>;
+  /** Rows still matching, per index table; `preview_digests`: events still naming a digest of their preview. */
+  tables: ErasureTableCounts;
   /** Records still referring to it, per participant. */
   participants: Record<string, number>;
   /** True when nothing of the subject remains in the scope. */
@@ -170,6 +188,8 @@ interface Selection {
   keyId: string;
   participants: readonly ErasureParticipant[];
   tables: readonly ErasureTable[];
+  /** Previews go while envelopes stay: their digests must go too. */
+  redact: boolean;
 }
 
 function select(
@@ -178,6 +198,9 @@ function select(
 ): Selection {
   const scope = options.scope ?? "all";
   const allowed = SCOPE_TABLES[scope];
+  const tables = options.tables
+    ? allowed.filter((t) => options.tables!.includes(t))
+    : allowed;
   return {
     subject,
     scope,
@@ -185,9 +208,9 @@ function select(
     digest: subjectDigest(subject, options.key),
     keyId: erasureKeyId(options.key),
     participants: options.participants ?? erasureParticipants(),
-    tables: options.tables
-      ? allowed.filter((t) => options.tables!.includes(t))
-      : allowed,
+    tables,
+    redact: tables.includes("obs_previews") &&
+      !tables.includes("obs_envelopes"),
   };
 }
 
@@ -232,7 +255,7 @@ function confirmationFor(
 function countsOf(
   selection: Selection,
   events: readonly MatchedEvent[],
-  tables: Record<ErasureTable, number>,
+  tables: ErasureTableCounts,
   participants: Record<string, number>,
 ): ErasureCounts {
   return {
@@ -288,7 +311,7 @@ async function survey(
 ): Promise<{
   selection: Selection;
   events: MatchedEvent[];
-  tables: Record<ErasureTable, number>;
+  tables: ErasureTableCounts;
   participants: Record<string, number>;
 }> {
   await requireObs(db);
@@ -297,6 +320,9 @@ async function survey(
   try {
     const events = await match(tx, selection);
     const tables = await countTables(tx, events, selection.tables);
+    if (selection.redact) {
+      tables.preview_digests = await countPreviewDigests(tx, events);
+    }
     const participants = await countParticipants(tx, selection, events);
     return { selection, events, tables, participants };
   } finally {
@@ -377,6 +403,11 @@ async function eraseInTransaction(
       participants[participant.name] = await participant.erase(tx, target);
     }
     const tables = emptyCounts();
+    // Before the previews go: an index row without its envelope takes the
+    // preview's size from it.
+    if (selection.redact) {
+      tables.preview_digests = await redactPreviewDigests(tx, events, now);
+    }
     for (const table of selection.tables) {
       tables[table] = await deleteFrom(tx, table, events, now);
     }

@@ -123,6 +123,7 @@ export {
   erasureRemainder,
   type ErasureResult,
   type ErasureTable,
+  type ErasureTableCounts,
   planErasure,
 } from "./erasure.ts";
 export {

@@ -2,7 +2,10 @@
  * Native retention of the index: previews, metadata and verified outcomes
  * each expire on their own schedule (by event time), with
  * previews <= metadata <= outcomes. Canonical envelopes are never touched
- * here; only a reviewed source expiry removes them. Deletes run in small
+ * here; only a reviewed source expiry or an erasure removes them. Retention
+ * is not erasure: an expired preview stays named in its envelope by size and
+ * SHA-256, and in the fingerprint over it, until an erasure of its subject
+ * redacts or removes the envelope. Deletes run in small
  * batches, each its own short transaction, so writers keep going; afterwards
  * free pages are returned to the file system in small incremental steps when
  * the file allows it (a full VACUUM, which blocks writers, only on request)
