@@ -19,7 +19,7 @@ import type { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import { createLoginRoutes } from "./_login.tsx";
 import type { UiAuth } from "./_ui_auth.ts";
 import { comparePage as traceComparePage } from "./pages/traces_compare.tsx";
-import { findPage } from "./pages/traces_find.tsx";
+import { finderTimesInUtc, findPage } from "./pages/traces_find.tsx";
 import { healthPage } from "./pages/traces_health.tsx";
 import { comparePage } from "./pages/compare.tsx";
 import { overviewPage } from "./pages/overview.tsx";
@@ -37,6 +37,7 @@ import { createTraceJson } from "./pages/traces_json.ts";
 import { createAssetRoutes } from "./ui/assets.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { definePage } from "./ui/page.ts";
+import { defineFormPage } from "./ui/form_refusal.tsx";
 import type { RunJobs } from "../lib/runs/mod.ts";
 import type { RunSource } from "./ui/run_view.ts";
 import { LastHealth } from "./ui/last_health.ts";
@@ -70,7 +71,9 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   app.get("/favicon.ico", (c) => c.body(null, 204));
   const health = new LastHealth();
   definePage(app, deps, health.watch(healthPage(options.health)));
-  definePage(app, deps, findPage(options.db));
+  defineFormPage(app, deps, findPage(options.db), {
+    canonicalQuery: finderTimesInUtc,
+  });
   definePage(app, deps, inspectPage(options.db));
   definePage(app, deps, traceComparePage(options.db));
   app.route(
@@ -89,7 +92,7 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   definePage(app, deps, targetsPage(source));
   definePage(app, deps, targetPage(source));
   definePage(app, deps, regressionsPage(source));
-  definePage(app, deps, comparePage(source));
+  defineFormPage(app, deps, comparePage(source));
   definePage(app, deps, referencePage(source));
   registerAssessmentDocument(app, deps.auth);
   registerRunActions(app, deps, source);

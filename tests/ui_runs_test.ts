@@ -748,3 +748,86 @@ Deno.test("gateDisplay() says PASS only when something enforced held", () => {
     "1 of 2 enforced regressions did not pass the latest replay (reg-0): a bug that was fixed is back; 1 pending (known open bug).",
   ]);
 });
+
+/** The opening tag of the element with `id` in `html`. */
+function tagOf(html: string, id: string): string {
+  const tag = html.match(new RegExp(`<[a-z]+ [^>]*id="${id}"[^>]*>`))?.[0];
+  assert.ok(tag, `no element with id ${id}`);
+  return tag;
+}
+
+Deno.test("a refused comparison comes back as the compare page: the notice names the run to check, the form keeps what was typed", async () => {
+  let reference = "";
+  await withRunsApp(async (db) => {
+    reference = (await referenceRuns(db, ["correct"]))[0]!.run_id;
+  }, async (fixture) => {
+    const browse = (path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ ...BEARER, accept: "text/html" }),
+      );
+    // Run A alone: the page, its navigation, and Run B marked as missing.
+    const typed = "run-20261129T214455Z-3f9a1c";
+    const alone = await browse(`/compare?a=${typed}&b=`);
+    assert.equal(alone.status, 400);
+    const html = await alone.text();
+    assert.match(html, /<title>Compare runs · Trace<\/title>/);
+    assert.match(html, /<nav class="site-nav" aria-label="Main">/);
+    assert.doesNotMatch(html, /Go to the start page|<h1>Bad request/);
+    assert.match(tagOf(html, "compare-error"), /role="alert"/);
+    assert.match(
+      html,
+      /Nothing was compared: check <a href="#compare-b">Run B \(after\)<\/a>, then compare again\./,
+    );
+    assert.match(html, /give both runs, a=RUN_A \(before\) and b=RUN_B/);
+    const a = tagOf(html, "compare-a");
+    assert.match(a, new RegExp(`value="${typed}"`));
+    assert.match(a, /required/);
+    assert.doesNotMatch(a, /aria-invalid/);
+    const b = tagOf(html, "compare-b");
+    assert.match(b, /value=""/);
+    assert.match(b, /required/);
+    assert.match(b, /aria-invalid="true"/);
+    assert.match(b, /aria-describedby="compare-error"/);
+    assert.match(
+      html,
+      /<form class="filters" method="get" action="\/compare">/,
+    );
+    // A run that is not an external run: that run is named, 400.
+    const other = "run-20261129T214455Z-000000";
+    const refused = await browse(`/compare?a=${reference}&b=${other}`);
+    assert.equal(refused.status, 400);
+    const refusedHtml = await refused.text();
+    assert.match(refusedHtml, /it is a reference run/);
+    assert.match(tagOf(refusedHtml, "compare-a"), /aria-invalid="true"/);
+    assert.doesNotMatch(tagOf(refusedHtml, "compare-b"), /aria-invalid/);
+    assert.match(
+      tagOf(refusedHtml, "compare-b"),
+      new RegExp(`value="${other}"`),
+    );
+    // A run id nobody recorded: 404, still the page with the form.
+    const missing = await browse(`/compare?a=${other}&b=${typed}`);
+    assert.equal(missing.status, 404);
+    const missingHtml = await missing.text();
+    assert.match(missingHtml, new RegExp(`no completed external run ${other}`));
+    assert.match(tagOf(missingHtml, "compare-a"), /aria-invalid="true"/);
+    // An input that is no run id at all is shown back escaped.
+    const bad = await browse(
+      `/compare?a=${encodeURIComponent('"><i>x')}&b=${typed}`,
+    );
+    assert.equal(bad.status, 400);
+    const badHtml = await bad.text();
+    assert.doesNotMatch(badHtml, /<i>x/);
+    assert.match(tagOf(badHtml, "compare-a"), /value="&quot;&gt;&lt;i&gt;x"/);
+    // The twin answers with the error as before.
+    const twin = await browse(`/compare.json?a=${typed}`);
+    assert.equal(twin.status, 400);
+    assert.deepEqual(await twin.json(), {
+      error: {
+        code: "usage",
+        message:
+          "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
+      },
+    });
+  });
+});

@@ -393,6 +393,8 @@ Deno.test("a tenant-bound account's start page leads to the finder, and no trace
       as: "support-app1",
     })).text();
     assert.match(finder, /<button type="submit" disabled>Look up user id</);
+    // The browser checks the address before it is sent.
+    assert.match(finder, /<input type="email" id="account-email" name="email"/);
     assert.match(finder, /resolving accounts needs the operator role or above/);
   });
 });

@@ -651,3 +651,165 @@ Deno.test("a comparison counts one selection event and its candidates in the sin
     assert.doesNotMatch(html, /\b1 selection events\b|\b1 events against\b/);
   });
 });
+
+/** A page as a browser asks for it. */
+async function browse(fixture: Fixture, path: string): Promise<Response> {
+  return await fixture.app.request(
+    at(path),
+    page({ authorization: `Bearer ${ADMIN_TOKEN}`, accept: "text/html" }),
+  );
+}
+
+/** The opening tag of the element with `id` in `html`. */
+function tagOf(html: string, id: string): string {
+  const tag = html.match(new RegExp(`<[a-z]+ [^>]*id="${id}"[^>]*>`))?.[0];
+  assert.ok(tag, `no element with id ${id}`);
+  return tag;
+}
+
+Deno.test("a refused finder search comes back as the finder: the notice names the field, the form keeps what was typed", async () => {
+  await withApp(async (fixture) => {
+    const path =
+      `/traces/find?thread_id=${INCIDENT.thread_id}&start_time=yesterday+10%3A00&kind=selection`;
+    const response = await browse(fixture, path);
+    assert.equal(response.status, 400);
+    assert.match(response.headers.get("content-type") ?? "", /text\/html/);
+    const html = await response.text();
+    // The page itself, with its navigation, not the bare error page.
+    assert.match(html, /<title>Find incidents · Trace<\/title>/);
+    assert.match(html, /<nav class="site-nav" aria-label="Main">/);
+    assert.doesNotMatch(html, /Go to the start page|<h1>Bad request/);
+    // The notice says what was not done, names the field and links to it.
+    const notice = html.slice(
+      html.indexOf('<div class="notice notice--error"'),
+      html.indexOf("</div>", html.indexOf('id="finder-error"')),
+    );
+    assert.match(tagOf(html, "finder-error"), /role="alert"/);
+    assert.match(
+      notice,
+      /Nothing was searched: check <a href="#f-start_time">From \(inclusive\)<\/a>, then search again\./,
+    );
+    assert.match(
+      notice,
+      /start_time: must be an ISO 8601 timestamp with a zone, e.g\. 2026-09-01T12:00:00Z/,
+    );
+    // The field is marked and described by the notice; the others are not.
+    const from = tagOf(html, "f-start_time");
+    assert.match(from, /value="yesterday 10:00"/);
+    assert.match(from, /aria-invalid="true"/);
+    assert.match(from, /aria-describedby="finder-error f-start_time-note"/);
+    assert.doesNotMatch(tagOf(html, "f-thread_id"), /aria-invalid/);
+    // The form is there with every value as typed, its filters open.
+    assert.match(html, /<form class="finder-form" method="get"/);
+    assert.match(html, /<details class="finder-form__filters" open/);
+    assert.match(
+      tagOf(html, "f-thread_id"),
+      new RegExp(`value="${INCIDENT.thread_id}"`),
+    );
+    assert.match(tagOf(html, "f-kind"), /value="selection"/);
+    // No results are claimed for a search that did not run.
+    assert.doesNotMatch(html, /id="results"|id="overview"/);
+  });
+});
+
+Deno.test("a refused finder search refills the form escaped and marks each field a refusal names", async () => {
+  await withApp(async (fixture) => {
+    const typed = `"><script>alert(1)</script>`;
+    const escaped = await browse(
+      fixture,
+      `/traces/find?end_time=${encodeURIComponent(typed)}`,
+    );
+    assert.equal(escaped.status, 400);
+    const html = await escaped.text();
+    assert.doesNotMatch(html, /<script>alert/);
+    assert.match(
+      tagOf(html, "f-end_time"),
+      /value="&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;"/,
+    );
+    assert.match(tagOf(html, "f-end_time"), /aria-invalid="true"/);
+    // A time order names both times.
+    const order = await browse(
+      fixture,
+      "/traces/find?start_time=2026-11-29T11:00:00Z&end_time=2026-11-29T10:00:00Z",
+    );
+    assert.equal(order.status, 400);
+    const both = await order.text();
+    assert.match(
+      both,
+      /check <a href="#f-start_time">From \(inclusive\)<\/a> and <a href="#f-end_time">Until \(exclusive\)<\/a>/,
+    );
+    assert.match(tagOf(both, "f-end_time"), /aria-invalid="true"/);
+    // A parameter the form does not show names no field, and is not kept.
+    const unknown = await browse(fixture, "/traces/find?thread=t-1");
+    assert.equal(unknown.status, 400);
+    const text = await unknown.text();
+    assert.match(
+      text,
+      /Nothing was searched for the reason below; correct it, then search again\./,
+    );
+    assert.match(text, /unknown parameter &quot;thread&quot;; did you mean/);
+    assert.doesNotMatch(text, /aria-invalid/);
+  });
+});
+
+Deno.test("the finder's twin and scripts keep the JSON refusal of a bad filter", async () => {
+  await withApp(async (fixture) => {
+    const expected = {
+      error: {
+        code: "config_invalid",
+        message:
+          "Invalid trace query: start_time: must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
+      },
+    };
+    const twin = await browse(
+      fixture,
+      "/traces/find.json?start_time=yesterday",
+    );
+    assert.equal(twin.status, 400);
+    assert.deepEqual(await twin.json(), expected);
+    // The page path without a browser's Accept answers as it did.
+    const script = await json(fixture, "/traces/find?start_time=yesterday");
+    assert.equal(script.status, 400);
+    assert.deepEqual(script.body, expected);
+    // Nor is a zoneless time read for a script.
+    const zoneless = await json(
+      fixture,
+      "/traces/find.json?start_time=2026-11-29+10%3A00",
+    );
+    assert.equal(zoneless.status, 400);
+  });
+});
+
+Deno.test("the finder reads a time typed without a zone as UTC, and refuses one that is no time", async () => {
+  await withApp(async (fixture) => {
+    const typed = await browse(
+      fixture,
+      "/traces/find?q=task-42&start_time=2026-11-29+10%3A00&end_time=2026-11-29T11%3A30%3A15",
+    );
+    assert.equal(typed.status, 302);
+    const location = new URL(typed.headers.get("location")!, "http://x");
+    assert.equal(location.pathname, "/traces/find");
+    assert.equal(location.searchParams.get("q"), "task-42");
+    assert.equal(
+      location.searchParams.get("start_time"),
+      "2026-11-29T10:00:00Z",
+    );
+    assert.equal(location.searchParams.get("end_time"), "2026-11-29T11:30:15Z");
+    const followed = await browse(fixture, location.pathname + location.search);
+    assert.equal(followed.status, 200);
+    assert.match(
+      tagOf(await followed.text(), "f-start_time"),
+      /value="2026-11-29T10:00:00Z"/,
+    );
+    // February 30 is no time: it stays as typed, for the page to refuse.
+    const impossible = await browse(
+      fixture,
+      "/traces/find?start_time=2026-02-30+10%3A00",
+    );
+    assert.equal(impossible.status, 400);
+    assert.match(
+      tagOf(await impossible.text(), "f-start_time"),
+      /value="2026-02-30 10:00"/,
+    );
+  });
+});

@@ -27,6 +27,12 @@ import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { compareHref, runHref, targetHref } from "../ui/links.ts";
+import {
+  type FormRefusal,
+  formRefusal,
+  invalidField,
+  RefusalNotice,
+} from "../ui/form_refusal.tsx";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { storeShort } from "../ui/run_words.ts";
@@ -45,6 +51,11 @@ export interface ComparePageData {
   comparison: RunComparison | null;
   suggestions: SuggestedComparison[];
   query: { a: string | null; b: string | null };
+  /**
+   * Why the runs asked for were not compared: on the page only (its JSON
+   * twin answers with the error), which offers the form again as sent.
+   */
+  refused?: FormRefusal;
 }
 
 /** The compare page over `source`. */
@@ -67,15 +78,21 @@ async function loadCompare(
 ): Promise<ComparePageData> {
   const a = c.req.query("a") || null;
   const b = c.req.query("b") || null;
-  if ((a === null) !== (b === null)) {
-    // One run alone would be dropped without a word: say what is missing.
-    throw new UsageError(
-      `Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only ${
-        a ? "a" : "b"
-      } was given`,
-    );
+  let comparison: RunComparison | null = null;
+  let refused: FormRefusal | undefined;
+  try {
+    if ((a === null) !== (b === null)) {
+      // One run alone would be dropped without a word: say what is missing.
+      throw new UsageError(
+        `Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only ${
+          a ? "a" : "b"
+        } was given`,
+      );
+    }
+    comparison = a && b ? await compareStoredRuns(source.db, a, b) : null;
+  } catch (error) {
+    refused = formRefusal(c, error, (message) => refusedRuns(message, a, b));
   }
-  const comparison = a && b ? await compareStoredRuns(source.db, a, b) : null;
   const suggestions = !comparison && await hasLedger(source.db)
     ? (await regressionsOf(source.db)).flatMap((r) =>
       r.last_run_id
@@ -92,7 +109,21 @@ async function loadCompare(
     comparison,
     suggestions,
     query: { a, b },
+    ...(refused ? { refused } : {}),
   };
+}
+
+/** The runs a refusal is about: the one missing, else those its message names (both when neither). */
+function refusedRuns(
+  message: string,
+  a: string | null,
+  b: string | null,
+): string[] {
+  if (a === null || b === null) return [a === null ? "a" : "b"];
+  const named = ([["a", a], ["b", b]] as const).filter(([, id]) =>
+    message.includes(id)
+  ).map(([field]) => field);
+  return named.length > 0 ? named : ["a", "b"];
 }
 
 /** What changed between the two runs, in one sentence. */
@@ -277,6 +308,15 @@ const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
 const SAVE_AND_REPLAY =
   "trace external-save RUN_ID\ntrace external-replay REGRESSION_ID";
 
+/** The id of the notice above a refused comparison. */
+const COMPARE_NOTICE = "compare-error";
+
+/** The form's fields: query parameter, input id, label. */
+const RUN_FIELDS = [
+  ["a", "compare-a", "Run A (before)"],
+  ["b", "compare-b", "Run B (after)"],
+] as const;
+
 const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
   <>
     <div class="page-head">
@@ -288,27 +328,36 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
         a failing run and its replay.
       </p>
     </div>
+    {data.refused
+      ? (
+        <RefusalNotice
+          id={COMPARE_NOTICE}
+          refusal={data.refused}
+          outcome="Nothing was compared"
+          retry="compare again"
+          fields={RUN_FIELDS.filter(([name]) =>
+            data.refused!.fields.includes(name)
+          ).map(([, id, label]) => ({ id, label }))}
+        />
+      )
+      : null}
     <form class="filters" method="get" action="/compare">
-      <div class="filters__field">
-        <label for="compare-a">Run A (before)</label>
-        <input
-          type="text"
-          id="compare-a"
-          name="a"
-          value={data.query.a ?? ""}
-          placeholder="run-…"
-        />
-      </div>
-      <div class="filters__field">
-        <label for="compare-b">Run B (after)</label>
-        <input
-          type="text"
-          id="compare-b"
-          name="b"
-          value={data.query.b ?? ""}
-          placeholder="run-…"
-        />
-      </div>
+      {RUN_FIELDS.map(([name, id, label]) => (
+        <div class="filters__field">
+          <label for={id}>{label}</label>
+          <input
+            type="text"
+            id={id}
+            name={name}
+            value={data.query[name] ?? ""}
+            placeholder="run-…"
+            autocomplete="off"
+            spellcheck={false}
+            required
+            {...invalidField(data.refused, name, COMPARE_NOTICE)}
+          />
+        </div>
+      ))}
       <div class="filters__actions">
         <button type="submit" class="button--primary">Compare</button>
       </div>

@@ -22,6 +22,7 @@ import {
   readThreadEvidence,
   type ThreadEvidence,
   type TraceFilter,
+  traceFilterFromParams,
   type TraceOverview,
   traceOverview,
 } from "../../lib/obs/query/mod.ts";
@@ -33,7 +34,13 @@ import {
   EventDetail,
   SelectedEventSection,
 } from "../ui/components/event_detail.tsx";
-import { FinderForm, hasFilters } from "../ui/components/finder_form.tsx";
+import {
+  FINDER_FIELDS,
+  FINDER_NOTICE,
+  FinderForm,
+  finderInputId,
+  hasFilters,
+} from "../ui/components/finder_form.tsx";
 import { AccountResolveForm } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { RootGroups } from "../ui/components/root_groups.tsx";
@@ -49,6 +56,12 @@ import {
 } from "../ui/event_fields.ts";
 import { runOfEvent } from "../ui/links.ts";
 import { formatCount } from "../ui/format.ts";
+import {
+  type FormRefusal,
+  formRefusal,
+  namedFields,
+  RefusalNotice,
+} from "../ui/form_refusal.tsx";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { nextTurn } from "../ui/turn.ts";
 import {
@@ -92,6 +105,15 @@ export interface FinderData {
   controls: FinderControls;
 }
 
+/**
+ * A search the finder refused, as its page shows it (never its JSON twin,
+ * which answers with the error): the form again, filled with what was typed.
+ */
+export interface RefusedFinder {
+  refused: FormRefusal;
+  controls: FinderControls;
+}
+
 /** What the finder's controls may do for this principal. */
 export interface FinderControls {
   account_resolve: ActionCapability;
@@ -100,21 +122,73 @@ export interface FinderControls {
 }
 
 /** The finder over `db`. */
-export function findPage(db: TraceDb): PageSpec<FinderData> {
+export function findPage(db: TraceDb): PageSpec<FinderData | RefusedFinder> {
   return {
     path: FIND_PATH,
     title: "Find incidents",
     load: (c) => loadFinder(db, c),
-    render: (data, view) => <FinderBody data={data} view={view} />,
+    render: (data, view) =>
+      "refused" in data
+        ? <RefusedBody data={data} view={view} />
+        : <FinderBody data={data} view={view} />,
   };
 }
+
+/** A time as people type it: `2026-11-29 10:00` (or with a `T`, seconds optional), no zone. */
+const ZONELESS_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?$/;
+
+/**
+ * The finder's query with each time typed without a zone (`2026-11-29
+ * 10:00`) spelt as the UTC timestamp the filters read
+ * (`2026-11-29T10:00:00Z`), or `null` when there is none to rewrite. A
+ * value the filter parser would refuse even so (a February 30) is left as
+ * typed, for the page to refuse.
+ */
+export function finderTimesInUtc(
+  params: URLSearchParams,
+): URLSearchParams | null {
+  const next = new URLSearchParams(params);
+  let changed = false;
+  for (const key of ["start_time", "end_time"]) {
+    const values = params.getAll(key);
+    if (values.length !== 1) continue;
+    const typed = ZONELESS_TIME.exec(values[0]!.trim());
+    if (!typed) continue;
+    const utc = `${typed[1]}T${typed[2]}${typed[3] ?? ":00"}Z`;
+    try {
+      traceFilterFromParams(new URLSearchParams({ [key]: utc }));
+    } catch {
+      continue;
+    }
+    next.set(key, utc);
+    changed = true;
+  }
+  return changed ? next : null;
+}
+
+/** The names of the fields the form shows. */
+const FIELD_NAMES = FINDER_FIELDS.map(([name]) => name);
 
 async function loadFinder(
   db: TraceDb,
   c: Context<UiEnv>,
-): Promise<FinderData> {
+): Promise<FinderData | RefusedFinder> {
   const params = cleanParams(new URL(c.req.url).searchParams);
-  const request = parseFinderParams(params, c.get("principal").scope);
+  const controls = {
+    account_resolve: capabilityOf(c, "account.resolve"),
+    runs_read: capabilityOf(c, "runs.read"),
+  };
+  let request: FinderRequest;
+  try {
+    request = parseFinderParams(params, c.get("principal").scope);
+  } catch (error) {
+    const refused = formRefusal(
+      c,
+      error,
+      (message) => namedFields(message, FIELD_NAMES),
+    );
+    return { refused, controls };
+  }
   const echo = {
     q: request.q ?? null,
     filter: request.filter,
@@ -128,10 +202,7 @@ async function loadFinder(
     thread_evidence: null,
     overview: null,
     event_fields: [],
-    controls: {
-      account_resolve: capabilityOf(c, "account.resolve"),
-      runs_read: capabilityOf(c, "runs.read"),
-    },
+    controls,
   };
   if (!(await obsProvisioned(db))) return { ...empty, provisioned: false };
   const page = await findTraceRoots(db, {
@@ -302,6 +373,38 @@ const FinderBody: FC<{ data: FinderData; view: PageView }> = (
         )
         : null}
       <RawJson value={data} href={view.jsonHref} />
+    </>
+  );
+};
+
+/** The finder after a refused search: the notice, and the form as it was sent. */
+const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
+  { data, view },
+) => {
+  const params = cleanParams(view.url.searchParams);
+  const labels = new Map(FINDER_FIELDS);
+  return (
+    <>
+      <FinderHead sentence="Correct the search below to see its tasks." />
+      <RefusalNotice
+        id={FINDER_NOTICE}
+        refusal={data.refused}
+        outcome="Nothing was searched"
+        retry="search again"
+        fields={data.refused.fields.map((name) => ({
+          id: finderInputId(name),
+          label: labels.get(name)!,
+        }))}
+        reason={data.refused.message.replace(
+          /^Invalid trace (?:page )?query: /,
+          "",
+        )}
+      />
+      <AccountResolveForm
+        capability={data.controls.account_resolve}
+        csrf={view.csrf ?? null}
+      />
+      <FinderForm params={params} refusal={data.refused} />
     </>
   );
 };

@@ -320,3 +320,60 @@ browserTest(
     });
   },
 );
+
+browserTest(
+  "a refused filter keeps the finder and what was typed; a time without a zone is read as UTC",
+  async (kit) => {
+    await withUiServer({ seed: seedAll }, async (server) => {
+      const opened = await kit.open();
+      // The refused search's own answer is a 400 the console reports.
+      opened.allowed.push("status of 400");
+      const page = await signedIn(opened, server.loginUrl);
+      for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+        await page.setViewportSize(viewport);
+        await page.goto(`${server.origin}/traces/find`);
+        await page.locator("summary", { hasText: "Filters" }).click();
+        await page.getByLabel("Thread", { exact: true }).fill(
+          INCIDENT.thread_id,
+        );
+        const from = page.getByLabel("From (inclusive)");
+        await from.fill("29/11/2026 10:00");
+        const answer = page.waitForResponse((r) =>
+          r.url().includes("/traces/find?")
+        );
+        await page.getByRole("button", { name: "Find" }).click();
+        assert.equal((await answer).status(), 400);
+        const alert = page.getByRole("alert");
+        await alert.waitFor();
+        assert.match(
+          await alert.innerText(),
+          /Nothing was searched: check From \(inclusive\), then search again\./,
+        );
+        assert.equal(await from.inputValue(), "29/11/2026 10:00");
+        assert.equal(await from.getAttribute("aria-invalid"), "true");
+        assert.equal(
+          await page.getByLabel("Thread", { exact: true }).inputValue(),
+          INCIDENT.thread_id,
+        );
+        assert.equal(
+          await page.getByRole("navigation", { name: "Main" }).count(),
+          1,
+        );
+        await checkLayout(page, `traces-find-refused-${name}`);
+        // The notice leads to the field.
+        await alert.getByRole("link", { name: "From (inclusive)" }).click();
+        assert.equal(new URL(page.url()).hash, "#f-start_time");
+        // Corrected the way people type it, the search runs.
+        await from.fill("2026-11-29 10:00");
+        await page.getByRole("button", { name: "Find" }).click();
+        await page.waitForURL(/start_time=2026-11-29T10%3A00%3A00Z/);
+        assert.equal(await from.inputValue(), "2026-11-29T10:00:00Z");
+        assert.equal(await page.getByRole("alert").count(), 0);
+        assert.equal(
+          await page.getByLabel("Thread", { exact: true }).inputValue(),
+          INCIDENT.thread_id,
+        );
+      }
+    });
+  },
+);

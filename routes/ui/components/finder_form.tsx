@@ -8,8 +8,36 @@
 
 import type { Child, FC } from "hono/jsx";
 import { EVENT_STATUSES, STORES } from "../../../lib/obs/mod.ts";
+import { type FormRefusal, invalidField } from "../form_refusal.tsx";
 import { FIND_PATH, hrefOf } from "../trace_params.ts";
 import { TextField } from "./text_field.tsx";
+
+/** The id of the notice above a refused search; the inputs it names point at it. */
+export const FINDER_NOTICE = "finder-error";
+
+/** The fields the form shows, in its order: query parameter, label. */
+export const FINDER_FIELDS: readonly (readonly [string, string])[] = [
+  ["q", "Exact id"],
+  ["application_id", "Application"],
+  ["user_id", "User"],
+  ["anonymous", "Anonymous users only"],
+  ["agent_id", "Agent"],
+  ["memory_id", "Memory"],
+  ["thread_id", "Thread"],
+  ["kind", "Kind"],
+  ["status", "Status"],
+  ["store", "Store"],
+  ["start_time", "From (inclusive)"],
+  ["end_time", "Until (exclusive)"],
+];
+
+/** The id of the input of the finder's field `name`. */
+export function finderInputId(name: string): string {
+  return `f-${name}`;
+}
+
+/** What a time filter takes, under its input (the placeholder shows the full form). */
+const timeNote = (example: string) => `In UTC, e.g. ${example}`;
 
 const FILTER_KEYS = [
   "application_id",
@@ -40,14 +68,23 @@ export function hasFilters(params: URLSearchParams): boolean {
 
 /** A filter field named by its query parameter. */
 const Field: FC<
-  { name: string; label: string; params: URLSearchParams; hint?: string }
-> = ({ name, label, params, hint }) => (
+  {
+    name: string;
+    label: string;
+    params: URLSearchParams;
+    hint?: string;
+    note?: string;
+    refusal: FormRefusal | null;
+  }
+> = ({ name, label, params, hint, note, refusal }) => (
   <TextField
-    id={`f-${name}`}
+    id={finderInputId(name)}
     name={name}
     label={label}
     value={params.getAll(name).join(",")}
     hint={hint}
+    note={note}
+    refusedBy={refusal?.fields.includes(name) ? FINDER_NOTICE : undefined}
   />
 );
 
@@ -62,10 +99,16 @@ const KEPT = [
   "resource_type",
 ];
 
-/** The search form, filled from the current query string. */
-export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
+/**
+ * The search form, filled from the current query string; after a refused
+ * search, the fields the notice names are marked invalid and described by it.
+ */
+export const FinderForm: FC<
+  { params: URLSearchParams; refusal?: FormRefusal | null }
+> = ({ params, refusal = null }) => {
   const status = params.get("status") ?? "";
   const store = params.get("store") ?? "";
+  const invalid = (name: string) => invalidField(refusal, name, FINDER_NOTICE);
   return (
     <form
       class="finder-form"
@@ -87,6 +130,7 @@ export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
             autocomplete="off"
             spellcheck={false}
             placeholder="e.g. a run id, a thread id or a cache entry id"
+            {...invalid("q")}
           />
           <button type="submit" class="button--primary">Find</button>
         </div>
@@ -94,15 +138,27 @@ export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
       <details class="finder-form__filters" open={hasFilters(params)}>
         <summary>Filters</summary>
         <div class="field-grid">
-          <Field name="application_id" label="Application" params={params} />
-          <Field name="user_id" label="User" params={params} />
+          <Field
+            name="application_id"
+            label="Application"
+            params={params}
+            refusal={refusal}
+          />
+          <Field
+            name="user_id"
+            label="User"
+            params={params}
+            refusal={refusal}
+          />
           <div class="field field--check">
             <label>
               <input
                 type="checkbox"
+                id="f-anonymous"
                 name="anonymous"
                 value="true"
                 checked={params.get("anonymous") === "true"}
+                {...invalid("anonymous")}
               />{" "}
               Anonymous users only
             </label>
@@ -111,19 +167,31 @@ export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
             name="agent_id"
             label="Agent"
             params={params}
+            refusal={refusal}
             hint="comma-separated"
           />
-          <Field name="memory_id" label="Memory" params={params} />
-          <Field name="thread_id" label="Thread" params={params} />
+          <Field
+            name="memory_id"
+            label="Memory"
+            params={params}
+            refusal={refusal}
+          />
+          <Field
+            name="thread_id"
+            label="Thread"
+            params={params}
+            refusal={refusal}
+          />
           <Field
             name="kind"
             label="Kind"
             params={params}
+            refusal={refusal}
             hint="e.g. selection,memory_delete"
           />
           <div class="field">
             <label for="f-status">Status</label>
-            <select id="f-status" name="status">
+            <select id="f-status" name="status" {...invalid("status")}>
               <option value="" selected={status === ""}>any</option>
               {EVENT_STATUSES.map((s) => (
                 <option value={s} selected={status === s}>{s}</option>
@@ -132,7 +200,7 @@ export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
           </div>
           <div class="field">
             <label for="f-store">Store</label>
-            <select id="f-store" name="store">
+            <select id="f-store" name="store" {...invalid("store")}>
               <option value="" selected={store === ""}>any</option>
               {STORES.map((s) => (
                 <option value={s} selected={store === s}>{s}</option>
@@ -143,13 +211,17 @@ export const FinderForm: FC<{ params: URLSearchParams }> = ({ params }) => {
             name="start_time"
             label="From (inclusive)"
             params={params}
+            refusal={refusal}
             hint="2026-11-29T10:00:00Z"
+            note={timeNote("2026-11-29 10:00")}
           />
           <Field
             name="end_time"
             label="Until (exclusive)"
             params={params}
+            refusal={refusal}
             hint="2026-11-29T11:00:00Z"
+            note={timeNote("2026-11-29 11:00")}
           />
         </div>
       </details>

@@ -299,8 +299,7 @@ export const AccountResolveForm: FC<{
       <label for="account-email">Customer email</label>
       <div class="finder-form__row">
         <input
-          type="text"
-          inputmode="email"
+          type="email"
           id="account-email"
           name="email"
           autocomplete="off"

@@ -1,0 +1,187 @@
+/**
+ * A search form whose query is refused stays on its own page. A browser
+ * asking for the page gets it again, answered with the refusal's status:
+ * the usual shell and navigation, a notice naming the fields to correct,
+ * and the form filled with what was typed. The JSON twin and scripts keep
+ * the error answer of `routes/_errors.ts`, word for word.
+ *
+ * The page's loader catches the refusal of its own query with
+ * {@link formRefusal} and returns it as data; {@link defineFormPage}
+ * registers the page so that the answer carries the refusal's status.
+ *
+ * @module
+ */
+
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { FC } from "hono/jsx";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type ErrorCode, errorMessage, TraceError } from "../../lib/errors.ts";
+import { STATUS_BY_CODE } from "../_errors.ts";
+import { noteRefusal } from "../_request_log.ts";
+import type { UiEnv } from "./context.ts";
+import { wantsHtml } from "./error_page.tsx";
+import { definePage, type PageDeps, type PageSpec } from "./page.ts";
+
+/** A refused query as its page shows it. */
+export interface FormRefusal {
+  /** The error's stable code (`config_invalid`, `usage`, `refused`, `not_found`). */
+  code: string;
+  /** The error's message, as the JSON answer carries it. */
+  message: string;
+  /** The query parameters (form fields) to correct, in form order; empty when none of the form's own. */
+  fields: string[];
+}
+
+/** Codes a form's own input can earn: the client's to fix, on the same page. */
+const FORM_CODES: ReadonlySet<ErrorCode> = new Set([
+  "config_invalid",
+  "usage",
+  "refused",
+  "not_found",
+]);
+
+/** The status each page request was refused with, until its answer is sent. */
+const refusedStatus = new WeakMap<Request, ContentfulStatusCode>();
+
+/**
+ * `error` as the page's refusal, when a browser asked for the page and the
+ * error is the client's input (a bad value, a missing one, an unknown
+ * record); otherwise `error` is thrown again, to be answered as before.
+ * `fields` names the form fields at fault.
+ */
+export function formRefusal(
+  c: Context<UiEnv>,
+  error: unknown,
+  fields: (message: string) => string[],
+): FormRefusal {
+  if (
+    !(error instanceof TraceError) || !FORM_CODES.has(error.code) ||
+    !wantsHtml(c)
+  ) {
+    throw error;
+  }
+  const message = errorMessage(error);
+  refusedStatus.set(c.req.raw, STATUS_BY_CODE[error.code]);
+  noteRefusal(c.req.raw, error.code);
+  return { code: error.code, message, fields: fields(message) };
+}
+
+/**
+ * The names among `names` that `message` mentions as words (`start_time`,
+ * not `start_time_x`), leaving out a suggestion (`did you mean thread_id?`):
+ * the refused parameters.
+ */
+export function namedFields(
+  message: string,
+  names: readonly string[],
+): string[] {
+  const said = message.replace(/;?\s*did you mean [^;]*/g, "");
+  return names.filter((name) =>
+    new RegExp(`(?<![\\w-])${name}(?![\\w-])`).test(said)
+  );
+}
+
+/** What a page does to the query of a page request before loading it. */
+export interface FormPageOptions {
+  /**
+   * The query to redirect to instead, when the request spells a value in a
+   * form the page accepts but does not read (e.g. a time without its zone);
+   * `null` to load the page as asked.
+   */
+  canonicalQuery?: (params: URLSearchParams) => URLSearchParams | null;
+}
+
+/**
+ * {@link definePage} for a page with a search form: its answer carries the
+ * status of a refusal its loader returned ({@link formRefusal}), and a
+ * browser's query in a spelling the page accepts is redirected to the one
+ * it reads. The JSON twin is untouched.
+ */
+export function defineFormPage<T>(
+  app: Hono<UiEnv>,
+  deps: PageDeps,
+  spec: PageSpec<T>,
+  options: FormPageOptions = {},
+): void {
+  // A first handler of the page's own GET route, not middleware: the access
+  // rule of `GET path` covers it, as it covers the page.
+  app.get(spec.path, formAnswer(spec.path, options));
+  definePage(app, deps, spec);
+}
+
+function formAnswer(
+  path: string,
+  options: FormPageOptions,
+): MiddlewareHandler<UiEnv> {
+  return async (c, next) => {
+    if (options.canonicalQuery && wantsHtml(c)) {
+      const canonical = options.canonicalQuery(
+        new URL(c.req.url).searchParams,
+      );
+      if (canonical) {
+        c.header("Cache-Control", "no-store");
+        return c.redirect(`${path}?${canonical}`, 302);
+      }
+    }
+    await next();
+    const status = refusedStatus.get(c.req.raw);
+    if (status === undefined || c.res.status !== 200) return;
+    c.res = new Response(c.res.body, {
+      status,
+      headers: c.res.headers,
+    });
+  };
+}
+
+/** A form field the notice names: its input's id and label. */
+export interface NamedField {
+  id: string;
+  label: string;
+}
+
+/**
+ * The notice above a refused form: what was not done, the fields to check
+ * (each a link to its input), the server's reason, and what to do. Inputs
+ * it names point back at it with `aria-describedby` ({@link invalidField}).
+ */
+export const RefusalNotice: FC<{
+  id: string;
+  refusal: FormRefusal;
+  /** What did not happen, e.g. "Nothing was searched". */
+  outcome: string;
+  /** What to do after correcting, e.g. "search again". */
+  retry: string;
+  fields: readonly NamedField[];
+  /** The reason as the page words it (default: the error message). */
+  reason?: string;
+}> = ({ id, refusal, outcome, retry, fields, reason }) => (
+  <div class="notice notice--error" role="alert" id={id}>
+    <p class="notice__title">
+      {fields.length === 0
+        ? `${outcome} for the reason below; correct it, then ${retry}.`
+        : (
+          <>
+            {`${outcome}: check `}
+            {fields.map((field, i) => (
+              <>
+                {i === 0 ? "" : i === fields.length - 1 ? " and " : ", "}
+                <a href={`#${field.id}`}>{field.label}</a>
+              </>
+            ))}
+            {`, then ${retry}.`}
+          </>
+        )}
+    </p>
+    <p>{reason ?? refusal.message}</p>
+  </div>
+);
+
+/** The attributes of an input the notice `noticeId` names (none when it is not named). */
+export function invalidField(
+  refusal: FormRefusal | null | undefined,
+  name: string,
+  noticeId: string,
+): { "aria-invalid"?: "true"; "aria-describedby"?: string } {
+  if (!refusal?.fields.includes(name)) return {};
+  return { "aria-invalid": "true", "aria-describedby": noticeId };
+}
