@@ -37,7 +37,7 @@ import { createTraceJson } from "./pages/traces_json.ts";
 import { createAssetRoutes } from "./ui/assets.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { definePage } from "./ui/page.ts";
-import { defineFormPage } from "./ui/form_refusal.tsx";
+import { defineCanonicalQueryPage } from "./ui/form_refusal.tsx";
 import type { RunJobs } from "../lib/runs/mod.ts";
 import type { RunSource } from "./ui/run_view.ts";
 import { LastHealth } from "./ui/last_health.ts";
@@ -71,9 +71,7 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   app.get("/favicon.ico", (c) => c.body(null, 204));
   const health = new LastHealth();
   definePage(app, deps, health.watch(healthPage(options.health)));
-  defineFormPage(app, deps, findPage(options.db), {
-    canonicalQuery: finderTimesInUtc,
-  });
+  defineCanonicalQueryPage(app, deps, findPage(options.db), finderTimesInUtc);
   definePage(app, deps, inspectPage(options.db));
   definePage(app, deps, traceComparePage(options.db));
   app.route(
@@ -92,7 +90,7 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   definePage(app, deps, targetsPage(source));
   definePage(app, deps, targetPage(source));
   definePage(app, deps, regressionsPage(source));
-  defineFormPage(app, deps, comparePage(source));
+  definePage(app, deps, comparePage(source));
   definePage(app, deps, referencePage(source));
   registerAssessmentDocument(app, deps.auth);
   registerRunActions(app, deps, source);

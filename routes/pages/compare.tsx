@@ -32,6 +32,7 @@ import {
   formRefusal,
   invalidField,
   RefusalNotice,
+  refusalStatus,
 } from "../ui/form_refusal.tsx";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
@@ -69,6 +70,7 @@ export function comparePage(source: RunSource): PageSpec<ComparePageData> {
     query: ["a", "b"],
     load: (c) => loadCompare(source, c),
     render: (data, view) => <CompareBody data={data} view={view} />,
+    status: (data) => refusalStatus(data.refused),
   };
 }
 

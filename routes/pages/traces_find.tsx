@@ -61,6 +61,7 @@ import {
   formRefusal,
   namedFields,
   RefusalNotice,
+  refusalStatus,
 } from "../ui/form_refusal.tsx";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { nextTurn } from "../ui/turn.ts";
@@ -131,6 +132,7 @@ export function findPage(db: TraceDb): PageSpec<FinderData | RefusedFinder> {
       "refused" in data
         ? <RefusedBody data={data} view={view} />
         : <FinderBody data={data} view={view} />,
+    status: (data) => refusalStatus("refused" in data ? data.refused : null),
   };
 }
 

@@ -6,13 +6,13 @@
  * the error answer of `routes/_errors.ts`, word for word.
  *
  * The page's loader catches the refusal of its own query with
- * {@link formRefusal} and returns it as data; {@link defineFormPage}
- * registers the page so that the answer carries the refusal's status.
+ * {@link formRefusal} and returns it as data, and the page's `status`
+ * answers it with the refusal's status ({@link refusalStatus}).
  *
  * @module
  */
 
-import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { Context, Hono } from "hono";
 import type { FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type ErrorCode, errorMessage, TraceError } from "../../lib/errors.ts";
@@ -30,6 +30,15 @@ export interface FormRefusal {
   message: string;
   /** The query parameters (form fields) to correct, in form order; empty when none of the form's own. */
   fields: string[];
+  /** The status the error path would answer it with. */
+  status: ContentfulStatusCode;
+}
+
+/** The status of a page that may show a refusal: the refusal's, else 200. */
+export function refusalStatus(
+  refusal: FormRefusal | null | undefined,
+): ContentfulStatusCode {
+  return refusal?.status ?? 200;
 }
 
 /** Codes a form's own input can earn: the client's to fix, on the same page. */
@@ -39,9 +48,6 @@ const FORM_CODES: ReadonlySet<ErrorCode> = new Set([
   "refused",
   "not_found",
 ]);
-
-/** The status each page request was refused with, until its answer is sent. */
-const refusedStatus = new WeakMap<Request, ContentfulStatusCode>();
 
 /**
  * `error` as the page's refusal, when a browser asked for the page and the
@@ -61,9 +67,13 @@ export function formRefusal(
     throw error;
   }
   const message = errorMessage(error);
-  refusedStatus.set(c.req.raw, STATUS_BY_CODE[error.code]);
   noteRefusal(c.req.raw, error.code);
-  return { code: error.code, message, fields: fields(message) };
+  return {
+    code: error.code,
+    message,
+    fields: fields(message),
+    status: STATUS_BY_CODE[error.code],
+  };
 }
 
 /**
@@ -81,56 +91,29 @@ export function namedFields(
   );
 }
 
-/** What a page does to the query of a page request before loading it. */
-export interface FormPageOptions {
-  /**
-   * The query to redirect to instead, when the request spells a value in a
-   * form the page accepts but does not read (e.g. a time without its zone);
-   * `null` to load the page as asked.
-   */
-  canonicalQuery?: (params: URLSearchParams) => URLSearchParams | null;
-}
-
 /**
- * {@link definePage} for a page with a search form: its answer carries the
- * status of a refusal its loader returned ({@link formRefusal}), and a
- * browser's query in a spelling the page accepts is redirected to the one
- * it reads. The JSON twin is untouched.
+ * {@link definePage} for a page whose search a browser may spell in a form
+ * the page accepts but does not read (e.g. a time without its zone): such a
+ * page request is redirected to the query `canonicalQuery` gives (`null`:
+ * load it as asked). The JSON twin is untouched.
  */
-export function defineFormPage<T>(
+export function defineCanonicalQueryPage<T>(
   app: Hono<UiEnv>,
   deps: PageDeps,
   spec: PageSpec<T>,
-  options: FormPageOptions = {},
+  canonicalQuery: (params: URLSearchParams) => URLSearchParams | null,
 ): void {
   // A first handler of the page's own GET route, not middleware: the access
   // rule of `GET path` covers it, as it covers the page.
-  app.get(spec.path, formAnswer(spec.path, options));
+  app.get(spec.path, async (c, next) => {
+    const canonical = wantsHtml(c)
+      ? canonicalQuery(new URL(c.req.url).searchParams)
+      : null;
+    if (!canonical) return await next();
+    c.header("Cache-Control", "no-store");
+    return c.redirect(`${spec.path}?${canonical}`, 302);
+  });
   definePage(app, deps, spec);
-}
-
-function formAnswer(
-  path: string,
-  options: FormPageOptions,
-): MiddlewareHandler<UiEnv> {
-  return async (c, next) => {
-    if (options.canonicalQuery && wantsHtml(c)) {
-      const canonical = options.canonicalQuery(
-        new URL(c.req.url).searchParams,
-      );
-      if (canonical) {
-        c.header("Cache-Control", "no-store");
-        return c.redirect(`${path}?${canonical}`, 302);
-      }
-    }
-    await next();
-    const status = refusedStatus.get(c.req.raw);
-    if (status === undefined || c.res.status !== 200) return;
-    c.res = new Response(c.res.body, {
-      status,
-      headers: c.res.headers,
-    });
-  };
 }
 
 /** A form field the notice names: its input's id and label. */

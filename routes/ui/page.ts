@@ -13,6 +13,7 @@
 
 import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConfigError } from "../../lib/errors.ts";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
 import type { Principal } from "../principal.ts";
@@ -40,6 +41,12 @@ export interface PageSpec<T> {
   /** Loads the data both representations share (params without `.json`). */
   load(c: Context<UiEnv>, params: Record<string, string>): Promise<T>;
   render(data: T, view: PageView): Child;
+  /**
+   * The status of the page's answer (default 200), e.g. a search form's
+   * refused query shown on its own page; the JSON twin answers its data
+   * with 200 or the error path's status.
+   */
+  status?: (data: T) => ContentfulStatusCode;
   /**
    * The query parameters the page reads; any other is refused (400), so a
    * mistyped filter never shows everything as if it applied. Absent: the
@@ -92,14 +99,19 @@ export function definePage<T>(
       principal: c.get("principal"),
       csrf: c.get("csrf"),
     };
-    return renderPage(c, {
-      title,
-      path: url.pathname,
-      principal: c.get("principal"),
-      csrf: c.get("csrf"),
-      site: deps.site,
-      jsonHref,
-    }, spec.render(data, view));
+    return renderPage(
+      c,
+      {
+        title,
+        path: url.pathname,
+        principal: c.get("principal"),
+        csrf: c.get("csrf"),
+        site: deps.site,
+        jsonHref,
+      },
+      spec.render(data, view),
+      spec.status?.(data) ?? 200,
+    );
   };
   app.get(spec.path, requirePrincipal(deps.auth, "page"), page);
   // The page of an id ending in ".json", linked with a slash (page_path.ts).
