@@ -354,10 +354,12 @@ const PROPAGATION_HELP =
   `Usage: trace obs propagation [--application ID (--on | --off | --default)] [--json]
                              [--data-dir DIR] [--db URL]
 
-Shows or sets, per application, whether an ingested memory deletion (kind
-memory_delete, e.g. the OTLP GenAI operation delete_memory) erases the
-content Trace holds of the deleted memory, or of the user when no memory is
-named, with a receipt. An application without a setting follows
+Shows or sets, per application, whether an ingested memory deletion erases
+the content Trace holds of what it deleted, with a receipt: kind
+memory_delete (the OTLP GenAI operation delete_memory) erases that of the
+memory it names, or of the user when no memory is named; kind
+memory_store_delete (delete_memory_store) erases that of the store it
+names. An application without a setting follows
 ${PROPAGATION_ENV}=true|false in the ingesting process (default false).
 Deletions of single records are only indexed.
 `;
