@@ -8,6 +8,7 @@
  */
 
 import * as v from "valibot";
+import type { TraceDb } from "../lib/db.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { displaySafe } from "../lib/obs/display.ts";
@@ -19,7 +20,6 @@ import { requireObs } from "../lib/obs/schema.ts";
 import {
   describeSubjectKind,
   ERASURE_KEY_FILE,
-  erasureKey,
   type ErasurePlan,
   erasurePropagationSettings,
   type ErasureResult,
@@ -33,6 +33,7 @@ import {
   type AppliedErasure,
   enableErasurePropagation,
   eraseSubject,
+  erasureKeyFor,
   type ErasureVerification,
   planSubjectErasure,
   verifyErasure,
@@ -61,7 +62,9 @@ checkpoint, so the text leaves the database file too.
 
 Each applied erasure appends a receipt to the ledger's chain: a keyed digest
 of the subject (HMAC-SHA256 with <data-dir>/${ERASURE_KEY_FILE}, never the raw
-ids), the counts removed, the time, and the ledger head after it.
+ids), the counts removed, the time, and the ledger head after it. The key is
+made by trace obs init or trace serve, never by this command; when it is
+missing while receipts exist, restore it from a backup.
 --verify RECEIPT_ID checks, for the subject given again, that the digest
 matches and that nothing of it remains (exit 0 clean, 1 when something
 remains). --receipts lists every receipt.
@@ -105,10 +108,11 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
     io,
     { write: false, create: false },
     async ({ db, dataDir }) => {
-      // An index this build cannot read is refused before a key is made for it.
+      // An index this build cannot read is refused before the key is read.
       await requireObs(db);
+      // A dry run changes nothing, the key file included: it never makes one.
       return await planSubjectErasure(db, subject, {
-        key: await erasureKey(dataDir),
+        key: await erasureKeyFor(db, dataDir, { create: false }),
       });
     },
   );
@@ -133,8 +137,9 @@ async function applyCommand(
     io,
     { write: true },
     async ({ db, dataDir }) =>
+      // The confirmation was made with the key the dry run read: never a new one.
       await eraseSubject(db, subject, confirmation, {
-        key: await erasureKey(dataDir),
+        key: await erasureKeyFor(db, dataDir, { create: false }),
       }),
   );
   if (values.json) printJson(io, applied);
@@ -159,7 +164,7 @@ async function verifyCommand(
     { write: false, readOnly: true },
     async ({ db, dataDir }) => {
       await requireLedger(db);
-      const key = await erasureKey(dataDir, { create: false });
+      const key = await erasureKeyFor(db, dataDir, { create: false });
       return await verifyErasure(db, receiptId, subject, { key });
     },
   );
@@ -419,12 +424,13 @@ export async function obsPropagation(
  * ingesting process must; the key is read only if a deletion propagates.
  */
 export async function withErasurePropagation<T>(
+  db: TraceDb,
   dataDir: string,
   io: CliIo,
   fn: () => Promise<T>,
 ): Promise<T> {
   const stop = enableErasurePropagation({
-    key: () => erasureKey(dataDir),
+    key: () => erasureKeyFor(db, dataDir),
     byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
     onError: (message) => io.err(message + "\n"),
   });

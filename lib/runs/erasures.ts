@@ -17,6 +17,7 @@ import {
   type ErasureReceipt,
   newReceiptId,
   readReceipt,
+  receiptKeys,
   type ReceiptTrigger,
   type RecordedReceipt,
   recordedReceipt,
@@ -32,6 +33,7 @@ import {
   type ApplyErasureOptions,
   eraseNow,
   ERASURE_SCOPES,
+  erasureKey,
   erasureKeyId,
   type ErasureOptions,
   type ErasurePlan,
@@ -43,6 +45,32 @@ import {
   planErasure,
   subjectDigest,
 } from "../obs/maint/mod.ts";
+
+/** Options for {@link erasureKeyFor}. */
+export interface ErasureKeyForOptions {
+  /** Create the key when it is missing and `db` holds no receipt (default true); dry runs and verification pass false. */
+  create?: boolean;
+}
+
+/**
+ * The erasure key of `dataDir` for `db`: read from `<dataDir>/erasure.key`,
+ * or created there when missing, but never while `db` holds receipts (a new
+ * key would leave them unverifiable: the lost one must be restored from a
+ * backup), and never when `create` is false.
+ */
+export async function erasureKeyFor(
+  db: TraceDb,
+  dataDir: string,
+  options: ErasureKeyForOptions = {},
+): Promise<Uint8Array> {
+  return await erasureKey(dataDir, {
+    create: options.create ?? true,
+    madeWith: async () => {
+      const { receipts, key_ids } = await receiptKeys(db);
+      return { records: receipts, key_ids };
+    },
+  });
+}
 
 /** Options for {@link eraseSubject} and {@link eraseSubjectNow}. */
 export interface SubjectErasureOptions

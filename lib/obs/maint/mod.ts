@@ -142,6 +142,7 @@ export {
   ERASURE_KEY_FILE,
   erasureKey,
   type ErasureKeyOptions,
+  type ErasureKeyUse,
 } from "./erasure_key.ts";
 export {
   type ErasedEventKey,
