@@ -37,12 +37,15 @@ import {
   erasureKeyId,
   type ErasureOptions,
   type ErasurePlan,
+  erasureReachedFile,
   type ErasureRecord,
   type ErasureRemainder,
   erasureRemainder,
   type ErasureResult,
   type ErasureSubject,
+  markUnreachedIn,
   planErasure,
+  settleUnreached,
   subjectDigest,
 } from "../obs/maint/mod.ts";
 
@@ -79,6 +82,19 @@ export interface SubjectErasureOptions
   trigger?: ReceiptTrigger;
   /** The receipt's id (default: a fresh one); an audit hook may need it first. */
   receiptId?: string;
+  /**
+   * Calls the erasure off while it still can be: aborted before the commit,
+   * the erasure rolls back, nothing changes and a `RefusedError` says so.
+   * Once it commits it always finishes, the checkpoint that takes the
+   * erased text out of the file included.
+   */
+  signal?: AbortSignal;
+  /**
+   * Called right before the commit, once nothing calls the erasure off any
+   * more: from here on the receipt may exist while the erased text is
+   * still in the file, until the erasure returns.
+   */
+  onCommit?: (receiptId: string) => void;
 }
 
 /** An applied erasure and its receipt in the ledger. */
@@ -135,17 +151,48 @@ async function withReceipt(
   const receiptId = options.receiptId ?? newReceiptId();
   const trigger = options.trigger ?? "operator";
   const appended: { entry?: LedgerEntry } = {};
+  refuseInterrupted(options.signal);
   const result = await run({
     ...options,
     inTransaction: async (tx, record) => {
-      appended.entry = await appendReceiptIn(
+      const entry = await appendReceiptIn(
         db,
         tx,
         receiptOf(receiptId, trigger, record),
       );
+      appended.entry = entry;
+      // Until a checkpoint after the commit completes, the text is in the file.
+      if (db.path !== null) {
+        await markUnreachedIn(
+          tx,
+          receiptId,
+          entry.seq,
+          Date.parse(record.erased_at),
+        );
+      }
+      if (options.signal) {
+        // The statements above held the thread: let the event loop poll, so a
+        // signal that arrived meanwhile is seen before the commit.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        await crypto.subtle.digest("SHA-256", new Uint8Array(0));
+        refuseInterrupted(options.signal);
+      }
+      options.onCommit?.(receiptId);
     },
   });
-  return { result, receipt: await recordedReceipt(db, appended.entry!) };
+  const entry = appended.entry!;
+  if (result.reached_file === true) {
+    // A failure here only leaves the erasure reported as not in the file yet.
+    await settleUnreached(db, entry.seq).catch(() => {});
+  }
+  return { result, receipt: await recordedReceipt(db, entry) };
+}
+
+function refuseInterrupted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw new RefusedError(
+    "Interrupted before the erasure committed: nothing was changed; run the same command again to erase",
+  );
 }
 
 function receiptOf(
@@ -183,8 +230,18 @@ export interface ErasureVerification {
   head: string;
   /** The subject given now has the receipt's keyed digest. */
   subject_matches: true;
-  /** Nothing matching the subject remains in the receipt's scope. */
+  /**
+   * Nothing matching the subject remains in the receipt's scope, and the
+   * erasure reached the database file (`reached_file` is not false).
+   */
   clean: boolean;
+  /**
+   * The erasure reached the database file: false while no checkpoint after
+   * it has completed (the erased text may still be in `trace.db` or its
+   * WAL; `trace obs erase --finish` completes it); `null` for a remote
+   * database.
+   */
+  reached_file: boolean | null;
   /** What still matches the subject, per table, store and participant. */
   remaining: ErasureRemainder;
   /** The receipt as chained. */
@@ -223,13 +280,15 @@ export async function verifyErasure(
     scope,
     upToSeq: receipt.up_to_seq,
   });
+  const reached = await erasureReachedFile(db, receiptId);
   return {
     schema: "trace.erasure-verify/1",
     receipt_id: receiptId,
     seq,
     head: formatHead(head),
     subject_matches: true,
-    clean: remaining.clean,
+    clean: remaining.clean && reached !== false,
+    reached_file: reached,
     remaining,
     receipt,
   };

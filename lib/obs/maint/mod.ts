@@ -145,6 +145,14 @@ export {
   type ErasureKeyUse,
 } from "./erasure_key.ts";
 export {
+  type ErasureFinish,
+  erasureReachedFile,
+  finishErasures,
+  markUnreachedIn,
+  settleUnreached,
+  unreachedErasures,
+} from "./erasure_reach.ts";
+export {
   type ErasedEventKey,
   ERASURE_SCOPES,
   type ErasureExecutor,
