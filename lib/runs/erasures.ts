@@ -36,6 +36,7 @@ import {
   erasureKey,
   erasureKeyId,
   type ErasureOptions,
+  erasureParticipants,
   type ErasurePlan,
   erasureReachedFile,
   type ErasureRecord,
@@ -44,9 +45,11 @@ import {
   type ErasureResult,
   type ErasureSubject,
   markUnreachedIn,
+  parentLinksParticipant,
   planErasure,
   settleUnreached,
   subjectDigest,
+  withoutParentLinks,
 } from "../obs/maint/mod.ts";
 
 /** Options for {@link erasureKeyFor}. */
@@ -152,13 +155,22 @@ async function withReceipt(
   const trigger = options.trigger ?? "operator";
   const appended: { entry?: LedgerEntry } = {};
   refuseInterrupted(options.signal);
-  const result = await run({
+  const applied = await run({
     ...options,
+    // Events of others whose parent this erasure removes are marked, so
+    // health does not ask for the parent to be sent again.
+    participants: [
+      ...(options.participants ?? erasureParticipants()),
+      parentLinksParticipant(),
+    ],
     inTransaction: async (tx, record) => {
       const entry = await appendReceiptIn(
         db,
         tx,
-        receiptOf(receiptId, trigger, record),
+        receiptOf(receiptId, trigger, {
+          ...record,
+          participants: withoutParentLinks(record.participants),
+        }),
       );
       appended.entry = entry;
       // Until a checkpoint after the commit completes, the text is in the file.
@@ -180,6 +192,10 @@ async function withReceipt(
       options.onCommit?.(receiptId);
     },
   });
+  const result = {
+    ...applied,
+    participants: withoutParentLinks(applied.participants),
+  };
   const entry = appended.entry!;
   if (result.reached_file === true) {
     // A failure here only leaves the erasure reported as not in the file yet.
