@@ -37,10 +37,10 @@
  *
  * @example Forget a user: dry run, then apply with the printed confirmation
  * ```ts
- * import { eraseSubject, erasureKey, openDb, parseErasureSubject, planSubjectErasure } from "@trace/trace";
+ * import { eraseSubject, erasureKeyFor, openDb, parseErasureSubject, planSubjectErasure } from "@trace/trace";
  *
  * const db = await openDb({ dataDir: "./.trace" });
- * const key = await erasureKey("./.trace");
+ * const key = await erasureKeyFor(db, "./.trace");
  * const subject = parseErasureSubject({ application_id: "app-1", user_id: "u-42" });
  * const plan = await planSubjectErasure(db, subject, { key });
  * const { receipt } = await eraseSubject(db, subject, plan.confirmation, { key });

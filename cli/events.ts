@@ -146,6 +146,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
       { write: true },
       ({ db, dataDir }) =>
         withErasurePropagation(
+          db,
           dataDir,
           io,
           () => ingestBatches(db, validated, batchSize, progress, io),

@@ -23,6 +23,7 @@ import {
   type StorageReport,
 } from "../lib/obs/maint/mod.ts";
 import { displaySafe, initializeObs } from "../lib/obs/mod.ts";
+import { erasureKeyFor } from "../lib/runs/mod.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   DATA_FLAGS,
@@ -38,7 +39,7 @@ export { obsErase, obsPropagation } from "./obs_erase.ts";
 
 const HELPS: Record<string, string> = {
   init:
-    "Usage: trace obs init [--json] [--data-dir DIR] [--db URL]\n\nCreates or upgrades the observability tables.\n",
+    "Usage: trace obs init [--json] [--data-dir DIR] [--db URL]\n\nCreates or upgrades the observability tables, and creates the erasure key\n(<data-dir>/erasure.key) when there is none; when receipts made with a key\nexist, a missing key is refused (restore it from a backup) rather than replaced.\n",
   backfill:
     `Usage: trace obs backfill [--apply] [--all] [--page-size N] [--cursor C] [--application-id ID]
                           [--include-retained] [--json] [--data-dir DIR] [--db URL]
@@ -152,10 +153,17 @@ function withObsDb<T>(
 export async function obsInit(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs init", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HELPS.init!);
-  const applied = await withObsDb(values, io, (db) => initializeObs(db), {
-    writes: true,
-    create: true,
-  });
+  const applied = await withDataContext(
+    dataFlags(values),
+    io,
+    { write: false, create: true, checkpoint: true },
+    async ({ db, dataDir }) => {
+      const applied = await initializeObs(db);
+      // Erasure needs the key before its first dry run, which never makes one.
+      await erasureKeyFor(db, dataDir);
+      return applied;
+    },
+  );
   if (values.json) printJson(io, { applied });
   else {
     io.out(

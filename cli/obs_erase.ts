@@ -8,31 +8,35 @@
  */
 
 import * as v from "valibot";
+import type { TraceDb } from "../lib/db.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { displaySafe } from "../lib/obs/display.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { formatHead } from "../lib/ledger/head.ts";
-import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
+import { listReceipts, newReceiptId } from "../lib/ledger/erasure_receipts.ts";
 import { requireLedger } from "../lib/ledger/schema.ts";
 import { requireObs } from "../lib/obs/schema.ts";
 import {
   describeSubjectKind,
   ERASURE_KEY_FILE,
-  erasureKey,
+  type ErasureFinish,
   type ErasurePlan,
   erasurePropagationSettings,
   type ErasureResult,
   type ErasureSubject,
+  finishErasures,
   parseErasureSubject,
   PROPAGATION_ENV,
   propagationByDefault,
   setErasurePropagation,
+  unreachedErasures,
 } from "../lib/obs/maint/mod.ts";
 import {
   type AppliedErasure,
   enableErasurePropagation,
   eraseSubject,
+  erasureKeyFor,
   type ErasureVerification,
   planSubjectErasure,
   verifyErasure,
@@ -46,6 +50,7 @@ const ERASE_HELP =
                        [--data-dir DIR] [--db URL]
        trace obs erase --verify RECEIPT_ID --application ID SUBJECT [--json] …
        trace obs erase --receipts [--json] …
+       trace obs erase --finish [--json] …
 
 SUBJECT is exactly one of --user ID, --anonymous, --thread ID, --memory ID or
 --event-ids FILE (one event id per line; - reads stdin).
@@ -57,14 +62,24 @@ source envelopes, and the records of registered participants. Without
 confirmation value; with --apply --confirm VALUE it erases, refusing when
 the subject's events changed since that dry run. The deletes run with
 SQLite secure_delete and are followed by an incremental vacuum and a WAL
-checkpoint, so the text leaves the database file too.
+checkpoint, so the text leaves the database file too. A first Ctrl-C before
+the deletes commit calls the erasure off (nothing changes); after they
+commit, the checkpoint still runs and the answer says it was interrupted. A
+second Ctrl-C exits at once and says what may be left in the file.
 
 Each applied erasure appends a receipt to the ledger's chain: a keyed digest
 of the subject (HMAC-SHA256 with <data-dir>/${ERASURE_KEY_FILE}, never the raw
-ids), the counts removed, the time, and the ledger head after it.
+ids), the counts removed, the time, and the ledger head after it. The key is
+made by trace obs init or trace serve, never by this command; when it is
+missing while receipts exist, restore it from a backup.
 --verify RECEIPT_ID checks, for the subject given again, that the digest
-matches and that nothing of it remains (exit 0 clean, 1 when something
-remains). --receipts lists every receipt.
+matches, that nothing of it remains and that the erasure reached the
+database file (exit 0 clean, 1 when something remains or the checkpoint
+after it never completed). --receipts lists every receipt. --finish
+completes erasures that committed but never reached the file (an
+interrupted checkpoint, or a reader that kept the WAL): it checkpoints and
+truncates the WAL and records that they did (exit 1 while a reader still
+keeps the WAL).
 `;
 
 const ERASE_FLAGS = {
@@ -79,6 +94,7 @@ const ERASE_FLAGS = {
   confirm: { type: "string" },
   verify: { type: "string" },
   receipts: { type: "boolean", default: false },
+  finish: { type: "boolean", default: false },
 } as const;
 
 type EraseValues = ReturnType<
@@ -90,6 +106,7 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs erase", args, ERASE_FLAGS);
   if (values.help) return showHelp(io, ERASE_HELP);
   if (values.receipts) return await listReceiptsCommand(values, io);
+  if (values.finish) return await finishCommand(values, io);
   const subject = await subjectFromFlags(values, io);
   if (values.verify !== undefined) {
     return await verifyCommand(values, values.verify, subject, io);
@@ -105,10 +122,11 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
     io,
     { write: false, create: false },
     async ({ db, dataDir }) => {
-      // An index this build cannot read is refused before a key is made for it.
+      // An index this build cannot read is refused before the key is read.
       await requireObs(db);
+      // A dry run changes nothing, the key file included: it never makes one.
       return await planSubjectErasure(db, subject, {
-        key: await erasureKey(dataDir),
+        key: await erasureKeyFor(db, dataDir, { create: false }),
       });
     },
   );
@@ -128,18 +146,69 @@ async function applyCommand(
     );
   }
   const confirmation = values.confirm;
-  const applied = await withDataContext(
+  // Reading it installs the handlers: a first Ctrl-C no longer ends the
+  // process, so an erasure that committed always reaches the file.
+  const signal = io.interrupted;
+  const receiptId = newReceiptId();
+  io.setExitNote?.("the erasure had not committed: nothing was erased");
+  let applied: AppliedErasure;
+  try {
+    applied = await withDataContext(
+      values,
+      io,
+      { write: true },
+      async ({ db, dataDir }) => {
+        // The confirmation was made with the key the dry run read: never a new one.
+        const key = await erasureKeyFor(db, dataDir, { create: false });
+        const done = await eraseSubject(db, subject, confirmation, {
+          key,
+          receiptId,
+          ...(signal ? { signal } : {}),
+          onCommit: () => io.setExitNote?.(committingNote(receiptId)),
+        });
+        io.setExitNote?.(null);
+        return done;
+      },
+    );
+  } finally {
+    io.setExitNote?.(null);
+  }
+  // Only a signal after the commit gets here: one before it refused the erasure.
+  const interrupted = signal?.aborted === true;
+  if (values.json) {
+    printJson(io, {
+      ...applied,
+      ...(interrupted ? { interrupted_after_commit: true } : {}),
+    });
+  } else io.out(renderApplied(applied, subject, interrupted));
+  return 0;
+}
+
+/** What a second Ctrl-C leaves once the erasure may have committed. */
+function committingNote(receiptId: string): string {
+  return `the erasure was committing (receipt ${receiptId}; trace obs erase --receipts shows whether it did) and has not reached the database file: the erased text may remain in trace.db or its WAL until trace obs erase --finish completes`;
+}
+
+async function finishCommand(
+  values: EraseValues,
+  io: CliIo,
+): Promise<number> {
+  const others = values.application !== undefined || values.apply ||
+    values.confirm !== undefined || values.verify !== undefined;
+  if (others) {
+    throw new UsageError(
+      "--finish completes every erasure that has not reached the database file; give it without a subject, --apply, --confirm or --verify",
+    );
+  }
+  const finish = await withDataContext(
     values,
     io,
     { write: true },
-    async ({ db, dataDir }) =>
-      await eraseSubject(db, subject, confirmation, {
-        key: await erasureKey(dataDir),
-      }),
+    async ({ db }) => await finishErasures(db),
   );
-  if (values.json) printJson(io, applied);
-  else io.out(renderApplied(applied, subject));
-  return 0;
+  if (values.json) printJson(io, finish);
+  else io.out(renderFinish(finish));
+  return finish.reached_file === false ? 1 : 0;
 }
 
 async function verifyCommand(
@@ -159,7 +228,7 @@ async function verifyCommand(
     { write: false, readOnly: true },
     async ({ db, dataDir }) => {
       await requireLedger(db);
-      const key = await erasureKey(dataDir, { create: false });
+      const key = await erasureKeyFor(db, dataDir, { create: false });
       return await verifyErasure(db, receiptId, subject, { key });
     },
   );
@@ -172,21 +241,27 @@ async function listReceiptsCommand(
   values: EraseValues,
   io: CliIo,
 ): Promise<number> {
-  const receipts = await withDataContext(
+  const { receipts, unreached, remote } = await withDataContext(
     values,
     io,
     { write: false, readOnly: true },
     async ({ db }) => {
       await requireLedger(db);
-      return await listReceipts(db);
+      const receipts = await listReceipts(db);
+      const unreached = receipts.length > 0 && await hasObsState(db)
+        ? new Set(await unreachedErasures(db))
+        : new Set<string>();
+      return { receipts, unreached, remote: db.path === null };
     },
   );
+  const reached = (id: string) => remote ? null : !unreached.has(id);
   if (values.json) {
     printJson(io, {
       receipts: receipts.map((r) => ({
         ...r.receipt,
         seq: r.seq,
         head: formatHead(r.head),
+        reached_file: reached(r.receipt.receipt_id),
       })),
     });
     return 0;
@@ -195,11 +270,24 @@ async function listReceiptsCommand(
     io.out("No erasure receipts yet: trace obs erase --apply records one\n");
   }
   for (const { receipt, seq } of receipts) {
+    const pending = reached(receipt.receipt_id) === false
+      ? "  NOT YET IN THE DATABASE FILE (trace obs erase --finish)"
+      : "";
     io.out(
-      `${receipt.receipt_id}  ${receipt.erased_at}  ${receipt.trigger}  ${receipt.selector}/${receipt.scope}  ${receipt.events} events  (ledger entry ${seq})\n`,
+      `${receipt.receipt_id}  ${receipt.erased_at}  ${receipt.trigger}  ${receipt.selector}/${receipt.scope}  ${receipt.events} events  (ledger entry ${seq})${pending}\n`,
     );
   }
   return 0;
+}
+
+/** Whether the index's tables exist: receipts can be listed from a ledger without them. */
+async function hasObsState(db: TraceDb): Promise<boolean> {
+  try {
+    await requireObs(db);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The subject named by the flags, in canonical form. */
@@ -319,7 +407,7 @@ function storageLine(result: ErasureResult): string {
     ? "remote database: the server's own settings decide what reaches its files"
     : result.reached_file
     ? "zeroed with secure_delete, WAL checkpointed into the file"
-    : "zeroed with secure_delete, but a reader kept the WAL; it is truncated when that reader ends (or run trace obs retention --apply)";
+    : "zeroed with secure_delete, but a reader kept the WAL, so the erased text may remain in the file: run trace obs erase --finish once that reader ends";
   const bytes = result.storage
     ? `; ${result.storage.bytes_before} -> ${result.storage.bytes_after} bytes (${result.storage.method})`
     : "";
@@ -329,6 +417,7 @@ function storageLine(result: ErasureResult): string {
 function renderApplied(
   applied: AppliedErasure,
   subject: ErasureSubject,
+  interrupted: boolean,
 ): string {
   const { result, receipt } = applied;
   return [
@@ -340,6 +429,11 @@ function renderApplied(
       formatHead(receipt.head)
     }`,
     storageLine(result),
+    ...(interrupted
+      ? [
+        "Interrupted: the erasure had already committed, so it was finished first, the checkpoint included",
+      ]
+      : []),
     `Check later: trace obs erase --verify ${receipt.receipt.receipt_id} with the same --application and subject`,
     "",
   ].join("\n");
@@ -347,22 +441,48 @@ function renderApplied(
 
 function renderVerification(v: ErasureVerification): string {
   const r = v.remaining;
-  const state = v.clean
+  const state = r.clean
     ? "nothing of it remains"
     : `${r.events} events remain: ${tableLine(r.tables)}; participants: ${
       participantsLine(r.participants)
     }`;
-  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${v.receipt.events} events on ${v.receipt.erased_at}): the subject matches; ${state}\n`;
+  const file = v.reached_file === false
+    ? "; but the erasure has not reached the database file (no checkpoint after it completed): the erased text may remain in trace.db or its WAL until trace obs erase --finish completes"
+    : "";
+  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${v.receipt.events} events on ${v.receipt.erased_at}): the subject matches; ${state}${file}\n`;
+}
+
+function renderFinish(finish: ErasureFinish): string {
+  const n = finish.receipts.length;
+  const which = n === 0
+    ? "No erasure was waiting to reach the database file"
+    : `${n} erasure${n === 1 ? "" : "s"} (${finish.receipts.join(", ")})`;
+  if (finish.reached_file === null) {
+    return `${which}; remote database: the server's own settings decide what reaches its files\n`;
+  }
+  if (finish.reached_file === false) {
+    return `${which}${
+      n === 0 ? "" : " still not in the database file"
+    }: a reader keeps the WAL from being truncated; run trace obs erase --finish again once it ends\n`;
+  }
+  const bytes = finish.storage
+    ? ` (${finish.storage.bytes_before} -> ${finish.storage.bytes_after} bytes)`
+    : "";
+  return n === 0
+    ? `${which}; WAL checkpointed and truncated${bytes}\n`
+    : `${which} reached the database file: WAL checkpointed and truncated${bytes}\n`;
 }
 
 const PROPAGATION_HELP =
   `Usage: trace obs propagation [--application ID (--on | --off | --default)] [--json]
                              [--data-dir DIR] [--db URL]
 
-Shows or sets, per application, whether an ingested memory deletion (kind
-memory_delete, e.g. the OTLP GenAI operation delete_memory) erases the
-content Trace holds of the deleted memory, or of the user when no memory is
-named, with a receipt. An application without a setting follows
+Shows or sets, per application, whether an ingested memory deletion erases
+the content Trace holds of what it deleted, with a receipt: kind
+memory_delete (the OTLP GenAI operation delete_memory) erases that of the
+memory it names, or of the user when no memory is named; kind
+memory_store_delete (delete_memory_store) erases that of the store it
+names. An application without a setting follows
 ${PROPAGATION_ENV}=true|false in the ingesting process (default false).
 Deletions of single records are only indexed.
 `;
@@ -422,12 +542,13 @@ export async function obsPropagation(
  * ingesting process must; the key is read only if a deletion propagates.
  */
 export async function withErasurePropagation<T>(
+  db: TraceDb,
   dataDir: string,
   io: CliIo,
   fn: () => Promise<T>,
 ): Promise<T> {
   const stop = enableErasurePropagation({
-    key: () => erasureKey(dataDir),
+    key: () => erasureKeyFor(db, dataDir),
     byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
     onError: (message) => io.err(message + "\n"),
   });

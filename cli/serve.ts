@@ -5,7 +5,6 @@ import { dbLocation } from "../lib/db.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import {
-  erasureKey,
   HealthMonitor,
   PROPAGATION_ENV,
   propagationByDefault,
@@ -17,6 +16,7 @@ import {
 } from "../lib/obs/ingest/mod.ts";
 import {
   enableErasurePropagation,
+  erasureKeyFor,
   RunJobs,
   selfStagingWithReceipts,
 } from "../lib/runs/mod.ts";
@@ -209,7 +209,7 @@ export const serve: Command = async (args, io) => {
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   let key: Uint8Array;
   try {
-    key = await erasureKey(dataDir);
+    key = await erasureKeyFor(db, dataDir);
   } catch (error) {
     db.close();
     throw error;

@@ -329,3 +329,98 @@ Deno.test("obs erase refuses an index a newer build upgraded before it makes a k
     assert.equal(await exists(key), false, "no key was made");
   });
 });
+
+Deno.test("a lost erasure key is never replaced while receipts need it, and a dry run never makes one", async () => {
+  await withSeededData(async (data, dir) => {
+    const key = join(dir, "data", ERASURE_KEY_FILE);
+    assert.equal(await exists(key), true, "trace obs init made the key");
+    const original = await Deno.readTextFile(key);
+    const dry = await trace(["obs", "erase", ...ALICE, "--json", ...data]);
+    const confirmation = JSON.parse(dry.out).confirmation;
+    const applied = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--apply",
+      "--confirm",
+      confirmation,
+      "--json",
+      ...data,
+    ]);
+    assert.equal(applied.code, 0, applied.err);
+    const receipt = JSON.parse(applied.out).receipt.receipt;
+
+    await Deno.remove(key);
+    const lost =
+      /^trace obs \S+: The erasure key \S+erasure\.key is missing, but the database holds 1 erasure receipt made with key sha256:[0-9a-f]{16}; restore erasure\.key from a backup of this data directory \(a new key would leave them unverifiable\)\n$/;
+    for (
+      const args of [
+        ["obs", "erase", ...ALICE],
+        ["obs", "erase", ...ALICE, "--apply", "--confirm", confirmation],
+        ["obs", "erase", "--verify", receipt.receipt_id, ...ALICE],
+        ["obs", "init"],
+      ]
+    ) {
+      const refused = await trace([...args, ...data]);
+      assert.equal(refused.code, 2, args.join(" "));
+      assert.match(refused.err, lost, args.join(" "));
+      assert.doesNotMatch(refused.out, /Nothing was changed/);
+      assert.equal(await exists(key), false, `${args.join(" ")} made no key`);
+    }
+    // An ingest still writes; only the propagation it would run is refused.
+    await trace([
+      "obs",
+      "propagation",
+      "--application",
+      "app",
+      "--on",
+      ...data,
+    ]);
+    const ingest = await trace(["events", "ingest", "-", ...data], {
+      stdin: JSON.stringify({
+        event_id: "del-9",
+        application_id: "app",
+        memory_id: "mem-1",
+        kind: "memory_delete",
+      }),
+    });
+    assert.equal(ingest.code, 0, ingest.err);
+    assert.match(ingest.err, /Cannot propagate .*erasure\.key is missing/);
+    assert.equal(await exists(key), false);
+
+    // The key restored from a backup: every receipt verifies again.
+    await Deno.writeTextFile(key, original, { mode: 0o600 });
+    const verify = await trace([
+      "obs",
+      "erase",
+      "--verify",
+      receipt.receipt_id,
+      ...ALICE,
+      ...data,
+    ]);
+    assert.equal(verify.code, 0, verify.err);
+  });
+});
+
+Deno.test("without a key and without receipts, the dry run points to trace obs init, which makes the key", async () => {
+  await withTempDir(async (dir) => {
+    const data = ["--data-dir", join(dir, "data")];
+    const ingest = await trace(["events", "ingest", "-", ...data], {
+      stdin: SEED.map((e) => JSON.stringify(e)).join("\n"),
+    });
+    assert.equal(ingest.code, 0, ingest.err);
+    const key = join(dir, "data", ERASURE_KEY_FILE);
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(dry.code, 2);
+    assert.match(
+      dry.err,
+      /^trace obs erase: No erasure key at \S+erasure\.key: restore it from a backup if this data directory had one \(receipts are checked only with the key that made them\); otherwise trace obs init creates one\n$/,
+    );
+    assert.equal(await exists(key), false, "a dry run never makes a key");
+    assert.equal((await trace(["obs", "init", ...data])).code, 0);
+    assert.equal(await exists(key), true);
+    const again = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.out, /Nothing was changed/);
+  });
+});

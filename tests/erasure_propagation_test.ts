@@ -163,6 +163,39 @@ Deno.test("propagation names the user when no memory is named, and skips single 
       ?.subject.kind,
     "memory",
   );
+  // A store deletion (as OTLP maps delete_memory_store) refers to its store with role deleted.
+  const storeRef = { type: "memory_store", id: "m", role: "deleted" as const };
+  const storeDeletion = {
+    ...base,
+    kind: "memory_store_delete",
+    resources: [storeRef],
+  };
+  assert.deepEqual(propagatedErasure({ ...storeDeletion, memory_id: "m" }), {
+    subject: { application_id: "app", kind: "memory", ids: ["m"] },
+    upToSeq: 9,
+  });
+  assert.deepEqual(
+    propagatedErasure(storeDeletion)?.subject,
+    { application_id: "app", kind: "memory", ids: ["m"] },
+    "the store its ref deletes",
+  );
+  assert.equal(
+    propagatedErasure({ ...storeDeletion, resources: [] }),
+    null,
+    "a store deletion naming no store never falls back to the user",
+  );
+  assert.equal(
+    propagatedErasure({
+      ...storeDeletion,
+      memory_id: "m",
+      resources: [storeRef, {
+        type: "memory_record",
+        id: "r",
+        role: "deleted",
+      }],
+    }),
+    null,
+  );
   assert.equal(propagatedErasure({ ...base, kind: "memory_write" }), null);
   assert.equal(propagatedErasure({ ...base, status: "error" }), null);
   assert.equal(propagatedErasure({ ...base, success: false }), null);
@@ -183,42 +216,92 @@ Deno.test("propagation names the user when no memory is named, and skips single 
   );
 });
 
+/** One GenAI span of tenant `app` (OTLP JSON), with string attributes. */
+function genaiSpan(
+  spanId: string,
+  operation: string,
+  attributes: Record<string, string>,
+) {
+  return {
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+    spanId,
+    name: `${operation} ${spanId}`,
+    startTimeUnixNano: "1700000000000000000",
+    endTimeUnixNano: "1700000000100000000",
+    status: { code: 1 },
+    attributes: Object.entries({
+      "gen_ai.operation.name": operation,
+      ...attributes,
+    }).map(([key, value]) => ({ key, value: { stringValue: value } })),
+  };
+}
+
+/** Posts `spans` of tenant `app` to the server's OTLP receiver. */
+async function postSpans(
+  db: TraceDb,
+  spans: ReturnType<typeof genaiSpan>[],
+): Promise<void> {
+  const response = await createApp({ db }).request(
+    "http://127.0.0.1/v1/traces",
+    {
+      method: "POST",
+      headers: { "content-type": "application/json", host: "127.0.0.1" },
+      body: JSON.stringify({
+        resourceSpans: [{
+          resource: {
+            attributes: [{ key: "tenant.id", value: { stringValue: "app" } }],
+          },
+          scopeSpans: [{ spans }],
+        }],
+      }),
+    },
+  );
+  assert.equal(response.status, 200, await response.clone().text());
+}
+
 Deno.test("an OTLP delete_memory span received by the server propagates", async () => {
   await withErasureDb(async (db) => {
     await seed(db, MEMORY);
     await setErasurePropagation(db, "app", true);
     await withPropagation(false, async (erased) => {
-      const app = createApp({ db });
-      const attribute = (key: string, value: string) => ({
-        key,
-        value: { stringValue: value },
-      });
-      const response = await app.request("http://127.0.0.1/v1/traces", {
-        method: "POST",
-        headers: { "content-type": "application/json", host: "127.0.0.1" },
-        body: JSON.stringify({
-          resourceSpans: [{
-            resource: { attributes: [attribute("tenant.id", "app")] },
-            scopeSpans: [{
-              spans: [{
-                traceId: "0af7651916cd43dd8448eb211c80319c",
-                spanId: "00f067aa0ba902b7",
-                name: "delete_memory mem-1",
-                startTimeUnixNano: "1700000000000000000",
-                endTimeUnixNano: "1700000000100000000",
-                status: { code: 1 },
-                attributes: [
-                  attribute("gen_ai.operation.name", "delete_memory"),
-                  attribute("gen_ai.memory.store.id", "mem-1"),
-                ],
-              }],
-            }],
-          }],
+      await postSpans(db, [
+        genaiSpan("00f067aa0ba902b7", "delete_memory", {
+          "gen_ai.memory.store.id": "mem-1",
         }),
-      });
-      assert.equal(response.status, 200, await response.clone().text());
+      ]);
       assert.equal(erased.length, 1);
       assert.deepEqual(await previewsOf(db, "mem-1"), []);
+    });
+  });
+});
+
+Deno.test("an OTLP delete_memory_store span erases what the store held, with a receipt", async () => {
+  await withErasureDb(async (db) => {
+    await setErasurePropagation(db, "app", true);
+    await withPropagation(false, async (erased) => {
+      const store = { "gen_ai.memory.store.id": "STORE-X", "user.id": "dora" };
+      await postSpans(db, [
+        genaiSpan("00f067aa0ba90201", "create_memory", {
+          ...store,
+          "gen_ai.memory.content": "dora is allergic to STORE_SECRET",
+        }),
+        genaiSpan("00f067aa0ba90202", "search_memory", {
+          ...store,
+          "gen_ai.memory.query.text": "what is dora allergic to",
+        }),
+      ]);
+      assert.equal((await previewsOf(db, "STORE-X")).length, 2);
+      await postSpans(db, [
+        genaiSpan("00f067aa0ba90203", "delete_memory_store", store),
+      ]);
+      assert.equal(erased.length, 1);
+      const { result, receipt } = erased[0]!;
+      assert.equal(receipt.receipt.trigger, "propagation");
+      assert.equal(receipt.receipt.selector, "memory");
+      assert.equal(result.scope, "content");
+      assert.equal(result.tables.obs_previews, 2);
+      assert.deepEqual(await previewsOf(db, "STORE-X"), []);
+      assert.equal((await listReceipts(db)).length, 1);
     });
   });
 });

@@ -14,8 +14,10 @@ import {
   HEALTH_ALERT_MESSAGES,
   obsHealth,
   parity,
+  parseErasureSubject,
   percentile,
 } from "../lib/obs/maint/mod.ts";
+import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { loadCommand } from "../cli.ts";
 import type { CliIo } from "../cli/_io.ts";
@@ -290,5 +292,57 @@ Deno.test("obsHealth() counts a profile registered for another tenant as unregis
     await insert("", "all");
     const report = await obsHealth(db, { latencySamples: 1 });
     assert.equal(report.links!.unregistered_coverage_profiles, 1);
+  });
+});
+
+Deno.test("obsHealth() does not report a parent an erasure removed as missing, and keeps nothing of it", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await ingestEvents(db, [
+      event("p-ada", { user_id: "ada-7f3e", thread_id: "t-ada" }),
+      event("c-bob", { user_id: "bob", parent_event_id: "p-ada" }),
+      event("c-ada", { user_id: "ada-7f3e", parent_event_id: "p-ada" }),
+      event("orphan", { user_id: "bob", parent_event_id: "never-sent" }),
+    ]);
+    const before = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(before.links!.missing_parent_links, 1, "the orphan only");
+
+    const subject = parseErasureSubject({
+      application_id: "app-1",
+      user_id: "ada-7f3e",
+    });
+    const key = new Uint8Array(32).fill(3);
+    const plan = await planSubjectErasure(db, subject, { key });
+    assert.equal(plan.events, 2);
+    await eraseSubject(db, subject, plan.confirmation, { key });
+    const after = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(
+      after.links!.missing_parent_links,
+      1,
+      "bob's event lost its parent to the erasure; the orphan still counts",
+    );
+    const state = await db.client.execute(
+      "SELECT key || ' ' || value AS row FROM obs_state",
+    );
+    const rows = state.rows.map((r) => String(r.row)).join("\n");
+    assert.doesNotMatch(
+      rows,
+      /ada|p-ada|t-ada/,
+      "nothing of the erased parent",
+    );
+
+    // Erasing bob's events too drops the mark with the event it was about.
+    const bob = parseErasureSubject({
+      application_id: "app-1",
+      user_id: "bob",
+    });
+    const bobPlan = await planSubjectErasure(db, bob, { key });
+    await eraseSubject(db, bob, bobPlan.confirmation, { key });
+    const marks = await db.client.execute(
+      "SELECT COUNT(*) AS n FROM obs_state WHERE key LIKE 'erasure.parent_erased:%'",
+    );
+    assert.equal(Number(marks.rows[0]!.n), 0);
+    const last = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(last.links!.missing_parent_links, 0);
   });
 });

@@ -53,7 +53,8 @@ export interface ErasureReceipt {
 /** The form of a receipt id: `erasure-<UTC stamp>-<12 hex>`. */
 export const RECEIPT_ID = /^erasure-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{12}$/;
 const DIGEST = /^hmac-sha256:[0-9a-f]{64}$/;
-const KEY_ID = /^sha256:[0-9a-f]{16}$/;
+/** The form of a key id: `sha256:` and 16 hex digits. */
+export const KEY_ID = /^sha256:[0-9a-f]{16}$/;
 
 // Exactly these keys: a receipt that carried anything else (a raw id, a note)
 // could identify its subject.

@@ -24,6 +24,7 @@ import {
 import { headAfter, type LedgerHead } from "./head.ts";
 import {
   type ErasureReceipt,
+  KEY_ID,
   RECEIPT_ID,
   receiptProblem,
 } from "./_receipt_shape.ts";
@@ -113,4 +114,39 @@ export async function listReceipts(db: TraceDb): Promise<RecordedReceipt[]> {
   const receipts: RecordedReceipt[] = [];
   for (const entry of entries) receipts.push(await recordedReceipt(db, entry));
   return receipts;
+}
+
+/** The erasure keys the ledger's receipts were made with. */
+export interface ReceiptKeys {
+  /** Receipts in the ledger. */
+  receipts: number;
+  /** The key ids they name, most used first (one that is not a key id is left out). */
+  key_ids: string[];
+}
+
+/**
+ * Which keys the ledger's receipts were made with: what a new erasure key
+ * would leave unverifiable. Reads the payloads without walking the chain
+ * (that receipts exist is what matters here; `ledger verify` checks them);
+ * none when the database has no ledger yet.
+ */
+export async function receiptKeys(db: TraceDb): Promise<ReceiptKeys> {
+  const table = await db.client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_entries'",
+  );
+  if (table.rows.length === 0) return { receipts: 0, key_ids: [] };
+  const result = await db.client.execute(
+    `SELECT CASE WHEN json_valid(payload) THEN json_extract(payload, '$.key_id') END AS key_id,
+            COUNT(*) AS n
+       FROM ledger_entries WHERE kind = 'erasure'
+       GROUP BY 1 ORDER BY n DESC, 1`,
+  );
+  let receipts = 0;
+  const keyIds: string[] = [];
+  for (const row of result.rows) {
+    receipts += Number(row.n);
+    const id = row.key_id;
+    if (typeof id === "string" && KEY_ID.test(id)) keyIds.push(id);
+  }
+  return { receipts, key_ids: keyIds };
 }

@@ -17,6 +17,7 @@ import {
   type ErasureReceipt,
   newReceiptId,
   readReceipt,
+  receiptKeys,
   type ReceiptTrigger,
   type RecordedReceipt,
   recordedReceipt,
@@ -32,17 +33,50 @@ import {
   type ApplyErasureOptions,
   eraseNow,
   ERASURE_SCOPES,
+  erasureKey,
   erasureKeyId,
   type ErasureOptions,
+  erasureParticipants,
   type ErasurePlan,
+  erasureReachedFile,
   type ErasureRecord,
   type ErasureRemainder,
   erasureRemainder,
   type ErasureResult,
   type ErasureSubject,
+  markUnreachedIn,
+  parentLinksParticipant,
   planErasure,
+  settleUnreached,
   subjectDigest,
+  withoutParentLinks,
 } from "../obs/maint/mod.ts";
+
+/** Options for {@link erasureKeyFor}. */
+export interface ErasureKeyForOptions {
+  /** Create the key when it is missing and `db` holds no receipt (default true); dry runs and verification pass false. */
+  create?: boolean;
+}
+
+/**
+ * The erasure key of `dataDir` for `db`: read from `<dataDir>/erasure.key`,
+ * or created there when missing, but never while `db` holds receipts (a new
+ * key would leave them unverifiable: the lost one must be restored from a
+ * backup), and never when `create` is false.
+ */
+export async function erasureKeyFor(
+  db: TraceDb,
+  dataDir: string,
+  options: ErasureKeyForOptions = {},
+): Promise<Uint8Array> {
+  return await erasureKey(dataDir, {
+    create: options.create ?? true,
+    madeWith: async () => {
+      const { receipts, key_ids } = await receiptKeys(db);
+      return { records: receipts, key_ids };
+    },
+  });
+}
 
 /** Options for {@link eraseSubject} and {@link eraseSubjectNow}. */
 export interface SubjectErasureOptions
@@ -51,6 +85,19 @@ export interface SubjectErasureOptions
   trigger?: ReceiptTrigger;
   /** The receipt's id (default: a fresh one); an audit hook may need it first. */
   receiptId?: string;
+  /**
+   * Calls the erasure off while it still can be: aborted before the commit,
+   * the erasure rolls back, nothing changes and a `RefusedError` says so.
+   * Once it commits it always finishes, the checkpoint that takes the
+   * erased text out of the file included.
+   */
+  signal?: AbortSignal;
+  /**
+   * Called right before the commit, once nothing calls the erasure off any
+   * more: from here on the receipt may exist while the erased text is
+   * still in the file, until the erasure returns.
+   */
+  onCommit?: (receiptId: string) => void;
 }
 
 /** An applied erasure and its receipt in the ledger. */
@@ -107,17 +154,61 @@ async function withReceipt(
   const receiptId = options.receiptId ?? newReceiptId();
   const trigger = options.trigger ?? "operator";
   const appended: { entry?: LedgerEntry } = {};
-  const result = await run({
+  refuseInterrupted(options.signal);
+  const applied = await run({
     ...options,
+    // Events of others whose parent this erasure removes are marked, so
+    // health does not ask for the parent to be sent again.
+    participants: [
+      ...(options.participants ?? erasureParticipants()),
+      parentLinksParticipant(),
+    ],
     inTransaction: async (tx, record) => {
-      appended.entry = await appendReceiptIn(
+      const entry = await appendReceiptIn(
         db,
         tx,
-        receiptOf(receiptId, trigger, record),
+        receiptOf(receiptId, trigger, {
+          ...record,
+          participants: withoutParentLinks(record.participants),
+        }),
       );
+      appended.entry = entry;
+      // Until a checkpoint after the commit completes, the text is in the file.
+      if (db.path !== null) {
+        await markUnreachedIn(
+          tx,
+          receiptId,
+          entry.seq,
+          Date.parse(record.erased_at),
+        );
+      }
+      if (options.signal) {
+        // The statements above held the thread: let the event loop poll, so a
+        // signal that arrived meanwhile is seen before the commit.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        await crypto.subtle.digest("SHA-256", new Uint8Array(0));
+        refuseInterrupted(options.signal);
+      }
+      options.onCommit?.(receiptId);
     },
   });
-  return { result, receipt: await recordedReceipt(db, appended.entry!) };
+  const result = {
+    ...applied,
+    participants: withoutParentLinks(applied.participants),
+  };
+  const entry = appended.entry!;
+  if (result.reached_file === true) {
+    // A failure here only leaves the erasure reported as not in the file yet.
+    await settleUnreached(db, entry.seq).catch(() => {});
+  }
+  return { result, receipt: await recordedReceipt(db, entry) };
+}
+
+function refuseInterrupted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw new RefusedError(
+    "Interrupted before the erasure committed: nothing was changed; run the same command again to erase",
+  );
 }
 
 function receiptOf(
@@ -155,8 +246,18 @@ export interface ErasureVerification {
   head: string;
   /** The subject given now has the receipt's keyed digest. */
   subject_matches: true;
-  /** Nothing matching the subject remains in the receipt's scope. */
+  /**
+   * Nothing matching the subject remains in the receipt's scope, and the
+   * erasure reached the database file (`reached_file` is not false).
+   */
   clean: boolean;
+  /**
+   * The erasure reached the database file: false while no checkpoint after
+   * it has completed (the erased text may still be in `trace.db` or its
+   * WAL; `trace obs erase --finish` completes it); `null` for a remote
+   * database.
+   */
+  reached_file: boolean | null;
   /** What still matches the subject, per table, store and participant. */
   remaining: ErasureRemainder;
   /** The receipt as chained. */
@@ -195,13 +296,15 @@ export async function verifyErasure(
     scope,
     upToSeq: receipt.up_to_seq,
   });
+  const reached = await erasureReachedFile(db, receiptId);
   return {
     schema: "trace.erasure-verify/1",
     receipt_id: receiptId,
     seq,
     head: formatHead(head),
     subject_matches: true,
-    clean: remaining.clean,
+    clean: remaining.clean && reached !== false,
+    reached_file: reached,
     remaining,
     receipt,
   };

@@ -139,6 +139,8 @@ export {
   type AppliedErasure,
   eraseSubject,
   eraseSubjectNow,
+  erasureKeyFor,
+  type ErasureKeyForOptions,
   type ErasureVerification,
   planSubjectErasure,
   selfStagingWithReceipts,

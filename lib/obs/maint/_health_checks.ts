@@ -16,6 +16,7 @@ import {
 import { type StoreName, STORES } from "../model.ts";
 import { expectedSchemaObjects } from "../schema_objects.ts";
 import { retainedOutSql, type RetentionMarks } from "./_state.ts";
+import { erasedParentSql } from "./erasure_links.ts";
 
 /** Counters of the writing process, or `unknown` when this reader has none. */
 export interface CounterReport {
@@ -209,7 +210,8 @@ export async function linkChecks(
 ): Promise<LinkCounts> {
   // Envelopes whose index rows retention removed on purpose (by event time
   // and outcome, the rule parity applies) are not missing, nor is a parent
-  // retention removed while its child, holding an outcome, is kept longer.
+  // retention removed while its child, holding an outcome, is kept longer,
+  // nor one an erasure removed (it marked the events that named it).
   const retained = retainedOutSql(marks, "e");
   const profilesSql = await unregisteredProfilesSql(db);
   let missingParents = 0;
@@ -224,7 +226,8 @@ export async function linkChecks(
                   WHERE p.application_id = c.application_id AND p.event_id = c.parent_event_id)
                 AND NOT EXISTS (SELECT 1 FROM obs_envelopes e
                   WHERE e.application_id = c.application_id AND e.event_id = c.parent_event_id
-                    AND ${retained.sql})`,
+                    AND ${retained.sql})
+                AND NOT ${erasedParentSql("c")}`,
         args: [after, upTo, ...retained.args],
       },
       { sql: profilesSql, args: [after, upTo] },

@@ -1,10 +1,15 @@
 /**
  * The erasure key: 32 random bytes in `<data-dir>/erasure.key` (hex, owner
- * only), created on first use. It lives beside the database, not in it, so a
- * copy of `trace.db` alone cannot be searched for a guessed subject by
- * recomputing receipt digests. As with the database files, a caller that
- * may write (the default) makes an existing key owner-only (0600) when an
- * older build, a copy or the umask left it wider; readers touch nothing.
+ * only), created when the data directory is provisioned for erasure. It
+ * lives beside the database, not in it, so a copy of `trace.db` alone cannot
+ * be searched for a guessed subject by recomputing receipt digests. As with
+ * the database files, a caller that may write (the default) makes an
+ * existing key owner-only (0600) when an older build, a copy or the umask
+ * left it wider; readers touch nothing.
+ *
+ * A lost key is never replaced behind anyone's back: when the database
+ * already holds what a key made (receipts, see `madeWith`), a missing file is
+ * refused, since a new key would leave every one of them unverifiable.
  *
  * @module
  */
@@ -17,13 +22,31 @@ import { ERASURE_KEY_BYTES } from "./erasure_subject.ts";
 /** File name of the key in the data directory. */
 export const ERASURE_KEY_FILE = "erasure.key";
 
-/** Options for {@link erasureKey}. */
-export interface ErasureKeyOptions {
-  /** Create the key when it is missing (default true); readers that only verify pass false. */
-  create?: boolean;
+/** What a database holds that an erasure key made. */
+export interface ErasureKeyUse {
+  /** Records made with a key (receipts). */
+  records: number;
+  /** The key ids they name, most used first. */
+  key_ids: readonly string[];
 }
 
-/** Reads the data directory's erasure key, creating it (owner-only) when missing. */
+/** Options for {@link erasureKey}. */
+export interface ErasureKeyOptions {
+  /** Create the key when it is missing (default true); dry runs and readers that only verify pass false. */
+  create?: boolean;
+  /**
+   * What the database already holds made with a key (`erasureKeyFor` reads
+   * the ledger's receipts). When the key file is missing and this finds
+   * any, the key is not created: the lost one must be restored.
+   */
+  madeWith?: () => Promise<ErasureKeyUse>;
+}
+
+/**
+ * Reads the data directory's erasure key, creating it (owner-only) when
+ * missing, unless `create` is false or `madeWith` finds records a lost key
+ * made.
+ */
 export async function erasureKey(
   dataDir: string,
   options: ErasureKeyOptions = {},
@@ -34,9 +57,20 @@ export async function erasureKey(
     if (options.create !== false) await makePrivate(path);
     return existing;
   }
+  const use = await options.madeWith?.();
+  if (use && use.records > 0) {
+    const keys = use.key_ids.length > 0
+      ? ` made with key ${use.key_ids.join(", ")}`
+      : "";
+    throw new StorageError(
+      `The erasure key ${path} is missing, but the database holds ${use.records} erasure receipt${
+        use.records === 1 ? "" : "s"
+      }${keys}; restore ${ERASURE_KEY_FILE} from a backup of this data directory (a new key would leave them unverifiable)`,
+    );
+  }
   if (options.create === false) {
     throw new StorageError(
-      `No erasure key at ${path}: receipts of this data directory cannot be checked without the key they were made with; restore the file from a backup`,
+      `No erasure key at ${path}: restore it from a backup if this data directory had one (receipts are checked only with the key that made them); otherwise trace obs init creates one`,
     );
   }
   await ensurePrivateDir(dataDir);

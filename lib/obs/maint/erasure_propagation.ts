@@ -6,13 +6,16 @@
  * Which events are deletions, and of what:
  *
  * - kind `memory_delete` (what the OTLP GenAI operation `delete_memory`
- *   maps to), or `delete_memory_store`; a failed one (status `error` or
- *   `success: false`) deletes nothing;
+ *   maps to) or `memory_store_delete` (what `delete_memory_store` maps to;
+ *   the operation name itself is accepted as a kind too); a failed one
+ *   (status `error` or `success: false`) deletes nothing;
  * - a deletion of single records (a `gen_ai.memory.record.id` attribute, or
- *   resource refs with role `deleted`) is only indexed: Trace cannot tell
- *   which previews quote one record;
- * - otherwise it names the memory (`memory_id`), else the user (`user_id`);
- *   a deletion naming neither is only indexed.
+ *   resource refs with role `deleted` other than the store's own) is only
+ *   indexed: Trace cannot tell which previews quote one record;
+ * - otherwise it names the memory (`memory_id`, or for a store deletion the
+ *   one `memory_store` ref it deletes), else, for `memory_delete` only, the
+ *   user (`user_id`); a deletion naming neither is only indexed, and so is a
+ *   store deletion that names no store.
  *
  * What propagates is a `content` erasure (previews) of the subject's events
  * written up to the deletion itself; metadata stays, the deletion's own
@@ -29,8 +32,15 @@ import type { ErasureSubject } from "./erasure_subject.ts";
 /** Event kinds that report a memory deletion. */
 export const MEMORY_DELETION_KINDS = [
   "memory_delete",
+  "memory_store_delete",
   "delete_memory_store",
 ] as const;
+
+/** The kinds among {@link MEMORY_DELETION_KINDS} that delete a whole memory store. */
+const STORE_DELETION_KINDS: readonly string[] = [
+  "memory_store_delete",
+  "delete_memory_store",
+];
 
 /** The environment variable that opts every application in. */
 export const PROPAGATION_ENV = "TRACE_OBS_ERASURE_PROPAGATION";
@@ -65,18 +75,38 @@ export function propagatedErasure(
   if (event.status === "error" || event.success === false) return null;
   if (namesRecords(event)) return null;
   const app = event.application_id;
-  const subject: ErasureSubject | null = event.memory_id !== null
-    ? { application_id: app, kind: "memory", ids: [event.memory_id] }
-    : event.user_id !== null
+  const memory = STORE_DELETION_KINDS.includes(event.kind)
+    ? event.memory_id ?? deletedStore(event)
+    : event.memory_id;
+  const subject: ErasureSubject | null = memory !== null
+    ? { application_id: app, kind: "memory", ids: [memory] }
+    : event.user_id !== null && !STORE_DELETION_KINDS.includes(event.kind)
     ? { application_id: app, kind: "user", ids: [event.user_id] }
     : null;
   return subject ? { subject, upToSeq: event.seq } : null;
 }
 
+/**
+ * A deletion of single records: it names a record, or deletes a resource
+ * other than a memory store (a store deletion's own ref to the store it
+ * deletes has role `deleted` too, and is not a record).
+ */
 function namesRecords(event: DeletionCandidate): boolean {
   const record = event.attributes["gen_ai.memory.record.id"];
   if (typeof record === "string" && record !== "") return true;
-  return event.resources.some((ref) => ref.role === "deleted");
+  return event.resources.some((ref) =>
+    ref.role === "deleted" && ref.type !== "memory_store"
+  );
+}
+
+/** The one store a store deletion names only by its ref, else `null`. */
+function deletedStore(event: DeletionCandidate): string | null {
+  const stores = new Set(
+    event.resources.filter((ref) =>
+      ref.type === "memory_store" && ref.role === "deleted"
+    ).map((ref) => ref.id),
+  );
+  return stores.size === 1 ? [...stores][0]! : null;
 }
 
 /** Reads the environment default: only the exact word `true` opts in. */

@@ -143,7 +143,21 @@ export {
   ERASURE_KEY_FILE,
   erasureKey,
   type ErasureKeyOptions,
+  type ErasureKeyUse,
 } from "./erasure_key.ts";
+export {
+  PARENT_LINKS,
+  parentLinksParticipant,
+  withoutParentLinks,
+} from "./erasure_links.ts";
+export {
+  type ErasureFinish,
+  erasureReachedFile,
+  finishErasures,
+  markUnreachedIn,
+  settleUnreached,
+  unreachedErasures,
+} from "./erasure_reach.ts";
 export {
   type ErasedEventKey,
   ERASURE_SCOPES,

@@ -1,0 +1,102 @@
+/**
+ * Parent links an erasure breaks on purpose. When an erased event was the
+ * parent of an event that stays (another user's, another thread's), that
+ * event names a parent the index no longer holds, and health would count it
+ * among `missing_parent_links`, whose advice is to send the parent again.
+ * So the erasure marks, in its own transaction, each event that stays and
+ * whose parent it removes: an `obs_state` row keyed by that event's `seq`,
+ * holding its `received_at` (a `seq` freed by a later deletion can be given
+ * to a new event, which then has another time). Nothing of the erased
+ * parent is kept: not its id, not a digest of it. Health skips a marked
+ * event whose parent is gone, as it skips the children of parents
+ * retention removed.
+ *
+ * A mark goes when its event is erased in turn; one whose event retention
+ * removed stays, naming a `seq` nothing holds any more.
+ *
+ * @module
+ */
+
+import type {
+  ErasureExecutor,
+  ErasureParticipant,
+  ErasureTarget,
+} from "./erasure_participants.ts";
+
+/** Key prefix of the marks in `obs_state`; the marked event's `seq` follows. */
+export const ERASED_PARENT_PREFIX = "erasure.parent_erased:";
+
+/**
+ * The name {@link parentLinksParticipant} takes part under: no registered
+ * participant can have it (names are lower-case tokens), and
+ * {@link withoutParentLinks} leaves it out of every count.
+ */
+export const PARENT_LINKS = "trace:parent_links";
+
+/**
+ * The part of an erasure that marks broken parent links: inside the
+ * erasure's transaction, before its deletes, it marks every event of the
+ * application that names one of the erased events as its parent and is not
+ * erased itself, and drops the marks of the erased events. Content erasures
+ * (scope `content`) keep every row and mark nothing. `eraseSubject` and
+ * `eraseSubjectNow` add it to every erasure; it is never registered.
+ */
+export function parentLinksParticipant(
+  now: () => number = Date.now,
+): ErasureParticipant {
+  return {
+    name: PARENT_LINKS,
+    count: () => Promise.resolve(0),
+    erase: (tx, target) => markErasedParents(tx, target, now()),
+  };
+}
+
+async function markErasedParents(
+  tx: ErasureExecutor,
+  target: ErasureTarget,
+  now: number,
+): Promise<number> {
+  if (target.scope !== "all" || target.events.length === 0) return 0;
+  const seqs = JSON.stringify(target.events.map((e) => e.seq));
+  await tx.execute({
+    sql:
+      `DELETE FROM obs_state WHERE key IN (SELECT ? || value FROM json_each(?))`,
+    args: [ERASED_PARENT_PREFIX, seqs],
+  });
+  const marked = await tx.execute({
+    sql: `INSERT INTO obs_state (key, value, updated_at)
+          SELECT ? || c.seq, CAST(c.received_at AS TEXT), ?
+          FROM obs_events c
+          WHERE c.application_id = ?
+            AND c.parent_event_id IN (SELECT value FROM json_each(?))
+            AND c.seq NOT IN (SELECT value FROM json_each(?))
+          ON CONFLICT (key) DO UPDATE SET
+            value = excluded.value, updated_at = excluded.updated_at`,
+    args: [
+      ERASED_PARENT_PREFIX,
+      now,
+      target.subject.application_id,
+      JSON.stringify(target.events.map((e) => e.event_id)),
+      seqs,
+    ],
+  });
+  return marked.rowsAffected;
+}
+
+/** `counts` without {@link parentLinksParticipant}'s entry: plans, results and receipts never show it. */
+export function withoutParentLinks(
+  counts: Record<string, number>,
+): Record<string, number> {
+  const { [PARENT_LINKS]: _marked, ...rest } = counts;
+  return rest;
+}
+
+/**
+ * SQL true when the event aliased `alias` is marked as having lost its
+ * parent to an erasure (see the module): for health's link check.
+ */
+export function erasedParentSql(alias: string): string {
+  return `EXISTS (SELECT 1 FROM obs_state s
+    WHERE s.key = '${ERASED_PARENT_PREFIX}' || ${alias}.seq
+      AND s.value = CAST(${alias}.received_at AS TEXT))`;
+}
