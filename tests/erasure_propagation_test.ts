@@ -185,6 +185,16 @@ Deno.test("propagation names the user when no memory is named, and skips single 
     "a store deletion naming no store never falls back to the user",
   );
   assert.equal(
+    propagatedErasure({ ...storeDeletion, memory_id: "other" }),
+    null,
+    "a store deletion naming two stores is only indexed",
+  );
+  assert.equal(
+    propagatedErasure({ ...base, resources: [storeRef] }),
+    null,
+    "a memory deletion that deletes a store ref deletes a record, not the user",
+  );
+  assert.equal(
     propagatedErasure({
       ...storeDeletion,
       memory_id: "m",

@@ -73,14 +73,19 @@ export function propagatedErasure(
     return null;
   }
   if (event.status === "error" || event.success === false) return null;
-  if (namesRecords(event)) return null;
+  const storeDeletion = STORE_DELETION_KINDS.includes(event.kind);
+  if (namesRecords(event, storeDeletion)) return null;
   const app = event.application_id;
-  const memory = STORE_DELETION_KINDS.includes(event.kind)
-    ? event.memory_id ?? deletedStore(event)
-    : event.memory_id;
+  let memory = event.memory_id;
+  if (storeDeletion) {
+    const store = deletedStore(event);
+    // Two names for the store deleted: which one is meant is not known.
+    if (memory !== null && store !== null && store !== memory) return null;
+    memory ??= store;
+  }
   const subject: ErasureSubject | null = memory !== null
     ? { application_id: app, kind: "memory", ids: [memory] }
-    : event.user_id !== null && !STORE_DELETION_KINDS.includes(event.kind)
+    : event.user_id !== null && !storeDeletion
     ? { application_id: app, kind: "user", ids: [event.user_id] }
     : null;
   return subject ? { subject, upToSeq: event.seq } : null;
@@ -88,14 +93,17 @@ export function propagatedErasure(
 
 /**
  * A deletion of single records: it names a record, or deletes a resource
- * other than a memory store (a store deletion's own ref to the store it
- * deletes has role `deleted` too, and is not a record).
+ * (a store deletion's own ref to the memory store it deletes has role
+ * `deleted` too, and is not a record; in a memory deletion it is).
  */
-function namesRecords(event: DeletionCandidate): boolean {
+function namesRecords(
+  event: DeletionCandidate,
+  storeDeletion: boolean,
+): boolean {
   const record = event.attributes["gen_ai.memory.record.id"];
   if (typeof record === "string" && record !== "") return true;
   return event.resources.some((ref) =>
-    ref.role === "deleted" && ref.type !== "memory_store"
+    ref.role === "deleted" && !(storeDeletion && ref.type === "memory_store")
   );
 }
 
