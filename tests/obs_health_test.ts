@@ -299,9 +299,21 @@ Deno.test("obsHealth() does not report a parent an erasure removed as missing, a
   await withDb(async (db) => {
     await initializeObs(db);
     await ingestEvents(db, [
-      event("p-ada", { user_id: "ada-7f3e", thread_id: "t-ada" }),
-      event("c-bob", { user_id: "bob", parent_event_id: "p-ada" }),
-      event("c-ada", { user_id: "ada-7f3e", parent_event_id: "p-ada" }),
+      event("p-ada", {
+        user_id: "ada-7f3e",
+        thread_id: "t-ada",
+        root_trace_id: "task-1",
+      }),
+      event("c-bob", {
+        user_id: "bob",
+        parent_event_id: "p-ada",
+        root_trace_id: "task-1",
+      }),
+      event("c-ada", {
+        user_id: "ada-7f3e",
+        parent_event_id: "p-ada",
+        root_trace_id: "task-1",
+      }),
       event("orphan", { user_id: "bob", parent_event_id: "never-sent" }),
     ]);
     const before = await obsHealth(db, { latencySamples: 1 });

@@ -28,6 +28,7 @@ import {
   eraseNow,
   type ErasureSubjectInput,
   obsHealth,
+  parentLinksParticipant,
   parity,
   parseErasureSubject,
   planErasure,
@@ -463,6 +464,21 @@ const WRITE_CASES: PlanCase[] = [
         { key: ERASURE_KEY, reclaim: false },
       ),
     uses: ["obs_events_user", BY_SEQ],
+    sorts: ERASURE_SORT,
+  },
+  {
+    name: "erasure: apply to a user, marking the events whose parent it erases",
+    run: (db) =>
+      eraseNow(
+        db,
+        parseErasureSubject({ application_id: "app-a", user_id: "user-3" }),
+        {
+          key: ERASURE_KEY,
+          reclaim: false,
+          participants: [parentLinksParticipant()],
+        },
+      ),
+    uses: ["obs_events_user", "obs_events_root", BY_SEQ],
     sorts: ERASURE_SORT,
   },
   {

@@ -12,7 +12,12 @@
  * retention removed.
  *
  * A mark goes when its event is erased in turn; one whose event retention
- * removed stays, naming a `seq` nothing holds any more.
+ * removed stays, naming a `seq` nothing holds any more. The mark's time is
+ * its event's own, never the erasure's: nothing ties it to a receipt.
+ *
+ * Only the erased events' own roots are searched (through the root index,
+ * inside the erasure's write lock): a child that names a parent of another
+ * root is not marked, and health still counts it.
  *
  * @module
  */
@@ -41,20 +46,17 @@ export const PARENT_LINKS = "trace:parent_links";
  * (scope `content`) keep every row and mark nothing. `eraseSubject` and
  * `eraseSubjectNow` add it to every erasure; it is never registered.
  */
-export function parentLinksParticipant(
-  now: () => number = Date.now,
-): ErasureParticipant {
+export function parentLinksParticipant(): ErasureParticipant {
   return {
     name: PARENT_LINKS,
     count: () => Promise.resolve(0),
-    erase: (tx, target) => markErasedParents(tx, target, now()),
+    erase: (tx, target) => markErasedParents(tx, target),
   };
 }
 
 async function markErasedParents(
   tx: ErasureExecutor,
   target: ErasureTarget,
-  now: number,
 ): Promise<number> {
   if (target.scope !== "all" || target.events.length === 0) return 0;
   const seqs = JSON.stringify(target.events.map((e) => e.seq));
@@ -65,16 +67,18 @@ async function markErasedParents(
   });
   const marked = await tx.execute({
     sql: `INSERT INTO obs_state (key, value, updated_at)
-          SELECT ? || c.seq, CAST(c.received_at AS TEXT), ?
+          SELECT ?1 || c.seq, CAST(c.received_at AS TEXT), c.received_at
           FROM obs_events c
-          WHERE c.application_id = ?
-            AND c.parent_event_id IN (SELECT value FROM json_each(?))
-            AND c.seq NOT IN (SELECT value FROM json_each(?))
+          WHERE c.root_trace_id IN (
+              SELECT e.root_trace_id FROM obs_events e
+              WHERE e.seq IN (SELECT value FROM json_each(?4)))
+            AND c.application_id = ?2
+            AND c.parent_event_id IN (SELECT value FROM json_each(?3))
+            AND c.seq NOT IN (SELECT value FROM json_each(?4))
           ON CONFLICT (key) DO UPDATE SET
             value = excluded.value, updated_at = excluded.updated_at`,
     args: [
       ERASED_PARENT_PREFIX,
-      now,
       target.subject.application_id,
       JSON.stringify(target.events.map((e) => e.event_id)),
       seqs,
