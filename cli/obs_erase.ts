@@ -105,8 +105,8 @@ type EraseValues = ReturnType<
 export async function obsErase(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs erase", args, ERASE_FLAGS);
   if (values.help) return showHelp(io, ERASE_HELP);
-  if (values.receipts) return await listReceiptsCommand(values, io);
   if (values.finish) return await finishCommand(values, io);
+  if (values.receipts) return await listReceiptsCommand(values, io);
   const subject = await subjectFromFlags(values, io);
   if (values.verify !== undefined) {
     return await verifyCommand(values, values.verify, subject, io);
@@ -193,11 +193,15 @@ async function finishCommand(
   values: EraseValues,
   io: CliIo,
 ): Promise<number> {
-  const others = values.application !== undefined || values.apply ||
-    values.confirm !== undefined || values.verify !== undefined;
+  const others = values.application !== undefined ||
+    values.user !== undefined || values.anonymous ||
+    values.thread !== undefined || values.memory !== undefined ||
+    values["event-ids"] !== undefined || values.apply ||
+    values.confirm !== undefined || values.verify !== undefined ||
+    values.receipts;
   if (others) {
     throw new UsageError(
-      "--finish completes every erasure that has not reached the database file; give it without a subject, --apply, --confirm or --verify",
+      "--finish completes every erasure that has not reached the database file; give it without a subject, --apply, --confirm, --verify or --receipts",
     );
   }
   const finish = await withDataContext(
@@ -208,7 +212,8 @@ async function finishCommand(
   );
   if (values.json) printJson(io, finish);
   else io.out(renderFinish(finish));
-  return finish.reached_file === false ? 1 : 0;
+  // Nothing waiting has nothing to finish, whatever a reader does to the WAL.
+  return finish.reached_file === false && finish.receipts.length > 0 ? 1 : 0;
 }
 
 async function verifyCommand(
@@ -280,14 +285,16 @@ async function listReceiptsCommand(
   return 0;
 }
 
-/** Whether the index's tables exist: receipts can be listed from a ledger without them. */
+/**
+ * Whether the table of "not yet in the file" records exists: receipts can be
+ * listed from a ledger without the index, and an index of another schema
+ * version still holds those records.
+ */
 async function hasObsState(db: TraceDb): Promise<boolean> {
-  try {
-    await requireObs(db);
-    return true;
-  } catch {
-    return false;
-  }
+  const result = await db.client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
+  );
+  return result.rows.length > 0;
 }
 
 /** The subject named by the flags, in canonical form. */

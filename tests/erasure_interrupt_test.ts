@@ -233,13 +233,20 @@ Deno.test("an erasure whose checkpoint never ran is not verified clean until tra
     ]);
     assert.equal(nothing.code, 0);
     assert.deepEqual(JSON.parse(nothing.out).receipts, []);
-    const refused = await trace([
-      "obs",
-      "erase",
-      "--finish",
-      ...THREAD,
-      ...data,
-    ]);
-    assert.equal(refused.code, 2);
+    for (
+      const flags of [THREAD, ["--user", "ada"], ["--receipts"], [
+        "--anonymous",
+      ]]
+    ) {
+      const refused = await trace([
+        "obs",
+        "erase",
+        "--finish",
+        ...flags,
+        ...data,
+      ]);
+      assert.equal(refused.code, 2, flags.join(" "));
+      assert.match(refused.err, /--finish completes every erasure/);
+    }
   });
 });
