@@ -383,5 +383,11 @@ Deno.test("an inspection that has read an unrecorded candidate disables its repl
       /href="\/traces\/replay-plan\.json\?agent_id=support-bot/,
     );
     assert.doesNotMatch(whole, /data-disabled-reason="incomplete"/);
+    // The form's hidden fields carry their names and values, and nothing else.
+    assert.match(
+      whole,
+      /<input type="hidden" name="root_trace_id" value="root-1">/,
+    );
+    assert.doesNotMatch(whole, /<input [^>]*\bkey="/);
   });
 });

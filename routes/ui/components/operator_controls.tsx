@@ -45,7 +45,7 @@ function hiddenFields(
   return Object.entries(fields).map(([name, value]) =>
     value === null || value === undefined
       ? null
-      : <input key={name} type="hidden" name={name} value={value} />
+      : <input type="hidden" name={name} value={value} />
   );
 }
 
