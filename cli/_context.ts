@@ -14,6 +14,11 @@ import { fileProblem } from "../lib/file_errors.ts";
 import { sqliteAdvice } from "../lib/sqlite_errors.ts";
 import { requireExistingLedger } from "../lib/ledger/schema.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+// The module itself, not maint's mod.ts: every command loads this file.
+import {
+  lastUnreachedSeq,
+  settleUnreached,
+} from "../lib/obs/maint/erasure_reach.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError, printJson } from "./_json.ts";
 
@@ -176,7 +181,10 @@ export async function closeWriting(db: TraceDb, io: CliIo): Promise<void> {
 
 async function checkpoint(db: TraceDb, io: CliIo): Promise<void> {
   try {
+    // Erasures waiting for a checkpoint reach the file with this one too.
+    const waiting = db.readOnly ? null : await lastUnreachedSeq(db);
     const { complete } = await checkpointWal(db);
+    if (complete && waiting !== null) await settleUnreached(db, waiting);
     if (!complete) {
       io.err(
         "warning: another process is using the database, so part of its WAL stays beside trace.db for now; back up with trace ledger backup FILE\n",

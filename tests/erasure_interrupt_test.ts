@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
+import { openDb } from "../lib/db.ts";
+import { erasureReachedFile } from "../lib/obs/maint/mod.ts";
 import { type CapturedIo, captureIo, withTempDir } from "./_helpers.ts";
 import { fileHolds } from "./erasure_support.ts";
 
@@ -247,6 +249,43 @@ Deno.test("an erasure whose checkpoint never ran is not verified clean until tra
       ]);
       assert.equal(refused.code, 2, flags.join(" "));
       assert.match(refused.err, /--finish completes every erasure/);
+    }
+  });
+});
+
+Deno.test("any writing command's checkpoint completes an erasure that waited for one, and it stays reached when the WAL fills again", async () => {
+  await withThread(async (data, dbPath, confirmation) => {
+    const killed = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "tests/_erase_then_exit.ts",
+        data[1]!,
+        "app-1",
+        "BIGTHREAD",
+        confirmation,
+      ],
+      cwd: new URL("..", import.meta.url).pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    assert.equal(killed.code, 0, decoder.decode(killed.stderr));
+    const id = decoder.decode(killed.stdout).trim();
+    // Another writer (here `obs init`) checkpoints on its way out.
+    const init = await trace(["obs", "init", ...data]);
+    assert.equal(init.code, 0, init.err);
+    assert.equal(await fileHolds(dbPath, SECRET), false);
+    // A later write fills the WAL again: the erasure stays reached.
+    const db = await openDb({ dataDir: data[1]! });
+    try {
+      await db.client.execute(
+        "INSERT INTO obs_state (key, value, updated_at) VALUES ('later-write', '1', 0)",
+      );
+      assert.ok((await Deno.stat(`${dbPath}-wal`)).size > 0);
+      assert.equal(await erasureReachedFile(db, id), true);
+    } finally {
+      db.close();
     }
   });
 });

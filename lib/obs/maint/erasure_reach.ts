@@ -10,7 +10,8 @@
  * the file yet: an `obs_state` row keyed by its receipt id, holding the
  * receipt's ledger entry number (no subject, no id of anything erased). A
  * checkpoint that completes after the commit takes the row away again:
- * the erasure's own, or {@link finishErasures} later.
+ * the erasure's own, {@link finishErasures} later, or the checkpoint any
+ * writing command makes as it closes ({@link lastUnreachedSeq}).
  *
  * {@link erasureReachedFile} answers for one receipt: not yet while its row
  * is there, unless the WAL is empty now (then every commit is in the file,
@@ -29,6 +30,8 @@ import {
 import type { ErasureExecutor } from "./erasure_participants.ts";
 
 const PREFIX = "erasure.unreached:";
+/** Keys from {@link PREFIX} up to here are the records: a range of the primary key. */
+const PREFIX_END = "erasure.unreached;";
 
 /** Records, inside an erasure's transaction, that receipt `receiptId` (ledger entry `seq`) has not reached the file yet. */
 export async function markUnreachedIn(
@@ -55,11 +58,27 @@ export async function settleUnreached(
   upToSeq: number,
 ): Promise<void> {
   const result = await db.client.execute({
-    sql: `DELETE FROM obs_state WHERE substr(key, 1, ?) = ?
+    sql: `DELETE FROM obs_state WHERE key >= ? AND key < ?
             AND CAST(value AS INTEGER) <= ?`,
-    args: [PREFIX.length, PREFIX, upToSeq],
+    args: [PREFIX, PREFIX_END, upToSeq],
   });
   if (result.rowsAffected > 0) await checkpointWal(db);
+}
+
+/**
+ * The ledger entry of the newest erasure recorded as not in the file yet,
+ * or `null` (none, or no index in this database). Read it before a
+ * checkpoint: once that checkpoint completes, {@link settleUnreached} up to
+ * it, and never past it (an erasure committed meanwhile is not covered).
+ */
+export async function lastUnreachedSeq(db: TraceDb): Promise<number | null> {
+  if (db.path === null) return null;
+  const table = await db.client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
+  );
+  if (table.rows.length === 0) return null;
+  const rows = await unreachedRows(db);
+  return rows.at(-1)?.seq ?? null;
 }
 
 /** An erasure recorded as not in the file yet. */
@@ -70,9 +89,9 @@ interface Unreached {
 
 async function unreachedRows(db: TraceDb): Promise<Unreached[]> {
   const result = await db.client.execute({
-    sql: `SELECT key, value FROM obs_state WHERE substr(key, 1, ?) = ?
+    sql: `SELECT key, value FROM obs_state WHERE key >= ? AND key < ?
           ORDER BY CAST(value AS INTEGER)`,
-    args: [PREFIX.length, PREFIX],
+    args: [PREFIX, PREFIX_END],
   });
   return result.rows.map((row) => ({
     receipt_id: String(row.key).slice(PREFIX.length),

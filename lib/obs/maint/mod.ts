@@ -154,6 +154,7 @@ export {
   type ErasureFinish,
   erasureReachedFile,
   finishErasures,
+  lastUnreachedSeq,
   markUnreachedIn,
   settleUnreached,
   unreachedErasures,
