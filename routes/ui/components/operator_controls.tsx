@@ -45,6 +45,8 @@ function hiddenFields(
   return Object.entries(fields).map(([name, value]) =>
     value === null || value === undefined
       ? null
+      // Rendered once on the server: a `key` would only be printed as an attribute.
+      // deno-lint-ignore jsx-key
       : <input type="hidden" name={name} value={value} />
   );
 }
