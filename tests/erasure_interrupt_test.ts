@@ -138,26 +138,34 @@ Deno.test("a Ctrl-C before the erasure committed calls it off: nothing changes a
   });
 });
 
+/** Applies the erasure in a process that ends between its commit and its checkpoint; returns the receipt id. */
+async function eraseThenExit(
+  data: string[],
+  confirmation: string,
+): Promise<string> {
+  const killed = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "tests/_erase_then_exit.ts",
+      data[1]!,
+      "app-1",
+      "BIGTHREAD",
+      confirmation,
+    ],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(killed.code, 0, decoder.decode(killed.stderr));
+  return decoder.decode(killed.stdout).trim();
+}
+
 Deno.test("an erasure whose checkpoint never ran is not verified clean until trace obs erase --finish completes it", async () => {
   await withThread(async (data, dbPath, confirmation) => {
     // A process ended between the erasure's commit and its checkpoint.
-    const killed = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "tests/_erase_then_exit.ts",
-        data[1]!,
-        "app-1",
-        "BIGTHREAD",
-        confirmation,
-      ],
-      cwd: new URL("..", import.meta.url).pathname,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    assert.equal(killed.code, 0, decoder.decode(killed.stderr));
-    const id = decoder.decode(killed.stdout).trim();
+    const id = await eraseThenExit(data, confirmation);
     assert.equal(await fileHolds(dbPath, SECRET), true);
 
     const verify = await trace([
@@ -255,23 +263,7 @@ Deno.test("an erasure whose checkpoint never ran is not verified clean until tra
 
 Deno.test("any writing command's checkpoint completes an erasure that waited for one, and it stays reached when the WAL fills again", async () => {
   await withThread(async (data, dbPath, confirmation) => {
-    const killed = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "tests/_erase_then_exit.ts",
-        data[1]!,
-        "app-1",
-        "BIGTHREAD",
-        confirmation,
-      ],
-      cwd: new URL("..", import.meta.url).pathname,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    assert.equal(killed.code, 0, decoder.decode(killed.stderr));
-    const id = decoder.decode(killed.stdout).trim();
+    const id = await eraseThenExit(data, confirmation);
     // Another writer (here `obs init`) checkpoints on its way out.
     const init = await trace(["obs", "init", ...data]);
     assert.equal(init.code, 0, init.err);
