@@ -367,8 +367,9 @@ Deno.test("capabilities.json says which host hooks are absent and what the opera
     )).text();
     assert.match(
       html,
-      /Current artifact state is not looked up here: This server has no artifactResolver/,
+      /Current artifact state is not looked up here: This server has no artifactResolver: the host program passes one to createApp to enable this; whoever runs this server can add it \(Operators, in the README\)/,
     );
+    assert.doesNotMatch(html, /answers 501/);
   });
 });
 

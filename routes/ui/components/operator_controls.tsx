@@ -29,7 +29,7 @@ export const CapabilityNote: FC<{
         {lead ? `${lead}: ` : ""}
         {capability.message}
         {capability.reason === "hook_missing"
-          ? " (the server answers 501)"
+          ? "; whoever runs this server can add it (Operators, in the README)"
           : ""}
       </p>
     );
