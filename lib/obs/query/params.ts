@@ -31,13 +31,20 @@ const SINGLE = [
   "cursor",
 ] as const;
 
-/** Repeatable parameters (also comma-separated) and the list field each fills. */
+/** Repeatable parameters and the list field each fills. */
 const REPEATED = {
   agent_id: "agent_ids",
   memory_id: "memory_ids",
   kind: "kinds",
   status: "statuses",
 } as const;
+
+/**
+ * Repeatable parameters whose values may also be separated by commas:
+ * kinds and statuses are tokens, which never hold one. An agent or memory
+ * id may (`bot,v2`), so each of its values is one id.
+ */
+const COMMA_LISTS: ReadonlySet<string> = new Set(["kind", "status"]);
 
 const OTHER = [
   "resource",
@@ -84,7 +91,9 @@ function unknownParam(key: string): string {
     ? BODY_SPELLINGS[key]
     : undefined;
   if (listed) {
-    return `unknown parameter "${key}"; the query string spells it ${listed} (repeat it, or separate values with commas)`;
+    return `unknown parameter "${key}"; the query string spells it ${listed} (repeat it${
+      COMMA_LISTS.has(listed) ? ", or separate values with commas" : ""
+    })`;
   }
   const near = suggestParam(key);
   return near
@@ -164,7 +173,9 @@ function rawQuery(
     if (value !== null) query[key] = value;
   }
   for (const [key, target] of Object.entries(REPEATED)) {
-    const values = params.getAll(key).flatMap((value) => value.split(","));
+    const values = params.getAll(key).flatMap((value) =>
+      COMMA_LISTS.has(key) ? value.split(",") : [value]
+    );
     if (values.length > 0) query[target] = values;
   }
   addUser(params, query, label);

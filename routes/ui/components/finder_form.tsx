@@ -168,7 +168,7 @@ export const FinderForm: FC<
             label="Agent"
             params={params}
             refusal={refusal}
-            hint="comma-separated"
+            hint="one agent id, exactly"
           />
           <Field
             name="memory_id"
