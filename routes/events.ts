@@ -161,9 +161,12 @@ function parseJsonBody(text: string): unknown {
       );
     }
     // The detail names a position and a rule, never the body's text.
+    const ndjson = error.reason === "trailing_data" && error.line > 1
+      ? "; for one event per line, send Content-Type: application/x-ndjson"
+      : "";
     throw new HTTPException(400, {
       message:
-        `Cannot ingest the batch: the body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})`,
+        `Cannot ingest the batch: the body is not valid JSON (line ${error.line}, column ${error.column}: ${error.detail})${ndjson}`,
     });
   }
 }

@@ -56,6 +56,15 @@ Deno.test("POST /api/events ingests a JSON array, a single object and NDJSON", a
     );
     const body = await ndjson.json();
     assert.deepEqual([body.inserted, body.duplicates], [1, 1]);
+    // NDJSON sent as JSON is refused, saying which Content-Type reads it.
+    const mislabelled = await app.request(
+      post(`${JSON.stringify(event(5))}\n${JSON.stringify(event(6))}\n`),
+    );
+    assert.equal(mislabelled.status, 400);
+    assert.match(
+      (await mislabelled.json()).error.message,
+      /line 2, column 1: unexpected data after the value\); for one event per line, send Content-Type: application\/x-ndjson$/,
+    );
   });
 });
 
