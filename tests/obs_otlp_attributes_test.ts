@@ -420,6 +420,33 @@ Deno.test("OTLP: a key repeated inside a kvlistValue is refused at any depth", a
   });
 });
 
+Deno.test("OTLP: values nested to the documented depth are taken, and deeper ones refused, in JSON as in protobuf", async () => {
+  const nested = (levels: number): JsonObject => {
+    let value: JsonObject = { stringValue: "leaf" };
+    for (let i = 0; i < levels; i++) {
+      value = { kvlistValue: { values: [kv("inner", value)] } };
+    }
+    return value;
+  };
+  await withApi(async (app) => {
+    // kvlist levels the value limit allows, counted as the decoders count them.
+    let deepest = 0;
+    for (let levels = 10; levels <= 20; levels++) {
+      const answer = await sendBoth(
+        app,
+        request({ span: [kv("app.deep", nested(levels))] }),
+      );
+      if (answer.status !== 200) {
+        assert.equal(answer.status, 400);
+        assert.match(answer.message, /nested deeper than 16 levels/);
+        break;
+      }
+      deepest = levels;
+    }
+    assert.ok(deepest >= 14, `JSON took only ${deepest} nested levels`);
+  });
+});
+
 Deno.test("OTLP: NaN and infinite doubleValues are kept by name, not refused and not dropped", async () => {
   await withApi(async (app, db) => {
     const answer = await sendBoth(

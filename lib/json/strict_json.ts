@@ -40,6 +40,8 @@ export interface StrictJsonOptions {
   exactIntegers?: boolean;
   /** Allow `//` line and block comments between tokens (config files people edit by hand). */
   comments?: boolean;
+  /** Nesting limit (default {@link MAX_JSON_DEPTH}); reason `too_deep` past it. */
+  maxDepth?: number;
 }
 
 /** A budget of `limit` values for {@link StrictJsonOptions.budget}. */
@@ -62,7 +64,7 @@ export function parseStrictJson(
   };
   skipSpace(cursor);
   if (cursor.pos === text.length) fail(cursor, "empty", "the input is empty");
-  const value = readValue(cursor, 0, MAX_JSON_DEPTH);
+  const value = readValue(cursor, 0, options.maxDepth ?? MAX_JSON_DEPTH);
   skipSpace(cursor);
   if (cursor.pos < text.length) {
     fail(cursor, "trailing_data", "unexpected data after the value");

@@ -124,6 +124,14 @@ export interface OtlpSpan {
 /** Deepest nesting of array and kvlist attribute values accepted. */
 const MAX_VALUE_DEPTH = OTLP_LIMITS.valueDepth;
 
+/**
+ * JSON nesting an OTLP request may reach: each level of a nested value
+ * takes up to four JSON levels (`kvlistValue`, `values`, the entry, its
+ * `value`), and the request around a span's attributes a dozen more, so the
+ * value limit is the one a request meets, as it is in protobuf.
+ */
+const MAX_OTLP_JSON_DEPTH = 4 * (MAX_VALUE_DEPTH + 1) + 16;
+
 // The wire shape both encodings are brought to before validation.
 interface WireAnyValue {
   stringValue?: string | null | undefined;
@@ -284,6 +292,7 @@ function parseJson(body: Uint8Array): unknown {
   try {
     value = parseStrictJson(text, {
       budget: jsonBudget(MAX_BATCH_JSON_VALUES),
+      maxDepth: MAX_OTLP_JSON_DEPTH,
     });
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
