@@ -19,6 +19,7 @@ import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { TraceDb } from "../lib/db.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { incrementCounter } from "../lib/obs/mod.ts";
 import {
   decodeOtlpTraces,
   exportResponse,
@@ -96,11 +97,14 @@ export function createOtlpApi(deps: OtlpApiDeps): Hono {
       credential: deps.credentialScope?.(c),
       defaultApplicationId: deps.defaultApplicationId,
     });
-    const { events, warnings } = mapOtlpSpans(spans, { tenant });
+    const { events, warnings, droppedAttributes } = mapOtlpSpans(spans, {
+      tenant,
+    });
     await ingestEvents(deps.db, events, {
       source: "otlp",
       ...(deps.now ? { now: deps.now } : {}),
     });
+    incrementCounter("attributes_dropped", droppedAttributes);
     const partial = warnings.length > 0
       ? { rejectedSpans: 0, errorMessage: warnings.join("; ") }
       : undefined;

@@ -21,7 +21,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import type { TraceDb } from "../lib/db.ts";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
-import { initializeObs } from "../lib/obs/mod.ts";
+import { counterSnapshot, initializeObs } from "../lib/obs/mod.ts";
 import { decodeOtlpTraces, mapOtlpSpans } from "../lib/obs/otlp/mod.ts";
 import { createOtlpApi, type OtlpApiDeps } from "../routes/otlp.ts";
 import { withDb, withServer } from "./_helpers.ts";
@@ -721,6 +721,45 @@ Deno.test("createOtlpApi() reports fallbacks through partialSuccess and uses the
     ]);
     assert.equal(byKind(rows, "span").agent_id, "svc");
   }, { defaultApplicationId: "default-app" });
+});
+
+Deno.test("createOtlpApi() counts and reports allowlisted attributes left out past the per-event bound", async () => {
+  const attributes = Array.from({ length: 40 }, (_, i) => ({
+    key: `app.note_${i}`,
+    value: { stringValue: `n${i}` },
+  }));
+  const body = JSON.stringify({
+    resourceSpans: [{
+      resource: {
+        attributes: [
+          { key: "tenant.id", value: { stringValue: "app-1" } },
+          { key: "service.name", value: { stringValue: "svc" } },
+        ],
+      },
+      scopeSpans: [{
+        spans: [{
+          traceId: "0af7651916cd43dd8448eb211c80319c",
+          spanId: "00f067aa0ba902b7",
+          attributes,
+        }],
+      }],
+    }],
+  });
+  await withApi(async (app, db) => {
+    const before = counterSnapshot().counts.attributes_dropped;
+    const response = await post(app, body, "application/json");
+    assert.equal(response.status, 200);
+    const kept = Object.keys((await eventRows(db))[0]!.meta.attributes).length;
+    assert.equal(kept, 32);
+    // Identity and service.name come first; 40 app.* notes fill the rest.
+    const dropped = counterSnapshot().counts.attributes_dropped - before;
+    assert.ok(dropped > 0);
+    const answer = await response.json();
+    assert.match(
+      answer.partialSuccess.errorMessage,
+      new RegExp(`${dropped} attributes beyond 32 per span left out`),
+    );
+  });
 });
 
 Deno.test("createOtlpApi() answers a storage failure generically, in the request's encoding", async () => {

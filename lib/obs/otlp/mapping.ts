@@ -71,6 +71,8 @@ export interface OtlpMapping {
   events: EventInput[];
   /** Non-fatal notes (fallbacks taken, references dropped); content-free. */
   warnings: string[];
+  /** Allowlisted attributes left out past the per-event bound, over all spans. */
+  droppedAttributes: number;
 }
 
 /** Normalised attributes: the GenAI name each mapped field is written under. */
@@ -107,14 +109,16 @@ export function mapOtlpSpans(
 ): OtlpMapping {
   const rule = options.tenant ??
     tenantForRequest({ defaultApplicationId: options.defaultApplicationId });
-  const notes = { serviceAsAgent: 0, droppedRefs: 0 };
+  const notes = { serviceAsAgent: 0, droppedRefs: 0, droppedAttributes: 0 };
   const tenants: SpanTenant[] = [];
   const events = spans.map((span) => {
     const tenant = spanTenant(rule, span);
-    const { event, usedServiceAsAgent, droppedRefs } = mapSpan(span, tenant);
+    const { event, usedServiceAsAgent, droppedRefs, droppedAttributes } =
+      mapSpan(span, tenant);
     tenants.push(tenant);
     if (usedServiceAsAgent) notes.serviceAsAgent += 1;
     notes.droppedRefs += droppedRefs;
+    notes.droppedAttributes += droppedAttributes;
     checkEvent(span, event);
     return event;
   });
@@ -133,7 +137,14 @@ export function mapOtlpSpans(
       } invalid or beyond ${LIMITS.resources} per span left out`,
     );
   }
-  return { events, warnings };
+  if (notes.droppedAttributes > 0) {
+    warnings.push(
+      `${
+        count(notes.droppedAttributes, "attribute")
+      } beyond ${LIMITS.attributes} per span left out`,
+    );
+  }
+  return { events, warnings, droppedAttributes: notes.droppedAttributes };
 }
 
 function count(n: number, noun: string): string {
@@ -144,6 +155,7 @@ interface MappedSpan {
   event: EventInput;
   usedServiceAsAgent: boolean;
   droppedRefs: number;
+  droppedAttributes: number;
 }
 
 function mapSpan(span: OtlpSpan, tenant: SpanTenant): MappedSpan {
@@ -158,6 +170,7 @@ function mapSpan(span: OtlpSpan, tenant: SpanTenant): MappedSpan {
     kind,
   );
   const status = STATUS_OF_CODE[span.statusCode] ?? "unset";
+  const attributes = spanAttributes(span);
   const event: EventInput = {
     event_id: eventId(span.traceId, span.spanId),
     application_id: tenant.applicationId,
@@ -182,11 +195,16 @@ function mapSpan(span: OtlpSpan, tenant: SpanTenant): MappedSpan {
     ended_at: isoFromNanos(span.endTimeUnixNano),
     store: STORE_OF_KIND[kind] ?? "trace",
     resources,
-    attributes: spanAttributes(span),
+    attributes: attributes.kept,
     selection,
     preview: spanPreview(span),
   };
-  return { event, usedServiceAsAgent, droppedRefs: dropped };
+  return {
+    event,
+    usedServiceAsAgent,
+    droppedRefs: dropped,
+    droppedAttributes: attributes.dropped,
+  };
 }
 
 function serviceName(span: OtlpSpan): string | null {
@@ -213,14 +231,20 @@ function isoFromNanos(nanos: bigint): string | null {
 
 /**
  * Allowlisted attributes: span identity first, then the normalised model and
- * usage, then resource, then span attributes (the first writer of a key wins).
+ * usage, then resource, then span attributes (the first writer of a key
+ * wins), and how many allowlisted ones the per-event bound left out.
  */
-function spanAttributes(span: OtlpSpan): Attributes {
+function spanAttributes(
+  span: OtlpSpan,
+): { kept: Attributes; dropped: number } {
   const out: Attributes = {};
+  let dropped = 0;
   const put = (key: string, value: OtlpValue | undefined) => {
-    if (Object.keys(out).length >= LIMITS.attributes || key in out) return;
+    if (key in out) return;
     const scalar = asScalar(value);
-    if (scalar !== undefined && isAllowedAttributeKey(key)) out[key] = scalar;
+    if (scalar === undefined || !isAllowedAttributeKey(key)) return;
+    if (Object.keys(out).length >= LIMITS.attributes) dropped++;
+    else out[key] = scalar;
   };
   put("otel.trace_id", span.traceId);
   put("otel.span_id", span.spanId);
@@ -237,7 +261,7 @@ function spanAttributes(span: OtlpSpan): Attributes {
   }
   for (const [key, value] of span.resource) put(key, value);
   for (const [key, value] of span.attributes) put(key, value);
-  return out;
+  return { kept: out, dropped };
 }
 
 /**
