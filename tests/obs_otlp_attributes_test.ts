@@ -420,6 +420,28 @@ Deno.test("OTLP: a key repeated inside a kvlistValue is refused at any depth", a
   });
 });
 
+Deno.test("OTLP: a tenant attribute that is not text is refused, never replaced by another rule's tenant", async () => {
+  await withApi(async (app, db) => {
+    const cases: [JsonObject, string][] = [
+      [{ arrayValue: { values: [{ stringValue: "victim" }] } }, "a list"],
+      [{ boolValue: true }, "a boolean"],
+      [{ kvlistValue: { values: [] } }, "a map"],
+    ];
+    for (const [value, kind] of cases) {
+      const answer = await sendBoth(
+        app,
+        request({ resource: [kv("tenant.id", value)] }),
+      );
+      assert.equal(answer.status, 400, kind);
+      assert.equal(
+        answer.message,
+        `Cannot map OTLP span 0 (${SPAN}): its resource's tenant.id must be a string naming the application, not ${kind}; fix it and resend the batch`,
+      );
+    }
+    assert.deepEqual(await stored(db), []);
+  });
+});
+
 Deno.test("OTLP: values nested to the documented depth are taken, and deeper ones refused, in JSON as in protobuf", async () => {
   const nested = (levels: number): JsonObject => {
     let value: JsonObject = { stringValue: "leaf" };

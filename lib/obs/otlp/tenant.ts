@@ -81,7 +81,7 @@ export function tenantForRequest(request: TenantRequest = {}): TenantRule {
 
 /** The tenant of `span` under `rule`; throws when it has none or names one the credential may not write. */
 export function spanTenant(rule: TenantRule, span: OtlpSpan): SpanTenant {
-  const explicit = first(span.resource) ?? first(span.attributes) ??
+  const explicit = first(span, "resource") ?? first(span, "attributes") ??
     conventionText(span, "tenant");
   if (explicit !== null) {
     if (rule.bound !== null && explicit !== rule.bound) {
@@ -101,13 +101,38 @@ export function spanTenant(rule: TenantRule, span: OtlpSpan): SpanTenant {
   );
 }
 
-function first(attributes: OtlpAttributes): string | null {
+function first(
+  span: OtlpSpan,
+  where: "resource" | "attributes",
+): string | null {
+  const attributes: OtlpAttributes = span[where];
   for (const key of TENANT_ATTRIBUTE_KEYS) {
+    const value = attributes.get(key);
     // A NaN or infinite doubleValue names no tenant (it has no text).
-    const text = scalarText(attributes.get(key));
+    const text = scalarText(value);
     if (text) return text;
+    // A list, a map, bytes or a flag is a tenant attribute gone wrong: taking
+    // the next rule's tenant instead would file the span under another one.
+    if (
+      typeof value === "boolean" || value instanceof Uint8Array ||
+      (typeof value === "object" && value !== null)
+    ) {
+      throw new OtlpRequestError(
+        `Cannot map OTLP span ${span.index} (${span.path}): ${
+          where === "resource" ? "its resource's" : "its"
+        } ${key} must be a string naming the application, not ${
+          kindOfValue(value)
+        }; fix it and resend the batch`,
+      );
+    }
   }
   return null;
+}
+
+function kindOfValue(value: boolean | Uint8Array | object): string {
+  if (typeof value === "boolean") return "a boolean";
+  if (value instanceof Uint8Array) return "bytes";
+  return Array.isArray(value) ? "a list" : "a map";
 }
 
 function nonEmpty(value: string | undefined): string | null {
