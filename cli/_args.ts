@@ -6,7 +6,9 @@
  */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import * as v from "valibot";
 import { UsageError } from "../lib/errors.ts";
+import { OpaqueIdSchema } from "../lib/obs/model.ts";
 
 /** Flag declarations in `node:util` form. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -158,4 +160,13 @@ export function showHelp(
 ): number {
   io.out(text);
   return 0;
+}
+
+/** An id flag's value (`--user`, `--default-application`), checked as an event would carry it. */
+export function idFlag(flag: string, value: string): string {
+  const parsed = v.safeParse(OpaqueIdSchema, value);
+  if (!parsed.success) {
+    throw new UsageError(`--${flag} ${parsed.issues[0]?.message}`);
+  }
+  return parsed.output;
 }

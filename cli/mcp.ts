@@ -9,13 +9,11 @@
  */
 
 import process from "node:process";
-import * as v from "valibot";
 import { dbLocation } from "../lib/db.ts";
 import { errorMessage, UsageError } from "../lib/errors.ts";
-import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import type { TraceScope } from "../lib/mcp/mod.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { parseFlags, showHelp } from "./_args.ts";
+import { idFlag, parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
@@ -55,14 +53,6 @@ type ScopeValues = {
   anonymous?: boolean | undefined;
 };
 
-function scopeId(flag: string, value: string): string {
-  const parsed = v.safeParse(OpaqueIdSchema, value);
-  if (!parsed.success) {
-    throw new UsageError(`--${flag} ${parsed.issues[0]?.message}`);
-  }
-  return parsed.output;
-}
-
 /** The local trace scope the flags bind: anonymous users unless `--user` names one. */
 export function scopeFromFlags(values: ScopeValues): TraceScope {
   if (values.user !== undefined && values.anonymous) {
@@ -71,10 +61,10 @@ export function scopeFromFlags(values: ScopeValues): TraceScope {
     );
   }
   const scope: TraceScope = {
-    user_id: values.user === undefined ? null : scopeId("user", values.user),
+    user_id: values.user === undefined ? null : idFlag("user", values.user),
   };
   if (values.application !== undefined) {
-    scope.application_id = scopeId("application", values.application);
+    scope.application_id = idFlag("application", values.application);
   }
   return scope;
 }

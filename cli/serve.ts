@@ -36,7 +36,13 @@ import {
   listenGuarded,
 } from "../routes/listen.ts";
 import { DEFAULT_BODY_LIMITS } from "../routes/_body.ts";
-import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
+import {
+  DATA_FLAGS,
+  idFlag,
+  parseFlags,
+  parseIntegerFlag,
+  showHelp,
+} from "./_args.ts";
 import { closeWriting, openDataContext } from "./_context.ts";
 import { type Command, untilInterrupted } from "./_io.ts";
 
@@ -176,6 +182,9 @@ export const serve: Command = async (args, io) => {
   const { values } = parseFlags("serve", args, FLAGS);
   if (values.help) return showHelp(io, HELP);
   const port = parseIntegerFlag("port", values.port, { min: 0, max: 65535 })!;
+  const defaultApplication = values["default-application"] === undefined
+    ? undefined
+    : idFlag("default-application", values["default-application"]);
   const token = io.env("TRACE_INGEST_TOKEN") || undefined;
   const uiAuthToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
   const accountsText = io.env("TRACE_UI_AUTH_ACCOUNTS") || undefined;
@@ -240,9 +249,7 @@ export const serve: Command = async (args, io) => {
     stagingAdapter,
     // The same job manager as MCP's: one external run at a time for both.
     runs: { dataDir, jobs },
-    ...(values["default-application"]
-      ? { defaultApplicationId: values["default-application"] }
-      : {}),
+    ...(defaultApplication ? { defaultApplicationId: defaultApplication } : {}),
   });
   let server: GuardedServer;
   try {

@@ -131,6 +131,34 @@ Deno.test("trace serve refuses a non-loopback host without a token, and short to
   assert.match(short.stderr(), /at least 16 characters with no whitespace/);
 });
 
+Deno.test("trace serve refuses a --default-application no span could carry, before touching a file", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [value, why] of [
+        [
+          "a\u202eb",
+          "must not contain control, line separator or bidirectional formatting characters",
+        ],
+        ["x".repeat(300), "must be at most 256 characters"],
+      ]
+    ) {
+      const io = captureIo();
+      assert.equal(
+        await main(
+          ["serve", "--default-application", value!, "--data-dir", `${dir}/d`],
+          io,
+        ),
+        2,
+      );
+      assert.equal(io.stderr(), `trace serve: --default-application ${why}\n`);
+    }
+    assert.equal(
+      await Deno.stat(`${dir}/d`).then(() => true, () => false),
+      false,
+    );
+  });
+});
+
 Deno.test("trace serve names a bad --port once, without a doubled prefix", async () => {
   const io = captureIo();
   assert.equal(
