@@ -6,7 +6,8 @@ import { openDb } from "../lib/db.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
-import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import type { Operation } from "../lib/contract/protocol.ts";
+import { FakeTarget, timeoutError, VirtualClock } from "./_fake_target.ts";
 import { withTempDir } from "./_helpers.ts";
 
 const CONFIG = parseStagingConfig({
@@ -170,5 +171,58 @@ Deno.test("runExternal() keeps a completed report beside its checkpoint when the
     } finally {
       db.close();
     }
+  });
+});
+
+Deno.test("a clean cleanup poll proves nothing when an ingest was not acknowledged or the baseline counted fewer records than were acknowledged", async (t) => {
+  const run = async (
+    post: (
+      target: FakeTarget,
+      op: Operation,
+      body: Record<string, unknown>,
+    ) => Promise<Record<string, unknown>>,
+  ) => {
+    const clock = new VirtualClock();
+    const target = new FakeTarget(clock);
+    return await runDeletionContract(CONFIG, {
+      transport: { post: (op, body) => post(target, op, body) },
+      target: TARGET,
+      checkpoint: memoryCheckpointSink(),
+      clock,
+    });
+  };
+  await t.step("an ingest that timed out may still land", async () => {
+    let ingests = 0;
+    const report = await run((target, op, body) =>
+      op === "ingest" && ++ingests === 2
+        ? Promise.reject(timeoutError("ingest"))
+        : target.post(op, body)
+    );
+    assert.equal(report.cleanup.cleanup_complete, false);
+    assert.deepEqual(report.cleanup.problems, [
+      "no poll can confirm the synthetic records are gone: an ingest was not acknowledged, so its write may still land; check later with trace external-cleanup",
+    ]);
+  });
+  await t.step("an application that writes after acknowledging", async () => {
+    let baselineRead = false;
+    const report = await run(async (target, op, body) => {
+      const answer = await target.post(op, body);
+      // The records arrive after the baseline: it counts none of them.
+      if (op === "inventory" && !baselineRead) {
+        baselineRead = String(body.namespace).startsWith("trace-test-");
+        return { ...answer, source_records: 0, vector_records: 0 };
+      }
+      return answer;
+    });
+    assert.equal(report.baseline.ok, false);
+    assert.equal(report.cleanup.cleanup_complete, false);
+    assert.match(
+      report.cleanup.problems.join(),
+      /the baseline counted fewer synthetic records than were acknowledged, so some may land later/,
+    );
+  });
+  await t.step("acknowledged and counted: a clean poll is proof", async () => {
+    const report = await run((target, op, body) => target.post(op, body));
+    assert.equal(report.cleanup.cleanup_complete, true);
   });
 });

@@ -47,6 +47,11 @@ export interface CleanupOptions {
   intervalMs: number;
   /** How long after a deletion the window saw the application still changing ({@link settleTimeMs}). */
   settleMs: number;
+  /**
+   * Why a clean poll cannot show the records are gone (they were never
+   * seen to arrive), or `null`: then cleanup cannot be complete.
+   */
+  unconfirmed?: string | null;
   clock: Clock;
   /** The run's interrupt: already aborted when the run was interrupted before cleanup. */
   signal: AbortSignal | undefined;
@@ -66,7 +71,7 @@ export async function cleanUp(
     settle_seconds: limit.interrupted ? 0 : round(options.settleMs / 1000),
     interrupted: limit.interrupted,
   });
-  return await sweep(session, {
+  const cleanup = await sweep(session, {
     namespaces: { test: ids.testNamespace, control: ids.controlNamespace },
     issued: options.issued,
     read: (role) => readNamespace(session, ids, role),
@@ -84,6 +89,15 @@ export async function cleanUp(
         deleted_again: poll.deletedAgain,
       }),
   });
+  if (!options.unconfirmed || !cleanup.cleanup_complete) return cleanup;
+  // Nothing was seen to arrive, so nothing can be seen to be gone.
+  return {
+    ...cleanup,
+    cleanup_complete: false,
+    problems: [
+      `no poll can confirm the synthetic records are gone: ${options.unconfirmed}; check later with trace external-cleanup`,
+    ],
+  };
 }
 
 /** When polling ends. */

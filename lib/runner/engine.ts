@@ -29,6 +29,7 @@ import { errorMessage } from "../errors.ts";
 import { processIdentity } from "./process_identity.ts";
 import {
   type DeletionRecord,
+  type InventoryCounts,
   REPORT_SCHEMA,
   type RunReport,
   type Sample,
@@ -134,6 +135,7 @@ export async function runDeletionContract(
     windowMs,
     intervalMs,
     settleMs: settleTimeMs(report.samples),
+    unconfirmed: unconfirmedCanaries(report.baseline, ingestProblem, config),
     clock,
     signal: options.signal,
     emit,
@@ -402,4 +404,28 @@ async function sampleWindow(
     options.emit({ type: "sample", sample, window_seconds: windowMs / 1000 });
     if (startedMs >= windowMs) return false;
   }
+}
+
+/**
+ * Why a clean cleanup poll cannot show the synthetic records are gone, or
+ * `null`. An acknowledged ingest has made its record visible (the adapter
+ * contract), so a clean poll after it proves the deletion; but an ingest
+ * that was not acknowledged may still land, and a baseline that counted
+ * fewer records than were acknowledged shows an application that writes
+ * later.
+ */
+function unconfirmedCanaries(
+  baseline: RunReport["baseline"],
+  ingestProblem: string | null,
+  config: StagingConfig,
+): string | null {
+  if (ingestProblem !== null) {
+    return "an ingest was not acknowledged, so its write may still land";
+  }
+  const short = (counts: InventoryCounts | null, expected: number) =>
+    counts !== null && counts.source_records < expected;
+  return short(baseline.inventory, config.document_count) ||
+      short(baseline.control_inventory, 1)
+    ? "the baseline counted fewer synthetic records than were acknowledged, so some may land later"
+    : null;
 }
