@@ -81,6 +81,25 @@ Deno.test("http1Post() refuses bodies whose framing disagrees with the bytes", a
   }
 });
 
+Deno.test("an answer without framing says what the adapter must send", async () => {
+  const response = rawResponse(
+    "200 OK",
+    ["Content-Type: application/json"],
+    OK,
+  );
+  await withRawServer(answer(response), async (server) => {
+    const transport = createHttpTransport({ base_url: server.url });
+    const error = await expectFailure(
+      transport.post("delete", {}, BUDGET),
+      "framing",
+    );
+    assert.match(
+      error.message,
+      /neither Content-Length nor chunked encoding present; the adapter must send a Content-Length header or a chunked body/,
+    );
+  });
+});
+
 Deno.test("http1Post() accepts repeated identical Content-Length values", async () => {
   const response = rawResponse("200 OK", [
     "Content-Length: 21",

@@ -153,7 +153,7 @@ Deno.test("checkAdapterReachable() completes the TLS handshake for https, and na
       (error: unknown) =>
         error instanceof AdapterUnreachableError &&
         error.code === "transport" &&
-        /^Cannot reach the staging adapter at https:\/\/127\.0\.0\.1:\d+: TLS handshake with 127\.0\.0\.1 failed: /
+        /^Cannot reach the staging adapter at https:\/\/127\.0\.0\.1:\d+: TLS handshake with 127\.0\.0\.1 failed: .*; check its certificate \(one a private CA signed is trusted with DENO_CERT=\/path\/to\/ca\.pem\) \(nothing was run or recorded\)$/
           .test(error.message),
     );
   }, { tls: true });

@@ -56,7 +56,9 @@ export async function readBody(
     return await readChunked(reader, maxBytes);
   }
   if (!lengths) {
-    throw framing("neither Content-Length nor chunked encoding present");
+    throw framing(
+      "neither Content-Length nor chunked encoding present; the adapter must send a Content-Length header or a chunked body",
+    );
   }
   const length = contentLength(lengths);
   if (length > maxBytes) throw tooLarge(maxBytes);

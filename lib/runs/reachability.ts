@@ -37,8 +37,12 @@ export async function checkAdapterReachable(
     await transport.probe({ timeoutMs: config.timeout_seconds.ingest * 1000 });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
+    // A certificate problem is not fixed by starting anything.
+    const remedy = error.failure === "tls"
+      ? "check its certificate (one a private CA signed is trusted with DENO_CERT=/path/to/ca.pem)"
+      : "start it or fix base_url";
     throw new AdapterUnreachableError(
-      `Cannot reach the staging adapter at ${config.base_url}: ${error.message}; start it or fix base_url (nothing was run or recorded)`,
+      `Cannot reach the staging adapter at ${config.base_url}: ${error.message}; ${remedy} (nothing was run or recorded)`,
       { cause: error },
     );
   }
