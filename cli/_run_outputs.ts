@@ -186,7 +186,7 @@ async function finishRun(
   if (recording.kept_in === "ledger") io.err(ledgerLine(run, dbLocation(db)));
   warnAboutOutcome(io, run);
   const steps = nextSteps(report, regression?.regression_id ?? null, values);
-  const rendered = renderOutputs(run, steps);
+  const rendered = renderOutputs(run, steps, dataFlagsOf(values));
   if (outputs.outputs.some((output) => output.kind === "html")) {
     rendered.html = await reportDocument(
       { db, dataDir, jobs: null },
@@ -241,6 +241,7 @@ function stdoutText(
 function renderOutputs(
   run: ContractRun,
   steps: NextSteps,
+  dataFlags: string,
 ): Record<Output["kind"], string> {
   const { report, regression } = run;
   const ledgerHead = headOf(run.recording);
@@ -253,6 +254,7 @@ function renderOutputs(
       rerunCommand: steps.rerun,
       regressionId: regression?.regression_id ?? null,
       ledgerHead,
+      dataFlags,
     }),
     // Rendered only when asked for (it reads the run's trace events).
     html: "",

@@ -102,8 +102,16 @@ Deno.test("renderSummaryMarkdown() gives verdict, checks, findings, cleanup and 
   const report = await run({ staleCache: true });
   const md = renderSummaryMarkdown(report, {
     replayCommand: "trace external-replay reg-1 --data-dir ./d",
+    ledgerHead: "7:sha256:abc",
+    dataFlags: " --data-dir ./d",
   });
   assert.match(md, /^### Trace deletion contract: FAIL\n/);
+  // Every command it prints names the data directory, as the text report does.
+  assert.match(md, /`trace external-cleanup run-[^`]+ --data-dir \.\/d`/);
+  assert.match(
+    md,
+    /`trace ledger verify --expect-head 7:sha256:abc --data-dir \.\/d`/,
+  );
   assert.match(md, /\| deletion\.cache_records \| \*\*FAIL\*\* \|/);
   assert.match(md, /\| cleanup \| \*\*INCOMPLETE\*\* \|/);
   assert.doesNotMatch(md, /INCONCLUSIVE/);

@@ -23,6 +23,8 @@ export interface SummaryOptions {
   regressionId?: string | null;
   /** The ledger's head after this run (`SEQ:sha256:…`); `null` when the run is not in the ledger. */
   ledgerHead?: string | null;
+  /** The `--data-dir`/`--db` flags (with a leading space) every command it prints carries. */
+  dataFlags?: string;
 }
 
 const STATUS_LABEL: Record<FamilyStatus, string> = {
@@ -81,13 +83,20 @@ export function renderSummaryMarkdown(
       }`,
     );
   }
-  lines.push("", "#### Cleanup", "", ...cleanupLines(report));
+  lines.push(
+    "",
+    "#### Cleanup",
+    "",
+    ...cleanupLines(report, options.dataFlags ?? ""),
+  );
   lines.push(...nextLines(options));
   if (options.ledgerHead !== undefined) {
     lines.push(
       "",
       options.ledgerHead
-        ? `Ledger head after this run: \`${options.ledgerHead}\` (check later with \`trace ledger verify --expect-head ${options.ledgerHead}\`).`
+        ? `Ledger head after this run: \`${options.ledgerHead}\` (check later with \`trace ledger verify --expect-head ${options.ledgerHead}${
+          options.dataFlags ?? ""
+        }\`).`
         : "This run is not in the ledger.",
     );
   }
@@ -121,7 +130,7 @@ function nextLines(options: SummaryOptions): string[] {
   return ["", "#### Run again", "", "```sh", options.rerunCommand, "```"];
 }
 
-function cleanupLines(report: RunReport): string[] {
+function cleanupLines(report: RunReport, dataFlags: string): string[] {
   const c = report.cleanup;
   if (c.cleanup_complete) {
     return ["Complete: every store of both namespaces reads 0."];
@@ -135,6 +144,6 @@ function cleanupLines(report: RunReport): string[] {
     ];
   }
   return [
-    `**Incomplete**: ${what}. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}\`.`,
+    `**Incomplete**: ${what}. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}${dataFlags}\`.`,
   ];
 }
