@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import type { RunEvent } from "../lib/runner/events.ts";
 import { familyResults } from "../lib/runner/families.ts";
-import { runFake } from "./_fake_target.ts";
+import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { runDeletionContract } from "../lib/runner/engine.ts";
+import { FakeTarget, runFake, VirtualClock } from "./_fake_target.ts";
 import { stagingConfig } from "./_helpers.ts";
 
 /** Aborts once sample `index` has been taken. */
@@ -164,4 +166,45 @@ Deno.test("an interrupt before the window leaves no samples and still cleans up"
     /^The run was interrupted during baseline, before its final sample; cleanup still ran$/,
   );
   assert.equal(report.cleanup.cleanup_complete, true);
+});
+
+Deno.test("after an interrupt, cleanup's requests end with its polling bound, not at their operation's full timeout", async () => {
+  const clock = new VirtualClock();
+  const target = new FakeTarget(clock, { staleCache: true });
+  const controller = new AbortController();
+  const budgets: { op: string; timeoutMs: number }[] = [];
+  const report = await runDeletionContract(
+    stagingConfig({
+      deletion_window_seconds: 3600,
+      sample_interval_seconds: 1,
+      timeout_seconds: { ingest: 300, query: 300, inventory: 300, delete: 300 },
+    }),
+    {
+      transport: {
+        post: (op, body, options) => {
+          if (controller.signal.aborted) {
+            budgets.push({ op, timeoutMs: options.timeoutMs });
+          }
+          return target.post(op, body);
+        },
+      },
+      target: { id: "fake", base_url: "http://127.0.0.1:1", source: "config" },
+      checkpoint: memoryCheckpointSink(),
+      clock,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "sample" && event.sample.index === 1) {
+          controller.abort();
+        }
+      },
+    },
+  );
+  assert.equal(report.cleanup.interrupted, true);
+  assert.ok(budgets.some((b) => b.op === "delete"));
+  for (const { op, timeoutMs } of budgets) {
+    assert.ok(
+      timeoutMs >= 1_000 && timeoutMs <= 30_000,
+      `${op} got ${timeoutMs} ms`,
+    );
+  }
 });

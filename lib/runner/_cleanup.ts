@@ -146,6 +146,11 @@ export async function sweep(
 ): Promise<Cleanup> {
   const { clock, limit } = plan;
   const start = clock.now();
+  // After an interrupt, requests end with the polling bound too.
+  const bound = () => {
+    if (limit.interrupted) session.boundRequests(start + limit.ms);
+  };
+  bound();
   const deletes = await deleteIssued(session, plan, ROLES);
   let lastDeleteMs = clock.now() - start;
   const remaining: Cleanup["remaining"] = { test: null, control: null };
@@ -159,6 +164,7 @@ export async function sweep(
     await sleepUntil(clock, start + k * plan.intervalMs, limit.waitSignal());
     const startedMs = clock.now() - start;
     limit.update(startedMs);
+    bound();
     polls++;
     pollErrors.length = 0;
     const cameBack: Role[] = [];

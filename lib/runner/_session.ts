@@ -24,6 +24,9 @@ export type Attempt<T> = { ok: true; value: T } | {
   error: RequestErrorRecord;
 };
 
+/** Shortest budget a bounded request still gets: a deletion deserves its chance. */
+const MIN_BOUNDED_MS = 1_000;
+
 /** Sends requests for one run. */
 export class RunSession {
   #transport: StagingTransport;
@@ -31,6 +34,7 @@ export class RunSession {
   #clock: Clock;
   #emit: RunEventListener;
   #origin: number;
+  #until: number | null = null;
   total = 0;
   failed = 0;
 
@@ -45,6 +49,25 @@ export class RunSession {
     this.#clock = clock;
     this.#emit = emit;
     this.#origin = clock.now();
+  }
+
+  /**
+   * Ends every later request by `clockMs` (on the session's clock), or at
+   * least a second after it starts, instead of at its operation's full
+   * timeout: after an interrupt, cleanup's bounded polling must not wait
+   * minutes on an adapter that hangs. `null` lifts the bound.
+   */
+  boundRequests(clockMs: number | null): void {
+    this.#until = clockMs;
+  }
+
+  #timeoutMs(op: Operation): number {
+    const full = this.#timeouts[op] * 1000;
+    if (this.#until === null) return full;
+    return Math.min(
+      full,
+      Math.max(MIN_BOUNDED_MS, this.#until - this.#clock.now()),
+    );
   }
 
   /** Milliseconds since the session started. */
@@ -63,7 +86,7 @@ export class RunSession {
     let result: Attempt<OperationResponses[K]>;
     try {
       const value = await callOperation(this.#transport, op, body, {
-        timeoutMs: this.#timeouts[op] * 1000,
+        timeoutMs: this.#timeoutMs(op),
       });
       result = { ok: true, value };
     } catch (error) {
