@@ -253,7 +253,7 @@ async function listReceiptsCommand(
     async ({ db }) => {
       await requireLedger(db);
       const receipts = await listReceipts(db);
-      const unreached = receipts.length > 0 && await hasObsState(db)
+      const unreached = receipts.length > 0
         ? new Set(await unreachedErasures(db))
         : new Set<string>();
       return { receipts, unreached, remote: db.path === null };
@@ -283,18 +283,6 @@ async function listReceiptsCommand(
     );
   }
   return 0;
-}
-
-/**
- * Whether the table of "not yet in the file" records exists: receipts can be
- * listed from a ledger without the index, and an index of another schema
- * version still holds those records.
- */
-async function hasObsState(db: TraceDb): Promise<boolean> {
-  const result = await db.client.execute(
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
-  );
-  return result.rows.length > 0;
 }
 
 /** The subject named by the flags, in canonical form. */

@@ -73,12 +73,7 @@ export async function settleUnreached(
  */
 export async function lastUnreachedSeq(db: TraceDb): Promise<number | null> {
   if (db.path === null) return null;
-  const table = await db.client.execute(
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
-  );
-  if (table.rows.length === 0) return null;
-  const rows = await unreachedRows(db);
-  return rows.at(-1)?.seq ?? null;
+  return (await unreachedRows(db)).at(-1)?.seq ?? null;
 }
 
 /** An erasure recorded as not in the file yet. */
@@ -87,7 +82,12 @@ interface Unreached {
   seq: number;
 }
 
+/** The records, oldest first; none in a database without the index's tables. */
 async function unreachedRows(db: TraceDb): Promise<Unreached[]> {
+  const table = await db.client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
+  );
+  if (table.rows.length === 0) return [];
   const result = await db.client.execute({
     sql: `SELECT key, value FROM obs_state WHERE key >= ? AND key < ?
           ORDER BY CAST(value AS INTEGER)`,
