@@ -9,6 +9,7 @@ import type { RunState, Verdict } from "../lib/runner/report.ts";
 import {
   compareStoredRuns,
   listAllRuns,
+  RUN_LIST_FILTERS,
   type RunList,
   type RunView,
   viewRun,
@@ -241,10 +242,6 @@ cleaned up (trace external-targets --all lists these targets).
   --limit N     at most N runs (default 50)
 `;
 
-const VERDICT_CHOICES = ["PASS", "FAIL", "INCONCLUSIVE", "RUNNING"] as const;
-const KIND_CHOICES = ["external", "reference"] as const;
-const STATE_CHOICES = ["completed", "running", "interrupted"] as const;
-
 function choice<const T extends readonly string[]>(
   flag: string,
   value: string | undefined,
@@ -268,14 +265,14 @@ export const externalRuns: Command = async (args, io) => {
   const verdict: Verdict | "RUNNING" | undefined = choice(
     "verdict",
     values.verdict,
-    VERDICT_CHOICES,
+    RUN_LIST_FILTERS.verdict,
     (text) => text.toUpperCase(),
   );
-  const kind = choice("kind", values.kind, KIND_CHOICES);
+  const kind = choice("kind", values.kind, RUN_LIST_FILTERS.kind);
   const state: RunState | undefined = choice(
     "state",
     values.state,
-    STATE_CHOICES,
+    RUN_LIST_FILTERS.state,
   );
   const limit = parseIntegerFlag("limit", values.limit, { min: 1 });
   const targetId = values.target === undefined

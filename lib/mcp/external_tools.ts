@@ -17,6 +17,7 @@ import {
   listAllRuns,
   listSavedRegressions,
   readRunTarget,
+  RUN_LIST_FILTERS,
   type RunJobView,
   saveRun,
   type StartedJob,
@@ -224,6 +225,13 @@ const compare = defineTool({
     await compareStoredRuns(db, run_a, run_b),
 });
 
+/** One of a run-list filter's values, optional. */
+function filterArg<const T extends readonly [string, ...string[]]>(values: T) {
+  return v.optional(
+    v.picklist(values, `must be one of ${values.join(", ")}`),
+  );
+}
+
 const runs = defineTool({
   name: "trace.external_runs",
   title: "List runs",
@@ -231,18 +239,9 @@ const runs = defineTool({
     "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. Run ids here are what trace.external_get, trace.external_save and trace.external_compare take.",
   input: strictArgs({
     target_id: v.optional(TargetIdArg),
-    verdict: v.optional(v.picklist(
-      ["PASS", "FAIL", "INCONCLUSIVE", "RUNNING"],
-      "must be one of PASS, FAIL, INCONCLUSIVE, RUNNING",
-    )),
-    kind: v.optional(v.picklist(
-      ["external", "reference"],
-      "must be one of external, reference",
-    )),
-    state: v.optional(v.picklist(
-      ["completed", "running", "interrupted"],
-      "must be one of completed, running, interrupted",
-    )),
+    verdict: filterArg(RUN_LIST_FILTERS.verdict),
+    kind: filterArg(RUN_LIST_FILTERS.kind),
+    state: filterArg(RUN_LIST_FILTERS.state),
     limit: v.optional(v.pipe(
       v.number("must be a number"),
       v.integer("must be an integer"),

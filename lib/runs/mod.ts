@@ -90,6 +90,7 @@ export {
 } from "./cleanup.ts";
 export {
   listAllRuns,
+  RUN_LIST_FILTERS,
   type RunList,
   type RunListItem,
   type RunListOptions,

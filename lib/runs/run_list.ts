@@ -51,6 +51,13 @@ export interface RunList {
   unreadable: string[];
 }
 
+/** The values each filter of {@link listAllRuns} takes, for the CLI and MCP to check. */
+export const RUN_LIST_FILTERS = {
+  verdict: ["PASS", "FAIL", "INCONCLUSIVE", "RUNNING"],
+  kind: ["external", "reference"],
+  state: ["completed", "running", "interrupted"],
+} as const;
+
 /** Filters of {@link listAllRuns}. */
 export interface RunListOptions {
   /** The data directory whose checkpoints are consulted. */
