@@ -153,10 +153,10 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         ),
     );
   } catch (error) {
-    io.setExitNote?.(null);
     throw reportFailure(io, error, progress, values.json === true);
+  } finally {
+    io.setExitNote?.(null);
   }
-  io.setExitNote?.(null);
   if (progress.interrupted) {
     return reportInterrupted(io, progress, values.json === true);
   }

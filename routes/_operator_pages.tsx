@@ -20,7 +20,7 @@ import type { PreviewContent } from "../lib/obs/query/mod.ts";
 import { CopyId } from "./ui/components/copy_id.tsx";
 import { type Column, DataTable } from "./ui/components/data_table.tsx";
 import { KeyValue } from "./ui/components/key_value.tsx";
-import { Shown } from "./ui/components/shown_text.tsx";
+import { Shown, ShownCode } from "./ui/components/shown_text.tsx";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
 import { renderPage } from "./ui/layout.tsx";
 import { eventPageHref, inspectHref } from "./ui/trace_params.ts";
@@ -46,13 +46,6 @@ export function operatorPage(
     status,
   );
 }
-
-/** Stored text in monospace, its invisible and control characters shown as escapes. */
-const Code: FC<{ text: string }> = ({ text }) => (
-  <code>
-    <Shown text={text} />
-  </code>
-);
 
 const AuditNote: FC<{ entry: AuditEntry }> = ({ entry }) => (
   <p class="meta" data-audit-entry={entry.entry_id}>
@@ -80,10 +73,13 @@ export const RevealedBody: FC<{
           term: "Event",
           value: <CopyId value={event.event_id} label="event id" />,
         },
-        { term: "Application", value: <Code text={event.application_id} /> },
-        { term: "Agent", value: <Code text={event.agent_id ?? "none"} /> },
-        { term: "Root", value: <Code text={event.root_trace_id} /> },
-        { term: "Turn", value: <Code text={event.turn_id ?? "none"} /> },
+        {
+          term: "Application",
+          value: <ShownCode text={event.application_id} />,
+        },
+        { term: "Agent", value: <ShownCode text={event.agent_id ?? "none"} /> },
+        { term: "Root", value: <ShownCode text={event.root_trace_id} /> },
+        { term: "Turn", value: <ShownCode text={event.turn_id ?? "none"} /> },
         {
           term: "Preview",
           value: `${preview.chars} characters${

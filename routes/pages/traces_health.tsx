@@ -22,7 +22,7 @@ import { KeyValue } from "../ui/components/key_value.tsx";
 import { Count } from "../ui/components/numbers.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
-import { Shown } from "../ui/components/shown_text.tsx";
+import { ShownCode } from "../ui/components/shown_text.tsx";
 import { Time } from "../ui/components/time.tsx";
 import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -482,20 +482,16 @@ const VERSION_COLUMNS: Column<VersionRow>[] = [
     header: "instrumentation.name",
     rowHeader: true,
     cell: (row) =>
-      row.name === null ? <span class="meta">not set</span> : (
-        <code>
-          <Shown text={row.name} />
-        </code>
-      ),
+      row.name === null
+        ? <span class="meta">not set</span>
+        : <ShownCode text={row.name} />,
   },
   {
     header: "instrumentation.version",
     cell: (row) =>
-      row.version === null ? <span class="meta">not set</span> : (
-        <code>
-          <Shown text={row.version} />
-        </code>
-      ),
+      row.version === null
+        ? <span class="meta">not set</span>
+        : <ShownCode text={row.version} />,
   },
   { header: "Events", numeric: true, cell: (row) => formatCount(row.events) },
 ];

@@ -157,7 +157,7 @@ const Footer: FC<{ frame: PageFrame }> = ({ frame }) => (
  * Whether `principal` may see how this server is configured (where its data
  * lives): an operator or administrator bound to no tenant.
  */
-export function seesServerConfig(principal: Principal): boolean {
+function seesServerConfig(principal: Principal): boolean {
   return roleAtLeast(principal.role, "operator") &&
     !isTenantBound(principal.scope);
 }

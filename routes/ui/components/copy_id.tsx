@@ -7,16 +7,14 @@
  */
 
 import type { FC } from "hono/jsx";
-import { Shown } from "./shown_text.tsx";
+import { ShownCode } from "./shown_text.tsx";
 
 /** `value` in monospace, with a copy button labelled for screen readers. */
 export const CopyId: FC<{ value: string; label?: string }> = (
   { value, label = "id" },
 ) => (
   <span class="copy-id">
-    <code>
-      <Shown text={value} />
-    </code>
+    <ShownCode text={value} />
     <button
       type="button"
       class="copy-button"

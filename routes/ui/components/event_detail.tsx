@@ -16,7 +16,7 @@ import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { KeyValue, type KeyValueItem } from "./key_value.tsx";
-import { Shown } from "./shown_text.tsx";
+import { ShownCode } from "./shown_text.tsx";
 import { ArtifactLookup } from "./operator_controls.tsx";
 import { Time } from "./time.tsx";
 import { ActorLabel, KindTag, RefLabel } from "./trace_bits.tsx";
@@ -80,14 +80,11 @@ function eventFacts(
       value: <ActorLabel {...event} />,
       hint: (
         <>
-          application{" "}
-          <code>
-            <Shown text={event.application_id} />
-          </code>, user {event.user_id === null ? "anonymous" : (
-            <code>
-              <Shown text={event.user_id} />
-            </code>
-          )}, store <code>{event.store}</code>
+          application <ShownCode text={event.application_id} />, user{" "}
+          {event.user_id === null
+            ? "anonymous"
+            : <ShownCode text={event.user_id} />}, store{" "}
+          <code>{event.store}</code>
         </>
       ),
     },
@@ -144,11 +141,7 @@ function modelFact(event: TraceEvent): KeyValueItem[] {
     term: "Model",
     value: fields.model === null
       ? <span class="meta">not recorded</span>
-      : (
-        <code>
-          <Shown text={fields.model} />
-        </code>
-      ),
+      : <ShownCode text={fields.model} />,
     hint: tokens === null ? "no token counts recorded" : `tokens ${tokens}`,
   }];
 }
@@ -245,14 +238,10 @@ function attributesFact(event: TraceEvent): KeyValueItem[] {
         {entries.map(([key, value]) => (
           <>
             <dt>
-              <code>
-                <Shown text={key} />
-              </code>
+              <ShownCode text={key} />
             </dt>
             <dd>
-              <code>
-                <Shown text={attributeText(value)} />
-              </code>
+              <ShownCode text={attributeText(value)} />
             </dd>
           </>
         ))}

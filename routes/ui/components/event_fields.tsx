@@ -10,7 +10,7 @@
 import type { FC } from "hono/jsx";
 import { type MappedFields, tokensText, userText } from "../event_fields.ts";
 import { Fact } from "./trace_bits.tsx";
-import { Shown } from "./shown_text.tsx";
+import { ShownCode } from "./shown_text.tsx";
 
 /** Props of {@link EventFields}. */
 export interface EventFieldsProps {
@@ -40,37 +40,29 @@ export const EventFields: FC<EventFieldsProps> = (
       {tool
         ? (
           <Fact label="tool">
-            <code>
-              <Shown text={fields.tool!} />
-            </code>
+            <ShownCode text={fields.tool!} />
           </Fact>
         )
         : null}
       {fields.model !== null
         ? (
           <Fact label="model">
-            <code>
-              <Shown text={fields.model} />
-            </code>
+            <ShownCode text={fields.model} />
           </Fact>
         )
         : null}
       {tokens !== null ? <Fact label="tokens">{tokens}</Fact> : null}
       {hideUser ? null : (
         <Fact label="user">
-          {fields.user_id === null ? userText(null) : (
-            <code>
-              <Shown text={fields.user_id} />
-            </code>
-          )}
+          {fields.user_id === null
+            ? userText(null)
+            : <ShownCode text={fields.user_id} />}
         </Fact>
       )}
       {thread
         ? (
           <Fact label="thread">
-            <code>
-              <Shown text={fields.thread_id!} />
-            </code>
+            <ShownCode text={fields.thread_id!} />
           </Fact>
         )
         : null}

@@ -20,7 +20,7 @@ import { EmptyState } from "./empty_state.tsx";
 import { KeyValue } from "./key_value.tsx";
 import type { RefLookup } from "./lineage_panel.tsx";
 import { ArtifactLookup, CapabilityNote } from "./operator_controls.tsx";
-import { Shown } from "./shown_text.tsx";
+import { ShownCode } from "./shown_text.tsx";
 import { RefLabel } from "./trace_bits.tsx";
 
 /** A panel state as a badge word. */
@@ -142,11 +142,7 @@ export const ContractPanel: FC<{
       ? [{
         term: "Intent",
         value: evidence.intent.name
-          ? (
-            <code>
-              <Shown text={evidence.intent.name} />
-            </code>
-          )
+          ? <ShownCode text={evidence.intent.name} />
           : <span class="meta">no intent.name</span>,
         hint: (
           <a href={selectHref(evidence.intent.event_id)}>

@@ -25,7 +25,7 @@ import {
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
-import { Shown } from "./shown_text.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { Time } from "./time.tsx";
 import { EventFields } from "./event_fields.tsx";
 import { ActorLabel, KindTag } from "./trace_bits.tsx";
@@ -105,9 +105,7 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
         <StatusBadge status={group.status} />
         <a class="group__title" href={href}>
           {group.root_event ? `${group.root_event.kind} ` : "root "}
-          <code>
-            <Shown text={group.root_trace_id} />
-          </code>
+          <ShownCode text={group.root_trace_id} />
         </a>
         {holdsSelected ? <StatusBadge status="selected" /> : null}
       </div>

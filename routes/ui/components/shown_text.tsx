@@ -19,8 +19,15 @@ export const Shown: FC<{
   multiline?: boolean;
 }> = ({ text, multiline }) => shownText(text, multiline ?? false);
 
+/** Stored text in monospace, its invisible and control characters shown as escapes. */
+export const ShownCode: FC<{ text: string }> = ({ text }) => (
+  <code>
+    <Shown text={text} />
+  </code>
+);
+
 /** {@link Shown} as a function, for cells and props that take a child. */
-export function shownText(text: string, multiline = false): Child {
+function shownText(text: string, multiline = false): Child {
   const parts = displayParts(text, { multiline });
   if (parts.every((part) => !part.escaped)) return text;
   return parts.map((part) =>

@@ -9,7 +9,7 @@
 import type { Child, FC } from "hono/jsx";
 import { StatusBadge } from "./badge.tsx";
 import { KeyValue } from "./key_value.tsx";
-import { Shown } from "./shown_text.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import {
   coveragePhrase,
   type EvidenceFacts as Facts,
@@ -43,19 +43,13 @@ export const ActorLabel: FC<
   agent_id !== null
     ? (
       <span>
-        agent{" "}
-        <code>
-          <Shown text={agent_id} />
-        </code>
+        agent <ShownCode text={agent_id} />
       </span>
     )
     : memory_id !== null
     ? (
       <span>
-        memory{" "}
-        <code>
-          <Shown text={memory_id} />
-        </code>
+        memory <ShownCode text={memory_id} />
       </span>
     )
     : <span class="meta">no agent or memory</span>;
