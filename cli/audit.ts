@@ -22,7 +22,7 @@ import {
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
-import { displaySafe } from "../lib/obs/display.ts";
+import { displaySafe, terminalSafeJson } from "../lib/obs/display.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import {
   type DataFlags,
@@ -110,7 +110,12 @@ export const auditList: Command = async (args, io) => {
     });
     if (values.json) {
       for (const entry of entries) {
-        io.out(terminalSafeJson({ seq: entry.seq, ...entry.payload }));
+        io.out(
+          terminalSafeJson(
+            JSON.stringify({ seq: entry.seq, ...entry.payload }),
+          ) +
+            "\n",
+        );
       }
     } else io.out(renderEntries(entries));
     return 0;
@@ -216,19 +221,6 @@ function renderEntries(entries: readonly AuditEntry[]): string {
 /** `text` made display-safe, in double quotes, its quotes escaped. */
 function quoted(text: string): string {
   return `"${displaySafe(text).replaceAll('"', '\\"')}"`;
-}
-
-// Characters JSON.stringify leaves raw that a terminal acts on: C1 controls
-// and DEL, line and paragraph separators, bidirectional marks and overrides.
-const RAW_IN_JSON =
-  /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/** One JSON line with those characters written as `\uXXXX` escapes (the same JSON value). */
-function terminalSafeJson(value: unknown): string {
-  return JSON.stringify(value).replace(
-    RAW_IN_JSON,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  ) + "\n";
 }
 
 /** Target ids in a short form (digests cut to 12 hex digits). */

@@ -89,10 +89,7 @@ const JSON_UNSAFE =
 
 /** JSON text with the characters a terminal would act on escaped as `\uXXXX`: still the same JSON. */
 export function terminalSafeJson(json: string): string {
-  return json.replace(
-    JSON_UNSAFE,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return escapedInJson(json, JSON_UNSAFE);
 }
 
 // What a page's raw JSON escapes: what JSON_UNSAFE escapes, plus the
@@ -102,8 +99,13 @@ const PAGE_JSON_UNSAFE =
 
 /** JSON text with every character a page would hide or reorder escaped as `\uXXXX`: still the same JSON. */
 export function visibleJson(json: string): string {
+  return escapedInJson(json, PAGE_JSON_UNSAFE);
+}
+
+/** `json` with each character `unsafe` matches written as a `\uXXXX` escape. */
+function escapedInJson(json: string, unsafe: RegExp): string {
   return json.replace(
-    PAGE_JSON_UNSAFE,
+    unsafe,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }
