@@ -28,7 +28,6 @@ import {
   eraseNow,
   type ErasureSubjectInput,
   obsHealth,
-  parentLinksParticipant,
   parity,
   parseErasureSubject,
   planErasure,
@@ -475,7 +474,7 @@ const WRITE_CASES: PlanCase[] = [
         {
           key: ERASURE_KEY,
           reclaim: false,
-          participants: [parentLinksParticipant()],
+          markParentLinks: true,
         },
       ),
     uses: ["obs_events_user", "obs_events_root", BY_SEQ],

@@ -15,12 +15,12 @@ import { timeRangeValid, TRACE_FILTER_ENTRIES as F } from "../obs/query/mod.ts";
 import { strictArgs } from "./_args.ts";
 
 /** Largest page the tool returns. */
-export const MAX_TRACE_PAGE = 250;
+const MAX_TRACE_PAGE = 250;
 /** Events per page when no limit is given. */
 export const DEFAULT_TRACE_PAGE = 50;
 
 /** The kinds Trace's recorder emits and its OTLP conventions map to, sorted. */
-export const STANDARD_KINDS: readonly string[] = [
+const STANDARD_KINDS: readonly string[] = [
   ...new Set([...KNOWN_EVENT_KINDS, ...CONVENTION_KINDS]),
 ].sort();
 

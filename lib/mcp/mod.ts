@@ -48,5 +48,4 @@ export {
   traceLineage,
 } from "../obs/query/mod.ts";
 export { FINDING_CODE_NAMES, findingGuide } from "../runner/finding_guide.ts";
-export { findingChecks } from "../runner/finding_checks.ts";
 export { guardToolCalls } from "./tool_call_guard.ts";

@@ -36,7 +36,6 @@ import {
   erasureKey,
   erasureKeyId,
   type ErasureOptions,
-  erasureParticipants,
   type ErasurePlan,
   erasureReachedFile,
   type ErasureRecord,
@@ -45,11 +44,9 @@ import {
   type ErasureResult,
   type ErasureSubject,
   markUnreachedIn,
-  parentLinksParticipant,
   planErasure,
   settleUnreached,
   subjectDigest,
-  withoutParentLinks,
 } from "../obs/maint/mod.ts";
 
 /** Options for {@link erasureKeyFor}. */
@@ -159,18 +156,12 @@ async function withReceipt(
     ...options,
     // Events of others whose parent this erasure removes are marked, so
     // health does not ask for the parent to be sent again.
-    participants: [
-      ...(options.participants ?? erasureParticipants()),
-      parentLinksParticipant(),
-    ],
+    markParentLinks: true,
     inTransaction: async (tx, record) => {
       const entry = await appendReceiptIn(
         db,
         tx,
-        receiptOf(receiptId, trigger, {
-          ...record,
-          participants: withoutParentLinks(record.participants),
-        }),
+        receiptOf(receiptId, trigger, record),
       );
       appended.entry = entry;
       // Until a checkpoint after the commit completes, the text is in the file.
@@ -192,16 +183,12 @@ async function withReceipt(
       options.onCommit?.(receiptId);
     },
   });
-  const result = {
-    ...applied,
-    participants: withoutParentLinks(applied.participants),
-  };
   const entry = appended.entry!;
-  if (result.reached_file === true) {
+  if (applied.reached_file === true) {
     // A failure here only leaves the erasure reported as not in the file yet.
     await settleUnreached(db, entry.seq).catch(() => {});
   }
-  return { result, receipt: await recordedReceipt(db, entry) };
+  return { result: applied, receipt: await recordedReceipt(db, entry) };
 }
 
 function refuseInterrupted(signal: AbortSignal | undefined): void {

@@ -59,6 +59,7 @@ import {
   type ErasureScope,
   type ErasureTarget,
 } from "./erasure_participants.ts";
+import { markErasedParents } from "./erasure_links.ts";
 import {
   erasureKeyId,
   type ErasureSubject,
@@ -166,6 +167,11 @@ export interface ApplyErasureOptions extends ErasureOptions {
   tables?: readonly ErasureTable[];
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
+  /**
+   * Mark the events of others whose parent this erasure removes, so health
+   * does not ask for the parent to be sent again (`erasure_links.ts`).
+   */
+  markParentLinks?: boolean;
 }
 
 /** Remaining traces of a subject after an erasure (verification). */
@@ -402,6 +408,7 @@ async function eraseInTransaction(
     for (const participant of selection.participants) {
       participants[participant.name] = await participant.erase(tx, target);
     }
+    if (options.markParentLinks) await markErasedParents(tx, target);
     const tables = emptyCounts();
     // Before the previews go: an index row without its envelope takes the
     // preview's size from it.

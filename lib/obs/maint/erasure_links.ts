@@ -22,39 +22,20 @@
  * @module
  */
 
-import type {
-  ErasureExecutor,
-  ErasureParticipant,
-  ErasureTarget,
-} from "./erasure_participants.ts";
+import type { ErasureExecutor, ErasureTarget } from "./erasure_participants.ts";
 
 /** Key prefix of the marks in `obs_state`; the marked event's `seq` follows. */
 export const ERASED_PARENT_PREFIX = "erasure.parent_erased:";
 
 /**
- * The name {@link parentLinksParticipant} takes part under: no registered
- * participant can have it (names are lower-case tokens), and
- * {@link withoutParentLinks} leaves it out of every count.
+ * Marks, inside an erasure's transaction and before its deletes, every event
+ * of the application that names one of the erased events as its parent and
+ * is not erased itself, and drops the marks of the erased events. Content
+ * erasures (scope `content`) keep every row and mark nothing. Returns how
+ * many events were marked. `eraseSubject` and `eraseSubjectNow` ask for it
+ * on every erasure (`markParentLinks`).
  */
-export const PARENT_LINKS = "trace:parent_links";
-
-/**
- * The part of an erasure that marks broken parent links: inside the
- * erasure's transaction, before its deletes, it marks every event of the
- * application that names one of the erased events as its parent and is not
- * erased itself, and drops the marks of the erased events. Content erasures
- * (scope `content`) keep every row and mark nothing. `eraseSubject` and
- * `eraseSubjectNow` add it to every erasure; it is never registered.
- */
-export function parentLinksParticipant(): ErasureParticipant {
-  return {
-    name: PARENT_LINKS,
-    count: () => Promise.resolve(0),
-    erase: (tx, target) => markErasedParents(tx, target),
-  };
-}
-
-async function markErasedParents(
+export async function markErasedParents(
   tx: ErasureExecutor,
   target: ErasureTarget,
 ): Promise<number> {
@@ -85,14 +66,6 @@ async function markErasedParents(
     ],
   });
   return marked.rowsAffected;
-}
-
-/** `counts` without {@link parentLinksParticipant}'s entry: plans, results and receipts never show it. */
-export function withoutParentLinks(
-  counts: Record<string, number>,
-): Record<string, number> {
-  const { [PARENT_LINKS]: _marked, ...rest } = counts;
-  return rest;
 }
 
 /**

@@ -146,11 +146,6 @@ export {
   type ErasureKeyUse,
 } from "./erasure_key.ts";
 export {
-  PARENT_LINKS,
-  parentLinksParticipant,
-  withoutParentLinks,
-} from "./erasure_links.ts";
-export {
   type ErasureFinish,
   erasureReachedFile,
   finishErasures,
