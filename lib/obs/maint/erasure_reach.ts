@@ -72,8 +72,23 @@ export async function settleUnreached(
  * it, and never past it (an erasure committed meanwhile is not covered).
  */
 export async function lastUnreachedSeq(db: TraceDb): Promise<number | null> {
-  if (db.path === null) return null;
-  return (await unreachedRows(db)).at(-1)?.seq ?? null;
+  if (db.path === null || !(await hasStateTable(db))) return null;
+  // One row whatever the backlog: every writing command asks on its way out.
+  const result = await db.client.execute({
+    sql: `SELECT MAX(CAST(value AS INTEGER)) AS seq FROM obs_state
+          WHERE key >= ? AND key < ?`,
+    args: [PREFIX, PREFIX_END],
+  });
+  const seq = result.rows[0]?.seq;
+  return seq === null || seq === undefined ? null : Number(seq);
+}
+
+/** Whether the index's state table exists (a ledger-only database has none). */
+async function hasStateTable(db: TraceDb): Promise<boolean> {
+  const table = await db.client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
+  );
+  return table.rows.length > 0;
 }
 
 /** An erasure recorded as not in the file yet. */
@@ -84,10 +99,7 @@ interface Unreached {
 
 /** The records, oldest first; none in a database without the index's tables. */
 async function unreachedRows(db: TraceDb): Promise<Unreached[]> {
-  const table = await db.client.execute(
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'obs_state'",
-  );
-  if (table.rows.length === 0) return [];
+  if (!(await hasStateTable(db))) return [];
   const result = await db.client.execute({
     sql: `SELECT key, value FROM obs_state WHERE key >= ? AND key < ?
           ORDER BY CAST(value AS INTEGER)`,
