@@ -31,7 +31,11 @@ import {
   redactEnvelopeBody,
 } from "../normalize.ts";
 import type { StoreName } from "../model.ts";
-import { ENVELOPE_SELECT, envelopeFromRow } from "./envelopes.ts";
+import {
+  deleteGrantedEnvelopes,
+  ENVELOPE_SELECT,
+  envelopeFromRow,
+} from "./envelopes.ts";
 import type { ErasureExecutor, SqlCell } from "./erasure_participants.ts";
 import { BODY_HOLDS_DIGEST, seqList } from "./_erasure_match.ts";
 
@@ -113,21 +117,8 @@ async function redactEnvelopes(
   if (renewals.length === 0) return 0;
   const pairs = JSON.stringify(renewals.map(([seq, before]) => [seq, before]));
   const seqs = JSON.stringify(renewals.map(([seq]) => seq));
-  // The schema's guard lets a delete through only for a granted (seq, fingerprint).
-  await executor.execute({
-    sql:
-      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
-          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?
-          FROM json_each(?)`,
-    args: [now, pairs],
-  });
-  const deleted = await executor.execute({
-    sql: `DELETE FROM obs_envelopes WHERE (seq, fingerprint) IN (
-            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
-            FROM json_each(?))`,
-    args: [pairs],
-  });
-  if (deleted.rowsAffected !== renewals.length) {
+  const deleted = await deleteGrantedEnvelopes(executor, pairs, now);
+  if (deleted !== renewals.length) {
     throw new StorageError(
       "Cannot erase: an envelope changed while its preview digest was being redacted; nothing was changed",
     );

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { ErasureExecutor } from "./erasure_participants.ts";
+
 /** Columns of `obs_envelopes` every maintenance read selects. */
 export const ENVELOPE_SELECT =
   "seq, application_id, event_id, store, source, fingerprint, body, received_at";
@@ -43,4 +45,32 @@ export function envelopeFromRow(
     body: String(row.body),
     received_at: Number(row.received_at),
   };
+}
+
+/**
+ * Deletes the envelopes named by `pairs` (JSON of `[seq, fingerprint]`
+ * pairs) that still hold those fingerprints, and returns how many went. The
+ * schema's guard lets a delete through only for a granted pair, so each is
+ * granted first; source expiry and an erasure's redaction are the two
+ * reviewed paths that use it.
+ */
+export async function deleteGrantedEnvelopes(
+  executor: ErasureExecutor,
+  pairs: string,
+  now: number,
+): Promise<number> {
+  const pairRows =
+    "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)";
+  await executor.execute({
+    sql:
+      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
+          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?
+          FROM json_each(?)`,
+    args: [now, pairs],
+  });
+  const deleted = await executor.execute({
+    sql: `DELETE FROM obs_envelopes WHERE (seq, fingerprint) IN (${pairRows})`,
+    args: [pairs],
+  });
+  return deleted.rowsAffected;
 }

@@ -21,6 +21,7 @@ import { ConfigError, RefusedError, TraceError } from "../../errors.ts";
 import { incrementCounter } from "../counters.ts";
 import { requireObs } from "../schema.ts";
 import {
+  deleteGrantedEnvelopes,
   ENVELOPE_SELECT,
   envelopeFromRow,
   type EnvelopeRecord,
@@ -221,21 +222,9 @@ async function deleteBatch(
     );
     const keep = batch.filter((e) => stored.get(e.seq) === e.fingerprint);
     const pairs = JSON.stringify(keep.map((e) => [e.seq, e.fingerprint]));
-    const pairRows =
-      "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)";
-    await tx.execute({
-      sql:
-        `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
-            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ? FROM json_each(?)`,
-      args: [now, pairs],
-    });
-    const deleted = await tx.execute({
-      sql:
-        `DELETE FROM obs_envelopes WHERE (seq, fingerprint) IN (${pairRows})`,
-      args: [pairs],
-    });
+    const deleted = await deleteGrantedEnvelopes(tx, pairs, now);
     await tx.commit();
-    result.deleted += deleted.rowsAffected;
+    result.deleted += deleted;
     for (const envelope of batch) {
       if (stored.get(envelope.seq) === envelope.fingerprint) continue;
       result.refused.push({
