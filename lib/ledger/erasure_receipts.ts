@@ -116,10 +116,10 @@ export async function listReceipts(db: TraceDb): Promise<RecordedReceipt[]> {
   return receipts;
 }
 
-/** The erasure keys the ledger's receipts were made with. */
+/** The erasure keys the ledger's receipts were made with (the shape the key check reads). */
 export interface ReceiptKeys {
   /** Receipts in the ledger. */
-  receipts: number;
+  records: number;
   /** The key ids they name, most used first (one that is not a key id is left out). */
   key_ids: string[];
 }
@@ -134,7 +134,7 @@ export async function receiptKeys(db: TraceDb): Promise<ReceiptKeys> {
   const table = await db.client.execute(
     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_entries'",
   );
-  if (table.rows.length === 0) return { receipts: 0, key_ids: [] };
+  if (table.rows.length === 0) return { records: 0, key_ids: [] };
   const result = await db.client.execute(
     `SELECT CASE WHEN json_valid(payload) THEN json_extract(payload, '$.key_id') END AS key_id,
             COUNT(*) AS n
@@ -148,5 +148,5 @@ export async function receiptKeys(db: TraceDb): Promise<ReceiptKeys> {
     const id = row.key_id;
     if (typeof id === "string" && KEY_ID.test(id)) keyIds.push(id);
   }
-  return { receipts, key_ids: keyIds };
+  return { records: receipts, key_ids: keyIds };
 }

@@ -68,10 +68,7 @@ export async function erasureKeyFor(
 ): Promise<Uint8Array> {
   return await erasureKey(dataDir, {
     create: options.create ?? true,
-    madeWith: async () => {
-      const { receipts, key_ids } = await receiptKeys(db);
-      return { records: receipts, key_ids };
-    },
+    madeWith: () => receiptKeys(db),
   });
 }
 
