@@ -126,6 +126,7 @@ export {
   type ReadSelectionOptions,
   type ReplayPlan,
   type ReplaySelection,
+  selectionMatches,
 } from "./replay.ts";
 export {
   type CreatedDraft,

@@ -194,6 +194,38 @@ function selectionFilter(selection: ReplaySelection): TraceFilter {
   return filter;
 }
 
+/**
+ * Whether `event` falls in `selection`, by the rule {@link selectionFilter}
+ * queries with: a page that holds the events already uses it to tell what
+ * a plan would read. An absent (or `null`) turn or run leaves it open; a
+ * `null` user means anonymous evidence only.
+ */
+export function selectionMatches(
+  event: Pick<
+    TraceEvent,
+    | "agent_id"
+    | "root_trace_id"
+    | "application_id"
+    | "turn_id"
+    | "run_id"
+    | "user_id"
+  >,
+  selection: Omit<ReplaySelection, "turn_id" | "run_id" | "reason"> & {
+    turn_id?: string | null | undefined;
+    run_id?: string | null | undefined;
+  },
+): boolean {
+  const open = (wanted: string | null | undefined, actual: string | null) =>
+    wanted === undefined || wanted === null || wanted === actual;
+  return event.agent_id === selection.agent_id &&
+    event.root_trace_id === selection.root_trace_id &&
+    (selection.application_id === undefined ||
+      event.application_id === selection.application_id) &&
+    open(selection.turn_id, event.turn_id) &&
+    open(selection.run_id, event.run_id) &&
+    (selection.user_id === undefined || event.user_id === selection.user_id);
+}
+
 function checkComplete(events: readonly TraceEvent[]): void {
   const why = incompleteSelection(events);
   if (why !== null) throw refused(why);

@@ -35,6 +35,7 @@ import { capabilityOf, scopeFilter } from "../access.ts";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { EventDetail } from "../ui/components/event_detail.tsx";
 import {
+  noReplayDraft,
   ReplayDraftForm,
   RevealForm,
 } from "../ui/components/operator_controls.tsx";
@@ -242,9 +243,7 @@ function replayLabel(event: TraceEvent): string {
 /** Why the replay draft of `event`'s turn would be refused, when the event alone shows it. */
 function replayUnavailable(event: TraceEvent): string | null {
   const why = incompleteSelection([event]);
-  return why === null
-    ? null
-    : `No replay draft of ${replayLabel(event)} can be made: ${why}.`;
+  return why === null ? null : noReplayDraft(replayLabel(event), why);
 }
 
 /** The finder with `event` selected (and found by its id). */

@@ -13,7 +13,7 @@
 
 import type { Context } from "hono";
 import type { TraceDb } from "../../lib/db.ts";
-import { listCoverageProfiles, type TraceEvent } from "../../lib/obs/mod.ts";
+import { listCoverageProfiles } from "../../lib/obs/mod.ts";
 import {
   analyzeTrace,
   artifactEvidence,
@@ -24,9 +24,9 @@ import {
   type ThreadEvidence,
   traceLineage,
 } from "../../lib/obs/query/mod.ts";
-import { incompleteSelection } from "../../lib/auth/mod.ts";
+import { incompleteSelection, selectionMatches } from "../../lib/auth/mod.ts";
 import { capabilityOf } from "../access.ts";
-import type { ReplayTarget } from "../ui/components/operator_controls.tsx";
+import { noReplayDraft } from "../ui/components/operator_controls.tsx";
 import { obsProvisioned } from "./_obs_ready.ts";
 import type { UiEnv } from "../ui/context.ts";
 import { runOfEvent } from "../ui/links.ts";
@@ -145,25 +145,13 @@ export function replayChoice(
   // unplannable makes the whole selection unplannable, so the control says so
   // now instead of answering 400 when used.
   const why = incompleteSelection(
-    root.events.filter((e) => inSelection(e, target)),
+    root.events.filter((e) => selectionMatches(e, target)),
   );
   return {
     target,
     label,
-    unavailable: why === null
-      ? null
-      : `No replay draft of ${label} can be made: ${why}.`,
+    unavailable: why === null ? null : noReplayDraft(label, why),
   };
-}
-
-/** Whether `event` belongs to the replay selection `target`. */
-function inSelection(event: TraceEvent, target: ReplayTarget): boolean {
-  return event.agent_id === target.agent_id &&
-    event.root_trace_id === target.root_trace_id &&
-    event.application_id === target.application_id &&
-    (!target.turn_id || event.turn_id === target.turn_id) &&
-    (!target.run_id || event.run_id === target.run_id) &&
-    (target.user_id === undefined || event.user_id === target.user_id);
 }
 
 /** The run page of a deletion run's own root, when this operator may open it. */

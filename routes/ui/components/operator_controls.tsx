@@ -153,6 +153,11 @@ export interface ReplayTarget {
   user_id?: string | null | undefined;
 }
 
+/** Why the replay control of `label` is disabled: the planner's refusal `why`. */
+export function noReplayDraft(label: string, why: string): string {
+  return `No replay draft of ${label} can be made: ${why}.`;
+}
+
 /** The fields a replay selection posts (and its plan link carries). */
 function replayFields(
   target: ReplayTarget,
