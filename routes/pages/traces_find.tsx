@@ -39,6 +39,7 @@ import {
   FINDER_NOTICE,
   FinderForm,
   finderInputId,
+  finderLabel,
   hasFilters,
 } from "../ui/components/finder_form.tsx";
 import { AccountResolveForm } from "../ui/components/operator_controls.tsx";
@@ -384,7 +385,6 @@ const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
   { data, view },
 ) => {
   const params = cleanParams(view.url.searchParams);
-  const labels = new Map(FINDER_FIELDS);
   return (
     <>
       <FinderHead sentence="Correct the search below to see its tasks." />
@@ -395,7 +395,7 @@ const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
         retry="search again"
         fields={data.refused.fields.map((name) => ({
           id: finderInputId(name),
-          label: labels.get(name)!,
+          label: finderLabel(name),
         }))}
         reason={data.refused.message.replace(
           /^Invalid trace (?:page )?query: /,

@@ -31,6 +31,13 @@ export const FINDER_FIELDS: readonly (readonly [string, string])[] = [
   ["end_time", "Until (exclusive)"],
 ];
 
+const FINDER_LABELS: ReadonlyMap<string, string> = new Map(FINDER_FIELDS);
+
+/** The label of the finder's field `name`, as the form and its refusal notice show it. */
+export function finderLabel(name: string): string {
+  return FINDER_LABELS.get(name) ?? name;
+}
+
 /** The id of the input of the finder's field `name`. */
 export function finderInputId(name: string): string {
   return `f-${name}`;
@@ -39,52 +46,31 @@ export function finderInputId(name: string): string {
 /** What a time filter takes, under its input (the placeholder shows the full form). */
 const timeNote = (example: string) => `In UTC, e.g. ${example}`;
 
-const FILTER_KEYS = [
-  "application_id",
-  "user_id",
-  "anonymous",
-  "agent_id",
-  "memory_id",
-  "thread_id",
-  "kind",
-  "status",
-  "store",
-  "start_time",
-  "end_time",
-] as const;
-
-/** Whether any filter beyond `q` is set. */
+/** Whether any filter beyond `q` is set, shown by the form or kept by it. */
 export function hasFilters(params: URLSearchParams): boolean {
-  return FILTER_KEYS.some((key) => params.has(key)) ||
-    [
-      "turn_id",
-      "run_id",
-      "root_trace_id",
-      "tool",
-      "success",
-      "resource",
-    ].some((key) => params.has(key));
+  return [...FINDER_FIELDS.map(([name]) => name), ...KEPT].some((key) =>
+    key !== "q" && params.has(key)
+  );
 }
 
-/** A filter field named by its query parameter. */
+/** A filter field named by its query parameter, labelled as {@link FINDER_FIELDS} has it. */
 const Field: FC<
   {
     name: string;
-    label: string;
     params: URLSearchParams;
     hint?: string;
     note?: string;
     refusal: FormRefusal | null;
   }
-> = ({ name, label, params, hint, note, refusal }) => (
+> = ({ name, params, hint, note, refusal }) => (
   <TextField
     id={finderInputId(name)}
     name={name}
-    label={label}
+    label={finderLabel(name)}
     value={params.getAll(name).join(",")}
     hint={hint}
     note={note}
-    refusedBy={refusal?.fields.includes(name) ? FINDER_NOTICE : undefined}
+    refusedBy={invalidField(refusal, name, FINDER_NOTICE)["aria-describedby"]}
   />
 );
 
@@ -118,13 +104,13 @@ export const FinderForm: FC<
       data-drop-empty=""
     >
       <div class="finder-form__main">
-        <label for="f-q">
+        <label for={finderInputId("q")}>
           Exact id: event, root, turn, run, thread, memory or resource
         </label>
         <div class="finder-form__row">
           <input
             type="search"
-            id="f-q"
+            id={finderInputId("q")}
             name="q"
             value={params.get("q") ?? ""}
             autocomplete="off"
@@ -140,13 +126,11 @@ export const FinderForm: FC<
         <div class="field-grid">
           <Field
             name="application_id"
-            label="Application"
             params={params}
             refusal={refusal}
           />
           <Field
             name="user_id"
-            label="User"
             params={params}
             refusal={refusal}
           />
@@ -154,44 +138,44 @@ export const FinderForm: FC<
             <label>
               <input
                 type="checkbox"
-                id="f-anonymous"
+                id={finderInputId("anonymous")}
                 name="anonymous"
                 value="true"
                 checked={params.get("anonymous") === "true"}
                 {...invalid("anonymous")}
               />{" "}
-              Anonymous users only
+              {finderLabel("anonymous")}
             </label>
           </div>
           <Field
             name="agent_id"
-            label="Agent"
             params={params}
             refusal={refusal}
             hint="one agent id, exactly"
           />
           <Field
             name="memory_id"
-            label="Memory"
             params={params}
             refusal={refusal}
           />
           <Field
             name="thread_id"
-            label="Thread"
             params={params}
             refusal={refusal}
           />
           <Field
             name="kind"
-            label="Kind"
             params={params}
             refusal={refusal}
             hint="e.g. selection,memory_delete"
           />
           <div class="field">
-            <label for="f-status">Status</label>
-            <select id="f-status" name="status" {...invalid("status")}>
+            <label for={finderInputId("status")}>{finderLabel("status")}</label>
+            <select
+              id={finderInputId("status")}
+              name="status"
+              {...invalid("status")}
+            >
               <option value="" selected={status === ""}>any</option>
               {EVENT_STATUSES.map((s) => (
                 <option value={s} selected={status === s}>{s}</option>
@@ -199,8 +183,12 @@ export const FinderForm: FC<
             </select>
           </div>
           <div class="field">
-            <label for="f-store">Store</label>
-            <select id="f-store" name="store" {...invalid("store")}>
+            <label for={finderInputId("store")}>{finderLabel("store")}</label>
+            <select
+              id={finderInputId("store")}
+              name="store"
+              {...invalid("store")}
+            >
               <option value="" selected={store === ""}>any</option>
               {STORES.map((s) => (
                 <option value={s} selected={store === s}>{s}</option>
@@ -209,7 +197,6 @@ export const FinderForm: FC<
           </div>
           <Field
             name="start_time"
-            label="From (inclusive)"
             params={params}
             refusal={refusal}
             hint="2026-11-29T10:00:00Z"
@@ -217,7 +204,6 @@ export const FinderForm: FC<
           />
           <Field
             name="end_time"
-            label="Until (exclusive)"
             params={params}
             refusal={refusal}
             hint="2026-11-29T11:00:00Z"
