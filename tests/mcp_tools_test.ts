@@ -270,6 +270,16 @@ Deno.test("trace.external_runs and trace.external_regressions list what the othe
       await callError(client, "trace.external_runs", { verdict: "fail" }),
       /verdict: must be one of PASS, FAIL, INCONCLUSIVE, RUNNING/,
     );
+    // Refusals name the tools that list ids, not the CLI's commands.
+    const unknown = await callError(client, "trace.external_replay", {
+      regression_id: "reg-20260101T000000Z-000000",
+    });
+    assert.match(unknown, /list them with trace.external_regressions$/);
+    const unsaved = await callError(client, "trace.external_save", {
+      run_id: "run-20260101T000000Z-000000",
+    });
+    assert.match(unsaved, /list runs with trace.external_runs \(run ids/);
+    assert.doesNotMatch(unknown + unsaved, /trace external-/);
   }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
 });
 

@@ -85,7 +85,7 @@ export function compareRuns(a: RunReport, b: RunReport): RunComparison {
     );
   if (a.run_id === b.run_id) {
     throw refuse(
-      "it is the same run; compare it with another run of its target (trace external-runs --target lists them)",
+      `it is the same run; compare it with another run of its target (trace external-runs --target ${a.target.id} lists them)`,
     );
   }
   if (a.target.id !== b.target.id) {

@@ -5,7 +5,8 @@
  * and ours are the valibot schemas the rest of Trace validates with: each
  * tool lists the JSON Schema generated from its valibot schema and validates
  * its arguments with that same schema. Every failure is a tool error with a
- * one-line message; unexpected ones are logged and answered generically.
+ * one-line message, its commands named as their tools where they have one;
+ * unexpected ones are logged and answered generically.
  *
  * @module
  */
@@ -21,6 +22,7 @@ import {
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { errorMessage, TraceError } from "../errors.ts";
 import { remoteAnswer, remoteText } from "./_remote_text.ts";
+import { toolAdvice } from "./_tool_advice.ts";
 import { boundAnswer } from "./_bound.ts";
 import type { TraceTool } from "./_tool.ts";
 import {
@@ -113,7 +115,7 @@ export async function callTool(
     answer = await tool.call(args, context);
   } catch (error) {
     if (error instanceof TraceError) {
-      const message = errorMessage(error);
+      const message = toolAdvice(errorMessage(error));
       return toolError(
         context.remote ? remoteText(message, context.dataDir) : message,
       );
