@@ -9,6 +9,7 @@ import { validateTargetId } from "../lib/ledger/targets.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import {
   checkAdapterReachable,
+  checkConfigToken,
   configTargetRef,
   readRunTarget,
   refuseRetiredConfig,
@@ -36,7 +37,9 @@ const PLAN_HELP =
 
 Shows what a run would do: namespaces-to-be, operations, timing and request
 budget. Sends no request at all and writes nothing. A retired target is
-refused, also when --config names the config of one.
+refused, also when --config names the config of one, and so is a config whose
+token_env names an environment variable that is unset or empty (as a run
+refuses it).
 `;
 
 const RUN_HELP =
@@ -92,6 +95,8 @@ export const externalPlan: Command = async (args, io) => {
       ({ db }) => readRunTarget(db, choice.target),
     )
     : await configPlanTarget(values, choice.config, io);
+  // What a run would refuse before sending anything, a plan refuses too.
+  checkConfigToken(config, io.env);
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));
