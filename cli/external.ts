@@ -108,24 +108,10 @@ export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
-  const selection: RunSelection = "config" in choice
-    ? { config: await loadConfig(choice.config, io) }
-    : { targetId: choice.target };
-  if ("config" in selection) {
-    await checkAdapterBeforeCreating(values, io, selection.config);
-  } else {
-    // A registered target lives in an existing database: a wrong --data-dir
-    // is said as such, and no empty database is left behind.
-    await withDataContext(
-      values,
-      io,
-      { write: false, readOnly: true },
-      ({ db }) => readRunTarget(db, selection.targetId),
-    );
-  }
   return await runContractCommand(io, {
     values,
-    start: async (db, hooks) => ({
+    prepare: () => selectRun(values, choice, io),
+    start: async (db, hooks, selection) => ({
       ...await runExternalTarget(db, selection, {
         ...hooks,
         onRegistered: (target) =>
@@ -135,6 +121,28 @@ export const externalRun: Command = async (args, io) => {
     }),
   });
 };
+
+/** What a run is aimed at, checked as far as it can be before anything is written. */
+async function selectRun(
+  values: DataFlags,
+  choice: { target: string } | { config: string },
+  io: Parameters<Command>[1],
+): Promise<RunSelection> {
+  if ("config" in choice) {
+    const config = await loadConfig(choice.config, io);
+    await checkAdapterBeforeCreating(values, io, config);
+    return { config };
+  }
+  // A registered target lives in an existing database: a wrong --data-dir
+  // is said as such, and no empty database is left behind.
+  await withDataContext(
+    values,
+    io,
+    { write: false, readOnly: true },
+    ({ db }) => readRunTarget(db, choice.target),
+  );
+  return { targetId: choice.target };
+}
 
 /**
  * A config run into a data directory that holds no database yet checks its

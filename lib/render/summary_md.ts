@@ -3,12 +3,14 @@
  * comment: verdict, per-check table, every finding, cleanup, the exact
  * commands that save and then (once the application is fixed) replay the
  * failure (or that run the target again), and the ledger's head after the
- * run.
+ * run. A run that could not start gets a summary that says so, why, and
+ * what to do ({@link renderSummaryNotStarted}).
  *
  * @module
  */
 
 import type { Finding, RunReport } from "../runner/report.ts";
+import type { NotStarted } from "./junit.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";
 
 /** Options for {@link renderSummaryMarkdown}. */
@@ -146,4 +148,21 @@ function cleanupLines(report: RunReport, dataFlags: string): string[] {
   return [
     `**Incomplete**: ${what}. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}${dataFlags}\`.`,
   ];
+}
+
+/** Renders a run that did not start: no verdict, the reason, and what to do. */
+export function renderSummaryNotStarted(why: NotStarted): string {
+  return [
+    "### Trace deletion contract: did not start",
+    "",
+    "The run did not start, so there is no verdict: no synthetic record was written to the staging application and no run was recorded in the ledger.",
+    "",
+    // The code is one of a fixed set of snake_case words: shown as code, unescaped.
+    `**Why** (\`${why.code.replace(/[^a-z_]/g, "")}\`): ${
+      markdownEscape(why.message)
+    }`,
+    "",
+    "**What to do**: fix what the reason names, then run the same command again (`trace external-plan` checks a config or target without sending anything).",
+    "",
+  ].join("\n");
 }
