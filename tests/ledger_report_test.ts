@@ -193,13 +193,13 @@ Deno.test("renderJunitNotStarted() is one test case in error with the reason, es
 Deno.test("renderSummaryNotStarted() says there is no verdict, why, and what to do", () => {
   const md = renderSummaryNotStarted({
     code: "config_invalid",
-    message: "Invalid config c.json: base_url: must be a string <b>",
+    message: "Invalid config c\u001b[2J.json: base_url: must be a string <b>",
   });
   assert.match(md, /^### Trace deletion contract: did not start\n/);
   assert.match(md, /no verdict/);
   assert.match(
     md,
-    /\*\*Why\*\* \(`config_invalid`\): Invalid config c\.json: base\\_url: must be a string \\<b\\>\n/,
+    /\*\*Why\*\* \(`config_invalid`\): Invalid config c\\\[2J\.json: base\\_url: must be a string \\<b\\>\n/,
   );
   assert.match(md, /\*\*What to do\*\*: /);
   assert.doesNotMatch(md, /PASS|FAIL|INCONCLUSIVE/);

@@ -48,12 +48,16 @@ const SEVERITY_LABEL: Record<Finding["severity"], string> = {
   note: "note (does not change the verdict)",
 };
 
-/** Escapes text for a Markdown table cell or list item. */
+/**
+ * Escapes text for a Markdown table cell or list item. Control characters
+ * go too: a summary is also read with `cat` in a terminal, where an escape
+ * sequence in a message (a path typed with one) would act.
+ */
 export function markdownEscape(text: string): string {
-  return text.replace(/[\\`*_{}[\]<>|#]/g, (c) => `\\${c}`).replace(
-    /\r?\n/g,
-    " ",
-  );
+  return text.replace(/[\\`*_{}[\]<>|#]/g, (c) => `\\${c}`)
+    .replace(/\r?\n|\t/g, " ")
+    // deno-lint-ignore no-control-regex
+    .replace(/[\u0000-\u001F\u007F-\u009F]/g, "");
 }
 
 /** Renders the summary. */
