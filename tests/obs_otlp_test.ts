@@ -497,6 +497,62 @@ Deno.test("decodeOtlpTraces() names a missing required field as required", () =>
   );
 });
 
+Deno.test("decodeOtlpTraces() names the field that is no object, never its value", () => {
+  const secret = "SECRET-in-the-wrong-place";
+  const span = { traceId: "01".repeat(16), spanId: "02".repeat(8) };
+  for (
+    const [request, field] of [
+      [
+        { resourceSpans: [secret] },
+        "resourceSpans[0]: must be a ResourceSpans object",
+      ],
+      [
+        { resourceSpans: [{ resource: secret }] },
+        "resourceSpans[0].resource: must be a Resource object",
+      ],
+      [
+        { resourceSpans: [{ scopeSpans: [secret] }] },
+        "resourceSpans[0].scopeSpans[0]: must be a ScopeSpans object",
+      ],
+      [
+        { resourceSpans: [{ scopeSpans: [{ scope: secret }] }] },
+        "resourceSpans[0].scopeSpans[0].scope: must be an InstrumentationScope object",
+      ],
+      [
+        {
+          resourceSpans: [{
+            scopeSpans: [{ spans: [{ ...span, status: secret }] }],
+          }],
+        },
+        "resourceSpans[0].scopeSpans[0].spans[0].status: must be a Status object",
+      ],
+      [
+        {
+          resourceSpans: [{
+            scopeSpans: [{ spans: [{ ...span, events: [secret] }] }],
+          }],
+        },
+        "resourceSpans[0].scopeSpans[0].spans[0].events[0]: must be a span event object",
+      ],
+      [
+        {
+          resourceSpans: [{
+            resource: {
+              attributes: [{ key: "k", value: { arrayValue: secret } }],
+            },
+          }],
+        },
+        "resourceSpans[0].resource.attributes[0].value.arrayValue: must be an ArrayValue object",
+      ],
+    ] as const
+  ) {
+    assert.equal(
+      decodeJsonError(request),
+      `Cannot decode the OTLP trace request: ${field}`,
+    );
+  }
+});
+
 Deno.test("decodeOtlpTraces() names the first few bad spans and counts the rest", () => {
   const span = (fields: Record<string, unknown>) => ({
     traceId: "01".repeat(16),

@@ -208,8 +208,18 @@ const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
         "must be a number or a decimal string",
       ),
     ),
-    arrayValue: v.nullish(v.object({ values: list(AnyValueSchema) })),
-    kvlistValue: v.nullish(v.object({ values: list(KeyValueSchema) })),
+    arrayValue: v.nullish(
+      v.object(
+        { values: list(AnyValueSchema) },
+        objectMessage("an ArrayValue object"),
+      ),
+    ),
+    kvlistValue: v.nullish(
+      v.object(
+        { values: list(KeyValueSchema) },
+        objectMessage("a KeyValueList object"),
+      ),
+    ),
     bytesValue: v.nullish(Bytes),
   }, objectMessage("an AnyValue object"))
 );
@@ -237,26 +247,28 @@ const SpanSchema = v.object({
     timeUnixNano: v.nullish(Uint64),
     name: v.nullish(v.string("must be a string")),
     attributes: Attributes,
-  })),
+  }, objectMessage("a span event object"))),
   links: list(LinkSchema),
   status: v.nullish(v.object({
     message: v.nullish(v.string("must be a string")),
     code: v.nullish(Enum),
-  })),
+  }, objectMessage("a Status object"))),
 }, objectMessage("a span object"));
 
 const RequestSchema = v.object({
   resourceSpans: list(v.object({
-    resource: v.nullish(v.object({ attributes: Attributes })),
+    resource: v.nullish(
+      v.object({ attributes: Attributes }, objectMessage("a Resource object")),
+    ),
     scopeSpans: list(v.object({
       scope: v.nullish(v.object({
         name: v.nullish(v.string("must be a string")),
         version: v.nullish(v.string("must be a string")),
         attributes: Attributes,
-      })),
+      }, objectMessage("an InstrumentationScope object"))),
       spans: list(SpanSchema),
-    })),
-  })),
+    }, objectMessage("a ScopeSpans object"))),
+  }, objectMessage("a ResourceSpans object"))),
 }, objectMessage("an ExportTraceServiceRequest object"));
 type WireRequest = v.InferOutput<typeof RequestSchema>;
 type WireSpan = v.InferOutput<typeof SpanSchema>;
