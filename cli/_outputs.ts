@@ -46,7 +46,10 @@ export const OUTPUTS_HELP =
                      checkpoint are still refused
 An existing file is refused without --force. A result that cannot be written
 (a full disk) leaves no partial file; files not written when the run stops
-early (also on a second Ctrl-C) are removed.
+early (also on a second Ctrl-C) are removed. A run that cannot start once the
+command line is read (config or target refused, token_env unset, adapter
+unreachable) still writes --junit (one test case in error) and --summary-md
+with the reason; --output and --html are not written, as there is no report.
 `;
 
 /** Which result an output holds. */

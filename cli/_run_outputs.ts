@@ -2,7 +2,8 @@
  * What `external-run` and `external-replay` share: outputs reserved before
  * the run, the run's options wired to the terminal, the ledger line, the
  * report on stdout, the result files, the next steps and the exit code of a
- * verdict. `quickstart` shares the run's options and how a Ctrl-C stops it
+ * verdict, and the JUnit and Markdown results of a run that could not
+ * start. `quickstart` shares the run's options and how a Ctrl-C stops it
  * ({@link runInterruptibly}).
  *
  * @module
@@ -15,8 +16,16 @@ import {
   regressionIdFor,
   type RegressionView,
 } from "../lib/ledger/regressions.ts";
-import { renderJunit } from "../lib/render/junit.ts";
-import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
+import {
+  type NotStarted,
+  renderJunit,
+  renderJunitNotStarted,
+} from "../lib/render/junit.ts";
+import {
+  renderSummaryMarkdown,
+  renderSummaryNotStarted,
+} from "../lib/render/summary_md.ts";
+import { explainSqlite } from "../lib/sqlite_errors.ts";
 import type {
   ExternalRunOptions,
   ExternalRunOutcome,
@@ -25,8 +34,10 @@ import type {
 import { writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
+import { errorMessage } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
+import { jsonError } from "./_json.ts";
 import {
   type Output,
   OUTPUT_FLAGS,
@@ -131,11 +142,16 @@ export interface ContractRun extends ExternalRunOutcome {
 }
 
 /** Options for {@link runContractCommand}. */
-export interface ContractCommandOptions {
+export interface ContractCommandOptions<P> {
   /** The command's parsed flags. */
   values: RunValues;
+  /**
+   * Reads and checks what the run needs before its outputs are reserved and
+   * the database is opened for writing (a config, its adapter, a target).
+   */
+  prepare: () => Promise<P>;
   /** Starts the run against the open database; throws before any request on a bad target. */
-  start: (db: TraceDb, hooks: RunHooks) => Promise<ContractRun>;
+  start: (db: TraceDb, hooks: RunHooks, prepared: P) => Promise<ContractRun>;
   /** The run acts on a ledger that must already exist (a replay): nothing is created. */
   existingLedger?: boolean;
 }
@@ -143,18 +159,30 @@ export interface ContractCommandOptions {
 /**
  * The body of `external-run` and `external-replay` (it prints nothing on
  * stdout before it can still fail, so `main()` answers a failure with one
- * JSON error under `--json`): reserves the outputs, runs `start`, says where the report is kept, prints it on stdout (always,
+ * JSON error under `--json`): runs `prepare`, reserves the outputs, runs
+ * `start`, says where the report is kept, prints it on stdout (always,
  * even when nothing else could keep it), writes the result files, prints the
  * next steps and returns the verdict's exit code (2 instead of 0 when a
  * result asked for could not be kept). Reserved files that were not written
- * are removed.
+ * are removed. A run that stops before it starts (nothing sent to the
+ * adapter's operations, nothing recorded) still gets its JUnit and
+ * Markdown results, saying why, before the error is thrown on.
  */
-export async function runContractCommand(
+export async function runContractCommand<P>(
   io: CliIo,
-  options: ContractCommandOptions,
+  options: ContractCommandOptions<P>,
 ): Promise<number> {
   const { values } = options;
+  let prepared: P;
+  try {
+    prepared = await options.prepare();
+  } catch (error) {
+    await reportNotStarted(io, values, error, null);
+    throw error;
+  }
   const outputs = await reserveOutputs(values, databaseFiles(values, io));
+  // Set once the run's checkpoint exists, which is before its first request.
+  let started = false;
   try {
     return await withDataContext(
       values,
@@ -165,13 +193,95 @@ export async function runContractCommand(
           io,
           dataDir,
           (runId) => unfinishedRunNote(runId, values),
-          (hooks) => options.start(db, hooks),
+          (hooks) =>
+            options.start(db, {
+              ...hooks,
+              onStart: (info) => {
+                started = true;
+                hooks.onStart?.(info);
+              },
+            }, prepared),
         );
+        started = true;
         return await finishRun(io, values, { db, dataDir }, run, outputs);
       },
     );
+  } catch (error) {
+    if (!started) await reportNotStarted(io, values, error, outputs);
+    throw error;
   } finally {
     await outputs.release();
+  }
+}
+
+/**
+ * Writes the `--junit` and `--summary-md` results of a run that did not
+ * start, so CI shows why instead of "no test results": into `reserved`, or,
+ * when it stopped before the outputs were reserved, into outputs reserved
+ * now under the same rules (a refused one is a warning: the reason itself
+ * is the error that follows). `--output` and `--html` hold a run's report;
+ * there is none, so they are not written.
+ */
+async function reportNotStarted(
+  io: CliIo,
+  values: RunValues,
+  error: unknown,
+  reserved: ReservedOutputs | null,
+): Promise<void> {
+  const outputs = reserved ?? await reserveForReason(io, values);
+  if (!outputs) return;
+  const why: NotStarted = jsonError(explainSqlite(error));
+  const texts: Partial<Record<Output["kind"], string>> = {
+    junit: renderJunitNotStarted(why),
+    summaryMd: renderSummaryNotStarted(why),
+  };
+  try {
+    for (const output of outputs.outputs) {
+      const text = texts[output.kind];
+      if (text === undefined) continue;
+      if (output === outputs.stdout) io.out(text);
+      else await writeReason(io, outputs, output, text);
+    }
+  } finally {
+    if (!reserved) await outputs.release();
+  }
+}
+
+async function reserveForReason(
+  io: CliIo,
+  values: RunValues,
+): Promise<ReservedOutputs | null> {
+  if (values.junit === undefined && values["summary-md"] === undefined) {
+    return null;
+  }
+  try {
+    return await reserveOutputs(values, databaseFiles(values, io));
+  } catch (refusal) {
+    // Reserved together or not at all: none of them will say why.
+    io.err(
+      `warning: ${
+        errorMessage(refusal)
+      }; no result file says why the run did not start\n`,
+    );
+    return null;
+  }
+}
+
+async function writeReason(
+  io: CliIo,
+  outputs: ReservedOutputs,
+  output: Output,
+  text: string,
+): Promise<void> {
+  try {
+    await outputs.write(output, text);
+    io.err(`${LABELS[output.kind]}: ${output.path} (the run did not start)\n`);
+  } catch (error) {
+    io.err(
+      `warning: Cannot write ${output.flag} ${output.path}: ${
+        fileProblem(error, "write")
+      }\n`,
+    );
   }
 }
 

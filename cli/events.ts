@@ -15,13 +15,10 @@ import { gunzipSync } from "node:zlib";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import { withErasurePropagation } from "./obs_erase.ts";
+import { jsonError } from "./_json.ts";
+import { explainSqlite } from "../lib/sqlite_errors.ts";
 import type { TraceDb } from "../lib/db.ts";
-import {
-  ConfigError,
-  ConflictError,
-  TraceError,
-  UsageError,
-} from "../lib/errors.ts";
+import { ConfigError, ConflictError, UsageError } from "../lib/errors.ts";
 import {
   exportEvents,
   queryTraceEvents,
@@ -97,38 +94,36 @@ type FilterValues = {
     : string;
 };
 
+const INGEST_FLAGS = {
+  ...DATA_FLAGS,
+  "batch-size": { type: "string" },
+} as const;
+
+const INGEST_HELP =
+  "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n\n" +
+  "FILE is NDJSON, one event per line, or the same gzip-compressed (FILE.gz;\n" +
+  "for gzip on stdin, run zcat FILE.gz | trace events ingest -).\n" +
+  "Every line is validated before anything is written, and every refused\n" +
+  "line is listed (the first 100, then a count); so is an event id the file\n" +
+  "repeats with a different payload. Without --batch-size the\n" +
+  `file is one batch, written whole or not at all (at most ${MAX_BATCH_EVENTS} events);\n` +
+  "with it each batch is written on its own, and if one fails the earlier\n" +
+  "ones stay written. Across several batches, once every line is validated,\n" +
+  "Ctrl-C (or SIGTERM) stops after the batch being written and names the\n" +
+  "lines written (a second one exits at once and names them too); run the\n" +
+  "same command again to write the rest: events already written are\n" +
+  "skipped as identical retries.\n" +
+  "Provisions the database when missing, like trace serve.\n" +
+  "With --json prints one object on stdout: {ok: true, inserted, duplicates,\n" +
+  "lines, batches} or, when refused (a flag included) or interrupted, {ok: false,\n" +
+  "error: {code, message, items, unlisted_items}, written_lines} (code\n" +
+  "interrupted for Ctrl-C; after a second one only {error: {code, message}}).\n" +
+  `${DATA_HELP}\n`;
+
 /** `trace events ingest FILE|-`: validate and write NDJSON events. */
 export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseFlags("events ingest", args, {
-    ...DATA_FLAGS,
-    "batch-size": { type: "string" },
-  }, { min: 1, max: 1, names: ["FILE (or - for stdin)"] });
-  if (values.help) {
-    io.out(
-      "Usage: trace events ingest FILE|- [--batch-size N] [--data-dir DIR | --db URL] [--json]\n\n" +
-        "FILE is NDJSON, one event per line, or the same gzip-compressed (FILE.gz;\n" +
-        "for gzip on stdin, run zcat FILE.gz | trace events ingest -).\n" +
-        "Every line is validated before anything is written, and every refused\n" +
-        "line is listed (the first 100, then a count); so is an event id the file\n" +
-        "repeats with a different payload. Without --batch-size the\n" +
-        `file is one batch, written whole or not at all (at most ${MAX_BATCH_EVENTS} events);\n` +
-        "with it each batch is written on its own, and if one fails the earlier\n" +
-        "ones stay written. Across several batches, once every line is validated,\n" +
-        "Ctrl-C (or SIGTERM) stops after the batch being written and names the\n" +
-        "lines written (a second one exits at once and names them too); run the\n" +
-        "same command again to write the rest: events already written are\n" +
-        "skipped as identical retries.\n" +
-        "Provisions the database when missing, like trace serve.\n" +
-        "With --json prints one object on stdout: {ok: true, inserted, duplicates,\n" +
-        "lines, batches} or, when refused or interrupted, {ok: false, error: {code,\n" +
-        "message, items, unlisted_items}, written_lines} (code interrupted for\n" +
-        "Ctrl-C; after a second one only {error: {code, message}}).\n" +
-        `${DATA_HELP}\n`,
-    );
-    return 0;
-  }
-  const batchSize = parseBatchSize(values["batch-size"]);
-  const path = positionals[0]!;
+  // Read before the flags are: a refused flag answers in the same shape.
+  const json = args.includes("--json");
   const progress: IngestProgress = {
     batches: 0,
     inserted: 0,
@@ -136,10 +131,21 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     writtenLines: 0,
     interrupted: false,
   };
-  let file: ValidatedFile | undefined;
+  let lines: number;
   try {
-    file = await readValidatedFile(path, io, batchSize);
-    const validated = file;
+    const { values, positionals } = parseFlags(
+      "events ingest",
+      args,
+      INGEST_FLAGS,
+      { min: 1, max: 1, names: ["FILE (or - for stdin)"] },
+    );
+    if (values.help) {
+      io.out(INGEST_HELP);
+      return 0;
+    }
+    const batchSize = parseBatchSize(values["batch-size"]);
+    const file = await readValidatedFile(positionals[0]!, io, batchSize);
+    lines = file.events.length;
     await withDataContext(
       values,
       io,
@@ -149,24 +155,22 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
           db,
           dataDir,
           io,
-          () => ingestBatches(db, validated, batchSize, progress, io),
+          () => ingestBatches(db, file, batchSize, progress, io),
         ),
     );
   } catch (error) {
-    throw reportFailure(io, error, progress, values.json === true);
+    throw reportFailure(io, error, progress, json);
   } finally {
     io.setExitNote?.(null);
   }
-  if (progress.interrupted) {
-    return reportInterrupted(io, progress, values.json === true);
-  }
+  if (progress.interrupted) return reportInterrupted(io, progress, json);
   io.out(
-    values.json
+    json
       ? JSON.stringify({
         ok: true,
         inserted: progress.inserted,
         duplicates: progress.duplicates,
-        lines: file.events.length,
+        lines,
         batches: progress.batches,
       }) + "\n"
       : `Ingested ${plural(progress.inserted, "event")} (${
@@ -194,9 +198,18 @@ function reportFailure(
   const summary = summaryError(error, items.length, json ? "items" : "above");
   const unlisted = error instanceof IngestBatchError ? error.unlisted : 0;
   if (json) {
-    if (!(summary instanceof TraceError)) return summary;
-    printRefusal(io, summary, items, unlisted, progress.writtenLines);
-    return summary;
+    // Nothing more reaches a reader that stopped reading.
+    if (summary instanceof Deno.errors.BrokenPipe) return summary;
+    // Worded as main() would word it, so stdout and stderr agree.
+    const explained = explainSqlite(summary);
+    printRefusal(
+      io,
+      jsonError(explained),
+      items,
+      unlisted,
+      progress.writtenLines,
+    );
+    return explained;
   }
   for (const item of items) {
     io.err(`  ${displaySafe(describeEventIssue(item))}\n`);

@@ -9,6 +9,7 @@ import { validateTargetId } from "../lib/ledger/targets.ts";
 import { planRun } from "../lib/runner/plan.ts";
 import {
   checkAdapterReachable,
+  checkConfigToken,
   configTargetRef,
   readRunTarget,
   refuseRetiredConfig,
@@ -36,7 +37,9 @@ const PLAN_HELP =
 
 Shows what a run would do: namespaces-to-be, operations, timing and request
 budget. Sends no request at all and writes nothing. A retired target is
-refused, also when --config names the config of one.
+refused, also when --config names the config of one, and so is a config whose
+token_env names an environment variable that is unset or empty (as a run
+refuses it).
 `;
 
 const RUN_HELP =
@@ -92,6 +95,8 @@ export const externalPlan: Command = async (args, io) => {
       ({ db }) => readRunTarget(db, choice.target),
     )
     : await configPlanTarget(values, choice.config, io);
+  // What a run would refuse before sending anything, a plan refuses too.
+  checkConfigToken(config, io.env);
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));
@@ -103,24 +108,10 @@ export const externalRun: Command = async (args, io) => {
   const { values } = parseFlags("external-run", args, RUN_FLAGS);
   if (values.help) return showHelp(io, RUN_HELP);
   const choice = targetOrConfig(values, "external-run");
-  const selection: RunSelection = "config" in choice
-    ? { config: await loadConfig(choice.config, io) }
-    : { targetId: choice.target };
-  if ("config" in selection) {
-    await checkAdapterBeforeCreating(values, io, selection.config);
-  } else {
-    // A registered target lives in an existing database: a wrong --data-dir
-    // is said as such, and no empty database is left behind.
-    await withDataContext(
-      values,
-      io,
-      { write: false, readOnly: true },
-      ({ db }) => readRunTarget(db, selection.targetId),
-    );
-  }
   return await runContractCommand(io, {
     values,
-    start: async (db, hooks) => ({
+    prepare: () => selectRun(values, choice, io),
+    start: async (db, hooks, selection) => ({
       ...await runExternalTarget(db, selection, {
         ...hooks,
         onRegistered: (target) =>
@@ -130,6 +121,28 @@ export const externalRun: Command = async (args, io) => {
     }),
   });
 };
+
+/** What a run is aimed at, checked as far as it can be before anything is written. */
+async function selectRun(
+  values: DataFlags,
+  choice: { target: string } | { config: string },
+  io: Parameters<Command>[1],
+): Promise<RunSelection> {
+  if ("config" in choice) {
+    const config = await loadConfig(choice.config, io);
+    await checkAdapterBeforeCreating(values, io, config);
+    return { config };
+  }
+  // A registered target lives in an existing database: a wrong --data-dir
+  // is said as such, and no empty database is left behind.
+  await withDataContext(
+    values,
+    io,
+    { write: false, readOnly: true },
+    ({ db }) => readRunTarget(db, choice.target),
+  );
+  return { targetId: choice.target };
+}
 
 /**
  * A config run into a data directory that holds no database yet checks its

@@ -101,7 +101,8 @@ export const externalReplay: Command = async (args, io) => {
   const regressionId = positionals[0]!;
   return await runContractCommand(io, {
     values,
-    start: (db, hooks) => replayRegression(db, regressionId, hooks),
+    prepare: () => Promise.resolve(regressionId),
+    start: (db, hooks, id) => replayRegression(db, id, hooks),
     existingLedger: true,
   });
 };

@@ -284,6 +284,51 @@ Deno.test("trace external-plan sends nothing and states the request budget", asy
   });
 });
 
+Deno.test("trace external-plan refuses a token_env naming an unset variable, as a run does", async () => {
+  await withTempDir(async (dir) => {
+    const config = await writeConfig(dir, "https://staging.example.test", {
+      token_env: "TRACE_TEST_UNSET_TOKEN",
+    });
+    const data = ["--data-dir", `${dir}/data`];
+    const words =
+      "trace external-plan: Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; set it or remove token_env\n";
+    const byConfig = captureIo();
+    assert.equal(
+      await main(["external-plan", "--config", config, ...data], byConfig),
+      2,
+    );
+    assert.equal(byConfig.stderr(), words);
+    assert.equal(byConfig.stdout(), "");
+    const registered = captureIo();
+    assert.equal(
+      await main([
+        "external-register",
+        "--target",
+        "tokened",
+        "--config",
+        config,
+        ...data,
+      ], registered),
+      0,
+      registered.stderr(),
+    );
+    const byTarget = captureIo();
+    assert.equal(
+      await main(["external-plan", "--target", "tokened", ...data], byTarget),
+      2,
+    );
+    assert.equal(byTarget.stderr(), words);
+    // Set, the same config plans.
+    const set = captureIo("", { TRACE_TEST_UNSET_TOKEN: "t0ken" });
+    assert.equal(
+      await main(["external-plan", "--target", "tokened", ...data], set),
+      0,
+      set.stderr(),
+    );
+    assert.match(set.stdout(), /^Plan for tokened /);
+  });
+});
+
 Deno.test("trace with an unknown command or flag exits 2 with a hint", async () => {
   const io = captureIo();
   assert.equal(await main(["external-runn"], io), 2);

@@ -156,7 +156,7 @@ Deno.test("the gate refuses a ledger whose last replay was deleted", async () =>
   });
 });
 
-Deno.test("external-run --target refuses a target whose base_url was swapped, before any request and any output file", async () => {
+Deno.test("external-run --target refuses a target whose base_url was swapped, before any request, its --junit saying why", async () => {
   await withDb(async (db, dir) => {
     await seed(db, dir);
     const requests: string[] = [];
@@ -191,9 +191,19 @@ Deno.test("external-run --target refuses a target whose base_url was swapped, be
         dataDirOf(db),
       ]);
       assert.equal(run.code, 2);
-      assert.equal(run.err, refusal("external-run", 1));
+      assert.equal(
+        run.err,
+        `junit: ${junit} (the run did not start)\n` +
+          refusal("external-run", 1),
+      );
       assert.deepEqual(requests, []);
-      assert.equal(await Deno.stat(junit).then(() => true, () => false), false);
+      // Nothing of the ledger is presented: only the refusal, as an error.
+      const xml = await Deno.readTextFile(junit);
+      assert.match(
+        xml,
+        /<error message="The ledger is broken at entry 1: run trace ledger verify" type="ledger_integrity">/,
+      );
+      assert.doesNotMatch(xml, /staging-a|ledger_head|verdict/);
     });
   });
 });

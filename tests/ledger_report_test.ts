@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { familyResults } from "../lib/runner/families.ts";
-import { renderJunit, xmlEscape } from "../lib/render/junit.ts";
-import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
+import {
+  renderJunit,
+  renderJunitNotStarted,
+  xmlEscape,
+} from "../lib/render/junit.ts";
+import {
+  renderSummaryMarkdown,
+  renderSummaryNotStarted,
+} from "../lib/render/summary_md.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import type { RunReport } from "../lib/runner/report.ts";
@@ -160,4 +167,40 @@ Deno.test("renderSummaryMarkdown() heads a plain rerun 'Run again', keeping 'Rep
     replayed,
     /\n#### Replay\n\n```sh\ntrace external-replay reg-1\n```/,
   );
+});
+
+Deno.test("renderJunitNotStarted() is one test case in error with the reason, escaped", () => {
+  const xml = renderJunitNotStarted({
+    code: "transport",
+    message: 'Cannot reach "a<b>&c" \u001b[31m; start it',
+  });
+  assert.match(xml, /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<testsuites /);
+  assert.match(
+    xml,
+    /<testsuite [^>]*tests="1" failures="0" errors="1" skipped="0"/,
+  );
+  const cases = testcases(xml);
+  assert.deepEqual([...cases.keys()], ["run did not start"]);
+  const reason = "Cannot reach &quot;a&lt;b&gt;&amp;c&quot; [31m; start it";
+  assert.equal(
+    cases.get("run did not start")!.trim(),
+    `<error message="${reason}" type="transport">${reason}</error>`,
+  );
+  assert.match(xml, /<property name="state" value="not_started"\/>/);
+  assert.doesNotMatch(xml, /<skipped|<failure|verdict/);
+});
+
+Deno.test("renderSummaryNotStarted() says there is no verdict, why, and what to do", () => {
+  const md = renderSummaryNotStarted({
+    code: "config_invalid",
+    message: "Invalid config c\u001b[2J.json: base_url: must be a string <b>",
+  });
+  assert.match(md, /^### Trace deletion contract: did not start\n/);
+  assert.match(md, /no verdict/);
+  assert.match(
+    md,
+    /\*\*Why\*\* \(`config_invalid`\): Invalid config c\\\[2J\.json: base\\_url: must be a string \\<b\\>\n/,
+  );
+  assert.match(md, /\*\*What to do\*\*: /);
+  assert.doesNotMatch(md, /PASS|FAIL|INCONCLUSIVE/);
 });

@@ -449,6 +449,39 @@ Deno.test("events ingest --json prints one object on stdout for a refused batch"
   });
 });
 
+Deno.test("events ingest --json answers a refused flag or argument in the shape of every refusal", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [args, message] of [
+        [
+          ["-", "--batch-size", "abc"],
+          '--batch-size must be a whole number from 1 to 50000, got "abc"',
+        ],
+        [
+          ["-", "--bogus"],
+          "Unknown option '--bogus'; see trace events ingest --help",
+        ],
+        [[], "Missing FILE (or - for stdin); see trace events ingest --help"],
+      ] as const
+    ) {
+      const io = captureIo(line(1));
+      const code = await main(
+        ["events", "ingest", ...args, "--json", "--data-dir", dir],
+        io,
+      );
+      assert.equal(code, 2);
+      // One object, not a second generic one after it.
+      assert.deepEqual(JSON.parse(io.stdout()), {
+        ok: false,
+        error: { code: "usage", message, items: [], unlisted_items: 0 },
+        written_lines: 0,
+      });
+      assert.equal(io.stderr(), `trace events ingest: ${message}\n`);
+    }
+    assert.ok(!(await exists(join(dir, "trace.db"))), "nothing written");
+  });
+});
+
 Deno.test("events ingest names a missing file and what to do", async () => {
   const io = captureIo();
   assert.equal(

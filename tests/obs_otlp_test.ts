@@ -453,6 +453,159 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
   });
 });
 
+Deno.test("createOtlpApi() answers an empty request with success in both encodings", async () => {
+  await withApi(async (app, db) => {
+    for (
+      const [body, type] of [
+        ["", "application/json"],
+        [" \n", "application/json"],
+        ["{}", "application/json"],
+        [new Uint8Array(), "application/x-protobuf"],
+      ] as const
+    ) {
+      const response = await post(app, body, type);
+      assert.equal(response.status, 200, `${type} ${JSON.stringify(body)}`);
+      assert.equal(response.headers.get("content-type"), type);
+      await response.body?.cancel();
+    }
+    // Whitespace around a value is still JSON to parse, not an empty body.
+    const stray = await post(app, " x ", "application/json");
+    assert.equal(stray.status, 400);
+    assert.equal((await eventRows(db)).length, 0);
+  });
+});
+
+Deno.test("decodeOtlpTraces() names a missing required field as required", () => {
+  const message = decodeJsonError({
+    resourceSpans: [{
+      scopeSpans: [{ spans: [{ traceId: "01".repeat(16) }] }],
+    }],
+  });
+  assert.equal(
+    message,
+    "Cannot decode the OTLP trace request: resourceSpans[0].scopeSpans[0].spans[0].spanId: is required",
+  );
+  assert.match(
+    decodeJsonError({ resourceSpans: [{ scopeSpans: [{ spans: [3] }] }] }),
+    /spans\[0\]: must be a span object$/,
+  );
+  assert.match(
+    decodeJsonError({
+      resourceSpans: [{ resource: { attributes: [{ value: {} }] } }],
+    }),
+    /resource\.attributes\[0\]\.key: is required$/,
+  );
+});
+
+Deno.test("decodeOtlpTraces() names the field that is no object, never its value", () => {
+  const secret = "SECRET-in-the-wrong-place";
+  const span = { traceId: "01".repeat(16), spanId: "02".repeat(8) };
+  for (
+    const [request, field] of [
+      [
+        { resourceSpans: [secret] },
+        "resourceSpans[0]: must be a ResourceSpans object",
+      ],
+      [
+        { resourceSpans: [{ resource: secret }] },
+        "resourceSpans[0].resource: must be a Resource object",
+      ],
+      [
+        { resourceSpans: [{ scopeSpans: [secret] }] },
+        "resourceSpans[0].scopeSpans[0]: must be a ScopeSpans object",
+      ],
+      [
+        { resourceSpans: [{ scopeSpans: [{ scope: secret }] }] },
+        "resourceSpans[0].scopeSpans[0].scope: must be an InstrumentationScope object",
+      ],
+      [
+        {
+          resourceSpans: [{
+            scopeSpans: [{ spans: [{ ...span, status: secret }] }],
+          }],
+        },
+        "resourceSpans[0].scopeSpans[0].spans[0].status: must be a Status object",
+      ],
+      [
+        {
+          resourceSpans: [{
+            scopeSpans: [{ spans: [{ ...span, events: [secret] }] }],
+          }],
+        },
+        "resourceSpans[0].scopeSpans[0].spans[0].events[0]: must be a span event object",
+      ],
+      [
+        {
+          resourceSpans: [{
+            resource: {
+              attributes: [{ key: "k", value: { arrayValue: secret } }],
+            },
+          }],
+        },
+        "resourceSpans[0].resource.attributes[0].value.arrayValue: must be an ArrayValue object",
+      ],
+    ] as const
+  ) {
+    assert.equal(
+      decodeJsonError(request),
+      `Cannot decode the OTLP trace request: ${field}`,
+    );
+  }
+});
+
+Deno.test("decodeOtlpTraces() names the first few bad spans and counts the rest", () => {
+  const span = (fields: Record<string, unknown>) => ({
+    traceId: "01".repeat(16),
+    spanId: "02".repeat(8),
+    ...fields,
+  });
+  const request = (spans: unknown[]) => ({
+    resourceSpans: [{ scopeSpans: [{ spans }] }],
+  });
+  const at = (k: number) => `resourceSpans[0].scopeSpans[0].spans[${k}]`;
+  // Schema problems: the first of each span, three spans named.
+  assert.equal(
+    decodeJsonError(request([
+      span({ name: 1, kind: {} }),
+      span({}),
+      span({ kind: {} }),
+      span({ name: 2 }),
+      span({ name: 3 }),
+      span({ name: 4 }),
+    ])),
+    `Cannot decode the OTLP trace request: ${at(0)}.name: must be a string; ${
+      at(2)
+    }.kind: must be an enum number or name; ${
+      at(3)
+    }.name: must be a string; and 2 more spans`,
+  );
+  // The decoder's own checks: every span is tried.
+  assert.equal(
+    decodeJsonError(request([
+      span({ traceId: "xyz" }),
+      span({}),
+      span({ spanId: "00".repeat(8) }),
+    ])),
+    `Cannot decode the OTLP trace request: ${
+      at(0)
+    }.traceId: must be a non-zero 16-byte id (32 hex digits); ${
+      at(2)
+    }.spanId: must be a non-zero 8-byte id (16 hex digits)`,
+  );
+});
+
+function decodeJsonError(request: unknown): string {
+  try {
+    decodeOtlpTraces(
+      new TextEncoder().encode(JSON.stringify(request)),
+      "json",
+    );
+  } catch (error) {
+    return (error as Error).message;
+  }
+  assert.fail("the request was accepted");
+}
+
 /** `bytes` with the first byte of `marker`'s first occurrence made 0xFF, which UTF-8 never holds. */
 function withInvalidUtf8(bytes: Uint8Array, marker: string): Uint8Array {
   const needle = new TextEncoder().encode(marker);
@@ -574,12 +727,62 @@ Deno.test("createOtlpApi() refuses the whole batch when one span cannot be mappe
     );
     const noTenant = await post(app, request({}), "application/json");
     assert.equal(noTenant.status, 400);
-    assert.match(
-      (await noTenant.json()).message,
-      /span 0 .*application_id: the span has no tenant\.id/,
+    const both = (await noTenant.json()).message;
+    // Every span is tried: both are named, the shared remedy said once.
+    assert.equal(
+      both,
+      "Cannot map 2 of 2 OTLP spans: span 0 (resourceSpans[0].scopeSpans[0].spans[0]): application_id: the span has no tenant.id or application.id attribute and its resource no service.name; span 1 (resourceSpans[0].scopeSpans[0].spans[1]): application_id: the span has no tenant.id or application.id attribute and its resource no service.name; set one, or start the server with --default-application NAME, and resend the batch",
     );
     assert.equal((await eventRows(db)).length, 0);
   });
+});
+
+Deno.test("mapOtlpSpans() names the first few spans it cannot map and counts the rest", () => {
+  const spans = decodeOtlpTraces(
+    new TextEncoder().encode(JSON.stringify({
+      resourceSpans: [{
+        resource: {
+          attributes: [{ key: "tenant.id", value: { stringValue: "acme" } }],
+        },
+        scopeSpans: [{
+          spans: [0, 1, 2, 3, 4, 5].map((k) => ({
+            traceId: "01".repeat(16),
+            spanId: `0${k + 1}`.repeat(8),
+            attributes: k === 1
+              ? [{
+                key: "gen_ai.agent.id",
+                value: { stringValue: "a1" },
+              }]
+              : k === 3
+              ? [{
+                key: "gen_ai.agent.id",
+                value: { stringValue: "x".repeat(300) },
+              }]
+              : [],
+          })),
+        }],
+      }],
+    })),
+    "json",
+  );
+  const at = (k: number) =>
+    `span ${k} (resourceSpans[0].scopeSpans[0].spans[${k}])`;
+  assert.throws(
+    () => mapOtlpSpans(spans),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        `Cannot map 5 of 6 OTLP spans: ${
+          at(0)
+        }: agent_id: the span has no gen_ai.agent.id, gen_ai.memory.store.id or service.name attribute; ${
+          at(2)
+        }: agent_id: the span has no gen_ai.agent.id, gen_ai.memory.store.id or service.name attribute; ${
+          at(3)
+        }: agent_id: must be at most 256 characters; and 2 more spans; fix them and resend the batch`,
+      );
+      return true;
+    },
+  );
 });
 
 Deno.test("mapOtlpSpans() maps OpenInference retriever and reranker spans", () => {

@@ -13,8 +13,10 @@ import {
   AdapterUnreachableError,
   checkAdapterReachable,
 } from "../lib/runs/mod.ts";
+import { xmlEscape } from "../lib/render/junit.ts";
 import {
   captureIo,
+  exists,
   listedTargetIds,
   stagingConfig,
   withTempDir,
@@ -121,6 +123,195 @@ Deno.test("trace external-run --config against an unreachable adapter leaves no 
     assert.equal(code, 2);
     assert.match(io.stderr(), /Cannot reach the staging adapter/);
     assert.deepEqual(await entries(fresh), [], "nothing created");
+  });
+});
+
+Deno.test("a run that cannot start still writes its --junit and --summary-md saying why, and no report", async (t) => {
+  await withTempDir(async (dir) => {
+    const url = `http://127.0.0.1:${closedPort()}`;
+    const config = await writeConfig(dir, url);
+    const data = ["--data-dir", `${dir}/data`];
+    const register = captureIo();
+    assert.equal(
+      await main(
+        ["external-register", "--target", "gone", "--config", config, ...data],
+        register,
+      ),
+      0,
+      register.stderr(),
+    );
+    const tokened = `${dir}/tokened.json`;
+    await Deno.writeTextFile(
+      tokened,
+      JSON.stringify({
+        ...JSON.parse(await Deno.readTextFile(config)),
+        base_url: "https://127.0.0.1:1",
+        token_env: "TRACE_TEST_UNSET_TOKEN",
+      }),
+    );
+    const fresh = `${dir}/fresh`;
+    const cases: [string, string[], string][] = [
+      // Stopped before the outputs were reserved: reserved for the reason.
+      [
+        "an unreachable adapter, into a fresh data directory",
+        ["external-run", "--config", config, "--data-dir", fresh],
+        "transport",
+      ],
+      [
+        "an unknown target",
+        ["external-run", "--target", "nope", ...data],
+        "not_found",
+      ],
+      // Stopped once the outputs were reserved.
+      [
+        "an unreachable registered target",
+        ["external-run", "--target", "gone", ...data],
+        "transport",
+      ],
+      [
+        "a token_env whose variable is unset",
+        ["external-run", "--config", tokened, ...data],
+        "config_invalid",
+      ],
+      [
+        "a regression that was never saved",
+        ["external-replay", "reg-nope", ...data],
+        "not_found",
+      ],
+    ];
+    for (const [name, args, code] of cases) {
+      await t.step(name, async () => {
+        const out = `${dir}/out/${code}-${args[1]}`;
+        const io = captureIo();
+        assert.equal(
+          await main([
+            ...args,
+            "--junit",
+            `${out}.xml`,
+            "--summary-md",
+            `${out}.md`,
+            "--output",
+            `${out}.json`,
+            "--html",
+            `${out}.html`,
+          ], io),
+          2,
+        );
+        assert.equal(io.stdout(), "");
+        const lines = io.stderr().trimEnd().split("\n");
+        // The reason stays the last line, as without result files.
+        const reason = lines.at(-1)!.replace(/^trace [a-z-]+: /, "");
+        assert.deepEqual(lines.slice(0, -1), [
+          `junit: ${out}.xml (the run did not start)`,
+          `summary: ${out}.md (the run did not start)`,
+        ]);
+        const junit = await Deno.readTextFile(`${out}.xml`);
+        assert.match(
+          junit,
+          /<testsuite [^>]*tests="1" failures="0" errors="1"/,
+        );
+        assert.ok(
+          junit.includes(
+            `<error message="${xmlEscape(reason)}" type="${code}">`,
+          ),
+          junit,
+        );
+        const summary = await Deno.readTextFile(`${out}.md`);
+        assert.match(summary, /: did not start\n/);
+        assert.match(summary, new RegExp(`\\*\\*Why\\*\\* \\(\`${code}\`\\)`));
+        // There is no report to put in these.
+        assert.equal(await exists(`${out}.json`), false);
+        assert.equal(await exists(`${out}.html`), false);
+      });
+    }
+    assert.deepEqual(await entries(fresh), [], "nothing created");
+    assert.deepEqual(
+      await entries(`${dir}/data/external`),
+      [],
+      "no checkpoint",
+    );
+    const db = await openDb({ dataDir: `${dir}/data` });
+    try {
+      const rows = await db.client.execute(
+        "SELECT kind FROM ledger_entries ORDER BY seq",
+      );
+      assert.deepEqual(rows.rows.map((r) => String(r.kind)), ["target"]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+Deno.test("a run refused on its command line or its output paths writes no result file", async () => {
+  await withTempDir(async (dir) => {
+    const url = `http://127.0.0.1:${closedPort()}`;
+    const config = await writeConfig(dir, url);
+    const fresh = ["--data-dir", `${dir}/fresh`];
+    const usage = captureIo();
+    assert.equal(
+      await main([
+        "external-run",
+        "--config",
+        config,
+        "--target",
+        "gone",
+        "--junit",
+        `${dir}/usage.xml`,
+        ...fresh,
+      ], usage),
+      2,
+    );
+    assert.equal(await exists(`${dir}/usage.xml`), false);
+
+    // A file that exists is kept without --force, and the others of the run
+    // are not written either: the warning says so, the reason comes last.
+    const kept = `${dir}/kept.xml`;
+    await Deno.writeTextFile(kept, "mine\n");
+    const clash = captureIo();
+    assert.equal(
+      await main([
+        "external-run",
+        "--config",
+        config,
+        "--junit",
+        kept,
+        "--summary-md",
+        `${dir}/clash.md`,
+        ...fresh,
+      ], clash),
+      2,
+    );
+    assert.equal(await Deno.readTextFile(kept), "mine\n");
+    assert.equal(await exists(`${dir}/clash.md`), false);
+    const [warning, reason, ...rest] = clash.stderr().split("\n");
+    assert.equal(
+      warning,
+      `warning: Cannot write --junit ${kept}: the file already exists; choose a new path or pass --force to replace it; no result file says why the run did not start`,
+    );
+    assert.match(
+      reason!,
+      /^trace external-run: Cannot reach the staging adapter/,
+    );
+    assert.deepEqual(rest, [""]);
+
+    // --json owns stdout: one JSON object, no XML beside it.
+    const json = captureIo();
+    assert.equal(
+      await main(
+        [
+          "external-run",
+          "--config",
+          config,
+          "--junit",
+          "-",
+          "--json",
+          ...fresh,
+        ],
+        json,
+      ),
+      2,
+    );
+    assert.equal(JSON.parse(json.stdout()).error.code, "transport");
   });
 });
 

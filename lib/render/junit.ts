@@ -6,6 +6,10 @@
  * a passing one. The run's verdict is a suite property, and so is the
  * ledger's head after the run, so a CI log keeps a copy of it.
  *
+ * A run that could not start has no report; {@link renderJunitNotStarted}
+ * still gives CI one test case, in error, with the reason, so a pipeline
+ * shows why instead of "no test results".
+ *
  * @module
  */
 
@@ -115,4 +119,36 @@ function testcase(result: FamilyResult, suite: string): string[] {
     );
   }
   return [open, ...body, `    </testcase>`];
+}
+
+/** Why a run did not start: the error's stable code and its one-line message. */
+export interface NotStarted {
+  code: string;
+  message: string;
+}
+
+/** The suite and test case a run that never started is reported under. */
+const NOT_STARTED_SUITE = "trace.deletion-contract";
+
+/** Renders a run that did not start as one test case in error (no verdict, nothing skipped). */
+export function renderJunitNotStarted(why: NotStarted): string {
+  const message = xmlEscape(why.message);
+  const counts = `tests="1" failures="0" errors="1"`;
+  return [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites name="${NOT_STARTED_SUITE}" ${counts}>`,
+    `  <testsuite name="${NOT_STARTED_SUITE}" ${counts} skipped="0" time="0">`,
+    `    <properties>`,
+    `      <property name="state" value="not_started"/>`,
+    `      <property name="error_code" value="${xmlEscape(why.code)}"/>`,
+    `    </properties>`,
+    `    <testcase name="run did not start" classname="${NOT_STARTED_SUITE}" time="0">`,
+    `      <error message="${message}" type="${
+      xmlEscape(why.code)
+    }">${message}</error>`,
+    `    </testcase>`,
+    `  </testsuite>`,
+    `</testsuites>`,
+    "",
+  ].join("\n");
 }

@@ -3,12 +3,14 @@
  * comment: verdict, per-check table, every finding, cleanup, the exact
  * commands that save and then (once the application is fixed) replay the
  * failure (or that run the target again), and the ledger's head after the
- * run.
+ * run. A run that could not start gets a summary that says so, why, and
+ * what to do ({@link renderSummaryNotStarted}).
  *
  * @module
  */
 
 import type { Finding, RunReport } from "../runner/report.ts";
+import type { NotStarted } from "./junit.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";
 
 /** Options for {@link renderSummaryMarkdown}. */
@@ -46,12 +48,16 @@ const SEVERITY_LABEL: Record<Finding["severity"], string> = {
   note: "note (does not change the verdict)",
 };
 
-/** Escapes text for a Markdown table cell or list item. */
+/**
+ * Escapes text for a Markdown table cell or list item. Control characters
+ * go too: a summary is also read with `cat` in a terminal, where an escape
+ * sequence in a message (a path typed with one) would act.
+ */
 export function markdownEscape(text: string): string {
-  return text.replace(/[\\`*_{}[\]<>|#]/g, (c) => `\\${c}`).replace(
-    /\r?\n/g,
-    " ",
-  );
+  return text.replace(/[\\`*_{}[\]<>|#]/g, (c) => `\\${c}`)
+    .replace(/\r?\n|\t/g, " ")
+    // deno-lint-ignore no-control-regex
+    .replace(/[\u0000-\u001F\u007F-\u009F]/g, "");
 }
 
 /** Renders the summary. */
@@ -146,4 +152,21 @@ function cleanupLines(report: RunReport, dataFlags: string): string[] {
   return [
     `**Incomplete**: ${what}. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}${dataFlags}\`.`,
   ];
+}
+
+/** Renders a run that did not start: no verdict, the reason, and what to do. */
+export function renderSummaryNotStarted(why: NotStarted): string {
+  return [
+    "### Trace deletion contract: did not start",
+    "",
+    "The run did not start, so there is no verdict: no synthetic record was written to the staging application and no run was recorded in the ledger.",
+    "",
+    // The code is one of a fixed set of snake_case words: shown as code, unescaped.
+    `**Why** (\`${why.code.replace(/[^a-z_]/g, "")}\`): ${
+      markdownEscape(why.message)
+    }`,
+    "",
+    "**What to do**: fix what the reason names, then run the same command again (`trace external-plan` checks a config or target without sending anything).",
+    "",
+  ].join("\n");
 }

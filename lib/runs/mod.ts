@@ -30,6 +30,7 @@ export {
   checkAdapterReachable,
 } from "./reachability.ts";
 export {
+  checkConfigToken,
   configTargetRef,
   readRunTarget,
   refuseRetiredConfig,

@@ -213,6 +213,19 @@ export async function refuseRetiredConfig(
   );
 }
 
+/**
+ * Refuses, sending nothing, a config whose bearer token a run could not
+ * read: a `token_env` naming a variable that is unset or empty, or holding
+ * spaces. The run's own transport reads it, so both say the same.
+ */
+export function checkConfigToken(
+  config: StagingConfig,
+  env?: (name: string) => string | undefined,
+): void {
+  // Building the transport reads the token and connects to nothing.
+  createHttpTransport(config, env ? { env } : {});
+}
+
 /** Options for {@link runExternalTarget}. */
 export type TargetRunOptions =
   & Omit<ExternalRunOptions, "db" | "target" | "linked">

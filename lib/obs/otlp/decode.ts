@@ -31,7 +31,7 @@
  */
 
 import * as v from "valibot";
-import { describeIssues } from "../../issues.ts";
+import { issueParts } from "../../issues.ts";
 import {
   jsonBudget,
   parseStrictJson,
@@ -46,6 +46,7 @@ import {
 import { OtlpRequestError } from "./error.ts";
 import { jsonName, otlpProtoTypes } from "./_proto.ts";
 import { invalidUtf8Field } from "./_proto_utf8.ts";
+import { ProblemList, SPAN_PLACE } from "./_refusals.ts";
 
 export { OTLP_LIMITS };
 
@@ -187,6 +188,13 @@ const Enum = v.union(
 );
 const list = <T extends v.GenericSchema>(item: T) =>
   v.nullish(v.array(item, "must be an array"));
+/**
+ * An object schema's message: valibot reports a missing field as an issue
+ * of the object, which must say the field is required, not that the
+ * object is something else.
+ */
+const objectMessage = (what: string) => (issue: v.BaseIssue<unknown>) =>
+  issue.received === "undefined" ? "is required" : `must be ${what}`;
 
 const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
   v.object({
@@ -200,20 +208,30 @@ const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
         "must be a number or a decimal string",
       ),
     ),
-    arrayValue: v.nullish(v.object({ values: list(AnyValueSchema) })),
-    kvlistValue: v.nullish(v.object({ values: list(KeyValueSchema) })),
+    arrayValue: v.nullish(
+      v.object(
+        { values: list(AnyValueSchema) },
+        objectMessage("an ArrayValue object"),
+      ),
+    ),
+    kvlistValue: v.nullish(
+      v.object(
+        { values: list(KeyValueSchema) },
+        objectMessage("a KeyValueList object"),
+      ),
+    ),
     bytesValue: v.nullish(Bytes),
-  }, "must be an AnyValue object")
+  }, objectMessage("an AnyValue object"))
 );
 const KeyValueSchema: v.GenericSchema<WireKeyValue> = v.object({
   key: v.string("must be a string"),
   value: v.nullish(AnyValueSchema),
-}, "must be a {key, value} object");
+}, objectMessage("a {key, value} object"));
 const Attributes = list(KeyValueSchema);
 
 const LinkSchema = v.object(
   { attributes: Attributes },
-  "must be a link object",
+  objectMessage("a link object"),
 );
 
 const SpanSchema = v.object({
@@ -229,27 +247,29 @@ const SpanSchema = v.object({
     timeUnixNano: v.nullish(Uint64),
     name: v.nullish(v.string("must be a string")),
     attributes: Attributes,
-  })),
+  }, objectMessage("a span event object"))),
   links: list(LinkSchema),
   status: v.nullish(v.object({
     message: v.nullish(v.string("must be a string")),
     code: v.nullish(Enum),
-  })),
-}, "must be a span object");
+  }, objectMessage("a Status object"))),
+}, objectMessage("a span object"));
 
 const RequestSchema = v.object({
   resourceSpans: list(v.object({
-    resource: v.nullish(v.object({ attributes: Attributes })),
+    resource: v.nullish(
+      v.object({ attributes: Attributes }, objectMessage("a Resource object")),
+    ),
     scopeSpans: list(v.object({
       scope: v.nullish(v.object({
         name: v.nullish(v.string("must be a string")),
         version: v.nullish(v.string("must be a string")),
         attributes: Attributes,
-      })),
+      }, objectMessage("an InstrumentationScope object"))),
       spans: list(SpanSchema),
-    })),
-  })),
-}, "must be an ExportTraceServiceRequest object");
+    }, objectMessage("a ScopeSpans object"))),
+  }, objectMessage("a ResourceSpans object"))),
+}, objectMessage("an ExportTraceServiceRequest object"));
 type WireRequest = v.InferOutput<typeof RequestSchema>;
 type WireSpan = v.InferOutput<typeof SpanSchema>;
 
@@ -261,9 +281,7 @@ export function decodeOtlpTraces(
   try {
     const wire = encoding === "json" ? parseJson(body) : parseProtobuf(body);
     const parsed = v.safeParse(RequestSchema, wire);
-    if (!parsed.success) {
-      throw refusal(describeIssues(parsed.issues, "indexed"));
-    }
+    if (!parsed.success) throw schemaRefusal(parsed.issues);
     return flatten(parsed.output);
   } catch (error) {
     // Pathologically deep nesting exhausts the stack before any bound is checked.
@@ -274,12 +292,54 @@ export function decodeOtlpTraces(
   }
 }
 
-function refusal(detail: string, cause?: unknown): OtlpRequestError {
-  return new OtlpRequestError(
-    `Cannot decode the OTLP trace request: ${detail}`,
+/** A refusal of the decoder's own checks; `detail` names the field and the rule. */
+class DecodeRefusal extends OtlpRequestError {
+  readonly detail: string;
+
+  constructor(detail: string, options?: ErrorOptions) {
+    super(`Cannot decode the OTLP trace request: ${detail}`, options);
+    this.detail = detail;
+  }
+}
+
+function refusal(detail: string, cause?: unknown): DecodeRefusal {
+  return new DecodeRefusal(
+    detail,
     cause === undefined ? undefined : { cause },
   );
 }
+
+/** The schema's issues, the first of each span (or of each field outside spans) named. */
+function schemaRefusal(issues: readonly v.BaseIssue<unknown>[]): DecodeRefusal {
+  const problems = new ProblemList();
+  for (const issue of issues) {
+    const { field, message } = issueParts(issue, "indexed");
+    problems.add(SPAN_PLACE.exec(field)?.[0] ?? field, `${field}: ${message}`);
+  }
+  return refusal(problems.size > 0 ? problems.describe() : "invalid value");
+}
+
+/**
+ * Runs one check of a span (or of a list outside spans) at `place`, noting
+ * its refusal in `problems` instead of stopping, so every bad span is
+ * counted; `undefined` when it was refused.
+ */
+function checked<T>(
+  problems: ProblemList,
+  place: string,
+  check: () => T,
+): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof DecodeRefusal)) throw error;
+    problems.add(place, error.detail);
+    return undefined;
+  }
+}
+
+/** A JSON body of no text (or only whitespace): a request with no data. */
+const EMPTY_BODY = Symbol("empty body");
 
 function parseJson(body: Uint8Array): unknown {
   let text: string;
@@ -290,7 +350,7 @@ function parseJson(body: Uint8Array): unknown {
   }
   let value: unknown;
   try {
-    value = parseStrictJson(text, {
+    value = /^[ \t\n\r]*$/.test(text) ? EMPTY_BODY : parseStrictJson(text, {
       budget: jsonBudget(MAX_BATCH_JSON_VALUES),
       maxDepth: MAX_OTLP_JSON_DEPTH,
     });
@@ -310,6 +370,9 @@ function parseJson(body: Uint8Array): unknown {
       `${what} (line ${error.line}, column ${error.column}: ${error.detail})`,
     );
   }
+  // OTLP/HTTP answers a request that carries no data with success, and
+  // an empty body is one in protobuf (a message with no field set).
+  if (value === EMPTY_BODY) return {};
   // valibot's object schema would take an array; OTLP/JSON is always an object.
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw refusal("body must be a JSON object (an ExportTraceServiceRequest)");
@@ -359,16 +422,23 @@ function camelKeys(value: unknown): unknown {
 
 function flatten(request: WireRequest): OtlpSpan[] {
   const spans: OtlpSpan[] = [];
+  const problems = new ProblemList();
+  let index = 0;
   (request.resourceSpans ?? []).forEach((resourceSpans, r) => {
-    const resource = toAttributes(
-      resourceSpans.resource?.attributes,
-      `resourceSpans[${r}].resource.attributes`,
-    );
+    const resourcePlace = `resourceSpans[${r}].resource.attributes`;
+    const resource = checked(
+      problems,
+      resourcePlace,
+      () => toAttributes(resourceSpans.resource?.attributes, resourcePlace),
+    ) ?? new Map();
     (resourceSpans.scopeSpans ?? []).forEach((scopeSpans, s) => {
       // Checked like every attribute list, then not kept.
-      toAttributes(
-        scopeSpans.scope?.attributes,
-        `resourceSpans[${r}].scopeSpans[${s}].scope.attributes`,
+      const scopePlace =
+        `resourceSpans[${r}].scopeSpans[${s}].scope.attributes`;
+      checked(
+        problems,
+        scopePlace,
+        () => toAttributes(scopeSpans.scope?.attributes, scopePlace),
       );
       const scope = {
         name: scopeSpans.scope?.name ?? "",
@@ -376,12 +446,13 @@ function flatten(request: WireRequest): OtlpSpan[] {
       };
       (scopeSpans.spans ?? []).forEach((span, k) => {
         const path = `resourceSpans[${r}].scopeSpans[${s}].spans[${k}]`;
-        spans.push(
-          toSpan(span, { index: spans.length, path, resource, scope }),
-        );
+        const place = { index: index++, path, resource, scope };
+        const decoded = checked(problems, path, () => toSpan(span, place));
+        if (decoded) spans.push(decoded);
       });
     });
   });
+  if (problems.size > 0) throw refusal(problems.describe());
   return spans;
 }
 

@@ -23,7 +23,7 @@
  *
  * A span without a tenant or an agent/memory scope cannot be mapped, and a
  * mapped event that fails validation refuses the whole request, naming the
- * span and the field.
+ * span and the field (the first few such spans, and a count of the rest).
  *
  * @module
  */
@@ -48,7 +48,7 @@ import {
   type MappedField,
 } from "./conventions/mod.ts";
 import type { OtlpSpan, OtlpValue } from "./decode.ts";
-import { OtlpRequestError } from "./error.ts";
+import { NAMED_PROBLEMS, SpanRefusal, spanRefusalError } from "./_refusals.ts";
 import { spanResources } from "./_resources.ts";
 import {
   type SpanTenant,
@@ -100,8 +100,9 @@ const STATUS_OF_CODE: readonly EventStatus[] = ["unset", "ok", "error"];
 
 /**
  * Maps every span to an event; throws `OtlpRequestError` naming the first
- * span that cannot be mapped, `OtlpTenantError` for a tenant the credential
- * may not write.
+ * few spans that cannot be mapped (and counting the rest), or
+ * `OtlpTenantError` when the first names a tenant the credential may not
+ * write.
  */
 export function mapOtlpSpans(
   spans: readonly OtlpSpan[],
@@ -111,17 +112,32 @@ export function mapOtlpSpans(
     tenantForRequest({ defaultApplicationId: options.defaultApplicationId });
   const notes = { serviceAsAgent: 0, droppedRefs: 0, droppedAttributes: 0 };
   const tenants: SpanTenant[] = [];
-  const events = spans.map((span) => {
-    const tenant = spanTenant(rule, span);
-    const { event, usedServiceAsAgent, droppedRefs, droppedAttributes } =
-      mapSpan(span, tenant);
-    tenants.push(tenant);
-    if (usedServiceAsAgent) notes.serviceAsAgent += 1;
-    notes.droppedRefs += droppedRefs;
-    notes.droppedAttributes += droppedAttributes;
-    checkEvent(span, event);
-    return event;
-  });
+  const events: EventInput[] = [];
+  const refused: SpanRefusal[] = [];
+  let refusedCount = 0;
+  for (const span of spans) {
+    try {
+      const tenant = spanTenant(rule, span);
+      const mapped = mapSpan(span, tenant);
+      checkEvent(span, mapped.event);
+      tenants.push(tenant);
+      if (mapped.usedServiceAsAgent) notes.serviceAsAgent += 1;
+      notes.droppedRefs += mapped.droppedRefs;
+      notes.droppedAttributes += mapped.droppedAttributes;
+      events.push(mapped.event);
+    } catch (error) {
+      // Every span is tried, so the answer says how many need fixing.
+      if (!(error instanceof SpanRefusal)) throw error;
+      refusedCount += 1;
+      if (refused.length < NAMED_PROBLEMS) refused.push(error);
+    }
+  }
+  if (refusedCount > 0) {
+    throw spanRefusalError(refused, {
+      refused: refusedCount,
+      total: spans.length,
+    });
+  }
   const warnings = tenantNotes(tenants);
   if (notes.serviceAsAgent > 0) {
     warnings.push(
@@ -218,8 +234,10 @@ function eventId(traceId: string, spanId: string): string {
 }
 
 function missing(span: OtlpSpan, field: string, need: string): never {
-  throw new OtlpRequestError(
-    `Cannot map OTLP span ${span.index} (${span.path}): ${field}: the span has no ${need}; set it and resend the batch`,
+  throw new SpanRefusal(
+    span,
+    `${field}: the span has no ${need}`,
+    "set it and resend the batch",
   );
 }
 
@@ -297,7 +315,9 @@ function checkEvent(span: OtlpSpan, event: EventInput): void {
   const { field, message } = issue
     ? issueParts(issue)
     : { field: "(root)", message: "invalid event" };
-  throw new OtlpRequestError(
-    `Cannot map OTLP span ${span.index} (${span.path}): ${field}: ${message}; fix the span and resend the batch`,
+  throw new SpanRefusal(
+    span,
+    `${field}: ${message}`,
+    "fix the span and resend the batch",
   );
 }

@@ -20,7 +20,7 @@
 
 import { conventionText } from "./conventions/mod.ts";
 import { type OtlpAttributes, type OtlpSpan, scalarText } from "./decode.ts";
-import { OtlpRequestError, OtlpTenantError } from "./error.ts";
+import { SpanRefusal } from "./_refusals.ts";
 
 /** Where a span's `application_id` came from. */
 export const TENANT_SOURCES = [
@@ -79,14 +79,17 @@ export function tenantForRequest(request: TenantRequest = {}): TenantRule {
   };
 }
 
-/** The tenant of `span` under `rule`; throws when it has none or names one the credential may not write. */
+/** The tenant of `span` under `rule`; throws a `SpanRefusal` when it has none or names one the credential may not write. */
 export function spanTenant(rule: TenantRule, span: OtlpSpan): SpanTenant {
   const explicit = first(span, "resource") ?? first(span, "attributes") ??
     conventionText(span, "tenant");
   if (explicit !== null) {
     if (rule.bound !== null && explicit !== rule.bound) {
-      throw new OtlpTenantError(
-        `Cannot ingest OTLP span ${span.index} (${span.path}): it names application "${explicit}" but the credential that sent it may write only to "${rule.bound}"; send it with that application's credential or drop the tenant attribute`,
+      throw new SpanRefusal(
+        span,
+        `it names application "${explicit}" but the credential that sent it may write only to "${rule.bound}"`,
+        "send it with that application's credential or drop the tenant attribute",
+        true,
       );
     }
     return { applicationId: explicit, source: "attribute" };
@@ -96,8 +99,10 @@ export function spanTenant(rule: TenantRule, span: OtlpSpan): SpanTenant {
   if (typeof service === "string" && service !== "") {
     return { applicationId: service, source: "service_name" };
   }
-  throw new OtlpRequestError(
-    `Cannot map OTLP span ${span.index} (${span.path}): application_id: the span has no tenant.id or application.id attribute and its resource no service.name; set one, or start the server with --default-application NAME, and resend the batch`,
+  throw new SpanRefusal(
+    span,
+    "application_id: the span has no tenant.id or application.id attribute and its resource no service.name",
+    "set one, or start the server with --default-application NAME, and resend the batch",
   );
 }
 
@@ -117,12 +122,14 @@ function first(
       typeof value === "boolean" || value instanceof Uint8Array ||
       (typeof value === "object" && value !== null)
     ) {
-      throw new OtlpRequestError(
-        `Cannot map OTLP span ${span.index} (${span.path}): ${
+      throw new SpanRefusal(
+        span,
+        `${
           where === "resource" ? "its resource's" : "its"
         } ${key} must be a string naming the application, not ${
           kindOfValue(value)
-        }; fix it and resend the batch`,
+        }`,
+        "fix it and resend the batch",
       );
     }
   }
