@@ -205,6 +205,28 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
   });
 });
 
+Deno.test("trace.external_plan and trace.external_start refuse a target whose token_env this server's environment does not hold", async () => {
+  await withTools(async ({ client, db }) => {
+    await registerTarget(db, {
+      targetId: "staging-token",
+      config: stagingConfig({
+        base_url: "https://127.0.0.1:1",
+        token_env: "TRACE_TEST_UNSET_TOKEN",
+      }),
+      source: "registered",
+    });
+    for (const tool of ["trace.external_plan", "trace.external_start"]) {
+      assert.match(
+        await callError(client, tool, { target_id: "staging-token" }),
+        /Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; set it or remove token_env/,
+        tool,
+      );
+    }
+    const runs = await callOk(client, "trace.external_runs");
+    assert.deepEqual(runs.runs, [], "nothing was started");
+  });
+});
+
 Deno.test("trace.external_targets hides a retired target unless all is given, and marks it", async () => {
   await withTools(async ({ client, db }) => {
     await retireRunTarget(db, TARGET_ID, "replaced by staging-b");

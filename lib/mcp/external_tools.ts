@@ -90,8 +90,9 @@ const plan = defineTool({
     "Shows what a run against a registered target would do: namespaces, operations, documents, deletion window, samples and request budget. Sends no request and writes nothing.",
   input: strictArgs({ target_id: TargetIdArg }, EXTERNAL_HINT),
   annotations: READS,
-  run: async ({ target_id }, { db }): Promise<RunPlan> => {
+  run: async ({ target_id }, { db, jobs }): Promise<RunPlan> => {
     const { config, target } = await readRunTarget(db, target_id);
+    jobs.checkToken(config);
     return planRun(config, target);
   },
 });

@@ -33,7 +33,7 @@ import { PROCESS_RUN_LOCK, type RunLock } from "./run_lock.ts";
 import type { TraceWrite } from "./run_traces.ts";
 import { keptNote, lostNote } from "./kept_report.ts";
 import { type LocatedRun, locateRun } from "./run_view.ts";
-import { readRunTarget } from "./targets.ts";
+import { checkConfigToken, readRunTarget } from "./targets.ts";
 
 /** What to start: a run of a registered target, or a replay of a saved regression. */
 export type JobRequest = { targetId: string } | { regressionId: string };
@@ -243,7 +243,15 @@ export class RunJobs {
     await Promise.all([...this.#jobs.values()].map((job) => job.done));
   }
 
-  /** Checks what `request` names (unknown target, drifted regression) before anything runs. */
+  /**
+   * Refuses, sending nothing, a config whose `token_env` this process's
+   * environment does not hold: a run of it would fail at its first request.
+   */
+  checkToken(config: StagingConfig): void {
+    checkConfigToken(config, this.#options.env);
+  }
+
+  /** Checks what `request` names (unknown target, drifted regression, unset token) before anything runs. */
   async #prepare(request: JobRequest): Promise<PreparedJob> {
     const { db, dataDir, env, clock, trace, transport } = this.#options;
     const common = {
@@ -256,6 +264,7 @@ export class RunJobs {
     if ("regressionId" in request) {
       const prepared = await prepareReplay(db, request.regressionId);
       const config = prepared.target.config;
+      this.checkToken(config);
       return {
         targetId: prepared.target.target_id,
         run: (hooks) =>
@@ -267,6 +276,7 @@ export class RunJobs {
       };
     }
     const { config, target } = await readRunTarget(db, request.targetId);
+    this.checkToken(config);
     return {
       targetId: target.id,
       run: (hooks) =>
