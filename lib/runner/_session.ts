@@ -128,3 +128,17 @@ function toRecord(
     message: `/${op}: ${errorMessage(error)}`,
   };
 }
+
+/**
+ * A request error's message without the operation it starts with, for a
+ * sentence that names the operation itself: the same error then reads the
+ * same for every operation.
+ */
+export function requestDetail(error: RequestErrorRecord): string {
+  for (const prefix of [`Request /${error.op} failed: `, `/${error.op}: `]) {
+    if (error.message.startsWith(prefix)) {
+      return error.message.slice(prefix.length);
+    }
+  }
+  return error.message;
+}

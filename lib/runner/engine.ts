@@ -35,7 +35,7 @@ import {
   type Sample,
   type TargetRef,
 } from "./report.ts";
-import { RunSession } from "./_session.ts";
+import { requestDetail, RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
 import { cleanUp, round, settleTimeMs } from "./_cleanup.ts";
 
@@ -347,7 +347,7 @@ async function ingestAll(
       id: doc.id,
       text: doc.text,
     });
-    if (!attempt.ok) return attempt.error.message;
+    if (!attempt.ok) return requestDetail(attempt.error);
     if (attempt.value.id !== doc.id) {
       return `/ingest answered a different id for "${doc.id}": supplied ids must be preserved`;
     }
