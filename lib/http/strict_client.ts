@@ -62,7 +62,7 @@ export function createHttpTransport(
   if (tokenSent) headers.push(["Authorization", `Bearer ${token}`]);
   const basePath = base.pathname.replace(/\/+$/, "");
   return {
-    async post(op, body, { timeoutMs }) {
+    async post(op, body, { timeoutMs, signal }) {
       if (!OPERATIONS.includes(op)) {
         throw new TypeError(`Unknown staging operation ${JSON.stringify(op)}`);
       }
@@ -73,6 +73,7 @@ export function createHttpTransport(
         headers,
         body: encoder.encode(JSON.stringify(body)),
         timeoutMs,
+        signal,
         caCerts: options.caCerts,
         requireLoopbackPeer: !secure,
       });

@@ -33,6 +33,14 @@ import { type NamespaceReading, readNamespace } from "./_observe.ts";
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
 
+/**
+ * How long requests and polling may still take after an interrupt: the
+ * smaller of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}.
+ */
+export function afterInterruptMs(windowMs: number): number {
+  return Math.min(windowMs, INTERRUPTED_CLEANUP_LIMIT_MS);
+}
+
 /** Most deletions repeated in one namespace for records that came back after a clean poll. */
 export const MAX_REPEAT_DELETES = 3;
 
@@ -278,7 +286,7 @@ class InterruptibleLimit implements CleanupLimit {
 
   constructor(windowMs: number, signal: AbortSignal | undefined) {
     this.#signal = signal;
-    this.#afterInterrupt = Math.min(windowMs, INTERRUPTED_CLEANUP_LIMIT_MS);
+    this.#afterInterrupt = afterInterruptMs(windowMs);
     this.interrupted = signal?.aborted === true;
     this.ms = this.interrupted ? this.#afterInterrupt : windowMs;
   }

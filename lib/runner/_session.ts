@@ -35,8 +35,12 @@ export class RunSession {
   #emit: RunEventListener;
   #origin: number;
   #until: number | null = null;
+  /** Ends the request in flight after the given milliseconds, if one is. */
+  #cutInFlight: ((ms: number) => void) | null = null;
   total = 0;
   failed = 0;
+  /** Requests a bound ended before they were answered. */
+  cutShort = 0;
 
   constructor(
     transport: StagingTransport,
@@ -52,13 +56,19 @@ export class RunSession {
   }
 
   /**
-   * Ends every later request by `clockMs` (on the session's clock), or at
-   * least a second after it starts, instead of at its operation's full
-   * timeout: after an interrupt, cleanup's bounded polling must not wait
-   * minutes on an adapter that hangs. `null` lifts the bound.
+   * Ends the request in flight and every later one by `clockMs` (on the
+   * session's clock), or at least a second after the bound is set or the
+   * request starts, instead of at its operation's full timeout: after an
+   * interrupt, neither the request it arrived during nor cleanup's bounded
+   * polling may wait minutes on an adapter that hangs. `null` lifts the
+   * bound for later requests.
    */
   boundRequests(clockMs: number | null): void {
     this.#until = clockMs;
+    if (clockMs === null) return;
+    this.#cutInFlight?.(
+      Math.max(MIN_BOUNDED_MS, clockMs - this.#clock.now()),
+    );
   }
 
   #timeoutMs(op: Operation): number {
@@ -85,10 +95,7 @@ export class RunSession {
     this.total++;
     let result: Attempt<OperationResponses[K]>;
     try {
-      const value = await callOperation(this.#transport, op, body, {
-        timeoutMs: this.#timeoutMs(op),
-      });
-      result = { ok: true, value };
+      result = { ok: true, value: await this.#send(op, body) };
     } catch (error) {
       this.failed++;
       result = { ok: false, error: toRecord(op, role, error) };
@@ -103,6 +110,57 @@ export class RunSession {
     });
     return result;
   }
+
+  /**
+   * One request, called off when a bound set while it is in flight runs
+   * out. The bound is kept in real time, as the transport keeps its budget:
+   * an answer that arrives in time is never lost to a virtual clock's jump.
+   * A transport that ignores the signal is left behind, not waited for.
+   */
+  async #send<K extends Operation>(
+    op: K,
+    body: OperationRequests[K],
+  ): Promise<OperationResponses[K]> {
+    const call = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cutAfterMs = 0;
+    const cut = new Promise<never>((_, reject) => {
+      this.#cutInFlight = (ms) => {
+        clearTimeout(timer);
+        cutAfterMs = ms;
+        timer = setTimeout(() => {
+          reject(cutShortError(op, ms));
+          call.abort();
+        }, ms);
+      };
+    });
+    cut.catch(() => {});
+    try {
+      return await Promise.race([
+        callOperation(this.#transport, op, body, {
+          timeoutMs: this.#timeoutMs(op),
+          signal: call.signal,
+        }),
+        cut,
+      ]);
+    } catch (error) {
+      if (!call.signal.aborted) throw error;
+      this.cutShort++;
+      throw cutShortError(op, cutAfterMs);
+    } finally {
+      clearTimeout(timer);
+      this.#cutInFlight = null;
+    }
+  }
+}
+
+function cutShortError(op: Operation, ms: number): ProtocolError {
+  return new ProtocolError(
+    "timeout",
+    `Request /${op} failed: no answer within ${
+      Math.round(ms) / 1000
+    } s of the interrupt, so the request was called off`,
+  );
 }
 
 function toRecord(
