@@ -274,7 +274,7 @@ Deno.test("a Ctrl-C during an ingest to a hanging adapter calls the request off:
     /interrupted during ingest/,
   );
   assert.deepEqual(report.baseline.problems, [
-    "ingest failed: no answer within 1 s of the interrupt, so the request was called off",
+    "ingest failed: no answer within the 1 s left after the interrupt, so the request was called off",
   ]);
   // The id was issued: cleanup deletes it, but cannot prove its write never lands.
   assert.equal(report.issued.test.length, 1);
@@ -301,7 +301,10 @@ Deno.test("a Ctrl-C during a window request to a hanging adapter ends that reque
   assert.equal(report.verdict, "INCONCLUSIVE");
   const cut = report.samples[1]!.errors[0]!;
   assert.equal(cut.failure, "timeout");
-  assert.match(cut.message, /of the interrupt, so the request was called off$/);
+  assert.match(
+    cut.message,
+    /after the interrupt, so the request was called off$/,
+  );
   assert.deepEqual(
     report.findings.filter((f) => f.severity === "inconclusive").map((f) =>
       f.code
@@ -346,4 +349,33 @@ Deno.test("a Ctrl-C during a final sample whose requests all answer keeps the co
   assert.equal(report.state, "completed");
   assert.equal(report.verdict, "PASS");
   assert.equal(report.cleanup.interrupted, true);
+});
+
+Deno.test("a request that starts after the interrupt and outlasts the bound is called off too, even in the final sample", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 1,
+      timeout_seconds: { ingest: 300, query: 300, inventory: 300, delete: 300 },
+    }),
+    signal: controller.signal,
+    hook: (request, forward) => {
+      if (request.stage !== "window" || request.sample !== 2) return forward();
+      // The Ctrl-C comes as the final sample starts; its first request still answers.
+      if (request.op === "inventory" && request.role === "test") {
+        controller.abort();
+        return forward();
+      }
+      return request.op === "query" && request.role === "test"
+        ? hang(request, forward)
+        : forward();
+    },
+  });
+  assert.equal(report.samples.length, 3);
+  assert.match(
+    report.samples[2]!.errors[0]!.message,
+    /^Request \/query failed: no answer within the 1 s left after the interrupt, so the request was called off$/,
+  );
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
 });

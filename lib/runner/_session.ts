@@ -39,7 +39,7 @@ export class RunSession {
   #cutInFlight: ((ms: number) => void) | null = null;
   total = 0;
   failed = 0;
-  /** Requests a bound ended before they were answered. */
+  /** Requests the bound after an interrupt ended before they were answered. */
   cutShort = 0;
 
   constructor(
@@ -112,22 +112,27 @@ export class RunSession {
   }
 
   /**
-   * One request, called off when a bound set while it is in flight runs
-   * out. The bound is kept in real time, as the transport keeps its budget:
-   * an answer that arrives in time is never lost to a virtual clock's jump.
-   * A transport that ignores the signal is left behind, not waited for.
+   * One request, called off when the bound after an interrupt runs out,
+   * whether it was set before the request started or while it was in
+   * flight. The bound is kept in real time, as the transport keeps its
+   * budget: an answer that arrives in time is never lost to a virtual
+   * clock's jump. A transport that ignores the signal is left behind, not
+   * waited for.
    */
   async #send<K extends Operation>(
     op: K,
     body: OperationRequests[K],
   ): Promise<OperationResponses[K]> {
+    const timeoutMs = this.#timeoutMs(op);
+    // A budget the bound shortened ends the request as calling it off would.
+    const bounded = timeoutMs < this.#timeouts[op] * 1000;
     const call = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    let cutAfterMs = 0;
+    let leftMs = timeoutMs;
     const cut = new Promise<never>((_, reject) => {
       this.#cutInFlight = (ms) => {
         clearTimeout(timer);
-        cutAfterMs = ms;
+        leftMs = ms;
         timer = setTimeout(() => {
           reject(cutShortError(op, ms));
           call.abort();
@@ -135,18 +140,22 @@ export class RunSession {
       };
     });
     cut.catch(() => {});
+    // Kept here too, for a transport that does not keep its budget.
+    if (bounded) this.#cutInFlight?.(timeoutMs);
     try {
       return await Promise.race([
         callOperation(this.#transport, op, body, {
-          timeoutMs: this.#timeoutMs(op),
+          timeoutMs,
           signal: call.signal,
         }),
         cut,
       ]);
     } catch (error) {
-      if (!call.signal.aborted) throw error;
+      const ranOut = bounded && error instanceof ProtocolError &&
+        error.failure === "timeout";
+      if (!call.signal.aborted && !ranOut) throw error;
       this.cutShort++;
-      throw cutShortError(op, cutAfterMs);
+      throw cutShortError(op, leftMs);
     } finally {
       clearTimeout(timer);
       this.#cutInFlight = null;
@@ -157,9 +166,9 @@ export class RunSession {
 function cutShortError(op: Operation, ms: number): ProtocolError {
   return new ProtocolError(
     "timeout",
-    `Request /${op} failed: no answer within ${
+    `Request /${op} failed: no answer within the ${
       Math.round(ms) / 1000
-    } s of the interrupt, so the request was called off`,
+    } s left after the interrupt, so the request was called off`,
   );
 }
 
