@@ -199,6 +199,8 @@ export interface InterceptedRequest {
    * inventory once), or -1 outside the window.
    */
   sample: number;
+  /** What calls the request off (the run's bound after an interrupt). */
+  signal: AbortSignal | undefined;
 }
 
 /** Sends the request on to the fake target and returns its answer. */
@@ -237,6 +239,7 @@ export function intercept(
         role,
         stage,
         sample: stage === "window" ? sample : -1,
+        signal: options.signal,
       } as const;
       return hook(request, () => inner.post(op, body, options));
     },

@@ -33,6 +33,7 @@ Deno.test("createHttpTransport() posts one exact request and returns the object"
       host: `127.0.0.1:${server.port}`,
       "content-type": "application/json",
       accept: "application/json",
+      "accept-encoding": "identity",
       connection: "close",
       "content-length": String(new TextEncoder().encode(request.body).length),
     });

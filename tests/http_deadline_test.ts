@@ -66,3 +66,45 @@ Deno.test("createHttpTransport() rejects a budget that is not a positive number"
     );
   }
 });
+
+Deno.test("createHttpTransport() calls a request off when its signal aborts, closing the connection", async () => {
+  let closedByClient = false;
+  const silent: Behaviour = async ({ waitForClose, stopped }) => {
+    await waitForClose();
+    closedByClient = !stopped();
+  };
+  await withRawServer(silent, async (server) => {
+    const transport = createHttpTransport({ base_url: server.url });
+    const controller = new AbortController();
+    // A budget long enough that only the signal can end the request in time.
+    const call = transport.post("ingest", { namespace: "n" }, {
+      timeoutMs: 20_000,
+      signal: controller.signal,
+    });
+    // Once the request is on the wire, as a Ctrl-C would find it.
+    while (server.requests.length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    controller.abort();
+    const error = await expectFailure(call, "timeout");
+    assert.match(error.message, /called off before a complete response/);
+    // The peer saw the client leave, well before the server shut down.
+    while (!closedByClient) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+});
+
+Deno.test("createHttpTransport() sends nothing when its signal has already aborted", async () => {
+  await withRawServer(async () => {}, async (server) => {
+    const transport = createHttpTransport({ base_url: server.url });
+    await expectFailure(
+      transport.post("ingest", {}, {
+        timeoutMs: 5_000,
+        signal: AbortSignal.abort(),
+      }),
+      "timeout",
+    );
+    assert.equal(server.requests.length, 0);
+  });
+});

@@ -157,3 +157,45 @@ Deno.test("http1Post() refuses headers over 64 KiB", async () => {
   ], OK);
   await expectServerFailure(answer(response), "too_large");
 });
+
+Deno.test("http1Post() skips interim 1xx answers before the final one", async (t) => {
+  const final = rawResponse("200 OK", ["Content-Length: 21"], OK);
+  const cases: Array<[string, string]> = [
+    ["100 Continue", "HTTP/1.1 100 Continue\r\n\r\n"],
+    [
+      "103 Early Hints with fields",
+      "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n",
+    ],
+    [
+      "several in a row",
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n",
+    ],
+  ];
+  for (const [name, interim] of cases) {
+    await t.step(name, async () => {
+      await withRawServer(answer(interim + final), async (server) => {
+        const transport = createHttpTransport({ base_url: server.url });
+        assert.deepEqual(await transport.post("delete", {}, BUDGET), {
+          acknowledged: true,
+        });
+      });
+    });
+  }
+});
+
+Deno.test("http1Post() bounds interim answers by the head budget and refuses a 101", async () => {
+  const endless: Behaviour = async ({ write, waitForClose }) => {
+    const interim = "HTTP/1.1 100 Continue\r\n\r\n";
+    // Past the 64 KiB head budget, then the client must have given up.
+    for (let sent = 0; sent < 70_000; sent += interim.length) {
+      await write(interim);
+    }
+    await waitForClose();
+  };
+  await expectServerFailure(endless, "too_large");
+  const upgrade = rawResponse("101 Switching Protocols", [
+    "Upgrade: websocket",
+    "Connection: Upgrade",
+  ]);
+  await expectServerFailure(answer(upgrade), "http_status");
+});

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { STORES } from "../lib/contract/protocol.ts";
+import { ProtocolError, STORES } from "../lib/contract/protocol.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import {
   findingsOf,
@@ -308,7 +308,13 @@ Deno.test("a baseline request error is INCONCLUSIVE", async (t) => {
       });
       assert.equal(report.verdict, "INCONCLUSIVE");
       assert.equal(report.deletion, null);
-      assert.match(report.baseline.problems[0]!, /no complete answer/);
+      // The operation is named once, not again by the error's own words.
+      assert.equal(
+        report.baseline.problems[0],
+        `${
+          op === "ingest" ? "ingest" : `/${op} (test)`
+        } failed: no complete answer within the budget`,
+      );
       assertOnly(report, "inconclusive", ["baseline_failed:baseline"]);
     });
   }
@@ -543,7 +549,7 @@ const CLEANUP_FAILURES: [
       r.op === "delete" && r.role === "test"
         ? Promise.reject(timeoutError("delete"))
         : forward(),
-    /^the test deletion was not acknowledged \(timeout\)$/,
+    /^the test deletion was not acknowledged: no complete answer within the budget$/,
   ],
   [
     "records left in the control namespace",
@@ -604,6 +610,53 @@ Deno.test("cleanup failure turns a PASS into INCONCLUSIVE", async (t) => {
       assertOnly(report, "inconclusive", ["cleanup_incomplete:cleanup"]);
     });
   }
+});
+
+Deno.test("an adapter that fails every cleanup request alike is named once in the cleanup note", async () => {
+  const gone = "cannot connect to 127.0.0.1:1: Connection refused";
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.stage === "cleanup"
+        ? Promise.reject(
+          new ProtocolError(
+            "connect",
+            `Request /${request.op} failed: ${gone}`,
+          ),
+        )
+        : forward(),
+  });
+  assert.deepEqual(report.cleanup.problems, [
+    `the test and control deletions were not acknowledged, and test inventory, test marker query, control inventory and control marker query failed: ${gone}`,
+  ]);
+  const note = report.findings.find((f) => f.code === "cleanup_incomplete")!;
+  assert.equal(note.message.split(gone).length - 1, 1, note.message);
+  assert.doesNotMatch(note.message, /\(connect\)|Request \//);
+});
+
+Deno.test("cleanup errors that differ each keep their own line", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) => {
+      if (request.stage !== "cleanup") return forward();
+      if (request.op === "delete" && request.role === "control") {
+        return Promise.reject(timeoutError("delete"));
+      }
+      return request.op === "inventory"
+        ? Promise.reject(
+          new ProtocolError(
+            "http_status",
+            "Request /inventory failed: HTTP 503, expected 200",
+            { status: 503 },
+          ),
+        )
+        : forward();
+    },
+  });
+  assert.deepEqual(report.cleanup.problems, [
+    "the control deletion was not acknowledged: no complete answer within the budget",
+    "test inventory and control inventory failed: HTTP 503, expected 200",
+    // Not deleted, so still there.
+    "the control marker is still retrievable through /query after cleanup",
+  ]);
 });
 
 Deno.test("cleanup polls both namespaces until a poll starts at or after the window", async () => {

@@ -1,7 +1,8 @@
 /**
  * Interrupts: an interrupted window is INCONCLUSIVE with state `interrupted`,
  * and the cleanup polling after an interrupt is bounded by the smaller of the
- * window and 30 s, announced and reported poll by poll.
+ * window and 30 s, announced and reported poll by poll; so is the request in
+ * flight when the interrupt arrives, against an adapter that hangs.
  */
 
 import assert from "node:assert/strict";
@@ -9,7 +10,13 @@ import type { RunEvent } from "../lib/runner/events.ts";
 import { familyResults } from "../lib/runner/families.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
-import { FakeTarget, runFake, VirtualClock } from "./_fake_target.ts";
+import {
+  FakeTarget,
+  type InterceptedRequest,
+  runFake,
+  timeoutError,
+  VirtualClock,
+} from "./_fake_target.ts";
 import { stagingConfig } from "./_helpers.ts";
 
 /** Aborts once sample `index` has been taken. */
@@ -207,4 +214,168 @@ Deno.test("after an interrupt, cleanup's requests end with its polling bound, no
       `${op} got ${timeoutMs} ms`,
     );
   }
+});
+
+/** How long a hanging fake request takes to answer when nothing calls it off. */
+const LATE_MS = 4_000;
+
+/**
+ * Answers only late (after {@link LATE_MS}, through `forward`), or fails at
+ * once when the run calls the request off: an adapter that hangs.
+ */
+function hang(
+  request: InterceptedRequest,
+  forward: () => Promise<Record<string, unknown>>,
+): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => forward().then(resolve, reject), LATE_MS);
+    request.signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(timeoutError(request.op));
+    }, { once: true });
+  });
+}
+
+/**
+ * A run against an adapter that hangs on the requests `hangsOn` picks, with
+ * a Ctrl-C as the first of them starts and every operation allowed 300 s:
+ * the in-flight request must end with the 1 s window's bound instead.
+ */
+async function interruptWhileHanging(
+  hangsOn: (request: InterceptedRequest) => boolean,
+) {
+  const controller = new AbortController();
+  const calledOff: InterceptedRequest[] = [];
+  const run = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 1,
+      timeout_seconds: { ingest: 300, query: 300, inventory: 300, delete: 300 },
+    }),
+    signal: controller.signal,
+    hook: (request, forward) => {
+      if (!hangsOn(request) || controller.signal.aborted) return forward();
+      controller.abort();
+      request.signal?.addEventListener("abort", () => calledOff.push(request));
+      return hang(request, forward);
+    },
+  });
+  return { ...run, calledOff };
+}
+
+Deno.test("a Ctrl-C during an ingest to a hanging adapter calls the request off: interrupted, the ingest unconfirmed, cleanup incomplete", async () => {
+  const { report, target, calledOff } = await interruptWhileHanging((r) =>
+    r.op === "ingest" && r.role === "test"
+  );
+  assert.deepEqual(calledOff.map((r) => r.op), ["ingest"]);
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.match(
+    report.findings.find((f) => f.code === "interrupted")!.message,
+    /interrupted during ingest/,
+  );
+  assert.deepEqual(report.baseline.problems, [
+    "ingest failed: no answer within the 1 s left after the interrupt, so the request was called off",
+  ]);
+  // The id was issued: cleanup deletes it, but cannot prove its write never lands.
+  assert.equal(report.issued.test.length, 1);
+  assert.ok(
+    target.calls.some((c) =>
+      c.op === "delete" &&
+      (c.body.ids as string[]).includes(report.issued.test[0]!)
+    ),
+  );
+  assert.equal(report.cleanup.cleanup_complete, false);
+  assert.match(
+    report.cleanup.problems.join("\n"),
+    /an ingest was not acknowledged, so its write may still land/,
+  );
+});
+
+Deno.test("a Ctrl-C during a window request to a hanging adapter ends that request with the bound, and the run is interrupted", async () => {
+  const { report, calledOff } = await interruptWhileHanging((r) =>
+    r.stage === "window" && r.sample === 1 && r.op === "inventory" &&
+    r.role === "test"
+  );
+  assert.equal(calledOff.length, 1);
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  const cut = report.samples[1]!.errors[0]!;
+  assert.equal(cut.failure, "timeout");
+  assert.match(
+    cut.message,
+    /after the interrupt, so the request was called off$/,
+  );
+  assert.deepEqual(
+    report.findings.filter((f) => f.severity === "inconclusive").map((f) =>
+      f.code
+    ),
+    ["request_error", "interrupted"],
+  );
+  // The request error says whose doing it was.
+  assert.match(
+    report.findings.find((f) => f.code === "request_error")!.message,
+    /called off$/,
+  );
+  // Every ingest was acknowledged, so a clean poll still proves the cleanup.
+  assert.equal(report.cleanup.cleanup_complete, true);
+});
+
+Deno.test("a request called off in the final sample leaves the run interrupted, not completed", async () => {
+  const { report, calledOff } = await interruptWhileHanging((r) =>
+    r.stage === "window" && r.op === "query" && r.role === "control" &&
+    r.sample === 2
+  );
+  assert.equal(calledOff.length, 1);
+  // Samples at 0, 0.5 and 1 s: the third is the final one.
+  assert.equal(report.samples.length, 3);
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.timing.final_sample_started_at_seconds, null);
+});
+
+Deno.test("a Ctrl-C during a final sample whose requests all answer keeps the completed verdict", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    config: stagingConfig({ deletion_window_seconds: 1 }),
+    signal: controller.signal,
+    hook: (request, forward) => {
+      if (request.stage === "window" && request.sample === 2) {
+        controller.abort();
+      }
+      return forward();
+    },
+  });
+  assert.equal(report.samples.length, 3);
+  assert.equal(report.state, "completed");
+  assert.equal(report.verdict, "PASS");
+  assert.equal(report.cleanup.interrupted, true);
+});
+
+Deno.test("a request that starts after the interrupt and outlasts the bound is called off too, even in the final sample", async () => {
+  const controller = new AbortController();
+  const { report } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 1,
+      timeout_seconds: { ingest: 300, query: 300, inventory: 300, delete: 300 },
+    }),
+    signal: controller.signal,
+    hook: (request, forward) => {
+      if (request.stage !== "window" || request.sample !== 2) return forward();
+      // The Ctrl-C comes as the final sample starts; its first request still answers.
+      if (request.op === "inventory" && request.role === "test") {
+        controller.abort();
+        return forward();
+      }
+      return request.op === "query" && request.role === "test"
+        ? hang(request, forward)
+        : forward();
+    },
+  });
+  assert.equal(report.samples.length, 3);
+  assert.match(
+    report.samples[2]!.errors[0]!.message,
+    /^Request \/query failed: no answer within the 1 s left after the interrupt, so the request was called off$/,
+  );
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.verdict, "INCONCLUSIVE");
 });

@@ -183,6 +183,12 @@ export class ProtocolError extends TraceError {
 export interface RequestOptions {
   /** Whole-request budget: connect, headers and body. */
   timeoutMs: number;
+  /**
+   * Calls the request off before its budget runs out: the transport closes
+   * its connection and throws a {@link ProtocolError} `timeout`. A transport
+   * that answers at once may ignore it.
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * One monotonic budget per request. Every awaited step (connect, handshake,
  * write, each read) races what is left of it, so a peer that answers one byte
- * at a time cannot stretch the request past its budget.
+ * at a time cannot stretch the request past its budget; and races the
+ * caller's signal, so a request called off ends at once.
  *
  * @module
  */
@@ -9,12 +10,16 @@
 import { ProtocolError } from "../contract/protocol.ts";
 import { settleWithin } from "../settle_within.ts";
 
-/** A fixed point in `performance.now()` time after which a request has failed. */
+/**
+ * A fixed point in `performance.now()` time after which a request has
+ * failed, or the moment `signal` calls it off, whichever comes first.
+ */
 export class Deadline {
   readonly #end: number;
   readonly #budgetMs: number;
+  readonly #signal: AbortSignal | undefined;
 
-  constructor(budgetMs: number) {
+  constructor(budgetMs: number, signal?: AbortSignal) {
     if (!Number.isFinite(budgetMs) || budgetMs <= 0) {
       throw new RangeError(
         `Request budget must be a positive number of milliseconds, got ${budgetMs}`,
@@ -22,6 +27,7 @@ export class Deadline {
     }
     this.#budgetMs = budgetMs;
     this.#end = performance.now() + budgetMs;
+    this.#signal = signal;
   }
 
   /** Milliseconds left, never negative. */
@@ -37,21 +43,46 @@ export class Deadline {
     );
   }
 
+  /** The error every step throws once the request was called off. */
+  calledOff(): ProtocolError {
+    return new ProtocolError(
+      "timeout",
+      "the request was called off before a complete response",
+    );
+  }
+
   /**
-   * Settles like `step`, unless the budget runs out first: then `onExpire`
-   * runs (it closes the connection, which also ends the pending step) and the
-   * timeout error is thrown.
+   * Settles like `step`, unless the budget runs out or the signal aborts
+   * first: then `onExpire` runs (it closes the connection, which also ends
+   * the pending step) and the timeout error is thrown.
    */
   async race<T>(step: Promise<T>, onExpire: () => void): Promise<T> {
     // The losing side of the race must not surface as an unhandled rejection.
     step.catch(() => {});
-    if (this.remaining() === 0) {
+    const signal = this.#signal;
+    if (this.remaining() === 0 || signal?.aborted) {
       onExpire();
-      throw this.expired();
+      throw signal?.aborted ? this.calledOff() : this.expired();
     }
-    return await settleWithin(step, this.remaining(), () => {
-      onExpire();
-      throw this.expired();
+    let onAbort = () => {};
+    const calledOff = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        onExpire();
+        reject(this.calledOff());
+      };
     });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await settleWithin(
+        signal ? Promise.race([step, calledOff]) : step,
+        this.remaining(),
+        () => {
+          onExpire();
+          throw this.expired();
+        },
+      );
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
   }
 }

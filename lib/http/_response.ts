@@ -25,17 +25,23 @@ export interface ResponseHead {
   headers: Map<string, string[]>;
 }
 
-/** Reads the status line and header fields. */
+/**
+ * Reads the status line and header fields of the final answer. Interim 1xx
+ * answers before it are read and skipped, as RFC 9110 (section 15.2) asks of
+ * every client, within the same byte budget; a 101 is final, since nothing
+ * asked to switch protocols.
+ */
 export async function readHead(reader: ByteReader): Promise<ResponseHead> {
-  let budget = MAX_HEAD_BYTES;
-  const statusLine = await reader.readLine(budget, "too_large");
-  budget -= statusLine.length + 2;
-  const match = STATUS_LINE.exec(statusLine);
-  if (!match) throw framing("malformed status line");
-  return {
-    status: Number(match[1]),
-    headers: await readFields(reader, budget),
-  };
+  const budget = { left: MAX_HEAD_BYTES };
+  for (;;) {
+    const statusLine = await reader.readLine(budget.left, "too_large");
+    budget.left -= statusLine.length + 2;
+    const match = STATUS_LINE.exec(statusLine);
+    if (!match) throw framing("malformed status line");
+    const status = Number(match[1]);
+    const headers = await readFields(reader, budget);
+    if (status >= 200 || status === 101) return { status, headers };
+  }
 }
 
 /** Reads the body as framed by `head`, refusing more than `maxBytes`. */
@@ -67,12 +73,12 @@ export async function readBody(
 
 async function readFields(
   reader: ByteReader,
-  budget: number,
+  budget: { left: number },
 ): Promise<Map<string, string[]>> {
   const headers = new Map<string, string[]>();
   for (;;) {
-    const line = await reader.readLine(budget, "too_large");
-    budget -= line.length + 2;
+    const line = await reader.readLine(Math.max(0, budget.left), "too_large");
+    budget.left -= line.length + 2;
     if (line === "") return headers;
     if (line.startsWith(" ") || line.startsWith("\t")) {
       throw framing("obsolete header line folding");
@@ -119,7 +125,7 @@ async function readChunked(
       throw framing("chunk data not followed by CRLF");
     }
   }
-  await readFields(reader, MAX_HEAD_BYTES);
+  await readFields(reader, { left: MAX_HEAD_BYTES });
   return concatBytes(chunks);
 }
 

@@ -43,6 +43,8 @@ export interface Http1PostOptions {
   requireLoopbackPeer?: boolean;
   /** Body cap; defaults to {@link MAX_RESPONSE_BYTES}. */
   maxBodyBytes?: number;
+  /** Calls the request off: the connection closes and a `timeout` is thrown. */
+  signal?: AbortSignal | undefined;
 }
 
 /** What came back: the body only for status 200. */
@@ -58,7 +60,7 @@ const encoder = new TextEncoder();
 export async function http1Post(
   options: Http1PostOptions,
 ): Promise<Http1Response> {
-  const deadline = new Deadline(options.timeoutMs);
+  const deadline = new Deadline(options.timeoutMs, options.signal);
   const conn = await openConnection(options, deadline);
   const close = () => closeQuietly(conn);
   try {

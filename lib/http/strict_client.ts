@@ -5,8 +5,9 @@
  * though config validation already checked them, because this is the last
  * place before bytes leave the machine: plain HTTP only to loopback, TLS
  * always verified, the bearer token only over HTTPS, no redirects, no proxies,
- * no retries. Error messages carry status codes and failure classes, never a
- * response body or the token.
+ * no retries. Error messages carry status codes and what to fix
+ * (`_answer.ts`), never a response body or the token; of a redirect's
+ * Location only its origin and path.
  *
  * @module
  */
@@ -23,7 +24,7 @@ import {
   type Http1PostOptions,
   type Http1Response,
 } from "./http1.ts";
-import { parseJsonObject, StrictJsonError } from "../json/strict_json.ts";
+import { interpretAnswer } from "./_answer.ts";
 import { closeQuietly, openConnection } from "./_connect.ts";
 import { Deadline } from "./_deadline.ts";
 import { checkBaseUrl, readToken } from "./_target.ts";
@@ -53,14 +54,15 @@ export function createHttpTransport(
   const headers: Array<[string, string]> = [
     ["Content-Type", "application/json"],
     ["Accept", "application/json"],
+    // The body is checked byte for byte: no compression to undo first.
+    ["Accept-Encoding", "identity"],
     ["Connection", "close"],
   ];
-  if (token !== undefined && secure) {
-    headers.push(["Authorization", `Bearer ${token}`]);
-  }
+  const tokenSent = token !== undefined && secure;
+  if (tokenSent) headers.push(["Authorization", `Bearer ${token}`]);
   const basePath = base.pathname.replace(/\/+$/, "");
   return {
-    async post(op, body, { timeoutMs }) {
+    async post(op, body, { timeoutMs, signal }) {
       if (!OPERATIONS.includes(op)) {
         throw new TypeError(`Unknown staging operation ${JSON.stringify(op)}`);
       }
@@ -71,10 +73,15 @@ export function createHttpTransport(
         headers,
         body: encoder.encode(JSON.stringify(body)),
         timeoutMs,
+        signal,
         caCerts: options.caCerts,
         requireLoopbackPeer: !secure,
       });
-      return interpret(op, response);
+      return interpretAnswer(op, response, {
+        url,
+        tokenEnv: config.token_env,
+        tokenSent,
+      });
     },
     async probe({ timeoutMs }) {
       // The connect path every request takes, stopped before a byte is sent.
@@ -100,36 +107,6 @@ async function send(
       cause: error,
       status: error.status,
     });
-  }
-}
-
-function interpret(
-  op: Operation,
-  response: Http1Response,
-): Record<string, unknown> {
-  const { status, body } = response;
-  if (status >= 300 && status < 400) {
-    const detail =
-      `redirected with HTTP ${status}; redirects are never followed, use the final URL`;
-    throw fail(op, "redirect", detail, { status });
-  }
-  if (status !== 200 || body === null) {
-    throw fail(op, "http_status", `HTTP ${status}, expected 200`, { status });
-  }
-  try {
-    return parseJsonObject(
-      new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body),
-    );
-  } catch (error) {
-    const detail = error instanceof StrictJsonError
-      ? `${error.reason} at line ${error.line}, column ${error.column}`
-      : "invalid UTF-8";
-    throw fail(
-      op,
-      "malformed_json",
-      `response is not a strict JSON object (${detail})`,
-      { status, cause: error },
-    );
   }
 }
 

@@ -24,13 +24,22 @@ import type {
   Cleanup,
   CleanupDelete,
   InventoryCounts,
+  RequestErrorRecord,
   Sample,
 } from "./report.ts";
-import type { RunSession } from "./_session.ts";
+import { requestDetail, type RunSession } from "./_session.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
+
+/**
+ * How long requests and polling may still take after an interrupt: the
+ * smaller of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}.
+ */
+export function afterInterruptMs(windowMs: number): number {
+  return Math.min(windowMs, INTERRUPTED_CLEANUP_LIMIT_MS);
+}
 
 /** Most deletions repeated in one namespace for records that came back after a clean poll. */
 export const MAX_REPEAT_DELETES = 3;
@@ -158,7 +167,7 @@ export async function sweep(
   const seenClean: Record<Role, boolean> = { test: false, control: false };
   const repeats: Record<Role, number> = { test: 0, control: 0 };
   let polls = 0;
-  const pollErrors: string[] = [];
+  const pollErrors: RequestErrorRecord[] = [];
   let unsettled: string | null = null;
   for (let k = 0;; k++) {
     await sleepUntil(clock, start + k * plan.intervalMs, limit.waitSignal());
@@ -173,7 +182,7 @@ export async function sweep(
       const reading = await plan.read(role);
       remaining[role] = reading.inventory;
       markers[role] = reading.markerSeen;
-      pollErrors.push(...reading.errors.map((e) => pollError(role, e)));
+      pollErrors.push(...reading.errors);
       const state = roleState(reading);
       clean &&= state === "clean";
       if (state === "clean") seenClean[role] = true;
@@ -268,11 +277,6 @@ async function deleteIssued(
   return deletes;
 }
 
-function pollError(role: Role, e: NamespaceReading["errors"][number]): string {
-  const op = e.op === "query" ? "marker query" : e.op;
-  return `${role} ${op} failed: ${e.message}`;
-}
-
 /** The run's limit: the window, cut short by an interrupt but still polled a while. */
 class InterruptibleLimit implements CleanupLimit {
   ms: number;
@@ -282,7 +286,7 @@ class InterruptibleLimit implements CleanupLimit {
 
   constructor(windowMs: number, signal: AbortSignal | undefined) {
     this.#signal = signal;
-    this.#afterInterrupt = Math.min(windowMs, INTERRUPTED_CLEANUP_LIMIT_MS);
+    this.#afterInterrupt = afterInterruptMs(windowMs);
     this.interrupted = signal?.aborted === true;
     this.ms = this.interrupted ? this.#afterInterrupt : windowMs;
   }
@@ -313,16 +317,9 @@ function cleanupProblems(
   deletes: CleanupDelete[],
   remaining: Cleanup["remaining"],
   markers: Cleanup["marker_seen"],
-  pollErrors: string[],
+  pollErrors: RequestErrorRecord[],
 ): string[] {
-  const problems = deletes
-    .filter((d) => !d.acknowledged)
-    .map((d) =>
-      `the ${d.namespace} deletion was not acknowledged (${
-        d.error?.failure ?? "unknown"
-      })`
-    );
-  problems.push(...pollErrors);
+  const problems = requestProblems(deletes, pollErrors);
   for (const role of ROLES) {
     if (markers[role] === true) {
       problems.push(
@@ -344,6 +341,50 @@ function cleanupProblems(
     }
   }
   return problems;
+}
+
+/**
+ * Unacknowledged deletions and failed poll requests, one line per distinct
+ * error: an adapter that went away fails every request alike, and the note
+ * says so once, naming each request it failed.
+ */
+function requestProblems(
+  deletes: CleanupDelete[],
+  pollErrors: RequestErrorRecord[],
+): string[] {
+  const groups = new Map<string, { deletions: Role[]; reads: string[] }>();
+  const groupOf = (detail: string) => {
+    const group = groups.get(detail) ?? { deletions: [], reads: [] };
+    groups.set(detail, group);
+    return group;
+  };
+  for (const d of deletes) {
+    if (d.acknowledged) continue;
+    const detail = d.error ? requestDetail(d.error) : "no acknowledgement";
+    groupOf(detail).deletions.push(d.namespace);
+  }
+  for (const e of pollErrors) {
+    const op = e.op === "query" ? "marker query" : e.op;
+    groupOf(requestDetail(e)).reads.push(`${e.namespace} ${op}`);
+  }
+  return [...groups].map(([detail, group]) => {
+    // A namespace deleted again may fail again: it is named once.
+    const deletions = [...new Set(group.deletions)];
+    const parts = [];
+    if (deletions.length === 1) {
+      parts.push(`the ${deletions[0]} deletion was not acknowledged`);
+    } else if (deletions.length > 1) {
+      parts.push(`the ${listOf(deletions)} deletions were not acknowledged`);
+    }
+    if (group.reads.length > 0) parts.push(`${listOf(group.reads)} failed`);
+    return `${parts.join(", and ")}: ${detail}`;
+  });
+}
+
+function listOf(items: string[]): string {
+  return items.length < 2
+    ? items.join("")
+    : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 /**

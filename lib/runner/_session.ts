@@ -35,8 +35,12 @@ export class RunSession {
   #emit: RunEventListener;
   #origin: number;
   #until: number | null = null;
+  /** Ends the request in flight after the given milliseconds, if one is. */
+  #cutInFlight: ((ms: number) => void) | null = null;
   total = 0;
   failed = 0;
+  /** Requests the bound after an interrupt ended before they were answered. */
+  cutShort = 0;
 
   constructor(
     transport: StagingTransport,
@@ -52,13 +56,19 @@ export class RunSession {
   }
 
   /**
-   * Ends every later request by `clockMs` (on the session's clock), or at
-   * least a second after it starts, instead of at its operation's full
-   * timeout: after an interrupt, cleanup's bounded polling must not wait
-   * minutes on an adapter that hangs. `null` lifts the bound.
+   * Ends the request in flight and every later one by `clockMs` (on the
+   * session's clock), or at least a second after the bound is set or the
+   * request starts, instead of at its operation's full timeout: after an
+   * interrupt, neither the request it arrived during nor cleanup's bounded
+   * polling may wait minutes on an adapter that hangs. `null` lifts the
+   * bound for later requests.
    */
   boundRequests(clockMs: number | null): void {
     this.#until = clockMs;
+    if (clockMs === null) return;
+    this.#cutInFlight?.(
+      Math.max(MIN_BOUNDED_MS, clockMs - this.#clock.now()),
+    );
   }
 
   #timeoutMs(op: Operation): number {
@@ -85,10 +95,7 @@ export class RunSession {
     this.total++;
     let result: Attempt<OperationResponses[K]>;
     try {
-      const value = await callOperation(this.#transport, op, body, {
-        timeoutMs: this.#timeoutMs(op),
-      });
-      result = { ok: true, value };
+      result = { ok: true, value: await this.#send(op, body) };
     } catch (error) {
       this.failed++;
       result = { ok: false, error: toRecord(op, role, error) };
@@ -103,6 +110,66 @@ export class RunSession {
     });
     return result;
   }
+
+  /**
+   * One request, called off when the bound after an interrupt runs out,
+   * whether it was set before the request started or while it was in
+   * flight. The bound is kept in real time, as the transport keeps its
+   * budget: an answer that arrives in time is never lost to a virtual
+   * clock's jump. A transport that ignores the signal is left behind, not
+   * waited for.
+   */
+  async #send<K extends Operation>(
+    op: K,
+    body: OperationRequests[K],
+  ): Promise<OperationResponses[K]> {
+    const timeoutMs = this.#timeoutMs(op);
+    // A budget the bound shortened ends the request as calling it off would.
+    const bounded = timeoutMs < this.#timeouts[op] * 1000;
+    const call = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let leftMs = timeoutMs;
+    const cut = new Promise<never>((_, reject) => {
+      this.#cutInFlight = (ms) => {
+        clearTimeout(timer);
+        leftMs = ms;
+        timer = setTimeout(() => {
+          reject(cutShortError(op, ms));
+          call.abort();
+        }, ms);
+      };
+    });
+    cut.catch(() => {});
+    // Kept here too, for a transport that does not keep its budget.
+    if (bounded) this.#cutInFlight?.(timeoutMs);
+    try {
+      return await Promise.race([
+        callOperation(this.#transport, op, body, {
+          timeoutMs,
+          signal: call.signal,
+        }),
+        cut,
+      ]);
+    } catch (error) {
+      const ranOut = bounded && error instanceof ProtocolError &&
+        error.failure === "timeout";
+      if (!call.signal.aborted && !ranOut) throw error;
+      this.cutShort++;
+      throw cutShortError(op, leftMs);
+    } finally {
+      clearTimeout(timer);
+      this.#cutInFlight = null;
+    }
+  }
+}
+
+function cutShortError(op: Operation, ms: number): ProtocolError {
+  return new ProtocolError(
+    "timeout",
+    `Request /${op} failed: no answer within the ${
+      Math.round(ms) / 1000
+    } s left after the interrupt, so the request was called off`,
+  );
 }
 
 function toRecord(
@@ -127,4 +194,18 @@ function toRecord(
     failure: "refused",
     message: `/${op}: ${errorMessage(error)}`,
   };
+}
+
+/**
+ * A request error's message without the operation it starts with, for a
+ * sentence that names the operation itself: the same error then reads the
+ * same for every operation.
+ */
+export function requestDetail(error: RequestErrorRecord): string {
+  for (const prefix of [`Request /${error.op} failed: `, `/${error.op}: `]) {
+    if (error.message.startsWith(prefix)) {
+      return error.message.slice(prefix.length);
+    }
+  }
+  return error.message;
 }

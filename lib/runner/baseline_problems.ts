@@ -9,6 +9,7 @@
  */
 
 import type { Baseline, RequestErrorRecord } from "./report.ts";
+import { requestDetail } from "./_session.ts";
 
 /** One reason the baseline was not established. */
 export type BaselineProblem =
@@ -28,7 +29,7 @@ export function baselineProblems(
 ): BaselineProblem[] {
   const problems: BaselineProblem[] = baseline.errors.map((error) => ({
     about: "request",
-    text: `/${error.op} (${error.namespace}) failed: ${error.message}`,
+    text: `/${error.op} (${error.namespace}) failed: ${requestDetail(error)}`,
     error,
   }));
   const inv = baseline.inventory;

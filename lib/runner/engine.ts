@@ -35,9 +35,9 @@ import {
   type Sample,
   type TargetRef,
 } from "./report.ts";
-import { RunSession } from "./_session.ts";
+import { requestDetail, RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
-import { cleanUp, round, settleTimeMs } from "./_cleanup.ts";
+import { afterInterruptMs, cleanUp, round, settleTimeMs } from "./_cleanup.ts";
 
 /** Options for {@link runDeletionContract}. */
 export interface RunOptions {
@@ -87,15 +87,18 @@ export async function runDeletionContract(
     if (options.signal?.aborted) interruptedDuring ??= current;
     return interruptedDuring === null;
   };
-  // Say at once what an interrupt stops, before the in-flight request returns.
-  const onAbort = () =>
+  const windowMs = config.deletion_window_seconds * 1000;
+  const intervalMs = config.sample_interval_seconds * 1000;
+  // Say at once what an interrupt stops, and end the request in flight (and
+  // any before cleanup) as soon after as cleanup's own polling would.
+  const onAbort = () => {
     emit({ type: "interrupted", phase: current, at_ms: session.elapsedMs() });
+    session.boundRequests(clock.now() + afterInterruptMs(windowMs));
+  };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });
   const checkpoint = initialCheckpoint(config, options.target, ids, clock);
   const report = skeleton(config, options, ids, checkpoint);
-  const windowMs = config.deletion_window_seconds * 1000;
-  const intervalMs = config.sample_interval_seconds * 1000;
 
   phase("ingest");
   const ingestProblem = await ingestAll(session, ids, config, {
@@ -114,6 +117,7 @@ export async function runDeletionContract(
   } else if (ingestProblem !== null) {
     report.baseline.problems = [`ingest failed: ${ingestProblem}`];
   }
+  let windowEnded = false;
   if (report.baseline.ok && stillGoing()) {
     phase("delete");
     report.deletion = await deleteCanaries(session, ids);
@@ -127,7 +131,16 @@ export async function runDeletionContract(
         signal: options.signal,
       });
       if (cut) interruptedDuring ??= "window";
+      windowEnded = !cut;
     }
+  }
+  // An interrupt that only a request noticed (it was called off, and its
+  // failure ended the phase) stops the run all the same: a request called
+  // off is no evidence about the target.
+  if (
+    (options.signal?.aborted && !windowEnded) || session.cutShort > 0
+  ) {
+    interruptedDuring ??= current;
   }
   phase("cleanup");
   report.cleanup = await cleanUp(session, ids, {
@@ -347,7 +360,7 @@ async function ingestAll(
       id: doc.id,
       text: doc.text,
     });
-    if (!attempt.ok) return attempt.error.message;
+    if (!attempt.ok) return requestDetail(attempt.error);
     if (attempt.value.id !== doc.id) {
       return `/ingest answered a different id for "${doc.id}": supplied ids must be preserved`;
     }
