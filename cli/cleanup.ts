@@ -104,8 +104,8 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
   const c = record.outcome;
   const deletes = c.deletes.map((d) =>
     `${d.ids} ${d.namespace} id(s) ${
-      d.acknowledged ? "acknowledged" : `NOT acknowledged (${d.error?.failure})`
-    }`
+      // Why is one of the problems listed below, in words.
+      d.acknowledged ? "acknowledged" : "NOT acknowledged"}`
   ).join(", ");
   const lines = [
     `Cleanup of run ${record.run_id} (ids from its ${record.ids_from}): ${

@@ -56,8 +56,10 @@ registers the config under a deterministic id (cfg-…) and runs it.
 ${OUTPUTS_HELP}
 Ctrl-C (or SIGTERM) stops the window early: the run still cleans up, for at
 most the smaller of the window and 30 s, and is recorded INCONCLUSIVE
-(interrupted). A second Ctrl-C exits at once with code 130 and prints the
-trace external-cleanup command for what may remain.
+(interrupted). A request in flight is called off once that bound has passed
+(an ingest called off counts as unconfirmed, and cleanup as incomplete). A
+second Ctrl-C exits at once with code 130 and prints the trace
+external-cleanup command for what may remain.
 
 Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error (also
 instead of 0 when a result could not be kept: the report is then only on

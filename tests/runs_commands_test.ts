@@ -785,6 +785,78 @@ Deno.test("trace external-cleanup against an adapter that is not running fails a
   });
 });
 
+Deno.test("trace external-cleanup names a refused deletion once, in words, not by its failure code", async () => {
+  await withTempDir(async (dir) => {
+    // An adapter that counts nothing and refuses every deletion.
+    const adapter = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen() {} },
+      async (request) => {
+        const op = new URL(request.url).pathname.slice(1);
+        await request.body?.cancel();
+        if (op === "delete") return new Response("busy", { status: 503 });
+        return Response.json({
+          source_records: 0,
+          vector_records: 0,
+          cache_records: 0,
+          complete: true,
+        });
+      },
+    );
+    try {
+      const url = `http://127.0.0.1:${adapter.addr.port}`;
+      const data = `${dir}/data`;
+      const config = `${dir}/c.json`;
+      const body = {
+        base_url: url,
+        environment: "staging",
+        allow_synthetic_writes: true,
+        deletion_window_seconds: 0.3,
+        sample_interval_seconds: 0.1,
+      };
+      await Deno.writeTextFile(config, JSON.stringify(body));
+      const register = await trace([
+        "external-register",
+        "--target",
+        "refusing",
+        "--config",
+        config,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(register.code, 0, register.err);
+      const runId = "run-20990101T000000Z-00000000000c";
+      await interruptedCheckpoint(data, runId, {
+        test: ["trace-doc-r1"],
+        control: [],
+      }, {
+        target: { id: "refusing", base_url: url, source: "registered" },
+        config: parseStagingConfig(body),
+        namespaces: {
+          test: "trace-test-refusing",
+          control: "trace-control-refusing",
+        },
+      });
+      const cleanup = await trace([
+        "external-cleanup",
+        runId,
+        "--data-dir",
+        data,
+      ]);
+      assert.match(
+        cleanup.out,
+        /deletion requests: 1 test id\(s\) NOT acknowledged;/,
+      );
+      assert.doesNotMatch(cleanup.out, /\(http_status\)/);
+      assert.match(
+        cleanup.out,
+        /\n {2}- the test deletion was not acknowledged: HTTP 503/,
+      );
+    } finally {
+      await adapter.shutdown();
+    }
+  });
+});
+
 Deno.test("a retired config-derived target is refused by external-plan --config and, before any connection, by external-run --config", async () => {
   await withDb(async (db, dir) => {
     await migrate(db, ALL_MIGRATIONS);
