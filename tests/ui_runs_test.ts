@@ -18,10 +18,15 @@ import {
   interruptedCheckpoint,
   referenceRuns,
   type RunsFixture,
+  runTarget,
   syntheticRuns,
   withDemoTarget,
   withRunsFixture,
 } from "./browser/_runs.ts";
+import { withUiApp } from "./browser/_server.ts";
+import { recordCleanup } from "../lib/ledger/cleanups.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { type GateResult, saveRegression } from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
@@ -262,6 +267,69 @@ Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTM
     );
     assert.equal(unauthenticated.status, 401, "downloads need sign-in");
   });
+});
+
+Deno.test("the Markdown summary of a run a later cleanup completed says so and sends no one to clean it up, as the page does", async () => {
+  let fail: RunReport | undefined;
+  const seed = async (db: TraceDb, dataDir: string) => {
+    fail = await withDemoTarget(
+      db,
+      "demo-staging",
+      "stale-cache",
+      () => runTarget(db, dataDir, "demo-staging"),
+    );
+    assert.equal(fail.cleanup.cleanup_complete, false);
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-later-1",
+      run_id: fail.run_id,
+      target_id: fail.target.id,
+      ids_from: "report",
+      namespaces: fail.namespaces,
+      issued: { test: 2, control: 1 },
+      started_at: "2026-11-29T11:00:00.000Z",
+      finished_at: "2026-11-29T11:00:01.000Z",
+      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    });
+  };
+  const check = async (app: RunsFixture["app"]) => {
+    const runId = fail!.run_id;
+    const get = async (path: string) => {
+      const response = await app.request(at(path), page(BEARER));
+      assert.equal(response.status, 200, path);
+      return await response.text();
+    };
+    const body = await get(`/runs/${runId}`);
+    assert.match(body, /A later cleanup \(cleanup-later-1\)/);
+    assert.doesNotMatch(body, new RegExp(`trace external-cleanup ${runId}`));
+    const summary = await get(`/runs/${runId}/summary.md`);
+    assert.doesNotMatch(summary, /external-cleanup/);
+    assert.match(
+      summary,
+      /\*\*Cleaned later\*\*: cleanup `cleanup-later-1` \(2026-11-29T11:00:01.000Z\) deleted every id this run issued/,
+    );
+  };
+  // With the data directory, as trace serve reads runs, and from the ledger alone.
+  await withRunsFixture({ seed }, (fixture) => check(fixture.app));
+  await withUiApp(
+    { adminToken: ADMIN_TOKEN, seed },
+    (fixture) => check(fixture.app),
+  );
+  // A later cleanup that still left records: said, and the command stays.
+  const retried = renderSummaryMarkdown(fail!, {
+    replayCommand: null,
+    laterCleanup: {
+      cleanup_id: "cleanup-later-2",
+      finished_at: "2026-11-29T12:00:00.000Z",
+      cleanup_complete: false,
+      problems: ["cache_records 1 left in the test namespace after polling"],
+    },
+  });
+  assert.match(
+    retried,
+    /A later cleanup \(`cleanup-later-2`, 2026-11-29T12:00:00.000Z\) was still incomplete: cache\\_records 1 left/,
+  );
+  assert.match(retried, new RegExp(`trace external-cleanup ${fail!.run_id}`));
 });
 
 Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS", async () => {
