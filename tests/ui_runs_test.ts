@@ -572,6 +572,49 @@ Deno.test("reference runs: the headline names a transient residual or what left 
   });
 });
 
+Deno.test("the reference matrix explains every cell it shows, cut and ? among them, in a legend", async () => {
+  await withRunsApp(async (db) => {
+    await referenceRuns(db, [
+      "interrupted-window",
+      "demo-partial-inventory",
+      "control-collateral",
+      "stale-cache",
+      "tombstone-window-compaction",
+      "correct",
+    ]);
+  }, async (fixture) => {
+    const body = await html(fixture, "/reference");
+    const matrix = body.slice(
+      body.indexOf('id="reference-matrix"'),
+      body.indexOf("</table>", body.indexOf('id="reference-matrix"')),
+    );
+    const shown = new Set(
+      [...matrix.matchAll(/<td class="num cell[^"]*">([^<]+)<\/td>/g)].map((
+        m,
+      ) => /^\d+\.\d\d s$/.test(m[1]!) ? "time" : m[1]!),
+    );
+    for (const word of ["cut", "?", "LEFT", "LOST", "NOT DONE", "time"]) {
+      assert.ok(shown.has(word), `the matrix shows ${word}`);
+    }
+    assert.match(matrix, /aria-describedby="reference-matrix-legend"/);
+    const start = body.indexOf('id="reference-matrix-legend"');
+    assert.ok(start > 0, "a legend");
+    const legend = body.slice(start, body.indexOf("</dl>", start));
+    const explained = new Set(
+      [...legend.matchAll(/<dt class="[^"]*">([^<]+)<\/dt><dd>([^<]+)/g)].map((
+        m,
+      ) => /^\d+\.\d\d s$/.test(m[1]!) ? "time" : m[1]!),
+    );
+    for (const word of shown) {
+      assert.ok(explained.has(word), `the legend explains ${word}`);
+    }
+    assert.match(
+      legend,
+      /<dt class="[^"]*">cut<\/dt><dd>cut short: the run was interrupted before its final sample/,
+    );
+  });
+});
+
 Deno.test("the recorded Mem0 assessment agrees with its document", async () => {
   const doc = await Deno.readTextFile(
     new URL("../fixtures/adapters/mem0/ASSESSMENT.md", import.meta.url),
