@@ -77,10 +77,10 @@ Deno.test("an empty data directory: every run page explains what would fill it",
     assert.match(regressions, /No enforced regressions/);
     assert.match(regressions, /No pending regressions/);
     assert.match(await html(fixture, "/reference"), /No reference runs yet/);
-    assert.match(
-      await html(fixture, "/compare"),
-      /No replayed regression to compare yet/,
-    );
+    const compare = await html(fixture, "/compare");
+    assert.match(compare, /No replayed regression to compare yet/);
+    assert.match(compare, /No completed external run to compare yet/);
+    assert.doesNotMatch(compare, /<datalist/, "nothing to offer");
     const refusals: [string, number, string][] = [
       // An unknown run: no server path or command-line flag in the message.
       [
@@ -688,7 +688,7 @@ Deno.test("who sees the run controls: operators run, viewers read, tenant-bound 
           "";
       assert.doesNotMatch(
         nav(overview),
-        /href="\/runs"|href="\/traces\/health"/,
+        /href="\/runs"|href="\/compare"|href="\/traces\/health"/,
       );
       assert.match(nav(overview), /href="\/traces\/find"/);
       assert.match(nav(operator), /href="\/runs"/);
@@ -866,6 +866,49 @@ function tagOf(html: string, id: string): string {
   assert.ok(tag, `no element with id ${id}`);
   return tag;
 }
+
+Deno.test("Compare is in the navigation, and without runs asked for it offers the runs to pick from", async () => {
+  let runs: RunReport[] = [];
+  await withRunsApp(async (db) => {
+    const [template] = await referenceRuns(db, ["correct"]);
+    const external = { ...template!, kind: "external" as const };
+    runs = await syntheticRuns(db, external, 3, {
+      targets: ["staging-a", "staging-b"],
+    });
+  }, async (fixture) => {
+    const body = await html(fixture, "/compare");
+    const nav = body.match(/<nav class="site-nav"[\s\S]*?<\/nav>/)?.[0] ?? "";
+    assert.match(nav, /<a href="\/compare" aria-current="page">Compare<\/a>/);
+    assert.match(body, /<title>Compare runs · Trace<\/title>/);
+    assert.doesNotMatch(body, /role="alert"/, "no refusal without a query");
+    // The fields offer every completed external run, newest first.
+    assert.match(tagOf(body, "compare-a"), /list="compare-runs"/);
+    assert.match(tagOf(body, "compare-b"), /list="compare-runs"/);
+    const offered = [
+      ...body.matchAll(/<option value="(run-[^"]+)">([^<]+)<\/option>/g),
+    ];
+    assert.deepEqual(
+      offered.map((m) => m[1]),
+      runs.map((r) => r.run_id).reverse(),
+    );
+    assert.match(offered[0]![2]!, /^staging-a · INCONCLUSIVE · 2026-11-01 /);
+    // Each run links the comparison with its target's run before it.
+    const [first, , third] = runs;
+    assert.ok(
+      body.includes(
+        `href="/compare?a=${first!.run_id}&amp;b=${third!.run_id}"`,
+      ),
+    );
+    const twin = await json<{ runs: { run_id: string }[] }>(
+      fixture,
+      "/compare.json",
+    );
+    assert.equal(twin.runs.length, 3);
+    // Elsewhere the entry is there, not current.
+    const runsPage = await html(fixture, "/runs");
+    assert.match(runsPage, /<a href="\/compare" >Compare<\/a>/);
+  });
+});
 
 Deno.test("a refused comparison comes back as the compare page: the notice names the run to check, the form keeps what was typed", async () => {
   let reference = "";

@@ -17,7 +17,10 @@ import type {
   RunComparison,
 } from "../../lib/ledger/compare.ts";
 import { UsageError } from "../../lib/errors.ts";
+import { listRuns } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
+import type { TraceDb } from "../../lib/db.ts";
+import type { Verdict } from "../../lib/runner/report.ts";
 import { compareStoredRuns, regressionsOf } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { ProblemList } from "../ui/components/cleanup_panel.tsx";
@@ -37,6 +40,7 @@ import {
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { storeShort } from "../ui/run_words.ts";
+import { formatUtc } from "../ui/format.ts";
 
 /** A comparison the saved regressions suggest: a source run and its latest replay. */
 export interface SuggestedComparison {
@@ -45,12 +49,22 @@ export interface SuggestedComparison {
   b: string;
 }
 
+/** A completed external run the form offers to compare. */
+export interface ComparableRun {
+  run_id: string;
+  target_id: string;
+  verdict: Verdict;
+  started_at: string;
+}
+
 /** The data of `/compare`. */
 export interface ComparePageData {
   schema: "trace.ui.compare/1";
   /** `null` until both runs are given. */
   comparison: RunComparison | null;
   suggestions: SuggestedComparison[];
+  /** Until both runs are compared: the newest completed external runs, to pick from (at most {@link PICKABLE_RUNS}). */
+  runs: ComparableRun[];
   query: { a: string | null; b: string | null };
   /**
    * Why the runs asked for were not compared: on the page only (its JSON
@@ -95,24 +109,44 @@ async function loadCompare(
   } catch (error) {
     refused = formRefusal(c, error, (message) => refusedRuns(message, a, b));
   }
-  const suggestions = !comparison && await hasLedger(source.db)
-    ? (await regressionsOf(source.db)).flatMap((r) =>
-      r.last_run_id
-        ? [{
-          regression_id: r.regression_id,
-          a: r.source_run_id,
-          b: r.last_run_id,
-        }]
-        : []
-    )
-    : [];
+  const choosing = !comparison && await hasLedger(source.db);
   return {
     schema: "trace.ui.compare/1",
     comparison,
-    suggestions,
+    suggestions: choosing ? await suggestedComparisons(source.db) : [],
+    runs: choosing ? await comparableRuns(source.db) : [],
     query: { a, b },
     ...(refused ? { refused } : {}),
   };
+}
+
+/** Each replayed regression's source run and latest replay. */
+async function suggestedComparisons(
+  db: TraceDb,
+): Promise<SuggestedComparison[]> {
+  return (await regressionsOf(db)).flatMap((r) =>
+    r.last_run_id
+      ? [{
+        regression_id: r.regression_id,
+        a: r.source_run_id,
+        b: r.last_run_id,
+      }]
+      : []
+  );
+}
+
+/** How many of the newest external runs the form offers. */
+const PICKABLE_RUNS = 50;
+
+/** The newest completed external runs, newest first, for the form to offer. */
+async function comparableRuns(db: TraceDb): Promise<ComparableRun[]> {
+  const stored = await listRuns(db, "external", { limit: PICKABLE_RUNS });
+  return stored.map(({ report }) => ({
+    run_id: report.run_id,
+    target_id: report.target.id,
+    verdict: report.verdict,
+    started_at: report.started_at,
+  }));
 }
 
 /** The runs a refusal is about: the one missing, else those its message names (both when neither). */
@@ -151,7 +185,7 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
   { data, view },
 ) => {
   const c = data.comparison;
-  if (!c) return <ChooseRuns data={data} />;
+  if (!c) return <ChooseRuns data={data} view={view} />;
   return (
     <>
       <PageHead
@@ -319,7 +353,12 @@ const RUN_FIELDS = [
   ["b", "compare-b", "Run B (after)"],
 ] as const;
 
-const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
+/** The id of the list of runs the form's fields offer. */
+const RUN_LIST = "compare-runs";
+
+const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
+  { data, view },
+) => (
   <>
     <div class="page-head">
       <div class="title-row">
@@ -327,7 +366,8 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
       </div>
       <p class="meta">
         Two completed external runs of one target under one contract: typically
-        a failing run and its replay.
+        a failing run and its replay. Pick run A (before) and run B (after), or
+        start from one of your regressions below.
       </p>
     </div>
     {data.refused
@@ -356,6 +396,7 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
             autocomplete="off"
             spellcheck={false}
             required
+            list={data.runs.length > 0 ? RUN_LIST : undefined}
             {...invalidField(data.refused, name, COMPARE_NOTICE)}
           />
         </div>
@@ -363,6 +404,19 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
       <div class="filters__actions">
         <button type="submit" class="button--primary">Compare</button>
       </div>
+      {data.runs.length > 0
+        ? (
+          <datalist id={RUN_LIST}>
+            {data.runs.map((run) => (
+              <option value={run.run_id}>
+                {`${run.target_id} · ${run.verdict} · ${
+                  formatUtc(run.started_at)
+                }`}
+              </option>
+            ))}
+          </datalist>
+        )
+        : null}
     </form>
     <Section id="suggested" title="From your regressions">
       {data.suggestions.length === 0
@@ -388,5 +442,65 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
           </ul>
         )}
     </Section>
+    <RecentRuns runs={data.runs} view={view} />
   </>
+);
+
+/** How many of the offered runs are listed on the page (the form offers them all). */
+const LISTED_RUNS = 10;
+
+/**
+ * The runs the form offers, newest first, each target's runs with a link
+ * comparing a run with the one of its target before it: what a person
+ * usually wants, one click away.
+ */
+const RecentRuns: FC<{ runs: readonly ComparableRun[]; view: PageView }> = (
+  { runs, view },
+) => (
+  <Section
+    id="recent"
+    title="Recent external runs"
+    intro="Completed runs of registered or configured targets, newest first; a run compares with the run of its target before it."
+  >
+    {runs.length === 0
+      ? (
+        <EmptyState
+          title="No completed external run to compare yet"
+          command="trace external-run --target my-staging"
+        >
+          A comparison needs two completed runs of one target under one contract
+          (reference runs are not compared): run the deletion contract against a
+          staging target twice, or replay a saved regression.
+        </EmptyState>
+      )
+      : (
+        <ul class="suggestions">
+          {runs.slice(0, LISTED_RUNS).map((run, i) => {
+            const before = runs.slice(i + 1).find((r) =>
+              r.target_id === run.target_id
+            );
+            return (
+              <li>
+                <StatusBadge status={run.verdict} />{" "}
+                <a class="mono" href={runHref(run.run_id)}>{run.run_id}</a>
+                {" on "}
+                <code>{run.target_id}</code>
+                {", "}
+                <Time iso={run.started_at} now={view.now} />
+                {before
+                  ? (
+                    <>
+                      {" · "}
+                      <a href={compareHref(before.run_id, run.run_id)}>
+                        compare with the run before
+                      </a>
+                    </>
+                  )
+                  : null}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+  </Section>
 );
