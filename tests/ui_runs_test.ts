@@ -973,6 +973,38 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     const badHtml = await bad.text();
     assert.doesNotMatch(badHtml, /<i>x/);
     assert.match(tagOf(badHtml, "compare-a"), /value="&quot;&gt;&lt;i&gt;x"/);
+    // A parameter the page does not read: the page, the runs as typed.
+    const unknown = await browse(`/compare?a=${typed}&b=${other}&c=x`);
+    assert.equal(unknown.status, 400);
+    const unknownHtml = await unknown.text();
+    assert.match(unknownHtml, /<title>Compare runs · Trace<\/title>/);
+    assert.match(
+      unknownHtml,
+      /Nothing was compared for the reason below; correct it, then compare again\./,
+    );
+    assert.match(unknownHtml, /&quot;c&quot; is not one this page reads/);
+    assert.match(
+      tagOf(unknownHtml, "compare-a"),
+      new RegExp(`value="${typed}"`),
+    );
+    assert.match(
+      tagOf(unknownHtml, "compare-b"),
+      new RegExp(`value="${other}"`),
+    );
+    assert.doesNotMatch(unknownHtml, /aria-invalid/);
+    // A run given twice: that field is named.
+    const twice = await browse(`/compare?a=${typed}&a=${other}&b=${other}`);
+    assert.equal(twice.status, 400);
+    const twiceHtml = await twice.text();
+    assert.match(twiceHtml, /a may be given once/);
+    assert.match(tagOf(twiceHtml, "compare-a"), /aria-invalid="true"/);
+    assert.doesNotMatch(tagOf(twiceHtml, "compare-b"), /aria-invalid/);
+    const unknownTwin = await browse(`/compare.json?a=${typed}&c=x`);
+    assert.equal(unknownTwin.status, 400);
+    assert.equal(
+      (await unknownTwin.json()).error.message,
+      'Invalid /compare query: "c" is not one this page reads (a, b); remove it',
+    );
     // The twin answers with the error as before.
     const twin = await browse(`/compare.json?a=${typed}`);
     assert.equal(twin.status, 400);

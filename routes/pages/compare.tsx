@@ -37,7 +37,7 @@ import {
   RefusalNotice,
   refusalStatus,
 } from "../ui/form_refusal.tsx";
-import type { PageSpec, PageView } from "../ui/page.ts";
+import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { storeShort } from "../ui/run_words.ts";
 import { formatUtc } from "../ui/format.ts";
@@ -81,12 +81,15 @@ export function comparePage(source: RunSource): PageSpec<ComparePageData> {
       data.comparison
         ? `Compare ${data.comparison.a.run_id} with ${data.comparison.b.run_id}`
         : "Compare runs",
-    query: ["a", "b"],
+    // The loader checks its query itself, to show a refusal on the page.
     load: (c) => loadCompare(source, c),
     render: (data, view) => <CompareBody data={data} view={view} />,
     status: (data) => refusalStatus(data.refused),
   };
 }
+
+/** The query parameters the page reads: run A and run B. */
+const RUN_PARAMS = ["a", "b"] as const;
 
 async function loadCompare(
   source: RunSource,
@@ -94,21 +97,7 @@ async function loadCompare(
 ): Promise<ComparePageData> {
   const a = c.req.query("a") || null;
   const b = c.req.query("b") || null;
-  let comparison: RunComparison | null = null;
-  let refused: FormRefusal | undefined;
-  try {
-    if ((a === null) !== (b === null)) {
-      // One run alone would be dropped without a word: say what is missing.
-      throw new UsageError(
-        `Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only ${
-          a ? "a" : "b"
-        } was given`,
-      );
-    }
-    comparison = a && b ? await compareStoredRuns(source.db, a, b) : null;
-  } catch (error) {
-    refused = formRefusal(c, error, (message) => refusedRuns(message, a, b));
-  }
+  const { comparison, refused } = await comparisonOf(source.db, c, a, b);
   const choosing = !comparison && await hasLedger(source.db);
   return {
     schema: "trace.ui.compare/1",
@@ -118,6 +107,40 @@ async function loadCompare(
     query: { a, b },
     ...(refused ? { refused } : {}),
   };
+}
+
+/**
+ * The comparison the query asks for (`null` without runs), or, for a
+ * browser, why it was refused; the JSON twin gets the error thrown.
+ */
+async function comparisonOf(
+  db: TraceDb,
+  c: Context<UiEnv>,
+  a: string | null,
+  b: string | null,
+): Promise<{ comparison: RunComparison | null; refused?: FormRefusal }> {
+  try {
+    refuseOtherQuery(c, "/compare", RUN_PARAMS);
+  } catch (error) {
+    // An unknown parameter names no field; a run given twice names its own.
+    const params = new URL(c.req.url).searchParams;
+    const twice = () => RUN_PARAMS.filter((k) => params.getAll(k).length > 1);
+    return { comparison: null, refused: formRefusal(c, error, twice) };
+  }
+  try {
+    if ((a === null) !== (b === null)) {
+      // One run alone would be dropped without a word: say what is missing.
+      throw new UsageError(
+        `Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only ${
+          a ? "a" : "b"
+        } was given`,
+      );
+    }
+    return { comparison: a && b ? await compareStoredRuns(db, a, b) : null };
+  } catch (error) {
+    const refused = formRefusal(c, error, (m) => refusedRuns(m, a, b));
+    return { comparison: null, refused };
+  }
 }
 
 /** Each replayed regression's source run and latest replay. */
