@@ -141,6 +141,10 @@ Deno.test("the runs list pages newest first with a cursor and keeps its filters 
     assert.ok(second.runs[0]!.started_at < first.runs.at(-1)!.started_at);
     const seen = new Set([...first.runs, ...second.runs].map((r) => r.run_id));
     assert.equal(seen.size, 100, "no run on two pages");
+    // On a phone each run is a block of labelled cells.
+    const list = await html(fixture, "/runs");
+    assert.match(tagOf(list, "runs-table"), /class="table--stack"/);
+    assert.match(list, /<td data-label="Target">/);
 
     const filtered = await json<RunsPageData>(
       fixture,
@@ -215,6 +219,15 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
       );
     }
     assert.match(body, /window ends 1 s/);
+    // On a phone the tables stack, each cell naming its column, and the
+    // timeline scales by its viewBox (tests/browser/ui_runs_test.ts looks).
+    for (const id of ["samples-table", "cleanup-table"]) {
+      assert.match(tagOf(body, id), /class="table--stack"/, id);
+    }
+    assert.match(body, /<td class="num" data-label="source">0<\/td>/);
+    assert.match(body, /<td class="num is-left" data-label="cache left">1</);
+    assert.match(body, /<table class="waterfall-table table--stack">/);
+    assert.match(body, /<svg width="880" height="\d+" viewBox="0 0 880 \d+"/);
     assert.match(body, /<code>trace external-cleanup run-/);
     assert.match(body, /STILL RETRIEVABLE/);
     assert.match(

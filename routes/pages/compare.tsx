@@ -25,6 +25,7 @@ import { compareStoredRuns, regressionsOf } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { ProblemList } from "../ui/components/cleanup_panel.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
+import { STACK_TABLE, stackLabel } from "../ui/components/data_table.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
@@ -331,7 +332,7 @@ const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
         />
       </h3>
       <div class="table-wrap">
-        <table>
+        <table class={STACK_TABLE}>
           <caption class="sr-only">
             {`Records left after the cleanup of ${runId}`}
           </caption>
@@ -350,7 +351,10 @@ const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
                 {STORES.map((s) => {
                   const n = side.remaining[role]?.[s];
                   return (
-                    <td class={n ? "num is-left" : "num"}>
+                    <td
+                      class={n ? "num is-left" : "num"}
+                      {...stackLabel(storeShort(s))}
+                    >
                       {n === undefined || n === null ? "?" : String(n)}
                     </td>
                   );
