@@ -8,7 +8,11 @@
 
 import assert from "node:assert/strict";
 import { withDb } from "./_helpers.ts";
-import { terminalSafeJson } from "../lib/obs/display.ts";
+import {
+  displayParts,
+  terminalSafe,
+  terminalSafeJson,
+} from "../lib/obs/display.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   counterSnapshot,
@@ -242,6 +246,32 @@ Deno.test("displaySafe() escapes what could disturb a terminal, and nothing else
     "run\\u{001b}[2J\\u{202e}evil\\u{2028}x\\\\y\\u{d800}z",
   );
   assert.equal(displaySafe("trace-doc-ünï 😀 日本"), "trace-doc-ünï 😀 日本");
+});
+
+Deno.test("the terminal escapes zero-width and invisible characters as a page shows them", () => {
+  const hidden = [
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u200e",
+    "\u200f",
+    "\u2060",
+    "\u2061",
+    "\u2062",
+    "\u2063",
+    "\u2064",
+    "\ufeff",
+  ];
+  for (const char of hidden) {
+    const code = char.charCodeAt(0).toString(16);
+    const page = displayParts(`a${char}b`).map((part) => part.text).join("");
+    assert.equal(page, `a\\u{${code}}b`, code);
+    assert.equal(displaySafe(`a${char}b`), page, code);
+    assert.equal(terminalSafe(`C:\\x ${char}`), `C:\\x \\u{${code}}`, code);
+    const json = terminalSafeJson(JSON.stringify({ id: `a${char}b` }));
+    assert.ok(!json.includes(char), code);
+    assert.deepEqual(JSON.parse(json), { id: `a${char}b` });
+  }
 });
 
 Deno.test("terminalSafeJson() escapes what JSON leaves raw and a terminal acts on, keeping the same JSON", () => {

@@ -18,10 +18,15 @@ import {
   interruptedCheckpoint,
   referenceRuns,
   type RunsFixture,
+  runTarget,
   syntheticRuns,
   withDemoTarget,
   withRunsFixture,
 } from "./browser/_runs.ts";
+import { withUiApp } from "./browser/_server.ts";
+import { recordCleanup } from "../lib/ledger/cleanups.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { type GateResult, saveRegression } from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
@@ -72,10 +77,10 @@ Deno.test("an empty data directory: every run page explains what would fill it",
     assert.match(regressions, /No enforced regressions/);
     assert.match(regressions, /No pending regressions/);
     assert.match(await html(fixture, "/reference"), /No reference runs yet/);
-    assert.match(
-      await html(fixture, "/compare"),
-      /No replayed regression to compare yet/,
-    );
+    const compare = await html(fixture, "/compare");
+    assert.match(compare, /No replayed regression to compare yet/);
+    assert.match(compare, /No completed external run to compare yet/);
+    assert.doesNotMatch(compare, /<datalist/, "nothing to offer");
     const refusals: [string, number, string][] = [
       // An unknown run: no server path or command-line flag in the message.
       [
@@ -136,6 +141,10 @@ Deno.test("the runs list pages newest first with a cursor and keeps its filters 
     assert.ok(second.runs[0]!.started_at < first.runs.at(-1)!.started_at);
     const seen = new Set([...first.runs, ...second.runs].map((r) => r.run_id));
     assert.equal(seen.size, 100, "no run on two pages");
+    // On a phone each run is a block of labelled cells.
+    const list = await html(fixture, "/runs");
+    assert.match(tagOf(list, "runs-table"), /class="table--stack"/);
+    assert.match(list, /<td data-label="Target">/);
 
     const filtered = await json<RunsPageData>(
       fixture,
@@ -210,6 +219,15 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
       );
     }
     assert.match(body, /window ends 1 s/);
+    // On a phone the tables stack, each cell naming its column, and the
+    // timeline scales by its viewBox (tests/browser/ui_runs_test.ts looks).
+    for (const id of ["samples-table", "cleanup-table"]) {
+      assert.match(tagOf(body, id), /class="table--stack"/, id);
+    }
+    assert.match(body, /<td class="num" data-label="source">0<\/td>/);
+    assert.match(body, /<td class="num is-left" data-label="cache left">1</);
+    assert.match(body, /<table class="waterfall-table table--stack">/);
+    assert.match(body, /<svg width="880" height="\d+" viewBox="0 0 880 \d+"/);
     assert.match(body, /<code>trace external-cleanup run-/);
     assert.match(body, /STILL RETRIEVABLE/);
     assert.match(
@@ -262,6 +280,69 @@ Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTM
     );
     assert.equal(unauthenticated.status, 401, "downloads need sign-in");
   });
+});
+
+Deno.test("the Markdown summary of a run a later cleanup completed says so and sends no one to clean it up, as the page does", async () => {
+  let fail: RunReport | undefined;
+  const seed = async (db: TraceDb, dataDir: string) => {
+    fail = await withDemoTarget(
+      db,
+      "demo-staging",
+      "stale-cache",
+      () => runTarget(db, dataDir, "demo-staging"),
+    );
+    assert.equal(fail.cleanup.cleanup_complete, false);
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-later-1",
+      run_id: fail.run_id,
+      target_id: fail.target.id,
+      ids_from: "report",
+      namespaces: fail.namespaces,
+      issued: { test: 2, control: 1 },
+      started_at: "2026-11-29T11:00:00.000Z",
+      finished_at: "2026-11-29T11:00:01.000Z",
+      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    });
+  };
+  const check = async (app: RunsFixture["app"]) => {
+    const runId = fail!.run_id;
+    const get = async (path: string) => {
+      const response = await app.request(at(path), page(BEARER));
+      assert.equal(response.status, 200, path);
+      return await response.text();
+    };
+    const body = await get(`/runs/${runId}`);
+    assert.match(body, /A later cleanup \(cleanup-later-1\)/);
+    assert.doesNotMatch(body, new RegExp(`trace external-cleanup ${runId}`));
+    const summary = await get(`/runs/${runId}/summary.md`);
+    assert.doesNotMatch(summary, /external-cleanup/);
+    assert.match(
+      summary,
+      /\*\*Cleaned later\*\*: cleanup `cleanup-later-1` \(2026-11-29T11:00:01.000Z\) deleted every id this run issued/,
+    );
+  };
+  // With the data directory, as trace serve reads runs, and from the ledger alone.
+  await withRunsFixture({ seed }, (fixture) => check(fixture.app));
+  await withUiApp(
+    { adminToken: ADMIN_TOKEN, seed },
+    (fixture) => check(fixture.app),
+  );
+  // A later cleanup that still left records: said, and the command stays.
+  const retried = renderSummaryMarkdown(fail!, {
+    replayCommand: null,
+    laterCleanup: {
+      cleanup_id: "cleanup-later-2",
+      finished_at: "2026-11-29T12:00:00.000Z",
+      cleanup_complete: false,
+      problems: ["cache_records 1 left in the test namespace after polling"],
+    },
+  });
+  assert.match(
+    retried,
+    /A later cleanup \(`cleanup-later-2`, 2026-11-29T12:00:00.000Z\) was still incomplete: cache\\_records 1 left/,
+  );
+  assert.match(retried, new RegExp(`trace external-cleanup ${fail!.run_id}`));
 });
 
 Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS", async () => {
@@ -504,6 +585,49 @@ Deno.test("reference runs: the headline names a transient residual or what left 
   });
 });
 
+Deno.test("the reference matrix explains every cell it shows, cut and ? among them, in a legend", async () => {
+  await withRunsApp(async (db) => {
+    await referenceRuns(db, [
+      "interrupted-window",
+      "demo-partial-inventory",
+      "control-collateral",
+      "stale-cache",
+      "tombstone-window-compaction",
+      "correct",
+    ]);
+  }, async (fixture) => {
+    const body = await html(fixture, "/reference");
+    const matrix = body.slice(
+      body.indexOf('id="reference-matrix"'),
+      body.indexOf("</table>", body.indexOf('id="reference-matrix"')),
+    );
+    const shown = new Set(
+      [...matrix.matchAll(/<td class="num cell[^"]*">([^<]+)<\/td>/g)].map((
+        m,
+      ) => /^\d+\.\d\d s$/.test(m[1]!) ? "time" : m[1]!),
+    );
+    for (const word of ["cut", "?", "LEFT", "LOST", "NOT DONE", "time"]) {
+      assert.ok(shown.has(word), `the matrix shows ${word}`);
+    }
+    assert.match(matrix, /aria-describedby="reference-matrix-legend"/);
+    const start = body.indexOf('id="reference-matrix-legend"');
+    assert.ok(start > 0, "a legend");
+    const legend = body.slice(start, body.indexOf("</dl>", start));
+    const explained = new Set(
+      [...legend.matchAll(/<dt class="[^"]*">([^<]+)<\/dt><dd>([^<]+)/g)].map((
+        m,
+      ) => /^\d+\.\d\d s$/.test(m[1]!) ? "time" : m[1]!),
+    );
+    for (const word of shown) {
+      assert.ok(explained.has(word), `the legend explains ${word}`);
+    }
+    assert.match(
+      legend,
+      /<dt class="[^"]*">cut<\/dt><dd>cut short: the run was interrupted before its final sample/,
+    );
+  });
+});
+
 Deno.test("the recorded Mem0 assessment agrees with its document", async () => {
   const doc = await Deno.readTextFile(
     new URL("../fixtures/adapters/mem0/ASSESSMENT.md", import.meta.url),
@@ -577,7 +701,7 @@ Deno.test("who sees the run controls: operators run, viewers read, tenant-bound 
           "";
       assert.doesNotMatch(
         nav(overview),
-        /href="\/runs"|href="\/traces\/health"/,
+        /href="\/runs"|href="\/compare"|href="\/traces\/health"/,
       );
       assert.match(nav(overview), /href="\/traces\/find"/);
       assert.match(nav(operator), /href="\/runs"/);
@@ -756,6 +880,49 @@ function tagOf(html: string, id: string): string {
   return tag;
 }
 
+Deno.test("Compare is in the navigation, and without runs asked for it offers the runs to pick from", async () => {
+  let runs: RunReport[] = [];
+  await withRunsApp(async (db) => {
+    const [template] = await referenceRuns(db, ["correct"]);
+    const external = { ...template!, kind: "external" as const };
+    runs = await syntheticRuns(db, external, 3, {
+      targets: ["staging-a", "staging-b"],
+    });
+  }, async (fixture) => {
+    const body = await html(fixture, "/compare");
+    const nav = body.match(/<nav class="site-nav"[\s\S]*?<\/nav>/)?.[0] ?? "";
+    assert.match(nav, /<a href="\/compare" aria-current="page">Compare<\/a>/);
+    assert.match(body, /<title>Compare runs · Trace<\/title>/);
+    assert.doesNotMatch(body, /role="alert"/, "no refusal without a query");
+    // The fields offer every completed external run, newest first.
+    assert.match(tagOf(body, "compare-a"), /list="compare-runs"/);
+    assert.match(tagOf(body, "compare-b"), /list="compare-runs"/);
+    const offered = [
+      ...body.matchAll(/<option value="(run-[^"]+)">([^<]+)<\/option>/g),
+    ];
+    assert.deepEqual(
+      offered.map((m) => m[1]),
+      runs.map((r) => r.run_id).reverse(),
+    );
+    assert.match(offered[0]![2]!, /^staging-a · INCONCLUSIVE · 2026-11-01 /);
+    // Each run links the comparison with its target's run before it.
+    const [first, , third] = runs;
+    assert.ok(
+      body.includes(
+        `href="/compare?a=${first!.run_id}&amp;b=${third!.run_id}"`,
+      ),
+    );
+    const twin = await json<{ runs: { run_id: string }[] }>(
+      fixture,
+      "/compare.json",
+    );
+    assert.equal(twin.runs.length, 3);
+    // Elsewhere the entry is there, not current.
+    const runsPage = await html(fixture, "/runs");
+    assert.match(runsPage, /<a href="\/compare" >Compare<\/a>/);
+  });
+});
+
 Deno.test("a refused comparison comes back as the compare page: the notice names the run to check, the form keeps what was typed", async () => {
   let reference = "";
   await withRunsApp(async (db) => {
@@ -819,6 +986,38 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     const badHtml = await bad.text();
     assert.doesNotMatch(badHtml, /<i>x/);
     assert.match(tagOf(badHtml, "compare-a"), /value="&quot;&gt;&lt;i&gt;x"/);
+    // A parameter the page does not read: the page, the runs as typed.
+    const unknown = await browse(`/compare?a=${typed}&b=${other}&c=x`);
+    assert.equal(unknown.status, 400);
+    const unknownHtml = await unknown.text();
+    assert.match(unknownHtml, /<title>Compare runs · Trace<\/title>/);
+    assert.match(
+      unknownHtml,
+      /Nothing was compared for the reason below; correct it, then compare again\./,
+    );
+    assert.match(unknownHtml, /&quot;c&quot; is not one this page reads/);
+    assert.match(
+      tagOf(unknownHtml, "compare-a"),
+      new RegExp(`value="${typed}"`),
+    );
+    assert.match(
+      tagOf(unknownHtml, "compare-b"),
+      new RegExp(`value="${other}"`),
+    );
+    assert.doesNotMatch(unknownHtml, /aria-invalid/);
+    // A run given twice: that field is named.
+    const twice = await browse(`/compare?a=${typed}&a=${other}&b=${other}`);
+    assert.equal(twice.status, 400);
+    const twiceHtml = await twice.text();
+    assert.match(twiceHtml, /a may be given once/);
+    assert.match(tagOf(twiceHtml, "compare-a"), /aria-invalid="true"/);
+    assert.doesNotMatch(tagOf(twiceHtml, "compare-b"), /aria-invalid/);
+    const unknownTwin = await browse(`/compare.json?a=${typed}&c=x`);
+    assert.equal(unknownTwin.status, 400);
+    assert.equal(
+      (await unknownTwin.json()).error.message,
+      'Invalid /compare query: "c" is not one this page reads (a, b); remove it',
+    );
     // The twin answers with the error as before.
     const twin = await browse(`/compare.json?a=${typed}`);
     assert.equal(twin.status, 400);

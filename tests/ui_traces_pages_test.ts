@@ -753,6 +753,110 @@ Deno.test("a refused finder search refills the form escaped and marks each field
   });
 });
 
+Deno.test("the finder shows a tenant outside the account's scope, a cursor of other filters and a refused status or store on its own page", async () => {
+  const token = "reader-token-0123456789abcdef";
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: seedAll,
+    app: {
+      accounts: {
+        reader: { token, role: "viewer", application_id: "support-app" },
+      },
+    },
+  }, async (fixture) => {
+    const as = (path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${token}`, accept: "text/html" }),
+      );
+    // Another application typed by a tenant-bound account: 403, the form as typed.
+    const other = await as(
+      `/traces/find?application_id=legacy-app&thread_id=${INCIDENT.thread_id}`,
+    );
+    assert.equal(other.status, 403);
+    const otherHtml = await other.text();
+    assert.match(otherHtml, /<title>Find incidents · Trace<\/title>/);
+    assert.doesNotMatch(otherHtml, /<h1>Not allowed/);
+    assert.match(
+      otherHtml,
+      /Nothing was searched: check <a href="#f-application_id">Application<\/a>, then search again\./,
+    );
+    assert.match(otherHtml, /outside this account&#39;s scope/);
+    const app = tagOf(otherHtml, "f-application_id");
+    assert.match(app, /value="legacy-app"/);
+    assert.match(app, /aria-invalid="true"/);
+    assert.match(
+      tagOf(otherHtml, "f-thread_id"),
+      new RegExp(`value="${INCIDENT.thread_id}"`),
+    );
+    // A selection's application outside the scope: no typed field is blamed.
+    const selection = await as(
+      "/traces/find?selected=e-1&selected_application_id=legacy-app",
+    );
+    assert.equal(selection.status, 403);
+    assert.doesNotMatch(await selection.text(), /aria-invalid/);
+    // The twin keeps its JSON error.
+    const twin = await fixture.app.request(
+      at("/traces/find.json?application_id=legacy-app"),
+      page({ authorization: `Bearer ${token}` }),
+    );
+    assert.equal(twin.status, 403);
+    assert.equal((await twin.json()).error.code, "forbidden");
+
+    // A next page's cursor under other filters: the form, and the first page.
+    const first = await json(fixture, "/traces/find.json");
+    const cursor = first.body.page.next_cursor as string;
+    const moved = await browse(
+      fixture,
+      `/traces/find?kind=selection&cursor=${cursor}`,
+    );
+    assert.equal(moved.status, 400);
+    const movedHtml = await moved.text();
+    assert.match(movedHtml, /<title>Find incidents · Trace<\/title>/);
+    assert.match(
+      movedHtml,
+      /Nothing was searched for the reason below; correct it, then search again\./,
+    );
+    assert.match(movedHtml, /it was issued for different filters/);
+    assert.match(tagOf(movedHtml, "f-kind"), /value="selection"/);
+    assert.match(movedHtml, /<a href="\/traces\/find\?kind=selection">/);
+    assert.doesNotMatch(movedHtml, /name="cursor"/, "the form starts over");
+
+    // A refused status or store is shown as typed, never as "any".
+    const select = (html: string, id: string) =>
+      html.match(new RegExp(`<select [^>]*id="${id}"[\\s\\S]*?</select>`))
+        ?.[0] ??
+        "";
+    const bad = await (await browse(
+      fixture,
+      "/traces/find?status=okay&store=vectors",
+    )).text();
+    assert.match(
+      select(bad, "f-status"),
+      /<option value="okay" selected>okay</,
+    );
+    assert.match(select(bad, "f-status"), /aria-invalid="true"/);
+    assert.match(
+      select(bad, "f-store"),
+      /<option value="vectors" selected>vectors</,
+    );
+    assert.doesNotMatch(select(bad, "f-status"), /<option value="" selected/);
+    const store = await (await browse(
+      fixture,
+      "/traces/find?status=ok&store=vectors",
+    )).text();
+    assert.match(select(store, "f-store"), /aria-invalid="true"/);
+    assert.match(select(store, "f-status"), /<option value="ok" selected>/);
+    // A list of statuses is a search like any other, and stays as sent.
+    const list = await browse(fixture, "/traces/find?status=ok,error");
+    assert.equal(list.status, 200);
+    assert.match(
+      select(await list.text(), "f-status"),
+      /<option value="ok,error" selected>ok,error</,
+    );
+  });
+});
+
 Deno.test("the finder's twin and scripts keep the JSON refusal of a bad filter", async () => {
   await withApp(async (fixture) => {
     const expected = {

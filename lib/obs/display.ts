@@ -8,12 +8,21 @@
  * @module
  */
 
-// C0 and C1 controls, DEL, line and paragraph separators, bidi marks,
-// embeddings, overrides and isolates, lone surrogates, and the backslash
-// (so an escape can never be confused with the same text typed literally).
-const UNSAFE =
-  // deno-lint-ignore no-control-regex
-  /[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// What no view shows raw: C0 and C1 controls, DEL, line and paragraph
+// separators, bidi marks, embeddings, overrides and isolates, and the
+// zero-width and invisible formatting characters (U+200B to U+200D, U+2060
+// to U+2064, U+FEFF) that make two different strings look the same. A
+// terminal and a page escape the same characters, so an id reads alike in both.
+const BEYOND_C0 = String
+  .raw`\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff`;
+const HIDDEN = String.raw`\u0000-\u001f${BEYOND_C0}`;
+const LONE_SURROGATE = String
+  .raw`[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]`;
+
+// What a terminal escapes: the hidden characters, lone surrogates, and the
+// backslash (so an escape can never be confused with the same text typed
+// literally).
+const UNSAFE = new RegExp(`[\\\\${HIDDEN}]|${LONE_SURROGATE}`, "g");
 
 /** `text` with every character that could disturb a terminal escaped as `\u{…}` (and `\` as `\\`). */
 export function displaySafe(text: string): string {
@@ -32,12 +41,8 @@ export function terminalSafe(text: string): string {
 }
 
 // What a page shows as an escape: the same characters but the backslash (a
-// page marks its escapes, so typed text cannot pass for one), plus the
-// zero-width and invisible formatting characters (U+200B to U+200D, U+2060
-// to U+2064, U+FEFF) that make two different strings look the same.
-const INVISIBLE =
-  // deno-lint-ignore no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// page marks its escapes, so typed text cannot pass for one).
+const INVISIBLE = new RegExp(`[${HIDDEN}]|${LONE_SURROGATE}`, "g");
 
 /** A run of text as shown: `escaped` runs are one character written as `\u{…}`. */
 export interface DisplayPart {
@@ -81,31 +86,25 @@ function escapeChar(char: string): string {
     : `\\u{${char.charCodeAt(0).toString(16).padStart(4, "0")}}`;
 }
 
-// What JSON.stringify leaves raw that a terminal would act on: DEL, C1
-// controls, line and paragraph separators and bidi formatting characters
-// (it escapes C0 controls and lone surrogates itself).
-const JSON_UNSAFE =
-  /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// What JSON.stringify leaves raw of the hidden characters (it escapes C0
+// controls and lone surrogates itself, and a pretty-printed text's line
+// feeds are its own).
+const JSON_UNSAFE = new RegExp(`[${BEYOND_C0}]`, "g");
 
-/** JSON text with the characters a terminal would act on escaped as `\uXXXX`: still the same JSON. */
+/** JSON text with the characters a terminal would act on or hide escaped as `\uXXXX`: still the same JSON. */
 export function terminalSafeJson(json: string): string {
-  return escapedInJson(json, JSON_UNSAFE);
+  return escapedInJson(json);
 }
 
-// What a page's raw JSON escapes: what JSON_UNSAFE escapes, plus the
-// zero-width and invisible formatting characters JSON.stringify leaves raw.
-const PAGE_JSON_UNSAFE =
-  /[\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
-
-/** JSON text with every character a page would hide or reorder escaped as `\uXXXX`: still the same JSON. */
+/** JSON text with every character a page would hide or reorder escaped as `\uXXXX`: the same escape as {@link terminalSafeJson}. */
 export function visibleJson(json: string): string {
-  return escapedInJson(json, PAGE_JSON_UNSAFE);
+  return escapedInJson(json);
 }
 
-/** `json` with each character `unsafe` matches written as a `\uXXXX` escape. */
-function escapedInJson(json: string, unsafe: RegExp): string {
+/** `json` with each hidden character written as a `\uXXXX` escape. */
+function escapedInJson(json: string): string {
   return json.replace(
-    unsafe,
+    JSON_UNSAFE,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }

@@ -27,6 +27,16 @@ export interface SummaryOptions {
   ledgerHead?: string | null;
   /** The `--data-dir`/`--db` flags (with a leading space) every command it prints carries. */
   dataFlags?: string;
+  /** The latest `trace external-cleanup` of the run, for a summary written after it. */
+  laterCleanup?: LaterCleanup | null;
+}
+
+/** What a later `trace external-cleanup` of the run found. */
+export interface LaterCleanup {
+  cleanup_id: string;
+  finished_at: string;
+  cleanup_complete: boolean;
+  problems: string[];
 }
 
 const STATUS_LABEL: Record<FamilyStatus, string> = {
@@ -93,7 +103,7 @@ export function renderSummaryMarkdown(
     "",
     "#### Cleanup",
     "",
-    ...cleanupLines(report, options.dataFlags ?? ""),
+    ...cleanupLines(report, options),
   );
   lines.push(...nextLines(options));
   if (options.ledgerHead !== undefined) {
@@ -136,7 +146,7 @@ function nextLines(options: SummaryOptions): string[] {
   return ["", "#### Run again", "", "```sh", options.rerunCommand, "```"];
 }
 
-function cleanupLines(report: RunReport, dataFlags: string): string[] {
+function cleanupLines(report: RunReport, options: SummaryOptions): string[] {
   const c = report.cleanup;
   if (c.cleanup_complete) {
     return ["Complete: every store of both namespaces reads 0."];
@@ -149,8 +159,21 @@ function cleanupLines(report: RunReport, dataFlags: string): string[] {
       `**Incomplete**: ${what}. A reference system lives in memory: nothing is left behind once the run ends.`,
     ];
   }
+  const later = options.laterCleanup;
+  if (later?.cleanup_complete) {
+    return [
+      `Incomplete when the run ended: ${what}. **Cleaned later**: cleanup \`${later.cleanup_id}\` (${later.finished_at}) deleted every id this run issued and both namespaces read 0; nothing synthetic is left.`,
+    ];
+  }
+  const retried = later
+    ? ` A later cleanup (\`${later.cleanup_id}\`, ${later.finished_at}) was still incomplete: ${
+      markdownEscape(later.problems.join("; ") || "synthetic records remain")
+    }.`
+    : "";
   return [
-    `**Incomplete**: ${what}. Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}${dataFlags}\`.`,
+    `**Incomplete**: ${what}.${retried} Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}${
+      options.dataFlags ?? ""
+    }\`.`,
   ];
 }
 

@@ -17,11 +17,15 @@ import type {
   RunComparison,
 } from "../../lib/ledger/compare.ts";
 import { UsageError } from "../../lib/errors.ts";
+import { listRuns } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
+import type { TraceDb } from "../../lib/db.ts";
+import type { Verdict } from "../../lib/runner/report.ts";
 import { compareStoredRuns, regressionsOf } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { ProblemList } from "../ui/components/cleanup_panel.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
+import { STACK_TABLE, stackLabel } from "../ui/components/data_table.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
@@ -34,9 +38,10 @@ import {
   RefusalNotice,
   refusalStatus,
 } from "../ui/form_refusal.tsx";
-import type { PageSpec, PageView } from "../ui/page.ts";
+import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { storeShort } from "../ui/run_words.ts";
+import { formatUtc } from "../ui/format.ts";
 
 /** A comparison the saved regressions suggest: a source run and its latest replay. */
 export interface SuggestedComparison {
@@ -45,12 +50,22 @@ export interface SuggestedComparison {
   b: string;
 }
 
+/** A completed external run the form offers to compare. */
+export interface ComparableRun {
+  run_id: string;
+  target_id: string;
+  verdict: Verdict;
+  started_at: string;
+}
+
 /** The data of `/compare`. */
 export interface ComparePageData {
   schema: "trace.ui.compare/1";
   /** `null` until both runs are given. */
   comparison: RunComparison | null;
   suggestions: SuggestedComparison[];
+  /** Until both runs are compared: the newest completed external runs, to pick from (at most {@link PICKABLE_RUNS}). */
+  runs: ComparableRun[];
   query: { a: string | null; b: string | null };
   /**
    * Why the runs asked for were not compared: on the page only (its JSON
@@ -67,12 +82,15 @@ export function comparePage(source: RunSource): PageSpec<ComparePageData> {
       data.comparison
         ? `Compare ${data.comparison.a.run_id} with ${data.comparison.b.run_id}`
         : "Compare runs",
-    query: ["a", "b"],
+    // The loader checks its query itself, to show a refusal on the page.
     load: (c) => loadCompare(source, c),
     render: (data, view) => <CompareBody data={data} view={view} />,
     status: (data) => refusalStatus(data.refused),
   };
 }
+
+/** The query parameters the page reads: run A and run B. */
+const RUN_PARAMS = ["a", "b"] as const;
 
 async function loadCompare(
   source: RunSource,
@@ -80,8 +98,36 @@ async function loadCompare(
 ): Promise<ComparePageData> {
   const a = c.req.query("a") || null;
   const b = c.req.query("b") || null;
-  let comparison: RunComparison | null = null;
-  let refused: FormRefusal | undefined;
+  const { comparison, refused } = await comparisonOf(source.db, c, a, b);
+  const choosing = !comparison && await hasLedger(source.db);
+  return {
+    schema: "trace.ui.compare/1",
+    comparison,
+    suggestions: choosing ? await suggestedComparisons(source.db) : [],
+    runs: choosing ? await comparableRuns(source.db) : [],
+    query: { a, b },
+    ...(refused ? { refused } : {}),
+  };
+}
+
+/**
+ * The comparison the query asks for (`null` without runs), or, for a
+ * browser, why it was refused; the JSON twin gets the error thrown.
+ */
+async function comparisonOf(
+  db: TraceDb,
+  c: Context<UiEnv>,
+  a: string | null,
+  b: string | null,
+): Promise<{ comparison: RunComparison | null; refused?: FormRefusal }> {
+  try {
+    refuseOtherQuery(c, "/compare", RUN_PARAMS);
+  } catch (error) {
+    // An unknown parameter names no field; a run given twice names its own.
+    const params = new URL(c.req.url).searchParams;
+    const twice = () => RUN_PARAMS.filter((k) => params.getAll(k).length > 1);
+    return { comparison: null, refused: formRefusal(c, error, twice) };
+  }
   try {
     if ((a === null) !== (b === null)) {
       // One run alone would be dropped without a word: say what is missing.
@@ -91,28 +137,40 @@ async function loadCompare(
         } was given`,
       );
     }
-    comparison = a && b ? await compareStoredRuns(source.db, a, b) : null;
+    return { comparison: a && b ? await compareStoredRuns(db, a, b) : null };
   } catch (error) {
-    refused = formRefusal(c, error, (message) => refusedRuns(message, a, b));
+    const refused = formRefusal(c, error, (m) => refusedRuns(m, a, b));
+    return { comparison: null, refused };
   }
-  const suggestions = !comparison && await hasLedger(source.db)
-    ? (await regressionsOf(source.db)).flatMap((r) =>
-      r.last_run_id
-        ? [{
-          regression_id: r.regression_id,
-          a: r.source_run_id,
-          b: r.last_run_id,
-        }]
-        : []
-    )
-    : [];
-  return {
-    schema: "trace.ui.compare/1",
-    comparison,
-    suggestions,
-    query: { a, b },
-    ...(refused ? { refused } : {}),
-  };
+}
+
+/** Each replayed regression's source run and latest replay. */
+async function suggestedComparisons(
+  db: TraceDb,
+): Promise<SuggestedComparison[]> {
+  return (await regressionsOf(db)).flatMap((r) =>
+    r.last_run_id
+      ? [{
+        regression_id: r.regression_id,
+        a: r.source_run_id,
+        b: r.last_run_id,
+      }]
+      : []
+  );
+}
+
+/** How many of the newest external runs the form offers. */
+const PICKABLE_RUNS = 50;
+
+/** The newest completed external runs, newest first, for the form to offer. */
+async function comparableRuns(db: TraceDb): Promise<ComparableRun[]> {
+  const stored = await listRuns(db, "external", { limit: PICKABLE_RUNS });
+  return stored.map(({ report }) => ({
+    run_id: report.run_id,
+    target_id: report.target.id,
+    verdict: report.verdict,
+    started_at: report.started_at,
+  }));
 }
 
 /** The runs a refusal is about: the one missing, else those its message names (both when neither). */
@@ -151,7 +209,7 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
   { data, view },
 ) => {
   const c = data.comparison;
-  if (!c) return <ChooseRuns data={data} />;
+  if (!c) return <ChooseRuns data={data} view={view} />;
   return (
     <>
       <PageHead
@@ -274,7 +332,7 @@ const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
         />
       </h3>
       <div class="table-wrap">
-        <table>
+        <table class={STACK_TABLE}>
           <caption class="sr-only">
             {`Records left after the cleanup of ${runId}`}
           </caption>
@@ -293,7 +351,10 @@ const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
                 {STORES.map((s) => {
                   const n = side.remaining[role]?.[s];
                   return (
-                    <td class={n ? "num is-left" : "num"}>
+                    <td
+                      class={n ? "num is-left" : "num"}
+                      {...stackLabel(storeShort(s))}
+                    >
                       {n === undefined || n === null ? "?" : String(n)}
                     </td>
                   );
@@ -319,7 +380,12 @@ const RUN_FIELDS = [
   ["b", "compare-b", "Run B (after)"],
 ] as const;
 
-const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
+/** The id of the list of runs the form's fields offer. */
+const RUN_LIST = "compare-runs";
+
+const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
+  { data, view },
+) => (
   <>
     <div class="page-head">
       <div class="title-row">
@@ -327,7 +393,8 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
       </div>
       <p class="meta">
         Two completed external runs of one target under one contract: typically
-        a failing run and its replay.
+        a failing run and its replay. Pick run A (before) and run B (after), or
+        start from one of your regressions below.
       </p>
     </div>
     {data.refused
@@ -356,6 +423,7 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
             autocomplete="off"
             spellcheck={false}
             required
+            list={data.runs.length > 0 ? RUN_LIST : undefined}
             {...invalidField(data.refused, name, COMPARE_NOTICE)}
           />
         </div>
@@ -363,6 +431,19 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
       <div class="filters__actions">
         <button type="submit" class="button--primary">Compare</button>
       </div>
+      {data.runs.length > 0
+        ? (
+          <datalist id={RUN_LIST}>
+            {data.runs.map((run) => (
+              <option value={run.run_id}>
+                {`${run.target_id} · ${run.verdict} · ${
+                  formatUtc(run.started_at)
+                }`}
+              </option>
+            ))}
+          </datalist>
+        )
+        : null}
     </form>
     <Section id="suggested" title="From your regressions">
       {data.suggestions.length === 0
@@ -388,5 +469,65 @@ const ChooseRuns: FC<{ data: ComparePageData }> = ({ data }) => (
           </ul>
         )}
     </Section>
+    <RecentRuns runs={data.runs} view={view} />
   </>
+);
+
+/** How many of the offered runs are listed on the page (the form offers them all). */
+const LISTED_RUNS = 10;
+
+/**
+ * The runs the form offers, newest first, each target's runs with a link
+ * comparing a run with the one of its target before it: what a person
+ * usually wants, one click away.
+ */
+const RecentRuns: FC<{ runs: readonly ComparableRun[]; view: PageView }> = (
+  { runs, view },
+) => (
+  <Section
+    id="recent"
+    title="Recent external runs"
+    intro="Completed runs of registered or configured targets, newest first; a run compares with the run of its target before it."
+  >
+    {runs.length === 0
+      ? (
+        <EmptyState
+          title="No completed external run to compare yet"
+          command="trace external-run --target my-staging"
+        >
+          A comparison needs two completed runs of one target under one contract
+          (reference runs are not compared): run the deletion contract against a
+          staging target twice, or replay a saved regression.
+        </EmptyState>
+      )
+      : (
+        <ul class="suggestions">
+          {runs.slice(0, LISTED_RUNS).map((run, i) => {
+            const before = runs.slice(i + 1).find((r) =>
+              r.target_id === run.target_id
+            );
+            return (
+              <li>
+                <StatusBadge status={run.verdict} />{" "}
+                <a class="mono" href={runHref(run.run_id)}>{run.run_id}</a>
+                {" on "}
+                <code>{run.target_id}</code>
+                {", "}
+                <Time iso={run.started_at} now={view.now} />
+                {before
+                  ? (
+                    <>
+                      {" · "}
+                      <a href={compareHref(before.run_id, run.run_id)}>
+                        compare with the run before
+                      </a>
+                    </>
+                  )
+                  : null}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+  </Section>
 );

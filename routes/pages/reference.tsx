@@ -221,7 +221,12 @@ const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (
               records each run here.
             </EmptyState>
           )
-          : <Matrix data={data} view={view} />}
+          : (
+            <>
+              <Matrix data={data} view={view} />
+              <CellLegend />
+            </>
+          )}
         {d.missing.length > 0 && recorded > 0
           ? (
             <p class="meta">
@@ -242,7 +247,7 @@ const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (
 };
 
 const MATRIX_INTRO =
-  "The latest run of each system. Store and marker cells give the time after the deletion was acknowledged from which the family stayed clear (0.00 s: at once; later: a transient residual); LEFT: still there at the final sample.";
+  "The latest run of each system. Store and marker cells give the time after the deletion was acknowledged from which the family stayed clear (0.00 s: at once; later: a transient residual); the legend under the table says what every other cell means.";
 
 const CELL_WORD: Record<FamilyCell["status"], string> = {
   erased: "erased",
@@ -264,6 +269,54 @@ const FAMILY_LABEL: Record<typeof FAMILIES[number], string> = {
   control: "control",
   cleanup: "cleanup",
 };
+
+/** What each kind of cell means, for the legend under the matrix (every status has one). */
+const CELL_MEANING: Record<FamilyCell["status"], string> = {
+  erased:
+    "the store held none of the deleted documents (the marker was gone) from this many seconds after the acknowledgement to the final sample; 0.00 s: at once",
+  transient:
+    "a transient residual: still there in an early sample, clear from this time through the final sample, so it does not fail the run",
+  residual:
+    "still there at the final sample: the deletion did not hold within the window",
+  intact:
+    "the control documents, which were not deleted, stayed present and retrievable in every sample",
+  lost:
+    "a control document went missing: the deletion reached records it should have left alone",
+  complete: "cleanup left no synthetic record in either namespace",
+  incomplete: "cleanup left synthetic records behind",
+  interrupted:
+    "cut short: the run was interrupted before its final sample, so nothing was decided for this column",
+  unknown:
+    "no reading: the sample that would decide it got no answer (a request failed or the adapter did not report it)",
+};
+
+/** A sample cell of each status, as the legend shows it. */
+const LEGEND_CELLS: readonly FamilyCell[] = [
+  { status: "erased", time_to_erasure_seconds: 0 },
+  { status: "transient", time_to_erasure_seconds: 1.5 },
+  { status: "residual", time_to_erasure_seconds: null },
+  { status: "intact", time_to_erasure_seconds: null },
+  { status: "lost", time_to_erasure_seconds: null },
+  { status: "complete", time_to_erasure_seconds: null },
+  { status: "incomplete", time_to_erasure_seconds: null },
+  { status: "interrupted", time_to_erasure_seconds: null },
+  { status: "unknown", time_to_erasure_seconds: null },
+];
+
+/** What the matrix's cells say: every word and time it can show, with its meaning. */
+const CellLegend: FC = () => (
+  <div class="cell-legend" id="reference-matrix-legend">
+    <h3>What the cells say</h3>
+    <dl>
+      {LEGEND_CELLS.map((cell) => (
+        <div>
+          <dt class={cellClass(cell)}>{cellText(cell)}</dt>
+          <dd>{CELL_MEANING[cell.status]}</dd>
+        </div>
+      ))}
+    </dl>
+  </div>
+);
 
 function cellText(cell: FamilyCell): string {
   const time = cell.time_to_erasure_seconds;
@@ -290,7 +343,11 @@ const Matrix: FC<{ data: ReferencePageData; view: PageView }> = (
   { data, view },
 ) => (
   <div class="table-wrap">
-    <table id="reference-matrix" class="matrix">
+    <table
+      id="reference-matrix"
+      class="matrix"
+      aria-describedby="reference-matrix-legend"
+    >
       <caption class="sr-only">
         Latest run of each reference system, by assertion family
       </caption>

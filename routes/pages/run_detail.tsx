@@ -142,6 +142,7 @@ export function registerRunDownloads(
           s.command?.includes("replay")
         )?.command ?? null,
         regressionId: d.regression_id,
+        laterCleanup: d.later_cleanup,
       }),
   );
   file(

@@ -310,6 +310,7 @@ const TargetsBody: FC<{ data: TargetsPageData; view: PageView }> = (
         columns={columns}
         rows={data.targets}
         navigable
+        stack
         filter={data.targets.length > 8}
         empty={{
           title: "No registered targets",

@@ -181,16 +181,15 @@ async function loadFinder(
     account_resolve: capabilityOf(c, "account.resolve"),
     runs_read: capabilityOf(c, "runs.read"),
   };
+  // A field the query does not hold cannot be the one to correct (a
+  // selection's application outside the scope names application_id too).
+  const fieldsAtFault = (message: string) =>
+    namedFields(message, FIELD_NAMES).filter((name) => params.has(name));
   let request: FinderRequest;
   try {
     request = parseFinderParams(params, c.get("principal").scope);
   } catch (error) {
-    const refused = formRefusal(
-      c,
-      error,
-      (message) => namedFields(message, FIELD_NAMES),
-    );
-    return { refused, controls };
+    return { refused: formRefusal(c, error, fieldsAtFault), controls };
   }
   const echo = {
     q: request.q ?? null,
@@ -208,11 +207,17 @@ async function loadFinder(
     controls,
   };
   if (!(await obsProvisioned(db))) return { ...empty, provisioned: false };
-  const page = await findTraceRoots(db, {
-    filter: request.filter,
-    ...(request.q === undefined ? {} : { q: request.q }),
-    ...(request.cursor === undefined ? {} : { cursor: request.cursor }),
-  });
+  let page: FindPage;
+  try {
+    page = await findTraceRoots(db, {
+      filter: request.filter,
+      ...(request.q === undefined ? {} : { q: request.q }),
+      ...(request.cursor === undefined ? {} : { cursor: request.cursor }),
+    });
+  } catch (error) {
+    // The read itself refuses a cursor of other filters or of another index.
+    return { refused: formRefusal(c, error, fieldsAtFault), controls };
+  }
   const fields = page.q_matches?.map((m) => m.field) ?? [];
   const tenant = tenantOf(request.filter);
   const thread = threadOf(request, page);
@@ -402,6 +407,16 @@ const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
           "",
         )}
       />
+      {params.has("cursor")
+        ? (
+          <p>
+            The form starts from the first page:{" "}
+            <a href={hrefOf(FIND_PATH, withParams(params, { cursor: null }))}>
+              search these filters from the first page
+            </a>.
+          </p>
+        )
+        : null}
       <AccountResolveForm
         capability={data.controls.account_resolve}
         csrf={view.csrf ?? null}

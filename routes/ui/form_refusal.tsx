@@ -15,6 +15,7 @@
 import type { Context, Hono } from "hono";
 import type { FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ScopeError } from "../../lib/auth/mod.ts";
 import { type ErrorCode, errorMessage, TraceError } from "../../lib/errors.ts";
 import { STATUS_BY_CODE } from "../_errors.ts";
 import { noteRefusal } from "../_request_log.ts";
@@ -24,7 +25,7 @@ import { definePage, type PageDeps, type PageSpec } from "./page.ts";
 
 /** A refused query as its page shows it. */
 export interface FormRefusal {
-  /** The error's stable code (`config_invalid`, `usage`, `refused`, `not_found`). */
+  /** The error's stable code (`config_invalid`, `usage`, `refused`, `not_found`, `forbidden` for a tenant outside the account's scope). */
   code: string;
   /** The error's message, as the JSON answer carries it. */
   message: string;
@@ -52,20 +53,15 @@ const FORM_CODES: ReadonlySet<ErrorCode> = new Set([
 /**
  * `error` as the page's refusal, when a browser asked for the page and the
  * error is the client's input (a bad value, a missing one, an unknown
- * record); otherwise `error` is thrown again, to be answered as before.
- * `fields` names the form fields at fault.
+ * record, a tenant outside the account's scope); otherwise `error` is thrown
+ * again, to be answered as before. `fields` names the form fields at fault.
  */
 export function formRefusal(
   c: Context<UiEnv>,
   error: unknown,
   fields: (message: string) => string[],
 ): FormRefusal {
-  if (
-    !(error instanceof TraceError) || !FORM_CODES.has(error.code) ||
-    !wantsHtml(c)
-  ) {
-    throw error;
-  }
+  if (!isFormInput(error) || !wantsHtml(c)) throw error;
   const message = errorMessage(error);
   noteRefusal(c.req.raw, error.code);
   return {
@@ -74,6 +70,16 @@ export function formRefusal(
     fields: fields(message),
     status: STATUS_BY_CODE[error.code],
   };
+}
+
+/**
+ * Whether `error` refuses what the form's fields hold: a code a field can
+ * earn, or a tenant typed outside the account's scope (403; the account's
+ * other refusals come from the access rules before a page loads).
+ */
+function isFormInput(error: unknown): error is TraceError {
+  return error instanceof ScopeError ||
+    (error instanceof TraceError && FORM_CODES.has(error.code));
 }
 
 /**

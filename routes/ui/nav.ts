@@ -1,6 +1,6 @@
 /**
  * The site navigation, in one place: Overview, Runs, Targets, Regressions,
- * Reference, Traces, Health. The header shows only the entries the signed-in
+ * Compare, Reference, Traces, Health. The header shows only the entries the signed-in
  * operator may open (a tenant-bound account sees its trace pages), so it
  * never links to a page that would refuse them.
  *
@@ -33,6 +33,12 @@ export const NAV_ITEMS: readonly NavItem[] = [
     label: "Regressions",
     href: "/regressions",
     prefix: "/regressions",
+    action: "runs.read",
+  },
+  {
+    label: "Compare",
+    href: "/compare",
+    prefix: "/compare",
     action: "runs.read",
   },
   {

@@ -122,7 +122,12 @@ export function definePage<T>(
 
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
-function refuseOtherQuery(
+/**
+ * Refuses a query parameter outside `known`, or one of them given twice
+ * (what {@link PageSpec.query} applies before a page loads; a page that
+ * shows the refusal on itself calls it from its loader).
+ */
+export function refuseOtherQuery(
   c: Context<UiEnv>,
   path: string,
   known: readonly string[],

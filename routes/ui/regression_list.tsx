@@ -108,6 +108,7 @@ export function RegressionTable(props: RegressionTableProps): Child {
     columns,
     rows: props.regressions,
     navigable: true,
+    stack: true,
     empty: props.empty,
   });
 }

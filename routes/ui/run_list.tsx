@@ -138,5 +138,6 @@ export const RunTable: FC<{
     columns: runColumns(now, target === false ? { target: false } : {}),
     rows: runs,
     navigable: true,
+    stack: true,
     empty,
   });

@@ -10,6 +10,7 @@
 
 import type { TraceDb } from "../../lib/db.ts";
 import { NotFoundError } from "../../lib/errors.ts";
+import { cleanupsOf } from "../../lib/ledger/cleanups.ts";
 import { readRegression, replayOfRun } from "../../lib/ledger/regressions.ts";
 import { readRun, validateRunId } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
@@ -179,7 +180,12 @@ async function locate(source: RunSource, runId: string): Promise<RunView> {
     : null;
   if (!report) throw notFound();
   const replay = await replayOfRun(source.db, runId);
-  return reportView(report, { regressionId: replay?.regression_id ?? null });
+  // A later external-cleanup is in the ledger too: the page and its summary say it.
+  const cleanups = await cleanupsOf(source.db, runId, report.target.id);
+  return reportView(report, {
+    regressionId: replay?.regression_id ?? null,
+    cleanup: cleanups.at(-1) ?? null,
+  });
 }
 
 function base(view: RunView): Omit<

@@ -28,6 +28,25 @@ async function onFirstScreen(page: Page, selector: string): Promise<boolean> {
   return box !== null && box.y >= 0 && box.y + box.height <= height;
 }
 
+/**
+ * The elements of the page's main content that scroll sideways inside
+ * themselves (text blocks such as commands and raw JSON aside, which keep
+ * their lines): on a phone a run page's tables stack and its chart scales,
+ * so there should be none.
+ */
+async function sidewaysScrollers(page: Page): Promise<string[]> {
+  return await page.evaluate(() =>
+    [...document.querySelectorAll("main *")].filter((element) => {
+      if (element.closest("pre")) return false;
+      const overflow = getComputedStyle(element).overflowX;
+      return (overflow === "auto" || overflow === "scroll") &&
+        element.scrollWidth > element.clientWidth + 1;
+    }).map((element) =>
+      `${element.tagName.toLowerCase()}.${element.className} (${element.scrollWidth} > ${element.clientWidth})`
+    )
+  );
+}
+
 browserTest(
   "overview → a FAIL from the demo app: timeline drawn, a finding highlights its samples, cleanup says what is left",
   async (kit) => {
@@ -107,6 +126,24 @@ browserTest(
         await onFirstScreen(phone.page, "#finding-1 .finding__head"),
         "the first finding starts on a phone's first screen",
       );
+      // Nothing to scroll sideways: the tables stack, the timeline scales.
+      assert.deepEqual(await sidewaysScrollers(phone.page), []);
+      const timeline = await phone.page.locator("#timeline .chart__plot svg")
+        .boundingBox();
+      assert.ok(
+        timeline && timeline.width <= VIEWPORTS.mobile.width,
+        `the timeline fits (${timeline?.width} px)`,
+      );
+      const head = await phone.page.locator("#samples-table thead")
+        .boundingBox();
+      assert.ok(
+        head && head.height <= 1,
+        "the samples' header row gives way to labelled cells",
+      );
+      const label = await phone.page.locator(
+        '#samples-table tbody tr[data-sample] td[data-label="source"]',
+      ).first().evaluate((cell) => getComputedStyle(cell, "::before").content);
+      assert.match(label, /source/, "each cell names its column");
       await checkLayout(phone.page, "run-fail-mobile");
     });
   },
@@ -324,6 +361,7 @@ browserTest(
         target: "/targets/demo-staging",
         regressions: "/regressions",
         "compare-empty": "/compare",
+        compare: `/compare?a=${ids!.fail}&b=${ids!.pass}`,
       };
       for (const [name, path] of Object.entries(pages)) {
         for (
@@ -334,6 +372,9 @@ browserTest(
         ) {
           const response = await opened.page.goto(`${server.origin}${path}`);
           assert.equal(response?.status(), 200, path);
+          if (size === "mobile") {
+            assert.deepEqual(await sidewaysScrollers(opened.page), [], path);
+          }
           await checkLayout(opened.page, `page-${name}-${size}`);
         }
       }

@@ -18,6 +18,7 @@ import {
   type UnregisteredTarget,
 } from "../run_words.ts";
 import { StatusBadge } from "./badge.tsx";
+import { STACK_TABLE, stackLabel } from "./data_table.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { Command } from "./command.tsx";
 
@@ -45,7 +46,7 @@ export const CleanupPanel: FC<
           : leftSentence(report)}
       </p>
       <div class="table-wrap">
-        <table id="cleanup-table">
+        <table id="cleanup-table" class={STACK_TABLE}>
           <caption class="sr-only">
             What each namespace still held after cleanup
           </caption>
@@ -76,19 +77,22 @@ export const CleanupPanel: FC<
                   {STORES.map((store) => {
                     const n = left?.[store];
                     return (
-                      <td class={n ? "num is-left" : "num"}>
+                      <td
+                        class={n ? "num is-left" : "num"}
+                        {...stackLabel(`${storeShort(store)} left`)}
+                      >
                         {n === undefined || n === null ? "?" : String(n)}
                       </td>
                     );
                   })}
-                  <td>
+                  <td {...stackLabel("Marker")}>
                     {seen === null
                       ? "unknown"
                       : seen
                       ? "STILL RETRIEVABLE"
                       : "gone"}
                   </td>
-                  <td>{deletionCell(dels)}</td>
+                  <td {...stackLabel("Deletion")}>{deletionCell(dels)}</td>
                 </tr>
               );
             })}
@@ -195,7 +199,7 @@ export const IssuedPanel: FC<
           } it issued may remain.`}
       </p>
       <div class="table-wrap">
-        <table>
+        <table class={STACK_TABLE}>
           <caption class="sr-only">Synthetic ids issued per namespace</caption>
           <thead>
             <tr>
@@ -214,8 +218,10 @@ export const IssuedPanel: FC<
                     label={`${role} namespace`}
                   />
                 </th>
-                <td class="num">{checkpoint.issued[role].length}</td>
-                <td>
+                <td class="num" {...stackLabel("Ids issued")}>
+                  {checkpoint.issued[role].length}
+                </td>
+                <td {...stackLabel("Ids")}>
                   <details>
                     <summary>show</summary>
                     <code class="id-list">

@@ -1,7 +1,8 @@
 /**
  * A data table that scrolls inside itself on a narrow screen (never the
- * page), with numeric columns right-aligned, an optional filter box (shown
- * by the browser script) and rows reachable with `j` / `k`.
+ * page), or with `stack` turns each row into a block of labelled cells that
+ * wrap ({@link stackLabel}), with numeric columns right-aligned, an optional
+ * filter box (shown by the browser script) and rows reachable with `j` / `k`.
  *
  * @module
  */
@@ -36,6 +37,20 @@ export interface DataTableProps<T> {
   navigable?: boolean;
   /** Keep a table of few columns from stretching across a wide page. */
   narrow?: boolean;
+  /** On a phone, show each row as a block of cells labelled with their column, wrapping instead of scrolling. */
+  stack?: boolean;
+}
+
+/** The class of a table whose rows stack on a phone (`ui/style.css`). */
+export const STACK_TABLE = "table--stack";
+
+/**
+ * The attribute a cell of a stacking table carries: its column's header,
+ * which the stylesheet writes before the value once the header row is
+ * hidden on a narrow screen.
+ */
+export function stackLabel(header: string): { "data-label": string } {
+  return { "data-label": header };
 }
 
 /** Renders rows as a table, or the empty state when there are none. */
@@ -54,7 +69,7 @@ export function DataTable<T>(props: DataTableProps<T>): Child {
       <div
         class={props.narrow ? "table-wrap table-wrap--narrow" : "table-wrap"}
       >
-        <table id={id}>
+        <table id={id} class={props.stack ? STACK_TABLE : undefined}>
           <caption class={props.captionHidden ? "sr-only" : undefined}>
             {props.caption}
           </caption>
@@ -71,7 +86,7 @@ export function DataTable<T>(props: DataTableProps<T>): Child {
             {rows.map((row) => (
               <tr data-nav-item={props.navigable ? "" : undefined}>
                 {columns.map((column) =>
-                  cell(column, row)
+                  cell(column, row, props.stack === true)
                 )}
               </tr>
             ))}
@@ -82,11 +97,16 @@ export function DataTable<T>(props: DataTableProps<T>): Child {
   );
 }
 
-function cell<T>(column: Column<T>, row: T): Child {
+function cell<T>(column: Column<T>, row: T, stack: boolean): Child {
   const className = column.numeric ? "num" : undefined;
+  // A row header needs no label: it leads its block.
   return column.rowHeader
     ? <th scope="row" class={className}>{column.cell(row)}</th>
-    : <td class={className}>{column.cell(row)}</td>;
+    : (
+      <td class={className} {...(stack ? stackLabel(column.header) : {})}>
+        {column.cell(row)}
+      </td>
+    );
 }
 
 function FilterBox({ table }: { table: string }): Child {

@@ -92,8 +92,8 @@ const KEPT = [
 export const FinderForm: FC<
   { params: URLSearchParams; refusal?: FormRefusal | null }
 > = ({ params, refusal = null }) => {
-  const status = params.get("status") ?? "";
-  const store = params.get("store") ?? "";
+  const status = params.getAll("status").join(",");
+  const store = params.getAll("store").join(",");
   const invalid = (name: string) => invalidField(refusal, name, FINDER_NOTICE);
   return (
     <form
@@ -180,6 +180,7 @@ export const FinderForm: FC<
               {EVENT_STATUSES.map((s) => (
                 <option value={s} selected={status === s}>{s}</option>
               ))}
+              <TypedOption value={status} listed={EVENT_STATUSES} />
             </select>
           </div>
           <div class="field">
@@ -193,6 +194,7 @@ export const FinderForm: FC<
               {STORES.map((s) => (
                 <option value={s} selected={store === s}>{s}</option>
               ))}
+              <TypedOption value={store} listed={STORES} />
             </select>
           </div>
           <Field
@@ -219,6 +221,18 @@ export const FinderForm: FC<
     </form>
   );
 };
+
+/**
+ * The value in the query that no option of a select names, as its own
+ * selected option: a refused value or a list (`ok,error`) shows as typed
+ * and is sent again as typed, never as "any".
+ */
+const TypedOption: FC<{ value: string; listed: readonly string[] }> = (
+  { value, listed },
+) =>
+  value === "" || listed.includes(value)
+    ? null
+    : <option value={value} selected>{value}</option>;
 
 /** Hidden fields keeping what the form does not show (a loop: precompiled JSX would print a `key`). */
 function hiddenFields(params: URLSearchParams): Child[] {

@@ -13,6 +13,7 @@ import type { FC } from "hono/jsx";
 import type { RunPhaseSpan, RunRequest, RunRequests } from "../run_requests.ts";
 import { formatDuration } from "../format.ts";
 import { StatusBadge } from "./badge.tsx";
+import { STACK_TABLE, stackLabel } from "./data_table.tsx";
 
 /** Requests drawn per phase; the rest are counted. */
 export const MAX_ROWS_PER_PHASE = 300;
@@ -66,7 +67,7 @@ const PhaseGroup: FC<{ phase: RunPhaseSpan; span: number }> = (
         ? <p class="meta">No requests in this phase.</p>
         : (
           <div class="table-wrap">
-            <table class="waterfall-table">
+            <table class={`waterfall-table ${STACK_TABLE}`}>
               <caption class="sr-only">
                 {`Requests of the ${phase.name} phase`}
               </caption>
@@ -117,8 +118,12 @@ const RequestRow: FC<
       <code>{`/${request.op}`}</code>
     </td>
     <td>{request.namespace ?? ""}</td>
-    <td class="num">{formatDuration(request.start_ms)}</td>
-    <td class="num">{formatDuration(request.duration_ms)}</td>
+    <td class="num" {...stackLabel("Start")}>
+      {formatDuration(request.start_ms)}
+    </td>
+    <td class="num" {...stackLabel("Duration")}>
+      {formatDuration(request.duration_ms)}
+    </td>
     <td>
       {request.outcome === "ok"
         ? "ok"

@@ -6,6 +6,9 @@
  * (seen exactly, seen rendered, gone) and one of control flags per sample.
  * Every sample has a column (`data-sample`) that a finding can highlight.
  * The numbers are in the sample table next to it ({@link SampleTable}).
+ * Unlike the other charts the timeline scales to its column by its viewBox,
+ * so a phone sees the whole window at once (its labels leave room for the
+ * larger text the stylesheet draws there).
  *
  * @module
  */
@@ -16,13 +19,16 @@ import type { RunReport, Sample } from "../../../lib/runner/report.ts";
 import { sampleAnchor } from "../links.ts";
 import { storeShort } from "../run_words.ts";
 import { linearScale, niceTicks, tickLabel } from "./_scale.ts";
+import { STACK_TABLE, stackLabel } from "./data_table.tsx";
 
+// Room for the labels at the larger size a phone draws them in (ui/style.css):
+// the chart scales to its column, so its text is sized in the chart's units.
 const WIDTH = 880;
-const PLOT_TOP = 28;
+const PLOT_TOP = 48;
 const PLOT_HEIGHT = 170;
-const ROW = 22;
-const LEFT = 56;
-const BASELINE_COLUMN = 80;
+const ROW = 30;
+const LEFT = 108;
+const BASELINE_COLUMN = 150;
 const RIGHT = 24;
 
 /** Which findings each sample proves: sample index → finding numbers (1-based). */
@@ -59,10 +65,10 @@ export const RunTimeline: FC<{ report: RunReport }> = ({ report }) => {
     [PLOT_TOP + PLOT_HEIGHT, PLOT_TOP],
   );
   const plotBottom = PLOT_TOP + PLOT_HEIGHT;
-  const markerY = plotBottom + 20;
+  const markerY = plotBottom + 24;
   const controlY = markerY + ROW;
   const axisY = controlY + ROW;
-  const height = axisY + 20;
+  const height = axisY + 22;
   const bySample = findingsBySample(report);
   const virtual = report.kind === "reference";
   return (
@@ -81,7 +87,7 @@ export const RunTimeline: FC<{ report: RunReport }> = ({ report }) => {
           aria-labelledby="timeline-caption"
           aria-describedby="samples-table"
         >
-          <text x={LEFT - 8} y={14} text-anchor="end">records</text>
+          <text x={LEFT - 8} y={20} text-anchor="end">records</text>
           {yTicks.map((v) => (
             <>
               <line
@@ -165,13 +171,13 @@ export const RunTimeline: FC<{ report: RunReport }> = ({ report }) => {
             y2={axisY - 8}
           />
           {niceTicks(0, t1, 6).filter((t) => t <= t1).map((t) => (
-            <text x={x(t)} y={axisY + 8} text-anchor="middle">
+            <text x={x(t)} y={axisY + 12} text-anchor="middle">
               {`${tickLabel(t)} s`}
             </text>
           ))}
           <text
             x={LEFT + BASELINE_COLUMN / 2}
-            y={axisY + 8}
+            y={axisY + 12}
             text-anchor="middle"
           >
             before
@@ -461,7 +467,7 @@ export const SampleTable: FC<{ report: RunReport }> = ({ report }) => {
   const baseline = report.baseline;
   return (
     <div class="table-wrap table-wrap--tall">
-      <table id="samples-table">
+      <table id="samples-table" class={STACK_TABLE}>
         <caption class="sr-only">
           Samples: store counts, marker and control per sample
         </caption>
@@ -480,12 +486,16 @@ export const SampleTable: FC<{ report: RunReport }> = ({ report }) => {
         <tbody>
           <tr class="baseline-row">
             <th scope="row" class="num">base</th>
-            <td class="num">before</td>
+            <td class="num" {...stackLabel("At (s)")}>before</td>
             {STORES.map((store) => (
-              <td class="num">{countText(baseline.inventory?.[store])}</td>
+              <td class="num" {...stackLabel(storeShort(store))}>
+                {countText(baseline.inventory?.[store])}
+              </td>
             ))}
-            <td>{markerText(baseline.marker_seen, baseline.marker_form)}</td>
-            <td>
+            <td {...stackLabel("Marker")}>
+              {markerText(baseline.marker_seen, baseline.marker_form)}
+            </td>
+            <td {...stackLabel("Control")}>
               {baseline.control_seen === null
                 ? "unknown"
                 : baseline.control_seen
@@ -496,15 +506,22 @@ export const SampleTable: FC<{ report: RunReport }> = ({ report }) => {
           </tr>
           {report.samples.map((s) => (
             <tr id={sampleAnchor(s.index)} data-sample={String(s.index)}>
-              <th scope="row" class="num">{s.index}</th>
-              <td class="num">{s.started_at_seconds.toFixed(2)}</td>
+              <th scope="row" class="num" {...stackLabel("#")}>{s.index}</th>
+              <td class="num" {...stackLabel("At (s)")}>
+                {s.started_at_seconds.toFixed(2)}
+              </td>
               {STORES.map((store) => (
-                <td class={cellClass(s, store)}>
+                <td
+                  class={cellClass(s, store)}
+                  {...stackLabel(storeShort(store))}
+                >
                   {countText(s.inventory?.[store])}
                 </td>
               ))}
-              <td>{markerText(s.marker_seen, s.marker_form)}</td>
-              <td>{controlText(s)}</td>
+              <td {...stackLabel("Marker")}>
+                {markerText(s.marker_seen, s.marker_form)}
+              </td>
+              <td {...stackLabel("Control")}>{controlText(s)}</td>
               <td>
                 {(bySample.get(s.index) ?? []).map((n) => (
                   <a class="finding-ref" href={`#finding-${n}`}>{`F${n}`}</a>
