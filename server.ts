@@ -151,6 +151,8 @@ export {
   type RunReport,
   type RunState,
   type Sample,
+  type StagingConfig,
+  type StagingTimeouts,
   type TargetRef,
   type Timing,
   type Verdict,
