@@ -24,6 +24,7 @@ import {
 } from "../ledger/erasure_receipts.ts";
 import type { LedgerEntry } from "../ledger/chain.ts";
 import { LEDGER_MIGRATIONS } from "../ledger/schema.ts";
+import { noteCommit } from "../obs/ingest/mod.ts";
 import {
   createSelfStagingAdapter,
   type SelfStagingAdapter,
@@ -184,6 +185,9 @@ async function withReceipt(
   if (applied.reached_file === true) {
     // A failure here only leaves the erasure reported as not in the file yet.
     await settleUnreached(db, entry.seq).catch(() => {});
+  } else if (applied.reached_file === false) {
+    // In a server, its background checkpoints take it from here.
+    noteCommit(db);
   }
   return { result: applied, receipt: await recordedReceipt(db, entry) };
 }

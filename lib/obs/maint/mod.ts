@@ -148,6 +148,7 @@ export {
 export {
   type ErasureFinish,
   erasureReachedFile,
+  erasureTruncation,
   finishErasures,
   lastUnreachedSeq,
   markUnreachedIn,
