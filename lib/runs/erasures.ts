@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { SubjectKind as AuditSubjectKind } from "../auth/mod.ts";
 import { migrate, type TraceDb } from "../db.ts";
 import { RefusedError } from "../errors.ts";
 import { formatHead } from "../ledger/head.ts";
@@ -44,7 +45,9 @@ import {
   erasureRemainder,
   type ErasureResult,
   type ErasureSubject,
+  type ErasureSubjectInput,
   markUnreachedIn,
+  parseErasureSubject,
   planErasure,
   settleUnreached,
   subjectDigest,
@@ -318,3 +321,41 @@ export function selfStagingWithReceipts(
     },
   });
 }
+
+/**
+ * How an erasure's audit entry and receipt name the subject an audit
+ * search gives (`user_id=u-42`) in one application: its keyed digest under
+ * the erasure key `key`, or `null` for a kind no erasure selects by
+ * (`resource_id`) or an id no subject may hold. An erasure of several event
+ * ids names the whole list, so one id of it finds nothing.
+ */
+export function erasureDigestOf(
+  subject: { kind: AuditSubjectKind; value: string },
+  key: Uint8Array,
+): (applicationId: string) => string | null {
+  const selector = ERASURE_SELECTORS[subject.kind];
+  return (applicationId) => {
+    if (selector === null) return null;
+    const input: ErasureSubjectInput = { application_id: applicationId };
+    if (selector === "event_ids") input.event_ids = [subject.value];
+    else input[selector] = subject.value;
+    try {
+      return subjectDigest(parseErasureSubject(input), key);
+    } catch {
+      // Not an id an erasure subject can hold: no erasure named it.
+      return null;
+    }
+  };
+}
+
+/** The erasure selector each kind of audit subject is. */
+const ERASURE_SELECTORS: Record<
+  AuditSubjectKind,
+  "user_id" | "thread_id" | "memory_id" | "event_ids" | null
+> = {
+  user_id: "user_id",
+  thread_id: "thread_id",
+  memory_id: "memory_id",
+  event_id: "event_ids",
+  resource_id: null,
+};

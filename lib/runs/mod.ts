@@ -140,6 +140,7 @@ export {
   type AppliedErasure,
   eraseSubject,
   eraseSubjectNow,
+  erasureDigestOf,
   erasureKeyFor,
   type ErasureKeyForOptions,
   type ErasureVerification,
