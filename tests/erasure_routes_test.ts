@@ -9,6 +9,7 @@ import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { createApp } from "../routes/app.ts";
 import type { ErasureAuditEntry } from "../routes/erasure.ts";
 import {
+  event,
   indexedIds,
   seed,
   TEST_KEY,
@@ -71,12 +72,17 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
       /confirmation does not match/,
     );
 
+    // The user is still active: an event arrives after the dry run. The
+    // apply erases what the dry run counted and says what came after.
+    await seed(db, [event("a4", { user_id: "alice", preview: "late" })]);
     const applied = await applyAsAdmin(app, plan.confirmation);
     assert.equal(applied.status, 200);
     const { result, receipt } = await applied.json();
     assert.equal(result.events, 3);
+    assert.equal(result.later_events, 1);
     assert.equal(receipt.receipt.trigger, "operator");
-    assert.deepEqual(await indexedIds(db), ["b1", "m1", "n1", "n2"]);
+    assert.equal(receipt.receipt.up_to_seq, plan.up_to_seq);
+    assert.deepEqual(await indexedIds(db), ["a4", "b1", "m1", "n1", "n2"]);
 
     // Every request was audited first, by digest, then with how it ended;
     // only the apply that wrote a receipt names it.

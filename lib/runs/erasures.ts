@@ -238,8 +238,12 @@ export interface ErasureVerification {
   /** The subject given now has the receipt's keyed digest. */
   subject_matches: true;
   /**
-   * Nothing matching the subject remains in the receipt's scope, and the
-   * erasure reached the database file (`reached_file` is not false).
+   * Nothing of the subject remains in the receipt's scope, and the erasure
+   * reached the database file (`reached_file` is not false). `remaining`
+   * counts what the erasure covered (up to its `up_to_seq`), and
+   * `remaining.later_events` what was written after it: those count against
+   * `clean` too, except for a propagated erasure, whose subject ends at the
+   * deletion.
    */
   clean: boolean;
   /**
@@ -249,7 +253,7 @@ export interface ErasureVerification {
    * database.
    */
   reached_file: boolean | null;
-  /** What still matches the subject, per table, store and participant. */
+  /** What still matches the subject, per table, store and participant, and what came after the erasure. */
   remaining: ErasureRemainder;
   /** The receipt as chained. */
   receipt: ErasureReceipt;
@@ -288,13 +292,17 @@ export async function verifyErasure(
     upToSeq: receipt.up_to_seq,
   });
   const reached = await erasureReachedFile(db, receiptId);
+  // A reviewed erasure stops where its dry run did, not where the subject
+  // ends: what the user wrote since is still the user's. A propagated one
+  // erases what was written before a deletion, and nothing after is part of it.
+  const later = receipt.trigger === "propagation" ? 0 : remaining.later_events;
   return {
     schema: "trace.erasure-verify/1",
     receipt_id: receiptId,
     seq,
     head: formatHead(head),
     subject_matches: true,
-    clean: remaining.clean && reached !== false,
+    clean: remaining.clean && later === 0 && reached !== false,
     reached_file: reached,
     remaining,
     receipt,

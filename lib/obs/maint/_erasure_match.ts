@@ -61,8 +61,10 @@ export interface MatchedEvent extends ErasedEventKey {
 /** How a selection narrows the subject's events. */
 export interface MatchOptions {
   scope: ErasureScope;
-  /** Only events written up to this `seq` (a propagated deletion erases what came before it). */
+  /** Only events written up to this `seq` (a propagated deletion erases what came before it; a reviewed one what its dry run saw). */
   upToSeq: number | null;
+  /** Only events written after this `seq` (those an erasure bounded by it left in place). */
+  afterSeq?: number | null;
 }
 
 interface Condition {
@@ -121,23 +123,22 @@ export async function matchSubject(
   options: MatchOptions,
 ): Promise<MatchedEvent[]> {
   const { rows, bodies } = conditions(subject);
-  const upTo = options.upToSeq === null ? "" : " AND seq <= ?";
-  const upToArgs = options.upToSeq === null ? [] : [options.upToSeq];
+  const bound = seqBound(options);
   const columns = "seq, application_id, event_id, fingerprint, store";
   const result = await executor.execute({
     sql: `SELECT ${columns} FROM obs_events
-            WHERE application_id = ? AND ${rows.sql}${upTo}
+            WHERE application_id = ? AND ${rows.sql}${bound.sql}
           UNION
           SELECT ${columns} FROM obs_envelopes
-            WHERE application_id = ? AND ${bodies.sql}${upTo}
+            WHERE application_id = ? AND ${bodies.sql}${bound.sql}
           ORDER BY seq`,
     args: [
       subject.application_id,
       ...rows.args,
-      ...upToArgs,
+      ...bound.args,
       subject.application_id,
       ...bodies.args,
-      ...upToArgs,
+      ...bound.args,
     ],
   });
   const bySeq = new Map<number, MatchedEvent>();
@@ -155,6 +156,38 @@ export async function matchSubject(
   const matched = [...bySeq.values()];
   if (options.scope === "all") return matched;
   return await withContent(executor, matched);
+}
+
+/** The `seq` range of a match, as SQL to append to each branch and its arguments. */
+function seqBound(options: MatchOptions): Condition {
+  const sql: string[] = [];
+  const args: InValue[] = [];
+  if (options.upToSeq !== null) {
+    sql.push(" AND seq <= ?");
+    args.push(options.upToSeq);
+  }
+  if (options.afterSeq !== undefined && options.afterSeq !== null) {
+    sql.push(" AND seq > ?");
+    args.push(options.afterSeq);
+  }
+  return { sql: sql.join(""), args };
+}
+
+/**
+ * The highest `seq` the index has given out, by ingest's own rule (the
+ * larger of its `next_seq` record and the highest stored keys): every event
+ * written later gets a larger one, so a dry run that reads it in its
+ * snapshot can tell what it saw from what arrived after.
+ */
+export async function highWaterSeq(executor: ErasureExecutor): Promise<number> {
+  const result = await executor.execute(
+    `SELECT MAX(
+       COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1) - 1,
+       COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0),
+       COALESCE((SELECT MAX(seq) FROM obs_events), 0)
+     ) AS seq`,
+  );
+  return Number(result.rows[0]?.seq ?? 0);
 }
 
 /**
