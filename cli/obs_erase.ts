@@ -57,11 +57,11 @@ SUBJECT is exactly one of --user ID, --anonymous, --thread ID, --memory ID or
 
 Removes the subject's events from every place Trace keeps them: previews,
 resource refs (selection candidates and outcome artifacts), index rows,
-source envelopes, and the records of registered participants. Without
---apply it only counts, per table and per store, and prints the
-confirmation value, which pins what the dry run saw; with --apply
---confirm VALUE it erases exactly that, refusing when one of those events
-changed or went since. Events of the subject written after
+source envelopes, replay drafts drawn from those events, and the records
+of registered participants. Without --apply it only counts, per table and
+per store, and prints the confirmation value, which pins what the dry run
+saw; with --apply --confirm VALUE it erases exactly that, refusing when one
+of those events changed or went since. Events of the subject written after
 the dry run (a user who is still active) are not erased: the answer counts
 them, and another dry run and apply erases them. The deletes run with
 SQLite secure_delete and are followed by an incremental vacuum and a WAL

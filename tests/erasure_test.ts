@@ -407,7 +407,7 @@ Deno.test("registered erasure participants are counted, erased in the transactio
     );
     let fail = true;
     const drafts: ErasureParticipant = {
-      name: "replay_drafts",
+      name: "answer_cache",
       count: async (executor, target) =>
         Number(
           (await executor.execute({
@@ -434,12 +434,18 @@ Deno.test("registered erasure participants are counted, erased in the transactio
     try {
       assert.ok(erasureParticipants().includes(drafts));
       assert.throws(() => registerErasureParticipant(drafts), ConfigError);
+      // Trace adds its own replay drafts to every erasure with a receipt.
+      assert.throws(
+        () => registerErasureParticipant({ ...drafts, name: "replay_drafts" }),
+        (e: unknown) =>
+          e instanceof ConfigError && /Trace's own participant/.test(e.message),
+      );
       const subject = parseErasureSubject({
         application_id: "app",
         user_id: "alice",
       });
       const plan = await planErasure(db, subject, { key });
-      assert.deepEqual(plan.participants, { replay_drafts: 2 });
+      assert.deepEqual(plan.participants, { answer_cache: 2 });
       await assert.rejects(
         applyErasure(db, subject, plan.confirmation, { key }),
         /draft store unavailable/,
@@ -449,7 +455,7 @@ Deno.test("registered erasure participants are counted, erased in the transactio
       const result = await applyErasure(db, subject, plan.confirmation, {
         key,
       });
-      assert.deepEqual(result.participants, { replay_drafts: 2 });
+      assert.deepEqual(result.participants, { answer_cache: 2 });
       const rows = await db.client.execute(
         "SELECT event_id, subject FROM drafts ORDER BY id",
       );

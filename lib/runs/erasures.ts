@@ -1,10 +1,12 @@
 /**
  * Subject erasure as entry points use it: the index's erasure
- * (`lib/obs/maint/`) and its receipt in the ledger's chain, appended inside
- * the erasure's own write transaction so that the deletes and the receipt
- * commit together or not at all. Verifying a receipt reads it through the
- * verified chain, checks that the subject given now is the one it names
- * (same key, same keyed digest), and counts what is left of the subject.
+ * (`lib/obs/maint/`) with Trace's own participants (replay drafts,
+ * `erasure_drafts.ts`) and its receipt in the ledger's chain, appended
+ * inside the erasure's own write transaction so that the deletes and the
+ * receipt commit together or not at all. Verifying a receipt reads it
+ * through the verified chain, checks that the subject given now is the one
+ * it names (same key, same keyed digest), and counts what is left of the
+ * subject.
  *
  * @module
  */
@@ -26,6 +28,7 @@ import {
 import type { LedgerEntry } from "../ledger/chain.ts";
 import { LEDGER_MIGRATIONS } from "../ledger/schema.ts";
 import { noteCommit } from "../obs/ingest/mod.ts";
+import { withOwnParticipants } from "./erasure_drafts.ts";
 import {
   createSelfStagingAdapter,
   type SelfStagingAdapter,
@@ -112,7 +115,10 @@ export async function planSubjectErasure(
   subject: ErasureSubject,
   options: ErasureOptions,
 ): Promise<ErasurePlan> {
-  return await planErasure(db, subject, options);
+  return await planErasure(db, subject, {
+    ...options,
+    participants: withOwnParticipants(options.participants),
+  });
 }
 
 /** Applies a reviewed erasure (refused unless `confirmation` matches) and appends its receipt. */
@@ -155,6 +161,7 @@ async function withReceipt(
   refuseInterrupted(options.signal);
   const applied = await run({
     ...options,
+    participants: withOwnParticipants(options.participants),
     // Events of others whose parent this erasure removes are marked, so
     // health does not ask for the parent to be sent again.
     markParentLinks: true,
@@ -288,6 +295,7 @@ export async function verifyErasure(
   }
   const remaining = await erasureRemainder(db, subject, {
     ...options,
+    participants: withOwnParticipants(options.participants),
     scope,
     upToSeq: receipt.up_to_seq,
   });

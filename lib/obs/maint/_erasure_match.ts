@@ -14,7 +14,7 @@
 import type { InValue } from "@libsql/client";
 import type { StoreName } from "../model.ts";
 import type {
-  ErasedEventKey,
+  ErasedEvent,
   ErasureExecutor,
   ErasureScope,
 } from "./erasure_participants.ts";
@@ -52,8 +52,8 @@ export type ErasureTableCounts = Record<ErasureTable, number> & {
 export const BODY_HOLDS_DIGEST =
   "(CASE WHEN json_valid(body) THEN json_type(body, '$.event.preview.sha256') END) IS NOT NULL";
 
-/** One matched event: its key, the fingerprint of what is stored, and its store. */
-export interface MatchedEvent extends ErasedEventKey {
+/** One matched event: its key and trace, the fingerprint of what is stored, and its store. */
+export interface MatchedEvent extends ErasedEvent {
   fingerprint: string;
   store: StoreName;
 }
@@ -124,12 +124,11 @@ export async function matchSubject(
 ): Promise<MatchedEvent[]> {
   const { rows, bodies } = conditions(subject);
   const bound = seqBound(options);
-  const columns = "seq, application_id, event_id, fingerprint, store";
   const result = await executor.execute({
-    sql: `SELECT ${columns} FROM obs_events
+    sql: `SELECT ${ROW_COLUMNS} FROM obs_events
             WHERE application_id = ? AND ${rows.sql}${bound.sql}
           UNION
-          SELECT ${columns} FROM obs_envelopes
+          SELECT ${BODY_COLUMNS} FROM obs_envelopes
             WHERE application_id = ? AND ${bodies.sql}${bound.sql}
           ORDER BY seq`,
     args: [
@@ -149,6 +148,10 @@ export async function matchSubject(
       seq,
       application_id: String(row.application_id),
       event_id: String(row.event_id),
+      agent_id: textOrNull(row.agent_id),
+      root_trace_id: textOrNull(row.root_trace_id),
+      turn_id: textOrNull(row.turn_id),
+      run_id: textOrNull(row.run_id),
       fingerprint: String(row.fingerprint),
       store: String(row.store) as StoreName,
     });
@@ -156,6 +159,20 @@ export async function matchSubject(
   const matched = [...bySeq.values()];
   if (options.scope === "all") return matched;
   return await withContent(executor, matched);
+}
+
+const KEY_COLUMNS = "seq, application_id, event_id, fingerprint, store";
+const ROW_COLUMNS = `${KEY_COLUMNS}, agent_id, root_trace_id, turn_id, run_id`;
+// An envelope names the same trace in its body: a participant (replay
+// drafts) finds what was drawn from an event whose index row retention removed.
+const BODY_COLUMNS = `${KEY_COLUMNS}, ${
+  ["agent_id", "root_trace_id", "turn_id", "run_id"]
+    .map((field) => `${bodyText(`$.event.${field}`)} AS ${field}`)
+    .join(", ")
+}`;
+
+function textOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
 }
 
 /** The `seq` range of a match, as SQL to append to each branch and its arguments. */

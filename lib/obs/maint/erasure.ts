@@ -253,10 +253,14 @@ function targetOf(
     subject: selection.subject,
     subject_digest: selection.digest,
     scope: selection.scope,
-    events: events.map(({ seq, application_id, event_id }) => ({
-      seq,
-      application_id,
-      event_id,
+    events: events.map((e) => ({
+      seq: e.seq,
+      application_id: e.application_id,
+      event_id: e.event_id,
+      agent_id: e.agent_id,
+      root_trace_id: e.root_trace_id,
+      turn_id: e.turn_id,
+      run_id: e.run_id,
     })),
   };
 }
