@@ -189,6 +189,7 @@ export { COUNTER_NAMES, type CounterName } from "./lib/obs/mod.ts";
 // Trace forgets too: subject erasure, participants, receipts, propagation
 export {
   type ApplyErasureOptions,
+  type ErasedEvent,
   type ErasedEventKey,
   ERASURE_SCOPES,
   ERASURE_TABLES,

@@ -21,10 +21,13 @@ import {
   verifyAudit,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { UsageError } from "../lib/errors.ts";
+import { errorMessage, UsageError } from "../lib/errors.ts";
 import { displaySafe, terminalSafeJson } from "../lib/obs/display.ts";
+import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
+import { erasureDigestOf } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import {
+  type DataContext,
   type DataFlags,
   printJson,
   withDataContext,
@@ -41,7 +44,10 @@ Lists the newest audit entries first: when, operator and role, action,
 outcome, the scope and target ids, and the stated reason. Entries never hold
 content, tokens or emails; user, thread, memory, event and resource ids are
 stored as keyed digests. --subject finds the entries naming one of them
-(KIND is ${SUBJECT_KINDS.join(", ")}), e.g. --subject event_id=evt-42.
+(KIND is ${SUBJECT_KINDS.join(", ")}), e.g. --subject event_id=evt-42,
+erasure requests among them: those name their subject by its digest under
+<data-dir>/${ERASURE_KEY_FILE}, which is read (never created) to find them
+(an erasure of several event ids is found by none of them alone).
 The whole trail is verified first, as trace audit verify does: a broken
 trail is refused (exit 2; trace audit verify names the entry). --json prints
 NDJSON: one entry per line, nothing when none match. Control characters and
@@ -101,13 +107,20 @@ export const auditList: Command = async (args, io) => {
   const subject = values.subject === undefined
     ? undefined
     : parseSubject(values.subject);
-  return await withTrail(values, io, async (db) => {
+  return await withTrail(values, io, async (db, { dataDir }) => {
+    const naming = subject ? await erasureNaming(subject, dataDir) : {};
     const entries = await listAudit(db, {
       limit,
       ...(values.operator === undefined ? {} : { operator: values.operator }),
       ...(values.action === undefined ? {} : { action: values.action }),
       ...(subject ? { subject } : {}),
+      ...(naming.digest ? { erasureDigest: naming.digest } : {}),
     });
+    if (naming.problem) {
+      io.err(
+        `warning: erasure requests (action subject.erase) name their subject under ${ERASURE_KEY_FILE}, so none of them is matched: ${naming.problem}\n`,
+      );
+    }
     if (values.json) {
       for (const entry of entries) {
         io.out(
@@ -168,17 +181,37 @@ export const auditHeadCommand: Command = async (args, io) => {
 function withTrail(
   flags: DataFlags & { json?: boolean | undefined },
   io: CliIo,
-  run: (db: TraceDb) => Promise<number>,
+  run: (db: TraceDb, context: DataContext) => Promise<number>,
 ): Promise<number> {
   return withJsonErrors(
     flags,
     io,
     () =>
-      withDataContext(flags, io, READ, async ({ db }) => {
-        await requireAuthSchema(db);
-        return await run(db);
+      withDataContext(flags, io, READ, async (context) => {
+        await requireAuthSchema(context.db);
+        return await run(context.db, context);
       }),
   );
+}
+
+/**
+ * How erasure entries name `subject`, under the data directory's erasure
+ * key (read, never created or changed); without a readable key, why not
+ * (the other entries are still listed, then a warning says so).
+ */
+async function erasureNaming(
+  subject: { kind: SubjectKind; value: string },
+  dataDir: string,
+): Promise<{
+  digest?: (applicationId: string) => string | null;
+  problem?: string;
+}> {
+  try {
+    const key = await erasureKey(dataDir, { create: false });
+    return { digest: erasureDigestOf(subject, key) };
+  } catch (error) {
+    return { problem: errorMessage(error) };
+  }
 }
 
 function parseSubject(value: string): { kind: SubjectKind; value: string } {

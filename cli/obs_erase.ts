@@ -57,10 +57,13 @@ SUBJECT is exactly one of --user ID, --anonymous, --thread ID, --memory ID or
 
 Removes the subject's events from every place Trace keeps them: previews,
 resource refs (selection candidates and outcome artifacts), index rows,
-source envelopes, and the records of registered participants. Without
---apply it only counts, per table and per store, and prints the
-confirmation value; with --apply --confirm VALUE it erases, refusing when
-the subject's events changed since that dry run. The deletes run with
+source envelopes, replay drafts drawn from those events, and the records
+of registered participants. Without --apply it only counts, per table and
+per store, and prints the confirmation value, which pins what the dry run
+saw; with --apply --confirm VALUE it erases exactly that, refusing when one
+of those events changed or went since. Events of the subject written after
+the dry run (a user who is still active) are not erased: the answer counts
+them, and another dry run and apply erases them. The deletes run with
 SQLite secure_delete and are followed by an incremental vacuum and a WAL
 checkpoint, so the text leaves the database file too. A first Ctrl-C before
 the deletes commit calls the erasure off (nothing changes); after they
@@ -73,9 +76,10 @@ ids), the counts removed, the time, and the ledger head after it. The key is
 made by trace obs init or trace serve, never by this command; when it is
 missing while receipts exist, restore it from a backup.
 --verify RECEIPT_ID checks, for the subject given again, that the digest
-matches, that nothing of it remains and that the erasure reached the
-database file (exit 0 clean, 1 when something remains or the checkpoint
-after it never completed). --receipts lists every receipt. --finish
+matches, that nothing the erasure covered remains and that the erasure
+reached the database file (exit 0 clean, 1 when something remains or the
+checkpoint after it never completed); events written after it are counted
+apart. --receipts lists every receipt. --finish
 completes erasures that committed but never reached the file (an
 interrupted checkpoint, or a reader that kept the WAL): it checkpoints and
 truncates the WAL and records that they did (exit 1 while a reader still
@@ -238,7 +242,7 @@ async function verifyCommand(
     },
   );
   if (values.json) printJson(io, verification);
-  else io.out(renderVerification(verification));
+  else io.out(renderVerification(verification, subject));
   return verification.clean ? 0 : 1;
 }
 
@@ -409,6 +413,31 @@ function storageLine(result: ErasureResult): string {
   return `Storage: ${reached}${bytes}`;
 }
 
+/** The command that reviews the subject again, without its ids (the operator has them). */
+function againCommand(subject: ErasureSubject): string {
+  const flag = {
+    user: "--user",
+    anonymous: "--anonymous",
+    thread: "--thread",
+    memory: "--memory",
+    events: "--event-ids",
+  }[subject.kind];
+  const same = subject.kind === "anonymous" ? flag : `the same ${flag}`;
+  return `trace obs erase --application ${subject.application_id} with ${same}`;
+}
+
+/** What an erasure bounded by its dry run left of the subject, and how to erase it. */
+function laterLine(later: number, subject: ErasureSubject): string[] {
+  if (later === 0) return [];
+  return [
+    `Not erased: ${later} event${
+      later === 1 ? "" : "s"
+    } of the subject arrived after the dry run; run the dry run again (${
+      againCommand(subject)
+    }) and apply the value it prints`,
+  ];
+}
+
 function renderApplied(
   applied: AppliedErasure,
   subject: ErasureSubject,
@@ -420,6 +449,7 @@ function renderApplied(
       tableLine(result.tables)
     }`,
     `  participants: ${participantsLine(result.participants)}`,
+    ...laterLine(result.later_events, subject),
     `Receipt ${receipt.receipt.receipt_id}: ledger entry ${receipt.seq}, head ${
       formatHead(receipt.head)
     }`,
@@ -434,17 +464,37 @@ function renderApplied(
   ].join("\n");
 }
 
-function renderVerification(v: ErasureVerification): string {
+function renderVerification(
+  v: ErasureVerification,
+  subject: ErasureSubject,
+): string {
   const r = v.remaining;
   const state = r.clean
-    ? "nothing of it remains"
+    ? r.later_events === 0
+      ? "nothing of it remains"
+      : "nothing the erasure covered remains"
     : `${r.events} events remain: ${tableLine(r.tables)}; participants: ${
       participantsLine(r.participants)
     }`;
   const file = v.reached_file === false
     ? "; but the erasure has not reached the database file (no checkpoint after it completed): the erased text may remain in trace.db or its WAL until trace obs erase --finish completes"
     : "";
-  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${v.receipt.events} events on ${v.receipt.erased_at}): the subject matches; ${state}${file}\n`;
+  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${v.receipt.events} events on ${v.receipt.erased_at}): the subject matches; ${state}${file}${
+    laterNote(v, subject)
+  }\n`;
+}
+
+/** Events of the subject written after the erasure's bound, and what they mean for this receipt. */
+function laterNote(v: ErasureVerification, subject: ErasureSubject): string {
+  const later = v.remaining.later_events;
+  if (later === 0) return "";
+  const events = `${later} event${later === 1 ? "" : "s"} of the subject`;
+  if (v.receipt.trigger === "propagation") {
+    return `\n${events} written after the deletion (after index position ${v.receipt.up_to_seq}) are not part of this erasure`;
+  }
+  return `\nStill there: ${events} written after this erasure's dry run (after index position ${v.receipt.up_to_seq}), which it did not cover; to erase them, run the dry run again (${
+    againCommand(subject)
+  }) and apply the value it prints`;
 }
 
 function renderFinish(finish: ErasureFinish): string {

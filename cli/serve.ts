@@ -5,6 +5,7 @@ import { dbLocation } from "../lib/db.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import {
+  erasureTruncation,
   HealthMonitor,
   PROPAGATION_ENV,
   propagationByDefault,
@@ -261,7 +262,10 @@ export const serve: Command = async (args, io) => {
   }
   // Ingest's inserts and WAL copies run on threads of their own, not on requests.
   const writes = await startWriteThread(db);
-  const checkpoints = startBackgroundCheckpoints(db);
+  // Erasures not yet in the file (a reader kept the WAL) reach it with them.
+  const checkpoints = startBackgroundCheckpoints(db, {
+    truncation: erasureTruncation(db),
+  });
   const { hostname, port: bound } = server.addr;
   const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
   io.err(

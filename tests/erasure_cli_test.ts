@@ -66,7 +66,7 @@ Deno.test("obs erase: dry run, refused confirmation, apply, verify, receipts, le
       ...ALICE,
       "--apply",
       "--confirm",
-      "erase 3 events 0123456789abcdef",
+      "erase 3 events up to 8 0123456789abcdef",
       ...data,
     ]);
     assert.equal(wrong.code, 2);
@@ -144,7 +144,77 @@ Deno.test("obs erase: dry run, refused confirmation, apply, verify, receipts, le
       ...data,
     ]);
     assert.equal(dirty.code, 1);
-    assert.match(dirty.out, /1 events remain/);
+    assert.match(
+      dirty.out,
+      /nothing the erasure covered remains\nStill there: 1 event of the subject written after this erasure's dry run \(after index position 8\), which it did not cover; to erase them, run the dry run again \(trace obs erase --application app with the same --user\) and apply the value it prints\n$/,
+    );
+  });
+});
+
+Deno.test("obs erase --apply erases what the dry run saw while the user keeps writing, and says what arrived since", async () => {
+  await withSeededData(async (data) => {
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
+    const late = (id: string) =>
+      JSON.stringify({
+        event_id: id,
+        application_id: "app",
+        user_id: "alice",
+        agent_id: "bot",
+        kind: "llm_call",
+        preview: `LATE_TEXT_${id}`,
+      });
+    const ingest = await trace(["events", "ingest", "-", ...data], {
+      stdin: [late("a8"), late("a9")].join("\n"),
+    });
+    assert.equal(ingest.code, 0, ingest.err);
+    const applied = await trace([
+      "obs",
+      "erase",
+      ...ALICE,
+      "--apply",
+      "--confirm",
+      confirmation,
+      ...data,
+    ]);
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(
+      applied.out,
+      /^Erased 3 events of one user of application app/,
+    );
+    assert.match(
+      applied.out,
+      /\nNot erased: 2 events of the subject arrived after the dry run; run the dry run again \(trace obs erase --application app with the same --user\) and apply the value it prints\n/,
+    );
+    assert.ok(!applied.out.includes("alice"), "the subject's id is not echoed");
+    const again = JSON.parse(
+      (await trace(["obs", "erase", ...ALICE, "--json", ...data])).out,
+    );
+    assert.equal(again.events, 2);
+    const rest = JSON.parse(
+      (await trace([
+        "obs",
+        "erase",
+        ...ALICE,
+        "--apply",
+        "--confirm",
+        again.confirmation,
+        "--json",
+        ...data,
+      ])).out,
+    );
+    assert.equal(rest.result.events, 2);
+    assert.equal(rest.result.later_events, 0);
+    const verify = await trace([
+      "obs",
+      "erase",
+      "--verify",
+      rest.receipt.receipt.receipt_id,
+      ...ALICE,
+      ...data,
+    ]);
+    assert.equal(verify.code, 0, verify.out);
+    assert.match(verify.out, /nothing of it remains\n$/);
   });
 });
 

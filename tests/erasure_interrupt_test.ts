@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { main } from "../cli.ts";
 import { openDb } from "../lib/db.ts";
 import { erasureReachedFile } from "../lib/obs/maint/mod.ts";
-import { type CapturedIo, captureIo, withTempDir } from "./_helpers.ts";
+import {
+  type CapturedIo,
+  captureIo,
+  serveCommand,
+  withListeningChild,
+  withTempDir,
+} from "./_helpers.ts";
 import { fileHolds } from "./erasure_support.ts";
 
 const SECRET = "BIGSECRET_5e1f0c";
@@ -164,47 +170,56 @@ async function eraseThenExit(
 
 Deno.test("an erasure whose checkpoint never ran is not verified clean until trace obs erase --finish completes it", async () => {
   await withThread(async (data, dbPath, confirmation) => {
-    // A process ended between the erasure's commit and its checkpoint.
-    const id = await eraseThenExit(data, confirmation);
-    assert.equal(await fileHolds(dbPath, SECRET), true);
-
-    const verify = await trace([
-      "obs",
-      "erase",
-      "--verify",
-      id,
-      ...THREAD,
-      ...data,
-    ]);
-    assert.equal(verify.code, 1, "not clean while the text is in the file");
-    assert.match(
-      verify.out,
-      /nothing of it remains; but the erasure has not reached the database file \(no checkpoint after it completed\): the erased text may remain in trace\.db or its WAL until trace obs erase --finish completes\n$/,
-    );
-    const json = JSON.parse(
-      (await trace([
+    // A writable connection an earlier in-process command left to the
+    // garbage collector checkpoints the WAL when it is collected, unless
+    // another connection is open: this one keeps the file as the ended
+    // process left it until --finish is asked.
+    const reader = await openDb({ dataDir: data[1]!, readOnly: true });
+    let id: string;
+    try {
+      // A process ended between the erasure's commit and its checkpoint.
+      id = await eraseThenExit(data, confirmation);
+      assert.equal(await fileHolds(dbPath, SECRET), true);
+      const verify = await trace([
         "obs",
         "erase",
         "--verify",
         id,
         ...THREAD,
-        "--json",
         ...data,
-      ])).out,
-    );
-    assert.equal(json.reached_file, false);
-    assert.equal(json.remaining.clean, true);
-    assert.equal(json.clean, false);
-    const list = await trace(["obs", "erase", "--receipts", ...data]);
-    assert.match(
-      list.out,
-      /\(ledger entry 1\) {2}NOT YET IN THE DATABASE FILE \(trace obs erase --finish\)\n$/,
-    );
-    assert.equal(
-      await fileHolds(dbPath, SECRET),
-      true,
-      "readers change nothing",
-    );
+      ]);
+      assert.equal(verify.code, 1, "not clean while the text is in the file");
+      assert.match(
+        verify.out,
+        /nothing of it remains; but the erasure has not reached the database file \(no checkpoint after it completed\): the erased text may remain in trace\.db or its WAL until trace obs erase --finish completes\n$/,
+      );
+      const json = JSON.parse(
+        (await trace([
+          "obs",
+          "erase",
+          "--verify",
+          id,
+          ...THREAD,
+          "--json",
+          ...data,
+        ])).out,
+      );
+      assert.equal(json.reached_file, false);
+      assert.equal(json.remaining.clean, true);
+      assert.equal(json.clean, false);
+      const list = await trace(["obs", "erase", "--receipts", ...data]);
+      assert.match(
+        list.out,
+        /\(ledger entry 1\) {2}NOT YET IN THE DATABASE FILE \(trace obs erase --finish\)\n$/,
+      );
+      assert.equal(
+        await fileHolds(dbPath, SECRET),
+        true,
+        "readers change nothing",
+      );
+    } finally {
+      reader.close();
+    }
 
     const finish = await trace(["obs", "erase", "--finish", ...data]);
     assert.equal(finish.code, 0, finish.err);
@@ -281,3 +296,51 @@ Deno.test("any writing command's checkpoint completes an erasure that waited for
     }
   });
 });
+
+Deno.test("trace serve's own checkpoints complete an erasure that waited for one, while it serves", async () => {
+  await withThread(async (data, dbPath, confirmation) => {
+    // Keeps a connection this process left to the garbage collector from
+    // checkpointing the WAL when collected (see above): only the server may.
+    const reader = await openDb({ dataDir: data[1]!, readOnly: true });
+    try {
+      const id = await eraseThenExit(data, confirmation);
+      assert.equal(await fileHolds(dbPath, SECRET), true);
+      await servedUntilReached(data[1]!, id);
+    } finally {
+      reader.close();
+    }
+  });
+});
+
+/** Runs `trace serve` on `dataDir`: erasure `id` must reach the file while it serves. */
+async function servedUntilReached(dataDir: string, id: string): Promise<void> {
+  await withListeningChild(serveCommand(dataDir), async (url) => {
+    // Events keep arriving, as they do at a server: it checkpoints after them.
+    const sent = await fetch(`${url}/api/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        event_id: "after",
+        application_id: "app-1",
+        agent_id: "bot",
+        kind: "llm_call",
+      }),
+    });
+    assert.equal(sent.status, 200, await sent.text());
+    // Read while the server still runs (its own close would checkpoint
+    // too); the deadline only keeps a failure from hanging.
+    const deadline = Date.now() + 30_000;
+    let reached = false;
+    while (!reached && Date.now() < deadline) {
+      const db = await openDb({ dataDir, readOnly: true });
+      try {
+        reached = await erasureReachedFile(db, id) === true;
+      } finally {
+        db.close();
+      }
+      if (!reached) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(reached, true, "the server's checkpoints settled it");
+    assert.equal(await fileHolds(join(dataDir, "trace.db"), SECRET), false);
+  });
+}

@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Hono } from "hono";
+import { main } from "../cli.ts";
+import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
+import { captureIo } from "./_helpers.ts";
 import { listAudit } from "../lib/auth/mod.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { createApp } from "../routes/app.ts";
 import type { ErasureAuditEntry } from "../routes/erasure.ts";
 import {
+  event,
   indexedIds,
   seed,
   TEST_KEY,
@@ -67,12 +72,17 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
       /confirmation does not match/,
     );
 
+    // The user is still active: an event arrives after the dry run. The
+    // apply erases what the dry run counted and says what came after.
+    await seed(db, [event("a4", { user_id: "alice", preview: "late" })]);
     const applied = await applyAsAdmin(app, plan.confirmation);
     assert.equal(applied.status, 200);
     const { result, receipt } = await applied.json();
     assert.equal(result.events, 3);
+    assert.equal(result.later_events, 1);
     assert.equal(receipt.receipt.trigger, "operator");
-    assert.deepEqual(await indexedIds(db), ["b1", "m1", "n1", "n2"]);
+    assert.equal(receipt.receipt.up_to_seq, plan.up_to_seq);
+    assert.deepEqual(await indexedIds(db), ["a4", "b1", "m1", "n1", "n2"]);
 
     // Every request was audited first, by digest, then with how it ended;
     // only the apply that wrote a receipt names it.
@@ -201,6 +211,57 @@ Deno.test("POST /api/erasures with the default audit: a refused apply is never r
     assert.match(String(done!.payload.detail), new RegExp(`receipt ${id}$`));
     const request = /request (\S+)/.exec(String(attempt!.payload.detail))![1]!;
     assert.ok(String(done!.payload.detail).includes(`request ${request}`));
+  });
+});
+
+Deno.test("trace audit list --subject finds a user's erasure requests by the erasure key's digest", async () => {
+  await withErasureDb(async (db, dir) => {
+    await seed(db);
+    const key = await erasureKey(dir);
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: key });
+    const plan = await (await post(app, { subject: SUBJECT }, ADMIN)).json();
+    assert.equal(
+      (await applyAsAdmin(app, plan.confirmation)).status,
+      200,
+    );
+    const list = async (...args: string[]) => {
+      const io = captureIo();
+      const code = await main(
+        ["audit", "list", "--json", "--data-dir", dir, ...args],
+        io,
+      );
+      const lines = io.stdout().split("\n").filter((line) => line !== "");
+      return {
+        code,
+        err: io.stderr(),
+        entries: lines.map((l) => JSON.parse(l)),
+      };
+    };
+    const alice = await list("--subject", "user_id=alice");
+    assert.equal(alice.code, 0, alice.err);
+    assert.equal(alice.err, "");
+    assert.deepEqual(
+      alice.entries.map((e) => [e.action, e.outcome]),
+      [
+        ["subject.erase", "succeeded"],
+        ["subject.erase", "attempted"],
+        ["subject.erase", "succeeded"],
+        ["subject.erase", "attempted"],
+      ],
+    );
+    assert.ok(!JSON.stringify(alice.entries).includes("alice"));
+    assert.deepEqual((await list("--subject", "user_id=bob")).entries, []);
+    assert.deepEqual((await list("--subject", "thread_id=alice")).entries, []);
+
+    // Without the key those entries cannot be matched, and the answer says so.
+    await Deno.remove(join(dir, ERASURE_KEY_FILE));
+    const keyless = await list("--subject", "user_id=alice");
+    assert.equal(keyless.code, 0);
+    assert.deepEqual(keyless.entries, []);
+    assert.match(
+      keyless.err,
+      /^warning: erasure requests \(action subject\.erase\) name their subject under erasure\.key, so none of them is matched: No erasure key at /,
+    );
   });
 });
 

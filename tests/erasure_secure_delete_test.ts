@@ -2,8 +2,17 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { join } from "node:path";
 import { checkpointWal, openDb } from "../lib/db.ts";
-import { parseErasureSubject, planErasure } from "../lib/obs/maint/mod.ts";
-import { eraseSubject } from "../lib/runs/mod.ts";
+import {
+  erasureTruncation,
+  parseErasureSubject,
+  planErasure,
+  unreachedErasures,
+} from "../lib/obs/maint/mod.ts";
+import {
+  noteCommit,
+  startBackgroundCheckpoints,
+} from "../lib/obs/ingest/mod.ts";
+import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
 import {
   event,
   fileHolds,
@@ -95,5 +104,43 @@ Deno.test("openDb() zeroes deleted rows on every pooled connection; a plain libS
       true,
       "without secure_delete the deleted text stays in the file",
     );
+  });
+});
+
+Deno.test("a server's background checkpoints truncate while an erasure waits, and settle it once a reader lets them", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const subject = parseErasureSubject({
+      application_id: "app",
+      user_id: "alice",
+    });
+    const plan = await planSubjectErasure(db, subject, { key: TEST_KEY });
+    // Committed, but no checkpoint after it (as when a process ends there).
+    const { receipt } = await eraseSubject(db, subject, plan.confirmation, {
+      key: TEST_KEY,
+      reclaim: false,
+    });
+    const id = receipt.receipt.receipt_id;
+    assert.deepEqual(await unreachedErasures(db), [id]);
+    const truncation = erasureTruncation(db);
+    // A reader on another connection keeps a snapshot that needs the WAL.
+    const reader = await openDb({ url: db.url, readOnly: true });
+    const snapshot = await reader.client.transaction("read");
+    try {
+      await snapshot.execute("SELECT COUNT(*) FROM obs_events");
+      const blocked = startBackgroundCheckpoints(db, { truncation });
+      await blocked.stop();
+      assert.deepEqual(await unreachedErasures(db), [id]);
+      assert.equal(await fileHolds(db.path!, "ALICE_PREVIEW_ONE"), true);
+    } finally {
+      snapshot.close();
+      reader.close();
+    }
+    // The reader is gone: the next checkpoint after a commit truncates.
+    const checkpoints = startBackgroundCheckpoints(db, { truncation });
+    noteCommit(db);
+    await checkpoints.stop();
+    assert.deepEqual(await unreachedErasures(db), []);
+    assert.equal(await fileHolds(db.path!, "ALICE_PREVIEW_ONE"), false);
   });
 });

@@ -98,7 +98,10 @@ Deno.test("planErasure() counts per table and store for each selector and change
         assert.equal(plan.events, c.events);
         assert.deepEqual(plan.tables, c.tables);
         assert.deepEqual(plan.stores, c.stores);
-        assert.match(plan.confirmation, /^erase \d+ events [0-9a-f]{16}$/);
+        assert.match(
+          plan.confirmation,
+          /^erase \d+ events up to \d+ [0-9a-f]{16}$/,
+        );
         assert.match(plan.subject_digest, /^hmac-sha256:[0-9a-f]{64}$/);
       });
     }
@@ -165,7 +168,7 @@ Deno.test("applyErasure() removes each selector's events from every table and no
   }
 });
 
-Deno.test("applyErasure() refuses a confirmation from before the subject's events changed", async () => {
+Deno.test("applyErasure() erases what the dry run saw and counts the events written after it", async () => {
   await withErasureDb(async (db) => {
     await seed(db);
     const subject = parseErasureSubject({
@@ -173,24 +176,88 @@ Deno.test("applyErasure() refuses a confirmation from before the subject's event
       user_id: "alice",
     });
     const plan = await planErasure(db, subject, { key });
-    await seed(db, [event("a4", { user_id: "alice", preview: "late" })]);
+    assert.equal(plan.events, 3);
+    assert.equal(plan.up_to_seq, 8, "the index's high-water mark");
+    assert.equal(plan.confirmation.split(" ")[5], "8");
+    // The user is still active: two more events arrive after the review.
+    await seed(db, [
+      event("a4", { user_id: "alice", preview: "LATE_ONE" }),
+      event("a5", { user_id: "alice", preview: "LATE_TWO" }),
+    ]);
+    const result = await applyErasure(db, subject, plan.confirmation, {
+      key,
+    });
+    assert.equal(result.events, 3);
+    assert.equal(result.up_to_seq, 8);
+    assert.deepEqual(result.tables, plan.tables);
+    assert.equal(result.later_events, 2);
+    assert.deepEqual(await indexedIds(db), [
+      "a4",
+      "a5",
+      "b1",
+      "m1",
+      "n1",
+      "n2",
+    ]);
+    // What the erasure covered is gone; what came after is counted apart.
+    const covered = await erasureRemainder(db, subject, {
+      key,
+      upToSeq: result.up_to_seq,
+    });
+    assert.equal(covered.clean, true);
+    assert.equal(covered.later_events, 2);
+    const again = await planErasure(db, subject, { key });
+    assert.equal(again.events, 2);
+    const rest = await applyErasure(db, subject, again.confirmation, { key });
+    assert.equal(rest.later_events, 0);
+    assert.deepEqual(await indexedIds(db), ["b1", "m1", "n1", "n2"]);
+  });
+});
+
+Deno.test("applyErasure() refuses when an event the dry run counted changed or went, or the value was edited", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const subject = parseErasureSubject({
+      application_id: "app",
+      user_id: "alice",
+    });
+    const plan = await planErasure(db, subject, { key });
+    const refused = (error: unknown) =>
+      error instanceof RefusedError &&
+      /an event the dry run counted changed or is gone.*run the dry run again/
+        .test(error.message);
+    const [verb, n, unit, up, to, bound, seal] = plan.confirmation.split(" ");
+    const edits = [
+      // A larger bound would reach events the review never saw.
+      [verb, n, unit, up, to, String(Number(bound) + 1), seal].join(" "),
+      // The form of older builds names no bound.
+      `erase 3 events ${seal}`,
+      `erase 3 events up to ${bound} 0000000000000000`,
+    ];
+    for (const edited of edits) {
+      await assert.rejects(
+        applyErasure(db, subject, edited, { key }),
+        refused,
+        edited,
+      );
+    }
+    // One of the reviewed events goes meanwhile (erased on its own).
+    const one = parseErasureSubject({
+      application_id: "app",
+      event_ids: ["a2"],
+    });
+    const single = await planErasure(db, one, { key });
+    await applyErasure(db, one, single.confirmation, { key });
     await assert.rejects(
       applyErasure(db, subject, plan.confirmation, { key }),
-      (error: unknown) =>
-        error instanceof RefusedError &&
-        /changed since the dry run.*run the dry run again/.test(error.message),
+      refused,
     );
-    await assert.rejects(
-      applyErasure(db, subject, "erase 3 events 0000000000000000", { key }),
-      RefusedError,
-    );
-    assert.equal(
-      (await indexedIds(db)).filter((id) => id.startsWith("a")).length,
-      4,
+    assert.deepEqual(
+      (await indexedIds(db)).filter((id) => id.startsWith("a")),
+      ["a1", "a3"],
     );
     const again = await planErasure(db, subject, { key });
-    assert.equal(again.events, 4);
-    assert.notEqual(again.confirmation, plan.confirmation);
+    assert.equal(again.events, 2);
     await applyErasure(db, subject, again.confirmation, { key });
     assert.deepEqual(await indexedIds(db), ["b1", "m1", "n1", "n2"]);
   });
@@ -340,7 +407,7 @@ Deno.test("registered erasure participants are counted, erased in the transactio
     );
     let fail = true;
     const drafts: ErasureParticipant = {
-      name: "replay_drafts",
+      name: "answer_cache",
       count: async (executor, target) =>
         Number(
           (await executor.execute({
@@ -367,12 +434,18 @@ Deno.test("registered erasure participants are counted, erased in the transactio
     try {
       assert.ok(erasureParticipants().includes(drafts));
       assert.throws(() => registerErasureParticipant(drafts), ConfigError);
+      // Trace adds its own replay drafts to every erasure with a receipt.
+      assert.throws(
+        () => registerErasureParticipant({ ...drafts, name: "replay_drafts" }),
+        (e: unknown) =>
+          e instanceof ConfigError && /Trace's own participant/.test(e.message),
+      );
       const subject = parseErasureSubject({
         application_id: "app",
         user_id: "alice",
       });
       const plan = await planErasure(db, subject, { key });
-      assert.deepEqual(plan.participants, { replay_drafts: 2 });
+      assert.deepEqual(plan.participants, { answer_cache: 2 });
       await assert.rejects(
         applyErasure(db, subject, plan.confirmation, { key }),
         /draft store unavailable/,
@@ -382,7 +455,7 @@ Deno.test("registered erasure participants are counted, erased in the transactio
       const result = await applyErasure(db, subject, plan.confirmation, {
         key,
       });
-      assert.deepEqual(result.participants, { replay_drafts: 2 });
+      assert.deepEqual(result.participants, { answer_cache: 2 });
       const rows = await db.client.execute(
         "SELECT event_id, subject FROM drafts ORDER BY id",
       );

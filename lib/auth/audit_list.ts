@@ -4,6 +4,12 @@
  * returns, and refuses a trail `trace audit verify` calls broken: a forged
  * operator, action or outcome column is never listed or filtered on.
  *
+ * A subject is found by its keyed digest under the trail's own key; an
+ * erasure entry (`subject.erase`) names its subject the way the erasure's
+ * receipt does, by its digest under the data directory's erasure key, over
+ * the application and the selector. So those are found by that digest,
+ * computed by the caller for each application an erasure entry names.
+ *
  * @module
  */
 
@@ -29,6 +35,12 @@ export interface AuditListOptions {
   action?: string;
   /** Only entries naming this subject (its digest is computed here). */
   subject?: { kind: SubjectKind; value: string };
+  /**
+   * How erasure entries name `subject` in an application: its digest under
+   * the erasure key, or `null` when no erasure names it so. Without it,
+   * erasure entries are found only by what they name under the trail's key.
+   */
+  erasureDigest?: (applicationId: string) => string | null;
 }
 
 /** The newest entries of a verified trail; throws `AuditIntegrityError` when the trail is broken (or its subject key is missing). */
@@ -66,8 +78,16 @@ async function selectEntries(
     const key = await requireSubjectKey(executor);
     if (key === null) return [];
     const { kind, value } = options.subject;
-    where.push("instr(payload, ?) > 0");
-    args.push(JSON.stringify(subjectDigest(key, kind, value)));
+    const erased = await erasureNames(executor, options.erasureDigest);
+    where.push(`(${
+      [
+        "instr(payload, ?) > 0",
+        ...erased.map(() =>
+          `(action = '${ERASURE_ACTION}' AND instr(payload, ?) > 0)`
+        ),
+      ].join(" OR ")
+    })`);
+    args.push(JSON.stringify(subjectDigest(key, kind, value)), ...erased);
   }
   const result = await executor.execute({
     sql: `SELECT * FROM auth_audit ${
@@ -76,6 +96,30 @@ async function selectEntries(
     args: [...args, options.limit ?? 50],
   });
   return result.rows.map((row) => checkedEntry(row));
+}
+
+/** The action erasure requests are audited under. */
+const ERASURE_ACTION = "subject.erase";
+
+/** The subject's erasure digests, one per application an erasure entry names. */
+async function erasureNames(
+  executor: Transaction,
+  digestIn: AuditListOptions["erasureDigest"],
+): Promise<string[]> {
+  if (!digestIn) return [];
+  const result = await executor.execute({
+    sql:
+      `SELECT DISTINCT json_extract(payload, '$.targets.application_id') AS app
+          FROM auth_audit WHERE action = ?`,
+    args: [ERASURE_ACTION],
+  });
+  const names: string[] = [];
+  for (const row of result.rows) {
+    if (typeof row.app !== "string") continue;
+    const digest = digestIn(row.app);
+    if (digest !== null) names.push(digest);
+  }
+  return names;
 }
 
 /** A row as an entry, checked again on its own (it was verified in this snapshot). */

@@ -1,9 +1,12 @@
 /**
  * Replay drafts: reviewable records of an inert replay plan. Creating one
  * stores the record and its audit entry in one transaction and runs
- * nothing: no model, tool, queue or application action. A draft keeps only
- * content-free, non-identifying references (user and resource ids as keyed
- * digests), so erasing a subject never needs to edit a draft.
+ * nothing: no model, tool, queue or application action. A draft keeps no
+ * content, and user and resource ids only as keyed digests; but it names
+ * the trace it was drawn from (agent, root, turn and run ids) and keeps the
+ * operator's reason. So an erasure of the events a draft was drawn from
+ * removes the draft too ({@link draftsReached}, {@link deleteDrafts}): with
+ * its evidence gone, it could not be replayed or reviewed anyway.
  *
  * @module
  */
@@ -18,10 +21,12 @@ import {
   type AuditEntry,
   type AuditRecord,
 } from "./audit.ts";
-import type { ReplayPlan } from "./replay.ts";
+import { type ReplayPlan, selectionMatches } from "./replay.ts";
 import type { TenantScope } from "./roles.ts";
 import {
+  readSubjectKey,
   requireSubjectKey,
+  type SqlRunner,
   subjectDigest,
   subjectKeyFor,
 } from "./subject_digest.ts";
@@ -201,4 +206,149 @@ function checkedDraft(row: Record<string, unknown>): ReplayDraft {
     );
   }
   return JSON.parse(text) as ReplayDraft;
+}
+
+/** The trace keys of one event an erasure removes. */
+export interface ErasedTraceKeys {
+  agent_id: string | null;
+  root_trace_id: string | null;
+  turn_id: string | null;
+  run_id: string | null;
+}
+
+/** What an erasure removes, as drafts are matched against it. */
+export interface DraftErasure {
+  /** The tenant: drafts of other applications are never reached. */
+  application_id: string;
+  /** The events it removes: a draft drawn from any of them is reached. */
+  events: readonly ErasedTraceKeys[];
+  /**
+   * The user it removes (`null`: the anonymous users), when it removes one:
+   * a draft naming that user is reached even when its events went earlier
+   * (retention), or are gone already (verification after the erasure).
+   */
+  user?: string | null;
+}
+
+/**
+ * Ids of the drafts an erasure reaches: those of its application drawn from
+ * one of its events (by the rule a plan selects with), or naming its user.
+ * None when the database holds no drafts table (never served).
+ */
+export async function draftsReached(
+  executor: SqlRunner,
+  erasure: DraftErasure,
+): Promise<string[]> {
+  if (!(await hasDraftsTable(executor))) return [];
+  const result = await executor.execute({
+    sql:
+      "SELECT draft_id, payload FROM auth_replay_drafts WHERE application_id = ?",
+    args: [erasure.application_id],
+  });
+  if (result.rows.length === 0) return [];
+  const user = await userDigest(executor, erasure.user);
+  const traces = byTrace(erasure.events);
+  const reached: string[] = [];
+  for (const row of result.rows) {
+    const selection = draftSelection(row.payload);
+    // A payload that is not a draft is not read: listDrafts refuses it.
+    if (selection === null) continue;
+    const named = user !== undefined && selection.user_id === user;
+    if (named || drawnFrom(selection, traces)) {
+      reached.push(String(row.draft_id));
+    }
+  }
+  return reached;
+}
+
+/** The key of an agent's trace: a draft is drawn from one. */
+function traceKey(agentId: string | null, rootTraceId: string | null): string {
+  return JSON.stringify([agentId, rootTraceId]);
+}
+
+/** `events` by their agent's trace, so each draft looks at its own only (an erasure may hold many). */
+function byTrace(
+  events: readonly ErasedTraceKeys[],
+): Map<string, ErasedTraceKeys[]> {
+  const traces = new Map<string, ErasedTraceKeys[]>();
+  for (const event of events) {
+    const key = traceKey(event.agent_id, event.root_trace_id);
+    const list = traces.get(key);
+    if (list) list.push(event);
+    else traces.set(key, [event]);
+  }
+  return traces;
+}
+
+/** Removes the drafts `ids` (inside the erasure's transaction); returns how many went. */
+export async function deleteDrafts(
+  executor: SqlRunner,
+  ids: readonly string[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await executor.execute({
+    sql:
+      "DELETE FROM auth_replay_drafts WHERE draft_id IN (SELECT value FROM json_each(?))",
+    args: [JSON.stringify(ids)],
+  });
+  return result.rowsAffected;
+}
+
+async function hasDraftsTable(executor: SqlRunner): Promise<boolean> {
+  const table = await executor.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'auth_replay_drafts'",
+  );
+  return table.rows.length > 0;
+}
+
+/**
+ * How drafts name `user`: its keyed digest, `null` for the anonymous users,
+ * `undefined` when no user is erased (or no key was ever made, so no draft
+ * names one).
+ */
+async function userDigest(
+  executor: SqlRunner,
+  user: string | null | undefined,
+): Promise<string | null | undefined> {
+  if (user === undefined) return undefined;
+  if (user === null) return null;
+  const key = await readSubjectKey(executor);
+  return key === null ? undefined : subjectDigest(key, "user_id", user);
+}
+
+function draftSelection(payload: unknown): ReplayDraft["selection"] | null {
+  try {
+    const draft = JSON.parse(String(payload)) as Partial<ReplayDraft>;
+    const selection = draft.selection;
+    return typeof selection?.agent_id === "string" &&
+        typeof selection.root_trace_id === "string"
+      ? selection
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function drawnFrom(
+  selection: ReplayDraft["selection"],
+  traces: ReadonlyMap<string, readonly ErasedTraceKeys[]>,
+): boolean {
+  const events = traces.get(
+    traceKey(selection.agent_id, selection.root_trace_id),
+  ) ?? [];
+  return events.some((event) =>
+    selectionMatches({
+      agent_id: event.agent_id,
+      root_trace_id: event.root_trace_id ?? "",
+      application_id: selection.application_id,
+      turn_id: event.turn_id,
+      run_id: event.run_id,
+      user_id: null,
+    }, {
+      agent_id: selection.agent_id,
+      root_trace_id: selection.root_trace_id,
+      turn_id: selection.turn_id,
+      run_id: selection.run_id,
+    })
+  );
 }

@@ -108,7 +108,11 @@ export {
   AUTH_MIGRATIONS,
   requireAuthSchema,
 } from "./schema.ts";
-export { SUBJECT_KINDS, type SubjectKind } from "./subject_digest.ts";
+export {
+  type SqlRunner,
+  SUBJECT_KINDS,
+  type SubjectKind,
+} from "./subject_digest.ts";
 export {
   findRevealTarget,
   parseRevealRequest,
@@ -131,6 +135,10 @@ export {
 export {
   type CreatedDraft,
   createDraft,
+  deleteDrafts,
+  type DraftErasure,
+  draftsReached,
+  type ErasedTraceKeys,
   listDrafts,
   type ReplayDraft,
 } from "./drafts.ts";

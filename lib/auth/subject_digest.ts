@@ -30,8 +30,20 @@ export type SubjectKind = typeof SUBJECT_KINDS[number];
 
 const KEY_NAME = "subject_digest";
 
-/** Something that runs SQL: the database or an open transaction. */
-type Executor = Pick<Transaction, "execute">;
+/**
+ * Something that runs SQL: the database's client, an open transaction, or
+ * the executor an erasure hands its participants.
+ */
+export interface SqlRunner {
+  /** Runs one statement. */
+  execute(
+    statement: string | { sql: string; args: (string | number | null)[] },
+  ): Promise<
+    { rows: readonly Record<string, unknown>[]; rowsAffected: number }
+  >;
+}
+
+type Executor = SqlRunner;
 
 function executor(db: TraceDb | Executor): Executor {
   return "client" in db ? db.client : db;

@@ -1,14 +1,17 @@
 /**
  * Subject erasure as entry points use it: the index's erasure
- * (`lib/obs/maint/`) and its receipt in the ledger's chain, appended inside
- * the erasure's own write transaction so that the deletes and the receipt
- * commit together or not at all. Verifying a receipt reads it through the
- * verified chain, checks that the subject given now is the one it names
- * (same key, same keyed digest), and counts what is left of the subject.
+ * (`lib/obs/maint/`) with Trace's own participants (replay drafts,
+ * `erasure_drafts.ts`) and its receipt in the ledger's chain, appended
+ * inside the erasure's own write transaction so that the deletes and the
+ * receipt commit together or not at all. Verifying a receipt reads it
+ * through the verified chain, checks that the subject given now is the one
+ * it names (same key, same keyed digest), and counts what is left of the
+ * subject.
  *
  * @module
  */
 
+import type { SubjectKind as AuditSubjectKind } from "../auth/mod.ts";
 import { migrate, type TraceDb } from "../db.ts";
 import { RefusedError } from "../errors.ts";
 import { formatHead } from "../ledger/head.ts";
@@ -24,6 +27,8 @@ import {
 } from "../ledger/erasure_receipts.ts";
 import type { LedgerEntry } from "../ledger/chain.ts";
 import { LEDGER_MIGRATIONS } from "../ledger/schema.ts";
+import { noteCommit } from "../obs/ingest/mod.ts";
+import { withOwnParticipants } from "./erasure_drafts.ts";
 import {
   createSelfStagingAdapter,
   type SelfStagingAdapter,
@@ -43,7 +48,9 @@ import {
   erasureRemainder,
   type ErasureResult,
   type ErasureSubject,
+  type ErasureSubjectInput,
   markUnreachedIn,
+  parseErasureSubject,
   planErasure,
   settleUnreached,
   subjectDigest,
@@ -108,7 +115,10 @@ export async function planSubjectErasure(
   subject: ErasureSubject,
   options: ErasureOptions,
 ): Promise<ErasurePlan> {
-  return await planErasure(db, subject, options);
+  return await planErasure(db, subject, {
+    ...options,
+    participants: withOwnParticipants(options.participants),
+  });
 }
 
 /** Applies a reviewed erasure (refused unless `confirmation` matches) and appends its receipt. */
@@ -151,6 +161,7 @@ async function withReceipt(
   refuseInterrupted(options.signal);
   const applied = await run({
     ...options,
+    participants: withOwnParticipants(options.participants),
     // Events of others whose parent this erasure removes are marked, so
     // health does not ask for the parent to be sent again.
     markParentLinks: true,
@@ -184,6 +195,9 @@ async function withReceipt(
   if (applied.reached_file === true) {
     // A failure here only leaves the erasure reported as not in the file yet.
     await settleUnreached(db, entry.seq).catch(() => {});
+  } else if (applied.reached_file === false) {
+    // In a server, its background checkpoints take it from here.
+    noteCommit(db);
   }
   return { result: applied, receipt: await recordedReceipt(db, entry) };
 }
@@ -231,8 +245,12 @@ export interface ErasureVerification {
   /** The subject given now has the receipt's keyed digest. */
   subject_matches: true;
   /**
-   * Nothing matching the subject remains in the receipt's scope, and the
-   * erasure reached the database file (`reached_file` is not false).
+   * Nothing of the subject remains in the receipt's scope, and the erasure
+   * reached the database file (`reached_file` is not false). `remaining`
+   * counts what the erasure covered (up to its `up_to_seq`), and
+   * `remaining.later_events` what was written after it: those count against
+   * `clean` too, except for a propagated erasure, whose subject ends at the
+   * deletion.
    */
   clean: boolean;
   /**
@@ -242,7 +260,7 @@ export interface ErasureVerification {
    * database.
    */
   reached_file: boolean | null;
-  /** What still matches the subject, per table, store and participant. */
+  /** What still matches the subject, per table, store and participant, and what came after the erasure. */
   remaining: ErasureRemainder;
   /** The receipt as chained. */
   receipt: ErasureReceipt;
@@ -277,17 +295,22 @@ export async function verifyErasure(
   }
   const remaining = await erasureRemainder(db, subject, {
     ...options,
+    participants: withOwnParticipants(options.participants),
     scope,
     upToSeq: receipt.up_to_seq,
   });
   const reached = await erasureReachedFile(db, receiptId);
+  // A reviewed erasure stops where its dry run did, not where the subject
+  // ends: what the user wrote since is still the user's. A propagated one
+  // erases what was written before a deletion, and nothing after is part of it.
+  const later = receipt.trigger === "propagation" ? 0 : remaining.later_events;
   return {
     schema: "trace.erasure-verify/1",
     receipt_id: receiptId,
     seq,
     head: formatHead(head),
     subject_matches: true,
-    clean: remaining.clean && reached !== false,
+    clean: remaining.clean && later === 0 && reached !== false,
     reached_file: reached,
     remaining,
     receipt,
@@ -314,3 +337,41 @@ export function selfStagingWithReceipts(
     },
   });
 }
+
+/**
+ * How an erasure's audit entry and receipt name the subject an audit
+ * search gives (`user_id=u-42`) in one application: its keyed digest under
+ * the erasure key `key`, or `null` for a kind no erasure selects by
+ * (`resource_id`) or an id no subject may hold. An erasure of several event
+ * ids names the whole list, so one id of it finds nothing.
+ */
+export function erasureDigestOf(
+  subject: { kind: AuditSubjectKind; value: string },
+  key: Uint8Array,
+): (applicationId: string) => string | null {
+  const selector = ERASURE_SELECTORS[subject.kind];
+  return (applicationId) => {
+    if (selector === null) return null;
+    const input: ErasureSubjectInput = { application_id: applicationId };
+    if (selector === "event_ids") input.event_ids = [subject.value];
+    else input[selector] = subject.value;
+    try {
+      return subjectDigest(parseErasureSubject(input), key);
+    } catch {
+      // Not an id an erasure subject can hold: no erasure named it.
+      return null;
+    }
+  };
+}
+
+/** The erasure selector each kind of audit subject is. */
+const ERASURE_SELECTORS: Record<
+  AuditSubjectKind,
+  "user_id" | "thread_id" | "memory_id" | "event_ids" | null
+> = {
+  user_id: "user_id",
+  thread_id: "thread_id",
+  memory_id: "memory_id",
+  event_id: "event_ids",
+  resource_id: null,
+};

@@ -14,6 +14,12 @@
  * has committed, whoever copies the WAL later. Local files only; a remote
  * server checkpoints on its own.
  *
+ * Some work waits for the WAL to be truncated, not only copied: an erasure's
+ * text may stay in old WAL frames until then ({@link WalTruncation}). While
+ * it waits, the worker's checkpoints truncate the WAL (without waiting for
+ * the writer or readers, so never stalling ingest), retried on later commits
+ * and every {@link TRUNCATE_RETRY_MS} while they do not complete.
+ *
  * @module
  */
 
@@ -25,6 +31,26 @@ export const FALLBACK_CHECKPOINT_PAGES = 16_384;
 export const DEFAULT_CHECKPOINT_PAGES = 1_000;
 /** Least time between two background checkpoints while commits keep coming. */
 const CHECKPOINT_INTERVAL_MS = 200;
+/** How soon a truncating checkpoint that did not complete is tried again without a commit. */
+export const TRUNCATE_RETRY_MS = 1_000;
+
+/**
+ * Work waiting for the WAL to be truncated after it (erasures whose text
+ * may be in old frames until then). Asked before each background
+ * checkpoint, which truncates while something waits.
+ */
+export interface WalTruncation {
+  /** A mark of what waits now (the newest waiting erasure), or `null` when nothing does. */
+  waiting(): Promise<number | null>;
+  /** A truncating checkpoint that began after `mark` was read completed; a throw only leaves it waiting. */
+  reached(mark: number): Promise<void>;
+}
+
+/** Options for {@link startBackgroundCheckpoints}. */
+export interface BackgroundCheckpointOptions {
+  /** What waits for a truncated WAL; without it the worker only copies. */
+  truncation?: WalTruncation;
+}
 
 /** A running background checkpointer. */
 export interface BackgroundCheckpoints {
@@ -47,18 +73,27 @@ export function liveCheckpointWorkers(): number {
 
 class Checkpointer {
   readonly #worker: Worker;
+  readonly #truncation: WalTruncation | undefined;
   #running = false;
   #pending = false;
   #stopping = false;
   #lastStart = -Infinity;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  /** What the running checkpoint truncates for, or `null` when it only copies. */
+  #mark: number | null = null;
   #idle: Promise<void> = Promise.resolve();
   #finished: () => void = () => {};
   readonly #closed: Promise<void>;
   #onClosed: () => void = () => {};
 
   /** `onFailure`: the worker could not load or failed; the writer checkpoints alone again. */
-  constructor(url: string, onFailure: () => void) {
+  constructor(
+    url: string,
+    onFailure: () => void,
+    truncation: WalTruncation | undefined,
+  ) {
+    this.#truncation = truncation;
     this.#worker = new Worker(
       new URL("./_checkpoint_worker.ts", import.meta.url),
       { type: "module" },
@@ -71,17 +106,36 @@ class Checkpointer {
       event.preventDefault();
       this.#stopping = true;
       this.#pending = false;
+      clearTimeout(this.#retry);
       this.#finished();
       this.#onClosed();
       onFailure();
     };
     this.#worker.onmessage = (event) => {
       if (event.data === "closed") return this.#onClosed();
-      this.#running = false;
-      this.#finished();
-      if (this.#pending && !this.#stopping) this.committed();
+      void this.#ended(event.data === "truncated");
     };
     this.#worker.postMessage({ url });
+    // Something may wait from before this process (an interrupted erasure).
+    if (truncation) this.committed();
+  }
+
+  /** A checkpoint ended: settle what a completed truncation covered, or try again later. */
+  async #ended(truncated: boolean): Promise<void> {
+    const mark = this.#mark;
+    this.#mark = null;
+    if (mark !== null && truncated) {
+      await this.#truncation?.reached(mark).catch(() => {});
+    } else if (mark !== null && !this.#stopping) {
+      clearTimeout(this.#retry);
+      this.#retry = setTimeout(() => {
+        this.#retry = undefined;
+        this.committed();
+      }, TRUNCATE_RETRY_MS);
+    }
+    this.#running = false;
+    this.#finished();
+    if (this.#pending && !this.#stopping) this.committed();
   }
 
   /** A transaction committed: checkpoint soon, at most once per interval. */
@@ -107,7 +161,13 @@ class Checkpointer {
     this.#running = true;
     this.#lastStart = performance.now();
     this.#idle = new Promise((resolve) => this.#finished = resolve);
-    this.#worker.postMessage("checkpoint");
+    void this.#start();
+  }
+
+  /** Asks what waits for a truncated WAL (read before the checkpoint begins), then checkpoints. */
+  async #start(): Promise<void> {
+    this.#mark = await this.#truncation?.waiting().catch(() => null) ?? null;
+    this.#worker.postMessage(this.#mark === null ? "checkpoint" : "truncate");
   }
 
   /** Runs a checkpoint still owed, then closes the worker's connection and ends it. */
@@ -115,6 +175,8 @@ class Checkpointer {
     this.#stopping = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     await this.#idle;
     if (this.#pending) {
       this.#run();
@@ -133,12 +195,15 @@ const running = new WeakMap<TraceDb, Checkpointer>();
  * no-op for remote and read-only databases). Starting twice for one handle
  * returns the running one.
  */
-export function startBackgroundCheckpoints(db: TraceDb): BackgroundCheckpoints {
+export function startBackgroundCheckpoints(
+  db: TraceDb,
+  options: BackgroundCheckpointOptions = {},
+): BackgroundCheckpoints {
   if (db.path === null || db.readOnly) return NO_BACKGROUND_WORK;
   const checkpointer = running.get(db) ??
     new Checkpointer(db.url, () => {
       if (running.get(db) === checkpointer) running.delete(db);
-    });
+    }, options.truncation);
   running.set(db, checkpointer);
   return {
     stop: async () => {

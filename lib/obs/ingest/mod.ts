@@ -28,11 +28,15 @@ export {
   validateEventBatch,
 } from "./ingest.ts";
 export {
+  type BackgroundCheckpointOptions,
   type BackgroundCheckpoints,
   BULK_CHECKPOINT_EVENTS,
   liveCheckpointWorkers,
+  noteCommit,
   startBackgroundCheckpoints,
   startBulkCheckpoints,
+  TRUNCATE_RETRY_MS,
+  type WalTruncation,
 } from "./checkpoints.ts";
 export { startWriteThread, type WriteThread } from "./write_thread.ts";
 export {

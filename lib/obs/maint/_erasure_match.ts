@@ -14,7 +14,7 @@
 import type { InValue } from "@libsql/client";
 import type { StoreName } from "../model.ts";
 import type {
-  ErasedEventKey,
+  ErasedEvent,
   ErasureExecutor,
   ErasureScope,
 } from "./erasure_participants.ts";
@@ -52,8 +52,8 @@ export type ErasureTableCounts = Record<ErasureTable, number> & {
 export const BODY_HOLDS_DIGEST =
   "(CASE WHEN json_valid(body) THEN json_type(body, '$.event.preview.sha256') END) IS NOT NULL";
 
-/** One matched event: its key, the fingerprint of what is stored, and its store. */
-export interface MatchedEvent extends ErasedEventKey {
+/** One matched event: its key and trace, the fingerprint of what is stored, and its store. */
+export interface MatchedEvent extends ErasedEvent {
   fingerprint: string;
   store: StoreName;
 }
@@ -61,8 +61,10 @@ export interface MatchedEvent extends ErasedEventKey {
 /** How a selection narrows the subject's events. */
 export interface MatchOptions {
   scope: ErasureScope;
-  /** Only events written up to this `seq` (a propagated deletion erases what came before it). */
+  /** Only events written up to this `seq` (a propagated deletion erases what came before it; a reviewed one what its dry run saw). */
   upToSeq: number | null;
+  /** Only events written after this `seq` (those an erasure bounded by it left in place). */
+  afterSeq?: number | null;
 }
 
 interface Condition {
@@ -121,23 +123,21 @@ export async function matchSubject(
   options: MatchOptions,
 ): Promise<MatchedEvent[]> {
   const { rows, bodies } = conditions(subject);
-  const upTo = options.upToSeq === null ? "" : " AND seq <= ?";
-  const upToArgs = options.upToSeq === null ? [] : [options.upToSeq];
-  const columns = "seq, application_id, event_id, fingerprint, store";
+  const bound = seqBound(options);
   const result = await executor.execute({
-    sql: `SELECT ${columns} FROM obs_events
-            WHERE application_id = ? AND ${rows.sql}${upTo}
+    sql: `SELECT ${ROW_COLUMNS} FROM obs_events
+            WHERE application_id = ? AND ${rows.sql}${bound.sql}
           UNION
-          SELECT ${columns} FROM obs_envelopes
-            WHERE application_id = ? AND ${bodies.sql}${upTo}
+          SELECT ${BODY_COLUMNS} FROM obs_envelopes
+            WHERE application_id = ? AND ${bodies.sql}${bound.sql}
           ORDER BY seq`,
     args: [
       subject.application_id,
       ...rows.args,
-      ...upToArgs,
+      ...bound.args,
       subject.application_id,
       ...bodies.args,
-      ...upToArgs,
+      ...bound.args,
     ],
   });
   const bySeq = new Map<number, MatchedEvent>();
@@ -148,6 +148,10 @@ export async function matchSubject(
       seq,
       application_id: String(row.application_id),
       event_id: String(row.event_id),
+      agent_id: textOrNull(row.agent_id),
+      root_trace_id: textOrNull(row.root_trace_id),
+      turn_id: textOrNull(row.turn_id),
+      run_id: textOrNull(row.run_id),
       fingerprint: String(row.fingerprint),
       store: String(row.store) as StoreName,
     });
@@ -155,6 +159,52 @@ export async function matchSubject(
   const matched = [...bySeq.values()];
   if (options.scope === "all") return matched;
   return await withContent(executor, matched);
+}
+
+const KEY_COLUMNS = "seq, application_id, event_id, fingerprint, store";
+const ROW_COLUMNS = `${KEY_COLUMNS}, agent_id, root_trace_id, turn_id, run_id`;
+// An envelope names the same trace in its body: a participant (replay
+// drafts) finds what was drawn from an event whose index row retention removed.
+const BODY_COLUMNS = `${KEY_COLUMNS}, ${
+  ["agent_id", "root_trace_id", "turn_id", "run_id"]
+    .map((field) => `${bodyText(`$.event.${field}`)} AS ${field}`)
+    .join(", ")
+}`;
+
+function textOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** The `seq` range of a match, as SQL to append to each branch and its arguments. */
+function seqBound(options: MatchOptions): Condition {
+  const sql: string[] = [];
+  const args: InValue[] = [];
+  if (options.upToSeq !== null) {
+    sql.push(" AND seq <= ?");
+    args.push(options.upToSeq);
+  }
+  if (options.afterSeq !== undefined && options.afterSeq !== null) {
+    sql.push(" AND seq > ?");
+    args.push(options.afterSeq);
+  }
+  return { sql: sql.join(""), args };
+}
+
+/**
+ * The highest `seq` the index has given out, by ingest's own rule (the
+ * larger of its `next_seq` record and the highest stored keys): every event
+ * written later gets a larger one, so a dry run that reads it in its
+ * snapshot can tell what it saw from what arrived after.
+ */
+export async function highWaterSeq(executor: ErasureExecutor): Promise<number> {
+  const result = await executor.execute(
+    `SELECT MAX(
+       COALESCE((SELECT CAST(value AS INTEGER) FROM obs_state WHERE key = 'next_seq'), 1) - 1,
+       COALESCE((SELECT MAX(seq) FROM obs_envelopes), 0),
+       COALESCE((SELECT MAX(seq) FROM obs_events), 0)
+     ) AS seq`,
+  );
+  return Number(result.rows[0]?.seq ?? 0);
 }
 
 /**

@@ -8,11 +8,15 @@
  * It is a reviewed, two-step operation, as source expiry is.
  * {@link planErasure} counts what would go, per table and per store, and
  * seals the exact list of events (each `seq` with its stored fingerprint)
- * into a confirmation value; {@link applyErasure} matches the subject again
- * inside its write transaction and refuses unless that value still comes
- * out, so a subject whose events changed since the review is refused.
- * Non-interactive callers (propagated deletions, the staging adapter) use
- * {@link eraseNow}, the same steps without the review.
+ * and the index's high-water mark into a confirmation value;
+ * {@link applyErasure} matches the subject again up to that mark inside its
+ * write transaction and refuses unless that value still comes out, so an
+ * event the review counted that changed or went since is refused. Events
+ * of the subject written after the dry run are not part of what was
+ * reviewed: they stay, and the result counts them (`later_events`), so a
+ * user whose events keep arriving can still be erased, one reviewed part
+ * at a time. Non-interactive callers (propagated deletions, the staging
+ * adapter) use {@link eraseNow}, the same steps without the review.
  *
  * Nothing derived is stored apart from these tables: summaries aggregate
  * live in SQL, health keeps counts only and the process counters are
@@ -44,6 +48,7 @@ import {
   emptyCounts,
   type ErasureTable,
   type ErasureTableCounts,
+  highWaterSeq,
   type MatchedEvent,
   matchSubject,
   SCOPE_TABLES,
@@ -100,7 +105,11 @@ export interface ErasureCounts {
   subject_digest: string;
   /** Which key made the digest (`sha256:` + 16 hex digits of the key's hash). */
   key_id: string;
-  /** Only events up to this `seq`, or `null` for all of them. */
+  /**
+   * Only events written up to this `seq`: the index's high-water mark at the
+   * dry run for a reviewed erasure, the deletion's own `seq` for a
+   * propagated one; `null` for all of them (an erasure without a review).
+   */
   up_to_seq: number | null;
   /** Events matched. */
   events: number;
@@ -122,7 +131,11 @@ export interface ErasurePlan extends ErasureCounts {
   schema: "trace.erasure-plan/1";
   /** Always true: nothing was changed. */
   dry_run: true;
-  /** Pass it back to {@link applyErasure}; it changes when the subject's events do. */
+  /**
+   * Pass it back to {@link applyErasure}: it names the events counted and
+   * `up_to_seq`, and changes when one of those events changes or goes
+   * (events written later do not change it).
+   */
   confirmation: string;
 }
 
@@ -147,6 +160,13 @@ export interface ErasureResult extends ErasureRecord {
    * file; false when a reader kept the WAL; `null` for a remote database.
    */
   reached_file: boolean | null;
+  /**
+   * Events of the subject (in the scope) written after `up_to_seq`, which
+   * this erasure left in place: for a reviewed erasure, those that arrived
+   * after its dry run (run a dry run again to erase them); 0 when
+   * `up_to_seq` is `null`.
+   */
+  later_events: number;
 }
 
 /** Options for {@link applyErasure} and {@link eraseNow}. */
@@ -182,8 +202,13 @@ export interface ErasureRemainder {
   tables: ErasureTableCounts;
   /** Records still referring to it, per participant. */
   participants: Record<string, number>;
-  /** True when nothing of the subject remains in the scope. */
+  /** True when nothing of the subject remains in the scope (up to `upToSeq`). */
   clean: boolean;
+  /**
+   * Events of the subject in the scope written after `upToSeq`: never part
+   * of the erasure, so not part of `clean` (0 when `upToSeq` is `null`).
+   */
+  later_events: number;
 }
 
 interface Selection {
@@ -228,10 +253,14 @@ function targetOf(
     subject: selection.subject,
     subject_digest: selection.digest,
     scope: selection.scope,
-    events: events.map(({ seq, application_id, event_id }) => ({
-      seq,
-      application_id,
-      event_id,
+    events: events.map((e) => ({
+      seq: e.seq,
+      application_id: e.application_id,
+      event_id: e.event_id,
+      agent_id: e.agent_id,
+      root_trace_id: e.root_trace_id,
+      turn_id: e.turn_id,
+      run_id: e.run_id,
     })),
   };
 }
@@ -243,19 +272,64 @@ function match(executor: ErasureExecutor, selection: Selection) {
   });
 }
 
-/** The sealed value for exactly this subject, scope and list of events. */
+/** Events the subject has in the scope after `selection`'s bound (none without one). */
+async function laterEvents(
+  executor: ErasureExecutor,
+  selection: Selection,
+): Promise<number> {
+  if (selection.upToSeq === null) return 0;
+  const later = await matchSubject(executor, selection.subject, {
+    scope: selection.scope,
+    upToSeq: null,
+    afterSeq: selection.upToSeq,
+  });
+  return later.length;
+}
+
+/**
+ * `selection` bounded by the index's high-water mark now (and by its own
+ * bound): what a dry run reviews. Read it in the snapshot the dry run
+ * matches in.
+ */
+async function pinned(
+  executor: ErasureExecutor,
+  selection: Selection,
+): Promise<Selection> {
+  const mark = await highWaterSeq(executor);
+  const upToSeq = selection.upToSeq === null
+    ? mark
+    : Math.min(selection.upToSeq, mark);
+  return { ...selection, upToSeq };
+}
+
+/**
+ * The sealed value for exactly this subject, scope, bound and list of
+ * events: `erase <n> events up to <seq> <seal>`. The bound is written out
+ * because applying needs it to match what the dry run saw; the seal covers
+ * it, so an edited bound is refused like any other change.
+ */
 function confirmationFor(
   selection: Selection,
   events: readonly MatchedEvent[],
 ): string {
   const seal = sha256Hex(canonicalJson({
-    v: 1,
+    v: 2,
     subject: selection.digest,
     scope: selection.scope,
     up_to_seq: selection.upToSeq,
     events: events.map((e) => [e.seq, e.fingerprint]),
   }));
-  return `erase ${events.length} events ${seal.slice(0, 16)}`;
+  return `erase ${events.length} events up to ${selection.upToSeq} ${
+    seal.slice(0, 16)
+  }`;
+}
+
+const CONFIRMATION = /^erase \d+ events up to (\d{1,15}) [0-9a-f]{16}$/;
+
+/** The bound a confirmation value names, or `null` when it is not one (an older form, a typo). */
+function confirmedBound(confirmation: string): number | null {
+  const bound = CONFIRMATION.exec(confirmation)?.[1];
+  return bound === undefined ? null : Number(bound);
 }
 
 function countsOf(
@@ -300,6 +374,7 @@ export async function planErasure(
     db,
     subject,
     options,
+    { pin: true },
   );
   return {
     schema: "trace.erasure-plan/1",
@@ -309,37 +384,47 @@ export async function planErasure(
   };
 }
 
-/** What a subject has now, read in one transaction: its events, their rows and its participants' records. */
+/**
+ * What a subject has now, read in one transaction: its events, their rows
+ * and its participants' records. With `pin`, only up to the index's
+ * high-water mark (a dry run); with `later`, also how many events came
+ * after the bound (verification).
+ */
 async function survey(
   db: TraceDb,
   subject: ErasureSubject,
   options: ErasureOptions,
+  how: { pin?: boolean; later?: boolean },
 ): Promise<{
   selection: Selection;
   events: MatchedEvent[];
   tables: ErasureTableCounts;
   participants: Record<string, number>;
+  later: number;
 }> {
   await requireObs(db);
-  const selection = select(subject, options);
   const tx = await db.client.transaction("read");
   try {
+    const selected = select(subject, options);
+    const selection = how.pin ? await pinned(tx, selected) : selected;
     const events = await match(tx, selection);
     const tables = await countTables(tx, events, selection.tables);
     if (selection.redact) {
       tables.preview_digests = await countPreviewDigests(tx, events);
     }
     const participants = await countParticipants(tx, selection, events);
-    return { selection, events, tables, participants };
+    const later = how.later ? await laterEvents(tx, selection) : 0;
+    return { selection, events, tables, participants, later };
   } finally {
     tx.close();
   }
 }
 
 /**
- * Applies an erasure reviewed with {@link planErasure}: refused unless
- * `confirmation` is exactly what a dry run prints for the subject's events
- * now.
+ * Applies an erasure reviewed with {@link planErasure}: the subject's
+ * events up to the bound `confirmation` names, refused unless it is
+ * exactly what a dry run prints for them now. Events written after that
+ * dry run stay; the result counts them (`later_events`).
  */
 export async function applyErasure(
   db: TraceDb,
@@ -369,7 +454,12 @@ async function erase(
   const selection = select(subject, options);
   const reclaim = options.reclaim !== false && db.path !== null && !db.readOnly;
   const before = reclaim ? await measureStorage(db) : null;
-  const record = await eraseInTransaction(db, selection, confirmation, options);
+  const { record, later } = await eraseInTransaction(
+    db,
+    selection,
+    confirmation,
+    options,
+  );
   const storage = before ? await reclaimStorage(db, before) : null;
   const checkpoint = reclaim ? await checkpointWal(db) : null;
   return {
@@ -380,15 +470,34 @@ async function erase(
     reached_file: db.path === null
       ? null
       : record.secure_delete && checkpoint?.complete === true,
+    later_events: later,
+  };
+}
+
+/** `selection` bounded as `confirmation` says the dry run was; refused when it names no bound. */
+function confirmedSelection(
+  selection: Selection,
+  confirmation: string,
+): Selection {
+  const bound = confirmedBound(confirmation);
+  if (bound === null) throw confirmationRefused();
+  return {
+    ...selection,
+    upToSeq: selection.upToSeq === null
+      ? bound
+      : Math.min(selection.upToSeq, bound),
   };
 }
 
 async function eraseInTransaction(
   db: TraceDb,
-  selection: Selection,
+  given: Selection,
   confirmation: string | null,
   options: ApplyErasureOptions,
-): Promise<ErasureRecord> {
+): Promise<{ record: ErasureRecord; later: number }> {
+  const selection = confirmation === null
+    ? given
+    : confirmedSelection(given, confirmation);
   let tx: Transaction | undefined;
   try {
     tx = await db.client.transaction("write");
@@ -423,9 +532,11 @@ async function eraseInTransaction(
       erased_at: new Date(now).toISOString(),
       secure_delete: secure,
     };
+    // Counted in the same snapshot: what arrived after the bound stays.
+    const later = await laterEvents(tx, selection);
     await options.inTransaction?.(tx, record);
     await tx.commit();
-    return record;
+    return { record, later };
   } catch (error) {
     await tx?.rollback().catch(() => {});
     if (error instanceof TraceError) throw error;
@@ -441,9 +552,12 @@ async function eraseInTransaction(
 }
 
 function requireConfirmation(given: string, expected: string): void {
-  if (given === expected) return;
-  throw new RefusedError(
-    "Cannot erase: the confirmation does not match the subject's events now (they changed since the dry run, or the value was mistyped); run the dry run again and pass the value it prints",
+  if (given !== expected) throw confirmationRefused();
+}
+
+function confirmationRefused(): RefusedError {
+  return new RefusedError(
+    "Cannot erase: the confirmation does not match the subject's events now (an event the dry run counted changed or is gone since, or the value was mistyped); run the dry run again and pass the value it prints",
   );
 }
 
@@ -453,10 +567,11 @@ export async function erasureRemainder(
   subject: ErasureSubject,
   options: ErasureOptions,
 ): Promise<ErasureRemainder> {
-  const { events, tables, participants } = await survey(
+  const { events, tables, participants, later } = await survey(
     db,
     subject,
     options,
+    { later: true },
   );
   const left = Object.values(tables).reduce((n, c) => n + c, 0) +
     Object.values(participants).reduce((n, c) => n + c, 0);
@@ -465,5 +580,6 @@ export async function erasureRemainder(
     tables,
     participants,
     clean: events.length === 0 && left === 0,
+    later_events: later,
   };
 }

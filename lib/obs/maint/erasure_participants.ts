@@ -71,6 +71,18 @@ export interface ErasedEventKey {
   event_id: string;
 }
 
+/** An event an erasure removes: its index key and the trace it belongs to. */
+export interface ErasedEvent extends ErasedEventKey {
+  /** The agent that wrote it, or `null`. */
+  agent_id: string | null;
+  /** The trace it belongs to (`null` only for a stored body that does not name one). */
+  root_trace_id: string | null;
+  /** Its turn, or `null`. */
+  turn_id: string | null;
+  /** Its run, or `null`. */
+  run_id: string | null;
+}
+
 /** What a participant is asked about. */
 export interface ErasureTarget {
   /** Whom or what to forget. */
@@ -83,7 +95,7 @@ export interface ErasureTarget {
    * The events still matching the subject (when a receipt is verified after
    * the erasure, usually none: match the subject itself where you can).
    */
-  events: readonly ErasedEventKey[];
+  events: readonly ErasedEvent[];
 }
 
 /** A store outside the index that must forget with it. */
@@ -103,6 +115,12 @@ export interface ErasureParticipant {
 const PARTICIPANTS = new Map<string, ErasureParticipant>();
 const NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
+/**
+ * Names of the participants Trace itself adds to every erasure it runs with
+ * a receipt (`lib/runs/erasures.ts`): a registered one may not take them.
+ */
+export const OWN_PARTICIPANTS: readonly string[] = ["replay_drafts"];
+
 /** Registers a participant for every erasure of this process; returns its unregister function. */
 export function registerErasureParticipant(
   participant: ErasureParticipant,
@@ -110,6 +128,11 @@ export function registerErasureParticipant(
   if (!NAME.test(participant.name)) {
     throw new ConfigError(
       `Invalid erasure participant name "${participant.name}": use a lower-case token (a-z, 0-9, _)`,
+    );
+  }
+  if (OWN_PARTICIPANTS.includes(participant.name)) {
+    throw new ConfigError(
+      `Cannot register erasure participant "${participant.name}": Trace's own participant has that name; choose another`,
     );
   }
   if (PARTICIPANTS.has(participant.name)) {

@@ -10,8 +10,9 @@
  * the file yet: an `obs_state` row keyed by its receipt id, holding the
  * receipt's ledger entry number (no subject, no id of anything erased). A
  * checkpoint that completes after the commit takes the row away again:
- * the erasure's own, {@link finishErasures} later, or the checkpoint any
- * writing command makes as it closes ({@link lastUnreachedSeq}).
+ * the erasure's own, {@link finishErasures} later, the checkpoint any
+ * writing command makes as it closes ({@link lastUnreachedSeq}), or a
+ * server's background checkpoint ({@link erasureTruncation}).
  *
  * {@link erasureReachedFile} answers for one receipt: not yet while its row
  * is there, unless the WAL is empty now (then every commit is in the file,
@@ -22,6 +23,7 @@
  */
 
 import { checkpointWal, type TraceDb } from "../../db.ts";
+import type { WalTruncation } from "../ingest/mod.ts";
 import {
   measureStorage,
   reclaimStorage,
@@ -50,19 +52,38 @@ export async function markUnreachedIn(
 /**
  * Records that every erasure up to ledger entry `upToSeq` reached the file:
  * call it only after a checkpoint that began after their commits completed.
- * That record is a write too: the WAL is truncated again after it, so the
- * file alone holds everything, as the erasure left it.
+ * That record is a write too: the WAL is truncated again after it (unless
+ * `truncate` is false), so the file alone holds everything, as the erasure
+ * left it.
  */
 export async function settleUnreached(
   db: TraceDb,
   upToSeq: number,
+  options: { truncate?: boolean } = {},
 ): Promise<void> {
   const result = await db.client.execute({
     sql: `DELETE FROM obs_state WHERE key >= ? AND key < ?
             AND CAST(value AS INTEGER) <= ?`,
     args: [PREFIX, PREFIX_END, upToSeq],
   });
-  if (result.rowsAffected > 0) await checkpointWal(db);
+  if (result.rowsAffected > 0 && options.truncate !== false) {
+    await checkpointWal(db);
+  }
+}
+
+/**
+ * What a server's background checkpoints (`startBackgroundCheckpoints`)
+ * need to bring erasures into the file: while one is recorded as not there
+ * yet, they truncate the WAL, and a truncation that completes settles every
+ * erasure recorded before it began. The record's own removal is left to the
+ * next background checkpoint: it names no erased text, and truncating on
+ * the thread that serves requests would make them wait.
+ */
+export function erasureTruncation(db: TraceDb): WalTruncation {
+  return {
+    waiting: () => lastUnreachedSeq(db),
+    reached: (seq) => settleUnreached(db, seq, { truncate: false }),
+  };
 }
 
 /**

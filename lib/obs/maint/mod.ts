@@ -148,6 +148,7 @@ export {
 export {
   type ErasureFinish,
   erasureReachedFile,
+  erasureTruncation,
   finishErasures,
   lastUnreachedSeq,
   markUnreachedIn,
@@ -155,6 +156,7 @@ export {
   unreachedErasures,
 } from "./erasure_reach.ts";
 export {
+  type ErasedEvent,
   type ErasedEventKey,
   ERASURE_SCOPES,
   type ErasureExecutor,
@@ -162,6 +164,7 @@ export {
   erasureParticipants,
   type ErasureScope,
   type ErasureTarget,
+  OWN_PARTICIPANTS,
   registerErasureParticipant,
 } from "./erasure_participants.ts";
 export {
