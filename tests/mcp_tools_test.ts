@@ -505,6 +505,23 @@ Deno.test("reference tools: run, history, get, dashboard, ranking and explain ag
     );
     assert.ok(run.findings[0]!.samples.length > 0);
 
+    // A run's findings carry the checks in the order its evidence points at them.
+    const [resurrected] = (await callOk(client, "trace.reference_run", {
+      systems: ["worker-resurrect"],
+      trace: false,
+    })).rows as { run_id: string }[];
+    const back = await callOk(client, "trace.reference_explain", {
+      code: "residual_store",
+      subject: "vector_records",
+      run_id: resurrected!.run_id,
+    });
+    const guide = back.checks as string[];
+    const [found] = (back.run as { findings: { checks: string[] }[] })
+      .findings;
+    assert.match(found!.checks[0]!, /worker cannot write vectors back/);
+    assert.notEqual(guide[0], found!.checks[0], "the evidence reorders");
+    assert.deepEqual([...found!.checks].sort(), [...guide].sort());
+
     const absent = await callOk(client, "trace.reference_explain", {
       code: "control_lost",
       run_id: rows[0]!.run_id,

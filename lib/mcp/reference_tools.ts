@@ -17,6 +17,7 @@ import {
   REFERENCE_SYSTEMS,
   type ReferenceSystemSpec,
 } from "../reference/systems.ts";
+import { findingChecks } from "../runner/finding_checks.ts";
 import { planRun } from "../runner/plan.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
@@ -231,6 +232,8 @@ function occurrences(report: RunReport, code: FindingCode, subject?: string) {
     .map((f) => ({
       ...f,
       samples: f.sample_indexes.flatMap((i) => report.samples[i] ?? []),
+      // The guide's checks, the one this run's evidence points at first (as the run page orders them).
+      checks: findingChecks(f, report),
     }));
 }
 
