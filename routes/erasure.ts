@@ -36,9 +36,11 @@ import { newReceiptId, readReceipt } from "../lib/ledger/erasure_receipts.ts";
 import {
   erasureKeyId,
   type ErasureSubject,
+  MAX_SUBJECT_EVENT_IDS,
   parseErasureSubject,
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
+import { LIMITS } from "../lib/obs/mod.ts";
 import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
 import { readSmallJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
@@ -47,8 +49,24 @@ import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
 import type { Principal } from "./principal.ts";
 import type { UiEnv } from "./ui/context.ts";
 
-/** Largest erasure request: 1 MiB (10,000 event ids fit easily); the access middleware bounds it too. */
-export const ERASURE_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Bytes one event id may take in a request: each of its UTF-16 units as a
+ * `\uXXXX` escape (JSON writers that escape non-ASCII text, Python's
+ * `json.dumps` among them, write six bytes a character), its quotes, and a
+ * comma with a pretty-printer's line break and indent.
+ */
+const EVENT_ID_JSON_BYTES = LIMITS.idChars * 6 + 16;
+/** Room for the rest of a request: application id, confirmation, keys, whitespace. */
+const ERASURE_REQUEST_FRAME_BYTES = 64 * 1024;
+
+/**
+ * Largest erasure request, derived from the subject's limits: the most
+ * event ids a subject may list, each of the longest length, written the
+ * longest way (15,585,536 bytes, about 15 MiB). The access middleware
+ * bounds it too.
+ */
+export const ERASURE_MAX_BODY_BYTES = MAX_SUBJECT_EVENT_IDS *
+    EVENT_ID_JSON_BYTES + ERASURE_REQUEST_FRAME_BYTES;
 
 /** Where the erasure API answers. */
 export const ERASURES_PATH = "/api/erasures";
@@ -115,7 +133,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         );
       }
       // Strict JSON: a field given twice could name one subject to whatever
-      // logs the request and erase another. At most 1 MiB.
+      // logs the request and erase another. At most ERASURE_MAX_BODY_BYTES.
       const body = parseBody(
         await readSmallJson(
           c,

@@ -2,12 +2,20 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Hono } from "hono";
 import { main } from "../cli.ts";
-import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
+import {
+  ERASURE_KEY_FILE,
+  erasureKey,
+  MAX_SUBJECT_EVENT_IDS,
+} from "../lib/obs/maint/mod.ts";
 import { captureIo } from "./_helpers.ts";
 import { listAudit } from "../lib/auth/mod.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { createApp } from "../routes/app.ts";
-import type { ErasureAuditEntry } from "../routes/erasure.ts";
+import {
+  ERASURE_MAX_BODY_BYTES,
+  type ErasureAuditEntry,
+} from "../routes/erasure.ts";
+import { LIMITS } from "../lib/obs/mod.ts";
 import {
   event,
   indexedIds,
@@ -307,27 +315,61 @@ Deno.test("POST /api/erasures: an outcome the audit cannot record withholds a dr
   });
 });
 
-Deno.test("POST /api/erasures takes up to 1 MiB and refuses more with the body-limit message", async () => {
+Deno.test("POST /api/erasures takes 10,000 event ids of the longest length, even with every character escaped, and refuses more with the body-limit message", async () => {
   await withErasureDb(async (db) => {
     await seed(db);
     const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    // Ids of the documented length, sent as JSON writers that escape
+    // non-ASCII text do (Python's json.dumps): six bytes a character.
     const ids = Array.from(
-      { length: 10_000 },
-      (_, i) => `event-id-${String(i).padStart(12, "0")}`,
+      { length: MAX_SUBJECT_EVENT_IDS },
+      (_, i) =>
+        String(i).padStart(6, "0") + "\\u00e9".repeat(LIMITS.idChars - 6),
     );
-    const many = await post(app, {
-      subject: { application_id: "app", event_ids: ids },
-    }, ADMIN);
+    const body = `{"subject": {"application_id": "app", "event_ids": [\n  "${
+      ids.join('",\n  "')
+    }"\n]}}`;
+    assert.ok(body.length > 15_000_000, "each id takes its worst case");
+    const many = await app.request("http://127.0.0.1/api/erasures", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${ADMIN}`,
+      },
+      body,
+    });
     assert.equal(many.status, 200, await many.clone().text());
-    assert.equal((await many.json()).dry_run, true);
+    const plan = await many.json();
+    assert.equal(plan.dry_run, true);
+    assert.equal(plan.events, 0);
+
+    const tooMany = await post(app, {
+      subject: {
+        application_id: "app",
+        event_ids: Array.from(
+          { length: MAX_SUBJECT_EVENT_IDS + 1 },
+          (_, i) => `e${i}`,
+        ),
+      },
+    }, ADMIN);
+    assert.equal(tooMany.status, 400);
+    assert.match(
+      (await tooMany.json()).error.message,
+      /event_ids: must list at most 10000 event ids/,
+    );
 
     const huge = await post(app, {
-      subject: { application_id: "app", event_ids: ["x".repeat(2 << 20)] },
+      subject: {
+        application_id: "app",
+        event_ids: ["x".repeat(ERASURE_MAX_BODY_BYTES)],
+      },
     }, ADMIN);
     assert.equal(huge.status, 413);
     assert.match(
       (await huge.json()).error.message,
-      /^Cannot read the request: the request body exceeds 1048576 bytes; send a smaller body$/,
+      new RegExp(
+        `^Cannot read the request: the request body exceeds ${ERASURE_MAX_BODY_BYTES} bytes; send a smaller body$`,
+      ),
     );
     // Other operator writes keep their 64 KiB bound, with the same wording.
     const reveal = await app.request("http://127.0.0.1/traces/reveal", {
