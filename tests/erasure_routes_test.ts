@@ -2,11 +2,19 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Hono } from "hono";
 import { main } from "../cli.ts";
+import type { InStatement } from "@libsql/client";
+import { openDb, type TraceDb } from "../lib/db.ts";
 import {
   ERASURE_KEY_FILE,
   erasureKey,
+  erasureTruncation,
   MAX_SUBJECT_EVENT_IDS,
+  unreachedErasures,
 } from "../lib/obs/maint/mod.ts";
+import {
+  noteCommit,
+  startBackgroundCheckpoints,
+} from "../lib/obs/ingest/mod.ts";
 import { captureIo } from "./_helpers.ts";
 import { listAudit } from "../lib/auth/mod.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
@@ -18,6 +26,7 @@ import {
 import { LIMITS } from "../lib/obs/mod.ts";
 import {
   event,
+  fileHolds,
   indexedIds,
   seed,
   TEST_KEY,
@@ -385,5 +394,92 @@ Deno.test("POST /api/erasures takes 10,000 event ids of the longest length, even
       (await reveal.json()).error.message,
       /the request body exceeds 65536 bytes/,
     );
+  });
+});
+
+/** Statements `db`'s own connection runs while `fn` runs, of those matching `pattern`. */
+async function statementsDuring(
+  db: TraceDb,
+  pattern: RegExp,
+  fn: () => Promise<void>,
+): Promise<string[]> {
+  const client = db.client;
+  const execute = client.execute.bind(client);
+  const seen: string[] = [];
+  client.execute = ((statement: InStatement) => {
+    const sql = typeof statement === "string" ? statement : statement.sql;
+    if (pattern.test(sql)) seen.push(sql);
+    return execute(statement);
+  }) as typeof client.execute;
+  try {
+    await fn();
+  } finally {
+    client.execute = execute;
+  }
+  return seen;
+}
+
+Deno.test("POST /api/erasures in a server with background checkpoints never waits for a reader on the serving connection: it answers reached_file false, and the checkpoints finish it", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const checkpoints = startBackgroundCheckpoints(db, {
+      truncation: erasureTruncation(db),
+    });
+    const reader = await openDb({ url: db.url, readOnly: true });
+    try {
+      const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+      const apply = async (subject: Record<string, string>) => {
+        const dry = await post(app, { subject }, ADMIN);
+        const { confirmation } = await dry.json();
+        const answer = await post(
+          app,
+          { subject, apply: true, confirmation },
+          ADMIN,
+        );
+        assert.equal(answer.status, 200);
+        return await answer.json();
+      };
+      // Nothing in the way: the worker truncates, and the answer says it reached the file.
+      let bob;
+      const quiet = await statementsDuring(db, /wal_checkpoint/i, async () => {
+        bob = await apply({ application_id: "app", user_id: "bob" });
+      });
+      assert.equal(bob!.result.reached_file, true);
+      assert.deepEqual(quiet, [], "no checkpoint on the serving connection");
+      assert.deepEqual(await unreachedErasures(db), []);
+
+      // Another connection keeps a snapshot that needs the WAL.
+      const snapshot = await reader.client.transaction("read");
+      let alice;
+      let held: string[];
+      try {
+        await snapshot.execute("SELECT COUNT(*) FROM obs_events");
+        held = await statementsDuring(db, /wal_checkpoint/i, async () => {
+          alice = await apply(SUBJECT);
+        });
+      } finally {
+        snapshot.close();
+      }
+      assert.deepEqual(
+        held,
+        [],
+        "a checkpoint there would wait for the reader",
+      );
+      const id = alice!.receipt.receipt.receipt_id;
+      assert.equal(alice!.result.reached_file, false);
+      assert.equal(alice!.result.events, 3);
+      assert.match(alice!.result.storage.note, /a reader kept the WAL/);
+      assert.deepEqual(await unreachedErasures(db), [id]);
+      assert.equal(await fileHolds(db.path!, "ALICE_PREVIEW_ONE"), true);
+
+      // The reader let go: the next background checkpoint finishes it.
+      noteCommit(db);
+      await checkpoints.stop();
+      assert.deepEqual(await unreachedErasures(db), []);
+      assert.equal(await fileHolds(db.path!, "ALICE_PREVIEW_ONE"), false);
+    } finally {
+      reader.close();
+      await checkpoints.stop();
+    }
   });
 });
