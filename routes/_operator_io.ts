@@ -26,6 +26,7 @@ import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
 import { isFormBody, readFormBody, readSmallJson } from "./_body.ts";
 import type { ServerLog } from "./_errors.ts";
+import { noteAudited } from "./_audit_refusals.ts";
 import type { UiEnv } from "./ui/context.ts";
 
 /** What a privileged endpoint needs to audit. */
@@ -137,7 +138,7 @@ export async function audited<T>(
   } catch (error) {
     return await auditFailure(c, deps, plan, error);
   }
-  const entry = await record(deps, {
+  const entry = await record(c, deps, {
     ...recordOf(c, plan),
     targets: { ...plan.targets, ...plan.found?.(result) },
     outcome: "succeeded",
@@ -152,7 +153,7 @@ export async function auditFailure<T>(
   plan: AuditPlan<T>,
   error: unknown,
 ): Promise<never> {
-  await record(deps, {
+  await record(c, deps, {
     ...recordOf(c, plan),
     targets: plan.targets,
     outcome: refusal(error) ? "refused" : "failed",
@@ -176,9 +177,11 @@ function recordOf<T>(
 }
 
 async function record(
+  c: Context,
   deps: AuditDeps,
   entry: AuditRecord,
 ): Promise<AuditEntry> {
+  noteAudited(c);
   try {
     return await appendAudit(deps.db, entry);
   } catch (error) {
@@ -187,7 +190,12 @@ async function record(
 }
 
 /** Answers an audit failure of a write that carried its own entry (a draft). */
-export function auditUnavailable(error: unknown, log: ServerLog): never {
+export function auditUnavailable(
+  c: Context,
+  error: unknown,
+  log: ServerLog,
+): never {
+  noteAudited(c);
   throw auditDown(error, log);
 }
 

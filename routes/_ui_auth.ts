@@ -29,6 +29,7 @@ import {
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 import { checkToken } from "./_guard.ts";
+import { HttpRefusal } from "./_audit_refusals.ts";
 import { isFormBody, readFormBody } from "./_body.ts";
 import {
   createSessionSigner,
@@ -296,11 +297,13 @@ export async function checkCsrf(
   const header = c.req.header("x-csrf-token");
   const given = header ?? (options.form ? await formField(c, "_csrf") : "");
   if (!(await auth.signer.checkCsrf(session.sid, given))) {
-    throw new HTTPException(403, {
-      message: header === undefined && options.form && isFormBody(c)
+    throw new HttpRefusal(
+      403,
+      header === undefined && options.form && isFormBody(c)
         ? "The form's CSRF token is missing or out of date; reload the page and try again"
         : "The request's CSRF token is missing or out of date (send it in the X-CSRF-Token header); reload the page for a new one and try again",
-    });
+      "csrf",
+    );
   }
 }
 

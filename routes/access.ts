@@ -15,7 +15,11 @@
  *
  * A route missing from the table is refused (fail closed), and the matrix
  * test enumerates the app's routes so a new route without an entry fails
- * the suite. Refusals of privileged actions are written to the audit trail.
+ * the suite. A privileged route is decided on before its body is read, and
+ * every attempt at it by a signed-in operator leaves an audit entry however
+ * it ends: a refusal that the route did not record, this middleware records
+ * once the route has answered (`_audit_refusals.ts`, which also says why
+ * refusals before sign-in are not recorded).
  *
  * Readers of trace evidence narrow the principal's scope with
  * {@link scopeFilter}; pages ask {@link capabilitiesOf} which controls to
@@ -33,7 +37,6 @@ import {
   type ActionCapability,
   actionCapability,
   ACTIONS,
-  appendAudit,
   type Capabilities,
   decide,
   describeCapabilities,
@@ -45,8 +48,8 @@ import {
   UNSCOPED,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { errorMessage } from "../lib/errors.ts";
 import type { ServerLog } from "./_errors.ts";
+import { HttpRefusal, recordRefusal } from "./_audit_refusals.ts";
 import {
   BEARER_REFUSED,
   bearerToken,
@@ -264,11 +267,30 @@ export function accessControl(
       ? await apiCaller(c, options)
       : await uiCaller(c, options, kind);
     if (signedIn instanceof Response) return signedIn;
-    if (access.gate === "ui" && writes) {
-      await readSmallBody(c, maxBodyBytes, options.bodyTimeoutMs);
+    const admit = async () => {
+      authorize(options, access, signedIn);
+      // The body is read only for a caller the matrix lets in.
+      if (access.gate === "ui" && writes) {
+        await readSmallBody(c, maxBodyBytes, options.bodyTimeoutMs);
+      }
+      if (writes) await requireCsrf(c, options, access);
+    };
+    if (signedIn === null || !ACTIONS[access.action].privileged) {
+      await admit();
+      return await next();
     }
-    await authorize(c, options, access, signedIn);
+    // A privileged attempt leaves an entry however it ends (_audit_refusals.ts).
+    const attempt = { principal: signedIn, action: access.action };
+    try {
+      await admit();
+    } catch (error) {
+      await recordRefusal(c, options, attempt, error);
+      throw error;
+    }
     await next();
+    if (c.error !== undefined) {
+      await recordRefusal(c, options, attempt, c.error);
+    }
   };
 }
 
@@ -328,14 +350,13 @@ async function uiCaller(
 /**
  * Applies the matrix: an ingest client (`null` on the API) may take every
  * API action but writes in read-only mode; an operator is decided by role,
- * tenant binding and mode. Session writes then need their CSRF token.
+ * tenant binding and mode (the refusal's `detail` names which).
  */
-async function authorize(
-  c: Context<UiEnv>,
+function authorize(
   options: AccessOptions,
   access: RouteAccess,
   principal: Principal | null,
-): Promise<void> {
+): void {
   const action = access.action;
   const mode = { readOnly: options.readOnly };
   if (principal === null) {
@@ -349,39 +370,19 @@ async function authorize(
   }
   const decision = decide(principal, action, mode);
   if (!decision.allowed) {
-    if (ACTIONS[action].privileged) {
-      await auditRefusal(options, principal, action, decision.reason);
-    }
-    throw new HTTPException(403, { message: decision.message });
-  }
-  if (!SAFE_METHODS.has(c.req.method)) {
-    // The API reads its own bodies: its CSRF token travels in the header only.
-    await checkCsrf(c, options.auth, c.get("session"), {
-      form: access.gate === "ui",
-    });
+    throw new HttpRefusal(403, decision.message, decision.reason);
   }
 }
 
-/** Records a refused privileged attempt; a failure to record it still refuses. */
-async function auditRefusal(
+/** Session writes need their CSRF token; the API reads its own bodies, so there it travels in the header only. */
+async function requireCsrf(
+  c: Context<UiEnv>,
   options: AccessOptions,
-  principal: Principal,
-  action: Action,
-  reason: string,
+  access: RouteAccess,
 ): Promise<void> {
-  try {
-    await appendAudit(options.db, {
-      actor: principal,
-      action,
-      scope: principal.scope,
-      outcome: "refused",
-      detail: reason,
-    });
-  } catch (error) {
-    options.log(
-      `audit: cannot record a refused ${action}: ${errorMessage(error)}`,
-    );
-  }
+  const session = c.get("session");
+  if (session === undefined) return;
+  await checkCsrf(c, options.auth, session, { form: access.gate === "ui" });
 }
 
 /**

@@ -12,10 +12,15 @@
  * request: nothing is run unaudited), then with the real outcome
  * (`succeeded`, naming the receipt an apply wrote; `refused` or `failed`,
  * with a short code, naming a receipt only if one was written). A request
- * refused for role or scope is recorded once, as `refused`. Entries name the
- * subject only by its keyed digest, and the two entries of one request share
- * its `request_id`. A broken audit trail refuses the request with its own
+ * refused once its subject is read (role or scope, an apply without its
+ * confirmation) is recorded once, as `refused`. Entries name the subject
+ * only by its keyed digest, and the two entries of one request share its
+ * `request_id`. A broken audit trail refuses the request with its own
  * answer (`audit_integrity`: the broken entry and `trace audit verify`).
+ * A signed-in request refused before its subject is read (its CSRF token,
+ * its role under the access middleware, its body, a server without the
+ * key) names no subject yet: the access middleware records it in the audit
+ * trail itself, as for every privileged action (`_audit_refusals.ts`).
  *
  * @module
  */
@@ -31,18 +36,37 @@ import { newReceiptId, readReceipt } from "../lib/ledger/erasure_receipts.ts";
 import {
   erasureKeyId,
   type ErasureSubject,
+  MAX_SUBJECT_EVENT_IDS,
   parseErasureSubject,
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
+import { LIMITS } from "../lib/obs/mod.ts";
 import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
 import { readSmallJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
+import { HttpRefusal, noteAudited } from "./_audit_refusals.ts";
 import { requireCsrf, requirePrincipal, type UiAuth } from "./_ui_auth.ts";
 import type { Principal } from "./principal.ts";
 import type { UiEnv } from "./ui/context.ts";
 
-/** Largest erasure request: 1 MiB (10,000 event ids fit easily); the access middleware bounds it too. */
-export const ERASURE_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Bytes one event id may take in a request: each of its UTF-16 units as a
+ * `\uXXXX` escape (JSON writers that escape non-ASCII text, Python's
+ * `json.dumps` among them, write six bytes a character), its quotes, and a
+ * comma with a pretty-printer's line break and indent.
+ */
+const EVENT_ID_JSON_BYTES = LIMITS.idChars * 6 + 16;
+/** Room for the rest of a request: application id, confirmation, keys, whitespace. */
+const ERASURE_REQUEST_FRAME_BYTES = 64 * 1024;
+
+/**
+ * Largest erasure request, derived from the subject's limits: the most
+ * event ids a subject may list, each of the longest length, written the
+ * longest way (15,585,536 bytes, about 15 MiB). The access middleware
+ * bounds it too.
+ */
+export const ERASURE_MAX_BODY_BYTES = MAX_SUBJECT_EVENT_IDS *
+    EVENT_ID_JSON_BYTES + ERASURE_REQUEST_FRAME_BYTES;
 
 /** Where the erasure API answers. */
 export const ERASURES_PATH = "/api/erasures";
@@ -102,13 +126,14 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
     async (c) => {
       const key = deps.key;
       if (!key) {
-        throw new HTTPException(501, {
-          message:
-            "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve",
-        });
+        throw new HttpRefusal(
+          501,
+          "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve",
+          "erasure_key_missing",
+        );
       }
       // Strict JSON: a field given twice could name one subject to whatever
-      // logs the request and erase another. At most 1 MiB.
+      // logs the request and erase another. At most ERASURE_MAX_BODY_BYTES.
       const body = parseBody(
         await readSmallJson(
           c,
@@ -119,12 +144,6 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
       const subject = parseErasureSubject(body.subject);
       const principal = c.get("principal");
       const apply = body.apply === true;
-      if (apply && body.confirmation === undefined) {
-        throw new HTTPException(400, {
-          message:
-            "confirmation is required with apply: true; send a dry run first and pass back its confirmation",
-        });
-      }
       const receiptId = apply ? newReceiptId() : null;
       const requestId = crypto.randomUUID();
       const at = new Date().toISOString();
@@ -149,10 +168,19 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
         receipt_id: receipt,
         at,
       });
+      // From here on every request reaches the audit hook, with its subject's digest.
+      noteAudited(c);
       const refusal = adminRefusal(principal, subject);
       if (refusal) {
         await tryAudit(deps.audit, entry("refused", refusal.detail));
         throw new HTTPException(403, { message: refusal.message });
+      }
+      if (apply && body.confirmation === undefined) {
+        await tryAudit(deps.audit, entry("refused", "confirmation_missing"));
+        throw new HTTPException(400, {
+          message:
+            "confirmation is required with apply: true; send a dry run first and pass back its confirmation",
+        });
       }
       const { answer, unrecorded } = await auditedRun(
         deps.audit,

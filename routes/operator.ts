@@ -20,7 +20,6 @@
  */
 
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
 import {
   AuditIntegrityError,
   AuditUnavailableError,
@@ -28,6 +27,7 @@ import {
   createDraft,
   findRevealTarget,
   freezePlan,
+  type HookName,
   type HostHooks,
   listDrafts,
   missingHookMessage,
@@ -47,6 +47,7 @@ import { NotFoundError } from "../lib/errors.ts";
 import { queryTraceEvents, readPreviewContent } from "../lib/obs/query/mod.ts";
 import { isFormBody } from "./_body.ts";
 import { methodNotAllowed, type ServerLog } from "./_errors.ts";
+import { HttpRefusal } from "./_audit_refusals.ts";
 import {
   type AuditDeps,
   audited,
@@ -154,17 +155,13 @@ export function createOperatorRoutes(
   app.post("/traces/account/resolve", async (c) => {
     // An email never travels in a URL: a query string here is refused unread.
     if (new URL(c.req.url).search !== "") {
-      throw new HTTPException(400, {
-        message:
-          'This endpoint takes no query string; send {"email": …} in the POST body',
-      });
+      throw new HttpRefusal(
+        400,
+        'This endpoint takes no query string; send {"email": …} in the POST body',
+        "query_string",
+      );
     }
-    const resolver = hooks.identityResolver;
-    if (!resolver) {
-      throw new HTTPException(501, {
-        message: missingHookMessage("identityResolver"),
-      });
-    }
+    const resolver = hooks.identityResolver ?? hookMissing("identityResolver");
     const fields = await readFields(c);
     const { email } = parseAccountRequest(fields);
     delete fields.email;
@@ -215,12 +212,7 @@ export function createOperatorRoutes(
 
   app.get("/traces/artifact.json", async (c) => {
     const query = parseArtifactQuery(singleParams(c));
-    const resolver = hooks.artifactResolver;
-    if (!resolver) {
-      throw new HTTPException(501, {
-        message: missingHookMessage("artifactResolver"),
-      });
-    }
+    const resolver = hooks.artifactResolver ?? hookMissing("artifactResolver");
     const { result, entry } = await audited(c, deps, {
       action: "artifact.lookup",
       targets: {
@@ -268,11 +260,7 @@ export function createOperatorRoutes(
     return plan;
   };
   const requireAuthorizer = () => {
-    if (!hooks.resourceAuthorizer) {
-      throw new HTTPException(501, {
-        message: missingHookMessage("resourceAuthorizer"),
-      });
-    }
+    if (!hooks.resourceAuthorizer) hookMissing("resourceAuthorizer");
   };
   const selectionTargets = (selection: ReplaySelection) => ({
     agent_id: selection.agent_id,
@@ -332,7 +320,7 @@ export function createOperatorRoutes(
         error instanceof AuditUnavailableError ||
         error instanceof AuditIntegrityError
       ) {
-        auditUnavailable(error, options.log);
+        auditUnavailable(c, error, options.log);
       }
       // The draft itself could not be stored: record that it failed.
       return await auditFailure(c, deps, plan, error);
@@ -361,4 +349,9 @@ export function createOperatorRoutes(
 
   definePage(app, { auth: options.auth, site }, eventPage(db));
   return app;
+}
+
+/** Refuses an action whose host hook the app was not given (501). */
+function hookMissing(hook: HookName): never {
+  throw new HttpRefusal(501, missingHookMessage(hook), `hook_missing:${hook}`);
 }

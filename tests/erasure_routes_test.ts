@@ -2,14 +2,31 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Hono } from "hono";
 import { main } from "../cli.ts";
-import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
+import type { InStatement } from "@libsql/client";
+import { openDb, type TraceDb } from "../lib/db.ts";
+import {
+  ERASURE_KEY_FILE,
+  erasureKey,
+  erasureTruncation,
+  MAX_SUBJECT_EVENT_IDS,
+  unreachedErasures,
+} from "../lib/obs/maint/mod.ts";
+import {
+  noteCommit,
+  startBackgroundCheckpoints,
+} from "../lib/obs/ingest/mod.ts";
 import { captureIo } from "./_helpers.ts";
 import { listAudit } from "../lib/auth/mod.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { createApp } from "../routes/app.ts";
-import type { ErasureAuditEntry } from "../routes/erasure.ts";
+import {
+  ERASURE_MAX_BODY_BYTES,
+  type ErasureAuditEntry,
+} from "../routes/erasure.ts";
+import { LIMITS } from "../lib/obs/mod.ts";
 import {
   event,
+  fileHolds,
   indexedIds,
   seed,
   TEST_KEY,
@@ -92,14 +109,16 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
       [
         ["obs.erasure.plan", "attempted", null, null],
         ["obs.erasure.plan", "succeeded", null, null],
+        ["obs.erasure.apply", "refused", "confirmation_missing", null],
         ["obs.erasure.apply", "attempted", null, null],
         ["obs.erasure.apply", "refused", null, null],
         ["obs.erasure.apply", "attempted", null, null],
         ["obs.erasure.apply", "succeeded", null, id],
       ],
     );
-    for (let i = 0; i < audited.length; i += 2) {
-      assert.equal(audited[i]!.request_id, audited[i + 1]!.request_id);
+    const paired = audited.filter((a) => a.detail !== "confirmation_missing");
+    for (let i = 0; i < paired.length; i += 2) {
+      assert.equal(paired[i]!.request_id, paired[i + 1]!.request_id);
     }
     assert.notEqual(audited[0]!.request_id, audited[2]!.request_id);
     assert.equal(audited.at(-1)!.subject_digest, plan.subject_digest);
@@ -305,27 +324,61 @@ Deno.test("POST /api/erasures: an outcome the audit cannot record withholds a dr
   });
 });
 
-Deno.test("POST /api/erasures takes up to 1 MiB and refuses more with the body-limit message", async () => {
+Deno.test("POST /api/erasures takes 10,000 event ids of the longest length, even with every character escaped, and refuses more with the body-limit message", async () => {
   await withErasureDb(async (db) => {
     await seed(db);
     const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    // Ids of the documented length, sent as JSON writers that escape
+    // non-ASCII text do (Python's json.dumps): six bytes a character.
     const ids = Array.from(
-      { length: 10_000 },
-      (_, i) => `event-id-${String(i).padStart(12, "0")}`,
+      { length: MAX_SUBJECT_EVENT_IDS },
+      (_, i) =>
+        String(i).padStart(6, "0") + "\\u00e9".repeat(LIMITS.idChars - 6),
     );
-    const many = await post(app, {
-      subject: { application_id: "app", event_ids: ids },
-    }, ADMIN);
+    const body = `{"subject": {"application_id": "app", "event_ids": [\n  "${
+      ids.join('",\n  "')
+    }"\n]}}`;
+    assert.ok(body.length > 15_000_000, "each id takes its worst case");
+    const many = await app.request("http://127.0.0.1/api/erasures", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${ADMIN}`,
+      },
+      body,
+    });
     assert.equal(many.status, 200, await many.clone().text());
-    assert.equal((await many.json()).dry_run, true);
+    const plan = await many.json();
+    assert.equal(plan.dry_run, true);
+    assert.equal(plan.events, 0);
+
+    const tooMany = await post(app, {
+      subject: {
+        application_id: "app",
+        event_ids: Array.from(
+          { length: MAX_SUBJECT_EVENT_IDS + 1 },
+          (_, i) => `e${i}`,
+        ),
+      },
+    }, ADMIN);
+    assert.equal(tooMany.status, 400);
+    assert.match(
+      (await tooMany.json()).error.message,
+      /event_ids: must list at most 10000 event ids/,
+    );
 
     const huge = await post(app, {
-      subject: { application_id: "app", event_ids: ["x".repeat(2 << 20)] },
+      subject: {
+        application_id: "app",
+        event_ids: ["x".repeat(ERASURE_MAX_BODY_BYTES)],
+      },
     }, ADMIN);
     assert.equal(huge.status, 413);
     assert.match(
       (await huge.json()).error.message,
-      /^Cannot read the request: the request body exceeds 1048576 bytes; send a smaller body$/,
+      new RegExp(
+        `^Cannot read the request: the request body exceeds ${ERASURE_MAX_BODY_BYTES} bytes; send a smaller body$`,
+      ),
     );
     // Other operator writes keep their 64 KiB bound, with the same wording.
     const reveal = await app.request("http://127.0.0.1/traces/reveal", {
@@ -341,5 +394,92 @@ Deno.test("POST /api/erasures takes up to 1 MiB and refuses more with the body-l
       (await reveal.json()).error.message,
       /the request body exceeds 65536 bytes/,
     );
+  });
+});
+
+/** Statements `db`'s own connection runs while `fn` runs, of those matching `pattern`. */
+async function statementsDuring(
+  db: TraceDb,
+  pattern: RegExp,
+  fn: () => Promise<void>,
+): Promise<string[]> {
+  const client = db.client;
+  const execute = client.execute.bind(client);
+  const seen: string[] = [];
+  client.execute = ((statement: InStatement) => {
+    const sql = typeof statement === "string" ? statement : statement.sql;
+    if (pattern.test(sql)) seen.push(sql);
+    return execute(statement);
+  }) as typeof client.execute;
+  try {
+    await fn();
+  } finally {
+    client.execute = execute;
+  }
+  return seen;
+}
+
+Deno.test("POST /api/erasures in a server with background checkpoints never waits for a reader on the serving connection: it answers reached_file false, and the checkpoints finish it", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const checkpoints = startBackgroundCheckpoints(db, {
+      truncation: erasureTruncation(db),
+    });
+    const reader = await openDb({ url: db.url, readOnly: true });
+    try {
+      const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+      const apply = async (subject: Record<string, string>) => {
+        const dry = await post(app, { subject }, ADMIN);
+        const { confirmation } = await dry.json();
+        const answer = await post(
+          app,
+          { subject, apply: true, confirmation },
+          ADMIN,
+        );
+        assert.equal(answer.status, 200);
+        return await answer.json();
+      };
+      // Nothing in the way: the worker truncates, and the answer says it reached the file.
+      let bob;
+      const quiet = await statementsDuring(db, /wal_checkpoint/i, async () => {
+        bob = await apply({ application_id: "app", user_id: "bob" });
+      });
+      assert.equal(bob!.result.reached_file, true);
+      assert.deepEqual(quiet, [], "no checkpoint on the serving connection");
+      assert.deepEqual(await unreachedErasures(db), []);
+
+      // Another connection keeps a snapshot that needs the WAL.
+      const snapshot = await reader.client.transaction("read");
+      let alice;
+      let held: string[];
+      try {
+        await snapshot.execute("SELECT COUNT(*) FROM obs_events");
+        held = await statementsDuring(db, /wal_checkpoint/i, async () => {
+          alice = await apply(SUBJECT);
+        });
+      } finally {
+        snapshot.close();
+      }
+      assert.deepEqual(
+        held,
+        [],
+        "a checkpoint there would wait for the reader",
+      );
+      const id = alice!.receipt.receipt.receipt_id;
+      assert.equal(alice!.result.reached_file, false);
+      assert.equal(alice!.result.events, 3);
+      assert.match(alice!.result.storage.note, /a reader kept the WAL/);
+      assert.deepEqual(await unreachedErasures(db), [id]);
+      assert.equal(await fileHolds(db.path!, "ALICE_PREVIEW_ONE"), true);
+
+      // The reader let go: the next background checkpoint finishes it.
+      noteCommit(db);
+      await checkpoints.stop();
+      assert.deepEqual(await unreachedErasures(db), []);
+      assert.equal(await fileHolds(db.path!, "ALICE_PREVIEW_ONE"), false);
+    } finally {
+      reader.close();
+      await checkpoints.stop();
+    }
   });
 });

@@ -174,11 +174,21 @@ Deno.test("reveal and account resolution refuse a field given twice, in JSON or 
     const emailText = await email.text();
     assert.match(emailText, /gives a field twice/);
     assert.ok(!/ada@|zed@/.test(emailText), emailText);
-    assert.equal((await auditRows(db)).length, 0, "nothing ran");
+    // Nothing ran: each refusal is recorded, without a value it carried.
+    const rows = await auditRows(db);
+    assert.deepEqual(
+      rows.map((row) => [row.action, row.outcome]),
+      [
+        ["content.reveal", "refused"],
+        ["content.reveal", "refused"],
+        ["account.resolve", "refused"],
+      ],
+    );
+    assert.ok(!/ada@|zed@|SUP-/.test(JSON.stringify(rows)));
   });
 });
 
-Deno.test("a reveal in another charset, or a form body that is not a form, is refused and never audited", async () => {
+Deno.test("a reveal in another charset, or a form body that is not a form, is refused and recorded as refused", async () => {
   await withHost({}, async ({ app, db }) => {
     const form = new URLSearchParams(Object.entries(REVEAL)).toString();
     for (
@@ -202,7 +212,14 @@ Deno.test("a reveal in another charset, or a form body that is not a form, is re
     );
     assert.equal(malformed.status, 400);
     assert.match(await malformed.text(), /the form body is malformed/);
-    assert.equal((await auditRows(db)).length, 0, "nothing ran");
+    const details = (await auditRows(db)).map((row) =>
+      JSON.parse(String(row.payload)).detail
+    );
+    assert.deepEqual(details, [
+      "unsupported_media_type",
+      "unsupported_media_type",
+      "invalid_request",
+    ]);
   });
 });
 

@@ -139,15 +139,37 @@ export const Email = v.pipe(
 // address or a token pasted in the wrong place).
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
+// A field of an endpoint, or a dotted path of them.
+const FIELD_PATH =
+  /^[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63})*$/;
+
+/**
+ * A refused operator request: the message names the field and the rule,
+ * and `field` names the field alone (for the audit trail's `detail`), or is
+ * `null` when the request broke no one field (an unknown key, which may
+ * itself be a value, is never named here).
+ */
+export class OperatorInputError extends ConfigError {
+  /** The request's field that broke a rule, when it is one of the endpoint's fields. */
+  readonly field: string | null;
+
+  constructor(message: string, field: string | null) {
+    super(message);
+    this.name = "OperatorInputError";
+    this.field = field !== null && FIELD_PATH.test(field) ? field : null;
+  }
+}
+
 /** `key` quoted when it reads as a field name, else "a field". */
 export function fieldLabel(key: string): string {
   return FIELD_NAME.test(key) ? JSON.stringify(key) : "a field";
 }
 
 /**
- * Parses `input` with `schema`; throws a `ConfigError` (400) whose message
- * names the field and the rule broken, never the value. An unknown field is
- * named (when its name is only a name) with the fields the request takes.
+ * Parses `input` with `schema`; throws an {@link OperatorInputError} (400)
+ * whose message names the field and the rule broken, never the value. An
+ * unknown field is named (when its name is only a name) with the fields the
+ * request takes.
  */
 export function parseOperatorInput<S extends v.GenericSchema>(
   schema: S,
@@ -160,18 +182,20 @@ export function parseOperatorInput<S extends v.GenericSchema>(
   const field = issue.path?.map((item) => String(item.key)).join(".");
   if (issue.expected === "never") {
     const key = String(issue.path?.at(-1)?.key ?? "");
-    throw new ConfigError(
+    throw new OperatorInputError(
       `Invalid ${what} request: ${
         fieldLabel(key)
       } is not a known field; remove it${allowedFields(schema)}`,
+      null,
     );
   }
   let rule: string;
   if (issue.received === "undefined") rule = "is required";
   else if (!field) rule = "must be an object of fields";
   else rule = issue.message;
-  throw new ConfigError(
+  throw new OperatorInputError(
     `Invalid ${what} request: ${field ?? "the body"}: ${rule}`,
+    field || null,
   );
 }
 

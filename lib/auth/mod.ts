@@ -162,6 +162,7 @@ export {
   Email,
   fieldLabel,
   OpaqueId,
+  OperatorInputError,
   parseOperatorInput,
   Reason,
 } from "./_input.ts";

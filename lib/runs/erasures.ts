@@ -27,7 +27,7 @@ import {
 } from "../ledger/erasure_receipts.ts";
 import type { LedgerEntry } from "../ledger/chain.ts";
 import { LEDGER_MIGRATIONS } from "../ledger/schema.ts";
-import { noteCommit } from "../obs/ingest/mod.ts";
+import { backgroundTruncation, noteCommit } from "../obs/ingest/mod.ts";
 import { withOwnParticipants } from "./erasure_drafts.ts";
 import {
   createSelfStagingAdapter,
@@ -158,9 +158,13 @@ async function withReceipt(
   const receiptId = options.receiptId ?? newReceiptId();
   const trigger = options.trigger ?? "operator";
   const appended: { entry?: LedgerEntry } = {};
+  // In a server, truncate on its checkpoint worker: a checkpoint here would
+  // hold the thread that serves requests while a reader keeps the WAL.
+  const background = backgroundTruncation(db);
   refuseInterrupted(options.signal);
   const applied = await run({
     ...options,
+    ...(background ? { truncate: background } : {}),
     participants: withOwnParticipants(options.participants),
     // Events of others whose parent this erasure removes are marked, so
     // health does not ask for the parent to be sent again.
@@ -194,11 +198,12 @@ async function withReceipt(
   const entry = appended.entry!;
   if (applied.reached_file === true) {
     // A failure here only leaves the erasure reported as not in the file yet.
-    await settleUnreached(db, entry.seq).catch(() => {});
-  } else if (applied.reached_file === false) {
-    // In a server, its background checkpoints take it from here.
-    noteCommit(db);
+    await settleUnreached(db, entry.seq, { truncate: background === null })
+      .catch(() => {});
   }
+  // In a server, its background checkpoints take it from here (and copy
+  // the settling write above).
+  if (applied.reached_file !== null) noteCommit(db);
   return { result: applied, receipt: await recordedReceipt(db, entry) };
 }
 

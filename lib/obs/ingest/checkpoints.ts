@@ -18,7 +18,10 @@
  * text may stay in old WAL frames until then ({@link WalTruncation}). While
  * it waits, the worker's checkpoints truncate the WAL (without waiting for
  * the writer or readers, so never stalling ingest), retried on later commits
- * and every {@link TRUNCATE_RETRY_MS} while they do not complete.
+ * and every {@link TRUNCATE_RETRY_MS} while they do not complete. An erasure
+ * the server applies asks the worker for its truncations too
+ * ({@link backgroundTruncation}): on the serving thread a checkpoint would
+ * wait there for a reader up to the busy timeout.
  *
  * @module
  */
@@ -82,6 +85,10 @@ class Checkpointer {
   #retry: ReturnType<typeof setTimeout> | undefined;
   /** What the running checkpoint truncates for, or `null` when it only copies. */
   #mark: number | null = null;
+  /** Callers of {@link truncate} the next checkpoint answers. */
+  #asked: ((complete: boolean) => void)[] = [];
+  /** Callers the running checkpoint answers. */
+  #answering: ((complete: boolean) => void)[] = [];
   #idle: Promise<void> = Promise.resolve();
   #finished: () => void = () => {};
   readonly #closed: Promise<void>;
@@ -107,6 +114,7 @@ class Checkpointer {
       this.#stopping = true;
       this.#pending = false;
       clearTimeout(this.#retry);
+      this.#answer(false, [...this.#answering, ...this.#asked]);
       this.#finished();
       this.#onClosed();
       onFailure();
@@ -134,8 +142,34 @@ class Checkpointer {
       }, TRUNCATE_RETRY_MS);
     }
     this.#running = false;
+    this.#answer(truncated, this.#answering);
     this.#finished();
     if (this.#pending && !this.#stopping) this.committed();
+  }
+
+  #answer(complete: boolean, callers: ((complete: boolean) => void)[]): void {
+    for (const answer of callers.splice(0)) answer(complete);
+  }
+
+  /**
+   * A truncating checkpoint that begins after this call (once the running
+   * one ends), without waiting for a reader or the writer: whether it
+   * completed, and with it settled what waited for it.
+   */
+  truncate(): Promise<boolean> {
+    if (this.#stopping) return Promise.resolve(false);
+    const answered = new Promise<boolean>((resolve) =>
+      this.#asked.push(resolve)
+    );
+    if (this.#running) {
+      this.#pending = true;
+    } else {
+      // Asked for now: the interval between commits' checkpoints does not apply.
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#run();
+    }
+    return answered;
   }
 
   /** A transaction committed: checkpoint soon, at most once per interval. */
@@ -159,6 +193,7 @@ class Checkpointer {
   #run(): void {
     this.#pending = false;
     this.#running = true;
+    this.#answering = this.#asked.splice(0);
     this.#lastStart = performance.now();
     this.#idle = new Promise((resolve) => this.#finished = resolve);
     void this.#start();
@@ -167,7 +202,8 @@ class Checkpointer {
   /** Asks what waits for a truncated WAL (read before the checkpoint begins), then checkpoints. */
   async #start(): Promise<void> {
     this.#mark = await this.#truncation?.waiting().catch(() => null) ?? null;
-    this.#worker.postMessage(this.#mark === null ? "checkpoint" : "truncate");
+    const truncate = this.#mark !== null || this.#answering.length > 0;
+    this.#worker.postMessage(truncate ? "truncate" : "checkpoint");
   }
 
   /** Runs a checkpoint still owed, then closes the worker's connection and ends it. */
@@ -182,6 +218,7 @@ class Checkpointer {
       this.#run();
       await this.#idle;
     }
+    this.#answer(false, this.#asked);
     this.#worker.postMessage("close");
     await this.#closed;
     this.#worker.terminate();
@@ -239,6 +276,21 @@ export function startBulkCheckpoints(
 /** The WAL bound of the writer's connection for `db`: larger while a worker checkpoints. */
 export function writerCheckpointPages(db: TraceDb): number {
   return running.has(db) ? FALLBACK_CHECKPOINT_PAGES : DEFAULT_CHECKPOINT_PAGES;
+}
+
+/**
+ * The background checkpointer's truncation for `db`, or `null` when none
+ * runs: each call runs a truncating checkpoint on the worker (after the one
+ * running, if any), which never waits for a reader or the writer, and
+ * answers whether it completed. A caller on the thread that serves requests
+ * uses it instead of a checkpoint of its own, which would wait there for a
+ * reader up to the busy timeout.
+ */
+export function backgroundTruncation(
+  db: TraceDb,
+): (() => Promise<boolean>) | null {
+  const checkpointer = running.get(db);
+  return checkpointer ? () => checkpointer.truncate() : null;
 }
 
 /** Tells `db`'s background checkpointer, if any, that a transaction committed. */

@@ -30,6 +30,7 @@ export {
 export {
   type BackgroundCheckpointOptions,
   type BackgroundCheckpoints,
+  backgroundTruncation,
   BULK_CHECKPOINT_EVENTS,
   liveCheckpointWorkers,
   noteCommit,

@@ -66,8 +66,21 @@ export interface StorageReport extends StorageBefore {
   note?: string;
 }
 
+/** How the WAL is truncated: whether it completed (default {@link checkpoint}). */
+export type WalTruncate = () => Promise<boolean>;
+
+/** Options for {@link measureStorage}. */
+export interface MeasureOptions {
+  /**
+   * Truncates the WAL (default: a checkpoint on `db`'s own connection,
+   * which waits for a reader up to the busy timeout; a server passes its
+   * background checkpointer's, which never waits).
+   */
+  truncate?: WalTruncate | undefined;
+}
+
 /** Options for {@link reclaimStorage}. */
-export interface ReclaimOptions {
+export interface ReclaimOptions extends MeasureOptions {
   /**
    * Allow a full `VACUUM` when the file is not in incremental mode, switching
    * it to incremental on the way (default `false`).
@@ -125,8 +138,11 @@ async function autoVacuumMode(
 }
 
 /** Measures the database before a destructive step. */
-export async function measureStorage(db: TraceDb): Promise<StorageBefore> {
-  await checkpoint(db);
+export async function measureStorage(
+  db: TraceDb,
+  options: MeasureOptions = {},
+): Promise<StorageBefore> {
+  await (options.truncate ?? (() => checkpoint(db)))();
   return {
     measured: db.path ? "files" : "pages",
     bytes_before: await currentBytes(db),
@@ -194,7 +210,7 @@ export async function reclaimStorage(
       }); run it again later`,
     );
   }
-  if (!await checkpoint(db)) {
+  if (!await (options.truncate ?? (() => checkpoint(db)))()) {
     notes.push("a reader kept the WAL from being truncated");
   }
   return {

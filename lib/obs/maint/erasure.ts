@@ -30,7 +30,8 @@
  * The bytes must leave the file too: the deleting connection runs with
  * `secure_delete` (set and read back inside the transaction, since a pooled
  * client may hand it any connection), and after the commit freed pages are
- * returned in incremental steps and the WAL is checkpointed and truncated.
+ * returned in incremental steps and the WAL is checkpointed and truncated
+ * (in a server, by its checkpoint worker, which never waits for a reader).
  *
  * @module
  */
@@ -75,6 +76,7 @@ import {
   measureStorage,
   reclaimStorage,
   type StorageReport,
+  type WalTruncate,
 } from "./_storage.ts";
 
 export {
@@ -183,6 +185,16 @@ export interface ApplyErasureOptions extends ErasureOptions {
   inTransaction?: (tx: Transaction, record: ErasureRecord) => Promise<void>;
   /** Return freed pages and truncate the WAL afterwards (default true). */
   reclaim?: boolean;
+  /**
+   * How the WAL is truncated around the erasure: whether it completed
+   * (default: a checkpoint on `db`'s own connection, which waits for a
+   * reader up to the busy timeout). A server passes its background
+   * checkpointer's, which never waits: with a reader in the way the erasure
+   * answers `reached_file: false` at once, and the checkpointer finishes it.
+   *
+   * @ignore
+   */
+  truncate?: WalTruncate | undefined;
   /** Narrows the tables reached; only for demonstrating a defective erasure. */
   tables?: readonly ErasureTable[];
   /** Clock in epoch ms (tests pin it). */
@@ -453,15 +465,22 @@ async function erase(
   await requireObs(db);
   const selection = select(subject, options);
   const reclaim = options.reclaim !== false && db.path !== null && !db.readOnly;
-  const before = reclaim ? await measureStorage(db) : null;
+  const truncate = options.truncate;
+  const before = reclaim ? await measureStorage(db, { truncate }) : null;
   const { record, later } = await eraseInTransaction(
     db,
     selection,
     confirmation,
     options,
   );
-  const storage = before ? await reclaimStorage(db, before) : null;
-  const checkpoint = reclaim ? await checkpointWal(db) : null;
+  const storage = before
+    ? await reclaimStorage(db, before, { truncate })
+    : null;
+  const truncated = !reclaim
+    ? null
+    : truncate
+    ? await truncate()
+    : (await checkpointWal(db)).complete;
   return {
     schema: "trace.erasure/1",
     dry_run: false,
@@ -469,7 +488,7 @@ async function erase(
     storage,
     reached_file: db.path === null
       ? null
-      : record.secure_delete && checkpoint?.complete === true,
+      : record.secure_delete && truncated === true,
     later_events: later,
   };
 }
