@@ -1030,3 +1030,78 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     });
   });
 });
+
+Deno.test("a refused runs filter comes back as the runs page: the notice names the filter, the form keeps what was sent", async () => {
+  await withRunsApp(async (db) => {
+    await referenceRuns(db, ["correct"]);
+  }, async (fixture) => {
+    const browse = (path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ ...BEARER, accept: "text/html" }),
+      );
+    // A value no option names: the page, the value kept and marked, 400.
+    const bad = await browse("/runs?verdict=nope&kind=reference");
+    assert.equal(bad.status, 400);
+    const html = await bad.text();
+    assert.match(html, /<title>Runs · Trace<\/title>/);
+    assert.match(html, /<nav class="site-nav" aria-label="Main">/);
+    assert.doesNotMatch(html, /Go to the start page|<h1>Bad request/);
+    assert.match(tagOf(html, "runs-error"), /role="alert"/);
+    assert.match(
+      html,
+      /No run was listed: check <a href="#filter-verdict">Verdict<\/a>, then filter again\./,
+    );
+    assert.match(html, /Invalid verdict &quot;nope&quot;: expected one of/);
+    const verdict = tagOf(html, "filter-verdict");
+    assert.match(verdict, /aria-invalid="true"/);
+    assert.match(verdict, /aria-describedby="runs-error"/);
+    assert.match(html, /<option value="nope" selected>nope<\/option>/);
+    assert.match(
+      html,
+      /<option value="reference" selected>reference<\/option>/,
+    );
+    assert.doesNotMatch(tagOf(html, "filter-kind"), /aria-invalid/);
+    assert.doesNotMatch(
+      html,
+      /id="runs-table"/,
+      "nothing listed as if filtered",
+    );
+    // A filter given twice: that filter, its values as sent.
+    const twice = await browse("/runs?state=running&state=completed");
+    assert.equal(twice.status, 400);
+    const twiceHtml = await twice.text();
+    assert.match(twiceHtml, /state may be given once/);
+    assert.match(tagOf(twiceHtml, "filter-state"), /aria-invalid="true"/);
+    assert.match(
+      twiceHtml,
+      /<option value="running,completed" selected>running,completed<\/option>/,
+    );
+    // A parameter the page does not read, or a stale cursor: no filter named.
+    for (const path of ["/runs?verdcit=FAIL", "/runs?cursor=not-a-cursor"]) {
+      const response = await browse(path);
+      assert.equal(response.status, 400, path);
+      const body = await response.text();
+      assert.match(
+        body,
+        /No run was listed for the reason below; correct it, then filter again\./,
+        path,
+      );
+      assert.doesNotMatch(body, /aria-invalid/, path);
+    }
+    // What was sent is shown back escaped.
+    const markup = await browse(`/runs?state=${encodeURIComponent('"><i>x')}`);
+    assert.equal(markup.status, 400);
+    assert.doesNotMatch(await markup.text(), /<i>x/);
+    // The twin keeps the error.
+    const twin = await browse("/runs.json?verdict=nope");
+    assert.equal(twin.status, 400);
+    assert.deepEqual(await twin.json(), {
+      error: {
+        code: "usage",
+        message:
+          'Invalid verdict "nope": expected one of PASS, FAIL, INCONCLUSIVE',
+      },
+    });
+  });
+});
