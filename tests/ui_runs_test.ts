@@ -1,7 +1,12 @@
 /** The run pages through createApp in memory: data, twins, words, empty states, downloads, the standalone file. */
 
 import assert from "node:assert/strict";
-import { registerNamedTarget, RunJobs } from "../lib/runs/mod.ts";
+import {
+  configTargetRef,
+  registerNamedTarget,
+  regressionsOf,
+  RunJobs,
+} from "../lib/runs/mod.ts";
 import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { RunDetail } from "../routes/ui/run_view.ts";
 import { withJobStates } from "../routes/ui/run_list.tsx";
@@ -28,7 +33,11 @@ import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { type GateResult, saveRegression } from "../lib/ledger/regressions.ts";
+import {
+  type GateResult,
+  regressionIdFor,
+  saveRegression,
+} from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { gateDisplay } from "../routes/ui/gate_words.ts";
@@ -1104,4 +1113,55 @@ Deno.test("a refused runs filter comes back as the runs page: the notice names t
       },
     });
   });
+});
+
+Deno.test("a server that reads the ledger alone shows the regression a run was saved as, and offers no cleanup an unregistered target would refuse, as the full server does", async () => {
+  let saved = "";
+  let unregistered = "";
+  const seed = async (db: TraceDb, dataDir: string) => {
+    await pendingRegressions(db, dataDir, 1);
+    saved = (await regressionsOf(db))[0]!.source_run_id;
+    // A run of a config never registered, as quickstart records them.
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock, { staleCache: true }),
+      clock,
+    });
+    assert.equal(report.cleanup.cleanup_complete, false);
+    unregistered = report.run_id;
+  };
+  const check = async (app: RunsFixture["app"]) => {
+    const get = async <T>(path: string): Promise<T> => {
+      const response = await app.request(at(path), page(BEARER));
+      assert.equal(response.status, 200, path);
+      return path.endsWith(".json")
+        ? await response.json()
+        : await response.text() as T;
+    };
+    const regression = regressionIdFor(saved);
+    const detail = await get<RunDetail>(`/runs/${saved}.json`);
+    assert.equal(detail.saved_as, regression);
+    assert.equal(detail.target_registered, true);
+    const body = await get<string>(`/runs/${saved}`);
+    assert.match(body, new RegExp(`Saved as regression ${regression}`));
+    assert.doesNotMatch(body, new RegExp(`trace external-save ${saved}`));
+    const other = await get<RunDetail>(`/runs/${unregistered}.json`);
+    assert.equal(other.target_registered, false);
+    assert.ok(
+      other.next_steps.every((step) =>
+        step.command !== `trace external-cleanup ${unregistered}`
+      ),
+      "no cleanup command the target cannot take",
+    );
+  };
+  // With the data directory, as trace serve reads runs, and from the ledger alone.
+  await withRunsFixture({ seed }, (fixture) => check(fixture.app));
+  await withUiApp(
+    { adminToken: ADMIN_TOKEN, seed },
+    (fixture) => check(fixture.app),
+  );
 });
