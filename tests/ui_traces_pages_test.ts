@@ -857,6 +857,76 @@ Deno.test("the finder shows a tenant outside the account's scope, a cursor of ot
   });
 });
 
+/** The query the finder's search form sends as it stands: its search box and hidden fields. */
+function finderFormQuery(html: string): URLSearchParams {
+  const form = html.match(/<form class="finder-form"[\s\S]*?<\/form>/)?.[0];
+  assert.ok(form, "the finder's form is on the page");
+  const sent = new URLSearchParams();
+  const q = form.match(/<input type="search" id="f-q" name="q" value="([^"]*)"/)
+    ?.[1];
+  if (q) sent.set("q", q);
+  for (
+    const [, name, value] of form.matchAll(
+      /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
+    )
+  ) {
+    sent.append(name!, value!);
+  }
+  return sent;
+}
+
+Deno.test("a refused finder search leaves out of its form the hidden value it was refused for, so sending it again works", async () => {
+  const token = "reader-token-0123456789abcdef";
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: seedAll,
+    app: {
+      accounts: {
+        reader: { token, role: "viewer", application_id: "support-app" },
+      },
+    },
+  }, async (fixture) => {
+    const as = (bearer: string, path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${bearer}`, accept: "text/html" }),
+      );
+    // A selection in another application: 403, and the form drops its application.
+    const refused = await as(
+      token,
+      "/traces/find?q=e-1&application_id=support-app&selected=e-1&selected_application_id=legacy-app",
+    );
+    assert.equal(refused.status, 403);
+    const html = await refused.text();
+    assert.match(html, /outside this account&#39;s scope/);
+    // Neither a field nor a link of the page sends it again (the twin's link
+    // is this request's, as sent).
+    const main = html.slice(html.indexOf("<main"), html.indexOf("</main>"));
+    assert.doesNotMatch(main, /name="selected_application_id"/);
+    assert.doesNotMatch(main, /selected_application_id=legacy-app/);
+    assert.match(
+      html,
+      /The form below leaves out selected_application_id, which it has no field to correct: search again without it\./,
+    );
+    // The application typed is the account's own: not blamed.
+    assert.doesNotMatch(tagOf(html, "f-application_id"), /aria-invalid/);
+    const again = finderFormQuery(html);
+    assert.equal(again.get("selected"), "e-1");
+    assert.equal((await as(token, `/traces/find?${again}`)).status, 200);
+    // A hidden filter the form does not show, refused: left out too.
+    const hidden = await as(
+      ADMIN_TOKEN,
+      "/traces/find?kind=selection&success=maybe",
+    );
+    assert.equal(hidden.status, 400);
+    const hiddenHtml = await hidden.text();
+    assert.doesNotMatch(hiddenHtml, /name="success"/);
+    const resent = finderFormQuery(hiddenHtml);
+    resent.set("kind", "selection");
+    assert.equal((await as(ADMIN_TOKEN, `/traces/find?${resent}`)).status, 200);
+  });
+});
+
 Deno.test("the finder's twin and scripts keep the JSON refusal of a bad filter", async () => {
   await withApp(async (fixture) => {
     const expected = {
