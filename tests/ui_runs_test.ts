@@ -967,7 +967,7 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     assert.match(b, /aria-describedby="compare-error"/);
     assert.match(
       html,
-      /<form class="filters" method="get" action="\/compare">/,
+      /<form class="filters filters--text" method="get" action="\/compare">/,
     );
     // A run that is not an external run: that run is named, 400.
     const other = "run-20261129T214455Z-000000";

@@ -463,3 +463,30 @@ browserTest(
     });
   },
 );
+
+browserTest(
+  "the compare form's button lines up with the two run fields it sends",
+  async (kit) => {
+    await withRunsFixture({ listen: true }, async (server) => {
+      const opened = await kit.open();
+      await opened.page.goto(server.loginUrl);
+      for (const path of ["/compare", "/compare?a=run-x&b="]) {
+        await opened.page.goto(`${server.origin}${path}`);
+        const box = (selector: string) =>
+          opened.page.locator(`form[action="/compare"] ${selector}`)
+            .boundingBox();
+        const button = await box("button[type=submit]");
+        for (const input of ["#compare-a", "#compare-b"]) {
+          const field = await box(input);
+          assert.ok(button && field, `${path}: ${input} and the button`);
+          assert.ok(
+            Math.abs(button.y - field.y) <= 1 &&
+              Math.abs(button.height - field.height) <= 1,
+            `${path}: the button (${button.y}+${button.height}) beside ${input} (${field.y}+${field.height})`,
+          );
+        }
+      }
+      opened.allowed.push("status of 400");
+    });
+  },
+);
