@@ -16,7 +16,6 @@ import {
   type ActionCapability,
   ScopeError,
   tenantOf,
-  type TenantScope,
 } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import type { TraceEvent } from "../../lib/obs/mod.ts";
@@ -79,9 +78,9 @@ import {
   type FinderRequest,
   hrefOf,
   inspectEventHref,
+  outsideScope,
   parseFinderParams,
   type SelectedRef,
-  withinScope,
   withParams,
 } from "../ui/trace_params.ts";
 import { ID_FIELD_WORDS, plural } from "../ui/trace_words.ts";
@@ -282,17 +281,6 @@ async function loadFinder(
       ...(selected?.matches ?? []).map((event) => fieldsRow(event)),
     ],
   };
-}
-
-/** Whether the application `id` lies outside `scope`, by the one scope rule. */
-function outsideScope(scope: TenantScope, id: string): boolean {
-  try {
-    withinScope({ application_id: id }, scope);
-    return false;
-  } catch (error) {
-    if (error instanceof ScopeError) return true;
-    throw error;
-  }
 }
 
 /** Groups read between turns of the event loop while their events' fields are looked up. */
