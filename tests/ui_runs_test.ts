@@ -1165,3 +1165,44 @@ Deno.test("a server that reads the ledger alone shows the regression a run was s
     (fixture) => check(fixture.app),
   );
 });
+
+Deno.test("a FAIL of a config never registered offers no save that would be refused, and says how to get a run that can be saved", async () => {
+  let runId = "";
+  await withRunsApp(async (db, dataDir) => {
+    // As quickstart records its runs: under the config's own target, unregistered.
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock, { staleCache: true }),
+      clock,
+    });
+    assert.equal(report.verdict, "FAIL");
+    runId = report.run_id;
+    // What the step says is what saving it answers.
+    await assert.rejects(
+      () => saveRegression(db, runId),
+      /only a registered target can replay it/,
+    );
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    const commands = detail.next_steps.map((s) => s.command);
+    assert.ok(
+      !commands.some((c) => c?.startsWith("trace external-save")),
+      JSON.stringify(commands),
+    );
+    const step = detail.next_steps.find((s) =>
+      /only a registered target can replay/.test(s.text)
+    );
+    assert.ok(step, JSON.stringify(detail.next_steps));
+    assert.match(step.text, /was never registered/);
+    assert.equal(
+      step.command,
+      "trace external-register --target NAME --config FILE",
+    );
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.doesNotMatch(body, new RegExp(`trace external-save ${runId}`));
+  });
+});
