@@ -1,7 +1,12 @@
 /** The run pages through createApp in memory: data, twins, words, empty states, downloads, the standalone file. */
 
 import assert from "node:assert/strict";
-import { registerNamedTarget, RunJobs } from "../lib/runs/mod.ts";
+import {
+  configTargetRef,
+  registerNamedTarget,
+  regressionsOf,
+  RunJobs,
+} from "../lib/runs/mod.ts";
 import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { RunDetail } from "../routes/ui/run_view.ts";
 import { withJobStates } from "../routes/ui/run_list.tsx";
@@ -28,7 +33,11 @@ import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import type { TraceDb } from "../lib/db.ts";
-import { type GateResult, saveRegression } from "../lib/ledger/regressions.ts";
+import {
+  type GateResult,
+  regressionIdFor,
+  saveRegression,
+} from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { gateDisplay } from "../routes/ui/gate_words.ts";
@@ -958,7 +967,7 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     assert.match(b, /aria-describedby="compare-error"/);
     assert.match(
       html,
-      /<form class="filters" method="get" action="\/compare">/,
+      /<form class="filters filters--text" method="get" action="\/compare">/,
     );
     // A run that is not an external run: that run is named, 400.
     const other = "run-20261129T214455Z-000000";
@@ -1028,5 +1037,172 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
           "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
       },
     });
+  });
+});
+
+Deno.test("a refused runs filter comes back as the runs page: the notice names the filter, the form keeps what was sent", async () => {
+  await withRunsApp(async (db) => {
+    await referenceRuns(db, ["correct"]);
+  }, async (fixture) => {
+    const browse = (path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ ...BEARER, accept: "text/html" }),
+      );
+    // A value no option names: the page, the value kept and marked, 400.
+    const bad = await browse("/runs?verdict=nope&kind=reference");
+    assert.equal(bad.status, 400);
+    const html = await bad.text();
+    assert.match(html, /<title>Runs · Trace<\/title>/);
+    assert.match(html, /<nav class="site-nav" aria-label="Main">/);
+    assert.doesNotMatch(html, /Go to the start page|<h1>Bad request/);
+    assert.match(tagOf(html, "runs-error"), /role="alert"/);
+    assert.match(
+      html,
+      /No run was listed: check <a href="#filter-verdict">Verdict<\/a>, then filter again\./,
+    );
+    assert.match(html, /Invalid verdict &quot;nope&quot;: expected one of/);
+    const verdict = tagOf(html, "filter-verdict");
+    assert.match(verdict, /aria-invalid="true"/);
+    assert.match(verdict, /aria-describedby="runs-error"/);
+    assert.match(html, /<option value="nope" selected>nope<\/option>/);
+    assert.match(
+      html,
+      /<option value="reference" selected>reference<\/option>/,
+    );
+    assert.doesNotMatch(tagOf(html, "filter-kind"), /aria-invalid/);
+    assert.doesNotMatch(
+      html,
+      /id="runs-table"/,
+      "nothing listed as if filtered",
+    );
+    // A filter given twice: that filter, its values as sent.
+    const twice = await browse("/runs?state=running&state=completed");
+    assert.equal(twice.status, 400);
+    const twiceHtml = await twice.text();
+    assert.match(twiceHtml, /state may be given once/);
+    assert.match(tagOf(twiceHtml, "filter-state"), /aria-invalid="true"/);
+    assert.match(
+      twiceHtml,
+      /<option value="running,completed" selected>running,completed<\/option>/,
+    );
+    // A parameter the page does not read, or a stale cursor: no filter named.
+    for (const path of ["/runs?verdcit=FAIL", "/runs?cursor=not-a-cursor"]) {
+      const response = await browse(path);
+      assert.equal(response.status, 400, path);
+      const body = await response.text();
+      assert.match(
+        body,
+        /No run was listed for the reason below; correct it, then filter again\./,
+        path,
+      );
+      assert.doesNotMatch(body, /aria-invalid/, path);
+    }
+    // What was sent is shown back escaped.
+    const markup = await browse(`/runs?state=${encodeURIComponent('"><i>x')}`);
+    assert.equal(markup.status, 400);
+    assert.doesNotMatch(await markup.text(), /<i>x/);
+    // The twin keeps the error.
+    const twin = await browse("/runs.json?verdict=nope");
+    assert.equal(twin.status, 400);
+    assert.deepEqual(await twin.json(), {
+      error: {
+        code: "usage",
+        message:
+          'Invalid verdict "nope": expected one of PASS, FAIL, INCONCLUSIVE',
+      },
+    });
+  });
+});
+
+Deno.test("a server that reads the ledger alone shows the regression a run was saved as, and offers no cleanup an unregistered target would refuse, as the full server does", async () => {
+  let saved = "";
+  let unregistered = "";
+  const seed = async (db: TraceDb, dataDir: string) => {
+    await pendingRegressions(db, dataDir, 1);
+    saved = (await regressionsOf(db))[0]!.source_run_id;
+    // A run of a config never registered, as quickstart records them.
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock, { staleCache: true }),
+      clock,
+    });
+    assert.equal(report.cleanup.cleanup_complete, false);
+    unregistered = report.run_id;
+  };
+  const check = async (app: RunsFixture["app"]) => {
+    const get = async <T>(path: string): Promise<T> => {
+      const response = await app.request(at(path), page(BEARER));
+      assert.equal(response.status, 200, path);
+      return path.endsWith(".json")
+        ? await response.json()
+        : await response.text() as T;
+    };
+    const regression = regressionIdFor(saved);
+    const detail = await get<RunDetail>(`/runs/${saved}.json`);
+    assert.equal(detail.saved_as, regression);
+    assert.equal(detail.target_registered, true);
+    const body = await get<string>(`/runs/${saved}`);
+    assert.match(body, new RegExp(`Saved as regression ${regression}`));
+    assert.doesNotMatch(body, new RegExp(`trace external-save ${saved}`));
+    const other = await get<RunDetail>(`/runs/${unregistered}.json`);
+    assert.equal(other.target_registered, false);
+    assert.ok(
+      other.next_steps.every((step) =>
+        step.command !== `trace external-cleanup ${unregistered}`
+      ),
+      "no cleanup command the target cannot take",
+    );
+  };
+  // With the data directory, as trace serve reads runs, and from the ledger alone.
+  await withRunsFixture({ seed }, (fixture) => check(fixture.app));
+  await withUiApp(
+    { adminToken: ADMIN_TOKEN, seed },
+    (fixture) => check(fixture.app),
+  );
+});
+
+Deno.test("a FAIL of a config never registered offers no save that would be refused, and says how to get a run that can be saved", async () => {
+  let runId = "";
+  await withRunsApp(async (db, dataDir) => {
+    // As quickstart records its runs: under the config's own target, unregistered.
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock, { staleCache: true }),
+      clock,
+    });
+    assert.equal(report.verdict, "FAIL");
+    runId = report.run_id;
+    // What the step says is what saving it answers.
+    await assert.rejects(
+      () => saveRegression(db, runId),
+      /only a registered target can replay it/,
+    );
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    const commands = detail.next_steps.map((s) => s.command);
+    assert.ok(
+      !commands.some((c) => c?.startsWith("trace external-save")),
+      JSON.stringify(commands),
+    );
+    const step = detail.next_steps.find((s) =>
+      /only a registered target can replay/.test(s.text)
+    );
+    assert.ok(step, JSON.stringify(detail.next_steps));
+    assert.match(step.text, /was never registered/);
+    assert.equal(
+      step.command,
+      "trace external-register --target NAME --config FILE",
+    );
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.doesNotMatch(body, new RegExp(`trace external-save ${runId}`));
   });
 });

@@ -857,6 +857,76 @@ Deno.test("the finder shows a tenant outside the account's scope, a cursor of ot
   });
 });
 
+/** The query the finder's search form sends as it stands: its search box and hidden fields. */
+function finderFormQuery(html: string): URLSearchParams {
+  const form = html.match(/<form class="finder-form"[\s\S]*?<\/form>/)?.[0];
+  assert.ok(form, "the finder's form is on the page");
+  const sent = new URLSearchParams();
+  const q = form.match(/<input type="search" id="f-q" name="q" value="([^"]*)"/)
+    ?.[1];
+  if (q) sent.set("q", q);
+  for (
+    const [, name, value] of form.matchAll(
+      /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
+    )
+  ) {
+    sent.append(name!, value!);
+  }
+  return sent;
+}
+
+Deno.test("a refused finder search leaves out of its form the hidden value it was refused for, so sending it again works", async () => {
+  const token = "reader-token-0123456789abcdef";
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: seedAll,
+    app: {
+      accounts: {
+        reader: { token, role: "viewer", application_id: "support-app" },
+      },
+    },
+  }, async (fixture) => {
+    const as = (bearer: string, path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${bearer}`, accept: "text/html" }),
+      );
+    // A selection in another application: 403, and the form drops its application.
+    const refused = await as(
+      token,
+      "/traces/find?q=e-1&application_id=support-app&selected=e-1&selected_application_id=legacy-app",
+    );
+    assert.equal(refused.status, 403);
+    const html = await refused.text();
+    assert.match(html, /outside this account&#39;s scope/);
+    // Neither a field nor a link of the page sends it again (the twin's link
+    // is this request's, as sent).
+    const main = html.slice(html.indexOf("<main"), html.indexOf("</main>"));
+    assert.doesNotMatch(main, /name="selected_application_id"/);
+    assert.doesNotMatch(main, /selected_application_id=legacy-app/);
+    assert.match(
+      html,
+      /The form below leaves out selected_application_id, which it has no field to correct: search again without it\./,
+    );
+    // The application typed is the account's own: not blamed.
+    assert.doesNotMatch(tagOf(html, "f-application_id"), /aria-invalid/);
+    const again = finderFormQuery(html);
+    assert.equal(again.get("selected"), "e-1");
+    assert.equal((await as(token, `/traces/find?${again}`)).status, 200);
+    // A hidden filter the form does not show, refused: left out too.
+    const hidden = await as(
+      ADMIN_TOKEN,
+      "/traces/find?kind=selection&success=maybe",
+    );
+    assert.equal(hidden.status, 400);
+    const hiddenHtml = await hidden.text();
+    assert.doesNotMatch(hiddenHtml, /name="success"/);
+    const resent = finderFormQuery(hiddenHtml);
+    resent.set("kind", "selection");
+    assert.equal((await as(ADMIN_TOKEN, `/traces/find?${resent}`)).status, 200);
+  });
+});
+
 Deno.test("the finder's twin and scripts keep the JSON refusal of a bad filter", async () => {
   await withApp(async (fixture) => {
     const expected = {
@@ -916,5 +986,92 @@ Deno.test("the finder reads a time typed without a zone as UTC, and refuses one 
       tagOf(await impossible.text(), "f-start_time"),
       /value="2026-02-30 10:00"/,
     );
+  });
+});
+
+Deno.test("a refused comparison of roots comes back as its page: the notice names the field to correct, the form keeps what was sent", async () => {
+  const token = "reader-token-0123456789abcdef";
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: async (db) => {
+      await seedAll(db);
+      // The incident's root id reused by another application.
+      await ingestEvents(db, [{
+        application_id: "legacy-app",
+        root_trace_id: "task-42",
+        event_id: "other-task-42",
+        agent_id: "bot",
+        kind: "retrieval",
+        started_at: "2026-11-30T10:00:00Z",
+      }]);
+    },
+    app: {
+      accounts: {
+        reader: { token, role: "viewer", application_id: "support-app" },
+      },
+    },
+  }, async (fixture) => {
+    const as = (bearer: string, path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${bearer}`, accept: "text/html" }),
+      );
+    // A root id two applications share: 409, each side's application marked.
+    const shared = await as(
+      ADMIN_TOKEN,
+      "/traces/compare?baseline=task-42&candidate=busy-3-r0&candidate_application_id=support-app",
+    );
+    assert.equal(shared.status, 409);
+    const html = await shared.text();
+    assert.match(html, /<title>Compare roots · Trace<\/title>/);
+    assert.doesNotMatch(html, /<h1>Conflict/);
+    assert.match(
+      html,
+      /Nothing was compared: check <a href="#c-baseline-app">Baseline application<\/a>, then compare again\./,
+    );
+    assert.match(html, /Root &quot;task-42&quot; exists in applications/);
+    assert.match(tagOf(html, "c-baseline-app"), /aria-invalid="true"/);
+    assert.doesNotMatch(tagOf(html, "c-candidate-app"), /aria-invalid/);
+    assert.match(tagOf(html, "c-baseline"), /value="task-42"/);
+    assert.match(tagOf(html, "c-candidate-app"), /value="support-app"/);
+    // A side's application outside a tenant-bound account's scope: 403, that side.
+    const outside = await as(
+      token,
+      "/traces/compare?baseline=legacy-7&baseline_application_id=legacy-app&candidate=task-42",
+    );
+    assert.equal(outside.status, 403);
+    const outsideHtml = await outside.text();
+    assert.match(outsideHtml, /outside this account&#39;s scope/);
+    assert.match(tagOf(outsideHtml, "c-baseline-app"), /aria-invalid="true"/);
+    assert.match(tagOf(outsideHtml, "c-baseline-app"), /value="legacy-app"/);
+    // A parameter that does not apply: no field named; the form leaves it out.
+    const other = await as(
+      ADMIN_TOKEN,
+      "/traces/compare?baseline=task-42&candidate=task-42&kind=selection",
+    );
+    assert.equal(other.status, 400);
+    const otherHtml = await other.text();
+    assert.match(
+      otherHtml,
+      /Nothing was compared for the reason below; correct it, then compare again\./,
+    );
+    assert.match(otherHtml, /kind does not apply to a comparison/);
+    assert.doesNotMatch(otherHtml, /aria-invalid|name="kind"/);
+    // A root id no event could carry comes back escaped, and named.
+    const markup = await as(
+      ADMIN_TOKEN,
+      `/traces/compare?baseline=${encodeURIComponent('"><i>x\u202e')}`,
+    );
+    assert.equal(markup.status, 400);
+    const markupHtml = await markup.text();
+    assert.doesNotMatch(markupHtml, /<i>x/);
+    assert.match(tagOf(markupHtml, "c-baseline"), /aria-invalid="true"/);
+    // The twin keeps the JSON error.
+    const twin = await fixture.app.request(
+      at("/traces/compare.json?baseline=task-42&candidate=task-42"),
+      page({ authorization: `Bearer ${ADMIN_TOKEN}` }),
+    );
+    assert.equal(twin.status, 409);
+    assert.equal((await twin.json()).error.code, "conflict");
   });
 });

@@ -410,7 +410,7 @@ const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
         />
       )
       : null}
-    <form class="filters" method="get" action="/compare">
+    <form class="filters filters--text" method="get" action="/compare">
       {RUN_FIELDS.map(([name, id, label]) => (
         <div class="filters__field">
           <label for={id}>{label}</label>

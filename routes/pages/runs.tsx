@@ -2,7 +2,9 @@
  * `/runs` and `/runs.json`: every run this data directory knows (external
  * and reference, completed, running and interrupted), newest first,
  * filtered by target, verdict, kind and state, a page at a time. Filters
- * and the cursor live in the URL, so a filtered page can be shared.
+ * and the cursor live in the URL, so a filtered page can be shared. A
+ * filter the page refuses comes back to a browser as the page, with the
+ * form as sent and the filter to correct marked (its twin keeps the error).
  *
  * @module
  */
@@ -17,8 +19,15 @@ import {
 } from "../../lib/runs/mod.ts";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import type { UiEnv } from "../ui/context.ts";
+import {
+  type FormRefusal,
+  formRefusal,
+  invalidField,
+  RefusalNotice,
+  refusalStatus,
+} from "../ui/form_refusal.tsx";
 import { runsHref } from "../ui/links.ts";
-import type { PageSpec, PageView } from "../ui/page.ts";
+import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 
@@ -28,6 +37,17 @@ export const RUNS_PAGE_SIZE = 50;
 const VERDICTS = ["PASS", "FAIL", "INCONCLUSIVE"] as const;
 const KINDS = ["external", "reference"] as const;
 const STATES = ["completed", "running", "interrupted"] as const;
+
+/** The filters, in form order: query parameter and label. */
+const FILTERS = [
+  ["target", "Target"],
+  ["verdict", "Verdict"],
+  ["kind", "Kind"],
+  ["state", "State"],
+] as const;
+
+/** The query parameters the page reads: its filters and the cursor. */
+const RUNS_QUERY = [...FILTERS.map(([name]) => name), "cursor"];
 
 /** The filters of the runs list (absent: any). */
 export interface RunFilters {
@@ -53,6 +73,11 @@ export interface RunsPageData {
   paged: boolean;
   /** Target ids that have runs, for the target filter. */
   targets: string[];
+  /**
+   * Why no run was listed: on the page only (its JSON twin answers with the
+   * error), which offers the filters again as sent.
+   */
+  refused?: FormRefusal;
 }
 
 /** The runs list over `source`. */
@@ -60,9 +85,10 @@ export function runsPage(source: RunSource): PageSpec<RunsPageData> {
   return {
     path: "/runs",
     title: "Runs",
-    query: ["target", "verdict", "kind", "state", "cursor"],
+    // The loader checks its query itself, to show a refusal on the page.
     load: (c) => loadRuns(source, c),
     render: (data, view) => <RunsBody data={data} view={view} />,
+    status: (data) => refusalStatus(data.refused),
   };
 }
 
@@ -70,13 +96,19 @@ async function loadRuns(
   source: RunSource,
   c: Context<UiEnv>,
 ): Promise<RunsPageData> {
-  const filters = parseFilters(c);
-  const cursor = c.req.query("cursor");
-  const after = cursor ? decodeCursor(cursor) : null;
-  const all = await withJobStates(
-    await runCatalog(source.db, { dataDir: source.dataDir ?? undefined }),
-    source.jobs,
-  );
+  let filters: RunFilters;
+  let after: Pick<RunSummary, "started_at" | "run_id"> | null;
+  try {
+    refuseOtherQuery(c, "/runs", RUNS_QUERY);
+    filters = parseFilters(c);
+    const cursor = c.req.query("cursor");
+    after = cursor ? decodeCursor(cursor) : null;
+  } catch (error) {
+    const params = new URL(c.req.url).searchParams;
+    const refused = formRefusal(c, error, (m) => refusedFilters(m, params));
+    return refusedPage(await listedRuns(source), refused);
+  }
+  const all = await listedRuns(source);
   const matching = all.filter((run) => matches(run, filters));
   const start = after
     ? matching.findIndex((run) => newestFirst(run, after) > 0)
@@ -92,8 +124,47 @@ async function loadRuns(
     total: all.length,
     next_cursor: more && page.length > 0 ? encodeCursor(page.at(-1)!) : null,
     paged: after !== null,
-    targets: [...new Set(all.map((run) => run.target_id))].sort(),
+    targets: targetsOf(all),
   };
+}
+
+/** Every run the page knows, with this server's jobs' states. */
+async function listedRuns(source: RunSource): Promise<RunSummary[]> {
+  return await withJobStates(
+    await runCatalog(source.db, { dataDir: source.dataDir ?? undefined }),
+    source.jobs,
+  );
+}
+
+function targetsOf(runs: readonly RunSummary[]): string[] {
+  return [...new Set(runs.map((run) => run.target_id))].sort();
+}
+
+/** The page after a refused query: no run listed, the form to correct. */
+function refusedPage(
+  all: readonly RunSummary[],
+  refused: FormRefusal,
+): RunsPageData {
+  return {
+    schema: "trace.ui.runs/1",
+    filters: {},
+    runs: [],
+    matching: 0,
+    total: all.length,
+    next_cursor: null,
+    paged: false,
+    targets: targetsOf(all),
+    refused,
+  };
+}
+
+/** The filters a refusal is about: one given twice, or one whose value was refused. */
+function refusedFilters(message: string, params: URLSearchParams): string[] {
+  return FILTERS.map(([name]) => name).filter((name) =>
+    params.getAll(name).length > 1
+      ? message.endsWith(`${name} may be given once`)
+      : message.startsWith(`Invalid ${name} `)
+  );
 }
 
 function parseFilters(c: Context<UiEnv>): RunFilters {
@@ -161,27 +232,32 @@ function decodeCursor(
 const FIRST_RUNS =
   "trace external-run --target my-staging\ntrace reference run";
 
+/** The id of the notice above refused filters. */
+const RUNS_NOTICE = "runs-error";
+
 const RunsBody: FC<{ data: RunsPageData; view: PageView }> = (
   { data, view },
 ) => {
+  if (data.refused) {
+    return <RefusedRuns data={data} refused={data.refused} view={view} />;
+  }
   const f = data.filters;
   const filtered = Object.keys(f).length > 0;
   return (
     <>
-      <div class="page-head">
-        <p class="eyebrow">Runs</p>
-        <div class="title-row">
-          <h1>Runs</h1>
-        </div>
-        <p class="meta">
-          {filtered
-            ? `${data.matching} of ${data.total} runs match these filters, newest first.`
-            : `${data.total} run${
-              data.total === 1 ? "" : "s"
-            }, newest first: external runs against staging targets and reference runs of the in-process systems.`}
-        </p>
-      </div>
-      <FilterForm data={data} />
+      <RunsHead
+        sentence={filtered
+          ? `${data.matching} of ${data.total} runs match these filters, newest first.`
+          : `${data.total} run${
+            data.total === 1 ? "" : "s"
+          }, newest first: external runs against staging targets and reference runs of the in-process systems.`}
+      />
+      <FilterForm
+        values={f}
+        targets={data.targets}
+        refusal={null}
+        clear={filtered}
+      />
       {data.total === 0
         ? (
           <EmptyState
@@ -226,57 +302,123 @@ const RunsBody: FC<{ data: RunsPageData; view: PageView }> = (
   );
 };
 
+/** The runs page after a refused query: the notice, and the form as it was sent. */
+const RefusedRuns: FC<
+  { data: RunsPageData; refused: FormRefusal; view: PageView }
+> = ({ data, refused, view }) => {
+  const params = view.url.searchParams;
+  const typed: Partial<Record<FilterName, string>> = {};
+  for (const [name] of FILTERS) {
+    const values = params.getAll(name);
+    if (values.length > 0) typed[name] = values.join(",");
+  }
+  return (
+    <>
+      <RunsHead sentence="Correct the filters below to see the runs." />
+      <RefusalNotice
+        id={RUNS_NOTICE}
+        refusal={refused}
+        outcome="No run was listed"
+        retry="filter again"
+        fields={FILTERS.filter(([name]) => refused.fields.includes(name)).map((
+          [name, label],
+        ) => ({ id: filterId(name), label }))}
+      />
+      <FilterForm
+        values={typed}
+        targets={data.targets}
+        refusal={refused}
+        clear
+      />
+    </>
+  );
+};
+
+const RunsHead: FC<{ sentence: string }> = ({ sentence }) => (
+  <div class="page-head">
+    <p class="eyebrow">Runs</p>
+    <div class="title-row">
+      <h1>Runs</h1>
+    </div>
+    <p class="meta">{sentence}</p>
+  </div>
+);
+
 function filterParams(f: RunFilters): Record<string, string | undefined> {
   return { target: f.target, verdict: f.verdict, kind: f.kind, state: f.state };
 }
 
-const FilterForm: FC<{ data: RunsPageData }> = ({ data }) => {
-  const f = data.filters;
-  return (
-    <form
-      class="filters"
-      method="get"
-      action="/runs"
-      role="search"
-      aria-label="Filter runs"
-    >
-      <Select
-        name="target"
-        label="Target"
-        value={f.target}
-        options={data.targets.includes(f.target ?? "") || !f.target
-          ? data.targets
-          : [...data.targets, f.target]}
-      />
-      <Select
-        name="verdict"
-        label="Verdict"
-        value={f.verdict}
-        options={VERDICTS}
-      />
-      <Select name="kind" label="Kind" value={f.kind} options={KINDS} />
-      <Select name="state" label="State" value={f.state} options={STATES} />
-      <div class="filters__actions">
-        <button type="submit" class="button--primary">Filter</button>
-        {Object.keys(f).length > 0 ? <a href="/runs">Clear</a> : null}
-      </div>
-    </form>
-  );
-};
+type FilterName = typeof FILTERS[number][0];
 
+function filterId(name: FilterName): string {
+  return `filter-${name}`;
+}
+
+const FilterForm: FC<{
+  /** Each filter's value: as applied, or as sent when refused. */
+  values: Partial<Record<FilterName, string>>;
+  targets: readonly string[];
+  refusal: FormRefusal | null;
+  /** Offer the link that clears every filter. */
+  clear: boolean;
+}> = ({ values, targets, refusal, clear }) => (
+  <form
+    class="filters"
+    method="get"
+    action="/runs"
+    role="search"
+    aria-label="Filter runs"
+  >
+    {FILTERS.map(([name, label]) => (
+      <Select
+        name={name}
+        label={label}
+        value={values[name]}
+        options={name === "target"
+          ? targets
+          : name === "verdict"
+          ? VERDICTS
+          : name === "kind"
+          ? KINDS
+          : STATES}
+        refusal={refusal}
+      />
+    ))}
+    <div class="filters__actions">
+      <button type="submit" class="button--primary">Filter</button>
+      {clear ? <a href="/runs">Clear</a> : null}
+    </div>
+  </form>
+);
+
+/**
+ * A filter's select. A value none of its options names (a target without
+ * runs, or a refused value) is offered as its own selected option, so the
+ * form shows and sends again what was typed, never "any".
+ */
 const Select: FC<{
-  name: string;
+  name: FilterName;
   label: string;
   value: string | undefined;
   options: readonly string[];
-}> = ({ name, label, value, options }) => (
-  <div class="filters__field">
-    <label for={`filter-${name}`}>{label}</label>
-    <select id={`filter-${name}`} name={name}>
-      <option value="" selected={value === undefined}>any</option>
-      {options.map((option) => (
-        <option value={option} selected={option === value}>{option}</option>
-      ))}
-    </select>
-  </div>
-);
+  refusal: FormRefusal | null;
+}> = ({ name, label, value, options, refusal }) => {
+  const offered = value && !options.includes(value)
+    ? [...options, value]
+    : options;
+  return (
+    <div class="filters__field">
+      <label for={filterId(name)}>{label}</label>
+      <select
+        id={filterId(name)}
+        name={name}
+        {...invalidField(refusal, name, RUNS_NOTICE)}
+      >
+        <option value="" selected={!value}>any</option>
+        {offered.map((option) => (
+          <option value={option} selected={option === value}>{option}</option>
+        ))}
+      </select>
+    </div>
+  );
+};

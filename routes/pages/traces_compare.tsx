@@ -9,8 +9,9 @@
  */
 
 import type { Context } from "hono";
+import { ScopeError } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
-import { ConfigError } from "../../lib/errors.ts";
+import { ConfigError, TraceError } from "../../lib/errors.ts";
 import {
   compareRoots,
   readRootEvents,
@@ -19,28 +20,104 @@ import {
 } from "../../lib/obs/query/mod.ts";
 import type { TenantScope } from "../principal.ts";
 import { obsProvisioned } from "./_obs_ready.ts";
-import { CompareBody } from "./traces_compare_body.tsx";
+import { CompareBody, RefusedCompareBody } from "./traces_compare_body.tsx";
 import type { UiEnv } from "../ui/context.ts";
+import {
+  formRefusal,
+  namedFields,
+  refusalStatus,
+} from "../ui/form_refusal.tsx";
 import type { PageSpec } from "../ui/page.ts";
 import { nextTurn } from "../ui/turn.ts";
 import {
   cleanParams,
   COMPARE_PATH,
   type CompareSide,
+  outsideScope,
   parseCompareParams,
   withinScope,
 } from "../ui/trace_params.ts";
 
-import type { CompareData, SideRead } from "./traces_compare_data.ts";
+import type {
+  CompareData,
+  RefusedCompare,
+  SideRead,
+} from "./traces_compare_data.ts";
 
 /** The comparison page over `db`. */
-export function comparePage(db: TraceDb): PageSpec<CompareData> {
+export function comparePage(
+  db: TraceDb,
+): PageSpec<CompareData | RefusedCompare> {
   return {
     path: COMPARE_PATH,
     title: "Compare roots",
-    load: (c) => loadCompare(db, c),
-    render: (data, view) => <CompareBody data={data} view={view} />,
+    load: (c) => loadOrRefuse(db, c),
+    render: (data, view) =>
+      "refused" in data
+        ? <RefusedCompareBody data={data} view={view} />
+        : <CompareBody data={data} view={view} />,
+    status: (data) => refusalStatus("refused" in data ? data.refused : null),
   };
+}
+
+/** The form's fields: each side's root and application. */
+const SIDE_FIELDS = [
+  "baseline",
+  "baseline_application_id",
+  "candidate",
+  "candidate_application_id",
+] as const;
+
+/**
+ * The comparison, or for a browser the page's refusal of it: a query it
+ * cannot read, a side outside the account's scope, a root id that two
+ * applications share. The twin gets the error thrown.
+ */
+async function loadOrRefuse(
+  db: TraceDb,
+  c: Context<UiEnv>,
+): Promise<CompareData | RefusedCompare> {
+  try {
+    return await loadCompare(db, c);
+  } catch (error) {
+    const params = cleanParams(new URL(c.req.url).searchParams);
+    const scope = c.get("principal").scope;
+    return {
+      refused: formRefusal(
+        c,
+        error,
+        (message) =>
+          SIDE_FIELDS.filter((name) =>
+            (params.has(name) &&
+              namedFields(message, SIDE_FIELDS).includes(name)) ||
+            chooses(error, name, params, scope)
+          ),
+      ),
+    };
+  }
+}
+
+/**
+ * Whether the side field `name` is the one to correct for `error`, which
+ * does not name it: a side's application outside the scope (the refusal
+ * names application_id), or the application of a side whose root two
+ * applications share (the refusal names the root).
+ */
+function chooses(
+  error: unknown,
+  name: string,
+  params: URLSearchParams,
+  scope: TenantScope,
+): boolean {
+  const side = name.replace(/_application_id$/, "");
+  if (side === name) return false;
+  const app = params.get(name);
+  if (error instanceof ScopeError) {
+    return app !== null && app !== "" && outsideScope(scope, app);
+  }
+  const root = params.get(side);
+  return error instanceof TraceError && error.code === "conflict" &&
+    !app && root !== null && error.message.includes(`"${root}"`);
 }
 
 async function loadCompare(

@@ -14,9 +14,23 @@ import { PageHead, Section } from "../ui/components/section.tsx";
 import { TextField } from "../ui/components/text_field.tsx";
 import { formatCount, formatDuration } from "../ui/format.ts";
 import type { PageView } from "../ui/page.ts";
-import { backToFinder, COMPARE_PATH, inspectHref } from "../ui/trace_params.ts";
+import {
+  type FormRefusal,
+  invalidField,
+  RefusalNotice,
+} from "../ui/form_refusal.tsx";
+import {
+  backToFinder,
+  cleanParams,
+  COMPARE_PATH,
+  inspectHref,
+} from "../ui/trace_params.ts";
 import { evidenceSentence, plural } from "../ui/trace_words.ts";
-import type { CompareData, SideRead } from "./traces_compare_data.ts";
+import type {
+  CompareData,
+  RefusedCompare,
+  SideRead,
+} from "./traces_compare_data.ts";
 
 /** The comparison page's body. */
 export const CompareBody: FC<{ data: CompareData; view: PageView }> = (
@@ -40,10 +54,25 @@ export const CompareBody: FC<{ data: CompareData; view: PageView }> = (
       />
       {data.baseline || data.candidate ? <Sides data={data} /> : null}
       {c ? <Differences data={data} /> : null}
-      <PickForm data={data} />
+      <PickForm
+        values={pickedValues(data.request)}
+        from={data.request.from ?? null}
+        refusal={null}
+        intro={!c}
+      />
     </>
   );
 };
+
+/** The form's values for a comparison it read. */
+function pickedValues(request: CompareData["request"]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const [side] of COMPARED_SIDES) {
+    values[side] = request[side]?.root_trace_id ?? "";
+    values[`${side}_application_id`] = request[side]?.application_id ?? "";
+  }
+  return values;
+}
 
 function headline(data: CompareData): string {
   if (!data.provisioned) return "There is no observability index yet.";
@@ -291,46 +320,103 @@ const COMPARED_SIDES = [
   ["candidate", "Candidate"],
 ] as const;
 
-const PickForm: FC<{ data: CompareData }> = ({ data }) => {
-  const r = data.request;
+/** The form's fields, in its order: query parameter, input id and label. */
+const PICK_FIELDS = COMPARED_SIDES.flatMap(([side, title]) =>
+  [
+    [side, `c-${side}`, `${title} root id`],
+    [`${side}_application_id`, `c-${side}-app`, `${title} application`],
+  ] as const
+);
+
+/** The id of the notice above a refused comparison. */
+const COMPARE_NOTICE = "compare-error";
+
+/** The comparison page after a refused query: the notice, and the form as it was sent. */
+export const RefusedCompareBody: FC<
+  { data: RefusedCompare; view: PageView }
+> = ({ data, view }) => {
+  const params = cleanParams(view.url.searchParams);
+  // A refused `from` is not sent again: the form has no field for it.
+  const from = /^Invalid trace page query: from\b/.test(data.refused.message)
+    ? null
+    : params.get("from");
   return (
-    <Section id="pick" title="Roots to compare">
-      {data.comparison ? null : (
+    <>
+      <div class="page-head">
+        <p class="eyebrow">Traces · compare</p>
+        <h1>Compare roots</h1>
+        <p class="lead" role="status">
+          Correct the roots below to compare them.
+        </p>
+        <p class="meta">
+          <a href={backToFinder(from ?? undefined, undefined)}>
+            Back to the finder
+          </a>
+        </p>
+      </div>
+      <RefusalNotice
+        id={COMPARE_NOTICE}
+        refusal={data.refused}
+        outcome="Nothing was compared"
+        retry="compare again"
+        fields={PICK_FIELDS.filter(([name]) =>
+          data.refused.fields.includes(name)
+        ).map(([, id, label]) => ({ id, label }))}
+        reason={data.refused.message.replace(/^Invalid trace page query: /, "")}
+      />
+      <PickForm
+        values={Object.fromEntries(
+          PICK_FIELDS.map(([name]) => [name, params.getAll(name).join(",")]),
+        )}
+        from={from}
+        refusal={data.refused}
+        intro={false}
+      />
+    </>
+  );
+};
+
+/** The form that picks the roots, filled with `values` by query parameter. */
+const PickForm: FC<{
+  values: Readonly<Record<string, string>>;
+  from: string | null;
+  refusal: FormRefusal | null;
+  /** Say what to pick first (nothing compared yet). */
+  intro: boolean;
+}> = ({ values, from, refusal, intro }) => (
+  <Section id="pick" title="Roots to compare">
+    {intro
+      ? (
         <EmptyState title="Pick two roots">
           Root ids are listed by the finder; inspection offers its root as the
           baseline.
         </EmptyState>
-      )}
-      <form
-        class="finder-form"
-        method="get"
-        action={COMPARE_PATH}
-        data-drop-empty=""
-      >
-        <div class="field-grid">
-          {COMPARED_SIDES.map(([side, title]) => (
-            <>
-              <TextField
-                id={`c-${side}`}
-                name={side}
-                label={`${title} root id`}
-                value={r[side]?.root_trace_id ?? ""}
-                required
-              />
-              <TextField
-                id={`c-${side}-app`}
-                name={`${side}_application_id`}
-                label={`${title} application`}
-                value={r[side]?.application_id ?? ""}
-              />
-            </>
-          ))}
-        </div>
-        {r.from ? <input type="hidden" name="from" value={r.from} /> : null}
-        <p>
-          <button type="submit" class="button--primary">Compare</button>
-        </p>
-      </form>
-    </Section>
-  );
-};
+      )
+      : null}
+    <form
+      class="finder-form"
+      method="get"
+      action={COMPARE_PATH}
+      data-drop-empty=""
+    >
+      <div class="field-grid">
+        {PICK_FIELDS.map(([name, id, label]) => (
+          <TextField
+            id={id}
+            name={name}
+            label={label}
+            value={values[name] ?? ""}
+            required={!name.endsWith("_application_id")}
+            refusedBy={invalidField(refusal, name, COMPARE_NOTICE)[
+              "aria-describedby"
+            ]}
+          />
+        ))}
+      </div>
+      {from ? <input type="hidden" name="from" value={from} /> : null}
+      <p>
+        <button type="submit" class="button--primary">Compare</button>
+      </p>
+    </form>
+  </Section>
+);

@@ -6,6 +6,7 @@
  */
 
 import type { RootComparison, RootRead } from "../../lib/obs/query/mod.ts";
+import type { FormRefusal } from "../ui/form_refusal.tsx";
 import type { CompareRequest } from "../ui/trace_params.ts";
 
 /** A side's read without its events (the comparison holds what differs). */
@@ -20,4 +21,12 @@ export interface CompareData {
   baseline: SideRead | null;
   candidate: SideRead | null;
   comparison: RootComparison | null;
+}
+
+/**
+ * A comparison the page refused, as its page shows it (never its JSON twin,
+ * which answers with the error): the form again, filled with what was sent.
+ */
+export interface RefusedCompare {
+  refused: FormRefusal;
 }

@@ -12,7 +12,11 @@
 
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
-import { type ActionCapability, tenantOf } from "../../lib/auth/mod.ts";
+import {
+  type ActionCapability,
+  ScopeError,
+  tenantOf,
+} from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import type { TraceEvent } from "../../lib/obs/mod.ts";
 import {
@@ -36,6 +40,7 @@ import {
 } from "../ui/components/event_detail.tsx";
 import {
   FINDER_FIELDS,
+  FINDER_HIDDEN,
   FINDER_NOTICE,
   FinderForm,
   finderInputId,
@@ -73,6 +78,7 @@ import {
   type FinderRequest,
   hrefOf,
   inspectEventHref,
+  outsideScope,
   parseFinderParams,
   type SelectedRef,
   withParams,
@@ -113,6 +119,12 @@ export interface FinderData {
  */
 export interface RefusedFinder {
   refused: FormRefusal;
+  /**
+   * The hidden parameters the refusal is about, which the form leaves out:
+   * nobody can see or correct them there, so sending it again as it was
+   * would only be refused again.
+   */
+  dropped: string[];
   controls: FinderControls;
 }
 
@@ -181,15 +193,32 @@ async function loadFinder(
     account_resolve: capabilityOf(c, "account.resolve"),
     runs_read: capabilityOf(c, "runs.read"),
   };
-  // A field the query does not hold cannot be the one to correct (a
-  // selection's application outside the scope names application_id too).
+  const scope = c.get("principal").scope;
+  // A selection whose application is outside the scope is refused as such,
+  // though the refusal names application_id: that field is at fault only
+  // when it is outside too. Otherwise a field the query does not hold
+  // cannot be the one to correct.
+  const selection = params.get("selected_application_id");
+  const selectionOutside = selection !== null &&
+    outsideScope(scope, selection);
   const fieldsAtFault = (message: string) =>
-    namedFields(message, FIELD_NAMES).filter((name) => params.has(name));
+    namedFields(message, FIELD_NAMES).filter((name) =>
+      params.has(name) &&
+      !(selectionOutside && name === "application_id" &&
+        !outsideScope(scope, params.get(name)!))
+    );
   let request: FinderRequest;
   try {
-    request = parseFinderParams(params, c.get("principal").scope);
+    request = parseFinderParams(params, scope);
   } catch (error) {
-    return { refused: formRefusal(c, error, fieldsAtFault), controls };
+    const refused = formRefusal(c, error, fieldsAtFault);
+    const dropped = namedFields(refused.message, FINDER_HIDDEN).filter((
+      name,
+    ) => params.has(name));
+    if (selectionOutside && error instanceof ScopeError) {
+      dropped.push("selected_application_id");
+    }
+    return { refused, dropped: [...new Set(dropped)], controls };
   }
   const echo = {
     q: request.q ?? null,
@@ -216,7 +245,11 @@ async function loadFinder(
     });
   } catch (error) {
     // The read itself refuses a cursor of other filters or of another index.
-    return { refused: formRefusal(c, error, fieldsAtFault), controls };
+    return {
+      refused: formRefusal(c, error, fieldsAtFault),
+      dropped: [],
+      controls,
+    };
   }
   const fields = page.q_matches?.map((m) => m.field) ?? [];
   const tenant = tenantOf(request.filter);
@@ -385,11 +418,15 @@ const FinderBody: FC<{ data: FinderData; view: PageView }> = (
   );
 };
 
-/** The finder after a refused search: the notice, and the form as it was sent. */
+/**
+ * The finder after a refused search: the notice, and the form as it was
+ * sent, less the hidden values the refusal is about.
+ */
 const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
   { data, view },
 ) => {
   const params = cleanParams(view.url.searchParams);
+  for (const name of data.dropped) params.delete(name);
   return (
     <>
       <FinderHead sentence="Correct the search below to see its tasks." />
@@ -407,6 +444,17 @@ const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
           "",
         )}
       />
+      {data.dropped.length > 0
+        ? (
+          <p>
+            {`The form below leaves out ${
+              data.dropped.join(", ")
+            }, which it has no field to correct: search again without ${
+              data.dropped.length === 1 ? "it" : "them"
+            }.`}
+          </p>
+        )
+        : null}
       {params.has("cursor")
         ? (
           <p>

@@ -25,7 +25,7 @@ import { definePage, type PageDeps, type PageSpec } from "./page.ts";
 
 /** A refused query as its page shows it. */
 export interface FormRefusal {
-  /** The error's stable code (`config_invalid`, `usage`, `refused`, `not_found`, `forbidden` for a tenant outside the account's scope). */
+  /** The error's stable code (`config_invalid`, `usage`, `refused`, `not_found`, `conflict` for an id two records share, `forbidden` for a tenant outside the account's scope). */
   code: string;
   /** The error's message, as the JSON answer carries it. */
   message: string;
@@ -42,18 +42,23 @@ export function refusalStatus(
   return refusal?.status ?? 200;
 }
 
-/** Codes a form's own input can earn: the client's to fix, on the same page. */
+/**
+ * Codes a form's own input can earn: the client's to fix, on the same page
+ * (`conflict`: an id the form names is shared by two records, such as a
+ * root in two applications, and the form has the field that chooses one).
+ */
 const FORM_CODES: ReadonlySet<ErrorCode> = new Set([
   "config_invalid",
   "usage",
   "refused",
   "not_found",
+  "conflict",
 ]);
 
 /**
  * `error` as the page's refusal, when a browser asked for the page and the
  * error is the client's input (a bad value, a missing one, an unknown
- * record, a tenant outside the account's scope); otherwise `error` is thrown
+ * record, an ambiguous id, a tenant outside the account's scope); otherwise `error` is thrown
  * again, to be answered as before. `fields` names the form fields at fault.
  */
 export function formRefusal(

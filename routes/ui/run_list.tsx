@@ -11,6 +11,7 @@ import type { RunJobs, RunSummary } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
+import { wrappingId, wrappingRunId } from "./components/wrapping_id.tsx";
 import { formatDuration } from "./format.ts";
 import { runHref, targetHref } from "./links.ts";
 
@@ -60,8 +61,8 @@ export function runColumns(
       header: "Run",
       rowHeader: true,
       cell: (run) => (
-        <a class="mono" href={runHref(run.run_id)}>
-          {run.run_id}
+        <a class="mono run-id" href={runHref(run.run_id)}>
+          {wrappingRunId(run.run_id)}
         </a>
       ),
     },
@@ -69,12 +70,14 @@ export function runColumns(
   if (options.target !== false) {
     columns.push({
       header: "Target",
+      // A long target id (reference-trace-index-skips-previews) wraps
+      // between its words: the column gives way before the table scrolls.
       cell: (run) =>
         run.kind === "reference"
-          ? <code class="nowrap">{run.target_id}</code>
+          ? <code class="id-wrap">{wrappingId(run.target_id)}</code>
           : (
-            <a class="nowrap" href={targetHref(run.target_id)}>
-              <code>{run.target_id}</code>
+            <a class="id-wrap" href={targetHref(run.target_id)}>
+              <code>{wrappingId(run.target_id)}</code>
             </a>
           ),
     });

@@ -11,9 +11,15 @@
 import type { TraceDb } from "../../lib/db.ts";
 import { NotFoundError } from "../../lib/errors.ts";
 import { cleanupsOf } from "../../lib/ledger/cleanups.ts";
-import { readRegression, replayOfRun } from "../../lib/ledger/regressions.ts";
+import {
+  readDefinition,
+  readRegression,
+  regressionIdFor,
+  replayOfRun,
+} from "../../lib/ledger/regressions.ts";
 import { readRun, validateRunId } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
+import { readTarget } from "../../lib/ledger/targets.ts";
 import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
 import {
   type JobProgress,
@@ -180,12 +186,24 @@ async function locate(source: RunSource, runId: string): Promise<RunView> {
     : null;
   if (!report) throw notFound();
   const replay = await replayOfRun(source.db, runId);
-  // A later external-cleanup is in the ledger too: the page and its summary say it.
+  // What the ledger links to the run, as the full server reads it: a later
+  // external-cleanup, the regression it was saved as, and whether its
+  // target is registered (external-cleanup reaches a run through it).
   const cleanups = await cleanupsOf(source.db, runId, report.target.id);
   return reportView(report, {
     regressionId: replay?.regression_id ?? null,
+    savedAs: await savedAs(source.db, runId),
     cleanup: cleanups.at(-1) ?? null,
+    targetRegistered: report.kind === "reference"
+      ? null
+      : (await readTarget(source.db, report.target.id)) !== null,
   });
+}
+
+/** The regression `runId` was saved as, if it was (its id derives from the run's). */
+async function savedAs(db: TraceDb, runId: string): Promise<string | null> {
+  const definition = await readDefinition(db, regressionIdFor(runId));
+  return definition?.source_run_id === runId ? definition.regression_id : null;
 }
 
 function base(view: RunView): Omit<

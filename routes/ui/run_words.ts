@@ -177,6 +177,15 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
       command: `trace external-replay ${context.regressionId}`,
     };
   }
+  if (!context.savedAs && context.unregistered) {
+    // Saving would be refused: a replay reaches the application through a
+    // registered target only.
+    return {
+      text:
+        `This failure cannot be saved as a regression: its target ${context.unregistered.targetId} was never registered (as trace quickstart runs its demo), and only a registered target can replay it. Register the config, run it as that target (trace external-run --target NAME) and save that run.`,
+      command: "trace external-register --target NAME --config FILE",
+    };
+  }
   const id = context.savedAs ?? regressionIdFor(report.run_id);
   if (context.savedAs) {
     return {

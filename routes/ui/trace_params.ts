@@ -27,7 +27,11 @@ import {
 } from "../../lib/obs/query/mod.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import { pageIdPath } from "./page_path.ts";
-import { narrowScope, type TenantScope } from "../../lib/auth/mod.ts";
+import {
+  narrowScope,
+  ScopeError,
+  type TenantScope,
+} from "../../lib/auth/mod.ts";
 
 /** The finder's page. */
 export const FIND_PATH = "/traces/find";
@@ -112,6 +116,17 @@ export function withinScope(
   scope: TenantScope,
 ): TraceFilter {
   return narrowScope(scope, filter);
+}
+
+/** Whether the application `id` lies outside `scope`, by the same rule. */
+export function outsideScope(scope: TenantScope, id: string): boolean {
+  try {
+    narrowScope(scope, { application_id: id });
+    return false;
+  } catch (error) {
+    if (error instanceof ScopeError) return true;
+    throw error;
+  }
 }
 
 const FINDER_OWN = ["q", "selected", "selected_application_id", "cursor"];

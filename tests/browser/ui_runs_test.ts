@@ -10,7 +10,13 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import type { RunReport } from "../../lib/runner/report.ts";
-import { browserTest, checkLayout, screenshot, VIEWPORTS } from "./_harness.ts";
+import {
+  browserTest,
+  checkLayout,
+  screenshot,
+  scrollsHorizontally,
+  VIEWPORTS,
+} from "./_harness.ts";
 import { submitFromAnotherSite } from "./_page.ts";
 import { ADMIN_TOKEN } from "./_server.ts";
 import {
@@ -396,6 +402,91 @@ browserTest(
         await desktop.page.evaluate(() => document.activeElement?.id),
         "finding-1",
       );
+    });
+  },
+);
+
+/** How many lines each element matching `selector` takes, in document order. */
+async function linesOf(page: Page, selector: string): Promise<number[]> {
+  return await page.locator(selector).evaluateAll((elements) =>
+    elements.map((element) => {
+      const tops = [...element.getClientRects()].map((r) => Math.round(r.top));
+      return new Set(tops).size;
+    })
+  );
+}
+
+browserTest(
+  "the runs list fits a laptop's width: long target ids wrap between their words, run ids stay whole on a wide screen",
+  async (kit) => {
+    await withRunsFixture({
+      listen: true,
+      // The reference systems' target ids are the longest a list shows.
+      seed: (db) => referenceRuns(db),
+    }, async (server) => {
+      const wide = await kit.open({ viewport: { width: 1280, height: 800 } });
+      await wide.page.goto(server.loginUrl);
+      const laptop = await kit.openWithSession(wide, {
+        viewport: { width: 1024, height: 768 },
+      });
+      for (const [width, opened] of [[1280, wide], [1024, laptop]] as const) {
+        for (const path of ["/runs", "/"]) {
+          await opened.page.goto(`${server.origin}${path}`);
+          assert.deepEqual(
+            await sidewaysScrollers(opened.page),
+            [],
+            `${path} at ${width} px`,
+          );
+          assert.equal(await scrollsHorizontally(opened.page), false);
+        }
+        await opened.page.goto(`${server.origin}/runs`);
+        const targets = opened.page.locator(
+          "#runs-table td[data-label=Target]",
+        );
+        assert.ok(
+          (await targets.allTextContents()).includes(
+            "reference-trace-index-skips-previews",
+          ),
+          "the id reads whole in the page's text",
+        );
+        assert.ok(
+          Math.max(...await linesOf(opened.page, "#runs-table td code")) > 1,
+          `a long target id wraps at ${width} px`,
+        );
+        const runLines = await linesOf(opened.page, "#runs-table th a");
+        assert.ok(
+          runLines.every((n) => n <= (width === 1280 ? 1 : 2)),
+          `run ids at ${width} px: ${runLines}`,
+        );
+        await screenshot(opened.page, `runs-${width}`);
+      }
+    });
+  },
+);
+
+browserTest(
+  "the compare form's button lines up with the two run fields it sends",
+  async (kit) => {
+    await withRunsFixture({ listen: true }, async (server) => {
+      const opened = await kit.open();
+      await opened.page.goto(server.loginUrl);
+      for (const path of ["/compare", "/compare?a=run-x&b="]) {
+        await opened.page.goto(`${server.origin}${path}`);
+        const box = (selector: string) =>
+          opened.page.locator(`form[action="/compare"] ${selector}`)
+            .boundingBox();
+        const button = await box("button[type=submit]");
+        for (const input of ["#compare-a", "#compare-b"]) {
+          const field = await box(input);
+          assert.ok(button && field, `${path}: ${input} and the button`);
+          assert.ok(
+            Math.abs(button.y - field.y) <= 1 &&
+              Math.abs(button.height - field.height) <= 1,
+            `${path}: the button (${button.y}+${button.height}) beside ${input} (${field.y}+${field.height})`,
+          );
+        }
+      }
+      opened.allowed.push("status of 400");
     });
   },
 );

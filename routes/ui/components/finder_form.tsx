@@ -234,10 +234,17 @@ const TypedOption: FC<{ value: string; listed: readonly string[] }> = (
     ? null
     : <option value={value} selected>{value}</option>;
 
+/** The parameters the form carries as hidden fields: filters it does not show, and the selected event. */
+export const FINDER_HIDDEN: readonly string[] = [
+  ...KEPT,
+  "selected",
+  "selected_application_id",
+];
+
 /** Hidden fields keeping what the form does not show (a loop: precompiled JSX would print a `key`). */
 function hiddenFields(params: URLSearchParams): Child[] {
   const fields: Child[] = [];
-  for (const key of [...KEPT, "selected", "selected_application_id"]) {
+  for (const key of FINDER_HIDDEN) {
     for (const value of params.getAll(key)) {
       fields.push(<input type="hidden" name={key} value={value} />);
     }
