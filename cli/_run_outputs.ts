@@ -34,7 +34,7 @@ import type {
 import { writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { errorMessage } from "../lib/errors.ts";
+import { errorMessage, RefusedError } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError } from "./_json.ts";
@@ -180,15 +180,20 @@ export async function runContractCommand<P>(
     await reportNotStarted(io, values, error, null);
     throw error;
   }
+  // The handlers first: a Ctrl-C from here on is one the command hears, so
+  // it removes what it reserved instead of dying with placeholders left.
+  const interrupted = io.interrupted;
   const outputs = await reserveOutputs(values, databaseFiles(values, io));
   // Set once the run's checkpoint exists, which is before its first request.
   let started = false;
   try {
+    refuseInterruptedStart(interrupted);
     return await withDataContext(
       values,
       io,
       { write: true, existingLedger: options.existingLedger === true },
       async ({ db, dataDir }) => {
+        refuseInterruptedStart(interrupted);
         const run = await runInterruptibly(
           io,
           dataDir,
@@ -212,6 +217,14 @@ export async function runContractCommand<P>(
   } finally {
     await outputs.release();
   }
+}
+
+/** A Ctrl-C that came before the run started stops it there, with nothing sent. */
+function refuseInterruptedStart(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw new RefusedError(
+    "Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again",
+  );
 }
 
 /**
@@ -254,6 +267,9 @@ async function reserveForReason(
   if (values.junit === undefined && values["summary-md"] === undefined) {
     return null;
   }
+  // As before a run: a Ctrl-C while the files are reserved must not kill
+  // the command with placeholders left.
+  void io.interrupted;
   try {
     return await reserveOutputs(values, databaseFiles(values, io));
   } catch (refusal) {

@@ -27,6 +27,17 @@ function pressedAgain(): Promise<void> {
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
+/** Whether `path` exists, from inside a synchronous getter. */
+function existsSync(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 async function withDemo<T>(
   defect: DemoDefect | null,
   fn: (demo: DemoServer) => Promise<T>,
@@ -383,6 +394,55 @@ Deno.test({
       });
     });
   },
+});
+
+Deno.test("a Ctrl-C while the result files are reserved stops the run before it starts: the reason in --junit, no placeholder left", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(null, async (demo) => {
+      const config = await writeConfig(dir, demo.url);
+      const report = `${dir}/out/report.json`;
+      const junit = `${dir}/out/junit.xml`;
+      const ctrlC = new AbortController();
+      let reservedBeforeHandlers: boolean | null = null;
+      const io = {
+        ...captureIo(),
+        // Reading it installs the handlers; the Ctrl-C comes at that moment.
+        get interrupted() {
+          if (reservedBeforeHandlers === null) {
+            reservedBeforeHandlers = existsSync(report) || existsSync(junit);
+            ctrlC.abort();
+          }
+          return ctrlC.signal;
+        },
+      };
+      const code = await main([
+        "external-run",
+        "--config",
+        config,
+        "--data-dir",
+        `${dir}/data`,
+        "--output",
+        report,
+        "--junit",
+        junit,
+      ], io);
+      assert.equal(code, 2, io.stderr());
+      assert.equal(
+        reservedBeforeHandlers,
+        false,
+        "the handlers are installed before any file is reserved",
+      );
+      assert.match(
+        io.stderr(),
+        /trace external-run: Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again\n$/,
+      );
+      assert.equal(await exists(report), false, "no placeholder left");
+      const xml = await Deno.readTextFile(junit);
+      assert.match(xml, /<testcase name="run did not start"/);
+      assert.match(xml, /Interrupted before the run started/);
+      assert.equal(await exists(`${dir}/data/external`), false, "no run");
+    });
+  });
 });
 
 Deno.test("the README's example outputs go to the git-ignored reports/ directory", async () => {
