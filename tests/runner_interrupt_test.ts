@@ -448,6 +448,9 @@ Deno.test("once the bound after an interrupt has passed, the rest of a sample is
       `Request /${op} failed: the time allowed after the interrupt had run out before it was sent, so the request was called off`
     ),
   );
+  // Requests not sent are not counted as sent.
+  assert.equal(report.requests.total, sent.length);
+  assert.equal(ofType(events, "request").length, sent.length);
   assert.equal(report.state, "interrupted");
   assert.equal(report.cleanup.limit_seconds, 0);
   assert.equal(report.cleanup.polls, 1);

@@ -110,12 +110,20 @@ export class RunSession {
     return this.#clock.now() - this.#origin;
   }
 
-  /** Sends `op` to the namespace role; never throws for target misbehaviour. */
+  /**
+   * Sends `op` to the namespace role, or, once the bound has passed before
+   * cleanup, calls it off unsent; never throws for target misbehaviour.
+   */
   async attempt<K extends Operation>(
     op: K,
     role: "test" | "control",
     body: OperationRequests[K],
   ): Promise<Attempt<OperationResponses[K]>> {
+    if (this.#timeoutMs(op) <= 0) {
+      // Never sent, so not counted among the requests: only its record says so.
+      this.cutShort++;
+      return { ok: false, error: toRecord(op, role, unsentError(op)) };
+    }
     const started = this.elapsedMs();
     this.total++;
     let result: Attempt<OperationResponses[K]>;
@@ -149,10 +157,6 @@ export class RunSession {
     body: OperationRequests[K],
   ): Promise<OperationResponses[K]> {
     const timeoutMs = this.#timeoutMs(op);
-    if (timeoutMs <= 0) {
-      this.cutShort++;
-      throw unsentError(op);
-    }
     // A budget the bound shortened ends the request as calling it off would.
     const bounded = timeoutMs < this.#timeouts[op] * 1000;
     const call = new AbortController();
