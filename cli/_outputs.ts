@@ -50,6 +50,8 @@ early (also on a second Ctrl-C) are removed. A run that cannot start once the
 command line is read (config or target refused, token_env unset, adapter
 unreachable) still writes --junit (one test case in error) and --summary-md
 with the reason; --output and --html are not written, as there is no report.
+So does a run that stops on an error after it started, naming its checkpoint
+and the trace external-cleanup command for what it may have left.
 `;
 
 /** Which result an output holds. */

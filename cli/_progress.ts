@@ -41,7 +41,7 @@ function plainRenderer(io: CliIo): (event: RunEvent) => void {
         line(sampleText(event.sample, event.window_seconds));
         break;
       case "interrupted":
-        line(interruptedText(event.phase));
+        line(interruptedText(event));
         break;
       case "cleanup_started":
         line(cleanupStartText(event));
@@ -77,7 +77,7 @@ function liveRenderer(io: CliIo): (event: RunEvent) => void {
         break;
       }
       case "interrupted":
-        keep(interruptedText(event.phase));
+        keep(interruptedText(event));
         break;
       case "cleanup_started":
         if (event.interrupted) {
@@ -118,23 +118,35 @@ function sampleText(sample: Sample, windowSeconds: number): string {
   }; control ${control}`;
 }
 
-function interruptedText(phase: string): string {
-  return `interrupted during ${phase}: ${
-    phase === "cleanup"
-      ? "cleanup polling is now bounded"
-      : "no verdict without the final sample; cleaning up"
+/** An interrupt, with the longest the user may still wait. */
+function interruptedText(
+  event: Extract<RunEvent, { type: "interrupted" }>,
+): string {
+  const bound = seconds(event.bound_seconds);
+  return `interrupted during ${event.phase}: ${
+    event.phase === "cleanup"
+      ? `cleanup now ends within ${bound} s`
+      : `no verdict without the final sample; stopping within ${bound} s, cleanup included`
   } (Ctrl-C again exits at once)`;
 }
 
 function cleanupStartText(
   event: Extract<RunEvent, { type: "cleanup_started" }>,
 ): string {
+  if (event.interrupted && event.limit_seconds === 0) {
+    return "cleanup: the time allowed after the interrupt has run out; deleting every issued id and polling once, each request given at most 1 s";
+  }
   const settle = event.settle_seconds > 0
     ? ` and ${event.settle_seconds} s past the last deletion (the window saw the counts change that late)`
     : "";
-  return `cleanup: deleting every issued id, then polling both namespaces until clean${settle}, for at most ${event.limit_seconds} s${
-    event.interrupted ? " (bounded after the interrupt)" : ""
-  }`;
+  return `cleanup: deleting every issued id, then polling both namespaces until clean${settle}, for at most ${
+    seconds(event.limit_seconds)
+  } s${event.interrupted ? " (what is left after the interrupt)" : ""}`;
+}
+
+/** Seconds as a bound reads them: at most one decimal, rounded up. */
+function seconds(value: number): number {
+  return Math.ceil(value * 10 - 1e-9) / 10;
 }
 
 function pollText(
@@ -142,7 +154,7 @@ function pollText(
 ): string {
   return `cleanup poll #${event.poll} at ${
     event.at_seconds.toFixed(2)
-  } s of at most ${event.limit_seconds} s: ${
+  } s of at most ${seconds(event.limit_seconds)} s: ${
     event.clean ? "clean" : "not clean yet"
   }${
     event.deleted_again.length > 0

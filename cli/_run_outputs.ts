@@ -3,8 +3,8 @@
  * the run, the run's options wired to the terminal, the ledger line, the
  * report on stdout, the result files, the next steps and the exit code of a
  * verdict, and the JUnit and Markdown results of a run that could not
- * start. `quickstart` shares the run's options and how a Ctrl-C stops it
- * ({@link runInterruptibly}).
+ * start or did not finish. `quickstart` shares the run's options and how a
+ * Ctrl-C stops it ({@link runInterruptibly}).
  *
  * @module
  */
@@ -20,10 +20,13 @@ import {
   type NotStarted,
   renderJunit,
   renderJunitNotStarted,
+  renderJunitUnfinished,
+  type Unfinished,
 } from "../lib/render/junit.ts";
 import {
   renderSummaryMarkdown,
   renderSummaryNotStarted,
+  renderSummaryUnfinished,
 } from "../lib/render/summary_md.ts";
 import { explainSqlite } from "../lib/sqlite_errors.ts";
 import type {
@@ -34,7 +37,7 @@ import type {
 import { writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { errorMessage } from "../lib/errors.ts";
+import { errorMessage, RefusedError } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError } from "./_json.ts";
@@ -165,8 +168,10 @@ export interface ContractCommandOptions<P> {
  * next steps and returns the verdict's exit code (2 instead of 0 when a
  * result asked for could not be kept). Reserved files that were not written
  * are removed. A run that stops before it starts (nothing sent to the
- * adapter's operations, nothing recorded) still gets its JUnit and
- * Markdown results, saying why, before the error is thrown on.
+ * adapter's operations, nothing recorded), or that started and then threw
+ * before its report, still gets its JUnit and Markdown results, saying
+ * why (and for the latter, how to remove what it may have left), before
+ * the error is thrown on.
  */
 export async function runContractCommand<P>(
   io: CliIo,
@@ -180,15 +185,22 @@ export async function runContractCommand<P>(
     await reportNotStarted(io, values, error, null);
     throw error;
   }
+  // The handlers first: a Ctrl-C from here on is one the command hears, so
+  // it removes what it reserved instead of dying with placeholders left.
+  const interrupted = io.interrupted;
   const outputs = await reserveOutputs(values, databaseFiles(values, io));
   // Set once the run's checkpoint exists, which is before its first request.
-  let started = false;
+  let started: RunStarted | null = null;
+  // Set once the run returned its report.
+  let reported = false;
   try {
+    refuseInterruptedStart(interrupted);
     return await withDataContext(
       values,
       io,
       { write: true, existingLedger: options.existingLedger === true },
       async ({ db, dataDir }) => {
+        refuseInterruptedStart(interrupted);
         const run = await runInterruptibly(
           io,
           dataDir,
@@ -197,21 +209,34 @@ export async function runContractCommand<P>(
             options.start(db, {
               ...hooks,
               onStart: (info) => {
-                started = true;
+                started = info;
                 hooks.onStart?.(info);
               },
             }, prepared),
         );
-        started = true;
+        reported = true;
         return await finishRun(io, values, { db, dataDir }, run, outputs);
       },
     );
   } catch (error) {
-    if (!started) await reportNotStarted(io, values, error, outputs);
+    if (started && !reported) {
+      await reportUnfinished(io, values, error, outputs, started);
+    } else if (!reported) await reportNotStarted(io, values, error, outputs);
     throw error;
   } finally {
     await outputs.release();
   }
+}
+
+/** What a run's start announced: its id and checkpoint file. */
+type RunStarted = { runId: string; checkpointPath: string };
+
+/** A Ctrl-C that came before the run started stops it there, with nothing sent. */
+function refuseInterruptedStart(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  throw new RefusedError(
+    "Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again",
+  );
 }
 
 /**
@@ -231,20 +256,59 @@ async function reportNotStarted(
   const outputs = reserved ?? await reserveForReason(io, values);
   if (!outputs) return;
   const why: NotStarted = jsonError(explainSqlite(error));
-  const texts: Partial<Record<Output["kind"], string>> = {
-    junit: renderJunitNotStarted(why),
-    summaryMd: renderSummaryNotStarted(why),
-  };
   try {
-    for (const output of outputs.outputs) {
-      const text = texts[output.kind];
-      if (text === undefined) continue;
-      if (output === outputs.stdout) io.out(text);
-      else await writeReason(io, outputs, output, text);
-    }
+    await writeReasons(io, outputs, {
+      junit: renderJunitNotStarted(why),
+      summaryMd: renderSummaryNotStarted(why),
+    }, "the run did not start");
   } finally {
     if (!reserved) await outputs.release();
   }
+}
+
+/** Writes the results that say why there is no report; the others stay unwritten. */
+async function writeReasons(
+  io: CliIo,
+  outputs: ReservedOutputs,
+  texts: Partial<Record<Output["kind"], string>>,
+  what: string,
+): Promise<void> {
+  for (const output of outputs.outputs) {
+    const text = texts[output.kind];
+    if (text === undefined) continue;
+    if (output === outputs.stdout) io.out(text);
+    else await writeReason(io, outputs, output, text, what);
+  }
+}
+
+/**
+ * Writes the `--junit` and `--summary-md` results of a run that started and
+ * then stopped on an error before it returned its report: CI learns what
+ * happened, where the run's issued ids are listed and which command removes
+ * what it may have left, instead of finding no test results.
+ */
+async function reportUnfinished(
+  io: CliIo,
+  values: RunValues,
+  error: unknown,
+  outputs: ReservedOutputs,
+  started: RunStarted,
+): Promise<void> {
+  const why: Unfinished = {
+    ...jsonError(explainSqlite(error)),
+    run_id: started.runId,
+    checkpoint: started.checkpointPath,
+    cleanup_command: `trace external-cleanup ${started.runId}${
+      dataFlagsOf(values)
+    }`,
+  };
+  io.err(
+    `run ${started.runId} stopped on an error before its report, so synthetic records may remain in the staging app (its checkpoint ${started.checkpointPath} lists them); remove them with: ${why.cleanup_command}\n`,
+  );
+  await writeReasons(io, outputs, {
+    junit: renderJunitUnfinished(why),
+    summaryMd: renderSummaryUnfinished(why),
+  }, "the run did not finish");
 }
 
 async function reserveForReason(
@@ -254,6 +318,9 @@ async function reserveForReason(
   if (values.junit === undefined && values["summary-md"] === undefined) {
     return null;
   }
+  // As before a run: a Ctrl-C while the files are reserved must not kill
+  // the command with placeholders left.
+  void io.interrupted;
   try {
     return await reserveOutputs(values, databaseFiles(values, io));
   } catch (refusal) {
@@ -272,10 +339,11 @@ async function writeReason(
   outputs: ReservedOutputs,
   output: Output,
   text: string,
+  what: string,
 ): Promise<void> {
   try {
     await outputs.write(output, text);
-    io.err(`${LABELS[output.kind]}: ${output.path} (the run did not start)\n`);
+    io.err(`${LABELS[output.kind]}: ${output.path} (${what})\n`);
   } catch (error) {
     io.err(
       `warning: Cannot write ${output.flag} ${output.path}: ${

@@ -30,6 +30,13 @@ reads the inventories only: the run's markers are not kept, so they are not
 queried. --json prints {status: "complete" | "incomplete", record, recorded}
 or {status: "not_needed", run_id, reason}.
 
+Ctrl-C (or SIGTERM) stops it within the smaller of the window and 30 s: a
+request still unanswered then is called off instead of waiting out its
+timeout_seconds, a deletion not sent yet still goes out (given at least 1 s),
+both inventories are read once more, and the outcome is recorded. A deletion
+called off counts as not acknowledged, so that cleanup is incomplete. A
+second Ctrl-C exits at once with code 130.
+
 Exit codes: 0 clean (or nothing to clean); 2 records may remain, or the run
 cannot be cleaned (still running, unknown, target not registered, adapter
 unreachable, no ledger at --data-dir); 130 after a second Ctrl-C.
@@ -62,6 +69,10 @@ export const externalCleanup: Command = async (args, io) => {
               } again`,
             ),
           onPoll: (poll) => io.err(pollLine(poll)),
+          onInterrupt: (seconds) =>
+            io.err(
+              `cleanup interrupted: stopping within ${seconds} s; a request unanswered by then is called off, and the outcome so far is recorded (Ctrl-C again exits at once)\n`,
+            ),
           ...(io.interrupted ? { signal: io.interrupted } : {}),
         });
       } finally {

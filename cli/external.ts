@@ -54,10 +54,12 @@ ledger. --target names a registered target (trace external-register); --config
 registers the config under a deterministic id (cfg-…) and runs it.
 
 ${OUTPUTS_HELP}
-Ctrl-C (or SIGTERM) stops the window early: the run still cleans up, for at
-most the smaller of the window and 30 s, and is recorded INCONCLUSIVE
-(interrupted). A request in flight is called off once that bound has passed
-(an ingest called off counts as unconfirmed, and cleanup as incomplete). A
+Ctrl-C (or SIGTERM) stops the window early: the run still cleans up and is
+recorded INCONCLUSIVE (interrupted), all within the smaller of the window and
+30 s of the Ctrl-C, as the progress line says. A request in flight is called
+off once that bound has passed (an ingest called off counts as unconfirmed, and
+cleanup as incomplete), and cleanup polls only for what is left of it (when
+nothing is, it still sends its deletions and polls once, 1 s per request). A
 second Ctrl-C exits at once with code 130 and prints the trace
 external-cleanup command for what may remain.
 

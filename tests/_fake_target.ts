@@ -267,6 +267,8 @@ export interface FakeRunOptions {
   hook?: InterceptHook;
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
+  /** The run's virtual time, for a hook that lets an answer take a while. */
+  clock?: VirtualClock;
 }
 
 /** What a fake run produced. */
@@ -279,7 +281,7 @@ export interface FakeRun {
 /** Runs the deletion contract against a {@link FakeTarget} under virtual time. */
 export async function runFake(options: FakeRunOptions = {}): Promise<FakeRun> {
   const config = options.config ?? stagingConfig();
-  const clock = new VirtualClock();
+  const clock = options.clock ?? new VirtualClock();
   const target = new FakeTarget(clock, options.behaviour);
   const events: RunEvent[] = [];
   const report = await runDeletionContract(config, {

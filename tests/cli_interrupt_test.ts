@@ -156,11 +156,11 @@ Deno.test({
         assert.equal(report.cleanup.cleanup_complete, true);
         assert.match(
           stderr,
-          /progress: interrupted during window: no verdict without the final sample; cleaning up/,
+          /progress: interrupted during window: no verdict without the final sample; stopping within 8 s, cleanup included/,
         );
         assert.match(
           stderr,
-          /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 8 s \(bounded after the interrupt\)\n/,
+          /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 8 s \(what is left after the interrupt\)\n/,
         );
         assert.match(stderr, /progress: cleanup poll #1 at /);
         assert.match(
@@ -198,7 +198,7 @@ Deno.test({
         await run.waitFor(/progress: sample #1 /);
         run.child.kill("SIGINT");
         await run.waitFor(
-          /for at most 30 s \(bounded after the interrupt\)\n[^]*progress: cleanup poll #1 at \S+ s of at most 30 s: not clean yet\n/,
+          /for at most 30 s \(what is left after the interrupt\)\n[^]*progress: cleanup poll #1 at \S+ s of at most 30 s: not clean yet\n/,
         );
         await pressedAgain();
         run.child.kill("SIGINT");

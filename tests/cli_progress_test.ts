@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { progressNote, progressRenderer } from "../cli/_progress.ts";
 import { renderReport } from "../cli/_report_text.ts";
-import { runFake } from "./_fake_target.ts";
-import { captureIo } from "./_helpers.ts";
+import { runFake, VirtualClock } from "./_fake_target.ts";
+import { captureIo, stagingConfig } from "./_helpers.ts";
 
 Deno.test("progressRenderer() prints one plain line per phase, sample and cleanup poll off a terminal", async () => {
   const io = captureIo();
@@ -56,16 +56,59 @@ Deno.test("progressRenderer() says at once what an interrupt stops and how long 
   const text = io.stderr();
   assert.match(
     text,
-    /progress: sample #1 at 0\.50 s of the 2 s window: source 0, vector 0, cache 1; marker SEEN; control ok\nprogress: interrupted during window: no verdict without the final sample; cleaning up \(Ctrl-C again exits at once\)\n/,
+    /progress: sample #1 at 0\.50 s of the 2 s window: source 0, vector 0, cache 1; marker SEEN; control ok\nprogress: interrupted during window: no verdict without the final sample; stopping within 2 s, cleanup included \(Ctrl-C again exits at once\)\n/,
   );
+  // What is left of the 2 s: the interrupt came between samples, so nearly all.
   assert.match(
     text,
-    /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 2 s \(bounded after the interrupt\)\n/,
+    /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 2 s \(what is left after the interrupt\)\n/,
   );
   assert.match(
     text,
     /cleanup poll #\d+ at \d\.\d\d s of at most 2 s: not clean yet\n/,
   );
+});
+
+Deno.test("progressRenderer() tells how long is left after an interrupt when the request in flight took part of it", async (t) => {
+  const cases: [number, RegExp][] = [
+    [
+      20_000,
+      /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 10 s \(what is left after the interrupt\)\n/,
+    ],
+    [
+      40_000,
+      /progress: cleanup: the time allowed after the interrupt has run out; deleting every issued id and polling once, each request given at most 1 s\n/,
+    ],
+  ];
+  for (const [answerMs, cleanupLine] of cases) {
+    await t.step(`an answer ${answerMs / 1000} s late`, async () => {
+      const io = captureIo();
+      const clock = new VirtualClock();
+      const controller = new AbortController();
+      await runFake({
+        config: stagingConfig({
+          deletion_window_seconds: 3600,
+          sample_interval_seconds: 1,
+        }),
+        behaviour: { staleCache: true },
+        clock,
+        signal: controller.signal,
+        onEvent: progressRenderer(io),
+        hook: (request, forward) => {
+          if (request.sample === 1 && !controller.signal.aborted) {
+            controller.abort();
+            clock.advance(answerMs);
+          }
+          return forward();
+        },
+      });
+      assert.match(
+        io.stderr(),
+        /progress: interrupted during window: no verdict without the final sample; stopping within 30 s, cleanup included \(Ctrl-C again exits at once\)\n/,
+      );
+      assert.match(io.stderr(), cleanupLine);
+    });
+  }
 });
 
 Deno.test("progressRenderer() keeps one live line on a terminal", async () => {

@@ -3,11 +3,13 @@ import { familyResults } from "../lib/runner/families.ts";
 import {
   renderJunit,
   renderJunitNotStarted,
+  renderJunitUnfinished,
   xmlEscape,
 } from "../lib/render/junit.ts";
 import {
   renderSummaryMarkdown,
   renderSummaryNotStarted,
+  renderSummaryUnfinished,
 } from "../lib/render/summary_md.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
@@ -202,5 +204,57 @@ Deno.test("renderSummaryNotStarted() says there is no verdict, why, and what to 
     /\*\*Why\*\* \(`config_invalid`\): Invalid config c\\\[2J\.json: base\\_url: must be a string \\<b\\>\n/,
   );
   assert.match(md, /\*\*What to do\*\*: /);
+  assert.doesNotMatch(md, /PASS|FAIL|INCONCLUSIVE/);
+});
+
+const UNFINISHED = {
+  code: "storage",
+  message: "Cannot append <run> to the ledger: disk \u001b[31mfull",
+  run_id: "run-20990101T000000Z-0000000000e1",
+  checkpoint: "/data/external/run-20990101T000000Z-0000000000e1.json",
+  cleanup_command:
+    "trace external-cleanup run-20990101T000000Z-0000000000e1 --data-dir /data",
+};
+
+Deno.test("renderJunitUnfinished() is one test case in error: the reason, the checkpoint and the cleanup command", () => {
+  const xml = renderJunitUnfinished(UNFINISHED);
+  assert.match(
+    xml,
+    /<testsuite [^>]*tests="1" failures="0" errors="1" skipped="0"/,
+  );
+  const cases = testcases(xml);
+  assert.deepEqual([...cases.keys()], ["run did not finish"]);
+  const reason = "Cannot append &lt;run&gt; to the ledger: disk [31mfull";
+  assert.equal(
+    cases.get("run did not finish")!.trim(),
+    `<error message="${reason}" type="storage">${reason}\nSynthetic records may remain: its checkpoint ${UNFINISHED.checkpoint} lists every id it issued; remove them with: ${UNFINISHED.cleanup_command}</error>`,
+  );
+  const properties: [string, string][] = [
+    ["state", "unfinished"],
+    ["run_id", UNFINISHED.run_id],
+    ["checkpoint", UNFINISHED.checkpoint],
+    ["error_code", "storage"],
+  ];
+  for (const [name, value] of properties) {
+    assert.ok(
+      xml.includes(`<property name="${name}" value="${value}"/>`),
+      name,
+    );
+  }
+  assert.doesNotMatch(xml, /<skipped|<failure|verdict/);
+});
+
+Deno.test("renderSummaryUnfinished() says the run left no verdict, why, and how to remove what may remain", () => {
+  const md = renderSummaryUnfinished(UNFINISHED);
+  assert.match(md, /^### Trace deletion contract: did not finish\n/);
+  assert.match(md, /synthetic records it wrote may remain/);
+  assert.match(
+    md,
+    /\*\*Why\*\* \(`storage`\): Cannot append \\<run\\> to the ledger: disk \\\[31mfull\n/,
+  );
+  assert.ok(
+    md.includes(`\n\`\`\`sh\n${UNFINISHED.cleanup_command}\n\`\`\`\n`),
+    md,
+  );
   assert.doesNotMatch(md, /PASS|FAIL|INCONCLUSIVE/);
 });

@@ -374,8 +374,117 @@ Deno.test("a request that starts after the interrupt and outlasts the bound is c
   assert.equal(report.samples.length, 3);
   assert.match(
     report.samples[2]!.errors[0]!.message,
-    /^Request \/query failed: no answer within the 1 s left after the interrupt, so the request was called off$/,
+    // The bound counts from the interrupt: the 5 ms the request before it took are gone.
+    /^Request \/query failed: no answer within the 0\.995 s left after the interrupt, so the request was called off$/,
   );
   assert.equal(report.state, "interrupted");
   assert.equal(report.verdict, "INCONCLUSIVE");
+});
+
+/**
+ * A run against an hour-long window that never cleans up (a stale cache),
+ * interrupted as sample 1's first request goes out, which the adapter
+ * answers `answerMs` later (virtual time).
+ */
+async function interruptedSlowAnswer(answerMs: number) {
+  const clock = new VirtualClock();
+  const controller = new AbortController();
+  const sent: InterceptedRequest[] = [];
+  const run = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 3600,
+      sample_interval_seconds: 1,
+    }),
+    behaviour: { staleCache: true },
+    clock,
+    signal: controller.signal,
+    hook: (request, forward) => {
+      sent.push(request);
+      if (
+        request.stage === "window" && request.sample === 1 &&
+        request.op === "inventory" && request.role === "test" &&
+        !controller.signal.aborted
+      ) {
+        controller.abort();
+        clock.advance(answerMs);
+      }
+      return forward();
+    },
+  });
+  return { ...run, sent };
+}
+
+Deno.test("after an interrupt, cleanup polls only for what is left of the bound the request in flight began", async () => {
+  const { report, events } = await interruptedSlowAnswer(20_000);
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.cleanup.interrupted, true);
+  // 30 s from the interrupt, less the 20 s the answer took and a few requests.
+  assert.ok(
+    report.cleanup.limit_seconds > 9.9 && report.cleanup.limit_seconds < 10,
+    `${report.cleanup.limit_seconds}`,
+  );
+  assert.ok(
+    report.cleanup.elapsed_seconds <= 10.1,
+    `${report.cleanup.elapsed_seconds}`,
+  );
+  assert.deepEqual(
+    ofType(events, "interrupted").map((e) => [e.phase, e.bound_seconds]),
+    [["window", 30]],
+  );
+});
+
+Deno.test("once the bound after an interrupt has passed, the rest of a sample is called off unsent, while cleanup still deletes and polls once", async () => {
+  const { report, sent, events } = await interruptedSlowAnswer(40_000);
+  // Of sample 1, only the request in flight was sent.
+  assert.deepEqual(
+    sent.filter((r) => r.stage === "window" && r.sample === 1).map((r) =>
+      `${r.op} ${r.role}`
+    ),
+    ["inventory test"],
+  );
+  assert.deepEqual(
+    report.samples[1]!.errors.map((e) => e.message),
+    ["query", "inventory", "query"].map((op) =>
+      `Request /${op} failed: the time allowed after the interrupt had run out before it was sent, so the request was called off`
+    ),
+  );
+  // Requests not sent are not counted as sent.
+  assert.equal(report.requests.total, sent.length);
+  assert.equal(ofType(events, "request").length, sent.length);
+  assert.equal(report.state, "interrupted");
+  assert.equal(report.cleanup.limit_seconds, 0);
+  assert.equal(report.cleanup.polls, 1);
+  assert.deepEqual(
+    report.cleanup.deletes.map((d) => [d.namespace, d.acknowledged]),
+    [["test", true], ["control", true]],
+  );
+  assert.deepEqual(
+    sent.filter((r) => r.stage === "cleanup").map((r) => `${r.op} ${r.role}`),
+    [
+      "delete test",
+      "delete control",
+      "inventory test",
+      "query test",
+      "inventory control",
+      "query control",
+    ],
+  );
+  assert.equal(ofType(events, "cleanup_started")[0]!.limit_seconds, 0);
+});
+
+Deno.test("after an interrupt, the last cleanup poll comes at the bound however long the sample interval", async () => {
+  const { report } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 3600,
+      sample_interval_seconds: 600,
+    }),
+    behaviour: { staleCache: true },
+    ...interruptAtSample(0),
+  });
+  assert.equal(report.cleanup.interrupted, true);
+  assert.equal(report.cleanup.polls, 2);
+  assert.ok(
+    report.cleanup.elapsed_seconds <= 30.1,
+    `${report.cleanup.elapsed_seconds}`,
+  );
 });

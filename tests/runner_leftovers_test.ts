@@ -219,3 +219,59 @@ Deno.test("a namespace that issued no id is never said to be deleted again", asy
   });
   assert.deepEqual(cleanup.deletes.map((d) => d.namespace), ["test", "test"]);
 });
+
+Deno.test("an interrupt calls off a deletion the adapter leaves hanging once its bound has passed: not acknowledged, cleanup incomplete", async () => {
+  const { clock, target } = await leftTarget();
+  const controller = new AbortController();
+  const bounds: number[] = [];
+  // Answers the test deletion only after 4 s, unless it is called off first.
+  const hanging: StagingTransport = {
+    post(op, body, options) {
+      if (op !== "delete" || body.namespace !== NAMESPACES.test) {
+        return target.post(op, body);
+      }
+      controller.abort();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => target.post(op, body).then(resolve, reject),
+          4_000,
+        );
+        options.signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(new Error("called off"));
+        }, { once: true });
+      });
+    },
+  };
+  const cleanup = await cleanUpLeftovers(
+    hanging,
+    stagingConfig({
+      deletion_window_seconds: 1,
+      timeout_seconds: { ingest: 300, query: 300, inventory: 300, delete: 300 },
+    }),
+    {
+      namespaces: NAMESPACES,
+      issued: ISSUED,
+      clock,
+      signal: controller.signal,
+      onInterrupt: (seconds) => bounds.push(seconds),
+    },
+  );
+  assert.deepEqual(bounds, [1]);
+  assert.deepEqual(
+    cleanup.deletes.map((d) => [d.namespace, d.acknowledged]),
+    [["test", false], ["control", true]],
+    "the deletion not sent yet still goes out",
+  );
+  assert.equal(
+    cleanup.deletes[0]!.error?.message,
+    "Request /delete failed: no answer within the 1 s left after the interrupt, so the request was called off",
+  );
+  assert.equal(cleanup.polls, 1);
+  assert.equal(cleanup.interrupted, true);
+  assert.equal(cleanup.cleanup_complete, false);
+  assert.match(
+    cleanup.problems.join("; "),
+    /the test deletion was not acknowledged: no answer within the 1 s left after the interrupt, so the request was called off/,
+  );
+});

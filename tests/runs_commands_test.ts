@@ -857,6 +857,92 @@ Deno.test("trace external-cleanup names a refused deletion once, in words, not b
   });
 });
 
+Deno.test("trace external-cleanup after a Ctrl-C calls off a deletion the adapter leaves hanging, records it as not acknowledged and exits 2", async () => {
+  await withTempDir(async (dir) => {
+    const ctrlC = new AbortController();
+    const released = Promise.withResolvers<void>();
+    // An adapter that counts nothing and never answers a deletion.
+    const adapter = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen() {} },
+      async (request) => {
+        const op = new URL(request.url).pathname.slice(1);
+        await request.body?.cancel();
+        if (op === "delete") {
+          // The Ctrl-C arrives while the deletion is in flight.
+          setTimeout(() => ctrlC.abort(), 0);
+          await released.promise;
+          return Response.json({ acknowledged: true });
+        }
+        return Response.json({
+          source_records: 0,
+          vector_records: 0,
+          cache_records: 0,
+          complete: true,
+        });
+      },
+    );
+    try {
+      const url = `http://127.0.0.1:${adapter.addr.port}`;
+      const data = `${dir}/data`;
+      const config = `${dir}/c.json`;
+      const body = {
+        base_url: url,
+        environment: "staging",
+        allow_synthetic_writes: true,
+        deletion_window_seconds: 1,
+        sample_interval_seconds: 0.5,
+        // Long enough that only the interrupt's bound ends the deletion.
+        timeout_seconds: { delete: 60 },
+      };
+      await Deno.writeTextFile(config, JSON.stringify(body));
+      const register = await trace([
+        "external-register",
+        "--target",
+        "hanging",
+        "--config",
+        config,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(register.code, 0, register.err);
+      const runId = "run-20990101T000000Z-00000000000d";
+      await interruptedCheckpoint(data, runId, {
+        test: ["trace-doc-h1"],
+        control: [],
+      }, {
+        target: { id: "hanging", base_url: url, source: "registered" },
+        config: parseStagingConfig(body),
+        namespaces: {
+          test: "trace-test-hanging",
+          control: "trace-control-hanging",
+        },
+      });
+      const io = { ...captureIo(), interrupted: ctrlC.signal };
+      const code = await main(
+        ["external-cleanup", runId, "--data-dir", data],
+        io,
+      );
+      assert.equal(code, 2, io.stderr());
+      assert.match(
+        io.stderr(),
+        /cleanup interrupted: stopping within 1 s; a request unanswered by then is called off, and the outcome so far is recorded \(Ctrl-C again exits at once\)\n/,
+      );
+      assert.match(
+        io.stdout(),
+        /: INCOMPLETE\n[^]*deletion requests: 1 test id\(s\) NOT acknowledged; 1 inventory poll\(s\)/,
+      );
+      assert.match(
+        io.stdout(),
+        /\n {2}- the test deletion was not acknowledged: no answer within the 1 s left after the interrupt, so the request was called off\n/,
+      );
+      assert.match(io.stdout(), /\n {2}recorded as cleanup-\S+ in /);
+    } finally {
+      released.resolve();
+      await adapter.shutdown();
+    }
+  });
+});
+
 Deno.test("a retired config-derived target is refused by external-plan --config and, before any connection, by external-run --config", async () => {
   await withDb(async (db, dir) => {
     await migrate(db, ALL_MIGRATIONS);

@@ -8,9 +8,10 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import { SAME_SIGNAL_MS } from "../cli/_io.ts";
-import { dataFlagsOf } from "../cli/_run_outputs.ts";
+import { dataFlagsOf, runContractCommand } from "../cli/_run_outputs.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import type { DemoDefect } from "../lib/demo/defects.ts";
+import { StorageError } from "../lib/errors.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
 import {
   type CapturedIo,
@@ -26,6 +27,17 @@ function pressedAgain(): Promise<void> {
 }
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+/** Whether `path` exists, from inside a synchronous getter. */
+function existsSync(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
 
 async function withDemo<T>(
   defect: DemoDefect | null,
@@ -383,6 +395,103 @@ Deno.test({
       });
     });
   },
+});
+
+Deno.test("a Ctrl-C while the result files are reserved stops the run before it starts: the reason in --junit, no placeholder left", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(null, async (demo) => {
+      const config = await writeConfig(dir, demo.url);
+      const report = `${dir}/out/report.json`;
+      const junit = `${dir}/out/junit.xml`;
+      const ctrlC = new AbortController();
+      let reservedBeforeHandlers: boolean | null = null;
+      const io = {
+        ...captureIo(),
+        // Reading it installs the handlers; the Ctrl-C comes at that moment.
+        get interrupted() {
+          if (reservedBeforeHandlers === null) {
+            reservedBeforeHandlers = existsSync(report) || existsSync(junit);
+            ctrlC.abort();
+          }
+          return ctrlC.signal;
+        },
+      };
+      const code = await main([
+        "external-run",
+        "--config",
+        config,
+        "--data-dir",
+        `${dir}/data`,
+        "--output",
+        report,
+        "--junit",
+        junit,
+      ], io);
+      assert.equal(code, 2, io.stderr());
+      assert.equal(
+        reservedBeforeHandlers,
+        false,
+        "the handlers are installed before any file is reserved",
+      );
+      assert.match(
+        io.stderr(),
+        /trace external-run: Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again\n$/,
+      );
+      assert.equal(await exists(report), false, "no placeholder left");
+      const xml = await Deno.readTextFile(junit);
+      assert.match(xml, /<testcase name="run did not start"/);
+      assert.match(xml, /Interrupted before the run started/);
+      assert.equal(await exists(`${dir}/data/external`), false, "no run");
+    });
+  });
+});
+
+Deno.test("a run that throws after it started still writes --junit and --summary-md saying it did not finish, with its checkpoint and the cleanup command", async () => {
+  await withTempDir(async (dir) => {
+    const data = `${dir}/data`;
+    const out = `${dir}/out`;
+    const runId = "run-20990101T000000Z-0000000000e1";
+    const checkpointPath = `${data}/external/${runId}.json`;
+    const io = captureIo();
+    await assert.rejects(
+      () =>
+        runContractCommand(io, {
+          values: {
+            "data-dir": data,
+            output: `${out}/report.json`,
+            junit: `${out}/junit.xml`,
+            "summary-md": `${out}/summary.md`,
+          },
+          prepare: () => Promise.resolve(null),
+          start: (_db, hooks) => {
+            hooks.onStart?.({ runId, checkpointPath });
+            throw new StorageError("Cannot append the run to the ledger");
+          },
+        }),
+      /Cannot append the run to the ledger/,
+    );
+    const cleanup = `trace external-cleanup ${runId} --data-dir ${data}`;
+    assert.ok(
+      io.stderr().includes(
+        `run ${runId} stopped on an error before its report, so synthetic records may remain in the staging app (its checkpoint ${checkpointPath} lists them); remove them with: ${cleanup}\n`,
+      ),
+      io.stderr(),
+    );
+    assert.match(
+      io.stderr(),
+      /junit: \S+junit\.xml \(the run did not finish\)\nsummary: \S+summary\.md \(the run did not finish\)\n$/,
+    );
+    const junit = await Deno.readTextFile(`${out}/junit.xml`);
+    assert.match(junit, /<testcase name="run did not finish"/);
+    assert.match(junit, /<property name="state" value="unfinished"\/>/);
+    assert.ok(junit.includes(`<property name="run_id" value="${runId}"/>`));
+    assert.ok(junit.includes(cleanup), junit);
+    const summary = await Deno.readTextFile(`${out}/summary.md`);
+    assert.match(summary, /^### Trace deletion contract: did not finish\n/);
+    assert.ok(summary.includes(`\`\`\`sh\n${cleanup}\n\`\`\``), summary);
+    // No report, so no report file.
+    assert.equal(await exists(`${out}/report.json`), false);
+  });
 });
 
 Deno.test("the README's example outputs go to the git-ignored reports/ directory", async () => {

@@ -8,7 +8,9 @@
  *
  * A run that could not start has no report; {@link renderJunitNotStarted}
  * still gives CI one test case, in error, with the reason, so a pipeline
- * shows why instead of "no test results".
+ * shows why instead of "no test results". So does a run that started and
+ * then stopped on an error before its report ({@link renderJunitUnfinished}),
+ * naming its checkpoint and the command that removes what it may have left.
  *
  * @module
  */
@@ -127,25 +129,65 @@ export interface NotStarted {
   message: string;
 }
 
-/** The suite and test case a run that never started is reported under. */
+/** The suite a run without a report (it never started, or never finished) is reported under. */
 const NOT_STARTED_SUITE = "trace.deletion-contract";
 
 /** Renders a run that did not start as one test case in error (no verdict, nothing skipped). */
 export function renderJunitNotStarted(why: NotStarted): string {
+  return errorSuite("run did not start", [["state", "not_started"]], why, "");
+}
+
+/** Why a run that started stopped before its report, and what it may have left. */
+export interface Unfinished extends NotStarted {
+  run_id: string;
+  /** The checkpoint file that lists every synthetic id the run issued. */
+  checkpoint: string;
+  /** The command that removes what the run may have left in the staging app. */
+  cleanup_command: string;
+}
+
+/**
+ * Renders a run that started and then stopped on an error before its report
+ * as one test case in error: the error, then where its issued ids are
+ * listed and how to remove what may remain.
+ */
+export function renderJunitUnfinished(why: Unfinished): string {
+  return errorSuite(
+    "run did not finish",
+    [
+      ["state", "unfinished"],
+      ["run_id", why.run_id],
+      ["checkpoint", why.checkpoint],
+    ],
+    why,
+    `\nSynthetic records may remain: its checkpoint ${why.checkpoint} lists every id it issued; remove them with: ${why.cleanup_command}`,
+  );
+}
+
+/** One suite of one test case in error, with `more` after the message in its body. */
+function errorSuite(
+  testcase: string,
+  properties: [string, string][],
+  why: NotStarted,
+  more: string,
+): string {
   const message = xmlEscape(why.message);
   const counts = `tests="1" failures="0" errors="1"`;
+  const property = ([name, value]: [string, string]) =>
+    `      <property name="${name}" value="${xmlEscape(value)}"/>`;
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
     `<testsuites name="${NOT_STARTED_SUITE}" ${counts}>`,
     `  <testsuite name="${NOT_STARTED_SUITE}" ${counts} skipped="0" time="0">`,
     `    <properties>`,
-    `      <property name="state" value="not_started"/>`,
-    `      <property name="error_code" value="${xmlEscape(why.code)}"/>`,
+    ...[...properties, ["error_code", why.code] as [string, string]].map(
+      property,
+    ),
     `    </properties>`,
-    `    <testcase name="run did not start" classname="${NOT_STARTED_SUITE}" time="0">`,
+    `    <testcase name="${testcase}" classname="${NOT_STARTED_SUITE}" time="0">`,
     `      <error message="${message}" type="${
       xmlEscape(why.code)
-    }">${message}</error>`,
+    }">${message}${xmlEscape(more)}</error>`,
     `    </testcase>`,
     `  </testsuite>`,
     `</testsuites>`,

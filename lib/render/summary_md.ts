@@ -4,13 +4,14 @@
  * commands that save and then (once the application is fixed) replay the
  * failure (or that run the target again), and the ledger's head after the
  * run. A run that could not start gets a summary that says so, why, and
- * what to do ({@link renderSummaryNotStarted}).
+ * what to do ({@link renderSummaryNotStarted}); so does one that started and
+ * stopped on an error before its report ({@link renderSummaryUnfinished}).
  *
  * @module
  */
 
 import type { Finding, RunReport } from "../runner/report.ts";
-import type { NotStarted } from "./junit.ts";
+import type { NotStarted, Unfinished } from "./junit.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";
 
 /** Options for {@link renderSummaryMarkdown}. */
@@ -190,6 +191,35 @@ export function renderSummaryNotStarted(why: NotStarted): string {
     }`,
     "",
     "**What to do**: fix what the reason names, then run the same command again (`trace external-plan` checks a config or target without sending anything).",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Renders a run that started and then stopped on an error before its
+ * report: no verdict, the reason, and the command that removes what it may
+ * have left.
+ */
+export function renderSummaryUnfinished(why: Unfinished): string {
+  return [
+    "### Trace deletion contract: did not finish",
+    "",
+    `Run \`${
+      why.run_id.replace(/[^A-Za-z0-9_-]/g, "")
+    }\` started, then stopped on an error before this command got its verdict, so there is none here; synthetic records it wrote may remain in the staging application.`,
+    "",
+    `**Why** (\`${why.code.replace(/[^a-z_]/g, "")}\`): ${
+      markdownEscape(why.message)
+    }`,
+    "",
+    `**What to do**: remove what may remain with the command below (the checkpoint ${
+      markdownEscape(why.checkpoint)
+    } lists every id the run issued); then fix what the reason names and run the same command again.`,
+    "",
+    "```sh",
+    // deno-lint-ignore no-control-regex
+    why.cleanup_command.replace(/[\u0000-\u001F\u007F-\u009F]/g, ""),
+    "```",
     "",
   ].join("\n");
 }

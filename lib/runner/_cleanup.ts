@@ -9,11 +9,14 @@
  * come back after a clean poll is deleted again (at most
  * {@link MAX_REPEAT_DELETES} times each). After an interrupt neither holds:
  * the first clean poll ends polling and nothing is deleted again, so a
- * Ctrl-C gets out fast. The run's own cleanup ({@link cleanUp}) polls inventories and
- * marker queries up to the deletion window, or after an interrupt the smaller
- * of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}, so one Ctrl-C never
- * means an hour of polling; a cleanup after the fact (`leftovers.ts`) polls
- * inventories only and stops at an interrupt.
+ * Ctrl-C gets out fast. The run's own cleanup ({@link cleanUp}) polls
+ * inventories and marker queries up to the deletion window; after an
+ * interrupt, only until the bound the interrupt set (the smaller of the
+ * window and {@link INTERRUPTED_CLEANUP_LIMIT_MS} after it, the request it
+ * arrived during included), so one Ctrl-C never means an hour, nor twice the
+ * bound, of waiting. A cleanup after the fact (`leftovers.ts`) polls
+ * inventories only and stops at an interrupt. Whoever owns the interrupt
+ * sets the session's bound; the sweep only keeps within it.
  */
 
 import { STORES } from "../contract/protocol.ts";
@@ -34,8 +37,9 @@ import { type NamespaceReading, readNamespace } from "./_observe.ts";
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
 
 /**
- * How long requests and polling may still take after an interrupt: the
- * smaller of the window and {@link INTERRUPTED_CLEANUP_LIMIT_MS}.
+ * How long everything may still take after an interrupt, the request in
+ * flight and cleanup together: the smaller of the window and
+ * {@link INTERRUPTED_CLEANUP_LIMIT_MS}.
  */
 export function afterInterruptMs(windowMs: number): number {
   return Math.min(windowMs, INTERRUPTED_CLEANUP_LIMIT_MS);
@@ -73,7 +77,11 @@ export async function cleanUp(
   ids: RunIdentifiers,
   options: CleanupOptions,
 ): Promise<Cleanup> {
-  const limit = new InterruptibleLimit(options.windowMs, options.signal);
+  const limit = new InterruptibleLimit(
+    options.windowMs,
+    options.signal,
+    () => session.leftOfBoundMs(),
+  );
   options.emit({
     type: "cleanup_started",
     limit_seconds: round(limit.ms / 1000),
@@ -155,11 +163,7 @@ export async function sweep(
 ): Promise<Cleanup> {
   const { clock, limit } = plan;
   const start = clock.now();
-  // After an interrupt, requests end with the polling bound too.
-  const bound = () => {
-    if (limit.interrupted) session.boundRequests(start + limit.ms);
-  };
-  bound();
+  session.keepSendingPastBound();
   const deletes = await deleteIssued(session, plan, ROLES);
   let lastDeleteMs = clock.now() - start;
   const remaining: Cleanup["remaining"] = { test: null, control: null };
@@ -170,10 +174,15 @@ export async function sweep(
   const pollErrors: RequestErrorRecord[] = [];
   let unsettled: string | null = null;
   for (let k = 0;; k++) {
-    await sleepUntil(clock, start + k * plan.intervalMs, limit.waitSignal());
+    const due = start + k * plan.intervalMs;
+    // After an interrupt the last poll comes at the limit, however long the interval.
+    await sleepUntil(
+      clock,
+      limit.interrupted ? Math.min(due, start + limit.ms) : due,
+      limit.waitSignal(),
+    );
     const startedMs = clock.now() - start;
     limit.update(startedMs);
-    bound();
     polls++;
     pollErrors.length = 0;
     const cameBack: Role[] = [];
@@ -277,18 +286,34 @@ async function deleteIssued(
   return deletes;
 }
 
-/** The run's limit: the window, cut short by an interrupt but still polled a while. */
+/**
+ * The run's limit: the window, cut short by an interrupt but still polled
+ * until the bound it set, which counts from the interrupt: time the request
+ * in flight took is time cleanup no longer has.
+ */
 class InterruptibleLimit implements CleanupLimit {
   ms: number;
   interrupted: boolean;
   #signal: AbortSignal | undefined;
   #afterInterrupt: number;
+  #leftOfBound: () => number | null;
 
-  constructor(windowMs: number, signal: AbortSignal | undefined) {
+  /** `leftOfBound` reads how long is left until the interrupt's bound. */
+  constructor(
+    windowMs: number,
+    signal: AbortSignal | undefined,
+    leftOfBound: () => number | null,
+  ) {
     this.#signal = signal;
     this.#afterInterrupt = afterInterruptMs(windowMs);
+    this.#leftOfBound = leftOfBound;
     this.interrupted = signal?.aborted === true;
-    this.ms = this.interrupted ? this.#afterInterrupt : windowMs;
+    this.ms = this.interrupted ? Math.min(windowMs, this.#left()) : windowMs;
+  }
+
+  /** What is left of the bound (all of it if the owner set none). */
+  #left(): number {
+    return this.#leftOfBound() ?? this.#afterInterrupt;
   }
 
   waitSignal(): AbortSignal | undefined {
@@ -296,11 +321,11 @@ class InterruptibleLimit implements CleanupLimit {
     return this.interrupted ? undefined : this.#signal;
   }
 
-  /** Notes an interrupt that arrived during cleanup: polling ends at most the bound later. */
+  /** Notes an interrupt that arrived during cleanup: polling ends at its bound. */
   update(elapsedMs: number): void {
     if (this.interrupted || !this.#signal?.aborted) return;
     this.interrupted = true;
-    this.ms = Math.min(this.ms, elapsedMs + this.#afterInterrupt);
+    this.ms = Math.min(this.ms, elapsedMs + this.#left());
   }
 
   reached(elapsedMs: number): boolean {

@@ -24,7 +24,10 @@ export type Attempt<T> = { ok: true; value: T } | {
   error: RequestErrorRecord;
 };
 
-/** Shortest budget a bounded request still gets: a deletion deserves its chance. */
+/**
+ * Shortest budget a request in flight gets when the bound is set, and a
+ * cleanup request when the bound has passed: a deletion deserves its chance.
+ */
 const MIN_BOUNDED_MS = 1_000;
 
 /** Sends requests for one run. */
@@ -35,6 +38,8 @@ export class RunSession {
   #emit: RunEventListener;
   #origin: number;
   #until: number | null = null;
+  /** What a request past the bound still gets: 0 (called off unsent) until cleanup. */
+  #pastBoundMs = 0;
   /** Ends the request in flight after the given milliseconds, if one is. */
   #cutInFlight: ((ms: number) => void) | null = null;
   total = 0;
@@ -57,11 +62,13 @@ export class RunSession {
 
   /**
    * Ends the request in flight and every later one by `clockMs` (on the
-   * session's clock), or at least a second after the bound is set or the
-   * request starts, instead of at its operation's full timeout: after an
+   * session's clock) instead of at its operation's full timeout: after an
    * interrupt, neither the request it arrived during nor cleanup's bounded
-   * polling may wait minutes on an adapter that hangs. `null` lifts the
-   * bound for later requests.
+   * polling may wait minutes on an adapter that hangs. The request in
+   * flight gets at least a second; a later one that would start past the
+   * bound is called off unsent, or in cleanup still gets a second
+   * ({@link keepSendingPastBound}). `null` lifts the bound for later
+   * requests.
    */
   boundRequests(clockMs: number | null): void {
     this.#until = clockMs;
@@ -71,12 +78,30 @@ export class RunSession {
     );
   }
 
+  /** Milliseconds left until the bound (0 once it has passed); `null` without one. */
+  leftOfBoundMs(): number | null {
+    return this.#until === null
+      ? null
+      : Math.max(0, this.#until - this.#clock.now());
+  }
+
+  /**
+   * From now on a request that starts with the bound (nearly) passed still
+   * gets {@link MIN_BOUNDED_MS}: cleanup's deletions and its last poll
+   * deserve their chance. Before cleanup such a request is called off
+   * without being sent: the run is interrupted, so its answer could decide
+   * nothing, and it would only hold up the cleanup.
+   */
+  keepSendingPastBound(): void {
+    this.#pastBoundMs = MIN_BOUNDED_MS;
+  }
+
   #timeoutMs(op: Operation): number {
     const full = this.#timeouts[op] * 1000;
     if (this.#until === null) return full;
     return Math.min(
       full,
-      Math.max(MIN_BOUNDED_MS, this.#until - this.#clock.now()),
+      Math.max(this.#pastBoundMs, this.#until - this.#clock.now()),
     );
   }
 
@@ -85,12 +110,20 @@ export class RunSession {
     return this.#clock.now() - this.#origin;
   }
 
-  /** Sends `op` to the namespace role; never throws for target misbehaviour. */
+  /**
+   * Sends `op` to the namespace role, or, once the bound has passed before
+   * cleanup, calls it off unsent; never throws for target misbehaviour.
+   */
   async attempt<K extends Operation>(
     op: K,
     role: "test" | "control",
     body: OperationRequests[K],
   ): Promise<Attempt<OperationResponses[K]>> {
+    if (this.#timeoutMs(op) <= 0) {
+      // Never sent, so not counted among the requests: only its record says so.
+      this.cutShort++;
+      return { ok: false, error: toRecord(op, role, unsentError(op)) };
+    }
     const started = this.elapsedMs();
     this.total++;
     let result: Attempt<OperationResponses[K]>;
@@ -169,6 +202,13 @@ function cutShortError(op: Operation, ms: number): ProtocolError {
     `Request /${op} failed: no answer within the ${
       Math.round(ms) / 1000
     } s left after the interrupt, so the request was called off`,
+  );
+}
+
+function unsentError(op: Operation): ProtocolError {
+  return new ProtocolError(
+    "timeout",
+    `Request /${op} failed: the time allowed after the interrupt had run out before it was sent, so the request was called off`,
   );
 }
 

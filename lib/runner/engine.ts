@@ -54,9 +54,9 @@ export interface RunOptions {
   /** Fixed identifiers (tests); random by default. */
   identifiers?: RunIdentifiers;
   /**
-   * Aborting stops the window early and goes to cleanup, whose polling is
-   * then bounded; the report's state is `interrupted` and its verdict
-   * INCONCLUSIVE.
+   * Aborting stops the window early and goes to cleanup; the request in
+   * flight and cleanup end within the smaller of the window and 30 s of the
+   * abort. The report's state is `interrupted` and its verdict INCONCLUSIVE.
    */
   signal?: AbortSignal;
   /** Receives every lifecycle event (progress, trace events). */
@@ -89,11 +89,17 @@ export async function runDeletionContract(
   };
   const windowMs = config.deletion_window_seconds * 1000;
   const intervalMs = config.sample_interval_seconds * 1000;
-  // Say at once what an interrupt stops, and end the request in flight (and
-  // any before cleanup) as soon after as cleanup's own polling would.
+  // Say at once what an interrupt stops and how long the run may still
+  // take; by then the request in flight is called off and cleanup ends.
   const onAbort = () => {
-    emit({ type: "interrupted", phase: current, at_ms: session.elapsedMs() });
-    session.boundRequests(clock.now() + afterInterruptMs(windowMs));
+    const boundMs = afterInterruptMs(windowMs);
+    emit({
+      type: "interrupted",
+      phase: current,
+      at_ms: session.elapsedMs(),
+      bound_seconds: round(boundMs / 1000),
+    });
+    session.boundRequests(clock.now() + boundMs);
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });

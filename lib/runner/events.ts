@@ -35,6 +35,11 @@ export type RunEvent =
     /** The phase the interrupt stopped. */
     phase: RunPhase;
     at_ms: number;
+    /**
+     * How long the run may still take: the request in flight is called off
+     * and cleanup ends by then (the smaller of the window and 30 s).
+     */
+    bound_seconds: number;
   }
   | {
     /** Cleanup starts: every issued id is deleted, then both namespaces are polled. */
@@ -42,7 +47,9 @@ export type RunEvent =
     /**
      * Polling stops when both namespaces are clean, as long after the last
      * deletion as the window saw the application still changing, or when a
-     * poll starts at or after this.
+     * poll starts at or after this. After an interrupt, what is left of its
+     * bound (0 when the request in flight used all of it: cleanup then
+     * deletes and polls once).
      */
     limit_seconds: number;
     /**

@@ -2,8 +2,11 @@
  * Cleaning up after the fact: what a finished or interrupted run left behind
  * is deleted and polled by the same sweep as a run's own cleanup, with two
  * differences. The markers are not queried (the inventories are what counts
- * here), and an interrupt ends polling at once, since nothing waits on this
- * cleanup to finish a verdict.
+ * here), and an interrupt ends polling after the poll under way, since
+ * nothing waits on this cleanup to finish a verdict. As in a run, an
+ * interrupt also bounds the requests: the one in flight and those still to
+ * send (deletions not yet sent, that last poll) end within the smaller of
+ * the window and 30 s of it, instead of at their operation's timeout.
  *
  * @module
  */
@@ -13,6 +16,7 @@ import type { StagingTransport } from "../contract/protocol.ts";
 import type { Clock } from "./clock.ts";
 import type { Cleanup, Sample } from "./report.ts";
 import {
+  afterInterruptMs,
   type CleanupLimit,
   type Role,
   settleTimeMs,
@@ -43,8 +47,13 @@ export interface LeftoversOptions {
    * still changing.
    */
   samples?: readonly Sample[];
-  /** Aborting stops polling after the current poll; what was seen so far is returned. */
+  /**
+   * Aborting stops polling after the current poll and calls off a request
+   * that outlasts the bound it sets; what was seen so far is returned.
+   */
   signal?: AbortSignal | undefined;
+  /** Hears the first abort, with how long the cleanup may still take in seconds. */
+  onInterrupt?: (boundSeconds: number) => void;
   /** Sees each poll of both inventories. */
   onPoll?: (poll: CleanupPoll) => void;
 }
@@ -56,8 +65,32 @@ export async function cleanUpLeftovers(
   options: LeftoversOptions,
 ): Promise<Cleanup> {
   const session = new RunSession(transport, config, options.clock, () => {});
+  const { signal } = options;
+  const onAbort = () => {
+    const boundMs = afterInterruptMs(config.deletion_window_seconds * 1000);
+    session.boundRequests(options.clock.now() + boundMs);
+    try {
+      options.onInterrupt?.(boundMs / 1000);
+    } catch {
+      // A broken progress display must not stop the cleanup.
+    }
+  };
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await sweepLeftovers(session, config, options);
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+function sweepLeftovers(
+  session: RunSession,
+  config: StagingConfig,
+  options: LeftoversOptions,
+): Promise<Cleanup> {
   const { namespaces, onPoll } = options;
-  return await sweep(session, {
+  return sweep(session, {
     namespaces,
     issued: options.issued,
     read: (role) => readInventory(session, namespaces[role], role),

@@ -42,8 +42,15 @@ export interface CleanupRunOptions {
   transport?: StagingTransport;
   /** Time source (tests); the system clock by default. */
   clock?: Clock;
-  /** Aborting stops polling early; what was seen so far is recorded. */
+  /**
+   * Aborting stops polling after the poll under way and calls off a request
+   * still unanswered the smaller of the window and 30 s later (a deletion
+   * called off is recorded as not acknowledged); what was seen so far is
+   * recorded.
+   */
   signal?: AbortSignal;
+  /** Hears the first abort, with how long the cleanup may still take in seconds. */
+  onInterrupt?: (boundSeconds: number) => void;
   /** Called once the adapter answered, before the first deletion is sent. */
   onStart?: () => void;
   /** Sees each poll of both inventories (progress). */
@@ -113,6 +120,7 @@ export async function cleanUpRun(
       clock,
       signal: options.signal,
       ...(options.onPoll ? { onPoll: options.onPoll } : {}),
+      ...(options.onInterrupt ? { onInterrupt: options.onInterrupt } : {}),
     });
   } finally {
     await transport.close?.();
