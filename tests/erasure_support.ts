@@ -168,3 +168,29 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   }
   return -1;
 }
+
+/** Every text and blob cell of every table that holds `needle`, as `table.column`. */
+export async function cellsHolding(
+  db: TraceDb,
+  needle: string,
+): Promise<string[]> {
+  const tables = await db.client.execute(
+    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+  );
+  const found: string[] = [];
+  for (const { name } of tables.rows) {
+    const rows = await db.client.execute(`SELECT * FROM "${String(name)}"`);
+    for (const row of rows.rows) {
+      for (const column of rows.columns) {
+        const value = row[column];
+        const text = value instanceof ArrayBuffer
+          ? new TextDecoder().decode(value)
+          : String(value);
+        if (text.toLowerCase().includes(needle.toLowerCase())) {
+          found.push(`${String(name)}.${column}`);
+        }
+      }
+    }
+  }
+  return found;
+}

@@ -1,6 +1,7 @@
 /**
- * What an erasure that removes previews but keeps the envelopes (scope
- * `content`) must also take out: every digest of the preview text. An
+ * What removing a preview while its envelope stays (an erasure of scope
+ * `content`, and preview retention) must also take out: every digest of
+ * the preview text. An
  * envelope names its preview as `{chars, sha256, truncated}`, a plain
  * SHA-256 of the text, and its fingerprint (in `obs_envelopes`,
  * `obs_events` and the grants of source expiry) is the SHA-256 of that
@@ -16,8 +17,9 @@
  * row takes the new fingerprint. An index row whose envelope a reviewed
  * source expiry removed gets the fingerprint its redacted envelope would
  * have, rebuilt from its metadata, and so does its grant, so parity still
- * counts it as source-expired. It runs inside the erasure's transaction and
- * its count is in the receipt (`tables.preview_digests`).
+ * counts it as source-expired. It runs inside the transaction that deletes
+ * the previews; its count is in an erasure's receipt and in retention's
+ * report (`preview_digests`).
  *
  * @module
  */

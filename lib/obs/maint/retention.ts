@@ -1,11 +1,16 @@
 /**
  * Native retention of the index: previews, metadata and verified outcomes
  * each expire on their own schedule (by event time), with
- * previews <= metadata <= outcomes. Canonical envelopes are never touched
- * here; only a reviewed source expiry or an erasure removes them. Retention
- * is not erasure: an expired preview stays named in its envelope by size and
- * SHA-256, and in the fingerprint over it, until an erasure of its subject
- * redacts or removes the envelope. Deletes run in small
+ * previews <= metadata <= outcomes. Canonical envelopes are never deleted
+ * here; only a reviewed source expiry or an erasure removes them. But an
+ * envelope names its preview by SHA-256 and its fingerprint is a digest of
+ * that, from which a short text could be confirmed by guessing: in the
+ * transaction that removes a preview, the envelope is replaced by a redacted
+ * one (size only, a new fingerprint) exactly as a `content` erasure does
+ * (`_erasure_redact.ts`), and so are the fingerprints of an index row whose
+ * envelope source expiry removed, and of its grant. A grant goes with the
+ * index row metadata retention removes (it only lets parity count that row
+ * as source-expired). Deletes run in small
  * batches, each its own short transaction, so writers keep going; afterwards
  * free pages are returned to the file system in small incremental steps when
  * the file allows it (a full VACUUM, which blocks writers, only on request)
@@ -25,6 +30,11 @@ import {
   type StorageReport,
 } from "./_storage.ts";
 import { requireObs } from "../schema.ts";
+import { BODY_HOLDS_DIGEST } from "./_erasure_match.ts";
+import {
+  countPreviewDigests,
+  redactPreviewDigests,
+} from "./_erasure_redact.ts";
 
 export {
   AUTO_VACUUM_MODES,
@@ -91,6 +101,12 @@ export interface RetentionResult {
   };
   /** Previews removed (or that would be). */
   previews: number;
+  /**
+   * Events whose envelope (or, without one, whose fingerprint) named the
+   * digest of a preview retention removes, or removed before this was
+   * redacted, and that were redacted (or would be).
+   */
+  preview_digests: number;
   /** Index rows without a verified outcome. */
   events: number;
   /** Index rows with a verified outcome. */
@@ -143,6 +159,14 @@ interface Cutoffs {
   outcomes: number;
 }
 
+// Rows whose preview expires, or whose envelope still names the digest of
+// one removed before retention redacted envelopes (instr() spares parsing
+// every envelope already redacted on each run).
+const PREVIEW_EXPIRING = `ts < ?1 AND (
+  EXISTS (SELECT 1 FROM obs_previews p WHERE p.seq = obs_events.seq)
+  OR EXISTS (SELECT 1 FROM obs_envelopes v WHERE v.seq = obs_events.seq
+    AND instr(v.body, '"sha256"') > 0 AND ${BODY_HOLDS_DIGEST}))`;
+
 // Rows expiring as metadata: no verified outcome and older than metadata, or
 // a verified outcome older than outcomes (an older cutoff, by the ordering rule).
 const EXPIRING = "ts < ?1 AND (outcome_verified IS NOT 1 OR ts < ?2)";
@@ -188,7 +212,7 @@ export async function retention(
     };
   }
   const before = await measureStorage(db);
-  const removed = await deleteExpiring(db, cutoffs, batchSize);
+  const removed = await deleteExpiring(db, cutoffs, batchSize, now);
   await db.client.batch([
     raiseMarkStatement(STATE_KEYS.previewsBefore, cutoffs.previews, now),
     raiseMarkStatement(STATE_KEYS.metadataBefore, cutoffs.metadata, now),
@@ -220,8 +244,19 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
     },
   ], "read");
   const totals = events!.rows[0]!;
+  let digests = 0;
+  await walkOldEvents(
+    db,
+    PREVIEW_EXPIRING,
+    [cutoffs.previews],
+    DEFAULT_RETENTION_BATCH,
+    async (rows) => {
+      digests += await countPreviewDigests(db.client, rows);
+    },
+  );
   return {
     previews: Number(previews!.rows[0]?.n ?? 0),
+    preview_digests: digests,
     events: Number(totals.plain ?? 0),
     outcome_events: Number(totals.outcomes ?? 0),
     resources: Number(resources!.rows[0]?.n ?? 0),
@@ -232,27 +267,27 @@ async function deleteExpiring(
   db: TraceDb,
   cutoffs: Cutoffs,
   batchSize: number,
+  now: number,
 ) {
   const totals = {
     previews: 0,
+    preview_digests: 0,
     events: 0,
     outcome_events: 0,
     resources: 0,
     batches: 0,
   };
-  // Previews first: walk old events by (ts, seq) and drop their previews only.
+  // Previews first: walk old events by (ts, seq); each batch redacts the
+  // digests naming their previews and drops the previews, in one transaction.
   await walkOldEvents(
     db,
-    "ts < ?1 AND EXISTS (SELECT 1 FROM obs_previews p WHERE p.seq = obs_events.seq)",
+    PREVIEW_EXPIRING,
     [cutoffs.previews],
     batchSize,
-    async (seqs) => {
-      const result = await db.client.execute({
-        sql:
-          "DELETE FROM obs_previews WHERE seq IN (SELECT value FROM json_each(?))",
-        args: [JSON.stringify(seqs.map((s) => s.seq))],
-      });
-      totals.previews += result.rowsAffected;
+    async (rows) => {
+      const removed = await removePreviews(db, rows, now);
+      totals.previews += removed.previews;
+      totals.preview_digests += removed.digests;
       totals.batches++;
     },
   );
@@ -262,34 +297,81 @@ async function deleteExpiring(
     [cutoffs.metadata, cutoffs.outcomes],
     batchSize,
     async (rows) => {
-      const list = JSON.stringify(rows.map((s) => s.seq));
-      const [previews, resources, events] = await db.client.batch([
-        {
-          sql:
-            "DELETE FROM obs_previews WHERE seq IN (SELECT value FROM json_each(?))",
-          args: [list],
-        },
-        {
-          sql:
-            "DELETE FROM obs_resources WHERE seq IN (SELECT value FROM json_each(?))",
-          args: [list],
-        },
-        {
-          sql:
-            "DELETE FROM obs_events WHERE seq IN (SELECT value FROM json_each(?))",
-          args: [list],
-        },
-      ], "write");
-      totals.previews += previews!.rowsAffected;
-      totals.resources += resources!.rowsAffected;
+      const removed = await removeEvents(db, rows, now);
+      totals.previews += removed.previews;
+      totals.preview_digests += removed.digests;
+      totals.resources += removed.resources;
       const verified = rows.filter((r) => r.verified).length;
-      totals.outcome_events += Math.min(verified, events!.rowsAffected);
-      totals.events += events!.rowsAffected -
-        Math.min(verified, events!.rowsAffected);
+      totals.outcome_events += Math.min(verified, removed.events);
+      totals.events += removed.events - Math.min(verified, removed.events);
       totals.batches++;
     },
   );
+  // Grants whose index row an earlier retention removed, and whose envelope
+  // is gone too, vouch for nothing and still hold a fingerprint.
+  await db.client.execute(
+    `DELETE FROM obs_expiry_grants
+      WHERE NOT EXISTS (SELECT 1 FROM obs_events e WHERE e.seq = obs_expiry_grants.seq)
+        AND NOT EXISTS (SELECT 1 FROM obs_envelopes v WHERE v.seq = obs_expiry_grants.seq)`,
+  );
   return totals;
+}
+
+/**
+ * One batch of the preview pass: the digests naming the previews of `rows`
+ * are redacted first (an index row without its envelope takes the preview's
+ * size from it), then the previews go, in one transaction.
+ */
+async function removePreviews(
+  db: TraceDb,
+  rows: readonly OldRow[],
+  now: number,
+): Promise<{ previews: number; digests: number }> {
+  const tx = await db.client.transaction("write");
+  try {
+    const digests = await redactPreviewDigests(tx, rows, now);
+    const deleted = await tx.execute({
+      sql:
+        "DELETE FROM obs_previews WHERE seq IN (SELECT value FROM json_each(?))",
+      args: [JSON.stringify(rows.map((row) => row.seq))],
+    });
+    await tx.commit();
+    return { previews: deleted.rowsAffected, digests };
+  } finally {
+    tx.close();
+  }
+}
+
+/**
+ * One batch of the metadata pass, in one transaction. A preview the first
+ * pass did not see (its event arrived in between) is redacted as there; a
+ * grant goes with its index row: it only lets parity count that row as
+ * source-expired, and would otherwise keep the row's fingerprint for good.
+ */
+async function removeEvents(
+  db: TraceDb,
+  rows: readonly OldRow[],
+  now: number,
+) {
+  const list = JSON.stringify(rows.map((row) => row.seq));
+  const inList = "seq IN (SELECT value FROM json_each(?))";
+  const tx = await db.client.transaction("write");
+  try {
+    const digests = await redactPreviewDigests(tx, rows, now);
+    const deleted = async (table: string) =>
+      (await tx.execute({
+        sql: `DELETE FROM ${table} WHERE ${inList}`,
+        args: [list],
+      })).rowsAffected;
+    const previews = await deleted("obs_previews");
+    const resources = await deleted("obs_resources");
+    const events = await deleted("obs_events");
+    await deleted("obs_expiry_grants");
+    await tx.commit();
+    return { previews, digests, resources, events };
+  } finally {
+    tx.close();
+  }
 }
 
 interface OldRow {
