@@ -217,3 +217,19 @@ Deno.test("retention redacts the digest a preview removed before left in its env
     assert.deepEqual(await cellsHolding(db, "f00d"), []);
   });
 });
+
+Deno.test("retention without reclaiming still checkpoints, so the removed preview leaves the database file", async () => {
+  await withErasureDb(async (db) => {
+    await ingestAll(db);
+    await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    const result = await retention(db, {
+      previewsDays: 1,
+      dryRun: false,
+      reclaim: false,
+      now: () => RECEIVED + 2 * DAY,
+    });
+    assert.equal(result.previews, 1);
+    assert.equal(result.storage?.method, "none");
+    await assertGone(db);
+  });
+});

@@ -10,7 +10,8 @@
  *   request runs a full `VACUUM` (an exclusive rewrite of the whole file),
  *   which also switches the file to incremental mode so later runs need none.
  *
- * Then a WAL checkpoint truncates the log. Sizes are those of the database
+ * Then a WAL checkpoint truncates the log, also when reclaiming is skipped:
+ * only then do the deleted rows leave the database file. Sizes are those of the database
  * file plus its WAL on disk (pages for a remote database), measured honestly:
  * a checkpoint held back by a reader shows up as a larger WAL.
  *
@@ -223,18 +224,27 @@ export async function reclaimStorage(
   };
 }
 
-/** The report when reclaiming was skipped. */
+/**
+ * The report when reclaiming was skipped. The WAL is still truncated: until
+ * a checkpoint the database file keeps the deleted rows' old pages (the
+ * zeroed ones are only in the WAL).
+ */
 export async function skippedReclaim(
   db: TraceDb,
   before: StorageBefore,
+  options: MeasureOptions = {},
 ): Promise<StorageReport> {
+  const notes = ["reclaiming was not requested"];
+  if (!await (options.truncate ?? (() => checkpoint(db)))()) {
+    notes.push("a reader kept the WAL from being truncated");
+  }
   return {
     ...before,
     ...await measuredAfter(db, before),
     auto_vacuum: await autoVacuumMode(db),
     method: "none",
     incremental_steps: 0,
-    note: "reclaiming was not requested",
+    note: notes.join("; "),
   };
 }
 
