@@ -329,7 +329,9 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
       `Retention (previews ${result.policy.previews_days} d, metadata ${result.policy.metadata_days} d, ` +
         `outcomes ${result.policy.outcomes_days} d) ${verb}: ${result.previews} previews, ` +
         `${result.events} events, ${result.outcome_events} events with verified outcomes, ` +
-        `${result.resources} resource refs\n`,
+        `${result.resources} resource refs; ${result.preview_digests} envelopes ${
+          result.dry_run ? "would keep" : "keep"
+        } only the size of their removed preview, no digest of it\n`,
     );
     if (result.storage) printStorage(io, result.storage);
     else io.out("Nothing was deleted; add --apply to delete\n");

@@ -58,6 +58,41 @@ Deno.test("obs retention takes a negative day count as a value and says what is 
   });
 });
 
+Deno.test("obs retention says how many envelopes lose the digest of their removed preview", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(db, [{
+        event_id: "p1",
+        application_id: "app1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+        preview: "an old answer",
+      }], { now: () => Date.parse(OLD) });
+    } finally {
+      db.close();
+    }
+    const plan = await trace(["retention", "--data-dir", dataDir]);
+    assert.match(
+      plan.out,
+      /would delete: 1 previews, .*; 1 envelopes would keep only the size of their removed preview, no digest of it\n/,
+    );
+    const applied = await trace([
+      "retention",
+      "--apply",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(
+      applied.out,
+      /deleted: 1 previews, .*; 1 envelopes keep only the size of their removed preview, no digest of it\n/,
+    );
+  });
+});
+
 Deno.test("obs expiry-plan refuses to overwrite a file with a one-line message", async () => {
   await withData(async (dataDir, dir) => {
     const out = `${dir}/plan.json`;
