@@ -34,10 +34,10 @@ import type {
   ExternalRunOutcome,
   RunRecording,
 } from "../lib/runs/mod.ts";
-import { writeFileWhole } from "../lib/runs/mod.ts";
+import { RunNotStartedError, writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
-import { errorMessage, RefusedError } from "../lib/errors.ts";
+import { errorMessage } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError } from "./_json.ts";
@@ -233,10 +233,7 @@ type RunStarted = { runId: string; checkpointPath: string };
 
 /** A Ctrl-C that came before the run started stops it there, with nothing sent. */
 function refuseInterruptedStart(signal: AbortSignal | undefined): void {
-  if (!signal?.aborted) return;
-  throw new RefusedError(
-    "Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again",
-  );
+  if (signal?.aborted) throw new RunNotStartedError();
 }
 
 /**

@@ -9,9 +9,10 @@
  */
 
 import process from "node:process";
+import type { Readable } from "node:stream";
 import { dbLocation } from "../lib/db.ts";
 import { errorMessage, UsageError } from "../lib/errors.ts";
-import type { TraceScope } from "../lib/mcp/mod.ts";
+import type { RefusedLine, TraceScope } from "../lib/mcp/mod.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { idFlag, parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
@@ -81,23 +82,30 @@ export function scopeArgs(scope: TraceScope): string[] {
   ];
 }
 
+/** What stderr and the -32700 answer say of a line the strict parser refused. */
+function refusedLine(
+  refused: RefusedLine,
+): { log: string; error: { code: number; message: string } } {
+  const where = `line ${refused.line} of stdin, column ${refused.column}`;
+  return {
+    log:
+      `line ${refused.line} of stdin refused: ${refused.reason} at column ${refused.column}`,
+    error: {
+      code: -32700,
+      message: `Parse error: ${refused.reason} at ${where}`,
+    },
+  };
+}
+
 /**
- * The JSON-RPC error for a stdin line the SDK could not read: not JSON
- * (-32700), or JSON that is no JSON-RPC message (-32600, which the SDK
- * reports as its schema library's issue dump).
+ * The JSON-RPC error for a stdin line the SDK could not read: JSON that is
+ * no JSON-RPC message (-32600, which the SDK reports as its schema
+ * library's issue dump). Lines that are not JSON never reach it
+ * ({@link refusedLine}).
  */
 function unreadableLine(
   error: Error,
 ): { log: string; error: { code: number; message: string } } | null {
-  if (error instanceof SyntaxError) {
-    return {
-      log: error.message,
-      error: {
-        code: -32700,
-        message: `Parse error: a line on stdin is not JSON (${error.message})`,
-      },
-    };
-  }
   if (error.name === "ZodError") {
     const what =
       'a line on stdin is not a JSON-RPC message (jsonrpc: "2.0" with a method, or a result or error and an id)';
@@ -109,11 +117,15 @@ function unreadableLine(
   return null;
 }
 
-/** Resolves when the client closes our stdin (it is done with us). */
-function stdinClosed(): Promise<void> {
+/**
+ * Resolves when the client closes our stdin (it is done with us) and the
+ * transport has read every line before the close, so a tool call on the
+ * last line is already running when the caller counts them.
+ */
+function stdinClosed(lines: Readable): Promise<void> {
   return new Promise((resolve) => {
-    process.stdin.once("end", () => resolve());
-    process.stdin.once("close", () => resolve());
+    lines.once("end", () => resolve());
+    lines.once("close", () => resolve());
   });
 }
 
@@ -127,6 +139,7 @@ export const mcp: Command = async (args, io) => {
     describeScope,
     guardToolCalls,
     localPrincipal,
+    strictStdinLines,
     ToolCalls,
     toolsFor,
     TRACE_QUERIES_ENV,
@@ -149,25 +162,29 @@ export const mcp: Command = async (args, io) => {
     allowTraceQueries,
     log: (line) => io.err(`trace mcp: ${line}\n`),
   });
-  const stdio = new StdioServerTransport();
+  // A line that cannot be read has no id to answer; JSON-RPC answers it with a null id.
+  const answerUnread = (error: { code: number; message: string }) => {
+    stdio.send(
+      { jsonrpc: "2.0", id: null, error } as unknown as JSONRPCMessage,
+    ).catch(() => {});
+  };
+  const lines = process.stdin.pipe(strictStdinLines({
+    onRefused: (refused) => {
+      const refusal = refusedLine(refused);
+      io.err(`trace mcp: ${refusal.log}\n`);
+      answerUnread(refusal.error);
+    },
+  }));
+  const stdio = new StdioServerTransport(lines);
   server.server.onerror = (error: Error) => {
     const refusal = unreadableLine(error);
     io.err(
       `trace mcp: ${refusal?.log ?? errorMessage(error).split("\n")[0]}\n`,
     );
-    // A line that cannot be read has no id to answer; JSON-RPC answers it with a null id.
-    if (refusal) {
-      stdio.send(
-        {
-          jsonrpc: "2.0",
-          id: null,
-          error: refusal.error,
-        } as unknown as JSONRPCMessage,
-      ).catch(() => {});
-    }
+    if (refusal) answerUnread(refusal.error);
   };
   try {
-    const closed = stdinClosed();
+    const closed = stdinClosed(lines);
     await server.connect(guardToolCalls(stdio));
     io.err(
       `trace mcp: ${

@@ -21,7 +21,11 @@ import {
   isDemoDefect,
 } from "../lib/demo/defects.ts";
 import { UsageError } from "../lib/errors.ts";
-import { configTargetRef, runExternal } from "../lib/runs/mod.ts";
+import {
+  configTargetRef,
+  runExternal,
+  RunNotStartedError,
+} from "../lib/runs/mod.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { type DataContext, withDataContext } from "./_context.ts";
@@ -57,7 +61,8 @@ for that (the summary prints both commands).
 
 Ctrl-C (or SIGTERM) stops the current run as trace external-run stops one:
 it still cleans up and is recorded INCONCLUSIVE (interrupted), and the next
-run is not started. A second Ctrl-C exits at once with code 130; the demo's
+run is not started; one stopped before it sent anything is not recorded and
+counts as not started. A second Ctrl-C exits at once with code 130; the demo's
 records end with this command either way.
 
 Exit codes: 0 both verdicts as expected, 2 interrupted, otherwise the code of
@@ -150,6 +155,18 @@ async function runAgainstDemo(
   }
 }
 
+/** `run`'s outcome, or `null` when an interrupt stopped it before it started. */
+async function notStartedAsNull(
+  run: Promise<Outcome>,
+): Promise<Outcome | null> {
+  try {
+    return await run;
+  } catch (error) {
+    if (error instanceof RunNotStartedError) return null;
+    throw error;
+  }
+}
+
 /** `trace quickstart`: the two-run demonstration. */
 export const quickstart: Command = async (args, io) => {
   const { values } = parseFlags("quickstart", args, FLAGS);
@@ -178,7 +195,11 @@ export const quickstart: Command = async (args, io) => {
           choice ? `with --defect ${choice}` : "(healthy)"
         }\n`,
       );
-      const outcome = await runAgainstDemo(choice, context, io);
+      const outcome = await notStartedAsNull(
+        runAgainstDemo(choice, context, io),
+      );
+      // Stopped during the adapter probe: this run did not start either.
+      if (outcome === null) break;
       outcomes.push(outcome);
       if (!values.json) {
         io.out(

@@ -412,14 +412,42 @@ Deno.test("trace mcp answers a line that is not JSON, or not JSON-RPC, with an e
     );
     assert.match(
       String((answers[0]!.error as { message: string }).message),
-      /^Parse error: a line on stdin is not JSON/,
+      /^Parse error: unexpected character at line 1 of stdin, column 1$/,
     );
     assert.match(
       String((answers[1]!.error as { message: string }).message),
       /^Invalid Request: a line on stdin is not a JSON-RPC message/,
     );
-    assert.match(err, /trace mcp: .*not valid JSON/);
+    assert.match(
+      err,
+      /trace mcp: line 1 of stdin refused: unexpected character at column 1\n/,
+    );
     assert.match(err, /trace mcp: a line on stdin is not a JSON-RPC message/);
+  });
+});
+
+Deno.test("trace mcp refuses a line that gives a key twice, as /mcp does, and answers the lines around it", async () => {
+  await withTempDir(async (dir) => {
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}\n' +
+        '{"jsonrpc":"2.0","id":2,"method":"ping","id":3}\r\n' +
+        '{"jsonrpc":"2.0","id":4,"method":"ping"}\r\n',
+    );
+    assert.equal(code, 0, err);
+    assert.deepEqual(
+      answers.map((a) => [a.id, (a.error as { code: number })?.code]).sort(),
+      [[null, -32700], [1, undefined], [4, undefined]],
+    );
+    const refusal = answers.find((a) => a.id === null)!;
+    assert.equal(
+      (refusal.error as { message: string }).message,
+      "Parse error: a key given twice at line 2 of stdin, column 41",
+    );
+    assert.match(
+      err,
+      /trace mcp: line 2 of stdin refused: a key given twice at column 41\n/,
+    );
   });
 });
 

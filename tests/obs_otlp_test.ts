@@ -592,6 +592,23 @@ Deno.test("decodeOtlpTraces() names the first few bad spans and counts the rest"
       at(2)
     }.spanId: must be a non-zero 8-byte id (16 hex digits)`,
   );
+  // Both at once: a span the schema refuses does not hide one with a bad id.
+  assert.equal(
+    decodeJsonError(request([
+      span({}),
+      span({ traceId: "xyz" }),
+      span({ name: 1 }),
+      span({ spanId: "00".repeat(8) }),
+      span({ kind: {} }),
+    ])),
+    `Cannot decode the OTLP trace request: ${
+      at(1)
+    }.traceId: must be a non-zero 16-byte id (32 hex digits); ${
+      at(2)
+    }.name: must be a string; ${
+      at(3)
+    }.spanId: must be a non-zero 8-byte id (16 hex digits); and 1 more span`,
+  );
 });
 
 function decodeJsonError(request: unknown): string {

@@ -12,13 +12,18 @@ import { createHttpTransport } from "../lib/http/strict_client.ts";
 import {
   AdapterUnreachableError,
   checkAdapterReachable,
+  runExternal,
+  RunNotStartedError,
 } from "../lib/runs/mod.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { CONFIG, withStagingA } from "./_unrecorded.ts";
 import { xmlEscape } from "../lib/render/junit.ts";
 import {
   captureIo,
   exists,
   listedTargetIds,
   stagingConfig,
+  withDb,
   withTempDir,
 } from "./_helpers.ts";
 import { closedPort, testCertificate, withRawServer } from "./_tcp_servers.ts";
@@ -354,5 +359,42 @@ Deno.test("checkAdapterReachable() lets transports without a connection through"
   const config = stagingConfig();
   await checkAdapterReachable(config, {
     post: () => Promise.reject(new Error("never called")),
+  });
+});
+
+Deno.test("runExternal() stopped during the adapter probe does not start: no checkpoint, no ledger entry, no interrupted run", async () => {
+  await withDb(async (db, dir) => {
+    await withStagingA(db);
+    const clock = new VirtualClock();
+    const ctrlC = new AbortController();
+    // The Ctrl-C lands while the probe connects.
+    const transport = Object.assign(new FakeTarget(clock, {}), {
+      probe: () => Promise.resolve(ctrlC.abort()),
+    });
+    await assert.rejects(
+      runExternal(CONFIG, {
+        db,
+        dataDir: dir,
+        target: {
+          id: "staging-a",
+          base_url: CONFIG.base_url,
+          source: "registered",
+        },
+        transport,
+        clock,
+        trace: false,
+        signal: ctrlC.signal,
+      }),
+      (error: unknown) =>
+        error instanceof RunNotStartedError &&
+        /^Interrupted before the run started: nothing was sent/.test(
+          error.message,
+        ),
+    );
+    assert.equal(await exists(`${dir}/external`), false, "no checkpoint");
+    const rows = await db.client.execute(
+      "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'run'",
+    );
+    assert.equal(Number(rows.rows[0]!.n), 0, "nothing recorded");
   });
 });

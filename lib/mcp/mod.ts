@@ -49,3 +49,8 @@ export {
 } from "../obs/query/mod.ts";
 export { FINDING_CODE_NAMES, findingGuide } from "../runner/finding_guide.ts";
 export { guardToolCalls } from "./tool_call_guard.ts";
+export {
+  type RefusedLine,
+  strictStdinLines,
+  type StrictStdinOptions,
+} from "./stdio_lines.ts";

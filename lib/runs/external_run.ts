@@ -14,7 +14,7 @@ import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, RefusedError } from "../errors.ts";
 import { fileProblem } from "../file_errors.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import type { LedgerHead } from "../ledger/head.ts";
@@ -109,6 +109,16 @@ export function configTargetId(config: StagingConfig): string {
   }`;
 }
 
+/** An interrupt came before the run's first checkpoint: nothing was sent or recorded. */
+export class RunNotStartedError extends RefusedError {
+  constructor() {
+    super(
+      "Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again",
+    );
+    this.name = "RunNotStartedError";
+  }
+}
+
 /** Runs the contract against an external target and records the completed report. */
 export async function runExternal(
   config: StagingConfig,
@@ -123,6 +133,9 @@ export async function runExternal(
     transport = options.transport ??
       createHttpTransport(config, options.env ? { env: options.env } : {});
     await checkAdapterReachable(config, transport);
+    // A stop during the probe is one before the run: no checkpoint, no
+    // ledger entry, rather than an empty interrupted run on record.
+    if (options.signal?.aborted) throw new RunNotStartedError();
     const checkpoint = announcing(
       fileCheckpointSink(options.dataDir, identifiers.runId),
       (checkpointPath) =>

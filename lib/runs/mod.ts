@@ -23,6 +23,7 @@ export {
   type ExternalRunOutcome,
   keptReportPath,
   runExternal,
+  RunNotStartedError,
   type RunRecording,
 } from "./external_run.ts";
 export {

@@ -46,7 +46,7 @@ import {
 import { OtlpRequestError } from "./error.ts";
 import { jsonName, otlpProtoTypes } from "./_proto.ts";
 import { invalidUtf8Field } from "./_proto_utf8.ts";
-import { ProblemList, SPAN_PLACE } from "./_refusals.ts";
+import { ProblemList } from "./_refusals.ts";
 
 export { OTLP_LIMITS };
 
@@ -266,7 +266,10 @@ const RequestSchema = v.object({
         version: v.nullish(v.string("must be a string")),
         attributes: Attributes,
       }, objectMessage("an InstrumentationScope object"))),
-      spans: list(SpanSchema),
+      // Each span is checked where it is flattened, with the checks the
+      // schema cannot make, so one refusal names the problems of several
+      // spans whichever check finds them.
+      spans: list(v.unknown()),
     }, objectMessage("a ScopeSpans object"))),
   }, objectMessage("a ResourceSpans object"))),
 }, objectMessage("an ExportTraceServiceRequest object"));
@@ -309,14 +312,24 @@ function refusal(detail: string, cause?: unknown): DecodeRefusal {
   );
 }
 
-/** The schema's issues, the first of each span (or of each field outside spans) named. */
+/** The schema's issues, the first of each field outside spans named. */
 function schemaRefusal(issues: readonly v.BaseIssue<unknown>[]): DecodeRefusal {
   const problems = new ProblemList();
   for (const issue of issues) {
     const { field, message } = issueParts(issue, "indexed");
-    problems.add(SPAN_PLACE.exec(field)?.[0] ?? field, `${field}: ${message}`);
+    problems.add(field, `${field}: ${message}`);
   }
   return refusal(problems.size > 0 ? problems.describe() : "invalid value");
+}
+
+/** `span` checked against the span schema; refused with its first issue, named from `path` on. */
+function wireSpan(span: unknown, path: string): WireSpan {
+  const parsed = v.safeParse(SpanSchema, span);
+  if (parsed.success) return parsed.output;
+  const { field, message } = issueParts(parsed.issues[0], "indexed");
+  throw refusal(
+    `${path}${field === "(root)" ? "" : `.${field}`}: ${message}`,
+  );
 }
 
 /**
@@ -447,7 +460,11 @@ function flatten(request: WireRequest): OtlpSpan[] {
       (scopeSpans.spans ?? []).forEach((span, k) => {
         const path = `resourceSpans[${r}].scopeSpans[${s}].spans[${k}]`;
         const place = { index: index++, path, resource, scope };
-        const decoded = checked(problems, path, () => toSpan(span, place));
+        const decoded = checked(
+          problems,
+          path,
+          () => toSpan(wireSpan(span, path), place),
+        );
         if (decoded) spans.push(decoded);
       });
     });

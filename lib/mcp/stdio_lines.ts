@@ -1,0 +1,84 @@
+/**
+ * Strict JSON for `trace mcp` over stdio, as `/mcp` over HTTP reads its
+ * bodies. The SDK's stdio transport parses each stdin line with
+ * `JSON.parse`, which reads a key given twice as its last value
+ * (`{"id": 1, "id": 2}`). {@link strictStdinLines} sits between stdin and
+ * the transport: it reads each line with the strict parser and passes the
+ * lines it accepts on byte for byte (the SDK then parses them as before),
+ * and holds back the lines it refuses, naming each to `onRefused`.
+ *
+ * @module
+ */
+
+import { Buffer } from "node:buffer";
+import { Transform, type TransformCallback } from "node:stream";
+import { parseStrictJson, StrictJsonError } from "../json/strict_json.ts";
+
+/** A stdin line the strict parser refused: where, and why in one line. */
+export interface RefusedLine {
+  /** 1-based line of stdin. */
+  line: number;
+  /** 1-based column within the line, where the problem was noticed. */
+  column: number;
+  /** What was wrong, e.g. "a key given twice". */
+  reason: string;
+}
+
+/** Options for {@link strictStdinLines}. */
+export interface StrictStdinOptions {
+  /** Told of every refused line; the line is not passed on. */
+  onRefused: (refused: RefusedLine) => void;
+  /**
+   * A line longer than this is passed on unread, so the transport's own
+   * buffer bound refuses it as it always did (the SDK's default: 10 MiB).
+   */
+  maxLineBytes?: number;
+}
+
+const NEWLINE = 0x0a;
+const SDK_MAX_BUFFER_BYTES = 10 * 1024 * 1024;
+
+/** A stream to pipe stdin through before the stdio transport reads it. */
+export function strictStdinLines(options: StrictStdinOptions): Transform {
+  const maxLineBytes = options.maxLineBytes ?? SDK_MAX_BUFFER_BYTES;
+  let pending: Buffer = Buffer.alloc(0);
+  let lineNumber = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding: string, done: TransformCallback) {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      for (let end = pending.indexOf(NEWLINE); end !== -1;) {
+        const line = pending.subarray(0, end + 1);
+        pending = pending.subarray(end + 1);
+        lineNumber++;
+        const refused = refusal(line, lineNumber);
+        if (refused === null) this.push(line);
+        else options.onRefused(refused);
+        end = pending.indexOf(NEWLINE);
+      }
+      if (pending.length > maxLineBytes) {
+        this.push(pending);
+        pending = Buffer.alloc(0);
+      }
+      done();
+    },
+  });
+}
+
+/** Why the strict parser refuses `line` (ending in its newline), or `null`. */
+function refusal(line: Buffer, lineNumber: number): RefusedLine | null {
+  // Decoded as the SDK decodes it: UTF-8, without the newline or a "\r" before it.
+  const text = line.toString("utf8", 0, line.length - 1).replace(/\r$/, "");
+  try {
+    parseStrictJson(text);
+    return null;
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    return {
+      line: lineNumber,
+      column: error.column,
+      reason: error.reason === "duplicate_key"
+        ? "a key given twice"
+        : error.detail,
+    };
+  }
+}
