@@ -931,7 +931,7 @@ Deno.test("the finder's twin and scripts keep the JSON refusal of a bad filter",
   await withApp(async (fixture) => {
     const expected = {
       error: {
-        code: "config_invalid",
+        code: "invalid_request",
         message:
           "Invalid trace query: start_time: must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
       },
