@@ -64,7 +64,12 @@ export class NotFoundError extends TraceError {
   }
 }
 
-/** A write conflicts with what is already stored (immutability rules). */
+/**
+ * A request conflicts with what is stored: a write that would change a
+ * record the rules keep immutable, or an id that names more than one stored
+ * record (a root id two applications use), which the caller resolves by
+ * naming the one it means.
+ */
 export class ConflictError extends TraceError {
   /** `message` is one line: what was wrong and what to do. */
   constructor(message: string, options?: ErrorOptions) {

@@ -74,10 +74,7 @@ export function refusalDetail(error: unknown): string {
   if (error instanceof OperatorInputError && error.field !== null) {
     return `invalid_request:${error.field}`;
   }
-  const code = errorResponse(error).body.error.code;
-  return code === "config_invalid" || code === "usage"
-    ? "invalid_request"
-    : code;
+  return errorResponse(error).body.error.code;
 }
 
 /** Where a refusal is written. */

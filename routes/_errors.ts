@@ -1,6 +1,7 @@
 /**
  * The one mapping from errors to HTTP answers. Domain errors map by their
- * stable code, `HTTPException`s by status; storage failures and unknown
+ * stable code, `HTTPException`s by status, and every refusal of the
+ * request's own input answers 400 `invalid_request`; storage failures and unknown
  * errors get a generic message (the detail goes to the server log only). A
  * broken ledger or audit trail says so, with the entry and `trace ledger
  * verify` or `trace audit verify`, as the CLI and MCP do: a bare 500 would
@@ -142,7 +143,24 @@ function traceErrorAnswer(error: TraceError): ErrorAnswer {
       logDetail: describeForLog(error),
     };
   }
-  return answer(status, error.code, errorMessage(error), itemsOf(error));
+  return answer(
+    status,
+    answerCode(error.code),
+    errorMessage(error),
+    itemsOf(error),
+  );
+}
+
+/**
+ * The code an answer carries for a domain error: a request's own input that
+ * failed its rules is `invalid_request`, as a body that cannot be read is,
+ * whichever layer refused it (`config_invalid` and `usage` name the CLI's
+ * config files and flags, which an HTTP client does not have).
+ */
+export function answerCode(code: ErrorCode): string {
+  return code === "config_invalid" || code === "usage"
+    ? "invalid_request"
+    : code;
 }
 
 /** The refused items an error lists, and how many more it counted. */

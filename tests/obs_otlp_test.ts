@@ -370,7 +370,7 @@ Deno.test("createOtlpApi() refuses undecodable bodies with 400 and writes nothin
     assert.equal(json.status, 400);
     const status = await json.json();
     assert.equal(status.code, 3);
-    assert.equal(status.error.code, "config_invalid");
+    assert.equal(status.error.code, "invalid_request");
     assert.match(
       status.message,
       /^Cannot decode the OTLP trace request: body is not valid JSON/,

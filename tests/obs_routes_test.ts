@@ -156,7 +156,7 @@ Deno.test("POST /api/events rejects a malformed batch whole with per-item errors
     );
     assert.equal(res.status, 400);
     const body = await res.json();
-    assert.equal(body.error.code, "config_invalid");
+    assert.equal(body.error.code, "invalid_request");
     assert.deepEqual(
       body.error.items.map((
         i: { index: number; field: string },

@@ -56,7 +56,7 @@ Deno.test("createApp() logs one content-free line per request when asked", async
     const shapes = lines.map((line) => line.replace(/ \d+\.\dms/, " Nms"));
     assert.deepEqual(shapes, [
       "POST /api/events 200 Nms events=2",
-      "POST /api/events 400 Nms refused=config_invalid",
+      "POST /api/events 400 Nms refused=invalid_request",
       "POST /api/events 413 Nms refused=payload_too_large",
       "GET /api/events 200 Nms",
       "POST /v1/traces 200 Nms spans=0",

@@ -1032,7 +1032,7 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     assert.equal(twin.status, 400);
     assert.deepEqual(await twin.json(), {
       error: {
-        code: "usage",
+        code: "invalid_request",
         message:
           "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
       },
@@ -1107,7 +1107,7 @@ Deno.test("a refused runs filter comes back as the runs page: the notice names t
     assert.equal(twin.status, 400);
     assert.deepEqual(await twin.json(), {
       error: {
-        code: "usage",
+        code: "invalid_request",
         message:
           'Invalid verdict "nope": expected one of PASS, FAIL, INCONCLUSIVE',
       },

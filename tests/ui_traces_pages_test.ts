@@ -931,7 +931,7 @@ Deno.test("the finder's twin and scripts keep the JSON refusal of a bad filter",
   await withApp(async (fixture) => {
     const expected = {
       error: {
-        code: "config_invalid",
+        code: "invalid_request",
         message:
           "Invalid trace query: start_time: must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
       },
@@ -1073,5 +1073,95 @@ Deno.test("a refused comparison of roots comes back as its page: the notice name
     );
     assert.equal(twin.status, 409);
     assert.equal((await twin.json()).error.code, "conflict");
+  });
+});
+
+Deno.test("inspection shows a refused query on its own page, with the way on", async (t) => {
+  await withApp(async (fixture) => {
+    const base = "application_id=support-app&root_trace_id=task-42";
+    const cases = [
+      {
+        name: "a status it cannot read",
+        query: `${base}&status=nope`,
+        status: 400,
+        said: /Check status, then read again\./,
+        link: `/traces/inspect?${base.replace("&", "&amp;")}`,
+      },
+      {
+        name: "a lane it cannot read",
+        query: `${base}&lane=nope&kind=retrieval`,
+        status: 400,
+        said: /lane: must be one of/,
+        link: `/traces/inspect?${
+          base.replace("&", "&amp;")
+        }&amp;kind=retrieval`,
+      },
+      {
+        name: "no root id",
+        query: "application_id=support-app&status=error",
+        status: 400,
+        said: /Add root_trace_id below, then read again\./,
+        link: null,
+      },
+    ];
+    for (const { name, query, status, said, link } of cases) {
+      await t.step(name, async () => {
+        const response = await browse(fixture, `/traces/inspect?${query}`);
+        assert.equal(response.status, status);
+        const html = await response.text();
+        assert.match(html, /<h1>(Inspect a root|Root task-42)<\/h1>/);
+        assert.match(html, /role="alert"/);
+        assert.match(html, said);
+        assert.doesNotMatch(html, /Page not found|class="error-page"/);
+        if (link) {
+          assert.ok(
+            html.includes(`href="${link}">Open this view without`),
+            html.slice(html.indexOf("<main")),
+          );
+        } else {
+          assert.match(html, /name="root_trace_id"[^>]*required/);
+          assert.match(
+            html,
+            /<input type="hidden" name="status" value="error"\/?>/,
+          );
+        }
+        // The twin keeps the JSON error.
+        const twin = await json(
+          fixture,
+          `/traces/inspect.json?${query}`,
+        );
+        assert.equal(twin.status, status);
+        assert.equal(twin.body.error.code, "invalid_request");
+      });
+    }
+    await t.step("a root id two applications use", async () => {
+      await ingestEvents(fixture.db, [{
+        application_id: "other-app",
+        agent_id: "a",
+        event_id: "x",
+        root_trace_id: "task-42",
+        kind: "retrieval",
+      }]);
+      const response = await browse(
+        fixture,
+        "/traces/inspect?root_trace_id=task-42&kind=retrieval",
+      );
+      assert.equal(response.status, 409);
+      const html = await response.text();
+      assert.match(html, /Add application_id below, then read again\./);
+      assert.match(html, /name="application_id"[^>]*required/);
+      assert.match(
+        html,
+        /<input type="hidden" name="root_trace_id" value="task-42"\/?>/,
+      );
+    });
+    await t.step("a root nothing in scope holds answers 404", async () => {
+      const response = await browse(
+        fixture,
+        "/traces/inspect?root_trace_id=no-such-root",
+      );
+      assert.equal(response.status, 404);
+      assert.match(await response.text(), /Nothing to inspect/);
+    });
   });
 });

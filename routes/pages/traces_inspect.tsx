@@ -40,16 +40,62 @@ import {
 } from "../ui/trace_params.ts";
 import { evidenceSentence } from "../ui/trace_words.ts";
 import { InspectBody, narrowed, shownEvents } from "./traces_inspect_body.tsx";
+import {
+  type RefusedInspect,
+  RefusedInspectBody,
+} from "./traces_inspect_refused.tsx";
+import {
+  formRefusal,
+  namedFields,
+  refusalStatus,
+} from "../ui/form_refusal.tsx";
 import type { InspectData, ReplayChoice } from "./traces_inspect_data.ts";
 
 /** The inspection page over `db`. */
-export function inspectPage(db: TraceDb): PageSpec<InspectData> {
+export function inspectPage(
+  db: TraceDb,
+): PageSpec<InspectData | RefusedInspect> {
   return {
     path: INSPECT_PATH,
-    title: (data) => `Root ${data.request.scope.root_trace_id}`,
-    load: (c) => loadInspect(db, c),
-    render: (data, view) => <InspectBody data={data} view={view} />,
+    title: (data) =>
+      "refused" in data
+        ? "Inspect a root"
+        : `Root ${data.request.scope.root_trace_id}`,
+    load: (c) => loadOrRefuse(db, c),
+    render: (data, view) =>
+      "refused" in data
+        ? <RefusedInspectBody data={data} view={view} />
+        : <InspectBody data={data} view={view} />,
+    status: (data) =>
+      "refused" in data
+        ? refusalStatus(data.refused)
+        : data.provisioned && !data.root?.events.length
+        ? 404
+        : 200,
   };
+}
+
+/**
+ * The inspection, or for a browser the page's refusal of its query (a value
+ * it cannot read, a missing root id, a root id two applications share, a
+ * tenant outside the account's scope). The twin gets the error thrown.
+ */
+async function loadOrRefuse(
+  db: TraceDb,
+  c: Context<UiEnv>,
+): Promise<InspectData | RefusedInspect> {
+  try {
+    return await loadInspect(db, c);
+  } catch (error) {
+    const params = cleanParams(new URL(c.req.url).searchParams);
+    return {
+      refused: formRefusal(
+        c,
+        error,
+        (message) => namedFields(message, [...new Set(params.keys())]),
+      ),
+    };
+  }
 }
 
 async function loadInspect(

@@ -17,7 +17,7 @@ import type { FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ScopeError } from "../../lib/auth/mod.ts";
 import { type ErrorCode, errorMessage, TraceError } from "../../lib/errors.ts";
-import { STATUS_BY_CODE } from "../_errors.ts";
+import { answerCode, STATUS_BY_CODE } from "../_errors.ts";
 import { noteRefusal } from "../_request_log.ts";
 import type { UiEnv } from "./context.ts";
 import { wantsHtml } from "./error_page.tsx";
@@ -25,7 +25,7 @@ import { definePage, type PageDeps, type PageSpec } from "./page.ts";
 
 /** A refused query as its page shows it. */
 export interface FormRefusal {
-  /** The error's stable code (`config_invalid`, `usage`, `refused`, `not_found`, `conflict` for an id two records share, `forbidden` for a tenant outside the account's scope). */
+  /** The code the JSON answer carries (`invalid_request`, `refused`, `not_found`, `conflict` for an id two records share, `forbidden` for a tenant outside the account's scope). */
   code: string;
   /** The error's message, as the JSON answer carries it. */
   message: string;
@@ -68,9 +68,10 @@ export function formRefusal(
 ): FormRefusal {
   if (!isFormInput(error) || !wantsHtml(c)) throw error;
   const message = errorMessage(error);
-  noteRefusal(c.req.raw, error.code);
+  const code = answerCode(error.code);
+  noteRefusal(c.req.raw, code);
   return {
-    code: error.code,
+    code,
     message,
     fields: fields(message),
     status: STATUS_BY_CODE[error.code],

@@ -490,3 +490,33 @@ browserTest(
     });
   },
 );
+
+browserTest(
+  "at tablet and small-laptop widths the run pages' tables stack instead of scrolling inside their box",
+  async (kit) => {
+    let runId = "";
+    await withRunsFixture({
+      listen: true,
+      seed: async (db, dataDir) => {
+        runId = (await failThenFixed(db, dataDir)).fail.run_id;
+        await referenceRuns(db);
+      },
+    }, async (server) => {
+      const first = await kit.open({ viewport: { width: 900, height: 800 } });
+      await first.page.goto(server.loginUrl);
+      const tablet = await kit.openWithSession(first, {
+        viewport: { width: 768, height: 1024 },
+      });
+      for (const [width, opened] of [[900, first], [768, tablet]] as const) {
+        for (const path of ["/runs", "/", `/runs/${runId}`]) {
+          await opened.page.goto(`${server.origin}${path}`);
+          assert.deepEqual(
+            await sidewaysScrollers(opened.page),
+            [],
+            `${path} at ${width} px`,
+          );
+        }
+      }
+    });
+  },
+);
