@@ -255,8 +255,8 @@ function printRefusal(
 /**
  * The error to end with once the refused lines are listed: names them once,
  * where they are (`above` on stderr, `items` in the JSON answer). The code
- * stays the one the HTTP API answers for the same refusal (config_invalid,
- * conflict).
+ * stays the CLI's for the same refusal (`config_invalid`, `conflict`); the
+ * HTTP API answers a refused batch `invalid_request` (routes/_errors.ts).
  */
 function summaryError(
   error: unknown,

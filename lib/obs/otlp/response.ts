@@ -30,7 +30,7 @@ export interface OtlpResponseBody {
 /** A refusal as the server answers it: HTTP status, API error code and message. */
 export interface OtlpRefusal {
   status: number;
-  /** The JSON API's error code (`config_invalid`, `payload_too_large`, …). */
+  /** The JSON API's error code (`invalid_request`, `payload_too_large`, …). */
   code: string;
   message: string;
 }
