@@ -125,13 +125,20 @@ export const Reason = v.pipe(
   ),
 );
 
+/**
+ * What an email address must look like: one `@` between two runs without
+ * blanks. Loose on purpose (the host's resolver knows its addresses, some
+ * with non-ASCII local parts); the account form's `pattern` is the same.
+ */
+export const EMAIL_PATTERN = String.raw`[^\s@]+@[^\s@]+`;
+
 /** An email address, held only for the length of one request. */
 export const Email = v.pipe(
   v.string("must be a string"),
   v.trim(),
   v.minLength(3, "must be an email address"),
   v.maxLength(320, "must be at most 320 characters"),
-  v.regex(/^[^\s@]+@[^\s@]+$/, "must be an email address"),
+  v.regex(new RegExp(`^${EMAIL_PATTERN}$`), "must be an email address"),
 );
 
 // A field name that is only a name: letters, digits and underscores. Any

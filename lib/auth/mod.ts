@@ -160,6 +160,7 @@ export {
 } from "./lookups.ts";
 export {
   Email,
+  EMAIL_PATTERN,
   fieldLabel,
   OpaqueId,
   OperatorInputError,

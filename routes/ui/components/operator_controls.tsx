@@ -14,7 +14,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
-import type { ActionCapability } from "../../../lib/auth/mod.ts";
+import { type ActionCapability, EMAIL_PATTERN } from "../../../lib/auth/mod.ts";
 
 /** Why a control is disabled, or nothing when it is enabled. */
 export const CapabilityNote: FC<{
@@ -305,8 +305,15 @@ export const AccountResolveForm: FC<{
       <Csrf csrf={csrf} />
       <label for="account-email">Customer email</label>
       <div class="finder-form__row">
+        {
+          /* The server's own rule, not type="email": browsers refuse
+            addresses with non-ASCII local parts that the resolver may know. */
+        }
         <input
-          type="email"
+          type="text"
+          inputmode="email"
+          pattern={EMAIL_PATTERN}
+          title="an email address: something@somewhere, no spaces"
           id="account-email"
           name="email"
           autocomplete="off"
