@@ -164,3 +164,31 @@ Deno.test("an erasure of a user removes the drafts naming that user whose events
     assert.deepEqual(await draftIds(db), [alice]);
   });
 });
+
+Deno.test("an erasure applied while the user keeps writing keeps the drafts drawn only from events after its dry run", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db, [EVENTS[0]!]);
+    const early = await draft(db, { root_trace_id: "r1" }, "early");
+    const subject = parseErasureSubject({
+      application_id: "app",
+      user_id: "alice",
+    });
+    const plan = await planSubjectErasure(db, subject, { key });
+    assert.equal(plan.participants.replay_drafts, 1);
+    // Alice keeps writing, and a draft is drawn from what she wrote since.
+    await seed(db, [
+      event("a9", { user_id: "alice", root_trace_id: "r9", turn_id: "t9" }),
+    ]);
+    const later = await draft(db, { root_trace_id: "r9" }, "later");
+    const applied = await eraseSubject(db, subject, plan.confirmation, {
+      key,
+    });
+    assert.equal(applied.result.later_events, 1);
+    assert.equal(applied.result.participants.replay_drafts, 1);
+    assert.deepEqual(await draftIds(db), [later], `${early} went, not later`);
+    // Erasing what arrived since takes that draft too.
+    const rest = await erase(db, { application_id: "app", user_id: "alice" });
+    assert.equal(rest.plan.participants.replay_drafts, 1);
+    assert.deepEqual(await draftIds(db), []);
+  });
+});

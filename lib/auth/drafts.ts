@@ -228,6 +228,12 @@ export interface DraftErasure {
    * (retention), or are gone already (verification after the erasure).
    */
   user?: string | null;
+  /**
+   * Events of the subject it leaves in place (written after the bound its
+   * dry run reviewed): a draft drawn only from them is not reached by
+   * naming the user.
+   */
+  kept?: readonly ErasedTraceKeys[];
 }
 
 /**
@@ -248,12 +254,14 @@ export async function draftsReached(
   if (result.rows.length === 0) return [];
   const user = await userDigest(executor, erasure.user);
   const traces = byTrace(erasure.events);
+  const kept = byTrace(erasure.kept ?? []);
   const reached: string[] = [];
   for (const row of result.rows) {
     const selection = draftSelection(row.payload);
     // A payload that is not a draft is not read: listDrafts refuses it.
     if (selection === null) continue;
-    const named = user !== undefined && selection.user_id === user;
+    const named = user !== undefined && selection.user_id === user &&
+      !drawnFrom(selection, kept);
     if (named || drawnFrom(selection, traces)) {
       reached.push(String(row.draft_id));
     }

@@ -4,7 +4,8 @@
  * run ids) and keeps the operator's reason, so an erasure of scope `all`
  * removes each draft drawn from one of its events, and, for a user or the
  * anonymous users, each draft naming that user (its events may have gone
- * earlier, through retention). A `content` erasure keeps every draft: a
+ * earlier, through retention) unless it is drawn only from events written
+ * after the dry run's bound, which the erasure leaves in place. A `content` erasure keeps every draft: a
  * draft holds no preview and no digest of one, and the metadata it names
  * stays in the index too.
  *
@@ -47,6 +48,7 @@ async function reachedDrafts(
   const erasure: DraftErasure = {
     application_id: subject.application_id,
     events: target.events,
+    kept: target.later_events,
   };
   if (subject.kind === "user") erasure.user = subject.ids[0]!;
   if (subject.kind === "anonymous") erasure.user = null;

@@ -59,6 +59,7 @@ import {
   redactPreviewDigests,
 } from "./_erasure_redact.ts";
 import {
+  type ErasedEvent,
   type ErasureExecutor,
   type ErasureParticipant,
   erasureParticipants,
@@ -260,20 +261,26 @@ function select(
 function targetOf(
   selection: Selection,
   events: readonly MatchedEvent[],
+  later: readonly MatchedEvent[],
 ): ErasureTarget {
   return {
     subject: selection.subject,
     subject_digest: selection.digest,
     scope: selection.scope,
-    events: events.map((e) => ({
-      seq: e.seq,
-      application_id: e.application_id,
-      event_id: e.event_id,
-      agent_id: e.agent_id,
-      root_trace_id: e.root_trace_id,
-      turn_id: e.turn_id,
-      run_id: e.run_id,
-    })),
+    events: events.map(erasedEvent),
+    later_events: later.map(erasedEvent),
+  };
+}
+
+function erasedEvent(e: MatchedEvent): ErasedEvent {
+  return {
+    seq: e.seq,
+    application_id: e.application_id,
+    event_id: e.event_id,
+    agent_id: e.agent_id,
+    root_trace_id: e.root_trace_id,
+    turn_id: e.turn_id,
+    run_id: e.run_id,
   };
 }
 
@@ -288,14 +295,13 @@ function match(executor: ErasureExecutor, selection: Selection) {
 async function laterEvents(
   executor: ErasureExecutor,
   selection: Selection,
-): Promise<number> {
-  if (selection.upToSeq === null) return 0;
-  const later = await matchSubject(executor, selection.subject, {
+): Promise<MatchedEvent[]> {
+  if (selection.upToSeq === null) return [];
+  return await matchSubject(executor, selection.subject, {
     scope: selection.scope,
     upToSeq: null,
     afterSeq: selection.upToSeq,
   });
-  return later.length;
 }
 
 /**
@@ -367,9 +373,10 @@ async function countParticipants(
   executor: ErasureExecutor,
   selection: Selection,
   events: readonly MatchedEvent[],
+  later: readonly MatchedEvent[],
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  const target = targetOf(selection, events);
+  const target = targetOf(selection, events, later);
   for (const participant of selection.participants) {
     counts[participant.name] = await participant.count(executor, target);
   }
@@ -424,9 +431,20 @@ async function survey(
     if (selection.redact) {
       tables.preview_digests = await countPreviewDigests(tx, events);
     }
-    const participants = await countParticipants(tx, selection, events);
-    const later = how.later ? await laterEvents(tx, selection) : 0;
-    return { selection, events, tables, participants, later };
+    const later = await laterEvents(tx, selection);
+    const participants = await countParticipants(
+      tx,
+      selection,
+      events,
+      later,
+    );
+    return {
+      selection,
+      events,
+      tables,
+      participants,
+      later: how.later ? later.length : 0,
+    };
   } finally {
     tx.close();
   }
@@ -531,8 +549,10 @@ async function eraseInTransaction(
       requireConfirmation(confirmation, confirmationFor(selection, events));
     }
     const now = (options.now ?? Date.now)();
+    // Read before anything changes: what arrived after the bound stays.
+    const later = await laterEvents(tx, selection);
     const participants: Record<string, number> = {};
-    const target = targetOf(selection, events);
+    const target = targetOf(selection, events, later);
     for (const participant of selection.participants) {
       participants[participant.name] = await participant.erase(tx, target);
     }
@@ -551,11 +571,9 @@ async function eraseInTransaction(
       erased_at: new Date(now).toISOString(),
       secure_delete: secure,
     };
-    // Counted in the same snapshot: what arrived after the bound stays.
-    const later = await laterEvents(tx, selection);
     await options.inTransaction?.(tx, record);
     await tx.commit();
-    return { record, later };
+    return { record, later: later.length };
   } catch (error) {
     await tx?.rollback().catch(() => {});
     if (error instanceof TraceError) throw error;

@@ -96,6 +96,12 @@ export interface ErasureTarget {
    * the erasure, usually none: match the subject itself where you can).
    */
   events: readonly ErasedEvent[];
+  /**
+   * Events of the subject written after the bound its dry run reviewed:
+   * this erasure leaves them in place, so a record drawn only from them is
+   * not the erasure's to remove (usually none).
+   */
+  later_events: readonly ErasedEvent[];
 }
 
 /** A store outside the index that must forget with it. */
