@@ -56,7 +56,9 @@ export interface RunOptions {
   /**
    * Aborting stops the window early and goes to cleanup; the request in
    * flight and cleanup end within the smaller of the window and 30 s of the
-   * abort. The report's state is `interrupted` and its verdict INCONCLUSIVE.
+   * abort, except that cleanup's deletions and one last poll are still sent
+   * once it has passed, with 1 s each. The report's state is `interrupted`
+   * and its verdict INCONCLUSIVE.
    */
   signal?: AbortSignal;
   /** Receives every lifecycle event (progress, trace events). */

@@ -37,7 +37,9 @@ export type RunEvent =
     at_ms: number;
     /**
      * How long the run may still take: the request in flight is called off
-     * and cleanup ends by then (the smaller of the window and 30 s).
+     * and cleanup ends by then (the smaller of the window and 30 s), but for
+     * cleanup's deletions and last poll, still sent with 1 s each when it
+     * has passed.
      */
     bound_seconds: number;
   }
