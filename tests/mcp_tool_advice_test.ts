@@ -41,6 +41,14 @@ Deno.test("toolAdvice() names a command's tool twin with the command's id as its
       "reference systems are rechecked by trace reference run",
       "reference systems are rechecked by trace.reference_run",
     ],
+    [
+      "see trace external-show run-1.",
+      "see trace.external_get with run_id run-1.",
+    ],
+    [
+      "run trace external-run --target 'my target' --data-dir /srv/t first",
+      "run trace.external_start with target_id 'my target' first",
+    ],
   ];
   for (const [refusal, expected] of cases) {
     assert.equal(toolAdvice(refusal), expected);

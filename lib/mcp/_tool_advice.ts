@@ -9,8 +9,13 @@
  * @module
  */
 
-/** An id as refusals give it after a command (`run-…`, `cfg-…`, `NAME`). */
-const ID = String.raw`([\w.:-]+)`;
+/**
+ * An id as refusals give it after a command (`run-…`, `cfg-…`, `NAME`, or
+ * shell-quoted), not the sentence's closing `.` or `:`; then the data
+ * flags a command may carry, which mean nothing to a tool.
+ */
+const ID = String
+  .raw`('[^']*'|[\w.:-]*\w)(?: --(?:data-dir|db) (?:'[^']*'|\S+))*`;
 
 /** A command as refusals name it, the tool an assistant calls instead, and the argument the command's id becomes. */
 const TOOL_TWINS: readonly [RegExp, string][] = [
