@@ -223,7 +223,13 @@ Deno.test("a redirect shows where it pointed and the base_url to set, without th
     [
       "elsewhere",
       "https://login.example/sso?next=%2F",
-      /\(Location: https:\/\/login\.example\/sso\); set base_url to the adapter's own URL$/,
+      /\(Location: https:\/\/login\.example, another host or plain http\); set base_url to the adapter's own URL, after checking where that redirect points$/,
+    ],
+    [
+      // A hostile adapter gets no base_url advice toward another host, and a path there may be a secret link.
+      "another host, ending in the operation",
+      "http://collector.example/magic-s3cret/ingest",
+      /\(Location: http:\/\/collector\.example, another host or plain http\); set base_url to the adapter's own URL, after checking where that redirect points$/,
     ],
   ];
   for (const [name, location, message] of cases) {

@@ -127,6 +127,14 @@ function redirectDetail(
   if (target === null || !/^https?:$/.test(target.protocol)) {
     return `${head} (the answer had no usable Location); set base_url to the adapter's own URL`;
   }
+  // A redirect to another host, or from https to http, is the answer's
+  // word only: it gets no base_url advice (a hostile adapter would steer
+  // the token there), and its path is left out (a link may carry a secret).
+  if (!sameHostSafe(context.url, target)) {
+    return `${head} (Location: ${
+      clip(target.origin)
+    }, another host or plain http); set base_url to the adapter's own URL, after checking where that redirect points`;
+  }
   // Only where it points: a query or credentials may hold a login secret.
   const shown = `${target.origin}${target.pathname}`;
   const suffix = `/${op}`;
@@ -137,6 +145,12 @@ function redirectDetail(
     ? "set base_url to the adapter's own URL"
     : `set base_url to ${clip(base)}`;
   return `${head} (Location: ${clip(shown)}); ${advice}`;
+}
+
+/** The redirect stays on the adapter's host and does not drop from https to http. */
+function sameHostSafe(from: URL, to: URL): boolean {
+  return to.hostname === from.hostname &&
+    !(from.protocol === "https:" && to.protocol === "http:");
 }
 
 function clip(text: string): string {
