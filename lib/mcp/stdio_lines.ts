@@ -41,23 +41,48 @@ const SDK_MAX_BUFFER_BYTES = 10 * 1024 * 1024;
 /** A stream to pipe stdin through before the stdio transport reads it. */
 export function strictStdinLines(options: StrictStdinOptions): Transform {
   const maxLineBytes = options.maxLineBytes ?? SDK_MAX_BUFFER_BYTES;
-  let pending: Buffer = Buffer.alloc(0);
+  // The start of the line being read, in the chunks it came in (joined
+  // once, when its newline arrives: a long line is not copied per chunk).
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  // True while the rest of an over-long line goes through unread.
+  let passing = false;
   let lineNumber = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding: string, done: TransformCallback) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      for (let end = pending.indexOf(NEWLINE); end !== -1;) {
-        const line = pending.subarray(0, end + 1);
-        pending = pending.subarray(end + 1);
+      let rest = chunk;
+      for (let end = rest.indexOf(NEWLINE); end !== -1;) {
+        const tail = rest.subarray(0, end + 1);
+        rest = rest.subarray(end + 1);
         lineNumber++;
-        const refused = refusal(line, lineNumber);
-        if (refused === null) this.push(line);
-        else options.onRefused(refused);
-        end = pending.indexOf(NEWLINE);
+        if (passing) {
+          this.push(tail);
+          passing = false;
+        } else {
+          const line = pending.length === 0
+            ? tail
+            : Buffer.concat([...pending, tail]);
+          pending = [];
+          pendingBytes = 0;
+          const refused = refusal(line, lineNumber);
+          if (refused === null) this.push(line);
+          else options.onRefused(refused);
+        }
+        end = rest.indexOf(NEWLINE);
       }
-      if (pending.length > maxLineBytes) {
-        this.push(pending);
-        pending = Buffer.alloc(0);
+      if (rest.length > 0) {
+        if (passing) this.push(rest);
+        else {
+          pending.push(rest);
+          pendingBytes += rest.length;
+          if (pendingBytes > maxLineBytes) {
+            // The transport's own bound refuses it, as it always did.
+            this.push(Buffer.concat(pending));
+            pending = [];
+            pendingBytes = 0;
+            passing = true;
+          }
+        }
       }
       done();
     },

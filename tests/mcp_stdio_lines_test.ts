@@ -1,0 +1,65 @@
+/** The strict line reader between `trace mcp`'s stdin and the SDK's stdio transport. */
+
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { type RefusedLine, strictStdinLines } from "../lib/mcp/stdio_lines.ts";
+
+/** What passes `chunks` through the reader, and what it refused. */
+async function read(
+  chunks: (string | Buffer)[],
+  maxLineBytes?: number,
+): Promise<{ passed: string; refused: RefusedLine[] }> {
+  const refused: RefusedLine[] = [];
+  const stream = strictStdinLines({
+    onRefused: (line) => refused.push(line),
+    ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+  });
+  const out: Buffer[] = [];
+  stream.on("data", (data: Buffer) => out.push(data));
+  const ended = new Promise((resolve) => stream.on("end", resolve));
+  for (const chunk of chunks) {
+    stream.write(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  }
+  stream.end();
+  await ended;
+  return { passed: Buffer.concat(out).toString("utf8"), refused };
+}
+
+const PING = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
+
+Deno.test("strictStdinLines() passes valid lines byte for byte, however stdin splits them", async () => {
+  const text = PING + '{"jsonrpc":"2.0","id":2,"method":"é"}\r\n' + PING;
+  const bytes = Buffer.from(text);
+  // One byte at a time splits the two-byte "é" too.
+  const split = [...bytes].map((b) => Buffer.from([b]));
+  assert.deepEqual(await read(split), { passed: text, refused: [] });
+  assert.deepEqual(await read([text]), { passed: text, refused: [] });
+});
+
+Deno.test("strictStdinLines() holds back a line with a key given twice and names its line", async () => {
+  const { passed, refused } = await read([
+    PING,
+    '{"jsonrpc":"2.0","id":2,',
+    '"id":3,"method":"ping"}\n',
+    PING,
+  ]);
+  assert.equal(passed, PING + PING);
+  assert.deepEqual(refused.map((r) => [r.line, r.reason]), [
+    [2, "a key given twice"],
+  ]);
+});
+
+Deno.test("strictStdinLines() passes an over-long line on whole, unread, and reads the next one again", async () => {
+  const long = `{"jsonrpc":"2.0","id":1,"method":"${"x".repeat(100)}"}\n`;
+  const chunks = long.match(/.{1,16}/gs)!;
+  const { passed, refused } = await read(
+    [...chunks, '{"id":1,"id":2}\n', PING],
+    32,
+  );
+  assert.equal(
+    passed,
+    long + PING,
+    "the long line reaches the transport whole",
+  );
+  assert.deepEqual(refused.map((r) => r.line), [2]);
+});
