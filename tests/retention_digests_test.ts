@@ -27,6 +27,7 @@ import {
   fileHolds,
   withErasureDb,
 } from "./erasure_support.ts";
+import { recordingDb } from "./_obs_recording.ts";
 
 const SECRET = "RETAINSECRET pin 4417";
 const DAY = 86_400_000;
@@ -217,6 +218,96 @@ Deno.test("retention redacts the digest a preview removed before left in its env
     assert.deepEqual(await cellsHolding(db, "f00d"), []);
   });
 });
+
+Deno.test("retention redacts the digest an envelope keeps after an older build's retention removed its index row and preview", async () => {
+  await withErasureDb(async (db) => {
+    await ingestAll(db);
+    // As an older metadata retention left it: the index row and its preview
+    // gone, the envelope (never deleted by retention) still naming the digest.
+    await db.client.execute("DELETE FROM obs_events WHERE event_id = 's1'");
+    await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    assert.deepEqual(await cellsHolding(db, ORIGINAL.preview!.sha256), [
+      "obs_envelopes.body",
+    ]);
+    const counted = await retainPreviews(db, { dryRun: true });
+    assert.equal(counted.previews, 0);
+    assert.equal(counted.preview_digests, 1);
+    assert.equal(
+      await unindexedDigestsCleared(db),
+      false,
+      "a dry run writes nothing",
+    );
+
+    const result = await retainPreviews(db);
+    assert.equal(result.previews, 0, "the other preview is not due");
+    assert.equal(result.preview_digests, 1);
+    await assertGone(db);
+    const stored = await db.client.execute(
+      "SELECT fingerprint, body FROM obs_envelopes WHERE event_id = 's1'",
+    );
+    const row = stored.rows[0]!;
+    assert.equal(row.fingerprint, erasedFingerprint(ORIGINAL));
+    assert.deepEqual(JSON.parse(String(row.body)).event.preview, {
+      chars: SECRET.length,
+      erased: true,
+      truncated: false,
+    });
+    const counts = await db.client.execute(
+      `SELECT (SELECT n FROM obs_counts WHERE key = 'envelopes') AS kept,
+              (SELECT COUNT(*) FROM obs_envelopes) AS actual`,
+    );
+    assert.equal(counts.rows[0]!.kept, counts.rows[0]!.actual);
+
+    // The pass went through every envelope: later runs skip it.
+    assert.equal(await unindexedDigestsCleared(db), true);
+    assert.equal(
+      (await retainPreviews(db, { dryRun: true })).preview_digests,
+      0,
+    );
+  });
+});
+
+Deno.test("retention leaves an envelope without an index row alone when it names no preview", async () => {
+  await withErasureDb(async (db) => {
+    await ingestEvents(db, [
+      event("p1", { started_at: SECRET_EVENT.started_at }),
+    ], {
+      now: () => RECEIVED,
+    });
+    await db.client.execute("DELETE FROM obs_events WHERE event_id = 'p1'");
+    const read = "SELECT fingerprint, body FROM obs_envelopes";
+    const before = (await db.client.execute(read)).rows;
+    const result = await retainPreviews(db);
+    assert.equal(result.preview_digests, 0);
+    assert.deepEqual((await db.client.execute(read)).rows, before);
+    assert.equal(await unindexedDigestsCleared(db), true);
+  });
+});
+
+Deno.test("retention reads every envelope for older-build digests only until a pass found none left", async () => {
+  await withErasureDb(async (db) => {
+    await ingestAll(db);
+    const unindexedReads = async () => {
+      const recording = recordingDb(db);
+      await retainPreviews(recording.db);
+      return recording.client.statements.filter((statement) =>
+        /NOT EXISTS \(SELECT 1 FROM obs_events e WHERE e\.seq = v\.seq\)/
+          .test(statement.sql)
+      ).length;
+    };
+    assert.ok(await unindexedReads() > 0);
+    assert.equal(await unindexedDigestsCleared(db), true);
+    assert.equal(await unindexedReads(), 0);
+  });
+});
+
+/** True once retention recorded that no envelope without an index row names a preview digest. */
+async function unindexedDigestsCleared(db: TraceDb): Promise<boolean> {
+  const result = await db.client.execute(
+    "SELECT 1 FROM obs_state WHERE key = 'retention.unindexed_digests_cleared'",
+  );
+  return result.rows.length > 0;
+}
 
 Deno.test("retention without reclaiming still checkpoints, so the removed preview leaves the database file", async () => {
   await withErasureDb(async (db) => {

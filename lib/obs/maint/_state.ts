@@ -16,6 +16,11 @@ export const STATE_KEYS = {
   previewsBefore: "retention.previews_before",
   metadataBefore: "retention.metadata_before",
   outcomesBefore: "retention.outcomes_before",
+  /**
+   * Set once retention found no envelope without an index row that still
+   * names a preview digest (only an older build's retention left them).
+   */
+  unindexedDigestsCleared: "retention.unindexed_digests_cleared",
   /** The last parity check over every tenant. */
   parityLast: "parity.last",
   /** Prefix of the last parity check of one tenant (the id follows). */

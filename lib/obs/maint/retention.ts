@@ -10,7 +10,9 @@
  * (`_erasure_redact.ts`), and so are the fingerprints of an index row whose
  * envelope source expiry removed, and of its grant. A grant goes with the
  * index row metadata retention removes (it only lets parity count that row
- * as source-expired). Deletes run in small
+ * as source-expired). An envelope whose index row an older build's
+ * retention removed, and that still names its preview's digest, is
+ * redacted too (`_retention_unindexed.ts`). Deletes run in small
  * batches, each its own short transaction, so writers keep going; afterwards
  * free pages are returned to the file system in small incremental steps when
  * the file allows it (a full VACUUM, which blocks writers, only on request)
@@ -35,6 +37,10 @@ import {
   countPreviewDigests,
   redactPreviewDigests,
 } from "./_erasure_redact.ts";
+import {
+  countUnindexedDigests,
+  redactUnindexedDigests,
+} from "./_retention_unindexed.ts";
 
 export {
   AUTO_VACUUM_MODES,
@@ -104,7 +110,8 @@ export interface RetentionResult {
   /**
    * Events whose envelope (or, without one, whose fingerprint) named the
    * digest of a preview retention removes, or removed before this was
-   * redacted, and that were redacted (or would be).
+   * redacted (with or without its index row), and that were redacted (or
+   * would be).
    */
   preview_digests: number;
   /** Index rows without a verified outcome. */
@@ -254,6 +261,7 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
       digests += await countPreviewDigests(db.client, rows);
     },
   );
+  digests += await countUnindexedDigests(db);
   return {
     previews: Number(previews!.rows[0]?.n ?? 0),
     preview_digests: digests,
@@ -307,6 +315,11 @@ async function deleteExpiring(
       totals.batches++;
     },
   );
+  // Envelopes whose index row an older build's retention removed with the
+  // preview, and that still name its digest.
+  const unindexed = await redactUnindexedDigests(db, batchSize, now);
+  totals.preview_digests += unindexed.digests;
+  totals.batches += unindexed.batches;
   // Grants whose index row an earlier retention removed, and whose envelope
   // is gone too, vouch for nothing and still hold a fingerprint.
   await db.client.execute(
