@@ -72,7 +72,9 @@ incremental auto-vacuum mode, and reports the bytes before, after and
 reclaimed. A database without it keeps the freed pages for new rows; --vacuum
 runs a one-time full VACUUM (a rewrite that blocks writers while it runs) that
 returns them and switches the file to incremental mode.
-Source envelopes are not touched (see expiry-plan).
+Source envelopes stay (see expiry-plan), but a removed preview's digest in
+one is replaced by the preview's size, so nothing left can confirm a guess of
+the removed text.
 `,
   "expiry-plan":
     `Usage: trace obs expiry-plan --older-than TIME [--limit N] [--application-id ID]
