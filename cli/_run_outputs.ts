@@ -274,7 +274,7 @@ async function writeReasons(
     const text = texts[output.kind];
     if (text === undefined) continue;
     if (output === outputs.stdout) io.out(text);
-    else await writeReason(io, outputs, output, text, what);
+    else await writeOutput(io, outputs, output, text, what);
   }
 }
 
@@ -328,25 +328,6 @@ async function reserveForReason(
       }; no result file says why the run did not start\n`,
     );
     return null;
-  }
-}
-
-async function writeReason(
-  io: CliIo,
-  outputs: ReservedOutputs,
-  output: Output,
-  text: string,
-  what: string,
-): Promise<void> {
-  try {
-    await outputs.write(output, text);
-    io.err(`${LABELS[output.kind]}: ${output.path} (${what})\n`);
-  } catch (error) {
-    io.err(
-      `warning: Cannot write ${output.flag} ${output.path}: ${
-        fileProblem(error, "write")
-      }\n`,
-    );
   }
 }
 
@@ -442,22 +423,29 @@ function headOf(recording: RunRecording): string | null {
     : null;
 }
 
-/** Writes one result file; on failure warns, leaves nothing behind and returns false. */
+/**
+ * Writes one result file; on failure warns, leaves nothing behind and
+ * returns false. `reason` says why a result stands in for a report there is
+ * none of (then no report is on stdout to point to).
+ */
 async function writeOutput(
   io: CliIo,
   outputs: ReservedOutputs,
   output: Output,
   text: string,
+  reason: string | null = null,
 ): Promise<boolean> {
   try {
     await outputs.write(output, text);
-    io.err(`${LABELS[output.kind]}: ${output.path}\n`);
+    io.err(
+      `${LABELS[output.kind]}: ${output.path}${reason ? ` (${reason})` : ""}\n`,
+    );
     return true;
   } catch (error) {
     io.err(
       `warning: Cannot write ${output.flag} ${output.path}: ${
         fileProblem(error, "write")
-      }; the report is on stdout above\n`,
+      }${reason ? "" : "; the report is on stdout above"}\n`,
     );
     return false;
   }
