@@ -59,6 +59,10 @@ const SEVERITY_LABEL: Record<Finding["severity"], string> = {
   note: "note (does not change the verdict)",
 };
 
+/** Control characters: a terminal would act on them. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/g;
+
 /**
  * Escapes text for a Markdown table cell or list item. Control characters
  * go too: a summary is also read with `cat` in a terminal, where an escape
@@ -67,8 +71,7 @@ const SEVERITY_LABEL: Record<Finding["severity"], string> = {
 export function markdownEscape(text: string): string {
   return text.replace(/[\\`*_{}[\]<>|#]/g, (c) => `\\${c}`)
     .replace(/\r?\n|\t/g, " ")
-    // deno-lint-ignore no-control-regex
-    .replace(/[\u0000-\u001F\u007F-\u009F]/g, "");
+    .replace(CONTROL, "");
 }
 
 /** Renders the summary. */
@@ -185,10 +188,7 @@ export function renderSummaryNotStarted(why: NotStarted): string {
     "",
     "The run did not start, so there is no verdict: no synthetic record was written to the staging application and no run was recorded in the ledger.",
     "",
-    // The code is one of a fixed set of snake_case words: shown as code, unescaped.
-    `**Why** (\`${why.code.replace(/[^a-z_]/g, "")}\`): ${
-      markdownEscape(why.message)
-    }`,
+    whyLine(why),
     "",
     "**What to do**: fix what the reason names, then run the same command again (`trace external-plan` checks a config or target without sending anything).",
     "",
@@ -208,18 +208,23 @@ export function renderSummaryUnfinished(why: Unfinished): string {
       why.run_id.replace(/[^A-Za-z0-9_-]/g, "")
     }\` started, then stopped on an error before this command got its verdict, so there is none here; synthetic records it wrote may remain in the staging application.`,
     "",
-    `**Why** (\`${why.code.replace(/[^a-z_]/g, "")}\`): ${
-      markdownEscape(why.message)
-    }`,
+    whyLine(why),
     "",
     `**What to do**: remove what may remain with the command below (the checkpoint ${
       markdownEscape(why.checkpoint)
     } lists every id the run issued); then fix what the reason names and run the same command again.`,
     "",
     "```sh",
-    // deno-lint-ignore no-control-regex
-    why.cleanup_command.replace(/[\u0000-\u001F\u007F-\u009F]/g, ""),
+    why.cleanup_command.replace(CONTROL, ""),
     "```",
     "",
   ].join("\n");
+}
+
+/** Why a run has no report, its error's code first. */
+function whyLine(why: NotStarted): string {
+  // The code is one of a fixed set of snake_case words: shown as code, unescaped.
+  return `**Why** (\`${why.code.replace(/[^a-z_]/g, "")}\`): ${
+    markdownEscape(why.message)
+  }`;
 }
