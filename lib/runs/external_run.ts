@@ -99,8 +99,6 @@ export interface ExternalRunOutcome {
   trace: TraceWrite;
 }
 
-export { CONFIG_TARGET_PREFIX };
-
 /** The id a config-only run is filed under: stable for the same config. */
 export function configTargetId(config: StagingConfig): string {
   const digest = digestOf(config);

@@ -27,6 +27,7 @@ import {
   type UnregisteredTarget,
 } from "../ledger/target_summaries.ts";
 import {
+  CONFIG_TARGET_PREFIX,
   listTargets,
   readTarget,
   registerTarget,
@@ -38,7 +39,6 @@ import {
 import type { TargetRef } from "../runner/report.ts";
 import { checkAdapterReachable } from "./reachability.ts";
 import {
-  CONFIG_TARGET_PREFIX,
   configTargetId,
   type ExternalRunOptions,
   type ExternalRunOutcome,
