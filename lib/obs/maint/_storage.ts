@@ -127,6 +127,14 @@ async function checkpoint(db: TraceDb): Promise<boolean> {
   }
 }
 
+/** Truncates the WAL as `options` says (by default {@link checkpoint}); false when it did not complete. */
+async function truncateWal(
+  db: TraceDb,
+  options: MeasureOptions,
+): Promise<boolean> {
+  return options.truncate ? await options.truncate() : await checkpoint(db);
+}
+
 async function autoVacuumMode(
   db: TraceDb,
 ): Promise<AutoVacuumMode | "unknown"> {
@@ -143,7 +151,7 @@ export async function measureStorage(
   db: TraceDb,
   options: MeasureOptions = {},
 ): Promise<StorageBefore> {
-  await (options.truncate ?? (() => checkpoint(db)))();
+  await truncateWal(db, options);
   return {
     measured: db.path ? "files" : "pages",
     bytes_before: await currentBytes(db),
@@ -211,7 +219,7 @@ export async function reclaimStorage(
       }); run it again later`,
     );
   }
-  if (!await (options.truncate ?? (() => checkpoint(db)))()) {
+  if (!await truncateWal(db, options)) {
     notes.push("a reader kept the WAL from being truncated");
   }
   return {
@@ -232,10 +240,9 @@ export async function reclaimStorage(
 export async function skippedReclaim(
   db: TraceDb,
   before: StorageBefore,
-  options: MeasureOptions = {},
 ): Promise<StorageReport> {
   const notes = ["reclaiming was not requested"];
-  if (!await (options.truncate ?? (() => checkpoint(db)))()) {
+  if (!await checkpoint(db)) {
     notes.push("a reader kept the WAL from being truncated");
   }
   return {

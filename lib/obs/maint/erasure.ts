@@ -313,10 +313,14 @@ async function pinned(
   executor: ErasureExecutor,
   selection: Selection,
 ): Promise<Selection> {
-  const mark = await highWaterSeq(executor);
+  return boundedBy(selection, await highWaterSeq(executor));
+}
+
+/** `selection` bounded by `seq` too (by the lower of the two). */
+function boundedBy(selection: Selection, seq: number): Selection {
   const upToSeq = selection.upToSeq === null
-    ? mark
-    : Math.min(selection.upToSeq, mark);
+    ? seq
+    : Math.min(selection.upToSeq, seq);
   return { ...selection, upToSeq };
 }
 
@@ -404,16 +408,15 @@ export async function planErasure(
 }
 
 /**
- * What a subject has now, read in one transaction: its events, their rows
- * and its participants' records. With `pin`, only up to the index's
- * high-water mark (a dry run); with `later`, also how many events came
- * after the bound (verification).
+ * What a subject has now, read in one transaction: its events, their rows,
+ * its participants' records and how many events came after the bound. With
+ * `pin`, only up to the index's high-water mark (a dry run).
  */
 async function survey(
   db: TraceDb,
   subject: ErasureSubject,
   options: ErasureOptions,
-  how: { pin?: boolean; later?: boolean },
+  how: { pin?: boolean } = {},
 ): Promise<{
   selection: Selection;
   events: MatchedEvent[];
@@ -443,7 +446,7 @@ async function survey(
       events,
       tables,
       participants,
-      later: how.later ? later.length : 0,
+      later: later.length,
     };
   } finally {
     tx.close();
@@ -518,12 +521,7 @@ function confirmedSelection(
 ): Selection {
   const bound = confirmedBound(confirmation);
   if (bound === null) throw confirmationRefused();
-  return {
-    ...selection,
-    upToSeq: selection.upToSeq === null
-      ? bound
-      : Math.min(selection.upToSeq, bound),
-  };
+  return boundedBy(selection, bound);
 }
 
 async function eraseInTransaction(
@@ -608,7 +606,6 @@ export async function erasureRemainder(
     db,
     subject,
     options,
-    { later: true },
   );
   const left = Object.values(tables).reduce((n, c) => n + c, 0) +
     Object.values(participants).reduce((n, c) => n + c, 0);
