@@ -50,6 +50,7 @@ import {
   type NormalizedEvent,
   type TraceEvent,
 } from "../lib/obs/mod.ts";
+import { plural } from "./_words.ts";
 
 const FILTER_FLAGS = {
   agent: { type: "string", multiple: true },
@@ -281,11 +282,6 @@ function summaryError(
     );
   }
   return error;
-}
-
-/** `1 event`, `2 events`. */
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 function parseBatchSize(flag: string | undefined): number {

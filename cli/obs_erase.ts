@@ -44,6 +44,7 @@ import {
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import { type CliIo, mebibytes, readInput } from "./_io.ts";
+import { plural } from "./_words.ts";
 
 const ERASE_HELP =
   `Usage: trace obs erase --application ID SUBJECT [--apply --confirm VALUE] [--json]
@@ -430,11 +431,9 @@ function againCommand(subject: ErasureSubject): string {
 function laterLine(later: number, subject: ErasureSubject): string[] {
   if (later === 0) return [];
   return [
-    `Not erased: ${later} event${
-      later === 1 ? "" : "s"
-    } of the subject arrived after the dry run; run the dry run again (${
-      againCommand(subject)
-    }) and apply the value it prints`,
+    `Not erased: ${
+      plural(later, "event")
+    } of the subject arrived after the dry run; ${rerunAdvice(subject)}`,
   ];
 }
 
@@ -488,11 +487,18 @@ function renderVerification(
 function laterNote(v: ErasureVerification, subject: ErasureSubject): string {
   const later = v.remaining.later_events;
   if (later === 0) return "";
-  const events = `${later} event${later === 1 ? "" : "s"} of the subject`;
+  const events = `${plural(later, "event")} of the subject`;
   if (v.receipt.trigger === "propagation") {
     return `\n${events} written after the deletion (after index position ${v.receipt.up_to_seq}) are not part of this erasure`;
   }
-  return `\nStill there: ${events} written after this erasure's dry run (after index position ${v.receipt.up_to_seq}), which it did not cover; to erase them, run the dry run again (${
+  return `\nStill there: ${events} written after this erasure's dry run (after index position ${v.receipt.up_to_seq}), which it did not cover; to erase them, ${
+    rerunAdvice(subject)
+  }`;
+}
+
+/** How to erase what arrived after a dry run: review it in a new one. */
+function rerunAdvice(subject: ErasureSubject): string {
+  return `run the dry run again (${
     againCommand(subject)
   }) and apply the value it prints`;
 }
@@ -501,7 +507,7 @@ function renderFinish(finish: ErasureFinish): string {
   const n = finish.receipts.length;
   const which = n === 0
     ? "No erasure was waiting to reach the database file"
-    : `${n} erasure${n === 1 ? "" : "s"} (${finish.receipts.join(", ")})`;
+    : `${plural(n, "erasure")} (${finish.receipts.join(", ")})`;
   if (finish.reached_file === null) {
     return `${which}; remote database: the server's own settings decide what reaches its files\n`;
   }
