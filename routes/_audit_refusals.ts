@@ -60,7 +60,7 @@ export function noteAudited(c: Context): void {
 }
 
 /** Whether the request's entry was written (or tried) already. */
-export function isAudited(c: Context): boolean {
+function isAudited(c: Context): boolean {
   return audited.has(c.req.raw);
 }
 
@@ -69,7 +69,7 @@ export function isAudited(c: Context): boolean {
  * request broke (`invalid_request:reason`), else the error code the answer
  * carries (`payload_too_large`, `method_not_allowed`, …).
  */
-export function refusalDetail(error: unknown): string {
+function refusalDetail(error: unknown): string {
   if (error instanceof HttpRefusal) return error.detail;
   if (error instanceof OperatorInputError && error.field !== null) {
     return `invalid_request:${error.field}`;

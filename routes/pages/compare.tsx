@@ -37,6 +37,7 @@ import {
   invalidField,
   RefusalNotice,
   refusalStatus,
+  refusedInputs,
 } from "../ui/form_refusal.tsx";
 import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
@@ -404,9 +405,7 @@ const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
           refusal={data.refused}
           outcome="Nothing was compared"
           retry="compare again"
-          fields={RUN_FIELDS.filter(([name]) =>
-            data.refused!.fields.includes(name)
-          ).map(([, id, label]) => ({ id, label }))}
+          fields={refusedInputs(data.refused, RUN_FIELDS)}
         />
       )
       : null}

@@ -18,6 +18,7 @@ import {
   type FormRefusal,
   invalidField,
   RefusalNotice,
+  refusedInputs,
 } from "../ui/form_refusal.tsx";
 import {
   backToFinder,
@@ -359,9 +360,7 @@ export const RefusedCompareBody: FC<
         refusal={data.refused}
         outcome="Nothing was compared"
         retry="compare again"
-        fields={PICK_FIELDS.filter(([name]) =>
-          data.refused.fields.includes(name)
-        ).map(([, id, label]) => ({ id, label }))}
+        fields={refusedInputs(data.refused, PICK_FIELDS)}
         reason={data.refused.message.replace(/^Invalid trace page query: /, "")}
       />
       <PickForm

@@ -12,6 +12,7 @@
 import type { Child, FC } from "hono/jsx";
 import type { FormRefusal } from "../ui/form_refusal.tsx";
 import type { PageView } from "../ui/page.ts";
+import { joinAnd } from "../ui/run_words.ts";
 import {
   backToFinder,
   cleanParams,
@@ -87,7 +88,7 @@ export const RefusedInspectBody: FC<
                   ),
                 )}
               >
-                {`Open this view without ${words(sent)}`}
+                {`Open this view without ${joinAnd(sent)}`}
               </a>
             </p>
           )
@@ -102,19 +103,13 @@ function title(
   sent: readonly string[],
   missing: string | null,
 ): string {
-  if (sent.length > 0) return `Check ${words(sent)}, then read again.`;
+  if (sent.length > 0) return `Check ${joinAnd(sent)}, then read again.`;
   if (missing) return `Add ${missing} below, then read again.`;
   return "Correct the query for the reason below, then read again.";
 }
 
 function reasonOf(refused: FormRefusal): string {
   return refused.message.replace(/^Invalid trace (page )?query: /, "");
-}
-
-/** `a`, `a and b`, `a, b and c`. */
-function words(names: readonly string[]): string {
-  if (names.length < 2) return names.join("");
-  return `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }
 
 const LABELS = {

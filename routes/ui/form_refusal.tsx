@@ -135,6 +135,18 @@ export interface NamedField {
 }
 
 /**
+ * The inputs among `inputs` (query parameter, input id, label; in form
+ * order) whose parameter `refusal` names: the fields its notice links to.
+ */
+export function refusedInputs(
+  refusal: FormRefusal,
+  inputs: readonly (readonly [string, string, string])[],
+): NamedField[] {
+  return inputs.filter(([name]) => refusal.fields.includes(name))
+    .map(([, id, label]) => ({ id, label }));
+}
+
+/**
  * The notice above a refused form: what was not done, the fields to check
  * (each a link to its input), the server's reason, and what to do. Inputs
  * it names point back at it with `aria-describedby` ({@link invalidField}).
