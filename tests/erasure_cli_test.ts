@@ -35,6 +35,24 @@ async function withSeededData<T>(
 
 const ALICE = ["--application", "app", "--user", "alice"];
 
+/** `trace obs erase --apply` of alice with `confirmation`; `flags` go before the data flags. */
+async function applyErasure(
+  data: string[],
+  confirmation: string,
+  ...flags: string[]
+) {
+  return await trace([
+    "obs",
+    "erase",
+    ...ALICE,
+    "--apply",
+    "--confirm",
+    confirmation,
+    ...flags,
+    ...data,
+  ]);
+}
+
 Deno.test("obs erase: dry run, refused confirmation, apply, verify, receipts, ledger verify", async () => {
   await withSeededData(async (data) => {
     const dry = await trace(["obs", "erase", ...ALICE, ...data]);
@@ -60,27 +78,14 @@ Deno.test("obs erase: dry run, refused confirmation, apply, verify, receipts, le
     ]);
     assert.equal(noConfirm.code, 2);
     assert.match(noConfirm.err, /--apply needs --confirm VALUE/);
-    const wrong = await trace([
-      "obs",
-      "erase",
-      ...ALICE,
-      "--apply",
-      "--confirm",
+    const wrong = await applyErasure(
+      data,
       "erase 3 events up to 8 0123456789abcdef",
-      ...data,
-    ]);
+    );
     assert.equal(wrong.code, 2);
     assert.match(wrong.err, /confirmation does not match/);
 
-    const applied = await trace([
-      "obs",
-      "erase",
-      ...ALICE,
-      "--apply",
-      "--confirm",
-      confirmation,
-      ...data,
-    ]);
+    const applied = await applyErasure(data, confirmation);
     assert.equal(applied.code, 0, applied.err);
     assert.match(
       applied.out,
@@ -168,15 +173,7 @@ Deno.test("obs erase --apply erases what the dry run saw while the user keeps wr
       stdin: [late("a8"), late("a9")].join("\n"),
     });
     assert.equal(ingest.code, 0, ingest.err);
-    const applied = await trace([
-      "obs",
-      "erase",
-      ...ALICE,
-      "--apply",
-      "--confirm",
-      confirmation,
-      ...data,
-    ]);
+    const applied = await applyErasure(data, confirmation);
     assert.equal(applied.code, 0, applied.err);
     assert.match(
       applied.out,
@@ -192,16 +189,7 @@ Deno.test("obs erase --apply erases what the dry run saw while the user keeps wr
     );
     assert.equal(again.events, 2);
     const rest = JSON.parse(
-      (await trace([
-        "obs",
-        "erase",
-        ...ALICE,
-        "--apply",
-        "--confirm",
-        again.confirmation,
-        "--json",
-        ...data,
-      ])).out,
+      (await applyErasure(data, again.confirmation, "--json")).out,
     );
     assert.equal(rest.result.events, 2);
     assert.equal(rest.result.later_events, 0);
@@ -407,16 +395,7 @@ Deno.test("a lost erasure key is never replaced while receipts need it, and a dr
     const original = await Deno.readTextFile(key);
     const dry = await trace(["obs", "erase", ...ALICE, "--json", ...data]);
     const confirmation = JSON.parse(dry.out).confirmation;
-    const applied = await trace([
-      "obs",
-      "erase",
-      ...ALICE,
-      "--apply",
-      "--confirm",
-      confirmation,
-      "--json",
-      ...data,
-    ]);
+    const applied = await applyErasure(data, confirmation, "--json");
     assert.equal(applied.code, 0, applied.err);
     const receipt = JSON.parse(applied.out).receipt.receipt;
 

@@ -41,6 +41,33 @@ async function trace(args: string[], io: CapturedIo = captureIo()) {
   return { code, out: io.stdout(), err: io.stderr() };
 }
 
+/**
+ * `trace obs erase --apply` of the thread with `confirmation` (`flags` before
+ * the data flags), Ctrl-C'd once an exit note matches `interruptAt`;
+ * `interrupted` says whether the Ctrl-C came.
+ */
+async function applyErasure(
+  data: string[],
+  confirmation: string,
+  options: { interruptAt?: RegExp; flags?: string[] } = {},
+) {
+  const controller = new AbortController();
+  const result = await trace(
+    [
+      "obs",
+      "erase",
+      ...THREAD,
+      "--apply",
+      "--confirm",
+      confirmation,
+      ...options.flags ?? [],
+      ...data,
+    ],
+    interruptibleIo(controller, (note) => !!options.interruptAt?.test(note)),
+  );
+  return { ...result, interrupted: controller.signal.aborted };
+}
+
 /** A data directory whose thread BIGTHREAD holds 300 events quoting {@link SECRET}; `fn` gets its flags, path and dry run. */
 async function withThread<T>(
   fn: (data: string[], dbPath: string, confirmation: string) => Promise<T>,
@@ -69,20 +96,10 @@ async function withThread<T>(
 
 Deno.test("a Ctrl-C once the erasure committed lets the checkpoint finish, then says it was interrupted", async () => {
   await withThread(async (data, dbPath, confirmation) => {
-    const controller = new AbortController();
-    const apply = await trace(
-      [
-        "obs",
-        "erase",
-        ...THREAD,
-        "--apply",
-        "--confirm",
-        confirmation,
-        ...data,
-      ],
-      interruptibleIo(controller, (note) => /was committing/.test(note)),
-    );
-    assert.equal(controller.signal.aborted, true, "interrupted at the commit");
+    const apply = await applyErasure(data, confirmation, {
+      interruptAt: /was committing/,
+    });
+    assert.equal(apply.interrupted, true, "interrupted at the commit");
     assert.equal(apply.code, 0, apply.err);
     assert.match(apply.out, /^Erased 300 events/);
     assert.match(apply.out, /WAL checkpointed into the file/);
@@ -108,20 +125,10 @@ Deno.test("a Ctrl-C once the erasure committed lets the checkpoint finish, then 
 
 Deno.test("a Ctrl-C before the erasure committed calls it off: nothing changes and no receipt is made", async () => {
   await withThread(async (data, dbPath, confirmation) => {
-    const controller = new AbortController();
-    const apply = await trace(
-      [
-        "obs",
-        "erase",
-        ...THREAD,
-        "--apply",
-        "--confirm",
-        confirmation,
-        "--json",
-        ...data,
-      ],
-      interruptibleIo(controller, (note) => /had not committed/.test(note)),
-    );
+    const apply = await applyErasure(data, confirmation, {
+      interruptAt: /had not committed/,
+      flags: ["--json"],
+    });
     assert.equal(apply.code, 2);
     assert.equal(
       JSON.parse(apply.out).error.message,
@@ -131,15 +138,7 @@ Deno.test("a Ctrl-C before the erasure committed calls it off: nothing changes a
     const list = await trace(["obs", "erase", "--receipts", "--json", ...data]);
     assert.deepEqual(JSON.parse(list.out).receipts, []);
     // The same confirmation still applies.
-    const again = await trace([
-      "obs",
-      "erase",
-      ...THREAD,
-      "--apply",
-      "--confirm",
-      confirmation,
-      ...data,
-    ]);
+    const again = await applyErasure(data, confirmation);
     assert.equal(again.code, 0, again.err);
   });
 });

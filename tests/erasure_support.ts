@@ -1,8 +1,10 @@
 /** Fixtures shared by the erasure tests: a provisioned database and a small, varied set of events. */
 
+import assert from "node:assert/strict";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { backfill, parity } from "../lib/obs/maint/mod.ts";
 import type { EventInput } from "../lib/obs/mod.ts";
 import { withDb } from "./_helpers.ts";
 
@@ -193,4 +195,22 @@ export async function cellsHolding(
     }
   }
   return found;
+}
+
+/** Asserts the envelope count the index keeps is the number of envelopes. */
+export async function assertEnvelopesCounted(db: TraceDb): Promise<void> {
+  const counts = await db.client.execute(
+    `SELECT (SELECT n FROM obs_counts WHERE key = 'envelopes') AS kept,
+            (SELECT COUNT(*) FROM obs_envelopes) AS actual`,
+  );
+  assert.equal(counts.rows[0]!.kept, counts.rows[0]!.actual);
+}
+
+/** Asserts the index agrees with its envelopes: parity holds, a backfill changes nothing, the count is exact. */
+export async function assertIndexAgrees(db: TraceDb): Promise<void> {
+  const checked = await parity(db);
+  assert.equal(checked.status, "ok", JSON.stringify(checked.mismatches));
+  const rebuilt = await backfill(db);
+  assert.equal(rebuilt.changed + rebuilt.missing + rebuilt.failed.length, 0);
+  await assertEnvelopesCounted(db);
 }

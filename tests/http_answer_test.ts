@@ -5,18 +5,25 @@
  */
 
 import assert from "node:assert/strict";
+import type { Operation } from "../lib/contract/protocol.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
 import {
   answer,
   expectFailure,
   jsonResponse,
   rawResponse,
+  type RawServer,
   testCertificate,
   withRawServer,
 } from "./_tcp_servers.ts";
 
 const BUDGET = { timeoutMs: 5000 };
 const encoder = new TextEncoder();
+
+/** An empty-bodied `op` request to `server` from a client with no token. */
+function post(server: RawServer, op: Operation): Promise<unknown> {
+  return createHttpTransport({ base_url: server.url }).post(op, {}, BUDGET);
+}
 
 function bytesResponse(fields: string[], body: Uint8Array): Uint8Array {
   const head = encoder.encode(
@@ -51,8 +58,7 @@ Deno.test("a refused JSON answer says in words what was wrong and what to send",
   for (const [body, message] of cases) {
     await t.step(JSON.stringify(body), async () => {
       await withRawServer(answer(jsonResponse(body)), async (server) => {
-        const call = createHttpTransport({ base_url: server.url })
-          .post("delete", {}, BUDGET);
+        const call = post(server, "delete");
         const error = await expectFailure(call, "malformed_json");
         assert.match(error.message, message);
         assert.doesNotMatch(error.message, /not_object|duplicate_key|_data/);
@@ -69,15 +75,14 @@ Deno.test("an answer that starts with a UTF-8 byte order mark is read as its JSO
     ...encoder.encode('{"acknowledged":true}'),
   ]);
   await withRawServer(answer(bytesResponse([], body)), async (server) => {
-    const result = await createHttpTransport({ base_url: server.url })
-      .post("delete", {}, BUDGET);
+    const result = await post(server, "delete");
     assert.deepEqual(result, { acknowledged: true });
   });
   // Only one, at the start: a second mark is not JSON.
   const twice = new Uint8Array([0xef, 0xbb, 0xbf, ...body]);
   await withRawServer(answer(bytesResponse([], twice)), async (server) => {
     await expectFailure(
-      createHttpTransport({ base_url: server.url }).post("delete", {}, BUDGET),
+      post(server, "delete"),
       "malformed_json",
     );
   });
@@ -94,7 +99,7 @@ Deno.test("a compressed answer names its Content-Encoding instead of calling it 
   const reply = answer(bytesResponse(["Content-Encoding: gzip"], gzipped));
   await withRawServer(reply, async (server) => {
     const error = await expectFailure(
-      createHttpTransport({ base_url: server.url }).post("delete", {}, BUDGET),
+      post(server, "delete"),
       "malformed_json",
     );
     assert.match(
@@ -114,11 +119,7 @@ Deno.test("a compressed answer names its Content-Encoding instead of calling it 
   );
   await withRawServer(answer(identity), async (server) => {
     assert.deepEqual(
-      await createHttpTransport({ base_url: server.url }).post(
-        "delete",
-        {},
-        BUDGET,
-      ),
+      await post(server, "delete"),
       { acknowledged: true },
     );
   });
@@ -128,7 +129,7 @@ Deno.test("invalid UTF-8 still says so, with what to send", async () => {
   const body = new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]);
   await withRawServer(answer(bytesResponse([], body)), async (server) => {
     const error = await expectFailure(
-      createHttpTransport({ base_url: server.url }).post("delete", {}, BUDGET),
+      post(server, "delete"),
       "malformed_json",
     );
     assert.match(error.message, /not valid UTF-8 text; send the JSON object/);
@@ -142,11 +143,7 @@ Deno.test("a 401 or 403 without a token says to set token_env", async () => {
   for (const status of ["401 Unauthorized", "403 Forbidden"]) {
     await withRawServer(refusal(status), async (server) => {
       const error = await expectFailure(
-        createHttpTransport({ base_url: server.url }).post(
-          "inventory",
-          {},
-          BUDGET,
-        ),
+        post(server, "inventory"),
         "http_status",
       );
       assert.match(
@@ -198,7 +195,7 @@ Deno.test("a 401 with a token names the variable it came from, never the token",
 Deno.test("other statuses keep their short words", async () => {
   await withRawServer(refusal("500 Internal Server Error"), async (server) => {
     const error = await expectFailure(
-      createHttpTransport({ base_url: server.url }).post("query", {}, BUDGET),
+      post(server, "query"),
       "http_status",
     );
     assert.equal(
@@ -240,11 +237,7 @@ Deno.test("a redirect shows where it pointed and the base_url to set, without th
       ]));
       await withRawServer(reply, async (server) => {
         const error = await expectFailure(
-          createHttpTransport({ base_url: server.url }).post(
-            "ingest",
-            {},
-            BUDGET,
-          ),
+          post(server, "ingest"),
           "redirect",
         );
         assert.equal(error.status, 307);
@@ -259,11 +252,7 @@ Deno.test("a redirect shows where it pointed and the base_url to set, without th
     ]));
     await withRawServer(reply, async (server) => {
       const error = await expectFailure(
-        createHttpTransport({ base_url: server.url }).post(
-          "ingest",
-          {},
-          BUDGET,
-        ),
+        post(server, "ingest"),
         "redirect",
       );
       assert.match(

@@ -34,6 +34,8 @@ const EMAIL = "ada.lovelace@example.com";
 Deno.test("a signed-in operator's refused privileged request leaves one audit entry naming why, and none of what it sent", async (t) => {
   await withHost({}, async ({ app, db }) => {
     const { cookie, csrf } = await signInAs(app, "admin-1");
+    const reveal = (json: Record<string, unknown>) => () =>
+      ask(app, "POST", "/traces/reveal", { as: "admin-1", json });
     const cases: {
       name: string;
       send: () => Promise<Response>;
@@ -49,11 +51,7 @@ Deno.test("a signed-in operator's refused privileged request leaves one audit en
       },
       {
         name: "a reveal whose reason holds an email address",
-        send: () =>
-          ask(app, "POST", "/traces/reveal", {
-            as: "admin-1",
-            json: { ...REVEAL, reason: `customer ${EMAIL} asked` },
-          }),
+        send: reveal({ ...REVEAL, reason: `customer ${EMAIL} asked` }),
         status: 400,
         entry: [
           "admin-1",
@@ -64,21 +62,13 @@ Deno.test("a signed-in operator's refused privileged request leaves one audit en
       },
       {
         name: "a reveal with an unknown field (which may be a value)",
-        send: () =>
-          ask(app, "POST", "/traces/reveal", {
-            as: "admin-1",
-            json: { ...REVEAL, [EMAIL]: true },
-          }),
+        send: reveal({ ...REVEAL, [EMAIL]: true }),
         status: 400,
         entry: ["admin-1", "content.reveal", "refused", "invalid_request"],
       },
       {
         name: "a reveal body past its bound",
-        send: () =>
-          ask(app, "POST", "/traces/reveal", {
-            as: "admin-1",
-            json: { ...REVEAL, reason: "x".repeat(SMALL_BODY_MAX_BYTES) },
-          }),
+        send: reveal({ ...REVEAL, reason: "x".repeat(SMALL_BODY_MAX_BYTES) }),
         status: 413,
         entry: ["admin-1", "content.reveal", "refused", "payload_too_large"],
       },

@@ -10,7 +10,6 @@ import type { TraceDb } from "../lib/db.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import {
   applyExpiry,
-  backfill,
   parity,
   planExpiry,
   retention,
@@ -22,6 +21,8 @@ import {
 } from "../lib/obs/normalize.ts";
 import type { EventInput } from "../lib/obs/mod.ts";
 import {
+  assertEnvelopesCounted,
+  assertIndexAgrees,
   cellsHolding,
   event,
   fileHolds,
@@ -120,15 +121,7 @@ Deno.test("preview retention leaves no digest of the removed preview in trace.db
     });
     // The newer event keeps its preview and its digest.
     assert.notDeepEqual(await cellsHolding(db, "OTHERTEXT"), []);
-    const checked = await parity(db);
-    assert.equal(checked.status, "ok", JSON.stringify(checked.mismatches));
-    const rebuilt = await backfill(db);
-    assert.equal(rebuilt.changed + rebuilt.missing + rebuilt.failed.length, 0);
-    const counts = await db.client.execute(
-      `SELECT (SELECT n FROM obs_counts WHERE key = 'envelopes') AS kept,
-              (SELECT COUNT(*) FROM obs_envelopes) AS actual`,
-    );
-    assert.equal(counts.rows[0]!.kept, counts.rows[0]!.actual);
+    await assertIndexAgrees(db);
     // A second run has nothing left to redact.
     assert.equal((await retainPreviews(db)).preview_digests, 0);
   });
@@ -252,11 +245,7 @@ Deno.test("retention redacts the digest an envelope keeps after an older build's
       erased: true,
       truncated: false,
     });
-    const counts = await db.client.execute(
-      `SELECT (SELECT n FROM obs_counts WHERE key = 'envelopes') AS kept,
-              (SELECT COUNT(*) FROM obs_envelopes) AS actual`,
-    );
-    assert.equal(counts.rows[0]!.kept, counts.rows[0]!.actual);
+    await assertEnvelopesCounted(db);
 
     // The pass went through every envelope: later runs skip it.
     assert.equal(await unindexedDigestsCleared(db), true);

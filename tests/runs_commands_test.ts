@@ -717,41 +717,58 @@ Deno.test("commands that act on recorded evidence never create a database: the g
   });
 });
 
+/**
+ * Registers the adapter at `url` as target `id` in `${dir}/data` through
+ * `trace external-register`; returns the data directory and what a
+ * checkpoint of a run against it names ({@link interruptedCheckpoint}).
+ */
+async function registerAdapter(
+  dir: string,
+  id: string,
+  url: string,
+  config: Record<string, unknown> = {},
+) {
+  const data = `${dir}/data`;
+  const file = `${dir}/c.json`;
+  const body = {
+    base_url: url,
+    environment: "staging",
+    allow_synthetic_writes: true,
+    deletion_window_seconds: 0.3,
+    sample_interval_seconds: 0.1,
+    ...config,
+  };
+  await Deno.writeTextFile(file, JSON.stringify(body));
+  const register = await trace([
+    "external-register",
+    "--target",
+    id,
+    "--config",
+    file,
+    "--data-dir",
+    data,
+  ]);
+  assert.equal(register.code, 0, register.err);
+  const run = {
+    target: { id, base_url: url, source: "registered" as const },
+    config: parseStagingConfig(body),
+    namespaces: { test: `trace-test-${id}`, control: `trace-control-${id}` },
+  };
+  return { data, run };
+}
+
 Deno.test("trace external-cleanup against an adapter that is not running fails at once and records nothing", async () => {
   await withTempDir(async (dir) => {
     // A port where nothing listens any more.
     const gone = await startDemoServer({ defect: null });
     const url = gone.url;
     await gone.shutdown();
-    const data = `${dir}/data`;
-    const config = `${dir}/c.json`;
-    const body = {
-      base_url: url,
-      environment: "staging",
-      allow_synthetic_writes: true,
-      deletion_window_seconds: 0.3,
-      sample_interval_seconds: 0.1,
-    };
-    await Deno.writeTextFile(config, JSON.stringify(body));
-    const register = await trace([
-      "external-register",
-      "--target",
-      "gone",
-      "--config",
-      config,
-      "--data-dir",
-      data,
-    ]);
-    assert.equal(register.code, 0, register.err);
+    const { data, run } = await registerAdapter(dir, "gone", url);
     const runId = "run-20990101T000000Z-00000000000b";
     await interruptedCheckpoint(data, runId, {
       test: ["trace-doc-g1", "trace-doc-g2"],
       control: [],
-    }, {
-      target: { id: "gone", base_url: url, source: "registered" },
-      config: parseStagingConfig(body),
-      namespaces: { test: "trace-test-gone", control: "trace-control-gone" },
-    });
+    }, run);
     const head = JSON.parse(
       (await trace(["ledger", "head", "--json", "--data-dir", data])).out,
     ).head;
@@ -804,38 +821,12 @@ Deno.test("trace external-cleanup names a refused deletion once, in words, not b
     );
     try {
       const url = `http://127.0.0.1:${adapter.addr.port}`;
-      const data = `${dir}/data`;
-      const config = `${dir}/c.json`;
-      const body = {
-        base_url: url,
-        environment: "staging",
-        allow_synthetic_writes: true,
-        deletion_window_seconds: 0.3,
-        sample_interval_seconds: 0.1,
-      };
-      await Deno.writeTextFile(config, JSON.stringify(body));
-      const register = await trace([
-        "external-register",
-        "--target",
-        "refusing",
-        "--config",
-        config,
-        "--data-dir",
-        data,
-      ]);
-      assert.equal(register.code, 0, register.err);
+      const { data, run } = await registerAdapter(dir, "refusing", url);
       const runId = "run-20990101T000000Z-00000000000c";
       await interruptedCheckpoint(data, runId, {
         test: ["trace-doc-r1"],
         control: [],
-      }, {
-        target: { id: "refusing", base_url: url, source: "registered" },
-        config: parseStagingConfig(body),
-        namespaces: {
-          test: "trace-test-refusing",
-          control: "trace-control-refusing",
-        },
-      });
+      }, run);
       const cleanup = await trace([
         "external-cleanup",
         runId,
@@ -883,40 +874,17 @@ Deno.test("trace external-cleanup after a Ctrl-C calls off a deletion the adapte
     );
     try {
       const url = `http://127.0.0.1:${adapter.addr.port}`;
-      const data = `${dir}/data`;
-      const config = `${dir}/c.json`;
-      const body = {
-        base_url: url,
-        environment: "staging",
-        allow_synthetic_writes: true,
+      const { data, run } = await registerAdapter(dir, "hanging", url, {
         deletion_window_seconds: 1,
         sample_interval_seconds: 0.5,
         // Long enough that only the interrupt's bound ends the deletion.
         timeout_seconds: { delete: 60 },
-      };
-      await Deno.writeTextFile(config, JSON.stringify(body));
-      const register = await trace([
-        "external-register",
-        "--target",
-        "hanging",
-        "--config",
-        config,
-        "--data-dir",
-        data,
-      ]);
-      assert.equal(register.code, 0, register.err);
+      });
       const runId = "run-20990101T000000Z-00000000000d";
       await interruptedCheckpoint(data, runId, {
         test: ["trace-doc-h1"],
         control: [],
-      }, {
-        target: { id: "hanging", base_url: url, source: "registered" },
-        config: parseStagingConfig(body),
-        namespaces: {
-          test: "trace-test-hanging",
-          control: "trace-control-hanging",
-        },
-      });
+      }, run);
       const io = { ...captureIo(), interrupted: ctrlC.signal };
       const code = await main(
         ["external-cleanup", runId, "--data-dir", data],

@@ -932,16 +932,34 @@ Deno.test("Compare is in the navigation, and without runs asked for it offers th
   });
 });
 
+/** A page as a browser asks for it. */
+async function browseAs(
+  fixture: RunsFixture,
+  path: string,
+): Promise<Response> {
+  return await fixture.app.request(
+    at(path),
+    page({ ...BEARER, accept: "text/html" }),
+  );
+}
+
+/** The JSON twin of a refused page: 400 with the error `message`. */
+async function assertTwinRefused(
+  twin: Response,
+  message: string,
+): Promise<void> {
+  assert.equal(twin.status, 400);
+  assert.deepEqual(await twin.json(), {
+    error: { code: "invalid_request", message },
+  });
+}
+
 Deno.test("a refused comparison comes back as the compare page: the notice names the run to check, the form keeps what was typed", async () => {
   let reference = "";
   await withRunsApp(async (db) => {
     reference = (await referenceRuns(db, ["correct"]))[0]!.run_id;
   }, async (fixture) => {
-    const browse = (path: string) =>
-      fixture.app.request(
-        at(path),
-        page({ ...BEARER, accept: "text/html" }),
-      );
+    const browse = (path: string) => browseAs(fixture, path);
     // Run A alone: the page, its navigation, and Run B marked as missing.
     const typed = "run-20261129T214455Z-3f9a1c";
     const alone = await browse(`/compare?a=${typed}&b=`);
@@ -1028,15 +1046,10 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
       'Invalid /compare query: "c" is not one this page reads (a, b); remove it',
     );
     // The twin answers with the error as before.
-    const twin = await browse(`/compare.json?a=${typed}`);
-    assert.equal(twin.status, 400);
-    assert.deepEqual(await twin.json(), {
-      error: {
-        code: "invalid_request",
-        message:
-          "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
-      },
-    });
+    await assertTwinRefused(
+      await browse(`/compare.json?a=${typed}`),
+      "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
+    );
   });
 });
 
@@ -1044,11 +1057,7 @@ Deno.test("a refused runs filter comes back as the runs page: the notice names t
   await withRunsApp(async (db) => {
     await referenceRuns(db, ["correct"]);
   }, async (fixture) => {
-    const browse = (path: string) =>
-      fixture.app.request(
-        at(path),
-        page({ ...BEARER, accept: "text/html" }),
-      );
+    const browse = (path: string) => browseAs(fixture, path);
     // A value no option names: the page, the value kept and marked, 400.
     const bad = await browse("/runs?verdict=nope&kind=reference");
     assert.equal(bad.status, 400);
@@ -1103,15 +1112,10 @@ Deno.test("a refused runs filter comes back as the runs page: the notice names t
     assert.equal(markup.status, 400);
     assert.doesNotMatch(await markup.text(), /<i>x/);
     // The twin keeps the error.
-    const twin = await browse("/runs.json?verdict=nope");
-    assert.equal(twin.status, 400);
-    assert.deepEqual(await twin.json(), {
-      error: {
-        code: "invalid_request",
-        message:
-          'Invalid verdict "nope": expected one of PASS, FAIL, INCONCLUSIVE',
-      },
-    });
+    await assertTwinRefused(
+      await browse("/runs.json?verdict=nope"),
+      'Invalid verdict "nope": expected one of PASS, FAIL, INCONCLUSIVE',
+    );
   });
 });
 

@@ -653,12 +653,39 @@ Deno.test("a comparison counts one selection event and its candidates in the sin
   });
 });
 
-/** A page as a browser asks for it. */
-async function browse(fixture: Fixture, path: string): Promise<Response> {
+/** A page as a browser asks for it, as `bearer` (default the admin). */
+async function browse(
+  fixture: Fixture,
+  path: string,
+  bearer = ADMIN_TOKEN,
+): Promise<Response> {
   return await fixture.app.request(
     at(path),
-    page({ authorization: `Bearer ${ADMIN_TOKEN}`, accept: "text/html" }),
+    page({ authorization: `Bearer ${bearer}`, accept: "text/html" }),
   );
+}
+
+/** The token of a viewer bound to support-app, beside the admin. */
+const READER_TOKEN = "reader-token-0123456789abcdef";
+
+/** The trace pages over `seed` with the admin and a viewer of {@link READER_TOKEN}. */
+function withReaderApp(
+  seed: (db: TraceDb) => Promise<void>,
+  fn: (fixture: Fixture) => Promise<void>,
+): Promise<void> {
+  return withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed,
+    app: {
+      accounts: {
+        reader: {
+          token: READER_TOKEN,
+          role: "viewer",
+          application_id: "support-app",
+        },
+      },
+    },
+  }, fn);
 }
 
 /** The opening tag of the element with `id` in `html`. */
@@ -754,21 +781,9 @@ Deno.test("a refused finder search refills the form escaped and marks each field
 });
 
 Deno.test("the finder shows a tenant outside the account's scope, a cursor of other filters and a refused status or store on its own page", async () => {
-  const token = "reader-token-0123456789abcdef";
-  await withUiApp({
-    adminToken: ADMIN_TOKEN,
-    seed: seedAll,
-    app: {
-      accounts: {
-        reader: { token, role: "viewer", application_id: "support-app" },
-      },
-    },
-  }, async (fixture) => {
-    const as = (path: string) =>
-      fixture.app.request(
-        at(path),
-        page({ authorization: `Bearer ${token}`, accept: "text/html" }),
-      );
+  const token = READER_TOKEN;
+  await withReaderApp(seedAll, async (fixture) => {
+    const as = (path: string) => browse(fixture, path, token);
     // Another application typed by a tenant-bound account: 403, the form as typed.
     const other = await as(
       `/traces/find?application_id=legacy-app&thread_id=${INCIDENT.thread_id}`,
@@ -876,21 +891,9 @@ function finderFormQuery(html: string): URLSearchParams {
 }
 
 Deno.test("a refused finder search leaves out of its form the hidden value it was refused for, so sending it again works", async () => {
-  const token = "reader-token-0123456789abcdef";
-  await withUiApp({
-    adminToken: ADMIN_TOKEN,
-    seed: seedAll,
-    app: {
-      accounts: {
-        reader: { token, role: "viewer", application_id: "support-app" },
-      },
-    },
-  }, async (fixture) => {
-    const as = (bearer: string, path: string) =>
-      fixture.app.request(
-        at(path),
-        page({ authorization: `Bearer ${bearer}`, accept: "text/html" }),
-      );
+  const token = READER_TOKEN;
+  await withReaderApp(seedAll, async (fixture) => {
+    const as = (bearer: string, path: string) => browse(fixture, path, bearer);
     // A selection in another application: 403, and the form drops its application.
     const refused = await as(
       token,
@@ -990,32 +993,20 @@ Deno.test("the finder reads a time typed without a zone as UTC, and refuses one 
 });
 
 Deno.test("a refused comparison of roots comes back as its page: the notice names the field to correct, the form keeps what was sent", async () => {
-  const token = "reader-token-0123456789abcdef";
-  await withUiApp({
-    adminToken: ADMIN_TOKEN,
-    seed: async (db) => {
-      await seedAll(db);
-      // The incident's root id reused by another application.
-      await ingestEvents(db, [{
-        application_id: "legacy-app",
-        root_trace_id: "task-42",
-        event_id: "other-task-42",
-        agent_id: "bot",
-        kind: "retrieval",
-        started_at: "2026-11-30T10:00:00Z",
-      }]);
-    },
-    app: {
-      accounts: {
-        reader: { token, role: "viewer", application_id: "support-app" },
-      },
-    },
+  const token = READER_TOKEN;
+  await withReaderApp(async (db) => {
+    await seedAll(db);
+    // The incident's root id reused by another application.
+    await ingestEvents(db, [{
+      application_id: "legacy-app",
+      root_trace_id: "task-42",
+      event_id: "other-task-42",
+      agent_id: "bot",
+      kind: "retrieval",
+      started_at: "2026-11-30T10:00:00Z",
+    }]);
   }, async (fixture) => {
-    const as = (bearer: string, path: string) =>
-      fixture.app.request(
-        at(path),
-        page({ authorization: `Bearer ${bearer}`, accept: "text/html" }),
-      );
+    const as = (bearer: string, path: string) => browse(fixture, path, bearer);
     // A root id two applications share: 409, each side's application marked.
     const shared = await as(
       ADMIN_TOKEN,
