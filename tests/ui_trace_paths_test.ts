@@ -207,6 +207,45 @@ Deno.test("a run's root in the finder and inspection links its run page for an o
   });
 });
 
+Deno.test("the selected event's inspection leaves out finder filters the event does not meet, so the read shows it", async () => {
+  const run = "run-20261129T100000Z-000000000003";
+  const namespace = "trace-test-0003";
+  // As a deletion run records itself: the run event has no thread, its requests the test namespace.
+  const events = runEvents(run).map((event, i) =>
+    i === 0 ? event : { ...event, thread_id: namespace }
+  );
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: (db) => ingestEvents(db, events).then(() => {}),
+  }, async (fixture) => {
+    const finder = await (await get(
+      fixture,
+      `/traces/find?thread_id=${namespace}&run_id=${run}&selected=${run}:run&selected_application_id=trace`,
+    )).text();
+    const href = finder.match(
+      /<a class="button" href="([^"]+)">\s*Inspect its root/,
+    )?.[1]?.replaceAll("&amp;", "&");
+    assert.ok(href, "the selected event offers its inspection");
+    const params = new URL(href, "http://x").searchParams;
+    assert.equal(params.get("thread_id"), null);
+    assert.equal(params.get("run_id"), run, "a filter it meets is kept");
+    assert.match(params.get("from") ?? "", /thread_id%3D|thread_id=/);
+    const inspect = await (await get(fixture, href)).text();
+    assert.doesNotMatch(inspect, /is not in this read/);
+    // An event of the thread keeps the thread.
+    const child = await (await get(
+      fixture,
+      `/traces/find?thread_id=${namespace}&selected=${run}:phase:ingest&selected_application_id=trace`,
+    )).text();
+    assert.match(
+      child,
+      new RegExp(
+        `<a class="button" href="[^"]*thread_id=${namespace}[^"]*">\\s*Inspect its root`,
+      ),
+    );
+  });
+});
+
 Deno.test("inspection's twin carries its controls and the replay selection it would draft", async () => {
   await withHost({}, async (host) => {
     const path =

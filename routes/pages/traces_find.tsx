@@ -572,7 +572,7 @@ const SelectedPanel: FC<
     <SelectedEventSection>
       <EventDetail event={event} now={view.now} />
       <p class="actions">
-        <a class="button" href={inspectEventHref(event, params)}>
+        <a class="button" href={inspectEventHref(event, params, event)}>
           Inspect its root
         </a>
         <a href={eventPageHref(event)}>Event page</a>

@@ -348,6 +348,21 @@ export interface InspectTarget {
   agent_id?: string | null;
   memory_id?: string | null;
   selected?: string;
+  /**
+   * The selected event's own scope: a finder value it does not meet is not
+   * carried, since an event selected by id may lie outside the finder's
+   * filters, and a read narrowed past it would not show it.
+   */
+  scope?: EventScope;
+}
+
+/** The values of an event the carried finder selection is checked against. */
+export interface EventScope {
+  user_id: string | null;
+  thread_id: string | null;
+  turn_id: string | null;
+  run_id: string | null;
+  ts: string;
 }
 
 /** The finder selection an inspection keeps: thread, turn, run, memory, user and time. */
@@ -371,8 +386,11 @@ export function inspectHref(
   params.set("root_trace_id", target.root_trace_id);
   if (target.agent_id) params.set("agent_id", target.agent_id);
   else if (target.memory_id) params.set("memory_id", target.memory_id);
+  const { scope } = target;
   for (const key of CARRIED) {
-    for (const value of finder.getAll(key)) params.append(key, value);
+    for (const value of finder.getAll(key)) {
+      if (!scope || meets(scope, key, value)) params.append(key, value);
+    }
   }
   if (target.selected) params.set("selected", target.selected);
   const from = finderState(finder);
@@ -380,7 +398,28 @@ export function inspectHref(
   return hrefOf(INSPECT_PATH, params);
 }
 
-/** A link to inspect an event's root with the event selected, keeping the finder's selection. */
+/** True when an event of `scope` meets the finder value `value` of `key`. */
+function meets(
+  scope: EventScope,
+  key: typeof CARRIED[number],
+  value: string,
+): boolean {
+  switch (key) {
+    case "anonymous":
+      return scope.user_id === null;
+    case "start_time":
+      return Date.parse(scope.ts) >= Date.parse(value);
+    case "end_time":
+      return Date.parse(scope.ts) < Date.parse(value);
+    default:
+      return scope[key] === value;
+  }
+}
+
+/**
+ * A link to inspect an event's root with the event selected, keeping the
+ * finder's selection (where `scope`, the event's own, meets it).
+ */
 export function inspectEventHref(
   event: {
     application_id: string;
@@ -390,6 +429,7 @@ export function inspectEventHref(
     event_id: string;
   },
   finder: URLSearchParams,
+  scope?: EventScope,
 ): string {
   return inspectHref({
     application_id: event.application_id,
@@ -397,6 +437,7 @@ export function inspectEventHref(
     agent_id: event.agent_id,
     memory_id: event.memory_id,
     selected: event.event_id,
+    ...(scope ? { scope } : {}),
   }, finder);
 }
 
