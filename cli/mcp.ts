@@ -82,17 +82,26 @@ export function scopeArgs(scope: TraceScope): string[] {
   ];
 }
 
-/** What stderr and the -32700 answer say of a line the strict parser refused. */
+/**
+ * What stderr and the answer say of a line refused before the transport:
+ * -32700 for a line that is not strict JSON, -32600 for JSON that is no
+ * JSON-RPC 2.0 message (answered with its id when it gave a valid one).
+ */
 function refusedLine(
   refused: RefusedLine,
 ): { log: string; error: { code: number; message: string } } {
-  const where = `line ${refused.line} of stdin, column ${refused.column}`;
+  const column = refused.column === null ? { log: "", answer: "" } : {
+    log: ` at column ${refused.column}`,
+    answer: `, column ${refused.column}`,
+  };
+  const label = refused.code === -32600 ? "Invalid Request" : "Parse error";
   return {
     log:
-      `line ${refused.line} of stdin refused: ${refused.reason} at column ${refused.column}`,
+      `line ${refused.line} of stdin refused: ${refused.reason}${column.log}`,
     error: {
-      code: -32700,
-      message: `Parse error: ${refused.reason} at ${where}`,
+      code: refused.code,
+      message:
+        `${label}: ${refused.reason} at line ${refused.line} of stdin${column.answer}`,
     },
   };
 }
@@ -100,8 +109,8 @@ function refusedLine(
 /**
  * The JSON-RPC error for a stdin line the SDK could not read: JSON that is
  * no JSON-RPC message (-32600, which the SDK reports as its schema
- * library's issue dump). Lines that are not JSON never reach it
- * ({@link refusedLine}).
+ * library's issue dump). Lines that are not JSON, or lack
+ * `"jsonrpc": "2.0"`, never reach it ({@link refusedLine}).
  */
 function unreadableLine(
   error: Error,
@@ -162,17 +171,20 @@ export const mcp: Command = async (args, io) => {
     allowTraceQueries,
     log: (line) => io.err(`trace mcp: ${line}\n`),
   });
-  // A line that cannot be read has no id to answer; JSON-RPC answers it with a null id.
-  const answerUnread = (error: { code: number; message: string }) => {
+  // A line that cannot be read, or gives no valid id, is answered with a null id (JSON-RPC's rule).
+  const answerUnread = (
+    error: { code: number; message: string },
+    id: string | number | null = null,
+  ) => {
     stdio.send(
-      { jsonrpc: "2.0", id: null, error } as unknown as JSONRPCMessage,
+      { jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage,
     ).catch(() => {});
   };
   const lines = process.stdin.pipe(strictStdinLines({
     onRefused: (refused) => {
       const refusal = refusedLine(refused);
       io.err(`trace mcp: ${refusal.log}\n`);
-      answerUnread(refusal.error);
+      answerUnread(refusal.error, refused.id);
     },
   }));
   const stdio = new StdioServerTransport(lines);

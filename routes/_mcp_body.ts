@@ -3,17 +3,24 @@
  * sees it: strict JSON, as every other body the server reads. The transport
  * parses with `JSON.parse`, which reads a key given twice as its last value
  * (`{"id": 1, "id": 2}`) and answers any parse error without saying where.
- * The transport takes the parsed body as it is and checks the rest.
+ * A body without `"jsonrpc": "2.0"`, or an empty batch, is answered here
+ * as `trace mcp` answers it ({@link invalidRequest}). The transport takes
+ * the parsed body as it is and checks the rest.
  *
  * @module
  */
 
 import { HTTPException } from "hono/http-exception";
 import { StrictJsonError } from "../lib/json/strict_json.ts";
+import {
+  INVALID_REQUEST,
+  invalidRequest,
+  PARSE_ERROR,
+  type RpcId,
+} from "../lib/mcp/mod.ts";
 import { mediaType, readStrictJson } from "./_body.ts";
 
-/** JSON-RPC's parse error, and the code the transport answers a refused body with. */
-const PARSE_ERROR = -32700;
+/** The code the transport answers a refused body with. */
 const SERVER_ERROR = -32000;
 
 /**
@@ -26,8 +33,9 @@ export async function readMcpBody(
   maxBytes: number,
 ): Promise<{ body: unknown } | Response | undefined> {
   if (mediaType(request) !== "application/json") return undefined;
+  let body: unknown;
   try {
-    return { body: await readStrictJson(request, maxBytes) };
+    body = await readStrictJson(request, maxBytes);
   } catch (error) {
     if (error instanceof HTTPException) {
       const message = error.status === 413
@@ -45,11 +53,24 @@ export async function readMcpBody(
       `Parse error: ${what} at line ${error.line}, column ${error.column}`,
     );
   }
+  // The transport takes batches: an empty one is refused here.
+  const invalid = invalidRequest(body, { batches: true });
+  if (invalid === null) return { body };
+  return rpcError(
+    400,
+    INVALID_REQUEST,
+    `Invalid Request: ${invalid.reason}`,
+    invalid.id,
+  );
 }
 
-function rpcError(status: number, code: number, message: string): Response {
-  return Response.json(
-    { jsonrpc: "2.0", id: null, error: { code, message } },
-    { status },
-  );
+function rpcError(
+  status: number,
+  code: number,
+  message: string,
+  id: RpcId | null = null,
+): Response {
+  return Response.json({ jsonrpc: "2.0", id, error: { code, message } }, {
+    status,
+  });
 }

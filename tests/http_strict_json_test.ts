@@ -171,6 +171,26 @@ Deno.test("parseStrictJson() refuses integers a double would round, when asked",
   }
 });
 
+Deno.test("parseStrictJson() keeps every digit of integers past 2^53 as bigints, when asked", () => {
+  const exact = { exactIntegers: "bigint" } as const;
+  assert.deepEqual(
+    parseStrictJson(
+      '{"t":1700000000123456789,"n":[-9007199254740993,18446744073709551615]}',
+      exact,
+    ),
+    {
+      t: 1700000000123456789n,
+      n: [-9007199254740993n, 18446744073709551615n],
+    },
+  );
+  // Safe integers stay numbers, fractions and exponents stay doubles, and
+  // a literal past the double range is still refused.
+  for (const text of ["9007199254740991", "1.5e300", "9007199254740993.0"]) {
+    assert.equal(typeof parseStrictJson(text, exact), "number", text);
+  }
+  assert.equal(errorOf("1" + "0".repeat(400), exact).reason, "non_finite");
+});
+
 Deno.test("parseStrictJson() limits nesting depth", () => {
   const nested = (n: number) => "[".repeat(n) + "]".repeat(n);
   assert.deepEqual(reasonOf(nested(MAX_JSON_DEPTH)), "accepted");

@@ -68,6 +68,24 @@ async function connect(
 
 const BEARER = { Authorization: `Bearer ${TOKEN}` };
 
+/** Posts `body` to `/mcp` as an authenticated client; the status and the JSON answer (`null` for none). */
+async function postMcp(url: URL, body: string) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      ...BEARER,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+    },
+    body,
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    json: text === "" ? null : JSON.parse(text),
+  };
+}
+
 Deno.test("/mcp lists exactly the documented tools to an authenticated client; trace queries only when enabled", async () => {
   await withMcpServer({}, async ({ url }) => {
     const client = await connect(url, BEARER);
@@ -140,18 +158,7 @@ Deno.test("/mcp refuses unauthenticated, wrongly authenticated and cross-origin 
 
 Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors that say what is wrong", async () => {
   await withMcpServer({}, async ({ url }) => {
-    const send = async (body: string) => {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: {
-          ...BEARER,
-          "Content-Type": "application/json",
-          Accept: "application/json, text/event-stream",
-        },
-        body,
-      });
-      return { status: response.status, json: await response.json() };
-    };
+    const send = (body: string) => postMcp(url, body);
     const call = (params: unknown) =>
       send(
         JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params }),
@@ -202,6 +209,62 @@ Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors tha
     const listed = await call({ name: "trace.list_targets", arguments: {} });
     assert.equal(listed.status, 200);
     assert.equal(listed.json.error, undefined, JSON.stringify(listed.json));
+  });
+});
+
+Deno.test('/mcp answers a message without "jsonrpc": "2.0", and an empty batch, with Invalid Request', async () => {
+  await withMcpServer({}, async ({ url }) => {
+    for (
+      const [body, id, got] of [
+        ['{"id":7,"method":"tools/list"}', 7, 'an object without "jsonrpc"'],
+        [
+          '{"jsonrpc":"1.0","id":"a-1","method":"ping"}',
+          "a-1",
+          '"jsonrpc" with another version',
+        ],
+        ['{"jsonrpc":2,"id":3,"method":"ping"}', 3, '"jsonrpc" as a number'],
+        // No valid id to answer with: a fraction, an object, a rounded integer.
+        ['{"id":1.5,"method":"ping"}', null, 'an object without "jsonrpc"'],
+        ['{"id":{"n":1},"method":"ping"}', null, 'an object without "jsonrpc"'],
+        ['{"id":9007199254740993}', null, 'an object without "jsonrpc"'],
+        ["42", null, "a number"],
+        ["null", null, "null"],
+      ] as const
+    ) {
+      const { status, json } = await postMcp(url, body);
+      assert.equal(status, 400, body);
+      assert.deepEqual(json, {
+        jsonrpc: "2.0",
+        id,
+        error: {
+          code: -32600,
+          message:
+            `Invalid Request: a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" (got ${got})`,
+        },
+      }, body);
+    }
+    // One error for an empty batch, not an empty answer.
+    assert.deepEqual(await postMcp(url, " [ ] "), {
+      status: 400,
+      json: {
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message:
+            "Invalid Request: the batch is empty; send at least one message",
+        },
+      },
+    });
+    // Everything else still goes to the transport, as it did.
+    const notifications = await postMcp(
+      url,
+      '[{"jsonrpc":"2.0","method":"notifications/initialized"}]',
+    );
+    assert.deepEqual(notifications, { status: 202, json: null });
+    const noMethod = await postMcp(url, '{"jsonrpc":"2.0","id":5}');
+    assert.equal(noMethod.status, 400);
+    assert.equal(noMethod.json.error.code, -32700);
   });
 });
 

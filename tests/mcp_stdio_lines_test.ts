@@ -44,9 +44,36 @@ Deno.test("strictStdinLines() holds back a line with a key given twice and names
     PING,
   ]);
   assert.equal(passed, PING + PING);
-  assert.deepEqual(refused.map((r) => [r.line, r.reason]), [
-    [2, "a key given twice"],
+  assert.deepEqual(refused.map((r) => [r.line, r.reason, r.code, r.id]), [
+    [2, "a key given twice", -32700, null],
   ]);
+});
+
+Deno.test('strictStdinLines() holds back a message without "jsonrpc": "2.0" with its id, and passes arrays on', async () => {
+  const batches = '[]\n[{"jsonrpc":"2.0","id":5,"method":"ping"}]\n';
+  const { passed, refused } = await read([
+    '{"id":7,"method":"ping"}\n',
+    '{"jsonrpc":"1.0","id":"x","method":"ping"}\n',
+    '{"id":[7],"method":"ping"}\n',
+    "42\n",
+    batches,
+    PING,
+  ]);
+  // The stdio transport takes no batch: an empty one is refused there as every batch is.
+  assert.equal(passed, batches + PING);
+  assert.deepEqual(
+    refused.map((r) => [r.line, r.code, r.id, r.column]),
+    [[1, -32600, 7, null], [2, -32600, "x", null], [3, -32600, null, null], [
+      4,
+      -32600,
+      null,
+      null,
+    ]],
+  );
+  assert.equal(
+    refused[0]?.reason,
+    'a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" (got an object without "jsonrpc")',
+  );
 });
 
 Deno.test("strictStdinLines() passes an over-long line on whole, unread, and reads the next one again", async () => {

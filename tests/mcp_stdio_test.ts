@@ -404,23 +404,47 @@ Deno.test("trace mcp answers a line that is not JSON, or not JSON-RPC, with an e
   await withTempDir(async (dir) => {
     const { answers, err } = await mcpLines(
       ["--data-dir", dir],
-      'not json\n{"hello":1}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+      'not json\n{"hello":1}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n' +
+        '{"id":5,"method":"ping"}\n{"jsonrpc":"2.0","hello":1}\n[]\n',
     );
+    // Answers come as each is ready, the ping's after the refusals.
     assert.deepEqual(
-      answers.map((a) => [a.id, (a.error as { code: number })?.code]),
-      [[null, -32700], [null, -32600], [1, undefined]],
+      answers.map((a) => [a.id, (a.error as { code: number })?.code]).sort(),
+      [[null, -32600], [null, -32600], [null, -32600], [null, -32700], [
+        1,
+        undefined,
+      ], [5, -32600]],
     );
-    assert.match(
-      String((answers[0]!.error as { message: string }).message),
-      /^Parse error: unexpected character at line 1 of stdin, column 1$/,
+    const messages = answers.map((a) =>
+      (a.error as { message: string } | undefined)?.message
     );
-    assert.match(
-      String((answers[1]!.error as { message: string }).message),
-      /^Invalid Request: a line on stdin is not a JSON-RPC message/,
+    const invalid = (line: number) =>
+      `Invalid Request: a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" (got an object without "jsonrpc") at line ${line} of stdin`;
+    for (
+      const message of [
+        "Parse error: unexpected character at line 1 of stdin, column 1",
+        // No "jsonrpc": "2.0": answered before the SDK (line 4 with its id 5).
+        invalid(2),
+        invalid(4),
+      ]
+    ) assert.ok(messages.includes(message), message);
+    // Other JSON that is no message, and every batch (the stdio transport
+    // takes none, so not the empty one either), are answered by the SDK.
+    assert.equal(
+      messages.filter((m) =>
+        m?.startsWith(
+          "Invalid Request: a line on stdin is not a JSON-RPC message",
+        )
+      ).length,
+      2,
     );
     assert.match(
       err,
       /trace mcp: line 1 of stdin refused: unexpected character at column 1\n/,
+    );
+    assert.match(
+      err,
+      /trace mcp: line 4 of stdin refused: a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" \(got an object without "jsonrpc"\)\n/,
     );
     assert.match(err, /trace mcp: a line on stdin is not a JSON-RPC message/);
   });

@@ -89,8 +89,8 @@ export interface Cursor {
   readonly budget: JsonBudget | undefined;
   /** Most items of the top-level array (`Infinity`: unbounded). */
   readonly maxTopLevelItems: number;
-  /** Refuse integer literals a double cannot hold exactly. */
-  readonly exactIntegers: boolean;
+  /** Integer literals a double cannot hold exactly: rounded (`false`), refused (`true`) or kept as `bigint`. */
+  readonly exactIntegers: boolean | "bigint";
   /** Skip `//` line and block comments where whitespace may stand (config files). */
   readonly comments?: boolean;
 }

@@ -94,11 +94,11 @@ function readEscape(cursor: Cursor): string {
 }
 
 /**
- * Reads a number; `NaN`, `Infinity` and out-of-range literals are refused,
- * and with `exactIntegers` so is an integer literal beyond ±(2^53 - 1), which
- * a double would silently round.
+ * Reads a number; `NaN`, `Infinity` and out-of-range literals are refused.
+ * An integer literal beyond ±(2^53 - 1), which a double would silently
+ * round, is refused or kept as a `bigint` when the cursor asks.
  */
-export function readNumber(cursor: Cursor): number {
+export function readNumber(cursor: Cursor): number | bigint {
   for (const word of ["NaN", "Infinity", "-Infinity"]) {
     if (cursor.text.startsWith(word, cursor.pos)) {
       fail(cursor, "non_finite", `${word} is not JSON`);
@@ -108,13 +108,13 @@ export function readNumber(cursor: Cursor): number {
   const match = NUMBER.exec(cursor.text);
   if (!match) fail(cursor, "syntax", "unexpected character");
   const value = Number(match[0]);
+  // Checked first, also for bigints: it bounds the digits BigInt() reads.
   if (!Number.isFinite(value)) {
     fail(cursor, "non_finite", "number out of range");
   }
-  if (
-    cursor.exactIntegers && !Number.isSafeInteger(value) &&
-    !/[.eE]/.test(match[0])
-  ) {
+  const inexact = cursor.exactIntegers !== false &&
+    !Number.isSafeInteger(value) && !/[.eE]/.test(match[0]);
+  if (inexact && cursor.exactIntegers === true) {
     fail(
       cursor,
       "inexact_integer",
@@ -122,7 +122,7 @@ export function readNumber(cursor: Cursor): number {
     );
   }
   cursor.pos = NUMBER.lastIndex;
-  return value;
+  return inexact ? BigInt(match[0]) : value;
 }
 
 /** Consumes `word` if the text continues with it. */

@@ -8,8 +8,9 @@
  * nesting deeper than {@link MAX_JSON_DEPTH}, each with a stable
  * {@link StrictJsonReason} and a line and column. Options bound the number
  * of values built (a budget that NDJSON lines can share), the items of the
- * top-level array, and integers a double cannot hold exactly; each bound is
- * checked while reading, before anything past it is built.
+ * top-level array, and integers a double cannot hold exactly (refused, or
+ * kept as `bigint`); each bound is checked while reading, before anything
+ * past it is built.
  *
  * @module
  */
@@ -36,8 +37,14 @@ export interface StrictJsonOptions {
   budget?: JsonBudget;
   /** Most items of the top-level array; reason `too_many_items` past it. */
   maxTopLevelItems?: number;
-  /** Refuse integer literals beyond ±(2^53 - 1) (reason `inexact_integer`) instead of rounding them. */
-  exactIntegers?: boolean;
+  /**
+   * Integer literals beyond ±(2^53 - 1), which a double would round: `true`
+   * refuses them (reason `inexact_integer`), `"bigint"` hands them back as
+   * `bigint` with every digit kept; by default they are rounded as
+   * `JSON.parse` rounds them. Literals with a fraction or an exponent are
+   * always read as doubles.
+   */
+  exactIntegers?: boolean | "bigint";
   /** Allow `//` line and block comments between tokens (config files people edit by hand). */
   comments?: boolean;
   /** Nesting limit (default {@link MAX_JSON_DEPTH}); reason `too_deep` past it. */

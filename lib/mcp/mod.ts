@@ -54,3 +54,11 @@ export {
   strictStdinLines,
   type StrictStdinOptions,
 } from "./stdio_lines.ts";
+export {
+  INVALID_REQUEST,
+  type InvalidRequest,
+  invalidRequest,
+  type InvalidRequestOptions,
+  PARSE_ERROR,
+  type RpcId,
+} from "./rpc_request.ts";

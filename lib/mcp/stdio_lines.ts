@@ -3,9 +3,10 @@
  * bodies. The SDK's stdio transport parses each stdin line with
  * `JSON.parse`, which reads a key given twice as its last value
  * (`{"id": 1, "id": 2}`). {@link strictStdinLines} sits between stdin and
- * the transport: it reads each line with the strict parser and passes the
- * lines it accepts on byte for byte (the SDK then parses them as before),
- * and holds back the lines it refuses, naming each to `onRefused`.
+ * the transport: it reads each line with the strict parser, checks it as
+ * `/mcp` does ({@link invalidRequest}: a message without `"jsonrpc": "2.0"`),
+ * passes the lines it accepts on byte for byte (the SDK then parses them as
+ * before), and holds back the lines it refuses, naming each to `onRefused`.
  *
  * @module
  */
@@ -13,15 +14,25 @@
 import { Buffer } from "node:buffer";
 import { Transform, type TransformCallback } from "node:stream";
 import { parseStrictJson, StrictJsonError } from "../json/strict_json.ts";
+import {
+  INVALID_REQUEST,
+  invalidRequest,
+  PARSE_ERROR,
+  type RpcId,
+} from "./rpc_request.ts";
 
-/** A stdin line the strict parser refused: where, and why in one line. */
+/** A stdin line refused before the transport: where, why in one line, and how to answer it. */
 export interface RefusedLine {
   /** 1-based line of stdin. */
   line: number;
-  /** 1-based column within the line, where the problem was noticed. */
-  column: number;
+  /** 1-based column within the line where the JSON broke; `null` when the whole message is wrong. */
+  column: number | null;
   /** What was wrong, e.g. "a key given twice". */
   reason: string;
+  /** The JSON-RPC error code to answer with: -32700 (not strict JSON) or -32600 (no JSON-RPC 2.0 message). */
+  code: number;
+  /** The id to answer with: the request's, when the line gave a valid one, else `null`. */
+  id: RpcId | null;
 }
 
 /** Options for {@link strictStdinLines}. */
@@ -89,13 +100,13 @@ export function strictStdinLines(options: StrictStdinOptions): Transform {
   });
 }
 
-/** Why the strict parser refuses `line` (ending in its newline), or `null`. */
+/** Why `line` (ending in its newline) is refused before the transport, or `null`. */
 function refusal(line: Buffer, lineNumber: number): RefusedLine | null {
   // Decoded as the SDK decodes it: UTF-8, without the newline or a "\r" before it.
   const text = line.toString("utf8", 0, line.length - 1).replace(/\r$/, "");
+  let message: unknown;
   try {
-    parseStrictJson(text);
-    return null;
+    message = parseStrictJson(text);
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     return {
@@ -104,6 +115,12 @@ function refusal(line: Buffer, lineNumber: number): RefusedLine | null {
       reason: error.reason === "duplicate_key"
         ? "a key given twice"
         : error.detail,
+      code: PARSE_ERROR,
+      id: null,
     };
   }
+  // The stdio transport takes no batch: every array is left to it.
+  const invalid = invalidRequest(message, { batches: false });
+  if (invalid === null) return null;
+  return { line: lineNumber, column: null, code: INVALID_REQUEST, ...invalid };
 }

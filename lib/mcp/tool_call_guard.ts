@@ -19,6 +19,7 @@ import type {
   JSONRPCMessage,
   MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
+import { kindOf } from "./_kind.ts";
 
 /** JSON-RPC's invalid-params code. */
 const INVALID_PARAMS = -32602;
@@ -112,12 +113,4 @@ export function toolCallProblem(message: unknown): string | null {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A value's kind for a message, never the value itself. */
-function kindOf(value: unknown): string {
-  if (value === undefined) return "nothing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return `a ${typeof value}`;
 }

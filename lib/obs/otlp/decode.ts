@@ -8,7 +8,12 @@
  * JSON follows the OTLP/JSON rules: lowerCamelCase keys, hex trace and span
  * ids, 64-bit integers as strings or numbers, enums as integers (their names
  * are accepted too), bytes as base64, unknown fields ignored. It is parsed
- * strictly (duplicate keys are refused).
+ * strictly (duplicate keys are refused). A time sent as an integer literal
+ * keeps every digit, as a string does: `JSON.parse` would round one past
+ * 2^53 by up to a few hundred nanoseconds, which can merge or move a
+ * millisecond. Every other number (an `intValue` included, see `toInt`),
+ * and a time written with a fraction or an exponent, is read as the double
+ * `JSON.parse` makes of it, as the producer's own double was.
  *
  * Every attribute list (resource, scope, span, span event, link and
  * `kvlistValue`) is checked the same way in both encodings, and a request
@@ -133,34 +138,42 @@ const MAX_VALUE_DEPTH = OTLP_LIMITS.valueDepth;
  */
 const MAX_OTLP_JSON_DEPTH = 4 * (MAX_VALUE_DEPTH + 1) + 16;
 
-// The wire shape both encodings are brought to before validation.
-interface WireAnyValue {
+// The wire shape both encodings are brought to before validation; as
+// parsed, a JSON number may still be a `bigint` (`Big`), read as a double
+// by validation.
+interface WireAnyValue<Big = never> {
   stringValue?: string | null | undefined;
   boolValue?: boolean | null | undefined;
-  intValue?: string | number | null | undefined;
-  doubleValue?: string | number | null | undefined;
+  intValue?: string | number | Big | null | undefined;
+  doubleValue?: string | number | Big | null | undefined;
   arrayValue?:
-    | { values?: WireAnyValue[] | null | undefined }
+    | { values?: WireAnyValue<Big>[] | null | undefined }
     | null
     | undefined;
   kvlistValue?:
-    | { values?: WireKeyValue[] | null | undefined }
+    | { values?: WireKeyValue<Big>[] | null | undefined }
     | null
     | undefined;
   bytesValue?: string | Uint8Array | null | undefined;
 }
-interface WireKeyValue {
+interface WireKeyValue<Big = never> {
   key: string;
-  value?: WireAnyValue | null | undefined;
+  value?: WireAnyValue<Big> | null | undefined;
 }
 
 const Bytes = v.union(
   [v.string(), v.instance(Uint8Array)],
   "must be a hex or base64 string",
 );
+/**
+ * An integer literal past 2^53, which the parser keeps as a `bigint`, read
+ * as the double `JSON.parse` makes of it: only times take it exactly.
+ */
+const AsDouble = v.pipe(v.bigint(), v.transform(Number));
 const Int64 = v.union([
   v.pipe(v.string(), v.regex(/^-?\d{1,20}$/, "must be a decimal integer")),
   v.pipe(v.number(), v.integer("must be an integer")),
+  AsDouble,
 ], "must be an integer or a decimal integer string");
 const UINT64_MAX = 2n ** 64n - 1n;
 const inUint64 = (text: string) =>
@@ -181,9 +194,15 @@ const Uint64 = v.union([
     // 2 ** 64 is the first double past the range (no double equals its end).
     v.check((n) => n < 2 ** 64, UINT64_RANGE),
   ),
+  // An integer literal past 2^53, every digit kept (see parseJson).
+  v.pipe(
+    v.bigint(),
+    v.minValue(0n, UINT64_RANGE),
+    v.maxValue(UINT64_MAX, UINT64_RANGE),
+  ),
 ], "must be a non-negative integer or decimal integer string");
 const Enum = v.union(
-  [v.pipe(v.number(), v.integer()), v.string()],
+  [v.pipe(v.number(), v.integer()), v.string(), AsDouble],
   "must be an enum number or name",
 );
 const list = <T extends v.GenericSchema>(item: T) =>
@@ -196,17 +215,23 @@ const list = <T extends v.GenericSchema>(item: T) =>
 const objectMessage = (what: string) => (issue: v.BaseIssue<unknown>) =>
   issue.received === "undefined" ? "is required" : `must be ${what}`;
 
-const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
+// Typed by hand: the two schemas refer to each other.
+type AnyValueSchemaType = v.GenericSchema<WireAnyValue<bigint>, WireAnyValue>;
+type KeyValueSchemaType = v.GenericSchema<WireKeyValue<bigint>, WireKeyValue>;
+
+const AnyValueSchema: AnyValueSchemaType = v.lazy(() =>
   v.object({
     stringValue: v.nullish(v.string("must be a string")),
     boolValue: v.nullish(v.boolean("must be a boolean")),
     intValue: v.nullish(Int64),
     // Any number, NaN included (protobuf carries it); a string is checked with its path later.
     doubleValue: v.nullish(
-      v.custom<number | string>(
-        (value) => typeof value === "number" || typeof value === "string",
-        "must be a number or a decimal string",
-      ),
+      v.union([
+        v.custom<number | string>(
+          (value) => typeof value === "number" || typeof value === "string",
+        ),
+        AsDouble,
+      ], "must be a number or a decimal string"),
     ),
     arrayValue: v.nullish(
       v.object(
@@ -223,7 +248,7 @@ const AnyValueSchema: v.GenericSchema<WireAnyValue> = v.lazy(() =>
     bytesValue: v.nullish(Bytes),
   }, objectMessage("an AnyValue object"))
 );
-const KeyValueSchema: v.GenericSchema<WireKeyValue> = v.object({
+const KeyValueSchema: KeyValueSchemaType = v.object({
   key: v.string("must be a string"),
   value: v.nullish(AnyValueSchema),
 }, objectMessage("a {key, value} object"));
@@ -366,6 +391,8 @@ function parseJson(body: Uint8Array): unknown {
     value = /^[ \t\n\r]*$/.test(text) ? EMPTY_BODY : parseStrictJson(text, {
       budget: jsonBudget(MAX_BATCH_JSON_VALUES),
       maxDepth: MAX_OTLP_JSON_DEPTH,
+      // Times past 2^53 keep every digit; the schema reads the rest as doubles.
+      exactIntegers: "bigint",
     });
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
