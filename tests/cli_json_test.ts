@@ -194,3 +194,58 @@ Deno.test("an error that quotes what was typed sends no control character to the
   await main(["\u001b[2Jrun"], unknown);
   assert.ok(!unknown.stderr().includes("\u001b"), unknown.stderr());
 });
+
+Deno.test("a single-value flag given twice is refused by every command, while collecting flags and switches repeat", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string[], string, string][] = [
+      [
+        ["external-runs", "--target", "a", "--target", "b"],
+        "external-runs",
+        '--target given twice ("a", "b")',
+      ],
+      [
+        ["external-run", "--target=a", "--target", "a"],
+        "external-run",
+        '--target given twice ("a", "a")',
+      ],
+      [
+        ["events", "query", "--data-dir", dir, "--data-dir", `${dir}/x`],
+        "events query",
+        `--data-dir given twice (${JSON.stringify(dir)}, ${
+          JSON.stringify(`${dir}/x`)
+        })`,
+      ],
+      [
+        ["obs", "health", "--samples", "3", "--samples", "-1"],
+        "obs health",
+        '--samples given twice ("3", "-1")',
+      ],
+    ];
+    for (const [args, path, problem] of cases) {
+      const message = `${problem}: give it once; see trace ${path} --help`;
+      const text = await trace(args);
+      assert.equal(text.code, 2, args.join(" "));
+      assert.equal(text.err, `trace ${path}: ${message}\n`);
+      const json = await trace([...args, "--json"]);
+      assert.equal(json.code, 2, args.join(" "));
+      assert.deepEqual(oneJsonError(json.out, args.join(" ")), {
+        code: "usage",
+        message,
+      });
+    }
+    const empty = ["--data-dir", `${dir}/empty`];
+    const repeated = await trace([
+      "events",
+      "query",
+      "--kind",
+      "memory.write",
+      "--kind",
+      "memory.delete",
+      "--json",
+      "--json",
+      ...empty,
+    ]);
+    // Past the flags: the empty data directory is the only complaint.
+    assert.match(JSON.parse(repeated.out).error.message, /^No Trace data at /);
+  });
+});
