@@ -20,6 +20,7 @@ import { tableLines } from "./cli/_table.ts";
 import type { Subcommand } from "./cli/reference.ts";
 import { errorMessage, UsageError } from "./lib/errors.ts";
 import { explainSqlite } from "./lib/sqlite_errors.ts";
+import { clipValue, quoteValue } from "./lib/echo.ts";
 
 /** Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, a usage/config error or a refusal (a broken ledger too). */
 export const EXIT = { pass: 0, fail: 1, inconclusive: 2, usage: 2 } as const;
@@ -357,7 +358,7 @@ function unknown(word: string, known: string[], where: string): Resolution {
   const guess = closestName(word, known);
   return {
     kind: "unknown",
-    message: `trace${where}: unknown command "${word}"; ${
+    message: `trace${where}: unknown command ${quoteValue(word)}; ${
       guess
         ? `did you mean "${guess}"? (trace${where} --help lists them all)`
         : `run trace${where} --help for the list`
@@ -427,8 +428,11 @@ function resolve(args: string[]): Resolution {
     if (first === "--json" && rest.length > 0) return resolve([...rest, first]);
     return {
       kind: "unknown",
-      message:
-        `trace: "${first}" is an option, and options go after the command (e.g. trace external-runs ${first} …); run trace --help for the commands`,
+      message: `trace: ${
+        quoteValue(first)
+      } is an option, and options go after the command (e.g. trace external-runs ${
+        clipValue(first)
+      } …); run trace --help for the commands`,
     };
   }
   if (first === "help") {

@@ -9,7 +9,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import * as v from "valibot";
 import { UsageError } from "../lib/errors.ts";
 import { OpaqueIdSchema } from "../lib/obs/model.ts";
-import { quoteValue } from "../lib/echo.ts";
+import { clipValue, ECHO_LIMIT, quoteValue } from "../lib/echo.ts";
 
 /** Flag declarations in `node:util` form. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -66,9 +66,9 @@ export function parseFlags<const T extends FlagSpec>(
     }
     if (count > (positionals.max ?? 0)) {
       throw new UsageError(
-        `Unexpected argument "${
-          parsed.positionals[positionals.max ?? 0]
-        }"; see trace ${command} --help`,
+        `Unexpected argument ${
+          quoteValue(parsed.positionals[positionals.max ?? 0]!)
+        }; see trace ${command} --help`,
       );
     }
   }
@@ -84,7 +84,13 @@ function parseProblem(error: unknown): string {
     /^Option '(-[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/
       .exec(message);
   if (missing) return `${missing[1]} needs a value`;
-  return message.replace(/\. To specify.*$/, "").replace(/\.$/, "");
+  // The parser quotes what was typed in single quotes, a pasted blob too.
+  return message.replace(/\. To specify.*$/, "").replace(/\.$/, "")
+    .replace(
+      /'([^']*)'/g,
+      (quoted, typed: string) =>
+        typed.length > ECHO_LIMIT ? quoteValue(typed) : quoted,
+    );
 }
 
 /**
@@ -166,9 +172,7 @@ export function parseIntegerFlag(
   if (value === undefined) return undefined;
   if (/^\d{16,}$/.test(value)) {
     throw new UsageError(
-      `--${flag} ${value.slice(0, 32)}${
-        value.length > 32 ? "…" : ""
-      } is too large; ${
+      `--${flag} ${clipValue(value)} is too large; ${
         rule.max === undefined
           ? "give at most 15 digits"
           : `give a number from ${rule.min} to ${rule.max}`
@@ -184,7 +188,7 @@ export function parseIntegerFlag(
     throw new UsageError(
       `--${flag} must be a whole number${
         rule.unit ? ` of ${rule.unit}` : ""
-      } ${range}, got "${value}"`,
+      } ${range}, got ${quoteValue(value)}`,
     );
   }
   return n;
