@@ -516,12 +516,16 @@ export async function main(
   if (json) {
     io.onExitAtOnce?.((note) => {
       if (stdout.wrote()) return;
-      printJson(io, {
-        error: {
-          code: "interrupted",
-          message: note ?? "interrupted again: exited at once",
+      const answer = stdout.exitAnswer();
+      printJson(
+        io,
+        answer ? answer(note) : {
+          error: {
+            code: "interrupted",
+            message: note ?? "interrupted again: exited at once",
+          },
         },
-      });
+      );
     });
   }
   try {
@@ -538,9 +542,14 @@ export async function main(
   }
 }
 
-/** `io` with a note of whether anything reached stdout. */
-function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
+/** `io` with a note of whether anything reached stdout, and the command's answer to a second Ctrl-C. */
+function trackStdout(io: CliIo): {
+  io: CliIo;
+  wrote: () => boolean;
+  exitAnswer: () => ((note: string | null) => unknown) | null;
+} {
   let wrote = false;
+  let exitAnswer: ((note: string | null) => unknown) | null = null;
   const tracked: CliIo = {
     out(text) {
       if (text.length > 0) wrote = true;
@@ -557,8 +566,9 @@ function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
     },
     setExitNote: (note) => io.setExitNote?.(note),
     onExitAtOnce: (hook) => io.onExitAtOnce?.(hook),
+    setExitAnswer: (answer) => void (exitAnswer = answer),
   };
-  return { io: tracked, wrote: () => wrote };
+  return { io: tracked, wrote: () => wrote, exitAnswer: () => exitAnswer };
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));
