@@ -20,6 +20,7 @@ import { tableLines } from "./cli/_table.ts";
 import type { Subcommand } from "./cli/reference.ts";
 import { errorMessage, UsageError } from "./lib/errors.ts";
 import { explainSqlite } from "./lib/sqlite_errors.ts";
+import { clipValue, quoteValue } from "./lib/echo.ts";
 
 /** Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, a usage/config error or a refusal (a broken ledger too). */
 export const EXIT = { pass: 0, fail: 1, inconclusive: 2, usage: 2 } as const;
@@ -357,7 +358,7 @@ function unknown(word: string, known: string[], where: string): Resolution {
   const guess = closestName(word, known);
   return {
     kind: "unknown",
-    message: `trace${where}: unknown command "${word}"; ${
+    message: `trace${where}: unknown command ${quoteValue(word)}; ${
       guess
         ? `did you mean "${guess}"? (trace${where} --help lists them all)`
         : `run trace${where} --help for the list`
@@ -427,8 +428,11 @@ function resolve(args: string[]): Resolution {
     if (first === "--json" && rest.length > 0) return resolve([...rest, first]);
     return {
       kind: "unknown",
-      message:
-        `trace: "${first}" is an option, and options go after the command (e.g. trace external-runs ${first} …); run trace --help for the commands`,
+      message: `trace: ${
+        quoteValue(first)
+      } is an option, and options go after the command (e.g. trace external-runs ${
+        clipValue(first)
+      } …); run trace --help for the commands`,
     };
   }
   if (first === "help") {
@@ -512,12 +516,16 @@ export async function main(
   if (json) {
     io.onExitAtOnce?.((note) => {
       if (stdout.wrote()) return;
-      printJson(io, {
-        error: {
-          code: "interrupted",
-          message: note ?? "interrupted again: exited at once",
+      const answer = stdout.exitAnswer();
+      printJson(
+        io,
+        answer ? answer(note) : {
+          error: {
+            code: "interrupted",
+            message: note ?? "interrupted again: exited at once",
+          },
         },
-      });
+      );
     });
   }
   try {
@@ -534,9 +542,14 @@ export async function main(
   }
 }
 
-/** `io` with a note of whether anything reached stdout. */
-function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
+/** `io` with a note of whether anything reached stdout, and the command's answer to a second Ctrl-C. */
+function trackStdout(io: CliIo): {
+  io: CliIo;
+  wrote: () => boolean;
+  exitAnswer: () => ((note: string | null) => unknown) | null;
+} {
   let wrote = false;
+  let exitAnswer: ((note: string | null) => unknown) | null = null;
   const tracked: CliIo = {
     out(text) {
       if (text.length > 0) wrote = true;
@@ -553,8 +566,9 @@ function trackStdout(io: CliIo): { io: CliIo; wrote: () => boolean } {
     },
     setExitNote: (note) => io.setExitNote?.(note),
     onExitAtOnce: (hook) => io.onExitAtOnce?.(hook),
+    setExitAnswer: (answer) => void (exitAnswer = answer),
   };
-  return { io: tracked, wrote: () => wrote };
+  return { io: tracked, wrote: () => wrote, exitAnswer: () => exitAnswer };
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -9,9 +9,15 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import * as v from "valibot";
 import { UsageError } from "../lib/errors.ts";
 import { OpaqueIdSchema } from "../lib/obs/model.ts";
+import { clipValue, ECHO_LIMIT, quoteValue } from "../lib/echo.ts";
 
 /** Flag declarations in `node:util` form. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
+
+/** One option or positional as the parser met it, in order. */
+type ParsedToken =
+  | { kind: "option"; name: string; value?: string | undefined }
+  | { kind: "positional" | "option-terminator" };
 
 /** Flags every data-touching command accepts. */
 export const DATA_FLAGS = {
@@ -41,10 +47,12 @@ export function parseFlags<const T extends FlagSpec>(
       options,
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
   } catch (error) {
     throw new UsageError(`${parseProblem(error)}; see trace ${command} --help`);
   }
+  refuseRepeatedValues(command, parsed.tokens, options);
   refuseEmptyValues(command, parsed.values);
   const count = parsed.positionals.length;
   if (!(parsed.values as { help?: boolean }).help) {
@@ -58,9 +66,9 @@ export function parseFlags<const T extends FlagSpec>(
     }
     if (count > (positionals.max ?? 0)) {
       throw new UsageError(
-        `Unexpected argument "${
-          parsed.positionals[positionals.max ?? 0]
-        }"; see trace ${command} --help`,
+        `Unexpected argument ${
+          quoteValue(parsed.positionals[positionals.max ?? 0]!)
+        }; see trace ${command} --help`,
       );
     }
   }
@@ -76,7 +84,42 @@ function parseProblem(error: unknown): string {
     /^Option '(-[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/
       .exec(message);
   if (missing) return `${missing[1]} needs a value`;
-  return message.replace(/\. To specify.*$/, "").replace(/\.$/, "");
+  // The parser quotes what was typed in single quotes, a pasted blob too.
+  return message.replace(/\. To specify.*$/, "").replace(/\.$/, "")
+    .replace(
+      /'([^']*)'/g,
+      (quoted, typed: string) =>
+        typed.length > ECHO_LIMIT ? quoteValue(typed) : quoted,
+    );
+}
+
+/**
+ * Refuses a single-value flag given twice (`--target a --target b`): the
+ * parser would keep the last one, and which one the user meant is a guess.
+ * Flags declared `multiple` collect every value; a repeated boolean changes
+ * nothing.
+ */
+function refuseRepeatedValues(
+  command: string,
+  tokens: readonly ParsedToken[],
+  options: FlagSpec,
+): void {
+  const seen = new Map<string, string>();
+  for (const token of tokens) {
+    if (token.kind !== "option" || token.value === undefined) continue;
+    const spec = options[token.name];
+    if (spec?.type !== "string" || spec.multiple) continue;
+    const first = seen.get(token.name);
+    if (first === undefined) {
+      seen.set(token.name, token.value);
+      continue;
+    }
+    throw new UsageError(
+      `--${token.name} given twice (${quoteValue(first)}, ${
+        quoteValue(token.value)
+      }): give it once; see trace ${command} --help`,
+    );
+  }
 }
 
 /**
@@ -129,9 +172,7 @@ export function parseIntegerFlag(
   if (value === undefined) return undefined;
   if (/^\d{16,}$/.test(value)) {
     throw new UsageError(
-      `--${flag} ${value.slice(0, 32)}${
-        value.length > 32 ? "…" : ""
-      } is too large; ${
+      `--${flag} ${clipValue(value)} is too large; ${
         rule.max === undefined
           ? "give at most 15 digits"
           : `give a number from ${rule.min} to ${rule.max}`
@@ -147,7 +188,7 @@ export function parseIntegerFlag(
     throw new UsageError(
       `--${flag} must be a whole number${
         rule.unit ? ` of ${rule.unit}` : ""
-      } ${range}, got "${value}"`,
+      } ${range}, got ${quoteValue(value)}`,
     );
   }
   return n;

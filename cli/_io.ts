@@ -31,6 +31,13 @@ export interface CliIo {
    * ends the process at once (`--json` prints its one object there).
    */
   onExitAtOnce?(hook: (note: string | null) => void): void;
+  /**
+   * The one object `--json` prints when a second Ctrl-C or SIGTERM ends the
+   * process at once, built from the exit note, for a command whose
+   * interrupted answer has a shape of its own (else `main()` prints
+   * `{error: {code: "interrupted", message}}`); `null` clears it.
+   */
+  setExitAnswer?(answer: ((note: string | null) => unknown) | null): void;
 }
 
 /** A command implementation: parses its own flags, returns an exit code. */

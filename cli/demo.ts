@@ -25,6 +25,7 @@ import { MemoryPipeline } from "../lib/memory/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { createStagingApp } from "../routes/staging.ts";
 import { listenError } from "../routes/listen.ts";
+import { quoteValue } from "../lib/echo.ts";
 
 /** Options for {@link startDemoServer}. */
 export interface DemoServerOptions {
@@ -189,7 +190,7 @@ function parseDefect(name: string | undefined): DemoDefect | null {
   if (name === undefined || name === "none") return null;
   if (isDemoDefect(name)) return name;
   throw new UsageError(
-    `Unknown --defect ${JSON.stringify(name)}; valid defects: ${
+    `Unknown --defect ${quoteValue(name)}; valid defects: ${
       DEFECTS.join(", ")
     } (see trace demo --help)`,
   );
@@ -202,14 +203,18 @@ function parseTraceUrl(text: string): string {
     url = new URL(text);
   } catch {
     throw new UsageError(
-      `--trace-to must be an absolute URL such as http://127.0.0.1:8080, got "${text}"`,
+      `--trace-to must be an absolute URL such as http://127.0.0.1:8080, got ${
+        quoteValue(text)
+      }`,
     );
   }
   const plainLoopback = url.protocol === "http:" &&
     isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !plainLoopback) {
     throw new UsageError(
-      `--trace-to must use https://, or http:// on a loopback host, got "${text}"`,
+      `--trace-to must use https://, or http:// on a loopback host, got ${
+        quoteValue(text)
+      }`,
     );
   }
   if (url.username || url.password || url.search || url.hash) {

@@ -118,7 +118,7 @@ const INGEST_HELP =
   "With --json prints one object on stdout: {ok: true, inserted, duplicates,\n" +
   "lines, batches} or, when refused (a flag included) or interrupted, {ok: false,\n" +
   "error: {code, message, items, unlisted_items}, written_lines} (code\n" +
-  "interrupted for Ctrl-C; after a second one only {error: {code, message}}).\n" +
+  "interrupted for Ctrl-C, a second one included).\n" +
   `${DATA_HELP}\n`;
 
 /** `trace events ingest FILE|-`: validate and write NDJSON events. */
@@ -133,6 +133,20 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     interrupted: false,
   };
   let lines: number;
+  if (json) {
+    // A second Ctrl-C answers in the shape of the first, naming the lines written.
+    io.setExitAnswer?.((note) =>
+      refusalBody(
+        {
+          code: "interrupted",
+          message: `Interrupted again: ${note ?? "exited at once"}`,
+        },
+        [],
+        0,
+        progress.writtenLines,
+      )
+    );
+  }
   try {
     const { values, positionals } = parseFlags(
       "events ingest",
@@ -163,6 +177,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     throw reportFailure(io, error, progress, json);
   } finally {
     io.setExitNote?.(null);
+    io.setExitAnswer?.(null);
   }
   if (progress.interrupted) return reportInterrupted(io, progress, json);
   io.out(
@@ -228,7 +243,7 @@ function reportFailure(
   return summary;
 }
 
-/** The `--json` answer of a refused or interrupted ingest. */
+/** Prints the `--json` answer of a refused or interrupted ingest. */
 function printRefusal(
   io: CliIo,
   error: { code: string; message: string },
@@ -236,7 +251,18 @@ function printRefusal(
   unlisted: number,
   writtenLines: number,
 ): void {
-  const body = {
+  const body = refusalBody(error, items, unlisted, writtenLines);
+  io.out(JSON.stringify(body) + "\n");
+}
+
+/** The `--json` answer of a refused or interrupted ingest. */
+function refusalBody(
+  error: { code: string; message: string },
+  items: readonly EventIssue[],
+  unlisted: number,
+  writtenLines: number,
+) {
+  return {
     ok: false,
     error: {
       code: error.code,
@@ -250,7 +276,6 @@ function printRefusal(
     },
     written_lines: writtenLines,
   };
-  io.out(JSON.stringify(body) + "\n");
 }
 
 /**

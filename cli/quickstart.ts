@@ -40,6 +40,7 @@ import {
 } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
+import { quoteValue } from "../lib/echo.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -174,7 +175,7 @@ export const quickstart: Command = async (args, io) => {
   const defect = values.defect;
   if (!isDemoDefect(defect)) {
     throw new UsageError(
-      `Unknown --defect ${JSON.stringify(defect)}; valid defects: ${
+      `Unknown --defect ${quoteValue(defect)}; valid defects: ${
         DEFECTS.join(", ")
       } (see trace quickstart --help)`,
     );

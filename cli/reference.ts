@@ -30,6 +30,7 @@ import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
+import { quoteValue } from "../lib/echo.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -167,7 +168,7 @@ function selectSystems(
     const spec = findSystem(name, systems);
     if (!spec) {
       throw new UsageError(
-        `Unknown system "${name}"; valid systems: ${
+        `Unknown system ${quoteValue(name)}; valid systems: ${
           systems.map((s) => s.name).join(", ")
         }`,
       );
@@ -179,9 +180,9 @@ function selectSystems(
 function noArguments(sub: string, names: string[]): void {
   if (names.length > 0) {
     throw new UsageError(
-      `Unexpected argument "${
-        names[0]
-      }" for reference ${sub}; see trace reference ${sub} --help`,
+      `Unexpected argument ${
+        quoteValue(names[0]!)
+      } for reference ${sub}; see trace reference ${sub} --help`,
     );
   }
 }
@@ -295,7 +296,9 @@ async function show(
     const entry = await findReferenceRun(db, wanted, systems);
     if (!entry) {
       throw new NotFoundError(
-        `Cannot show reference run "${wanted}": it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
+        `Cannot show reference run ${
+          quoteValue(wanted)
+        }: it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;

@@ -23,6 +23,7 @@ import { OUTPUT_FLAGS, reserveOutputs } from "./_outputs.ts";
 import { runDocument } from "../routes/ui/run_html.tsx";
 import type { TraceDb } from "../lib/db.ts";
 import { renderTable } from "./_table.ts";
+import { quoteValue } from "../lib/echo.ts";
 
 /** Readers open the database read-only. */
 const READ = { write: false, readOnly: true } as const;
@@ -252,9 +253,7 @@ function choice<const T extends readonly string[]>(
   const normalised = normalise(value);
   if ((choices as readonly string[]).includes(normalised)) return normalised;
   throw new UsageError(
-    `--${flag} must be one of ${choices.join(", ")}, got ${
-      JSON.stringify(value)
-    }`,
+    `--${flag} must be one of ${choices.join(", ")}, got ${quoteValue(value)}`,
   );
 }
 

@@ -23,6 +23,7 @@ import { openFile, restrictSidecars } from "./_db_file.ts";
 import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 import { EngineConnection } from "./_db_engine.ts";
+import { quoteValue } from "./echo.ts";
 
 export type { EngineConnection, EngineValue } from "./_db_engine.ts";
 
@@ -222,7 +223,9 @@ export function checkRemoteDbUrl(url: string): void {
   }
   if (!REMOTE_SCHEMES.includes(scheme)) {
     throw new StorageError(
-      `Cannot open database: unsupported scheme "${scheme}"; use file:, libsql:, http(s): or ws(s):`,
+      `Cannot open database: unsupported scheme ${
+        quoteValue(scheme)
+      }; use file:, libsql:, http(s): or ws(s):`,
     );
   }
 }

@@ -23,6 +23,7 @@ import { matchedRoutes } from "hono/route";
 import { timingSafeEqual } from "hono/utils/buffer";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
+import { clipValue } from "../lib/echo.ts";
 
 /** Shortest token accepted for any credential the server checks. */
 export const MIN_TOKEN_LENGTH = 16;
@@ -53,7 +54,9 @@ export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
   const loopbackBind = isLoopbackHost(hostname);
   if (!loopbackBind && token === undefined) {
     throw new ConfigError(
-      `Refusing to serve on non-loopback host ${hostname} without TRACE_INGEST_TOKEN; set it or use --host 127.0.0.1`,
+      `Refusing to serve on non-loopback host ${
+        clipValue(hostname)
+      } without TRACE_INGEST_TOKEN; set it or use --host 127.0.0.1`,
     );
   }
   return { loopbackBind, ingestToken: token };

@@ -38,6 +38,7 @@ import {
 } from "./_session.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import type { UiEnv } from "./ui/context.ts";
+import { clipValue } from "../lib/echo.ts";
 
 /** Options that decide how people sign in to the UI. */
 export interface UiAuthOptions {
@@ -84,7 +85,9 @@ export function checkUiAuthOptions(options: UiAuthOptions): void {
   const hostname = options.hostname ?? "127.0.0.1";
   if (options.oneTimeLogin && !isLoopbackHost(hostname)) {
     throw new ConfigError(
-      `Refusing a one-time login URL on non-loopback host ${hostname}; set TRACE_UI_AUTH_TOKEN to sign in instead`,
+      `Refusing a one-time login URL on non-loopback host ${
+        clipValue(hostname)
+      }; set TRACE_UI_AUTH_TOKEN to sign in instead`,
     );
   }
 }

@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { closestName, editDistance } from "../lib/suggest.ts";
-import { captureIo, withTempDir } from "./_helpers.ts";
+import { migrate } from "../lib/db.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 
 async function trace(args: string[]) {
   const io = captureIo();
@@ -193,4 +195,97 @@ Deno.test("an error that quotes what was typed sends no control character to the
   const unknown = captureIo();
   await main(["\u001b[2Jrun"], unknown);
   assert.ok(!unknown.stderr().includes("\u001b"), unknown.stderr());
+});
+
+Deno.test("a single-value flag given twice is refused by every command, while collecting flags and switches repeat", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string[], string, string][] = [
+      [
+        ["external-runs", "--target", "a", "--target", "b"],
+        "external-runs",
+        '--target given twice ("a", "b")',
+      ],
+      [
+        ["external-run", "--target=a", "--target", "a"],
+        "external-run",
+        '--target given twice ("a", "a")',
+      ],
+      [
+        ["events", "query", "--data-dir", dir, "--data-dir", `${dir}/x`],
+        "events query",
+        `--data-dir given twice (${JSON.stringify(dir)}, ${
+          JSON.stringify(`${dir}/x`)
+        })`,
+      ],
+      [
+        ["obs", "health", "--samples", "3", "--samples", "-1"],
+        "obs health",
+        '--samples given twice ("3", "-1")',
+      ],
+    ];
+    for (const [args, path, problem] of cases) {
+      const message = `${problem}: give it once; see trace ${path} --help`;
+      const text = await trace(args);
+      assert.equal(text.code, 2, args.join(" "));
+      assert.equal(text.err, `trace ${path}: ${message}\n`);
+      const json = await trace([...args, "--json"]);
+      assert.equal(json.code, 2, args.join(" "));
+      assert.deepEqual(oneJsonError(json.out, args.join(" ")), {
+        code: "usage",
+        message,
+      });
+    }
+    const empty = ["--data-dir", `${dir}/empty`];
+    const repeated = await trace([
+      "events",
+      "query",
+      "--kind",
+      "memory.write",
+      "--kind",
+      "memory.delete",
+      "--json",
+      "--json",
+      ...empty,
+    ]);
+    // Past the flags: the empty data directory is the only complaint.
+    assert.match(JSON.parse(repeated.out).error.message, /^No Trace data at /);
+  });
+});
+
+Deno.test("an error that quotes a pasted value shows its first 80 characters and its length", async () => {
+  await withDb(async (db, dir) => {
+    // Tables to read, so commands get as far as looking the value up.
+    await migrate(db, ALL_MIGRATIONS);
+    const data = ["--data-dir", dir];
+    assert.equal((await trace(["obs", "init", ...data])).code, 0);
+    const long = "a".repeat(5000);
+    for (
+      const args of [
+        ["external-show", long, ...data],
+        ["external-runs", "--target", long, ...data],
+        ["external-runs", "--verdict", long, ...data],
+        ["external-register", "--target", "staging", long, ...data],
+        ["ledger", "verify", "--expect-head", long, ...data],
+        ["events", "query", "--limit", long, ...data],
+        ["obs", "expiry-plan", "--older-than", long, ...data],
+        ["reference", "run", long, ...data],
+        ["obs", "erase", "--verify", long, "--application", "a", "--user", "u"]
+          .concat(data),
+        ["serve", "--host", long, ...data],
+        ["demo", "--trace-to", long],
+        ["external-runs", `--${long}`],
+        [long],
+      ]
+    ) {
+      const what = args.slice(0, 2).join(" ").slice(0, 40);
+      const result = await trace(args);
+      assert.equal(result.code, 2, what);
+      assert.match(result.err, /a…"? \(500[02] characters\)/, what);
+      assert.ok(!result.err.includes("a".repeat(81)), `${what}: ${result.err}`);
+    }
+    const json = await trace(["external-show", long, "--json", ...data]);
+    assert.match(oneJsonError(json.out, "json").message, /\(5000 characters\)/);
+    const replay = await trace(["external-replay", long, ...data]);
+    assert.match(replay.err, /regression a{80}… \(5000 characters\); list/);
+  });
 });

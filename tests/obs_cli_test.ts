@@ -241,6 +241,53 @@ Deno.test("events ingest --batch-size stops between batches at Ctrl-C and says w
   });
 });
 
+Deno.test("events ingest --json answers a second Ctrl-C in the shape of the first", async () => {
+  await withTempDir(async (dir) => {
+    const stdin = [line(1), line(2), line(3)].join("\n");
+    const { io, notes } = ctrlCDuringBatch(stdin, 2);
+    // What the process prints as a second Ctrl-C ends it (processIo runs
+    // these hooks, then exits), pressed while batch 2 is in flight.
+    const hooks: ((note: string | null) => void)[] = [];
+    let atExit = "";
+    const twice = {
+      ...io,
+      onExitAtOnce: (hook: (note: string | null) => void) =>
+        void hooks.push(hook),
+      setExitNote(note: string | null) {
+        io.setExitNote(note);
+        if (notes.filter((n) => n?.includes("in flight")).length !== 2) return;
+        if (atExit !== "" || note === null) return;
+        for (const hook of hooks) hook(note);
+        atExit = io.stdout();
+      },
+    };
+    await main(
+      [
+        "events",
+        "ingest",
+        "-",
+        "--json",
+        "--batch-size",
+        "1",
+        "--data-dir",
+        dir,
+      ],
+      twice,
+    );
+    assert.deepEqual(JSON.parse(atExit), {
+      ok: false,
+      error: {
+        code: "interrupted",
+        message:
+          `Interrupted again: lines 1-1 are written (1 new event), and perhaps the batch in flight; ${RESUME}`,
+        items: [],
+        unlisted_items: 0,
+      },
+      written_lines: 1,
+    });
+  });
+});
+
 Deno.test("events ingest leaves Ctrl-C alone for a file that is one batch", async () => {
   await withTempDir(async (dir) => {
     const { io, notes, reads } = ctrlCDuringBatch(line(1), 1);

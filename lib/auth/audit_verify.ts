@@ -24,6 +24,7 @@ import { GENESIS } from "../ledger/chain.ts";
 import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
 import { brokenAudit, KEY_MISSING } from "./audit_integrity.ts";
 import { readSubjectKey, subjectKeyFingerprint } from "./subject_digest.ts";
+import { quoteValue } from "../echo.ts";
 
 /** A point in the trail: entry `seq` has chain digest `chain_digest`. */
 export interface AuditPoint {
@@ -128,7 +129,7 @@ export function parseAuditHead(text: string): AuditPoint {
   if (!match) {
     throw new UsageError(
       `Invalid audit head ${
-        JSON.stringify(text)
+        quoteValue(text)
       }: expected SEQ:sha256:<64 hex>, as printed by trace audit head`,
     );
   }

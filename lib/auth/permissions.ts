@@ -26,6 +26,7 @@ import {
   type Role,
   roleAtLeast,
 } from "./roles.ts";
+import { quoteValue } from "../echo.ts";
 
 /** One row of the matrix. */
 export interface ActionRule {
@@ -230,6 +231,8 @@ export function readOnlyFromEnv(value: string | undefined): boolean {
   if (value === undefined || value === "" || value === "false") return false;
   if (value === "true") return true;
   throw new ConfigError(
-    `TRACE_UI_READ_ONLY must be true or false, got "${value}"; set it to true to refuse every write`,
+    `TRACE_UI_READ_ONLY must be true or false, got ${
+      quoteValue(value)
+    }; set it to true to refuse every write`,
   );
 }

@@ -36,6 +36,7 @@ export {
   receiptProblem,
   type ReceiptTrigger,
 } from "./_receipt_shape.ts";
+import { quoteValue } from "../echo.ts";
 
 /** A receipt and where it sits in the ledger. */
 export interface RecordedReceipt {
@@ -102,7 +103,9 @@ export async function readReceipt(
   const entry = await readEntry(db, "erasure", receiptId);
   if (!entry) {
     throw new NotFoundError(
-      `No erasure receipt "${receiptId}" in the ledger; list receipts with trace obs erase --receipts`,
+      `No erasure receipt ${
+        quoteValue(receiptId)
+      } in the ledger; list receipts with trace obs erase --receipts`,
     );
   }
   return await recordedReceipt(db, entry);

@@ -13,6 +13,7 @@ import type { TraceDb } from "../db.ts";
 import { UsageError } from "../errors.ts";
 import { GENESIS, type LedgerEntry } from "./_entry.ts";
 import { type IntactChain, intactChain, reverifiedChain } from "./_intact.ts";
+import { quoteValue } from "../echo.ts";
 
 /** A head: entry `seq` (0 for the empty ledger) has chain digest `chain_digest`. */
 export interface LedgerHead {
@@ -92,7 +93,7 @@ export function parseHead(text: string): LedgerHead {
   if (!match) {
     throw new UsageError(
       `Invalid head ${
-        JSON.stringify(text)
+        quoteValue(text)
       }: expected SEQ:sha256:<64 hex>, as printed by trace ledger head`,
     );
   }

@@ -15,6 +15,7 @@ import {
 } from "./chain.ts";
 import { headAfter, type LedgerHead } from "./head.ts";
 import { CHAINED_COLUMNS, verifiedEntries } from "./_intact.ts";
+import { quoteValue } from "../echo.ts";
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -23,7 +24,7 @@ export function validateRunId(runId: string): string {
   if (!RUN_ID_PATTERN.test(runId) || runId.includes("..")) {
     throw new UsageError(
       `Invalid run id ${
-        JSON.stringify(runId)
+        quoteValue(runId)
       }: expected e.g. run-20261129T214455Z-3f9a1c`,
     );
   }

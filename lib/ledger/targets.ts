@@ -20,6 +20,7 @@ import {
   payloadDigest,
 } from "./chain.ts";
 import { verifiedEntries } from "./_intact.ts";
+import { quoteValue } from "../echo.ts";
 
 /** How a target came to be registered. */
 export type TargetSource = "registered" | "config";
@@ -77,7 +78,7 @@ export function validateTargetId(id: string): string {
   const result = v.safeParse(TargetIdSchema, id);
   if (!result.success) {
     throw new UsageError(
-      `Invalid target id "${id}": ${result.issues[0]?.message}`,
+      `Invalid target id ${quoteValue(id)}: ${result.issues[0]?.message}`,
     );
   }
   return result.output;

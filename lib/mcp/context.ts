@@ -11,6 +11,7 @@ import { type Role, ROLES, type TenantScope } from "../auth/roles.ts";
 import type { TraceDb } from "../db.ts";
 import { ConfigError, TraceError } from "../errors.ts";
 import type { RunJobs } from "../runs/mod.ts";
+import { quoteValue } from "../echo.ts";
 
 /** Operator roles, weakest first: the roles of the trace UI's accounts. */
 export const OPERATOR_ROLES: typeof ROLES = ROLES;
@@ -86,7 +87,9 @@ export function traceQueriesAllowed(value: string | undefined): boolean {
   if (value === undefined || value === "" || value === "false") return false;
   if (value === "true") return true;
   throw new ConfigError(
-    `${TRACE_QUERIES_ENV} must be true or false, got "${value}"; set it to true to offer trace.query_traces`,
+    `${TRACE_QUERIES_ENV} must be true or false, got ${
+      quoteValue(value)
+    }; set it to true to offer trace.query_traces`,
   );
 }
 

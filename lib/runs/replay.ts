@@ -26,6 +26,7 @@ import {
   type ExternalRunOutcome,
   runExternal,
 } from "./external_run.ts";
+import { clipValue } from "../echo.ts";
 
 /** Options for {@link replayRegression}: those of a run, minus what the regression fixes. */
 export type ReplayOptions = Omit<
@@ -57,7 +58,9 @@ export async function prepareReplay(
   const regression = await readRegression(db, regressionId);
   if (!regression) {
     throw new NotFoundError(
-      `Cannot find regression ${regressionId}; list them with trace external-regressions`,
+      `Cannot find regression ${
+        clipValue(regressionId)
+      }; list them with trace external-regressions`,
     );
   }
   const target = await readTarget(db, regression.definition.target.id);

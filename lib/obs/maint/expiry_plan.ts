@@ -15,6 +15,7 @@ import { describeIssues } from "../../issues.ts";
 import { canonicalJson, sha256Hex } from "../../canonical_json.ts";
 import { OpaqueIdSchema, TimestampSchema } from "../model.ts";
 import { requireObs } from "../schema.ts";
+import { quoteValue } from "../../echo.ts";
 
 /** Version of the plan format. */
 export const EXPIRY_PLAN_VERSION = 1;
@@ -119,9 +120,9 @@ function instant(value: string | number | Date): number {
     : Date.parse(value);
   if (!Number.isFinite(ms)) {
     throw new ConfigError(
-      `Invalid expiry cutoff "${
-        String(value)
-      }": use an ISO 8601 timestamp such as 2026-08-01T00:00:00Z`,
+      `Invalid expiry cutoff ${
+        quoteValue(String(value))
+      }: use an ISO 8601 timestamp such as 2026-08-01T00:00:00Z`,
     );
   }
   return ms;

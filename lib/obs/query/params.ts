@@ -14,6 +14,7 @@ import * as v from "valibot";
 import { ConfigError } from "../../errors.ts";
 import type { TraceFilter } from "./filters.ts";
 import { MAX_PAGE_LIMIT, type TraceQuery, TraceQuerySchema } from "./query.ts";
+import { quoteValue } from "../../echo.ts";
 
 /** Parameters given at most once, with the query field each sets. */
 const SINGLE = [
@@ -190,7 +191,7 @@ function rawQuery(
         `${
           label("limit")
         } must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${
-          JSON.stringify(limit)
+          quoteValue(limit)
         }`,
       );
     }
