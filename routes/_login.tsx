@@ -23,7 +23,6 @@ import { Hono } from "hono";
 import type { Child, FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { LOCAL_OPERATOR, type OperatorAccount } from "./principal.ts";
-import { sameHost } from "./_guard.ts";
 import {
   endSession,
   formField,
@@ -32,6 +31,7 @@ import {
   sessionAccount,
   startSession,
   tokenSignIn,
+  typedOrOwnPage,
   type UiAuth,
 } from "./_ui_auth.ts";
 import type { SiteInfo, UiEnv } from "./ui/context.ts";
@@ -91,7 +91,7 @@ export function createLoginRoutes(
         : "sign_in";
       return page(c, state, next);
     }
-    if (!typedOrOwn(c)) return page(c, "cross_site", next);
+    if (!typedOrOwnPage(c)) return page(c, "cross_site", next);
     const result = await exchange(auth, token);
     if (typeof result === "object") {
       await startSession(c, auth, result);
@@ -131,23 +131,6 @@ export function createLoginRoutes(
     },
   );
   return app;
-}
-
-/**
- * Whether a token in the URL may be exchanged: the browser says the request
- * was typed, pasted or bookmarked (`none`) or came from this origin. A
- * browser without Fetch Metadata still sends the page a link was followed
- * from as `Referer`: one from another origin (or one that does not parse) is
- * refused as `cross-site` is. A request with neither header (a typed URL in
- * such a browser, a script) is trusted as before.
- */
-function typedOrOwn(c: Context): boolean {
-  const site = c.req.header("sec-fetch-site");
-  if (site !== undefined && site !== "none" && site !== "same-origin") {
-    return false;
-  }
-  const referer = c.req.header("referer");
-  return referer === undefined || sameHost(referer, c.req.header("host"));
 }
 
 /** The account a token signs in as, or why it does not. */

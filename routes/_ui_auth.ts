@@ -28,7 +28,7 @@ import {
 } from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
-import { checkToken } from "./_guard.ts";
+import { checkToken, sameHost } from "./_guard.ts";
 import { HttpRefusal } from "./_audit_refusals.ts";
 import { isFormBody, readFormBody } from "./_body.ts";
 import {
@@ -185,6 +185,26 @@ export async function validSession(
     return null;
   }
   return { claims, account };
+}
+
+/**
+ * Whether the browser says the request was typed, pasted or bookmarked
+ * (`Sec-Fetch-Site: none`) or came from this origin. The origin guard lets
+ * a GET navigation from another site through (a link to a page), and from a
+ * page on another port of this host (`same-site`) the session cookie goes
+ * with it, `SameSite=Strict` notwithstanding; a request this decides is not
+ * the operator's own must not act for them. `Sec-Fetch-Site` is set by the
+ * browser (no page can forge it), so when present it decides; a browser
+ * without it still sends the page a link was followed from as `Referer`: one
+ * from another origin (or one that does not parse) is refused as
+ * `cross-site` is. A request with neither header (a typed URL in such a
+ * browser, a script) is trusted.
+ */
+export function typedOrOwnPage(c: Context): boolean {
+  const site = c.req.header("sec-fetch-site");
+  if (site !== undefined) return site === "none" || site === "same-origin";
+  const referer = c.req.header("referer");
+  return referer === undefined || sameHost(referer, c.req.header("host"));
 }
 
 /** The bearer token of the request: `undefined` without an `Authorization` header, `""` when it is not a bearer token. */

@@ -60,6 +60,7 @@ import {
   SIGN_IN_FIRST,
   signInBearer,
   signInSession,
+  typedOrOwnPage,
   type UiAuth,
   validSession,
 } from "./_ui_auth.ts";
@@ -229,6 +230,10 @@ export interface AccessOptions {
   bodyTimeoutMs?: number | undefined;
 }
 
+/** The refusal of a privileged request another site's page sent. */
+const NOT_OWN_PAGE =
+  "Forbidden: this action runs only from Trace's own pages, a URL typed into the address bar, or a script; open it from Trace's pages";
+
 const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
@@ -261,6 +266,12 @@ export function accessControl(
     if (access.gate === "public") {
       if (writes) await readSmallBody(c, maxBodyBytes, options.bodyTimeoutMs);
       return await next();
+    }
+    // A link on another site, or on another port of this host, must not make
+    // the visitor's browser act (and be audited) as them: refused before
+    // sign-in, so no such page can append entries in their name.
+    if (ACTIONS[access.action].privileged && !typedOrOwnPage(c)) {
+      throw new HTTPException(403, { message: NOT_OWN_PAGE });
     }
     const kind = !writes && !route.path.includes(".json") ? "page" : "json";
     const signedIn = access.gate === "api"

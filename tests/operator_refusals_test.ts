@@ -244,6 +244,48 @@ Deno.test("refusals before anyone is signed in leave no audit entry", async () =
   });
 });
 
+Deno.test("a privileged GET a page of another site or port sends with the session cookie is refused unaudited", async () => {
+  await withHost({}, async ({ app, db }) => {
+    const { cookie } = await signInAs(app, "analyst-1");
+    const plan =
+      "/traces/replay-plan.json?agent_id=support-bot&root_trace_id=root-1&turn_id=turn-1&application_id=app-1&reason=bulk+export";
+    const lookup = "/traces/artifact.json?type=doc&id=doc-1";
+    // A top-level navigation from a page on another port of this host
+    // (same-site: the SameSite=Strict cookie goes with it), from another
+    // site, and from a browser without Fetch Metadata, by its Referer.
+    const foreign = [
+      { "sec-fetch-site": "same-site", "sec-fetch-mode": "navigate" },
+      { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" },
+      { referer: "http://127.0.0.1:3000/page" },
+    ];
+    for (const path of [plan, lookup]) {
+      for (const headers of foreign) {
+        const response = await ask(app, "GET", path, { cookie, headers });
+        assert.equal(
+          response.status,
+          403,
+          `${path} ${JSON.stringify(headers)}`,
+        );
+        assert.match(await response.text(), /only from Trace's own pages/);
+      }
+    }
+    assert.deepEqual(await auditRows(db), []);
+    // From Trace's own pages, or typed into the address bar, it runs.
+    for (
+      const headers of [
+        { "sec-fetch-site": "same-origin" },
+        { "sec-fetch-site": "none", "sec-fetch-mode": "navigate" },
+        { referer: "http://127.0.0.1:8788/traces/inspect" },
+      ]
+    ) {
+      const response = await ask(app, "GET", plan, { cookie, headers });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    }
+    assert.equal((await auditRows(db)).length, 3);
+  });
+});
+
 Deno.test("POST /api/erasures: a refused request is recorded once, through the erasure audit when its subject was read", async () => {
   await withErasureDb(async (db) => {
     await seed(db);

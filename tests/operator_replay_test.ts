@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   freezePlan,
+  listDrafts,
   readReplaySelection,
   type ReplaySelection,
 } from "../lib/auth/mod.ts";
@@ -389,5 +390,42 @@ Deno.test("an inspection that has read an unrecorded candidate disables its repl
       /<input type="hidden" name="root_trace_id" value="root-1">/,
     );
     assert.doesNotMatch(whole, /<input [^>]*\bkey="/);
+  });
+});
+
+Deno.test("listDrafts() finds a user's drafts behind newer drafts of other users", async () => {
+  await withHost({}, async ({ app, db }) => {
+    const draft = async (root: string, turn: string) => {
+      const response = await ask(app, "POST", "/traces/replays", {
+        as: "analyst-1",
+        json: {
+          agent_id: "support-bot",
+          root_trace_id: root,
+          turn_id: turn,
+          application_id: "app-1",
+        },
+      });
+      assert.equal(response.status, 201);
+      const { draft } = await jsonOf(response);
+      // Drafts are listed newest first by their time: keep them apart.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return draft.draft_id as string;
+    };
+    const ada = await draft("root-1", "turn-1");
+    const anonymous = [
+      await draft("root-anon", "turn-a"),
+      await draft("root-anon", "turn-a"),
+    ];
+    const ids = async (scope: Parameters<typeof listDrafts>[1]) =>
+      (await listDrafts(db, scope, { limit: 1 })).map((d) => d.draft_id);
+    assert.deepEqual(
+      await ids({ application_id: "app-1", user_id: "user-ada" }),
+      [ada],
+    );
+    assert.deepEqual(await ids({ user_id: "user-ada" }), [ada]);
+    assert.deepEqual(await ids({ application_id: "app-1", user_id: null }), [
+      anonymous[1],
+    ]);
+    assert.deepEqual(await ids({ user_id: "user-bo" }), []);
   });
 });

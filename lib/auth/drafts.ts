@@ -171,29 +171,40 @@ function draftOf(
   };
 }
 
-/** The newest drafts inside `scope`, each checked against its digest. */
+/**
+ * The newest drafts inside `scope`, each checked against its digest. The
+ * scope is applied in the query, before the limit, so a user's drafts are
+ * found behind any number of newer drafts of other users.
+ */
 export async function listDrafts(
   db: TraceDb,
   scope: TenantScope,
   options: { limit?: number } = {},
 ): Promise<ReplayDraft[]> {
-  const limit = options.limit ?? 50;
-  const bound = "application_id" in scope;
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  if ("application_id" in scope) {
+    where.push("application_id = ?");
+    args.push(scope.application_id!);
+  }
+  if ("user_id" in scope) {
+    const user = "json_extract(payload, '$.selection.user_id')";
+    if (scope.user_id === null || scope.user_id === undefined) {
+      where.push(`${user} IS NULL`);
+    } else {
+      const key = await requireSubjectKey(db);
+      if (key === null) return [];
+      where.push(`${user} = ?`);
+      args.push(subjectDigest(key, "user_id", scope.user_id));
+    }
+  }
   const result = await db.client.execute({
     sql: `SELECT * FROM auth_replay_drafts ${
-      bound ? "WHERE application_id = ?" : ""
+      where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""
     } ORDER BY created_at DESC, draft_id LIMIT ?`,
-    args: bound ? [scope.application_id!, limit] : [limit],
+    args: [...args, options.limit ?? 50],
   });
-  const drafts = result.rows.map((row) => checkedDraft(row));
-  if (!("user_id" in scope)) return drafts;
-  if (scope.user_id === null || scope.user_id === undefined) {
-    return drafts.filter((draft) => draft.selection.user_id === null);
-  }
-  const key = await requireSubjectKey(db);
-  if (key === null) return [];
-  const digest = subjectDigest(key, "user_id", scope.user_id);
-  return drafts.filter((draft) => draft.selection.user_id === digest);
+  return result.rows.map((row) => checkedDraft(row));
 }
 
 function checkedDraft(row: Record<string, unknown>): ReplayDraft {
