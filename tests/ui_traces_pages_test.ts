@@ -497,10 +497,18 @@ Deno.test("a tenant-bound account sees only its application on every trace page 
     const legacy = await as(
       `/traces/inspect.json?root_trace_id=${LEGACY.root_trace_id}`,
     );
-    assert.equal(legacy.status, 200);
-    assert.equal(
-      legacy.body.root.events.length,
-      0,
+    // Another tenant's root is answered as a root that does not exist.
+    const unknown = await as("/traces/inspect.json?root_trace_id=no-such-root");
+    assert.equal(legacy.status, 404);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(
+      legacy.body,
+      JSON.parse(
+        JSON.stringify(unknown.body).replace(
+          "no-such-root",
+          LEGACY.root_trace_id,
+        ),
+      ),
       "another tenant's root leaked",
     );
     const selected = await as(
@@ -1146,13 +1154,33 @@ Deno.test("inspection shows a refused query on its own page, with the way on", a
         /<input type="hidden" name="root_trace_id" value="task-42"\/?>/,
       );
     });
-    await t.step("a root nothing in scope holds answers 404", async () => {
-      const response = await browse(
-        fixture,
-        "/traces/inspect?root_trace_id=no-such-root",
-      );
-      assert.equal(response.status, 404);
-      assert.match(await response.text(), /Nothing to inspect/);
-    });
+    await t.step(
+      "a root nothing in scope holds answers 404, its twin too",
+      async () => {
+        const response = await browse(
+          fixture,
+          "/traces/inspect?root_trace_id=no-such-root",
+        );
+        assert.equal(response.status, 404);
+        assert.match(await response.text(), /Nothing to inspect/);
+        const twin = await json(
+          fixture,
+          "/traces/inspect.json?root_trace_id=no-such-root",
+        );
+        assert.equal(twin.status, 404);
+        assert.equal(twin.body.error.code, "not_found");
+        assert.match(
+          twin.body.error.message,
+          /^No event of root "no-such-root" is in your scope under this selection; check /,
+        );
+        // Filters that leave nothing of a root that exists: the same answer.
+        const filtered = await json(
+          fixture,
+          "/traces/inspect.json?root_trace_id=task-42&application_id=support-app&agent_id=nobody",
+        );
+        assert.equal(filtered.status, 404);
+        assert.equal(filtered.body.error.code, "not_found");
+      },
+    );
   });
 });
