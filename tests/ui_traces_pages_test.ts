@@ -1184,3 +1184,47 @@ Deno.test("inspection shows a refused query on its own page, with the way on", a
     );
   });
 });
+
+Deno.test("titles, aria-labels and tooltips show an id's bidi and zero-width characters as escapes, as the body does", async () => {
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: async (db) => {
+      await ingestEvents(db, [{
+        application_id: "app-1",
+        agent_id: "bot",
+        root_trace_id: "root\u200Bthree",
+        event_id: "evt\u200Bone",
+        run_id: "run-two",
+        kind: "retrieval",
+      }]);
+      // What an index written before ids refused bidi characters may hold.
+      await db.client.execute(
+        "UPDATE obs_events SET run_id = 'run\u202Etwo\u200B' WHERE run_id = 'run-two'",
+      );
+    },
+  }, async (fixture) => {
+    const raw = /[\u200B\u202E]/;
+    const paths = [
+      `/traces/events/${encodeURIComponent("evt\u200Bone")}`,
+      `/traces/inspect?root_trace_id=${
+        encodeURIComponent("root\u200Bthree")
+      }&selected=${encodeURIComponent("evt\u200Bone")}`,
+    ];
+    for (const path of paths) {
+      const response = await browse(fixture, path);
+      assert.equal(response.status, 200, path);
+      const html = await response.text();
+      const title = /<title>([^<]*)<\/title>/.exec(html)?.[1] ?? "";
+      assert.match(title, /\\u\{200b\}/, path);
+      assert.doesNotMatch(title, raw, path);
+      assert.match(
+        html,
+        /aria-label="Copy run id run\\u\{202e\}two\\u\{200b\}"/,
+      );
+      // The copy payload and form values keep the id itself; nothing else does.
+      const shown = html.replace(/ (data-copy|value)="[^"]*"/g, "");
+      const at = shown.search(raw);
+      assert.equal(at, -1, `${path}: ${shown.slice(at - 200, at + 50)}`);
+    }
+  });
+});

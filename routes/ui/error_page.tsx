@@ -1,6 +1,8 @@
 /**
  * Errors as pages for people: a browser asking for a page gets the error's
- * message in the page shell; scripts and the API keep JSON answers.
+ * message in the page shell; scripts and the API keep JSON answers. The
+ * message may repeat what the address held (a path, an id), so it is shown
+ * as stored text is: a bidi override in a link cannot reorder it.
  *
  * @module
  */
@@ -8,6 +10,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { SiteInfo } from "./context.ts";
+import { Shown } from "./components/shown_text.tsx";
 import { renderPage } from "./layout.tsx";
 
 /** Whether `path` belongs to the ingest and query API (`/api`, `/v1`). */
@@ -54,7 +57,9 @@ export function renderErrorPage(
     { title, path: c.req.path, principal: null, csrf: null, site },
     <div class="narrow">
       <h1>{title}</h1>
-      <p class="notice" role="alert">{message}</p>
+      <p class="notice" role="alert">
+        <Shown text={message} />
+      </p>
       <p>
         <a href="/">Go to the start page</a>
       </p>
