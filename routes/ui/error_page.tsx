@@ -9,14 +9,10 @@
 
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isApiPath } from "../_error_codes.ts";
 import type { SiteInfo } from "./context.ts";
 import { Shown } from "./components/shown_text.tsx";
 import { renderPage } from "./layout.tsx";
-
-/** Whether `path` belongs to the ingest and query API (`/api`, `/v1`). */
-export function isApiPath(path: string): boolean {
-  return /^\/(api|v1)(\/|$)/.test(path);
-}
 
 /** Whether the request is a browser asking for a page (not the API, not a twin): a navigation, or a form it posted. */
 export function wantsHtml(c: Context): boolean {
