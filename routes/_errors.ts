@@ -20,6 +20,7 @@ import {
   IngestConflictError,
 } from "../lib/obs/ingest/mod.ts";
 import { type EventIssue, ObsNotInitializedError } from "../lib/obs/mod.ts";
+import { CODE_BY_STATUS } from "./_error_codes.ts";
 import { noteRefusal } from "./_request_log.ts";
 
 /** HTTP status for each stable error code. */
@@ -38,18 +39,6 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   storage: 503,
   unauthorized: 401,
   forbidden: 403,
-};
-
-/** Error code for each status an `HTTPException` is thrown with. */
-const CODE_BY_STATUS: Readonly<Record<number, string>> = {
-  400: "invalid_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  405: "method_not_allowed",
-  408: "request_timeout",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
 };
 
 export { type ServerLog, stderrLog } from "./_server_log.ts";

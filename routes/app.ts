@@ -63,7 +63,8 @@ import { createOtlpApi } from "./otlp.ts";
 import { createPages, type RunPagesOptions } from "./pages.ts";
 import { createSelfStagingApi } from "./self_staging.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
-import { isApiPath, renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
+import { isApiPath } from "./_error_codes.ts";
+import { renderErrorPage, wantsHtml } from "./ui/error_page.tsx";
 import { uiHeaders } from "./ui/headers.ts";
 
 /** Options for {@link createApp}. */

@@ -20,7 +20,9 @@
  * - each connection must deliver a complete request head (at most
  *   {@link ServeLimits.maxHeadBytes}) within
  *   {@link ServeLimits.headerTimeoutMs}, else it is answered 408 (431 when
- *   too long) and closed;
+ *   too long) and closed: as the app's JSON error when the request line
+ *   that arrived names the API, `/mcp` or a `.json` twin, else in one line
+ *   of text (the HTML error page needs the app);
  * - the head is passed on with `Connection: close` to `Deno.serve`, which
  *   listens on a Unix socket in a private directory (loopback TCP where
  *   there are no Unix sockets), so every request arrives on a connection of
@@ -40,6 +42,7 @@ import { ConfigError } from "../lib/errors.ts";
 import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
 import { settleWithin } from "../lib/settle_within.ts";
 import { ChunkedBodyEnd, isChunkedHead } from "./_chunked_end.ts";
+import { answersJsonErrors, CODE_BY_STATUS } from "./_error_codes.ts";
 
 /** Bounds the guard applies to every connection. */
 export interface ServeLimits {
@@ -414,25 +417,107 @@ function busyClient(share: number): Uint8Array {
     `Too many open connections from your address (at most ${share}); close some and retry`,
   );
 }
-const HEAD_TIMEOUT = answer(
-  408,
-  "Request Timeout",
-  "The request head did not arrive in time",
-);
-const HEAD_TOO_LARGE = answer(
-  431,
-  "Request Header Fields Too Large",
-  "The request head is too long",
-);
 
-function answer(status: number, reason: string, message: string): Uint8Array {
-  const body = `${message}\n`;
-  return encoder.encode(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-      `Content-Length: ${body.length}\r\n${
+/**
+ * The answer to a head that did not arrive in time (408) or whole (431):
+ * the app's JSON error (`{error: {code, message}}`) when the part that
+ * arrived names a path whose errors are JSON, one line of text otherwise.
+ * The words are fixed by the bounds, never by what the client sent.
+ */
+function headRefusal(
+  kind: "timeout" | "too_large",
+  limits: ServeLimits,
+  received: Uint8Array,
+): Uint8Array {
+  const [status, reason, message] = kind === "timeout"
+    ? [
+      408,
+      "Request Timeout",
+      `Cannot read the request: its head did not arrive within ${
+        limits.headerTimeoutMs / 1000
+      } s; send the request line and headers at once`,
+    ] as const
+    : [
+      431,
+      "Request Header Fields Too Large",
+      `Cannot read the request: its head is longer than ${
+        sizeWords(limits.maxHeadBytes)
+      }; send fewer or shorter headers (cookies, a long URL)`,
+    ] as const;
+  if (!refusedAsJson(received)) return answer(status, reason, message);
+  const code = CODE_BY_STATUS[status]!;
+  return answer(status, reason, message, { code });
+}
+
+function sizeWords(bytes: number): string {
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+}
+
+/**
+ * Writes a whole answer: `message` as one line of text, or with `json` as the
+ * app's JSON error carrying that code.
+ */
+function answer(
+  status: number,
+  reason: string,
+  message: string,
+  json?: { code: string },
+): Uint8Array {
+  const [type, body] = json
+    ? [
+      "application/json",
+      JSON.stringify({ error: { code: json.code, message } }),
+    ]
+    : ["text/plain; charset=utf-8", `${message}\n`];
+  const bytes = encoder.encode(body);
+  const head = encoder.encode(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: ${type}\r\n` +
+      `Content-Length: ${bytes.length}\r\n${
         status === 503 ? "Retry-After: 1\r\n" : ""
-      }\r\n${body}`,
+      }\r\n`,
   );
+  const out = new Uint8Array(head.length + bytes.length);
+  out.set(head);
+  out.set(bytes, head.length);
+  return out;
+}
+
+/** Most bytes of a refused head the guard reads for its request line. */
+const REQUEST_LINE_SCAN_BYTES = 8 * 1024;
+
+/**
+ * Whether the refused head's request line names a path whose errors the app
+ * answers as JSON. A target that is still arriving counts only by a prefix
+ * that decides it (`/api/…`), and bytes that are no request line answer text.
+ */
+function refusedAsJson(received: Uint8Array): boolean {
+  let start = 0;
+  while (
+    start < received.length &&
+    (received[start] === CR || received[start] === LF)
+  ) start++;
+  const text = new TextDecoder().decode(
+    received.subarray(start, start + REQUEST_LINE_SCAN_BYTES),
+  );
+  const newline = text.search(/\r?\n/);
+  const line = newline === -1 ? text : text.slice(0, newline);
+  const match = /^[A-Za-z]+ ([^ ]*)( |$)/.exec(line);
+  if (!match) return false;
+  const target = match[1]!;
+  if (match[2] === "" && newline === -1) {
+    return /^\/(api|v1|mcp)\//.test(target);
+  }
+  return answersJsonErrors(pathOf(target));
+}
+
+/** The path of a request target (origin or absolute form), dot segments resolved; "" for any other. */
+function pathOf(target: string): string {
+  if (!target.startsWith("/") && !/^https?:\/\//i.test(target)) return "";
+  try {
+    return new URL(target, "http://guard.invalid").pathname;
+  } catch {
+    return "";
+  }
 }
 
 async function relayConnection(
@@ -447,7 +532,7 @@ async function relayConnection(
     if (head.kind !== "closed") {
       await answerAndClose(
         conn,
-        head.kind === "timeout" ? HEAD_TIMEOUT : HEAD_TOO_LARGE,
+        headRefusal(head.kind, limits, head.received),
       );
     }
     return;
@@ -514,7 +599,9 @@ function contentLength(head: string): number {
 
 type HeadResult =
   | { kind: "head"; head: Uint8Array; rest: Uint8Array }
-  | { kind: "timeout" | "too_large" | "closed" };
+  /** `received`: what arrived of the head, for the words of the refusal. */
+  | { kind: "timeout" | "too_large"; received: Uint8Array }
+  | { kind: "closed" };
 
 const LF = 10;
 const CR = 13;
@@ -535,7 +622,9 @@ async function readHead(
       deadline - performance.now(),
       () => "expired" as const,
     );
-    if (n === "expired") return { kind: "timeout" };
+    if (n === "expired") {
+      return { kind: "timeout", received: buffer.subarray(0, length) };
+    }
     if (n === null) return { kind: "closed" };
     const from = Math.max(0, length - 3);
     length += n;
@@ -548,7 +637,7 @@ async function readHead(
       };
     }
   }
-  return { kind: "too_large" };
+  return { kind: "too_large", received: buffer };
 }
 
 /** Index just past the blank line that ends the head (`\n\n` or `\n\r\n`), or -1. */

@@ -274,16 +274,142 @@ Deno.test("connections past the cap are answered 503 while the others stay open"
   );
 });
 
-Deno.test("a request head past the size bound is answered 431", async () => {
-  await withGuarded({ maxHeadBytes: 1024 }, async (server) => {
-    const result = await trickle(
-      server.addr.port,
-      `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${
-        "b".repeat(2048)
-      }\r\n\r\n`,
-      "",
+/** A raw answer cut into its status, headers (lower-case names) and body. */
+function parseAnswer(answer: string): {
+  status: number;
+  headers: Map<string, string>;
+  body: string;
+} {
+  const end = answer.indexOf("\r\n\r\n");
+  const [statusLine, ...lines] = answer.slice(0, end).split("\r\n");
+  const headers = new Map(lines.map((line) => {
+    const colon = line.indexOf(":");
+    return [
+      line.slice(0, colon).toLowerCase(),
+      line.slice(colon + 1).trim(),
+    ] as const;
+  }));
+  return {
+    status: Number(statusLine!.split(" ")[1]),
+    headers,
+    body: answer.slice(end + 4),
+  };
+}
+
+/** Checks the guard's refusal: the app's JSON error under the API, one line of text for pages. */
+function assertRefusal(
+  answer: string,
+  expected: { status: number; code: string; json: boolean; said: RegExp },
+  what: string,
+): void {
+  const { status, headers, body } = parseAnswer(answer);
+  assert.equal(status, expected.status, what);
+  assert.equal(headers.get("connection"), "close", what);
+  assert.equal(
+    Number(headers.get("content-length")),
+    encoder.encode(body).length,
+    what,
+  );
+  if (expected.json) {
+    assert.equal(headers.get("content-type"), "application/json", what);
+    const parsed = JSON.parse(body);
+    assert.deepEqual(Object.keys(parsed), ["error"], what);
+    assert.equal(parsed.error.code, expected.code, what);
+    assert.match(parsed.error.message, expected.said, what);
+    assert.doesNotMatch(parsed.error.message, /\n/, what);
+  } else {
+    assert.equal(
+      headers.get("content-type"),
+      "text/plain; charset=utf-8",
+      what,
     );
-    assert.match(result.answer, /^HTTP\/1\.1 431 /);
+    assert.match(body, /^[^\n]+\n$/, what);
+    assert.match(body.trimEnd(), expected.said, what);
+  }
+}
+
+Deno.test("a head past the size bound is answered 431 as the app's JSON error under the API, as one line of text for pages", async () => {
+  const cases = [
+    ["/api/events", true],
+    ["/v1/traces", true],
+    ["/mcp", true],
+    ["/traces/find.json?q=x", true],
+    ["http://127.0.0.1/api/events", true],
+    ["/traces/find?q=x", false],
+    ["/healthz", false],
+    ["/apiary", false],
+  ] as const;
+  await withGuarded({ maxHeadBytes: 1024 }, async (server) => {
+    for (const [target, json] of cases) {
+      const result = await trickle(
+        server.addr.port,
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${
+          "b".repeat(2048)
+        }\r\n\r\n`,
+        "",
+      );
+      assertRefusal(result.answer, {
+        status: 431,
+        code: "request_header_fields_too_large",
+        json,
+        said:
+          /^Cannot read the request: its head is longer than 1 KiB; send fewer or shorter headers/,
+      }, target);
+      assert.doesNotMatch(
+        result.answer,
+        /X-Big|bbbb/,
+        "nothing of the request comes back",
+      );
+    }
+  });
+});
+
+Deno.test("a head that does not arrive in time is answered 408 as the app's JSON error once its path is under the API", async () => {
+  const cases = [
+    // The request line arrived: its path decides.
+    ["POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n", true],
+    ["GET /traces/inspect.json?root_trace_id=r HTTP/1.1\r\n", true],
+    ["GET /traces/find HTTP/1.1\r\n", false],
+    // Part of the target arrived: a prefix that decides it counts, no other.
+    ["POST /v1/tra", true],
+    ["POST /ap", false],
+    ["", false],
+    // Bytes that are no request line.
+    ["\u0000\u00ff\r\n\r", false],
+  ] as const;
+  await withGuarded({ headerTimeoutMs: 300 }, async (server) => {
+    for (const [head, json] of cases) {
+      const result = await trickle(
+        server.addr.port,
+        head,
+        "X-Slow: 1234567890",
+      );
+      assertRefusal(result.answer, {
+        status: 408,
+        code: "request_timeout",
+        json,
+        said:
+          /^Cannot read the request: its head did not arrive within 0\.3 s; send the request line and headers at once$/,
+      }, JSON.stringify(head));
+    }
+  });
+});
+
+Deno.test("a request line longer than the guard reads for its path is still answered, by the part it read", async () => {
+  await withGuarded({ maxHeadBytes: 16 * 1024 }, async (server) => {
+    for (const [prefix, json] of [["/api/", true], ["/", false]] as const) {
+      const result = await trickle(
+        server.addr.port,
+        `GET ${prefix}${"a".repeat(16 * 1024)} HTTP/1.1\r\n\r\n`,
+        "",
+      );
+      assertRefusal(result.answer, {
+        status: 431,
+        code: "request_header_fields_too_large",
+        json,
+        said: /longer than 16 KiB/,
+      }, prefix);
+    }
   });
 });
 

@@ -10,7 +10,10 @@ import {
 import { BarChart, TimeChart } from "../routes/ui/components/chart.tsx";
 import { CopyId } from "../routes/ui/components/copy_id.tsx";
 import { DataTable } from "../routes/ui/components/data_table.tsx";
-import { Shown } from "../routes/ui/components/shown_text.tsx";
+import { Shown, shownString } from "../routes/ui/components/shown_text.tsx";
+import { ActionForm } from "../routes/ui/components/action_form.tsx";
+import { EmptyState } from "../routes/ui/components/empty_state.tsx";
+import { Section } from "../routes/ui/components/section.tsx";
 import { Time } from "../routes/ui/components/time.tsx";
 import { displayParts } from "../lib/obs/display.ts";
 import { niceTicks, timeTicks } from "../routes/ui/components/_scale.ts";
@@ -247,6 +250,36 @@ Deno.test("displayParts() and Shown mark bidi, zero-width and control characters
   );
   assert.equal(
     await html(<CopyId value={id} />),
-    '<span class="copy-id"><code>evt<span class="esc" title="Character U+200B, shown as its code">\\u{200b}</span>1</code><button type="button" class="copy-button" data-copy="evt\u200B1" aria-label="Copy id evt\u200B1" hidden="">Copy</button></span>',
+    '<span class="copy-id"><code>evt<span class="esc" title="Character U+200B, shown as its code">\\u{200b}</span>1</code><button type="button" class="copy-button" data-copy="evt\u200B1" aria-label="Copy id evt\\u{200b}1" hidden="">Copy</button></span>',
   );
+});
+
+Deno.test("labels, tooltips, headings and empty states show bidi and zero-width characters as the body does", async () => {
+  // (Escapes in variables: a JSX attribute string keeps a backslash as it is.)
+  const id = "a\u202Eb\u200Bc";
+  assert.equal(shownString(id), "a\\u{202e}b\\u{200b}c");
+  assert.equal(shownString("C:\\dir"), "C:\\dir", "a backslash stays");
+  const raw = /[\u200B\u202E]/;
+  const copy = await html(<CopyId value={id} label="run id" />);
+  assert.match(copy, /aria-label="Copy run id a\\u\{202e\}b\\u\{200b\}c"/);
+  assert.match(copy, new RegExp(`data-copy="${id}"`), "copies the id itself");
+  const run = { allowed: true, reason: null, message: null } as const;
+  const refused = { allowed: false, reason: "read_only", message: `No ${id}` };
+  const buttonOf = async (form: Child) => {
+    const tag = /<button[^>]*>/.exec(await html(form))?.[0] ?? "";
+    assert.match(tag, /title="[^"]*a\\u\{202e\}b\\u\{200b\}c"/);
+    assert.doesNotMatch(tag, raw);
+  };
+  await buttonOf(
+    <ActionForm action="/x" csrf={null} label="Go" run={run} title={id} />,
+  );
+  await buttonOf(
+    <ActionForm action="/x" csrf={null} label="Go" run={refused} />,
+  );
+  const heading = await html(<Section id="s" title={`Thread ${id}`} />);
+  const empty = await html(<EmptyState title={`No event "${id}" in scope`} />);
+  for (const out of [heading, empty]) {
+    assert.match(out, /<span class="esc"/);
+    assert.doesNotMatch(out, raw);
+  }
 });

@@ -193,6 +193,22 @@ Deno.test("/ is the overview; unknown paths are pages for browsers and JSON for 
   });
 });
 
+Deno.test("an error page shows the bidi and zero-width characters its message repeats from the address as escapes", async () => {
+  await withUiApp({}, async (fixture) => {
+    const cookie = await signIn(fixture);
+    for (const path of ["/nope/a%E2%80%AEb%E2%80%8Bc", "/runs/a%E2%80%AEb"]) {
+      const response = await fixture.app.request(
+        at(path),
+        page({ cookie, accept: "text/html" }),
+      );
+      const html = await response.text();
+      assert.match(html, /class="notice" role="alert"/, path);
+      assert.match(html, /a<span class="esc"[^>]*>\\u\{202e\}<\/span>b/, path);
+      assert.doesNotMatch(html, /[\u200B\u202E]/, path);
+    }
+  });
+});
+
 Deno.test("definePage() serves a parameterised page and its twin from one loader", async () => {
   {
     const auth = createUiAuth({ uiAuthToken: ADMIN_TOKEN });

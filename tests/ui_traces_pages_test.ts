@@ -497,10 +497,18 @@ Deno.test("a tenant-bound account sees only its application on every trace page 
     const legacy = await as(
       `/traces/inspect.json?root_trace_id=${LEGACY.root_trace_id}`,
     );
-    assert.equal(legacy.status, 200);
-    assert.equal(
-      legacy.body.root.events.length,
-      0,
+    // Another tenant's root is answered as a root that does not exist.
+    const unknown = await as("/traces/inspect.json?root_trace_id=no-such-root");
+    assert.equal(legacy.status, 404);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(
+      legacy.body,
+      JSON.parse(
+        JSON.stringify(unknown.body).replace(
+          "no-such-root",
+          LEGACY.root_trace_id,
+        ),
+      ),
       "another tenant's root leaked",
     );
     const selected = await as(
@@ -1146,13 +1154,77 @@ Deno.test("inspection shows a refused query on its own page, with the way on", a
         /<input type="hidden" name="root_trace_id" value="task-42"\/?>/,
       );
     });
-    await t.step("a root nothing in scope holds answers 404", async () => {
-      const response = await browse(
-        fixture,
-        "/traces/inspect?root_trace_id=no-such-root",
+    await t.step(
+      "a root nothing in scope holds answers 404, its twin too",
+      async () => {
+        const response = await browse(
+          fixture,
+          "/traces/inspect?root_trace_id=no-such-root",
+        );
+        assert.equal(response.status, 404);
+        assert.match(await response.text(), /Nothing to inspect/);
+        const twin = await json(
+          fixture,
+          "/traces/inspect.json?root_trace_id=no-such-root",
+        );
+        assert.equal(twin.status, 404);
+        assert.equal(twin.body.error.code, "not_found");
+        assert.match(
+          twin.body.error.message,
+          /^No event of root "no-such-root" is in your scope under this selection; check /,
+        );
+        // Filters that leave nothing of a root that exists: the same answer.
+        const filtered = await json(
+          fixture,
+          "/traces/inspect.json?root_trace_id=task-42&application_id=support-app&agent_id=nobody",
+        );
+        assert.equal(filtered.status, 404);
+        assert.equal(filtered.body.error.code, "not_found");
+      },
+    );
+  });
+});
+
+Deno.test("titles, aria-labels and tooltips show an id's bidi and zero-width characters as escapes, as the body does", async () => {
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: async (db) => {
+      await ingestEvents(db, [{
+        application_id: "app-1",
+        agent_id: "bot",
+        root_trace_id: "root\u200Bthree",
+        event_id: "evt\u200Bone",
+        run_id: "run-two",
+        kind: "retrieval",
+      }]);
+      // What an index written before ids refused bidi characters may hold.
+      await db.client.execute(
+        "UPDATE obs_events SET run_id = 'run\u202Etwo\u200B' WHERE run_id = 'run-two'",
       );
-      assert.equal(response.status, 404);
-      assert.match(await response.text(), /Nothing to inspect/);
-    });
+    },
+  }, async (fixture) => {
+    const raw = /[\u200B\u202E]/;
+    const paths = [
+      `/traces/events/${encodeURIComponent("evt\u200Bone")}`,
+      `/traces/inspect?root_trace_id=${
+        encodeURIComponent("root\u200Bthree")
+      }&selected=${encodeURIComponent("evt\u200Bone")}`,
+    ];
+    for (const path of paths) {
+      const response = await browse(fixture, path);
+      assert.equal(response.status, 200, path);
+      const html = await response.text();
+      const title = /<title>([^<]*)<\/title>/.exec(html)?.[1] ?? "";
+      assert.match(title, /\\u\{200b\}/, path);
+      assert.doesNotMatch(title, raw, path);
+      assert.match(
+        html,
+        /aria-label="Copy run id run\\u\{202e\}two\\u\{200b\}"/,
+      );
+      // The copy payload and form values keep the id itself; nothing else does.
+      const shown = html.replace(/ (data-copy|value)="[^"]*"/g, "");
+      const at = shown.search(raw);
+      assert.equal(at, -1, `${path}: ${shown.slice(at - 200, at + 50)}`);
+    }
   });
 });

@@ -41,6 +41,7 @@ import {
 } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { Section } from "../ui/components/section.tsx";
+import { ShownCode } from "../ui/components/shown_text.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { runOfEvent } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -140,7 +141,7 @@ const EventBody: FC<{ data: EventPageData; view: PageView }> = (
     <div class="page-head">
       <p class="eyebrow">Trace event</p>
       <h1>
-        Event <code>{data.event_id}</code>
+        Event <ShownCode text={data.event_id} />
       </h1>
       <p class="meta">
         Metadata only. Content stays hidden unless an administrator reveals it

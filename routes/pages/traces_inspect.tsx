@@ -66,13 +66,17 @@ export function inspectPage(
       "refused" in data
         ? <RefusedInspectBody data={data} view={view} />
         : <InspectBody data={data} view={view} />,
-    status: (data) =>
-      "refused" in data
-        ? refusalStatus(data.refused)
-        : data.provisioned && !data.root?.events.length
-        ? 404
-        : 200,
+    status: (data) => "refused" in data ? refusalStatus(data.refused) : 200,
+    notFound: (data) =>
+      "refused" in data || !data.provisioned || data.root?.events.length
+        ? null
+        : nothingInScope(data.request.scope.root_trace_id),
   };
+}
+
+/** What the twin says of a root no event in scope holds (as Jaeger, an unknown trace is 404). */
+function nothingInScope(root: string): string {
+  return `No event of root "${root}" is in your scope under this selection; check the root id and the application, agent, thread, turn, run and time filters (the finder lists the roots that exist)`;
 }
 
 /**

@@ -1,19 +1,18 @@
 /**
  * Errors as pages for people: a browser asking for a page gets the error's
- * message in the page shell; scripts and the API keep JSON answers.
+ * message in the page shell; scripts and the API keep JSON answers. The
+ * message may repeat what the address held (a path, an id), so it is shown
+ * as stored text is: a bidi override in a link cannot reorder it.
  *
  * @module
  */
 
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isApiPath } from "../_error_codes.ts";
 import type { SiteInfo } from "./context.ts";
+import { Shown } from "./components/shown_text.tsx";
 import { renderPage } from "./layout.tsx";
-
-/** Whether `path` belongs to the ingest and query API (`/api`, `/v1`). */
-export function isApiPath(path: string): boolean {
-  return /^\/(api|v1)(\/|$)/.test(path);
-}
 
 /** Whether the request is a browser asking for a page (not the API, not a twin): a navigation, or a form it posted. */
 export function wantsHtml(c: Context): boolean {
@@ -54,7 +53,9 @@ export function renderErrorPage(
     { title, path: c.req.path, principal: null, csrf: null, site },
     <div class="narrow">
       <h1>{title}</h1>
-      <p class="notice" role="alert">{message}</p>
+      <p class="notice" role="alert">
+        <Shown text={message} />
+      </p>
       <p>
         <a href="/">Go to the start page</a>
       </p>

@@ -14,6 +14,7 @@ import { raw } from "hono/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { SCRIPT_PATH, STYLE_PATH } from "./assets.ts";
 import { CopyId } from "./components/copy_id.tsx";
+import { shownString } from "./components/shown_text.tsx";
 import {
   isTenantBound,
   type Principal,
@@ -31,7 +32,7 @@ export const Layout: FC<{ frame: PageFrame; children?: Child }> = (
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="color-scheme" content="light dark" />
-      <title>{`${frame.title} · Trace`}</title>
+      <title>{shownString(`${frame.title} · Trace`)}</title>
       {/* No favicon: an empty one keeps browsers from asking for /favicon.ico. */}
       <link rel="icon" href="data:," />
       <link rel="stylesheet" href={STYLE_PATH} />

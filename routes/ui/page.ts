@@ -14,7 +14,7 @@
 import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ConfigError } from "../../lib/errors.ts";
+import { ConfigError, NotFoundError } from "../../lib/errors.ts";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
 import type { Principal } from "../principal.ts";
 import type { SiteInfo, UiEnv } from "./context.ts";
@@ -48,6 +48,13 @@ export interface PageSpec<T> {
    */
   status?: (data: T) => ContentfulStatusCode;
   /**
+   * Why what the page names is not there for this reader (`null` when it
+   * is): the page answers 404 with its own body, which says so and what to
+   * check, and the twin 404 with the JSON error `not_found` carrying this
+   * one line, as for any unknown record, instead of an empty read with 200.
+   */
+  notFound?: (data: T) => string | null;
+  /**
    * The query parameters the page reads; any other is refused (400), so a
    * mistyped filter never shows everything as if it applied. Absent: the
    * page's loader checks its own query.
@@ -80,7 +87,10 @@ export function definePage<T>(
     requirePrincipal(deps.auth, "json"),
     async (c) => {
       c.header("Cache-Control", "no-store");
-      return c.json(await load(c, twin.params(c.req.param())));
+      const data = await load(c, twin.params(c.req.param()));
+      const missing = spec.notFound?.(data) ?? null;
+      if (missing !== null) throw new NotFoundError(missing);
+      return c.json(data);
     },
   );
   const page = async (c: Context<UiEnv>) => {
@@ -110,7 +120,9 @@ export function definePage<T>(
         jsonHref,
       },
       spec.render(data, view),
-      spec.status?.(data) ?? 200,
+      (spec.notFound?.(data) ?? null) === null
+        ? spec.status?.(data) ?? 200
+        : 404,
     );
   };
   app.get(spec.path, requirePrincipal(deps.auth, "page"), page);

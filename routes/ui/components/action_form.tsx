@@ -12,6 +12,7 @@
 
 import type { FC } from "hono/jsx";
 import type { ActionCapability } from "../../../lib/auth/mod.ts";
+import { shownString } from "./shown_text.tsx";
 
 /** Whether this request may start runs here, and why not. */
 export interface RunAction {
@@ -50,6 +51,11 @@ export function showsRunControls(action: RunAction): boolean {
     (action.reason !== "role" && action.reason !== "tenant");
 }
 
+/** A tooltip as the page shows text (it may name a target or regression id). */
+function tooltip(text: string | null | undefined): string | undefined {
+  return text ? shownString(text) : undefined;
+}
+
 /** A one-button POST form, disabled with its reason when the action is not allowed. */
 export const ActionForm: FC<{
   action: string;
@@ -67,7 +73,7 @@ export const ActionForm: FC<{
       <button
         type="submit"
         class={primary ? "button--primary" : undefined}
-        title={run.allowed ? title : run.message ?? undefined}
+        title={tooltip(run.allowed ? title : run.message)}
         disabled={!run.allowed}
       >
         {label}

@@ -6,13 +6,16 @@
  */
 
 import type { Child, FC } from "hono/jsx";
+import { Shown } from "./shown_text.tsx";
 
 /** An explained empty state, with an optional command to run. */
 export const EmptyState: FC<
   { title: string; children?: Child; command?: string | undefined }
 > = ({ title, children, command }) => (
   <div class="empty" role="status">
-    <p class="empty__title">{title}</p>
+    <p class="empty__title">
+      <Shown text={title} />
+    </p>
     {children ? <p>{children}</p> : null}
     {command ? <pre><code>{command}</code></pre> : null}
   </div>

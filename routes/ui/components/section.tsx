@@ -14,7 +14,9 @@ export const Section: FC<
   { id: string; title: string; intro?: Child; children?: Child }
 > = ({ id, title, intro, children }) => (
   <section class="section" id={id} aria-labelledby={`${id}-title`}>
-    <h2 id={`${id}-title`}>{title}</h2>
+    <h2 id={`${id}-title`}>
+      <Shown text={title} />
+    </h2>
     {intro ? <p class="section__intro">{intro}</p> : null}
     {children}
   </section>

@@ -5,6 +5,8 @@
  * `abc…exe.png` and `a\u200Bb` cannot pass for `ab`. Ids, attribute values,
  * model names and revealed previews go through it (the characters are cut
  * by `displayParts` in lib/obs/display.ts, which the terminal views share).
+ * A `<title>`, an `aria-label` or a tooltip cannot hold markup: they take
+ * {@link shownString}, the same escapes as plain text.
  *
  * @module
  */
@@ -25,6 +27,16 @@ export const ShownCode: FC<{ text: string }> = ({ text }) => (
     <Shown text={text} />
   </code>
 );
+
+/**
+ * `text` as {@link Shown} writes it, in one plain string: for a `<title>` or
+ * an attribute a person reads (label, tooltip), where a raw U+202E would
+ * reorder a tab title and a U+200B make one id pass for another. Unlike the
+ * terminal's form a backslash stays as it is, so the two read alike.
+ */
+export function shownString(text: string): string {
+  return displayParts(text).map((part) => part.text).join("");
+}
 
 /** {@link Shown} as a function, for cells and props that take a child. */
 function shownText(text: string, multiline = false): Child {
