@@ -174,6 +174,7 @@ Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors tha
           /\(got an array\)/,
         ],
         [{ name: 42 }, /params.name, a string \(got a number\)/],
+        [{ name: {} }, /params.name, a string \(got an object\)/],
         [{ arguments: {} }, /params.name, a string \(got nothing\)/],
         [
           {
