@@ -85,7 +85,8 @@ export function scopeArgs(scope: TraceScope): string[] {
 /**
  * What stderr and the answer say of a line refused before the transport:
  * -32700 for a line that is not strict JSON, -32600 for JSON that is no
- * JSON-RPC 2.0 message (answered with its id when it gave a valid one).
+ * JSON-RPC 2.0 request, notification or response (answered with its id
+ * when it gave a valid one).
  */
 function refusedLine(
   refused: RefusedLine,
@@ -107,10 +108,11 @@ function refusedLine(
 }
 
 /**
- * The JSON-RPC error for a stdin line the SDK could not read: JSON that is
- * no JSON-RPC message (-32600, which the SDK reports as its schema
- * library's issue dump). Lines that are not JSON, or lack
- * `"jsonrpc": "2.0"`, never reach it ({@link refusedLine}).
+ * The JSON-RPC error for a stdin line the SDK could not read (-32600, which
+ * the SDK reports as its schema library's issue dump): a batch, a response
+ * it cannot read, or `params._meta` of the wrong shape. Lines that are not
+ * JSON, or no JSON-RPC 2.0 request, notification or response, never reach
+ * it ({@link refusedLine}).
  */
 function unreadableLine(
   error: Error,

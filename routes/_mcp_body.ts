@@ -3,9 +3,10 @@
  * sees it: strict JSON, as every other body the server reads. The transport
  * parses with `JSON.parse`, which reads a key given twice as its last value
  * (`{"id": 1, "id": 2}`) and answers any parse error without saying where.
- * A body without `"jsonrpc": "2.0"`, or an empty batch, is answered here
- * as `trace mcp` answers it ({@link invalidRequest}). The transport takes
- * the parsed body as it is and checks the rest.
+ * A body that is no JSON-RPC 2.0 request, notification or response, an
+ * empty batch, or a batch holding such a message, is answered here as
+ * `trace mcp` answers it ({@link invalidRequest}). The transport takes the
+ * parsed body as it is and checks the rest.
  *
  * @module
  */
@@ -53,7 +54,7 @@ export async function readMcpBody(
       `Parse error: ${what} at line ${error.line}, column ${error.column}`,
     );
   }
-  // The transport takes batches: an empty one is refused here.
+  // The transport takes batches: an empty one, or one holding a bad message, is refused here.
   const invalid = invalidRequest(body, { batches: true });
   if (invalid === null) return { body };
   return rpcError(

@@ -174,6 +174,7 @@ Deno.test("/mcp answers malformed tool calls and bodies with JSON-RPC errors tha
           /\(got an array\)/,
         ],
         [{ name: 42 }, /params.name, a string \(got a number\)/],
+        [{ name: {} }, /params.name, a string \(got an object\)/],
         [{ arguments: {} }, /params.name, a string \(got nothing\)/],
         [
           {
@@ -262,9 +263,146 @@ Deno.test('/mcp answers a message without "jsonrpc": "2.0", and an empty batch, 
       '[{"jsonrpc":"2.0","method":"notifications/initialized"}]',
     );
     assert.deepEqual(notifications, { status: 202, json: null });
-    const noMethod = await postMcp(url, '{"jsonrpc":"2.0","id":5}');
-    assert.equal(noMethod.status, 400);
-    assert.equal(noMethod.json.error.code, -32700);
+  });
+});
+
+Deno.test("/mcp answers a JSON-RPC 2.0 message that is no request, response or notification with Invalid Request and its id", async () => {
+  await withMcpServer({}, async ({ url }) => {
+    const only =
+      'a request or notification has only "jsonrpc", "id", "method" and "params"';
+    for (
+      const [body, id, reason] of [
+        [
+          '{"jsonrpc":"2.0","id":5}',
+          5,
+          'a JSON-RPC 2.0 message has "method" (a request or notification) or "result" or "error" (a response) (got none of them)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":"a","method":7}',
+          "a",
+          '"method" is a string, the name of the method to call (got a number)',
+        ],
+        [
+          '{"jsonrpc":"2.0","method":null}',
+          null,
+          '"method" is a string, the name of the method to call (got null)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":6,"method":"ping","params":[1]}',
+          6,
+          '"params" is an object of named parameters (got an array)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":6,"method":"ping","params":"x"}',
+          6,
+          '"params" is an object of named parameters (got a string)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+          null,
+          '"id" is a string or an integer (got a number with a fraction)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+          null,
+          '"id" is a string or an integer (got an integer past ±(2^53 - 1), which a double rounds; send it as a string)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}',
+          null,
+          '"id" is a string or an integer (got an object)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+          null,
+          '"id" is a string or an integer (got null)',
+        ],
+        [
+          '{"jsonrpc":"2.0","id":8,"method":"ping","extra":1}',
+          8,
+          `${only} (got 1 other member)`,
+        ],
+        [
+          '{"jsonrpc":"2.0","id":8,"method":"ping","result":{},"error":{}}',
+          8,
+          `${only} (got 2 other members)`,
+        ],
+      ] as const
+    ) {
+      const { status, json } = await postMcp(url, body);
+      assert.equal(status, 400, body);
+      assert.deepEqual(json, {
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32600, message: `Invalid Request: ${reason}` },
+      }, body);
+    }
+    // Responses still reach the transport, which takes them without an answer.
+    for (
+      const body of [
+        '{"jsonrpc":"2.0","id":5,"result":{}}',
+        '{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"no"}}',
+      ]
+    ) {
+      assert.deepEqual(await postMcp(url, body), { status: 202, json: null });
+    }
+    // Valid requests are answered as before.
+    assert.deepEqual(
+      await postMcp(
+        url,
+        '{"jsonrpc":"2.0","id":9,"method":"ping","params":{}}',
+      ),
+      { status: 200, json: { jsonrpc: "2.0", id: 9, result: {} } },
+    );
+  });
+});
+
+Deno.test("/mcp refuses a batch holding a message that is no JSON-RPC 2.0 message with one Invalid Request naming the first", async () => {
+  await withMcpServer({}, async ({ url }) => {
+    const ping = (id: number) =>
+      JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+    for (
+      const [body, reason] of [
+        [
+          "[1]",
+          'item [0]: a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" (got a number)',
+        ],
+        [
+          `[${ping(1)},{"id":2,"method":"ping"},{"jsonrpc":"2.0","id":3}]`,
+          'item [1]: a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" (got an object without "jsonrpc")',
+        ],
+        [
+          `[${ping(1)},[${ping(2)}]]`,
+          'item [1]: a JSON-RPC 2.0 message is an object with "jsonrpc": "2.0" (got an array)',
+        ],
+        [
+          `[${ping(1)},{"jsonrpc":"2.0","id":2,"method":"ping","params":[]}]`,
+          'item [1]: "params" is an object of named parameters (got an array)',
+        ],
+      ] as const
+    ) {
+      const { status, json } = await postMcp(url, body);
+      assert.equal(status, 400, body);
+      assert.deepEqual(json, {
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message: `Invalid Request: the batch was refused whole at ${reason}`,
+        },
+      }, body);
+    }
+    // A batch of valid messages is answered as before.
+    assert.deepEqual(
+      await postMcp(url, `[${ping(1)},${ping(2)}]`),
+      {
+        status: 200,
+        json: [
+          { jsonrpc: "2.0", id: 1, result: {} },
+          { jsonrpc: "2.0", id: 2, result: {} },
+        ],
+      },
+    );
   });
 });
 

@@ -76,6 +76,53 @@ Deno.test('strictStdinLines() holds back a message without "jsonrpc": "2.0" with
   );
 });
 
+Deno.test("strictStdinLines() holds back a JSON-RPC 2.0 line that is no request, response or notification, with its id, and passes responses on", async () => {
+  const responses = '{"jsonrpc":"2.0","id":3,"result":{}}\n' +
+    '{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}\n';
+  const { passed, refused } = await read([
+    '{"jsonrpc":"2.0","id":7}\n',
+    '{"jsonrpc":"2.0","id":"x","method":[]}\n',
+    '{"jsonrpc":"2.0","id":2.5,"method":"ping"}\n',
+    '{"jsonrpc":"2.0","id":8,"method":"ping","params":[1]}\n',
+    '{"jsonrpc":"2.0","id":9,"method":"ping","extra":true}\n',
+    responses,
+    PING,
+  ]);
+  assert.equal(passed, responses + PING);
+  assert.deepEqual(refused.map((r) => [r.line, r.code, r.id, r.reason]), [
+    [
+      1,
+      -32600,
+      7,
+      'a JSON-RPC 2.0 message has "method" (a request or notification) or "result" or "error" (a response) (got none of them)',
+    ],
+    [
+      2,
+      -32600,
+      "x",
+      '"method" is a string, the name of the method to call (got an array)',
+    ],
+    [
+      3,
+      -32600,
+      null,
+      '"id" is a string or an integer (got a number with a fraction)',
+    ],
+    [
+      4,
+      -32600,
+      8,
+      '"params" is an object of named parameters (got an array)',
+    ],
+    [
+      5,
+      -32600,
+      9,
+      'a request or notification has only "jsonrpc", "id", "method" and "params" (got 1 other member)',
+    ],
+  ]);
+});
+
 Deno.test("strictStdinLines() passes an over-long line on whole, unread, and reads the next one again", async () => {
   const long = `{"jsonrpc":"2.0","id":1,"method":"${"x".repeat(100)}"}\n`;
   const chunks = long.match(/.{1,16}/gs)!;

@@ -405,15 +405,24 @@ Deno.test("trace mcp answers a line that is not JSON, or not JSON-RPC, with an e
     const { answers, err } = await mcpLines(
       ["--data-dir", dir],
       'not json\n{"hello":1}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n' +
-        '{"id":5,"method":"ping"}\n{"jsonrpc":"2.0","hello":1}\n[]\n',
+        '{"id":5,"method":"ping"}\n{"jsonrpc":"2.0","hello":1}\n[]\n' +
+        '{"jsonrpc":"2.0","id":6,"method":"ping","params":[]}\n',
     );
     // Answers come as each is ready, the ping's after the refusals.
     assert.deepEqual(
       answers.map((a) => [a.id, (a.error as { code: number })?.code]).sort(),
-      [[null, -32600], [null, -32600], [null, -32600], [null, -32700], [
-        1,
-        undefined,
-      ], [5, -32600]],
+      [
+        [null, -32600],
+        [null, -32600],
+        [null, -32600],
+        [null, -32700],
+        [
+          1,
+          undefined,
+        ],
+        [5, -32600],
+        [6, -32600],
+      ],
     );
     const messages = answers.map((a) =>
       (a.error as { message: string } | undefined)?.message
@@ -426,17 +435,20 @@ Deno.test("trace mcp answers a line that is not JSON, or not JSON-RPC, with an e
         // No "jsonrpc": "2.0": answered before the SDK (line 4 with its id 5).
         invalid(2),
         invalid(4),
+        // No request, notification or response: the same (line 7 with its id 6).
+        'Invalid Request: a JSON-RPC 2.0 message has "method" (a request or notification) or "result" or "error" (a response) (got none of them) at line 5 of stdin',
+        'Invalid Request: "params" is an object of named parameters (got an array) at line 7 of stdin',
       ]
     ) assert.ok(messages.includes(message), message);
-    // Other JSON that is no message, and every batch (the stdio transport
-    // takes none, so not the empty one either), are answered by the SDK.
+    // Every batch (the stdio transport takes none, so not the empty one
+    // either) is answered by the SDK.
     assert.equal(
       messages.filter((m) =>
         m?.startsWith(
           "Invalid Request: a line on stdin is not a JSON-RPC message",
         )
       ).length,
-      2,
+      1,
     );
     assert.match(
       err,

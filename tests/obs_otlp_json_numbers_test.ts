@@ -94,7 +94,7 @@ Deno.test("decodeOtlpTraces() reads other numbers past 2^53 as before", () => {
   assert.equal(span?.attributes.get("d"), 9007199254740992);
   assert.match(
     decodeError(requestText([spanText(0, '"kind":99999999999999999999')])),
-    /spans\[0\]\.kind: must be one of SPAN_KIND_UNSPECIFIED, .* \(or 0 to 5\)$/,
+    /spans\[0\]\.kind: must be one of SPAN_KIND_UNSPECIFIED, .* \(or an integer from 0 to 5\)$/,
   );
   assert.match(
     decodeError(requestText([spanText(
@@ -128,4 +128,93 @@ Deno.test("createOtlpApi() stores the millisecond of a numeric time sent past 2^
       [[1700000000123, 1700000000999]],
     );
   });
+});
+
+/** A protobuf field: its key, then a varint or length-delimited payload. */
+function protoField(field: number, payload: number | Uint8Array): number[] {
+  if (typeof payload === "number") {
+    return [field << 3, ...varint(BigInt.asUintN(64, BigInt(payload)))];
+  }
+  return [(field << 3) | 2, ...varint(BigInt(payload.length)), ...payload];
+}
+
+function varint(value: bigint): number[] {
+  const bytes: number[] = [];
+  do {
+    const low = Number(value & 0x7fn);
+    value >>= 7n;
+    bytes.push(value > 0n ? low | 0x80 : low);
+  } while (value > 0n);
+  return bytes;
+}
+
+/** A protobuf request of one span with valid ids and the `fields` given (already encoded). */
+function protobufRequest(fields: number[]): Uint8Array {
+  const span = new Uint8Array([
+    ...protoField(1, new Uint8Array(16).fill(1)),
+    ...protoField(2, new Uint8Array(8).fill(2)),
+    ...fields,
+  ]);
+  const scopeSpans = new Uint8Array(protoField(2, span));
+  const resourceSpans = new Uint8Array(protoField(2, scopeSpans));
+  return new Uint8Array(protoField(1, resourceSpans));
+}
+
+Deno.test("decodeOtlpTraces() refuses an enum that is no name or integer in its range, in words, in JSON and protobuf alike", () => {
+  const kinds =
+    "must be one of SPAN_KIND_UNSPECIFIED, SPAN_KIND_INTERNAL, SPAN_KIND_SERVER, SPAN_KIND_CLIENT, SPAN_KIND_PRODUCER, SPAN_KIND_CONSUMER (or an integer from 0 to 5)";
+  const codes =
+    "must be one of STATUS_CODE_UNSET, STATUS_CODE_OK, STATUS_CODE_ERROR (or an integer from 0 to 2)";
+  const at = "Cannot decode the OTLP trace request: " +
+    "resourceSpans[0].scopeSpans[0].spans[0]";
+  for (
+    const [fields, message] of [
+      ['"kind":1.5', `${at}.kind: ${kinds}`],
+      ['"kind":1e300', `${at}.kind: ${kinds}`],
+      ['"kind":6', `${at}.kind: ${kinds}`],
+      ['"kind":-1', `${at}.kind: ${kinds}`],
+      ['"kind":"SPAN_KIND_OTHER"', `${at}.kind: ${kinds}`],
+      ['"kind":true', `${at}.kind: ${kinds}`],
+      ['"kind":{}', `${at}.kind: ${kinds}`],
+      ['"status":{"code":2.5}', `${at}.status.code: ${codes}`],
+      ['"status":{"code":3}', `${at}.status.code: ${codes}`],
+      ['"status":{"code":[1]}', `${at}.status.code: ${codes}`],
+    ] as const
+  ) {
+    assert.equal(decodeError(requestText([spanText(0, fields)])), message);
+  }
+  // Protobuf carries only integers; one out of range is named the same way.
+  for (
+    const [fields, message] of [
+      [protoField(6, 7), `${at}.kind: ${kinds}`],
+      [protoField(6, -1), `${at}.kind: ${kinds}`],
+      [
+        protoField(15, new Uint8Array(protoField(3, 3))),
+        `${at}.status.code: ${codes}`,
+      ],
+    ] as const
+  ) {
+    assert.throws(
+      () => decodeOtlpTraces(protobufRequest(fields), "protobuf"),
+      (error: Error) => error.message === message,
+      message,
+    );
+  }
+  // Whole numbers in range and names are taken, as before.
+  const [span] = decode(
+    requestText([
+      spanText(0, '"kind":2.0,"status":{"code":"STATUS_CODE_ERROR"}'),
+    ]),
+  );
+  assert.equal(span?.kind, 2);
+  assert.equal(span?.statusCode, 2);
+  const [proto] = decodeOtlpTraces(
+    protobufRequest([
+      ...protoField(6, 3),
+      ...protoField(15, new Uint8Array(protoField(3, 1))),
+    ]),
+    "protobuf",
+  );
+  assert.equal(proto?.kind, 3);
+  assert.equal(proto?.statusCode, 1);
 });

@@ -575,7 +575,7 @@ Deno.test("decodeOtlpTraces() names the first few bad spans and counts the rest"
     ])),
     `Cannot decode the OTLP trace request: ${at(0)}.name: must be a string; ${
       at(2)
-    }.kind: must be an enum number or name; ${
+    }.kind: must be one of SPAN_KIND_UNSPECIFIED, SPAN_KIND_INTERNAL, SPAN_KIND_SERVER, SPAN_KIND_CLIENT, SPAN_KIND_PRODUCER, SPAN_KIND_CONSUMER (or an integer from 0 to 5); ${
       at(3)
     }.name: must be a string; and 2 more spans`,
   );

@@ -4,9 +4,10 @@
  * `JSON.parse`, which reads a key given twice as its last value
  * (`{"id": 1, "id": 2}`). {@link strictStdinLines} sits between stdin and
  * the transport: it reads each line with the strict parser, checks it as
- * `/mcp` does ({@link invalidRequest}: a message without `"jsonrpc": "2.0"`),
- * passes the lines it accepts on byte for byte (the SDK then parses them as
- * before), and holds back the lines it refuses, naming each to `onRefused`.
+ * `/mcp` does ({@link invalidRequest}: a message that is no JSON-RPC 2.0
+ * request, notification or response), passes the lines it accepts on byte
+ * for byte (the SDK then parses them as before), and holds back the lines
+ * it refuses, naming each to `onRefused`.
  *
  * @module
  */

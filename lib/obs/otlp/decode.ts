@@ -201,10 +201,33 @@ const Uint64 = v.union([
     v.maxValue(UINT64_MAX, UINT64_RANGE),
   ),
 ], "must be a non-negative integer or decimal integer string");
-const Enum = v.union(
-  [v.pipe(v.number(), v.integer()), v.string(), AsDouble],
-  "must be an enum number or name",
-);
+const SPAN_KINDS = [
+  "SPAN_KIND_UNSPECIFIED",
+  "SPAN_KIND_INTERNAL",
+  "SPAN_KIND_SERVER",
+  "SPAN_KIND_CLIENT",
+  "SPAN_KIND_PRODUCER",
+  "SPAN_KIND_CONSUMER",
+] as const;
+const STATUS_CODES = [
+  "STATUS_CODE_UNSET",
+  "STATUS_CODE_OK",
+  "STATUS_CODE_ERROR",
+] as const;
+/**
+ * The one refusal of an enum field, whatever was wrong (a type, a name, a
+ * fraction, a number out of range): protobuf can send only the last, and
+ * is answered in the same words.
+ */
+function enumRule(names: readonly string[]): string {
+  return `must be one of ${names.join(", ")} (or an integer from 0 to ${
+    names.length - 1
+  })`;
+}
+/** An enum as sent; which name or number it is, is checked with its path later ({@link enumNumber}). */
+function enumOf(names: readonly string[]) {
+  return v.union([v.number(), v.string(), AsDouble], enumRule(names));
+}
 const list = <T extends v.GenericSchema>(item: T) =>
   v.nullish(v.array(item, "must be an array"));
 /**
@@ -264,7 +287,7 @@ const SpanSchema = v.object({
   spanId: Bytes,
   parentSpanId: v.nullish(Bytes),
   name: v.nullish(v.string("must be a string")),
-  kind: v.nullish(Enum),
+  kind: v.nullish(enumOf(SPAN_KINDS)),
   startTimeUnixNano: v.nullish(Uint64),
   endTimeUnixNano: v.nullish(Uint64),
   attributes: Attributes,
@@ -276,7 +299,7 @@ const SpanSchema = v.object({
   links: list(LinkSchema),
   status: v.nullish(v.object({
     message: v.nullish(v.string("must be a string")),
-    code: v.nullish(Enum),
+    code: v.nullish(enumOf(STATUS_CODES)),
   }, objectMessage("a Status object"))),
 }, objectMessage("a span object"));
 
@@ -543,20 +566,7 @@ function toSpan(span: WireSpan, place: SpanPlace): OtlpSpan {
   };
 }
 
-const SPAN_KINDS = [
-  "SPAN_KIND_UNSPECIFIED",
-  "SPAN_KIND_INTERNAL",
-  "SPAN_KIND_SERVER",
-  "SPAN_KIND_CLIENT",
-  "SPAN_KIND_PRODUCER",
-  "SPAN_KIND_CONSUMER",
-] as const;
-const STATUS_CODES = [
-  "STATUS_CODE_UNSET",
-  "STATUS_CODE_OK",
-  "STATUS_CODE_ERROR",
-] as const;
-
+/** An enum's number: its name's place in `names`, or an integer within them. */
 function enumNumber(
   value: number | string | null | undefined,
   names: readonly string[],
@@ -564,12 +574,8 @@ function enumNumber(
 ): number {
   if (value === null || value === undefined) return 0;
   const number = typeof value === "number" ? value : names.indexOf(value);
-  if (number < 0 || number >= names.length) {
-    throw refusal(
-      `${field}: must be one of ${names.join(", ")} (or 0 to ${
-        names.length - 1
-      })`,
-    );
+  if (!Number.isInteger(number) || number < 0 || number >= names.length) {
+    throw refusal(`${field}: ${enumRule(names)}`);
   }
   return number;
 }
