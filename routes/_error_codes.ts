@@ -15,9 +15,13 @@ export const CODE_BY_STATUS: Readonly<Record<number, string>> = {
   404: "not_found",
   405: "method_not_allowed",
   408: "request_timeout",
+  409: "conflict",
   413: "payload_too_large",
   415: "unsupported_media_type",
   431: "request_header_fields_too_large",
+  // The server cannot serve it now: the audit trail could not take the
+  // action's entry, or it runs no job manager to start runs.
+  503: "unavailable",
 };
 
 /**
