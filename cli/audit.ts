@@ -60,13 +60,15 @@ const VERIFY_HELP =
 
 Recomputes every audit entry's digest, checks each column against the chained
 entry and the chain linking them, the numbering (a missing seq is a removed
-entry), the newest head record and the table's sequence (entries removed from
+entry), the newest head record and the tables' sequences (entries removed from
 the end), and the subject key the entries' digests were made with (each
-entry written since payload version 2 names it by fingerprint). With
---expect-head HEAD (as printed earlier by trace audit head, kept outside the
-database) it also checks that the trail still extends that head: entries
-removed from its end with their head records and the sequence wound back, or a
-replaced file, fail. Opens the database read-only.
+entry written since payload version 2 names it by fingerprint). An empty
+trail beside a subject key or a replay draft, which only an append writes,
+was removed whole: that fails too. With --expect-head HEAD (as printed
+earlier by trace audit head, kept outside the database) it also checks that
+the trail still extends that head: entries removed from its end with their
+head records and both sequences wound back, or a replaced file, fail. Opens
+the database read-only.
 
 Exit codes: 0 intact, 1 broken (the first broken entry is named), 2 usage
 error or no audit trail.

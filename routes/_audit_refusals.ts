@@ -29,7 +29,6 @@
  */
 
 import type { Context } from "hono";
-import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
   type Action,
@@ -39,15 +38,29 @@ import {
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage } from "../lib/errors.ts";
-import { errorResponse, type ServerLog } from "./_errors.ts";
+import type { CauseCode } from "./_error_codes.ts";
+import {
+  CodedHttpException,
+  errorResponse,
+  type ServerLog,
+} from "./_errors.ts";
 
-/** An HTTP refusal that carries the short code the audit trail records as its `detail`. */
-export class HttpRefusal extends HTTPException {
+/**
+ * An HTTP refusal that carries the short code the audit trail records as its
+ * `detail`, and the code its answer carries when its status's would not say
+ * why (a 501: `hook_missing`).
+ */
+export class HttpRefusal extends CodedHttpException {
   /** Why, as a content-free code (`csrf`, `query_string`, `hook_missing:…`). */
   readonly detail: string;
 
-  constructor(status: ContentfulStatusCode, message: string, detail: string) {
-    super(status, { message });
+  constructor(
+    status: ContentfulStatusCode,
+    message: string,
+    detail: string,
+    options: { code?: CauseCode } = {},
+  ) {
+    super(status, message, options.code ?? null);
     this.detail = detail;
   }
 }

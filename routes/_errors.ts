@@ -20,7 +20,7 @@ import {
   IngestConflictError,
 } from "../lib/obs/ingest/mod.ts";
 import { type EventIssue, ObsNotInitializedError } from "../lib/obs/mod.ts";
-import { CODE_BY_STATUS } from "./_error_codes.ts";
+import { type CauseCode, CODE_BY_STATUS } from "./_error_codes.ts";
 import { noteRefusal } from "./_request_log.ts";
 
 /** HTTP status for each stable error code. */
@@ -64,6 +64,25 @@ export interface ErrorAnswer {
   logDetail: string | null;
 }
 
+/**
+ * An `HTTPException` whose answer names its cause with a code of its own
+ * (`hook_missing`), where its status's code would not say it; without one
+ * it answers its status's code.
+ */
+export class CodedHttpException extends HTTPException {
+  /** The code its answer carries, or `null` for its status's. */
+  readonly code: CauseCode | null;
+
+  constructor(
+    status: ContentfulStatusCode,
+    message: string,
+    code: CauseCode | null = null,
+  ) {
+    super(status, { message });
+    this.code = code;
+  }
+}
+
 /** Throws 405 for the request's method, naming the allowed ones (also sent as `Allow`). */
 export function methodNotAllowed(c: Context, allow: readonly string[]): never {
   c.header("Allow", allow.join(", "));
@@ -78,7 +97,12 @@ export function methodNotAllowed(c: Context, allow: readonly string[]): never {
 export function errorResponse(error: unknown): ErrorAnswer {
   if (error instanceof HTTPException) {
     const status = error.status as ContentfulStatusCode;
-    return answer(status, CODE_BY_STATUS[status] ?? "http", error.message);
+    const own = error instanceof CodedHttpException ? error.code : null;
+    return answer(
+      status,
+      own ?? CODE_BY_STATUS[status] ?? "http",
+      error.message,
+    );
   }
   if (error instanceof TraceError) return traceErrorAnswer(error);
   return {

@@ -5,7 +5,7 @@
  * is answered; when it cannot be written the answer is 503 and nothing
  * else: a broken trail's answer, code `audit_integrity`, names the broken
  * entry and `trace audit verify`). Hook failures become content-free 502
- * answers, logged by hook name and failure kind only.
+ * answers (code `hook_failed`), logged by hook name and failure kind only.
  *
  * @module
  */
@@ -25,7 +25,7 @@ import {
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
 import { isFormBody, readFormBody, readSmallJson } from "./_body.ts";
-import type { ServerLog } from "./_errors.ts";
+import { CodedHttpException, type ServerLog } from "./_errors.ts";
 import { noteAudited } from "./_audit_refusals.ts";
 import type { UiEnv } from "./ui/context.ts";
 
@@ -211,11 +211,11 @@ function failureCode(error: unknown): string {
   return "internal";
 }
 
-/** Hook failures as content-free 502s (refusals stay 403); everything else as it was. */
+/** Hook failures as content-free 502s, code `hook_failed` (refusals stay 403); everything else as it was. */
 export function httpError(error: unknown, log: ServerLog): unknown {
   if (error instanceof HookError && error.failure !== "refused") {
     log(`hook: ${error.hook} ${error.failure}`);
-    return new HTTPException(502, { message: error.message });
+    return new CodedHttpException(502, error.message, "hook_failed");
   }
   return error;
 }

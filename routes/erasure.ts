@@ -130,6 +130,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
           501,
           "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve",
           "erasure_key_missing",
+          { code: "erasure_key_missing" },
         );
       }
       // Strict JSON: a field given twice could name one subject to whatever

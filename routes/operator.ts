@@ -353,5 +353,7 @@ export function createOperatorRoutes(
 
 /** Refuses an action whose host hook the app was not given (501). */
 function hookMissing(hook: HookName): never {
-  throw new HttpRefusal(501, missingHookMessage(hook), `hook_missing:${hook}`);
+  throw new HttpRefusal(501, missingHookMessage(hook), `hook_missing:${hook}`, {
+    code: "hook_missing",
+  });
 }

@@ -484,10 +484,22 @@ Deno.test("trace audit head, and verify --expect-head catches a last entry remov
       1,
     );
     assert.match(counted.stdout(), /BROKEN at seq 3: .*seqs up to 3/);
-    // Reset that too, and the file alone cannot tell: only a head kept elsewhere can.
+    // Reset that, and the head records' sequence still remembers head 3.
     await tamper(db, async (raw) => {
       await raw.execute(
         "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'auth_audit'",
+      );
+    });
+    const heads = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--data-dir", dataDir], heads),
+      1,
+    );
+    assert.match(heads.stdout(), /BROKEN at seq 3: .*head records up to 3/);
+    // Reset that too, and the file alone cannot tell: only a head kept elsewhere can.
+    await tamper(db, async (raw) => {
+      await raw.execute(
+        "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'auth_audit_head'",
       );
     });
     const alone = captureIo();
@@ -626,13 +638,13 @@ Deno.test("audit verify names entries removed from the end with their head recor
 Deno.test("an append through a long-lived handle notices that the entry it wrote last is gone", async () => {
   await withAudit(async (db, dataDir) => {
     for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
-    // The end removed with its head record and the sequence wound back: the
-    // file alone no longer shows it (a new process would append seq 3 again).
+    // The end removed with its head record and both sequences wound back:
+    // the file alone no longer shows it (a new process would append seq 3 again).
     await tamper(db, async (raw) => {
       await raw.execute("DELETE FROM auth_audit WHERE seq = 3");
       await raw.execute("DELETE FROM auth_audit_head WHERE entry_seq = 3");
       await raw.execute(
-        "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'auth_audit'",
+        "UPDATE sqlite_sequence SET seq = 2 WHERE name IN ('auth_audit', 'auth_audit_head')",
       );
     });
     assert.equal((await verifyAudit(db)).ok, true);
@@ -916,5 +928,135 @@ Deno.test("a trail written before entries named their key still names a key newe
     const result = await verifyAudit(db);
     assert.equal(result.broken?.seq, 1);
     assert.match(result.broken!.problem, /newer than the first entry/);
+  });
+});
+
+/** Removes every entry and head record and both tables' sequences, as an outside tool could. */
+async function removeWholeTrail(raw: Client): Promise<void> {
+  await raw.batch([
+    "DELETE FROM auth_audit",
+    "DELETE FROM auth_audit_head",
+    "DELETE FROM sqlite_sequence WHERE name IN ('auth_audit', 'auth_audit_head')",
+  ], "write");
+}
+
+Deno.test("audit verify names a trail removed whole by the subject key it left behind, in text and JSON", async () => {
+  await withAudit(async (db, dataDir) => {
+    for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+    await tamper(db, removeWholeTrail);
+    const result = await verifyAudit(db);
+    assert.equal(result.ok, false);
+    assert.equal(result.entries, 0);
+    assert.equal(result.broken?.seq, 1);
+    assert.match(
+      result.broken!.problem,
+      /^the trail has no entries, but the subject key in auth_keys, made only with the first entry, is still there: the whole trail was removed; .*--expect-head/,
+    );
+    const text = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--data-dir", dataDir], text),
+      1,
+    );
+    assert.match(text.stdout(), /^audit trail BROKEN at seq 1: the trail has/);
+    assert.doesNotMatch(text.stdout(), /intact/);
+    assert.match(text.stderr(), /whole trail was removed.*from a backup/);
+    assert.equal(text.stderr().trimEnd().split("\n").length, 1);
+    const json = captureIo();
+    assert.equal(
+      await main(["audit", "verify", "--json", "--data-dir", dataDir], json),
+      1,
+    );
+    assert.deepEqual(JSON.parse(json.stdout()), {
+      ok: false,
+      entries: 0,
+      head: null,
+      expected_head: null,
+      broken: result.broken,
+    });
+    // Every reader and the next append refuse it, as for any broken trail.
+    const head = captureIo();
+    assert.equal(await main(["audit", "head", "--data-dir", dataDir], head), 2);
+    assert.match(
+      head.stderr(),
+      /broken at entry seq 1: run trace audit verify/,
+    );
+    await assert.rejects(listAudit(db), /broken at entry seq 1/);
+    await withFreshHandle(dataDir, async (fresh) => {
+      await assert.rejects(
+        appendAudit(fresh, RECORD),
+        (error: Error) =>
+          error instanceof AuditIntegrityError && error.seq === 1 &&
+          /whole trail was removed/.test(error.message),
+      );
+    });
+  });
+});
+
+Deno.test("audit verify names a trail removed whole with its key by a replay draft or the head records' sequence left behind", async (t) => {
+  const cases: { name: string; left: string[] }[] = [
+    {
+      name: "a replay draft",
+      left: [
+        `INSERT INTO auth_replay_drafts (draft_id, created_at, operator,
+           application_id, payload, payload_digest)
+         VALUES ('replay-1', '2026-01-01T00:00:00.000Z', 'admin-1', 'app-1', '{}', 'sha256:0')`,
+      ],
+    },
+    {
+      name: "the head records' sequence",
+      left: [
+        "INSERT INTO sqlite_sequence (name, seq) VALUES ('auth_audit_head', 3)",
+      ],
+    },
+  ];
+  for (const { name, left } of cases) {
+    await t.step(name, async () => {
+      await withAudit(async (db) => {
+        for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+        await tamper(db, async (raw) => {
+          await removeWholeTrail(raw);
+          await raw.execute("DROP TRIGGER auth_keys_no_delete");
+          await raw.batch(["DELETE FROM auth_keys", ...left], "write");
+        });
+        const result = await verifyAudit(db);
+        assert.equal(result.ok, false);
+        assert.equal(result.broken?.seq, 1);
+        assert.match(result.broken!.problem, /removed/);
+      });
+    });
+  }
+});
+
+Deno.test("audit verify names entries removed from the end with the entries' sequence wound back, by the head records' sequence", async () => {
+  await withAudit(async (db) => {
+    for (let n = 0; n < 3; n++) await appendAudit(db, RECORD);
+    await tamper(db, async (raw) => {
+      await raw.batch([
+        "DELETE FROM auth_audit WHERE seq = 3",
+        "DELETE FROM auth_audit_head WHERE entry_seq = 3",
+        "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'auth_audit'",
+      ], "write");
+    });
+    const result = await verifyAudit(db);
+    assert.equal(result.broken?.seq, 3);
+    assert.match(result.broken!.problem, /head records up to 3 were written/);
+  });
+});
+
+Deno.test("an honestly empty trail verifies: a fresh database, no key, no entries", async () => {
+  await withAudit(async (db, dataDir) => {
+    assert.deepEqual(await verifyAudit(db), {
+      ok: true,
+      entries: 0,
+      head: null,
+      expected_head: null,
+      broken: null,
+    });
+    const io = captureIo();
+    assert.equal(await main(["audit", "verify", "--data-dir", dataDir], io), 0);
+    assert.equal(
+      io.stdout(),
+      "audit trail intact: 0 entries; head 0 (empty)\n",
+    );
   });
 });

@@ -192,10 +192,9 @@ Deno.test("POST /api/erasures refuses bad bodies, other methods, a failing audit
     assert.equal(get.status, 405);
 
     const keyless = createApp({ db, uiAuthToken: ADMIN });
-    assert.equal(
-      (await post(keyless, { subject: SUBJECT }, ADMIN)).status,
-      501,
-    );
+    const unkeyed = await post(keyless, { subject: SUBJECT }, ADMIN);
+    assert.equal(unkeyed.status, 501);
+    assert.equal((await unkeyed.json()).error.code, "erasure_key_missing");
     assert.equal((await indexedIds(db)).length, 7);
   });
 });

@@ -106,6 +106,7 @@ Deno.test("account resolution refuses emails in URLs, never echoes one in an err
     });
     assert.equal(unknown.status, 502);
     const text = await unknown.text();
+    assert.equal(JSON.parse(text).error.code, "hook_failed");
     assert.match(text, /The host's identityResolver resolved no account/);
     assert.ok(!text.includes("zed@") && !logs.join("\n").includes("zed@"));
     assert.match(logs.join("\n"), /hook: identityResolver threw/);
@@ -271,8 +272,10 @@ Deno.test("without hooks the lookups answer 501, the controls are disabled with 
       json: { email: EMAIL },
     });
     assert.equal(resolve.status, 501);
+    const resolveBody = await jsonOf(resolve);
+    assert.equal(resolveBody.error.code, "hook_missing");
     assert.match(
-      await resolve.text(),
+      resolveBody.error.message,
       /no identityResolver: the host program passes one to createApp/,
     );
     const artifact = await ask(
@@ -282,7 +285,7 @@ Deno.test("without hooks the lookups answer 501, the controls are disabled with 
       { as: "admin-1" },
     );
     assert.equal(artifact.status, 501);
-    await artifact.body?.cancel();
+    assert.equal((await jsonOf(artifact)).error.code, "hook_missing");
     const plan = await ask(
       app,
       "GET",
@@ -290,7 +293,7 @@ Deno.test("without hooks the lookups answer 501, the controls are disabled with 
       { as: "admin-1" },
     );
     assert.equal(plan.status, 501);
-    await plan.body?.cancel();
+    assert.equal((await jsonOf(plan)).error.code, "hook_missing");
     const twin = await jsonOf(
       await ask(
         app,
@@ -342,6 +345,7 @@ Deno.test("hook errors and results never leave the server in another shape: a ho
     assert.equal(response.status, 502);
     const text = await response.text();
     assert.ok(!text.includes("secret content"));
+    assert.equal(JSON.parse(text).error.code, "hook_failed");
     assert.match(text, /The host's artifactResolver failed/);
   });
 });

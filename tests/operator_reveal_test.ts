@@ -236,6 +236,7 @@ Deno.test("a reveal fails closed when the audit trail cannot be written: 503 and
     });
     assert.equal(response.status, 503);
     const text = await response.text();
+    assert.equal(JSON.parse(text).error.code, "unavailable");
     assert.match(
       text,
       /audit trail could not be written, so the action was refused/,

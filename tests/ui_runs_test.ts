@@ -379,6 +379,14 @@ Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS
     assert.deepEqual(detail.next_steps.map((s) => s.command), [
       `trace external-cleanup ${runId}`,
     ]);
+    const download = await fixture.app.request(
+      at(`/runs/${runId}/report.json`),
+      page({ ...BEARER, accept: "application/json" }),
+    );
+    assert.equal(download.status, 409);
+    const refusal = (await download.json()).error;
+    assert.equal(refusal.code, "conflict");
+    assert.match(refusal.message, /has no finished report yet/);
     const body = await html(fixture, `/runs/${runId}`);
     assert.match(body, /badge--lg">INCONCLUSIVE</);
     assert.doesNotMatch(body, /badge--lg">PASS</);

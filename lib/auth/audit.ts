@@ -145,8 +145,9 @@ const DIGESTED: readonly ("event_id" | "thread_id" | "memory_id")[] = [
 ];
 
 /**
- * Appends one entry. With `write`, runs it in the same transaction first, so
- * the record and what it describes are committed together or not at all.
+ * Appends one entry. With `write`, runs it in the same transaction, once
+ * the trail has verified and before the entry is written, so the record and
+ * what it describes are committed together or not at all.
  * An error of `write` is the action's own and is thrown as it is (the
  * caller records that failure); a trail that does not verify is an
  * `AuditIntegrityError`, any other error writing the entry an
@@ -164,6 +165,11 @@ export async function appendAudit(
     throw new AuditUnavailableError((error as Error).message, { cause: error });
   }
   try {
+    // The trail is verified before `write` runs: a broken trail takes no
+    // write, and the write's own rows (a draft, the subject key it may
+    // make) are not yet there to be taken for what an emptied trail left.
+    const schema = await schemaVersion(tx);
+    await requireVerified(tx, VERIFIED.get(db), schema);
     if (write) {
       try {
         await write(tx);
@@ -171,7 +177,7 @@ export async function appendAudit(
         throw new ActionFailed(error);
       }
     }
-    const { entry, schema } = await insertEntry(tx, record, VERIFIED.get(db));
+    const entry = await insertEntry(tx, record);
     await tx.commit();
     VERIFIED.set(db, {
       seq: entry.seq,
@@ -206,13 +212,11 @@ interface Verified {
 
 const VERIFIED = new WeakMap<TraceDb, Verified>();
 
+/** Writes the entry and its head record onto a trail {@link requireVerified} passed. */
 async function insertEntry(
   tx: Transaction,
   record: AuditRecord,
-  known: Verified | undefined,
-): Promise<{ entry: AuditEntry; schema: number }> {
-  const schema = await schemaVersion(tx);
-  await requireVerified(tx, known, schema);
+): Promise<AuditEntry> {
   const key = await subjectKeyFor(tx);
   const prev = await intactTail(tx, subjectKeyFingerprint(key));
   const entryId = `audit-${crypto.randomUUID()}`;
@@ -256,7 +260,7 @@ async function insertEntry(
     payload_digest: digest,
     chain_digest: chain,
   };
-  return { entry, schema };
+  return entry;
 }
 
 /** The database's schema version, from its header (the same for every connection). */

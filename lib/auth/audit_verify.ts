@@ -8,9 +8,13 @@
  * in a column alone), removed from the middle, or removed from the end
  * without its head record, and a subject key deleted or replaced (one
  * replaced under the same name and time is found by a version-2 entry's
- * fingerprint only). It cannot find the last entries removed together
- * with their head records, nor a whole trail rewritten with recomputed
- * digests: the head records live in the same file as what they protect.
+ * fingerprint only); the tables' sequences find entries removed from the
+ * end with their head records, and what only an append writes (the
+ * subject key, a replay draft) left beside an empty trail finds one
+ * removed whole. It cannot find the last entries removed together with
+ * their head records and both sequences wound back, a whole trail removed
+ * with everything an append wrote, nor a whole trail rewritten with
+ * recomputed digests: all of that lives in the same file as what it protects.
  * Only a head kept elsewhere catches those: {@link auditHead} (`trace audit
  * head`) prints it, and `verifyAudit(db, {expectHead})` (`trace audit
  * verify --expect-head`) checks that the trail still extends it.
@@ -86,8 +90,9 @@ export async function verifyAuditIn(
   const walked = await walkAudit(executor, expected?.seq, fingerprint);
   const headProblem = walked.broken ??
     await checkHead(executor, walked.count, walked.last) ??
-    await checkSequence(executor, walked.last) ??
-    await checkKey(executor, walked.first);
+    await checkSequences(executor, walked.last) ??
+    await checkKey(executor, walked.first) ??
+    await checkLeftBehind(executor, walked.count);
   const seen = expected?.seq === 0 ? GENESIS : walked.seen;
   const extended = expected ? seen === expected.chain_digest : null;
   const broken = headProblem ??
@@ -203,25 +208,74 @@ function missingEntry(seq: number): string {
 }
 
 /**
- * The table's AUTOINCREMENT counter remembers the highest seq ever handed
- * out: past the last entry, entries were removed from the end (with their
- * head records, or the head check would have named them).
+ * Each table's AUTOINCREMENT counter remembers the highest number ever
+ * handed out: past the last entry, entries were removed from the end (with
+ * their head records, or the head check would have named them). Head
+ * records are numbered as the entries are, since each append writes one of
+ * each in one transaction, so the head records' counter names a removed end
+ * even when the entries' counter was wound back.
  */
-async function checkSequence(
+async function checkSequences(
   executor: AuditExecutor,
   last: AuditPoint | null,
 ): Promise<{ seq: number; problem: string } | null> {
   const row = (await executor.execute(
-    "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'auth_audit'), 0) AS n",
+    `SELECT
+       COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'auth_audit'), 0) AS entries,
+       COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'auth_audit_head'), 0) AS heads`,
   )).rows[0];
-  const issued = Number(row?.n ?? 0);
   const lastSeq = last?.seq ?? 0;
-  if (issued <= lastSeq) return null;
-  return {
+  const removed = (counted: string) => ({
     seq: lastSeq + 1,
     problem: `${
       missingEntry(lastSeq + 1)
-    }; seqs up to ${issued} were handed out, so entries were removed from the end with their head records`,
+    }; ${counted}, so entries were removed from the end with their head records`,
+  });
+  const issued = Number(row?.entries ?? 0);
+  if (issued > lastSeq) return removed(`seqs up to ${issued} were handed out`);
+  const heads = Number(row?.heads ?? 0);
+  if (heads > lastSeq) {
+    return removed(
+      `head records up to ${heads} were written, one with each entry`,
+    );
+  }
+  return null;
+}
+
+/**
+ * An empty trail with what only an append writes: the subject key is made
+ * in the first entry's transaction and a replay draft is stored in its
+ * entry's, so either one left behind means the whole trail was removed
+ * (with its head records and sequences, or the checks before would have
+ * named it). A fresh database has neither.
+ */
+async function checkLeftBehind(
+  executor: AuditExecutor,
+  count: number,
+): Promise<{ seq: number; problem: string } | null> {
+  if (count > 0) return null;
+  const row = (await executor.execute(
+    `SELECT EXISTS (SELECT 1 FROM auth_keys WHERE name = 'subject_digest') AS key,
+       EXISTS (SELECT 1 FROM auth_replay_drafts) AS drafts`,
+  )).rows[0];
+  if (Number(row?.key ?? 0) === 1) {
+    return trailRemoved(
+      "the subject key in auth_keys, made only with the first entry, is still there",
+    );
+  }
+  if (Number(row?.drafts ?? 0) === 1) {
+    return trailRemoved(
+      "replay drafts, each stored only with its entry, are still there",
+    );
+  }
+  return null;
+}
+
+function trailRemoved(witness: string): { seq: number; problem: string } {
+  return {
+    seq: 1,
+    problem:
+      `the trail has no entries, but ${witness}: the whole trail was removed; check a head kept elsewhere with trace audit verify --expect-head HEAD`,
   };
 }
 
