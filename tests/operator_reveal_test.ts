@@ -85,6 +85,39 @@ Deno.test("an event id that names more than one event answers 409 asking for a t
   });
 });
 
+Deno.test("a root's own event reveals in a root of many events, though its id is the root's", async () => {
+  await withHost({}, async ({ app, db }) => {
+    // A search by this id matches every event of the root (its root id):
+    // the reveal names the one event with this event id all the same.
+    const events = Array.from({ length: 150 }, (_, i) => ({
+      application_id: "app-1",
+      user_id: "user-ada",
+      agent_id: REVEAL.agent_id,
+      root_trace_id: "root-big",
+      event_id: i === 0 ? "root-big" : `root-big-step-${i}`,
+      parent_event_id: i === 0 ? null : "root-big",
+      kind: i === 0 ? "turn" : "retrieval",
+      started_at: new Date(Date.UTC(2026, 10, 1, 9, 0, i)).toISOString(),
+      ...(i === 0 ? { preview: "The root's own question." } : {}),
+    }));
+    await ingestEvents(db, events);
+    const response = await ask(app, "POST", "/traces/reveal", {
+      as: "admin-1",
+      json: {
+        agent_id: REVEAL.agent_id,
+        root_trace_id: "root-big",
+        event_id: "root-big",
+        reason: REVEAL.reason,
+      },
+    });
+    assert.equal(response.status, 200);
+    assert.equal(
+      (await jsonOf(response)).preview.content,
+      "The root's own question.",
+    );
+  });
+});
+
 Deno.test("viewers, analysts and operators are refused a reveal with 403, and the attempt is audited", async () => {
   await withHost({}, async ({ app, db }) => {
     for (

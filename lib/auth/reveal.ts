@@ -11,11 +11,8 @@ import * as v from "valibot";
 import type { TraceDb } from "../db.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { TraceEvent } from "../obs/mod.ts";
-import { queryTraceEvents, type TraceFilter } from "../obs/query/mod.ts";
+import { lookupEventAt, type TraceFilter } from "../obs/query/mod.ts";
 import { OpaqueId, parseOperatorInput, Reason } from "./_input.ts";
-
-/** Most events one reveal lookup reads (an event id is unique per application). */
-const LOOKUP_LIMIT = 100;
 
 /** The body of a reveal: which event, optionally narrowed, and why. */
 export const RevealRequestSchema = v.strictObject({
@@ -45,23 +42,25 @@ export async function findRevealTarget(
   request: RevealRequest,
   scope: Pick<TraceFilter, "application_id" | "user_id">,
 ): Promise<TraceEvent> {
-  const filter: TraceFilter = {
-    ...scope,
-    agent_ids: [request.agent_id],
-    root_trace_id: request.root_trace_id,
-    q: request.event_id,
-  };
-  if (request.turn_id !== undefined) filter.turn_id = request.turn_id;
-  if (request.run_id !== undefined) filter.run_id = request.run_id;
-  const page = await queryTraceEvents(db, { ...filter, limit: LOOKUP_LIMIT });
-  // `q` also matches root, turn and run ids: keep the events with this event id.
-  const matches = page.events.filter((e) => e.event_id === request.event_id);
+  // Two are enough to tell one event from several (of other applications).
+  const matches = await lookupEventAt(
+    db,
+    request.event_id,
+    {
+      root_trace_id: request.root_trace_id,
+      agent_id: request.agent_id,
+      turn_id: request.turn_id,
+      run_id: request.run_id,
+    },
+    scope,
+    2,
+  );
   if (matches.length === 0) {
     throw new NotFoundError(
       "No event with this agent, root and event id is in your scope; check the ids on the inspection page",
     );
   }
-  if (matches.length > 1 || page.has_more) {
+  if (matches.length > 1) {
     throw new ConflictError(
       "This event id names more than one event in the root; give turn_id or run_id (or application_id) to choose one",
     );

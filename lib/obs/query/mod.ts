@@ -101,7 +101,12 @@ export {
   type RootRead,
   type RootReadOptions,
 } from "./root_events.ts";
-export { lookupEvent, MAX_ID_LOOKUP } from "./event_lookup.ts";
+export {
+  type EventPlace,
+  lookupEvent,
+  lookupEventAt,
+  MAX_ID_LOOKUP,
+} from "./event_lookup.ts";
 export {
   type DeletionUse,
   type DeletionUseOptions,
