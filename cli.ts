@@ -15,7 +15,7 @@
 import { jsonError, printJson } from "./cli/_json.ts";
 import { type CliIo, type Command, processIo } from "./cli/_io.ts";
 import { closestName } from "./lib/suggest.ts";
-import { terminalSafe } from "./lib/obs/display.ts";
+import { terminalSafe } from "./lib/display.ts";
 import { tableLines } from "./cli/_table.ts";
 import type { Subcommand } from "./cli/reference.ts";
 import { errorMessage, UsageError } from "./lib/errors.ts";

@@ -22,7 +22,7 @@ import {
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, UsageError } from "../lib/errors.ts";
-import { displaySafe, terminalSafeJson } from "../lib/obs/display.ts";
+import { displaySafe, terminalSafeJson } from "../lib/display.ts";
 import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
 import { erasureDigestOf } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { terminalSafe, terminalSafeJson } from "../lib/obs/display.ts";
+import { terminalSafe, terminalSafeJson } from "../lib/display.ts";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";

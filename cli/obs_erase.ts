@@ -11,7 +11,7 @@ import * as v from "valibot";
 import type { TraceDb } from "../lib/db.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import { UsageError } from "../lib/errors.ts";
-import { displaySafe } from "../lib/obs/display.ts";
+import { displaySafe } from "../lib/display.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { listReceipts, newReceiptId } from "../lib/ledger/erasure_receipts.ts";

@@ -15,6 +15,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { readBounded } from "../lib/bytes.ts";
+import { quoteValue } from "../lib/echo.ts";
 import { MAX_BATCH_EVENTS } from "../lib/obs/ingest/mod.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import { settleWithin } from "../lib/settle_within.ts";
@@ -133,9 +134,9 @@ export async function readRequestBody(
     return await refuseUnread(
       request,
       415,
-      `Cannot read the request: Content-Encoding "${
-        coding.slice(0, 32)
-      }" is not supported here; send ${
+      `Cannot read the request: Content-Encoding ${
+        quoteValue(coding.slice(0, 32))
+      } is not supported here; send ${
         encodings.length === 1 ? "the body uncompressed" : "identity or gzip"
       }`,
     );

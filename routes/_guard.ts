@@ -23,7 +23,7 @@ import { matchedRoutes } from "hono/route";
 import { timingSafeEqual } from "hono/utils/buffer";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
-import { clipValue } from "../lib/echo.ts";
+import { clipValue, quoteValue } from "../lib/echo.ts";
 
 /** Shortest token accepted for any credential the server checks. */
 export const MIN_TOKEN_LENGTH = 16;
@@ -98,8 +98,9 @@ export function loopbackHostOnly(loopbackBind: boolean): MiddlewareHandler {
     const hostname = host.replace(/:\d+$/, "");
     if (loopbackBind && hostname !== "" && !isLoopbackHost(hostname)) {
       throw new HTTPException(403, {
-        message:
-          `Host "${host}" is not served here; use 127.0.0.1 or localhost`,
+        message: `Host ${
+          quoteValue(host)
+        } is not served here; use 127.0.0.1 or localhost`,
       });
     }
     await next();

@@ -23,6 +23,7 @@ import {
   HookError,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
+import { quoteValue } from "../lib/echo.ts";
 import { errorMessage, TraceError } from "../lib/errors.ts";
 import { isFormBody, readFormBody, readSmallJson } from "./_body.ts";
 import { CodedHttpException, type ServerLog } from "./_errors.ts";
@@ -89,7 +90,7 @@ export function singleParams(c: Context): Record<string, string> {
     const values = params.getAll(key);
     if (values.length > 1) {
       throw new HTTPException(400, {
-        message: `The parameter ${JSON.stringify(key)} may be given once`,
+        message: `The parameter ${quoteValue(key)} may be given once`,
       });
     }
     fields[key] = values[0]!;

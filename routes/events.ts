@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { TraceDb } from "../lib/db.ts";
+import { quoteValue } from "../lib/echo.ts";
 import {
   jsonBudget,
   parseStrictJson,
@@ -118,7 +119,9 @@ async function readEvents(
     return await refuseUnread(
       request,
       415,
-      `Cannot read the request: Content-Type "${type}" is not supported; send application/json or application/x-ndjson`,
+      `Cannot read the request: Content-Type ${
+        quoteValue(type)
+      } is not supported; send application/json or application/x-ndjson`,
     );
   }
   const text = utf8Text(await readRequestBody(request, limits));

@@ -18,6 +18,7 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { TraceDb } from "../lib/db.ts";
+import { quoteValue } from "../lib/echo.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { incrementCounter } from "../lib/obs/mod.ts";
 import {
@@ -84,9 +85,9 @@ export function createOtlpApi(deps: OtlpApiDeps): Hono {
       return await refuseUnread(
         c.req.raw,
         415,
-        `Cannot read the OTLP request: Content-Type "${
-          mediaType(c.req.raw)
-        }" is not supported; send application/json or application/x-protobuf`,
+        `Cannot read the OTLP request: Content-Type ${
+          quoteValue(mediaType(c.req.raw))
+        } is not supported; send application/json or application/x-protobuf`,
       );
     }
     const body = await readRequestBody(c.req.raw, limits);

@@ -12,7 +12,7 @@ import {
   displayParts,
   terminalSafe,
   terminalSafeJson,
-} from "../lib/obs/display.ts";
+} from "../lib/display.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   counterSnapshot,
@@ -272,6 +272,22 @@ Deno.test("the terminal escapes zero-width and invisible characters as a page sh
     assert.ok(!json.includes(char), code);
     assert.deepEqual(JSON.parse(json), { id: `a${char}b` });
   }
+});
+
+Deno.test("the terminal, the page and JSON views escape every other format character, past U+FFFF too", () => {
+  // A soft hyphen, an Arabic number sign, a Mongolian vowel separator,
+  // interlinear annotation, and a tag character (invisible ASCII).
+  for (const char of ["\u00ad", "\u0600", "\u180e", "\ufff9", "\u{e0041}"]) {
+    const code = char.codePointAt(0)!.toString(16).padStart(4, "0");
+    const page = displayParts(`a${char}b`).map((part) => part.text).join("");
+    assert.equal(page, `a\\u{${code}}b`, code);
+    assert.equal(displaySafe(`a${char}b`), page, code);
+    assert.equal(terminalSafe(`a${char}b`), page, code);
+    const json = terminalSafeJson(JSON.stringify({ id: `a${char}b` }));
+    assert.ok(!json.includes(char), code);
+    assert.deepEqual(JSON.parse(json), { id: `a${char}b` });
+  }
+  assert.equal(terminalSafeJson('"\u{e0041}"'), '"\\udb40\\udc41"');
 });
 
 Deno.test("terminalSafeJson() escapes what JSON leaves raw and a terminal acts on, keeping the same JSON", () => {

@@ -15,7 +15,7 @@ import { ActionForm } from "../routes/ui/components/action_form.tsx";
 import { EmptyState } from "../routes/ui/components/empty_state.tsx";
 import { Section } from "../routes/ui/components/section.tsx";
 import { Time } from "../routes/ui/components/time.tsx";
-import { displayParts } from "../lib/obs/display.ts";
+import { displayParts } from "../lib/display.ts";
 import { niceTicks, timeTicks } from "../routes/ui/components/_scale.ts";
 import {
   formatCount,

@@ -8,6 +8,7 @@
  */
 
 import { type Cursor, fail } from "./_error.ts";
+import { quoteValue } from "../echo.ts";
 import { readLiteral, readNumber, readString, skipSpace } from "./_lexer.ts";
 
 /** Reads one value at the cursor; `depth` counts enclosing containers. */
@@ -50,8 +51,7 @@ function readObject(
     const key = readString(cursor);
     if (Object.hasOwn(result, key)) {
       cursor.pos = keyAt;
-      const shown = JSON.stringify(key.slice(0, 64));
-      fail(cursor, "duplicate_key", `duplicate key ${shown}`);
+      fail(cursor, "duplicate_key", `duplicate key ${quoteValue(key)}`);
     }
     skipSpace(cursor);
     if (cursor.text[cursor.pos] !== ":") fail(cursor, "syntax", 'expected ":"');

@@ -8,15 +8,15 @@
  * path) and `maint/` (backfill, parity, retention, expiry, health). Nothing
  * here imports them, so this file stays cheap to load (the migration list
  * reads it on every command) and the pipelines never form a loop through
- * it. The root may import only `lib/db.ts`, `lib/errors.ts`, `lib/issues.ts`
- * and `lib/canonical_json.ts`. Batch bounds (`batch.ts`) and the safe
- * display of stored strings (`display.ts`) live here too, since every
- * pipeline and entry point shares them.
+ * it. The root may import only `lib/db.ts`, `lib/errors.ts`, `lib/issues.ts`,
+ * `lib/canonical_json.ts` and `lib/display.ts` (the safe display of stored
+ * strings, passed on here). Batch bounds (`batch.ts`) live here too, since
+ * every pipeline and entry point shares them.
  *
  * @module
  */
 
-export { displaySafe } from "./display.ts";
+export { displaySafe } from "../display.ts";
 export {
   BatchTooLargeError,
   MAX_BATCH_EVENTS,

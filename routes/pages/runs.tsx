@@ -12,6 +12,7 @@
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
 import { UsageError } from "../../lib/errors.ts";
+import { quoteValue } from "../../lib/echo.ts";
 import {
   newestFirst,
   runCatalog,
@@ -190,7 +191,7 @@ function pick<T extends string>(
   const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
   if (!found) {
     throw new UsageError(
-      `Invalid ${name} ${JSON.stringify(value)}: expected one of ${
+      `Invalid ${name} ${quoteValue(value)}: expected one of ${
         allowed.join(", ")
       }`,
     );

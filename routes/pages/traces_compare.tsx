@@ -11,6 +11,7 @@
 import type { Context } from "hono";
 import { ScopeError } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
+import { quoteValue } from "../../lib/echo.ts";
 import { ConfigError, TraceError } from "../../lib/errors.ts";
 import {
   compareRoots,
@@ -117,7 +118,7 @@ function chooses(
   }
   const root = params.get(side);
   return error instanceof TraceError && error.code === "conflict" &&
-    !app && root !== null && error.message.includes(`"${root}"`);
+    !app && root !== null && error.message.includes(quoteValue(root));
 }
 
 async function loadCompare(

@@ -13,6 +13,7 @@
 
 import type { Context } from "hono";
 import type { TraceDb } from "../../lib/db.ts";
+import { quoteValue } from "../../lib/echo.ts";
 import { listCoverageProfiles } from "../../lib/obs/mod.ts";
 import {
   analyzeTrace,
@@ -76,7 +77,9 @@ export function inspectPage(
 
 /** What the twin says of a root no event in scope holds (as Jaeger, an unknown trace is 404). */
 function nothingInScope(root: string): string {
-  return `No event of root "${root}" is in your scope under this selection; check the root id and the application, agent, thread, turn, run and time filters (the finder lists the roots that exist)`;
+  return `No event of root ${
+    quoteValue(root)
+  } is in your scope under this selection; check the root id and the application, agent, thread, turn, run and time filters (the finder lists the roots that exist)`;
 }
 
 /**

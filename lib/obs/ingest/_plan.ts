@@ -11,6 +11,7 @@
  * @module
  */
 
+import { quoteValue } from "../../echo.ts";
 import {
   erasedFingerprint,
   type EventIssue,
@@ -159,7 +160,7 @@ function conflict(
   prior: Owned,
   { lines, unit = "batch" }: BatchToWrite,
 ): EventIssue {
-  const id = `"${event.meta.event_id}"`;
+  const id = quoteValue(event.meta.event_id);
   if (prior.item === undefined) {
     return {
       index,

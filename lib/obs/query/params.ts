@@ -92,14 +92,16 @@ function unknownParam(key: string): string {
     ? BODY_SPELLINGS[key]
     : undefined;
   if (listed) {
-    return `unknown parameter "${key}"; the query string spells it ${listed} (repeat it${
+    return `unknown parameter ${
+      quoteValue(key)
+    }; the query string spells it ${listed} (repeat it${
       COMMA_LISTS.has(listed) ? ", or separate values with commas" : ""
     })`;
   }
   const near = suggestParam(key);
   return near
-    ? `unknown parameter "${key}"; did you mean ${near}?`
-    : `unknown parameter "${key}"; remove it`;
+    ? `unknown parameter ${quoteValue(key)}; did you mean ${near}?`
+    : `unknown parameter ${quoteValue(key)}; remove it`;
 }
 
 /** The parameter a misnamed one (often the CLI flag name) most likely meant. */

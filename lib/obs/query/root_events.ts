@@ -11,6 +11,7 @@
  */
 
 import type { TraceDb } from "../../db.ts";
+import { quoteValue } from "../../echo.ts";
 import { ConfigError, ConflictError } from "../../errors.ts";
 import { assessCoverage, type CoverageAssessment } from "../coverage.ts";
 import type { TraceEvent } from "../model.ts";
@@ -118,9 +119,9 @@ async function soleApplication(
   const apps = result.rows.map((row) => String(row.application_id)).sort();
   if (apps.length > 1) {
     throw new ConflictError(
-      `Root "${filter.root_trace_id}" exists in applications "${
-        apps[0]
-      }" and "${apps[1]}"; add application_id to choose one`,
+      `Root ${quoteValue(filter.root_trace_id ?? "")} exists in applications ${
+        quoteValue(apps[0]!)
+      } and ${quoteValue(apps[1]!)}; add application_id to choose one`,
     );
   }
   return apps[0] ?? null;

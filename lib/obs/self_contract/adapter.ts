@@ -37,6 +37,7 @@ import {
   parseRequest,
 } from "../../contract/protocol.ts";
 import type { TraceDb } from "../../db.ts";
+import { quoteValue } from "../../echo.ts";
 import { IngestConflictError, ingestEvents } from "../ingest/mod.ts";
 import {
   eraseNow,
@@ -239,7 +240,7 @@ async function ingest(
     // supplied id, not the event id it is stored under.
     throw new IngestConflictError(error.items.map((item) => ({
       ...item,
-      message: item.message.replaceAll(`"${eventId}"`, `"${r.id}"`),
+      message: item.message.replaceAll(quoteValue(eventId), quoteValue(r.id)),
     })));
   }
   return { id: r.id };

@@ -6,7 +6,7 @@
  */
 
 import type { FC } from "hono/jsx";
-import { visibleJson } from "../../../lib/obs/display.ts";
+import { visibleJson } from "../../../lib/display.ts";
 
 /**
  * `value` pretty-printed in a closed `<details>`, with a link to the twin;

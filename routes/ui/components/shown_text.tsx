@@ -4,7 +4,7 @@
  * on the text around them, so `abc\u202Egnp.exe` cannot display as
  * `abc…exe.png` and `a\u200Bb` cannot pass for `ab`. Ids, attribute values,
  * model names and revealed previews go through it (the characters are cut
- * by `displayParts` in lib/obs/display.ts, which the terminal views share).
+ * by `displayParts` in lib/display.ts, which the terminal views share).
  * A `<title>`, an `aria-label` or a tooltip cannot hold markup: they take
  * {@link shownString}, the same escapes as plain text.
  *
@@ -12,7 +12,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
-import { displayParts } from "../../../lib/obs/display.ts";
+import { displayParts } from "../../../lib/display.ts";
 
 /** `text` with its invisible and control characters shown as marked escapes. */
 export const Shown: FC<{
