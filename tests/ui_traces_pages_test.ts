@@ -591,6 +591,40 @@ Deno.test("an event or target id ending in .json has its own page, linked with a
   });
 });
 
+Deno.test("the event page finds an event whose id also names a root of more than a page of newer events", async () => {
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    // A root's first event often carries the root's id: here it is the
+    // oldest of 150 events that all match that id as their root.
+    seed: async (db) => {
+      await ingestEvents(
+        db,
+        Array.from({ length: 150 }, (_, i) => ({
+          application_id: "app-busy",
+          agent_id: "bot",
+          root_trace_id: "root-busy",
+          event_id: i === 0 ? "root-busy" : `busy-${i}`,
+          kind: "retrieval",
+          started_at: new Date(Date.UTC(2026, 10, 30, 10, 0, i)).toISOString(),
+        })),
+      );
+    },
+  }, async (fixture) => {
+    const twin = await json(fixture, "/traces/events/root-busy.json");
+    assert.equal(twin.status, 200);
+    assert.deepEqual(
+      twin.body.events.map((e: { event_id: string }) => e.event_id),
+      ["root-busy"],
+    );
+    assert.equal(twin.body.read_completeness, "complete");
+    const narrowed = await json(
+      fixture,
+      "/traces/events/root-busy.json?root_trace_id=root-busy&agent_id=bot",
+    );
+    assert.equal(narrowed.body.events.length, 1);
+  });
+});
+
 Deno.test("the footer names where the data lives to unscoped operators and administrators only, and leaves key hints to the script", async () => {
   const accounts = {
     "viewer-all": { token: "viewer-all-token-0123456789", role: "viewer" },

@@ -27,8 +27,8 @@ import type { TraceDb } from "../../lib/db.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import type { TraceEvent } from "../../lib/obs/mod.ts";
 import {
-  queryTraceEvents,
   type ReadCompleteness,
+  readEventsById,
 } from "../../lib/obs/query/mod.ts";
 import { singleParams } from "../_operator_io.ts";
 import { capabilityOf, scopeFilter } from "../access.ts";
@@ -105,18 +105,21 @@ export function eventPage(db: TraceDb): PageSpec<EventPageData> {
         ...rest,
         ...(anonymous ? { user_id: null } : user_id ? { user_id } : {}),
       });
-      const page = await queryTraceEvents(db, {
-        ...filter,
-        ...(agent_id ? { agent_ids: [agent_id] } : {}),
-        q: id,
+      const { events, read_completeness } = await readEventsById(db, id, {
+        scope: filter,
+        place: {
+          agent_id,
+          root_trace_id: filter.root_trace_id,
+          turn_id: filter.turn_id,
+          run_id: filter.run_id,
+        },
         limit: MAX_EVENTS,
       });
-      const events = page.events.filter((e) => e.event_id === id);
       return {
         event_id: id,
         events,
         ambiguous: events.length > 1,
-        read_completeness: page.read_completeness,
+        read_completeness,
         controls: controlsOf(c),
         runs_read: capabilityOf(c, "runs.read").allowed,
       };

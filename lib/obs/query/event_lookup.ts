@@ -1,7 +1,10 @@
 /**
  * One event by its id. Event ids are unique per application, so an id may
  * name events of several applications; the lookup returns each (a few at
- * most) and lets the caller ask for one application's.
+ * most) and lets the caller ask for one application's. Every lookup matches
+ * the event id exactly, where a search (`q`) would also match every event
+ * whose root, turn or run id is the same string (a root event's id is often
+ * its root's, so a busy root would crowd its own event out of a page).
  *
  * @module
  */
@@ -10,11 +13,15 @@ import type { TraceDb } from "../../db.ts";
 import type { TraceEvent } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import { tenantWhere } from "./_find_sql.ts";
-import { readEventPage } from "./_read_rows.ts";
+import { type DecodedRow, readEventPage } from "./_read_rows.ts";
 import type { TraceFilter } from "./filters.ts";
+import type { ReadCompleteness } from "./query.ts";
 
 /** Most events one id lookup returns. */
 export const MAX_ID_LOOKUP = 5;
+
+/** The tenant scope a lookup stays within. */
+type TenantScope = Pick<TraceFilter, "application_id" | "user_id">;
 
 /**
  * Events with `eventId` within the tenant scope of `scope` (its
@@ -23,9 +30,9 @@ export const MAX_ID_LOOKUP = 5;
 export async function lookupEvent(
   db: TraceDb,
   eventId: string,
-  scope: Pick<TraceFilter, "application_id" | "user_id"> = {},
+  scope: TenantScope = {},
 ): Promise<TraceEvent[]> {
-  return await lookupWhere(db, eventId, scope, {}, MAX_ID_LOOKUP);
+  return eventsOf(await lookupWhere(db, eventId, scope, {}, MAX_ID_LOOKUP));
 }
 
 /** Where an event is looked for: its root and agent, optionally its turn or run. */
@@ -38,27 +45,59 @@ export interface EventPlace {
 
 /**
  * Events with `eventId` in `place` within the tenant scope of `scope`, at
- * most `limit`, newest first: an exact match on the event id, where a
- * search (`q`) would also match every event whose root, turn or run id is
- * the same string (a root event's id is often its root's).
+ * most `limit`, newest first.
  */
 export async function lookupEventAt(
   db: TraceDb,
   eventId: string,
   place: EventPlace,
-  scope: Pick<TraceFilter, "application_id" | "user_id">,
+  scope: TenantScope,
   limit: number,
 ): Promise<TraceEvent[]> {
-  return await lookupWhere(db, eventId, scope, place, limit);
+  return eventsOf(await lookupWhere(db, eventId, scope, place, limit));
+}
+
+/** Any part of an {@link EventPlace}: each part given narrows a lookup. */
+export type PartOfPlace = { [K in keyof EventPlace]?: string | undefined };
+
+/** Events one id names, and how completely they were read. */
+export interface EventsById {
+  /** Newest first. */
+  events: TraceEvent[];
+  /** `partial` when more than the limit hold the id, `untrusted` when a row could not be decoded. */
+  read_completeness: ReadCompleteness;
+}
+
+/**
+ * Events with `eventId` at whatever part of a place `place` gives, within
+ * the tenant scope of `scope`, at most `limit`, newest first, with how
+ * completely they were read: the events an id's page lists.
+ */
+export async function readEventsById(
+  db: TraceDb,
+  eventId: string,
+  options: { scope: TenantScope; place: PartOfPlace; limit: number },
+): Promise<EventsById> {
+  const { scope, place, limit } = options;
+  const rows = await lookupWhere(db, eventId, scope, place, limit + 1);
+  const read = rows.slice(0, limit);
+  return {
+    events: eventsOf(read),
+    read_completeness: read.some((row) => row.untrusted)
+      ? "untrusted"
+      : rows.length > limit
+      ? "partial"
+      : "complete",
+  };
 }
 
 async function lookupWhere(
   db: TraceDb,
   eventId: string,
-  scope: Pick<TraceFilter, "application_id" | "user_id">,
-  place: Partial<EventPlace>,
+  scope: TenantScope,
+  place: PartOfPlace,
   limit: number,
-): Promise<TraceEvent[]> {
+): Promise<DecodedRow[]> {
   await requireObs(db);
   const tenant = tenantWhere(scope);
   const parts = ["e.event_id = ?", tenant.sql];
@@ -69,13 +108,16 @@ async function lookupWhere(
     parts.push(`e.${column} = ?`);
     args.push(value);
   }
-  const rows = await readEventPage(db, {
+  return await readEventPage(db, {
     where: parts.join(" AND "),
     args,
     order: "desc",
     after: null,
     limit,
   });
+}
+
+function eventsOf(rows: readonly DecodedRow[]): TraceEvent[] {
   return rows.map((row) => row.event);
 }
 

@@ -103,9 +103,12 @@ export {
 } from "./root_events.ts";
 export {
   type EventPlace,
+  type EventsById,
   lookupEvent,
   lookupEventAt,
   MAX_ID_LOOKUP,
+  type PartOfPlace,
+  readEventsById,
 } from "./event_lookup.ts";
 export {
   type DeletionUse,
