@@ -511,6 +511,40 @@ Deno.test("a tenant-bound account sees only its application on every trace page 
       ),
       "another tenant's root leaked",
     );
+    // So is another tenant's event: the page and its twin as for no event.
+    const theirs = await as(`/traces/events/${LEGACY.root_trace_id}.json`);
+    const none = await as("/traces/events/no-such-event.json");
+    assert.equal(theirs.status, 404);
+    assert.equal(none.status, 404);
+    assert.equal(none.body.error.code, "not_found");
+    assert.deepEqual(
+      theirs.body,
+      JSON.parse(
+        JSON.stringify(none.body).replace(
+          "no-such-event",
+          LEGACY.root_trace_id,
+        ),
+      ),
+      "another tenant's event leaked",
+    );
+    const pages = await Promise.all(
+      [LEGACY.root_trace_id, "no-such-event"].map(async (id) => {
+        const response = await fixture.app.request(
+          at(`/traces/events/${id}`),
+          page({ authorization: `Bearer ${token}`, accept: "text/html" }),
+        );
+        return { status: response.status, html: await response.text() };
+      }),
+    );
+    assert.deepEqual(pages.map((p) => p.status), [404, 404]);
+    assert.equal(
+      pages[0]!.html.replaceAll(LEGACY.root_trace_id, "ID"),
+      pages[1]!.html.replaceAll("no-such-event", "ID"),
+      "another tenant's event page differs from a missing one's",
+    );
+    const ours = await as(`/traces/events/${INCIDENT.selection_event}.json`);
+    assert.equal(ours.status, 200);
+    assert.equal(ours.body.events.length, 1);
     const selected = await as(
       `/traces/find.json?selected=${LEGACY.root_trace_id}`,
     );

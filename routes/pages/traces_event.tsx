@@ -9,7 +9,8 @@
  * evidence; this page is their single-event form. Query parameters
  * (`agent_id`, `root_trace_id`, `application_id`, `user_id` or
  * `anonymous=true`, `turn_id`, `run_id`) narrow the selection and, like
- * every reader's, can only narrow the account's scope.
+ * every reader's, can only narrow the account's scope. An id no event in
+ * scope holds answers 404, as an unknown root's inspection does.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import {
   parseOperatorInput,
 } from "../../lib/auth/mod.ts";
 import type { TraceDb } from "../../lib/db.ts";
+import { quoteValue } from "../../lib/echo.ts";
 import { ConfigError } from "../../lib/errors.ts";
 import type { TraceEvent } from "../../lib/obs/mod.ts";
 import {
@@ -125,7 +127,20 @@ export function eventPage(db: TraceDb): PageSpec<EventPageData> {
       };
     },
     render: (data, view) => <EventBody data={data} view={view} />,
+    notFound: (data) =>
+      data.events.length === 0 ? nothingInScope(data.event_id) : null,
   };
+}
+
+/**
+ * What the twin says of an id no event in scope holds: the same words
+ * whether the id is unknown or another tenant's, so an answer never tells
+ * a tenant-bound account which ids other tenants use.
+ */
+function nothingInScope(id: string): string {
+  return `No event ${
+    quoteValue(id)
+  } is in your scope under this selection; check the id and the agent, root, application, user, turn and run in the address (the finder searches every id)`;
 }
 
 function controlsOf(c: Context<UiEnv>): EventControls {
