@@ -101,8 +101,8 @@ export const RevealedBody: FC<{
 );
 
 const REF_COLUMNS: readonly Column<PlannedRef>[] = [
-  { header: "Type", cell: (ref) => <code>{ref.type}</code> },
-  { header: "Id", rowHeader: true, cell: (ref) => <code>{ref.id}</code> },
+  { header: "Type", cell: (ref) => <ShownCode text={ref.type} /> },
+  { header: "Id", rowHeader: true, cell: (ref) => <ShownCode text={ref.id} /> },
   { header: "Version", cell: (ref) => ref.version ?? "unversioned" },
   { header: "Took part as", cell: (ref) => ref.roles.join(", ") },
 ];
@@ -128,14 +128,17 @@ export const DraftBody: FC<{
         },
         {
           term: "Application",
-          value: <code>{plan.selection.application_id}</code>,
+          value: <ShownCode text={plan.selection.application_id} />,
         },
-        { term: "Agent", value: <code>{plan.selection.agent_id}</code> },
-        { term: "Root", value: <code>{plan.selection.root_trace_id}</code> },
+        { term: "Agent", value: <ShownCode text={plan.selection.agent_id} /> },
+        {
+          term: "Root",
+          value: <ShownCode text={plan.selection.root_trace_id} />,
+        },
         {
           term: "Turn",
           value: plan.selection.turn_id
-            ? <code>{plan.selection.turn_id}</code>
+            ? <ShownCode text={plan.selection.turn_id} />
             : "every turn of the root",
         },
         { term: "Events", value: String(plan.events) },
@@ -179,7 +182,9 @@ export const ResolvedBody: FC<{
         { term: "User id", value: <CopyId value={userId} label="user id" /> },
         {
           term: "Application",
-          value: applicationId ? <code>{applicationId}</code> : "not given",
+          value: applicationId
+            ? <ShownCode text={applicationId} />
+            : "not given",
         },
       ]}
     />

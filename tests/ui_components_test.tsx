@@ -13,7 +13,12 @@ import { DataTable } from "../routes/ui/components/data_table.tsx";
 import { Shown, shownString } from "../routes/ui/components/shown_text.tsx";
 import { ActionForm } from "../routes/ui/components/action_form.tsx";
 import { EmptyState } from "../routes/ui/components/empty_state.tsx";
-import { Section } from "../routes/ui/components/section.tsx";
+import { PageHead, Section } from "../routes/ui/components/section.tsx";
+import { KeyValue } from "../routes/ui/components/key_value.tsx";
+import { ChipRow, KindTag } from "../routes/ui/components/trace_bits.tsx";
+import { FindingsList } from "../routes/ui/components/findings_list.tsx";
+import { ProblemList } from "../routes/ui/components/cleanup_panel.tsx";
+import type { Finding } from "../lib/runner/report.ts";
 import { Time } from "../routes/ui/components/time.tsx";
 import { displayParts } from "../lib/display.ts";
 import { niceTicks, timeTicks } from "../routes/ui/components/_scale.ts";
@@ -281,5 +286,48 @@ Deno.test("labels, tooltips, headings and empty states show bidi and zero-width 
   for (const out of [heading, empty]) {
     assert.match(out, /<span class="esc"/);
     assert.doesNotMatch(out, raw);
+  }
+});
+
+Deno.test("the shared components show a string they are handed as a page shows an id: intros, reasons, hints, cells, kinds, chips, badges, findings and problems", async () => {
+  const id = "a\u202Eb\u200Bc";
+  const finding: Finding = {
+    severity: "inconclusive",
+    code: "request_failed",
+    subject: `store ${id}`,
+    message: `the adapter answered ${id}`,
+    sample_indexes: [],
+  };
+  const parts: Record<string, Child> = {
+    section: <Section id="s" title="Selected" intro={`Event id "${id}"`} />,
+    head: <PageHead title="Root" status="ok" reason={`Root ${id}`} meta={id} />,
+    facts: (
+      <KeyValue
+        items={[{ term: `Profile ${id}`, value: id, hint: id }]}
+      />
+    ),
+    table: (
+      <DataTable
+        caption={`Candidates of ${id}`}
+        columns={[{ header: "Id", cell: (row: string) => row }]}
+        rows={[id]}
+      />
+    ),
+    empty: <EmptyState title="No samples">{`The baseline: ${id}`}</EmptyState>,
+    kind: <KindTag kind={`llm_call${id}`} />,
+    chips: (
+      <ChipRow
+        label="Kinds"
+        chips={[{ label: id, href: "/x", current: false }]}
+      />
+    ),
+    badge: <StatusBadge status={id} />,
+    findings: <FindingsList findings={[finding]} />,
+    problems: <ProblemList problems={[`control namespace ${id} left`]} />,
+  };
+  for (const [name, part] of Object.entries(parts)) {
+    const out = await html(part);
+    assert.match(out, /<span class="esc"[^>]*>\\u\{202e\}<\/span>/, name);
+    assert.doesNotMatch(out, /[\u200B\u202E]/, `${name}: ${out}`);
   }
 });

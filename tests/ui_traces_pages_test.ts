@@ -11,8 +11,10 @@ import {
   runEvidenceHref,
   withinScope,
 } from "../routes/ui/trace_params.ts";
-import { targetHref } from "../routes/ui/links.ts";
+import { RUN_TRACE_APPLICATION, targetHref } from "../routes/ui/links.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { parity } from "../lib/obs/maint/mod.ts";
+import { registerCoverageProfile } from "../lib/obs/mod.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { stagingConfig } from "./_helpers.ts";
 import { ADMIN_TOKEN, at, page, withUiApp } from "./browser/_server.ts";
@@ -1253,46 +1255,384 @@ Deno.test("inspection shows a refused query on its own page, with the way on", a
   });
 });
 
-Deno.test("titles, aria-labels and tooltips show an id's bidi and zero-width characters as escapes, as the body does", async () => {
+/** A zero-width space: ingest takes it in an id, where it hides a difference. */
+const ZW = "\u200B";
+/** A right-to-left override, which reverses what follows it. */
+const RLO = "\u202E";
+/** Stands in for {@link RLO} at ingest, which refuses bidi characters in ids; the seed swaps it in. */
+const LATER_RLO = "\u2060";
+
+/**
+ * The ids a browser addresses (they travel in links and forms) hold a
+ * zero-width space; the other fields hold a right-to-left override, as an
+ * index written before ids refused one may: kind, stage, profile, tool,
+ * parent, refs, attribute values, outcome code, the preview.
+ */
+const SPOOF = {
+  app: `app${ZW}one`,
+  other_app: `app${ZW}two`,
+  agent: `agent${ZW}x`,
+  memory: `memory${ZW}x`,
+  user: `user${ZW}x`,
+  thread: `thread${ZW}x`,
+  turn: `turn${ZW}x`,
+  run: `run${ZW}x`,
+  root: `root${ZW}one`,
+  root2: `root${ZW}two`,
+  intent: `evt${ZW}intent`,
+  deliver: `evt${ZW}deliver`,
+} as const;
+
+/** Every trace page's evidence, each id and field spoofed as {@link SPOOF} says. */
+async function seedSpoofed(db: TraceDb): Promise<void> {
+  const base = {
+    application_id: SPOOF.app,
+    agent_id: SPOOF.agent,
+    user_id: SPOOF.user,
+    thread_id: SPOOF.thread,
+    turn_id: SPOOF.turn,
+    run_id: SPOOF.run,
+    root_trace_id: SPOOF.root,
+  };
+  const ref = (name: string) => `${name}${LATER_RLO}x${ZW}y`;
+  const second = (s: number) =>
+    new Date(Date.UTC(2026, 10, 30, 9, 0, s)).toISOString();
+  await ingestEvents(db, [
+    {
+      ...base,
+      event_id: SPOOF.intent,
+      kind: "intent",
+      coverage_profile: "spoof_profile",
+      started_at: second(0),
+      resources: [{ type: "document", id: ref("doc"), role: "expected" }],
+      attributes: {
+        "intent.name": `refund${RLO}fdp.exe`,
+        "intent.expected_artifact_types": `reply${RLO}`,
+        "app.note": `note${RLO}x${ZW}y`,
+        "instrumentation.name": `sdk${RLO}`,
+      },
+    },
+    {
+      ...base,
+      event_id: `evt${ZW}delete`,
+      parent_event_id: SPOOF.intent,
+      kind: "memory_delete",
+      started_at: second(1),
+      resources: [{ type: "memory", id: ref("mem"), role: "deleted" }],
+    },
+    {
+      ...base,
+      event_id: `evt${ZW}select`,
+      parent_event_id: SPOOF.intent,
+      kind: "selection",
+      started_at: second(2),
+      selection: {
+        strategy: "mmr",
+        candidates: [
+          {
+            ref: { type: "document", id: ref("kept") },
+            rank: 0,
+            selected: true,
+            reason: "mmr_rank",
+          },
+          {
+            ref: { type: "document", id: ref("dropped") },
+            rank: 1,
+            selected: false,
+            reason: "below_threshold",
+          },
+        ],
+      },
+    },
+    {
+      ...base,
+      event_id: `evt${ZW}llm`,
+      // A parent the index does not hold: the waterfall names it.
+      parent_event_id: ref("gone"),
+      kind: "llm_call",
+      status: "error",
+      tool: ref("tool"),
+      started_at: second(3),
+      ended_at: second(4),
+      resources: [{ type: "memory", id: ref("mem"), role: "supplied" }],
+      attributes: { "gen_ai.request.model": `model${RLO}` },
+      outcome: { verified: false, status: "failure", code: "refund_issued" },
+    },
+    {
+      ...base,
+      event_id: SPOOF.deliver,
+      parent_event_id: SPOOF.intent,
+      kind: "delivery",
+      started_at: second(5),
+      resources: [
+        { type: "memory", id: ref("mem"), role: "output_bound" },
+        {
+          type: "document",
+          id: ref("doc"),
+          version: ref("v"),
+          role: "output_bound",
+        },
+      ],
+      outcome: {
+        verified: true,
+        status: "success",
+        code: "refund_issued",
+        artifact: { type: "reply", id: ref("reply") },
+      },
+      preview: `hello${RLO}dlrow${ZW}`,
+    },
+    {
+      ...base,
+      agent_id: null,
+      memory_id: SPOOF.memory,
+      // A second turn: inspection offers each as a narrower replay.
+      turn_id: `turn${ZW}y`,
+      event_id: `evt${ZW}memory`,
+      kind: "memory_write",
+      started_at: second(6),
+    },
+    {
+      ...base,
+      root_trace_id: SPOOF.root2,
+      event_id: `evt${ZW}other`,
+      kind: "retrieval",
+      started_at: second(7),
+      resources: [{ type: "document", id: ref("doc2"), role: "retrieved" }],
+    },
+    // A deletion run's own root: its pages link the run.
+    {
+      application_id: RUN_TRACE_APPLICATION,
+      agent_id: "trace-runner",
+      root_trace_id: SPOOF.run,
+      run_id: SPOOF.run,
+      event_id: runRootEventId(SPOOF.run),
+      kind: "run",
+      started_at: second(9),
+    },
+    // The same event id in another application: a choice to make.
+    {
+      ...base,
+      application_id: SPOOF.other_app,
+      event_id: SPOOF.intent,
+      kind: "intent",
+      started_at: second(8),
+    },
+  ]);
+  for (
+    const [table, columns] of [
+      ["obs_events", ["parent_event_id", "tool", "meta"]],
+      ["obs_resources", ["id", "version"]],
+    ] as const
+  ) {
+    const sets = columns.map((c) => `${c} = replace(${c}, ?, ?)`).join(", ");
+    await db.client.execute({
+      sql: `UPDATE ${table} SET ${sets}`,
+      args: columns.flatMap(() => [LATER_RLO, RLO]),
+    });
+  }
+  // Tokens and names the model keeps to a-z now: what an older index may
+  // still hold.
+  await db.client.execute({
+    sql: "UPDATE obs_events SET store = store || ? WHERE kind = 'memory_write'",
+    args: [RLO],
+  });
+  await db.client.execute({
+    sql: `UPDATE obs_events SET kind = kind || ?, stage = stage || ?,
+      coverage_profile = coverage_profile || ? WHERE kind = 'llm_call' OR kind = 'intent'`,
+    args: [RLO, RLO, RLO],
+  });
+  await registerCoverageProfile(db, "spoof_profile", {
+    application_id: SPOOF.app,
+    required: ["intent", "llm_call"],
+    optional: ["delivery"],
+  });
+  await db.client.execute({
+    sql: `UPDATE obs_coverage_profiles SET name = name || ?,
+      required = replace(required, '"llm_call"', ?)`,
+    args: [RLO, `"llm_call${RLO}"`],
+  });
+  // Tokens in the stored metadata: a strategy, an outcome code, a reason, a role.
+  for (
+    const text of [
+      '"mmr"',
+      '"refund_issued"',
+      '"below_threshold"',
+      '"role":"expected"',
+    ]
+  ) {
+    await db.client.execute({
+      sql: "UPDATE obs_events SET meta = replace(meta, ?, ?)",
+      args: [text, `${text.slice(0, -1)}${RLO}"`],
+    });
+  }
+  // A tenant's parity check, which health lists by application.
+  await parity(db, { applicationId: SPOOF.app, record: true });
+}
+
+/** `html` without what carries an id as stored: link targets, form values, copy payloads. */
+function withoutStoredValues(html: string): string {
+  return html.replace(/ (?:href|value|data-copy)="[^"]*"/g, "");
+}
+
+/** Fails naming the page and the text around the first raw U+202E or U+200B it shows. */
+function assertNothingRaw(html: string, page: string): void {
+  const shown = withoutStoredValues(html);
+  const at = shown.search(/[\u200B\u202E]/);
+  assert.equal(
+    at,
+    -1,
+    `${page}: …${shown.slice(Math.max(0, at - 300), at + 60)}…`,
+  );
+}
+
+Deno.test("every trace page shows the bidi and zero-width characters of ids and producer fields as escapes, keeping them only in links, form values and copy payloads", async () => {
   await withUiApp({
     adminToken: ADMIN_TOKEN,
-    seed: async (db) => {
-      await ingestEvents(db, [{
-        application_id: "app-1",
-        agent_id: "bot",
-        root_trace_id: "root\u200Bthree",
-        event_id: "evt\u200Bone",
-        run_id: "run-two",
-        kind: "retrieval",
-      }]);
-      // What an index written before ids refused bidi characters may hold.
-      await db.client.execute(
-        "UPDATE obs_events SET run_id = 'run\u202Etwo\u200B' WHERE run_id = 'run-two'",
-      );
+    seed: seedSpoofed,
+    app: {
+      identityResolver: () => ({
+        user_id: SPOOF.user,
+        application_id: SPOOF.app,
+      }),
+      resourceAuthorizer: () => true,
     },
   }, async (fixture) => {
-    const raw = /[\u200B\u202E]/;
-    const paths = [
-      `/traces/events/${encodeURIComponent("evt\u200Bone")}`,
-      `/traces/inspect?root_trace_id=${
-        encodeURIComponent("root\u200Bthree")
-      }&selected=${encodeURIComponent("evt\u200Bone")}`,
+    const q = (params: Record<string, string>) => new URLSearchParams(params);
+    const inApp = { application_id: SPOOF.app };
+    const pages: [string, number][] = [
+      [`/traces/find`, 200],
+      [`/traces/find?${q({ q: SPOOF.thread })}`, 200],
+      [`/traces/find?${q({ q: SPOOF.root })}`, 200],
+      // The selected id names events of two applications: a choice.
+      [`/traces/find?${q({ selected: SPOOF.intent })}`, 200],
+      [`/traces/find?${q({ ...inApp, selected: SPOOF.deliver })}`, 200],
+      [`/traces/find?${q({ selected: `no${ZW}such` })}`, 200],
+      [
+        `/traces/inspect?${
+          q({ ...inApp, root_trace_id: SPOOF.root, selected: SPOOF.deliver })
+        }`,
+        200,
+      ],
+      [
+        `/traces/inspect?${
+          q({ ...inApp, root_trace_id: SPOOF.root, selected: `no${ZW}such` })
+        }`,
+        200,
+      ],
+      [
+        `/traces/inspect?${
+          q({
+            ...inApp,
+            root_trace_id: SPOOF.root,
+            agent_id: SPOOF.agent,
+            turn_id: SPOOF.turn,
+            selected: `evt${ZW}llm`,
+          })
+        }`,
+        200,
+      ],
+      [
+        `/traces/inspect?${
+          q({ ...inApp, root_trace_id: SPOOF.root, kind: `llm_call${RLO}` })
+        }`,
+        400,
+      ],
+      [
+        `/traces/inspect?${
+          q({ root_trace_id: `no${ZW}such`, selected: `evt${ZW}gone` })
+        }`,
+        404,
+      ],
+      [`/traces/events/${encodeURIComponent(SPOOF.deliver)}`, 200],
+      [`/traces/events/${encodeURIComponent(SPOOF.intent)}`, 200],
+      [`/traces/events/${encodeURIComponent(`evt${ZW}memory`)}`, 200],
+      [`/traces/events/${encodeURIComponent(`evt${ZW}select`)}`, 200],
+      [`/traces/events/${encodeURIComponent(`no${ZW}such`)}`, 404],
+      [
+        `/traces/compare?${
+          q({
+            baseline: SPOOF.root,
+            baseline_application_id: SPOOF.app,
+            candidate: SPOOF.root2,
+            candidate_application_id: SPOOF.app,
+          })
+        }`,
+        200,
+      ],
+      [
+        `/traces/compare?${
+          q({ ...inApp, baseline: SPOOF.root, candidate: `no${ZW}such` })
+        }`,
+        200,
+      ],
+      // The root id is in two applications: refused, naming both.
+      [
+        `/traces/compare?${
+          q({ baseline: SPOOF.root, candidate: SPOOF.root2 })
+        }`,
+        409,
+      ],
+      [`/traces/inspect?${q({ root_trace_id: SPOOF.root })}`, 409],
+      [
+        `/traces/inspect?${
+          q({ application_id: RUN_TRACE_APPLICATION, root_trace_id: SPOOF.run })
+        }`,
+        200,
+      ],
+      [`/traces/events/${encodeURIComponent(runRootEventId(SPOOF.run))}`, 200],
+      [`/traces/health`, 200],
     ];
-    for (const path of paths) {
+    for (const [path, status] of pages) {
       const response = await browse(fixture, path);
-      assert.equal(response.status, 200, path);
       const html = await response.text();
+      assert.equal(response.status, status, `${path}: ${html.slice(0, 300)}`);
+      assertNothingRaw(html, path);
       const title = /<title>([^<]*)<\/title>/.exec(html)?.[1] ?? "";
-      assert.match(title, /\\u\{200b\}/, path);
-      assert.doesNotMatch(title, raw, path);
-      assert.match(
-        html,
-        /aria-label="Copy run id run\\u\{202e\}two\\u\{200b\}"/,
-      );
-      // The copy payload and form values keep the id itself; nothing else does.
-      const shown = html.replace(/ (data-copy|value)="[^"]*"/g, "");
-      const at = shown.search(raw);
-      assert.equal(at, -1, `${path}: ${shown.slice(at - 200, at + 50)}`);
+      assert.doesNotMatch(title, /[\u200B\u202E]/, path);
+    }
+    // Titles, copy labels and escapes read the id as the body does.
+    const event = await (await browse(
+      fixture,
+      `/traces/events/${encodeURIComponent(SPOOF.deliver)}`,
+    )).text();
+    assert.match(
+      /<title>([^<]*)<\/title>/.exec(event)?.[1] ?? "",
+      /evt\\u\{200b\}deliver/,
+    );
+    assert.match(event, /aria-label="Copy run id run\\u\{200b\}x"/);
+    assert.match(event, /data-copy="run\u200Bx"/, "copies the id as stored");
+    assert.match(event, /<span class="esc"[^>]*>\\u\{202e\}<\/span>/);
+
+    const form = (fields: Record<string, string>): RequestInit =>
+      page({
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        accept: "text/html",
+        origin: "http://127.0.0.1:8788",
+        "content-type": "application/x-www-form-urlencoded",
+      }, { method: "POST", body: new URLSearchParams(fields).toString() });
+    const target = {
+      agent_id: SPOOF.agent,
+      root_trace_id: SPOOF.root,
+      application_id: SPOOF.app,
+    };
+    const posts: [string, RequestInit, number][] = [
+      [
+        "/traces/reveal",
+        form({
+          ...target,
+          event_id: SPOOF.deliver,
+          reason: "SUP-1 spoofed ids",
+        }),
+        200,
+      ],
+      ["/traces/replays", form({ ...target, turn_id: SPOOF.turn }), 201],
+      ["/traces/account/resolve", form({ email: "ada@example.com" }), 200],
+    ];
+    for (const [path, init, status] of posts) {
+      const response = await fixture.app.request(at(path), init);
+      const html = await response.text();
+      assert.equal(response.status, status, `${path}: ${html.slice(0, 600)}`);
+      assertNothingRaw(html, path);
     }
   });
 });

@@ -11,6 +11,7 @@ import { DataTable } from "../ui/components/data_table.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { LANE_TITLES } from "../ui/components/lineage_panel.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
+import { Shown, ShownCode } from "../ui/components/shown_text.tsx";
 import { TextField } from "../ui/components/text_field.tsx";
 import { formatCount, formatDuration } from "../ui/format.ts";
 import type { PageView } from "../ui/page.ts";
@@ -144,12 +145,16 @@ const Sides: FC<{ data: CompareData }> = ({ data }) => {
             header: "Root",
             cell: (r) =>
               r.href
-                ? <a href={r.href}>{r.read.root_trace_id}</a>
-                : <code>{r.read.root_trace_id}</code>,
+                ? (
+                  <a href={r.href}>
+                    <Shown text={r.read.root_trace_id} />
+                  </a>
+                )
+                : <ShownCode text={r.read.root_trace_id} />,
           },
           {
             header: "Application",
-            cell: (r) => <code>{r.read.application_id ?? "none"}</code>,
+            cell: (r) => <ShownCode text={r.read.application_id ?? "none"} />,
           },
           {
             header: "Events read",
@@ -183,13 +188,16 @@ const Differences: FC<{ data: CompareData }> = ({ data }) => {
           {formatCount(c.errors.baseline)} against{" "}
           {formatCount(c.errors.candidate)}; span{" "}
           {duration(c.duration_ms.baseline)} against{" "}
-          {duration(c.duration_ms.candidate)}. {c.first_divergence
-            ? `The kind sequences part at event ${
-              c.first_divergence.index + 1
-            }: ${c.first_divergence.baseline ?? "nothing"} in the baseline, ${
-              c.first_divergence.candidate ?? "nothing"
-            } in the candidate.`
-            : "Both roots record the same kinds in the same order."}
+          {duration(c.duration_ms.candidate)}.{" "}
+          <Shown
+            text={c.first_divergence
+              ? `The kind sequences part at event ${
+                c.first_divergence.index + 1
+              }: ${c.first_divergence.baseline ?? "nothing"} in the baseline, ${
+                c.first_divergence.candidate ?? "nothing"
+              } in the candidate.`
+              : "Both roots record the same kinds in the same order."}
+          />
         </p>
         <DataTable
           id="kind-table"
@@ -200,7 +208,7 @@ const Differences: FC<{ data: CompareData }> = ({ data }) => {
             {
               header: "Kind",
               rowHeader: true,
-              cell: (k) => <code>{k.kind}</code>,
+              cell: (k) => <ShownCode text={k.kind} />,
             },
             {
               header: "Baseline",
@@ -269,7 +277,7 @@ const Differences: FC<{ data: CompareData }> = ({ data }) => {
             {
               header: "Reason",
               rowHeader: true,
-              cell: (r) => <code>{r.reason}</code>,
+              cell: (r) => <ShownCode text={r.reason} />,
             },
             {
               header: "Baseline",
@@ -307,12 +315,16 @@ function signed(n: number): string {
 
 function refs(list: readonly string[]) {
   if (list.length === 0) return <span class="meta">none</span>;
-  return <code class="ref">{list.join(", ")}</code>;
+  return (
+    <code class="ref">
+      <Shown text={list.join(", ")} />
+    </code>
+  );
 }
 
 function codes(list: readonly string[]) {
   if (list.length === 0) return <span class="meta">none</span>;
-  return <code>{list.join(", ")}</code>;
+  return <ShownCode text={list.join(", ")} />;
 }
 
 /** The two roots of a comparison: their parameter name and how the form titles them. */

@@ -43,7 +43,7 @@ import {
 } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { Section } from "../ui/components/section.tsx";
-import { ShownCode } from "../ui/components/shown_text.tsx";
+import { Shown, ShownCode } from "../ui/components/shown_text.tsx";
 import type { UiEnv } from "../ui/context.ts";
 import { runOfEvent } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -221,7 +221,11 @@ const EventSection: FC<{
         </a>
         <a href={finderHref(event)}>Find it in the finder</a>
         {runsRead && runOfEvent(event)
-          ? <a href={runOfEvent(event)!}>Open run {event.root_trace_id}</a>
+          ? (
+            <a href={runOfEvent(event)!}>
+              Open run <Shown text={event.root_trace_id} />
+            </a>
+          )
           : null}
       </p>
       <EventDetail

@@ -51,6 +51,7 @@ import { AccountResolveForm } from "../ui/components/operator_controls.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { RootGroups } from "../ui/components/root_groups.tsx";
 import { Section } from "../ui/components/section.tsx";
+import { Shown } from "../ui/components/shown_text.tsx";
 import { EvidenceFacts } from "../ui/components/trace_bits.tsx";
 import { TraceOverviewPanel } from "../ui/components/trace_overview.tsx";
 import type { UiEnv } from "../ui/context.ts";
@@ -478,7 +479,9 @@ const FinderHead: FC<{ sentence: string }> = ({ sentence }) => (
   <div class="page-head">
     <p class="eyebrow">Traces</p>
     <h1>Find incidents</h1>
-    <p class="lead" role="status">{sentence}</p>
+    <p class="lead" role="status">
+      <Shown text={sentence} />
+    </p>
   </div>
 );
 
@@ -558,7 +561,8 @@ const SelectedPanel: FC<
                   }),
                 )}
               >
-                {event.kind} in application {event.application_id}
+                <Shown text={event.kind} /> in application{" "}
+                <Shown text={event.application_id} />
               </a>
             </li>
           ))}
@@ -576,7 +580,13 @@ const SelectedPanel: FC<
           Inspect its root
         </a>
         <a href={eventPageHref(event)}>Event page</a>
-        {run ? <a href={run}>Open run {event.root_trace_id}</a> : null}
+        {run
+          ? (
+            <a href={run}>
+              Open run <Shown text={event.root_trace_id} />
+            </a>
+          )
+          : null}
       </p>
     </SelectedEventSection>
   );

@@ -537,7 +537,7 @@ const TenantParitySection: FC<{ data: HealthPageData; view: PageView }> = (
         {
           header: "Application",
           rowHeader: true,
-          cell: (row) => <code>{row.application_id}</code>,
+          cell: (row) => <ShownCode text={row.application_id ?? ""} />,
         },
         {
           header: "Status",

@@ -31,6 +31,7 @@ import {
 } from "../ui/components/record_panels.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { SelectionPanel } from "../ui/components/selection_panel.tsx";
+import { Shown } from "../ui/components/shown_text.tsx";
 import {
   type Chip,
   ChipRow,
@@ -93,11 +94,12 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
         reason={data.statement}
         meta={
           <>
-            {headFacts(root, request.scope, shared)} {data.run_page
+            <Shown text={headFacts(root, request.scope, shared)} />{" "}
+            {data.run_page
               ? (
                 <>
                   <a class="nowrap" href={data.run_page}>
-                    Open run {root.root_trace_id}
+                    Open run <Shown text={root.root_trace_id} />
                   </a>
                   {" "}
                 </>
@@ -596,7 +598,7 @@ const ReplaySection: FC<{
                       )
                     }#replay`}
                   >
-                    turn {turn}
+                    turn <Shown text={turn} />
                   </a>
                 </>
               ))}

@@ -10,6 +10,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
+import { Shown } from "../ui/components/shown_text.tsx";
 import type { FormRefusal } from "../ui/form_refusal.tsx";
 import type { PageView } from "../ui/page.ts";
 import { joinAnd } from "../ui/run_words.ts";
@@ -60,9 +61,11 @@ export const RefusedInspectBody: FC<
       <div class="page-head">
         <p class="eyebrow">Traces · inspect</p>
         <h1>
-          {root && !sent.includes("root_trace_id")
-            ? `Root ${root}`
-            : "Inspect a root"}
+          <Shown
+            text={root && !sent.includes("root_trace_id")
+              ? `Root ${root}`
+              : "Inspect a root"}
+          />
         </h1>
         <p class="lead">
           Nothing was read: the query of this page was refused.
@@ -74,8 +77,12 @@ export const RefusedInspectBody: FC<
         </p>
       </div>
       <div class="notice notice--error" role="alert" id={NOTICE_ID}>
-        <p class="notice__title">{title(sent, missing)}</p>
-        <p>{reasonOf(refused)}</p>
+        <p class="notice__title">
+          <Shown text={title(sent, missing)} />
+        </p>
+        <p>
+          <Shown text={reasonOf(refused)} />
+        </p>
         {sent.length > 0
           ? (
             <p>
@@ -88,7 +95,7 @@ export const RefusedInspectBody: FC<
                   ),
                 )}
               >
-                {`Open this view without ${joinAnd(sent)}`}
+                <Shown text={`Open this view without ${joinAnd(sent)}`} />
               </a>
             </p>
           )

@@ -20,6 +20,7 @@ import { type ErrorCode, errorMessage, TraceError } from "../../lib/errors.ts";
 import { answerCode, STATUS_BY_CODE } from "../_errors.ts";
 import { noteRefusal } from "../_request_log.ts";
 import type { UiEnv } from "./context.ts";
+import { Shown } from "./components/shown_text.tsx";
 import { wantsHtml } from "./error_page.tsx";
 import { definePage, type PageDeps, type PageSpec } from "./page.ts";
 
@@ -179,7 +180,9 @@ export const RefusalNotice: FC<{
           </>
         )}
     </p>
-    <p>{reason ?? refusal.message}</p>
+    <p>
+      <Shown text={reason ?? refusal.message} />
+    </p>
   </div>
 );
 

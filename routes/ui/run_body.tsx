@@ -23,6 +23,7 @@ import { RawJson } from "./components/raw_json.tsx";
 import { RequestWaterfall } from "./components/request_waterfall.tsx";
 import { RunTimeline, SampleTable } from "./components/run_timeline.tsx";
 import { PageHead, Section } from "./components/section.tsx";
+import { Shown } from "./components/shown_text.tsx";
 import { Time } from "./components/time.tsx";
 import { formatDuration, formatUtc } from "./format.ts";
 import {
@@ -188,7 +189,7 @@ const LaterCleanup: FC<{ detail: RunDetail; view: RunBodyView }> = (
       <When iso={later.finished_at} view={view} />
       {later.cleanup_complete
         ? " deleted every id this run issued and both namespaces read 0: nothing synthetic is left."
-        : `: still incomplete (${later.problems.join("; ")}).`}
+        : <Shown text={`: still incomplete (${later.problems.join("; ")}).`} />}
     </p>
   );
 };

@@ -7,6 +7,7 @@
  */
 
 import type { FC } from "hono/jsx";
+import { Shown } from "./shown_text.tsx";
 
 /** Colour tones of badges and verdict banners (CSS `badge--<tone>`). */
 export const TONES = [
@@ -76,6 +77,6 @@ export const StatusBadge: FC<{ status: string; size?: "lg" }> = (
   <span
     class={`badge badge--${toneOf(status)}${size === "lg" ? " badge--lg" : ""}`}
   >
-    {status.toUpperCase()}
+    <Shown text={status.toUpperCase()} />
   </span>
 );

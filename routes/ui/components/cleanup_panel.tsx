@@ -20,6 +20,7 @@ import {
 import { StatusBadge } from "./badge.tsx";
 import { STACK_TABLE, stackLabel } from "./data_table.tsx";
 import { CopyId } from "./copy_id.tsx";
+import { Shown } from "./shown_text.tsx";
 import { Command } from "./command.tsx";
 
 /** The cleanup of a finished run. */
@@ -137,7 +138,13 @@ export const ProblemList: FC<{ problems: readonly string[] }> = (
 ) => {
   if (problems.length === 0) return null;
   const items: Child[] = [];
-  for (const problem of problems) items.push(<li>{problem}</li>);
+  for (const problem of problems) {
+    items.push(
+      <li>
+        <Shown text={problem} />
+      </li>,
+    );
+  }
   return <ul class="problems">{items}</ul>;
 };
 

@@ -9,6 +9,7 @@
 
 import type { Child } from "hono/jsx";
 import { EmptyState } from "./empty_state.tsx";
+import { Shown, shownChild } from "./shown_text.tsx";
 
 /** One column: a header and how to render a row's cell. */
 export interface Column<T> {
@@ -71,7 +72,7 @@ export function DataTable<T>(props: DataTableProps<T>): Child {
       >
         <table id={id} class={props.stack ? STACK_TABLE : undefined}>
           <caption class={props.captionHidden ? "sr-only" : undefined}>
-            {props.caption}
+            <Shown text={props.caption} />
           </caption>
           <thead>
             <tr>
@@ -101,10 +102,10 @@ function cell<T>(column: Column<T>, row: T, stack: boolean): Child {
   const className = column.numeric ? "num" : undefined;
   // A row header needs no label: it leads its block.
   return column.rowHeader
-    ? <th scope="row" class={className}>{column.cell(row)}</th>
+    ? <th scope="row" class={className}>{shownChild(column.cell(row))}</th>
     : (
       <td class={className} {...(stack ? stackLabel(column.header) : {})}>
-        {column.cell(row)}
+        {shownChild(column.cell(row))}
       </td>
     );
 }

@@ -16,6 +16,7 @@ import { inspectEventHref } from "../trace_params.ts";
 import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { EmptyState } from "./empty_state.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { Time } from "./time.tsx";
 import { KindTag, RefLabel } from "./trace_bits.tsx";
 
@@ -54,7 +55,7 @@ export const DeletionEvidence: FC<DeletionEvidenceProps> = (
       <p class="callout callout--ok" role="status">
         No ref was supplied or bound to an output after an event deleted it, in
         {" "}
-        {scope}.
+        <Shown text={scope} />.
       </p>
     );
   }
@@ -76,10 +77,15 @@ export const DeletionEvidence: FC<DeletionEvidenceProps> = (
       {uses.length > SHOWN
         ? (
           <p class="meta">
-            {uses.length - SHOWN} more in the JSON twin. Read from {scope}.
+            {uses.length - SHOWN} more in the JSON twin. Read from{" "}
+            <Shown text={scope} />.
           </p>
         )
-        : <p class="meta">Read from {scope}.</p>}
+        : (
+          <p class="meta">
+            Read from <Shown text={scope} />.
+          </p>
+        )}
     </div>
   );
 };
@@ -99,7 +105,7 @@ const UseItem: FC<{ use: DeletionUse; params: URLSearchParams; now: number }> =
         <p>
           <RefLabel {...use.ref} /> was deleted by{" "}
           <KindTag kind={use.deleted_by.kind} /> event{" "}
-          <code>{use.deleted_by.event_id}</code>{" "}
+          <ShownCode text={use.deleted_by.event_id} />{" "}
           (<Time iso={use.deleted_by.ts} now={now} />), then{" "}
           {direct ? "supplied to the model" : "bound to an output"} by{" "}
           {plural(use.uses, "later event")}.
@@ -108,14 +114,14 @@ const UseItem: FC<{ use: DeletionUse; params: URLSearchParams; now: number }> =
           {direct
             ? (
               <>
-                The first was event <code>{first.event_id}</code>{" "}
+                The first was event <ShownCode text={first.event_id} />{" "}
                 (<Time iso={first.ts} now={now} />).{" "}
               </>
             )
             : via.length > 0
             ? (
               <>
-                The first (event <code>{first.event_id}</code>,{" "}
+                The first (event <ShownCode text={first.event_id} />,{" "}
                 <Time iso={first.ts} now={now} />) was served by{" "}
                 {via.map((ref, i) => (
                   <>
@@ -128,8 +134,8 @@ const UseItem: FC<{ use: DeletionUse; params: URLSearchParams; now: number }> =
             : (
               <>
                 The first (event{" "}
-                <code>{first.event_id}</code>) records nothing it was served
-                from.{" "}
+                <ShownCode text={first.event_id} />) records nothing it was
+                served from.{" "}
               </>
             )}
           <a href={href} class="callout__action">

@@ -6,7 +6,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
-import { Shown } from "./shown_text.tsx";
+import { Shown, shownChild } from "./shown_text.tsx";
 
 /** An explained empty state, with an optional command to run. */
 export const EmptyState: FC<
@@ -16,7 +16,7 @@ export const EmptyState: FC<
     <p class="empty__title">
       <Shown text={title} />
     </p>
-    {children ? <p>{children}</p> : null}
+    {children ? <p>{shownChild(children)}</p> : null}
     {command ? <pre><code>{command}</code></pre> : null}
   </div>
 );

@@ -16,7 +16,7 @@ import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { KeyValue, type KeyValueItem } from "./key_value.tsx";
-import { ShownCode } from "./shown_text.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { ArtifactLookup } from "./operator_controls.tsx";
 import { Time } from "./time.tsx";
 import { ActorLabel, KindTag, RefLabel } from "./trace_bits.tsx";
@@ -84,7 +84,7 @@ function eventFacts(
           {event.user_id === null
             ? "anonymous"
             : <ShownCode text={event.user_id} />}, store{" "}
-          <code>{event.store}</code>
+          <ShownCode text={event.store} />
         </>
       ),
     },
@@ -107,11 +107,12 @@ function eventFacts(
     },
     {
       term: "Stage",
-      value: <code>{event.stage}</code>,
+      value: <ShownCode text={event.stage} />,
       hint: event.coverage_profile
         ? (
           <>
-            declares coverage profile <code>{event.coverage_profile}</code>
+            declares coverage profile{" "}
+            <ShownCode text={event.coverage_profile} />
           </>
         )
         : undefined,
@@ -158,7 +159,9 @@ function refsFact(
         {event.resources.map((ref) => (
           <li>
             <RefLabel {...ref} />{" "}
-            <span class="meta">{ref.role ?? "no role"}</span>
+            <span class="meta">
+              <Shown text={ref.role ?? "no role"} />
+            </span>
             {lookup
               ? (
                 <>
@@ -193,7 +196,7 @@ function selectionFact(event: TraceEvent): KeyValueItem[] {
         {selection.strategy
           ? (
             <>
-              strategy <code>{selection.strategy}</code>
+              strategy <ShownCode text={selection.strategy} />
             </>
           )
           : "no strategy recorded"}
@@ -223,7 +226,7 @@ function outcomeFact(event: TraceEvent): KeyValueItem[] {
         </>
       )
       : outcome.code
-      ? <code>{outcome.code}</code>
+      ? <ShownCode text={outcome.code} />
       : undefined,
   }];
 }

@@ -12,6 +12,7 @@ import type { FC } from "hono/jsx";
 import type { Finding } from "../../../lib/runner/report.ts";
 import { sampleAnchor } from "../links.ts";
 import { StatusBadge } from "./badge.tsx";
+import { Shown } from "./shown_text.tsx";
 
 const SEVERITY_WORD: Record<Finding["severity"], string> = {
   fail: "FAIL",
@@ -71,9 +72,13 @@ export const FindingsList: FC<{ findings: readonly Finding[] }> = (
             <span class="finding__number">{`F${n}`}</span>
             <StatusBadge status={SEVERITY_WORD[finding.severity]} />
             <code>{finding.code}</code>
-            <span class="meta">{finding.subject}</span>
+            <span class="meta">
+              <Shown text={finding.subject} />
+            </span>
           </div>
-          <p class="finding__message">{asSentence(finding.message)}</p>
+          <p class="finding__message">
+            <Shown text={asSentence(finding.message)} />
+          </p>
           {samples.length > 0
             ? (
               <p class="finding__proof">

@@ -6,6 +6,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
+import { Shown, shownChild } from "./shown_text.tsx";
 
 /** One fact of a {@link KeyValue} panel. */
 export interface KeyValueItem {
@@ -21,10 +22,14 @@ export const KeyValue: FC<{ items: readonly KeyValueItem[] }> = (
   <dl class="kv">
     {items.map((item) => (
       <>
-        <dt>{item.term}</dt>
+        <dt>
+          <Shown text={item.term} />
+        </dt>
         <dd>
-          {item.value}
-          {item.hint ? <span class="kv__hint">{item.hint}</span> : null}
+          {shownChild(item.value)}
+          {item.hint
+            ? <span class="kv__hint">{shownChild(item.hint)}</span>
+            : null}
         </dd>
       </>
     ))}

@@ -18,6 +18,7 @@ import {
 import { plural } from "../trace_words.ts";
 import { DataTable } from "./data_table.tsx";
 import { EmptyState } from "./empty_state.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { ArtifactLookup, CapabilityNote } from "./operator_controls.tsx";
 import { RefLabel } from "./trace_bits.tsx";
 
@@ -107,7 +108,10 @@ export const LineagePanel: FC<LineagePanelProps> = (
                   rowHeader: true,
                   cell: (c) => <RefLabel {...c} />,
                 },
-                { header: "Reason", cell: (c) => <code>{c.reason}</code> },
+                {
+                  header: "Reason",
+                  cell: (c) => <ShownCode text={c.reason} />,
+                },
                 {
                   header: "Rank",
                   numeric: true,
@@ -120,8 +124,11 @@ export const LineagePanel: FC<LineagePanelProps> = (
                 },
                 {
                   header: "Selection event",
-                  cell: (c) => <a href={selectHref(c.event_id)}>{c.event_id}
-                  </a>,
+                  cell: (c) => (
+                    <a href={selectHref(c.event_id)}>
+                      <Shown text={c.event_id} />
+                    </a>
+                  ),
                 },
               ]}
               rows={rejected}
@@ -177,7 +184,11 @@ const RefList: FC<{
         <li>
           <RefLabel type={ref.type} id={ref.id} />
           {ref.versions.length > 0
-            ? <span class="meta">@{ref.versions.join(", @")}</span>
+            ? (
+              <span class="meta">
+                <Shown text={`@${ref.versions.join(", @")}`} />
+              </span>
+            )
             : null}
           {lookup
             ? (
@@ -199,7 +210,9 @@ const RefList: FC<{
             {plural(ref.events, "event")}: {ref.event_ids.map((id, i) => (
               <>
                 {i > 0 ? ", " : ""}
-                <a href={selectHref(id)}>{id}</a>
+                <a href={selectHref(id)}>
+                  <Shown text={id} />
+                </a>
               </>
             ))}
           </span>

@@ -15,6 +15,7 @@
 
 import type { Child, FC } from "hono/jsx";
 import { type ActionCapability, EMAIL_PATTERN } from "../../../lib/auth/mod.ts";
+import { Shown } from "./shown_text.tsx";
 
 /** Why a control is disabled, or nothing when it is enabled. */
 export const CapabilityNote: FC<{
@@ -27,7 +28,7 @@ export const CapabilityNote: FC<{
     : (
       <p class="meta" data-disabled-reason={capability.reason ?? ""}>
         {lead ? `${lead}: ` : ""}
-        {capability.message}
+        <Shown text={capability.message ?? ""} />
         {capability.reason === "hook_missing"
           ? "; whoever runs this server can add it (Operators, in the README)"
           : ""}
@@ -226,7 +227,7 @@ export const ReplayDraftForm: FC<{
       </div>
       <div>
         <button type="submit" disabled={off}>
-          Create replay draft of {label}
+          Create replay draft of <Shown text={label} />
         </button>{" "}
         {plan.allowed && target && !blocked
           ? (
@@ -243,7 +244,7 @@ export const ReplayDraftForm: FC<{
             class="meta"
             data-disabled-reason={target === null ? "selection" : "incomplete"}
           >
-            {unavailable}
+            <Shown text={unavailable} />
           </p>
         )
         : null}

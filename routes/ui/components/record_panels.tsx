@@ -20,7 +20,7 @@ import { EmptyState } from "./empty_state.tsx";
 import { KeyValue } from "./key_value.tsx";
 import type { RefLookup } from "./lineage_panel.tsx";
 import { ArtifactLookup, CapabilityNote } from "./operator_controls.tsx";
-import { ShownCode } from "./shown_text.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { RefLabel } from "./trace_bits.tsx";
 
 /** A panel state as a badge word. */
@@ -65,7 +65,9 @@ export const ArtifactPanel: FC<{
               <span class="meta">
                 via {a.via === "outcome" ? "outcome of" : "artifact_persisted"}
                 {" "}
-                <a href={selectHref(a.event_id)}>{a.event_id}</a>
+                <a href={selectHref(a.event_id)}>
+                  <Shown text={a.event_id} />
+                </a>
               </span>{" "}
               <ArtifactLookup
                 ref={{
@@ -84,7 +86,7 @@ export const ArtifactPanel: FC<{
       ? (
         <p class="meta">
           Expected types:{" "}
-          <code>{evidence.expected_artifact_types.join(", ")}</code>
+          <ShownCode text={evidence.expected_artifact_types.join(", ")} />
         </p>
       )
       : null}
@@ -104,7 +106,7 @@ const Stages: FC<{ stages: readonly StageCheck[] }> = ({ stages }) => (
     {stages.map((s, i) => (
       <>
         {i > 0 ? ", " : ""}
-        <code>{s.stage}</code>{" "}
+        <ShownCode text={s.stage} />{" "}
         <span class="meta">
           {s.observed === null
             ? "(not read)"
@@ -146,7 +148,7 @@ export const ContractPanel: FC<{
           : <span class="meta">no intent.name</span>,
         hint: (
           <a href={selectHref(evidence.intent.event_id)}>
-            {evidence.intent.event_id}
+            <Shown text={evidence.intent.event_id} />
           </a>
         ),
       }]
@@ -164,7 +166,7 @@ export const ContractPanel: FC<{
         ),
         hint: (
           <a href={selectHref(evidence.outcome.event_id)}>
-            {evidence.outcome.event_id}
+            <Shown text={evidence.outcome.event_id} />
           </a>
         ),
       }]
@@ -209,12 +211,16 @@ export const Findings: FC<{
           <li class="alert" data-nav-item="" tabindex={-1}>
             <StatusBadge status={f.severity} />
             <div class="alert__head">
-              <code>{f.code}</code>
+              <ShownCode text={f.code} />
             </div>
             <p class="alert__message">
-              {f.message}.
+              <Shown text={`${f.message}.`} />
               {f.refs.length > 0
-                ? <span class="meta">{` Refs: ${f.refs.join(", ")}.`}</span>
+                ? (
+                  <span class="meta">
+                    <Shown text={` Refs: ${f.refs.join(", ")}.`} />
+                  </span>
+                )
                 : null}
               {f.event_ids.length > 0
                 ? (
@@ -223,7 +229,9 @@ export const Findings: FC<{
                     {f.event_ids.map((id, i) => (
                       <>
                         {i > 0 ? ", " : ""}
-                        <a href={selectHref(id)}>{id}</a>
+                        <a href={selectHref(id)}>
+                          <Shown text={id} />
+                        </a>
                       </>
                     ))}
                   </span>

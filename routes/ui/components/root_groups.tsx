@@ -104,7 +104,8 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
       <div class="group__head">
         <StatusBadge status={group.status} />
         <a class="group__title" href={href}>
-          {group.root_event ? `${group.root_event.kind} ` : "root "}
+          {group.root_event ? <Shown text={group.root_event.kind} /> : "root"}
+          {" "}
           <ShownCode text={group.root_trace_id} />
         </a>
         {holdsSelected ? <StatusBadge status="selected" /> : null}
@@ -116,12 +117,12 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
           {group.errors > 0 ? `, ${formatCount(group.errors)} with errors` : ""}
         </span>
         <span>
-          application <code>{group.application_id}</code>
+          application <ShownCode text={group.application_id} />
         </span>
         {user !== undefined
           ? (
             <span>
-              user {user === null ? userText(null) : <code>{user}</code>}
+              user {user === null ? userText(null) : <ShownCode text={user} />}
             </span>
           )
           : null}
@@ -134,7 +135,7 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
               {group.thread_count === 1
                 ? "thread "
                 : `${group.thread_count} threads: `}
-              <code>{group.threads.join(", ")}</code>
+              <ShownCode text={group.threads.join(", ")} />
               {group.thread_count > group.threads.length ? ", …" : ""}
             </span>
           )
@@ -191,7 +192,9 @@ const GroupCard: FC<RootGroupsProps & { group: RootGroup }> = (
           ? (
             <>
               {" "}
-              <a href={run}>Open run {group.root_trace_id}</a>
+              <a href={run}>
+                Open run <Shown text={group.root_trace_id} />
+              </a>
             </>
           )
           : null}

@@ -7,7 +7,7 @@
 
 import type { Child, FC } from "hono/jsx";
 import { StatusBadge, toneOf } from "./badge.tsx";
-import { Shown } from "./shown_text.tsx";
+import { Shown, shownChild } from "./shown_text.tsx";
 
 /** A titled section, labelled by its heading. */
 export const Section: FC<
@@ -17,7 +17,7 @@ export const Section: FC<
     <h2 id={`${id}-title`}>
       <Shown text={title} />
     </h2>
-    {intro ? <p class="section__intro">{intro}</p> : null}
+    {intro ? <p class="section__intro">{shownChild(intro)}</p> : null}
     {children}
   </section>
 );
@@ -39,8 +39,8 @@ export const PageHead: FC<{
       <StatusBadge status={status} size="lg" />
     </div>
     <div class={`verdict verdict--${toneOf(status)}`} role="status">
-      <p class="verdict__reason">{reason}</p>
-      {meta ? <p class="meta">{meta}</p> : null}
+      <p class="verdict__reason">{shownChild(reason)}</p>
+      {meta ? <p class="meta">{shownChild(meta)}</p> : null}
     </div>
   </div>
 );

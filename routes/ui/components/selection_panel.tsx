@@ -13,6 +13,7 @@ import { plural } from "../trace_words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { DataTable } from "./data_table.tsx";
 import { EmptyState } from "./empty_state.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { KindTag, RefLabel } from "./trace_bits.tsx";
 
 /** Most other selections linked. */
@@ -55,12 +56,13 @@ export const SelectionPanel: FC<SelectionPanelProps> = (
     <div class="stack">
       <p>
         <KindTag kind={shown.kind} /> event{" "}
-        <a href={selectHref(shown.event_id)}>{shown.event_id}</a>:{" "}
-        {plural(candidates.length, "candidate")}, {kept} kept
+        <a href={selectHref(shown.event_id)}>
+          <Shown text={shown.event_id} />
+        </a>: {plural(candidates.length, "candidate")}, {kept} kept
         {selection.strategy
           ? (
             <>
-              , strategy <code>{selection.strategy}</code>
+              , strategy <ShownCode text={selection.strategy} />
             </>
           )
           : null}
@@ -101,7 +103,7 @@ export const SelectionPanel: FC<SelectionPanelProps> = (
                 <StatusBadge status={c.selected ? "kept" : "dropped"} />
               ),
             },
-            { header: "Reason", cell: (c) => <code>{c.reason}</code> },
+            { header: "Reason", cell: (c) => <ShownCode text={c.reason} /> },
           ]}
           rows={candidates}
         />
@@ -115,7 +117,9 @@ export const SelectionPanel: FC<SelectionPanelProps> = (
             <ul>
               {others.slice(0, OTHERS_SHOWN).map((event) => (
                 <li>
-                  <a href={selectHref(event.event_id)}>{event.event_id}</a>
+                  <a href={selectHref(event.event_id)}>
+                    <Shown text={event.event_id} />
+                  </a>
                   {": "}
                   {plural(event.selection!.candidates.length, "candidate")},
                   {" "}

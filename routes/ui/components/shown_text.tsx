@@ -2,9 +2,12 @@
  * Stored text as a page shows it: control, bidi formatting and zero-width
  * characters each appear as a marked escape (`\u{202e}`) instead of acting
  * on the text around them, so `abc\u202Egnp.exe` cannot display as
- * `abc…exe.png` and `a\u200Bb` cannot pass for `ab`. Ids, attribute values,
- * model names and revealed previews go through it (the characters are cut
- * by `displayParts` in lib/display.ts, which the terminal views share).
+ * `abc…exe.png` and `a\u200Bb` cannot pass for `ab`. Whatever a producer
+ * supplied goes through it: ids, kinds, stages, tools, refs, reasons,
+ * attribute keys and values, model names, revealed previews, and the
+ * sentences and labels that name them (the characters are cut by
+ * `displayParts` in lib/display.ts, which the terminal views share). Link
+ * targets, form values and copy payloads keep the value as stored.
  * A `<title>`, an `aria-label` or a tooltip cannot hold markup: they take
  * {@link shownString}, the same escapes as plain text.
  *
@@ -36,6 +39,15 @@ export const ShownCode: FC<{ text: string }> = ({ text }) => (
  */
 export function shownString(text: string): string {
   return displayParts(text).map((part) => part.text).join("");
+}
+
+/**
+ * `child` with a plain string shown as {@link Shown} shows it, anything else
+ * as given: for the text props of shared components (an intro, a hint, a
+ * cell), which pages often fill with a sentence that names an id.
+ */
+export function shownChild(child: Child): Child {
+  return typeof child === "string" ? shownText(child) : child;
 }
 
 /** {@link Shown} as a function, for cells and props that take a child. */

@@ -56,7 +56,9 @@ export const ActorLabel: FC<
 
 /** An event kind as a small monospace tag. */
 export const KindTag: FC<{ kind: string }> = ({ kind }) => (
-  <code class="kind">{kind}</code>
+  <code class="kind">
+    <Shown text={kind} />
+  </code>
 );
 
 /** The three evidence facts, each stated on its own. */
@@ -110,7 +112,7 @@ export const ChipRow: FC<{ label: string; chips: readonly Chip[] }> = (
             href={chip.href}
             aria-current={chip.current ? "true" : undefined}
           >
-            {chip.label}
+            <Shown text={chip.label} />
             {chip.count === undefined
               ? null
               : <span class="chip__count">{chip.count}</span>}

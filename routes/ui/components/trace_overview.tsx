@@ -16,6 +16,7 @@ import { formatCount } from "../format.ts";
 import { FIND_PATH, hrefOf, withParams } from "../trace_params.ts";
 import { plural } from "../trace_words.ts";
 import { DataTable } from "./data_table.tsx";
+import { Shown, ShownCode } from "./shown_text.tsx";
 import { Time } from "./time.tsx";
 
 /** Props of {@link TraceOverviewPanel}. */
@@ -68,7 +69,11 @@ export const TraceOverviewPanel: FC<OverviewProps> = (
               cell: (g) =>
                 g.thread_id === null
                   ? <span class="meta">no thread</span>
-                  : <a href={narrowTo(params, g)}>{g.thread_id}</a>,
+                  : (
+                    <a href={narrowTo(params, g)}>
+                      <Shown text={g.thread_id} />
+                    </a>
+                  ),
             },
             {
               header: "Events",
@@ -97,11 +102,11 @@ export const TraceOverviewPanel: FC<OverviewProps> = (
 };
 
 function actor(group: OverviewGroup) {
-  if (group.agent_id !== null) return <code>{group.agent_id}</code>;
+  if (group.agent_id !== null) return <ShownCode text={group.agent_id} />;
   if (group.memory_id !== null) {
     return (
       <>
-        memory <code>{group.memory_id}</code>
+        memory <ShownCode text={group.memory_id} />
       </>
     );
   }

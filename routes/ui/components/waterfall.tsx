@@ -192,7 +192,11 @@ const Row: FC<NodeProps> = (
           )
           : null}
         {node.orphan
-          ? <span class="meta">(parent {event.parent_event_id} not read)</span>
+          ? (
+            <span class="meta">
+              (parent <Shown text={event.parent_event_id ?? ""} /> not read)
+            </span>
+          )
           : null}
       </span>
       <svg
