@@ -51,7 +51,7 @@ function readObject(
     if (Object.hasOwn(result, key)) {
       cursor.pos = keyAt;
       const shown = JSON.stringify(key.slice(0, 64));
-      fail(cursor, "duplicate_key", `duplicate key ${shown}`);
+      fail(cursor, "duplicate_key", `duplicate key ${shown}`, key);
     }
     skipSpace(cursor);
     if (cursor.text[cursor.pos] !== ":") fail(cursor, "syntax", 'expected ":"');
