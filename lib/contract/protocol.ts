@@ -98,8 +98,12 @@ const Count = v.pipe(
 export interface OperationResponses {
   /** The id the adapter stored. */
   ingest: { id: string };
-  /** What the application would answer. */
-  query: { text: string };
+  /**
+   * What the application would answer: `text`, and whatever else the answer
+   * carries (sources, retrieved chunks), kept because a marker there is
+   * retrieval evidence too.
+   */
+  query: { text: string; [key: string]: unknown };
   /** How many records each store holds for the namespace. */
   inventory: Inventory;
   /** The deletion was accepted. */
@@ -118,12 +122,19 @@ export interface Inventory {
   cache_records: number;
 }
 
-/** Response schemas per operation; extra keys are ignored, listed keys are strict. */
+/**
+ * Response schemas per operation; listed keys are strict, extra keys are
+ * ignored, except that a query answer keeps them (a marker in any of them is
+ * retrieval evidence).
+ */
 export const RESPONSE_SCHEMAS: {
   readonly [K in Operation]: v.GenericSchema<unknown, OperationResponses[K]>;
 } = {
   ingest: v.object({ id: v.string("must be a string") }, objectIssueMessage()),
-  query: v.object({ text: v.string("must be a string") }, objectIssueMessage()),
+  query: v.looseObject(
+    { text: v.string("must be a string") },
+    objectIssueMessage(),
+  ),
   inventory: v.object({
     complete: v.boolean("must be a boolean"),
     source_records: Count,

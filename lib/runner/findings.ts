@@ -179,7 +179,7 @@ function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
               : "residual_store",
             series.subject,
             persistentMessage(series, samples, last) +
-              renderedNote(series, [last]),
+              renderedNote(series, [last]) + placeNote(series, [last]),
             dirty,
           ),
           series,
@@ -194,7 +194,8 @@ function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
             "transient_residual",
             series.subject,
             transientMessage(series, samples, dirty, windowSeconds) +
-              renderedNote(series, dirty.map((i) => samples[i]!)),
+              renderedNote(series, dirty.map((i) => samples[i]!)) +
+              placeNote(series, dirty.map((i) => samples[i]!)),
             dirty,
           ),
           series,
@@ -232,6 +233,29 @@ function renderedNote(series: Series, samples: Sample[]): string {
   return ` (${all ? "" : "in some samples "}rendered with ${
     describeRendering(traits)
   } rather than byte for byte: the answer still carries the marker)`;
+}
+
+/** Most places one retrieval finding names; a run that moves the marker around names the first few. */
+const MAX_PLACES = 3;
+
+/**
+ * Where a retrieval finding's marker was, when not in the test answer's
+ * `text`: another field of that answer, or the control query's answer.
+ */
+function placeNote(series: Series, samples: Sample[]): string {
+  if (series.subject !== "retrieval") return "";
+  const places = new Set<string>();
+  for (const sample of samples) {
+    const place = sample.marker_found_in;
+    if (!place || (place.query === "test" && place.field === "text")) continue;
+    places.add(
+      place.query === "test"
+        ? `in the field ${place.field} of the /query answer rather than its text`
+        : `in the field ${place.field} of the control namespace's /query answer: the deleted canary is retrievable from outside the test namespace`,
+    );
+  }
+  if (places.size === 0) return "";
+  return ` (seen ${[...places].slice(0, MAX_PLACES).join("; and ")})`;
 }
 
 function describeValue(series: Series, value: number): string {
