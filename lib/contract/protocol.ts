@@ -90,8 +90,13 @@ export const REQUEST_SCHEMAS: {
 
 const Count = v.pipe(
   v.number("must be a non-negative integer"),
-  v.safeInteger("must be a non-negative integer"),
+  v.integer("must be a non-negative integer"),
   v.minValue(0, "must be a non-negative integer"),
+  // Past 2^53 - 1 a JSON number no longer says which integer it is.
+  v.maxValue(
+    Number.MAX_SAFE_INTEGER,
+    "must be at most 9007199254740991 (2^53 - 1), the largest integer a JSON number carries exactly",
+  ),
 );
 
 /** Parsed response per operation. */
