@@ -315,9 +315,30 @@ function transientMessage(
   const value = series.values[dirty[0]!]!;
   return `${describeValue(series, value)} at ${
     secondsLabel(first.started_at_seconds)
-  } and read 0 from ${secondsLabel(cleared.started_at_seconds)}, inside the ${
-    secondsLabel(windowSeconds)
-  } window (transient residual)`;
+  }${cameBackNote(series, samples, dirty)} and read 0 from ${
+    secondsLabel(cleared.started_at_seconds)
+  }, inside the ${secondsLabel(windowSeconds)} window (transient residual)`;
+}
+
+/**
+ * ", read 0 at … but came back at …," when the data went away and came back
+ * inside the window: a write-back (a re-index, a cache refill) that a later
+ * sample happened to miss, which the user should hear about.
+ */
+function cameBackNote(
+  series: Series,
+  samples: Sample[],
+  dirty: number[],
+): string {
+  const lastDirty = dirty[dirty.length - 1]!;
+  const gap = series.values.findIndex((v, i) =>
+    i > dirty[0]! && i < lastDirty && v === 0
+  );
+  if (gap < 0) return "";
+  const back = dirty.find((i) => i > gap)!;
+  return `, read 0 at ${
+    secondsLabel(samples[gap]!.started_at_seconds)
+  } but came back at ${secondsLabel(samples[back]!.started_at_seconds)},`;
 }
 
 function observationFindings(samples: Sample[]): Finding[] {
