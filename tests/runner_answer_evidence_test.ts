@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { parseJsonObject } from "../lib/json/strict_json.ts";
 import { findingChecks } from "../lib/runner/finding_checks.ts";
 import { EVIDENCE_CHECKS } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
@@ -77,6 +78,29 @@ Deno.test("a deleted marker anywhere in the /query answer at the final sample is
         EVIDENCE_CHECKS.answerElsewhere,
       );
       assert.doesNotMatch(JSON.stringify(report), /example\.com/);
+    });
+  }
+});
+
+Deno.test("a deleted marker under a key that names an object's internals is found like any other", async (t) => {
+  for (const key of ["__proto__", "constructor", "prototype"]) {
+    await t.step(key, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.op === "query" && inWindow(request, "test")
+            // Parsed as the strict HTTP client parses an answer: the key is data.
+            ? Promise.resolve(
+              parseJsonObject(
+                `{"text":"none","${key}":{"content":"${request.body.query}"}}`,
+              ),
+            )
+            : forward(),
+      });
+      assert.equal(report.verdict, "FAIL");
+      assert.deepEqual(report.samples.at(-1)!.marker_found_in, {
+        query: "test",
+        field: `${key}.content`,
+      });
     });
   }
 });
