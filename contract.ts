@@ -83,6 +83,7 @@ export {
   type DeletionRecord,
   type Finding,
   type FindingSeverity,
+  type MarkerPlace,
   REPORT_SCHEMA,
   type RequestErrorRecord,
   type RunReport,

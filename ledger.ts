@@ -89,6 +89,7 @@ export {
   type FindingSeverity,
   type Inventory,
   type MarkerForm,
+  type MarkerPlace,
   type Operation,
   OPERATIONS,
   RENDERING_TRAITS,

@@ -137,6 +137,7 @@ export {
   type FindingSeverity,
   type Inventory,
   type MarkerForm,
+  type MarkerPlace,
   type Operation,
   type OperationRequests,
   type OperationResponses,

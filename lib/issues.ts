@@ -11,6 +11,11 @@ const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const PATH_KEY = /^[A-Za-z0-9_.:-]{1,64}$/;
 const HIDDEN_KEY = "(a key that is not a name)";
 
+/** Whether `key` reads as a plain field name, which a message may repeat without repeating a value. */
+export function isFieldName(key: string): boolean {
+  return FIELD_NAME.test(key);
+}
+
 /**
  * Where an issue is and what it says, repeating no key that may be a value:
  * an unknown key is named only when it is a plain field name (else the
@@ -33,7 +38,7 @@ export function issueParts(
         : `.${shown}`;
     }).join("") || "(root)";
   if (
-    issue.expected === "never" && key !== undefined && !FIELD_NAME.test(key)
+    issue.expected === "never" && key !== undefined && !isFieldName(key)
   ) {
     return {
       field: path(keys.slice(0, -1)),

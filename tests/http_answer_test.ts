@@ -67,6 +67,33 @@ Deno.test("a refused JSON answer says in words what was wrong and what to send",
   }
 });
 
+Deno.test("a repeated key is named only when it is a field name: a key that may be answer text never reaches the report", async (t) => {
+  const cases: Array<[string, string, RegExp]> = [
+    [
+      "a value in a key",
+      '{"text":"no","user@example.com":1,"user@example.com":2}',
+      /the answer repeats a key; send each key once \(a repeated key that is not a field name at line 1, column 35\)$/,
+    ],
+    [
+      "a marker in a key",
+      '{"hits":{"trace_canary_7h3k q9":1,"trace_canary_7h3k q9":2}}',
+      /\(a repeated key that is not a field name at line 1, column 35\)$/,
+    ],
+  ];
+  for (const [name, body, message] of cases) {
+    await t.step(name, async () => {
+      await withRawServer(answer(jsonResponse(body)), async (server) => {
+        const error = await expectFailure(
+          post(server, "query"),
+          "malformed_json",
+        );
+        assert.match(error.message, message);
+        assert.doesNotMatch(error.message, /example|canary/);
+      });
+    });
+  }
+});
+
 Deno.test("an answer that starts with a UTF-8 byte order mark is read as its JSON", async () => {
   const body = new Uint8Array([
     0xef,

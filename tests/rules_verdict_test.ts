@@ -158,6 +158,37 @@ Deno.test("data gone before the final sample is a PASS with the transient residu
   }
 });
 
+Deno.test("data that read 0, came back and was gone again by the final sample is a PASS whose transient residual says it came back", async (t) => {
+  for (const subject of ["vector_records", "retrieval"]) {
+    await t.step(subject, async () => {
+      const dirty = (request: InterceptedRequest) =>
+        inWindow(request, "test") && [0, 2].includes(request.sample);
+      const { report } = await runFake({
+        hook: async (request, forward) => {
+          const answer = await forward();
+          if (!dirty(request)) return answer;
+          if (subject === "retrieval") {
+            return request.op === "query" ? markerAnswer(request) : answer;
+          }
+          return request.op === "inventory"
+            ? { ...answer, [subject]: 3 }
+            : answer;
+        },
+      });
+      assert.equal(report.verdict, "PASS");
+      assertOnly(report, "transient", [`transient_residual:${subject}`]);
+      const transient = report.findings.find((f) =>
+        f.code === "transient_residual"
+      )!;
+      assert.deepEqual(transient.sample_indexes, [0, 2]);
+      assert.match(
+        transient.message,
+        /at 0\.00 s, read 0 at 0\.50 s but came back at 1\.00 s, and read 0 from 1\.50 s, inside the 2\.00 s window/,
+      );
+    });
+  }
+});
+
 Deno.test("data that could no longer be read after it was seen is not a transient residual: the request errors make it INCONCLUSIVE", async (t) => {
   for (const subject of [...STORES, "retrieval"]) {
     await t.step(subject, async () => {

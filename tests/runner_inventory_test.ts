@@ -39,6 +39,11 @@ const BROKEN: [
     /source_records: must be a non-negative integer/,
   ],
   [
+    "a count too large to read exactly",
+    (b) => ({ ...b, cache_records: 2 ** 60 }),
+    /cache_records: must be at most 9007199254740991 \(2\^53 - 1\), the largest integer a JSON number carries exactly$/,
+  ],
+  [
     "a missing count",
     ({ cache_records: _, ...rest }) => rest,
     /cache_records: is required/,

@@ -16,6 +16,7 @@ import {
   type RenderingTrait,
 } from "../lib/runner/marker.ts";
 import { newRunIdentifiers } from "../lib/runner/ids.ts";
+import { findMarkerInAnswer } from "../lib/runner/answer_marker.ts";
 
 const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
 const RANDOM = MARKER.slice(MARKER_PREFIX.length);
@@ -147,4 +148,37 @@ Deno.test("describeRendering() words the traits in report order", () => {
     "other separators, full-width forms and line breaks",
   );
   assert.equal(describeRendering([]), "another spelling");
+});
+
+Deno.test("findMarkerInAnswer() searches text first, then every value and key in order, and names the place by key names only", () => {
+  assert.deepEqual(
+    findMarkerInAnswer({ sources: [MARKER], text: `x ${MARKER}` }, MARKER),
+    { form: "exact", rendering: [], field: "text" },
+  );
+  assert.equal(
+    findMarkerInAnswer({ text: "none", a: [1, null, { b: MARKER }] }, MARKER)
+      ?.field,
+    "a.2.b",
+  );
+  assert.equal(
+    findMarkerInAnswer({ text: "none", hits: { [RANDOM]: 1 } }, MARKER)?.field,
+    "hits.(key)",
+  );
+  assert.equal(
+    findMarkerInAnswer(
+      JSON.parse(`{"text":"none","__proto__":{"x y":"${MARKER}"}}`),
+      MARKER,
+    )?.field,
+    "__proto__.*",
+  );
+  let deep: unknown = MARKER;
+  for (const key of "abcdefghij".split("").reverse()) deep = { [key]: deep };
+  assert.equal(
+    findMarkerInAnswer({ text: "none", deep }, MARKER)?.field,
+    "deep.a.b.c.….g.h.i.j",
+  );
+  assert.equal(
+    findMarkerInAnswer({ text: "none", n: 7, ok: true, none: null }, MARKER),
+    null,
+  );
 });

@@ -31,6 +31,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:919ca1af815d6437b06e1f6553fafefa76402512ae936100a6a9d0eb54689802",
   "trace-assertions/3":
     "sha256:d390ec5cfce7ae32438fd4836f789444ae865e59e67cd974faad03928697a45f",
+  "trace-assertions/4":
+    "sha256:3e802ab82b930aba489a224abe23f4c455ae24cb8006cc0b9c2a08aa89476916",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

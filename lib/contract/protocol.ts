@@ -90,16 +90,25 @@ export const REQUEST_SCHEMAS: {
 
 const Count = v.pipe(
   v.number("must be a non-negative integer"),
-  v.safeInteger("must be a non-negative integer"),
+  v.integer("must be a non-negative integer"),
   v.minValue(0, "must be a non-negative integer"),
+  // Past 2^53 - 1 a JSON number no longer says which integer it is.
+  v.maxValue(
+    Number.MAX_SAFE_INTEGER,
+    "must be at most 9007199254740991 (2^53 - 1), the largest integer a JSON number carries exactly",
+  ),
 );
 
 /** Parsed response per operation. */
 export interface OperationResponses {
   /** The id the adapter stored. */
   ingest: { id: string };
-  /** What the application would answer. */
-  query: { text: string };
+  /**
+   * What the application would answer: `text`, and whatever else the answer
+   * carries (sources, retrieved chunks), kept because a marker there is
+   * retrieval evidence too.
+   */
+  query: { text: string; [key: string]: unknown };
   /** How many records each store holds for the namespace. */
   inventory: Inventory;
   /** The deletion was accepted. */
@@ -118,12 +127,19 @@ export interface Inventory {
   cache_records: number;
 }
 
-/** Response schemas per operation; extra keys are ignored, listed keys are strict. */
+/**
+ * Response schemas per operation; listed keys are strict, extra keys are
+ * ignored, except that a query answer keeps them (a marker in any of them is
+ * retrieval evidence).
+ */
 export const RESPONSE_SCHEMAS: {
   readonly [K in Operation]: v.GenericSchema<unknown, OperationResponses[K]>;
 } = {
   ingest: v.object({ id: v.string("must be a string") }, objectIssueMessage()),
-  query: v.object({ text: v.string("must be a string") }, objectIssueMessage()),
+  query: v.looseObject(
+    { text: v.string("must be a string") },
+    objectIssueMessage(),
+  ),
   inventory: v.object({
     complete: v.boolean("must be a boolean"),
     source_records: Count,
@@ -250,7 +266,9 @@ export function parseResponse<K extends Operation>(
       `/${op} response: ${describeIssues(result.issues)}`,
     );
   }
-  return result.output as OperationResponses[K];
+  // A query answer is kept as it came, checked: valibot leaves out keys
+  // such as `__proto__` and `constructor`, and a marker there still counts.
+  return (op === "query" ? body : result.output) as OperationResponses[K];
 }
 
 /** Sends one typed operation and validates its answer. */

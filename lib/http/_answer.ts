@@ -15,6 +15,7 @@ import {
   StrictJsonError,
   type StrictJsonReason,
 } from "../json/strict_json.ts";
+import { isFieldName } from "../issues.ts";
 import type { Http1Response } from "./http1.ts";
 
 /** What the request carried, for the words of a refusal. */
@@ -94,7 +95,21 @@ function jsonDetail(error: StrictJsonError): string {
   const advice = JSON_ADVICE[error.reason];
   // Both say all there is: a position adds nothing.
   if (error.reason === "empty" || error.reason === "not_object") return advice;
-  return `${advice} (${error.detail} at line ${error.line}, column ${error.column})`;
+  return `${advice} (${
+    shownDetail(error)
+  } at line ${error.line}, column ${error.column})`;
+}
+
+/**
+ * The parser's detail, but a repeated key only when it reads as a field
+ * name: the message goes into reports and the append-only ledger, and a key
+ * may be answer text (a stored value, a marker, an address).
+ */
+function shownDetail(error: StrictJsonError): string {
+  if (error.reason !== "duplicate_key") return error.detail;
+  return error.key !== undefined && isFieldName(error.key)
+    ? `duplicate key ${JSON.stringify(error.key)}`
+    : "a repeated key that is not a field name";
 }
 
 function statusDetail(status: number, context: AnswerContext): string {

@@ -52,12 +52,17 @@ export class StrictJsonError extends SyntaxError {
   readonly column: number;
   /** What was wrong, without the position. */
   readonly detail: string;
+  /**
+   * The repeated key of a `duplicate_key` refusal, whole, so a caller can
+   * decide whether it may be shown (a key of an untrusted answer may be data).
+   */
+  readonly key: string | undefined;
 
   /** `detail` says what was wrong; `at` is where, as an offset and as a line and column. */
   constructor(
     reason: StrictJsonReason,
     detail: string,
-    at: { offset: number } & TextPosition,
+    at: { offset: number; key?: string } & TextPosition,
   ) {
     super(
       reason === "empty"
@@ -70,6 +75,7 @@ export class StrictJsonError extends SyntaxError {
     this.line = at.line;
     this.column = at.column;
     this.detail = detail;
+    this.key = at.key;
   }
 }
 
@@ -100,7 +106,12 @@ export function fail(
   cursor: Cursor,
   reason: StrictJsonReason,
   detail: string,
+  key?: string,
 ): never {
   const at = positionOf(cursor.text, cursor.pos);
-  throw new StrictJsonError(reason, detail, { offset: cursor.pos, ...at });
+  throw new StrictJsonError(reason, detail, {
+    offset: cursor.pos,
+    ...at,
+    ...(key === undefined ? {} : { key }),
+  });
 }

@@ -51,7 +51,7 @@ function readObject(
     const key = readString(cursor);
     if (Object.hasOwn(result, key)) {
       cursor.pos = keyAt;
-      fail(cursor, "duplicate_key", `duplicate key ${quoteValue(key)}`);
+      fail(cursor, "duplicate_key", `duplicate key ${quoteValue(key)}`, key);
     }
     skipSpace(cursor);
     if (cursor.text[cursor.pos] !== ":") fail(cursor, "syntax", 'expected ":"');

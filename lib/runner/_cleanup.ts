@@ -187,8 +187,9 @@ export async function sweep(
     pollErrors.length = 0;
     const cameBack: Role[] = [];
     let clean = true;
+    const readings = await readBoth(plan);
     for (const role of ROLES) {
-      const reading = await plan.read(role);
+      const reading = readings[role];
       remaining[role] = reading.inventory;
       markers[role] = reading.markerSeen;
       pollErrors.push(...reading.errors);
@@ -246,6 +247,22 @@ export async function sweep(
     elapsed_seconds: round((clock.now() - start) / 1000),
     problems,
   };
+}
+
+/**
+ * Both namespaces' readings of one poll, each marker counted as seen when
+ * either namespace's answer carried it: after cleanup neither record should
+ * be retrievable from anywhere.
+ */
+async function readBoth(plan: Sweep): Promise<Record<Role, NamespaceReading>> {
+  const test = await plan.read("test");
+  const control = await plan.read("control");
+  const withOther = (
+    own: NamespaceReading,
+    other: NamespaceReading,
+  ): NamespaceReading =>
+    other.otherMatch === null ? own : { ...own, markerSeen: true };
+  return { test: withOther(test, control), control: withOther(control, test) };
 }
 
 /**

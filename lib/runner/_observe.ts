@@ -2,10 +2,11 @@
 
 import { baselineProblems } from "./baseline_problems.ts";
 import type { RunIdentifiers } from "./ids.ts";
-import { findMarker, type MarkerMatch } from "./marker.ts";
+import { type AnswerMatch, findMarkerInAnswer } from "./answer_marker.ts";
 import type {
   Baseline,
   InventoryCounts,
+  MarkerPlace,
   RequestErrorRecord,
   Sample,
 } from "./report.ts";
@@ -23,8 +24,13 @@ export interface NamespaceReading {
   inventory: InventoryCounts | null;
   /** `null` when the marker query failed. */
   markerSeen: boolean | null;
-  /** How the marker appeared; `null` when it was not seen or the query failed. */
-  match: MarkerMatch | null;
+  /** How and where the marker appeared; `null` when it was not seen or the query failed. */
+  match: AnswerMatch | null;
+  /**
+   * The other namespace's marker in this namespace's answer, or `null`: a
+   * deleted record retrievable from outside its own namespace.
+   */
+  otherMatch: AnswerMatch | null;
   errors: RequestErrorRecord[];
 }
 
@@ -39,18 +45,42 @@ export async function readNamespace(
 ): Promise<NamespaceReading> {
   const namespace = role === "test" ? ids.testNamespace : ids.controlNamespace;
   const marker = role === "test" ? ids.marker : ids.controlMarker;
+  const other = role === "test" ? ids.controlMarker : ids.marker;
   const inventory = await session.attempt("inventory", role, { namespace });
   const query = await session.attempt("query", role, {
     namespace,
     query: marker,
   });
-  const match = query.ok ? findMarker(query.value.text, marker) : null;
+  const match = query.ok ? findMarkerInAnswer(query.value, marker) : null;
   return {
     inventory: inventory.ok ? counts(inventory.value) : null,
     markerSeen: query.ok ? match !== null : null,
     match,
+    otherMatch: query.ok ? findMarkerInAnswer(query.value, other) : null,
     errors: [inventory, query].flatMap((a) => a.ok ? [] : [a.error]),
   };
+}
+
+/**
+ * Where the test marker was seen in one sample: the test query's answer,
+ * else the control query's (the deleted canary retrievable from outside its
+ * namespace), else nowhere. The control marker in the test answer says
+ * nothing about the deletion and is not looked at here.
+ */
+function testMarkerPlace(
+  test: NamespaceReading,
+  control: NamespaceReading,
+): { match: AnswerMatch; place: MarkerPlace } | null {
+  if (test.match) {
+    return {
+      match: test.match,
+      place: { query: "test", field: test.match.field },
+    };
+  }
+  const leaked = control.otherMatch;
+  return leaked
+    ? { match: leaked, place: { query: "control", field: leaked.field } }
+    : null;
 }
 
 /** Reads the test namespace, then the control namespace. */
@@ -61,11 +91,14 @@ export async function observe(
   const test = await readNamespace(session, ids, "test");
   const control = await readNamespace(session, ids, "control");
   const controlInventory = control.inventory;
+  const seen = testMarkerPlace(test, control);
   return {
     inventory: test.inventory,
-    marker_seen: test.markerSeen,
-    marker_form: test.match?.form ?? null,
-    marker_rendering: test.match?.rendering ?? [],
+    // Seen anywhere is seen, also when the test query itself failed.
+    marker_seen: seen ? true : test.markerSeen,
+    marker_form: seen?.match.form ?? null,
+    marker_rendering: seen?.match.rendering ?? [],
+    marker_found_in: seen?.place ?? null,
     control_present: controlInventory?.complete
       ? controlInventory.source_records >= 1 &&
         controlInventory.vector_records >= 1
@@ -112,10 +145,10 @@ export async function establishBaseline(
     a.ok ? [] : [a.error]
   );
   const markerMatch = marker.ok
-    ? findMarker(marker.value.text, ids.marker)
+    ? findMarkerInAnswer(marker.value, ids.marker)
     : null;
   const controlMatch = control.ok
-    ? findMarker(control.value.text, ids.controlMarker)
+    ? findMarkerInAnswer(control.value, ids.controlMarker)
     : null;
   const baseline: Baseline = {
     ok: false,

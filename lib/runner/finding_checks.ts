@@ -43,7 +43,10 @@ function leadCheck(finding: Finding, report: RunReport): string | null {
   }
 }
 
-/** Data left at the final sample: came back after reading 0, or (the marker) beside a full cache. */
+/**
+ * Data left at the final sample: came back after reading 0, or (the marker)
+ * outside the test answer's text, or beside a full cache.
+ */
 function residualLead(subject: string, samples: Sample[]): string | null {
   const restored = EVIDENCE_CHECKS.restored;
   if (cameBack(samples.map((s) => reading(s, subject)))) {
@@ -51,6 +54,11 @@ function residualLead(subject: string, samples: Sample[]): string | null {
       ? restored[subject as keyof typeof restored]
       : null;
   }
+  const place = samples.at(-1)?.marker_found_in;
+  if (
+    subject === "retrieval" && place &&
+    (place.query !== "test" || place.field !== "text")
+  ) return EVIDENCE_CHECKS.answerElsewhere;
   const cached = samples.at(-1)?.inventory?.cache_records ?? 0;
   return subject === "retrieval" && cached > 0
     ? EVIDENCE_CHECKS.cachedAnswer

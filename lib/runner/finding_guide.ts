@@ -38,6 +38,9 @@ export const EVIDENCE_CHECKS = {
   /** The marker was retrievable while the answer cache still held records. */
   cachedAnswer:
     "no cached answer or prompt context still carries the deleted text",
+  /** The marker was in another field of the answer, or in the control query's answer. */
+  answerElsewhere:
+    "no field of the /query answer carries the deleted text or echoes the query (sources, retrieved chunks, keys all count; samples[i].marker_found_in names the field), and no namespace's query returns another namespace's documents",
   /** The baseline inventory did not count every canary. */
   ingestVisible:
     "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
@@ -82,6 +85,7 @@ const STORE_CHECKS: Record<string, string[]> = {
     "the query path no longer retrieves deleted documents (vector index, keyword index, answer cache)",
     EVIDENCE_CHECKS.cachedAnswer,
     "the marker check survives rendering: Markdown escapes, HTML entities and reworded answers still count",
+    EVIDENCE_CHECKS.answerElsewhere,
     RESTORED.retrieval,
   ],
 };

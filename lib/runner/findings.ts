@@ -179,7 +179,7 @@ function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
               : "residual_store",
             series.subject,
             persistentMessage(series, samples, last) +
-              renderedNote(series, [last]),
+              renderedNote(series, [last]) + placeNote(series, [last]),
             dirty,
           ),
           series,
@@ -194,7 +194,8 @@ function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
             "transient_residual",
             series.subject,
             transientMessage(series, samples, dirty, windowSeconds) +
-              renderedNote(series, dirty.map((i) => samples[i]!)),
+              renderedNote(series, dirty.map((i) => samples[i]!)) +
+              placeNote(series, dirty.map((i) => samples[i]!)),
             dirty,
           ),
           series,
@@ -232,6 +233,29 @@ function renderedNote(series: Series, samples: Sample[]): string {
   return ` (${all ? "" : "in some samples "}rendered with ${
     describeRendering(traits)
   } rather than byte for byte: the answer still carries the marker)`;
+}
+
+/** Most places one retrieval finding names; a run that moves the marker around names the first few. */
+const MAX_PLACES = 3;
+
+/**
+ * Where a retrieval finding's marker was, when not in the test answer's
+ * `text`: another field of that answer, or the control query's answer.
+ */
+function placeNote(series: Series, samples: Sample[]): string {
+  if (series.subject !== "retrieval") return "";
+  const places = new Set<string>();
+  for (const sample of samples) {
+    const place = sample.marker_found_in;
+    if (!place || (place.query === "test" && place.field === "text")) continue;
+    places.add(
+      place.query === "test"
+        ? `in the field ${place.field} of the /query answer rather than its text`
+        : `in the field ${place.field} of the control namespace's /query answer: the deleted canary is retrievable from outside the test namespace`,
+    );
+  }
+  if (places.size === 0) return "";
+  return ` (seen ${[...places].slice(0, MAX_PLACES).join("; and ")})`;
 }
 
 function describeValue(series: Series, value: number): string {
@@ -291,9 +315,30 @@ function transientMessage(
   const value = series.values[dirty[0]!]!;
   return `${describeValue(series, value)} at ${
     secondsLabel(first.started_at_seconds)
-  } and read 0 from ${secondsLabel(cleared.started_at_seconds)}, inside the ${
-    secondsLabel(windowSeconds)
-  } window (transient residual)`;
+  }${cameBackNote(series, samples, dirty)} and read 0 from ${
+    secondsLabel(cleared.started_at_seconds)
+  }, inside the ${secondsLabel(windowSeconds)} window (transient residual)`;
+}
+
+/**
+ * ", read 0 at … but came back at …," when the data went away and came back
+ * inside the window: a write-back (a re-index, a cache refill) that a later
+ * sample happened to miss, which the user should hear about.
+ */
+function cameBackNote(
+  series: Series,
+  samples: Sample[],
+  dirty: number[],
+): string {
+  const lastDirty = dirty[dirty.length - 1]!;
+  const gap = series.values.findIndex((v, i) =>
+    i > dirty[0]! && i < lastDirty && v === 0
+  );
+  if (gap < 0) return "";
+  const back = dirty.find((i) => i > gap)!;
+  return `, read 0 at ${
+    secondsLabel(samples[gap]!.started_at_seconds)
+  } but came back at ${secondsLabel(samples[back]!.started_at_seconds)},`;
 }
 
 function observationFindings(samples: Sample[]): Finding[] {

@@ -121,6 +121,7 @@ async function readInventory(
     inventory: inventory.ok ? inventory.value : null,
     markerSeen: null,
     match: null,
+    otherMatch: null,
     errors: inventory.ok ? [] : [inventory.error],
   };
 }

@@ -64,18 +64,37 @@ export function newMarker(): string {
  */
 export function findMarker(answer: string, marker: string): MarkerMatch | null {
   if (answer.includes(marker)) return { form: "exact", rendering: [] };
-  const random = foldForMatching(randomPartOf(marker)).folded;
+  const random = foldedRandomPart(marker);
   if (random.length === 0) return null;
   const folded = foldForMatching(answer);
   const at = folded.folded.indexOf(random);
   if (at < 0) return null;
-  const prefix = foldForMatching(MARKER_PREFIX).folded;
+  const prefix = foldedPrefix();
   const withPrefix = at >= prefix.length &&
     folded.folded.slice(at - prefix.length, at) === prefix;
   const first = folded.units[withPrefix ? at - prefix.length : at]!;
   const last = folded.units[at + random.length - 1]!;
   const span = answer.slice(first.start, last.end);
   return { form: "rendered", rendering: renderingTraits(span, withPrefix) };
+}
+
+/**
+ * Folded marker parts, kept between calls: every string of an answer is
+ * searched for the same one or two markers, and folding them each time
+ * would cost more than an empty string's search.
+ */
+const folds: { prefix?: string; marker?: string; random?: string } = {};
+
+function foldedPrefix(): string {
+  return folds.prefix ??= foldForMatching(MARKER_PREFIX).folded;
+}
+
+function foldedRandomPart(marker: string): string {
+  if (folds.marker !== marker || folds.random === undefined) {
+    folds.marker = marker;
+    folds.random = foldForMatching(randomPartOf(marker)).folded;
+  }
+  return folds.random;
 }
 
 /** The random part of a marker (the whole string when it lacks the prefix). */

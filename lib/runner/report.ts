@@ -58,6 +58,14 @@ export interface RequestErrorRecord {
 /** An inventory reading reduced to counts (the same shape as an {@link Inventory} answer). */
 export type InventoryCounts = Inventory;
 
+/** Where a sample saw the test marker: the query whose answer carried it, and the field. */
+export interface MarkerPlace {
+  /** `test`, or `control` when the control query's answer carried the deleted canary's marker. */
+  query: "test" | "control";
+  /** `text`, or the path of another field of the answer (key names only, never answer text). */
+  field: string;
+}
+
 /** One observation of the test and control namespaces. */
 export interface Sample {
   /** Position in the window, from 0. */
@@ -74,6 +82,13 @@ export interface Sample {
   marker_form: MarkerForm | null;
   /** What a rendered marker changed (`case`, `markdown_escapes`, …); empty otherwise. */
   marker_rendering: RenderingTrait[];
+  /**
+   * Which query's answer carried the marker and in which field (`text`, or a
+   * path such as `sources.0.content`); `null` when it was not seen. Absent
+   * from reports of rules revisions before `trace-assertions/4`, which read
+   * only the test query's `text`.
+   */
+  marker_found_in?: MarkerPlace | null;
   /** Whether the control document is still counted in the control inventory. */
   control_present: boolean | null;
   /** Whether the control query's answer contained the control marker, exactly or rendered. */

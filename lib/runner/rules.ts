@@ -16,6 +16,11 @@
  * that could no longer be read after its last non-zero reading (the adapter
  * died mid-window) is no longer called transient.
  *
+ * Revision 4: the marker is looked for in the whole /query answer (every
+ * field and key at any depth, not only `text`), and the deleted canary's
+ * marker in the control query's answer is retrieval evidence too; at
+ * cleanup, either marker in either namespace's answer keeps it incomplete.
+ *
  * @module
  */
 
@@ -32,7 +37,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/3" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/4" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -42,6 +47,8 @@ export const EVIDENCE_RULES = {
     random_length: MARKER_RANDOM_LENGTH,
     match:
       "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept",
+    searched:
+      "every string of the /query answer, values and keys at any depth, text first; after the deletion the test marker in the control query's answer counts too; at cleanup either marker in either namespace's answer",
     forms: ["exact", "rendered"],
     rendering_traits: [...RENDERING_TRAITS],
     rendered_counts_as_seen: true,
@@ -59,7 +66,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:d390ec5cfce7ae32438fd4836f789444ae865e59e67cd974faad03928697a45f" as const;
+  "sha256:3e802ab82b930aba489a224abe23f4c455ae24cb8006cc0b9c2a08aa89476916" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {

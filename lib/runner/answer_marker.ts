@@ -1,0 +1,80 @@
+/**
+ * Where a marker is in a /query answer. The contract asks for `{text}`, but
+ * an application's answer often carries more: the sources it cites, the
+ * chunks it retrieved, scores keyed by document. The deleted text is as
+ * retrievable there as in `text`, so every string of the answer counts,
+ * values and keys, at any depth: `text` first, then the rest in the
+ * answer's order. The place is reported as a path of key names, never as
+ * answer text: a key that does not read as a name is shown as `*`, and a
+ * key that holds the marker as `(key)`.
+ *
+ * Each string is folded on its own, so a marker split across two fields is
+ * not put together; the false-match bound of docs/report.md holds for the
+ * whole answer, whose folded strings together stay under its 1 MiB cap.
+ *
+ * @module
+ */
+
+import { findMarker, type MarkerMatch } from "./marker.ts";
+
+/** A marker found in an answer, and where. */
+export interface AnswerMatch extends MarkerMatch {
+  /** `text`, or the path of another field (`sources.0.content`, `scores.(key)`). */
+  field: string;
+}
+
+/** A key a path may show: a name, as JSON field names are spelled. */
+const PATH_KEY = /^[A-Za-z0-9_:-]{1,64}$/;
+
+/** Longest path shown; a deeper one keeps its start and its end. */
+const MAX_PATH_SEGMENTS = 8;
+
+/** Looks for `marker` anywhere in `answer`: `text` first, then every other value and key. */
+export function findMarkerInAnswer(
+  answer: Readonly<Record<string, unknown>>,
+  marker: string,
+): AnswerMatch | null {
+  const text = answer.text;
+  if (typeof text === "string") {
+    const match = findMarker(text, marker);
+    if (match) return { ...match, field: "text" };
+  }
+  const rest = Object.entries(answer).filter(([key]) =>
+    key !== "text" || typeof text !== "string"
+  );
+  return searchValue(Object.fromEntries(rest), [], marker);
+}
+
+/** Searches `value`, whose place is `path`: strings, array items, then each key and its value, in order. */
+function searchValue(
+  value: unknown,
+  path: readonly string[],
+  marker: string,
+): AnswerMatch | null {
+  if (typeof value === "string") {
+    const match = findMarker(value, marker);
+    return match ? { ...match, field: pathOf(path) } : null;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = searchValue(value[i], [...path, String(i)], marker);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value === null || typeof value !== "object") return null;
+  for (const [key, item] of Object.entries(value)) {
+    const inKey = findMarker(key, marker);
+    if (inKey) return { ...inKey, field: pathOf([...path, "(key)"]) };
+    const place = PATH_KEY.test(key) ? key : "*";
+    const found = searchValue(item, [...path, place], marker);
+    if (found) return found;
+  }
+  return null;
+}
+
+function pathOf(segments: readonly string[]): string {
+  if (segments.length <= MAX_PATH_SEGMENTS) return segments.join(".");
+  const half = MAX_PATH_SEGMENTS / 2;
+  return [...segments.slice(0, half), "…", ...segments.slice(-half)].join(".");
+}
