@@ -23,7 +23,7 @@ async function withServe(
     const io = { ...captureIo("", env), interrupted: stop.signal };
     const exit = main(["serve", "--port", "0", "--data-dir", dir], io);
     try {
-      for (let i = 0; i < 200 && !io.stderr().includes("mcp: /mcp"); i++) {
+      for (let i = 0; i < 2400 && !io.stderr().includes("mcp: /mcp"); i++) {
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       const origin = /listening on (http:\/\/\S+) /.exec(io.stderr())?.[1];

@@ -20,7 +20,7 @@ function pressedAgain(): Promise<void> {
 }
 
 async function waitForIssuedControl(path: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 2400; i++) {
     try {
       const checkpoint = JSON.parse(await Deno.readTextFile(path));
       if (checkpoint.issued.control.length === 1) return;

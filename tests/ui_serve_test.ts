@@ -17,7 +17,11 @@ async function withServe(
       io,
     );
     try {
-      for (let i = 0; i < 200 && !io.stderr().includes("UI admin token"); i++) {
+      for (
+        let i = 0;
+        i < 2400 && !io.stderr().includes("UI admin token");
+        i++
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       await fn(io.stderr);
