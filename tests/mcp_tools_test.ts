@@ -13,7 +13,12 @@ import {
   TOOL_NAMES,
 } from "../lib/mcp/mod.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { retireRunTarget, RunJobs, RunLock } from "../lib/runs/mod.ts";
+import {
+  cleanUpRun,
+  retireRunTarget,
+  RunJobs,
+  RunLock,
+} from "../lib/runs/mod.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { stagingConfig, withDb } from "./_helpers.ts";
 import {
@@ -302,6 +307,49 @@ Deno.test("trace.external_runs and trace.external_regressions list what the othe
     });
     assert.match(unsaved, /list runs with trace.external_runs \(run ids/);
     assert.doesNotMatch(unknown + unsaved, /trace external-/);
+  }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
+});
+
+Deno.test("trace.external_get says what external-show says of a run: the regression it was saved as and a later cleanup", async () => {
+  await withTools(async ({ client, context, db }) => {
+    const failing = await pollRun(
+      client,
+      (await callOk(client, "trace.external_start", { target_id: TARGET_ID }))
+        .run_id as string,
+    );
+    const runId = failing.run_id as string;
+    assert.equal(failing.verdict, "FAIL");
+    assert.equal(failing.saved_as, null);
+    assert.match(String(failing.next), /save it with trace.external_save/);
+    assert.match(String(failing.note), /trace external-cleanup/);
+
+    const saved = await callOk(client, "trace.external_save", {
+      run_id: runId,
+    });
+    const regressionId =
+      (saved.regression as { regression_id: string }).regression_id;
+    // The application was fixed meanwhile: nothing is left to find.
+    const cleanup = await cleanUpRun(db, runId, {
+      dataDir: context.dataDir,
+      transport: new FakeTarget(new VirtualClock()),
+      clock: new VirtualClock(),
+    });
+    assert.equal(cleanup.status, "complete");
+
+    const after = await callOk(client, "trace.external_get", {
+      run_id: runId,
+    });
+    assert.equal(after.saved_as, regressionId);
+    assert.equal(
+      (after.later_cleanup as { cleanup_complete: boolean }).cleanup_complete,
+      true,
+    );
+    assert.match(String(after.note), /removed what was left/);
+    assert.match(
+      String(after.next),
+      new RegExp(`trace.external_replay regression_id=${regressionId}`),
+    );
+    assert.doesNotMatch(String(after.next), /trace.external_save/);
   }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
 });
 
