@@ -170,6 +170,14 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
       /Cannot find target "staging-b"; did you mean "staging-a"\? Or register it with trace external-register/,
       "a typo of a registered id is named",
     );
+    const reserved = await callError(client, "trace.external_plan", {
+      target_id: "cfg-0123456789ab",
+    });
+    assert.match(
+      reserved,
+      /^Cannot find target "cfg-0123456789ab"; ids starting with cfg- name configs run with --config alone, .*trace external-register --target NAME --config FILE$/,
+      "no advice to register a cfg- id, which external-register refuses",
+    );
     for (
       const extra of [
         { base_url: "http://127.0.0.1:8787" },
