@@ -193,6 +193,61 @@ Deno.test("external-show of a run a later cleanup completed no longer sends anyo
   });
 });
 
+Deno.test("external-compare says what a later cleanup of either run found, as external-show and external-runs do", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const pass = await fakeRun(db, dir);
+    const compare = async () => {
+      const text = await trace([
+        "external-compare",
+        fail.run_id,
+        pass.run_id,
+        ...dataOf(db),
+      ]);
+      const json = await trace([
+        "external-compare",
+        fail.run_id,
+        pass.run_id,
+        "--json",
+        ...dataOf(db),
+      ]);
+      assert.equal(json.code, 0, json.err);
+      return { text: text.out, cleanup: JSON.parse(json.out).cleanup };
+    };
+    const before = await compare();
+    assert.equal(before.cleanup.a.cleanup_complete, false);
+    assert.equal(before.cleanup.a.later_cleanup, null);
+    assert.doesNotMatch(before.text, /later trace external-cleanup/);
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-2",
+      run_id: fail.run_id,
+      target_id: fail.target.id,
+      ids_from: "report",
+      namespaces: fail.namespaces,
+      issued: { test: fail.issued.test.length, control: 1 },
+      started_at: "2099-01-01T00:01:00.000Z",
+      finished_at: "2099-01-01T00:01:01.000Z",
+      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    });
+    const after = await compare();
+    // The run's own cleanup stays as it was; the later one is beside it.
+    assert.equal(after.cleanup.a.cleanup_complete, false);
+    assert.deepEqual(after.cleanup.a.later_cleanup, {
+      cleanup_id: "cleanup-2",
+      finished_at: "2099-01-01T00:01:01.000Z",
+      cleanup_complete: true,
+      problems: [],
+    });
+    assert.equal(after.cleanup.b.later_cleanup, null);
+    assert.match(
+      after.text,
+      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-2\) removed what was left$/m,
+    );
+  });
+});
+
 Deno.test("trace external-runs lists external, reference and interrupted runs newest first, with filters", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);
