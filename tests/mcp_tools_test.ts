@@ -524,6 +524,19 @@ Deno.test("reference tools: run, history, get, dashboard, ranking and explain ag
     });
     assert.equal(shown.system, "stale-cache");
     assert.equal((shown.evaluation as { matches: boolean }).matches, true);
+    // Polled as a run, a reference FAIL is no regression to save.
+    const polled = await callOk(client, "trace.external_get", {
+      run_id: rows[1]!.run_id,
+    });
+    assert.equal(polled.verdict, "FAIL");
+    assert.equal(
+      polled.note,
+      `a reference run of system stale-cache; see trace.reference_get with run_id ${
+        rows[1]!.run_id
+      }`,
+    );
+    assert.match(String(polled.next), /trace.reference_get/);
+    assert.doesNotMatch(String(polled.next), /trace.external_save/);
 
     const dashboard = await callOk(client, "trace.reference_dashboard");
     assert.deepEqual(

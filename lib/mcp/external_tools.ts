@@ -40,6 +40,7 @@ import {
   type TraceTool,
 } from "./_tool.ts";
 import { type McpToolContext, requireRunningRole } from "./context.ts";
+import { toolAdvice } from "./_tool_advice.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
@@ -140,6 +141,9 @@ function nextStep(view: RunJobView, links: RunView | null): string {
         ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids (later_cleanup), so start a new run with trace.external_start"
         : "the run never completed (INCONCLUSIVE, never PASS): the synthetic ids listed in checkpoint may remain; remove them as note says before rerunning";
     case "completed":
+      if (view.report?.kind === "reference") {
+        return "a reference run: trace.reference_get and trace.reference_explain read it; reference runs are not saved, replayed or cleaned up";
+      }
       if (view.verdict === "FAIL") {
         if (view.regression_id !== null) {
           return "the replay FAILed: the regression is still present; compare it with the saved run with trace.external_compare";
@@ -152,6 +156,11 @@ function nextStep(view: RunJobView, links: RunView | null): string {
         ? "the run PASSed; after a replay, compare it with the failing run with trace.external_compare"
         : "the run is INCONCLUSIVE: read findings (baseline, requests, controls, cleanup) to see what could not be established";
   }
+}
+
+/** A note written in the CLI's words, with each command that has a tool named as that tool. */
+function adviceOf(note: string | null): string | null {
+  return note === null ? null : toolAdvice(note);
 }
 
 /**
@@ -207,7 +216,7 @@ const get = defineTool({
         ? links?.checkpoint ?? null
         : null,
       error: view.error,
-      note: links?.note ?? view.note,
+      note: adviceOf(links?.note ?? view.note),
       next: nextStep(view, links),
     };
   },

@@ -32,6 +32,7 @@ import {
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { readTarget } from "../ledger/targets.ts";
+import { systemOfTarget } from "../reference/systems.ts";
 import { keptNote, lostNote, readKeptReport } from "./kept_report.ts";
 
 /** The answer of `external-show`. */
@@ -215,7 +216,9 @@ function ledgerView(
     cleanup,
     targetRegistered: registered,
     note: report.kind === "reference"
-      ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
+      ? `a reference run of system ${
+        systemOfTarget(report.target.id) ?? report.target.id
+      }; see trace reference show ${report.run_id}`
       : leftoverNote(report, cleanup, registered),
   });
 }
