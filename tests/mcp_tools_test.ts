@@ -394,6 +394,32 @@ Deno.test("a second start is refused naming the running run, and the first compl
   });
 });
 
+Deno.test("a run stopped before its window ended reads interrupted, as trace.external_runs lists it", async () => {
+  let held: ReturnType<typeof heldTarget> | undefined;
+  await withTools(async ({ client, context }) => {
+    const started = await callOk(client, "trace.external_start", {
+      target_id: TARGET_ID,
+    });
+    const runId = started.run_id as string;
+    await held!.reached;
+    assert.equal(context.jobs.cancel(runId), true);
+    held!.release();
+    const stopped = await pollRun(client, runId);
+    assert.equal(stopped.state, "interrupted");
+    assert.equal(stopped.verdict, "INCONCLUSIVE");
+    assert.match(String(stopped.next), /stopped before its window ended/);
+    const listed = await callOk(client, "trace.external_runs", {
+      state: "interrupted",
+    });
+    assert.deepEqual(
+      (listed.runs as { run_id: string }[]).map((r) => r.run_id),
+      [runId],
+    );
+  }, {
+    transport: (clock) => (held = heldTarget(clock)).transport,
+  });
+});
+
 Deno.test("a viewer principal can read but cannot start runs, save or run the reference suite", async () => {
   await withTools(async ({ client }) => {
     await callOk(client, "trace.external_targets");

@@ -131,6 +131,12 @@ const replay = defineTool({
 
 /** What to do after reading a run, in words. */
 function nextStep(view: RunJobView, links: RunView | null): string {
+  if (view.report?.kind === "reference") {
+    return "a reference run: trace.reference_get and trace.reference_explain read it; reference runs are not saved, replayed or cleaned up";
+  }
+  if (view.report?.state === "interrupted") {
+    return "the run was stopped before its window ended (INCONCLUSIVE, never PASS): read findings and cleanup, then run it again (trace.external_start, or trace.external_replay for a replay)";
+  }
   switch (view.state) {
     case "running":
       return "the run is still going: poll trace.external_get again in a few seconds";
@@ -141,9 +147,6 @@ function nextStep(view: RunJobView, links: RunView | null): string {
         ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids (later_cleanup), so start a new run with trace.external_start"
         : "the run never completed (INCONCLUSIVE, never PASS): the synthetic ids listed in checkpoint may remain; remove them as note says before rerunning";
     case "completed":
-      if (view.report?.kind === "reference") {
-        return "a reference run: trace.reference_get and trace.reference_explain read it; reference runs are not saved, replayed or cleaned up";
-      }
       if (view.verdict === "FAIL") {
         if (view.regression_id !== null) {
           return "the replay FAILed: the regression is still present; compare it with the saved run with trace.external_compare";
@@ -191,7 +194,8 @@ const get = defineTool({
     const report = view.report;
     return {
       run_id: view.run_id,
-      state: view.state,
+      // A run stopped early keeps its report, recorded interrupted: the state external_runs shows.
+      state: report?.state === "interrupted" ? "interrupted" : view.state,
       verdict: view.verdict,
       target_id: view.target_id,
       regression_id: view.regression_id,
