@@ -318,6 +318,27 @@ Deno.test("trace.external_runs and trace.external_regressions list what the othe
   }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
 });
 
+Deno.test("trace.external_runs names the files it left out and how to learn why", async () => {
+  await withTools(async ({ client, context }) => {
+    const runId = "run-20260101T000000Z-00000000dead";
+    await Deno.mkdir(`${context.dataDir}/external`, { recursive: true });
+    await Deno.writeTextFile(`${context.dataDir}/external/${runId}.json`, "{");
+    const listed = await callOk(client, "trace.external_runs");
+    assert.deepEqual(listed.runs, []);
+    assert.equal(listed.unreadable, 1);
+    assert.match(
+      String(listed.note),
+      new RegExp(
+        `^no run matches; start one with trace.external_start; 1 checkpoint or kept report file\\(s\\) cannot be read or trusted and are left out \\(\\S*/external/${runId}\\.json\\); trace.external_get on a file's run id names the problem$`,
+      ),
+    );
+    assert.match(
+      await callError(client, "trace.external_get", { run_id: runId }),
+      /is not valid JSON/,
+    );
+  });
+});
+
 Deno.test("trace.external_get says what external-show says of a run: the regression it was saved as and a later cleanup", async () => {
   await withTools(async ({ client, context, db }) => {
     const failing = await pollRun(

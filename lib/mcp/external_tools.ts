@@ -262,6 +262,27 @@ function filterArg<const T extends readonly [string, ...string[]]>(values: T) {
   );
 }
 
+/** Files named at most in a listing's note; the count says how many there are. */
+const UNREADABLE_NAMED = 3;
+
+/** What a run listing leaves out and why, or `null` when it left nothing out and found runs. */
+function runsNote(
+  listed: number,
+  unreadable: readonly string[],
+): string | null {
+  const none = listed === 0
+    ? "no run matches; start one with trace.external_start"
+    : null;
+  if (unreadable.length === 0) return none;
+  const named = unreadable.slice(0, UNREADABLE_NAMED).join(", ");
+  const more = unreadable.length > UNREADABLE_NAMED
+    ? ` and ${unreadable.length - UNREADABLE_NAMED} more`
+    : "";
+  const left =
+    `${unreadable.length} checkpoint or kept report file(s) cannot be read or trusted and are left out (${named}${more}); trace.external_get on a file's run id names the problem`;
+  return none === null ? left : `${none}; ${left}`;
+}
+
 const runs = defineTool({
   name: "trace.external_runs",
   title: "List runs",
@@ -293,9 +314,7 @@ const runs = defineTool({
     return {
       runs: list.runs,
       unreadable: list.unreadable.length,
-      note: list.runs.length === 0
-        ? "no run matches; start one with trace.external_start"
-        : null,
+      note: runsNote(list.runs.length, list.unreadable),
     };
   },
 });
