@@ -248,6 +248,49 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
   });
 });
 
+Deno.test("a checkpoint copied under another run's name is refused, not shown, cleaned up or skipped as that run", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    await fakeRun(db, dir);
+    const original = "run-20990101T000000Z-000000000002";
+    const copy = "run-20990101T000000Z-000000000003";
+    await interruptedCheckpoint(dir, original, {
+      test: ["trace-doc-2"],
+      control: [],
+    });
+    await Deno.copyFile(
+      `${dir}/external/${original}.json`,
+      `${dir}/external/${copy}.json`,
+    );
+    const refusal = new RegExp(
+      `Checkpoint \\S*/external/${copy}\\.json is of run ${original}, not ${copy} \\(copied or renamed\\); restore or remove it`,
+    );
+    const shown = await trace(["external-show", copy, ...dataOf(db)]);
+    assert.equal(shown.code, 2);
+    assert.match(shown.err, refusal);
+    const cleanup = await trace(["external-cleanup", copy, ...dataOf(db)]);
+    assert.equal(cleanup.code, 2);
+    assert.match(cleanup.err, refusal);
+    const listed = JSON.parse(
+      (await trace(["external-runs", "--json", ...dataOf(db)])).out,
+    );
+    assert.ok(
+      !listed.runs.some((r: { run_id: string }) => r.run_id === copy),
+      "the copy is not listed as a run",
+    );
+    assert.ok(
+      listed.unreadable.some((p: string) => p.endsWith(`${copy}.json`)),
+    );
+    const judged = await trace(["external-gate", ...dataOf(db)]);
+    assert.equal(judged.code, 2);
+    assert.match(judged.err, new RegExp(`${copy}\\.json cannot be read`));
+    // The original still reads as itself.
+    const own = await trace(["external-show", original, ...dataOf(db)]);
+    assert.equal(own.code, 2);
+    assert.match(own.out, new RegExp(`INCONCLUSIVE  ${original}`));
+  });
+});
+
 Deno.test("trace external-runs lists external, reference and interrupted runs newest first, with filters", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);
