@@ -55,15 +55,30 @@ export const externalCompare: Command = async (args, io) => {
   });
 };
 
+/** What a later `external-cleanup` of a compared run found, after its own cleanup. */
+function laterCleanup(
+  later: RunComparison["cleanup"]["a"]["later_cleanup"],
+): string {
+  if (later === null) return "";
+  return later.cleanup_complete
+    ? `; a later trace external-cleanup (${later.cleanup_id}) removed what was left`
+    : `; a later trace external-cleanup (${later.cleanup_id}) still left: ${
+      later.problems.join("; ") || "synthetic records remain"
+    }`;
+}
+
 function renderComparison(c: RunComparison): string {
   const keys = (list: RunComparison["findings"]["fixed"]) =>
     list.length === 0
       ? ["    (none)"]
       : list.map((f) => `    ${f.code} on ${f.subject}: ${f.message}`);
   const cleanup = (side: RunComparison["cleanup"]["a"]) =>
-    side.cleanup_complete
+    (side.cleanup_complete
       ? "complete"
-      : `INCOMPLETE: ${side.problems.join("; ") || "synthetic records remain"}`;
+      : `INCOMPLETE: ${
+        side.problems.join("; ") || "synthetic records remain"
+      }`) +
+    laterCleanup(side.later_cleanup);
   return [
     `Compare on target ${c.target_id} (${c.contract.protocol_revision}, ${c.contract.document_count} document(s), window ${c.contract.deletion_window_seconds} s)`,
     `  A  ${c.a.verdict.padEnd(12)} ${c.a.run_id}  ${c.a.started_at}`,

@@ -13,7 +13,12 @@ import {
   TOOL_NAMES,
 } from "../lib/mcp/mod.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { retireRunTarget, RunJobs, RunLock } from "../lib/runs/mod.ts";
+import {
+  cleanUpRun,
+  retireRunTarget,
+  RunJobs,
+  RunLock,
+} from "../lib/runs/mod.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { stagingConfig, withDb } from "./_helpers.ts";
 import {
@@ -165,6 +170,14 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
       /Cannot find target "staging-b"; did you mean "staging-a"\? Or register it with trace external-register/,
       "a typo of a registered id is named",
     );
+    const reserved = await callError(client, "trace.external_plan", {
+      target_id: "cfg-0123456789ab",
+    });
+    assert.match(
+      reserved,
+      /^Cannot find target "cfg-0123456789ab"; ids starting with cfg- name configs run with --config alone, .*trace external-register --target NAME --config FILE$/,
+      "no advice to register a cfg- id, which external-register refuses",
+    );
     for (
       const extra of [
         { base_url: "http://127.0.0.1:8787" },
@@ -305,6 +318,70 @@ Deno.test("trace.external_runs and trace.external_regressions list what the othe
   }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
 });
 
+Deno.test("trace.external_runs names the files it left out and how to learn why", async () => {
+  await withTools(async ({ client, context }) => {
+    const runId = "run-20260101T000000Z-00000000dead";
+    await Deno.mkdir(`${context.dataDir}/external`, { recursive: true });
+    await Deno.writeTextFile(`${context.dataDir}/external/${runId}.json`, "{");
+    const listed = await callOk(client, "trace.external_runs");
+    assert.deepEqual(listed.runs, []);
+    assert.equal(listed.unreadable, 1);
+    assert.match(
+      String(listed.note),
+      new RegExp(
+        `^no run matches; start one with trace.external_start; 1 checkpoint or kept report file\\(s\\) cannot be read or trusted and are left out \\(\\S*/external/${runId}\\.json\\); trace.external_get on a file's run id names the problem$`,
+      ),
+    );
+    assert.match(
+      await callError(client, "trace.external_get", { run_id: runId }),
+      /is not valid JSON/,
+    );
+  });
+});
+
+Deno.test("trace.external_get says what external-show says of a run: the regression it was saved as and a later cleanup", async () => {
+  await withTools(async ({ client, context, db }) => {
+    const failing = await pollRun(
+      client,
+      (await callOk(client, "trace.external_start", { target_id: TARGET_ID }))
+        .run_id as string,
+    );
+    const runId = failing.run_id as string;
+    assert.equal(failing.verdict, "FAIL");
+    assert.equal(failing.saved_as, null);
+    assert.match(String(failing.next), /save it with trace.external_save/);
+    assert.match(String(failing.note), /trace external-cleanup/);
+
+    const saved = await callOk(client, "trace.external_save", {
+      run_id: runId,
+    });
+    const regressionId =
+      (saved.regression as { regression_id: string }).regression_id;
+    // The application was fixed meanwhile: nothing is left to find.
+    const cleanup = await cleanUpRun(db, runId, {
+      dataDir: context.dataDir,
+      transport: new FakeTarget(new VirtualClock()),
+      clock: new VirtualClock(),
+    });
+    assert.equal(cleanup.status, "complete");
+
+    const after = await callOk(client, "trace.external_get", {
+      run_id: runId,
+    });
+    assert.equal(after.saved_as, regressionId);
+    assert.equal(
+      (after.later_cleanup as { cleanup_complete: boolean }).cleanup_complete,
+      true,
+    );
+    assert.match(String(after.note), /removed what was left/);
+    assert.match(
+      String(after.next),
+      new RegExp(`trace.external_replay regression_id=${regressionId}`),
+    );
+    assert.doesNotMatch(String(after.next), /trace.external_save/);
+  }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
+});
+
 Deno.test("a second start is refused naming the running run, and the first completes", async () => {
   let held: ReturnType<typeof heldTarget> | undefined;
   await withTools(async ({ client }) => {
@@ -333,6 +410,32 @@ Deno.test("a second start is refused naming the running run, and the first compl
     assert.equal(done.state, "completed");
     assert.equal(done.verdict, "PASS");
     assert.match(String(done.next), /PASS/);
+  }, {
+    transport: (clock) => (held = heldTarget(clock)).transport,
+  });
+});
+
+Deno.test("a run stopped before its window ended reads interrupted, as trace.external_runs lists it", async () => {
+  let held: ReturnType<typeof heldTarget> | undefined;
+  await withTools(async ({ client, context }) => {
+    const started = await callOk(client, "trace.external_start", {
+      target_id: TARGET_ID,
+    });
+    const runId = started.run_id as string;
+    await held!.reached;
+    assert.equal(context.jobs.cancel(runId), true);
+    held!.release();
+    const stopped = await pollRun(client, runId);
+    assert.equal(stopped.state, "interrupted");
+    assert.equal(stopped.verdict, "INCONCLUSIVE");
+    assert.match(String(stopped.next), /stopped before its window ended/);
+    const listed = await callOk(client, "trace.external_runs", {
+      state: "interrupted",
+    });
+    assert.deepEqual(
+      (listed.runs as { run_id: string }[]).map((r) => r.run_id),
+      [runId],
+    );
   }, {
     transport: (clock) => (held = heldTarget(clock)).transport,
   });
@@ -468,6 +571,19 @@ Deno.test("reference tools: run, history, get, dashboard, ranking and explain ag
     });
     assert.equal(shown.system, "stale-cache");
     assert.equal((shown.evaluation as { matches: boolean }).matches, true);
+    // Polled as a run, a reference FAIL is no regression to save.
+    const polled = await callOk(client, "trace.external_get", {
+      run_id: rows[1]!.run_id,
+    });
+    assert.equal(polled.verdict, "FAIL");
+    assert.equal(
+      polled.note,
+      `a reference run of system stale-cache; see trace.reference_get with run_id ${
+        rows[1]!.run_id
+      }`,
+    );
+    assert.match(String(polled.next), /trace.reference_get/);
+    assert.doesNotMatch(String(polled.next), /trace.external_save/);
 
     const dashboard = await callOk(client, "trace.reference_dashboard");
     assert.deepEqual(

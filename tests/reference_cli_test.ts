@@ -107,6 +107,16 @@ Deno.test("reference run records every system as a reference run and prints the 
       assert.match(shown.stdout(), /nothing is left to remove/);
       assert.doesNotMatch(shown.stdout(), /staging tools|http:\/\//);
     }
+    // external-show names the system as reference show takes it, not its target id.
+    const viewed = captureIo();
+    assert.equal(
+      await main(["external-show", runId, "--json", "--data-dir", dir], viewed),
+      1,
+    );
+    assert.equal(
+      JSON.parse(viewed.stdout()).note,
+      `a reference run of system stale-cache; see trace reference show ${runId}`,
+    );
     const compare = captureIo();
     assert.equal(
       await main(

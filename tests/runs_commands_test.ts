@@ -193,6 +193,104 @@ Deno.test("external-show of a run a later cleanup completed no longer sends anyo
   });
 });
 
+Deno.test("external-compare says what a later cleanup of either run found, as external-show and external-runs do", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const pass = await fakeRun(db, dir);
+    const compare = async () => {
+      const text = await trace([
+        "external-compare",
+        fail.run_id,
+        pass.run_id,
+        ...dataOf(db),
+      ]);
+      const json = await trace([
+        "external-compare",
+        fail.run_id,
+        pass.run_id,
+        "--json",
+        ...dataOf(db),
+      ]);
+      assert.equal(json.code, 0, json.err);
+      return { text: text.out, cleanup: JSON.parse(json.out).cleanup };
+    };
+    const before = await compare();
+    assert.equal(before.cleanup.a.cleanup_complete, false);
+    assert.equal(before.cleanup.a.later_cleanup, null);
+    assert.doesNotMatch(before.text, /later trace external-cleanup/);
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-2",
+      run_id: fail.run_id,
+      target_id: fail.target.id,
+      ids_from: "report",
+      namespaces: fail.namespaces,
+      issued: { test: fail.issued.test.length, control: 1 },
+      started_at: "2099-01-01T00:01:00.000Z",
+      finished_at: "2099-01-01T00:01:01.000Z",
+      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    });
+    const after = await compare();
+    // The run's own cleanup stays as it was; the later one is beside it.
+    assert.equal(after.cleanup.a.cleanup_complete, false);
+    assert.deepEqual(after.cleanup.a.later_cleanup, {
+      cleanup_id: "cleanup-2",
+      finished_at: "2099-01-01T00:01:01.000Z",
+      cleanup_complete: true,
+      problems: [],
+    });
+    assert.equal(after.cleanup.b.later_cleanup, null);
+    assert.match(
+      after.text,
+      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-2\) removed what was left$/m,
+    );
+  });
+});
+
+Deno.test("a checkpoint copied under another run's name is refused, not shown, cleaned up or skipped as that run", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    await fakeRun(db, dir);
+    const original = "run-20990101T000000Z-000000000002";
+    const copy = "run-20990101T000000Z-000000000003";
+    await interruptedCheckpoint(dir, original, {
+      test: ["trace-doc-2"],
+      control: [],
+    });
+    await Deno.copyFile(
+      `${dir}/external/${original}.json`,
+      `${dir}/external/${copy}.json`,
+    );
+    const refusal = new RegExp(
+      `Checkpoint \\S*/external/${copy}\\.json is of run ${original}, not ${copy} \\(copied or renamed\\); restore or remove it`,
+    );
+    const shown = await trace(["external-show", copy, ...dataOf(db)]);
+    assert.equal(shown.code, 2);
+    assert.match(shown.err, refusal);
+    const cleanup = await trace(["external-cleanup", copy, ...dataOf(db)]);
+    assert.equal(cleanup.code, 2);
+    assert.match(cleanup.err, refusal);
+    const listed = JSON.parse(
+      (await trace(["external-runs", "--json", ...dataOf(db)])).out,
+    );
+    assert.ok(
+      !listed.runs.some((r: { run_id: string }) => r.run_id === copy),
+      "the copy is not listed as a run",
+    );
+    assert.ok(
+      listed.unreadable.some((p: string) => p.endsWith(`${copy}.json`)),
+    );
+    const judged = await trace(["external-gate", ...dataOf(db)]);
+    assert.equal(judged.code, 2);
+    assert.match(judged.err, new RegExp(`${copy}\\.json cannot be read`));
+    // The original still reads as itself.
+    const own = await trace(["external-show", original, ...dataOf(db)]);
+    assert.equal(own.code, 2);
+    assert.match(own.out, new RegExp(`INCONCLUSIVE  ${original}`));
+  });
+});
+
 Deno.test("trace external-runs lists external, reference and interrupted runs newest first, with filters", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);

@@ -9,6 +9,7 @@
 
 import { RefusedError } from "../errors.ts";
 import type { Cleanup, RunReport, Verdict } from "../runner/report.ts";
+import type { CleanupRecord } from "./cleanups.ts";
 import {
   contractDifferences,
   type RunContract,
@@ -47,6 +48,26 @@ export interface ComparedCleanup {
   remaining: Cleanup["remaining"];
   /** What it left, in words. */
   problems: string[];
+  /** The latest `external-cleanup` of the run, `null` when none ran. */
+  later_cleanup: LaterCleanup | null;
+}
+
+/** What a later `external-cleanup` of a run found. */
+export interface LaterCleanup {
+  /** The cleanup's ledger id. */
+  cleanup_id: string;
+  /** When it finished, ISO 8601. */
+  finished_at: string;
+  /** Whether it left nothing. */
+  cleanup_complete: boolean;
+  /** What it left, in words. */
+  problems: string[];
+}
+
+/** Options for {@link compareRuns}. */
+export interface CompareOptions {
+  /** The latest `external-cleanup` of each run, as the ledger's cleanup entries hold them. */
+  laterCleanups?: { a: CleanupRecord | null; b: CleanupRecord | null };
 }
 
 /** The answer of `external-compare`. */
@@ -78,7 +99,11 @@ export const REPLAY_CAVEAT =
   "A later run uses fresh synthetic data: a PASS does not prove that records left behind by the earlier run were cleaned up, nor that a fix was deployed everywhere. Inspect and remove old residuals separately.";
 
 /** Compares two completed runs; refuses different targets, configs or contracts. */
-export function compareRuns(a: RunReport, b: RunReport): RunComparison {
+export function compareRuns(
+  a: RunReport,
+  b: RunReport,
+  options: CompareOptions = {},
+): RunComparison {
   const refuse = (why: string) =>
     new RefusedError(
       `Cannot compare ${a.run_id} with ${b.run_id}: ${why}`,
@@ -120,7 +145,10 @@ export function compareRuns(a: RunReport, b: RunReport): RunComparison {
         f
       ),
     },
-    cleanup: { a: cleanupOf(a), b: cleanupOf(b) },
+    cleanup: {
+      a: cleanupOf(a, options.laterCleanups?.a ?? null),
+      b: cleanupOf(b, options.laterCleanups?.b ?? null),
+    },
     caveat: REPLAY_CAVEAT,
   };
 }
@@ -148,10 +176,19 @@ function side(report: RunReport): ComparedRun {
   };
 }
 
-function cleanupOf(report: RunReport): ComparedCleanup {
+function cleanupOf(
+  report: RunReport,
+  later: CleanupRecord | null,
+): ComparedCleanup {
   return {
     cleanup_complete: report.cleanup.cleanup_complete,
     remaining: report.cleanup.remaining,
     problems: report.cleanup.problems,
+    later_cleanup: later && {
+      cleanup_id: later.cleanup_id,
+      finished_at: later.finished_at,
+      cleanup_complete: later.outcome.cleanup_complete,
+      problems: later.outcome.problems,
+    },
   };
 }

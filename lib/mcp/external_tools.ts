@@ -19,6 +19,7 @@ import {
   readRunTarget,
   RUN_LIST_FILTERS,
   type RunJobView,
+  type RunView,
   saveRun,
   type StartedJob,
   targetSummaries,
@@ -39,6 +40,7 @@ import {
   type TraceTool,
 } from "./_tool.ts";
 import { type McpToolContext, requireRunningRole } from "./context.ts";
+import { toolAdvice } from "./_tool_advice.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
@@ -128,19 +130,30 @@ const replay = defineTool({
 });
 
 /** What to do after reading a run, in words. */
-function nextStep(view: RunJobView): string {
+function nextStep(view: RunJobView, links: RunView | null): string {
+  if (view.report?.kind === "reference") {
+    return "a reference run: trace.reference_get and trace.reference_explain read it; reference runs are not saved, replayed or cleaned up";
+  }
+  if (view.report?.state === "interrupted") {
+    return "the run was stopped before its window ended (INCONCLUSIVE, never PASS): read findings and cleanup, then run it again (trace.external_start, or trace.external_replay for a replay)";
+  }
   switch (view.state) {
     case "running":
       return "the run is still going: poll trace.external_get again in a few seconds";
     case "failed":
       return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint before starting again";
     case "interrupted":
-      return "the run never completed (INCONCLUSIVE, never PASS): inspect and remove the issued synthetic ids listed in checkpoint before rerunning";
+      return links?.cleanup?.cleanup_complete
+        ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids (later_cleanup), so start a new run with trace.external_start"
+        : "the run never completed (INCONCLUSIVE, never PASS): the synthetic ids listed in checkpoint may remain; remove them as note says before rerunning";
     case "completed":
       if (view.verdict === "FAIL") {
-        return view.regression_id === null
-          ? "the run FAILed: read findings and cleanup, then save it with trace.external_save to replay it after a fix"
-          : "the replay FAILed: the regression is still present; compare it with the saved run with trace.external_compare";
+        if (view.regression_id !== null) {
+          return "the replay FAILed: the regression is still present; compare it with the saved run with trace.external_compare";
+        }
+        return links?.saved_as
+          ? `the run FAILed and is saved as regression ${links.saved_as}: after the fix, replay it with trace.external_replay regression_id=${links.saved_as}`
+          : "the run FAILed: read findings and cleanup, then save it with trace.external_save to replay it after a fix";
       }
       return view.verdict === "PASS"
         ? "the run PASSed; after a replay, compare it with the failing run with trace.external_compare"
@@ -148,27 +161,41 @@ function nextStep(view: RunJobView): string {
   }
 }
 
-async function interruptedCheckpoint(
+/** A note written in the CLI's words, with each command that has a tool named as that tool. */
+function adviceOf(note: string | null): string | null {
+  return note === null ? null : toolAdvice(note);
+}
+
+/**
+ * What the ledger links to a run that no longer runs here, as `external-show`
+ * shows it (the regression it was saved as, a later `external-cleanup`, the
+ * note on what is left), or `null` for a run still running, failed, or whose
+ * report was kept nowhere.
+ */
+async function runLinks(
   context: McpToolContext,
-  runId: string,
-): Promise<object | null> {
-  const view = await viewRun(context.db, runId, { dataDir: context.dataDir });
-  return view.checkpoint;
+  view: RunJobView,
+): Promise<RunView | null> {
+  if (view.state !== "completed" && view.state !== "interrupted") return null;
+  if (view.recording?.kept_in === "nowhere") return null;
+  return await viewRun(context.db, view.run_id, { dataDir: context.dataDir });
 }
 
 const get = defineTool({
   name: "trace.external_get",
   title: "Poll a run",
   description:
-    "Reports a run's state: running (phase, requests, last sample), completed (verdict, findings, cleanup, samples), failed (why), or interrupted (a run whose process is gone: INCONCLUSIVE, never PASS, with the synthetic ids it issued).",
+    "Reports a run's state: running (phase, requests, last sample), completed (verdict, findings, cleanup, samples), failed (why), or interrupted (a run whose process is gone: INCONCLUSIVE, never PASS, with the synthetic ids it issued). Also says which regression a FAIL was saved as and what a later cleanup of the run found.",
   input: strictArgs({ run_id: RunIdArg }, EXTERNAL_HINT),
   annotations: READS,
   run: async ({ run_id }, context) => {
     const view = await context.jobs.get(run_id);
+    const links = await runLinks(context, view);
     const report = view.report;
     return {
       run_id: view.run_id,
-      state: view.state,
+      // A run stopped early keeps its report, recorded interrupted: the state external_runs shows.
+      state: report?.state === "interrupted" ? "interrupted" : view.state,
       verdict: view.verdict,
       target_id: view.target_id,
       regression_id: view.regression_id,
@@ -187,12 +214,14 @@ const get = defineTool({
       recording: view.recording,
       trace: view.trace,
       regression: view.regression,
+      saved_as: links?.saved_as ?? null,
+      later_cleanup: links?.cleanup ?? null,
       checkpoint: view.state === "interrupted"
-        ? await interruptedCheckpoint(context, run_id)
+        ? links?.checkpoint ?? null
         : null,
       error: view.error,
-      note: view.note,
-      next: nextStep(view),
+      note: adviceOf(links?.note ?? view.note),
+      next: nextStep(view, links),
     };
   },
 });
@@ -233,6 +262,27 @@ function filterArg<const T extends readonly [string, ...string[]]>(values: T) {
   );
 }
 
+/** Files named at most in a listing's note; the count says how many there are. */
+const UNREADABLE_NAMED = 3;
+
+/** What a run listing leaves out and why, or `null` when it left nothing out and found runs. */
+function runsNote(
+  listed: number,
+  unreadable: readonly string[],
+): string | null {
+  const none = listed === 0
+    ? "no run matches; start one with trace.external_start"
+    : null;
+  if (unreadable.length === 0) return none;
+  const named = unreadable.slice(0, UNREADABLE_NAMED).join(", ");
+  const more = unreadable.length > UNREADABLE_NAMED
+    ? ` and ${unreadable.length - UNREADABLE_NAMED} more`
+    : "";
+  const left =
+    `${unreadable.length} checkpoint or kept report file(s) cannot be read or trusted and are left out (${named}${more}); trace.external_get on a file's run id names the problem`;
+  return none === null ? left : `${none}; ${left}`;
+}
+
 const runs = defineTool({
   name: "trace.external_runs",
   title: "List runs",
@@ -264,9 +314,7 @@ const runs = defineTool({
     return {
       runs: list.runs,
       unreadable: list.unreadable.length,
-      note: list.runs.length === 0
-        ? "no run matches; start one with trace.external_start"
-        : null,
+      note: runsNote(list.runs.length, list.unreadable),
     };
   },
 });

@@ -2,13 +2,17 @@
 
 import type { TraceDb } from "../db.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
+import { type CleanupRecord, cleanupsOf } from "../ledger/cleanups.ts";
 import { compareRuns, type RunComparison } from "../ledger/compare.ts";
 import { readStoredRun, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
 import { systemOfTarget } from "../reference/systems.ts";
 import type { RunReport } from "../runner/report.ts";
 
-/** Compares two completed external runs from the ledger; refuses different targets or contracts. */
+/**
+ * Compares two completed external runs from the ledger, each with its latest
+ * `external-cleanup`; refuses different targets or contracts.
+ */
 export async function compareStoredRuns(
   db: TraceDb,
   runA: string,
@@ -19,7 +23,21 @@ export async function compareStoredRuns(
   const [a, b] = await Promise.all(
     [runA, runB].map((id) => storedReport(db, id)),
   );
-  return compareRuns(a!, b!);
+  return compareRuns(a!, b!, {
+    laterCleanups: {
+      a: await latestCleanup(db, a!),
+      b: await latestCleanup(db, b!),
+    },
+  });
+}
+
+/** The latest `external-cleanup` of a run, or `null`. */
+async function latestCleanup(
+  db: TraceDb,
+  report: RunReport,
+): Promise<CleanupRecord | null> {
+  return (await cleanupsOf(db, report.run_id, report.target.id)).at(-1) ??
+    null;
 }
 
 async function storedReport(db: TraceDb, runId: string): Promise<RunReport> {

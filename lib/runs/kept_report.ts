@@ -11,7 +11,7 @@
 
 import { canonicalJson } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
-import { RefusedError } from "../errors.ts";
+import { RefusedError, StorageError } from "../errors.ts";
 import { isRunId, recordedRunIds } from "../ledger/runs.ts";
 import { join } from "node:path";
 import {
@@ -33,6 +33,25 @@ const PHASES: readonly RunPhase[] = [
   "cleanup",
   "done",
 ];
+
+/**
+ * The checkpoint of `runId` in `dataDir`, or `null` when there is none. A
+ * checkpoint file is named after its run; one whose content names another
+ * run (copied or renamed by hand) is refused like a damaged one, rather
+ * than shown, cleaned up or judged as the run its name says.
+ */
+export async function readRunCheckpoint(
+  dataDir: string,
+  runId: string,
+): Promise<Checkpoint | null> {
+  const checkpoint = await readCheckpoint(dataDir, runId);
+  if (checkpoint === null || checkpoint.run_id === runId) return checkpoint;
+  throw new StorageError(
+    `Checkpoint ${
+      join(checkpointDir(dataDir), `${runId}.json`)
+    } is of run ${checkpoint.run_id}, not ${runId} (copied or renamed); restore or remove it`,
+  );
+}
 
 /**
  * Why `report` contradicts its own evidence, or `null` when the verdict
@@ -192,7 +211,7 @@ export async function unrecordedRuns(
   const unreadable: string[] = [];
   const recorded = await recordedRunIds(db);
   for (const runId of await runCheckpointIds(dataDir)) {
-    const checkpoint = await readCheckpoint(dataDir, runId).catch(() => {
+    const checkpoint = await readRunCheckpoint(dataDir, runId).catch(() => {
       unreadable.push(join(checkpointDir(dataDir), `${runId}.json`));
       return null;
     });

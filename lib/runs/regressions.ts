@@ -19,9 +19,8 @@ import {
 import { headView, reverifiedHead } from "../ledger/head.ts";
 import { listRuns, validateRunId } from "../ledger/runs.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
-import { unrecordedRuns } from "./kept_report.ts";
+import { readRunCheckpoint, unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
-import { readCheckpoint } from "../runner/checkpoint.ts";
 
 /** Options for {@link saveRun}. */
 export interface SaveRunOptions {
@@ -40,7 +39,7 @@ export async function saveRun(
     return await saveRegression(db, runId);
   } catch (error) {
     if (!(error instanceof NotFoundError) || !options.dataDir) throw error;
-    const checkpoint = await readCheckpoint(options.dataDir, runId);
+    const checkpoint = await readRunCheckpoint(options.dataDir, runId);
     if (!checkpoint) throw error;
     if (checkpoint.state === "completed") {
       // A regression is pinned to a ledger report: a file vouches for nothing.

@@ -19,10 +19,10 @@ import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
 import { findRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
-import { checkpointDir, readCheckpoint } from "../runner/checkpoint.ts";
+import { checkpointDir } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
 import { keptReportPath } from "./external_run.ts";
-import { runCheckpointIds } from "./kept_report.ts";
+import { readRunCheckpoint, runCheckpointIds } from "./kept_report.ts";
 import { locateRun } from "./run_view.ts";
 
 /** One run as lists show it. */
@@ -225,7 +225,7 @@ async function checkpointSummary(
     // Gone since it was listed (removed by a cleanup): nothing to name.
     if (error instanceof NotFoundError) return null;
     const checkpoint = error instanceof RefusedError
-      ? await readCheckpoint(dataDir, runId).catch(() => null)
+      ? await readRunCheckpoint(dataDir, runId).catch(() => null)
       : null;
     if (!checkpoint) {
       unreadable(join(checkpointDir(dataDir), `${runId}.json`));

@@ -15,7 +15,7 @@
 
 import type { TraceDb } from "../db.ts";
 import { NotFoundError } from "../errors.ts";
-import { type Checkpoint, readCheckpoint } from "../runner/checkpoint.ts";
+import type { Checkpoint } from "../runner/checkpoint.ts";
 import { processIdentity } from "../runner/process_identity.ts";
 import type {
   RunReport,
@@ -32,7 +32,13 @@ import {
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { readTarget } from "../ledger/targets.ts";
-import { keptNote, lostNote, readKeptReport } from "./kept_report.ts";
+import { systemOfTarget } from "../reference/systems.ts";
+import {
+  keptNote,
+  lostNote,
+  readKeptReport,
+  readRunCheckpoint,
+} from "./kept_report.ts";
 
 /** The answer of `external-show`. */
 export interface RunView {
@@ -123,7 +129,7 @@ export async function locateRun(
       regressionId: replay?.regression_id ?? null,
     };
   }
-  const checkpoint = await readCheckpoint(options.dataDir, runId);
+  const checkpoint = await readRunCheckpoint(options.dataDir, runId);
   if (!checkpoint) {
     throw new NotFoundError(
       `Cannot find run ${runId} in the ledger or among checkpoints in ${options.dataDir}; check --data-dir`,
@@ -215,7 +221,9 @@ function ledgerView(
     cleanup,
     targetRegistered: registered,
     note: report.kind === "reference"
-      ? `a reference run of system ${report.target.id}; see trace reference show ${report.run_id}`
+      ? `a reference run of system ${
+        systemOfTarget(report.target.id) ?? report.target.id
+      }; see trace reference show ${report.run_id}`
       : leftoverNote(report, cleanup, registered),
   });
 }

@@ -136,11 +136,23 @@ export async function readRunTarget(
     throw new NotFoundError(
       `Cannot find target "${targetId}"; ${
         near ? `did you mean "${near}"? Or ` : ""
-      }register it with trace external-register --target ${targetId} --config FILE`,
+      }${registerAdvice(targetId)}`,
     );
   }
   await refuseRetired(db, targetId, `run target "${targetId}"`);
   return { config: record.config, target: targetRef(record) };
+}
+
+/**
+ * How to register an id that is not registered. A `cfg-…` id is only ever
+ * given by a config run with `--config` alone, and `external-register`
+ * refuses it, so naming it there would send the user into that refusal.
+ */
+function registerAdvice(targetId: string): string {
+  if (!targetId.startsWith(CONFIG_TARGET_PREFIX)) {
+    return `register it with trace external-register --target ${targetId} --config FILE`;
+  }
+  return `ids starting with ${CONFIG_TARGET_PREFIX} name configs run with --config alone, and none is registered under this one here; register the config under an id of your own with trace external-register --target NAME --config FILE`;
 }
 
 /** Options for {@link resolveRunTarget}. */
