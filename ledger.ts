@@ -54,11 +54,14 @@ export {
   saveRegression,
 } from "./lib/ledger/regressions.ts";
 export type { PinnedAssertion, RunContract } from "./lib/ledger/contract.ts";
+export type { CleanupRecord } from "./lib/ledger/cleanups.ts";
 export {
   type ComparedCleanup,
   type ComparedRun,
+  type CompareOptions,
   compareRuns,
   type FindingKey,
+  type LaterCleanup,
   type RunComparison,
 } from "./lib/ledger/compare.ts";
 export {

@@ -119,6 +119,7 @@ export {
   type ComparedCleanup,
   type ComparedRun,
   type FindingKey,
+  type LaterCleanup,
   type PinnedAssertion,
   REGRESSION_STATUSES,
   type RegressionDefinition,

@@ -13,17 +13,23 @@ import { headAfter, type LedgerHead } from "./head.ts";
 
 /** One cleanup of a run's synthetic records, as chained. */
 export interface CleanupRecord {
+  /** Format identifier. */
   schema: "trace.cleanup/1";
+  /** The cleanup's own id. */
   cleanup_id: string;
   /** The run whose ids were deleted. */
   run_id: string;
+  /** The target the run was about. */
   target_id: string;
   /** Where the ids came from: the completed report, or the checkpoint of an interrupted run. */
   ids_from: "report" | "checkpoint";
+  /** The run's test and control namespaces. */
   namespaces: { test: string; control: string };
   /** How many ids of each namespace were deleted. */
   issued: { test: number; control: number };
+  /** When the cleanup started, ISO 8601. */
   started_at: string;
+  /** When it finished, ISO 8601. */
   finished_at: string;
   /** The outcome, in the shape of a report's cleanup (markers are not queried: `null`). */
   outcome: Cleanup;
