@@ -43,6 +43,7 @@ export {
   parseHead,
 } from "./lib/ledger/head.ts";
 export {
+  type GateFailure,
   gateRegressions,
   type GateResult,
   listRegressions,

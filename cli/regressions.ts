@@ -157,9 +157,13 @@ const GATE_HELP =
 
 Exits 0 only when every enforced regression's latest replay passed; otherwise
 exits 1 and names the ones that did not (INCONCLUSIVE counts as not passed).
-Pending regressions are known open bugs: listed, but they do not block. With
-no enforced regression yet (but runs recorded) it passes and says so: nothing
-is known to be fixed, so nothing can have come back.
+A replay that never finished (killed, or still running) and started after the
+latest one the ledger holds is that regression's latest: its checkpoint in the
+data directory names the regression, so it exits 1 too, naming the run and what
+to do (trace external-cleanup RUN_ID, then replay again), until a later replay
+completes. Pending regressions are known open bugs: listed, but they do not
+block. With no enforced regression yet (but runs recorded) it passes and says
+so: nothing is known to be fixed, so nothing can have come back.
 
 The whole ledger is verified first, and the gate prints the head it judged
 (SEQ:sha256:…): keep it in the CI log and check later with
@@ -194,9 +198,7 @@ function renderGate(gate: GateResult): string {
       ? `gate passed${scope}: no enforced regression yet, so nothing can have come back (a regression is enforced by its first PASS replay)`
       : `gate passed${scope}: ${gate.enforced} enforced regression(s), every latest replay passed`,
     ...gate.failing.map((f) =>
-      `  ${f.regression_id} (${f.target_id}): latest replay ${
-        f.last_run_id ?? "-"
-      } was ${f.last_result ?? "missing"}`
+      `  ${f.regression_id} (${f.target_id}): ${f.reason}`
     ),
   ];
   if (gate.pending > 0) {

@@ -11,6 +11,7 @@ import {
   listAllRuns,
   RUN_LIST_FILTERS,
   type RunList,
+  type RunListItem,
   type RunView,
   viewRun,
 } from "../lib/runs/mod.ts";
@@ -218,7 +219,7 @@ function renderView(view: RunView, dataFlags: string): string {
       }) + later + note;
   }
   const c = view.checkpoint!;
-  return [
+  return head + [
     `${view.verdict}  ${view.run_id}  (${view.state})`,
     `  target   ${view.target.id}  ${view.target.base_url}`,
     `  started  ${view.started_at}, last checkpoint ${c.updated_at}, pid ${c.pid}`,
@@ -329,15 +330,23 @@ function renderRuns(list: RunList): string {
         : run.target_id,
       run.started_at,
       run.cleanup,
-      run.regression_id
-        ? `replay of ${run.regression_id}`
-        : run.saved_as
-        ? `saved as ${run.saved_as}`
-        : run.kept_in === "file"
-        ? "not in the ledger: report kept on disk"
-        : run.kept_in === "checkpoint" && run.state === "completed"
-        ? "not in the ledger: report lost"
-        : "-",
+      linkWords(run),
     ]),
   );
+}
+
+/** A run's LINK column: what it replayed or was saved as, and where its report is when not in the ledger. */
+function linkWords(run: RunListItem): string {
+  const links = [
+    run.regression_id
+      ? `replay of ${run.regression_id}`
+      : run.saved_as
+      ? `saved as ${run.saved_as}`
+      : null,
+    run.kept_in === "file" ? "not in the ledger: report kept on disk" : null,
+    run.kept_in === "checkpoint" && run.state === "completed"
+      ? "not in the ledger: report lost"
+      : null,
+  ].filter((link) => link !== null);
+  return links.length > 0 ? links.join("; ") : "-";
 }

@@ -126,6 +126,7 @@ Deno.test("saveRegression() refuses a run that only has a checkpoint", async () 
           source: "registered",
         })).target,
       ),
+      regression_id: null,
       config_digest: "sha256:x",
       namespaces: { test: "trace-test-1", control: "trace-control-1" },
       issued: { test: ["trace-doc-1"], control: [] },

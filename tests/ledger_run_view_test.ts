@@ -20,6 +20,7 @@ function checkpoint(overrides: Partial<Checkpoint> = {}): Checkpoint {
     started_at: "2026-11-29T10:00:00.000Z",
     updated_at: "2026-11-29T10:00:01.000Z",
     target: { id: "t", base_url: "http://127.0.0.1:1", source: "config" },
+    regression_id: null,
     config_digest: "sha256:00",
     namespaces: { test: "trace-test-1", control: "trace-control-1" },
     issued: { test: ["trace-doc-1"], control: ["trace-doc-2"] },

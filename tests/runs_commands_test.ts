@@ -99,6 +99,7 @@ async function interruptedCheckpoint(
     started_at: "2099-01-01T00:00:00.000Z",
     updated_at: "2099-01-01T00:00:01.000Z",
     target: run.target ?? TARGET,
+    regression_id: null,
     config_digest: digestOf(run.config ?? CONFIG),
     namespaces: run.namespaces ??
       { test: "trace-test-x", control: "trace-control-x" },

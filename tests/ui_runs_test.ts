@@ -863,6 +863,8 @@ Deno.test("gateDisplay() says PASS only when something enforced held", () => {
       target_id: "t",
       last_result: "FAIL" as const,
       last_run_id: null,
+      last_state: "completed" as const,
+      reason: "latest replay - was FAIL",
     })),
     pending_regressions: [],
     ledger_head: null,

@@ -401,6 +401,25 @@ export async function replayOfRun(
   return entry ? JSON.parse(entry.payload) as ReplayRecord : null;
 }
 
+/** An enforced regression whose latest replay did not pass, as the gate names it. */
+export interface GateFailure {
+  /** `reg-…`. */
+  regression_id: string;
+  /** The target it pins. */
+  target_id: string;
+  /** The latest replay's verdict; INCONCLUSIVE for one that did not finish. */
+  last_result: Verdict | null;
+  /** The latest replay's run. */
+  last_run_id: string | null;
+  /**
+   * `completed` for a replay the ledger holds; `running` or `interrupted`
+   * for a later one that only its checkpoint knows (it never finished).
+   */
+  last_state: "completed" | "running" | "interrupted";
+  /** Why it did not pass, and for a replay that did not finish what to do, in one line. */
+  reason: string;
+}
+
 /** The answer of `external-gate`. */
 export interface GateResult {
   /** Format identifier. */
@@ -414,12 +433,7 @@ export interface GateResult {
   /** Pending regressions (open bugs, not judged). */
   pending: number;
   /** Enforced regressions whose latest replay did not pass. */
-  failing: {
-    regression_id: string;
-    target_id: string;
-    last_result: Verdict | null;
-    last_run_id: string | null;
-  }[];
+  failing: GateFailure[];
   /** Pending regressions: known open bugs that do not block the gate. */
   pending_regressions: string[];
   /** The verified ledger head the gate judged; keep it to check later that the ledger still extends it. */
@@ -437,11 +451,17 @@ export function gateRegressions(
   head: HeadView | null = null,
 ): GateResult {
   const enforced = regressions.filter((r) => r.status === "enforced");
-  const failing = enforced.filter((r) => r.last_result !== "PASS").map((r) => ({
+  const failing = enforced.filter((r) => r.last_result !== "PASS").map((
+    r,
+  ): GateFailure => ({
     regression_id: r.regression_id,
     target_id: r.target_id,
     last_result: r.last_result,
     last_run_id: r.last_run_id,
+    last_state: "completed",
+    reason: `latest replay ${r.last_run_id ?? "-"} was ${
+      r.last_result ?? "missing"
+    }`,
   }));
   const pending = regressions.filter((r) => r.status === "pending");
   return {

@@ -31,6 +31,12 @@ export interface Checkpoint {
   updated_at: string;
   /** The system under test. */
   target: TargetRef;
+  /**
+   * The saved regression this run replays, `null` for any other run (and in
+   * checkpoints written before replays were named), so a replay that never
+   * completes is still known as one.
+   */
+  regression_id: string | null;
   /** `sha256:` of the canonical JSON of the validated config. */
   config_digest: string;
   /** The run's random namespaces. */
@@ -105,7 +111,13 @@ export function memoryCheckpointSink(): CheckpointSink & {
 
 const Ids = v.array(v.string());
 
-/** Shape of a checkpoint file as read back; older files may lack `process_identity`. */
+/** A regression id is spelled as a run id is; other text is not echoed into commands. */
+const RegressionId = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "not a regression id"),
+);
+
+/** Shape of a checkpoint file as read back; older files may lack `process_identity` and `regression_id`. */
 const CheckpointFileSchema = v.object({
   schema: v.literal("trace.checkpoint/1"),
   run_id: v.string(),
@@ -119,6 +131,7 @@ const CheckpointFileSchema = v.object({
     base_url: v.string(),
     source: v.picklist(["registered", "config", "reference"]),
   }),
+  regression_id: v.optional(v.nullable(RegressionId), null),
   config_digest: v.string(),
   namespaces: v.object({ test: v.string(), control: v.string() }),
   issued: v.object({ test: Ids, control: Ids }),

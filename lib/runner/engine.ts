@@ -63,6 +63,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Receives every lifecycle event (progress, trace events). */
   onEvent?: RunEventListener;
+  /** The saved regression this run replays, named in its checkpoint. */
+  regressionId?: string;
 }
 
 /**
@@ -105,7 +107,7 @@ export async function runDeletionContract(
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });
-  const checkpoint = initialCheckpoint(config, options.target, ids, clock);
+  const checkpoint = initialCheckpoint(config, options, ids, clock);
   const report = skeleton(config, options, ids, checkpoint);
 
   phase("ingest");
@@ -240,7 +242,7 @@ function safeListener(
 
 function initialCheckpoint(
   config: StagingConfig,
-  target: TargetRef,
+  options: RunOptions,
   ids: RunIdentifiers,
   clock: Clock,
 ): Checkpoint {
@@ -253,7 +255,8 @@ function initialCheckpoint(
     process_identity: processIdentity(Deno.pid),
     started_at: now,
     updated_at: now,
-    target,
+    target: options.target,
+    regression_id: options.regressionId ?? null,
     config_digest: digestOf(config),
     namespaces: { test: ids.testNamespace, control: ids.controlNamespace },
     issued: { test: [], control: [] },

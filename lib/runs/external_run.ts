@@ -61,6 +61,14 @@ export interface ExternalRunOptions {
    * @ignore
    */
   linked?: LinkedEntries;
+  /**
+   * The saved regression this run replays, named in its checkpoint so that
+   * a replay that never completes still counts as its latest. Trace's own
+   * replay sets it with `linked`.
+   *
+   * @ignore
+   */
+  regressionId?: string;
   /** Time source (tests); the system clock by default. */
   clock?: Clock;
   /** Write the run's lifecycle into the observability index (default true). */
@@ -160,6 +168,9 @@ export async function runExternal(
       ...(options.signal ? { signal: options.signal } : {}),
       ...(onEvent ? { onEvent } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.regressionId === undefined
+        ? {}
+        : { regressionId: options.regressionId }),
     });
     const recording = await recordOrKeep(report, options);
     // Trace events explain a run; failing to write them must not lose its verdict.

@@ -376,6 +376,7 @@ function locatedView(located: LocatedRun): RunJobView {
       // Completed, yet neither the ledger nor a kept report has it: lost.
       return {
         ...emptyView(checkpoint.run_id, checkpoint.target.id),
+        regression_id: checkpoint.regression_id,
         state: "completed",
         verdict: checkpoint.verdict ?? "INCONCLUSIVE",
         started_at: checkpoint.started_at,
@@ -384,6 +385,7 @@ function locatedView(located: LocatedRun): RunJobView {
     }
     return {
       ...emptyView(checkpoint.run_id, checkpoint.target.id),
+      regression_id: checkpoint.regression_id,
       state: running ? "running" : "interrupted",
       verdict: running ? null : "INCONCLUSIVE",
       started_at: checkpoint.started_at,

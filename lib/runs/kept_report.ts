@@ -190,6 +190,8 @@ export interface UnrecordedRun {
 export interface Unrecorded {
   /** Completed runs the ledger has no entry for. */
   runs: UnrecordedRun[];
+  /** The checkpoints of runs that never completed (running now, or stopped), which the ledger has no entry for. */
+  unfinished: Checkpoint[];
   /** Checkpoints that cannot be read: whether their run completed is unknown. */
   unreadable: string[];
 }
@@ -200,7 +202,8 @@ export interface Unrecorded {
  * ledger write that failed, a process that stopped before recording, or
  * entries removed from the ledger. A judgement made without them would
  * judge less than what ran; so would one that skipped a checkpoint it
- * cannot read.
+ * cannot read. Runs that never completed come back apart, with their
+ * checkpoints: a replay among them may be its regression's latest.
  */
 export async function unrecordedRuns(
   db: TraceDb,
@@ -208,6 +211,7 @@ export async function unrecordedRuns(
   targetId?: string,
 ): Promise<Unrecorded> {
   const runs: UnrecordedRun[] = [];
+  const unfinished: Checkpoint[] = [];
   const unreadable: string[] = [];
   const recorded = await recordedRunIds(db);
   for (const runId of await runCheckpointIds(dataDir)) {
@@ -215,9 +219,12 @@ export async function unrecordedRuns(
       unreadable.push(join(checkpointDir(dataDir), `${runId}.json`));
       return null;
     });
-    if (checkpoint?.state !== "completed") continue;
+    if (checkpoint === null || recorded.has(checkpoint.run_id)) continue;
     if (targetId !== undefined && checkpoint.target.id !== targetId) continue;
-    if (recorded.has(checkpoint.run_id)) continue;
+    if (checkpoint.state !== "completed") {
+      unfinished.push(checkpoint);
+      continue;
+    }
     runs.push({
       run_id: checkpoint.run_id,
       target_id: checkpoint.target.id,
@@ -226,7 +233,7 @@ export async function unrecordedRuns(
     });
   }
   runs.sort((a, b) => a.run_id.localeCompare(b.run_id));
-  return { runs, unreadable: unreadable.sort() };
+  return { runs, unfinished, unreadable: unreadable.sort() };
 }
 
 /** Ids of the checkpoint files in `dataDir` that name runs as the ledger does. */

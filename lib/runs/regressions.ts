@@ -21,6 +21,11 @@ import { listRuns, validateRunId } from "../ledger/runs.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import { readRunCheckpoint, unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
+import type { Checkpoint } from "../runner/checkpoint.ts";
+import {
+  newestUnfinishedReplays,
+  withUnfinishedReplays,
+} from "./unfinished_replays.ts";
 
 /** Options for {@link saveRun}. */
 export interface SaveRunOptions {
@@ -80,9 +85,12 @@ export interface GateOptions {
   /**
    * The data directory whose checkpoints show what ran: a completed run the
    * ledger does not hold makes the gate refuse (it would judge less than
-   * what ran).
+   * what ran), and a replay that never finished, started after its
+   * regression's latest recorded replay, is that regression's latest.
    */
   dataDir?: string;
+  /** Liveness of a checkpoint's writer (tests); the same process on this host by default. */
+  isAlive?: (pid: number) => boolean;
 }
 
 /**
@@ -99,11 +107,18 @@ export async function gate(
   // A judgement re-walks what a cached verification might have missed first.
   const head = headView(await reverifiedHead(db));
   if (options.requireRuns) await requireSomeRun(db, target);
-  if (options.dataDir !== undefined) {
-    await requireRecorded(db, options.dataDir, target);
-  }
+  const unfinished = options.dataDir === undefined
+    ? []
+    : await requireRecorded(db, options.dataDir, target);
   const regressions = await listRegressions(db, target);
-  return gateRegressions(regressions, target ?? null, head);
+  return await withUnfinishedReplays(
+    db,
+    gateRegressions(regressions, target ?? null, head),
+    {
+      regressions,
+      unfinished: newestUnfinishedReplays(unfinished, options.isAlive),
+    },
+  );
 }
 
 /**
@@ -134,13 +149,16 @@ async function requireSomeRun(
   );
 }
 
-/** Refuses while a completed run of the judged target(s) is missing from the ledger. */
+/**
+ * Refuses while a completed run of the judged target(s) is missing from the
+ * ledger; returns the checkpoints of those that never completed.
+ */
 async function requireRecorded(
   db: TraceDb,
   dataDir: string,
   targetId: string | undefined,
-): Promise<void> {
-  const { runs: missing, unreadable } = await unrecordedRuns(
+): Promise<Checkpoint[]> {
+  const { runs: missing, unfinished, unreadable } = await unrecordedRuns(
     db,
     dataDir,
     targetId,
@@ -152,7 +170,7 @@ async function requireRecorded(
       } cannot be read, so the gate cannot tell whether its run completed: see trace external-show on that run id, then restore or remove the file`,
     );
   }
-  if (missing.length === 0) return;
+  if (missing.length === 0) return unfinished;
   const first = missing[0]!;
   const more = missing.length > 1 ? ` and ${missing.length - 1} more` : "";
   throw new RefusedError(

@@ -31,7 +31,7 @@ import { clipValue } from "../echo.ts";
 /** Options for {@link replayRegression}: those of a run, minus what the regression fixes. */
 export type ReplayOptions = Omit<
   ExternalRunOptions,
-  "db" | "target" | "linked"
+  "db" | "target" | "linked" | "regressionId"
 >;
 
 /**
@@ -92,6 +92,7 @@ export async function runReplay(
     db,
     target: targetRef(prepared.target),
     linked: link.entries,
+    regressionId: prepared.regression.regression_id,
   });
   const record = outcome.recording.kept_in === "ledger" ? link.record() : null;
   return {

@@ -16,6 +16,7 @@ import { listTargets } from "../ledger/targets.ts";
 import { NotFoundError } from "../errors.ts";
 import { closestName } from "../suggest.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
+import { readRunCheckpoint } from "./kept_report.ts";
 import { runCatalog, type RunSummary } from "./run_catalog.ts";
 
 /** One run in the list. */
@@ -37,7 +38,10 @@ export interface RunListItem extends
    * replayed or cleaned up); `null` for a reference run.
    */
   target_registered: boolean | null;
-  /** The regression this run replayed. */
+  /**
+   * The regression this run replayed (the ledger's link), or, for a run
+   * only a checkpoint knows, the one its checkpoint says it replays.
+   */
   regression_id: string | null;
   /** The regression this FAIL was saved as. */
   saved_as: string | null;
@@ -96,11 +100,29 @@ export async function listAllRuns(
     await refuseUnknownTarget(db, { ...options, ledger }, options.targetId);
   }
   const links = ledger ? await runLinks(db) : null;
-  return {
-    schema: "trace.run-list/1",
-    runs: runs.map((run) => listItem(run, links)),
-    unreadable,
-  };
+  const items: RunListItem[] = [];
+  for (const run of runs) {
+    items.push(
+      listItem(run, links, await checkpointReplayOf(options.dataDir, run)),
+    );
+  }
+  return { schema: "trace.run-list/1", runs: items, unreadable };
+}
+
+/**
+ * The regression a run only its checkpoint knows was replaying, as that
+ * checkpoint names it (the ledger links the runs it holds); `null` for
+ * other runs, and for a checkpoint gone or changed since it was listed.
+ */
+async function checkpointReplayOf(
+  dataDir: string,
+  run: RunSummary,
+): Promise<string | null> {
+  if (run.kept_in !== "checkpoint") return null;
+  const checkpoint = await readRunCheckpoint(dataDir, run.run_id).catch(() =>
+    null
+  );
+  return checkpoint?.regression_id ?? null;
 }
 
 /**
@@ -153,8 +175,12 @@ async function runLinks(db: TraceDb): Promise<RunLinks> {
   return { replays, saved, registered };
 }
 
-function listItem(run: RunSummary, links: RunLinks | null): RunListItem {
-  // Only runs the ledger holds are replays or saved regressions.
+function listItem(
+  run: RunSummary,
+  links: RunLinks | null,
+  replayOf: string | null,
+): RunListItem {
+  // Only runs the ledger holds are saved regressions, or replays it links.
   const linked = run.kept_in === "ledger" ? links : null;
   return {
     run_id: run.run_id,
@@ -167,7 +193,7 @@ function listItem(run: RunSummary, links: RunLinks | null): RunListItem {
     state: run.state,
     started_at: run.started_at,
     kept_in: run.kept_in,
-    regression_id: linked?.replays.get(run.run_id) ?? null,
+    regression_id: linked?.replays.get(run.run_id) ?? replayOf,
     saved_as: linked?.saved.get(run.run_id) ?? null,
     cleanup: run.cleanup,
   };

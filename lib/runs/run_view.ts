@@ -63,7 +63,10 @@ export interface RunView {
   config_digest: string;
   /** When it started (ISO 8601). */
   started_at: string;
-  /** The regression this run replayed, if any. */
+  /**
+   * The regression this run replayed, if any: the ledger's link, or, for a
+   * run only a checkpoint knows, the one its checkpoint names.
+   */
   regression_id: string | null;
   /** The regression this (FAIL) run was saved as, if any. */
   saved_as: string | null;
@@ -339,7 +342,7 @@ function checkpointView(
     target_registered: running ? null : registered,
     config_digest: checkpoint.config_digest,
     started_at: checkpoint.started_at,
-    regression_id: null,
+    regression_id: checkpoint.regression_id,
     saved_as: null,
     cleanup: cleanupOf(cleanup),
     report: null,

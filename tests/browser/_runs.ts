@@ -220,6 +220,7 @@ export async function interruptedCheckpoint(
       base_url: "http://127.0.0.1:1",
       source: "registered",
     },
+    regression_id: null,
     config_digest: "sha256:" + "0".repeat(64),
     namespaces: {
       test: "trace-test-interrupted",

@@ -1,0 +1,132 @@
+/**
+ * Replays that never finished, as the gate judges them. A replay killed
+ * mid-window leaves its checkpoint (still `running`, naming the regression
+ * it replays) and nothing in the ledger, whose latest replay of that
+ * regression is then an older one, perhaps a PASS. A replay that started
+ * after that one is the regression's latest: it did not pass (INCONCLUSIVE,
+ * as every interrupted run), and a replay that completes later takes its
+ * place again.
+ *
+ * @module
+ */
+
+import type { TraceDb } from "../db.ts";
+import type {
+  GateFailure,
+  GateResult,
+  RegressionView,
+} from "../ledger/regressions.ts";
+import { readRun } from "../ledger/runs.ts";
+import type { Checkpoint } from "../runner/checkpoint.ts";
+import { isSameProcess } from "./run_view.ts";
+
+/** A replay that only its checkpoint knows: running now, or stopped. */
+export interface UnfinishedReplay {
+  run_id: string;
+  regression_id: string;
+  started_at: string;
+  /** Whether the process that wrote its checkpoint still runs it. */
+  running: boolean;
+  pid: number;
+}
+
+/**
+ * The newest unfinished replay of each regression among `checkpoints` (runs
+ * the ledger does not hold that never completed). `isAlive` tells whether a
+ * checkpoint's writer still runs (default: the same process, on this host).
+ */
+export function newestUnfinishedReplays(
+  checkpoints: readonly Checkpoint[],
+  isAlive?: (pid: number) => boolean,
+): Map<string, UnfinishedReplay> {
+  const newest = new Map<string, UnfinishedReplay>();
+  for (const checkpoint of checkpoints) {
+    const regressionId = checkpoint.regression_id;
+    if (regressionId === null || checkpoint.state === "completed") continue;
+    const known = newest.get(regressionId);
+    if (known && !startedAfter(checkpoint, known)) continue;
+    const alive = isAlive ??
+      ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
+    newest.set(regressionId, {
+      run_id: checkpoint.run_id,
+      regression_id: regressionId,
+      started_at: checkpoint.started_at,
+      running: alive(checkpoint.pid),
+      pid: checkpoint.pid,
+    });
+  }
+  return newest;
+}
+
+function startedAfter(
+  a: Pick<UnfinishedReplay, "started_at" | "run_id">,
+  b: Pick<UnfinishedReplay, "started_at" | "run_id">,
+): boolean {
+  return a.started_at !== b.started_at
+    ? a.started_at > b.started_at
+    : a.run_id > b.run_id;
+}
+
+/**
+ * `judged` with each enforced regression whose latest replay is one that
+ * never finished (started after the latest one the ledger holds) judged by
+ * that replay: not passed, with the reason and what to do.
+ */
+export async function withUnfinishedReplays(
+  db: TraceDb,
+  judged: GateResult,
+  options: {
+    regressions: readonly RegressionView[];
+    unfinished: ReadonlyMap<string, UnfinishedReplay>;
+  },
+): Promise<GateResult> {
+  if (options.unfinished.size === 0) return judged;
+  const failing: GateFailure[] = [];
+  for (const regression of options.regressions) {
+    if (regression.status !== "enforced") continue;
+    const replay = options.unfinished.get(regression.regression_id);
+    if (replay && await isLatest(db, replay, regression)) {
+      failing.push(unfinishedFailure(regression, replay));
+      continue;
+    }
+    failing.push(
+      ...judged.failing.filter((f) =>
+        f.regression_id === regression.regression_id
+      ),
+    );
+  }
+  return { ...judged, ok: failing.length === 0, failing };
+}
+
+/** Whether `replay` started after the latest replay the ledger holds of `regression`. */
+async function isLatest(
+  db: TraceDb,
+  replay: UnfinishedReplay,
+  regression: RegressionView,
+): Promise<boolean> {
+  if (regression.last_run_id === null) return true;
+  // The recorded replay's start, not its recording: of two overlapping
+  // replays the one started last is the latest attempt, finished or not.
+  const recorded = await readRun(db, regression.last_run_id);
+  return startedAfter(replay, {
+    run_id: regression.last_run_id,
+    started_at: recorded?.started_at ?? regression.last_replayed_at ?? "",
+  });
+}
+
+function unfinishedFailure(
+  regression: RegressionView,
+  replay: UnfinishedReplay,
+): GateFailure {
+  const run = replay.run_id;
+  return {
+    regression_id: regression.regression_id,
+    target_id: regression.target_id,
+    last_result: "INCONCLUSIVE",
+    last_run_id: run,
+    last_state: replay.running ? "running" : "interrupted",
+    reason: replay.running
+      ? `latest replay ${run} has not finished (process ${replay.pid} is still running it), so it has not passed; run the gate again once it has finished`
+      : `latest replay ${run} did not finish (it stopped before its report reached the ledger, so it is INCONCLUSIVE); remove what it may have left with trace external-cleanup ${run}, then replay again with trace external-replay ${regression.regression_id}`,
+  };
+}

@@ -1,0 +1,314 @@
+/**
+ * A replay killed before it finished leaves only its checkpoint: the gate
+ * judges it as its regression's latest replay until a later one completes,
+ * and the run lists link it to the regression it was replaying.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { TraceDb } from "../lib/db.ts";
+import { saveRegression } from "../lib/ledger/regressions.ts";
+import {
+  type Checkpoint,
+  fileCheckpointSink,
+  readCheckpoint,
+} from "../lib/runner/checkpoint.ts";
+import { digestOf } from "../lib/canonical_json.ts";
+import { localPrincipal } from "../lib/mcp/mod.ts";
+import { replayRegression } from "../lib/runs/replay.ts";
+import { RunJobs, RunLock } from "../lib/runs/mod.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { withDb } from "./_helpers.ts";
+import { callOk, memoryClient } from "./mcp_support.ts";
+import {
+  CONFIG,
+  fakeReplay,
+  fakeRun,
+  trace,
+  withStagingA,
+} from "./_unrecorded.ts";
+
+const KILLED = "run-20261130T000000Z-00000000dead";
+
+/** A FAIL saved as a regression, then enforced by a passing replay (started 2026-11-29). */
+async function enforcedRegression(db: TraceDb, dir: string): Promise<string> {
+  await withStagingA(db);
+  const fail = await fakeRun(db, dir, { staleCache: true });
+  const { regression } = await saveRegression(db, fail.run_id);
+  const pass = await fakeReplay(db, dir, regression.regression_id);
+  assert.equal(pass.verdict, "PASS");
+  return regression.regression_id;
+}
+
+/** The checkpoint a replay of `regressionId` leaves when its process is killed mid-window (pid 0 is never a live run). */
+async function killedReplay(
+  dir: string,
+  regressionId: string,
+  overrides: Partial<Checkpoint> = {},
+): Promise<void> {
+  await fileCheckpointSink(dir, KILLED).write({
+    schema: "trace.checkpoint/1",
+    run_id: KILLED,
+    state: "running",
+    pid: 0,
+    process_identity: null,
+    started_at: "2026-11-30T00:00:00.000Z",
+    updated_at: "2026-11-30T00:00:01.000Z",
+    target: {
+      id: "staging-a",
+      base_url: CONFIG.base_url,
+      source: "registered",
+    },
+    regression_id: regressionId,
+    config_digest: digestOf(CONFIG),
+    namespaces: { test: "trace-test-killed", control: "trace-control-killed" },
+    issued: {
+      test: ["trace-doc-k1", "trace-doc-k2"],
+      control: ["trace-doc-k3"],
+    },
+    verdict: null,
+    ...overrides,
+  });
+}
+
+Deno.test("a replay names its regression in its checkpoint; a plain run names none", async () => {
+  await withDb(async (db, dir) => {
+    await withStagingA(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const replay = await fakeReplay(db, dir, regression.regression_id);
+    assert.equal(
+      (await readCheckpoint(dir, replay.run_id))?.regression_id,
+      regression.regression_id,
+    );
+    assert.equal((await readCheckpoint(dir, fail.run_id))?.regression_id, null);
+  });
+});
+
+Deno.test("trace external-gate does not pass when an enforced regression's latest replay was killed before it finished", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    assert.equal(
+      (await trace(["external-gate", "--data-dir", dir])).code,
+      0,
+    );
+    await killedReplay(dir, reg);
+
+    const gate = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(gate.code, 1, gate.out + gate.err);
+    assert.match(
+      gate.out,
+      /^gate FAILED: 1 of 1 enforced regression\(s\) did not pass their latest replay$/m,
+    );
+    assert.match(
+      gate.out,
+      new RegExp(
+        `^ {2}${reg} \\(staging-a\\): latest replay ${KILLED} did not finish \\(.*\\); remove what it may have left with trace external-cleanup ${KILLED}, then replay again with trace external-replay ${reg}$`,
+        "m",
+      ),
+    );
+
+    const json = await trace(["external-gate", "--json", "--data-dir", dir]);
+    assert.equal(json.code, 1);
+    const answer = JSON.parse(json.out);
+    assert.equal(answer.schema, "trace.gate/1");
+    assert.equal(answer.ok, false);
+    assert.deepEqual(
+      answer.failing.map((f: Record<string, unknown>) => ({
+        ...f,
+        reason: typeof f.reason,
+      })),
+      [{
+        regression_id: reg,
+        target_id: "staging-a",
+        last_result: "INCONCLUSIVE",
+        last_run_id: KILLED,
+        last_state: "interrupted",
+        reason: "string",
+      }],
+    );
+
+    // --target judges the same, and another target's checkpoints do not count.
+    assert.equal(
+      (await trace([
+        "external-gate",
+        "--target",
+        "staging-a",
+        "--data-dir",
+        dir,
+      ]))
+        .code,
+      1,
+    );
+  });
+});
+
+Deno.test("external-runs and external-show link a killed replay to its regression", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg);
+
+    const runs = JSON.parse(
+      (await trace(["external-runs", "--json", "--data-dir", dir])).out,
+    ).runs;
+    const killed = runs.find((r: { run_id: string }) => r.run_id === KILLED);
+    assert.equal(killed.state, "interrupted");
+    assert.equal(killed.kept_in, "checkpoint");
+    assert.equal(killed.regression_id, reg);
+    const text = await trace(["external-runs", "--data-dir", dir]);
+    assert.match(
+      text.out,
+      new RegExp(`^${KILLED} .* replay of ${reg}\\s*$`, "m"),
+    );
+
+    const show = await trace([
+      "external-show",
+      KILLED,
+      "--json",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(show.code, 2);
+    const view = JSON.parse(show.out);
+    assert.equal(view.state, "interrupted");
+    assert.equal(view.regression_id, reg);
+    const shown = await trace(["external-show", KILLED, "--data-dir", dir]);
+    assert.match(shown.out, new RegExp(`^Replay of regression ${reg}$`, "m"));
+  });
+});
+
+Deno.test("trace.external_runs and trace.external_get link a killed replay to its regression", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg);
+    const jobs = new RunJobs({ db, dataDir: dir, lock: new RunLock() });
+    const client = await memoryClient({
+      db,
+      dataDir: dir,
+      jobs,
+      principal: localPrincipal({ user_id: null }),
+      allowTraceQueries: false,
+    });
+    try {
+      const { runs } = await callOk(client, "trace.external_runs", {
+        state: "interrupted",
+      }) as { runs: { run_id: string; regression_id: string | null }[] };
+      assert.deepEqual(
+        runs.map((r) => [r.run_id, r.regression_id]),
+        [[KILLED, reg]],
+      );
+      const got = await callOk(client, "trace.external_get", {
+        run_id: KILLED,
+      });
+      assert.equal(got.state, "interrupted");
+      assert.equal(got.regression_id, reg);
+    } finally {
+      await client.close();
+      await jobs.close();
+    }
+  });
+});
+
+Deno.test("a replay that completes after the killed one is the latest again; one started before it stays older", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    // Killed before the passing replay started: that replay is the latest.
+    await killedReplay(dir, reg, { started_at: "2026-11-28T00:00:00.000Z" });
+    assert.equal((await trace(["external-gate", "--data-dir", dir])).code, 0);
+
+    await killedReplay(dir, reg);
+    assert.equal((await trace(["external-gate", "--data-dir", dir])).code, 1);
+
+    // A replay started a day after the killed one, that completes.
+    const clock = new VirtualClock();
+    clock.advance(2 * 86_400_000);
+    const later = await replayRegression(db, reg, {
+      dataDir: dir,
+      transport: new FakeTarget(clock, {}),
+      clock,
+      trace: false,
+    });
+    assert.equal(later.report.verdict, "PASS");
+    assert.ok(later.report.started_at > "2026-11-30T00:00:00.000Z");
+    const gate = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(gate.code, 0, gate.out);
+    assert.match(gate.out, /every latest replay passed/);
+  });
+});
+
+Deno.test("trace external-gate does not pass while the latest replay is still running", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    // This test's own process writes the checkpoint: its writer is alive.
+    await killedReplay(dir, reg, { pid: Deno.pid });
+    const gate = await trace(["external-gate", "--json", "--data-dir", dir]);
+    assert.equal(gate.code, 1);
+    const [failing] = JSON.parse(gate.out).failing;
+    assert.equal(failing.last_state, "running");
+    assert.equal(failing.last_run_id, KILLED);
+    assert.match(
+      failing.reason,
+      new RegExp(
+        `^latest replay ${KILLED} has not finished \\(process ${Deno.pid} is still running it\\)`,
+      ),
+    );
+  });
+});
+
+Deno.test("a killed replay of a pending regression does not block the gate", async () => {
+  await withDb(async (db, dir) => {
+    await withStagingA(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    await killedReplay(dir, regression.regression_id);
+    const gate = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(gate.code, 0, gate.out);
+    assert.match(gate.out, /no enforced regression yet/);
+  });
+});
+
+Deno.test("a checkpoint written before replays were named still reads, and a damaged regression id is refused", async () => {
+  await withDb(async (db, dir) => {
+    await enforcedRegression(db, dir);
+    const path = join(dir, "external", `${KILLED}.json`);
+    const old = {
+      schema: "trace.checkpoint/1",
+      run_id: KILLED,
+      state: "running",
+      pid: 0,
+      started_at: "2026-11-30T00:00:00.000Z",
+      updated_at: "2026-11-30T00:00:01.000Z",
+      target: {
+        id: "staging-a",
+        base_url: CONFIG.base_url,
+        source: "registered",
+      },
+      config_digest: digestOf(CONFIG),
+      namespaces: { test: "trace-test-old", control: "trace-control-old" },
+      issued: { test: ["trace-doc-o1"], control: [] },
+      verdict: null,
+    };
+    await Deno.writeTextFile(path, JSON.stringify(old));
+    const read = await readCheckpoint(dir, KILLED);
+    assert.equal(read?.regression_id, null);
+    assert.equal(read?.process_identity, null);
+    const show = await trace([
+      "external-show",
+      KILLED,
+      "--json",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(JSON.parse(show.out).regression_id, null);
+    // Nothing names it a replay: the gate judges the ledger's replays.
+    assert.equal((await trace(["external-gate", "--data-dir", dir])).code, 0);
+
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({ ...old, regression_id: "reg-\u202etxt" }),
+    );
+    const damaged = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(damaged.code, 2);
+    assert.match(damaged.err, /cannot be read, so the gate cannot tell/);
+  });
+});
