@@ -19,6 +19,8 @@ import { replayRegression } from "../lib/runs/replay.ts";
 import { RunJobs, RunLock } from "../lib/runs/mod.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { withDb } from "./_helpers.ts";
+import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
+import { withRunsFixture } from "./browser/_runs.ts";
 import { callOk, memoryClient } from "./mcp_support.ts";
 import {
   CONFIG,
@@ -310,5 +312,34 @@ Deno.test("a checkpoint written before replays were named still reads, and a dam
     const damaged = await trace(["external-gate", "--data-dir", dir]);
     assert.equal(damaged.code, 2);
     assert.match(damaged.err, /cannot be read, so the gate cannot tell/);
+  });
+});
+
+Deno.test("the overview and the regressions page judge a killed replay as external-gate does", async () => {
+  await withRunsFixture({
+    seed: async (db, dir) => {
+      const reg = await enforcedRegression(db, dir);
+      await killedReplay(dir, reg);
+    },
+  }, async (fixture) => {
+    for (const path of ["/regressions.json", "/index.json"]) {
+      const response = await fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${ADMIN_TOKEN}` }),
+      );
+      assert.equal(response.status, 200, path);
+      const { gate } = await response.json();
+      assert.equal(gate.ok, false, path);
+      assert.equal(gate.failing[0].last_run_id, KILLED, path);
+      assert.equal(gate.failing[0].last_state, "interrupted", path);
+    }
+    const response = await fixture.app.request(
+      at("/regressions"),
+      page({ authorization: `Bearer ${ADMIN_TOKEN}` }),
+    );
+    assert.match(
+      await response.text(),
+      /the latest replay did not finish; clean up what it left and replay again/,
+    );
   });
 });

@@ -89,6 +89,13 @@ export interface GateOptions {
    * regression's latest recorded replay, is that regression's latest.
    */
   dataDir?: string;
+  /**
+   * With `dataDir`: refuse when a completed run or an unreadable checkpoint
+   * is missing from the ledger (the CI gate, the default); `false` judges
+   * what the ledger and the readable checkpoints show (a page, which names
+   * such runs elsewhere).
+   */
+  refuseUnrecorded?: boolean;
   /** Liveness of a checkpoint's writer (tests); the same process on this host by default. */
   isAlive?: (pid: number) => boolean;
 }
@@ -107,9 +114,12 @@ export async function gate(
   // A judgement re-walks what a cached verification might have missed first.
   const head = headView(await reverifiedHead(db));
   if (options.requireRuns) await requireSomeRun(db, target);
-  const unfinished = options.dataDir === undefined
-    ? []
-    : await requireRecorded(db, options.dataDir, target);
+  const unfinished = options.dataDir === undefined ? [] : await requireRecorded(
+    db,
+    options.dataDir,
+    target,
+    options.refuseUnrecorded ?? true,
+  );
   const regressions = await listRegressions(db, target);
   return await withUnfinishedReplays(
     db,
@@ -157,12 +167,14 @@ async function requireRecorded(
   db: TraceDb,
   dataDir: string,
   targetId: string | undefined,
+  refuse: boolean,
 ): Promise<Checkpoint[]> {
   const { runs: missing, unfinished, unreadable } = await unrecordedRuns(
     db,
     dataDir,
     targetId,
   );
+  if (!refuse) return unfinished;
   if (unreadable.length > 0) {
     throw new RefusedError(
       `Checkpoint ${

@@ -11,7 +11,6 @@ import type { GateResult } from "../../lib/ledger/regressions.ts";
 import { latestRunPerTarget } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import {
-  gate,
   referenceDashboard,
   runCatalog,
   type RunSummary,
@@ -21,7 +20,7 @@ import { capabilityOf } from "../access.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
-import { gateDisplay } from "../ui/gate_words.ts";
+import { gateDisplay, pageGate } from "../ui/gate_words.ts";
 import type { LastHealth } from "../ui/last_health.ts";
 import { runHref, targetHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
@@ -93,7 +92,7 @@ export function overviewPage(
         runs_visible: true,
         running: recent.filter((run) => run.state === "running"),
         recent,
-        gate: ledger ? await gate(source.db) : null,
+        gate: ledger ? await pageGate(source) : null,
         targets: ledger
           ? (await latestRunPerTarget(source.db, "external")).map((run) => ({
             target_id: run.report.target.id,

@@ -12,7 +12,7 @@ import type {
   RegressionView,
 } from "../../lib/ledger/regressions.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
-import { gate, regressionsOf } from "../../lib/runs/mod.ts";
+import { regressionsOf } from "../../lib/runs/mod.ts";
 import { runActionOf } from "./_run_action.ts";
 import {
   type RunAction,
@@ -20,7 +20,7 @@ import {
 } from "../ui/components/action_form.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
-import { gateDisplay } from "../ui/gate_words.ts";
+import { gateDisplay, pageGate } from "../ui/gate_words.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
@@ -48,7 +48,7 @@ export function regressionsPage(
       const all = ledger ? await regressionsOf(source.db) : [];
       return {
         schema: "trace.ui.regressions/1",
-        gate: ledger ? await gate(source.db) : null,
+        gate: ledger ? await pageGate(source) : null,
         enforced: all.filter((r) => r.status === "enforced"),
         pending: all.filter((r) => r.status === "pending"),
         run_action: runActionOf(c, source.jobs !== null),

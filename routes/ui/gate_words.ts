@@ -10,7 +10,25 @@
  */
 
 import type { GateResult } from "../../lib/ledger/regressions.ts";
+import { gate } from "../../lib/runs/mod.ts";
+import type { RunSource } from "./run_view.ts";
 import { plural } from "./trace_words.ts";
+
+/**
+ * The gate as the pages judge it: with the data directory's checkpoints, so
+ * a replay killed before it finished is its regression's latest here as in
+ * `external-gate`; a completed run the ledger lacks is named on the run
+ * pages instead of refusing the page.
+ */
+export async function pageGate(source: RunSource): Promise<GateResult> {
+  return await gate(
+    source.db,
+    undefined,
+    source.dataDir === null
+      ? {}
+      : { dataDir: source.dataDir, refuseUnrecorded: false },
+  );
+}
 
 /** What the gate's display rests on. */
 export type GateState =
@@ -60,12 +78,27 @@ function gateSentence(gate: GateResult | null, state: GateState): string {
       }; a passing replay enforces each.`;
     case "fail": {
       const failing = gate!.failing;
-      const ids = failing.map((f) => f.regression_id).join(", ");
+      const ids = (state: "completed" | "unfinished") =>
+        failing
+          .filter((f) =>
+            (f.last_state === "completed") === (state === "completed")
+          )
+          .map((f) => f.regression_id);
+      const back = ids("completed");
+      const unfinished = ids("unfinished");
+      const why = [
+        back.length > 0
+          ? `${back.join(", ")}: a bug that was fixed is back`
+          : null,
+        unfinished.length > 0
+          ? `${
+            unfinished.join(", ")
+          }: the latest replay did not finish; clean up what it left and replay again`
+          : null,
+      ].filter((part) => part !== null).join("; ");
       return `${failing.length} of ${
         plural(gate!.enforced, "enforced regression")
-      } did not pass the latest replay (${ids}): a bug that was fixed is back${
-        pending(gate!.pending)
-      }.`;
+      } did not pass the latest replay (${why})${pending(gate!.pending)}.`;
     }
     case "pass":
       return `${
