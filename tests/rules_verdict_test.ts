@@ -130,28 +130,37 @@ Deno.test("a healthy target is sampled until a sample starts at or after the win
 
 // --- transient residuals are recorded on a PASS ----------------------------
 
+/**
+ * Runs with `subject` dirty (a store counting 3, or the marker retrieved) in
+ * the test window's samples `dirty` picks; the run must PASS with only that
+ * transient residual, which is returned.
+ */
+async function transientOf(
+  subject: string,
+  dirty: (request: InterceptedRequest) => boolean,
+) {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      if (!inWindow(request, "test") || !dirty(request)) return answer;
+      if (subject === "retrieval") {
+        return request.op === "query" ? markerAnswer(request) : answer;
+      }
+      return request.op === "inventory" ? { ...answer, [subject]: 3 } : answer;
+    },
+  });
+  assert.equal(report.verdict, "PASS");
+  assertOnly(report, "transient", [`transient_residual:${subject}`]);
+  return report.findings.find((f) => f.code === "transient_residual")!;
+}
+
 Deno.test("data gone before the final sample is a PASS with the transient residual recorded", async (t) => {
   for (const subject of [...STORES, "retrieval"]) {
     await t.step(subject, async () => {
-      const early = (request: InterceptedRequest) =>
-        inWindow(request, "test") && request.sample <= 1;
-      const { report } = await runFake({
-        hook: async (request, forward) => {
-          const answer = await forward();
-          if (!early(request)) return answer;
-          if (subject === "retrieval") {
-            return request.op === "query" ? markerAnswer(request) : answer;
-          }
-          return request.op === "inventory"
-            ? { ...answer, [subject]: 3 }
-            : answer;
-        },
-      });
-      assert.equal(report.verdict, "PASS");
-      assertOnly(report, "transient", [`transient_residual:${subject}`]);
-      const transient = report.findings.find((f) =>
-        f.code === "transient_residual"
-      )!;
+      const transient = await transientOf(
+        subject,
+        (request) => request.sample <= 1,
+      );
       assert.deepEqual(transient.sample_indexes, [0, 1]);
       assert.match(transient.message, /read 0 from 1\.00 s/);
     });
@@ -161,25 +170,10 @@ Deno.test("data gone before the final sample is a PASS with the transient residu
 Deno.test("data that read 0, came back and was gone again by the final sample is a PASS whose transient residual says it came back", async (t) => {
   for (const subject of ["vector_records", "retrieval"]) {
     await t.step(subject, async () => {
-      const dirty = (request: InterceptedRequest) =>
-        inWindow(request, "test") && [0, 2].includes(request.sample);
-      const { report } = await runFake({
-        hook: async (request, forward) => {
-          const answer = await forward();
-          if (!dirty(request)) return answer;
-          if (subject === "retrieval") {
-            return request.op === "query" ? markerAnswer(request) : answer;
-          }
-          return request.op === "inventory"
-            ? { ...answer, [subject]: 3 }
-            : answer;
-        },
-      });
-      assert.equal(report.verdict, "PASS");
-      assertOnly(report, "transient", [`transient_residual:${subject}`]);
-      const transient = report.findings.find((f) =>
-        f.code === "transient_residual"
-      )!;
+      const transient = await transientOf(
+        subject,
+        (request) => [0, 2].includes(request.sample),
+      );
       assert.deepEqual(transient.sample_indexes, [0, 2]);
       assert.match(
         transient.message,
