@@ -97,7 +97,10 @@ ${DATA_OPTIONS}
 `,
 };
 
-const NO_RUNS = "No reference runs yet; run trace reference run first";
+/** There is no reference run to read in the ledger at `where` (a path, or a redacted URL). */
+function noRuns(where: string): string {
+  return `No reference runs in the ledger at ${where} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+}
 
 const SUBCOMMANDS = [
   "list",
@@ -298,7 +301,9 @@ async function show(
       throw new NotFoundError(
         `Cannot show reference run ${
           quoteValue(wanted)
-        }: it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
+        }: it is neither a system with a stored run nor a run id in the reference history of the ledger at ${
+          dbLocation(db)
+        }; see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -347,7 +352,7 @@ async function readHistory(
     );
   } catch (error) {
     if (error instanceof NoDataError) {
-      throw new NotFoundError(NO_RUNS, { cause: error });
+      throw new NotFoundError(noRuns(error.path), { cause: error });
     }
     throw error;
   }
@@ -390,7 +395,7 @@ async function dashboard(
     }
     io.out(
       rows.length === 0
-        ? `${NO_RUNS}\n`
+        ? `${noRuns(dbLocation(db))}\n`
         : renderMatrix(rows) + missingNote(missing),
     );
     return 0;
@@ -410,7 +415,7 @@ async function ranking(
       return 0;
     }
     if (rows.length === 0) {
-      io.out(`${NO_RUNS}\n`);
+      io.out(`${noRuns(dbLocation(db))}\n`);
       return 0;
     }
     const lines = [
