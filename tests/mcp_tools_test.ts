@@ -15,12 +15,15 @@ import {
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import {
   cleanUpRun,
+  configTargetRef,
   retireRunTarget,
+  runExternal,
   RunJobs,
   RunLock,
 } from "../lib/runs/mod.ts";
+import { main } from "../cli.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
-import { stagingConfig, withDb } from "./_helpers.ts";
+import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
 import {
   assertDocumentedTools,
   callError,
@@ -257,6 +260,49 @@ Deno.test("trace.external_targets hides a retired target unless all is given, an
     assert.match(
       await callError(client, "trace.external_targets", { all: "yes" }),
       /all: must be true or false/,
+    );
+  });
+});
+
+Deno.test("trace.external_targets carries what external-targets --json does: first and last run, and the targets known only from runs", async () => {
+  await withTools(async ({ client, context, db }) => {
+    await pollRun(
+      client,
+      (await callOk(client, "trace.external_start", { target_id: TARGET_ID }))
+        .run_id as string,
+    );
+    // A run of a config never registered, as trace quickstart records them.
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir: context.dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock),
+      clock,
+    });
+    const cli = captureIo();
+    assert.equal(
+      await main(
+        ["external-targets", "--json", "--data-dir", context.dataDir],
+        cli,
+      ),
+      0,
+      cli.stderr(),
+    );
+    const expected = JSON.parse(cli.stdout());
+    const listed = await callOk(client, "trace.external_targets");
+    const [target] = listed.targets as Record<string, unknown>[];
+    assert.equal(target?.runs, 1);
+    assert.equal(target?.first_run_at, expected.targets[0].first_run_at);
+    assert.equal(typeof target?.first_run_at, "string");
+    assert.equal(target?.last_run_at, expected.targets[0].last_run_at);
+    assert.deepEqual(listed.unregistered, expected.unregistered);
+    assert.deepEqual(
+      (listed.unregistered as { target_id: string; runs: number }[]).map((
+        t,
+      ) => [t.target_id, t.runs]),
+      [[report.target.id, 1]],
     );
   });
 });

@@ -23,6 +23,7 @@ import {
   saveRun,
   type StartedJob,
   targetSummaries,
+  unregisteredTargets,
   viewRun,
 } from "../runs/mod.ts";
 import {
@@ -52,7 +53,7 @@ const targets = defineTool({
   name: "trace.external_targets",
   title: "List registered staging targets",
   description:
-    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered, runs). Other external tools take these ids; targets cannot be registered over MCP. Retired targets, which refuse new runs, are listed only with all: true.",
+    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered, runs, first and last run). Other external tools take these ids; targets cannot be registered over MCP. Retired targets, which refuse new runs, are listed only with all: true. Also lists, as unregistered, the targets known only from runs of a config that was never registered (such as trace quickstart's): trace.external_runs lists their runs, but no tool can run, replay or clean them up.",
   input: strictArgs({
     all: v.optional(v.pipe(
       v.boolean("must be true or false"),
@@ -62,6 +63,7 @@ const targets = defineTool({
   annotations: READS,
   run: async ({ all }, { db }) => {
     const records = await targetSummaries(db, { all: all ?? false });
+    const unregistered = await unregisteredTargets(db);
     return {
       targets: records.map((t) => ({
         target_id: t.target_id,
@@ -71,11 +73,14 @@ const targets = defineTool({
         config_digest: t.config_digest,
         config: t.config,
         runs: t.runs,
+        first_run_at: t.first_run_at,
         last_run_at: t.last_run_at,
         retired: t.retired === null
           ? null
           : { retired_at: t.retired.retired_at, reason: t.retired.reason },
       })),
+      // As external-targets --json: runs of configs never registered, which no tool can act on.
+      unregistered,
       note: records.length === 0
         ? `no ${
           all ? "" : "active "
