@@ -1,6 +1,7 @@
 /** The MCP tools through the official SDK client, in process: list, schemas, refusals, bounds, reference tools. */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { validateToolName } from "@modelcontextprotocol/sdk/shared/toolNameValidation.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -551,6 +552,41 @@ Deno.test("answers longer than the output bound are cut and say which lists were
       );
     }, { overrides: { maxOutputChars: 3_000 } });
   });
+});
+
+Deno.test("trace.external_get names a failed run's checkpoint, relative to the data directory over HTTP", async () => {
+  // A transport that cannot be closed fails the job after its checkpoint was written.
+  const unclosable = (clock: VirtualClock): StagingTransport => {
+    const fake = new FakeTarget(clock);
+    return {
+      post: (op, body) => fake.post(op, body),
+      close: () => Promise.reject(new Error("the transport cannot be closed")),
+    };
+  };
+  for (const remote of [false, true]) {
+    await withTools(async ({ client, context }) => {
+      const started = await callOk(client, "trace.external_start", {
+        target_id: TARGET_ID,
+      });
+      const runId = started.run_id as string;
+      await context.jobs.wait(runId);
+      const failed = await callOk(client, "trace.external_get", {
+        run_id: runId,
+      });
+      assert.equal(failed.state, "failed");
+      assert.match(
+        String(failed.next),
+        /in its checkpoint \(checkpoint_path\)/,
+      );
+      assert.equal(
+        failed.checkpoint_path,
+        remote
+          ? `external/${runId}.json`
+          : join(context.dataDir, "external", `${runId}.json`),
+      );
+      assert.equal(failed.checkpoint_path, started.checkpoint);
+    }, { transport: unclosable, overrides: { remote } });
+  }
 });
 
 Deno.test("an unexpected failure is a generic one-line tool error, its detail only in the log", async () => {

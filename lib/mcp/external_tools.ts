@@ -146,7 +146,7 @@ function nextStep(view: RunJobView, links: RunView | null): string {
     case "running":
       return "the run is still going: poll trace.external_get again in a few seconds";
     case "failed":
-      return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint before starting again";
+      return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint (checkpoint_path) before starting again";
     case "interrupted":
       return links?.cleanup?.cleanup_complete
         ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids (later_cleanup), so start a new run with trace.external_start"
@@ -224,6 +224,8 @@ const get = defineTool({
       checkpoint: view.state === "interrupted"
         ? links?.checkpoint ?? null
         : null,
+      // A failed job's checkpoint is what is left to inspect: say where it is.
+      checkpoint_path: view.state === "failed" ? view.checkpoint_path : null,
       error: view.error,
       note: adviceOf(links?.note ?? view.note),
       next: nextStep(view, links),
