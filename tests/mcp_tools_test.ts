@@ -25,6 +25,7 @@ import {
 import { main } from "../cli.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
+import { fakeRun, withStagingA } from "./_unrecorded.ts";
 import {
   assertDocumentedTools,
   callError,
@@ -586,6 +587,43 @@ Deno.test("trace.external_get names a failed run's checkpoint, relative to the d
       );
       assert.equal(failed.checkpoint_path, started.checkpoint);
     }, { transport: unclosable, overrides: { remote } });
+  }
+});
+
+Deno.test("trace.reference_explain says when a run's report is read from a file kept outside the ledger, as external-show does", async () => {
+  for (const remote of [false, true]) {
+    await withTools(async ({ client, context }) => {
+      // A run recorded elsewhere, its checkpoint and report left here as if this ledger had refused it.
+      const kept = join(context.dataDir, "external");
+      const report = await withDb(async (otherDb, otherDir) => {
+        await withStagingA(otherDb);
+        const report = await fakeRun(otherDb, otherDir, { staleCache: true });
+        await Deno.mkdir(kept, { recursive: true });
+        await Deno.copyFile(
+          join(otherDir, "external", `${report.run_id}.json`),
+          join(kept, `${report.run_id}.json`),
+        );
+        return report;
+      });
+      await Deno.writeTextFile(
+        join(kept, `${report.run_id}.report.json`),
+        JSON.stringify(report),
+      );
+      const explained = await callOk(client, "trace.reference_explain", {
+        code: "residual_store",
+        run_id: report.run_id,
+      });
+      const run = explained.run as Record<string, unknown>;
+      assert.equal(run.kept_in, "file");
+      assert.equal(run.verdict, "FAIL");
+      const path = remote
+        ? `external/${report.run_id}.report.json`
+        : join(kept, `${report.run_id}.report.json`);
+      assert.equal(
+        run.note,
+        `this run is not in the ledger: its report is kept at ${path}, where Trace writes one only when the ledger cannot take it; a file is not verified like a ledger entry`,
+      );
+    }, { overrides: { remote } });
   }
 });
 
