@@ -309,6 +309,53 @@ Deno.test("trace.external_targets carries what external-targets --json does: fir
   });
 });
 
+Deno.test("trace.external_runs says which of its runs trace.external_save and trace.external_compare take, and that reference runs are not among them", async () => {
+  await withTools(async ({ client }) => {
+    const { tools } = await client.listTools();
+    const description = tools.find((t: Tool) =>
+      t.name === "trace.external_runs"
+    )?.description ?? "";
+    assert.match(
+      description,
+      /trace\.external_save takes a completed FAIL of kind external, kept_in ledger, whose target is registered/,
+    );
+    assert.match(
+      description,
+      /trace\.external_compare takes two runs of kind external, kept_in ledger, of one target/,
+    );
+    assert.match(
+      description,
+      /Reference runs \(kind reference\) are neither saved nor compared/,
+    );
+    // What the description says of a reference run is what the tools do.
+    const ran = await callOk(client, "trace.reference_run", {
+      systems: ["stale-cache"],
+      trace: false,
+    });
+    const reference = (ran.rows as { run_id: string }[])[0]!.run_id;
+    const listed = await callOk(client, "trace.external_runs", {
+      kind: "reference",
+    });
+    assert.deepEqual(
+      (listed.runs as { run_id: string; kind: string }[]).map((
+        r,
+      ) => [r.run_id, r.kind]),
+      [[reference, "reference"]],
+    );
+    assert.match(
+      await callError(client, "trace.external_save", { run_id: reference }),
+      /it is a reference run/,
+    );
+    assert.match(
+      await callError(client, "trace.external_compare", {
+        run_a: reference,
+        run_b: reference,
+      }),
+      /it is a reference run of system stale-cache/,
+    );
+  });
+});
+
 Deno.test("trace.external_runs and trace.external_regressions list what the other tools take", async () => {
   await withTools(async ({ client }) => {
     const empty = await callOk(client, "trace.external_runs");

@@ -294,7 +294,7 @@ const runs = defineTool({
   name: "trace.external_runs",
   title: "List runs",
   description:
-    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. Run ids here are what trace.external_get, trace.external_save and trace.external_compare take.",
+    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. trace.external_get takes any run id here; trace.external_save takes a completed FAIL of kind external, kept_in ledger, whose target is registered (target_registered true); trace.external_compare takes two runs of kind external, kept_in ledger, of one target. Reference runs (kind reference) are neither saved nor compared: trace.reference_get and trace.reference_explain read them.",
   input: strictArgs({
     target_id: v.optional(TargetIdArg),
     verdict: filterArg(RUN_LIST_FILTERS.verdict),
