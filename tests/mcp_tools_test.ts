@@ -5,7 +5,10 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { validateToolName } from "@modelcontextprotocol/sdk/shared/toolNameValidation.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { StagingTransport } from "../lib/contract/protocol.ts";
+import {
+  ProtocolError,
+  type StagingTransport,
+} from "../lib/contract/protocol.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
 import {
@@ -672,6 +675,28 @@ Deno.test("trace.reference_explain says when a run's report is read from a file 
       );
     }, { overrides: { remote } });
   }
+});
+
+Deno.test("trace.external_start of a registered target whose adapter is down says its config cannot change, not to fix base_url", async () => {
+  const down = (): StagingTransport => ({
+    post: () => Promise.reject(new Error("never sent")),
+    probe: () =>
+      Promise.reject(
+        new ProtocolError("connect", "cannot connect to 127.0.0.1:9"),
+      ),
+  });
+  await withTools(async ({ client }) => {
+    const message = await callError(client, "trace.external_start", {
+      target_id: TARGET_ID,
+    });
+    assert.match(
+      message,
+      /Cannot reach the staging adapter at .*: cannot connect to 127\.0\.0\.1:9; start it; the registered config of target staging-a cannot change, so if the adapter moved, register its new base_url under a new target id with trace external-register --target NEW_ID --config FILE and run trace\.external_start with target_id NEW_ID \(nothing was run or recorded\)$/,
+    );
+    assert.doesNotMatch(message, /fix base_url/);
+    const runs = await callOk(client, "trace.external_runs");
+    assert.deepEqual(runs.runs, [], "nothing was started");
+  }, { transport: down });
 });
 
 Deno.test("an unexpected failure is a generic one-line tool error, its detail only in the log", async () => {
