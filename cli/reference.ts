@@ -31,6 +31,7 @@ import type { CliIo, Command } from "./_io.ts";
 import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
+import { terminalSafe } from "../lib/display.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -100,6 +101,11 @@ ${DATA_OPTIONS}
 /** There is no reference run to read in the ledger at `where` (a path, or a redacted URL). */
 function noRuns(where: string): string {
   return `No reference runs in the ledger at ${where} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+}
+
+/** {@link noRuns} as a line of output: a path may hold any character, escaped as in an error line. */
+function noRunsLine(db: TraceDb): string {
+  return `${terminalSafe(noRuns(dbLocation(db)))}\n`;
 }
 
 const SUBCOMMANDS = [
@@ -395,7 +401,7 @@ async function dashboard(
     }
     io.out(
       rows.length === 0
-        ? `${noRuns(dbLocation(db))}\n`
+        ? noRunsLine(db)
         : renderMatrix(rows) + missingNote(missing),
     );
     return 0;
@@ -415,7 +421,7 @@ async function ranking(
       return 0;
     }
     if (rows.length === 0) {
-      io.out(`${noRuns(dbLocation(db))}\n`);
+      io.out(noRunsLine(db));
       return 0;
     }
     const lines = [

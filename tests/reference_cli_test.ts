@@ -220,6 +220,25 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
   });
 });
 
+Deno.test("reference dashboard and ranking escape the hidden characters of the ledger path they name", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const db = await openDb({ dataDir: dir });
+    await migrate(db, ALL_MIGRATIONS);
+    db.close();
+    const shown = join(parent, "data\\u{001b}[31m\\u{202e}", "trace.db");
+    for (const sub of ["dashboard", "ranking"]) {
+      const io = captureIo();
+      assert.equal(await reference([sub, "--data-dir", dir], io), 0);
+      assert.equal(
+        io.stdout(),
+        `No reference runs in the ledger at ${shown} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)\n`,
+        sub,
+      );
+    }
+  });
+});
+
 Deno.test("reference list and plan describe systems without running them", async () => {
   const io = captureIo();
   assert.equal(await reference(["list", "--json"], io), 0);
