@@ -31,6 +31,7 @@ import type { CliIo, Command } from "./_io.ts";
 import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
+import { terminalSafe } from "../lib/display.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -97,7 +98,15 @@ ${DATA_OPTIONS}
 `,
 };
 
-const NO_RUNS = "No reference runs yet; run trace reference run first";
+/** There is no reference run to read in the ledger at `where` (a path, or a redacted URL). */
+function noRuns(where: string): string {
+  return `No reference runs in the ledger at ${where} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+}
+
+/** {@link noRuns} as a line of output: a path may hold any character, escaped as in an error line. */
+function noRunsLine(db: TraceDb): string {
+  return `${terminalSafe(noRuns(dbLocation(db)))}\n`;
+}
 
 const SUBCOMMANDS = [
   "list",
@@ -298,7 +307,9 @@ async function show(
       throw new NotFoundError(
         `Cannot show reference run ${
           quoteValue(wanted)
-        }: it is neither a system with a stored run nor a run id in the reference history; see trace reference dashboard`,
+        }: it is neither a system with a stored run nor a run id in the reference history of the ledger at ${
+          dbLocation(db)
+        }; see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -347,7 +358,7 @@ async function readHistory(
     );
   } catch (error) {
     if (error instanceof NoDataError) {
-      throw new NotFoundError(NO_RUNS, { cause: error });
+      throw new NotFoundError(noRuns(error.path), { cause: error });
     }
     throw error;
   }
@@ -390,7 +401,7 @@ async function dashboard(
     }
     io.out(
       rows.length === 0
-        ? `${NO_RUNS}\n`
+        ? noRunsLine(db)
         : renderMatrix(rows) + missingNote(missing),
     );
     return 0;
@@ -410,7 +421,7 @@ async function ranking(
       return 0;
     }
     if (rows.length === 0) {
-      io.out(`${NO_RUNS}\n`);
+      io.out(noRunsLine(db));
       return 0;
     }
     const lines = [

@@ -51,11 +51,15 @@ export interface OpenedFile {
 
 /** A reader found no database where it looked: nothing has been recorded there yet. */
 export class NoDataError extends StorageError {
+  /** The database file that was not there. */
+  readonly path: string;
+
   constructor(path: string) {
     super(
       `No Trace data at ${path} yet: nothing has been recorded there; check --data-dir / --db`,
     );
     this.name = "NoDataError";
+    this.path = path;
   }
 }
 

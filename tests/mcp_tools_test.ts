@@ -1,10 +1,14 @@
 /** The MCP tools through the official SDK client, in process: list, schemas, refusals, bounds, reference tools. */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { validateToolName } from "@modelcontextprotocol/sdk/shared/toolNameValidation.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { StagingTransport } from "../lib/contract/protocol.ts";
+import {
+  ProtocolError,
+  type StagingTransport,
+} from "../lib/contract/protocol.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
 import {
@@ -15,12 +19,16 @@ import {
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import {
   cleanUpRun,
+  configTargetRef,
   retireRunTarget,
+  runExternal,
   RunJobs,
   RunLock,
 } from "../lib/runs/mod.ts";
+import { main } from "../cli.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
-import { stagingConfig, withDb } from "./_helpers.ts";
+import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
+import { fakeRun, withStagingA } from "./_unrecorded.ts";
 import {
   assertDocumentedTools,
   callError,
@@ -257,6 +265,96 @@ Deno.test("trace.external_targets hides a retired target unless all is given, an
     assert.match(
       await callError(client, "trace.external_targets", { all: "yes" }),
       /all: must be true or false/,
+    );
+  });
+});
+
+Deno.test("trace.external_targets carries what external-targets --json does: first and last run, and the targets known only from runs", async () => {
+  await withTools(async ({ client, context, db }) => {
+    await pollRun(
+      client,
+      (await callOk(client, "trace.external_start", { target_id: TARGET_ID }))
+        .run_id as string,
+    );
+    // A run of a config never registered, as trace quickstart records them.
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    const { report } = await runExternal(config, {
+      db,
+      dataDir: context.dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock),
+      clock,
+    });
+    const cli = captureIo();
+    assert.equal(
+      await main(
+        ["external-targets", "--json", "--data-dir", context.dataDir],
+        cli,
+      ),
+      0,
+      cli.stderr(),
+    );
+    const expected = JSON.parse(cli.stdout());
+    const listed = await callOk(client, "trace.external_targets");
+    const [target] = listed.targets as Record<string, unknown>[];
+    assert.equal(target?.runs, 1);
+    assert.equal(target?.first_run_at, expected.targets[0].first_run_at);
+    assert.equal(typeof target?.first_run_at, "string");
+    assert.equal(target?.last_run_at, expected.targets[0].last_run_at);
+    assert.deepEqual(listed.unregistered, expected.unregistered);
+    assert.deepEqual(
+      (listed.unregistered as { target_id: string; runs: number }[]).map((
+        t,
+      ) => [t.target_id, t.runs]),
+      [[report.target.id, 1]],
+    );
+  });
+});
+
+Deno.test("trace.external_runs says which of its runs trace.external_save and trace.external_compare take, and that reference runs are not among them", async () => {
+  await withTools(async ({ client }) => {
+    const { tools } = await client.listTools();
+    const description = tools.find((t: Tool) =>
+      t.name === "trace.external_runs"
+    )?.description ?? "";
+    assert.match(
+      description,
+      /trace\.external_save takes a completed FAIL of kind external, kept_in ledger, whose target is registered/,
+    );
+    assert.match(
+      description,
+      /trace\.external_compare takes two runs of kind external, kept_in ledger, of one target/,
+    );
+    assert.match(
+      description,
+      /Reference runs \(kind reference\) are neither saved nor compared/,
+    );
+    // What the description says of a reference run is what the tools do.
+    const ran = await callOk(client, "trace.reference_run", {
+      systems: ["stale-cache"],
+      trace: false,
+    });
+    const reference = (ran.rows as { run_id: string }[])[0]!.run_id;
+    const listed = await callOk(client, "trace.external_runs", {
+      kind: "reference",
+    });
+    assert.deepEqual(
+      (listed.runs as { run_id: string; kind: string }[]).map((
+        r,
+      ) => [r.run_id, r.kind]),
+      [[reference, "reference"]],
+    );
+    assert.match(
+      await callError(client, "trace.external_save", { run_id: reference }),
+      /it is a reference run/,
+    );
+    assert.match(
+      await callError(client, "trace.external_compare", {
+        run_a: reference,
+        run_b: reference,
+      }),
+      /it is a reference run of system stale-cache/,
     );
   });
 });
@@ -505,6 +603,100 @@ Deno.test("answers longer than the output bound are cut and say which lists were
       );
     }, { overrides: { maxOutputChars: 3_000 } });
   });
+});
+
+Deno.test("trace.external_get names a failed run's checkpoint, relative to the data directory over HTTP", async () => {
+  // A transport that cannot be closed fails the job after its checkpoint was written.
+  const unclosable = (clock: VirtualClock): StagingTransport => {
+    const fake = new FakeTarget(clock);
+    return {
+      post: (op, body) => fake.post(op, body),
+      close: () => Promise.reject(new Error("the transport cannot be closed")),
+    };
+  };
+  for (const remote of [false, true]) {
+    await withTools(async ({ client, context }) => {
+      const started = await callOk(client, "trace.external_start", {
+        target_id: TARGET_ID,
+      });
+      const runId = started.run_id as string;
+      await context.jobs.wait(runId);
+      const failed = await callOk(client, "trace.external_get", {
+        run_id: runId,
+      });
+      assert.equal(failed.state, "failed");
+      assert.match(
+        String(failed.next),
+        /in its checkpoint \(checkpoint_path\)/,
+      );
+      assert.equal(
+        failed.checkpoint_path,
+        remote
+          ? `external/${runId}.json`
+          : join(context.dataDir, "external", `${runId}.json`),
+      );
+      assert.equal(failed.checkpoint_path, started.checkpoint);
+    }, { transport: unclosable, overrides: { remote } });
+  }
+});
+
+Deno.test("trace.reference_explain says when a run's report is read from a file kept outside the ledger, as external-show does", async () => {
+  for (const remote of [false, true]) {
+    await withTools(async ({ client, context }) => {
+      // A run recorded elsewhere, its checkpoint and report left here as if this ledger had refused it.
+      const kept = join(context.dataDir, "external");
+      const report = await withDb(async (otherDb, otherDir) => {
+        await withStagingA(otherDb);
+        const report = await fakeRun(otherDb, otherDir, { staleCache: true });
+        await Deno.mkdir(kept, { recursive: true });
+        await Deno.copyFile(
+          join(otherDir, "external", `${report.run_id}.json`),
+          join(kept, `${report.run_id}.json`),
+        );
+        return report;
+      });
+      await Deno.writeTextFile(
+        join(kept, `${report.run_id}.report.json`),
+        JSON.stringify(report),
+      );
+      const explained = await callOk(client, "trace.reference_explain", {
+        code: "residual_store",
+        run_id: report.run_id,
+      });
+      const run = explained.run as Record<string, unknown>;
+      assert.equal(run.kept_in, "file");
+      assert.equal(run.verdict, "FAIL");
+      const path = remote
+        ? `external/${report.run_id}.report.json`
+        : join(kept, `${report.run_id}.report.json`);
+      assert.equal(
+        run.note,
+        `this run is not in the ledger: its report is kept at ${path}, where Trace writes one only when the ledger cannot take it; a file is not verified like a ledger entry`,
+      );
+    }, { overrides: { remote } });
+  }
+});
+
+Deno.test("trace.external_start of a registered target whose adapter is down says its config cannot change, not to fix base_url", async () => {
+  const down = (): StagingTransport => ({
+    post: () => Promise.reject(new Error("never sent")),
+    probe: () =>
+      Promise.reject(
+        new ProtocolError("connect", "cannot connect to 127.0.0.1:9"),
+      ),
+  });
+  await withTools(async ({ client }) => {
+    const message = await callError(client, "trace.external_start", {
+      target_id: TARGET_ID,
+    });
+    assert.match(
+      message,
+      /Cannot reach the staging adapter at .*: cannot connect to 127\.0\.0\.1:9; start it; the registered config of target staging-a cannot change, so if the adapter moved, register its new base_url under a new target id with trace external-register --target NEW_ID --config FILE and run trace\.external_start with target_id NEW_ID \(nothing was run or recorded\)$/,
+    );
+    assert.doesNotMatch(message, /fix base_url/);
+    const runs = await callOk(client, "trace.external_runs");
+    assert.deepEqual(runs.runs, [], "nothing was started");
+  }, { transport: down });
 });
 
 Deno.test("an unexpected failure is a generic one-line tool error, its detail only in the log", async () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { loadCommand, main } from "../cli.ts";
 import type { CliIo } from "../cli/_io.ts";
 import { referenceSubcommand, type Subcommand } from "../cli/reference.ts";
@@ -185,14 +186,17 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
       reference(["frobnicate"], captureIo()),
       /unknown command "frobnicate"; run trace reference --help/,
     );
-    await assert.rejects(
-      reference(["show", "run-missing", "--data-dir", dir], captureIo()),
-      /Error: No reference runs yet; run trace reference run first$/,
-    );
-    for (const sub of ["dashboard", "ranking"]) {
+    // A mistyped data directory: each reader names the ledger it looked for.
+    const ledger = join(dir, "trace.db");
+    const noRuns =
+      `No reference runs in the ledger at ${ledger} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+    for (const args of [["show", "run-missing"], ["dashboard"], ["ranking"]]) {
       await assert.rejects(
-        reference([sub, "--data-dir", dir], captureIo()),
-        /Error: No reference runs yet; run trace reference run first$/,
+        reference([...args, "--data-dir", dir], captureIo()),
+        (error: Error) => {
+          assert.equal(error.message, noRuns, args.join(" "));
+          return true;
+        },
       );
     }
     const db = await openDb({ dataDir: dir });
@@ -200,14 +204,38 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
     db.close();
     await assert.rejects(
       reference(["show", "run-missing", "--data-dir", dir], captureIo()),
-      /Cannot show reference run "run-missing"/,
+      (error: Error) => {
+        assert.equal(
+          error.message,
+          `Cannot show reference run "run-missing": it is neither a system with a stored run nor a run id in the reference history of the ledger at ${ledger}; see trace reference dashboard`,
+        );
+        return true;
+      },
     );
-    const empty = captureIo();
-    assert.equal(await reference(["dashboard", "--data-dir", dir], empty), 0);
-    assert.equal(
-      empty.stdout(),
-      "No reference runs yet; run trace reference run first\n",
-    );
+    for (const sub of ["dashboard", "ranking"]) {
+      const empty = captureIo();
+      assert.equal(await reference([sub, "--data-dir", dir], empty), 0);
+      assert.equal(empty.stdout(), `${noRuns}\n`, sub);
+    }
+  });
+});
+
+Deno.test("reference dashboard and ranking escape the hidden characters of the ledger path they name", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const db = await openDb({ dataDir: dir });
+    await migrate(db, ALL_MIGRATIONS);
+    db.close();
+    const shown = join(parent, "data\\u{001b}[31m\\u{202e}", "trace.db");
+    for (const sub of ["dashboard", "ranking"]) {
+      const io = captureIo();
+      assert.equal(await reference([sub, "--data-dir", dir], io), 0);
+      assert.equal(
+        io.stdout(),
+        `No reference runs in the ledger at ${shown} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)\n`,
+        sub,
+      );
+    }
   });
 });
 

@@ -92,7 +92,14 @@ Deno.test("trace external-run against a port where nothing listens fails in one 
       await main(["external-run", "--target", "gone", ...data], run),
       2,
     );
-    assert.match(run.stderr(), /Cannot reach the staging adapter/);
+    // Its registered config cannot change: base_url is not fixed in place.
+    assert.match(
+      run.stderr(),
+      new RegExp(
+        `^trace external-run: Cannot reach the staging adapter at ${url}: cannot connect to 127\\.0\\.0\\.1:\\d+: .+; start it; the registered config of target gone cannot change, so if the adapter moved, register its new base_url under a new target id with trace external-register --target NEW_ID --config FILE and run trace external-run --target NEW_ID \\(nothing was run or recorded\\)\\n$`,
+      ),
+    );
+    assert.doesNotMatch(run.stderr(), /fix base_url/);
     assert.deepEqual(await entries(`${dir}/external`), []);
     const db = await openDb({ dataDir: dir });
     try {

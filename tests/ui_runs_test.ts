@@ -354,6 +354,45 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
   assert.match(retried, new RegExp(`trace external-cleanup ${fail!.run_id}`));
 });
 
+Deno.test("the compare page says what a later cleanup of a run found, beside its own cleanup, as the run page does", async () => {
+  let ids: { fail: string; pass: string } | null = null;
+  await withRunsApp(async (db, dataDir) => {
+    const { fail, pass } = await failThenFixed(db, dataDir);
+    ids = { fail: fail.run_id, pass: pass.run_id };
+    assert.equal(fail.cleanup.cleanup_complete, false);
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-later-3",
+      run_id: fail.run_id,
+      target_id: fail.target.id,
+      ids_from: "report",
+      namespaces: fail.namespaces,
+      issued: { test: 2, control: 1 },
+      started_at: "2026-11-29T11:00:00.000Z",
+      finished_at: "2026-11-29T11:00:01.000Z",
+      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    });
+  }, async (fixture) => {
+    const { fail, pass } = ids!;
+    const body = await html(fixture, `/compare?a=${fail}&b=${pass}`);
+    const cleanup = body.slice(body.indexOf('id="cleanup"'));
+    const [sideA, sideB] = cleanup.split("B (after)");
+    // A's own cleanup stays incomplete; the later one is said beside it.
+    assert.match(sideA!, /A \(before\) <span class="badge[^"]*">INCOMPLETE/);
+    assert.match(
+      sideA!,
+      /A later cleanup \(cleanup-later-3\) <time[^>]*>[^<]*<\/time> deleted every id this run issued and both namespaces read 0: nothing synthetic is left\./,
+    );
+    assert.doesNotMatch(sideB!, /A later cleanup/);
+    // The same words as the run page.
+    const run = await html(fixture, `/runs/${fail}`);
+    assert.match(
+      run,
+      /A later cleanup \(cleanup-later-3\) <time[^>]*>[^<]*<\/time> deleted every id this run issued/,
+    );
+  });
+});
+
 Deno.test("an interrupted run reads INCONCLUSIVE with what it issued, never PASS", async () => {
   let runId = "";
   await withRunsApp(async (db, dataDir) => {

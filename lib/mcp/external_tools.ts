@@ -23,6 +23,7 @@ import {
   saveRun,
   type StartedJob,
   targetSummaries,
+  unregisteredTargets,
   viewRun,
 } from "../runs/mod.ts";
 import {
@@ -52,7 +53,7 @@ const targets = defineTool({
   name: "trace.external_targets",
   title: "List registered staging targets",
   description:
-    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered, runs). Other external tools take these ids; targets cannot be registered over MCP. Retired targets, which refuse new runs, are listed only with all: true.",
+    "Lists the staging targets registered with trace external-register (id, base URL, timing, when registered, runs, first and last run). Other external tools take these ids; targets cannot be registered over MCP. Retired targets, which refuse new runs, are listed only with all: true. Also lists, as unregistered, the targets known only from runs of a config that was never registered (such as trace quickstart's): trace.external_runs lists their runs, but no tool can run, replay or clean them up.",
   input: strictArgs({
     all: v.optional(v.pipe(
       v.boolean("must be true or false"),
@@ -62,6 +63,7 @@ const targets = defineTool({
   annotations: READS,
   run: async ({ all }, { db }) => {
     const records = await targetSummaries(db, { all: all ?? false });
+    const unregistered = await unregisteredTargets(db);
     return {
       targets: records.map((t) => ({
         target_id: t.target_id,
@@ -71,11 +73,14 @@ const targets = defineTool({
         config_digest: t.config_digest,
         config: t.config,
         runs: t.runs,
+        first_run_at: t.first_run_at,
         last_run_at: t.last_run_at,
         retired: t.retired === null
           ? null
           : { retired_at: t.retired.retired_at, reason: t.retired.reason },
       })),
+      // As external-targets --json: runs of configs never registered, which no tool can act on.
+      unregistered,
       note: records.length === 0
         ? `no ${
           all ? "" : "active "
@@ -141,7 +146,7 @@ function nextStep(view: RunJobView, links: RunView | null): string {
     case "running":
       return "the run is still going: poll trace.external_get again in a few seconds";
     case "failed":
-      return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint before starting again";
+      return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint (checkpoint_path) before starting again";
     case "interrupted":
       return links?.cleanup?.cleanup_complete
         ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids (later_cleanup), so start a new run with trace.external_start"
@@ -219,6 +224,8 @@ const get = defineTool({
       checkpoint: view.state === "interrupted"
         ? links?.checkpoint ?? null
         : null,
+      // A failed job's checkpoint is what is left to inspect: say where it is.
+      checkpoint_path: view.state === "failed" ? view.checkpoint_path : null,
       error: view.error,
       note: adviceOf(links?.note ?? view.note),
       next: nextStep(view, links),
@@ -287,7 +294,7 @@ const runs = defineTool({
   name: "trace.external_runs",
   title: "List runs",
   description:
-    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. Run ids here are what trace.external_get, trace.external_save and trace.external_compare take.",
+    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. trace.external_get takes any run id here; trace.external_save takes a completed FAIL of kind external, kept_in ledger, whose target is registered (target_registered true); trace.external_compare takes two runs of kind external, kept_in ledger, of one target. Reference runs (kind reference) are neither saved nor compared: trace.reference_get and trace.reference_explain read them.",
   input: strictArgs({
     target_id: v.optional(TargetIdArg),
     verdict: filterArg(RUN_LIST_FILTERS.verdict),

@@ -208,20 +208,33 @@ const ranking = defineTool({
   run: async (_args, { db }) => await referenceRanking(db),
 });
 
+/** A run's report and where it was read from. */
+interface ExplainedReport {
+  report: RunReport;
+  /** The ledger, or a file kept when the ledger could not take the report. */
+  kept_in: "ledger" | "file";
+  /** Said of a kept file, as external-show says it: not verified like a ledger entry. */
+  note: string | null;
+}
+
 /** A run's report by id: the reference history first, then external runs. */
 async function reportOf(
   context: McpToolContext,
   runId: string,
-): Promise<RunReport> {
+): Promise<ExplainedReport> {
   const reference = await referenceRunView(context.db, runId);
-  if (reference) return reference.report;
+  if (reference) {
+    return { report: reference.report, kept_in: "ledger", note: null };
+  }
   const view = await viewRun(context.db, runId, { dataDir: context.dataDir });
   if (!view.report) {
     throw new NotFoundError(
       `Run ${runId} has no completed report (it is ${view.state}); only completed runs have findings to explain`,
     );
   }
-  return view.report;
+  return view.kept_in === "file"
+    ? { report: view.report, kept_in: "file", note: view.note }
+    : { report: view.report, kept_in: "ledger", note: null };
 }
 
 function occurrences(report: RunReport, code: FindingCode, subject?: string) {
@@ -241,7 +254,7 @@ const explain = defineTool({
   name: "trace.reference_explain",
   title: "Explain a finding",
   description:
-    "Explains a finding code: what it means, where its proof is, and what to check in the application. With run_id (a reference or external run), also lists that run's findings with this code and the samples that prove each.",
+    "Explains a finding code: what it means, where its proof is, and what to check in the application. With run_id (a reference or external run), also lists that run's findings with this code and the samples that prove each, and says when the report was read from a file kept outside the ledger, which is not verified like a ledger entry.",
   input: strictArgs({
     code: v.picklist(
       FINDING_CODE_NAMES,
@@ -276,8 +289,16 @@ const explain = defineTool({
       ...guide,
     };
     if (run_id === undefined) return { ...base, run: null };
-    const report = await reportOf(context, run_id);
+    const { report, kept_in, note } = await reportOf(context, run_id);
     const found = occurrences(report, code, subject);
+    const absent = found.length === 0
+      ? `run ${report.run_id} has no ${code} finding${
+        subject === undefined ? "" : ` on ${subject}`
+      }; its findings are: ${
+        report.findings.map((f) => `${f.code}:${f.subject}`).join(", ") ||
+        "(none)"
+      }`
+      : null;
     return {
       ...base,
       run: {
@@ -285,15 +306,9 @@ const explain = defineTool({
         kind: report.kind,
         target_id: report.target.id,
         verdict: report.verdict,
+        kept_in,
         findings: found,
-        note: found.length === 0
-          ? `run ${report.run_id} has no ${code} finding${
-            subject === undefined ? "" : ` on ${subject}`
-          }; its findings are: ${
-            report.findings.map((f) => `${f.code}:${f.subject}`).join(", ") ||
-            "(none)"
-          }`
-          : null,
+        note: [note, absent].filter((n) => n !== null).join("; ") || null,
       },
     };
   },

@@ -138,7 +138,14 @@ export async function runExternal(
   try {
     transport = options.transport ??
       createHttpTransport(config, options.env ? { env: options.env } : {});
-    await checkAdapterReachable(config, transport);
+    // A target named by id runs its stored config, which cannot be edited.
+    await checkAdapterReachable(
+      config,
+      transport,
+      options.target.source === "registered"
+        ? { registeredTarget: options.target.id }
+        : {},
+    );
     // A stop during the probe is one before the run: no checkpoint, no
     // ledger entry, rather than an empty interrupted run on record.
     if (options.signal?.aborted) throw new RunNotStartedError();

@@ -105,6 +105,11 @@ export interface RunJobView {
   regression: RegressionView | null;
   /** Why a failed job failed. */
   error: string | null;
+  /**
+   * The checkpoint file listing every id the run issued, for a run this
+   * process started; `null` for others and when it was never written.
+   */
+  checkpoint_path: string | null;
   /** What to do next, in words. */
   note: string | null;
 }
@@ -128,6 +133,8 @@ interface Job {
   targetId: string;
   regressionId: string | null;
   startedAt: string;
+  /** Where its checkpoint is, once written; `null` when it never was. */
+  checkpoint: string | null;
   progress: JobProgress;
   controller: AbortController;
   outcome: JobOutcome | null;
@@ -173,6 +180,7 @@ export class RunJobs {
       targetId: "",
       regressionId: "regressionId" in request ? request.regressionId : null,
       startedAt: "",
+      checkpoint: null,
       progress: { phase: "ingest", requests: 0, sample: null },
       controller: new AbortController(),
       outcome: null,
@@ -180,12 +188,13 @@ export class RunJobs {
       done: Promise.resolve(),
     };
     const started = Promise.withResolvers<StartedJob>();
-    const register = (runId: string, checkpoint: string) => {
+    const register = (runId: string, checkpoint: string | null) => {
       if (job.runId !== "") return;
       job.runId = runId;
       job.startedAt = this.#now();
+      job.checkpoint = checkpoint;
       this.#jobs.set(runId, job);
-      started.resolve(startedJob(job, checkpoint));
+      started.resolve(startedJob(job, checkpoint ?? "(not written)"));
     };
     const prepared = await this.#prepare(request);
     job.targetId = prepared.targetId;
@@ -196,7 +205,7 @@ export class RunJobs {
     }).then(
       (outcome) => {
         // A run whose checkpoint could never be written still completes.
-        register(outcome.report.run_id, "(not written)");
+        register(outcome.report.run_id, null);
         job.outcome = outcome;
       },
       (error: unknown) => {
@@ -334,6 +343,7 @@ function emptyView(runId: string, targetId: string): RunJobView {
     trace: null,
     regression: null,
     error: null,
+    checkpoint_path: null,
     note: null,
   };
 }
@@ -343,6 +353,7 @@ function jobView(job: Job): RunJobView {
     ...emptyView(job.runId, job.targetId),
     regression_id: job.regressionId,
     started_at: job.startedAt,
+    checkpoint_path: job.checkpoint,
   };
   if (job.outcome) {
     const { report, recording, trace, regression } = job.outcome;

@@ -29,6 +29,7 @@ export {
 export {
   AdapterUnreachableError,
   checkAdapterReachable,
+  type ReachabilityOptions,
 } from "./reachability.ts";
 export {
   checkConfigToken,

@@ -20,6 +20,15 @@ export class AdapterUnreachableError extends TraceError {
   }
 }
 
+/** Options for {@link checkAdapterReachable}. */
+export interface ReachabilityOptions {
+  /**
+   * The registered target whose stored config this is: a registration never
+   * changes, so its base_url cannot be fixed in place.
+   */
+  registeredTarget?: string;
+}
+
 /** Transports already found reachable, so a run resolved and started in two steps connects once. */
 const reachable = new WeakSet<StagingTransport>();
 
@@ -31,20 +40,32 @@ const reachable = new WeakSet<StagingTransport>();
 export async function checkAdapterReachable(
   config: Pick<StagingConfig, "base_url" | "timeout_seconds">,
   transport: StagingTransport,
+  options: ReachabilityOptions = {},
 ): Promise<void> {
   if (!transport.probe || reachable.has(transport)) return;
   try {
     await transport.probe({ timeoutMs: config.timeout_seconds.ingest * 1000 });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
-    // A certificate problem is not fixed by starting anything.
-    const remedy = error.failure === "tls"
-      ? "check its certificate (one a private CA signed is trusted with DENO_CERT=/path/to/ca.pem)"
-      : "start it or fix base_url";
     throw new AdapterUnreachableError(
-      `Cannot reach the staging adapter at ${config.base_url}: ${error.message}; ${remedy} (nothing was run or recorded)`,
+      `Cannot reach the staging adapter at ${config.base_url}: ${error.message}; ${
+        remedyFor(error, options.registeredTarget)
+      } (nothing was run or recorded)`,
       { cause: error },
     );
   }
   reachable.add(transport);
+}
+
+/** What to do about an adapter that could not be reached, in words. */
+function remedyFor(
+  error: ProtocolError,
+  registeredTarget: string | undefined,
+): string {
+  // A certificate problem is not fixed by starting anything.
+  if (error.failure === "tls") {
+    return "check its certificate (one a private CA signed is trusted with DENO_CERT=/path/to/ca.pem)";
+  }
+  if (registeredTarget === undefined) return "start it or fix base_url";
+  return `start it; the registered config of target ${registeredTarget} cannot change, so if the adapter moved, register its new base_url under a new target id with trace external-register --target NEW_ID --config FILE and run trace external-run --target NEW_ID`;
 }

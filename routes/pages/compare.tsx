@@ -1,9 +1,10 @@
 /**
  * `/compare?a=RUN&b=RUN` and its twin: two completed external runs of one
  * target under one contract, typically a failing run and its replay:
- * findings fixed, still present and new, both cleanups side by side, and
- * the reminder that a passing replay ran on fresh data. Without both runs
- * the page offers the comparisons the saved regressions suggest.
+ * findings fixed, still present and new, both cleanups side by side (each
+ * with what a later `external-cleanup` of it found), and the reminder that
+ * a passing replay ran on fresh data. Without both runs the page offers the
+ * comparisons the saved regressions suggest.
  *
  * @module
  */
@@ -23,7 +24,10 @@ import type { TraceDb } from "../../lib/db.ts";
 import type { Verdict } from "../../lib/runner/report.ts";
 import { compareStoredRuns, regressionsOf } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
-import { ProblemList } from "../ui/components/cleanup_panel.tsx";
+import {
+  LaterCleanupNote,
+  ProblemList,
+} from "../ui/components/cleanup_panel.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { STACK_TABLE, stackLabel } from "../ui/components/data_table.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
@@ -276,11 +280,13 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
             label="A (before)"
             side={c.cleanup.a}
             runId={c.a.run_id}
+            now={view.now}
           />
           <CleanupSide
             label="B (after)"
             side={c.cleanup.b}
             runId={c.b.run_id}
+            now={view.now}
           />
         </div>
       </Section>
@@ -321,53 +327,63 @@ const FindingGroup: FC<{
   </div>
 );
 
-const CleanupSide: FC<{ label: string; side: ComparedCleanup; runId: string }> =
-  (
-    { label, side, runId },
-  ) => (
-    <div class="panel stack">
-      <h3>
-        {`${label} `}
-        <StatusBadge
-          status={side.cleanup_complete ? "complete" : "incomplete"}
+/** A run's own cleanup, and below its heading what a later `external-cleanup` of it found. */
+const CleanupSide: FC<
+  { label: string; side: ComparedCleanup; runId: string; now: number }
+> = (
+  { label, side, runId, now },
+) => (
+  <div class="panel stack">
+    <h3>
+      {`${label} `}
+      <StatusBadge
+        status={side.cleanup_complete ? "complete" : "incomplete"}
+      />
+    </h3>
+    {side.later_cleanup
+      ? (
+        <LaterCleanupNote
+          later={side.later_cleanup}
+          when={<Time iso={side.later_cleanup.finished_at} now={now} />}
         />
-      </h3>
-      <div class="table-wrap">
-        <table class={STACK_TABLE}>
-          <caption class="sr-only">
-            {`Records left after the cleanup of ${runId}`}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Namespace</th>
-              {STORES.map((s) => (
-                <th scope="col" class="num">{storeShort(s)}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {(["test", "control"] as const).map((role) => (
-              <tr>
-                <th scope="row">{role}</th>
-                {STORES.map((s) => {
-                  const n = side.remaining[role]?.[s];
-                  return (
-                    <td
-                      class={n ? "num is-left" : "num"}
-                      {...stackLabel(storeShort(s))}
-                    >
-                      {n === undefined || n === null ? "?" : String(n)}
-                    </td>
-                  );
-                })}
-              </tr>
+      )
+      : null}
+    <div class="table-wrap">
+      <table class={STACK_TABLE}>
+        <caption class="sr-only">
+          {`Records left after the cleanup of ${runId}`}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Namespace</th>
+            {STORES.map((store) => (
+              <th scope="col" class="num">{storeShort(store)}</th>
             ))}
-          </tbody>
-        </table>
-      </div>
-      <ProblemList problems={side.problems} />
+          </tr>
+        </thead>
+        <tbody>
+          {(["test", "control"] as const).map((role) => (
+            <tr>
+              <th scope="row">{role}</th>
+              {STORES.map((s) => {
+                const n = side.remaining[role]?.[s];
+                return (
+                  <td
+                    class={n ? "num is-left" : "num"}
+                    {...stackLabel(storeShort(s))}
+                  >
+                    {n === undefined || n === null ? "?" : String(n)}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
-  );
+    <ProblemList problems={side.problems} />
+  </div>
+);
 
 const SAVE_AND_REPLAY =
   "trace external-save RUN_ID\ntrace external-replay REGRESSION_ID";

@@ -13,7 +13,11 @@
 import type { Child, FC } from "hono/jsx";
 import type { RunReport } from "../../lib/runner/report.ts";
 import { StatusBadge } from "./components/badge.tsx";
-import { CleanupPanel, IssuedPanel } from "./components/cleanup_panel.tsx";
+import {
+  CleanupPanel,
+  IssuedPanel,
+  LaterCleanupNote,
+} from "./components/cleanup_panel.tsx";
 import { Command } from "./components/command.tsx";
 import { CopyId } from "./components/copy_id.tsx";
 import { EmptyState } from "./components/empty_state.tsx";
@@ -23,7 +27,6 @@ import { RawJson } from "./components/raw_json.tsx";
 import { RequestWaterfall } from "./components/request_waterfall.tsx";
 import { RunTimeline, SampleTable } from "./components/run_timeline.tsx";
 import { PageHead, Section } from "./components/section.tsx";
-import { Shown } from "./components/shown_text.tsx";
 import { Time } from "./components/time.tsx";
 import { formatDuration, formatUtc } from "./format.ts";
 import {
@@ -182,15 +185,10 @@ const LaterCleanup: FC<{ detail: RunDetail; view: RunBodyView }> = (
   const later = detail.later_cleanup;
   if (!later) return null;
   return (
-    <p class="notice later-cleanup" role="note">
-      <StatusBadge status={later.cleanup_complete ? "cleaned" : "incomplete"} />
-      {" "}
-      {`A later cleanup (${later.cleanup_id}) `}
-      <When iso={later.finished_at} view={view} />
-      {later.cleanup_complete
-        ? " deleted every id this run issued and both namespaces read 0: nothing synthetic is left."
-        : <Shown text={`: still incomplete (${later.problems.join("; ")}).`} />}
-    </p>
+    <LaterCleanupNote
+      later={later}
+      when={<When iso={later.finished_at} view={view} />}
+    />
   );
 };
 

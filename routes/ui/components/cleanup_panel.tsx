@@ -23,6 +23,25 @@ import { CopyId } from "./copy_id.tsx";
 import { Shown } from "./shown_text.tsx";
 import { Command } from "./command.tsx";
 
+/**
+ * What a later `trace external-cleanup` of a run found, in the words the
+ * run page and the compare page share; `when` is its finish time as the
+ * page shows times.
+ */
+export const LaterCleanupNote: FC<
+  { later: NonNullable<RunView["cleanup"]>; when: Child }
+> = ({ later, when }) => (
+  <p class="notice later-cleanup" role="note">
+    <StatusBadge status={later.cleanup_complete ? "cleaned" : "incomplete"} />
+    {" "}
+    {`A later cleanup (${later.cleanup_id}) `}
+    {when}
+    {later.cleanup_complete
+      ? " deleted every id this run issued and both namespaces read 0: nothing synthetic is left."
+      : <Shown text={`: still incomplete (${later.problems.join("; ")}).`} />}
+  </p>
+);
+
 /** The cleanup of a finished run. */
 export const CleanupPanel: FC<
   {
