@@ -329,12 +329,16 @@ export function replayDrift(
       `the stored config of target "${target.target_id}" no longer matches its digest`,
     );
   }
-  const fields = contractDifferences(
-    definition.contract,
-    configContract(target.config),
-  );
+  const current = configContract(target.config);
+  const fields = contractDifferences(definition.contract, current);
   if (fields.length > 0) {
     problems.push(`the contract drifted (${fields.join(", ")})`);
+  }
+  // Named on its own: after an upgrade it is the one a user cannot undo.
+  if (definition.contract.assertion_rules !== current.assertion_rules) {
+    problems.push(
+      `it was saved under the rules ${definition.contract.assertion_rules}, and this build judges runs by ${current.assertion_rules} (docs/report.md says what changed)`,
+    );
   }
   return problems;
 }
