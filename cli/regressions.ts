@@ -5,12 +5,15 @@
  * @module
  */
 
-import type { GateResult, RegressionView } from "../lib/ledger/regressions.ts";
+import { displaySafe } from "../lib/display.ts";
+import type { GateResult } from "../lib/ledger/regressions.ts";
 import {
   gate,
+  type ListedRegression,
   regressionsOf,
   replayRegression,
   saveRun,
+  type UnfinishedReplayView,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
@@ -118,36 +121,73 @@ const REGRESSIONS_HELP =
   `Usage: trace external-regressions [--target ID] [--json] [--data-dir DIR] [--db URL]
 
 Lists saved regressions with their status (pending or enforced), the result of
-their latest replay and the number of replays. An unknown --target is refused.
+their latest replay and the number of recorded replays. A replay that never
+finished (killed, or still running) and started after the latest one the ledger
+holds is the latest replay, as trace external-gate judges it: its row shows
+"(did not finish)" or "(running)" and that run, and a line under the table says
+what to do (trace external-cleanup RUN_ID, then replay again). An unknown
+--target is refused.
 `;
 
 /** `trace external-regressions`: saved regressions with status and last result. */
 export const externalRegressions: Command = async (args, io) => {
   const { values } = parseFlags("external-regressions", args, LIST_FLAGS);
   if (values.help) return showHelp(io, REGRESSIONS_HELP);
-  return await withDataContext(values, io, READ, async ({ db }) => {
-    const regressions = await regressionsOf(db, values.target);
-    if (values.json) printJson(io, { regressions });
-    else io.out(renderRegressions(regressions));
-    return 0;
-  });
+  return await withDataContext(
+    values,
+    io,
+    READ,
+    async ({ db, dataDir }) => {
+      const regressions = await regressionsOf(db, values.target, { dataDir });
+      if (values.json) printJson(io, { regressions });
+      else io.out(renderRegressions(regressions, dataFlagsOf(values)));
+      return 0;
+    },
+  );
 };
 
-function renderRegressions(regressions: RegressionView[]): string {
+function renderRegressions(
+  regressions: ListedRegression[],
+  dataFlags: string,
+): string {
   if (regressions.length === 0) {
     return "No saved regressions; save a failing run with trace external-save RUN_ID\n";
   }
-  return renderTable(
+  // The latest replay is the one the gate judges: an unfinished one when it
+  // started after the ledger's latest, which the note under the table names.
+  const table = renderTable(
     ["ID", "TARGET", "STATUS", "LAST RESULT", "REPLAYS", "LAST RUN"],
     regressions.map((r) => [
       r.regression_id,
       r.target_id,
       r.status,
-      r.last_result ?? "(never replayed)",
+      r.unfinished_replay
+        ? (r.unfinished_replay.running ? "(running)" : "(did not finish)")
+        : r.last_result ?? "(never replayed)",
       String(r.replays),
-      r.last_run_id ?? "-",
+      r.unfinished_replay?.run_id ?? r.last_run_id ?? "-",
     ]),
   );
+  const notes = regressions.flatMap((r) =>
+    r.unfinished_replay
+      ? [unfinishedNote(r, r.unfinished_replay, dataFlags)]
+      : []
+  );
+  return table + notes.map((note) => `${displaySafe(note)}\n`).join("");
+}
+
+function unfinishedNote(
+  regression: ListedRegression,
+  replay: UnfinishedReplayView,
+  dataFlags: string,
+): string {
+  const { run_id: run, started_at: started } = replay;
+  const recorded = regression.last_run_id === null
+    ? ""
+    : `; the latest recorded one, ${regression.last_run_id}, was ${regression.last_result}`;
+  return replay.running
+    ? `${regression.regression_id}: latest replay ${run} is running (started ${started}${recorded}); list again once it has finished`
+    : `${regression.regression_id}: latest replay ${run} did not finish (started ${started}${recorded}); trace external-cleanup ${run}${dataFlags}, then replay again with trace external-replay ${regression.regression_id}${dataFlags}`;
 }
 
 // ---------------------------------------------------------------- gate

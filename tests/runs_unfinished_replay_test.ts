@@ -31,6 +31,8 @@ import {
 } from "./_unrecorded.ts";
 
 const KILLED = "run-20261130T000000Z-00000000dead";
+/** A run whose checkpoint says it completed while the ledger lacks it. */
+const LOST = "run-20261130T010000Z-00000000105e";
 
 /** A FAIL saved as a regression, then enforced by a passing replay (started 2026-11-29). */
 async function enforcedRegression(db: TraceDb, dir: string): Promise<string> {
@@ -48,9 +50,10 @@ async function killedReplay(
   regressionId: string,
   overrides: Partial<Checkpoint> = {},
 ): Promise<void> {
-  await fileCheckpointSink(dir, KILLED).write({
+  const runId = overrides.run_id ?? KILLED;
+  await fileCheckpointSink(dir, runId).write({
     schema: "trace.checkpoint/1",
-    run_id: KILLED,
+    run_id: runId,
     state: "running",
     pid: 0,
     process_identity: null,
@@ -341,5 +344,196 @@ Deno.test("the overview and the regressions page judge a killed replay as extern
       await response.text(),
       /the latest replay did not finish; clean up what it left and replay again/,
     );
+  });
+});
+
+Deno.test("trace external-regressions shows the killed replay the gate judges a regression by", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    const before = JSON.parse(
+      (await trace(["external-regressions", "--json", "--data-dir", dir])).out,
+    );
+    assert.equal(before.regressions[0].unfinished_replay, null);
+    const recorded = before.regressions[0].last_run_id;
+    await killedReplay(dir, reg);
+
+    const text = await trace(["external-regressions", "--data-dir", dir]);
+    assert.equal(text.code, 0, text.err);
+    // The commands it prints keep the data directory they were listed from.
+    const flags = ` --data-dir ${dir}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    assert.match(
+      text.out,
+      new RegExp(
+        `^${reg} +staging-a +enforced +\\(did not finish\\) +1 +${KILLED}$`,
+        "m",
+      ),
+    );
+    assert.match(
+      text.out,
+      new RegExp(
+        `^${reg}: latest replay ${KILLED} did not finish \\(started 2026-11-30T00:00:00.000Z; the latest recorded one, ${recorded}, was PASS\\); trace external-cleanup ${KILLED}${flags}, then replay again with trace external-replay ${reg}${flags}$`,
+        "m",
+      ),
+    );
+
+    const json = await trace([
+      "external-regressions",
+      "--json",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(json.code, 0, json.err);
+    const [listed] = JSON.parse(json.out).regressions;
+    assert.deepEqual(listed.unfinished_replay, {
+      run_id: KILLED,
+      started_at: "2026-11-30T00:00:00.000Z",
+      running: false,
+    });
+    // The ledger's own fields still describe the latest recorded replay.
+    assert.equal(listed.last_run_id, recorded);
+    assert.equal(listed.last_result, "PASS");
+
+    // The same listing of the target, and another target's replays stay apart.
+    const scoped = JSON.parse(
+      (await trace([
+        "external-regressions",
+        "--target",
+        "staging-a",
+        "--json",
+        "--data-dir",
+        dir,
+      ])).out,
+    );
+    assert.equal(scoped.regressions[0].unfinished_replay.run_id, KILLED);
+  });
+});
+
+Deno.test("trace external-regressions shows no unfinished replay where the gate judges the ledger's", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    // Killed before the passing replay started: that one is the latest.
+    await killedReplay(dir, reg, { started_at: "2026-11-28T00:00:00.000Z" });
+    const json = JSON.parse(
+      (await trace(["external-regressions", "--json", "--data-dir", dir])).out,
+    );
+    assert.equal(json.regressions[0].unfinished_replay, null);
+    const text = await trace(["external-regressions", "--data-dir", dir]);
+    assert.doesNotMatch(text.out, /did not finish/);
+    assert.match(text.out, new RegExp(`^${reg} .* PASS +1 +run-`, "m"));
+  });
+});
+
+Deno.test("trace external-regressions says a replay still running is the latest", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg, { pid: Deno.pid });
+    const json = JSON.parse(
+      (await trace(["external-regressions", "--json", "--data-dir", dir])).out,
+    );
+    assert.equal(json.regressions[0].unfinished_replay.running, true);
+    const text = await trace(["external-regressions", "--data-dir", dir]);
+    assert.match(
+      text.out,
+      new RegExp(
+        `^${reg} +staging-a +enforced +\\(running\\) +1 +${KILLED}$`,
+        "m",
+      ),
+    );
+    assert.match(
+      text.out,
+      new RegExp(
+        `^${reg}: latest replay ${KILLED} is running \\(started 2026-11-30T00:00:00.000Z; .*\\); list again once it has finished$`,
+        "m",
+      ),
+    );
+  });
+});
+
+Deno.test("trace external-regressions escapes what a checkpoint says of when it started", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg, {
+      started_at: "2026-11-30T00:00:00.000Z\u001b[2J",
+    });
+    const text = await trace(["external-regressions", "--data-dir", dir]);
+    assert.equal(text.code, 0, text.err);
+    assert.ok(!text.out.includes("\u001b"), text.out);
+    assert.match(text.out, /started 2026-11-30T00:00:00\.000Z\\u\{001b\}\[2J/);
+  });
+});
+
+Deno.test("trace.external_regressions shows the killed replay and what to do", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg);
+    const jobs = new RunJobs({ db, dataDir: dir, lock: new RunLock() });
+    const client = await memoryClient({
+      db,
+      dataDir: dir,
+      jobs,
+      principal: localPrincipal({ user_id: null }),
+      allowTraceQueries: false,
+    });
+    try {
+      const answer = await callOk(client, "trace.external_regressions", {}) as {
+        regressions: { unfinished_replay: unknown }[];
+        note: string | null;
+      };
+      assert.deepEqual(answer.regressions[0]!.unfinished_replay, {
+        run_id: KILLED,
+        started_at: "2026-11-30T00:00:00.000Z",
+        running: false,
+      });
+      assert.equal(
+        answer.note,
+        `${reg}: latest replay ${KILLED} did not finish, so it did not pass; remove what it may have left with trace external-cleanup ${KILLED} (a command for the user), then replay again with trace.external_replay regression_id=${reg}`,
+      );
+    } finally {
+      await client.close();
+      await jobs.close();
+    }
+  });
+});
+
+Deno.test("the regressions and target pages show the killed replay, even beside a completed run the ledger lacks", async () => {
+  await withRunsFixture({
+    seed: async (db, dir) => {
+      const reg = await enforcedRegression(db, dir);
+      await killedReplay(dir, reg);
+      await killedReplay(dir, reg, {
+        run_id: LOST,
+        state: "completed",
+        verdict: "PASS",
+        regression_id: null,
+      });
+    },
+  }, async (fixture) => {
+    const get = (path: string) =>
+      fixture.app.request(
+        at(path),
+        page({ authorization: `Bearer ${ADMIN_TOKEN}` }),
+      );
+    const json = await get("/regressions.json");
+    assert.equal(json.status, 200);
+    const data = await json.json();
+    assert.deepEqual(data.enforced[0].unfinished_replay, {
+      run_id: KILLED,
+      started_at: "2026-11-30T00:00:00.000Z",
+      running: false,
+    });
+    const target = await (await get("/targets/staging-a.json")).json();
+    assert.equal(target.regressions[0].unfinished_replay.run_id, KILLED);
+
+    for (const path of ["/regressions", "/targets/staging-a"]) {
+      const html = await (await get(path)).text();
+      const row = html.slice(html.indexOf(`href="/runs/${KILLED}"`));
+      assert.match(row, /did not finish, started/, path);
+      assert.match(
+        row,
+        new RegExp(`<code>trace external-cleanup ${KILLED}</code>`),
+        path,
+      );
+      assert.match(row, /latest recorded: /, path);
+    }
   });
 });

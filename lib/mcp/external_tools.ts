@@ -15,6 +15,7 @@ import { planRun } from "../runner/plan.ts";
 import {
   compareStoredRuns,
   listAllRuns,
+  type ListedRegression,
   listSavedRegressions,
   readRunTarget,
   RUN_LIST_FILTERS,
@@ -330,19 +331,32 @@ const regressions = defineTool({
   name: "trace.external_regressions",
   title: "List saved regressions",
   description:
-    "Lists the saved regressions, optionally of one registered target: status (pending until a replay passes, then enforced), the latest replay's result and run, and the number of replays. Regression ids here are what trace.external_replay takes.",
+    "Lists the saved regressions, optionally of one registered target: status (pending until a replay passes, then enforced), the latest recorded replay's result and run, the number of replays, and unfinished_replay: a replay that never finished (killed, or still running: running true) and started after the latest recorded one, which is then the latest replay and did not pass, as the gate judges it (null otherwise). Regression ids here are what trace.external_replay takes.",
   input: strictArgs({ target_id: v.optional(TargetIdArg) }, EXTERNAL_HINT),
   annotations: READS,
-  run: async ({ target_id }, { db }) => {
-    const listed = await listSavedRegressions(db, target_id);
+  run: async ({ target_id }, { db, dataDir }) => {
+    const listed = await listSavedRegressions(db, target_id, { dataDir });
     return {
       regressions: listed,
-      note: listed.length === 0
-        ? "no saved regression; save a failing run with trace.external_save"
-        : null,
+      note: regressionsNote(listed),
     };
   },
 });
+
+/** What a listing asks of the caller: save a FAIL first, or finish what a killed replay left. */
+function regressionsNote(listed: readonly ListedRegression[]): string | null {
+  if (listed.length === 0) {
+    return "no saved regression; save a failing run with trace.external_save";
+  }
+  const killed = listed.flatMap((r) =>
+    r.unfinished_replay && !r.unfinished_replay.running
+      ? [
+        `${r.regression_id}: latest replay ${r.unfinished_replay.run_id} did not finish, so it did not pass; remove what it may have left with trace external-cleanup ${r.unfinished_replay.run_id} (a command for the user), then replay again with trace.external_replay regression_id=${r.regression_id}`,
+      ]
+      : []
+  );
+  return killed.length === 0 ? null : killed.join("; ");
+}
 
 /** The external tools, in documentation order. */
 export const EXTERNAL_TOOLS: readonly TraceTool[] = [

@@ -80,10 +80,15 @@ export {
   gate,
   type GateOptions,
   listSavedRegressions,
+  type RegressionListOptions,
   regressionsOf,
   saveRun,
   type SaveRunOptions,
 } from "./regressions.ts";
+export {
+  type ListedRegression,
+  type UnfinishedReplayView,
+} from "./unfinished_replays.ts";
 export { compareStoredRuns } from "./compare.ts";
 export {
   type CleanupOutcome,

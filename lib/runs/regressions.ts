@@ -12,7 +12,6 @@ import {
   gateRegressions,
   type GateResult,
   listRegressions,
-  type RegressionView,
   type SavedRegression,
   saveRegression,
 } from "../ledger/regressions.ts";
@@ -23,7 +22,9 @@ import { readRunCheckpoint, unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
 import {
+  type ListedRegression,
   newestUnfinishedReplays,
+  withLatestUnfinished,
   withUnfinishedReplays,
 } from "./unfinished_replays.ts";
 
@@ -58,21 +59,46 @@ export async function saveRun(
   }
 }
 
+/** Options for {@link regressionsOf} and {@link listSavedRegressions}. */
+export interface RegressionListOptions {
+  /**
+   * The data directory whose checkpoints show replays that never finished:
+   * each regression gets the one the gate judges it by, if any. Without
+   * it, `unfinished_replay` is always `null`.
+   */
+  dataDir?: string | undefined;
+  /** Liveness of a checkpoint's writer (tests); the same process on this host by default. */
+  isAlive?: (pid: number) => boolean;
+}
+
 /** Saved regressions, optionally of one target, which must be registered. */
 export async function regressionsOf(
   db: TraceDb,
   targetId?: string,
-): Promise<RegressionView[]> {
-  return await listRegressions(db, await targetFilter(db, targetId));
+  options: RegressionListOptions = {},
+): Promise<ListedRegression[]> {
+  const target = await targetFilter(db, targetId);
+  const regressions = await listRegressions(db, target);
+  // A listing shows what the readable checkpoints say; refusing over a
+  // completed run the ledger lacks is the gate's business, not a listing's.
+  const unfinished = options.dataDir === undefined
+    ? []
+    : (await unrecordedRuns(db, options.dataDir, target)).unfinished;
+  return await withLatestUnfinished(
+    db,
+    regressions,
+    newestUnfinishedReplays(unfinished, options.isAlive),
+  );
 }
 
 /** Saved regressions as a listing shows them: none in a database never written to. */
 export async function listSavedRegressions(
   db: TraceDb,
   targetId?: string,
-): Promise<RegressionView[]> {
+  options: RegressionListOptions = {},
+): Promise<ListedRegression[]> {
   if (targetId === undefined && !await hasLedger(db)) return [];
-  return await regressionsOf(db, targetId);
+  return await regressionsOf(db, targetId, options);
 }
 
 /** Options for {@link gate}. */

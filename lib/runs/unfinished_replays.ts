@@ -1,8 +1,9 @@
 /**
- * Replays that never finished, as the gate judges them. A replay killed
- * mid-window leaves its checkpoint (still `running`, naming the regression
- * it replays) and nothing in the ledger, whose latest replay of that
- * regression is then an older one, perhaps a PASS. A replay that started
+ * Replays that never finished, as the gate judges them and the regression
+ * listings show them (one rule for both). A replay killed mid-window leaves
+ * its checkpoint (still `running`, naming the regression it replays) and
+ * nothing in the ledger, whose latest replay of that regression is then an
+ * older one, perhaps a PASS. A replay that started
  * after that one is the regression's latest: it did not pass (INCONCLUSIVE,
  * as every interrupted run), and a replay that completes later takes its
  * place again.
@@ -67,6 +68,62 @@ function startedAfter(
     : a.run_id > b.run_id;
 }
 
+/** A replay that never finished, as a regression listing shows it. */
+export interface UnfinishedReplayView {
+  run_id: string;
+  /** When it started, ISO 8601 (from its checkpoint). */
+  started_at: string;
+  /** Whether its process still runs it; `false`: it was killed or stopped. */
+  running: boolean;
+}
+
+/**
+ * A regression as the listings show it: with the replay the gate judges it
+ * by when that one never finished.
+ */
+export interface ListedRegression extends RegressionView {
+  /**
+   * Its latest replay when that one never finished (killed, or still
+   * running) and started after the latest one the ledger holds, so it did
+   * not pass; `null` when the ledger's latest replay is the latest.
+   */
+  unfinished_replay: UnfinishedReplayView | null;
+}
+
+/**
+ * `regressions`, each with its latest replay among `unfinished` when that
+ * one started after the latest the ledger holds: the rule the gate judges by.
+ */
+export async function withLatestUnfinished(
+  db: TraceDb,
+  regressions: readonly RegressionView[],
+  unfinished: ReadonlyMap<string, UnfinishedReplay>,
+): Promise<ListedRegression[]> {
+  const listed: ListedRegression[] = [];
+  for (const regression of regressions) {
+    const replay = await latestUnfinished(db, regression, unfinished);
+    listed.push({
+      ...regression,
+      unfinished_replay: replay && {
+        run_id: replay.run_id,
+        started_at: replay.started_at,
+        running: replay.running,
+      },
+    });
+  }
+  return listed;
+}
+
+/** The replay among `unfinished` that is `regression`'s latest, if one is. */
+async function latestUnfinished(
+  db: TraceDb,
+  regression: RegressionView,
+  unfinished: ReadonlyMap<string, UnfinishedReplay>,
+): Promise<UnfinishedReplay | null> {
+  const replay = unfinished.get(regression.regression_id);
+  return replay && await isLatest(db, replay, regression) ? replay : null;
+}
+
 /**
  * `judged` with each enforced regression whose latest replay is one that
  * never finished (started after the latest one the ledger holds) judged by
@@ -84,8 +141,12 @@ export async function withUnfinishedReplays(
   const failing: GateFailure[] = [];
   for (const regression of options.regressions) {
     if (regression.status !== "enforced") continue;
-    const replay = options.unfinished.get(regression.regression_id);
-    if (replay && await isLatest(db, replay, regression)) {
+    const replay = await latestUnfinished(
+      db,
+      regression,
+      options.unfinished,
+    );
+    if (replay) {
       failing.push(unfinishedFailure(regression, replay));
       continue;
     }

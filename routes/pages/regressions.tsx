@@ -7,12 +7,9 @@
  */
 
 import type { FC } from "hono/jsx";
-import type {
-  GateResult,
-  RegressionView,
-} from "../../lib/ledger/regressions.ts";
+import type { GateResult } from "../../lib/ledger/regressions.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
-import { regressionsOf } from "../../lib/runs/mod.ts";
+import { type ListedRegression, regressionsOf } from "../../lib/runs/mod.ts";
 import { runActionOf } from "./_run_action.ts";
 import {
   type RunAction,
@@ -30,8 +27,8 @@ export interface RegressionsPageData {
   schema: "trace.ui.regressions/1";
   /** `null` in a database without a ledger. */
   gate: GateResult | null;
-  enforced: RegressionView[];
-  pending: RegressionView[];
+  enforced: ListedRegression[];
+  pending: ListedRegression[];
   /** Whether this request may start replays here, and why not. */
   run_action: RunAction;
 }
@@ -45,7 +42,12 @@ export function regressionsPage(
     title: "Regressions",
     load: async (c) => {
       const ledger = await hasLedger(source.db);
-      const all = ledger ? await regressionsOf(source.db) : [];
+      // Listed as pageGate judges: with the checkpoints, refusing nothing.
+      const all = ledger
+        ? await regressionsOf(source.db, undefined, {
+          dataDir: source.dataDir ?? undefined,
+        })
+        : [];
       return {
         schema: "trace.ui.regressions/1",
         gate: ledger ? await pageGate(source) : null,

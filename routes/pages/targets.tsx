@@ -18,6 +18,7 @@ import { validateTargetId } from "../../lib/ledger/targets.ts";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { RunReport } from "../../lib/runner/report.ts";
 import {
+  type ListedRegression,
   registeredTargets,
   regressionsOf,
   runCatalog,
@@ -88,7 +89,7 @@ export interface TargetPageData {
   /** The verdict of its newest run and why, in one sentence. */
   headline: string;
   runs: RunSummary[];
-  regressions: RegressionView[];
+  regressions: ListedRegression[];
   running_run_id: string | null;
   /** Whether this request may run the contract on this target here, and why not. */
   run_action: RunAction;
@@ -210,7 +211,9 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
         );
       }
       const regressions = record
-        ? (await regressionsOf(source.db)).filter((r) => r.target_id === id)
+        ? await regressionsOf(source.db, id, {
+          dataDir: source.dataDir ?? undefined,
+        })
         : [];
       const { reports, ...summary } = await summarize(
         source,

@@ -7,7 +7,7 @@
  */
 
 import type { Child } from "hono/jsx";
-import type { RegressionView } from "../../lib/ledger/regressions.ts";
+import type { ListedRegression } from "../../lib/runs/mod.ts";
 import { ActionForm, type RunAction } from "./components/action_form.tsx";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
@@ -23,7 +23,7 @@ import {
 export interface RegressionTableProps {
   id: string;
   caption: string;
-  regressions: readonly RegressionView[];
+  regressions: readonly ListedRegression[];
   now: number;
   /** The CSRF token and run action for Replay buttons; `undefined`: no buttons. */
   replay?: { csrf: string | null; run: RunAction } | undefined;
@@ -35,7 +35,7 @@ export interface RegressionTableProps {
 /** Regressions with their source run and latest replay. */
 export function RegressionTable(props: RegressionTableProps): Child {
   const { now, replay } = props;
-  const columns: Column<RegressionView>[] = [
+  const columns: Column<ListedRegression>[] = [
     { header: "Status", cell: (r) => <StatusBadge status={r.status} /> },
     {
       header: "Regression",
@@ -69,19 +69,14 @@ export function RegressionTable(props: RegressionTableProps): Child {
     {
       header: "Latest replay",
       cell: (r) =>
-        r.last_run_id
+        r.unfinished_replay
+          ? <UnfinishedReplayCell regression={r} now={now} />
+          : r.last_run_id
           ? (
             <>
               <StatusBadge status={r.last_result ?? "unknown"} />{" "}
               <a class="mono" href={runHref(r.last_run_id)}>{r.last_run_id}</a>
-              <span class="meta cell-note">
-                {`${r.replays} replay${r.replays === 1 ? "" : "s"}, last `}
-                <Time iso={r.last_replayed_at} now={now} />
-                {" · "}
-                <a href={compareHref(r.source_run_id, r.last_run_id)}>
-                  compare the two
-                </a>
-              </span>
+              <RecordedReplayNote regression={r} now={now} />
             </>
           )
           : <span class="meta">not replayed yet</span>,
@@ -111,4 +106,57 @@ export function RegressionTable(props: RegressionTableProps): Child {
     stack: true,
     empty: props.empty,
   });
+}
+
+/**
+ * A latest replay that never finished, as the gate judges it: its state,
+ * its run and what to do, then the latest replay the ledger holds.
+ */
+function UnfinishedReplayCell(
+  { regression: r, now }: { regression: ListedRegression; now: number },
+): Child {
+  const replay = r.unfinished_replay!;
+  return (
+    <>
+      <StatusBadge status={replay.running ? "running" : "interrupted"} />{" "}
+      <a class="mono" href={runHref(replay.run_id)}>{replay.run_id}</a>
+      <span class="meta cell-note">
+        {replay.running ? "is running, started " : "did not finish, started "}
+        <Time iso={replay.started_at} now={now} />
+        {replay.running ? "; it has not passed yet" : (
+          <>
+            {"; it did not pass: remove what it left with "}
+            <code>{`trace external-cleanup ${replay.run_id}`}</code>
+            {", then replay again"}
+          </>
+        )}
+      </span>
+      {r.last_run_id
+        ? (
+          <span class="meta cell-note">
+            {"latest recorded: "}
+            <StatusBadge status={r.last_result ?? "unknown"} />{" "}
+            <a class="mono" href={runHref(r.last_run_id)}>{r.last_run_id}</a>
+          </span>
+        )
+        : null}
+      {r.last_run_id ? <RecordedReplayNote regression={r} now={now} /> : null}
+    </>
+  );
+}
+
+/** How many replays the ledger holds, when the latest was, and the comparison link. */
+function RecordedReplayNote(
+  { regression: r, now }: { regression: ListedRegression; now: number },
+): Child {
+  return (
+    <span class="meta cell-note">
+      {`${r.replays} replay${r.replays === 1 ? "" : "s"}, last `}
+      <Time iso={r.last_replayed_at} now={now} />
+      {" · "}
+      <a href={compareHref(r.source_run_id, r.last_run_id!)}>
+        compare the two
+      </a>
+    </span>
+  );
 }
