@@ -254,6 +254,7 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
       url,
       jsonHref: "/traces/health.json",
       principal,
+      dataLocation: "bench",
       csrf: null,
     });
     const frame = {

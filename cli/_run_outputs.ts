@@ -9,6 +9,7 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/display.ts";
 import { resolve } from "node:path";
 import { dbLocation, redactDbUrl, type TraceDb } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
@@ -76,11 +77,32 @@ export async function writeReportFile(
   await writeFileWhole(path, JSON.stringify(report, null, 2) + "\n");
 }
 
-/** Quotes one shell word when it needs quoting. */
+/**
+ * Quotes one shell word when it needs quoting. A word with a character a
+ * terminal would act on (an ESC, a bidi override) is written in `$'…'`
+ * quoting with that character as an escape: the printed command shows no
+ * raw control and still runs as typed in bash or zsh.
+ */
 export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./:@=+-]+$/.test(word)
-    ? word
-    : `'${word.replace(/'/g, `'\\''`)}'`;
+  if (/^[A-Za-z0-9_./:@=+-]+$/.test(word)) return word;
+  if (terminalSafe(word) !== word) return ansiCQuoted(word);
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `word` in `$'…'` quoting, each character a terminal would act on as `\u`/`\U` code. */
+function ansiCQuoted(word: string): string {
+  let quoted = "";
+  for (const char of word) {
+    if (char === "\\" || char === "'") quoted += `\\${char}`;
+    else if (terminalSafe(char) === char) quoted += char;
+    else {
+      const code = char.codePointAt(0)!;
+      quoted += code > 0xffff
+        ? `\\U${code.toString(16).padStart(8, "0")}`
+        : `\\u${code.toString(16).padStart(4, "0")}`;
+    }
+  }
+  return `$'${quoted}'`;
 }
 
 /**
@@ -300,7 +322,9 @@ async function reportUnfinished(
     }`,
   };
   io.err(
-    `run ${started.runId} stopped on an error before its report, so synthetic records may remain in the staging app (its checkpoint ${started.checkpointPath} lists them); remove them with: ${why.cleanup_command}\n`,
+    `run ${started.runId} stopped on an error before its report, so synthetic records may remain in the staging app (its checkpoint ${
+      terminalSafe(started.checkpointPath)
+    } lists them); remove them with: ${why.cleanup_command}\n`,
   );
   await writeReasons(io, outputs, {
     junit: renderJunitUnfinished(why),
@@ -374,7 +398,7 @@ function ledgerLine(run: ContractRun, location: string): string {
   const head = recording.kept_in === "ledger" && recording.head
     ? `; head ${formatHead(recording.head)}`
     : "";
-  return `ledger: ${what} recorded in ${location}${head}\n`;
+  return `ledger: ${what} recorded in ${terminalSafe(location)}${head}\n`;
 }
 
 /** What stdout gets: the JSON answer, the result named `-`, or the text report. */
@@ -438,12 +462,14 @@ async function writeOutput(
   try {
     await outputs.write(output, text);
     io.err(
-      `${LABELS[output.kind]}: ${output.path}${reason ? ` (${reason})` : ""}\n`,
+      `${LABELS[output.kind]}: ${terminalSafe(output.path)}${
+        reason ? ` (${reason})` : ""
+      }\n`,
     );
     return true;
   } catch (error) {
     io.err(
-      `warning: Cannot write ${output.flag} ${output.path}: ${
+      `warning: Cannot write ${output.flag} ${terminalSafe(output.path)}: ${
         fileProblem(error, "write")
       }${reason ? "" : "; the report is on stdout above"}\n`,
     );
@@ -463,7 +489,9 @@ export function warnAboutOutcome(io: CliIo, outcome: ExternalRunOutcome): void {
   const { recording, trace, report } = outcome;
   if (recording.kept_in === "file") {
     io.err(
-      `warning: Cannot record run ${report.run_id} in the ledger (${recording.reason}); its completed report is kept at ${recording.path}\n`,
+      `warning: Cannot record run ${report.run_id} in the ledger (${recording.reason}); its completed report is kept at ${
+        terminalSafe(recording.path)
+      }\n`,
     );
   }
   if (recording.kept_in === "nowhere") {
@@ -496,7 +524,7 @@ export async function runInterruptibly<T>(
       dataDir,
       env: io.env,
       onStart: ({ runId, checkpointPath }) => {
-        progressNote(io, `checkpoint: ${checkpointPath}`);
+        progressNote(io, `checkpoint: ${terminalSafe(checkpointPath)}`);
         io.setExitNote?.(exitNote(runId));
       },
       onEvent: progressRenderer(io),

@@ -1,5 +1,6 @@
 /** `trace external-cleanup RUN_ID`: remove what a run left behind, and record it. */
 
+import { terminalSafe } from "../lib/display.ts";
 import { dbLocation } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
@@ -132,9 +133,9 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
   ];
   if ("seq" in recorded) {
     lines.push(
-      `  recorded as ${record.cleanup_id} in ${location} (entry ${recorded.seq}); head ${
-        formatHead(recorded.head)
-      }`,
+      `  recorded as ${record.cleanup_id} in ${
+        terminalSafe(location)
+      } (entry ${recorded.seq}); head ${formatHead(recorded.head)}`,
     );
   }
   if (!c.cleanup_complete) {

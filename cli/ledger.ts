@@ -5,6 +5,7 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/display.ts";
 import { backupDb, dbLocation, openDb } from "../lib/db.ts";
 import { UsageError } from "../lib/errors.ts";
 import {
@@ -159,10 +160,11 @@ async function verifyCopy(file: string): Promise<LedgerVerification | null> {
 }
 
 function renderBackup(
-  file: string,
-  source: string,
+  path: string,
+  location: string,
   result: LedgerVerification | null,
 ): string {
+  const [file, source] = [terminalSafe(path), terminalSafe(location)];
   if (result === null) {
     return `backup of ${source} written to ${file} (no ledger in it yet)\n`;
   }

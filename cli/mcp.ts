@@ -8,6 +8,7 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/display.ts";
 import process from "node:process";
 import type { Readable } from "node:stream";
 import { dbLocation } from "../lib/db.ts";
@@ -203,7 +204,7 @@ export const mcp: Command = async (args, io) => {
     io.err(
       `trace mcp: ${
         toolsFor({ allowTraceQueries }).length
-      } tools on stdio (data: ${dbLocation(db)}); trace queries ${
+      } tools on stdio (data: ${terminalSafe(dbLocation(db))}); trace queries ${
         allowTraceQueries ? `on, scope: ${describeScope(scope)}` : "off"
       }\n`,
     );

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/display.ts";
 import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import type { TraceDb } from "../lib/db.ts";
@@ -481,7 +482,9 @@ export async function obsExpiryApply(
     label,
     (write) =>
       io.err(
-        `Archived ${write.envelopes} envelopes to ${write.path} (${write.bytes} bytes, synced)\n`,
+        `Archived ${write.envelopes} envelopes to ${
+          terminalSafe(write.path)
+        } (${write.bytes} bytes, synced)\n`,
       ),
   );
   const result = await withObsDb(

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { terminalSafe } from "../lib/display.ts";
 import { dbLocation } from "../lib/db.ts";
 import { ledgerHead } from "../lib/ledger/head.ts";
 import { dirname, join, resolve } from "node:path";
@@ -183,7 +184,7 @@ export const quickstart: Command = async (args, io) => {
   return await withDataContext(values, io, { write: true }, async (context) => {
     // Record into a ledger that verifies, or not at all: a broken one is refused up front.
     await ledgerHead(context.db);
-    io.err(`Data directory: ${context.dataDir}\n`);
+    io.err(`Data directory: ${terminalSafe(context.dataDir)}\n`);
     // Reading it installs the Ctrl-C / SIGTERM handlers: from here on the
     // first one stops the current run cleanly and no further run starts.
     const signal = io.interrupted;
@@ -272,16 +273,18 @@ function runLines(
         (o.report.cleanup.cleanup_complete ? "complete" : "INCOMPLETE").padEnd(
           10,
         )
-      }  ${o.reportPath}`
+      }  ${terminalSafe(o.reportPath)}`
     ),
     ...notRun.map((label) => `  ${label.padEnd(width)}  not run`),
     "",
     // A remote database is named by its URL, which is not a path.
     `Ledger: ${
-      context.db.path === null
-        ? dbLocation(context.db)
-        : resolve(context.db.path)
-    }   Checkpoints: ${resolve(context.dataDir, "external")}`,
+      terminalSafe(
+        context.db.path === null
+          ? dbLocation(context.db)
+          : resolve(context.db.path),
+      )
+    }   Checkpoints: ${terminalSafe(resolve(context.dataDir, "external"))}`,
   ];
 }
 

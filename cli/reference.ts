@@ -272,7 +272,9 @@ async function run(
       },
     });
     io.err(
-      `ledger: ${rows.length} reference run(s) recorded in ${dbLocation(db)}\n`,
+      `ledger: ${rows.length} reference run(s) recorded in ${
+        terminalSafe(dbLocation(db))
+      }\n`,
     );
     const mismatched = rows.filter((r) => !r.matches);
     if (values.json) printJson(io, { rows, mismatches: mismatched.length });

@@ -1,5 +1,6 @@
 /** `trace external-show`, `trace external-runs` and `trace external-compare`: reading runs back. */
 
+import { terminalSafe } from "../lib/display.ts";
 import { UsageError } from "../lib/errors.ts";
 import type { RunComparison } from "../lib/ledger/compare.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
@@ -169,7 +170,7 @@ async function writeRunHtml(
     for (const output of reserved.outputs) {
       if (output.path === "-") io.out(html);
       else await reserved.write(output, html);
-      if (output.path !== "-") io.err(`html: ${output.path}\n`);
+      if (output.path !== "-") io.err(`html: ${terminalSafe(output.path)}\n`);
     }
   } finally {
     await reserved.release();
@@ -208,7 +209,8 @@ function renderView(view: RunView, dataFlags: string): string {
     }\n`
     : "";
   const note = view.note
-    ? `\n${view.note.replace(command, command + dataFlags)}\n`
+    // A function, not a string: the flags may hold `$'`, a replacement pattern.
+    ? `\n${view.note.replace(command, () => command + dataFlags)}\n`
     : "";
   if (view.report) {
     const hint = leftoverHint(view);

@@ -1,5 +1,6 @@
 /** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
+import { terminalSafe } from "../lib/display.ts";
 import { parseAccounts, readOnlyFromEnv } from "../lib/auth/mod.ts";
 import { dbLocation } from "../lib/db.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
@@ -270,7 +271,7 @@ export const serve: Command = async (args, io) => {
   const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
   io.err(
     `Trace server listening on http://${shown}:${bound} (data: ${
-      dbLocation(db)
+      terminalSafe(dbLocation(db))
     })\n`,
   );
   io.err(

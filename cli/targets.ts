@@ -9,8 +9,7 @@ import { validateTargetId } from "../lib/ledger/targets.ts";
 import {
   registerNamedTarget,
   retireRunTarget,
-  targetSummaries,
-  unregisteredTargets,
+  targetListing,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
@@ -85,12 +84,11 @@ export const externalTargets: Command = async (args, io) => {
   const { values } = parseFlags("external-targets", args, TARGETS_FLAGS);
   if (values.help) return showHelp(io, TARGETS_HELP);
   return await withDataContext(values, io, READ, async ({ db }) => {
-    const targets = await targetSummaries(db, { all: values.all });
-    const unregistered = await unregisteredTargets(db);
-    if (values.json) printJson(io, { targets, unregistered });
+    const listing = await targetListing(db, { all: values.all });
+    if (values.json) printJson(io, listing);
     else {
-      io.out(renderTargets(targets, values.all));
-      io.out(renderUnregistered(unregistered, values.all));
+      io.out(renderTargets(listing.targets, values.all));
+      io.out(renderUnregistered(listing.unregistered, values.all));
     }
     return 0;
   });

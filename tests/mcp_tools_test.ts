@@ -248,8 +248,8 @@ Deno.test("trace.external_plan and trace.external_start refuse a target whose to
   });
 });
 
-Deno.test("trace.external_targets hides a retired target unless all is given, and marks it", async () => {
-  await withTools(async ({ client, db }) => {
+Deno.test("trace.external_targets hides a retired target unless all is given, and marks it as external-targets --json does", async () => {
+  await withTools(async ({ client, context, db }) => {
     await retireRunTarget(db, TARGET_ID, "replaced by staging-b");
     const active = await callOk(client, "trace.external_targets");
     assert.deepEqual(active.targets, []);
@@ -261,6 +261,21 @@ Deno.test("trace.external_targets hides a retired target unless all is given, an
     assert.deepEqual(
       (retired?.retired as { reason: string }).reason,
       "replaced by staging-b",
+    );
+    // The retirement as external-targets --json gives it: its schema and
+    // the ledger entry that records it too.
+    const cli = captureIo();
+    const data = ["--data-dir", context.dataDir];
+    assert.equal(
+      await main(["external-targets", "--all", "--json", ...data], cli),
+      0,
+      cli.stderr(),
+    );
+    const expected = JSON.parse(cli.stdout());
+    assert.deepEqual(all.targets, expected.targets);
+    assert.deepEqual(
+      Object.keys(retired?.retired as object).sort(),
+      ["reason", "retired_at", "schema", "seq", "target_id"],
     );
     assert.match(
       await callError(client, "trace.external_targets", { all: "yes" }),

@@ -1,6 +1,7 @@
 /** The run pages through createApp in memory: data, twins, words, empty states, downloads, the standalone file. */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
   configTargetRef,
   registerNamedTarget,
@@ -705,6 +706,33 @@ Deno.test("the recorded Mem0 assessment agrees with its document", async () => {
     assert.ok(doc.includes(`${c.requests} requests`), `${c.name} requests`);
     for (const f of c.findings) assert.ok(doc.includes(f.message), f.message);
   }
+});
+
+Deno.test("the empty reference page names the ledger it read, only to a reader the footer shows it to", async () => {
+  const accounts = new AccountBook(EXAMPLE_ACCOUNTS);
+  await withRunsFixture({ app: { accounts } }, async (fixture) => {
+    const read = async (as: Operator) =>
+      await (await ask(fixture.app, "GET", "/reference", { as })).text();
+    const empty = (html: string) =>
+      /<div class="empty"[\s\S]*?<\/div>/.exec(html)?.[0] ?? "";
+    const operator = empty(await read("ops-1"));
+    assert.match(operator, /No reference runs yet/);
+    assert.ok(
+      operator.includes(
+        `Looked in the ledger at Data: <span class="copy-id"><code>${
+          join(fixture.dataDir, "trace.db")
+        }</code>`,
+      ),
+      operator,
+    );
+    assert.match(operator, /check the --data-dir \/ --db this server/);
+    // Where the data lives is server configuration: a viewer sees no path,
+    // on the page as in the footer.
+    const viewer = await read("viewer-1");
+    assert.match(empty(viewer), /No reference runs yet/);
+    assert.ok(!viewer.includes(fixture.dataDir), "no data location");
+    assert.doesNotMatch(viewer, /Looked in the ledger/);
+  });
 });
 
 Deno.test("who sees the run controls: operators run, viewers read, tenant-bound accounts see no runs, read-only disables", async () => {

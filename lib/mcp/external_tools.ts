@@ -23,8 +23,7 @@ import {
   type RunView,
   saveRun,
   type StartedJob,
-  targetSummaries,
-  unregisteredTargets,
+  targetListing,
   viewRun,
 } from "../runs/mod.ts";
 import {
@@ -63,26 +62,13 @@ const targets = defineTool({
   }, EXTERNAL_HINT),
   annotations: READS,
   run: async ({ all }, { db }) => {
-    const records = await targetSummaries(db, { all: all ?? false });
-    const unregistered = await unregisteredTargets(db);
+    // The listing external-targets --json prints, so the two never drift
+    // (a retirement with its schema and ledger entry; the unregistered
+    // targets no tool can act on).
+    const listing = await targetListing(db, { all: all ?? false });
     return {
-      targets: records.map((t) => ({
-        target_id: t.target_id,
-        source: t.source,
-        base_url: t.base_url,
-        created_at: t.created_at,
-        config_digest: t.config_digest,
-        config: t.config,
-        runs: t.runs,
-        first_run_at: t.first_run_at,
-        last_run_at: t.last_run_at,
-        retired: t.retired === null
-          ? null
-          : { retired_at: t.retired.retired_at, reason: t.retired.reason },
-      })),
-      // As external-targets --json: runs of configs never registered, which no tool can act on.
-      unregistered,
-      note: records.length === 0
+      ...listing,
+      note: listing.targets.length === 0
         ? `no ${
           all ? "" : "active "
         }target is registered; register one locally with trace external-register --target ID --config FILE`

@@ -44,6 +44,8 @@ export {
   runExternalTarget,
   type RunSelection,
   type RunTarget,
+  type TargetListing,
+  targetListing,
   type TargetRunOptions,
   type TargetRunOutcome,
   targetSummaries,

@@ -110,6 +110,27 @@ export async function unregisteredTargets(
   return await hasLedger(db) ? await listUnregisteredTargets(db) : [];
 }
 
+/**
+ * The target listing every reader gives (`external-targets --json`,
+ * `trace.external_targets`): the registered targets with their use and
+ * retirement as the ledger records it, and the targets known only from runs.
+ */
+export interface TargetListing {
+  targets: TargetSummary[];
+  unregistered: UnregisteredTarget[];
+}
+
+/** {@link targetSummaries} and {@link unregisteredTargets} in one answer, built once for every reader. */
+export async function targetListing(
+  db: TraceDb,
+  options: TargetListOptions = {},
+): Promise<TargetListing> {
+  return {
+    targets: await targetSummaries(db, options),
+    unregistered: await unregisteredTargets(db),
+  };
+}
+
 /** Retires a registered target: hidden from listings, refused for new runs and replays; its history stays. */
 export async function retireRunTarget(
   db: TraceDb,

@@ -31,6 +31,7 @@ import MEM0 from "../../fixtures/adapters/mem0/assessment.json" with {
 };
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
+import { CopyId } from "../ui/components/copy_id.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
@@ -217,8 +218,7 @@ const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (
               title="No reference runs yet"
               command="trace reference run"
             >
-              The suite runs every system in process in a few seconds and
-              records each run here.
+              <NoRunsWhere location={view.dataLocation} />
             </EmptyState>
           )
           : (
@@ -245,6 +245,29 @@ const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (
     </>
   );
 };
+
+/**
+ * What the empty matrix says of where it looked: the footer's data location
+ * for a reader shown it, so a server started on another data directory shows;
+ * for any other reader, only that runs are recorded here.
+ */
+const NoRunsWhere: FC<{ location: string | null }> = ({ location }) =>
+  location === null
+    ? (
+      <>
+        The suite runs every system in process in a few seconds and records each
+        run here.
+      </>
+    )
+    : (
+      <>
+        Looked in the ledger at Data:{" "}
+        <CopyId value={location} label="data location" />. The suite runs every
+        system in process in a few seconds and records each run in the ledger it
+        is given; if runs were recorded elsewhere, check the --data-dir / --db
+        this server was started with.
+      </>
+    );
 
 const MATRIX_INTRO =
   "The latest run of each system. Store and marker cells give the time after the deletion was acknowledged from which the family stayed clear (0.00 s: at once; later: a transient residual); the legend under the table says what every other cell means.";

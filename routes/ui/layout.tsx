@@ -20,7 +20,7 @@ import {
   type Principal,
   roleAtLeast,
 } from "../../lib/auth/mod.ts";
-import type { PageFrame } from "./context.ts";
+import type { PageFrame, SiteInfo } from "./context.ts";
 import { currentNavItem, navItemsFor } from "./nav.ts";
 
 /** The shell around a page body. */
@@ -113,19 +113,7 @@ const Footer: FC<{ frame: PageFrame }> = ({ frame }) => (
   <footer class="site-footer">
     <div class="site-footer__inner">
       <span>Trace {frame.site.version}</span>
-      {
-        /* Where the data lives is server configuration: for unscoped
-           operators and administrators, not for every signed-in viewer (nor
-           for visitors of the login page). */
-      }
-      {frame.principal && seesServerConfig(frame.principal)
-        ? (
-          <span>
-            Data:{" "}
-            <CopyId value={frame.site.dataLocation} label="data location" />
-          </span>
-        )
-        : null}
+      <FooterData location={visibleDataLocation(frame.principal, frame.site)} />
       {frame.principal && frame.jsonHref
         ? (
           <span class="site-footer__json">
@@ -154,13 +142,27 @@ const Footer: FC<{ frame: PageFrame }> = ({ frame }) => (
   </footer>
 );
 
+const FooterData: FC<{ location: string | null }> = ({ location }) =>
+  location === null ? null : (
+    <span>
+      Data: <CopyId value={location} label="data location" />
+    </span>
+  );
+
 /**
- * Whether `principal` may see how this server is configured (where its data
- * lives): an operator or administrator bound to no tenant.
+ * Where the data lives, for a reader who may see it (the footer's "Data:"),
+ * or `null`: it is server configuration, for unscoped operators and
+ * administrators, not for every signed-in viewer (nor for visitors of the
+ * login page), so a page names it only where the footer does.
  */
-function seesServerConfig(principal: Principal): boolean {
-  return roleAtLeast(principal.role, "operator") &&
-    !isTenantBound(principal.scope);
+export function visibleDataLocation(
+  principal: Principal | null,
+  site: SiteInfo,
+): string | null {
+  return principal && roleAtLeast(principal.role, "operator") &&
+      !isTenantBound(principal.scope)
+    ? site.dataLocation
+    : null;
 }
 
 /** Answers with a full HTML page (never cached: pages show live data). */

@@ -18,7 +18,7 @@ import { ConfigError, NotFoundError } from "../../lib/errors.ts";
 import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
 import type { Principal } from "../principal.ts";
 import type { SiteInfo, UiEnv } from "./context.ts";
-import { renderPage } from "./layout.tsx";
+import { renderPage, visibleDataLocation } from "./layout.tsx";
 
 /** What a page's render function knows besides its data. */
 export interface PageView {
@@ -29,6 +29,11 @@ export interface PageView {
   /** The JSON twin of this exact request. */
   jsonHref: string;
   principal: Principal;
+  /**
+   * Where the data lives, for a reader the footer shows it to (`null` for
+   * one it does not): what an empty state names as the place it read.
+   */
+  dataLocation: string | null;
   /** The session's CSRF token for the page's forms (`null` or absent for a bearer request). */
   csrf?: string | null;
 }
@@ -107,6 +112,7 @@ export function definePage<T>(
       url,
       jsonHref,
       principal: c.get("principal"),
+      dataLocation: visibleDataLocation(c.get("principal"), deps.site),
       csrf: c.get("csrf"),
     };
     return renderPage(

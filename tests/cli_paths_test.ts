@@ -1,0 +1,119 @@
+/**
+ * The lines that name a data file (the ledger a run was recorded in, a
+ * checkpoint, a result file, a backup) escape the characters a terminal
+ * would act on, as error lines do: a data directory may be named anything.
+ * A printed command names it in `$'…'` quoting, escaped and still runnable.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "../cli.ts";
+import { startDemoServer } from "../cli/demo.ts";
+import { captureIo, withTempDir } from "./_helpers.ts";
+
+// What no line may carry raw: the controls but the line feed, and the
+// format characters (an ESC moves the cursor, U+202E reverses what follows).
+// deno-lint-ignore no-control-regex
+const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/u;
+
+Deno.test("the commands that print a path escape an ESC and a U+202E in the data directory's name", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const shown = join(parent, "data\\u{001b}[31m\\u{202e}");
+    const demo = await startDemoServer({ defect: "stale-cache" });
+    try {
+      const config = join(parent, "staging.json");
+      await Deno.writeTextFile(
+        config,
+        JSON.stringify({
+          base_url: demo.url,
+          environment: "staging",
+          allow_synthetic_writes: true,
+          document_count: 1,
+          deletion_window_seconds: 0.3,
+          sample_interval_seconds: 0.1,
+        }),
+      );
+      const data = ["--data-dir", dir];
+      const trace = async (...args: string[]) => {
+        const io = captureIo();
+        const code = await main([...args, ...data], io);
+        const [out, err] = [io.stdout(), io.stderr()];
+        const line = `${args[0]}: ${JSON.stringify({ out, err })}`;
+        assert.doesNotMatch(out, RAW, line);
+        assert.doesNotMatch(err, RAW, line);
+        return { code, out, err, line };
+      };
+      const registered = await trace(
+        "external-register",
+        "--target",
+        "staging",
+        "--config",
+        config,
+      );
+      assert.equal(registered.code, 0, registered.line);
+      const run = await trace(
+        "external-run",
+        "--target",
+        "staging",
+        "--json",
+        "--junit",
+        join(dir, "junit.xml"),
+        "--summary-md",
+        join(dir, "summary.md"),
+      );
+      assert.equal(run.code, 1, run.line);
+      for (
+        const line of [
+          `checkpoint: ${shown}/external/`,
+          `ledger: run `,
+          ` recorded in ${shown}/trace.db`,
+          `junit: ${shown}/junit.xml\n`,
+          `summary: ${shown}/summary.md\n`,
+          // A printed command quotes the name so that it still runs.
+          ` --data-dir $'${parent}/data\\u001b[31m\\u202e'\n`,
+        ]
+      ) assert.ok(run.err.includes(line), `${line} in ${run.line}`);
+      const runId = JSON.parse(run.out).run_id;
+      const cleanup = await trace("external-cleanup", runId);
+      // The stale cache stays: the cleanup is incomplete, and recorded.
+      assert.equal(cleanup.code, 2, cleanup.line);
+      assert.ok(
+        cleanup.out.includes(` in ${shown}/trace.db (entry `),
+        cleanup.line,
+      );
+      const html = await trace(
+        "external-show",
+        runId,
+        "--html",
+        join(dir, "run.html"),
+      );
+      assert.equal(html.code, 1, html.line);
+      assert.ok(html.err.includes(`html: ${shown}/run.html\n`), html.line);
+      const command =
+        `trace external-cleanup ${runId} --data-dir $'${parent}/data\\u001b[31m\\u202e'\n`;
+      assert.ok(
+        html.out.endsWith(`remove what is left with ${command}`),
+        html.line,
+      );
+      const backup = await trace("ledger", "backup", join(dir, "copy.db"));
+      assert.equal(backup.code, 0, backup.line);
+      assert.ok(
+        backup.out.startsWith(
+          `backup of ${shown}/trace.db written to ${shown}/copy.db: `,
+        ),
+        backup.line,
+      );
+      const reference = await trace("reference", "run", "correct");
+      assert.equal(reference.code, 0, reference.line);
+      assert.ok(
+        reference.err.includes(
+          `ledger: 1 reference run(s) recorded in ${shown}/trace.db\n`,
+        ),
+        reference.line,
+      );
+    } finally {
+      await demo.shutdown();
+    }
+  });
+});
