@@ -449,16 +449,40 @@ Deno.test("trace external-regressions says a replay still running is the latest"
   });
 });
 
-Deno.test("trace external-regressions escapes what a checkpoint says of when it started", async () => {
+Deno.test("a checkpoint whose start is no time is damaged: the gate refuses it, the listing leaves it out", async () => {
   await withDb(async (db, dir) => {
     const reg = await enforcedRegression(db, dir);
+    // It would sort after every real start, and carries an escape sequence.
     await killedReplay(dir, reg, {
-      started_at: "2026-11-30T00:00:00.000Z\u001b[2J",
+      started_at: "9999-12-31T23:59:59.999Z\u001b[2J",
     });
+    const gate = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(gate.code, 2, gate.out + gate.err);
+    assert.match(
+      gate.err,
+      new RegExp(`Checkpoint .*${KILLED}\\.json cannot be read`),
+    );
     const text = await trace(["external-regressions", "--data-dir", dir]);
     assert.equal(text.code, 0, text.err);
     assert.ok(!text.out.includes("\u001b"), text.out);
-    assert.match(text.out, /started 2026-11-30T00:00:00\.000Z\\u\{001b\}\[2J/);
+    assert.doesNotMatch(text.out, /did not finish/);
+  });
+});
+
+Deno.test("a killed run whose checkpoint names a regression of another target is no replay of it", async () => {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg, {
+      target: {
+        id: "staging-b",
+        base_url: CONFIG.base_url,
+        source: "registered",
+      },
+    });
+    const gate = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(gate.code, 0, gate.out + gate.err);
+    const text = await trace(["external-regressions", "--data-dir", dir]);
+    assert.doesNotMatch(text.out, /did not finish/);
   });
 });
 

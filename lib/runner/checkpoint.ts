@@ -117,6 +117,17 @@ const RegressionId = v.pipe(
   v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "not a regression id"),
 );
 
+/**
+ * A time as checkpoints write it (`Date#toISOString`): the gate orders
+ * replays by their start, and a damaged value that sorts past every real
+ * one would be the latest for ever.
+ */
+const IsoTime = v.pipe(
+  v.string(),
+  v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, "not a time"),
+  v.check((text) => !Number.isNaN(Date.parse(text)), "not a time"),
+);
+
 /** Shape of a checkpoint file as read back; older files may lack `process_identity` and `regression_id`. */
 const CheckpointFileSchema = v.object({
   schema: v.literal("trace.checkpoint/1"),
@@ -124,8 +135,8 @@ const CheckpointFileSchema = v.object({
   state: v.picklist(["running", "completed"]),
   pid: v.pipe(v.number(), v.integer()),
   process_identity: v.optional(v.nullable(v.string()), null),
-  started_at: v.string(),
-  updated_at: v.string(),
+  started_at: IsoTime,
+  updated_at: IsoTime,
   target: v.object({
     id: v.string(),
     base_url: v.string(),

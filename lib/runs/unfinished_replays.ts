@@ -33,8 +33,9 @@ export interface UnfinishedReplay {
 
 /**
  * The newest unfinished replay of each regression among `checkpoints` (runs
- * the ledger does not hold that never completed). `isAlive` tells whether a
- * checkpoint's writer still runs (default: the same process, on this host).
+ * the ledger does not hold that never completed), keyed by regression and
+ * target. `isAlive` tells whether a checkpoint's writer still runs
+ * (default: the same process, on this host).
  */
 export function newestUnfinishedReplays(
   checkpoints: readonly Checkpoint[],
@@ -44,11 +45,14 @@ export function newestUnfinishedReplays(
   for (const checkpoint of checkpoints) {
     const regressionId = checkpoint.regression_id;
     if (regressionId === null || checkpoint.state === "completed") continue;
-    const known = newest.get(regressionId);
+    // A replay runs against its regression's target: a checkpoint naming
+    // another is no replay of it (a damaged or hand-made file).
+    const key = replayKey(regressionId, checkpoint.target.id);
+    const known = newest.get(key);
     if (known && !startedAfter(checkpoint, known)) continue;
     const alive = isAlive ??
       ((pid: number) => isSameProcess(pid, checkpoint.process_identity));
-    newest.set(regressionId, {
+    newest.set(key, {
       run_id: checkpoint.run_id,
       regression_id: regressionId,
       started_at: checkpoint.started_at,
@@ -57,6 +61,11 @@ export function newestUnfinishedReplays(
     });
   }
   return newest;
+}
+
+/** The key of a regression's unfinished replays: the regression and its target. */
+function replayKey(regressionId: string, targetId: string): string {
+  return JSON.stringify([regressionId, targetId]);
 }
 
 function startedAfter(
@@ -120,7 +129,9 @@ async function latestUnfinished(
   regression: RegressionView,
   unfinished: ReadonlyMap<string, UnfinishedReplay>,
 ): Promise<UnfinishedReplay | null> {
-  const replay = unfinished.get(regression.regression_id);
+  const replay = unfinished.get(
+    replayKey(regression.regression_id, regression.target_id),
+  );
   return replay && await isLatest(db, replay, regression) ? replay : null;
 }
 
