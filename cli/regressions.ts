@@ -222,6 +222,7 @@ export const externalGate: Command = async (args, io) => {
     const result = await gate(db, values.target, {
       requireRuns: true,
       dataDir,
+      commandFlags: dataFlagsOf(values),
     });
     if (values.json) printJson(io, result);
     else io.out(renderGate(result));

@@ -108,7 +108,7 @@ Deno.test("trace external-gate does not pass when an enforced regression's lates
     assert.match(
       gate.out,
       new RegExp(
-        `^ {2}${reg} \\(staging-a\\): latest replay ${KILLED} did not finish \\(.*\\); remove what it may have left with trace external-cleanup ${KILLED}, then replay again with trace external-replay ${reg}$`,
+        `^ {2}${reg} \\(staging-a\\): latest replay ${KILLED} did not finish \\(.*\\); remove what it may have left with trace external-cleanup ${KILLED} --data-dir ${dir}, then replay again with trace external-replay ${reg} --data-dir ${dir}$`,
         "m",
       ),
     );

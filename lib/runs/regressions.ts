@@ -67,6 +67,8 @@ export interface RegressionListOptions {
    * it, `unfinished_replay` is always `null`.
    */
   dataDir?: string | undefined;
+  /** Appended to each command a reason names (the CLI's `--data-dir`/`--db`). */
+  commandFlags?: string;
   /** Liveness of a checkpoint's writer (tests); the same process on this host by default. */
   isAlive?: (pid: number) => boolean;
 }
@@ -122,6 +124,8 @@ export interface GateOptions {
    * such runs elsewhere).
    */
   refuseUnrecorded?: boolean;
+  /** Appended to each command a reason names (the CLI's `--data-dir`/`--db`). */
+  commandFlags?: string;
   /** Liveness of a checkpoint's writer (tests); the same process on this host by default. */
   isAlive?: (pid: number) => boolean;
 }
@@ -153,6 +157,7 @@ export async function gate(
     {
       regressions,
       unfinished: newestUnfinishedReplays(unfinished, options.isAlive),
+      commandFlags: options.commandFlags,
     },
   );
 }

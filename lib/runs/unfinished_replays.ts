@@ -146,6 +146,8 @@ export async function withUnfinishedReplays(
   options: {
     regressions: readonly RegressionView[];
     unfinished: ReadonlyMap<string, UnfinishedReplay>;
+    /** Appended to each command a reason names (the CLI's `--data-dir`/`--db`). */
+    commandFlags?: string | undefined;
   },
 ): Promise<GateResult> {
   if (options.unfinished.size === 0) return judged;
@@ -158,7 +160,9 @@ export async function withUnfinishedReplays(
       options.unfinished,
     );
     if (replay) {
-      failing.push(unfinishedFailure(regression, replay));
+      failing.push(
+        unfinishedFailure(regression, replay, options.commandFlags ?? ""),
+      );
       continue;
     }
     failing.push(
@@ -189,6 +193,7 @@ async function isLatest(
 function unfinishedFailure(
   regression: RegressionView,
   replay: UnfinishedReplay,
+  flags: string,
 ): GateFailure {
   const run = replay.run_id;
   return {
@@ -199,6 +204,6 @@ function unfinishedFailure(
     last_state: replay.running ? "running" : "interrupted",
     reason: replay.running
       ? `latest replay ${run} has not finished (process ${replay.pid} is still running it), so it has not passed; run the gate again once it has finished`
-      : `latest replay ${run} did not finish (it stopped before its report reached the ledger, so it is INCONCLUSIVE); remove what it may have left with trace external-cleanup ${run}, then replay again with trace external-replay ${regression.regression_id}`,
+      : `latest replay ${run} did not finish (it stopped before its report reached the ledger, so it is INCONCLUSIVE); remove what it may have left with trace external-cleanup ${run}${flags}, then replay again with trace external-replay ${regression.regression_id}${flags}`,
   };
 }
