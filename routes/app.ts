@@ -290,10 +290,20 @@ function adminTokenOf(options: AppOptions): string | undefined {
   return ui ?? mcp;
 }
 
-/** The UI's secure headers (CSP and friends) on every path but the API's. */
+/**
+ * The UI's secure headers (CSP and friends) on every path but the API's.
+ * API answers are never stored: a browser signed in to an open loopback API
+ * would otherwise keep ids of a subject in its cache after an erasure.
+ */
 function uiHeadersOutsideApi(): MiddlewareHandler {
   const headers = uiHeaders();
-  return (c, next) => isApiPath(c.req.path) ? next() : headers(c, next);
+  return async (c, next) => {
+    if (!isApiPath(c.req.path)) return await headers(c, next);
+    await next();
+    if (!c.res.headers.has("Cache-Control")) {
+      c.res.headers.set("Cache-Control", "no-store");
+    }
+  };
 }
 
 /**

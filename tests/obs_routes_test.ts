@@ -326,6 +326,19 @@ Deno.test("GET /api/events queries with filters and cursors", async () => {
   });
 });
 
+Deno.test("GET /api/events and its summary are never stored by a browser or proxy", async () => {
+  await api(async (app) => {
+    await app.request(post(JSON.stringify([event(1, { user_id: "u-42" })])));
+    // Ids of a subject an erasure removes must not outlive it in a cache.
+    for (const path of ["/api/events?user_id=u-42", "/api/events/summary"]) {
+      const res = await app.request(path);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get("cache-control"), "no-store", path);
+      await res.body?.cancel();
+    }
+  });
+});
+
 Deno.test("GET /api/events suggests the parameter a CLI flag name meant", async () => {
   await api(async (app) => {
     const res = await app.request("/api/events?application=app-1");
