@@ -9,7 +9,7 @@
  * @module
  */
 
-import { terminalSafe } from "../lib/display.ts";
+import { terminalSafe, terminalSafeJson } from "../lib/display.ts";
 import { resolve } from "node:path";
 import { dbLocation, redactDbUrl, type TraceDb } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
@@ -41,7 +41,7 @@ import { fileProblem } from "../lib/file_errors.ts";
 import { errorMessage } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
-import { jsonError } from "./_json.ts";
+import { jsonError, jsonText } from "./_json.ts";
 import {
   type Output,
   OUTPUT_FLAGS,
@@ -410,7 +410,10 @@ function stdoutText(
 ): string {
   const { report, regression } = run;
   if (values.json) {
-    return JSON.stringify(regression ? { regression, report } : report) + "\n";
+    return jsonText(regression ? { regression, report } : report) + "\n";
+  }
+  if (outputs.stdout?.kind === "output") {
+    return terminalSafeJson(rendered.output);
   }
   if (outputs.stdout) return rendered[outputs.stdout.kind];
   return renderReport(report, { dataFlags: dataFlagsOf(values) }) +

@@ -117,3 +117,85 @@ Deno.test("the commands that print a path escape an ESC and a U+202E in the data
     }
   });
 });
+
+Deno.test("--json answers escape an ESC and a U+202E in the data directory's name and parse to the real path", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const data = ["--data-dir", dir];
+    const trace = async (...args: string[]) => {
+      const io = captureIo();
+      const code = await main([...args, "--json", ...data], io);
+      const out = io.stdout();
+      const line = `${args.join(" ")}: ${JSON.stringify(out)}`;
+      assert.doesNotMatch(out, RAW, line);
+      return { code, answer: JSON.parse(out), line };
+    };
+    const db = join(dir, "trace.db");
+    // Nothing recorded yet: each error names the database it looked for.
+    for (
+      const args of [
+        ["external-runs"],
+        ["external-show", "run-20261201T000000Z-aaaaaaaaaaaa"],
+        ["ledger", "verify"],
+        ["obs", "health"],
+      ]
+    ) {
+      const { answer, line } = await trace(...args);
+      assert.ok(answer.error.message.includes(` ${db} `), line);
+    }
+    const config = join(dir, "staging.json");
+    const missing = await trace(
+      "external-register",
+      "--target",
+      "staging",
+      "--config",
+      config,
+    );
+    assert.ok(missing.answer.error.message.includes(config), missing.line);
+    await Deno.mkdir(dir);
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        base_url: "http://127.0.0.1:9",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+    const registered = await trace(
+      "external-register",
+      "--target",
+      "staging",
+      "--config",
+      config,
+    );
+    assert.equal(registered.code, 0, registered.line);
+    // A damaged checkpoint: the listing and the run's page name its file.
+    const runId = "run-20261201T000000Z-aaaaaaaaaaaa";
+    const checkpoint = join(dir, "external", `${runId}.json`);
+    await Deno.mkdir(join(dir, "external"));
+    await Deno.writeTextFile(checkpoint, "{");
+    const runs = await trace("external-runs");
+    assert.deepEqual(runs.answer.unreadable, [checkpoint], runs.line);
+    const show = await trace("external-show", runId);
+    assert.ok(show.answer.error.message.includes(checkpoint), show.line);
+    const verified = await trace("ledger", "verify");
+    assert.equal(verified.answer.ok, true, verified.line);
+  });
+});
+
+Deno.test("quickstart --json names its report files with the data directory's hidden characters escaped", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const io = captureIo();
+    assert.equal(
+      await main(["quickstart", "--json", "--data-dir", dir], io),
+      0,
+    );
+    const out = io.stdout();
+    assert.doesNotMatch(out, RAW, JSON.stringify(out));
+    const { runs } = JSON.parse(out);
+    for (const run of runs) {
+      assert.equal(run.report, join(dir, "reports", `${run.run_id}.json`));
+    }
+  });
+});
