@@ -125,10 +125,11 @@ Deno.test("--json answers escape an ESC and a U+202E in the data directory's nam
     const trace = async (...args: string[]) => {
       const io = captureIo();
       const code = await main([...args, "--json", ...data], io);
-      const out = io.stdout();
-      const line = `${args.join(" ")}: ${JSON.stringify(out)}`;
+      const [out, err] = [io.stdout(), io.stderr()];
+      const line = `${args.join(" ")}: ${JSON.stringify({ out, err })}`;
       assert.doesNotMatch(out, RAW, line);
-      return { code, answer: JSON.parse(out), line };
+      assert.doesNotMatch(err, RAW, line);
+      return { code, answer: JSON.parse(out), err, line };
     };
     const db = join(dir, "trace.db");
     // Nothing recorded yet: each error names the database it looked for.
@@ -176,6 +177,12 @@ Deno.test("--json answers escape an ESC and a U+202E in the data directory's nam
     await Deno.writeTextFile(checkpoint, "{");
     const runs = await trace("external-runs");
     assert.deepEqual(runs.answer.unreadable, [checkpoint], runs.line);
+    assert.ok(
+      runs.err.startsWith(
+        `warning: ${parent}/data\\u{001b}[31m\\u{202e}/external/${runId}.json cannot be read`,
+      ),
+      runs.line,
+    );
     const show = await trace("external-show", runId);
     assert.ok(show.answer.error.message.includes(checkpoint), show.line);
     const verified = await trace("ledger", "verify");
