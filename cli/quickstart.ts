@@ -35,11 +35,11 @@ import {
   dataFlagsOf,
   exitCodeOf,
   runInterruptibly,
-  shellWord,
   warnAboutOutcome,
   writeReportFile,
 } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
+import { shellWord } from "./_shell.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
 

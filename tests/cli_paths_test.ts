@@ -206,3 +206,38 @@ Deno.test("quickstart --json names its report files with the data directory's hi
     }
   });
 });
+
+Deno.test("mcp-config prints a launch command that bash runs with the data directory's real name, and configs that carry it", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e it's");
+    const flags = ["--data-dir", dir, "--allow-trace-queries"];
+    const json = captureIo();
+    assert.equal(await main(["mcp-config", "--json", ...flags], json), 0);
+    assert.doesNotMatch(json.stdout(), RAW, json.stdout());
+    const spec = JSON.parse(json.stdout());
+    assert.equal(spec.args[spec.args.indexOf("--data-dir") + 1], dir);
+    const text = captureIo();
+    assert.equal(await main(["mcp-config", ...flags], text), 0);
+    const out = text.stdout();
+    assert.doesNotMatch(out, RAW, out);
+    const blocks = out.split("\n\n");
+    const mcpServers = JSON.parse(blocks[0]!.replace(/^(#.*\n)+/, ""));
+    assert.deepEqual(mcpServers.mcpServers.trace.args, spec.args);
+    const vscode = JSON.parse(blocks[1]!.replace(/^(#.*\n)+/, ""));
+    assert.deepEqual(vscode.servers.trace.args, spec.args);
+    const command = blocks[2]!.replace(/^(#.*\n)+/, "");
+    assert.equal(command, spec.command_line);
+    // bash reads the printed line back into the very words a client runs
+    // (a `\u` escape decodes only under a UTF-8 locale, as a terminal that
+    // shows such a name runs).
+    const words = new Deno.Command("bash", {
+      args: ["-c", `set -- ${command}; printf '%s\\0' "$@"`],
+      env: { LC_ALL: "C.UTF-8" },
+    }).outputSync();
+    assert.equal(words.code, 0, new TextDecoder().decode(words.stderr));
+    assert.deepEqual(
+      new TextDecoder().decode(words.stdout).split("\0").slice(0, -1),
+      ["TRACE_MCP_ALLOW_TRACE_QUERIES=true", spec.command, ...spec.args],
+    );
+  });
+});
