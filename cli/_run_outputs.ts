@@ -9,7 +9,7 @@
  * @module
  */
 
-import { terminalSafe } from "../lib/display.ts";
+import { terminalSafe, terminalSafeJson } from "../lib/display.ts";
 import { resolve } from "node:path";
 import { dbLocation, redactDbUrl, type TraceDb } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
@@ -41,7 +41,8 @@ import { fileProblem } from "../lib/file_errors.ts";
 import { errorMessage } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
-import { jsonError } from "./_json.ts";
+import { jsonError, jsonText } from "./_json.ts";
+import { shellWord } from "./_shell.ts";
 import {
   type Output,
   OUTPUT_FLAGS,
@@ -75,34 +76,6 @@ export async function writeReportFile(
   report: unknown,
 ): Promise<void> {
   await writeFileWhole(path, JSON.stringify(report, null, 2) + "\n");
-}
-
-/**
- * Quotes one shell word when it needs quoting. A word with a character a
- * terminal would act on (an ESC, a bidi override) is written in `$'…'`
- * quoting with that character as an escape: the printed command shows no
- * raw control and still runs as typed in bash or zsh.
- */
-export function shellWord(word: string): string {
-  if (/^[A-Za-z0-9_./:@=+-]+$/.test(word)) return word;
-  if (terminalSafe(word) !== word) return ansiCQuoted(word);
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** `word` in `$'…'` quoting, each character a terminal would act on as `\u`/`\U` code. */
-function ansiCQuoted(word: string): string {
-  let quoted = "";
-  for (const char of word) {
-    if (char === "\\" || char === "'") quoted += `\\${char}`;
-    else if (terminalSafe(char) === char) quoted += char;
-    else {
-      const code = char.codePointAt(0)!;
-      quoted += code > 0xffff
-        ? `\\U${code.toString(16).padStart(8, "0")}`
-        : `\\u${code.toString(16).padStart(4, "0")}`;
-    }
-  }
-  return `$'${quoted}'`;
 }
 
 /**
@@ -410,7 +383,10 @@ function stdoutText(
 ): string {
   const { report, regression } = run;
   if (values.json) {
-    return JSON.stringify(regression ? { regression, report } : report) + "\n";
+    return jsonText(regression ? { regression, report } : report) + "\n";
+  }
+  if (outputs.stdout?.kind === "output") {
+    return terminalSafeJson(rendered.output);
   }
   if (outputs.stdout) return rendered[outputs.stdout.kind];
   return renderReport(report, { dataFlags: dataFlagsOf(values) }) +

@@ -15,7 +15,7 @@ import { gunzipSync } from "node:zlib";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import { withErasurePropagation } from "./obs_erase.ts";
-import { jsonError } from "./_json.ts";
+import { jsonError, jsonText, printJson } from "./_json.ts";
 import { explainSqlite } from "../lib/sqlite_errors.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { ConfigError, ConflictError, UsageError } from "../lib/errors.ts";
@@ -182,7 +182,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
   if (progress.interrupted) return reportInterrupted(io, progress, json);
   io.out(
     json
-      ? JSON.stringify({
+      ? jsonText({
         ok: true,
         inserted: progress.inserted,
         duplicates: progress.duplicates,
@@ -252,7 +252,7 @@ function printRefusal(
   writtenLines: number,
 ): void {
   const body = refusalBody(error, items, unlisted, writtenLines);
-  io.out(JSON.stringify(body) + "\n");
+  printJson(io, body);
 }
 
 /** The `--json` answer of a refused or interrupted ingest. */
@@ -571,7 +571,7 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
   const query = traceQueryFromParams(filterParams(values), FLAG_LABELS);
   return await withDataContext(values, io, READ, async ({ db }) => {
     const page = await queryTraceEvents(db, query);
-    io.out(values.json ? JSON.stringify(page) + "\n" : formatPage(page));
+    io.out(values.json ? jsonText(page) + "\n" : formatPage(page));
     return 0;
   });
 }
@@ -724,7 +724,7 @@ export async function eventsSummary(
   return await withDataContext(values, io, READ, async ({ db }) => {
     const summary = await summarizeTraceEvents(db, scope);
     io.out(
-      values.json ? JSON.stringify(summary) + "\n" : formatSummary(summary),
+      values.json ? jsonText(summary) + "\n" : formatSummary(summary),
     );
     return 0;
   });

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { terminalSafe, terminalSafeJson } from "../lib/display.ts";
+import { terminalSafeJson } from "../lib/display.ts";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";
@@ -15,6 +15,7 @@ import { checkRemoteDbUrl } from "../lib/db.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
+import { shellWord } from "./_shell.ts";
 import { SCOPE_FLAGS, scopeArgs, scopeFromFlags } from "./mcp.ts";
 
 const FLAGS = {
@@ -68,13 +69,6 @@ export function launchCommand(serverArgs: string[]): LaunchSpec {
   };
 }
 
-/** Quotes `word` for a POSIX shell when it needs it. */
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word)
-    ? word
-    : `'${word.replaceAll("'", `'"'"'`)}'`;
-}
-
 function withEnv(spec: LaunchSpec): object {
   return Object.keys(spec.env).length > 0
     ? { command: spec.command, args: spec.args, env: spec.env }
@@ -84,14 +78,15 @@ function withEnv(spec: LaunchSpec): object {
 /** The configurations for `spec`, keyed by client format. */
 export function clientConfigs(name: string, spec: LaunchSpec) {
   const env = Object.entries(spec.env).map(([k, value]) =>
-    `${k}=${shellQuote(value)}`
+    `${k}=${shellWord(value)}`
   );
   return {
     mcpServers: { mcpServers: { [name]: withEnv(spec) } },
     vscode: { servers: { [name]: { type: "stdio", ...withEnv(spec) } } },
-    command_line: [...env, spec.command, ...spec.args].map((word, i) =>
-      i < env.length ? word : shellQuote(word)
-    ).join(" "),
+    // A path with a character a terminal acts on is written as `$'…\u202e…'`:
+    // the line prints safely and still runs as printed.
+    command_line: [...env, ...[spec.command, ...spec.args].map(shellWord)]
+      .join(" "),
   };
 }
 
@@ -130,7 +125,7 @@ export const mcpConfig: Command = (args, io) => {
       terminalSafeJson(JSON.stringify(configs.vscode, null, 2)),
       "",
       "# Any other client: run this command over stdio:",
-      terminalSafe(configs.command_line),
+      configs.command_line,
       "",
       "# Over HTTP instead: run trace serve with TRACE_UI_AUTH_TOKEN set, then point the",
       "# client at http://127.0.0.1:8788/mcp with the header Authorization: Bearer <that token>.",

@@ -34,6 +34,7 @@ import {
   showHelp,
 } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
+import { jsonText } from "./_json.ts";
 import type { CliIo } from "./_io.ts";
 
 export { obsErase, obsPropagation } from "./obs_erase.ts";
@@ -440,7 +441,7 @@ export async function obsExpiryPlan(
         plan.more ? " (more remain; plan again after applying)" : ""
       }\nReview it, then: trace obs expiry-apply --plan ${values.out} --confirm "${plan.confirmation}" --archive-dir DIR\n`,
     );
-  } else io.out(text);
+  } else io.out(jsonText(plan, 2) + "\n");
   return 0;
 }
 

@@ -29,17 +29,17 @@ import {
 } from "../lib/runs/mod.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
-import { type DataContext, withDataContext } from "./_context.ts";
+import { type DataContext, printJson, withDataContext } from "./_context.ts";
 import { startDemoServer } from "./demo.ts";
 import {
   dataFlagsOf,
   exitCodeOf,
   runInterruptibly,
-  shellWord,
   warnAboutOutcome,
   writeReportFile,
 } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
+import { shellWord } from "./_shell.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
 
@@ -217,22 +217,20 @@ export const quickstart: Command = async (args, io) => {
     const asExpected = !interrupted &&
       outcomes.every((o) => o.report.verdict === o.expected);
     if (values.json) {
-      io.out(
-        JSON.stringify({
-          as_expected: asExpected,
-          interrupted,
-          not_run: notRun,
-          demo_data: DEMO_DATA,
-          runs: outcomes.map((o) => ({
-            demo: o.label,
-            expected: o.expected,
-            verdict: o.report.verdict,
-            cleanup_complete: o.report.cleanup.cleanup_complete,
-            run_id: o.report.run_id,
-            report: o.reportPath,
-          })),
-        }) + "\n",
-      );
+      printJson(io, {
+        as_expected: asExpected,
+        interrupted,
+        not_run: notRun,
+        demo_data: DEMO_DATA,
+        runs: outcomes.map((o) => ({
+          demo: o.label,
+          expected: o.expected,
+          verdict: o.report.verdict,
+          cleanup_complete: o.report.cleanup.cleanup_complete,
+          run_id: o.report.run_id,
+          report: o.reportPath,
+        })),
+      });
     } else if (interrupted) {
       io.out(
         interruptedSummary(outcomes, notRun, context, dataFlagsOf(values)),

@@ -307,7 +307,9 @@ export const externalRuns: Command = async (args, io) => {
     });
     for (const path of list.unreadable) {
       io.err(
-        `warning: ${path} cannot be read or trusted; trace external-show on its run names the problem\n`,
+        `warning: ${
+          terminalSafe(path)
+        } cannot be read or trusted; trace external-show on its run names the problem\n`,
       );
     }
     if (values.json) printJson(io, list);

@@ -117,3 +117,127 @@ Deno.test("the commands that print a path escape an ESC and a U+202E in the data
     }
   });
 });
+
+Deno.test("--json answers escape an ESC and a U+202E in the data directory's name and parse to the real path", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const data = ["--data-dir", dir];
+    const trace = async (...args: string[]) => {
+      const io = captureIo();
+      const code = await main([...args, "--json", ...data], io);
+      const [out, err] = [io.stdout(), io.stderr()];
+      const line = `${args.join(" ")}: ${JSON.stringify({ out, err })}`;
+      assert.doesNotMatch(out, RAW, line);
+      assert.doesNotMatch(err, RAW, line);
+      return { code, answer: JSON.parse(out), err, line };
+    };
+    const db = join(dir, "trace.db");
+    // Nothing recorded yet: each error names the database it looked for.
+    for (
+      const args of [
+        ["external-runs"],
+        ["external-show", "run-20261201T000000Z-aaaaaaaaaaaa"],
+        ["ledger", "verify"],
+        ["obs", "health"],
+      ]
+    ) {
+      const { answer, line } = await trace(...args);
+      assert.ok(answer.error.message.includes(` ${db} `), line);
+    }
+    const config = join(dir, "staging.json");
+    const missing = await trace(
+      "external-register",
+      "--target",
+      "staging",
+      "--config",
+      config,
+    );
+    assert.ok(missing.answer.error.message.includes(config), missing.line);
+    await Deno.mkdir(dir);
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        base_url: "http://127.0.0.1:9",
+        environment: "staging",
+        allow_synthetic_writes: true,
+      }),
+    );
+    const registered = await trace(
+      "external-register",
+      "--target",
+      "staging",
+      "--config",
+      config,
+    );
+    assert.equal(registered.code, 0, registered.line);
+    // A damaged checkpoint: the listing and the run's page name its file.
+    const runId = "run-20261201T000000Z-aaaaaaaaaaaa";
+    const checkpoint = join(dir, "external", `${runId}.json`);
+    await Deno.mkdir(join(dir, "external"));
+    await Deno.writeTextFile(checkpoint, "{");
+    const runs = await trace("external-runs");
+    assert.deepEqual(runs.answer.unreadable, [checkpoint], runs.line);
+    assert.ok(
+      runs.err.startsWith(
+        `warning: ${parent}/data\\u{001b}[31m\\u{202e}/external/${runId}.json cannot be read`,
+      ),
+      runs.line,
+    );
+    const show = await trace("external-show", runId);
+    assert.ok(show.answer.error.message.includes(checkpoint), show.line);
+    const verified = await trace("ledger", "verify");
+    assert.equal(verified.answer.ok, true, verified.line);
+  });
+});
+
+Deno.test("quickstart --json names its report files with the data directory's hidden characters escaped", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e");
+    const io = captureIo();
+    assert.equal(
+      await main(["quickstart", "--json", "--data-dir", dir], io),
+      0,
+    );
+    const out = io.stdout();
+    assert.doesNotMatch(out, RAW, JSON.stringify(out));
+    const { runs } = JSON.parse(out);
+    for (const run of runs) {
+      assert.equal(run.report, join(dir, "reports", `${run.run_id}.json`));
+    }
+  });
+});
+
+Deno.test("mcp-config prints a launch command that bash runs with the data directory's real name, and configs that carry it", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "data\u001b[31m\u202e it's");
+    const flags = ["--data-dir", dir, "--allow-trace-queries"];
+    const json = captureIo();
+    assert.equal(await main(["mcp-config", "--json", ...flags], json), 0);
+    assert.doesNotMatch(json.stdout(), RAW, json.stdout());
+    const spec = JSON.parse(json.stdout());
+    assert.equal(spec.args[spec.args.indexOf("--data-dir") + 1], dir);
+    const text = captureIo();
+    assert.equal(await main(["mcp-config", ...flags], text), 0);
+    const out = text.stdout();
+    assert.doesNotMatch(out, RAW, out);
+    const blocks = out.split("\n\n");
+    const mcpServers = JSON.parse(blocks[0]!.replace(/^(#.*\n)+/, ""));
+    assert.deepEqual(mcpServers.mcpServers.trace.args, spec.args);
+    const vscode = JSON.parse(blocks[1]!.replace(/^(#.*\n)+/, ""));
+    assert.deepEqual(vscode.servers.trace.args, spec.args);
+    const command = blocks[2]!.replace(/^(#.*\n)+/, "");
+    assert.equal(command, spec.command_line);
+    // bash reads the printed line back into the very words a client runs
+    // (a `\u` escape decodes only under a UTF-8 locale, as a terminal that
+    // shows such a name runs).
+    const words = new Deno.Command("bash", {
+      args: ["-c", `set -- ${command}; printf '%s\\0' "$@"`],
+      env: { LC_ALL: "C.UTF-8" },
+    }).outputSync();
+    assert.equal(words.code, 0, new TextDecoder().decode(words.stderr));
+    assert.deepEqual(
+      new TextDecoder().decode(words.stdout).split("\0").slice(0, -1),
+      ["TRACE_MCP_ALLOW_TRACE_QUERIES=true", spec.command, ...spec.args],
+    );
+  });
+});
