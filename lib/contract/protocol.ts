@@ -130,7 +130,8 @@ export interface Inventory {
 /**
  * Response schemas per operation; listed keys are strict, extra keys are
  * ignored, except that a query answer keeps them (a marker in any of them is
- * retrieval evidence).
+ * retrieval evidence). An inventory's other counts are read apart
+ * ({@link otherInventoryCounts}).
  */
 export const RESPONSE_SCHEMAS: {
   readonly [K in Operation]: v.GenericSchema<unknown, OperationResponses[K]>;
@@ -151,6 +152,27 @@ export const RESPONSE_SCHEMAS: {
     objectIssueMessage(),
   ),
 };
+
+/**
+ * The keys of an inventory answer beside the contract's four whose value is
+ * a count above 0 (a safe integer), in the answer's order: a store the
+ * adapter counts but does not report in a count Trace reads. Nested objects
+ * (a breakdown of the counts) and other values are not counts.
+ */
+export function otherInventoryCounts(
+  answer: Record<string, unknown>,
+): [key: string, count: number][] {
+  return Object.entries(answer).filter((entry): entry is [string, number] => {
+    const [key, value] = entry;
+    return !INVENTORY_KEYS.has(key) && typeof value === "number" &&
+      Number.isSafeInteger(value) && value > 0;
+  });
+}
+
+const INVENTORY_KEYS: ReadonlySet<string> = new Set([
+  "complete",
+  ...STORES,
+]);
 
 /** Why a request produced no usable answer; stable, content-free. */
 export const REQUEST_FAILURES = [

@@ -6,10 +6,10 @@
 
 import type { StagingConfig } from "../contract/config.ts";
 import {
-  callOperation,
   type Operation,
   type OperationRequests,
   type OperationResponses,
+  parseResponse,
   ProtocolError,
   type StagingTransport,
 } from "../contract/protocol.ts";
@@ -23,6 +23,13 @@ export type Attempt<T> = { ok: true; value: T } | {
   ok: false;
   error: RequestErrorRecord;
 };
+
+/** Sees a usable answer as it came, with the keys its schema leaves out. */
+export type AnswerListener = (
+  op: Operation,
+  role: "test" | "control",
+  answer: Record<string, unknown>,
+) => void;
 
 /**
  * Shortest budget a request in flight gets when the bound is set, and a
@@ -46,6 +53,11 @@ export class RunSession {
   failed = 0;
   /** Requests the bound after an interrupt ended before they were answered. */
   cutShort = 0;
+  /**
+   * Called with each usable answer before the schema reduced it: the engine
+   * reads an inventory's other counts there, which the report does not keep.
+   */
+  onAnswer: AnswerListener | null = null;
 
   constructor(
     transport: StagingTransport,
@@ -128,7 +140,9 @@ export class RunSession {
     this.total++;
     let result: Attempt<OperationResponses[K]>;
     try {
-      result = { ok: true, value: await this.#send(op, body) };
+      const { value, answer } = await this.#send(op, body);
+      this.onAnswer?.(op, role, answer);
+      result = { ok: true, value };
     } catch (error) {
       this.failed++;
       result = { ok: false, error: toRecord(op, role, error) };
@@ -155,7 +169,9 @@ export class RunSession {
   async #send<K extends Operation>(
     op: K,
     body: OperationRequests[K],
-  ): Promise<OperationResponses[K]> {
+  ): Promise<
+    { value: OperationResponses[K]; answer: Record<string, unknown> }
+  > {
     const timeoutMs = this.#timeoutMs(op);
     // A budget the bound shortened ends the request as calling it off would.
     const bounded = timeoutMs < this.#timeouts[op] * 1000;
@@ -176,13 +192,14 @@ export class RunSession {
     // Kept here too, for a transport that does not keep its budget.
     if (bounded) this.#cutInFlight?.(timeoutMs);
     try {
-      return await Promise.race([
-        callOperation(this.#transport, op, body, {
+      const answer = await Promise.race([
+        this.#transport.post(op, body as unknown as Record<string, unknown>, {
           timeoutMs,
           signal: call.signal,
         }),
         cut,
       ]);
+      return { value: parseResponse(op, answer), answer };
     } catch (error) {
       const ranOut = bounded && error instanceof ProtocolError &&
         error.failure === "timeout";

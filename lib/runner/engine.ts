@@ -37,6 +37,7 @@ import {
 } from "./report.ts";
 import { requestDetail, RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
+import { UnreadCountLog } from "./unread_counts.ts";
 import { afterInterruptMs, cleanUp, round, settleTimeMs } from "./_cleanup.ts";
 
 /** Options for {@link runDeletionContract}. */
@@ -81,6 +82,10 @@ export async function runDeletionContract(
     newRunIdentifiers(config.document_count, clock.wallNow());
   const emit = safeListener(options.onEvent);
   const session = new RunSession(options.transport, config, clock, emit);
+  const unread = new UnreadCountLog();
+  session.onAnswer = (op, role, answer) => {
+    if (op === "inventory" && role === "test") unread.record(answer);
+  };
   let current: RunPhase = "ingest";
   let interruptedDuring: RunPhase | null = null;
   const phase = (name: RunPhase) => {
@@ -139,6 +144,7 @@ export async function runDeletionContract(
         clock,
         emit,
         signal: options.signal,
+        unread,
       });
       if (cut) interruptedDuring ??= "window";
       windowEnded = !cut;
@@ -153,6 +159,7 @@ export async function runDeletionContract(
     interruptedDuring ??= current;
   }
   phase("cleanup");
+  unread.readingAt({ phase: "cleanup" });
   report.cleanup = await cleanUp(session, ids, {
     issued: checkpoint.issued,
     windowMs,
@@ -172,6 +179,7 @@ export async function runDeletionContract(
     cleanup: report.cleanup,
     windowSeconds: config.deletion_window_seconds,
     interruptedDuring,
+    unreadCounts: unread.seen(),
   });
   report.verdict = assessment.verdict;
   report.findings = assessment.findings;
@@ -402,6 +410,8 @@ interface WindowOptions {
   clock: Clock;
   emit: RunEventListener;
   signal: AbortSignal | undefined;
+  /** Told which sample the test inventory is read for. */
+  unread: UnreadCountLog;
 }
 
 /** Samples at once and every interval until a sample starts at or after the window; returns true if interrupted. */
@@ -417,6 +427,7 @@ async function sampleWindow(
     await sleepUntil(clock, origin + k * intervalMs, options.signal);
     if (options.signal?.aborted) return true;
     const startedMs = clock.now() - origin;
+    options.unread.readingAt({ phase: "window", sample: samples.length });
     const observation = await observe(session, ids);
     const sample: Sample = {
       index: samples.length,

@@ -196,6 +196,17 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       "the same store that failed the window is usually the one cleanup could not empty",
     ],
   },
+  unread_inventory_count: {
+    meaning:
+      "The test inventory answered a count beside source_records, vector_records and cache_records (a history, an audit log, a second index): Trace reads only those three, so whatever that store keeps after the deletion decides nothing. A note; the verdict stands on the three counts.",
+    proof:
+      "the message names each key that reads as a field name with its count at the reading that speaks for it (the final sample first) and counts the others; sample_indexes lists the samples whose inventory answered one. The report keeps only the contract's counts",
+    checks: [
+      "count every store that holds the namespace's data in source_records, vector_records or cache_records (add a store's records to the count it belongs with), so deleted data left there fails the run",
+      "a breakdown of the counts belongs in a nested object (as the Mem0 adapter's stores), which Trace does not read as a count",
+      "remove a top-level count that is not about the namespace's data",
+    ],
+  },
   erased: {
     meaning:
       "Every store read 0 and the marker was gone at the final sample: the deletion contract held for this run.",

@@ -7,6 +7,8 @@
  * is INCONCLUSIVE; otherwise PASS, with transient residuals recorded. A
  * marker seen in a rendered spelling is retrieval evidence like an exact
  * one. Cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL.
+ * Counts the test inventory answered beside the contract's are a note:
+ * Trace cannot judge a store it is not told is one, nor ignore it silently.
  *
  * @module
  */
@@ -15,6 +17,7 @@ import { STORES } from "../contract/protocol.ts";
 import type { RunPhase } from "./events.ts";
 import { describeRendering, type MarkerForm } from "./marker.ts";
 import type { FindingCode } from "./rules.ts";
+import type { ReadingPlace, UnreadCounts } from "./unread_counts.ts";
 import type {
   Baseline,
   Cleanup,
@@ -33,6 +36,11 @@ export interface AssessmentInput {
   windowSeconds: number;
   /** Phase during which the run was interrupted, or null. */
   interruptedDuring: RunPhase | null;
+  /**
+   * Counts the test inventory answered beside the contract's four, which
+   * the report does not keep; absent when judging a report again.
+   */
+  unreadCounts?: UnreadCounts | null;
 }
 
 /** Verdict and the findings that justify it. */
@@ -82,6 +90,9 @@ export function assessRun(input: AssessmentInput): Assessment {
   }
   const verdictBeforeCleanup = verdictOf(findings);
   findings.push(...cleanupFindings(input.cleanup, verdictBeforeCleanup));
+  if (input.unreadCounts) {
+    findings.push(unreadCountFinding(input.unreadCounts, input));
+  }
   const verdict = verdictOf(findings);
   if (verdict === "PASS") findings.push(cleanPassFinding(input.samples));
   return { verdict, findings };
@@ -436,6 +447,54 @@ function cleanupFindings(cleanup: Cleanup, verdict: Verdict): Finding[] {
       [],
     ),
   ];
+}
+
+/** Most keys an unread-count note names; the rest are counted. */
+const MAX_NAMED_KEYS = 5;
+
+/**
+ * The test inventory answered counts Trace does not read: name the keys
+ * that are field names (each with the count of the reading that speaks for
+ * it) and count the others, whose names may be values.
+ */
+function unreadCountFinding(
+  unread: UnreadCounts,
+  input: AssessmentInput,
+): Finding {
+  const named = unread.named.slice(0, MAX_NAMED_KEYS).map((entry) =>
+    `${entry.key} (${entry.count} ${readingLabel(entry.at, input)})`
+  );
+  const others = unread.unnamed + unread.named.length - named.length;
+  const keys = others === 1 ? "key" : "keys";
+  let what: string;
+  if (named.length === 0) {
+    what = `counts under ${others} ${keys} that are not field names`;
+  } else {
+    const list = others > 0 ? [...named, `${others} other ${keys}`] : named;
+    what = list.length === 1
+      ? list[0]!
+      : `${list.slice(0, -1).join(", ")} and ${list.at(-1)}`;
+  }
+  return finding(
+    "note",
+    "unread_inventory_count",
+    "inventory",
+    `The test inventory also answered ${what}, which Trace does not count: count every store of your application in source_records, vector_records or cache_records, or Trace cannot see what it keeps`,
+    unread.samples,
+  );
+}
+
+/** "at the final sample", "at sample #2 (1.00 s)", "at the baseline", "at cleanup". */
+function readingLabel(at: ReadingPlace, input: AssessmentInput): string {
+  if (at.phase === "baseline") return "at the baseline";
+  if (at.phase === "cleanup") return "at cleanup";
+  const sample = input.samples[at.sample];
+  if (!sample) return `at sample #${at.sample}`;
+  const final = input.interruptedDuring === null &&
+    sample === input.samples.at(-1);
+  return final
+    ? "at the final sample"
+    : `at sample #${at.sample} (${secondsLabel(sample.started_at_seconds)})`;
 }
 
 function cleanPassFinding(samples: Sample[]): Finding {

@@ -20,6 +20,8 @@
  * field and key at any depth, not only `text`), and the deleted canary's
  * marker in the control query's answer is retrieval evidence too; at
  * cleanup, either marker in either namespace's answer keeps it incomplete.
+ * A count the test inventory answers beside the contract's four (a store
+ * the verdict cannot see) is a note, `unread_inventory_count`.
  *
  * @module
  */
@@ -66,7 +68,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:3e802ab82b930aba489a224abe23f4c455ae24cb8006cc0b9c2a08aa89476916" as const;
+  "sha256:5885713862f1fc32a5e3f3afe655654f4763bbdc3766a923d77945caf5e17bc2" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
@@ -102,6 +104,7 @@ export const FINDING_CODES = {
     severities: ["inconclusive", "note"],
     subjects: ["cleanup"],
   },
+  unread_inventory_count: { severities: ["note"], subjects: ["inventory"] },
   erased: { severities: ["note"], subjects: ["deletion"] },
   checkpoint_unwritten: { severities: ["note"], subjects: ["checkpoint"] },
 } as const satisfies Record<string, FindingRule>;

@@ -88,9 +88,18 @@ export function keptReportProblem(report: RunReport): string | null {
 
 function findingKeys(findings: readonly Finding[]): string {
   return JSON.stringify(
-    findings.map((f) => [f.severity, f.code, f.subject]).sort(),
+    findings.filter((f) => !BEYOND_EVIDENCE.has(f.code))
+      .map((f) => [f.severity, f.code, f.subject]).sort(),
   );
 }
+
+/**
+ * Notes that rest on what the report does not keep (the inventory's other
+ * counts), so its evidence cannot give them again: a note decides nothing.
+ */
+const BEYOND_EVIDENCE: ReadonlySet<string> = new Set([
+  "unread_inventory_count",
+]);
 
 /**
  * The report kept beside `checkpoint` in `dataDir`, or `null` when none was
