@@ -182,3 +182,17 @@ Deno.test("a report kept with the note is judged again as its evidence gives", a
   const { report } = await runWithExtra({ history_records: 3 });
   assert.equal(keptReportProblem(report), null);
 });
+
+Deno.test("a report kept with a checkpoint_unwritten note is judged again as its evidence gives", async () => {
+  // The engine adds it after judging, when the checkpoint cannot be marked
+  // completed: the storage trouble that also keeps a report out of the ledger.
+  const { report } = await runWithExtra({});
+  report.findings.push({
+    severity: "note",
+    code: "checkpoint_unwritten",
+    subject: "checkpoint",
+    message: "The checkpoint could not be marked completed: disk full",
+    sample_indexes: [],
+  });
+  assert.equal(keptReportProblem(report), null);
+});

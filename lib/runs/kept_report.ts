@@ -95,10 +95,13 @@ function findingKeys(findings: readonly Finding[]): string {
 
 /**
  * Notes that rest on what the report does not keep (the inventory's other
- * counts), so its evidence cannot give them again: a note decides nothing.
+ * counts; a checkpoint that could not be marked completed, which the engine
+ * notes after judging), so its evidence cannot give them again: a note
+ * decides nothing.
  */
 const BEYOND_EVIDENCE: ReadonlySet<string> = new Set([
   "unread_inventory_count",
+  "checkpoint_unwritten",
 ]);
 
 /**
