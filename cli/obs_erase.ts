@@ -284,7 +284,9 @@ async function listReceiptsCommand(
       ? "  NOT YET IN THE DATABASE FILE (trace obs erase --finish)"
       : "";
     io.out(
-      `${receipt.receipt_id}  ${receipt.erased_at}  ${receipt.trigger}  ${receipt.selector}/${receipt.scope}  ${receipt.events} events  (ledger entry ${seq})${pending}\n`,
+      `${receipt.receipt_id}  ${receipt.erased_at}  ${receipt.trigger}  ${receipt.selector}/${receipt.scope}  ${
+        plural(receipt.events, "event")
+      }  (ledger entry ${seq})${pending}\n`,
     );
   }
   return 0;
@@ -472,13 +474,15 @@ function renderVerification(
     ? r.later_events === 0
       ? "nothing of it remains"
       : "nothing the erasure covered remains"
-    : `${r.events} events remain: ${tableLine(r.tables)}; participants: ${
-      participantsLine(r.participants)
-    }`;
+    : `${plural(r.events, "event")} ${r.events === 1 ? "remains" : "remain"}: ${
+      tableLine(r.tables)
+    }; participants: ${participantsLine(r.participants)}`;
   const file = v.reached_file === false
     ? "; but the erasure has not reached the database file (no checkpoint after it completed): the erased text may remain in trace.db or its WAL until trace obs erase --finish completes"
     : "";
-  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${v.receipt.events} events on ${v.receipt.erased_at}): the subject matches; ${state}${file}${
+  return `Receipt ${v.receipt_id} (ledger entry ${v.seq}, ${v.receipt.scope} of ${
+    plural(v.receipt.events, "event")
+  } on ${v.receipt.erased_at}): the subject matches; ${state}${file}${
     laterNote(v, subject)
   }\n`;
 }

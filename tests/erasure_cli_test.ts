@@ -206,6 +206,40 @@ Deno.test("obs erase --apply erases what the dry run saw while the user keeps wr
   });
 });
 
+Deno.test("obs erase --receipts and --verify count one erased event in the singular", async () => {
+  await withSeededData(async (data) => {
+    const one = ["--application", "app", "--event-ids", "-"];
+    const plan = JSON.parse(
+      (await trace(["obs", "erase", ...one, "--json", ...data], {
+        stdin: "b1\n",
+      })).out,
+    );
+    assert.equal(plan.events, 1);
+    const applied = await trace(
+      [
+        "obs",
+        "erase",
+        ...one,
+        "--apply",
+        "--confirm",
+        plan.confirmation,
+        ...data,
+      ],
+      { stdin: "b1\n" },
+    );
+    assert.equal(applied.code, 0, applied.err);
+    const id = /Receipt (erasure-\S+):/.exec(applied.out)?.[1] ?? "";
+    const list = await trace(["obs", "erase", "--receipts", ...data]);
+    assert.match(list.out, / 1 event {2}\(ledger entry /);
+    const verify = await trace(
+      ["obs", "erase", "--verify", id, ...one, ...data],
+      { stdin: "b1\n" },
+    );
+    assert.equal(verify.code, 0, verify.err);
+    assert.match(verify.out, /all of 1 event on /);
+  });
+});
+
 Deno.test("obs erase takes exactly one selector, and event ids from a file or stdin", async () => {
   await withSeededData(async (data, dir) => {
     const none = await trace(["obs", "erase", "--application", "app", ...data]);

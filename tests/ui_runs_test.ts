@@ -6,6 +6,7 @@ import {
   configTargetRef,
   registerNamedTarget,
   regressionsOf,
+  retireRunTarget,
   RunJobs,
 } from "../lib/runs/mod.ts";
 import { parseStagingConfig } from "../lib/contract/config.ts";
@@ -885,6 +886,39 @@ async function pendingRegressions(
     await saveRegression(db, report.run_id);
   }
 }
+
+Deno.test("a retired target is hidden from the targets page and the overview's targets line, as external-targets hides it", async () => {
+  await withRunsApp(
+    async (db, dataDir) => {
+      await pendingRegressions(db, dataDir, 1);
+      await retireRunTarget(db, "staging-a", "replaced by staging-b");
+    },
+    async (fixture) => {
+      const list = await json<{ targets: { target_id: string }[] }>(
+        fixture,
+        "/targets.json",
+      );
+      assert.deepEqual(list.targets.map((t) => t.target_id), []);
+      assert.doesNotMatch(await html(fixture, "/targets"), /staging-a/);
+      const twin = await json<{ targets: { target_id: string }[] }>(
+        fixture,
+        "/index.json",
+      );
+      assert.deepEqual(twin.targets, []);
+      const overview = await html(fixture, "/");
+      const line = overview.slice(
+        overview.indexOf('<span class="board__label">Targets</span>'),
+      );
+      assert.doesNotMatch(line.slice(0, 600), /did not pass/);
+      assert.equal(
+        (await fixture.app.request(at("/targets/staging-a"), page(BEARER)))
+          .status,
+        200,
+        "its own page stays, as its history does",
+      );
+    },
+  );
+});
 
 Deno.test("with regressions saved and none enforced, the overview's gate is as neutral as the regressions page's", async () => {
   await withRunsApp(

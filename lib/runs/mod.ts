@@ -40,6 +40,7 @@ export {
   registerNamedTarget,
   type ResolvedTarget,
   resolveRunTarget,
+  retiredTargetIds,
   retireRunTarget,
   runExternalTarget,
   type RunSelection,

@@ -15,6 +15,7 @@ import { closestName } from "../suggest.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import {
+  listRetirements,
   refuseRetired,
   type RetiredTarget,
   retireTarget,
@@ -93,6 +94,13 @@ export async function registeredTargets(
   db: TraceDb,
 ): Promise<TargetRecord[]> {
   return await hasLedger(db) ? await listTargets(db) : [];
+}
+
+/** Ids of retired targets, which listings hide as `external-targets` does; none without a ledger. */
+export async function retiredTargetIds(db: TraceDb): Promise<Set<string>> {
+  return await hasLedger(db)
+    ? new Set((await listRetirements(db)).keys())
+    : new Set();
 }
 
 /** Registered targets with their use (run count, first and last run); retired ones only with `all`. */

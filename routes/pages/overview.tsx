@@ -12,6 +12,7 @@ import { latestRunPerTarget } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import {
   referenceDashboard,
+  retiredTargetIds,
   runCatalog,
   type RunSummary,
 } from "../../lib/runs/mod.ts";
@@ -67,6 +68,21 @@ export interface OverviewData {
   } | null;
 }
 
+/** Each target's latest run, leaving out retired targets as the targets page does. */
+async function latestOfActiveTargets(
+  source: RunSource,
+): Promise<TargetLatest[]> {
+  const retired = await retiredTargetIds(source.db);
+  return (await latestRunPerTarget(source.db, "external"))
+    .filter((run) => !retired.has(run.report.target.id))
+    .map((run) => ({
+      target_id: run.report.target.id,
+      run_id: run.run_id,
+      verdict: run.report.verdict,
+      started_at: run.report.started_at,
+    }));
+}
+
 /** The overview over `source`; reads the latest health from `health`. */
 export function overviewPage(
   source: RunSource,
@@ -93,14 +109,7 @@ export function overviewPage(
         running: recent.filter((run) => run.state === "running"),
         recent,
         gate: ledger ? await pageGate(source) : null,
-        targets: ledger
-          ? (await latestRunPerTarget(source.db, "external")).map((run) => ({
-            target_id: run.report.target.id,
-            run_id: run.run_id,
-            verdict: run.report.verdict,
-            started_at: run.report.started_at,
-          }))
-          : [],
+        targets: ledger ? await latestOfActiveTargets(source) : [],
         reference: {
           systems: dashboard.rows.length + dashboard.missing.length,
           recorded: dashboard.rows.length,

@@ -21,6 +21,7 @@ import {
   type ListedRegression,
   registeredTargets,
   regressionsOf,
+  retiredTargetIds,
   runCatalog,
   type RunSummary,
 } from "../../lib/runs/mod.ts";
@@ -169,8 +170,11 @@ export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
       const regressions = records.length > 0
         ? await regressionsOf(source.db)
         : [];
+      // Retired targets are hidden, as `external-targets` hides them; their
+      // own pages stay reachable from their runs.
+      const retired = await retiredTargetIds(source.db);
       const all = [
-        ...records.map(known),
+        ...records.filter((r) => !retired.has(r.target_id)).map(known),
         ...await unregistered(source, records),
       ];
       const targets = await Promise.all(
