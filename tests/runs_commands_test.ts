@@ -36,6 +36,7 @@ import {
   VirtualClock,
 } from "./_fake_target.ts";
 import { captureIo, stagingConfig, withDb, withTempDir } from "./_helpers.ts";
+import { recordLaterCleanup } from "./_later_cleanup.ts";
 
 const CONFIG = stagingConfig({ document_count: 2 });
 const TARGET = {
@@ -162,20 +163,7 @@ Deno.test("external-show of a run a later cleanup completed no longer sends anyo
     const before = await trace(["external-show", fail.run_id, ...dataOf(db)]);
     assert.match(before.out, /^ {2}Remove the remaining synthetic records/m);
     const later = (cleanupId: string, complete: boolean) =>
-      recordCleanup(db, {
-        schema: "trace.cleanup/1",
-        cleanup_id: cleanupId,
-        run_id: fail.run_id,
-        target_id: fail.target.id,
-        ids_from: "report",
-        namespaces: fail.namespaces,
-        issued: { test: fail.issued.test.length, control: 1 },
-        started_at: "2099-01-01T00:01:00.000Z",
-        finished_at: "2099-01-01T00:01:01.000Z",
-        outcome: complete
-          ? { ...fail.cleanup, cleanup_complete: true, problems: [] }
-          : fail.cleanup,
-      });
+      recordLaterCleanup(db, fail, cleanupId, { complete });
     // Still incomplete after a later try: the command is still the next step.
     await later("cleanup-1", false);
     const retried = await trace(["external-show", fail.run_id, ...dataOf(db)]);
@@ -220,18 +208,7 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
     assert.equal(before.cleanup.a.cleanup_complete, false);
     assert.equal(before.cleanup.a.later_cleanup, null);
     assert.doesNotMatch(before.text, /later trace external-cleanup/);
-    await recordCleanup(db, {
-      schema: "trace.cleanup/1",
-      cleanup_id: "cleanup-2",
-      run_id: fail.run_id,
-      target_id: fail.target.id,
-      ids_from: "report",
-      namespaces: fail.namespaces,
-      issued: { test: fail.issued.test.length, control: 1 },
-      started_at: "2099-01-01T00:01:00.000Z",
-      finished_at: "2099-01-01T00:01:01.000Z",
-      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
-    });
+    await recordLaterCleanup(db, fail, "cleanup-2", { complete: true });
     const after = await compare();
     // The run's own cleanup stays as it was; the later one is beside it.
     assert.equal(after.cleanup.a.cleanup_complete, false);

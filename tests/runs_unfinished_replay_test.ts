@@ -21,6 +21,7 @@ import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { withDb } from "./_helpers.ts";
 import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
 import { withRunsFixture } from "./browser/_runs.ts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { callOk, memoryClient } from "./mcp_support.ts";
 import {
   CONFIG,
@@ -73,6 +74,30 @@ async function killedReplay(
     },
     verdict: null,
     ...overrides,
+  });
+}
+
+/** An MCP client over a ledger whose enforced regression's latest replay was killed. */
+async function withKilledReplayTools(
+  fn: (client: Client, regressionId: string) => Promise<void>,
+): Promise<void> {
+  await withDb(async (db, dir) => {
+    const reg = await enforcedRegression(db, dir);
+    await killedReplay(dir, reg);
+    const jobs = new RunJobs({ db, dataDir: dir, lock: new RunLock() });
+    const client = await memoryClient({
+      db,
+      dataDir: dir,
+      jobs,
+      principal: localPrincipal({ user_id: null }),
+      allowTraceQueries: false,
+    });
+    try {
+      await fn(client, reg);
+    } finally {
+      await client.close();
+      await jobs.close();
+    }
   });
 }
 
@@ -183,34 +208,19 @@ Deno.test("external-runs and external-show link a killed replay to its regressio
 });
 
 Deno.test("trace.external_runs and trace.external_get link a killed replay to its regression", async () => {
-  await withDb(async (db, dir) => {
-    const reg = await enforcedRegression(db, dir);
-    await killedReplay(dir, reg);
-    const jobs = new RunJobs({ db, dataDir: dir, lock: new RunLock() });
-    const client = await memoryClient({
-      db,
-      dataDir: dir,
-      jobs,
-      principal: localPrincipal({ user_id: null }),
-      allowTraceQueries: false,
+  await withKilledReplayTools(async (client, reg) => {
+    const { runs } = await callOk(client, "trace.external_runs", {
+      state: "interrupted",
+    }) as { runs: { run_id: string; regression_id: string | null }[] };
+    assert.deepEqual(
+      runs.map((r) => [r.run_id, r.regression_id]),
+      [[KILLED, reg]],
+    );
+    const got = await callOk(client, "trace.external_get", {
+      run_id: KILLED,
     });
-    try {
-      const { runs } = await callOk(client, "trace.external_runs", {
-        state: "interrupted",
-      }) as { runs: { run_id: string; regression_id: string | null }[] };
-      assert.deepEqual(
-        runs.map((r) => [r.run_id, r.regression_id]),
-        [[KILLED, reg]],
-      );
-      const got = await callOk(client, "trace.external_get", {
-        run_id: KILLED,
-      });
-      assert.equal(got.state, "interrupted");
-      assert.equal(got.regression_id, reg);
-    } finally {
-      await client.close();
-      await jobs.close();
-    }
+    assert.equal(got.state, "interrupted");
+    assert.equal(got.regression_id, reg);
   });
 });
 
@@ -487,35 +497,20 @@ Deno.test("a killed run whose checkpoint names a regression of another target is
 });
 
 Deno.test("trace.external_regressions shows the killed replay and what to do", async () => {
-  await withDb(async (db, dir) => {
-    const reg = await enforcedRegression(db, dir);
-    await killedReplay(dir, reg);
-    const jobs = new RunJobs({ db, dataDir: dir, lock: new RunLock() });
-    const client = await memoryClient({
-      db,
-      dataDir: dir,
-      jobs,
-      principal: localPrincipal({ user_id: null }),
-      allowTraceQueries: false,
+  await withKilledReplayTools(async (client, reg) => {
+    const answer = await callOk(client, "trace.external_regressions", {}) as {
+      regressions: { unfinished_replay: unknown }[];
+      note: string | null;
+    };
+    assert.deepEqual(answer.regressions[0]!.unfinished_replay, {
+      run_id: KILLED,
+      started_at: "2026-11-30T00:00:00.000Z",
+      running: false,
     });
-    try {
-      const answer = await callOk(client, "trace.external_regressions", {}) as {
-        regressions: { unfinished_replay: unknown }[];
-        note: string | null;
-      };
-      assert.deepEqual(answer.regressions[0]!.unfinished_replay, {
-        run_id: KILLED,
-        started_at: "2026-11-30T00:00:00.000Z",
-        running: false,
-      });
-      assert.equal(
-        answer.note,
-        `${reg}: latest replay ${KILLED} did not finish, so it did not pass; remove what it may have left with trace external-cleanup ${KILLED} (a command for the user), then replay again with trace.external_replay regression_id=${reg}`,
-      );
-    } finally {
-      await client.close();
-      await jobs.close();
-    }
+    assert.equal(
+      answer.note,
+      `${reg}: latest replay ${KILLED} did not finish, so it did not pass; remove what it may have left with trace external-cleanup ${KILLED} (a command for the user), then replay again with trace.external_replay regression_id=${reg}`,
+    );
   });
 });
 

@@ -31,7 +31,7 @@ import {
   withRunsFixture,
 } from "./browser/_runs.ts";
 import { withUiApp } from "./browser/_server.ts";
-import { recordCleanup } from "../lib/ledger/cleanups.ts";
+import { recordLaterCleanup } from "./_later_cleanup.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { renderSummaryMarkdown } from "../lib/render/summary_md.ts";
 import type { TraceDb } from "../lib/db.ts";
@@ -303,17 +303,9 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
       () => runTarget(db, dataDir, "demo-staging"),
     );
     assert.equal(fail.cleanup.cleanup_complete, false);
-    await recordCleanup(db, {
-      schema: "trace.cleanup/1",
-      cleanup_id: "cleanup-later-1",
-      run_id: fail.run_id,
-      target_id: fail.target.id,
-      ids_from: "report",
-      namespaces: fail.namespaces,
-      issued: { test: 2, control: 1 },
-      started_at: "2026-11-29T11:00:00.000Z",
-      finished_at: "2026-11-29T11:00:01.000Z",
-      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    await recordLaterCleanup(db, fail, "cleanup-later-1", {
+      complete: true,
+      at: "2026-11-29T11:00:00.000Z",
     });
   };
   const check = async (app: RunsFixture["app"]) => {
@@ -362,17 +354,9 @@ Deno.test("the compare page says what a later cleanup of a run found, beside its
     const { fail, pass } = await failThenFixed(db, dataDir);
     ids = { fail: fail.run_id, pass: pass.run_id };
     assert.equal(fail.cleanup.cleanup_complete, false);
-    await recordCleanup(db, {
-      schema: "trace.cleanup/1",
-      cleanup_id: "cleanup-later-3",
-      run_id: fail.run_id,
-      target_id: fail.target.id,
-      ids_from: "report",
-      namespaces: fail.namespaces,
-      issued: { test: 2, control: 1 },
-      started_at: "2026-11-29T11:00:00.000Z",
-      finished_at: "2026-11-29T11:00:01.000Z",
-      outcome: { ...fail.cleanup, cleanup_complete: true, problems: [] },
+    await recordLaterCleanup(db, fail, "cleanup-later-3", {
+      complete: true,
+      at: "2026-11-29T11:00:00.000Z",
     });
   }, async (fixture) => {
     const { fail, pass } = ids!;

@@ -1,0 +1,32 @@
+/** A later `external-cleanup` of a completed run, recorded in the ledger as the command records one. */
+
+import type { TraceDb } from "../lib/db.ts";
+import { recordCleanup } from "../lib/ledger/cleanups.ts";
+import type { RunReport } from "../lib/runner/report.ts";
+
+/** Records cleanup `cleanupId` of `report`'s ids: complete (nothing left) or as incomplete as the run's own. */
+export async function recordLaterCleanup(
+  db: TraceDb,
+  report: RunReport,
+  cleanupId: string,
+  options: { complete: boolean; at?: string },
+): Promise<void> {
+  const at = options.at ?? "2099-01-01T00:01:00.000Z";
+  await recordCleanup(db, {
+    schema: "trace.cleanup/1",
+    cleanup_id: cleanupId,
+    run_id: report.run_id,
+    target_id: report.target.id,
+    ids_from: "report",
+    namespaces: report.namespaces,
+    issued: {
+      test: report.issued.test.length,
+      control: report.issued.control.length,
+    },
+    started_at: at,
+    finished_at: new Date(Date.parse(at) + 1000).toISOString(),
+    outcome: options.complete
+      ? { ...report.cleanup, cleanup_complete: true, problems: [] }
+      : report.cleanup,
+  });
+}
