@@ -316,3 +316,28 @@ Deno.test("definePage() serves a parameterised page and its twin from one loader
   assert.equal(twinPath("/traces/health").path, "/traces/health.json");
   assert.equal(twinPath("/").path, "/index.json");
 });
+
+Deno.test("definePage() links the twin of an id that ends in a colon and a word", async () => {
+  // OTLP event ids read `otlp:TRACE:SPAN`: their tail looks like a route parameter.
+  const auth = createUiAuth({ uiAuthToken: ADMIN_TOKEN });
+  const app = new Hono<UiEnv>();
+  definePage<{ id: string }>(app, {
+    auth,
+    site: { version: "t", dataLocation: "x" },
+  }, {
+    path: "/things/:id",
+    title: (data) => `Thing ${data.id}`,
+    load: (_c, params) => Promise.resolve({ id: params.id! }),
+    render: (data, view) => `${data.id} twin ${view.jsonHref}`,
+  });
+  const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const html = await (await app.request("/things/otlp:ab:cd?q=1", { headers }))
+    .text();
+  assert.match(html, /otlp:ab:cd twin \/things\/otlp:ab:cd\.json\?q=1/);
+  assert.match(
+    html,
+    /This page as JSON: <a href="\/things\/otlp:ab:cd\.json\?q=1">/,
+  );
+  const json = await app.request("/things/otlp:ab:cd.json", { headers });
+  assert.deepEqual(await json.json(), { id: "otlp:ab:cd" });
+});

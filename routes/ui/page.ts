@@ -101,9 +101,7 @@ export function definePage<T>(
   const page = async (c: Context<UiEnv>) => {
     const data = await load(c, c.req.param());
     const url = new URL(c.req.url);
-    const jsonHref = `${
-      twinPath(url.pathname.replace(/(.)\/$/, "$1")).path
-    }${url.search}`;
+    const jsonHref = `${twinHref(url.pathname)}${url.search}`;
     const title = typeof spec.title === "string"
       ? spec.title
       : spec.title(data);
@@ -169,6 +167,16 @@ export function refuseOtherQuery(
       }); remove it`,
     );
   }
+}
+
+/**
+ * The address of a served page's twin. It takes a concrete path, never a
+ * route pattern: an id such as `otlp:TRACE:SPAN` ends in what a pattern would
+ * read as a parameter.
+ */
+function twinHref(pathname: string): string {
+  const path = pathname.replace(/(.)\/$/, "$1");
+  return path === "/" ? "/index.json" : `${path}.json`;
 }
 
 /** The twin's route, and how to recover the page's params from it. */
