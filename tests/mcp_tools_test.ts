@@ -220,6 +220,13 @@ Deno.test("external tools refuse URL-like ids, unknown targets and URL, config o
       await callError(client, "trace.external_start", {}),
       /target_id: is required/,
     );
+    // A misnamed argument is named, with the one it stands for.
+    for (const key of ["target", "targte_id"]) {
+      assert.equal(
+        await callError(client, "trace.external_start", { [key]: TARGET_ID }),
+        `Invalid arguments for trace.external_start: ${key}: unknown argument; did you mean target_id?`,
+      );
+    }
     // Nothing was started by any refused call.
     const targets = await callOk(client, "trace.external_targets");
     assert.equal((targets.targets as unknown[]).length, 1);

@@ -8,7 +8,8 @@
 
 import * as v from "valibot";
 import { UsageError } from "../errors.ts";
-import { describeIssues } from "../issues.ts";
+import { describeIssues, isFieldName } from "../issues.ts";
+import { closestName } from "../suggest.ts";
 import type { McpToolContext } from "./context.ts";
 
 /** Side effects a tool declares (MCP tool annotations). */
@@ -91,11 +92,44 @@ export function defineTool<S extends v.GenericSchema>(
       if (!parsed.success) {
         throw new UsageError(
           `Invalid arguments for ${spec.name}: ${
-            describeIssues(parsed.issues)
+            argumentProblem(parsed.issues, spec.input)
           }`,
         );
       }
       return await spec.run(parsed.output, context);
     },
   };
+}
+
+/**
+ * The first problem of a call's arguments, an unknown one first: an
+ * assistant that misnamed an argument (`target` for `target_id`) learns the
+ * name it meant, rather than that the real one is missing.
+ */
+function argumentProblem(
+  issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]],
+  input: v.GenericSchema,
+): string {
+  const unknown = issues.find((issue) =>
+    issue.expected === "never" && issue.path?.length === 1
+  );
+  if (!unknown) return describeIssues(issues);
+  const key = String(unknown.path![0]!.key);
+  const meant = isFieldName(key) ? meantArgument(key, input) : undefined;
+  return meant === undefined
+    ? describeIssues([unknown])
+    : `${key}: unknown argument; did you mean ${meant}?`;
+}
+
+/** The argument `key` most likely stands for: a typo of one, or one it abbreviates (`target` for `target_id`). */
+function meantArgument(
+  key: string,
+  input: v.GenericSchema,
+): string | undefined {
+  const entries = (input as { entries?: Record<string, unknown> }).entries;
+  if (!entries) return undefined;
+  const names = Object.keys(entries);
+  const longer = names.filter((name) => name.startsWith(`${key}_`));
+  return closestName(key, names) ??
+    (longer.length === 1 ? longer[0] : undefined);
 }
