@@ -200,7 +200,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
             ? receiptId
             : null,
       );
-      if (unrecorded === null) return c.json(answer);
+      if (unrecorded === null) return c.json(withNextStep(answer));
       // A dry run changed nothing: without its outcome recorded it answers nothing.
       if (!apply) {
         if (unrecorded instanceof AuditIntegrityError) throw unrecorded;
@@ -215,6 +215,19 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
   );
   app.all(ERASURES_PATH, (c) => methodNotAllowed(c, ["POST"]));
   return app;
+}
+
+/** A dry run's answer with the request that applies it; an apply's as it is. */
+function withNextStep(answer: object): object {
+  const confirmation = (answer as { confirmation?: unknown }).confirmation;
+  if (typeof confirmation !== "string") return answer;
+  return {
+    ...answer,
+    next:
+      `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
+        JSON.stringify(confirmation)
+      }`,
+  };
 }
 
 function parseBody(input: unknown): v.InferOutput<typeof RequestSchema> {

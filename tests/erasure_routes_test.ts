@@ -78,6 +78,12 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
     const plan = await dry.json();
     assert.equal(plan.dry_run, true);
     assert.equal(plan.events, 3);
+    assert.equal(
+      plan.next,
+      `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
+        JSON.stringify(plan.confirmation)
+      }`,
+    );
     assert.equal((await indexedIds(db)).length, 7);
 
     const missing = await post(app, { subject: SUBJECT, apply: true }, ADMIN);
