@@ -21,6 +21,8 @@ import type { TraceDb } from "../lib/db.ts";
 import { ConfigError, ConflictError, UsageError } from "../lib/errors.ts";
 import {
   exportEvents,
+  type KindsAbsent,
+  kindsAbsentFromScope,
   queryTraceEvents,
   STORE_SELECTIONS,
   type StoreSelection,
@@ -28,6 +30,7 @@ import {
   type TraceEventPage,
   traceFilterFromParams,
   type TraceParamsOptions,
+  type TraceQuery,
   traceQueryFromParams,
   type TraceQueryParam,
   type TraceSummary,
@@ -51,6 +54,7 @@ import {
   type TraceEvent,
 } from "../lib/obs/mod.ts";
 import { plural } from "./_words.ts";
+import { absentKindsLine } from "./_absent_kinds.ts";
 
 const FILTER_FLAGS = {
   agent: { type: "string", multiple: true },
@@ -563,7 +567,9 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
       `Usage: trace events query [filters] [--limit N] [--cursor C] [--json]\n\n` +
         "Each line: time, kind, status, event id, root, agent (or memory), then what the\n" +
         "event names of thread, user, tool, model and tokens=INPUT/OUTPUT, then the\n" +
-        "operation, duration and outcome. --json prints the page as the API returns it.\n\n" +
+        "operation, duration and outcome. --json prints the page as the API returns it.\n" +
+        "An empty page whose --kind names a kind no event in the application (and user)\n" +
+        "carries ends with a line naming it and the kinds stored there (--json: kinds_absent).\n\n" +
         `${FILTER_HELP}\n`,
     );
     return 0;
@@ -571,9 +577,31 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
   const query = traceQueryFromParams(filterParams(values), FLAG_LABELS);
   return await withDataContext(values, io, READ, async ({ db }) => {
     const page = await queryTraceEvents(db, query);
-    io.out(values.json ? jsonText(page) + "\n" : formatPage(page));
+    const absent = await absentKinds(db, query, page);
+    if (values.json) {
+      io.out(
+        jsonText(absent ? { ...page, kinds_absent: absent } : page) + "\n",
+      );
+    } else {
+      io.out(formatPage(page));
+      if (absent) io.out(absentKindsLine(query, absent) + "\n");
+    }
     return 0;
   });
+}
+
+/**
+ * On an empty page of a query on kinds, the asked kinds no event in its
+ * tenant scope carries (with the kinds it holds), else `null`: a kind that
+ * exists but matches nothing under the other filters needs no words.
+ */
+async function absentKinds(
+  db: TraceDb,
+  query: TraceQuery,
+  page: TraceEventPage,
+): Promise<KindsAbsent | null> {
+  if (page.events.length > 0 || !query.kinds?.length) return null;
+  return await kindsAbsentFromScope(db, query, query.kinds);
 }
 
 /** Reads never create a database file or a table. */

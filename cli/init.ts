@@ -13,6 +13,7 @@ import { fileProblem } from "../lib/file_errors.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
+import { shellWord } from "./_shell.ts";
 
 const FLAGS = {
   "base-url": { type: "string", default: "http://127.0.0.1:8787" },
@@ -61,12 +62,38 @@ export function starterConfig(baseUrl: string): string {
 `;
 }
 
+/** The commands to run after init; a comment says what the less obvious ones do. */
+function nextCommands(path: string): [command: string, comment?: string][] {
+  const config = shellWord(path);
+  return [
+    [
+      `trace external-plan --config ${config}`,
+      "what a run would do; nothing is sent",
+    ],
+    [`trace external-register --target my-staging --config ${config}`],
+    [
+      "trace external-run --target my-staging",
+      "PASS, FAIL or INCONCLUSIVE, with the evidence",
+    ],
+  ];
+}
+
+// The comments start in one column and as shell comments, so each line
+// pastes into a shell as it is printed.
 function nextSteps(path: string): string {
+  const commands = nextCommands(path);
+  const width = Math.max(
+    ...commands.map(([command, comment]) => comment ? command.length : 0),
+  );
+  const lines = commands.map(([command, comment], index) => {
+    const step = `  ${index + 2}. ${command}`;
+    return comment
+      ? `  ${index + 2}. ${command.padEnd(width)}  # ${comment}`
+      : step;
+  });
   return `Wrote ${path}. Next:
   1. Point base_url at your adapter (or try it now against the demo: trace demo).
-  2. trace external-plan --config ${path}       what a run would do; nothing is sent
-  3. trace external-register --target my-staging --config ${path}
-  4. trace external-run --target my-staging     PASS, FAIL or INCONCLUSIVE with the evidence
+${lines.join("\n")}
 `;
 }
 

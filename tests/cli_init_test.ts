@@ -90,3 +90,25 @@ Deno.test("parseStagingConfigText() reads // and /* */ comments but refuses an u
     /bogus/,
   );
 });
+
+Deno.test("trace init prints its next steps with the comments in one column, as shell comments", async () => {
+  await withTempDir(async (dir) => {
+    for (const name of ["staging.json", "my staging config.json"]) {
+      const path = join(dir, name);
+      const io = captureIo();
+      assert.equal(await main(["init", path], io), 0, io.stderr());
+      const commented = io.stdout().split("\n").filter((line) =>
+        line.includes("#")
+      );
+      assert.equal(commented.length, 2, io.stdout());
+      const columns = new Set(commented.map((line) => line.indexOf("  # ")));
+      assert.equal(columns.size, 1, io.stdout());
+      assert.ok(
+        io.stdout().includes("  # what a run would do; nothing is sent\n"),
+      );
+      if (name.includes(" ")) {
+        assert.ok(io.stdout().includes(`--config '${path}'`), io.stdout());
+      }
+    }
+  });
+});

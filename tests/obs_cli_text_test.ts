@@ -148,3 +148,74 @@ Deno.test("events summary text lists and explains its groups", async () => {
     );
   });
 });
+
+Deno.test("events query on a kind no event in scope carries says so and lists the kinds there", async () => {
+  await withTempDir(async (dir) => {
+    const ndjson = [
+      line(1),
+      line(2, { kind: "memory_search" }),
+      line(3, { application_id: "app-2", kind: "tool_call" }),
+    ].join("\n");
+    assert.equal(
+      await events(["ingest", "-", "--data-dir", dir], captureIo(ndjson)),
+      0,
+    );
+    const scope = ["--application", "app-1", "--data-dir", dir];
+    const text = captureIo();
+    assert.equal(
+      await events(["query", ...scope, "--kind", "nope"], text),
+      0,
+    );
+    assert.match(
+      text.stdout(),
+      /^0 events; no more\n.*\nno stored event of application app-1 has kind nope; kinds stored there: memory_search, retrieval\n$/,
+    );
+    const json = captureIo();
+    await events(
+      [
+        "query",
+        ...scope,
+        "--kind",
+        "tool_call",
+        "--kind",
+        "retrieval",
+        "--json",
+      ],
+      json,
+    );
+    const page = JSON.parse(json.stdout());
+    assert.equal(page.events.length, 1);
+    assert.equal(page.kinds_absent, undefined);
+    const empty = captureIo();
+    await events(
+      ["query", ...scope, "--kind", "tool_call", "--kind", "ghost", "--json"],
+      empty,
+    );
+    assert.deepEqual(JSON.parse(empty.stdout()).kinds_absent, {
+      absent: ["tool_call", "ghost"],
+      held: ["memory_search", "retrieval"],
+      held_partial: false,
+    });
+    // A kind that is there but that the other filters exclude: no such words.
+    const filtered = captureIo();
+    await events(
+      ["query", ...scope, "--kind", "retrieval", "--thread", "other"],
+      filtered,
+    );
+    assert.doesNotMatch(filtered.stdout(), /no stored event/);
+    const nothing = captureIo();
+    await events([
+      "query",
+      "--user",
+      "u9",
+      "--kind",
+      "retrieval",
+      "--data-dir",
+      dir,
+    ], nothing);
+    assert.match(
+      nothing.stdout(),
+      /no stored event of user u9 has kind retrieval; no event of user u9 is stored at all\n$/,
+    );
+  });
+});

@@ -7,7 +7,11 @@
 import assert from "node:assert/strict";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { type EventInput, initializeObs } from "../lib/obs/mod.ts";
-import { KIND_PROBE_LIMIT, kindsNotInScope } from "../lib/obs/query/mod.ts";
+import {
+  KIND_PROBE_LIMIT,
+  kindsAbsentFromScope,
+  kindsNotInScope,
+} from "../lib/obs/query/mod.ts";
 import { withDb } from "./_helpers.ts";
 
 const BASE = Date.parse("2026-09-01T00:00:00Z");
@@ -82,6 +86,31 @@ Deno.test("kindsNotInScope() takes a kind with more events elsewhere than it exa
     assert.deepEqual(
       await kindsNotInScope(db, { application_id: "app-c" }, ["busy_step"]),
       [],
+    );
+  });
+});
+
+Deno.test("kindsAbsentFromScope() names the absent kinds and the kinds the scope holds, or null when none is absent", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await ingestEvents(db, [
+      event("a1", "app-a", "retrieval", 1),
+      event("a2", "app-a", "retrieval", 2),
+      event("a3", "app-a", "custom_step", 3),
+      event("b1", "app-b", "other_step", 4),
+    ]);
+    const scope = { application_id: "app-a", thread_id: "t-none" };
+    assert.equal(
+      await kindsAbsentFromScope(db, scope, ["retrieval", "custom_step"]),
+      null,
+    );
+    assert.deepEqual(
+      await kindsAbsentFromScope(db, scope, ["other_step", "retrieval"]),
+      {
+        absent: ["other_step"],
+        held: ["retrieval", "custom_step"],
+        held_partial: false,
+      },
     );
   });
 });

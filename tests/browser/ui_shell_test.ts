@@ -2,6 +2,7 @@
 /** The trace UI in a real browser: sign-in, refusals, the health page's layout, keyboard focus. */
 
 import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
 import type { TraceDb } from "../../lib/db.ts";
 import { ingestEvents } from "../../lib/obs/ingest/mod.ts";
 import {
@@ -177,6 +178,10 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
           await visitor.page.locator("#latency-probes svg[role=img]").count(),
           1,
         );
+        assert.deepEqual(await chartFit(visitor.page, "latency-history"), {
+          insidePanel: true,
+          scrolls: false,
+        });
         await screenshot(visitor.page, `health-${name}`);
         const dark = await kit.openWithSession(visitor, {
           viewport,
@@ -267,3 +272,23 @@ browserTest(
     });
   },
 );
+
+/**
+ * Whether a chart's plot lies inside its panel and whether its plot scrolls
+ * sideways: a chart that scales to its column does neither wrong.
+ */
+async function chartFit(
+  page: Page,
+  id: string,
+): Promise<{ insidePanel: boolean; scrolls: boolean }> {
+  return await page.evaluate((id) => {
+    const figure = document.getElementById(id)!;
+    const plot = figure.querySelector<HTMLElement>(".chart__plot")!;
+    const svg = plot.querySelector("svg")!.getBoundingClientRect();
+    const panel = figure.closest(".panel")!.getBoundingClientRect();
+    return {
+      insidePanel: svg.left >= panel.left && svg.right <= panel.right,
+      scrolls: plot.scrollWidth > plot.clientWidth,
+    };
+  }, id);
+}

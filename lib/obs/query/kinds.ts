@@ -10,6 +10,7 @@
 import type { TraceDb } from "../../db.ts";
 import { filterWhere } from "./_filter_sql.ts";
 import type { TraceFilter } from "./filters.ts";
+import { summarizeTraceEvents } from "./summaries.ts";
 import { readStatement } from "./_turns.ts";
 
 /**
@@ -21,17 +22,22 @@ export const KIND_PROBE_LIMIT = 10_000;
 /** The tenant scope of a filter: its application and user, nothing else. */
 export type KindScope = Pick<TraceFilter, "application_id" | "user_id">;
 
+/** Only the tenant scope of `scope` (a whole filter may be passed in). */
+function tenantOnly(scope: KindScope): KindScope {
+  return {
+    ...(scope.application_id === undefined
+      ? {}
+      : { application_id: scope.application_id }),
+    ...(scope.user_id === undefined ? {} : { user_id: scope.user_id }),
+  };
+}
+
 async function inScope(
   db: TraceDb,
   scope: KindScope,
   kind: string,
 ): Promise<boolean> {
-  const where = filterWhere({
-    ...(scope.application_id === undefined
-      ? {}
-      : { application_id: scope.application_id }),
-    ...(scope.user_id === undefined ? {} : { user_id: scope.user_id }),
-  });
+  const where = filterWhere(tenantOnly(scope));
   const result = await readStatement(db, {
     sql: `SELECT 1 FROM (SELECT (${where.sql}) AS in_scope
         FROM obs_events e INDEXED BY obs_events_kind_status
@@ -68,4 +74,38 @@ export async function kindsNotInScope(
     if (!await beyondProbe(db, kind)) absent.push(kind);
   }
   return absent;
+}
+
+/** Asked kinds that no event in a scope carries, and the kinds it does hold. */
+export interface KindsAbsent {
+  /** The asked kinds no event in the scope carries. */
+  absent: string[];
+  /**
+   * Kinds events in the scope carry, most frequent first: those of its
+   * newest events that a summary reads, at most a summary's kinds.
+   */
+  held: string[];
+  /** True when `held` may leave kinds out (older events not read, or more kinds than listed). */
+  held_partial: boolean;
+}
+
+/**
+ * Why a filter on `kinds` may have matched nothing: the asked kinds no
+ * event in `scope` carries and the kinds it holds, or `null` when every
+ * asked kind is carried (then the other filters left nothing). The held
+ * kinds come from a summary of the scope, so the read stays bounded.
+ */
+export async function kindsAbsentFromScope(
+  db: TraceDb,
+  scope: KindScope,
+  kinds: readonly string[],
+): Promise<KindsAbsent | null> {
+  const absent = await kindsNotInScope(db, scope, kinds);
+  if (absent.length === 0) return null;
+  const summary = await summarizeTraceEvents(db, tenantOnly(scope));
+  return {
+    absent,
+    held: summary.by_kind.map((entry) => entry.kind),
+    held_partial: summary.window.truncated || summary.kinds_truncated,
+  };
 }

@@ -85,7 +85,13 @@ export { MAX_GROUP_COUNT, type RootTotals } from "./_group_totals.ts";
 export { ID_FIELDS, type IdField } from "./_find_sql.ts";
 export { outOfTurn, readStatement } from "./_turns.ts";
 export { SCAN_LIMIT } from "./_scan.ts";
-export { KIND_PROBE_LIMIT, kindsNotInScope } from "./kinds.ts";
+export {
+  KIND_PROBE_LIMIT,
+  type KindsAbsent,
+  kindsAbsentFromScope,
+  type KindScope,
+  kindsNotInScope,
+} from "./kinds.ts";
 export { type IdMatch, matchOpaqueId, MAX_ID_MATCH_COUNT } from "./id_match.ts";
 export {
   MAX_OVERVIEW_GROUPS,

@@ -1,8 +1,12 @@
 /**
  * Server-rendered SVG charts: a time chart (lines or steps over a UTC or
  * elapsed-time axis, with optional vertical markers) and a horizontal bar
- * chart. Charts are drawn at their natural size, so their text stays
- * readable; a screen narrower than a chart scrolls the chart, not the page. Every chart names its unit, labels its series (by a legend and by
+ * chart. A time chart scales to its column by its viewBox, as the run
+ * timeline does, so a phone sees the whole time range (its text is drawn
+ * larger in the chart's units there, to stay readable once scaled down). A
+ * bar chart is drawn at its natural size, so its labels beside the bars stay
+ * readable; a screen narrower than it scrolls the chart, not the page.
+ * Every chart names its unit, labels its series (by a legend and by
  * dash pattern, not colour alone) and carries the same numbers as a text
  * table beside it, visible or for screen readers only.
  *
@@ -44,7 +48,9 @@ export interface TimeChartProps {
   height?: number;
 }
 
-const MARGIN = { top: 24, right: 16, bottom: 32, left: 52 };
+// The top leaves room between the unit and the highest tick at the larger
+// text a phone draws (ui/style.css, `.chart--fit`).
+const MARGIN = { top: 32, right: 16, bottom: 32, left: 52 };
 
 /** A time chart with its legend and data table. */
 export const TimeChart: FC<TimeChartProps> = (props) => {
@@ -68,6 +74,7 @@ export const TimeChart: FC<TimeChartProps> = (props) => {
       {...props}
       width={width}
       height={height}
+      fit
       table={<TimeTable {...props} />}
     >
       <text x={MARGIN.left - 8} y={12} text-anchor="end">{unit}</text>
@@ -318,15 +325,15 @@ const Figure: FC<{
   series: readonly { label: string }[];
   width: number;
   height: number;
+  /** Scale to the column (see `.chart--fit` in ui/style.css) rather than scroll. */
+  fit?: boolean;
   table: Child;
   children?: Child;
-}> = ({ id, title, unit, series, width, height, table, children }) => (
-  <figure class="chart" id={id}>
+}> = ({ id, title, unit, series, width, height, fit, table, children }) => (
+  <figure class={fit ? "chart chart--fit" : "chart"} id={id}>
     <figcaption id={`${id}-caption`}>{title} ({unit})</figcaption>
     <Legend
-      series={series.map((s) =>
-        s.label
-      )}
+      series={series.map((s) => s.label)}
     />
     <div class="chart__plot">
       <svg
