@@ -14,6 +14,7 @@ import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { shellWord } from "./_shell.ts";
+import { terminalSafe } from "../lib/display.ts";
 
 const FLAGS = {
   "base-url": { type: "string", default: "http://127.0.0.1:8787" },
@@ -91,7 +92,7 @@ function nextSteps(path: string): string {
       ? `  ${index + 2}. ${command.padEnd(width)}  # ${comment}`
       : step;
   });
-  return `Wrote ${path}. Next:
+  return `Wrote ${terminalSafe(path)}. Next:
   1. Point base_url at your adapter (or try it now against the demo: trace demo).
 ${lines.join("\n")}
 `;

@@ -112,3 +112,19 @@ Deno.test("trace init prints its next steps with the comments in one column, as 
     }
   });
 });
+
+Deno.test("trace init names a path with hidden characters escaped", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "staging\u001b[31m\u202e.json");
+    const io = captureIo();
+    assert.equal(await main(["init", path], io), 0, io.stderr());
+    assert.ok(
+      !io.stdout().includes("\u001b") && !io.stdout().includes("\u202e"),
+      `a raw hidden character: ${JSON.stringify(io.stdout())}`,
+    );
+    assert.match(
+      io.stdout(),
+      /^Wrote .*staging\\u\{001b\}\[31m\\u\{202e\}\.json\. Next:/,
+    );
+  });
+});
