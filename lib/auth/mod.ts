@@ -76,6 +76,7 @@ export {
   type IdentityRequest,
   type IdentityResolution,
   type IdentityResolver,
+  isUnresolvedIdentity,
   resolveArtifact,
   resolveIdentity,
   type ResourceAuthorizer,
