@@ -12,9 +12,12 @@ import {
   type AuditEntry,
   auditHead,
   type AuditVerification,
+  ERASURE_AUDIT_ACTION,
+  type ErasureDetail,
   formatAuditHead,
   listAudit,
   parseAuditHead,
+  parseErasureDetail,
   requireAuthSchema,
   SUBJECT_KINDS,
   type SubjectKind,
@@ -48,7 +51,9 @@ stored as keyed digests. --subject finds the entries naming one of them
 erasure requests among them: those name their subject by its digest under
 <data-dir>/${ERASURE_KEY_FILE}, which is read (never created) to find them
 (an erasure of several event ids is found by none of them alone).
-The whole trail is verified first, as trace audit verify does: a broken
+An erasure request shows as subject.erase plan or apply, its outcome, and
+its selector with a digest prefix (user=#9195ac18b994); --json prints its
+whole detail (the full digest, request id and receipt). The whole trail is verified first, as trace audit verify does: a broken
 trail is refused (exit 2; trace audit verify names the entry). --json prints
 NDJSON: one entry per line, nothing when none match. Control characters and
 bidirectional overrides in stored text are printed escaped (\\u{…} in text,
@@ -235,14 +240,20 @@ function renderEntries(entries: readonly AuditEntry[]): string {
   }
   const rows = entries.map((entry) => {
     const p = entry.payload;
+    const erasure =
+      entry.action === ERASURE_AUDIT_ACTION && typeof p.detail === "string"
+        ? parseErasureDetail(p.detail)
+        : null;
+    const detail = erasure ? erasure.code : p.detail;
     return [
       ...[
         String(entry.seq),
         entry.created_at,
         `${entry.operator} (${String(p.role)})`,
-        entry.action,
-        entry.outcome + (p.detail ? `: ${String(p.detail)}` : ""),
-        describeTargets(p.targets),
+        erasure ? `${entry.action} ${erasureVerb(erasure)}` : entry.action,
+        entry.outcome + (detail ? `: ${String(detail)}` : ""),
+        [describeTargets(p.targets), erasure ? erasureTarget(erasure) : ""]
+          .filter((part) => part !== "").join(" "),
       ].map(displaySafe),
       typeof p.reason === "string" ? quoted(p.reason) : "",
     ];
@@ -251,6 +262,16 @@ function renderEntries(entries: readonly AuditEntry[]): string {
     ["seq", "at", "operator", "action", "outcome", "targets", "reason"],
     ...rows,
   ], { align: ["right"] }).join("\n") + "\n";
+}
+
+/** `plan` for a dry run, `apply` for an applied erasure. */
+function erasureVerb(detail: ErasureDetail): string {
+  return detail.action === "obs.erasure.apply" ? "apply" : "plan";
+}
+
+/** The erased subject as a target: its selector and a digest prefix (`--json` has the rest). */
+function erasureTarget(detail: ErasureDetail): string {
+  return `${detail.selector}=${shortValue(detail.subject_digest)}`;
 }
 
 /** `text` made display-safe, in double quotes, its quotes escaped. */

@@ -87,7 +87,8 @@ A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
 MCP over streamable HTTP at /mcp needs Authorization: Bearer with
 TRACE_UI_AUTH_TOKEN or an account's token (refused while neither is set);
 an account's role and scope decide its tools. trace.query_traces is offered
-when TRACE_MCP_ALLOW_TRACE_QUERIES=true.
+when TRACE_MCP_ALLOW_TRACE_QUERIES=true (the start-up lines say whether it
+is); a tenant-bound account has no other tool.
 
 Logs one line per request on stderr (method, route, status, duration, items,
 refusal reason; never ids or content).
@@ -121,7 +122,6 @@ Options:
                              trace external run to prove Trace's own erasure
 `;
 
-/** What the start-up lines say about signing in to the UI. */
 /**
  * Refuses a port in use (or an address not on this machine) before the data
  * directory is touched, so a server that cannot start leaves no new files.
@@ -136,6 +136,7 @@ function refuseUnusableAddress(hostname: string, port: number): void {
   }
 }
 
+/** What the start-up lines say about signing in to the UI. */
 function uiStartupLines(
   origin: string,
   login: OneTimeLogin | undefined,
@@ -169,6 +170,20 @@ function uiStartupLines(
     lines.push("  read-only: every write is refused (TRACE_UI_READ_ONLY=true)");
   }
   return lines.map((line) => line + "\n").join("");
+}
+
+/**
+ * Whether MCP offers trace queries: a tenant-bound account has no other MCP
+ * tool, so while they are off its tool list is empty.
+ */
+function mcpTraceQueriesLine(on: boolean, tenantBound: boolean): string {
+  if (on) {
+    return `  mcp trace queries: on (trace.query_traces, ${TRACE_QUERIES_ENV}=true)\n`;
+  }
+  const bound = tenantBound
+    ? "; until then tenant-bound accounts get no MCP tool"
+    : "";
+  return `  mcp trace queries: off; set ${TRACE_QUERIES_ENV}=true to offer trace.query_traces${bound}\n`;
 }
 
 /** What the start-up lines say about accounts and modes. */
@@ -267,6 +282,9 @@ export const serve: Command = async (args, io) => {
   const checkpoints = startBackgroundCheckpoints(db, {
     truncation: erasureTruncation(db),
   });
+  const tenantBound = Object.values(accounts).some((account) =>
+    account.application_id !== undefined || account.user_id !== undefined
+  );
   const { hostname, port: bound } = server.addr;
   const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
   io.err(
@@ -282,9 +300,7 @@ export const serve: Command = async (args, io) => {
   io.err(
     uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken, {
       accounts: accountCount,
-      tenantBound: Object.values(accounts).some((account) =>
-        account.application_id !== undefined || account.user_id !== undefined
-      ),
+      tenantBound,
       ingestToken: token !== undefined,
       readOnly,
     }),
@@ -301,6 +317,7 @@ export const serve: Command = async (args, io) => {
         : "refuses every request until TRACE_UI_AUTH_TOKEN is set"
     }\n`,
   );
+  io.err(mcpTraceQueriesLine(allowTraceQueries, tenantBound));
   // Link checks read every event: start them now, not on the first request.
   void health.report().catch(() => {});
   await untilInterrupted(io);

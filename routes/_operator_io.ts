@@ -5,7 +5,8 @@
  * is answered; when it cannot be written the answer is 503 and nothing
  * else: a broken trail's answer, code `audit_integrity`, names the broken
  * entry and `trace audit verify`). Hook failures become content-free 502
- * answers (code `hook_failed`), logged by hook name and failure kind only.
+ * answers (code `hook_failed`), logged by hook name and failure kind only;
+ * an identity resolution that found no account in scope is a 404.
  *
  * @module
  */
@@ -21,6 +22,7 @@ import {
   type AuditTargets,
   fieldLabel,
   HookError,
+  isUnresolvedIdentity,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { quoteValue } from "../lib/echo.ts";
@@ -212,8 +214,16 @@ function failureCode(error: unknown): string {
   return "internal";
 }
 
-/** Hook failures as content-free 502s, code `hook_failed` (refusals stay 403); everything else as it was. */
+/**
+ * Hook failures as content-free 502s, code `hook_failed` (refusals stay 403;
+ * an identity resolution with no account in scope is 404 `not_found`);
+ * everything else as it was.
+ */
 export function httpError(error: unknown, log: ServerLog): unknown {
+  if (error instanceof HookError && isUnresolvedIdentity(error)) {
+    log(`hook: ${error.hook} ${error.failure}`);
+    return new CodedHttpException(404, error.message);
+  }
   if (error instanceof HookError && error.failure !== "refused") {
     log(`hook: ${error.hook} ${error.failure}`);
     return new CodedHttpException(502, error.message, "hook_failed");

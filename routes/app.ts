@@ -48,7 +48,11 @@ import {
 } from "./_guard.ts";
 import { createUiAuth } from "./_ui_auth.ts";
 import { accessControl } from "./access.ts";
-import { appendAudit } from "../lib/auth/mod.ts";
+import {
+  appendAudit,
+  ERASURE_AUDIT_ACTION,
+  formatErasureDetail,
+} from "../lib/auth/mod.ts";
 import { createEventsApi } from "./events.ts";
 import {
   createErasureApi,
@@ -314,16 +318,20 @@ function uiHeadersOutsideApi(): MiddlewareHandler {
  */
 function auditErasure(db: TraceDb): ErasureAudit {
   return async (entry: ErasureAuditEntry) => {
-    const receipt = entry.receipt_id ? ` receipt ${entry.receipt_id}` : "";
     await appendAudit(db, {
       actor: entry.principal,
-      action: "subject.erase",
+      action: ERASURE_AUDIT_ACTION,
       scope: { application_id: entry.application_id },
       targets: { application_id: entry.application_id },
       outcome: entry.outcome,
-      detail: `${
-        entry.detail ? `${entry.detail}; ` : ""
-      }${entry.action} ${entry.selector} ${entry.subject_digest} request ${entry.request_id}${receipt}`,
+      detail: formatErasureDetail({
+        code: entry.detail,
+        action: entry.action,
+        selector: entry.selector,
+        subject_digest: entry.subject_digest,
+        request_id: entry.request_id,
+        receipt_id: entry.receipt_id,
+      }),
     });
   };
 }

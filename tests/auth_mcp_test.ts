@@ -18,6 +18,7 @@ import { type Operator, tokenOf } from "./operator_support.ts";
 async function withMcp(
   readOnly: boolean,
   fn: (connect: (operator: Operator) => Promise<Client>) => Promise<void>,
+  allowTraceQueries = true,
 ): Promise<void> {
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
@@ -28,7 +29,7 @@ async function withMcp(
       log: () => {},
       readOnly,
       accounts: new AccountBook(EXAMPLE_ACCOUNTS),
-      mcp: { dataDir, jobs, allowTraceQueries: true },
+      mcp: { dataDir, jobs, allowTraceQueries },
     });
     const clients: Client[] = [];
     try {
@@ -136,4 +137,46 @@ Deno.test("/mcp in read-only mode offers no tool that writes, to anyone", async 
     ),
     null,
   );
+});
+
+Deno.test("/mcp instructions tell a tenant-bound account why its tool list is empty and which variable turns trace queries on", async () => {
+  await withMcp(false, async (connect) => {
+    const bound = await connect("support-app1");
+    assert.deepEqual(await toolNames(bound), []);
+    const said = bound.getInstructions() ?? "";
+    assert.match(
+      said,
+      /support-app1 is bound to one tenant \(application "app-1", any user\)/,
+    );
+    assert.match(said, /none of the external or reference tools is offered/);
+    assert.match(
+      said,
+      /trace\.query_traces \(metadata-only trace events\) is off on this server, so tools\/list is empty: to offer it, an operator restarts trace serve with TRACE_MCP_ALLOW_TRACE_QUERIES=true/,
+    );
+    assert.doesNotMatch(said, /Typical flow/);
+    const admin = (await connect("admin-1")).getInstructions() ?? "";
+    assert.match(admin, /Typical flow: trace\.external_targets/);
+    assert.match(
+      admin,
+      /trace\.query_traces \(metadata-only trace events\) is off/,
+    );
+    assert.doesNotMatch(admin, /tools\/list is empty/);
+  }, false);
+});
+
+Deno.test("/mcp instructions name the tools a principal may use and why the others are missing", async () => {
+  await withMcp(false, async (connect) => {
+    const bound = (await connect("support-app1")).getInstructions() ?? "";
+    assert.match(
+      bound,
+      /trace\.query_traces reads metadata-only trace events in the caller's scope \(application "app-1", any user\)/,
+    );
+    assert.doesNotMatch(bound, /Typical flow|tools\/list is empty/);
+    const viewer = (await connect("viewer-1")).getInstructions() ?? "";
+    assert.match(viewer, /viewer-1 may use trace\.external_targets, /);
+    assert.match(
+      viewer,
+      /Not offered: trace\.external_start, trace\.external_save, trace\.external_replay, trace\.reference_run \(starting runs and saving regressions needs the operator role or above; this account is viewer\)/,
+    );
+  });
 });

@@ -109,6 +109,10 @@ Deno.test("trace serve with accounts: no one-time login, each account signs in w
         /warning: tenant-bound accounts are configured but the API is open on loopback; set TRACE_INGEST_TOKEN/,
       );
       assert.match(stderr(), /read-only: every write is refused/);
+      assert.match(
+        stderr(),
+        /mcp trace queries: off; set TRACE_MCP_ALLOW_TRACE_QUERIES=true to offer trace\.query_traces; until then tenant-bound accounts get no MCP tool\n/,
+      );
       assert.ok(!stderr().includes("support-token-0123456789"));
       const bound = await fetch(`${origin}/api/events?application_id=app-2`, {
         headers: { authorization: "Bearer support-token-0123456789" },
@@ -134,6 +138,19 @@ Deno.test("trace serve with accounts: no one-time login, each account signs in w
         login.headers.get("set-cookie") ?? "",
         /^trace_session_\d+=/,
       );
+    },
+  );
+});
+
+Deno.test("trace serve says when MCP trace queries are on", async () => {
+  await withServe(
+    { TRACE_UI_AUTH_ACCOUNTS: ACCOUNTS, TRACE_MCP_ALLOW_TRACE_QUERIES: "true" },
+    (_origin, stderr) => {
+      assert.match(
+        stderr(),
+        /mcp trace queries: on \(trace\.query_traces, TRACE_MCP_ALLOW_TRACE_QUERIES=true\)\n/,
+      );
+      return Promise.resolve();
     },
   );
 });

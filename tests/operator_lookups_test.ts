@@ -99,17 +99,20 @@ Deno.test("account resolution refuses emails in URLs, never echoes one in an err
     });
     assert.equal(analyst.status, 403);
     assert.equal(store.calls.identityResolver, 0, "the hook was never asked");
-    // The host's own error names the email; Trace repeats nothing of it.
+    // The example host has no account for this email: a plain not found, repeating nothing of it.
     const unknown = await ask(app, "POST", "/traces/account/resolve", {
       as: "ops-1",
       json: { email: "zed@example.com" },
     });
-    assert.equal(unknown.status, 502);
+    assert.equal(unknown.status, 404);
     const text = await unknown.text();
-    assert.equal(JSON.parse(text).error.code, "hook_failed");
-    assert.match(text, /The host's identityResolver resolved no account/);
+    assert.equal(JSON.parse(text).error.code, "not_found");
+    assert.match(
+      text,
+      /^\{"error":\{"code":"not_found","message":"No account in your scope matches this email; check the address/,
+    );
     assert.ok(!text.includes("zed@") && !logs.join("\n").includes("zed@"));
-    assert.match(logs.join("\n"), /hook: identityResolver threw/);
+    assert.match(logs.join("\n"), /hook: identityResolver no_match/);
   });
 });
 
@@ -122,7 +125,16 @@ Deno.test("a resolver answer outside the operator's scope, or malformed, is refu
         scope,
       }),
     ),
-    /identityResolver resolved no account in your scope/,
+    /No account in your scope matches this email/,
+  );
+  await assert.rejects(
+    Promise.resolve(
+      resolveIdentity(() => null, { email: EMAIL, scope }),
+    ),
+    (error: unknown) =>
+      error instanceof HookError && error.failure === "no_match" &&
+      error.code === "not_found" &&
+      /^No account in your scope matches this email;/.test(error.message),
   );
   await assert.rejects(
     Promise.resolve(
@@ -135,7 +147,9 @@ Deno.test("a resolver answer outside the operator's scope, or malformed, is refu
       error instanceof HookError && error.failure === "out_of_scope",
   );
   for (
-    const answer of [null, {}, { user_id: "" }, { user_id: "x".repeat(257) }, {
+    const answer of [undefined, {}, { user_id: "" }, {
+      user_id: "x".repeat(257),
+    }, {
       user_id: 7,
     }, "user-ada"]
   ) {
@@ -163,8 +177,8 @@ Deno.test("a resolver answer outside the operator's scope, or malformed, is refu
   );
 });
 
-Deno.test("an email of another tenant and an unknown email get the same answer; the audit trail tells them apart", async () => {
-  await withHost({}, async ({ app, accounts, db, logs }) => {
+Deno.test("an email of another tenant, an unknown email and a resolver that throws get the same not found; the audit trail tells them apart", async () => {
+  await withHost({}, async ({ app, accounts, db, logs, store }) => {
     accounts.replace({
       "ops-app1": {
         token: "example-ops-app1-token-0001",
@@ -172,23 +186,37 @@ Deno.test("an email of another tenant and an unknown email get the same answer; 
         application_id: "app-1",
       },
     });
-    const answers = [];
-    for (const email of ["bo@example.com", "zed@example.com"]) {
+    const resolve = async (email: string) => {
       const response = await ask(app, "POST", "/traces/account/resolve", {
         token: "example-ops-app1-token-0001",
         json: { email },
       });
-      answers.push([response.status, await response.text()]);
-    }
+      return [response.status, await response.text()];
+    };
+    const answers = [
+      await resolve("bo@example.com"),
+      await resolve("zed@example.com"),
+    ];
+    // A host that says "unknown" by throwing, as hosts did before `null`.
+    store.resolveIdentity = (request) => {
+      throw new Error(`no account for ${request.email}`);
+    };
+    answers.push(await resolve("zed@example.com"));
     assert.deepEqual(answers[0], answers[1], "the answers differ");
-    assert.equal(answers[0]![0], 502);
+    assert.deepEqual(answers[0], answers[2], "the answers differ");
+    assert.equal(answers[0]![0], 404);
+    assert.match(
+      String(answers[0]![1]),
+      /"code":"not_found","message":"No account in your scope matches this email/,
+    );
     assert.doesNotMatch(String(answers[0]![1]), /bo@|zed@|user-bo|app-2/);
-    const rows = (await auditRows(db)).slice(-2).map((row) => {
+    const rows = (await auditRows(db)).slice(-3).map((row) => {
       const entry = JSON.parse(String(row.payload));
       return [entry.outcome, entry.detail];
     });
     assert.deepEqual(rows, [
       ["refused", "identityResolver:out_of_scope"],
+      ["failed", "identityResolver:no_match"],
       ["failed", "identityResolver:threw"],
     ]);
     assert.doesNotMatch(logs.join("\n"), /bo@|zed@|user-bo/);

@@ -19,6 +19,7 @@ import { auditRowProblem, parsePayload } from "./_audit_chain.ts";
 import type { AuditEntry } from "./audit.ts";
 import { AuditIntegrityError, brokenAudit } from "./audit_integrity.ts";
 import { verifyAuditIn } from "./audit_verify.ts";
+import { ERASURE_AUDIT_ACTION } from "./erasure_detail.ts";
 import {
   requireSubjectKey,
   subjectDigest,
@@ -83,7 +84,7 @@ async function selectEntries(
       [
         "instr(payload, ?) > 0",
         ...erased.map(() =>
-          `(action = '${ERASURE_ACTION}' AND instr(payload, ?) > 0)`
+          `(action = '${ERASURE_AUDIT_ACTION}' AND instr(payload, ?) > 0)`
         ),
       ].join(" OR ")
     })`);
@@ -98,9 +99,6 @@ async function selectEntries(
   return result.rows.map((row) => checkedEntry(row));
 }
 
-/** The action erasure requests are audited under. */
-const ERASURE_ACTION = "subject.erase";
-
 /** The subject's erasure digests, one per application an erasure entry names. */
 async function erasureNames(
   executor: Transaction,
@@ -111,7 +109,7 @@ async function erasureNames(
     sql:
       `SELECT DISTINCT json_extract(payload, '$.targets.application_id') AS app
           FROM auth_audit WHERE action = ?`,
-    args: [ERASURE_ACTION],
+    args: [ERASURE_AUDIT_ACTION],
   });
   const names: string[] = [];
   for (const row of result.rows) {

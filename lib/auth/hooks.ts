@@ -4,20 +4,22 @@
  *
  * | hook                 | input                                         | required result                                                          |
  * | -------------------- | --------------------------------------------- | ------------------------------------------------------------------------ |
- * | `identityResolver`   | a transient email, the authorized scope        | `{user_id}` (opaque, bounded) and optionally `application_id`, in scope  |
+ * | `identityResolver`   | a transient email, the authorized scope        | `{user_id}` (opaque, bounded) and optionally `application_id`, in scope; `null` for no such account |
  * | `artifactResolver`   | a typed resource ref, the authorized scope     | `{ownership_verified: true}`; optional `exists`, `version`, `title_fingerprint` |
  * | `resourceAuthorizer` | a frozen typed ref with version, trace tenant | exactly `true`, after checking current access                            |
  *
  * Results are validated here; anything else, a throw or a hook that takes
  * too long is a {@link HookError} whose message says which hook failed and
  * nothing of what it was asked or answered (the host's own message may hold
- * an email or content, so it is never repeated).
+ * an email or content, so it is never repeated). An identity resolution
+ * that gives no account in scope (`null`, an account outside the scope, or
+ * a throw) is one not-found answer, whichever it was.
  *
  * @module
  */
 
 import * as v from "valibot";
-import { TraceError } from "../errors.ts";
+import { type ErrorCode, TraceError } from "../errors.ts";
 import type { TenantScope } from "./roles.ts";
 import { settleWithin } from "../settle_within.ts";
 
@@ -75,10 +77,10 @@ export interface AuthorizationRequest {
   tenant: { application_id: string; user_id: string | null };
 }
 
-/** Maps an email to a user id, or throws. */
+/** Maps an email to a user id; `null` when the host has no account for it. */
 export type IdentityResolver = (
   request: IdentityRequest,
-) => IdentityResolution | Promise<IdentityResolution>;
+) => IdentityResolution | null | Promise<IdentityResolution | null>;
 /** Reports the current state of an artifact the host owns. */
 export type ArtifactResolver = (
   request: ArtifactRequest,
@@ -123,17 +125,20 @@ export function hookAvailability(hooks: HostHooks): HookAvailability {
 export const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
 
 /**
- * Why a hook call did not give a usable answer. `out_of_scope`: the
- * identity resolver named a user the operator may not read (answered like
- * `threw`, so the answer does not tell an email of another tenant from an
- * unknown one; the audit trail records which).
+ * Why a hook call did not give a usable answer. `no_match`: the identity
+ * resolver answered `null` (no account for the email). `out_of_scope`: it
+ * named a user the operator may not read. Both are answered as a throw of
+ * the identity resolver is, so the answer does not tell an email of another
+ * tenant from an unknown one, whether the host says "unknown" with `null`
+ * or with a throw; the audit trail records which.
  */
 export type HookFailure =
   | "threw"
   | "invalid_result"
   | "timed_out"
   | "refused"
-  | "out_of_scope";
+  | "out_of_scope"
+  | "no_match";
 
 /** A hook failed; the message names the hook and the failure only. */
 export class HookError extends TraceError {
@@ -141,12 +146,7 @@ export class HookError extends TraceError {
   readonly failure: HookFailure;
 
   constructor(hook: HookName, failure: HookFailure, message: string) {
-    super(
-      failure === "refused" || failure === "out_of_scope"
-        ? "forbidden"
-        : "protocol",
-      message,
-    );
+    super(hookErrorCode(failure), message);
     this.name = "HookError";
     this.hook = hook;
     this.failure = failure;
@@ -159,15 +159,36 @@ const FAILURE_WORDS: Record<HookFailure, string> = {
   timed_out: "did not answer in time",
   refused: "did not confirm access",
   out_of_scope: "named an account outside the operator's scope",
+  no_match: "has no account for the email",
 };
+
+function hookErrorCode(failure: HookFailure): ErrorCode {
+  if (failure === "refused" || failure === "out_of_scope") return "forbidden";
+  return failure === "no_match" ? "not_found" : "protocol";
+}
 
 /**
  * The one answer of an identity resolution that gave no user in scope:
- * whether the email is unknown to the host (its resolver threw) or belongs
- * to another tenant, the operator reads the same words.
+ * whether the host has no account for the email (`null`, or a throw) or the
+ * account belongs to another tenant, the operator reads the same words.
  */
 const UNRESOLVED =
-  "The host's identityResolver resolved no account in your scope; the server log and the audit trail have the kind of failure";
+  "No account in your scope matches this email; check the address, or ask an administrator: the audit trail records what the host's identityResolver answered";
+
+const UNRESOLVED_FAILURES: ReadonlySet<HookFailure> = new Set([
+  "no_match",
+  "out_of_scope",
+  "threw",
+]);
+
+/**
+ * Whether `error` is an identity resolution that gave no account in scope,
+ * answered as not found whichever kind it was (see {@link HookFailure}).
+ */
+export function isUnresolvedIdentity(error: HookError): boolean {
+  return error.hook === "identityResolver" &&
+    UNRESOLVED_FAILURES.has(error.failure);
+}
 
 function hookError(hook: HookName, failure: HookFailure): HookError {
   return new HookError(
@@ -239,11 +260,14 @@ export async function resolveIdentity(
       options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     );
   } catch (error) {
-    // A host throws for an email it does not know: answered as out of scope is.
+    // Hosts written before `null` existed throw for an email they do not know: answered as `null` is.
     if (error instanceof HookError && error.failure === "threw") {
       throw new HookError("identityResolver", "threw", UNRESOLVED);
     }
     throw error;
+  }
+  if (answer === null) {
+    throw new HookError("identityResolver", "no_match", UNRESOLVED);
   }
   const parsed = v.safeParse(IdentitySchema, answer);
   if (!parsed.success) throw hookError("identityResolver", "invalid_result");

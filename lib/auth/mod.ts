@@ -59,6 +59,12 @@ export {
   TOKEN_OPERATOR,
 } from "./accounts.ts";
 export {
+  ERASURE_AUDIT_ACTION,
+  type ErasureDetail,
+  formatErasureDetail,
+  parseErasureDetail,
+} from "./erasure_detail.ts";
+export {
   type ArtifactRequest,
   type ArtifactResolver,
   type ArtifactState,
@@ -76,6 +82,7 @@ export {
   type IdentityRequest,
   type IdentityResolution,
   type IdentityResolver,
+  isUnresolvedIdentity,
   resolveArtifact,
   resolveIdentity,
   type ResourceAuthorizer,

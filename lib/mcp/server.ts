@@ -24,6 +24,7 @@ import { errorMessage, TraceError } from "../errors.ts";
 import { remoteAnswer, remoteText } from "./_remote_text.ts";
 import { toolAdvice } from "./_tool_advice.ts";
 import { boundAnswer } from "./_bound.ts";
+import { serverInstructions } from "./_instructions.ts";
 import type { TraceTool } from "./_tool.ts";
 import {
   DEFAULT_MAX_OUTPUT_CHARS,
@@ -36,10 +37,6 @@ import { TRACE_TOOLS } from "./trace_tools.ts";
 
 /** Name and version the server announces. */
 export const SERVER_INFO = { name: "trace", version: "0.1.0" } as const;
-
-/** What the server tells an assistant when it connects. */
-export const SERVER_INSTRUCTIONS =
-  "Trace proves that an AI-memory or RAG application really forgets. Staging targets are registered locally with the trace CLI; here they are named by id only. Typical flow: trace.external_targets, trace.external_plan, trace.external_start (returns a run_id at once), poll trace.external_get until state is completed, failed or interrupted, read findings and cleanup, trace.external_save a FAIL, and after a fix trace.external_replay the regression, poll, then trace.external_compare the two runs. trace.external_runs and trace.external_regressions list earlier runs and saved regressions. The reference tools run and rank in-process systems with known deletion behaviour; trace.reference_explain says what a finding code means and what to check.";
 
 const ALL_TOOLS: readonly TraceTool[] = [
   ...EXTERNAL_TOOLS,
@@ -170,7 +167,7 @@ export function registerTraceTools(
 /** A new SDK server with every tool of `context` registered, ready to connect to a transport. */
 export function createTraceMcpServer(context: McpToolContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    instructions: SERVER_INSTRUCTIONS,
+    instructions: serverInstructions(context),
   });
   registerTraceTools(server, context);
   return server;
