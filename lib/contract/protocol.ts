@@ -292,18 +292,3 @@ export function parseResponse<K extends Operation>(
   // such as `__proto__` and `constructor`, and a marker there still counts.
   return (op === "query" ? body : result.output) as OperationResponses[K];
 }
-
-/** Sends one typed operation and validates its answer. */
-export async function callOperation<K extends Operation>(
-  transport: StagingTransport,
-  op: K,
-  body: OperationRequests[K],
-  options: RequestOptions,
-): Promise<OperationResponses[K]> {
-  const raw = await transport.post(
-    op,
-    body as unknown as Record<string, unknown>,
-    options,
-  );
-  return parseResponse(op, raw);
-}
