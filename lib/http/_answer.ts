@@ -189,15 +189,17 @@ function contentCoding(headers: Map<string, string[]>): string | null {
     : "(an unreadable coding)";
 }
 
-function fail(
+/** The error of a request to `/op` that failed for `detail`, with the status when one came back. */
+export function fail(
   op: Operation,
   failure: RequestFailure,
   detail: string,
-  status: number,
+  status: number | undefined,
   cause?: unknown,
 ): ProtocolError {
-  return new ProtocolError(failure, `Request /${op} failed: ${detail}`, {
-    cause,
-    status,
-  });
+  return new ProtocolError(
+    failure,
+    `Request /${op} failed: ${detail}`,
+    status === undefined ? { cause } : { cause, status },
+  );
 }

@@ -24,7 +24,7 @@ import {
   type Http1PostOptions,
   type Http1Response,
 } from "./http1.ts";
-import { interpretAnswer } from "./_answer.ts";
+import { fail, interpretAnswer } from "./_answer.ts";
 import { closeQuietly, openConnection } from "./_connect.ts";
 import { Deadline } from "./_deadline.ts";
 import { checkBaseUrl, readToken } from "./_target.ts";
@@ -103,23 +103,6 @@ async function send(
     return await http1Post(request);
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
-    throw fail(op, error.failure, error.message, {
-      cause: error,
-      status: error.status,
-    });
+    throw fail(op, error.failure, error.message, error.status, error);
   }
-}
-
-function fail(
-  op: Operation,
-  failure: ProtocolError["failure"],
-  detail: string,
-  options: { status?: number | undefined; cause?: unknown },
-): ProtocolError {
-  const { status, cause } = options;
-  return new ProtocolError(
-    failure,
-    `Request /${op} failed: ${detail}`,
-    status === undefined ? { cause } : { cause, status },
-  );
 }
