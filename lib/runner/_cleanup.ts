@@ -32,6 +32,7 @@ import type {
 } from "./report.ts";
 import { requestDetail, type RunSession } from "./_session.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
+import { joinAnd } from "./_words.ts";
 
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;
@@ -416,17 +417,11 @@ function requestProblems(
     if (deletions.length === 1) {
       parts.push(`the ${deletions[0]} deletion was not acknowledged`);
     } else if (deletions.length > 1) {
-      parts.push(`the ${listOf(deletions)} deletions were not acknowledged`);
+      parts.push(`the ${joinAnd(deletions)} deletions were not acknowledged`);
     }
-    if (group.reads.length > 0) parts.push(`${listOf(group.reads)} failed`);
+    if (group.reads.length > 0) parts.push(`${joinAnd(group.reads)} failed`);
     return `${parts.join(", and ")}: ${detail}`;
   });
-}
-
-function listOf(items: string[]): string {
-  return items.length < 2
-    ? items.join("")
-    : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 /**

@@ -18,6 +18,7 @@ import type { RunPhase } from "./events.ts";
 import { describeRendering, type MarkerForm } from "./marker.ts";
 import type { FindingCode } from "./rules.ts";
 import type { ReadingPlace, UnreadCounts } from "./unread_counts.ts";
+import { joinAnd } from "./_words.ts";
 import type {
   Baseline,
   Cleanup,
@@ -466,15 +467,9 @@ function unreadCountFinding(
   );
   const others = unread.unnamed + unread.named.length - named.length;
   const keys = others === 1 ? "key" : "keys";
-  let what: string;
-  if (named.length === 0) {
-    what = `counts under ${others} ${keys} that are not field names`;
-  } else {
-    const list = others > 0 ? [...named, `${others} other ${keys}`] : named;
-    what = list.length === 1
-      ? list[0]!
-      : `${list.slice(0, -1).join(", ")} and ${list.at(-1)}`;
-  }
+  const what = named.length === 0
+    ? `counts under ${others} ${keys} that are not field names`
+    : joinAnd(others > 0 ? [...named, `${others} other ${keys}`] : named);
   return finding(
     "note",
     "unread_inventory_count",

@@ -15,6 +15,8 @@
  * @module
  */
 
+import { joinAnd } from "./_words.ts";
+
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";
 
@@ -265,8 +267,7 @@ export function describeRendering(traits: readonly RenderingTrait[]): string {
   const words = RENDERING_TRAITS.filter((trait) => traits.includes(trait))
     .map((trait) => TRAIT_WORDS[trait]);
   if (words.length === 0) return "another spelling";
-  if (words.length === 1) return words[0]!;
-  return `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
+  return joinAnd(words);
 }
 
 const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {

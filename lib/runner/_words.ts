@@ -1,0 +1,7 @@
+/** Lists as sentences say them, for findings and cleanup problems. */
+
+/** `a`, `a and b`, `a, b and c`. */
+export function joinAnd(parts: readonly string[]): string {
+  if (parts.length <= 1) return parts[0] ?? "";
+  return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+}
