@@ -79,12 +79,10 @@ export class RunSession {
    * polling may wait minutes on an adapter that hangs. The request in
    * flight gets at least a second; a later one that would start past the
    * bound is called off unsent, or in cleanup still gets a second
-   * ({@link keepSendingPastBound}). `null` lifts the bound for later
-   * requests.
+   * ({@link keepSendingPastBound}).
    */
-  boundRequests(clockMs: number | null): void {
+  boundRequests(clockMs: number): void {
     this.#until = clockMs;
-    if (clockMs === null) return;
     this.#cutInFlight?.(
       Math.max(MIN_BOUNDED_MS, clockMs - this.#clock.now()),
     );
