@@ -42,10 +42,10 @@ export function findMarkerInAnswer(
   const rest = Object.entries(answer).filter(([key]) =>
     key !== "text" || typeof text !== "string"
   );
-  return searchValue(Object.fromEntries(rest), [], marker);
+  return searchEntries(rest, [], marker);
 }
 
-/** Searches `value`, whose place is `path`: strings, array items, then each key and its value, in order. */
+/** Searches `value`, whose place is `path`: strings, array items, then an object's entries. */
 function searchValue(
   value: unknown,
   path: readonly string[],
@@ -63,7 +63,16 @@ function searchValue(
     return null;
   }
   if (value === null || typeof value !== "object") return null;
-  for (const [key, item] of Object.entries(value)) {
+  return searchEntries(Object.entries(value), path, marker);
+}
+
+/** Searches each key, then its value, in order. */
+function searchEntries(
+  entries: readonly [string, unknown][],
+  path: readonly string[],
+  marker: string,
+): AnswerMatch | null {
+  for (const [key, item] of entries) {
     const inKey = findMarker(key, marker);
     if (inKey) return { ...inKey, field: pathOf([...path, "(key)"]) };
     const place = PATH_KEY.test(key) ? key : "*";
