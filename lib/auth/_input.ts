@@ -9,6 +9,7 @@
 
 import * as v from "valibot";
 import { ConfigError } from "../errors.ts";
+import { isFieldName } from "../issues.ts";
 import { UNSAFE_ID_CHAR } from "../obs/model.ts";
 
 /**
@@ -141,14 +142,10 @@ export const Email = v.pipe(
   v.regex(new RegExp(`^${EMAIL_PATTERN}$`), "must be an email address"),
 );
 
-// A field name that is only a name: letters, digits and underscores. Any
-// other key is not repeated, since it may itself be a value (an email
-// address or a token pasted in the wrong place).
-const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-
-// A field of an endpoint, or a dotted path of them.
-const FIELD_PATH =
-  /^[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63})*$/;
+/** A field of an endpoint, or a dotted path of them: each part only a name. */
+function isFieldPath(path: string): boolean {
+  return path.split(".").every(isFieldName);
+}
 
 /**
  * A refused operator request: the message names the field and the rule,
@@ -163,13 +160,17 @@ export class OperatorInputError extends ConfigError {
   constructor(message: string, field: string | null) {
     super(message);
     this.name = "OperatorInputError";
-    this.field = field !== null && FIELD_PATH.test(field) ? field : null;
+    this.field = field !== null && isFieldPath(field) ? field : null;
   }
 }
 
-/** `key` quoted when it reads as a field name, else "a field". */
+/**
+ * `key` quoted when it reads as a field name, else "a field": any other key
+ * is not repeated, since it may itself be a value (an email address or a
+ * token pasted in the wrong place).
+ */
 export function fieldLabel(key: string): string {
-  return FIELD_NAME.test(key) ? JSON.stringify(key) : "a field";
+  return isFieldName(key) ? JSON.stringify(key) : "a field";
 }
 
 /**

@@ -11,7 +11,7 @@ import * as v from "valibot";
 import type { TraceDb } from "../db.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { TraceEvent } from "../obs/mod.ts";
-import { lookupEventAt, type TraceFilter } from "../obs/query/mod.ts";
+import { readEventsById, type TraceFilter } from "../obs/query/mod.ts";
 import { OpaqueId, parseOperatorInput, Reason } from "./_input.ts";
 
 /** The body of a reveal: which event, optionally narrowed, and why. */
@@ -43,18 +43,16 @@ export async function findRevealTarget(
   scope: Pick<TraceFilter, "application_id" | "user_id">,
 ): Promise<TraceEvent> {
   // Two are enough to tell one event from several (of other applications).
-  const matches = await lookupEventAt(
-    db,
-    request.event_id,
-    {
+  const { events: matches } = await readEventsById(db, request.event_id, {
+    scope,
+    place: {
       root_trace_id: request.root_trace_id,
       agent_id: request.agent_id,
       turn_id: request.turn_id,
       run_id: request.run_id,
     },
-    scope,
-    2,
-  );
+    limit: 2,
+  });
   if (matches.length === 0) {
     throw new NotFoundError(
       "No event with this agent, root and event id is in your scope; check the ids on the inspection page",

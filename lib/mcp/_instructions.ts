@@ -31,12 +31,25 @@ export type InstructionsContext = Pick<
   "allowTraceQueries" | "refuseTool" | "principal" | "remote"
 >;
 
+/** The tools that run, list and explain runs: every tool but the trace query. */
+const RUN_TOOLS: readonly TraceTool[] = [...EXTERNAL_TOOLS, ...REFERENCE_TOOLS];
+
+/** A run tool the context refuses, and why. */
+interface Refused {
+  name: string;
+  reason: string;
+}
+
 /** The instructions for the principal of `context`, naming what it may use and why the rest is missing. */
 export function serverInstructions(context: InstructionsContext): string {
+  const refused = RUN_TOOLS.flatMap((tool) => {
+    const reason = refusalOf(context, tool);
+    return reason === null ? [] : [{ name: tool.name, reason }];
+  });
   return [
     INTRO,
-    runToolsText(context),
-    traceQueriesText(context),
+    runToolsText(context, refused),
+    traceQueriesText(context, refused.length === RUN_TOOLS.length),
   ].join(" ");
 }
 
@@ -51,15 +64,13 @@ function refusalOf(
     : message.replace(`${tool.name}: `, "").replace(/^Forbidden: /, "");
 }
 
-function runToolsText(context: InstructionsContext): string {
-  const tools = [...EXTERNAL_TOOLS, ...REFERENCE_TOOLS];
-  const refused = tools.flatMap((tool) => {
-    const reason = refusalOf(context, tool);
-    return reason === null ? [] : [{ name: tool.name, reason }];
-  });
+function runToolsText(
+  context: InstructionsContext,
+  refused: readonly Refused[],
+): string {
   if (refused.length === 0) return `${TARGETS} ${FULL_FLOW}`;
   const { name, scope } = context.principal;
-  if (refused.length === tools.length) {
+  if (refused.length === RUN_TOOLS.length) {
     const why = isTenantBound(scope)
       ? `${name} is bound to one tenant (${
         describeScope(scope)
@@ -67,7 +78,7 @@ function runToolsText(context: InstructionsContext): string {
       : `${name} is refused them (${refused[0]!.reason})`;
     return `${why}, so none of the external or reference tools is offered here.`;
   }
-  const offered = tools
+  const offered = RUN_TOOLS
     .filter((tool) => !refused.some((entry) => entry.name === tool.name))
     .map((tool) => tool.name);
   return `${TARGETS} ${name} may use ${offered.join(", ")}. Not offered: ${
@@ -76,7 +87,7 @@ function runToolsText(context: InstructionsContext): string {
 }
 
 /** The refused tools grouped by reason: `a, b (reason); c (other reason)`. */
-function reasonGroups(refused: { name: string; reason: string }[]): string {
+function reasonGroups(refused: readonly Refused[]): string {
   const byReason = new Map<string, string[]>();
   for (const { name, reason } of refused) {
     byReason.set(reason, [...(byReason.get(reason) ?? []), name]);
@@ -86,11 +97,12 @@ function reasonGroups(refused: { name: string; reason: string }[]): string {
   ).join("; ");
 }
 
-function traceQueriesText(context: InstructionsContext): string {
+/** The trace query's sentence; `noOtherTool`: every run tool is refused. */
+function traceQueriesText(
+  context: InstructionsContext,
+  noOtherTool: boolean,
+): string {
   const tool = TRACE_TOOLS[0]!;
-  const noOtherTool = [...EXTERNAL_TOOLS, ...REFERENCE_TOOLS].every((other) =>
-    refusalOf(context, other) !== null
-  );
   if (!context.allowTraceQueries) {
     const restart = context.remote
       ? "an operator restarts trace serve"

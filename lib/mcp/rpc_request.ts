@@ -27,7 +27,7 @@
  * @module
  */
 
-import { kindOf } from "./_kind.ts";
+import { isObject, kindOf } from "./_kind.ts";
 
 /** JSON-RPC 2.0's error code for JSON that cannot be read. */
 export const PARSE_ERROR = -32700;
@@ -148,8 +148,4 @@ function idKind(id: unknown): string {
 function validId(id: unknown): RpcId | null {
   if (typeof id === "string" || Number.isSafeInteger(id)) return id as RpcId;
   return null;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

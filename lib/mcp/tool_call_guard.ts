@@ -19,7 +19,7 @@ import type {
   JSONRPCMessage,
   MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
-import { kindOf } from "./_kind.ts";
+import { isObject, kindOf } from "./_kind.ts";
 
 /** JSON-RPC's invalid-params code. */
 const INVALID_PARAMS = -32602;
@@ -109,8 +109,4 @@ export function toolCallProblem(message: unknown): string | null {
     return 'tools/call arguments give "__proto__", which is no argument of any tool; remove it';
   }
   return null;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -35,30 +35,13 @@ export async function lookupEvent(
   return eventsOf(await lookupWhere(db, eventId, scope, {}, MAX_ID_LOOKUP));
 }
 
-/** Where an event is looked for: its root and agent, optionally its turn or run. */
-export interface EventPlace {
-  root_trace_id: string;
-  agent_id: string;
+/** Where an event is looked for: each part given narrows a lookup. */
+export interface PartOfPlace {
+  root_trace_id?: string | undefined;
+  agent_id?: string | undefined;
   turn_id?: string | undefined;
   run_id?: string | undefined;
 }
-
-/**
- * Events with `eventId` in `place` within the tenant scope of `scope`, at
- * most `limit`, newest first.
- */
-export async function lookupEventAt(
-  db: TraceDb,
-  eventId: string,
-  place: EventPlace,
-  scope: TenantScope,
-  limit: number,
-): Promise<TraceEvent[]> {
-  return eventsOf(await lookupWhere(db, eventId, scope, place, limit));
-}
-
-/** Any part of an {@link EventPlace}: each part given narrows a lookup. */
-export type PartOfPlace = { [K in keyof EventPlace]?: string | undefined };
 
 /** Events one id names, and how completely they were read. */
 export interface EventsById {
@@ -71,7 +54,8 @@ export interface EventsById {
 /**
  * Events with `eventId` at whatever part of a place `place` gives, within
  * the tenant scope of `scope`, at most `limit`, newest first, with how
- * completely they were read: the events an id's page lists.
+ * completely they were read: the events an id's page lists, and the one
+ * a reveal names.
  */
 export async function readEventsById(
   db: TraceDb,

@@ -108,10 +108,8 @@ export {
   type RootReadOptions,
 } from "./root_events.ts";
 export {
-  type EventPlace,
   type EventsById,
   lookupEvent,
-  lookupEventAt,
   MAX_ID_LOOKUP,
   type PartOfPlace,
   readEventsById,
