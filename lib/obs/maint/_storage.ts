@@ -190,6 +190,18 @@ export async function reclaimStorage(
   before: StorageBefore,
   options: ReclaimOptions = {},
 ): Promise<StorageReport> {
+  return (await reclaimStorageAndWal(db, before, options)).storage;
+}
+
+/**
+ * {@link reclaimStorage}, and whether its WAL truncation completed: an
+ * erasure's `reached_file` rests on it, without truncating a second time.
+ */
+export async function reclaimStorageAndWal(
+  db: TraceDb,
+  before: StorageBefore,
+  options: ReclaimOptions = {},
+): Promise<{ storage: StorageReport; walTruncated: boolean }> {
   const mode = await autoVacuumMode(db);
   let method: ReclaimMethod = "none";
   let steps = 0;
@@ -219,10 +231,9 @@ export async function reclaimStorage(
       }); run it again later`,
     );
   }
-  if (!await truncateWal(db, options)) {
-    notes.push("a reader kept the WAL from being truncated");
-  }
-  return {
+  const walTruncated = await truncateWal(db, options);
+  if (!walTruncated) notes.push("a reader kept the WAL from being truncated");
+  const storage: StorageReport = {
     ...before,
     ...await measuredAfter(db, before),
     auto_vacuum: method === "vacuum" ? await autoVacuumMode(db) : mode,
@@ -230,6 +241,7 @@ export async function reclaimStorage(
     incremental_steps: steps,
     ...(notes.length > 0 ? { note: notes.join("; ") } : {}),
   };
+  return { storage, walTruncated };
 }
 
 /**

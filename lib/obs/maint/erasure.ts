@@ -38,7 +38,7 @@
 
 import type { Transaction } from "@libsql/client";
 import { canonicalJson, sha256Hex } from "../../canonical_json.ts";
-import { checkpointWal, secureDeleteIn, type TraceDb } from "../../db.ts";
+import { secureDeleteIn, type TraceDb } from "../../db.ts";
 import { RefusedError, StorageError, TraceError } from "../../errors.ts";
 import type { StoreName } from "../model.ts";
 import { requireObs } from "../schema.ts";
@@ -75,7 +75,7 @@ import {
 } from "./erasure_subject.ts";
 import {
   measureStorage,
-  reclaimStorage,
+  reclaimStorageAndWal,
   type StorageReport,
   type WalTruncate,
 } from "./_storage.ts";
@@ -494,22 +494,17 @@ async function erase(
     confirmation,
     options,
   );
-  const storage = before
-    ? await reclaimStorage(db, before, { truncate })
+  const reclaimed = before
+    ? await reclaimStorageAndWal(db, before, { truncate })
     : null;
-  const truncated = !reclaim
-    ? null
-    : truncate
-    ? await truncate()
-    : (await checkpointWal(db)).complete;
   return {
     schema: "trace.erasure/1",
     dry_run: false,
     ...record,
-    storage,
+    storage: reclaimed?.storage ?? null,
     reached_file: db.path === null
       ? null
-      : record.secure_delete && truncated === true,
+      : record.secure_delete && reclaimed?.walTruncated === true,
     later_events: later,
   };
 }

@@ -26,7 +26,7 @@ import { checkpointWal, type TraceDb } from "../../db.ts";
 import type { WalTruncation } from "../ingest/mod.ts";
 import {
   measureStorage,
-  reclaimStorage,
+  reclaimStorageAndWal,
   type StorageReport,
 } from "./_storage.ts";
 import type { ErasureExecutor } from "./erasure_participants.ts";
@@ -194,8 +194,10 @@ export async function finishErasures(db: TraceDb): Promise<ErasureFinish> {
   }
   const rows = await unreachedRows(db);
   const before = await measureStorage(db);
-  const storage = await reclaimStorage(db, before);
-  const complete = (await checkpointWal(db)).complete;
+  const { storage, walTruncated: complete } = await reclaimStorageAndWal(
+    db,
+    before,
+  );
   const last = rows.at(-1);
   if (complete && last) await settleUnreached(db, last.seq);
   return {
