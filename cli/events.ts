@@ -222,12 +222,9 @@ function reportFailure(
     if (summary instanceof Deno.errors.BrokenPipe) return summary;
     // Worded as main() would word it, so stdout and stderr agree.
     const explained = explainSqlite(summary);
-    printRefusal(
+    printJson(
       io,
-      jsonError(explained),
-      items,
-      unlisted,
-      progress.writtenLines,
+      refusalBody(jsonError(explained), items, unlisted, progress.writtenLines),
     );
     return explained;
   }
@@ -245,18 +242,6 @@ function reportFailure(
     );
   }
   return summary;
-}
-
-/** Prints the `--json` answer of a refused or interrupted ingest. */
-function printRefusal(
-  io: CliIo,
-  error: { code: string; message: string },
-  items: readonly EventIssue[],
-  unlisted: number,
-  writtenLines: number,
-): void {
-  const body = refusalBody(error, items, unlisted, writtenLines);
-  printJson(io, body);
 }
 
 /** The `--json` answer of a refused or interrupted ingest. */
@@ -441,12 +426,14 @@ function reportInterrupted(
 ): number {
   const message = `Interrupted: ${writtenText(progress)}; ${RESUME_TEXT}`;
   if (json) {
-    printRefusal(
+    printJson(
       io,
-      { code: "interrupted", message },
-      [],
-      0,
-      progress.writtenLines,
+      refusalBody(
+        { code: "interrupted", message },
+        [],
+        0,
+        progress.writtenLines,
+      ),
     );
   }
   io.err(`trace events ingest: ${message}\n`);

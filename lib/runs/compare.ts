@@ -2,7 +2,7 @@
 
 import type { TraceDb } from "../db.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
-import { type CleanupRecord, cleanupsOf } from "../ledger/cleanups.ts";
+import { latestCleanups } from "../ledger/cleanups.ts";
 import { compareRuns, type RunComparison } from "../ledger/compare.ts";
 import { readStoredRun, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
@@ -23,21 +23,14 @@ export async function compareStoredRuns(
   const [a, b] = await Promise.all(
     [runA, runB].map((id) => storedReport(db, id)),
   );
+  // One read of the cleanup entries serves both runs.
+  const later = await latestCleanups(db);
   return compareRuns(a!, b!, {
     laterCleanups: {
-      a: await latestCleanup(db, a!),
-      b: await latestCleanup(db, b!),
+      a: later.get(a!.run_id) ?? null,
+      b: later.get(b!.run_id) ?? null,
     },
   });
-}
-
-/** The latest `external-cleanup` of a run, or `null`. */
-async function latestCleanup(
-  db: TraceDb,
-  report: RunReport,
-): Promise<CleanupRecord | null> {
-  return (await cleanupsOf(db, report.run_id, report.target.id)).at(-1) ??
-    null;
 }
 
 async function storedReport(db: TraceDb, runId: string): Promise<RunReport> {

@@ -21,7 +21,7 @@ import {
 } from "../obs/maint/mod.ts";
 
 /** Trace's own participant: the replay drafts an erasure reaches. */
-export const REPLAY_DRAFTS: ErasureParticipant = {
+const REPLAY_DRAFTS: ErasureParticipant = {
   name: "replay_drafts",
   count: async (executor, target) =>
     (await reachedDrafts(executor, target)).length,

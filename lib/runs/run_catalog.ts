@@ -47,6 +47,11 @@ export interface RunSummary {
   duration_seconds: number | null;
   /** Where the record is: the ledger, a kept report file, or only a checkpoint. */
   kept_in: "ledger" | "file" | "checkpoint";
+  /**
+   * For a run only a checkpoint knows, the regression that checkpoint says
+   * it replays (the ledger links the runs it holds).
+   */
+  checkpoint_replays?: string;
 }
 
 /** Options for {@link runCatalog}. */
@@ -256,6 +261,9 @@ async function checkpointSummary(
     finished_at: null,
     duration_seconds: null,
     kept_in: "checkpoint",
+    ...(checkpoint.regression_id === null
+      ? {}
+      : { checkpoint_replays: checkpoint.regression_id }),
   };
 }
 

@@ -16,7 +16,6 @@ import { listTargets } from "../ledger/targets.ts";
 import { NotFoundError } from "../errors.ts";
 import { closestName } from "../suggest.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
-import { readRunCheckpoint } from "./kept_report.ts";
 import { runCatalog, type RunSummary } from "./run_catalog.ts";
 
 /** One run in the list. */
@@ -100,29 +99,11 @@ export async function listAllRuns(
     await refuseUnknownTarget(db, { ...options, ledger }, options.targetId);
   }
   const links = ledger ? await runLinks(db) : null;
-  const items: RunListItem[] = [];
-  for (const run of runs) {
-    items.push(
-      listItem(run, links, await checkpointReplayOf(options.dataDir, run)),
-    );
-  }
-  return { schema: "trace.run-list/1", runs: items, unreadable };
-}
-
-/**
- * The regression a run only its checkpoint knows was replaying, as that
- * checkpoint names it (the ledger links the runs it holds); `null` for
- * other runs, and for a checkpoint gone or changed since it was listed.
- */
-async function checkpointReplayOf(
-  dataDir: string,
-  run: RunSummary,
-): Promise<string | null> {
-  if (run.kept_in !== "checkpoint") return null;
-  const checkpoint = await readRunCheckpoint(dataDir, run.run_id).catch(() =>
-    null
-  );
-  return checkpoint?.regression_id ?? null;
+  return {
+    schema: "trace.run-list/1",
+    runs: runs.map((run) => listItem(run, links)),
+    unreadable,
+  };
 }
 
 /**
@@ -175,11 +156,7 @@ async function runLinks(db: TraceDb): Promise<RunLinks> {
   return { replays, saved, registered };
 }
 
-function listItem(
-  run: RunSummary,
-  links: RunLinks | null,
-  replayOf: string | null,
-): RunListItem {
+function listItem(run: RunSummary, links: RunLinks | null): RunListItem {
   // Only runs the ledger holds are saved regressions, or replays it links.
   const linked = run.kept_in === "ledger" ? links : null;
   return {
@@ -193,7 +170,8 @@ function listItem(
     state: run.state,
     started_at: run.started_at,
     kept_in: run.kept_in,
-    regression_id: linked?.replays.get(run.run_id) ?? replayOf,
+    regression_id: linked?.replays.get(run.run_id) ??
+      run.checkpoint_replays ?? null,
     saved_as: linked?.saved.get(run.run_id) ?? null,
     cleanup: run.cleanup,
   };

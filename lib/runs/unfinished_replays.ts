@@ -44,7 +44,7 @@ export function newestUnfinishedReplays(
   const newest = new Map<string, UnfinishedReplay>();
   for (const checkpoint of checkpoints) {
     const regressionId = checkpoint.regression_id;
-    if (regressionId === null || checkpoint.state === "completed") continue;
+    if (regressionId === null) continue;
     // A replay runs against its regression's target: a checkpoint naming
     // another is no replay of it (a damaged or hand-made file).
     const key = replayKey(regressionId, checkpoint.target.id);
