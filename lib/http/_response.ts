@@ -34,8 +34,7 @@ export interface ResponseHead {
 export async function readHead(reader: ByteReader): Promise<ResponseHead> {
   const budget = { left: MAX_HEAD_BYTES };
   for (;;) {
-    const statusLine = await reader.readLine(budget.left, "too_large");
-    budget.left -= statusLine.length + 2;
+    const statusLine = await readHeadLine(reader, budget);
     const match = STATUS_LINE.exec(statusLine);
     if (!match) throw framing("malformed status line");
     const status = Number(match[1]);
@@ -71,14 +70,23 @@ export async function readBody(
   return await reader.readExact(length);
 }
 
+/** One line of the head, charged to the budget every line of it shares (interim answers' too). */
+async function readHeadLine(
+  reader: ByteReader,
+  budget: { left: number },
+): Promise<string> {
+  const line = await reader.readLine(Math.max(0, budget.left), "too_large");
+  budget.left -= line.length + 2;
+  return line;
+}
+
 async function readFields(
   reader: ByteReader,
   budget: { left: number },
 ): Promise<Map<string, string[]>> {
   const headers = new Map<string, string[]>();
   for (;;) {
-    const line = await reader.readLine(Math.max(0, budget.left), "too_large");
-    budget.left -= line.length + 2;
+    const line = await readHeadLine(reader, budget);
     if (line === "") return headers;
     if (line.startsWith(" ") || line.startsWith("\t")) {
       throw framing("obsolete header line folding");
