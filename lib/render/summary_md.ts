@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { LaterCleanup } from "../ledger/compare.ts";
 import type { Finding, RunReport } from "../runner/report.ts";
 import type { NotStarted, Unfinished } from "./junit.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";
@@ -30,14 +31,6 @@ export interface SummaryOptions {
   dataFlags?: string;
   /** The latest `trace external-cleanup` of the run, for a summary written after it. */
   laterCleanup?: LaterCleanup | null;
-}
-
-/** What a later `trace external-cleanup` of the run found. */
-export interface LaterCleanup {
-  cleanup_id: string;
-  finished_at: string;
-  cleanup_complete: boolean;
-  problems: string[];
 }
 
 const STATUS_LABEL: Record<FamilyStatus, string> = {
