@@ -41,6 +41,7 @@ import { errorMessage } from "../lib/errors.ts";
 import type { CauseCode } from "./_error_codes.ts";
 import {
   CodedHttpException,
+  type ErrorAnswer,
   errorResponse,
   type ServerLog,
 } from "./_errors.ts";
@@ -79,15 +80,15 @@ function isAudited(c: Context): boolean {
 
 /**
  * The `detail` of a refused attempt: the refusal's own code, the field a
- * request broke (`invalid_request:reason`), else the error code the answer
- * carries (`payload_too_large`, `method_not_allowed`, …).
+ * request broke (`invalid_request:reason`), else the code of `answered`,
+ * the error's answer (`payload_too_large`, `method_not_allowed`, …).
  */
-function refusalDetail(error: unknown): string {
+function refusalDetail(error: unknown, answered: ErrorAnswer): string {
   if (error instanceof HttpRefusal) return error.detail;
   if (error instanceof OperatorInputError && error.field !== null) {
     return `invalid_request:${error.field}`;
   }
-  return errorResponse(error).body.error.code;
+  return answered.body.error.code;
 }
 
 /** Where a refusal is written. */
@@ -111,13 +112,14 @@ export async function recordRefusal(
   if (isAudited(c)) return;
   noteAudited(c);
   const { principal, action } = attempt;
+  const answered = errorResponse(error);
   try {
     await appendAudit(deps.db, {
       actor: principal,
       action,
       scope: principal.scope,
-      outcome: errorResponse(error).status >= 500 ? "failed" : "refused",
-      detail: refusalDetail(error),
+      outcome: answered.status >= 500 ? "failed" : "refused",
+      detail: refusalDetail(error, answered),
     });
   } catch (failure) {
     deps.log(

@@ -170,7 +170,7 @@ function traceErrorAnswer(error: TraceError): ErrorAnswer {
  * whichever layer refused it (`config_invalid` and `usage` name the CLI's
  * config files and flags, which an HTTP client does not have).
  */
-export function answerCode(code: ErrorCode): string {
+function answerCode(code: ErrorCode): string {
   return code === "config_invalid" || code === "usage"
     ? "invalid_request"
     : code;

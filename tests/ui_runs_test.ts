@@ -871,6 +871,26 @@ async function pendingRegressions(
   }
 }
 
+/**
+ * A run of a config never registered (a FAIL: its answer cache stays stale),
+ * as quickstart records its runs: under the config's own target.
+ */
+async function failUnregistered(
+  db: TraceDb,
+  dataDir: string,
+): Promise<RunReport> {
+  const config = stagingConfig({ document_count: 2 });
+  const clock = new VirtualClock();
+  const { report } = await runExternal(config, {
+    db,
+    dataDir,
+    target: configTargetRef(config),
+    transport: new FakeTarget(clock, { staleCache: true }),
+    clock,
+  });
+  return report;
+}
+
 Deno.test("a retired target is hidden from the targets page and the overview's targets line, as external-targets hides it", async () => {
   await withRunsApp(
     async (db, dataDir) => {
@@ -1231,16 +1251,7 @@ Deno.test("a server that reads the ledger alone shows the regression a run was s
   const seed = async (db: TraceDb, dataDir: string) => {
     await pendingRegressions(db, dataDir, 1);
     saved = (await regressionsOf(db))[0]!.source_run_id;
-    // A run of a config never registered, as quickstart records them.
-    const config = stagingConfig({ document_count: 2 });
-    const clock = new VirtualClock();
-    const { report } = await runExternal(config, {
-      db,
-      dataDir,
-      target: configTargetRef(config),
-      transport: new FakeTarget(clock, { staleCache: true }),
-      clock,
-    });
+    const report = await failUnregistered(db, dataDir);
     assert.equal(report.cleanup.cleanup_complete, false);
     unregistered = report.run_id;
   };
@@ -1279,16 +1290,7 @@ Deno.test("a server that reads the ledger alone shows the regression a run was s
 Deno.test("a FAIL of a config never registered offers no save that would be refused, and says how to get a run that can be saved", async () => {
   let runId = "";
   await withRunsApp(async (db, dataDir) => {
-    // As quickstart records its runs: under the config's own target, unregistered.
-    const config = stagingConfig({ document_count: 2 });
-    const clock = new VirtualClock();
-    const { report } = await runExternal(config, {
-      db,
-      dataDir,
-      target: configTargetRef(config),
-      transport: new FakeTarget(clock, { staleCache: true }),
-      clock,
-    });
+    const report = await failUnregistered(db, dataDir);
     assert.equal(report.verdict, "FAIL");
     runId = report.run_id;
     // What the step says is what saving it answers.

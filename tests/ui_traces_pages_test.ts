@@ -50,6 +50,17 @@ function withApp(fn: (fixture: Fixture) => Promise<void>): Promise<void> {
   return withUiApp({ adminToken: ADMIN_TOKEN, seed: seedAll }, fn);
 }
 
+/** The incident's root id `task-42` used by a second application too. */
+async function shareIncidentRoot(db: TraceDb): Promise<void> {
+  await ingestEvents(db, [{
+    application_id: "other-app",
+    agent_id: "a",
+    event_id: "x",
+    root_trace_id: "task-42",
+    kind: "retrieval",
+  }]);
+}
+
 /** Every link of the page's main content to a trace page. */
 function traceLinks(page: string): URL[] {
   const html = page.slice(page.indexOf("<main"), page.indexOf("</main>"));
@@ -232,16 +243,7 @@ Deno.test("inspection shows lineage lanes, the 64-candidate selection and filter
 
 Deno.test("inspection refuses a root id two applications use, and a missing root_trace_id", async () => {
   await withApp(async (fixture) => {
-    await (async () => {
-      const { ingestEvents } = await import("../lib/obs/ingest/mod.ts");
-      await ingestEvents(fixture.db, [{
-        application_id: "other-app",
-        agent_id: "a",
-        event_id: "x",
-        root_trace_id: "task-42",
-        kind: "retrieval",
-      }]);
-    })();
+    await shareIncidentRoot(fixture.db);
     const ambiguous = await json(
       fixture,
       "/traces/inspect.json?root_trace_id=task-42",
@@ -1204,13 +1206,7 @@ Deno.test("inspection shows a refused query on its own page, with the way on", a
       });
     }
     await t.step("a root id two applications use", async () => {
-      await ingestEvents(fixture.db, [{
-        application_id: "other-app",
-        agent_id: "a",
-        event_id: "x",
-        root_trace_id: "task-42",
-        kind: "retrieval",
-      }]);
+      await shareIncidentRoot(fixture.db);
       const response = await browse(
         fixture,
         "/traces/inspect?root_trace_id=task-42&kind=retrieval",

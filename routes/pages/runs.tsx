@@ -26,6 +26,7 @@ import {
   invalidField,
   RefusalNotice,
   refusalStatus,
+  refusedInputs,
 } from "../ui/form_refusal.tsx";
 import { runsHref } from "../ui/links.ts";
 import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
@@ -39,12 +40,12 @@ const VERDICTS = ["PASS", "FAIL", "INCONCLUSIVE"] as const;
 const KINDS = ["external", "reference"] as const;
 const STATES = ["completed", "running", "interrupted"] as const;
 
-/** The filters, in form order: query parameter and label. */
+/** The filters, in form order: query parameter, select id and label. */
 const FILTERS = [
-  ["target", "Target"],
-  ["verdict", "Verdict"],
-  ["kind", "Kind"],
-  ["state", "State"],
+  ["target", "filter-target", "Target"],
+  ["verdict", "filter-verdict", "Verdict"],
+  ["kind", "filter-kind", "Kind"],
+  ["state", "filter-state", "State"],
 ] as const;
 
 /** The query parameters the page reads: its filters and the cursor. */
@@ -321,9 +322,7 @@ const RefusedRuns: FC<
         refusal={refused}
         outcome="No run was listed"
         retry="filter again"
-        fields={FILTERS.filter(([name]) => refused.fields.includes(name)).map((
-          [name, label],
-        ) => ({ id: filterId(name), label }))}
+        fields={refusedInputs(refused, FILTERS)}
       />
       <FilterForm
         values={typed}
@@ -351,10 +350,6 @@ function filterParams(f: RunFilters): Record<string, string | undefined> {
 
 type FilterName = typeof FILTERS[number][0];
 
-function filterId(name: FilterName): string {
-  return `filter-${name}`;
-}
-
 const FilterForm: FC<{
   /** Each filter's value: as applied, or as sent when refused. */
   values: Partial<Record<FilterName, string>>;
@@ -370,9 +365,10 @@ const FilterForm: FC<{
     role="search"
     aria-label="Filter runs"
   >
-    {FILTERS.map(([name, label]) => (
+    {FILTERS.map(([name, id, label]) => (
       <Select
         name={name}
+        id={id}
         label={label}
         value={values[name]}
         options={name === "target"
@@ -399,19 +395,20 @@ const FilterForm: FC<{
  */
 const Select: FC<{
   name: FilterName;
+  id: string;
   label: string;
   value: string | undefined;
   options: readonly string[];
   refusal: FormRefusal | null;
-}> = ({ name, label, value, options, refusal }) => {
+}> = ({ name, id, label, value, options, refusal }) => {
   const offered = value && !options.includes(value)
     ? [...options, value]
     : options;
   return (
     <div class="filters__field">
-      <label for={filterId(name)}>{label}</label>
+      <label for={id}>{label}</label>
       <select
-        id={filterId(name)}
+        id={id}
         name={name}
         {...invalidField(refusal, name, RUNS_NOTICE)}
       >

@@ -34,7 +34,7 @@ const NOTICE_ID = "inspect-refusal";
  * The value a refusal asks to be added, when it asks for one: the root id
  * when none was given, the application when two share the root id.
  */
-export function missingField(
+function missingField(
   refused: FormRefusal,
   params: URLSearchParams,
 ): "root_trace_id" | "application_id" | null {

@@ -16,8 +16,8 @@ import type { Context, Hono } from "hono";
 import type { FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ScopeError } from "../../lib/auth/mod.ts";
-import { type ErrorCode, errorMessage, TraceError } from "../../lib/errors.ts";
-import { answerCode, STATUS_BY_CODE } from "../_errors.ts";
+import { type ErrorCode, TraceError } from "../../lib/errors.ts";
+import { errorResponse } from "../_errors.ts";
 import { noteRefusal } from "../_request_log.ts";
 import type { UiEnv } from "./context.ts";
 import { Shown } from "./components/shown_text.tsx";
@@ -68,15 +68,10 @@ export function formRefusal(
   fields: (message: string) => string[],
 ): FormRefusal {
   if (!isFormInput(error) || !wantsHtml(c)) throw error;
-  const message = errorMessage(error);
-  const code = answerCode(error.code);
+  // The status, code and words the JSON answer carries, from the one mapping.
+  const { status, body: { error: { code, message } } } = errorResponse(error);
   noteRefusal(c.req.raw, code);
-  return {
-    code,
-    message,
-    fields: fields(message),
-    status: STATUS_BY_CODE[error.code],
-  };
+  return { code, message, fields: fields(message), status };
 }
 
 /**

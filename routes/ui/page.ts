@@ -176,6 +176,7 @@ export function refuseOtherQuery(
  */
 function twinHref(pathname: string): string {
   const path = pathname.replace(/(.)\/$/, "$1");
+  // The start page's twin would be `/.json`: it is `/index.json` instead.
   return path === "/" ? "/index.json" : `${path}.json`;
 }
 
@@ -185,9 +186,7 @@ export function twinPath(path: string): {
   params: (raw: Record<string, string>) => Record<string, string>;
 } {
   const last = /:(\w+)$/.exec(path);
-  // The start page's twin would be `/.json`: it is `/index.json` instead.
-  if (path === "/") return { path: "/index.json", params: (raw) => raw };
-  if (!last) return { path: `${path}.json`, params: (raw) => raw };
+  if (!last) return { path: twinHref(path), params: (raw) => raw };
   const name = last[1]!;
   return {
     path: `${path.slice(0, last.index)}:${name}{[^/]+\\.json}`,

@@ -18,6 +18,7 @@ import {
   type EventStatus,
   OpaqueIdSchema,
   TokenSchema,
+  type TraceEvent,
 } from "../../lib/obs/mod.ts";
 import {
   LINEAGE_LANES,
@@ -357,13 +358,10 @@ export interface InspectTarget {
 }
 
 /** The values of an event the carried finder selection is checked against. */
-export interface EventScope {
-  user_id: string | null;
-  thread_id: string | null;
-  turn_id: string | null;
-  run_id: string | null;
-  ts: string;
-}
+export type EventScope = Pick<
+  TraceEvent,
+  "user_id" | "thread_id" | "turn_id" | "run_id" | "ts"
+>;
 
 /** The finder selection an inspection keeps: thread, turn, run, memory, user and time. */
 const CARRIED = [
