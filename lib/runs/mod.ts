@@ -85,6 +85,8 @@ export {
   listSavedRegressions,
   type RegressionListOptions,
   regressionsOf,
+  type RegressionsView,
+  regressionsView,
   saveRun,
   type SaveRunOptions,
 } from "./regressions.ts";

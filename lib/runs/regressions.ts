@@ -93,6 +93,40 @@ export async function regressionsOf(
   );
 }
 
+/** What the regressions page shows: the listing and the gate over it. */
+export interface RegressionsView {
+  regressions: ListedRegression[];
+  gate: GateResult;
+}
+
+/**
+ * The listing of {@link regressionsOf} and the gate of {@link gate} as a
+ * page judges it (refusing nothing over a completed run the ledger lacks),
+ * from one read of the regressions and of `dataDir`'s checkpoints.
+ */
+export async function regressionsView(
+  db: TraceDb,
+  options: Pick<RegressionListOptions, "dataDir" | "isAlive"> = {},
+): Promise<RegressionsView> {
+  await targetFilter(db, undefined);
+  const head = headView(await reverifiedHead(db));
+  const regressions = await listRegressions(db, undefined);
+  const unfinished = newestUnfinishedReplays(
+    options.dataDir === undefined
+      ? []
+      : (await unrecordedRuns(db, options.dataDir, undefined)).unfinished,
+    options.isAlive,
+  );
+  return {
+    regressions: await withLatestUnfinished(db, regressions, unfinished),
+    gate: await withUnfinishedReplays(
+      db,
+      gateRegressions(regressions, null, head),
+      { regressions, unfinished },
+    ),
+  };
+}
+
 /** Saved regressions as a listing shows them: none in a database never written to. */
 export async function listSavedRegressions(
   db: TraceDb,

@@ -9,7 +9,7 @@
 import type { FC } from "hono/jsx";
 import type { GateResult } from "../../lib/ledger/regressions.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
-import { type ListedRegression, regressionsOf } from "../../lib/runs/mod.ts";
+import { type ListedRegression, regressionsView } from "../../lib/runs/mod.ts";
 import { runActionOf } from "./_run_action.ts";
 import {
   type RunAction,
@@ -17,7 +17,7 @@ import {
 } from "../ui/components/action_form.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
-import { gateDisplay, pageGate } from "../ui/gate_words.ts";
+import { gateDisplay } from "../ui/gate_words.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
@@ -41,16 +41,16 @@ export function regressionsPage(
     path: "/regressions",
     title: "Regressions",
     load: async (c) => {
-      const ledger = await hasLedger(source.db);
-      // Listed as pageGate judges: with the checkpoints, refusing nothing.
-      const all = ledger
-        ? await regressionsOf(source.db, undefined, {
+      // The listing and its gate as pageGate judges: with the checkpoints, refusing nothing.
+      const view = await hasLedger(source.db)
+        ? await regressionsView(source.db, {
           dataDir: source.dataDir ?? undefined,
         })
-        : [];
+        : null;
+      const all = view?.regressions ?? [];
       return {
         schema: "trace.ui.regressions/1",
-        gate: ledger ? await pageGate(source) : null,
+        gate: view?.gate ?? null,
         enforced: all.filter((r) => r.status === "enforced"),
         pending: all.filter((r) => r.status === "pending"),
         run_action: runActionOf(c, source.jobs !== null),
