@@ -32,7 +32,7 @@ import type {
 } from "./report.ts";
 import { requestDetail, type RunSession } from "./_session.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
-import { joinAnd } from "./_words.ts";
+import { joinAnd } from "../words.ts";
 
 /** Longest cleanup polling after an interrupt (less when the window is shorter). */
 export const INTERRUPTED_CLEANUP_LIMIT_MS = 30_000;

@@ -18,7 +18,7 @@ import type { RunPhase } from "./events.ts";
 import { describeRendering, type MarkerForm } from "./marker.ts";
 import type { FindingCode } from "./rules.ts";
 import type { ReadingPlace, UnreadCounts } from "./unread_counts.ts";
-import { joinAnd } from "./_words.ts";
+import { joinAnd } from "../words.ts";
 import type {
   Baseline,
   Cleanup,

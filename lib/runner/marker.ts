@@ -15,7 +15,7 @@
  * @module
  */
 
-import { joinAnd } from "./_words.ts";
+import { joinAnd } from "../words.ts";
 
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";

@@ -13,7 +13,7 @@ import type { Child, FC } from "hono/jsx";
 import { Shown } from "../ui/components/shown_text.tsx";
 import type { FormRefusal } from "../ui/form_refusal.tsx";
 import type { PageView } from "../ui/page.ts";
-import { joinAnd } from "../ui/run_words.ts";
+import { joinAnd } from "../../lib/words.ts";
 import {
   backToFinder,
   cleanParams,

@@ -12,6 +12,7 @@ import { regressionIdFor } from "../../lib/ledger/regressions.ts";
 import { findingChecks } from "../../lib/runner/finding_checks.ts";
 import { notCleanable } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
+import { joinAnd } from "../../lib/words.ts";
 
 /** How the pages name each store the inventory counts. */
 export const STORE_LABEL: Readonly<Record<Store, string>> = {
@@ -223,12 +224,6 @@ export function cleanupStep(
 
 function isStore(subject: string): subject is Store {
   return (STORES as readonly string[]).includes(subject);
-}
-
-/** `a`, `a and b`, `a, b and c`. */
-export function joinAnd(parts: readonly string[]): string {
-  if (parts.length <= 1) return parts[0] ?? "";
-  return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }
 
 /** A finding message as the rest of a sentence: lower-case start, one final period. */

@@ -1,4 +1,4 @@
-/** Lists as sentences say them, for findings and cleanup problems. */
+/** Lists as sentences say them: findings, cleanup problems, page notices. */
 
 /** `a`, `a and b`, `a, b and c`. */
 export function joinAnd(parts: readonly string[]): string {
