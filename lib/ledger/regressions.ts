@@ -237,6 +237,15 @@ export async function readDefinition(
   return entry ? JSON.parse(entry.payload) as RegressionDefinition : null;
 }
 
+/** The regression `runId` was saved as (its id derives from the run's), or `null`. */
+export async function savedRegressionOf(
+  db: TraceDb,
+  runId: string,
+): Promise<string | null> {
+  const definition = await readDefinition(db, regressionIdFor(runId));
+  return definition?.source_run_id === runId ? definition.regression_id : null;
+}
+
 /** Reads a regression with its status, or `null`. */
 export async function readRegression(
   db: TraceDb,

@@ -24,11 +24,7 @@ import type {
   Verdict,
 } from "../runner/report.ts";
 import { type CleanupRecord, cleanupsOf } from "../ledger/cleanups.ts";
-import {
-  readDefinition,
-  regressionIdFor,
-  replayOfRun,
-} from "../ledger/regressions.ts";
+import { replayOfRun, savedRegressionOf } from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { readTarget } from "../ledger/targets.ts";
@@ -178,7 +174,7 @@ export async function viewRun(
       return ledgerView(
         located.report,
         located.regressionId,
-        await savedAs(db, located.report.run_id),
+        await savedRegressionOf(db, located.report.run_id),
         cleanup,
         registered,
       );
@@ -195,11 +191,6 @@ export async function viewRun(
 }
 
 /** The regression a run was saved as, if it was. */
-async function savedAs(db: TraceDb, runId: string): Promise<string | null> {
-  const definition = await readDefinition(db, regressionIdFor(runId));
-  return definition?.source_run_id === runId ? definition.regression_id : null;
-}
-
 function cleanupOf(record: CleanupRecord | null): RunView["cleanup"] {
   return record
     ? {

@@ -12,10 +12,9 @@ import type { TraceDb } from "../../lib/db.ts";
 import { NotFoundError } from "../../lib/errors.ts";
 import { cleanupsOf } from "../../lib/ledger/cleanups.ts";
 import {
-  readDefinition,
   readRegression,
-  regressionIdFor,
   replayOfRun,
+  savedRegressionOf,
 } from "../../lib/ledger/regressions.ts";
 import { readRun, validateRunId } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
@@ -192,7 +191,7 @@ async function locate(source: RunSource, runId: string): Promise<RunView> {
   const cleanups = await cleanupsOf(source.db, runId, report.target.id);
   return reportView(report, {
     regressionId: replay?.regression_id ?? null,
-    savedAs: await savedAs(source.db, runId),
+    savedAs: await savedRegressionOf(source.db, runId),
     cleanup: cleanups.at(-1) ?? null,
     targetRegistered: report.kind === "reference"
       ? null
@@ -201,11 +200,6 @@ async function locate(source: RunSource, runId: string): Promise<RunView> {
 }
 
 /** The regression `runId` was saved as, if it was (its id derives from the run's). */
-async function savedAs(db: TraceDb, runId: string): Promise<string | null> {
-  const definition = await readDefinition(db, regressionIdFor(runId));
-  return definition?.source_run_id === runId ? definition.regression_id : null;
-}
-
 function base(view: RunView): Omit<
   RunDetail,
   | "state"
