@@ -200,7 +200,7 @@ export const mcp: Command = async (args, io) => {
   };
   try {
     const closed = stdinClosed(lines);
-    await server.connect(guardToolCalls(stdio));
+    await server.connect(guardToolCalls(stdio, calls));
     io.err(
       `trace mcp: ${
         toolsFor({ allowTraceQueries }).length

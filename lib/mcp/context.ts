@@ -118,33 +118,71 @@ export function requireRunningRole(
  * stdin, and a call may still be writing (a reference run appends to the
  * ledger and the index); it waits for {@link ToolCalls.idle} before closing
  * the database. Work is counted, not answers: a cancelled call gets no
- * answer but runs to its end.
+ * answer but runs to its end. A call counts from the moment its request is
+ * read ({@link ToolCalls.arrived}): the SDK starts the handler a few
+ * microtasks later, and stdin's end can be seen in between, when the last
+ * line was the call.
  */
 export class ToolCalls {
   #running = 0;
+  /** Requests read whose handler has not started, by request id. */
+  #waiting = new Map<string | number, number>();
+  #waitingCount = 0;
   #idle = Promise.withResolvers<void>();
 
   constructor() {
     this.#idle.resolve();
   }
 
-  /** Calls still running. */
+  /** Calls read or running. */
   get running(): number {
-    return this.#running;
+    return this.#running + this.#waitingCount;
   }
 
-  /** Resolves once no call is running. */
+  /** Resolves once no call is read or running. */
   idle(): Promise<void> {
     return this.#idle.promise;
   }
 
-  /** Runs `call`, counted while it runs. */
-  async track<T>(call: () => Promise<T>): Promise<T> {
-    if (this.#running++ === 0) this.#idle = Promise.withResolvers<void>();
+  /** A `tools/call` request with `id` was read; it counts until its handler starts or it is answered. */
+  arrived(id: string | number): void {
+    this.#busy();
+    this.#waiting.set(id, (this.#waiting.get(id) ?? 0) + 1);
+    this.#waitingCount++;
+  }
+
+  /** An answer to `id` was sent: a call answered without running (refused) stops counting. */
+  answered(id: string | number): void {
+    if (this.#take(id)) this.#settle();
+  }
+
+  /** Runs `call` (the handler of request `id`), counted while it runs. */
+  async track<T>(call: () => Promise<T>, id?: string | number): Promise<T> {
+    this.#busy();
+    if (id !== undefined) this.#take(id);
+    this.#running++;
     try {
       return await call();
     } finally {
-      if (--this.#running === 0) this.#idle.resolve();
+      this.#running--;
+      this.#settle();
     }
+  }
+
+  #busy(): void {
+    if (this.running === 0) this.#idle = Promise.withResolvers<void>();
+  }
+
+  #settle(): void {
+    if (this.running === 0) this.#idle.resolve();
+  }
+
+  #take(id: string | number): boolean {
+    const waiting = this.#waiting.get(id);
+    if (waiting === undefined) return false;
+    if (waiting === 1) this.#waiting.delete(id);
+    else this.#waiting.set(id, waiting - 1);
+    this.#waitingCount--;
+    return true;
   }
 }

@@ -151,7 +151,7 @@ export function registerTraceTools(
   );
   server.server.setRequestHandler(
     CallToolRequestSchema,
-    (request: CallToolRequest) => {
+    (request: CallToolRequest, extra: { requestId: string | number }) => {
       const call = () =>
         callTool(
           byName,
@@ -159,7 +159,9 @@ export function registerTraceTools(
           request.params.arguments,
           context,
         );
-      return context.calls ? context.calls.track(call) : call();
+      return context.calls
+        ? context.calls.track(call, extra.requestId)
+        : call();
     },
   );
 }

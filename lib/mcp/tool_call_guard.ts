@@ -6,7 +6,9 @@
  * in {@link guardToolCalls}, such a request gets the invalid-params error
  * (-32602) with one line saying what is wrong and where to look; every
  * other message passes through untouched. Used by `trace mcp` (stdio) and
- * `/mcp` (HTTP) alike.
+ * `/mcp` (HTTP) alike. Given the server's {@link ToolCalls}, it counts a
+ * well-formed call from the moment it is read, so `trace mcp` waits for a
+ * call that was the last line before stdin closed.
  *
  * @module
  */
@@ -15,30 +17,37 @@ import type {
   Transport,
   TransportSendOptions,
 } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type {
-  JSONRPCMessage,
-  MessageExtraInfo,
+import {
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
 import { isObject, kindOf } from "./_kind.ts";
+import type { ToolCalls } from "./context.ts";
 
 /** JSON-RPC's invalid-params code. */
 const INVALID_PARAMS = -32602;
 
 /** `transport`, with malformed `tools/call` requests answered before they reach the server. */
-export function guardToolCalls(transport: Transport): Transport {
-  return new ToolCallGuard(transport);
+export function guardToolCalls(
+  transport: Transport,
+  calls?: ToolCalls,
+): Transport {
+  return new ToolCallGuard(transport, calls);
 }
 
 class ToolCallGuard implements Transport {
   readonly #inner: Transport;
+  readonly #calls: ToolCalls | undefined;
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?:
     | (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void)
     | undefined;
 
-  constructor(inner: Transport) {
+  constructor(inner: Transport, calls?: ToolCalls) {
     this.#inner = inner;
+    this.#calls = calls;
   }
 
   get sessionId(): string | undefined {
@@ -60,6 +69,9 @@ class ToolCallGuard implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (("result" in message || "error" in message) && "id" in message) {
+      if (message.id !== null) this.#calls?.answered(message.id);
+    }
     return this.#inner.send(message, options);
   }
 
@@ -70,6 +82,9 @@ class ToolCallGuard implements Transport {
   #receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     const problem = toolCallProblem(message);
     if (problem === null || !("id" in message)) {
+      if (isJSONRPCRequest(message) && message.method === "tools/call") {
+        this.#calls?.arrived(message.id);
+      }
       this.onmessage?.(message, extra);
       return;
     }
