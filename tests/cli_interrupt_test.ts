@@ -152,7 +152,13 @@ Deno.test({
           ["interrupted"],
         );
         assert.equal(report.cleanup.interrupted, true);
-        assert.equal(report.cleanup.limit_seconds, 8);
+        // What is left of the 8 s after the interrupt: the moments between
+        // the interrupt and cleanup's start are spent already.
+        assert.ok(
+          report.cleanup.limit_seconds > 6 &&
+            report.cleanup.limit_seconds <= 8,
+          `${report.cleanup.limit_seconds}`,
+        );
         assert.equal(report.cleanup.cleanup_complete, true);
         assert.match(
           stderr,
@@ -160,7 +166,7 @@ Deno.test({
         );
         assert.match(
           stderr,
-          /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most 8 s \(what is left after the interrupt\)\n/,
+          /progress: cleanup: deleting every issued id, then polling both namespaces until clean, for at most (8|[67]\.\d+) s \(what is left after the interrupt\)\n/,
         );
         assert.match(stderr, /progress: cleanup poll #1 at /);
         assert.match(
@@ -198,7 +204,7 @@ Deno.test({
         await run.waitFor(/progress: sample #1 /);
         run.child.kill("SIGINT");
         await run.waitFor(
-          /for at most 30 s \(what is left after the interrupt\)\n[^]*progress: cleanup poll #1 at \S+ s of at most 30 s: not clean yet\n/,
+          /for at most (30|29\.\d) s \(what is left after the interrupt\)\n[^]*progress: cleanup poll #1 at \S+ s of at most (30|29\.\d) s: not clean yet\n/,
         );
         await pressedAgain();
         run.child.kill("SIGINT");
