@@ -239,6 +239,21 @@ Deno.test("handleStagingRequest() refuses bodies the contract refuses, naming th
   });
 });
 
+Deno.test("handleStagingRequest() names an operation the contract does not have", async () => {
+  await withPipeline({}, async (pipeline) => {
+    const error = await handleStagingRequest(
+      pipeline,
+      "upsert" as "ingest",
+      { namespace: NS },
+    ).then(() => null, (e: unknown) => e);
+    assert.ok(error instanceof RangeError, String(error));
+    assert.match(
+      error.message,
+      /^Unknown staging operation "upsert": expected one of ingest, query, inventory, delete$/,
+    );
+  });
+});
+
 Deno.test("handleStagingRequest() applies background work that fell due before answering", async () => {
   await withPipeline({ vectorDelayMs: 100 }, async (pipeline, clock) => {
     await pipeline.ingest(NS, "doc-1", "Note");

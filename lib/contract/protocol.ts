@@ -8,6 +8,7 @@
  */
 
 import * as v from "valibot";
+import { quoteValue } from "../echo.ts";
 import { TraceError } from "../errors.ts";
 import { describeIssues, objectIssueMessage } from "../issues.ts";
 
@@ -260,11 +261,24 @@ export class StagingRequestError extends TraceError {
   }
 }
 
-/** Checks a request body against its operation schema (the adapter's side). */
+/**
+ * Checks a request body against its operation schema (the adapter's side).
+ * Throws `StagingRequestError` for a body the contract refuses and
+ * `RangeError` for an operation it does not have.
+ */
 export function parseRequest<K extends Operation>(
   op: K,
   body: unknown,
 ): OperationRequests[K] {
+  // An adapter that routes its own paths may hand over any string; without this
+  // it would fail inside valibot with no word of which operation was wrong.
+  if (!(OPERATIONS as readonly string[]).includes(op)) {
+    throw new RangeError(
+      `Unknown staging operation ${quoteValue(String(op))}: expected one of ${
+        OPERATIONS.join(", ")
+      }`,
+    );
+  }
   // valibot's object schemas accept arrays, which are never a valid operation body.
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new StagingRequestError("body: must be a JSON object");
