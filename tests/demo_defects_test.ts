@@ -256,6 +256,17 @@ Deno.test("demo pipeline close() cancels delayed jobs and refuses later writes",
   );
 });
 
+Deno.test("demoBehaviour() refuses a defect it does not know, naming the presets", () => {
+  assert.throws(
+    () => demoBehaviour("stale-cach" as DemoDefect),
+    (e: unknown) =>
+      e instanceof RangeError &&
+      e.message.startsWith(
+        'Cannot build the demo behaviour: unknown defect "stale-cach"; expected one of stale-cache, ',
+      ),
+  );
+});
+
 Deno.test("demoBehaviour() refuses a negative or fractional delay", () => {
   assert.throws(() => demoBehaviour(null, -1), RangeError);
   assert.throws(() => demoBehaviour("slow-vector", 1.5), RangeError);

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { quoteValue } from "../echo.ts";
 import type { MemoryBehaviour } from "../memory/mod.ts";
 
 /** Injectable defects, in display order. */
@@ -154,4 +155,10 @@ export function demoBehaviour(
     case "partial-inventory":
       return { ...healthy, inventoryComplete: false };
   }
+  // Reached only by a caller that cast a string it did not check with isDemoDefect.
+  throw new RangeError(
+    `Cannot build the demo behaviour: unknown defect ${
+      quoteValue(String(defect))
+    }; expected one of ${DEFECTS.join(", ")}`,
+  );
 }
