@@ -160,36 +160,62 @@ async function measure(
   };
 }
 
+const USAGE =
+  "usage: deno task bench:ui [--events N] [--runs R] [--samples K] [--data-dir DIR] [--json]";
+
+interface UiBenchOptions {
+  events: number;
+  runs: number;
+  samples: number;
+  dataDir: string | undefined;
+  json: boolean;
+}
+
+/** The flags, or the one line that says which is wrong. */
+function parseOptions(args: string[]): UiBenchOptions | string {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      // `deno task bench:ui -- --events N` passes the separator through.
+      args: args[0] === "--" ? args.slice(1) : args,
+      options: {
+        events: { type: "string", default: "1000000" },
+        runs: { type: "string", default: "1000" },
+        samples: { type: "string", default: "10" },
+        "data-dir": { type: "string" },
+        json: { type: "boolean", default: false },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    return `${(error as Error).message.split(".")[0]}; ${USAGE}`;
+  }
+  for (const flag of ["events", "runs", "samples"] as const) {
+    const n = Number(values[flag]);
+    if (!Number.isInteger(n) || n < 1) {
+      return `--${flag} must be a whole number >= 1, got ${
+        values[flag]
+      }; ${USAGE}`;
+    }
+  }
+  return {
+    events: Number(values.events),
+    runs: Number(values.runs),
+    samples: Number(values.samples),
+    dataDir: values["data-dir"],
+    json: values.json,
+  };
+}
+
 async function main(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      events: { type: "string", default: "1000000" },
-      runs: { type: "string", default: "1000" },
-      samples: { type: "string", default: "10" },
-      "data-dir": { type: "string" },
-      json: { type: "boolean", default: false },
-    },
-  });
-  const events = Number(values.events);
-  const runs = Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1) {
-    throw new RangeError(
-      `--runs must be a whole number >= 1, got ${values.runs}`,
-    );
+  const options = parseOptions(args);
+  if (typeof options === "string") {
+    // deno-lint-ignore no-console
+    console.error(options);
+    return 2;
   }
-  const samples = Number(values.samples);
-  if (!Number.isInteger(events) || events < 1) {
-    throw new RangeError(
-      `--events must be a whole number >= 1, got ${values.events}`,
-    );
-  }
-  if (!Number.isInteger(samples) || samples < 1) {
-    throw new RangeError(
-      `--samples must be a whole number >= 1, got ${values.samples}`,
-    );
-  }
-  const keep = values["data-dir"];
+  const { events, runs, samples } = options;
+  const keep = options.dataDir;
   const dir = keep ?? await Deno.makeTempDir({ prefix: "trace-ui-bench-" });
   await Deno.mkdir(dir, { recursive: true });
   const db = await openDb({ dataDir: dir });
@@ -222,12 +248,12 @@ async function main(args: string[]): Promise<number> {
       ),
     );
     rows.push(await measureRender(db, samples));
-    report(rows, { events, samples, seedSeconds }, values.json);
+    report(rows, { events, samples, seedSeconds }, options.json);
     const runRows = await measureRunPages(db, dir, runs, samples);
-    report(runRows, { events, samples, seedSeconds: 0, runs }, values.json);
+    report(runRows, { events, samples, seedSeconds: 0, runs }, options.json);
     reportTracePages(
       await measureTracePages(db, request, samples, events),
-      values.json,
+      options.json,
     );
   } finally {
     db.close();
