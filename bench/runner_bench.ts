@@ -164,6 +164,17 @@ async function measure(
   };
 }
 
+// `deno task bench -- X` passes the separator through; nothing after it is read,
+// so a flag meant for another benchmark is refused rather than ignored.
+const extra = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
+if (extra.length > 0) {
+  // deno-lint-ignore no-console
+  console.error(
+    `deno task bench takes no options, got ${extra[0]}; usage: deno task bench`,
+  );
+  Deno.exit(2);
+}
+
 const perSample = await measure(
   "window of 301 samples, 3 documents",
   config(3, 300),
@@ -176,7 +187,7 @@ const fullRun = await measure(
 );
 const tempDir = await Deno.makeTempDir({ prefix: "trace-bench-" });
 const fileRun = await measure(
-  "same, checkpoints written to disk",
+  "same, checkpoints written (and synced) to disk",
   config(100, 10),
   15,
   () => fileCheckpointSink(tempDir, `run-${crypto.randomUUID()}`),
