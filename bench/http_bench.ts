@@ -376,11 +376,16 @@ async function main(args: string[]): Promise<number> {
   const batches = values.batches.split(",").map(Number);
   const times = values.times.split(",");
   const whole = (n: number) => Number.isInteger(n) && n >= 1;
-  if (!whole(clients) || !(seconds > 0) || !batches.every(whole)) {
+  const wrong = !whole(clients)
+    ? `--clients must be a whole number of at least 1, got ${values.clients}`
+    : !batches.every(whole)
+    ? `--batches must be whole numbers of at least 1, got ${values.batches}`
+    : !(seconds > 0)
+    ? `--seconds must be a positive number, got ${values.seconds}`
+    : null;
+  if (wrong !== null) {
     // deno-lint-ignore no-console
-    console.error(
-      `--clients and --batches take whole numbers of at least 1, --seconds a positive number; ${USAGE}`,
-    );
+    console.error(`${wrong}; ${USAGE}`);
     return 2;
   }
   if (!times.every((t): t is EventTimes => EVENT_TIMES.includes(t as never))) {
