@@ -507,7 +507,18 @@ async function measureTracePages(
 }
 
 function reportTracePages(rows: Figures[], json: boolean): void {
-  if (rows.length === 0) return;
+  if (rows.length === 0) {
+    // A small --events run is still a run: say why its third table is missing.
+    if (!json) {
+      // deno-lint-ignore no-console
+      console.log(
+        `\nTrace pages: not measured; they need two ${BUNDLE}-event roots (--events ${
+          2 * BUNDLE
+        } or more)`,
+      );
+    }
+    return;
+  }
   const floor = rows[0]!.p50;
   if (json) {
     // deno-lint-ignore no-console

@@ -64,3 +64,19 @@ Deno.test("the benchmarks refuse a bad flag with one line naming it, before any 
     });
   }
 });
+
+Deno.test("bench:ui says why it leaves out the trace pages under two 500-event roots", async () => {
+  const { code, stdout, stderr } = await bench("ui_bench.ts", [
+    "--events",
+    "1",
+    "--runs",
+    "1",
+    "--samples",
+    "1",
+  ]);
+  assert.equal(code, 0, stderr);
+  assert.match(
+    stdout,
+    /\nTrace pages: not measured; they need two 500-event roots \(--events 1000 or more\)\n/,
+  );
+});
