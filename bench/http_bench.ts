@@ -44,7 +44,7 @@ const EVENT_TIMES = ["now", "apart"] as const;
 type EventTimes = typeof EVENT_TIMES[number];
 
 /** One run: its settings and what it measured. */
-interface HttpRow {
+export interface HttpRow {
   clients: number;
   batch: number;
   times: EventTimes;
@@ -339,8 +339,13 @@ function exactlyOnce(r: HttpRow): boolean {
 
 const mark = (ok: boolean) => ok ? "met" : "not met";
 
-function renderTargets(rows: HttpRow[]): string {
-  return rows.filter((r) => r.batch === 500 && r.clients === 20).map((r) =>
+/** The target lines, or one line saying which run the targets are set for. */
+export function renderTargets(rows: HttpRow[]): string {
+  const judged = rows.filter((r) => r.batch === 500 && r.clients === 20);
+  if (judged.length === 0) {
+    return "- set for 20 clients and 500-event batches; this run had none (run with the defaults to judge them)";
+  }
+  return judged.map((r) =>
     `- ${r.clients} clients, 500-event batches, event times ${r.times}: ${
       f(r.eventsPerSecond)
     } events/s (>= 50,000: ${mark(r.eventsPerSecond >= 50_000)}), p99 ${

@@ -80,3 +80,34 @@ Deno.test("bench:ui says why it leaves out the trace pages under two 500-event r
     /\nTrace pages: not measured; they need two 500-event roots \(--events 1000 or more\)\n/,
   );
 });
+
+Deno.test("bench:http says which run its targets are set for when it ran none of it", async () => {
+  const { renderTargets } = await import("../bench/http_bench.ts");
+  const row = {
+    clients: 1,
+    batch: 50,
+    times: "now" as const,
+    seconds: 1,
+    requests: 10,
+    failed: 0,
+    acknowledged: 500,
+    eventsPerSecond: 500,
+    p50Ms: 1,
+    p95Ms: 2,
+    p99Ms: 3,
+    maxMs: 4,
+    rssMb: 50,
+    peakRssMb: 60,
+    indexedOnce: 500,
+    indexedRows: 500,
+    distinctIds: 500,
+  };
+  assert.match(
+    renderTargets([row]),
+    /^- set for 20 clients and 500-event batches; this run had none/,
+  );
+  assert.match(
+    renderTargets([{ ...row, clients: 20, batch: 500 }]),
+    /^- 20 clients, 500-event batches, event times now: 500 events\/s \(>= 50,000: not met\)/,
+  );
+});
