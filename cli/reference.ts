@@ -60,6 +60,8 @@ deletion window, samples and request budget. Nothing is run or recorded.
 Runs every system (or the named ones) in process with virtual time, records
 each run in the reference history and prints the matrix (each run id on
 stderr as it finishes). Exits 1 if any system lands off its expected outcome.
+Ctrl-C starts no further system: the one running finishes and is recorded,
+the others are named, and the command exits 2 (a second Ctrl-C exits at once).
 
 Options:
   --no-trace         Do not write the runs into the observability index
@@ -253,9 +255,15 @@ async function run(
   const selected = selectSystems(systems, names);
   return await withDataContext(values, io, { write: true }, async ({ db }) => {
     const rows: DashboardRow[] = [];
+    // Reading it installs the Ctrl-C handling: the first stops the suite between systems.
+    const stop = io.interrupted;
+    io.setExitNote?.(
+      "the reference runs finished so far are recorded; trace reference dashboard shows them",
+    );
     await runReference(db, {
       systems: selected,
       trace: !values["no-trace"],
+      ...(stop ? { stop } : {}),
       onResult: (run) => {
         if (run.trace.status === "failed") {
           // The verdict stands without its trace; say so instead of failing the suite.
@@ -277,8 +285,18 @@ async function run(
       }\n`,
     );
     const mismatched = rows.filter((r) => !r.matches);
-    if (values.json) printJson(io, { rows, mismatches: mismatched.length });
-    else io.out(renderMatrix(rows));
+    const notRun = selected.map((s) => s.name).filter((name) =>
+      !rows.some((row) => row.system === name)
+    );
+    if (values.json) {
+      printJson(io, {
+        rows,
+        mismatches: mismatched.length,
+        interrupted: notRun.length > 0,
+        not_run: notRun,
+      });
+    } else if (rows.length > 0) io.out(renderMatrix(rows));
+    if (notRun.length > 0) io.err(interruptedNote(rows.length, notRun));
     if (mismatched.length > 0) {
       io.err(
         `reference: ${mismatched.length} system(s) landed off their expected outcome; the checker has a bug: ${
@@ -288,8 +306,17 @@ async function run(
       );
       return 1;
     }
-    return 0;
+    return notRun.length > 0 ? 2 : 0;
   });
+}
+
+/** What a Ctrl-C left out of the suite, and the command that runs it. */
+function interruptedNote(ran: number, notRun: string[]): string {
+  return `reference: interrupted after ${ran} of ${
+    ran + notRun.length
+  } system(s); not run: ${
+    notRun.join(", ")
+  }; run them with trace reference run ${notRun.join(" ")}\n`;
 }
 
 async function show(

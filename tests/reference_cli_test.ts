@@ -275,3 +275,58 @@ Deno.test("reference <subcommand> --help prints that subcommand's own help", asy
   assert.match(top.stdout(), /Usage: trace reference <command>/);
   assert.match(top.stdout(), /known deletion behaviour/);
 });
+
+Deno.test("reference run stops between systems on Ctrl-C, records what ran and names the rest", async () => {
+  await withTempDir(async (dir) => {
+    const ctrlC = new AbortController();
+    const captured = captureIo();
+    // Ctrl-C arrives while the second system runs (its first progress line).
+    let results = 0;
+    const io: CliIo = {
+      ...captured,
+      err: (text) => {
+        captured.err(text);
+        if (text.startsWith("reference: ") && ++results === 1) ctrlC.abort();
+      },
+      interrupted: ctrlC.signal,
+    };
+    const code = await reference(
+      ["run", "correct", "stale-cache", "worker-resurrect", "--data-dir", dir],
+      io,
+    );
+    assert.equal(code, 2, captured.stderr());
+    assert.match(captured.stdout(), /^system\s+observed/);
+    assert.match(captured.stdout(), /\ncorrect\s+PASS/);
+    assert.doesNotMatch(captured.stdout(), /stale-cache|worker-resurrect/);
+    assert.match(
+      captured.stderr(),
+      /reference: interrupted after 1 of 3 system\(s\); not run: stale-cache, worker-resurrect; run them with trace reference run stale-cache worker-resurrect\n/,
+    );
+    const board = captureIo();
+    assert.equal(
+      await reference(["dashboard", "--json", "--data-dir", dir], board),
+      0,
+    );
+    const { rows } = JSON.parse(board.stdout());
+    assert.deepEqual(rows.map((r: { system: string }) => r.system), [
+      "correct",
+    ]);
+
+    const json = captureIo();
+    const again = new AbortController();
+    again.abort();
+    assert.equal(
+      await reference(["run", "correct", "--json", "--data-dir", dir], {
+        ...json,
+        interrupted: again.signal,
+      }),
+      2,
+    );
+    assert.deepEqual(JSON.parse(json.stdout()), {
+      rows: [],
+      mismatches: 0,
+      interrupted: true,
+      not_run: ["correct"],
+    });
+  });
+});
