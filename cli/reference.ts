@@ -32,6 +32,7 @@ import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
 import { terminalSafe } from "../lib/display.ts";
+import { closestName } from "../lib/suggest.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -178,14 +179,23 @@ function selectSystems(
   return names.map((name) => {
     const spec = findSystem(name, systems);
     if (!spec) {
+      const near = nearSystem(name, systems);
       throw new UsageError(
-        `Unknown system ${quoteValue(name)}; valid systems: ${
-          systems.map((s) => s.name).join(", ")
-        }`,
+        `Unknown system ${quoteValue(name)}; ${
+          near ? `did you mean "${near}"? Valid` : "valid"
+        } systems: ${systems.map((s) => s.name).join(", ")}`,
       );
     }
     return spec;
   });
+}
+
+/** The system name `word` is one typo away from, if any. */
+function nearSystem(
+  word: string,
+  systems: readonly ReferenceSystemSpec[],
+): string | undefined {
+  return closestName(word, systems.map((s) => s.name));
 }
 
 function noArguments(sub: string, names: string[]): void {
@@ -333,12 +343,18 @@ async function show(
   return await readHistory(values, io, async (db) => {
     const entry = await findReferenceRun(db, wanted, systems);
     if (!entry) {
+      // A known system without a run needs no guess at what was meant.
+      const near = findSystem(wanted, systems)
+        ? undefined
+        : nearSystem(wanted, systems);
       throw new NotFoundError(
         `Cannot show reference run ${
           quoteValue(wanted)
         }: it is neither a system with a stored run nor a run id in the reference history of the ledger at ${
           dbLocation(db)
-        }; see trace reference dashboard`,
+        }; ${
+          near ? `did you mean "${near}"? Or ` : ""
+        }see trace reference dashboard`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;

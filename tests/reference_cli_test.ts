@@ -330,3 +330,42 @@ Deno.test("reference run stops between systems on Ctrl-C, records what ran and n
     });
   });
 });
+
+Deno.test("reference run, plan and show suggest the system a mistyped name is close to", async () => {
+  await withTempDir(async (dir) => {
+    for (const sub of ["run", "plan"]) {
+      await assert.rejects(
+        reference([sub, "stale-cahce", "--data-dir", dir], captureIo()),
+        (error: Error) => {
+          assert.match(
+            error.message,
+            /^Unknown system "stale-cahce"; did you mean "stale-cache"\? Valid systems: correct, /,
+            sub,
+          );
+          return true;
+        },
+      );
+    }
+    const db = await openDb({ dataDir: dir });
+    await migrate(db, ALL_MIGRATIONS);
+    db.close();
+    await assert.rejects(
+      reference(["show", "corect", "--data-dir", dir], captureIo()),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /; did you mean "correct"\? Or see trace reference dashboard$/,
+        );
+        return true;
+      },
+    );
+    // A known system without a run is not a typo.
+    await assert.rejects(
+      reference(["show", "correct", "--data-dir", dir], captureIo()),
+      (error: Error) => {
+        assert.doesNotMatch(error.message, /did you mean/);
+        return true;
+      },
+    );
+  });
+});
