@@ -33,6 +33,7 @@ import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
 import { terminalSafe } from "../lib/display.ts";
 import { closestName } from "../lib/suggest.ts";
+import { dataFlagsOf } from "./_run_outputs.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -101,14 +102,17 @@ ${DATA_OPTIONS}
 `,
 };
 
-/** There is no reference run to read in the ledger at `where` (a path, or a redacted URL). */
-function noRuns(where: string): string {
-  return `No reference runs in the ledger at ${where} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+/**
+ * There is no reference run to read in the ledger at `where` (a path, or a
+ * redacted URL); the command that records some names the same `dataFlags`.
+ */
+function noRuns(where: string, dataFlags: string): string {
+  return `No reference runs in the ledger at ${where} yet; run trace reference run${dataFlags} first (check --data-dir / --db if runs were recorded elsewhere)`;
 }
 
 /** {@link noRuns} as a line of output: a path may hold any character, escaped as in an error line. */
-function noRunsLine(db: TraceDb): string {
-  return `${terminalSafe(noRuns(dbLocation(db)))}\n`;
+function noRunsLine(db: TraceDb, dataFlags: string): string {
+  return `${terminalSafe(noRuns(dbLocation(db), dataFlags))}\n`;
 }
 
 const SUBCOMMANDS = [
@@ -305,8 +309,10 @@ async function run(
         interrupted: notRun.length > 0,
         not_run: notRun,
       });
-    } else if (rows.length > 0) io.out(renderMatrix(rows));
-    if (notRun.length > 0) io.err(interruptedNote(rows.length, notRun));
+    } else if (rows.length > 0) io.out(renderMatrix(rows, dataFlagsOf(values)));
+    if (notRun.length > 0) {
+      io.err(interruptedNote(rows.length, notRun, dataFlagsOf(values)));
+    }
     if (mismatched.length > 0) {
       io.err(
         `reference: ${mismatched.length} system(s) landed off their expected outcome; the checker has a bug: ${
@@ -321,12 +327,16 @@ async function run(
 }
 
 /** What a Ctrl-C left out of the suite, and the command that runs it. */
-function interruptedNote(ran: number, notRun: string[]): string {
+function interruptedNote(
+  ran: number,
+  notRun: string[],
+  dataFlags: string,
+): string {
   return `reference: interrupted after ${ran} of ${
     ran + notRun.length
   } system(s); not run: ${
     notRun.join(", ")
-  }; run them with trace reference run ${notRun.join(" ")}\n`;
+  }; run them with trace reference run ${notRun.join(" ")}${dataFlags}\n`;
 }
 
 async function show(
@@ -354,7 +364,7 @@ async function show(
           dbLocation(db)
         }; ${
           near ? `did you mean "${near}"? Or ` : ""
-        }see trace reference dashboard`,
+        }see trace reference dashboard${dataFlagsOf(values)}`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -403,7 +413,9 @@ async function readHistory(
     );
   } catch (error) {
     if (error instanceof NoDataError) {
-      throw new NotFoundError(noRuns(error.path), { cause: error });
+      throw new NotFoundError(noRuns(error.path, dataFlagsOf(values)), {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -446,8 +458,9 @@ async function dashboard(
     }
     io.out(
       rows.length === 0
-        ? noRunsLine(db)
-        : renderMatrix(rows) + missingNote(missing),
+        ? noRunsLine(db, dataFlagsOf(values))
+        : renderMatrix(rows, dataFlagsOf(values)) +
+          missingNote(missing, dataFlagsOf(values)),
     );
     return 0;
   });
@@ -466,7 +479,7 @@ async function ranking(
       return 0;
     }
     if (rows.length === 0) {
-      io.out(noRunsLine(db));
+      io.out(noRunsLine(db, dataFlagsOf(values)));
       return 0;
     }
     const lines = [
@@ -483,16 +496,18 @@ async function ranking(
         ]),
       ], { align: ["right"] }),
     ];
-    io.out(lines.join("\n") + "\n" + missingNote(missing));
+    io.out(
+      lines.join("\n") + "\n" + missingNote(missing, dataFlagsOf(values)),
+    );
     return 0;
   });
 }
 
-function missingNote(missing: string[]): string {
+function missingNote(missing: string[], dataFlags: string): string {
   if (missing.length === 0) return "";
   return `\nNo reference run yet for: ${
     missing.join(", ")
-  }; run trace reference run\n`;
+  }; run trace reference run${dataFlags}\n`;
 }
 
 function seconds(value: number | null): string {

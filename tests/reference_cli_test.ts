@@ -188,8 +188,9 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
     );
     // A mistyped data directory: each reader names the ledger it looked for.
     const ledger = join(dir, "trace.db");
+    // The printed command records where this one read: the same --data-dir.
     const noRuns =
-      `No reference runs in the ledger at ${ledger} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+      `No reference runs in the ledger at ${ledger} yet; run trace reference run --data-dir ${dir} first (check --data-dir / --db if runs were recorded elsewhere)`;
     for (const args of [["show", "run-missing"], ["dashboard"], ["ranking"]]) {
       await assert.rejects(
         reference([...args, "--data-dir", dir], captureIo()),
@@ -207,7 +208,7 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
       (error: Error) => {
         assert.equal(
           error.message,
-          `Cannot show reference run "run-missing": it is neither a system with a stored run nor a run id in the reference history of the ledger at ${ledger}; see trace reference dashboard`,
+          `Cannot show reference run "run-missing": it is neither a system with a stored run nor a run id in the reference history of the ledger at ${ledger}; see trace reference dashboard --data-dir ${dir}`,
         );
         return true;
       },
@@ -232,7 +233,9 @@ Deno.test("reference dashboard and ranking escape the hidden characters of the l
       assert.equal(await reference([sub, "--data-dir", dir], io), 0);
       assert.equal(
         io.stdout(),
-        `No reference runs in the ledger at ${shown} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)\n`,
+        `No reference runs in the ledger at ${shown} yet; run trace reference run --data-dir $'${
+          join(parent, "data\\u001b[31m\\u202e")
+        }' first (check --data-dir / --db if runs were recorded elsewhere)\n`,
         sub,
       );
     }
@@ -300,7 +303,7 @@ Deno.test("reference run stops between systems on Ctrl-C, records what ran and n
     assert.doesNotMatch(captured.stdout(), /stale-cache|worker-resurrect/);
     assert.match(
       captured.stderr(),
-      /reference: interrupted after 1 of 3 system\(s\); not run: stale-cache, worker-resurrect; run them with trace reference run stale-cache worker-resurrect\n/,
+      /reference: interrupted after 1 of 3 system\(s\); not run: stale-cache, worker-resurrect; run them with trace reference run stale-cache worker-resurrect --data-dir \S+\n/,
     );
     const board = captureIo();
     assert.equal(
@@ -354,7 +357,7 @@ Deno.test("reference run, plan and show suggest the system a mistyped name is cl
       (error: Error) => {
         assert.match(
           error.message,
-          /; did you mean "correct"\? Or see trace reference dashboard$/,
+          /; did you mean "correct"\? Or see trace reference dashboard --data-dir \S+$/,
         );
         return true;
       },
@@ -366,6 +369,35 @@ Deno.test("reference run, plan and show suggest the system a mistyped name is cl
         assert.doesNotMatch(error.message, /did you mean/);
         return true;
       },
+    );
+  });
+});
+
+Deno.test("reference commands repeat --data-dir in the commands they print", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "my data");
+    const flags = `--data-dir '${dir}'`;
+    assert.equal(
+      await reference(["run", "correct", "--data-dir", dir], captureIo()),
+      0,
+    );
+    const board = captureIo();
+    assert.equal(await reference(["dashboard", "--data-dir", dir], board), 0);
+    assert.ok(
+      board.stdout().replaceAll("\n", " ").includes(
+        `trace reference show SYSTEM ${flags}.`,
+      ),
+      board.stdout(),
+    );
+    assert.ok(
+      board.stdout().includes(`; run trace reference run ${flags}\n`),
+      board.stdout(),
+    );
+    const ranking = captureIo();
+    assert.equal(await reference(["ranking", "--data-dir", dir], ranking), 0);
+    assert.ok(
+      ranking.stdout().includes(`; run trace reference run ${flags}\n`),
+      ranking.stdout(),
     );
   });
 });
