@@ -272,7 +272,9 @@ async function run(
     // Reading it installs the Ctrl-C handling: the first stops the suite between systems.
     const stop = io.interrupted;
     io.setExitNote?.(
-      "the reference runs finished so far are recorded; trace reference dashboard shows them",
+      `the reference runs finished so far are recorded; trace reference dashboard${
+        dataFlagsOf(values)
+      } shows them`,
     );
     await runReference(db, {
       systems: selected,

@@ -285,6 +285,7 @@ Deno.test("reference run stops between systems on Ctrl-C, records what ran and n
     const captured = captureIo();
     // Ctrl-C arrives while the second system runs (its first progress line).
     let results = 0;
+    let exitNote: string | null = null;
     const io: CliIo = {
       ...captured,
       err: (text) => {
@@ -292,12 +293,18 @@ Deno.test("reference run stops between systems on Ctrl-C, records what ran and n
         if (text.startsWith("reference: ") && ++results === 1) ctrlC.abort();
       },
       interrupted: ctrlC.signal,
+      setExitNote: (note) => void (exitNote = note),
     };
     const code = await reference(
       ["run", "correct", "stale-cache", "worker-resurrect", "--data-dir", dir],
       io,
     );
     assert.equal(code, 2, captured.stderr());
+    // What a second Ctrl-C would print.
+    assert.equal(
+      exitNote,
+      `the reference runs finished so far are recorded; trace reference dashboard --data-dir ${dir} shows them`,
+    );
     assert.match(captured.stdout(), /^system\s+observed/);
     assert.match(captured.stdout(), /\ncorrect\s+PASS/);
     assert.doesNotMatch(captured.stdout(), /stale-cache|worker-resurrect/);
