@@ -15,6 +15,7 @@ import {
 } from "../lib/reference/dashboard.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
 import {
+  isExternalRun,
   latestReferenceRuns,
   readReferenceRun,
 } from "../lib/reference/history.ts";
@@ -354,6 +355,15 @@ async function show(
   noArguments("show", extra);
   return await readHistory(values, io, async (db) => {
     const entry = await findReferenceRun(db, wanted, systems);
+    if (!entry && await isExternalRun(db, wanted)) {
+      throw new NotFoundError(
+        `Cannot show reference run ${
+          quoteValue(wanted)
+        }: it is an external run, not a reference run; see trace external show ${wanted}${
+          dataFlagsOf(values)
+        }`,
+      );
+    }
     if (!entry) {
       // A known system without a run needs no guess at what was meant.
       const near = findSystem(wanted, systems)
