@@ -36,7 +36,8 @@ import { terminalSafe } from "../lib/display.ts";
 import { closestName } from "../lib/suggest.ts";
 import { dataFlagsOf } from "./_run_outputs.ts";
 
-const FLAGS = {
+/** `run`'s flags; the other subcommands take the data flags only. */
+const RUN_FLAGS = {
   ...DATA_FLAGS,
   "no-trace": { type: "boolean", default: false },
 } as const;
@@ -143,15 +144,17 @@ export function referenceSubcommand(
   systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
 ): Command {
   return async (args, io) => {
-    const { values, positionals } = parseFlags(
+    // --no-trace elsewhere than on run would be silently ignored: refuse it.
+    const { values: parsed, positionals } = parseFlags(
       `reference ${sub}`,
       args,
-      FLAGS,
+      sub === "run" ? RUN_FLAGS : DATA_FLAGS,
       { max: 64 },
     );
+    const values: Values = { "no-trace": false, ...parsed };
     // A system named twice runs (and is listed) once.
     const names = [...new Set(positionals)];
-    if (values.help) return showHelp(io, HELPS[sub]);
+    if (parsed.help) return showHelp(io, HELPS[sub]);
     const context = { systems, values, io };
     switch (sub) {
       case "list":

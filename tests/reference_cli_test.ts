@@ -408,3 +408,21 @@ Deno.test("reference commands repeat --data-dir in the commands they print", asy
     );
   });
 });
+
+Deno.test("reference subcommands other than run refuse --no-trace rather than ignore it", async () => {
+  await withTempDir(async (dir) => {
+    for (const sub of ["list", "plan", "show", "dashboard", "ranking"]) {
+      const args = sub === "show" ? [sub, "correct"] : [sub];
+      await assert.rejects(
+        reference([...args, "--no-trace", "--data-dir", dir], captureIo()),
+        (error: Error) => {
+          assert.equal(
+            error.message,
+            `Unknown option '--no-trace'; see trace reference ${sub} --help`,
+          );
+          return true;
+        },
+      );
+    }
+  });
+});
