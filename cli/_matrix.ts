@@ -35,11 +35,20 @@ function cellText(cell: FamilyCell): string {
   }
 }
 
-const MATRIX_LEGEND =
-  "Store and marker cells: the virtual time after the deletion was acknowledged from which it stayed 0 (0.00 s: erased at once; later: a transient residual). LEFT: still there at the final sample. cut: the window was interrupted, so nothing was decided. ?: not observed. Cleanup NOT DONE: the system kept records its run's cleanup deleted, as a real application would keep them; the system was discarded after its run, so nothing is left to remove. Details of one system: trace reference show SYSTEM.";
+/** The legend under the matrix; `dataFlags` are repeated in the command it names. */
+function matrixLegend(dataFlags: string): string {
+  return `Store and marker cells: the virtual time after the deletion was acknowledged from which it stayed 0 (0.00 s: erased at once; later: a transient residual). LEFT: still there at the final sample. cut: the window was interrupted, so nothing was decided. ?: not observed. Cleanup NOT DONE: the system kept records its run's cleanup deleted, as a real application would keep them; the system was discarded after its run, so nothing is left to remove. Details of one system: trace reference show SYSTEM${dataFlags}.`;
+}
 
-/** Renders dashboard rows as a text matrix with a legend, at most 100 columns wide. */
-export function renderMatrix(rows: readonly DashboardRow[]): string {
+/**
+ * Renders dashboard rows as a text matrix with a legend, at most 100 columns
+ * wide; `dataFlags` (the shell-quoted `--data-dir` / `--db` of the command)
+ * are repeated in the command the legend names.
+ */
+export function renderMatrix(
+  rows: readonly DashboardRow[],
+  dataFlags = "",
+): string {
   const header = [
     "system",
     "observed",
@@ -63,7 +72,7 @@ export function renderMatrix(rows: readonly DashboardRow[]): string {
   return [
     ...tableLines([header, ...body]),
     "",
-    ...wrap(MATRIX_LEGEND, MATRIX_WIDTH),
+    ...wrap(matrixLegend(dataFlags), MATRIX_WIDTH),
     ...notes.flatMap((note) => wrap(note, MATRIX_WIDTH, "    ")),
   ].join("\n") + "\n";
 }

@@ -15,6 +15,7 @@ import {
 } from "../lib/reference/dashboard.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
 import {
+  isExternalRun,
   latestReferenceRuns,
   readReferenceRun,
 } from "../lib/reference/history.ts";
@@ -32,8 +33,11 @@ import { MATRIX_WIDTH, renderMatrix, wrap } from "./_matrix.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
 import { terminalSafe } from "../lib/display.ts";
+import { closestName } from "../lib/suggest.ts";
+import { dataFlagsOf } from "./_run_outputs.ts";
 
-const FLAGS = {
+/** `run`'s flags; the other subcommands take the data flags only. */
+const RUN_FLAGS = {
   ...DATA_FLAGS,
   "no-trace": { type: "boolean", default: false },
 } as const;
@@ -60,6 +64,8 @@ deletion window, samples and request budget. Nothing is run or recorded.
 Runs every system (or the named ones) in process with virtual time, records
 each run in the reference history and prints the matrix (each run id on
 stderr as it finishes). Exits 1 if any system lands off its expected outcome.
+Ctrl-C starts no further system: the one running finishes and is recorded,
+the others are named, and the command exits 2 (a second Ctrl-C exits at once).
 
 Options:
   --no-trace         Do not write the runs into the observability index
@@ -98,14 +104,17 @@ ${DATA_OPTIONS}
 `,
 };
 
-/** There is no reference run to read in the ledger at `where` (a path, or a redacted URL). */
-function noRuns(where: string): string {
-  return `No reference runs in the ledger at ${where} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+/**
+ * There is no reference run to read in the ledger at `where` (a path, or a
+ * redacted URL); the command that records some names the same `dataFlags`.
+ */
+function noRuns(where: string, dataFlags: string): string {
+  return `No reference runs in the ledger at ${where} yet; run trace reference run${dataFlags} first (check --data-dir / --db if runs were recorded elsewhere)`;
 }
 
 /** {@link noRuns} as a line of output: a path may hold any character, escaped as in an error line. */
-function noRunsLine(db: TraceDb): string {
-  return `${terminalSafe(noRuns(dbLocation(db)))}\n`;
+function noRunsLine(db: TraceDb, dataFlags: string): string {
+  return `${terminalSafe(noRuns(dbLocation(db), dataFlags))}\n`;
 }
 
 const SUBCOMMANDS = [
@@ -135,15 +144,17 @@ export function referenceSubcommand(
   systems: readonly ReferenceSystemSpec[] = REFERENCE_SYSTEMS,
 ): Command {
   return async (args, io) => {
-    const { values, positionals } = parseFlags(
+    // --no-trace elsewhere than on run would be silently ignored: refuse it.
+    const { values: parsed, positionals } = parseFlags(
       `reference ${sub}`,
       args,
-      FLAGS,
+      sub === "run" ? RUN_FLAGS : DATA_FLAGS,
       { max: 64 },
     );
+    const values: Values = { "no-trace": false, ...parsed };
     // A system named twice runs (and is listed) once.
     const names = [...new Set(positionals)];
-    if (values.help) return showHelp(io, HELPS[sub]);
+    if (parsed.help) return showHelp(io, HELPS[sub]);
     const context = { systems, values, io };
     switch (sub) {
       case "list":
@@ -176,14 +187,23 @@ function selectSystems(
   return names.map((name) => {
     const spec = findSystem(name, systems);
     if (!spec) {
+      const near = nearSystem(name, systems);
       throw new UsageError(
-        `Unknown system ${quoteValue(name)}; valid systems: ${
-          systems.map((s) => s.name).join(", ")
-        }`,
+        `Unknown system ${quoteValue(name)}; ${
+          near ? `did you mean "${near}"? Valid` : "valid"
+        } systems: ${systems.map((s) => s.name).join(", ")}`,
       );
     }
     return spec;
   });
+}
+
+/** The system name `word` is one typo away from, if any. */
+function nearSystem(
+  word: string,
+  systems: readonly ReferenceSystemSpec[],
+): string | undefined {
+  return closestName(word, systems.map((s) => s.name));
 }
 
 function noArguments(sub: string, names: string[]): void {
@@ -253,9 +273,17 @@ async function run(
   const selected = selectSystems(systems, names);
   return await withDataContext(values, io, { write: true }, async ({ db }) => {
     const rows: DashboardRow[] = [];
+    // Reading it installs the Ctrl-C handling: the first stops the suite between systems.
+    const stop = io.interrupted;
+    io.setExitNote?.(
+      `the reference runs finished so far are recorded; trace reference dashboard${
+        dataFlagsOf(values)
+      } shows them`,
+    );
     await runReference(db, {
       systems: selected,
       trace: !values["no-trace"],
+      ...(stop ? { stop } : {}),
       onResult: (run) => {
         if (run.trace.status === "failed") {
           // The verdict stands without its trace; say so instead of failing the suite.
@@ -277,8 +305,20 @@ async function run(
       }\n`,
     );
     const mismatched = rows.filter((r) => !r.matches);
-    if (values.json) printJson(io, { rows, mismatches: mismatched.length });
-    else io.out(renderMatrix(rows));
+    const notRun = selected.map((s) => s.name).filter((name) =>
+      !rows.some((row) => row.system === name)
+    );
+    if (values.json) {
+      printJson(io, {
+        rows,
+        mismatches: mismatched.length,
+        interrupted: notRun.length > 0,
+        not_run: notRun,
+      });
+    } else if (rows.length > 0) io.out(renderMatrix(rows, dataFlagsOf(values)));
+    if (notRun.length > 0) {
+      io.err(interruptedNote(rows.length, notRun, dataFlagsOf(values)));
+    }
     if (mismatched.length > 0) {
       io.err(
         `reference: ${mismatched.length} system(s) landed off their expected outcome; the checker has a bug: ${
@@ -288,8 +328,21 @@ async function run(
       );
       return 1;
     }
-    return 0;
+    return notRun.length > 0 ? 2 : 0;
   });
+}
+
+/** What a Ctrl-C left out of the suite, and the command that runs it. */
+function interruptedNote(
+  ran: number,
+  notRun: string[],
+  dataFlags: string,
+): string {
+  return `reference: interrupted after ${ran} of ${
+    ran + notRun.length
+  } system(s); not run: ${
+    notRun.join(", ")
+  }; run them with trace reference run ${notRun.join(" ")}${dataFlags}\n`;
 }
 
 async function show(
@@ -305,13 +358,28 @@ async function show(
   noArguments("show", extra);
   return await readHistory(values, io, async (db) => {
     const entry = await findReferenceRun(db, wanted, systems);
+    if (!entry && await isExternalRun(db, wanted)) {
+      throw new NotFoundError(
+        `Cannot show reference run ${
+          quoteValue(wanted)
+        }: it is an external run, not a reference run; see trace external show ${wanted}${
+          dataFlagsOf(values)
+        }`,
+      );
+    }
     if (!entry) {
+      // A known system without a run needs no guess at what was meant.
+      const near = findSystem(wanted, systems)
+        ? undefined
+        : nearSystem(wanted, systems);
       throw new NotFoundError(
         `Cannot show reference run ${
           quoteValue(wanted)
         }: it is neither a system with a stored run nor a run id in the reference history of the ledger at ${
           dbLocation(db)
-        }; see trace reference dashboard`,
+        }; ${
+          near ? `did you mean "${near}"? Or ` : ""
+        }see trace reference dashboard${dataFlagsOf(values)}`,
       );
     }
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
@@ -360,7 +428,9 @@ async function readHistory(
     );
   } catch (error) {
     if (error instanceof NoDataError) {
-      throw new NotFoundError(noRuns(error.path), { cause: error });
+      throw new NotFoundError(noRuns(error.path, dataFlagsOf(values)), {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -403,8 +473,9 @@ async function dashboard(
     }
     io.out(
       rows.length === 0
-        ? noRunsLine(db)
-        : renderMatrix(rows) + missingNote(missing),
+        ? noRunsLine(db, dataFlagsOf(values))
+        : renderMatrix(rows, dataFlagsOf(values)) +
+          missingNote(missing, dataFlagsOf(values)),
     );
     return 0;
   });
@@ -423,7 +494,7 @@ async function ranking(
       return 0;
     }
     if (rows.length === 0) {
-      io.out(noRunsLine(db));
+      io.out(noRunsLine(db, dataFlagsOf(values)));
       return 0;
     }
     const lines = [
@@ -440,16 +511,18 @@ async function ranking(
         ]),
       ], { align: ["right"] }),
     ];
-    io.out(lines.join("\n") + "\n" + missingNote(missing));
+    io.out(
+      lines.join("\n") + "\n" + missingNote(missing, dataFlagsOf(values)),
+    );
     return 0;
   });
 }
 
-function missingNote(missing: string[]): string {
+function missingNote(missing: string[], dataFlags: string): string {
   if (missing.length === 0) return "";
   return `\nNo reference run yet for: ${
     missing.join(", ")
-  }; run trace reference run\n`;
+  }; run trace reference run${dataFlags}\n`;
 }
 
 function seconds(value: number | null): string {

@@ -894,3 +894,39 @@ Deno.test("reference tools: run, history, get, dashboard, ranking and explain ag
     );
   });
 });
+
+Deno.test("trace.reference_get and reference show point an external run id at the external readers", async () => {
+  await withTools(async ({ client, context, db }) => {
+    const clock = new VirtualClock();
+    const config = stagingConfig({ document_count: 2 });
+    const { report } = await runExternal(config, {
+      db,
+      dataDir: context.dataDir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock),
+      clock,
+    });
+    assert.equal(
+      await callError(client, "trace.reference_get", {
+        run_id: report.run_id,
+      }),
+      `Cannot find reference run ${report.run_id}: it is an external run; trace.external_get reads it`,
+    );
+    const cli = captureIo();
+    assert.equal(
+      await main([
+        "reference",
+        "show",
+        report.run_id,
+        "--json",
+        "--data-dir",
+        context.dataDir,
+      ], cli),
+      2,
+    );
+    assert.equal(
+      JSON.parse(cli.stdout()).error.message,
+      `Cannot show reference run "${report.run_id}": it is an external run, not a reference run; see trace external show ${report.run_id} --data-dir ${context.dataDir}`,
+    );
+  });
+});

@@ -188,8 +188,9 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
     );
     // A mistyped data directory: each reader names the ledger it looked for.
     const ledger = join(dir, "trace.db");
+    // The printed command records where this one read: the same --data-dir.
     const noRuns =
-      `No reference runs in the ledger at ${ledger} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)`;
+      `No reference runs in the ledger at ${ledger} yet; run trace reference run --data-dir ${dir} first (check --data-dir / --db if runs were recorded elsewhere)`;
     for (const args of [["show", "run-missing"], ["dashboard"], ["ranking"]]) {
       await assert.rejects(
         reference([...args, "--data-dir", dir], captureIo()),
@@ -207,7 +208,7 @@ Deno.test("reference refuses unknown systems and subcommands, and missing runs",
       (error: Error) => {
         assert.equal(
           error.message,
-          `Cannot show reference run "run-missing": it is neither a system with a stored run nor a run id in the reference history of the ledger at ${ledger}; see trace reference dashboard`,
+          `Cannot show reference run "run-missing": it is neither a system with a stored run nor a run id in the reference history of the ledger at ${ledger}; see trace reference dashboard --data-dir ${dir}`,
         );
         return true;
       },
@@ -232,7 +233,9 @@ Deno.test("reference dashboard and ranking escape the hidden characters of the l
       assert.equal(await reference([sub, "--data-dir", dir], io), 0);
       assert.equal(
         io.stdout(),
-        `No reference runs in the ledger at ${shown} yet; run trace reference run first (check --data-dir / --db if runs were recorded elsewhere)\n`,
+        `No reference runs in the ledger at ${shown} yet; run trace reference run --data-dir $'${
+          join(parent, "data\\u001b[31m\\u202e")
+        }' first (check --data-dir / --db if runs were recorded elsewhere)\n`,
         sub,
       );
     }
@@ -274,4 +277,152 @@ Deno.test("reference <subcommand> --help prints that subcommand's own help", asy
   assert.equal(await main(["reference", "--help"], top), 0);
   assert.match(top.stdout(), /Usage: trace reference <command>/);
   assert.match(top.stdout(), /known deletion behaviour/);
+});
+
+Deno.test("reference run stops between systems on Ctrl-C, records what ran and names the rest", async () => {
+  await withTempDir(async (dir) => {
+    const ctrlC = new AbortController();
+    const captured = captureIo();
+    // Ctrl-C arrives while the second system runs (its first progress line).
+    let results = 0;
+    let exitNote: string | null = null;
+    const io: CliIo = {
+      ...captured,
+      err: (text) => {
+        captured.err(text);
+        if (text.startsWith("reference: ") && ++results === 1) ctrlC.abort();
+      },
+      interrupted: ctrlC.signal,
+      setExitNote: (note) => void (exitNote = note),
+    };
+    const code = await reference(
+      ["run", "correct", "stale-cache", "worker-resurrect", "--data-dir", dir],
+      io,
+    );
+    assert.equal(code, 2, captured.stderr());
+    // What a second Ctrl-C would print.
+    assert.equal(
+      exitNote,
+      `the reference runs finished so far are recorded; trace reference dashboard --data-dir ${dir} shows them`,
+    );
+    assert.match(captured.stdout(), /^system\s+observed/);
+    assert.match(captured.stdout(), /\ncorrect\s+PASS/);
+    assert.doesNotMatch(captured.stdout(), /stale-cache|worker-resurrect/);
+    assert.match(
+      captured.stderr(),
+      /reference: interrupted after 1 of 3 system\(s\); not run: stale-cache, worker-resurrect; run them with trace reference run stale-cache worker-resurrect --data-dir \S+\n/,
+    );
+    const board = captureIo();
+    assert.equal(
+      await reference(["dashboard", "--json", "--data-dir", dir], board),
+      0,
+    );
+    const { rows } = JSON.parse(board.stdout());
+    assert.deepEqual(rows.map((r: { system: string }) => r.system), [
+      "correct",
+    ]);
+
+    const json = captureIo();
+    const again = new AbortController();
+    again.abort();
+    assert.equal(
+      await reference(["run", "correct", "--json", "--data-dir", dir], {
+        ...json,
+        interrupted: again.signal,
+      }),
+      2,
+    );
+    assert.deepEqual(JSON.parse(json.stdout()), {
+      rows: [],
+      mismatches: 0,
+      interrupted: true,
+      not_run: ["correct"],
+    });
+  });
+});
+
+Deno.test("reference run, plan and show suggest the system a mistyped name is close to", async () => {
+  await withTempDir(async (dir) => {
+    for (const sub of ["run", "plan"]) {
+      await assert.rejects(
+        reference([sub, "stale-cahce", "--data-dir", dir], captureIo()),
+        (error: Error) => {
+          assert.match(
+            error.message,
+            /^Unknown system "stale-cahce"; did you mean "stale-cache"\? Valid systems: correct, /,
+            sub,
+          );
+          return true;
+        },
+      );
+    }
+    const db = await openDb({ dataDir: dir });
+    await migrate(db, ALL_MIGRATIONS);
+    db.close();
+    await assert.rejects(
+      reference(["show", "corect", "--data-dir", dir], captureIo()),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /; did you mean "correct"\? Or see trace reference dashboard --data-dir \S+$/,
+        );
+        return true;
+      },
+    );
+    // A known system without a run is not a typo.
+    await assert.rejects(
+      reference(["show", "correct", "--data-dir", dir], captureIo()),
+      (error: Error) => {
+        assert.doesNotMatch(error.message, /did you mean/);
+        return true;
+      },
+    );
+  });
+});
+
+Deno.test("reference commands repeat --data-dir in the commands they print", async () => {
+  await withTempDir(async (parent) => {
+    const dir = join(parent, "my data");
+    const flags = `--data-dir '${dir}'`;
+    assert.equal(
+      await reference(["run", "correct", "--data-dir", dir], captureIo()),
+      0,
+    );
+    const board = captureIo();
+    assert.equal(await reference(["dashboard", "--data-dir", dir], board), 0);
+    assert.ok(
+      board.stdout().replaceAll("\n", " ").includes(
+        `trace reference show SYSTEM ${flags}.`,
+      ),
+      board.stdout(),
+    );
+    assert.ok(
+      board.stdout().includes(`; run trace reference run ${flags}\n`),
+      board.stdout(),
+    );
+    const ranking = captureIo();
+    assert.equal(await reference(["ranking", "--data-dir", dir], ranking), 0);
+    assert.ok(
+      ranking.stdout().includes(`; run trace reference run ${flags}\n`),
+      ranking.stdout(),
+    );
+  });
+});
+
+Deno.test("reference subcommands other than run refuse --no-trace rather than ignore it", async () => {
+  await withTempDir(async (dir) => {
+    for (const sub of ["list", "plan", "show", "dashboard", "ranking"]) {
+      const args = sub === "show" ? [sub, "correct"] : [sub];
+      await assert.rejects(
+        reference([...args, "--no-trace", "--data-dir", dir], captureIo()),
+        (error: Error) => {
+          assert.equal(
+            error.message,
+            `Unknown option '--no-trace'; see trace reference ${sub} --help`,
+          );
+          return true;
+        },
+      );
+    }
+  });
 });

@@ -10,6 +10,7 @@
 import * as v from "valibot";
 import { NotFoundError, UsageError } from "../errors.ts";
 import { dashboardRow } from "../reference/dashboard.ts";
+import { isExternalRun } from "../reference/history.ts";
 import { referenceConfig, referenceTarget } from "../reference/suite.ts";
 import {
   expectationLabel,
@@ -155,6 +156,11 @@ const get = defineTool({
   annotations: READS,
   run: async ({ run_id }, { db }) => {
     const view = await referenceRunView(db, run_id);
+    if (!view && await isExternalRun(db, run_id)) {
+      throw new NotFoundError(
+        `Cannot find reference run ${run_id}: it is an external run; trace.external_get reads it`,
+      );
+    }
     if (!view) {
       throw new NotFoundError(
         `Cannot find reference run ${run_id}; trace.reference_history lists stored reference runs`,

@@ -84,3 +84,15 @@ export async function readReferenceRun(
   const stored = await readStoredRun(db, "reference", runId);
   return stored ? toEntry(stored) : null;
 }
+
+/**
+ * Whether `runId` is a stored external run: a reader of the reference
+ * history that finds no such run can then point at the external one.
+ */
+export async function isExternalRun(
+  db: TraceDb,
+  runId: string,
+): Promise<boolean> {
+  if (!await hasLedger(db)) return false;
+  return await readStoredRun(db, "external", runId) !== null;
+}

@@ -11,7 +11,7 @@ import type { TraceDb } from "../db.ts";
 import { recordRun } from "../ledger/runs.ts";
 import {
   type ReferenceResult,
-  type ReferenceRunOptions,
+  type ReferenceSuiteOptions,
   runReferenceSuite,
 } from "../reference/suite.ts";
 import {
@@ -29,7 +29,8 @@ export interface RecordedReferenceRun extends ReferenceResult {
 
 /** Options for {@link runReference}. */
 export interface RunReferenceOptions
-  extends Pick<ReferenceRunOptions, "transport" | "onEvent" | "signal"> {
+  extends
+    Pick<ReferenceSuiteOptions, "transport" | "onEvent" | "signal" | "stop"> {
   /** Systems to run (default: all of them). */
   systems?: readonly ReferenceSystemSpec[];
   /** Write each run's lifecycle into the observability index (default true). */
@@ -50,6 +51,7 @@ export async function runReference(
     ...(options.transport ? { transport: options.transport } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.stop ? { stop: options.stop } : {}),
     onStart: (spec, time) => {
       tracer = traceRun(db, {
         enabled: options.trace !== false,
