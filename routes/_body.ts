@@ -327,6 +327,25 @@ export async function readStrictJson(
   return parseStrictJson(utf8Text(bytes));
 }
 
+/** The contract's response bound, applied to adapter requests too. */
+export const ADAPTER_BODY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The body of a staging adapter request (the demo app's and `/staging`'s),
+ * read by {@link readStrictJson} within {@link ADAPTER_BODY_MAX_BYTES}: text
+ * that is not strict JSON answers 400 `body: …` naming where it breaks (a
+ * field given twice is refused, never read as its last value), so both
+ * adapters refuse a body alike and say why.
+ */
+export async function readAdapterJson(request: Request): Promise<unknown> {
+  try {
+    return await readStrictJson(request, ADAPTER_BODY_MAX_BYTES);
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, { message: `body: ${jsonProblem(error)}` });
+  }
+}
+
 /** Why a body is not strict JSON, without repeating what it holds. */
 export function jsonProblem(error: StrictJsonError): string {
   if (error.reason === "duplicate_key") {
