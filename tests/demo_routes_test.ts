@@ -231,7 +231,10 @@ Deno.test("createStagingApp() refuses bodies over 1 MiB", async () => {
       text,
     });
     assert.equal(status, 413);
-    assert.match(String(json.error), /exceeds 1048576 bytes/);
+    assert.match(
+      String(json.error),
+      /exceeds 1048576 bytes; send a smaller body$/,
+    );
   });
 });
 
