@@ -86,7 +86,8 @@ export function startDemoServer(
       ),
     );
   }
-  const port = server.addr.port;
+  // The bound address, as trace serve shows it: `--host [::1]` must not print `[[::1]]`.
+  const { hostname: bound, port } = server.addr;
   const flusher = sink ? setInterval(() => void sink.flush(), 1000) : undefined;
   const stop = async () => {
     try {
@@ -99,9 +100,7 @@ export function startDemoServer(
   };
   let stopped: Promise<void> | undefined;
   return Promise.resolve({
-    url: `http://${
-      hostname.includes(":") ? `[${hostname}]` : hostname
-    }:${port}`,
+    url: `http://${bound.includes(":") ? `[${bound}]` : bound}:${port}`,
     port,
     shutdown: () => stopped ??= stop(),
   });

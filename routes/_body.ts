@@ -327,6 +327,31 @@ export async function readStrictJson(
   return parseStrictJson(utf8Text(bytes));
 }
 
+/** The contract's response bound, applied to adapter requests too. */
+export const ADAPTER_BODY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The body of a staging adapter request (the demo app's and `/staging`'s),
+ * read by {@link readRequestBody} within {@link ADAPTER_BODY_MAX_BYTES}: text
+ * that is not strict JSON answers 400 `body: …` naming where it breaks (a
+ * field given twice is refused, never read as its last value), so both
+ * adapters refuse a body alike and say why.
+ */
+export async function readAdapterJson(request: Request): Promise<unknown> {
+  const bytes = await readRequestBody(request, {
+    maxBytes: ADAPTER_BODY_MAX_BYTES,
+    maxDecodedBytes: ADAPTER_BODY_MAX_BYTES,
+    // One document or one list of ids: there is no batch to split.
+    remedy: "send a smaller body",
+  });
+  try {
+    return parseStrictJson(utf8Text(bytes));
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new HTTPException(400, { message: `body: ${jsonProblem(error)}` });
+  }
+}
+
 /** Why a body is not strict JSON, without repeating what it holds. */
 export function jsonProblem(error: StrictJsonError): string {
   if (error.reason === "duplicate_key") {

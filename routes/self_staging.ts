@@ -12,18 +12,13 @@
  */
 
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
 import { OPERATIONS } from "../lib/contract/protocol.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
-import { StrictJsonError } from "../lib/json/strict_json.ts";
-import { jsonProblem, readStrictJson } from "./_body.ts";
+import { readAdapterJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 
 /** Where the adapter is mounted. */
 export const SELF_STAGING_PATH = "/staging";
-
-/** The contract's response bound, applied to requests too. */
-const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The `/staging` sub-app over `adapter`. */
 export function createSelfStagingApi(adapter: SelfStagingAdapter): Hono {
@@ -31,24 +26,13 @@ export function createSelfStagingApi(adapter: SelfStagingAdapter): Hono {
   for (const op of OPERATIONS) {
     const path = `${SELF_STAGING_PATH}/${op}`;
     app.post(path, async (c) => {
-      const exchange = await adapter.handle(op, await readJson(c.req.raw));
+      const exchange = await adapter.handle(
+        op,
+        await readAdapterJson(c.req.raw),
+      );
       return c.json(exchange.response);
     });
     app.all(path, (c) => methodNotAllowed(c, ["POST"]));
   }
   return app;
-}
-
-/** The parsed body; strict, as every request that can delete is: a field given twice is refused. */
-async function readJson(request: Request): Promise<unknown> {
-  try {
-    return await readStrictJson(request, MAX_BODY_BYTES);
-  } catch (error) {
-    if (!(error instanceof StrictJsonError)) throw error;
-    throw new HTTPException(400, {
-      message: error.reason === "duplicate_key"
-        ? `body: ${jsonProblem(error)}`
-        : "body: must be a JSON object",
-    });
-  }
 }

@@ -8,7 +8,6 @@
  */
 
 import { Hono, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import {
   type Operation,
@@ -21,7 +20,7 @@ import {
   type StagingExchange,
 } from "../lib/memory/mod.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
-import { parseStrictJson } from "../lib/json/strict_json.ts";
+import { readAdapterJson } from "./_body.ts";
 import {
   loopbackHostOnly,
   requireContentType,
@@ -35,9 +34,6 @@ export interface StagingAppOptions {
   /** The address the app is served on (default `127.0.0.1`): loopback enables the Host check. */
   hostname?: string;
 }
-
-/** Largest accepted request body, matching the protocol's response limit. */
-const MAX_BODY_BYTES = 1024 * 1024;
 
 /** What a request leaves for its log line: the namespace and how many ids it named. */
 export type StagingAppEnv = {
@@ -56,17 +52,12 @@ export function createStagingApp(
   app.use(loopbackHostOnly(isLoopbackHost(options.hostname ?? "127.0.0.1")));
   app.use(sameOriginOnly());
   app.use(requireContentType());
-  app.use(bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) =>
-      c.json({ error: `body: must be at most ${MAX_BODY_BYTES} bytes` }, 413),
-  }));
   for (const op of OPERATIONS) {
     app.post(`/${op}`, async (c) => {
       const exchange = await handleStagingRequest(
         pipeline,
         op,
-        await readJson(c.req.raw),
+        await readAdapterJson(c.req.raw),
       );
       c.set("namespace", exchange.request.namespace);
       const idCount = idsOf(op, exchange);
@@ -99,15 +90,6 @@ export function createStagingApp(
     return c.json({ error: "internal error" }, 500);
   });
   return app;
-}
-
-/** The parsed body, or `undefined` when it is not strict JSON (the schema then refuses it). */
-async function readJson(request: Request): Promise<unknown> {
-  try {
-    return parseStrictJson(await request.text());
-  } catch {
-    return undefined;
-  }
 }
 
 /** How many ids a request carried, for the log line. */

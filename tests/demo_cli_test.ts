@@ -61,6 +61,39 @@ Deno.test("startDemoServer() serves the staging protocol on an ephemeral loopbac
   }
 });
 
+/** Whether this machine can listen on IPv6 loopback (some containers cannot). */
+function hasIpv6Loopback(): boolean {
+  try {
+    Deno.listen({ hostname: "::1", port: 0 }).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name:
+    "startDemoServer() gives a usable URL for a bracketed IPv6 host, and serves on it",
+  ignore: !hasIpv6Loopback(),
+  fn: async () => {
+    const server = await startDemoServer({ hostname: "[::1]", port: 0 });
+    try {
+      assert.equal(server.url, `http://[::1]:${server.port}`);
+      assert.deepEqual(
+        await call(server.url, "inventory", { namespace: "trace-test-v6" }),
+        {
+          complete: true,
+          source_records: 0,
+          vector_records: 0,
+          cache_records: 0,
+        },
+      );
+    } finally {
+      await server.shutdown();
+    }
+  },
+});
+
 Deno.test("demo() rejects an unknown defect and lists the valid ones", async () => {
   await assert.rejects(
     demo(["--defect", "flaky-disk"], captureIo()),

@@ -121,12 +121,21 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
     ["inventory", "null", /^body: must be a JSON object$/],
     ["delete", { namespace: NS, ids: "trace-doc-1" }, /^ids: must be an array/],
     ["delete", { namespace: NS, ids: [7] }, /^ids\.0: must be a string$/],
-    ["query", "{not json", /^body: must be a JSON object$/],
+    [
+      "query",
+      "{not json",
+      /^body: The body is not valid JSON \(line 1, column 2: .+\)$/,
+    ],
+    [
+      "query",
+      `{"namespace":"${NS}","query":"q"} {}`,
+      /^body: The body is not valid JSON \(line 1, column \d+: .+\)$/,
+    ],
     // A field given twice is refused, never read as its last value.
     [
       "delete",
       `{"namespace":"${NS}","ids":["a"],"ids":["b"]}`,
-      /^body: must be a JSON object$/,
+      /^body: The body gives a field twice \(line 1, column 42\); send each field once$/,
     ],
   ];
   await withApp(null, async (app) => {
@@ -138,6 +147,66 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
         assert.match(String(json.error), expected);
       });
     }
+  });
+});
+
+Deno.test("createStagingApp() refuses a body it would misread instead of storing it", async (t) => {
+  const ingest = JSON.stringify({
+    namespace: NS,
+    id: "trace-doc-1",
+    text: "x",
+  });
+  const cases: [string, RequestInit, number, RegExp][] = [
+    [
+      "bytes that are not UTF-8",
+      {
+        headers: { "content-type": "application/json" },
+        body: new Uint8Array([
+          ...new TextEncoder().encode(ingest.slice(0, -3)),
+          0xff,
+          0xfe,
+          ...new TextEncoder().encode('"}'),
+        ]),
+      },
+      400,
+      /^Cannot read the request: the body is not valid UTF-8$/,
+    ],
+    [
+      "another declared charset",
+      {
+        headers: { "content-type": "application/json; charset=latin1" },
+        body: ingest,
+      },
+      415,
+      /charset "latin1" is not supported; send UTF-8$/,
+    ],
+    [
+      "an unknown content coding",
+      {
+        headers: {
+          "content-type": "application/json",
+          "content-encoding": "br",
+        },
+        body: ingest,
+      },
+      415,
+      /Content-Encoding "br" is not supported here/,
+    ],
+  ];
+  await withApp(null, async (app) => {
+    for (const [name, init, status, expected] of cases) {
+      await t.step(name, async () => {
+        const response = await app.request("/ingest", {
+          method: "POST",
+          ...init,
+        });
+        assert.equal(response.status, status);
+        const json = await response.json();
+        assert.deepEqual(Object.keys(json), ["error"]);
+        assert.match(String(json.error), expected);
+      });
+    }
+    assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
   });
 });
 
@@ -162,7 +231,10 @@ Deno.test("createStagingApp() refuses bodies over 1 MiB", async () => {
       text,
     });
     assert.equal(status, 413);
-    assert.match(String(json.error), /^body: /);
+    assert.match(
+      String(json.error),
+      /exceeds 1048576 bytes; send a smaller body$/,
+    );
   });
 });
 
