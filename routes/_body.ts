@@ -281,7 +281,7 @@ async function collect(
   const bytes = await readBounded(
     stream,
     bounds.limit,
-    (reader) => readBefore(reader, bounds.deadline),
+    (reader) => readBefore(reader, bounds.deadline, bounds.remedy),
   );
   if (bytes === null) {
     throw new HTTPException(413, {
@@ -291,10 +291,15 @@ async function collect(
   return bytes;
 }
 
-/** One read that must finish by `deadline`; past it the stream is cancelled and 408 thrown. */
+/**
+ * One read that must finish by `deadline`; past it the stream is cancelled
+ * and 408 thrown, with the body's own `remedy` (a sign-in form has no
+ * batches to split).
+ */
 async function readBefore(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   deadline: number,
+  remedy: string,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
   const result = await settleWithin(
     reader.read(),
@@ -307,7 +312,7 @@ async function readBefore(
   reader.cancel().catch(() => {});
   throw new HTTPException(408, {
     message:
-      "Cannot read the request: the body did not arrive in time; send it at once, or in smaller batches",
+      `Cannot read the request: the body did not arrive in time; send it at once, or ${remedy}`,
   });
 }
 
@@ -315,14 +320,17 @@ async function readBefore(
  * The body as strict JSON, at most `maxBytes` sent and decoded: refused as
  * {@link readRequestBody} refuses, then a `StrictJsonError` for text that is
  * not strict JSON (a key given twice included), for the caller to answer.
+ * `remedy` is what a refusal for size or time tells the client to do.
  */
 export async function readStrictJson(
   request: Request,
   maxBytes: number,
+  remedy?: string,
 ): Promise<unknown> {
   const bytes = await readRequestBody(request, {
     maxBytes,
     maxDecodedBytes: maxBytes,
+    ...(remedy === undefined ? {} : { remedy }),
   });
   return parseStrictJson(utf8Text(bytes));
 }

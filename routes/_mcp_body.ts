@@ -36,7 +36,11 @@ export async function readMcpBody(
   if (mediaType(request) !== "application/json") return undefined;
   let body: unknown;
   try {
-    body = await readStrictJson(request, maxBytes);
+    body = await readStrictJson(
+      request,
+      maxBytes,
+      "send smaller tool arguments",
+    );
   } catch (error) {
     if (error instanceof HTTPException) {
       const message = error.status === 413
