@@ -126,7 +126,10 @@ Options:
   --host HOST            Interface to bind (default 127.0.0.1; others print a warning)
   --port N               Port to bind, 0 for any free port (default 8787)
   --defect NAME          Inject a deletion defect: ${DEFECTS.join(", ")}
-  --defect-delay-ms N    Delay of the timed defects in ms (default ${DEFAULT_DEFECT_DELAY_MS})
+                         (none, the default: a healthy app)
+  --defect-delay-ms N    Delay in ms of slow-vector's vector deletion and of the
+                         repair re-index every app runs after a deletion, which
+                         vector-resurrect reads stale (default ${DEFAULT_DEFECT_DELAY_MS})
   --trace-to URL         Post the service's trace events (ingest, query selections
                          naming the cache entry or vectors behind each answer,
                          deletions; never text) to a Trace server: its base URL
