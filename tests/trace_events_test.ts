@@ -322,3 +322,27 @@ Deno.test("httpEventWriter() authenticates to a token-protected server through i
     );
   });
 });
+
+Deno.test("the demo's trace sink says once that writing fails, names a new reason, and says what was dropped when it works again", async () => {
+  const answers = ["down", "down", "down", "refused", "ok"];
+  const messages: string[] = [];
+  const sink = createDemoTraceSink(
+    () => {
+      const answer = answers.shift()!;
+      return answer === "ok"
+        ? Promise.resolve()
+        : Promise.reject(new Error(answer));
+    },
+    { instanceId: "demo-t3", onError: (message) => messages.push(message) },
+  );
+  for (let batch = 0; batch < 5; batch++) {
+    sink.record({ type: "ingest", namespace: "ns", id: `d${batch}`, at: 0 });
+    await sink.flush();
+  }
+  assert.equal(sink.failures, 4);
+  assert.deepEqual(messages, [
+    "Cannot write 1 demo trace event(s): down; later batches failing alike are counted, not printed",
+    "Cannot write 1 demo trace event(s): refused; later batches failing alike are counted, not printed",
+    "Demo trace events are written again; 4 event(s) in 4 batch(es) were dropped meanwhile",
+  ]);
+});

@@ -151,7 +151,11 @@ export interface DemoTraceSink {
 
 /** Options for {@link createDemoTraceSink}. */
 export interface DemoTraceSinkOptions extends DemoTraceIdentity {
-  /** Receives a one-line message per failed batch. */
+  /**
+   * Receives a one-line message when writing starts failing, or fails for
+   * another reason, and when it works again (with what was dropped
+   * meanwhile): a server that is down costs two lines, not one per request.
+   */
   onError?: (message: string) => void;
 }
 
@@ -169,7 +173,27 @@ export function createDemoTraceSink(
   let buffer: EventInput[] = [];
   let seq = 0;
   let failures = 0;
+  const outage = { reason: null as string | null, events: 0, batches: 0 };
   let chain = Promise.resolve();
+  const failed = (batch: EventInput[], error: unknown) => {
+    failures++;
+    const reason = errorMessage(error);
+    if (reason !== outage.reason) {
+      options.onError?.(
+        `Cannot write ${batch.length} demo trace event(s): ${reason}; later batches failing alike are counted, not printed`,
+      );
+    }
+    outage.reason = reason;
+    outage.events += batch.length;
+    outage.batches++;
+  };
+  const recovered = () => {
+    if (outage.reason === null) return;
+    options.onError?.(
+      `Demo trace events are written again; ${outage.events} event(s) in ${outage.batches} batch(es) were dropped meanwhile`,
+    );
+    Object.assign(outage, { reason: null, events: 0, batches: 0 });
+  };
   return {
     record(record) {
       buffer.push(demoTraceEvent(record, ++seq, identity));
@@ -182,13 +206,9 @@ export function createDemoTraceSink(
         buffer = [];
         try {
           await write(batch);
+          recovered();
         } catch (error) {
-          failures++;
-          options.onError?.(
-            `Cannot write ${batch.length} demo trace event(s): ${
-              errorMessage(error)
-            }`,
-          );
+          failed(batch, error);
         }
       });
       return chain;
