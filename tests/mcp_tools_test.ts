@@ -69,6 +69,20 @@ interface Setup {
 }
 
 /** A migrated data dir with one registered target, a job manager on a virtual clock, and a client. */
+/** A completed run of a config never registered, recorded in `db`. */
+async function runUnregisteredConfig(db: TraceDb, dataDir: string) {
+  const clock = new VirtualClock();
+  const config = stagingConfig({ document_count: 2 });
+  const { report } = await runExternal(config, {
+    db,
+    dataDir,
+    target: configTargetRef(config),
+    transport: new FakeTarget(clock),
+    clock,
+  });
+  return report;
+}
+
 async function withTools(
   fn: (setup: Setup) => Promise<void>,
   options: {
@@ -299,15 +313,7 @@ Deno.test("trace.external_targets carries what external-targets --json does: fir
         .run_id as string,
     );
     // A run of a config never registered, as trace quickstart records them.
-    const config = stagingConfig({ document_count: 2 });
-    const clock = new VirtualClock();
-    const { report } = await runExternal(config, {
-      db,
-      dataDir: context.dataDir,
-      target: configTargetRef(config),
-      transport: new FakeTarget(clock),
-      clock,
-    });
+    const report = await runUnregisteredConfig(db, context.dataDir);
     const cli = captureIo();
     assert.equal(
       await main(
@@ -897,15 +903,7 @@ Deno.test("reference tools: run, history, get, dashboard, ranking and explain ag
 
 Deno.test("trace.reference_get and reference show point an external run id at the external readers", async () => {
   await withTools(async ({ client, context, db }) => {
-    const clock = new VirtualClock();
-    const config = stagingConfig({ document_count: 2 });
-    const { report } = await runExternal(config, {
-      db,
-      dataDir: context.dataDir,
-      target: configTargetRef(config),
-      transport: new FakeTarget(clock),
-      clock,
-    });
+    const report = await runUnregisteredConfig(db, context.dataDir);
     assert.equal(
       await callError(client, "trace.reference_get", {
         run_id: report.run_id,
