@@ -16,6 +16,7 @@ import {
   backfill,
   type BackfillResult,
   directoryArchive,
+  type ExpiryPlan,
   MAX_LATENCY_SAMPLES,
   obsHealth,
   parity,
@@ -35,6 +36,8 @@ import {
 } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import { jsonText } from "./_json.ts";
+import { dataFlagsOf } from "./_run_outputs.ts";
+import { shellWord } from "./_shell.ts";
 import type { CliIo } from "./_io.ts";
 
 export { obsErase, obsPropagation } from "./obs_erase.ts";
@@ -436,13 +439,34 @@ export async function obsExpiryPlan(
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
     await writePlan(values.out, text);
-    io.err(
-      `Plan for ${plan.entries.length} envelopes written to ${values.out}${
-        plan.more ? " (more remain; plan again after applying)" : ""
-      }\nReview it, then: trace obs expiry-apply --plan ${values.out} --confirm "${plan.confirmation}" --archive-dir DIR\n`,
-    );
+    io.err(planWrittenNote(plan, values.out, dataFlagsOf(values)));
   } else io.out(jsonText(plan, 2) + "\n");
   return 0;
+}
+
+/**
+ * What to do with a plan just written: the apply command, with the plan path
+ * quoted and the same `--data-dir` / `--db`, so that it runs as printed against
+ * the data the plan lists; or, for an empty plan, that there is nothing to do.
+ */
+function planWrittenNote(
+  plan: ExpiryPlan,
+  out: string,
+  dataFlags: string,
+): string {
+  if (plan.entries.length === 0) {
+    return `No envelope was received before ${plan.older_than}${
+      plan.application_id === null
+        ? ""
+        : ` for application ${displaySafe(plan.application_id)}`
+    }: the plan written to ${terminalSafe(out)} lists none, nothing to apply\n`;
+  }
+  return `Plan for ${plan.entries.length} envelopes written to ${
+    terminalSafe(out)
+  }${plan.more ? " (more remain; plan again after applying)" : ""}\n` +
+    `Review it, then: trace obs expiry-apply --plan ${
+      shellWord(out)
+    } --confirm "${plan.confirmation}" --archive-dir DIR${dataFlags}\n`;
 }
 
 const APPLY_FLAGS = {

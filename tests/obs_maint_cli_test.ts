@@ -211,3 +211,90 @@ Deno.test("obs expiry-apply names an archive directory it cannot write", async (
     );
   });
 });
+
+/** Splits a printed command line into words as a POSIX shell would (quotes only). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  for (const match of line.matchAll(/(?:'[^']*'|"[^"]*"|[^\s'"]+)+/g)) {
+    words.push(
+      match[0].replace(/'([^']*)'|"([^"]*)"/g, (_, a, b) => a ?? b),
+    );
+  }
+  return words;
+}
+
+Deno.test("obs expiry-plan prints an apply command that runs as printed against the same data", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/my data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(db, [{
+        event_id: "e1",
+        application_id: "app1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+      }], { now: () => Date.parse(OLD) });
+    } finally {
+      db.close();
+    }
+    const planned = await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      `${dir}/my plan.json`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(planned.code, 0);
+    const line = planned.err.split("\n").find((l) => l.includes("trace obs"));
+    assert.ok(line, planned.err);
+    const words = shellWords(line.slice(line.indexOf("trace obs")))
+      .map((word) => word === "DIR" ? `${dir}/archive` : word);
+    assert.deepEqual(words.slice(0, 2), ["trace", "obs"]);
+    const applied = await trace(words.slice(2));
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(
+      applied.out,
+      /^Source expiry applied: 1 of 1 envelopes deleted/,
+    );
+  });
+});
+
+Deno.test("obs expiry-plan says when nothing is old enough, and an empty plan applies as nothing to do", async () => {
+  await withData(async (dataDir, dir) => {
+    const out = `${dir}/plan.json`;
+    const planned = await trace([
+      "expiry-plan",
+      "--older-than",
+      "2019-01-01T00:00:00Z",
+      "--out",
+      out,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(planned.code, 0);
+    assert.equal(
+      planned.err,
+      `No envelope was received before 2019-01-01T00:00:00.000Z: the plan written to ${out} lists none, nothing to apply\n`,
+    );
+    const plan = JSON.parse(await Deno.readTextFile(out));
+    const applied = await trace([
+      "expiry-apply",
+      "--plan",
+      out,
+      "--confirm",
+      plan.confirmation,
+      "--archive-dir",
+      `${dir}/archive`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(applied.code, 0, applied.out);
+    assert.match(
+      applied.out,
+      /^Source expiry applied: 0 of 0 envelopes deleted/,
+    );
+  });
+});
