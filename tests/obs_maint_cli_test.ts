@@ -298,3 +298,21 @@ Deno.test("obs expiry-plan says when nothing is old enough, and an empty plan ap
     );
   });
 });
+
+Deno.test("obs propagation refuses --application without a setting instead of listing every application", async () => {
+  await withData(async (dataDir) => {
+    const { code, out, err } = await trace([
+      "propagation",
+      "--application",
+      "app1",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.equal(out, "");
+    assert.equal(
+      err,
+      "trace obs propagation: --application needs one of --on, --off or --default; leave it out to list every setting\n",
+    );
+  });
+});
