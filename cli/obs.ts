@@ -247,10 +247,33 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
       io.out(`Writing a page failed: ${displaySafe(reason)}\n`);
     }
     const next = results.at(-1)?.next_cursor;
-    if (next) io.out(`Next page: --cursor ${next}\n`);
+    if (next) io.out(`Next page: ${nextBackfillCommand(values, next)}\n`);
     if (!values.apply) io.out("Nothing was written; add --apply to write\n");
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** The backfill that reads the page after `cursor` with the same filters and data. */
+function nextBackfillCommand(
+  values: {
+    apply: boolean;
+    "page-size"?: string | undefined;
+    "application-id"?: string | undefined;
+    "include-retained": boolean;
+    "data-dir"?: string | undefined;
+    db?: string | undefined;
+  },
+  cursor: string,
+): string {
+  const words = ["trace", "obs", "backfill"];
+  if (values.apply) words.push("--apply");
+  words.push("--cursor", cursor);
+  if (values["page-size"]) words.push("--page-size", values["page-size"]);
+  if (values["application-id"]) {
+    words.push("--application-id", values["application-id"]);
+  }
+  if (values["include-retained"]) words.push("--include-retained");
+  return words.map(shellWord).join(" ") + dataFlagsOf(values);
 }
 
 const PARITY_FLAGS = {

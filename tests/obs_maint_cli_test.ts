@@ -316,3 +316,42 @@ Deno.test("obs propagation refuses --application without a setting instead of li
     );
   });
 });
+
+Deno.test("obs backfill prints its next page as a command that runs as printed, with the same filters and data", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/my data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(
+        db,
+        ["a", "b", "c"].map((id) => ({
+          event_id: id,
+          application_id: id === "b" ? "other" : "app1",
+          agent_id: "agent-1",
+          kind: "retrieval",
+        })),
+      );
+    } finally {
+      db.close();
+    }
+    const first = await trace([
+      "backfill",
+      "--page-size",
+      "1",
+      "--application-id",
+      "app1",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(first.code, 0, first.err);
+    const line = first.out.split("\n").find((l) => l.startsWith("Next page:"));
+    assert.ok(line, first.out);
+    const words = shellWords(line.slice("Next page: ".length));
+    assert.deepEqual(words.slice(0, 3), ["trace", "obs", "backfill"]);
+    const next = await trace(words.slice(2));
+    assert.equal(next.code, 0, next.err);
+    assert.match(next.out, /^Backfill dry run: 1 envelopes scanned/);
+    assert.doesNotMatch(next.out, /Next page/);
+  });
+});
