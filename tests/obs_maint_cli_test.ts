@@ -355,3 +355,47 @@ Deno.test("obs backfill prints its next page as a command that runs as printed, 
     assert.doesNotMatch(next.out, /Next page/);
   });
 });
+
+Deno.test("obs expiry-plan refuses a cutoff that is no zoned ISO 8601 time instead of reading it as another date", async (t) => {
+  await withData(async (dataDir, dir) => {
+    for (
+      const [value, why] of [
+        ["0", "use"],
+        ["-1", "use"],
+        ["2026-11-01", "use"],
+        ["2026-11-01T00:00:00", "use"],
+        [
+          "2026-02-30T00:00:00Z",
+          "must be a real date and time (no February 30",
+        ],
+      ]
+    ) {
+      await t.step(value!, async () => {
+        const out = `${dir}/plan-${value}.json`;
+        const { code, err } = await trace([
+          "expiry-plan",
+          "--older-than",
+          value!,
+          "--out",
+          out,
+          "--data-dir",
+          dataDir,
+        ]);
+        assert.equal(code, 2, err);
+        assert.ok(
+          err.startsWith(
+            `trace obs expiry-plan: Invalid expiry cutoff "${value}": ${why}`,
+          ),
+          err,
+        );
+        assert.ok(
+          err.endsWith(
+            "use an ISO 8601 timestamp with a zone such as 2026-08-01T00:00:00Z\n",
+          ),
+          err,
+        );
+        await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      });
+    }
+  });
+});
