@@ -86,8 +86,9 @@ the removed text.
                              [--out FILE] [--data-dir DIR] [--db URL]
 
 Lists the source envelopes received before TIME (ISO 8601 with a zone, e.g.
-2026-08-01T00:00:00Z) with their fingerprints and seals the list. Writes the plan JSON to FILE (or stdout); review it, then pass
-it to expiry-apply with its confirmation string.
+2026-08-01T00:00:00Z) with their fingerprints and seals the list. Writes
+the plan JSON to FILE (or stdout); review it, then pass it to expiry-apply
+with its confirmation string.
 Source expiry deletes envelopes only: the index rows and previews of these
 events stay queryable until trace obs retention removes them.
 `,
