@@ -626,7 +626,7 @@ export async function obsHealthCommand(
       `Parity (all tenants): ${report.parity.status}${
         "checked_at" in report.parity
           ? ` at ${report.parity.checked_at}`
-          : "; run trace obs parity"
+          : `; run trace obs parity${dataFlagsOf(values)}`
       }\n`,
     );
     for (const tenant of report.parity_by_tenant) {

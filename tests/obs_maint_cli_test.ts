@@ -399,3 +399,45 @@ Deno.test("obs expiry-plan refuses a cutoff that is no zoned ISO 8601 time inste
     }
   });
 });
+
+Deno.test("obs health names the parity command to run with the same data directory", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/my data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(db, [{
+        event_id: "e1",
+        application_id: "app1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+      }]);
+    } finally {
+      db.close();
+    }
+    const health = await trace([
+      "health",
+      "--samples",
+      "1",
+      "--data-dir",
+      dataDir,
+    ]);
+    const line = health.out.split("\n").find((l) =>
+      l.startsWith("Parity (all tenants)")
+    );
+    assert.equal(
+      line,
+      `Parity (all tenants): unknown; run trace obs parity --data-dir '${dataDir}'`,
+    );
+    const words = shellWords(line!.slice(line!.indexOf("trace obs")));
+    assert.equal((await trace(words.slice(2))).code, 0);
+    const after = await trace([
+      "health",
+      "--samples",
+      "1",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.match(after.out, /^Parity \(all tenants\): ok at /m);
+  });
+});
