@@ -365,7 +365,13 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
         } only the size of their removed preview, no digest of it\n`,
     );
     if (result.storage) printStorage(io, result.storage);
-    else io.out("Nothing was deleted; add --apply to delete\n");
+    else {
+      io.out(
+        values.vacuum
+          ? "Nothing was deleted and nothing vacuumed; add --apply to delete, then vacuum\n"
+          : "Nothing was deleted; add --apply to delete\n",
+      );
+    }
   }
   return 0;
 }

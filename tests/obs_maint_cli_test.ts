@@ -441,3 +441,19 @@ Deno.test("obs health names the parity command to run with the same data directo
     assert.match(after.out, /^Parity \(all tenants\): ok at /m);
   });
 });
+
+Deno.test("obs retention --vacuum without --apply says the rewrite did not run either", async () => {
+  await withData(async (dataDir) => {
+    const { code, out } = await trace([
+      "retention",
+      "--vacuum",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 0);
+    assert.match(
+      out,
+      /\nNothing was deleted and nothing vacuumed; add --apply to delete, then vacuum\n$/,
+    );
+  });
+});
