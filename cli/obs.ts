@@ -16,6 +16,7 @@ import {
   backfill,
   type BackfillResult,
   directoryArchive,
+  type ExpiryPlan,
   MAX_LATENCY_SAMPLES,
   obsHealth,
   parity,
@@ -35,6 +36,8 @@ import {
 } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import { jsonText } from "./_json.ts";
+import { dataFlagsOf } from "./_run_outputs.ts";
+import { shellWord } from "./_shell.ts";
 import type { CliIo } from "./_io.ts";
 
 export { obsErase, obsPropagation } from "./obs_erase.ts";
@@ -82,9 +85,10 @@ the removed text.
     `Usage: trace obs expiry-plan --older-than TIME [--limit N] [--application-id ID]
                              [--out FILE] [--data-dir DIR] [--db URL]
 
-Lists the source envelopes received before TIME with their fingerprints and
-seals the list. Writes the plan JSON to FILE (or stdout); review it, then pass
-it to expiry-apply with its confirmation string.
+Lists the source envelopes received before TIME (ISO 8601 with a zone, e.g.
+2026-08-01T00:00:00Z) with their fingerprints and seals the list. Writes
+the plan JSON to FILE (or stdout); review it, then pass it to expiry-apply
+with its confirmation string.
 Source expiry deletes envelopes only: the index rows and previews of these
 events stay queryable until trace obs retention removes them.
 `,
@@ -244,10 +248,33 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
       io.out(`Writing a page failed: ${displaySafe(reason)}\n`);
     }
     const next = results.at(-1)?.next_cursor;
-    if (next) io.out(`Next page: --cursor ${next}\n`);
+    if (next) io.out(`Next page: ${nextBackfillCommand(values, next)}\n`);
     if (!values.apply) io.out("Nothing was written; add --apply to write\n");
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** The backfill that reads the page after `cursor` with the same filters and data. */
+function nextBackfillCommand(
+  values: {
+    apply: boolean;
+    "page-size"?: string | undefined;
+    "application-id"?: string | undefined;
+    "include-retained": boolean;
+    "data-dir"?: string | undefined;
+    db?: string | undefined;
+  },
+  cursor: string,
+): string {
+  const words = ["trace", "obs", "backfill"];
+  if (values.apply) words.push("--apply");
+  words.push("--cursor", cursor);
+  if (values["page-size"]) words.push("--page-size", values["page-size"]);
+  if (values["application-id"]) {
+    words.push("--application-id", values["application-id"]);
+  }
+  if (values["include-retained"]) words.push("--include-retained");
+  return words.map(shellWord).join(" ") + dataFlagsOf(values);
 }
 
 const PARITY_FLAGS = {
@@ -338,7 +365,13 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
         } only the size of their removed preview, no digest of it\n`,
     );
     if (result.storage) printStorage(io, result.storage);
-    else io.out("Nothing was deleted; add --apply to delete\n");
+    else {
+      io.out(
+        values.vacuum
+          ? "Nothing was deleted and nothing vacuumed; add --apply to delete, then vacuum\n"
+          : "Nothing was deleted; add --apply to delete\n",
+      );
+    }
   }
   return 0;
 }
@@ -436,13 +469,34 @@ export async function obsExpiryPlan(
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
     await writePlan(values.out, text);
-    io.err(
-      `Plan for ${plan.entries.length} envelopes written to ${values.out}${
-        plan.more ? " (more remain; plan again after applying)" : ""
-      }\nReview it, then: trace obs expiry-apply --plan ${values.out} --confirm "${plan.confirmation}" --archive-dir DIR\n`,
-    );
+    io.err(planWrittenNote(plan, values.out, dataFlagsOf(values)));
   } else io.out(jsonText(plan, 2) + "\n");
   return 0;
+}
+
+/**
+ * What to do with a plan just written: the apply command, with the plan path
+ * quoted and the same `--data-dir` / `--db`, so that it runs as printed against
+ * the data the plan lists; or, for an empty plan, that there is nothing to do.
+ */
+function planWrittenNote(
+  plan: ExpiryPlan,
+  out: string,
+  dataFlags: string,
+): string {
+  if (plan.entries.length === 0) {
+    return `No envelope was received before ${plan.older_than}${
+      plan.application_id === null
+        ? ""
+        : ` for application ${displaySafe(plan.application_id)}`
+    }: the plan written to ${terminalSafe(out)} lists none, nothing to apply\n`;
+  }
+  return `Plan for ${plan.entries.length} envelopes written to ${
+    terminalSafe(out)
+  }${plan.more ? " (more remain; plan again after applying)" : ""}\n` +
+    `Review it, then: trace obs expiry-apply --plan ${
+      shellWord(out)
+    } --confirm "${plan.confirmation}" --archive-dir DIR${dataFlags}\n`;
 }
 
 const APPLY_FLAGS = {
@@ -578,7 +632,7 @@ export async function obsHealthCommand(
       `Parity (all tenants): ${report.parity.status}${
         "checked_at" in report.parity
           ? ` at ${report.parity.checked_at}`
-          : "; run trace obs parity"
+          : `; run trace obs parity${dataFlagsOf(values)}`
       }\n`,
     );
     for (const tenant of report.parity_by_tenant) {

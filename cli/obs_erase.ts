@@ -564,6 +564,12 @@ export async function obsPropagation(
   if (choices.length === 1 && values.application === undefined) {
     throw new UsageError("--on, --off and --default need --application ID");
   }
+  // Alone it would list every application, which reads as that one's answer.
+  if (choices.length === 0 && values.application !== undefined) {
+    throw new UsageError(
+      "--application needs one of --on, --off or --default; leave it out to list every setting",
+    );
+  }
   const setting = values.on ? true : values.off ? false : null;
   const settings = await withDataContext(
     values,

@@ -211,3 +211,249 @@ Deno.test("obs expiry-apply names an archive directory it cannot write", async (
     );
   });
 });
+
+/** Splits a printed command line into words as a POSIX shell would (quotes only). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  for (const match of line.matchAll(/(?:'[^']*'|"[^"]*"|[^\s'"]+)+/g)) {
+    words.push(
+      match[0].replace(/'([^']*)'|"([^"]*)"/g, (_, a, b) => a ?? b),
+    );
+  }
+  return words;
+}
+
+Deno.test("obs expiry-plan prints an apply command that runs as printed against the same data", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/my data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(db, [{
+        event_id: "e1",
+        application_id: "app1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+      }], { now: () => Date.parse(OLD) });
+    } finally {
+      db.close();
+    }
+    const planned = await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      `${dir}/my plan.json`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(planned.code, 0);
+    const line = planned.err.split("\n").find((l) => l.includes("trace obs"));
+    assert.ok(line, planned.err);
+    const words = shellWords(line.slice(line.indexOf("trace obs")))
+      .map((word) => word === "DIR" ? `${dir}/archive` : word);
+    assert.deepEqual(words.slice(0, 2), ["trace", "obs"]);
+    const applied = await trace(words.slice(2));
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(
+      applied.out,
+      /^Source expiry applied: 1 of 1 envelopes deleted/,
+    );
+  });
+});
+
+Deno.test("obs expiry-plan says when nothing is old enough, and an empty plan applies as nothing to do", async () => {
+  await withData(async (dataDir, dir) => {
+    const out = `${dir}/plan.json`;
+    const planned = await trace([
+      "expiry-plan",
+      "--older-than",
+      "2019-01-01T00:00:00Z",
+      "--out",
+      out,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(planned.code, 0);
+    assert.equal(
+      planned.err,
+      `No envelope was received before 2019-01-01T00:00:00.000Z: the plan written to ${out} lists none, nothing to apply\n`,
+    );
+    const plan = JSON.parse(await Deno.readTextFile(out));
+    const applied = await trace([
+      "expiry-apply",
+      "--plan",
+      out,
+      "--confirm",
+      plan.confirmation,
+      "--archive-dir",
+      `${dir}/archive`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(applied.code, 0, applied.out);
+    assert.match(
+      applied.out,
+      /^Source expiry applied: 0 of 0 envelopes deleted/,
+    );
+  });
+});
+
+Deno.test("obs propagation refuses --application without a setting instead of listing every application", async () => {
+  await withData(async (dataDir) => {
+    const { code, out, err } = await trace([
+      "propagation",
+      "--application",
+      "app1",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.equal(out, "");
+    assert.equal(
+      err,
+      "trace obs propagation: --application needs one of --on, --off or --default; leave it out to list every setting\n",
+    );
+  });
+});
+
+Deno.test("obs backfill prints its next page as a command that runs as printed, with the same filters and data", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/my data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(
+        db,
+        ["a", "b", "c"].map((id) => ({
+          event_id: id,
+          application_id: id === "b" ? "other" : "app1",
+          agent_id: "agent-1",
+          kind: "retrieval",
+        })),
+      );
+    } finally {
+      db.close();
+    }
+    const first = await trace([
+      "backfill",
+      "--page-size",
+      "1",
+      "--application-id",
+      "app1",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(first.code, 0, first.err);
+    const line = first.out.split("\n").find((l) => l.startsWith("Next page:"));
+    assert.ok(line, first.out);
+    const words = shellWords(line.slice("Next page: ".length));
+    assert.deepEqual(words.slice(0, 3), ["trace", "obs", "backfill"]);
+    const next = await trace(words.slice(2));
+    assert.equal(next.code, 0, next.err);
+    assert.match(next.out, /^Backfill dry run: 1 envelopes scanned/);
+    assert.doesNotMatch(next.out, /Next page/);
+  });
+});
+
+Deno.test("obs expiry-plan refuses a cutoff that is no zoned ISO 8601 time instead of reading it as another date", async (t) => {
+  await withData(async (dataDir, dir) => {
+    for (
+      const [value, why] of [
+        ["0", "use"],
+        ["-1", "use"],
+        ["2026-11-01", "use"],
+        ["2026-11-01T00:00:00", "use"],
+        [
+          "2026-02-30T00:00:00Z",
+          "must be a real date and time (no February 30",
+        ],
+      ]
+    ) {
+      await t.step(value!, async () => {
+        const out = `${dir}/plan-${value}.json`;
+        const { code, err } = await trace([
+          "expiry-plan",
+          "--older-than",
+          value!,
+          "--out",
+          out,
+          "--data-dir",
+          dataDir,
+        ]);
+        assert.equal(code, 2, err);
+        assert.ok(
+          err.startsWith(
+            `trace obs expiry-plan: Invalid expiry cutoff "${value}": ${why}`,
+          ),
+          err,
+        );
+        assert.ok(
+          err.endsWith(
+            "use an ISO 8601 timestamp with a zone such as 2026-08-01T00:00:00Z\n",
+          ),
+          err,
+        );
+        await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      });
+    }
+  });
+});
+
+Deno.test("obs health names the parity command to run with the same data directory", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/my data`;
+    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
+    const db = await openDb({ dataDir });
+    try {
+      await ingestEvents(db, [{
+        event_id: "e1",
+        application_id: "app1",
+        agent_id: "agent-1",
+        kind: "retrieval",
+      }]);
+    } finally {
+      db.close();
+    }
+    const health = await trace([
+      "health",
+      "--samples",
+      "1",
+      "--data-dir",
+      dataDir,
+    ]);
+    const line = health.out.split("\n").find((l) =>
+      l.startsWith("Parity (all tenants)")
+    );
+    assert.equal(
+      line,
+      `Parity (all tenants): unknown; run trace obs parity --data-dir '${dataDir}'`,
+    );
+    const words = shellWords(line!.slice(line!.indexOf("trace obs")));
+    assert.equal((await trace(words.slice(2))).code, 0);
+    const after = await trace([
+      "health",
+      "--samples",
+      "1",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.match(after.out, /^Parity \(all tenants\): ok at /m);
+  });
+});
+
+Deno.test("obs retention --vacuum without --apply says the rewrite did not run either", async () => {
+  await withData(async (dataDir) => {
+    const { code, out } = await trace([
+      "retention",
+      "--vacuum",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 0);
+    assert.match(
+      out,
+      /\nNothing was deleted and nothing vacuumed; add --apply to delete, then vacuum\n$/,
+    );
+  });
+});

@@ -509,6 +509,35 @@ Deno.test("a backfill page the database refuses says why, in the result and on t
   });
 });
 
+Deno.test("backfill() writes a page another backfill wrote meanwhile as unchanged, not failed", async () => {
+  await withObs(async (db) => {
+    await ingestMany(db, 4);
+    await db.client.execute("DELETE FROM obs_events WHERE seq IN (2, 3)");
+    // The other backfill commits between this one's read of the page and
+    // its write, as two `trace obs backfill --apply` running at once do.
+    let other: Promise<unknown> | null = null;
+    const batch = db.client.batch.bind(db.client);
+    db.client.batch = (async (statements, mode) => {
+      if (mode === "write" && other === null) {
+        other = backfill(db, { dryRun: false });
+        await other;
+      }
+      return await batch(statements, mode);
+    }) as typeof db.client.batch;
+    let page;
+    try {
+      page = await backfill(db, { dryRun: false });
+    } finally {
+      db.client.batch = batch;
+    }
+    assert.ok(other, "the other backfill ran");
+    assert.deepEqual(page.failed, []);
+    assert.equal(page.write_error, null);
+    assert.equal(page.written + page.unchanged, 4);
+    assert.equal((await parity(db)).status, "ok");
+  });
+});
+
 // --- CLI ---------------------------------------------------------------------
 
 Deno.test("obs() plans and applies a source expiry through a synced NDJSON archive", async () => {

@@ -147,11 +147,18 @@ export async function backfill(
       : [after, tenant, pageSize + 1],
   });
   const page = envelopes.rows.slice(0, pageSize);
-  const plan = await planPage(db, page, options.includeRetained ?? false);
-  const { written, error: writeError } =
-    !dryRun && plan.missing.length + plan.changed.length > 0
-      ? await writePage(db, plan)
-      : { written: 0, error: null };
+  const includeRetained = options.includeRetained ?? false;
+  let plan = await planPage(db, page, includeRetained);
+  let outcome = await writePlanned(db, plan, dryRun);
+  if (outcome.error !== null) {
+    // Another backfill or an ingest may have written rows of this page since
+    // it was read, and the page's inserts then collide with them: read it
+    // again and write what is still missing, once.
+    plan = await planPage(db, page, includeRetained);
+    outcome = await writePlanned(db, plan, dryRun);
+  }
+  const { written, error: writeError } = outcome;
+  if (writeError !== null) markWriteFailed(plan);
   const last = page.at(-1);
   return {
     dry_run: dryRun,
@@ -253,7 +260,27 @@ async function refuseOwnedElsewhere(
   });
 }
 
-/** Writes the page; a refused write marks its envelopes `write_failed` and says why. */
+/** Writes what `plan` found missing or changed, unless on a dry run. */
+async function writePlanned(
+  db: TraceDb,
+  plan: PagePlan,
+  dryRun: boolean,
+): Promise<{ written: number; error: string | null }> {
+  return !dryRun && plan.missing.length + plan.changed.length > 0
+    ? await writePage(db, plan)
+    : { written: 0, error: null };
+}
+
+/** Counts a page whose write was refused and marks its envelopes `write_failed`. */
+function markWriteFailed(plan: PagePlan): void {
+  incrementCounter("write_failures");
+  for (const { seq } of [...plan.missing, ...plan.changed]) {
+    plan.failed.push({ seq, code: "write_failed" });
+  }
+  plan.failed.sort((a, b) => a.seq - b.seq);
+}
+
+/** Writes the page in one transaction; a refused write says why. */
 async function writePage(
   db: TraceDb,
   plan: PagePlan,
@@ -275,11 +302,6 @@ async function writePage(
     await db.client.batch(statements, "write");
     return { written: plan.missing.length + plan.changed.length, error: null };
   } catch (error) {
-    incrementCounter("write_failures");
-    for (const { seq } of [...plan.missing, ...plan.changed]) {
-      plan.failed.push({ seq, code: "write_failed" });
-    }
-    plan.failed.sort((a, b) => a.seq - b.seq);
     return { written: 0, error: errorMessage(error) };
   }
 }

@@ -61,7 +61,7 @@ export interface ExpiryBatchFailure {
 
 /** Result of applying a plan. */
 export interface ExpiryResult {
-  /** `applied` when every planned envelope was deleted, `partial` when some were, `nothing_deleted` otherwise. */
+  /** `applied` when every planned envelope was deleted (an empty plan too), `partial` when some were, `nothing_deleted` otherwise. */
   status: "applied" | "partial" | "nothing_deleted";
   /** The fingerprint of the plan applied. */
   plan_fingerprint: string;
@@ -124,10 +124,11 @@ export async function applyExpiry(
     }
   }
   result.refused.sort((a, b) => a.seq - b.seq);
-  result.status = result.deleted === 0
-    ? "nothing_deleted"
-    : result.deleted === sealed.entries.length
+  // An empty plan is applied whole: nothing was refused and no batch failed.
+  result.status = result.deleted === sealed.entries.length
     ? "applied"
+    : result.deleted === 0
+    ? "nothing_deleted"
     : "partial";
   return result;
 }

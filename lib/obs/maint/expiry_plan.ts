@@ -102,7 +102,7 @@ type _ExpiryPlanMatches = Holds<
 
 /** Options for {@link planExpiry}. */
 export interface PlanExpiryOptions {
-  /** Envelopes received before this instant are eligible (ISO 8601 or epoch ms). */
+  /** Envelopes received before this instant are eligible (ISO 8601 with a zone, or epoch ms). */
   olderThan: string | number | Date;
   /** Most envelopes listed (default 1,000, at most 10,000). */
   limit?: number;
@@ -113,16 +113,25 @@ export interface PlanExpiryOptions {
 }
 
 function instant(value: string | number | Date): number {
+  // Date.parse reads "0" as 2000 and February 30 as March 2: a cutoff that
+  // decides what is deleted must be the time it reads as, zone included.
+  const text = typeof value === "string"
+    ? v.safeParse(TimestampSchema, value)
+    : null;
   const ms = value instanceof Date
     ? value.getTime()
     : typeof value === "number"
     ? value
-    : Date.parse(value);
+    : text?.success
+    ? Date.parse(value)
+    : NaN;
   if (!Number.isFinite(ms)) {
+    // A well-formed time naming no real date says so; anything else gets the form.
+    const unreal = text && !text.success && text.issues[0].type === "check";
     throw new ConfigError(
-      `Invalid expiry cutoff ${
-        quoteValue(String(value))
-      }: use an ISO 8601 timestamp such as 2026-08-01T00:00:00Z`,
+      `Invalid expiry cutoff ${quoteValue(String(value))}: ${
+        unreal ? `${text.issues[0].message}; ` : ""
+      }use an ISO 8601 timestamp with a zone such as 2026-08-01T00:00:00Z`,
     );
   }
   return ms;
