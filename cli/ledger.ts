@@ -117,7 +117,8 @@ Writes a consistent single-file copy of the database (ledger and index, as of
 one moment, also while other commands write) to FILE, owner-only, with
 SQLite's VACUUM INTO, then verifies the copy's ledger. This is the way to back
 up: copying trace.db by hand can miss what is still in its -wal file. Refuses
-an existing FILE. Works for a local database file only.
+an existing FILE, and a FILE named like a database's -journal, -wal or -shm
+file (SQLite would discard it). Works for a local database file only.
 
 Exit codes: 0 written and intact; 1 written but its ledger is broken (the
 database was already broken); 2 not written.

@@ -24,6 +24,7 @@ import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 import { EngineConnection } from "./_db_engine.ts";
 import { quoteValue } from "./echo.ts";
+import { stateFileKind } from "./state_files.ts";
 
 export type { EngineConnection, EngineValue } from "./_db_engine.ts";
 
@@ -301,6 +302,7 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
     );
   }
   await createEmptyPrivateFile(file);
+  await refuseSidecarPath(file);
   try {
     await db.client.execute({ sql: "VACUUM INTO ?", args: [file] });
     if (Deno.build.os !== "windows") await Deno.chmod(file, 0o600);
@@ -313,6 +315,21 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
       { cause: error },
     );
   }
+}
+
+/**
+ * A copy named like a database's `-journal`, `-wal` or `-shm` would be taken
+ * by SQLite for that database's own file and discarded (or played back into
+ * it) at its next open: the backup would vanish. Checked on the file just
+ * created, so an existing file keeps its own refusal.
+ */
+async function refuseSidecarPath(file: string): Promise<void> {
+  const kind = await stateFileKind(file);
+  if (kind === null) return;
+  await Deno.remove(file).catch(() => {});
+  throw new StorageError(
+    `Cannot back up to ${file}: SQLite would take a file there for ${kind} and discard it; choose another path`,
+  );
 }
 
 /** `VACUUM INTO` accepts an empty file: creating it first refuses an existing one and fixes its mode. */

@@ -120,6 +120,45 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
   });
 });
 
+Deno.test("trace ledger backup refuses a path where SQLite keeps a database's journal or log, which SQLite would later discard", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const first = await trace([
+      "ledger",
+      "backup",
+      `${dir}/first.db`,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(first.code, 0, first.err);
+    for (
+      const path of [
+        `${data}/trace.db-journal`,
+        `${dir}/first.db-wal`,
+        `${dir}/first.db-journal`,
+      ]
+    ) {
+      const result = await trace([
+        "ledger",
+        "backup",
+        path,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(result.code, 2, `${path}: ${result.out}`);
+      assert.match(
+        result.err,
+        new RegExp(
+          `^trace ledger backup: Cannot back up to ${path}: SQLite would take a file there for the .* of a SQLite database and discard it; choose another path\\n$`,
+        ),
+      );
+      await assert.rejects(Deno.lstat(path), Deno.errors.NotFound);
+    }
+    const verify = await trace(["ledger", "verify", "--data-dir", data]);
+    assert.equal(verify.code, 0, verify.err);
+  });
+});
+
 Deno.test("another application's SQLite file is refused by every command, and left as it was", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/trace.db`;
