@@ -312,6 +312,53 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
   });
 });
 
+Deno.test("trace audit list refuses an --action no entry can have and an empty --subject value, rather than answering that nothing matches", async (t) => {
+  await withAudit(async (db, dataDir) => {
+    await appendAudit(db, RECORD);
+    const cases: [string[], RegExp][] = [
+      [
+        ["--action", "content.revea"],
+        /^trace audit list: Unknown --action "content\.revea" \(did you mean content\.reveal\?\): audited actions are artifact\.lookup, replay\.plan, replay\.draft, account\.resolve, content\.reveal, subject\.erase\n$/,
+      ],
+      [
+        ["--action", "trace.read"],
+        /^trace audit list: Unknown --action "trace\.read": audited actions are artifact\.lookup, .*subject\.erase\n$/,
+      ],
+      [
+        ["--subject", "event_id="],
+        /^trace audit list: --subject event_id= has no value: give the id after =, e\.g\. --subject event_id=evt-42\n$/,
+      ],
+    ];
+    for (const [flags, message] of cases) {
+      await t.step(flags.join(" "), async () => {
+        const io = captureIo();
+        assert.equal(
+          await main(["audit", "list", ...flags, "--data-dir", dataDir], io),
+          2,
+          io.stdout(),
+        );
+        assert.equal(io.stdout(), "");
+        assert.match(io.stderr(), message);
+      });
+    }
+    const io = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "list",
+        "--action",
+        "content.reveal",
+        "--json",
+        "--data-dir",
+        dataDir,
+      ], io),
+      0,
+      io.stderr(),
+    );
+    assert.equal(JSON.parse(io.stdout()).seq, 1);
+  });
+});
+
 Deno.test("trace audit verify on an intact trail prints the head; on a database without one it says so and creates nothing", async () => {
   await withAudit(async (db, dataDir) => {
     const io = captureIo();
