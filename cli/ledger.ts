@@ -134,6 +134,11 @@ export const ledgerBackup: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, BACKUP_HELP);
   const file = positionals[0]!;
+  if (file === "") {
+    throw new UsageError(
+      "Cannot write a backup to an empty path: name a file; see trace ledger backup --help",
+    );
+  }
   if (file === "-") {
     throw new UsageError(
       "Cannot write a backup to stdout: name a file; see trace ledger backup --help",

@@ -159,6 +159,23 @@ Deno.test("trace ledger backup refuses a path where SQLite keeps a database's jo
   });
 });
 
+Deno.test("trace ledger backup refuses an empty FILE in words, before opening the database", async () => {
+  await withTempDir(async (dir) => {
+    const result = await trace([
+      "ledger",
+      "backup",
+      "",
+      "--data-dir",
+      `${dir}/none`,
+    ]);
+    assert.equal(result.code, 2);
+    assert.equal(
+      result.err,
+      "trace ledger backup: Cannot write a backup to an empty path: name a file; see trace ledger backup --help\n",
+    );
+  });
+});
+
 Deno.test("another application's SQLite file is refused by every command, and left as it was", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/trace.db`;
