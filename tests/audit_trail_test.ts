@@ -1107,3 +1107,26 @@ Deno.test("an honestly empty trail verifies: a fresh database, no key, no entrie
     );
   });
 });
+
+Deno.test("audit verify --expect-head given a head that is not this trail's says it may be another's, beside a rewrite", async () => {
+  await withAudit(async (db, dataDir) => {
+    for (let i = 0; i < 2; i++) await appendAudit(db, RECORD);
+    const io = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "verify",
+        "--expect-head",
+        `2:sha256:${"ab".repeat(32)}`,
+        "--json",
+        "--data-dir",
+        dataDir,
+      ], io),
+      1,
+    );
+    assert.equal(
+      JSON.parse(io.stdout()).broken.problem,
+      "the trail no longer extends the expected head: entry seq 2 has another chain digest (the trail was rewritten or the file replaced, or the head is not this trail's: a ledger head, or another data directory's)",
+    );
+  });
+});

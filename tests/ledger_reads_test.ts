@@ -429,3 +429,32 @@ Deno.test("trace serve says the ledger is broken, with the entry and the command
     }
   });
 });
+
+Deno.test("ledger verify --expect-head given a head that is not this ledger's says it may be another's, beside a rewrite", async () => {
+  await withDb(async (db) => {
+    const data = ["--data-dir", dataDirOf(db)];
+    await withStagingA(db);
+    for (const id of ["run-a", "run-b"]) {
+      await appendEntry(db, {
+        kind: "run",
+        entityId: id,
+        targetId: "staging-a",
+        payload: { run_id: id, target: { id: "staging-a" } },
+      });
+    }
+    const foreign = `2:sha256:${"ab".repeat(32)}`;
+    const result = await trace([
+      "ledger",
+      "verify",
+      "--expect-head",
+      foreign,
+      "--json",
+      ...data,
+    ]);
+    assert.equal(result.code, 1);
+    assert.equal(
+      JSON.parse(result.out).broken.problem,
+      "the ledger no longer extends the expected head: entry 2 has another chain digest (the file was rewritten or replaced, or the head is not this ledger's: an audit trail head, or another data directory's)",
+    );
+  });
+});

@@ -329,6 +329,10 @@ async function checkHead(
   return null;
 }
 
+/** A ledger head looks like an audit trail head, so a mixed-up head is named as a possible cause. */
+const NOT_OURS =
+  "or the head is not this trail's: a ledger head, or another data directory's";
+
 function notExtended(
   expected: AuditPoint,
   last: AuditPoint | null,
@@ -337,7 +341,7 @@ function notExtended(
   return {
     seq: expected.seq,
     problem: expected.seq > lastSeq
-      ? `the trail no longer extends the expected head: it ends at entry seq ${lastSeq} (entries were removed from its end with their head records, or the file was replaced)`
-      : `the trail no longer extends the expected head: entry seq ${expected.seq} has another chain digest (the trail was rewritten or the file replaced)`,
+      ? `the trail no longer extends the expected head: it ends at entry seq ${lastSeq} (entries were removed from its end with their head records, or the file was replaced, ${NOT_OURS})`
+      : `the trail no longer extends the expected head: entry seq ${expected.seq} has another chain digest (the trail was rewritten or the file replaced, ${NOT_OURS})`,
   };
 }

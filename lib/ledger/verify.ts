@@ -107,13 +107,17 @@ async function verifyIn(
   };
 }
 
+/** An audit trail head looks like a ledger head, so a mixed-up head is named as a possible cause. */
+const NOT_OURS =
+  "or the head is not this ledger's: an audit trail head, or another data directory's";
+
 function notExtended(expected: LedgerHead, lastSeq: number): BrokenRow {
   return {
     seq: expected.seq,
     kind: "(head)",
     entity_id: `${expected.seq}:${expected.chain_digest}`,
     problem: expected.seq > lastSeq
-      ? `the ledger no longer extends the expected head: it ends at entry ${lastSeq} (entries were removed from its end, or the file was replaced)`
-      : `the ledger no longer extends the expected head: entry ${expected.seq} has another chain digest (the file was rewritten or replaced)`,
+      ? `the ledger no longer extends the expected head: it ends at entry ${lastSeq} (entries were removed from its end, or the file was replaced, ${NOT_OURS})`
+      : `the ledger no longer extends the expected head: entry ${expected.seq} has another chain digest (the file was rewritten or replaced, ${NOT_OURS})`,
   };
 }
