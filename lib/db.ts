@@ -16,7 +16,7 @@
  */
 
 import { type Client, createClient, type Transaction } from "@libsql/client";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
 import { openFile, restrictSidecars } from "./_db_file.ts";
@@ -303,9 +303,12 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
   }
   await createEmptyPrivateFile(file);
   await refuseSidecarPath(file);
+  // SQLite reads a name starting with "file:" as a URI, which would put the
+  // copy elsewhere (and not owner-only); an absolute path never starts so.
+  const path = resolve(file);
   try {
-    await db.client.execute({ sql: "VACUUM INTO ?", args: [file] });
-    if (Deno.build.os !== "windows") await Deno.chmod(file, 0o600);
+    await db.client.execute({ sql: "VACUUM INTO ?", args: [path] });
+    if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
   } catch (error) {
     await Deno.remove(file).catch(() => {});
     throw new StorageError(

@@ -176,6 +176,37 @@ Deno.test("trace ledger backup refuses an empty FILE in words, before opening th
   });
 });
 
+Deno.test("trace ledger backup writes a FILE named like a file: URL to that very name, owner-only, not where SQLite would read the URL", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    // A relative name, as typed in a shell: the command runs in `dir`.
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../cli.ts", import.meta.url).pathname,
+        "ledger",
+        "backup",
+        "file:copy.db",
+        "--data-dir",
+        data,
+      ],
+      cwd: dir,
+      stdin: "null",
+    }).output();
+    const err = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, err);
+    assert.match(
+      new TextDecoder().decode(output.stdout),
+      /written to file:copy\.db: ledger intact: 3 entries/,
+    );
+    await assert.rejects(Deno.lstat(`${dir}/copy.db`), Deno.errors.NotFound);
+    const copy = await Deno.stat(`${dir}/file:copy.db`);
+    assert.ok(copy.size > 0);
+    if (IS_POSIX) assert.equal(copy.mode! & 0o777, 0o600);
+  });
+});
+
 Deno.test("another application's SQLite file is refused by every command, and left as it was", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/trace.db`;
