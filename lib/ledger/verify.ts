@@ -20,6 +20,7 @@ import {
   checkTargets,
   type Executor,
   firstBroken,
+  missingTable,
   walkChain,
 } from "./_walk.ts";
 
@@ -72,6 +73,8 @@ async function verifyIn(
   executor: Executor,
   options: VerifyOptions,
 ): Promise<LedgerVerification> {
+  const removed = await missingTable(executor);
+  if (removed) return removedTable(removed, options.expectHead);
   const expected = options.expectHead;
   let seen: string | null = expected?.seq === 0 ? GENESIS : null;
   let receipts = 0;
@@ -102,6 +105,25 @@ async function verifyIn(
         head: `${expected.seq}:${expected.chain_digest}`,
         extended: extended!,
       }
+      : null,
+    broken,
+  };
+}
+
+/** Nothing can be walked without the ledger's tables: the answer names the one removed. */
+function removedTable(
+  broken: BrokenRow,
+  expected: LedgerHead | undefined,
+): LedgerVerification {
+  return {
+    schema: "trace.ledger-verify/1",
+    ok: false,
+    entries: 0,
+    targets: 0,
+    receipts: 0,
+    head: null,
+    expected_head: expected
+      ? { head: `${expected.seq}:${expected.chain_digest}`, extended: false }
       : null,
     broken,
   };
