@@ -1130,3 +1130,44 @@ Deno.test("audit verify --expect-head given a head that is not this trail's says
     );
   });
 });
+
+Deno.test("an audit table removed with sqlite is a broken trail to verify (exit 1) and a one-line refusal to list", async (t) => {
+  for (
+    const table of [
+      "auth_audit",
+      "auth_audit_head",
+      "auth_keys",
+      "auth_replay_drafts",
+    ]
+  ) {
+    await t.step(table, async () => {
+      await withAudit(async (db, dataDir) => {
+        await appendAudit(db, RECORD);
+        await withRawClient(db, (raw) => raw.execute(`DROP TABLE ${table}`));
+        const verify = captureIo();
+        assert.equal(
+          await main(
+            ["audit", "verify", "--json", "--data-dir", dataDir],
+            verify,
+          ),
+          1,
+          verify.stderr(),
+        );
+        assert.deepEqual(JSON.parse(verify.stdout()).broken, {
+          seq: 0,
+          problem:
+            `the table ${table} is missing: it was removed (the audit trail's schema created it)`,
+        });
+        const list = captureIo();
+        assert.equal(
+          await main(["audit", "list", "--data-dir", dataDir], list),
+          2,
+        );
+        assert.equal(
+          list.stderr(),
+          `trace audit list: The audit trail's table ${table} was removed: run trace audit verify\n`,
+        );
+      });
+    });
+  }
+});
