@@ -9,6 +9,7 @@
  */
 
 import {
+  AUDITED_ACTIONS,
   type AuditEntry,
   auditHead,
   type AuditVerification,
@@ -28,6 +29,8 @@ import { errorMessage, UsageError } from "../lib/errors.ts";
 import { displaySafe, terminalSafeJson } from "../lib/display.ts";
 import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
 import { erasureDigestOf } from "../lib/runs/mod.ts";
+import { quoteValue } from "../lib/echo.ts";
+import { closestName } from "../lib/suggest.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import {
   type DataContext,
@@ -53,7 +56,9 @@ erasure requests among them: those name their subject by its digest under
 (an erasure of several event ids is found by none of them alone).
 An erasure request shows as subject.erase plan or apply, its outcome, and
 its selector with a digest prefix (user=#9195ac18b994); --json prints its
-whole detail (the full digest, request id and receipt). The whole trail is verified first, as trace audit verify does: a broken
+whole detail (the full digest, request id and receipt). --action is one of
+${AUDITED_ACTIONS.join(", ")}.
+The whole trail is verified first, as trace audit verify does: a broken
 trail is refused (exit 2; trace audit verify names the entry). --json prints
 NDJSON: one entry per line, nothing when none match. Control characters and
 bidirectional overrides in stored text are printed escaped (\\u{…} in text,
@@ -114,6 +119,7 @@ export const auditList: Command = async (args, io) => {
   const subject = values.subject === undefined
     ? undefined
     : parseSubject(values.subject);
+  if (values.action !== undefined) requireAuditedAction(values.action);
   return await withTrail(values, io, async (db, { dataDir }) => {
     const naming = subject ? await erasureNaming(subject, dataDir) : {};
     const entries = await listAudit(db, {
@@ -231,7 +237,24 @@ function parseSubject(value: string): { kind: SubjectKind; value: string } {
       }; see trace audit list --help`,
     );
   }
-  return { kind: kind as SubjectKind, value: value.slice(at + 1) };
+  const id = value.slice(at + 1);
+  if (id === "") {
+    throw new UsageError(
+      `--subject ${kind}= has no value: give the id after =, e.g. --subject event_id=evt-42`,
+    );
+  }
+  return { kind: kind as SubjectKind, value: id };
+}
+
+/** An action no entry can have would list nothing, which reads as "never happened". */
+function requireAuditedAction(action: string): void {
+  if ((AUDITED_ACTIONS as readonly string[]).includes(action)) return;
+  const near = closestName(action, AUDITED_ACTIONS);
+  throw new UsageError(
+    `Unknown --action ${quoteValue(action)}${
+      near ? ` (did you mean ${near}?)` : ""
+    }: audited actions are ${AUDITED_ACTIONS.join(", ")}`,
+  );
 }
 
 function renderEntries(entries: readonly AuditEntry[]): string {

@@ -117,7 +117,8 @@ Writes a consistent single-file copy of the database (ledger and index, as of
 one moment, also while other commands write) to FILE, owner-only, with
 SQLite's VACUUM INTO, then verifies the copy's ledger. This is the way to back
 up: copying trace.db by hand can miss what is still in its -wal file. Refuses
-an existing FILE. Works for a local database file only.
+an existing FILE, and a FILE named like a database's -journal, -wal or -shm
+file (SQLite would discard it). Works for a local database file only.
 
 Exit codes: 0 written and intact; 1 written but its ledger is broken (the
 database was already broken); 2 not written.
@@ -133,6 +134,11 @@ export const ledgerBackup: Command = async (args, io) => {
   );
   if (values.help) return showHelp(io, BACKUP_HELP);
   const file = positionals[0]!;
+  if (file === "") {
+    throw new UsageError(
+      "Cannot write a backup to an empty path: name a file; see trace ledger backup --help",
+    );
+  }
   if (file === "-") {
     throw new UsageError(
       "Cannot write a backup to stdout: name a file; see trace ledger backup --help",

@@ -16,7 +16,7 @@
  */
 
 import { type Client, createClient, type Transaction } from "@libsql/client";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
 import { openFile, restrictSidecars } from "./_db_file.ts";
@@ -24,6 +24,7 @@ import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 import { EngineConnection } from "./_db_engine.ts";
 import { quoteValue } from "./echo.ts";
+import { stateFileKind } from "./state_files.ts";
 
 export type { EngineConnection, EngineValue } from "./_db_engine.ts";
 
@@ -301,9 +302,13 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
     );
   }
   await createEmptyPrivateFile(file);
+  await refuseSidecarPath(file);
+  // SQLite reads a name starting with "file:" as a URI, which would put the
+  // copy elsewhere (and not owner-only); an absolute path never starts so.
+  const path = resolve(file);
   try {
-    await db.client.execute({ sql: "VACUUM INTO ?", args: [file] });
-    if (Deno.build.os !== "windows") await Deno.chmod(file, 0o600);
+    await db.client.execute({ sql: "VACUUM INTO ?", args: [path] });
+    if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
   } catch (error) {
     await Deno.remove(file).catch(() => {});
     throw new StorageError(
@@ -313,6 +318,21 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
       { cause: error },
     );
   }
+}
+
+/**
+ * A copy named like a database's `-journal`, `-wal` or `-shm` would be taken
+ * by SQLite for that database's own file and discarded (or played back into
+ * it) at its next open: the backup would vanish. Checked on the file just
+ * created, so an existing file keeps its own refusal.
+ */
+async function refuseSidecarPath(file: string): Promise<void> {
+  const kind = await stateFileKind(file);
+  if (kind === null) return;
+  await Deno.remove(file).catch(() => {});
+  throw new StorageError(
+    `Cannot back up to ${file}: SQLite would take a file there for ${kind} and discard it; choose another path`,
+  );
 }
 
 /** `VACUUM INTO` accepts an empty file: creating it first refuses an existing one and fixes its mode. */

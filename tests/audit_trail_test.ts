@@ -312,6 +312,53 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
   });
 });
 
+Deno.test("trace audit list refuses an --action no entry can have and an empty --subject value, rather than answering that nothing matches", async (t) => {
+  await withAudit(async (db, dataDir) => {
+    await appendAudit(db, RECORD);
+    const cases: [string[], RegExp][] = [
+      [
+        ["--action", "content.revea"],
+        /^trace audit list: Unknown --action "content\.revea" \(did you mean content\.reveal\?\): audited actions are artifact\.lookup, replay\.plan, replay\.draft, account\.resolve, content\.reveal, subject\.erase\n$/,
+      ],
+      [
+        ["--action", "trace.read"],
+        /^trace audit list: Unknown --action "trace\.read": audited actions are artifact\.lookup, .*subject\.erase\n$/,
+      ],
+      [
+        ["--subject", "event_id="],
+        /^trace audit list: --subject event_id= has no value: give the id after =, e\.g\. --subject event_id=evt-42\n$/,
+      ],
+    ];
+    for (const [flags, message] of cases) {
+      await t.step(flags.join(" "), async () => {
+        const io = captureIo();
+        assert.equal(
+          await main(["audit", "list", ...flags, "--data-dir", dataDir], io),
+          2,
+          io.stdout(),
+        );
+        assert.equal(io.stdout(), "");
+        assert.match(io.stderr(), message);
+      });
+    }
+    const io = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "list",
+        "--action",
+        "content.reveal",
+        "--json",
+        "--data-dir",
+        dataDir,
+      ], io),
+      0,
+      io.stderr(),
+    );
+    assert.equal(JSON.parse(io.stdout()).seq, 1);
+  });
+});
+
 Deno.test("trace audit verify on an intact trail prints the head; on a database without one it says so and creates nothing", async () => {
   await withAudit(async (db, dataDir) => {
     const io = captureIo();
@@ -1059,4 +1106,68 @@ Deno.test("an honestly empty trail verifies: a fresh database, no key, no entrie
       "audit trail intact: 0 entries; head 0 (empty)\n",
     );
   });
+});
+
+Deno.test("audit verify --expect-head given a head that is not this trail's says it may be another's, beside a rewrite", async () => {
+  await withAudit(async (db, dataDir) => {
+    for (let i = 0; i < 2; i++) await appendAudit(db, RECORD);
+    const io = captureIo();
+    assert.equal(
+      await main([
+        "audit",
+        "verify",
+        "--expect-head",
+        `2:sha256:${"ab".repeat(32)}`,
+        "--json",
+        "--data-dir",
+        dataDir,
+      ], io),
+      1,
+    );
+    assert.equal(
+      JSON.parse(io.stdout()).broken.problem,
+      "the trail no longer extends the expected head: entry seq 2 has another chain digest (the trail was rewritten or the file replaced, or the head is not this trail's: a ledger head, or another data directory's)",
+    );
+  });
+});
+
+Deno.test("an audit table removed with sqlite is a broken trail to verify (exit 1) and a one-line refusal to list", async (t) => {
+  for (
+    const table of [
+      "auth_audit",
+      "auth_audit_head",
+      "auth_keys",
+      "auth_replay_drafts",
+    ]
+  ) {
+    await t.step(table, async () => {
+      await withAudit(async (db, dataDir) => {
+        await appendAudit(db, RECORD);
+        await withRawClient(db, (raw) => raw.execute(`DROP TABLE ${table}`));
+        const verify = captureIo();
+        assert.equal(
+          await main(
+            ["audit", "verify", "--json", "--data-dir", dataDir],
+            verify,
+          ),
+          1,
+          verify.stderr(),
+        );
+        assert.deepEqual(JSON.parse(verify.stdout()).broken, {
+          seq: 0,
+          problem:
+            `the table ${table} is missing: it was removed (the audit trail's schema created it)`,
+        });
+        const list = captureIo();
+        assert.equal(
+          await main(["audit", "list", "--data-dir", dataDir], list),
+          2,
+        );
+        assert.equal(
+          list.stderr(),
+          `trace audit list: The audit trail's table ${table} was removed: run trace audit verify\n`,
+        );
+      });
+    });
+  }
 });

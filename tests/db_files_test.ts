@@ -120,6 +120,93 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
   });
 });
 
+Deno.test("trace ledger backup refuses a path where SQLite keeps a database's journal or log, which SQLite would later discard", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const first = await trace([
+      "ledger",
+      "backup",
+      `${dir}/first.db`,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(first.code, 0, first.err);
+    for (
+      const path of [
+        `${data}/trace.db-journal`,
+        `${dir}/first.db-wal`,
+        `${dir}/first.db-journal`,
+      ]
+    ) {
+      const result = await trace([
+        "ledger",
+        "backup",
+        path,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(result.code, 2, `${path}: ${result.out}`);
+      assert.match(
+        result.err,
+        new RegExp(
+          `^trace ledger backup: Cannot back up to ${path}: SQLite would take a file there for the .* of a SQLite database and discard it; choose another path\\n$`,
+        ),
+      );
+      await assert.rejects(Deno.lstat(path), Deno.errors.NotFound);
+    }
+    const verify = await trace(["ledger", "verify", "--data-dir", data]);
+    assert.equal(verify.code, 0, verify.err);
+  });
+});
+
+Deno.test("trace ledger backup refuses an empty FILE in words, before opening the database", async () => {
+  await withTempDir(async (dir) => {
+    const result = await trace([
+      "ledger",
+      "backup",
+      "",
+      "--data-dir",
+      `${dir}/none`,
+    ]);
+    assert.equal(result.code, 2);
+    assert.equal(
+      result.err,
+      "trace ledger backup: Cannot write a backup to an empty path: name a file; see trace ledger backup --help\n",
+    );
+  });
+});
+
+Deno.test("trace ledger backup writes a FILE named like a file: URL to that very name, owner-only, not where SQLite would read the URL", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    // A relative name, as typed in a shell: the command runs in `dir`.
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../cli.ts", import.meta.url).pathname,
+        "ledger",
+        "backup",
+        "file:copy.db",
+        "--data-dir",
+        data,
+      ],
+      cwd: dir,
+      stdin: "null",
+    }).output();
+    const err = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, err);
+    assert.match(
+      new TextDecoder().decode(output.stdout),
+      /written to file:copy\.db: ledger intact: 3 entries/,
+    );
+    await assert.rejects(Deno.lstat(`${dir}/copy.db`), Deno.errors.NotFound);
+    const copy = await Deno.stat(`${dir}/file:copy.db`);
+    assert.ok(copy.size > 0);
+    if (IS_POSIX) assert.equal(copy.mode! & 0o777, 0o600);
+  });
+});
+
 Deno.test("another application's SQLite file is refused by every command, and left as it was", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/trace.db`;

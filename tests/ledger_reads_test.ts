@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import type { Client } from "@libsql/client";
-import { withoutTriggers } from "./_tamper.ts";
+import { withoutTriggers, withRawClient } from "./_tamper.ts";
 import { createApp } from "../routes/app.ts";
 import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
 import { canonicalJson, digestOf } from "../lib/canonical_json.ts";
@@ -428,4 +428,72 @@ Deno.test("trace serve says the ledger is broken, with the entry and the command
       assert.ok((await answer.text()).includes(message), path);
     }
   });
+});
+
+Deno.test("ledger verify --expect-head given a head that is not this ledger's says it may be another's, beside a rewrite", async () => {
+  await withDb(async (db) => {
+    const data = ["--data-dir", dataDirOf(db)];
+    await withStagingA(db);
+    for (const id of ["run-a", "run-b"]) {
+      await appendEntry(db, {
+        kind: "run",
+        entityId: id,
+        targetId: "staging-a",
+        payload: { run_id: id, target: { id: "staging-a" } },
+      });
+    }
+    const foreign = `2:sha256:${"ab".repeat(32)}`;
+    const result = await trace([
+      "ledger",
+      "verify",
+      "--expect-head",
+      foreign,
+      "--json",
+      ...data,
+    ]);
+    assert.equal(result.code, 1);
+    assert.equal(
+      JSON.parse(result.out).broken.problem,
+      "the ledger no longer extends the expected head: entry 2 has another chain digest (the file was rewritten or replaced, or the head is not this ledger's: an audit trail head, or another data directory's)",
+    );
+  });
+});
+
+Deno.test("a ledger table removed with sqlite is a broken ledger to verify and backup, and a one-line refusal to readers", async (t) => {
+  for (const table of ["ledger_head", "ledger_entries", "ledger_targets"]) {
+    await t.step(table, async () => {
+      await withDb(async (db) => {
+        const dir = dataDirOf(db);
+        const data = ["--data-dir", dir];
+        await withStagingA(db);
+        await withRawClient(db, (raw) => raw.execute(`DROP TABLE ${table}`));
+        const verify = await trace(["ledger", "verify", "--json", ...data]);
+        assert.equal(verify.code, 1, verify.err);
+        assert.deepEqual(JSON.parse(verify.out).broken, {
+          seq: 0,
+          kind: "(table)",
+          entity_id: table,
+          problem:
+            `the table ${table} is missing: it was removed (the ledger's schema created it)`,
+        });
+        const backup = await trace([
+          "ledger",
+          "backup",
+          `${dir}/copy.db`,
+          ...data,
+        ]);
+        assert.equal(backup.code, 1, backup.err);
+        assert.match(
+          backup.out,
+          new RegExp(`ledger BROKEN at entry 0 .*${table}`),
+        );
+        const head = await trace(["ledger", "head", ...data]);
+        assert.equal(head.code, 2);
+        assert.equal(
+          head.err,
+          `trace ledger head: The ledger's table ${table} was removed: run trace ledger verify\n`,
+        );
+      });
+    });
+  }
 });

@@ -30,10 +30,20 @@ export const KEY_MISSING =
 export const KEY_REPLACED =
   "the subject key in auth_keys is not the one this entry was written with (its fingerprint differs: the key was replaced): stored digests no longer match their subjects";
 
+/** How the problem `verifyAudit` reports for a removed table of the trail begins. */
+export const TABLE_REMOVED = "the table";
+
 /** The refusal readers give for a trail `verifyAudit` calls broken. */
 export function brokenAudit(
   broken: { seq: number; problem: string },
 ): AuditIntegrityError {
+  const table = removedTable(broken.problem);
+  if (table !== null) {
+    return new AuditIntegrityError(
+      broken.seq,
+      `The audit trail's table ${table} was removed: run trace audit verify`,
+    );
+  }
   if (broken.problem === KEY_MISSING) {
     return new AuditIntegrityError(
       broken.seq,
@@ -60,4 +70,11 @@ export function unextendable(
     broken.seq,
     `The audit trail is broken at entry seq ${broken.seq} (${broken.problem}), so the action was refused: run trace audit verify`,
   );
+}
+
+function removedTable(problem: string): string | null {
+  const match = new RegExp(`^${TABLE_REMOVED} (\\w+) is missing`).exec(
+    problem,
+  );
+  return match ? match[1]! : null;
 }

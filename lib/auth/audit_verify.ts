@@ -26,7 +26,7 @@ import type { TraceDb } from "../db.ts";
 import { UsageError } from "../errors.ts";
 import { GENESIS } from "../ledger/chain.ts";
 import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
-import { brokenAudit, KEY_MISSING } from "./audit_integrity.ts";
+import { brokenAudit, KEY_MISSING, TABLE_REMOVED } from "./audit_integrity.ts";
 import { readSubjectKey, subjectKeyFingerprint } from "./subject_digest.ts";
 import { quoteValue } from "../echo.ts";
 
@@ -85,6 +85,18 @@ export async function verifyAuditIn(
   options: AuditVerifyOptions = {},
 ): Promise<AuditVerification> {
   const expected = options.expectHead;
+  const removed = await missingTable(executor);
+  if (removed) {
+    return {
+      ok: false,
+      entries: 0,
+      head: null,
+      expected_head: expected
+        ? { head: formatAuditHead(expected), extended: false }
+        : null,
+      broken: removed,
+    };
+  }
   const key = await readSubjectKey(executor);
   const fingerprint = key === null ? undefined : subjectKeyFingerprint(key);
   const walked = await walkAudit(executor, expected?.seq, fingerprint);
@@ -105,6 +117,36 @@ export async function verifyAuditIn(
       ? { head: formatAuditHead(expected), extended: extended! }
       : null,
     broken,
+  };
+}
+
+/** The tables verification reads: the trail, its head records, its key, and the drafts that witness it. */
+const AUDIT_TABLES = [
+  "auth_audit",
+  "auth_audit_head",
+  "auth_keys",
+  "auth_replay_drafts",
+];
+
+/**
+ * The first of the trail's tables removed from the database (`DROP TABLE`
+ * with an outside tool), or `null`: without it verification would fail on
+ * SQLite's "no such table" instead of naming the damage.
+ */
+async function missingTable(
+  executor: AuditExecutor,
+): Promise<{ seq: number; problem: string } | null> {
+  const present = new Set(
+    (await executor.execute(
+      "SELECT name FROM sqlite_master WHERE type = 'table'",
+    )).rows.map((row) => String(row.name)),
+  );
+  const missing = AUDIT_TABLES.find((table) => !present.has(table));
+  if (missing === undefined) return null;
+  return {
+    seq: 0,
+    problem:
+      `${TABLE_REMOVED} ${missing} is missing: it was removed (the audit trail's schema created it)`,
   };
 }
 
@@ -329,6 +371,10 @@ async function checkHead(
   return null;
 }
 
+/** A ledger head looks like an audit trail head, so a mixed-up head is named as a possible cause. */
+const NOT_OURS =
+  "or the head is not this trail's: a ledger head, or another data directory's";
+
 function notExtended(
   expected: AuditPoint,
   last: AuditPoint | null,
@@ -337,7 +383,7 @@ function notExtended(
   return {
     seq: expected.seq,
     problem: expected.seq > lastSeq
-      ? `the trail no longer extends the expected head: it ends at entry seq ${lastSeq} (entries were removed from its end with their head records, or the file was replaced)`
-      : `the trail no longer extends the expected head: entry seq ${expected.seq} has another chain digest (the trail was rewritten or the file replaced)`,
+      ? `the trail no longer extends the expected head: it ends at entry seq ${lastSeq} (entries were removed from its end with their head records, or the file was replaced, ${NOT_OURS})`
+      : `the trail no longer extends the expected head: entry seq ${expected.seq} has another chain digest (the trail was rewritten or the file replaced, ${NOT_OURS})`,
   };
 }

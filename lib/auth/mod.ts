@@ -28,6 +28,7 @@ export {
   ACTION_NAMES,
   type ActionRule,
   ACTIONS,
+  AUDITED_ACTIONS,
   can,
   decide,
   type Decision,

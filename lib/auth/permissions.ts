@@ -164,6 +164,11 @@ export type Action = keyof typeof ACTIONS;
 /** Every action name, in matrix order. */
 export const ACTION_NAMES = Object.keys(ACTIONS) as Action[];
 
+/** The actions every attempt at which goes to the audit trail, in matrix order. */
+export const AUDITED_ACTIONS: readonly Action[] = ACTION_NAMES.filter((name) =>
+  ACTIONS[name].privileged
+);
+
 /** Why an action is refused. */
 export type Refusal = "role" | "tenant" | "read_only";
 

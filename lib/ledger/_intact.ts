@@ -52,6 +52,7 @@ import {
   checkTargets,
   type Executor,
   firstBroken,
+  missingTable,
   walkChain,
 } from "./_walk.ts";
 
@@ -114,7 +115,18 @@ export async function intactChain(source: LedgerSource): Promise<IntactChain> {
 
 async function verifyIn(db: TraceDb, executor: Executor): Promise<IntactChain> {
   const known = CHAINS.get(db);
-  const now = await snapshot(executor, known?.head?.seq ?? 0);
+  const now = await snapshot(executor, known?.head?.seq ?? 0).catch(
+    async (error) => {
+      const removed = await missingTable(executor);
+      if (removed) {
+        throw new LedgerIntegrityError(
+          `The ledger's table ${removed.entity_id} was removed: run trace ledger verify`,
+          { cause: error },
+        );
+      }
+      throw error;
+    },
+  );
   if (known && unchanged(known, now)) return known;
   const chain = known && grewOnly(known, now)
     ? await extend(executor, known, now.schema)

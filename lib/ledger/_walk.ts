@@ -52,6 +52,33 @@ export interface Walk {
 
 const PAGE = 500;
 
+/** The ledger's tables: a database whose migrations say it holds a ledger has all three. */
+const LEDGER_TABLES = ["ledger_entries", "ledger_head", "ledger_targets"];
+
+/**
+ * The first ledger table removed from the database (`DROP TABLE` with an
+ * outside tool), as a broken row before every entry, or `null`: without it
+ * a walk would fail on SQLite's "no such table" instead of naming the damage.
+ */
+export async function missingTable(
+  executor: Executor,
+): Promise<BrokenRow | null> {
+  const present = new Set(
+    (await executor.execute(
+      "SELECT name FROM sqlite_master WHERE type = 'table'",
+    )).rows.map((row) => String(row.name)),
+  );
+  const missing = LEDGER_TABLES.find((table) => !present.has(table));
+  if (missing === undefined) return null;
+  return {
+    seq: 0,
+    kind: "(table)",
+    entity_id: missing,
+    problem:
+      `the table ${missing} is missing: it was removed (the ledger's schema created it)`,
+  };
+}
+
 /**
  * Walks the rows after `from` (from the first row when `null`) in seq
  * order, checking each against the one before it; `onRow` sees every row

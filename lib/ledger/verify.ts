@@ -20,6 +20,7 @@ import {
   checkTargets,
   type Executor,
   firstBroken,
+  missingTable,
   walkChain,
 } from "./_walk.ts";
 
@@ -72,6 +73,8 @@ async function verifyIn(
   executor: Executor,
   options: VerifyOptions,
 ): Promise<LedgerVerification> {
+  const removed = await missingTable(executor);
+  if (removed) return removedTable(removed, options.expectHead);
   const expected = options.expectHead;
   let seen: string | null = expected?.seq === 0 ? GENESIS : null;
   let receipts = 0;
@@ -107,13 +110,36 @@ async function verifyIn(
   };
 }
 
+/** Nothing can be walked without the ledger's tables: the answer names the one removed. */
+function removedTable(
+  broken: BrokenRow,
+  expected: LedgerHead | undefined,
+): LedgerVerification {
+  return {
+    schema: "trace.ledger-verify/1",
+    ok: false,
+    entries: 0,
+    targets: 0,
+    receipts: 0,
+    head: null,
+    expected_head: expected
+      ? { head: `${expected.seq}:${expected.chain_digest}`, extended: false }
+      : null,
+    broken,
+  };
+}
+
+/** An audit trail head looks like a ledger head, so a mixed-up head is named as a possible cause. */
+const NOT_OURS =
+  "or the head is not this ledger's: an audit trail head, or another data directory's";
+
 function notExtended(expected: LedgerHead, lastSeq: number): BrokenRow {
   return {
     seq: expected.seq,
     kind: "(head)",
     entity_id: `${expected.seq}:${expected.chain_digest}`,
     problem: expected.seq > lastSeq
-      ? `the ledger no longer extends the expected head: it ends at entry ${lastSeq} (entries were removed from its end, or the file was replaced)`
-      : `the ledger no longer extends the expected head: entry ${expected.seq} has another chain digest (the file was rewritten or replaced)`,
+      ? `the ledger no longer extends the expected head: it ends at entry ${lastSeq} (entries were removed from its end, or the file was replaced, ${NOT_OURS})`
+      : `the ledger no longer extends the expected head: entry ${expected.seq} has another chain digest (the file was rewritten or replaced, ${NOT_OURS})`,
   };
 }
