@@ -39,6 +39,7 @@ import { jsonText } from "./_json.ts";
 import { dataFlagsOf } from "./_run_outputs.ts";
 import { shellWord } from "./_shell.ts";
 import type { CliIo } from "./_io.ts";
+import { plural } from "./_words.ts";
 
 export { obsErase, obsPropagation } from "./obs_erase.ts";
 
@@ -77,6 +78,8 @@ incremental auto-vacuum mode, and reports the bytes before, after and
 reclaimed. A database without it keeps the freed pages for new rows; --vacuum
 runs a one-time full VACUUM (a rewrite that blocks writers while it runs) that
 returns them and switches the file to incremental mode.
+A first Ctrl-C stops --apply between batches (each committed): exit 2, and the
+same command again removes the rest.
 Source envelopes stay (see expiry-plan), but a removed preview's digest in
 one is replaced by the preview's size, so nothing left can confirm a guess of
 the removed text.
@@ -346,6 +349,8 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
     metadataDays: intFlag("metadata-days", values["metadata-days"], DAYS),
     outcomesDays: intFlag("outcomes-days", values["outcomes-days"], DAYS),
     batchSize: intFlag("batch-size", values["batch-size"]),
+    // A first Ctrl-C stops an apply between batches, each its own transaction.
+    signal: values.apply ? io.interrupted : undefined,
   };
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, v]) => v !== undefined),
@@ -355,7 +360,11 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
   });
   if (values.json) printJson(io, result);
   else {
-    const verb = result.dry_run ? "would delete" : "deleted";
+    const verb = result.dry_run
+      ? "would delete"
+      : result.interrupted
+      ? "deleted before the interrupt"
+      : "deleted";
     io.out(
       `Retention (previews ${result.policy.previews_days} d, metadata ${result.policy.metadata_days} d, ` +
         `outcomes ${result.policy.outcomes_days} d) ${verb}: ${result.previews} previews, ` +
@@ -373,7 +382,13 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
       );
     }
   }
-  return 0;
+  if (!result.interrupted) return 0;
+  io.err(
+    `trace obs retention: interrupted after ${
+      plural(result.batches, "batch", "batches")
+    }, each committed; the rest expires when you run the same command again\n`,
+  );
+  return 2;
 }
 
 function printStorage(io: CliIo, storage: StorageReport): void {

@@ -180,6 +180,53 @@ Deno.test("retention() applied deletes the expired rows in batches and reports b
   });
 });
 
+Deno.test("retention() applied stops between batches when interrupted, raises no mark, and a second run removes the rest", async () => {
+  await withObs(async (db) => {
+    await seedRetention(db);
+    // Aborted from the third look on: two batches run, the third never starts.
+    let looks = 0;
+    const signal = {
+      get aborted() {
+        return ++looks > 2;
+      },
+    } as AbortSignal;
+    const stopped = await retention(db, {
+      dryRun: false,
+      batchSize: 50,
+      now: () => NOW,
+      signal,
+    });
+    assert.equal(stopped.interrupted, true);
+    assert.equal(stopped.batches, 2);
+    assert.equal(stopped.previews, 100);
+    assert.equal(stopped.events, 0);
+    assert.equal(stopped.storage?.method, "none");
+    assert.match(
+      stopped.storage?.note ?? "",
+      /^interrupted: nothing was reclaimed/,
+    );
+    assert.equal(await count(db, "obs_previews"), 202);
+    assert.equal(
+      await count(db, "obs_state", "key LIKE 'retention.%_before'"),
+      0,
+      "no cutoff is marked as applied",
+    );
+    const rest = await retention(db, {
+      dryRun: false,
+      batchSize: 50,
+      now: () => NOW,
+    });
+    assert.equal(rest.interrupted, false);
+    assert.equal(rest.previews, 201);
+    assert.equal(rest.events, 301);
+    assert.equal(await count(db, "obs_previews"), 1);
+    assert.equal(
+      await count(db, "obs_state", "key LIKE 'retention.%_before'"),
+      3,
+    );
+  });
+});
+
 Deno.test("a parent retention removed, whose child keeps its outcome, is no missing parent link", async () => {
   await withObs(async (db) => {
     await ingestEvents(db, [

@@ -245,15 +245,17 @@ export async function reclaimStorageAndWal(
 }
 
 /**
- * The report when reclaiming was skipped. The WAL is still truncated: until
+ * The report when reclaiming was skipped (`why` leads its note). The WAL is
+ * still truncated: until
  * a checkpoint the database file keeps the deleted rows' old pages (the
  * zeroed ones are only in the WAL).
  */
 export async function skippedReclaim(
   db: TraceDb,
   before: StorageBefore,
+  why = "reclaiming was not requested",
 ): Promise<StorageReport> {
-  const notes = ["reclaiming was not requested"];
+  const notes = [why];
   if (!await checkpoint(db)) {
     notes.push("a reader kept the WAL from being truncated");
   }

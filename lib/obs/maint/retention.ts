@@ -87,6 +87,11 @@ export interface RetentionOptions {
   vacuum?: boolean;
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
+  /**
+   * Stops an apply between batches (each batch is its own transaction, so
+   * nothing is cut short); the result says `interrupted`.
+   */
+  signal?: AbortSignal;
 }
 
 /** What retention removed, or on a dry run would remove. */
@@ -122,6 +127,12 @@ export interface RetentionResult {
   resources: number;
   /** Delete transactions run. */
   batches: number;
+  /**
+   * An apply stopped between batches by its signal: the counts are what was
+   * removed before it, the rest stays until retention runs again (and the
+   * marks health reads are not raised).
+   */
+  interrupted: boolean;
   /** File size before and after, and bytes reclaimed; `null` on a dry run. */
   storage: StorageReport | null;
 }
@@ -215,11 +226,29 @@ export async function retention(
       ...base,
       ...await countExpiring(db, cutoffs),
       batches: 0,
+      interrupted: false,
       storage: null,
     };
   }
   const before = await measureStorage(db);
-  const removed = await deleteExpiring(db, cutoffs, batchSize, now);
+  const removed = await deleteExpiring(db, cutoffs, {
+    batchSize,
+    now,
+    signal: options.signal,
+  });
+  if (removed.interrupted) {
+    // The marks say everything before the cutoffs is gone, which is not so yet.
+    return {
+      dry_run: false,
+      ...base,
+      ...removed,
+      storage: await skippedReclaim(
+        db,
+        before,
+        "interrupted: nothing was reclaimed; the next run reclaims",
+      ),
+    };
+  }
   await db.client.batch([
     raiseMarkStatement(STATE_KEYS.previewsBefore, cutoffs.previews, now),
     raiseMarkStatement(STATE_KEYS.metadataBefore, cutoffs.metadata, now),
@@ -274,9 +303,9 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
 async function deleteExpiring(
   db: TraceDb,
   cutoffs: Cutoffs,
-  batchSize: number,
-  now: number,
+  apply: { batchSize: number; now: number; signal: AbortSignal | undefined },
 ) {
+  const { batchSize, now, signal } = apply;
   const totals = {
     previews: 0,
     preview_digests: 0,
@@ -284,7 +313,9 @@ async function deleteExpiring(
     outcome_events: 0,
     resources: 0,
     batches: 0,
+    interrupted: false,
   };
+  const stopped = () => (totals.interrupted = signal?.aborted === true);
   // Previews first: walk old events by (ts, seq); each batch redacts the
   // digests naming their previews and drops the previews, in one transaction.
   await walkOldEvents(
@@ -298,7 +329,9 @@ async function deleteExpiring(
       totals.preview_digests += removed.digests;
       totals.batches++;
     },
+    stopped,
   );
+  if (totals.interrupted) return totals;
   await walkOldEvents(
     db,
     EXPIRING,
@@ -314,7 +347,9 @@ async function deleteExpiring(
       totals.events += removed.events - Math.min(verified, removed.events);
       totals.batches++;
     },
+    stopped,
   );
+  if (totals.interrupted) return totals;
   // Envelopes whose index row an older build's retention removed with the
   // preview, and that still name its digest.
   const unindexed = await redactUnindexedDigests(db, batchSize, now);
@@ -392,17 +427,22 @@ interface OldRow {
   verified: boolean;
 }
 
-/** Visits matching rows oldest first, `batchSize` at a time, by keyset on (ts, seq). */
+/**
+ * Visits matching rows oldest first, `batchSize` at a time, by keyset on
+ * (ts, seq), until none is left or `stop()` says so before a batch.
+ */
 async function walkOldEvents(
   db: TraceDb,
   where: string,
   args: number[],
   batchSize: number,
   visit: (rows: OldRow[]) => Promise<void>,
+  stop: () => boolean = () => false,
 ): Promise<void> {
   let after: [number, number] = [Number.MIN_SAFE_INTEGER, 0];
   const keyAt = args.length + 1;
   for (;;) {
+    if (stop()) return;
     const result = await db.client.execute({
       sql: `SELECT seq, ts, outcome_verified FROM obs_events
             WHERE ${where} AND (ts, seq) > (?${keyAt}, ?${keyAt + 1})
