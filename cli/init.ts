@@ -27,8 +27,8 @@ const HELP = `Usage: trace init [FILE] [--base-url URL] [--force] [--json]
 
 Writes a starter staging config (default FILE: staging.json) with a comment
 on every key, for a staging adapter at URL (default http://127.0.0.1:8787,
-the demo app). An existing FILE is refused unless --force (a database or
-its sidecar files even then). Trace reads
+the demo app). An existing FILE is refused unless --force; a directory, a
+FIFO, a symbolic link, a database or its sidecar files even then. Trace reads
 comments (// and /* */) in config files, so the file works as written.
 `;
 
