@@ -27,8 +27,8 @@ const HELP = `Usage: trace init [FILE] [--base-url URL] [--force] [--json]
 
 Writes a starter staging config (default FILE: staging.json) with a comment
 on every key, for a staging adapter at URL (default http://127.0.0.1:8787,
-the demo app). An existing FILE is refused unless --force (a database or
-its sidecar files even then). Trace reads
+the demo app). An existing FILE is refused unless --force; a directory, a
+FIFO, a symbolic link, a database or its sidecar files even then. Trace reads
 comments (// and /* */) in config files, so the file works as written.
 `;
 
@@ -98,6 +98,32 @@ ${lines.join("\n")}
 `;
 }
 
+/**
+ * Refuses a path that `--force` must not write through: a directory, a FIFO
+ * (opening it would wait for a reader), a symbolic link (the write would land
+ * wherever it points) and Trace's own state files.
+ */
+async function refuseUnreplaceable(path: string): Promise<void> {
+  const info = await Deno.lstat(path).catch(() => null);
+  if (info && !info.isFile) {
+    throw new UsageError(
+      `Cannot write ${path}: ${
+        info.isDirectory
+          ? "it is a directory; name a file"
+          : info.isSymlink
+          ? "it is a symbolic link, which trace init never writes through; name the file itself or another path"
+          : "it is not a regular file; name a file"
+      }`,
+    );
+  }
+  const state = await stateFileKind(path);
+  if (state) {
+    throw new UsageError(
+      `Cannot write ${path}: it is ${state}, which trace init never replaces (not even with --force); choose another path`,
+    );
+  }
+}
+
 /** `trace init`: a commented starter config and the next steps. */
 export const init: Command = async (args, io) => {
   const { values, positionals } = parseFlags("init", args, FLAGS, { max: 1 });
@@ -106,12 +132,7 @@ export const init: Command = async (args, io) => {
   const text = starterConfig(values["base-url"]);
   // A URL the config rules refuse is reported before any file is written.
   const config = parseStagingConfigText(text, "starter config (--base-url)");
-  const state = await stateFileKind(path);
-  if (state) {
-    throw new UsageError(
-      `Cannot write ${path}: it is ${state}, which trace init never replaces (not even with --force); choose another path`,
-    );
-  }
+  await refuseUnreplaceable(path);
   try {
     await Deno.writeTextFile(path, text, {
       createNew: !values.force,

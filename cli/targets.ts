@@ -155,7 +155,8 @@ target from trace external-targets (shown with --all) and refuses new runs and
 replays against it. Nothing is deleted: its runs, regressions and registration
 stay in the ledger, and trace external-cleanup still works for its runs.
 Retiring it again changes nothing. A retired id cannot be reused: register the
-new endpoint under a new id.
+new endpoint under a new id. --reason (at most 500 characters) is kept with the
+retirement and repeated when a run against the target is refused.
 `;
 
 /** `trace external-retire`: hide a target and refuse new runs against it. */

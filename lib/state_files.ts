@@ -51,6 +51,9 @@ export async function stateFileKind(path: string): Promise<string | null> {
 }
 
 async function firstBytes(path: string, n: number): Promise<Uint8Array | null> {
+  // Opening a FIFO to read waits until something writes to it: look first.
+  const info = await Deno.stat(path).catch(() => null);
+  if (!info?.isFile) return null;
   let file: Deno.FsFile;
   try {
     file = await Deno.open(path, { read: true });

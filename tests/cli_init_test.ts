@@ -128,3 +128,27 @@ Deno.test("trace init names a path with hidden characters escaped", async () => 
     );
   });
 });
+
+Deno.test("trace init --force refuses a directory, a FIFO and a symbolic link, and writes through none of them", async () => {
+  await withTempDir(async (dir) => {
+    const kept = join(dir, "kept.txt");
+    await Deno.writeTextFile(kept, "keep");
+    const link = join(dir, "link.json");
+    await Deno.symlink(kept, link);
+    const fifo = join(dir, "fifo.json");
+    await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    const cases: [string, RegExp][] = [
+      [dir, /it is a directory; name a file/],
+      [link, /it is a symbolic link, which trace init never writes through/],
+      [fifo, /it is not a regular file; name a file/],
+    ];
+    for (const [path, message] of cases) {
+      for (const force of [[], ["--force"]]) {
+        const io = captureIo();
+        assert.equal(await main(["init", path, ...force], io), 2, path);
+        assert.match(io.stderr(), message);
+      }
+    }
+    assert.equal(await Deno.readTextFile(kept), "keep");
+  });
+});

@@ -329,6 +329,30 @@ Deno.test("trace external-plan refuses a token_env naming an unset variable, as 
   });
 });
 
+Deno.test("trace external-plan names a huge token_env clipped, and says what to do with a token holding spaces", async () => {
+  await withTempDir(async (dir) => {
+    const name = `T${"A".repeat(5000)}`;
+    const huge = await writeConfig(dir, "https://staging.example.test", {
+      token_env: name,
+    });
+    const io = captureIo();
+    assert.equal(await main(["external-plan", "--config", huge], io), 2);
+    assert.match(
+      io.stderr(),
+      /environment variable TA{79}… \(5001 characters\) is unset or empty; set it or remove token_env\n$/,
+    );
+    const spaced = await writeConfig(dir, "https://staging.example.test", {
+      token_env: "TRACE_TEST_SPACED_TOKEN",
+    });
+    const set = captureIo("", { TRACE_TEST_SPACED_TOKEN: "Bearer t0ken" });
+    assert.equal(await main(["external-plan", "--config", spaced], set), 2);
+    assert.match(
+      set.stderr(),
+      /TRACE_TEST_SPACED_TOKEN: it contains spaces or non-ASCII characters; set the variable to the token alone\n$/,
+    );
+  });
+});
+
 Deno.test("trace with an unknown command or flag exits 2 with a hint", async () => {
   const io = captureIo();
   assert.equal(await main(["external-runn"], io), 2);

@@ -187,6 +187,11 @@ Deno.test("parseStagingConfig() names a port outside 1-65535, and calls other un
     refusal(() => configFor("staging.example.com")),
     /base_url: must be an absolute http:\/\/ or https:\/\/ URL$/,
   );
+  // Port 0 parses, but nothing can be reached there.
+  assert.match(
+    refusal(() => configFor("http://127.0.0.1:0")),
+    /base_url: has port 0, outside 1-65535$/,
+  );
 });
 
 Deno.test("createHttpTransport() refuses credentials in userinfo, query or fragment without echoing them", async (t) => {

@@ -17,6 +17,7 @@ import { migrate, type TraceDb } from "../lib/db.ts";
 import { RefusedError } from "../lib/errors.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
+import { retireTarget } from "../lib/ledger/retirements.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { findSystem } from "../lib/reference/systems.ts";
 import {
@@ -686,6 +687,41 @@ Deno.test("trace external-targets shows each target's use; a retired target is h
     const again = await trace(["external-retire", TARGET.id, ...dataOf(db)]);
     assert.match(again.out, /already retired/);
     assert.equal((await trace(["ledger", "verify", ...dataOf(db)])).code, 0);
+  });
+});
+
+Deno.test("trace external-retire refuses a reason past 500 characters and keeps the target usable; a long stored reason is clipped in refusals", async () => {
+  await withDb(async (db) => {
+    await setUp(db);
+    const long = "r".repeat(501);
+    const refused = await trace([
+      "external-retire",
+      TARGET.id,
+      "--reason",
+      long,
+      ...dataOf(db),
+    ]);
+    assert.equal(refused.code, 2);
+    assert.equal(
+      refused.err,
+      `trace external-retire: Cannot retire target "staging-a": the reason is 501 characters; give at most 500\n`,
+    );
+    const listed = JSON.parse(
+      (await trace(["external-targets", "--json", ...dataOf(db)])).out,
+    ).targets;
+    assert.equal(listed[0].retired, null);
+    // Within the bound, a refusal repeats only the first 80 characters.
+    await retireTarget(db, TARGET.id, "r".repeat(400));
+    const run = await trace([
+      "external-plan",
+      "--target",
+      TARGET.id,
+      ...dataOf(db),
+    ]);
+    assert.match(
+      run.err,
+      /\(ledger entry \d+: r{80}… \(400 characters\)\); register a new target id for new runs\n$/,
+    );
   });
 });
 

@@ -248,7 +248,7 @@ Deno.test("output files are replaced only with --force, and never while another 
   });
 });
 
-Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even with --force", async () => {
+Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even with --force, nor waits on a FIFO", async () => {
   await withTempDir(async (dir) => {
     await withDemo(null, async (demo) => {
       const config = await writeConfig(dir, demo.url);
@@ -325,10 +325,14 @@ Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even wit
       assert.equal(shown.code, 2);
       assert.deepEqual(await Deno.readFile(ledger), before);
       const runId = JSON.parse(runs.out).runs[0].run_id;
+      // Reading a FIFO's first bytes would wait for a writer forever.
+      const fifo = `${dir}/page.fifo`;
+      await new Deno.Command("mkfifo", { args: [fifo] }).output();
       for (
         const [path, why] of [
           [`${ledger}/page.html`, "a part of the path is not a directory"],
           [dir, "it is a directory; name a file"],
+          [fifo, "it is not a regular file; name a file"],
         ] as const
       ) {
         const refused = await trace([

@@ -22,6 +22,8 @@ const BaseUrl = v.pipe(
     (url) => url.protocol === "http:" || url.protocol === "https:",
     "must use http:// or https://",
   ),
+  // `URL` accepts port 0, which no connection can reach.
+  v.check((url) => url.port !== "0", "has port 0, outside 1-65535"),
   v.check(
     (url) => url.username === "" && url.password === "",
     "must not contain credentials; use token_env for a bearer token",

@@ -7,6 +7,7 @@
  */
 
 import { ConfigError } from "../errors.ts";
+import { clipValue } from "../echo.ts";
 import { isLoopbackHost } from "../loopback.ts";
 
 /** Re-checks base_url: http(s) only, no credentials, query or fragment, plain HTTP only to loopback. */
@@ -40,20 +41,22 @@ export function readToken(
   env: (name: string) => string | undefined,
 ): string | undefined {
   if (name === undefined) return undefined;
+  // The name comes from a config file: a pasted blob must not bury the sentence.
+  const shown = clipValue(name);
   if (!secure) {
     throw new ConfigError(
-      `Refusing token_env ${name}: a bearer token is sent only over https://`,
+      `Refusing token_env ${shown}: a bearer token is sent only over https://`,
     );
   }
   const token = env(name);
   if (!token) {
     throw new ConfigError(
-      `Cannot read bearer token: environment variable ${name} is unset or empty; set it or remove token_env`,
+      `Cannot read bearer token: environment variable ${shown} is unset or empty; set it or remove token_env`,
     );
   }
   if (!/^[!-~]+$/.test(token)) {
     throw new ConfigError(
-      `Cannot use bearer token from ${name}: it contains spaces or non-ASCII characters`,
+      `Cannot use bearer token from ${shown}: it contains spaces or non-ASCII characters; set the variable to the token alone`,
     );
   }
   return token;

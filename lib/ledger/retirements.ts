@@ -7,7 +7,8 @@
  */
 
 import type { TraceDb } from "../db.ts";
-import { NotFoundError, RefusedError } from "../errors.ts";
+import { clipValue } from "../echo.ts";
+import { NotFoundError, RefusedError, UsageError } from "../errors.ts";
 import {
   appendEntries,
   type LedgerSource,
@@ -15,6 +16,9 @@ import {
   readEntry,
 } from "./chain.ts";
 import { readTarget, validateTargetId } from "./targets.ts";
+
+/** Most characters a retirement reason may hold: every refusal repeats it. */
+export const MAX_RETIREMENT_REASON = 500;
 
 /** A retirement as chained. */
 export interface Retirement {
@@ -41,6 +45,11 @@ export async function retireTarget(
   reason: string | null = null,
 ): Promise<RetiredTarget> {
   validateTargetId(targetId);
+  if (reason !== null && reason.length > MAX_RETIREMENT_REASON) {
+    throw new UsageError(
+      `Cannot retire target "${targetId}": the reason is ${reason.length} characters; give at most ${MAX_RETIREMENT_REASON}`,
+    );
+  }
   if (!await readTarget(db, targetId)) {
     throw new NotFoundError(
       `Cannot retire target "${targetId}": it is not registered; see trace external-targets --all`,
@@ -99,7 +108,9 @@ export async function refuseRetired(
   if (!retirement) return;
   throw new RefusedError(
     `Cannot ${action}: target "${targetId}" was retired on ${retirement.retired_at} (ledger entry ${retirement.seq}${
-      retirement.reason ? `: ${retirement.reason}` : ""
-    }); register a new target id for new runs`,
+      // Clipped: a reason chained before the bound may be of any length.
+      retirement.reason
+        ? `: ${clipValue(retirement.reason)}`
+        : ""}); register a new target id for new runs`,
   );
 }
