@@ -221,6 +221,9 @@ const GROUP_GAP = 12;
 const LABEL_WIDTH = 120;
 const VALUE_WIDTH = 96;
 const BAR_TOP = 8;
+// A character of the 20-unit text a phone draws (`.chart--fit`) is at most
+// about 12 units wide: the label and value columns grow to hold the longest.
+const CHAR_WIDTH = 12;
 
 /** Horizontal bars per category, one per series, each labelled with its value. */
 export const BarChart: FC<BarChartProps> = (props) => {
@@ -231,9 +234,14 @@ export const BarChart: FC<BarChartProps> = (props) => {
     GROUP_GAP;
   const values = series.flatMap((s) => s.values);
   const ticks = niceTicks(0, Math.max(0, ...values), 4);
+  const labelWidth = columnWidth(LABEL_WIDTH, categories);
+  const valueWidth = columnWidth(
+    VALUE_WIDTH,
+    series.flatMap((s) => s.values.map((v) => valueLabel(s, v))),
+  );
   const x = linearScale(
     [0, ticks[ticks.length - 1]!],
-    [LABEL_WIDTH, width - VALUE_WIDTH],
+    [labelWidth, width - valueWidth],
   );
   const axisY = height - MARGIN.bottom + 6;
   return (
@@ -241,6 +249,7 @@ export const BarChart: FC<BarChartProps> = (props) => {
       {...props}
       width={width}
       height={height}
+      fit
       table={
         <ChartTable id={id} title={props.title} hidden={props.table}>
           <thead>
@@ -285,7 +294,7 @@ export const BarChart: FC<BarChartProps> = (props) => {
         return (
           <g>
             <text
-              x={LABEL_WIDTH - 8}
+              x={labelWidth - 8}
               y={top + (group - GROUP_GAP) / 2 + 4}
               text-anchor="end"
             >
@@ -298,14 +307,14 @@ export const BarChart: FC<BarChartProps> = (props) => {
                 <>
                   <rect
                     class={seriesClass(i)}
-                    x={LABEL_WIDTH}
+                    x={labelWidth}
                     y={barTop}
-                    width={Math.max(1, x(v) - LABEL_WIDTH)}
+                    width={Math.max(1, x(v) - labelWidth)}
                     height={BAR}
                     fill-opacity={i === 0 ? undefined : 0.55}
                   />
                   <text x={x(v) + 4} y={barTop + BAR - 3}>
-                    {`${s.label} ${formatValue(v)}`}
+                    {valueLabel(s, v)}
                   </text>
                 </>
               );
@@ -316,6 +325,16 @@ export const BarChart: FC<BarChartProps> = (props) => {
     </Figure>
   );
 };
+
+/** The text beside a bar: its series and value. */
+function valueLabel(series: BarSeries, value: number): string {
+  return `${series.label} ${formatValue(value)}`;
+}
+
+/** A column at least `min` wide that holds the longest of `labels` and its 8-unit gap. */
+function columnWidth(min: number, labels: readonly string[]): number {
+  return Math.max(min, ...labels.map((l) => l.length * CHAR_WIDTH + 8));
+}
 
 /** What every chart shares: its caption with the unit, the legend, the SVG at its natural size (described by the data table), then the table. */
 const Figure: FC<{
