@@ -52,6 +52,10 @@ export interface TimeChartProps {
 // text a phone draws (ui/style.css, `.chart--fit`).
 const MARGIN = { top: 32, right: 16, bottom: 32, left: 52 };
 
+// A character of the 20-unit text a phone draws (`.chart--fit`) is at most
+// about 12 units wide: labels are spaced, and columns sized, for that text.
+const CHAR_WIDTH = 12;
+
 /** A time chart with its legend and data table. */
 export const TimeChart: FC<TimeChartProps> = (props) => {
   const { unit, series } = props;
@@ -68,7 +72,7 @@ export const TimeChart: FC<TimeChartProps> = (props) => {
     [0, yTicks[yTicks.length - 1]!],
     [height - MARGIN.bottom, MARGIN.top],
   );
-  const xTicks = xAxisTicks(props.axis ?? "utc", t0, t1);
+  const xTicks = xAxisTicks(props.axis ?? "utc", t0, t1, x, width);
   return (
     <Figure
       {...props}
@@ -129,12 +133,56 @@ function xAxisTicks(
   axis: "utc" | { elapsedFrom: number },
   t0: number,
   t1: number,
+  x: (t: number) => number,
+  width: number,
 ): { t: number; label: string }[] {
-  if (axis === "utc") return timeTicks(t0, t1);
+  if (axis === "utc") return clockTicks(t0, t1, x, width);
   const origin = axis.elapsedFrom;
   return niceTicks((t0 - origin) / 1000, (t1 - origin) / 1000, 6)
     .map((s) => ({ t: origin + s * 1000, label: `${tickLabel(s)} s` }))
     .filter((tick) => tick.t >= t0 && tick.t <= t1);
+}
+
+/**
+ * Clock labels (16:00:24) that stay inside the chart and apart from each
+ * other at a phone's text size, which a fixed count of 6 overlapped: the
+ * first tick count that leaves three such labels, else the most that fit.
+ */
+function clockTicks(
+  t0: number,
+  t1: number,
+  x: (t: number) => number,
+  width: number,
+): { t: number; label: string }[] {
+  let fallback: { t: number; label: string }[] = [];
+  for (let count = 2; count <= 6; count++) {
+    const ticks = timeTicks(t0, t1, count).filter((tick) =>
+      insideChart(x(tick.t), tick.label, width)
+    );
+    if (!apart(ticks, x)) break;
+    fallback = ticks;
+    if (ticks.length >= 3) break;
+  }
+  return fallback;
+}
+
+/** Whether a label centred at `at` stays inside a chart `width` wide. */
+function insideChart(at: number, label: string, width: number): boolean {
+  const half = (label.length * CHAR_WIDTH) / 2;
+  return at - half >= 0 && at + half <= width;
+}
+
+/** Whether neighbouring labels leave a character's room between them. */
+function apart(
+  ticks: readonly { t: number; label: string }[],
+  x: (t: number) => number,
+): boolean {
+  return ticks.every((tick, i) => {
+    const next = ticks[i + 1];
+    if (!next) return true;
+    const need = (tick.label.length + next.label.length) * CHAR_WIDTH / 2;
+    return x(next.t) - x(tick.t) >= need + CHAR_WIDTH;
+  });
 }
 
 const SeriesPath: FC<{
@@ -221,9 +269,6 @@ const GROUP_GAP = 12;
 const LABEL_WIDTH = 120;
 const VALUE_WIDTH = 96;
 const BAR_TOP = 8;
-// A character of the 20-unit text a phone draws (`.chart--fit`) is at most
-// about 12 units wide: the label and value columns grow to hold the longest.
-const CHAR_WIDTH = 12;
 
 /** Horizontal bars per category, one per series, each labelled with its value. */
 export const BarChart: FC<BarChartProps> = (props) => {
