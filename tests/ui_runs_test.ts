@@ -262,6 +262,17 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
   });
 });
 
+Deno.test("a reference run's page, which no one can run again, leaves no empty row of actions under its verdict", async () => {
+  let runId = "";
+  await withRunsApp(async (db) => {
+    runId = (await referenceRuns(db, ["stale-cache"]))[0]!.run_id;
+  }, async (fixture) => {
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.match(body, /Reference run/);
+    assert.doesNotMatch(body, /<div class="actions"><\/div>/);
+  });
+});
+
 Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTML file", async () => {
   let runId = "";
   await withRunsApp(async (db) => {
