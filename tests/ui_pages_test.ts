@@ -53,6 +53,29 @@ Deno.test("the health page leads with the status and its reason, then the alerts
   });
 });
 
+Deno.test("the overview's health line says why the index is not OK, as the health page leads with it", async () => {
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: (db) =>
+      ingestEvents(db, [{ ...EVENT, event_id: "e-1" }]).then(() => {}),
+  }, async ({ app }) => {
+    const bearer = page({ authorization: `Bearer ${ADMIN_TOKEN}` });
+    const get = (path: string) => app.request(at(path), bearer);
+    assert.equal((await get("/traces/health")).status, 200);
+    const twin = await (await get("/index.json")).json();
+    // No parity check has run: UNKNOWN, with only a note (info) to show.
+    assert.equal(twin.health.status, "unknown");
+    assert.equal(twin.health.alerts, 0);
+    assert.equal(twin.health.reason, HEALTH_ALERT_MESSAGES.parity_unknown);
+    const html = await (await get("/")).text();
+    const line = html.slice(html.indexOf("Index health"));
+    assert.match(
+      line,
+      /No whole-index parity check has run yet; run trace obs parity\. 1 event, checked/,
+    );
+  });
+});
+
 Deno.test("the health JSON twin carries the page's data: obsHealth plus this server's checks", async () => {
   await withUiApp({ adminToken: ADMIN_TOKEN }, async ({ app }) => {
     const bearer = page({ authorization: `Bearer ${ADMIN_TOKEN}` });

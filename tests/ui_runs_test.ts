@@ -13,7 +13,7 @@ import { parseStagingConfig } from "../lib/contract/config.ts";
 import type { RunDetail } from "../routes/ui/run_view.ts";
 import { withJobStates } from "../routes/ui/run_list.tsx";
 import { renderRunDocument } from "../routes/ui/run_html.tsx";
-import { nextSteps } from "../routes/ui/run_words.ts";
+import { nextSteps, type RunContext } from "../routes/ui/run_words.ts";
 import type { RunsPageData } from "../routes/pages/runs.tsx";
 import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
 import { AccountBook } from "../lib/auth/mod.ts";
@@ -204,6 +204,13 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     const commands = detail.next_steps.map((s) => s.command);
     assert.ok(commands.includes(`trace external-replay ${regression}`));
     assert.ok(commands.includes(`trace external-cleanup ${fail}`));
+    // Its replay passed: the page says the regression is enforced now,
+    // rather than that a passing replay would make it so.
+    const saved = detail.next_steps.find((s) =>
+      s.text.startsWith(`Saved as regression ${regression}`)
+    );
+    assert.match(saved?.text ?? "", /enforced: its replay .* passed/);
+    assert.doesNotMatch(saved?.text ?? "", /passing replay makes it enforced/);
     assert.equal(detail.requests.status, "recorded");
     assert.deepEqual(
       detail.requests.phases.map((p) => p.name),
@@ -252,6 +259,17 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.equal(replay.compare_with, fail);
     assert.deepEqual(replay.next_steps, []);
     assert.match(replay.headline, /^The deletion held: every store read 0/);
+  });
+});
+
+Deno.test("a reference run's page, which no one can run again, leaves no empty row of actions under its verdict", async () => {
+  let runId = "";
+  await withRunsApp(async (db) => {
+    runId = (await referenceRuns(db, ["stale-cache"]))[0]!.run_id;
+  }, async (fixture) => {
+    const body = await html(fixture, `/runs/${runId}`);
+    assert.match(body, /Reference run/);
+    assert.doesNotMatch(body, /<div class="actions"><\/div>/);
   });
 });
 
@@ -800,6 +818,28 @@ Deno.test("withJobStates() lists a job that failed in this server as interrupted
   const [still] = await withJobStates([running], jobs("running"));
   assert.equal(still!.state, "running");
   assert.deepEqual(await withJobStates([running], null), [running]);
+});
+
+Deno.test("nextSteps() for a FAIL saved as a regression says where that regression stands now", async () => {
+  await withRunsApp(async (db, dataDir) => {
+    const { fail, regressionId } = await failThenFixed(db, dataDir);
+    const step = (saved: NonNullable<RunContext["saved"]>) =>
+      nextSteps(fail, { savedAs: regressionId, regressionId: null, saved })
+        .find((s) => s.command === `trace external-replay ${regressionId}`)
+        ?.text ?? "";
+    assert.match(
+      step({ status: "pending", last_result: null, last_run_id: null }),
+      /once the application is fixed, replay it\. A passing replay makes it enforced/,
+    );
+    assert.match(
+      step({ status: "enforced", last_result: "PASS", last_run_id: "run-b" }),
+      /now enforced: its replay run-b passed/,
+    );
+    assert.match(
+      step({ status: "enforced", last_result: "FAIL", last_run_id: "run-c" }),
+      /its latest replay run-c did not pass: the gate fails until a replay passes again/,
+    );
+  }, () => Promise.resolve());
 });
 
 Deno.test("nextSteps() for an unsaved FAIL saves first and replays only after the fix, never in one command", async () => {

@@ -28,6 +28,7 @@ import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 import { plural } from "../ui/trace_words.ts";
+import { healthLead } from "./traces_health.tsx";
 
 /** Runs listed on the overview. */
 export const RECENT_RUNS = 10;
@@ -65,6 +66,8 @@ export interface OverviewData {
     checked_at: string;
     alerts: number;
     events: number | null;
+    /** Why the status is not OK (the most severe alert), as the health page leads with it. */
+    reason: string | null;
   } | null;
 }
 
@@ -121,6 +124,7 @@ export function overviewPage(
             checked_at: latest.checked_at,
             alerts: latest.alerts.filter((a) => a.severity !== "info").length,
             events: latest.counts?.events ?? null,
+            reason: healthLead(latest),
           }
           : null,
       };
@@ -336,6 +340,21 @@ const TargetsLine: FC<{ targets: TargetLatest[] }> = ({ targets }) => {
   );
 };
 
+/**
+ * The health line's words before "checked …": why the status is not OK,
+ * as the health page leads with it (UNKNOWN beside "No alert", when only
+ * notes were raised, read as a contradiction), else the alerts; then the
+ * events.
+ */
+function healthSummary(health: NonNullable<OverviewData["health"]>): string {
+  const events = health.events === null ? null : plural(health.events, "event");
+  if (health.reason) return `${health.reason}. ${events ?? "Events unknown"}`;
+  const alerts = health.alerts === 0
+    ? "No alert"
+    : `${health.alerts} alert${health.alerts === 1 ? "" : "s"}`;
+  return events === null ? alerts : `${alerts} over ${events}`;
+}
+
 const HealthLine: FC<{ health: OverviewData["health"]; now: number }> = (
   { health, now },
 ) => (
@@ -348,12 +367,7 @@ const HealthLine: FC<{ health: OverviewData["health"]; now: number }> = (
     {health
       ? (
         <>
-          {health.alerts === 0
-            ? "No alert"
-            : `${health.alerts} alert${health.alerts === 1 ? "" : "s"}`}
-          {health.events !== null
-            ? ` over ${plural(health.events, "event")}`
-            : ""}
+          {healthSummary(health)}
           , checked <Time iso={health.checked_at} now={now} />.
         </>
       )

@@ -80,6 +80,12 @@ function bySeverity(alerts: readonly HealthAlert[]): HealthAlert[] {
   );
 }
 
+/** The most severe alert's message while the status is not OK, else `null`. */
+export function healthLead(health: ObsHealth): string | null {
+  if (health.status === "ok") return null;
+  return bySeverity(health.alerts)[0]?.message ?? null;
+}
+
 /** The one sentence under the status. */
 export function healthReason(health: ObsHealth): string {
   const alerts = bySeverity(health.alerts);

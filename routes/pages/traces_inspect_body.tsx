@@ -162,6 +162,12 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
               evidence={data.deletion_evidence}
               params={new URLSearchParams(request.from ?? "")}
               now={view.now}
+              selected={request.selected
+                ? {
+                  root_trace_id: request.scope.root_trace_id,
+                  event_id: request.selected,
+                }
+                : null}
             />
           </Section>
         )

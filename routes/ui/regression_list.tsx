@@ -1,7 +1,9 @@
 /**
  * Saved regressions as a table: status, target, the run it was saved
  * from, its latest replay (with a link to compare the two), and a Replay
- * button for roles that may run.
+ * button for roles that may run. Three ids and a button side by side need
+ * more than a laptop's width, so each id may wrap before its random suffix
+ * (a target id between its words) and the button stays in sight.
  *
  * @module
  */
@@ -12,6 +14,7 @@ import { ActionForm, type RunAction } from "./components/action_form.tsx";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
+import { wrappingId, wrappingRunId } from "./components/wrapping_id.tsx";
 import {
   compareHref,
   regressionReplayAction,
@@ -40,15 +43,17 @@ export function RegressionTable(props: RegressionTableProps): Child {
     {
       header: "Regression",
       rowHeader: true,
-      cell: (r) => <code class="nowrap">{r.regression_id}</code>,
+      cell: (r) => (
+        <code class="suffix-wrap">{wrappingRunId(r.regression_id)}</code>
+      ),
     },
   ];
   if (props.target !== false) {
     columns.push({
       header: "Target",
       cell: (r) => (
-        <a class="nowrap" href={targetHref(r.target_id)}>
-          <code>{r.target_id}</code>
+        <a class="id-wrap" href={targetHref(r.target_id)}>
+          <code>{wrappingId(r.target_id)}</code>
         </a>
       ),
     });
@@ -59,7 +64,9 @@ export function RegressionTable(props: RegressionTableProps): Child {
       cell: (r) => (
         <>
           <StatusBadge status="fail" />{" "}
-          <a class="mono" href={runHref(r.source_run_id)}>{r.source_run_id}</a>
+          <a class="mono suffix-wrap" href={runHref(r.source_run_id)}>
+            {wrappingRunId(r.source_run_id)}
+          </a>
           <span class="meta cell-note">
             saved <Time iso={r.saved_at} now={now} />
           </span>
@@ -75,7 +82,9 @@ export function RegressionTable(props: RegressionTableProps): Child {
           ? (
             <>
               <StatusBadge status={r.last_result ?? "unknown"} />{" "}
-              <a class="mono" href={runHref(r.last_run_id)}>{r.last_run_id}</a>
+              <a class="mono suffix-wrap" href={runHref(r.last_run_id)}>
+                {wrappingRunId(r.last_run_id)}
+              </a>
               <RecordedReplayNote regression={r} now={now} />
             </>
           )
@@ -119,7 +128,9 @@ function UnfinishedReplayCell(
   return (
     <>
       <StatusBadge status={replay.running ? "running" : "interrupted"} />{" "}
-      <a class="mono" href={runHref(replay.run_id)}>{replay.run_id}</a>
+      <a class="mono suffix-wrap" href={runHref(replay.run_id)}>
+        {wrappingRunId(replay.run_id)}
+      </a>
       <span class="meta cell-note">
         {replay.running ? "is running, started " : "did not finish, started "}
         <Time iso={replay.started_at} now={now} />
@@ -136,7 +147,9 @@ function UnfinishedReplayCell(
           <span class="meta cell-note">
             {"latest recorded: "}
             <StatusBadge status={r.last_result ?? "unknown"} />{" "}
-            <a class="mono" href={runHref(r.last_run_id)}>{r.last_run_id}</a>
+            <a class="mono suffix-wrap" href={runHref(r.last_run_id)}>
+              {wrappingRunId(r.last_run_id)}
+            </a>
           </span>
         )
         : null}

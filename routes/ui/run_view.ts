@@ -244,6 +244,7 @@ async function completedDetail(
   const context = {
     regressionId: view.regression_id,
     savedAs,
+    saved: savedAs ? await readRegression(source.db, savedAs) : null,
     cleanedLater: view.cleanup?.cleanup_complete === true,
     unregistered: unregisteredTarget(
       view.target_registered,

@@ -8,7 +8,10 @@
  */
 
 import { type Store, STORES } from "../../lib/contract/protocol.ts";
-import { regressionIdFor } from "../../lib/ledger/regressions.ts";
+import {
+  regressionIdFor,
+  type RegressionView,
+} from "../../lib/ledger/regressions.ts";
 import { findingChecks } from "../../lib/runner/finding_checks.ts";
 import { notCleanable } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
@@ -53,6 +56,8 @@ export interface RunContext {
   regressionId: string | null;
   /** The regression this run was saved as, if it was. */
   savedAs: string | null;
+  /** That regression's status and latest replay, as the ledger holds them now. */
+  saved?: Pick<RegressionView, "status" | "last_result" | "last_run_id"> | null;
   /** Whether a later `trace external-cleanup` removed everything the run left. */
   cleanedLater?: boolean;
   /** Set when the run's target was never registered: no cleanup command can reach it. */
@@ -188,6 +193,9 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
     };
   }
   const id = context.savedAs ?? regressionIdFor(report.run_id);
+  if (context.savedAs && context.saved?.status === "enforced") {
+    return enforcedStep(id, context.saved);
+  }
   if (context.savedAs) {
     return {
       text:
@@ -199,6 +207,23 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
     text:
       `Save this failure as a regression now (trace external-save ${report.run_id}); after you fix the application, replay it (trace external-replay ${id}).`,
     command: `trace external-save ${report.run_id}`,
+  };
+}
+
+/**
+ * The step of a run whose regression a replay already made enforced: the
+ * page must not still promise what a passing replay will do.
+ */
+function enforcedStep(
+  id: string,
+  saved: NonNullable<RunContext["saved"]>,
+): NextStep {
+  const latest = saved.last_run_id ?? "";
+  return {
+    text: saved.last_result === "PASS"
+      ? `Saved as regression ${id}, now enforced: its replay ${latest} passed, so a failing replay from now on is a real regression and fails the gate. Replay it after each change to the application.`
+      : `Saved as regression ${id}, enforced, and its latest replay ${latest} did not pass: the gate fails until a replay passes again. Fix the application, then replay it.`,
+    command: `trace external-replay ${id}`,
   };
 }
 

@@ -465,6 +465,53 @@ browserTest(
 );
 
 browserTest(
+  "the regressions list fits a laptop's width: its Replay button shows without scrolling the table",
+  async (kit) => {
+    let target = "";
+    await withRunsFixture({
+      listen: true,
+      // As long as the id `trace external-run --config` registers.
+      seed: async (db, dataDir) => {
+        target = "acme-rag-staging";
+        await failThenFixed(db, dataDir, target);
+      },
+    }, async (server) => {
+      const wide = await kit.open({ viewport: { width: 1280, height: 800 } });
+      await wide.page.goto(server.loginUrl);
+      const laptop = await kit.openWithSession(wide, {
+        viewport: { width: 1024, height: 768 },
+      });
+      for (const [width, opened] of [[1280, wide], [1024, laptop]] as const) {
+        for (const path of ["/regressions", `/targets/${target}`]) {
+          await opened.page.goto(`${server.origin}${path}`);
+          assert.deepEqual(
+            await sidewaysScrollers(opened.page),
+            [],
+            `${path} at ${width} px`,
+          );
+          const replay = opened.page.getByRole("button", { name: "Replay" });
+          const box = await replay.boundingBox();
+          assert.ok(
+            box !== null && box.x + box.width <= width,
+            `the Replay button of ${path} at ${width} px ends at ${
+              box && box.x + box.width
+            }`,
+          );
+          const ids = await opened.page.locator(
+            "td[data-label='Saved from'] a, th[scope=row] code",
+          ).allTextContents();
+          assert.ok(
+            ids.length === 2 &&
+              ids.every((id) => /^(run|reg)-\d{8}T\d{6}Z-[0-9a-f]+$/.test(id)),
+            `ids read whole in the page's text: ${ids}`,
+          );
+        }
+      }
+    });
+  },
+);
+
+browserTest(
   "the compare form's button lines up with the two run fields it sends",
   async (kit) => {
     await withRunsFixture({ listen: true }, async (server) => {

@@ -178,10 +178,13 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
           await visitor.page.locator("#latency-probes svg[role=img]").count(),
           1,
         );
-        assert.deepEqual(await chartFit(visitor.page, "latency-history"), {
-          insidePanel: true,
-          scrolls: false,
-        });
+        for (const chart of ["latency-probes", "latency-history"]) {
+          assert.deepEqual(await chartFit(visitor.page, chart), {
+            insidePanel: true,
+            scrolls: false,
+            cutText: [],
+          }, chart);
+        }
         await screenshot(visitor.page, `health-${name}`);
         const dark = await kit.openWithSession(visitor, {
           viewport,
@@ -274,21 +277,27 @@ browserTest(
 );
 
 /**
- * Whether a chart's plot lies inside its panel and whether its plot scrolls
- * sideways: a chart that scales to its column does neither wrong.
+ * Whether a chart's plot lies inside its panel, whether its plot scrolls
+ * sideways and which of its texts reach past the plot's edges (cut off): a
+ * chart that scales to its column does none of these wrong.
  */
 async function chartFit(
   page: Page,
   id: string,
-): Promise<{ insidePanel: boolean; scrolls: boolean }> {
+): Promise<{ insidePanel: boolean; scrolls: boolean; cutText: string[] }> {
   return await page.evaluate((id) => {
     const figure = document.getElementById(id)!;
     const plot = figure.querySelector<HTMLElement>(".chart__plot")!;
     const svg = plot.querySelector("svg")!.getBoundingClientRect();
     const panel = figure.closest(".panel")!.getBoundingClientRect();
+    const box = plot.getBoundingClientRect();
     return {
       insidePanel: svg.left >= panel.left && svg.right <= panel.right,
       scrolls: plot.scrollWidth > plot.clientWidth,
+      cutText: [...plot.querySelectorAll("text")].filter((text) => {
+        const r = text.getBoundingClientRect();
+        return r.left < box.left - 0.5 || r.right > box.right + 0.5;
+      }).map((text) => text.textContent ?? ""),
     };
   }, id);
 }

@@ -267,6 +267,23 @@ browserTest(
         await page.locator("#deletion-evidence").innerText(),
         /was deleted by/,
       );
+      // That answer is the event this page shows: no link back to itself.
+      const selfLinks = await page.locator("#deletion-evidence a")
+        .evaluateAll((links) =>
+          links.filter((link) => {
+            const to = new URL((link as HTMLAnchorElement).href);
+            const here = new URL(location.href);
+            return to.pathname === here.pathname &&
+              ["root_trace_id", "selected"].every((key) =>
+                to.searchParams.get(key) === here.searchParams.get(key)
+              );
+          }).length
+        );
+      assert.equal(selfLinks, 0);
+      assert.match(
+        await page.locator("#deletion-evidence").innerText(),
+        /That answer is the selected event above/,
+      );
       await screenshot(page, "traces-stale-cache-entry-desktop");
       // The run's own root on a phone: its id and the run link wrap.
       await page.setViewportSize(VIEWPORTS.mobile);

@@ -52,6 +52,10 @@ export interface TimeChartProps {
 // text a phone draws (ui/style.css, `.chart--fit`).
 const MARGIN = { top: 32, right: 16, bottom: 32, left: 52 };
 
+// A character of the 20-unit text a phone draws (`.chart--fit`) is at most
+// about 12 units wide: labels are spaced, and columns sized, for that text.
+const CHAR_WIDTH = 12;
+
 /** A time chart with its legend and data table. */
 export const TimeChart: FC<TimeChartProps> = (props) => {
   const { unit, series } = props;
@@ -68,7 +72,7 @@ export const TimeChart: FC<TimeChartProps> = (props) => {
     [0, yTicks[yTicks.length - 1]!],
     [height - MARGIN.bottom, MARGIN.top],
   );
-  const xTicks = xAxisTicks(props.axis ?? "utc", t0, t1);
+  const xTicks = xAxisTicks(props.axis ?? "utc", t0, t1, x, width);
   return (
     <Figure
       {...props}
@@ -129,12 +133,56 @@ function xAxisTicks(
   axis: "utc" | { elapsedFrom: number },
   t0: number,
   t1: number,
+  x: (t: number) => number,
+  width: number,
 ): { t: number; label: string }[] {
-  if (axis === "utc") return timeTicks(t0, t1);
+  if (axis === "utc") return clockTicks(t0, t1, x, width);
   const origin = axis.elapsedFrom;
   return niceTicks((t0 - origin) / 1000, (t1 - origin) / 1000, 6)
     .map((s) => ({ t: origin + s * 1000, label: `${tickLabel(s)} s` }))
     .filter((tick) => tick.t >= t0 && tick.t <= t1);
+}
+
+/**
+ * Clock labels (16:00:24) that stay inside the chart and apart from each
+ * other at a phone's text size, which a fixed count of 6 overlapped: the
+ * first tick count that leaves three such labels, else the most that fit.
+ */
+function clockTicks(
+  t0: number,
+  t1: number,
+  x: (t: number) => number,
+  width: number,
+): { t: number; label: string }[] {
+  let fallback: { t: number; label: string }[] = [];
+  for (let count = 2; count <= 6; count++) {
+    const ticks = timeTicks(t0, t1, count).filter((tick) =>
+      insideChart(x(tick.t), tick.label, width)
+    );
+    if (!apart(ticks, x)) break;
+    fallback = ticks;
+    if (ticks.length >= 3) break;
+  }
+  return fallback;
+}
+
+/** Whether a label centred at `at` stays inside a chart `width` wide. */
+function insideChart(at: number, label: string, width: number): boolean {
+  const half = (label.length * CHAR_WIDTH) / 2;
+  return at - half >= 0 && at + half <= width;
+}
+
+/** Whether neighbouring labels leave a character's room between them. */
+function apart(
+  ticks: readonly { t: number; label: string }[],
+  x: (t: number) => number,
+): boolean {
+  return ticks.every((tick, i) => {
+    const next = ticks[i + 1];
+    if (!next) return true;
+    const need = (tick.label.length + next.label.length) * CHAR_WIDTH / 2;
+    return x(next.t) - x(tick.t) >= need + CHAR_WIDTH;
+  });
 }
 
 const SeriesPath: FC<{
@@ -231,9 +279,14 @@ export const BarChart: FC<BarChartProps> = (props) => {
     GROUP_GAP;
   const values = series.flatMap((s) => s.values);
   const ticks = niceTicks(0, Math.max(0, ...values), 4);
+  const labelWidth = columnWidth(LABEL_WIDTH, categories);
+  const valueWidth = columnWidth(
+    VALUE_WIDTH,
+    series.flatMap((s) => s.values.map((v) => valueLabel(s, v))),
+  );
   const x = linearScale(
     [0, ticks[ticks.length - 1]!],
-    [LABEL_WIDTH, width - VALUE_WIDTH],
+    [labelWidth, width - valueWidth],
   );
   const axisY = height - MARGIN.bottom + 6;
   return (
@@ -241,6 +294,7 @@ export const BarChart: FC<BarChartProps> = (props) => {
       {...props}
       width={width}
       height={height}
+      fit
       table={
         <ChartTable id={id} title={props.title} hidden={props.table}>
           <thead>
@@ -285,7 +339,7 @@ export const BarChart: FC<BarChartProps> = (props) => {
         return (
           <g>
             <text
-              x={LABEL_WIDTH - 8}
+              x={labelWidth - 8}
               y={top + (group - GROUP_GAP) / 2 + 4}
               text-anchor="end"
             >
@@ -298,14 +352,14 @@ export const BarChart: FC<BarChartProps> = (props) => {
                 <>
                   <rect
                     class={seriesClass(i)}
-                    x={LABEL_WIDTH}
+                    x={labelWidth}
                     y={barTop}
-                    width={Math.max(1, x(v) - LABEL_WIDTH)}
+                    width={Math.max(1, x(v) - labelWidth)}
                     height={BAR}
                     fill-opacity={i === 0 ? undefined : 0.55}
                   />
                   <text x={x(v) + 4} y={barTop + BAR - 3}>
-                    {`${s.label} ${formatValue(v)}`}
+                    {valueLabel(s, v)}
                   </text>
                 </>
               );
@@ -316,6 +370,16 @@ export const BarChart: FC<BarChartProps> = (props) => {
     </Figure>
   );
 };
+
+/** The text beside a bar: its series and value. */
+function valueLabel(series: BarSeries, value: number): string {
+  return `${series.label} ${formatValue(value)}`;
+}
+
+/** A column at least `min` wide that holds the longest of `labels` and its 8-unit gap. */
+function columnWidth(min: number, labels: readonly string[]): number {
+  return Math.max(min, ...labels.map((l) => l.length * CHAR_WIDTH + 8));
+}
 
 /** What every chart shares: its caption with the unit, the legend, the SVG at its natural size (described by the data table), then the table. */
 const Figure: FC<{

@@ -29,11 +29,13 @@ export interface DeletionEvidenceProps {
   /** The finder's query string, kept in links. */
   params: URLSearchParams;
   now: number;
+  /** The event the page already shows selected (an inspection): no link leads back to it. */
+  selected?: { root_trace_id: string; event_id: string } | null;
 }
 
 /** The callout of a thread's refs served after their deletion. */
 export const DeletionEvidence: FC<DeletionEvidenceProps> = (
-  { evidence, params, now },
+  { evidence, params, now, selected },
 ) => {
   const uses = evidence.served_after_deletion;
   const scope = `the newest ${
@@ -71,7 +73,13 @@ export const DeletionEvidence: FC<DeletionEvidenceProps> = (
       </p>
       <ol class="deletion-uses">
         {uses.slice(0, SHOWN).map((use) => (
-          <UseItem use={use} params={params} now={now} />
+          <UseItem
+            use={use}
+            params={params}
+            now={now}
+            here={selected?.root_trace_id === use.first_use.root_trace_id &&
+              selected.event_id === use.first_use.event_id}
+          />
         ))}
       </ol>
       {uses.length > SHOWN
@@ -90,58 +98,69 @@ export const DeletionEvidence: FC<DeletionEvidenceProps> = (
   );
 };
 
-const UseItem: FC<{ use: DeletionUse; params: URLSearchParams; now: number }> =
-  (
-    { use, params, now },
-  ) => {
-    const first = use.first_use;
-    const href = inspectEventHref(first, params);
-    const direct = first.lanes.includes("supplied");
-    const via = first.served_by.filter((ref) =>
-      ref.type !== use.ref.type || ref.id !== use.ref.id
-    );
-    return (
-      <li class="deletion-use">
-        <p>
-          <RefLabel {...use.ref} /> was deleted by{" "}
-          <KindTag kind={use.deleted_by.kind} /> event{" "}
-          <ShownCode text={use.deleted_by.event_id} />{" "}
-          (<Time iso={use.deleted_by.ts} now={now} />), then{" "}
-          {direct ? "supplied to the model" : "bound to an output"} by{" "}
-          {plural(use.uses, "later event")}.
-        </p>
-        <p>
-          {direct
-            ? (
-              <>
-                The first was event <ShownCode text={first.event_id} />{" "}
-                (<Time iso={first.ts} now={now} />).{" "}
-              </>
-            )
-            : via.length > 0
-            ? (
-              <>
-                The first (event <ShownCode text={first.event_id} />,{" "}
-                <Time iso={first.ts} now={now} />) was served by{" "}
-                {via.map((ref, i) => (
-                  <>
-                    {i > 0 ? ", " : ""}
-                    <RefLabel {...ref} />
-                  </>
-                ))}.{" "}
-              </>
-            )
-            : (
-              <>
-                The first (event{" "}
-                <ShownCode text={first.event_id} />) records nothing it was
-                served from.{" "}
-              </>
-            )}
-          <a href={href} class="callout__action">
-            Inspect that answer
-          </a>
-        </p>
-      </li>
-    );
-  };
+const UseItem: FC<
+  {
+    use: DeletionUse;
+    params: URLSearchParams;
+    now: number;
+    /** Whether the first use is the event this page shows selected. */
+    here: boolean;
+  }
+> = (
+  { use, params, now, here },
+) => {
+  const first = use.first_use;
+  const href = inspectEventHref(first, params);
+  const direct = first.lanes.includes("supplied");
+  const via = first.served_by.filter((ref) =>
+    ref.type !== use.ref.type || ref.id !== use.ref.id
+  );
+  return (
+    <li class="deletion-use">
+      <p>
+        <RefLabel {...use.ref} /> was deleted by{" "}
+        <KindTag kind={use.deleted_by.kind} /> event{" "}
+        <ShownCode text={use.deleted_by.event_id} />{" "}
+        (<Time iso={use.deleted_by.ts} now={now} />), then{" "}
+        {direct ? "supplied to the model" : "bound to an output"} by{" "}
+        {plural(use.uses, "later event")}.
+      </p>
+      <p>
+        {direct
+          ? (
+            <>
+              The first was event <ShownCode text={first.event_id} />{" "}
+              (<Time iso={first.ts} now={now} />).{" "}
+            </>
+          )
+          : via.length > 0
+          ? (
+            <>
+              The first (event <ShownCode text={first.event_id} />,{" "}
+              <Time iso={first.ts} now={now} />) was served by{" "}
+              {via.map((ref, i) => (
+                <>
+                  {i > 0 ? ", " : ""}
+                  <RefLabel {...ref} />
+                </>
+              ))}.{" "}
+            </>
+          )
+          : (
+            <>
+              The first (event{" "}
+              <ShownCode text={first.event_id} />) records nothing it was served
+              from.{" "}
+            </>
+          )}
+        {here
+          ? <span class="meta">That answer is the selected event above.</span>
+          : (
+            <a href={href} class="callout__action">
+              Inspect that answer
+            </a>
+          )}
+      </p>
+    </li>
+  );
+};
