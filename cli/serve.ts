@@ -68,9 +68,10 @@ answered generically; their detail is written to stderr.
 The UI: on a loopback address without operator accounts the server prints a
 one-time login URL on stderr; opening it signs that browser in (the link then
 stops working; restart the server for a new one). TRACE_UI_AUTH_TOKEN (at
-least 16 characters, no whitespace) is an unscoped administrator token:
-scripts send it as Authorization: Bearer TOKEN to any page or .json twin,
-and people can sign in with it at /login as often as they need.
+least 16 printable ASCII characters, no whitespace) is an unscoped
+administrator token: scripts send it as Authorization: Bearer TOKEN to any
+page or .json twin, and people can sign in with it at /login as often as
+they need.
 TRACE_UI_AUTH_ACCOUNTS holds operator accounts as JSON, e.g.
 {"support-1": {"token": "...", "role": "analyst", "application_id": "app-1"}}
 (roles viewer, analyst, operator, admin; optional application_id and

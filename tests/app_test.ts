@@ -243,6 +243,31 @@ Deno.test("createApp() refuses tokens that are short or hold whitespace", async 
   });
 });
 
+Deno.test("createApp() refuses a token an Authorization header cannot carry as typed", async () => {
+  await withDb((db) => {
+    // Each is long enough and holds no whitespace, but a client sends it as
+    // UTF-8 while the server reads header bytes one by one: no request matches.
+    for (const odd of ["\u00e9", "\u200b", "\u{1f511}"]) {
+      const token = `abcdefghijklmnop${odd}qrs`;
+      for (
+        const [options, name] of [
+          [{ ingestToken: token }, "TRACE_INGEST_TOKEN"],
+          [{ uiAuthToken: token }, "TRACE_UI_AUTH_TOKEN"],
+        ] as const
+      ) {
+        assert.throws(
+          () => createApp({ db, ...options }),
+          (error: Error) =>
+            error.message ===
+              `${name} must be printable ASCII (letters, digits, punctuation); generate a long random secret`,
+          JSON.stringify([name, token]),
+        );
+      }
+    }
+    return Promise.resolve();
+  });
+});
+
 Deno.test("createApp() refuses a POST without Content-Type with 415", async () => {
   await withDb(async (db) => {
     await initializeObs(db);

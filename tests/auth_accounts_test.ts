@@ -44,6 +44,13 @@ Deno.test("a bad account configuration is refused in one line naming the account
       "ops-1": { token: `${secret} x`, role: "admin" },
     }, /account "ops-1" token must be at least 16/],
     [
+      "a token with a character beyond ASCII",
+      {
+        "ops-1": { token: `${secret}\u00e9`, role: "admin" },
+      },
+      /^TRACE_UI_AUTH_ACCOUNTS: account "ops-1" token must be printable ASCII \(letters, digits, punctuation\); a bearer header carries no other characters$/,
+    ],
+    [
       "an unknown role",
       { "ops-1": { token: secret, role: "root" } },
       /account "ops-1" role must be one of viewer, analyst, operator, admin/,

@@ -9,8 +9,8 @@
  * {"support-1": {"token": "…", "role": "analyst", "application_id": "app-1"}}
  * ```
  *
- * Tokens are unique, at least 16 characters without whitespace or control
- * characters, and differ from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`.
+ * Tokens are unique, at least 16 printable ASCII characters without
+ * whitespace, and differ from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`.
  * A bad configuration is refused whole with one line naming the account and
  * the problem; no message ever repeats a token. The directory is looked up on every request, so
  * {@link AccountBook.replace} (a host reloading its accounts) takes effect
@@ -72,6 +72,12 @@ const AccountSpecSchema = v.strictObject(
       v.check(
         (token) => token.isWellFormed() && !CONTROL.test(token),
         "must not contain control characters; use printable characters only",
+      ),
+      // Clients send a header as UTF-8 and the server reads it byte by byte,
+      // so a token beyond ASCII never matches a bearer request.
+      v.check(
+        (token) => /^[\x21-\x7e]*$/.test(token),
+        "must be printable ASCII (letters, digits, punctuation); a bearer header carries no other characters",
       ),
     ),
     role: v.picklist(ROLES, `must be one of ${ROLES.join(", ")}`),
