@@ -124,12 +124,12 @@ Options:
 `;
 
 /**
- * Refuses a port in use (or an address not on this machine) before the data
- * directory is touched, so a server that cannot start leaves no new files.
- * The real listen still decides: the port may be taken in between.
+ * Refuses a port in use (or a host that is not an address of this machine)
+ * before the data directory is touched, so a server that cannot start leaves
+ * no new files. Port 0 is tried too, for the host. The real listen still
+ * decides: the port may be taken in between.
  */
 function refuseUnusableAddress(hostname: string, port: number): void {
-  if (port === 0) return;
   try {
     Deno.listen({ hostname, port }).close();
   } catch (error) {

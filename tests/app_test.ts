@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
+import { listenError } from "../routes/listen.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 
 const EVENT = {
@@ -171,6 +173,51 @@ Deno.test("trace serve names a bad --port once, without a doubled prefix", async
   assert.equal(
     io.stderr(),
     'trace serve: --port must be a whole number from 0 to 65535, got "99999"\n',
+  );
+});
+
+Deno.test("trace serve names a --host that is not a host name or address, and what to do", async () => {
+  await withTempDir(async (dir) => {
+    // Port 0 too: the address is checked before the data directory is touched.
+    for (
+      const [host, port] of [["not a host", "18788"], [
+        "127.0.0.1:8788",
+        "0",
+      ]] as const
+    ) {
+      const io = captureIo("", {
+        TRACE_INGEST_TOKEN: "a-long-ingest-token-123",
+      });
+      assert.equal(
+        await main([
+          "serve",
+          "--host",
+          host,
+          "--port",
+          port,
+          "--data-dir",
+          dir,
+        ], io),
+        2,
+      );
+      assert.equal(
+        io.stderr(),
+        `trace serve: --host ${host} is not a host name or IP address; give one such as 127.0.0.1 (the port goes in --port)\n`,
+      );
+    }
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  });
+});
+
+Deno.test("listenError() names a host name that does not resolve", () => {
+  const lookup = new Error(
+    "failed to lookup address information: Name or service not known",
+  );
+  const error = listenError(lookup, "example.invalid", 8788);
+  assert.ok(error instanceof ConfigError);
+  assert.equal(
+    error.message,
+    "Cannot listen on example.invalid:8788: the host name does not resolve; check --host",
   );
 });
 
