@@ -94,6 +94,11 @@ Deno.test("a bad account configuration is refused in one line naming the account
       { "ops-1": { token: secret, role: "viewer", application_id: "a\u0001" } },
       /account "ops-1" application_id must be 1 to 256 characters without control characters/,
     ],
+    [
+      "a bidirectional formatting character in a scope no event could carry",
+      { "ops-1": { token: secret, role: "viewer", user_id: "u\u202e1" } },
+      /^TRACE_UI_AUTH_ACCOUNTS: account "ops-1" user_id must not contain control, line separator or bidirectional formatting characters, which no event id carries$/,
+    ],
     ["shared tokens", {
       "a-1": { token: secret, role: "viewer" },
       "b-1": { token: secret, role: "admin" },

@@ -22,6 +22,7 @@
 import * as v from "valibot";
 import { sha256Hex } from "../canonical_json.ts";
 import { ConfigError } from "../errors.ts";
+import { UNSAFE_ID_CHAR } from "../obs/model.ts";
 import { parseStrictJson, StrictJsonError } from "../json/strict_json.ts";
 import {
   type OperatorAccount,
@@ -49,9 +50,15 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // deno-lint-ignore no-control-regex
 const OPAQUE = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
+// An event id may not hold these (nor a lone surrogate), so a scope that does
+// would bind its account to evidence that can never exist.
 const ScopeId = v.pipe(
   v.string("must be a string"),
   v.regex(OPAQUE, "must be 1 to 256 characters without control characters"),
+  v.check(
+    (id) => id.isWellFormed() && !UNSAFE_ID_CHAR.test(id),
+    "must not contain control, line separator or bidirectional formatting characters, which no event id carries",
+  ),
 );
 
 /** The keys an account may have. */
