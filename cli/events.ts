@@ -700,7 +700,7 @@ export async function eventsExport(args: string[], io: CliIo): Promise<number> {
   });
   if (values.help) {
     io.out(
-      `Usage: trace events export [--store all|trace|conversation|tool_log] [filters]\n\nWrites metadata-only NDJSON (never preview content) to stdout: one event per\nline, nothing when none match (the count goes to stderr). --json changes\nnothing; an error is one JSON object, {"error": {code, message}}.\n\n${FILTER_HELP}\n`,
+      `Usage: trace events export [--store all|trace|conversation|tool_log] [filters]\n\nWrites metadata-only NDJSON (never preview content) to stdout: one event per\nline, nothing when none match (the count goes to stderr). --json changes\nnothing; an error is one JSON object, {"error": {code, message}}.\ntrace events ingest reads it into another data directory (without previews).\n\n${FILTER_HELP}\n`,
     );
     return 0;
   }
