@@ -118,6 +118,9 @@ const INGEST_HELP =
   "lines written (a second one exits at once and names them too); run the\n" +
   "same command again to write the rest: events already written are\n" +
   "skipped as identical retries.\n" +
+  "Reads what trace events export writes: on a line carrying seq and\n" +
+  "received_at, those, ts and preview (a size, the content is not exported)\n" +
+  "are set anew, so an event without started_at takes the new time.\n" +
   "Provisions the database when missing, like trace serve.\n" +
   "With --json prints one object on stdout: {ok: true, inserted, duplicates,\n" +
   "lines, batches} or, when refused (a flag included) or interrupted, {ok: false,\n" +
@@ -335,6 +338,7 @@ async function readValidatedFile(
   const { events, lines } = parseNdjsonEvents(await readEventsFile(path, io), {
     maxEvents: Infinity,
     maxValues: Infinity,
+    exportLines: true,
   });
   if (batchSize === Infinity && events.length > MAX_BATCH_EVENTS) {
     throw new ConfigError(
@@ -696,7 +700,7 @@ export async function eventsExport(args: string[], io: CliIo): Promise<number> {
   });
   if (values.help) {
     io.out(
-      `Usage: trace events export [--store all|trace|conversation|tool_log] [filters]\n\nWrites metadata-only NDJSON (never preview content) to stdout: one event per\nline, nothing when none match (the count goes to stderr). --json changes\nnothing; an error is one JSON object, {"error": {code, message}}.\n\n${FILTER_HELP}\n`,
+      `Usage: trace events export [--store all|trace|conversation|tool_log] [filters]\n\nWrites metadata-only NDJSON (never preview content) to stdout: one event per\nline, nothing when none match (the count goes to stderr). --json changes\nnothing; an error is one JSON object, {"error": {code, message}}.\ntrace events ingest reads it into another data directory (without previews).\n\n${FILTER_HELP}\n`,
     );
     return 0;
   }

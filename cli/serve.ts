@@ -68,9 +68,10 @@ answered generically; their detail is written to stderr.
 The UI: on a loopback address without operator accounts the server prints a
 one-time login URL on stderr; opening it signs that browser in (the link then
 stops working; restart the server for a new one). TRACE_UI_AUTH_TOKEN (at
-least 16 characters, no whitespace) is an unscoped administrator token:
-scripts send it as Authorization: Bearer TOKEN to any page or .json twin,
-and people can sign in with it at /login as often as they need.
+least 16 printable ASCII characters, no whitespace) is an unscoped
+administrator token: scripts send it as Authorization: Bearer TOKEN to any
+page or .json twin, and people can sign in with it at /login as often as
+they need.
 TRACE_UI_AUTH_ACCOUNTS holds operator accounts as JSON, e.g.
 {"support-1": {"token": "...", "role": "analyst", "application_id": "app-1"}}
 (roles viewer, analyst, operator, admin; optional application_id and
@@ -123,12 +124,12 @@ Options:
 `;
 
 /**
- * Refuses a port in use (or an address not on this machine) before the data
- * directory is touched, so a server that cannot start leaves no new files.
- * The real listen still decides: the port may be taken in between.
+ * Refuses a port in use (or a host that is not an address of this machine)
+ * before the data directory is touched, so a server that cannot start leaves
+ * no new files. Port 0 is tried too, for the host. The real listen still
+ * decides: the port may be taken in between.
  */
 function refuseUnusableAddress(hostname: string, port: number): void {
-  if (port === 0) return;
   try {
     Deno.listen({ hostname, port }).close();
   } catch (error) {

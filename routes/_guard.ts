@@ -62,14 +62,26 @@ export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
   return { loopbackBind, ingestToken: token };
 }
 
-/** Refuses a token that is short or holds whitespace (a padded secret locks everyone out). */
+/**
+ * Refuses a token that is short or holds whitespace (a padded secret locks
+ * everyone out), or any character beyond printable ASCII: clients send a
+ * header as UTF-8 and the server reads it byte by byte, so such a token
+ * never matches.
+ */
 export function checkToken(token: string, name: string): void {
   if (/\s/.test(token) || token.length < MIN_TOKEN_LENGTH) {
     throw new ConfigError(
       `${name} must be at least ${MIN_TOKEN_LENGTH} characters with no whitespace; generate a long random secret`,
     );
   }
+  if (!PRINTABLE_ASCII.test(token)) {
+    throw new ConfigError(
+      `${name} must be printable ASCII (letters, digits, punctuation); generate a long random secret`,
+    );
+  }
 }
+
+const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 
 /** Requires `Authorization: Bearer <token>` when a token is configured. */
 export function requireBearer(token: string | undefined): MiddlewareHandler {

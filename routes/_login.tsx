@@ -222,8 +222,9 @@ const LoginBody: FC<{ auth: UiAuth; state: LoginState; next: string }> = (
                     <>
                       Start the server with <code>TRACE_UI_AUTH_TOKEN</code>
                       {" "}
-                      set (at least 16 characters, no whitespace) and sign in
-                      with it here, as often as you need.
+                      set (at least 16 printable ASCII characters, no
+                      whitespace) and sign in with it here, as often as you
+                      need.
                     </>
                   )}
               </li>

@@ -39,6 +39,7 @@
  */
 
 import { ConfigError } from "../lib/errors.ts";
+import { clipValue } from "../lib/echo.ts";
 import { DEFAULT_BODY_TIMEOUT_MS } from "./_body.ts";
 import { settleWithin } from "../lib/settle_within.ts";
 import { ChunkedBodyEnd, isChunkedHead } from "./_chunked_end.ts";
@@ -334,7 +335,8 @@ export function listenError(
   host: string,
   port: number,
 ): unknown {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const shown = clipValue(host);
+  const where = `${host.includes(":") ? `[${shown}]` : shown}:${port}`;
   if (error instanceof Deno.errors.AddrInUse) {
     return new ConfigError(
       `Cannot listen on ${where}: the port is in use; choose another --port`,
@@ -350,6 +352,23 @@ export function listenError(
   if (error instanceof Deno.errors.AddrNotAvailable) {
     return new ConfigError(
       `Cannot listen on ${where}: the address is not on this machine; check --host`,
+      { cause: error },
+    );
+  }
+  // Deno says "invalid host" with a URIError, and a failed name lookup only in
+  // a plain Error's message; neither names the flag or what to do.
+  if (error instanceof URIError) {
+    return new ConfigError(
+      `--host ${shown} is not a host name or IP address; give one such as 127.0.0.1 (the port goes in --port)`,
+      { cause: error },
+    );
+  }
+  if (
+    error instanceof Error &&
+    error.message.startsWith("failed to lookup address information")
+  ) {
+    return new ConfigError(
+      `Cannot listen on ${where}: the host name does not resolve; check --host`,
       { cause: error },
     );
   }

@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
+import { listenError } from "../routes/listen.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { captureIo, withDb, withTempDir } from "./_helpers.ts";
 
 const EVENT = {
@@ -174,6 +176,51 @@ Deno.test("trace serve names a bad --port once, without a doubled prefix", async
   );
 });
 
+Deno.test("trace serve names a --host that is not a host name or address, and what to do", async () => {
+  await withTempDir(async (dir) => {
+    // Port 0 too: the address is checked before the data directory is touched.
+    for (
+      const [host, port] of [["not a host", "18788"], [
+        "127.0.0.1:8788",
+        "0",
+      ]] as const
+    ) {
+      const io = captureIo("", {
+        TRACE_INGEST_TOKEN: "a-long-ingest-token-123",
+      });
+      assert.equal(
+        await main([
+          "serve",
+          "--host",
+          host,
+          "--port",
+          port,
+          "--data-dir",
+          dir,
+        ], io),
+        2,
+      );
+      assert.equal(
+        io.stderr(),
+        `trace serve: --host ${host} is not a host name or IP address; give one such as 127.0.0.1 (the port goes in --port)\n`,
+      );
+    }
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  });
+});
+
+Deno.test("listenError() names a host name that does not resolve", () => {
+  const lookup = new Error(
+    "failed to lookup address information: Name or service not known",
+  );
+  const error = listenError(lookup, "example.invalid", 8788);
+  assert.ok(error instanceof ConfigError);
+  assert.equal(
+    error.message,
+    "Cannot listen on example.invalid:8788: the host name does not resolve; check --host",
+  );
+});
+
 Deno.test("trace serve says which port is in use and what to do", async () => {
   await withTempDir(async (dir) => {
     const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -239,6 +286,31 @@ Deno.test("createApp() refuses tokens that are short or hold whitespace", async 
       );
     }
     createApp({ db, ingestToken: "x".repeat(16) });
+    return Promise.resolve();
+  });
+});
+
+Deno.test("createApp() refuses a token an Authorization header cannot carry as typed", async () => {
+  await withDb((db) => {
+    // Each is long enough and holds no whitespace, but a client sends it as
+    // UTF-8 while the server reads header bytes one by one: no request matches.
+    for (const odd of ["\u00e9", "\u200b", "\u{1f511}"]) {
+      const token = `abcdefghijklmnop${odd}qrs`;
+      for (
+        const [options, name] of [
+          [{ ingestToken: token }, "TRACE_INGEST_TOKEN"],
+          [{ uiAuthToken: token }, "TRACE_UI_AUTH_TOKEN"],
+        ] as const
+      ) {
+        assert.throws(
+          () => createApp({ db, ...options }),
+          (error: Error) =>
+            error.message ===
+              `${name} must be printable ASCII (letters, digits, punctuation); generate a long random secret`,
+          JSON.stringify([name, token]),
+        );
+      }
+    }
     return Promise.resolve();
   });
 });

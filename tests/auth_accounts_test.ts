@@ -44,6 +44,13 @@ Deno.test("a bad account configuration is refused in one line naming the account
       "ops-1": { token: `${secret} x`, role: "admin" },
     }, /account "ops-1" token must be at least 16/],
     [
+      "a token with a character beyond ASCII",
+      {
+        "ops-1": { token: `${secret}\u00e9`, role: "admin" },
+      },
+      /^TRACE_UI_AUTH_ACCOUNTS: account "ops-1" token must be printable ASCII \(letters, digits, punctuation\); a bearer header carries no other characters$/,
+    ],
+    [
       "an unknown role",
       { "ops-1": { token: secret, role: "root" } },
       /account "ops-1" role must be one of viewer, analyst, operator, admin/,
@@ -86,6 +93,11 @@ Deno.test("a bad account configuration is refused in one line naming the account
       "a control character in a scope",
       { "ops-1": { token: secret, role: "viewer", application_id: "a\u0001" } },
       /account "ops-1" application_id must be 1 to 256 characters without control characters/,
+    ],
+    [
+      "a bidirectional formatting character in a scope no event could carry",
+      { "ops-1": { token: secret, role: "viewer", user_id: "u\u202e1" } },
+      /^TRACE_UI_AUTH_ACCOUNTS: account "ops-1" user_id must not contain control, line separator or bidirectional formatting characters, which no event id carries$/,
     ],
     ["shared tokens", {
       "a-1": { token: secret, role: "viewer" },

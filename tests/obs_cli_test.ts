@@ -101,6 +101,54 @@ Deno.test("events ingest/query/export/summary work end to end on a fresh data di
   });
 });
 
+Deno.test("events ingest reads what events export wrote into a fresh data dir", async () => {
+  await withTempDir(async (dir) => {
+    const source = join(dir, "source");
+    const copy = join(dir, "copy");
+    const stdin = [line(1, { preview: "cli-secret" }), line(2)].join("\n");
+    assert.equal(
+      await events(["ingest", "-", "--data-dir", source], captureIo(stdin)),
+      0,
+    );
+    const exported = captureIo();
+    assert.equal(await events(["export", "--data-dir", source], exported), 0);
+
+    const ingest = captureIo(exported.stdout());
+    assert.equal(
+      await events(["ingest", "-", "--data-dir", copy, "--json"], ingest),
+      0,
+      ingest.stdout(),
+    );
+    assert.equal(JSON.parse(ingest.stdout()).inserted, 2);
+    const again = captureIo();
+    await events(["export", "--data-dir", copy], again);
+    const metadata = (text: string) =>
+      text.trim().split("\n").map((l) => {
+        const { seq: _s, received_at: _r, preview: _p, ...rest } = JSON.parse(
+          l,
+        );
+        return rest;
+      });
+    assert.deepEqual(metadata(again.stdout()), metadata(exported.stdout()));
+    // The export holds no content, so the copy holds no preview.
+    assert.ok(
+      again.stdout().split("\n").every((l) =>
+        !l || JSON.parse(l).preview === null
+      ),
+    );
+  });
+});
+
+Deno.test("events ingest still refuses a read-side field on a line that is not an export", async () => {
+  await withTempDir(async (dir) => {
+    const io = captureIo(line(1, { ts: "2026-09-01T00:00:00Z" }));
+    assert.equal(
+      await main(["events", "ingest", "-", "--data-dir", dir], io),
+      2,
+    );
+    assert.match(io.stderr(), /line 1: ts: unknown key; remove it/);
+  });
+});
 Deno.test("events ingest reports every refused line by number and writes nothing", async () => {
   await withTempDir(async (dir) => {
     const io = captureIo(

@@ -9,8 +9,8 @@
  * {"support-1": {"token": "…", "role": "analyst", "application_id": "app-1"}}
  * ```
  *
- * Tokens are unique, at least 16 characters without whitespace or control
- * characters, and differ from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`.
+ * Tokens are unique, at least 16 printable ASCII characters without
+ * whitespace, and differ from `TRACE_INGEST_TOKEN` and `TRACE_UI_AUTH_TOKEN`.
  * A bad configuration is refused whole with one line naming the account and
  * the problem; no message ever repeats a token. The directory is looked up on every request, so
  * {@link AccountBook.replace} (a host reloading its accounts) takes effect
@@ -22,6 +22,7 @@
 import * as v from "valibot";
 import { sha256Hex } from "../canonical_json.ts";
 import { ConfigError } from "../errors.ts";
+import { UNSAFE_ID_CHAR } from "../obs/model.ts";
 import { parseStrictJson, StrictJsonError } from "../json/strict_json.ts";
 import {
   type OperatorAccount,
@@ -49,9 +50,15 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // deno-lint-ignore no-control-regex
 const OPAQUE = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
+// An event id may not hold these (nor a lone surrogate), so a scope that does
+// would bind its account to evidence that can never exist.
 const ScopeId = v.pipe(
   v.string("must be a string"),
   v.regex(OPAQUE, "must be 1 to 256 characters without control characters"),
+  v.check(
+    (id) => id.isWellFormed() && !UNSAFE_ID_CHAR.test(id),
+    "must not contain control, line separator or bidirectional formatting characters, which no event id carries",
+  ),
 );
 
 /** The keys an account may have. */
@@ -72,6 +79,12 @@ const AccountSpecSchema = v.strictObject(
       v.check(
         (token) => token.isWellFormed() && !CONTROL.test(token),
         "must not contain control characters; use printable characters only",
+      ),
+      // Clients send a header as UTF-8 and the server reads it byte by byte,
+      // so a token beyond ASCII never matches a bearer request.
+      v.check(
+        (token) => /^[\x21-\x7e]*$/.test(token),
+        "must be printable ASCII (letters, digits, punctuation); a bearer header carries no other characters",
       ),
     ),
     role: v.picklist(ROLES, `must be one of ${ROLES.join(", ")}`),

@@ -41,6 +41,11 @@ export interface NdjsonOptions {
   maxEvents?: number;
   /** Most JSON values in all lines together (default {@link MAX_BATCH_JSON_VALUES}). */
   maxValues?: number;
+  /**
+   * Read lines of an events export (they carry `seq` and `received_at`)
+   * without the fields a read adds, so an export can be ingested again.
+   */
+  exportLines?: boolean;
 }
 
 /**
@@ -85,7 +90,9 @@ function* ndjsonSteps(
     const value = parseLine(source, line, item, budget);
     if ("issue" in value) refused.add(value.issue);
     else {
-      events.push(value.event);
+      events.push(
+        options.exportLines ? withoutReadFields(value.event) : value.event,
+      );
       lines.push(line);
       items.push(item);
     }
@@ -154,7 +161,7 @@ function parseLine(
   line: number,
   index: number,
   budget: JsonBudget,
-): { event: unknown } | { issue: EventIssue } {
+): { event: object } | { issue: EventIssue } {
   let value: unknown;
   try {
     value = parseStrictJson(source, { budget, exactIntegers: true });
@@ -179,6 +186,23 @@ function parseLine(
     return { issue: { index, line, field: "(root)", message } };
   }
   return { event: value };
+}
+
+/** Fields a read adds to an event; an export line carries all of them. */
+const READ_FIELDS = ["seq", "ts", "received_at", "preview"] as const;
+
+/**
+ * An export line without {@link READ_FIELDS}: the index assigns them again,
+ * and `preview` there is a size, never the content. A line missing `seq` or
+ * `received_at` is not an export and is left to be refused as sent.
+ */
+function withoutReadFields(event: object): object {
+  if (!Object.hasOwn(event, "seq") || !Object.hasOwn(event, "received_at")) {
+    return event;
+  }
+  const copy: Record<string, unknown> = { ...event };
+  for (const field of READ_FIELDS) delete copy[field];
+  return copy;
 }
 
 /** Refused lines: the first {@link MAX_REPORTED_ISSUES} by position kept, all counted. */
