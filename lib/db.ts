@@ -321,6 +321,23 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
 }
 
 /**
+ * The first of `tables` the database does not hold, or `null`. A table a
+ * migration created that is gone was dropped with an outside tool: callers
+ * name that damage instead of failing on SQLite's "no such table".
+ */
+export async function firstMissingTable(
+  executor: Pick<Transaction, "execute">,
+  tables: readonly string[],
+): Promise<string | null> {
+  const present = new Set(
+    (await executor.execute(
+      "SELECT name FROM sqlite_master WHERE type = 'table'",
+    )).rows.map((row) => String(row.name)),
+  );
+  return tables.find((table) => !present.has(table)) ?? null;
+}
+
+/**
  * A copy named like a database's `-journal`, `-wal` or `-shm` would be taken
  * by SQLite for that database's own file and discarded (or played back into
  * it) at its next open: the backup would vanish. Checked on the file just

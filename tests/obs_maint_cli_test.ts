@@ -13,20 +13,29 @@ async function trace(args: string[]) {
   return { code, out: io.stdout(), err: io.stderr() };
 }
 
+const ONE_EVENT = [{
+  event_id: "e1",
+  application_id: "app1",
+  agent_id: "agent-1",
+  kind: "retrieval",
+}];
+
+/** A data dir (`folder` in a temp dir) holding `events`, received at `receivedAt` (default OLD). */
 async function withData<T>(
   fn: (dataDir: string, dir: string) => Promise<T>,
+  options: {
+    folder?: string;
+    events?: Parameters<typeof ingestEvents>[1];
+    receivedAt?: string;
+  } = {},
 ): Promise<T> {
   return await withTempDir(async (dir) => {
-    const dataDir = `${dir}/data`;
+    const dataDir = `${dir}/${options.folder ?? "data"}`;
     assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
     const db = await openDb({ dataDir });
     try {
-      await ingestEvents(db, [{
-        event_id: "e1",
-        application_id: "app1",
-        agent_id: "agent-1",
-        kind: "retrieval",
-      }], { now: () => Date.parse(OLD) });
+      const at = Date.parse(options.receivedAt ?? OLD);
+      await ingestEvents(db, options.events ?? ONE_EVENT, { now: () => at });
     } finally {
       db.close();
     }
@@ -59,21 +68,7 @@ Deno.test("obs retention takes a negative day count as a value and says what is 
 });
 
 Deno.test("obs retention says how many envelopes lose the digest of their removed preview", async () => {
-  await withTempDir(async (dir) => {
-    const dataDir = `${dir}/data`;
-    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
-    const db = await openDb({ dataDir });
-    try {
-      await ingestEvents(db, [{
-        event_id: "p1",
-        application_id: "app1",
-        agent_id: "agent-1",
-        kind: "retrieval",
-        preview: "an old answer",
-      }], { now: () => Date.parse(OLD) });
-    } finally {
-      db.close();
-    }
+  await withData(async (dataDir) => {
     const plan = await trace(["retention", "--data-dir", dataDir]);
     assert.match(
       plan.out,
@@ -90,6 +85,8 @@ Deno.test("obs retention says how many envelopes lose the digest of their remove
       applied.out,
       /deleted: 1 previews, .*; 1 envelopes keep only the size of their removed preview, no digest of it\n/,
     );
+  }, {
+    events: [{ ...ONE_EVENT[0]!, event_id: "p1", preview: "an old answer" }],
   });
 });
 
@@ -224,20 +221,7 @@ function shellWords(line: string): string[] {
 }
 
 Deno.test("obs expiry-plan prints an apply command that runs as printed against the same data", async () => {
-  await withTempDir(async (dir) => {
-    const dataDir = `${dir}/my data`;
-    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
-    const db = await openDb({ dataDir });
-    try {
-      await ingestEvents(db, [{
-        event_id: "e1",
-        application_id: "app1",
-        agent_id: "agent-1",
-        kind: "retrieval",
-      }], { now: () => Date.parse(OLD) });
-    } finally {
-      db.close();
-    }
+  await withData(async (dataDir, dir) => {
     const planned = await trace([
       "expiry-plan",
       "--older-than",
@@ -259,7 +243,7 @@ Deno.test("obs expiry-plan prints an apply command that runs as printed against 
       applied.out,
       /^Source expiry applied: 1 of 1 envelopes deleted/,
     );
-  });
+  }, { folder: "my data" });
 });
 
 Deno.test("obs expiry-plan says when nothing is old enough, and an empty plan applies as nothing to do", async () => {
@@ -401,20 +385,7 @@ Deno.test("obs expiry-plan refuses a cutoff that is no zoned ISO 8601 time inste
 });
 
 Deno.test("obs health names the parity command to run with the same data directory", async () => {
-  await withTempDir(async (dir) => {
-    const dataDir = `${dir}/my data`;
-    assert.equal((await trace(["init", "--data-dir", dataDir])).code, 0);
-    const db = await openDb({ dataDir });
-    try {
-      await ingestEvents(db, [{
-        event_id: "e1",
-        application_id: "app1",
-        agent_id: "agent-1",
-        kind: "retrieval",
-      }]);
-    } finally {
-      db.close();
-    }
+  await withData(async (dataDir) => {
     const health = await trace([
       "health",
       "--samples",
@@ -439,7 +410,7 @@ Deno.test("obs health names the parity command to run with the same data directo
       dataDir,
     ]);
     assert.match(after.out, /^Parity \(all tenants\): ok at /m);
-  });
+  }, { folder: "my data", receivedAt: new Date().toISOString() });
 });
 
 Deno.test("obs retention --vacuum without --apply says the rewrite did not run either", async () => {

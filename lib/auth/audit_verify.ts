@@ -22,7 +22,7 @@
  * @module
  */
 
-import type { TraceDb } from "../db.ts";
+import { firstMissingTable, type TraceDb } from "../db.ts";
 import { UsageError } from "../errors.ts";
 import { GENESIS } from "../ledger/chain.ts";
 import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
@@ -136,13 +136,8 @@ const AUDIT_TABLES = [
 async function missingTable(
   executor: AuditExecutor,
 ): Promise<{ seq: number; problem: string } | null> {
-  const present = new Set(
-    (await executor.execute(
-      "SELECT name FROM sqlite_master WHERE type = 'table'",
-    )).rows.map((row) => String(row.name)),
-  );
-  const missing = AUDIT_TABLES.find((table) => !present.has(table));
-  if (missing === undefined) return null;
+  const missing = await firstMissingTable(executor, AUDIT_TABLES);
+  if (missing === null) return null;
   return {
     seq: 0,
     problem:

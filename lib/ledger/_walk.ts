@@ -10,6 +10,7 @@
 
 import type { Transaction } from "@libsql/client";
 import { canonicalJson, digestOf } from "../canonical_json.ts";
+import { firstMissingTable } from "../db.ts";
 import {
   CHAIN_VERSIONS,
   chainDigest,
@@ -63,13 +64,8 @@ const LEDGER_TABLES = ["ledger_entries", "ledger_head", "ledger_targets"];
 export async function missingTable(
   executor: Executor,
 ): Promise<BrokenRow | null> {
-  const present = new Set(
-    (await executor.execute(
-      "SELECT name FROM sqlite_master WHERE type = 'table'",
-    )).rows.map((row) => String(row.name)),
-  );
-  const missing = LEDGER_TABLES.find((table) => !present.has(table));
-  if (missing === undefined) return null;
+  const missing = await firstMissingTable(executor, LEDGER_TABLES);
+  if (missing === null) return null;
   return {
     seq: 0,
     kind: "(table)",
