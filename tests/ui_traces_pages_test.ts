@@ -24,6 +24,7 @@ import {
   seedBusyThreads,
   seedIncident,
   seedLegacy,
+  T0,
 } from "./browser/_trace_fixtures.ts";
 
 async function seedAll(db: TraceDb): Promise<void> {
@@ -161,6 +162,60 @@ Deno.test("the finder calls out a thread's refs served after deletion", async ()
     assert.equal(use.deleted_by.event_id, "task-42-delete");
     assert.equal(use.first_use.event_id, "task-42-llm");
   });
+});
+
+/** A later task of the incident's thread that binds the deleted document again. */
+async function seedLaterAnswer(db: TraceDb): Promise<void> {
+  await seedAll(db);
+  await ingestEvents(db, [{
+    application_id: INCIDENT.application_id,
+    user_id: "user-1",
+    agent_id: INCIDENT.agent_id,
+    thread_id: INCIDENT.thread_id,
+    root_trace_id: "task-43",
+    event_id: "task-43-deliver",
+    kind: "delivery",
+    started_at: new Date(T0 + 200_000).toISOString(),
+    resources: [{
+      type: "document",
+      id: INCIDENT.stale_doc,
+      role: "output_bound",
+    }],
+  }]);
+}
+
+Deno.test("the finder counts a deleted ref's uses in the thread and inspection in its root, each saying so", async () => {
+  await withUiApp(
+    { adminToken: ADMIN_TOKEN, seed: seedLaterAnswer },
+    async (fixture) => {
+      const find = await (await get(
+        fixture,
+        `/traces/find?thread_id=${INCIDENT.thread_id}`,
+      )).text();
+      assert.match(
+        find,
+        /supplied to the model by 3 later events of this thread\./,
+      );
+      const inspect =
+        `/traces/inspect?application_id=${INCIDENT.application_id}&root_trace_id=${INCIDENT.root_trace_id}`;
+      const html = await (await get(fixture, inspect)).text();
+      assert.match(
+        html,
+        /supplied to the model by 2 later events of this root \(3 in the whole thread\)\./,
+      );
+      const { body } = await json(
+        fixture,
+        inspect.replace("inspect", "inspect.json"),
+      );
+      assert.deepEqual(body.deletion_evidence.uses_counted_in, {
+        application_id: INCIDENT.application_id,
+        root_trace_id: INCIDENT.root_trace_id,
+      });
+      const use = body.deletion_evidence.served_after_deletion[0];
+      assert.equal(use.uses, 2);
+      assert.equal(use.thread_uses, 3);
+    },
+  );
 });
 
 Deno.test("inspection of a legacy trace never claims coverage and explains every empty panel", async () => {

@@ -424,7 +424,9 @@ Deno.test("readThreadEvidence() reads a thread across roots and counts only a ro
     const evidence = await readThreadEvidence(db, "ns");
     assert.equal(evidence.events_read, 3, "events without refs are not read");
     assert.equal(evidence.read_completeness, "complete");
+    assert.equal(evidence.uses_counted_in, null);
     assert.equal(evidence.served_after_deletion.length, 1);
+    assert.equal(evidence.served_after_deletion[0]!.thread_uses, 1);
     assert.equal(
       evidence.served_after_deletion[0]!.first_use.served_by[0]!.id,
       "c-1",

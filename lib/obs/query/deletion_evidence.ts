@@ -57,8 +57,10 @@ export interface RefUse extends EventPointer {
 export interface DeletionUse {
   ref: { type: string; id: string };
   deleted_by: EventPointer;
-  /** Later events that supplied the ref or bound it to an output. */
+  /** Later events that supplied the ref or bound it to an output, in the counted scope. */
   uses: number;
+  /** Such later events anywhere in the events read (the thread), whatever the counted scope. */
+  thread_uses: number;
   first_use: RefUse;
   last_use: RefUse;
 }
@@ -135,26 +137,43 @@ export function servedAfterDeletion(
   events: readonly TraceEvent[],
   options: DeletionUseOptions = {},
 ): DeletionUse[] {
+  const found = findUses(events, options.usesIn ?? (() => true));
+  if (options.usesIn) {
+    // Say how many uses the whole read holds too, so a root's count and the
+    // thread's count of one deleted ref read as two scopes, not two answers.
+    const everywhere = findUses(events, () => true);
+    for (const [key, use] of found) {
+      use.thread_uses = everywhere.get(key)?.uses ?? use.uses;
+    }
+  }
+  return [...found.values()].slice(0, MAX_DELETION_USES);
+}
+
+function findUses(
+  events: readonly TraceEvent[],
+  usesIn: (event: TraceEvent) => boolean,
+): Map<string, DeletionUse> {
   const ordered = [...events].sort((a, b) =>
     Date.parse(a.ts) - Date.parse(b.ts) || a.seq - b.seq
   );
   const deleted = new Map<string, { ref: ResourceRef; by: TraceEvent }>();
   const found = new Map<string, DeletionUse>();
   for (const event of ordered) {
-    const counted = options.usesIn?.(event) ?? true;
-    for (const [key, lanes] of counted ? usedRefs(event) : []) {
+    for (const [key, lanes] of usesIn(event) ? usedRefs(event) : []) {
       const deletion = deleted.get(key);
       if (!deletion) continue;
       const use = { ...pointer(event), lanes, served_by: servedBy(event) };
       const entry = found.get(key);
       if (entry) {
         entry.uses++;
+        entry.thread_uses++;
         entry.last_use = use;
       } else {
         found.set(key, {
           ref: { type: deletion.ref.type, id: deletion.ref.id },
           deleted_by: pointer(deletion.by),
           uses: 1,
+          thread_uses: 1,
           first_use: use,
           last_use: use,
         });
@@ -164,7 +183,7 @@ export function servedAfterDeletion(
       if (!deleted.has(keyOf(ref))) deleted.set(keyOf(ref), { ref, by: event });
     }
   }
-  return [...found.values()].slice(0, MAX_DELETION_USES);
+  return found;
 }
 
 /** What a thread's events say about refs served after their deletion. */
@@ -173,6 +192,8 @@ export interface ThreadEvidence {
   /** Events with refs or a selection read (the newest). */
   events_read: number;
   read_completeness: ReadCompleteness;
+  /** The root whose events alone count as uses; null when every event read counts. */
+  uses_counted_in: { application_id: string; root_trace_id: string } | null;
   served_after_deletion: DeletionUse[];
 }
 
@@ -209,6 +230,12 @@ export async function readThreadEvidence(
       : rows.length > THREAD_EVIDENCE_EVENTS
       ? "partial"
       : "complete",
+    uses_counted_in: root
+      ? {
+        application_id: root.application_id,
+        root_trace_id: root.root_trace_id,
+      }
+      : null,
     served_after_deletion: servedAfterDeletion(
       read.map((row) => row.event),
       root ? { usesIn: (e) => inRoot(e, root) } : {},

@@ -75,6 +75,7 @@ export const DeletionEvidence: FC<DeletionEvidenceProps> = (
         {uses.slice(0, SHOWN).map((use) => (
           <UseItem
             use={use}
+            rootOnly={evidence.uses_counted_in !== null}
             params={params}
             now={now}
             here={selected?.root_trace_id === use.first_use.root_trace_id &&
@@ -101,13 +102,15 @@ export const DeletionEvidence: FC<DeletionEvidenceProps> = (
 const UseItem: FC<
   {
     use: DeletionUse;
+    /** Whether only the inspected root's events count as uses. */
+    rootOnly: boolean;
     params: URLSearchParams;
     now: number;
     /** Whether the first use is the event this page shows selected. */
     here: boolean;
   }
 > = (
-  { use, params, now, here },
+  { use, rootOnly, params, now, here },
 ) => {
   const first = use.first_use;
   const href = inspectEventHref(first, params);
@@ -123,7 +126,7 @@ const UseItem: FC<
         <ShownCode text={use.deleted_by.event_id} />{" "}
         (<Time iso={use.deleted_by.ts} now={now} />), then{" "}
         {direct ? "supplied to the model" : "bound to an output"} by{" "}
-        {plural(use.uses, "later event")}.
+        {usesCounted(use, rootOnly)}.
       </p>
       <p>
         {direct
@@ -164,3 +167,14 @@ const UseItem: FC<
     </li>
   );
 };
+
+/** How many later events used the ref, naming the scope they were counted in. */
+function usesCounted(use: DeletionUse, rootOnly: boolean): string {
+  if (!rootOnly) return `${plural(use.uses, "later event")} of this thread`;
+  const root = `${plural(use.uses, "later event")} of this root`;
+  return use.thread_uses === use.uses
+    ? root
+    : `${root} (${
+      use.thread_uses.toLocaleString("en-US")
+    } in the whole thread)`;
+}
