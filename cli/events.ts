@@ -24,10 +24,10 @@ import {
   type KindsAbsent,
   kindsAbsentFromScope,
   queryTraceEvents,
-  STORE_SELECTIONS,
   type StoreSelection,
   summarizeTraceEvents,
   type TraceEventPage,
+  type TraceFilter,
   traceFilterFromParams,
   type TraceParamsOptions,
   type TraceQuery,
@@ -565,7 +565,9 @@ export async function eventsQuery(args: string[], io: CliIo): Promise<number> {
     );
     return 0;
   }
-  const query = traceQueryFromParams(filterParams(values), FLAG_LABELS);
+  const query = flagProblemsAreUsage(() =>
+    traceQueryFromParams(filterParams(values), FLAG_LABELS)
+  );
   return await withDataContext(values, io, READ, async ({ db }) => {
     const page = await queryTraceEvents(db, query);
     const absent = await absentKinds(db, query, page);
@@ -704,13 +706,9 @@ export async function eventsExport(args: string[], io: CliIo): Promise<number> {
     );
     return 0;
   }
+  // The filter's check covers --store too, so it is refused as query's is.
+  const scope = filterFromFlags(values);
   const store = (values.store ?? "all") as StoreSelection;
-  if (!STORE_SELECTIONS.includes(store)) {
-    throw new UsageError(
-      `--store must be one of ${STORE_SELECTIONS.join(", ")}`,
-    );
-  }
-  const scope = traceFilterFromParams(filterParams(values), FLAG_LABELS);
   return await withDataContext(values, io, READ, async ({ db }) => {
     const result = await exportEvents(
       db,
@@ -722,6 +720,27 @@ export async function eventsExport(args: string[], io: CliIo): Promise<number> {
     );
     return 0;
   });
+}
+
+/** The filter the flags select; a bad value is a usage error, as every flag's is. */
+function filterFromFlags(values: FilterValues): TraceFilter {
+  return flagProblemsAreUsage(() =>
+    traceFilterFromParams(filterParams(values), FLAG_LABELS)
+  );
+}
+
+/**
+ * Runs a parse of flag values shared with the HTTP API, whose refusal is a
+ * `ConfigError` there: on the command line a bad flag value is `usage`
+ * (cli/_args.ts), whichever flag and command it is.
+ */
+function flagProblemsAreUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new UsageError(error.message, { cause: error });
+  }
 }
 
 /** `trace events summary`: aggregate counts of the selected events. */
@@ -739,7 +758,7 @@ export async function eventsSummary(
     );
     return 0;
   }
-  const scope = traceFilterFromParams(filterParams(values), FLAG_LABELS);
+  const scope = filterFromFlags(values);
   return await withDataContext(values, io, READ, async ({ db }) => {
     const summary = await summarizeTraceEvents(db, scope);
     io.out(

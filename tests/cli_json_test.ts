@@ -85,6 +85,31 @@ Deno.test("usage errors answer --json with one JSON error object of code usage",
   }
 });
 
+Deno.test("events query, summary and export refuse a bad filter flag value alike, with code usage", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const flag of [
+        ["--store", "bogus"],
+        ["--since", "yesterday"],
+        ["--kind", "Not A Kind"],
+        ["--resource-type", "doc"],
+      ]
+    ) {
+      const answers = [];
+      for (const command of ["query", "summary", "export"]) {
+        const args = ["events", command, ...flag, "--json", "--data-dir", dir];
+        const result = await trace(args);
+        assert.equal(result.code, 2, args.join(" "));
+        answers.push(oneJsonError(result.out, args.join(" ")));
+      }
+      for (const answer of answers) {
+        assert.deepEqual(answer, answers[0], flag.join(" "));
+        assert.equal(answer.code, "usage", flag.join(" "));
+      }
+    }
+  });
+});
+
 Deno.test("a command that answered before it failed is not answered twice", async () => {
   await withTempDir(async (dir) => {
     const file = `${dir}/bad.ndjson`;

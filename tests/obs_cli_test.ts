@@ -625,7 +625,7 @@ Deno.test("events export refuses an unknown store", async () => {
         ["export", "--store", "everything", "--data-dir", dir],
         captureIo(),
       ),
-      /^UsageError: --store must be one of/,
+      /^UsageError: Invalid trace query: --store: must be one of/,
     );
   });
 });
