@@ -140,6 +140,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     interrupted: false,
   };
   let lines: number;
+  let previewless: ReadonlySet<number> = new Set();
   if (json) {
     // A second Ctrl-C answers in the shape of the first, naming the lines written.
     io.setExitAnswer?.((note) =>
@@ -168,6 +169,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     const batchSize = parseBatchSize(values["batch-size"]);
     const file = await readValidatedFile(positionals[0]!, io, batchSize);
     lines = file.events.length;
+    previewless = new Set(file.previewlessLines);
     await withDataContext(
       values,
       io,
@@ -181,7 +183,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
         ),
     );
   } catch (error) {
-    throw reportFailure(io, error, progress, json);
+    throw reportFailure(io, error, progress, { json, previewless });
   } finally {
     io.setExitNote?.(null);
     io.setExitAnswer?.(null);
@@ -212,19 +214,31 @@ function reportFailure(
   io: CliIo,
   error: unknown,
   progress: IngestProgress,
-  json: boolean,
+  { json, previewless }: {
+    json: boolean;
+    /** Export lines whose preview was left out. */
+    previewless: ReadonlySet<number>;
+  },
 ): unknown {
   const items = error instanceof IngestBatchError ||
       error instanceof IngestConflictError
     ? error.items
     : [];
-  const summary = summaryError(error, items.length, json ? "items" : "above");
+  const where = json ? "items" : "above";
+  const exportedHere = error instanceof IngestConflictError &&
+    items.length > 0 &&
+    items.every((item) =>
+      item.line !== undefined && previewless.has(item.line)
+    );
+  const said = exportedHere
+    ? exportedAgainError(error, items.length, where)
+    : summaryError(error, items.length, where);
   const unlisted = error instanceof IngestBatchError ? error.unlisted : 0;
   if (json) {
     // Nothing more reaches a reader that stopped reading.
-    if (summary instanceof Deno.errors.BrokenPipe) return summary;
+    if (said instanceof Deno.errors.BrokenPipe) return said;
     // Worded as main() would word it, so stdout and stderr agree.
-    const explained = explainSqlite(summary);
+    const explained = explainSqlite(said);
     printJson(
       io,
       refusalBody(jsonError(explained), items, unlisted, progress.writtenLines),
@@ -244,7 +258,7 @@ function reportFailure(
       }); after fixing, resend from line ${progress.writtenLines + 1}\n`,
     );
   }
-  return summary;
+  return said;
 }
 
 /** The `--json` answer of a refused or interrupted ingest. */
@@ -301,6 +315,26 @@ function summaryError(
   return error;
 }
 
+/**
+ * The summary when every refused line is an export line whose event is
+ * stored here with its preview: not a changed observation, the export read
+ * back into the index it came from.
+ */
+function exportedAgainError(
+  error: IngestConflictError,
+  listed: number,
+  where: "above" | "items",
+): ConflictError {
+  return new ConflictError(
+    `Cannot ingest the batch: ${plural(listed, "event")} ${
+      where === "above" ? "listed above" : "listed in items"
+    } ${listed === 1 ? "is" : "are"} already stored here, with a preview ${
+      listed === 1 ? "its export line does" : "their export lines do"
+    } not hold; read an export into another data directory`,
+    { cause: error },
+  );
+}
+
 function parseBatchSize(flag: string | undefined): number {
   return parseIntegerFlag("batch-size", flag, {
     min: 1,
@@ -323,6 +357,8 @@ interface IngestProgress {
 interface ValidatedFile {
   events: NormalizedEvent[];
   lines: number[];
+  /** Export lines whose preview was left out. */
+  previewlessLines: number[];
 }
 
 /**
@@ -335,11 +371,14 @@ async function readValidatedFile(
   io: CliIo,
   batchSize: number,
 ): Promise<ValidatedFile> {
-  const { events, lines } = parseNdjsonEvents(await readEventsFile(path, io), {
-    maxEvents: Infinity,
-    maxValues: Infinity,
-    exportLines: true,
-  });
+  const { events, lines, previewlessLines } = parseNdjsonEvents(
+    await readEventsFile(path, io),
+    {
+      maxEvents: Infinity,
+      maxValues: Infinity,
+      exportLines: true,
+    },
+  );
   if (batchSize === Infinity && events.length > MAX_BATCH_EVENTS) {
     throw new ConfigError(
       `Cannot ingest ${
@@ -350,7 +389,7 @@ async function readValidatedFile(
   const validated = validateEventBatch(events, { lines });
   const conflicts = conflictsWithin(validated, { lines });
   if (conflicts.length > 0) throw new IngestConflictError(conflicts);
-  return { events: validated, lines };
+  return { events: validated, lines, previewlessLines };
 }
 
 /**
@@ -391,7 +430,7 @@ async function ingestBatches(
       const result = await ingestValidated(
         db,
         file.events.slice(start, start + step),
-        { source: "cli", lines },
+        { source: "cli", lines, previewlessLines: file.previewlessLines },
       );
       progress.batches += 1;
       progress.inserted += result.inserted;

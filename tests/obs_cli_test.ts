@@ -139,6 +139,43 @@ Deno.test("events ingest reads what events export wrote into a fresh data dir", 
   });
 });
 
+Deno.test("events ingest of an export into its own data dir says the event is stored here and the line holds no preview", async () => {
+  await withTempDir(async (dir) => {
+    const stdin = [line(1, { preview: "cli-secret" }), line(2)].join("\n");
+    assert.equal(
+      await events(["ingest", "-", "--data-dir", dir], captureIo(stdin)),
+      0,
+    );
+    const exported = captureIo();
+    assert.equal(await events(["export", "--data-dir", dir], exported), 0);
+    const again = captureIo(exported.stdout());
+    assert.equal(
+      await main(["events", "ingest", "-", "--data-dir", dir, "--json"], again),
+      2,
+    );
+    const { error } = JSON.parse(again.stdout());
+    assert.equal(error.code, "conflict");
+    assert.equal(
+      error.message,
+      "Cannot ingest the batch: 1 event listed in items is already stored here, with a preview its export line does not hold; read an export into another data directory",
+    );
+    assert.deepEqual(error.items, [{
+      line: 1,
+      field: "event_id",
+      message:
+        '"e1" is already stored here, and this export line holds no preview (an export carries its size, never its text); ingest an export into another data directory',
+    }]);
+    // A line that is no export still hears that a change needs a new event_id.
+    const changed = captureIo(line(1, { kind: "selection" }));
+    assert.equal(
+      await main(["events", "ingest", "-", "--data-dir", dir], changed),
+      2,
+    );
+    assert.match(changed.stderr(), /already stored with a different payload/);
+    assert.match(changed.stderr(), /needs a new event_id/);
+  });
+});
+
 Deno.test("events ingest still refuses a read-side field on a line that is not an export", async () => {
   await withTempDir(async (dir) => {
     const io = captureIo(line(1, { ts: "2026-09-01T00:00:00Z" }));

@@ -25,6 +25,8 @@ export interface BatchToWrite {
   source: string;
   /** 1-based source line of each event (NDJSON), for messages. */
   lines: readonly number[] | undefined;
+  /** Source lines of export lines whose preview was left out. */
+  previewlessLines?: ReadonlySet<number>;
   /** What messages call the whole the events came in; a batch unless said. */
   unit?: "batch" | "file";
 }
@@ -158,9 +160,23 @@ function conflict(
   event: NormalizedEvent,
   index: number,
   prior: Owned,
-  { lines, unit = "batch" }: BatchToWrite,
+  { lines, unit = "batch", previewlessLines }: BatchToWrite,
 ): EventIssue {
   const id = quoteValue(event.meta.event_id);
+  const line = lines?.[index];
+  if (
+    prior.item === undefined && line !== undefined &&
+    previewlessLines?.has(line)
+  ) {
+    // Most likely the export of this very index read back into it: the
+    // stored event keeps a preview an export line never carries.
+    return {
+      index,
+      field: "event_id",
+      message:
+        `${id} is already stored here, and this export line holds no preview (an export carries its size, never its text); ingest an export into another data directory`,
+    };
+  }
   if (prior.item === undefined) {
     return {
       index,

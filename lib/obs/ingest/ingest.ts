@@ -57,6 +57,8 @@ export type IngestSource = typeof INGEST_SOURCES[number];
 export interface BatchOrigin {
   /** 1-based source line of each input (NDJSON); issues then name lines, not items. */
   lines?: readonly number[];
+  /** Source lines of export lines whose preview was left out, so a refusal can say so. */
+  previewlessLines?: readonly number[];
 }
 
 /** Options for {@link ingestEvents}. */
@@ -182,6 +184,7 @@ async function writeValidated(
       receivedAt: Math.floor((options.now ?? Date.now)()),
       source: options.source ?? "api",
       lines: options.lines,
+      previewlessLines: new Set(options.previewlessLines ?? []),
     });
   } catch (error) {
     incrementCounter("write_failures");

@@ -33,6 +33,8 @@ export interface NdjsonEvents {
   events: unknown[];
   /** `lines[i]` is the source line of `events[i]`; pass it to ingest as `lines`. */
   lines: number[];
+  /** Source lines of export lines that named a preview, left out (an export holds its size, never its text); pass it to ingest as `previewlessLines`. */
+  previewlessLines: number[];
 }
 
 /** Bounds for {@link parseNdjsonEvents}. */
@@ -82,6 +84,7 @@ function* ndjsonSteps(
   const budget = jsonBudget(options.maxValues ?? MAX_BATCH_JSON_VALUES);
   const events: unknown[] = [];
   const lines: number[] = [];
+  const previewless: number[] = [];
   /** Position of each event among all items (non-blank lines). */
   const items: number[] = [];
   const refused = new IssueList();
@@ -90,9 +93,13 @@ function* ndjsonSteps(
     const value = parseLine(source, line, item, budget);
     if ("issue" in value) refused.add(value.issue);
     else {
-      events.push(
-        options.exportLines ? withoutReadFields(value.event) : value.event,
-      );
+      const event = options.exportLines
+        ? withoutReadFields(value.event)
+        : value.event;
+      if (event !== value.event && namesPreview(value.event)) {
+        previewless.push(line);
+      }
+      events.push(event);
       lines.push(line);
       items.push(item);
     }
@@ -109,7 +116,7 @@ function* ndjsonSteps(
     }
     throw new IngestBatchError(refused.sorted(), item, refused.count);
   }
-  return { events, lines };
+  return { events, lines, previewlessLines: previewless };
 }
 
 /** Refuses the text once it holds more than `max` non-blank lines, before parsing any. */
@@ -203,6 +210,12 @@ function withoutReadFields(event: object): object {
   const copy: Record<string, unknown> = { ...event };
   for (const field of READ_FIELDS) delete copy[field];
   return copy;
+}
+
+/** Whether an export line says its event had a preview (`preview` not null). */
+function namesPreview(event: object): boolean {
+  const preview = (event as { preview?: unknown }).preview;
+  return preview !== undefined && preview !== null;
 }
 
 /** Refused lines: the first {@link MAX_REPORTED_ISSUES} by position kept, all counted. */
