@@ -17,6 +17,7 @@ import {
   type BackfillResult,
   directoryArchive,
   type ExpiryPlan,
+  type ExpiryResult,
   MAX_LATENCY_SAMPLES,
   obsHealth,
   parity,
@@ -102,6 +103,9 @@ events stay queryable until trace obs retention removes them.
 Writes the planned envelopes to a new NDJSON file in DIR (synced to disk),
 then deletes exactly those whose fingerprint still matches the plan. Exits 1
 when any planned envelope was refused or a batch failed.
+A first Ctrl-C stops it between batches (each committed): exit 2, and applying
+the same plan again deletes the rest (reporting those already deleted as
+missing).
 Only envelopes are deleted: index rows and previews of these events are
 removed by trace obs retention, not by source expiry, so the events stay
 queryable until retention runs.
@@ -557,19 +561,20 @@ export async function obsExpiryApply(
         } (${write.bytes} bytes, synced)\n`,
       ),
   );
+  io.setExitNote?.(
+    "Batches committed before it stay deleted; apply the same plan again to delete the rest",
+  );
   const result = await withObsDb(
     values,
     io,
     (db) =>
-      applyExpiry(
-        db,
-        plan,
-        confirm,
-        archive,
-        batchSize === undefined ? {} : { batchSize },
-      ),
+      applyExpiry(db, plan, confirm, archive, {
+        ...(batchSize === undefined ? {} : { batchSize }),
+        // A first Ctrl-C stops between batches, each its own transaction.
+        ...(io.interrupted ? { signal: io.interrupted } : {}),
+      }),
     { writes: true },
-  );
+  ).finally(() => io.setExitNote?.(null));
   if (values.json) {
     printJson(io, result);
     if (result.deleted > 0) io.err(`${EXPIRY_INDEX_NOTE}\n`);
@@ -589,7 +594,21 @@ export async function obsExpiryApply(
     }
     if (result.deleted > 0) io.out(`${EXPIRY_INDEX_NOTE}\n`);
   }
-  return result.status === "applied" ? 0 : 1;
+  if (!result.interrupted) return result.status === "applied" ? 0 : 1;
+  io.err(interruptedExpiryNote(result));
+  return 2;
+}
+
+/** What an interrupted apply did, and that the same plan finishes it. */
+function interruptedExpiryNote(result: ExpiryResult): string {
+  const done = `${result.archived} of ${result.planned} envelopes archived, ${
+    plural(result.deleted, "envelope", "envelopes")
+  } deleted`;
+  if (result.archived === 0) {
+    return `trace obs expiry-apply: interrupted before the archive: ${done}; apply the same plan again\n`;
+  }
+  return `trace obs expiry-apply: interrupted between batches, each committed: ${done}; ` +
+    "apply the same plan again to delete the rest (it reports the envelopes already deleted as missing)\n";
 }
 
 const HEALTH_FLAGS = { ...DATA_FLAGS, samples: { type: "string" } } as const;

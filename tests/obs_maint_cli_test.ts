@@ -428,3 +428,64 @@ Deno.test("obs retention --vacuum without --apply says the rewrite did not run e
     );
   });
 });
+
+Deno.test("obs expiry-apply stops between batches on a first Ctrl-C, says what it did and exits 2", async () => {
+  const events = ["e1", "e2", "e3"].map((id) => ({
+    ...ONE_EVENT[0]!,
+    event_id: id,
+  }));
+  await withData(async (dataDir, dir) => {
+    const out = `${dir}/plan.json`;
+    const data = ["--data-dir", dataDir];
+    await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      out,
+      ...data,
+    ]);
+    const plan = JSON.parse(await Deno.readTextFile(out));
+    const apply = [
+      "expiry-apply",
+      "--plan",
+      out,
+      "--confirm",
+      plan.confirmation,
+      "--archive-dir",
+      `${dir}/archive`,
+      "--batch-size",
+      "1",
+      ...data,
+    ];
+    // Ctrl-C lands from the third look on: after the archive and one batch.
+    let looks = 0;
+    const interrupted = {
+      get aborted() {
+        return ++looks > 2;
+      },
+    } as AbortSignal;
+    const io = { ...captureIo(), interrupted };
+    const code = await main(["obs", ...apply], io);
+    assert.equal(code, 2, io.stderr());
+    assert.match(
+      io.stdout(),
+      /^Source expiry partial: 1 of 3 envelopes deleted/,
+    );
+    assert.match(
+      io.stderr(),
+      /trace obs expiry-apply: interrupted between batches, each committed: 3 of 3 envelopes archived, 1 envelope deleted; apply the same plan again to delete the rest/,
+    );
+    const again = await trace(apply);
+    assert.equal(
+      again.code,
+      1,
+      "the envelopes deleted before are refused as missing",
+    );
+    assert.match(
+      again.out,
+      /^Source expiry partial: 2 of 3 envelopes deleted, 1 refused/,
+    );
+    assert.match(again.out, /seq 1: missing/);
+  }, { events });
+});
