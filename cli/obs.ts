@@ -100,9 +100,11 @@ events stay queryable until trace obs retention removes them.
     `Usage: trace obs expiry-apply --plan FILE --confirm STRING --archive-dir DIR
                               [--batch-size N] [--json] [--data-dir DIR] [--db URL]
 
-Writes the planned envelopes to a new NDJSON file in DIR (synced to disk),
-then deletes exactly those whose fingerprint still matches the plan. Exits 1
-when any planned envelope was refused or a batch failed.
+Writes the planned envelopes to a new NDJSON file in DIR (synced to disk,
+under a temporary name until complete, so an expiry-*.ndjson file is always
+whole; a .expiry-*.partial file a killed process left is unfinished and may be
+removed), then deletes exactly those whose fingerprint still matches the
+plan. Exits 1 when any planned envelope was refused or a batch failed.
 A first Ctrl-C stops it between batches (each committed): exit 2, and applying
 the same plan again deletes the rest (reporting those already deleted as
 missing).
