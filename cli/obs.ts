@@ -63,7 +63,8 @@ never rewritten. Rows removed by retention stay removed unless
 Compares the content-free projection of every envelope with its index rows and
 records the result for trace obs health. Only a check over every tenant sets
 health's parity status; a check with --application-id is recorded for that
-tenant alone and never clears a whole-index mismatch. Exit 0 when equal, 1 on
+tenant alone and never clears a whole-index mismatch; a tenant with no event
+in the index is said so and not recorded. Exit 0 when equal, 1 on
 mismatch, 2 when the window is larger than the page bound (narrow it or raise
 the bound).
 `,
@@ -330,6 +331,14 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
         `Stopped after seq ${result.stopped_after_seq}: narrow --application-id or raise --page-bound\n`,
       );
     }
+  }
+  if (result.nothing_checked && result.application_id !== null) {
+    // With --json stdout holds the one object; the note goes beside it.
+    (values.json ? io.err : io.out)(
+      `No event of application ${
+        displaySafe(result.application_id)
+      } is in the index: nothing was compared and nothing recorded for trace obs health; check the application id\n`,
+    );
   }
   return result.status === "ok" ? 0 : result.status === "mismatch" ? 1 : 2;
 }

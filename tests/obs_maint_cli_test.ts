@@ -489,3 +489,38 @@ Deno.test("obs expiry-apply stops between batches on a first Ctrl-C, says what i
     assert.match(again.out, /seq 1: missing/);
   }, { events });
 });
+
+Deno.test("obs parity --application-id says when the index holds no event of that application", async () => {
+  await withData(async (dataDir) => {
+    const data = ["--data-dir", dataDir];
+    const absent = await trace(["parity", "--application-id", "app9", ...data]);
+    assert.equal(absent.code, 0);
+    assert.match(
+      absent.out,
+      /\nNo event of application app9 is in the index: nothing was compared and nothing recorded for trace obs health; check the application id\n$/,
+    );
+    const json = await trace([
+      "parity",
+      "--application-id",
+      "app9",
+      "--json",
+      ...data,
+    ]);
+    assert.equal(JSON.parse(json.out).nothing_checked, true);
+    assert.match(json.err, /^No event of application app9 is in the index/);
+    const present = await trace([
+      "parity",
+      "--application-id",
+      "app1",
+      ...data,
+    ]);
+    assert.doesNotMatch(present.out, /No event/);
+    const health = await trace(["health", "--json", ...data]);
+    assert.deepEqual(
+      JSON.parse(health.out).parity_by_tenant.map(
+        (p: { application_id: string }) => p.application_id,
+      ),
+      ["app1"],
+    );
+  });
+});
