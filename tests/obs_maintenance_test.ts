@@ -343,6 +343,29 @@ Deno.test("applyExpiry() stops between batches when interrupted, and the same pl
   });
 });
 
+Deno.test("applyExpiry() sees a signal raised by the event loop between batches", async () => {
+  await withObs(async (db) => {
+    await ingestMany(db, 5, 100);
+    const plan = await planExpiry(db, {
+      olderThan: daysAgo(30),
+      now: () => NOW,
+    });
+    // A Ctrl-C arrives through the event loop, as a signal listener does.
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 0);
+    const result = await applyExpiry(
+      db,
+      plan,
+      plan.confirmation,
+      acceptAll([]),
+      { batchSize: 1, signal: controller.signal },
+    );
+    assert.equal(result.interrupted, true);
+    assert.ok(result.deleted < 5);
+    assert.equal(result.deleted + result.not_attempted, result.archived);
+  });
+});
+
 Deno.test("applyExpiry() interrupted before the archive archives and deletes nothing", async () => {
   await withObs(async (db) => {
     await ingestMany(db, 3, 100);

@@ -19,6 +19,7 @@ import type { TraceDb } from "../../db.ts";
 import { sha256Hex } from "../../canonical_json.ts";
 import { ConfigError, RefusedError, TraceError } from "../../errors.ts";
 import { incrementCounter } from "../counters.ts";
+import { nextTurn } from "../_turn_line.ts";
 import { requireObs } from "../schema.ts";
 import {
   deleteGrantedEnvelopes,
@@ -141,6 +142,9 @@ export async function applyExpiry(
     !result.interrupted && start < eligible.length;
     start += batchSize
   ) {
+    // The database answers without yielding to the event loop: without a
+    // turn, a Ctrl-C is not seen until every batch has run.
+    await nextTurn();
     if (stopped(eligible.length - start)) break;
     const batch = eligible.slice(start, start + batchSize);
     try {
