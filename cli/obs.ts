@@ -17,6 +17,7 @@ import {
   type BackfillResult,
   directoryArchive,
   type ExpiryPlan,
+  type ExpiryResult,
   MAX_LATENCY_SAMPLES,
   obsHealth,
   parity,
@@ -62,7 +63,8 @@ never rewritten. Rows removed by retention stay removed unless
 Compares the content-free projection of every envelope with its index rows and
 records the result for trace obs health. Only a check over every tenant sets
 health's parity status; a check with --application-id is recorded for that
-tenant alone and never clears a whole-index mismatch. Exit 0 when equal, 1 on
+tenant alone and never clears a whole-index mismatch; a tenant with no event
+in the index is said so and not recorded. Exit 0 when equal, 1 on
 mismatch, 2 when the window is larger than the page bound (narrow it or raise
 the bound).
 `,
@@ -99,9 +101,14 @@ events stay queryable until trace obs retention removes them.
     `Usage: trace obs expiry-apply --plan FILE --confirm STRING --archive-dir DIR
                               [--batch-size N] [--json] [--data-dir DIR] [--db URL]
 
-Writes the planned envelopes to a new NDJSON file in DIR (synced to disk),
-then deletes exactly those whose fingerprint still matches the plan. Exits 1
-when any planned envelope was refused or a batch failed.
+Writes the planned envelopes to a new NDJSON file in DIR (synced to disk,
+under a temporary name until complete, so an expiry-*.ndjson file is always
+whole; a .expiry-*.partial file a killed process left is unfinished and may be
+removed), then deletes exactly those whose fingerprint still matches the
+plan. Exits 1 when any planned envelope was refused or a batch failed.
+A first Ctrl-C stops it between batches (each committed): exit 2, and applying
+the same plan again deletes the rest (reporting those already deleted as
+missing).
 Only envelopes are deleted: index rows and previews of these events are
 removed by trace obs retention, not by source expiry, so the events stay
 queryable until retention runs.
@@ -324,6 +331,14 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
         `Stopped after seq ${result.stopped_after_seq}: narrow --application-id or raise --page-bound\n`,
       );
     }
+  }
+  if (result.nothing_checked && result.application_id !== null) {
+    // With --json stdout holds the one object; the note goes beside it.
+    (values.json ? io.err : io.out)(
+      `No event of application ${
+        displaySafe(result.application_id)
+      } is in the index: nothing was compared and nothing recorded for trace obs health; check the application id\n`,
+    );
   }
   return result.status === "ok" ? 0 : result.status === "mismatch" ? 1 : 2;
 }
@@ -557,19 +572,20 @@ export async function obsExpiryApply(
         } (${write.bytes} bytes, synced)\n`,
       ),
   );
+  io.setExitNote?.(
+    "Batches committed before it stay deleted; apply the same plan again to delete the rest",
+  );
   const result = await withObsDb(
     values,
     io,
     (db) =>
-      applyExpiry(
-        db,
-        plan,
-        confirm,
-        archive,
-        batchSize === undefined ? {} : { batchSize },
-      ),
+      applyExpiry(db, plan, confirm, archive, {
+        ...(batchSize === undefined ? {} : { batchSize }),
+        // A first Ctrl-C stops between batches, each its own transaction.
+        ...(io.interrupted ? { signal: io.interrupted } : {}),
+      }),
     { writes: true },
-  );
+  ).finally(() => io.setExitNote?.(null));
   if (values.json) {
     printJson(io, result);
     if (result.deleted > 0) io.err(`${EXPIRY_INDEX_NOTE}\n`);
@@ -589,7 +605,21 @@ export async function obsExpiryApply(
     }
     if (result.deleted > 0) io.out(`${EXPIRY_INDEX_NOTE}\n`);
   }
-  return result.status === "applied" ? 0 : 1;
+  if (!result.interrupted) return result.status === "applied" ? 0 : 1;
+  io.err(interruptedExpiryNote(result));
+  return 2;
+}
+
+/** What an interrupted apply did, and that the same plan finishes it. */
+function interruptedExpiryNote(result: ExpiryResult): string {
+  const done = `${result.archived} of ${result.planned} envelopes archived, ${
+    plural(result.deleted, "envelope", "envelopes")
+  } deleted`;
+  if (result.archived === 0) {
+    return `trace obs expiry-apply: interrupted before the archive: ${done}; apply the same plan again\n`;
+  }
+  return `trace obs expiry-apply: interrupted between batches, each committed: ${done}; ` +
+    "apply the same plan again to delete the rest (it reports the envelopes already deleted as missing)\n";
 }
 
 const HEALTH_FLAGS = { ...DATA_FLAGS, samples: { type: "string" } } as const;

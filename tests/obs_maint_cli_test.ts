@@ -428,3 +428,99 @@ Deno.test("obs retention --vacuum without --apply says the rewrite did not run e
     );
   });
 });
+
+Deno.test("obs expiry-apply stops between batches on a first Ctrl-C, says what it did and exits 2", async () => {
+  const events = ["e1", "e2", "e3"].map((id) => ({
+    ...ONE_EVENT[0]!,
+    event_id: id,
+  }));
+  await withData(async (dataDir, dir) => {
+    const out = `${dir}/plan.json`;
+    const data = ["--data-dir", dataDir];
+    await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      out,
+      ...data,
+    ]);
+    const plan = JSON.parse(await Deno.readTextFile(out));
+    const apply = [
+      "expiry-apply",
+      "--plan",
+      out,
+      "--confirm",
+      plan.confirmation,
+      "--archive-dir",
+      `${dir}/archive`,
+      "--batch-size",
+      "1",
+      ...data,
+    ];
+    // Ctrl-C lands from the third look on: after the archive and one batch.
+    let looks = 0;
+    const interrupted = {
+      get aborted() {
+        return ++looks > 2;
+      },
+    } as AbortSignal;
+    const io = { ...captureIo(), interrupted };
+    const code = await main(["obs", ...apply], io);
+    assert.equal(code, 2, io.stderr());
+    assert.match(
+      io.stdout(),
+      /^Source expiry partial: 1 of 3 envelopes deleted/,
+    );
+    assert.match(
+      io.stderr(),
+      /trace obs expiry-apply: interrupted between batches, each committed: 3 of 3 envelopes archived, 1 envelope deleted; apply the same plan again to delete the rest/,
+    );
+    const again = await trace(apply);
+    assert.equal(
+      again.code,
+      1,
+      "the envelopes deleted before are refused as missing",
+    );
+    assert.match(
+      again.out,
+      /^Source expiry partial: 2 of 3 envelopes deleted, 1 refused/,
+    );
+    assert.match(again.out, /seq 1: missing/);
+  }, { events });
+});
+
+Deno.test("obs parity --application-id says when the index holds no event of that application", async () => {
+  await withData(async (dataDir) => {
+    const data = ["--data-dir", dataDir];
+    const absent = await trace(["parity", "--application-id", "app9", ...data]);
+    assert.equal(absent.code, 0);
+    assert.match(
+      absent.out,
+      /\nNo event of application app9 is in the index: nothing was compared and nothing recorded for trace obs health; check the application id\n$/,
+    );
+    const json = await trace([
+      "parity",
+      "--application-id",
+      "app9",
+      "--json",
+      ...data,
+    ]);
+    assert.equal(JSON.parse(json.out).nothing_checked, true);
+    assert.match(json.err, /^No event of application app9 is in the index/);
+    const present = await trace([
+      "parity",
+      "--application-id",
+      "app1",
+      ...data,
+    ]);
+    assert.doesNotMatch(present.out, /No event/);
+    const health = await trace(["health", "--json", ...data]);
+    assert.deepEqual(
+      JSON.parse(health.out).parity_by_tenant.map(
+        (p: { application_id: string }) => p.application_id,
+      ),
+      ["app1"],
+    );
+  });
+});

@@ -85,6 +85,31 @@ Deno.test("parity() of one tenant never clears a whole-index mismatch in health"
   });
 });
 
+Deno.test("parity() of a tenant with no event in the index records nothing for health", async () => {
+  await withObs(async (db) => {
+    await twoTenants(db);
+    const absent = await parity(db, { record: true, applicationId: "app9" });
+    assert.equal(absent.status, "ok");
+    assert.equal(absent.nothing_checked, true);
+    const present = await parity(db, { record: true, applicationId: "app1" });
+    assert.equal(present.nothing_checked, false);
+    const report = await obsHealth(db, { latencySamples: 1 });
+    assert.deepEqual(
+      report.parity_by_tenant.map((p) => p.application_id),
+      ["app1"],
+    );
+  });
+});
+
+Deno.test("parity() of an empty index is still recorded as the whole-index check", async () => {
+  await withObs(async (db) => {
+    const whole = await parity(db, { record: true });
+    assert.equal(whole.nothing_checked, true);
+    const recorded = await readRecordedParity(db);
+    assert.equal(recorded.unscoped?.status, "ok");
+  });
+});
+
 Deno.test("obsHealth() reports parity unknown when only tenant checks ran", async () => {
   await withObs(async (db) => {
     await twoTenants(db);

@@ -295,6 +295,100 @@ Deno.test("applyExpiry() archives then compare-and-deletes exactly the planned e
   });
 });
 
+Deno.test("applyExpiry() stops between batches when interrupted, and the same plan again deletes the rest", async () => {
+  await withObs(async (db) => {
+    await ingestMany(db, 5, 100);
+    const plan = await planExpiry(db, {
+      olderThan: daysAgo(30),
+      now: () => NOW,
+    });
+    // Aborted from the fourth look on: one look before the archive, then two
+    // batches run and the third never starts.
+    let looks = 0;
+    const signal = {
+      get aborted() {
+        return ++looks > 3;
+      },
+    } as AbortSignal;
+    const seen: EnvelopeRecord[][] = [];
+    const stopped = await applyExpiry(
+      db,
+      plan,
+      plan.confirmation,
+      acceptAll(seen),
+      { batchSize: 2, signal },
+    );
+    assert.equal(stopped.interrupted, true);
+    assert.equal(stopped.status, "partial");
+    assert.equal(stopped.archived, 5);
+    assert.equal(stopped.deleted, 4);
+    assert.equal(stopped.not_attempted, 1);
+    assert.deepEqual(stopped.refused, []);
+    assert.equal(await count(db, "obs_envelopes"), 1);
+    const rest = await applyExpiry(
+      db,
+      plan,
+      plan.confirmation,
+      acceptAll(seen),
+      { batchSize: 2 },
+    );
+    assert.equal(rest.interrupted, false);
+    assert.equal(rest.deleted, 1);
+    assert.equal(seen[1]!.length, 1, "only the rest is archived again");
+    assert.deepEqual(
+      rest.refused.map((r) => r.code),
+      ["missing", "missing", "missing", "missing"],
+    );
+    assert.equal(await count(db, "obs_envelopes"), 0);
+  });
+});
+
+Deno.test("applyExpiry() sees a signal raised by the event loop between batches", async () => {
+  await withObs(async (db) => {
+    await ingestMany(db, 5, 100);
+    const plan = await planExpiry(db, {
+      olderThan: daysAgo(30),
+      now: () => NOW,
+    });
+    // A Ctrl-C arrives through the event loop, as a signal listener does.
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 0);
+    const result = await applyExpiry(
+      db,
+      plan,
+      plan.confirmation,
+      acceptAll([]),
+      { batchSize: 1, signal: controller.signal },
+    );
+    assert.equal(result.interrupted, true);
+    assert.ok(result.deleted < 5);
+    assert.equal(result.deleted + result.not_attempted, result.archived);
+  });
+});
+
+Deno.test("applyExpiry() interrupted before the archive archives and deletes nothing", async () => {
+  await withObs(async (db) => {
+    await ingestMany(db, 3, 100);
+    const plan = await planExpiry(db, {
+      olderThan: daysAgo(30),
+      now: () => NOW,
+    });
+    const seen: EnvelopeRecord[][] = [];
+    const result = await applyExpiry(
+      db,
+      plan,
+      plan.confirmation,
+      acceptAll(seen),
+      { signal: AbortSignal.abort() },
+    );
+    assert.equal(result.interrupted, true);
+    assert.equal(result.status, "nothing_deleted");
+    assert.equal(result.archived, 0);
+    assert.equal(seen.length, 0);
+    assert.equal(await count(db, "obs_envelopes"), 3);
+  });
+});
+
 Deno.test("applyExpiry() refuses a confirmation that does not match, deleting nothing", async () => {
   await withObs(async (db) => {
     await ingestMany(db, 3, 100);

@@ -1,12 +1,14 @@
 /**
  * A directory archive for source expiry: the envelopes go to a new private
  * NDJSON file, and the callback acknowledges with `true` only after the file
- * (and on POSIX its directory entry) reached stable storage.
+ * (and on POSIX its directory entry) reached stable storage. The file is
+ * written under a temporary name and published whole, so a name like
+ * `expiry-….ndjson` only ever holds a finished archive.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { ensurePrivateDir } from "../../data_dir.ts";
 import { StorageError } from "../../errors.ts";
 import type { EnvelopeRecord } from "./envelopes.ts";
@@ -41,7 +43,7 @@ export function directoryArchive(
     const bytes = new TextEncoder().encode(text);
     try {
       await ensurePrivateDir(dir);
-      await writeSynced(path, bytes);
+      await writeArchiveFile(path, bytes);
       await syncDirectory(dir);
     } catch (error) {
       throw new StorageError(
@@ -56,21 +58,50 @@ export function directoryArchive(
   };
 }
 
-async function writeSynced(path: string, bytes: Uint8Array): Promise<void> {
-  // createNew: an archive never overwrites an earlier one.
-  const file = await Deno.open(path, {
-    createNew: true,
-    write: true,
-    mode: 0o600,
-  });
+/** Writes all of `bytes` to an open file. */
+export type ArchiveWriter = (
+  file: Deno.FsFile,
+  bytes: Uint8Array,
+) => Promise<void>;
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    written += await file.write(bytes.subarray(written));
+  }
+}
+
+/**
+ * Writes `bytes` to the new file `path` through a synced temporary file in
+ * the same directory, then links it to `path`: an interrupted write or a full
+ * disk never leaves a partial file under the final name, and a link, unlike
+ * a rename, refuses a name that exists, so an archive never replaces an
+ * earlier one. The temporary is removed whatever happens.
+ */
+export async function writeArchiveFile(
+  path: string,
+  bytes: Uint8Array,
+  write: ArchiveWriter = writeAll,
+): Promise<void> {
+  const temporary = join(
+    dirname(path),
+    `.${basename(path)}.${crypto.randomUUID()}.partial`,
+  );
   try {
-    let written = 0;
-    while (written < bytes.length) {
-      written += await file.write(bytes.subarray(written));
+    const file = await Deno.open(temporary, {
+      createNew: true,
+      write: true,
+      mode: 0o600,
+    });
+    try {
+      await write(file, bytes);
+      await file.sync();
+    } finally {
+      file.close();
     }
-    await file.sync();
+    await Deno.link(temporary, path);
   } finally {
-    file.close();
+    await Deno.remove(temporary).catch(() => {});
   }
 }
 

@@ -19,6 +19,7 @@ import type { TraceDb } from "../../db.ts";
 import { sha256Hex } from "../../canonical_json.ts";
 import { ConfigError, RefusedError, TraceError } from "../../errors.ts";
 import { incrementCounter } from "../counters.ts";
+import { nextTurn } from "../_turn_line.ts";
 import { requireObs } from "../schema.ts";
 import {
   deleteGrantedEnvelopes,
@@ -40,6 +41,12 @@ export interface ApplyExpiryOptions {
   batchSize?: number;
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
+  /**
+   * Stops the apply before the archive or between batches (each batch is its
+   * own transaction, so nothing committed is undone); the result says
+   * `interrupted`.
+   */
+  signal?: AbortSignal;
 }
 
 /** Content-free reasons one planned envelope was not deleted. */
@@ -75,8 +82,14 @@ export interface ExpiryResult {
   refused: { seq: number; code: ExpiryRefusalCode }[];
   /** Batches that failed part-way and were left as they were. */
   failed_batches: ExpiryBatchFailure[];
-  /** Archived envelopes not attempted after a failed batch; plan again to finish. */
+  /** Archived envelopes not attempted after a failed batch or an interrupt. */
   not_attempted: number;
+  /**
+   * Stopped by its signal before the archive or between batches: the counts
+   * are what was done. Applying the same plan again deletes the rest and
+   * reports the envelopes already deleted as `missing`.
+   */
+  interrupted: boolean;
 }
 
 /** Archives and compare-and-deletes the envelopes of a reviewed plan. */
@@ -101,19 +114,38 @@ export async function applyExpiry(
   }
   await requireObs(db);
   const { eligible, refused } = await loadEligible(db, sealed.entries);
-  await runArchive(archive, eligible);
   const result: ExpiryResult = {
     status: "nothing_deleted",
     plan_fingerprint: sealed.fingerprint,
     planned: sealed.entries.length,
-    archived: eligible.length,
+    archived: 0,
     deleted: 0,
     refused,
     failed_batches: [],
     not_attempted: 0,
+    interrupted: false,
   };
+  const stopped = (left: number) => {
+    if (options.signal?.aborted !== true) return false;
+    result.interrupted = true;
+    result.not_attempted = left;
+    return true;
+  };
+  // A stop before the archive writes nothing and deletes nothing.
+  if (!stopped(0)) {
+    await runArchive(archive, eligible);
+    result.archived = eligible.length;
+  }
   const now = (options.now ?? Date.now)();
-  for (let start = 0; start < eligible.length; start += batchSize) {
+  for (
+    let start = 0;
+    !result.interrupted && start < eligible.length;
+    start += batchSize
+  ) {
+    // The database answers without yielding to the event loop: without a
+    // turn, a Ctrl-C is not seen until every batch has run.
+    await nextTurn();
+    if (stopped(eligible.length - start)) break;
     const batch = eligible.slice(start, start + batchSize);
     try {
       await deleteBatch(db, batch, now, result);

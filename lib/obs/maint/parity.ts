@@ -115,6 +115,12 @@ export interface ParityResult {
   mismatches_omitted: number;
   /** Where an incomplete walk stopped (the last `seq` checked), else `null`. */
   stopped_after_seq: number | null;
+  /**
+   * The walk found no envelope and no index row (of its tenant, when it has
+   * one): nothing was compared. A tenant check that compared nothing is not
+   * recorded for health.
+   */
+  nothing_checked: boolean;
 }
 
 function bounded(
@@ -216,8 +222,15 @@ export async function parity(
     mismatches: tally.mismatches.slice(0, maxReported),
     mismatches_omitted: Math.max(0, tally.mismatches.length - maxReported),
     stopped_after_seq: finished ? null : after,
+    nothing_checked: finished && tally.envelopes === 0 &&
+      tally.indexRows === 0,
   };
-  if (options.record) {
+  // Health lists each tenant's last check; an "ok" for a tenant the index
+  // does not hold (a mistyped id) would vouch for nothing and crowd out the
+  // tenants it does hold.
+  const vouches = !result.nothing_checked ||
+    options.applicationId === undefined;
+  if (options.record && vouches) {
     await recordParity(db, result, options.applicationId ?? null, now());
   }
   return result;
