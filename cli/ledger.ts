@@ -22,7 +22,7 @@ import {
 import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
-import type { Command } from "./_io.ts";
+import type { CliIo, Command } from "./_io.ts";
 import { reportGuards } from "./_guards.ts";
 
 const READ = { write: false, readOnly: true } as const;
@@ -145,8 +145,12 @@ up: copying trace.db by hand can miss what is still in its -wal file. Refuses
 an existing FILE, and a FILE named like a database's -journal, -wal or -shm
 file (SQLite would discard it). Works for a local database file only.
 
+Ctrl-C (or SIGTERM) stops the copy and removes what was written of it
+(exit 2); the engine notices between steps, so the first one may take until
+the copy is finished. A second exits at once and removes it too.
+
 Exit codes: 0 written and intact; 1 written but its ledger is broken (the
-database was already broken); 2 not written.
+database was already broken); 2 not written (interrupted included).
 `;
 
 /** `trace ledger backup FILE`: a consistent single-file copy, verified. */
@@ -169,16 +173,54 @@ export const ledgerBackup: Command = async (args, io) => {
       "Cannot write a backup to stdout: name a file; see trace ledger backup --help",
     );
   }
-  const source = await withDataContext(values, io, READ, async ({ db }) => {
-    await backupDb(db, file);
-    return dbLocation(db);
-  });
+  const source = await withPartialCopyRemoved(
+    io,
+    file,
+    (signal) =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await backupDb(db, file, { signal });
+        return dbLocation(db);
+      }),
+  );
   const result = await verifyCopy(file);
   if (values.json) {
     printJson(io, { backup: file, source, verification: result });
   } else io.out(renderBackup(file, source, result));
   return result === null || result.ok ? 0 : 1;
 };
+
+/**
+ * Runs `copy` with Ctrl-C / SIGTERM handled, so that a signal no longer
+ * kills the process halfway through the file: the first one stops the
+ * backup, which removes its copy; a second, which exits at once, removes
+ * the copy on the way out. Either way no partial copy is left behind.
+ */
+async function withPartialCopyRemoved<T>(
+  io: CliIo,
+  file: string,
+  copy: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  let copying = true;
+  io.onExitAtOnce?.(() => {
+    if (!copying) return;
+    try {
+      Deno.removeSync(file);
+    } catch {
+      // Not created yet, or already removed: nothing is left either way.
+    }
+  });
+  io.setExitNote?.(
+    `the partial backup ${
+      terminalSafe(file)
+    } was removed; run trace ledger backup again`,
+  );
+  try {
+    return await copy(io.interrupted);
+  } finally {
+    copying = false;
+    io.setExitNote?.(null);
+  }
+}
 
 /** Opens the copy read-only and verifies its ledger; `null` when it holds no ledger. */
 async function verifyCopy(file: string): Promise<LedgerVerification | null> {
