@@ -20,6 +20,7 @@ import {
   parseAuditHead,
   parseErasureDetail,
   requireAuthSchema,
+  restoreAuthGuards,
   SUBJECT_KINDS,
   type SubjectKind,
   verifyAudit,
@@ -32,7 +33,9 @@ import { erasureDigestOf } from "../lib/runs/mod.ts";
 import { quoteValue } from "../lib/echo.ts";
 import { closestName } from "../lib/suggest.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
+import { reportGuards } from "./_guards.ts";
 import {
+  type ContextOptions,
   type DataContext,
   type DataFlags,
   printJson,
@@ -66,7 +69,7 @@ bidirectional overrides in stored text are printed escaped (\\u{…} in text,
 `;
 
 const VERIFY_HELP =
-  `Usage: trace audit verify [--expect-head HEAD] [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace audit verify [--expect-head HEAD] [--restore-guards] [--json] [--data-dir DIR] [--db URL]
 
 Recomputes every audit entry's digest, checks each column against the chained
 entry and the chain linking them, the numbering (a missing seq is a removed
@@ -80,8 +83,16 @@ the trail still extends that head: entries removed from its end with their
 head records and both sequences wound back, or a replaced file, fail. Opens
 the database read-only.
 
-Exit codes: 0 intact, 1 broken (the first broken entry is named), 2 usage
-error or no audit trail.
+It also checks the trail's guards, the triggers that make its tables refuse
+UPDATE and DELETE: one dropped or changed with an outside tool is named in a
+warning. --restore-guards re-creates them with the trail's own migration
+statements, after verifying (this opens the database for writing; it adds
+triggers and changes no row). --json prints {schema: "trace.audit-verify/1",
+ok, entries, head, expected_head, broken, missing_guards} (and
+restored_guards with --restore-guards).
+
+Exit codes: 0 intact (also with a guard missing: see the warning), 1 broken
+(the first broken entry is named), 2 usage error or no audit trail.
 `;
 
 const HEAD_HELP = `Usage: trace audit head [--json] [--data-dir DIR] [--db URL]
@@ -96,10 +107,14 @@ extends it.
 const VERIFY_FLAGS = {
   ...DATA_FLAGS,
   "expect-head": { type: "string" },
+  "restore-guards": { type: "boolean" },
 } as const;
 
 /** Commands here only read, and open the database read-only. */
 const READ = { write: false, readOnly: true } as const;
+
+/** `--restore-guards` writes triggers, nothing else: no migration, but a checkpoint. */
+const RESTORE = { write: false, create: false, checkpoint: true } as const;
 
 const LIST_FLAGS = {
   ...DATA_FLAGS,
@@ -155,19 +170,27 @@ export const auditVerify: Command = async (args, io) => {
   const expected = values["expect-head"] === undefined
     ? undefined
     : parseAuditHead(values["expect-head"]);
+  const restore = values["restore-guards"] === true;
   return await withTrail(values, io, async (db) => {
-    const result = await verifyAudit(
+    const verified = await verifyAudit(
       db,
       expected ? { expectHead: expected } : {},
     );
+    const restored = restore && verified.missing_guards.length > 0
+      ? await restoreAuthGuards(db)
+      : [];
+    const result = restore
+      ? { ...verified, restored_guards: restored }
+      : verified;
     if (values.json) printJson(io, result);
     else io.out(renderVerification(result));
+    reportGuards(io, "audit", verified.missing_guards, restored, restore);
     if (!result.broken) return 0;
     io.err(
       `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
     );
     return 1;
-  });
+  }, restore ? RESTORE : READ);
 };
 
 /** `trace audit head`: the verified head, to keep outside the database. */
@@ -195,12 +218,13 @@ function withTrail(
   flags: DataFlags & { json?: boolean | undefined },
   io: CliIo,
   run: (db: TraceDb, context: DataContext) => Promise<number>,
+  access: ContextOptions = READ,
 ): Promise<number> {
   return withJsonErrors(
     flags,
     io,
     () =>
-      withDataContext(flags, io, READ, async (context) => {
+      withDataContext(flags, io, access, async (context) => {
         await requireAuthSchema(context.db);
         return await run(context.db, context);
       }),

@@ -14,21 +14,30 @@ import {
   ledgerHead,
   parseHead,
 } from "../lib/ledger/head.ts";
-import { hasLedger, requireLedger } from "../lib/ledger/schema.ts";
+import {
+  hasLedger,
+  requireLedger,
+  restoreLedgerGuards,
+} from "../lib/ledger/schema.ts";
 import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
-import type { Command } from "./_io.ts";
+import type { CliIo, Command } from "./_io.ts";
+import { reportGuards } from "./_guards.ts";
 
 const READ = { write: false, readOnly: true } as const;
 
 const VERIFY_FLAGS = {
   ...DATA_FLAGS,
   "expect-head": { type: "string" },
+  "restore-guards": { type: "boolean" },
 } as const;
 
+/** `--restore-guards` writes triggers, nothing else: no migration, but a checkpoint. */
+const RESTORE = { write: false, create: false, checkpoint: true } as const;
+
 const VERIFY_HELP =
-  `Usage: trace ledger verify [--expect-head HEAD] [--json] [--data-dir DIR] [--db URL]
+  `Usage: trace ledger verify [--expect-head HEAD] [--restore-guards] [--json] [--data-dir DIR] [--db URL]
 
 Recomputes the SHA-256 digest of every ledger entry and the chain linking
 them, checks the head records (which catch a removed last entry) and that each
@@ -37,8 +46,15 @@ registered target matches its chained registration. With --expect-head HEAD
 checks that the ledger still extends that head: entries removed from its end,
 or a replaced file, fail. Opens the database read-only.
 
-Exit codes: 0 intact; 1 broken, naming the first broken entry (seq, kind, id);
-2 usage error or no ledger.
+It also checks the ledger's guards, the triggers that make its tables refuse
+UPDATE and DELETE: one dropped or changed with an outside tool is named in a
+warning (the chain still catches edits, but the tables no longer refuse
+them). --restore-guards re-creates them with the ledger's own migration
+statements, after verifying (this opens the database for writing; it adds
+triggers and changes no row).
+
+Exit codes: 0 intact (also with a guard missing: see the warning); 1 broken,
+naming the first broken entry (seq, kind, id); 2 usage error or no ledger.
 `;
 
 /** `trace ledger verify`: recompute every digest and the chain. */
@@ -48,14 +64,23 @@ export const ledgerVerify: Command = async (args, io) => {
   const expected = values["expect-head"] === undefined
     ? undefined
     : parseHead(values["expect-head"]);
-  return await withDataContext(values, io, READ, async ({ db }) => {
+  const restore = values["restore-guards"] === true;
+  const access = restore ? RESTORE : READ;
+  return await withDataContext(values, io, access, async ({ db }) => {
     await requireLedger(db);
-    const result = await verifyLedger(
+    const verified = await verifyLedger(
       db,
       expected ? { expectHead: expected } : {},
     );
+    const restored = restore && verified.missing_guards.length > 0
+      ? await restoreLedgerGuards(db)
+      : [];
+    const result = restore
+      ? { ...verified, restored_guards: restored }
+      : verified;
     if (values.json) printJson(io, result);
     else io.out(renderVerification(result));
+    reportGuards(io, "ledger", verified.missing_guards, restored, restore);
     if (!result.broken) return 0;
     const b = result.broken;
     io.err(
@@ -120,8 +145,12 @@ up: copying trace.db by hand can miss what is still in its -wal file. Refuses
 an existing FILE, and a FILE named like a database's -journal, -wal or -shm
 file (SQLite would discard it). Works for a local database file only.
 
+Ctrl-C (or SIGTERM) stops the copy and removes what was written of it
+(exit 2); the engine notices between steps, so the first one may take until
+the copy is finished. A second exits at once and removes it too.
+
 Exit codes: 0 written and intact; 1 written but its ledger is broken (the
-database was already broken); 2 not written.
+database was already broken); 2 not written (interrupted included).
 `;
 
 /** `trace ledger backup FILE`: a consistent single-file copy, verified. */
@@ -144,16 +173,54 @@ export const ledgerBackup: Command = async (args, io) => {
       "Cannot write a backup to stdout: name a file; see trace ledger backup --help",
     );
   }
-  const source = await withDataContext(values, io, READ, async ({ db }) => {
-    await backupDb(db, file);
-    return dbLocation(db);
-  });
+  const source = await withPartialCopyRemoved(
+    io,
+    file,
+    (signal) =>
+      withDataContext(values, io, READ, async ({ db }) => {
+        await backupDb(db, file, { signal });
+        return dbLocation(db);
+      }),
+  );
   const result = await verifyCopy(file);
   if (values.json) {
     printJson(io, { backup: file, source, verification: result });
   } else io.out(renderBackup(file, source, result));
   return result === null || result.ok ? 0 : 1;
 };
+
+/**
+ * Runs `copy` with Ctrl-C / SIGTERM handled, so that a signal no longer
+ * kills the process halfway through the file: the first one stops the
+ * backup, which removes its copy; a second, which exits at once, removes
+ * the copy on the way out. Either way no partial copy is left behind.
+ */
+async function withPartialCopyRemoved<T>(
+  io: CliIo,
+  file: string,
+  copy: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  let copying = true;
+  io.onExitAtOnce?.(() => {
+    if (!copying) return;
+    try {
+      Deno.removeSync(file);
+    } catch {
+      // Not created yet, or already removed: nothing is left either way.
+    }
+  });
+  io.setExitNote?.(
+    `the partial backup ${
+      terminalSafe(file)
+    } was removed; run trace ledger backup again`,
+  );
+  try {
+    return await copy(io.interrupted);
+  } finally {
+    copying = false;
+    io.setExitNote?.(null);
+  }
+}
 
 /** Opens the copy read-only and verifies its ledger; `null` when it holds no ledger. */
 async function verifyCopy(file: string): Promise<LedgerVerification | null> {

@@ -288,12 +288,34 @@ export async function checkpointWal(db: TraceDb): Promise<WalCheckpoint> {
   return { complete: !row || Number(row.busy ?? row[0]) === 0 };
 }
 
+/** Options for {@link backupDb}. */
+export interface BackupOptions {
+  /** Stops the backup (Ctrl-C): the copy, whole or partial, is removed and {@link BackupInterruptedError} thrown. */
+  signal?: AbortSignal | undefined;
+}
+
+/** A backup stopped by its signal: its copy was removed. */
+export class BackupInterruptedError extends StorageError {
+  constructor(file: string) {
+    super(
+      `Interrupted: the backup to ${file} was stopped and its partial copy removed; run trace ledger backup again`,
+    );
+    this.name = "BackupInterruptedError";
+  }
+}
+
 /**
  * Writes a consistent single-file copy of a local database to `file` with
  * SQLite's `VACUUM INTO` (a snapshot, WAL included; safe while other
  * processes write). Refuses an existing `file`; the copy is owner-only.
+ * Whatever stops it (an SQLite error, the signal) removes the copy, so a
+ * partial one is never left to be mistaken for a backup.
  */
-export async function backupDb(db: TraceDb, file: string): Promise<void> {
+export async function backupDb(
+  db: TraceDb,
+  file: string,
+  options: BackupOptions = {},
+): Promise<void> {
   if (db.path === null) {
     throw new StorageError(
       `Cannot back up ${
@@ -307,10 +329,16 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
   // copy elsewhere (and not owner-only); an absolute path never starts so.
   const path = resolve(file);
   try {
+    stopIfAborted(options.signal, file);
     await db.client.execute({ sql: "VACUUM INTO ?", args: [path] });
+    // The engine runs VACUUM on this thread: a signal that came meanwhile
+    // is handled once the event loop turns again, which this lets happen.
+    await new Promise((done) => setTimeout(done, 0));
+    stopIfAborted(options.signal, file);
     if (Deno.build.os !== "windows") await Deno.chmod(path, 0o600);
   } catch (error) {
     await Deno.remove(file).catch(() => {});
+    if (error instanceof BackupInterruptedError) throw error;
     throw new StorageError(
       `Cannot back up ${db.path} to ${file}: ${
         ((error as Error).message ?? String(error)).split("\n")[0]
@@ -318,6 +346,10 @@ export async function backupDb(db: TraceDb, file: string): Promise<void> {
       { cause: error },
     );
   }
+}
+
+function stopIfAborted(signal: AbortSignal | undefined, file: string): void {
+  if (signal?.aborted) throw new BackupInterruptedError(file);
 }
 
 /**

@@ -66,11 +66,13 @@ Deno.test("audit entries are chained and verified; ids that identify a subject a
     assert.equal(second.seq, first.seq + 1);
     const result = await verifyAudit(db);
     assert.deepEqual(result, {
+      schema: "trace.audit-verify/1",
       ok: true,
       entries: 2,
       head: { seq: second.seq, chain_digest: second.chain_digest },
       expected_head: null,
       broken: null,
+      missing_guards: [],
     });
     // deno-lint-ignore no-explicit-any
     const payload = first.payload as Record<string, any>;
@@ -1007,18 +1009,28 @@ Deno.test("audit verify names a trail removed whole by the subject key it left b
     assert.match(text.stdout(), /^audit trail BROKEN at seq 1: the trail has/);
     assert.doesNotMatch(text.stdout(), /intact/);
     assert.match(text.stderr(), /whole trail was removed.*from a backup/);
-    assert.equal(text.stderr().trimEnd().split("\n").length, 1);
+    // One line for the break, one warning for the triggers the removal dropped.
+    const [warning, ...failure] = text.stderr().trimEnd().split("\n");
+    assert.match(warning!, /warning: .* guards auth_audit_no_update, /);
+    assert.equal(failure.length, 1);
     const json = captureIo();
     assert.equal(
       await main(["audit", "verify", "--json", "--data-dir", dataDir], json),
       1,
     );
     assert.deepEqual(JSON.parse(json.stdout()), {
+      schema: "trace.audit-verify/1",
       ok: false,
       entries: 0,
       head: null,
       expected_head: null,
       broken: result.broken,
+      missing_guards: [
+        "auth_audit_no_update",
+        "auth_audit_no_delete",
+        "auth_audit_head_no_update",
+        "auth_audit_head_no_delete",
+      ],
     });
     // Every reader and the next append refuse it, as for any broken trail.
     const head = captureIo();
@@ -1093,11 +1105,13 @@ Deno.test("audit verify names entries removed from the end with the entries' seq
 Deno.test("an honestly empty trail verifies: a fresh database, no key, no entries", async () => {
   await withAudit(async (db, dataDir) => {
     assert.deepEqual(await verifyAudit(db), {
+      schema: "trace.audit-verify/1",
       ok: true,
       entries: 0,
       head: null,
       expected_head: null,
       broken: null,
+      missing_guards: [],
     });
     const io = captureIo();
     assert.equal(await main(["audit", "verify", "--data-dir", dataDir], io), 0);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import { requireWritable } from "../cli/_context.ts";
-import { openDb } from "../lib/db.ts";
+import { backupDb, BackupInterruptedError, openDb } from "../lib/db.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 
 const IS_POSIX = Deno.build.os !== "windows";
@@ -117,6 +117,53 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
       `trace ledger backup: Cannot back up to ${backup}: the file already exists; choose a new path\n`,
     );
     assert.equal(await sha256(backup), before);
+  });
+});
+
+Deno.test("trace ledger backup stopped by Ctrl-C leaves no copy behind and says so", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const backup = `${dir}/backup.db`;
+    const controller = new AbortController();
+    controller.abort();
+    const io = { ...captureIo(), interrupted: controller.signal };
+    const code = await main(
+      ["ledger", "backup", backup, "--data-dir", data],
+      io,
+    );
+    assert.equal(code, 2);
+    assert.equal(
+      io.stderr(),
+      `trace ledger backup: Interrupted: the backup to ${backup} was stopped and its partial copy removed; run trace ledger backup again\n`,
+    );
+    await assert.rejects(Deno.stat(backup), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("backupDb() removes the copy when its signal aborts while SQLite writes it", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const backup = `${dir}/backup.db`;
+    const db = await openDb({ dataDir: data, readOnly: true });
+    try {
+      const controller = new AbortController();
+      // The signal comes while VACUUM INTO runs: the copy is on disk by then.
+      const client = {
+        execute: async (statement: { sql: string; args: string[] }) => {
+          const result = await db.client.execute(statement);
+          assert.ok((await Deno.stat(backup)).size > 0);
+          controller.abort();
+          return result;
+        },
+      } as unknown as typeof db.client;
+      await assert.rejects(
+        backupDb({ ...db, client }, backup, { signal: controller.signal }),
+        BackupInterruptedError,
+      );
+      await assert.rejects(Deno.stat(backup), Deno.errors.NotFound);
+    } finally {
+      db.close();
+    }
   });
 });
 

@@ -29,6 +29,7 @@ import { type AuditExecutor, auditRowProblem } from "./_audit_chain.ts";
 import { brokenAudit, KEY_MISSING, TABLE_REMOVED } from "./audit_integrity.ts";
 import { readSubjectKey, subjectKeyFingerprint } from "./subject_digest.ts";
 import { quoteValue } from "../echo.ts";
+import { missingAuthGuards } from "./schema.ts";
 
 /** A point in the trail: entry `seq` has chain digest `chain_digest`. */
 export interface AuditPoint {
@@ -48,6 +49,8 @@ export interface AuditHead extends AuditPoint {
 
 /** What {@link verifyAudit} found. */
 export interface AuditVerification {
+  /** Format identifier. */
+  schema: "trace.audit-verify/1";
   /** True when every entry's digest, columns and link check out (and the expected head, when given, is still in the chain). */
   ok: boolean;
   /** Entries checked. */
@@ -58,6 +61,12 @@ export interface AuditVerification {
   expected_head: { head: string; extended: boolean } | null;
   /** The first problem, or `null` when intact. */
   broken: { seq: number; problem: string } | null;
+  /**
+   * Triggers the trail's schema should hold and does not (dropped or
+   * changed with an outside tool): its tables no longer refuse UPDATE or
+   * DELETE. A warning, not a break: `ok` is about the evidence.
+   */
+  missing_guards: string[];
 }
 
 /** Options for {@link verifyAudit}. */
@@ -85,9 +94,11 @@ export async function verifyAuditIn(
   options: AuditVerifyOptions = {},
 ): Promise<AuditVerification> {
   const expected = options.expectHead;
+  const missing_guards = await missingAuthGuards(executor);
   const removed = await missingTable(executor);
   if (removed) {
     return {
+      schema: "trace.audit-verify/1",
       ok: false,
       entries: 0,
       head: null,
@@ -95,6 +106,7 @@ export async function verifyAuditIn(
         ? { head: formatAuditHead(expected), extended: false }
         : null,
       broken: removed,
+      missing_guards,
     };
   }
   const key = await readSubjectKey(executor);
@@ -110,6 +122,7 @@ export async function verifyAuditIn(
   const broken = headProblem ??
     (extended === false ? notExtended(expected!, walked.last) : null);
   return {
+    schema: "trace.audit-verify/1",
     ok: broken === null,
     entries: walked.count,
     head: walked.last,
@@ -117,6 +130,7 @@ export async function verifyAuditIn(
       ? { head: formatAuditHead(expected), extended: extended! }
       : null,
     broken,
+    missing_guards,
   };
 }
 

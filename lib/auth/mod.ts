@@ -115,6 +115,7 @@ export {
   AUTH_COMPONENT,
   AUTH_MIGRATIONS,
   requireAuthSchema,
+  restoreAuthGuards,
 } from "./schema.ts";
 export {
   type SqlRunner,

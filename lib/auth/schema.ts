@@ -16,7 +16,18 @@
  * @module
  */
 
-import { type Migration, requireSchema, type TraceDb } from "../db.ts";
+import {
+  appliedVersions,
+  type Migration,
+  requireSchema,
+  type TraceDb,
+} from "../db.ts";
+import {
+  appliedVersionIn,
+  guardsOf,
+  missingGuards,
+  restoreGuards,
+} from "../schema_guards.ts";
 
 /** Component name in `schema_migrations`. */
 export const AUTH_COMPONENT = "auth";
@@ -116,5 +127,25 @@ export async function requireAuthSchema(db: TraceDb): Promise<void> {
     AUTH_COMPONENT,
     "nothing has been audited here yet (trace serve provisions the audit trail)",
     AUTH_SCHEMA_VERSION,
+  );
+}
+
+/** The trail's guards (append-only triggers) its applied schema should hold and does not, by name. */
+export async function missingAuthGuards(
+  executor: Pick<TraceDb["client"], "execute">,
+): Promise<string[]> {
+  const version = await appliedVersionIn(executor, AUTH_COMPONENT);
+  return await missingGuards(
+    executor,
+    guardsOf(AUTH_MIGRATIONS, AUTH_COMPONENT, version),
+  );
+}
+
+/** Re-creates the trail's missing guards with its migrations' statements; the names restored. */
+export async function restoreAuthGuards(db: TraceDb): Promise<string[]> {
+  const version = (await appliedVersions(db)).get(AUTH_COMPONENT) ?? 0;
+  return await restoreGuards(
+    db,
+    guardsOf(AUTH_MIGRATIONS, AUTH_COMPONENT, version),
   );
 }

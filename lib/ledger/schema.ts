@@ -3,7 +3,8 @@
  * database itself refuse UPDATE, DELETE and an INSERT that would replace a
  * row, so history cannot be rewritten by a careless tool either; a tool that
  * drops the triggers first changes the schema version, which every reader
- * notices (`_intact.ts`).
+ * notices (`_intact.ts`), and `ledger verify` names every guard that is gone
+ * (`../schema_guards.ts`).
  *
  * @module
  */
@@ -16,6 +17,12 @@ import {
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
+import {
+  appliedVersionIn,
+  guardsOf,
+  missingGuards,
+  restoreGuards,
+} from "../schema_guards.ts";
 
 /** Versioned migrations of the `ledger` component. */
 export const LEDGER_MIGRATIONS: Migration[] = [
@@ -171,4 +178,24 @@ export async function hasLedger(db: TraceDb): Promise<boolean> {
   if (version === undefined) return false;
   refuseUnreadable(db, version);
   return true;
+}
+
+/** The ledger's guards (append-only triggers) its applied schema should hold and does not, by name. */
+export async function missingLedgerGuards(
+  executor: Pick<TraceDb["client"], "execute">,
+): Promise<string[]> {
+  const version = await appliedVersionIn(executor, "ledger");
+  return await missingGuards(
+    executor,
+    guardsOf(LEDGER_MIGRATIONS, "ledger", version),
+  );
+}
+
+/** Re-creates the ledger's missing guards with its migrations' statements; the names restored. */
+export async function restoreLedgerGuards(db: TraceDb): Promise<string[]> {
+  const version = (await appliedVersions(db)).get("ledger") ?? 0;
+  return await restoreGuards(
+    db,
+    guardsOf(LEDGER_MIGRATIONS, "ledger", version),
+  );
 }

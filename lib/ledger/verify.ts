@@ -14,6 +14,7 @@
 import type { TraceDb } from "../db.ts";
 import type { LedgerHead } from "./head.ts";
 import { GENESIS } from "./_entry.ts";
+import { missingLedgerGuards } from "./schema.ts";
 import {
   type BrokenRow,
   checkHeads,
@@ -44,6 +45,12 @@ export interface LedgerVerification {
   expected_head: { head: string; extended: boolean } | null;
   /** The first entry that failed a check, or `null`. */
   broken: BrokenRow | null;
+  /**
+   * Append-only triggers the schema should hold and does not (dropped or
+   * changed with an outside tool): the tables no longer refuse UPDATE or
+   * DELETE. A warning, not a break: `ok` is about the evidence.
+   */
+  missing_guards: string[];
 }
 
 /** Options for {@link verifyLedger}. */
@@ -73,8 +80,11 @@ async function verifyIn(
   executor: Executor,
   options: VerifyOptions,
 ): Promise<LedgerVerification> {
+  const missing_guards = await missingLedgerGuards(executor);
   const removed = await missingTable(executor);
-  if (removed) return removedTable(removed, options.expectHead);
+  if (removed) {
+    return { ...removedTable(removed, options.expectHead), missing_guards };
+  }
   const expected = options.expectHead;
   let seen: string | null = expected?.seq === 0 ? GENESIS : null;
   let receipts = 0;
@@ -107,6 +117,7 @@ async function verifyIn(
       }
       : null,
     broken,
+    missing_guards,
   };
 }
 
@@ -114,7 +125,7 @@ async function verifyIn(
 function removedTable(
   broken: BrokenRow,
   expected: LedgerHead | undefined,
-): LedgerVerification {
+): Omit<LedgerVerification, "missing_guards"> {
   return {
     schema: "trace.ledger-verify/1",
     ok: false,
