@@ -65,6 +65,12 @@ async function ingestMany(
   await ingestEvents(db, events, { now: () => NOW - receivedDaysAgo * DAY });
 }
 
+/** `n` events received 100 days ago, and the expiry plan of those older than 30 days. */
+async function oldEventsPlanned(db: TraceDb, n: number) {
+  await ingestMany(db, n, 100);
+  return await planExpiry(db, { olderThan: daysAgo(30), now: () => NOW });
+}
+
 // --- retention ---------------------------------------------------------------
 
 Deno.test("retention() refuses a policy that breaks previews <= metadata <= outcomes", async () => {
@@ -297,11 +303,7 @@ Deno.test("applyExpiry() archives then compare-and-deletes exactly the planned e
 
 Deno.test("applyExpiry() stops between batches when interrupted, and the same plan again deletes the rest", async () => {
   await withObs(async (db) => {
-    await ingestMany(db, 5, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 5);
     // Aborted from the fourth look on: one look before the archive, then two
     // batches run and the third never starts.
     let looks = 0;
@@ -345,11 +347,7 @@ Deno.test("applyExpiry() stops between batches when interrupted, and the same pl
 
 Deno.test("applyExpiry() sees a signal raised by the event loop between batches", async () => {
   await withObs(async (db) => {
-    await ingestMany(db, 5, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 5);
     // A Ctrl-C arrives through the event loop, as a signal listener does.
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 0);
@@ -368,11 +366,7 @@ Deno.test("applyExpiry() sees a signal raised by the event loop between batches"
 
 Deno.test("applyExpiry() interrupted before the archive archives and deletes nothing", async () => {
   await withObs(async (db) => {
-    await ingestMany(db, 3, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 3);
     const seen: EnvelopeRecord[][] = [];
     const result = await applyExpiry(
       db,
@@ -391,11 +385,7 @@ Deno.test("applyExpiry() interrupted before the archive archives and deletes not
 
 Deno.test("applyExpiry() refuses a confirmation that does not match, deleting nothing", async () => {
   await withObs(async (db) => {
-    await ingestMany(db, 3, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 3);
     let called = false;
     await assert.rejects(
       applyExpiry(db, plan, "expire everything", () => (called = true)),
@@ -408,11 +398,7 @@ Deno.test("applyExpiry() refuses a confirmation that does not match, deleting no
 
 Deno.test("applyExpiry() aborts with nothing deleted unless the archive returns exactly true", async (t) => {
   await withObs(async (db) => {
-    await ingestMany(db, 3, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 3);
     const answers: [string, unknown][] = [
       ['"true"', "true"],
       ["1", 1],
@@ -465,11 +451,7 @@ async function tamperEnvelope(db: TraceDb, seq: number): Promise<void> {
 
 Deno.test("applyExpiry() refuses an envelope whose fingerprint changed since the plan", async () => {
   await withObs(async (db) => {
-    await ingestMany(db, 4, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 4);
     const changed = plan.entries[1]!.seq;
     await tamperEnvelope(db, changed);
     const seen: EnvelopeRecord[][] = [];
@@ -495,11 +477,7 @@ Deno.test("applyExpiry() refuses an envelope whose fingerprint changed since the
 
 Deno.test("applyExpiry() refuses a plan altered after review", async () => {
   await withObs(async (db) => {
-    await ingestMany(db, 2, 100);
-    const plan = await planExpiry(db, {
-      olderThan: daysAgo(30),
-      now: () => NOW,
-    });
+    const plan = await oldEventsPlanned(db, 2);
     const altered = { ...plan, entries: plan.entries.slice(0, 1) };
     await assert.rejects(
       applyExpiry(db, altered, plan.confirmation, () => true),
