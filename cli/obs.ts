@@ -107,8 +107,8 @@ whole; a .expiry-*.partial file a killed process left is unfinished and may be
 removed), then deletes exactly those whose fingerprint still matches the
 plan. Exits 1 when any planned envelope was refused or a batch failed.
 A first Ctrl-C stops it between batches (each committed): exit 2, and applying
-the same plan again deletes the rest (reporting those already deleted as
-missing).
+the same plan again deletes the rest (counting those deleted before as
+already deleted, not refused).
 Only envelopes are deleted: index rows and previews of these events are
 removed by trace obs retention, not by source expiry, so the events stay
 queryable until retention runs.
@@ -591,7 +591,11 @@ export async function obsExpiryApply(
     if (result.deleted > 0) io.err(`${EXPIRY_INDEX_NOTE}\n`);
   } else {
     io.out(
-      `Source expiry ${result.status}: ${result.deleted} of ${result.planned} envelopes deleted, ` +
+      `Source expiry ${result.status}: ${result.deleted} of ${result.planned} envelopes deleted${
+        result.already_deleted > 0
+          ? ` (${result.already_deleted} deleted before, as planned)`
+          : ""
+      }, ` +
         `${result.refused.length} refused, ${result.failed_batches.length} failed batches, ` +
         `${result.not_attempted} not attempted\n`,
     );
@@ -619,7 +623,7 @@ function interruptedExpiryNote(result: ExpiryResult): string {
     return `trace obs expiry-apply: interrupted before the archive: ${done}; apply the same plan again\n`;
   }
   return `trace obs expiry-apply: interrupted between batches, each committed: ${done}; ` +
-    "apply the same plan again to delete the rest (it reports the envelopes already deleted as missing)\n";
+    "apply the same plan again to delete the rest\n";
 }
 
 const HEALTH_FLAGS = { ...DATA_FLAGS, samples: { type: "string" } } as const;

@@ -78,7 +78,13 @@ export interface ExpiryResult {
   archived: number;
   /** Envelopes deleted. */
   deleted: number;
-  /** Planned envelopes left alone: gone already, or changed since the plan. */
+  /**
+   * Planned envelopes already deleted, as planned, by an earlier granted
+   * deletion (an apply of this plan that was interrupted, say): their grant
+   * still names the planned fingerprint. Not refused: the plan's intent holds.
+   */
+  already_deleted: number;
+  /** Planned envelopes left alone: gone without a matching grant, or changed since the plan. */
   refused: { seq: number; code: ExpiryRefusalCode }[];
   /** Batches that failed part-way and were left as they were. */
   failed_batches: ExpiryBatchFailure[];
@@ -87,7 +93,7 @@ export interface ExpiryResult {
   /**
    * Stopped by its signal before the archive or between batches: the counts
    * are what was done. Applying the same plan again deletes the rest and
-   * reports the envelopes already deleted as `missing`.
+   * counts those deleted before as `already_deleted`.
    */
   interrupted: boolean;
 }
@@ -113,13 +119,17 @@ export async function applyExpiry(
     );
   }
   await requireObs(db);
-  const { eligible, refused } = await loadEligible(db, sealed.entries);
+  const { eligible, refused, alreadyDeleted } = await loadEligible(
+    db,
+    sealed.entries,
+  );
   const result: ExpiryResult = {
     status: "nothing_deleted",
     plan_fingerprint: sealed.fingerprint,
     planned: sealed.entries.length,
     archived: 0,
     deleted: 0,
+    already_deleted: alreadyDeleted,
     refused,
     failed_batches: [],
     not_attempted: 0,
@@ -157,9 +167,10 @@ export async function applyExpiry(
   }
   result.refused.sort((a, b) => a.seq - b.seq);
   // An empty plan is applied whole: nothing was refused and no batch failed.
-  result.status = result.deleted === sealed.entries.length
+  const gone = result.deleted + result.already_deleted;
+  result.status = gone === sealed.entries.length
     ? "applied"
-    : result.deleted === 0
+    : gone === 0
     ? "nothing_deleted"
     : "partial";
   return result;
@@ -180,8 +191,13 @@ async function loadEligible(db: TraceDb, entries: readonly ExpiryPlanEntry[]) {
       found.set(Number(row.seq), envelopeFromRow(row));
     }
   }
+  const granted = await grantsOf(
+    db,
+    seqs.filter((seq) => !found.has(seq)),
+  );
   const eligible: EnvelopeRecord[] = [];
   const refused: ExpiryResult["refused"] = [];
+  let alreadyDeleted = 0;
   for (const entry of entries) {
     const envelope = found.get(entry.seq);
     // Envelopes are immutable: a different receipt time means the entry
@@ -193,12 +209,33 @@ async function loadEligible(db: TraceDb, entries: readonly ExpiryPlanEntry[]) {
         `Cannot apply the expiry plan: entry seq ${entry.seq} does not describe the stored envelope (received_at differs); create and review a new plan with trace obs expiry-plan`,
       );
     }
-    if (!envelope) refused.push({ seq: entry.seq, code: "missing" });
+    if (!envelope && granted.get(entry.seq) === entry.fingerprint) {
+      alreadyDeleted++;
+    } else if (!envelope) refused.push({ seq: entry.seq, code: "missing" });
     else if (!matches(envelope, entry)) {
       refused.push({ seq: entry.seq, code: "fingerprint_changed" });
     } else eligible.push(envelope);
   }
-  return { eligible, refused };
+  return { eligible, refused, alreadyDeleted };
+}
+
+/** The fingerprint each of `seqs` was granted deletion under, for those with a grant. */
+async function grantsOf(
+  db: TraceDb,
+  seqs: readonly number[],
+): Promise<Map<number, string>> {
+  const granted = new Map<number, string>();
+  for (let start = 0; start < seqs.length; start += 1_000) {
+    const result = await db.client.execute({
+      sql: `SELECT seq, fingerprint FROM obs_expiry_grants
+            WHERE seq IN (SELECT value FROM json_each(?))`,
+      args: [JSON.stringify(seqs.slice(start, start + 1_000))],
+    });
+    for (const row of result.rows) {
+      granted.set(Number(row.seq), String(row.fingerprint));
+    }
+  }
+  return granted;
 }
 
 function matches(envelope: EnvelopeRecord, entry: ExpiryPlanEntry): boolean {
