@@ -137,43 +137,32 @@ export function servedAfterDeletion(
   events: readonly TraceEvent[],
   options: DeletionUseOptions = {},
 ): DeletionUse[] {
-  const found = findUses(events, options.usesIn ?? (() => true));
-  if (options.usesIn) {
-    // Say how many uses the whole read holds too, so a root's count and the
-    // thread's count of one deleted ref read as two scopes, not two answers.
-    const everywhere = findUses(events, () => true);
-    for (const [key, use] of found) {
-      use.thread_uses = everywhere.get(key)?.uses ?? use.uses;
-    }
-  }
-  return [...found.values()].slice(0, MAX_DELETION_USES);
-}
-
-function findUses(
-  events: readonly TraceEvent[],
-  usesIn: (event: TraceEvent) => boolean,
-): Map<string, DeletionUse> {
   const ordered = [...events].sort((a, b) =>
     Date.parse(a.ts) - Date.parse(b.ts) || a.seq - b.seq
   );
   const deleted = new Map<string, { ref: ResourceRef; by: TraceEvent }>();
   const found = new Map<string, DeletionUse>();
+  // Uses anywhere in the read too, so a root's count and the thread's count
+  // of one deleted ref read as two scopes, not two answers.
+  const threadUses = new Map<string, number>();
   for (const event of ordered) {
-    for (const [key, lanes] of usesIn(event) ? usedRefs(event) : []) {
+    const counted = options.usesIn?.(event) ?? true;
+    for (const [key, lanes] of usedRefs(event)) {
       const deletion = deleted.get(key);
       if (!deletion) continue;
+      threadUses.set(key, (threadUses.get(key) ?? 0) + 1);
+      if (!counted) continue;
       const use = { ...pointer(event), lanes, served_by: servedBy(event) };
       const entry = found.get(key);
       if (entry) {
         entry.uses++;
-        entry.thread_uses++;
         entry.last_use = use;
       } else {
         found.set(key, {
           ref: { type: deletion.ref.type, id: deletion.ref.id },
           deleted_by: pointer(deletion.by),
           uses: 1,
-          thread_uses: 1,
+          thread_uses: 0,
           first_use: use,
           last_use: use,
         });
@@ -183,7 +172,8 @@ function findUses(
       if (!deleted.has(keyOf(ref))) deleted.set(keyOf(ref), { ref, by: event });
     }
   }
-  return found;
+  for (const [key, use] of found) use.thread_uses = threadUses.get(key)!;
+  return [...found.values()].slice(0, MAX_DELETION_USES);
 }
 
 /** What a thread's events say about refs served after their deletion. */
