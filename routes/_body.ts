@@ -336,24 +336,23 @@ export async function readStrictJson(
 }
 
 /** The contract's response bound, applied to adapter requests too. */
-export const ADAPTER_BODY_MAX_BYTES = 1024 * 1024;
+const ADAPTER_BODY_MAX_BYTES = 1024 * 1024;
 
 /**
  * The body of a staging adapter request (the demo app's and `/staging`'s),
- * read by {@link readRequestBody} within {@link ADAPTER_BODY_MAX_BYTES}: text
+ * read by {@link readStrictJson} within {@link ADAPTER_BODY_MAX_BYTES}: text
  * that is not strict JSON answers 400 `body: …` naming where it breaks (a
  * field given twice is refused, never read as its last value), so both
  * adapters refuse a body alike and say why.
  */
 export async function readAdapterJson(request: Request): Promise<unknown> {
-  const bytes = await readRequestBody(request, {
-    maxBytes: ADAPTER_BODY_MAX_BYTES,
-    maxDecodedBytes: ADAPTER_BODY_MAX_BYTES,
-    // One document or one list of ids: there is no batch to split.
-    remedy: "send a smaller body",
-  });
   try {
-    return parseStrictJson(utf8Text(bytes));
+    return await readStrictJson(
+      request,
+      ADAPTER_BODY_MAX_BYTES,
+      // One document or one list of ids: there is no batch to split.
+      "send a smaller body",
+    );
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     throw new HTTPException(400, { message: `body: ${jsonProblem(error)}` });
