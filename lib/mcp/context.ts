@@ -124,10 +124,10 @@ export function requireRunningRole(
  * line was the call.
  */
 export class ToolCalls {
-  #running = 0;
+  /** Calls read or running. */
+  #count = 0;
   /** Requests read whose handler has not started, by request id. */
   #waiting = new Map<string | number, number>();
-  #waitingCount = 0;
   #idle = Promise.withResolvers<void>();
 
   constructor() {
@@ -136,7 +136,7 @@ export class ToolCalls {
 
   /** Calls read or running. */
   get running(): number {
-    return this.#running + this.#waitingCount;
+    return this.#count;
   }
 
   /** Resolves once no call is read or running. */
@@ -146,35 +146,32 @@ export class ToolCalls {
 
   /** A `tools/call` request with `id` was read; it counts until its handler starts or it is answered. */
   arrived(id: string | number): void {
-    this.#busy();
+    this.#enter();
     this.#waiting.set(id, (this.#waiting.get(id) ?? 0) + 1);
-    this.#waitingCount++;
   }
 
   /** An answer to `id` was sent: a call answered without running (refused) stops counting. */
   answered(id: string | number): void {
-    if (this.#take(id)) this.#settle();
+    if (this.#take(id)) this.#leave();
   }
 
   /** Runs `call` (the handler of request `id`), counted while it runs. */
   async track<T>(call: () => Promise<T>, id?: string | number): Promise<T> {
-    this.#busy();
-    if (id !== undefined) this.#take(id);
-    this.#running++;
+    // A call counted since it was read keeps that count while it runs.
+    if (id === undefined || !this.#take(id)) this.#enter();
     try {
       return await call();
     } finally {
-      this.#running--;
-      this.#settle();
+      this.#leave();
     }
   }
 
-  #busy(): void {
-    if (this.running === 0) this.#idle = Promise.withResolvers<void>();
+  #enter(): void {
+    if (this.#count++ === 0) this.#idle = Promise.withResolvers<void>();
   }
 
-  #settle(): void {
-    if (this.running === 0) this.#idle.resolve();
+  #leave(): void {
+    if (--this.#count === 0) this.#idle.resolve();
   }
 
   #take(id: string | number): boolean {
@@ -182,7 +179,6 @@ export class ToolCalls {
     if (waiting === undefined) return false;
     if (waiting === 1) this.#waiting.delete(id);
     else this.#waiting.set(id, waiting - 1);
-    this.#waitingCount--;
     return true;
   }
 }
