@@ -2,6 +2,35 @@
 
 import type { CliIo } from "./_io.ts";
 
+/** `--restore-guards` writes triggers, nothing else: no migration, but a checkpoint. */
+export const RESTORE_GUARDS = {
+  write: false,
+  create: false,
+  checkpoint: true,
+} as const;
+
+/** What `verify` found of the guards, and with `--restore-guards` what it restored. */
+interface GuardsChecked {
+  missing_guards: string[];
+  restored_guards?: string[];
+}
+
+/**
+ * With `restore`, re-creates the guards `verified` found missing (no write
+ * when none is) and adds `restored_guards` to the answer; else `verified`.
+ */
+export async function restoreGuardsIfAsked<T extends GuardsChecked>(
+  verified: T,
+  restore: boolean,
+  restoreGuards: () => Promise<string[]>,
+): Promise<T> {
+  if (!restore) return verified;
+  const restored = verified.missing_guards.length > 0
+    ? await restoreGuards()
+    : [];
+  return { ...verified, restored_guards: restored };
+}
+
 /**
  * Warns on stderr about guards `verify` found missing, or says which it
  * restored: the evidence may still verify, but its tables no longer refuse
@@ -10,10 +39,10 @@ import type { CliIo } from "./_io.ts";
 export function reportGuards(
   io: CliIo,
   what: "ledger" | "audit",
-  missing: readonly string[],
-  restored: readonly string[],
-  restoring: boolean,
+  { missing_guards: missing, restored_guards }: GuardsChecked,
 ): void {
+  const restoring = restored_guards !== undefined;
+  const restored = restored_guards ?? [];
   const command = `trace ${what} verify`;
   const owner = what === "ledger" ? "the ledger's" : "the audit trail's";
   if (restored.length > 0) {

@@ -33,7 +33,11 @@ import { erasureDigestOf } from "../lib/runs/mod.ts";
 import { quoteValue } from "../lib/echo.ts";
 import { closestName } from "../lib/suggest.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { reportGuards } from "./_guards.ts";
+import {
+  reportGuards,
+  RESTORE_GUARDS,
+  restoreGuardsIfAsked,
+} from "./_guards.ts";
 import {
   type ContextOptions,
   type DataContext,
@@ -113,9 +117,6 @@ const VERIFY_FLAGS = {
 /** Commands here only read, and open the database read-only. */
 const READ = { write: false, readOnly: true } as const;
 
-/** `--restore-guards` writes triggers, nothing else: no migration, but a checkpoint. */
-const RESTORE = { write: false, create: false, checkpoint: true } as const;
-
 const LIST_FLAGS = {
   ...DATA_FLAGS,
   limit: { type: "string" },
@@ -176,21 +177,20 @@ export const auditVerify: Command = async (args, io) => {
       db,
       expected ? { expectHead: expected } : {},
     );
-    const restored = restore && verified.missing_guards.length > 0
-      ? await restoreAuthGuards(db)
-      : [];
-    const result = restore
-      ? { ...verified, restored_guards: restored }
-      : verified;
+    const result = await restoreGuardsIfAsked(
+      verified,
+      restore,
+      () => restoreAuthGuards(db),
+    );
     if (values.json) printJson(io, result);
     else io.out(renderVerification(result));
-    reportGuards(io, "audit", verified.missing_guards, restored, restore);
+    reportGuards(io, "audit", result);
     if (!result.broken) return 0;
     io.err(
       `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
     );
     return 1;
-  }, restore ? RESTORE : READ);
+  }, restore ? RESTORE_GUARDS : READ);
 };
 
 /** `trace audit head`: the verified head, to keep outside the database. */

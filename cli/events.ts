@@ -169,7 +169,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     const batchSize = parseBatchSize(values["batch-size"]);
     const file = await readValidatedFile(positionals[0]!, io, batchSize);
     lines = file.events.length;
-    previewless = new Set(file.previewlessLines);
+    previewless = file.previewlessLines;
     await withDataContext(
       values,
       io,
@@ -358,7 +358,7 @@ interface ValidatedFile {
   events: NormalizedEvent[];
   lines: number[];
   /** Export lines whose preview was left out. */
-  previewlessLines: number[];
+  previewlessLines: ReadonlySet<number>;
 }
 
 /**
@@ -389,7 +389,11 @@ async function readValidatedFile(
   const validated = validateEventBatch(events, { lines });
   const conflicts = conflictsWithin(validated, { lines });
   if (conflicts.length > 0) throw new IngestConflictError(conflicts);
-  return { events: validated, lines, previewlessLines };
+  return {
+    events: validated,
+    lines,
+    previewlessLines: new Set(previewlessLines),
+  };
 }
 
 /**
@@ -430,7 +434,14 @@ async function ingestBatches(
       const result = await ingestValidated(
         db,
         file.events.slice(start, start + step),
-        { source: "cli", lines, previewlessLines: file.previewlessLines },
+        {
+          source: "cli",
+          lines,
+          // This batch's lines only: the index reads them into a set per batch.
+          previewlessLines: lines.filter((line) =>
+            file.previewlessLines.has(line)
+          ),
+        },
       );
       progress.batches += 1;
       progress.inserted += result.inserted;

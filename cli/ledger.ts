@@ -23,7 +23,11 @@ import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
-import { reportGuards } from "./_guards.ts";
+import {
+  reportGuards,
+  RESTORE_GUARDS,
+  restoreGuardsIfAsked,
+} from "./_guards.ts";
 
 const READ = { write: false, readOnly: true } as const;
 
@@ -32,9 +36,6 @@ const VERIFY_FLAGS = {
   "expect-head": { type: "string" },
   "restore-guards": { type: "boolean" },
 } as const;
-
-/** `--restore-guards` writes triggers, nothing else: no migration, but a checkpoint. */
-const RESTORE = { write: false, create: false, checkpoint: true } as const;
 
 const VERIFY_HELP =
   `Usage: trace ledger verify [--expect-head HEAD] [--restore-guards] [--json] [--data-dir DIR] [--db URL]
@@ -65,22 +66,21 @@ export const ledgerVerify: Command = async (args, io) => {
     ? undefined
     : parseHead(values["expect-head"]);
   const restore = values["restore-guards"] === true;
-  const access = restore ? RESTORE : READ;
+  const access = restore ? RESTORE_GUARDS : READ;
   return await withDataContext(values, io, access, async ({ db }) => {
     await requireLedger(db);
     const verified = await verifyLedger(
       db,
       expected ? { expectHead: expected } : {},
     );
-    const restored = restore && verified.missing_guards.length > 0
-      ? await restoreLedgerGuards(db)
-      : [];
-    const result = restore
-      ? { ...verified, restored_guards: restored }
-      : verified;
+    const result = await restoreGuardsIfAsked(
+      verified,
+      restore,
+      () => restoreLedgerGuards(db),
+    );
     if (values.json) printJson(io, result);
     else io.out(renderVerification(result));
-    reportGuards(io, "ledger", verified.missing_guards, restored, restore);
+    reportGuards(io, "ledger", result);
     if (!result.broken) return 0;
     const b = result.broken;
     io.err(

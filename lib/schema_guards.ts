@@ -39,7 +39,7 @@ export function guardsOf(
 }
 
 /** The applied schema version of `component`, read through `executor` (0 when none). */
-export async function appliedVersionIn(
+async function appliedVersionIn(
   executor: Executor,
   component: string,
 ): Promise<number> {
@@ -52,10 +52,26 @@ export async function appliedVersionIn(
 }
 
 /**
+ * The names of the guards `component`'s applied schema should hold and the
+ * database lacks, or holds with other SQL than their migration's.
+ */
+export async function missingGuardsOf(
+  executor: Executor,
+  migrations: readonly Migration[],
+  component: string,
+): Promise<string[]> {
+  const version = await appliedVersionIn(executor, component);
+  return await missingGuards(
+    executor,
+    guardsOf(migrations, component, version),
+  );
+}
+
+/**
  * The names of `guards` the database lacks, or holds with other SQL than
  * their migration's (a same-named trigger that refuses nothing is no guard).
  */
-export async function missingGuards(
+async function missingGuards(
   executor: Executor,
   guards: readonly SchemaGuard[],
 ): Promise<string[]> {
@@ -78,16 +94,20 @@ function normalised(sql: string | undefined): string | undefined {
 }
 
 /**
- * Re-creates the missing or changed guards in one write transaction with
- * their migrations' own statements; returns the names restored. Only adds
- * refusals: no row is read or written.
+ * Re-creates the missing or changed guards of `component`'s applied schema
+ * in one write transaction with their migrations' own statements; returns
+ * the names restored. Only adds refusals: no row of its tables is read or
+ * written.
  */
 export async function restoreGuards(
   db: TraceDb,
-  guards: readonly SchemaGuard[],
+  migrations: readonly Migration[],
+  component: string,
 ): Promise<string[]> {
   const tx = await db.client.transaction("write");
   try {
+    const version = await appliedVersionIn(tx, component);
+    const guards = guardsOf(migrations, component, version);
     const missing = new Set(await missingGuards(tx, guards));
     const restored = guards.filter((g) => missing.has(g.name));
     for (const guard of restored) {

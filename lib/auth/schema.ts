@@ -16,18 +16,8 @@
  * @module
  */
 
-import {
-  appliedVersions,
-  type Migration,
-  requireSchema,
-  type TraceDb,
-} from "../db.ts";
-import {
-  appliedVersionIn,
-  guardsOf,
-  missingGuards,
-  restoreGuards,
-} from "../schema_guards.ts";
+import { type Migration, requireSchema, type TraceDb } from "../db.ts";
+import { missingGuardsOf, restoreGuards } from "../schema_guards.ts";
 
 /** Component name in `schema_migrations`. */
 export const AUTH_COMPONENT = "auth";
@@ -134,18 +124,10 @@ export async function requireAuthSchema(db: TraceDb): Promise<void> {
 export async function missingAuthGuards(
   executor: Pick<TraceDb["client"], "execute">,
 ): Promise<string[]> {
-  const version = await appliedVersionIn(executor, AUTH_COMPONENT);
-  return await missingGuards(
-    executor,
-    guardsOf(AUTH_MIGRATIONS, AUTH_COMPONENT, version),
-  );
+  return await missingGuardsOf(executor, AUTH_MIGRATIONS, AUTH_COMPONENT);
 }
 
 /** Re-creates the trail's missing guards with its migrations' statements; the names restored. */
 export async function restoreAuthGuards(db: TraceDb): Promise<string[]> {
-  const version = (await appliedVersions(db)).get(AUTH_COMPONENT) ?? 0;
-  return await restoreGuards(
-    db,
-    guardsOf(AUTH_MIGRATIONS, AUTH_COMPONENT, version),
-  );
+  return await restoreGuards(db, AUTH_MIGRATIONS, AUTH_COMPONENT);
 }

@@ -17,12 +17,7 @@ import {
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
-import {
-  appliedVersionIn,
-  guardsOf,
-  missingGuards,
-  restoreGuards,
-} from "../schema_guards.ts";
+import { missingGuardsOf, restoreGuards } from "../schema_guards.ts";
 
 /** Versioned migrations of the `ledger` component. */
 export const LEDGER_MIGRATIONS: Migration[] = [
@@ -184,18 +179,10 @@ export async function hasLedger(db: TraceDb): Promise<boolean> {
 export async function missingLedgerGuards(
   executor: Pick<TraceDb["client"], "execute">,
 ): Promise<string[]> {
-  const version = await appliedVersionIn(executor, "ledger");
-  return await missingGuards(
-    executor,
-    guardsOf(LEDGER_MIGRATIONS, "ledger", version),
-  );
+  return await missingGuardsOf(executor, LEDGER_MIGRATIONS, "ledger");
 }
 
 /** Re-creates the ledger's missing guards with its migrations' statements; the names restored. */
 export async function restoreLedgerGuards(db: TraceDb): Promise<string[]> {
-  const version = (await appliedVersions(db)).get("ledger") ?? 0;
-  return await restoreGuards(
-    db,
-    guardsOf(LEDGER_MIGRATIONS, "ledger", version),
-  );
+  return await restoreGuards(db, LEDGER_MIGRATIONS, "ledger");
 }

@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { Transaction } from "@libsql/client";
+import type { Row, Transaction } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
 import { sha256Hex } from "../../canonical_json.ts";
 import { ConfigError, RefusedError, TraceError } from "../../errors.ts";
@@ -181,16 +181,13 @@ async function loadEligible(db: TraceDb, entries: readonly ExpiryPlanEntry[]) {
   const planned = new Map(entries.map((entry) => [entry.seq, entry]));
   const found = new Map<number, EnvelopeRecord>();
   const seqs = [...planned.keys()];
-  for (let start = 0; start < seqs.length; start += 1_000) {
-    const result = await db.client.execute({
-      sql: `SELECT ${ENVELOPE_SELECT} FROM obs_envelopes
+  const stored = await rowsOfSeqs(
+    db,
+    `SELECT ${ENVELOPE_SELECT} FROM obs_envelopes
             WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
-      args: [JSON.stringify(seqs.slice(start, start + 1_000))],
-    });
-    for (const row of result.rows) {
-      found.set(Number(row.seq), envelopeFromRow(row));
-    }
-  }
+    seqs,
+  );
+  for (const row of stored) found.set(Number(row.seq), envelopeFromRow(row));
   const granted = await grantsOf(
     db,
     seqs.filter((seq) => !found.has(seq)),
@@ -224,18 +221,32 @@ async function grantsOf(
   db: TraceDb,
   seqs: readonly number[],
 ): Promise<Map<number, string>> {
-  const granted = new Map<number, string>();
+  const rows = await rowsOfSeqs(
+    db,
+    `SELECT seq, fingerprint FROM obs_expiry_grants
+            WHERE seq IN (SELECT value FROM json_each(?))`,
+    seqs,
+  );
+  return new Map(
+    rows.map((row) => [Number(row.seq), String(row.fingerprint)]),
+  );
+}
+
+/** The rows `sql` selects for `seqs` (its one argument, a JSON array), read 1,000 seqs at a time. */
+async function rowsOfSeqs(
+  db: TraceDb,
+  sql: string,
+  seqs: readonly number[],
+): Promise<Row[]> {
+  const rows: Row[] = [];
   for (let start = 0; start < seqs.length; start += 1_000) {
     const result = await db.client.execute({
-      sql: `SELECT seq, fingerprint FROM obs_expiry_grants
-            WHERE seq IN (SELECT value FROM json_each(?))`,
+      sql,
       args: [JSON.stringify(seqs.slice(start, start + 1_000))],
     });
-    for (const row of result.rows) {
-      granted.set(Number(row.seq), String(row.fingerprint));
-    }
+    rows.push(...result.rows);
   }
-  return granted;
+  return rows;
 }
 
 function matches(envelope: EnvelopeRecord, entry: ExpiryPlanEntry): boolean {
