@@ -176,6 +176,34 @@ Deno.test("events ingest of an export into its own data dir says the event is st
   });
 });
 
+Deno.test("events ingest of an export in batches names a later batch's line that holds no preview as an export line", async () => {
+  await withTempDir(async (dir) => {
+    // Exported in time order: the event with a preview is line 2.
+    const stdin = [
+      line(2),
+      line(1, { preview: "cli-secret", started_at: "2026-09-01T00:00:05Z" }),
+    ].join("\n");
+    assert.equal(
+      await events(["ingest", "-", "--data-dir", dir], captureIo(stdin)),
+      0,
+    );
+    const exported = captureIo();
+    assert.equal(await events(["export", "--data-dir", dir], exported), 0);
+    const again = captureIo(exported.stdout());
+    assert.equal(
+      await main(
+        ["events", "ingest", "-", "--batch-size", "1", "--data-dir", dir],
+        again,
+      ),
+      2,
+    );
+    assert.match(
+      again.stderr(),
+      /line 2: event_id: "e1" is already stored here, and this export line holds no preview/,
+    );
+  });
+});
+
 Deno.test("events ingest still refuses a read-side field on a line that is not an export", async () => {
   await withTempDir(async (dir) => {
     const io = captureIo(line(1, { ts: "2026-09-01T00:00:00Z" }));
