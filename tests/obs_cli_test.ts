@@ -101,19 +101,30 @@ Deno.test("events ingest/query/export/summary work end to end on a fresh data di
   });
 });
 
+/** Ingests `lines` into `dataDir` and returns what `events export` then writes. */
+async function ingestedThenExported(
+  dataDir: string,
+  lines: string[],
+): Promise<string> {
+  const stdin = lines.join("\n");
+  assert.equal(
+    await events(["ingest", "-", "--data-dir", dataDir], captureIo(stdin)),
+    0,
+  );
+  const exported = captureIo();
+  assert.equal(await events(["export", "--data-dir", dataDir], exported), 0);
+  return exported.stdout();
+}
+
 Deno.test("events ingest reads what events export wrote into a fresh data dir", async () => {
   await withTempDir(async (dir) => {
     const source = join(dir, "source");
     const copy = join(dir, "copy");
-    const stdin = [line(1, { preview: "cli-secret" }), line(2)].join("\n");
-    assert.equal(
-      await events(["ingest", "-", "--data-dir", source], captureIo(stdin)),
-      0,
-    );
-    const exported = captureIo();
-    assert.equal(await events(["export", "--data-dir", source], exported), 0);
-
-    const ingest = captureIo(exported.stdout());
+    const exported = await ingestedThenExported(source, [
+      line(1, { preview: "cli-secret" }),
+      line(2),
+    ]);
+    const ingest = captureIo(exported);
     assert.equal(
       await events(["ingest", "-", "--data-dir", copy, "--json"], ingest),
       0,
@@ -129,7 +140,7 @@ Deno.test("events ingest reads what events export wrote into a fresh data dir", 
         );
         return rest;
       });
-    assert.deepEqual(metadata(again.stdout()), metadata(exported.stdout()));
+    assert.deepEqual(metadata(again.stdout()), metadata(exported));
     // The export holds no content, so the copy holds no preview.
     assert.ok(
       again.stdout().split("\n").every((l) =>
@@ -141,14 +152,11 @@ Deno.test("events ingest reads what events export wrote into a fresh data dir", 
 
 Deno.test("events ingest of an export into its own data dir says the event is stored here and the line holds no preview", async () => {
   await withTempDir(async (dir) => {
-    const stdin = [line(1, { preview: "cli-secret" }), line(2)].join("\n");
-    assert.equal(
-      await events(["ingest", "-", "--data-dir", dir], captureIo(stdin)),
-      0,
-    );
-    const exported = captureIo();
-    assert.equal(await events(["export", "--data-dir", dir], exported), 0);
-    const again = captureIo(exported.stdout());
+    const exported = await ingestedThenExported(dir, [
+      line(1, { preview: "cli-secret" }),
+      line(2),
+    ]);
+    const again = captureIo(exported);
     assert.equal(
       await main(["events", "ingest", "-", "--data-dir", dir, "--json"], again),
       2,
@@ -179,17 +187,11 @@ Deno.test("events ingest of an export into its own data dir says the event is st
 Deno.test("events ingest of an export in batches names a later batch's line that holds no preview as an export line", async () => {
   await withTempDir(async (dir) => {
     // Exported in time order: the event with a preview is line 2.
-    const stdin = [
+    const exported = await ingestedThenExported(dir, [
       line(2),
       line(1, { preview: "cli-secret", started_at: "2026-09-01T00:00:05Z" }),
-    ].join("\n");
-    assert.equal(
-      await events(["ingest", "-", "--data-dir", dir], captureIo(stdin)),
-      0,
-    );
-    const exported = captureIo();
-    assert.equal(await events(["export", "--data-dir", dir], exported), 0);
-    const again = captureIo(exported.stdout());
+    ]);
+    const again = captureIo(exported);
     assert.equal(
       await main(
         ["events", "ingest", "-", "--batch-size", "1", "--data-dir", dir],
