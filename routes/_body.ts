@@ -340,12 +340,27 @@ const ADAPTER_BODY_MAX_BYTES = 1024 * 1024;
 
 /**
  * The body of a staging adapter request (the demo app's and `/staging`'s),
- * read by {@link readStrictJson} within {@link ADAPTER_BODY_MAX_BYTES}: text
- * that is not strict JSON answers 400 `body: …` naming where it breaks (a
- * field given twice is refused, never read as its last value), so both
- * adapters refuse a body alike and say why.
+ * read by {@link readStrictJson} within {@link ADAPTER_BODY_MAX_BYTES}: a
+ * Content-Type other than `application/json` answers 415 unread (the runner
+ * sends `application/json`; a form or `text/plain` body is what a web page
+ * can send without asking, and is never taken as JSON); text that is not
+ * strict JSON answers 400 `body: …` naming where it breaks (a field given
+ * twice is refused, never read as its last value), so both adapters refuse
+ * a body alike and say why.
  */
 export async function readAdapterJson(request: Request): Promise<unknown> {
+  const type = mediaType(request);
+  if (type !== "application/json") {
+    return await refuseUnread(
+      request,
+      415,
+      `Cannot read the request: Content-Type ${
+        type === ""
+          ? "is missing"
+          : `${quoteValue(type.slice(0, 64))} is not accepted`
+      }; send Content-Type: application/json`,
+    );
+  }
   try {
     return await readStrictJson(
       request,

@@ -192,6 +192,27 @@ Deno.test("createStagingApp() refuses a body it would misread instead of storing
       415,
       /Content-Encoding "br" is not supported here/,
     ],
+    [
+      "JSON sent as text/plain",
+      { headers: { "content-type": "text/plain" }, body: ingest },
+      415,
+      /^Cannot read the request: Content-Type "text\/plain" is not accepted; send Content-Type: application\/json$/,
+    ],
+    [
+      "JSON sent as a form",
+      {
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: ingest,
+      },
+      415,
+      /Content-Type "application\/x-www-form-urlencoded" is not accepted; send Content-Type: application\/json$/,
+    ],
+    [
+      "a JSON-like media type",
+      { headers: { "content-type": "application/jsonx" }, body: ingest },
+      415,
+      /Content-Type "application\/jsonx" is not accepted/,
+    ],
   ];
   await withApp(null, async (app) => {
     for (const [name, init, status, expected] of cases) {
@@ -207,6 +228,23 @@ Deno.test("createStagingApp() refuses a body it would misread instead of storing
       });
     }
     assert.deepEqual(await inventory(app), [true, 0, 0, 0]);
+  });
+});
+
+Deno.test("createStagingApp() takes application/json with or without a UTF-8 charset", async (t) => {
+  await withApp(null, async (app) => {
+    for (
+      const type of ["application/json", "Application/JSON; charset=utf-8"]
+    ) {
+      await t.step(type, async () => {
+        const response = await app.request("/inventory", {
+          method: "POST",
+          headers: { "content-type": type },
+          body: JSON.stringify({ namespace: NS }),
+        });
+        assert.equal(response.status, 200);
+      });
+    }
   });
 });
 
