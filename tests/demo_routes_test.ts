@@ -116,6 +116,21 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
       { namespace: "", id: "trace-doc-1", text: "x" },
       /^namespace: must not be empty$/,
     ],
+    [
+      "ingest",
+      `{"namespace":"a\\ud800","id":"trace-doc-1","text":"x"}`,
+      /^namespace: must be well-formed Unicode \(it holds a lone surrogate\)$/,
+    ],
+    [
+      "delete",
+      `{"namespace":"${NS}","ids":["ok","\\udfff"]}`,
+      /^ids\.1: must be well-formed Unicode \(it holds a lone surrogate\)$/,
+    ],
+    [
+      "ingest",
+      { namespace: NS, id: "doc-\udc00", text: "x" },
+      /^id: must be well-formed Unicode/,
+    ],
     ["query", { namespace: NS, query: 42 }, /^query: must be a string$/],
     ["inventory", [], /^body: must be a JSON object$/],
     ["inventory", "null", /^body: must be a JSON object$/],

@@ -48,6 +48,12 @@ const Name = (what: string) =>
     v.string("must be a string"),
     v.minLength(1, "must not be empty"),
     v.maxLength(256, `must be at most 256 characters (${what})`),
+    // A lone surrogate has no UTF-8 form: stored, it would be a name no
+    // report, log or ledger can write down as sent.
+    v.check(
+      (name) => name.isWellFormed(),
+      "must be well-formed Unicode (it holds a lone surrogate)",
+    ),
   );
 
 function strictBody<const T extends v.ObjectEntries>(entries: T) {
