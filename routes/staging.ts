@@ -16,6 +16,7 @@ import {
 } from "../lib/contract/protocol.ts";
 import {
   handleStagingRequest,
+  MemoryFullError,
   type MemoryPipeline,
   type StagingExchange,
 } from "../lib/memory/mod.ts";
@@ -82,6 +83,11 @@ export function createStagingApp(
   app.onError((error, c) => {
     if (error instanceof StagingRequestError) {
       return c.json({ error: error.message }, 400);
+    }
+    if (error instanceof MemoryFullError) {
+      // 507 Insufficient Storage (RFC 4918): the request is fine, the server
+      // cannot store it; 413 would tell the client to send a smaller body.
+      return c.json({ error: error.message }, 507);
     }
     if (error instanceof HTTPException) {
       return c.json({ error: error.message }, error.status);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { demoBehaviour, type DemoDefect } from "../lib/demo/defects.ts";
-import { MemoryPipeline } from "../lib/memory/mod.ts";
+import { type MemoryLimits, MemoryPipeline } from "../lib/memory/mod.ts";
 import { createStagingApp } from "../routes/staging.ts";
 
 const NS = "trace-test-r1";
@@ -437,4 +437,68 @@ Deno.test("createStagingApp() refuses foreign Host headers, cross-site requests 
       assert.equal(response.status, 200);
     });
   });
+});
+
+Deno.test("createStagingApp() answers 507 past its memory limits, and takes documents again once records are deleted", async (t) => {
+  const cases: [string, Partial<MemoryLimits>, RegExp][] = [
+    [
+      "namespaces",
+      { namespaces: 2 },
+      /^Cannot ingest: the memory holds its limit of 2 namespaces; delete records \(POST \/delete\) or restart the demo$/,
+    ],
+    [
+      "records per namespace",
+      { recordsPerNamespace: 2 },
+      /^Cannot ingest: the namespace holds its limit of 2 records; delete records/,
+    ],
+    [
+      // Each small document holds some 1.1 KB (text, id and a 1 KiB vector).
+      "total bytes",
+      { totalBytes: 2_500 },
+      /^Cannot ingest: the memory would pass its limit of 2500 bytes; delete records/,
+    ],
+  ];
+  for (const [name, limits, expected] of cases) {
+    await t.step(name, async () => {
+      const pipeline = new MemoryPipeline(demoBehaviour(null), { limits });
+      try {
+        const app = createStagingApp(pipeline);
+        // Namespaces a, b; then a third (namespace bound) or a third record (others).
+        const writes = limits.namespaces
+          ? [["a", "1"], ["b", "1"], ["c", "1"]]
+          : [["a", "1"], ["a", "2"], ["a", "3"]];
+        const statuses = [];
+        for (const [namespace, id] of writes) {
+          const answer = await post(app, "ingest", {
+            namespace,
+            id,
+            text: "x",
+          });
+          statuses.push(answer.status);
+          if (answer.status !== 200) {
+            assert.match(String(answer.json.error), expected);
+          }
+        }
+        assert.deepEqual(statuses, [200, 200, 507]);
+        const [namespace, id] = writes[1]!;
+        // Replacing a held record is not a new one (bytes are counted anew).
+        if (!limits.totalBytes) {
+          assert.equal(
+            (await post(app, "ingest", { namespace, id, text: "y" })).status,
+            200,
+          );
+        }
+        await post(app, "delete", { namespace, ids: [id] });
+        const [lastNamespace, lastId] = writes[2]!;
+        const again = await post(app, "ingest", {
+          namespace: lastNamespace,
+          id: lastId,
+          text: "x",
+        });
+        assert.equal(again.status, 200);
+      } finally {
+        pipeline.close();
+      }
+    });
+  }
 });

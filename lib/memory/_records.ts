@@ -27,20 +27,44 @@ export interface StoreOptions {
   clock?: Clock;
 }
 
+/** Bytes one record of `id` and `value` holds, for the pipeline's memory bound. */
+export type MeasureRecord<T> = (id: string, value: T) => number;
+
 /** Records grouped by namespace. */
 export class NamespacedRecords<T> {
   #spaces = new Map<string, Map<string, StoredRecord<T>>>();
   #clock: Clock;
+  #measure: MeasureRecord<T>;
+  #bytes = 0;
 
-  constructor(options: StoreOptions = {}) {
+  constructor(measure: MeasureRecord<T>, options: StoreOptions = {}) {
+    this.#measure = measure;
     this.#clock = options.clock ?? systemScheduler;
+  }
+
+  /** Bytes the records hold (tombstoned ones included), as the store measures them. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Namespaces holding at least one record (live or tombstoned). */
+  get namespaceCount(): number {
+    return this.#spaces.size;
+  }
+
+  /** Whether `namespace` holds any record (live or tombstoned). */
+  hasNamespace(namespace: string): boolean {
+    return this.#spaces.has(namespace);
   }
 
   /** Stores `value` under `id`, replacing (and reviving) any earlier record. */
   protected putRecord(namespace: string, id: string, value: T): void {
     let space = this.#spaces.get(namespace);
     if (!space) this.#spaces.set(namespace, space = new Map());
+    const earlier = space.get(id);
+    if (earlier) this.#bytes -= this.#measure(id, earlier.value);
     space.set(id, { value, deletedAt: null });
+    this.#bytes += this.#measure(id, value);
   }
 
   /** The value under `id`, or `undefined` if absent (or tombstoned, unless asked for). */
@@ -57,7 +81,7 @@ export class NamespacedRecords<T> {
   remove(namespace: string, ids: Iterable<string>): string[] {
     const space = this.#spaces.get(namespace);
     if (!space) return [];
-    const removed = [...new Set(ids)].filter((id) => space.delete(id));
+    const removed = [...new Set(ids)].filter((id) => this.#drop(space, id));
     if (space.size === 0) this.#spaces.delete(namespace);
     return removed;
   }
@@ -84,7 +108,7 @@ export class NamespacedRecords<T> {
     for (const [namespace, space] of this.#spaces) {
       for (const [id, record] of space) {
         if (record.deletedAt !== null && record.deletedAt < before) {
-          space.delete(id);
+          this.#drop(space, id);
           purged++;
         }
       }
@@ -124,6 +148,15 @@ export class NamespacedRecords<T> {
 
   clear(): void {
     this.#spaces.clear();
+    this.#bytes = 0;
+  }
+
+  /** Deletes one record and its bytes; whether it existed. */
+  #drop(space: Map<string, StoredRecord<T>>, id: string): boolean {
+    const record = space.get(id);
+    if (!record) return false;
+    this.#bytes -= this.#measure(id, record.value);
+    return space.delete(id);
   }
 }
 

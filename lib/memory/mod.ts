@@ -19,6 +19,11 @@ export {
   type RepairReindex,
 } from "./behaviour.ts";
 export {
+  DEFAULT_MEMORY_LIMITS,
+  MemoryFullError,
+  type MemoryLimits,
+} from "./limits.ts";
+export {
   type DeleteSummary,
   MemoryPipeline,
   type MemoryPipelineOptions,

@@ -25,6 +25,12 @@ import { Barrier } from "./barrier.ts";
 import { checkBehaviour, type MemoryBehaviour } from "./behaviour.ts";
 import { HashEmbedder } from "./embedding.ts";
 import { IndexingWorker, type IndexJob } from "./indexing_worker.ts";
+import {
+  checkRoom,
+  DEFAULT_MEMORY_LIMITS,
+  type HeldRecords,
+  type MemoryLimits,
+} from "./limits.ts";
 import { deleteRecords, type DeletionParts } from "./_deletion.ts";
 import { sharedListing } from "./_listing.ts";
 import {
@@ -49,6 +55,8 @@ export interface MemoryPipelineOptions {
   scheduler?: Scheduler;
   /** Receives a content-free record of each ingest, query and deletion. */
   onActivity?: (activity: MemoryActivity) => void;
+  /** What the pipeline holds at most (default {@link DEFAULT_MEMORY_LIMITS}). */
+  limits?: Partial<MemoryLimits>;
 }
 
 /** What a deletion changed. */
@@ -88,6 +96,8 @@ export class MemoryPipeline {
   #onActivity: ((activity: MemoryActivity) => void) | undefined;
   #timers = new Set<TimerId>();
   #closed = false;
+  #limits: Readonly<MemoryLimits>;
+  #vectorBytes: number;
 
   /** Builds an empty pipeline; throws `RangeError` for an unusable delay or page size. */
   constructor(
@@ -113,15 +123,26 @@ export class MemoryPipeline {
     };
     this.#backlog = behaviour.stalledReembedding ? new Barrier() : null;
     this.#onActivity = options.onActivity;
+    this.#limits = { ...DEFAULT_MEMORY_LIMITS, ...options.limits };
+    this.#vectorBytes = embedder.dimensions * Float32Array.BYTES_PER_ELEMENT;
   }
 
-  /** Stores a document; resolves once it is searchable. */
+  /**
+   * Stores a document; resolves once it is searchable. Throws
+   * `MemoryFullError` when it would pass the pipeline's limits.
+   */
   async ingest(
     namespace: string,
     id: string,
     text: string,
   ): Promise<{ id: string }> {
     this.#assertOpen("ingest");
+    checkRoom(this.#held(), this.#limits, {
+      namespace,
+      id,
+      // The source record and its vector.
+      bytes: 2 * (2 * id.length + text.length) + this.#vectorBytes,
+    });
     this.#sources.put(namespace, id, text);
     const upsert: IndexJob = { kind: "upsert", namespace, id, text };
     await this.#worker.submit(upsert);
@@ -253,6 +274,20 @@ export class MemoryPipeline {
     this.#timers.clear();
     this.#backlog?.discard();
     this.#worker.close();
+  }
+
+  /** What the stores hold, as the limits count it. */
+  #held(): HeldRecords {
+    const sources = this.#sources;
+    return {
+      hasNamespace: (namespace) => sources.hasNamespace(namespace),
+      namespaceCount: sources.namespaceCount,
+      recordCount: (namespace) => sources.count(namespace, ALL),
+      hasRecord: (namespace, id) =>
+        sources.get(namespace, id, ALL) !== undefined,
+      // Vectors too: a defect may keep them after their source is gone.
+      bytes: sources.bytes + this.#vectors.bytes,
+    };
   }
 
   #assertOpen(op: string): void {

@@ -5,7 +5,11 @@
  * @module
  */
 
-import { NamespacedRecords, type ReadOptions } from "./_records.ts";
+import {
+  NamespacedRecords,
+  type ReadOptions,
+  type StoreOptions,
+} from "./_records.ts";
 import { cosineSimilarity, type Vector } from "./embedding.ts";
 
 /** One search result. */
@@ -24,6 +28,10 @@ export interface SearchOptions extends ReadOptions {
 
 /** Namespaced vector records. */
 export class VectorIndex extends NamespacedRecords<Vector> {
+  constructor(options: StoreOptions = {}) {
+    super((id, vector) => 2 * id.length + vector.byteLength, options);
+  }
+
   /** Adds or replaces the vector of one id. */
   upsert(namespace: string, id: string, vector: Vector): void {
     this.putRecord(namespace, id, vector);
