@@ -112,6 +112,29 @@ Deno.test("AnswerCache.invalidateDocs() drops only entries built from those ids"
   assert.equal(normalizeQuery(" A\tB "), "a b");
 });
 
+Deno.test("AnswerCache drops its oldest entries past its bounds, in any namespace", () => {
+  const cache = new AnswerCache({ bounds: { entries: 3, textBytes: 40 } });
+  const first = cache.set("a", "q1", "one", ["d1"]);
+  cache.set("b", "q2", "two", ["d2"]);
+  cache.set("a", "q3", "three", ["d3"]);
+  cache.set("a", "q1", "one again", ["d1"]); // a replacement counts from now
+  cache.set("b", "q4", "four", ["d4"]);
+  assert.equal(cache.get("b", "q2"), undefined, "the oldest entry went first");
+  assert.notEqual(cache.get("a", "q1")?.id, first.id);
+  assert.deepEqual(cache.namespaces().sort(), ["a", "b"]);
+  assert.equal(cache.count("a") + cache.count("b"), 3);
+
+  // 20 characters are 40 bytes: one long answer pushes out everything older.
+  cache.set("c", "q5", "x".repeat(20), ["d5"]);
+  assert.deepEqual(cache.namespaces(), ["c"]);
+  // Entries invalidated or cleared free their room.
+  cache.invalidateNamespace("c");
+  cache.set("a", "q6", "six", ["d6"]);
+  cache.set("a", "q7", "seven", ["d7"]);
+  cache.set("a", "q8", "eight", ["d8"]);
+  assert.equal(cache.count("a"), 3);
+});
+
 Deno.test("IndexingWorker applies jobs asynchronously and delays submitAfter() jobs", async () => {
   const clock = new ManualScheduler();
   const index = new VectorIndex({ clock });

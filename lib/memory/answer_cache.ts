@@ -26,14 +26,42 @@ export function normalizeQuery(query: string): string {
   return query.normalize("NFKC").trim().toLowerCase().replace(/\s+/g, " ");
 }
 
-/** Namespaced answer cache keyed by normalised query. */
+/** Most an {@link AnswerCache} holds before it drops its oldest entries. */
+export interface AnswerCacheBounds {
+  entries: number;
+  /** Bytes of answer text (UTF-16: 2 per code unit). */
+  textBytes: number;
+}
+
+/**
+ * Far above what a contract run needs (it asks a few queries per canary, the
+ * same text at every sample, so a run adds tens of entries), and small
+ * enough that clients asking ever new queries cannot grow the process
+ * without limit: an answer quotes up to a few documents of at most 100,000
+ * characters, so 64 MiB holds at least a hundred of the largest answers.
+ */
+export const DEFAULT_ANSWER_CACHE_BOUNDS: Readonly<AnswerCacheBounds> = Object
+  .freeze({ entries: 20_000, textBytes: 64 * 1024 * 1024 });
+
+/**
+ * Namespaced answer cache keyed by normalised query. Past its bounds it
+ * drops the entries stored longest ago, in any namespace, as a real cache
+ * evicts (an entry replaced by a newer answer counts from the replacement).
+ */
 export class AnswerCache {
   #spaces = new Map<string, Map<string, CacheEntry>>();
+  /** Every entry, oldest first, for eviction across namespaces. */
+  #byAge = new Set<CacheEntry>();
+  #textBytes = 0;
+  #bounds: Readonly<AnswerCacheBounds>;
   #clock: Clock;
   #seq = 0;
 
-  constructor(options: { clock?: Clock } = {}) {
+  constructor(
+    options: { clock?: Clock; bounds?: Readonly<AnswerCacheBounds> } = {},
+  ) {
     this.#clock = options.clock ?? systemScheduler;
+    this.#bounds = options.bounds ?? DEFAULT_ANSWER_CACHE_BOUNDS;
   }
 
   get(namespace: string, query: string): CacheEntry | undefined {
@@ -58,8 +86,37 @@ export class AnswerCache {
     };
     let space = this.#spaces.get(namespace);
     if (!space) this.#spaces.set(namespace, space = new Map());
+    const replaced = space.get(key);
+    if (replaced) this.#forget(replaced);
     space.set(key, entry);
+    this.#byAge.add(entry);
+    this.#textBytes += entry.text.length * 2;
+    this.#evictPastBounds();
     return entry;
+  }
+
+  /** Drops the oldest entries while the cache holds more than its bounds. */
+  #evictPastBounds(): void {
+    for (const oldest of this.#byAge) {
+      if (
+        this.#byAge.size <= this.#bounds.entries &&
+        this.#textBytes <= this.#bounds.textBytes
+      ) return;
+      this.#remove(oldest);
+    }
+  }
+
+  /** Removes `entry` from its namespace and from the cache's accounting. */
+  #remove(entry: CacheEntry): void {
+    const space = this.#spaces.get(entry.namespace);
+    space?.delete(entry.query);
+    if (space?.size === 0) this.#spaces.delete(entry.namespace);
+    this.#forget(entry);
+  }
+
+  /** Takes `entry` out of the age order and byte count (its namespace map is the caller's). */
+  #forget(entry: CacheEntry): void {
+    if (this.#byAge.delete(entry)) this.#textBytes -= entry.text.length * 2;
   }
 
   /** Drops entries in `namespace` built from any of `ids`; returns the dropped entry ids. */
@@ -71,6 +128,7 @@ export class AnswerCache {
     for (const [key, entry] of space) {
       if (entry.docIds.some((id) => doomed.has(id))) {
         space.delete(key);
+        this.#forget(entry);
         dropped.push(entry.id);
       }
     }
@@ -80,9 +138,10 @@ export class AnswerCache {
 
   /** Drops every entry of one namespace (its documents changed); returns how many. */
   invalidateNamespace(namespace: string): number {
-    const size = this.#spaces.get(namespace)?.size ?? 0;
+    const space = this.#spaces.get(namespace);
+    for (const entry of space?.values() ?? []) this.#forget(entry);
     this.#spaces.delete(namespace);
-    return size;
+    return space?.size ?? 0;
   }
 
   count(namespace: string): number {
@@ -101,5 +160,7 @@ export class AnswerCache {
 
   clear(): void {
     this.#spaces.clear();
+    this.#byAge.clear();
+    this.#textBytes = 0;
   }
 }
