@@ -20,6 +20,7 @@ import {
   restoreLedgerGuards,
 } from "../lib/ledger/schema.ts";
 import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
+import { refuseStateDestination } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
@@ -142,8 +143,10 @@ Writes a consistent single-file copy of the database (ledger and index, as of
 one moment, also while other commands write) to FILE, owner-only, with
 SQLite's VACUUM INTO, then verifies the copy's ledger. This is the way to back
 up: copying trace.db by hand can miss what is still in its -wal file. Refuses
-an existing FILE, and a FILE named like a database's -journal, -wal or -shm
-file (SQLite would discard it). Works for a local database file only.
+an existing FILE, a FILE named like a database's -journal, -wal or -shm
+file (SQLite would discard it), and a FILE in the data directory's external/
+folder or at its erasure.key (Trace would read it as its own state). Works
+for a local database file only.
 
 Ctrl-C (or SIGTERM) stops the copy and removes what was written of it
 (exit 2); the engine notices between steps, so the first one may take until
@@ -177,7 +180,8 @@ export const ledgerBackup: Command = async (args, io) => {
     io,
     file,
     (signal) =>
-      withDataContext(values, io, READ, async ({ db }) => {
+      withDataContext(values, io, READ, async ({ db, dataDir }) => {
+        await refuseStateDestination(file, dataDir);
         await backupDb(db, file, { signal });
         return dbLocation(db);
       }),
