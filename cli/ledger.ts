@@ -190,6 +190,13 @@ export const ledgerBackup: Command = async (args, io) => {
   if (values.json) {
     printJson(io, { backup: file, source, verification: result });
   } else io.out(renderBackup(file, source, result));
+  // The copy holds the triggers its database had: a missing one is missing there too.
+  if (result !== null) {
+    reportGuards(io, "ledger", result, {
+      command: "trace ledger backup",
+      copy: terminalSafe(file),
+    });
+  }
   return result === null || result.ok ? 0 : 1;
 };
 

@@ -155,6 +155,31 @@ Deno.test("trace ledger backup refuses a FILE where Trace reads its own state", 
   });
 });
 
+Deno.test("trace ledger backup warns when the copy it verified lacks the ledger's guards", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const raw = createClient({ url: `file:${data}/trace.db` });
+    try {
+      await raw.execute("DROP TRIGGER ledger_entries_no_delete");
+    } finally {
+      raw.close();
+    }
+    const backup = `${dir}/backup.db`;
+    const written = await trace([
+      "ledger",
+      "backup",
+      backup,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(written.code, 0, written.err);
+    assert.equal(
+      written.err,
+      `trace ledger backup: warning: the ledger's guards ledger_entries_no_delete are missing or changed in the copy ${backup} (dropped with an outside tool): its tables no longer refuse UPDATE or DELETE; restore them with trace ledger verify --restore-guards and back up again, and check who changed the database\n`,
+    );
+  });
+});
+
 Deno.test("trace ledger backup stopped by Ctrl-C leaves no copy behind and says so", async () => {
   await withTempDir(async (dir) => {
     const data = await seed(dir);
