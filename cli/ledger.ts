@@ -152,6 +152,9 @@ Ctrl-C (or SIGTERM) stops the copy and removes what was written of it
 (exit 2); the engine notices between steps, so the first one may take until
 the copy is finished. A second exits at once and removes it too.
 
+A guard (append-only trigger) missing from the copy, and so from the
+database, is named in a warning, as trace ledger verify does.
+
 Exit codes: 0 written and intact; 1 written but its ledger is broken (the
 database was already broken); 2 not written (interrupted included).
 `;
