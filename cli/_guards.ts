@@ -77,3 +77,17 @@ export function reportGuards(
     } are missing or changed${copy} (dropped with an outside tool): its tables no longer refuse UPDATE or DELETE; restore them with ${command} --restore-guards${again}, and check who changed the database\n`,
   );
 }
+
+/** Where the steps to restore a backup are written down, named by a broken `verify`. */
+export const RESTORE_STEPS = "docs/ledger.md#restoring-a-backup";
+
+/** The advice after a broken `verify`: restore a backup (and where the steps are) or investigate. */
+export const RESTORE_ADVICE =
+  `restore trace.db from a backup (trace ledger backup; steps in ${RESTORE_STEPS}) or investigate who changed it`;
+
+/** A broken `verify` answer names the restore steps too (`restore_steps`, an added field). */
+export function withRestoreSteps<T extends { broken: unknown }>(
+  result: T,
+): T & { restore_steps: string | null } {
+  return { ...result, restore_steps: result.broken ? RESTORE_STEPS : null };
+}

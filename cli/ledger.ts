@@ -26,8 +26,10 @@ import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 import {
   reportGuards,
+  RESTORE_ADVICE,
   RESTORE_GUARDS,
   restoreGuardsIfAsked,
+  withRestoreSteps,
 } from "./_guards.ts";
 
 const READ = { write: false, readOnly: true } as const;
@@ -79,13 +81,13 @@ export const ledgerVerify: Command = async (args, io) => {
       restore,
       () => restoreLedgerGuards(db),
     );
-    if (values.json) printJson(io, result);
+    if (values.json) printJson(io, withRestoreSteps(result));
     else io.out(renderVerification(result));
     reportGuards(io, "ledger", result);
     if (!result.broken) return 0;
     const b = result.broken;
     io.err(
-      `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+      `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; ${RESTORE_ADVICE}\n`,
     );
     return 1;
   });

@@ -476,6 +476,14 @@ Deno.test("a ledger table removed with sqlite is a broken ledger to verify and b
           problem:
             `the table ${table} is missing: it was removed (the ledger's schema created it)`,
         });
+        assert.equal(
+          JSON.parse(verify.out).restore_steps,
+          "docs/ledger.md#restoring-a-backup",
+        );
+        assert.match(
+          verify.err,
+          /; restore trace\.db from a backup \(trace ledger backup; steps in docs\/ledger\.md#restoring-a-backup\) or investigate/,
+        );
         const backup = await trace([
           "ledger",
           "backup",
