@@ -35,8 +35,10 @@ import { closestName } from "../lib/suggest.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import {
   reportGuards,
+  RESTORE_ADVICE,
   RESTORE_GUARDS,
   restoreGuardsIfAsked,
+  withRestoreSteps,
 } from "./_guards.ts";
 import {
   type ContextOptions,
@@ -92,7 +94,8 @@ UPDATE and DELETE: one dropped or changed with an outside tool is named in a
 warning. --restore-guards re-creates them with the trail's own migration
 statements, after verifying (this opens the database for writing; it adds
 triggers and changes no row). --json prints {schema: "trace.audit-verify/1",
-ok, entries, head, expected_head, broken, missing_guards} (and
+ok, entries, head, expected_head, broken, restore_steps, missing_guards}
+(restore_steps: where the steps to restore a backup are, when broken) (and
 restored_guards with --restore-guards).
 
 Exit codes: 0 intact (also with a guard missing: see the warning), 1 broken
@@ -182,12 +185,12 @@ export const auditVerify: Command = async (args, io) => {
       restore,
       () => restoreAuthGuards(db),
     );
-    if (values.json) printJson(io, result);
+    if (values.json) printJson(io, withRestoreSteps(result));
     else io.out(renderVerification(result));
     reportGuards(io, "audit", result);
     if (!result.broken) return 0;
     io.err(
-      `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+      `trace audit verify: Audit trail verification failed at entry seq ${result.broken.seq}: ${result.broken.problem}; ${RESTORE_ADVICE}\n`,
     );
     return 1;
   }, restore ? RESTORE_GUARDS : READ);

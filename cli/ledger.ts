@@ -20,13 +20,16 @@ import {
   restoreLedgerGuards,
 } from "../lib/ledger/schema.ts";
 import { type LedgerVerification, verifyLedger } from "../lib/ledger/verify.ts";
+import { refuseStateDestination } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { CliIo, Command } from "./_io.ts";
 import {
   reportGuards,
+  RESTORE_ADVICE,
   RESTORE_GUARDS,
   restoreGuardsIfAsked,
+  withRestoreSteps,
 } from "./_guards.ts";
 
 const READ = { write: false, readOnly: true } as const;
@@ -78,13 +81,13 @@ export const ledgerVerify: Command = async (args, io) => {
       restore,
       () => restoreLedgerGuards(db),
     );
-    if (values.json) printJson(io, result);
+    if (values.json) printJson(io, withRestoreSteps(result));
     else io.out(renderVerification(result));
     reportGuards(io, "ledger", result);
     if (!result.broken) return 0;
     const b = result.broken;
     io.err(
-      `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; restore trace.db from a backup (trace ledger backup) or investigate who changed it\n`,
+      `trace ledger verify: Ledger verification failed at entry ${b.seq} (${b.kind} "${b.entity_id}"): ${b.problem}; ${RESTORE_ADVICE}\n`,
     );
     return 1;
   });
@@ -142,12 +145,17 @@ Writes a consistent single-file copy of the database (ledger and index, as of
 one moment, also while other commands write) to FILE, owner-only, with
 SQLite's VACUUM INTO, then verifies the copy's ledger. This is the way to back
 up: copying trace.db by hand can miss what is still in its -wal file. Refuses
-an existing FILE, and a FILE named like a database's -journal, -wal or -shm
-file (SQLite would discard it). Works for a local database file only.
+an existing FILE, a FILE named like a database's -journal, -wal or -shm
+file (SQLite would discard it), and a FILE in the data directory's external/
+folder or at its erasure.key (Trace would read it as its own state). Works
+for a local database file only.
 
 Ctrl-C (or SIGTERM) stops the copy and removes what was written of it
 (exit 2); the engine notices between steps, so the first one may take until
 the copy is finished. A second exits at once and removes it too.
+
+A guard (append-only trigger) missing from the copy, and so from the
+database, is named in a warning, as trace ledger verify does.
 
 Exit codes: 0 written and intact; 1 written but its ledger is broken (the
 database was already broken); 2 not written (interrupted included).
@@ -177,7 +185,8 @@ export const ledgerBackup: Command = async (args, io) => {
     io,
     file,
     (signal) =>
-      withDataContext(values, io, READ, async ({ db }) => {
+      withDataContext(values, io, READ, async ({ db, dataDir }) => {
+        await refuseStateDestination(file, dataDir);
         await backupDb(db, file, { signal });
         return dbLocation(db);
       }),
@@ -186,6 +195,13 @@ export const ledgerBackup: Command = async (args, io) => {
   if (values.json) {
     printJson(io, { backup: file, source, verification: result });
   } else io.out(renderBackup(file, source, result));
+  // The copy holds the triggers its database had: a missing one is missing there too.
+  if (result !== null) {
+    reportGuards(io, "ledger", result, {
+      command: "trace ledger backup",
+      copy: terminalSafe(file),
+    });
+  }
   return result === null || result.ok ? 0 : 1;
 };
 

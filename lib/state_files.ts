@@ -9,7 +9,14 @@
  * @module
  */
 
-import { basename, dirname, join } from "node:path";
+import {
+  basename,
+  dirname,
+  isAbsolute,
+  join,
+  relative,
+  resolve,
+} from "node:path";
 
 const SQLITE_HEADER = "SQLite format 3\u0000";
 /** The big-endian magic numbers a SQLite write-ahead log starts with. */
@@ -74,5 +81,31 @@ async function firstBytes(path: string, n: number): Promise<Uint8Array | null> {
     return null;
   } finally {
     file.close();
+  }
+}
+
+/**
+ * True when `path` (which need not exist yet) is `dir` or lies inside it.
+ * Compared after following symbolic links as far as each path exists, so a
+ * link or a `..` cannot hide that two spellings name the same place.
+ */
+export async function isInside(path: string, dir: string): Promise<boolean> {
+  const [target, folder] = await Promise.all([
+    realPathSoFar(path),
+    realPathSoFar(dir),
+  ]);
+  const rest = relative(folder, target);
+  return rest === "" || (!rest.startsWith("..") && !isAbsolute(rest));
+}
+
+/** The real path of the longest existing prefix of `path`, with the rest appended. */
+async function realPathSoFar(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await Deno.realPath(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    if (parent === absolute) return absolute;
+    return join(await realPathSoFar(parent), basename(absolute));
   }
 }

@@ -195,6 +195,16 @@ Deno.test("verification names an edited entry, a removed entry and a removed las
           io.stderr(),
           /Audit trail verification failed at entry seq/,
         );
+        assert.match(
+          io.stderr(),
+          /; restore trace\.db from a backup \(trace ledger backup; steps in docs\/ledger\.md#restoring-a-backup\) or investigate/,
+        );
+        const json = captureIo();
+        await main(["audit", "verify", "--json", "--data-dir", dataDir], json);
+        assert.equal(
+          JSON.parse(json.stdout()).restore_steps,
+          "docs/ledger.md#restoring-a-backup",
+        );
       });
     });
   }
@@ -1025,6 +1035,7 @@ Deno.test("audit verify names a trail removed whole by the subject key it left b
       head: null,
       expected_head: null,
       broken: result.broken,
+      restore_steps: "docs/ledger.md#restoring-a-backup",
       missing_guards: [
         "auth_audit_no_update",
         "auth_audit_no_delete",

@@ -120,6 +120,66 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
   });
 });
 
+Deno.test("trace ledger backup refuses a FILE where Trace reads its own state", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    await Deno.mkdir(`${data}/external`);
+    await Deno.symlink(`${data}/external`, `${dir}/link`);
+    for (
+      const file of [`${data}/external/copy.json`, `${dir}/link/copy.json`]
+    ) {
+      const refused = await trace([
+        "ledger",
+        "backup",
+        file,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(refused.code, 2, refused.err);
+      assert.equal(
+        refused.err,
+        `trace ledger backup: Cannot write a backup to ${file}: ${data}/external holds run checkpoints, which Trace reads as its own (the gate would take the copy for a broken checkpoint); write it outside the data directory's external/ folder\n`,
+      );
+    }
+    assert.deepEqual(await files(`${data}/external`), []);
+    const key = await trace([
+      "ledger",
+      "backup",
+      `${data}/erasure.key`,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(key.code, 2, key.err);
+    assert.match(key.err, /it is the data directory's erasure key/);
+    assert.ok(!(await files(data)).includes("erasure.key"));
+  });
+});
+
+Deno.test("trace ledger backup warns when the copy it verified lacks the ledger's guards", async () => {
+  await withTempDir(async (dir) => {
+    const data = await seed(dir);
+    const raw = createClient({ url: `file:${data}/trace.db` });
+    try {
+      await raw.execute("DROP TRIGGER ledger_entries_no_delete");
+    } finally {
+      raw.close();
+    }
+    const backup = `${dir}/backup.db`;
+    const written = await trace([
+      "ledger",
+      "backup",
+      backup,
+      "--data-dir",
+      data,
+    ]);
+    assert.equal(written.code, 0, written.err);
+    assert.equal(
+      written.err,
+      `trace ledger backup: warning: the ledger's guards ledger_entries_no_delete are missing or changed in the copy ${backup} (dropped with an outside tool): its tables no longer refuse UPDATE or DELETE; restore them with trace ledger verify --restore-guards and back up again, and check who changed the database\n`,
+    );
+  });
+});
+
 Deno.test("trace ledger backup stopped by Ctrl-C leaves no copy behind and says so", async () => {
   await withTempDir(async (dir) => {
     const data = await seed(dir);

@@ -17,6 +17,7 @@ import {
   payloadDigest,
   toEntry,
 } from "../lib/ledger/chain.ts";
+import { chainDigest, GENESIS } from "../lib/ledger/_entry.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
 import { withDb, withServer } from "./_helpers.ts";
 import {
@@ -92,6 +93,75 @@ async function lastReplaySeq(db: TraceDb): Promise<number> {
 function refusal(command: string, seq: number): string {
   return `trace ${command}: The ledger is broken at entry ${seq}: run trace ledger verify\n`;
 }
+
+/** Recomputes every chain digest and head record, as someone who rewrites the whole chain would. */
+async function rechain(raw: Client): Promise<void> {
+  const rows = (await raw.execute("SELECT * FROM ledger_entries ORDER BY seq"))
+    .rows.map(toEntry);
+  let prev = GENESIS;
+  for (const entry of rows) {
+    const chain = chainDigest({ ...entry, prev_chain: prev });
+    await raw.execute({
+      sql:
+        "UPDATE ledger_entries SET prev_chain = ?, chain_digest = ? WHERE seq = ?",
+      args: [prev, chain, entry.seq],
+    });
+    await raw.execute({
+      sql: "UPDATE ledger_head SET chain_digest = ? WHERE entry_seq = ?",
+      args: [chain, entry.seq],
+    });
+    prev = chain;
+  }
+}
+
+Deno.test("the gate and the run readers refuse a verdict rewritten with the whole chain recomputed", async () => {
+  await withDb(async (db, dir) => {
+    const seeded = await seed(db, dir);
+    const data = ["--data-dir", dataDirOf(db)];
+    const [run] = (await listEntries(db, "run")).filter((e) =>
+      e.entity_id === seeded.replayRunId
+    );
+    const replaySeq = await lastReplaySeq(db);
+    await tamper(db, async (raw) => {
+      await rewritePayload(raw, run!.seq, (p) => ({ ...p, verdict: "PASS" }));
+      await rewritePayload(raw, replaySeq, (p) => ({ ...p, verdict: "PASS" }));
+      await rechain(raw);
+    });
+    const fresh = ["--data-dir", dataDirOf(db)];
+    assert.equal((await trace(["ledger", "verify", ...fresh])).code, 0);
+    const line = `Run ${seeded.replayRunId} (ledger entry ${
+      run!.seq
+    }) is inconsistent: its stored verdict is PASS but its findings imply FAIL, so its entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD\n`;
+    for (
+      const command of [
+        ["external-gate"],
+        ["external-show", seeded.replayRunId],
+        ["external-runs"],
+      ]
+    ) {
+      const result = await trace([...command, ...data]);
+      assert.equal(result.code, 2, `${command[0]}: ${result.out}`);
+      assert.equal(result.err, `trace ${command[0]}: ${line}`);
+    }
+  });
+});
+
+Deno.test("the gate refuses a replay record whose verdict was rewritten with the whole chain recomputed", async () => {
+  await withDb(async (db, dir) => {
+    const seeded = await seed(db, dir);
+    const replaySeq = await lastReplaySeq(db);
+    await tamper(db, async (raw) => {
+      await rewritePayload(raw, replaySeq, (p) => ({ ...p, verdict: "PASS" }));
+      await rechain(raw);
+    });
+    const result = await trace(["external-gate", "--data-dir", dataDirOf(db)]);
+    assert.equal(result.code, 2, result.out);
+    assert.equal(
+      result.err,
+      `trace external-gate: Run ${seeded.replayRunId} (replay of ${seeded.regressionId}) is inconsistent: its replay record says PASS but its report and findings say FAIL, so an entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD\n`,
+    );
+  });
+});
 
 Deno.test("the gate and every reader refuse a replay whose verdict was edited, digest recomputed", async () => {
   await withDb(async (db, dir) => {
@@ -476,6 +546,14 @@ Deno.test("a ledger table removed with sqlite is a broken ledger to verify and b
           problem:
             `the table ${table} is missing: it was removed (the ledger's schema created it)`,
         });
+        assert.equal(
+          JSON.parse(verify.out).restore_steps,
+          "docs/ledger.md#restoring-a-backup",
+        );
+        assert.match(
+          verify.err,
+          /; restore trace\.db from a backup \(trace ledger backup; steps in docs\/ledger\.md#restoring-a-backup\) or investigate/,
+        );
         const backup = await trace([
           "ledger",
           "backup",

@@ -2,7 +2,8 @@
 
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { UsageError } from "../errors.ts";
+import { LedgerIntegrityError, UsageError } from "../errors.ts";
+import { verdictOf } from "../runner/findings.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
   appendEntries,
@@ -87,7 +88,23 @@ export async function readRun(
 ): Promise<RunReport | null> {
   const entry = await readEntry(db, "run", runId) ??
     await readEntry(db, "reference_run", runId);
-  return entry ? JSON.parse(entry.payload) as RunReport : null;
+  return entry ? judgedReport(entry) : null;
+}
+
+/**
+ * The report an entry holds, refused when its verdict is not the one its
+ * findings imply. The chain cannot catch a rewrite whose digests were all
+ * recomputed; a verdict that contradicts its own findings is one.
+ */
+export function judgedReport(entry: LedgerEntry): RunReport {
+  const report = JSON.parse(entry.payload) as RunReport;
+  // Only a report the runner wrote has findings to judge.
+  if (!Array.isArray(report.findings)) return report;
+  const implied = verdictOf(report.findings);
+  if (implied === report.verdict) return report;
+  throw new LedgerIntegrityError(
+    `Run ${entry.entity_id} (ledger entry ${entry.seq}) is inconsistent: its stored verdict is ${report.verdict} but its findings imply ${implied}, so its entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD`,
+  );
 }
 
 /**
@@ -126,7 +143,7 @@ function storedRun(entry: LedgerEntry): StoredRun {
     run_id: entry.entity_id,
     target_id: entry.target_id,
     created_at: entry.created_at,
-    report: JSON.parse(entry.payload) as RunReport,
+    report: judgedReport(entry),
   };
 }
 

@@ -99,7 +99,11 @@ export function assessRun(input: AssessmentInput): Assessment {
   return { verdict, findings };
 }
 
-function verdictOf(findings: Finding[]): Verdict {
+/**
+ * The verdict `findings` imply: the one rule {@link assessRun} applies, and
+ * readers apply again to a stored report to catch a rewritten verdict.
+ */
+export function verdictOf(findings: readonly Finding[]): Verdict {
   if (findings.some((f) => f.severity === "fail")) return "FAIL";
   if (findings.some((f) => f.severity === "inconclusive")) {
     return "INCONCLUSIVE";

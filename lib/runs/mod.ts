@@ -12,11 +12,12 @@
  * Files: external_run.ts, targets.ts, replay.ts, run_view.ts, run_list.ts,
  * run_catalog.ts (the run list of the UI's pages), regressions.ts, compare.ts, cleanup.ts, reference_runs.ts, jobs.ts,
  * run_lock.ts, run_traces.ts, trace_events.ts, write_file.ts, erasures.ts,
- * erasure_drafts.ts, erasure_propagation.ts.
+ * erasure_drafts.ts, erasure_propagation.ts, backup_destination.ts.
  *
  * @module
  */
 
+export { refuseStateDestination } from "./backup_destination.ts";
 export {
   configTargetId,
   type ExternalRunOptions,

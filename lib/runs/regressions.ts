@@ -7,16 +7,22 @@
  */
 
 import { dbLocation, type TraceDb } from "../db.ts";
-import { NotFoundError, RefusedError, StorageError } from "../errors.ts";
+import {
+  LedgerIntegrityError,
+  NotFoundError,
+  RefusedError,
+  StorageError,
+} from "../errors.ts";
 import {
   gateRegressions,
   type GateResult,
   listRegressions,
+  type RegressionView,
   type SavedRegression,
   saveRegression,
 } from "../ledger/regressions.ts";
 import { headView, reverifiedHead } from "../ledger/head.ts";
-import { listRuns, validateRunId } from "../ledger/runs.ts";
+import { listRuns, readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import { readRunCheckpoint, unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
@@ -185,6 +191,7 @@ export async function gate(
     options.refuseUnrecorded ?? true,
   );
   const regressions = await listRegressions(db, target);
+  await judgeLatestReplays(db, regressions);
   return await withUnfinishedReplays(
     db,
     gateRegressions(regressions, target ?? null, head),
@@ -194,6 +201,27 @@ export async function gate(
       commandFlags: options.commandFlags,
     },
   );
+}
+
+/**
+ * Re-judges the latest replay of each enforced regression from its report's
+ * findings (reading the report does), and checks its replay record says the
+ * same: a verdict rewritten with every digest recomputed passes the chain,
+ * not this, and the gate must not pass on it.
+ */
+async function judgeLatestReplays(
+  db: TraceDb,
+  regressions: RegressionView[],
+): Promise<void> {
+  for (const regression of regressions) {
+    const { last_run_id: runId, last_result: recorded } = regression;
+    if (regression.status !== "enforced" || runId === null) continue;
+    const report = await readRun(db, runId);
+    if (report === null || report.verdict === recorded) continue;
+    throw new LedgerIntegrityError(
+      `Run ${runId} (replay of ${regression.regression_id}) is inconsistent: its replay record says ${recorded} but its report and findings say ${report.verdict}, so an entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD`,
+    );
+  }
 }
 
 /**
