@@ -39,7 +39,7 @@ import {
   writeReportFile,
 } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
-import { shellWord } from "./_shell.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import { renderReport } from "./_report_text.ts";
 import { quoteValue } from "../lib/echo.ts";
 
