@@ -113,6 +113,7 @@ export {
   jsonBudget,
   parseJsonObject,
   parseStrictJson,
+  STRICT_JSON_ERROR_CODE,
   STRICT_JSON_REASONS,
   StrictJsonError,
   type StrictJsonOptions,

@@ -281,6 +281,7 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
       jsonHref: "/traces/health.json",
       principal,
       dataLocation: "bench",
+      dataFlags: "",
       csrf: null,
     });
     const frame = {
@@ -288,7 +289,7 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
       path: url.pathname,
       principal,
       csrf: null,
-      site: { version: "bench", dataLocation: "bench" },
+      site: { version: "bench", dataLocation: "bench", dataFlags: "" },
     };
     String(await Layout({ frame, children: body }));
   });

@@ -42,7 +42,7 @@ import { errorMessage } from "../lib/errors.ts";
 import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError, jsonText } from "./_json.ts";
-import { shellWord } from "./_shell.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import {
   type Output,
   OUTPUT_FLAGS,

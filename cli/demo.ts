@@ -14,7 +14,7 @@ import {
   DEFECTS,
   demoBehaviour,
   type DemoDefect,
-  isDemoDefect,
+  parseDefectFlag,
 } from "../lib/demo/defects.ts";
 import {
   createDemoTraceSink,
@@ -153,7 +153,7 @@ export const demo: Command = async (args, io) => {
       max: 600_000,
       unit: "milliseconds",
     })!;
-  const defect = parseDefect(values.defect);
+  const defect = parseDefectFlag(values.defect, "demo");
   if (!isLoopbackHost(values.host)) {
     io.err(
       `Warning: --host ${values.host} is not a loopback address; the demo has no authentication, ` +
@@ -187,16 +187,6 @@ export const demo: Command = async (args, io) => {
   io.err("Demo staging app stopped; its in-memory data is gone\n");
   return 0;
 };
-
-function parseDefect(name: string | undefined): DemoDefect | null {
-  if (name === undefined || name === "none") return null;
-  if (isDemoDefect(name)) return name;
-  throw new UsageError(
-    `Unknown --defect ${quoteValue(name)}; valid defects: ${
-      DEFECTS.join(", ")
-    } (see trace demo --help)`,
-  );
-}
 
 /** A Trace server URL: https anywhere, plain http only on loopback. */
 function parseTraceUrl(text: string): string {

@@ -13,7 +13,7 @@ import { fileProblem } from "../lib/file_errors.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { shellWord } from "./_shell.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import { terminalSafe } from "../lib/display.ts";
 
 const FLAGS = {

@@ -15,7 +15,7 @@ import { checkRemoteDbUrl } from "../lib/db.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
-import { shellWord } from "./_shell.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import { SCOPE_FLAGS, scopeArgs, scopeFromFlags } from "./mcp.ts";
 
 const FLAGS = {

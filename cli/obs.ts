@@ -38,7 +38,7 @@ import {
 import { printJson, withDataContext } from "./_context.ts";
 import { jsonText } from "./_json.ts";
 import { dataFlagsOf } from "./_run_outputs.ts";
-import { shellWord } from "./_shell.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import type { CliIo } from "./_io.ts";
 import { plural } from "./_words.ts";
 

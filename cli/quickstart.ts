@@ -19,9 +19,8 @@ import {
   DEFECTS,
   type DemoDefect,
   HEALTHY,
-  isDemoDefect,
+  parseDefectFlag,
 } from "../lib/demo/defects.ts";
-import { UsageError } from "../lib/errors.ts";
 import {
   configTargetRef,
   runExternal,
@@ -39,9 +38,8 @@ import {
   writeReportFile,
 } from "./_run_outputs.ts";
 import type { CliIo, Command } from "./_io.ts";
-import { shellWord } from "./_shell.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import { renderReport } from "./_report_text.ts";
-import { quoteValue } from "../lib/echo.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -52,7 +50,14 @@ const HELP = `Usage: trace quickstart [--defect NAME] [--data-dir DIR] [--json]
 
 Starts the demo staging app on a free loopback port, runs the deletion
 contract against it healthy and then with a defect (default stale-cache), and
-prints both verdicts. Exit 0 when both verdicts are the expected ones.
+prints both verdicts (with --defect none, the healthy run alone). Exit 0 when
+the verdicts are the expected ones.
+
+Options:
+  --defect NAME      Inject a deletion defect: ${DEFECTS.join(", ")}
+                     (default stale-cache; none: a healthy app, run alone)
+  --data-dir DIR     Data directory (default $TRACE_DATA_DIR or the platform dir)
+  --json             The verdicts and report paths as JSON
 
 The demo runs inside this command and keeps its data in memory: when the
 command ends, the demo and whatever the runs left in it are gone. The runs
@@ -173,14 +178,7 @@ async function notStartedAsNull(
 export const quickstart: Command = async (args, io) => {
   const { values } = parseFlags("quickstart", args, FLAGS);
   if (values.help) return showHelp(io, HELP);
-  const defect = values.defect;
-  if (!isDemoDefect(defect)) {
-    throw new UsageError(
-      `Unknown --defect ${quoteValue(defect)}; valid defects: ${
-        DEFECTS.join(", ")
-      } (see trace quickstart --help)`,
-    );
-  }
+  const defect = parseDefectFlag(values.defect, "quickstart");
   return await withDataContext(values, io, { write: true }, async (context) => {
     // Record into a ledger that verifies, or not at all: a broken one is refused up front.
     await ledgerHead(context.db);
@@ -188,12 +186,13 @@ export const quickstart: Command = async (args, io) => {
     // Reading it installs the Ctrl-C / SIGTERM handlers: from here on the
     // first one stops the current run cleanly and no further run starts.
     const signal = io.interrupted;
-    const choices = [null, defect];
+    // --defect none runs the healthy app alone: a second healthy run would show nothing new.
+    const choices = defect === null ? [null] : [null, defect];
     const outcomes: Outcome[] = [];
     for (const [i, choice] of choices.entries()) {
       if (signal?.aborted) break;
       io.err(
-        `\n${i + 1}/2  demo staging app ${
+        `\n${i + 1}/${choices.length}  demo staging app ${
           choice ? `with --defect ${choice}` : "(healthy)"
         }\n`,
       );
@@ -311,7 +310,9 @@ function interruptedSummary(
     `Interrupted: ${what}.`,
     DEMO_GONE,
     "now, with whatever the runs left in it: nothing is left to clean up.",
-    `For both verdicts, run it again: ${traceCommand()} quickstart${dataFlags}`,
+    notRun.length + outcomes.length === 1
+      ? `For its verdict, run it again: ${traceCommand()} quickstart --defect none${dataFlags}`
+      : `For both verdicts, run it again: ${traceCommand()} quickstart${dataFlags}`,
   ];
   return lines.join("\n") + "\n";
 }
@@ -327,6 +328,9 @@ function summary(
   dataFlags: string,
 ): string {
   const trace = traceCommand();
+  if (outcomes.length === 1) {
+    return healthySummary(outcomes, asExpected, context, dataFlags);
+  }
   const defect = outcomes.at(-1)!;
   const failed = defect.report.verdict === "FAIL";
   const lines = [
@@ -348,6 +352,26 @@ function summary(
       shellWord(projectPath("fixtures/staging-adapter.json"))
     }${dataFlags}`,
     followLine(defect.report.verdict, trace),
+  ];
+  return lines.join("\n") + "\n";
+}
+
+/** The summary of `--defect none`: the healthy run alone, then how to see a defect caught. */
+function healthySummary(
+  outcomes: Outcome[],
+  asExpected: boolean,
+  context: DataContext,
+  dataFlags: string,
+): string {
+  const lines = [
+    ...runLines(outcomes, [], context),
+    asExpected
+      ? "The verdict is the expected one: Trace passed the healthy app."
+      : "The verdict differs from what the demo is known to do: please report this as a bug.",
+    "",
+    DEMO_GONE,
+    "now, with whatever the run left in it. To see Trace catch a defect as well:",
+    `  ${traceCommand()} quickstart${dataFlags}`,
   ];
   return lines.join("\n") + "\n";
 }

@@ -5,14 +5,12 @@ import { tableLines } from "./_table.ts";
 import { NotFoundError, UsageError } from "../lib/errors.ts";
 import { NoDataError, type TraceDb } from "../lib/db.ts";
 import { planRun } from "../lib/runner/plan.ts";
-import { runReference } from "../lib/runs/mod.ts";
 import {
-  type DashboardRow,
-  dashboardRow,
-  FAMILIES,
-  RANKING_RULE,
-  rankSystems,
-} from "../lib/reference/dashboard.ts";
+  referenceDashboard,
+  referenceRanking,
+  runReference,
+} from "../lib/runs/mod.ts";
+import { type DashboardRow, dashboardRow } from "../lib/reference/dashboard.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
 import {
   isExternalRun,
@@ -69,7 +67,7 @@ the others are named, and the command exits 2 (a second Ctrl-C exits at once).
 
 Options:
   --no-trace         Do not write the runs into the observability index
-  --json             The matrix rows as JSON on stdout
+  --json             The matrix rows, mismatches and trace failures as JSON
 ${DATA_OPTIONS}
 `,
   show:
@@ -273,6 +271,7 @@ async function run(
   const selected = selectSystems(systems, names);
   return await withDataContext(values, io, { write: true }, async ({ db }) => {
     const rows: DashboardRow[] = [];
+    let traceFailures = 0;
     // Reading it installs the Ctrl-C handling: the first stops the suite between systems.
     const stop = io.interrupted;
     io.setExitNote?.(
@@ -287,6 +286,7 @@ async function run(
       onResult: (run) => {
         if (run.trace.status === "failed") {
           // The verdict stands without its trace; say so instead of failing the suite.
+          traceFailures++;
           io.err(`warning: run trace not written: ${run.trace.reason}\n`);
         }
         const spec = findSystem(run.system, selected)!;
@@ -312,6 +312,7 @@ async function run(
       printJson(io, {
         rows,
         mismatches: mismatched.length,
+        trace_failures: traceFailures,
         interrupted: notRun.length > 0,
         not_run: notRun,
       });
@@ -385,7 +386,14 @@ async function show(
     const spec = entry.system ? findSystem(entry.system, systems) : undefined;
     const evaluation = spec ? evaluateRun(spec, entry.report) : null;
     if (values.json) {
-      printJson(io, { system: entry.system, evaluation, report: entry.report });
+      // The fields of trace.reference_get, in its order.
+      printJson(io, {
+        run_id: entry.run_id,
+        system: entry.system,
+        created_at: entry.created_at,
+        evaluation,
+        report: entry.report,
+      });
       return 0;
     }
     const head = evaluation
@@ -436,39 +444,16 @@ async function readHistory(
   }
 }
 
-async function latestRows(
-  db: TraceDb,
-  systems: readonly ReferenceSystemSpec[],
-): Promise<{ rows: DashboardRow[]; missing: string[] }> {
-  const latest = await latestReferenceRuns(db);
-  const rows: DashboardRow[] = [];
-  const missing: string[] = [];
-  for (const spec of systems) {
-    const entry = latest.get(spec.name);
-    if (!entry) missing.push(spec.name);
-    else {
-      rows.push(
-        dashboardRow(spec, entry.report, evaluateRun(spec, entry.report)),
-      );
-    }
-  }
-  return { rows, missing };
-}
-
 async function dashboard(
   { systems, values, io }: Context,
   names: string[],
 ): Promise<number> {
   noArguments("dashboard", names);
   return await readHistory(values, io, async (db) => {
-    const { rows, missing } = await latestRows(db, systems);
+    const board = await referenceDashboard(db, { systems });
+    const { rows, missing } = board;
     if (values.json) {
-      printJson(io, {
-        families: FAMILIES,
-        rows,
-        missing,
-        mismatches: rows.filter((r) => !r.matches).length,
-      });
+      printJson(io, board);
       return 0;
     }
     io.out(
@@ -487,18 +472,18 @@ async function ranking(
 ): Promise<number> {
   noArguments("ranking", names);
   return await readHistory(values, io, async (db) => {
-    const { rows, missing } = await latestRows(db, systems);
-    const ranked = rankSystems(rows);
+    const ranks = await referenceRanking(db, { systems });
+    const { ranking: ranked, missing } = ranks;
     if (values.json) {
-      printJson(io, { rule: RANKING_RULE, ranking: ranked, missing });
+      printJson(io, ranks);
       return 0;
     }
-    if (rows.length === 0) {
+    if (ranked.length === 0) {
       io.out(noRunsLine(db, dataFlagsOf(values)));
       return 0;
     }
     const lines = [
-      ...wrap(RANKING_RULE, MATRIX_WIDTH),
+      ...wrap(ranks.rule, MATRIX_WIDTH),
       "",
       ...tableLines([
         ["#", "system", "tier", "observed", "slowest erasure"],

@@ -211,6 +211,7 @@ export const serve: Command = async (args, io) => {
     : parseAccounts(accountsText, {
       ingestToken: token,
       adminToken: uiAuthToken,
+      source: "env",
     });
   const accountCount = Object.keys(accounts).length;
   const readOnly = readOnlyFromEnv(io.env("TRACE_UI_READ_ONLY"));

@@ -31,8 +31,9 @@ const REGISTER_HELP =
 
 Binds a target id to a staging config, once and for all. Registering the same
 id with an identical config again changes nothing; with a different config it
-is refused (exit 2) naming the fields that differ. Register a new id for a new
-endpoint or configuration. Ids: 1-64 of a-z 0-9 . _ -, starting with a-z or 0-9.
+is refused (exit 2) naming the fields that differ. A retired id is refused
+with any config (exit 2): retired ids are not reused. Register a new id for a
+new endpoint or configuration. Ids: 1-64 of a-z 0-9 . _ -, starting with a-z or 0-9.
 `;
 
 /** `trace external-register`: immutable target registration. */

@@ -16,7 +16,7 @@
  */
 
 import { type Client, createClient, type Transaction } from "@libsql/client";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
 import { openFile, restrictSidecars } from "./_db_file.ts";
@@ -25,6 +25,7 @@ import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 import { EngineConnection } from "./_db_engine.ts";
 import { quoteValue } from "./echo.ts";
 import { stateFileKind } from "./state_files.ts";
+import { shellWord } from "./shell_word.ts";
 
 export type { EngineConnection, EngineValue } from "./_db_engine.ts";
 
@@ -178,6 +179,23 @@ export function openMemoryDb(): TraceDb {
 /** Where a database lives, for messages: its file path, or its URL without credentials or query. */
 export function dbLocation(db: { path: string | null; url: string }): string {
   return db.path ?? redactDbUrl(db.url);
+}
+
+/**
+ * The `--data-dir` / `--db` flags that open `db` again, for a command a
+ * server prints: `--data-dir` for a `trace.db` in a data directory, else
+ * `--db` with the file URL or the redacted remote URL (its token stays in
+ * the environment). Each flag is a shell word with a leading space.
+ */
+export function dataFlagsOfDb(
+  db: { path: string | null; url: string },
+): string {
+  const words = db.path === null
+    ? ["--db", redactDbUrl(db.url)]
+    : basename(db.path) === "trace.db"
+    ? ["--data-dir", dirname(db.path)]
+    : ["--db", `file:${db.path}`];
+  return words.map((w) => ` ${shellWord(w)}`).join("");
 }
 
 /** A database URL safe to print: no credentials, query or fragment. */

@@ -30,7 +30,7 @@ import {
   type IdentityResolver,
   type ResourceAuthorizer,
 } from "../lib/auth/mod.ts";
-import { dbLocation, type TraceDb } from "../lib/db.ts";
+import { dataFlagsOfDb, dbLocation, type TraceDb } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
@@ -157,6 +157,7 @@ export function createApp(options: AppOptions): Hono {
   const site = {
     version,
     dataLocation: dbLocation(options.db),
+    dataFlags: dataFlagsOfDb(options.db),
   };
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};

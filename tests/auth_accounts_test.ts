@@ -190,7 +190,10 @@ Deno.test("AccountBook.replace() validates the whole list first and keeps the ol
   book.replace({});
   assert.equal(directory.resolve("a"), null);
   assert.equal(await directory.byToken(TOKEN_A), null);
-  assert.throws(() => checkAccounts(null), /must be a JSON object/);
+  assert.throws(
+    () => checkAccounts(null),
+    /^ConfigError: Accounts must be an object/,
+  );
 });
 
 Deno.test("a session re-resolves its account on every request: downgrade, removal and token rotation take effect at once", async () => {
@@ -245,3 +248,43 @@ Deno.test("a session re-resolves its account on every request: downgrade, remova
 });
 
 const { EXAMPLE_ACCOUNTS: EXAMPLE } = await import("../fixtures/host/host.ts");
+
+Deno.test("accounts passed in code are refused as accounts; TRACE_UI_AUTH_ACCOUNTS is named only when they came from it", () => {
+  const bad = { "ops-1": { token: TOKEN_A, role: "root" } };
+  const inCode = (fn: () => unknown) =>
+    assert.throws(fn, (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      assert.doesNotMatch(e.message, /TRACE_UI_AUTH_ACCOUNTS/);
+      assert.match(
+        e.message,
+        /^Accounts: account "ops-1" role must be one of /,
+      );
+      return true;
+    });
+  inCode(() => new AccountBook(bad));
+  inCode(() => new AccountBook().replace(bad));
+  inCode(() => checkAccounts(bad));
+  inCode(() => createOperatorDirectory({ accounts: bad }));
+  inCode(() => parseAccounts(JSON.stringify(bad), { source: "value" }));
+  assert.throws(
+    () => new AccountBook([1]),
+    /^ConfigError: Accounts must be an object of operator names to \{token, role\}$/,
+  );
+  assert.throws(
+    () => parseAccounts("{", { source: "value" }),
+    /^ConfigError: Accounts are not valid JSON \(/,
+  );
+  assert.throws(
+    () => new AccountBook(bad, { source: "env" }),
+    /^ConfigError: TRACE_UI_AUTH_ACCOUNTS: account "ops-1" role must be one of /,
+  );
+  assert.throws(
+    () => parseAccounts(JSON.stringify(bad)),
+    /^ConfigError: TRACE_UI_AUTH_ACCOUNTS: account "ops-1" role must be one of /,
+  );
+  const fromEnv = new AccountBook({}, { source: "env" });
+  assert.throws(
+    () => fromEnv.replace(bad),
+    /^ConfigError: TRACE_UI_AUTH_ACCOUNTS: account "ops-1"/,
+  );
+});

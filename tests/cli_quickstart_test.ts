@@ -288,3 +288,43 @@ Deno.test("quickstart names project files so a reader in another directory can r
     else Deno.env.set("INIT_CWD", before);
   }
 });
+
+Deno.test("trace quickstart --defect none runs the healthy app alone, as trace demo --defect none serves it", async () => {
+  await withTempDir(async (dir) => {
+    const quick = await trace([
+      "quickstart",
+      "--defect",
+      "none",
+      "--json",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(quick.code, 0, quick.err);
+    const summary = JSON.parse(quick.out);
+    assert.equal(summary.as_expected, true);
+    assert.deepEqual(
+      summary.runs.map((r: { demo: string; verdict: string }) => [
+        r.demo,
+        r.verdict,
+      ]),
+      [["healthy", "PASS"]],
+    );
+    assert.match(quick.err, /\n1\/1 {2}demo staging app \(healthy\)\n/);
+    const text = await trace([
+      "quickstart",
+      "--defect",
+      "none",
+      "--data-dir",
+      dir,
+    ]);
+    assert.equal(text.code, 0, text.err);
+    assert.match(
+      text.out,
+      /\nThe verdict is the expected one: Trace passed the healthy app\.\n/,
+    );
+    assert.match(text.out, /\n {2}.* quickstart --data-dir \S+\n$/);
+    const unknown = await trace(["quickstart", "--defect", "nope"]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /valid defects: none, stale-cache, /);
+  });
+});

@@ -99,7 +99,7 @@ Deno.test("demo() rejects an unknown defect and lists the valid ones", async () 
     demo(["--defect", "flaky-disk"], captureIo()),
     (error) =>
       error instanceof UsageError &&
-      /valid defects: stale-cache, vector-resurrect/.test(error.message),
+      /valid defects: none, stale-cache, vector-resurrect/.test(error.message),
   );
   await assert.rejects(demo(["--port", "70000"], captureIo()), UsageError);
   await assert.rejects(

@@ -4,10 +4,14 @@ import {
   MAX_JSON_DEPTH,
   parseJsonObject,
   parseStrictJson,
+  STRICT_JSON_ERROR_CODE,
   StrictJsonError,
   type StrictJsonOptions,
   type StrictJsonReason,
 } from "../lib/json/strict_json.ts";
+import { exitCodeFor } from "../cli.ts";
+import { jsonError } from "../cli/_json.ts";
+import { errorResponse } from "../routes/_errors.ts";
 
 function reasonOf(
   text: string,
@@ -224,4 +228,25 @@ Deno.test("parseJsonObject() requires an object at the top level", () => {
   }
   assert.equal(reasonOf("", parseJsonObject), "empty");
   assert.equal(reasonOf('{"a":1,"a":1}', parseJsonObject), "duplicate_key");
+});
+
+Deno.test("StrictJsonError carries the stable code invalid_json whatever its reason, and stays mapped as an unexpected error", () => {
+  for (const text of ["", "{", '{"a":1,"a":2}', "[1] 2"]) {
+    const error = errorOf(text);
+    assert.ok(error instanceof SyntaxError);
+    assert.equal(error.code, "invalid_json");
+    assert.equal(error.code, STRICT_JSON_ERROR_CODE);
+  }
+  const error = errorOf("{");
+  // Readers wrap it in an error of their own; one that escapes them is a bug.
+  assert.equal(exitCodeFor(error), 2);
+  assert.deepEqual(jsonError(error), {
+    code: "internal",
+    message: error.message,
+  });
+  const answer = errorResponse(error);
+  assert.equal(answer.status, 500);
+  assert.deepEqual(answer.body, {
+    error: { code: "internal", message: "Internal server error" },
+  });
 });

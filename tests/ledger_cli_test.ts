@@ -222,7 +222,7 @@ Deno.test("trace quickstart refuses a defect name that is only an object propert
     assert.equal(result.code, 2, name);
     assert.match(
       result.err,
-      /^trace quickstart: Unknown --defect ".*"; valid defects: stale-cache, /,
+      /^trace quickstart: Unknown --defect ".*"; valid defects: none, stale-cache, /,
     );
     assertOneLine(result.err);
   }

@@ -6,6 +6,12 @@ import { referenceSubcommand, type Subcommand } from "../cli/reference.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { REFERENCE_SYSTEMS } from "../lib/reference/systems.ts";
+import {
+  referenceDashboard,
+  referenceRanking,
+  referenceRunView,
+} from "../lib/runs/mod.ts";
+import { renderMatrix } from "../cli/_matrix.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 
 /** `trace reference SUB …` with errors thrown, as the dispatcher loads it. */
@@ -335,6 +341,7 @@ Deno.test("reference run stops between systems on Ctrl-C, records what ran and n
     assert.deepEqual(JSON.parse(json.stdout()), {
       rows: [],
       mismatches: 0,
+      trace_failures: 0,
       interrupted: true,
       not_run: ["correct"],
     });
@@ -422,6 +429,83 @@ Deno.test("reference subcommands other than run refuse --no-trace rather than ig
           );
           return true;
         },
+      );
+    }
+  });
+});
+
+Deno.test("reference run --json and show --json carry the fields of their MCP twins", async () => {
+  await withTempDir(async (dir) => {
+    const ran = captureIo();
+    assert.equal(
+      await reference(["run", "correct", "--json", "--data-dir", dir], ran),
+      0,
+      ran.stderr(),
+    );
+    const matrix = JSON.parse(ran.stdout());
+    // trace.reference_run answers {rows, mismatches, trace_failures}.
+    assert.equal(matrix.trace_failures, 0);
+    assert.equal(matrix.mismatches, 0);
+    const runId = matrix.rows[0].run_id;
+
+    const db = await openDb({ dataDir: dir });
+    const view = await (async () => {
+      try {
+        return await referenceRunView(db, runId);
+      } finally {
+        db.close();
+      }
+    })();
+    for (const wanted of ["correct", runId]) {
+      const shown = captureIo();
+      assert.equal(
+        await reference(["show", wanted, "--json", "--data-dir", dir], shown),
+        0,
+      );
+      // trace.reference_get answers referenceRunView(), field for field.
+      assert.deepEqual(JSON.parse(shown.stdout()), view);
+    }
+  });
+});
+
+Deno.test("reference dashboard and ranking print what the shared reference views build", async () => {
+  await withTempDir(async (dir) => {
+    assert.equal(
+      await reference(
+        ["run", "correct", "stale-cache", "--data-dir", dir],
+        captureIo(),
+      ),
+      0,
+    );
+    const db = await openDb({ dataDir: dir });
+    let board, ranks;
+    try {
+      board = await referenceDashboard(db);
+      ranks = await referenceRanking(db);
+    } finally {
+      db.close();
+    }
+    const out = async (args: string[]) => {
+      const io = captureIo();
+      assert.equal(await reference([...args, "--data-dir", dir], io), 0);
+      return io.stdout();
+    };
+    assert.deepEqual(JSON.parse(await out(["dashboard", "--json"])), board);
+    assert.deepEqual(JSON.parse(await out(["ranking", "--json"])), ranks);
+    const flags = ` --data-dir ${dir}`;
+    assert.equal(
+      await out(["dashboard"]),
+      renderMatrix(board.rows, flags) +
+        `\nNo reference run yet for: ${
+          board.missing.join(", ")
+        }; run trace reference run${flags}\n`,
+    );
+    const ranking = await out(["ranking"]);
+    assert.ok(ranking.startsWith(`${ranks.rule.slice(0, 40)}`), ranking);
+    for (const row of ranks.ranking) {
+      assert.match(
+        ranking,
+        new RegExp(`\\n\\s*${row.rank}\\s+${row.system}\\s`),
       );
     }
   });

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { main } from "../cli.ts";
 import { digestOf } from "../lib/canonical_json.ts";
 import {
@@ -1068,5 +1069,29 @@ Deno.test("a retired config-derived target is refused by external-plan --config 
       `${dir}/none`,
     ]);
     assert.equal(fresh.code, 0, fresh.err);
+  });
+});
+
+Deno.test("trace external-register refuses a retired id as retired, whatever config it is given, and suggests a new id", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    await retireTarget(db, TARGET.id, "moved to staging-b");
+    for (const base_url of [CONFIG.base_url, "http://127.0.0.1:9"]) {
+      const config = join(dir, "config.json");
+      await Deno.writeTextFile(config, JSON.stringify({ ...CONFIG, base_url }));
+      const refused = await trace([
+        "external-register",
+        "--target",
+        TARGET.id,
+        "--config",
+        config,
+        ...dataOf(db),
+      ]);
+      assert.equal(refused.code, 2, base_url);
+      assert.match(
+        refused.err,
+        /^trace external-register: Cannot register target "staging-a": it was retired on \S+ \(ledger entry \d+: moved to staging-b\) and retired ids are not reused; register the config under a new id, such as "staging-a-2"\n$/,
+      );
+    }
   });
 });

@@ -307,7 +307,7 @@ Deno.test("definePage() serves a parameterised page and its twin from one loader
     const calls: Record<string, string>[] = [];
     definePage<{ id: string; principal: string; q: string | null }>(app, {
       auth,
-      site: { version: "t", dataLocation: "x" },
+      site: { version: "t", dataLocation: "x", dataFlags: "" },
     }, {
       path: "/things/:id",
       title: (data) => `Thing ${data.id}`,
@@ -346,7 +346,7 @@ Deno.test("definePage() links the twin of an id that ends in a colon and a word"
   const app = new Hono<UiEnv>();
   definePage<{ id: string }>(app, {
     auth,
-    site: { version: "t", dataLocation: "x" },
+    site: { version: "t", dataLocation: "x", dataFlags: "" },
   }, {
     path: "/things/:id",
     title: (data) => `Thing ${data.id}`,

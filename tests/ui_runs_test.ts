@@ -729,12 +729,18 @@ Deno.test("the empty reference page names the ledger it read, only to a reader t
       operator,
     );
     assert.match(operator, /check the --data-dir \/ --db this server/);
+    // The command to run reaches this server's ledger, as the CLI's own advice does.
+    assert.ok(
+      operator.includes(`trace reference run --data-dir ${fixture.dataDir}<`),
+      operator,
+    );
     // Where the data lives is server configuration: a viewer sees no path,
     // on the page as in the footer.
     const viewer = await read("viewer-1");
     assert.match(empty(viewer), /No reference runs yet/);
     assert.ok(!viewer.includes(fixture.dataDir), "no data location");
     assert.doesNotMatch(viewer, /Looked in the ledger/);
+    assert.match(empty(viewer), /trace reference run</);
   });
 });
 

@@ -134,11 +134,30 @@ export interface OtherTokens {
 
 const ENV = "TRACE_UI_AUTH_ACCOUNTS";
 
-/** Parses the `TRACE_UI_AUTH_ACCOUNTS` text (strict JSON: duplicate names are refused). */
+/**
+ * Where accounts came from, which their errors name: `"env"` the
+ * `TRACE_UI_AUTH_ACCOUNTS` variable, `"value"` accounts passed in code
+ * (errors then say "accounts": the reader set no variable).
+ */
+export type AccountsSource = "env" | "value";
+
+/** Options of {@link parseAccounts} and {@link checkAccounts}. */
+export interface AccountsOptions extends OtherTokens {
+  /** Where the accounts came from (default: `"env"` for {@link parseAccounts}, `"value"` for {@link checkAccounts}). */
+  source?: AccountsSource;
+}
+
+/** What an error calls the accounts: the variable they were read from, or "Accounts". */
+function accountsLabel(source: AccountsSource): string {
+  return source === "env" ? ENV : "Accounts";
+}
+
+/** Parses accounts as JSON text, by default the `TRACE_UI_AUTH_ACCOUNTS` text (strict JSON: duplicate names are refused). */
 export function parseAccounts(
   text: string,
-  others: OtherTokens = {},
+  options: AccountsOptions = {},
 ): AccountsConfig {
+  const source = options.source ?? "env";
   let value: unknown;
   try {
     value = parseStrictJson(text);
@@ -146,41 +165,50 @@ export function parseAccounts(
     if (!(error instanceof StrictJsonError)) throw error;
     // The parser's message names an offset and a rule, never the text itself.
     throw new ConfigError(
-      `${ENV} is not valid JSON (${error.message}); write an object of operator names to {token, role}`,
+      `${
+        source === "env" ? `${ENV} is` : "Accounts are"
+      } not valid JSON (${error.message}); write an object of operator names to {token, role}`,
     );
   }
-  return checkAccounts(value, others);
+  return checkAccounts(value, { ...options, source });
 }
 
-/** Validates accounts given as a value (a host passing them to `createApp`). */
+/** Validates accounts given as a value (by default a host passing them to `createApp`). */
 export function checkAccounts(
   value: unknown,
-  others: OtherTokens = {},
+  options: AccountsOptions = {},
 ): AccountsConfig {
+  const source = options.source ?? "value";
+  const label = accountsLabel(source);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new ConfigError(
-      `${ENV} must be a JSON object of operator names to {token, role}`,
+      `${label} must be ${
+        source === "env" ? "a JSON object" : "an object"
+      } of operator names to {token, role}`,
     );
   }
   const accounts: Record<string, AccountSpec> = {};
   const owners = new Map<string, string>();
   for (const [name, raw] of Object.entries(value)) {
-    const spec = checkAccount(name, raw);
+    const spec = checkAccount(label, name, raw);
     const other = owners.get(spec.token);
     if (other !== undefined) {
       throw accountError(
+        label,
         name,
         `has the same token as "${other}"; give every account its own token`,
       );
     }
-    if (spec.token === others.ingestToken) {
+    if (spec.token === options.ingestToken) {
       throw accountError(
+        label,
         name,
         "has the same token as TRACE_INGEST_TOKEN; give the account its own token",
       );
     }
-    if (spec.token === others.adminToken) {
+    if (spec.token === options.adminToken) {
       throw accountError(
+        label,
         name,
         "has the same token as TRACE_UI_AUTH_TOKEN; give the account its own token",
       );
@@ -191,14 +219,19 @@ export function checkAccounts(
   return accounts;
 }
 
-function checkAccount(name: string, raw: unknown): AccountSpec {
+function checkAccount(
+  label: string,
+  name: string,
+  raw: unknown,
+): AccountSpec {
   if (!NAME.test(name)) {
     throw new ConfigError(
-      `${ENV}: an operator name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit); rename it`,
+      `${label}: an operator name must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit); rename it`,
     );
   }
   if (RESERVED_NAMES.has(name)) {
     throw accountError(
+      label,
       name,
       "is a reserved operator name (local, token); rename the account",
     );
@@ -210,13 +243,21 @@ function checkAccount(name: string, raw: unknown): AccountSpec {
     const key = issue.expected === "never"
       ? undefined
       : issue.path?.map((item) => String(item.key)).join(".");
-    throw accountError(name, key ? `${key} ${issue.message}` : issue.message);
+    throw accountError(
+      label,
+      name,
+      key ? `${key} ${issue.message}` : issue.message,
+    );
   }
   return parsed.output;
 }
 
-function accountError(name: string, problem: string): ConfigError {
-  return new ConfigError(`${ENV}: account "${name}" ${problem}`);
+function accountError(
+  label: string,
+  name: string,
+  problem: string,
+): ConfigError {
+  return new ConfigError(`${label}: account "${name}" ${problem}`);
 }
 
 /**
@@ -228,11 +269,21 @@ function accountError(name: string, problem: string): ConfigError {
 export class AccountBook {
   #accounts: AccountsConfig;
   #others: OtherTokens = {};
+  #source: AccountsSource;
   #version = 0;
 
-  /** Validates `accounts` (operator names to `{token, role, application_id?, user_id?}`); throws a `ConfigError` naming the account, never its token. */
-  constructor(accounts: unknown = {}) {
-    this.#accounts = checkAccounts(accounts);
+  /**
+   * Validates `accounts` (operator names to `{token, role, application_id?,
+   * user_id?}`); throws a `ConfigError` naming the account, never its token,
+   * and naming `TRACE_UI_AUTH_ACCOUNTS` only when `options.source` is `"env"`
+   * (default `"value"`: accounts passed in code).
+   */
+  constructor(
+    accounts: unknown = {},
+    options: { source?: AccountsSource } = {},
+  ) {
+    this.#source = options.source ?? "value";
+    this.#accounts = checkAccounts(accounts, { source: this.#source });
   }
 
   /** The current accounts. */
@@ -247,13 +298,16 @@ export class AccountBook {
 
   /** Replaces every account; throws a `ConfigError` (and keeps the old list) when invalid. */
   replace(accounts: unknown): void {
-    this.#accounts = checkAccounts(accounts, this.#others);
+    this.#accounts = checkAccounts(accounts, {
+      ...this.#others,
+      source: this.#source,
+    });
     this.#version++;
   }
 
   /** Binds the server's other tokens, which no account token may equal (checked now and on replace). */
   bindTokens(others: OtherTokens): void {
-    checkAccounts(this.#accounts, others);
+    checkAccounts(this.#accounts, { ...others, source: this.#source });
     this.#others = { ...others };
   }
 }

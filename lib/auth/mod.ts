@@ -48,7 +48,9 @@ export {
 export {
   AccountBook,
   type AccountsConfig,
+  type AccountsOptions,
   type AccountSpec,
+  type AccountsSource,
   checkAccounts,
   createOperatorDirectory,
   type DirectoryOptions,

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { UsageError } from "../errors.ts";
 import { quoteValue } from "../echo.ts";
 import type { MemoryBehaviour } from "../memory/mod.ts";
 
@@ -110,6 +111,24 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     cleanupComplete: false,
   },
 };
+
+/**
+ * A `--defect` value as `trace demo` and `trace quickstart` read it alike:
+ * a defect, or `null` for `none` (the healthy app); `command` names the
+ * help to see when the name is unknown.
+ */
+export function parseDefectFlag(
+  name: string | undefined,
+  command: string,
+): DemoDefect | null {
+  if (name === undefined || name === "none") return null;
+  if (isDemoDefect(name)) return name;
+  throw new UsageError(
+    `Unknown --defect ${quoteValue(name)}; valid defects: none, ${
+      DEFECTS.join(", ")
+    } (see trace ${command} --help)`,
+  );
+}
 
 /** Narrows a string to a {@link DemoDefect}. */
 export function isDemoDefect(name: string): name is DemoDefect {

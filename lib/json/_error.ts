@@ -37,11 +37,22 @@ export function positionOf(text: string, offset: number): TextPosition {
   return { line, column: offset - lineStart + 1 };
 }
 
+/** The stable {@link StrictJsonError.code} of every strict JSON refusal. */
+export const STRICT_JSON_ERROR_CODE = "invalid_json";
+
 /**
  * A text that is not strict JSON. `offset` is a UTF-16 index into it; `line`
  * and `column` say the same for people, and the message uses them.
+ *
+ * Its `code` is always `"invalid_json"` (stable; `reason` says which rule
+ * refused the text). It stays a `SyntaxError`, not a `TraceError`: each
+ * reader says what the text was (a config, a request body, an answer) and
+ * throws its own error, so an uncaught one is a bug and is mapped as any
+ * unexpected error is (exit 2; HTTP 500 `internal`; `--json` code `internal`).
  */
 export class StrictJsonError extends SyntaxError {
+  /** Always `"invalid_json"`: the same for every reason, as `name` is. */
+  readonly code: typeof STRICT_JSON_ERROR_CODE = STRICT_JSON_ERROR_CODE;
   /** What was wrong. */
   readonly reason: StrictJsonReason;
   /** Where it was noticed (UTF-16 index). */

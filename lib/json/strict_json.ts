@@ -22,6 +22,7 @@ import { readValue } from "./_parser.ts";
 export {
   type JsonBudget,
   positionOf,
+  STRICT_JSON_ERROR_CODE,
   STRICT_JSON_REASONS,
   StrictJsonError,
   type StrictJsonReason,

@@ -107,10 +107,15 @@ export async function refuseRetired(
   const retirement = await readRetirement(source, targetId);
   if (!retirement) return;
   throw new RefusedError(
-    `Cannot ${action}: target "${targetId}" was retired on ${retirement.retired_at} (ledger entry ${retirement.seq}${
-      // Clipped: a reason chained before the bound may be of any length.
-      retirement.reason
-        ? `: ${clipValue(retirement.reason)}`
-        : ""}); register a new target id for new runs`,
+    `Cannot ${action}: target "${targetId}" ${
+      retiredWords(retirement)
+    }; register a new target id for new runs`,
   );
+}
+
+/** "was retired on … (ledger entry N: why)", as every refusal of a retired id says it. */
+export function retiredWords(retirement: Retirement): string {
+  return `was retired on ${retirement.retired_at} (ledger entry ${retirement.seq}${
+    // Clipped: a reason chained before the bound may be of any length.
+    retirement.reason ? `: ${clipValue(retirement.reason)}` : ""})`;
 }

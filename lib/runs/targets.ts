@@ -10,14 +10,16 @@
 import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
-import { NotFoundError, UsageError } from "../errors.ts";
+import { NotFoundError, RefusedError, UsageError } from "../errors.ts";
 import { closestName } from "../suggest.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import {
   listRetirements,
+  readRetirement,
   refuseRetired,
   type RetiredTarget,
+  retiredWords,
   retireTarget,
 } from "../ledger/retirements.ts";
 import {
@@ -78,15 +80,44 @@ export async function registerNamedTarget(
       `Cannot register target "${targetId}": ids starting with ${CONFIG_TARGET_PREFIX} are kept for configs run with --config alone; choose another id`,
     );
   }
+  // Before the config is compared: a retired id is refused for what it is,
+  // whatever config it is given.
+  if (await hasLedger(db)) await refuseRetiredId(db, targetId);
   const registration = await registerTarget(db, {
     targetId,
     config,
     source: "registered",
   });
+  // Retired between the check and the registration.
   if (!registration.created) {
     await refuseRetired(db, targetId, `register target "${targetId}" again`);
   }
   return registration;
+}
+
+/** Refuses to register a retired id again: retired ids are not reused, so their runs keep one meaning. */
+async function refuseRetiredId(db: TraceDb, targetId: string): Promise<void> {
+  const retirement = await readRetirement(db, targetId);
+  if (!retirement) return;
+  throw new RefusedError(
+    `Cannot register target "${targetId}": it ${
+      retiredWords(retirement)
+    } and retired ids are not reused; register the config under a new id, such as "${await freeTargetId(
+      db,
+      targetId,
+    )}"`,
+  );
+}
+
+/** The first of `<id>-2`, `<id>-3`, … that is a valid id neither registered nor retired. */
+async function freeTargetId(db: TraceDb, targetId: string): Promise<string> {
+  for (let n = 2;; n++) {
+    const suffix = `-${n}`;
+    const id = targetId.slice(0, 64 - suffix.length) + suffix;
+    if (
+      !await readTarget(db, id) && !await readRetirement(db, id)
+    ) return id;
+  }
 }
 
 /** Every registered target; none in a database never written to. */

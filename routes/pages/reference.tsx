@@ -216,7 +216,7 @@ const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (
           ? (
             <EmptyState
               title="No reference runs yet"
-              command="trace reference run"
+              command={`trace reference run${view.dataFlags}`}
             >
               <NoRunsWhere location={view.dataLocation} />
             </EmptyState>

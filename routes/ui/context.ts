@@ -37,6 +37,8 @@ export interface SiteInfo {
   version: string;
   /** Where the data lives: the database file or a redacted URL. */
   dataLocation: string;
+  /** The `--data-dir` / `--db` flags that reach the same data, for printed commands. */
+  dataFlags: string;
 }
 
 /** Everything the page shell needs besides the page body. */

@@ -34,6 +34,12 @@ export interface PageView {
    * one it does not): what an empty state names as the place it read.
    */
   dataLocation: string | null;
+  /**
+   * The `--data-dir` / `--db` flags of this server's data for a printed
+   * command, shown to the readers {@link dataLocation} is shown to (`""`
+   * for the others: the flags name the place too).
+   */
+  dataFlags: string;
   /** The session's CSRF token for the page's forms (`null` or absent for a bearer request). */
   csrf?: string | null;
 }
@@ -111,6 +117,9 @@ export function definePage<T>(
       jsonHref,
       principal: c.get("principal"),
       dataLocation: visibleDataLocation(c.get("principal"), deps.site),
+      dataFlags: visibleDataLocation(c.get("principal"), deps.site) === null
+        ? ""
+        : deps.site.dataFlags,
       csrf: c.get("csrf"),
     };
     return renderPage(

@@ -106,7 +106,7 @@ async function shellAround(body: string): Promise<string> {
       path: "/",
       principal: { name: "token", role: "admin", scope: {}, via: "bearer" },
       csrf: null,
-      site: { version: "0.0.0", dataLocation: "/tmp/trace.db" },
+      site: { version: "0.0.0", dataLocation: "/tmp/trace.db", dataFlags: "" },
     },
     children: raw(body),
   });

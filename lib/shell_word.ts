@@ -1,6 +1,6 @@
-/** Shell words for the commands the CLI prints (light: no run machinery). */
+/** Shell words for the commands Trace prints (light: no run machinery). */
 
-import { terminalSafe } from "../lib/display.ts";
+import { terminalSafe } from "./display.ts";
 
 /**
  * Quotes one shell word when it needs quoting. A word with a character a
