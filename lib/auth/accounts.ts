@@ -149,7 +149,14 @@ export function parseAccounts(
       `${ENV} is not valid JSON (${error.message}); write an object of operator names to {token, role}`,
     );
   }
-  return checkAccounts(value, others);
+  const accounts = checkAccounts(value, others);
+  // Set to "{}", the variable names no one: a placeholder left in, not a choice.
+  if (Object.keys(accounts).length === 0) {
+    throw new ConfigError(
+      `${ENV} holds no account; unset it to run without operator accounts, or add one as {"name": {"token": "...", "role": "..."}}`,
+    );
+  }
+  return accounts;
 }
 
 /** Validates accounts given as a value (a host passing them to `createApp`). */
