@@ -19,6 +19,7 @@ import {
   type ExpiryPlan,
   type ExpiryResult,
   MAX_LATENCY_SAMPLES,
+  MAX_RETENTION_DAYS,
   obsHealth,
   parity,
   planExpiry,
@@ -30,6 +31,7 @@ import { erasureKeyFor } from "../lib/runs/mod.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   DATA_FLAGS,
+  idFlag,
   type IntegerRule,
   parseFlags,
   parseIntegerFlag,
@@ -138,7 +140,20 @@ function intFlag(
   return parseIntegerFlag(name, value, rule);
 }
 
-const DAYS: IntegerRule = { min: 0, unit: "days" };
+// The library bounds a policy too; checking here names the flag and the range.
+/**
+ * `--application-id`, checked as ingest checks the id events carry: an empty
+ * or malformed id is refused rather than read as "every application".
+ */
+function applicationIdOption(
+  value: string | undefined,
+): { applicationId?: string } {
+  return value === undefined
+    ? {}
+    : { applicationId: idFlag("application-id", value) };
+}
+
+const DAYS: IntegerRule = { min: 0, max: MAX_RETENTION_DAYS, unit: "days" };
 
 function dataFlags(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
@@ -208,6 +223,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs backfill", args, BACKFILL_FLAGS);
   if (values.help) return showHelp(io, HELPS.backfill!);
   const pageSize = intFlag("page-size", values["page-size"]);
+  const applicationId = applicationIdOption(values["application-id"]);
   const results = await withObsDb(values, io, async (db) => {
     const pages: BackfillResult[] = [];
     let cursor: string | null = values.cursor ?? null;
@@ -217,9 +233,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
         cursor,
         includeRetained: values["include-retained"],
         ...(pageSize === undefined ? {} : { pageSize }),
-        ...(values["application-id"]
-          ? { applicationId: values["application-id"] }
-          : {}),
+        ...applicationId,
       });
       pages.push(page);
       if (values.json && values.all) printJson(io, page);
@@ -300,14 +314,13 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
   if (values.help) return showHelp(io, HELPS.parity!);
   const pageSize = intFlag("page-size", values["page-size"]);
   const pageBound = intFlag("page-bound", values["page-bound"]);
+  const applicationId = applicationIdOption(values["application-id"]);
   const result = await withObsDb(values, io, (db) =>
     parity(db, {
       record: true,
       ...(pageSize === undefined ? {} : { pageSize }),
       ...(pageBound === undefined ? {} : { pageBound }),
-      ...(values["application-id"]
-        ? { applicationId: values["application-id"] }
-        : {}),
+      ...applicationId,
     }), { writes: true });
   if (values.json) printJson(io, result);
   else {
@@ -488,13 +501,12 @@ export async function obsExpiryPlan(
     );
   }
   const limit = intFlag("limit", values.limit);
+  const applicationId = applicationIdOption(values["application-id"]);
   const plan = await withObsDb(values, io, (db) =>
     planExpiry(db, {
       olderThan,
       ...(limit === undefined ? {} : { limit }),
-      ...(values["application-id"]
-        ? { applicationId: values["application-id"] }
-        : {}),
+      ...applicationId,
     }), { writes: false });
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
@@ -546,7 +558,10 @@ export async function obsExpiryApply(
   args: string[],
   io: CliIo,
 ): Promise<number> {
-  const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS);
+  // An empty --confirm is answered with the confirmation the plan expects.
+  const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS, {
+    emptyExplained: ["confirm"],
+  });
   if (values.help) return showHelp(io, HELPS["expiry-apply"]!);
   const { plan: planPath, confirm, "archive-dir": archiveDir } = values;
   if (!planPath || confirm === undefined || !archiveDir) {

@@ -56,7 +56,7 @@ Deno.test("obs retention takes a negative day count as a value and says what is 
       assert.equal(code, 2);
       assert.equal(
         err,
-        `trace obs retention: ${flag} must be a whole number of days ≥ 0, got "-1"\n`,
+        `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "-1"\n`,
       );
     }
     const size = await trace(["retention", "--batch-size", "0"]);
@@ -521,5 +521,87 @@ Deno.test("obs parity --application-id says when the index holds no event of tha
       ),
       ["app1"],
     );
+  });
+});
+
+Deno.test("obs retention names the accepted range of days for a count too large", async () => {
+  await withData(async (dataDir) => {
+    for (
+      const flag of ["--previews-days", "--metadata-days", "--outcomes-days"]
+    ) {
+      const { code, err } = await trace([
+        "retention",
+        flag,
+        "36501",
+        "--data-dir",
+        dataDir,
+      ]);
+      assert.equal(code, 2);
+      assert.equal(
+        err,
+        `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "36501"\n`,
+      );
+    }
+  });
+});
+
+Deno.test("obs parity, backfill and expiry-plan refuse an --application-id ingest would refuse", async () => {
+  await withData(async (dataDir) => {
+    for (
+      const command of [
+        ["parity"],
+        ["backfill"],
+        ["expiry-plan", "--older-than", "2021-01-01T00:00:00Z"],
+      ]
+    ) {
+      const { code, out, err } = await trace([
+        ...command,
+        "--application-id",
+        "app\u001b[2Jx",
+        "--data-dir",
+        dataDir,
+      ]);
+      assert.equal(code, 2, err);
+      assert.equal(out, "");
+      assert.equal(
+        err,
+        `trace obs ${
+          command[0]
+        }: --application-id must not contain control, line separator or bidirectional formatting characters\n`,
+      );
+    }
+  });
+});
+
+Deno.test("obs expiry-apply with an empty --confirm says it is empty and what it must be", async () => {
+  await withData(async (dataDir, dir) => {
+    const planPath = `${dir}/plan.json`;
+    await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      planPath,
+      "--data-dir",
+      dataDir,
+    ]);
+    const plan = JSON.parse(await Deno.readTextFile(planPath));
+    const { code, err } = await trace([
+      "expiry-apply",
+      "--plan",
+      planPath,
+      "--confirm",
+      "",
+      "--archive-dir",
+      `${dir}/archive`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.equal(
+      err,
+      `trace obs expiry-apply: Cannot apply the expiry plan: the confirmation given is empty; pass the plan's confirmation exactly: "${plan.confirmation}"\n`,
+    );
+    await assert.rejects(Deno.stat(`${dir}/archive`), Deno.errors.NotFound);
   });
 });

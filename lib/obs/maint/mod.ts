@@ -46,6 +46,7 @@ export {
   type AutoVacuumMode,
   DEFAULT_RETENTION_BATCH,
   DEFAULT_RETENTION_DAYS,
+  MAX_RETENTION_DAYS,
   RECLAIM_METHODS,
   type ReclaimMethod,
   retention,
