@@ -107,6 +107,12 @@ export async function applyExpiry(
   options: ApplyExpiryOptions = {},
 ): Promise<ExpiryResult> {
   const sealed = parseExpiryPlan(plan);
+  // An empty value is usually a variable that did not expand, not a typo.
+  if (confirmation === "") {
+    throw new RefusedError(
+      `Cannot apply the expiry plan: the confirmation given is empty; pass the plan's confirmation exactly: "${sealed.confirmation}"`,
+    );
+  }
   if (confirmation !== sealed.confirmation) {
     throw new RefusedError(
       `Cannot apply the expiry plan: the confirmation does not match; pass exactly "${sealed.confirmation}"`,
