@@ -15,6 +15,8 @@ import {
   applyExpiry,
   backfill,
   type BackfillResult,
+  checkExpiryConfirmation,
+  claimArchive,
   directoryArchive,
   type ExpiryPlan,
   type ExpiryResult,
@@ -105,9 +107,11 @@ events stay queryable until trace obs retention removes them.
 
 Writes the planned envelopes to a new NDJSON file in DIR (synced to disk,
 under a temporary name until complete, so an expiry-*.ndjson file is always
-whole; a .expiry-*.partial file a killed process left is unfinished and may be
-removed), then deletes exactly those whose fingerprint still matches the
-plan. Exits 1 when any planned envelope was refused or a batch failed.
+whole), then deletes exactly those whose fingerprint still matches the plan.
+While it runs it holds a lock in DIR (.expiry-*.lock): a second apply of the
+same plan there is refused at once. A .expiry-*.partial file that a killed
+apply left is unfinished; the next apply of the same plan removes it and
+says so. Exits 1 when any planned envelope was refused or a batch failed.
 A first Ctrl-C stops it between batches (each committed): exit 2, and applying
 the same plan again deletes the rest (counting those deleted before as
 already deleted, not refused).
@@ -569,14 +573,24 @@ export async function obsExpiryApply(
       "--plan FILE, --confirm STRING and --archive-dir DIR are required; see trace obs expiry-apply --help",
     );
   }
-  const plan = await readPlan(planPath);
   const batchSize = intFlag("batch-size", values["batch-size"]);
-  const label = typeof plan === "object" && plan !== null
-    ? String((plan as { fingerprint?: unknown }).fingerprint ?? "plan").slice(
-      0,
-      16,
-    )
-    : "plan";
+  const plan = checkExpiryConfirmation(await readPlan(planPath), confirm);
+  const label = plan.fingerprint.slice(0, 16);
+  // Held until the apply ends: a second apply of this plan is refused.
+  await using claim = await claimArchive(archiveDir, label);
+  if (claim.removedPartials.length > 0) {
+    io.err(
+      `Removed ${
+        plural(
+          claim.removedPartials.length,
+          "unfinished archive",
+          "unfinished archives",
+        )
+      } of this plan that a stopped apply left in ${
+        terminalSafe(archiveDir)
+      }\n`,
+    );
+  }
   const archive = directoryArchive(
     archiveDir,
     label,

@@ -73,13 +73,19 @@ export {
   applyExpiry,
   type ApplyExpiryOptions,
   type ArchiveCallback,
+  checkExpiryConfirmation,
   DEFAULT_EXPIRY_BATCH,
   EXPIRY_REFUSAL_CODES,
   type ExpiryBatchFailure,
   type ExpiryRefusalCode,
   type ExpiryResult,
 } from "./expiry.ts";
-export { type ArchiveWrite, directoryArchive } from "./archive.ts";
+export {
+  type ArchiveClaim,
+  type ArchiveWrite,
+  claimArchive,
+  directoryArchive,
+} from "./archive.ts";
 export type { EnvelopeRecord } from "./envelopes.ts";
 export {
   type CounterReport,
