@@ -38,7 +38,13 @@ export function parseFlags<const T extends FlagSpec>(
   command: string,
   args: string[],
   options: T,
-  positionals: { min?: number; max?: number; names?: readonly string[] } = {},
+  positionals: {
+    min?: number;
+    max?: number;
+    names?: readonly string[];
+    /** Flags whose empty value the command explains itself, knowing what the value must be. */
+    emptyExplained?: readonly string[];
+  } = {},
 ) {
   let parsed;
   try {
@@ -53,7 +59,7 @@ export function parseFlags<const T extends FlagSpec>(
     throw new UsageError(`${parseProblem(error)}; see trace ${command} --help`);
   }
   refuseRepeatedValues(command, parsed.tokens, options);
-  refuseEmptyValues(command, parsed.values);
+  refuseEmptyValues(command, parsed.values, positionals.emptyExplained ?? []);
   const count = parsed.positionals.length;
   if (!(parsed.values as { help?: boolean }).help) {
     if (positionals.min !== undefined && count < positionals.min) {
@@ -127,8 +133,13 @@ function refuseRepeatedValues(
  * shell variable): taking it as "not given" would fall back to a default
  * the user did not choose, such as the real data directory.
  */
-function refuseEmptyValues(command: string, values: object): void {
+function refuseEmptyValues(
+  command: string,
+  values: object,
+  explained: readonly string[],
+): void {
   for (const [name, value] of Object.entries(values)) {
+    if (explained.includes(name)) continue;
     const items = Array.isArray(value) ? value : [value];
     if (items.some((item) => item === "")) {
       throw new UsageError(

@@ -1,6 +1,7 @@
 /** Where commands write and read: real stdio in the binary, buffers in tests. */
 
 import { readBounded } from "../lib/bytes.ts";
+import { ConfigError } from "../lib/errors.ts";
 
 /** The streams a command uses. */
 export interface CliIo {
@@ -174,5 +175,22 @@ export function untilInterrupted(io: CliIo): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) =>
     signal.addEventListener("abort", () => resolve(), { once: true })
+  );
+}
+
+/**
+ * A credential variable: unset is `undefined`, set but empty is refused. An
+ * empty value is almost always a CI variable that did not expand, and taking
+ * it as unset would quietly open what the variable was meant to protect.
+ */
+export function credentialFromEnv(
+  io: Pick<CliIo, "env">,
+  name: string,
+  unsetMeans: string,
+): string | undefined {
+  const value = io.env(name);
+  if (value !== "") return value;
+  throw new ConfigError(
+    `${name} is set but empty; unset it ${unsetMeans}, or give it a value`,
   );
 }

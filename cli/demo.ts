@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type Command, untilInterrupted } from "./_io.ts";
+import { type Command, credentialFromEnv, untilInterrupted } from "./_io.ts";
 import { parseFlags, parseIntegerFlag } from "./_args.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 import {
@@ -160,7 +160,14 @@ export const demo: Command = async (args, io) => {
         "so anyone who can reach this port can read and delete its data\n",
     );
   }
-  const token = io.env("TRACE_INGEST_TOKEN");
+  // Read only for --trace-to: the token is sent nowhere else.
+  const token = values["trace-to"] === undefined
+    ? undefined
+    : credentialFromEnv(
+      io,
+      "TRACE_INGEST_TOKEN",
+      "to send trace events without a bearer token",
+    );
   const traceSink = values["trace-to"] === undefined
     ? undefined
     : createDemoTraceSink(

@@ -15,10 +15,13 @@ import {
   applyExpiry,
   backfill,
   type BackfillResult,
+  checkExpiryConfirmation,
+  claimArchive,
   directoryArchive,
   type ExpiryPlan,
   type ExpiryResult,
   MAX_LATENCY_SAMPLES,
+  MAX_RETENTION_DAYS,
   obsHealth,
   parity,
   planExpiry,
@@ -30,6 +33,7 @@ import { erasureKeyFor } from "../lib/runs/mod.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   DATA_FLAGS,
+  idFlag,
   type IntegerRule,
   parseFlags,
   parseIntegerFlag,
@@ -103,9 +107,11 @@ events stay queryable until trace obs retention removes them.
 
 Writes the planned envelopes to a new NDJSON file in DIR (synced to disk,
 under a temporary name until complete, so an expiry-*.ndjson file is always
-whole; a .expiry-*.partial file a killed process left is unfinished and may be
-removed), then deletes exactly those whose fingerprint still matches the
-plan. Exits 1 when any planned envelope was refused or a batch failed.
+whole), then deletes exactly those whose fingerprint still matches the plan.
+While it runs it holds a lock in DIR (.expiry-*.lock): a second apply of the
+same plan there is refused at once. A .expiry-*.partial file that a killed
+apply left is unfinished; the next apply of the same plan removes it and
+says so. Exits 1 when any planned envelope was refused or a batch failed.
 A first Ctrl-C stops it between batches (each committed): exit 2, and applying
 the same plan again deletes the rest (counting those deleted before as
 already deleted, not refused).
@@ -138,7 +144,20 @@ function intFlag(
   return parseIntegerFlag(name, value, rule);
 }
 
-const DAYS: IntegerRule = { min: 0, unit: "days" };
+// The library bounds a policy too; checking here names the flag and the range.
+/**
+ * `--application-id`, checked as ingest checks the id events carry: an empty
+ * or malformed id is refused rather than read as "every application".
+ */
+function applicationIdOption(
+  value: string | undefined,
+): { applicationId?: string } {
+  return value === undefined
+    ? {}
+    : { applicationId: idFlag("application-id", value) };
+}
+
+const DAYS: IntegerRule = { min: 0, max: MAX_RETENTION_DAYS, unit: "days" };
 
 function dataFlags(
   values: { "data-dir"?: string | undefined; db?: string | undefined },
@@ -208,6 +227,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs backfill", args, BACKFILL_FLAGS);
   if (values.help) return showHelp(io, HELPS.backfill!);
   const pageSize = intFlag("page-size", values["page-size"]);
+  const applicationId = applicationIdOption(values["application-id"]);
   const results = await withObsDb(values, io, async (db) => {
     const pages: BackfillResult[] = [];
     let cursor: string | null = values.cursor ?? null;
@@ -217,9 +237,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
         cursor,
         includeRetained: values["include-retained"],
         ...(pageSize === undefined ? {} : { pageSize }),
-        ...(values["application-id"]
-          ? { applicationId: values["application-id"] }
-          : {}),
+        ...applicationId,
       });
       pages.push(page);
       if (values.json && values.all) printJson(io, page);
@@ -300,14 +318,13 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
   if (values.help) return showHelp(io, HELPS.parity!);
   const pageSize = intFlag("page-size", values["page-size"]);
   const pageBound = intFlag("page-bound", values["page-bound"]);
+  const applicationId = applicationIdOption(values["application-id"]);
   const result = await withObsDb(values, io, (db) =>
     parity(db, {
       record: true,
       ...(pageSize === undefined ? {} : { pageSize }),
       ...(pageBound === undefined ? {} : { pageBound }),
-      ...(values["application-id"]
-        ? { applicationId: values["application-id"] }
-        : {}),
+      ...applicationId,
     }), { writes: true });
   if (values.json) printJson(io, result);
   else {
@@ -488,13 +505,12 @@ export async function obsExpiryPlan(
     );
   }
   const limit = intFlag("limit", values.limit);
+  const applicationId = applicationIdOption(values["application-id"]);
   const plan = await withObsDb(values, io, (db) =>
     planExpiry(db, {
       olderThan,
       ...(limit === undefined ? {} : { limit }),
-      ...(values["application-id"]
-        ? { applicationId: values["application-id"] }
-        : {}),
+      ...applicationId,
     }), { writes: false });
   const text = JSON.stringify(plan, null, 2) + "\n";
   if (values.out) {
@@ -546,7 +562,10 @@ export async function obsExpiryApply(
   args: string[],
   io: CliIo,
 ): Promise<number> {
-  const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS);
+  // An empty --confirm is answered with the confirmation the plan expects.
+  const { values } = parseFlags("obs expiry-apply", args, APPLY_FLAGS, {
+    emptyExplained: ["confirm"],
+  });
   if (values.help) return showHelp(io, HELPS["expiry-apply"]!);
   const { plan: planPath, confirm, "archive-dir": archiveDir } = values;
   if (!planPath || confirm === undefined || !archiveDir) {
@@ -554,14 +573,24 @@ export async function obsExpiryApply(
       "--plan FILE, --confirm STRING and --archive-dir DIR are required; see trace obs expiry-apply --help",
     );
   }
-  const plan = await readPlan(planPath);
   const batchSize = intFlag("batch-size", values["batch-size"]);
-  const label = typeof plan === "object" && plan !== null
-    ? String((plan as { fingerprint?: unknown }).fingerprint ?? "plan").slice(
-      0,
-      16,
-    )
-    : "plan";
+  const plan = checkExpiryConfirmation(await readPlan(planPath), confirm);
+  const label = plan.fingerprint.slice(0, 16);
+  // Held until the apply ends: a second apply of this plan is refused.
+  await using claim = await claimArchive(archiveDir, label);
+  if (claim.removedPartials.length > 0) {
+    io.err(
+      `Removed ${
+        plural(
+          claim.removedPartials.length,
+          "unfinished archive",
+          "unfinished archives",
+        )
+      } of this plan that a stopped apply left in ${
+        terminalSafe(archiveDir)
+      }\n`,
+    );
+  }
   const archive = directoryArchive(
     archiveDir,
     label,

@@ -46,7 +46,7 @@ import {
   showHelp,
 } from "./_args.ts";
 import { closeWriting, openDataContext } from "./_context.ts";
-import { type Command, untilInterrupted } from "./_io.ts";
+import { type Command, credentialFromEnv, untilInterrupted } from "./_io.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
@@ -84,6 +84,8 @@ On a loopback address with no TRACE_INGEST_TOKEN, requests need no
 credentials, so an unmodified OpenTelemetry exporter works as is. With
 TRACE_INGEST_TOKEN set, every API request needs Authorization: Bearer TOKEN.
 A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
+A credential variable set but empty, or accounts JSON naming no account,
+is refused: unset it to run without it, or give it a value.
 
 MCP over streamable HTTP at /mcp needs Authorization: Bearer with
 TRACE_UI_AUTH_TOKEN or an account's token (refused while neither is set);
@@ -203,9 +205,21 @@ export const serve: Command = async (args, io) => {
   const defaultApplication = values["default-application"] === undefined
     ? undefined
     : idFlag("default-application", values["default-application"]);
-  const token = io.env("TRACE_INGEST_TOKEN") || undefined;
-  const uiAuthToken = io.env("TRACE_UI_AUTH_TOKEN") || undefined;
-  const accountsText = io.env("TRACE_UI_AUTH_ACCOUNTS") || undefined;
+  const token = credentialFromEnv(
+    io,
+    "TRACE_INGEST_TOKEN",
+    "for an API open on loopback only",
+  );
+  const uiAuthToken = credentialFromEnv(
+    io,
+    "TRACE_UI_AUTH_TOKEN",
+    "to run without an admin token",
+  );
+  const accountsText = credentialFromEnv(
+    io,
+    "TRACE_UI_AUTH_ACCOUNTS",
+    "to run without operator accounts",
+  );
   const accounts = accountsText === undefined
     ? {}
     : parseAccounts(accountsText, {

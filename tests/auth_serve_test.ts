@@ -36,6 +36,61 @@ async function withServe(
   });
 }
 
+Deno.test("trace serve and trace demo refuse a credential variable set but empty, before touching files", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [name, value, message] of [
+        [
+          "TRACE_INGEST_TOKEN",
+          "",
+          "trace serve: TRACE_INGEST_TOKEN is set but empty; unset it for an API open on loopback only, or give it a value\n",
+        ],
+        [
+          "TRACE_UI_AUTH_TOKEN",
+          "",
+          "trace serve: TRACE_UI_AUTH_TOKEN is set but empty; unset it to run without an admin token, or give it a value\n",
+        ],
+        [
+          "TRACE_UI_AUTH_ACCOUNTS",
+          "",
+          "trace serve: TRACE_UI_AUTH_ACCOUNTS is set but empty; unset it to run without operator accounts, or give it a value\n",
+        ],
+        [
+          "TRACE_UI_AUTH_ACCOUNTS",
+          " {} ",
+          'trace serve: TRACE_UI_AUTH_ACCOUNTS holds no account; unset it to run without operator accounts, or add one as {"name": {"token": "...", "role": "..."}}\n',
+        ],
+      ] as const
+    ) {
+      // Already interrupted: a server that starts anyway stops at once.
+      const io = {
+        ...captureIo("", { [name]: value }),
+        interrupted: AbortSignal.abort(),
+      };
+      const args = ["serve", "--port", "0", "--data-dir", `${dir}/data`];
+      assert.equal(await main(args, io), 2, `${name}=${value}`);
+      assert.equal(io.stderr(), message);
+    }
+    await assert.rejects(Deno.stat(`${dir}/data`), Deno.errors.NotFound);
+    const demo = {
+      ...captureIo("", { TRACE_INGEST_TOKEN: "" }),
+      interrupted: AbortSignal.abort(),
+    };
+    const code = await main([
+      "demo",
+      "--port",
+      "0",
+      "--trace-to",
+      "http://127.0.0.1:9/api/events",
+    ], demo);
+    assert.equal(code, 2);
+    assert.equal(
+      demo.stderr(),
+      "trace demo: TRACE_INGEST_TOKEN is set but empty; unset it to send trace events without a bearer token, or give it a value\n",
+    );
+  });
+});
+
 Deno.test("trace serve refuses a bad TRACE_UI_AUTH_ACCOUNTS in one line naming the account, never the token, before touching files", async () => {
   await withTempDir(async (dir) => {
     for (

@@ -742,3 +742,26 @@ Deno.test("events export ends quietly with 0 when stdout is closed", async () =>
     assert.equal(io.stderr(), "");
   });
 });
+
+Deno.test("events ingest names a byte-order mark past the first line as such, with its line", async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "joined.ndjson");
+    // Two files saved with a mark, joined: the first mark is dropped on read.
+    await Deno.writeTextFile(
+      file,
+      `\ufeff${line(1)}\n\ufeff${line(2)}\n${line(3)}\ufeff\n`,
+    );
+    const io = captureIo();
+    assert.equal(
+      await main(["events", "ingest", file, "--data-dir", `${dir}/data`], io),
+      2,
+    );
+    assert.equal(
+      io.stderr().split("\n").slice(0, 2).join("\n"),
+      "  line 2: starts with a byte-order mark (U+FEFF); only the first line of a file may start with one, so remove it (files joined with cat keep each part's mark; save the parts as UTF-8 without BOM)\n" +
+        `  line 3: is not valid JSON (column ${
+          line(3).length + 1
+        }: a byte-order mark, U+FEFF, outside a string); remove it`,
+    );
+  });
+});

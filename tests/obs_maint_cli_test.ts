@@ -56,7 +56,7 @@ Deno.test("obs retention takes a negative day count as a value and says what is 
       assert.equal(code, 2);
       assert.equal(
         err,
-        `trace obs retention: ${flag} must be a whole number of days ≥ 0, got "-1"\n`,
+        `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "-1"\n`,
       );
     }
     const size = await trace(["retention", "--batch-size", "0"]);
@@ -204,7 +204,7 @@ Deno.test("obs expiry-apply names an archive directory it cannot write", async (
     assert.equal(code, 2);
     assert.match(
       err,
-      /^trace obs expiry-apply: Cannot apply the expiry plan: the archive callback failed \(Cannot write the archive in .*not-a-dir: it is not a directory; choose a directory\); nothing was deleted/,
+      /^trace obs expiry-apply: Cannot write the archive in .*not-a-dir: it is not a directory; choose a directory\n$/,
     );
   });
 });
@@ -521,5 +521,182 @@ Deno.test("obs parity --application-id says when the index holds no event of tha
       ),
       ["app1"],
     );
+  });
+});
+
+Deno.test("obs retention names the accepted range of days for a count too large", async () => {
+  await withData(async (dataDir) => {
+    for (
+      const flag of ["--previews-days", "--metadata-days", "--outcomes-days"]
+    ) {
+      const { code, err } = await trace([
+        "retention",
+        flag,
+        "36501",
+        "--data-dir",
+        dataDir,
+      ]);
+      assert.equal(code, 2);
+      assert.equal(
+        err,
+        `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "36501"\n`,
+      );
+    }
+  });
+});
+
+Deno.test("obs parity, backfill and expiry-plan refuse an --application-id ingest would refuse", async () => {
+  await withData(async (dataDir) => {
+    for (
+      const command of [
+        ["parity"],
+        ["backfill"],
+        ["expiry-plan", "--older-than", "2021-01-01T00:00:00Z"],
+      ]
+    ) {
+      const { code, out, err } = await trace([
+        ...command,
+        "--application-id",
+        "app\u001b[2Jx",
+        "--data-dir",
+        dataDir,
+      ]);
+      assert.equal(code, 2, err);
+      assert.equal(out, "");
+      assert.equal(
+        err,
+        `trace obs ${
+          command[0]
+        }: --application-id must not contain control, line separator or bidirectional formatting characters\n`,
+      );
+    }
+  });
+});
+
+Deno.test("obs expiry-apply with an empty --confirm says it is empty and what it must be", async () => {
+  await withData(async (dataDir, dir) => {
+    const planPath = `${dir}/plan.json`;
+    await trace([
+      "expiry-plan",
+      "--older-than",
+      "2021-01-01T00:00:00Z",
+      "--out",
+      planPath,
+      "--data-dir",
+      dataDir,
+    ]);
+    const plan = JSON.parse(await Deno.readTextFile(planPath));
+    const { code, err } = await trace([
+      "expiry-apply",
+      "--plan",
+      planPath,
+      "--confirm",
+      "",
+      "--archive-dir",
+      `${dir}/archive`,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.equal(
+      err,
+      `trace obs expiry-apply: Cannot apply the expiry plan: the confirmation given is empty; pass the plan's confirmation exactly: "${plan.confirmation}"\n`,
+    );
+    await assert.rejects(Deno.stat(`${dir}/archive`), Deno.errors.NotFound);
+  });
+});
+
+/** Writes a plan of the old events in `dataDir` to `dir`/plan.json; returns its path and confirmation. */
+async function writtenPlan(dataDir: string, dir: string) {
+  const path = `${dir}/plan.json`;
+  const planned = await trace([
+    "expiry-plan",
+    "--older-than",
+    "2021-01-01T00:00:00Z",
+    "--out",
+    path,
+    "--data-dir",
+    dataDir,
+  ]);
+  assert.equal(planned.code, 0, planned.err);
+  const plan = JSON.parse(await Deno.readTextFile(path));
+  return {
+    path,
+    confirmation: String(plan.confirmation),
+    label: String(plan.fingerprint).slice(0, 16),
+  };
+}
+
+/**
+ * A separate process that claims the plan's archives in `archiveDir` the way
+ * expiry-apply does, leaves a `.partial` file as a write cut short would, and
+ * waits to be killed.
+ */
+async function holdingProcess(archiveDir: string, label: string) {
+  const claim = new URL("../lib/obs/maint/archive.ts", import.meta.url).href;
+  const script = `
+    const { claimArchive } = await import(${JSON.stringify(claim)});
+    const dir = ${JSON.stringify(archiveDir)};
+    const label = ${JSON.stringify(label)};
+    await claimArchive(dir, label);
+    await Deno.writeTextFile(dir + "/.expiry-" + label + "-x.ndjson.0.partial", "{");
+    console.log("held");
+    setInterval(() => {}, 60_000);
+  `;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let said = "";
+  while (!said.includes("held")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the holding process ended: ${said}`);
+    said += value;
+  }
+  return { child, reader };
+}
+
+Deno.test("obs expiry-apply refuses a second apply of the same plan at once, and one killed with -9 neither blocks nor leaves its partial archive", async () => {
+  await withData(async (dataDir, dir) => {
+    const plan = await writtenPlan(dataDir, dir);
+    const archiveDir = `${dir}/archive`;
+    const apply = () =>
+      trace([
+        "expiry-apply",
+        "--plan",
+        plan.path,
+        "--confirm",
+        plan.confirmation,
+        "--archive-dir",
+        archiveDir,
+        "--data-dir",
+        dataDir,
+      ]);
+    const { child, reader } = await holdingProcess(archiveDir, plan.label);
+    try {
+      const second = await apply();
+      assert.equal(second.code, 2);
+      assert.equal(
+        second.err,
+        `trace obs expiry-apply: Cannot apply the expiry plan: another apply of this plan is running (it holds ${archiveDir}/.expiry-${plan.label}.lock); wait for it to finish, then apply again if it did not finish the plan\n`,
+      );
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+      await reader.cancel();
+    }
+    const after = await apply();
+    assert.equal(after.code, 0, after.err);
+    assert.match(after.out, /^Source expiry applied: 1 of 1 envelopes deleted/);
+    assert.match(
+      after.err,
+      /^Removed 1 unfinished archive of this plan that a stopped apply left in .*\/archive\nArchived 1 envelopes to /,
+    );
+    const names = [];
+    for await (const entry of Deno.readDir(archiveDir)) names.push(entry.name);
+    assert.equal(names.length, 1, names.join(", "));
+    assert.match(names[0]!, new RegExp(`^expiry-${plan.label}-.*\\.ndjson$`));
   });
 });

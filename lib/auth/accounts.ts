@@ -170,7 +170,14 @@ export function parseAccounts(
       } not valid JSON (${error.message}); write an object of operator names to {token, role}`,
     );
   }
-  return checkAccounts(value, { ...options, source });
+  const accounts = checkAccounts(value, { ...options, source });
+  // Set to "{}", the variable names no one: a placeholder left in, not a choice.
+  if (source === "env" && Object.keys(accounts).length === 0) {
+    throw new ConfigError(
+      `${ENV} holds no account; unset it to run without operator accounts, or add one as {"name": {"token": "...", "role": "..."}}`,
+    );
+  }
+  return accounts;
 }
 
 /** Validates accounts given as a value (by default a host passing them to `createApp`). */

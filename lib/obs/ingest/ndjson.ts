@@ -181,7 +181,7 @@ function parseLine(
       );
     }
     // The detail never quotes the line, which may hold content.
-    const message =
+    const message = byteOrderMarkProblem(source, error) ??
       `is not valid JSON (column ${error.column}: ${error.detail})`;
     return { issue: { index, line, field: "(root)", message } };
   }
@@ -193,6 +193,27 @@ function parseLine(
     return { issue: { index, line, field: "(root)", message } };
   }
   return { event: value };
+}
+
+/**
+ * A byte-order mark where JSON refused a character. Decoding drops one at the
+ * very start of the text only; one further on usually comes from files saved
+ * with a mark and joined (`cat a.ndjson b.ndjson`), and "unexpected character"
+ * names nothing a reader can see.
+ */
+function byteOrderMarkProblem(
+  source: string,
+  error: StrictJsonError,
+): string | undefined {
+  const refusedCharacter = error.reason === "syntax" ||
+    error.reason === "trailing_data";
+  if (!refusedCharacter || source.charCodeAt(error.offset) !== 0xfeff) {
+    return undefined;
+  }
+  if (source.slice(0, error.offset).trim() !== "") {
+    return `is not valid JSON (column ${error.column}: a byte-order mark, U+FEFF, outside a string); remove it`;
+  }
+  return "starts with a byte-order mark (U+FEFF); only the first line of a file may start with one, so remove it (files joined with cat keep each part's mark; save the parts as UTF-8 without BOM)";
 }
 
 /** Fields a read adds to an event; an export line carries all of them. */

@@ -10,7 +10,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { ensurePrivateDir } from "../../data_dir.ts";
-import { StorageError } from "../../errors.ts";
+import { RefusedError, StorageError } from "../../errors.ts";
 import type { EnvelopeRecord } from "./envelopes.ts";
 
 /** Where a directory archive wrote, for the operator's report. */
@@ -34,10 +34,7 @@ export function directoryArchive(
       ".",
       "",
     );
-    const path = join(
-      dir,
-      `expiry-${label.replace(/[^A-Za-z0-9_-]/g, "")}-${stamp}.ndjson`,
-    );
+    const path = join(dir, `expiry-${archiveLabel(label)}-${stamp}.ndjson`);
     const text =
       envelopes.map((envelope) => JSON.stringify(envelope)).join("\n") + "\n";
     const bytes = new TextEncoder().encode(text);
@@ -56,6 +53,113 @@ export function directoryArchive(
     onWrite({ path, envelopes: envelopes.length, bytes: bytes.length });
     return true;
   };
+}
+
+/** The label as it appears in archive names: letters, digits, `_` and `-`. */
+function archiveLabel(label: string): string {
+  return label.replace(/[^A-Za-z0-9_-]/g, "");
+}
+
+/** One apply's hold on a plan's archives in a directory; dispose of it when the apply ends. */
+export interface ArchiveClaim extends AsyncDisposable {
+  /** Names of unfinished archives of this plan, left by a killed apply, that the claim removed. */
+  removedPartials: string[];
+}
+
+/**
+ * Claims the archives of the plan `label` in `dir` for one apply: an
+ * exclusive OS lock on `.expiry-<label>.lock`, taken without waiting, so a
+ * second apply of the same plan is refused at once instead of archiving
+ * the same envelopes twice. The OS drops the lock when its process dies
+ * (`kill -9` included), so a crash never blocks the next apply; that apply
+ * then removes the `.partial` files the dead one left, which no other
+ * process can be writing while the lock is held.
+ */
+export async function claimArchive(
+  dir: string,
+  label: string,
+): Promise<ArchiveClaim> {
+  const safe = archiveLabel(label);
+  try {
+    await ensurePrivateDir(dir);
+  } catch (error) {
+    throw new StorageError(
+      error instanceof StorageError
+        ? `Cannot write the archive in ${dir}: it is not a directory; choose a directory`
+        : `Cannot write the archive in ${dir}: ${osReason(error)}`,
+      { cause: error },
+    );
+  }
+  const lockPath = join(dir, `.expiry-${safe}.lock`);
+  const lock = await lockFile(lockPath);
+  try {
+    const removedPartials = await removePartials(dir, safe);
+    return {
+      removedPartials,
+      async [Symbol.asyncDispose]() {
+        // Removed while still locked: a later apply then opens a new file.
+        await Deno.remove(lockPath).catch(() => {});
+        lock.close();
+      },
+    };
+  } catch (error) {
+    lock.close();
+    throw error;
+  }
+}
+
+/**
+ * Opens and locks `path` without waiting. A holder removes the file before
+ * it unlocks, so a lock won on a file no longer at `path` is stale: open
+ * again.
+ */
+async function lockFile(path: string): Promise<Deno.FsFile> {
+  for (let attempt = 0;; attempt++) {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path, {
+        read: true,
+        write: true,
+        create: true,
+        mode: 0o600,
+      });
+    } catch (error) {
+      throw new StorageError(
+        `Cannot lock the archive ${path}: ${osReason(error)}`,
+        { cause: error },
+      );
+    }
+    if (!(await file.tryLock(true))) {
+      file.close();
+      throw new RefusedError(
+        `Cannot apply the expiry plan: another apply of this plan is running (it holds ${path}); wait for it to finish, then apply again if it did not finish the plan`,
+      );
+    }
+    const held = (await file.stat()).ino;
+    const named = await Deno.lstat(path).then((info) => info.ino, () => null);
+    if (held === named) return file;
+    file.close();
+    if (attempt === 2) {
+      throw new RefusedError(
+        `Cannot apply the expiry plan: another apply of this plan keeps replacing ${path}; wait for it to finish`,
+      );
+    }
+  }
+}
+
+/** Removes `.expiry-<label>-….partial` files in `dir`; returns their names. */
+async function removePartials(dir: string, label: string): Promise<string[]> {
+  const prefix = `.expiry-${label}-`;
+  const removed: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (
+      !entry.isFile || !entry.name.startsWith(prefix) ||
+      !entry.name.endsWith(".partial")
+    ) continue;
+    await Deno.remove(join(dir, entry.name));
+    removed.push(entry.name);
+  }
+  return removed.sort();
 }
 
 /** Writes all of `bytes` to an open file. */

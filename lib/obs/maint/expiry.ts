@@ -27,7 +27,11 @@ import {
   envelopeFromRow,
   type EnvelopeRecord,
 } from "./envelopes.ts";
-import { type ExpiryPlanEntry, parseExpiryPlan } from "./expiry_plan.ts";
+import {
+  type ExpiryPlan,
+  type ExpiryPlanEntry,
+  parseExpiryPlan,
+} from "./expiry_plan.ts";
 
 /** Envelopes per delete transaction when none is given. */
 export const DEFAULT_EXPIRY_BATCH = 500;
@@ -98,6 +102,30 @@ export interface ExpiryResult {
   interrupted: boolean;
 }
 
+/**
+ * Validates a plan read from outside and the confirmation given for it;
+ * returns the plan. {@link applyExpiry} checks the same first; a caller
+ * that prepares an archive checks before touching it.
+ */
+export function checkExpiryConfirmation(
+  plan: unknown,
+  confirmation: string,
+): ExpiryPlan {
+  const sealed = parseExpiryPlan(plan);
+  // An empty value is usually a variable that did not expand, not a typo.
+  if (confirmation === "") {
+    throw new RefusedError(
+      `Cannot apply the expiry plan: the confirmation given is empty; pass the plan's confirmation exactly: "${sealed.confirmation}"`,
+    );
+  }
+  if (confirmation !== sealed.confirmation) {
+    throw new RefusedError(
+      `Cannot apply the expiry plan: the confirmation does not match; pass exactly "${sealed.confirmation}"`,
+    );
+  }
+  return sealed;
+}
+
 /** Archives and compare-and-deletes the envelopes of a reviewed plan. */
 export async function applyExpiry(
   db: TraceDb,
@@ -106,12 +134,7 @@ export async function applyExpiry(
   archive: ArchiveCallback,
   options: ApplyExpiryOptions = {},
 ): Promise<ExpiryResult> {
-  const sealed = parseExpiryPlan(plan);
-  if (confirmation !== sealed.confirmation) {
-    throw new RefusedError(
-      `Cannot apply the expiry plan: the confirmation does not match; pass exactly "${sealed.confirmation}"`,
-    );
-  }
+  const sealed = checkExpiryConfirmation(plan, confirmation);
   const batchSize = options.batchSize ?? DEFAULT_EXPIRY_BATCH;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 5_000) {
     throw new ConfigError(

@@ -46,6 +46,7 @@ export {
   type AutoVacuumMode,
   DEFAULT_RETENTION_BATCH,
   DEFAULT_RETENTION_DAYS,
+  MAX_RETENTION_DAYS,
   RECLAIM_METHODS,
   type ReclaimMethod,
   retention,
@@ -72,13 +73,19 @@ export {
   applyExpiry,
   type ApplyExpiryOptions,
   type ArchiveCallback,
+  checkExpiryConfirmation,
   DEFAULT_EXPIRY_BATCH,
   EXPIRY_REFUSAL_CODES,
   type ExpiryBatchFailure,
   type ExpiryRefusalCode,
   type ExpiryResult,
 } from "./expiry.ts";
-export { type ArchiveWrite, directoryArchive } from "./archive.ts";
+export {
+  type ArchiveClaim,
+  type ArchiveWrite,
+  claimArchive,
+  directoryArchive,
+} from "./archive.ts";
 export type { EnvelopeRecord } from "./envelopes.ts";
 export {
   type CounterReport,

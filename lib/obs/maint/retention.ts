@@ -62,7 +62,8 @@ export const DEFAULT_RETENTION_DAYS = {
 export const DEFAULT_RETENTION_BATCH = 500;
 
 const DAY_MS = 86_400_000;
-const MAX_DAYS = 36_500;
+/** The longest retention period a policy accepts, in days (about a century). */
+export const MAX_RETENTION_DAYS = 36_500;
 
 /** Options for {@link retention}. */
 export interface RetentionOptions {
@@ -157,9 +158,9 @@ export function retentionPolicy(
     outcomes: options.outcomesDays ?? DEFAULT_RETENTION_DAYS.outcomes,
   };
   for (const [name, days] of Object.entries(policy)) {
-    if (!Number.isInteger(days) || days < 0 || days > MAX_DAYS) {
+    if (!Number.isInteger(days) || days < 0 || days > MAX_RETENTION_DAYS) {
       throw new ConfigError(
-        `Invalid retention policy: ${name} days ${days} must be a whole number from 0 to ${MAX_DAYS}`,
+        `Invalid retention policy: ${name} days ${days} must be a whole number from 0 to ${MAX_RETENTION_DAYS}`,
       );
     }
   }
