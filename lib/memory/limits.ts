@@ -51,6 +51,7 @@ export class MemoryFullError extends TraceError {
   /** Which bound was reached. */
   readonly bound: keyof MemoryLimits;
 
+  /** `bound`: which limit the ingest would pass; `message`: what to tell the client. */
   constructor(bound: keyof MemoryLimits, message: string) {
     super("storage", message);
     this.name = "MemoryFullError";
