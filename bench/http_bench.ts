@@ -151,7 +151,9 @@ async function startServer(dataDir: string): Promise<{
     ],
     stdout: "null",
     stderr: "piped",
-    env: { TRACE_INGEST_TOKEN: "", TRACE_UI_AUTH_TOKEN: "" },
+    // Without the caller's tokens: the benchmark's clients send none.
+    env: withoutTokens(),
+    clearEnv: true,
   }).spawn();
   const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
@@ -418,3 +420,12 @@ async function main(args: string[]): Promise<number> {
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));
+
+/** This process's environment without the server's token variables. */
+function withoutTokens(): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.TRACE_INGEST_TOKEN;
+  delete env.TRACE_UI_AUTH_TOKEN;
+  delete env.TRACE_UI_AUTH_ACCOUNTS;
+  return env;
+}

@@ -46,6 +46,7 @@ import { findSystem } from "../lib/reference/systems.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { registerNamedTarget, RunJobs, runReference } from "../lib/runs/mod.ts";
 import { BASE_TS, BUNDLE } from "./_obs_workload.ts";
+import { findingsFor } from "./_synthetic_findings.ts";
 
 const KINDS = ["retrieval", "selection", "memory_search", "llm_call"] as const;
 const TOKEN = "bench-ui-admin-token-0123456789";
@@ -378,11 +379,13 @@ async function seedRuns(
     const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
     const runId = `run-${stamp}-${i.toString(16).padStart(12, "0")}`;
     const targetId = `target-${i % 10}`;
+    const verdict = verdicts[i % verdicts.length]!;
     const report: RunReport = {
       ...structuredClone(template),
       run_id: runId,
       kind: "external",
-      verdict: verdicts[i % verdicts.length]!,
+      verdict,
+      findings: findingsFor(template.findings, verdict),
       started_at: at.toISOString(),
       finished_at: new Date(at.getTime() + 6000).toISOString(),
       target: {

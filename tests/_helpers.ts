@@ -96,8 +96,18 @@ export async function withServer<T>(
 /** `trace serve` on an ephemeral port and `dataDir`, for {@link withListeningChild}. */
 export function serveCommand(
   dataDir: string,
-  options: { args?: string[]; env?: Record<string, string> } = {},
+  options: {
+    args?: string[];
+    env?: Record<string, string>;
+    /** Variables of this process the server must not see (an empty value is refused, not unset). */
+    unset?: string[];
+  } = {},
 ): Deno.Command {
+  const env = options.unset
+    ? { env: { ...envWithout(options.unset), ...options.env }, clearEnv: true }
+    : options.env
+    ? { env: options.env }
+    : {};
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -113,8 +123,15 @@ export function serveCommand(
     stdin: "null",
     stdout: "null",
     stderr: "piped",
-    ...(options.env ? { env: options.env } : {}),
+    ...env,
   });
+}
+
+/** This process's environment without `names`, for a child started with `clearEnv`. */
+export function envWithout(names: readonly string[]): Record<string, string> {
+  const env = Deno.env.toObject();
+  for (const name of names) delete env[name];
+  return env;
 }
 
 /**

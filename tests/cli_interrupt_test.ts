@@ -54,6 +54,7 @@ Deno.test({
       for (const namespace of Object.values(report.namespaces)) {
         const inventory = await fetch(`${demo.url}/inventory`, {
           method: "POST",
+          headers: { "content-type": "application/json" },
           body: JSON.stringify({ namespace }),
         }).then((r) => r.json());
         assert.equal(

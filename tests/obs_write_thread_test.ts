@@ -175,7 +175,7 @@ Deno.test("trace serve stopped while batches are in flight answers each, and kee
   const size = 4_000;
   await withTempDir(async (dir) => {
     const command = serveCommand(dir, {
-      env: { TRACE_INGEST_TOKEN: "", TRACE_UI_AUTH_TOKEN: "" },
+      unset: ["TRACE_INGEST_TOKEN", "TRACE_UI_AUTH_TOKEN"],
     });
     const answers = await withListeningChild(command, async (url, child) => {
       const posts = Array.from({ length: clients }, async (_, client) => {

@@ -220,6 +220,7 @@ Deno.test("startDemoServer() posts its trace events to a Trace server's /api/eve
       const call = async (op: string, body: unknown) => {
         const response = await fetch(`${demo.url}/${op}`, {
           method: "POST",
+          headers: { "content-type": "application/json" },
           body: JSON.stringify(body),
         });
         return await response.json();

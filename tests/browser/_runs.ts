@@ -31,6 +31,7 @@ import {
   withUiApp,
   withUiServer,
 } from "./_server.ts";
+import { findingsFor } from "../../bench/_synthetic_findings.ts";
 
 /** An app with the run pages over a fresh data directory, and its job manager. */
 export interface RunsFixture extends UiServer {
@@ -184,10 +185,12 @@ export async function syntheticRuns(
   for (let i = 0; i < count; i++) {
     const at = new Date(from + i * 60_000);
     const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const verdict = verdicts[i % verdicts.length]!;
     const report: RunReport = {
       ...structuredClone(template),
       run_id: `run-${stamp}-${i.toString(16).padStart(12, "0")}`,
-      verdict: verdicts[i % verdicts.length]!,
+      verdict,
+      findings: findingsFor(template.findings, verdict),
       started_at: at.toISOString(),
       finished_at: new Date(at.getTime() + 5000).toISOString(),
       target: { ...template.target, id: targets[i % targets.length]! },
