@@ -45,6 +45,7 @@ import { runExternal } from "../lib/runs/external_run.ts";
 import { gateDisplay } from "../routes/ui/gate_words.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { stagingConfig } from "./_helpers.ts";
+import { withDataFlags } from "../routes/ui/printed_command.ts";
 
 const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -742,6 +743,52 @@ Deno.test("the empty reference page names the ledger it read, only to a reader t
     assert.doesNotMatch(viewer, /Looked in the ledger/);
     assert.match(empty(viewer), /trace reference run</);
   });
+});
+
+Deno.test("every command an empty page prints reaches this server's data, and a demo sends its events to this server", async () => {
+  const accounts = new AccountBook(EXAMPLE_ACCOUNTS);
+  await withRunsFixture({ app: { accounts } }, async (fixture) => {
+    const flags = ` --data-dir ${fixture.dataDir}`;
+    const printed: string[] = [];
+    for (
+      const path of ["/", "/runs", "/compare", "/traces/find", "/traces/health"]
+    ) {
+      const html = await (await ask(fixture.app, "GET", path, { as: "ops-1" }))
+        .text();
+      const commands = [...html.matchAll(/<pre><code>([\s\S]*?)<\/code>/g)]
+        .flatMap((m) => m[1]!.split("\n"));
+      assert.ok(commands.length > 0, `${path} prints a command`);
+      for (const line of commands) {
+        printed.push(line);
+        if (line.startsWith("trace demo ")) {
+          assert.match(line, /--trace-to http:\/\/[^ ]+$/, line);
+          assert.ok(!line.includes("8788") || line.includes(fixture.origin));
+        } else if (line.startsWith("trace ")) {
+          assert.ok(line.endsWith(flags), `${path}: ${line}`);
+        }
+      }
+    }
+    // The pages print what their empty states offer, each line with the flags.
+    for (
+      const command of ["external-register", "external-run", "reference run"]
+    ) {
+      assert.ok(
+        printed.some((line) => line.startsWith(`trace ${command}`)),
+        command,
+      );
+    }
+  });
+});
+
+Deno.test("withDataFlags() adds the flags to each trace line but trace demo's, and nothing without flags", () => {
+  assert.equal(
+    withDataFlags(
+      "trace obs init\ntrace demo --trace-to http://x\nls",
+      " --db f",
+    ),
+    "trace obs init --db f\ntrace demo --trace-to http://x\nls",
+  );
+  assert.equal(withDataFlags("trace obs init", ""), "trace obs init");
 });
 
 Deno.test("who sees the run controls: operators run, viewers read, tenant-bound accounts see no runs, read-only disables", async () => {

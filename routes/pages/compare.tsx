@@ -47,6 +47,7 @@ import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { storeShort } from "../ui/run_words.ts";
 import { formatUtc } from "../ui/format.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** A comparison the saved regressions suggest: a source run and its latest replay. */
 export interface SuggestedComparison {
@@ -465,7 +466,7 @@ const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
         ? (
           <EmptyState
             title="No replayed regression to compare yet"
-            command={SAVE_AND_REPLAY}
+            command={withDataFlags(SAVE_AND_REPLAY, view.dataFlags)}
           >
             Save a failing run as a regression and replay it after a fix; the
             failing run and its replay then show up here to compare.
@@ -508,7 +509,10 @@ const RecentRuns: FC<{ runs: readonly ComparableRun[]; view: PageView }> = (
       ? (
         <EmptyState
           title="No completed external run to compare yet"
-          command="trace external-run --target my-staging"
+          command={withDataFlags(
+            "trace external-run --target my-staging",
+            view.dataFlags,
+          )}
         >
           A comparison needs two completed runs of one target under one contract
           (reference runs are not compared): run the deletion contract against a

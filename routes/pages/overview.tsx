@@ -29,6 +29,7 @@ import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 import { plural } from "../ui/trace_words.ts";
 import { healthLead } from "./traces_health.tsx";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** Runs listed on the overview. */
 export const RECENT_RUNS = 10;
@@ -241,8 +242,10 @@ const FullOverview: FC<{ data: OverviewData; view: PageView }> = (
           title: "No runs yet",
           text:
             "Register a staging target and run the deletion contract against it, or run the reference suite; each run shows up here.",
-          command:
+          command: withDataFlags(
             "trace external-register --target my-staging --config staging.json\ntrace external-run --target my-staging\ntrace reference run",
+            view.dataFlags,
+          ),
         }}
       />
       {data.recent.length > 0

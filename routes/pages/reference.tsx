@@ -40,6 +40,7 @@ import type { UiEnv } from "../ui/context.ts";
 import { runHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** Where the page links the Mem0 assessment document. */
 export const MEM0_DOCUMENT_PATH = "/reference/assessments/mem0";
@@ -216,7 +217,7 @@ const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (
           ? (
             <EmptyState
               title="No reference runs yet"
-              command={`trace reference run${view.dataFlags}`}
+              command={withDataFlags("trace reference run", view.dataFlags)}
             >
               <NoRunsWhere location={view.dataLocation} />
             </EmptyState>

@@ -21,6 +21,7 @@ import { gateDisplay } from "../ui/gate_words.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** The data of `/regressions`. */
 export interface RegressionsPageData {
@@ -109,7 +110,10 @@ const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
             title: "No pending regressions",
             text:
               "Save a completed FAIL as a regression to replay it after a fix.",
-            command: "trace external-save RUN_ID",
+            command: withDataFlags(
+              "trace external-save RUN_ID",
+              view.dataFlags,
+            ),
           }}
         />
       </Section>

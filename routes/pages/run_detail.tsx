@@ -49,6 +49,7 @@ export function runDetailPage(source: RunSource): PageSpec<RunPageData> {
           mode: "page",
           now: view.now,
           jsonHref: view.jsonHref,
+          dataFlags: view.dataFlags,
           // Called, not rendered as an element: an element is there even
           // when it draws nothing, and the page would keep an empty row.
           actions: RunActions({ detail: data, view }),

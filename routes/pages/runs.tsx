@@ -32,6 +32,7 @@ import { runsHref } from "../ui/links.ts";
 import { type PageSpec, type PageView, refuseOtherQuery } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** Runs per page. */
 export const RUNS_PAGE_SIZE = 50;
@@ -264,7 +265,7 @@ const RunsBody: FC<{ data: RunsPageData; view: PageView }> = (
         ? (
           <EmptyState
             title="No runs yet"
-            command={FIRST_RUNS}
+            command={withDataFlags(FIRST_RUNS, view.dataFlags)}
           >
             Runs appear here once the deletion contract has run against a
             registered target (or from a target's page here), or once the

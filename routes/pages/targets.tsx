@@ -48,6 +48,7 @@ import { RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 import { reportHeadline } from "../ui/run_words.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** Runs drawn in a target's sparkline. */
 export const HISTORY_RUNS = 20;
@@ -419,7 +420,10 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
             title: "No runs of this target yet",
             text:
               "Run the deletion contract on it, here or from the command line.",
-            command: `trace external-run --target ${t.target_id}`,
+            command: withDataFlags(
+              `trace external-run --target ${t.target_id}`,
+              view.dataFlags,
+            ),
           }}
         />
       </Section>
@@ -437,7 +441,10 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
             title: "No saved regressions",
             text:
               "Save a failing run of this target as a regression; replays then check it under the same contract.",
-            command: "trace external-save RUN_ID",
+            command: withDataFlags(
+              "trace external-save RUN_ID",
+              view.dataFlags,
+            ),
           }}
         />
       </Section>
@@ -447,7 +454,10 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
           : (
             <EmptyState
               title="No stored config"
-              command={`trace external-register --target NAME --config staging.json`}
+              command={withDataFlags(
+                "trace external-register --target NAME --config staging.json",
+                view.dataFlags,
+              )}
             >
               These runs came from a config that was never registered, so the
               ledger keeps its digest only. Register the config under a target

@@ -85,6 +85,7 @@ import {
   withParams,
 } from "../ui/trace_params.ts";
 import { ID_FIELD_WORDS, plural } from "../ui/trace_words.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** The selected event as the finder found it. */
 export interface SelectedEvent {
@@ -362,7 +363,7 @@ const FinderBody: FC<{ data: FinderData; view: PageView }> = (
         <FinderHead sentence="There is no observability index to search yet." />
         <EmptyState
           title="The observability index does not exist yet"
-          command="trace obs init"
+          command={withDataFlags("trace obs init", view.dataFlags)}
         >
           This database has no observability tables. Create them, then send
           events (trace serve creates them when it starts with write access).
@@ -615,7 +616,7 @@ const ResultsSection: FC<{
         <EvidenceFacts facts={page} bound="one page of results" />
       </div>
       {page.groups.length === 0
-        ? <NoResults page={page} params={params} />
+        ? <NoResults page={page} params={params} view={view} />
         : (
           <RootGroups
             groups={page.groups}
@@ -662,8 +663,10 @@ const Pager: FC<
 };
 
 /** Why the page lists no task, and what would fill it. */
-const NoResults: FC<{ page: FindPage; params: URLSearchParams }> = (
-  { page, params },
+const NoResults: FC<
+  { page: FindPage; params: URLSearchParams; view: PageView }
+> = (
+  { page, params, view },
 ) => {
   if (page.has_more) {
     return (
@@ -676,8 +679,10 @@ const NoResults: FC<{ page: FindPage; params: URLSearchParams }> = (
     return (
       <EmptyState
         title="No trace events in your scope yet"
-        command={`trace events ingest events.ndjson
-trace demo --trace-to http://127.0.0.1:8788`}
+        command={withDataFlags(
+          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.url.origin}`,
+          view.dataFlags,
+        )}
       >
         Events arrive through POST /api/events (JSON or NDJSON), POST /v1/traces
         (OTLP/HTTP from an OpenTelemetry exporter), the recorder in mod.ts, or

@@ -27,6 +27,7 @@ import { Time } from "../ui/components/time.tsx";
 import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { FIND_PATH, hrefOf } from "../ui/trace_params.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** One health check of this server, for the latency history. */
 export interface LatencyPoint {
@@ -129,7 +130,7 @@ const HealthBody: FC<{ data: HealthPageData; view: PageView }> = (
         <Section id="schema" title="Schema">
           <EmptyState
             title="The observability index does not exist yet"
-            command="trace obs init"
+            command={withDataFlags("trace obs init", view.dataFlags)}
           >
             This database has no observability tables, so there is nothing to
             count or time. Create them with the command below (trace serve also
@@ -190,7 +191,7 @@ const IndexSections: FC<{ data: HealthPageData; view: PageView }> = (
       </div>
     </Section>
     <Section id="counts" title="Counts">
-      <CountsPanel data={data} />
+      <CountsPanel data={data} view={view} />
     </Section>
     <LatencySection data={data} />
     <InstrumentationSection data={data} />
@@ -313,7 +314,9 @@ const LINK_COLUMNS: Column<CountRow>[] = [
   { header: "Meaning", cell: (row) => row.hint },
 ];
 
-const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
+const CountsPanel: FC<{ data: HealthPageData; view: PageView }> = (
+  { data, view },
+) => {
   const counts = data.counts!;
   const links = data.links!;
   const truncation = data.truncation!;
@@ -321,7 +324,10 @@ const CountsPanel: FC<{ data: HealthPageData }> = ({ data }) => {
     return (
       <EmptyState
         title="No events indexed yet"
-        command={`trace events ingest events.ndjson\ntrace demo --trace-to http://127.0.0.1:8788`}
+        command={withDataFlags(
+          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.url.origin}`,
+          view.dataFlags,
+        )}
       >
         Events arrive through POST /api/events (JSON or NDJSON), POST /v1/traces
         (OTLP/HTTP from an OpenTelemetry exporter), the recorder in mod.ts, or

@@ -52,6 +52,7 @@ import {
 } from "../ui/trace_params.ts";
 import { plural } from "../ui/trace_words.ts";
 import type { InspectData } from "./traces_inspect_data.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 
 /** The inspection page's body. */
 export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
@@ -70,7 +71,7 @@ export const InspectBody: FC<{ data: InspectData; view: PageView }> = (
   );
   const root = data.root;
   if (!data.provisioned || !root || root.events.length === 0) {
-    return <NothingRead data={data} back={back} />;
+    return <NothingRead data={data} back={back} dataFlags={view.dataFlags} />;
   }
   const select = (eventId: string) =>
     `${
@@ -451,8 +452,10 @@ const CompareForm: FC<{ root: RootRead; params: URLSearchParams }> = (
   </Section>
 );
 
-const NothingRead: FC<{ data: InspectData; back: string }> = (
-  { data, back },
+const NothingRead: FC<
+  { data: InspectData; back: string; dataFlags: string }
+> = (
+  { data, back, dataFlags },
 ) => (
   <>
     <PageHead
@@ -474,7 +477,7 @@ const NothingRead: FC<{ data: InspectData; back: string }> = (
       : (
         <EmptyState
           title="The observability index does not exist yet"
-          command="trace obs init"
+          command={withDataFlags("trace obs init", dataFlags)}
         >
           This database has no observability tables.
         </EmptyState>

@@ -38,6 +38,7 @@ import {
 } from "./links.ts";
 import { progressWords, type RunDetail } from "./run_view.ts";
 import { unregisteredTarget } from "./run_words.ts";
+import { withDataFlags } from "./printed_command.ts";
 
 /** How the body is shown: on the server's page, or as a file. */
 export interface RunBodyView {
@@ -48,6 +49,8 @@ export interface RunBodyView {
   jsonHref?: string;
   /** Forms for actions on this run (page mode, roles that may run). */
   actions?: Child;
+  /** The server's data flags for printed commands (page mode; see {@link withDataFlags}). */
+  dataFlags?: string;
 }
 
 /** The status word of the run's badge. */
@@ -89,6 +92,7 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
             <LaterCleanup detail={detail} view={view} />
             <IssuedPanel
               runId={detail.run_id}
+              dataFlags={view.dataFlags ?? ""}
               checkpoint={detail.checkpoint}
               running={detail.state === "running"}
               cleanedLater={detail.later_cleanup?.cleanup_complete === true}
@@ -310,7 +314,13 @@ const ReportSections: FC<
             {detail.next_steps.map((step) => (
               <li>
                 <p>{step.text}</p>
-                {step.command ? <Command text={step.command} /> : null}
+                {step.command
+                  ? (
+                    <Command
+                      text={withDataFlags(step.command, view.dataFlags ?? "")}
+                    />
+                  )
+                  : null}
               </li>
             ))}
           </ol>
@@ -330,6 +340,7 @@ const ReportSections: FC<
       <LaterCleanup detail={detail} view={view} />
       <CleanupPanel
         report={report}
+        dataFlags={view.dataFlags ?? ""}
         cleanedLater={detail.later_cleanup?.cleanup_complete === true}
         unregistered={unregisteredTarget(
           detail.target_registered,
@@ -465,7 +476,7 @@ const RequestsSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
               ? "The run's trace events could not be read"
               : "No trace events of this run"}
             command={requests.status === "no_index"
-              ? "trace obs init"
+              ? withDataFlags("trace obs init", view.dataFlags ?? "")
               : undefined}
           >
             {requests.status === "unreadable"

@@ -22,6 +22,7 @@ import { STACK_TABLE, stackLabel } from "./data_table.tsx";
 import { CopyId } from "./copy_id.tsx";
 import { Shown } from "./shown_text.tsx";
 import { Command } from "./command.tsx";
+import { withDataFlags } from "../printed_command.ts";
 
 /**
  * What a later `trace external-cleanup` of a run found, in the words the
@@ -49,9 +50,11 @@ export const CleanupPanel: FC<
     cleanedLater?: boolean;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
+    /** The server's data flags for the printed command (`""` in a document). */
+    dataFlags?: string;
   }
 > = (
-  { report, cleanedLater, unregistered },
+  { report, cleanedLater, unregistered, dataFlags },
 ) => {
   const c = report.cleanup;
   const reference = report.kind === "reference";
@@ -144,6 +147,7 @@ export const CleanupPanel: FC<
             <NextStepBox
               runId={report.run_id}
               unregistered={unregistered ?? null}
+              dataFlags={dataFlags ?? ""}
             />
           )
         : null}
@@ -186,13 +190,15 @@ function leftSentence(report: RunReport): string {
 }
 
 const NextStepBox: FC<
-  { runId: string; unregistered: UnregisteredTarget | null }
-> = ({ runId, unregistered }) => {
+  { runId: string; unregistered: UnregisteredTarget | null; dataFlags: string }
+> = ({ runId, unregistered, dataFlags }) => {
   const step = cleanupStep(runId, unregistered);
   return (
     <div class="next-step">
       <p>{step.text}</p>
-      {step.command ? <Command text={step.command} /> : null}
+      {step.command
+        ? <Command text={withDataFlags(step.command, dataFlags)} />
+        : null}
     </div>
   );
 };
@@ -207,9 +213,11 @@ export const IssuedPanel: FC<
     cleanedLater?: boolean;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
+    /** The server's data flags for the printed command (`""` in a document). */
+    dataFlags?: string;
   }
 > = (
-  { runId, checkpoint, running, cleanedLater, unregistered },
+  { runId, checkpoint, running, cleanedLater, unregistered, dataFlags },
 ) => {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
@@ -260,9 +268,13 @@ export const IssuedPanel: FC<
           </tbody>
         </table>
       </div>
-      {running || cleanedLater
-        ? null
-        : <NextStepBox runId={runId} unregistered={unregistered ?? null} />}
+      {running || cleanedLater ? null : (
+        <NextStepBox
+          runId={runId}
+          unregistered={unregistered ?? null}
+          dataFlags={dataFlags ?? ""}
+        />
+      )}
     </div>
   );
 };
