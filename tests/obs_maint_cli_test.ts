@@ -45,20 +45,7 @@ async function withData<T>(
 
 Deno.test("obs retention takes a negative day count as a value and says what is allowed", async () => {
   await withData(async (dataDir) => {
-    for (const flag of ["--previews-days", "--metadata-days"]) {
-      const { code, err } = await trace([
-        "retention",
-        flag,
-        "-1",
-        "--data-dir",
-        dataDir,
-      ]);
-      assert.equal(code, 2);
-      assert.equal(
-        err,
-        `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "-1"\n`,
-      );
-    }
+    await refusedDays(dataDir, ["--previews-days", "--metadata-days"], "-1");
     const size = await trace(["retention", "--batch-size", "0"]);
     assert.equal(
       size.err,
@@ -526,24 +513,35 @@ Deno.test("obs parity --application-id says when the index holds no event of tha
 
 Deno.test("obs retention names the accepted range of days for a count too large", async () => {
   await withData(async (dataDir) => {
-    for (
-      const flag of ["--previews-days", "--metadata-days", "--outcomes-days"]
-    ) {
-      const { code, err } = await trace([
-        "retention",
-        flag,
-        "36501",
-        "--data-dir",
-        dataDir,
-      ]);
-      assert.equal(code, 2);
-      assert.equal(
-        err,
-        `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "36501"\n`,
-      );
-    }
+    await refusedDays(
+      dataDir,
+      ["--previews-days", "--metadata-days", "--outcomes-days"],
+      "36501",
+    );
   });
 });
+
+/** Checks that each of `flags` set to `days` is refused with the accepted range. */
+async function refusedDays(
+  dataDir: string,
+  flags: readonly string[],
+  days: string,
+): Promise<void> {
+  for (const flag of flags) {
+    const { code, err } = await trace([
+      "retention",
+      flag,
+      days,
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.equal(code, 2);
+    assert.equal(
+      err,
+      `trace obs retention: ${flag} must be a whole number of days from 0 to 36500, got "${days}"\n`,
+    );
+  }
+}
 
 Deno.test("obs parity, backfill and expiry-plan refuse an --application-id ingest would refuse", async () => {
   await withData(async (dataDir) => {
