@@ -283,6 +283,7 @@ async function measureRender(db: TraceDb, samples: number): Promise<Figures> {
       principal,
       dataLocation: "bench",
       dataFlags: "",
+      serverOrigin: "http://127.0.0.1:8788",
       csrf: null,
     });
     const frame = {

@@ -44,7 +44,12 @@ import { registerTarget } from "../lib/ledger/targets.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { gateDisplay } from "../routes/ui/gate_words.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
-import { stagingConfig } from "./_helpers.ts";
+import {
+  serveCommand,
+  stagingConfig,
+  withListeningChild,
+  withTempDir,
+} from "./_helpers.ts";
 import { withDataFlags } from "../routes/ui/printed_command.ts";
 
 const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -777,6 +782,24 @@ Deno.test("every command an empty page prints reaches this server's data, and a 
         command,
       );
     }
+  });
+});
+
+Deno.test("trace serve's pages tell trace demo to send its events to the address the reader reached", async () => {
+  await withTempDir(async (dir) => {
+    const token = "health-page-admin-token-0123456789";
+    const command = serveCommand(`${dir}/data`, {
+      unset: ["TRACE_INGEST_TOKEN", "TRACE_UI_AUTH_ACCOUNTS"],
+      env: { TRACE_UI_AUTH_TOKEN: token },
+    });
+    await withListeningChild(command, async (url) => {
+      const response = await fetch(`${url}/traces/health`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const html = await response.text();
+      const demo = /trace demo --trace-to ([^<\s]+)</.exec(html)?.[1];
+      assert.equal(demo, url);
+    });
   });
 });
 

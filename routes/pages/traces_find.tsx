@@ -680,7 +680,7 @@ const NoResults: FC<
       <EmptyState
         title="No trace events in your scope yet"
         command={withDataFlags(
-          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.url.origin}`,
+          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.serverOrigin}`,
           view.dataFlags,
         )}
       >

@@ -325,7 +325,7 @@ const CountsPanel: FC<{ data: HealthPageData; view: PageView }> = (
       <EmptyState
         title="No events indexed yet"
         command={withDataFlags(
-          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.url.origin}`,
+          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.serverOrigin}`,
           view.dataFlags,
         )}
       >

@@ -24,8 +24,14 @@ import { renderPage, visibleDataLocation } from "./layout.tsx";
 export interface PageView {
   /** When the page is rendered (epoch ms), for relative times. */
   now: number;
-  /** The request path and query. */
+  /** The request path and query (its origin is not the server's: the listener hands requests over a local socket). */
   url: URL;
+  /**
+   * The server's address as the reader reached it, `http://` and the
+   * request's `Host` (checked by the listener's guard), for printed commands
+   * that talk to this server.
+   */
+  serverOrigin: string;
   /** The JSON twin of this exact request. */
   jsonHref: string;
   principal: Principal;
@@ -114,6 +120,7 @@ export function definePage<T>(
     const view: PageView = {
       now: (deps.now ?? Date.now)(),
       url,
+      serverOrigin: serverOriginOf(c.req.header("host")),
       jsonHref,
       principal: c.get("principal"),
       dataLocation: visibleDataLocation(c.get("principal"), deps.site),
@@ -201,4 +208,9 @@ export function twinPath(path: string): {
     path: `${path.slice(0, last.index)}:${name}{[^/]+\\.json}`,
     params: (raw) => ({ ...raw, [name]: raw[name]!.slice(0, -".json".length) }),
   };
+}
+
+/** `http://` and `host`; the default address of `trace serve` when a request has no `Host`. */
+function serverOriginOf(host: string | undefined): string {
+  return `http://${host ?? "127.0.0.1:8788"}`;
 }
