@@ -131,6 +131,16 @@ Deno.test("createStagingApp() rejects invalid bodies with a one-line error namin
       { namespace: NS, id: "doc-\udc00", text: "x" },
       /^id: must be well-formed Unicode/,
     ],
+    [
+      "ingest",
+      `{"namespace":"${NS}","id":"trace-doc-1","text":"canary \\ud83d"}`,
+      /^text: must be well-formed Unicode \(it holds a lone surrogate\)$/,
+    ],
+    [
+      "query",
+      `{"namespace":"${NS}","query":"\\udc00 canary"}`,
+      /^query: must be well-formed Unicode \(it holds a lone surrogate\)$/,
+    ],
     ["query", { namespace: NS, query: 42 }, /^query: must be a string$/],
     ["inventory", [], /^body: must be a JSON object$/],
     ["inventory", "null", /^body: must be a JSON object$/],

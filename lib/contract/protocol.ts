@@ -43,17 +43,19 @@ export interface OperationRequests {
   delete: { namespace: string; ids: string[] };
 }
 
+// A lone surrogate has no UTF-8 form: stored, it would be text no report,
+// log or ledger can write down as sent, and no store can give back as sent.
+const WellFormed = v.check(
+  (text: string) => text.isWellFormed(),
+  "must be well-formed Unicode (it holds a lone surrogate)",
+);
+
 const Name = (what: string) =>
   v.pipe(
     v.string("must be a string"),
     v.minLength(1, "must not be empty"),
     v.maxLength(256, `must be at most 256 characters (${what})`),
-    // A lone surrogate has no UTF-8 form: stored, it would be a name no
-    // report, log or ledger can write down as sent.
-    v.check(
-      (name) => name.isWellFormed(),
-      "must be well-formed Unicode (it holds a lone surrogate)",
-    ),
+    WellFormed,
   );
 
 function strictBody<const T extends v.ObjectEntries>(entries: T) {
@@ -76,6 +78,7 @@ export const REQUEST_SCHEMAS: {
     text: v.pipe(
       v.string("must be a string"),
       v.maxLength(100_000, "must be at most 100000 characters"),
+      WellFormed,
     ),
   }),
   query: strictBody({
@@ -83,6 +86,7 @@ export const REQUEST_SCHEMAS: {
     query: v.pipe(
       v.string("must be a string"),
       v.maxLength(10_000, "must be at most 10000 characters"),
+      WellFormed,
     ),
   }),
   inventory: strictBody({ namespace: Name("namespace") }),
