@@ -182,7 +182,8 @@ Deno.test("AccountBook.replace() validates the whole list first and keeps the ol
   });
   assert.throws(
     () => book.replace({ a: { token: TOKEN_B, role: "admin" } }),
-    /has the same token as TRACE_INGEST_TOKEN/,
+    // Accounts passed in code: the host passed the token too, under no variable.
+    /^ConfigError: Accounts: account "a" has the same token as the ingest token; give the account its own token$/,
   );
   assert.equal(directory.resolve("a")?.role, "viewer", "unchanged");
   book.replace({ a: { token: TOKEN_A, role: "analyst" } });

@@ -206,18 +206,23 @@ export function checkAccounts(
         `has the same token as "${other}"; give every account its own token`,
       );
     }
-    if (spec.token === options.ingestToken) {
+    const same = spec.token === options.ingestToken
+      ? "TRACE_INGEST_TOKEN"
+      : spec.token === options.adminToken
+      ? "TRACE_UI_AUTH_TOKEN"
+      : null;
+    if (same !== null) {
+      // Accounts from the environment sit beside the server's token
+      // variables; a host passing accounts in code passed its tokens too.
+      const token = source === "env"
+        ? same
+        : same === "TRACE_INGEST_TOKEN"
+        ? "the ingest token"
+        : "the admin token";
       throw accountError(
         label,
         name,
-        "has the same token as TRACE_INGEST_TOKEN; give the account its own token",
-      );
-    }
-    if (spec.token === options.adminToken) {
-      throw accountError(
-        label,
-        name,
-        "has the same token as TRACE_UI_AUTH_TOKEN; give the account its own token",
+        `has the same token as ${token}; give the account its own token`,
       );
     }
     owners.set(spec.token, name);
