@@ -161,26 +161,13 @@ Deno.test("obs prefixes its messages once", async () => {
 
 Deno.test("obs expiry-apply names an archive directory it cannot write", async () => {
   await withData(async (dataDir, dir) => {
-    const planPath = `${dir}/plan.json`;
-    assert.equal(
-      (await trace([
-        "expiry-plan",
-        "--older-than",
-        "2021-01-01T00:00:00Z",
-        "--out",
-        planPath,
-        "--data-dir",
-        dataDir,
-      ])).code,
-      0,
-    );
-    const plan = JSON.parse(await Deno.readTextFile(planPath));
+    const plan = await writtenPlan(dataDir, dir);
     const blocker = `${dir}/not-a-dir`;
     await Deno.writeTextFile(blocker, "");
     const { code, err } = await trace([
       "expiry-apply",
       "--plan",
-      planPath,
+      plan.path,
       "--confirm",
       plan.confirmation,
       "--archive-dir",
@@ -422,21 +409,12 @@ Deno.test("obs expiry-apply stops between batches on a first Ctrl-C, says what i
     event_id: id,
   }));
   await withData(async (dataDir, dir) => {
-    const out = `${dir}/plan.json`;
     const data = ["--data-dir", dataDir];
-    await trace([
-      "expiry-plan",
-      "--older-than",
-      "2021-01-01T00:00:00Z",
-      "--out",
-      out,
-      ...data,
-    ]);
-    const plan = JSON.parse(await Deno.readTextFile(out));
+    const plan = await writtenPlan(dataDir, dir);
     const apply = [
       "expiry-apply",
       "--plan",
-      out,
+      plan.path,
       "--confirm",
       plan.confirmation,
       "--archive-dir",
@@ -573,21 +551,11 @@ Deno.test("obs parity, backfill and expiry-plan refuse an --application-id inges
 
 Deno.test("obs expiry-apply with an empty --confirm says it is empty and what it must be", async () => {
   await withData(async (dataDir, dir) => {
-    const planPath = `${dir}/plan.json`;
-    await trace([
-      "expiry-plan",
-      "--older-than",
-      "2021-01-01T00:00:00Z",
-      "--out",
-      planPath,
-      "--data-dir",
-      dataDir,
-    ]);
-    const plan = JSON.parse(await Deno.readTextFile(planPath));
+    const plan = await writtenPlan(dataDir, dir);
     const { code, err } = await trace([
       "expiry-apply",
       "--plan",
-      planPath,
+      plan.path,
       "--confirm",
       "",
       "--archive-dir",
