@@ -234,6 +234,29 @@ Deno.test("parseStagingConfig() refuses token_env unless base_url is https://", 
   );
 });
 
+Deno.test("parseStagingConfig() refuses a token_env naming Trace's own credentials, which the adapter would receive", () => {
+  for (
+    const name of [
+      "TRACE_INGEST_TOKEN",
+      "TRACE_UI_AUTH_TOKEN",
+      "TRACE_UI_AUTH_ACCOUNTS",
+      "TRACE_DB_AUTH_TOKEN",
+    ]
+  ) {
+    assert.match(
+      refusal(() => configFor("https://127.0.0.1:1", { token_env: name })),
+      /token_env: must not name one of Trace's own credentials \(.*\): the staging adapter would receive it; give the staging token a variable of its own/,
+      name,
+    );
+  }
+  assert.equal(
+    refusal(() =>
+      configFor("https://127.0.0.1:1", { token_env: "TRACE_STAGING_TOKEN" })
+    ),
+    "accepted",
+  );
+});
+
 Deno.test("createHttpTransport() refuses token_env over plain HTTP without reading the variable", () => {
   const read: string[] = [];
   const env = (name: string) => {

@@ -104,6 +104,14 @@ export interface StagingTimeouts {
   delete: number;
 }
 
+/** Variables holding Trace's own secrets, which no config may send to an adapter. */
+const TRACE_CREDENTIALS: readonly string[] = [
+  "TRACE_INGEST_TOKEN",
+  "TRACE_UI_AUTH_TOKEN",
+  "TRACE_UI_AUTH_ACCOUNTS",
+  "TRACE_DB_AUTH_TOKEN",
+];
+
 const ConfigShape = v.pipe(
   v.strictObject(
     {
@@ -122,6 +130,15 @@ const ConfigShape = v.pipe(
           v.regex(
             /^[A-Za-z_][A-Za-z0-9_]*$/,
             "must be an environment variable name",
+          ),
+          // The variable's value goes to the adapter as its bearer token: a
+          // config naming Trace's own credential would hand it to whoever
+          // runs base_url (a config from a pull request, say).
+          v.check(
+            (name) => !TRACE_CREDENTIALS.includes(name),
+            `must not name one of Trace's own credentials (${
+              TRACE_CREDENTIALS.join(", ")
+            }): the staging adapter would receive it; give the staging token a variable of its own`,
           ),
         ),
       ),
