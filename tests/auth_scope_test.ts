@@ -151,7 +151,7 @@ Deno.test("a tenant-bound analyst cannot reach another application's event by ed
     assert.equal(health.status, 403);
     assert.match(
       await health.text(),
-      /bound to one tenant and reaches the trace pages only/,
+      /bound to one tenant and reaches the traces of that tenant only; /,
     );
   });
 });

@@ -221,7 +221,7 @@ export function decide(
   if (!rule.tenant && isTenantBound(principal.scope)) {
     return refuse(
       "tenant",
-      `Forbidden: this account is bound to one tenant and reaches the trace pages only; ${rule.label} needs an unscoped account`,
+      `Forbidden: this account is bound to one tenant and reaches the traces of that tenant only; ${rule.label} needs an unscoped account`,
     );
   }
   return { allowed: true };
