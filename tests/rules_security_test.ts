@@ -7,7 +7,10 @@
  */
 
 import assert from "node:assert/strict";
-import { parseStagingConfig } from "../lib/contract/config.ts";
+import {
+  parseStagingConfig,
+  parseStoredStagingConfig,
+} from "../lib/contract/config.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
@@ -278,6 +281,33 @@ Deno.test("createHttpTransport() refuses token_env over plain HTTP without readi
     { env },
   );
   assert.deepEqual(read, ["TOKEN"]);
+});
+
+Deno.test("a config stored with a token_env naming Trace's credential still reads, and its run never reads the variable", () => {
+  const stored = {
+    base_url: "https://127.0.0.1:1",
+    environment: "staging",
+    allow_synthetic_writes: true,
+    token_env: "TRACE_UI_AUTH_TOKEN",
+  };
+  // Listed and retired like any target of the ledger.
+  assert.equal(
+    parseStoredStagingConfig(stored, "stored config").token_env,
+    "TRACE_UI_AUTH_TOKEN",
+  );
+  const read: string[] = [];
+  assert.match(
+    refusal(() =>
+      createHttpTransport(stored, {
+        env: (name) => {
+          read.push(name);
+          return "the-admin-token-of-this-server";
+        },
+      })
+    ),
+    /^Refusing token_env TRACE_UI_AUTH_TOKEN: it names one of Trace's own credentials \(.*\), which the staging adapter would receive; give the staging token a variable of its own$/,
+  );
+  assert.deepEqual(read, []);
 });
 
 // --- the server: Host guard, Origin guard, bearer token --------------------

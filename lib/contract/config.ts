@@ -10,6 +10,10 @@ import { ConfigError } from "../errors.ts";
 import { describeIssues, objectIssueMessage } from "../issues.ts";
 import { parseStrictJson } from "../json/strict_json.ts";
 import { isLoopbackHost } from "../loopback.ts";
+import {
+  TRACE_CREDENTIALS,
+  traceCredentialProblem,
+} from "../trace_credentials.ts";
 
 const BaseUrl = v.pipe(
   v.string("must be a string"),
@@ -104,14 +108,6 @@ export interface StagingTimeouts {
   delete: number;
 }
 
-/** Variables holding Trace's own secrets, which no config may send to an adapter. */
-const TRACE_CREDENTIALS: readonly string[] = [
-  "TRACE_INGEST_TOKEN",
-  "TRACE_UI_AUTH_TOKEN",
-  "TRACE_UI_AUTH_ACCOUNTS",
-  "TRACE_DB_AUTH_TOKEN",
-];
-
 const ConfigShape = v.pipe(
   v.strictObject(
     {
@@ -130,15 +126,6 @@ const ConfigShape = v.pipe(
           v.regex(
             /^[A-Za-z_][A-Za-z0-9_]*$/,
             "must be an environment variable name",
-          ),
-          // The variable's value goes to the adapter as its bearer token: a
-          // config naming Trace's own credential would hand it to whoever
-          // runs base_url (a config from a pull request, say).
-          v.check(
-            (name) => !TRACE_CREDENTIALS.includes(name),
-            `must not name one of Trace's own credentials (${
-              TRACE_CREDENTIALS.join(", ")
-            }): the staging adapter would receive it; give the staging token a variable of its own`,
           ),
         ),
       ),
@@ -189,21 +176,61 @@ const ConfigShape = v.pipe(
   ),
 );
 
-/** Schema of a staging config file; unknown keys are refused. */
-export const StagingConfigSchema: v.GenericSchema<unknown, StagingConfig> =
-  ConfigShape;
+/**
+ * Schema of a staging config given to Trace (a file, stdin, a registration);
+ * unknown keys are refused. Its `token_env` may not name Trace's own
+ * credentials. Configs stored before that rule are read with
+ * {@link parseStoredStagingConfig}, and the transport refuses such a
+ * variable when it reads the token, so a stored one is never sent either.
+ */
+export const StagingConfigSchema: v.GenericSchema<unknown, StagingConfig> = v
+  .pipe(
+    ConfigShape,
+    v.forward(
+      v.check(
+        (c) =>
+          c.token_env === undefined ||
+          traceCredentialProblem(c.token_env) === null,
+        `must not name one of Trace's own credentials (${
+          TRACE_CREDENTIALS.join(", ")
+        }): the staging adapter would receive it; give the staging token a variable of its own`,
+      ),
+      ["token_env"],
+    ),
+  );
 
 /** Validates an already-parsed JSON value; throws {@link ConfigError} naming the field. */
 export function parseStagingConfig(
   value: unknown,
   source = "config",
 ): StagingConfig {
+  return parseWith(StagingConfigSchema, value, source);
+}
+
+/**
+ * Validates a config the ledger stored, registered under the rules of its
+ * day: one whose `token_env` names a Trace credential still reads (its
+ * target can be listed and retired); running it is refused when the token
+ * is read.
+ */
+export function parseStoredStagingConfig(
+  value: unknown,
+  source: string,
+): StagingConfig {
+  return parseWith(ConfigShape, value, source);
+}
+
+function parseWith(
+  schema: v.GenericSchema<unknown, StagingConfig>,
+  value: unknown,
+  source: string,
+): StagingConfig {
   // valibot's object schemas accept arrays and report a missing first key for
   // other values; say what is actually wrong.
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ConfigError(`Invalid ${source}: must be a JSON object`);
   }
-  const result = v.safeParse(StagingConfigSchema, value);
+  const result = v.safeParse(schema, value);
   if (!result.success) {
     throw new ConfigError(
       `Invalid ${source}: ${describeIssues(result.issues)}`,

@@ -9,6 +9,7 @@
 import { ConfigError } from "../errors.ts";
 import { clipValue } from "../echo.ts";
 import { isLoopbackHost } from "../loopback.ts";
+import { traceCredentialProblem } from "../trace_credentials.ts";
 
 /** Re-checks base_url: http(s) only, no credentials, query or fragment, plain HTTP only to loopback. */
 export function checkBaseUrl(baseUrl: string): URL {
@@ -47,6 +48,11 @@ export function readToken(
     throw new ConfigError(
       `Refusing token_env ${shown}: a bearer token is sent only over https://`,
     );
+  }
+  // A config stored before configs were refused for this reaches here.
+  const credential = traceCredentialProblem(name);
+  if (credential !== null) {
+    throw new ConfigError(`Refusing token_env ${shown}: ${credential}`);
   }
   const token = env(name);
   if (!token) {

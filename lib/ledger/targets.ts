@@ -9,7 +9,10 @@
 
 import * as v from "valibot";
 import { canonicalJson, digestOf } from "../canonical_json.ts";
-import { parseStagingConfig, type StagingConfig } from "../contract/config.ts";
+import {
+  parseStoredStagingConfig,
+  type StagingConfig,
+} from "../contract/config.ts";
 import type { TraceDb } from "../db.ts";
 import { ConflictError, LedgerIntegrityError, UsageError } from "../errors.ts";
 import type { TargetRef } from "../runner/report.ts";
@@ -250,7 +253,7 @@ function toTarget(
   refuseAlteredTarget(row, registration);
   // Stored configs were validated on the way in; parsing again fills defaults
   // the same way and keeps the type honest.
-  const config = parseStagingConfig(
+  const config = parseStoredStagingConfig(
     JSON.parse(String(row.config_json)),
     `stored config of target ${String(row.target_id)}`,
   );
