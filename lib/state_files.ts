@@ -16,6 +16,7 @@ import {
   join,
   relative,
   resolve,
+  sep as SEPARATOR,
 } from "node:path";
 
 const SQLITE_HEADER = "SQLite format 3\u0000";
@@ -95,7 +96,9 @@ export async function isInside(path: string, dir: string): Promise<boolean> {
     realPathSoFar(dir),
   ]);
   const rest = relative(folder, target);
-  return rest === "" || (!rest.startsWith("..") && !isAbsolute(rest));
+  // `..copy.json` is a name inside; only a first segment of `..` leads out.
+  const out = rest === ".." || rest.startsWith(`..${SEPARATOR}`);
+  return rest === "" || (!out && !isAbsolute(rest));
 }
 
 /** The real path of the longest existing prefix of `path`, with the rest appended. */

@@ -10,6 +10,7 @@ import { main } from "../cli.ts";
 import { requireWritable } from "../cli/_context.ts";
 import { backupDb, BackupInterruptedError, openDb } from "../lib/db.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
+import { isInside } from "../lib/state_files.ts";
 
 const IS_POSIX = Deno.build.os !== "windows";
 
@@ -609,4 +610,26 @@ Deno.test({
       );
     });
   },
+});
+
+Deno.test("isInside() takes a name starting with two dots as inside, and only a .. segment as leading out", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/external`);
+    assert.equal(
+      await isInside(`${dir}/external/..copy.json`, `${dir}/external`),
+      true,
+    );
+    assert.equal(
+      await isInside(`${dir}/external/x/../y.json`, `${dir}/external`),
+      true,
+    );
+    assert.equal(
+      await isInside(`${dir}/external/../y.json`, `${dir}/external`),
+      false,
+    );
+    assert.equal(
+      await isInside(`${dir}/externals/y.json`, `${dir}/external`),
+      false,
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { withTempDir } from "./_helpers.ts";
 import { directoryArchive, type EnvelopeRecord } from "../lib/obs/maint/mod.ts";
-import { writeArchiveFile } from "../lib/obs/maint/archive.ts";
+import { claimArchive, writeArchiveFile } from "../lib/obs/maint/archive.ts";
 
 const ENVELOPE: EnvelopeRecord = {
   seq: 1,
@@ -62,5 +62,40 @@ Deno.test("writeArchiveFile() whose write fails part-way leaves nothing under th
       /No space left on device/,
     );
     assert.deepEqual(names(dir), [], "no partial archive, no temporary");
+  });
+});
+
+Deno.test("claimArchive() refuses a lock path that is a symbolic link, creating nothing where it points", async () => {
+  await withTempDir(async (dir) => {
+    const archive = `${dir}/archive`;
+    await Deno.mkdir(archive);
+    const target = `${dir}/elsewhere/planted`;
+    await Deno.symlink(target, `${archive}/.expiry-plan1.lock`);
+    await assert.rejects(
+      () => claimArchive(archive, "plan1"),
+      (error: Error) => {
+        assert.equal(
+          error.message,
+          `Cannot lock the archive ${archive}/.expiry-plan1.lock: it is a symbolic link, not a lock an apply made; remove it, then apply again`,
+        );
+        return true;
+      },
+    );
+    await assert.rejects(Deno.lstat(target), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("claimArchive() removes its own plan's unfinished archives only, never another plan's whose label starts alike", async () => {
+  await withTempDir(async (dir) => {
+    const partial = (label: string) =>
+      `.expiry-${label}-2026-12-01T183527249Z.ndjson.${crypto.randomUUID()}.partial`;
+    const mine = partial("a");
+    const theirs = partial("a-b");
+    for (const name of [mine, theirs]) {
+      await Deno.writeTextFile(`${dir}/${name}`, "{");
+    }
+    await using claim = await claimArchive(dir, "a");
+    assert.deepEqual(claim.removedPartials, [mine]);
+    await Deno.stat(`${dir}/${theirs}`);
   });
 });

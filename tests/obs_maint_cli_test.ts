@@ -605,7 +605,7 @@ async function holdingProcess(archiveDir: string, label: string) {
     const dir = ${JSON.stringify(archiveDir)};
     const label = ${JSON.stringify(label)};
     await claimArchive(dir, label);
-    await Deno.writeTextFile(dir + "/.expiry-" + label + "-x.ndjson.0.partial", "{");
+    await Deno.writeTextFile(dir + "/.expiry-" + label + "-2026-12-01T183527249Z.ndjson." + crypto.randomUUID() + ".partial", "{");
     console.log("held");
     setInterval(() => {}, 60_000);
   `;

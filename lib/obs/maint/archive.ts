@@ -115,6 +115,7 @@ export async function claimArchive(
  */
 async function lockFile(path: string): Promise<Deno.FsFile> {
   for (let attempt = 0;; attempt++) {
+    await refuseOddLock(path);
     let file: Deno.FsFile;
     try {
       file = await Deno.open(path, {
@@ -147,15 +148,34 @@ async function lockFile(path: string): Promise<Deno.FsFile> {
   }
 }
 
-/** Removes `.expiry-<label>-….partial` files in `dir`; returns their names. */
+/**
+ * Refuses a lock path that is not a regular file or absent: opening a
+ * symbolic link would create or lock the file it points to (anywhere, for
+ * root), and anything else cannot be a lock this code made.
+ */
+async function refuseOddLock(path: string): Promise<void> {
+  const info = await Deno.lstat(path).catch(() => null);
+  if (info === null || info.isFile) return;
+  throw new StorageError(
+    `Cannot lock the archive ${path}: it is ${
+      info.isSymlink ? "a symbolic link" : "not a regular file"
+    }, not a lock an apply made; remove it, then apply again`,
+  );
+}
+
+/** The name of an unfinished archive of the plan `label`: `.expiry-<label>-<time>.ndjson.<uuid>.partial`. */
+function partialPattern(label: string): RegExp {
+  return new RegExp(
+    `^\\.expiry-${label}-\\d{4}-\\d{2}-\\d{2}T\\d{9}Z\\.ndjson\\.[0-9a-f-]{36}\\.partial$`,
+  );
+}
+
+/** Removes the unfinished archives of the plan `label` in `dir` (never another plan's); returns their names. */
 async function removePartials(dir: string, label: string): Promise<string[]> {
-  const prefix = `.expiry-${label}-`;
+  const partial = partialPattern(label);
   const removed: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
-    if (
-      !entry.isFile || !entry.name.startsWith(prefix) ||
-      !entry.name.endsWith(".partial")
-    ) continue;
+    if (!entry.isFile || !partial.test(entry.name)) continue;
     await Deno.remove(join(dir, entry.name));
     removed.push(entry.name);
   }
