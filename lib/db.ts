@@ -185,16 +185,25 @@ export function dbLocation(db: { path: string | null; url: string }): string {
  * The `--data-dir` / `--db` flags that open `db` again, for a command a
  * server prints: `--data-dir` for a `trace.db` in a data directory, else
  * `--db` with the file URL or the redacted remote URL (its token stays in
- * the environment). Each flag is a shell word with a leading space.
+ * the environment), and `--data-dir` beside it when the server keeps its
+ * other files (checkpoints, the erasure key) in `dataDir`, elsewhere. Paths
+ * are absolute, so the command works from any directory; each flag is a
+ * shell word with a leading space.
  */
 export function dataFlagsOfDb(
   db: { path: string | null; url: string },
+  dataDir?: string,
 ): string {
-  const words = db.path === null
-    ? ["--db", redactDbUrl(db.url)]
-    : basename(db.path) === "trace.db"
-    ? ["--data-dir", dirname(db.path)]
-    : ["--db", `file:${db.path}`];
+  const file = db.path === null ? null : resolve(db.path);
+  const dir = dataDir === undefined ? null : resolve(dataDir);
+  const words = file !== null && basename(file) === "trace.db" &&
+      (dir === null || dir === dirname(file))
+    ? ["--data-dir", dirname(file)]
+    : [
+      ...(dir === null ? [] : ["--data-dir", dir]),
+      "--db",
+      file === null ? redactDbUrl(db.url) : `file:${file}`,
+    ];
   return words.map((w) => ` ${shellWord(w)}`).join("");
 }
 

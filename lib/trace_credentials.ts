@@ -16,9 +16,12 @@ export const TRACE_CREDENTIALS: readonly string[] = [
   "TRACE_DB_AUTH_TOKEN",
 ];
 
-/** Why `name` may not be a `token_env`, or `null` when it may. */
+/**
+ * Why `name` may not be a `token_env`, or `null` when it may. Compared
+ * without case: Windows reads environment variables so.
+ */
 export function traceCredentialProblem(name: string): string | null {
-  return TRACE_CREDENTIALS.includes(name)
+  return TRACE_CREDENTIALS.includes(name.toUpperCase())
     ? `it names one of Trace's own credentials (${
       TRACE_CREDENTIALS.join(", ")
     }), which the staging adapter would receive; give the staging token a variable of its own`

@@ -157,7 +157,7 @@ export function createApp(options: AppOptions): Hono {
   const site = {
     version,
     dataLocation: dbLocation(options.db),
-    dataFlags: dataFlagsOfDb(options.db),
+    dataFlags: dataFlagsOfDb(options.db, options.runs?.dataDir),
   };
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};

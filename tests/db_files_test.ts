@@ -8,7 +8,12 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { main } from "../cli.ts";
 import { requireWritable } from "../cli/_context.ts";
-import { backupDb, BackupInterruptedError, openDb } from "../lib/db.ts";
+import {
+  backupDb,
+  BackupInterruptedError,
+  dataFlagsOfDb,
+  openDb,
+} from "../lib/db.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import { isInside } from "../lib/state_files.ts";
 
@@ -632,4 +637,37 @@ Deno.test("isInside() takes a name starting with two dots as inside, and only a 
       false,
     );
   });
+});
+
+Deno.test("dataFlagsOfDb() prints absolute flags that reach the same data from any directory", () => {
+  const cwd = Deno.cwd();
+  assert.equal(
+    dataFlagsOfDb({ path: "data/trace.db", url: "file:data/trace.db" }),
+    ` --data-dir ${cwd}/data`,
+  );
+  // A directory named like a flag stays a value once absolute.
+  assert.equal(
+    dataFlagsOfDb({ path: "-odd/trace.db", url: "file:-odd/trace.db" }),
+    ` --data-dir ${cwd}/-odd`,
+  );
+  // A database file outside the data directory: both, so checkpoints are found too.
+  assert.equal(
+    dataFlagsOfDb({ path: "/x/y.db", url: "file:/x/y.db" }, "/d"),
+    " --data-dir /d --db file:/x/y.db",
+  );
+  assert.equal(
+    dataFlagsOfDb({ path: "/d/trace.db", url: "file:/d/trace.db" }, "/d"),
+    " --data-dir /d",
+  );
+  assert.equal(
+    dataFlagsOfDb({
+      path: null,
+      url: "libsql://user:pw@db.example.com/x?authToken=secret",
+    }),
+    " --db libsql://db.example.com/x",
+  );
+  assert.equal(
+    dataFlagsOfDb({ path: "/my data/trace.db", url: "file:/my data/trace.db" }),
+    " --data-dir '/my data'",
+  );
 });

@@ -252,6 +252,13 @@ Deno.test("parseStagingConfig() refuses a token_env naming Trace's own credentia
       name,
     );
   }
+  // Windows reads environment variables without case.
+  assert.match(
+    refusal(() =>
+      configFor("https://127.0.0.1:1", { token_env: "trace_ui_auth_token" })
+    ),
+    /token_env: must not name one of Trace's own credentials/,
+  );
   assert.equal(
     refusal(() =>
       configFor("https://127.0.0.1:1", { token_env: "TRACE_STAGING_TOKEN" })
@@ -305,7 +312,7 @@ Deno.test("a config stored with a token_env naming Trace's credential still read
         },
       })
     ),
-    /^Refusing token_env TRACE_UI_AUTH_TOKEN: it names one of Trace's own credentials \(.*\), which the staging adapter would receive; give the staging token a variable of its own$/,
+    /^Refusing token_env TRACE_UI_AUTH_TOKEN: it names one of Trace's own credentials \(.*\), which the staging adapter would receive; give the staging token a variable of its own \(a registered target keeps its config: register the config under a new id with its own variable, then retire this one\)$/,
   );
   assert.deepEqual(read, []);
 });

@@ -52,7 +52,9 @@ export function readToken(
   // A config stored before configs were refused for this reaches here.
   const credential = traceCredentialProblem(name);
   if (credential !== null) {
-    throw new ConfigError(`Refusing token_env ${shown}: ${credential}`);
+    throw new ConfigError(
+      `Refusing token_env ${shown}: ${credential} (a registered target keeps its config: register the config under a new id with its own variable, then retire this one)`,
+    );
   }
   const token = env(name);
   if (!token) {

@@ -86,6 +86,7 @@ import {
 } from "../ui/trace_params.ts";
 import { ID_FIELD_WORDS, plural } from "../ui/trace_words.ts";
 import { withDataFlags } from "../ui/printed_command.ts";
+import { shellWord } from "../../lib/shell_word.ts";
 
 /** The selected event as the finder found it. */
 export interface SelectedEvent {
@@ -680,7 +681,9 @@ const NoResults: FC<
       <EmptyState
         title="No trace events in your scope yet"
         command={withDataFlags(
-          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.serverOrigin}`,
+          `trace events ingest events.ndjson\ntrace demo --trace-to ${
+            shellWord(view.serverOrigin)
+          }`,
           view.dataFlags,
         )}
       >

@@ -28,6 +28,7 @@ import { formatCount } from "../ui/format.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import { FIND_PATH, hrefOf } from "../ui/trace_params.ts";
 import { withDataFlags } from "../ui/printed_command.ts";
+import { shellWord } from "../../lib/shell_word.ts";
 
 /** One health check of this server, for the latency history. */
 export interface LatencyPoint {
@@ -325,7 +326,9 @@ const CountsPanel: FC<{ data: HealthPageData; view: PageView }> = (
       <EmptyState
         title="No events indexed yet"
         command={withDataFlags(
-          `trace events ingest events.ndjson\ntrace demo --trace-to ${view.serverOrigin}`,
+          `trace events ingest events.ndjson\ntrace demo --trace-to ${
+            shellWord(view.serverOrigin)
+          }`,
           view.dataFlags,
         )}
       >
