@@ -127,11 +127,18 @@ Deno.test("the gate and the run readers refuse a verdict rewritten with the whol
       await rewritePayload(raw, replaySeq, (p) => ({ ...p, verdict: "PASS" }));
       await rechain(raw);
     });
-    const fresh = ["--data-dir", dataDirOf(db)];
-    assert.equal((await trace(["ledger", "verify", ...fresh])).code, 0);
-    const line = `Run ${seeded.replayRunId} (ledger entry ${
-      run!.seq
-    }) is inconsistent: its stored verdict is PASS but its findings imply FAIL, so its entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD\n`;
+    // The chain checks out, the verdict does not: verify names the entry,
+    // and every reader refuses the ledger as it refuses any edited entry.
+    const verified = await trace(["ledger", "verify", ...data]);
+    assert.equal(verified.code, 1);
+    assert.match(
+      verified.err,
+      new RegExp(
+        `^trace ledger verify: warning: the ledger's guards .*\\ntrace ledger verify: Ledger verification failed at entry ${
+          run!.seq
+        } \\(run "${seeded.replayRunId}"\\): its stored verdict is PASS but its findings imply FAIL \\(edited\\); restore trace\\.db from a backup`,
+      ),
+    );
     for (
       const command of [
         ["external-gate"],
@@ -141,7 +148,12 @@ Deno.test("the gate and the run readers refuse a verdict rewritten with the whol
     ) {
       const result = await trace([...command, ...data]);
       assert.equal(result.code, 2, `${command[0]}: ${result.out}`);
-      assert.equal(result.err, `trace ${command[0]}: ${line}`);
+      assert.equal(
+        result.err,
+        `trace ${command[0]}: The ledger is broken at entry ${
+          run!.seq
+        }: run trace ledger verify\n`,
+      );
     }
   });
 });
@@ -340,7 +352,12 @@ Deno.test("a reader sees what another handle appended after it verified", async 
         kind: "run",
         entityId: "run-appended",
         targetId: "staging-a",
-        payload: { run_id: "run-appended", target: { id: "staging-a" } },
+        payload: {
+          run_id: "run-appended",
+          target: { id: "staging-a" },
+          verdict: "PASS",
+          findings: [],
+        },
       });
     } finally {
       other.close();
@@ -375,7 +392,12 @@ Deno.test("ledger verify --expect-head catches a truncated tail that the chain a
       kind: "run",
       entityId: "run-later",
       targetId: "staging-a",
-      payload: { run_id: "run-later", target: { id: "staging-a" } },
+      payload: {
+        run_id: "run-later",
+        target: { id: "staging-a" },
+        verdict: "PASS",
+        findings: [],
+      },
     });
     const extended = await trace([
       "ledger",
@@ -509,7 +531,12 @@ Deno.test("ledger verify --expect-head given a head that is not this ledger's sa
         kind: "run",
         entityId: id,
         targetId: "staging-a",
-        payload: { run_id: id, target: { id: "staging-a" } },
+        payload: {
+          run_id: id,
+          target: { id: "staging-a" },
+          verdict: "PASS",
+          findings: [],
+        },
       });
     }
     const foreign = `2:sha256:${"ab".repeat(32)}`;

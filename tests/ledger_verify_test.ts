@@ -45,6 +45,7 @@ async function seed(db: TraceDb): Promise<void> {
         run_id: `run-${n}`,
         target: { id: "staging-a" },
         verdict: "PASS",
+        findings: [],
       },
     });
   }
@@ -203,7 +204,11 @@ Deno.test("verifyLedger() checks version-1 rows by their own rule and refuses a 
     // A ledger written before chain versions existed: schema 2, version-1 digests.
     await migrate(db, LEDGER_MIGRATIONS.slice(0, 2));
     const createdAt = "2026-01-01T00:00:00.000Z";
-    const payload = canonicalJson({ run_id: "run-old", verdict: "PASS" });
+    const payload = canonicalJson({
+      run_id: "run-old",
+      verdict: "PASS",
+      findings: [],
+    });
     const digest = payloadDigest(payload);
     const chain = chainDigest({
       chain_version: 1,
@@ -298,7 +303,12 @@ Deno.test("every ledger reader refuses an edited row: regressions and reference 
       kind: "reference_run",
       entityId: "run-ref-1",
       targetId: "reference-correct",
-      payload: { run_id: "run-ref-1", target: { id: "reference-correct" } },
+      payload: {
+        run_id: "run-ref-1",
+        target: { id: "reference-correct" },
+        verdict: "PASS",
+        findings: [],
+      },
     });
     assert.equal((await listRegressions(db)).length, 1);
     assert.equal((await listReferenceRuns(db)).length, 1);

@@ -17,6 +17,8 @@ import {
   toEntry,
 } from "../lib/ledger/chain.ts";
 import { verifyLedger } from "../lib/ledger/verify.ts";
+import { recordRun } from "../lib/ledger/runs.ts";
+import type { RunReport } from "../lib/runner/report.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { withDb } from "./_helpers.ts";
 
@@ -29,6 +31,7 @@ async function appendRun(db: TraceDb, n: number): Promise<void> {
       run_id: `run-${n}`,
       target: { id: "staging-a" },
       verdict: "PASS",
+      findings: [],
     },
   });
 }
@@ -59,9 +62,18 @@ async function rewriteVerdict(
     args: [seq],
   })).rows[0]!;
   const entry = toEntry(row);
+  // A rewrite that keeps the verdict and its findings agreeing: only the
+  // digests and the head records can catch it.
   const payload = canonicalJson({
     ...JSON.parse(entry.payload),
     verdict: "FAIL",
+    findings: [{
+      severity: "fail",
+      code: "marker_retrievable",
+      subject: "retrieval",
+      message: "rewritten",
+      sample_indexes: [],
+    }],
   });
   const digest = payloadDigest(payload);
   const chain = options.rechain
@@ -85,6 +97,7 @@ async function appendUnchecked(raw: Client, n: number): Promise<void> {
     run_id: `run-${n}`,
     target: { id: "staging-a" },
     verdict: "PASS",
+    findings: [],
   });
   const fields = {
     chain_version: 2,
@@ -200,5 +213,66 @@ Deno.test("verifyLedger() catches removed head records", async () => {
     const [seq, problem] = await brokenAt(db);
     assert.equal(seq, 4);
     assert.match(problem, /no head record exists/);
+  });
+});
+
+Deno.test("verifyLedger() catches a run whose verdict its findings do not imply, digests and chain recomputed, or whose findings were removed", async () => {
+  for (
+    const [edit, problem] of [
+      [
+        { verdict: "PASS", findings: [{ severity: "fail" }] },
+        /its stored verdict is PASS but its findings imply FAIL \(edited\)/,
+      ],
+      [
+        { verdict: "FAIL", findings: undefined },
+        /its stored verdict is FAIL and it has no findings to imply one \(edited\)/,
+      ],
+    ] as const
+  ) {
+    await withDb(async (db) => {
+      await seed(db);
+      await tamper(db, async (raw) => {
+        const entry = toEntry(
+          (await raw.execute("SELECT * FROM ledger_entries WHERE seq = 2"))
+            .rows[0]!,
+        );
+        const payload = canonicalJson({
+          ...JSON.parse(entry.payload),
+          ...edit,
+        });
+        const digest = payloadDigest(payload);
+        await raw.execute({
+          sql:
+            "UPDATE ledger_entries SET payload = ?, payload_digest = ?, chain_digest = ? WHERE seq = 2",
+          args: [
+            payload,
+            digest,
+            chainDigest({ ...entry, payload_digest: digest }),
+          ],
+        });
+      });
+      const [seq, found] = await brokenAt(db);
+      assert.equal(seq, 2);
+      assert.match(found, problem);
+    });
+  }
+});
+
+Deno.test("recordRun() refuses a report whose verdict its findings do not imply: the ledger never stores what its readers refuse", async () => {
+  await withDb(async (db) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const report = {
+      run_id: "run-x",
+      kind: "external",
+      state: "completed",
+      finished_at: "2026-12-01T00:00:00.000Z",
+      target: { id: "staging-a" },
+      verdict: "PASS",
+      findings: [{ severity: "inconclusive" }],
+    } as unknown as RunReport;
+    await assert.rejects(
+      () => recordRun(db, report),
+      /^TypeError: Cannot record run run-x: its stored verdict is PASS but its findings imply INCONCLUSIVE$/,
+    );
   });
 });

@@ -36,7 +36,7 @@ Deno.test({
           kind: "run",
           entityId: `run-${n}`,
           targetId: "staging-a",
-          payload: { run_id: `run-${n}`, verdict: "PASS" },
+          payload: { run_id: `run-${n}`, verdict: "PASS", findings: [] },
         });
       }
       await withRawClient(db, async (client) => {
@@ -49,7 +49,7 @@ Deno.test({
         kind: "run",
         entityId: "run-4",
         targetId: "staging-a",
-        payload: { run_id: "run-4", verdict: "PASS" },
+        payload: { run_id: "run-4", verdict: "PASS", findings: [] },
       });
       const result = await verifyLedger(db);
       assert.equal(result.ok, false);

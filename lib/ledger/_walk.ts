@@ -20,6 +20,8 @@ import {
   toEntry,
 } from "./_entry.ts";
 import { receiptEntryProblem } from "./_receipt_shape.ts";
+import { verdictProblem } from "./_verdict.ts";
+import type { RunReport } from "../runner/report.ts";
 
 /** Something that runs SQL: a client or an open transaction. */
 export type Executor = Pick<Transaction, "execute">;
@@ -163,6 +165,10 @@ function checkEntry(
   }
   if (entry.kind === "erasure") {
     return receiptEntryProblem(entry.entity_id, payload);
+  }
+  if (entry.kind === "run" || entry.kind === "reference_run") {
+    const verdict = verdictProblem(payload as RunReport);
+    if (verdict !== null) return `${verdict} (edited)`;
   }
   return null;
 }

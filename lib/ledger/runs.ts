@@ -2,8 +2,7 @@
 
 import type { Transaction } from "@libsql/client";
 import type { TraceDb } from "../db.ts";
-import { LedgerIntegrityError, UsageError } from "../errors.ts";
-import { verdictOf } from "../runner/findings.ts";
+import { UsageError } from "../errors.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
   appendEntries,
@@ -17,6 +16,7 @@ import {
 import { headAfter, type LedgerHead } from "./head.ts";
 import { CHAINED_COLUMNS, verifiedEntries } from "./_intact.ts";
 import { quoteValue } from "../echo.ts";
+import { verdictProblem } from "./_verdict.ts";
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -68,6 +68,11 @@ export async function recordRun(
       `Cannot record run ${report.run_id}: only finished reports are stored`,
     );
   }
+  // The ledger never stores what its readers would refuse.
+  const problem = verdictProblem(report);
+  if (problem !== null) {
+    throw new TypeError(`Cannot record run ${report.run_id}: ${problem}`);
+  }
   const kind = report.kind === "reference" ? "reference_run" : "run";
   const entries = await appendEntries(db, async (tx) => [
     {
@@ -88,23 +93,7 @@ export async function readRun(
 ): Promise<RunReport | null> {
   const entry = await readEntry(db, "run", runId) ??
     await readEntry(db, "reference_run", runId);
-  return entry ? judgedReport(entry) : null;
-}
-
-/**
- * The report an entry holds, refused when its verdict is not the one its
- * findings imply. The chain cannot catch a rewrite whose digests were all
- * recomputed; a verdict that contradicts its own findings is one.
- */
-export function judgedReport(entry: LedgerEntry): RunReport {
-  const report = JSON.parse(entry.payload) as RunReport;
-  // Only a report the runner wrote has findings to judge.
-  if (!Array.isArray(report.findings)) return report;
-  const implied = verdictOf(report.findings);
-  if (implied === report.verdict) return report;
-  throw new LedgerIntegrityError(
-    `Run ${entry.entity_id} (ledger entry ${entry.seq}) is inconsistent: its stored verdict is ${report.verdict} but its findings imply ${implied}, so its entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD`,
-  );
+  return entry ? JSON.parse(entry.payload) as RunReport : null;
 }
 
 /**
@@ -143,7 +132,7 @@ function storedRun(entry: LedgerEntry): StoredRun {
     run_id: entry.entity_id,
     target_id: entry.target_id,
     created_at: entry.created_at,
-    report: judgedReport(entry),
+    report: JSON.parse(entry.payload) as RunReport,
   };
 }
 

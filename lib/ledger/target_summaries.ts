@@ -8,10 +8,10 @@
  */
 
 import type { TraceDb } from "../db.ts";
+import type { RunReport } from "../runner/report.ts";
 import { CHAINED_COLUMNS, verifiedEntries } from "./_intact.ts";
 import { latestEntryPerTarget } from "./chain.ts";
 import { listRetirements, type Retirement } from "./retirements.ts";
-import { judgedReport } from "./runs.ts";
 import { listTargets, type TargetRecord } from "./targets.ts";
 
 /** A registered target with its use and retirement. */
@@ -77,7 +77,7 @@ export async function listUnregisteredTargets(
     const id = entry.target_id ?? "";
     const seen = use.get(id);
     if (registered.has(id) || !seen) return [];
-    const report = judgedReport(entry);
+    const report = JSON.parse(entry.payload) as RunReport;
     return [{
       target_id: id,
       base_url: report.target.base_url,
