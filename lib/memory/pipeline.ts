@@ -40,8 +40,8 @@ import {
 } from "./query_path.ts";
 import { type Scheduler, systemScheduler, type TimerId } from "./scheduler.ts";
 import { renderAnswer } from "./rendering.ts";
-import { SourceStore } from "./source_store.ts";
-import { VectorIndex } from "./vector_index.ts";
+import { sourceBytes, SourceStore } from "./source_store.ts";
+import { VectorIndex, vectorRecordBytes } from "./vector_index.ts";
 
 export {
   NO_MATCH_ANSWER,
@@ -140,8 +140,8 @@ export class MemoryPipeline {
     checkRoom(this.#held(), this.#limits, {
       namespace,
       id,
-      // The source record and its vector.
-      bytes: 2 * (2 * id.length + text.length) + this.#vectorBytes,
+      // The source record and its vector, measured as the stores measure them.
+      bytes: sourceBytes(id, text) + vectorRecordBytes(id, this.#vectorBytes),
     });
     this.#sources.put(namespace, id, text);
     const upsert: IndexJob = { kind: "upsert", namespace, id, text };

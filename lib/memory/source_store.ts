@@ -13,11 +13,15 @@ import {
 
 export type { ReadOptions } from "./_records.ts";
 
+/** Bytes a source record of `id` and `text` holds (2 per UTF-16 code unit). */
+export function sourceBytes(id: string, text: string): number {
+  return 2 * (id.length + text.length);
+}
+
 /** Namespaced source documents. */
 export class SourceStore extends NamespacedRecords<string> {
   constructor(options: StoreOptions = {}) {
-    // JavaScript strings hold 2 bytes per UTF-16 code unit.
-    super((id, text) => 2 * (id.length + text.length), options);
+    super(sourceBytes, options);
   }
 
   /** Stores (or replaces) a document. */

@@ -26,10 +26,15 @@ export interface SearchOptions extends ReadOptions {
   minScore?: number;
 }
 
+/** Bytes a vector record of `id` holds, its vector `vectorBytes` long. */
+export function vectorRecordBytes(id: string, vectorBytes: number): number {
+  return 2 * id.length + vectorBytes;
+}
+
 /** Namespaced vector records. */
 export class VectorIndex extends NamespacedRecords<Vector> {
   constructor(options: StoreOptions = {}) {
-    super((id, vector) => 2 * id.length + vector.byteLength, options);
+    super((id, vector) => vectorRecordBytes(id, vector.byteLength), options);
   }
 
   /** Adds or replaces the vector of one id. */
