@@ -117,16 +117,16 @@ export function definePage<T>(
     const title = typeof spec.title === "string"
       ? spec.title
       : spec.title(data);
+    const dataLocation = visibleDataLocation(c.get("principal"), deps.site);
     const view: PageView = {
       now: (deps.now ?? Date.now)(),
       url,
       serverOrigin: serverOriginOf(c.req.header("host")),
       jsonHref,
       principal: c.get("principal"),
-      dataLocation: visibleDataLocation(c.get("principal"), deps.site),
-      dataFlags: visibleDataLocation(c.get("principal"), deps.site) === null
-        ? ""
-        : deps.site.dataFlags,
+      dataLocation,
+      // The flags name the place too: shown to whom the location is shown.
+      dataFlags: dataLocation === null ? "" : deps.site.dataFlags,
       csrf: c.get("csrf"),
     };
     return renderPage(

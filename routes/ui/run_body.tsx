@@ -49,8 +49,8 @@ export interface RunBodyView {
   jsonHref?: string;
   /** Forms for actions on this run (page mode, roles that may run). */
   actions?: Child;
-  /** The server's data flags for printed commands (page mode; see {@link withDataFlags}). */
-  dataFlags?: string;
+  /** The server's data flags for printed commands (`""` in a document; see {@link withDataFlags}). */
+  dataFlags: string;
 }
 
 /** The status word of the run's badge. */
@@ -92,7 +92,7 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
             <LaterCleanup detail={detail} view={view} />
             <IssuedPanel
               runId={detail.run_id}
-              dataFlags={view.dataFlags ?? ""}
+              dataFlags={view.dataFlags}
               checkpoint={detail.checkpoint}
               running={detail.state === "running"}
               cleanedLater={detail.later_cleanup?.cleanup_complete === true}
@@ -317,7 +317,7 @@ const ReportSections: FC<
                 {step.command
                   ? (
                     <Command
-                      text={withDataFlags(step.command, view.dataFlags ?? "")}
+                      text={withDataFlags(step.command, view.dataFlags)}
                     />
                   )
                   : null}
@@ -340,7 +340,7 @@ const ReportSections: FC<
       <LaterCleanup detail={detail} view={view} />
       <CleanupPanel
         report={report}
-        dataFlags={view.dataFlags ?? ""}
+        dataFlags={view.dataFlags}
         cleanedLater={detail.later_cleanup?.cleanup_complete === true}
         unregistered={unregisteredTarget(
           detail.target_registered,
@@ -476,7 +476,7 @@ const RequestsSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
               ? "The run's trace events could not be read"
               : "No trace events of this run"}
             command={requests.status === "no_index"
-              ? withDataFlags("trace obs init", view.dataFlags ?? "")
+              ? withDataFlags("trace obs init", view.dataFlags)
               : undefined}
           >
             {requests.status === "unreadable"

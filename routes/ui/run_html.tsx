@@ -64,7 +64,12 @@ export async function renderRunDocument(
         <main id="main" class="site-main standalone">
           <RunBody
             detail={detail}
-            view={{ mode: "document", now: Date.parse(generated) }}
+            view={{
+              mode: "document",
+              now: Date.parse(generated),
+              // A document is read away from this server: its commands name no data.
+              dataFlags: "",
+            }}
           />
         </main>
         <footer class="site-footer">

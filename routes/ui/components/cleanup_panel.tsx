@@ -54,7 +54,7 @@ export const CleanupPanel: FC<
     dataFlags?: string;
   }
 > = (
-  { report, cleanedLater, unregistered, dataFlags },
+  { report, cleanedLater, unregistered, dataFlags = "" },
 ) => {
   const c = report.cleanup;
   const reference = report.kind === "reference";
@@ -147,7 +147,7 @@ export const CleanupPanel: FC<
             <NextStepBox
               runId={report.run_id}
               unregistered={unregistered ?? null}
-              dataFlags={dataFlags ?? ""}
+              dataFlags={dataFlags}
             />
           )
         : null}
@@ -217,7 +217,7 @@ export const IssuedPanel: FC<
     dataFlags?: string;
   }
 > = (
-  { runId, checkpoint, running, cleanedLater, unregistered, dataFlags },
+  { runId, checkpoint, running, cleanedLater, unregistered, dataFlags = "" },
 ) => {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
@@ -272,7 +272,7 @@ export const IssuedPanel: FC<
         <NextStepBox
           runId={runId}
           unregistered={unregistered ?? null}
-          dataFlags={dataFlags ?? ""}
+          dataFlags={dataFlags}
         />
       )}
     </div>
