@@ -63,6 +63,11 @@ async function files(dir: string): Promise<string[]> {
   return names.sort();
 }
 
+/** Runs `trace ledger backup FILE --data-dir DATA`. */
+function backupTo(file: string, data: string) {
+  return trace(["ledger", "backup", file, "--data-dir", data]);
+}
+
 async function sha256(path: string): Promise<string> {
   const bytes = await Deno.readFile(path);
   const digest = await crypto.subtle.digest("SHA-256", bytes);
@@ -92,13 +97,7 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
   await withTempDir(async (dir) => {
     const data = await seed(dir);
     const backup = `${dir}/backup.db`;
-    const written = await trace([
-      "ledger",
-      "backup",
-      backup,
-      "--data-dir",
-      data,
-    ]);
+    const written = await backupTo(backup, data);
     assert.equal(written.code, 0, written.err);
     assert.match(
       written.out,
@@ -116,7 +115,7 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
     ]);
     assert.equal(JSON.parse(verify.out).entries, 3);
     const before = await sha256(backup);
-    const again = await trace(["ledger", "backup", backup, "--data-dir", data]);
+    const again = await backupTo(backup, data);
     assert.equal(again.code, 2);
     assert.equal(
       again.err,
@@ -134,13 +133,7 @@ Deno.test("trace ledger backup refuses a FILE where Trace reads its own state", 
     for (
       const file of [`${data}/external/copy.json`, `${dir}/link/copy.json`]
     ) {
-      const refused = await trace([
-        "ledger",
-        "backup",
-        file,
-        "--data-dir",
-        data,
-      ]);
+      const refused = await backupTo(file, data);
       assert.equal(refused.code, 2, refused.err);
       assert.equal(
         refused.err,
@@ -148,13 +141,7 @@ Deno.test("trace ledger backup refuses a FILE where Trace reads its own state", 
       );
     }
     assert.deepEqual(await files(`${data}/external`), []);
-    const key = await trace([
-      "ledger",
-      "backup",
-      `${data}/erasure.key`,
-      "--data-dir",
-      data,
-    ]);
+    const key = await backupTo(`${data}/erasure.key`, data);
     assert.equal(key.code, 2, key.err);
     assert.match(key.err, /it is the data directory's erasure key/);
     assert.ok(!(await files(data)).includes("erasure.key"));
@@ -171,13 +158,7 @@ Deno.test("trace ledger backup warns when the copy it verified lacks the ledger'
       raw.close();
     }
     const backup = `${dir}/backup.db`;
-    const written = await trace([
-      "ledger",
-      "backup",
-      backup,
-      "--data-dir",
-      data,
-    ]);
+    const written = await backupTo(backup, data);
     assert.equal(written.code, 0, written.err);
     assert.equal(
       written.err,
@@ -236,13 +217,7 @@ Deno.test("backupDb() removes the copy when its signal aborts while SQLite write
 Deno.test("trace ledger backup refuses a path where SQLite keeps a database's journal or log, which SQLite would later discard", async () => {
   await withTempDir(async (dir) => {
     const data = await seed(dir);
-    const first = await trace([
-      "ledger",
-      "backup",
-      `${dir}/first.db`,
-      "--data-dir",
-      data,
-    ]);
+    const first = await backupTo(`${dir}/first.db`, data);
     assert.equal(first.code, 0, first.err);
     for (
       const path of [
@@ -251,13 +226,7 @@ Deno.test("trace ledger backup refuses a path where SQLite keeps a database's jo
         `${dir}/first.db-journal`,
       ]
     ) {
-      const result = await trace([
-        "ledger",
-        "backup",
-        path,
-        "--data-dir",
-        data,
-      ]);
+      const result = await backupTo(path, data);
       assert.equal(result.code, 2, `${path}: ${result.out}`);
       assert.match(
         result.err,
@@ -274,13 +243,7 @@ Deno.test("trace ledger backup refuses a path where SQLite keeps a database's jo
 
 Deno.test("trace ledger backup refuses an empty FILE in words, before opening the database", async () => {
   await withTempDir(async (dir) => {
-    const result = await trace([
-      "ledger",
-      "backup",
-      "",
-      "--data-dir",
-      `${dir}/none`,
-    ]);
+    const result = await backupTo("", `${dir}/none`);
     assert.equal(result.code, 2);
     assert.equal(
       result.err,
