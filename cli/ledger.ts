@@ -150,6 +150,11 @@ file (SQLite would discard it), and a FILE in the data directory's external/
 folder or at its erasure.key (Trace would read it as its own state). Works
 for a local database file only.
 
+The copy holds the database only: keep the data directory's erasure.key
+(erasures and their receipts' checks need the key that made them, and
+trace serve refuses to start without it once receipts exist) and its
+external/ folder with it; docs/ledger.md#restoring-a-backup.
+
 Ctrl-C (or SIGTERM) stops the copy and removes what was written of it
 (exit 2); the engine notices between steps, so the first one may take until
 the copy is finished. A second exits at once and removes it too.

@@ -44,6 +44,7 @@ import {
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import { type CliIo, mebibytes, readInput } from "./_io.ts";
+import { shellWord } from "../lib/shell_word.ts";
 import { plural } from "./_words.ts";
 
 const ERASE_HELP =
@@ -54,7 +55,8 @@ const ERASE_HELP =
        trace obs erase --finish [--json] …
 
 SUBJECT is exactly one of --user ID, --anonymous, --thread ID, --memory ID or
---event-ids FILE (one event id per line; - reads stdin).
+--event-ids FILE (one event id per line, exactly as ingested: spaces count;
+- reads stdin).
 
 Removes the subject's events from every place Trace keeps them: previews,
 resource refs (selection candidates and outcome artifacts), index rows,
@@ -325,7 +327,11 @@ async function subjectFromFlags(
 /** Most bytes an --event-ids list may hold (a million ids of 64 characters). */
 const MAX_EVENT_IDS_BYTES = 64 * 1024 * 1024;
 
-/** One id per line; blank lines are skipped. */
+/**
+ * One id per line, taken exactly: an id may begin or end with a space (ingest
+ * accepts it), and trimming would erase the id without it, another event.
+ * Empty lines are skipped.
+ */
 async function readEventIds(path: string, io: CliIo): Promise<string[]> {
   let text: string | null;
   try {
@@ -345,7 +351,7 @@ async function readEventIds(path: string, io: CliIo): Promise<string[]> {
   }
   const ids: string[] = [];
   text.split(/\r?\n/).forEach((line, index) => {
-    const id = line.trim();
+    const id = line;
     if (id === "") return;
     // Checked here so a refusal names the file's line, not a list position.
     const parsed = v.safeParse(OpaqueIdSchema, id);
@@ -395,13 +401,31 @@ function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
     `Erasure dry run for ${
       subjectWords(subject)
     } (subject ${plan.subject_digest})`,
-    `  ${plan.events} events: ${tableLine(plan.tables)}`,
+    `  ${plural(plan.events, "event")}: ${tableLine(plan.tables)}`,
+    ...unmatchedLine(plan, subject),
     `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
     `  participants: ${participantsLine(plan.participants)}`,
     "Nothing was changed. To erase, run the same command with:",
     `  --apply --confirm "${plan.confirmation}"`,
     "",
   ].join("\n");
+}
+
+/** Ids are compared exactly, so a near miss (case, a space) matches nothing: say so before an apply. */
+function unmatchedLine(plan: ErasurePlan, subject: ErasureSubject): string[] {
+  const where = `application ${subject.application_id}`;
+  if (subject.kind === "events" && plan.events < subject.ids.length) {
+    const missing = subject.ids.length - plan.events;
+    return [
+      `  ${missing} of the ${subject.ids.length} listed ids match no event of ${where} (ids are compared exactly: case and spaces count)`,
+    ];
+  }
+  if (plan.events > 0) return [];
+  return [
+    `  nothing matched in ${where}: ids are compared exactly (case and spaces count); trace events query --application ${
+      shellWord(subject.application_id)
+    } lists its events`,
+  ];
 }
 
 function storageLine(result: ErasureResult): string {
@@ -446,7 +470,7 @@ function renderApplied(
 ): string {
   const { result, receipt } = applied;
   return [
-    `Erased ${result.events} events of ${subjectWords(subject)}: ${
+    `Erased ${plural(result.events, "event")} of ${subjectWords(subject)}: ${
       tableLine(result.tables)
     }`,
     `  participants: ${participantsLine(result.participants)}`,

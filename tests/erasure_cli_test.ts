@@ -267,7 +267,37 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
     assert.match(stray.err, /--confirm takes effect only with --apply/);
 
     const file = join(dir, "ids.txt");
+    // Ids are taken exactly: "  n1  " is another id than n1 (ingest accepts
+    // both), and the dry run says it matched nothing.
     await Deno.writeTextFile(file, "b1\n\n  n1  \n");
+    const spaced = await trace([
+      "obs",
+      "erase",
+      "--application",
+      "app",
+      "--event-ids",
+      file,
+      ...data,
+    ]);
+    assert.match(spaced.out, /\n {2}1 event: /);
+    assert.match(
+      spaced.out,
+      /\n {2}1 of the 2 listed ids match no event of application app \(ids are compared exactly: case and spaces count\)\n/,
+    );
+    const cased = await trace([
+      "obs",
+      "erase",
+      "--application",
+      "app",
+      "--user",
+      "Alice",
+      ...data,
+    ]);
+    assert.match(
+      cased.out,
+      /\n {2}nothing matched in application app: ids are compared exactly \(case and spaces count\); trace events query --application app lists its events\n/,
+    );
+    await Deno.writeTextFile(file, "b1\n\nn1\n");
     const fromFile = JSON.parse(
       (await trace([
         "obs",

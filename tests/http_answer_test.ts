@@ -232,6 +232,26 @@ Deno.test("other statuses keep their short words", async () => {
   });
 });
 
+Deno.test("a status for a path the server does not serve names the URL and base_url", async () => {
+  for (
+    const status of [
+      "404 Not Found",
+      "405 Method Not Allowed",
+      "501 Not Implemented",
+    ]
+  ) {
+    await withRawServer(refusal(status), async (server) => {
+      const error = await expectFailure(post(server, "query"), "http_status");
+      assert.equal(
+        error.message,
+        `Request /query failed: HTTP ${
+          status.slice(0, 3)
+        } from POST ${server.url}/query, expected 200: check that base_url points at the trace-staging/1 adapter, which answers POST base_url/ingest, /query, /inventory and /delete`,
+      );
+    });
+  }
+});
+
 Deno.test("a redirect shows where it pointed and the base_url to set, without the query", async (t) => {
   const cases: Array<[string, string, RegExp]> = [
     [

@@ -112,12 +112,23 @@ function shownDetail(error: StrictJsonError): string {
     : "a repeated key that is not a field name";
 }
 
+/**
+ * Statuses a server gives for a path or method it does not serve: most often
+ * base_url names another service, or the adapter's path is missing from it.
+ */
+const NOT_AN_ADAPTER = new Set([404, 405, 501]);
+
 function statusDetail(status: number, context: AnswerContext): string {
   const refused = status === 401
     ? "HTTP 401 Unauthorized"
     : status === 403
     ? "HTTP 403 Forbidden"
     : null;
+  if (NOT_AN_ADAPTER.has(status)) {
+    return `HTTP ${status} from POST ${
+      clip(context.url.href)
+    }, expected 200: check that base_url points at the trace-staging/1 adapter, which answers POST base_url/ingest, /query, /inventory and /delete`;
+  }
   if (refused === null) return `HTTP ${status}, expected 200`;
   if (context.tokenSent) {
     return `${refused}, expected 200: the adapter refused the bearer token from the environment variable ${context.tokenEnv} (token_env); check that it holds the token the adapter expects and that the token may call this operation`;

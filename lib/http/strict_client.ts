@@ -6,8 +6,9 @@
  * place before bytes leave the machine: plain HTTP only to loopback, TLS
  * always verified, the bearer token only over HTTPS, no redirects, no proxies,
  * no retries. Error messages carry status codes and what to fix
- * (`_answer.ts`), never a response body or the token; of a redirect's
- * Location only its origin and path.
+ * (`_answer.ts`), never a response body; of a redirect's Location only its
+ * origin and path. The token is replaced in everything handed to the runner
+ * (`_redact.ts`), since an adapter may echo it back.
  *
  * @module
  */
@@ -28,6 +29,7 @@ import { fail, interpretAnswer } from "./_answer.ts";
 import { closeQuietly, openConnection } from "./_connect.ts";
 import { Deadline } from "./_deadline.ts";
 import { checkBaseUrl, readToken } from "./_target.ts";
+import { tokenRedactor } from "./_redact.ts";
 
 /** Options for {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -60,6 +62,7 @@ export function createHttpTransport(
   ];
   const tokenSent = token !== undefined && secure;
   if (tokenSent) headers.push(["Authorization", `Bearer ${token}`]);
+  const redact = tokenRedactor(tokenSent ? token : undefined);
   const basePath = base.pathname.replace(/\/+$/, "");
   return {
     async post(op, body, { timeoutMs, signal }) {
@@ -68,20 +71,24 @@ export function createHttpTransport(
       }
       const url = new URL(base);
       url.pathname = `${basePath}/${op}`;
-      const response = await send(op, {
-        url,
-        headers,
-        body: encoder.encode(JSON.stringify(body)),
-        timeoutMs,
-        signal,
-        caCerts: options.caCerts,
-        requireLoopbackPeer: !secure,
-      });
-      return interpretAnswer(op, response, {
-        url,
-        tokenEnv: config.token_env,
-        tokenSent,
-      });
+      try {
+        const response = await send(op, {
+          url,
+          headers,
+          body: encoder.encode(JSON.stringify(body)),
+          timeoutMs,
+          signal,
+          caCerts: options.caCerts,
+          requireLoopbackPeer: !secure,
+        });
+        return redact.answer(interpretAnswer(op, response, {
+          url,
+          tokenEnv: config.token_env,
+          tokenSent,
+        }));
+      } catch (error) {
+        throw redact.error(error);
+      }
     },
     async probe({ timeoutMs }) {
       // The connect path every request takes, stopped before a byte is sent.

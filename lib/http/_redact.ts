@@ -1,0 +1,85 @@
+/**
+ * Keeps the adapter's bearer token out of everything a run records. An
+ * adapter may echo the request's `Authorization` header back: in a
+ * redirect's Location, in a response header, as a key or a value of its
+ * answer. Whatever the transport hands the runner can reach checkpoints,
+ * trace events, the report and the append-only ledger, where it could never
+ * be scrubbed again, so the transport replaces the token before any of it
+ * leaves: as sent, and percent-encoded as a URL carries it.
+ *
+ * Error messages are the transport's own words and always redacted. An
+ * answer is evidence: a token short enough to occur inside a canary marker
+ * by chance would, once replaced, hide the marker the answer still holds,
+ * so answers are redacted only for tokens of at least
+ * {@link MIN_ANSWER_REDACTION_CHARS} characters.
+ *
+ * @module
+ */
+
+/** What the runner is shown in place of the token. */
+export const REDACTED_TOKEN = "[redacted token]";
+
+/** Shortest token replaced inside answers (8 characters of a marker's random part are one in 2^40). */
+export const MIN_ANSWER_REDACTION_CHARS = 8;
+
+/** Replaces one token in what the transport hands on. */
+export interface TokenRedactor {
+  /** `text` with every spelling of the token replaced. */
+  text(text: string): string;
+  /** The answer with the token replaced in every key and string value. */
+  answer(answer: Record<string, unknown>): Record<string, unknown>;
+  /** The error, its message redacted (the same object, so its type and code stay). */
+  error(error: unknown): unknown;
+}
+
+const NOTHING_TO_REDACT: TokenRedactor = {
+  text: (text) => text,
+  answer: (answer) => answer,
+  error: (error) => error,
+};
+
+/** A redactor for `token`; one that changes nothing when no token is sent. */
+export function tokenRedactor(token: string | undefined): TokenRedactor {
+  if (token === undefined || token === "") return NOTHING_TO_REDACT;
+  const spellings = spellingsOf(token);
+  const text = (value: string) =>
+    spellings.reduce(
+      (out, spelling) => out.replaceAll(spelling, REDACTED_TOKEN),
+      value,
+    );
+  const inAnswers = token.length >= MIN_ANSWER_REDACTION_CHARS;
+  return {
+    text,
+    answer: (answer) =>
+      inAnswers ? redactValue(answer, text) as Record<string, unknown> : answer,
+    error(error) {
+      if (error instanceof Error) error.message = text(error.message);
+      return error;
+    },
+  };
+}
+
+/** The token as sent, and as a URL's path or query would carry it; longest first. */
+function spellingsOf(token: string): string[] {
+  const forms = new Set([token, encodeURIComponent(token), encodeURI(token)]);
+  const inPath = URL.parse(`http://h/${token}`)?.pathname.slice(1);
+  if (inPath) forms.add(inPath);
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+function redactValue(value: unknown, text: (s: string) => string): unknown {
+  if (typeof value === "string") return text(value);
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, text));
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    // defineProperty: a key `__proto__` stays a key, as the parser left it.
+    Object.defineProperty(out, text(key), {
+      value: redactValue(item, text),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
