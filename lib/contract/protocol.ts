@@ -300,11 +300,36 @@ export function parseRequest<K extends Operation>(
   return result.output as OperationRequests[K];
 }
 
+/**
+ * Whether a 200 answer says it failed: a catch-all handler that answers
+ * `{"acknowledged": true, "error": "…"}` or counts of 0 beside an error
+ * would otherwise read as a clean deletion. Only the top-level `error` key,
+ * and only a value that says something (not null, false, "", [] or {}).
+ */
+function reportsFailure(body: unknown): boolean {
+  if (
+    typeof body !== "object" || body === null || !Object.hasOwn(body, "error")
+  ) {
+    return false;
+  }
+  const error = (body as Record<string, unknown>).error;
+  if (error === null || error === false || error === "") return false;
+  if (Array.isArray(error)) return error.length > 0;
+  if (typeof error === "object") return Object.keys(error).length > 0;
+  return true;
+}
+
 /** Checks a response object against its operation schema. */
 export function parseResponse<K extends Operation>(
   op: K,
   body: unknown,
 ): OperationResponses[K] {
+  if (reportsFailure(body)) {
+    throw new ProtocolError(
+      "schema",
+      `/${op} response: HTTP 200 but its top-level error key holds a value, so the operation may have failed; answer a failure with a non-200 status, and leave error out (or null) when the operation succeeded`,
+    );
+  }
   const result = v.safeParse(RESPONSE_SCHEMAS[op], body);
   if (!result.success) {
     throw new ProtocolError(
