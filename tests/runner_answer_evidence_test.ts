@@ -9,6 +9,10 @@ import assert from "node:assert/strict";
 import { parseJsonObject } from "../lib/json/strict_json.ts";
 import { findingChecks } from "../lib/runner/finding_checks.ts";
 import { EVIDENCE_CHECKS } from "../lib/runner/finding_guide.ts";
+import {
+  describeRendering,
+  type RenderingTrait,
+} from "../lib/runner/marker.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import {
   findingsOf,
@@ -196,5 +200,70 @@ Deno.test("after cleanup, either marker in either namespace's answer keeps the c
         assert.equal(report.verdict, "INCONCLUSIVE");
       },
     );
+  }
+});
+
+Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped as base64 is FAIL, and the finding names the rendering", async (t) => {
+  const utf8Base64 = (text: string) =>
+    btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+  const cases: [
+    string,
+    (marker: string) => Record<string, unknown>,
+    RenderingTrait,
+    string,
+  ][] = [
+    [
+      "<wbr> every 8 characters",
+      (m) => ({
+        text: `<p>${m.replace(/(.{8})/g, "$1<wbr>")}</p>`,
+      }),
+      "markup_tags",
+      "text",
+    ],
+    [
+      "search highlighting",
+      (m) => ({
+        text: `${m.slice(0, 13)}<mark>${m.slice(13, 20)}</mark>${m.slice(20)}`,
+      }),
+      "markup_tags",
+      "text",
+    ],
+    [
+      "streamed chunks",
+      (m) => ({ text: "", tokens: m.match(/.{1,3}/g) }),
+      "split_items",
+      "tokens",
+    ],
+    [
+      "base64 content",
+      (m) => ({
+        text: "I found nothing relevant.",
+        sources: [{ content_b64: utf8Base64(`Deletion probe ${m}.`) }],
+      }),
+      "base64",
+      "sources.0.content_b64",
+    ],
+  ];
+  for (const [name, answerOf, trait, field] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.op === "query" && inWindow(request, "test")
+            ? Promise.resolve(answerOf(String(request.body.query)))
+            : forward(),
+      });
+      assert.equal(report.verdict, "FAIL");
+      assert.deepEqual(findingsOf(report, "fail"), [
+        "marker_retrievable:retrieval",
+      ]);
+      const last = report.samples.at(-1)!;
+      assert.equal(last.marker_form, "rendered");
+      assert.deepEqual(last.marker_rendering, [trait]);
+      assert.deepEqual(last.marker_found_in, { query: "test", field });
+      assert.match(
+        retrievalFinding(report).message,
+        new RegExp(`rendered with ${describeRendering([trait])} rather than`),
+      );
+    });
   }
 });

@@ -182,3 +182,137 @@ Deno.test("findMarkerInAnswer() searches text first, then every value and key in
     null,
   );
 });
+
+Deno.test("findMarker() recognises a marker broken by markup tags, and says so", async (t) => {
+  const cases: [string, string, RenderingTrait[]][] = [
+    ["<wbr> every 8 characters", MARKER.replace(/(.{8})/g, "$1<wbr>"), [
+      "markup_tags",
+    ]],
+    [
+      "highlighted part",
+      `${MARKER.slice(0, 13)}<mark>${MARKER.slice(13, 20)}</mark>${
+        MARKER.slice(20)
+      }`,
+      ["markup_tags"],
+    ],
+    [
+      "a tag with attributes",
+      `${MARKER.slice(0, 20)}<span class="hl" data-x='1'>${
+        MARKER.slice(20)
+      }</span>`,
+      ["markup_tags"],
+    ],
+    ["self-closing", `${MARKER.slice(0, 30)}<br/>${MARKER.slice(30)}`, [
+      "markup_tags",
+    ]],
+    [
+      "escaped tags",
+      `${MARKER.slice(0, 30)}&lt;wbr&gt;${MARKER.slice(30)}`,
+      ["html_entities", "markup_tags"],
+    ],
+    [
+      "tags and upper case",
+      `${MARKER.slice(0, 30).toUpperCase()}<strong>${MARKER.slice(30)}`,
+      ["case", "markup_tags"],
+    ],
+  ];
+  for (const [name, rendered, traits] of cases) {
+    await t.step(name, () => {
+      assert.deepEqual(findMarker(`<p>${rendered}</p>`, MARKER), {
+        form: "rendered",
+        rendering: traits,
+      });
+    });
+  }
+  // A tag's letters inside the random part still break another marker.
+  assert.equal(findMarker(`<p>${newMarker()}<wbr></p>`, MARKER), null);
+  assert.equal(
+    findMarker(`${MARKER.slice(0, 30)}<b>x</b>${MARKER.slice(30)}`, MARKER),
+    null,
+  );
+  // `<` that opens no element is text, and its letters still count.
+  assert.equal(
+    findMarker(`${MARKER.slice(0, 30)}< b>${MARKER.slice(30)}`, MARKER),
+    null,
+  );
+});
+
+Deno.test("findMarker() recognises a marker in text shipped as base64, and only as a whole string", () => {
+  const utf8 = (text: string) =>
+    btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+  for (
+    const encoded of [
+      utf8(`Synthetic record — deletion probe ${MARKER}.`),
+      utf8(`probe ${MARKER}`).replace(/=+$/, ""),
+      utf8(`probe ${MARKER.toUpperCase()}`).replace(/\+/g, "-").replace(
+        /\//g,
+        "_",
+      ),
+      utf8(`probe ${MARKER} `.repeat(4)).replace(/(.{76})/g, "$1\r\n"),
+    ]
+  ) {
+    const found = findMarker(encoded, MARKER);
+    assert.equal(found?.form, "rendered", encoded);
+    assert.ok(found?.rendering.includes("base64"), encoded);
+  }
+  assert.deepEqual(findMarker(utf8(`x ${MARKER.toUpperCase()}`), MARKER), {
+    form: "rendered",
+    rendering: ["case", "base64"],
+  });
+  // Inside other text, double-encoded, another marker, or bytes that are not UTF-8.
+  assert.equal(findMarker(`data: ${utf8(`probe ${MARKER}`)}`, MARKER), null);
+  assert.equal(findMarker(btoa(utf8(`probe ${MARKER}`)), MARKER), null);
+  assert.equal(findMarker(utf8(`probe ${newMarker()}`), MARKER), null);
+  assert.equal(
+    findMarker(btoa(`\xff\xfe${MARKER}`), MARKER),
+    null,
+  );
+});
+
+Deno.test("findMarkerInAnswer() joins the adjacent strings of one array, and names the array", () => {
+  const tokens = MARKER.match(/.{1,3}/g)!;
+  assert.deepEqual(findMarkerInAnswer({ text: "", tokens }, MARKER), {
+    form: "rendered",
+    rendering: ["split_items"],
+    field: "tokens",
+  });
+  assert.deepEqual(
+    findMarkerInAnswer({
+      text: "none",
+      stream: { chunks: [7, ...MARKER.toUpperCase().match(/.{1,5}/g)!, null] },
+    }, MARKER),
+    {
+      form: "rendered",
+      rendering: ["case", "split_items"],
+      field: "stream.chunks",
+    },
+  );
+  // A whole marker in one item is placed at that item.
+  assert.equal(
+    findMarkerInAnswer({ text: "", tokens: ["a", MARKER, "b"] }, MARKER)?.field,
+    "tokens.1",
+  );
+  // Strings apart (another value between them) or in two fields are not joined.
+  const half = MARKER.length / 2;
+  for (
+    const answer of [
+      { text: "", tokens: [MARKER.slice(0, half), 1, MARKER.slice(half)] },
+      { text: "", tokens: [[MARKER.slice(0, half)], [MARKER.slice(half)]] },
+      { text: MARKER.slice(0, 20), more: MARKER.slice(20) },
+      { text: "", tokens: [MARKER.slice(0, half), newMarker().slice(half)] },
+    ]
+  ) {
+    assert.equal(
+      findMarkerInAnswer(answer, MARKER),
+      null,
+      JSON.stringify(answer),
+    );
+  }
+});
+
+Deno.test("describeRendering() words markup tags, split lists and base64", () => {
+  assert.equal(
+    describeRendering(["base64", "split_items", "markup_tags"]),
+    "markup tags, a split across the strings of a list and base64 encoding",
+  );
+});

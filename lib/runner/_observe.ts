@@ -10,7 +10,7 @@ import type {
   RequestErrorRecord,
   Sample,
 } from "./report.ts";
-import type { RunSession } from "./_session.ts";
+import type { Attempt, RunSession } from "./_session.ts";
 
 /** A sample without its position in the window. */
 export type Observation = Omit<
@@ -18,25 +18,38 @@ export type Observation = Omit<
   "index" | "started_at_seconds" | "ended_at_seconds"
 >;
 
+/**
+ * A marker seen in one of a namespace's answers after the deletion: the
+ * /query answer (retrievable), or the /inventory answer, whose records the
+ * adapter still holds whatever its counts say.
+ */
+export interface Sighting extends AnswerMatch {
+  answer: "query" | "inventory";
+}
+
 /** One namespace read: its inventory and whether its marker is retrievable. */
 export interface NamespaceReading {
   /** `null` when the inventory request failed. */
   inventory: InventoryCounts | null;
-  /** `null` when the marker query failed. */
-  markerSeen: boolean | null;
-  /** How and where the marker appeared; `null` when it was not seen or the query failed. */
-  match: AnswerMatch | null;
   /**
-   * The other namespace's marker in this namespace's answer, or `null`: a
+   * Whether the namespace's marker was in its query or inventory answer;
+   * `null` when the query failed and the inventory did not show it.
+   */
+  markerSeen: boolean | null;
+  /** How and where the marker appeared, the query answer first; `null` when it was not seen. */
+  match: Sighting | null;
+  /**
+   * The other namespace's marker in this namespace's answers, or `null`: a
    * deleted record retrievable from outside its own namespace.
    */
-  otherMatch: AnswerMatch | null;
+  otherMatch: Sighting | null;
   errors: RequestErrorRecord[];
 }
 
 /**
  * Reads one namespace: inventory first, then the marker query, so a query's
- * own cache write cannot show up in the same reading.
+ * own cache write cannot show up in the same reading. Both answers are
+ * searched for both markers.
  */
 export async function readNamespace(
   session: RunSession,
@@ -51,36 +64,60 @@ export async function readNamespace(
     namespace,
     query: marker,
   });
-  const match = query.ok ? findMarkerInAnswer(query.value, marker) : null;
+  const answers = { query, inventory };
+  const match = sighting(answers, marker);
   return {
     inventory: inventory.ok ? counts(inventory.value) : null,
-    markerSeen: query.ok ? match !== null : null,
+    markerSeen: match ? true : query.ok ? false : null,
     match,
-    otherMatch: query.ok ? findMarkerInAnswer(query.value, other) : null,
+    otherMatch: sighting(answers, other),
     errors: [inventory, query].flatMap((a) => a.ok ? [] : [a.error]),
   };
+}
+
+/** `marker` in the query answer, else in the inventory answer, else `null`. */
+function sighting(
+  answers: Record<Sighting["answer"], Attempt<unknown>>,
+  marker: string,
+): Sighting | null {
+  for (const answer of ["query", "inventory"] as const) {
+    const attempt = answers[answer];
+    const match = attempt.ok
+      ? findMarkerInAnswer(attempt.answer, marker)
+      : null;
+    if (match) return { ...match, answer };
+  }
+  return null;
+}
+
+/** Whether the namespace's query answer carried its marker; `null` when the query failed. */
+function seenInQuery(reading: NamespaceReading): boolean | null {
+  if (reading.match?.answer === "query") return true;
+  return reading.errors.some((e) => e.op === "query") ? null : false;
 }
 
 /**
  * Where the test marker was seen in one sample: the test query's answer,
  * else the control query's (the deleted canary retrievable from outside its
- * namespace), else nowhere. The control marker in the test answer says
- * nothing about the deletion and is not looked at here.
+ * namespace), else the test or control inventory's answer, else nowhere.
+ * The control marker in the test answers says nothing about the deletion
+ * and is not looked at here.
  */
 function testMarkerPlace(
   test: NamespaceReading,
   control: NamespaceReading,
-): { match: AnswerMatch; place: MarkerPlace } | null {
-  if (test.match) {
-    return {
-      match: test.match,
-      place: { query: "test", field: test.match.field },
-    };
-  }
-  const leaked = control.otherMatch;
-  return leaked
-    ? { match: leaked, place: { query: "control", field: leaked.field } }
-    : null;
+): { match: Sighting; place: MarkerPlace } | null {
+  const seen = [
+    { query: "test", match: test.match },
+    { query: "control", match: control.otherMatch },
+  ] as const;
+  const first = seen.find((s) => s.match?.answer === "query") ??
+    seen.find((s) => s.match !== null);
+  const match = first?.match;
+  if (!first || !match) return null;
+  const place: MarkerPlace = { query: first.query, field: match.field };
+  if (match.answer === "inventory") place.answer = "inventory";
+  return { match, place };
 }
 
 /** Reads the test namespace, then the control namespace. */
@@ -103,8 +140,9 @@ export async function observe(
       ? controlInventory.source_records >= 1 &&
         controlInventory.vector_records >= 1
       : null,
-    control_seen: control.markerSeen,
-    control_form: control.match?.form ?? null,
+    // The control's own inventory lists its record: only its query counts.
+    control_seen: seenInQuery(control),
+    control_form: control.match?.answer === "query" ? control.match.form : null,
     errors: [...test.errors, ...control.errors],
   };
 }

@@ -18,8 +18,15 @@ import type { Clock } from "./clock.ts";
 import type { RunEventListener } from "./events.ts";
 import type { RequestErrorRecord } from "./report.ts";
 
-/** The answer to one request: a value, or the record of why there is none. */
-export type Attempt<T> = { ok: true; value: T } | {
+/**
+ * The answer to one request: a value (and the answer as it came, with the
+ * keys its schema leaves out), or the record of why there is none.
+ */
+export type Attempt<T> = {
+  ok: true;
+  value: T;
+  answer: Record<string, unknown>;
+} | {
   ok: false;
   error: RequestErrorRecord;
 };
@@ -140,7 +147,7 @@ export class RunSession {
     try {
       const { value, answer } = await this.#send(op, body);
       this.onAnswer?.(op, role, answer);
-      result = { ok: true, value };
+      result = { ok: true, value, answer };
     } catch (error) {
       this.failed++;
       result = { ok: false, error: toRecord(op, role, error) };

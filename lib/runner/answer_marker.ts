@@ -8,14 +8,21 @@
  * answer text: a key that does not read as a name is shown as `*`, and a
  * key that holds the marker as `(key)`.
  *
- * Each string is folded on its own, so a marker split across two fields is
- * not put together; the false-match bound of docs/report.md holds for the
- * whole answer, whose folded strings together stay under its 1 MiB cap.
+ * Each string is folded on its own, and the adjacent strings of one array
+ * also joined together: a streamed answer splits the marker across its
+ * chunks (`["tra", "ce_", …]`), and the place is then the array. A marker
+ * split across two fields of an object is not put together. Every string is
+ * searched at most twice (alone and in its array's run), so the false-match
+ * bound of docs/report.md holds for the whole answer.
+ *
+ * A key may hold a bearer-token-like value and still read as a name under
+ * {@link PATH_KEY}, which allows `-`: such a key is printed in a path.
+ * Secrets are kept out of answers at the transport, not here.
  *
  * @module
  */
 
-import { findMarker, type MarkerMatch } from "./marker.ts";
+import { findMarker, type MarkerMatch, RENDERING_TRAITS } from "./marker.ts";
 
 /** A marker found in an answer, and where. */
 export interface AnswerMatch extends MarkerMatch {
@@ -60,10 +67,49 @@ function searchValue(
       const found = searchValue(value[i], [...path, String(i)], marker);
       if (found) return found;
     }
-    return null;
+    return searchJoinedItems(value, path, marker);
   }
   if (value === null || typeof value !== "object") return null;
   return searchEntries(Object.entries(value), path, marker);
+}
+
+/**
+ * Searches each run of two or more adjacent strings of `items` joined
+ * together; a match is placed at the array and rendered as split.
+ */
+function searchJoinedItems(
+  items: readonly unknown[],
+  path: readonly string[],
+  marker: string,
+): AnswerMatch | null {
+  for (const run of stringRuns(items)) {
+    const match = findMarker(run.join(""), marker);
+    if (match) {
+      return {
+        form: "rendered",
+        rendering: RENDERING_TRAITS.filter((trait) =>
+          trait === "split_items" || match.rendering.includes(trait)
+        ),
+        field: pathOf(path),
+      };
+    }
+  }
+  return null;
+}
+
+/** The runs of two or more adjacent strings in `items`. */
+function stringRuns(items: readonly unknown[]): string[][] {
+  const runs: string[][] = [];
+  let run: string[] = [];
+  for (const item of [...items, null]) {
+    if (typeof item === "string") {
+      run.push(item);
+      continue;
+    }
+    if (run.length >= 2) runs.push(run);
+    run = [];
+  }
+  return runs;
 }
 
 /** Searches each key, then its value, in order. */

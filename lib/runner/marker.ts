@@ -5,12 +5,14 @@
  * {@link MARKER_RANDOM_LENGTH} characters from a base32 alphabet without
  * look-alike letters (no `i`, `l`, `o`, `u`). Applications render and reword
  * what they answer (Markdown escapes, HTML entities, another case or
- * separator, full-width forms, wrapped lines), so the marker counts as seen
- * when its random part appears in the answer after {@link foldForMatching}:
- * entities decoded, NFKC, lower case, `o` read as `0` and `i`/`l` as `1`, and
- * everything but letters and digits dropped. A fixed text of n folded
- * characters contains a given random part by chance with probability at most
- * n · 32^-26 (n · 2^-130), which docs/report.md works out.
+ * separator, full-width forms, wrapped lines, markup tags, base64), so the
+ * marker counts as seen when its random part appears in the answer after
+ * {@link foldForMatching}: entities decoded, NFKC, lower case, `o` read as
+ * `0` and `i`/`l` as `1`, and everything but letters and digits dropped; or
+ * in the same answer with its markup tags removed; or in the text a base64
+ * answer decodes to. A fixed text of n folded characters contains a given
+ * random part by chance with probability at most n · 32^-26 (n · 2^-130),
+ * which docs/report.md works out for every text searched.
  *
  * @module
  */
@@ -39,6 +41,9 @@ export const RENDERING_TRAITS = [
   "line_breaks",
   "invisible_characters",
   "look_alikes",
+  "markup_tags",
+  "split_items",
+  "base64",
 ] as const;
 
 /** One of {@link RENDERING_TRAITS}. */
@@ -61,14 +66,41 @@ export function newMarker(): string {
 
 /**
  * Looks for `marker` in `answer`: `exact` when the answer contains it byte for
- * byte, `rendered` when only its folded random part appears, `null` when
- * neither does.
+ * byte, `rendered` when only its folded random part appears (in the answer,
+ * in the answer without its markup tags, or in the text it decodes to as
+ * base64), `null` when none does.
  */
 export function findMarker(answer: string, marker: string): MarkerMatch | null {
+  return findInText(answer, marker) ?? findInBase64(answer, marker);
+}
+
+/** The marker in `answer` as written: byte for byte, folded, or folded without tags. */
+function findInText(answer: string, marker: string): MarkerMatch | null {
   if (answer.includes(marker)) return { form: "exact", rendering: [] };
   const random = foldedRandomPart(marker);
   if (random.length === 0) return null;
-  const folded = foldForMatching(answer);
+  const decoded = decodeUnits(answer);
+  const found = findFolded(answer, decoded, random, false);
+  if (found) return found;
+  // Only an answer with a tag in it can spell the marker once tags are gone.
+  if (answer.includes("<") || answer.includes("&")) {
+    const untagged = withoutTags(decoded);
+    if (untagged.length < decoded.length) {
+      const inMarkup = findFolded(answer, untagged, random, true);
+      if (inMarkup) return inMarkup;
+    }
+  }
+  return null;
+}
+
+/** The folded random part in `units` (decoded from `answer`), with how its span was rendered. */
+function findFolded(
+  answer: string,
+  units: Unit[],
+  random: string,
+  untagged: boolean,
+): MarkerMatch | null {
+  const folded = foldUnits(units);
   const at = folded.folded.indexOf(random);
   if (at < 0) return null;
   const prefix = foldedPrefix();
@@ -77,7 +109,52 @@ export function findMarker(answer: string, marker: string): MarkerMatch | null {
   const first = folded.units[withPrefix ? at - prefix.length : at]!;
   const last = folded.units[at + random.length - 1]!;
   const span = answer.slice(first.start, last.end);
-  return { form: "rendered", rendering: renderingTraits(span, withPrefix) };
+  return {
+    form: "rendered",
+    rendering: renderingTraits(span, { withPrefix, untagged }),
+  };
+}
+
+/**
+ * The marker in the UTF-8 text `answer` decodes to as base64, the way an
+ * API ships a document's bytes. Only a whole string of base64 at least as
+ * long as a marker is decoded, and only text that is valid UTF-8 is
+ * searched, once (not a decoding's decoding): a decoding is one more fixed
+ * text of fewer characters, so the false-match bound holds for it as for
+ * the answer.
+ */
+function findInBase64(answer: string, marker: string): MarkerMatch | null {
+  const text = base64Text(answer);
+  if (text === null) return null;
+  const found = findInText(text, marker);
+  return found && {
+    form: "rendered",
+    rendering: RENDERING_TRAITS.filter((trait) =>
+      trait === "base64" || found.rendering.includes(trait)
+    ),
+  };
+}
+
+/** Standard or URL-safe base64, padded or not, line breaks allowed. */
+const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
+
+/** The UTF-8 text `value` is the base64 encoding of, or `null`. */
+function base64Text(value: string): string | null {
+  const compact = value.replace(/[\r\n]/g, "");
+  if (compact.length < MARKER_PREFIX.length + MARKER_RANDOM_LENGTH) return null;
+  if (!BASE64.test(compact) || compact.length % 4 === 1) return null;
+  const standard = compact.replace(/-/g, "+").replace(/_/g, "/")
+    .replace(/=+$/, "");
+  try {
+    const binary = atob(
+      standard.padEnd(Math.ceil(standard.length / 4) * 4, "="),
+    );
+    const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    // Not base64 after all, or bytes that are not text: nothing to search.
+    return null;
+  }
 }
 
 /**
@@ -126,8 +203,12 @@ export interface FoldedText {
  * and everything but `[0-9a-z]` dropped.
  */
 export function foldForMatching(text: string): FoldedText {
+  return foldUnits(decodeUnits(text));
+}
+
+function foldUnits(units: Unit[]): FoldedText {
   const folded: Unit[] = [];
-  for (const unit of decodeUnits(text)) {
+  for (const unit of units) {
     for (const ch of unit.ch.normalize("NFKC").toLowerCase()) {
       const digit = LOOK_ALIKES[ch] ?? ch;
       if (/^[0-9a-z]$/.test(digit)) folded.push({ ...unit, ch: digit });
@@ -147,6 +228,33 @@ function decodeUnits(text: string): Unit[] {
   let units = codePoints(text);
   for (let round = 0; round < 3; round++) units = unwrapAmp(units);
   return decodeReferences(units);
+}
+
+/**
+ * An element tag: `<`, a name, attributes, an optional `/`, `>`; opening,
+ * closing or self-closing (`<wbr>`, `</mark>`, `<span class="hl">`).
+ */
+const MARKUP_TAG = /^<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/;
+
+/** Longest tag removed; a longer `<…>` is left as text. */
+const MAX_TAG_LENGTH = 256;
+
+/**
+ * `units` without markup tags: a web view breaks a long token with `<wbr>`,
+ * search highlighting wraps part of it in `<mark>`, and a tag's letters would
+ * otherwise split the marker. Decoded units, so an escaped `&lt;wbr&gt;` is
+ * a tag too.
+ */
+function withoutTags(units: Unit[]): Unit[] {
+  const out: Unit[] = [];
+  for (let i = 0; i < units.length; i++) {
+    const tag = units[i]!.ch === "<"
+      ? MARKUP_TAG.exec(charsAt(units, i, MAX_TAG_LENGTH))
+      : null;
+    if (tag) i += [...tag[0]].length - 1;
+    else out.push(units[i]!);
+  }
+  return out;
 }
 
 function codePoints(text: string): Unit[] {
@@ -238,14 +346,21 @@ function referenceText(match: RegExpExecArray): string {
 /**
  * What the answer's rendering of the marker (`span`, from the prefix when it
  * was found, else from the random part) changed. The marker itself is all
- * lower case, digits and two underscores after `trace` and `canary`.
+ * lower case, digits and two underscores after `trace` and `canary`; a
+ * span matched without its tags is judged without them.
  */
-function renderingTraits(span: string, withPrefix: boolean): RenderingTrait[] {
+function renderingTraits(
+  span: string,
+  how: { withPrefix: boolean; untagged: boolean },
+): RenderingTrait[] {
   const traits = new Set<RenderingTrait>();
+  if (how.untagged) traits.add("markup_tags");
   if (/&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]+);?/.test(span)) {
     traits.add("html_entities");
   }
-  const decoded = decodeUnits(span).map((u) => u.ch).join("");
+  const units = decodeUnits(span);
+  const decoded = (how.untagged ? withoutTags(units) : units)
+    .map((u) => u.ch).join("");
   if (/\\[!-/:-@[-`{-~]/.test(decoded)) traits.add("markdown_escapes");
   if (/[\uff01-\uff5e\u3000]/.test(decoded)) traits.add("full_width");
   if (/[\r\n\u2028\u2029]/.test(decoded)) traits.add("line_breaks");
@@ -258,7 +373,7 @@ function renderingTraits(span: string, withPrefix: boolean): RenderingTrait[] {
   if (/[A-Z]/.test(plain)) traits.add("case");
   if (/[oilOIL]/.test(plain)) traits.add("look_alikes");
   const separators = plain.replace(/[0-9A-Za-z]/g, "");
-  if (separators !== (withPrefix ? "__" : "")) traits.add("separators");
+  if (separators !== (how.withPrefix ? "__" : "")) traits.add("separators");
   return RENDERING_TRAITS.filter((trait) => traits.has(trait));
 }
 
@@ -279,4 +394,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   line_breaks: "line breaks",
   invisible_characters: "invisible characters",
   look_alikes: "look-alike letters",
+  markup_tags: "markup tags",
+  split_items: "a split across the strings of a list",
+  base64: "base64 encoding",
 };

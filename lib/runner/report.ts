@@ -58,10 +58,15 @@ export interface RequestErrorRecord {
 /** An inventory reading reduced to counts (the same shape as an {@link Inventory} answer). */
 export type InventoryCounts = Inventory;
 
-/** Where a sample saw the test marker: the query whose answer carried it, and the field. */
+/** Where a sample saw the test marker: the namespace whose answer carried it, and the field. */
 export interface MarkerPlace {
-  /** `test`, or `control` when the control query's answer carried the deleted canary's marker. */
+  /** `test`, or `control` when the control namespace's answer carried the deleted canary's marker. */
   query: "test" | "control";
+  /**
+   * `inventory` when it was that namespace's /inventory answer (the adapter
+   * still holds the text); absent for its /query answer.
+   */
+  answer?: "inventory";
   /** `text`, or the path of another field of the answer (key names only, never answer text). */
   field: string;
 }
