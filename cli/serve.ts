@@ -52,12 +52,13 @@ const FLAGS = {
   ...DATA_FLAGS,
   host: { type: "string", default: "127.0.0.1" },
   port: { type: "string", default: "8788" },
+  "public-origin": { type: "string" },
   "default-application": { type: "string" },
   "staging-adapter": { type: "boolean", default: false },
 } as const;
 
 const HELP =
-  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--staging-adapter] [--data-dir DIR] [--db URL]
+  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--public-origin URL] [--staging-adapter] [--data-dir DIR] [--db URL]
 
 Serves the observability API: POST/GET /api/events, GET /api/events/summary,
 GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,
@@ -81,7 +82,9 @@ drafts, runs) while reads and replay plans still work. Beyond loopback the
 UI needs TRACE_UI_AUTH_TOKEN or accounts.
 
 On a loopback address with no TRACE_INGEST_TOKEN, requests need no
-credentials, so an unmodified OpenTelemetry exporter works as is. With
+credentials, so an unmodified OpenTelemetry exporter works as is; a
+credential that opens no operator account (a wrong token, a stale session
+cookie) is refused with 401 rather than read as no credential. With
 TRACE_INGEST_TOKEN set, every API request needs Authorization: Bearer TOKEN.
 A non-loopback --host is refused unless TRACE_INGEST_TOKEN is set.
 A credential variable set but empty, or accounts JSON naming no account,
@@ -116,6 +119,12 @@ application that opted in (trace obs propagation, or
 ${PROPAGATION_ENV}=true) erase that memory's previews, with a receipt.
 
 Options:
+  --public-origin URL        The origin browsers use through a TLS reverse
+                             proxy, e.g. https://trace.example.com (https
+                             unless its host is loopback; no path). Its Host
+                             and Origin are accepted as this server's, the
+                             session cookie is Secure, and the login URL and
+                             the pages' commands name it
   --default-application ID   Tenant for OTLP spans that name none (tenant.id or
                              application.id); without it, the resource's
                              service.name. Answers say which was used.
@@ -234,7 +243,11 @@ export const serve: Command = async (args, io) => {
     ? createOneTimeLogin()
     : undefined;
   // createApp enforces these rules too; checking first refuses before any file is touched.
-  serverSecurity({ hostname: values.host, ingestToken: token });
+  const { publicOrigin } = serverSecurity({
+    hostname: values.host,
+    ingestToken: token,
+    publicOrigin: values["public-origin"],
+  });
   checkUiAuthOptions({
     hostname: values.host,
     ingestToken: token,
@@ -270,6 +283,7 @@ export const serve: Command = async (args, io) => {
     db,
     ingestToken: token,
     hostname: values.host,
+    publicOrigin,
     uiAuthToken,
     oneTimeLogin,
     accounts,
@@ -313,13 +327,27 @@ export const serve: Command = async (args, io) => {
       token ? "bearer token (TRACE_INGEST_TOKEN)" : "none, loopback only"
     }\n`,
   );
+  if (publicOrigin) {
+    io.err(
+      `  public origin: ${publicOrigin} (for browsers through the proxy: its Host and Origin are accepted${
+        publicOrigin.startsWith("https:")
+          ? ", the session cookie is Secure"
+          : ""
+      })\n`,
+    );
+  }
   io.err(
-    uiStartupLines(`http://${shown}:${bound}`, oneTimeLogin, uiAuthToken, {
-      accounts: accountCount,
-      tenantBound,
-      ingestToken: token !== undefined,
-      readOnly,
-    }),
+    uiStartupLines(
+      publicOrigin ?? `http://${shown}:${bound}`,
+      oneTimeLogin,
+      uiAuthToken,
+      {
+        accounts: accountCount,
+        tenantBound,
+        ingestToken: token !== undefined,
+        readOnly,
+      },
+    ),
   );
   if (stagingAdapter) {
     io.err(

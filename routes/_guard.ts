@@ -7,6 +7,9 @@
  * - foreign `Host` headers are refused on a loopback bind (DNS rebinding);
  * - cross-origin and cross-site browser requests are refused (`Origin`,
  *   `Sec-Fetch-Site`), so a web page cannot write into a local index;
+ * - the public origin, when one is given (the `https://` address browsers
+ *   use through a TLS reverse proxy), is this server's own: its host passes
+ *   the Host check and its `Origin` the origin check, and nothing else does;
  * - a request with a body must say what it is (`Content-Type`).
  *
  * Hono's `bearerAuth` accepts only RFC 6750 token characters and knows only
@@ -34,18 +37,26 @@ export interface ServerSecurityOptions {
   hostname?: string | undefined;
   /** Bearer token required by the API; none means open, which only loopback allows. */
   ingestToken?: string | undefined;
+  /**
+   * The origin browsers reach the server at, e.g. `https://trace.example.com`
+   * behind a TLS reverse proxy (`trace serve --public-origin`); see
+   * {@link parsePublicOrigin}.
+   */
+  publicOrigin?: string | undefined;
 }
 
 /** The security decisions derived from {@link ServerSecurityOptions}. */
 export interface ServerSecurity {
   loopbackBind: boolean;
   ingestToken: string | undefined;
+  /** The public origin as `URL.origin` spells it, or `undefined` when none was given. */
+  publicOrigin: string | undefined;
 }
 
 /**
- * Checks that a server may run with these options: a well-formed token, and
- * a token whenever it listens beyond loopback. Throws a `ConfigError` saying
- * what to change.
+ * Checks that a server may run with these options: a well-formed token, a
+ * token whenever it listens beyond loopback, a well-formed public origin.
+ * Throws a `ConfigError` saying what to change.
  */
 export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
   const hostname = options.hostname ?? "127.0.0.1";
@@ -59,7 +70,63 @@ export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
       } without TRACE_INGEST_TOKEN; set it or use --host 127.0.0.1`,
     );
   }
-  return { loopbackBind, ingestToken: token };
+  const publicOrigin = options.publicOrigin === undefined
+    ? undefined
+    : parsePublicOrigin(options.publicOrigin);
+  return { loopbackBind, ingestToken: token, publicOrigin };
+}
+
+const ORIGIN_EXAMPLE = "such as https://trace.example.com";
+
+/**
+ * Reads a public origin: an absolute `http(s)` origin with no credentials,
+ * path, query or fragment, `https` unless its host is loopback (the session
+ * cookie crosses the network with it). Returns it as `URL.origin` spells it
+ * (`https://Trace.example.com:443/` is `https://trace.example.com`); throws
+ * a `ConfigError` naming what is wrong.
+ */
+export function parsePublicOrigin(value: string): string {
+  const problem = (what: string) =>
+    new ConfigError(
+      `--public-origin ${
+        quoteValue(value)
+      } ${what}; give the origin browsers use, ${ORIGIN_EXAMPLE}`,
+    );
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw problem("is not an absolute URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw problem("is not an http:// or https:// URL");
+  }
+  // Never echoed: the value holds a secret.
+  if (url.username !== "" || url.password !== "") {
+    throw new ConfigError(
+      `--public-origin must not hold a user name or password; give the origin alone, ${ORIGIN_EXAMPLE}`,
+    );
+  }
+  const extra = originExtra(value, url);
+  if (extra !== null) throw problem(`has a ${extra}`);
+  if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+    throw new ConfigError(
+      `--public-origin ${
+        quoteValue(value)
+      } must use https:// for a host beyond loopback (the session cookie would cross the network in the clear); terminate TLS in the proxy and give its https:// origin`,
+    );
+  }
+  return url.origin;
+}
+
+/** The part of `value` beyond an origin (`URL` drops an empty `?` or `#`), or `null`. */
+function originExtra(value: string, url: URL): string | null {
+  if (url.pathname !== "/" || /^[a-z]+:\/\/[^/?#]*\/[^?#]/i.test(value)) {
+    return "path";
+  }
+  if (value.includes("?")) return "query";
+  if (value.includes("#")) return "fragment";
+  return null;
 }
 
 /**
@@ -102,34 +169,62 @@ export function requireBearer(token: string | undefined): MiddlewareHandler {
 }
 
 const CROSS_ORIGIN = "Cross-origin requests are refused";
+// Also what a browser behind an unconfigured proxy meets: say how to configure it.
+const FOREIGN_ORIGIN =
+  "Cross-origin requests are refused: the request's Origin is not this server's; behind a reverse proxy, start trace serve with --public-origin set to the address browsers use";
 
-/** Refuses non-loopback `Host` headers on a loopback bind. */
-export function loopbackHostOnly(loopbackBind: boolean): MiddlewareHandler {
+/**
+ * Refuses non-loopback `Host` headers on a loopback bind, but for the public
+ * origin's host (on its port, or with none, as a proxy forwarding `$host`
+ * sends it): a DNS-rebinding page names a host of its own.
+ */
+export function loopbackHostOnly(
+  loopbackBind: boolean,
+  publicOrigin?: string,
+): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host") ?? "";
     const hostname = host.replace(/:\d+$/, "");
-    if (loopbackBind && hostname !== "" && !isLoopbackHost(hostname)) {
+    if (
+      loopbackBind && hostname !== "" && !isLoopbackHost(hostname) &&
+      !isPublicHost(host, publicOrigin)
+    ) {
       throw new HTTPException(403, {
-        message: `Host ${
-          quoteValue(host)
-        } is not served here; use 127.0.0.1 or localhost`,
+        message: `Host ${quoteValue(host)} is not served here; use ${
+          publicOrigin === undefined
+            ? "127.0.0.1 or localhost"
+            : `${publicOrigin}, 127.0.0.1 or localhost`
+        }`,
       });
     }
     await next();
   };
 }
 
+/** Whether a `Host` header names the public origin's host, with its port or none. */
+function isPublicHost(host: string, publicOrigin: string | undefined): boolean {
+  if (publicOrigin === undefined) return false;
+  const url = new URL(publicOrigin);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const given = /^(.*?)(?::(\d+))?$/.exec(host.toLowerCase())!;
+  return given[1] === url.hostname &&
+    (given[2] === undefined || given[2] === port);
+}
+
 /**
- * Refuses browser requests from another origin: an `Origin` that is not this
- * host, and `Sec-Fetch-Site` other than `same-origin` or `none` (a typed URL).
- * A top-level GET navigation from another site is allowed: it cannot write,
- * and it lets a link to a page work.
+ * Refuses browser requests from another origin: an `Origin` that is neither
+ * this host nor the public origin, and `Sec-Fetch-Site` other than
+ * `same-origin` or `none` (a typed URL). A top-level GET navigation from
+ * another site is allowed: it cannot write, and it lets a link to a page work.
  */
-export function sameOriginOnly(): MiddlewareHandler {
+export function sameOriginOnly(publicOrigin?: string): MiddlewareHandler {
   return async (c, next) => {
     const origin = c.req.header("origin");
-    if (origin !== undefined && !sameHost(origin, c.req.header("host"))) {
-      throw new HTTPException(403, { message: CROSS_ORIGIN });
+    if (
+      origin !== undefined &&
+      !ownOrigin(origin, c.req.header("host"), publicOrigin)
+    ) {
+      throw new HTTPException(403, { message: FOREIGN_ORIGIN });
     }
     const site = c.req.header("sec-fetch-site");
     if (site !== undefined && site !== "same-origin" && site !== "none") {
@@ -142,9 +237,27 @@ export function sameOriginOnly(): MiddlewareHandler {
 }
 
 /** Whether `url` (an `Origin` or a `Referer`) is on the host the request names; `null` and unparsable ones are not. */
-export function sameHost(url: string, host: string | undefined): boolean {
+function sameHost(url: string, host: string | undefined): boolean {
   try {
     return host !== undefined && new URL(url).host === host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `url` (an `Origin` or a `Referer`) is this server's: on the host
+ * the request names, or on the public origin (behind a proxy that forwards
+ * its own `Host`, the browser's origin is only that).
+ */
+export function ownOrigin(
+  url: string,
+  host: string | undefined,
+  publicOrigin: string | undefined,
+): boolean {
+  if (sameHost(url, host)) return true;
+  try {
+    return publicOrigin !== undefined && new URL(url).origin === publicOrigin;
   } catch {
     return false;
   }

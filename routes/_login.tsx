@@ -91,7 +91,9 @@ export function createLoginRoutes(
         : "sign_in";
       return page(c, state, next);
     }
-    if (!typedOrOwnPage(c)) return page(c, "cross_site", next);
+    if (!typedOrOwnPage(c, auth.publicOrigin)) {
+      return page(c, "cross_site", next);
+    }
     const result = await exchange(auth, token);
     if (typeof result === "object") {
       await startSession(c, auth, result);

@@ -28,7 +28,7 @@ import {
 } from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
-import { checkToken, sameHost } from "./_guard.ts";
+import { checkToken, ownOrigin } from "./_guard.ts";
 import { HttpRefusal } from "./_audit_refusals.ts";
 import { isFormBody, readFormBody } from "./_body.ts";
 import {
@@ -54,6 +54,8 @@ export interface UiAuthOptions {
   sessionTtlSeconds?: number | undefined;
   /** `TRACE_UI_AUTH_ACCOUNTS`: operator accounts, as a config or a replaceable {@link AccountBook}. */
   accounts?: AccountBook | unknown;
+  /** The origin browsers use, as `parsePublicOrigin` returns it (`_guard.ts`). */
+  publicOrigin?: string | undefined;
 }
 
 /** The UI's sign-in state, made once per app. */
@@ -63,6 +65,8 @@ export interface UiAuth {
   oneTimeLogin: OneTimeLogin | undefined;
   /** Whether `TRACE_UI_AUTH_TOKEN` is set. */
   adminToken: boolean;
+  /** The origin browsers use behind a proxy (`https://…`), or `undefined`. */
+  publicOrigin: string | undefined;
 }
 
 /**
@@ -111,6 +115,7 @@ export function createUiAuth(options: UiAuthOptions): UiAuth {
     }),
     oneTimeLogin: options.oneTimeLogin,
     adminToken: token !== undefined,
+    publicOrigin: options.publicOrigin,
   };
 }
 
@@ -141,8 +146,18 @@ export async function startSession(
     sameSite: "Strict",
     path: "/",
     maxAge: auth.signer.ttlSeconds,
-    secure: new URL(c.req.url).protocol === "https:",
+    secure: secureCookie(c, auth),
   });
+}
+
+/**
+ * Whether the session cookie is `Secure`: when browsers reach the server over
+ * https. Behind a TLS proxy the request itself arrives as plain http, so the
+ * public origin says it.
+ */
+function secureCookie(c: Context, auth: UiAuth): boolean {
+  return new URL(c.req.url).protocol === "https:" ||
+    auth.publicOrigin?.startsWith("https:") === true;
 }
 
 /** Ends the request's session, if any: revokes it and clears the cookie. */
@@ -151,7 +166,14 @@ export async function endSession(c: Context, auth: UiAuth): Promise<void> {
   const value = getCookie(c, name);
   const claims = value ? await auth.signer.verify(value) : null;
   if (claims) auth.signer.revoke(claims);
-  if (value !== undefined) deleteCookie(c, name, { path: "/" });
+  if (value !== undefined) {
+    deleteCookie(c, name, { path: "/", secure: secureCookie(c, auth) });
+  }
+}
+
+/** Whether the request carries this server's session cookie, valid or not. */
+export function hasSessionCookie(c: Context): boolean {
+  return getCookie(c, sessionCookieName(c)) !== undefined;
 }
 
 /** The account of the request's valid session, or `null`. */
@@ -197,14 +219,19 @@ export async function validSession(
  * browser (no page can forge it), so when present it decides; a browser
  * without it still sends the page a link was followed from as `Referer`: one
  * from another origin (or one that does not parse) is refused as
- * `cross-site` is. A request with neither header (a typed URL in such a
- * browser, a script) is trusted.
+ * `cross-site` is (the public origin, behind a proxy, is this origin). A
+ * request with neither header (a typed URL in such a browser, a script) is
+ * trusted.
  */
-export function typedOrOwnPage(c: Context): boolean {
+export function typedOrOwnPage(
+  c: Context,
+  publicOrigin: string | undefined,
+): boolean {
   const site = c.req.header("sec-fetch-site");
   if (site !== undefined) return site === "none" || site === "same-origin";
   const referer = c.req.header("referer");
-  return referer === undefined || sameHost(referer, c.req.header("host"));
+  return referer === undefined ||
+    ownOrigin(referer, c.req.header("host"), publicOrigin);
 }
 
 /** The bearer token of the request: `undefined` without an `Authorization` header, `""` when it is not a bearer token. */
@@ -246,9 +273,11 @@ function toPrincipal(account: OperatorAccount) {
 }
 
 /** Clears a session cookie that no longer opens anything. */
-export function clearStaleCookie(c: Context): void {
+export function clearStaleCookie(c: Context, auth: UiAuth): void {
   const name = sessionCookieName(c);
-  if (getCookie(c, name) !== undefined) deleteCookie(c, name, { path: "/" });
+  if (getCookie(c, name) !== undefined) {
+    deleteCookie(c, name, { path: "/", secure: secureCookie(c, auth) });
+  }
 }
 
 /** The refusal of a bearer token no account holds. */
@@ -279,7 +308,7 @@ export function requirePrincipal(
     const session = await validSession(c, auth);
     if (!session) {
       // A cookie that no longer opens anything is cleared, not kept around.
-      clearStaleCookie(c);
+      clearStaleCookie(c, auth);
       if (kind === "json") refuseUnauthenticated(c, SIGN_IN_FIRST);
       return redirectToLogin(c);
     }

@@ -10,7 +10,9 @@
  *   with a content-free 403;
  * - `api`: the ingest API's own rule (`TRACE_INGEST_TOKEN`, or open on
  *   loopback without one); on an open API, a request that presents an
- *   operator's session or token is that operator, bound by role and scope;
+ *   operator's session or token is that operator, bound by role and scope,
+ *   and one that presents a credential matching nobody is refused (401),
+ *   never read as an anonymous client;
  * - `mcp`: `/mcp` authenticates each request itself (`routes/mcp.ts`).
  *
  * A route missing from the table is refused (fail closed), and the matrix
@@ -55,6 +57,7 @@ import {
   bearerToken,
   checkCsrf,
   clearStaleCookie,
+  hasSessionCookie,
   redirectToLogin,
   refuseUnauthenticated,
   SIGN_IN_FIRST,
@@ -270,7 +273,10 @@ export function accessControl(
     // A link on another site, or on another port of this host, must not make
     // the visitor's browser act (and be audited) as them: refused before
     // sign-in, so no such page can append entries in their name.
-    if (ACTIONS[access.action].privileged && !typedOrOwnPage(c)) {
+    if (
+      ACTIONS[access.action].privileged &&
+      !typedOrOwnPage(c, options.auth.publicOrigin)
+    ) {
       throw new HTTPException(403, { message: NOT_OWN_PAGE });
     }
     const kind = !writes && !route.path.includes(".json") ? "page" : "json";
@@ -320,20 +326,32 @@ async function apiCaller(
     }
     return null;
   }
-  // An open loopback API: a request that names an operator is that operator.
-  if (token) {
-    const account = await options.auth.directory.byToken(token);
-    if (account) {
-      signInBearer(c, account);
-      return c.get("principal");
-    }
-    return null;
+  // An open loopback API: a request that names an operator is that operator,
+  // and one that names nobody known is refused: read as an anonymous client,
+  // a mistyped or revoked token would see every tenant without a word.
+  if (token !== undefined) {
+    const account = token ? await options.auth.directory.byToken(token) : null;
+    if (!account) refuseUnauthenticated(c, UNKNOWN_CREDENTIAL);
+    signInBearer(c, account);
+    return c.get("principal");
   }
+  if (!hasSessionCookie(c)) return null;
   const session = await validSession(c, options.auth);
-  if (!session) return null;
+  if (!session) {
+    clearStaleCookie(c, options.auth);
+    refuseUnauthenticated(c, STALE_SESSION);
+  }
   await signInSession(c, options.auth, session);
   return c.get("principal");
 }
+
+/** The refusal of an `Authorization` header no operator holds, on an open API. */
+const UNKNOWN_CREDENTIAL =
+  "The Authorization header matches no credential of this server; send Authorization: Bearer with TRACE_UI_AUTH_TOKEN or your operator token, or leave the header out (this API is open on loopback)";
+
+/** The refusal of a session cookie that no longer opens anything, on an open API. */
+const STALE_SESSION =
+  "The session cookie is no longer valid (signed out, expired or the server restarted); sign in again at /login, or send the request without the cookie";
 
 /** The operator of a UI request, or the answer for a visitor who is not signed in. */
 async function uiCaller(
@@ -350,7 +368,7 @@ async function uiCaller(
   }
   const session = await validSession(c, options.auth);
   if (!session) {
-    clearStaleCookie(c);
+    clearStaleCookie(c, options.auth);
     if (kind === "json") refuseUnauthenticated(c, SIGN_IN_FIRST);
     return redirectToLogin(c);
   }

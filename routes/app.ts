@@ -82,6 +82,14 @@ export interface AppOptions {
    * address enables the Host check; any other address requires `ingestToken`.
    */
   hostname?: string | undefined;
+  /**
+   * The origin browsers reach the server at through a TLS reverse proxy, e.g.
+   * `https://trace.example.com` (an absolute http(s) origin, https unless its
+   * host is loopback). Its host passes the Host check and its `Origin` the
+   * origin check; an https one makes the session cookie `Secure`; pages print
+   * it in commands that name this server.
+   */
+  publicOrigin?: string | undefined;
   /** Tenant used for OTLP spans that name none. */
   defaultApplicationId?: string;
   /** Version string reported by `/api`. */
@@ -146,7 +154,11 @@ export interface AppOptions {
 export function createApp(options: AppOptions): Hono {
   const security = serverSecurity(options);
   const uiAuthToken = adminTokenOf(options);
-  const auth = createUiAuth({ ...options, uiAuthToken });
+  const auth = createUiAuth({
+    ...options,
+    uiAuthToken,
+    publicOrigin: security.publicOrigin,
+  });
   const hooks = {
     identityResolver: options.identityResolver,
     artifactResolver: options.artifactResolver,
@@ -158,13 +170,17 @@ export function createApp(options: AppOptions): Hono {
     version,
     dataLocation: dbLocation(options.db),
     dataFlags: dataFlagsOfDb(options.db, options.runs?.dataDir),
+    publicOrigin: security.publicOrigin,
   };
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};
   const app = new Hono();
   if (options.requestLog) app.use("*", requestLogger(options.requestLog));
-  app.use("*", loopbackHostOnly(security.loopbackBind));
-  app.use("*", sameOriginOnly());
+  app.use(
+    "*",
+    loopbackHostOnly(security.loopbackBind, security.publicOrigin),
+  );
+  app.use("*", sameOriginOnly(security.publicOrigin));
   app.use("*", requireContentType());
   app.use("*", uiHeadersOutsideApi());
   app.use(

@@ -237,6 +237,71 @@ Deno.test("signed-out visitors: pages go to the login page, twins and operator e
   });
 });
 
+Deno.test("on the open API a credential that matches nobody is refused with 401 on every API route, never read as anonymous", async () => {
+  await withFullApp(false, async (app) => {
+    const unknown: [string, Record<string, string>][] = [
+      ["a wrong bearer token", {
+        authorization: "Bearer wrong-token-xxxxxxxxxxxxxxxx",
+      }],
+      ["basic credentials", { authorization: `Basic ${btoa("x:y")}` }],
+      ["an empty Authorization header", { authorization: "" }],
+      ["a stale session cookie", { cookie: "trace_session_8788=stale.value" }],
+    ];
+    let routes = 0;
+    for (const endpoint of endpoints(app)) {
+      const access = routeAccess(endpoint.method, endpoint.path)!;
+      if (access.gate !== "api" && access.gate !== "mcp") continue;
+      routes++;
+      const method = methodOf(endpoint);
+      const path = concrete(endpoint.path);
+      for (const [what, headers] of unknown) {
+        const response = await ask(app, method, path, {
+          headers: { ...headers, ...MCP_HEADERS },
+          ...(method === "POST" ? { json: {} } : {}),
+        });
+        const body = await response.text();
+        const where = `${what} on ${method} ${path}: HTTP ${response.status}`;
+        assert.equal(response.status, 401, `${where} ${body.slice(0, 200)}`);
+        assert.equal(
+          response.headers.get("www-authenticate"),
+          'Bearer realm="trace"',
+          where,
+        );
+      }
+    }
+    assert.ok(routes > 10, "the API's routes were enumerated");
+    const events = await ask(app, "GET", "/api/events?limit=1", {
+      token: "wrong-token-xxxxxxxxxxxxxxxx",
+    });
+    assert.equal(
+      (await events.json()).error.message,
+      "The Authorization header matches no credential of this server; send Authorization: Bearer with TRACE_UI_AUTH_TOKEN or your operator token, or leave the header out (this API is open on loopback)",
+    );
+    const stale = await ask(app, "GET", "/api/events?limit=1", {
+      cookie: "trace_session_8788=stale.value",
+    });
+    assert.equal(stale.status, 401);
+    assert.match(
+      (await stale.json()).error.message,
+      /sign in again at \/login/,
+    );
+    assert.match(
+      stale.headers.get("set-cookie") ?? "",
+      /^trace_session_8788=; Max-Age=0/,
+      "the stale cookie is cleared",
+    );
+    // No credential at all is today's open API; a known one is its operator.
+    const open = await ask(app, "GET", "/api/events?limit=1");
+    assert.equal(open.status, 200);
+    await open.body?.cancel();
+    const scoped = await ask(app, "GET", "/api/events?application_id=app-2", {
+      as: "support-app1",
+    });
+    assert.equal(scoped.status, 403);
+    await scoped.body?.cancel();
+  });
+});
+
 Deno.test("read-only mode: every write is refused to everyone, every read still answers", async () => {
   await withFullApp(true, async (app) => {
     let writes = 0;

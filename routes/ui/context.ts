@@ -39,6 +39,8 @@ export interface SiteInfo {
   dataLocation: string;
   /** The `--data-dir` / `--db` flags that reach the same data, for printed commands. */
   dataFlags: string;
+  /** The origin browsers use behind a proxy (`--public-origin`), for printed commands; absent: the request's `Host`. */
+  publicOrigin?: string | undefined;
 }
 
 /** Everything the page shell needs besides the page body. */

@@ -27,9 +27,10 @@ export interface PageView {
   /** The request path and query (its origin is not the server's: the listener hands requests over a local socket). */
   url: URL;
   /**
-   * The server's address as the reader reached it, `http://` and the
-   * request's `Host` (checked by the listener's guard), for printed commands
-   * that talk to this server.
+   * The server's address as the reader reached it, for printed commands that
+   * talk to this server: the public origin when the server has one (behind a
+   * proxy the `Host` may be the proxy's upstream), else `http://` and the
+   * request's `Host` (checked by the app's guard).
    */
   serverOrigin: string;
   /** The JSON twin of this exact request. */
@@ -121,7 +122,8 @@ export function definePage<T>(
     const view: PageView = {
       now: (deps.now ?? Date.now)(),
       url,
-      serverOrigin: serverOriginOf(c.req.header("host")),
+      serverOrigin: deps.site.publicOrigin ??
+        serverOriginOf(c.req.header("host")),
       jsonHref,
       principal: c.get("principal"),
       dataLocation,
