@@ -177,7 +177,7 @@ Deno.test("data that read 0, came back and was gone again by the final sample is
       assert.deepEqual(transient.sample_indexes, [0, 2]);
       assert.match(
         transient.message,
-        /at 0\.00 s, read 0 at 0\.50 s but came back at 1\.00 s, and read 0 from 1\.50 s, inside the 2\.00 s window/,
+        /at 0\.00 s and 1\.00 s \(it came back after 1 clean read\) and read 0 from 1\.50 s, inside the 2\.00 s window/,
       );
     });
   }

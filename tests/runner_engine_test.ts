@@ -90,7 +90,7 @@ Deno.test("runDeletionContract() passes slow vector deletion with a transient re
   ]);
   assert.match(
     report.findings[0]!.message,
-    /vector_records was 3 at 0\.00 s and read 0 from 1\.\d\d s/,
+    /vector_records was 3 from 0\.00 s to 0\.50 s and read 0 from 1\.\d\d s, inside the 2\.00 s window/,
   );
 });
 

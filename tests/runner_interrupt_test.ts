@@ -488,3 +488,37 @@ Deno.test("after an interrupt, the last cleanup poll comes at the bound however 
     `${report.cleanup.elapsed_seconds}`,
   );
 });
+
+Deno.test("an interrupted run whose last sample got no answer does not call that sample clean", async (t) => {
+  const cases: [string, (r: InterceptedRequest) => boolean, RegExp][] = [
+    [
+      "an earlier sample was read in full",
+      (r) => r.sample === 1,
+      /its last sample \(#1 at 0\.50 s\) could not be read in full \(no usable answer to the marker query\); the last sample read in full \(#0 at 0\.00 s\) was clean, which only the final sample could have decided; cleanup still ran$/,
+    ],
+    [
+      "no sample was read in full",
+      () => true,
+      /its last sample \(#1 at 0\.50 s\) could not be read in full \(no usable answer to the marker query\), and no sample was read in full; cleanup still ran$/,
+    ],
+  ];
+  for (const [name, unanswered, message] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        ...interruptAtSample(1),
+        hook: (request, forward) =>
+          request.stage === "window" && request.role === "test" &&
+            request.op === "query" && unanswered(request)
+            ? Promise.reject(timeoutError("query"))
+            : forward(),
+      });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.equal(report.samples.at(-1)!.marker_seen, null);
+      const interrupted = report.findings.find((f) =>
+        f.code === "interrupted"
+      )!;
+      assert.doesNotMatch(interrupted.message, /#1 at 0\.50 s\) was clean/);
+      assert.match(interrupted.message, message);
+    });
+  }
+});

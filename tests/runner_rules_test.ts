@@ -1,6 +1,7 @@
 /** The rules revision, its pinned digest, and the catalogue of finding codes it covers. */
 
 import assert from "node:assert/strict";
+import type { StagingConfig } from "../lib/contract/config.ts";
 import type { StagingTransport } from "../lib/contract/protocol.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
@@ -33,6 +34,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:d390ec5cfce7ae32438fd4836f789444ae865e59e67cd974faad03928697a45f",
   "trace-assertions/4":
     "sha256:5885713862f1fc32a5e3f3afe655654f4763bbdc3766a923d77945caf5e17bc2",
+  "trace-assertions/5":
+    "sha256:6c15924a905b6ca7025bb9f80d3f3d66c143139013cfe1ff9c4c57524a3f9163",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {
@@ -64,12 +67,14 @@ const TARGET = {
 } as const;
 
 type Scenario = {
+  config?: StagingConfig;
   behaviour?: FakeBehaviour;
-  /** Rewrites answers once the test deletion was sent. */
+  /** Rewrites answers once the test deletion was sent; `exchange` lets an answer carry the marker or take a while. */
   afterDelete?: (
     op: string,
     namespace: string,
     answer: Record<string, unknown>,
+    exchange: { body: Record<string, unknown>; clock: VirtualClock },
   ) => Record<string, unknown> | Error;
   aborted?: boolean;
   failCompletion?: boolean;
@@ -88,7 +93,12 @@ async function run(scenario: Scenario): Promise<RunReport> {
         if (!wasDeleted) return answer;
       }
       if (!deleted || !scenario.afterDelete) return answer;
-      const changed = scenario.afterDelete(op, String(body.namespace), answer);
+      const changed = scenario.afterDelete(
+        op,
+        String(body.namespace),
+        answer,
+        { body, clock },
+      );
       if (changed instanceof Error) throw changed;
       return changed;
     },
@@ -96,7 +106,7 @@ async function run(scenario: Scenario): Promise<RunReport> {
   const memory = memoryCheckpointSink();
   const controller = new AbortController();
   if (scenario.aborted) controller.abort();
-  return await runDeletionContract(CONFIG, {
+  return await runDeletionContract(scenario.config ?? CONFIG, {
     transport,
     target: TARGET,
     clock,
@@ -114,6 +124,16 @@ async function run(scenario: Scenario): Promise<RunReport> {
 }
 
 const isControl = (namespace: string) => namespace.startsWith("trace-control-");
+
+/** Marker queries of the test namespace after the deletion, counted across a scenario's run. */
+function testQueries(): (op: string, namespace: string) => number {
+  let queries = 0;
+  return (op, namespace) =>
+    op === "query" && !isControl(namespace) ? ++queries : 0;
+}
+
+const flapping = testQueries();
+const slow = testQueries();
 
 const SCENARIOS: Record<string, Scenario> = {
   healthy: {},
@@ -148,6 +168,22 @@ const SCENARIOS: Record<string, Scenario> = {
       op === "inventory" && !isControl(namespace)
         ? { ...answer, history_records: 3 }
         : answer,
+  },
+  "a marker served by every other query": {
+    // Samples at 0, 0.5, 1, 1.5: seen, clean, seen, clean.
+    config: stagingConfig({ deletion_window_seconds: 1.5 }),
+    afterDelete: (op, namespace, answer, { body }) =>
+      flapping(op, namespace) % 2 === 1
+        ? { text: `It says ${String(body.query)} here` }
+        : answer,
+  },
+  "a slow answer that still carried the marker": {
+    afterDelete: (op, namespace, answer, { body, clock }) => {
+      // The first sample's query takes past the window and its interval.
+      if (slow(op, namespace) !== 1) return answer;
+      clock.advance(2_000);
+      return { text: `It says ${String(body.query)} here` };
+    },
   },
   interrupted: { aborted: true },
   "checkpoint not completed": { failCompletion: true },

@@ -178,6 +178,7 @@ export async function runDeletionContract(
     samples: report.samples,
     cleanup: report.cleanup,
     windowSeconds: config.deletion_window_seconds,
+    intervalSeconds: config.sample_interval_seconds,
     interruptedDuring,
     unreadCounts: unread.seen(),
   });

@@ -2,7 +2,7 @@
  * A finding's checks in the order its run's evidence points at them. The
  * guide lists what to look at for a code; the report says which of those
  * fits this run: a store that read 0 after the deletion and came back was
- * restored, not left undeleted; a baseline the inventory could not vouch
+ * restored, not left undeleted (also when it then flickered on and off); a baseline the inventory could not vouch
  * for is an inventory matter, not an ingest one. It only reorders (and
  * never drops) the guide's checks, so it claims nothing the report does not
  * show.
@@ -29,6 +29,9 @@ function leadCheck(finding: Finding, report: RunReport): string | null {
     case "residual_store":
     case "marker_retrievable":
       return residualLead(finding.subject, report.samples);
+    case "intermittent_residual":
+      // It read 0 and came back: something restores or still serves it.
+      return restoredCheck(finding.subject);
     case "baseline_failed":
       return baselineLead(finding, report);
     case "request_error": {
@@ -48,11 +51,8 @@ function leadCheck(finding: Finding, report: RunReport): string | null {
  * outside the test answer's text, or beside a full cache.
  */
 function residualLead(subject: string, samples: Sample[]): string | null {
-  const restored = EVIDENCE_CHECKS.restored;
   if (cameBack(samples.map((s) => reading(s, subject)))) {
-    return Object.hasOwn(restored, subject)
-      ? restored[subject as keyof typeof restored]
-      : null;
+    return restoredCheck(subject);
   }
   const place = samples.at(-1)?.marker_found_in;
   if (
@@ -62,6 +62,14 @@ function residualLead(subject: string, samples: Sample[]): string | null {
   const cached = samples.at(-1)?.inventory?.cache_records ?? 0;
   return subject === "retrieval" && cached > 0
     ? EVIDENCE_CHECKS.cachedAnswer
+    : null;
+}
+
+/** The check about data that something brings back, for `subject`'s store or the query path. */
+function restoredCheck(subject: string): string | null {
+  const restored = EVIDENCE_CHECKS.restored;
+  return Object.hasOwn(restored, subject)
+    ? restored[subject as keyof typeof restored]
     : null;
 }
 

@@ -116,6 +116,26 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       "which component lags (async worker, replica, cache TTL) and whether it is bounded",
     ],
   },
+  intermittent_residual: {
+    meaning:
+      "Deleted data went away and came back during the window (a stale replica behind a load balancer, a cache refill, a re-index), and too few clean reads follow its last sighting to show it is gone for good: as many clean reads came before a comeback. INCONCLUSIVE.",
+    proof:
+      "sample_indexes lists the samples where the subject was present; the samples between them and after the last one read 0",
+    checks: [
+      "a replica or shard that still serves deleted data (reads that alternate between an up-to-date copy and a stale one)",
+      "a longer deletion_window_seconds, so that more clean reads follow the last sighting than ever came before a comeback",
+    ],
+  },
+  window_end_unobserved: {
+    meaning:
+      "Deleted data was last seen inside the window, and the next read came more than one sample interval after the window ended because the adapter's answers took longer than the interval: the run never read whether the data was gone when the window ended. INCONCLUSIVE.",
+    proof:
+      "sample_indexes lists the samples where the subject was present and, last, the first clean read after them; compare their started_at_seconds and ended_at_seconds with timing.deletion_window_seconds and timing.sample_interval_seconds",
+    checks: [
+      "the adapter answers /inventory and /query well within sample_interval_seconds (each sample sends four requests, one after another)",
+      "a deletion_window_seconds or sample_interval_seconds long enough for the adapter's answers, so that a read lands close to the window's end",
+    ],
+  },
   baseline_failed: {
     meaning:
       "Before deletion, the documents, the marker or the control were not all present and retrievable, so the run cannot show that deletion removed anything. INCONCLUSIVE.",
@@ -245,7 +265,7 @@ export function findingGuide(
     : undefined;
   if (specific === undefined) return guide;
   if (code === "residual_store") return { ...guide, checks: specific };
-  if (code === "transient_residual") {
+  if (code === "transient_residual" || code === "intermittent_residual") {
     return { ...guide, checks: [...specific, ...guide.checks] };
   }
   return guide;

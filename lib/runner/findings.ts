@@ -4,7 +4,10 @@
  * interrupted before its final sample has none, so it is INCONCLUSIVE
  * whatever its last sample showed; a failed baseline, a missing
  * observation, a request error, an incomplete inventory or a lost control
- * is INCONCLUSIVE; otherwise PASS, with transient residuals recorded. A
+ * is INCONCLUSIVE; so is data that went away on a clean ending too thin to
+ * show it: one that came back before after as many clean reads, or a first
+ * clean read that came more than an interval after the window's end;
+ * otherwise PASS, with transient residuals recorded. A
  * marker seen in a rendered spelling is retrieval evidence like an exact
  * one. Cleanup failure turns PASS into INCONCLUSIVE; FAIL stays FAIL.
  * Counts the test inventory answered beside the contract's are a note:
@@ -35,6 +38,8 @@ export interface AssessmentInput {
   samples: Sample[];
   cleanup: Cleanup;
   windowSeconds: number;
+  /** The configured seconds between samples: how closely the window's end had to be read. */
+  intervalSeconds: number;
   /** Phase during which the run was interrupted, or null. */
   interruptedDuring: RunPhase | null;
   /**
@@ -81,7 +86,7 @@ export function assessRun(input: AssessmentInput): Assessment {
   if (input.samples.length > 0) {
     // Without a final sample there is nothing to judge residuals against.
     if (input.interruptedDuring === null) {
-      findings.push(...residualFindings(input.samples, input.windowSeconds));
+      findings.push(...residualFindings(input.samples, input));
     }
     findings.push(...observationFindings(input.samples));
     findings.push(...controlFindings(input.samples));
@@ -146,19 +151,10 @@ function residualSeries(samples: Sample[]): Series[] {
 /** An interrupted run: no final sample, so what the last sample showed is context, not a verdict. */
 function interruptedFinding(input: AssessmentInput): Finding {
   const { samples, interruptedDuring } = input;
-  const last = samples.at(-1);
   const when = interruptedDuring === "window"
     ? `during the ${secondsLabel(input.windowSeconds)} window`
     : `during ${interruptedDuring}`;
-  let seen = "";
-  if (last) {
-    const left = leftAt(last);
-    seen = `; its last sample (#${last.index} at ${
-      secondsLabel(last.started_at_seconds)
-    }) ${
-      left.length > 0 ? `still showed ${left.join(", ")}` : "was clean"
-    }, which only the final sample could have decided`;
-  }
+  const seen = samples.length > 0 ? `; ${lastSamplesNote(samples)}` : "";
   return finding(
     "inconclusive",
     "interrupted",
@@ -166,6 +162,57 @@ function interruptedFinding(input: AssessmentInput): Finding {
     `The run was interrupted ${when}, before its final sample${seen}; cleanup still ran`,
     samples.map((s) => s.index),
   );
+}
+
+/** Why what a sample showed is context: it was not the final sample. */
+const UNDECIDED = "which only the final sample could have decided";
+
+/**
+ * What the last sample showed. A sample that got no usable answer is not a
+ * clean one: when part of it could not be read and the rest showed nothing,
+ * the note says so and names what the last sample read in full showed.
+ */
+function lastSamplesNote(samples: Sample[]): string {
+  const last = samples.at(-1)!;
+  const unread = unreadAt(last);
+  const left = leftAt(last);
+  if (unread.length === 0) {
+    return `its last sample (${sampleLabel(last)}) ${
+      shownBy(left)
+    }, ${UNDECIDED}`;
+  }
+  const whole = unread.length === UNREAD_PARTS ? "" : " in full";
+  const note = `its last sample (${
+    sampleLabel(last)
+  }) could not be read${whole} (no usable answer to ${joinAnd(unread)})`;
+  if (left.length > 0) {
+    return `${note} and still showed ${joinAnd(left)}, ${UNDECIDED}`;
+  }
+  const read = samples.findLast((s) => unreadAt(s).length === 0);
+  return read
+    ? `${note}; the last sample read in full (${sampleLabel(read)}) ${
+      shownBy(leftAt(read))
+    }, ${UNDECIDED}`
+    : `${note}, and no sample was read in full`;
+}
+
+function sampleLabel(sample: Sample): string {
+  return `#${sample.index} at ${secondsLabel(sample.started_at_seconds)}`;
+}
+
+function shownBy(left: string[]): string {
+  return left.length > 0 ? `still showed ${joinAnd(left)}` : "was clean";
+}
+
+/** How many test readings a sample has: the inventory and the marker query. */
+const UNREAD_PARTS = 2;
+
+/** The test readings of a sample that got no usable answer. */
+function unreadAt(sample: Sample): string[] {
+  const unread: string[] = [];
+  if (sample.inventory === null) unread.push("the test inventory");
+  if (sample.marker_seen === null) unread.push("the marker query");
+  return unread;
 }
 
 /** What a sample still showed, in words. */
@@ -176,51 +223,229 @@ function leftAt(sample: Sample): string[] {
   return left;
 }
 
-function residualFindings(samples: Sample[], windowSeconds: number): Finding[] {
-  const last = samples[samples.length - 1]!;
+/** The configured deletion window and sample interval the residual rules read the samples against. */
+interface WindowTiming {
+  windowSeconds: number;
+  intervalSeconds: number;
+}
+
+function residualFindings(samples: Sample[], timing: WindowTiming): Finding[] {
   const findings: Finding[] = [];
   for (const series of residualSeries(samples)) {
-    const finalValue = series.values[series.values.length - 1];
-    const dirty = series.values.flatMap((
-      v,
-      i,
-    ) => (v !== null && v > 0 ? [i] : []));
-    if (finalValue !== null && finalValue !== undefined && finalValue > 0) {
-      findings.push(
-        withForms(
-          finding(
-            "fail",
-            series.subject === "retrieval"
-              ? "marker_retrievable"
-              : "residual_store",
-            series.subject,
-            persistentMessage(series, samples, last) +
-              renderedNote(series, [last]) + placeNote(series, [last]),
-            dirty,
-          ),
-          series,
-          samples,
-        ),
-      );
-    } else if (dirty.length > 0 && clearedAfter(series, dirty) !== null) {
-      findings.push(
-        withForms(
-          finding(
-            "transient",
-            "transient_residual",
-            series.subject,
-            transientMessage(series, samples, dirty, windowSeconds) +
-              renderedNote(series, dirty.map((i) => samples[i]!)) +
-              placeNote(series, dirty.map((i) => samples[i]!)),
-            dirty,
-          ),
-          series,
-          samples,
-        ),
-      );
-    }
+    const result = residualFinding(series, samples, timing);
+    if (result) findings.push(withForms(result, series, samples));
   }
   return findings;
+}
+
+/**
+ * What one series shows: data at the final sample FAILs; data that went
+ * away passes as a transient residual only when the clean reads after it
+ * are evidence enough: more of them than it ever came back after, and the
+ * first of them close enough to the window's end to show it was gone then.
+ */
+function residualFinding(
+  series: Series,
+  samples: Sample[],
+  timing: WindowTiming,
+): Finding | null {
+  const dirty = dirtyIndexes(series);
+  if (dirty.length === 0) return null;
+  const last = samples[samples.length - 1]!;
+  const finalValue = series.values[series.values.length - 1];
+  if (finalValue !== null && finalValue !== undefined && finalValue > 0) {
+    return finding(
+      "fail",
+      series.subject === "retrieval" ? "marker_retrievable" : "residual_store",
+      series.subject,
+      persistentMessage(series, samples, last) +
+        renderedNote(series, [last]) + placeNote(series, [last]),
+      dirty,
+    );
+  }
+  const cleared = clearedAfter(series, dirty);
+  if (cleared === null) return null;
+  const seen = dirty.map((i) => samples[i]!);
+  const notes = renderedNote(series, seen) + placeNote(series, seen);
+  const comebacks = comebacksOf(series, dirty);
+  if (
+    comebacks.longestGap > 0 && comebacks.cleanAfter <= comebacks.longestGap
+  ) {
+    return finding(
+      "inconclusive",
+      "intermittent_residual",
+      series.subject,
+      intermittentMessage(series, samples, dirty, comebacks) + notes,
+      dirty,
+    );
+  }
+  if (windowEndUnobserved(samples[dirty.at(-1)!]!, samples[cleared]!, timing)) {
+    return finding(
+      "inconclusive",
+      "window_end_unobserved",
+      series.subject,
+      unobservedMessage(series, samples, dirty, cleared, timing) + notes,
+      [...dirty, cleared],
+    );
+  }
+  return finding(
+    "transient",
+    "transient_residual",
+    series.subject,
+    transientMessage(series, samples, dirty, cleared, timing) + notes,
+    dirty,
+  );
+}
+
+/** The samples that read the series above 0. */
+function dirtyIndexes(series: Series): number[] {
+  return series.values.flatMap((v, i) => (v !== null && v > 0 ? [i] : []));
+}
+
+/** How data that went away came back: the longest run of clean reads it came back after, and the clean reads after its last sighting. */
+interface Comebacks {
+  /** Clean reads in each gap between two sightings, in order. */
+  gaps: number[];
+  /** Clean reads in the longest such gap; 0 when it never came back. */
+  longestGap: number;
+  /** Clean reads after the last sighting. */
+  cleanAfter: number;
+}
+
+function comebacksOf(series: Series, dirty: number[]): Comebacks {
+  const cleanBetween = (from: number, to: number) =>
+    series.values.slice(from + 1, to).filter((v) => v === 0).length;
+  const gaps = dirty.slice(1).map((index, k) => cleanBetween(dirty[k]!, index))
+    .filter((clean) => clean > 0);
+  return {
+    gaps,
+    longestGap: Math.max(0, ...gaps),
+    cleanAfter: cleanBetween(dirty.at(-1)!, series.values.length),
+  };
+}
+
+/**
+ * Whether the schedule slipped past the window's end: data last seen in a
+ * sample begun inside the window, and no read until more than one interval
+ * after the window ended. Sightings are timed by when their sample began:
+ * a sample records when it began and ended, not when each answer arrived.
+ */
+function windowEndUnobserved(
+  lastSeen: Sample,
+  cleared: Sample,
+  timing: WindowTiming,
+): boolean {
+  return lastSeen.started_at_seconds < timing.windowSeconds &&
+    cleared.started_at_seconds >
+      timing.windowSeconds + timing.intervalSeconds;
+}
+
+/** Most sighting times one message lists; past it, their count and the last. */
+const MAX_LISTED_SIGHTINGS = 4;
+
+/** "at 0.00 s", "from 0.00 s to 1.00 s", "at 0.00 s, 2.00 s and 4.00 s" or "in 6 samples, the last at 5.00 s". */
+function sightingsPhrase(samples: Sample[], dirty: number[]): string {
+  const at = dirty.map((i) => secondsLabel(samples[i]!.started_at_seconds));
+  if (at.length === 1) return `at ${at[0]}`;
+  const contiguous = dirty.at(-1)! - dirty[0]! === dirty.length - 1;
+  if (contiguous) return `from ${at[0]} to ${at.at(-1)}`;
+  if (at.length <= MAX_LISTED_SIGHTINGS) return `at ${joinAnd(at)}`;
+  return `in ${at.length} samples, the last at ${at.at(-1)}`;
+}
+
+/** "the marker was retrievable", "vector_records was 3", "vector_records was up to 5". */
+function seenPhrase(series: Series, dirty: number[]): string {
+  if (series.subject === "retrieval") return "the marker was retrievable";
+  const values = new Set(dirty.map((i) => series.values[i]!));
+  return values.size === 1
+    ? `${series.subject} was ${[...values][0]}`
+    : `${series.subject} was up to ${Math.max(...values)}`;
+}
+
+function cleanReads(count: number): string {
+  return count === 1 ? "1 clean read" : `${count} clean reads`;
+}
+
+/** "came back after 1 clean read", "came back 2 times, each after 1 clean read", "came back 3 times, after up to 2 clean reads". */
+function cameBackPhrase(comebacks: Comebacks): string {
+  const { gaps, longestGap } = comebacks;
+  if (gaps.length === 1) return `came back after ${cleanReads(longestGap)}`;
+  const spread = gaps.every((gap) => gap === longestGap)
+    ? "each after"
+    : "after up to";
+  return `came back ${gaps.length} times, ${spread} ${cleanReads(longestGap)}`;
+}
+
+/** "inside the 5.00 s window", or for a read after the window's end, how it relates to the window. */
+function clearedPhrase(cleared: Sample, timing: WindowTiming): string {
+  const window = secondsLabel(timing.windowSeconds);
+  return cleared.started_at_seconds <= timing.windowSeconds
+    ? `inside the ${window} window`
+    : `within one ${
+      secondsLabel(timing.intervalSeconds)
+    } sample interval after the ${window} window ended`;
+}
+
+function transientMessage(
+  series: Series,
+  samples: Sample[],
+  dirty: number[],
+  cleared: number,
+  timing: WindowTiming,
+): string {
+  const comebacks = comebacksOf(series, dirty);
+  const back = comebacks.gaps.length > 0
+    ? ` (it ${cameBackPhrase(comebacks)})`
+    : "";
+  const clearedSample = samples[cleared]!;
+  return `${seenPhrase(series, dirty)} ${
+    sightingsPhrase(samples, dirty)
+  }${back} and read 0 from ${secondsLabel(clearedSample.started_at_seconds)}, ${
+    clearedPhrase(clearedSample, timing)
+  } (transient residual)`;
+}
+
+function intermittentMessage(
+  series: Series,
+  samples: Sample[],
+  dirty: number[],
+  comebacks: Comebacks,
+): string {
+  const lastSeen = secondsLabel(samples[dirty.at(-1)!]!.started_at_seconds);
+  const follow = comebacks.cleanAfter === 1 ? "follows" : "follow";
+  return `${seenPhrase(series, dirty)} ${sightingsPhrase(samples, dirty)}: it ${
+    cameBackPhrase(comebacks)
+  }, and only ${
+    cleanReads(comebacks.cleanAfter)
+  } ${follow} its last sighting at ${lastSeen}, too few to show it is gone; sample longer, or find the store or replica that still serves it`;
+}
+
+function unobservedMessage(
+  series: Series,
+  samples: Sample[],
+  dirty: number[],
+  cleared: number,
+  timing: WindowTiming,
+): string {
+  const next = samples[cleared]!;
+  const late = next.started_at_seconds - timing.windowSeconds;
+  const slowest = samples.slice(dirty.at(-1)!, cleared).reduce((a, b) =>
+    b.ended_at_seconds - b.started_at_seconds >
+        a.ended_at_seconds - a.started_at_seconds
+      ? b
+      : a
+  );
+  return `${seenPhrase(series, dirty)} ${
+    sightingsPhrase(samples, dirty)
+  } and next read 0 at ${secondsLabel(next.started_at_seconds)}, ${
+    secondsLabel(late)
+  } after the ${
+    secondsLabel(timing.windowSeconds)
+  } window ended, more than its ${
+    secondsLabel(timing.intervalSeconds)
+  } sample interval: the adapter's answers took long (sample #${slowest.index} took ${
+    secondsLabel(slowest.ended_at_seconds - slowest.started_at_seconds)
+  }), so the run did not see whether the data was gone when the window ended; use a longer window or interval, or make the adapter answer faster`;
 }
 
 /** Retrieval findings name the forms the marker was seen in. */
@@ -274,12 +499,6 @@ function placeNote(series: Series, samples: Sample[]): string {
   return ` (seen ${[...places].slice(0, MAX_PLACES).join("; and ")})`;
 }
 
-function describeValue(series: Series, value: number): string {
-  return series.subject === "retrieval"
-    ? "the marker was retrievable"
-    : `${series.subject} was ${value}`;
-}
-
 function persistentMessage(
   series: Series,
   samples: Sample[],
@@ -318,43 +537,6 @@ function clearedAfter(series: Series, dirty: number[]): number | null {
   const lastDirty = dirty[dirty.length - 1]!;
   const cleared = series.values.findIndex((v, i) => i > lastDirty && v === 0);
   return cleared < 0 ? null : cleared;
-}
-
-function transientMessage(
-  series: Series,
-  samples: Sample[],
-  dirty: number[],
-  windowSeconds: number,
-): string {
-  const first = samples[dirty[0]!]!;
-  const cleared = samples[clearedAfter(series, dirty)!]!;
-  const value = series.values[dirty[0]!]!;
-  return `${describeValue(series, value)} at ${
-    secondsLabel(first.started_at_seconds)
-  }${cameBackNote(series, samples, dirty)} and read 0 from ${
-    secondsLabel(cleared.started_at_seconds)
-  }, inside the ${secondsLabel(windowSeconds)} window (transient residual)`;
-}
-
-/**
- * ", read 0 at … but came back at …," when the data went away and came back
- * inside the window: a write-back (a re-index, a cache refill) that a later
- * sample happened to miss, which the user should hear about.
- */
-function cameBackNote(
-  series: Series,
-  samples: Sample[],
-  dirty: number[],
-): string {
-  const lastDirty = dirty[dirty.length - 1]!;
-  const gap = series.values.findIndex((v, i) =>
-    i > dirty[0]! && i < lastDirty && v === 0
-  );
-  if (gap < 0) return "";
-  const back = dirty.find((i) => i > gap)!;
-  return `, read 0 at ${
-    secondsLabel(samples[gap]!.started_at_seconds)
-  } but came back at ${secondsLabel(samples[back]!.started_at_seconds)},`;
 }
 
 function observationFindings(samples: Sample[]): Finding[] {

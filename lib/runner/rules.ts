@@ -23,6 +23,13 @@
  * A count the test inventory answers beside the contract's four (a store
  * the verdict cannot see) is a note, `unread_inventory_count`.
  *
+ * Revision 5: data that went away is a transient residual only when the
+ * clean reads after its last sighting outnumber the longest run of clean
+ * reads it came back after (else INCONCLUSIVE, `intermittent_residual`), and
+ * when the first clean read after it started no later than one sample
+ * interval after the window's end (else INCONCLUSIVE,
+ * `window_end_unobserved`: the samples fell behind their schedule).
+ *
  * @module
  */
 
@@ -39,7 +46,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/4" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/5" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -59,6 +66,10 @@ export const EVIDENCE_RULES = {
     "INCONCLUSIVE with state interrupted; residuals are not judged without a final sample",
   transient_residual:
     "data above 0 during the window is transient only when a later sample read it 0 and the final sample does not read it above 0; data that could no longer be read after its last non-zero reading is not transient",
+  intermittent_residual:
+    "data that came back after a clean read is transient only when the clean reads after its last sighting outnumber the longest run of clean reads it came back after; otherwise INCONCLUSIVE",
+  window_end_unobserved:
+    "data last seen in a sample begun inside the window whose next clean read began more than one sample interval after the window's end is INCONCLUSIVE: the window's end was not read; sightings are timed by when their sample began",
   interrupted_cleanup_limit_seconds: INTERRUPTED_CLEANUP_LIMIT_MS / 1000,
 } as const;
 
@@ -68,7 +79,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:5885713862f1fc32a5e3f3afe655654f4763bbdc3766a923d77945caf5e17bc2" as const;
+  "sha256:6c15924a905b6ca7025bb9f80d3f3d66c143139013cfe1ff9c4c57524a3f9163" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
@@ -87,6 +98,14 @@ export const FINDING_CODES = {
   residual_store: { severities: ["fail"], subjects: STORES },
   transient_residual: {
     severities: ["transient"],
+    subjects: ["retrieval", ...STORES],
+  },
+  intermittent_residual: {
+    severities: ["inconclusive"],
+    subjects: ["retrieval", ...STORES],
+  },
+  window_end_unobserved: {
+    severities: ["inconclusive"],
     subjects: ["retrieval", ...STORES],
   },
   request_error: { severities: ["inconclusive"], subjects: ["observation"] },

@@ -70,6 +70,7 @@ export function keptReportProblem(report: RunReport): string | null {
         samples: report.samples,
         cleanup: report.cleanup,
         windowSeconds: report.timing.deletion_window_seconds,
+        intervalSeconds: report.timing.sample_interval_seconds,
         interruptedDuring: phase,
       });
     } catch {
