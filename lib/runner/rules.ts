@@ -55,9 +55,9 @@ export const EVIDENCE_RULES = {
     alphabet: MARKER_ALPHABET,
     random_length: MARKER_RANDOM_LENGTH,
     match:
-      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept",
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed, and a whole string of base64 decoded once",
     searched:
-      "every string of the /query answer, values and keys at any depth, text first; after the deletion the test marker in the control query's answer counts too; at cleanup either marker in either namespace's answer",
+      "every string of the /query answer, values and keys at any depth, text first, and the adjacent strings of one array joined; after the deletion the test marker in the control query's answer counts too, and either namespace's /inventory answer is searched the same way (the control's own marker there does not count); at cleanup either marker in either namespace's answers",
     forms: ["exact", "rendered"],
     rendering_traits: [...RENDERING_TRAITS],
     rendered_counts_as_seen: true,
@@ -79,7 +79,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:6c15924a905b6ca7025bb9f80d3f3d66c143139013cfe1ff9c4c57524a3f9163" as const;
+  "sha256:7ae9ca3a9c685a6a4269dce1f8462776aa5a786a83d433626726e7556e949073" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
