@@ -6,7 +6,10 @@
  * @module
  */
 
-import type { RunEvent } from "../lib/runner/events.ts";
+import {
+  interruptedRunMaxSeconds,
+  type RunEvent,
+} from "../lib/runner/events.ts";
 import type { MarkerForm, Sample } from "../lib/runner/report.ts";
 import type { CliIo } from "./_io.ts";
 
@@ -118,15 +121,22 @@ function sampleText(sample: Sample, windowSeconds: number): string {
   }; control ${control}`;
 }
 
-/** An interrupt, with the longest the user may still wait. */
+/**
+ * An interrupt, with the longest the user may still wait: requests end by
+ * the bound, and cleanup's deletions and last poll may each still take a
+ * second past it.
+ */
 function interruptedText(
   event: Extract<RunEvent, { type: "interrupted" }>,
 ): string {
   const bound = seconds(event.bound_seconds);
+  const most = seconds(interruptedRunMaxSeconds(event.bound_seconds));
+  const why =
+    `requests end by ${bound} s, then cleanup's deletions and last poll get at most 1 s per request`;
   return `interrupted during ${event.phase}: ${
     event.phase === "cleanup"
-      ? `cleanup now ends within ${bound} s`
-      : `no verdict without the final sample; stopping within ${bound} s, cleanup included`
+      ? `cleanup now ends within ${most} s (${why})`
+      : `no verdict without the final sample; stopping within ${most} s, cleanup included (${why})`
   } (Ctrl-C again exits at once)`;
 }
 
@@ -152,17 +162,29 @@ function seconds(value: number): number {
 function pollText(
   event: Extract<RunEvent, { type: "cleanup_poll" }>,
 ): string {
-  return `cleanup poll #${event.poll} at ${
-    event.at_seconds.toFixed(2)
-  } s of at most ${seconds(event.limit_seconds)} s: ${
-    event.clean ? "clean" : "not clean yet"
-  }${
+  return `cleanup poll #${event.poll} at ${event.at_seconds.toFixed(2)} s${
+    pollLimitText(event)
+  }: ${event.clean ? "clean" : "not clean yet"}${
     event.deleted_again.length > 0
       ? `; records came back in the ${
         event.deleted_again.join(" and ")
       } namespace after a clean poll, deleting them again`
       : ""
   }`;
+}
+
+/**
+ * A poll against its limit; a poll at or past it is the last, and saying
+ * "of at most 0 s" of it would misstate how long cleanup takes.
+ */
+function pollLimitText(
+  event: Extract<RunEvent, { type: "cleanup_poll" }>,
+): string {
+  const limit = seconds(event.limit_seconds);
+  if (event.at_seconds < event.limit_seconds) return ` of at most ${limit} s`;
+  return limit === 0
+    ? " (the last: no polling time was left after the interrupt)"
+    : ` (the last: polling time ran out at ${limit} s)`;
 }
 
 function progressBar(fraction: number): string {

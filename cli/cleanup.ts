@@ -28,19 +28,25 @@ whose system lived in memory) is left alone.
 The adapter is reached first: when it cannot be, the command stops at once
 with one line (exit 2) and nothing is deleted or recorded. A later cleanup
 reads the inventories only: the run's markers are not kept, so they are not
-queried. --json prints {status: "complete" | "incomplete", record, recorded}
-or {status: "not_needed", run_id, reason}.
+queried, and its best outcome is "inventories clear" (every deletion
+acknowledged, every store of both namespaces read 0, retrieval not checked):
+an application that still serves deleted text (a soft delete, a stale answer
+cache) is not seen here, so check it with the application's own tools when
+the run found the marker retrievable. --json prints
+{status: "inventories_clear" | "incomplete", record, recorded} or
+{status: "not_needed", run_id, reason}.
 
-Ctrl-C (or SIGTERM) stops it within the smaller of the window and 30 s: a
-request still unanswered then is called off instead of waiting out its
-timeout_seconds, a deletion not sent yet still goes out (given at least 1 s),
-both inventories are read once more, and the outcome is recorded. A deletion
-called off counts as not acknowledged, so that cleanup is incomplete. A
-second Ctrl-C exits at once with code 130.
+Ctrl-C (or SIGTERM) stops it within the smaller of the window and 30 s, plus
+1 s for each request still to send (at most 4 s): a request still unanswered
+then is called off instead of waiting out its timeout_seconds, a deletion not
+sent yet still goes out (given at least 1 s), both inventories are read once
+more, and the outcome is recorded. A deletion called off counts as not
+acknowledged, so that cleanup is incomplete. A second Ctrl-C exits at once
+with code 130.
 
-Exit codes: 0 clean (or nothing to clean); 2 records may remain, or the run
-cannot be cleaned (still running, unknown, target not registered, adapter
-unreachable, no ledger at --data-dir); 130 after a second Ctrl-C.
+Exit codes: 0 inventories clear (or nothing to clean); 2 records may remain,
+or the run cannot be cleaned (still running, unknown, target not registered,
+adapter unreachable, no ledger at --data-dir); 130 after a second Ctrl-C.
 `;
 
 /** `trace external-cleanup`: delete a run's leftover synthetic records. */
@@ -72,7 +78,7 @@ export const externalCleanup: Command = async (args, io) => {
           onPoll: (poll) => io.err(pollLine(poll)),
           onInterrupt: (seconds) =>
             io.err(
-              `cleanup interrupted: stopping within ${seconds} s; a request unanswered by then is called off, and the outcome so far is recorded (Ctrl-C again exits at once)\n`,
+              `cleanup interrupted: stopping within ${seconds} s (requests unanswered at the smaller of the window and 30 s are called off, and each one still to send gets 1 s); the outcome so far is recorded (Ctrl-C again exits at once)\n`,
             ),
           ...(io.interrupted ? { signal: io.interrupted } : {}),
         });
@@ -87,7 +93,7 @@ export const externalCleanup: Command = async (args, io) => {
           `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
         );
       }
-      return outcome.status === "complete" ? 0 : 2;
+      return outcome.status === "inventories_clear" ? 0 : 2;
     },
   );
 };
@@ -121,7 +127,9 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
   ).join(", ");
   const lines = [
     `Cleanup of run ${record.run_id} (ids from its ${record.ids_from}): ${
-      c.cleanup_complete ? "complete" : "INCOMPLETE"
+      c.cleanup_complete
+        ? "inventories clear (every store of both namespaces read 0; retrieval not checked)"
+        : "INCOMPLETE"
     }`,
     `  namespaces ${record.namespaces.test} and ${record.namespaces.control}`,
     `  deletion requests: ${
@@ -129,7 +137,7 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
     }; ${c.polls} inventory poll(s) over ${c.elapsed_seconds.toFixed(2)} s`,
     ...c.problems.map((p) => `  - ${p}`),
     // A run's own cleanup also queries its markers; their text is not kept, so this one cannot.
-    "  markers: not queried (a later cleanup judges by the inventories only; an answer cache that still serves a deleted marker is not seen here)",
+    "  markers: not queried (they are not kept), so whether the records can still be retrieved was not checked: an answer cache or a soft delete that still serves deleted text is not seen here",
   ];
   if ("seq" in recorded) {
     lines.push(
@@ -140,7 +148,7 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
   }
   if (!c.cleanup_complete) {
     lines.push(
-      `  Some records may remain: run trace external-cleanup ${record.run_id} again later, or check the namespaces with the application's own tools`,
+      `  Some records may remain: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`,
     );
   }
   return lines.join("\n") + "\n";

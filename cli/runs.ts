@@ -9,6 +9,7 @@ import { validateTargetId } from "../lib/ledger/targets.ts";
 import type { RunState, Verdict } from "../lib/runner/report.ts";
 import {
   compareStoredRuns,
+  DEFAULT_RUN_LIMIT,
   listAllRuns,
   RUN_LIST_FILTERS,
   type RunList,
@@ -63,7 +64,7 @@ function laterCleanup(
 ): string {
   if (later === null) return "";
   return later.cleanup_complete
-    ? `; a later trace external-cleanup (${later.cleanup_id}) removed what was left`
+    ? `; a later trace external-cleanup (${later.cleanup_id}) found both inventories at 0 (retrieval not checked)`
     : `; a later trace external-cleanup (${later.cleanup_id}) still left: ${
       later.problems.join("; ") || "synthetic records remain"
     }`;
@@ -109,8 +110,9 @@ const SHOW_HELP =
 Shows a run: the completed report from the ledger, or, for a run without one,
 its checkpoint: RUNNING while its process is alive on this host, otherwise
 interrupted (INCONCLUSIVE, never PASS) with the ids it issued. A saved FAIL
-names the regression it became; a run whose records were removed later by
-trace external-cleanup says so.
+names the regression it became; a run a later trace external-cleanup found
+with both inventories at 0 says so, and that retrieval was not checked (the
+markers are not kept, so a later cleanup cannot query them).
 
 --html FILE writes the run's page as one self-contained HTML file (inline CSS
 and SVG, no script, nothing fetched); an existing file is refused without
@@ -183,13 +185,14 @@ const UNREGISTERED_HINT =
 
 /**
  * What to say instead of the cleanup command for what the run's own cleanup
- * left, as the run page decides: nothing to do once a later cleanup
- * completed, nothing external-cleanup can do for an unregistered target
- * (the note says what became of the records); `null` keeps the command.
+ * left, as the run page decides: another cleanup would only read the same
+ * inventories once a later one found them at 0, and external-cleanup can do
+ * nothing for an unregistered target (the note says what became of the
+ * records); `null` keeps the command.
  */
 function leftoverHint(view: RunView): string | null {
   if (view.cleanup?.cleanup_complete) {
-    return `A later trace external-cleanup (${view.cleanup.cleanup_id}) removed what was left: nothing synthetic is left`;
+    return `A later trace external-cleanup (${view.cleanup.cleanup_id}) deleted every id this run issued and both inventories read 0; retrieval was not checked (the markers are not kept), so query the application if it may still serve deleted text`;
   }
   return view.target_registered === false ? UNREGISTERED_HINT : null;
 }
@@ -204,7 +207,7 @@ function renderView(view: RunView, dataFlags: string): string {
   const later = view.cleanup
     ? `\nLater cleanup ${view.cleanup.cleanup_id} (${view.cleanup.finished_at}): ${
       view.cleanup.cleanup_complete
-        ? "complete"
+        ? "inventories clear (every store of both namespaces read 0; retrieval not checked)"
         : `INCOMPLETE: ${view.cleanup.problems.join("; ")}`
     }\n`
     : "";
@@ -248,17 +251,26 @@ const RUNS_HELP =
 Lists runs, newest first: completed external and reference runs from the
 ledger, and runs that only a checkpoint knows (RUNNING, or interrupted:
 INCONCLUSIVE). Each row says where the run is kept, which regression it
-replayed or was saved as, and whether its synthetic records were cleaned up
-(incomplete: remove them with trace external-cleanup RUN_ID). A target marked
-(unregistered) was run from a config that was never registered, as trace
-quickstart runs its in-process demo: such runs cannot be saved, replayed or
-cleaned up (trace external-targets --all lists these targets).
+replayed or was saved as, and what became of its synthetic records (CLEANUP):
+  complete            the run's own cleanup: every store read 0, no marker retrievable
+  incomplete          some may remain or still be served: trace external-cleanup RUN_ID
+  inventories clear   a later trace external-cleanup found every store at 0;
+                      it cannot query the markers, so retrieval was not checked
+  gone with demo      a trace quickstart run: its in-process demo kept the
+                      records in memory, and they ended with that command
+  unknown             running, or interrupted with no cleanup since
+  none                a reference run: nothing outside memory
+A target marked (unregistered) was run from a config that was never
+registered, as trace quickstart runs its in-process demo: such runs cannot be
+saved, replayed or cleaned up (trace external-targets --all lists these
+targets). When the limit leaves runs out, a last line says how many match;
+--json has total and truncated.
 
   --target ID   runs of one target (external) or reference system target
   --verdict V   PASS, FAIL, INCONCLUSIVE or RUNNING
   --kind K      external or reference
   --state S     completed, running or interrupted
-  --limit N     at most N runs (default 50)
+  --limit N     at most N runs (default ${DEFAULT_RUN_LIMIT})
 `;
 
 function choice<const T extends readonly string[]>(
@@ -318,6 +330,16 @@ export const externalRuns: Command = async (args, io) => {
   });
 };
 
+/** Words of the CLEANUP column; `RunListItem["cleanup"]` is the JSON value. */
+const CLEANUP_WORDS: Record<RunListItem["cleanup"], string> = {
+  complete: "complete",
+  incomplete: "incomplete",
+  inventories_clear: "inventories clear",
+  gone_with_demo: "gone with demo",
+  unknown: "unknown",
+  none: "none",
+};
+
 function renderRuns(list: RunList): string {
   if (list.runs.length === 0) {
     return "No runs match; start one with trace external-run --target ID (or --config FILE)\n";
@@ -333,10 +355,16 @@ function renderRuns(list: RunList): string {
         ? `${run.target_id} (unregistered)`
         : run.target_id,
       run.started_at,
-      run.cleanup,
+      CLEANUP_WORDS[run.cleanup],
       linkWords(run),
     ]),
-  );
+  ) + truncatedLine(list);
+}
+
+/** Says how many runs the limit left out, so a script or a reader does not miss older ones. */
+function truncatedLine(list: RunList): string {
+  if (!list.truncated) return "";
+  return `Showing the ${list.runs.length} newest of ${list.total} matching runs; pass --limit ${list.total} to list them all\n`;
 }
 
 /** A run's LINK column: what it replayed or was saved as, and where its report is when not in the ledger. */

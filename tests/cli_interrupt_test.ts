@@ -163,7 +163,7 @@ Deno.test({
         assert.equal(report.cleanup.cleanup_complete, true);
         assert.match(
           stderr,
-          /progress: interrupted during window: no verdict without the final sample; stopping within 8 s, cleanup included/,
+          /progress: interrupted during window: no verdict without the final sample; stopping within 14 s, cleanup included \(requests end by 8 s,/,
         );
         assert.match(
           stderr,

@@ -56,7 +56,7 @@ Deno.test("progressRenderer() says at once what an interrupt stops and how long 
   const text = io.stderr();
   assert.match(
     text,
-    /progress: sample #1 at 0\.50 s of the 2 s window: source 0, vector 0, cache 1; marker SEEN; control ok\nprogress: interrupted during window: no verdict without the final sample; stopping within 2 s, cleanup included \(Ctrl-C again exits at once\)\n/,
+    /progress: sample #1 at 0\.50 s of the 2 s window: source 0, vector 0, cache 1; marker SEEN; control ok\nprogress: interrupted during window: no verdict without the final sample; stopping within 8 s, cleanup included \(requests end by 2 s, then cleanup's deletions and last poll get at most 1 s per request\) \(Ctrl-C again exits at once\)\n/,
   );
   // What is left of the 2 s: the interrupt came between samples, so nearly all.
   assert.match(
@@ -104,7 +104,7 @@ Deno.test("progressRenderer() tells how long is left after an interrupt when the
       });
       assert.match(
         io.stderr(),
-        /progress: interrupted during window: no verdict without the final sample; stopping within 30 s, cleanup included \(Ctrl-C again exits at once\)\n/,
+        /progress: interrupted during window: no verdict without the final sample; stopping within 36 s, cleanup included \(requests end by 30 s, then cleanup's deletions and last poll get at most 1 s per request\) \(Ctrl-C again exits at once\)\n/,
       );
       assert.match(io.stderr(), cleanupLine);
     });
@@ -204,4 +204,68 @@ Deno.test("renderReport() counts the cleanup deletions repeated because records 
     /\nCleanup {2}complete \(cleanup_complete: true\); 3\/3 deletion\(s\) acknowledged \(1 repeated: records came back after a clean poll\), /,
   );
   assert.doesNotMatch(renderReport(report), /repeated/);
+});
+
+Deno.test("progressRenderer() never prints a poll limit of 0 s: a poll past the limit is named the last", () => {
+  const io = captureIo();
+  const render = progressRenderer(io);
+  render({
+    type: "cleanup_poll",
+    poll: 1,
+    at_seconds: 1,
+    limit_seconds: 0,
+    clean: false,
+    deleted_again: [],
+  });
+  render({
+    type: "cleanup_poll",
+    poll: 3,
+    at_seconds: 4.2,
+    limit_seconds: 4,
+    clean: false,
+    deleted_again: [],
+  });
+  assert.equal(
+    io.stderr(),
+    "progress: cleanup poll #1 at 1.00 s (the last: no polling time was left after the interrupt): not clean yet\n" +
+      "progress: cleanup poll #3 at 4.20 s (the last: polling time ran out at 4 s): not clean yet\n",
+  );
+});
+
+Deno.test("an interrupted run whose cleanup poll runs past the bound polls no more, and the progress line named that time", async () => {
+  const io = captureIo();
+  const clock = new VirtualClock();
+  const controller = new AbortController();
+  let interruptedAt = 0;
+  const { report } = await runFake({
+    config: stagingConfig({
+      deletion_window_seconds: 3600,
+      sample_interval_seconds: 1,
+    }),
+    behaviour: { staleCache: true },
+    clock,
+    signal: controller.signal,
+    onEvent: progressRenderer(io),
+    hook: (request, forward) => {
+      if (request.sample === 1 && !controller.signal.aborted) {
+        controller.abort();
+        interruptedAt = clock.now();
+        // The request in flight uses 27 s of the 30 s bound.
+        clock.advance(27_000);
+      }
+      // A slow adapter: each cleanup request takes the second it is given past the bound.
+      if (request.stage === "cleanup") clock.advance(1_000);
+      return forward();
+    },
+  });
+  assert.equal(report.state, "interrupted");
+  // Deletions end before the bound; the poll that starts then ends past it and is the last.
+  assert.equal(report.cleanup.polls, 1);
+  const printed = /stopping within (\d+) s/.exec(io.stderr())?.[1];
+  assert.equal(printed, "36");
+  assert.ok(
+    clock.now() - interruptedAt <= Number(printed) * 1000,
+    `${clock.now() - interruptedAt} ms`,
+  );
+  assert.doesNotMatch(io.stderr(), /of at most 0 s/);
 });

@@ -175,7 +175,7 @@ Deno.test("trace quickstart stops at the first Ctrl-C as external-run does: the 
     assert.equal(quick.code, 2, quick.err);
     assert.match(
       quick.err,
-      /progress: interrupted during window: no verdict without the final sample; stopping within \d+ s, cleanup included/,
+      /progress: interrupted during window: no verdict without the final sample; stopping within \d+ s, cleanup included \(requests end by \d+ s,/,
     );
     assert.match(quick.err, /what is left after the interrupt/);
     assert.doesNotMatch(quick.err, /2\/2 {2}demo staging app/);

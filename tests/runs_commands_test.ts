@@ -30,6 +30,7 @@ import { cleanUpRun } from "../lib/runs/cleanup.ts";
 import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import { runCatalog } from "../lib/runs/run_catalog.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
+import { configTargetRef } from "../lib/runs/targets.ts";
 import { runReference } from "../lib/runs/reference_runs.ts";
 import { RunLock } from "../lib/runs/run_lock.ts";
 import {
@@ -179,7 +180,7 @@ Deno.test("external-show of a run a later cleanup completed no longer sends anyo
     assert.match(shown.out, /^Cleanup {2}INCOMPLETE /m);
     assert.match(
       shown.out,
-      /^ {2}A later trace external-cleanup \(cleanup-2\) removed what was left: nothing synthetic is left$/m,
+      /^ {2}A later trace external-cleanup \(cleanup-2\) deleted every id this run issued and both inventories read 0; retrieval was not checked \(the markers are not kept\)/m,
     );
   });
 });
@@ -223,7 +224,7 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
     assert.equal(after.cleanup.b.later_cleanup, null);
     assert.match(
       after.text,
-      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-2\) removed what was left$/m,
+      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-2\) found both inventories at 0 \(retrieval not checked\)$/m,
     );
   });
 });
@@ -404,8 +405,10 @@ Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appe
       transport: target,
       clock,
     });
-    assert.equal(outcome.status, "complete");
-    assert.ok(outcome.status === "complete" && "seq" in outcome.recorded);
+    assert.equal(outcome.status, "inventories_clear");
+    assert.ok(
+      outcome.status === "inventories_clear" && "seq" in outcome.recorded,
+    );
     assert.equal(outcome.record.ids_from, "checkpoint");
     assert.deepEqual(outcome.record.issued, { test: 2, control: 1 });
     assert.equal(outcome.record.outcome.cleanup_complete, true);
@@ -417,7 +420,10 @@ Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appe
     const show = await trace(["external-show", runId, "--json", ...dataOf(db)]);
     const view = JSON.parse(show.out);
     assert.equal(view.cleanup.cleanup_id, outcome.record.cleanup_id);
-    assert.match(view.note, /removed them/);
+    assert.match(
+      view.note,
+      /deleted them on \S+ and both inventories read 0 \(retrieval was not checked/,
+    );
     const again = await cleanUpRun(db, runId, {
       dataDir: dir,
       transport: target,
@@ -426,7 +432,7 @@ Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appe
     assert.equal(again.status, "not_needed");
     assert.match(
       again.status === "not_needed" ? again.reason : "",
-      /completed it/,
+      /had every deletion acknowledged and every store of both namespaces read 0 \(the markers are not kept, so retrieval was not checked\)/,
     );
     const verify = await trace(["ledger", "verify", "--json", ...dataOf(db)]);
     assert.equal(JSON.parse(verify.out).ok, true);
@@ -586,7 +592,7 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
       assert.equal(cleaned.code, 0, cleaned.err);
       assert.match(
         cleaned.out,
-        /^Cleanup of run \S+ \(ids from its checkpoint\): complete/,
+        /^Cleanup of run \S+ \(ids from its checkpoint\): inventories clear \(every store of both namespaces read 0; retrieval not checked\)$/m,
       );
       assert.match(cleaned.err, /cleanup poll #0 at /);
       for (const namespace of Object.values(namespaces)) {
@@ -607,15 +613,15 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
       );
       assert.match(
         cleaned.out,
-        /\n {2}markers: not queried \(a later cleanup judges by the inventories only/,
+        /\n {2}markers: not queried \(they are not kept\), so whether the records can still be retrieved was not checked/,
       );
       const runs = JSON.parse(
         (await trace(["external-runs", "--json", "--data-dir", data])).out,
       ).runs;
       assert.equal(runs[0].run_id, runId);
-      // An interrupted run reads cleaned once a later cleanup completed, as a completed one does.
+      // An interrupted run reads inventories_clear once a later cleanup found them at 0, as a completed one does.
       assert.equal(runs[0].state, "interrupted");
-      assert.equal(runs[0].cleanup, "cleaned");
+      assert.equal(runs[0].cleanup, "inventories_clear");
       const again = await trace([
         "external-cleanup",
         runId,
@@ -1006,7 +1012,7 @@ Deno.test("trace external-cleanup after a Ctrl-C calls off a deletion the adapte
       assert.equal(code, 2, io.stderr());
       assert.match(
         io.stderr(),
-        /cleanup interrupted: stopping within 1 s; a request unanswered by then is called off, and the outcome so far is recorded \(Ctrl-C again exits at once\)\n/,
+        /cleanup interrupted: stopping within 5 s \(requests unanswered at the smaller of the window and 30 s are called off, and each one still to send gets 1 s\); the outcome so far is recorded \(Ctrl-C again exits at once\)\n/,
       );
       assert.match(
         io.stdout(),
@@ -1093,5 +1099,129 @@ Deno.test("trace external-register refuses a retired id as retired, whatever con
         /^trace external-register: Cannot register target "staging-a": it was retired on \S+ \(ledger entry \d+: moved to staging-b\) and retired ids are not reused; register the config under a new id, such as "staging-a-2"\n$/,
       );
     }
+  });
+});
+
+Deno.test("a later cleanup of a soft-delete run says its inventories read 0 and retrieval was not checked, never that nothing is left", async () => {
+  await withTempDir(async (dir) => {
+    const demo = await startDemoServer({ defect: "soft-delete" });
+    try {
+      const data = ["--data-dir", `${dir}/data`];
+      const config = `${dir}/c.json`;
+      await Deno.writeTextFile(
+        config,
+        JSON.stringify({
+          base_url: demo.url,
+          environment: "staging",
+          allow_synthetic_writes: true,
+          document_count: 2,
+          deletion_window_seconds: 0.3,
+          sample_interval_seconds: 0.1,
+        }),
+      );
+      const run = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--json",
+        ...data,
+      ]);
+      assert.equal(run.code, 1, run.err);
+      const report = JSON.parse(run.out) as RunReport;
+      assert.equal(report.cleanup.marker_seen.test, true);
+
+      const cleaned = await trace(["external-cleanup", report.run_id, ...data]);
+      assert.equal(cleaned.code, 0, cleaned.err);
+      assert.match(
+        cleaned.out,
+        /: inventories clear \(every store of both namespaces read 0; retrieval not checked\)$/m,
+      );
+      assert.doesNotMatch(cleaned.out, /: complete$|nothing synthetic/m);
+      const again = await trace([
+        "external-cleanup",
+        report.run_id,
+        "--json",
+        ...data,
+      ]);
+      assert.match(
+        JSON.parse(again.out).reason,
+        /every store of both namespaces read 0 \(the markers are not kept, so retrieval was not checked\)/,
+      );
+
+      const listed = JSON.parse(
+        (await trace(["external-runs", "--json", ...data])).out,
+      );
+      assert.equal(listed.runs[0].cleanup, "inventories_clear");
+      const table = (await trace(["external-runs", ...data])).out;
+      assert.match(table, / inventories clear /);
+      assert.doesNotMatch(table, /cleaned/);
+
+      const shown = await trace(["external-show", report.run_id, ...data]);
+      assert.doesNotMatch(shown.out, /nothing synthetic is left|removed/);
+      assert.match(shown.out, /retrieval was not checked/);
+      const view = JSON.parse(
+        (await trace(["external-show", report.run_id, "--json", ...data])).out,
+      );
+      assert.equal(view.cleanup.markers_queried, false);
+    } finally {
+      await demo.shutdown();
+    }
+  });
+});
+
+Deno.test("trace external-runs says how many runs its limit left out, in text and in JSON", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    for (let i = 0; i < 3; i++) await fakeRun(db, dir);
+    const limited = JSON.parse(
+      (await trace(["external-runs", "--json", "--limit", "2", ...dataOf(db)]))
+        .out,
+    );
+    assert.equal(limited.runs.length, 2);
+    assert.equal(limited.total, 3);
+    assert.equal(limited.truncated, true);
+    const text = await trace(["external-runs", "--limit", "2", ...dataOf(db)]);
+    assert.match(
+      text.out,
+      /^Showing the 2 newest of 3 matching runs; pass --limit 3 to list them all$/m,
+    );
+    const all = JSON.parse(
+      (await trace(["external-runs", "--json", ...dataOf(db)])).out,
+    );
+    assert.equal(all.total, 3);
+    assert.equal(all.truncated, false);
+    assert.doesNotMatch(
+      (await trace(["external-runs", ...dataOf(db)])).out,
+      /Showing the/,
+    );
+  });
+});
+
+Deno.test("a FAIL run of trace quickstart's unregistered demo is listed as gone with the demo, not as incomplete", async () => {
+  await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const config = stagingConfig({ document_count: 2 });
+    const clock = new VirtualClock();
+    // As trace quickstart records its runs: under the config's own target, never registered.
+    const { report } = await runExternal(config, {
+      db,
+      dataDir: dir,
+      target: configTargetRef(config),
+      transport: new FakeTarget(clock, { staleCache: true }),
+      clock,
+      trace: false,
+      lock: new RunLock(),
+    });
+    assert.equal(report.cleanup.cleanup_complete, false);
+    const listed = JSON.parse(
+      (await trace(["external-runs", "--json", ...dataOf(db)])).out,
+    );
+    assert.equal(listed.runs[0].cleanup, "gone_with_demo");
+    assert.equal(
+      (await runCatalog(db, { dataDir: dir }))[0]?.cleanup,
+      "gone_with_demo",
+    );
+    const text = (await trace(["external-runs", ...dataOf(db)])).out;
+    assert.match(text, / gone with demo /);
   });
 });

@@ -346,7 +346,7 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
     assert.doesNotMatch(summary, /external-cleanup/);
     assert.match(
       summary,
-      /\*\*Cleaned later\*\*: cleanup `cleanup-later-1` \(2026-11-29T11:00:01.000Z\) deleted every id this run issued/,
+      /\*\*Inventories clear later\*\*: cleanup `cleanup-later-1` \(2026-11-29T11:00:01.000Z\) deleted every id this run issued and every store of both namespaces read 0\. It cannot query the markers \(they are not kept\), so whether the records can still be retrieved was not checked\./,
     );
   };
   // With the data directory, as trace serve reads runs, and from the ledger alone.
@@ -391,7 +391,7 @@ Deno.test("the compare page says what a later cleanup of a run found, beside its
     assert.match(sideA!, /A \(before\) <span class="badge[^"]*">INCOMPLETE/);
     assert.match(
       sideA!,
-      /A later cleanup \(cleanup-later-3\) <time[^>]*>[^<]*<\/time> deleted every id this run issued and both namespaces read 0: nothing synthetic is left\./,
+      /A later cleanup \(cleanup-later-3\) <time[^>]*>[^<]*<\/time> deleted every id this run issued and every store of both namespaces read 0\. It cannot query the markers \(they are not kept\), so whether the records can still be retrieved was not checked\./,
     );
     assert.doesNotMatch(sideB!, /A later cleanup/);
     // The same words as the run page.

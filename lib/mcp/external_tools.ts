@@ -307,6 +307,8 @@ const runs = defineTool({
     });
     return {
       runs: list.runs,
+      total: list.total,
+      truncated: list.truncated,
       unreadable: list.unreadable.length,
       note: runsNote(list.runs.length, list.unreadable),
     };

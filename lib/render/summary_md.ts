@@ -146,7 +146,9 @@ function nextLines(options: SummaryOptions): string[] {
 function cleanupLines(report: RunReport, options: SummaryOptions): string[] {
   const c = report.cleanup;
   if (c.cleanup_complete) {
-    return ["Complete: every store of both namespaces reads 0."];
+    return [
+      "Complete: every store of both namespaces reads 0 and neither marker is retrievable.",
+    ];
   }
   const what = markdownEscape(
     c.problems.join("; ") || "synthetic records remain",
@@ -159,7 +161,7 @@ function cleanupLines(report: RunReport, options: SummaryOptions): string[] {
   const later = options.laterCleanup;
   if (later?.cleanup_complete) {
     return [
-      `Incomplete when the run ended: ${what}. **Cleaned later**: cleanup \`${later.cleanup_id}\` (${later.finished_at}) deleted every id this run issued and both namespaces read 0; nothing synthetic is left.`,
+      `Incomplete when the run ended: ${what}. **Inventories clear later**: cleanup \`${later.cleanup_id}\` (${later.finished_at}) deleted every id this run issued and every store of both namespaces read 0. It cannot query the markers (they are not kept), so whether the records can still be retrieved was not checked.`,
     ];
   }
   const retried = later

@@ -14,7 +14,8 @@
  * interrupt, only until the bound the interrupt set (the smaller of the
  * window and {@link INTERRUPTED_CLEANUP_LIMIT_MS} after it, the request it
  * arrived during included), so one Ctrl-C never means an hour, nor twice the
- * bound, of waiting. A cleanup after the fact (`leftovers.ts`) polls
+ * bound, of waiting; its deletions and last poll may still run
+ * {@link cleanupPastBoundMs} past that bound. A cleanup after the fact (`leftovers.ts`) polls
  * inventories only and stops at an interrupt. Whoever owns the interrupt
  * sets the session's bound; the sweep only keeps within it.
  */
@@ -30,7 +31,7 @@ import type {
   RequestErrorRecord,
   Sample,
 } from "./report.ts";
-import { requestDetail, type RunSession } from "./_session.ts";
+import { MIN_BOUNDED_MS, requestDetail, type RunSession } from "./_session.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 import { joinAnd } from "../words.ts";
 
@@ -53,6 +54,20 @@ const ROLES = ["test", "control"] as const;
 
 /** A namespace's role in a run. */
 export type Role = typeof ROLES[number];
+
+/**
+ * Most a cleanup may run past an interrupt's bound: a deletion and every
+ * request of the last poll may start with the bound passed, and each still
+ * gets {@link MIN_BOUNDED_MS}; a poll that ends past the bound is the last.
+ * `requestsPerPoll` is 4 for a run (inventory and marker query in each
+ * namespace), 2 after the fact (inventories only).
+ */
+export function cleanupPastBoundMs(requestsPerPoll: number): number {
+  return (ROLES.length + requestsPerPoll) * MIN_BOUNDED_MS;
+}
+
+/** Requests in one poll of a run's own cleanup: inventory and marker query per namespace. */
+export const RUN_POLL_REQUESTS = 4;
 
 /** Options for {@link cleanUp}. */
 export interface CleanupOptions {
@@ -203,7 +218,10 @@ export async function sweep(
     // deletion's own round trip shifts it by a few milliseconds.
     const settled = limit.interrupted ||
       startedMs - lastDeleteMs + plan.intervalMs / 2 >= plan.settleMs;
-    const last = limit.reached(startedMs) || (clean && settled);
+    // After an interrupt a poll that ran past the limit is the last: another
+    // would add its requests, a second each, to what the interrupt promised.
+    const last = limit.reached(startedMs) || (clean && settled) ||
+      (limit.interrupted && limit.reached(clock.now() - start));
     const repeated = repeats.test + repeats.control;
     // A last poll clean too soon after deleting records that came back proves nothing.
     unsettled = last && clean && !settled && repeated > 0

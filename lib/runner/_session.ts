@@ -42,7 +42,7 @@ export type AnswerListener = (
  * Shortest budget a request in flight gets when the bound is set, and a
  * cleanup request when the bound has passed: a deletion deserves its chance.
  */
-const MIN_BOUNDED_MS = 1_000;
+export const MIN_BOUNDED_MS = 1_000;
 
 /** Sends requests for one run. */
 export class RunSession {

@@ -1,5 +1,7 @@
 /** Lifecycle events a run emits: progress lines, trace events and tests all listen here. */
 
+import { cleanupPastBoundMs, RUN_POLL_REQUESTS } from "./_cleanup.ts";
+
 import type { Operation } from "../contract/protocol.ts";
 import type {
   Cleanup,
@@ -17,6 +19,15 @@ export type RunPhase =
   | "window"
   | "cleanup"
   | "done";
+
+/**
+ * The longest an interrupted run may still take, in seconds: its
+ * `bound_seconds`, then cleanup's deletions and last poll, each request
+ * given a second past that bound.
+ */
+export function interruptedRunMaxSeconds(boundSeconds: number): number {
+  return boundSeconds + cleanupPastBoundMs(RUN_POLL_REQUESTS) / 1000;
+}
 
 /** One thing that happened during a run. */
 export type RunEvent =
@@ -39,7 +50,7 @@ export type RunEvent =
      * How long the run may still take: the request in flight is called off
      * and cleanup ends by then (the smaller of the window and 30 s), but for
      * cleanup's deletions and last poll, still sent with 1 s each when it
-     * has passed.
+     * has passed ({@link interruptedRunMaxSeconds} adds those).
      */
     bound_seconds: number;
   }

@@ -6,7 +6,9 @@
  * nothing waits on this cleanup to finish a verdict. As in a run, an
  * interrupt also bounds the requests: the one in flight and those still to
  * send (deletions not yet sent, that last poll) end within the smaller of
- * the window and 30 s of it, instead of at their operation's timeout.
+ * the window and 30 s of it, instead of at their operation's timeout; one
+ * that starts with that bound passed still gets a second, so the whole may
+ * take {@link LEFTOVERS_PAST_BOUND_MS} longer.
  *
  * @module
  */
@@ -18,12 +20,21 @@ import type { Cleanup, Sample } from "./report.ts";
 import {
   afterInterruptMs,
   type CleanupLimit,
+  cleanupPastBoundMs,
   type Role,
   settleTimeMs,
   sweep,
 } from "./_cleanup.ts";
 import type { NamespaceReading } from "./_observe.ts";
 import { RunSession } from "./_session.ts";
+
+/** Requests in one poll after the fact: an inventory per namespace. */
+const LEFTOVERS_POLL_REQUESTS = 2;
+
+/** Most a cleanup after the fact may run past its interrupt's bound. */
+export const LEFTOVERS_PAST_BOUND_MS = cleanupPastBoundMs(
+  LEFTOVERS_POLL_REQUESTS,
+);
 
 /** One poll, for progress. */
 export interface CleanupPoll {
@@ -52,7 +63,10 @@ export interface LeftoversOptions {
    * that outlasts the bound it sets; what was seen so far is returned.
    */
   signal?: AbortSignal | undefined;
-  /** Hears the first abort, with how long the cleanup may still take in seconds. */
+  /**
+   * Hears the first abort, with how long the cleanup may still take in
+   * seconds: the bound, and a second for each request sent past it.
+   */
   onInterrupt?: (boundSeconds: number) => void;
   /** Sees each poll of both inventories. */
   onPoll?: (poll: CleanupPoll) => void;
@@ -70,7 +84,7 @@ export async function cleanUpLeftovers(
     const boundMs = afterInterruptMs(config.deletion_window_seconds * 1000);
     session.boundRequests(options.clock.now() + boundMs);
     try {
-      options.onInterrupt?.(boundMs / 1000);
+      options.onInterrupt?.((boundMs + LEFTOVERS_PAST_BOUND_MS) / 1000);
     } catch {
       // A broken progress display must not stop the cleanup.
     }

@@ -5,7 +5,11 @@
  * deleted in both namespaces through the run's target adapter, both
  * inventories are polled through the target's deletion window, and the
  * outcome is appended to the ledger as a `cleanup` entry linked to the run.
- * Reference runs have nothing to clean: their systems lived in memory.
+ * The markers are not kept, so they are not queried: the best it can say is
+ * that every deletion was acknowledged and the inventories read 0, never
+ * that nothing can be retrieved (a soft delete or an answer cache may still
+ * serve deleted text). Reference runs have nothing to clean: their systems
+ * lived in memory.
  *
  * @module
  */
@@ -62,14 +66,15 @@ export interface CleanupRunOptions {
 export type { CleanupPoll };
 
 /**
- * What `external-cleanup` did: `complete` when every store of both
- * namespaces read 0 and every deletion was acknowledged, `incomplete` when
- * records may remain (`record.outcome.problems` says why), `not_needed`
- * when there was nothing to do.
+ * What `external-cleanup` did: `inventories_clear` when every deletion was
+ * acknowledged and every store of both namespaces read 0 (the markers were
+ * not queried, so retrieval was not checked), `incomplete` when records may
+ * remain (`record.outcome.problems` says why),
+ * `not_needed` when there was nothing to do.
  */
 export type CleanupOutcome =
   | {
-    status: "complete" | "incomplete";
+    status: "inventories_clear" | "incomplete";
     record: CleanupRecord;
     /** Where the record went: its ledger entry and the head after it, or why the ledger refused it. */
     recorded: { seq: number; head: LedgerHead } | { error: string };
@@ -140,7 +145,7 @@ export async function cleanUpRun(
     finished_at: clock.wallNow().toISOString(),
     outcome,
   };
-  const status = outcome.cleanup_complete ? "complete" : "incomplete";
+  const status = outcome.cleanup_complete ? "inventories_clear" : "incomplete";
   try {
     const { seq, head } = await recordCleanup(db, record);
     return { status, record, recorded: { seq, head } };
@@ -227,15 +232,16 @@ async function unlessCleaned(
   if (ownCleanupComplete) {
     return {
       reason:
-        "its own cleanup completed: every store of both namespaces read 0",
+        "its own cleanup completed: every store of both namespaces read 0 and neither marker was retrievable",
     };
   }
   const later = (await cleanupsOf(db, leftovers.runId, leftovers.targetId))
     .filter((c) => c.outcome.cleanup_complete).at(-1);
   if (later) {
+    // Another cleanup would read the same inventories and still not query the markers.
     return {
       reason:
-        `cleanup ${later.cleanup_id} completed it on ${later.finished_at}: every store of both namespaces read 0`,
+        `cleanup ${later.cleanup_id} on ${later.finished_at} had every deletion acknowledged and every store of both namespaces read 0 (the markers are not kept, so retrieval was not checked)`,
     };
   }
   if (leftovers.issued.test.length + leftovers.issued.control.length === 0) {

@@ -103,6 +103,7 @@ export {
   type CleanupRunOptions,
 } from "./cleanup.ts";
 export {
+  DEFAULT_RUN_LIMIT,
   listAllRuns,
   RUN_LIST_FILTERS,
   type RunList,

@@ -21,6 +21,7 @@ import { hasLedger } from "../ledger/schema.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
 import { checkpointDir } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
+import { listTargets } from "../ledger/targets.ts";
 import { keptReportPath } from "./external_run.ts";
 import { readRunCheckpoint, runCheckpointIds } from "./kept_report.ts";
 import { locateRun } from "./run_view.ts";
@@ -35,12 +36,23 @@ export interface RunSummary {
   state: RunState;
   /**
    * Synthetic records after the run: `complete` (every store of both
-   * namespaces read 0), `incomplete` (some may remain: trace external
-   * cleanup), `cleaned` (by a later cleanup), `unknown` (running, or
-   * interrupted without a cleanup), `none` (a reference run: nothing
-   * outside memory).
+   * namespaces read 0 and neither marker was retrievable), `incomplete`
+   * (some may remain or still be served: trace external-cleanup),
+   * `inventories_clear` (a later cleanup had every deletion acknowledged
+   * and both inventories read 0; it cannot query the markers, so retrieval
+   * was not checked), `gone_with_demo` (a run of trace quickstart's
+   * unregistered in-process demo, whose records ended with that command),
+   * `unknown` (running, or interrupted without a cleanup), `none` (a
+   * reference run: nothing outside memory).
    */
-  cleanup: "complete" | "incomplete" | "cleaned" | "unknown" | "none";
+  cleanup:
+    | "complete"
+    | "incomplete"
+    | "inventories_clear"
+    | "gone_with_demo"
+    | "unknown"
+    | "none";
+
   started_at: string;
   finished_at: string | null;
   /** Wall-clock seconds (virtual seconds for reference runs); `null` without a report. */
@@ -100,7 +112,11 @@ export async function runCatalog(
     )
     : [];
   const cleaned = ledger ? await latestCleanups(db) : new Map();
-  const all = [...stored, ...local].map((run) => withLaterCleanup(run, cleaned))
+  const registered = ledger
+    ? new Set((await listTargets(db)).map((t) => t.target_id))
+    : null;
+  const all = [...stored, ...local]
+    .map((run) => withoutAdapter(withLaterCleanup(run, cleaned), registered))
     .sort(newestFirst);
   return options.limit === undefined ? all : all.slice(0, options.limit);
 }
@@ -117,10 +133,12 @@ export function newestFirst(
 }
 
 /**
- * What a later `external-cleanup` says of a run's records: `cleaned` once
- * one removed them all; a run whose own cleanup is unknown (interrupted,
- * or its report lost) reads `incomplete` after one that did not. A
- * running run stays `unknown`.
+ * What a later `external-cleanup` says of a run's records:
+ * `inventories_clear` once one had every deletion acknowledged and both
+ * inventories at 0 (never a verified clean: it cannot query the markers);
+ * a run whose own cleanup is unknown
+ * (interrupted, or its report lost) reads `incomplete` after one that
+ * did not. A running run stays `unknown`.
  */
 function withLaterCleanup(
   run: RunSummary,
@@ -130,10 +148,31 @@ function withLaterCleanup(
   if (!later || run.state === "running") return run;
   if (later.outcome.cleanup_complete) {
     return run.cleanup === "incomplete" || run.cleanup === "unknown"
-      ? { ...run, cleanup: "cleaned" }
+      ? { ...run, cleanup: "inventories_clear" }
       : run;
   }
   return run.cleanup === "unknown" ? { ...run, cleanup: "incomplete" } : run;
+}
+
+/**
+ * A run of a target never registered (only trace quickstart's in-process
+ * demo leaves such runs) cannot be cleaned by `external-cleanup`, and needs
+ * not be: its records lived in that command's memory and ended with it.
+ * `registered` is `null` without a ledger to ask.
+ */
+function withoutAdapter(
+  run: RunSummary,
+  registered: ReadonlySet<string> | null,
+): RunSummary {
+  if (
+    registered === null || run.kind !== "external" ||
+    run.state === "running" || registered.has(run.target_id)
+  ) {
+    return run;
+  }
+  return run.cleanup === "incomplete" || run.cleanup === "unknown"
+    ? { ...run, cleanup: "gone_with_demo" }
+    : run;
 }
 
 /** The summary of a finished report. */

@@ -49,10 +49,18 @@ export interface RunListItem extends
 /** The answer of `external-runs`. */
 export interface RunList {
   schema: "trace.run-list/1";
+  /** The newest matching runs, at most the limit. */
   runs: RunListItem[];
+  /** How many runs match the filters, listed or not. */
+  total: number;
+  /** Whether the limit left matching runs out (`total` > `runs.length`): raise `--limit` to see them. */
+  truncated: boolean;
   /** Checkpoints that could not be read (their runs skipped), and kept reports that cannot be trusted (their runs listed as their checkpoints have them). */
   unreadable: string[];
 }
+
+/** How many runs {@link listAllRuns} lists without a limit. */
+export const DEFAULT_RUN_LIMIT = 50;
 
 /** The values each filter of {@link listAllRuns} takes, for the CLI and MCP to check. */
 export const RUN_LIST_FILTERS = {
@@ -69,7 +77,7 @@ export interface RunListOptions {
   verdict?: Verdict | "RUNNING";
   kind?: RunReport["kind"];
   state?: RunState;
-  /** At most this many, newest first (default 50). */
+  /** At most this many, newest first (default {@link DEFAULT_RUN_LIMIT}). */
   limit?: number;
   /** Whether the database has a ledger (default: asked). */
   ledger?: boolean;
@@ -84,24 +92,27 @@ export async function listAllRuns(
 ): Promise<RunList> {
   const unreadable: string[] = [];
   const ledger = options.ledger ?? await hasLedger(db);
-  const runs = await runCatalog(db, {
+  // Every match is read, not only the limit, so the list can say how many it left out.
+  const matching = await runCatalog(db, {
     dataDir: options.dataDir,
     kind: options.kind,
     targetId: options.targetId,
     verdict: options.verdict,
     state: options.state,
-    limit: options.limit ?? 50,
     isAlive: options.isAlive,
     ledger,
     onUnreadable: (path) => void unreadable.push(path),
   });
-  if (runs.length === 0 && options.targetId !== undefined) {
+  if (matching.length === 0 && options.targetId !== undefined) {
     await refuseUnknownTarget(db, { ...options, ledger }, options.targetId);
   }
+  const runs = matching.slice(0, options.limit ?? DEFAULT_RUN_LIMIT);
   const links = ledger ? await runLinks(db) : null;
   return {
     schema: "trace.run-list/1",
     runs: runs.map((run) => listItem(run, links)),
+    total: matching.length,
+    truncated: runs.length < matching.length,
     unreadable,
   };
 }

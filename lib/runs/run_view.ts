@@ -66,11 +66,17 @@ export interface RunView {
   regression_id: string | null;
   /** The regression this (FAIL) run was saved as, if any. */
   saved_as: string | null;
-  /** The latest `external-cleanup` of this run, if any. */
+  /**
+   * The latest `external-cleanup` of this run, if any. Its
+   * `cleanup_complete` means every deletion was acknowledged and both
+   * inventories read 0; `markers_queried` is always `false`: the markers
+   * are not kept, so retrieval was not checked.
+   */
   cleanup: {
     cleanup_id: string;
     finished_at: string;
     cleanup_complete: boolean;
+    markers_queried: false;
     problems: string[];
   } | null;
   /** The completed report; `null` for running and interrupted runs, and for a completed run whose report is lost. */
@@ -197,6 +203,7 @@ function cleanupOf(record: CleanupRecord | null): RunView["cleanup"] {
       cleanup_id: record.cleanup_id,
       finished_at: record.finished_at,
       cleanup_complete: record.outcome.cleanup_complete,
+      markers_queried: false,
       problems: record.outcome.problems,
     }
     : null;
@@ -270,7 +277,7 @@ function leftoverNote(
 ): string | null {
   if (report.cleanup.cleanup_complete) return null;
   if (cleanup?.outcome.cleanup_complete) {
-    return `its cleanup was incomplete; cleanup ${cleanup.cleanup_id} removed what was left on ${cleanup.finished_at}`;
+    return `its cleanup was incomplete; cleanup ${cleanup.cleanup_id} deleted every id it issued on ${cleanup.finished_at} and both inventories read 0 (retrieval was not checked: the markers are not kept)`;
   }
   if (registered === false) {
     return `its cleanup was incomplete, and ${
@@ -362,7 +369,7 @@ function interruptedNote(
   const stopped =
     `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued`;
   if (cleanup?.outcome.cleanup_complete) {
-    return `${stopped}; cleanup ${cleanup.cleanup_id} removed them on ${cleanup.finished_at}`;
+    return `${stopped}; cleanup ${cleanup.cleanup_id} deleted them on ${cleanup.finished_at} and both inventories read 0 (retrieval was not checked: the markers are not kept)`;
   }
   if (registered === false) {
     return `${stopped}; ${

@@ -42,7 +42,8 @@ export function listStatus(run: RunSummary): string {
 const CLEANUP_WORD: Record<RunSummary["cleanup"], string> = {
   complete: "complete",
   incomplete: "INCOMPLETE",
-  cleaned: "cleaned later",
+  inventories_clear: "inventories clear later (retrieval not checked)",
+  gone_with_demo: "gone with the in-process demo",
   unknown: "unknown",
   none: "in memory",
 };

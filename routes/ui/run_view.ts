@@ -353,9 +353,9 @@ function unfinishedHeadline(
     return `Running, no verdict yet: ${progressWords(progress)}.`;
   }
   const left = cleaned
-    ? `a later cleanup removed the ${issued} synthetic id${
+    ? `a later cleanup deleted the ${issued} synthetic id${
       issued === 1 ? "" : "s"
-    } it issued`
+    } it issued and both inventories read 0 (retrieval was not checked)`
     : `${issued} synthetic id${
       issued === 1 ? "" : "s"
     } it issued may remain in the staging application`;

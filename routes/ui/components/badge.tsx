@@ -50,7 +50,8 @@ export const TONE_BY_STATUS: Readonly<Record<string, Tone>> = {
   pending: "attention",
   enforced: "success",
   fixed: "success",
-  cleaned: "success",
+  // A later cleanup's inventories read 0, retrieval unchecked: not a verified clean.
+  "inventories clear": "neutral",
   // Trace events and evidence facts.
   error: "danger",
   unset: "neutral",

@@ -27,18 +27,25 @@ import { withDataFlags } from "../printed_command.ts";
 /**
  * What a later `trace external-cleanup` of a run found, in the words the
  * run page and the compare page share; `when` is its finish time as the
- * page shows times.
+ * page shows times. Never "cleaned": a later cleanup reads inventories only.
  */
 export const LaterCleanupNote: FC<
-  { later: NonNullable<RunView["cleanup"]>; when: Child }
+  {
+    later: Pick<
+      NonNullable<RunView["cleanup"]>,
+      "cleanup_id" | "cleanup_complete" | "problems"
+    >;
+    when: Child;
+  }
 > = ({ later, when }) => (
   <p class="notice later-cleanup" role="note">
-    <StatusBadge status={later.cleanup_complete ? "cleaned" : "incomplete"} />
-    {" "}
+    <StatusBadge
+      status={later.cleanup_complete ? "inventories clear" : "incomplete"}
+    />{" "}
     {`A later cleanup (${later.cleanup_id}) `}
     {when}
     {later.cleanup_complete
-      ? " deleted every id this run issued and both namespaces read 0: nothing synthetic is left."
+      ? " deleted every id this run issued and every store of both namespaces read 0. It cannot query the markers (they are not kept), so whether the records can still be retrieved was not checked."
       : <Shown text={`: still incomplete (${later.problems.join("; ")}).`} />}
   </p>
 );
