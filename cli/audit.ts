@@ -27,7 +27,7 @@ import {
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { errorMessage, UsageError } from "../lib/errors.ts";
-import { displaySafe, terminalSafeJson } from "../lib/display.ts";
+import { displaySafe } from "../lib/display.ts";
 import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
 import { erasureDigestOf } from "../lib/runs/mod.ts";
 import { quoteValue } from "../lib/echo.ts";
@@ -69,9 +69,9 @@ whole detail (the full digest, request id and receipt). --action is one of
 ${AUDITED_ACTIONS.join(", ")}.
 The whole trail is verified first, as trace audit verify does: a broken
 trail is refused (exit 2; trace audit verify names the entry). --json prints
-NDJSON: one entry per line, nothing when none match. Control characters and
-bidirectional overrides in stored text are printed escaped (\\u{…} in text,
-\\uXXXX in JSON).
+one object, {schema: "trace.audit-list/1", entries}, entries newest first
+and [] when none match. Control characters and bidirectional overrides in
+stored text are printed escaped (\\u{…} in text, \\uXXXX in JSON).
 `;
 
 const VERIFY_HELP =
@@ -153,19 +153,22 @@ export const auditList: Command = async (args, io) => {
         `warning: erasure requests (action subject.erase) name their subject under ${ERASURE_KEY_FILE}, so none of them is matched: ${naming.problem}\n`,
       );
     }
-    if (values.json) {
-      for (const entry of entries) {
-        io.out(
-          terminalSafeJson(
-            JSON.stringify({ seq: entry.seq, ...entry.payload }),
-          ) +
-            "\n",
-        );
-      }
-    } else io.out(renderEntries(entries));
+    if (values.json) printJson(io, auditListAnswer(entries));
+    else io.out(renderEntries(entries));
     return 0;
   });
 };
+
+/** The answer of `trace audit list --json`: one object, its list empty when nothing matches. */
+function auditListAnswer(entries: AuditEntry[]): {
+  schema: "trace.audit-list/1";
+  entries: Record<string, unknown>[];
+} {
+  return {
+    schema: "trace.audit-list/1",
+    entries: entries.map((entry) => ({ seq: entry.seq, ...entry.payload })),
+  };
+}
 
 /** `trace audit verify`. */
 export const auditVerify: Command = async (args, io) => {

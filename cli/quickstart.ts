@@ -43,7 +43,7 @@ import { renderReport } from "./_report_text.ts";
 
 const FLAGS = {
   ...DATA_FLAGS,
-  defect: { type: "string", default: "stale-cache" },
+  defect: { type: "string" },
 } as const;
 
 const HELP = `Usage: trace quickstart [--defect NAME] [--data-dir DIR] [--json]
@@ -104,6 +104,14 @@ const GONE_WITH_THE_DEMO =
 /** What a second Ctrl-C prints in place of external-run's cleanup command: the records end with the demo. */
 function demoExitNote(runId: string): string {
   return `run ${runId} stopped before its cleanup finished; its synthetic records lived in the demo app's memory inside this command and end with it, so nothing is left to remove`;
+}
+
+/** The defect quickstart injects when no --defect is given. */
+const DEFAULT_DEFECT = "stale-cache";
+
+/** `--defect` as the user gave it, to repeat in a printed command (nothing when not given). */
+function defectFlagOf(given: string | undefined): string {
+  return given === undefined ? "" : ` --defect ${shellWord(given)}`;
 }
 
 /** How the summary names a demo run: its defect, or `healthy`. */
@@ -178,7 +186,7 @@ async function notStartedAsNull(
 export const quickstart: Command = async (args, io) => {
   const { values } = parseFlags("quickstart", args, FLAGS);
   if (values.help) return showHelp(io, HELP);
-  const defect = parseDefectFlag(values.defect, "quickstart");
+  const defect = parseDefectFlag(values.defect ?? DEFAULT_DEFECT, "quickstart");
   return await withDataContext(values, io, { write: true }, async (context) => {
     // Record into a ledger that verifies, or not at all: a broken one is refused up front.
     await ledgerHead(context.db);
@@ -232,7 +240,12 @@ export const quickstart: Command = async (args, io) => {
       });
     } else if (interrupted) {
       io.out(
-        interruptedSummary(outcomes, notRun, context, dataFlagsOf(values)),
+        interruptedSummary(
+          outcomes,
+          notRun,
+          context,
+          `${defectFlagOf(values.defect)}${dataFlagsOf(values)}`,
+        ),
       );
     } else {
       io.out(summary(outcomes, asExpected, context, dataFlagsOf(values)));
@@ -285,12 +298,12 @@ function runLines(
   ];
 }
 
-/** What an interrupt stopped, that nothing is left in the demo, and how to see both verdicts. */
+/** What an interrupt stopped, that nothing is left in the demo, and how to see both verdicts (`flags`: those the command was given). */
 function interruptedSummary(
   outcomes: Outcome[],
   notRun: string[],
   context: DataContext,
-  dataFlags: string,
+  flags: string,
 ): string {
   const cut = outcomes.find((o) => o.report.state === "interrupted");
   const what = [
@@ -310,9 +323,9 @@ function interruptedSummary(
     `Interrupted: ${what}.`,
     DEMO_GONE,
     "now, with whatever the runs left in it: nothing is left to clean up.",
-    notRun.length + outcomes.length === 1
-      ? `For its verdict, run it again: ${traceCommand()} quickstart --defect none${dataFlags}`
-      : `For both verdicts, run it again: ${traceCommand()} quickstart${dataFlags}`,
+    `For ${
+      notRun.length + outcomes.length === 1 ? "its verdict" : "both verdicts"
+    }, run it again: ${traceCommand()} quickstart${flags}`,
   ];
   return lines.join("\n") + "\n";
 }

@@ -95,9 +95,7 @@ Deno.test("trace audit list shows an erasure as its action, a bare outcome and a
     const text = table.join("\n");
     assert.doesNotMatch(text, /request |receipt |[0-9a-f]{64}/);
 
-    const json = (await auditList(dir, "--json")).trim().split("\n").map((
-      line,
-    ) => JSON.parse(line));
+    const json = JSON.parse(await auditList(dir, "--json")).entries;
     assert.equal(json[0].detail, done!.payload.detail);
     assert.match(
       json[0].detail,

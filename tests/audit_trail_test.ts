@@ -262,7 +262,7 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
       dataDir,
     ], json);
     assert.deepEqual(
-      json.stdout().trimEnd().split("\n").map((line) => JSON.parse(line).seq),
+      JSON.parse(json.stdout()).entries.map((e: { seq: number }) => e.seq),
       [3, 1],
     );
     const byAction = await listAudit(db, {
@@ -281,7 +281,7 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
       dataDir,
     ], bySubject);
     assert.deepEqual(
-      bySubject.stdout().trimEnd().split("\n").map((l) => JSON.parse(l).seq),
+      JSON.parse(bySubject.stdout()).entries.map((e: { seq: number }) => e.seq),
       [3],
     );
     const byEvent = await listAudit(db, {
@@ -321,6 +321,28 @@ Deno.test("trace audit list shows the newest entries first, filters by operator,
       altered.stderr(),
       /The audit trail is broken at entry seq 1: run trace audit verify/,
     );
+  });
+});
+
+Deno.test("trace audit list --json prints one object, its entries empty on an empty trail and when none match", async () => {
+  await withAudit(async (db, dataDir) => {
+    const list = async (...args: string[]) => {
+      const io = captureIo();
+      const code = await main(
+        ["audit", "list", "--json", ...args, "--data-dir", dataDir],
+        io,
+      );
+      assert.equal(code, 0, io.stderr());
+      assert.equal(io.stdout().split("\n").length, 2, io.stdout());
+      return JSON.parse(io.stdout());
+    };
+    const empty = { schema: "trace.audit-list/1", entries: [] };
+    assert.deepEqual(await list(), empty);
+    await appendAudit(db, RECORD);
+    assert.deepEqual(await list("--operator", "nobody"), empty);
+    const one = await list();
+    assert.equal(one.schema, "trace.audit-list/1");
+    assert.deepEqual(one.entries.map((e: { seq: number }) => e.seq), [1]);
   });
 });
 
@@ -367,7 +389,10 @@ Deno.test("trace audit list refuses an --action no entry can have and an empty -
       0,
       io.stderr(),
     );
-    assert.equal(JSON.parse(io.stdout()).seq, 1);
+    assert.deepEqual(
+      JSON.parse(io.stdout()).entries.map((e: { seq: number }) => e.seq),
+      [1],
+    );
   });
 });
 
@@ -625,7 +650,7 @@ Deno.test("trace audit list escapes control characters and bidirectional overrid
     }
     assert.match(io.stdout(), /"csi \\u\{009b\}31m red"/);
     assert.match(io.stdout(), /agent_id=spoof \\u\{202e\}evil\\u\{202c\} x/);
-    const parsed = JSON.parse(json.stdout());
+    const [parsed] = JSON.parse(json.stdout()).entries;
     assert.equal(parsed.reason, "csi \u009b31m red", "JSON keeps the value");
     assert.equal(parsed.targets.agent_id, "spoof \u202eevil\u202c x");
   });

@@ -224,6 +224,30 @@ Deno.test("trace quickstart stops at the first Ctrl-C as external-run does: the 
   });
 });
 
+Deno.test("trace quickstart interrupted repeats the --defect it was given in the command that runs it again", async (t) => {
+  const cases: [string, string][] = [
+    ["vector-resurrect", "For both verdicts"],
+    ["none", "For its verdict"],
+  ];
+  for (const [defect, what] of cases) {
+    await t.step(defect, async () => {
+      await withTempDir(async (dir) => {
+        const quick = await interruptedQuickstart(
+          ["--defect", defect, "--data-dir", dir],
+          /progress: sample #1 /,
+        );
+        assert.equal(quick.code, 2, quick.err);
+        assert.ok(
+          quick.out.includes(
+            `\n${what}, run it again: npx -y deno@${Deno.version.deno} run -A cli.ts quickstart --defect ${defect} --data-dir ${dir}\n`,
+          ),
+          quick.out,
+        );
+      });
+    });
+  }
+});
+
 Deno.test("trace quickstart interrupted in the defect's run: --json says so, and the run's record gives advice that works", async () => {
   await withTempDir(async (dir) => {
     const data = ["--data-dir", dir];

@@ -104,7 +104,26 @@ Deno.test("trace external-run fails the stale-cache demo with exit 1 and cleanup
 });
 
 const BAD_CONFIGS: [string, Record<string, unknown>, RegExp][] = [
-  ["an unknown key", { retries: 3 }, /retries: unknown key/],
+  [
+    "an unknown key close to none",
+    { retries: 3 },
+    /retries: unknown key; remove it \(see fixtures\/staging-adapter\.json for the allowed keys\)$/m,
+  ],
+  [
+    "a key without its unit",
+    { deletion_window: 5 },
+    /deletion_window: unknown key \(did you mean deletion_window_seconds\?\); rename or remove it \(see fixtures\/staging-adapter\.json/,
+  ],
+  [
+    "a mistyped key",
+    { enviroment: "staging" },
+    /enviroment: unknown key \(did you mean environment\?\)/,
+  ],
+  [
+    "a mistyped timeout key",
+    { timeout_seconds: { querry: 5 } },
+    /timeout_seconds\.querry: unknown key \(did you mean query\?\); rename or remove it \(allowed keys: ingest, query, inventory, delete\)/,
+  ],
   [
     "a non-staging environment",
     { environment: "production" },

@@ -254,11 +254,10 @@ Deno.test("trace audit list --subject finds a user's erasure requests by the era
         ["audit", "list", "--json", "--data-dir", dir, ...args],
         io,
       );
-      const lines = io.stdout().split("\n").filter((line) => line !== "");
       return {
         code,
         err: io.stderr(),
-        entries: lines.map((l) => JSON.parse(l)),
+        entries: JSON.parse(io.stdout()).entries as Record<string, unknown>[],
       };
     };
     const alice = await list("--subject", "user_id=alice");

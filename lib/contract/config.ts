@@ -10,6 +10,7 @@ import { ConfigError } from "../errors.ts";
 import { describeIssues, objectIssueMessage } from "../issues.ts";
 import { parseStrictJson } from "../json/strict_json.ts";
 import { isLoopbackHost } from "../loopback.ts";
+import { closestName } from "../suggest.ts";
 import {
   TRACE_CREDENTIALS,
   traceCredentialProblem,
@@ -69,12 +70,53 @@ const Seconds = (max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
-const Timeouts = v.strictObject({
+const TIMEOUT_ENTRIES = {
   ingest: v.optional(Seconds(300), 10),
   query: v.optional(Seconds(300), 10),
   inventory: v.optional(Seconds(300), 10),
   delete: v.optional(Seconds(300), 10),
-}, objectIssueMessage("allowed keys: ingest, query, inventory, delete"));
+};
+
+const Timeouts = v.strictObject(
+  TIMEOUT_ENTRIES,
+  keyIssueMessage(
+    Object.keys(TIMEOUT_ENTRIES),
+    "allowed keys: ingest, query, inventory, delete",
+  ),
+);
+
+/**
+ * The object issue message of a config object whose keys are `known`: an
+ * unknown key close to one of them (a typo, or a name without its unit:
+ * `deletion_window` for `deletion_window_seconds`) is answered with that
+ * key as a suggestion.
+ */
+function keyIssueMessage(known: readonly string[], hint: string) {
+  const message = objectIssueMessage(hint);
+  return (issue: v.BaseIssue<unknown>): string => {
+    const key = issue.path?.at(-1)?.key;
+    const suggestion = issue.expected === "never" && typeof key === "string"
+      ? closestKey(key, known)
+      : undefined;
+    return suggestion === undefined
+      ? message(issue)
+      : `unknown key (did you mean ${suggestion}?); rename or remove it (${hint})`;
+  };
+}
+
+/** The known key `key` was probably meant to be, if any. */
+function closestKey(key: string, known: readonly string[]): string | undefined {
+  const typo = closestName(key, known);
+  if (typo !== undefined) return typo;
+  // Keys end in their unit or kind (`_seconds`, `_count`), which is easy to leave off.
+  const stems = known.filter((k) => k.includes("_")).map((k) =>
+    k.slice(0, k.lastIndexOf("_"))
+  );
+  const stem = closestName(key, stems);
+  return stem === undefined
+    ? undefined
+    : known.find((k) => k.startsWith(`${stem}_`));
+}
 
 /** A validated staging config with defaults filled in. */
 export interface StagingConfig {
@@ -108,47 +150,50 @@ export interface StagingTimeouts {
   delete: number;
 }
 
+const CONFIG_ENTRIES = {
+  base_url: BaseUrl,
+  environment: v.literal(
+    "staging",
+    'must be "staging": Trace writes synthetic data only to staging',
+  ),
+  allow_synthetic_writes: v.literal(
+    true,
+    "must be true: confirm that Trace may create and delete synthetic records",
+  ),
+  token_env: v.optional(
+    v.pipe(
+      v.string("must be a string"),
+      v.regex(
+        /^[A-Za-z_][A-Za-z0-9_]*$/,
+        "must be an environment variable name",
+      ),
+    ),
+  ),
+  document_count: v.optional(
+    v.pipe(
+      v.number("must be an integer"),
+      v.integer("must be an integer"),
+      v.minValue(1, "must be at least 1"),
+      v.maxValue(1000, "must be at most 1000"),
+    ),
+    3,
+  ),
+  deletion_window_seconds: v.optional(Seconds(3600), 5),
+  sample_interval_seconds: v.optional(
+    v.pipe(
+      Seconds(600),
+      v.minValue(0.05, "must be at least 0.05 (50 ms between samples)"),
+    ),
+    1,
+  ),
+  timeout_seconds: v.optional(Timeouts, {}),
+};
+
 const ConfigShape = v.pipe(
   v.strictObject(
-    {
-      base_url: BaseUrl,
-      environment: v.literal(
-        "staging",
-        'must be "staging": Trace writes synthetic data only to staging',
-      ),
-      allow_synthetic_writes: v.literal(
-        true,
-        "must be true: confirm that Trace may create and delete synthetic records",
-      ),
-      token_env: v.optional(
-        v.pipe(
-          v.string("must be a string"),
-          v.regex(
-            /^[A-Za-z_][A-Za-z0-9_]*$/,
-            "must be an environment variable name",
-          ),
-        ),
-      ),
-      document_count: v.optional(
-        v.pipe(
-          v.number("must be an integer"),
-          v.integer("must be an integer"),
-          v.minValue(1, "must be at least 1"),
-          v.maxValue(1000, "must be at most 1000"),
-        ),
-        3,
-      ),
-      deletion_window_seconds: v.optional(Seconds(3600), 5),
-      sample_interval_seconds: v.optional(
-        v.pipe(
-          Seconds(600),
-          v.minValue(0.05, "must be at least 0.05 (50 ms between samples)"),
-        ),
-        1,
-      ),
-      timeout_seconds: v.optional(Timeouts, {}),
-    },
-    objectIssueMessage(
+    CONFIG_ENTRIES,
+    keyIssueMessage(
+      Object.keys(CONFIG_ENTRIES),
       "see fixtures/staging-adapter.json for the allowed keys",
     ),
   ),
