@@ -64,6 +64,12 @@ Deno.test("a deleted canary's marker in the test inventory's answer is FAIL, pla
   );
   assert.equal(report.cleanup.cleanup_complete, false);
   assert.equal(report.cleanup.marker_seen.test, true);
+  assert.ok(
+    report.cleanup.problems.includes(
+      "the test marker is still listed in an /inventory answer after cleanup",
+    ),
+    JSON.stringify(report.cleanup.problems),
+  );
 });
 
 Deno.test("a deleted canary's marker in the control inventory's answer is FAIL, placed in the control namespace", async () => {

@@ -184,6 +184,10 @@ export async function sweep(
   let lastDeleteMs = clock.now() - start;
   const remaining: Cleanup["remaining"] = { test: null, control: null };
   const markers: Cleanup["marker_seen"] = { test: null, control: null };
+  const seenIn: Record<Role, "query" | "inventory" | null> = {
+    test: null,
+    control: null,
+  };
   const seenClean: Record<Role, boolean> = { test: false, control: false };
   const repeats: Record<Role, number> = { test: 0, control: 0 };
   let polls = 0;
@@ -208,6 +212,7 @@ export async function sweep(
       const reading = readings[role];
       remaining[role] = reading.inventory;
       markers[role] = reading.markerSeen;
+      seenIn[role] = reading.match?.answer ?? null;
       pollErrors.push(...reading.errors);
       const state = roleState(reading);
       clean &&= state === "clean";
@@ -253,7 +258,13 @@ export async function sweep(
       for (const role of again) seenClean[role] = false;
     }
   }
-  const problems = cleanupProblems(deletes, remaining, markers, pollErrors);
+  const problems = cleanupProblems(
+    deletes,
+    remaining,
+    markers,
+    seenIn,
+    pollErrors,
+  );
   if (unsettled) problems.push(unsettled);
   return {
     cleanup_complete: problems.length === 0,
@@ -378,13 +389,16 @@ function cleanupProblems(
   deletes: CleanupDelete[],
   remaining: Cleanup["remaining"],
   markers: Cleanup["marker_seen"],
+  seenIn: Record<Role, "query" | "inventory" | null>,
   pollErrors: RequestErrorRecord[],
 ): string[] {
   const problems = requestProblems(deletes, pollErrors);
   for (const role of ROLES) {
     if (markers[role] === true) {
       problems.push(
-        `the ${role} marker is still retrievable through /query after cleanup`,
+        seenIn[role] === "inventory"
+          ? `the ${role} marker is still listed in an /inventory answer after cleanup`
+          : `the ${role} marker is still retrievable through /query after cleanup`,
       );
     }
     const counts = remaining[role];
