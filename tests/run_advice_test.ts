@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { ProtocolError } from "../lib/contract/protocol.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
-import { nextSteps } from "../routes/ui/run_words.ts";
+import { nextSteps, reportHeadline } from "../routes/ui/run_words.ts";
 import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
 
 const CONTEXT = { savedAs: null, regressionId: null };
@@ -137,4 +137,37 @@ Deno.test("an interrupted run whose cleanup completed says to rerun, not to remo
   assert.equal(report.state, "interrupted");
   assert.equal(report.cleanup.cleanup_complete, true);
   assert.equal(firstAdvice(report), `Check: ${EVIDENCE_CHECKS.rerun}.`);
+});
+
+Deno.test("a marker that flaps to the end of the window is INCONCLUSIVE and leads with what still serves it", async () => {
+  // Every other window query answers with the marker: one stale replica.
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.stage === "window" && request.op === "query" &&
+        request.role === "test" && request.sample % 2 === 1
+        ? Promise.resolve(markerAnswer(request))
+        : forward(),
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE", JSON.stringify(report.findings));
+  const first = report.findings.find((f) => f.severity === "inconclusive");
+  assert.equal(first?.code, "intermittent_residual");
+  assert.match(firstAdvice(report), /^Check: /);
+});
+
+Deno.test("a PASS headline says inside the window only for residuals that cleared inside it", async () => {
+  const { report } = await runFake({ behaviour: { vectorDelayMs: 300 } });
+  assert.equal(report.verdict, "PASS", JSON.stringify(report.findings));
+  assert.match(reportHeadline(report), / inside the window\.$/);
+  // The rules accept the clean read up to one interval past the window.
+  const residual = report.findings.find((f) => f.code === "transient_residual");
+  const cleared = report.samples[residual!.sample_indexes.at(-1)! + 1]!;
+  const window = cleared.started_at_seconds - 0.1;
+  const late = {
+    ...report,
+    timing: { ...report.timing, deletion_window_seconds: window },
+  };
+  assert.match(
+    reportHeadline(late),
+    /\(the [\d.]+ s window, and one sample interval after it\)\.$/,
+  );
 });

@@ -1108,7 +1108,7 @@ Deno.test("gateDisplay() says PASS only when something enforced held", () => {
   assert.deepEqual(shown(gate(2, 1, 1)), [
     "fail",
     "fail",
-    "1 of 2 enforced regressions did not pass the latest replay (reg-0: a bug that was fixed is back); 1 pending (known open bug).",
+    "1 of 2 enforced regressions did not pass the latest replay (reg-0: open its latest replay to see whether the saved failure recurred); 1 pending (known open bug).",
   ]);
   const killed = gate(3, 0, 2);
   killed.failing[1] = {
@@ -1119,7 +1119,7 @@ Deno.test("gateDisplay() says PASS only when something enforced held", () => {
   assert.deepEqual(shown(killed), [
     "fail",
     "fail",
-    "2 of 3 enforced regressions did not pass the latest replay (reg-0: a bug that was fixed is back; reg-1: the latest replay did not finish; clean up what it left and replay again).",
+    "2 of 3 enforced regressions did not pass the latest replay (reg-0: open its latest replay to see whether the saved failure recurred; reg-1: the latest replay did not finish; clean up what it left and replay again).",
   ]);
 });
 

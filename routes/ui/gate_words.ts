@@ -88,7 +88,9 @@ function gateSentence(gate: GateResult | null, state: GateState): string {
       const unfinished = ids("unfinished");
       const why = [
         back.length > 0
-          ? `${back.join(", ")}: a bug that was fixed is back`
+          ? `${
+            back.join(", ")
+          }: open its latest replay to see whether the saved failure recurred`
           : null,
         unfinished.length > 0
           ? `${

@@ -105,19 +105,34 @@ function failHeadline(report: RunReport): string {
 function passHeadline(report: RunReport): string {
   const final = report.samples.at(-1);
   const at = final ? ` (${seconds(final.started_at_seconds)})` : "";
-  const transient = report.findings
-    .filter((f) => f.code === "transient_residual")
-    .map((f) => transientPhrase(f, report.samples));
+  const residuals = report.findings.filter((f) =>
+    f.code === "transient_residual"
+  );
+  const transient = residuals.map((f) => transientPhrase(f, report.samples));
+  // The rules accept a clean read up to one sample interval past the window.
+  const window = report.timing.deletion_window_seconds;
+  const inside = residuals.every((f) =>
+    (clearedAt(f, report.samples) ?? 0) <= window
+  );
   const after = transient.length > 0
-    ? `, after ${joinAnd(transient)} inside the window`
+    ? `, after ${joinAnd(transient)} ${
+      inside
+        ? "inside the window"
+        : `(the ${seconds(window)} window, and one sample interval after it)`
+    }`
     : "";
   return `The deletion held: every store read 0 and the marker was gone at the final sample${at}, with the control intact${after}.`;
 }
 
-function transientPhrase(finding: Finding, samples: Sample[]): string {
+/** When the sample after a residual's last sighting began, if there is one. */
+function clearedAt(finding: Finding, samples: Sample[]): number | undefined {
   const last = finding.sample_indexes.at(-1);
-  const cleared = last === undefined ? undefined : samples[last + 1];
-  const until = cleared ? ` until ${seconds(cleared.started_at_seconds)}` : "";
+  return last === undefined ? undefined : samples[last + 1]?.started_at_seconds;
+}
+
+function transientPhrase(finding: Finding, samples: Sample[]): string {
+  const cleared = clearedAt(finding, samples);
+  const until = cleared === undefined ? "" : ` until ${seconds(cleared)}`;
   const what = finding.subject === "retrieval"
     ? "a retrievable marker"
     : isStore(finding.subject)
@@ -160,6 +175,8 @@ const GUIDED: Readonly<Record<string, true>> = {
   control_inventory_incomplete: true,
   control_lost: true,
   interrupted: true,
+  intermittent_residual: true,
+  window_end_unobserved: true,
 };
 
 function fixSteps(report: RunReport): NextStep[] {
