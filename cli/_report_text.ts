@@ -5,6 +5,7 @@ import { STORES } from "../lib/contract/protocol.ts";
 import type { RunPlan } from "../lib/runner/plan.ts";
 import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
 import { describeRendering } from "../lib/runner/marker.ts";
+import { checkAdvice } from "../lib/runner/finding_checks.ts";
 import { markerLabel } from "./_progress.ts";
 
 const SEVERITY_LABEL: Record<Finding["severity"], string> = {
@@ -49,6 +50,11 @@ export function renderReport(
       `  ${SEVERITY_LABEL[f.severity].padEnd(SEVERITY_WIDTH)}  ${f.message}`
     ),
   ];
+  // A reference system has a known outcome: nothing to look for in it.
+  const advice = report.kind === "reference" ? [] : checkAdvice(report);
+  if (advice.length > 0) {
+    lines.push("", "What to check", ...advice.map((a) => `  ${a}`));
+  }
   if (report.samples.length > 0) {
     lines.push(
       "",

@@ -9,6 +9,7 @@ import { ProtocolError } from "../lib/contract/protocol.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { nextSteps, reportHeadline } from "../routes/ui/run_words.ts";
+import { renderReport } from "../cli/_report_text.ts";
 import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
 
 const CONTEXT = { savedAs: null, regressionId: null };
@@ -170,4 +171,17 @@ Deno.test("a PASS headline says inside the window only for residuals that cleare
     reportHeadline(late),
     /\(the [\d.]+ s window, and one sample interval after it\)\.$/,
   );
+});
+
+Deno.test("the terminal report says what to check, as the run page does", async () => {
+  const { report } = await runFake({ behaviour: { resurrectAtMs: 800 } });
+  const text = renderReport(report);
+  assert.ok(
+    text.includes(
+      `\nWhat to check\n  Check that ${EVIDENCE_CHECKS.restored.vector_records}.\n`,
+    ),
+    text,
+  );
+  const { report: pass } = await runFake({});
+  assert.ok(!renderReport(pass).includes("What to check"));
 });

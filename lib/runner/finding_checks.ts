@@ -16,6 +16,53 @@ import type { Finding, RunReport, Sample } from "./report.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 
+/** Codes whose guide names something to check in the application when they leave a run INCONCLUSIVE. */
+const GUIDED_INCONCLUSIVE: ReadonlySet<string> = new Set([
+  "baseline_failed",
+  "delete_unacknowledged",
+  "request_error",
+  "inventory_incomplete",
+  "control_inventory_incomplete",
+  "control_lost",
+  "interrupted",
+  "intermittent_residual",
+  "window_end_unobserved",
+]);
+
+/**
+ * What a run's reader should check in the application first, one sentence
+ * each: for a FAIL the lead check of each failing subject ("Check that …"),
+ * for an INCONCLUSIVE run the lead check of the finding that decided it
+ * ("Check: …"), when its guide names one; nothing for a PASS.
+ */
+export function checkAdvice(report: RunReport): string[] {
+  if (report.verdict === "FAIL") {
+    const subjects = new Set<string>();
+    const advice: string[] = [];
+    for (const f of report.findings) {
+      if (f.severity !== "fail" || subjects.has(f.subject)) continue;
+      subjects.add(f.subject);
+      const check = findingChecks(f, report)[0];
+      if (check) advice.push(`Check that ${check}.`);
+    }
+    return advice;
+  }
+  if (report.verdict !== "INCONCLUSIVE") return [];
+  const first = report.findings.find((f) => f.severity === "inconclusive");
+  const check = first && GUIDED_INCONCLUSIVE.has(first.code)
+    ? findingChecks(first, report)[0]
+    : undefined;
+  return check ? [`Check: ${sentence(check)}`] : [];
+}
+
+function sentence(message: string): string {
+  const text = message.replace(/\.$/, "");
+  const lowered = /^[A-Z][a-z]/.test(text)
+    ? text[0]!.toLowerCase() + text.slice(1)
+    : text;
+  return `${lowered}.`;
+}
+
 /** The checks of `finding` (one of `report`'s), the one its evidence points at first. */
 export function findingChecks(finding: Finding, report: RunReport): string[] {
   const checks = findingGuide(finding.code as FindingCode, finding.subject)

@@ -12,7 +12,7 @@ import {
   regressionIdFor,
   type RegressionView,
 } from "../../lib/ledger/regressions.ts";
-import { findingChecks } from "../../lib/runner/finding_checks.ts";
+import { checkAdvice } from "../../lib/runner/finding_checks.ts";
 import { notCleanable } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 import { joinAnd } from "../../lib/words.ts";
@@ -146,48 +146,17 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
   // A reference system lives in memory and has a known outcome: nothing to fix or clean.
   if (report.kind === "reference") return [];
   const steps: NextStep[] = [];
-  if (report.verdict === "FAIL") steps.push(...fixSteps(report));
+  const checks = checkAdvice(report).map((text) => ({ text, command: null }));
+  if (report.verdict === "FAIL") steps.push(...checks);
   if (report.verdict === "FAIL" && report.kind === "external") {
     steps.push(regressionStep(report, context));
   }
-  if (report.verdict === "INCONCLUSIVE") {
-    const first = report.findings.find((f) => f.severity === "inconclusive");
-    const check = first && first.code in GUIDED
-      ? findingChecks(first, report)[0]
-      : undefined;
-    if (check) steps.push({ text: `Check: ${sentence(check)}`, command: null });
-  }
+  if (report.verdict === "INCONCLUSIVE") steps.push(...checks);
   if (
     !report.cleanup.cleanup_complete && report.kind === "external" &&
     !context.cleanedLater
   ) {
     steps.push(cleanupStep(report.run_id, context.unregistered ?? null));
-  }
-  return steps;
-}
-
-/** Codes whose guide names something to check in the application. */
-const GUIDED: Readonly<Record<string, true>> = {
-  baseline_failed: true,
-  delete_unacknowledged: true,
-  request_error: true,
-  inventory_incomplete: true,
-  control_inventory_incomplete: true,
-  control_lost: true,
-  interrupted: true,
-  intermittent_residual: true,
-  window_end_unobserved: true,
-};
-
-function fixSteps(report: RunReport): NextStep[] {
-  const seen = new Set<string>();
-  const steps: NextStep[] = [];
-  for (const f of report.findings) {
-    if (f.severity !== "fail" || seen.has(f.subject)) continue;
-    seen.add(f.subject);
-    const check = findingChecks(f, report)[0];
-    if (!check) continue;
-    steps.push({ text: `Check that ${check}.`, command: null });
   }
   return steps;
 }
