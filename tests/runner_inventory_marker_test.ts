@@ -60,7 +60,7 @@ Deno.test("a deleted canary's marker in the test inventory's answer is FAIL, pla
   const finding = report.findings.find((f) => f.code === "marker_retrievable");
   assert.match(
     finding?.message ?? "",
-    /^the marker stayed held by the adapter through the final sample at [\d.]+ s \(seen in the field details\.records\.0\.text of the test namespace's \/inventory answer: the adapter still lists the deleted record, whatever its counts say\)/,
+    /^the marker stayed in the adapter's answers through the final sample at [\d.]+ s \(seen in the field details\.records\.0\.text of the test namespace's \/inventory answer: the adapter still lists the deleted record, whatever its counts say\)/,
   );
   assert.equal(report.cleanup.cleanup_complete, false);
   assert.equal(report.cleanup.marker_seen.test, true);

@@ -534,7 +534,7 @@ function persistentMessage(
         s.marker_found_in?.answer !== "inventory" && s.marker_seen === true
       )
       ? "retrievable through /query"
-      : "held by the adapter";
+      : "in the adapter's answers";
     return `the marker stayed ${through} through the final sample at ${finalAt}`;
   }
   return `${series.subject} stayed at ${finalValue} through the final sample at ${finalAt}`;
