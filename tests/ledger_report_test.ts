@@ -140,7 +140,7 @@ Deno.test("renderSummaryMarkdown() lists a PASS's transient residual and notes, 
   assert.doesNotMatch(md, /- none/);
   assert.match(
     md,
-    /\n- TRANSIENT \(recorded, not failing\) `transient_residual` \(vector_records\): vector\\_records was 3 at /,
+    /\n- TRANSIENT \(recorded, not failing\) `transient_residual` \(vector_records\): vector\\_records was 3 from 0\.00 s to /,
   );
   assert.match(
     md,
