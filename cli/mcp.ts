@@ -14,6 +14,7 @@ import type { Readable } from "node:stream";
 import { dbLocation } from "../lib/db.ts";
 import { errorMessage, UsageError } from "../lib/errors.ts";
 import type { RefusedLine, TraceScope } from "../lib/mcp/mod.ts";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { idFlag, parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
@@ -40,8 +41,9 @@ Serves Trace's MCP tools over stdin/stdout for an assistant that launches it
 (see trace mcp-config for ready client configurations). Nine external tools
 over registered targets (register them first with trace external-register),
 eight reference tools, and trace.query_traces when
-TRACE_MCP_ALLOW_TRACE_QUERIES=true. One external run at a time; closing stdin
-or Ctrl-C cancels a running run (its cleanup still runs) and exits.
+TRACE_MCP_ALLOW_TRACE_QUERIES=true. TRACE_UI_READ_ONLY=true offers only the
+tools that read, as trace serve does. One external run at a time; closing
+stdin or Ctrl-C cancels a running run (its cleanup still runs) and exits.
 
 Trace scope (trace.query_traces only; tool arguments can only narrow it):
   --application ID   Only events of this application (default: any application)
@@ -86,12 +88,24 @@ export function scopeArgs(scope: TraceScope): string[] {
 /**
  * What stderr and the answer say of a line refused before the transport:
  * -32700 for a line that is not strict JSON, -32600 for JSON that is no
- * JSON-RPC 2.0 request, notification or response (answered with its id
- * when it gave a valid one).
+ * JSON-RPC 2.0 request, notification or response, -32000 for a line longer
+ * than `/mcp` takes a body (each answered with its id when it gave a valid
+ * one).
  */
 function refusedLine(
   refused: RefusedLine,
 ): { log: string; error: { code: number; message: string } } {
+  if (refused.code === -32000) {
+    // Too long to read: the reason says what to send instead.
+    return {
+      log: `line ${refused.line} of stdin refused: ${refused.reason}`,
+      error: {
+        code: refused.code,
+        message:
+          `Request too large at line ${refused.line} of stdin: ${refused.reason}`,
+      },
+    };
+  }
   const column = refused.column === null ? { log: "", answer: "" } : {
     log: ` at column ${refused.column}`,
     answer: `, column ${refused.column}`,
@@ -132,12 +146,14 @@ function unreadableLine(
 /**
  * Resolves when the client closes our stdin (it is done with us) and the
  * transport has read every line before the close, so a tool call on the
- * last line is already running when the caller counts them.
+ * last line is already running when the caller counts them; or when the
+ * transport has closed itself, after which nothing more would be read.
  */
-function stdinClosed(lines: Readable): Promise<void> {
+function stdinClosed(lines: Readable, server: McpServer): Promise<void> {
   return new Promise((resolve) => {
     lines.once("end", () => resolve());
     lines.once("close", () => resolve());
+    server.server.onclose = () => resolve();
   });
 }
 
@@ -151,6 +167,7 @@ export const mcp: Command = async (args, io) => {
     describeScope,
     guardToolCalls,
     localPrincipal,
+    localToolPolicy,
     strictStdinLines,
     ToolCalls,
     toolsFor,
@@ -161,7 +178,10 @@ export const mcp: Command = async (args, io) => {
     "@modelcontextprotocol/sdk/server/stdio.js"
   );
   const { RunJobs } = await import("../lib/runs/mod.ts");
+  const { readOnlyFromEnv } = await import("../lib/auth/mod.ts");
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
+  const readOnly = readOnlyFromEnv(io.env("TRACE_UI_READ_ONLY"));
+  const refuseTool = localToolPolicy({ readOnly });
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   const jobs = new RunJobs({ db, dataDir, env: io.env });
   const calls = new ToolCalls();
@@ -172,6 +192,7 @@ export const mcp: Command = async (args, io) => {
     jobs,
     principal: localPrincipal(scope),
     allowTraceQueries,
+    refuseTool,
     log: (line) => io.err(`trace mcp: ${line}\n`),
   });
   // A line that cannot be read, or gives no valid id, is answered with a null id (JSON-RPC's rule).
@@ -199,13 +220,17 @@ export const mcp: Command = async (args, io) => {
     if (refusal) answerUnread(refusal.error);
   };
   try {
-    const closed = stdinClosed(lines);
+    const closed = stdinClosed(lines, server);
     await server.connect(guardToolCalls(stdio, calls));
     io.err(
       `trace mcp: ${
-        toolsFor({ allowTraceQueries }).length
+        toolsFor({ allowTraceQueries, refuseTool }).length
       } tools on stdio (data: ${terminalSafe(dbLocation(db))}); trace queries ${
         allowTraceQueries ? `on, scope: ${describeScope(scope)}` : "off"
+      }${
+        readOnly
+          ? "; read-only: every tool that writes is refused (TRACE_UI_READ_ONLY=true)"
+          : ""
       }\n`,
     );
     if (Deno.stdin.isTerminal()) {

@@ -23,6 +23,7 @@ const FLAGS = {
   db: { type: "string" },
   name: { type: "string", default: "trace" },
   "allow-trace-queries": { type: "boolean", default: false },
+  "read-only": { type: "boolean", default: false },
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
   ...SCOPE_FLAGS,
@@ -30,7 +31,7 @@ const FLAGS = {
 
 const HELP =
   `Usage: trace mcp-config [--data-dir DIR] [--db URL] [--name trace] [--allow-trace-queries]
-                        [--application ID] [--user ID | --anonymous] [--json]
+                        [--read-only] [--application ID] [--user ID | --anonymous] [--json]
 
 Prints client configurations that launch trace mcp over stdio with absolute
 paths (the Deno runtime and cli.ts, or the compiled trace binary) and the data
@@ -43,6 +44,7 @@ Options:
                            or the platform dir), made absolute
   --name NAME              Server name in the configurations (default trace)
   --allow-trace-queries    Add TRACE_MCP_ALLOW_TRACE_QUERIES=true (offers trace.query_traces)
+  --read-only              Add TRACE_UI_READ_ONLY=true (offers only the tools that read)
   --application, --user, --anonymous
                            The local trace scope passed to trace mcp (see trace mcp --help)
   --json                   The configurations as one JSON object
@@ -109,6 +111,7 @@ export const mcpConfig: Command = (args, io) => {
   if (values["allow-trace-queries"]) {
     spec.env.TRACE_MCP_ALLOW_TRACE_QUERIES = "true";
   }
+  if (values["read-only"]) spec.env.TRACE_UI_READ_ONLY = "true";
   const configs = clientConfigs(values.name, spec);
   if (values.json) {
     printJson(io, { name: values.name, ...spec, ...configs });

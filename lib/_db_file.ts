@@ -24,6 +24,9 @@ import { fileProblem } from "./file_errors.ts";
 /** How long a connection waits for another's write lock. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
+/** Connections in one client's pool (libSQL's default, named so transactions can be bounded below it). */
+export const POOL_CONNECTIONS = 20;
+
 /**
  * Per-connection settings of every writing connection. Nothing is written:
  * WAL stays consistent after a crash with NORMAL and skips an fsync per commit.
@@ -185,7 +188,11 @@ async function openWithFallback(
 ): Promise<OpenedFile> {
   // libSQL percent-decodes a file: URL's path and cuts it at ? and #: encode those, so it opens `path` itself.
   const url = `file:${uriPath(path)}`;
-  const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
+  const client = createClient({
+    url,
+    timeout: BUSY_TIMEOUT_MS,
+    concurrency: POOL_CONNECTIONS,
+  });
   try {
     await probe(client, path);
     if (access === "create") {
@@ -207,7 +214,11 @@ async function openWithFallback(
 
 async function openReadOnly(path: string): Promise<OpenedFile> {
   const url = sqliteUrl(path, "mode=ro");
-  const client = createClient({ url, timeout: BUSY_TIMEOUT_MS });
+  const client = createClient({
+    url,
+    timeout: BUSY_TIMEOUT_MS,
+    concurrency: POOL_CONNECTIONS,
+  });
   try {
     await probe(client, path);
     return { client, url, readOnly: true };
@@ -223,7 +234,7 @@ async function openReadOnly(path: string): Promise<OpenedFile> {
 
 async function openImmutable(path: string): Promise<OpenedFile> {
   const url = sqliteUrl(path, "mode=ro&immutable=1");
-  const client = createClient({ url });
+  const client = createClient({ url, concurrency: POOL_CONNECTIONS });
   try {
     await probe(client, path);
     return { client, url, readOnly: true };

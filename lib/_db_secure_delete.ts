@@ -29,6 +29,7 @@ import type {
   TransactionMode,
 } from "@libsql/client";
 import { acquireWrites, holdWrites, writesAllowed } from "./_db_write_gate.ts";
+import { ReleasingTransaction } from "./_db_transaction_slots.ts";
 
 /** The statement every writing connection runs first. */
 export const SECURE_DELETE_ON = "PRAGMA secure_delete = ON";
@@ -119,7 +120,8 @@ export class SecureDeleteClient implements Client {
       release();
       throw error;
     }
-    return new HeldTransaction(tx, release);
+    // The file's writes are released once the transaction has ended.
+    return new ReleasingTransaction(tx, release);
   }
 
   async executeMultiple(sql: string): Promise<void> {
@@ -147,51 +149,5 @@ export class SecureDeleteClient implements Client {
 
   reconnect(): void {
     this.#inner.reconnect();
-  }
-}
-
-/** A transaction that releases the file's writes once it has ended. */
-class HeldTransaction implements Transaction {
-  readonly #tx: Transaction;
-  readonly #release: () => void;
-
-  constructor(tx: Transaction, release: () => void) {
-    this.#tx = tx;
-    this.#release = release;
-  }
-
-  get closed(): boolean {
-    return this.#tx.closed;
-  }
-
-  execute(stmt: InStatement): Promise<ResultSet> {
-    return this.#tx.execute(stmt);
-  }
-
-  batch(stmts: InStatement[]): Promise<ResultSet[]> {
-    return this.#tx.batch(stmts);
-  }
-
-  executeMultiple(sql: string): Promise<void> {
-    return this.#tx.executeMultiple(sql);
-  }
-
-  async commit(): Promise<void> {
-    // A failed commit leaves the transaction open until it is closed.
-    await this.#tx.commit();
-    this.#release();
-  }
-
-  async rollback(): Promise<void> {
-    try {
-      await this.#tx.rollback();
-    } finally {
-      if (this.#tx.closed) this.#release();
-    }
-  }
-
-  close(): void {
-    this.#tx.close();
-    this.#release();
   }
 }

@@ -12,6 +12,11 @@
  * the file rather than left in free space; readers cannot delete and a
  * remote server applies its own settings.
  *
+ * A local client's transactions wait their turn for one of its pooled
+ * connections (`_db_transaction_slots.ts`) rather than being refused when
+ * many requests read at once; a wait past its bound is a
+ * {@link DatabaseBusyError}, which says to retry.
+ *
  * @module
  */
 
@@ -19,10 +24,15 @@ import { type Client, createClient, type Transaction } from "@libsql/client";
 import { basename, dirname, join, resolve } from "node:path";
 import { StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
-import { openFile, restrictSidecars } from "./_db_file.ts";
+import { openFile, POOL_CONNECTIONS, restrictSidecars } from "./_db_file.ts";
 import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
 import { holdWrites as holdFileWrites } from "./_db_write_gate.ts";
 import { EngineConnection } from "./_db_engine.ts";
+import {
+  RESERVED_CONNECTIONS,
+  SlottedClient,
+  TransactionSlots,
+} from "./_db_transaction_slots.ts";
 import { quoteValue } from "./echo.ts";
 import { stateFileKind } from "./state_files.ts";
 import { shellWord } from "./shell_word.ts";
@@ -30,6 +40,7 @@ import { shellWord } from "./shell_word.ts";
 export type { EngineConnection, EngineValue } from "./_db_engine.ts";
 
 export { NoDataError } from "./_db_file.ts";
+export { DatabaseBusyError } from "./_db_transaction_slots.ts";
 
 /** One schema step of one component (`ledger`, `obs`, …). */
 export interface Migration {
@@ -112,9 +123,12 @@ export async function openDb(options: OpenDbOptions): Promise<TraceDb> {
     : "existing";
   const opened = await openFile(path, access);
   const { url, readOnly } = opened;
-  const client = readOnly
-    ? opened.client
-    : new SecureDeleteClient(opened.client, path);
+  // Transactions queue for a pooled connection instead of being refused.
+  const pooled = new SlottedClient(
+    opened.client,
+    new TransactionSlots({ slots: POOL_CONNECTIONS - RESERVED_CONNECTIONS }),
+  );
+  const client = readOnly ? pooled : new SecureDeleteClient(pooled, path);
   const db: TraceDb = {
     client,
     url,

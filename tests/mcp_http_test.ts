@@ -500,3 +500,17 @@ Deno.test("over HTTP: a second start is refused naming the running run", async (
     await demo.shutdown();
   }
 });
+
+Deno.test("over HTTP: 40 tool calls in flight at once all succeed, each waiting its turn for a database connection", async () => {
+  await withMcpServer({}, async ({ url }) => {
+    const client = await connect(url, BEARER);
+    try {
+      const listed = await Promise.all(
+        Array.from({ length: 40 }, () => callOk(client, "trace.external_runs")),
+      );
+      assert.ok(listed.every((answer) => Array.isArray(answer.runs)));
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -2,7 +2,11 @@
 
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { type RefusedLine, strictStdinLines } from "../lib/mcp/stdio_lines.ts";
+import {
+  leadingId,
+  type RefusedLine,
+  strictStdinLines,
+} from "../lib/mcp/stdio_lines.ts";
 
 /** What passes `chunks` through the reader, and what it refused. */
 async function read(
@@ -123,17 +127,81 @@ Deno.test("strictStdinLines() holds back a JSON-RPC 2.0 line that is no request,
   ]);
 });
 
-Deno.test("strictStdinLines() passes an over-long line on whole, unread, and reads the next one again", async () => {
-  const long = `{"jsonrpc":"2.0","id":1,"method":"${"x".repeat(100)}"}\n`;
+Deno.test("strictStdinLines() refuses an over-long line with the id at its head, skips the rest unread, and reads the next one", async () => {
+  const long = `{"jsonrpc":"2.0","id":7,"method":"${"x".repeat(100)}"}\n`;
   const chunks = long.match(/.{1,16}/gs)!;
   const { passed, refused } = await read(
     [...chunks, '{"id":1,"id":2}\n', PING],
-    32,
+    48,
   );
+  assert.equal(passed, PING, "no part of the long line reaches the transport");
+  assert.deepEqual(refused.map((r) => [r.line, r.code, r.id, r.column]), [
+    [1, -32000, 7, null],
+    [2, -32700, null, 9],
+  ]);
   assert.equal(
-    passed,
-    long + PING,
-    "the long line reaches the transport whole",
+    refused[0]!.reason,
+    "the message exceeds 48 bytes; send smaller tool arguments",
   );
-  assert.deepEqual(refused.map((r) => r.line), [2]);
+});
+
+Deno.test("strictStdinLines() refuses an over-long line as soon as it passes the bound, before its newline comes", () => {
+  const refused: RefusedLine[] = [];
+  const stream = strictStdinLines({
+    onRefused: (line) => refused.push(line),
+    maxLineBytes: 48,
+  });
+  stream.on("data", () => {});
+  stream.write(Buffer.from(PING + `{"jsonrpc":"2.0","id":"a",`));
+  assert.equal(refused.length, 0);
+  stream.write(Buffer.from(`"method":"${"x".repeat(40)}`));
+  assert.deepEqual(refused.map((r) => [r.line, r.code, r.id]), [
+    [2, -32000, "a"],
+  ]);
+  stream.end();
+});
+
+Deno.test("strictStdinLines() takes a line of exactly the bound, its line ending not counted", async () => {
+  const line = `{"jsonrpc":"2.0","id":1,"method":"${"x".repeat(10)}"}`;
+  const bound = Buffer.byteLength(line);
+  for (const ending of ["\n", "\r\n"]) {
+    const text = line + ending;
+    // Split before the newline too: the "\r" then ends the chunk held.
+    const split = [text.slice(0, -1), text.slice(-1)];
+    for (const chunks of [[text], split]) {
+      assert.deepEqual(await read(chunks, bound), {
+        passed: text,
+        refused: [],
+      });
+      const over = await read(chunks, bound - 1);
+      assert.deepEqual(over.refused.map((r) => r.code), [-32000]);
+    }
+  }
+});
+
+Deno.test("strictStdinLines() drops blank lines without answering them", async () => {
+  const { passed, refused } = await read(["\n", "\r\n", " \t\n", PING, "\n"]);
+  assert.deepEqual({ passed, refused }, { passed: PING, refused: [] });
+  // Lines are still counted: a refusal after blank lines names its own line.
+  const after = await read(["\n\r\n", "nope\n"]);
+  assert.deepEqual(after.refused.map((r) => r.line), [3]);
+});
+
+Deno.test("leadingId() reads the id a request gives before any nested value, else null", () => {
+  const cases: [string, string | number | null][] = [
+    ['{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"a', 2],
+    ['{ "id" : "abc" , "params": {', "abc"],
+    ['{"jsonrpc":"2.0","method":"x","id":-4}', -4],
+    ['{"jsonrpc":"2.0","id":"a\\"b","method"', 'a"b'],
+    // After a nested value, or cut before its end: not read.
+    ['{"params":{"id":1},"id":2,', null],
+    ['{"jsonrpc":"2.0","id":12', null],
+    // Ids MCP does not take, and no object at all.
+    ['{"id":1.5,"method":"x"}', null],
+    ['{"id":null,"method":"x"}', null],
+    ['{"id":12345678901234567890,"method":"x"}', null],
+    ['[{"id":1}]', null],
+    ["aaaa", null],
+  ];
+  for (const [head, id] of cases) assert.equal(leadingId(head), id, head);
 });

@@ -17,6 +17,8 @@ import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
+import { MCP_MAX_MESSAGE_BYTES } from "../lib/mcp/mod.ts";
+import { MCP_MAX_BODY_BYTES } from "../routes/mcp.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import {
   assertDocumentedTools,
@@ -353,15 +355,20 @@ Deno.test("trace mcp-config refuses a --db URL with credentials or a query befor
   }
 });
 
-/** What `trace mcp` answered to `input` written at once to its stdin, which is then closed. */
+/**
+ * What `trace mcp`, launched as `trace mcp-config` prints for `flags` (its
+ * environment block included, then `env`), answered to `input` written at
+ * once to its stdin, which is then closed.
+ */
 async function mcpLines(
   flags: string[],
   input: string,
+  env: Record<string, string> = {},
 ): Promise<{ code: number; answers: Record<string, unknown>[]; err: string }> {
   const spec = await launchSpec(flags);
   const child = new Deno.Command(spec.command, {
     args: spec.args,
-    env: { NO_COLOR: "1" },
+    env: { ...spec.env, NO_COLOR: "1", ...env },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -487,12 +494,15 @@ Deno.test("trace mcp refuses a line that gives a key twice, as /mcp does, and an
   });
 });
 
-const REFERENCE_RUN = {
+/** A `trace.reference_run` call of every system, with request id `id`. */
+const REFERENCE_RUN_AS = (id: number) => ({
   jsonrpc: "2.0",
-  id: 2,
+  id,
   method: "tools/call",
   params: { name: "trace.reference_run", arguments: {} },
-};
+});
+
+const REFERENCE_RUN = REFERENCE_RUN_AS(2);
 
 Deno.test("trace mcp finishes a tool call in progress when its client closes stdin, and says so", async () => {
   await withTempDir(async (dir) => {
@@ -542,4 +552,130 @@ Deno.test("trace mcp also waits for a call its client cancelled, which gets no a
       `the cancelled run still recorded all: ${recorded}`,
     );
   });
+});
+
+Deno.test("trace mcp refuses a line over 1 MiB with -32000 and its id, skips it, ignores blank lines, and answers the next", async () => {
+  await withTempDir(async (dir) => {
+    const huge = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "trace.external_get",
+        arguments: { run_id: "a".repeat(11_000_000) },
+      },
+    });
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      lines(INITIALIZE) + `${huge}\n\n\r\n` +
+        lines([{ jsonrpc: "2.0", id: 3, method: "ping" }]),
+    );
+    assert.equal(code, 0, err);
+    assert.deepEqual(
+      answers.map((a) => [a.id, (a.error as { code: number })?.code]).sort(),
+      [[1, undefined], [2, -32000], [3, undefined]],
+    );
+    const refusal = answers.find((a) => a.id === 2)!;
+    assert.equal(
+      (refusal.error as { message: string }).message,
+      "Request too large at line 3 of stdin: the message exceeds 1048576 bytes; send smaller tool arguments",
+    );
+    assert.match(
+      err,
+      /trace mcp: line 3 of stdin refused: the message exceeds 1048576 bytes; send smaller tool arguments\n/,
+    );
+    assert.doesNotMatch(err, /ReadBuffer/);
+  });
+});
+
+Deno.test("trace mcp refuses a message over /mcp's body bound, the bound both transports share", () => {
+  assert.equal(MCP_MAX_MESSAGE_BYTES, MCP_MAX_BODY_BYTES);
+});
+
+Deno.test("trace mcp answers 60 tool calls in flight at once, none failed for want of a database connection", async () => {
+  await withTempDir(async (dir) => {
+    const calls = Array.from({ length: 60 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i + 2,
+      method: "tools/call",
+      params: { name: "trace.external_runs", arguments: {} },
+    }));
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      lines([...INITIALIZE, ...calls]),
+    );
+    assert.equal(code, 0, err);
+    const results = answers.filter((a) => a.id !== 1) as {
+      result?: { isError?: boolean };
+    }[];
+    assert.equal(results.length, calls.length);
+    assert.deepEqual(
+      results.filter((a) => a.result?.isError !== undefined),
+      [],
+      err,
+    );
+    assert.doesNotMatch(err, /internal error|TRANSACTION_ACTIVE/);
+  });
+});
+
+Deno.test("trace mcp honours TRACE_UI_READ_ONLY as trace serve does: only reading tools, writes refused with the reason", async () => {
+  await withTempDir(async (dir) => {
+    const spec = await launchSpec(["--data-dir", dir, "--read-only"]);
+    assert.deepEqual(spec.env, { TRACE_UI_READ_ONLY: "true" });
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir, "--read-only"],
+      lines([
+        ...INITIALIZE,
+        { jsonrpc: "2.0", id: 2, method: "tools/list" },
+        REFERENCE_RUN_AS(3),
+      ]),
+    );
+    assert.equal(code, 0, err);
+    const [initialized, listed, refused] = [1, 2, 3].map((id) =>
+      answers.find((answer) => answer.id === id) as {
+        result: {
+          instructions: string;
+          tools: { name: string }[];
+          isError?: boolean;
+          content: { text: string }[];
+        };
+      }
+    );
+    const names = listed!.result.tools.map((tool) => tool.name);
+    const writes = [
+      "trace.external_start",
+      "trace.external_save",
+      "trace.external_replay",
+      "trace.reference_run",
+    ];
+    assert.ok(names.includes("trace.external_runs"), names.join());
+    assert.deepEqual(names.filter((name) => writes.includes(name)), []);
+    assert.equal(refused!.result.isError, true);
+    assert.equal(
+      refused!.result.content[0]!.text,
+      "trace.reference_run: This server is read-only (TRACE_UI_READ_ONLY=true): starting runs and saving regressions is refused",
+    );
+    assert.match(
+      initialized!.result.instructions,
+      /Not offered: trace\.external_start, trace\.external_save, trace\.external_replay, trace\.reference_run \(this server is read-only \(TRACE_UI_READ_ONLY=true\)/,
+    );
+    assert.match(
+      err,
+      /13 tools on stdio .*; read-only: every tool that writes is refused \(TRACE_UI_READ_ONLY=true\)/,
+    );
+    assert.equal(await referenceRunsIn(dir), 0, "nothing was recorded");
+  });
+});
+
+Deno.test("trace mcp refuses a TRACE_UI_READ_ONLY that is neither true nor false before it serves, as trace serve does", async () => {
+  for (const value of ["yes", "TRUE", "1"]) {
+    await withTempDir(async (dir) => {
+      const io = captureIo("", { TRACE_UI_READ_ONLY: value });
+      assert.equal(await main(["mcp", "--data-dir", dir], io), 2, value);
+      assert.match(
+        io.stderr(),
+        /TRACE_UI_READ_ONLY must be true or false, got .*; set it to true to refuse every write/,
+      );
+    });
+  }
 });

@@ -13,6 +13,7 @@ import { migrate, type TraceDb } from "../lib/db.ts";
 import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
 import {
   localPrincipal,
+  localToolPolicy,
   type McpToolContext,
   TOOL_NAMES,
 } from "../lib/mcp/mod.ts";
@@ -930,4 +931,68 @@ Deno.test("trace.reference_get and reference show point an external run id at th
       `Cannot show reference run "${report.run_id}": it is an external run, not a reference run; see trace external show ${report.run_id} --data-dir ${context.dataDir}`,
     );
   });
+});
+
+Deno.test("trace.external_runs of kind reference, when none matches, points to trace.reference_run", async () => {
+  await withTools(async ({ client }) => {
+    const reference = await callOk(client, "trace.external_runs", {
+      kind: "reference",
+    });
+    assert.equal(
+      reference.note,
+      "no run matches; start one with trace.reference_run",
+    );
+    const external = await callOk(client, "trace.external_runs", {
+      kind: "external",
+    });
+    assert.equal(
+      external.note,
+      "no run matches; start one with trace.external_start",
+    );
+  });
+});
+
+Deno.test("trace.reference_plan and trace.reference_run refuse an empty systems list instead of taking every system", async () => {
+  await withTools(async ({ client, db }) => {
+    for (const tool of ["trace.reference_plan", "trace.reference_run"]) {
+      assert.equal(
+        await callError(client, tool, { systems: [] }),
+        `Invalid arguments for ${tool}: systems: must name at least one system; omit systems for every one`,
+      );
+    }
+    const stored = await db.client.execute(
+      "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'reference_run'",
+    );
+    assert.equal(Number(stored.rows[0]!.n), 0, "nothing was run");
+    const { tools } = await client.listTools();
+    for (const name of ["trace.reference_plan", "trace.reference_run"]) {
+      const systems = tools.find((tool: Tool) => tool.name === name)!
+        .inputSchema.properties!.systems as {
+          minItems?: number;
+          description?: string;
+        };
+      assert.equal(systems.minItems, 1, name);
+      assert.match(String(systems.description), /at least one; omit/);
+    }
+  });
+});
+
+Deno.test("a read-only local server offers only the tools that read and refuses the others with the reason", async () => {
+  await withTools(async ({ client }) => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.filter((tool: Tool) => !tool.annotations?.readOnlyHint),
+      [],
+    );
+    assert.equal(tools.length, 13);
+    assert.equal(
+      await callError(client, "trace.external_save", {
+        run_id: "run-20260101T000000Z-000000",
+      }),
+      "trace.external_save: This server is read-only (TRACE_UI_READ_ONLY=true): starting runs and saving regressions is refused",
+    );
+  }, { overrides: { refuseTool: localToolPolicy({ readOnly: true }) } });
+  await withTools(async ({ client }) => {
+    assert.equal((await client.listTools()).tools.length, 17);
+  }, { overrides: { refuseTool: localToolPolicy({ readOnly: false }) } });
 });

@@ -58,10 +58,12 @@ function refusalOf(
   tool: TraceTool,
 ): string | null {
   const message = context.refuseTool?.(tool) ?? null;
-  // Refusals name their tool first (`trace.external_start: Forbidden: …`); the sentence names them itself.
-  return message === null
-    ? null
-    : message.replace(`${tool.name}: `, "").replace(/^Forbidden: /, "");
+  // Refusals name their tool first (`trace.external_start: Forbidden: …`);
+  // the sentence names them itself, and a reason is read inside it.
+  return message === null ? null : message
+    .replace(`${tool.name}: `, "")
+    .replace(/^Forbidden: /, "")
+    .replace(/^This server /, "this server ");
 }
 
 function runToolsText(

@@ -263,10 +263,13 @@ const UNREADABLE_NAMED = 3;
 function runsNote(
   listed: number,
   unreadable: readonly string[],
+  kind: string | undefined,
 ): string | null {
-  const none = listed === 0
-    ? "no run matches; start one with trace.external_start"
-    : null;
+  // Reference runs are started by their own tool.
+  const start = kind === "reference"
+    ? "trace.reference_run"
+    : "trace.external_start";
+  const none = listed === 0 ? `no run matches; start one with ${start}` : null;
   if (unreadable.length === 0) return none;
   const named = unreadable.slice(0, UNREADABLE_NAMED).join(", ");
   const more = unreadable.length > UNREADABLE_NAMED
@@ -310,7 +313,7 @@ const runs = defineTool({
       total: list.total,
       truncated: list.truncated,
       unreadable: list.unreadable.length,
-      note: runsNote(list.runs.length, list.unreadable),
+      note: runsNote(list.runs.length, list.unreadable, kind),
     };
   },
 });

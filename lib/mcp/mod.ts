@@ -50,6 +50,13 @@ export {
 export { FINDING_CODE_NAMES, findingGuide } from "../runner/finding_guide.ts";
 export { guardToolCalls } from "./tool_call_guard.ts";
 export {
+  localToolPolicy,
+  toolAction,
+  type ToolPolicy,
+  type ToolPolicyOptions,
+  toolRefusal,
+} from "./tool_policy.ts";
+export {
   type RefusedLine,
   strictStdinLines,
   type StrictStdinOptions,
@@ -59,6 +66,8 @@ export {
   type InvalidRequest,
   invalidRequest,
   type InvalidRequestOptions,
+  MCP_MAX_MESSAGE_BYTES,
   PARSE_ERROR,
   type RpcId,
+  TOO_LARGE,
 } from "./rpc_request.ts";

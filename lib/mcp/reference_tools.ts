@@ -55,15 +55,19 @@ const SystemArg = v.picklist(
 
 const SystemsArg = v.optional(v.pipe(
   v.array(SystemArg, "must be an array of system names"),
+  // An empty list naming every system would run all of them by mistake.
+  v.minLength(1, "must name at least one system; omit systems for every one"),
   v.maxLength(
     SYSTEM_NAMES.length,
     `must name at most ${SYSTEM_NAMES.length} systems (there are no more)`,
   ),
-  v.description("System names (default: every system)"),
+  v.description(
+    "System names, at least one; omit the argument for every system",
+  ),
 ));
 
 function selected(names: string[] | undefined): ReferenceSystemSpec[] {
-  if (names === undefined || names.length === 0) return [...REFERENCE_SYSTEMS];
+  if (names === undefined) return [...REFERENCE_SYSTEMS];
   return [...new Set(names)].map((name) => findSystem(name)!);
 }
 

@@ -33,6 +33,15 @@ import { isObject, kindOf } from "./_kind.ts";
 export const PARSE_ERROR = -32700;
 /** JSON-RPC 2.0's error code for JSON that is no valid request. */
 export const INVALID_REQUEST = -32600;
+/**
+ * The code a message too long to read is answered with: one of JSON-RPC's
+ * implementation-defined server errors, the one the SDK's HTTP transport
+ * answers a refused body with.
+ */
+export const TOO_LARGE = -32000;
+
+/** Most bytes of one JSON-RPC message either transport reads: a `/mcp` body, a `trace mcp` stdin line. */
+export const MCP_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** A JSON-RPC request id as MCP allows it: a string or an integer. */
 export type RpcId = string | number;

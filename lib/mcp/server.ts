@@ -21,6 +21,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { errorMessage, TraceError } from "../errors.ts";
+import { explainSqlite } from "../sqlite_errors.ts";
 import { remoteAnswer, remoteText } from "./_remote_text.ts";
 import { toolAdvice } from "./_tool_advice.ts";
 import { boundAnswer } from "./_bound.ts";
@@ -110,7 +111,9 @@ export async function callTool(
   let answer: object;
   try {
     answer = await tool.call(args, context);
-  } catch (error) {
+  } catch (thrown) {
+    // SQLite's own failures (a write lock held too long) say what to do too.
+    const error = explainSqlite(thrown);
     if (error instanceof TraceError) {
       const message = toolAdvice(errorMessage(error));
       return toolError(
