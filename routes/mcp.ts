@@ -4,7 +4,7 @@
  * run first; this sub-app then requires a principal ({@link mcpPrincipal}:
  * the bearer token of `TRACE_UI_AUTH_TOKEN` or of an operator account) and
  * answers the request with a server built for that principal. The role
- * matrix decides which tools it is offered ({@link mcpToolRefusal}): a
+ * matrix decides which tools it is offered (`toolRefusal` of `lib/mcp/tool_policy.ts`): a
  * tenant-bound account gets the trace tool only, bound to its scope; runs
  * and ledger writes need the operator role; read-only mode refuses them.
  *
@@ -22,26 +22,22 @@ import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
-  type Action,
   createOperatorDirectory,
-  decide,
   type OperatorDirectory,
-  type Principal,
 } from "../lib/auth/mod.ts";
 import type { TraceDb } from "../lib/db.ts";
 import {
   createTraceMcpServer,
   guardToolCalls,
+  MCP_MAX_MESSAGE_BYTES,
   type McpPrincipal,
   type McpToolContext,
+  toolRefusal,
 } from "../lib/mcp/mod.ts";
 import type { RunJobs } from "../lib/runs/mod.ts";
 import { checkToken } from "./_guard.ts";
 import { readMcpBody } from "./_mcp_body.ts";
 import { methodNotAllowed, type ServerLog } from "./_errors.ts";
-
-/** Largest JSON-RPC request body accepted. */
-export const MCP_MAX_BODY_BYTES = 1024 * 1024;
 
 /** What `/mcp` needs besides the database. */
 export interface McpRouteOptions {
@@ -104,25 +100,6 @@ export async function mcpPrincipal(
   return { name: account.name, role: account.role, scope: account.scope };
 }
 
-/** The action a tool performs in the permission matrix. */
-export function mcpToolAction(
-  tool: { name: string; annotations: { readOnlyHint: boolean } },
-): Action {
-  if (tool.name === "trace.query_traces") return "trace.read";
-  return tool.annotations.readOnlyHint ? "runs.read" : "runs.write";
-}
-
-/** Why `principal` may not use `tool` (role, tenant binding, read-only mode), or `null`. */
-export function mcpToolRefusal(
-  principal: McpPrincipal,
-  tool: { name: string; annotations: { readOnlyHint: boolean } },
-  readOnly: boolean,
-): string | null {
-  const asPrincipal: Principal = { ...principal, via: "bearer" };
-  const decision = decide(asPrincipal, mcpToolAction(tool), { readOnly });
-  return decision.allowed ? null : `${tool.name}: ${decision.message}`;
-}
-
 /** The `/mcp` sub-app; throws a `ConfigError` for a malformed token. */
 export function createMcpApi(deps: McpApiDeps): Hono {
   if (deps.authToken !== undefined) {
@@ -135,10 +112,10 @@ export function createMcpApi(deps: McpApiDeps): Hono {
   app.all("/mcp", async (c) => {
     const principal = await mcpPrincipal(c, directory);
     const refuseTool: McpToolContext["refuseTool"] = (tool) =>
-      mcpToolRefusal(principal, tool, readOnly);
+      toolRefusal({ ...principal, via: "bearer" }, tool, { readOnly });
     // Stateless: no server-to-client stream to open (GET), no session to end (DELETE).
     if (c.req.method !== "POST") methodNotAllowed(c, ["POST"]);
-    const read = await readMcpBody(c.req.raw, MCP_MAX_BODY_BYTES);
+    const read = await readMcpBody(c.req.raw, MCP_MAX_MESSAGE_BYTES);
     if (read instanceof Response) return read;
     const server = createTraceMcpServer({
       db: deps.db,
@@ -156,7 +133,7 @@ export function createMcpApi(deps: McpApiDeps): Hono {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      maxRequestBodySize: MCP_MAX_BODY_BYTES,
+      maxRequestBodySize: MCP_MAX_MESSAGE_BYTES,
     });
     await server.connect(guardToolCalls(transport));
     try {

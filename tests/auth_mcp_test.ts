@@ -7,7 +7,7 @@ import { AccountBook } from "../lib/auth/mod.ts";
 import { migrate } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { RunJobs } from "../lib/runs/mod.ts";
-import { mcpToolRefusal } from "../routes/mcp.ts";
+import { toolRefusal } from "../lib/mcp/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { EXAMPLE_ACCOUNTS } from "../fixtures/host/host.ts";
 import { seedExampleTraces } from "../fixtures/host/traces.ts";
@@ -130,10 +130,10 @@ Deno.test("/mcp in read-only mode offers no tool that writes, to anyone", async 
     );
   });
   assert.equal(
-    mcpToolRefusal(
-      { name: "a", role: "admin", scope: {} },
+    toolRefusal(
+      { name: "a", role: "admin", scope: {}, via: "bearer" },
       { name: "trace.external_targets", annotations: { readOnlyHint: true } },
-      true,
+      { readOnly: true },
     ),
     null,
   );

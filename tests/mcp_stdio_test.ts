@@ -17,8 +17,6 @@ import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
-import { MCP_MAX_MESSAGE_BYTES } from "../lib/mcp/mod.ts";
-import { MCP_MAX_BODY_BYTES } from "../routes/mcp.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import {
   assertDocumentedTools,
@@ -586,10 +584,6 @@ Deno.test("trace mcp refuses a line over 1 MiB with -32000 and its id, skips it,
     );
     assert.doesNotMatch(err, /ReadBuffer/);
   });
-});
-
-Deno.test("trace mcp refuses a message over /mcp's body bound, the bound both transports share", () => {
-  assert.equal(MCP_MAX_MESSAGE_BYTES, MCP_MAX_BODY_BYTES);
 });
 
 Deno.test("trace mcp answers 60 tool calls in flight at once, none failed for want of a database connection", async () => {
