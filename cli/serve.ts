@@ -124,7 +124,8 @@ Options:
                              unless its host is loopback; no path). Its Host
                              and Origin are accepted as this server's, the
                              session cookie is Secure, and the login URL and
-                             the pages' commands name it
+                             the pages' commands name it; needs
+                             TRACE_INGEST_TOKEN unless its host is loopback
   --default-application ID   Tenant for OTLP spans that name none (tenant.id or
                              application.id); without it, the resource's
                              service.name. Answers say which was used.

@@ -55,7 +55,8 @@ export interface ServerSecurity {
 
 /**
  * Checks that a server may run with these options: a well-formed token, a
- * token whenever it listens beyond loopback, a well-formed public origin.
+ * token whenever it listens or is reached beyond loopback (a public origin
+ * of another host), a well-formed public origin.
  * Throws a `ConfigError` saying what to change.
  */
 export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
@@ -73,6 +74,16 @@ export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
   const publicOrigin = options.publicOrigin === undefined
     ? undefined
     : parsePublicOrigin(options.publicOrigin);
+  // A proxy makes every client a loopback one: without a token the open
+  // API would answer whoever reaches the proxy.
+  if (
+    publicOrigin !== undefined && token === undefined &&
+    !isLoopbackHost(new URL(publicOrigin).hostname)
+  ) {
+    throw new ConfigError(
+      `Refusing --public-origin ${publicOrigin} without TRACE_INGEST_TOKEN: through the proxy the API would be open to every client it reaches; set TRACE_INGEST_TOKEN`,
+    );
+  }
   return { loopbackBind, ingestToken: token, publicOrigin };
 }
 

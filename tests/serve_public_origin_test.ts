@@ -12,6 +12,7 @@ import { captureIo, withTempDir } from "./_helpers.ts";
 
 const PUBLIC = "https://trace.example.com";
 const ADMIN = "proxy-admin-token-0123456789";
+const INGEST = "ingest-token-0123456789abcdef";
 
 /** Runs `trace serve` with `args` until `fn` is done, then stops it like Ctrl-C. */
 async function withServe(
@@ -21,7 +22,10 @@ async function withServe(
   await withTempDir(async (dir) => {
     const stop = new AbortController();
     const io = {
-      ...captureIo("", { TRACE_UI_AUTH_TOKEN: ADMIN }),
+      ...captureIo("", {
+        TRACE_UI_AUTH_TOKEN: ADMIN,
+        TRACE_INGEST_TOKEN: INGEST,
+      }),
       interrupted: stop.signal,
     };
     const exit = main(
@@ -202,6 +206,27 @@ Deno.test("trace serve refuses a bad --public-origin in one line before touching
     assert.equal(
       io.stderr(),
       'trace serve: --public-origin "http://trace.example.com" must use https:// for a host beyond loopback (the session cookie would cross the network in the clear); terminate TLS in the proxy and give its https:// origin\n',
+    );
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  });
+});
+
+Deno.test("trace serve refuses a public origin beyond loopback without an ingest token", async () => {
+  await withTempDir(async (dir) => {
+    const io = captureIo();
+    const code = await main([
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      `${dir}/data`,
+      "--public-origin",
+      "https://trace.example.com",
+    ], io);
+    assert.equal(code, 2);
+    assert.equal(
+      io.stderr(),
+      "trace serve: Refusing --public-origin https://trace.example.com without TRACE_INGEST_TOKEN: through the proxy the API would be open to every client it reaches; set TRACE_INGEST_TOKEN\n",
     );
     assert.deepEqual([...Deno.readDirSync(dir)], []);
   });
