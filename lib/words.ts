@@ -5,3 +5,12 @@ export function joinAnd(parts: readonly string[]): string {
   if (parts.length <= 1) return parts[0] ?? "";
   return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }
+
+/** `message` as the rest of a sentence: its first word in lower case (unless an acronym), one full stop. */
+export function continuedSentence(message: string): string {
+  const text = message.replace(/\.$/, "");
+  const lowered = /^[A-Z][a-z]/.test(text)
+    ? text[0]!.toLowerCase() + text.slice(1)
+    : text;
+  return `${lowered}.`;
+}

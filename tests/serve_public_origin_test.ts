@@ -190,46 +190,38 @@ Deno.test("parsePublicOrigin() takes an http(s) origin alone, https beyond loopb
   });
 });
 
-Deno.test("trace serve refuses a bad --public-origin in one line before touching files", async () => {
-  await withTempDir(async (dir) => {
-    const io = captureIo();
-    const code = await main([
-      "serve",
-      "--port",
-      "0",
-      "--data-dir",
-      `${dir}/data`,
-      "--public-origin",
-      "http://trace.example.com",
-    ], io);
-    assert.equal(code, 2);
-    assert.equal(
-      io.stderr(),
-      'trace serve: --public-origin "http://trace.example.com" must use https:// for a host beyond loopback (the session cookie would cross the network in the clear); terminate TLS in the proxy and give its https:// origin\n',
-    );
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-  });
-});
-
-Deno.test("trace serve refuses a public origin beyond loopback without an ingest token", async () => {
-  await withTempDir(async (dir) => {
-    const io = captureIo();
-    const code = await main([
-      "serve",
-      "--port",
-      "0",
-      "--data-dir",
-      `${dir}/data`,
-      "--public-origin",
-      "https://trace.example.com",
-    ], io);
-    assert.equal(code, 2);
-    assert.equal(
-      io.stderr(),
-      "trace serve: Refusing --public-origin https://trace.example.com without TRACE_INGEST_TOKEN: through the proxy the API would be open to every client it reaches; set TRACE_INGEST_TOKEN\n",
-    );
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-  });
+Deno.test("trace serve refuses a bad or unguarded --public-origin in one line before touching files", async (t) => {
+  for (
+    const [origin, refusal] of [
+      [
+        "http://trace.example.com",
+        'trace serve: --public-origin "http://trace.example.com" must use https:// for a host beyond loopback (the session cookie would cross the network in the clear); terminate TLS in the proxy and give its https:// origin\n',
+      ],
+      [
+        // A proxy makes every client a loopback one: the API needs its token.
+        "https://trace.example.com",
+        "trace serve: Refusing --public-origin https://trace.example.com without TRACE_INGEST_TOKEN: through the proxy the API would be open to every client it reaches; set TRACE_INGEST_TOKEN\n",
+      ],
+    ] as const
+  ) {
+    await t.step(origin, async () => {
+      await withTempDir(async (dir) => {
+        const io = captureIo();
+        const code = await main([
+          "serve",
+          "--port",
+          "0",
+          "--data-dir",
+          `${dir}/data`,
+          "--public-origin",
+          origin,
+        ], io);
+        assert.equal(code, 2);
+        assert.equal(io.stderr(), refusal);
+        assert.deepEqual([...Deno.readDirSync(dir)], []);
+      });
+    });
+  }
 });
 
 Deno.test("trace serve --public-origin: a browser behind the proxy signs in by POST, writes with its CSRF token and signs out, with a Secure cookie", async () => {

@@ -15,6 +15,7 @@ import { baselineProblems } from "./baseline_problems.ts";
 import type { Finding, RunReport, Sample } from "./report.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
+import { continuedSentence } from "../words.ts";
 
 /** Codes whose guide names something to check in the application when they leave a run INCONCLUSIVE. */
 const GUIDED_INCONCLUSIVE: ReadonlySet<string> = new Set([
@@ -52,15 +53,7 @@ export function checkAdvice(report: RunReport): string[] {
   const check = first && GUIDED_INCONCLUSIVE.has(first.code)
     ? findingChecks(first, report)[0]
     : undefined;
-  return check ? [`Check: ${sentence(check)}`] : [];
-}
-
-function sentence(message: string): string {
-  const text = message.replace(/\.$/, "");
-  const lowered = /^[A-Z][a-z]/.test(text)
-    ? text[0]!.toLowerCase() + text.slice(1)
-    : text;
-  return `${lowered}.`;
+  return check ? [`Check: ${continuedSentence(check)}`] : [];
 }
 
 /** The checks of `finding` (one of `report`'s), the one its evidence points at first. */

@@ -15,7 +15,7 @@ import {
 import { checkAdvice } from "../../lib/runner/finding_checks.ts";
 import { notCleanable } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
-import { joinAnd } from "../../lib/words.ts";
+import { continuedSentence, joinAnd } from "../../lib/words.ts";
 
 /** How the pages name each store the inventory counts. */
 export const STORE_LABEL: Readonly<Record<Store, string>> = {
@@ -78,7 +78,7 @@ export function reportHeadline(report: RunReport): string {
   if (report.verdict === "PASS") return passHeadline(report);
   const first = report.findings.find((f) => f.severity === "inconclusive");
   if (!first) return "Nothing was decided: the run has no conclusive finding.";
-  return `Nothing was decided: ${sentence(first.message)}`;
+  return `Nothing was decided: ${continuedSentence(first.message)}`;
 }
 
 function failHeadline(report: RunReport): string {
@@ -238,10 +238,3 @@ function isStore(subject: string): subject is Store {
 }
 
 /** A finding message as the rest of a sentence: lower-case start, one final period. */
-function sentence(message: string): string {
-  const text = message.replace(/\.$/, "");
-  const lowered = /^[A-Z][a-z]/.test(text)
-    ? text[0]!.toLowerCase() + text.slice(1)
-    : text;
-  return `${lowered}.`;
-}
