@@ -23,12 +23,12 @@ import type {
   Client,
   InArgs,
   InStatement,
-  Replicated,
   ResultSet,
   Transaction,
   TransactionMode,
 } from "@libsql/client";
 import { acquireWrites, holdWrites, writesAllowed } from "./_db_write_gate.ts";
+import { DelegatingClient } from "./_db_delegating_client.ts";
 import { ReleasingTransaction } from "./_db_transaction_slots.ts";
 
 /** The statement every writing connection runs first. */
@@ -42,27 +42,18 @@ const CHANGES = /\b(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 const WAITS_FOR_WRITER = /^\s*(VACUUM\b|PRAGMA\s+wal_checkpoint\b)/i;
 
 /** A client whose every writing operation runs with `secure_delete` on its own connection. */
-export class SecureDeleteClient implements Client {
-  #inner: Client;
+export class SecureDeleteClient extends DelegatingClient {
   /** The file's path: writes wait while ingest holds it (`_db_write_gate.ts`). */
   #path: string;
 
   constructor(inner: Client, path: string) {
-    this.#inner = inner;
+    super(inner);
     this.#path = path;
   }
 
-  get closed(): boolean {
-    return this.#inner.closed;
-  }
-
-  get protocol(): string {
-    return this.#inner.protocol;
-  }
-
-  execute(stmt: InStatement): Promise<ResultSet>;
-  execute(sql: string, args?: InArgs): Promise<ResultSet>;
-  async execute(
+  override execute(stmt: InStatement): Promise<ResultSet>;
+  override execute(sql: string, args?: InArgs): Promise<ResultSet>;
+  override async execute(
     stmtOrSql: InStatement | string,
     args?: InArgs,
   ): Promise<ResultSet> {
@@ -73,11 +64,11 @@ export class SecureDeleteClient implements Client {
     const passThrough = PASS_THROUGH.test(sql) ||
       (READING_WITH.test(sql) && !CHANGES.test(sql));
     if (passThrough && !WAITS_FOR_WRITER.test(sql)) {
-      return await this.#inner.execute(stmt);
+      return await this.inner.execute(stmt);
     }
     return await this.#holding(async () => {
-      if (passThrough) return await this.#inner.execute(stmt);
-      const [, result] = await this.#inner.batch(
+      if (passThrough) return await this.inner.execute(stmt);
+      const [, result] = await this.inner.batch(
         [SECURE_DELETE_ON, stmt],
         "deferred",
       );
@@ -85,26 +76,26 @@ export class SecureDeleteClient implements Client {
     });
   }
 
-  async batch(
+  override async batch(
     stmts: Array<InStatement | [string, InArgs?]>,
     mode?: TransactionMode,
   ): Promise<ResultSet[]> {
-    if (mode === "read") return await this.#inner.batch(stmts, mode);
+    if (mode === "read") return await this.inner.batch(stmts, mode);
     const results = await this.#holding(() =>
-      this.#inner.batch([SECURE_DELETE_ON, ...stmts], mode)
+      this.inner.batch([SECURE_DELETE_ON, ...stmts], mode)
     );
     return results.slice(1);
   }
 
-  async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+  override async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
     const results = await this.#holding(() =>
-      this.#inner.migrate([SECURE_DELETE_ON, ...stmts])
+      this.inner.migrate([SECURE_DELETE_ON, ...stmts])
     );
     return results.slice(1);
   }
 
-  async transaction(mode?: TransactionMode): Promise<Transaction> {
-    if (mode === "read") return await this.#inner.transaction(mode);
+  override async transaction(mode?: TransactionMode): Promise<Transaction> {
+    if (mode === "read") return await this.inner.transaction(mode);
     // A write transaction (the client's default) holds the lock from its
     // first statement: the file's writes are held until it ends. A deferred
     // one only waits for them to be free: it may never write.
@@ -113,7 +104,7 @@ export class SecureDeleteClient implements Client {
     else release = await acquireWrites(this.#path);
     let tx: Transaction | undefined;
     try {
-      tx = await this.#inner.transaction(mode);
+      tx = await this.inner.transaction(mode);
       await tx.execute(SECURE_DELETE_ON);
     } catch (error) {
       tx?.close();
@@ -124,9 +115,9 @@ export class SecureDeleteClient implements Client {
     return new ReleasingTransaction(tx, release);
   }
 
-  async executeMultiple(sql: string): Promise<void> {
+  override async executeMultiple(sql: string): Promise<void> {
     await this.#holding(() =>
-      this.#inner.executeMultiple(`${SECURE_DELETE_ON};\n${sql}`)
+      this.inner.executeMultiple(`${SECURE_DELETE_ON};\n${sql}`)
     );
   }
 
@@ -137,17 +128,5 @@ export class SecureDeleteClient implements Client {
    */
   #holding<T>(write: () => Promise<T>): Promise<T> {
     return holdWrites(this.#path, write);
-  }
-
-  sync(): Promise<Replicated> {
-    return this.#inner.sync();
-  }
-
-  close(): void {
-    this.#inner.close();
-  }
-
-  reconnect(): void {
-    this.#inner.reconnect();
   }
 }

@@ -20,14 +20,13 @@
 
 import type {
   Client,
-  InArgs,
   InStatement,
-  Replicated,
   ResultSet,
   Transaction,
   TransactionMode,
 } from "@libsql/client";
 import { StorageError } from "./errors.ts";
+import { DelegatingClient } from "./_db_delegating_client.ts";
 
 /** Longest a transaction waits for a slot before the caller is told to retry. */
 export const TRANSACTION_WAIT_MS = 30_000;
@@ -133,47 +132,19 @@ export class TransactionSlots {
 }
 
 /** A client whose transactions wait for one of `slots` before taking a pooled connection. */
-export class SlottedClient implements Client {
-  readonly #inner: Client;
+export class SlottedClient extends DelegatingClient {
   readonly #slots: TransactionSlots;
 
   constructor(inner: Client, slots: TransactionSlots) {
-    this.#inner = inner;
+    super(inner);
     this.#slots = slots;
   }
 
-  get closed(): boolean {
-    return this.#inner.closed;
-  }
-
-  get protocol(): string {
-    return this.#inner.protocol;
-  }
-
-  execute(stmt: InStatement): Promise<ResultSet>;
-  execute(sql: string, args?: InArgs): Promise<ResultSet>;
-  execute(stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> {
-    return typeof stmtOrSql === "string"
-      ? this.#inner.execute(stmtOrSql, args)
-      : this.#inner.execute(stmtOrSql);
-  }
-
-  batch(
-    stmts: Array<InStatement | [string, InArgs?]>,
-    mode?: TransactionMode,
-  ): Promise<ResultSet[]> {
-    return this.#inner.batch(stmts, mode);
-  }
-
-  migrate(stmts: InStatement[]): Promise<ResultSet[]> {
-    return this.#inner.migrate(stmts);
-  }
-
-  async transaction(mode?: TransactionMode): Promise<Transaction> {
+  override async transaction(mode?: TransactionMode): Promise<Transaction> {
     const release = await this.#slots.take();
     try {
       return new ReleasingTransaction(
-        await this.#inner.transaction(mode),
+        await this.inner.transaction(mode),
         release,
       );
     } catch (error) {
@@ -182,21 +153,9 @@ export class SlottedClient implements Client {
     }
   }
 
-  executeMultiple(sql: string): Promise<void> {
-    return this.#inner.executeMultiple(sql);
-  }
-
-  sync(): Promise<Replicated> {
-    return this.#inner.sync();
-  }
-
-  close(): void {
-    this.#inner.close();
+  override close(): void {
+    this.inner.close();
     this.#slots.close();
-  }
-
-  reconnect(): void {
-    this.#inner.reconnect();
   }
 }
 

@@ -5,15 +5,14 @@
  */
 
 import type {
-  Client,
   InArgs,
   InStatement,
-  Replicated,
   ResultSet,
   Transaction,
   TransactionMode,
 } from "@libsql/client";
 import type { TraceDb } from "../lib/db.ts";
+import { DelegatingClient } from "../lib/_db_delegating_client.ts";
 
 /** One statement as it was run. */
 export interface RecordedStatement {
@@ -32,48 +31,34 @@ function recorded(
 }
 
 /** A {@link Client} that records statements and transactions, then delegates. */
-export class RecordingClient implements Client {
+export class RecordingClient extends DelegatingClient {
   readonly statements: RecordedStatement[] = [];
   transactions = 0;
-  readonly #inner: Client;
 
-  constructor(inner: Client) {
-    this.#inner = inner;
-  }
-
-  get closed(): boolean {
-    return this.#inner.closed;
-  }
-
-  get protocol(): string {
-    return this.#inner.protocol;
-  }
-
-  execute(stmt: InStatement): Promise<ResultSet>;
-  execute(sql: string, args?: InArgs): Promise<ResultSet>;
-  execute(stmt: InStatement | string, args?: InArgs): Promise<ResultSet> {
+  override execute(stmt: InStatement): Promise<ResultSet>;
+  override execute(sql: string, args?: InArgs): Promise<ResultSet>;
+  override execute(
+    stmt: InStatement | string,
+    args?: InArgs,
+  ): Promise<ResultSet> {
     const statement = typeof stmt === "string"
       ? { sql: stmt, args: args ?? [] }
       : stmt;
     this.statements.push(recorded(statement));
-    return this.#inner.execute(statement);
+    return this.inner.execute(statement);
   }
 
-  batch(
+  override batch(
     stmts: Array<InStatement | [string, InArgs?]>,
     mode?: TransactionMode,
   ): Promise<ResultSet[]> {
     this.statements.push(...stmts.map(recorded));
-    return this.#inner.batch(stmts, mode);
+    return this.inner.batch(stmts, mode);
   }
 
-  migrate(stmts: InStatement[]): Promise<ResultSet[]> {
-    return this.#inner.migrate(stmts);
-  }
-
-  async transaction(mode?: TransactionMode): Promise<Transaction> {
+  override async transaction(mode?: TransactionMode): Promise<Transaction> {
     this.transactions++;
-    const tx = await this.#inner.transaction(mode);
+    const tx = await this.inner.transaction(mode);
     const statements = this.statements;
     return {
       execute: (stmt: InStatement) => {
@@ -92,22 +77,6 @@ export class RecordingClient implements Client {
         return tx.closed;
       },
     };
-  }
-
-  executeMultiple(sql: string): Promise<void> {
-    return this.#inner.executeMultiple(sql);
-  }
-
-  sync(): Promise<Replicated> {
-    return this.#inner.sync();
-  }
-
-  close(): void {
-    this.#inner.close();
-  }
-
-  reconnect(): void {
-    this.#inner.reconnect();
   }
 }
 
