@@ -20,33 +20,36 @@ const HELP =
 For a run whose cleanup was incomplete, or that was interrupted before it
 could clean up, deletes every synthetic id it issued (from its report, else
 its checkpoint) in both of its namespaces through the run's target adapter,
-polls both inventories through the target's deletion window, and appends the
+polls both namespaces through the target's deletion window, and appends the
 outcome to the ledger as a cleanup entry linked to the run. A run that needs
 nothing (its cleanup completed, a later cleanup did, or it is a reference run,
 whose system lived in memory) is left alone.
 
 The adapter is reached first: when it cannot be, the command stops at once
-with one line (exit 2) and nothing is deleted or recorded. A later cleanup
-reads the inventories only: the run's markers are not kept, so they are not
-queried, and its best outcome is "inventories clear" (every deletion
-acknowledged, every store of both namespaces read 0, retrieval not checked):
-an application that still serves deleted text (a soft delete, a stale answer
-cache) is not seen here, so check it with the application's own tools when
-the run found the marker retrievable. --json prints
-{status: "inventories_clear" | "incomplete", record, recorded} or
-{status: "not_needed", run_id, reason}.
+with one line (exit 2) and nothing is deleted or recorded. Each poll reads
+both inventories and queries the run's two markers (kept in its report and
+checkpoint) as the run's own cleanup does: "complete" means every deletion
+was acknowledged, every store of both namespaces read 0 and neither marker
+was retrievable; a marker still retrievable (a soft delete, a stale answer
+cache) leaves it incomplete. A run recorded before its markers were kept has
+its inventories read only, and its best outcome is "inventories clear"
+(retrieval not checked): check it with the application's own tools when the
+run found the marker retrievable. --json prints
+{status: "complete" | "inventories_clear" | "incomplete", record, recorded}
+or {status: "not_needed", run_id, reason}.
 
 Ctrl-C (or SIGTERM) stops it within the smaller of the window and 30 s, plus
-1 s for each request still to send (at most 4 s): a request still unanswered
-then is called off instead of waiting out its timeout_seconds, a deletion not
-sent yet still goes out (given at least 1 s), both inventories are read once
-more, and the outcome is recorded. A deletion called off counts as not
-acknowledged, so that cleanup is incomplete. A second Ctrl-C exits at once
-with code 130.
+1 s for each request still to send (at most 6 s, 4 s without markers): a
+request still unanswered then is called off instead of waiting out its
+timeout_seconds, a deletion not sent yet still goes out (given at least 1 s),
+both namespaces are read once more, and the outcome is recorded. A deletion
+called off counts as not acknowledged, so that cleanup is incomplete. A second
+Ctrl-C exits at once with code 130.
 
-Exit codes: 0 inventories clear (or nothing to clean); 2 records may remain,
-or the run cannot be cleaned (still running, unknown, target not registered,
-adapter unreachable, no ledger at --data-dir); 130 after a second Ctrl-C.
+Exit codes: 0 complete, inventories clear, or nothing to clean; 2 records may
+remain or still be served, or the run cannot be cleaned (still running,
+unknown, target not registered, adapter unreachable, no ledger at
+--data-dir); 130 after a second Ctrl-C.
 `;
 
 /** `trace external-cleanup`: delete a run's leftover synthetic records. */
@@ -93,7 +96,7 @@ export const externalCleanup: Command = async (args, io) => {
           `warning: Cannot record the cleanup in the ledger (${outcome.recorded.error}); its outcome is only on stdout\n`,
         );
       }
-      return outcome.status === "inventories_clear" ? 0 : 2;
+      return outcome.status === "incomplete" ? 2 : 0;
     },
   );
 };
@@ -109,9 +112,19 @@ function pollLine(poll: CleanupPoll): string {
   });
   return `cleanup poll #${poll.index} at ${
     poll.started_at_seconds.toFixed(2)
-  } s of ${poll.window_seconds} s: ${
-    counts.join(", ")
-  } (source/vector/cache)\n`;
+  } s of ${poll.window_seconds} s: ${counts.join(", ")} (source/vector/cache)${
+    markerWords(poll.marker_seen)
+  }\n`;
+}
+
+/** The markers retrievable at a poll, or nothing when none was. */
+function markerWords(seen: CleanupPoll["marker_seen"]): string {
+  const retrievable = (["test", "control"] as const).filter((role) =>
+    seen[role] === true
+  );
+  return retrievable.length === 0
+    ? ""
+    : `; ${retrievable.join(" and ")} marker retrievable`;
 }
 
 function renderOutcome(outcome: CleanupOutcome, location: string): string {
@@ -127,17 +140,21 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
   ).join(", ");
   const lines = [
     `Cleanup of run ${record.run_id} (ids from its ${record.ids_from}): ${
-      c.cleanup_complete
-        ? "inventories clear (every store of both namespaces read 0; retrieval not checked)"
-        : "INCOMPLETE"
+      STATUS_WORDS[outcome.status]
     }`,
     `  namespaces ${record.namespaces.test} and ${record.namespaces.control}`,
-    `  deletion requests: ${
-      deletes || "none (no id issued)"
-    }; ${c.polls} inventory poll(s) over ${c.elapsed_seconds.toFixed(2)} s`,
+    `  deletion requests: ${deletes || "none (no id issued)"}; ${c.polls} ${
+      record.markers_queried
+        ? "poll(s) of inventory and markers"
+        : "inventory poll(s)"
+    } over ${c.elapsed_seconds.toFixed(2)} s`,
     ...c.problems.map((p) => `  - ${p}`),
-    // A run's own cleanup also queries its markers; their text is not kept, so this one cannot.
-    "  markers: not queried (they are not kept), so whether the records can still be retrieved was not checked: an answer cache or a soft delete that still serves deleted text is not seen here",
+    record.markers_queried
+      ? `  markers: queried in both namespaces at every poll; ${
+        markersAtLastPoll(c.marker_seen)
+      }`
+      // A run recorded before its markers were kept leaves nothing to query.
+      : "  markers: not queried (this run's markers were not kept), so whether the records can still be retrieved was not checked: an answer cache or a soft delete that still serves deleted text is not seen here",
   ];
   if ("seq" in recorded) {
     lines.push(
@@ -148,8 +165,34 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
   }
   if (!c.cleanup_complete) {
     lines.push(
-      `  Some records may remain: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`,
+      `  Some records may remain or still be served: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`,
     );
   }
   return lines.join("\n") + "\n";
+}
+
+/** The headline word of each outcome that did something. */
+const STATUS_WORDS: Record<
+  Exclude<CleanupOutcome["status"], "not_needed">,
+  string
+> = {
+  complete:
+    "complete (every store of both namespaces read 0 and neither marker was retrievable)",
+  inventories_clear:
+    "inventories clear (every store of both namespaces read 0; retrieval not checked)",
+  incomplete: "INCOMPLETE",
+};
+
+/** What the last poll's marker queries found. */
+function markersAtLastPoll(seen: CleanupPoll["marker_seen"]): string {
+  const words = (["test", "control"] as const).map((role) =>
+    `${role} ${
+      seen[role] === null
+        ? "unknown (query failed)"
+        : seen[role]
+        ? "STILL RETRIEVABLE"
+        : "gone"
+    }`
+  );
+  return `at the last poll ${words.join(", ")}`;
 }

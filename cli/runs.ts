@@ -63,11 +63,16 @@ function laterCleanup(
   later: RunComparison["cleanup"]["a"]["later_cleanup"],
 ): string {
   if (later === null) return "";
-  return later.cleanup_complete
-    ? `; a later trace external-cleanup (${later.cleanup_id}) found both inventories at 0 (retrieval not checked)`
-    : `; a later trace external-cleanup (${later.cleanup_id}) still left: ${
-      later.problems.join("; ") || "synthetic records remain"
+  if (later.cleanup_complete) {
+    return `; a later trace external-cleanup (${later.cleanup_id}) ${
+      later.markers_queried
+        ? "completed it: every store at 0, neither marker retrievable"
+        : "found both inventories at 0 (retrieval not checked)"
     }`;
+  }
+  return `; a later trace external-cleanup (${later.cleanup_id}) still left: ${
+    later.problems.join("; ") || "synthetic records remain"
+  }`;
 }
 
 function renderComparison(c: RunComparison): string {
@@ -110,9 +115,10 @@ const SHOW_HELP =
 Shows a run: the completed report from the ledger, or, for a run without one,
 its checkpoint: RUNNING while its process is alive on this host, otherwise
 interrupted (INCONCLUSIVE, never PASS) with the ids it issued. A saved FAIL
-names the regression it became; a run a later trace external-cleanup found
-with both inventories at 0 says so, and that retrieval was not checked (the
-markers are not kept, so a later cleanup cannot query them).
+names the regression it became; a run a later trace external-cleanup
+completed says so (every store at 0 and neither marker retrievable), and a run
+recorded before runs kept their markers, whose later cleanup could read only
+the inventories, says they read 0 and that retrieval was not checked.
 
 --html FILE writes the run's page as one self-contained HTML file (inline CSS
 and SVG, no script, nothing fetched); an existing file is refused without
@@ -186,15 +192,27 @@ const UNREGISTERED_HINT =
 /**
  * What to say instead of the cleanup command for what the run's own cleanup
  * left, as the run page decides: another cleanup would only read the same
- * inventories once a later one found them at 0, and external-cleanup can do
- * nothing for an unregistered target (the note says what became of the
- * records); `null` keeps the command.
+ * once a later one completed, and external-cleanup can do nothing for an
+ * unregistered target (the note says what became of the records); `null`
+ * keeps the command.
  */
 function leftoverHint(view: RunView): string | null {
   if (view.cleanup?.cleanup_complete) {
-    return `A later trace external-cleanup (${view.cleanup.cleanup_id}) deleted every id this run issued and both inventories read 0; retrieval was not checked (the markers are not kept), so query the application if it may still serve deleted text`;
+    return view.cleanup.markers_queried
+      ? `A later trace external-cleanup (${view.cleanup.cleanup_id}) deleted every id this run issued: every store of both namespaces read 0 and neither marker was retrievable`
+      : `A later trace external-cleanup (${view.cleanup.cleanup_id}) deleted every id this run issued and both inventories read 0; retrieval was not checked (this run's markers were not kept), so query the application if it may still serve deleted text`;
   }
   return view.target_registered === false ? UNREGISTERED_HINT : null;
+}
+
+/** What a later cleanup found, after its id and time. */
+function laterCleanupWords(later: NonNullable<RunView["cleanup"]>): string {
+  if (!later.cleanup_complete) {
+    return `INCOMPLETE: ${later.problems.join("; ")}`;
+  }
+  return later.markers_queried
+    ? "complete (every store of both namespaces read 0 and neither marker was retrievable)"
+    : "inventories clear (every store of both namespaces read 0; retrieval not checked)";
 }
 
 /** `view` as text; `dataFlags` repeat `--data-dir` / `--db` in the commands it names. */
@@ -206,9 +224,7 @@ function renderView(view: RunView, dataFlags: string): string {
   ].join("");
   const later = view.cleanup
     ? `\nLater cleanup ${view.cleanup.cleanup_id} (${view.cleanup.finished_at}): ${
-      view.cleanup.cleanup_complete
-        ? "inventories clear (every store of both namespaces read 0; retrieval not checked)"
-        : `INCOMPLETE: ${view.cleanup.problems.join("; ")}`
+      laterCleanupWords(view.cleanup)
     }\n`
     : "";
   const note = view.note
@@ -252,10 +268,12 @@ Lists runs, newest first: completed external and reference runs from the
 ledger, and runs that only a checkpoint knows (RUNNING, or interrupted:
 INCONCLUSIVE). Each row says where the run is kept, which regression it
 replayed or was saved as, and what became of its synthetic records (CLEANUP):
-  complete            the run's own cleanup: every store read 0, no marker retrievable
+  complete            every store read 0 and no marker was retrievable, at the
+                      run's own cleanup or a later trace external-cleanup
   incomplete          some may remain or still be served: trace external-cleanup RUN_ID
-  inventories clear   a later trace external-cleanup found every store at 0;
-                      it cannot query the markers, so retrieval was not checked
+  inventories clear   a later trace external-cleanup of a run recorded before
+                      runs kept their markers found every store at 0; it could
+                      not query the markers, so retrieval was not checked
   gone with demo      a trace quickstart run: its in-process demo kept the
                       records in memory, and they ended with that command
   unknown             running, or interrupted with no cleanup since

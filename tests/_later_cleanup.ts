@@ -4,14 +4,20 @@ import type { TraceDb } from "../lib/db.ts";
 import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 
-/** Records cleanup `cleanupId` of `report`'s ids: complete (nothing left) or as incomplete as the run's own. */
+/**
+ * Records cleanup `cleanupId` of `report`'s ids: complete (nothing left) or
+ * as incomplete as the run's own. It queried the markers when the report
+ * kept them, as the command does, unless `markersQueried` says otherwise
+ * (`false`: an entry as recorded before runs kept their markers).
+ */
 export async function recordLaterCleanup(
   db: TraceDb,
   report: RunReport,
   cleanupId: string,
-  options: { complete: boolean; at?: string },
+  options: { complete: boolean; at?: string; markersQueried?: boolean },
 ): Promise<void> {
   const at = options.at ?? "2099-01-01T00:01:00.000Z";
+  const queried = options.markersQueried ?? report.markers !== undefined;
   await recordCleanup(db, {
     schema: "trace.cleanup/1",
     cleanup_id: cleanupId,
@@ -25,12 +31,15 @@ export async function recordLaterCleanup(
     },
     started_at: at,
     finished_at: new Date(Date.parse(at) + 1000).toISOString(),
+    // Entries recorded before runs kept their markers have no such field.
+    ...(queried ? { markers_queried: true } : {}),
     outcome: options.complete
-      // As the command records it: the markers are not queried.
       ? {
         ...report.cleanup,
         cleanup_complete: true,
-        marker_seen: { test: null, control: null },
+        marker_seen: queried
+          ? { test: false, control: false }
+          : { test: null, control: null },
         problems: [],
       }
       : report.cleanup,

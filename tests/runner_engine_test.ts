@@ -179,17 +179,21 @@ Deno.test("runDeletionContract() cleans up every issued id in both namespaces", 
   assert.deepEqual(deletes[2]!.body.ids, report.issued.control);
   assert.equal(checkpoint.latest()?.state, "completed");
   assert.equal(checkpoint.latest()?.verdict, "PASS");
+  // An interrupted run's later cleanup queries these from its checkpoint.
+  assert.deepEqual(checkpoint.latest()?.markers, report.markers);
 });
 
-Deno.test("runDeletionContract() reports never contain document text, answer text or markers", async () => {
+Deno.test("runDeletionContract() reports never contain document text or answer text, and keep the markers in markers alone", async () => {
   const sent: string[] = [];
+  const queried = new Set<string>();
   const { report } = await runFake({
     behaviour: { staleCache: true },
     hook: async (request, forward) => {
       const answer = await forward();
       if (request.op === "ingest") sent.push(String(request.body.text));
       if (request.op === "query") {
-        sent.push(String(request.body.query), String(answer.text));
+        queried.add(String(request.body.query));
+        sent.push(String(answer.text));
       }
       return answer;
     },
@@ -202,6 +206,14 @@ Deno.test("runDeletionContract() reports never contain document text, answer tex
   assert.ok(secrets.size > report.issued.test.length, [...secrets].join());
   const json = JSON.stringify(report);
   for (const text of secrets) assert.ok(!json.includes(text), text);
+  // The markers it queried are kept, for a later cleanup to query, and only there.
+  assert.ok(report.markers);
+  assert.deepEqual(
+    new Set([report.markers.test, report.markers.control]),
+    queried,
+  );
+  const { markers: _, ...rest } = report;
+  assert.doesNotMatch(JSON.stringify(rest), /trace_canary_/);
 });
 
 Deno.test("runDeletionContract() turns an interrupted window into INCONCLUSIVE and still cleans up", async () => {

@@ -1,6 +1,7 @@
 /**
- * Cleanup after the fact: the same sweep as a run's own cleanup, but over
- * inventories only, through the whole window, and ended by an interrupt.
+ * Cleanup after the fact: the same sweep as a run's own cleanup (marker
+ * queries included when the run kept its markers, inventories only when it
+ * did not), through the whole window, and ended by an interrupt.
  */
 
 import assert from "node:assert/strict";
@@ -9,7 +10,7 @@ import { MAX_REPEAT_DELETES, settleTimeMs } from "../lib/runner/_cleanup.ts";
 import {
   cleanUpLeftovers,
   type CleanupPoll,
-  LEFTOVERS_PAST_BOUND_MS,
+  leftoversPastBoundMs,
 } from "../lib/runner/leftovers.ts";
 import type { Sample } from "../lib/runner/report.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
@@ -41,7 +42,7 @@ async function leftTarget(options: { staleCache?: boolean } = {}) {
   return { clock, target };
 }
 
-Deno.test("cleanUpLeftovers() deletes both namespaces and never queries a marker", async () => {
+Deno.test("cleanUpLeftovers() without the run's markers deletes both namespaces and never queries a marker", async () => {
   const { clock, target } = await leftTarget();
   const polls: CleanupPoll[] = [];
   const cleanup = await cleanUpLeftovers(target, stagingConfig(), {
@@ -57,6 +58,89 @@ Deno.test("cleanUpLeftovers() deletes both namespaces and never queries a marker
   assert.equal(polls[0]?.window_seconds, 2);
   const after = target.calls.slice(2).map((c) => c.op);
   assert.deepEqual(after, ["delete", "delete", "inventory", "inventory"]);
+});
+
+const MARKERS = {
+  test: "trace_canary_0123456789abcdefghjkmnpqrs",
+  control: "trace_canary_tvwxyz0123456789abcdefgh",
+};
+
+Deno.test("cleanUpLeftovers() with the run's markers reads both namespaces as a run's own cleanup does, and is clean when neither marker is retrievable", async () => {
+  const { clock, target } = await leftTarget();
+  const polls: CleanupPoll[] = [];
+  const cleanup = await cleanUpLeftovers(target, stagingConfig(), {
+    namespaces: NAMESPACES,
+    issued: ISSUED,
+    markers: MARKERS,
+    clock,
+    onPoll: (poll) => polls.push(poll),
+  });
+  assert.equal(cleanup.cleanup_complete, true, cleanup.problems.join("; "));
+  assert.deepEqual(cleanup.marker_seen, { test: false, control: false });
+  assert.deepEqual(polls[0]?.marker_seen, { test: false, control: false });
+  // Inventory first, then the namespace's own marker, as readNamespace reads.
+  assert.deepEqual(target.calls.slice(4), [
+    { op: "inventory", body: { namespace: NAMESPACES.test } },
+    { op: "query", body: { namespace: NAMESPACES.test, query: MARKERS.test } },
+    { op: "inventory", body: { namespace: NAMESPACES.control } },
+    {
+      op: "query",
+      body: { namespace: NAMESPACES.control, query: MARKERS.control },
+    },
+  ]);
+});
+
+/** A soft delete: every inventory reads 0, yet search still returns the deleted canary's text. */
+function softDeleted(): StagingTransport {
+  return {
+    post(op, body) {
+      if (op === "delete") return Promise.resolve({ acknowledged: true });
+      if (op === "query") {
+        return Promise.resolve({
+          text: body.namespace === NAMESPACES.test
+            ? `Deletion probe ${MARKERS.test}.`
+            : "no match",
+        });
+      }
+      return Promise.resolve({
+        complete: true,
+        source_records: 0,
+        vector_records: 0,
+        cache_records: 0,
+      });
+    },
+  };
+}
+
+Deno.test("cleanUpLeftovers() with the run's markers is incomplete while a marker is retrievable, though every store reads 0", async () => {
+  const polls: CleanupPoll[] = [];
+  const cleanup = await cleanUpLeftovers(softDeleted(), stagingConfig(), {
+    namespaces: NAMESPACES,
+    issued: ISSUED,
+    markers: MARKERS,
+    clock: new VirtualClock(),
+    onPoll: (poll) => polls.push(poll),
+  });
+  assert.equal(cleanup.cleanup_complete, false);
+  // Polled through the window, as for records that stay.
+  assert.equal(cleanup.polls, 5);
+  assert.deepEqual(cleanup.marker_seen, { test: true, control: false });
+  assert.deepEqual(polls.at(-1)?.marker_seen, { test: true, control: false });
+  assert.deepEqual(cleanup.problems, [
+    "the test marker is still retrievable through /query after cleanup: the application still serves the deleted text; fix it, then run trace external-cleanup again",
+  ]);
+  // Without the markers the same application reads clean: retrieval unchecked.
+  const blind = await cleanUpLeftovers(softDeleted(), stagingConfig(), {
+    namespaces: NAMESPACES,
+    issued: ISSUED,
+    clock: new VirtualClock(),
+  });
+  assert.equal(blind.cleanup_complete, true);
+  assert.deepEqual(blind.marker_seen, { test: null, control: null });
+});
+
+Deno.test("an interrupted cleanup that queries the markers may run a second longer per query past its bound", () => {
+  assert.equal(leftoversPastBoundMs(true) - leftoversPastBoundMs(false), 2000);
 });
 
 Deno.test("cleanUpLeftovers() polls through the window while records stay, and says what stays", async () => {
@@ -262,7 +346,7 @@ Deno.test("an interrupt calls off a deletion the adapter leaves hanging once its
     },
   );
   // The 1 s bound, and a second for each request that may go out past it.
-  assert.deepEqual(bounds, [1 + LEFTOVERS_PAST_BOUND_MS / 1000]);
+  assert.deepEqual(bounds, [1 + leftoversPastBoundMs(false) / 1000]);
   assert.deepEqual(
     cleanup.deletes.map((d) => [d.namespace, d.acknowledged]),
     [["test", false], ["control", true]],

@@ -26,6 +26,8 @@ import {
   fileCheckpointSink,
 } from "../lib/runner/checkpoint.ts";
 import type { RunReport } from "../lib/runner/report.ts";
+import { canaryText, controlText } from "../lib/runner/ids.ts";
+import { newMarker } from "../lib/runner/marker.ts";
 import { cleanUpRun } from "../lib/runs/cleanup.ts";
 import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import { runCatalog } from "../lib/runs/run_catalog.ts";
@@ -90,7 +92,7 @@ async function interruptedCheckpoint(
   dataDir: string,
   runId: string,
   issued: Checkpoint["issued"],
-  run: Partial<Pick<Checkpoint, "target" | "namespaces">> & {
+  run: Partial<Pick<Checkpoint, "target" | "namespaces" | "markers">> & {
     config?: StagingConfig;
   } = {},
 ): Promise<Checkpoint> {
@@ -107,6 +109,8 @@ async function interruptedCheckpoint(
     config_digest: digestOf(run.config ?? CONFIG),
     namespaces: run.namespaces ??
       { test: "trace-test-x", control: "trace-control-x" },
+    // Without markers unless given: as written before checkpoints kept them.
+    ...(run.markers ? { markers: run.markers } : {}),
     issued,
     verdict: null,
   };
@@ -171,7 +175,22 @@ Deno.test("external-show of a run a later cleanup completed no longer sends anyo
     await later("cleanup-1", false);
     const retried = await trace(["external-show", fail.run_id, ...dataOf(db)]);
     assert.ok(retried.out.includes(command), retried.out);
-    await later("cleanup-2", true);
+    // As recorded before runs kept their markers: the inventories only.
+    await recordLaterCleanup(db, fail, "cleanup-2", {
+      complete: true,
+      markersQueried: false,
+    });
+    const cleared = await trace(["external-show", fail.run_id, ...dataOf(db)]);
+    assert.ok(!cleared.out.includes(command), cleared.out);
+    assert.match(
+      cleared.out,
+      /^ {2}A later trace external-cleanup \(cleanup-2\) deleted every id this run issued and both inventories read 0; retrieval was not checked \(this run's markers were not kept\)/m,
+    );
+    assert.match(
+      cleared.out,
+      /^Later cleanup cleanup-2 \(\S+\): inventories clear \(every store of both namespaces read 0; retrieval not checked\)$/m,
+    );
+    await later("cleanup-3", true);
     const shown = await trace(["external-show", fail.run_id, ...dataOf(db)]);
     assert.equal(shown.code, 1, shown.err);
     assert.ok(!shown.out.includes(command), shown.out);
@@ -180,8 +199,13 @@ Deno.test("external-show of a run a later cleanup completed no longer sends anyo
     assert.match(shown.out, /^Cleanup {2}INCOMPLETE /m);
     assert.match(
       shown.out,
-      /^ {2}A later trace external-cleanup \(cleanup-2\) deleted every id this run issued and both inventories read 0; retrieval was not checked \(the markers are not kept\)/m,
+      /^ {2}A later trace external-cleanup \(cleanup-3\) deleted every id this run issued: every store of both namespaces read 0 and neither marker was retrievable$/m,
     );
+    assert.match(
+      shown.out,
+      /^Later cleanup cleanup-3 \(\S+\): complete \(every store of both namespaces read 0 and neither marker was retrievable\)$/m,
+    );
+    assert.doesNotMatch(shown.out, /retrieval was not checked/);
   });
 });
 
@@ -219,12 +243,25 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
       cleanup_id: "cleanup-2",
       finished_at: "2099-01-01T00:01:01.000Z",
       cleanup_complete: true,
+      markers_queried: true,
       problems: [],
     });
     assert.equal(after.cleanup.b.later_cleanup, null);
     assert.match(
       after.text,
-      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-2\) found both inventories at 0 \(retrieval not checked\)$/m,
+      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-2\) completed it: every store at 0, neither marker retrievable$/m,
+    );
+    // A later cleanup as recorded before runs kept their markers says less.
+    await recordLaterCleanup(db, fail, "cleanup-3", {
+      complete: true,
+      markersQueried: false,
+      at: "2099-01-01T00:02:00.000Z",
+    });
+    const older = await compare();
+    assert.equal(older.cleanup.a.later_cleanup.markers_queried, false);
+    assert.match(
+      older.text,
+      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-3\) found both inventories at 0 \(retrieval not checked\)$/m,
     );
   });
 });
@@ -432,7 +469,7 @@ Deno.test("cleanUpRun() deletes an interrupted run's issued ids, polls, and appe
     assert.equal(again.status, "not_needed");
     assert.match(
       again.status === "not_needed" ? again.reason : "",
-      /had every deletion acknowledged and every store of both namespaces read 0 \(the markers are not kept, so retrieval was not checked\)/,
+      /had every deletion acknowledged and every store of both namespaces read 0 \(its markers were not kept, so retrieval was not checked\)/,
     );
     const verify = await trace(["ledger", "verify", "--json", ...dataOf(db)]);
     assert.equal(JSON.parse(verify.out).ok, true);
@@ -541,7 +578,8 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
         ])).code,
         0,
       );
-      // What a killed run leaves: records in the app and a running checkpoint of a dead process.
+      // What a killed run leaves: records in the app and a running
+      // checkpoint of a dead process, written before checkpoints kept markers.
       const namespaces = {
         test: "trace-test-killed",
         control: "trace-control-killed",
@@ -613,7 +651,7 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
       );
       assert.match(
         cleaned.out,
-        /\n {2}markers: not queried \(they are not kept\), so whether the records can still be retrieved was not checked/,
+        /\n {2}markers: not queried \(this run's markers were not kept\), so whether the records can still be retrieved was not checked/,
       );
       const runs = JSON.parse(
         (await trace(["external-runs", "--json", "--data-dir", data])).out,
@@ -631,6 +669,91 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
       ]);
       assert.equal(again.code, 0);
       assert.equal(JSON.parse(again.out).status, "not_needed");
+    });
+  });
+});
+
+Deno.test("trace external-cleanup of a killed run whose checkpoint kept its markers queries them and says complete", async () => {
+  await withTempDir(async (dir) => {
+    await withDemo(async (demo) => {
+      const data = `${dir}/data`;
+      const config = await demoConfig(dir, demo.url);
+      const registered = await trace([
+        "external-register",
+        "--target",
+        "demo",
+        "--config",
+        config,
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(registered.code, 0, registered.err);
+      const namespaces = {
+        test: "trace-test-killed2",
+        control: "trace-control-killed2",
+      };
+      const markers = { test: newMarker(), control: newMarker() };
+      const issued = { test: ["trace-doc-m1"], control: ["trace-doc-m2"] };
+      const post = (op: string, body: Record<string, unknown>) =>
+        fetch(`${demo.url}/${op}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }).then((r) => r.json());
+      await post("ingest", {
+        namespace: namespaces.test,
+        id: issued.test[0],
+        text: canaryText(markers.test, 0, 1),
+      });
+      await post("ingest", {
+        namespace: namespaces.control,
+        id: issued.control[0],
+        text: controlText(markers.control),
+      });
+      const before = await post("query", {
+        namespace: namespaces.test,
+        query: markers.test,
+      });
+      assert.ok(JSON.stringify(before).includes(markers.test));
+      const runId = "run-20990101T000000Z-00000000000b";
+      await interruptedCheckpoint(data, runId, issued, {
+        target: { id: "demo", base_url: demo.url, source: "registered" },
+        config: parseStagingConfig(
+          JSON.parse(await Deno.readTextFile(config)),
+        ),
+        namespaces,
+        markers,
+      });
+      const cleaned = await trace([
+        "external-cleanup",
+        runId,
+        "--json",
+        "--data-dir",
+        data,
+      ]);
+      assert.equal(cleaned.code, 0, cleaned.err);
+      const outcome = JSON.parse(cleaned.out);
+      assert.equal(outcome.status, "complete");
+      assert.equal(outcome.record.ids_from, "checkpoint");
+      assert.equal(outcome.record.markers_queried, true);
+      assert.deepEqual(outcome.record.outcome.marker_seen, {
+        test: false,
+        control: false,
+      });
+      const runs = JSON.parse(
+        (await trace(["external-runs", "--json", "--data-dir", data])).out,
+      ).runs;
+      assert.equal(runs[0].run_id, runId);
+      assert.equal(runs[0].cleanup, "complete");
+      const view = JSON.parse(
+        (await trace(["external-show", runId, "--json", "--data-dir", data]))
+          .out,
+      );
+      assert.equal(view.cleanup.markers_queried, true);
+      assert.match(
+        view.note,
+        /deleted them on \S+ and every store of both namespaces read 0 and neither marker was retrievable$/,
+      );
     });
   });
 });
@@ -1102,23 +1225,29 @@ Deno.test("trace external-register refuses a retired id as retired, whatever con
   });
 });
 
-Deno.test("a later cleanup of a soft-delete run says its inventories read 0 and retrieval was not checked, never that nothing is left", async () => {
+/** A staging config for the demo at `url`, written to `dir`/c.json. */
+async function demoConfig(dir: string, url: string): Promise<string> {
+  const config = `${dir}/c.json`;
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      base_url: url,
+      environment: "staging",
+      allow_synthetic_writes: true,
+      document_count: 2,
+      deletion_window_seconds: 0.3,
+      sample_interval_seconds: 0.1,
+    }),
+  );
+  return config;
+}
+
+Deno.test("a later cleanup of a soft-delete run queries the markers, finds the canary still retrievable and stays incomplete", async () => {
   await withTempDir(async (dir) => {
     const demo = await startDemoServer({ defect: "soft-delete" });
     try {
       const data = ["--data-dir", `${dir}/data`];
-      const config = `${dir}/c.json`;
-      await Deno.writeTextFile(
-        config,
-        JSON.stringify({
-          base_url: demo.url,
-          environment: "staging",
-          allow_synthetic_writes: true,
-          document_count: 2,
-          deletion_window_seconds: 0.3,
-          sample_interval_seconds: 0.1,
-        }),
-      );
+      const config = await demoConfig(dir, demo.url);
       const run = await trace([
         "external-run",
         "--config",
@@ -1129,42 +1258,120 @@ Deno.test("a later cleanup of a soft-delete run says its inventories read 0 and 
       assert.equal(run.code, 1, run.err);
       const report = JSON.parse(run.out) as RunReport;
       assert.equal(report.cleanup.marker_seen.test, true);
+      assert.match(report.markers?.test ?? "", /^trace_canary_/);
 
+      const cleaned = await trace(["external-cleanup", report.run_id, ...data]);
+      assert.equal(cleaned.code, 2, cleaned.err);
+      assert.match(cleaned.out, /: INCOMPLETE$/m);
+      assert.match(
+        cleaned.out,
+        /^ {2}- the test marker is still retrievable through \/query after cleanup: the application still serves the deleted text; fix it, then run trace external-cleanup again$/m,
+      );
+      assert.match(
+        cleaned.out,
+        /^ {2}markers: queried in both namespaces at every poll; at the last poll test STILL RETRIEVABLE, /m,
+      );
+      assert.match(
+        cleaned.err,
+        /cleanup poll #0 at .*test 0\/0\/0, control 0\/0\/0 \(source\/vector\/cache\); test (and control )?marker retrievable/,
+      );
+      assert.doesNotMatch(cleaned.out, /inventories clear|nothing synthetic/);
+
+      const listed = JSON.parse(
+        (await trace(["external-runs", "--json", ...data])).out,
+      );
+      assert.equal(listed.runs[0].cleanup, "incomplete");
+      const view = JSON.parse(
+        (await trace(["external-show", report.run_id, "--json", ...data])).out,
+      );
+      assert.equal(view.cleanup.markers_queried, true);
+      assert.equal(view.cleanup.cleanup_complete, false);
+      const shown = await trace(["external-show", report.run_id, ...data]);
+      assert.match(
+        shown.out,
+        /^Later cleanup \S+ \(\S+\): INCOMPLETE: the test marker is still retrievable through \/query after cleanup/m,
+      );
+      // Still served, so the command to run again is still offered.
+      assert.match(
+        shown.out,
+        new RegExp(`trace external-cleanup ${report.run_id} --data-dir`),
+      );
+      assert.doesNotMatch(shown.out, /nothing synthetic is left|removed/);
+    } finally {
+      await demo.shutdown();
+    }
+  });
+});
+
+Deno.test("a later cleanup of a stale-cache run, after the demo restarted without its cache, is complete with both markers queried", async () => {
+  await withTempDir(async (dir) => {
+    const port = 9917;
+    const data = ["--data-dir", `${dir}/data`];
+    const leaky = await startDemoServer({ defect: "stale-cache", port });
+    let report: RunReport;
+    try {
+      const config = await demoConfig(dir, leaky.url);
+      const run = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--json",
+        ...data,
+      ]);
+      assert.equal(run.code, 1, run.err);
+      report = JSON.parse(run.out) as RunReport;
+      assert.equal(report.cleanup.cleanup_complete, false);
+    } finally {
+      await leaky.shutdown();
+    }
+    // The same adapter address, its memory (and answer cache) gone.
+    const fixed = await startDemoServer({ defect: null, port });
+    try {
       const cleaned = await trace(["external-cleanup", report.run_id, ...data]);
       assert.equal(cleaned.code, 0, cleaned.err);
       assert.match(
         cleaned.out,
-        /: inventories clear \(every store of both namespaces read 0; retrieval not checked\)$/m,
+        /^Cleanup of run \S+ \(ids from its report\): complete \(every store of both namespaces read 0 and neither marker was retrievable\)$/m,
       );
-      assert.doesNotMatch(cleaned.out, /: complete$|nothing synthetic/m);
-      const again = await trace([
+      assert.match(
+        cleaned.out,
+        /^ {2}markers: queried in both namespaces at every poll; at the last poll test gone, control gone$/m,
+      );
+      const queries = await trace([
         "external-cleanup",
         report.run_id,
         "--json",
         ...data,
       ]);
+      assert.equal(queries.code, 0, queries.err);
+      const again = JSON.parse(queries.out);
+      assert.equal(again.status, "not_needed");
       assert.match(
-        JSON.parse(again.out).reason,
-        /every store of both namespaces read 0 \(the markers are not kept, so retrieval was not checked\)/,
+        again.reason,
+        /completed: every deletion was acknowledged, every store of both namespaces read 0 and neither marker was retrievable$/,
       );
 
       const listed = JSON.parse(
         (await trace(["external-runs", "--json", ...data])).out,
       );
-      assert.equal(listed.runs[0].cleanup, "inventories_clear");
-      const table = (await trace(["external-runs", ...data])).out;
-      assert.match(table, / inventories clear /);
-      assert.doesNotMatch(table, /cleaned/);
-
-      const shown = await trace(["external-show", report.run_id, ...data]);
-      assert.doesNotMatch(shown.out, /nothing synthetic is left|removed/);
-      assert.match(shown.out, /retrieval was not checked/);
+      assert.equal(listed.runs[0].cleanup, "complete");
       const view = JSON.parse(
         (await trace(["external-show", report.run_id, "--json", ...data])).out,
       );
-      assert.equal(view.cleanup.markers_queried, false);
+      assert.equal(view.cleanup.markers_queried, true);
+      assert.equal(view.cleanup.cleanup_complete, true);
+      assert.match(
+        view.note,
+        /deleted every id it issued on \S+ and every store of both namespaces read 0 and neither marker was retrievable$/,
+      );
+      const shown = await trace(["external-show", report.run_id, ...data]);
+      assert.doesNotMatch(shown.out, /retrieval was not checked/);
+      assert.doesNotMatch(
+        shown.out,
+        new RegExp(`trace external-cleanup ${report.run_id}`),
+      );
     } finally {
-      await demo.shutdown();
+      await fixed.shutdown();
     }
   });
 });

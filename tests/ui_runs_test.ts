@@ -346,8 +346,14 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
     assert.doesNotMatch(summary, /external-cleanup/);
     assert.match(
       summary,
-      /\*\*Inventories clear later\*\*: cleanup `cleanup-later-1` \(2026-11-29T11:00:01.000Z\) deleted every id this run issued and every store of both namespaces read 0\. It cannot query the markers \(they are not kept\), so whether the records can still be retrieved was not checked\./,
+      /\*\*Complete later\*\*: cleanup `cleanup-later-1` \(2026-11-29T11:00:01.000Z\) deleted every id this run issued; every store of both namespaces read 0 and neither marker was retrievable\./,
     );
+    assert.match(
+      body,
+      /badge[^"]*">COMPLETE<\/span> A later cleanup \(cleanup-later-1\) <time[^>]*>[^<]*<\/time> deleted every id this run issued: every store of both namespaces read 0 and neither marker was retrievable/,
+    );
+    const detail = JSON.parse(await get(`/runs/${runId}.json`));
+    assert.equal(detail.later_cleanup.markers_queried, true);
   };
   // With the data directory, as trace serve reads runs, and from the ledger alone.
   await withRunsFixture({ seed }, (fixture) => check(fixture.app));
@@ -355,6 +361,22 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
     { adminToken: ADMIN_TOKEN, seed },
     (fixture) => check(fixture.app),
   );
+  // A later cleanup recorded before runs kept their markers read the inventories only.
+  const cleared = renderSummaryMarkdown(fail!, {
+    replayCommand: null,
+    laterCleanup: {
+      cleanup_id: "cleanup-later-0",
+      finished_at: "2026-11-29T10:00:00.000Z",
+      cleanup_complete: true,
+      markers_queried: false,
+      problems: [],
+    },
+  });
+  assert.match(
+    cleared,
+    /\*\*Inventories clear later\*\*: cleanup `cleanup-later-0` \(2026-11-29T10:00:00.000Z\) deleted every id this run issued and every store of both namespaces read 0\. It could not query the markers \(this run's were not kept\), so whether the records can still be retrieved was not checked\./,
+  );
+  assert.doesNotMatch(cleared, /external-cleanup/);
   // A later cleanup that still left records: said, and the command stays.
   const retried = renderSummaryMarkdown(fail!, {
     replayCommand: null,
@@ -362,6 +384,7 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
       cleanup_id: "cleanup-later-2",
       finished_at: "2026-11-29T12:00:00.000Z",
       cleanup_complete: false,
+      markers_queried: true,
       problems: ["cache_records 1 left in the test namespace after polling"],
     },
   });
@@ -378,8 +401,10 @@ Deno.test("the compare page says what a later cleanup of a run found, beside its
     const { fail, pass } = await failThenFixed(db, dataDir);
     ids = { fail: fail.run_id, pass: pass.run_id };
     assert.equal(fail.cleanup.cleanup_complete, false);
+    // As recorded before runs kept their markers: the inventories only.
     await recordLaterCleanup(db, fail, "cleanup-later-3", {
       complete: true,
+      markersQueried: false,
       at: "2026-11-29T11:00:00.000Z",
     });
   }, async (fixture) => {
@@ -391,7 +416,7 @@ Deno.test("the compare page says what a later cleanup of a run found, beside its
     assert.match(sideA!, /A \(before\) <span class="badge[^"]*">INCOMPLETE/);
     assert.match(
       sideA!,
-      /A later cleanup \(cleanup-later-3\) <time[^>]*>[^<]*<\/time> deleted every id this run issued and every store of both namespaces read 0\. It cannot query the markers \(they are not kept\), so whether the records can still be retrieved was not checked\./,
+      /INVENTORIES CLEAR<\/span> A later cleanup \(cleanup-later-3\) <time[^>]*>[^<]*<\/time> deleted every id this run issued and every store of both namespaces read 0\. It could not query the markers \(this run&#39;s were not kept\), so whether the records can still be retrieved was not checked\./,
     );
     assert.doesNotMatch(sideB!, /A later cleanup/);
     // The same words as the run page.

@@ -31,8 +31,19 @@ export interface CleanupRecord {
   started_at: string;
   /** When it finished, ISO 8601. */
   finished_at: string;
-  /** The outcome, in the shape of a report's cleanup (markers are not queried: `null`). */
+  /**
+   * Whether each poll queried the run's markers, as the run's own cleanup
+   * does: `false` (or absent, in entries written before runs kept their
+   * markers) for a run kept without them, whose inventories alone were read.
+   */
+  markers_queried?: boolean;
+  /** The outcome, in the shape of a report's cleanup (`marker_seen` null when the markers were not queried). */
   outcome: Cleanup;
+}
+
+/** Whether `record` queried the run's markers: only then does a complete one mean nothing is retrievable. */
+export function markersQueried(record: CleanupRecord): boolean {
+  return record.markers_queried === true;
 }
 
 /** A cleanup and where it is in the ledger. */

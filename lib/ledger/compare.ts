@@ -9,7 +9,7 @@
 
 import { RefusedError } from "../errors.ts";
 import type { Cleanup, RunReport, Verdict } from "../runner/report.ts";
-import type { CleanupRecord } from "./cleanups.ts";
+import { type CleanupRecord, markersQueried } from "./cleanups.ts";
 import {
   contractDifferences,
   type RunContract,
@@ -58,8 +58,13 @@ export interface LaterCleanup {
   cleanup_id: string;
   /** When it finished, ISO 8601. */
   finished_at: string;
-  /** Whether it left nothing. */
+  /** Whether it left nothing it could check. */
   cleanup_complete: boolean;
+  /**
+   * Whether it queried the run's markers: only then does `cleanup_complete`
+   * mean neither marker was retrievable (without, only both inventories read 0).
+   */
+  markers_queried: boolean;
   /** What it left, in words. */
   problems: string[];
 }
@@ -188,6 +193,7 @@ function cleanupOf(
       cleanup_id: later.cleanup_id,
       finished_at: later.finished_at,
       cleanup_complete: later.outcome.cleanup_complete,
+      markers_queried: markersQueried(later),
       problems: later.outcome.problems,
     },
   };

@@ -159,9 +159,14 @@ function cleanupLines(report: RunReport, options: SummaryOptions): string[] {
     ];
   }
   const later = options.laterCleanup;
+  if (later?.cleanup_complete && later.markers_queried) {
+    return [
+      `Incomplete when the run ended: ${what}. **Complete later**: cleanup \`${later.cleanup_id}\` (${later.finished_at}) deleted every id this run issued; every store of both namespaces read 0 and neither marker was retrievable.`,
+    ];
+  }
   if (later?.cleanup_complete) {
     return [
-      `Incomplete when the run ended: ${what}. **Inventories clear later**: cleanup \`${later.cleanup_id}\` (${later.finished_at}) deleted every id this run issued and every store of both namespaces read 0. It cannot query the markers (they are not kept), so whether the records can still be retrieved was not checked.`,
+      `Incomplete when the run ended: ${what}. **Inventories clear later**: cleanup \`${later.cleanup_id}\` (${later.finished_at}) deleted every id this run issued and every store of both namespaces read 0. It could not query the markers (this run's were not kept), so whether the records can still be retrieved was not checked.`,
     ];
   }
   const retried = later

@@ -15,9 +15,10 @@
  * window and {@link INTERRUPTED_CLEANUP_LIMIT_MS} after it, the request it
  * arrived during included), so one Ctrl-C never means an hour, nor twice the
  * bound, of waiting; its deletions and last poll may still run
- * {@link cleanupPastBoundMs} past that bound. A cleanup after the fact (`leftovers.ts`) polls
- * inventories only and stops at an interrupt. Whoever owns the interrupt
- * sets the session's bound; the sweep only keeps within it.
+ * {@link cleanupPastBoundMs} past that bound. A cleanup after the fact
+ * (`leftovers.ts`) polls the same way when the run kept its markers, and
+ * inventories only when it did not, and stops at an interrupt. Whoever owns
+ * the interrupt sets the session's bound; the sweep only keeps within it.
  */
 
 import { STORES } from "../contract/protocol.ts";
@@ -60,7 +61,8 @@ export type Role = typeof ROLES[number];
  * request of the last poll may start with the bound passed, and each still
  * gets {@link MIN_BOUNDED_MS}; a poll that ends past the bound is the last.
  * `requestsPerPoll` is 4 for a run (inventory and marker query in each
- * namespace), 2 after the fact (inventories only).
+ * namespace), and after the fact as many, or 2 when the run kept no markers
+ * (inventories only).
  */
 export function cleanupPastBoundMs(requestsPerPoll: number): number {
   return (ROLES.length + requestsPerPoll) * MIN_BOUNDED_MS;
@@ -154,6 +156,8 @@ export interface SweepPoll {
   startedMs: number;
   limitMs: number;
   remaining: Cleanup["remaining"];
+  /** Whether each marker was retrievable (`null` for both when nobody queried them). */
+  markerSeen: Cleanup["marker_seen"];
   clean: boolean;
   /** Namespaces whose records came back after a clean poll, deleted again after this poll. */
   deletedAgain: Role[];
@@ -170,6 +174,11 @@ export interface Sweep {
   settleMs: number;
   clock: Clock;
   onPoll: (poll: SweepPoll) => void;
+  /**
+   * What a marker still seen at the last poll calls for, added to its
+   * problem line; a run's own cleanup has none (its findings say it).
+   */
+  markerNextStep?: string;
 }
 
 /** Deletes every issued id, then polls both namespaces until clean and settled, or the limit is reached. */
@@ -247,6 +256,7 @@ export async function sweep(
       startedMs,
       limitMs: limit.ms,
       remaining: { ...remaining },
+      markerSeen: { ...markers },
       clean,
       deletedAgain: again,
     });
@@ -261,9 +271,8 @@ export async function sweep(
   const problems = cleanupProblems(
     deletes,
     remaining,
-    markers,
-    seenIn,
     pollErrors,
+    markerProblems(markers, seenIn, plan.markerNextStep),
   );
   if (unsettled) problems.push(unsettled);
   return {
@@ -385,22 +394,36 @@ function isClean(counts: InventoryCounts | null): boolean {
     STORES.every((store) => counts[store] === 0);
 }
 
+/** The line of each marker still seen at the last poll, with `nextStep` when given. */
+function markerProblems(
+  markers: Cleanup["marker_seen"],
+  seenIn: Record<Role, "query" | "inventory" | null>,
+  nextStep: string | undefined,
+): Record<Role, string | null> {
+  const lineOf = (role: Role): string | null => {
+    if (markers[role] !== true) return null;
+    const listed = seenIn[role] === "inventory";
+    const line = listed
+      ? `the ${role} marker is still listed in an /inventory answer after cleanup`
+      : `the ${role} marker is still retrievable through /query after cleanup`;
+    if (nextStep === undefined) return line;
+    return `${line}: the application still ${
+      listed ? "holds" : "serves"
+    } the deleted text; ${nextStep}`;
+  };
+  return { test: lineOf("test"), control: lineOf("control") };
+}
+
 function cleanupProblems(
   deletes: CleanupDelete[],
   remaining: Cleanup["remaining"],
-  markers: Cleanup["marker_seen"],
-  seenIn: Record<Role, "query" | "inventory" | null>,
   pollErrors: RequestErrorRecord[],
+  markerLines: Record<Role, string | null>,
 ): string[] {
   const problems = requestProblems(deletes, pollErrors);
   for (const role of ROLES) {
-    if (markers[role] === true) {
-      problems.push(
-        seenIn[role] === "inventory"
-          ? `the ${role} marker is still listed in an /inventory answer after cleanup`
-          : `the ${role} marker is still retrievable through /query after cleanup`,
-      );
-    }
+    const markerLine = markerLines[role];
+    if (markerLine !== null) problems.push(markerLine);
     const counts = remaining[role];
     if (!counts) continue;
     if (!counts.complete) {
@@ -463,7 +486,7 @@ function requestProblems(
  * here as counts back above 0, a slow store as counts that fall late, and a
  * cleanup waits as long before it trusts a clean poll. The marker is left
  * out: an answer may show it or not from one query to the next, and a
- * cleanup after the fact does not query it.
+ * cleanup after the fact of a run that kept no markers cannot query it.
  */
 export function settleTimeMs(samples: readonly Sample[]): number {
   let settle = 0;

@@ -46,6 +46,12 @@ export interface NamespaceReading {
   errors: RequestErrorRecord[];
 }
 
+/** What reading a namespace needs: both namespaces and both markers (a cleanup after the fact has no more). */
+export type ReadIdentifiers = Pick<
+  RunIdentifiers,
+  "testNamespace" | "controlNamespace" | "marker" | "controlMarker"
+>;
+
 /**
  * Reads one namespace: inventory first, then the marker query, so a query's
  * own cache write cannot show up in the same reading. Both answers are
@@ -53,7 +59,7 @@ export interface NamespaceReading {
  */
 export async function readNamespace(
   session: RunSession,
-  ids: RunIdentifiers,
+  ids: ReadIdentifiers,
   role: "test" | "control",
 ): Promise<NamespaceReading> {
   const namespace = role === "test" ? ids.testNamespace : ids.controlNamespace;

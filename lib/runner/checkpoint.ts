@@ -11,7 +11,7 @@ import { describeIssues } from "../issues.ts";
 import { ensurePrivateDir } from "../data_dir.ts";
 import { errorMessage, StorageError } from "../errors.ts";
 import { parseStrictJson } from "../json/strict_json.ts";
-import type { TargetRef, Verdict } from "./report.ts";
+import type { RunMarkers, TargetRef, Verdict } from "./report.ts";
 
 /** Checkpoint file contents. */
 export interface Checkpoint {
@@ -41,6 +41,11 @@ export interface Checkpoint {
   config_digest: string;
   /** The run's random namespaces. */
   namespaces: { test: string; control: string };
+  /**
+   * The run's markers, so a cleanup after an interrupt can query retrieval;
+   * absent from checkpoints written before they were kept.
+   */
+  markers?: RunMarkers;
   /** Every id issued so far, each written here before its ingest. */
   issued: { test: string[]; control: string[] };
   /** The verdict once the report is finished, else `null`. */
@@ -111,6 +116,9 @@ export function memoryCheckpointSink(): CheckpointSink & {
 
 const Ids = v.array(v.string());
 
+/** A marker is queried as written: an empty one would be found in every answer. */
+const Marker = v.pipe(v.string(), v.nonEmpty(), v.maxLength(256));
+
 /** A regression id is spelled as a run id is; other text is not echoed into commands. */
 const RegressionId = v.pipe(
   v.string(),
@@ -128,7 +136,7 @@ const IsoTime = v.pipe(
   v.check((text) => !Number.isNaN(Date.parse(text)), "not a time"),
 );
 
-/** Shape of a checkpoint file as read back; older files may lack `process_identity` and `regression_id`. */
+/** Shape of a checkpoint file as read back; older files may lack `process_identity`, `regression_id` and `markers`. */
 const CheckpointFileSchema = v.object({
   schema: v.literal("trace.checkpoint/1"),
   run_id: v.string(),
@@ -145,6 +153,7 @@ const CheckpointFileSchema = v.object({
   regression_id: v.optional(v.nullable(RegressionId), null),
   config_digest: v.string(),
   namespaces: v.object({ test: v.string(), control: v.string() }),
+  markers: v.exactOptional(v.object({ test: Marker, control: Marker })),
   issued: v.object({ test: Ids, control: Ids }),
   verdict: v.nullable(v.picklist(["PASS", "FAIL", "INCONCLUSIVE"])),
 });

@@ -268,6 +268,7 @@ function initialCheckpoint(
     regression_id: options.regressionId ?? null,
     config_digest: digestOf(config),
     namespaces: { test: ids.testNamespace, control: ids.controlNamespace },
+    markers: { test: ids.marker, control: ids.controlMarker },
     issued: { test: [], control: [] },
     verdict: null,
   };
@@ -299,6 +300,8 @@ function skeleton(
       final_sample_started_at_seconds: null,
     },
     namespaces: checkpoint.namespaces,
+    // A later cleanup queries these as the run's own cleanup does.
+    markers: { test: ids.marker, control: ids.controlMarker },
     issued: checkpoint.issued,
     baseline: {
       ok: false,

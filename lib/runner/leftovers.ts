@@ -1,14 +1,18 @@
 /**
  * Cleaning up after the fact: what a finished or interrupted run left behind
- * is deleted and polled by the same sweep as a run's own cleanup, with two
- * differences. The markers are not queried (the inventories are what counts
- * here), and an interrupt ends polling after the poll under way, since
- * nothing waits on this cleanup to finish a verdict. As in a run, an
- * interrupt also bounds the requests: the one in flight and those still to
- * send (deletions not yet sent, that last poll) end within the smaller of
- * the window and 30 s of it, instead of at their operation's timeout; one
- * that starts with that bound passed still gets a second, so the whole may
- * take {@link LEFTOVERS_PAST_BOUND_MS} longer.
+ * is deleted and polled by the same sweep as a run's own cleanup. Given the
+ * run's markers, each poll reads both namespaces exactly as the run's own
+ * cleanup does (inventory, then a query for the namespace's marker, both
+ * answers searched for both markers), so a clean poll means every store
+ * read 0 and neither marker was retrievable. A run kept without markers
+ * (stored before they were kept) has its inventories polled only: a clean
+ * poll then says nothing about retrieval. An interrupt ends polling after
+ * the poll under way, since nothing waits on this cleanup to finish a
+ * verdict. As in a run, an interrupt also bounds the requests: the one in
+ * flight and those still to send (deletions not yet sent, that last poll)
+ * end within the smaller of the window and 30 s of it, instead of at their
+ * operation's timeout; one that starts with that bound passed still gets a
+ * second, so the whole may take {@link leftoversPastBoundMs} longer.
  *
  * @module
  */
@@ -16,25 +20,34 @@
 import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import type { Clock } from "./clock.ts";
-import type { Cleanup, Sample } from "./report.ts";
+import type { Cleanup, RunMarkers, Sample } from "./report.ts";
 import {
   afterInterruptMs,
   type CleanupLimit,
   cleanupPastBoundMs,
   type Role,
+  RUN_POLL_REQUESTS,
   settleTimeMs,
   sweep,
 } from "./_cleanup.ts";
-import type { NamespaceReading } from "./_observe.ts";
+import { type NamespaceReading, readNamespace } from "./_observe.ts";
 import { RunSession } from "./_session.ts";
 
-/** Requests in one poll after the fact: an inventory per namespace. */
-const LEFTOVERS_POLL_REQUESTS = 2;
+/** Requests in one poll without markers: an inventory per namespace. */
+const INVENTORY_POLL_REQUESTS = 2;
 
-/** Most a cleanup after the fact may run past its interrupt's bound. */
-export const LEFTOVERS_PAST_BOUND_MS = cleanupPastBoundMs(
-  LEFTOVERS_POLL_REQUESTS,
-);
+/**
+ * Most a cleanup after the fact may run past its interrupt's bound: more
+ * when it queries the markers, as each poll sends twice the requests.
+ */
+export function leftoversPastBoundMs(queriesMarkers: boolean): number {
+  return cleanupPastBoundMs(
+    queriesMarkers ? RUN_POLL_REQUESTS : INVENTORY_POLL_REQUESTS,
+  );
+}
+
+/** What a marker still retrievable after the fact calls for. */
+const MARKER_NEXT_STEP = "fix it, then run trace external-cleanup again";
 
 /** One poll, for progress. */
 export interface CleanupPoll {
@@ -43,6 +56,8 @@ export interface CleanupPoll {
   started_at_seconds: number;
   window_seconds: number;
   remaining: Cleanup["remaining"];
+  /** Whether each marker was retrievable; `null` when it was not queried (no markers kept) or its query failed. */
+  marker_seen: Cleanup["marker_seen"];
 }
 
 /** Options for {@link cleanUpLeftovers}. */
@@ -51,6 +66,11 @@ export interface LeftoversOptions {
   namespaces: Record<Role, string>;
   /** Every id the run issued in each namespace. */
   issued: Record<Role, string[]>;
+  /**
+   * The run's markers, queried in both namespaces at every poll; without
+   * them only the inventories are polled.
+   */
+  markers?: RunMarkers | undefined;
   clock: Clock;
   /**
    * The run's window samples, when its report has them: a clean poll ends
@@ -72,7 +92,11 @@ export interface LeftoversOptions {
   onPoll?: (poll: CleanupPoll) => void;
 }
 
-/** Deletes a run's issued ids, then polls both inventories until clean or the deletion window ends. */
+/**
+ * Deletes a run's issued ids, then polls both namespaces (inventories, and
+ * marker queries when the markers are given) until clean or the deletion
+ * window ends.
+ */
 export async function cleanUpLeftovers(
   transport: StagingTransport,
   config: StagingConfig,
@@ -84,7 +108,10 @@ export async function cleanUpLeftovers(
     const boundMs = afterInterruptMs(config.deletion_window_seconds * 1000);
     session.boundRequests(options.clock.now() + boundMs);
     try {
-      options.onInterrupt?.((boundMs + LEFTOVERS_PAST_BOUND_MS) / 1000);
+      options.onInterrupt?.(
+        (boundMs + leftoversPastBoundMs(options.markers !== undefined)) /
+          1000,
+      );
     } catch {
       // A broken progress display must not stop the cleanup.
     }
@@ -103,11 +130,21 @@ function sweepLeftovers(
   config: StagingConfig,
   options: LeftoversOptions,
 ): Promise<Cleanup> {
-  const { namespaces, onPoll } = options;
+  const { namespaces, markers, onPoll } = options;
+  const ids = markers && {
+    testNamespace: namespaces.test,
+    controlNamespace: namespaces.control,
+    marker: markers.test,
+    controlMarker: markers.control,
+  };
   return sweep(session, {
     namespaces,
     issued: options.issued,
-    read: (role) => readInventory(session, namespaces[role], role),
+    read: (role) =>
+      ids
+        ? readNamespace(session, ids, role)
+        : readInventory(session, namespaces[role], role),
+    ...(ids ? { markerNextStep: MARKER_NEXT_STEP } : {}),
     limit: new WindowLimit(
       config.deletion_window_seconds * 1000,
       options.signal,
@@ -121,6 +158,7 @@ function sweepLeftovers(
         started_at_seconds: poll.startedMs / 1000,
         window_seconds: config.deletion_window_seconds,
         remaining: poll.remaining,
+        marker_seen: poll.markerSeen,
       }),
   });
 }

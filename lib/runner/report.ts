@@ -1,7 +1,8 @@
 /**
  * The run report: one JSON object per run, the same in the ledger, in
- * `--output` files and in `--json` output. Counts and flags only: never answer
- * text or raw error bodies. Documented field by field in docs/report.md.
+ * `--output` files and in `--json` output. Counts, flags and the run's own
+ * random markers only: never answer text or raw error bodies. Documented
+ * field by field in docs/report.md.
  *
  * @module
  */
@@ -39,6 +40,17 @@ export interface TargetRef {
   base_url: string;
   /** `registered` when named with `--target`, `config` when derived from a config file. */
   source: "registered" | "config" | "reference";
+}
+
+/**
+ * The run's two markers: random synthetic strings Trace made (never user
+ * data), kept so a later cleanup can query retrieval as the run's own does.
+ */
+export interface RunMarkers {
+  /** The marker every canary document carries. */
+  test: string;
+  /** The control record's marker. */
+  control: string;
 }
 
 /** A request that produced no usable answer (content-free). */
@@ -244,6 +256,8 @@ export interface RunReport {
   timing: Timing;
   /** The random namespaces this run used. */
   namespaces: { test: string; control: string };
+  /** The run's markers; absent from reports stored before they were kept. */
+  markers?: RunMarkers;
   /** Every id issued, also ones whose ingest failed. */
   issued: { test: string[]; control: string[] };
   /** State before deletion. */

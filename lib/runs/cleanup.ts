@@ -3,13 +3,17 @@
  * a run whose cleanup was incomplete, or that was interrupted before it
  * could clean up, the issued ids (from its report, else its checkpoint) are
  * deleted in both namespaces through the run's target adapter, both
- * inventories are polled through the target's deletion window, and the
+ * namespaces are polled through the target's deletion window, and the
  * outcome is appended to the ledger as a `cleanup` entry linked to the run.
- * The markers are not kept, so they are not queried: the best it can say is
- * that every deletion was acknowledged and the inventories read 0, never
- * that nothing can be retrieved (a soft delete or an answer cache may still
- * serve deleted text). Reference runs have nothing to clean: their systems
- * lived in memory.
+ * Each poll reads the inventories and queries the run's markers (kept in
+ * its report and checkpoint) as the run's own cleanup does, so `complete`
+ * means what it means there: every store read 0 and neither marker was
+ * retrievable. A run stored before its markers were kept has only its
+ * inventories polled: the best it can say is that every deletion was
+ * acknowledged and the inventories read 0, never that nothing can be
+ * retrieved (a soft delete or an answer cache may still serve deleted
+ * text). Reference runs have nothing to clean: their systems lived in
+ * memory.
  *
  * @module
  */
@@ -22,6 +26,7 @@ import { createHttpTransport } from "../http/strict_client.ts";
 import {
   type CleanupRecord,
   cleanupsOf,
+  markersQueried,
   recordCleanup,
 } from "../ledger/cleanups.ts";
 import type { LedgerHead } from "../ledger/head.ts";
@@ -29,7 +34,7 @@ import { requireLedger } from "../ledger/schema.ts";
 import { readTarget } from "../ledger/targets.ts";
 import { type Clock, systemClock } from "../runner/clock.ts";
 import { cleanUpLeftovers, type CleanupPoll } from "../runner/leftovers.ts";
-import type { Cleanup, Sample } from "../runner/report.ts";
+import type { Cleanup, RunMarkers, Sample } from "../runner/report.ts";
 import {
   AdapterUnreachableError,
   checkAdapterReachable,
@@ -66,15 +71,17 @@ export interface CleanupRunOptions {
 export type { CleanupPoll };
 
 /**
- * What `external-cleanup` did: `inventories_clear` when every deletion was
- * acknowledged and every store of both namespaces read 0 (the markers were
- * not queried, so retrieval was not checked), `incomplete` when records may
- * remain (`record.outcome.problems` says why),
+ * What `external-cleanup` did: `complete` when every deletion was
+ * acknowledged, every store of both namespaces read 0 and neither marker
+ * was retrievable (`record.markers_queried` true), `inventories_clear` when
+ * the run kept no markers and every deletion was acknowledged and every
+ * store read 0 (retrieval was not checked), `incomplete` when records may
+ * remain or still be served (`record.outcome.problems` says why),
  * `not_needed` when there was nothing to do.
  */
 export type CleanupOutcome =
   | {
-    status: "inventories_clear" | "incomplete";
+    status: "complete" | "inventories_clear" | "incomplete";
     record: CleanupRecord;
     /** Where the record went: its ledger entry and the head after it, or why the ledger refused it. */
     recorded: { seq: number; head: LedgerHead } | { error: string };
@@ -93,6 +100,8 @@ interface Leftovers {
   configDigest: string;
   idsFrom: CleanupRecord["ids_from"];
   namespaces: { test: string; control: string };
+  /** The run's markers; absent for a run stored before they were kept. */
+  markers: RunMarkers | undefined;
   issued: { test: string[]; control: string[] };
   /** The run's window samples (none from a checkpoint). */
   samples: readonly Sample[];
@@ -121,6 +130,7 @@ export async function cleanUpRun(
     outcome = await cleanUpLeftovers(transport, config, {
       namespaces: found.namespaces,
       issued: found.issued,
+      markers: found.markers,
       samples: found.samples,
       clock,
       signal: options.signal,
@@ -143,9 +153,14 @@ export async function cleanUpRun(
     },
     started_at: startedAt,
     finished_at: clock.wallNow().toISOString(),
+    markers_queried: found.markers !== undefined,
     outcome,
   };
-  const status = outcome.cleanup_complete ? "inventories_clear" : "incomplete";
+  const status = !outcome.cleanup_complete
+    ? "incomplete"
+    : record.markers_queried
+    ? "complete"
+    : "inventories_clear";
   try {
     const { seq, head } = await recordCleanup(db, record);
     return { status, record, recorded: { seq, head } };
@@ -201,6 +216,7 @@ async function leftoversOf(
       configDigest: checkpoint.config_digest,
       idsFrom: "checkpoint",
       namespaces: checkpoint.namespaces,
+      markers: checkpoint.markers,
       issued: checkpoint.issued,
       samples: [],
     }, null);
@@ -218,6 +234,7 @@ async function leftoversOf(
     configDigest: report.config_digest,
     idsFrom: "report",
     namespaces: report.namespaces,
+    markers: report.markers,
     issued: report.issued,
     samples: report.samples,
   }, report.cleanup.cleanup_complete);
@@ -235,13 +252,18 @@ async function unlessCleaned(
         "its own cleanup completed: every store of both namespaces read 0 and neither marker was retrievable",
     };
   }
+  // A later cleanup that read what another would read settles it; one that
+  // could not query markers this run has does not.
   const later = (await cleanupsOf(db, leftovers.runId, leftovers.targetId))
-    .filter((c) => c.outcome.cleanup_complete).at(-1);
+    .filter((c) =>
+      c.outcome.cleanup_complete &&
+      (markersQueried(c) || leftovers.markers === undefined)
+    ).at(-1);
   if (later) {
-    // Another cleanup would read the same inventories and still not query the markers.
     return {
-      reason:
-        `cleanup ${later.cleanup_id} on ${later.finished_at} had every deletion acknowledged and every store of both namespaces read 0 (the markers are not kept, so retrieval was not checked)`,
+      reason: markersQueried(later)
+        ? `cleanup ${later.cleanup_id} on ${later.finished_at} completed: every deletion was acknowledged, every store of both namespaces read 0 and neither marker was retrievable`
+        : `cleanup ${later.cleanup_id} on ${later.finished_at} had every deletion acknowledged and every store of both namespaces read 0 (its markers were not kept, so retrieval was not checked)`,
     };
   }
   if (leftovers.issued.test.length + leftovers.issued.control.length === 0) {

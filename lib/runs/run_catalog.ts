@@ -15,7 +15,11 @@
 
 import { join } from "node:path";
 import type { TraceDb } from "../db.ts";
-import { type CleanupRecord, latestCleanups } from "../ledger/cleanups.ts";
+import {
+  type CleanupRecord,
+  latestCleanups,
+  markersQueried,
+} from "../ledger/cleanups.ts";
 import { findRuns, recordedRunIds, type RunKind } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
@@ -36,11 +40,12 @@ export interface RunSummary {
   state: RunState;
   /**
    * Synthetic records after the run: `complete` (every store of both
-   * namespaces read 0 and neither marker was retrievable), `incomplete`
-   * (some may remain or still be served: trace external-cleanup),
-   * `inventories_clear` (a later cleanup had every deletion acknowledged
-   * and both inventories read 0; it cannot query the markers, so retrieval
-   * was not checked), `gone_with_demo` (a run of trace quickstart's
+   * namespaces read 0 and neither marker was retrievable, at the run's own
+   * cleanup or a later one), `incomplete` (some may remain or still be
+   * served: trace external-cleanup), `inventories_clear` (a later cleanup
+   * of a run kept without its markers had every deletion acknowledged and
+   * both inventories read 0; retrieval was not checked), `gone_with_demo`
+   * (a run of trace quickstart's
    * unregistered in-process demo, whose records ended with that command),
    * `unknown` (running, or interrupted without a cleanup), `none` (a
    * reference run: nothing outside memory).
@@ -133,12 +138,13 @@ export function newestFirst(
 }
 
 /**
- * What a later `external-cleanup` says of a run's records:
- * `inventories_clear` once one had every deletion acknowledged and both
- * inventories at 0 (never a verified clean: it cannot query the markers);
- * a run whose own cleanup is unknown
- * (interrupted, or its report lost) reads `incomplete` after one that
- * did not. A running run stays `unknown`.
+ * What a later `external-cleanup` says of a run's records: `complete` once
+ * one found every store at 0 and neither marker retrievable, as the run's
+ * own cleanup judges; `inventories_clear` once one that could not query the
+ * markers (the run kept none) had every deletion acknowledged and both
+ * inventories at 0, which is no verified clean. A run whose own cleanup is
+ * unknown (interrupted, or its report lost) reads `incomplete` after one
+ * that did not complete. A running run stays `unknown`.
  */
 function withLaterCleanup(
   run: RunSummary,
@@ -148,7 +154,10 @@ function withLaterCleanup(
   if (!later || run.state === "running") return run;
   if (later.outcome.cleanup_complete) {
     return run.cleanup === "incomplete" || run.cleanup === "unknown"
-      ? { ...run, cleanup: "inventories_clear" }
+      ? {
+        ...run,
+        cleanup: markersQueried(later) ? "complete" : "inventories_clear",
+      }
       : run;
   }
   return run.cleanup === "unknown" ? { ...run, cleanup: "incomplete" } : run;

@@ -23,7 +23,11 @@ import type {
   TargetRef,
   Verdict,
 } from "../runner/report.ts";
-import { type CleanupRecord, cleanupsOf } from "../ledger/cleanups.ts";
+import {
+  type CleanupRecord,
+  cleanupsOf,
+  markersQueried,
+} from "../ledger/cleanups.ts";
 import { replayOfRun, savedRegressionOf } from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger } from "../ledger/schema.ts";
@@ -67,16 +71,18 @@ export interface RunView {
   /** The regression this (FAIL) run was saved as, if any. */
   saved_as: string | null;
   /**
-   * The latest `external-cleanup` of this run, if any. Its
-   * `cleanup_complete` means every deletion was acknowledged and both
-   * inventories read 0; `markers_queried` is always `false`: the markers
-   * are not kept, so retrieval was not checked.
+   * The latest `external-cleanup` of this run, if any. With
+   * `markers_queried` (the run kept its markers) its `cleanup_complete`
+   * means what the run's own does: every store of both namespaces read 0
+   * and neither marker was retrievable; without, only that every deletion
+   * was acknowledged and both inventories read 0 (retrieval was not
+   * checked).
    */
   cleanup: {
     cleanup_id: string;
     finished_at: string;
     cleanup_complete: boolean;
-    markers_queried: false;
+    markers_queried: boolean;
     problems: string[];
   } | null;
   /** The completed report; `null` for running and interrupted runs, and for a completed run whose report is lost. */
@@ -196,17 +202,24 @@ export async function viewRun(
   }
 }
 
-/** The regression a run was saved as, if it was. */
+/** A later cleanup as views show it. */
 function cleanupOf(record: CleanupRecord | null): RunView["cleanup"] {
   return record
     ? {
       cleanup_id: record.cleanup_id,
       finished_at: record.finished_at,
       cleanup_complete: record.outcome.cleanup_complete,
-      markers_queried: false,
+      markers_queried: markersQueried(record),
       problems: record.outcome.problems,
     }
     : null;
+}
+
+/** What a complete later cleanup found, after "deleted …": all it could check. */
+function laterCleanFinding(record: CleanupRecord): string {
+  return markersQueried(record)
+    ? "every store of both namespaces read 0 and neither marker was retrievable"
+    : "both inventories read 0 (retrieval was not checked: its markers were not kept)";
 }
 
 function ledgerView(
@@ -277,7 +290,9 @@ function leftoverNote(
 ): string | null {
   if (report.cleanup.cleanup_complete) return null;
   if (cleanup?.outcome.cleanup_complete) {
-    return `its cleanup was incomplete; cleanup ${cleanup.cleanup_id} deleted every id it issued on ${cleanup.finished_at} and both inventories read 0 (retrieval was not checked: the markers are not kept)`;
+    return `its cleanup was incomplete; cleanup ${cleanup.cleanup_id} deleted every id it issued on ${cleanup.finished_at} and ${
+      laterCleanFinding(cleanup)
+    }`;
   }
   if (registered === false) {
     return `its cleanup was incomplete, and ${
@@ -369,7 +384,9 @@ function interruptedNote(
   const stopped =
     `the run stopped before a completed report reached the ledger; ${issued} synthetic id(s) were issued`;
   if (cleanup?.outcome.cleanup_complete) {
-    return `${stopped}; cleanup ${cleanup.cleanup_id} deleted them on ${cleanup.finished_at} and both inventories read 0 (retrieval was not checked: the markers are not kept)`;
+    return `${stopped}; cleanup ${cleanup.cleanup_id} deleted them on ${cleanup.finished_at} and ${
+      laterCleanFinding(cleanup)
+    }`;
   }
   if (registered === false) {
     return `${stopped}; ${

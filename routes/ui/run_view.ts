@@ -129,7 +129,9 @@ export async function loadRunDetail(
   const issued = view.checkpoint
     ? view.checkpoint.issued.test.length + view.checkpoint.issued.control.length
     : 0;
-  const cleaned = view.cleanup?.cleanup_complete === true;
+  const cleaned = view.cleanup?.cleanup_complete === true
+    ? view.cleanup.markers_queried ? "verified" : "inventories"
+    : null;
   return {
     ...base(view),
     state,
@@ -141,7 +143,7 @@ export async function loadRunDetail(
     headline: state === "completed"
       ? `Completed, but its report is not in the ledger and was not kept: the verdict ${view.verdict} comes from its checkpoint alone.`
       : unfinishedHeadline(state, job?.progress ?? null, issued, cleaned),
-    next_steps: state === "running" || cleaned ? [] : [
+    next_steps: state === "running" || cleaned !== null ? [] : [
       cleanupStep(
         runId,
         view.checkpoint
@@ -347,18 +349,18 @@ function unfinishedHeadline(
   state: RunDetailState,
   progress: JobProgress | null,
   issued: number,
-  cleaned: boolean,
+  /** What a complete later cleanup could check: with the markers, or the inventories only; `null` without one. */
+  cleaned: "verified" | "inventories" | null,
 ): string {
   if (state === "running") {
     return `Running, no verdict yet: ${progressWords(progress)}.`;
   }
-  const left = cleaned
-    ? `a later cleanup deleted the ${issued} synthetic id${
-      issued === 1 ? "" : "s"
-    } it issued and both inventories read 0 (retrieval was not checked)`
-    : `${issued} synthetic id${
-      issued === 1 ? "" : "s"
-    } it issued may remain in the staging application`;
+  const ids = `${issued} synthetic id${issued === 1 ? "" : "s"}`;
+  const left = cleaned === "verified"
+    ? `a later cleanup deleted the ${ids} it issued: every store read 0 and neither marker was retrievable`
+    : cleaned === "inventories"
+    ? `a later cleanup deleted the ${ids} it issued and both inventories read 0 (retrieval was not checked)`
+    : `${ids} it issued may remain in the staging application`;
   if (state === "failed") {
     return `The run stopped with an error before its final sample, so nothing was decided; ${left}.`;
   }

@@ -27,28 +27,40 @@ import { withDataFlags } from "../printed_command.ts";
 /**
  * What a later `trace external-cleanup` of a run found, in the words the
  * run page and the compare page share; `when` is its finish time as the
- * page shows times. Never "cleaned": a later cleanup reads inventories only.
+ * page shows times. "Complete" only when it queried the markers: one that
+ * read the inventories only (a run recorded before markers were kept) is
+ * "inventories clear".
  */
 export const LaterCleanupNote: FC<
   {
     later: Pick<
       NonNullable<RunView["cleanup"]>,
-      "cleanup_id" | "cleanup_complete" | "problems"
+      "cleanup_id" | "cleanup_complete" | "markers_queried" | "problems"
     >;
     when: Child;
   }
 > = ({ later, when }) => (
   <p class="notice later-cleanup" role="note">
-    <StatusBadge
-      status={later.cleanup_complete ? "inventories clear" : "incomplete"}
-    />{" "}
+    <StatusBadge status={laterStatus(later)} />{" "}
     {`A later cleanup (${later.cleanup_id}) `}
     {when}
-    {later.cleanup_complete
-      ? " deleted every id this run issued and every store of both namespaces read 0. It cannot query the markers (they are not kept), so whether the records can still be retrieved was not checked."
-      : <Shown text={`: still incomplete (${later.problems.join("; ")}).`} />}
+    {!later.cleanup_complete
+      ? <Shown text={`: still incomplete (${later.problems.join("; ")}).`} />
+      : later.markers_queried
+      ? " deleted every id this run issued: every store of both namespaces read 0 and neither marker was retrievable, so nothing synthetic is left."
+      : " deleted every id this run issued and every store of both namespaces read 0. It could not query the markers (this run's were not kept), so whether the records can still be retrieved was not checked."}
   </p>
 );
+
+function laterStatus(
+  later: Pick<
+    NonNullable<RunView["cleanup"]>,
+    "cleanup_complete" | "markers_queried"
+  >,
+): string {
+  if (!later.cleanup_complete) return "incomplete";
+  return later.markers_queried ? "complete" : "inventories clear";
+}
 
 /** The cleanup of a finished run. */
 export const CleanupPanel: FC<
