@@ -135,13 +135,16 @@ function nextStep(view: RunJobView, links: RunView | null): string {
     case "failed":
       return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint (checkpoint_path) before starting again";
     case "interrupted":
-      return links?.cleanup?.cleanup_complete
-        ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids (later_cleanup), so start a new run with trace.external_start"
-        : "the run never completed (INCONCLUSIVE, never PASS): the synthetic ids listed in checkpoint may remain; remove them as note says before rerunning";
+      if (links?.cleanup?.cleanup_complete) {
+        return links.cleanup.markers_queried
+          ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids and found its markers no longer retrievable (later_cleanup), so start a new run with trace.external_start"
+          : "the run never completed (INCONCLUSIVE, never PASS); a later cleanup found both inventories at 0 but could not check retrieval (later_cleanup): check the namespaces with the application's own tools, then start a new run with trace.external_start";
+      }
+      return "the run never completed (INCONCLUSIVE, never PASS): the synthetic ids listed in checkpoint may remain; remove them as note says before rerunning";
     case "completed":
       if (view.verdict === "FAIL") {
         if (view.regression_id !== null) {
-          return "the replay FAILed: the regression is still present; compare it with the saved run with trace.external_compare";
+          return "the replay FAILed: compare it with the saved run with trace.external_compare to see whether the failure the regression was saved for recurred or it failed on something else";
         }
         return links?.saved_as
           ? `the run FAILed and is saved as regression ${links.saved_as}: after the fix, replay it with trace.external_replay regression_id=${links.saved_as}`
