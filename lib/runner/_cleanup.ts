@@ -15,7 +15,7 @@
  * window and {@link INTERRUPTED_CLEANUP_LIMIT_MS} after it, the request it
  * arrived during included), so one Ctrl-C never means an hour, nor twice the
  * bound, of waiting; its deletions and last poll may still run
- * {@link cleanupPastBoundMs} past that bound. A cleanup after the fact
+ * `cleanupPastBoundMs` (`_interrupt_bounds.ts`) past that bound. A cleanup after the fact
  * (`leftovers.ts`) polls the same way when the run kept its markers, and
  * inventories only when it did not, and stops at an interrupt. Whoever owns
  * the interrupt sets the session's bound; the sweep only keeps within it.
@@ -32,7 +32,8 @@ import type {
   RequestErrorRecord,
   Sample,
 } from "./report.ts";
-import { MIN_BOUNDED_MS, requestDetail, type RunSession } from "./_session.ts";
+import { requestDetail, type RunSession } from "./_session.ts";
+import { MIN_BOUNDED_MS } from "./_interrupt_bounds.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 import { joinAnd } from "../words.ts";
 
@@ -55,21 +56,6 @@ const ROLES = ["test", "control"] as const;
 
 /** A namespace's role in a run. */
 export type Role = typeof ROLES[number];
-
-/**
- * Most a cleanup may run past an interrupt's bound: a deletion and every
- * request of the last poll may start with the bound passed, and each still
- * gets {@link MIN_BOUNDED_MS}; a poll that ends past the bound is the last.
- * `requestsPerPoll` is 4 for a run (inventory and marker query in each
- * namespace), and after the fact as many, or 2 when the run kept no markers
- * (inventories only).
- */
-export function cleanupPastBoundMs(requestsPerPoll: number): number {
-  return (ROLES.length + requestsPerPoll) * MIN_BOUNDED_MS;
-}
-
-/** Requests in one poll of a run's own cleanup: inventory and marker query per namespace. */
-export const RUN_POLL_REQUESTS = 4;
 
 /** Options for {@link cleanUp}. */
 export interface CleanupOptions {

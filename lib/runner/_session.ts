@@ -15,6 +15,7 @@ import {
 } from "../contract/protocol.ts";
 import { errorMessage } from "../errors.ts";
 import type { Clock } from "./clock.ts";
+import { MIN_BOUNDED_MS } from "./_interrupt_bounds.ts";
 import type { RunEventListener } from "./events.ts";
 import type { RequestErrorRecord } from "./report.ts";
 
@@ -37,12 +38,6 @@ export type AnswerListener = (
   role: "test" | "control",
   answer: Record<string, unknown>,
 ) => void;
-
-/**
- * Shortest budget a request in flight gets when the bound is set, and a
- * cleanup request when the bound has passed: a deletion deserves its chance.
- */
-export const MIN_BOUNDED_MS = 1_000;
 
 /** Sends requests for one run. */
 export class RunSession {

@@ -1,7 +1,6 @@
 /** Lifecycle events a run emits: progress lines, trace events and tests all listen here. */
 
-import { cleanupPastBoundMs, RUN_POLL_REQUESTS } from "./_cleanup.ts";
-
+import { cleanupPastBoundMs, RUN_POLL_REQUESTS } from "./_interrupt_bounds.ts";
 import type { Operation } from "../contract/protocol.ts";
 import type {
   Cleanup,

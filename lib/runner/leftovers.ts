@@ -24,12 +24,11 @@ import type { Cleanup, RunMarkers, Sample } from "./report.ts";
 import {
   afterInterruptMs,
   type CleanupLimit,
-  cleanupPastBoundMs,
   type Role,
-  RUN_POLL_REQUESTS,
   settleTimeMs,
   sweep,
 } from "./_cleanup.ts";
+import { cleanupPastBoundMs, RUN_POLL_REQUESTS } from "./_interrupt_bounds.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 import { RunSession } from "./_session.ts";
 
