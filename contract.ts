@@ -86,6 +86,7 @@ export {
   type MarkerPlace,
   REPORT_SCHEMA,
   type RequestErrorRecord,
+  type RunMarkers,
   type RunReport,
   type RunState,
   type Sample,

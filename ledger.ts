@@ -102,6 +102,7 @@ export {
   REQUEST_FAILURES,
   type RequestErrorRecord,
   type RequestFailure,
+  type RunMarkers,
   type RunReport,
   type RunState,
   type Sample,

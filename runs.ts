@@ -101,6 +101,7 @@ export {
   type RunEvent,
   type RunEventListener,
   type RunPhase,
+  type RunMarkers,
   type RunReport,
   type RunState,
   type Sample,

@@ -151,6 +151,7 @@ export {
   type RequestErrorRecord,
   type RequestFailure,
   type RunPhase,
+  type RunMarkers,
   type RunReport,
   type RunState,
   type Sample,
