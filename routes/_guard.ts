@@ -266,12 +266,18 @@ export function ownOrigin(
   host: string | undefined,
   publicOrigin: string | undefined,
 ): boolean {
-  if (sameHost(url, host)) return true;
-  try {
-    return publicOrigin !== undefined && new URL(url).origin === publicOrigin;
-  } catch {
-    return false;
-  }
+  const isPublic = () => {
+    try {
+      return new URL(url).origin === publicOrigin;
+    } catch {
+      return false;
+    }
+  };
+  if (publicOrigin === undefined) return sameHost(url, host);
+  // On the public host only the public origin itself, scheme included: an
+  // http:// page of that host is not the https:// server.
+  if (isPublicHost(host ?? "", publicOrigin)) return isPublic();
+  return sameHost(url, host) || isPublic();
 }
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);

@@ -108,6 +108,11 @@ Deno.test("read-only mode refuses every write and nothing else", () => {
     () => readOnlyFromEnv("yes"),
     /TRACE_UI_READ_ONLY must be true or false/,
   );
+  // An unexpanded CI variable must not leave a server writable.
+  assert.throws(
+    () => readOnlyFromEnv(""),
+    /^ConfigError: TRACE_UI_READ_ONLY is set but empty; set it to true or false, or unset it$/,
+  );
 });
 
 Deno.test("narrowScope() fills bound keys, keeps open ones, and refuses a wider request for each key", async (t) => {

@@ -11,19 +11,22 @@ const CONFIG = stagingConfig({ deletion_window_seconds: 1 });
 
 Deno.test("parseResponse() refuses an answer whose top-level error key says something", () => {
   for (const error of ["delete failed", { code: 5 }, ["x"], 1, true]) {
-    assert.throws(
-      () => parseResponse("delete", { acknowledged: true, error }),
-      (e: unknown) =>
-        e instanceof ProtocolError && e.failure === "schema" &&
-        /^\/delete response: HTTP 200 but its top-level error key holds a value/
-          .test(e.message),
-    );
+    for (const key of ["error", "errors"]) {
+      assert.throws(
+        () => parseResponse("delete", { acknowledged: true, [key]: error }),
+        (e: unknown) =>
+          e instanceof ProtocolError && e.failure === "schema" &&
+          /^\/delete response: HTTP 200 but its top-level error or errors key holds a value/
+            .test(e.message),
+      );
+    }
   }
   // Nothing to say, or said deeper down (an application's own field), is fine.
-  for (const error of [null, false, "", [], {}]) {
-    assert.deepEqual(parseResponse("delete", { acknowledged: true, error }), {
-      acknowledged: true,
-    });
+  for (const error of [null, false, 0, "", [], {}]) {
+    assert.deepEqual(
+      parseResponse("delete", { acknowledged: true, error, errors: error }),
+      { acknowledged: true },
+    );
   }
   assert.deepEqual(
     parseResponse("query", { text: "", sources: [{ error: "x" }] }),
@@ -56,7 +59,7 @@ Deno.test("a run whose adapter answers 200 with an error after the deletion is I
   assert.equal(report.verdict, "INCONCLUSIVE", JSON.stringify(report.findings));
   assert.ok(
     report.findings.some((f) =>
-      /top-level error key holds a value/.test(f.message)
+      /top-level error or errors key holds a value/.test(f.message)
     ),
     JSON.stringify(report.findings),
   );

@@ -116,3 +116,25 @@ Deno.test("without a token nothing is rewritten", () => {
   assert.equal(redactor.answer(evidence), evidence);
   assert.equal(redactor.text("Bearer"), "Bearer");
 });
+
+Deno.test("the token is redacted in any case and with any of its characters percent-encoded", () => {
+  const redactor = tokenRedactor(TOKEN);
+  for (
+    const echo of [
+      TOKEN.toLowerCase(),
+      TOKEN.toUpperCase(),
+      "s3cr3t%2ftok3n%2bh5-abc123",
+      "s3cr3t%2Ftok3n%2Bh5-abc123",
+      "%73%33cr3t/tok3n+h5-abc123",
+    ]
+  ) {
+    assert.equal(
+      redactor.text(`Location: https://h/${echo}/query`),
+      `Location: https://h/${REDACTED_TOKEN}/query`,
+      echo,
+    );
+    assert.deepEqual(redactor.answer({ [echo]: echo }), {
+      [REDACTED_TOKEN]: REDACTED_TOKEN,
+    });
+  }
+});

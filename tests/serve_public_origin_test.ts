@@ -318,18 +318,24 @@ Deno.test("trace serve --public-origin: a browser behind the proxy signs in by P
       assert.equal(refused.status, 403, host);
       assert.match(refused.body, /is not served here/);
     }
-    const otherOrigin = await rawRequest(
-      port,
-      "POST",
-      "/login",
-      browser("trace.example.com", {
-        ...FORM,
-        Origin: "https://evil.example",
-      }),
-      new URLSearchParams({ token: ADMIN }).toString(),
-    );
-    assert.equal(otherOrigin.status, 403);
-    assert.match(otherOrigin.body, /Cross-origin requests are refused/);
+    // On the public host only the public origin, scheme included.
+    for (
+      const origin of [
+        "https://evil.example",
+        "http://trace.example.com",
+        "http://trace.example.com:443",
+      ]
+    ) {
+      const otherOrigin = await rawRequest(
+        port,
+        "POST",
+        "/login",
+        browser("trace.example.com", { ...FORM, Origin: origin }),
+        new URLSearchParams({ token: ADMIN }).toString(),
+      );
+      assert.equal(otherOrigin.status, 403, origin);
+      assert.match(otherOrigin.body, /Cross-origin requests are refused/);
+    }
   });
 });
 

@@ -231,9 +231,18 @@ function refuse(reason: Refusal, message: string): Decision {
   return { allowed: false, reason, message };
 }
 
-/** Reads `TRACE_UI_READ_ONLY`: `true` turns read-only mode on, unset or `false` leaves it off. */
+/**
+ * Reads `TRACE_UI_READ_ONLY`: `true` turns read-only mode on, unset or
+ * `false` leaves it off. Set but empty is refused, as an empty credential
+ * is: a CI variable that did not expand must not turn read-only mode off.
+ */
 export function readOnlyFromEnv(value: string | undefined): boolean {
-  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "") {
+    throw new ConfigError(
+      "TRACE_UI_READ_ONLY is set but empty; set it to true or false, or unset it",
+    );
+  }
+  if (value === undefined || value === "false") return false;
   if (value === "true") return true;
   throw new ConfigError(
     `TRACE_UI_READ_ONLY must be true or false, got ${

@@ -300,22 +300,30 @@ export function parseRequest<K extends Operation>(
   return result.output as OperationRequests[K];
 }
 
+/** Top-level keys a catch-all handler reports a failure under (`errors`: GraphQL, JSON:API). */
+const FAILURE_KEYS = ["error", "errors"] as const;
+
 /**
  * Whether a 200 answer says it failed: a catch-all handler that answers
  * `{"acknowledged": true, "error": "…"}` or counts of 0 beside an error
- * would otherwise read as a clean deletion. Only the top-level `error` key,
- * and only a value that says something (not null, false, "", [] or {}).
+ * would otherwise read as a clean deletion. Only the top-level `error` and
+ * `errors` keys, and only a value that says something: not null, false, 0
+ * (an errno-style success), "", [] or {}.
  */
 function reportsFailure(body: unknown): boolean {
-  if (
-    typeof body !== "object" || body === null || !Object.hasOwn(body, "error")
-  ) {
+  if (typeof body !== "object" || body === null) return false;
+  return FAILURE_KEYS.some((key) =>
+    Object.hasOwn(body, key) &&
+    saysSomething((body as Record<string, unknown>)[key])
+  );
+}
+
+function saysSomething(value: unknown): boolean {
+  if (value === null || value === false || value === 0 || value === "") {
     return false;
   }
-  const error = (body as Record<string, unknown>).error;
-  if (error === null || error === false || error === "") return false;
-  if (Array.isArray(error)) return error.length > 0;
-  if (typeof error === "object") return Object.keys(error).length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
   return true;
 }
 
@@ -327,7 +335,7 @@ export function parseResponse<K extends Operation>(
   if (reportsFailure(body)) {
     throw new ProtocolError(
       "schema",
-      `/${op} response: HTTP 200 but its top-level error key holds a value, so the operation may have failed; answer a failure with a non-200 status, and leave error out (or null) when the operation succeeded`,
+      `/${op} response: HTTP 200 but its top-level error or errors key holds a value, so the operation may have failed; answer a failure with a non-200 status, and leave the key out (or null) when the operation succeeded`,
     );
   }
   const result = v.safeParse(RESPONSE_SCHEMAS[op], body);

@@ -5,7 +5,8 @@
  * answer. Whatever the transport hands the runner can reach checkpoints,
  * trace events, the report and the append-only ledger, where it could never
  * be scrubbed again, so the transport replaces the token before any of it
- * leaves: as sent, and percent-encoded as a URL carries it.
+ * leaves: in any case (a header or a host is shown lower-cased), and with any
+ * of its characters percent-encoded, as a URL may carry it.
  *
  * Error messages are the transport's own words and always redacted. An
  * answer is evidence: a token short enough to occur inside a canary marker
@@ -41,12 +42,8 @@ const NOTHING_TO_REDACT: TokenRedactor = {
 /** A redactor for `token`; one that changes nothing when no token is sent. */
 export function tokenRedactor(token: string | undefined): TokenRedactor {
   if (token === undefined || token === "") return NOTHING_TO_REDACT;
-  const spellings = spellingsOf(token);
-  const text = (value: string) =>
-    spellings.reduce(
-      (out, spelling) => out.replaceAll(spelling, REDACTED_TOKEN),
-      value,
-    );
+  const pattern = spellingPattern(token);
+  const text = (value: string) => value.replace(pattern, REDACTED_TOKEN);
   const inAnswers = token.length >= MIN_ANSWER_REDACTION_CHARS;
   return {
     text,
@@ -59,12 +56,24 @@ export function tokenRedactor(token: string | undefined): TokenRedactor {
   };
 }
 
-/** The token as sent, and as a URL's path or query would carry it; longest first. */
-function spellingsOf(token: string): string[] {
-  const forms = new Set([token, encodeURIComponent(token), encodeURI(token)]);
-  const inPath = URL.parse(`http://h/${token}`)?.pathname.slice(1);
-  if (inPath) forms.add(inPath);
-  return [...forms].sort((a, b) => b.length - a.length);
+/**
+ * Every spelling of the token a peer or a message may give: any case (a
+ * header value or a host name is shown lower-cased), and each character as
+ * itself or percent-encoded with either case of hex digits, as a URL
+ * carries it.
+ */
+function spellingPattern(token: string): RegExp {
+  const parts = [...token].map((char) => {
+    const bytes = [...new TextEncoder().encode(char)];
+    const encoded = bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`)
+      .join("");
+    return `(?:${escapeRegExp(char)}|${encoded})`;
+  });
+  return new RegExp(parts.join(""), "gi");
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 }
 
 function redactValue(value: unknown, text: (s: string) => string): unknown {
