@@ -185,3 +185,47 @@ Deno.test("the terminal report says what to check, as the run page does", async 
   const { report: pass } = await runFake({});
   assert.ok(!renderReport(pass).includes("What to check"));
 });
+
+Deno.test("a marker seen while the cache read 0 leads with the query path, not the cache", async () => {
+  const { report } = await runFake({ behaviour: { staleCache: true } });
+  assert.equal(report.verdict, "FAIL");
+  assert.equal(
+    firstAdvice(report),
+    `Check that ${EVIDENCE_CHECKS.cachedAnswer}.`,
+  );
+  // A tombstoned record search still reads: seen before anything was cached.
+  const tombstoned = structuredClone(report);
+  tombstoned.samples[0]!.inventory!.cache_records = 0;
+  assert.equal(
+    firstAdvice(tombstoned),
+    `Check that ${findingGuide("marker_retrievable", "retrieval").checks[0]}.`,
+  );
+});
+
+Deno.test("an interrupted run leads with the interrupt, not with the requests it called off", async () => {
+  const { report } = await runFake({});
+  const interrupted: RunReport = {
+    ...report,
+    verdict: "INCONCLUSIVE",
+    state: "interrupted",
+    findings: [
+      {
+        severity: "inconclusive",
+        code: "request_error",
+        subject: "observation",
+        message:
+          "1 of 1 sample(s) had request errors; first at 0.00 s: Request /query failed: no answer within the 1 s left after the interrupt, so the request was called off",
+        sample_indexes: [0],
+      },
+      {
+        severity: "inconclusive",
+        code: "interrupted",
+        subject: "window",
+        message: "The run was interrupted",
+        sample_indexes: [],
+      },
+    ],
+  };
+  assert.doesNotMatch(firstAdvice(interrupted), /timeout_seconds/);
+  assert.match(firstAdvice(interrupted), /^Check: /);
+});

@@ -49,7 +49,13 @@ export function checkAdvice(report: RunReport): string[] {
     return advice;
   }
   if (report.verdict !== "INCONCLUSIVE") return [];
-  const first = report.findings.find((f) => f.severity === "inconclusive");
+  // An interrupted run's request errors are the interrupt's (requests called
+  // off), not the adapter's: the interrupt is what to act on.
+  const first =
+    (report.state === "interrupted"
+      ? report.findings.find((f) => f.code === "interrupted")
+      : undefined) ??
+      report.findings.find((f) => f.severity === "inconclusive");
   const check = first && GUIDED_INCONCLUSIVE.has(first.code)
     ? findingChecks(first, report)[0]
     : undefined;
@@ -100,7 +106,12 @@ function residualLead(subject: string, samples: Sample[]): string | null {
     (place.query !== "test" || place.field !== "text")
   ) return EVIDENCE_CHECKS.answerElsewhere;
   const cached = samples.at(-1)?.inventory?.cache_records ?? 0;
-  return subject === "retrieval" && cached > 0
+  // Seen while the cache read 0: the query path itself retrieves it (a
+  // tombstoned record search still reads), whatever the cache holds later.
+  const seenUncached = samples.some((s) =>
+    s.marker_seen === true && s.inventory?.cache_records === 0
+  );
+  return subject === "retrieval" && cached > 0 && !seenUncached
     ? EVIDENCE_CHECKS.cachedAnswer
     : null;
 }

@@ -515,18 +515,28 @@ function persistentMessage(
   const finalValue = series.values[series.values.length - 1]!;
   const cleanBefore = series.values.findIndex((v) => v === 0);
   if (cleanBefore >= 0) {
-    const firstClean = samples[cleanBefore]!.started_at_seconds;
     let back = series.values.length - 1;
     while (back > cleanBefore && (series.values[back - 1] ?? 0) > 0) back--;
+    // The clean read the last comeback followed, and whether it flapped before.
+    const lastClean = series.values.lastIndexOf(0, back - 1);
+    const flapped = series.values.slice(cleanBefore, lastClean)
+      .some((v) => v !== null && v > 0);
     const subject = series.subject === "retrieval"
       ? "the marker"
       : series.subject;
     const state = series.subject === "retrieval" ? "not retrievable" : "0";
+    const before = flapped
+      ? ` (it had read ${state} and come back before, first at ${
+        secondsLabel(samples[cleanBefore]!.started_at_seconds)
+      })`
+      : "";
     return `${subject} read ${state} at ${
-      secondsLabel(firstClean)
+      secondsLabel(
+        samples[flapped ? lastClean : cleanBefore]!.started_at_seconds,
+      )
     } but came back at ${
       secondsLabel(samples[back]!.started_at_seconds)
-    } and was still there at the final sample at ${finalAt}`;
+    } and was still there at the final sample at ${finalAt}${before}`;
   }
   if (series.subject === "retrieval") {
     // An /inventory listing is not retrieval through /query: say where it was.
