@@ -179,3 +179,44 @@ Deno.test("a message about many sightings gives their count and the last one", a
     "the marker was retrievable in 5 samples, the last at 4.00 s (it came back 4 times, each after 1 clean read) and read 0 from 4.50 s, inside the 6.00 s window (transient residual)",
   );
 });
+
+/** A run whose test namespace answers the marker on every other query, window and cleanup alike, unless `settles` says it stopped. */
+async function runStaleReplica(settles: (query: number) => boolean) {
+  let queries = 0;
+  const { report } = await runFake({
+    config: stagingConfig({ deletion_window_seconds: 3 }),
+    hook: async (request, forward) => {
+      const stale = request.role === "test" && request.op === "query" &&
+        (request.stage === "window" || request.stage === "cleanup");
+      if (!stale) return await forward();
+      const query = queries++;
+      return query % 2 === 0 && !settles(query)
+        ? markerAnswer(request)
+        : await forward();
+    },
+  });
+  return report;
+}
+
+Deno.test("cleanup does not trust one clean poll of a marker that came back after clean reads", async () => {
+  const report = await runStaleReplica(() => false);
+  assert.equal(report.cleanup.cleanup_complete, false);
+  assert.ok(
+    report.cleanup.problems.some((p) =>
+      /^the window saw the marker come back after 1 clean read\(s\), and only 1 clean poll\(s\) in a row came before cleanup's limit: it may come back again$/
+        .test(p)
+    ),
+    JSON.stringify(report.cleanup.problems),
+  );
+});
+
+Deno.test("cleanup trusts a marker that stopped coming back once clean polls outnumber the clean reads it came back after", async () => {
+  // The replica catches up during the window: clean from the fifth query on.
+  const report = await runStaleReplica((query) => query >= 4);
+  assert.equal(
+    report.cleanup.cleanup_complete,
+    true,
+    JSON.stringify(report.cleanup.problems),
+  );
+  assert.ok(report.cleanup.polls >= 2, String(report.cleanup.polls));
+});

@@ -64,6 +64,8 @@ export interface CleanupOptions {
   intervalMs: number;
   /** How long after a deletion the window saw the application still changing ({@link settleTimeMs}). */
   settleMs: number;
+  /** Clean polls in a row that end polling ({@link cleanPollsNeeded}); 1 when not given. */
+  cleanPollsNeeded?: number;
   /**
    * Why a clean poll cannot show the records are gone (they were never
    * seen to arrive), or `null`: then cleanup cannot be complete.
@@ -99,6 +101,7 @@ export async function cleanUp(
     limit,
     intervalMs: options.intervalMs,
     settleMs: options.settleMs,
+    cleanPollsNeeded: options.cleanPollsNeeded ?? 1,
     clock: options.clock,
     onPoll: (poll) =>
       options.emit({
@@ -158,6 +161,11 @@ export interface Sweep {
   intervalMs: number;
   /** A clean poll ends polling only this long after the last deletion or later. */
   settleMs: number;
+  /**
+   * Clean polls in a row that end polling ({@link cleanPollsNeeded}): more
+   * than one when the window saw the marker come back after clean reads.
+   */
+  cleanPollsNeeded?: number;
   clock: Clock;
   onPoll: (poll: SweepPoll) => void;
   /**
@@ -186,6 +194,8 @@ export async function sweep(
   const seenClean: Record<Role, boolean> = { test: false, control: false };
   const repeats: Record<Role, number> = { test: 0, control: 0 };
   let polls = 0;
+  let cleanInARow = 0;
+  const needed = plan.cleanPollsNeeded ?? 1;
   const pollErrors: RequestErrorRecord[] = [];
   let unsettled: string | null = null;
   for (let k = 0;; k++) {
@@ -214,13 +224,15 @@ export async function sweep(
       if (state === "clean") seenClean[role] = true;
       if (state === "records" && seenClean[role]) cameBack.push(role);
     }
+    cleanInARow = clean ? cleanInARow + 1 : 0;
     // Half an interval of slack: polls and samples keep the same grid, and a
     // deletion's own round trip shifts it by a few milliseconds.
     const settled = limit.interrupted ||
       startedMs - lastDeleteMs + plan.intervalMs / 2 >= plan.settleMs;
+    const trusted = limit.interrupted || cleanInARow >= needed;
     // After an interrupt a poll that ran past the limit is the last: another
     // would add its requests, a second each, to what the interrupt promised.
-    const last = limit.reached(startedMs) || (clean && settled) ||
+    const last = limit.reached(startedMs) || (clean && settled && trusted) ||
       (limit.interrupted && limit.reached(clock.now() - start));
     const repeated = repeats.test + repeats.control;
     // A last poll clean too soon after deleting records that came back proves nothing.
@@ -230,6 +242,11 @@ export async function sweep(
       } s after the last deletion, came before the ${
         round(plan.settleMs / 1000)
       } s the window saw the counts change: they may come back again`
+      // A marker that came back after clean reads needs more of them in a row.
+      : last && clean && !trusted
+      ? `the window saw the marker come back after ${
+        needed - 1
+      } clean read(s), and only ${cleanInARow} clean poll(s) in a row came before cleanup's limit: it may come back again`
       : null;
     // Records back after a clean poll: the application wrote them again.
     const again = last || limit.interrupted
@@ -471,8 +488,8 @@ function requestProblems(
  * the one before it (0 without such a sample). A delayed re-index shows
  * here as counts back above 0, a slow store as counts that fall late, and a
  * cleanup waits as long before it trusts a clean poll. The marker is left
- * out: an answer may show it or not from one query to the next, and a
- * cleanup after the fact of a run that kept no markers cannot query it.
+ * out here: an answer may show it or not from one query to the next, which
+ * {@link cleanPollsNeeded} answers with clean polls in a row instead.
  */
 export function settleTimeMs(samples: readonly Sample[]): number {
   let settle = 0;
@@ -488,6 +505,25 @@ export function settleTimeMs(samples: readonly Sample[]): number {
     previous = counts;
   }
   return settle;
+}
+
+/**
+ * How many clean polls in a row a cleanup needs before it trusts them: one
+ * more than the longest run of clean reads the window saw the test marker
+ * come back after (a stale replica answers clean and not by turns), and 1
+ * when it never came back.
+ */
+export function cleanPollsNeeded(samples: readonly Sample[]): number {
+  let longest = 0;
+  let run = 0;
+  for (const sample of samples) {
+    if (sample.marker_seen === false) run++;
+    else if (sample.marker_seen === true) {
+      longest = Math.max(longest, run);
+      run = 0;
+    }
+  }
+  return longest + 1;
 }
 
 /** Rounds seconds to milliseconds for reports. */

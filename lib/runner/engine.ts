@@ -38,7 +38,13 @@ import {
 import { requestDetail, RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
 import { UnreadCountLog } from "./unread_counts.ts";
-import { afterInterruptMs, cleanUp, round, settleTimeMs } from "./_cleanup.ts";
+import {
+  afterInterruptMs,
+  cleanPollsNeeded,
+  cleanUp,
+  round,
+  settleTimeMs,
+} from "./_cleanup.ts";
 
 /** Options for {@link runDeletionContract}. */
 export interface RunOptions {
@@ -165,6 +171,7 @@ export async function runDeletionContract(
     windowMs,
     intervalMs,
     settleMs: settleTimeMs(report.samples),
+    cleanPollsNeeded: cleanPollsNeeded(report.samples),
     unconfirmed: unconfirmedCanaries(report.baseline, ingestProblem, config),
     clock,
     signal: options.signal,

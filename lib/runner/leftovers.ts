@@ -23,6 +23,7 @@ import type { Clock } from "./clock.ts";
 import type { Cleanup, RunMarkers, Sample } from "./report.ts";
 import {
   afterInterruptMs,
+  cleanPollsNeeded,
   type CleanupLimit,
   type Role,
   settleTimeMs,
@@ -150,6 +151,8 @@ function sweepLeftovers(
     ),
     intervalMs: config.sample_interval_seconds * 1000,
     settleMs: settleTimeMs(options.samples ?? []),
+    // Without markers a poll cannot see the marker come back.
+    cleanPollsNeeded: ids ? cleanPollsNeeded(options.samples ?? []) : 1,
     clock: options.clock,
     onPoll: (poll) =>
       onPoll?.({
