@@ -411,13 +411,22 @@ function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
   ].join("\n");
 }
 
+/** Most unmatched event ids a dry run names (`--json` lists them all). */
+const MAX_UNMATCHED_SHOWN = 5;
+
 /** Ids are compared exactly, so a near miss (case, a space) matches nothing: say so before an apply. */
 function unmatchedLine(plan: ErasurePlan, subject: ErasureSubject): string[] {
   const where = `application ${subject.application_id}`;
-  if (subject.kind === "events" && plan.events < subject.ids.length) {
-    const missing = subject.ids.length - plan.events;
+  const unmatched = plan.unmatched_event_ids ?? [];
+  if (unmatched.length > 0) {
+    const shown = unmatched.slice(0, MAX_UNMATCHED_SHOWN).map((id) =>
+      JSON.stringify(id)
+    ).join(", ");
+    const more = unmatched.length > MAX_UNMATCHED_SHOWN
+      ? ` and ${unmatched.length - MAX_UNMATCHED_SHOWN} more`
+      : "";
     return [
-      `  ${missing} of the ${subject.ids.length} listed ids match no event of ${where} (ids are compared exactly: case and spaces count)`,
+      `  ${unmatched.length} of the ${subject.ids.length} listed ids match no event of ${where} (ids are compared exactly: case and spaces count): ${shown}${more}`,
     ];
   }
   if (plan.events > 0) return [];

@@ -282,8 +282,21 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
     assert.match(spaced.out, /\n {2}1 event: /);
     assert.match(
       spaced.out,
-      /\n {2}1 of the 2 listed ids match no event of application app \(ids are compared exactly: case and spaces count\)\n/,
+      /\n {2}1 of the 2 listed ids match no event of application app \(ids are compared exactly: case and spaces count\): " {2}n1 {2}"\n/,
     );
+    const spacedJson = JSON.parse(
+      (await trace([
+        "obs",
+        "erase",
+        "--application",
+        "app",
+        "--event-ids",
+        file,
+        "--json",
+        ...data,
+      ])).out,
+    );
+    assert.deepEqual(spacedJson.unmatched_event_ids, ["  n1  "]);
     const cased = await trace([
       "obs",
       "erase",

@@ -140,6 +140,12 @@ export interface ErasurePlan extends ErasureCounts {
    * (events written later do not change it).
    */
   confirmation: string;
+  /**
+   * For a subject of event ids, those that match no event of the
+   * application in the erasure's scope (ids are compared exactly: a wrong
+   * case or a stray space matches nothing); absent for other selectors.
+   */
+  unmatched_event_ids?: string[];
 }
 
 /** What an applied erasure removed, as its receipt records it. */
@@ -404,7 +410,19 @@ export async function planErasure(
     dry_run: true,
     ...countsOf(selection, events, tables, participants),
     confirmation: confirmationFor(selection, events),
+    ...(subject.kind === "events"
+      ? { unmatched_event_ids: unmatchedIds(subject.ids, events) }
+      : {}),
   };
+}
+
+/** The listed ids no matched event has, in the subject's order. */
+function unmatchedIds(
+  ids: readonly string[],
+  events: readonly MatchedEvent[],
+): string[] {
+  const matched = new Set(events.map((e) => e.event_id));
+  return ids.filter((id) => !matched.has(id));
 }
 
 /**
