@@ -33,7 +33,6 @@ import type {
   Sample,
 } from "./report.ts";
 import { requestDetail, type RunSession } from "./_session.ts";
-import { MIN_BOUNDED_MS } from "./_interrupt_bounds.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 import { joinAnd } from "../words.ts";
 
