@@ -267,78 +267,46 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
     assert.match(stray.err, /--confirm takes effect only with --apply/);
 
     const file = join(dir, "ids.txt");
+    const eraseApp = (selector: string[], json = false, stdin?: string) =>
+      trace(
+        [
+          "obs",
+          "erase",
+          "--application",
+          "app",
+          ...selector,
+          ...(json ? ["--json"] : []),
+          ...data,
+        ],
+        stdin === undefined ? {} : { stdin },
+      );
     // Ids are taken exactly: "  n1  " is another id than n1 (ingest accepts
     // both), and the dry run says it matched nothing.
     await Deno.writeTextFile(file, "b1\n\n  n1  \n");
-    const spaced = await trace([
-      "obs",
-      "erase",
-      "--application",
-      "app",
-      "--event-ids",
-      file,
-      ...data,
-    ]);
+    const spaced = await eraseApp(["--event-ids", file]);
     assert.match(spaced.out, /\n {2}1 event: /);
     assert.match(
       spaced.out,
       /\n {2}1 of the 2 listed ids match no event of application app \(ids are compared exactly: case and spaces count\): " {2}n1 {2}"\n/,
     );
     const spacedJson = JSON.parse(
-      (await trace([
-        "obs",
-        "erase",
-        "--application",
-        "app",
-        "--event-ids",
-        file,
-        "--json",
-        ...data,
-      ])).out,
+      (await eraseApp(["--event-ids", file], true)).out,
     );
     assert.deepEqual(spacedJson.unmatched_event_ids, ["  n1  "]);
-    const cased = await trace([
-      "obs",
-      "erase",
-      "--application",
-      "app",
-      "--user",
-      "Alice",
-      ...data,
-    ]);
+    const cased = await eraseApp(["--user", "Alice"]);
     assert.match(
       cased.out,
       /\n {2}nothing matched in application app: ids are compared exactly \(case and spaces count\); trace events query --application app lists its events\n/,
     );
     await Deno.writeTextFile(file, "b1\n\nn1\n");
     const fromFile = JSON.parse(
-      (await trace([
-        "obs",
-        "erase",
-        "--application",
-        "app",
-        "--event-ids",
-        file,
-        "--json",
-        ...data,
-      ])).out,
+      (await eraseApp(["--event-ids", file], true)).out,
     );
     assert.equal(fromFile.events, 2);
     assert.equal(fromFile.selector, "events");
+    assert.deepEqual(fromFile.unmatched_event_ids, []);
     const fromStdin = JSON.parse(
-      (await trace(
-        [
-          "obs",
-          "erase",
-          "--application",
-          "app",
-          "--event-ids",
-          "-",
-          "--json",
-          ...data,
-        ],
-        { stdin: "n1\nb1\n" },
-      )).out,
+      (await eraseApp(["--event-ids", "-"], true, "n1\nb1\n")).out,
     );
     assert.equal(fromStdin.confirmation, fromFile.confirmation);
     // A bad id is named by its line in the file (blank lines count).

@@ -14,6 +14,7 @@ import type { DemoDefect } from "../lib/demo/defects.ts";
 import { replayRecurrence } from "../lib/ledger/recurrence.ts";
 import type { Finding, RunReport, Verdict } from "../lib/runner/report.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
+import { closedPort } from "./_tcp_servers.ts";
 
 /** The parts of a report the comparison reads: its verdict and findings. */
 function reportWith(verdict: Verdict, failed: string[]): RunReport {
@@ -70,8 +71,12 @@ Deno.test("replayRecurrence() tells a recurred failure from another one and from
   assert.deepEqual(both.also.map((a) => a.subject), ["vector_records"]);
 });
 
-/** The port every demo of one test listens on: the regression pins the target's base_url. */
-const PORT = 9811;
+/**
+ * The port every demo of this file listens on, free when the file starts
+ * (a fixed one could be taken by another run): the regression pins the
+ * target's base_url, so each restarted demo must come back on it.
+ */
+const PORT = closedPort();
 
 async function withDemo<T>(
   defect: DemoDefect | null,

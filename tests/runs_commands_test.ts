@@ -26,6 +26,7 @@ import {
   fileCheckpointSink,
 } from "../lib/runner/checkpoint.ts";
 import type { RunReport } from "../lib/runner/report.ts";
+import { closedPort } from "./_tcp_servers.ts";
 import { canaryText, controlText } from "../lib/runner/ids.ts";
 import { newMarker } from "../lib/runner/marker.ts";
 import { cleanUpRun } from "../lib/runs/cleanup.ts";
@@ -1225,6 +1226,23 @@ Deno.test("trace external-register refuses a retired id as retired, whatever con
   });
 });
 
+/** One contract run against the demo at `url` (its config written to `dir`): exit code, stderr and report. */
+async function runAgainstDemo(
+  dir: string,
+  url: string,
+  data: string[],
+): Promise<{ code: number; err: string; report: RunReport }> {
+  const config = await demoConfig(dir, url);
+  const run = await trace([
+    "external-run",
+    "--config",
+    config,
+    "--json",
+    ...data,
+  ]);
+  return { code: run.code, err: run.err, report: JSON.parse(run.out) };
+}
+
 /** A staging config for the demo at `url`, written to `dir`/c.json. */
 async function demoConfig(dir: string, url: string): Promise<string> {
   const config = `${dir}/c.json`;
@@ -1247,16 +1265,9 @@ Deno.test("a later cleanup of a soft-delete run queries the markers, finds the c
     const demo = await startDemoServer({ defect: "soft-delete" });
     try {
       const data = ["--data-dir", `${dir}/data`];
-      const config = await demoConfig(dir, demo.url);
-      const run = await trace([
-        "external-run",
-        "--config",
-        config,
-        "--json",
-        ...data,
-      ]);
+      const run = await runAgainstDemo(dir, demo.url, data);
       assert.equal(run.code, 1, run.err);
-      const report = JSON.parse(run.out) as RunReport;
+      const report = run.report;
       assert.equal(report.cleanup.marker_seen.test, true);
       assert.match(report.markers?.test ?? "", /^trace_canary_/);
 
@@ -1305,21 +1316,15 @@ Deno.test("a later cleanup of a soft-delete run queries the markers, finds the c
 
 Deno.test("a later cleanup of a stale-cache run, after the demo restarted without its cache, is complete with both markers queried", async () => {
   await withTempDir(async (dir) => {
-    const port = 9917;
+    // Free now, and the restarted demo comes back on it.
+    const port = closedPort();
     const data = ["--data-dir", `${dir}/data`];
     const leaky = await startDemoServer({ defect: "stale-cache", port });
     let report: RunReport;
     try {
-      const config = await demoConfig(dir, leaky.url);
-      const run = await trace([
-        "external-run",
-        "--config",
-        config,
-        "--json",
-        ...data,
-      ]);
+      const run = await runAgainstDemo(dir, leaky.url, data);
       assert.equal(run.code, 1, run.err);
-      report = JSON.parse(run.out) as RunReport;
+      report = run.report;
       assert.equal(report.cleanup.cleanup_complete, false);
     } finally {
       await leaky.shutdown();
