@@ -17,6 +17,8 @@
  * @module
  */
 
+import { escapeRegExp } from "../regexp.ts";
+
 /** What the runner is shown in place of the token. */
 export const REDACTED_TOKEN = "[redacted token]";
 
@@ -63,17 +65,14 @@ export function tokenRedactor(token: string | undefined): TokenRedactor {
  * carries it.
  */
 function spellingPattern(token: string): RegExp {
+  const encoder = new TextEncoder();
   const parts = [...token].map((char) => {
-    const bytes = [...new TextEncoder().encode(char)];
+    const bytes = [...encoder.encode(char)];
     const encoded = bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`)
       .join("");
     return `(?:${escapeRegExp(char)}|${encoded})`;
   });
   return new RegExp(parts.join(""), "gi");
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 }
 
 function redactValue(value: unknown, text: (s: string) => string): unknown {

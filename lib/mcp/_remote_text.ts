@@ -11,16 +11,13 @@
  */
 
 import { resolve } from "node:path";
+import { escapeRegExp } from "../regexp.ts";
 
 /** What the data directory itself is called in a remote answer. */
 const DATA_DIR_WORDS = "the server's data directory";
 
 /** Advice only a shell on this machine can follow. */
 const LOCAL_ADVICE = /;? ?check --data-dir(?: \/ --db)?/g;
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 /** `text` with the data directory's paths made relative and `--data-dir` advice left out. */
 export function remoteText(text: string, dataDir: string): string {
