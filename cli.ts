@@ -319,7 +319,7 @@ function globalUsage(): string {
     "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error,",
     "130 when a second Ctrl-C (or SIGTERM) ends a run at once.",
     "With --json every command prints one JSON object on stdout, an error",
-    "included; events export and audit list print NDJSON (one object a line).",
+    "included; events export prints NDJSON (one object a line).",
     "",
   ].join("\n");
 }
