@@ -26,8 +26,12 @@ export function persistentMessage(
   const finalValue = series.values[series.values.length - 1]!;
   const cleanBefore = series.values.findIndex((v) => v === 0);
   if (cleanBefore >= 0) {
+    // The first sighting of the last comeback: an unread sample inside it
+    // (null) is not a clean read, so the scan goes past it, then lands on a
+    // sample that read the data.
     let back = series.values.length - 1;
-    while (back > cleanBefore && (series.values[back - 1] ?? 0) > 0) back--;
+    while (back > cleanBefore && series.values[back - 1] !== 0) back--;
+    while (series.values[back] === null) back++;
     // The clean read the last comeback followed, and whether it flapped before.
     const lastClean = series.values.lastIndexOf(0, back - 1);
     const flapped = series.values.slice(cleanBefore, lastClean)
