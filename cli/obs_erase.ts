@@ -26,6 +26,7 @@ import {
   type ErasureResult,
   type ErasureSubject,
   finishErasures,
+  firstIds,
   parseErasureSubject,
   PROPAGATION_ENV,
   propagationByDefault,
@@ -66,12 +67,14 @@ per store, and prints the confirmation value, which pins what the dry run
 saw; with --apply --confirm VALUE it erases exactly that, refusing when one
 of those events changed or went since. Events of the subject written after
 the dry run (a user who is still active) are not erased: the answer counts
-them, and another dry run and apply erases them. The deletes run with
-SQLite secure_delete and are followed by an incremental vacuum and a WAL
-checkpoint, so the text leaves the database file too. A first Ctrl-C before
-the deletes commit calls the erasure off (nothing changes); after they
-commit, the checkpoint still runs and the answer says it was interrupted. A
-second Ctrl-C exits at once and says what may be left in the file.
+them, and another dry run and apply erases them. An apply of event ids none
+of which matches an event is refused, and nothing is written. The deletes
+run with SQLite secure_delete and are followed by an incremental vacuum and
+a WAL checkpoint, so the text leaves the database file too. A first Ctrl-C
+before the deletes commit calls the erasure off (nothing changes); after
+they commit, the checkpoint still runs and the answer says it was
+interrupted. A second Ctrl-C exits at once and says what may be left in the
+file.
 
 Each applied erasure appends a receipt to the ledger's chain: a keyed digest
 of the subject (HMAC-SHA256 with <data-dir>/${ERASURE_KEY_FILE}, never the raw
@@ -285,10 +288,14 @@ async function listReceiptsCommand(
     const pending = reached(receipt.receipt_id) === false
       ? "  NOT YET IN THE DATABASE FILE (trace obs erase --finish)"
       : "";
+    // Metadata stays by design of the content scope, not by a failure.
+    const kept = receipt.scope === "content"
+      ? "  metadata (span names, app.* attributes) stays by design of scope content"
+      : "";
     io.out(
       `${receipt.receipt_id}  ${receipt.erased_at}  ${receipt.trigger}  ${receipt.selector}/${receipt.scope}  ${
         plural(receipt.events, "event")
-      }  (ledger entry ${seq})${pending}\n`,
+      }  (ledger entry ${seq})${kept}${pending}\n`,
     );
   }
   return 0;
@@ -405,35 +412,57 @@ function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
     ...unmatchedLine(plan, subject),
     `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
     `  participants: ${participantsLine(plan.participants)}`,
+    ...archiveLine(plan.expired_envelopes, "  "),
     "Nothing was changed. To erase, run the same command with:",
     `  --apply --confirm "${plan.confirmation}"`,
     "",
   ].join("\n");
 }
 
-/** Most unmatched event ids a dry run names (`--json` lists them all). */
-const MAX_UNMATCHED_SHOWN = 5;
-
-/** Ids are compared exactly, so a near miss (case, a space) matches nothing: say so before an apply. */
-function unmatchedLine(plan: ErasurePlan, subject: ErasureSubject): string[] {
+/**
+ * Ids are compared exactly, so a near miss (case, a space) matches nothing:
+ * say so before an apply, and after one (the first five; `--json` lists
+ * them all).
+ */
+function unmatchedLine(
+  counted: { events: number; unmatched_event_ids?: string[] },
+  subject: ErasureSubject,
+): string[] {
   const where = `application ${subject.application_id}`;
-  const unmatched = plan.unmatched_event_ids ?? [];
+  const unmatched = counted.unmatched_event_ids ?? [];
   if (unmatched.length > 0) {
-    const shown = unmatched.slice(0, MAX_UNMATCHED_SHOWN).map((id) =>
-      JSON.stringify(id)
-    ).join(", ");
-    const more = unmatched.length > MAX_UNMATCHED_SHOWN
-      ? ` and ${unmatched.length - MAX_UNMATCHED_SHOWN} more`
-      : "";
     return [
-      `  ${unmatched.length} of the ${subject.ids.length} listed ids match no event of ${where} (ids are compared exactly: case and spaces count): ${shown}${more}`,
+      `  ${unmatched.length} of the ${subject.ids.length} listed ids match no event of ${where} (ids are compared exactly: case and spaces count): ${
+        firstIds(unmatched)
+      }`,
     ];
   }
-  if (plan.events > 0) return [];
+  if (counted.events > 0) return [];
   return [
     `  nothing matched in ${where}: ids are compared exactly (case and spaces count); trace events query --application ${
       shellWord(subject.application_id)
     } lists its events`,
+  ];
+}
+
+/**
+ * Envelopes source expiry archived before: the archive files hold them, and
+ * no erasure opens those files.
+ */
+function archiveLine(expired: number, indent = ""): string[] {
+  if (expired === 0) return [];
+  return [
+    `${indent}Source expiry archived the ${
+      expired === 1 ? "envelope" : "envelopes"
+    } of ${expired} of these events earlier: its archive files (trace obs expiry-apply --archive-dir) still hold them, ids and preview digests included; remove the subject's lines from those files, or delete the archives once no longer needed`,
+  ];
+}
+
+/** A `content` erasure keeps metadata on purpose: say so, so it reads as neither a leak nor a complete removal. */
+function contentScopeLine(scope: string): string[] {
+  if (scope !== "content") return [];
+  return [
+    "Scope content: previews and their digests were erased; metadata (span names, app.* attributes, ids and times) stays by design of this scope, so it is neither a leak nor a complete removal",
   ];
 }
 
@@ -483,7 +512,16 @@ function renderApplied(
       tableLine(result.tables)
     }`,
     `  participants: ${participantsLine(result.participants)}`,
+    ...unmatchedLine(
+      {
+        events: result.events,
+        unmatched_event_ids: result.unmatched_event_ids ?? [],
+      },
+      subject,
+    ),
     ...laterLine(result.later_events, subject),
+    ...contentScopeLine(result.scope),
+    ...archiveLine(result.expired_envelopes),
     `Receipt ${receipt.receipt.receipt_id}: ledger entry ${receipt.seq}, head ${
       formatHead(receipt.head)
     }`,
@@ -517,7 +555,7 @@ function renderVerification(
     plural(v.receipt.events, "event")
   } on ${v.receipt.erased_at}): the subject matches; ${state}${file}${
     laterNote(v, subject)
-  }\n`;
+  }\n${contentScopeLine(v.receipt.scope).map((line) => line + "\n").join("")}`;
 }
 
 /** Events of the subject written after the erasure's bound, and what they mean for this receipt. */

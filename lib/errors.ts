@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "storage",
   "unauthorized",
   "forbidden",
+  "erasure_unmatched",
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

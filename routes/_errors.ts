@@ -39,6 +39,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   storage: 503,
   unauthorized: 401,
   forbidden: 403,
+  // An applied erasure whose event ids match no event: the events it names are not there.
+  erasure_unmatched: 404,
 };
 
 export { type ServerLog, stderrLog } from "./_server_log.ts";

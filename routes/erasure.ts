@@ -38,6 +38,7 @@ import {
   type ErasureSubject,
   MAX_SUBJECT_EVENT_IDS,
   parseErasureSubject,
+  SUBJECT_INPUT_KEYS,
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
 import { LIMITS } from "../lib/obs/mod.ts";
@@ -237,6 +238,16 @@ function parseBody(input: unknown): v.InferOutput<typeof RequestSchema> {
         'The body must be a JSON object: {"subject": {...}, "apply": false}',
     });
   }
+  const misplaced = misplacedSubjectKeys(input);
+  if (misplaced.length > 0) {
+    throw new HTTPException(400, {
+      message: `Invalid erasure request: put ${
+        misplaced.join(", ")
+      } inside subject: {"subject": {${
+        misplaced.map((key) => `"${key}": …`).join(", ")
+      }}}`,
+    });
+  }
   const parsed = v.safeParse(RequestSchema, input);
   if (!parsed.success) {
     throw new HTTPException(400, {
@@ -244,6 +255,20 @@ function parseBody(input: unknown): v.InferOutput<typeof RequestSchema> {
     });
   }
   return parsed.output;
+}
+
+/**
+ * The subject's keys a body without `subject` gives at its top level, when
+ * every key it has belongs either there or to the request itself (a subject
+ * written flat); else none, and the schema names what is wrong.
+ */
+function misplacedSubjectKeys(body: object): string[] {
+  if ("subject" in body) return [];
+  const keys = Object.keys(body);
+  const misplaced = keys.filter((key) => SUBJECT_INPUT_KEYS.includes(key));
+  const rest = keys.filter((key) => !SUBJECT_INPUT_KEYS.includes(key));
+  const requestKeys: readonly string[] = ["apply", "confirmation"];
+  return rest.every((key) => requestKeys.includes(key)) ? misplaced : [];
 }
 
 /** Why the principal may not erase this subject (role, or an application outside its scope), or `null`. */
@@ -357,7 +382,13 @@ async function tryAudit(
 
 /** A rule that said no (a changed subject, a stale confirmation) is `refused`; anything else `failed`. */
 function endedAs(error: unknown): "refused" | "failed" {
-  const refusals = ["refused", "forbidden", "conflict", "config_invalid"];
+  const refusals = [
+    "refused",
+    "forbidden",
+    "conflict",
+    "config_invalid",
+    "erasure_unmatched",
+  ];
   return error instanceof TraceError && refusals.includes(error.code)
     ? "refused"
     : "failed";

@@ -342,6 +342,72 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
   });
 });
 
+Deno.test("obs erase --apply of event ids that match nothing is refused with one line, and one where some match names the others", async () => {
+  await withSeededData(async (data, dir) => {
+    const file = join(dir, "ids.txt");
+    const erase = (...flags: string[]) =>
+      trace([
+        "obs",
+        "erase",
+        "--application",
+        "app",
+        "--event-ids",
+        file,
+        ...flags,
+        ...data,
+      ]);
+    const confirmationOf = async () =>
+      JSON.parse((await erase("--json")).out).confirmation as string;
+    await Deno.writeTextFile(file, "A1\nb 1\n");
+    const typo = await erase("--apply", "--confirm", await confirmationOf());
+    assert.equal(typo.code, 2);
+    assert.equal(
+      typo.err,
+      'trace obs erase: Cannot erase: none of the 2 event id(s) matches an event of application "app" in scope all ("A1", "b 1"); nothing was changed; ids are compared exactly (case and spaces count): check them with a dry run\n',
+    );
+    const receipts = await trace(["obs", "erase", "--receipts", ...data]);
+    assert.match(receipts.out, /^No erasure receipts yet/);
+
+    await Deno.writeTextFile(file, "a1\nA1\nb 1\n");
+    const some = await erase("--apply", "--confirm", await confirmationOf());
+    assert.equal(some.code, 0, some.err);
+    assert.match(
+      some.out,
+      /\n {2}2 of the 3 listed ids match no event of application app \(ids are compared exactly: case and spaces count\): "A1", "b 1"\n/,
+    );
+    const again = await erase("--apply", "--confirm", await confirmationOf());
+    assert.equal(again.code, 2);
+    assert.match(
+      again.err,
+      /matches an event of application "app" any more, and receipt erasure-\S+ erased this same subject already; nothing was changed; check it with trace obs erase --verify erasure-\S+ and the same subject\n$/,
+    );
+  });
+});
+
+Deno.test("obs erase says when source expiry archived envelopes of the subject, which no erasure opens", async () => {
+  await withSeededData(async (data, dir) => {
+    const db = await openDb({ dataDir: join(dir, "data") });
+    try {
+      // Source expiry's compare-and-delete, after its archive took a copy.
+      await db.client.batch([
+        `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
+           SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE event_id = 'a2'`,
+        "DELETE FROM obs_envelopes WHERE event_id = 'a2'",
+      ], "write");
+    } finally {
+      db.close();
+    }
+    const archived =
+      /Source expiry archived the envelope of 1 of these events earlier: its archive files \(trace obs expiry-apply --archive-dir\) still hold them, ids and preview digests included; remove the subject's lines from those files, or delete the archives once no longer needed\n/;
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.match(dry.out, archived);
+    const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
+    const applied = await applyErasure(data, confirmation);
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(applied.out, archived);
+  });
+});
+
 Deno.test("obs propagation opts an application in, and trace events ingest then propagates its deletions", async () => {
   await withSeededData(async (data) => {
     const off = await trace(["obs", "propagation", "--json", ...data]);
@@ -373,6 +439,28 @@ Deno.test("obs propagation opts an application in, and trace events ingest then 
     assert.equal(receipt.trigger, "propagation");
     assert.equal(receipt.scope, "content");
     assert.equal(receipt.tables.obs_previews, 1);
+    // Metadata stays by design of the content scope: neither a leak nor a complete removal.
+    const listText = await trace(["obs", "erase", "--receipts", ...data]);
+    assert.match(
+      listText.out,
+      / {2}metadata \(span names, app\.\* attributes\) stays by design of scope content/,
+    );
+    const verify = await trace([
+      "obs",
+      "erase",
+      "--verify",
+      receipt.receipt_id,
+      "--application",
+      "app",
+      "--memory",
+      "mem-1",
+      ...data,
+    ]);
+    assert.equal(verify.code, 0, verify.err);
+    assert.match(
+      verify.out,
+      /\nScope content: previews and their digests were erased; metadata \(span names, app\.\* attributes, ids and times\) stays by design of this scope, so it is neither a leak nor a complete removal\n$/,
+    );
     const both = await trace([
       "obs",
       "propagation",

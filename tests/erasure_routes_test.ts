@@ -205,6 +205,80 @@ Deno.test("POST /api/erasures refuses bad bodies, other methods, a failing audit
   });
 });
 
+Deno.test("POST /api/erasures refuses an apply whose event ids match nothing (404 erasure_unmatched), and says when a receipt already erased them", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const audited: ErasureAuditEntry[] = [];
+    const app = createApp({
+      db,
+      uiAuthToken: ADMIN,
+      erasureKey: TEST_KEY,
+      erasureAudit: (entry) => {
+        audited.push(entry);
+        return Promise.resolve();
+      },
+    });
+    const erase = async (ids: string[]) => {
+      const subject = { application_id: "app", event_ids: ids };
+      const plan = await (await post(app, { subject }, ADMIN)).json();
+      const { confirmation } = plan;
+      return await post(app, { subject, apply: true, confirmation }, ADMIN);
+    };
+    const typo = await erase(["A1"]);
+    assert.equal(typo.status, 404);
+    const { error } = await typo.json();
+    assert.equal(error.code, "erasure_unmatched");
+    assert.match(
+      error.message,
+      /^Cannot erase: none of the 1 event id\(s\) matches an event of application "app" in scope all \("A1"\); .*check them with a dry run$/,
+    );
+    assert.equal((await listReceipts(db).catch(() => [])).length, 0);
+    assert.deepEqual(
+      audited.slice(-1).map((a) => [a.outcome, a.detail, a.receipt_id]),
+      [["refused", "erasure_unmatched", null]],
+    );
+
+    const some = await erase(["a1", "a9"]);
+    assert.equal(some.status, 200);
+    const { result, receipt } = await some.json();
+    assert.deepEqual(result.unmatched_event_ids, ["a9"]);
+    const again = await erase(["a1", "a9"]);
+    assert.equal(again.status, 404);
+    const id = receipt.receipt.receipt_id;
+    assert.equal(
+      (await again.json()).error.message,
+      `Cannot erase: none of the 2 event id(s) matches an event of application "app" any more, and receipt ${id} erased this same subject already; nothing was changed; check it with trace obs erase --verify ${id} and the same subject`,
+    );
+    assert.equal((await listReceipts(db)).length, 1);
+  });
+});
+
+Deno.test("POST /api/erasures with the subject's fields at the top level says to put them inside subject", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const flat = await post(app, { user_id: "u1", application_id: "a" }, ADMIN);
+    assert.equal(flat.status, 400);
+    assert.equal(
+      (await flat.json()).error.message,
+      'Invalid erasure request: put user_id, application_id inside subject: {"subject": {"user_id": …, "application_id": …}}',
+    );
+    const applied = await post(
+      app,
+      { ...SUBJECT, apply: true, confirmation: "x" },
+      ADMIN,
+    );
+    assert.match(
+      (await applied.json()).error.message,
+      /^Invalid erasure request: put application_id, user_id inside subject: /,
+    );
+    // Another unknown key: the schema's own answer.
+    const other = await post(app, { ...SUBJECT, force: true }, ADMIN);
+    assert.match((await other.json()).error.message, /subject: is required/);
+    assert.equal((await indexedIds(db)).length, 7, "nothing was erased");
+  });
+});
+
 Deno.test("POST /api/erasures with the default audit: a refused apply is never recorded as succeeded", async () => {
   await withErasureDb(async (db) => {
     await seed(db);

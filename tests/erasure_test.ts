@@ -7,6 +7,7 @@ import {
   type ErasureParticipant,
   erasureParticipants,
   erasureRemainder,
+  ErasureUnmatchedError,
   parseErasureSubject,
   planErasure,
   registerErasureParticipant,
@@ -284,12 +285,60 @@ Deno.test("applyErasure() also finds envelopes whose index rows retention remove
     assert.equal(plan.events, 3);
     assert.equal(plan.tables.obs_envelopes, 2);
     assert.equal(plan.tables.obs_events, 2);
-    await applyErasure(db, subject, plan.confirmation, { key });
+    // a2's envelope went to an expiry archive: the answer says so.
+    assert.equal(plan.expired_envelopes, 1);
+    const result = await applyErasure(db, subject, plan.confirmation, { key });
+    assert.equal(result.expired_envelopes, 1);
     const left = await db.client.execute(
       `SELECT (SELECT COUNT(*) FROM obs_envelopes WHERE application_id = 'app' AND event_id LIKE 'a%')
             + (SELECT COUNT(*) FROM obs_events WHERE application_id = 'app' AND event_id LIKE 'a%') AS n`,
     );
     assert.equal(Number(left.rows[0]!.n), 0);
+  });
+});
+
+Deno.test("applyErasure() refuses event ids none of which matches before writing anything, and names those that did not match when some did", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const events = (...ids: string[]) =>
+      parseErasureSubject({ application_id: "app", event_ids: ids });
+    const typo = events("A1", "a9");
+    const plan = await planErasure(db, typo, { key });
+    assert.equal(plan.events, 0);
+    const before = await tableCounts(db);
+    await assert.rejects(
+      applyErasure(db, typo, plan.confirmation, { key }),
+      (error: unknown) => {
+        assert.ok(error instanceof ErasureUnmatchedError);
+        assert.equal(error.code, "erasure_unmatched");
+        assert.equal(error.listed, 2);
+        assert.equal(
+          error.message,
+          'Cannot erase: none of the 2 event id(s) matches an event of application "app" in scope all ("A1", "a9"); nothing was changed; ids are compared exactly (case and spaces count): check them with a dry run',
+        );
+        return true;
+      },
+    );
+    assert.deepEqual(await tableCounts(db), before);
+
+    // Some matched: the apply goes ahead and names the others.
+    const some = events("a1", "a9");
+    const partial = await planErasure(db, some, { key });
+    const result = await applyErasure(db, some, partial.confirmation, { key });
+    assert.equal(result.events, 1);
+    assert.deepEqual(result.unmatched_event_ids, ["a9"]);
+
+    // A whole subject that matched nothing proves nothing was held.
+    const nobody = parseErasureSubject({
+      application_id: "app",
+      user_id: "nobody",
+    });
+    const empty = await planErasure(db, nobody, { key });
+    const none = await applyErasure(db, nobody, empty.confirmation, { key });
+    assert.equal(none.events, 0);
+    assert.equal("unmatched_event_ids" in none, false);
+    // The staging adapter's deletions (unreviewed) stay idempotent.
+    assert.equal((await eraseNow(db, typo, { key })).events, 0);
   });
 });
 

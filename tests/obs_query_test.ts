@@ -387,6 +387,29 @@ Deno.test("traceQueryFromParams() refuses parameters that would narrow nothing",
   );
 });
 
+Deno.test("traceQueryFromParams() refuses a zone offset beyond ±14:00 or with minutes past 59, naming it and the range", async (t) => {
+  for (const offset of ["+15:00", "-14:30", "+05:60", "+23:59"]) {
+    await t.step(offset, () => {
+      const query = new URLSearchParams();
+      query.set("start_time", `2026-09-01T00:00:00${offset}`);
+      assert.throws(
+        () => traceQueryFromParams(query),
+        new RegExp(
+          `Invalid trace query: start_time: has the zone offset \\${offset}, outside -14:00 to \\+14:00 \\(minutes 00 to 59\\); use an offset in that range or Z$`,
+        ),
+      );
+    });
+  }
+  for (const offset of ["+14:00", "-14:00", "+05:45", "-00:00"]) {
+    const query = new URLSearchParams();
+    query.set("start_time", `2026-09-01T00:00:00${offset}`);
+    assert.equal(
+      traceQueryFromParams(query).start_time,
+      `2026-09-01T00:00:00${offset}`,
+    );
+  }
+});
+
 Deno.test("traceQueryFromParams() names parameters, or the caller's labels, in messages", () => {
   assert.throws(
     () => traceQueryFromParams(new URLSearchParams("start_time=yesterday")),

@@ -253,16 +253,39 @@ export const TokenSchema: v.GenericSchema<string> = v.pipe(
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** True when every field of an ISO 8601 timestamp names a real calendar date and time. */
+/** Largest zone offset a timestamp may name, in minutes (UTC+14:00, the easternmost zone in use). */
+const MAX_ZONE_OFFSET_MINUTES = 14 * 60;
+
+/** The zone offset of an ISO 8601 timestamp with a zone, as written (`+05:30`); `Z` and a text without one give `null`. */
+function zoneOffsetOf(text: string): string | null {
+  const match = ISO_WITH_ZONE.exec(text);
+  if (!match || match[7] === undefined) return null;
+  return text.slice(-6);
+}
+
+/**
+ * True when `text`'s zone is `Z` or an offset from -14:00 to +14:00 whose
+ * minutes are 00 to 59 (Date.parse takes +15:00 and +05:75 and shifts the
+ * time by them).
+ */
+export function hasValidZoneOffset(text: string): boolean {
+  const offset = zoneOffsetOf(text);
+  if (offset === null) return ISO_WITH_ZONE.test(text);
+  const hours = Number(offset.slice(1, 3));
+  const minutes = Number(offset.slice(4, 6));
+  return minutes <= 59 && hours * 60 + minutes <= MAX_ZONE_OFFSET_MINUTES;
+}
+
+/** True when every field of an ISO 8601 timestamp names a real calendar date and time, its zone offset included. */
 export function isRealDateTime(text: string): boolean {
   const match = ISO_WITH_ZONE.exec(text);
   if (!match) return false;
-  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match
+  const [year, month, day, hour, minute, second] = match
     .slice(1).map((part) => part === undefined ? 0 : Number(part));
   const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month! - 1] ?? 0;
   return day! >= 1 && day! <= days && hour! <= 23 && minute! <= 59 &&
-    second! <= 59 && zoneHour! <= 23 && zoneMinute! <= 59;
+    second! <= 59 && hasValidZoneOffset(text);
 }
 
 /** An ISO 8601 timestamp with an explicit zone that names a real date and time. */
@@ -271,6 +294,13 @@ export const TimestampSchema: v.GenericSchema<string> = v.pipe(
   v.regex(
     ISO_WITH_ZONE,
     "must be an ISO 8601 timestamp with a zone, e.g. 2026-09-01T12:00:00Z",
+  ),
+  v.check(
+    hasValidZoneOffset,
+    (issue) =>
+      `has the zone offset ${
+        zoneOffsetOf(String(issue.input))
+      }, outside -14:00 to +14:00 (minutes 00 to 59); use an offset in that range or Z`,
   ),
   v.check(
     isRealDateTime,

@@ -18,6 +18,7 @@ import { formatHead } from "../ledger/head.ts";
 import {
   appendReceiptIn,
   type ErasureReceipt,
+  listReceipts,
   newReceiptId,
   readReceipt,
   receiptKeys,
@@ -34,6 +35,7 @@ import {
   type SelfStagingAdapter,
 } from "../obs/self_contract/mod.ts";
 import {
+  alreadyErased,
   applyErasure,
   type ApplyErasureOptions,
   eraseNow,
@@ -49,6 +51,7 @@ import {
   type ErasureResult,
   type ErasureSubject,
   type ErasureSubjectInput,
+  ErasureUnmatchedError,
   markUnreachedIn,
   parseErasureSubject,
   planErasure,
@@ -121,18 +124,47 @@ export async function planSubjectErasure(
   });
 }
 
-/** Applies a reviewed erasure (refused unless `confirmation` matches) and appends its receipt. */
+/**
+ * Applies a reviewed erasure (refused unless `confirmation` matches) and
+ * appends its receipt. Event ids none of which matches are refused
+ * (`ErasureUnmatchedError`), naming the receipt that erased this same
+ * subject when there is one.
+ */
 export async function eraseSubject(
   db: TraceDb,
   subject: ErasureSubject,
   confirmation: string,
   options: SubjectErasureOptions,
 ): Promise<AppliedErasure> {
-  return await withReceipt(
-    db,
-    options,
-    (apply) => applyErasure(db, subject, confirmation, apply),
+  try {
+    return await withReceipt(
+      db,
+      options,
+      (apply) => applyErasure(db, subject, confirmation, apply),
+    );
+  } catch (error) {
+    if (!(error instanceof ErasureUnmatchedError)) throw error;
+    const earlier = await receiptOfSubject(db, subject, options);
+    throw earlier === null
+      ? error
+      : alreadyErased(subject, earlier, { cause: error });
+  }
+}
+
+/** The newest receipt of exactly this subject and scope, or `null`. */
+async function receiptOfSubject(
+  db: TraceDb,
+  subject: ErasureSubject,
+  options: Pick<ErasureOptions, "key" | "scope">,
+): Promise<string | null> {
+  const digest = subjectDigest(subject, options.key);
+  const scope = options.scope ?? "all";
+  // A ledger that cannot be read leaves the refusal as it was.
+  const receipts = await listReceipts(db).catch(() => []);
+  const same = receipts.filter(({ receipt }) =>
+    receipt.subject_digest === digest && receipt.scope === scope
   );
+  return same.at(-1)?.receipt.receipt_id ?? null;
 }
 
 /** Erases without a review step and appends its receipt (propagation, the staging adapter). */

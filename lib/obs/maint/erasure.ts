@@ -43,6 +43,7 @@ import { RefusedError, StorageError, TraceError } from "../../errors.ts";
 import type { StoreName } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import {
+  countExpiredEnvelopes,
   countStores,
   countTables,
   deleteFrom,
@@ -67,6 +68,7 @@ import {
   type ErasureTarget,
 } from "./erasure_participants.ts";
 import { markErasedParents } from "./erasure_links.ts";
+import { nothingMatched, unmatchedIds } from "./erasure_unmatched.ts";
 import {
   erasureKeyId,
   type ErasureSubject,
@@ -146,6 +148,8 @@ export interface ErasurePlan extends ErasureCounts {
    * case or a stray space matches nothing); absent for other selectors.
    */
   unmatched_event_ids?: string[];
+  /** See {@link ErasureResult.expired_envelopes}: what the apply would leave in expiry archives. */
+  expired_envelopes: number;
 }
 
 /** What an applied erasure removed, as its receipt records it. */
@@ -176,6 +180,19 @@ export interface ErasureResult extends ErasureRecord {
    * `up_to_seq` is `null`.
    */
   later_events: number;
+  /**
+   * For a subject of event ids, those that matched no event (as in the
+   * dry run; an apply where none matched is refused); absent for other
+   * selectors. Not in the receipt, which never holds ids.
+   */
+  unmatched_event_ids?: string[];
+  /**
+   * Erased events whose envelope source expiry had removed before, after
+   * its archive acknowledged a copy: no erasure opens those archive files
+   * (`trace obs expiry-apply --archive-dir`), which still hold the
+   * envelopes with the subject's ids and preview digest.
+   */
+  expired_envelopes: number;
 }
 
 /** Options for {@link applyErasure} and {@link eraseNow}. */
@@ -399,7 +416,7 @@ export async function planErasure(
   subject: ErasureSubject,
   options: ErasureOptions,
 ): Promise<ErasurePlan> {
-  const { selection, events, tables, participants } = await survey(
+  const { selection, events, tables, participants, expired } = await survey(
     db,
     subject,
     options,
@@ -410,19 +427,19 @@ export async function planErasure(
     dry_run: true,
     ...countsOf(selection, events, tables, participants),
     confirmation: confirmationFor(selection, events),
-    ...(subject.kind === "events"
-      ? { unmatched_event_ids: unmatchedIds(subject.ids, events) }
-      : {}),
+    ...unmatchedOf(subject, events),
+    expired_envelopes: expired,
   };
 }
 
-/** The listed ids no matched event has, in the subject's order. */
-function unmatchedIds(
-  ids: readonly string[],
+/** `unmatched_event_ids` for a subject of event ids; nothing for other selectors. */
+function unmatchedOf(
+  subject: ErasureSubject,
   events: readonly MatchedEvent[],
-): string[] {
-  const matched = new Set(events.map((e) => e.event_id));
-  return ids.filter((id) => !matched.has(id));
+): { unmatched_event_ids?: string[] } {
+  return subject.kind === "events"
+    ? { unmatched_event_ids: unmatchedIds(subject.ids, events) }
+    : {};
 }
 
 /**
@@ -441,6 +458,7 @@ async function survey(
   tables: ErasureTableCounts;
   participants: Record<string, number>;
   later: number;
+  expired: number;
 }> {
   await requireObs(db);
   const tx = await db.client.transaction("read");
@@ -465,6 +483,7 @@ async function survey(
       tables,
       participants,
       later: later.length,
+      expired: await countExpiredEnvelopes(tx, events),
     };
   } finally {
     tx.close();
@@ -506,7 +525,7 @@ async function erase(
   const reclaim = options.reclaim !== false && db.path !== null && !db.readOnly;
   const truncate = options.truncate;
   const before = reclaim ? await measureStorage(db, { truncate }) : null;
-  const { record, later } = await eraseInTransaction(
+  const { record, later, unmatched, expired } = await eraseInTransaction(
     db,
     selection,
     confirmation,
@@ -524,6 +543,8 @@ async function erase(
       ? null
       : record.secure_delete && reclaimed?.walTruncated === true,
     later_events: later,
+    ...unmatched,
+    expired_envelopes: expired,
   };
 }
 
@@ -542,7 +563,12 @@ async function eraseInTransaction(
   given: Selection,
   confirmation: string | null,
   options: ApplyErasureOptions,
-): Promise<{ record: ErasureRecord; later: number }> {
+): Promise<{
+  record: ErasureRecord;
+  later: number;
+  unmatched: { unmatched_event_ids?: string[] };
+  expired: number;
+}> {
   const selection = confirmation === null
     ? given
     : confirmedSelection(given, confirmation);
@@ -557,8 +583,11 @@ async function eraseInTransaction(
     }
     const events = await match(tx, selection);
     if (confirmation !== null) {
+      requireSomeMatched(selection, events);
       requireConfirmation(confirmation, confirmationFor(selection, events));
     }
+    // Read before the erasure's own grants and deletes change them.
+    const expired = await countExpiredEnvelopes(tx, events);
     const now = (options.now ?? Date.now)();
     // Read before anything changes: what arrived after the bound stays.
     const later = await laterEvents(tx, selection);
@@ -584,7 +613,12 @@ async function eraseInTransaction(
     };
     await options.inTransaction?.(tx, record);
     await tx.commit();
-    return { record, later: later.length };
+    return {
+      record,
+      later: later.length,
+      unmatched: unmatchedOf(selection.subject, events),
+      expired,
+    };
   } catch (error) {
     await tx?.rollback().catch(() => {});
     if (error instanceof TraceError) throw error;
@@ -597,6 +631,20 @@ async function eraseInTransaction(
   } finally {
     tx?.close();
   }
+}
+
+/**
+ * A reviewed erasure of event ids none of which matches is refused: its
+ * receipt of 0 events would pass `--verify`, a typo reading as proof. (A
+ * whole subject that matched nothing is a legitimate proof that nothing
+ * was held; the staging adapter's deletions, unreviewed, stay idempotent.)
+ */
+function requireSomeMatched(
+  selection: Selection,
+  events: readonly MatchedEvent[],
+): void {
+  if (selection.subject.kind !== "events" || events.length > 0) return;
+  throw nothingMatched(selection.subject, selection.scope);
 }
 
 function requireConfirmation(given: string, expected: string): void {

@@ -51,6 +51,12 @@ const SELECTOR_KEYS = [
   "event_ids",
 ] as const;
 
+/** The keys a subject as callers write it may hold. */
+export const SUBJECT_INPUT_KEYS: readonly string[] = [
+  "application_id",
+  ...SELECTOR_KEYS,
+];
+
 /** A subject as callers write it: `application_id` and exactly one selector. */
 export interface ErasureSubjectInput {
   /** The tenant. */

@@ -134,6 +134,11 @@ export {
   planErasure,
 } from "./erasure.ts";
 export {
+  alreadyErased,
+  ErasureUnmatchedError,
+  firstIds,
+} from "./erasure_unmatched.ts";
+export {
   describeSubjectKind,
   ERASURE_KEY_BYTES,
   erasureKeyId,
@@ -142,6 +147,7 @@ export {
   ErasureSubjectInputSchema,
   MAX_SUBJECT_EVENT_IDS,
   parseErasureSubject,
+  SUBJECT_INPUT_KEYS,
   SUBJECT_KINDS,
   subjectDigest,
   type SubjectKind,
