@@ -106,6 +106,7 @@ export {
   UsageError,
 } from "./lib/errors.ts";
 export { AuditIntegrityError } from "./lib/auth/audit_integrity.ts";
+export { DatabaseBusyError } from "./lib/db.ts";
 
 // Strict JSON, as Trace reads configs and adapter answers
 export {

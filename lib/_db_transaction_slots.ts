@@ -34,8 +34,9 @@ export const TRANSACTION_WAIT_MS = 30_000;
 /** Connections kept out of transactions' reach, for single statements. */
 export const RESERVED_CONNECTIONS = 4;
 
-/** Every transaction slot stayed taken for the whole wait: the caller may retry. */
+/** Every transaction slot stayed taken for the whole wait: the caller may retry (code `storage`). */
 export class DatabaseBusyError extends StorageError {
+  /** `slots`: how many transactions may be open at once; `waitMs`: how long the caller waited for one. */
   constructor(slots: number, waitMs: number) {
     super(
       `Cannot open a database transaction: all ${slots} this process may hold at once stayed busy for ${

@@ -213,7 +213,10 @@ export function loopbackHostOnly(
 }
 
 /** Whether a `Host` header names the public origin's host, with its port or none. */
-function isPublicHost(host: string, publicOrigin: string | undefined): boolean {
+export function isPublicHost(
+  host: string,
+  publicOrigin: string | undefined,
+): boolean {
   if (publicOrigin === undefined) return false;
   const url = new URL(publicOrigin);
   const port = url.port || (url.protocol === "https:" ? "443" : "80");

@@ -28,7 +28,7 @@ import {
 } from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
-import { checkToken, ownOrigin } from "./_guard.ts";
+import { checkToken, isPublicHost, ownOrigin } from "./_guard.ts";
 import { HttpRefusal } from "./_audit_refusals.ts";
 import { isFormBody, readFormBody } from "./_body.ts";
 import {
@@ -125,13 +125,33 @@ export function tokenSignIn(auth: UiAuth): boolean {
 }
 
 /**
- * The session cookie's name. Cookies ignore ports, so two servers on one
- * host would overwrite each other's sessions under one name.
+ * The session cookie's name, `trace_session_<port>`. Cookies ignore ports,
+ * so two servers on one host would overwrite each other's sessions under one
+ * name: the port is that of the origin the browser is on, which no other
+ * server on that host holds. Behind a proxy it is the public origin's (443
+ * for `https://trace.example.com`), not the port of the `Host` the proxy
+ * passes on (none, read as 80, for nginx's `$host`). A request on a loopback
+ * name that is not the public host keeps the listener's port: a browser on
+ * this machine reached the listener itself (or the proxy passed on the
+ * upstream's address), and two servers cannot share a listener's port.
  */
-export function sessionCookieName(c: Context): string {
+export function sessionCookieName(c: Context, auth: UiAuth): string {
+  return `trace_session_${cookiePort(c, auth.publicOrigin)}`;
+}
+
+function cookiePort(c: Context, publicOrigin: string | undefined): string {
   const url = new URL(c.req.url);
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  return `trace_session_${port}`;
+  if (publicOrigin !== undefined) {
+    const host = c.req.header("host") ?? url.host;
+    if (isPublicHost(host, publicOrigin) || !isLoopbackHost(url.hostname)) {
+      return originPort(new URL(publicOrigin));
+    }
+  }
+  return originPort(url);
+}
+
+function originPort(url: URL): string {
+  return url.port || (url.protocol === "https:" ? "443" : "80");
 }
 
 /** Opens a session for `account`: sets the cookie. */
@@ -141,7 +161,7 @@ export async function startSession(
   account: OperatorAccount,
 ): Promise<void> {
   const { value } = await auth.signer.issue(account.name, account.credential);
-  setCookie(c, sessionCookieName(c), value, {
+  setCookie(c, sessionCookieName(c, auth), value, {
     httpOnly: true,
     sameSite: "Strict",
     path: "/",
@@ -162,7 +182,7 @@ function secureCookie(c: Context, auth: UiAuth): boolean {
 
 /** Ends the request's session, if any: revokes it and clears the cookie. */
 export async function endSession(c: Context, auth: UiAuth): Promise<void> {
-  const name = sessionCookieName(c);
+  const name = sessionCookieName(c, auth);
   const value = getCookie(c, name);
   const claims = value ? await auth.signer.verify(value) : null;
   if (claims) auth.signer.revoke(claims);
@@ -172,8 +192,8 @@ export async function endSession(c: Context, auth: UiAuth): Promise<void> {
 }
 
 /** Whether the request carries this server's session cookie, valid or not. */
-export function hasSessionCookie(c: Context): boolean {
-  return getCookie(c, sessionCookieName(c)) !== undefined;
+export function hasSessionCookie(c: Context, auth: UiAuth): boolean {
+  return getCookie(c, sessionCookieName(c, auth)) !== undefined;
 }
 
 /** The account of the request's valid session, or `null`. */
@@ -198,7 +218,7 @@ export async function validSession(
   c: Context,
   auth: UiAuth,
 ): Promise<ValidSession | null> {
-  const value = getCookie(c, sessionCookieName(c));
+  const value = getCookie(c, sessionCookieName(c, auth));
   const claims = value ? await auth.signer.verify(value) : null;
   if (!claims) return null;
   const account = auth.directory.resolve(claims.op);
@@ -274,7 +294,7 @@ function toPrincipal(account: OperatorAccount) {
 
 /** Clears a session cookie that no longer opens anything. */
 export function clearStaleCookie(c: Context, auth: UiAuth): void {
-  const name = sessionCookieName(c);
+  const name = sessionCookieName(c, auth);
   if (getCookie(c, name) !== undefined) {
     deleteCookie(c, name, { path: "/", secure: secureCookie(c, auth) });
   }

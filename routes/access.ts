@@ -335,7 +335,7 @@ async function apiCaller(
     signInBearer(c, account);
     return c.get("principal");
   }
-  if (!hasSessionCookie(c)) return null;
+  if (!hasSessionCookie(c, options.auth)) return null;
   const session = await validSession(c, options.auth);
   if (!session) {
     clearStaleCookie(c, options.auth);

@@ -91,6 +91,31 @@ Deno.test("trace serve and trace demo refuse a credential variable set but empty
   });
 });
 
+Deno.test("trace serve and trace mcp refuse an on/off variable set but empty, in one line, before touching files", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const name of ["TRACE_MCP_ALLOW_TRACE_QUERIES", "TRACE_UI_READ_ONLY"]
+    ) {
+      for (const command of ["serve", "mcp"]) {
+        // Already interrupted: a server that starts anyway stops at once.
+        const io = {
+          ...captureIo("", { [name]: "" }),
+          interrupted: AbortSignal.abort(),
+        };
+        const args = command === "serve"
+          ? ["serve", "--port", "0", "--data-dir", `${dir}/data`]
+          : ["mcp", "--data-dir", `${dir}/data`];
+        assert.equal(await main(args, io), 2, `${command} ${name}=""`);
+        assert.equal(
+          io.stderr(),
+          `trace ${command}: ${name} is set but empty; set it to true or false, or unset it\n`,
+        );
+      }
+    }
+    await assert.rejects(Deno.stat(`${dir}/data`), Deno.errors.NotFound);
+  });
+});
+
 Deno.test("trace serve refuses a bad TRACE_UI_AUTH_ACCOUNTS in one line naming the account, never the token, before touching files", async () => {
   await withTempDir(async (dir) => {
     for (

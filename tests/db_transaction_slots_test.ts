@@ -6,6 +6,7 @@ import { TransactionSlots } from "../lib/_db_transaction_slots.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { listAllRuns } from "../lib/runs/mod.ts";
 import { withDb } from "./_helpers.ts";
+import * as trace from "../mod.ts";
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
 
@@ -125,4 +126,13 @@ Deno.test("TransactionSlots lets its waiters through when the client closes, for
   slots.close();
   (await waiter)();
   held();
+});
+
+Deno.test("DatabaseBusyError is exported by name from mod.ts, a StorageError with the code storage", () => {
+  assert.equal(trace.DatabaseBusyError, DatabaseBusyError);
+  const error = new trace.DatabaseBusyError(16, 30_000);
+  assert.ok(error instanceof trace.StorageError);
+  assert.ok(error instanceof trace.TraceError);
+  assert.equal(error.name, "DatabaseBusyError");
+  assert.equal(error.code, "storage");
 });

@@ -952,6 +952,97 @@ Deno.test("trace.external_runs of kind reference, when none matches, points to t
   });
 });
 
+/** Run ids of a run listing's page. */
+function runIds(listed: Record<string, unknown>): string[] {
+  return (listed.runs as { run_id: string }[]).map((run) => run.run_id);
+}
+
+Deno.test("trace.external_runs pages past its newest runs with offset, and next names the offset to pass", async () => {
+  await withTools(async ({ client, context, db }) => {
+    for (let i = 0; i < 5; i++) await fakeRun(db, context.dataDir);
+    const all = runIds(await callOk(client, "trace.external_runs"));
+    assert.equal(all.length, 5);
+
+    const first = await callOk(client, "trace.external_runs", { limit: 2 });
+    assert.deepEqual(runIds(first), all.slice(0, 2));
+    assert.equal(first.total, 5);
+    assert.equal(first.offset, 0);
+    assert.equal(first.truncated, true);
+    assert.equal(first.next_offset, 2);
+    assert.equal(
+      first.next,
+      "3 older matching run(s) follow: call trace.external_runs again with offset 2 and the same filters",
+    );
+    const second = await callOk(client, "trace.external_runs", {
+      limit: 2,
+      offset: 2,
+    });
+    assert.deepEqual(runIds(second), all.slice(2, 4));
+    assert.equal(second.next_offset, 4);
+    const last = await callOk(client, "trace.external_runs", {
+      limit: 2,
+      offset: 4,
+      target_id: TARGET_ID,
+    });
+    assert.deepEqual(runIds(last), all.slice(4));
+    assert.equal(last.truncated, false);
+    assert.equal(last.next_offset, null);
+    assert.equal(last.next, null);
+
+    const past = await callOk(client, "trace.external_runs", { offset: 9 });
+    assert.deepEqual(past.runs, []);
+    assert.equal(past.total, 5);
+    assert.equal(
+      past.note,
+      "offset 9 is past the last of the 5 matching runs; pass a smaller offset, or none for the newest",
+    );
+    for (
+      const [offset, problem] of [
+        [-1, "must be at least 0"],
+        [1.5, "must be an integer"],
+        [1_000_001, "must be at most 1000000"],
+        ["2", "must be a number"],
+      ] as const
+    ) {
+      assert.match(
+        await callError(client, "trace.external_runs", { offset }),
+        new RegExp(`offset: ${problem}`),
+      );
+    }
+  });
+});
+
+Deno.test("trace.external_runs keeps a page to what fits the output bound, so next_offset skips no run", async () => {
+  await withTools(async ({ client, context, db }) => {
+    for (let i = 0; i < 5; i++) await fakeRun(db, context.dataDir);
+    const whole = await callOk(client, "trace.external_runs");
+    const all = runIds(whole);
+    // Room for about half the runs: the page must shrink, not be cut.
+    const maxOutputChars = Math.ceil(JSON.stringify(whole).length * 0.6);
+    await withTools(async ({ client: bounded }) => {
+      const seen: string[] = [];
+      let offset: number | null = 0;
+      let pages = 0;
+      while (offset !== null) {
+        const page = await callOk(bounded, "trace.external_runs", { offset });
+        assert.equal(typeof page.truncated, "boolean", "not cut by the bound");
+        assert.ok(runIds(page).length < 5);
+        if (page.next_offset !== null) {
+          assert.match(
+            String(page.next),
+            /\(the output bound kept this page to \d+ runs\): call trace.external_runs again with offset \d+/,
+          );
+        }
+        seen.push(...runIds(page));
+        offset = page.next_offset as number | null;
+        pages++;
+      }
+      assert.deepEqual(seen, all);
+      assert.ok(pages > 1);
+    }, { overrides: { db, dataDir: context.dataDir, maxOutputChars } });
+  });
+});
+
 Deno.test("trace.reference_plan and trace.reference_run refuse an empty systems list instead of taking every system", async () => {
   await withTools(async ({ client, db }) => {
     for (const tool of ["trace.reference_plan", "trace.reference_run"]) {

@@ -243,6 +243,12 @@ Deno.test("trace serve --public-origin: a browser behind the proxy signs in by P
       assert.match(setCookie, /; Secure/, setCookie);
       assert.match(setCookie, /; HttpOnly/, setCookie);
       const cookie = setCookie.split(";")[0]!;
+      // Named by the port of the origin the browser is on: the public one
+      // through `$host`, the listener's when the upstream's address is passed.
+      const name = host === "trace.example.com"
+        ? "trace_session_443"
+        : `trace_session_${port}`;
+      assert.ok(cookie.startsWith(`${name}=`), cookie);
 
       const page = await rawRequest(
         port,
@@ -296,6 +302,7 @@ Deno.test("trace serve --public-origin: a browser behind the proxy signs in by P
       assert.equal(logout.status, 303, `${host}: ${logout.body}`);
       assert.equal(header(logout, "location"), "/login?signed_out");
       assert.match(header(logout, "set-cookie")!, /Max-Age=0.*; Secure/);
+      assert.ok(header(logout, "set-cookie")!.startsWith(`${name}=;`));
       const after = await rawRequest(
         port,
         "GET",

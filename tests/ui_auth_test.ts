@@ -401,3 +401,85 @@ Deno.test("a server beyond loopback without an admin token says sign-in is off",
     assert.equal(page.status, 303);
   });
 });
+
+Deno.test("behind a proxy the session cookie is named by the public origin's port, on sign-in, pages, CSRF writes and sign-out", async (t) => {
+  const ingestToken = "ingest-token-0123456789abcdef";
+  for (
+    const [publicOrigin, host, name] of [
+      // nginx with `proxy_set_header Host $host`: no port in Host.
+      ["https://trace.example.com", "trace.example.com", "trace_session_443"],
+      [
+        "https://trace.example.com:8443",
+        "trace.example.com",
+        "trace_session_8443",
+      ],
+      [
+        "https://trace.example.com:8443",
+        "trace.example.com:8443",
+        "trace_session_8443",
+      ],
+      // nginx's default Host, the upstream's address: the listener's port, one of a kind on this host.
+      ["https://trace.example.com", "127.0.0.1:8788", "trace_session_8788"],
+      ["http://localhost:8080", "localhost", "trace_session_8080"],
+    ] as const
+  ) {
+    await t.step(`${publicOrigin} with Host ${host}: ${name}`, async () => {
+      await withUiApp(
+        { adminToken: ADMIN_TOKEN, app: { publicOrigin, ingestToken } },
+        async ({ app }) => {
+          const url = (path: string) => `http://${host}${path}`;
+          const browser = (headers: Record<string, string> = {}) => ({
+            host,
+            origin: publicOrigin,
+            "sec-fetch-site": "same-origin",
+            ...headers,
+          });
+          const login = await app.request(url("/login"), {
+            method: "POST",
+            headers: browser({
+              "content-type": "application/x-www-form-urlencoded",
+            }),
+            body: new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+          });
+          assert.equal(login.status, 303, await login.text());
+          const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
+          assert.match(cookie, new RegExp(`^${name}=[^;]+$`));
+
+          const html = await app.request(url("/traces/health"), {
+            headers: browser({ cookie }),
+          });
+          assert.equal(html.status, 200);
+          const csrf = csrfOf(await html.text());
+          // Under another port's name the same value opens nothing.
+          const value = cookie.slice(name.length + 1);
+          const other = await app.request(url("/traces/health"), {
+            headers: browser({ cookie: `trace_session_80=${value}` }),
+          });
+          assert.equal(other.status, 303);
+
+          const logout = await app.request(url("/logout"), {
+            method: "POST",
+            headers: browser({
+              cookie,
+              "content-type": "application/x-www-form-urlencoded",
+            }),
+            body: new URLSearchParams({ _csrf: csrf }).toString(),
+          });
+          assert.equal(logout.status, 303);
+          assert.match(
+            logout.headers.get("set-cookie") ?? "",
+            new RegExp(`^${name}=; Max-Age=0`),
+          );
+          const stale = await app.request(url("/traces/health"), {
+            headers: browser({ cookie }),
+          });
+          assert.equal(stale.status, 303);
+          assert.match(
+            stale.headers.get("set-cookie") ?? "",
+            new RegExp(`^${name}=; Max-Age=0`),
+          );
+        },
+      );
+    });
+  }
+});

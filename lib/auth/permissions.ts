@@ -19,14 +19,13 @@
  * @module
  */
 
-import { ConfigError } from "../errors.ts";
 import {
   isTenantBound,
   type Principal,
   type Role,
   roleAtLeast,
 } from "./roles.ts";
-import { quoteValue } from "../echo.ts";
+import { readEnvSwitch } from "../env_switch.ts";
 
 /** One row of the matrix. */
 export interface ActionRule {
@@ -237,16 +236,5 @@ function refuse(reason: Refusal, message: string): Decision {
  * is: a CI variable that did not expand must not turn read-only mode off.
  */
 export function readOnlyFromEnv(value: string | undefined): boolean {
-  if (value === "") {
-    throw new ConfigError(
-      "TRACE_UI_READ_ONLY is set but empty; set it to true or false, or unset it",
-    );
-  }
-  if (value === undefined || value === "false") return false;
-  if (value === "true") return true;
-  throw new ConfigError(
-    `TRACE_UI_READ_ONLY must be true or false, got ${
-      quoteValue(value)
-    }; set it to true to refuse every write`,
-  );
+  return readEnvSwitch("TRACE_UI_READ_ONLY", value, "refuse every write");
 }

@@ -9,9 +9,9 @@
 
 import { type Role, ROLES, type TenantScope } from "../auth/roles.ts";
 import type { TraceDb } from "../db.ts";
-import { ConfigError, TraceError } from "../errors.ts";
+import { TraceError } from "../errors.ts";
 import type { RunJobs } from "../runs/mod.ts";
-import { quoteValue } from "../echo.ts";
+import { readEnvSwitch } from "../env_switch.ts";
 
 /** Operator roles, weakest first: the roles of the trace UI's accounts. */
 export const OPERATOR_ROLES: typeof ROLES = ROLES;
@@ -82,15 +82,12 @@ export const DEFAULT_MAX_OUTPUT_CHARS = 60_000;
 /** The environment variable that turns `trace.query_traces` on. */
 export const TRACE_QUERIES_ENV = "TRACE_MCP_ALLOW_TRACE_QUERIES";
 
-/** Reads {@link TRACE_QUERIES_ENV}: only `true` enables, unset or `false` disables, anything else is refused. */
+/**
+ * Reads {@link TRACE_QUERIES_ENV}: only `true` enables, unset or `false`
+ * disables; empty or anything else is refused (`env_switch.ts`).
+ */
 export function traceQueriesAllowed(value: string | undefined): boolean {
-  if (value === undefined || value === "" || value === "false") return false;
-  if (value === "true") return true;
-  throw new ConfigError(
-    `${TRACE_QUERIES_ENV} must be true or false, got ${
-      quoteValue(value)
-    }; set it to true to offer trace.query_traces`,
-  );
+  return readEnvSwitch(TRACE_QUERIES_ENV, value, "offer trace.query_traces");
 }
 
 /** The local principal of a stdio server: the machine's user, bound to `scope` for trace queries. */

@@ -20,6 +20,7 @@ import {
   readRunTarget,
   RUN_LIST_FILTERS,
   type RunJobView,
+  type RunList,
   type RunView,
   saveRun,
   type StartedJob,
@@ -40,11 +41,18 @@ import {
   TARGET_RUN,
   type TraceTool,
 } from "./_tool.ts";
-import { type McpToolContext, requireRunningRole } from "./context.ts";
+import {
+  DEFAULT_MAX_OUTPUT_CHARS,
+  type McpToolContext,
+  requireRunningRole,
+} from "./context.ts";
 import { toolAdvice } from "./_tool_advice.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
+
+/** Largest offset a run listing takes: far past any data directory's runs, small enough to stay exact. */
+const MAX_RUNS_OFFSET = 1_000_000;
 
 const POLL_HINT =
   "poll trace.external_get with this run_id until state is completed, failed or interrupted; starting is not completing";
@@ -264,7 +272,7 @@ const UNREADABLE_NAMED = 3;
 
 /** What a run listing leaves out and why, or `null` when it left nothing out and found runs. */
 function runsNote(
-  listed: number,
+  page: RunsPage,
   unreadable: readonly string[],
   kind: string | undefined,
 ): string | null {
@@ -272,7 +280,11 @@ function runsNote(
   const start = kind === "reference"
     ? "trace.reference_run"
     : "trace.external_start";
-  const none = listed === 0 ? `no run matches; start one with ${start}` : null;
+  const none = page.shown > 0
+    ? null
+    : page.offset > 0 && page.total > 0
+    ? `offset ${page.offset} is past the last of the ${page.total} matching runs; pass a smaller offset, or none for the newest`
+    : `no run matches; start one with ${start}`;
   if (unreadable.length === 0) return none;
   const named = unreadable.slice(0, UNREADABLE_NAMED).join(", ");
   const more = unreadable.length > UNREADABLE_NAMED
@@ -283,11 +295,78 @@ function runsNote(
   return none === null ? left : `${none}; ${left}`;
 }
 
+/** Where one page of a run listing sits among the matching runs. */
+interface RunsPage {
+  offset: number;
+  /** Runs on this page (the limit, or fewer when the output bound needs it). */
+  shown: number;
+  /** Runs the limit asked for and the listing found. */
+  listed: number;
+  total: number;
+}
+
+/** The offset of the page after `page`, or `null` when no older run follows. */
+function nextOffset(page: RunsPage): number | null {
+  const next = page.offset + page.shown;
+  return next < page.total ? next : null;
+}
+
+/** Says how to list the older runs a page left out, naming the argument. */
+function nextPageHint(page: RunsPage): string | null {
+  const next = nextOffset(page);
+  if (next === null) return null;
+  const bound = page.shown < page.listed
+    ? ` (the output bound kept this page to ${page.shown} runs)`
+    : "";
+  return `${
+    page.total - next
+  } older matching run(s) follow${bound}: call trace.external_runs again with offset ${next} and the same filters`;
+}
+
+function runsAnswer(list: RunList, page: RunsPage, kind: string | undefined) {
+  const next = nextOffset(page);
+  return {
+    runs: list.runs.slice(0, page.shown),
+    total: list.total,
+    offset: page.offset,
+    truncated: next !== null,
+    next_offset: next,
+    next: nextPageHint(page),
+    unreadable: list.unreadable.length,
+    note: runsNote(page, list.unreadable, kind),
+  };
+}
+
+/**
+ * The answer with as many of the listed runs as fit the output bound: a
+ * shorter page keeps `next_offset` exact, where the bound cutting the list
+ * would skip the runs it cut.
+ */
+function boundedRunsAnswer(
+  list: RunList,
+  offset: number,
+  kind: string | undefined,
+  maxChars: number,
+) {
+  const page: RunsPage = {
+    offset,
+    shown: list.runs.length,
+    listed: list.runs.length,
+    total: list.total,
+  };
+  let answer = runsAnswer(list, page, kind);
+  while (page.shown > 1 && JSON.stringify(answer).length > maxChars) {
+    page.shown = Math.ceil(page.shown / 2);
+    answer = runsAnswer(list, page, kind);
+  }
+  return answer;
+}
+
 const runs = defineTool({
   name: "trace.external_runs",
   title: "List runs",
   description:
-    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. trace.external_get takes any run id here; trace.external_save takes a completed FAIL of kind external, kept_in ledger, whose target is registered (target_registered true); trace.external_compare takes two runs of kind external, kept_in ledger, of one target. Reference runs (kind reference) are neither saved nor compared: trace.reference_get and trace.reference_explain read them.",
+    "Lists runs newest first: completed external and reference runs from the ledger, and runs only a checkpoint knows (running, or interrupted: INCONCLUSIVE), each with its verdict, state, cleanup and the regression it replayed or was saved as. A page holds at most limit runs (default 50) after the newest offset (default 0); total is how many match, and when older runs follow, truncated is true, next_offset is the offset of the next page and next says so: call again with that offset and the same filters. trace.external_get takes any run id here; trace.external_save takes a completed FAIL of kind external, kept_in ledger, whose target is registered (target_registered true); trace.external_compare takes two runs of kind external, kept_in ledger, of one target. Reference runs (kind reference) are neither saved nor compared: trace.reference_get and trace.reference_explain read them.",
   input: strictArgs({
     target_id: v.optional(TargetIdArg),
     verdict: filterArg(RUN_LIST_FILTERS.verdict),
@@ -300,24 +379,33 @@ const runs = defineTool({
       v.maxValue(MAX_RUNS_LISTED, `must be at most ${MAX_RUNS_LISTED}`),
       v.description("At most this many runs (default 50)"),
     )),
+    offset: v.optional(v.pipe(
+      v.number("must be a number"),
+      v.integer("must be an integer"),
+      v.minValue(0, "must be at least 0"),
+      v.maxValue(MAX_RUNS_OFFSET, `must be at most ${MAX_RUNS_OFFSET}`),
+      v.description(
+        "Skip this many of the newest matching runs first (default 0); pass a listing's next_offset for its next page",
+      ),
+    )),
   }, EXTERNAL_HINT),
   annotations: READS,
-  run: async ({ target_id, verdict, kind, state, limit }, { db, dataDir }) => {
-    const { schema: _schema, ...list } = await listAllRuns(db, {
-      dataDir,
+  run: async ({ target_id, verdict, kind, state, limit, offset }, context) => {
+    const list = await listAllRuns(context.db, {
+      dataDir: context.dataDir,
       ...(target_id === undefined ? {} : { targetId: target_id }),
       ...(verdict === undefined ? {} : { verdict }),
       ...(kind === undefined ? {} : { kind }),
       ...(state === undefined ? {} : { state }),
       ...(limit === undefined ? {} : { limit }),
+      ...(offset === undefined ? {} : { offset }),
     });
-    return {
-      runs: list.runs,
-      total: list.total,
-      truncated: list.truncated,
-      unreadable: list.unreadable.length,
-      note: runsNote(list.runs.length, list.unreadable, kind),
-    };
+    return boundedRunsAnswer(
+      list,
+      offset ?? 0,
+      kind,
+      context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+    );
   },
 });
 

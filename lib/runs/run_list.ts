@@ -49,11 +49,11 @@ export interface RunListItem extends
 /** The answer of `external-runs`. */
 export interface RunList {
   schema: "trace.run-list/1";
-  /** The newest matching runs, at most the limit. */
+  /** The newest matching runs after the first `offset`, at most the limit. */
   runs: RunListItem[];
   /** How many runs match the filters, listed or not. */
   total: number;
-  /** Whether the limit left matching runs out (`total` > `runs.length`): raise `--limit` to see them. */
+  /** Whether older matching runs follow the ones listed (`offset` + `runs.length` < `total`): raise the limit, or page on, to see them. */
   truncated: boolean;
   /** Checkpoints that could not be read (their runs skipped), and kept reports that cannot be trusted (their runs listed as their checkpoints have them). */
   unreadable: string[];
@@ -79,6 +79,8 @@ export interface RunListOptions {
   state?: RunState;
   /** At most this many, newest first (default {@link DEFAULT_RUN_LIMIT}). */
   limit?: number;
+  /** How many of the newest matching runs to skip first (default 0): the next page starts where the last ended. */
+  offset?: number;
   /** Whether the database has a ledger (default: asked). */
   ledger?: boolean;
   /** Liveness of a checkpoint's writer (tests). */
@@ -106,13 +108,17 @@ export async function listAllRuns(
   if (matching.length === 0 && options.targetId !== undefined) {
     await refuseUnknownTarget(db, { ...options, ledger }, options.targetId);
   }
-  const runs = matching.slice(0, options.limit ?? DEFAULT_RUN_LIMIT);
+  const offset = options.offset ?? 0;
+  const runs = matching.slice(
+    offset,
+    offset + (options.limit ?? DEFAULT_RUN_LIMIT),
+  );
   const links = ledger ? await runLinks(db) : null;
   return {
     schema: "trace.run-list/1",
     runs: runs.map((run) => listItem(run, links)),
     total: matching.length,
-    truncated: runs.length < matching.length,
+    truncated: offset + runs.length < matching.length,
     unreadable,
   };
 }
