@@ -258,11 +258,15 @@ const RUNS_FLAGS = {
   kind: { type: "string" },
   state: { type: "string" },
   limit: { type: "string" },
+  offset: { type: "string" },
 } as const;
+
+/** Largest --offset: far past any data directory's runs, small enough to stay exact. */
+const MAX_RUNS_OFFSET = 1_000_000;
 
 const RUNS_HELP =
   `Usage: trace external-runs [--target ID] [--verdict V] [--kind K] [--state S] [--limit N]
-                           [--json] [--data-dir DIR] [--db URL]
+                           [--offset N] [--json] [--data-dir DIR] [--db URL]
 
 Lists runs, newest first: completed external and reference runs from the
 ledger, and runs that only a checkpoint knows (RUNNING, or interrupted:
@@ -281,14 +285,16 @@ replayed or was saved as, and what became of its synthetic records (CLEANUP):
 A target marked (unregistered) was run from a config that was never
 registered, as trace quickstart runs its in-process demo: such runs cannot be
 saved, replayed or cleaned up (trace external-targets --all lists these
-targets). When the limit leaves runs out, a last line says how many match;
---json has total and truncated.
+targets). When the limit leaves runs out, a last line says how many match
+and the --offset of the next page; --json has total and truncated (older
+matching runs follow this page).
 
   --target ID   runs of one target (external) or reference system target
   --verdict V   PASS, FAIL, INCONCLUSIVE or RUNNING
   --kind K      external or reference
   --state S     completed, running or interrupted
   --limit N     at most N runs (default ${DEFAULT_RUN_LIMIT})
+  --offset N    skip the N newest matching runs first (default 0): the next page
 `;
 
 function choice<const T extends readonly string[]>(
@@ -322,6 +328,10 @@ export const externalRuns: Command = async (args, io) => {
     RUN_LIST_FILTERS.state,
   );
   const limit = parseIntegerFlag("limit", values.limit, { min: 1 });
+  const offset = parseIntegerFlag("offset", values.offset, {
+    min: 0,
+    max: MAX_RUNS_OFFSET,
+  });
   const targetId = values.target === undefined
     ? undefined
     : validateTargetId(values.target);
@@ -334,6 +344,7 @@ export const externalRuns: Command = async (args, io) => {
       ...(kind === undefined ? {} : { kind }),
       ...(state === undefined ? {} : { state }),
       ...(limit === undefined ? {} : { limit }),
+      ...(offset === undefined ? {} : { offset }),
     });
     for (const path of list.unreadable) {
       io.err(
@@ -343,7 +354,7 @@ export const externalRuns: Command = async (args, io) => {
       );
     }
     if (values.json) printJson(io, list);
-    else io.out(renderRuns(list));
+    else io.out(renderRuns(list, offset ?? 0));
     return 0;
   });
 };
@@ -358,9 +369,11 @@ const CLEANUP_WORDS: Record<RunListItem["cleanup"], string> = {
   none: "none",
 };
 
-function renderRuns(list: RunList): string {
+function renderRuns(list: RunList, offset: number): string {
   if (list.runs.length === 0) {
-    return "No runs match; start one with trace external-run --target ID (or --config FILE)\n";
+    return offset > 0 && list.total > 0
+      ? `--offset ${offset} is past the last of the ${list.total} matching runs; pass a smaller offset, or none for the newest\n`
+      : "No runs match; start one with trace external-run --target ID (or --config FILE)\n";
   }
   return renderTable(
     ["RUN", "VERDICT", "STATE", "KIND", "TARGET", "STARTED", "CLEANUP", "LINK"],
@@ -376,13 +389,22 @@ function renderRuns(list: RunList): string {
       CLEANUP_WORDS[run.cleanup],
       linkWords(run),
     ]),
-  ) + truncatedLine(list);
+  ) + pageLine(list, offset);
 }
 
-/** Says how many runs the limit left out, so a script or a reader does not miss older ones. */
-function truncatedLine(list: RunList): string {
-  if (!list.truncated) return "";
-  return `Showing the ${list.runs.length} newest of ${list.total} matching runs; pass --limit ${list.total} to list them all\n`;
+/** Says which runs of how many a page shows and how to list the rest, so a script or a reader does not miss older ones. */
+function pageLine(list: RunList, offset: number): string {
+  if (!list.truncated && offset === 0) return "";
+  const shown = offset === 0
+    ? `the ${list.runs.length} newest`
+    : `runs ${offset + 1} to ${offset + list.runs.length}`;
+  const nextOffset = offset + list.runs.length;
+  const next = !list.truncated
+    ? ""
+    : offset === 0
+    ? `; pass --limit ${list.total} to list them all, or --offset ${nextOffset} for the next page`
+    : `; pass --offset ${nextOffset} for older ones`;
+  return `Showing ${shown} of ${list.total} matching runs${next}\n`;
 }
 
 /** A run's LINK column: what it replayed or was saved as, and where its report is when not in the ledger. */

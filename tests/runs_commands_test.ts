@@ -1381,7 +1381,11 @@ Deno.test("a later cleanup of a stale-cache run, after the demo restarted withou
   });
 });
 
-Deno.test("trace external-runs says how many runs its limit left out, in text and in JSON", async () => {
+function runIdsOf(list: { runs: { run_id: string }[] }): string[] {
+  return list.runs.map((r) => r.run_id);
+}
+
+Deno.test("trace external-runs says how many runs its limit left out, in text and in JSON, and pages on with --offset", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);
     for (let i = 0; i < 3; i++) await fakeRun(db, dir);
@@ -1395,8 +1399,51 @@ Deno.test("trace external-runs says how many runs its limit left out, in text an
     const text = await trace(["external-runs", "--limit", "2", ...dataOf(db)]);
     assert.match(
       text.out,
-      /^Showing the 2 newest of 3 matching runs; pass --limit 3 to list them all$/m,
+      /^Showing the 2 newest of 3 matching runs; pass --limit 3 to list them all, or --offset 2 for the next page$/m,
     );
+    // The next page holds the oldest run, and says which runs it shows.
+    const next = await trace([
+      "external-runs",
+      "--json",
+      "--limit",
+      "2",
+      "--offset",
+      "2",
+      ...dataOf(db),
+    ]);
+    const page = JSON.parse(next.out);
+    assert.deepEqual(
+      [...limited.runs, ...page.runs].map((r: { run_id: string }) => r.run_id),
+      runIdsOf(
+        JSON.parse(
+          (await trace(["external-runs", "--json", ...dataOf(db)])).out,
+        ),
+      ),
+    );
+    assert.equal(page.truncated, false);
+    assert.match(
+      (await trace([
+        "external-runs",
+        "--limit",
+        "1",
+        "--offset",
+        "1",
+        ...dataOf(db),
+      ])).out,
+      /^Showing runs 2 to 2 of 3 matching runs; pass --offset 2 for older ones$/m,
+    );
+    assert.match(
+      (await trace(["external-runs", "--offset", "5", ...dataOf(db)])).out,
+      /^--offset 5 is past the last of the 3 matching runs; pass a smaller offset, or none for the newest$/m,
+    );
+    const refused = await trace([
+      "external-runs",
+      "--offset",
+      "-1",
+      ...dataOf(db),
+    ]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.err, /--offset/);
     const all = JSON.parse(
       (await trace(["external-runs", "--json", ...dataOf(db)])).out,
     );
