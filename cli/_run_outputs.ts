@@ -43,11 +43,10 @@ import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError, jsonText } from "./_json.ts";
 import {
-  assertionName,
+  recurrenceWords,
   type ReplayRecurrence,
   replayRecurrence,
 } from "../lib/ledger/recurrence.ts";
-import { joinAnd } from "../lib/words.ts";
 import { shellWord } from "../lib/shell_word.ts";
 import {
   type Output,
@@ -528,12 +527,17 @@ export function unfinishedRunNote(runId: string, values: DataValues): string {
 function lifecycleLine(regression: RegressionView, report: RunReport): string {
   const id = regression.regression_id;
   const recurrence = replayRecurrence(regression.definition, report);
-  const saved = joinAnd(regression.definition.assertions.map(assertionName));
+  const words = (r: ReplayRecurrence) =>
+    `${recurrenceWords(r, regression.definition)}${
+      r.kind === "inconclusive"
+        ? ": read its findings above and replay again"
+        : ""
+    }`;
   if (regression.status === "pending") {
     return recurrence === null || recurrence.kind === "recurred"
       ? `\nRegression ${id}: pending (the bug is still open; a PASS replay will enforce it)\n`
       : `\nRegression ${id}: pending (a PASS replay will enforce it), and this replay did not pass (${report.verdict}): ${
-        recurrenceWords(recurrence, saved)
+        words(recurrence)
       }\n`;
   }
   if (recurrence === null) {
@@ -542,31 +546,9 @@ function lifecycleLine(regression: RegressionView, report: RunReport): string {
   // The gate fails on any replay that did not pass; the words say what came back.
   return `\nRegression ${id}: enforced, and this replay did not pass (${report.verdict}): ${
     recurrence.kind === "recurred" ? "the bug is back: " : ""
-  }${recurrenceWords(recurrence, saved)}${
+  }${words(recurrence)}${
     recurrence.kind === "recurred"
       ? ""
       : "; the gate fails until a replay passes"
   }\n`;
-}
-
-/** What a replay that did not pass showed of the failure saved as `saved`. */
-function recurrenceWords(recurrence: ReplayRecurrence, saved: string): string {
-  switch (recurrence.kind) {
-    case "inconclusive":
-      return `it cannot tell whether the saved failure (${saved}) recurred: read its findings above and replay again`;
-    case "recurred":
-      return `the saved failure recurred (${
-        joinAnd(recurrence.recurred.map(assertionName))
-      } failed again)${
-        recurrence.also.length > 0
-          ? `, and ${joinAnd(recurrence.also.map(assertionName))} failed too`
-          : ""
-      }`;
-    case "other_failure":
-      return `the saved failure (${saved}) did not recur; it failed on something else${
-        recurrence.instead.length > 0
-          ? `: ${joinAnd(recurrence.instead.map(assertionName))}`
-          : ""
-      }`;
-  }
 }

@@ -196,7 +196,9 @@ const GATE_HELP =
   `Usage: trace external-gate [--target ID] [--json] [--data-dir DIR] [--db URL]
 
 Exits 0 only when every enforced regression's latest replay passed; otherwise
-exits 1 and names the ones that did not (INCONCLUSIVE counts as not passed).
+exits 1 and names the ones that did not (INCONCLUSIVE counts as not passed),
+each with what its replay showed: the saved failure recurred, it failed on
+something else, or it cannot tell (in --json: recurrence).
 A replay that never finished (killed, or still running) and started after the
 latest one the ledger holds is that regression's latest: its checkpoint in the
 data directory names the regression, so it exits 1 too, naming the run and what

@@ -11,7 +11,12 @@ import { externalRegister } from "../cli/targets.ts";
 import { externalRun } from "../cli/external.ts";
 import { externalReplay, externalSave } from "../cli/regressions.ts";
 import type { DemoDefect } from "../lib/demo/defects.ts";
-import { replayRecurrence } from "../lib/ledger/recurrence.ts";
+import {
+  recurrenceOutcome,
+  recurrenceSentence,
+  recurrenceWords,
+  replayRecurrence,
+} from "../lib/ledger/recurrence.ts";
 import type { Finding, RunReport, Verdict } from "../lib/runner/report.ts";
 import { captureIo, withTempDir } from "./_helpers.ts";
 import { closedPort } from "./_tcp_servers.ts";
@@ -69,6 +74,35 @@ Deno.test("replayRecurrence() tells a recurred failure from another one and from
   assert.ok(both?.kind === "recurred");
   assert.deepEqual(both.recurred.map((a) => a.subject), ["retrieval"]);
   assert.deepEqual(both.also.map((a) => a.subject), ["vector_records"]);
+});
+
+Deno.test("recurrenceSentence() and recurrenceWords() name what came back, what failed besides, and what was saved", () => {
+  const definition = { ...SAVED, regression_id: "reg-1" };
+  const both = replayRecurrence(
+    SAVED,
+    reportWith("FAIL", [
+      "marker_retrievable:retrieval",
+      "residual_store:vector_records",
+    ]),
+  )!;
+  assert.equal(
+    recurrenceSentence(both, definition),
+    "the failure regression reg-1 was saved for came back: marker_retrievable:retrieval failed again, and residual_store:vector_records failed too",
+  );
+  assert.equal(
+    recurrenceWords(both, SAVED),
+    "the saved failure recurred (marker_retrievable:retrieval failed again), and residual_store:vector_records failed too",
+  );
+  assert.equal(recurrenceOutcome(both), "the saved failure came back");
+  const unsure = replayRecurrence(SAVED, reportWith("INCONCLUSIVE", []))!;
+  assert.equal(
+    recurrenceSentence(unsure, definition),
+    "INCONCLUSIVE: cannot say whether the failure regression reg-1 was saved for (marker_retrievable:retrieval and residual_store:cache_records) came back",
+  );
+  assert.equal(
+    recurrenceWords(unsure, SAVED),
+    "it cannot tell whether the saved failure (marker_retrievable:retrieval and residual_store:cache_records) recurred",
+  );
 });
 
 /**

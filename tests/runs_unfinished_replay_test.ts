@@ -154,6 +154,8 @@ Deno.test("trace external-gate does not pass when an enforced regression's lates
         last_result: "INCONCLUSIVE",
         last_run_id: KILLED,
         last_state: "interrupted",
+        // It never reached a verdict: it cannot say whether the failure came back.
+        recurrence: { kind: "inconclusive" },
         reason: "string",
       }],
     );

@@ -1109,6 +1109,7 @@ Deno.test("gateDisplay() says PASS only when something enforced held", () => {
       last_result: "FAIL" as const,
       last_run_id: null,
       last_state: "completed" as const,
+      recurrence: null,
       reason: "latest replay - was FAIL",
     })),
     pending_regressions: [],

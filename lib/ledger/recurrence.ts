@@ -3,11 +3,14 @@
  * saved for, or failed on something else. The gate counts any non-PASS
  * replay of an enforced regression as failing either way; this only tells
  * the reader what came back, so a new failure is not read as the old bug.
+ * The words are here too, so the CLI, the gate, the pages and MCP say it
+ * the same way.
  *
  * @module
  */
 
 import type { RunReport } from "../runner/report.ts";
+import { joinAnd } from "../words.ts";
 import { failedAssertions, type PinnedAssertion } from "./contract.ts";
 import type { RegressionDefinition } from "./regressions.ts";
 
@@ -46,4 +49,89 @@ export function replayRecurrence(
 /** An assertion as messages name it: `residual_store:cache_records`. */
 export function assertionName(assertion: PinnedAssertion): string {
   return `${assertion.code}:${assertion.subject}`;
+}
+
+/** The assertions `definition` saved, as a list in words. */
+function savedNames(definition: Pick<RegressionDefinition, "assertions">) {
+  return joinAnd(definition.assertions.map(assertionName));
+}
+
+function namesOf(assertions: readonly PinnedAssertion[]): string {
+  return joinAnd(assertions.map(assertionName));
+}
+
+/**
+ * What a replay that did not pass showed of the failure `definition` saved,
+ * as the rest of a line: "the saved failure recurred (… failed again)",
+ * "the saved failure (…) did not recur; it failed on something else: …",
+ * or "it cannot tell whether the saved failure (…) recurred".
+ */
+export function recurrenceWords(
+  recurrence: ReplayRecurrence,
+  definition: Pick<RegressionDefinition, "assertions">,
+): string {
+  switch (recurrence.kind) {
+    case "inconclusive":
+      return `it cannot tell whether the saved failure (${
+        savedNames(definition)
+      }) recurred`;
+    case "recurred":
+      return `the saved failure recurred (${
+        namesOf(recurrence.recurred)
+      } failed again)${
+        recurrence.also.length > 0
+          ? `, and ${namesOf(recurrence.also)} failed too`
+          : ""
+      }`;
+    case "other_failure":
+      return `the saved failure (${
+        savedNames(definition)
+      }) did not recur; it failed on something else${
+        recurrence.instead.length > 0 ? `: ${namesOf(recurrence.instead)}` : ""
+      }`;
+  }
+}
+
+/**
+ * The same as a sentence about a replay of `definition`'s regression, for
+ * a page or an answer that shows the replay on its own (no final period):
+ * "the failure regression reg-… was saved for came back: … failed again".
+ */
+export function recurrenceSentence(
+  recurrence: ReplayRecurrence,
+  definition: Pick<RegressionDefinition, "regression_id" | "assertions">,
+): string {
+  const id = definition.regression_id;
+  switch (recurrence.kind) {
+    case "inconclusive":
+      return `INCONCLUSIVE: cannot say whether the failure regression ${id} was saved for (${
+        savedNames(definition)
+      }) came back`;
+    case "recurred":
+      return `the failure regression ${id} was saved for came back: ${
+        namesOf(recurrence.recurred)
+      } failed again${
+        recurrence.also.length > 0
+          ? `, and ${namesOf(recurrence.also)} failed too`
+          : ""
+      }`;
+    case "other_failure":
+      return `this replay failed on something else${
+        recurrence.instead.length > 0 ? `: ${namesOf(recurrence.instead)}` : ""
+      }; the failure regression ${id} was saved for (${
+        savedNames(definition)
+      }) did not recur`;
+  }
+}
+
+/** The recurrence in a few words, for a line that names several regressions. */
+export function recurrenceOutcome(recurrence: ReplayRecurrence): string {
+  switch (recurrence.kind) {
+    case "inconclusive":
+      return "INCONCLUSIVE, so it cannot say whether the saved failure came back";
+    case "recurred":
+      return "the saved failure came back";
+    case "other_failure":
+      return "it failed on something else (the saved failure did not recur)";
+  }
 }

@@ -29,6 +29,11 @@ import {
   runContract,
 } from "./contract.ts";
 import type { HeadView } from "./head.ts";
+import {
+  recurrenceWords,
+  type ReplayRecurrence,
+  replayRecurrence,
+} from "./recurrence.ts";
 import { readRun, validateRunId } from "./runs.ts";
 import {
   CONFIG_TARGET_PREFIX,
@@ -429,6 +434,13 @@ export interface GateFailure {
    * for a later one that only its checkpoint knows (it never finished).
    */
   last_state: "completed" | "running" | "interrupted";
+  /**
+   * Whether the failure the regression was saved for came back in that
+   * replay, it failed on something else, or it cannot say (INCONCLUSIVE,
+   * and every replay that did not finish); `null` when the gate was not
+   * given the replay's report.
+   */
+  recurrence: ReplayRecurrence | null;
   /** Why it did not pass, and for a replay that did not finish what to do, in one line. */
   reason: string;
 }
@@ -453,6 +465,15 @@ export interface GateResult {
   ledger_head: HeadView | null;
 }
 
+/** Options for {@link gateRegressions}. */
+export interface GateJudgementOptions {
+  /**
+   * Reports of latest replays by run id: a failing one's reason then says
+   * whether the saved failure came back or it failed on something else.
+   */
+  latestReports?: ReadonlyMap<string, RunReport>;
+}
+
 /**
  * Passes only when every enforced regression's latest replay passed. With no
  * enforced regression it passes too (nothing is known to be fixed yet, and
@@ -462,20 +483,12 @@ export function gateRegressions(
   regressions: RegressionView[],
   targetId: string | null,
   head: HeadView | null = null,
+  options: GateJudgementOptions = {},
 ): GateResult {
   const enforced = regressions.filter((r) => r.status === "enforced");
-  const failing = enforced.filter((r) => r.last_result !== "PASS").map((
-    r,
-  ): GateFailure => ({
-    regression_id: r.regression_id,
-    target_id: r.target_id,
-    last_result: r.last_result,
-    last_run_id: r.last_run_id,
-    last_state: "completed",
-    reason: `latest replay ${r.last_run_id ?? "-"} was ${
-      r.last_result ?? "missing"
-    }`,
-  }));
+  const failing = enforced.filter((r) => r.last_result !== "PASS").map((r) =>
+    gateFailure(r, options.latestReports)
+  );
   const pending = regressions.filter((r) => r.status === "pending");
   return {
     schema: "trace.gate/1",
@@ -487,4 +500,42 @@ export function gateRegressions(
     pending_regressions: pending.map((r) => r.regression_id),
     ledger_head: head,
   };
+}
+
+function gateFailure(
+  regression: RegressionView,
+  reports: ReadonlyMap<string, RunReport> | undefined,
+): GateFailure {
+  const runId = regression.last_run_id;
+  const report = runId === null ? undefined : reports?.get(runId);
+  const recurrence = report
+    ? replayRecurrence(regression.definition, report)
+    : null;
+  return {
+    regression_id: regression.regression_id,
+    target_id: regression.target_id,
+    last_result: regression.last_result,
+    last_run_id: runId,
+    last_state: "completed",
+    recurrence,
+    reason: `latest replay ${runId ?? "-"} was ${
+      regression.last_result ?? "missing"
+    }${recurrence ? `: ${gateRecurrenceWords(recurrence, regression)}` : ""}`,
+  };
+}
+
+/** The CLI's words after a replay, with what to do for an INCONCLUSIVE one. */
+function gateRecurrenceWords(
+  recurrence: ReplayRecurrence,
+  regression: RegressionView,
+): string {
+  const words = recurrenceWords(recurrence, regression.definition);
+  switch (recurrence.kind) {
+    case "recurred":
+      return `the bug is back: ${words}`;
+    case "other_failure":
+      return words;
+    case "inconclusive":
+      return `${words}; read its findings and replay again`;
+  }
 }

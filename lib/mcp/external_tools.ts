@@ -18,6 +18,8 @@ import {
   type ListedRegression,
   listSavedRegressions,
   readRunTarget,
+  type ReplayRecurrenceView,
+  replayRecurrenceView,
   RUN_LIST_FILTERS,
   type RunJobView,
   type RunList,
@@ -120,17 +122,25 @@ const replay = defineTool({
   name: "trace.external_replay",
   title: "Replay a saved regression",
   description:
-    "Replays a saved regression in the background with fresh synthetic data against its registered target, under the pinned contract, and returns the new run_id at once. Refused before any request when the target config, protocol revision or contract drifted. Same effects as trace.external_start.",
+    "Replays a saved regression in the background with fresh synthetic data against its registered target, under the pinned contract, and returns the new run_id at once. Refused before any request when the target config, protocol revision or contract drifted. Same effects as trace.external_start. Once the replay completed without passing, trace.external_get says in recurrence whether the failure the regression was saved for came back, it failed on something else, or it cannot say (INCONCLUSIVE).",
   input: strictArgs({ regression_id: RegressionIdArg }, EXTERNAL_HINT),
   annotations: TARGET_RUN,
   run: async ({ regression_id }, { jobs, principal }) => {
     requireRunningRole(principal, "trace.external_replay");
-    return started(await jobs.start({ regressionId: regression_id }));
+    return {
+      ...started(await jobs.start({ regressionId: regression_id })),
+      next:
+        `${POLL_HINT}; once it completed without passing, its recurrence says whether the failure the regression was saved for came back`,
+    };
   },
 });
 
 /** What to do after reading a run, in words. */
-function nextStep(view: RunJobView, links: RunView | null): string {
+function nextStep(
+  view: RunJobView,
+  links: RunView | null,
+  replayed: ReplayRecurrenceView | null,
+): string {
   if (view.report?.kind === "reference") {
     return "a reference run: trace.reference_get and trace.reference_explain read it; reference runs are not saved, replayed or cleaned up";
   }
@@ -152,14 +162,19 @@ function nextStep(view: RunJobView, links: RunView | null): string {
     case "completed":
       if (view.verdict === "FAIL") {
         if (view.regression_id !== null) {
-          return "the replay FAILed: compare it with the saved run with trace.external_compare to see whether the failure the regression was saved for recurred or it failed on something else";
+          return replayed
+            ? `the replay FAILed: ${replayed.sentence}; compare it with the saved run ${replayed.source_run_id} with trace.external_compare for the details`
+            : "the replay FAILed: compare it with the saved run with trace.external_compare to see whether the failure the regression was saved for recurred or it failed on something else";
         }
         return links?.saved_as
           ? `the run FAILed and is saved as regression ${links.saved_as}: after the fix, replay it with trace.external_replay regression_id=${links.saved_as}`
           : "the run FAILed: read findings and cleanup, then save it with trace.external_save to replay it after a fix";
       }
-      return view.verdict === "PASS"
-        ? "the run PASSed; after a replay, compare it with the failing run with trace.external_compare"
+      if (view.verdict === "PASS") {
+        return "the run PASSed; after a replay, compare it with the failing run with trace.external_compare";
+      }
+      return replayed
+        ? `the replay is ${replayed.sentence}; read findings (baseline, requests, controls, cleanup) to see what could not be established, then replay again`
         : "the run is INCONCLUSIVE: read findings (baseline, requests, controls, cleanup) to see what could not be established";
   }
 }
@@ -188,13 +203,16 @@ const get = defineTool({
   name: "trace.external_get",
   title: "Poll a run",
   description:
-    "Reports a run's state: running (phase, requests, last sample), completed (verdict, findings, cleanup, samples), failed (why), or interrupted (a run whose process is gone: INCONCLUSIVE, never PASS, with the synthetic ids it issued). Also says which regression a FAIL was saved as and what a later cleanup of the run found.",
+    "Reports a run's state: running (phase, requests, last sample), completed (verdict, findings, cleanup, samples), failed (why), or interrupted (a run whose process is gone: INCONCLUSIVE, never PASS, with the synthetic ids it issued). Also says which regression a FAIL was saved as, what a later cleanup of the run found, and for a replay that did not pass whether the failure its regression was saved for came back (recurrence: recurred, other_failure or inconclusive).",
   input: strictArgs({ run_id: RunIdArg }, EXTERNAL_HINT),
   annotations: READS,
   run: async ({ run_id }, context) => {
     const view = await context.jobs.get(run_id);
     const links = await runLinks(context, view);
     const report = view.report;
+    const replayed = report && view.regression_id !== null
+      ? await replayRecurrenceView(context.db, view.regression_id, report)
+      : null;
     return {
       run_id: view.run_id,
       // A run stopped early keeps its report, recorded interrupted: the state external_runs shows.
@@ -217,6 +235,8 @@ const get = defineTool({
       recording: view.recording,
       trace: view.trace,
       regression: view.regression,
+      // A replay that did not pass: whether the saved failure came back.
+      recurrence: replayed?.recurrence ?? null,
       saved_as: links?.saved_as ?? null,
       later_cleanup: links?.cleanup ?? null,
       checkpoint: view.state === "interrupted"
@@ -226,7 +246,7 @@ const get = defineTool({
       checkpoint_path: view.state === "failed" ? view.checkpoint_path : null,
       error: view.error,
       note: adviceOf(links?.note ?? view.note),
-      next: nextStep(view, links),
+      next: nextStep(view, links, replayed),
     };
   },
 });

@@ -88,6 +88,8 @@ export {
   regressionsOf,
   type RegressionsView,
   regressionsView,
+  type ReplayRecurrenceView,
+  replayRecurrenceView,
   saveRun,
   type SaveRunOptions,
 } from "./regressions.ts";

@@ -17,16 +17,23 @@ import {
   gateRegressions,
   type GateResult,
   listRegressions,
+  readDefinition,
   type RegressionView,
   type SavedRegression,
   saveRegression,
 } from "../ledger/regressions.ts";
 import { headView, reverifiedHead } from "../ledger/head.ts";
+import {
+  recurrenceSentence,
+  type ReplayRecurrence,
+  replayRecurrence,
+} from "../ledger/recurrence.ts";
 import { listRuns, readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import { readRunCheckpoint, unrecordedRuns } from "./kept_report.ts";
 import { readTarget, validateTargetId } from "../ledger/targets.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
+import type { RunReport } from "../runner/report.ts";
 import {
   type ListedRegression,
   newestUnfinishedReplays,
@@ -103,6 +110,11 @@ export async function regressionsOf(
 export interface RegressionsView {
   regressions: ListedRegression[];
   gate: GateResult;
+  /**
+   * By regression id, what its latest recorded replay showed of the saved
+   * failure, for each whose latest recorded replay did not pass.
+   */
+  latest_recurrence: Record<string, ReplayRecurrence>;
 }
 
 /**
@@ -117,6 +129,11 @@ export async function regressionsView(
   await targetFilter(db, undefined);
   const head = headView(await reverifiedHead(db));
   const regressions = await listRegressions(db, undefined);
+  // Only a replay that did not pass has something to say of the saved failure.
+  const reports = await latestReplayReports(
+    db,
+    regressions.filter((r) => r.last_result !== "PASS"),
+  );
   const unfinished = newestUnfinishedReplays(
     options.dataDir === undefined
       ? []
@@ -127,9 +144,73 @@ export async function regressionsView(
     regressions: await withLatestUnfinished(db, regressions, unfinished),
     gate: await withUnfinishedReplays(
       db,
-      gateRegressions(regressions, null, head),
+      gateRegressions(regressions, null, head, { latestReports: reports }),
       { regressions, unfinished },
     ),
+    latest_recurrence: latestRecurrences(regressions, reports),
+  };
+}
+
+/**
+ * The reports of the latest recorded replays, by run id: what the gate
+ * re-judges, and reads to say whether the saved failure came back.
+ */
+async function latestReplayReports(
+  db: TraceDb,
+  regressions: readonly RegressionView[],
+): Promise<Map<string, RunReport>> {
+  const reports = new Map<string, RunReport>();
+  for (const { last_run_id: runId } of regressions) {
+    if (runId === null) continue;
+    const report = await readRun(db, runId);
+    if (report !== null) reports.set(runId, report);
+  }
+  return reports;
+}
+
+function latestRecurrences(
+  regressions: readonly RegressionView[],
+  reports: ReadonlyMap<string, RunReport>,
+): Record<string, ReplayRecurrence> {
+  const recurrences: Record<string, ReplayRecurrence> = {};
+  for (const regression of regressions) {
+    if (regression.last_result === "PASS") continue;
+    const report = reports.get(regression.last_run_id ?? "");
+    const recurrence = report
+      ? replayRecurrence(regression.definition, report)
+      : null;
+    if (recurrence) recurrences[regression.regression_id] = recurrence;
+  }
+  return recurrences;
+}
+
+/** What a replay that did not pass showed of the failure its regression was saved for. */
+export interface ReplayRecurrenceView {
+  /** Whether the saved failure came back, it failed on something else, or it cannot say. */
+  recurrence: ReplayRecurrence;
+  /** The same in words, as the run page says it (no final period). */
+  sentence: string;
+  /** The run the regression was saved from, to compare the replay with. */
+  source_run_id: string;
+}
+
+/**
+ * What `report`, a replay of `regressionId`, showed of the failure the
+ * regression was saved for; `null` for a PASS or a regression the ledger
+ * lacks.
+ */
+export async function replayRecurrenceView(
+  db: TraceDb,
+  regressionId: string,
+  report: RunReport,
+): Promise<ReplayRecurrenceView | null> {
+  const definition = await readDefinition(db, regressionId);
+  const recurrence = definition && replayRecurrence(definition, report);
+  if (!definition || !recurrence) return null;
+  return {
+    recurrence,
+    sentence: recurrenceSentence(recurrence, definition),
+    source_run_id: definition.source_run_id,
   };
 }
 
@@ -191,10 +272,16 @@ export async function gate(
     options.refuseUnrecorded ?? true,
   );
   const regressions = await listRegressions(db, target);
-  await judgeLatestReplays(db, regressions);
+  const reports = await latestReplayReports(
+    db,
+    regressions.filter((r) => r.status === "enforced"),
+  );
+  judgeLatestReplays(regressions, reports);
   return await withUnfinishedReplays(
     db,
-    gateRegressions(regressions, target ?? null, head),
+    gateRegressions(regressions, target ?? null, head, {
+      latestReports: reports,
+    }),
     {
       regressions,
       unfinished: newestUnfinishedReplays(unfinished, options.isAlive),
@@ -209,15 +296,15 @@ export async function gate(
  * same: a verdict rewritten with every digest recomputed passes the chain,
  * not this, and the gate must not pass on it.
  */
-async function judgeLatestReplays(
-  db: TraceDb,
-  regressions: RegressionView[],
-): Promise<void> {
+function judgeLatestReplays(
+  regressions: readonly RegressionView[],
+  reports: ReadonlyMap<string, RunReport>,
+): void {
   for (const regression of regressions) {
     const { last_run_id: runId, last_result: recorded } = regression;
     if (regression.status !== "enforced" || runId === null) continue;
-    const report = await readRun(db, runId);
-    if (report === null || report.verdict === recorded) continue;
+    const report = reports.get(runId);
+    if (report === undefined || report.verdict === recorded) continue;
     throw new LedgerIntegrityError(
       `Run ${runId} (replay of ${regression.regression_id}) is inconsistent: its replay record says ${recorded} but its report and findings say ${report.verdict}, so an entry was rewritten; check the ledger against a head kept elsewhere with trace ledger verify --expect-head HEAD`,
     );

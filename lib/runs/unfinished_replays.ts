@@ -202,6 +202,8 @@ function unfinishedFailure(
     last_result: "INCONCLUSIVE",
     last_run_id: run,
     last_state: replay.running ? "running" : "interrupted",
+    // It never reached a verdict, so it cannot say whether the failure came back.
+    recurrence: { kind: "inconclusive" },
     reason: replay.running
       ? `latest replay ${run} has not finished (process ${replay.pid} is still running it), so it has not passed; run the gate again once it has finished`
       : `latest replay ${run} did not finish (it stopped before its report reached the ledger, so it is INCONCLUSIVE); remove what it may have left with trace external-cleanup ${run}${flags}, then replay again with trace external-replay ${regression.regression_id}${flags}`,

@@ -7,6 +7,10 @@
  */
 
 import type { FC } from "hono/jsx";
+import {
+  recurrenceSentence,
+  type ReplayRecurrence,
+} from "../../lib/ledger/recurrence.ts";
 import type { GateResult } from "../../lib/ledger/regressions.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { type ListedRegression, regressionsView } from "../../lib/runs/mod.ts";
@@ -15,6 +19,7 @@ import {
   type RunAction,
   showsRunControls,
 } from "../ui/components/action_form.tsx";
+import { asSentence } from "../ui/components/findings_list.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { gateDisplay } from "../ui/gate_words.ts";
@@ -30,6 +35,11 @@ export interface RegressionsPageData {
   gate: GateResult | null;
   enforced: ListedRegression[];
   pending: ListedRegression[];
+  /**
+   * By regression id, what its latest recorded replay showed of the saved
+   * failure, for each whose latest recorded replay did not pass.
+   */
+  latest_recurrence: Record<string, ReplayRecurrence>;
   /** Whether this request may start replays here, and why not. */
   run_action: RunAction;
 }
@@ -54,6 +64,7 @@ export function regressionsPage(
         gate: view?.gate ?? null,
         enforced: all.filter((r) => r.status === "enforced"),
         pending: all.filter((r) => r.status === "pending"),
+        latest_recurrence: view?.latest_recurrence ?? {},
         run_action: runActionOf(c, source.jobs !== null),
       };
     },
@@ -68,6 +79,10 @@ const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
   const replay = showsRunControls(data.run_action)
     ? { csrf: view.csrf ?? null, run: data.run_action }
     : undefined;
+  const recurrence = (r: ListedRegression) => {
+    const shown = data.latest_recurrence[r.regression_id];
+    return shown ? asSentence(recurrenceSentence(shown, r.definition)) : null;
+  };
   return (
     <>
       <PageHead
@@ -88,6 +103,7 @@ const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
           regressions={data.enforced}
           now={view.now}
           replay={replay}
+          recurrence={recurrence}
           empty={{
             title: "No enforced regressions",
             text:
@@ -106,6 +122,7 @@ const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
           regressions={data.pending}
           now={view.now}
           replay={replay}
+          recurrence={recurrence}
           empty={{
             title: "No pending regressions",
             text:

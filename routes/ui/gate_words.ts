@@ -9,7 +9,8 @@
  * @module
  */
 
-import type { GateResult } from "../../lib/ledger/regressions.ts";
+import { recurrenceOutcome } from "../../lib/ledger/recurrence.ts";
+import type { GateFailure, GateResult } from "../../lib/ledger/regressions.ts";
 import { gate } from "../../lib/runs/mod.ts";
 import type { RunSource } from "./run_view.ts";
 import { plural } from "./trace_words.ts";
@@ -78,20 +79,11 @@ function gateSentence(gate: GateResult | null, state: GateState): string {
       }; a passing replay enforces each.`;
     case "fail": {
       const failing = gate!.failing;
-      const ids = (state: "completed" | "unfinished") =>
-        failing
-          .filter((f) =>
-            (f.last_state === "completed") === (state === "completed")
-          )
-          .map((f) => f.regression_id);
-      const back = ids("completed");
-      const unfinished = ids("unfinished");
+      const unfinished = failing
+        .filter((f) => f.last_state !== "completed")
+        .map((f) => f.regression_id);
       const why = [
-        back.length > 0
-          ? `${
-            back.join(", ")
-          }: open its latest replay to see whether the saved failure recurred`
-          : null,
+        ...completedWhy(failing.filter((f) => f.last_state === "completed")),
         unfinished.length > 0
           ? `${
             unfinished.join(", ")
@@ -109,4 +101,22 @@ function gateSentence(gate: GateResult | null, state: GateState): string {
           : `All ${gate!.enforced} enforced regressions passed their`
       } latest replay${pending(gate!.pending)}.`;
   }
+}
+
+/**
+ * Failing regressions whose latest replay completed, grouped by what it
+ * showed of the saved failure: "reg-a, reg-b: the saved failure came back".
+ */
+function completedWhy(failing: readonly GateFailure[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const failure of failing) {
+    const words = failure.recurrence
+      ? recurrenceOutcome(failure.recurrence)
+      : "open its latest replay to see whether the saved failure recurred";
+    groups.set(words, [
+      ...groups.get(words) ?? [],
+      failure.regression_id,
+    ]);
+  }
+  return [...groups].map(([words, ids]) => `${ids.join(", ")}: ${words}`);
 }

@@ -30,6 +30,11 @@ export interface RegressionTableProps {
   now: number;
   /** The CSRF token and run action for Replay buttons; `undefined`: no buttons. */
   replay?: { csrf: string | null; run: RunAction } | undefined;
+  /**
+   * What a regression's latest recorded replay showed of its saved failure,
+   * in a sentence (`null`: nothing to say, as after a PASS).
+   */
+  recurrence?: (regression: ListedRegression) => string | null;
   /** Show the target column (off on a target's own page). */
   target?: boolean;
   empty: { title: string; text: string; command?: string };
@@ -85,6 +90,7 @@ export function RegressionTable(props: RegressionTableProps): Child {
               <a class="mono suffix-wrap" href={runHref(r.last_run_id)}>
                 {wrappingRunId(r.last_run_id)}
               </a>
+              <RecurrenceNote sentence={props.recurrence?.(r) ?? null} />
               <RecordedReplayNote regression={r} now={now} />
             </>
           )
@@ -156,6 +162,12 @@ function UnfinishedReplayCell(
       {r.last_run_id ? <RecordedReplayNote regression={r} now={now} /> : null}
     </>
   );
+}
+
+function RecurrenceNote({ sentence }: { sentence: string | null }): Child {
+  return sentence === null
+    ? null
+    : <span class="cell-note recurrence">{sentence}</span>;
 }
 
 /** How many replays the ledger holds, when the latest was, and the comparison link. */

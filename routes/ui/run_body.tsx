@@ -140,6 +140,9 @@ const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
       reason={
         <>
           {detail.headline}
+          {detail.recurrence_sentence
+            ? <>{" "}{detail.recurrence_sentence}</>
+            : null}
           {detail.reference
             ? <ReferenceNote judged={detail.reference} />
             : null}

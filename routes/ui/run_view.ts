@@ -13,10 +13,16 @@ import { NotFoundError } from "../../lib/errors.ts";
 import { cleanupsOf } from "../../lib/ledger/cleanups.ts";
 import {
   readRegression,
+  type RegressionDefinition,
   replayOfRun,
   savedRegressionOf,
 } from "../../lib/ledger/regressions.ts";
 import { readRun, validateRunId } from "../../lib/ledger/runs.ts";
+import {
+  recurrenceSentence,
+  type ReplayRecurrence,
+  replayRecurrence,
+} from "../../lib/ledger/recurrence.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { readTarget } from "../../lib/ledger/targets.ts";
 import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
@@ -28,6 +34,7 @@ import {
   type RunView,
   viewRun,
 } from "../../lib/runs/mod.ts";
+import { asSentence } from "./components/findings_list.tsx";
 import { loadRunRequests, type RunRequests } from "./run_requests.ts";
 import {
   cleanupStep,
@@ -71,6 +78,14 @@ export interface RunDetail {
   later_cleanup: RunView["cleanup"];
   /** For a replay: the run its regression was saved from (to compare with). */
   compare_with: string | null;
+  /**
+   * For a completed replay that did not pass: whether the failure its
+   * regression was saved for came back, it failed on something else, or it
+   * cannot say (INCONCLUSIVE).
+   */
+  recurrence: ReplayRecurrence | null;
+  /** {@link RunDetail.recurrence} as a sentence, shown with the verdict. */
+  recurrence_sentence: string | null;
   /** The verdict and why, in one sentence. */
   headline: string;
   /** What to do next (empty for a clean PASS). */
@@ -227,6 +242,8 @@ function base(view: RunView): Omit<
     saved_as: view.saved_as,
     later_cleanup: view.cleanup,
     compare_with: null,
+    recurrence: null,
+    recurrence_sentence: null,
     report: view.report,
     checkpoint: view.checkpoint,
     kept_in: view.kept_in,
@@ -263,6 +280,7 @@ async function completedDetail(
     state: report.state === "interrupted" ? "interrupted" : "completed",
     saved_as: savedAs,
     compare_with: replayed?.source_run_id ?? null,
+    ...recurrenceOf(replayed?.definition ?? null, report),
     headline: reportHeadline(report),
     next_steps: nextSteps(report, context),
     progress: null,
@@ -273,6 +291,20 @@ async function completedDetail(
     requests,
     reference: report.kind === "reference"
       ? await referenceJudgement(source.db, report.run_id)
+      : null,
+  };
+}
+
+/** What a replay of `definition`'s regression showed of its saved failure. */
+function recurrenceOf(
+  definition: RegressionDefinition | null,
+  report: RunReport,
+): Pick<RunDetail, "recurrence" | "recurrence_sentence"> {
+  const recurrence = definition ? replayRecurrence(definition, report) : null;
+  return {
+    recurrence,
+    recurrence_sentence: recurrence && definition
+      ? asSentence(recurrenceSentence(recurrence, definition))
       : null,
   };
 }

@@ -165,7 +165,7 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
   if (context.regressionId) {
     return {
       text:
-        `This replay of ${context.regressionId} did not pass (comparing it with the saved run shows whether the saved failure came back or something else failed): fix the application, then replay the regression again.`,
+        `This replay of ${context.regressionId} did not pass: fix the application, then replay the regression again (comparing it with the saved run shows the details).`,
       command: `trace external-replay ${context.regressionId}`,
     };
   }

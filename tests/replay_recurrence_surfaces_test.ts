@@ -1,0 +1,236 @@
+/**
+ * Every surface that shows a replay that did not pass says what it showed
+ * of the failure its regression was saved for, in the same words: the gate
+ * (text and `--json`), the run page of the replay, the regressions page and
+ * MCP's `trace.external_get`.
+ */
+
+import assert from "node:assert/strict";
+import { main } from "../cli.ts";
+import { migrate } from "../lib/db.ts";
+import type { GateResult } from "../lib/ledger/regressions.ts";
+import { localPrincipal, type McpToolContext } from "../lib/mcp/mod.ts";
+import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { RunJobs, RunLock } from "../lib/runs/mod.ts";
+import type { RegressionsPageData } from "../routes/pages/regressions.tsx";
+import type { RunDetail } from "../routes/ui/run_view.ts";
+import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
+import { type RunsFixture, withRunsFixture } from "./browser/_runs.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { captureIo, withDb } from "./_helpers.ts";
+import {
+  RECURRENCE_TARGET,
+  type ReplayRecurrences,
+  SAVED_FAILURE,
+  seedReplayRecurrences,
+} from "./_replay_recurrences.ts";
+import { callOk, memoryClient, pollRun } from "./mcp_support.ts";
+
+const VECTORS = "residual_store:vector_records";
+
+/** The sentence a page shows for each kind, as {@link recurrenceSentence} words it. */
+function pageSentences(seeded: ReplayRecurrences) {
+  return {
+    recurred:
+      `The failure regression ${seeded.recurred.regression_id} was saved for came back: ${SAVED_FAILURE} failed again.`,
+    other_failure:
+      `This replay failed on something else: ${VECTORS}; the failure regression ${seeded.other_failure.regression_id} was saved for (${SAVED_FAILURE}) did not recur.`,
+    inconclusive:
+      `INCONCLUSIVE: cannot say whether the failure regression ${seeded.inconclusive.regression_id} was saved for (${SAVED_FAILURE}) came back.`,
+  };
+}
+
+const KINDS = ["recurred", "other_failure", "inconclusive"] as const;
+
+async function trace(args: string[]) {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+Deno.test("trace external-gate says of each failing replay whether the saved failure recurred, in its reason and its --json", async () => {
+  await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const seeded = await seedReplayRecurrences(db, dir);
+    const text = await trace(["external-gate", "--data-dir", dir]);
+    assert.equal(text.code, 1, text.err);
+    const line = (kind: typeof KINDS[number]) =>
+      `  ${seeded[kind].regression_id} (${RECURRENCE_TARGET}): latest replay ${
+        seeded[kind].run_id
+      } was `;
+    const lines = text.out.split("\n");
+    assert.ok(
+      lines.includes(
+        `${
+          line("recurred")
+        }FAIL: the bug is back: the saved failure recurred (${SAVED_FAILURE} failed again)`,
+      ),
+      text.out,
+    );
+    assert.ok(
+      lines.includes(
+        `${
+          line("other_failure")
+        }FAIL: the saved failure (${SAVED_FAILURE}) did not recur; it failed on something else: ${VECTORS}`,
+      ),
+      text.out,
+    );
+    assert.ok(
+      lines.includes(
+        `${
+          line("inconclusive")
+        }INCONCLUSIVE: it cannot tell whether the saved failure (${SAVED_FAILURE}) recurred; read its findings and replay again`,
+      ),
+      text.out,
+    );
+
+    const json = await trace(["external-gate", "--json", "--data-dir", dir]);
+    assert.equal(json.code, 1, json.err);
+    const gate = JSON.parse(json.out) as GateResult;
+    for (const kind of KINDS) {
+      const failure = gate.failing.find((f) =>
+        f.regression_id === seeded[kind].regression_id
+      );
+      assert.equal(failure?.recurrence?.kind, kind);
+      assert.equal(failure.last_run_id, seeded[kind].run_id);
+    }
+    const other = gate.failing.find((f) => f.recurrence?.kind === "recurred");
+    assert.ok(other?.recurrence?.kind === "recurred");
+    assert.deepEqual(
+      other.recurrence.recurred.map((a) => `${a.code}:${a.subject}`),
+      ["marker_retrievable:retrieval", "residual_store:cache_records"],
+    );
+  });
+});
+
+const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+async function get(fixture: RunsFixture, path: string): Promise<Response> {
+  const response = await fixture.app.request(at(path), page(BEARER));
+  assert.equal(response.status, 200, path);
+  return response;
+}
+
+Deno.test("the run page of a replay that did not pass says, by its verdict, whether the saved failure came back", async () => {
+  let seeded: ReplayRecurrences | undefined;
+  await withRunsFixture({
+    seed: async (db, dataDir) => {
+      seeded = await seedReplayRecurrences(db, dataDir);
+    },
+  }, async (fixture) => {
+    const sentences = pageSentences(seeded!);
+    for (const kind of KINDS) {
+      const runId = seeded![kind].run_id;
+      const html = await (await get(fixture, `/runs/${runId}`)).text();
+      const head = html.slice(html.indexOf('class="verdict__reason"'));
+      assert.ok(
+        head.slice(0, head.indexOf("</p>")).includes(sentences[kind]),
+        `${kind}: ${head.slice(0, 800)}`,
+      );
+      const detail = await (await get(fixture, `/runs/${runId}.json`))
+        .json() as RunDetail;
+      assert.equal(detail.recurrence?.kind, kind);
+      assert.equal(detail.recurrence_sentence, sentences[kind]);
+    }
+    const source = seeded!.recurred.source_run_id;
+    const saved = await (await get(fixture, `/runs/${source}.json`))
+      .json() as RunDetail;
+    assert.equal(saved.recurrence, null, "the saved run is no replay");
+  });
+});
+
+Deno.test("the regressions page says what each latest replay showed of the saved failure, and its gate names it", async () => {
+  let seeded: ReplayRecurrences | undefined;
+  await withRunsFixture({
+    seed: async (db, dataDir) => {
+      seeded = await seedReplayRecurrences(db, dataDir);
+    },
+  }, async (fixture) => {
+    const s = seeded!;
+    const html = await (await get(fixture, "/regressions")).text();
+    for (const sentence of Object.values(pageSentences(s))) {
+      assert.ok(html.includes(sentence), sentence);
+    }
+    assert.ok(
+      html.includes(
+        `3 of 3 enforced regressions did not pass the latest replay (${s.recurred.regression_id}: the saved failure came back; ${s.other_failure.regression_id}: it failed on something else (the saved failure did not recur); ${s.inconclusive.regression_id}: INCONCLUSIVE, so it cannot say whether the saved failure came back).`,
+      ),
+      "the gate's sentence",
+    );
+    const data = await (await get(fixture, "/regressions.json"))
+      .json() as RegressionsPageData;
+    for (const kind of KINDS) {
+      assert.equal(
+        data.latest_recurrence[s[kind].regression_id]?.kind,
+        kind,
+      );
+    }
+  });
+});
+
+Deno.test("trace.external_get of a replay that did not pass gives its recurrence and says it, pointing to trace.external_compare", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const seeded = await seedReplayRecurrences(db, dataDir);
+    const clock = new VirtualClock();
+    const jobs = new RunJobs({
+      db,
+      dataDir,
+      clock,
+      trace: false,
+      lock: new RunLock(),
+      transport: () => new FakeTarget(clock),
+    });
+    const context: McpToolContext = {
+      db,
+      dataDir,
+      jobs,
+      principal: localPrincipal({ user_id: null }),
+      allowTraceQueries: false,
+    };
+    const client = await memoryClient(context);
+    try {
+      const sentences = pageSentences(seeded);
+      const clause = (kind: typeof KINDS[number]) =>
+        sentences[kind].replace(/\.$/, "").replace(/^Th/, "th");
+      for (const kind of KINDS) {
+        const got = await callOk(client, "trace.external_get", {
+          run_id: seeded[kind].run_id,
+        });
+        assert.equal(
+          (got.recurrence as { kind: string } | null)?.kind,
+          kind,
+        );
+        const source = seeded[kind].source_run_id;
+        assert.equal(
+          got.next,
+          kind === "inconclusive"
+            ? `the replay is ${
+              clause(kind)
+            }; read findings (baseline, requests, controls, cleanup) to see what could not be established, then replay again`
+            : `the replay FAILed: ${
+              clause(kind)
+            }; compare it with the saved run ${source} with trace.external_compare for the details`,
+        );
+      }
+      const source = await callOk(client, "trace.external_get", {
+        run_id: seeded.recurred.source_run_id,
+      });
+      assert.equal(source.recurrence, null, "the saved run is no replay");
+
+      const replay = await callOk(client, "trace.external_replay", {
+        regression_id: seeded.recurred.regression_id,
+      });
+      assert.match(
+        String(replay.next),
+        /; once it completed without passing, its recurrence says whether the failure the regression was saved for came back$/,
+      );
+      const fixed = await pollRun(client, String(replay.run_id));
+      assert.equal(fixed.verdict, "PASS");
+      assert.equal(fixed.recurrence, null, "a PASS has nothing to say");
+    } finally {
+      await client.close();
+      await jobs.close();
+    }
+  });
+});
