@@ -13,6 +13,7 @@ import { localPrincipal, type McpToolContext } from "../lib/mcp/mod.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { RunJobs, RunLock } from "../lib/runs/mod.ts";
 import type { RegressionsPageData } from "../routes/pages/regressions.tsx";
+import type { TargetPageData } from "../routes/pages/targets.tsx";
 import type { RunDetail } from "../routes/ui/run_view.ts";
 import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
 import { type RunsFixture, withRunsFixture } from "./browser/_runs.ts";
@@ -159,6 +160,30 @@ Deno.test("the regressions page says what each latest replay showed of the saved
     );
     const data = await (await get(fixture, "/regressions.json"))
       .json() as RegressionsPageData;
+    for (const kind of KINDS) {
+      assert.equal(
+        data.latest_recurrence[s[kind].regression_id]?.kind,
+        kind,
+      );
+    }
+  });
+});
+
+Deno.test("a target's page says what each latest replay of its regressions showed of the saved failure", async () => {
+  let seeded: ReplayRecurrences | undefined;
+  await withRunsFixture({
+    seed: async (db, dataDir) => {
+      seeded = await seedReplayRecurrences(db, dataDir);
+    },
+  }, async (fixture) => {
+    const s = seeded!;
+    const path = `/targets/${RECURRENCE_TARGET}`;
+    const html = await (await get(fixture, path)).text();
+    for (const sentence of Object.values(pageSentences(s))) {
+      assert.ok(html.includes(sentence), sentence);
+    }
+    const data = await (await get(fixture, `${path}.json`))
+      .json() as TargetPageData;
     for (const kind of KINDS) {
       assert.equal(
         data.latest_recurrence[s[kind].regression_id]?.kind,

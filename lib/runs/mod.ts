@@ -83,6 +83,7 @@ export {
 export {
   gate,
   type GateOptions,
+  latestRecurrenceOf,
   listSavedRegressions,
   type RegressionListOptions,
   regressionsOf,

@@ -152,6 +152,22 @@ export async function regressionsView(
 }
 
 /**
+ * By regression id, what the latest recorded replay of each of
+ * `regressions` that did not pass showed of its saved failure (a target's
+ * page lists its regressions as the regressions page does).
+ */
+export async function latestRecurrenceOf(
+  db: TraceDb,
+  regressions: readonly RegressionView[],
+): Promise<Record<string, ReplayRecurrence>> {
+  const reports = await latestReplayReports(
+    db,
+    regressions.filter((r) => r.last_result !== "PASS"),
+  );
+  return latestRecurrences(regressions, reports);
+}
+
+/**
  * The reports of the latest recorded replays, by run id: what the gate
  * re-judges, and reads to say whether the saved failure came back.
  */

@@ -7,10 +7,7 @@
  */
 
 import type { FC } from "hono/jsx";
-import {
-  recurrenceSentence,
-  type ReplayRecurrence,
-} from "../../lib/ledger/recurrence.ts";
+import type { ReplayRecurrence } from "../../lib/ledger/recurrence.ts";
 import type { GateResult } from "../../lib/ledger/regressions.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { type ListedRegression, regressionsView } from "../../lib/runs/mod.ts";
@@ -19,12 +16,11 @@ import {
   type RunAction,
   showsRunControls,
 } from "../ui/components/action_form.tsx";
-import { asSentence } from "../ui/components/findings_list.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { gateDisplay } from "../ui/gate_words.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import { RegressionTable } from "../ui/regression_list.tsx";
+import { recurrenceFrom, RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
 import { withDataFlags } from "../ui/printed_command.ts";
 
@@ -79,10 +75,7 @@ const RegressionsBody: FC<{ data: RegressionsPageData; view: PageView }> = (
   const replay = showsRunControls(data.run_action)
     ? { csrf: view.csrf ?? null, run: data.run_action }
     : undefined;
-  const recurrence = (r: ListedRegression) => {
-    const shown = data.latest_recurrence[r.regression_id];
-    return shown ? asSentence(recurrenceSentence(shown, r.definition)) : null;
-  };
+  const recurrence = recurrenceFrom(data.latest_recurrence);
   return (
     <>
       <PageHead

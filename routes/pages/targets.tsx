@@ -10,6 +10,7 @@
 
 import type { FC } from "hono/jsx";
 import type { StagingConfig } from "../../lib/contract/config.ts";
+import type { ReplayRecurrence } from "../../lib/ledger/recurrence.ts";
 import type { RegressionView } from "../../lib/ledger/regressions.ts";
 import { latestRunPerTarget, listRuns } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
@@ -18,6 +19,7 @@ import { validateTargetId } from "../../lib/ledger/targets.ts";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { RunReport } from "../../lib/runner/report.ts";
 import {
+  latestRecurrenceOf,
   type ListedRegression,
   registeredTargets,
   regressionsOf,
@@ -44,7 +46,7 @@ import {
 import { Time } from "../ui/components/time.tsx";
 import { runHref, runsHref, targetHref, targetRunAction } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
-import { RegressionTable } from "../ui/regression_list.tsx";
+import { recurrenceFrom, RegressionTable } from "../ui/regression_list.tsx";
 import type { RunSource } from "../ui/run_view.ts";
 import { RunTable, withJobStates } from "../ui/run_list.tsx";
 import { reportHeadline } from "../ui/run_words.ts";
@@ -92,6 +94,11 @@ export interface TargetPageData {
   headline: string;
   runs: RunSummary[];
   regressions: ListedRegression[];
+  /**
+   * By regression id, what its latest recorded replay showed of the saved
+   * failure, for each whose latest recorded replay did not pass.
+   */
+  latest_recurrence: Record<string, ReplayRecurrence>;
   running_run_id: string | null;
   /** Whether this request may run the contract on this target here, and why not. */
   run_action: RunAction;
@@ -246,6 +253,7 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
           : "No run yet: run the deletion contract on this target to get its first verdict.",
         runs,
         regressions,
+        latest_recurrence: await latestRecurrenceOf(source.db, regressions),
         running_run_id: source.jobs?.active ?? null,
         run_action: record ? runActionOf(c, source.jobs !== null) : {
           allowed: false,
@@ -434,6 +442,7 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
           regressions={data.regressions}
           now={view.now}
           target={false}
+          recurrence={recurrenceFrom(data.latest_recurrence)}
           replay={canRun
             ? { csrf: view.csrf ?? null, run: data.run_action }
             : undefined}

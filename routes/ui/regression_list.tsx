@@ -9,7 +9,12 @@
  */
 
 import type { Child } from "hono/jsx";
+import {
+  recurrenceSentence,
+  type ReplayRecurrence,
+} from "../../lib/ledger/recurrence.ts";
 import type { ListedRegression } from "../../lib/runs/mod.ts";
+import { asSentence } from "./components/findings_list.tsx";
 import { ActionForm, type RunAction } from "./components/action_form.tsx";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
@@ -38,6 +43,19 @@ export interface RegressionTableProps {
   /** Show the target column (off on a target's own page). */
   target?: boolean;
   empty: { title: string; text: string; command?: string };
+}
+
+/**
+ * The {@link RegressionTableProps.recurrence} of a page that holds, by
+ * regression id, what each latest recorded replay showed of its saved failure.
+ */
+export function recurrenceFrom(
+  latest: Readonly<Record<string, ReplayRecurrence>>,
+): (regression: ListedRegression) => string | null {
+  return (r) => {
+    const shown = latest[r.regression_id];
+    return shown ? asSentence(recurrenceSentence(shown, r.definition)) : null;
+  };
 }
 
 /** Regressions with their source run and latest replay. */
