@@ -11,6 +11,7 @@ import {
   type RunEvent,
 } from "../lib/runner/events.ts";
 import type { MarkerForm, Sample } from "../lib/runner/report.ts";
+import type { CleanupPoll } from "../lib/runs/mod.ts";
 import type { CliIo } from "./_io.ts";
 
 /** Writes `text` as a line of its own on stderr, first clearing a live progress line on a terminal. */
@@ -162,9 +163,7 @@ function seconds(value: number): number {
 function pollText(
   event: Extract<RunEvent, { type: "cleanup_poll" }>,
 ): string {
-  return `cleanup poll #${event.poll} at ${event.at_seconds.toFixed(2)} s${
-    pollLimitText(event)
-  }: ${event.clean ? "clean" : "not clean yet"}${
+  return `${pollTiming(event)}: ${event.clean ? "clean" : "not clean yet"}${
     event.deleted_again.length > 0
       ? `; records came back in the ${
         event.deleted_again.join(" and ")
@@ -174,17 +173,60 @@ function pollText(
 }
 
 /**
- * A poll against its limit; a poll at or past it is the last, and saying
- * "of at most 0 s" of it would misstate how long cleanup takes.
+ * A cleanup poll's number (from 1) and start against its limit. A poll at
+ * or past the limit is the last; one that starts past it was held back by
+ * the requests before it (deletions, or the previous poll, slower than the
+ * limit), and saying "of at most 0 s" or "of 10 s" of it would misstate
+ * how long cleanup took.
  */
-function pollLimitText(
-  event: Extract<RunEvent, { type: "cleanup_poll" }>,
+export function pollTiming(
+  poll: Pick<
+    Extract<RunEvent, { type: "cleanup_poll" }>,
+    "poll" | "at_seconds" | "limit_seconds"
+  >,
 ): string {
-  const limit = seconds(event.limit_seconds);
-  if (event.at_seconds < event.limit_seconds) return ` of at most ${limit} s`;
-  return limit === 0
-    ? " (the last: no polling time was left after the interrupt)"
-    : ` (the last: polling time ran out at ${limit} s)`;
+  const at = poll.at_seconds.toFixed(2);
+  const limit = seconds(poll.limit_seconds);
+  if (poll.at_seconds < poll.limit_seconds) {
+    return `cleanup poll #${poll.poll} at ${at} s of at most ${limit} s`;
+  }
+  if (limit === 0) {
+    return `cleanup poll #${poll.poll}, the last, at ${at} s (no polling time was left after the interrupt)`;
+  }
+  return Number(at) > limit
+    ? `cleanup poll #${poll.poll}, the last, at ${at} s (limit ${limit} s, overrun by the requests before it)`
+    : `cleanup poll #${poll.poll}, the last, at ${at} s (polling time ran out at ${limit} s)`;
+}
+
+/** One poll of `external-cleanup`: its timing, what each namespace still counts, and the markers still retrievable. */
+export function leftoversPollLine(poll: CleanupPoll): string {
+  const counts = (["test", "control"] as const).map((role) => {
+    const c = poll.remaining[role];
+    return c
+      ? `${role} ${c.source_records}/${c.vector_records}/${c.cache_records}${
+        c.complete ? "" : " (incomplete)"
+      }`
+      : `${role} unknown`;
+  });
+  const timing = pollTiming({
+    // Numbered from 1, as the run's own cleanup polls are.
+    poll: poll.index + 1,
+    at_seconds: poll.started_at_seconds,
+    limit_seconds: poll.window_seconds,
+  });
+  return `${timing}: ${counts.join(", ")} (source/vector/cache)${
+    markerWords(poll.marker_seen)
+  }\n`;
+}
+
+/** The markers retrievable at a poll, or nothing when none was. */
+function markerWords(seen: CleanupPoll["marker_seen"]): string {
+  const retrievable = (["test", "control"] as const).filter((role) =>
+    seen[role] === true
+  );
+  return retrievable.length === 0
+    ? ""
+    : `; ${retrievable.join(" and ")} marker retrievable`;
 }
 
 function progressBar(fraction: number): string {

@@ -7,6 +7,7 @@ import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
 import { describeRendering } from "../lib/runner/marker.ts";
 import { checkAdvice } from "../lib/runner/finding_checks.ts";
 import { markerLabel } from "./_progress.ts";
+import { deletionCounts } from "../lib/ledger/cleanups.ts";
 
 const SEVERITY_LABEL: Record<Finding["severity"], string> = {
   fail: "FAIL",
@@ -132,17 +133,19 @@ function cleanupLines(
   { cleanupHint: hint, dataFlags = "" }: RenderReportOptions,
 ): string[] {
   const c = report.cleanup;
-  const acked = c.deletes.filter((d) => d.acknowledged).length;
+  const counts = deletionCounts(c);
   const repeated = c.deletes.length -
     new Set(c.deletes.map((d) => d.namespace)).size;
   const lines = [
     `Cleanup  ${
       c.cleanup_complete ? "complete" : "INCOMPLETE"
-    } (cleanup_complete: ${c.cleanup_complete}); ${acked}/${c.deletes.length} deletion(s) acknowledged${
+    } (cleanup_complete: ${c.cleanup_complete}); ${counts.delete_requests_acknowledged}/${counts.delete_requests} delete request(s) acknowledged${
       repeated > 0
         ? ` (${repeated} repeated: records came back after a clean poll)`
         : ""
-    }, ${c.polls} poll(s) over ${c.elapsed_seconds.toFixed(2)} s`,
+    }, ${counts.deleted_ids}/${counts.ids_to_delete} id(s) deleted, ${c.polls} poll(s) over ${
+      c.elapsed_seconds.toFixed(2)
+    } s`,
   ];
   for (const problem of c.problems) lines.push(`  - ${problem}`);
   if (!c.cleanup_complete) {

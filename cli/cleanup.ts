@@ -10,6 +10,7 @@ import {
   cleanUpRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
+import { leftoversPollLine } from "./_progress.ts";
 import { dataFlagsOf } from "./_run_outputs.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
@@ -34,9 +35,18 @@ was retrievable; a marker still retrievable (a soft delete, a stale answer
 cache) leaves it incomplete. A run recorded before its markers were kept has
 its inventories read only, and its best outcome is "inventories clear"
 (retrieval not checked): check it with the application's own tools when the
-run found the marker retrievable. --json prints
-{status: "complete" | "inventories_clear" | "incomplete", record, recorded}
-or {status: "not_needed", run_id, reason}.
+run found the marker retrievable. A marker still retrievable means the
+application still serves the run's text after deleting it: fix its delete path
+(or remove the records with the application's own tools), then run this again
+to confirm. Polls are numbered from 1; a poll that starts past the window
+because the requests before it took longer is the last, and says so.
+
+Deletions are counted as the run's own cleanup counts them: delete requests
+(one per namespace, one more each time its records came back) acknowledged of
+those sent, then the ids deleted of those issued. --json prints
+{status: "complete" | "inventories_clear" | "incomplete", record,
+delete_requests, delete_requests_acknowledged, deleted_ids, ids_to_delete,
+recorded} or {status: "not_needed", run_id, reason}.
 
 Ctrl-C (or SIGTERM) stops it within the smaller of the window and 30 s, plus
 1 s for each request still to send (at most 6 s, 4 s without markers): a
@@ -78,7 +88,7 @@ export const externalCleanup: Command = async (args, io) => {
                 dataFlagsOf(values)
               } again`,
             ),
-          onPoll: (poll) => io.err(pollLine(poll)),
+          onPoll: (poll) => io.err(leftoversPollLine(poll)),
           onInterrupt: (seconds) =>
             io.err(
               `cleanup interrupted: stopping within ${seconds} s (requests unanswered at the smaller of the window and 30 s are called off, and each one still to send gets 1 s); the outcome so far is recorded (Ctrl-C again exits at once)\n`,
@@ -101,49 +111,18 @@ export const externalCleanup: Command = async (args, io) => {
   );
 };
 
-function pollLine(poll: CleanupPoll): string {
-  const counts = (["test", "control"] as const).map((role) => {
-    const c = poll.remaining[role];
-    return c
-      ? `${role} ${c.source_records}/${c.vector_records}/${c.cache_records}${
-        c.complete ? "" : " (incomplete)"
-      }`
-      : `${role} unknown`;
-  });
-  return `cleanup poll #${poll.index} at ${
-    poll.started_at_seconds.toFixed(2)
-  } s of ${poll.window_seconds} s: ${counts.join(", ")} (source/vector/cache)${
-    markerWords(poll.marker_seen)
-  }\n`;
-}
-
-/** The markers retrievable at a poll, or nothing when none was. */
-function markerWords(seen: CleanupPoll["marker_seen"]): string {
-  const retrievable = (["test", "control"] as const).filter((role) =>
-    seen[role] === true
-  );
-  return retrievable.length === 0
-    ? ""
-    : `; ${retrievable.join(" and ")} marker retrievable`;
-}
-
 function renderOutcome(outcome: CleanupOutcome, location: string): string {
   if (outcome.status === "not_needed") {
     return `Nothing to clean for run ${outcome.run_id}: ${outcome.reason}\n`;
   }
   const { record, recorded } = outcome;
   const c = record.outcome;
-  const deletes = c.deletes.map((d) =>
-    `${d.ids} ${d.namespace} id(s) ${
-      // Why is one of the problems listed below, in words.
-      d.acknowledged ? "acknowledged" : "NOT acknowledged"}`
-  ).join(", ");
   const lines = [
     `Cleanup of run ${record.run_id} (ids from its ${record.ids_from}): ${
       STATUS_WORDS[outcome.status]
     }`,
     `  namespaces ${record.namespaces.test} and ${record.namespaces.control}`,
-    `  deletion requests: ${deletes || "none (no id issued)"}; ${c.polls} ${
+    `  ${deletionWords(outcome)}; ${c.polls} ${
       record.markers_queried
         ? "poll(s) of inventory and markers"
         : "inventory poll(s)"
@@ -169,6 +148,27 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
     );
   }
   return lines.join("\n") + "\n";
+}
+
+/**
+ * The deletions counted as the run's own cleanup counts them: requests
+ * (one per namespace, and one more each time its records came back), then
+ * the ids they named.
+ */
+function deletionWords(
+  outcome: Exclude<CleanupOutcome, { status: "not_needed" }>,
+): string {
+  if (outcome.delete_requests === 0) {
+    return "delete requests: none (no id issued)";
+  }
+  const requests = outcome.record.outcome.deletes.map((d) =>
+    `${d.namespace} ${d.ids} id(s)${
+      // Why is one of the problems listed below, in words.
+      d.acknowledged ? "" : " NOT acknowledged"}`
+  );
+  return `delete requests: ${outcome.delete_requests_acknowledged}/${outcome.delete_requests} acknowledged (${
+    requests.join(", ")
+  }), ${outcome.deleted_ids}/${outcome.ids_to_delete} id(s) deleted`;
 }
 
 /** The headline word of each outcome that did something. */

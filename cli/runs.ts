@@ -15,6 +15,7 @@ import {
   type RunList,
   type RunListItem,
   type RunView,
+  stillServedAdvice,
   viewRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
@@ -192,9 +193,10 @@ const UNREGISTERED_HINT =
 /**
  * What to say instead of the cleanup command for what the run's own cleanup
  * left, as the run page decides: another cleanup would only read the same
- * once a later one completed, and external-cleanup can do nothing for an
- * unregistered target (the note says what became of the records); `null`
- * keeps the command.
+ * once a later one completed, nor change what the application still serves
+ * after one found it serving the run's text, and external-cleanup can do
+ * nothing for an unregistered target (the note says what became of the
+ * records); `null` keeps the command.
  */
 function leftoverHint(view: RunView): string | null {
   if (view.cleanup?.cleanup_complete) {
@@ -202,6 +204,8 @@ function leftoverHint(view: RunView): string | null {
       ? `A later trace external-cleanup (${view.cleanup.cleanup_id}) deleted every id this run issued: every store of both namespaces read 0 and neither marker was retrievable`
       : `A later trace external-cleanup (${view.cleanup.cleanup_id}) deleted every id this run issued and both inventories read 0; retrieval was not checked (this run's markers were not kept), so query the application if it may still serve deleted text`;
   }
+  const served = stillServedAdvice(view.run_id, view.cleanup);
+  if (served !== null) return `A later ${served}`;
   return view.target_registered === false ? UNREGISTERED_HINT : null;
 }
 
@@ -236,7 +240,9 @@ function renderView(view: RunView, dataFlags: string): string {
     return head +
       renderReport(view.report, {
         dataFlags,
-        ...(hint === null ? {} : { cleanupHint: hint }),
+        ...(hint === null
+          ? {}
+          : { cleanupHint: hint.replace(command, () => command + dataFlags) }),
       }) + later + note;
   }
   const c = view.checkpoint!;
@@ -274,7 +280,10 @@ INCONCLUSIVE). Each row says where the run is kept, which regression it
 replayed or was saved as, and what became of its synthetic records (CLEANUP):
   complete            every store read 0 and no marker was retrievable, at the
                       run's own cleanup or a later trace external-cleanup
-  incomplete          some may remain or still be served: trace external-cleanup RUN_ID
+  incomplete          some may remain or still be served: trace external-cleanup
+                      RUN_ID; when a later one found the application still
+                      serving the run's text (trace external-show RUN_ID says
+                      so), fix its delete path first, then clean up again
   inventories clear   a later trace external-cleanup of a run recorded before
                       runs kept their markers found every store at 0; it could
                       not query the markers, so retrieval was not checked

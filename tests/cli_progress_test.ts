@@ -1,8 +1,13 @@
 /** Progress on stderr: plain lines off a terminal, one live line on a terminal. */
 
 import assert from "node:assert/strict";
-import { progressNote, progressRenderer } from "../cli/_progress.ts";
+import {
+  leftoversPollLine,
+  progressNote,
+  progressRenderer,
+} from "../cli/_progress.ts";
 import { renderReport } from "../cli/_report_text.ts";
+import type { RunEvent } from "../lib/runner/events.ts";
 import { runFake, VirtualClock } from "./_fake_target.ts";
 import { captureIo, stagingConfig } from "./_helpers.ts";
 
@@ -201,7 +206,7 @@ Deno.test("renderReport() counts the cleanup deletions repeated because records 
   });
   assert.match(
     text,
-    /\nCleanup {2}complete \(cleanup_complete: true\); 3\/3 deletion\(s\) acknowledged \(1 repeated: records came back after a clean poll\), /,
+    /\nCleanup {2}complete \(cleanup_complete: true\); 3\/3 delete request\(s\) acknowledged \(1 repeated: records came back after a clean poll\), 4\/4 id\(s\) deleted, /,
   );
   assert.doesNotMatch(renderReport(report), /repeated/);
 });
@@ -227,8 +232,8 @@ Deno.test("progressRenderer() never prints a poll limit of 0 s: a poll past the 
   });
   assert.equal(
     io.stderr(),
-    "progress: cleanup poll #1 at 1.00 s (the last: no polling time was left after the interrupt): not clean yet\n" +
-      "progress: cleanup poll #3 at 4.20 s (the last: polling time ran out at 4 s): not clean yet\n",
+    "progress: cleanup poll #1, the last, at 1.00 s (no polling time was left after the interrupt): not clean yet\n" +
+      "progress: cleanup poll #3, the last, at 4.20 s (limit 4 s, overrun by the requests before it): not clean yet\n",
   );
 });
 
@@ -268,4 +273,65 @@ Deno.test("an interrupted run whose cleanup poll runs past the bound polls no mo
     `${clock.now() - interruptedAt} ms`,
   );
   assert.doesNotMatch(io.stderr(), /of at most 0 s/);
+});
+
+Deno.test("a cleanup poll that starts past its limit is numbered from 1 and named the last, overrun by the requests before it", () => {
+  const overrun: RunEvent = {
+    type: "cleanup_poll",
+    poll: 1,
+    at_seconds: 12.93,
+    limit_seconds: 10,
+    clean: false,
+    deleted_again: [],
+  };
+  const log = captureIo();
+  progressRenderer(log)(overrun);
+  assert.equal(
+    log.stderr(),
+    "progress: cleanup poll #1, the last, at 12.93 s (limit 10 s, overrun by the requests before it): not clean yet\n",
+  );
+  const terminal = { ...captureIo(), stderrIsTerminal: true };
+  progressRenderer(terminal)(overrun);
+  assert.match(
+    terminal.stderr(),
+    /cleanup \[#{20}\] cleanup poll #1, the last, at 12\.93 s \(limit 10 s, overrun by the requests before it\)/,
+  );
+  // A poll right at the limit ran out of time, nothing more.
+  const atLimit = captureIo();
+  progressRenderer(atLimit)({
+    type: "cleanup_poll",
+    poll: 4,
+    at_seconds: 10,
+    limit_seconds: 10,
+    clean: false,
+    deleted_again: [],
+  });
+  assert.equal(
+    atLimit.stderr(),
+    "progress: cleanup poll #4, the last, at 10.00 s (polling time ran out at 10 s): not clean yet\n",
+  );
+});
+
+Deno.test("leftoversPollLine() numbers external-cleanup's polls from 1 and says when one starts past the window", () => {
+  const counts = {
+    source_records: 0,
+    vector_records: 0,
+    cache_records: 1,
+    complete: true,
+  };
+  const poll = {
+    index: 0,
+    started_at_seconds: 12.93,
+    window_seconds: 10,
+    remaining: { test: counts, control: null },
+    marker_seen: { test: true, control: false },
+  };
+  assert.equal(
+    leftoversPollLine(poll),
+    "cleanup poll #1, the last, at 12.93 s (limit 10 s, overrun by the requests before it): test 0/0/1, control unknown (source/vector/cache); test marker retrievable\n",
+  );
+  assert.equal(
+    leftoversPollLine({ ...poll, index: 2, started_at_seconds: 1.5 }),
+    "cleanup poll #3 at 1.50 s of at most 10 s: test 0/0/1, control unknown (source/vector/cache); test marker retrievable\n",
+  );
 });

@@ -11,6 +11,8 @@ import {
 } from "../lib/contract/protocol.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
+import { recordCleanup } from "../lib/ledger/cleanups.ts";
+import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
 import {
   localPrincipal,
   localToolPolicy,
@@ -510,6 +512,82 @@ Deno.test("trace.external_get says what external-show says of a run: the regress
     );
     assert.doesNotMatch(String(after.next), /trace.external_save/);
   }, { transport: (clock) => new FakeTarget(clock, { staleCache: true }) });
+});
+
+Deno.test("trace.external_get of an interrupted run whose later cleanup found its text still served says to fix the application first", async () => {
+  await withTools(async ({ client, context, db }) => {
+    const runId = "run-20990101T000000Z-0000000000aa";
+    const namespaces = {
+      test: "trace-test-served",
+      control: "trace-control-served",
+    };
+    // Its writer (pid 0) is gone: the run reads interrupted.
+    await fileCheckpointSink(context.dataDir, runId).write({
+      schema: "trace.checkpoint/1",
+      run_id: runId,
+      state: "running",
+      pid: 0,
+      process_identity: null,
+      started_at: "2099-01-01T00:00:00.000Z",
+      updated_at: "2099-01-01T00:00:01.000Z",
+      target: {
+        id: TARGET_ID,
+        base_url: "http://127.0.0.1:1",
+        source: "registered",
+      },
+      regression_id: null,
+      config_digest: "sha256:00",
+      namespaces,
+      issued: {
+        test: ["trace-doc-1", "trace-doc-2"],
+        control: ["trace-doc-3"],
+      },
+      verdict: null,
+    });
+    const line =
+      "the test marker is still retrievable through /query after cleanup: the application still serves the deleted text; fix it, then run trace external-cleanup again";
+    await recordCleanup(db, {
+      schema: "trace.cleanup/1",
+      cleanup_id: "cleanup-served",
+      run_id: runId,
+      target_id: TARGET_ID,
+      ids_from: "checkpoint",
+      namespaces,
+      issued: { test: 2, control: 1 },
+      started_at: "2099-01-01T00:01:00.000Z",
+      finished_at: "2099-01-01T00:01:02.000Z",
+      markers_queried: true,
+      outcome: {
+        cleanup_complete: false,
+        deletes: [
+          { namespace: "test", ids: 2, acknowledged: true, error: null },
+          { namespace: "control", ids: 1, acknowledged: true, error: null },
+        ],
+        polls: 3,
+        limit_seconds: 2,
+        interrupted: false,
+        remaining: { test: null, control: null },
+        marker_seen: { test: true, control: false },
+        elapsed_seconds: 2,
+        problems: [line],
+      },
+    });
+    const got = await callOk(client, "trace.external_get", { run_id: runId });
+    assert.equal(got.state, "interrupted");
+    const later = got.later_cleanup as Record<string, unknown>;
+    assert.equal(later.status, "incomplete");
+    assert.equal(later.cleanup_complete, false);
+    assert.equal(later.deleted_ids, 3);
+    assert.equal(later.delete_requests, 2);
+    const advice =
+      `found the application still serving this run's text after deleting it: fix the application's delete path (or remove the records with the application's own tools), then run trace external-cleanup ${runId} again to confirm`;
+    assert.ok(String(got.next).includes(advice), String(got.next));
+    assert.ok(String(got.note).includes(advice), String(got.note));
+    assert.doesNotMatch(
+      `${got.next} ${got.note}`,
+      /remove them (as note says|with trace external-cleanup)/,
+    );
+  });
 });
 
 Deno.test("a second start is refused naming the running run, and the first completes", async () => {

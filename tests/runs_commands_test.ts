@@ -243,8 +243,14 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
     assert.deepEqual(after.cleanup.a.later_cleanup, {
       cleanup_id: "cleanup-2",
       finished_at: "2099-01-01T00:01:01.000Z",
+      status: "complete",
       cleanup_complete: true,
       markers_queried: true,
+      marker_seen: { test: false, control: false },
+      delete_requests: 2,
+      delete_requests_acknowledged: 2,
+      deleted_ids: fail.issued.test.length + fail.issued.control.length,
+      ids_to_delete: fail.issued.test.length + fail.issued.control.length,
       problems: [],
     });
     assert.equal(after.cleanup.b.later_cleanup, null);
@@ -260,6 +266,7 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
     });
     const older = await compare();
     assert.equal(older.cleanup.a.later_cleanup.markers_queried, false);
+    assert.equal(older.cleanup.a.later_cleanup.status, "inventories_clear");
     assert.match(
       older.text,
       /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-3\) found both inventories at 0 \(retrieval not checked\)$/m,
@@ -633,7 +640,9 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
         cleaned.out,
         /^Cleanup of run \S+ \(ids from its checkpoint\): inventories clear \(every store of both namespaces read 0; retrieval not checked\)$/m,
       );
-      assert.match(cleaned.err, /cleanup poll #0 at /);
+      // Polls are numbered from 1, as the run's own cleanup numbers them.
+      assert.match(cleaned.err, /^cleanup poll #1 at /m);
+      assert.doesNotMatch(cleaned.err, /poll #0/);
       for (const namespace of Object.values(namespaces)) {
         const inventory = await fetch(`${demo.url}/inventory`, {
           method: "POST",
@@ -648,7 +657,7 @@ Deno.test("trace external-cleanup removes what a killed run left in the demo and
       }
       assert.match(
         cleaned.out,
-        /\n {2}deletion requests: 2 test id\(s\) acknowledged, 1 control id\(s\) acknowledged; /,
+        /\n {2}delete requests: 2\/2 acknowledged \(test 2 id\(s\), control 1 id\(s\)\), 3\/3 id\(s\) deleted; /,
       );
       assert.match(
         cleaned.out,
@@ -741,6 +750,21 @@ Deno.test("trace external-cleanup of a killed run whose checkpoint kept its mark
         test: false,
         control: false,
       });
+      // Requests and ids counted apart, as the run's own cleanup text counts them.
+      assert.deepEqual(
+        {
+          delete_requests: outcome.delete_requests,
+          delete_requests_acknowledged: outcome.delete_requests_acknowledged,
+          deleted_ids: outcome.deleted_ids,
+          ids_to_delete: outcome.ids_to_delete,
+        },
+        {
+          delete_requests: 2,
+          delete_requests_acknowledged: 2,
+          deleted_ids: 2,
+          ids_to_delete: 2,
+        },
+      );
       const runs = JSON.parse(
         (await trace(["external-runs", "--json", "--data-dir", data])).out,
       ).runs;
@@ -751,6 +775,7 @@ Deno.test("trace external-cleanup of a killed run whose checkpoint kept its mark
           .out,
       );
       assert.equal(view.cleanup.markers_queried, true);
+      assert.equal(view.cleanup.status, outcome.status);
       assert.match(
         view.note,
         /deleted them on \S+ and every store of both namespaces read 0 and neither marker was retrievable$/,
@@ -1078,7 +1103,7 @@ Deno.test("trace external-cleanup names a refused deletion once, in words, not b
       ]);
       assert.match(
         cleanup.out,
-        /deletion requests: 1 test id\(s\) NOT acknowledged;/,
+        /delete requests: 0\/1 acknowledged \(test 1 id\(s\) NOT acknowledged\), 0\/1 id\(s\) deleted;/,
       );
       assert.doesNotMatch(cleanup.out, /\(http_status\)/);
       assert.match(
@@ -1140,7 +1165,7 @@ Deno.test("trace external-cleanup after a Ctrl-C calls off a deletion the adapte
       );
       assert.match(
         io.stdout(),
-        /: INCOMPLETE\n[^]*deletion requests: 1 test id\(s\) NOT acknowledged; 1 inventory poll\(s\)/,
+        /: INCOMPLETE\n[^]*delete requests: 0\/1 acknowledged \(test 1 id\(s\) NOT acknowledged\), 0\/1 id\(s\) deleted; 1 inventory poll\(s\)/,
       );
       assert.match(
         io.stdout(),
@@ -1284,7 +1309,7 @@ Deno.test("a later cleanup of a soft-delete run queries the markers, finds the c
       );
       assert.match(
         cleaned.err,
-        /cleanup poll #0 at .*test 0\/0\/0, control 0\/0\/0 \(source\/vector\/cache\); test (and control )?marker retrievable/,
+        /cleanup poll #1 at .*test 0\/0\/0, control 0\/0\/0 \(source\/vector\/cache\); test (and control )?marker retrievable/,
       );
       assert.doesNotMatch(cleaned.out, /inventories clear|nothing synthetic/);
 
@@ -1297,15 +1322,37 @@ Deno.test("a later cleanup of a soft-delete run queries the markers, finds the c
       );
       assert.equal(view.cleanup.markers_queried, true);
       assert.equal(view.cleanup.cleanup_complete, false);
+      // The status external-cleanup --json gave, beside the flags it sums up.
+      assert.equal(view.cleanup.status, "incomplete");
+      assert.equal(view.cleanup.marker_seen.test, true);
+      const served =
+        `found the application still serving this run's text after deleting it: fix the application's delete path (or remove the records with the application's own tools), then run trace external-cleanup ${report.run_id} --data-dir ${dir}/data again to confirm`;
+      assert.ok(
+        view.note.includes(served.replace(` --data-dir ${dir}/data`, "")),
+        view.note,
+      );
       const shown = await trace(["external-show", report.run_id, ...data]);
       assert.match(
         shown.out,
         /^Later cleanup \S+ \(\S+\): INCOMPLETE: the test marker is still retrievable through \/query after cleanup/m,
       );
-      // Still served, so the command to run again is still offered.
-      assert.match(
+      // Another cleanup cannot help until the application is fixed: the
+      // hint and the note say to fix it first, then confirm.
+      assert.ok(
+        shown.out.includes(
+          `  A later cleanup ${view.cleanup.cleanup_id} ${served}\n`,
+        ),
         shown.out,
-        new RegExp(`trace external-cleanup ${report.run_id} --data-dir`),
+      );
+      assert.ok(
+        shown.out.includes(
+          `\nits cleanup was incomplete, and cleanup ${view.cleanup.cleanup_id} ${served}\n`,
+        ),
+        shown.out,
+      );
+      assert.doesNotMatch(
+        shown.out,
+        /Remove the remaining synthetic records|remove what is left with/,
       );
       assert.doesNotMatch(shown.out, /nothing synthetic is left|removed/);
     } finally {

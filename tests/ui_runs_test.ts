@@ -81,6 +81,14 @@ async function html(fixture: RunsFixture, path: string): Promise<string> {
   return await response.text();
 }
 
+/** A later cleanup's deletion counts when both delete requests were acknowledged. */
+const DELETED_ALL = {
+  delete_requests: 2,
+  delete_requests_acknowledged: 2,
+  deleted_ids: 3,
+  ids_to_delete: 3,
+} as const;
+
 Deno.test("an empty data directory: every run page explains what would fill it", async () => {
   await withRunsApp(() => Promise.resolve(), async (fixture) => {
     const overview = await html(fixture, "/");
@@ -367,8 +375,11 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
     laterCleanup: {
       cleanup_id: "cleanup-later-0",
       finished_at: "2026-11-29T10:00:00.000Z",
+      status: "inventories_clear",
       cleanup_complete: true,
       markers_queried: false,
+      marker_seen: { test: null, control: null },
+      ...DELETED_ALL,
       problems: [],
     },
   });
@@ -383,8 +394,11 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
     laterCleanup: {
       cleanup_id: "cleanup-later-2",
       finished_at: "2026-11-29T12:00:00.000Z",
+      status: "incomplete",
       cleanup_complete: false,
       markers_queried: true,
+      marker_seen: { test: false, control: false },
+      ...DELETED_ALL,
       problems: ["cache_records 1 left in the test namespace after polling"],
     },
   });

@@ -9,7 +9,11 @@
 
 import { RefusedError } from "../errors.ts";
 import type { Cleanup, RunReport, Verdict } from "../runner/report.ts";
-import { type CleanupRecord, markersQueried } from "./cleanups.ts";
+import {
+  type CleanupRecord,
+  type LaterCleanup,
+  laterCleanupOf,
+} from "./cleanups.ts";
 import {
   contractDifferences,
   type RunContract,
@@ -52,22 +56,7 @@ export interface ComparedCleanup {
   later_cleanup: LaterCleanup | null;
 }
 
-/** What a later `external-cleanup` of a run found. */
-export interface LaterCleanup {
-  /** The cleanup's ledger id. */
-  cleanup_id: string;
-  /** When it finished, ISO 8601. */
-  finished_at: string;
-  /** Whether it left nothing it could check. */
-  cleanup_complete: boolean;
-  /**
-   * Whether it queried the run's markers: only then does `cleanup_complete`
-   * mean neither marker was retrievable (without, only both inventories read 0).
-   */
-  markers_queried: boolean;
-  /** What it left, in words. */
-  problems: string[];
-}
+export type { LaterCleanup };
 
 /** Options for {@link compareRuns}. */
 export interface CompareOptions {
@@ -189,12 +178,6 @@ function cleanupOf(
     cleanup_complete: report.cleanup.cleanup_complete,
     remaining: report.cleanup.remaining,
     problems: report.cleanup.problems,
-    later_cleanup: later && {
-      cleanup_id: later.cleanup_id,
-      finished_at: later.finished_at,
-      cleanup_complete: later.outcome.cleanup_complete,
-      markers_queried: markersQueried(later),
-      problems: later.outcome.problems,
-    },
+    later_cleanup: later && laterCleanupOf(later),
   };
 }

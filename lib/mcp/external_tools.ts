@@ -26,6 +26,7 @@ import {
   type RunView,
   saveRun,
   type StartedJob,
+  stillServedAdvice,
   targetListing,
   viewRun,
 } from "../runs/mod.ts";
@@ -152,13 +153,18 @@ function nextStep(
       return "the run is still going: poll trace.external_get again in a few seconds";
     case "failed":
       return "the run stopped without a report: inspect the issued synthetic ids in its checkpoint (checkpoint_path) before starting again";
-    case "interrupted":
+    case "interrupted": {
+      const served = stillServedAdvice(view.run_id, links?.cleanup ?? null);
+      if (served !== null) {
+        return `the run never completed (INCONCLUSIVE, never PASS); a later ${served}, and only then start a new run with trace.external_start (later_cleanup has what it found)`;
+      }
       if (links?.cleanup?.cleanup_complete) {
         return links.cleanup.markers_queried
           ? "the run never completed (INCONCLUSIVE, never PASS); a later cleanup removed its synthetic ids and found its markers no longer retrievable (later_cleanup), so start a new run with trace.external_start"
           : "the run never completed (INCONCLUSIVE, never PASS); a later cleanup found both inventories at 0 but could not check retrieval (later_cleanup): check the namespaces with the application's own tools, then start a new run with trace.external_start";
       }
       return "the run never completed (INCONCLUSIVE, never PASS): the synthetic ids listed in checkpoint may remain; remove them as note says before rerunning";
+    }
     case "completed":
       if (view.verdict === "FAIL") {
         if (view.regression_id !== null) {

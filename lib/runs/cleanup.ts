@@ -26,6 +26,10 @@ import { createHttpTransport } from "../http/strict_client.ts";
 import {
   type CleanupRecord,
   cleanupsOf,
+  type CleanupStatus,
+  cleanupStatus,
+  type DeletionCounts,
+  deletionCounts,
   markersQueried,
   recordCleanup,
 } from "../ledger/cleanups.ts";
@@ -77,15 +81,16 @@ export type { CleanupPoll };
  * the run kept no markers and every deletion was acknowledged and every
  * store read 0 (retrieval was not checked), `incomplete` when records may
  * remain or still be served (`record.outcome.problems` says why),
- * `not_needed` when there was nothing to do.
+ * `not_needed` when there was nothing to do. The deletion counts say
+ * what `record.outcome.deletes` holds: requests, and the ids they named.
  */
 export type CleanupOutcome =
-  | {
-    status: "complete" | "inventories_clear" | "incomplete";
+  | ({
+    status: CleanupStatus;
     record: CleanupRecord;
     /** Where the record went: its ledger entry and the head after it, or why the ledger refused it. */
     recorded: { seq: number; head: LedgerHead } | { error: string };
-  }
+  } & DeletionCounts)
   | {
     status: "not_needed";
     run_id: string;
@@ -156,16 +161,16 @@ export async function cleanUpRun(
     markers_queried: found.markers !== undefined,
     outcome,
   };
-  const status = !outcome.cleanup_complete
-    ? "incomplete"
-    : record.markers_queried
-    ? "complete"
-    : "inventories_clear";
+  const done = {
+    status: cleanupStatus(record),
+    record,
+    ...deletionCounts(outcome),
+  };
   try {
     const { seq, head } = await recordCleanup(db, record);
-    return { status, record, recorded: { seq, head } };
+    return { ...done, recorded: { seq, head } };
   } catch (error) {
-    return { status, record, recorded: { error: errorMessage(error) } };
+    return { ...done, recorded: { error: errorMessage(error) } };
   }
 }
 

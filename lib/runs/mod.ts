@@ -70,6 +70,7 @@ export {
   reportView,
   type ReportViewLinks,
   type RunView,
+  stillServedAdvice,
   viewRun,
   type ViewRunOptions,
 } from "./run_view.ts";

@@ -8,7 +8,9 @@
  * reader to `external-cleanup` only for a run whose target is registered:
  * that command reaches the adapter through the registration, so for a
  * config run never registered (trace quickstart's) it says instead what
- * became of the records.
+ * became of the records, and for a run whose later cleanup found the
+ * application still serving its text, that the application needs fixing
+ * first: another cleanup cannot change what it serves.
  *
  * @module
  */
@@ -26,7 +28,10 @@ import type {
 import {
   type CleanupRecord,
   cleanupsOf,
+  type LaterCleanup,
+  laterCleanupOf,
   markersQueried,
+  stillServed,
 } from "../ledger/cleanups.ts";
 import { replayOfRun, savedRegressionOf } from "../ledger/regressions.ts";
 import { readRun, validateRunId } from "../ledger/runs.ts";
@@ -71,20 +76,14 @@ export interface RunView {
   /** The regression this (FAIL) run was saved as, if any. */
   saved_as: string | null;
   /**
-   * The latest `external-cleanup` of this run, if any. With
-   * `markers_queried` (the run kept its markers) its `cleanup_complete`
-   * means what the run's own does: every store of both namespaces read 0
-   * and neither marker was retrievable; without, only that every deletion
-   * was acknowledged and both inventories read 0 (retrieval was not
-   * checked).
+   * The latest `external-cleanup` of this run, if any, with the `status`
+   * that command gave. With `markers_queried` (the run kept its markers)
+   * its `cleanup_complete` means what the run's own does: every store of
+   * both namespaces read 0 and neither marker was retrievable; without,
+   * only that every deletion was acknowledged and both inventories read 0
+   * (retrieval was not checked).
    */
-  cleanup: {
-    cleanup_id: string;
-    finished_at: string;
-    cleanup_complete: boolean;
-    markers_queried: boolean;
-    problems: string[];
-  } | null;
+  cleanup: LaterCleanup | null;
   /** The completed report; `null` for running and interrupted runs, and for a completed run whose report is lost. */
   report: RunReport | null;
   /** For runs without a completed report: what the checkpoint recorded. */
@@ -204,15 +203,20 @@ export async function viewRun(
 
 /** A later cleanup as views show it. */
 function cleanupOf(record: CleanupRecord | null): RunView["cleanup"] {
-  return record
-    ? {
-      cleanup_id: record.cleanup_id,
-      finished_at: record.finished_at,
-      cleanup_complete: record.outcome.cleanup_complete,
-      markers_queried: markersQueried(record),
-      problems: record.outcome.problems,
-    }
-    : null;
+  return record ? laterCleanupOf(record) : null;
+}
+
+/**
+ * What to do when a later cleanup found the application still serving the
+ * run's text after deleting it, or `null` when it did not: running
+ * `external-cleanup` again only confirms a fix, it cannot make one.
+ */
+export function stillServedAdvice(
+  runId: string,
+  later: Pick<LaterCleanup, "cleanup_id" | "marker_seen"> | null,
+): string | null {
+  if (later === null || !stillServed(later)) return null;
+  return `cleanup ${later.cleanup_id} found the application still serving this run's text after deleting it: fix the application's delete path (or remove the records with the application's own tools), then run trace external-cleanup ${runId} again to confirm`;
 }
 
 /** What a complete later cleanup found, after "deleted …": all it could check. */
@@ -299,6 +303,8 @@ function leftoverNote(
       notCleanable(report.target.id, report.namespaces)
     }`;
   }
+  const served = stillServedAdvice(report.run_id, cleanupOf(cleanup));
+  if (served !== null) return `its cleanup was incomplete, and ${served}`;
   return `its cleanup was incomplete: remove what is left with trace external-cleanup ${report.run_id}`;
 }
 
@@ -393,6 +399,8 @@ function interruptedNote(
       notCleanable(checkpoint.target.id, checkpoint.namespaces)
     }`;
   }
+  const served = stillServedAdvice(checkpoint.run_id, cleanupOf(cleanup));
+  if (served !== null) return `${stopped}; ${served}`;
   return `${stopped} and may remain in namespaces ${checkpoint.namespaces.test} and ${checkpoint.namespaces.control}; remove them with trace external-cleanup ${checkpoint.run_id}`;
 }
 
