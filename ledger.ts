@@ -44,6 +44,7 @@ export {
 } from "./lib/ledger/head.ts";
 export {
   type GateFailure,
+  type GateJudgementOptions,
   gateRegressions,
   type GateResult,
   listRegressions,
@@ -55,7 +56,12 @@ export {
   saveRegression,
 } from "./lib/ledger/regressions.ts";
 export type { PinnedAssertion, RunContract } from "./lib/ledger/contract.ts";
-export type { CleanupRecord } from "./lib/ledger/cleanups.ts";
+export type {
+  CleanupRecord,
+  CleanupStatus,
+  DeletionCounts,
+} from "./lib/ledger/cleanups.ts";
+export type { ReplayRecurrence } from "./lib/ledger/recurrence.ts";
 export {
   type ComparedCleanup,
   type ComparedRun,

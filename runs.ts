@@ -117,8 +117,10 @@ export {
 export { ConflictError } from "./lib/errors.ts";
 export type { LedgerHead } from "./lib/ledger/head.ts";
 export {
+  type CleanupStatus,
   type ComparedCleanup,
   type ComparedRun,
+  type DeletionCounts,
   type FindingKey,
   type LaterCleanup,
   type PinnedAssertion,

@@ -2,6 +2,7 @@
 
 import { terminalSafe } from "../lib/display.ts";
 import { UsageError } from "../lib/errors.ts";
+import { stillServed } from "../lib/ledger/cleanups.ts";
 import type { RunComparison } from "../lib/ledger/compare.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
 import { hasLedger } from "../lib/ledger/schema.ts";
@@ -73,6 +74,10 @@ function laterCleanup(
   }
   return `; a later trace external-cleanup (${later.cleanup_id}) still left: ${
     later.problems.join("; ") || "synthetic records remain"
+  }${
+    stillServed(later)
+      ? " (the application still serves the run's text: fix its delete path before another cleanup)"
+      : ""
   }`;
 }
 

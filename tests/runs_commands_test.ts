@@ -271,6 +271,16 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
       older.text,
       /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-3\) found both inventories at 0 \(retrieval not checked\)$/m,
     );
+    // A later cleanup that found the stale cache still serving the text.
+    assert.equal(fail.cleanup.marker_seen.test, true);
+    await recordLaterCleanup(db, fail, "cleanup-4", {
+      complete: false,
+      at: "2099-01-01T00:03:00.000Z",
+    });
+    assert.match(
+      (await compare()).text,
+      /^ {2}A {2}INCOMPLETE: .*; a later trace external-cleanup \(cleanup-4\) still left: .* \(the application still serves the run's text: fix its delete path before another cleanup\)$/m,
+    );
   });
 });
 

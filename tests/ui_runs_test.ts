@@ -407,6 +407,66 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
     /A later cleanup \(`cleanup-later-2`, 2026-11-29T12:00:00.000Z\) was still incomplete: cache\\_records 1 left/,
   );
   assert.match(retried, new RegExp(`trace external-cleanup ${fail!.run_id}`));
+  // A later cleanup that found the text still served: fix the application first.
+  const served = renderSummaryMarkdown(fail!, {
+    replayCommand: null,
+    laterCleanup: {
+      cleanup_id: "cleanup-later-4",
+      finished_at: "2026-11-29T13:00:00.000Z",
+      status: "incomplete",
+      cleanup_complete: false,
+      markers_queried: true,
+      marker_seen: { test: true, control: false },
+      ...DELETED_ALL,
+      problems: ["the test marker is still retrievable"],
+    },
+  });
+  assert.match(
+    served,
+    new RegExp(
+      `The application still serves this run's text after deleting it, so another cleanup cannot help yet: fix its delete path \\(or remove the records with the application's own tools\\), then run \`trace external-cleanup ${
+        fail!.run_id
+      }\` again to confirm\\.`,
+    ),
+  );
+  assert.doesNotMatch(served, /Remove what is left/);
+});
+
+Deno.test("after a later cleanup found the application still serving a run's text, the run page and its summary say to fix the application first", async () => {
+  let fail: RunReport | undefined;
+  const seed = async (db: TraceDb, dataDir: string) => {
+    fail = await withDemoTarget(
+      db,
+      "demo-staging",
+      "stale-cache",
+      () => runTarget(db, dataDir, "demo-staging"),
+    );
+    // The stale cache still serves the marker after the run's own cleanup.
+    assert.equal(fail.cleanup.marker_seen.test, true);
+    await recordLaterCleanup(db, fail, "cleanup-later-5", { complete: false });
+  };
+  await withRunsFixture({ seed }, async (fixture) => {
+    const runId = fail!.run_id;
+    const get = async (path: string) => {
+      const response = await fixture.app.request(at(path), page(BEARER));
+      assert.equal(response.status, 200, path);
+      return await response.text();
+    };
+    const advice =
+      `Cleanup cleanup-later-5 found the application still serving this run's text after deleting it: fix the application's delete path (or remove the records with the application's own tools), then run trace external-cleanup ${runId} again to confirm.`;
+    const detail = JSON.parse(await get(`/runs/${runId}.json`));
+    const step = detail.next_steps.find((s: { command: string | null }) =>
+      s.command?.startsWith("trace external-cleanup")
+    );
+    assert.equal(step?.text, advice);
+    const body = await get(`/runs/${runId}`);
+    assert.ok(body.includes(advice.replaceAll("'", "&#39;")), "cleanup panel");
+    assert.doesNotMatch(body, /remove them before the next run/);
+    assert.match(
+      await get(`/runs/${runId}/summary.md`),
+      /still serves this run's text after deleting it, so another cleanup cannot help yet/,
+    );
+  });
 });
 
 Deno.test("the compare page says what a later cleanup of a run found, beside its own cleanup, as the run page does", async () => {

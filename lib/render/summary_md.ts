@@ -10,6 +10,7 @@
  * @module
  */
 
+import { stillServed } from "../ledger/cleanups.ts";
 import type { LaterCleanup } from "../ledger/compare.ts";
 import type { Finding, RunReport } from "../runner/report.ts";
 import type { NotStarted, Unfinished } from "./junit.ts";
@@ -174,6 +175,13 @@ function cleanupLines(report: RunReport, options: SummaryOptions): string[] {
       markdownEscape(later.problems.join("; ") || "synthetic records remain")
     }.`
     : "";
+  if (later && stillServed(later)) {
+    return [
+      `**Incomplete**: ${what}.${retried} The application still serves this run's text after deleting it, so another cleanup cannot help yet: fix its delete path (or remove the records with the application's own tools), then run \`trace external-cleanup ${report.run_id}${
+        options.dataFlags ?? ""
+      }\` again to confirm.`,
+    ];
+  }
   return [
     `**Incomplete**: ${what}.${retried} Remove what is left in namespaces \`${report.namespaces.test}\` and \`${report.namespaces.control}\` with \`trace external-cleanup ${report.run_id}${
       options.dataFlags ?? ""

@@ -12,6 +12,7 @@
 
 import type { Child, FC } from "hono/jsx";
 import type { RunReport } from "../../lib/runner/report.ts";
+import { stillServedAdvice } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "./components/badge.tsx";
 import {
   CleanupPanel,
@@ -96,6 +97,10 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
               checkpoint={detail.checkpoint}
               running={detail.state === "running"}
               cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+              stillServed={stillServedAdvice(
+                detail.run_id,
+                detail.later_cleanup,
+              )}
               unregistered={unregisteredTarget(
                 detail.target_registered,
                 detail.target.id,
@@ -345,6 +350,7 @@ const ReportSections: FC<
         report={report}
         dataFlags={view.dataFlags}
         cleanedLater={detail.later_cleanup?.cleanup_complete === true}
+        stillServed={stillServedAdvice(detail.run_id, detail.later_cleanup)}
         unregistered={unregisteredTarget(
           detail.target_registered,
           detail.target.id,

@@ -32,6 +32,7 @@ import {
   reportView,
   type RunJobs,
   type RunView,
+  stillServedAdvice,
   viewRun,
 } from "../../lib/runs/mod.ts";
 import { asSentence } from "./components/findings_list.tsx";
@@ -168,6 +169,7 @@ export async function loadRunDetail(
             view.checkpoint.namespaces,
           )
           : null,
+        stillServedAdvice(runId, view.cleanup),
       ),
     ],
     progress: job?.progress ?? null,
@@ -265,6 +267,7 @@ async function completedDetail(
     savedAs,
     saved: savedAs ? await readRegression(source.db, savedAs) : null,
     cleanedLater: view.cleanup?.cleanup_complete === true,
+    stillServed: stillServedAdvice(view.run_id, view.cleanup),
     unregistered: unregisteredTarget(
       view.target_registered,
       view.target.id,

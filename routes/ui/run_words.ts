@@ -62,6 +62,11 @@ export interface RunContext {
   cleanedLater?: boolean;
   /** Set when the run's target was never registered: no cleanup command can reach it. */
   unregistered?: UnregisteredTarget | null;
+  /**
+   * What to do when a later cleanup found the application still serving the
+   * run's text (`stillServedAdvice` of lib/runs): another cleanup cannot fix that.
+   */
+  stillServed?: string | null;
 }
 
 function seconds(value: number): string {
@@ -156,7 +161,13 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
     !report.cleanup.cleanup_complete && report.kind === "external" &&
     !context.cleanedLater
   ) {
-    steps.push(cleanupStep(report.run_id, context.unregistered ?? null));
+    steps.push(
+      cleanupStep(
+        report.run_id,
+        context.unregistered ?? null,
+        context.stillServed ?? null,
+      ),
+    );
   }
   return steps;
 }
@@ -213,11 +224,22 @@ function enforcedStep(
   };
 }
 
-/** The step that removes what a run left in the staging application. */
+/**
+ * The step that removes what a run left in the staging application; after a
+ * later cleanup found the application still serving the run's text
+ * (`stillServed`), the step says to fix the application first.
+ */
 export function cleanupStep(
   runId: string,
   unregistered: UnregisteredTarget | null = null,
+  stillServed: string | null = null,
 ): NextStep {
+  if (stillServed !== null && !unregistered) {
+    return {
+      text: `${stillServed.charAt(0).toUpperCase()}${stillServed.slice(1)}.`,
+      command: `trace external-cleanup ${runId}`,
+    };
+  }
   if (unregistered) {
     const why = notCleanable(unregistered.targetId, unregistered.namespaces);
     return {

@@ -67,13 +67,15 @@ export const CleanupPanel: FC<
   {
     report: RunReport;
     cleanedLater?: boolean;
+    /** Set when a later cleanup found the application still serving the run's text: what to do. */
+    stillServed?: string | null;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
     /** The server's data flags for the printed command (`""` in a document). */
     dataFlags?: string;
   }
 > = (
-  { report, cleanedLater, unregistered, dataFlags = "" },
+  { report, cleanedLater, stillServed, unregistered, dataFlags = "" },
 ) => {
   const c = report.cleanup;
   const reference = report.kind === "reference";
@@ -166,6 +168,7 @@ export const CleanupPanel: FC<
             <NextStepBox
               runId={report.run_id}
               unregistered={unregistered ?? null}
+              stillServed={stillServed ?? null}
               dataFlags={dataFlags}
             />
           )
@@ -209,9 +212,14 @@ function leftSentence(report: RunReport): string {
 }
 
 const NextStepBox: FC<
-  { runId: string; unregistered: UnregisteredTarget | null; dataFlags: string }
-> = ({ runId, unregistered, dataFlags }) => {
-  const step = cleanupStep(runId, unregistered);
+  {
+    runId: string;
+    unregistered: UnregisteredTarget | null;
+    stillServed: string | null;
+    dataFlags: string;
+  }
+> = ({ runId, unregistered, stillServed, dataFlags }) => {
+  const step = cleanupStep(runId, unregistered, stillServed);
   return (
     <div class="next-step">
       <p>{step.text}</p>
@@ -230,13 +238,23 @@ export const IssuedPanel: FC<
     running: boolean;
     /** A later `external-cleanup` removed everything: no command to offer. */
     cleanedLater?: boolean;
+    /** Set when a later cleanup found the application still serving the run's text: what to do. */
+    stillServed?: string | null;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
     /** The server's data flags for the printed command (`""` in a document). */
     dataFlags?: string;
   }
 > = (
-  { runId, checkpoint, running, cleanedLater, unregistered, dataFlags = "" },
+  {
+    runId,
+    checkpoint,
+    running,
+    cleanedLater,
+    stillServed,
+    unregistered,
+    dataFlags = "",
+  },
 ) => {
   const issued = checkpoint.issued.test.length +
     checkpoint.issued.control.length;
@@ -291,6 +309,7 @@ export const IssuedPanel: FC<
         <NextStepBox
           runId={runId}
           unregistered={unregistered ?? null}
+          stillServed={stillServed ?? null}
           dataFlags={dataFlags}
         />
       )}
