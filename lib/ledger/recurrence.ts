@@ -12,7 +12,16 @@
 import type { RunReport } from "../runner/report.ts";
 import { joinAnd } from "../words.ts";
 import { failedAssertions, type PinnedAssertion } from "./contract.ts";
-import type { RegressionDefinition } from "./regressions.ts";
+
+/**
+ * What of a regression's definition its recurrence reads: its id and the
+ * assertions it saved as failed (structural, so the regressions module can
+ * import this one without a circle).
+ */
+export interface SavedFailure {
+  regression_id: string;
+  assertions: readonly PinnedAssertion[];
+}
 
 /** What a replay that did not pass showed of the regression's saved failure. */
 export type ReplayRecurrence =
@@ -32,7 +41,7 @@ export type ReplayRecurrence =
  * with those `definition` saved; `null` for a PASS (nothing failed).
  */
 export function replayRecurrence(
-  definition: Pick<RegressionDefinition, "assertions">,
+  definition: Pick<SavedFailure, "assertions">,
   report: RunReport,
 ): ReplayRecurrence | null {
   if (report.verdict === "PASS") return null;
@@ -52,7 +61,7 @@ export function assertionName(assertion: PinnedAssertion): string {
 }
 
 /** The assertions `definition` saved, as a list in words. */
-function savedNames(definition: Pick<RegressionDefinition, "assertions">) {
+function savedNames(definition: Pick<SavedFailure, "assertions">) {
   return joinAnd(definition.assertions.map(assertionName));
 }
 
@@ -68,7 +77,7 @@ function namesOf(assertions: readonly PinnedAssertion[]): string {
  */
 export function recurrenceWords(
   recurrence: ReplayRecurrence,
-  definition: Pick<RegressionDefinition, "assertions">,
+  definition: Pick<SavedFailure, "assertions">,
 ): string {
   switch (recurrence.kind) {
     case "inconclusive":
@@ -99,7 +108,7 @@ export function recurrenceWords(
  */
 export function recurrenceSentence(
   recurrence: ReplayRecurrence,
-  definition: Pick<RegressionDefinition, "regression_id" | "assertions">,
+  definition: SavedFailure,
 ): string {
   const id = definition.regression_id;
   switch (recurrence.kind) {
