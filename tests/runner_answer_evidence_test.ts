@@ -203,9 +203,14 @@ Deno.test("after cleanup, either marker in either namespace's answer keeps the c
   }
 });
 
-Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped as base64 is FAIL, and the finding names the rendering", async (t) => {
+Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped encoded is FAIL, and the finding names the rendering", async (t) => {
   const utf8Base64 = (text: string) =>
     btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+  const utf8Hex = (text: string) =>
+    Array.from(
+      new TextEncoder().encode(text),
+      (b) => b.toString(16).padStart(2, "0"),
+    ).join("");
   const cases: [
     string,
     (marker: string) => Record<string, unknown>,
@@ -242,6 +247,43 @@ Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped 
       }),
       "base64",
       "sources.0.content_b64",
+    ],
+    [
+      "a data URI",
+      (m) => ({
+        text: "See the attachment.",
+        attachments: [`data:text/plain;base64,${utf8Base64(m)}`],
+      }),
+      "base64",
+      "attachments.0",
+    ],
+    [
+      "hex content",
+      (m) => ({ text: "none", raw: `0x${utf8Hex(`Deletion probe ${m}.`)}` }),
+      "hex",
+      "raw",
+    ],
+    [
+      "a percent-encoded link",
+      (m) => ({
+        text: "none",
+        link: `https://app.example/search?q=${
+          Array.from(m, (ch) => `%${ch.charCodeAt(0).toString(16)}`).join("")
+        }`,
+      }),
+      "percent_encoding",
+      "link",
+    ],
+    [
+      "a JSON document encoded twice",
+      (m) => ({
+        text: `{"note": "${
+          Array.from(m, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)
+            .join("")
+        }"}`,
+      }),
+      "string_escapes",
+      "text",
     ],
   ];
   for (const [name, answerOf, trait, field] of cases) {

@@ -36,6 +36,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:5885713862f1fc32a5e3f3afe655654f4763bbdc3766a923d77945caf5e17bc2",
   "trace-assertions/5":
     "sha256:7ae9ca3a9c685a6a4269dce1f8462776aa5a786a83d433626726e7556e949073",
+  "trace-assertions/6":
+    "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

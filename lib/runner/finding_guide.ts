@@ -84,7 +84,7 @@ const STORE_CHECKS: Record<string, string[]> = {
   retrieval: [
     "the query path no longer retrieves deleted documents (vector index, keyword index, answer cache)",
     EVIDENCE_CHECKS.cachedAnswer,
-    "the marker check survives rendering: Markdown escapes, HTML entities and reworded answers still count",
+    "the marker check survives rendering and encoding: Markdown escapes, HTML entities, reworded answers and base64, hex, percent-encoded or string-escaped text still count",
     EVIDENCE_CHECKS.answerElsewhere,
     RESTORED.retrieval,
   ],

@@ -5,19 +5,22 @@
  * {@link MARKER_RANDOM_LENGTH} characters from a base32 alphabet without
  * look-alike letters (no `i`, `l`, `o`, `u`). Applications render and reword
  * what they answer (Markdown escapes, HTML entities, another case or
- * separator, full-width forms, wrapped lines, markup tags, base64), so the
- * marker counts as seen when its random part appears in the answer after
+ * separator, full-width forms, wrapped lines, markup tags) and ship stored
+ * text encoded (base64, hex, percent-encoding, string escapes), so the marker
+ * counts as seen when its random part appears in the answer after
  * {@link foldForMatching}: entities decoded, NFKC, lower case, `o` read as
  * `0` and `i`/`l` as `1`, and everything but letters and digits dropped; or
- * in the same answer with its markup tags removed; or in the text a base64
- * answer decodes to. A fixed text of n folded characters contains a given
- * random part by chance with probability at most n · 32^-26 (n · 2^-130),
- * which docs/report.md works out for every text searched.
+ * in the same answer with its markup tags removed; or in a text an encoded
+ * part of the answer decodes to. A fixed text of n folded characters
+ * contains a given random part by chance with probability at most
+ * n · 32^-26 (n · 2^-130), which docs/report.md works out for every text
+ * searched.
  *
  * @module
  */
 
 import { joinAnd } from "../words.ts";
+import { decodedTexts } from "./_encodings.ts";
 
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";
@@ -44,6 +47,9 @@ export const RENDERING_TRAITS = [
   "markup_tags",
   "split_items",
   "base64",
+  "hex",
+  "percent_encoding",
+  "string_escapes",
 ] as const;
 
 /** One of {@link RENDERING_TRAITS}. */
@@ -67,11 +73,11 @@ export function newMarker(): string {
 /**
  * Looks for `marker` in `answer`: `exact` when the answer contains it byte for
  * byte, `rendered` when only its folded random part appears (in the answer,
- * in the answer without its markup tags, or in the text it decodes to as
- * base64), `null` when none does.
+ * in the answer without its markup tags, or in a text an encoded part of it
+ * decodes to), `null` when none does.
  */
 export function findMarker(answer: string, marker: string): MarkerMatch | null {
-  return findInText(answer, marker) ?? findInBase64(answer, marker);
+  return findInText(answer, marker) ?? findInDecodedText(answer, marker);
 }
 
 /** The marker in `answer` as written: byte for byte, folded, or folded without tags. */
@@ -116,45 +122,29 @@ function findFolded(
 }
 
 /**
- * The marker in the UTF-8 text `answer` decodes to as base64, the way an
- * API ships a document's bytes. Only a whole string of base64 at least as
- * long as a marker is decoded, and only text that is valid UTF-8 is
- * searched, once (not a decoding's decoding): a decoding is one more fixed
- * text of fewer characters, so the false-match bound holds for it as for
- * the answer.
+ * The marker in a text an encoded part of `answer` decodes to (base64, hex,
+ * percent-encoding, string escapes), the way an API ships a document's bytes
+ * or a URL or literal carries text. Only a decoding that could hold a random
+ * part is searched, once and not decoded again: a decoding is one more fixed
+ * text of no more characters than the part it came from, so the false-match
+ * bound holds for it as for the answer.
  */
-function findInBase64(answer: string, marker: string): MarkerMatch | null {
-  const text = base64Text(answer);
-  if (text === null) return null;
-  const found = findInText(text, marker);
-  return found && {
-    form: "rendered",
-    rendering: RENDERING_TRAITS.filter((trait) =>
-      trait === "base64" || found.rendering.includes(trait)
-    ),
-  };
-}
-
-/** Standard or URL-safe base64, padded or not, line breaks allowed. */
-const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
-
-/** The UTF-8 text `value` is the base64 encoding of, or `null`. */
-function base64Text(value: string): string | null {
-  const compact = value.replace(/[\r\n]/g, "");
-  if (compact.length < MARKER_PREFIX.length + MARKER_RANDOM_LENGTH) return null;
-  if (!BASE64.test(compact) || compact.length % 4 === 1) return null;
-  const standard = compact.replace(/-/g, "+").replace(/_/g, "/")
-    .replace(/=+$/, "");
-  try {
-    const binary = atob(
-      standard.padEnd(Math.ceil(standard.length / 4) * 4, "="),
-    );
-    const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    // Not base64 after all, or bytes that are not text: nothing to search.
-    return null;
+function findInDecodedText(
+  answer: string,
+  marker: string,
+): MarkerMatch | null {
+  for (const decoded of decodedTexts(answer, MARKER_RANDOM_LENGTH)) {
+    const found = findInText(decoded.text, marker);
+    if (found) {
+      return {
+        form: "rendered",
+        rendering: RENDERING_TRAITS.filter((trait) =>
+          trait === decoded.encoding || found.rendering.includes(trait)
+        ),
+      };
+    }
   }
+  return null;
 }
 
 /**
@@ -397,4 +387,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   markup_tags: "markup tags",
   split_items: "a split across the strings of a list",
   base64: "base64 encoding",
+  hex: "hex encoding",
+  percent_encoding: "percent-encoding",
+  string_escapes: "JSON or JavaScript string escapes",
 };

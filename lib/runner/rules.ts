@@ -30,6 +30,11 @@
  * interval after the window's end (else INCONCLUSIVE,
  * `window_end_unobserved`: the samples fell behind their schedule).
  *
+ * Revision 6: the marker is also read in text an answer's strings ship
+ * encoded: base64 inside a longer string (a data URI, a run after a name),
+ * hex, percent-encoding, and JSON or JavaScript string escapes, each decoded
+ * once from the string as written.
+ *
  * @module
  */
 
@@ -46,7 +51,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/5" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/6" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -55,7 +60,7 @@ export const EVIDENCE_RULES = {
     alphabet: MARKER_ALPHABET,
     random_length: MARKER_RANDOM_LENGTH,
     match:
-      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed, and a whole string of base64 decoded once",
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes), each only when at least as long as the encoding of 26 characters and valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
     searched:
       "every string of the /query answer, values and keys at any depth, text first, and the adjacent strings of one array joined; after the deletion the test marker in the control query's answer counts too, and either namespace's /inventory answer is searched the same way (the control's own marker there does not count); at cleanup either marker in either namespace's answers",
     forms: ["exact", "rendered"],
@@ -79,7 +84,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:7ae9ca3a9c685a6a4269dce1f8462776aa5a786a83d433626726e7556e949073" as const;
+  "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {

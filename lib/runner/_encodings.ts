@@ -1,0 +1,260 @@
+/**
+ * Text an application ships encoded inside a string of its answer: base64 (a
+ * whole string, a data URI's payload, a run inside longer text), hex,
+ * percent-encoding, and JSON or JavaScript string escapes. Each decoding is
+ * made from the string as written, never from another decoding, and holds no
+ * more characters than the part it came from, so the false-match bound of
+ * docs/report.md holds for every text searched (the sums are worked out
+ * there). Each encoding is read in one pass over the string: the cost stays
+ * linear in the answer's size.
+ *
+ * @module
+ */
+
+/** An encoding a decoding undid; each is a rendering trait. */
+export type Encoding = "base64" | "hex" | "percent_encoding" | "string_escapes";
+
+/** The text one encoded part of a string decodes to. */
+export interface DecodedText {
+  encoding: Encoding;
+  text: string;
+}
+
+/**
+ * Every decoding of `value` that could hold `shortest` characters, in the
+ * order tried: base64, hex, percent-encoding, string escapes. Lazy, so a
+ * search stops at the first decoding that holds what it looks for.
+ */
+export function* decodedTexts(
+  value: string,
+  shortest: number,
+): Generator<DecodedText> {
+  for (const text of base64Texts(value, shortest)) {
+    yield { encoding: "base64", text };
+  }
+  for (const text of hexTexts(value, shortest)) {
+    yield { encoding: "hex", text };
+  }
+  if (value.length < shortest) return;
+  const percent = percentDecoded(value);
+  if (percent !== null) yield { encoding: "percent_encoding", text: percent };
+  const unescaped = withoutStringEscapes(value);
+  if (unescaped !== null) yield { encoding: "string_escapes", text: unescaped };
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** `bytes` as UTF-8 text, or `null` when they are not valid UTF-8. */
+function utf8Text(bytes: Uint8Array): string | null {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    // Bytes that are not text: nothing to search.
+    return null;
+  }
+}
+
+/** Standard or URL-safe base64, padded or not. */
+const WHOLE_BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
+
+/**
+ * Runs of each base64 alphabet, line breaks inside allowed. Two alphabets,
+ * so a standard payload glued to a name by `_` or `-` (`payload_dHJh…`)
+ * still starts a run of its own.
+ */
+const BASE64_RUNS = [
+  /[A-Za-z0-9+/]+(?:\r?\n[A-Za-z0-9+/]+)*/g,
+  /[A-Za-z0-9_-]+(?:\r?\n[A-Za-z0-9_-]+)*/g,
+] as const;
+
+/**
+ * The UTF-8 texts `value` holds as base64: the whole string when all of it
+ * (line breaks aside) is base64 of text, else each maximal run of one alphabet,
+ * decoded from its first character, as an encoder writes one (after
+ * `base64,` in a data URI, after `=` or a space in other text). A run is
+ * never decoded from a later start: every character is in at most one run
+ * per alphabet, so the decodings together hold at most 3/4 of a character
+ * per character of `value` per alphabet.
+ */
+function* base64Texts(value: string, shortest: number): Generator<string> {
+  const decoded = new Set<string>();
+  const compact = value.replace(/[\r\n]/g, "");
+  if (WHOLE_BASE64.test(compact)) {
+    const whole = compact.replace(/=+$/, "");
+    const text = base64Text(whole, shortest);
+    if (text !== null) {
+      yield text;
+      return;
+    }
+    decoded.add(`0:${whole.length}`);
+  }
+  for (const alphabet of BASE64_RUNS) {
+    for (const run of quantumRuns(value, alphabet, 4)) {
+      const key = `${run.start}:${run.text.length}`;
+      if (decoded.has(key)) continue;
+      decoded.add(key);
+      const text = base64Text(run.text, shortest);
+      if (text !== null) yield text;
+    }
+  }
+}
+
+/** The UTF-8 text unpadded base64 `run` encodes, when it could hold `shortest` characters. */
+function base64Text(run: string, shortest: number): string | null {
+  if (run.length < Math.ceil(shortest * 4 / 3) || run.length % 4 === 1) {
+    return null;
+  }
+  const standard = run.replace(/-/g, "+").replace(/_/g, "/");
+  let binary: string;
+  try {
+    binary = atob(standard.padEnd(Math.ceil(standard.length / 4) * 4, "="));
+  } catch {
+    // Not base64 after all: nothing to search.
+    return null;
+  }
+  return utf8Text(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
+}
+
+/** A run of one alphabet in a string, line breaks removed. */
+interface EncodedRun {
+  start: number;
+  text: string;
+}
+
+/**
+ * The runs `pattern` finds in `value`, split at each line break that does
+ * not follow a whole number of `quantum`-character groups: an encoder that
+ * wraps its output breaks lines between groups, while a word on the line
+ * before would shift every group after it.
+ */
+function* quantumRuns(
+  value: string,
+  pattern: RegExp,
+  quantum: number,
+): Generator<EncodedRun> {
+  for (const match of value.matchAll(pattern)) {
+    let start = match.index;
+    let text = "";
+    let offset = match.index;
+    for (const line of match[0].split(/(?<=\r?\n)/)) {
+      const content = line.replace(/\r?\n$/, "");
+      text += content;
+      offset += line.length;
+      const broken = content.length < line.length;
+      if (broken && text.length % quantum !== 0) {
+        yield { start, text };
+        start = offset;
+        text = "";
+      }
+    }
+    if (text.length > 0) yield { start, text };
+  }
+}
+
+/** Runs of hex digits, either case, line breaks inside allowed. */
+const HEX_RUNS = /[0-9A-Fa-f]+(?:\r?\n[0-9A-Fa-f]+)*/g;
+
+/**
+ * The UTF-8 texts `value` holds as hex: each maximal run of hex digits of
+ * even length, decoded from its first digit (a whole string of hex is one
+ * such run). Every digit is in at most one run, so the decodings together
+ * hold at most half a character per character of `value`.
+ */
+function* hexTexts(value: string, shortest: number): Generator<string> {
+  for (const run of quantumRuns(value, HEX_RUNS, 2)) {
+    if (run.text.length < 2 * shortest || run.text.length % 2 !== 0) continue;
+    const bytes = new Uint8Array(run.text.length / 2);
+    for (let i = 0; i < bytes.length; i++) {
+      bytes[i] = Number.parseInt(run.text.slice(2 * i, 2 * i + 2), 16);
+    }
+    const text = utf8Text(bytes);
+    if (text !== null) yield text;
+  }
+}
+
+const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
+const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
+
+/**
+ * `value` with its `%XX` escapes decoded as UTF-8 and `+` read as a space,
+ * as a query string is; an escape that is not part of valid UTF-8 is left
+ * as written. `null` when `value` has no escape. Each escape of three
+ * characters decodes to at most one.
+ */
+function percentDecoded(value: string): string | null {
+  if (!PERCENT_ESCAPE.test(value)) return null;
+  return value.replace(/\+/g, " ").replace(PERCENT_ESCAPES, decodeEscapes);
+}
+
+/** A run of `%XX` escapes decoded, each one that is not valid UTF-8 left as written. */
+function decodeEscapes(run: string): string {
+  const bytes = Uint8Array.from(
+    run.match(/%[0-9A-Fa-f]{2}/g)!,
+    (escape) => Number.parseInt(escape.slice(1), 16),
+  );
+  let out = "";
+  for (let i = 0; i < bytes.length;) {
+    const length = utf8SequenceLength(bytes[i]!);
+    const text = length === 0 ? null : utf8Text(bytes.subarray(i, i + length));
+    if (text === null) {
+      out += run.slice(3 * i, 3 * i + 3);
+      i += 1;
+    } else {
+      out += text;
+      i += length;
+    }
+  }
+  return out;
+}
+
+/** How many bytes a UTF-8 sequence starting with `lead` has; 0 when `lead` starts none. */
+function utf8SequenceLength(lead: number): number {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return 2;
+  if (lead >= 0xe0 && lead <= 0xef) return 3;
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  return 0;
+}
+
+/**
+ * A JSON or JavaScript string escape: `\uXXXX`, `\u{X…}`, `\xXX`, or a
+ * backslash before a quote, a backslash, `/` or a control letter.
+ */
+const STRING_ESCAPES =
+  /\\(?:u([0-9A-Fa-f]{4})|u\{([0-9A-Fa-f]{1,6})\}|x([0-9A-Fa-f]{2})|(["'\\/bfnrtv]))/g;
+
+const STRING_ESCAPE = new RegExp(STRING_ESCAPES.source);
+
+const SINGLE_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  "'": "'",
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+};
+
+/**
+ * `value` with its string escapes undone, as a JSON string encoded twice or
+ * a JavaScript literal holds text; `null` when it has none. Read left to
+ * right, so `\\u0074` is a backslash and `u0074`. Each escape decodes to
+ * fewer characters than it is written with.
+ */
+function withoutStringEscapes(value: string): string | null {
+  if (!STRING_ESCAPE.test(value)) return null;
+  return value.replace(
+    STRING_ESCAPES,
+    (escape, unit?: string, point?: string, byte?: string, single?: string) => {
+      if (single !== undefined) return SINGLE_ESCAPES[single]!;
+      const code = Number.parseInt(unit ?? point ?? byte!, 16);
+      if (unit !== undefined || byte !== undefined) {
+        return String.fromCharCode(code);
+      }
+      return code <= 0x10ffff ? String.fromCodePoint(code) : escape;
+    },
+  );
+}

@@ -1,0 +1,313 @@
+/** A marker in text an answer ships encoded: base64 inside a string, hex, percent-encoding, string escapes. */
+
+import assert from "node:assert/strict";
+import { decodedTexts, type Encoding } from "../lib/runner/_encodings.ts";
+import {
+  describeRendering,
+  findMarker,
+  MARKER_ALPHABET,
+  MARKER_RANDOM_LENGTH,
+  newMarker,
+  type RenderingTrait,
+} from "../lib/runner/marker.ts";
+import { findMarkerInAnswer } from "../lib/runner/answer_marker.ts";
+
+const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
+
+const utf8Bytes = (text: string) => new TextEncoder().encode(text);
+const base64 = (text: string) => btoa(String.fromCharCode(...utf8Bytes(text)));
+const hex = (text: string) =>
+  Array.from(utf8Bytes(text), (b) => b.toString(16).padStart(2, "0")).join("");
+const percent = (text: string) =>
+  Array.from(utf8Bytes(text), (b) => `%${b.toString(16).padStart(2, "0")}`)
+    .join("").toUpperCase();
+const unicodeEscapes = (text: string) =>
+  Array.from(
+    text,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  ).join("");
+
+function assertFound(
+  answer: string,
+  rendering: RenderingTrait[],
+): void {
+  assert.deepEqual(
+    findMarker(answer, MARKER),
+    { form: "rendered", rendering },
+    answer,
+  );
+  assert.equal(findMarker(answer, newMarker()), null, answer);
+}
+
+Deno.test("findMarker() recognises a marker in base64 inside a longer string", async (t) => {
+  const cases: [string, string][] = [
+    ["a data URI", `data:text/plain;base64,${base64(`probe ${MARKER}`)}`],
+    [
+      "a data URI with a charset, in markup",
+      `<a href="data:text/plain;charset=utf-8;base64,${
+        base64(`Synthetic record — ${MARKER}`)
+      }">file</a>`,
+    ],
+    ["after base64, in prose", `the blob base64,${base64(MARKER)} follows`],
+    [
+      "a run after a name and =",
+      `id=42 payload=${base64(`deletion probe ${MARKER}`)} size=3`,
+    ],
+    [
+      "a standard run glued to a name by _",
+      `payload_${base64(`probe ${MARKER}?>?>`)}`,
+    ],
+    [
+      "a URL-safe run",
+      `token ${
+        base64(`probe ${MARKER}?>?>`).replace(/\+/g, "-").replace(/\//g, "_")
+          .replace(/=+$/, "")
+      } end`,
+    ],
+    [
+      "on the line after a word that ends no group of four",
+      `Payload\r\n${base64(`probe ${MARKER}`)}`,
+    ],
+    [
+      "wrapped every 76 characters inside a message",
+      `Content-Transfer-Encoding: base64\r\n\r\n${
+        base64(`probe ${MARKER} `.repeat(4)).replace(/(.{76})/g, "$1\r\n")
+      }\r\n--boundary--`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["base64"]));
+  }
+  assertFound(`payload=${base64(`x ${MARKER.toUpperCase()}`)}`, [
+    "case",
+    "base64",
+  ]);
+});
+
+Deno.test("findMarker() decodes a base64 run only from its first character, and never twice", () => {
+  const encoded = base64(`probe ${MARKER}`);
+  for (
+    const answer of [
+      // A letter glued to the run shifts every group of four after it.
+      `payload=x${encoded}`,
+      // Double-encoded: the decoding is searched, not decoded again.
+      `blob: ${btoa(encoded)}`,
+      // Shorter than the base64 of a random part: nothing to decode.
+      `key=${base64(MARKER.slice(-20))}`,
+    ]
+  ) {
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
+Deno.test("findMarker() recognises a marker in hex, a whole string or a run, either case", async (t) => {
+  const cases: [string, string][] = [
+    ["a whole string", hex(`probe ${MARKER}`)],
+    ["upper case inside text", `dump: ${hex(MARKER).toUpperCase()} (end)`],
+    ["after 0x", `bytes 0x${hex(`probe ${MARKER}`)}`],
+    [
+      "wrapped every 60 digits",
+      `${hex(`Synthetic record: probe ${MARKER}`).replace(/(.{60})/g, "$1\n")}`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+  for (
+    const answer of [
+      `id=a${hex(`probe ${MARKER}`)}`,
+      `id=${hex(`probe ${MARKER}`).slice(1)}`,
+      hex(base64(MARKER)),
+    ]
+  ) {
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
+Deno.test("findMarker() recognises a percent-encoded marker, tolerating escapes that are not UTF-8", async (t) => {
+  const cases: [string, string, RenderingTrait[]][] = [
+    [
+      "every character escaped",
+      `https://app.example/doc?q=${percent(MARKER)}`,
+      [
+        "percent_encoding",
+      ],
+    ],
+    [
+      "a query string with + for spaces",
+      `q=deletion+probe+${percent(MARKER)}&page=2`,
+      ["percent_encoding"],
+    ],
+    [
+      "invalid escapes left as they are",
+      `%FF%E2%82 ${percent(MARKER)} %C0%AF 100%`,
+      ["percent_encoding"],
+    ],
+    [
+      "full-width forms escaped as UTF-8",
+      percent(
+        Array.from(
+          MARKER,
+          (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0),
+        )
+          .join(""),
+      ),
+      ["full_width", "percent_encoding"],
+    ],
+  ];
+  for (const [name, answer, traits] of cases) {
+    await t.step(name, () => assertFound(answer, traits));
+  }
+  assert.equal(findMarker(percent(percent(MARKER)), MARKER), null);
+});
+
+Deno.test("findMarker() recognises a marker in JSON or JavaScript string escapes", async (t) => {
+  const fullWidth = Array.from(
+    MARKER,
+    (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0),
+  ).join("");
+  const cases: [string, string, RenderingTrait[]][] = [
+    ["\\u escapes", `{"note": "${unicodeEscapes(MARKER)}"}`, [
+      "string_escapes",
+    ]],
+    [
+      "\\x escapes in a JavaScript literal",
+      `const note = '${
+        Array.from(MARKER, (ch) => `\\x${ch.charCodeAt(0).toString(16)}`)
+          .join("")
+      }';`,
+      ["string_escapes"],
+    ],
+    [
+      "a line break written as \\n",
+      `{\\"text\\": \\"${MARKER.slice(0, 25)}\\n${MARKER.slice(25)}\\"}`,
+      ["line_breaks", "string_escapes"],
+    ],
+    [
+      "double-encoded JSON with ASCII-only output",
+      `{"text": "probe ${unicodeEscapes(fullWidth)}"}`,
+      ["full_width", "string_escapes"],
+    ],
+  ];
+  for (const [name, answer, traits] of cases) {
+    await t.step(name, () => assertFound(answer, traits));
+  }
+  // An escaped backslash ends the escape: `\\u0074` is a backslash and `u0074`.
+  assert.equal(
+    findMarker(unicodeEscapes(MARKER).replace(/\\/g, "\\\\"), MARKER),
+    null,
+  );
+});
+
+Deno.test("findMarkerInAnswer() finds an encoded marker in any field and names it", () => {
+  assert.deepEqual(
+    findMarkerInAnswer({
+      text: "I don't know",
+      sources: [{ uri: `data:text/plain;base64,${base64(MARKER)}` }],
+    }, MARKER),
+    { form: "rendered", rendering: ["base64"], field: "sources.0.uri" },
+  );
+  assert.deepEqual(
+    findMarkerInAnswer(
+      {
+        text: "",
+        chunks: [percent(MARKER).slice(0, 60), percent(MARKER).slice(60)],
+      },
+      MARKER,
+    ),
+    {
+      form: "rendered",
+      rendering: ["split_items", "percent_encoding"],
+      field: "chunks",
+    },
+  );
+});
+
+Deno.test("describeRendering() words the encodings", () => {
+  assert.equal(
+    describeRendering(["string_escapes", "hex", "percent_encoding", "base64"]),
+    "base64 encoding, hex encoding, percent-encoding and JSON or JavaScript string escapes",
+  );
+});
+
+/** Random text of `length` characters from `alphabet`. */
+function randomText(length: number, alphabet: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(length));
+  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("");
+}
+
+/** Text that decodes to valid UTF-8 wherever it is decoded: what a search then reads. */
+const TEXT_ALPHABET = `${MARKER_ALPHABET}ilou ABCXYZ_-.:/`;
+
+/** Encoded noise of realistic lengths, one string per kind: tokens, ids, blobs, URLs, literals. */
+function encodedNoise(): string[] {
+  const lengths = [16, 26, 32, 48, 64, 200, 1000];
+  return lengths.flatMap((length) => {
+    const text = randomText(length, TEXT_ALPHABET);
+    const bytes = randomText(length, "\x00\x7f\x80\xff0123456789");
+    return [
+      base64(text),
+      `payload=${base64(text)} id=${length}`,
+      `data:application/octet-stream;base64,${btoa(bytes)}`,
+      btoa(bytes).replace(/\+/g, "-").replace(/\//g, "_"),
+      hex(text),
+      `sha=${hex(bytes)}`,
+      `https://app.example/?q=${percent(text)}&p=${encodeURIComponent(text)}`,
+      unicodeEscapes(text),
+      `"${
+        text.replace(/[a-z]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16)}`)
+      }"`,
+    ];
+  });
+}
+
+Deno.test("findMarker() matches no fresh marker in random base64, hex, percent or escaped noise", () => {
+  for (let round = 0; round < 5; round++) {
+    const marker = newMarker();
+    for (const answer of encodedNoise()) {
+      assert.equal(findMarker(answer, marker), null, answer);
+    }
+  }
+});
+
+/** A 1 MiB answer of base64, hex and percent runs that all decode to text. */
+function mebibyteAnswer(): string {
+  const parts: string[] = [];
+  let size = 0;
+  while (size < 1 << 20) {
+    const text = randomText(60, TEXT_ALPHABET);
+    const part = `id=${parts.length} b=${base64(text)} h=${hex(text)} q=${
+      percent(text.slice(0, 20))
+    } s=\\u0074${text.slice(0, 8)}\n`;
+    parts.push(part);
+    size += part.length;
+  }
+  return parts.join("");
+}
+
+Deno.test("a 1 MiB answer of encoded runs gets decodings that hold no more than the answer, in a number linear in its size", () => {
+  const answer = mebibyteAnswer();
+  const decodings = [...decodedTexts(answer, MARKER_RANDOM_LENGTH)];
+  const count = new Map<Encoding, number>();
+  const characters = new Map<Encoding, number>();
+  for (const { encoding, text } of decodings) {
+    count.set(encoding, (count.get(encoding) ?? 0) + 1);
+    characters.set(encoding, (characters.get(encoding) ?? 0) + text.length);
+  }
+  // Every base64 run of 80 characters and every hex run of 120 digits
+  // decodes; other runs may too, but each character starts at most one run
+  // per alphabet, and only a run that could hold a random part is decoded.
+  const lines = answer.split("\n").length - 1;
+  assert.ok(count.get("base64")! >= lines);
+  assert.ok(count.get("hex")! >= lines);
+  assert.ok(count.get("base64")! <= 2 * answer.length / 35);
+  assert.ok(count.get("hex")! <= answer.length / 52);
+  assert.equal(count.get("percent_encoding"), 1);
+  assert.equal(count.get("string_escapes"), 1);
+  // Each decoding holds no more characters than the part it came from.
+  assert.ok(characters.get("base64")! <= answer.length * 3 / 4 * 2);
+  assert.ok(characters.get("hex")! <= answer.length / 2);
+  assert.ok(characters.get("percent_encoding")! <= answer.length);
+  assert.ok(characters.get("string_escapes")! <= answer.length);
+  assert.equal(findMarker(answer, newMarker()), null);
+});
