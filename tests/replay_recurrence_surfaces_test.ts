@@ -112,6 +112,32 @@ async function get(fixture: RunsFixture, path: string): Promise<Response> {
   return response;
 }
 
+/**
+ * Checks that the page at `path` shows each kind's sentence and that its
+ * JSON twin maps each regression to its kind; returns the page's HTML.
+ */
+async function assertPageRecurrences(
+  fixture: RunsFixture,
+  path: string,
+  seeded: ReplayRecurrences,
+): Promise<string> {
+  const html = await (await get(fixture, path)).text();
+  for (const sentence of Object.values(pageSentences(seeded))) {
+    assert.ok(html.includes(sentence), `${path}: ${sentence}`);
+  }
+  const data = await (await get(fixture, `${path}.json`)).json() as
+    | RegressionsPageData
+    | TargetPageData;
+  for (const kind of KINDS) {
+    assert.equal(
+      data.latest_recurrence[seeded[kind].regression_id]?.kind,
+      kind,
+      path,
+    );
+  }
+  return html;
+}
+
 Deno.test("the run page of a replay that did not pass says, by its verdict, whether the saved failure came back", async () => {
   let seeded: ReplayRecurrences | undefined;
   await withRunsFixture({
@@ -148,24 +174,13 @@ Deno.test("the regressions page says what each latest replay showed of the saved
     },
   }, async (fixture) => {
     const s = seeded!;
-    const html = await (await get(fixture, "/regressions")).text();
-    for (const sentence of Object.values(pageSentences(s))) {
-      assert.ok(html.includes(sentence), sentence);
-    }
+    const html = await assertPageRecurrences(fixture, "/regressions", s);
     assert.ok(
       html.includes(
         `3 of 3 enforced regressions did not pass the latest replay (${s.recurred.regression_id}: the saved failure came back; ${s.other_failure.regression_id}: it failed on something else (the saved failure did not recur); ${s.inconclusive.regression_id}: INCONCLUSIVE, so it cannot say whether the saved failure came back).`,
       ),
       "the gate's sentence",
     );
-    const data = await (await get(fixture, "/regressions.json"))
-      .json() as RegressionsPageData;
-    for (const kind of KINDS) {
-      assert.equal(
-        data.latest_recurrence[s[kind].regression_id]?.kind,
-        kind,
-      );
-    }
   });
 });
 
@@ -176,20 +191,11 @@ Deno.test("a target's page says what each latest replay of its regressions showe
       seeded = await seedReplayRecurrences(db, dataDir);
     },
   }, async (fixture) => {
-    const s = seeded!;
-    const path = `/targets/${RECURRENCE_TARGET}`;
-    const html = await (await get(fixture, path)).text();
-    for (const sentence of Object.values(pageSentences(s))) {
-      assert.ok(html.includes(sentence), sentence);
-    }
-    const data = await (await get(fixture, `${path}.json`))
-      .json() as TargetPageData;
-    for (const kind of KINDS) {
-      assert.equal(
-        data.latest_recurrence[s[kind].regression_id]?.kind,
-        kind,
-      );
-    }
+    await assertPageRecurrences(
+      fixture,
+      `/targets/${RECURRENCE_TARGET}`,
+      seeded!,
+    );
   });
 });
 

@@ -389,38 +389,43 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
   );
   assert.doesNotMatch(cleared, /external-cleanup/);
   // A later cleanup that still left records: said, and the command stays.
-  const retried = renderSummaryMarkdown(fail!, {
-    replayCommand: null,
-    laterCleanup: {
-      cleanup_id: "cleanup-later-2",
-      finished_at: "2026-11-29T12:00:00.000Z",
-      status: "incomplete",
-      cleanup_complete: false,
-      markers_queried: true,
-      marker_seen: { test: false, control: false },
-      ...DELETED_ALL,
-      problems: ["cache_records 1 left in the test namespace after polling"],
-    },
-  });
+  const incompleteLater = (
+    cleanupId: string,
+    finishedAt: string,
+    testMarkerSeen: boolean,
+    problem: string,
+  ) =>
+    renderSummaryMarkdown(fail!, {
+      replayCommand: null,
+      laterCleanup: {
+        cleanup_id: cleanupId,
+        finished_at: finishedAt,
+        status: "incomplete",
+        cleanup_complete: false,
+        markers_queried: true,
+        marker_seen: { test: testMarkerSeen, control: false },
+        ...DELETED_ALL,
+        problems: [problem],
+      },
+    });
+  const retried = incompleteLater(
+    "cleanup-later-2",
+    "2026-11-29T12:00:00.000Z",
+    false,
+    "cache_records 1 left in the test namespace after polling",
+  );
   assert.match(
     retried,
     /A later cleanup \(`cleanup-later-2`, 2026-11-29T12:00:00.000Z\) was still incomplete: cache\\_records 1 left/,
   );
   assert.match(retried, new RegExp(`trace external-cleanup ${fail!.run_id}`));
   // A later cleanup that found the text still served: fix the application first.
-  const served = renderSummaryMarkdown(fail!, {
-    replayCommand: null,
-    laterCleanup: {
-      cleanup_id: "cleanup-later-4",
-      finished_at: "2026-11-29T13:00:00.000Z",
-      status: "incomplete",
-      cleanup_complete: false,
-      markers_queried: true,
-      marker_seen: { test: true, control: false },
-      ...DELETED_ALL,
-      problems: ["the test marker is still retrievable"],
-    },
-  });
+  const served = incompleteLater(
+    "cleanup-later-4",
+    "2026-11-29T13:00:00.000Z",
+    true,
+    "the test marker is still retrievable",
+  );
   assert.match(
     served,
     new RegExp(
