@@ -22,6 +22,15 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
     "full-width":
       "Ｐｒｏｂｅ\u3000ｔｒａｃｅ＿ｃａｎａｒｙ＿７ｈ３ｋ．\nＮｅｘｔ\u3000１２",
     wrapped: "Probe trace_cana\u00ad\nry_7h3k.\nNext 12",
+    "data-uri":
+      "attachment: data:text/plain;base64,UHJvYmUgdHJhY2VfY2FuYXJ5XzdoM2suCk5leHQgMTI=",
+    hex: "50726f62652074726163655f63616e6172795f3768336b2e0a4e657874203132",
+    "percent-url": "link: https://example.invalid/search?q=" +
+      "%50%72%6F%62%65%20%74%72%61%63%65%5F%63%61%6E%61%72%79%5F%37%68%33%6B%2E%0A%4E%65%78%74%20%31%32",
+    "escaped-json": String.raw`record: {"text":"` +
+      String
+        .raw`\u0050\u0072\u006f\u0062\u0065\u0020\u0074\u0072\u0061\u0063\u0065\u005f\u0063\u0061\u006e\u0061\u0072\u0079\u005f\u0037\u0068\u0033\u006b\u002e\u000a\u004e\u0065\u0078\u0074\u0020\u0031\u0032` +
+      '"}',
   };
   for (const rendering of ANSWER_RENDERINGS) {
     assert.equal(
@@ -35,6 +44,35 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
     renderAnswer("a_b", ["markdown", "html"]),
     "<p>a\\&lowbar;b</p>",
   );
+});
+
+Deno.test("renderAnswer() encodings decode back to the answer's text, beyond ASCII too", () => {
+  const text = "Café trace_canary_7h3k € 😀\nnext";
+  const bytes = (binary: string) =>
+    Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  const payload = (rendering: AnswerRendering, prefix: string) => {
+    const out = renderAnswer(text, [rendering]);
+    assert.ok(out.startsWith(prefix), out);
+    return out.slice(prefix.length);
+  };
+  const dataUri = payload("data-uri", "attachment: data:text/plain;base64,");
+  assert.equal(utf8.decode(bytes(atob(dataUri))), text);
+  const hex = payload("hex", "");
+  assert.match(hex, /^(?:[0-9a-f]{2})+$/);
+  assert.equal(
+    utf8.decode(Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16))),
+    text,
+  );
+  const query = payload(
+    "percent-url",
+    "link: https://example.invalid/search?q=",
+  );
+  assert.match(query, /^(?:%[0-9A-F]{2})+$/);
+  assert.equal(decodeURIComponent(query), text);
+  const record = payload("escaped-json", "record: ");
+  assert.match(record, /^\{"text":"(?:\\u[0-9a-f]{4})+"\}$/);
+  assert.deepEqual(JSON.parse(record), { text });
 });
 
 Deno.test("MemoryPipeline renders its answers, cached ones included", async () => {

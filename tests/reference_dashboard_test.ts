@@ -90,9 +90,13 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "control-collateral",
     "interrupted-window",
     "paginated-delete",
+    "rendered-data-uri",
+    "rendered-escaped-json",
     "rendered-full-width",
+    "rendered-hex",
     "rendered-html",
     "rendered-markdown",
+    "rendered-percent-url",
     "rendered-reworded",
     "rendered-wrapped",
     "stale-cache",
@@ -102,7 +106,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 18 }, (_, i) => i + 1),
+    Array.from({ length: 22 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);

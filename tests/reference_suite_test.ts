@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { ProtocolError } from "../lib/contract/protocol.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
+import {
+  describeRendering,
+  type RenderingTrait,
+} from "../lib/runner/marker.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
 import type { MemoryPipeline } from "../lib/memory/mod.ts";
@@ -38,6 +42,10 @@ const EXPECTED: Record<string, string> = {
   "rendered-reworded": "FAIL",
   "rendered-full-width": "FAIL",
   "rendered-wrapped": "FAIL",
+  "rendered-data-uri": "FAIL",
+  "rendered-hex": "FAIL",
+  "rendered-percent-url": "FAIL",
+  "rendered-escaped-json": "FAIL",
   "rendered-correct": "PASS",
   // The demo app's presets, as its README table documents them.
   "demo-healthy": "PASS",
@@ -271,11 +279,24 @@ Deno.test("docs/reference.md lists every reference system with its expected outc
   }
 });
 
-Deno.test("runReferenceSystem() leaks in every rendered spelling are FAIL on retrieval alone", async (t) => {
+/** The rendering traits each rendered leak's final sample names, in report order. */
+const LEAK_TRAITS: Record<string, RenderingTrait[]> = {
+  "rendered-markdown": ["markdown_escapes"],
+  "rendered-html": ["html_entities"],
+  "rendered-reworded": ["case", "separators"],
+  "rendered-full-width": ["full_width"],
+  "rendered-wrapped": ["line_breaks", "invisible_characters"],
+  "rendered-data-uri": ["base64"],
+  "rendered-hex": ["hex"],
+  "rendered-percent-url": ["percent_encoding"],
+  "rendered-escaped-json": ["string_escapes"],
+};
+
+Deno.test("runReferenceSystem() leaks in every rendered or encoded spelling are FAIL on retrieval alone", async (t) => {
   const leaks = REFERENCE_SYSTEMS.filter((s) =>
     s.name.startsWith("rendered-") && s.name !== "rendered-correct"
   );
-  assert.equal(leaks.length, 5);
+  assert.deepEqual(leaks.map((s) => s.name), Object.keys(LEAK_TRAITS));
   for (const leak of leaks) {
     await t.step(leak.name, async () => {
       const { report } = await runReferenceSystem(leak);
@@ -293,12 +314,17 @@ Deno.test("runReferenceSystem() leaks in every rendered spelling are FAIL on ret
       );
       assert.equal(report.baseline.marker_form, "rendered");
       assert.equal(report.baseline.control_form, "rendered");
-      assert.ok(last.marker_rendering.length > 0);
+      const traits = LEAK_TRAITS[leak.name]!;
+      assert.deepEqual(last.marker_rendering, traits);
       const finding = report.findings[0]!;
       assert.deepEqual(finding.marker_forms, ["rendered"]);
       assert.match(
         finding.message,
-        /rendered with .* rather than byte for byte/,
+        new RegExp(
+          `rendered with ${
+            describeRendering(traits)
+          } rather than byte for byte`,
+        ),
       );
     });
   }

@@ -10,6 +10,7 @@
 
 import type { Verdict } from "../runner/report.ts";
 import {
+  ANSWER_RENDERINGS,
   type AnswerRendering,
   type MemoryBehaviour,
   MemoryPipeline,
@@ -98,27 +99,84 @@ const UNCOUNTED_STALE_CACHE: MemoryBehaviour = {
   inventoryCountsCache: false,
 };
 
+/** How a leak system words one rendering. */
+interface RenderingWords {
+  /** Rendered or encoded, for the title. */
+  kind: "rendered" | "encoded";
+  /** What the app does to every answer, after "the app". */
+  behaviour: string;
+  /** How the marker comes back, after "carries the marker". */
+  spelling: string;
+}
+
+const RENDERED_SPELLING = "in a rendered spelling";
+
 /** What each rendering does to an answer, in words. */
-const RENDERING_WORDS: Readonly<Record<AnswerRendering, string>> = {
-  markdown: "escapes Markdown in every answer (trace\\_canary\\_…)",
-  html:
-    "answers as HTML with character references (&lowbar; for underscores, &#NN; for digits)",
-  reworded:
-    "rewords every answer in upper case with spaces for separators, as a model might",
-  "full-width": "answers in full-width forms (ｔｒａｃｅ＿ｃａｎａｒｙ…)",
-  wrapped:
-    "hard-wraps answers every 16 characters, mid-word, with soft hyphens",
+const RENDERING_WORDS: Readonly<Record<AnswerRendering, RenderingWords>> = {
+  markdown: {
+    kind: "rendered",
+    behaviour: "escapes Markdown in every answer (trace\\_canary\\_…)",
+    spelling: RENDERED_SPELLING,
+  },
+  html: {
+    kind: "rendered",
+    behaviour:
+      "answers as HTML with character references (&lowbar; for underscores, &#NN; for digits)",
+    spelling: RENDERED_SPELLING,
+  },
+  reworded: {
+    kind: "rendered",
+    behaviour:
+      "rewords every answer in upper case with spaces for separators, as a model might",
+    spelling: RENDERED_SPELLING,
+  },
+  "full-width": {
+    kind: "rendered",
+    behaviour: "answers in full-width forms (ｔｒａｃｅ＿ｃａｎａｒｙ…)",
+    spelling: RENDERED_SPELLING,
+  },
+  wrapped: {
+    kind: "rendered",
+    behaviour:
+      "hard-wraps answers every 16 characters, mid-word, with soft hyphens",
+    spelling: RENDERED_SPELLING,
+  },
+  "data-uri": {
+    kind: "encoded",
+    behaviour:
+      "ships every answer as an attachment, a base64 data URI (attachment: data:text/plain;base64,UmVsZXZhbnQg…)",
+    spelling: "base64-encoded in a data URI (rendering trait base64)",
+  },
+  hex: {
+    kind: "encoded",
+    behaviour:
+      "answers in lowercase hex of the text's UTF-8 bytes (52656c6576616e74…)",
+    spelling: "hex-encoded (rendering trait hex)",
+  },
+  "percent-url": {
+    kind: "encoded",
+    behaviour:
+      "answers with a search link whose query percent-encodes every byte (https://example.invalid/search?q=%52%65%6C…)",
+    spelling:
+      "percent-encoded in a link's query (rendering trait percent_encoding)",
+  },
+  "escaped-json": {
+    kind: "encoded",
+    behaviour:
+      'answers with a JSON document encoded twice, every character of its string a \\u escape ({"text":"\\u0052\\u0065…"})',
+    spelling:
+      "as \\u escapes in a JSON string (rendering trait string_escapes)",
+  },
 };
 
 /** A stale cached answer that comes back in another spelling: FAIL on retrieval alone. */
 function renderedLeak(rendering: AnswerRendering): PipelineSystemSpec {
+  const words = RENDERING_WORDS[rendering];
   return system({
     name: `rendered-${rendering}`,
-    title: `Stale answer, rendered (${rendering})`,
+    title: `Stale answer, ${words.kind} (${rendering})`,
     behaviour:
-      `Deletion never invalidates an answer cache the inventory cannot count, so every store reads 0; the app ${
-        RENDERING_WORDS[rendering]
-      }`,
+      `Deletion never invalidates an answer cache the inventory cannot count, so every store reads 0; the app ${words.behaviour}`,
     expected: {
       verdict: "FAIL",
       qualifier: null,
@@ -126,7 +184,7 @@ function renderedLeak(rendering: AnswerRendering): PipelineSystemSpec {
       cleanup_complete: false,
     },
     reason:
-      "Every store reads 0, but the cached answer still carries the marker in a rendered spelling, which is retrieval evidence like an exact one (a byte-exact check would PASS)",
+      `Every store reads 0, but the cached answer still carries the marker ${words.spelling}, which is retrieval evidence like an exact one (a byte-exact check would PASS)`,
     blind_spot: null,
     timing: TIMING,
     memory_behaviour: {
@@ -381,9 +439,7 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     memory_behaviour: { vectorDelayMs: 4_000 },
     scenario: interruptAtSample(3),
   }),
-  ...(["markdown", "html", "reworded", "full-width", "wrapped"] as const).map(
-    renderedLeak,
-  ),
+  ...ANSWER_RENDERINGS.map(renderedLeak),
   system({
     name: "rendered-correct",
     title: "Correct design behind a renderer",
