@@ -259,8 +259,14 @@ const MAX_ZONE_OFFSET_MINUTES = 14 * 60;
 /** The zone offset of an ISO 8601 timestamp with a zone, as written (`+05:30`); `Z` and a text without one give `null`. */
 function zoneOffsetOf(text: string): string | null {
   const match = ISO_WITH_ZONE.exec(text);
-  if (!match || match[7] === undefined) return null;
-  return text.slice(-6);
+  return match && match[7] !== undefined ? text.slice(-6) : null;
+}
+
+/** True for no offset (`Z`), or one from -14:00 to +14:00 whose minutes are 00 to 59. */
+function offsetInRange(hours?: string, minutes?: string): boolean {
+  if (hours === undefined || minutes === undefined) return true;
+  const m = Number(minutes);
+  return m <= 59 && Number(hours) * 60 + m <= MAX_ZONE_OFFSET_MINUTES;
 }
 
 /**
@@ -269,11 +275,8 @@ function zoneOffsetOf(text: string): string | null {
  * time by them).
  */
 export function hasValidZoneOffset(text: string): boolean {
-  const offset = zoneOffsetOf(text);
-  if (offset === null) return ISO_WITH_ZONE.test(text);
-  const hours = Number(offset.slice(1, 3));
-  const minutes = Number(offset.slice(4, 6));
-  return minutes <= 59 && hours * 60 + minutes <= MAX_ZONE_OFFSET_MINUTES;
+  const match = ISO_WITH_ZONE.exec(text);
+  return match !== null && offsetInRange(match[7], match[8]);
 }
 
 /** True when every field of an ISO 8601 timestamp names a real calendar date and time, its zone offset included. */
@@ -285,7 +288,7 @@ export function isRealDateTime(text: string): boolean {
   const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month! - 1] ?? 0;
   return day! >= 1 && day! <= days && hour! <= 23 && minute! <= 59 &&
-    second! <= 59 && hasValidZoneOffset(text);
+    second! <= 59 && offsetInRange(match[7], match[8]);
 }
 
 /** An ISO 8601 timestamp with an explicit zone that names a real date and time. */
