@@ -235,6 +235,21 @@ Deno.test("a report kept on disk is shown as not in the ledger, never exits 0, a
     } finally {
       pageDb.close();
     }
+    // The FAIL's markers replaced in the file: a later cleanup would query those.
+    assert.ok(fail.report.markers, "the run kept its markers");
+    await Deno.writeTextFile(
+      fail.keptPath,
+      JSON.stringify({
+        ...fail.report,
+        markers: { ...fail.report.markers, test: "trace_canary_edited" },
+      }),
+    );
+    const moved = await trace(["external-show", fail.report.run_id, ...data]);
+    assert.equal(moved.code, 2);
+    assert.match(
+      moved.err,
+      /cannot be trusted: its markers differ from its checkpoint \(changed after the run\)/,
+    );
     // The FAIL's verdict changed to PASS in the file: its checkpoint says FAIL.
     await Deno.writeTextFile(
       fail.keptPath,

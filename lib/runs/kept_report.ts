@@ -109,7 +109,7 @@ const BEYOND_EVIDENCE: ReadonlySet<string> = new Set([
  * The report kept beside `checkpoint` in `dataDir`, or `null` when none was
  * kept. One that does not parse, contradicts its own evidence, or differs
  * from its checkpoint (run, target, config, start, namespaces, issued ids,
- * verdict) is refused.
+ * markers, verdict) is refused.
  */
 export async function readKeptReport(
   dataDir: string,
@@ -154,6 +154,9 @@ function checkpointMismatch(
     ["start time", report.started_at, checkpoint.started_at],
     ["namespaces", report.namespaces, checkpoint.namespaces],
     ["issued ids", report.issued, checkpoint.issued],
+    // A later cleanup queries the kept report's markers: edited ones would
+    // read as no longer retrievable.
+    ["markers", report.markers, checkpoint.markers],
     ["verdict", report.verdict, checkpoint.verdict],
   ];
   const differ = fields.filter(([, a, b]) => !same(a, b));
