@@ -43,7 +43,7 @@ import { databaseFiles, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError, jsonText } from "./_json.ts";
 import {
-  recurrenceWords,
+  replayOutcomeWords,
   type ReplayRecurrence,
   replayRecurrence,
 } from "../lib/ledger/recurrence.ts";
@@ -528,11 +528,11 @@ function lifecycleLine(regression: RegressionView, report: RunReport): string {
   const id = regression.regression_id;
   const recurrence = replayRecurrence(regression.definition, report);
   const words = (r: ReplayRecurrence) =>
-    `${recurrenceWords(r, regression.definition)}${
-      r.kind === "inconclusive"
-        ? ": read its findings above and replay again"
-        : ""
-    }`;
+    replayOutcomeWords(
+      r,
+      regression.definition,
+      ": read its findings above and replay again",
+    );
   if (regression.status === "pending") {
     return recurrence === null || recurrence.kind === "recurred"
       ? `\nRegression ${id}: pending (the bug is still open; a PASS replay will enforce it)\n`
@@ -545,8 +545,8 @@ function lifecycleLine(regression: RegressionView, report: RunReport): string {
   }
   // The gate fails on any replay that did not pass; the words say what came back.
   return `\nRegression ${id}: enforced, and this replay did not pass (${report.verdict}): ${
-    recurrence.kind === "recurred" ? "the bug is back: " : ""
-  }${words(recurrence)}${
+    words(recurrence)
+  }${
     recurrence.kind === "recurred"
       ? ""
       : "; the gate fails until a replay passes"

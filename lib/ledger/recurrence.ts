@@ -102,6 +102,28 @@ export function recurrenceWords(
 }
 
 /**
+ * {@link recurrenceWords} as a replay's outcome line says it: led by "the
+ * bug is back: " when the saved failure recurred, and followed by `advice`
+ * (what to do, with its own leading punctuation) when the replay was
+ * INCONCLUSIVE.
+ */
+export function replayOutcomeWords(
+  recurrence: ReplayRecurrence,
+  definition: Pick<SavedFailure, "assertions">,
+  advice: string,
+): string {
+  const words = recurrenceWords(recurrence, definition);
+  switch (recurrence.kind) {
+    case "recurred":
+      return `the bug is back: ${words}`;
+    case "other_failure":
+      return words;
+    case "inconclusive":
+      return `${words}${advice}`;
+  }
+}
+
+/**
  * The same as a sentence about a replay of `definition`'s regression, for
  * a page or an answer that shows the replay on its own (no final period):
  * "the failure regression reg-… was saved for came back: … failed again".

@@ -30,7 +30,7 @@ import {
 } from "./contract.ts";
 import type { HeadView } from "./head.ts";
 import {
-  recurrenceWords,
+  replayOutcomeWords,
   type ReplayRecurrence,
   replayRecurrence,
 } from "./recurrence.ts";
@@ -520,22 +520,16 @@ function gateFailure(
     recurrence,
     reason: `latest replay ${runId ?? "-"} was ${
       regression.last_result ?? "missing"
-    }${recurrence ? `: ${gateRecurrenceWords(recurrence, regression)}` : ""}`,
+    }${
+      recurrence
+        ? `: ${
+          replayOutcomeWords(
+            recurrence,
+            regression.definition,
+            "; read its findings and replay again",
+          )
+        }`
+        : ""
+    }`,
   };
-}
-
-/** The CLI's words after a replay, with what to do for an INCONCLUSIVE one. */
-function gateRecurrenceWords(
-  recurrence: ReplayRecurrence,
-  regression: RegressionView,
-): string {
-  const words = recurrenceWords(recurrence, regression.definition);
-  switch (recurrence.kind) {
-    case "recurred":
-      return `the bug is back: ${words}`;
-    case "other_failure":
-      return words;
-    case "inconclusive":
-      return `${words}; read its findings and replay again`;
-  }
 }
