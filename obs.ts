@@ -210,6 +210,7 @@ export {
   type ErasureTable,
   type ErasureTableCounts,
   type ErasureTarget,
+  ErasureUnmatchedError,
   parseErasureSubject,
   registerErasureParticipant,
   setErasurePropagation,
@@ -262,3 +263,5 @@ export type {
   OperationResponses,
 } from "./contract.ts";
 export { OPERATIONS } from "./contract.ts";
+// The errors this entry point's functions throw share their base and codes.
+export { ERROR_CODES, type ErrorCode, TraceError } from "./contract.ts";

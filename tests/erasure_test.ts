@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import type { Transaction } from "@libsql/client";
 import { ConfigError, RefusedError } from "../lib/errors.ts";
+// The refusal is caught by name through the public entry point.
+import { ErasureUnmatchedError } from "../obs.ts";
 import {
   applyErasure,
   eraseNow,
   type ErasureParticipant,
   erasureParticipants,
   erasureRemainder,
-  ErasureUnmatchedError,
   parseErasureSubject,
   planErasure,
   registerErasureParticipant,
