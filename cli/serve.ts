@@ -25,7 +25,10 @@ import {
 import { SELF_STAGING_PATH } from "../routes/self_staging.ts";
 import { createApp } from "../routes/app.ts";
 import { serverSecurity } from "../routes/_guard.ts";
-import { checkUiAuthOptions } from "../routes/_ui_auth.ts";
+import {
+  checkUiAuthOptions,
+  publicSessionCookieName,
+} from "../routes/_ui_auth.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
 import {
   createOneTimeLogin,
@@ -330,11 +333,9 @@ export const serve: Command = async (args, io) => {
   );
   if (publicOrigin) {
     io.err(
-      `  public origin: ${publicOrigin} (for browsers through the proxy: its Host and Origin are accepted${
-        publicOrigin.startsWith("https:")
-          ? ", the session cookie is Secure"
-          : ""
-      })\n`,
+      `  public origin: ${publicOrigin} (for browsers through the proxy: its Host and Origin are accepted, the session cookie is ${
+        publicSessionCookieName(publicOrigin)
+      }${publicOrigin.startsWith("https:") ? " and Secure" : ""})\n`,
     );
   }
   io.err(

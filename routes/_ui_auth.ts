@@ -139,6 +139,11 @@ export function sessionCookieName(c: Context, auth: UiAuth): string {
   return `trace_session_${cookiePort(c, auth.publicOrigin)}`;
 }
 
+/** The session cookie's name for browsers that reach the server on `publicOrigin`. */
+export function publicSessionCookieName(publicOrigin: string): string {
+  return `trace_session_${originPort(new URL(publicOrigin))}`;
+}
+
 function cookiePort(c: Context, publicOrigin: string | undefined): string {
   const url = new URL(c.req.url);
   if (publicOrigin !== undefined) {

@@ -228,7 +228,7 @@ Deno.test("trace serve --public-origin: a browser behind the proxy signs in by P
   await withServe(["--public-origin", PUBLIC], async (port, stderr) => {
     assert.match(
       stderr,
-      /public origin: https:\/\/trace\.example\.com \(for browsers through the proxy: its Host and Origin are accepted, the session cookie is Secure\)/,
+      /public origin: https:\/\/trace\.example\.com \(for browsers through the proxy: its Host and Origin are accepted, the session cookie is trace_session_443 and Secure\)/,
     );
     assert.match(
       stderr,
