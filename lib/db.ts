@@ -22,7 +22,7 @@
 
 import { type Client, createClient, type Transaction } from "@libsql/client";
 import { basename, dirname, join, resolve } from "node:path";
-import { StorageError } from "./errors.ts";
+import { ConfigError, StorageError } from "./errors.ts";
 import { fileProblem } from "./file_errors.ts";
 import { openFile, POOL_CONNECTIONS, restrictSidecars } from "./_db_file.ts";
 import { SECURE_DELETE_ON, SecureDeleteClient } from "./_db_secure_delete.ts";
@@ -72,6 +72,25 @@ export interface TraceDb {
   readOnly?: boolean;
   /** Closes the connection; the handle is unusable afterwards. */
   close(): void;
+}
+
+/**
+ * Checks that a library caller passed `db` as a database {@link openDb}
+ * opened: a JavaScript caller, or one past a type cast, otherwise meets a
+ * runtime's message about a property of `undefined`.
+ */
+export function assertTraceDb(
+  db: unknown,
+  caller: string,
+): asserts db is TraceDb {
+  const client = (db as { client?: { execute?: unknown } } | null)?.client;
+  if (typeof client?.execute !== "function") {
+    throw new ConfigError(
+      `${caller} needs db: a database opened with openDb() (from mod.ts), got ${
+        db === null ? "null" : typeof db
+      }`,
+    );
+  }
 }
 
 /** Options for {@link openDb}. */

@@ -30,7 +30,12 @@ import {
   type IdentityResolver,
   type ResourceAuthorizer,
 } from "../lib/auth/mod.ts";
-import { dataFlagsOfDb, dbLocation, type TraceDb } from "../lib/db.ts";
+import {
+  assertTraceDb,
+  dataFlagsOfDb,
+  dbLocation,
+  type TraceDb,
+} from "../lib/db.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { HealthMonitor } from "../lib/obs/maint/mod.ts";
 import type { BodyLimits } from "./_body.ts";
@@ -152,6 +157,7 @@ export interface AppOptions {
  * an unsafe server (see {@link serverSecurity}).
  */
 export function createApp(options: AppOptions): Hono {
+  assertTraceDb(options?.db, "createApp(options)");
   const security = serverSecurity(options);
   const uiAuthToken = adminTokenOf(options);
   const auth = createUiAuth({

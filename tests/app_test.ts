@@ -394,3 +394,15 @@ Deno.test("createApp() refuses cross-site requests by Sec-Fetch-Site, without an
     });
   });
 });
+
+Deno.test("createApp() without a database says what it needs instead of failing on a property of undefined", () => {
+  for (const options of [{}, { db: null }, { db: {} }, undefined]) {
+    assert.throws(
+      () => createApp(options as unknown as Parameters<typeof createApp>[0]),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /^createApp\(options\) needs db: a database opened with openDb\(\) \(from mod\.ts\), got (undefined|null|object)$/
+          .test(error.message),
+    );
+  }
+});
