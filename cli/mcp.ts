@@ -2,8 +2,8 @@
  * `trace mcp`: the MCP server over stdio, for an assistant that launches it
  * as a child process. stdout carries the protocol only; diagnostics go to
  * stderr. The caller is the machine's user; trace queries (when enabled)
- * are bound to the explicit local scope of `--application`, `--user` or
- * `--anonymous` (the default: anonymous events only).
+ * are bound to the explicit local scope of `--application`, `--user`,
+ * `--anonymous` (the default: anonymous events only) or `--all-users`.
  *
  * @module
  */
@@ -25,6 +25,7 @@ export const SCOPE_FLAGS = {
   application: { type: "string" },
   user: { type: "string" },
   anonymous: { type: "boolean", default: false },
+  "all-users": { type: "boolean", default: false },
 } as const;
 
 const FLAGS = {
@@ -34,8 +35,8 @@ const FLAGS = {
   ...SCOPE_FLAGS,
 } as const;
 
-const HELP =
-  `Usage: trace mcp [--data-dir DIR] [--db URL] [--application ID] [--user ID | --anonymous]
+const HELP = `Usage: trace mcp [--data-dir DIR] [--db URL] [--application ID]
+                 [--user ID | --anonymous | --all-users]
 
 Serves Trace's MCP tools over stdin/stdout for an assistant that launches it
 (see trace mcp-config for ready client configurations). Nine external tools
@@ -49,22 +50,35 @@ Trace scope (trace.query_traces only; tool arguments can only narrow it):
   --application ID   Only events of this application (default: any application)
   --user ID          Only events of this user
   --anonymous        Only anonymous events (the default when --user is absent)
+  --all-users        Events of every user (of --application when given): opt in,
+                     since an assistant then reads every user's metadata
 `;
 
 type ScopeValues = {
   application?: string | undefined;
   user?: string | undefined;
   anonymous?: boolean | undefined;
+  "all-users"?: boolean | undefined;
 };
 
-/** The local trace scope the flags bind: anonymous users unless `--user` names one. */
+/**
+ * The local trace scope the flags bind: anonymous users unless `--user`
+ * names one or `--all-users` opens every user (no `user_id` in the scope).
+ */
 export function scopeFromFlags(values: ScopeValues): TraceScope {
-  if (values.user !== undefined && values.anonymous) {
+  const users = [
+    values.user !== undefined ? "--user ID" : null,
+    values.anonymous ? "--anonymous" : null,
+    values["all-users"] ? "--all-users" : null,
+  ].filter((flag) => flag !== null);
+  if (users.length > 1) {
     throw new UsageError(
-      "Give either --user ID or --anonymous, not both; see trace mcp --help",
+      `Give one of --user ID, --anonymous or --all-users, not ${
+        users.join(" and ")
+      }; see trace mcp --help`,
     );
   }
-  const scope: TraceScope = {
+  const scope: TraceScope = values["all-users"] ? {} : {
     user_id: values.user === undefined ? null : idFlag("user", values.user),
   };
   if (values.application !== undefined) {
@@ -79,7 +93,9 @@ export function scopeArgs(scope: TraceScope): string[] {
     ...(scope.application_id === undefined
       ? []
       : ["--application", scope.application_id]),
-    ...(typeof scope.user_id === "string"
+    ...(scope.user_id === undefined
+      ? ["--all-users"]
+      : typeof scope.user_id === "string"
       ? ["--user", scope.user_id]
       : ["--anonymous"]),
   ];

@@ -31,7 +31,8 @@ const FLAGS = {
 
 const HELP =
   `Usage: trace mcp-config [--data-dir DIR] [--db URL] [--name trace] [--allow-trace-queries]
-                        [--read-only] [--application ID] [--user ID | --anonymous] [--json]
+                        [--read-only] [--application ID] [--user ID | --anonymous | --all-users]
+                        [--json]
 
 Prints client configurations that launch trace mcp over stdio with absolute
 paths (the Deno runtime and cli.ts, or the compiled trace binary) and the data
@@ -45,7 +46,7 @@ Options:
   --name NAME              Server name in the configurations (default trace)
   --allow-trace-queries    Add TRACE_MCP_ALLOW_TRACE_QUERIES=true (offers trace.query_traces)
   --read-only              Add TRACE_UI_READ_ONLY=true (offers only the tools that read)
-  --application, --user, --anonymous
+  --application, --user, --anonymous, --all-users
                            The local trace scope passed to trace mcp (see trace mcp --help)
   --json                   The configurations as one JSON object
 `;
