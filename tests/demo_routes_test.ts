@@ -491,12 +491,20 @@ Deno.test("createStagingApp() answers 507 past its memory limits, and takes docu
         }
         assert.deepEqual(statuses, [200, 200, 507]);
         const [namespace, id] = writes[1]!;
-        // Replacing a held record is not a new one (bytes are counted anew).
-        if (!limits.totalBytes) {
-          assert.equal(
-            (await post(app, "ingest", { namespace, id, text: "y" })).status,
-            200,
-          );
+        // Replacing a held record is not a new one, and frees what it
+        // replaces: at the byte bound, one no larger still fits.
+        assert.equal(
+          (await post(app, "ingest", { namespace, id, text: "y" })).status,
+          200,
+        );
+        if (limits.totalBytes) {
+          const larger = await post(app, "ingest", {
+            namespace,
+            id,
+            text: "y".repeat(500),
+          });
+          assert.equal(larger.status, 507);
+          assert.match(String(larger.json.error), expected);
         }
         await post(app, "delete", { namespace, ids: [id] });
         const [lastNamespace, lastId] = writes[2]!;

@@ -44,6 +44,8 @@ export interface HeldRecords {
   hasRecord(namespace: string, id: string): boolean;
   /** Bytes held now. */
   bytes: number;
+  /** Bytes a replacement of `id` of `namespace` frees (its source and vector held now; 0 when new). */
+  replacedBytes(namespace: string, id: string): number;
 }
 
 /** An ingest refused because the pipeline holds its limit. */
@@ -85,7 +87,10 @@ export function checkRoom(
       `Cannot ingest: the namespace holds its limit of ${limits.recordsPerNamespace} records; ${REMEDY}`,
     );
   }
-  if (held.bytes + bytes > limits.totalBytes) {
+  // A replacement frees what it replaces: at the bound, it still fits when no larger.
+  if (
+    held.bytes - held.replacedBytes(namespace, id) + bytes > limits.totalBytes
+  ) {
     throw new MemoryFullError(
       "totalBytes",
       `Cannot ingest: the memory would pass its limit of ${limits.totalBytes} bytes; ${REMEDY}`,
