@@ -171,8 +171,10 @@ Deno.test("no write thread where ingest writes through the client", async () => 
 });
 
 Deno.test("trace serve stopped while batches are in flight answers each, and keeps every one it acknowledged", async () => {
-  const clients = 12;
-  const size = 4_000;
+  // Small enough that the batches in flight finish within shutdown's 5 s
+  // grace on a loaded machine (it cuts what is left after that, by design).
+  const clients = 8;
+  const size = 1_500;
   await withTempDir(async (dir) => {
     const command = serveCommand(dir, {
       unset: ["TRACE_INGEST_TOKEN", "TRACE_UI_AUTH_TOKEN"],

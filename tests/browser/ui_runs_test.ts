@@ -286,7 +286,7 @@ browserTest(
 
           // The page reloads itself into the result once the run ends.
           await page.locator('.page-head .badge--lg:text("FAIL")').waitFor({
-            timeout: 30_000,
+            timeout: 60_000,
           });
           assert.match(
             await page.locator(".verdict__reason").textContent() ?? "",
@@ -295,7 +295,9 @@ browserTest(
           assert.equal(server.jobs.active, null);
           await checkLayout(opened.page, "run-finished-desktop");
         },
-        { windowSeconds: 3 },
+        // Long enough that the first run still runs when a loaded machine
+        // has opened the second page and clicked.
+        { windowSeconds: 8 },
       );
     });
   },
