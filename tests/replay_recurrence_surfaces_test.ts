@@ -33,11 +33,11 @@ const VECTORS = "residual_store:vector_records";
 function pageSentences(seeded: ReplayRecurrences) {
   return {
     recurred:
-      `The failure regression ${seeded.recurred.regression_id} was saved for came back: ${SAVED_FAILURE} failed again.`,
+      `The failure that regression ${seeded.recurred.regression_id} was saved for came back: ${SAVED_FAILURE} failed again.`,
     other_failure:
-      `This replay failed on something else: ${VECTORS}; the failure regression ${seeded.other_failure.regression_id} was saved for (${SAVED_FAILURE}) did not recur.`,
+      `This replay failed on something else: ${VECTORS}; the failure that regression ${seeded.other_failure.regression_id} was saved for (${SAVED_FAILURE}) did not recur.`,
     inconclusive:
-      `INCONCLUSIVE: cannot say whether the failure regression ${seeded.inconclusive.regression_id} was saved for (${SAVED_FAILURE}) came back.`,
+      `INCONCLUSIVE: cannot say whether the failure that regression ${seeded.inconclusive.regression_id} was saved for (${SAVED_FAILURE}) came back.`,
   };
 }
 

@@ -87,7 +87,7 @@ Deno.test("recurrenceSentence() and recurrenceWords() name what came back, what 
   )!;
   assert.equal(
     recurrenceSentence(both, definition),
-    "the failure regression reg-1 was saved for came back: marker_retrievable:retrieval failed again, and residual_store:vector_records failed too",
+    "the failure that regression reg-1 was saved for came back: marker_retrievable:retrieval failed again, and residual_store:vector_records failed too",
   );
   assert.equal(
     recurrenceWords(both, SAVED),
@@ -97,7 +97,7 @@ Deno.test("recurrenceSentence() and recurrenceWords() name what came back, what 
   const unsure = replayRecurrence(SAVED, reportWith("INCONCLUSIVE", []))!;
   assert.equal(
     recurrenceSentence(unsure, definition),
-    "INCONCLUSIVE: cannot say whether the failure regression reg-1 was saved for (marker_retrievable:retrieval and residual_store:cache_records) came back",
+    "INCONCLUSIVE: cannot say whether the failure that regression reg-1 was saved for (marker_retrievable:retrieval and residual_store:cache_records) came back",
   );
   assert.equal(
     recurrenceWords(unsure, SAVED),

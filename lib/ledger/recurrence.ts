@@ -126,7 +126,7 @@ export function replayOutcomeWords(
 /**
  * The same as a sentence about a replay of `definition`'s regression, for
  * a page or an answer that shows the replay on its own (no final period):
- * "the failure regression reg-… was saved for came back: … failed again".
+ * "the failure that regression reg-… was saved for came back: … failed again".
  */
 export function recurrenceSentence(
   recurrence: ReplayRecurrence,
@@ -135,11 +135,11 @@ export function recurrenceSentence(
   const id = definition.regression_id;
   switch (recurrence.kind) {
     case "inconclusive":
-      return `INCONCLUSIVE: cannot say whether the failure regression ${id} was saved for (${
+      return `INCONCLUSIVE: cannot say whether the failure that regression ${id} was saved for (${
         savedNames(definition)
       }) came back`;
     case "recurred":
-      return `the failure regression ${id} was saved for came back: ${
+      return `the failure that regression ${id} was saved for came back: ${
         namesOf(recurrence.recurred)
       } failed again${
         recurrence.also.length > 0
@@ -149,7 +149,7 @@ export function recurrenceSentence(
     case "other_failure":
       return `this replay failed on something else${
         recurrence.instead.length > 0 ? `: ${namesOf(recurrence.instead)}` : ""
-      }; the failure regression ${id} was saved for (${
+      }; the failure that regression ${id} was saved for (${
         savedNames(definition)
       }) did not recur`;
   }
