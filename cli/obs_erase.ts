@@ -413,10 +413,22 @@ function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
     `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
     `  participants: ${participantsLine(plan.participants)}`,
     ...archiveLine(plan.expired_envelopes, "  "),
-    "Nothing was changed. To erase, run the same command with:",
-    `  --apply --confirm "${plan.confirmation}"`,
+    ...nextLines(plan, subject),
     "",
   ].join("\n");
+}
+
+/** How to apply the plan; none for event ids that matched nothing, whose apply is refused. */
+function nextLines(plan: ErasurePlan, subject: ErasureSubject): string[] {
+  if (subject.kind === "events" && plan.events === 0) {
+    return [
+      "Nothing was changed, and there is nothing to erase: fix the ids (an apply of ids that match no event is refused).",
+    ];
+  }
+  return [
+    "Nothing was changed. To erase, run the same command with:",
+    `  --apply --confirm "${plan.confirmation}"`,
+  ];
 }
 
 /**

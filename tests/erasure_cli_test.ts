@@ -293,6 +293,16 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
       (await eraseApp(["--event-ids", file], true)).out,
     );
     assert.deepEqual(spacedJson.unmatched_event_ids, ["  n1  "]);
+    assert.match(spaced.out, /To erase, run the same command with:/);
+    // Ids that match nothing get no confirmation to apply: that is refused.
+    await Deno.writeTextFile(file, "nope\n");
+    const noMatch = await eraseApp(["--event-ids", file]);
+    assert.doesNotMatch(noMatch.out, /--apply --confirm/);
+    assert.match(
+      noMatch.out,
+      /\nNothing was changed, and there is nothing to erase: fix the ids \(an apply of ids that match no event is refused\)\.\n/,
+    );
+    await Deno.writeTextFile(file, "b1\n\n  n1  \n");
     const cased = await eraseApp(["--user", "Alice"]);
     assert.match(
       cased.out,
