@@ -325,15 +325,20 @@ Deno.test("run downloads: the report, JUnit, Markdown and one self-contained HTM
   });
 });
 
+/** A FAIL of the demo's stale cache through its registered target, whose own cleanup left the cache serving the text. */
+function staleCacheFail(db: TraceDb, dataDir: string): Promise<RunReport> {
+  return withDemoTarget(
+    db,
+    "demo-staging",
+    "stale-cache",
+    () => runTarget(db, dataDir, "demo-staging"),
+  );
+}
+
 Deno.test("the Markdown summary of a run a later cleanup completed says so and sends no one to clean it up, as the page does", async () => {
   let fail: RunReport | undefined;
   const seed = async (db: TraceDb, dataDir: string) => {
-    fail = await withDemoTarget(
-      db,
-      "demo-staging",
-      "stale-cache",
-      () => runTarget(db, dataDir, "demo-staging"),
-    );
+    fail = await staleCacheFail(db, dataDir);
     assert.equal(fail.cleanup.cleanup_complete, false);
     await recordLaterCleanup(db, fail, "cleanup-later-1", {
       complete: true,
@@ -440,12 +445,7 @@ Deno.test("the Markdown summary of a run a later cleanup completed says so and s
 Deno.test("after a later cleanup found the application still serving a run's text, the run page and its summary say to fix the application first", async () => {
   let fail: RunReport | undefined;
   const seed = async (db: TraceDb, dataDir: string) => {
-    fail = await withDemoTarget(
-      db,
-      "demo-staging",
-      "stale-cache",
-      () => runTarget(db, dataDir, "demo-staging"),
-    );
+    fail = await staleCacheFail(db, dataDir);
     // The stale cache still serves the marker after the run's own cleanup.
     assert.equal(fail.cleanup.marker_seen.test, true);
     await recordLaterCleanup(db, fail, "cleanup-later-5", { complete: false });
