@@ -5,7 +5,15 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { main } from "../cli.ts";
-import { createTraceMcpServer, type McpToolContext } from "../lib/mcp/mod.ts";
+import type { TraceDb } from "../lib/db.ts";
+import type { StagingTransport } from "../lib/contract/protocol.ts";
+import {
+  createTraceMcpServer,
+  localPrincipal,
+  type McpToolContext,
+} from "../lib/mcp/mod.ts";
+import { RunJobs, RunLock } from "../lib/runs/mod.ts";
+import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { captureIo } from "./_helpers.ts";
 
 type Effects = [
@@ -67,6 +75,47 @@ export async function memoryClient(context: McpToolContext): Promise<Client> {
   const client = new Client({ name: "trace-test", version: "1" });
   await client.connect(clientSide);
   return client;
+}
+
+/**
+ * An in-memory MCP client over `db` (migrated) with a job runner on virtual
+ * time whose runs reach the fake target (or `options.transport`), as the
+ * local anonymous principal unless `options.overrides` says otherwise.
+ */
+export async function withToolClient(
+  db: TraceDb,
+  dataDir: string,
+  fn: (client: Client, context: McpToolContext) => Promise<void>,
+  options: {
+    overrides?: Partial<McpToolContext>;
+    transport?: (clock: VirtualClock) => StagingTransport;
+  } = {},
+): Promise<void> {
+  const clock = new VirtualClock();
+  const jobs = new RunJobs({
+    db,
+    dataDir,
+    clock,
+    trace: false,
+    lock: new RunLock(),
+    transport: () =>
+      options.transport ? options.transport(clock) : new FakeTarget(clock),
+  });
+  const context: McpToolContext = {
+    db,
+    dataDir,
+    jobs,
+    principal: localPrincipal({ user_id: null }),
+    allowTraceQueries: false,
+    ...options.overrides,
+  };
+  const client = await memoryClient(context);
+  try {
+    await fn(client, context);
+  } finally {
+    await client.close();
+    await jobs.close();
+  }
 }
 
 /** Calls a tool that must succeed; returns its structured answer (and checks the text twin). */

@@ -14,7 +14,6 @@ import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
 import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
 import {
-  localPrincipal,
   localToolPolicy,
   type McpToolContext,
   TOOL_NAMES,
@@ -26,7 +25,6 @@ import {
   retireRunTarget,
   runExternal,
   RunJobs,
-  RunLock,
 } from "../lib/runs/mod.ts";
 import { main } from "../cli.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
@@ -37,8 +35,8 @@ import {
   callError,
   callOk,
   DOCUMENTED_TOOLS,
-  memoryClient,
   pollRun,
+  withToolClient,
 } from "./mcp_support.ts";
 
 const TARGET_ID = "staging-a";
@@ -100,31 +98,12 @@ async function withTools(
       config: stagingConfig({ document_count: 2 }),
       source: "registered",
     });
-    const clock = new VirtualClock();
-    const jobs = new RunJobs({
+    await withToolClient(
       db,
       dataDir,
-      clock,
-      trace: false,
-      lock: new RunLock(),
-      transport: () =>
-        options.transport ? options.transport(clock) : new FakeTarget(clock),
-    });
-    const context: McpToolContext = {
-      db,
-      dataDir,
-      jobs,
-      principal: localPrincipal({ user_id: null }),
-      allowTraceQueries: false,
-      ...options.overrides,
-    };
-    const client = await memoryClient(context);
-    try {
-      await fn({ client, context, db });
-    } finally {
-      await client.close();
-      await jobs.close();
-    }
+      (client, context) => fn({ client, context, db }),
+      options,
+    );
   });
 }
 

@@ -9,15 +9,12 @@ import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { migrate } from "../lib/db.ts";
 import type { GateResult } from "../lib/ledger/regressions.ts";
-import { localPrincipal, type McpToolContext } from "../lib/mcp/mod.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { RunJobs, RunLock } from "../lib/runs/mod.ts";
 import type { RegressionsPageData } from "../routes/pages/regressions.tsx";
 import type { TargetPageData } from "../routes/pages/targets.tsx";
 import type { RunDetail } from "../routes/ui/run_view.ts";
 import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
 import { type RunsFixture, withRunsFixture } from "./browser/_runs.ts";
-import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { captureIo, withDb } from "./_helpers.ts";
 import {
   RECURRENCE_TARGET,
@@ -25,7 +22,7 @@ import {
   SAVED_FAILURE,
   seedReplayRecurrences,
 } from "./_replay_recurrences.ts";
-import { callOk, memoryClient, pollRun } from "./mcp_support.ts";
+import { callOk, pollRun, withToolClient } from "./mcp_support.ts";
 
 const VECTORS = "residual_store:vector_records";
 
@@ -203,24 +200,7 @@ Deno.test("trace.external_get of a replay that did not pass gives its recurrence
   await withDb(async (db, dataDir) => {
     await migrate(db, ALL_MIGRATIONS);
     const seeded = await seedReplayRecurrences(db, dataDir);
-    const clock = new VirtualClock();
-    const jobs = new RunJobs({
-      db,
-      dataDir,
-      clock,
-      trace: false,
-      lock: new RunLock(),
-      transport: () => new FakeTarget(clock),
-    });
-    const context: McpToolContext = {
-      db,
-      dataDir,
-      jobs,
-      principal: localPrincipal({ user_id: null }),
-      allowTraceQueries: false,
-    };
-    const client = await memoryClient(context);
-    try {
+    await withToolClient(db, dataDir, async (client) => {
       const sentences = pageSentences(seeded);
       const clause = (kind: typeof KINDS[number]) =>
         sentences[kind].replace(/\.$/, "").replace(/^Th/, "th");
@@ -259,9 +239,6 @@ Deno.test("trace.external_get of a replay that did not pass gives its recurrence
       const fixed = await pollRun(client, String(replay.run_id));
       assert.equal(fixed.verdict, "PASS");
       assert.equal(fixed.recurrence, null, "a PASS has nothing to say");
-    } finally {
-      await client.close();
-      await jobs.close();
-    }
+    });
   });
 });
