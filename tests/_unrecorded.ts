@@ -1,9 +1,15 @@
 /** Fixtures of ledger tests: a registered staging target, fake runs and replays, the CLI in memory. */
 
 import { main } from "../cli.ts";
+import { digestOf } from "../lib/canonical_json.ts";
+import type { StagingConfig } from "../lib/contract/config.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import {
+  type Checkpoint,
+  fileCheckpointSink,
+} from "../lib/runner/checkpoint.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { runExternal } from "../lib/runs/external_run.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
@@ -16,6 +22,13 @@ import { captureIo, stagingConfig } from "./_helpers.ts";
 
 /** The staging config of target staging-a. */
 export const CONFIG = stagingConfig({ document_count: 2 });
+
+/** Target staging-a as runs record it. */
+const STAGING_A = {
+  id: "staging-a",
+  base_url: CONFIG.base_url,
+  source: "registered",
+} as const;
 
 /** A ledger with target staging-a registered. */
 export async function withStagingA(db: TraceDb): Promise<void> {
@@ -37,11 +50,7 @@ export async function fakeRun(
   const { report } = await runExternal(CONFIG, {
     db,
     dataDir: dir,
-    target: {
-      id: "staging-a",
-      base_url: CONFIG.base_url,
-      source: "registered",
-    },
+    target: STAGING_A,
     transport: new FakeTarget(clock, behaviour),
     clock,
     trace: false,
@@ -70,4 +79,35 @@ export async function trace(args: string[]) {
   const io = captureIo();
   const code = await main(args, io);
   return { code, out: io.stdout(), err: io.stderr() };
+}
+
+/** A checkpoint of a run whose process (pid 0, never a live run) is gone; of staging-a unless `run` names another target. */
+export async function interruptedCheckpoint(
+  dataDir: string,
+  runId: string,
+  issued: Checkpoint["issued"],
+  run: Partial<Pick<Checkpoint, "target" | "namespaces" | "markers">> & {
+    config?: StagingConfig;
+  } = {},
+): Promise<Checkpoint> {
+  const checkpoint: Checkpoint = {
+    schema: "trace.checkpoint/1",
+    run_id: runId,
+    state: "running",
+    pid: 0,
+    process_identity: null,
+    started_at: "2099-01-01T00:00:00.000Z",
+    updated_at: "2099-01-01T00:00:01.000Z",
+    target: run.target ?? STAGING_A,
+    regression_id: null,
+    config_digest: digestOf(run.config ?? CONFIG),
+    namespaces: run.namespaces ??
+      { test: "trace-test-x", control: "trace-control-x" },
+    // Without markers unless given: as written before checkpoints kept them.
+    ...(run.markers ? { markers: run.markers } : {}),
+    issued,
+    verdict: null,
+  };
+  await fileCheckpointSink(dataDir, runId).write(checkpoint);
+  return checkpoint;
 }

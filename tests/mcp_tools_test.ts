@@ -12,7 +12,6 @@ import {
 import { migrate, type TraceDb } from "../lib/db.ts";
 import { registerTarget, TargetIdSchema } from "../lib/ledger/targets.ts";
 import { recordCleanup } from "../lib/ledger/cleanups.ts";
-import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
 import {
   localToolPolicy,
   type McpToolContext,
@@ -29,7 +28,7 @@ import {
 import { main } from "../cli.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
-import { fakeRun, withStagingA } from "./_unrecorded.ts";
+import { fakeRun, interruptedCheckpoint, withStagingA } from "./_unrecorded.ts";
 import {
   assertDocumentedTools,
   callError,
@@ -501,28 +500,10 @@ Deno.test("trace.external_get of an interrupted run whose later cleanup found it
       control: "trace-control-served",
     };
     // Its writer (pid 0) is gone: the run reads interrupted.
-    await fileCheckpointSink(context.dataDir, runId).write({
-      schema: "trace.checkpoint/1",
-      run_id: runId,
-      state: "running",
-      pid: 0,
-      process_identity: null,
-      started_at: "2099-01-01T00:00:00.000Z",
-      updated_at: "2099-01-01T00:00:01.000Z",
-      target: {
-        id: TARGET_ID,
-        base_url: "http://127.0.0.1:1",
-        source: "registered",
-      },
-      regression_id: null,
-      config_digest: "sha256:00",
-      namespaces,
-      issued: {
-        test: ["trace-doc-1", "trace-doc-2"],
-        control: ["trace-doc-3"],
-      },
-      verdict: null,
-    });
+    await interruptedCheckpoint(context.dataDir, runId, {
+      test: ["trace-doc-1", "trace-doc-2"],
+      control: ["trace-doc-3"],
+    }, { namespaces });
     const line =
       "the test marker is still retrievable through /query after cleanup: the application still serves the deleted text; fix it, then run trace external-cleanup again";
     await recordCleanup(db, {

@@ -7,11 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { digestOf } from "../lib/canonical_json.ts";
-import {
-  parseStagingConfig,
-  type StagingConfig,
-} from "../lib/contract/config.ts";
+import { parseStagingConfig } from "../lib/contract/config.ts";
 import { renderReport } from "../cli/_report_text.ts";
 import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
@@ -21,10 +17,6 @@ import { registerTarget } from "../lib/ledger/targets.ts";
 import { retireTarget } from "../lib/ledger/retirements.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { findSystem } from "../lib/reference/systems.ts";
-import {
-  type Checkpoint,
-  fileCheckpointSink,
-} from "../lib/runner/checkpoint.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { closedPort } from "./_tcp_servers.ts";
 import { canaryText, controlText } from "../lib/runner/ids.ts";
@@ -43,6 +35,7 @@ import {
 } from "./_fake_target.ts";
 import { captureIo, stagingConfig, withDb, withTempDir } from "./_helpers.ts";
 import { recordLaterCleanup } from "./_later_cleanup.ts";
+import { interruptedCheckpoint } from "./_unrecorded.ts";
 
 const CONFIG = stagingConfig({ document_count: 2 });
 const TARGET = {
@@ -85,38 +78,6 @@ async function fakeRun(
     trace: false,
     lock: new RunLock(),
   })).report;
-}
-
-/** A checkpoint of a run whose process is gone (pid 0 is never a live run). */
-/** A checkpoint of a run whose process (pid 0) is gone; of {@link TARGET} unless `run` names another. */
-async function interruptedCheckpoint(
-  dataDir: string,
-  runId: string,
-  issued: Checkpoint["issued"],
-  run: Partial<Pick<Checkpoint, "target" | "namespaces" | "markers">> & {
-    config?: StagingConfig;
-  } = {},
-): Promise<Checkpoint> {
-  const checkpoint: Checkpoint = {
-    schema: "trace.checkpoint/1",
-    run_id: runId,
-    state: "running",
-    pid: 0,
-    process_identity: null,
-    started_at: "2099-01-01T00:00:00.000Z",
-    updated_at: "2099-01-01T00:00:01.000Z",
-    target: run.target ?? TARGET,
-    regression_id: null,
-    config_digest: digestOf(run.config ?? CONFIG),
-    namespaces: run.namespaces ??
-      { test: "trace-test-x", control: "trace-control-x" },
-    // Without markers unless given: as written before checkpoints kept them.
-    ...(run.markers ? { markers: run.markers } : {}),
-    issued,
-    verdict: null,
-  };
-  await fileCheckpointSink(dataDir, runId).write(checkpoint);
-  return checkpoint;
 }
 
 Deno.test("external-runs and the run pages agree on each run's cleanup after later cleanups", async () => {
