@@ -63,8 +63,8 @@ export interface CleanupOptions {
   intervalMs: number;
   /** How long after a deletion the window saw the application still changing ({@link settleTimeMs}). */
   settleMs: number;
-  /** Clean polls in a row that end polling ({@link cleanPollsNeeded}); 1 when not given. */
-  cleanPollsNeeded?: number;
+  /** Clean polls in a row that end polling ({@link cleanPollsNeeded}). */
+  cleanPollsNeeded: number;
   /**
    * Why a clean poll cannot show the records are gone (they were never
    * seen to arrive), or `null`: then cleanup cannot be complete.
@@ -100,7 +100,7 @@ export async function cleanUp(
     limit,
     intervalMs: options.intervalMs,
     settleMs: options.settleMs,
-    cleanPollsNeeded: options.cleanPollsNeeded ?? 1,
+    cleanPollsNeeded: options.cleanPollsNeeded,
     clock: options.clock,
     onPoll: (poll) =>
       options.emit({
@@ -164,7 +164,7 @@ export interface Sweep {
    * Clean polls in a row that end polling ({@link cleanPollsNeeded}): more
    * than one when the window saw the marker come back after clean reads.
    */
-  cleanPollsNeeded?: number;
+  cleanPollsNeeded: number;
   clock: Clock;
   onPoll: (poll: SweepPoll) => void;
   /**
@@ -194,7 +194,7 @@ export async function sweep(
   const repeats: Record<Role, number> = { test: 0, control: 0 };
   let polls = 0;
   let cleanInARow = 0;
-  const needed = plan.cleanPollsNeeded ?? 1;
+  const needed = plan.cleanPollsNeeded;
   const pollErrors: RequestErrorRecord[] = [];
   let unsettled: string | null = null;
   for (let k = 0;; k++) {

@@ -88,8 +88,11 @@ function* base64Texts(value: string, shortest: number): Generator<string> {
     }
     decoded.add(`0:${whole.length}`);
   }
+  const longEnough = base64Length(shortest);
   for (const alphabet of BASE64_RUNS) {
     for (const run of quantumRuns(value, alphabet, 4)) {
+      // Most runs are words: too short to decode, so never worth a key.
+      if (run.text.length < longEnough) continue;
       const key = `${run.start}:${run.text.length}`;
       if (decoded.has(key)) continue;
       decoded.add(key);
@@ -99,9 +102,14 @@ function* base64Texts(value: string, shortest: number): Generator<string> {
   }
 }
 
+/** Characters of unpadded base64 that encode `characters` bytes. */
+function base64Length(characters: number): number {
+  return Math.ceil(characters * 4 / 3);
+}
+
 /** The UTF-8 text unpadded base64 `run` encodes, when it could hold `shortest` characters. */
 function base64Text(run: string, shortest: number): string | null {
-  if (run.length < Math.ceil(shortest * 4 / 3) || run.length % 4 === 1) {
+  if (run.length < base64Length(shortest) || run.length % 4 === 1) {
     return null;
   }
   const standard = run.replace(/-/g, "+").replace(/_/g, "/");

@@ -40,7 +40,8 @@ export interface NamespaceReading {
   match: Sighting | null;
   /**
    * The other namespace's marker in this namespace's answers, or `null`: a
-   * deleted record retrievable from outside its own namespace.
+   * deleted record retrievable from outside its own namespace (always `null`
+   * when the reading was not asked to look for it).
    */
   otherMatch: Sighting | null;
   errors: RequestErrorRecord[];
@@ -55,12 +56,15 @@ export type ReadIdentifiers = Pick<
 /**
  * Reads one namespace: inventory first, then the marker query, so a query's
  * own cache write cannot show up in the same reading. Both answers are
- * searched for both markers.
+ * searched for the namespace's marker, and for the other namespace's unless
+ * `options.otherMarker` is false: a window sample needs only the test marker
+ * in the control answers, and every search folds and decodes each string.
  */
 export async function readNamespace(
   session: RunSession,
   ids: ReadIdentifiers,
   role: "test" | "control",
+  options: { otherMarker?: boolean } = {},
 ): Promise<NamespaceReading> {
   const namespace = role === "test" ? ids.testNamespace : ids.controlNamespace;
   const marker = role === "test" ? ids.marker : ids.controlMarker;
@@ -76,7 +80,7 @@ export async function readNamespace(
     inventory: inventory.ok ? counts(inventory.value) : null,
     markerSeen: match ? true : query.ok ? false : null,
     match,
-    otherMatch: sighting(answers, other),
+    otherMatch: options.otherMarker === false ? null : sighting(answers, other),
     errors: [inventory, query].flatMap((a) => a.ok ? [] : [a.error]),
   };
 }
@@ -131,7 +135,10 @@ export async function observe(
   session: RunSession,
   ids: RunIdentifiers,
 ): Promise<Observation> {
-  const test = await readNamespace(session, ids, "test");
+  // The control marker in the test answers says nothing about the deletion.
+  const test = await readNamespace(session, ids, "test", {
+    otherMarker: false,
+  });
   const control = await readNamespace(session, ids, "control");
   const controlInventory = control.inventory;
   const seen = testMarkerPlace(test, control);

@@ -8,11 +8,11 @@
 
 import { joinAnd } from "../words.ts";
 import { secondsLabel } from "./_finding.ts";
-import {
-  type Comebacks,
-  comebacksOf,
-  type Series,
-  type WindowTiming,
+import type {
+  Comebacks,
+  ResidualEvidence,
+  Series,
+  WindowTiming,
 } from "./_residual_series.ts";
 import type { Sample } from "./report.ts";
 
@@ -112,14 +112,8 @@ function clearedPhrase(cleared: Sample, timing: WindowTiming): string {
 }
 
 /** Data that went away in time: when it was seen and when it read 0. */
-export function transientMessage(
-  series: Series,
-  samples: Sample[],
-  dirty: number[],
-  cleared: number,
-  timing: WindowTiming,
-): string {
-  const comebacks = comebacksOf(series, dirty);
+export function transientMessage(evidence: ResidualEvidence): string {
+  const { series, samples, dirty, cleared, comebacks, timing } = evidence;
   const back = comebacks.gaps.length > 0
     ? ` (it ${cameBackPhrase(comebacks)})`
     : "";
@@ -132,12 +126,8 @@ export function transientMessage(
 }
 
 /** Data that came back after as many clean reads as followed its last sighting. */
-export function intermittentMessage(
-  series: Series,
-  samples: Sample[],
-  dirty: number[],
-  comebacks: Comebacks,
-): string {
+export function intermittentMessage(evidence: ResidualEvidence): string {
+  const { series, samples, dirty, comebacks } = evidence;
   const lastSeen = secondsLabel(samples[dirty.at(-1)!]!.started_at_seconds);
   const follow = comebacks.cleanAfter === 1 ? "follows" : "follow";
   return `${seenPhrase(series, dirty)} ${sightingsPhrase(samples, dirty)}: it ${
@@ -148,13 +138,8 @@ export function intermittentMessage(
 }
 
 /** Data whose first clean read came more than an interval after the window's end, and the slowest sample that pushed it there. */
-export function unobservedMessage(
-  series: Series,
-  samples: Sample[],
-  dirty: number[],
-  cleared: number,
-  timing: WindowTiming,
-): string {
+export function unobservedMessage(evidence: ResidualEvidence): string {
+  const { series, samples, dirty, cleared, timing } = evidence;
   const next = samples[cleared]!;
   const late = next.started_at_seconds - timing.windowSeconds;
   const slowest = samples.slice(dirty.at(-1)!, cleared).reduce((a, b) =>

@@ -71,6 +71,7 @@ function residualFinding(
   const seen = dirty.map((i) => samples[i]!);
   const notes = renderedNote(series, seen) + placeNote(series, seen);
   const comebacks = comebacksOf(series, dirty);
+  const evidence = { series, samples, dirty, cleared, comebacks, timing };
   if (
     comebacks.longestGap > 0 && comebacks.cleanAfter <= comebacks.longestGap
   ) {
@@ -78,7 +79,7 @@ function residualFinding(
       "inconclusive",
       "intermittent_residual",
       series.subject,
-      intermittentMessage(series, samples, dirty, comebacks) + notes,
+      intermittentMessage(evidence) + notes,
       dirty,
     );
   }
@@ -87,7 +88,7 @@ function residualFinding(
       "inconclusive",
       "window_end_unobserved",
       series.subject,
-      unobservedMessage(series, samples, dirty, cleared, timing) + notes,
+      unobservedMessage(evidence) + notes,
       [...dirty, cleared],
     );
   }
@@ -95,7 +96,7 @@ function residualFinding(
     "transient",
     "transient_residual",
     series.subject,
-    transientMessage(series, samples, dirty, cleared, timing) + notes,
+    transientMessage(evidence) + notes,
     dirty,
   );
 }

@@ -75,3 +75,18 @@ export function clearedAfter(series: Series, dirty: number[]): number | null {
   const cleared = series.values.findIndex((v, i) => i > lastDirty && v === 0);
   return cleared < 0 ? null : cleared;
 }
+
+/**
+ * A series that read above 0 and then read 0, as the residual rules judged
+ * it: its sightings (`dirty`), the clean read after the last one
+ * (`cleared`) and the clean reads it came back after; what their messages
+ * word.
+ */
+export interface ResidualEvidence {
+  series: Series;
+  samples: Sample[];
+  dirty: number[];
+  cleared: number;
+  comebacks: Comebacks;
+  timing: WindowTiming;
+}

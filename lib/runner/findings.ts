@@ -38,8 +38,6 @@ import type {
   Verdict,
 } from "./report.ts";
 
-export { secondsLabel };
-
 /** Everything the verdict depends on. */
 export interface AssessmentInput {
   baseline: Baseline;
