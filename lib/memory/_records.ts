@@ -57,6 +57,12 @@ export class NamespacedRecords<T> {
     return this.#spaces.has(namespace);
   }
 
+  /** Bytes the record under `id` holds (tombstoned included), 0 when there is none: what replacing it frees. */
+  recordBytes(namespace: string, id: string): number {
+    const record = this.#spaces.get(namespace)?.get(id);
+    return record ? this.#measure(id, record.value) : 0;
+  }
+
   /** Stores `value` under `id`, replacing (and reviving) any earlier record. */
   protected putRecord(namespace: string, id: string, value: T): void {
     let space = this.#spaces.get(namespace);

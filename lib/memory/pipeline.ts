@@ -287,13 +287,9 @@ export class MemoryPipeline {
         sources.get(namespace, id, ALL) !== undefined,
       // Vectors too: a defect may keep them after their source is gone.
       bytes: sources.bytes + this.#vectors.bytes,
-      replacedBytes: (namespace, id) => {
-        const text = sources.get(namespace, id, ALL);
-        return (text === undefined ? 0 : sourceBytes(id, text)) +
-          (this.#vectors.has(namespace, id, ALL)
-            ? vectorRecordBytes(id, this.#vectorBytes)
-            : 0);
-      },
+      replacedBytes: (namespace, id) =>
+        sources.recordBytes(namespace, id) +
+        this.#vectors.recordBytes(namespace, id),
     };
   }
 
