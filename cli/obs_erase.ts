@@ -524,13 +524,7 @@ function renderApplied(
       tableLine(result.tables)
     }`,
     `  participants: ${participantsLine(result.participants)}`,
-    ...unmatchedLine(
-      {
-        events: result.events,
-        unmatched_event_ids: result.unmatched_event_ids ?? [],
-      },
-      subject,
-    ),
+    ...unmatchedLine(result, subject),
     ...laterLine(result.later_events, subject),
     ...contentScopeLine(result.scope),
     ...archiveLine(result.expired_envelopes),
