@@ -179,7 +179,7 @@ function pollText(
  * limit), and saying "of at most 0 s" or "of 10 s" of it would misstate
  * how long cleanup took.
  */
-export function pollTiming(
+function pollTiming(
   poll: Pick<
     Extract<RunEvent, { type: "cleanup_poll" }>,
     "poll" | "at_seconds" | "limit_seconds"

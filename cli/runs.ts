@@ -12,6 +12,7 @@ import {
   compareStoredRuns,
   DEFAULT_RUN_LIMIT,
   listAllRuns,
+  MAX_RUN_OFFSET,
   RUN_LIST_FILTERS,
   type RunList,
   type RunListItem,
@@ -272,9 +273,6 @@ const RUNS_FLAGS = {
   offset: { type: "string" },
 } as const;
 
-/** Largest --offset: far past any data directory's runs, small enough to stay exact. */
-const MAX_RUNS_OFFSET = 1_000_000;
-
 const RUNS_HELP =
   `Usage: trace external-runs [--target ID] [--verdict V] [--kind K] [--state S] [--limit N]
                            [--offset N] [--json] [--data-dir DIR] [--db URL]
@@ -344,7 +342,7 @@ export const externalRuns: Command = async (args, io) => {
   const limit = parseIntegerFlag("limit", values.limit, { min: 1 });
   const offset = parseIntegerFlag("offset", values.offset, {
     min: 0,
-    max: MAX_RUNS_OFFSET,
+    max: MAX_RUN_OFFSET,
   });
   const targetId = values.target === undefined
     ? undefined

@@ -60,11 +60,7 @@ export function assertionName(assertion: PinnedAssertion): string {
   return `${assertion.code}:${assertion.subject}`;
 }
 
-/** The assertions `definition` saved, as a list in words. */
-function savedNames(definition: Pick<SavedFailure, "assertions">) {
-  return joinAnd(definition.assertions.map(assertionName));
-}
-
+/** Assertions as a list in words: "a:x and b:y". */
 function namesOf(assertions: readonly PinnedAssertion[]): string {
   return joinAnd(assertions.map(assertionName));
 }
@@ -82,7 +78,7 @@ export function recurrenceWords(
   switch (recurrence.kind) {
     case "inconclusive":
       return `it cannot tell whether the saved failure (${
-        savedNames(definition)
+        namesOf(definition.assertions)
       }) recurred`;
     case "recurred":
       return `the saved failure recurred (${
@@ -94,7 +90,7 @@ export function recurrenceWords(
       }`;
     case "other_failure":
       return `the saved failure (${
-        savedNames(definition)
+        namesOf(definition.assertions)
       }) did not recur; it failed on something else${
         recurrence.instead.length > 0 ? `: ${namesOf(recurrence.instead)}` : ""
       }`;
@@ -136,7 +132,7 @@ export function recurrenceSentence(
   switch (recurrence.kind) {
     case "inconclusive":
       return `INCONCLUSIVE: cannot say whether the failure that regression ${id} was saved for (${
-        savedNames(definition)
+        namesOf(definition.assertions)
       }) came back`;
     case "recurred":
       return `the failure that regression ${id} was saved for came back: ${
@@ -150,7 +146,7 @@ export function recurrenceSentence(
       return `this replay failed on something else${
         recurrence.instead.length > 0 ? `: ${namesOf(recurrence.instead)}` : ""
       }; the failure that regression ${id} was saved for (${
-        savedNames(definition)
+        namesOf(definition.assertions)
       }) did not recur`;
   }
 }

@@ -17,6 +17,7 @@ import {
   listAllRuns,
   type ListedRegression,
   listSavedRegressions,
+  MAX_RUN_OFFSET,
   readRunTarget,
   type ReplayRecurrenceView,
   replayRecurrenceView,
@@ -53,9 +54,6 @@ import { toolAdvice } from "./_tool_advice.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
-
-/** Largest offset a run listing takes: far past any data directory's runs, small enough to stay exact. */
-const MAX_RUNS_OFFSET = 1_000_000;
 
 const POLL_HINT =
   "poll trace.external_get with this run_id until state is completed, failed or interrupted; starting is not completing";
@@ -409,7 +407,7 @@ const runs = defineTool({
       v.number("must be a number"),
       v.integer("must be an integer"),
       v.minValue(0, "must be at least 0"),
-      v.maxValue(MAX_RUNS_OFFSET, `must be at most ${MAX_RUNS_OFFSET}`),
+      v.maxValue(MAX_RUN_OFFSET, `must be at most ${MAX_RUN_OFFSET}`),
       v.description(
         "Skip this many of the newest matching runs first (default 0); pass a listing's next_offset for its next page",
       ),

@@ -109,6 +109,7 @@ export {
 export {
   DEFAULT_RUN_LIMIT,
   listAllRuns,
+  MAX_RUN_OFFSET,
   RUN_LIST_FILTERS,
   type RunList,
   type RunListItem,

@@ -62,6 +62,9 @@ export interface RunList {
 /** How many runs {@link listAllRuns} lists without a limit. */
 export const DEFAULT_RUN_LIMIT = 50;
 
+/** Largest offset a run listing takes: far past any data directory's runs, small enough to stay exact. */
+export const MAX_RUN_OFFSET = 1_000_000;
+
 /** The values each filter of {@link listAllRuns} takes, for the CLI and MCP to check. */
 export const RUN_LIST_FILTERS = {
   verdict: ["PASS", "FAIL", "INCONCLUSIVE", "RUNNING"],
