@@ -86,6 +86,7 @@ export {
   type GateOptions,
   latestRecurrenceOf,
   listSavedRegressions,
+  recurrenceViewOf,
   type RegressionListOptions,
   regressionsOf,
   type RegressionsView,

@@ -18,6 +18,7 @@ import {
   type GateResult,
   listRegressions,
   readDefinition,
+  type RegressionDefinition,
   type RegressionView,
   type SavedRegression,
   saveRegression,
@@ -220,10 +221,19 @@ export async function replayRecurrenceView(
   regressionId: string,
   report: RunReport,
 ): Promise<ReplayRecurrenceView | null> {
+  // A PASS shows nothing of the saved failure: no definition to read.
+  if (report.verdict === "PASS") return null;
   const definition = await readDefinition(db, regressionId);
-  const recurrence = definition && replayRecurrence(definition, report);
-  if (!definition || !recurrence) return null;
-  return {
+  return definition && recurrenceViewOf(definition, report);
+}
+
+/** {@link replayRecurrenceView} of a definition already read; `null` for a PASS. */
+export function recurrenceViewOf(
+  definition: RegressionDefinition,
+  report: RunReport,
+): ReplayRecurrenceView | null {
+  const recurrence = replayRecurrence(definition, report);
+  return recurrence && {
     recurrence,
     sentence: recurrenceSentence(recurrence, definition),
     source_run_id: definition.source_run_id,

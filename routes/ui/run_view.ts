@@ -18,16 +18,13 @@ import {
   savedRegressionOf,
 } from "../../lib/ledger/regressions.ts";
 import { readRun, validateRunId } from "../../lib/ledger/runs.ts";
-import {
-  recurrenceSentence,
-  type ReplayRecurrence,
-  replayRecurrence,
-} from "../../lib/ledger/recurrence.ts";
+import type { ReplayRecurrence } from "../../lib/ledger/recurrence.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { readTarget } from "../../lib/ledger/targets.ts";
 import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
 import {
   type JobProgress,
+  recurrenceViewOf,
   referenceRunView,
   reportView,
   type RunJobs,
@@ -303,12 +300,10 @@ function recurrenceOf(
   definition: RegressionDefinition | null,
   report: RunReport,
 ): Pick<RunDetail, "recurrence" | "recurrence_sentence"> {
-  const recurrence = definition ? replayRecurrence(definition, report) : null;
+  const view = definition && recurrenceViewOf(definition, report);
   return {
-    recurrence,
-    recurrence_sentence: recurrence && definition
-      ? asSentence(recurrenceSentence(recurrence, definition))
-      : null,
+    recurrence: view?.recurrence ?? null,
+    recurrence_sentence: view ? asSentence(view.sentence) : null,
   };
 }
 
