@@ -27,6 +27,8 @@ import {
   type ErasureSubject,
   finishErasures,
   firstIds,
+  NOTHING_TO_APPLY,
+  nothingToApply,
   parseErasureSubject,
   PROPAGATION_ENV,
   propagationByDefault,
@@ -420,10 +422,8 @@ function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
 
 /** How to apply the plan; none for event ids that matched nothing, whose apply is refused. */
 function nextLines(plan: ErasurePlan, subject: ErasureSubject): string[] {
-  if (subject.kind === "events" && plan.events === 0) {
-    return [
-      "Nothing was changed, and there is nothing to erase: fix the ids (an apply of ids that match no event is refused).",
-    ];
+  if (nothingToApply(subject, plan.events)) {
+    return [`Nothing was changed, and ${NOTHING_TO_APPLY}`];
   }
   return [
     "Nothing was changed. To erase, run the same command with:",

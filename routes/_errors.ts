@@ -20,6 +20,7 @@ import {
   IngestConflictError,
 } from "../lib/obs/ingest/mod.ts";
 import { type EventIssue, ObsNotInitializedError } from "../lib/obs/mod.ts";
+import { ErasureUnmatchedError } from "../lib/obs/maint/mod.ts";
 import { type CauseCode, CODE_BY_STATUS } from "./_error_codes.ts";
 import { noteRefusal } from "./_request_log.ts";
 
@@ -55,8 +56,16 @@ export interface ErrorBody {
     items?: EventIssue[];
     /** Refused items counted but not listed in `items`. */
     unlisted_items?: number;
+    /**
+     * For `erasure_unmatched`: the receipt that erased the same subject
+     * already (the ids were most likely erased by it), or `null` when none.
+     */
+    receipt_id?: string | null;
   };
 }
+
+/** What an error answer carries besides its code and message. */
+type ErrorDetails = Omit<ErrorBody["error"], "code" | "message">;
 
 /** How the server answers an error. */
 export interface ErrorAnswer {
@@ -162,7 +171,7 @@ function traceErrorAnswer(error: TraceError): ErrorAnswer {
     status,
     answerCode(error.code),
     errorMessage(error),
-    itemsOf(error),
+    detailsOf(error),
   );
 }
 
@@ -178,10 +187,11 @@ function answerCode(code: ErrorCode): string {
     : code;
 }
 
-/** The refused items an error lists, and how many more it counted. */
-function itemsOf(
-  error: TraceError,
-): Pick<ErrorBody["error"], "items" | "unlisted_items"> {
+/** The refused items an error lists, how many more it counted, or the receipt it names. */
+function detailsOf(error: TraceError): ErrorDetails {
+  if (error instanceof ErasureUnmatchedError) {
+    return { receipt_id: error.receiptId };
+  }
   if (error instanceof IngestBatchError) {
     return {
       items: error.items,
@@ -195,11 +205,11 @@ function answer(
   status: ContentfulStatusCode,
   code: string,
   message: string,
-  items: Pick<ErrorBody["error"], "items" | "unlisted_items"> = {},
+  details: ErrorDetails = {},
 ): ErrorAnswer {
   return {
     status,
-    body: { error: { code, message, ...items } },
+    body: { error: { code, message, ...details } },
     logDetail: null,
   };
 }

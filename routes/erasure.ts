@@ -35,14 +35,21 @@ import { AuditIntegrityError } from "../lib/auth/mod.ts";
 import { newReceiptId, readReceipt } from "../lib/ledger/erasure_receipts.ts";
 import {
   erasureKeyId,
+  type ErasurePlan,
   type ErasureSubject,
   MAX_SUBJECT_EVENT_IDS,
+  NOTHING_TO_APPLY,
+  nothingToApply,
   parseErasureSubject,
   SUBJECT_INPUT_KEYS,
   subjectDigest,
 } from "../lib/obs/maint/mod.ts";
 import { LIMITS } from "../lib/obs/mod.ts";
-import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
+import {
+  type AppliedErasure,
+  eraseSubject,
+  planSubjectErasure,
+} from "../lib/runs/mod.ts";
 import { readSmallJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
 import { HttpRefusal, noteAudited } from "./_audit_refusals.ts";
@@ -111,11 +118,16 @@ export interface ErasureApiDeps {
   audit?: ErasureAudit | undefined;
 }
 
-const RequestSchema = v.strictObject({
+const RequestEntries = {
   subject: v.unknown(),
   apply: v.optional(v.boolean("must be true or false")),
   confirmation: v.optional(v.string("must be a string")),
-}, objectIssueMessage("allowed keys: subject, apply, confirmation"));
+};
+
+const RequestSchema = v.strictObject(
+  RequestEntries,
+  objectIssueMessage(`allowed keys: ${Object.keys(RequestEntries).join(", ")}`),
+);
 
 /** The `/api/erasures` sub-app (mounted by `createApp`, which lets it past the ingest bearer). */
 export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
@@ -201,7 +213,7 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
             ? receiptId
             : null,
       );
-      if (unrecorded === null) return c.json(withNextStep(answer));
+      if (unrecorded === null) return c.json(withNextStep(answer, subject));
       // A dry run changed nothing: without its outcome recorded it answers nothing.
       if (!apply) {
         if (unrecorded instanceof AuditIntegrityError) throw unrecorded;
@@ -218,15 +230,22 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
   return app;
 }
 
-/** A dry run's answer with the request that applies it; an apply's as it is. */
-function withNextStep(answer: object): object {
-  const confirmation = (answer as { confirmation?: unknown }).confirmation;
-  if (typeof confirmation !== "string") return answer;
+/**
+ * A dry run's answer with what to do next: the request that applies it, or,
+ * for event ids that matched nothing (an apply the server would refuse),
+ * what to check instead; an apply's answer as it is.
+ */
+function withNextStep(
+  answer: ErasurePlan | AppliedErasure,
+  subject: ErasureSubject,
+): object {
+  if (!("confirmation" in answer)) return answer;
   return {
     ...answer,
-    next:
-      `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
-        JSON.stringify(confirmation)
+    next: nothingToApply(subject, answer.events)
+      ? NOTHING_TO_APPLY
+      : `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
+        JSON.stringify(answer.confirmation)
       }`,
   };
 }
@@ -267,7 +286,7 @@ function misplacedSubjectKeys(body: object): string[] {
   const keys = Object.keys(body);
   const misplaced = keys.filter((key) => SUBJECT_INPUT_KEYS.includes(key));
   const rest = keys.filter((key) => !SUBJECT_INPUT_KEYS.includes(key));
-  const requestKeys: readonly string[] = ["apply", "confirmation"];
+  const requestKeys = Object.keys(RequestSchema.entries);
   return rest.every((key) => requestKeys.includes(key)) ? misplaced : [];
 }
 
@@ -307,11 +326,11 @@ async function auditedRun(
     detail?: string | null,
     receipt?: string | null,
   ) => ErasureAuditEntry,
-  run: () => Promise<object>,
+  run: () => Promise<ErasurePlan | AppliedErasure>,
   receipt: (succeeded: boolean) => Promise<string | null>,
-): Promise<{ answer: object; unrecorded: unknown }> {
+): Promise<{ answer: ErasurePlan | AppliedErasure; unrecorded: unknown }> {
   await auditOrRefuse(audit, entry("attempted"));
-  let answer: object;
+  let answer: ErasurePlan | AppliedErasure;
   try {
     answer = await run();
   } catch (error) {

@@ -300,7 +300,7 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
     assert.doesNotMatch(noMatch.out, /--apply --confirm/);
     assert.match(
       noMatch.out,
-      /\nNothing was changed, and there is nothing to erase: fix the ids \(an apply of ids that match no event is refused\)\.\n/,
+      /\nNothing was changed, and no event has these ids, so there is nothing to apply: check the ids \(they are compared exactly: case and spaces count\); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject \(trace obs erase --receipts lists the receipts\)\n/,
     );
     await Deno.writeTextFile(file, "b1\n\n  n1  \n");
     const cased = await eraseApp(["--user", "Alice"]);

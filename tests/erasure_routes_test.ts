@@ -228,6 +228,7 @@ Deno.test("POST /api/erasures refuses an apply whose event ids match nothing (40
     assert.equal(typo.status, 404);
     const { error } = await typo.json();
     assert.equal(error.code, "erasure_unmatched");
+    assert.equal(error.receipt_id, null, "no receipt erased these ids");
     assert.match(
       error.message,
       /^Cannot erase: none of the 1 event id\(s\) matches an event of application "app" in scope all \("A1"\); .*check them with a dry run$/,
@@ -245,11 +246,47 @@ Deno.test("POST /api/erasures refuses an apply whose event ids match nothing (40
     const again = await erase(["a1", "a9"]);
     assert.equal(again.status, 404);
     const id = receipt.receipt.receipt_id;
+    const refusal = (await again.json()).error;
+    assert.equal(refusal.receipt_id, id, "a script can verify it");
     assert.equal(
-      (await again.json()).error.message,
+      refusal.message,
       `Cannot erase: none of the 2 event id(s) matches an event of application "app" any more, and receipt ${id} erased this same subject already; nothing was changed; check it with trace obs erase --verify ${id} and the same subject`,
     );
     assert.equal((await listReceipts(db)).length, 1);
+  });
+});
+
+Deno.test("POST /api/erasures: a dry run of event ids that match nothing offers no apply and says what to check", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const dryRun = async (ids: string[]) => {
+      const subject = { application_id: "app", event_ids: ids };
+      const answer = await post(app, { subject }, ADMIN);
+      assert.equal(answer.status, 200);
+      return await answer.json();
+    };
+    const none = await dryRun(["A1", "a9"]);
+    assert.equal(none.events, 0);
+    assert.deepEqual(none.unmatched_event_ids, ["A1", "a9"]);
+    assert.equal(
+      none.next,
+      "no event has these ids, so there is nothing to apply: check the ids (they are compared exactly: case and spaces count); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject (trace obs erase --receipts lists the receipts)",
+    );
+    const some = await dryRun(["a1", "a9"]);
+    assert.equal(some.events, 1);
+    assert.equal(
+      some.next,
+      `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
+        JSON.stringify(some.confirmation)
+      }`,
+    );
+    // A user that matched nothing still applies: its receipt proves nothing was held.
+    const nobody = await post(app, {
+      subject: { application_id: "app", user_id: "nobody" },
+    }, ADMIN);
+    assert.match((await nobody.json()).next, /"apply": true/);
+    assert.equal((await indexedIds(db)).length, 7, "nothing was erased");
   });
 });
 

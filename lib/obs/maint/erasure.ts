@@ -68,7 +68,11 @@ import {
   type ErasureTarget,
 } from "./erasure_participants.ts";
 import { markErasedParents } from "./erasure_links.ts";
-import { nothingMatched, unmatchedIds } from "./erasure_unmatched.ts";
+import {
+  nothingMatched,
+  nothingToApply,
+  unmatchedIds,
+} from "./erasure_unmatched.ts";
 import {
   erasureKeyId,
   type ErasureSubject,
@@ -644,7 +648,7 @@ function requireSomeMatched(
   selection: Selection,
   events: readonly MatchedEvent[],
 ): void {
-  if (selection.subject.kind !== "events" || events.length > 0) return;
+  if (!nothingToApply(selection.subject, events.length)) return;
   throw nothingMatched(selection.subject, selection.scope);
 }
 

@@ -43,19 +43,37 @@ export interface ErasureSubject {
   ids: string[];
 }
 
-const SELECTOR_KEYS = [
-  "user_id",
-  "anonymous",
-  "thread_id",
-  "memory_id",
-  "event_ids",
-] as const;
+/** The selectors, of which a subject gives exactly one. */
+const SelectorEntries = {
+  user_id: v.optional(OpaqueIdSchema),
+  anonymous: v.optional(v.literal(true, "must be true")),
+  thread_id: v.optional(OpaqueIdSchema),
+  memory_id: v.optional(OpaqueIdSchema),
+  event_ids: v.optional(v.pipe(
+    v.array(OpaqueIdSchema, "must be an array of event ids"),
+    v.minLength(1, "must list at least one event id"),
+    v.maxLength(
+      MAX_SUBJECT_EVENT_IDS,
+      `must list at most ${MAX_SUBJECT_EVENT_IDS} event ids`,
+    ),
+  )),
+};
 
-/** The keys a subject as callers write it may hold. */
-export const SUBJECT_INPUT_KEYS: readonly string[] = [
-  "application_id",
-  ...SELECTOR_KEYS,
-];
+const SELECTOR_KEYS = Object.keys(SelectorEntries) as Array<
+  keyof typeof SelectorEntries
+>;
+
+const SubjectInputObject = v.strictObject(
+  { application_id: OpaqueIdSchema, ...SelectorEntries },
+  objectIssueMessage(
+    `allowed keys: application_id, ${SELECTOR_KEYS.join(", ")}`,
+  ),
+);
+
+/** The keys a subject as callers write it may hold (the schema's own). */
+export const SUBJECT_INPUT_KEYS: readonly string[] = Object.keys(
+  SubjectInputObject.entries,
+);
 
 /** A subject as callers write it: `application_id` and exactly one selector. */
 export interface ErasureSubjectInput {
@@ -74,26 +92,7 @@ export interface ErasureSubjectInput {
 }
 
 const SubjectInputShape = v.pipe(
-  v.strictObject(
-    {
-      application_id: OpaqueIdSchema,
-      user_id: v.optional(OpaqueIdSchema),
-      anonymous: v.optional(v.literal(true, "must be true")),
-      thread_id: v.optional(OpaqueIdSchema),
-      memory_id: v.optional(OpaqueIdSchema),
-      event_ids: v.optional(v.pipe(
-        v.array(OpaqueIdSchema, "must be an array of event ids"),
-        v.minLength(1, "must list at least one event id"),
-        v.maxLength(
-          MAX_SUBJECT_EVENT_IDS,
-          `must list at most ${MAX_SUBJECT_EVENT_IDS} event ids`,
-        ),
-      )),
-    },
-    objectIssueMessage(
-      `allowed keys: application_id, ${SELECTOR_KEYS.join(", ")}`,
-    ),
-  ),
+  SubjectInputObject,
   v.check(
     (input) =>
       SELECTOR_KEYS.filter((key) => input[key] !== undefined).length === 1,

@@ -3,8 +3,10 @@
  * exactly, so a typo matches nothing; an applied erasure of such a list
  * would write a receipt of 0 events that `--verify` then passes, a typo
  * reading as a proven erasure. So an apply whose ids match nothing at all
- * is refused before anything is written, and one where only some match
- * names the others in its answer, as the dry run does.
+ * is refused before anything is written, a dry run of such ids offers no
+ * apply ({@link nothingToApply}, which the refusal, the CLI and the API
+ * all ask), and one where only some match names the others in its answer,
+ * as the dry run does.
  *
  * @module
  */
@@ -40,6 +42,26 @@ export class ErasureUnmatchedError extends TraceError {
     this.receiptId = details.receiptId ?? null;
   }
 }
+
+/**
+ * Whether an erasure of `subject` that matched `matched` events has nothing
+ * to apply: a subject of event ids none of which matched. (A user, thread
+ * or memory that matched nothing still applies: its receipt proves that
+ * nothing was held.)
+ */
+export function nothingToApply(
+  subject: ErasureSubject,
+  matched: number,
+): boolean {
+  return subject.kind === "events" && matched === 0;
+}
+
+/**
+ * What a dry run says instead of how to apply it, when
+ * {@link nothingToApply}: one clause, for the CLI and the API alike.
+ */
+export const NOTHING_TO_APPLY =
+  "no event has these ids, so there is nothing to apply: check the ids (they are compared exactly: case and spaces count); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject (trace obs erase --receipts lists the receipts)";
 
 /** The listed ids no matched event has, in the subject's order. */
 export function unmatchedIds(

@@ -137,6 +137,8 @@ export {
   alreadyErased,
   ErasureUnmatchedError,
   firstIds,
+  NOTHING_TO_APPLY,
+  nothingToApply,
 } from "./erasure_unmatched.ts";
 export {
   describeSubjectKind,
