@@ -60,6 +60,7 @@ export type {
   CleanupRecord,
   CleanupStatus,
   DeletionCounts,
+  LaterCleanup,
 } from "./lib/ledger/cleanups.ts";
 export type { ReplayRecurrence } from "./lib/ledger/recurrence.ts";
 export {
@@ -68,7 +69,6 @@ export {
   type CompareOptions,
   compareRuns,
   type FindingKey,
-  type LaterCleanup,
   type RunComparison,
 } from "./lib/ledger/compare.ts";
 export {

@@ -4,10 +4,12 @@ import { terminalSafe } from "../lib/display.ts";
 import { dbLocation } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
+import type { CleanupRecord } from "../lib/ledger/cleanups.ts";
 import {
   type CleanupOutcome,
   type CleanupPoll,
   cleanUpRun,
+  stillServedAdvice,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { leftoversPollLine } from "./_progress.ts";
@@ -99,7 +101,9 @@ export const externalCleanup: Command = async (args, io) => {
         io.setExitNote?.(null);
       }
       if (values.json) printJson(io, outcome);
-      else io.out(renderOutcome(outcome, dbLocation(db)));
+      else {
+        io.out(renderOutcome(outcome, dbLocation(db), dataFlagsOf(values)));
+      }
       if (outcome.status === "not_needed") return 0;
       if ("error" in outcome.recorded) {
         io.err(
@@ -111,7 +115,12 @@ export const externalCleanup: Command = async (args, io) => {
   );
 };
 
-function renderOutcome(outcome: CleanupOutcome, location: string): string {
+/** `outcome` as text; `dataFlags` repeat `--data-dir` / `--db` in the command it names. */
+function renderOutcome(
+  outcome: CleanupOutcome,
+  location: string,
+  dataFlags: string,
+): string {
   if (outcome.status === "not_needed") {
     return `Nothing to clean for run ${outcome.run_id}: ${outcome.reason}\n`;
   }
@@ -143,11 +152,31 @@ function renderOutcome(outcome: CleanupOutcome, location: string): string {
     );
   }
   if (!c.cleanup_complete) {
+    const command = `trace external-cleanup ${record.run_id}`;
+    // A function, not a string: the flags may hold `$'`, a replacement pattern.
     lines.push(
-      `  Some records may remain or still be served: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`,
+      `  ${
+        incompleteAdvice(record).replace(command, () => command + dataFlags)
+      }`,
     );
   }
   return lines.join("\n") + "\n";
+}
+
+/**
+ * What to do after an incomplete cleanup: records not yet gone may go with
+ * time, but a marker still retrievable means the application still serves
+ * the run's text, which another cleanup cannot change until it is fixed.
+ */
+function incompleteAdvice(record: CleanupRecord): string {
+  const served = stillServedAdvice(record.run_id, {
+    cleanup_id: record.cleanup_id,
+    marker_seen: record.outcome.marker_seen,
+  });
+  if (served !== null) {
+    return `${served.charAt(0).toUpperCase()}${served.slice(1)}`;
+  }
+  return `Some records may remain or still be served: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`;
 }
 
 /**

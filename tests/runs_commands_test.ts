@@ -1081,6 +1081,13 @@ Deno.test("trace external-cleanup names a refused deletion once, in words, not b
         cleanup.out,
         /\n {2}- the test deletion was not acknowledged: HTTP 503/,
       );
+      // No marker was seen served: another cleanup later may still succeed.
+      assert.ok(
+        cleanup.out.endsWith(
+          `\n  Some records may remain or still be served: check the namespaces with the application's own tools, or run trace external-cleanup ${runId} --data-dir ${data} again later\n`,
+        ),
+        cleanup.out,
+      );
     } finally {
       await adapter.shutdown();
     }
@@ -1283,6 +1290,16 @@ Deno.test("a later cleanup of a soft-delete run queries the markers, finds the c
         /cleanup poll #1 at .*test 0\/0\/0, control 0\/0\/0 \(source\/vector\/cache\); test (and control )?marker retrievable/,
       );
       assert.doesNotMatch(cleaned.out, /inventories clear|nothing synthetic/);
+      // Another cleanup cannot change what the application serves: fix it
+      // first, as external-show says below.
+      const cleanupId = /^ {2}recorded as (\S+) in /m.exec(cleaned.out)?.[1];
+      assert.ok(
+        cleaned.out.endsWith(
+          `\n  Cleanup ${cleanupId} found the application still serving this run's text after deleting it: fix the application's delete path (or remove the records with the application's own tools), then run trace external-cleanup ${report.run_id} --data-dir ${dir}/data again to confirm\n`,
+        ),
+        cleaned.out,
+      );
+      assert.doesNotMatch(cleaned.out, /again later/);
 
       const listed = JSON.parse(
         (await trace(["external-runs", "--json", ...data])).out,

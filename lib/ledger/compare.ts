@@ -56,8 +56,6 @@ export interface ComparedCleanup {
   later_cleanup: LaterCleanup | null;
 }
 
-export type { LaterCleanup };
-
 /** Options for {@link compareRuns}. */
 export interface CompareOptions {
   /** The latest `external-cleanup` of each run, as the ledger's cleanup entries hold them. */

@@ -10,8 +10,7 @@
  * @module
  */
 
-import { stillServed } from "../ledger/cleanups.ts";
-import type { LaterCleanup } from "../ledger/compare.ts";
+import { type LaterCleanup, stillServed } from "../ledger/cleanups.ts";
 import type { Finding, RunReport } from "../runner/report.ts";
 import type { NotStarted, Unfinished } from "./junit.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";

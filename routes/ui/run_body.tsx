@@ -12,7 +12,6 @@
 
 import type { Child, FC } from "hono/jsx";
 import type { RunReport } from "../../lib/runner/report.ts";
-import { stillServedAdvice } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "./components/badge.tsx";
 import {
   CleanupPanel,
@@ -96,11 +95,7 @@ export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
               dataFlags={view.dataFlags}
               checkpoint={detail.checkpoint}
               running={detail.state === "running"}
-              cleanedLater={detail.later_cleanup?.cleanup_complete === true}
-              stillServed={stillServedAdvice(
-                detail.run_id,
-                detail.later_cleanup,
-              )}
+              laterCleanup={detail.later_cleanup}
               unregistered={unregisteredTarget(
                 detail.target_registered,
                 detail.target.id,
@@ -349,8 +344,7 @@ const ReportSections: FC<
       <CleanupPanel
         report={report}
         dataFlags={view.dataFlags}
-        cleanedLater={detail.later_cleanup?.cleanup_complete === true}
-        stillServed={stillServedAdvice(detail.run_id, detail.later_cleanup)}
+        laterCleanup={detail.later_cleanup}
         unregistered={unregisteredTarget(
           detail.target_registered,
           detail.target.id,

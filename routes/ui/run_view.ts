@@ -29,7 +29,6 @@ import {
   reportView,
   type RunJobs,
   type RunView,
-  stillServedAdvice,
   viewRun,
 } from "../../lib/runs/mod.ts";
 import { asSentence } from "./components/findings_list.tsx";
@@ -166,7 +165,7 @@ export async function loadRunDetail(
             view.checkpoint.namespaces,
           )
           : null,
-        stillServedAdvice(runId, view.cleanup),
+        view.cleanup,
       ),
     ],
     progress: job?.progress ?? null,
@@ -263,8 +262,7 @@ async function completedDetail(
     regressionId: view.regression_id,
     savedAs,
     saved: savedAs ? await readRegression(source.db, savedAs) : null,
-    cleanedLater: view.cleanup?.cleanup_complete === true,
-    stillServed: stillServedAdvice(view.run_id, view.cleanup),
+    laterCleanup: view.cleanup,
     unregistered: unregisteredTarget(
       view.target_registered,
       view.target.id,

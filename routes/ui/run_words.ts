@@ -13,7 +13,11 @@ import {
   type RegressionView,
 } from "../../lib/ledger/regressions.ts";
 import { checkAdvice } from "../../lib/runner/finding_checks.ts";
-import { notCleanable } from "../../lib/runs/mod.ts";
+import {
+  notCleanable,
+  type RunView,
+  stillServedAdvice,
+} from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 import { continuedSentence, joinAnd } from "../../lib/words.ts";
 
@@ -35,7 +39,6 @@ export interface NextStep {
   command: string | null;
 }
 
-/** What the run detail knows besides the report, for the words. */
 /** A run's target that was never registered (a config run, such as trace quickstart's). */
 export interface UnregisteredTarget {
   targetId: string;
@@ -51,6 +54,17 @@ export function unregisteredTarget(
   return registered === false ? { targetId, namespaces } : null;
 }
 
+/**
+ * What the pages need of a later `trace external-cleanup` to choose the
+ * cleanup step: whether it completed, and whether it found the run's text
+ * still served.
+ */
+export type LaterCleanupOutcome = Pick<
+  NonNullable<RunView["cleanup"]>,
+  "cleanup_id" | "cleanup_complete" | "marker_seen"
+>;
+
+/** What the run detail knows besides the report, for the words. */
 export interface RunContext {
   /** The regression this run replayed. */
   regressionId: string | null;
@@ -58,15 +72,14 @@ export interface RunContext {
   savedAs: string | null;
   /** That regression's status and latest replay, as the ledger holds them now. */
   saved?: Pick<RegressionView, "status" | "last_result" | "last_run_id"> | null;
-  /** Whether a later `trace external-cleanup` removed everything the run left. */
-  cleanedLater?: boolean;
+  /**
+   * The latest `trace external-cleanup` of the run: once one completed there
+   * is nothing left to clean, and once one found the application still
+   * serving the run's text, another cannot fix that.
+   */
+  laterCleanup?: LaterCleanupOutcome | null;
   /** Set when the run's target was never registered: no cleanup command can reach it. */
   unregistered?: UnregisteredTarget | null;
-  /**
-   * What to do when a later cleanup found the application still serving the
-   * run's text (`stillServedAdvice` of lib/runs): another cleanup cannot fix that.
-   */
-  stillServed?: string | null;
 }
 
 function seconds(value: number): string {
@@ -159,13 +172,13 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
   if (report.verdict === "INCONCLUSIVE") steps.push(...checks);
   if (
     !report.cleanup.cleanup_complete && report.kind === "external" &&
-    !context.cleanedLater
+    context.laterCleanup?.cleanup_complete !== true
   ) {
     steps.push(
       cleanupStep(
         report.run_id,
         context.unregistered ?? null,
-        context.stillServed ?? null,
+        context.laterCleanup ?? null,
       ),
     );
   }
@@ -226,14 +239,15 @@ function enforcedStep(
 
 /**
  * The step that removes what a run left in the staging application; after a
- * later cleanup found the application still serving the run's text
- * (`stillServed`), the step says to fix the application first.
+ * later cleanup found the application still serving the run's text, the
+ * step says to fix the application first (`stillServedAdvice` of lib/runs).
  */
 export function cleanupStep(
   runId: string,
   unregistered: UnregisteredTarget | null = null,
-  stillServed: string | null = null,
+  laterCleanup: LaterCleanupOutcome | null = null,
 ): NextStep {
+  const stillServed = stillServedAdvice(runId, laterCleanup);
   if (stillServed !== null && !unregistered) {
     return {
       text: `${stillServed.charAt(0).toUpperCase()}${stillServed.slice(1)}.`,

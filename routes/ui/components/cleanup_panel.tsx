@@ -13,6 +13,7 @@ import type { CleanupDelete, RunReport } from "../../../lib/runner/report.ts";
 import type { RunView } from "../../../lib/runs/mod.ts";
 import {
   cleanupStep,
+  type LaterCleanupOutcome,
   STORE_LABEL,
   storeShort,
   type UnregisteredTarget,
@@ -66,16 +67,15 @@ function laterStatus(
 export const CleanupPanel: FC<
   {
     report: RunReport;
-    cleanedLater?: boolean;
-    /** Set when a later cleanup found the application still serving the run's text: what to do. */
-    stillServed?: string | null;
+    /** The latest `trace external-cleanup` of the run, if one ran: it decides the next step. */
+    laterCleanup?: LaterCleanupOutcome | null;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
     /** The server's data flags for the printed command (`""` in a document). */
     dataFlags?: string;
   }
 > = (
-  { report, cleanedLater, stillServed, unregistered, dataFlags = "" },
+  { report, laterCleanup = null, unregistered, dataFlags = "" },
 ) => {
   const c = report.cleanup;
   const reference = report.kind === "reference";
@@ -162,13 +162,13 @@ export const CleanupPanel: FC<
               system is known to do.
             </p>
           )
-          : cleanedLater
+          : laterCleanup?.cleanup_complete
           ? null
           : (
             <NextStepBox
               runId={report.run_id}
               unregistered={unregistered ?? null}
-              stillServed={stillServed ?? null}
+              laterCleanup={laterCleanup}
               dataFlags={dataFlags}
             />
           )
@@ -215,11 +215,11 @@ const NextStepBox: FC<
   {
     runId: string;
     unregistered: UnregisteredTarget | null;
-    stillServed: string | null;
+    laterCleanup: LaterCleanupOutcome | null;
     dataFlags: string;
   }
-> = ({ runId, unregistered, stillServed, dataFlags }) => {
-  const step = cleanupStep(runId, unregistered, stillServed);
+> = ({ runId, unregistered, laterCleanup, dataFlags }) => {
+  const step = cleanupStep(runId, unregistered, laterCleanup);
   return (
     <div class="next-step">
       <p>{step.text}</p>
@@ -236,10 +236,8 @@ export const IssuedPanel: FC<
     runId: string;
     checkpoint: NonNullable<RunView["checkpoint"]>;
     running: boolean;
-    /** A later `external-cleanup` removed everything: no command to offer. */
-    cleanedLater?: boolean;
-    /** Set when a later cleanup found the application still serving the run's text: what to do. */
-    stillServed?: string | null;
+    /** The latest `trace external-cleanup` of the run, if one ran: once one completed there is no command to offer. */
+    laterCleanup?: LaterCleanupOutcome | null;
     /** Set when no cleanup command can reach the run's target. */
     unregistered?: UnregisteredTarget | null;
     /** The server's data flags for the printed command (`""` in a document). */
@@ -250,8 +248,7 @@ export const IssuedPanel: FC<
     runId,
     checkpoint,
     running,
-    cleanedLater,
-    stillServed,
+    laterCleanup = null,
     unregistered,
     dataFlags = "",
   },
@@ -305,11 +302,11 @@ export const IssuedPanel: FC<
           </tbody>
         </table>
       </div>
-      {running || cleanedLater ? null : (
+      {running || laterCleanup?.cleanup_complete ? null : (
         <NextStepBox
           runId={runId}
           unregistered={unregistered ?? null}
-          stillServed={stillServed ?? null}
+          laterCleanup={laterCleanup}
           dataFlags={dataFlags}
         />
       )}
