@@ -196,6 +196,40 @@ Deno.test("replayRegression() moves pending to enforced on the first PASS, then 
   });
 });
 
+Deno.test("gateRegressions() takes recurrences already judged as they are instead of judging them again", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    const id = regression.regression_id;
+    await replayFake(db, dir, id);
+    const { report } = await replayFake(db, dir, id, { staleCache: true });
+    const regressions = await listRegressions(db);
+    const latestReports = new Map([[report.run_id, report]]);
+
+    const fromReports = gateRegressions(regressions, null, null, {
+      latestReports,
+    });
+    const recurrence = fromReports.failing[0]?.recurrence;
+    assert.equal(recurrence?.kind, "recurred");
+    assert.deepEqual(
+      gateRegressions(regressions, null, null, {
+        latestRecurrences: { [id]: recurrence },
+      }),
+      fromReports,
+    );
+    const unjudged = gateRegressions(regressions, null, null, {
+      latestReports,
+      latestRecurrences: {},
+    });
+    assert.equal(unjudged.failing[0]?.recurrence, null);
+    assert.equal(
+      unjudged.failing[0]?.reason,
+      `latest replay ${report.run_id} was FAIL`,
+    );
+  });
+});
+
 Deno.test("replayRegression() refuses protocol or contract drift before any request", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);

@@ -2,20 +2,25 @@
  * Every surface that shows a replay that did not pass says what it showed
  * of the failure its regression was saved for, in the same words: the gate
  * (text and `--json`), the run page of the replay, the regressions page and
- * MCP's `trace.external_get`.
+ * MCP's `trace.external_get`. The gate and the pages read each latest
+ * replay's report once.
  */
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
-import { migrate } from "../lib/db.ts";
+import { digestOf } from "../lib/canonical_json.ts";
+import { migrate, type TraceDb } from "../lib/db.ts";
 import type { GateResult } from "../lib/ledger/regressions.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
+import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
+import { gate, RunJobs } from "../lib/runs/mod.ts";
 import type { RegressionsPageData } from "../routes/pages/regressions.tsx";
 import type { TargetPageData } from "../routes/pages/targets.tsx";
 import type { RunDetail } from "../routes/ui/run_view.ts";
-import { ADMIN_TOKEN, at, page } from "./browser/_server.ts";
+import { ADMIN_TOKEN, at, page, withUiApp } from "./browser/_server.ts";
 import { type RunsFixture, withRunsFixture } from "./browser/_runs.ts";
-import { captureIo, withDb } from "./_helpers.ts";
+import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
+import { type RecordingClient, recordingDb } from "./_obs_recording.ts";
 import {
   RECURRENCE_TARGET,
   type ReplayRecurrences,
@@ -192,6 +197,109 @@ Deno.test("a target's page says what each latest replay of its regressions showe
       fixture,
       `/targets/${RECURRENCE_TARGET}`,
       seeded!,
+    );
+  });
+});
+
+/** The checkpoint of a replay of `regressionId` killed on 2026-11-30, after every seeded replay started. */
+async function killedReplay(
+  dataDir: string,
+  regressionId: string,
+): Promise<string> {
+  const runId = "run-20261130T000000Z-00000000dead";
+  const config = stagingConfig({ document_count: 2 });
+  await fileCheckpointSink(dataDir, runId).write({
+    schema: "trace.checkpoint/1",
+    run_id: runId,
+    state: "running",
+    pid: 0,
+    process_identity: null,
+    started_at: "2026-11-30T00:00:00.000Z",
+    updated_at: "2026-11-30T00:00:01.000Z",
+    target: {
+      id: RECURRENCE_TARGET,
+      base_url: config.base_url,
+      source: "registered",
+    },
+    regression_id: regressionId,
+    config_digest: digestOf(config),
+    namespaces: { test: "trace-test-killed", control: "trace-control-killed" },
+    issued: { test: [], control: [] },
+    verdict: null,
+  });
+  return runId;
+}
+
+/** How many times each run's report was read on its own (by run id) among `statements`. */
+function reportReadsById(
+  statements: RecordingClient["statements"],
+): Map<string, number> {
+  const reads = new Map<string, number>();
+  for (const { sql, args } of statements) {
+    if (
+      sql !== "SELECT * FROM ledger_entries WHERE kind = ? AND entity_id = ?"
+    ) {
+      continue;
+    }
+    const [kind, runId] = args as [string, string];
+    if (kind === "run") reads.set(runId, (reads.get(runId) ?? 0) + 1);
+  }
+  return reads;
+}
+
+Deno.test("the regressions page reads each latest replay's report once, and a target's page takes them from its recent runs", async () => {
+  let seeded: ReplayRecurrences | undefined;
+  let killed = "";
+  let recording: RecordingClient | undefined;
+  let jobs: RunJobs | undefined;
+  await withUiApp({
+    adminToken: ADMIN_TOKEN,
+    seed: async (db, dataDir) => {
+      seeded = await seedReplayRecurrences(db, dataDir);
+      killed = await killedReplay(dataDir, seeded.recurred.regression_id);
+    },
+    app: (db: TraceDb, dataDir: string) => {
+      const recorded = recordingDb(db);
+      recording = recorded.client;
+      jobs = new RunJobs({ db: recorded.db, dataDir });
+      return { db: recorded.db, runs: { dataDir, jobs } };
+    },
+  }, async ({ app }) => {
+    try {
+      const reads = async (path: string) => {
+        recording!.statements.length = 0;
+        const response = await app.request(at(path), page(BEARER));
+        assert.equal(response.status, 200, path);
+        const data = await response.json();
+        return { data, reads: reportReadsById(recording!.statements) };
+      };
+      const s = seeded!;
+      const listed = await reads("/regressions.json");
+      assert.equal(listed.data.gate.failing[0].last_run_id, killed);
+      assert.deepEqual(
+        Object.fromEntries(listed.reads),
+        Object.fromEntries(KINDS.map((kind) => [s[kind].run_id, 1])),
+      );
+      const target = await reads(`/targets/${RECURRENCE_TARGET}.json`);
+      assert.equal(target.data.regressions[0].unfinished_replay.run_id, killed);
+      assert.deepEqual(Object.fromEntries(target.reads), {});
+    } finally {
+      await jobs?.close();
+    }
+  });
+});
+
+Deno.test("the gate reads each enforced regression's latest replay report once, beside a replay that never finished", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const seeded = await seedReplayRecurrences(db, dataDir);
+    const killed = await killedReplay(dataDir, seeded.recurred.regression_id);
+    const recorded = recordingDb(db);
+    const judged = await gate(recorded.db, undefined, { dataDir });
+    assert.equal(judged.failing[0]?.last_run_id, killed);
+    assert.deepEqual(
+      Object.fromEntries(reportReadsById(recorded.client.statements)),
+      Object.fromEntries(KINDS.map((kind) => [seeded[kind].run_id, 1])),
     );
   });
 });

@@ -472,6 +472,12 @@ export interface GateJudgementOptions {
    * whether the saved failure came back or it failed on something else.
    */
   latestReports?: ReadonlyMap<string, RunReport>;
+  /**
+   * What each latest replay that did not pass showed of the saved failure,
+   * by regression id, as a caller that also shows it has judged it: taken
+   * as it is instead of judging again from `latestReports`.
+   */
+  latestRecurrences?: Readonly<Record<string, ReplayRecurrence>>;
 }
 
 /**
@@ -487,7 +493,7 @@ export function gateRegressions(
 ): GateResult {
   const enforced = regressions.filter((r) => r.status === "enforced");
   const failing = enforced.filter((r) => r.last_result !== "PASS").map((r) =>
-    gateFailure(r, options.latestReports)
+    gateFailure(r, recurrenceOf(r, options))
   );
   const pending = regressions.filter((r) => r.status === "pending");
   return {
@@ -502,15 +508,24 @@ export function gateRegressions(
   };
 }
 
+/** What `regression`'s latest replay showed of its saved failure, judged once. */
+function recurrenceOf(
+  regression: RegressionView,
+  options: GateJudgementOptions,
+): ReplayRecurrence | null {
+  if (options.latestRecurrences !== undefined) {
+    return options.latestRecurrences[regression.regression_id] ?? null;
+  }
+  const runId = regression.last_run_id;
+  const report = runId === null ? undefined : options.latestReports?.get(runId);
+  return report ? replayRecurrence(regression.definition, report) : null;
+}
+
 function gateFailure(
   regression: RegressionView,
-  reports: ReadonlyMap<string, RunReport> | undefined,
+  recurrence: ReplayRecurrence | null,
 ): GateFailure {
   const runId = regression.last_run_id;
-  const report = runId === null ? undefined : reports?.get(runId);
-  const recurrence = report
-    ? replayRecurrence(regression.definition, report)
-    : null;
   return {
     regression_id: regression.regression_id,
     target_id: regression.target_id,

@@ -84,7 +84,6 @@ export {
 export {
   gate,
   type GateOptions,
-  latestRecurrenceOf,
   listSavedRegressions,
   recurrenceViewOf,
   type RegressionListOptions,
@@ -95,6 +94,9 @@ export {
   replayRecurrenceView,
   saveRun,
   type SaveRunOptions,
+  type TargetRegressionsOptions,
+  type TargetRegressionsView,
+  targetRegressionsView,
 } from "./regressions.ts";
 export {
   type ListedRegression,

@@ -36,6 +36,7 @@ import { readTarget, validateTargetId } from "../ledger/targets.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
+  latestUnfinishedReplays,
   type ListedRegression,
   newestUnfinishedReplays,
   withLatestUnfinished,
@@ -95,16 +96,33 @@ export async function regressionsOf(
 ): Promise<ListedRegression[]> {
   const target = await targetFilter(db, targetId);
   const regressions = await listRegressions(db, target);
+  return await listedWith(db, regressions, target, options, new Map());
+}
+
+/**
+ * `regressions` of `target` (all when `undefined`) as a listing shows them,
+ * each with its latest replay when that one never finished; `reports` are
+ * latest replay reports already read, by run id.
+ */
+async function listedWith(
+  db: TraceDb,
+  regressions: readonly RegressionView[],
+  target: string | undefined,
+  options: RegressionListOptions,
+  reports: ReadonlyMap<string, RunReport>,
+): Promise<ListedRegression[]> {
   // A listing shows what the readable checkpoints say; refusing over a
   // completed run the ledger lacks is the gate's business, not a listing's.
   const unfinished = options.dataDir === undefined
     ? []
     : (await unrecordedRuns(db, options.dataDir, target)).unfinished;
-  return await withLatestUnfinished(
+  const latest = await latestUnfinishedReplays(
     db,
     regressions,
     newestUnfinishedReplays(unfinished, options.isAlive),
+    reports,
   );
+  return withLatestUnfinished(regressions, latest);
 }
 
 /** What the regressions page shows: the listing and the gate over it. */
@@ -121,7 +139,8 @@ export interface RegressionsView {
 /**
  * The listing of {@link regressionsOf} and the gate of {@link gate} as a
  * page judges it (refusing nothing over a completed run the ledger lacks),
- * from one read of the regressions and of `dataDir`'s checkpoints.
+ * from one read of the regressions, of `dataDir`'s checkpoints and of each
+ * latest replay's report, judging each recurrence once.
  */
 export async function regressionsView(
   db: TraceDb,
@@ -141,48 +160,94 @@ export async function regressionsView(
       : (await unrecordedRuns(db, options.dataDir, undefined)).unfinished,
     options.isAlive,
   );
+  const latest = await latestUnfinishedReplays(
+    db,
+    regressions,
+    unfinished,
+    reports,
+  );
+  const recurrences = latestRecurrences(regressions, reports);
   return {
-    regressions: await withLatestUnfinished(db, regressions, unfinished),
-    gate: await withUnfinishedReplays(
+    regressions: withLatestUnfinished(regressions, latest),
+    gate: withUnfinishedReplays(
+      gateRegressions(regressions, null, head, {
+        latestRecurrences: recurrences,
+      }),
+      { regressions, latest },
+    ),
+    latest_recurrence: recurrences,
+  };
+}
+
+/** What a target's page shows of its regressions. */
+export interface TargetRegressionsView {
+  regressions: ListedRegression[];
+  /**
+   * By regression id, what its latest recorded replay showed of the saved
+   * failure, for each whose latest recorded replay did not pass.
+   */
+  latest_recurrence: Record<string, ReplayRecurrence>;
+}
+
+/** Options for {@link targetRegressionsView}. */
+export interface TargetRegressionsOptions
+  extends Pick<RegressionListOptions, "dataDir" | "isAlive"> {
+  /** Reports the page has already read (its recent runs): not read again. */
+  knownReports?: readonly RunReport[];
+}
+
+/**
+ * The listing of {@link regressionsOf} for one registered target with what
+ * each latest recorded replay that did not pass showed of its saved
+ * failure (a target's page lists its regressions as the regressions page
+ * does), reading each latest replay's report at most once.
+ */
+export async function targetRegressionsView(
+  db: TraceDb,
+  targetId: string,
+  options: TargetRegressionsOptions = {},
+): Promise<TargetRegressionsView> {
+  const target = await targetFilter(db, targetId);
+  const regressions = await listRegressions(db, target);
+  const known = byRunId(options.knownReports ?? []);
+  const reports = await latestReplayReports(
+    db,
+    regressions.filter((r) => r.last_result !== "PASS"),
+    known,
+  );
+  return {
+    regressions: await listedWith(
       db,
-      gateRegressions(regressions, null, head, { latestReports: reports }),
-      { regressions, unfinished },
+      regressions,
+      target,
+      options,
+      new Map([...known, ...reports]),
     ),
     latest_recurrence: latestRecurrences(regressions, reports),
   };
 }
 
 /**
- * By regression id, what the latest recorded replay of each of
- * `regressions` that did not pass showed of its saved failure (a target's
- * page lists its regressions as the regressions page does).
- */
-export async function latestRecurrenceOf(
-  db: TraceDb,
-  regressions: readonly RegressionView[],
-): Promise<Record<string, ReplayRecurrence>> {
-  const reports = await latestReplayReports(
-    db,
-    regressions.filter((r) => r.last_result !== "PASS"),
-  );
-  return latestRecurrences(regressions, reports);
-}
-
-/**
  * The reports of the latest recorded replays, by run id: what the gate
- * re-judges, and reads to say whether the saved failure came back.
+ * re-judges, and reads to say whether the saved failure came back. Those
+ * among `known` are taken as they are, not read again.
  */
 async function latestReplayReports(
   db: TraceDb,
   regressions: readonly RegressionView[],
+  known: ReadonlyMap<string, RunReport> = new Map(),
 ): Promise<Map<string, RunReport>> {
   const reports = new Map<string, RunReport>();
   for (const { last_run_id: runId } of regressions) {
     if (runId === null) continue;
-    const report = await readRun(db, runId);
+    const report = known.get(runId) ?? await readRun(db, runId);
     if (report !== null) reports.set(runId, report);
   }
   return reports;
+}
+
+function byRunId(reports: readonly RunReport[]): Map<string, RunReport> {
+  return new Map(reports.map((report) => [report.run_id, report]));
 }
 
 function latestRecurrences(
@@ -303,16 +368,19 @@ export async function gate(
     regressions.filter((r) => r.status === "enforced"),
   );
   judgeLatestReplays(regressions, reports);
-  return await withUnfinishedReplays(
+  // Only an enforced regression's unfinished replay is judged, and its
+  // recorded replay's report is already among `reports`.
+  const latest = await latestUnfinishedReplays(
     db,
+    regressions.filter((r) => r.status === "enforced"),
+    newestUnfinishedReplays(unfinished, options.isAlive),
+    reports,
+  );
+  return withUnfinishedReplays(
     gateRegressions(regressions, target ?? null, head, {
       latestReports: reports,
     }),
-    {
-      regressions,
-      unfinished: newestUnfinishedReplays(unfinished, options.isAlive),
-      commandFlags: options.commandFlags,
-    },
+    { regressions, latest, commandFlags: options.commandFlags },
   );
 }
 

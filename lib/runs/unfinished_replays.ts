@@ -19,6 +19,7 @@ import type {
 } from "../ledger/regressions.ts";
 import { readRun } from "../ledger/runs.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
+import type { RunReport } from "../runner/report.ts";
 import { isSameProcess } from "./run_view.ts";
 
 /** A replay that only its checkpoint knows: running now, or stopped. */
@@ -100,65 +101,72 @@ export interface ListedRegression extends RegressionView {
 }
 
 /**
- * `regressions`, each with its latest replay among `unfinished` when that
- * one started after the latest the ledger holds: the rule the gate judges by.
+ * By regression id, the replay among `unfinished` that is each of
+ * `regressions`' latest (started after the latest one the ledger holds):
+ * the rule the gate judges by. `reports` are latest replay reports the
+ * caller has already read, by run id; only the others are read, once each.
  */
-export async function withLatestUnfinished(
+export async function latestUnfinishedReplays(
   db: TraceDb,
   regressions: readonly RegressionView[],
   unfinished: ReadonlyMap<string, UnfinishedReplay>,
-): Promise<ListedRegression[]> {
-  const listed: ListedRegression[] = [];
+  reports: ReadonlyMap<string, RunReport> = new Map(),
+): Promise<Map<string, UnfinishedReplay>> {
+  const latest = new Map<string, UnfinishedReplay>();
   for (const regression of regressions) {
-    const replay = await latestUnfinished(db, regression, unfinished);
-    listed.push({
-      ...regression,
-      unfinished_replay: replay && {
-        run_id: replay.run_id,
-        started_at: replay.started_at,
-        running: replay.running,
-      },
-    });
+    const replay = unfinished.get(
+      replayKey(regression.regression_id, regression.target_id),
+    );
+    if (replay && await isLatest(db, replay, regression, reports)) {
+      latest.set(regression.regression_id, replay);
+    }
   }
-  return listed;
+  return latest;
 }
 
-/** The replay among `unfinished` that is `regression`'s latest, if one is. */
-async function latestUnfinished(
-  db: TraceDb,
-  regression: RegressionView,
-  unfinished: ReadonlyMap<string, UnfinishedReplay>,
-): Promise<UnfinishedReplay | null> {
-  const replay = unfinished.get(
-    replayKey(regression.regression_id, regression.target_id),
-  );
-  return replay && await isLatest(db, replay, regression) ? replay : null;
+/**
+ * `regressions`, each with its replay among `latest` (of
+ * {@link latestUnfinishedReplays}) when it has one.
+ */
+export function withLatestUnfinished(
+  regressions: readonly RegressionView[],
+  latest: ReadonlyMap<string, UnfinishedReplay>,
+): ListedRegression[] {
+  return regressions.map((regression) => {
+    const replay = latest.get(regression.regression_id);
+    return {
+      ...regression,
+      unfinished_replay: replay
+        ? {
+          run_id: replay.run_id,
+          started_at: replay.started_at,
+          running: replay.running,
+        }
+        : null,
+    };
+  });
 }
 
 /**
  * `judged` with each enforced regression whose latest replay is one that
- * never finished (started after the latest one the ledger holds) judged by
- * that replay: not passed, with the reason and what to do.
+ * never finished (its replay among `latest`, of
+ * {@link latestUnfinishedReplays}) judged by that replay: not passed, with
+ * the reason and what to do.
  */
-export async function withUnfinishedReplays(
-  db: TraceDb,
+export function withUnfinishedReplays(
   judged: GateResult,
   options: {
     regressions: readonly RegressionView[];
-    unfinished: ReadonlyMap<string, UnfinishedReplay>;
+    latest: ReadonlyMap<string, UnfinishedReplay>;
     /** Appended to each command a reason names (the CLI's `--data-dir`/`--db`). */
     commandFlags?: string | undefined;
   },
-): Promise<GateResult> {
-  if (options.unfinished.size === 0) return judged;
+): GateResult {
+  if (options.latest.size === 0) return judged;
   const failing: GateFailure[] = [];
   for (const regression of options.regressions) {
     if (regression.status !== "enforced") continue;
-    const replay = await latestUnfinished(
-      db,
-      regression,
-      options.unfinished,
-    );
+    const replay = options.latest.get(regression.regression_id);
     if (replay) {
       failing.push(
         unfinishedFailure(regression, replay, options.commandFlags ?? ""),
@@ -179,13 +187,15 @@ async function isLatest(
   db: TraceDb,
   replay: UnfinishedReplay,
   regression: RegressionView,
+  reports: ReadonlyMap<string, RunReport>,
 ): Promise<boolean> {
-  if (regression.last_run_id === null) return true;
+  const runId = regression.last_run_id;
+  if (runId === null) return true;
   // The recorded replay's start, not its recording: of two overlapping
   // replays the one started last is the latest attempt, finished or not.
-  const recorded = await readRun(db, regression.last_run_id);
+  const recorded = reports.get(runId) ?? await readRun(db, runId);
   return startedAfter(replay, {
-    run_id: regression.last_run_id,
+    run_id: runId,
     started_at: recorded?.started_at ?? regression.last_replayed_at ?? "",
   });
 }

@@ -19,13 +19,13 @@ import { validateTargetId } from "../../lib/ledger/targets.ts";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { RunReport } from "../../lib/runner/report.ts";
 import {
-  latestRecurrenceOf,
   type ListedRegression,
   registeredTargets,
   regressionsOf,
   retiredTargetIds,
   runCatalog,
   type RunSummary,
+  targetRegressionsView,
 } from "../../lib/runs/mod.ts";
 import { runActionOf } from "./_run_action.ts";
 import {
@@ -146,25 +146,32 @@ async function unregistered(
     }));
 }
 
-async function summarize(
+/** A target's newest completed reports, newest first: what its summary draws. */
+async function recentReports(
   source: RunSource,
-  target: KnownTarget,
-  regressions: readonly RegressionView[],
-): Promise<TargetSummary & { reports: RunReport[] }> {
+  targetId: string,
+): Promise<RunReport[]> {
   const stored = await listRuns(source.db, "external", {
-    targetId: target.target_id,
+    targetId,
     limit: HISTORY_RUNS,
   });
+  return stored.map((run) => run.report);
+}
+
+function summarize(
+  target: KnownTarget,
+  reports: readonly RunReport[],
+  regressions: readonly RegressionView[],
+): TargetSummary {
   const own = regressions.filter((r) => r.target_id === target.target_id);
   return {
     ...target,
-    latest: stored[0] ? point(stored[0].report) : null,
-    history: stored.map((run) => point(run.report)).reverse(),
+    latest: reports[0] ? point(reports[0]) : null,
+    history: reports.map(point).reverse(),
     regressions: {
       pending: own.filter((r) => r.status === "pending").length,
       enforced: own.filter((r) => r.status === "enforced").length,
     },
-    reports: stored.map((run) => run.report),
   };
 }
 
@@ -186,14 +193,13 @@ export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
         ...await unregistered(source, records),
       ];
       const targets = await Promise.all(
-        all.map(async (record) => {
-          const { reports: _, ...summary } = await summarize(
-            source,
+        all.map(async (record) =>
+          summarize(
             record,
+            await recentReports(source, record.target_id),
             regressions,
-          );
-          return summary;
-        }),
+          )
+        ),
       );
       return {
         schema: "trace.ui.targets/1",
@@ -222,16 +228,16 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
           `Cannot find target "${id}"; register it with trace external-register --target ${id} --config FILE`,
         );
       }
-      const regressions = record
-        ? await regressionsOf(source.db, id, {
+      // A replay among the target's recent runs is read once, for its
+      // summary, and its regression takes it from there.
+      const reports = await recentReports(source, id);
+      const { regressions, latest_recurrence } = record
+        ? await targetRegressionsView(source.db, id, {
           dataDir: source.dataDir ?? undefined,
+          knownReports: reports,
         })
-        : [];
-      const { reports, ...summary } = await summarize(
-        source,
-        target,
-        regressions,
-      );
+        : { regressions: [], latest_recurrence: {} };
+      const summary = summarize(target, reports, regressions);
       const runs = await withJobStates(
         await runCatalog(source.db, {
           dataDir: source.dataDir ?? undefined,
@@ -253,7 +259,7 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
           : "No run yet: run the deletion contract on this target to get its first verdict.",
         runs,
         regressions,
-        latest_recurrence: await latestRecurrenceOf(source.db, regressions),
+        latest_recurrence,
         running_run_id: source.jobs?.active ?? null,
         run_action: record ? runActionOf(c, source.jobs !== null) : {
           allowed: false,
