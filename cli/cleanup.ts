@@ -4,6 +4,7 @@ import { terminalSafe } from "../lib/display.ts";
 import { dbLocation } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
+import { capitalized } from "../lib/words.ts";
 import type { CleanupRecord } from "../lib/ledger/cleanups.ts";
 import {
   type CleanupOutcome,
@@ -174,7 +175,7 @@ function incompleteAdvice(record: CleanupRecord): string {
     marker_seen: record.outcome.marker_seen,
   });
   if (served !== null) {
-    return `${served.charAt(0).toUpperCase()}${served.slice(1)}`;
+    return capitalized(served);
   }
   return `Some records may remain or still be served: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`;
 }

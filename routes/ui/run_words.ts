@@ -19,7 +19,7 @@ import {
   stillServedAdvice,
 } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
-import { continuedSentence, joinAnd } from "../../lib/words.ts";
+import { capitalized, continuedSentence, joinAnd } from "../../lib/words.ts";
 
 /** How the pages name each store the inventory counts. */
 export const STORE_LABEL: Readonly<Record<Store, string>> = {
@@ -250,7 +250,7 @@ export function cleanupStep(
   const stillServed = stillServedAdvice(runId, laterCleanup);
   if (stillServed !== null && !unregistered) {
     return {
-      text: `${stillServed.charAt(0).toUpperCase()}${stillServed.slice(1)}.`,
+      text: `${capitalized(stillServed)}.`,
       command: `trace external-cleanup ${runId}`,
     };
   }

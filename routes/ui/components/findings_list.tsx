@@ -10,6 +10,7 @@
 
 import type { FC } from "hono/jsx";
 import type { Finding } from "../../../lib/runner/report.ts";
+import { capitalized } from "../../../lib/words.ts";
 import { sampleAnchor } from "../links.ts";
 import { StatusBadge } from "./badge.tsx";
 import { Shown } from "./shown_text.tsx";
@@ -45,9 +46,7 @@ export function sampleRanges(indexes: readonly number[]): string {
 /** A message as a sentence: capital first letter (not of an identifier such as `cache_records`), one final period. */
 export function asSentence(message: string): string {
   const first = message.split(" ")[0] ?? "";
-  const text = first.includes("_")
-    ? message
-    : message.charAt(0).toUpperCase() + message.slice(1);
+  const text = first.includes("_") ? message : capitalized(message);
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 

@@ -7,6 +7,7 @@
  */
 
 import type { Child, FC } from "hono/jsx";
+import { capitalized } from "../../../lib/words.ts";
 import { StatusBadge } from "./badge.tsx";
 import { KeyValue } from "./key_value.tsx";
 import { Shown, ShownCode } from "./shown_text.tsx";
@@ -75,7 +76,7 @@ export const EvidenceFacts: FC<{ facts: Facts; bound?: string }> = (
       {
         term: "Instrumentation coverage",
         value: <StatusBadge status={facts.instrumentation_coverage} />,
-        hint: `${capitalize(coveragePhrase(facts))}.`,
+        hint: `${capitalized(coveragePhrase(facts))}.`,
       },
       {
         term: "Outcome verification",
@@ -85,10 +86,6 @@ export const EvidenceFacts: FC<{ facts: Facts; bound?: string }> = (
     ]}
   />
 );
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
 
 /** One chip of a {@link ChipRow}. */
 export interface Chip {
