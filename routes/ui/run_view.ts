@@ -156,17 +156,16 @@ export async function loadRunDetail(
       ? `Completed, but its report is not in the ledger and was not kept: the verdict ${view.verdict} comes from its checkpoint alone.`
       : unfinishedHeadline(state, job?.progress ?? null, issued, cleaned),
     next_steps: state === "running" || cleaned !== null ? [] : [
-      cleanupStep(
-        runId,
-        view.checkpoint
+      cleanupStep(runId, {
+        unregistered: view.checkpoint
           ? unregisteredTarget(
             view.target_registered,
             view.target.id,
             view.checkpoint.namespaces,
           )
           : null,
-        view.cleanup,
-      ),
+        laterCleanup: view.cleanup,
+      }),
     ],
     progress: job?.progress ?? null,
     progress_text: state === "running"

@@ -175,11 +175,7 @@ export function nextSteps(report: RunReport, context: RunContext): NextStep[] {
     context.laterCleanup?.cleanup_complete !== true
   ) {
     steps.push(
-      cleanupStep(
-        report.run_id,
-        context.unregistered ?? null,
-        context.laterCleanup ?? null,
-      ),
+      cleanupStep(report.run_id, context),
     );
   }
   return steps;
@@ -244,8 +240,10 @@ function enforcedStep(
  */
 export function cleanupStep(
   runId: string,
-  unregistered: UnregisteredTarget | null = null,
-  laterCleanup: LaterCleanupOutcome | null = null,
+  { unregistered = null, laterCleanup = null }: {
+    unregistered?: UnregisteredTarget | null | undefined;
+    laterCleanup?: LaterCleanupOutcome | null | undefined;
+  } = {},
 ): NextStep {
   const stillServed = stillServedAdvice(runId, laterCleanup);
   if (stillServed !== null && !unregistered) {

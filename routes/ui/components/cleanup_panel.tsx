@@ -219,7 +219,7 @@ const NextStepBox: FC<
     dataFlags: string;
   }
 > = ({ runId, unregistered, laterCleanup, dataFlags }) => {
-  const step = cleanupStep(runId, unregistered, laterCleanup);
+  const step = cleanupStep(runId, { unregistered, laterCleanup });
   return (
     <div class="next-step">
       <p>{step.text}</p>
