@@ -257,7 +257,7 @@ Deno.test("replayRegression() refuses protocol or contract drift before any requ
         }),
       (error: Error) =>
         error instanceof RefusedError &&
-        /contract drifted \(assertion_rules, deletion_window_seconds, protocol_revision\); it was saved under the rules trace-assertions\/5, and this build judges runs by trace-assertions\/6 \(docs\/report\.md says what changed\); save a new regression/
+        /contract drifted \(assertion_rules, deletion_window_seconds, protocol_revision\); it was saved under the rules trace-assertions\/5, and this build judges runs by trace-assertions\/7 \(docs\/report\.md says what changed\); save a new regression/
           .test(error.message),
     );
     assert.equal(target.calls.length, 0);

@@ -22,9 +22,13 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
     "full-width":
       "Ｐｒｏｂｅ\u3000ｔｒａｃｅ＿ｃａｎａｒｙ＿７ｈ３ｋ．\nＮｅｘｔ\u3000１２",
     wrapped: "Probe trace_cana\u00ad\nry_7h3k.\nNext 12",
+    homoglyphs:
+      "\u0420r\u043eb\u0435 tr\u0430\u0441\u0435_\u0441\u0430n\u0430r\u0443_7\u04bb3k.\nN\u0435\u0445t 12",
     "data-uri":
       "attachment: data:text/plain;base64,UHJvYmUgdHJhY2VfY2FuYXJ5XzdoM2suCk5leHQgMTI=",
     hex: "50726f62652074726163655f63616e6172795f3768336b2e0a4e657874203132",
+    "spaced-hex":
+      "50 72 6f 62 65 20 74 72 61 63 65 5f 63 61 6e 61 72 79 5f 37 68 33 6b 2e 0a 4e 65 78 74 20 31 32",
     "percent-url": "link: https://example.invalid/search?q=" +
       "%50%72%6F%62%65%20%74%72%61%63%65%5F%63%61%6E%61%72%79%5F%37%68%33%6B%2E%0A%4E%65%78%74%20%31%32",
     "escaped-json": String.raw`record: {"text":"` +

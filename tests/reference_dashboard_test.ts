@@ -94,10 +94,12 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "rendered-escaped-json",
     "rendered-full-width",
     "rendered-hex",
+    "rendered-homoglyphs",
     "rendered-html",
     "rendered-markdown",
     "rendered-percent-url",
     "rendered-reworded",
+    "rendered-spaced-hex",
     "rendered-wrapped",
     "stale-cache",
     "tombstone-late-compaction",
@@ -106,7 +108,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 22 }, (_, i) => i + 1),
+    Array.from({ length: 24 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);

@@ -84,6 +84,39 @@ Deno.test("findMarker() recognises a marker in base64 inside a longer string", a
   ]);
 });
 
+Deno.test("findMarker() reads \\/ as / in base64 inside JSON serialised twice", async (t) => {
+  // Full-width text after 8 ASCII bytes: its base64 has a `/` in the middle
+  // of a group, so a run split at each `\/` never realigns on the marker.
+  const text = `Stored: ${
+    Array.from(MARKER, (ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0))
+      .join("")
+  }`;
+  const escaped = base64(text).replaceAll("/", "\\/");
+  assert.match(escaped, /\\\//);
+  const cases: [string, string][] = [
+    [
+      "a data URI in a JSON string",
+      `{"doc":"{\\"uri\\":\\"data:text\\/plain;base64,${escaped}\\"}"}`,
+    ],
+    ["a whole string", escaped],
+    [
+      "wrapped every 76 characters",
+      `blob:\n${
+        base64(`${text} `.repeat(4)).replace(/(.{76})/g, "$1\n")
+          .replaceAll("/", "\\/")
+      }`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["full_width", "base64"]));
+  }
+  // Only `\/` is read so: another escape inside the run still ends it.
+  assert.equal(
+    findMarker(base64(text).replaceAll("/", "\\u002f"), MARKER),
+    null,
+  );
+});
+
 Deno.test("findMarker() decodes a base64 run only from its first character, and never twice", () => {
   const encoded = base64(`probe ${MARKER}`);
   for (
@@ -121,6 +154,60 @@ Deno.test("findMarker() recognises a marker in hex, a whole string or a run, eit
     ]
   ) {
     assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
+Deno.test("findMarker() recognises a marker in hex bytes with one separator between them", async (t) => {
+  const bytes = (text: string, separator: string) =>
+    hex(text).replace(/(..)(?!$)/g, `$1${separator}`);
+  const cases: [string, string][] = [
+    ["spaces", `dump: ${bytes(`probe ${MARKER}`, " ")} (end)`],
+    ["colons, upper case", bytes(MARKER, ":").toUpperCase()],
+    ["dashes, after other text", `key-id: ${bytes(`probe ${MARKER}`, "-")}`],
+    [
+      "beside a run of digits alone",
+      `${hex("lead")}\n${bytes(`probe ${MARKER}`, " ")}\n${hex("tail")}`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+  for (
+    const answer of [
+      // The separator changes halfway: two runs, each too short.
+      `${bytes(MARKER.slice(0, 20), " ")} ${bytes(MARKER.slice(20), ":")}`,
+      // A byte of three digits inside the random part breaks the run.
+      `${bytes(MARKER, " ").slice(0, 80)}0${bytes(MARKER, " ").slice(80)}`,
+      // Two separators between bytes.
+      bytes(`probe ${MARKER}`, "  "),
+      // Shorter than the hex of a random part.
+      bytes(MARKER.slice(-25), " "),
+    ]
+  ) {
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
+Deno.test("findMarker() matches no marker in UUIDs, MAC addresses or random separated hex", () => {
+  const randomBytes = (count: number, separator: string) =>
+    Array.from(
+      crypto.getRandomValues(new Uint8Array(count)),
+      (b) => b.toString(16).padStart(2, "0"),
+    ).join(separator);
+  for (let round = 0; round < 5; round++) {
+    const marker = newMarker();
+    const answers = [
+      Array.from({ length: 40 }, () => crypto.randomUUID()).join(" "),
+      Array.from({ length: 40 }, () => crypto.randomUUID()).join("-"),
+      Array.from({ length: 40 }, () => randomBytes(6, ":")).join(" "),
+      Array.from({ length: 40 }, () => randomBytes(6, "-")).join(":"),
+      randomBytes(200, ":"),
+      randomBytes(200, " "),
+      hex(randomText(100, TEXT_ALPHABET)).replace(/(..)(?!$)/g, "$1-"),
+    ];
+    for (const answer of answers) {
+      assert.equal(findMarker(answer, marker), null, answer);
+    }
   }
 });
 
@@ -270,15 +357,15 @@ Deno.test("findMarker() matches no fresh marker in random base64, hex, percent o
   }
 });
 
-/** A 1 MiB answer of base64, hex and percent runs that all decode to text. */
+/** A 1 MiB answer of base64, hex (alone and spaced) and percent runs that all decode to text. */
 function mebibyteAnswer(): string {
   const parts: string[] = [];
   let size = 0;
   while (size < 1 << 20) {
     const text = randomText(60, TEXT_ALPHABET);
-    const part = `id=${parts.length} b=${base64(text)} h=${hex(text)} q=${
-      percent(text.slice(0, 20))
-    } s=\\u0074${text.slice(0, 8)}\n`;
+    const part = `id=${parts.length} b=${base64(text)} h=${hex(text)} x=${
+      hex(text).replace(/(..)(?!$)/g, "$1 ")
+    } q=${percent(text.slice(0, 20))} s=\\u0074${text.slice(0, 8)}\n`;
     parts.push(part);
     size += part.length;
   }
@@ -294,14 +381,15 @@ Deno.test("a 1 MiB answer of encoded runs gets decodings that hold no more than 
     count.set(encoding, (count.get(encoding) ?? 0) + 1);
     characters.set(encoding, (characters.get(encoding) ?? 0) + text.length);
   }
-  // Every base64 run of 80 characters and every hex run of 120 digits
-  // decodes; other runs may too, but each character starts at most one run
-  // per alphabet, and only a run that could hold a random part is decoded.
+  // Every base64 run of 80 characters, every hex run of 120 digits and
+  // every run of 60 spaced bytes decodes; other runs may too, but each
+  // character starts at most one run per alphabet or kind of hex, and only a
+  // run that could hold a random part is decoded.
   const lines = answer.split("\n").length - 1;
   assert.ok(count.get("base64")! >= lines);
-  assert.ok(count.get("hex")! >= lines);
+  assert.ok(count.get("hex")! >= 2 * lines);
   assert.ok(count.get("base64")! <= 2 * answer.length / 35);
-  assert.ok(count.get("hex")! <= answer.length / 52);
+  assert.ok(count.get("hex")! <= answer.length / 52 + answer.length / 77);
   assert.equal(count.get("percent_encoding"), 1);
   assert.equal(count.get("string_escapes"), 1);
   // Each decoding holds no more characters than the part it came from.

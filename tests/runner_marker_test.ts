@@ -100,6 +100,134 @@ Deno.test("findMarker() recognises a marker rendered or reworded, and says how",
   }
 });
 
+/** Latin letters and digits of the marker, written with Cyrillic or Greek look-alikes. */
+const CYRILLIC: Record<string, string> = {
+  a: "\u0430",
+  c: "\u0441",
+  e: "\u0435",
+  p: "\u0440",
+  x: "\u0445",
+  y: "\u0443",
+  s: "\u0455",
+  j: "\u0458",
+  h: "\u04bb",
+  d: "\u0501",
+  q: "\u051b",
+  w: "\u051d",
+  "0": "\u043e",
+  "3": "\u0417",
+  "6": "\u0431",
+};
+const GREEK: Record<string, string> = {
+  a: "\u03b1",
+  e: "\u03b5",
+  k: "\u03ba",
+  n: "\u03b7",
+  p: "\u03c1",
+  t: "\u03c4",
+  v: "\u03bd",
+  x: "\u03c7",
+  y: "\u03b3",
+  "0": "\u03bf",
+  "1": "\u03b9",
+};
+const spell = (text: string, table: Record<string, string>) =>
+  Array.from(text, (ch) => table[ch] ?? ch).join("");
+
+Deno.test("findMarker() reads Cyrillic and Greek look-alikes as the Latin letters they pass for", async (t) => {
+  const cases: [string, string, RenderingTrait[]][] = [
+    ["Cyrillic letters", spell(MARKER, CYRILLIC), [
+      "look_alikes",
+      "homoglyphs",
+    ]],
+    ["Greek letters", spell(MARKER, GREEK), ["look_alikes", "homoglyphs"]],
+    [
+      "Cyrillic capitals",
+      MARKER.toUpperCase().replace(/[ACEKMOPTX]/g, (ch) =>
+        String.fromCharCode(
+          {
+            A: 0x410,
+            C: 0x421,
+            E: 0x415,
+            K: 0x41a,
+            M: 0x41c,
+            O: 0x41e,
+            P: 0x420,
+            T: 0x422,
+            X: 0x425,
+          }[ch]!,
+        )),
+      ["case", "homoglyphs"],
+    ],
+    [
+      "one letter of the random part",
+      MARKER.replace("q", "\u051b"),
+      ["homoglyphs"],
+    ],
+  ];
+  for (const [name, rendered, traits] of cases) {
+    await t.step(name, () => {
+      assert.ok(!rendered.includes(MARKER), rendered);
+      assert.deepEqual(findMarker(`Found: ${rendered}. Done.`, MARKER), {
+        form: "rendered",
+        rendering: traits,
+      });
+      assert.equal(findMarker(rendered, newMarker()), null);
+    });
+  }
+  assert.equal(
+    describeRendering(["homoglyphs"]),
+    "Cyrillic or Greek look-alike letters",
+  );
+});
+
+Deno.test("findMarker() reads the decimal digits of other scripts as ASCII digits", async (t) => {
+  const inScript = (zero: number) =>
+    MARKER.replace(/[0-9]/g, (d) => String.fromCodePoint(zero + Number(d)));
+  const scripts: [string, number][] = [
+    ["Arabic-Indic", 0x0660],
+    ["Extended Arabic-Indic", 0x06f0],
+    ["Devanagari", 0x0966],
+    ["Bengali", 0x09e6],
+    ["Thai", 0x0e50],
+    ["Myanmar Shan", 0x1090],
+    ["Adlam", 0x1e950],
+  ];
+  for (const [name, zero] of scripts) {
+    await t.step(name, () => {
+      assert.deepEqual(findMarker(`id ${inScript(zero)} stored`, MARKER), {
+        form: "rendered",
+        rendering: ["digit_scripts"],
+      });
+    });
+  }
+  // Each digit's value, not just its place in a block of several scripts' digits.
+  assert.equal(
+    findMarker(inScript(0x0660).replace("\u0667", "\u0668"), MARKER),
+    null,
+  );
+  assert.equal(
+    describeRendering(["digit_scripts"]),
+    "digits of another script",
+  );
+});
+
+Deno.test("findMarker() matches no marker in ordinary Cyrillic, Greek or other-script text", () => {
+  const marker = newMarker();
+  const answers = [
+    "Привет! Это обычный ответ о погоде: сегодня ясно, завтра дождь, 12 °C.",
+    "Ссылка на запись удалена; похожих воспоминаний нет. Спасибо за вопрос.",
+    "Η απάντηση δεν περιέχει κανένα αποθηκευμένο κείμενο, ευχαριστούμε πολύ.",
+    "रिकॉर्ड ३४५६ हटाया गया; संदर्भ १२ पर कोई स्मृति नहीं मिली।",
+    "السجل ٣٤٥٦ محذوف؛ لا توجد ذكريات مطابقة للمرجع ١٢٣٤٥٦٧٨٩٠.",
+    spell(`trace_canary_ ${"ассерху".repeat(8)}`, CYRILLIC),
+  ];
+  for (const answer of answers) {
+    assert.equal(findMarker(answer, marker), null, answer);
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
 Deno.test("findMarker() finds every rendering a memory pipeline applies, alone and chained", async (t) => {
   const answer =
     `Relevant memories:\n- Synthetic Trace canary record 1 of 3. Deletion probe ${MARKER}.`;

@@ -38,6 +38,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:7ae9ca3a9c685a6a4269dce1f8462776aa5a786a83d433626726e7556e949073",
   "trace-assertions/6":
     "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69",
+  "trace-assertions/7":
+    "sha256:23e6465aaef23bb76071245d13e0058c2100d03e5e1a20e53eaf736efc19317c",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

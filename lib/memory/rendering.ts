@@ -2,9 +2,11 @@
  * How a memory pipeline renders its answers before returning them. Real
  * applications rarely hand back stored text byte for byte: a chat front end
  * escapes Markdown, a web view uses character references, a model changes
- * case and separators, a layout step wraps lines or uses full-width forms.
- * Others ship the stored text encoded: as an attachment's data URI, as hex,
- * in a link's percent-encoded query, or as a JSON string escaped twice. Each
+ * case and separators, a layout step wraps lines or uses full-width forms, a
+ * spoof or a font fallback writes Cyrillic look-alikes for Latin letters.
+ * Others ship the stored text encoded: as an attachment's data URI, as hex
+ * (alone or a byte at a time with spaces between), in a link's
+ * percent-encoded query, or as a JSON string escaped twice. Each
  * rendering here is one of those, so a reference system can leak a deleted
  * record in another spelling.
  *
@@ -18,8 +20,10 @@ export const ANSWER_RENDERINGS = [
   "reworded",
   "full-width",
   "wrapped",
+  "homoglyphs",
   "data-uri",
   "hex",
+  "spaced-hex",
   "percent-url",
   "escaped-json",
 ] as const;
@@ -41,8 +45,10 @@ const RENDERERS: Readonly<Record<AnswerRendering, (text: string) => string>> = {
   reworded: reword,
   "full-width": toFullWidth,
   wrapped: wrapLines,
+  homoglyphs: toCyrillicLookAlikes,
   "data-uri": toDataUri,
   hex: toHex,
+  "spaced-hex": toSpacedHex,
   "percent-url": toSearchLink,
   "escaped-json": toEscapedJson,
 };
@@ -94,6 +100,40 @@ function wrapLines(text: string): string {
   ).join("\n");
 }
 
+/** Latin letters with a Cyrillic look-alike, and that look-alike. */
+const CYRILLIC_LOOK_ALIKES: Readonly<Record<string, string>> = {
+  a: "\u0430",
+  c: "\u0441",
+  d: "\u0501",
+  e: "\u0435",
+  h: "\u04bb",
+  i: "\u0456",
+  j: "\u0458",
+  o: "\u043e",
+  p: "\u0440",
+  q: "\u051b",
+  s: "\u0455",
+  w: "\u051d",
+  x: "\u0445",
+  y: "\u0443",
+  A: "\u0410",
+  B: "\u0412",
+  C: "\u0421",
+  E: "\u0415",
+  H: "\u041d",
+  K: "\u041a",
+  M: "\u041c",
+  O: "\u041e",
+  P: "\u0420",
+  T: "\u0422",
+  X: "\u0425",
+};
+
+/** Every Latin letter that has a Cyrillic look-alike written with it (`trасе_саnаrу…`). */
+function toCyrillicLookAlikes(text: string): string {
+  return text.replace(/[A-Za-z]/g, (ch) => CYRILLIC_LOOK_ALIKES[ch] ?? ch);
+}
+
 const UTF8 = new TextEncoder();
 
 /** The answer as an attachment: a base64 `data:` URI after a label, as an API ships a document's bytes. */
@@ -108,6 +148,11 @@ function toDataUri(text: string): string {
 /** Lowercase hex of the answer's UTF-8 bytes, two digits a byte. */
 function toHex(text: string): string {
   return Array.from(UTF8.encode(text), hexByte).join("");
+}
+
+/** Lowercase hex of the answer's UTF-8 bytes with a space between bytes, as a hex dump writes them. */
+function toSpacedHex(text: string): string {
+  return Array.from(UTF8.encode(text), hexByte).join(" ");
 }
 
 /**

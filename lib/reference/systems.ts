@@ -141,6 +141,12 @@ const RENDERING_WORDS: Readonly<Record<AnswerRendering, RenderingWords>> = {
       "hard-wraps answers every 16 characters, mid-word, with soft hyphens",
     spelling: RENDERED_SPELLING,
   },
+  homoglyphs: {
+    kind: "rendered",
+    behaviour:
+      "writes every answer with Cyrillic look-alikes for the Latin letters that have one (trасе_саnаrу…, а for a, с for c)",
+    spelling: "in Cyrillic look-alike letters (rendering trait homoglyphs)",
+  },
   "data-uri": {
     kind: "encoded",
     behaviour:
@@ -152,6 +158,12 @@ const RENDERING_WORDS: Readonly<Record<AnswerRendering, RenderingWords>> = {
     behaviour:
       "answers in lowercase hex of the text's UTF-8 bytes (52656c6576616e74…)",
     spelling: "hex-encoded (rendering trait hex)",
+  },
+  "spaced-hex": {
+    kind: "encoded",
+    behaviour:
+      "answers in lowercase hex of the text's UTF-8 bytes with a space between bytes (52 65 6c 65 76 61 6e 74…)",
+    spelling: "hex-encoded a byte at a time (rendering trait hex)",
   },
   "percent-url": {
     kind: "encoded",

@@ -5,7 +5,11 @@
  * made from the string as written, never from another decoding, and holds no
  * more characters than the part it came from, so the false-match bound of
  * docs/report.md holds for every text searched (the sums are worked out
- * there). Each encoding is read in one pass over the string: the cost stays
+ * there). A base64 run inside JSON text that was serialised twice has its
+ * `/` written `\/`; that `\/` is read as `/` while the run is scanned, so the
+ * run is still decoded once, from the string as written: no other escape is
+ * undone, and the base64 is not read from a decoding of the string's string
+ * escapes. Each encoding is read in one pass over the string: the cost stays
  * linear in the answer's size.
  *
  * @module
@@ -60,10 +64,11 @@ const WHOLE_BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
 /**
  * Runs of each base64 alphabet, line breaks inside allowed. Two alphabets,
  * so a standard payload glued to a name by `_` or `-` (`payload_dHJh…`)
- * still starts a run of its own.
+ * still starts a run of its own. A run of the standard alphabet may write
+ * `/` as `\/`, as JSON serialised twice does (`data:text\/plain;base64,…`).
  */
 const BASE64_RUNS = [
-  /[A-Za-z0-9+/]+(?:\r?\n[A-Za-z0-9+/]+)*/g,
+  /(?:[A-Za-z0-9+/]|\\\/)+(?:\r?\n(?:[A-Za-z0-9+/]|\\\/)+)*/g,
   /[A-Za-z0-9_-]+(?:\r?\n[A-Za-z0-9_-]+)*/g,
 ] as const;
 
@@ -78,7 +83,7 @@ const BASE64_RUNS = [
  */
 function* base64Texts(value: string, shortest: number): Generator<string> {
   const decoded = new Set<string>();
-  const compact = value.replace(/[\r\n]/g, "");
+  const compact = value.replace(/[\r\n]/g, "").replaceAll("\\/", "/");
   if (WHOLE_BASE64.test(compact)) {
     const whole = compact.replace(/=+$/, "");
     const text = base64Text(whole, shortest);
@@ -133,7 +138,8 @@ interface EncodedRun {
  * The runs `pattern` finds in `value`, split at each line break that does
  * not follow a whole number of `quantum`-character groups: an encoder that
  * wraps its output breaks lines between groups, while a word on the line
- * before would shift every group after it.
+ * before would shift every group after it. A `\/` in a run (only the
+ * standard base64 alphabet admits one) is read as the `/` it escapes.
  */
 function* quantumRuns(
   value: string,
@@ -146,7 +152,7 @@ function* quantumRuns(
     let offset = match.index;
     for (const line of match[0].split(/(?<=\r?\n)/)) {
       const content = line.replace(/\r?\n$/, "");
-      text += content;
+      text += content.replaceAll("\\/", "/");
       offset += line.length;
       const broken = content.length < line.length;
       if (broken && text.length % quantum !== 0) {
@@ -162,22 +168,49 @@ function* quantumRuns(
 /** Runs of hex digits, either case, line breaks inside allowed. */
 const HEX_RUNS = /[0-9A-Fa-f]+(?:\r?\n[0-9A-Fa-f]+)*/g;
 
+/** Two hex digits with no third after them. */
+const HEX_BYTE = "[0-9A-Fa-f]{2}(?![0-9A-Fa-f])";
+
+/**
+ * Bytes written as two hex digits each with one separator between them, the
+ * same one throughout (`de ad be ef`, `de:ad:be:ef`, `de-ad-be-ef`), from a
+ * byte no hex digit precedes.
+ */
+const SEPARATED_HEX_RUNS = new RegExp(
+  `(?<![0-9A-Fa-f])${HEX_BYTE}([ :-])${HEX_BYTE}(?:\\1${HEX_BYTE})*`,
+  "g",
+);
+
 /**
  * The UTF-8 texts `value` holds as hex: each maximal run of hex digits of
  * even length, decoded from its first digit (a whole string of hex is one
- * such run). Every digit is in at most one run, so the decodings together
- * hold at most half a character per character of `value`.
+ * such run), then each run of bytes with one separator between them. Every
+ * digit is in at most one run of each kind, and a separated run shares at
+ * most its first and last byte with a run of digits alone, so the decodings
+ * together hold at most half a character per character of `value`
+ * (docs/report.md works it out).
  */
 function* hexTexts(value: string, shortest: number): Generator<string> {
   for (const run of quantumRuns(value, HEX_RUNS, 2)) {
     if (run.text.length < 2 * shortest || run.text.length % 2 !== 0) continue;
-    const bytes = new Uint8Array(run.text.length / 2);
-    for (let i = 0; i < bytes.length; i++) {
-      bytes[i] = Number.parseInt(run.text.slice(2 * i, 2 * i + 2), 16);
-    }
-    const text = utf8Text(bytes);
+    const text = hexText(run.text);
     if (text !== null) yield text;
   }
+  for (const match of value.matchAll(SEPARATED_HEX_RUNS)) {
+    const digits = match[0].replaceAll(match[1]!, "");
+    if (digits.length < 2 * shortest) continue;
+    const text = hexText(digits);
+    if (text !== null) yield text;
+  }
+}
+
+/** The UTF-8 text an even number of hex `digits` encodes, or `null` when it is not text. */
+function hexText(digits: string): string | null {
+  const bytes = new Uint8Array(digits.length / 2);
+  for (let i = 0; i < bytes.length; i++) {
+    bytes[i] = Number.parseInt(digits.slice(2 * i, 2 * i + 2), 16);
+  }
+  return utf8Text(bytes);
 }
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;

@@ -5,22 +5,26 @@
  * {@link MARKER_RANDOM_LENGTH} characters from a base32 alphabet without
  * look-alike letters (no `i`, `l`, `o`, `u`). Applications render and reword
  * what they answer (Markdown escapes, HTML entities, another case or
- * separator, full-width forms, wrapped lines, markup tags) and ship stored
- * text encoded (base64, hex, percent-encoding, string escapes), so the marker
- * counts as seen when its random part appears in the answer after
- * {@link foldForMatching}: entities decoded, NFKC, lower case, `o` read as
- * `0` and `i`/`l` as `1`, and everything but letters and digits dropped; or
- * in the same answer with its markup tags removed; or in a text an encoded
- * part of the answer decodes to. A fixed text of n folded characters
- * contains a given random part by chance with probability at most
- * n · 32^-26 (n · 2^-130), which docs/report.md works out for every text
- * searched.
+ * separator, full-width forms, wrapped lines, markup tags, Cyrillic or Greek
+ * look-alike letters, another script's digits) and ship stored text encoded
+ * (base64, hex, percent-encoding, string escapes), so the marker counts as
+ * seen when its random part appears in the answer after
+ * {@link foldForMatching}: entities decoded, NFKC, Cyrillic and Greek
+ * look-alikes read as Latin letters and other scripts' digits as ASCII ones,
+ * lower case, `o` read as `0` and `i`/`l` as `1`, and everything but letters
+ * and digits dropped; or in the same answer with its markup tags removed; or
+ * in a text an encoded part of the answer decodes to. Reading look-alikes
+ * and digits maps one character to one, so no folded text grows longer for
+ * it, and a fixed text of n folded characters contains a given random part
+ * by chance with probability at most n · 32^-26 (n · 2^-130), which
+ * docs/report.md works out for every text searched.
  *
  * @module
  */
 
 import { joinAnd } from "../words.ts";
 import { decodedTexts } from "./_encodings.ts";
+import { asciiDigit, HOMOGLYPHS } from "./_other_scripts.ts";
 
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";
@@ -44,6 +48,8 @@ export const RENDERING_TRAITS = [
   "line_breaks",
   "invisible_characters",
   "look_alikes",
+  "homoglyphs",
+  "digit_scripts",
   "markup_tags",
   "split_items",
   "base64",
@@ -189,8 +195,10 @@ export interface FoldedText {
 /**
  * Folds `text` for marker matching: `&amp;` unwrapped (up to three times),
  * numeric character references decoded, named ones decoded or dropped, NFKC,
- * lower case, look-alikes (`o`, `i`, `l`) read as the digits they resemble,
- * and everything but `[0-9a-z]` dropped.
+ * Cyrillic and Greek look-alikes read as the Latin letters they pass for and
+ * other scripts' decimal digits as ASCII digits, lower case, look-alikes
+ * (`o`, `i`, `l`) read as the digits they resemble, and everything but
+ * `[0-9a-z]` dropped.
  */
 export function foldForMatching(text: string): FoldedText {
   return foldUnits(decodeUnits(text));
@@ -199,12 +207,21 @@ export function foldForMatching(text: string): FoldedText {
 function foldUnits(units: Unit[]): FoldedText {
   const folded: Unit[] = [];
   for (const unit of units) {
-    for (const ch of unit.ch.normalize("NFKC").toLowerCase()) {
-      const digit = LOOK_ALIKES[ch] ?? ch;
-      if (/^[0-9a-z]$/.test(digit)) folded.push({ ...unit, ch: digit });
+    for (const ch of unit.ch.normalize("NFKC")) {
+      for (const lower of latinOf(ch).toLowerCase()) {
+        const digit = LOOK_ALIKES[lower] ?? lower;
+        if (/^[0-9a-z]$/.test(digit)) folded.push({ ...unit, ch: digit });
+      }
     }
   }
   return { folded: folded.map((u) => u.ch).join(""), units: folded };
+}
+
+/** `ch` with a Cyrillic or Greek look-alike read as its Latin letter and another script's digit as ASCII. */
+function latinOf(ch: string): string {
+  // Most answers are ASCII: no table or property lookup for those.
+  if (ch < "\u0080") return ch;
+  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? ch;
 }
 
 const LOOK_ALIKES: Readonly<Record<string, string>> = {
@@ -357,9 +374,16 @@ function renderingTraits(
   if (/[\u00ad\u200b-\u200f\u2060\ufeff]/.test(decoded)) {
     traits.add("invisible_characters");
   }
-  const plain = decoded.normalize("NFKC")
+  const written = decoded.normalize("NFKC")
     .replace(/\\(?=[!-/:-@[-`{-~])/g, "")
     .replace(/[\r\n\u2028\u2029\u00ad\u200b-\u200f\u2060\ufeff]/g, "");
+  const plain = Array.from(written, latinOf).join("");
+  if ([...written].some((ch) => Object.hasOwn(HOMOGLYPHS, ch))) {
+    traits.add("homoglyphs");
+  }
+  if ([...written].some((ch) => ch >= "\u0080" && asciiDigit(ch) !== null)) {
+    traits.add("digit_scripts");
+  }
   if (/[A-Z]/.test(plain)) traits.add("case");
   if (/[oilOIL]/.test(plain)) traits.add("look_alikes");
   const separators = plain.replace(/[0-9A-Za-z]/g, "");
@@ -384,6 +408,8 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   line_breaks: "line breaks",
   invisible_characters: "invisible characters",
   look_alikes: "look-alike letters",
+  homoglyphs: "Cyrillic or Greek look-alike letters",
+  digit_scripts: "digits of another script",
   markup_tags: "markup tags",
   split_items: "a split across the strings of a list",
   base64: "base64 encoding",

@@ -35,12 +35,19 @@
  * hex, percent-encoding, and JSON or JavaScript string escapes, each decoded
  * once from the string as written.
  *
+ * Revision 7: the fold reads Cyrillic and Greek look-alikes as the Latin
+ * letters they pass for (a listed table, `homoglyphs`) and every Unicode
+ * decimal digit as its ASCII digit; hex is also read as bytes with one
+ * separator between them (`de ad be ef`, `de:ad:be:ef`), and a base64 run may
+ * write `/` as `\/` (JSON serialised twice).
+ *
  * @module
  */
 
 import { digestOf } from "../canonical_json.ts";
 import { STORES } from "../contract/protocol.ts";
 import { INTERRUPTED_CLEANUP_LIMIT_MS } from "./_cleanup.ts";
+import { HOMOGLYPHS } from "./_other_scripts.ts";
 import { ASSERTION_FAMILIES, familiesOf } from "./families.ts";
 import {
   MARKER_ALPHABET,
@@ -51,7 +58,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/6" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/7" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -60,9 +67,10 @@ export const EVIDENCE_RULES = {
     alphabet: MARKER_ALPHABET,
     random_length: MARKER_RANDOM_LENGTH,
     match:
-      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes), each only when at least as long as the encoding of 26 characters and valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, starting at a byte no hex digit precedes, each byte followed by no hex digit, its separators not counted in its length), each only when at least as long as the encoding of 26 characters and valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
     searched:
       "every string of the /query answer, values and keys at any depth, text first, and the adjacent strings of one array joined; after the deletion the test marker in the control query's answer counts too, and either namespace's /inventory answer is searched the same way (the control's own marker there does not count); at cleanup either marker in either namespace's answers",
+    homoglyphs: HOMOGLYPHS,
     forms: ["exact", "rendered"],
     rendering_traits: [...RENDERING_TRAITS],
     rendered_counts_as_seen: true,
@@ -84,7 +92,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69" as const;
+  "sha256:23e6465aaef23bb76071245d13e0058c2100d03e5e1a20e53eaf736efc19317c" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {

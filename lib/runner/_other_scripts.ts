@@ -1,0 +1,115 @@
+/**
+ * Letters and digits of other scripts that the marker fold reads as the Latin
+ * letters and ASCII digits they pass for.
+ *
+ * Homoglyphs: Cyrillic or Greek letters that look like Latin ones (`а`, `ο`,
+ * `ѕ`, `З`), as a spoof or a font substitution writes them. Unicode's
+ * confusables.txt is the full list, but it is large, mostly maps to
+ * characters no marker holds, and no package of it is worth pinning; this
+ * table keeps the common look-alikes whose Latin character is in the marker
+ * alphabet, or is `o`, `i` or `l`, which the fold then reads as `0` and `1`.
+ * It applies after NFKC, so it lists no character NFKC changes.
+ *
+ * Digits: every Unicode decimal digit (`\p{Nd}`: Arabic-Indic `٣`,
+ * Devanagari `३`) reads as the ASCII digit of its value; NFKC leaves them.
+ *
+ * Each maps one character to one, so a folded text grows no longer.
+ *
+ * @module
+ */
+
+/** Cyrillic and Greek look-alikes, each to the Latin letter or digit it passes for, in that letter's case. */
+export const HOMOGLYPHS: Readonly<Record<string, string>> = {
+  // Cyrillic, small.
+  "\u0430": "a", // а
+  "\u0431": "6", // б
+  "\u0501": "d", // ԁ
+  "\u0435": "e", // е
+  "\u04bb": "h", // һ
+  "\u0456": "i", // і
+  "\u0458": "j", // ј
+  "\u04cf": "l", // ӏ
+  "\u043e": "o", // о
+  "\u0440": "p", // р
+  "\u051b": "q", // ԛ
+  "\u0455": "s", // ѕ
+  "\u0441": "c", // с
+  "\u051d": "w", // ԝ
+  "\u0445": "x", // х
+  "\u0443": "y", // у
+  // Cyrillic, capital.
+  "\u0410": "A", // А
+  "\u0412": "B", // В
+  "\u0421": "C", // С
+  "\u0415": "E", // Е
+  "\u041d": "H", // Н
+  "\u04ba": "H", // Һ
+  "\u0406": "I", // І
+  "\u04c0": "I", // Ӏ
+  "\u0408": "J", // Ј
+  "\u041a": "K", // К
+  "\u041c": "M", // М
+  "\u041e": "O", // О
+  "\u0420": "P", // Р
+  "\u051a": "Q", // Ԛ
+  "\u0405": "S", // Ѕ
+  "\u0422": "T", // Т
+  "\u051c": "W", // Ԝ
+  "\u0425": "X", // Х
+  "\u0423": "Y", // У
+  "\u04ae": "Y", // Ү
+  "\u0417": "3", // З
+  // Greek, small.
+  "\u03b1": "a", // α
+  "\u03b5": "e", // ε
+  "\u03b9": "i", // ι
+  "\u03f3": "j", // ϳ
+  "\u03ba": "k", // κ
+  "\u03b7": "n", // η
+  "\u03bf": "o", // ο
+  "\u03c1": "p", // ρ
+  "\u03c4": "t", // τ
+  "\u03bd": "v", // ν
+  "\u03c7": "x", // χ
+  "\u03b3": "y", // γ
+  // Greek, capital.
+  "\u0391": "A", // Α
+  "\u0392": "B", // Β
+  "\u0395": "E", // Ε
+  "\u0397": "H", // Η
+  "\u0399": "I", // Ι
+  "\u037f": "J", // Ϳ
+  "\u039a": "K", // Κ
+  "\u039c": "M", // Μ
+  "\u039d": "N", // Ν
+  "\u039f": "O", // Ο
+  "\u03a1": "P", // Ρ
+  "\u03a4": "T", // Τ
+  "\u03a5": "Y", // Υ
+  "\u03a7": "X", // Χ
+  "\u0396": "Z", // Ζ
+};
+
+/** A Unicode decimal digit, of any script. */
+const DECIMAL_DIGIT = /^\p{Nd}$/u;
+
+/** Digit values already worked out, by character: the same few scripts recur. */
+const digitValues = new Map<string, string>();
+
+/**
+ * The ASCII digit a decimal digit of another script stands for, or `null`
+ * when `ch` is none. Unicode keeps decimal digits in contiguous runs of ten
+ * from `0` to `9`, some runs adjacent (the mathematical digits), so the value
+ * is the offset from the first digit of its block, modulo ten.
+ */
+export function asciiDigit(ch: string): string | null {
+  const known = digitValues.get(ch);
+  if (known !== undefined) return known;
+  if (!DECIMAL_DIGIT.test(ch)) return null;
+  const point = ch.codePointAt(0)!;
+  let first = point;
+  while (DECIMAL_DIGIT.test(String.fromCodePoint(first - 1))) first--;
+  const digit = String((point - first) % 10);
+  digitValues.set(ch, digit);
+  return digit;
+}
