@@ -194,9 +194,11 @@ export const mcp: Command = async (args, io) => {
     "@modelcontextprotocol/sdk/server/stdio.js"
   );
   const { RunJobs } = await import("../lib/runs/mod.ts");
-  const { readOnlyFromEnv } = await import("../lib/auth/mod.ts");
+  const { READ_ONLY_ENV, readOnlyFromEnv } = await import(
+    "../lib/auth/mod.ts"
+  );
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
-  const readOnly = readOnlyFromEnv(io.env("TRACE_UI_READ_ONLY"));
+  const readOnly = readOnlyFromEnv(io.env(READ_ONLY_ENV));
   const refuseTool = localToolPolicy({ readOnly });
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   const jobs = new RunJobs({ db, dataDir, env: io.env });

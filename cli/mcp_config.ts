@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";
 import { checkRemoteDbUrl } from "../lib/db.ts";
+import { READ_ONLY_ENV } from "../lib/auth/mod.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
@@ -112,7 +113,7 @@ export const mcpConfig: Command = (args, io) => {
   if (values["allow-trace-queries"]) {
     spec.env.TRACE_MCP_ALLOW_TRACE_QUERIES = "true";
   }
-  if (values["read-only"]) spec.env.TRACE_UI_READ_ONLY = "true";
+  if (values["read-only"]) spec.env[READ_ONLY_ENV] = "true";
   const configs = clientConfigs(values.name, spec);
   if (values.json) {
     printJson(io, { name: values.name, ...spec, ...configs });

@@ -1,7 +1,11 @@
 /** `trace serve`: the ingest and query API and the trace UI on localhost. */
 
 import { terminalSafe } from "../lib/display.ts";
-import { parseAccounts, readOnlyFromEnv } from "../lib/auth/mod.ts";
+import {
+  parseAccounts,
+  READ_ONLY_ENV,
+  readOnlyFromEnv,
+} from "../lib/auth/mod.ts";
 import { dbLocation } from "../lib/db.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
@@ -241,7 +245,7 @@ export const serve: Command = async (args, io) => {
       source: "env",
     });
   const accountCount = Object.keys(accounts).length;
-  const readOnly = readOnlyFromEnv(io.env("TRACE_UI_READ_ONLY"));
+  const readOnly = readOnlyFromEnv(io.env(READ_ONLY_ENV));
   // Without operator accounts, a loopback server signs people in with a one-time URL.
   const oneTimeLogin = isLoopbackHost(values.host) && accountCount === 0
     ? createOneTimeLogin()
@@ -287,7 +291,7 @@ export const serve: Command = async (args, io) => {
     db,
     ingestToken: token,
     hostname: values.host,
-    publicOrigin,
+    publicOrigin: publicOrigin?.origin,
     uiAuthToken,
     oneTimeLogin,
     accounts,
@@ -333,14 +337,14 @@ export const serve: Command = async (args, io) => {
   );
   if (publicOrigin) {
     io.err(
-      `  public origin: ${publicOrigin} (for browsers through the proxy: its Host and Origin are accepted, the session cookie is ${
+      `  public origin: ${publicOrigin.origin} (for browsers through the proxy: its Host and Origin are accepted, the session cookie is ${
         publicSessionCookieName(publicOrigin)
-      }${publicOrigin.startsWith("https:") ? " and Secure" : ""})\n`,
+      }${publicOrigin.https ? " and Secure" : ""})\n`,
     );
   }
   io.err(
     uiStartupLines(
-      publicOrigin ?? `http://${shown}:${bound}`,
+      publicOrigin?.origin ?? `http://${shown}:${bound}`,
       oneTimeLogin,
       uiAuthToken,
       {

@@ -49,8 +49,23 @@ export interface ServerSecurityOptions {
 export interface ServerSecurity {
   loopbackBind: boolean;
   ingestToken: string | undefined;
-  /** The public origin as `URL.origin` spells it, or `undefined` when none was given. */
-  publicOrigin: string | undefined;
+  /** The public origin, parsed, or `undefined` when none was given. */
+  publicOrigin: PublicOrigin | undefined;
+}
+
+/**
+ * A public origin as {@link parsePublicOrigin} reads it when the server
+ * starts, so no request parses it again.
+ */
+export interface PublicOrigin {
+  /** As `URL.origin` spells it (`https://trace.example.com`), which is what a browser on it sends as `Origin`. */
+  origin: string;
+  /** Its host, lower case (`trace.example.com`, `[::1]`). */
+  hostname: string;
+  /** Its port, or its scheme's default when it names none (`443`). */
+  port: string;
+  /** Whether browsers reach it over https (the session cookie is then `Secure`). */
+  https: boolean;
 }
 
 /**
@@ -78,10 +93,10 @@ export function serverSecurity(options: ServerSecurityOptions): ServerSecurity {
   // API would answer whoever reaches the proxy.
   if (
     publicOrigin !== undefined && token === undefined &&
-    !isLoopbackHost(new URL(publicOrigin).hostname)
+    !isLoopbackHost(publicOrigin.hostname)
   ) {
     throw new ConfigError(
-      `Refusing --public-origin ${publicOrigin} without TRACE_INGEST_TOKEN: through the proxy the API would be open to every client it reaches; set TRACE_INGEST_TOKEN`,
+      `Refusing --public-origin ${publicOrigin.origin} without TRACE_INGEST_TOKEN: through the proxy the API would be open to every client it reaches; set TRACE_INGEST_TOKEN`,
     );
   }
   return { loopbackBind, ingestToken: token, publicOrigin };
@@ -92,11 +107,11 @@ const ORIGIN_EXAMPLE = "such as https://trace.example.com";
 /**
  * Reads a public origin: an absolute `http(s)` origin with no credentials,
  * path, query or fragment, `https` unless its host is loopback (the session
- * cookie crosses the network with it). Returns it as `URL.origin` spells it
- * (`https://Trace.example.com:443/` is `https://trace.example.com`); throws
- * a `ConfigError` naming what is wrong.
+ * cookie crosses the network with it). Returns it with its `origin` as
+ * `URL.origin` spells it (`https://Trace.example.com:443/` is
+ * `https://trace.example.com`); throws a `ConfigError` naming what is wrong.
  */
-export function parsePublicOrigin(value: string): string {
+export function parsePublicOrigin(value: string): PublicOrigin {
   const problem = (what: string) =>
     new ConfigError(
       `--public-origin ${
@@ -127,7 +142,17 @@ export function parsePublicOrigin(value: string): string {
       } must use https:// for a host beyond loopback (the session cookie would cross the network in the clear); terminate TLS in the proxy and give its https:// origin`,
     );
   }
-  return url.origin;
+  return {
+    origin: url.origin,
+    hostname: url.hostname,
+    port: originPort(url),
+    https: url.protocol === "https:",
+  };
+}
+
+/** The port of `url`, or its scheme's default when it names none. */
+export function originPort(url: URL): string {
+  return url.port || (url.protocol === "https:" ? "443" : "80");
 }
 
 /** The part of `value` beyond an origin (`URL` drops an empty `?` or `#`), or `null`. */
@@ -191,7 +216,7 @@ const FOREIGN_ORIGIN =
  */
 export function loopbackHostOnly(
   loopbackBind: boolean,
-  publicOrigin?: string,
+  publicOrigin?: PublicOrigin,
 ): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host") ?? "";
@@ -204,7 +229,7 @@ export function loopbackHostOnly(
         message: `Host ${quoteValue(host)} is not served here; use ${
           publicOrigin === undefined
             ? "127.0.0.1 or localhost"
-            : `${publicOrigin}, 127.0.0.1 or localhost`
+            : `${publicOrigin.origin}, 127.0.0.1 or localhost`
         }`,
       });
     }
@@ -215,14 +240,12 @@ export function loopbackHostOnly(
 /** Whether a `Host` header names the public origin's host, with its port or none. */
 export function isPublicHost(
   host: string,
-  publicOrigin: string | undefined,
+  publicOrigin: PublicOrigin | undefined,
 ): boolean {
   if (publicOrigin === undefined) return false;
-  const url = new URL(publicOrigin);
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const given = /^(.*?)(?::(\d+))?$/.exec(host.toLowerCase())!;
-  return given[1] === url.hostname &&
-    (given[2] === undefined || given[2] === port);
+  return given[1] === publicOrigin.hostname &&
+    (given[2] === undefined || given[2] === publicOrigin.port);
 }
 
 /**
@@ -231,7 +254,9 @@ export function isPublicHost(
  * `same-origin` or `none` (a typed URL). A top-level GET navigation from
  * another site is allowed: it cannot write, and it lets a link to a page work.
  */
-export function sameOriginOnly(publicOrigin?: string): MiddlewareHandler {
+export function sameOriginOnly(
+  publicOrigin?: PublicOrigin,
+): MiddlewareHandler {
   return async (c, next) => {
     const origin = c.req.header("origin");
     if (
@@ -267,11 +292,11 @@ function sameHost(url: string, host: string | undefined): boolean {
 export function ownOrigin(
   url: string,
   host: string | undefined,
-  publicOrigin: string | undefined,
+  publicOrigin: PublicOrigin | undefined,
 ): boolean {
   const isPublic = () => {
     try {
-      return new URL(url).origin === publicOrigin;
+      return new URL(url).origin === publicOrigin?.origin;
     } catch {
       return false;
     }

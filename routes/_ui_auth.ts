@@ -28,7 +28,13 @@ import {
 } from "../lib/auth/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { isLoopbackHost } from "../lib/loopback.ts";
-import { checkToken, isPublicHost, ownOrigin } from "./_guard.ts";
+import {
+  checkToken,
+  isPublicHost,
+  originPort,
+  ownOrigin,
+  type PublicOrigin,
+} from "./_guard.ts";
 import { HttpRefusal } from "./_audit_refusals.ts";
 import { isFormBody, readFormBody } from "./_body.ts";
 import {
@@ -55,7 +61,7 @@ export interface UiAuthOptions {
   /** `TRACE_UI_AUTH_ACCOUNTS`: operator accounts, as a config or a replaceable {@link AccountBook}. */
   accounts?: AccountBook | unknown;
   /** The origin browsers use, as `parsePublicOrigin` returns it (`_guard.ts`). */
-  publicOrigin?: string | undefined;
+  publicOrigin?: PublicOrigin | undefined;
 }
 
 /** The UI's sign-in state, made once per app. */
@@ -66,7 +72,7 @@ export interface UiAuth {
   /** Whether `TRACE_UI_AUTH_TOKEN` is set. */
   adminToken: boolean;
   /** The origin browsers use behind a proxy (`https://…`), or `undefined`. */
-  publicOrigin: string | undefined;
+  publicOrigin: PublicOrigin | undefined;
 }
 
 /**
@@ -135,28 +141,49 @@ export function tokenSignIn(auth: UiAuth): boolean {
  * this machine reached the listener itself (or the proxy passed on the
  * upstream's address), and two servers cannot share a listener's port.
  */
-export function sessionCookieName(c: Context, auth: UiAuth): string {
+function sessionCookieName(c: Context, auth: UiAuth): string {
   return `trace_session_${cookiePort(c, auth.publicOrigin)}`;
 }
 
 /** The session cookie's name for browsers that reach the server on `publicOrigin`. */
-export function publicSessionCookieName(publicOrigin: string): string {
-  return `trace_session_${originPort(new URL(publicOrigin))}`;
+export function publicSessionCookieName(publicOrigin: PublicOrigin): string {
+  return `trace_session_${publicOrigin.port}`;
 }
 
-function cookiePort(c: Context, publicOrigin: string | undefined): string {
+function cookiePort(
+  c: Context,
+  publicOrigin: PublicOrigin | undefined,
+): string {
   const url = new URL(c.req.url);
   if (publicOrigin !== undefined) {
     const host = c.req.header("host") ?? url.host;
     if (isPublicHost(host, publicOrigin) || !isLoopbackHost(url.hostname)) {
-      return originPort(new URL(publicOrigin));
+      return publicOrigin.port;
     }
   }
   return originPort(url);
 }
 
-function originPort(url: URL): string {
-  return url.port || (url.protocol === "https:" ? "443" : "80");
+/** The request's session cookie: its name on the origin the browser is on, and the value sent under it. */
+export interface SessionCookie {
+  name: string;
+  /** `undefined` when the request carries no such cookie. */
+  value: string | undefined;
+}
+
+/**
+ * The request's session cookie, named and read on the first call and kept
+ * on the request's context (`sessionCookie`) for every later one: the
+ * access middleware, the sign-in pages and sign-out all ask.
+ */
+export function sessionCookie(c: Context, auth: UiAuth): SessionCookie {
+  const context = c as Context<UiEnv>;
+  const read = context.get("sessionCookie") as SessionCookie | undefined;
+  if (read !== undefined) return read;
+  const name = sessionCookieName(c, auth);
+  const cookie = { name, value: getCookie(c, name) };
+  context.set("sessionCookie", cookie);
+  return cookie;
 }
 
 /** Opens a session for `account`: sets the cookie. */
@@ -166,7 +193,7 @@ export async function startSession(
   account: OperatorAccount,
 ): Promise<void> {
   const { value } = await auth.signer.issue(account.name, account.credential);
-  setCookie(c, sessionCookieName(c, auth), value, {
+  setCookie(c, sessionCookie(c, auth).name, value, {
     httpOnly: true,
     sameSite: "Strict",
     path: "/",
@@ -182,13 +209,12 @@ export async function startSession(
  */
 function secureCookie(c: Context, auth: UiAuth): boolean {
   return new URL(c.req.url).protocol === "https:" ||
-    auth.publicOrigin?.startsWith("https:") === true;
+    auth.publicOrigin?.https === true;
 }
 
 /** Ends the request's session, if any: revokes it and clears the cookie. */
 export async function endSession(c: Context, auth: UiAuth): Promise<void> {
-  const name = sessionCookieName(c, auth);
-  const value = getCookie(c, name);
+  const { name, value } = sessionCookie(c, auth);
   const claims = value ? await auth.signer.verify(value) : null;
   if (claims) auth.signer.revoke(claims);
   if (value !== undefined) {
@@ -198,7 +224,7 @@ export async function endSession(c: Context, auth: UiAuth): Promise<void> {
 
 /** Whether the request carries this server's session cookie, valid or not. */
 export function hasSessionCookie(c: Context, auth: UiAuth): boolean {
-  return getCookie(c, sessionCookieName(c, auth)) !== undefined;
+  return sessionCookie(c, auth).value !== undefined;
 }
 
 /** The account of the request's valid session, or `null`. */
@@ -223,7 +249,7 @@ export async function validSession(
   c: Context,
   auth: UiAuth,
 ): Promise<ValidSession | null> {
-  const value = getCookie(c, sessionCookieName(c, auth));
+  const { value } = sessionCookie(c, auth);
   const claims = value ? await auth.signer.verify(value) : null;
   if (!claims) return null;
   const account = auth.directory.resolve(claims.op);
@@ -250,7 +276,7 @@ export async function validSession(
  */
 export function typedOrOwnPage(
   c: Context,
-  publicOrigin: string | undefined,
+  publicOrigin: PublicOrigin | undefined,
 ): boolean {
   const site = c.req.header("sec-fetch-site");
   if (site !== undefined) return site === "none" || site === "same-origin";
@@ -299,8 +325,8 @@ function toPrincipal(account: OperatorAccount) {
 
 /** Clears a session cookie that no longer opens anything. */
 export function clearStaleCookie(c: Context, auth: UiAuth): void {
-  const name = sessionCookieName(c, auth);
-  if (getCookie(c, name) !== undefined) {
+  const { name, value } = sessionCookie(c, auth);
+  if (value !== undefined) {
     deleteCookie(c, name, { path: "/", secure: secureCookie(c, auth) });
   }
 }

@@ -176,7 +176,7 @@ export function createApp(options: AppOptions): Hono {
     version,
     dataLocation: dbLocation(options.db),
     dataFlags: dataFlagsOfDb(options.db, options.runs?.dataDir),
-    publicOrigin: security.publicOrigin,
+    publicOrigin: security.publicOrigin?.origin,
   };
   const log = options.log ?? stderrLog;
   const limits = options.bodyLimits ? { limits: options.bodyLimits } : {};

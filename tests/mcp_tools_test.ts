@@ -1125,3 +1125,17 @@ Deno.test("a read-only local server offers only the tools that read and refuses 
     assert.equal((await client.listTools()).tools.length, 17);
   }, { overrides: { refuseTool: localToolPolicy({ readOnly: false }) } });
 });
+
+Deno.test("trace.external_runs keeps its boolean truncated when even one run is over the output bound", async () => {
+  await withTools(async ({ context, db }) => {
+    for (let i = 0; i < 2; i++) await fakeRun(db, context.dataDir);
+    await withTools(async ({ client: bounded }) => {
+      const answer = await callOk(bounded, "trace.external_runs");
+      assert.notEqual(typeof answer.truncated, "object");
+      const cut = answer.output_truncated as { max_chars: number };
+      assert.equal(cut.max_chars, 300);
+    }, {
+      overrides: { db, dataDir: context.dataDir, maxOutputChars: 300 },
+    });
+  });
+});

@@ -144,16 +144,37 @@ function signIn(port: number, host: string): Promise<RawAnswer> {
 
 Deno.test("parsePublicOrigin() takes an http(s) origin alone, https beyond loopback, and names what is wrong", async (t) => {
   for (
-    const [value, expected] of [
-      ["https://trace.example.com", "https://trace.example.com"],
-      ["https://Trace.Example.com:443/", "https://trace.example.com"],
-      ["https://trace.example.com:8443", "https://trace.example.com:8443"],
-      ["http://localhost:8080", "http://localhost:8080"],
-      ["http://127.0.0.1:9000/", "http://127.0.0.1:9000"],
+    const [value, origin, hostname, port] of [
+      [
+        "https://trace.example.com",
+        "https://trace.example.com",
+        "trace.example.com",
+        "443",
+      ],
+      [
+        "https://Trace.Example.com:443/",
+        "https://trace.example.com",
+        "trace.example.com",
+        "443",
+      ],
+      [
+        "https://trace.example.com:8443",
+        "https://trace.example.com:8443",
+        "trace.example.com",
+        "8443",
+      ],
+      ["http://localhost:8080", "http://localhost:8080", "localhost", "8080"],
+      ["http://127.0.0.1:9000/", "http://127.0.0.1:9000", "127.0.0.1", "9000"],
+      ["http://[::1]", "http://[::1]", "[::1]", "80"],
     ] as const
   ) {
     await t.step(`accepts ${value}`, () => {
-      assert.equal(parsePublicOrigin(value), expected);
+      assert.deepEqual(parsePublicOrigin(value), {
+        origin,
+        hostname,
+        port,
+        https: origin.startsWith("https:"),
+      });
     });
   }
   for (

@@ -1,9 +1,13 @@
 /** UI sessions: signed cookies, expiry, revocation, CSRF tokens, the one-time login and return paths. */
 
 import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { parsePublicOrigin } from "../routes/_guard.ts";
 import { safeNext } from "../routes/_login.tsx";
 import { createSessionSigner } from "../routes/_session.ts";
 import { createOneTimeLogin } from "../routes/one_time_login.ts";
+import { createUiAuth, sessionCookie } from "../routes/_ui_auth.ts";
+import type { UiEnv } from "../routes/ui/context.ts";
 
 Deno.test("createSessionSigner() verifies its own cookies and names the operator", async () => {
   const signer = createSessionSigner();
@@ -114,4 +118,37 @@ Deno.test("safeNext() keeps same-site paths only", () => {
   for (const [given, expected] of cases) {
     assert.equal(safeNext(given), expected, String(given));
   }
+});
+
+Deno.test("sessionCookie() names and reads the request's session cookie once, then answers from the request's context", async () => {
+  const auth = createUiAuth({
+    uiAuthToken: "ui-admin-token-0123456789",
+    publicOrigin: parsePublicOrigin("https://trace.example.com"),
+  });
+  const app = new Hono<UiEnv>();
+  app.get("/", (c) => {
+    const first = sessionCookie(c, auth);
+    return c.json({
+      first,
+      again: sessionCookie(c, auth) === first,
+      kept: c.get("sessionCookie") === first,
+    });
+  });
+  const read = async (host: string, cookie?: string) =>
+    await (await app.request("http://127.0.0.1:8080/", {
+      headers: cookie === undefined ? { host } : { host, cookie },
+    })).json();
+  assert.deepEqual(
+    await read("trace.example.com", "trace_session_443=abc"),
+    {
+      first: { name: "trace_session_443", value: "abc" },
+      again: true,
+      kept: true,
+    },
+  );
+  // A browser on this machine reaches the listener: its port names the cookie.
+  assert.deepEqual(
+    await read("127.0.0.1:8080", "trace_session_443=abc"),
+    { first: { name: "trace_session_8080" }, again: true, kept: true },
+  );
 });

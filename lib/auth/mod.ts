@@ -32,6 +32,7 @@ export {
   can,
   decide,
   type Decision,
+  READ_ONLY_ENV,
   readOnlyFromEnv,
   type Refusal,
 } from "./permissions.ts";

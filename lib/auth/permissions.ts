@@ -230,11 +230,14 @@ function refuse(reason: Refusal, message: string): Decision {
   return { allowed: false, reason, message };
 }
 
+/** The environment variable that turns read-only mode on. */
+export const READ_ONLY_ENV = "TRACE_UI_READ_ONLY";
+
 /**
- * Reads `TRACE_UI_READ_ONLY`: `true` turns read-only mode on, unset or
+ * Reads {@link READ_ONLY_ENV}: `true` turns read-only mode on, unset or
  * `false` leaves it off. Set but empty is refused, as an empty credential
  * is: a CI variable that did not expand must not turn read-only mode off.
  */
 export function readOnlyFromEnv(value: string | undefined): boolean {
-  return readEnvSwitch("TRACE_UI_READ_ONLY", value, "refuse every write");
+  return readEnvSwitch(READ_ONLY_ENV, value, "refuse every write");
 }

@@ -1,10 +1,17 @@
 /**
  * Answers are bounded: an answer whose JSON is longer than the bound has its
  * largest lists halved, one at a time, until it fits, and then says which
- * lists were cut and how much of each was kept. Cutting is deterministic (the
- * head of a list is kept), so the same answer is cut the same way twice.
+ * lists were cut and how much of each was kept, under `truncated` (or under
+ * `output_truncated` when the answer has a `truncated` field of its own, as
+ * `trace.external_runs`' boolean, which then stays as the tool set it).
+ * Cutting is deterministic (the head of a list is kept), so the same answer
+ * is cut the same way twice.
  * A tool may keep a list whole (only lists inside its items are cut) and may
  * let an object's entries be cut like a list's items.
+ *
+ * A tool that pages (a cursor or an offset continues after the last item
+ * shown) first shrinks its page with {@link shrinkPageToFit}: cutting the
+ * page's list would make the next page skip what was cut.
  *
  * @module
  */
@@ -91,14 +98,43 @@ function largestList(
   return best;
 }
 
-function withTruncation(value: object, truncation: Truncation): object {
-  return { ...value, truncated: truncation };
+/** A page of items whose answer can be built for fewer of them. */
+export interface ShrinkablePage<T> {
+  /** How many items the full page holds. */
+  size: number;
+  /** The answer of the full page. */
+  answer: T;
+  /** The answer of a page of the first `size` items, with its own cursor or next offset. */
+  answerOf: (size: number) => T | Promise<T>;
+}
+
+/**
+ * The answer of the page halved (rounding up) until its JSON fits in
+ * `maxChars` or it holds one item; that item may still be over the bound,
+ * for {@link boundAnswer} to cut inside.
+ */
+export async function shrinkPageToFit<T>(
+  page: ShrinkablePage<T>,
+  maxChars: number,
+): Promise<T> {
+  let { size, answer } = page;
+  while (size > 1 && JSON.stringify(answer).length > maxChars) {
+    size = Math.ceil(size / 2);
+    answer = await page.answerOf(size);
+  }
+  return answer;
+}
+
+/** Where a cut answer says so: a client reading the tool's own `truncated` must not meet an object there. */
+function truncationKey(value: object): string {
+  return "truncated" in value ? "output_truncated" : "truncated";
 }
 
 /**
  * Returns `value` when its JSON fits in `maxChars`, else a copy with its
- * largest lists cut (as `rules` allow) and a `truncated` field saying so;
- * when even empty lists do not fit, an answer that says only that.
+ * largest lists cut (as `rules` allow) and a {@link Truncation} saying so
+ * (see the module doc for its key); when even empty lists do not fit, an
+ * answer that says only that.
  */
 export function boundAnswer(
   value: object,
@@ -106,6 +142,7 @@ export function boundAnswer(
   rules: BoundRules = {},
 ): object {
   if (JSON.stringify(value).length <= maxChars) return value;
+  const key = truncationKey(value);
   const copy = structuredClone(value) as object;
   const cuts = new Map<string, Cut>();
   const truncation = (): Truncation => ({
@@ -120,11 +157,11 @@ export function boundAnswer(
     const total = cuts.get(found.path)?.total ?? found.length;
     cuts.set(found.path, { path: found.path, kept, total });
     found.keep(kept);
-    const answer = withTruncation(copy, truncation());
+    const answer = { ...copy, [key]: truncation() };
     if (JSON.stringify(answer).length <= maxChars) return answer;
   }
   return {
-    truncated: truncation(),
+    [key]: truncation(),
     error:
       "the answer does not fit in the output bound even with every list emptied; narrow the request",
   };

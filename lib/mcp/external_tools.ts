@@ -51,6 +51,7 @@ import {
   requireRunningRole,
 } from "./context.ts";
 import { toolAdvice } from "./_tool_advice.ts";
+import { shrinkPageToFit } from "./_bound.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
@@ -372,18 +373,17 @@ function boundedRunsAnswer(
   kind: string | undefined,
   maxChars: number,
 ) {
-  const page: RunsPage = {
+  const page = (shown: number): RunsPage => ({
     offset,
-    shown: list.runs.length,
+    shown,
     listed: list.runs.length,
     total: list.total,
-  };
-  let answer = runsAnswer(list, page, kind);
-  while (page.shown > 1 && JSON.stringify(answer).length > maxChars) {
-    page.shown = Math.ceil(page.shown / 2);
-    answer = runsAnswer(list, page, kind);
-  }
-  return answer;
+  });
+  return shrinkPageToFit({
+    size: list.runs.length,
+    answer: runsAnswer(list, page(list.runs.length), kind),
+    answerOf: (shown) => runsAnswer(list, page(shown), kind),
+  }, maxChars);
 }
 
 const runs = defineTool({

@@ -26,7 +26,7 @@ import {
   type TraceFilter,
   traceLineage,
 } from "../obs/query/mod.ts";
-import { boundAnswer, type BoundRules } from "./_bound.ts";
+import { boundAnswer, type BoundRules, shrinkPageToFit } from "./_bound.ts";
 import {
   customKinds,
   DEFAULT_TRACE_PAGE,
@@ -193,8 +193,7 @@ const queryTraces = defineTool({
         limit: size,
         ...(cursor === undefined ? {} : { cursor }),
       });
-    let size = requested;
-    let page = await read(size);
+    const page = await read(requested);
     const extras = {
       summary: summary ? await summarizeTraceEvents(context.db, filter) : null,
       explain: explain
@@ -206,13 +205,13 @@ const queryTraces = defineTool({
         : null,
     };
     const bound = context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-    let answer = pageAnswer(filter, page, extras, requested, size);
-    // A smaller page keeps the cursor exact, where cutting the list would skip events.
-    while (size > 1 && JSON.stringify(answer).length > bound) {
-      size = Math.ceil(size / 2);
-      page = await read(size);
-      answer = pageAnswer(filter, page, extras, requested, size);
-    }
+    // A smaller page, read again, keeps the cursor exact.
+    const answer = await shrinkPageToFit({
+      size: requested,
+      answer: pageAnswer(filter, page, extras, requested, requested),
+      answerOf: async (size) =>
+        pageAnswer(filter, await read(size), extras, requested, size),
+    }, bound);
     // One event can still be over the bound alone: cut inside it, never drop it.
     return boundAnswer(answer, bound, PAGE_RULES);
   },

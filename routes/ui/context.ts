@@ -9,6 +9,7 @@
 import type { HookAvailability } from "../../lib/auth/mod.ts";
 import type { Principal } from "../principal.ts";
 import type { SessionClaims } from "../_session.ts";
+import type { SessionCookie } from "../_ui_auth.ts";
 
 /** The server's access settings every request knows (set by the access middleware). */
 export interface AccessSettings {
@@ -29,6 +30,8 @@ export interface UiEnv {
     csrf: string | null;
     /** Read-only mode and host hooks (`routes/access.ts`). */
     access: AccessSettings;
+    /** The session cookie the request carries, read once (`sessionCookie` in `_ui_auth.ts`). */
+    sessionCookie: SessionCookie;
   };
 }
 
