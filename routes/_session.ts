@@ -176,3 +176,10 @@ function parseClaims(body: string): SessionClaims | null {
     return null;
   }
 }
+
+/** The request's session cookie: its name on the origin the browser is on, and the value sent under it. */
+export interface SessionCookie {
+  name: string;
+  /** `undefined` when the request carries no such cookie. */
+  value: string | undefined;
+}

@@ -40,6 +40,7 @@ import { isFormBody, readFormBody } from "./_body.ts";
 import {
   createSessionSigner,
   type SessionClaims,
+  type SessionCookie,
   type SessionSigner,
 } from "./_session.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
@@ -162,13 +163,6 @@ function cookiePort(
     }
   }
   return originPort(url);
-}
-
-/** The request's session cookie: its name on the origin the browser is on, and the value sent under it. */
-export interface SessionCookie {
-  name: string;
-  /** `undefined` when the request carries no such cookie. */
-  value: string | undefined;
 }
 
 /**

@@ -8,8 +8,7 @@
 
 import type { HookAvailability } from "../../lib/auth/mod.ts";
 import type { Principal } from "../principal.ts";
-import type { SessionClaims } from "../_session.ts";
-import type { SessionCookie } from "../_ui_auth.ts";
+import type { SessionClaims, SessionCookie } from "../_session.ts";
 
 /** The server's access settings every request knows (set by the access middleware). */
 export interface AccessSettings {
