@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { resolveDataDir } from "../lib/data_dir.ts";
 import { checkRemoteDbUrl } from "../lib/db.ts";
 import { READ_ONLY_ENV } from "../lib/auth/mod.ts";
+import { TRACE_QUERIES_ENV } from "../lib/mcp/mod.ts";
 import { parseFlags, showHelp } from "./_args.ts";
 import { printJson } from "./_context.ts";
 import type { Command } from "./_io.ts";
@@ -111,7 +112,7 @@ export const mcpConfig: Command = (args, io) => {
     ...scopeArgs(scope),
   ]);
   if (values["allow-trace-queries"]) {
-    spec.env.TRACE_MCP_ALLOW_TRACE_QUERIES = "true";
+    spec.env[TRACE_QUERIES_ENV] = "true";
   }
   if (values["read-only"]) spec.env[READ_ONLY_ENV] = "true";
   const configs = clientConfigs(values.name, spec);
