@@ -95,6 +95,20 @@ export function dataFlagsOf(values: DataValues): string {
   return parts.map(shellWord).map((w) => ` ${w}`).join("");
 }
 
+/**
+ * `text` with `dataFlags` after the first `command` it quotes: advice worded
+ * in lib names the command bare, and a reader with another data directory
+ * must be able to run it as printed.
+ */
+export function withFlagsAfter(
+  text: string,
+  command: string,
+  dataFlags: string,
+): string {
+  // A function, not a string: the flags may hold `$'`, a replacement pattern.
+  return text.replace(command, () => command + dataFlags);
+}
+
 /** What to run next: save a new FAIL first, then, once the application is fixed, replay. */
 export interface NextSteps {
   /** Saves this FAIL as a regression; `null` when it is a replay already, or not a FAIL. */

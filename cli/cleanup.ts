@@ -5,7 +5,7 @@ import { dbLocation } from "../lib/db.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { validateRunId } from "../lib/ledger/runs.ts";
 import { capitalized } from "../lib/words.ts";
-import type { CleanupRecord } from "../lib/ledger/cleanups.ts";
+import { type CleanupRecord, laterCleanupOf } from "../lib/ledger/cleanups.ts";
 import {
   type CleanupOutcome,
   type CleanupPoll,
@@ -14,7 +14,7 @@ import {
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
 import { leftoversPollLine } from "./_progress.ts";
-import { dataFlagsOf } from "./_run_outputs.ts";
+import { dataFlagsOf, withFlagsAfter } from "./_run_outputs.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 
@@ -154,11 +154,8 @@ function renderOutcome(
   }
   if (!c.cleanup_complete) {
     const command = `trace external-cleanup ${record.run_id}`;
-    // A function, not a string: the flags may hold `$'`, a replacement pattern.
     lines.push(
-      `  ${
-        incompleteAdvice(record).replace(command, () => command + dataFlags)
-      }`,
+      `  ${withFlagsAfter(incompleteAdvice(record), command, dataFlags)}`,
     );
   }
   return lines.join("\n") + "\n";
@@ -170,13 +167,8 @@ function renderOutcome(
  * the run's text, which another cleanup cannot change until it is fixed.
  */
 function incompleteAdvice(record: CleanupRecord): string {
-  const served = stillServedAdvice(record.run_id, {
-    cleanup_id: record.cleanup_id,
-    marker_seen: record.outcome.marker_seen,
-  });
-  if (served !== null) {
-    return capitalized(served);
-  }
+  const served = stillServedAdvice(record.run_id, laterCleanupOf(record));
+  if (served !== null) return capitalized(served);
   return `Some records may remain or still be served: check the namespaces with the application's own tools, or run trace external-cleanup ${record.run_id} again later`;
 }
 

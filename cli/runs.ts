@@ -24,7 +24,7 @@ import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
-import { dataFlagsOf, exitCodeOf } from "./_run_outputs.ts";
+import { dataFlagsOf, exitCodeOf, withFlagsAfter } from "./_run_outputs.ts";
 import { OUTPUT_FLAGS, reserveOutputs } from "./_outputs.ts";
 import { runDocument } from "../routes/ui/run_html.tsx";
 import type { TraceDb } from "../lib/db.ts";
@@ -238,8 +238,7 @@ function renderView(view: RunView, dataFlags: string): string {
     }\n`
     : "";
   const note = view.note
-    // A function, not a string: the flags may hold `$'`, a replacement pattern.
-    ? `\n${view.note.replace(command, () => command + dataFlags)}\n`
+    ? `\n${withFlagsAfter(view.note, command, dataFlags)}\n`
     : "";
   if (view.report) {
     const hint = leftoverHint(view);
@@ -248,7 +247,7 @@ function renderView(view: RunView, dataFlags: string): string {
         dataFlags,
         ...(hint === null
           ? {}
-          : { cleanupHint: hint.replace(command, () => command + dataFlags) }),
+          : { cleanupHint: withFlagsAfter(hint, command, dataFlags) }),
       }) + later + note;
   }
   const c = view.checkpoint!;

@@ -172,7 +172,7 @@ function cookiePort(
  */
 export function sessionCookie(c: Context, auth: UiAuth): SessionCookie {
   const context = c as Context<UiEnv>;
-  const read = context.get("sessionCookie") as SessionCookie | undefined;
+  const read = context.get("sessionCookie");
   if (read !== undefined) return read;
   const name = sessionCookieName(c, auth);
   const cookie = { name, value: getCookie(c, name) };

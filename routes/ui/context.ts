@@ -29,8 +29,8 @@ export interface UiEnv {
     csrf: string | null;
     /** Read-only mode and host hooks (`routes/access.ts`). */
     access: AccessSettings;
-    /** The session cookie the request carries, read once (`sessionCookie` in `_ui_auth.ts`). */
-    sessionCookie: SessionCookie;
+    /** The session cookie the request carries, once read (`sessionCookie` in `_ui_auth.ts`). */
+    sessionCookie: SessionCookie | undefined;
   };
 }
 

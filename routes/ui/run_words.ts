@@ -12,12 +12,9 @@ import {
   regressionIdFor,
   type RegressionView,
 } from "../../lib/ledger/regressions.ts";
+import type { LaterCleanup } from "../../lib/ledger/cleanups.ts";
 import { checkAdvice } from "../../lib/runner/finding_checks.ts";
-import {
-  notCleanable,
-  type RunView,
-  stillServedAdvice,
-} from "../../lib/runs/mod.ts";
+import { notCleanable, stillServedAdvice } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 import { capitalized, continuedSentence, joinAnd } from "../../lib/words.ts";
 
@@ -60,7 +57,7 @@ export function unregisteredTarget(
  * still served.
  */
 export type LaterCleanupOutcome = Pick<
-  NonNullable<RunView["cleanup"]>,
+  LaterCleanup,
   "cleanup_id" | "cleanup_complete" | "marker_seen"
 >;
 
