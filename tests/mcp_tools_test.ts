@@ -1139,3 +1139,44 @@ Deno.test("trace.external_runs keeps its boolean truncated when even one run is 
     });
   });
 });
+
+/** A completed run of a target whose id is as long as ids go, so its listing is over a small bound alone. */
+async function longTargetRun(db: TraceDb, dataDir: string): Promise<void> {
+  const clock = new VirtualClock();
+  const config = stagingConfig({ document_count: 2 });
+  await runExternal(config, {
+    db,
+    dataDir,
+    target: { id: "t".repeat(64), base_url: config.base_url, source: "config" },
+    transport: new FakeTarget(clock),
+    clock,
+  });
+}
+
+Deno.test("trace.external_runs keeps a page's one run that is over the output bound, cut inside, and next_offset skips no run", async () => {
+  await withTools(async ({ client, context, db }) => {
+    for (let i = 0; i < 3; i++) await longTargetRun(db, context.dataDir);
+    const all = runIds(await callOk(client, "trace.external_runs"));
+    const one = await callOk(client, "trace.external_runs", { limit: 1 });
+    // Shorter than a page of one run: the bound must cut inside the run.
+    const maxOutputChars = JSON.stringify(one).length - 1;
+    await withTools(async ({ client: bounded }) => {
+      const first = await callOk(bounded, "trace.external_runs");
+      assert.deepEqual(first.runs, [{ run_id: all[0] }]);
+      assert.equal(first.truncated, true);
+      assert.equal(first.next_offset, 1);
+      const cut = first.output_truncated as { cuts: unknown[] };
+      assert.deepEqual(cut.cuts, [{ path: "runs[0]", kept: 1, total: 11 }]);
+      const seen: string[] = [];
+      let offset: number | null = 0;
+      while (offset !== null) {
+        const page = await callOk(bounded, "trace.external_runs", { offset });
+        assert.ok(JSON.stringify(page).length <= maxOutputChars);
+        assert.equal(typeof page.truncated, "boolean");
+        seen.push(...runIds(page));
+        offset = page.next_offset as number | null;
+      }
+      assert.deepEqual(seen, all);
+    }, { overrides: { db, dataDir: context.dataDir, maxOutputChars } });
+  });
+});

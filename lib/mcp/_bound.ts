@@ -10,8 +10,11 @@
  * let an object's entries be cut like a list's items.
  *
  * A tool that pages (a cursor or an offset continues after the last item
- * shown) first shrinks its page with {@link shrinkPageToFit}: cutting the
- * page's list would make the next page skip what was cut.
+ * shown) bounds its answer with {@link shrinkPageToFit}: it shrinks the page
+ * and never cuts the page's list, since the next page would skip what was
+ * cut; an item over the bound on its own is cut inside instead. An answer
+ * already cut at a bound is not cut again there (the dispatcher bounds every
+ * answer, a paging tool's too).
  *
  * @module
  */
@@ -99,7 +102,9 @@ function largestList(
 }
 
 /** A page of items whose answer can be built for fewer of them. */
-export interface ShrinkablePage<T> {
+export interface ShrinkablePage<T extends object> {
+  /** Where the answer holds the page's items (`events`, `runs`): a list never cut itself. */
+  list: string;
   /** How many items the full page holds. */
   size: number;
   /** The answer of the full page. */
@@ -108,21 +113,30 @@ export interface ShrinkablePage<T> {
   answerOf: (size: number) => T | Promise<T>;
 }
 
+/** How {@link shrinkPageToFit} cuts inside a page's items (the page's list is kept whole). */
+export type PageRules = Omit<BoundRules, "keepsWhole">;
+
 /**
  * The answer of the page halved (rounding up) until its JSON fits in
- * `maxChars` or it holds one item; that item may still be over the bound,
- * for {@link boundAnswer} to cut inside.
+ * `maxChars` or it holds one item, then bounded by {@link boundAnswer}
+ * with the page's list kept whole: an item still over the bound alone is
+ * cut inside (as `rules` allow), never dropped, so the cursor or next
+ * offset continues right after it.
  */
-export async function shrinkPageToFit<T>(
+export async function shrinkPageToFit<T extends object>(
   page: ShrinkablePage<T>,
   maxChars: number,
-): Promise<T> {
+  rules: PageRules = {},
+): Promise<object> {
   let { size, answer } = page;
   while (size > 1 && JSON.stringify(answer).length > maxChars) {
     size = Math.ceil(size / 2);
     answer = await page.answerOf(size);
   }
-  return answer;
+  return boundAnswer(answer, maxChars, {
+    ...rules,
+    keepsWhole: (path) => path === page.list,
+  });
 }
 
 /** Where a cut answer says so: a client reading the tool's own `truncated` must not meet an object there. */
@@ -131,17 +145,33 @@ function truncationKey(value: object): string {
 }
 
 /**
- * Returns `value` when its JSON fits in `maxChars`, else a copy with its
- * largest lists cut (as `rules` allow) and a {@link Truncation} saying so
- * (see the module doc for its key); when even empty lists do not fit, an
- * answer that says only that.
+ * Whether `value` was already cut at `maxChars` (a paging tool bounds its
+ * own answer): cutting it again would cut its report of the cut and name
+ * it under the wrong key.
+ */
+function isBounded(value: object, maxChars: number): boolean {
+  const record = value as Record<string, unknown>;
+  return ["truncated", "output_truncated"].some((key) => {
+    const said = record[key];
+    return typeof said === "object" && said !== null &&
+      (said as Partial<Truncation>).max_chars === maxChars;
+  });
+}
+
+/**
+ * Returns `value` when its JSON fits in `maxChars` or it was already cut at
+ * that bound, else a copy with its largest lists cut (as `rules` allow) and
+ * a {@link Truncation} saying so (see the module doc for its key); when even
+ * empty lists do not fit, an answer that says only that.
  */
 export function boundAnswer(
   value: object,
   maxChars: number,
   rules: BoundRules = {},
 ): object {
-  if (JSON.stringify(value).length <= maxChars) return value;
+  if (JSON.stringify(value).length <= maxChars || isBounded(value, maxChars)) {
+    return value;
+  }
   const key = truncationKey(value);
   const copy = structuredClone(value) as object;
   const cuts = new Map<string, Cut>();

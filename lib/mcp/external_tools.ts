@@ -51,7 +51,7 @@ import {
   requireRunningRole,
 } from "./context.ts";
 import { toolAdvice } from "./_tool_advice.ts";
-import { shrinkPageToFit } from "./_bound.ts";
+import { type PageRules, shrinkPageToFit } from "./_bound.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
@@ -362,6 +362,19 @@ function runsAnswer(list: RunList, page: RunsPage, kind: string | undefined) {
   };
 }
 
+/** A listed run, the one object whose entries may be cut. */
+const LISTED_RUN = /^runs\[\d+\]$/;
+
+/**
+ * How a page of one run still over the bound is cut: the run keeps its
+ * first fields (its id first), never the runs list itself.
+ */
+const RUNS_PAGE_RULES: PageRules = {
+  cutsEntries: (path) => LISTED_RUN.test(path),
+  note:
+    "runs named in cuts keep only their first fields, so next_offset still follows the last run shown; trace.external_get reads a run whole",
+};
+
 /**
  * The answer with as many of the listed runs as fit the output bound: a
  * shorter page keeps `next_offset` exact, where the bound cutting the list
@@ -372,18 +385,23 @@ function boundedRunsAnswer(
   offset: number,
   kind: string | undefined,
   maxChars: number,
-) {
+): Promise<object> {
   const page = (shown: number): RunsPage => ({
     offset,
     shown,
     listed: list.runs.length,
     total: list.total,
   });
-  return shrinkPageToFit({
-    size: list.runs.length,
-    answer: runsAnswer(list, page(list.runs.length), kind),
-    answerOf: (shown) => runsAnswer(list, page(shown), kind),
-  }, maxChars);
+  return shrinkPageToFit(
+    {
+      list: "runs",
+      size: list.runs.length,
+      answer: runsAnswer(list, page(list.runs.length), kind),
+      answerOf: (shown) => runsAnswer(list, page(shown), kind),
+    },
+    maxChars,
+    RUNS_PAGE_RULES,
+  );
 }
 
 const runs = defineTool({

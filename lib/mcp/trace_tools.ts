@@ -26,7 +26,7 @@ import {
   type TraceFilter,
   traceLineage,
 } from "../obs/query/mod.ts";
-import { boundAnswer, type BoundRules, shrinkPageToFit } from "./_bound.ts";
+import { type PageRules, shrinkPageToFit } from "./_bound.ts";
 import {
   customKinds,
   DEFAULT_TRACE_PAGE,
@@ -147,13 +147,12 @@ function pageAnswer(
 const EVENT_ATTRIBUTES = /^events\[\d+\]\.attributes$/;
 
 /**
- * How a page that still exceeds the bound at one event is cut: never the
- * events list itself (its cursor continues after the last event shown, so
- * a cut event would be skipped for good), only lists inside the events and
- * the extras.
+ * How a page that still exceeds the bound at one event is cut: lists inside
+ * the events and the extras, and an event's attributes; never the events
+ * list itself ({@link shrinkPageToFit} keeps it whole, since its cursor
+ * continues after the last event shown).
  */
-const PAGE_RULES: BoundRules = {
-  keepsWhole: (path) => path === "events",
+const PAGE_RULES: PageRules = {
   cutsEntries: (path) => EVENT_ATTRIBUTES.test(path),
   note:
     "the answer was longer than the output bound, so the lists named in cuts keep only their first items (total says how many there are): lists inside an event (resources, selection candidates, attributes) or of the extras, never events themselves, so next_cursor continues right after the last event shown; a cut event is whole in trace events query --q ID or GET /api/events?q=ID",
@@ -204,16 +203,19 @@ const queryTraces = defineTool({
         )
         : null,
     };
-    const bound = context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-    // A smaller page, read again, keeps the cursor exact.
-    const answer = await shrinkPageToFit({
-      size: requested,
-      answer: pageAnswer(filter, page, extras, requested, requested),
-      answerOf: async (size) =>
-        pageAnswer(filter, await read(size), extras, requested, size),
-    }, bound);
-    // One event can still be over the bound alone: cut inside it, never drop it.
-    return boundAnswer(answer, bound, PAGE_RULES);
+    // A smaller page, read again, keeps the cursor exact; one event still
+    // over the bound alone is cut inside, never dropped.
+    return await shrinkPageToFit(
+      {
+        list: "events",
+        size: requested,
+        answer: pageAnswer(filter, page, extras, requested, requested),
+        answerOf: async (size) =>
+          pageAnswer(filter, await read(size), extras, requested, size),
+      },
+      context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      PAGE_RULES,
+    );
   },
 });
 
