@@ -205,21 +205,17 @@ Deno.test("gateRegressions() takes recurrences already judged as they are instea
     await replayFake(db, dir, id);
     const { report } = await replayFake(db, dir, id, { staleCache: true });
     const regressions = await listRegressions(db);
-    const latestReports = new Map([[report.run_id, report]]);
 
-    const fromReports = gateRegressions(regressions, null, null, {
-      latestReports,
-    });
+    const fromReports = await gate(db);
     const recurrence = fromReports.failing[0]?.recurrence;
     assert.equal(recurrence?.kind, "recurred");
     assert.deepEqual(
-      gateRegressions(regressions, null, null, {
+      gateRegressions(regressions, null, fromReports.ledger_head, {
         latestRecurrences: { [id]: recurrence },
       }),
       fromReports,
     );
     const unjudged = gateRegressions(regressions, null, null, {
-      latestReports,
       latestRecurrences: {},
     });
     assert.equal(unjudged.failing[0]?.recurrence, null);

@@ -247,7 +247,19 @@ function reportReadsById(
   return reads;
 }
 
-Deno.test("the regressions page reads each latest replay's report once, and a target's page takes them from its recent runs", async () => {
+/** How many times `targetId`'s newest external runs were listed among `statements`. */
+function targetRunLists(
+  statements: RecordingClient["statements"],
+  targetId: string,
+): number {
+  return statements.filter(({ sql, args }) =>
+    /^SELECT \* FROM ledger_entries WHERE kind (= \?|IN \(\?\)) AND target_id = \? ORDER BY seq DESC/
+      .test(sql) &&
+    (args as unknown[])[0] === "run" && (args as unknown[])[1] === targetId
+  ).length;
+}
+
+Deno.test("the regressions page reads each latest replay's report once, and a target's page lists its recent runs once and takes them from there", async () => {
   let seeded: ReplayRecurrences | undefined;
   let killed = "";
   let recording: RecordingClient | undefined;
@@ -283,6 +295,18 @@ Deno.test("the regressions page reads each latest replay's report once, and a ta
       const target = await reads(`/targets/${RECURRENCE_TARGET}.json`);
       assert.equal(target.data.regressions[0].unfinished_replay.run_id, killed);
       assert.deepEqual(Object.fromEntries(target.reads), {});
+      // Its recent runs are listed once, for the run list, the summary and
+      // the regressions alike, and its registration is not read again.
+      assert.equal(
+        targetRunLists(recording!.statements, RECURRENCE_TARGET),
+        1,
+      );
+      assert.equal(
+        recording!.statements.filter(({ sql }) =>
+          /FROM ledger_targets t .* WHERE t\.target_id = \?/s.test(sql)
+        ).length,
+        0,
+      );
     } finally {
       await jobs?.close();
     }

@@ -29,11 +29,7 @@ import {
   runContract,
 } from "./contract.ts";
 import type { HeadView } from "./head.ts";
-import {
-  replayOutcomeWords,
-  type ReplayRecurrence,
-  replayRecurrence,
-} from "./recurrence.ts";
+import { replayOutcomeWords, type ReplayRecurrence } from "./recurrence.ts";
 import { readRun, validateRunId } from "./runs.ts";
 import {
   CONFIG_TARGET_PREFIX,
@@ -468,14 +464,9 @@ export interface GateResult {
 /** Options for {@link gateRegressions}. */
 export interface GateJudgementOptions {
   /**
-   * Reports of latest replays by run id: a failing one's reason then says
-   * whether the saved failure came back or it failed on something else.
-   */
-  latestReports?: ReadonlyMap<string, RunReport>;
-  /**
    * What each latest replay that did not pass showed of the saved failure,
-   * by regression id, as a caller that also shows it has judged it: taken
-   * as it is instead of judging again from `latestReports`.
+   * by regression id, as the caller judged it: a failing one's reason then
+   * says whether the saved failure came back or it failed on something else.
    */
   latestRecurrences?: Readonly<Record<string, ReplayRecurrence>>;
 }
@@ -493,7 +484,7 @@ export function gateRegressions(
 ): GateResult {
   const enforced = regressions.filter((r) => r.status === "enforced");
   const failing = enforced.filter((r) => r.last_result !== "PASS").map((r) =>
-    gateFailure(r, recurrenceOf(r, options))
+    gateFailure(r, options.latestRecurrences?.[r.regression_id] ?? null)
   );
   const pending = regressions.filter((r) => r.status === "pending");
   return {
@@ -506,19 +497,6 @@ export function gateRegressions(
     pending_regressions: pending.map((r) => r.regression_id),
     ledger_head: head,
   };
-}
-
-/** What `regression`'s latest replay showed of its saved failure, judged once. */
-function recurrenceOf(
-  regression: RegressionView,
-  options: GateJudgementOptions,
-): ReplayRecurrence | null {
-  if (options.latestRecurrences !== undefined) {
-    return options.latestRecurrences[regression.regression_id] ?? null;
-  }
-  const runId = regression.last_run_id;
-  const report = runId === null ? undefined : options.latestReports?.get(runId);
-  return report ? replayRecurrence(regression.definition, report) : null;
 }
 
 function gateFailure(

@@ -76,6 +76,8 @@ export {
 } from "./run_view.ts";
 export {
   newestFirst,
+  readRunCatalog,
+  type RunCatalog,
   runCatalog,
   type RunCatalogOptions,
   type RunSummary,

@@ -32,13 +32,18 @@ import {
 import { listRuns, readRun, validateRunId } from "../ledger/runs.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import { readRunCheckpoint, unrecordedRuns } from "./kept_report.ts";
-import { readTarget, validateTargetId } from "../ledger/targets.ts";
+import {
+  readTarget,
+  type TargetRecord,
+  validateTargetId,
+} from "../ledger/targets.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
 import type { RunReport } from "../runner/report.ts";
 import {
   latestUnfinishedReplays,
   type ListedRegression,
   newestUnfinishedReplays,
+  type UnfinishedReplay,
   withLatestUnfinished,
   withUnfinishedReplays,
 } from "./unfinished_replays.ts";
@@ -95,37 +100,10 @@ export async function regressionsOf(
   options: RegressionListOptions = {},
 ): Promise<ListedRegression[]> {
   const target = await targetFilter(db, targetId);
-  const regressions = await listRegressions(db, target);
-  return await listedWith(db, regressions, target, options, new Map());
+  return (await readRegressions(db, target, options)).listed;
 }
 
-/**
- * `regressions` of `target` (all when `undefined`) as a listing shows them,
- * each with its latest replay when that one never finished; `reports` are
- * latest replay reports already read, by run id.
- */
-async function listedWith(
-  db: TraceDb,
-  regressions: readonly RegressionView[],
-  target: string | undefined,
-  options: RegressionListOptions,
-  reports: ReadonlyMap<string, RunReport>,
-): Promise<ListedRegression[]> {
-  // A listing shows what the readable checkpoints say; refusing over a
-  // completed run the ledger lacks is the gate's business, not a listing's.
-  const unfinished = options.dataDir === undefined
-    ? []
-    : (await unrecordedRuns(db, options.dataDir, target)).unfinished;
-  const latest = await latestUnfinishedReplays(
-    db,
-    regressions,
-    newestUnfinishedReplays(unfinished, options.isAlive),
-    reports,
-  );
-  return withLatestUnfinished(regressions, latest);
-}
-
-/** What the regressions page shows: the listing and the gate over it. */
+/** What a page shows of saved regressions: the listing and the gate over it. */
 export interface RegressionsView {
   regressions: ListedRegression[];
   gate: GateResult;
@@ -148,27 +126,13 @@ export async function regressionsView(
 ): Promise<RegressionsView> {
   await targetFilter(db, undefined);
   const head = headView(await reverifiedHead(db));
-  const regressions = await listRegressions(db, undefined);
-  // Only a replay that did not pass has something to say of the saved failure.
-  const reports = await latestReplayReports(
+  const { regressions, latest, listed, recurrences } = await readRegressions(
     db,
-    regressions.filter((r) => r.last_result !== "PASS"),
+    undefined,
+    { ...options, recurrences: true },
   );
-  const unfinished = newestUnfinishedReplays(
-    options.dataDir === undefined
-      ? []
-      : (await unrecordedRuns(db, options.dataDir, undefined)).unfinished,
-    options.isAlive,
-  );
-  const latest = await latestUnfinishedReplays(
-    db,
-    regressions,
-    unfinished,
-    reports,
-  );
-  const recurrences = latestRecurrences(regressions, reports);
   return {
-    regressions: withLatestUnfinished(regressions, latest),
+    regressions: listed,
     gate: withUnfinishedReplays(
       gateRegressions(regressions, null, head, {
         latestRecurrences: recurrences,
@@ -180,14 +144,7 @@ export async function regressionsView(
 }
 
 /** What a target's page shows of its regressions. */
-export interface TargetRegressionsView {
-  regressions: ListedRegression[];
-  /**
-   * By regression id, what its latest recorded replay showed of the saved
-   * failure, for each whose latest recorded replay did not pass.
-   */
-  latest_recurrence: Record<string, ReplayRecurrence>;
-}
+export type TargetRegressionsView = Omit<RegressionsView, "gate">;
 
 /** Options for {@link targetRegressionsView}. */
 export interface TargetRegressionsOptions
@@ -197,33 +154,89 @@ export interface TargetRegressionsOptions
 }
 
 /**
- * The listing of {@link regressionsOf} for one registered target with what
- * each latest recorded replay that did not pass showed of its saved
- * failure (a target's page lists its regressions as the regressions page
- * does), reading each latest replay's report at most once.
+ * The listing of {@link regressionsOf} for one registered target (its
+ * record, as the caller read it) with what each latest recorded replay that
+ * did not pass showed of its saved failure (a target's page lists its
+ * regressions as the regressions page does), reading each latest replay's
+ * report at most once.
  */
 export async function targetRegressionsView(
   db: TraceDb,
-  targetId: string,
+  target: TargetRecord,
   options: TargetRegressionsOptions = {},
 ): Promise<TargetRegressionsView> {
-  const target = await targetFilter(db, targetId);
+  const { knownReports, ...rest } = options;
+  const read = await readRegressions(db, target.target_id, {
+    ...rest,
+    recurrences: true,
+    known: byRunId(knownReports ?? []),
+  });
+  return { regressions: read.listed, latest_recurrence: read.recurrences };
+}
+
+/** One read of saved regressions, as every listing and the page gate use it. */
+interface RegressionsRead {
+  regressions: RegressionView[];
+  /** By regression id, its latest replay when that one never finished. */
+  latest: Map<string, UnfinishedReplay>;
+  /** `regressions` as a listing shows them, each with that replay. */
+  listed: ListedRegression[];
+  /**
+   * By regression id, what its latest recorded replay showed of the saved
+   * failure, for each whose latest recorded replay did not pass (none
+   * unless asked for).
+   */
+  recurrences: Record<string, ReplayRecurrence>;
+}
+
+/** Options for {@link readRegressions}. */
+interface RegressionsReadOptions
+  extends Pick<RegressionListOptions, "dataDir" | "isAlive"> {
+  /**
+   * Read each latest recorded replay that did not pass and judge what it
+   * showed of its saved failure; otherwise a report is read only to place
+   * a replay that never finished.
+   */
+  recurrences?: boolean;
+  /** Latest replay reports already read, by run id: not read again. */
+  known?: ReadonlyMap<string, RunReport>;
+}
+
+/**
+ * The regressions of `target` (all when `undefined`; checked by the
+ * caller), each with its latest replay when that one never finished.
+ */
+async function readRegressions(
+  db: TraceDb,
+  target: string | undefined,
+  options: RegressionsReadOptions,
+): Promise<RegressionsRead> {
   const regressions = await listRegressions(db, target);
-  const known = byRunId(options.knownReports ?? []);
-  const reports = await latestReplayReports(
+  const known = options.known ?? new Map();
+  // Only a replay that did not pass has something to say of the saved failure.
+  const reports = options.recurrences
+    ? await latestReplayReports(
+      db,
+      regressions.filter((r) => r.last_result !== "PASS"),
+      known,
+    )
+    : new Map<string, RunReport>();
+  // A listing shows what the readable checkpoints say; refusing over a
+  // completed run the ledger lacks is the gate's business, not a listing's.
+  const unfinished = options.dataDir === undefined
+    ? []
+    : (await unrecordedRuns(db, options.dataDir, target)).unfinished;
+  const latest = await latestUnfinishedReplays(
     db,
-    regressions.filter((r) => r.last_result !== "PASS"),
-    known,
+    regressions,
+    newestUnfinishedReplays(unfinished, options.isAlive),
+    new Map([...known, ...reports]),
   );
   return {
-    regressions: await listedWith(
-      db,
-      regressions,
-      target,
-      options,
-      new Map([...known, ...reports]),
-    ),
-    latest_recurrence: latestRecurrences(regressions, reports),
+    regressions,
+    latest,
+    listed: withLatestUnfinished(regressions, latest),
+    recurrences: latestRecurrences(regressions, reports),
   };
 }
 
@@ -363,22 +376,20 @@ export async function gate(
     options.refuseUnrecorded ?? true,
   );
   const regressions = await listRegressions(db, target);
-  const reports = await latestReplayReports(
-    db,
-    regressions.filter((r) => r.status === "enforced"),
-  );
+  const enforced = regressions.filter((r) => r.status === "enforced");
+  const reports = await latestReplayReports(db, enforced);
   judgeLatestReplays(regressions, reports);
   // Only an enforced regression's unfinished replay is judged, and its
   // recorded replay's report is already among `reports`.
   const latest = await latestUnfinishedReplays(
     db,
-    regressions.filter((r) => r.status === "enforced"),
+    enforced,
     newestUnfinishedReplays(unfinished, options.isAlive),
     reports,
   );
   return withUnfinishedReplays(
     gateRegressions(regressions, target ?? null, head, {
-      latestReports: reports,
+      latestRecurrences: latestRecurrences(regressions, reports),
     }),
     { regressions, latest, commandFlags: options.commandFlags },
   );

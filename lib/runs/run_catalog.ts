@@ -105,8 +105,28 @@ export async function runCatalog(
   db: TraceDb,
   options: RunCatalogOptions = {},
 ): Promise<RunSummary[]> {
+  return (await readRunCatalog(db, options)).runs;
+}
+
+/** The runs of {@link readRunCatalog} with the ledger reports they were read from. */
+export interface RunCatalog {
+  /** Summaries of the runs, newest first, as {@link runCatalog} gives them. */
+  runs: RunSummary[];
+  /**
+   * The ledger's reports that matched, newest first in each history (at
+   * most `limit` of each): a caller that also draws them reads them once.
+   */
+  reports: RunReport[];
+}
+
+/** {@link runCatalog} with the ledger reports it read. */
+export async function readRunCatalog(
+  db: TraceDb,
+  options: RunCatalogOptions = {},
+): Promise<RunCatalog> {
   const ledger = options.ledger ?? await hasLedger(db);
-  const stored = ledger ? await fromLedger(db, options) : [];
+  const reports = ledger ? await fromLedger(db, options) : [];
+  const stored = reports.map((report) => summarizeReport(report, "ledger"));
   const local = options.dataDir !== undefined && options.kind !== "reference"
     ? await fromCheckpoints(
       db,
@@ -123,7 +143,10 @@ export async function runCatalog(
   const all = [...stored, ...local]
     .map((run) => withoutAdapter(withLaterCleanup(run, cleaned), registered))
     .sort(newestFirst);
-  return options.limit === undefined ? all : all.slice(0, options.limit);
+  return {
+    runs: options.limit === undefined ? all : all.slice(0, options.limit),
+    reports,
+  };
 }
 
 /** Orders summaries newest first by start time, then by run id. */
@@ -210,7 +233,7 @@ export function summarizeReport(
 async function fromLedger(
   db: TraceDb,
   options: RunCatalogOptions,
-): Promise<RunSummary[]> {
+): Promise<RunReport[]> {
   const kinds: RunKind[] = options.kind
     ? [options.kind]
     : ["external", "reference"];
@@ -223,7 +246,7 @@ async function fromLedger(
       ...(options.state === undefined ? {} : { state: options.state }),
     })
   ));
-  return lists.flat().map((run) => summarizeReport(run.report, "ledger"));
+  return lists.flat().map((run) => run.report);
 }
 
 /**

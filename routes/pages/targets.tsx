@@ -20,10 +20,10 @@ import { NotFoundError } from "../../lib/errors.ts";
 import type { RunReport } from "../../lib/runner/report.ts";
 import {
   type ListedRegression,
+  readRunCatalog,
   registeredTargets,
   regressionsOf,
   retiredTargetIds,
-  runCatalog,
   type RunSummary,
   targetRegressionsView,
 } from "../../lib/runs/mod.ts";
@@ -228,25 +228,24 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
           `Cannot find target "${id}"; register it with trace external-register --target ${id} --config FILE`,
         );
       }
-      // A replay among the target's recent runs is read once, for its
-      // summary, and its regression takes it from there.
-      const reports = await recentReports(source, id);
+      // The target's recent reports are read once, for its run list; its
+      // summary draws them, and a replay among them is not read again for
+      // its regression.
+      const catalog = await readRunCatalog(source.db, {
+        dataDir: source.dataDir ?? undefined,
+        kind: "external",
+        targetId: id,
+        limit: HISTORY_RUNS,
+      });
+      const reports = catalog.reports;
       const { regressions, latest_recurrence } = record
-        ? await targetRegressionsView(source.db, id, {
+        ? await targetRegressionsView(source.db, record, {
           dataDir: source.dataDir ?? undefined,
           knownReports: reports,
         })
         : { regressions: [], latest_recurrence: {} };
       const summary = summarize(target, reports, regressions);
-      const runs = await withJobStates(
-        await runCatalog(source.db, {
-          dataDir: source.dataDir ?? undefined,
-          kind: "external",
-          targetId: id,
-          limit: HISTORY_RUNS,
-        }),
-        source.jobs,
-      );
+      const runs = await withJobStates(catalog.runs, source.jobs);
       return {
         schema: "trace.ui.target/1",
         target: {
