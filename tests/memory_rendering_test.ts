@@ -7,6 +7,7 @@ import {
   MemoryPipeline,
   renderAnswer,
 } from "../lib/memory/mod.ts";
+import { HOMOGLYPHS } from "../lib/runner/_other_scripts.ts";
 import { withPipeline } from "./_memory.ts";
 
 const NS = "trace-test-r1";
@@ -48,6 +49,21 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
     renderAnswer("a_b", ["markdown", "html"]),
     "<p>a\\&lowbar;b</p>",
   );
+});
+
+Deno.test("renderAnswer() writes each look-alike the runner's homoglyph table reads back as its letter", () => {
+  const letters = Array.from(
+    { length: 26 },
+    (_, i) => String.fromCharCode(0x61 + i),
+  ).join("");
+  const latin = letters + letters.toUpperCase();
+  const rendered = Array.from(renderAnswer(latin, ["homoglyphs"]));
+  assert.equal(rendered.length, latin.length);
+  const replaced = rendered.filter((ch, i) => ch !== latin[i]);
+  assert.ok(replaced.length >= 20, `only ${replaced.length} letters replaced`);
+  rendered.forEach((ch, i) => {
+    if (ch !== latin[i]) assert.equal(HOMOGLYPHS[ch], latin[i], ch);
+  });
 });
 
 Deno.test("renderAnswer() encodings decode back to the answer's text, beyond ASCII too", () => {

@@ -188,6 +188,56 @@ Deno.test("findMarker() recognises a marker in hex bytes with one separator betw
   }
 });
 
+Deno.test("findMarker() reads separated hex beside a word written with hex letters", async (t) => {
+  const bytes = (text: string) => hex(text).replace(/(..)(?!$)/g, "$1 ");
+  // ξ is `ce be`: a genuine first and last byte of letters alone.
+  const greek = `\u03be ${MARKER} \u03be`;
+  const cases: [string, string][] = [
+    ["after a word ending in hex letters", `Unicode ${bytes(MARKER)}`],
+    [
+      "after prose",
+      `Here is the code ${bytes(`Relevant: ${MARKER}`)}`,
+    ],
+    ["after a word of two hex letters", `It will be ${bytes(MARKER)}`],
+    ["before a word of two hex letters", `${bytes(MARKER)} be`],
+    ["between two such words", `de ${bytes(MARKER)} ad`],
+    ["a word before bytes of letters alone", `be ${bytes(greek)}`],
+    ["a word after bytes of letters alone", `${bytes(greek)} ad`],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() reads a separated hex dump wrapped over lines", async (t) => {
+  const dump = (text: string, perLine: number, lineStart: string) =>
+    hex(text).match(new RegExp(`.{1,${2 * perLine}}`, "g"))!
+      .map((line) => lineStart + line.replace(/(..)(?!$)/g, "$1 "))
+      .join("\n");
+  const text = `Synthetic record: probe ${MARKER}`;
+  const cases: [string, string][] = [
+    ["16 bytes a line", dump(text, 16, "")],
+    ["as od -An -tx1 writes it", dump(text, 16, " ")],
+    ["a space before each break", dump(text, 16, "").replace(/\n/g, " \n")],
+    ["CRLF, 8 bytes a line", dump(text, 8, "").replace(/\n/g, "\r\n")],
+    ["colons", dump(text, 16, "").replace(/ /g, ":")],
+    ["after a label line", `bytes:\n${dump(text, 16, " ")}\n`],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+  for (
+    const answer of [
+      // Fewer than five bytes a line: most bytes sit beside a break.
+      dump(text, 4, ""),
+      // A blank line ends a run.
+      dump(text, 16, "").replace(/\n/g, "\n\n"),
+    ]
+  ) {
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
 Deno.test("findMarker() matches no marker in UUIDs, MAC addresses or random separated hex", () => {
   const randomBytes = (count: number, separator: string) =>
     Array.from(

@@ -9,6 +9,7 @@ import {
 import {
   describeRendering,
   findMarker,
+  foldForMatching,
   MARKER_ALPHABET,
   MARKER_PREFIX,
   MARKER_RANDOM_LENGTH,
@@ -226,6 +227,17 @@ Deno.test("findMarker() matches no marker in ordinary Cyrillic, Greek or other-s
     assert.equal(findMarker(answer, marker), null, answer);
     assert.equal(findMarker(answer, MARKER), null, answer);
   }
+});
+
+Deno.test("foldForMatching() drops what other scripts write unless it reads as Latin", () => {
+  assert.equal(
+    foldForMatching(
+      "\u0130stanbul \u041f\u0440\u0438\u0432\u0435\u0442 \u65e5\u672c \u0663 \u03a3 \ud835\udfd8",
+    )
+      .folded,
+    // İ lower-cases to i and a combining dot; р and е are look-alikes; ٣ and 𝟘 are digits.
+    "1stanbu1pe30",
+  );
 });
 
 Deno.test("findMarker() finds every rendering a memory pipeline applies, alone and chained", async (t) => {

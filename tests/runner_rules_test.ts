@@ -39,7 +39,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/6":
     "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69",
   "trace-assertions/7":
-    "sha256:23e6465aaef23bb76071245d13e0058c2100d03e5e1a20e53eaf736efc19317c",
+    "sha256:b2299f1613569eab4d3f31c293b40b36b495e41b77e9a44ffe015c17667c02e4",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

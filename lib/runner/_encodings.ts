@@ -61,16 +61,30 @@ function utf8Text(bytes: Uint8Array): string | null {
 /** Standard or URL-safe base64, padded or not. */
 const WHOLE_BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
 
+/** How runs of one encoding's alphabet are found and read, for {@link quantumRuns}. */
+interface RunPattern {
+  pattern: RegExp;
+  /** Characters of one group: a wrapped line ends after a whole number of them. */
+  quantum: number;
+  /** A line of a run as the encoding's own characters, when it may write one escaped. */
+  read?: (line: string) => string;
+}
+
 /**
  * Runs of each base64 alphabet, line breaks inside allowed. Two alphabets,
  * so a standard payload glued to a name by `_` or `-` (`payload_dHJh…`)
  * still starts a run of its own. A run of the standard alphabet may write
- * `/` as `\/`, as JSON serialised twice does (`data:text\/plain;base64,…`).
+ * `/` as `\/`, as JSON serialised twice does (`data:text\/plain;base64,…`),
+ * read as the `/` it escapes.
  */
-const BASE64_RUNS = [
-  /(?:[A-Za-z0-9+/]|\\\/)+(?:\r?\n(?:[A-Za-z0-9+/]|\\\/)+)*/g,
-  /[A-Za-z0-9_-]+(?:\r?\n[A-Za-z0-9_-]+)*/g,
-] as const;
+const BASE64_RUNS: readonly RunPattern[] = [
+  {
+    pattern: /(?:[A-Za-z0-9+/]|\\\/)+(?:\r?\n(?:[A-Za-z0-9+/]|\\\/)+)*/g,
+    quantum: 4,
+    read: (line) => line.replaceAll("\\/", "/"),
+  },
+  { pattern: /[A-Za-z0-9_-]+(?:\r?\n[A-Za-z0-9_-]+)*/g, quantum: 4 },
+];
 
 /**
  * The UTF-8 texts `value` holds as base64: the whole string when all of it
@@ -95,7 +109,7 @@ function* base64Texts(value: string, shortest: number): Generator<string> {
   }
   const longEnough = base64Length(shortest);
   for (const alphabet of BASE64_RUNS) {
-    for (const run of quantumRuns(value, alphabet, 4)) {
+    for (const run of quantumRuns(value, alphabet)) {
       // Most runs are words: too short to decode, so never worth a key.
       if (run.text.length < longEnough) continue;
       const key = `${run.start}:${run.text.length}`;
@@ -135,27 +149,23 @@ interface EncodedRun {
 }
 
 /**
- * The runs `pattern` finds in `value`, split at each line break that does
- * not follow a whole number of `quantum`-character groups: an encoder that
- * wraps its output breaks lines between groups, while a word on the line
- * before would shift every group after it. A `\/` in a run (only the
- * standard base64 alphabet admits one) is read as the `/` it escapes.
+ * The runs `runs.pattern` finds in `value`, each line read as `runs.read`
+ * says, split at each line break that does not follow a whole number of
+ * `runs.quantum`-character groups: an encoder that wraps its output breaks
+ * lines between groups, while a word on the line before would shift every
+ * group after it.
  */
-function* quantumRuns(
-  value: string,
-  pattern: RegExp,
-  quantum: number,
-): Generator<EncodedRun> {
-  for (const match of value.matchAll(pattern)) {
+function* quantumRuns(value: string, runs: RunPattern): Generator<EncodedRun> {
+  for (const match of value.matchAll(runs.pattern)) {
     let start = match.index;
     let text = "";
     let offset = match.index;
     for (const line of match[0].split(/(?<=\r?\n)/)) {
       const content = line.replace(/\r?\n$/, "");
-      text += content.replaceAll("\\/", "/");
+      text += runs.read ? runs.read(content) : content;
       offset += line.length;
       const broken = content.length < line.length;
-      if (broken && text.length % quantum !== 0) {
+      if (broken && text.length % runs.quantum !== 0) {
         yield { start, text };
         start = offset;
         text = "";
@@ -166,42 +176,89 @@ function* quantumRuns(
 }
 
 /** Runs of hex digits, either case, line breaks inside allowed. */
-const HEX_RUNS = /[0-9A-Fa-f]+(?:\r?\n[0-9A-Fa-f]+)*/g;
+const HEX_RUNS: RunPattern = {
+  pattern: /[0-9A-Fa-f]+(?:\r?\n[0-9A-Fa-f]+)*/g,
+  quantum: 2,
+};
 
-/** Two hex digits with no third after them. */
-const HEX_BYTE = "[0-9A-Fa-f]{2}(?![0-9A-Fa-f])";
+/** Two hex digits with no letter or digit after them. */
+const HEX_BYTE = "[0-9A-Fa-f]{2}(?![0-9A-Za-z])";
 
 /**
  * Bytes written as two hex digits each with one separator between them, the
- * same one throughout (`de ad be ef`, `de:ad:be:ef`, `de-ad-be-ef`), from a
- * byte no hex digit precedes.
+ * same one throughout (`de ad be ef`, `de:ad:be:ef`, `de-ad-be-ef`), or a
+ * line break with that separator on either side or neither (a dump wrapped
+ * every 16 bytes, as `od -An -tx1` writes one), from a byte no letter or
+ * digit precedes: the `de` of `Unicode` starts no run.
  */
 const SEPARATED_HEX_RUNS = new RegExp(
-  `(?<![0-9A-Fa-f])${HEX_BYTE}([ :-])${HEX_BYTE}(?:\\1${HEX_BYTE})*`,
+  `(?<![0-9A-Za-z])${HEX_BYTE}([ :-])${HEX_BYTE}` +
+    `(?:(?:\\1|\\1?\\r?\\n\\1?)${HEX_BYTE})*`,
   "g",
 );
 
 /**
+ * Bytes a line of a separated run holds at least on average: with fewer, the
+ * bytes beside its line breaks, which a run of digits alone may hold too,
+ * would leave it less than twice its bytes in characters of its own
+ * (docs/report.md works it out).
+ */
+const MIN_BYTES_PER_LINE = 5;
+
+/**
  * The UTF-8 texts `value` holds as hex: each maximal run of hex digits of
  * even length, decoded from its first digit (a whole string of hex is one
- * such run), then each run of bytes with one separator between them. Every
- * digit is in at most one run of each kind, and a separated run shares at
- * most its first and last byte with a run of digits alone, so the decodings
- * together hold at most half a character per character of `value`
+ * such run), then each run of bytes with one separator or a line break
+ * between them. Every digit is in at most one run of each kind, and a
+ * separated run shares at most its first and last byte and the bytes and
+ * break at each of its line breaks with a run of digits alone, so the
+ * decodings together hold at most half a character per character of `value`
  * (docs/report.md works it out).
  */
 function* hexTexts(value: string, shortest: number): Generator<string> {
-  for (const run of quantumRuns(value, HEX_RUNS, 2)) {
+  for (const run of quantumRuns(value, HEX_RUNS)) {
     if (run.text.length < 2 * shortest || run.text.length % 2 !== 0) continue;
     const text = hexText(run.text);
     if (text !== null) yield text;
   }
   for (const match of value.matchAll(SEPARATED_HEX_RUNS)) {
-    const digits = match[0].replaceAll(match[1]!, "");
-    if (digits.length < 2 * shortest) continue;
-    const text = hexText(digits);
+    const digits = match[0].replace(/[^0-9A-Fa-f]/g, "");
+    const lines = match[0].split("\n").length;
+    if (digits.length < 2 * Math.max(shortest, MIN_BYTES_PER_LINE * lines)) {
+      continue;
+    }
+    const text = separatedHexText(digits);
     if (text !== null) yield text;
   }
+}
+
+/** A byte written with letters alone, which may be a word beside a run (`be`, `de`, `ad`). */
+const LETTERS_ONLY = /^[A-Fa-f]{2}$/;
+
+/**
+ * The UTF-8 text a separated run's `digits` encode; when they are not text,
+ * the text they encode without a first or last byte written with letters
+ * alone, or without both, whichever is text first: such a byte may be a
+ * word beside the run (`It will be 74 72 …`, `… 61 be`). A genuine first or
+ * last byte may be letters alone too (`ea` starts Hangul, `bf` ends many
+ * characters), so each end is dropped on its own before both are. Still one
+ * text at most per run, of no more bytes than the run holds.
+ */
+function separatedHexText(digits: string): string | null {
+  const whole = hexText(digits);
+  if (whole !== null) return whole;
+  const first = LETTERS_ONLY.test(digits.slice(0, 2));
+  const last = LETTERS_ONLY.test(digits.slice(-2));
+  const trims: [boolean, string][] = [
+    [first, digits.slice(2)],
+    [last, digits.slice(0, -2)],
+    [first && last, digits.slice(2, -2)],
+  ];
+  for (const [applies, trimmed] of trims) {
+    const text = applies ? hexText(trimmed) : null;
+    if (text !== null) return text;
+  }
+  return null;
 }
 
 /** The UTF-8 text an even number of hex `digits` encodes, or `null` when it is not text. */

@@ -93,8 +93,18 @@ export const HOMOGLYPHS: Readonly<Record<string, string>> = {
 /** A Unicode decimal digit, of any script. */
 const DECIMAL_DIGIT = /^\p{Nd}$/u;
 
-/** Digit values already worked out, by character: the same few scripts recur. */
-const digitValues = new Map<string, string>();
+/** The first decimal digit outside ASCII (U+0660, Arabic-Indic zero): no character below it is one. */
+const FIRST_OTHER_DIGIT = "\u0660";
+
+/**
+ * What each character tried stands for as a digit (`null`: none), by
+ * character: the same few scripts recur, and most characters of a text in
+ * another script are no digit, so misses are kept too. At most
+ * {@link MAX_KNOWN_CHARACTERS}, so an answer cannot grow it without end.
+ */
+const digitValues = new Map<string, string | null>();
+
+const MAX_KNOWN_CHARACTERS = 8192;
 
 /**
  * The ASCII digit a decimal digit of another script stands for, or `null`
@@ -102,14 +112,25 @@ const digitValues = new Map<string, string>();
  * from `0` to `9`, some runs adjacent (the mathematical digits), so the value
  * is the offset from the first digit of its block, modulo ten.
  */
-export function asciiDigit(ch: string): string | null {
+function asciiDigit(ch: string): string | null {
+  if (ch < FIRST_OTHER_DIGIT) return ch >= "0" && ch <= "9" ? ch : null;
   const known = digitValues.get(ch);
   if (known !== undefined) return known;
-  if (!DECIMAL_DIGIT.test(ch)) return null;
+  const digit = DECIMAL_DIGIT.test(ch) ? digitValue(ch) : null;
+  if (digitValues.size < MAX_KNOWN_CHARACTERS) digitValues.set(ch, digit);
+  return digit;
+}
+
+function digitValue(ch: string): string {
   const point = ch.codePointAt(0)!;
   let first = point;
   while (DECIMAL_DIGIT.test(String.fromCodePoint(first - 1))) first--;
-  const digit = String((point - first) % 10);
-  digitValues.set(ch, digit);
-  return digit;
+  return String((point - first) % 10);
+}
+
+/** `ch` with a Cyrillic or Greek look-alike read as its Latin letter and another script's digit as ASCII. */
+export function latinOf(ch: string): string {
+  // Most answers are ASCII: no table or property lookup for those.
+  if (ch < "\u0080") return ch;
+  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? ch;
 }

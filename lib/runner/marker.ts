@@ -24,7 +24,7 @@
 
 import { joinAnd } from "../words.ts";
 import { decodedTexts } from "./_encodings.ts";
-import { asciiDigit, HOMOGLYPHS } from "./_other_scripts.ts";
+import { HOMOGLYPHS, latinOf } from "./_other_scripts.ts";
 
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";
@@ -208,7 +208,7 @@ function foldUnits(units: Unit[]): FoldedText {
   const folded: Unit[] = [];
   for (const unit of units) {
     for (const ch of unit.ch.normalize("NFKC")) {
-      for (const lower of latinOf(ch).toLowerCase()) {
+      for (const lower of lowerCase(ch)) {
         const digit = LOOK_ALIKES[lower] ?? lower;
         if (/^[0-9a-z]$/.test(digit)) folded.push({ ...unit, ch: digit });
       }
@@ -217,11 +217,17 @@ function foldUnits(units: Unit[]): FoldedText {
   return { folded: folded.map((u) => u.ch).join(""), units: folded };
 }
 
-/** `ch` with a Cyrillic or Greek look-alike read as its Latin letter and another script's digit as ASCII. */
-function latinOf(ch: string): string {
-  // Most answers are ASCII: no table or property lookup for those.
-  if (ch < "\u0080") return ch;
-  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? ch;
+/**
+ * `ch` read as Latin, in lower case. A character outside ASCII that
+ * {@link latinOf} leaves as it is folds to nothing, unless its lower case
+ * holds a Latin letter: only `İ` (U+0130, `i̇`) does, NFKC having already
+ * made the Kelvin sign a `K`.
+ */
+function lowerCase(ch: string): string {
+  if (ch < "\u0080") return ch.toLowerCase();
+  const latin = latinOf(ch);
+  if (latin !== ch) return latin.toLowerCase();
+  return ch === "\u0130" ? "i" : "";
 }
 
 const LOOK_ALIKES: Readonly<Record<string, string>> = {
@@ -377,12 +383,15 @@ function renderingTraits(
   const written = decoded.normalize("NFKC")
     .replace(/\\(?=[!-/:-@[-`{-~])/g, "")
     .replace(/[\r\n\u2028\u2029\u00ad\u200b-\u200f\u2060\ufeff]/g, "");
-  const plain = Array.from(written, latinOf).join("");
-  if ([...written].some((ch) => Object.hasOwn(HOMOGLYPHS, ch))) {
-    traits.add("homoglyphs");
-  }
-  if ([...written].some((ch) => ch >= "\u0080" && asciiDigit(ch) !== null)) {
-    traits.add("digit_scripts");
+  let plain = "";
+  for (const ch of written) {
+    const latin = latinOf(ch);
+    if (latin !== ch) {
+      traits.add(
+        Object.hasOwn(HOMOGLYPHS, ch) ? "homoglyphs" : "digit_scripts",
+      );
+    }
+    plain += latin;
   }
   if (/[A-Z]/.test(plain)) traits.add("case");
   if (/[oilOIL]/.test(plain)) traits.add("look_alikes");
