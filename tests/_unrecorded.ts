@@ -111,3 +111,39 @@ export async function interruptedCheckpoint(
   await fileCheckpointSink(dataDir, runId).write(checkpoint);
   return checkpoint;
 }
+
+/** The run id {@link killedReplay} gives its checkpoint unless told another. */
+export const KILLED_REPLAY = "run-20261130T000000Z-00000000dead";
+
+/**
+ * The checkpoint a replay of `regressionId` (of staging-a) leaves when its
+ * process is killed mid-window on 2026-11-30 (pid 0 is never a live run);
+ * returns its run id.
+ */
+export async function killedReplay(
+  dataDir: string,
+  regressionId: string,
+  overrides: Partial<Checkpoint> = {},
+): Promise<string> {
+  const runId = overrides.run_id ?? KILLED_REPLAY;
+  await fileCheckpointSink(dataDir, runId).write({
+    schema: "trace.checkpoint/1",
+    run_id: runId,
+    state: "running",
+    pid: 0,
+    process_identity: null,
+    started_at: "2026-11-30T00:00:00.000Z",
+    updated_at: "2026-11-30T00:00:01.000Z",
+    target: STAGING_A,
+    regression_id: regressionId,
+    config_digest: digestOf(CONFIG),
+    namespaces: { test: "trace-test-killed", control: "trace-control-killed" },
+    issued: {
+      test: ["trace-doc-k1", "trace-doc-k2"],
+      control: ["trace-doc-k3"],
+    },
+    verdict: null,
+    ...overrides,
+  });
+  return runId;
+}

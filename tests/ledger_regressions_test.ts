@@ -196,14 +196,20 @@ Deno.test("replayRegression() moves pending to enforced on the first PASS, then 
   });
 });
 
+/** A FAIL saved as a regression, enforced by a passing replay, then failed again by the next: the gate fails. */
+async function brokenAgain(db: TraceDb, dir: string) {
+  await setUp(db);
+  const fail = await runFake(db, dir, { staleCache: true });
+  const { regression } = await saveRegression(db, fail.run_id);
+  const id = regression.regression_id;
+  await replayFake(db, dir, id);
+  const { report } = await replayFake(db, dir, id, { staleCache: true });
+  return { id, report };
+}
+
 Deno.test("gateRegressions() takes recurrences already judged as they are instead of judging them again", async () => {
   await withDb(async (db, dir) => {
-    await setUp(db);
-    const fail = await runFake(db, dir, { staleCache: true });
-    const { regression } = await saveRegression(db, fail.run_id);
-    const id = regression.regression_id;
-    await replayFake(db, dir, id);
-    const { report } = await replayFake(db, dir, id, { staleCache: true });
+    const { id, report } = await brokenAgain(db, dir);
     const regressions = await listRegressions(db);
 
     const fromReports = await gate(db);
@@ -363,12 +369,7 @@ async function tamperBeside(db: TraceDb, sql: string): Promise<void> {
 
 Deno.test("gate() on a long-lived handle refuses a replay hidden by an edit made beside it", async () => {
   await withDb(async (db, dir) => {
-    await setUp(db);
-    const fail = await runFake(db, dir, { staleCache: true });
-    const { regression } = await saveRegression(db, fail.run_id);
-    const id = regression.regression_id;
-    await replayFake(db, dir, id);
-    await replayFake(db, dir, id, { staleCache: true });
+    await brokenAgain(db, dir);
     assert.equal((await gate(db)).ok, false, "the last replay failed");
     // Same handle, as `trace serve` holds it: the last replay's kind is
     // changed so no reader sees it, and its chain digest is left as it was.

@@ -8,18 +8,16 @@
 
 import assert from "node:assert/strict";
 import { main } from "../cli.ts";
-import { digestOf } from "../lib/canonical_json.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
 import type { GateResult } from "../lib/ledger/regressions.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
-import { fileCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { gate, RunJobs } from "../lib/runs/mod.ts";
 import type { RegressionsPageData } from "../routes/pages/regressions.tsx";
 import type { TargetPageData } from "../routes/pages/targets.tsx";
 import type { RunDetail } from "../routes/ui/run_view.ts";
 import { ADMIN_TOKEN, at, page, withUiApp } from "./browser/_server.ts";
 import { type RunsFixture, withRunsFixture } from "./browser/_runs.ts";
-import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
+import { captureIo, withDb } from "./_helpers.ts";
 import { type RecordingClient, recordingDb } from "./_obs_recording.ts";
 import {
   RECURRENCE_TARGET,
@@ -27,6 +25,7 @@ import {
   SAVED_FAILURE,
   seedReplayRecurrences,
 } from "./_replay_recurrences.ts";
+import { killedReplay } from "./_unrecorded.ts";
 import { callOk, pollRun, withToolClient } from "./mcp_support.ts";
 
 const VECTORS = "residual_store:vector_records";
@@ -200,35 +199,6 @@ Deno.test("a target's page says what each latest replay of its regressions showe
     );
   });
 });
-
-/** The checkpoint of a replay of `regressionId` killed on 2026-11-30, after every seeded replay started. */
-async function killedReplay(
-  dataDir: string,
-  regressionId: string,
-): Promise<string> {
-  const runId = "run-20261130T000000Z-00000000dead";
-  const config = stagingConfig({ document_count: 2 });
-  await fileCheckpointSink(dataDir, runId).write({
-    schema: "trace.checkpoint/1",
-    run_id: runId,
-    state: "running",
-    pid: 0,
-    process_identity: null,
-    started_at: "2026-11-30T00:00:00.000Z",
-    updated_at: "2026-11-30T00:00:01.000Z",
-    target: {
-      id: RECURRENCE_TARGET,
-      base_url: config.base_url,
-      source: "registered",
-    },
-    regression_id: regressionId,
-    config_digest: digestOf(config),
-    namespaces: { test: "trace-test-killed", control: "trace-control-killed" },
-    issued: { test: [], control: [] },
-    verdict: null,
-  });
-  return runId;
-}
 
 /** How many times each run's report was read on its own (by run id) among `statements`. */
 function reportReadsById(

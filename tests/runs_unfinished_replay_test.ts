@@ -8,11 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { TraceDb } from "../lib/db.ts";
 import { saveRegression } from "../lib/ledger/regressions.ts";
-import {
-  type Checkpoint,
-  fileCheckpointSink,
-  readCheckpoint,
-} from "../lib/runner/checkpoint.ts";
+import { readCheckpoint } from "../lib/runner/checkpoint.ts";
 import { digestOf } from "../lib/canonical_json.ts";
 import { localPrincipal } from "../lib/mcp/mod.ts";
 import { replayRegression } from "../lib/runs/replay.ts";
@@ -27,11 +23,12 @@ import {
   CONFIG,
   fakeReplay,
   fakeRun,
+  KILLED_REPLAY as KILLED,
+  killedReplay,
   trace,
   withStagingA,
 } from "./_unrecorded.ts";
 
-const KILLED = "run-20261130T000000Z-00000000dead";
 /** A run whose checkpoint says it completed while the ledger lacks it. */
 const LOST = "run-20261130T010000Z-00000000105e";
 
@@ -43,38 +40,6 @@ async function enforcedRegression(db: TraceDb, dir: string): Promise<string> {
   const pass = await fakeReplay(db, dir, regression.regression_id);
   assert.equal(pass.verdict, "PASS");
   return regression.regression_id;
-}
-
-/** The checkpoint a replay of `regressionId` leaves when its process is killed mid-window (pid 0 is never a live run). */
-async function killedReplay(
-  dir: string,
-  regressionId: string,
-  overrides: Partial<Checkpoint> = {},
-): Promise<void> {
-  const runId = overrides.run_id ?? KILLED;
-  await fileCheckpointSink(dir, runId).write({
-    schema: "trace.checkpoint/1",
-    run_id: runId,
-    state: "running",
-    pid: 0,
-    process_identity: null,
-    started_at: "2026-11-30T00:00:00.000Z",
-    updated_at: "2026-11-30T00:00:01.000Z",
-    target: {
-      id: "staging-a",
-      base_url: CONFIG.base_url,
-      source: "registered",
-    },
-    regression_id: regressionId,
-    config_digest: digestOf(CONFIG),
-    namespaces: { test: "trace-test-killed", control: "trace-control-killed" },
-    issued: {
-      test: ["trace-doc-k1", "trace-doc-k2"],
-      control: ["trace-doc-k3"],
-    },
-    verdict: null,
-    ...overrides,
-  });
 }
 
 /** An MCP client over a ledger whose enforced regression's latest replay was killed. */
