@@ -62,7 +62,11 @@ export type {
   DeletionCounts,
   LaterCleanup,
 } from "./lib/ledger/cleanups.ts";
-export type { ReplayRecurrence } from "./lib/ledger/recurrence.ts";
+export {
+  type ReplayRecurrence,
+  replayRecurrence,
+  type SavedFailure,
+} from "./lib/ledger/recurrence.ts";
 export {
   type ComparedCleanup,
   type ComparedRun,

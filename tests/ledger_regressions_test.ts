@@ -23,6 +23,7 @@ import {
 } from "./_fake_target.ts";
 import { stagingConfig, withDb } from "./_helpers.ts";
 import { withRawClient } from "./_tamper.ts";
+import { replayRecurrence } from "../ledger.ts";
 
 const CONFIG = stagingConfig({ document_count: 2 });
 
@@ -215,6 +216,11 @@ Deno.test("gateRegressions() takes recurrences already judged as they are instea
     const fromReports = await gate(db);
     const recurrence = fromReports.failing[0]?.recurrence;
     assert.equal(recurrence?.kind, "recurred");
+    // A library caller judges it with the function the ledger entry point exports.
+    assert.deepEqual(
+      replayRecurrence(regressions[0]!.definition, report),
+      recurrence,
+    );
     assert.deepEqual(
       gateRegressions(regressions, null, fromReports.ledger_head, {
         latestRecurrences: { [id]: recurrence },

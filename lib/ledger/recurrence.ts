@@ -19,7 +19,9 @@ import { failedAssertions, type PinnedAssertion } from "./contract.ts";
  * import this one without a circle).
  */
 export interface SavedFailure {
+  /** The regression the failure was saved as. */
   regression_id: string;
+  /** The assertions that failed in the run it was saved from. */
   assertions: readonly PinnedAssertion[];
 }
 

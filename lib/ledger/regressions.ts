@@ -465,8 +465,10 @@ export interface GateResult {
 export interface GateJudgementOptions {
   /**
    * What each latest replay that did not pass showed of the saved failure,
-   * by regression id, as the caller judged it: a failing one's reason then
-   * says whether the saved failure came back or it failed on something else.
+   * by regression id, as the caller judged it (`replayRecurrence` of the
+   * regression's definition and the replay's report): a failing one's reason
+   * then says whether the saved failure came back or it failed on something
+   * else.
    */
   latestRecurrences?: Readonly<Record<string, ReplayRecurrence>>;
 }
