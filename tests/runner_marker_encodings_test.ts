@@ -138,6 +138,8 @@ Deno.test("findMarker() recognises a marker in hex, a whole string or a run, eit
     ["a whole string", hex(`probe ${MARKER}`)],
     ["upper case inside text", `dump: ${hex(MARKER).toUpperCase()} (end)`],
     ["after 0x", `bytes 0x${hex(`probe ${MARKER}`)}`],
+    ["glued to a byte that is not text", `id=ff${hex(`probe ${MARKER}`)}`],
+    ["glued to a cut sequence", `${hex(`probe ${MARKER}`)}e282`],
     [
       "wrapped every 60 digits",
       `${hex(`Synthetic record: probe ${MARKER}`).replace(/(.{60})/g, "$1\n")}`,
@@ -209,6 +211,31 @@ Deno.test("findMarker() reads separated hex beside a word written with hex lette
   }
 });
 
+Deno.test("findMarker() reads separated hex beside a number or any byte that is not text", async (t) => {
+  const bytes = (text: string) => hex(text).replace(/(..)(?!$)/g, "$1 ");
+  const cases: [string, string][] = [
+    ["after a number", `Score 95 ${bytes(MARKER)}`],
+    ["after a word ending in a byte", `Seat A1 ${bytes(MARKER)}`],
+    ["after two words of hex letters", `be de ${bytes(MARKER)}`],
+    ["before a number", `${bytes(MARKER)} 99 bottles`],
+    ["between cut sequences", `e2 82 ${bytes(MARKER)} f0 9f 98`],
+    ["beside a run of invalid bytes", `ff fe c0 ${bytes(MARKER)} 80 80`],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() keeps the last byte of separated hex that a letter follows", async (t) => {
+  const bytes = (text: string) => hex(text).replace(/(..)(?!$)/g, "$1 ");
+  for (const letter of ["x", "h", "g", "Z"]) {
+    await t.step(
+      letter,
+      () => assertFound(`${bytes(MARKER)}${letter}`, ["hex"]),
+    );
+  }
+});
+
 Deno.test("findMarker() reads a separated hex dump wrapped over lines", async (t) => {
   const dump = (text: string, perLine: number, lineStart: string) =>
     hex(text).match(new RegExp(`.{1,${2 * perLine}}`, "g"))!
@@ -251,6 +278,9 @@ Deno.test("findMarker() matches no marker in UUIDs, MAC addresses or random sepa
       Array.from({ length: 40 }, () => crypto.randomUUID()).join("-"),
       Array.from({ length: 40 }, () => randomBytes(6, ":")).join(" "),
       Array.from({ length: 40 }, () => randomBytes(6, "-")).join(":"),
+      // One MAC address a line: one run of 6 bytes a line.
+      Array.from({ length: 40 }, () => randomBytes(6, ":")).join("\n"),
+      `Score 95 ${randomBytes(200, " ")} 99 bottles`,
       randomBytes(200, ":"),
       randomBytes(200, " "),
       hex(randomText(100, TEXT_ALPHABET)).replace(/(..)(?!$)/g, "$1-"),

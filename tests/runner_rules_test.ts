@@ -39,7 +39,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/6":
     "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69",
   "trace-assertions/7":
-    "sha256:b2299f1613569eab4d3f31c293b40b36b495e41b77e9a44ffe015c17667c02e4",
+    "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

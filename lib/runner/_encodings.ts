@@ -181,15 +181,16 @@ const HEX_RUNS: RunPattern = {
   quantum: 2,
 };
 
-/** Two hex digits with no letter or digit after them. */
-const HEX_BYTE = "[0-9A-Fa-f]{2}(?![0-9A-Za-z])";
+/** Two hex digits with no hex digit after them. */
+const HEX_BYTE = "[0-9A-Fa-f]{2}(?![0-9A-Fa-f])";
 
 /**
  * Bytes written as two hex digits each with one separator between them, the
- * same one throughout (`de ad be ef`, `de:ad:be:ef`, `de-ad-be-ef`), or a
- * line break with that separator on either side or neither (a dump wrapped
- * every 16 bytes, as `od -An -tx1` writes one), from a byte no letter or
- * digit precedes: the `de` of `Unicode` starts no run.
+ * same one throughout (`de ad be ef`, `de:ad:be:ef`), or a line break with that
+ * separator on either side or neither (a dump wrapped every 16 bytes, as
+ * `od -An -tx1` writes one), from a byte no letter or digit precedes: the
+ * `de` of `Unicode` starts no run. A letter after a byte ends the run there
+ * and keeps the byte (`… 61x`).
  */
 const SEPARATED_HEX_RUNS = new RegExp(
   `(?<![0-9A-Za-z])${HEX_BYTE}([ :-])${HEX_BYTE}` +
@@ -206,20 +207,19 @@ const SEPARATED_HEX_RUNS = new RegExp(
 const MIN_BYTES_PER_LINE = 5;
 
 /**
- * The UTF-8 texts `value` holds as hex: each maximal run of hex digits of
- * even length, decoded from its first digit (a whole string of hex is one
- * such run), then each run of bytes with one separator or a line break
- * between them. Every digit is in at most one run of each kind, and a
- * separated run shares at most its first and last byte and the bytes and
- * break at each of its line breaks with a run of digits alone, so the
- * decodings together hold at most half a character per character of `value`
- * (docs/report.md works it out).
+ * The texts `value` holds as hex: each maximal run of hex digits of even
+ * length, decoded from its first digit (a whole string of hex is one such
+ * run), then each run of bytes with one separator or a line break between
+ * them, each read as {@link hexText} says. Every digit is in at most one run
+ * of each kind, and a separated run shares at most its first and last byte
+ * and the bytes and break at each of its line breaks with a run of digits
+ * alone, so the decodings together hold at most half a character per
+ * character of `value` (docs/report.md works it out).
  */
 function* hexTexts(value: string, shortest: number): Generator<string> {
   for (const run of quantumRuns(value, HEX_RUNS)) {
     if (run.text.length < 2 * shortest || run.text.length % 2 !== 0) continue;
-    const text = hexText(run.text);
-    if (text !== null) yield text;
+    yield hexText(run.text);
   }
   for (const match of value.matchAll(SEPARATED_HEX_RUNS)) {
     const digits = match[0].replace(/[^0-9A-Fa-f]/g, "");
@@ -227,47 +227,27 @@ function* hexTexts(value: string, shortest: number): Generator<string> {
     if (digits.length < 2 * Math.max(shortest, MIN_BYTES_PER_LINE * lines)) {
       continue;
     }
-    const text = separatedHexText(digits);
-    if (text !== null) yield text;
+    yield hexText(digits);
   }
 }
 
-/** A byte written with letters alone, which may be a word beside a run (`be`, `de`, `ad`). */
-const LETTERS_ONLY = /^[A-Fa-f]{2}$/;
+/** What a byte that is not part of valid UTF-8 decodes to in hex: a break the fold drops. */
+const HEX_BREAK = " ";
 
 /**
- * The UTF-8 text a separated run's `digits` encode; when they are not text,
- * the text they encode without a first or last byte written with letters
- * alone, or without both, whichever is text first: such a byte may be a
- * word beside the run (`It will be 74 72 …`, `… 61 be`). A genuine first or
- * last byte may be letters alone too (`ea` starts Hangul, `bf` ends many
- * characters), so each end is dropped on its own before both are. Still one
- * text at most per run, of no more bytes than the run holds.
+ * The text an even number of hex `digits` encodes, read one UTF-8 sequence at
+ * a time: a byte that starts no valid sequence (a number or a word beside the
+ * run, `Score 95 …`, `It will be 74 72 …`, `… 99 bottles`) is a break between
+ * texts, so the text beside it is still read. One pass, and never more
+ * characters, nor more bytes of UTF-8, than `digits` hold bytes: each valid
+ * sequence is the run's own bytes, each break one byte for at least one.
  */
-function separatedHexText(digits: string): string | null {
-  const whole = hexText(digits);
-  if (whole !== null) return whole;
-  const first = LETTERS_ONLY.test(digits.slice(0, 2));
-  const last = LETTERS_ONLY.test(digits.slice(-2));
-  const trims: [boolean, string][] = [
-    [first, digits.slice(2)],
-    [last, digits.slice(0, -2)],
-    [first && last, digits.slice(2, -2)],
-  ];
-  for (const [applies, trimmed] of trims) {
-    const text = applies ? hexText(trimmed) : null;
-    if (text !== null) return text;
-  }
-  return null;
-}
-
-/** The UTF-8 text an even number of hex `digits` encodes, or `null` when it is not text. */
-function hexText(digits: string): string | null {
+function hexText(digits: string): string {
   const bytes = new Uint8Array(digits.length / 2);
   for (let i = 0; i < bytes.length; i++) {
     bytes[i] = Number.parseInt(digits.slice(2 * i, 2 * i + 2), 16);
   }
-  return utf8Text(bytes);
+  return utf8Sequences(bytes, () => HEX_BREAK);
 }
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
@@ -290,12 +270,28 @@ function decodeEscapes(run: string): string {
     run.match(/%[0-9A-Fa-f]{2}/g)!,
     (escape) => Number.parseInt(escape.slice(1), 16),
   );
+  return utf8Sequences(bytes, (i) => run.slice(3 * i, 3 * i + 3));
+}
+
+/**
+ * `bytes` read one UTF-8 sequence at a time: each valid sequence as its
+ * character, each byte that starts none (or starts an invalid or cut one) as
+ * `invalid` says for its index.
+ */
+function utf8Sequences(
+  bytes: Uint8Array,
+  invalid: (index: number) => string,
+): string {
   let out = "";
   for (let i = 0; i < bytes.length;) {
     const length = utf8SequenceLength(bytes[i]!);
-    const text = length === 0 ? null : utf8Text(bytes.subarray(i, i + length));
+    const text = length === 1
+      ? String.fromCharCode(bytes[i]!)
+      : length === 0
+      ? null
+      : utf8Text(bytes.subarray(i, i + length));
     if (text === null) {
-      out += run.slice(3 * i, 3 * i + 3);
+      out += invalid(i);
       i += 1;
     } else {
       out += text;

@@ -39,8 +39,10 @@
  * letters they pass for (a listed table, `homoglyphs`) and every Unicode
  * decimal digit as its ASCII digit; hex is also read as bytes with one
  * separator between them (`de ad be ef`, `de:ad:be:ef`), wrapped over lines
- * as a dump is, beside a word written with hex letters (`It will be 74 72…`),
- * and a base64 run may write `/` as `\/` (JSON serialised twice).
+ * as a dump is, and hex bytes are read one UTF-8 sequence at a time, a byte
+ * that is not text (a word or a number beside the run, `It will be 74 72…`,
+ * `Score 95 74 72…`) a break rather than the end of the reading; a base64 run
+ * may write `/` as `\/` (JSON serialised twice).
  *
  * @module
  */
@@ -68,7 +70,7 @@ export const EVIDENCE_RULES = {
     alphabet: MARKER_ALPHABET,
     random_length: MARKER_RANDOM_LENGTH,
     match:
-      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, or a line break with that separator on either side or neither, starting at a byte no letter or digit precedes, each byte followed by no letter or digit, its separators and line breaks not counted in its length, only when its lines hold at least 5 bytes on average, and when its bytes are not valid UTF-8 read instead without its first byte, else without its last byte, else without both, each such byte written with the letters a-f alone, the first of these that is valid UTF-8), each only when at least as long as the encoding of 26 characters and valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, or a line break with that separator on either side or neither, starting at a byte no letter or digit precedes, each byte followed by no hex digit, its separators and line breaks not counted in its length, only when its lines hold at least 5 bytes on average; the bytes of either kind of run read one UTF-8 sequence at a time, each byte that starts no valid sequence read as a space), each only when at least as long as the encoding of 26 characters, base64 only when valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
     searched:
       "every string of the /query answer, values and keys at any depth, text first, and the adjacent strings of one array joined; after the deletion the test marker in the control query's answer counts too, and either namespace's /inventory answer is searched the same way (the control's own marker there does not count); at cleanup either marker in either namespace's answers",
     homoglyphs: HOMOGLYPHS,
@@ -93,7 +95,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:b2299f1613569eab4d3f31c293b40b36b495e41b77e9a44ffe015c17667c02e4" as const;
+  "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
