@@ -1,7 +1,17 @@
 /** The output bound of MCP answers: pages shrunk to fit, lists cut with a note saying so. */
 
 import assert from "node:assert/strict";
-import { boundAnswer, shrinkPageToFit } from "../lib/mcp/_bound.ts";
+import * as v from "valibot";
+import {
+  boundAnswer,
+  MIN_OUTPUT_CHARS,
+  minimalAnswer,
+  shrinkPageToFit,
+} from "../lib/mcp/_bound.ts";
+import { clientAnswer } from "../lib/mcp/_remote_text.ts";
+import { callTool } from "../lib/mcp/server.ts";
+import { READS, type TraceTool } from "../lib/mcp/_tool.ts";
+import type { McpToolContext } from "../lib/mcp/context.ts";
 
 const ITEM = "x".repeat(100);
 
@@ -91,11 +101,148 @@ Deno.test("shrinkPageToFit() cuts the entries of an item the rules name, never t
   });
 });
 
-Deno.test("boundAnswer() returns an answer already cut at the same bound as it is", () => {
-  const answer = { items: [ITEM, ITEM, ITEM], truncated: false };
-  const cut = boundAnswer(answer, 200);
-  assert.ok("output_truncated" in cut && "error" in cut, "nothing fits");
-  assert.ok(JSON.stringify(cut).length > 200);
-  assert.equal(boundAnswer(cut, 200), cut);
-  assert.notEqual(boundAnswer(cut, 100), cut, "another bound cuts again");
+/** Answers of a few shapes, each too long for the smaller bounds. */
+function shapes(): Record<string, object> {
+  const tags = () => Array.from({ length: 6 }, (_, i) => `tag-${i}`.repeat(5));
+  return {
+    list: { items: Array.from({ length: 9 }, () => ITEM) },
+    page: {
+      items: Array.from({ length: 5 }, (_, id) => ({ id, tags: tags() })),
+      truncated: true,
+      next_offset: 5,
+    },
+    cursor: {
+      events: Array.from({ length: 4 }, (_, id) => ({
+        id,
+        resources: tags(),
+        attributes: { a: ITEM, b: ITEM },
+      })),
+      next_cursor: "c".repeat(40),
+    },
+    // Many small lists, none of which helps: the cut list is long itself.
+    nothing: {
+      text: "t".repeat(120),
+      ...Object.fromEntries(
+        Array.from({ length: 30 }, (_, i) => [`list_${i}`, [i, i + 1]]),
+      ),
+    },
+    said: {
+      items: Array.from({ length: 9 }, () => ITEM),
+      truncated: { max_chars: 300, cuts: [], note: "not from this bound" },
+    },
+  };
+}
+
+Deno.test("boundAnswer() returns answers that fit the bound, or the minimal answer below MIN_OUTPUT_CHARS, and bounding again returns them as they are", async (t) => {
+  for (const [name, answer] of Object.entries(shapes())) {
+    await t.step(name, () => {
+      for (let maxChars = 150; maxChars <= 1_000; maxChars += 7) {
+        const bounded = boundAnswer(answer, maxChars);
+        const length = JSON.stringify(bounded).length;
+        if (length > maxChars) {
+          assert.ok(maxChars < MIN_OUTPUT_CHARS, `${name} at ${maxChars}`);
+          const key = "truncated" in answer ? "output_truncated" : "truncated";
+          assert.deepEqual(bounded, minimalAnswer(maxChars, key));
+        } else {
+          assert.equal(boundAnswer(bounded, maxChars), bounded, "fits again");
+        }
+      }
+    });
+  }
+});
+
+Deno.test("minimalAnswer() fits MIN_OUTPUT_CHARS, whatever the key", () => {
+  for (const key of ["truncated", "output_truncated"] as const) {
+    const minimal = JSON.stringify(minimalAnswer(MIN_OUTPUT_CHARS, key));
+    assert.ok(minimal.length <= MIN_OUTPUT_CHARS, minimal);
+  }
+});
+
+Deno.test("boundAnswer() cuts an answer over the bound even when it already carries a truncation at that bound", () => {
+  const answer = {
+    items: Array.from({ length: 9 }, () => ITEM),
+    truncated: { max_chars: 400, cuts: [], note: "said by the tool" },
+  };
+  const bounded = boundAnswer(answer, 400) as Record<string, unknown>;
+  assert.ok(JSON.stringify(bounded).length <= 400);
+  assert.deepEqual(bounded.truncated, answer.truncated, "the tool's own field");
+  const cut = bounded.output_truncated as { cuts: { path: string }[] };
+  assert.deepEqual(cut.cuts.map((c) => c.path), ["items"]);
+});
+
+Deno.test("boundAnswer() keeps a page's truncated, next_offset and next_cursor when nothing else fits, and lists only the cuts that fit", () => {
+  const answer = {
+    text: "t".repeat(400),
+    ...Object.fromEntries(
+      Array.from({ length: 30 }, (_, i) => [`list_${i}`, [i, i + 1]]),
+    ),
+    truncated: true,
+    next_offset: 1,
+    next_cursor: "cursor-1",
+  };
+  const bounded = boundAnswer(answer, 320) as Record<string, unknown>;
+  assert.ok(JSON.stringify(bounded).length <= 320);
+  assert.equal(bounded.truncated, true);
+  assert.equal(bounded.next_offset, 1);
+  assert.equal(bounded.next_cursor, "cursor-1");
+  assert.equal(typeof bounded.error, "string");
+  const cut = bounded.output_truncated as { cuts: { path: string }[] };
+  assert.ok(cut.cuts.length > 0 && cut.cuts.length < 30, `${cut.cuts.length}`);
+  assert.ok(cut.cuts.every((c) => c.path.startsWith("list_")));
+});
+
+Deno.test("boundAnswer() measures what rules.present gives and returns the answer unpresented", () => {
+  const answer = { items: Array.from({ length: 4 }, () => ITEM) };
+  const present = (value: object) => ({ ...value, padding: "x".repeat(120) });
+  const bounded = boundAnswer(answer, 500, { present, note: "cut" });
+  assert.ok(JSON.stringify(answer).length <= 500, "fits unpresented");
+  assert.notEqual(bounded, answer, "the presented answer is too long");
+  assert.ok(JSON.stringify(present(bounded)).length <= 500);
+  assert.equal("padding" in bounded, false);
+  assert.ok("truncated" in bounded && !("error" in bounded), "a list was cut");
+  assert.equal(boundAnswer(answer, 600, { present }), answer);
+});
+
+Deno.test("callTool() bounds a remote answer as the client receives it, and a paging tool's page is never cut after it was measured", async () => {
+  const dataDir = "/d";
+  // Each item names the data directory, which a remote client reads as words: longer.
+  const answerOf = (size: number) => ({
+    items: Array.from({ length: size }, (_, id) => ({ id, dir: dataDir })),
+    truncated: size < 20,
+    next_offset: size < 20 ? size : null,
+  });
+  const context = {
+    dataDir,
+    remote: true,
+    maxOutputChars: 900,
+  } as unknown as McpToolContext;
+  assert.ok(JSON.stringify(answerOf(20)).length <= 900, "fits before rewrite");
+  const tool: TraceTool = {
+    name: "trace.test_pages",
+    title: "Pages",
+    description: "Pages",
+    input: v.object({}),
+    annotations: READS,
+    call: (_args, called) =>
+      shrinkPageToFit(
+        { list: "items", size: 20, answer: answerOf(20), answerOf },
+        900,
+        { present: (answer) => clientAnswer(answer, called) },
+      ),
+  };
+  const result = await callTool(
+    new Map([[tool.name, tool]]),
+    tool.name,
+    {},
+    context,
+  );
+  const text = (result.content[0] as { text: string }).text;
+  assert.ok(text.length <= 900, `${text.length}`);
+  const page = JSON.parse(text) as Record<string, unknown>;
+  const items = page.items as { id: number; dir: string }[];
+  assert.ok(items.length < 20, "the page shrank");
+  assert.equal(page.next_offset, items.length, "the next page skips nothing");
+  assert.equal(page.truncated, true);
+  assert.equal(page.output_truncated, undefined, "no list was cut");
+  assert.equal(items[0]!.dir, "the server's data directory");
 });

@@ -1131,9 +1131,13 @@ Deno.test("trace.external_runs keeps its boolean truncated when even one run is 
     for (let i = 0; i < 2; i++) await fakeRun(db, context.dataDir);
     await withTools(async ({ client: bounded }) => {
       const answer = await callOk(bounded, "trace.external_runs");
-      assert.notEqual(typeof answer.truncated, "object");
+      assert.ok(
+        answer.truncated === undefined || typeof answer.truncated === "boolean",
+        "a boolean or none, never the bound's object",
+      );
       const cut = answer.output_truncated as { max_chars: number };
       assert.equal(cut.max_chars, 300);
+      assert.ok(JSON.stringify(answer).length <= 300, "the answer fits");
     }, {
       overrides: { db, dataDir: context.dataDir, maxOutputChars: 300 },
     });

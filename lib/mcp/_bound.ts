@@ -12,9 +12,16 @@
  * A tool that pages (a cursor or an offset continues after the last item
  * shown) bounds its answer with {@link shrinkPageToFit}: it shrinks the page
  * and never cuts the page's list, since the next page would skip what was
- * cut; an item over the bound on its own is cut inside instead. An answer
- * already cut at a bound is not cut again there (the dispatcher bounds every
- * answer, a paging tool's too).
+ * cut; an item over the bound on its own is cut inside instead.
+ *
+ * Every answer {@link boundAnswer} returns fits its bound (down to
+ * {@link MIN_OUTPUT_CHARS}), so bounding it again (the dispatcher bounds
+ * every answer, a paging tool's too) returns it as it is. When even empty
+ * lists do not fit, the answer says only that, with the cuts that fit and a
+ * paging tool's `truncated` (a boolean), `next_offset` and `next_cursor`
+ * when they fit too, so a client can still go past what could not be shown.
+ * The bound is measured on what the client receives (`present`: a remote
+ * caller's answer names no path of this machine, which can lengthen it).
  *
  * @module
  */
@@ -45,7 +52,16 @@ export interface BoundRules {
   cutsEntries?: (path: string) => boolean;
   /** What `truncated.note` says instead of the general note. */
   note?: string;
+  /** What the client receives of an answer, which the bound is measured on (default: the answer). */
+  present?: (answer: object) => object;
 }
+
+/**
+ * The smallest bound every answer is sure to fit: at a smaller one, an
+ * answer that does not fit may be {@link minimalAnswer}, which can be
+ * longer than the bound.
+ */
+export const MIN_OUTPUT_CHARS = 200;
 
 const NOTE =
   "the answer was longer than the output bound, so the lists named in cuts keep only their first items; narrow the request (a smaller limit, more filters, one run or system) to see the rest";
@@ -117,19 +133,20 @@ export interface ShrinkablePage<T extends object> {
 export type PageRules = Omit<BoundRules, "keepsWhole">;
 
 /**
- * The answer of the page halved (rounding up) until its JSON fits in
- * `maxChars` or it holds one item, then bounded by {@link boundAnswer}
- * with the page's list kept whole: an item still over the bound alone is
- * cut inside (as `rules` allow), never dropped, so the cursor or next
- * offset continues right after it.
+ * The answer of the page halved (rounding up) until its JSON (as
+ * `rules.present` gives it) fits in `maxChars` or it holds one item, then
+ * bounded by {@link boundAnswer} with the page's list kept whole: an item
+ * still over the bound alone is cut inside (as `rules` allow), never
+ * dropped, so the cursor or next offset continues right after it.
  */
 export async function shrinkPageToFit<T extends object>(
   page: ShrinkablePage<T>,
   maxChars: number,
   rules: PageRules = {},
 ): Promise<object> {
+  const present = rules.present ?? ((answer: object) => answer);
   let { size, answer } = page;
-  while (size > 1 && JSON.stringify(answer).length > maxChars) {
+  while (size > 1 && JSON.stringify(present(answer)).length > maxChars) {
     size = Math.ceil(size / 2);
     answer = await page.answerOf(size);
   }
@@ -140,46 +157,87 @@ export async function shrinkPageToFit<T extends object>(
 }
 
 /** Where a cut answer says so: a client reading the tool's own `truncated` must not meet an object there. */
-function truncationKey(value: object): string {
+function truncationKey(value: object): "truncated" | "output_truncated" {
   return "truncated" in value ? "output_truncated" : "truncated";
 }
 
+/** What every answer too large even with its lists emptied says. */
+const NOTHING_FITS =
+  "the answer does not fit in the output bound even with every list emptied; narrow the request";
+
+/** Says that lists were cut and cuts names those that fit here. */
+const NOTHING_FITS_NOTE = "cuts names the first lists cut";
+
+/** Fields of a paging tool's answer a client needs to go past what was not shown. */
+const PAGING_FIELDS = ["truncated", "next_offset", "next_cursor"] as const;
+
 /**
- * Whether `value` was already cut at `maxChars` (a paging tool bounds its
- * own answer): cutting it again would cut its report of the cut and name
- * it under the wrong key.
+ * The answer {@link boundAnswer} gives at `maxChars` when even empty lists
+ * do not fit and nothing else does either (the documented floor: no cut
+ * named, no paging field).
  */
-function isBounded(value: object, maxChars: number): boolean {
-  const record = value as Record<string, unknown>;
-  return ["truncated", "output_truncated"].some((key) => {
-    const said = record[key];
-    return typeof said === "object" && said !== null &&
-      (said as Partial<Truncation>).max_chars === maxChars;
-  });
+export function minimalAnswer(
+  maxChars: number,
+  key: "truncated" | "output_truncated" = "truncated",
+): object {
+  return {
+    [key]: { max_chars: maxChars, cuts: [], note: NOTHING_FITS_NOTE },
+    error: NOTHING_FITS,
+  };
 }
 
 /**
- * Returns `value` when its JSON fits in `maxChars` or it was already cut at
- * that bound, else a copy with its largest lists cut (as `rules` allow) and
+ * The answer when even empty lists do not fit: {@link minimalAnswer} with
+ * the paging fields that fit, then as many of the first cuts as fit.
+ */
+function nothingFits(
+  value: Record<string, unknown>,
+  maxChars: number,
+  cuts: Cut[],
+  fits: (answer: object) => boolean,
+): object {
+  const key = truncationKey(value);
+  const answer = minimalAnswer(maxChars, key) as Record<string, unknown>;
+  for (const field of PAGING_FIELDS) {
+    // Only the paging tool's own fields: `truncated` as the bound writes it is an object.
+    const said = value[field];
+    if (said === undefined || typeof said === "object" && said !== null) {
+      continue;
+    }
+    const withField = { ...answer, [field]: said };
+    if (fits(withField)) Object.assign(answer, { [field]: said });
+  }
+  const listed = (answer[key] as Truncation).cuts;
+  for (const cut of cuts) {
+    listed.push(cut);
+    if (!fits(answer)) {
+      listed.pop();
+      break;
+    }
+  }
+  return answer;
+}
+
+/**
+ * Returns `value` when its JSON (as `rules.present` gives it) fits in
+ * `maxChars`, else a copy with its largest lists cut (as `rules` allow) and
  * a {@link Truncation} saying so (see the module doc for its key); when even
- * empty lists do not fit, an answer that says only that.
+ * empty lists do not fit, an answer that says only that. What it returns
+ * fits `maxChars`, or is {@link minimalAnswer} when `maxChars` is below
+ * {@link MIN_OUTPUT_CHARS}.
  */
 export function boundAnswer(
   value: object,
   maxChars: number,
   rules: BoundRules = {},
 ): object {
-  if (JSON.stringify(value).length <= maxChars || isBounded(value, maxChars)) {
-    return value;
-  }
+  const present = rules.present ?? ((answer: object) => answer);
+  const fits = (answer: object) =>
+    JSON.stringify(present(answer)).length <= maxChars;
+  if (fits(value)) return value;
   const key = truncationKey(value);
-  const copy = structuredClone(value) as object;
+  const copy = structuredClone(value) as Record<string, unknown>;
   const cuts = new Map<string, Cut>();
-  const truncation = (): Truncation => ({
-    max_chars: maxChars,
-    cuts: [...cuts.values()],
-    note: rules.note ?? NOTE,
-  });
   for (;;) {
     const found = largestList(copy, "", null, rules);
     if (found === null) break;
@@ -187,12 +245,15 @@ export function boundAnswer(
     const total = cuts.get(found.path)?.total ?? found.length;
     cuts.set(found.path, { path: found.path, kept, total });
     found.keep(kept);
-    const answer = { ...copy, [key]: truncation() };
-    if (JSON.stringify(answer).length <= maxChars) return answer;
+    const truncation: Truncation = {
+      max_chars: maxChars,
+      cuts: [...cuts.values()],
+      note: rules.note ?? NOTE,
+    };
+    const answer = { ...copy, [key]: truncation };
+    if (fits(answer)) return answer;
   }
-  return {
-    [key]: truncation(),
-    error:
-      "the answer does not fit in the output bound even with every list emptied; narrow the request",
-  };
+  return nothingFits(value as Record<string, unknown>, maxChars, [
+    ...cuts.values(),
+  ], fits);
 }

@@ -51,3 +51,11 @@ export function remoteAnswer<T>(value: T, dataDir: string): T {
   }
   return value;
 }
+
+/** What a caller receives of `answer`: {@link remoteAnswer} for a remote caller, else `answer` itself. */
+export function clientAnswer<T>(
+  answer: T,
+  caller: { remote?: boolean; dataDir: string },
+): T {
+  return caller.remote ? remoteAnswer(answer, caller.dataDir) : answer;
+}

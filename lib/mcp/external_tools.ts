@@ -52,6 +52,7 @@ import {
 } from "./context.ts";
 import { toolAdvice } from "./_tool_advice.ts";
 import { type PageRules, shrinkPageToFit } from "./_bound.ts";
+import { clientAnswer } from "./_remote_text.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
@@ -384,7 +385,7 @@ function boundedRunsAnswer(
   list: RunList,
   offset: number,
   kind: string | undefined,
-  maxChars: number,
+  context: McpToolContext,
 ): Promise<object> {
   const page = (shown: number): RunsPage => ({
     offset,
@@ -399,8 +400,8 @@ function boundedRunsAnswer(
       answer: runsAnswer(list, page(list.runs.length), kind),
       answerOf: (shown) => runsAnswer(list, page(shown), kind),
     },
-    maxChars,
-    RUNS_PAGE_RULES,
+    context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+    { ...RUNS_PAGE_RULES, present: (answer) => clientAnswer(answer, context) },
   );
 }
 
@@ -446,7 +447,7 @@ const runs = defineTool({
       list,
       offset ?? 0,
       kind,
-      context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      context,
     );
   },
 });

@@ -22,7 +22,7 @@ import {
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { errorMessage, TraceError } from "../errors.ts";
 import { explainSqlite } from "../sqlite_errors.ts";
-import { remoteAnswer, remoteText } from "./_remote_text.ts";
+import { clientAnswer, remoteText } from "./_remote_text.ts";
 import { toolAdvice } from "./_tool_advice.ts";
 import { boundAnswer } from "./_bound.ts";
 import { serverInstructions } from "./_instructions.ts";
@@ -125,8 +125,11 @@ export async function callTool(
       `${name} failed on an internal error; the server's log has the detail`,
     );
   }
+  // Bound what the client receives: a remote rewrite can lengthen an answer
+  // (the data directory's own path becomes words). A paging tool measures
+  // its page the same way, so its answer fits here and is returned as it is.
   const bounded = boundAnswer(
-    context.remote ? remoteAnswer(answer, context.dataDir) : answer,
+    clientAnswer(answer, context),
     context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
   );
   return {

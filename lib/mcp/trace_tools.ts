@@ -27,6 +27,7 @@ import {
   traceLineage,
 } from "../obs/query/mod.ts";
 import { type PageRules, shrinkPageToFit } from "./_bound.ts";
+import { clientAnswer } from "./_remote_text.ts";
 import {
   customKinds,
   DEFAULT_TRACE_PAGE,
@@ -214,7 +215,7 @@ const queryTraces = defineTool({
           pageAnswer(filter, await read(size), extras, requested, size),
       },
       context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-      PAGE_RULES,
+      { ...PAGE_RULES, present: (answer) => clientAnswer(answer, context) },
     );
   },
 });
