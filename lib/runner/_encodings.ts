@@ -285,20 +285,40 @@ function utf8Sequences(
   let out = "";
   for (let i = 0; i < bytes.length;) {
     const length = utf8SequenceLength(bytes[i]!);
-    const text = length === 1
-      ? String.fromCharCode(bytes[i]!)
-      : length === 0
-      ? null
-      : utf8Text(bytes.subarray(i, i + length));
-    if (text === null) {
+    const point = length === 0 ? -1 : sequencePoint(bytes, i, length);
+    if (point < 0) {
       out += invalid(i);
       i += 1;
     } else {
-      out += text;
+      out += String.fromCodePoint(point);
       i += length;
     }
   }
   return out;
+}
+
+/**
+ * The code point of the `length`-byte UTF-8 sequence at `bytes[i]`, or -1
+ * when it is cut, overlong, a surrogate or past U+10FFFF. Checked by hand
+ * rather than by a fatal `TextDecoder`: an encoded run of arbitrary bytes
+ * holds invalid sequences by the thousand, and each refusal would be a
+ * thrown error.
+ */
+function sequencePoint(bytes: Uint8Array, i: number, length: number): number {
+  if (i + length > bytes.length) return -1;
+  const lead = bytes[i]!;
+  let point = length === 1
+    ? lead
+    : lead & (length === 2 ? 0x1f : length === 3 ? 0x0f : 0x07);
+  for (let k = 1; k < length; k++) {
+    const next = bytes[i + k]!;
+    if ((next & 0xc0) !== 0x80) return -1;
+    point = (point << 6) | (next & 0x3f);
+  }
+  const shortest = length === 3 ? 0x800 : length === 4 ? 0x10000 : 0;
+  if (point < shortest || point > 0x10ffff) return -1;
+  if (point >= 0xd800 && point <= 0xdfff) return -1;
+  return point;
 }
 
 /** How many bytes a UTF-8 sequence starting with `lead` has; 0 when `lead` starts none. */

@@ -207,6 +207,13 @@ export function foldForMatching(text: string): FoldedText {
 function foldUnits(units: Unit[]): FoldedText {
   const folded: Unit[] = [];
   for (const unit of units) {
+    const code = unit.ch.length === 1 ? unit.ch.charCodeAt(0) : 0x80;
+    if (code < 0x80) {
+      // Most of an answer is ASCII, which NFKC leaves as it is: one lookup.
+      const ch = ASCII_FOLD[code]!;
+      if (ch !== "") folded.push({ ch, start: unit.start, end: unit.end });
+      continue;
+    }
     for (const ch of unit.ch.normalize("NFKC")) {
       for (const lower of lowerCase(ch)) {
         const digit = LOOK_ALIKES[lower] ?? lower;
@@ -236,10 +243,24 @@ const LOOK_ALIKES: Readonly<Record<string, string>> = {
   l: "1",
 };
 
+/** What each ASCII character folds to (`""`: dropped), as the loop above would fold it. */
+const ASCII_FOLD: readonly string[] = Array.from(
+  { length: 0x80 },
+  (_, code) => {
+    const lower = String.fromCharCode(code).toLowerCase();
+    const digit = LOOK_ALIKES[lower] ?? lower;
+    return /^[0-9a-z]$/.test(digit) ? digit : "";
+  },
+);
+
 /** `text` with character references decoded (`&amp;` unwrapped first, up to three times). */
 function decodeUnits(text: string): Unit[] {
   let units = codePoints(text);
-  for (let round = 0; round < 3; round++) units = unwrapAmp(units);
+  // Without an `&` there is nothing to decode: most answers skip both passes.
+  if (!text.includes("&")) return units;
+  if (text.includes("&amp;")) {
+    for (let round = 0; round < 3; round++) units = unwrapAmp(units);
+  }
   return decodeReferences(units);
 }
 
