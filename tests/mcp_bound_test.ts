@@ -6,6 +6,7 @@ import {
   boundAnswer,
   MIN_OUTPUT_CHARS,
   minimalAnswer,
+  outputBound,
   shrinkPageToFit,
 } from "../lib/mcp/_bound.ts";
 import { clientAnswer } from "../lib/mcp/_remote_text.ts";
@@ -245,4 +246,31 @@ Deno.test("callTool() bounds a remote answer as the client receives it, and a pa
   assert.equal(page.truncated, true);
   assert.equal(page.output_truncated, undefined, "no list was cut");
   assert.equal(items[0]!.dir, "the server's data directory");
+});
+
+Deno.test("a page whose one item cannot be shown says it was left out before its next offset goes past it", async () => {
+  // The note repeats on every page, so even one run does not fit.
+  const pageOf = (size: number) => ({
+    runs: [{ run_id: "run-1" }, { run_id: "run-2" }].slice(0, size),
+    truncated: size < 2,
+    next_offset: size < 2 ? size : null,
+    note: "n".repeat(400),
+  });
+  const bounded = await shrinkPageToFit({
+    list: "runs",
+    size: 2,
+    answer: pageOf(2),
+    answerOf: pageOf,
+  }, 300) as Record<string, unknown>;
+  assert.ok(JSON.stringify(bounded).length <= 300);
+  assert.equal(bounded.next_offset, 1);
+  assert.equal(bounded.truncated, true);
+  const cut = bounded.output_truncated as { cuts: unknown[] };
+  assert.deepEqual(cut.cuts[0], { path: "runs", kept: 0, total: 1 });
+});
+
+Deno.test("outputBound() raises a bound below MIN_OUTPUT_CHARS to it and keeps the default otherwise", () => {
+  assert.equal(outputBound(100), MIN_OUTPUT_CHARS);
+  assert.equal(outputBound(300), 300);
+  assert.equal(outputBound(undefined), 60_000);
 });

@@ -26,6 +26,8 @@
  * @module
  */
 
+import { DEFAULT_MAX_OUTPUT_CHARS } from "./context.ts";
+
 /** One list that was cut. */
 export interface Cut {
   /** Where the list is, e.g. `report.samples` or `events[0].resources`. */
@@ -61,7 +63,19 @@ export interface BoundRules {
  * answer that does not fit may be {@link minimalAnswer}, which can be
  * longer than the bound.
  */
-export const MIN_OUTPUT_CHARS = 200;
+export const MIN_OUTPUT_CHARS = 250;
+
+/**
+ * The output bound a context asks for, raised to {@link MIN_OUTPUT_CHARS}:
+ * below it an answer could not be sure to fit, and a second bounding of
+ * the shortest answer would rename its cut.
+ */
+export function outputBound(maxOutputChars: number | undefined): number {
+  return Math.max(
+    MIN_OUTPUT_CHARS,
+    maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+  );
+}
 
 const NOTE =
   "the answer was longer than the output bound, so the lists named in cuts keep only their first items; narrow the request (a smaller limit, more filters, one run or system) to see the rest";
@@ -150,10 +164,36 @@ export async function shrinkPageToFit<T extends object>(
     size = Math.ceil(size / 2);
     answer = await page.answerOf(size);
   }
-  return boundAnswer(answer, maxChars, {
+  const fits = (bounded: object) =>
+    JSON.stringify(present(bounded)).length <= maxChars;
+  const bounded = boundAnswer(answer, maxChars, {
     ...rules,
     keepsWhole: (path) => path === page.list,
   });
+  return bounded === answer || !("error" in bounded)
+    ? bounded
+    : withPageLeftOut(bounded, { path: page.list, kept: 0, total: size }, fits);
+}
+
+/**
+ * A "nothing fits" answer of a page that says first among its cuts that the
+ * page's items were left out, since its cursor or next offset goes past them;
+ * later cuts give way to it when both do not fit.
+ */
+function withPageLeftOut(
+  bounded: object,
+  leftOut: Cut,
+  fits: (answer: object) => boolean,
+): object {
+  const said = bounded as Record<string, unknown>;
+  const key = typeof said.output_truncated === "object"
+    ? "output_truncated"
+    : "truncated";
+  const cuts = (said[key] as Truncation).cuts;
+  cuts.unshift(leftOut);
+  while (cuts.length > 1 && !fits(bounded)) cuts.splice(1, 1);
+  if (!fits(bounded)) cuts.shift();
+  return bounded;
 }
 
 /** Where a cut answer says so: a client reading the tool's own `truncated` must not meet an object there. */
@@ -163,7 +203,7 @@ function truncationKey(value: object): "truncated" | "output_truncated" {
 
 /** What every answer too large even with its lists emptied says. */
 const NOTHING_FITS =
-  "the answer does not fit in the output bound even with every list emptied; narrow the request";
+  "the answer does not fit in the output bound even with every list emptied; cuts names what was left out; narrow the request";
 
 /** Says that lists were cut and cuts names those that fit here. */
 const NOTHING_FITS_NOTE = "cuts names the first lists cut";

@@ -48,7 +48,7 @@ export interface McpToolContext {
   principal: McpPrincipal;
   /** Whether `trace.query_traces` is offered (`TRACE_MCP_ALLOW_TRACE_QUERIES=true`). */
   allowTraceQueries: boolean;
-  /** Most characters of JSON one answer may carry (default {@link DEFAULT_MAX_OUTPUT_CHARS}); below 200 the shortest cut answer can be longer. */
+  /** Most characters of JSON one answer may carry (default {@link DEFAULT_MAX_OUTPUT_CHARS}); a smaller bound than 250 (`MIN_OUTPUT_CHARS`) is raised to it. */
   maxOutputChars?: number;
   /**
    * Whether the caller is on another machine (`/mcp` over HTTP): answers and

@@ -45,13 +45,9 @@ import {
   TARGET_RUN,
   type TraceTool,
 } from "./_tool.ts";
-import {
-  DEFAULT_MAX_OUTPUT_CHARS,
-  type McpToolContext,
-  requireRunningRole,
-} from "./context.ts";
+import { type McpToolContext, requireRunningRole } from "./context.ts";
 import { toolAdvice } from "./_tool_advice.ts";
-import { type PageRules, shrinkPageToFit } from "./_bound.ts";
+import { outputBound, type PageRules, shrinkPageToFit } from "./_bound.ts";
 import { clientAnswer } from "./_remote_text.ts";
 
 /** Most runs one listing returns. */
@@ -400,7 +396,7 @@ function boundedRunsAnswer(
       answer: runsAnswer(list, page(list.runs.length), kind),
       answerOf: (shown) => runsAnswer(list, page(shown), kind),
     },
-    context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+    outputBound(context.maxOutputChars),
     { ...RUNS_PAGE_RULES, present: (answer) => clientAnswer(answer, context) },
   );
 }

@@ -24,14 +24,10 @@ import { errorMessage, TraceError } from "../errors.ts";
 import { explainSqlite } from "../sqlite_errors.ts";
 import { clientAnswer, remoteText } from "./_remote_text.ts";
 import { toolAdvice } from "./_tool_advice.ts";
-import { boundAnswer } from "./_bound.ts";
+import { boundAnswer, outputBound } from "./_bound.ts";
 import { serverInstructions } from "./_instructions.ts";
 import type { TraceTool } from "./_tool.ts";
-import {
-  DEFAULT_MAX_OUTPUT_CHARS,
-  type McpToolContext,
-  TRACE_QUERIES_ENV,
-} from "./context.ts";
+import { type McpToolContext, TRACE_QUERIES_ENV } from "./context.ts";
 import { EXTERNAL_TOOLS } from "./external_tools.ts";
 import { REFERENCE_TOOLS } from "./reference_tools.ts";
 import { TRACE_TOOLS } from "./trace_tools.ts";
@@ -130,7 +126,7 @@ export async function callTool(
   // its page the same way, so its answer fits here and is returned as it is.
   const bounded = boundAnswer(
     clientAnswer(answer, context),
-    context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+    outputBound(context.maxOutputChars),
   );
   return {
     content: [{ type: "text", text: JSON.stringify(bounded) }],

@@ -26,7 +26,7 @@ import {
   type TraceFilter,
   traceLineage,
 } from "../obs/query/mod.ts";
-import { type PageRules, shrinkPageToFit } from "./_bound.ts";
+import { outputBound, type PageRules, shrinkPageToFit } from "./_bound.ts";
 import { clientAnswer } from "./_remote_text.ts";
 import {
   customKinds,
@@ -35,11 +35,7 @@ import {
   QueryArgs,
 } from "./_trace_args.ts";
 import { defineTool, READS, type TraceTool } from "./_tool.ts";
-import {
-  DEFAULT_MAX_OUTPUT_CHARS,
-  type McpToolContext,
-  type TraceScope,
-} from "./context.ts";
+import { type McpToolContext, type TraceScope } from "./context.ts";
 
 /** Most events of one root read for `explain`. */
 export const MAX_EXPLAIN_EVENTS = 1_000;
@@ -214,7 +210,7 @@ const queryTraces = defineTool({
         answerOf: async (size) =>
           pageAnswer(filter, await read(size), extras, requested, size),
       },
-      context.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      outputBound(context.maxOutputChars),
       { ...PAGE_RULES, present: (answer) => clientAnswer(answer, context) },
     );
   },
