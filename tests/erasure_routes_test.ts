@@ -53,6 +53,13 @@ function applyAsAdmin(app: Hono, confirmation: string): Promise<Response> {
   return post(app, { subject: SUBJECT, apply: true, confirmation }, ADMIN);
 }
 
+/** The `next` of a dry run that can be applied with `confirmation`. */
+function applyStep(confirmation: string): string {
+  return `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
+    JSON.stringify(confirmation)
+  }`;
+}
+
 Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for the admin token only", async () => {
   await withErasureDb(async (db) => {
     await seed(db);
@@ -78,12 +85,7 @@ Deno.test("POST /api/erasures: a dry run, then apply with its confirmation, for 
     const plan = await dry.json();
     assert.equal(plan.dry_run, true);
     assert.equal(plan.events, 3);
-    assert.equal(
-      plan.next,
-      `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
-        JSON.stringify(plan.confirmation)
-      }`,
-    );
+    assert.equal(plan.next, applyStep(plan.confirmation));
     assert.equal((await indexedIds(db)).length, 7);
 
     const missing = await post(app, { subject: SUBJECT, apply: true }, ADMIN);
@@ -275,12 +277,7 @@ Deno.test("POST /api/erasures: a dry run of event ids that match nothing offers 
     );
     const some = await dryRun(["a1", "a9"]);
     assert.equal(some.events, 1);
-    assert.equal(
-      some.next,
-      `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
-        JSON.stringify(some.confirmation)
-      }`,
-    );
+    assert.equal(some.next, applyStep(some.confirmation));
     // A user that matched nothing still applies: its receipt proves nothing was held.
     const nobody = await post(app, {
       subject: { application_id: "app", user_id: "nobody" },
