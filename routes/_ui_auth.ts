@@ -143,12 +143,16 @@ export function tokenSignIn(auth: UiAuth): boolean {
  * upstream's address), and two servers cannot share a listener's port.
  */
 function sessionCookieName(c: Context, auth: UiAuth): string {
-  return `trace_session_${cookiePort(c, auth.publicOrigin)}`;
+  return cookieNameFor(cookiePort(c, auth.publicOrigin));
 }
 
 /** The session cookie's name for browsers that reach the server on `publicOrigin`. */
 export function publicSessionCookieName(publicOrigin: PublicOrigin): string {
-  return `trace_session_${publicOrigin.port}`;
+  return cookieNameFor(publicOrigin.port);
+}
+
+function cookieNameFor(port: string): string {
+  return `trace_session_${port}`;
 }
 
 function cookiePort(

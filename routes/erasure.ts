@@ -286,7 +286,7 @@ function misplacedSubjectKeys(body: object): string[] {
   const keys = Object.keys(body);
   const misplaced = keys.filter((key) => SUBJECT_INPUT_KEYS.includes(key));
   const rest = keys.filter((key) => !SUBJECT_INPUT_KEYS.includes(key));
-  const requestKeys = Object.keys(RequestSchema.entries);
+  const requestKeys = Object.keys(RequestEntries);
   return rest.every((key) => requestKeys.includes(key)) ? misplaced : [];
 }
 

@@ -158,21 +158,30 @@ export async function shrinkPageToFit<T extends object>(
   maxChars: number,
   rules: PageRules = {},
 ): Promise<object> {
-  const present = rules.present ?? ((answer: object) => answer);
+  const fits = fitsIn(maxChars, rules.present);
   let { size, answer } = page;
-  while (size > 1 && JSON.stringify(present(answer)).length > maxChars) {
+  let fitting = fits(answer);
+  while (size > 1 && !fitting) {
     size = Math.ceil(size / 2);
     answer = await page.answerOf(size);
+    fitting = fits(answer);
   }
-  const fits = (bounded: object) =>
-    JSON.stringify(present(bounded)).length <= maxChars;
+  if (fitting) return answer;
   const bounded = boundAnswer(answer, maxChars, {
     ...rules,
     keepsWhole: (path) => path === page.list,
   });
-  return bounded === answer || !("error" in bounded)
-    ? bounded
-    : withPageLeftOut(bounded, { path: page.list, kept: 0, total: size }, fits);
+  if (!("error" in bounded)) return bounded;
+  const leftOut = { path: page.list, kept: 0, total: size };
+  return withPageLeftOut(bounded, truncationKey(answer), leftOut, fits);
+}
+
+/** Whether an answer's JSON, as `present` gives it to the client, fits in `maxChars`. */
+function fitsIn(
+  maxChars: number,
+  present: (answer: object) => object = (answer) => answer,
+): (answer: object) => boolean {
+  return (answer) => JSON.stringify(present(answer)).length <= maxChars;
 }
 
 /**
@@ -182,16 +191,14 @@ export async function shrinkPageToFit<T extends object>(
  */
 function withPageLeftOut(
   bounded: object,
+  key: "truncated" | "output_truncated",
   leftOut: Cut,
   fits: (answer: object) => boolean,
 ): object {
-  const said = bounded as Record<string, unknown>;
-  const key = typeof said.output_truncated === "object"
-    ? "output_truncated"
-    : "truncated";
-  const cuts = (said[key] as Truncation).cuts;
+  const cuts = ((bounded as Record<string, unknown>)[key] as Truncation).cuts;
   cuts.unshift(leftOut);
-  while (cuts.length > 1 && !fits(bounded)) cuts.splice(1, 1);
+  // The last cuts give way first: the note says the first are named.
+  while (cuts.length > 1 && !fits(bounded)) cuts.pop();
   if (!fits(bounded)) cuts.shift();
   return bounded;
 }
@@ -271,9 +278,7 @@ export function boundAnswer(
   maxChars: number,
   rules: BoundRules = {},
 ): object {
-  const present = rules.present ?? ((answer: object) => answer);
-  const fits = (answer: object) =>
-    JSON.stringify(present(answer)).length <= maxChars;
+  const fits = fitsIn(maxChars, rules.present);
   if (fits(value)) return value;
   const key = truncationKey(value);
   const copy = structuredClone(value) as Record<string, unknown>;

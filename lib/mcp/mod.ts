@@ -36,7 +36,7 @@ export {
   toolsFor,
 } from "./server.ts";
 export { looksLikeUrl } from "./_args.ts";
-export { type Cut, MIN_OUTPUT_CHARS, type Truncation } from "./_bound.ts";
+export { type Cut, type Truncation } from "./_bound.ts";
 export { type ToolEffects, type TraceTool } from "./_tool.ts";
 export { describeScope, scopedFilter } from "./trace_tools.ts";
 export {

@@ -67,8 +67,7 @@ export class NamespacedRecords<T> {
   protected putRecord(namespace: string, id: string, value: T): void {
     let space = this.#spaces.get(namespace);
     if (!space) this.#spaces.set(namespace, space = new Map());
-    const earlier = space.get(id);
-    if (earlier) this.#bytes -= this.#measure(id, earlier.value);
+    this.#bytes -= this.recordBytes(namespace, id);
     space.set(id, { value, deletedAt: null });
     this.#bytes += this.#measure(id, value);
   }

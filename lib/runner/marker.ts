@@ -215,9 +215,11 @@ function foldUnits(units: Unit[]): FoldedText {
       continue;
     }
     for (const ch of unit.ch.normalize("NFKC")) {
-      for (const lower of lowerCase(ch)) {
-        const digit = LOOK_ALIKES[lower] ?? lower;
-        if (/^[0-9a-z]$/.test(digit)) folded.push({ ...unit, ch: digit });
+      // Read as Latin, a character is one ASCII letter or digit, or nothing.
+      const latin = lowerCase(ch);
+      const fold = latin === "" ? "" : ASCII_FOLD[latin.charCodeAt(0)]!;
+      if (fold !== "") {
+        folded.push({ ch: fold, start: unit.start, end: unit.end });
       }
     }
   }
@@ -243,7 +245,7 @@ const LOOK_ALIKES: Readonly<Record<string, string>> = {
   l: "1",
 };
 
-/** What each ASCII character folds to (`""`: dropped), as the loop above would fold it. */
+/** What each ASCII character folds to (`""`: dropped): lower case, look-alikes as digits, only `[0-9a-z]` kept. */
 const ASCII_FOLD: readonly string[] = Array.from(
   { length: 0x80 },
   (_, code) => {
