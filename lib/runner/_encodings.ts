@@ -223,7 +223,7 @@ function* hexTexts(value: string, shortest: number): Generator<string> {
   }
   for (const match of value.matchAll(SEPARATED_HEX_RUNS)) {
     const digits = match[0].replace(/[^0-9A-Fa-f]/g, "");
-    const lines = match[0].split("\n").length;
+    const lines = 1 + (match[0].match(/\n/g)?.length ?? 0);
     if (digits.length < 2 * Math.max(shortest, MIN_BYTES_PER_LINE * lines)) {
       continue;
     }
@@ -245,9 +245,15 @@ const HEX_BREAK = " ";
 function hexText(digits: string): string {
   const bytes = new Uint8Array(digits.length / 2);
   for (let i = 0; i < bytes.length; i++) {
-    bytes[i] = Number.parseInt(digits.slice(2 * i, 2 * i + 2), 16);
+    bytes[i] = (nibble(digits, 2 * i) << 4) | nibble(digits, 2 * i + 1);
   }
   return utf8Sequences(bytes, () => HEX_BREAK);
+}
+
+/** The value of the hex digit at `digits[i]` (one of `[0-9A-Fa-f]`): no string per byte. */
+function nibble(digits: string, i: number): number {
+  const code = digits.charCodeAt(i);
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
 }
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
