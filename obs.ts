@@ -233,6 +233,7 @@ export {
   planSubjectErasure,
   type PropagationOptions,
   type SubjectErasureOptions,
+  type SubjectErasurePlan,
   verifyErasure,
 } from "./lib/runs/mod.ts";
 export {

@@ -148,7 +148,7 @@ export const auditList: Command = async (args, io) => {
       ...(subject ? { subject } : {}),
       ...(naming.digest ? { erasureDigest: naming.digest } : {}),
     });
-    if (naming.problem) {
+    if (naming.problem && await erasuresListed(db, values)) {
       io.err(
         `warning: erasure requests (action subject.erase) name their subject under ${ERASURE_KEY_FILE}, so none of them is matched: ${naming.problem}\n`,
       );
@@ -158,6 +158,27 @@ export const auditList: Command = async (args, io) => {
     return 0;
   });
 };
+
+/**
+ * Whether the trail holds an erasure entry (action subject.erase) that this
+ * listing's --operator and --action would show: only such an entry goes
+ * unmatched without the erasure key. A data directory that never erased
+ * anything has no key, and nothing to warn about. Asked only when the key
+ * cannot be read.
+ */
+async function erasuresListed(
+  db: TraceDb,
+  values: { operator?: string | undefined; action?: string | undefined },
+): Promise<boolean> {
+  const action = values.action ?? ERASURE_AUDIT_ACTION;
+  if (action !== ERASURE_AUDIT_ACTION) return false;
+  const erasures = await listAudit(db, {
+    limit: 1,
+    action,
+    ...(values.operator === undefined ? {} : { operator: values.operator }),
+  });
+  return erasures.length > 0;
+}
 
 /** The answer of `trace audit list --json`: one object, its list empty when nothing matches. */
 function auditListAnswer(entries: AuditEntry[]): {

@@ -8,6 +8,7 @@
  */
 
 import * as v from "valibot";
+import { resolve } from "node:path";
 import type { TraceDb } from "../lib/db.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import { UsageError } from "../lib/errors.ts";
@@ -27,8 +28,8 @@ import {
   type ErasureSubject,
   finishErasures,
   firstIds,
-  NOTHING_TO_APPLY,
   nothingToApply,
+  nothingToApplyAdvice,
   parseErasureSubject,
   PROPAGATION_ENV,
   propagationByDefault,
@@ -42,6 +43,7 @@ import {
   erasureKeyFor,
   type ErasureVerification,
   planSubjectErasure,
+  type SubjectErasurePlan,
   verifyErasure,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
@@ -49,6 +51,7 @@ import { printJson, withDataContext } from "./_context.ts";
 import { type CliIo, mebibytes, readInput } from "./_io.ts";
 import { shellWord } from "../lib/shell_word.ts";
 import { plural } from "./_words.ts";
+import { dataFlagsOf } from "./_run_outputs.ts";
 
 const ERASE_HELP =
   `Usage: trace obs erase --application ID SUBJECT [--apply --confirm VALUE] [--json]
@@ -70,7 +73,8 @@ saw; with --apply --confirm VALUE it erases exactly that, refusing when one
 of those events changed or went since. Events of the subject written after
 the dry run (a user who is still active) are not erased: the answer counts
 them, and another dry run and apply erases them. An apply of event ids none
-of which matches an event is refused, and nothing is written. The deletes
+of which matches an event is refused, and nothing is written; the dry run of
+such ids names the receipt that erased them already, if one did. The deletes
 run with SQLite secure_delete and are followed by an incremental vacuum and
 a WAL checkpoint, so the text leaves the database file too. A first Ctrl-C
 before the deletes commit calls the erasure off (nothing changes); after
@@ -143,7 +147,7 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
     },
   );
   if (values.json) printJson(io, plan);
-  else io.out(renderPlan(plan, subject));
+  else io.out(renderPlan(plan, subject, values));
   return 0;
 }
 
@@ -404,7 +408,11 @@ function subjectWords(subject: ErasureSubject): string {
   } of application ${subject.application_id}`;
 }
 
-function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
+function renderPlan(
+  plan: SubjectErasurePlan,
+  subject: ErasureSubject,
+  values: EraseValues,
+): string {
   const s = plan.stores;
   return [
     `Erasure dry run for ${
@@ -415,20 +423,62 @@ function renderPlan(plan: ErasurePlan, subject: ErasureSubject): string {
     `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
     `  participants: ${participantsLine(plan.participants)}`,
     ...archiveLine(plan.expired_envelopes, "  "),
-    ...nextLines(plan, subject),
+    ...nextLines(plan, subject, values),
     "",
   ].join("\n");
 }
 
-/** How to apply the plan; none for event ids that matched nothing, whose apply is refused. */
-function nextLines(plan: ErasurePlan, subject: ErasureSubject): string[] {
+/**
+ * How to apply the plan; none for event ids that matched nothing, whose
+ * apply is refused: what to check instead, with the command that verifies
+ * the receipt that erased them already, when there is one.
+ */
+function nextLines(
+  plan: SubjectErasurePlan,
+  subject: ErasureSubject,
+  values: EraseValues,
+): string[] {
   if (nothingToApply(subject, plan.events)) {
-    return [`Nothing was changed, and ${NOTHING_TO_APPLY}`];
+    const earlier = plan.earlier_receipt_id;
+    const advice = nothingToApplyAdvice(
+      earlier,
+      earlier === null
+        ? {}
+        : { verifyCommand: verifyCommandLine(earlier, values) },
+    );
+    return [`Nothing was changed, and ${advice}`];
   }
   return [
     "Nothing was changed. To erase, run the same command with:",
     `  --apply --confirm "${plan.confirmation}"`,
   ];
+}
+
+/** `trace obs erase --verify` of `receiptId` with the subject and data flags this command was given. */
+function verifyCommandLine(receiptId: string, values: EraseValues): string {
+  return `trace obs erase --verify ${shellWord(receiptId)}${
+    subjectFlagsOf(values)
+  }${dataFlagsOf(values)}`;
+}
+
+/**
+ * The subject's flags as given, an `--event-ids` file made absolute as the
+ * data directory is (the command may be run from elsewhere).
+ */
+function subjectFlagsOf(values: EraseValues): string {
+  const ids = values["event-ids"];
+  const given: [string, string | undefined][] = [
+    ["--application", values.application],
+    ["--user", values.user],
+    ["--thread", values.thread],
+    ["--memory", values.memory],
+    ["--event-ids", ids === undefined || ids === "-" ? ids : resolve(ids)],
+  ];
+  const words = given.flatMap(([flag, value]) =>
+    value === undefined ? [] : [flag, value]
+  );
+  if (values.anonymous) words.push("--anonymous");
+  return words.map((w) => ` ${shellWord(w)}`).join("");
 }
 
 /**

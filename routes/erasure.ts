@@ -35,11 +35,10 @@ import { AuditIntegrityError } from "../lib/auth/mod.ts";
 import { newReceiptId, readReceipt } from "../lib/ledger/erasure_receipts.ts";
 import {
   erasureKeyId,
-  type ErasurePlan,
   type ErasureSubject,
   MAX_SUBJECT_EVENT_IDS,
-  NOTHING_TO_APPLY,
   nothingToApply,
+  nothingToApplyAdvice,
   parseErasureSubject,
   SUBJECT_INPUT_KEYS,
   subjectDigest,
@@ -49,6 +48,7 @@ import {
   type AppliedErasure,
   eraseSubject,
   planSubjectErasure,
+  type SubjectErasurePlan,
 } from "../lib/runs/mod.ts";
 import { readSmallJson } from "./_body.ts";
 import { methodNotAllowed } from "./_errors.ts";
@@ -233,17 +233,18 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
 /**
  * A dry run's answer with what to do next: the request that applies it, or,
  * for event ids that matched nothing (an apply the server would refuse),
- * what to check instead; an apply's answer as it is.
+ * what to check instead (the receipt that erased them already, when there
+ * is one); an apply's answer as it is.
  */
 function withNextStep(
-  answer: ErasurePlan | AppliedErasure,
+  answer: SubjectErasurePlan | AppliedErasure,
   subject: ErasureSubject,
 ): object {
   if (!("confirmation" in answer)) return answer;
   return {
     ...answer,
     next: nothingToApply(subject, answer.events)
-      ? NOTHING_TO_APPLY
+      ? nothingToApplyAdvice(answer.earlier_receipt_id)
       : `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
         JSON.stringify(answer.confirmation)
       }`,
@@ -326,11 +327,13 @@ async function auditedRun(
     detail?: string | null,
     receipt?: string | null,
   ) => ErasureAuditEntry,
-  run: () => Promise<ErasurePlan | AppliedErasure>,
+  run: () => Promise<SubjectErasurePlan | AppliedErasure>,
   receipt: (succeeded: boolean) => Promise<string | null>,
-): Promise<{ answer: ErasurePlan | AppliedErasure; unrecorded: unknown }> {
+): Promise<
+  { answer: SubjectErasurePlan | AppliedErasure; unrecorded: unknown }
+> {
   await auditOrRefuse(audit, entry("attempted"));
-  let answer: ErasurePlan | AppliedErasure;
+  let answer: SubjectErasurePlan | AppliedErasure;
   try {
     answer = await run();
   } catch (error) {

@@ -1,14 +1,16 @@
 /** `trace audit list` with erasure requests: short table cells, the whole detail in `--json`. */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Hono } from "hono";
 import { main } from "../cli.ts";
 import {
+  appendAudit,
   formatErasureDetail,
   listAudit,
   parseErasureDetail,
 } from "../lib/auth/mod.ts";
-import { erasureKey } from "../lib/obs/maint/mod.ts";
+import { ERASURE_KEY_FILE, erasureKey } from "../lib/obs/maint/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { captureIo } from "./_helpers.ts";
 import { seed, withErasureDb } from "./erasure_support.ts";
@@ -101,6 +103,54 @@ Deno.test("trace audit list shows an erasure as its action, a bare outcome and a
       json[0].detail,
       /^obs\.erasure\.apply user hmac-sha256:[0-9a-f]{64} request \S+ receipt erasure-\S+$/,
     );
+  });
+});
+
+Deno.test("trace audit list --subject warns of an unreadable erasure key only when the trail holds an erasure entry it would list", async () => {
+  await withErasureDb(async (db, dir) => {
+    await appendAudit(db, {
+      actor: { name: "admin-1", role: "admin", via: "session" },
+      action: "content.reveal",
+      scope: { application_id: "app", user_id: "alice" },
+      targets: { event_id: "a1", user_id: "alice" },
+      reason: "SUP-1",
+      outcome: "succeeded",
+    });
+    const list = async (...args: string[]) => {
+      const io = captureIo();
+      const code = await main([
+        "audit",
+        "list",
+        "--json",
+        "--data-dir",
+        dir,
+        "--subject",
+        "user_id=alice",
+        ...args,
+      ], io);
+      assert.equal(code, 0, io.stderr());
+      return { err: io.stderr(), entries: JSON.parse(io.stdout()).entries };
+    };
+    // Nothing was ever erased, so there is no key and nothing it would match.
+    const never = await list();
+    assert.equal(never.err, "");
+    assert.equal(never.entries.length, 1);
+
+    await seed(db);
+    const app = createApp({
+      db,
+      uiAuthToken: ADMIN,
+      erasureKey: await erasureKey(dir),
+    });
+    assert.equal((await post(app, { subject: SUBJECT })).status, 200);
+    await Deno.remove(join(dir, ERASURE_KEY_FILE));
+    assert.match(
+      (await list()).err,
+      /^warning: erasure requests \(action subject\.erase\) name their subject under erasure\.key, so none of them is matched: No erasure key at /,
+    );
+    // Filters that list no erasure entry leave none unmatched.
+    assert.equal((await list("--action", "content.reveal")).err, "");
+    assert.equal((await list("--operator", "someone-else")).err, "");
   });
 });
 

@@ -394,6 +394,50 @@ Deno.test("obs erase --apply of event ids that match nothing is refused with one
   });
 });
 
+Deno.test("obs erase dry run of event ids an applied erasure took already names its receipt and the command that verifies it", async () => {
+  await withSeededData(async (data, dir) => {
+    const file = join(dir, "ids.txt");
+    await Deno.writeTextFile(file, "a1\nA1\n");
+    const erase = (...flags: string[]) =>
+      trace([
+        "obs",
+        "erase",
+        "--application",
+        "app",
+        "--event-ids",
+        file,
+        ...flags,
+        ...data,
+      ]);
+    const dryRunJson = async () => JSON.parse((await erase("--json")).out);
+    assert.equal((await dryRunJson()).earlier_receipt_id, null);
+    const { confirmation } = await dryRunJson();
+    const applied = await erase("--apply", "--confirm", confirmation, "--json");
+    assert.equal(applied.code, 0, applied.err);
+    const id = JSON.parse(applied.out).receipt.receipt.receipt_id;
+
+    assert.equal((await dryRunJson()).earlier_receipt_id, id);
+    const dry = await erase();
+    assert.equal(dry.code, 0, dry.err);
+    const verify =
+      `trace obs erase --verify ${id} --application app --event-ids ${file} ${
+        data.join(" ")
+      }`;
+    assert.match(
+      dry.out,
+      new RegExp(
+        `\nNothing was changed, and no event has these ids any more, so there is nothing to apply: receipt ${id} erased this same subject already; check it with ${
+          RegExp.escape(verify)
+        }\n$`,
+      ),
+    );
+    // The command runs as printed.
+    const verified = await trace(verify.split(" ").slice(1));
+    assert.equal(verified.code, 0, verified.err);
+    assert.match(verified.out, /the subject matches; nothing of it remains/);
+  });
+});
+
 Deno.test("obs erase says when source expiry archived envelopes of the subject, which no erasure opens", async () => {
   await withSeededData(async (data, dir) => {
     const db = await openDb({ dataDir: join(dir, "data") });

@@ -271,6 +271,7 @@ Deno.test("POST /api/erasures: a dry run of event ids that match nothing offers 
     const none = await dryRun(["A1", "a9"]);
     assert.equal(none.events, 0);
     assert.deepEqual(none.unmatched_event_ids, ["A1", "a9"]);
+    assert.equal(none.earlier_receipt_id, null, "no receipt erased these ids");
     assert.equal(
       none.next,
       "no event has these ids, so there is nothing to apply: check the ids (they are compared exactly: case and spaces count); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject (trace obs erase --receipts lists the receipts)",
@@ -278,12 +279,44 @@ Deno.test("POST /api/erasures: a dry run of event ids that match nothing offers 
     const some = await dryRun(["a1", "a9"]);
     assert.equal(some.events, 1);
     assert.equal(some.next, applyStep(some.confirmation));
+    assert.equal(some.earlier_receipt_id, null);
     // A user that matched nothing still applies: its receipt proves nothing was held.
     const nobody = await post(app, {
       subject: { application_id: "app", user_id: "nobody" },
     }, ADMIN);
     assert.match((await nobody.json()).next, /"apply": true/);
     assert.equal((await indexedIds(db)).length, 7, "nothing was erased");
+  });
+});
+
+Deno.test("POST /api/erasures: a dry run of event ids an applied erasure took already names its receipt", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const subject = { application_id: "app", event_ids: ["a1", "a9"] };
+    const dryRun = async () =>
+      await (await post(app, { subject }, ADMIN)).json();
+    const { confirmation } = await dryRun();
+    const applied = await post(
+      app,
+      { subject, apply: true, confirmation },
+      ADMIN,
+    );
+    assert.equal(applied.status, 200);
+    const id = (await applied.json()).receipt.receipt.receipt_id;
+
+    const after = await dryRun();
+    assert.equal(after.events, 0);
+    assert.equal(after.earlier_receipt_id, id, "a script can verify it");
+    assert.equal(
+      after.next,
+      `no event has these ids any more, so there is nothing to apply: receipt ${id} erased this same subject already; check it with trace obs erase --verify ${id} and the same subject`,
+    );
+    // Another list is another subject: no receipt of it.
+    const other = await (await post(app, {
+      subject: { application_id: "app", event_ids: ["a1"] },
+    }, ADMIN)).json();
+    assert.equal(other.earlier_receipt_id, null);
   });
 });
 

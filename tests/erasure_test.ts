@@ -312,7 +312,7 @@ Deno.test("applyErasure() refuses event ids none of which matches before writing
       (error: unknown) => {
         assert.ok(error instanceof ErasureUnmatchedError);
         assert.equal(error.code, "erasure_unmatched");
-        assert.equal(error.listed, 2);
+        assert.equal(error.receiptId, null);
         assert.equal(
           error.message,
           'Cannot erase: none of the 2 event id(s) matches an event of application "app" in scope all ("A1", "a9"); nothing was changed; ids are compared exactly (case and spaces count): check them with a dry run',

@@ -53,6 +53,7 @@ import {
   type ErasureSubjectInput,
   ErasureUnmatchedError,
   markUnreachedIn,
+  nothingToApply,
   parseErasureSubject,
   planErasure,
   settleUnreached,
@@ -112,16 +113,34 @@ export interface AppliedErasure {
   receipt: RecordedReceipt;
 }
 
-/** The dry run of an erasure (nothing changes, nothing is recorded). */
+/** The dry run of a subject's erasure, and the receipt that may have erased it already. */
+export interface SubjectErasurePlan extends ErasurePlan {
+  /**
+   * When {@link nothingToApply} (event ids none of which matches), the
+   * newest receipt of this same subject and scope: the ids were most likely
+   * erased by it, and `trace obs erase --verify` checks it. Else `null`.
+   */
+  earlier_receipt_id: string | null;
+}
+
+/**
+ * The dry run of an erasure (nothing changes, nothing is recorded). Event
+ * ids none of which matches name the receipt that erased this same subject
+ * when there is one, as the refused apply does ({@link eraseSubject}).
+ */
 export async function planSubjectErasure(
   db: TraceDb,
   subject: ErasureSubject,
   options: ErasureOptions,
-): Promise<ErasurePlan> {
-  return await planErasure(db, subject, {
+): Promise<SubjectErasurePlan> {
+  const plan = await planErasure(db, subject, {
     ...options,
     participants: withOwnParticipants(options.participants),
   });
+  const earlier = nothingToApply(subject, plan.events)
+    ? await receiptOfSubject(db, subject, options)
+    : null;
+  return { ...plan, earlier_receipt_id: earlier };
 }
 
 /**
@@ -151,7 +170,7 @@ export async function eraseSubject(
   }
 }
 
-/** The newest receipt of exactly this subject and scope, or `null`. */
+/** The newest receipt of exactly this subject and scope, or `null` (one read of the receipts). */
 async function receiptOfSubject(
   db: TraceDb,
   subject: ErasureSubject,
@@ -159,7 +178,7 @@ async function receiptOfSubject(
 ): Promise<string | null> {
   const digest = subjectDigest(subject, options.key);
   const scope = options.scope ?? "all";
-  // A ledger that cannot be read leaves the refusal as it was.
+  // A ledger that cannot be read, or is not made yet, names no receipt.
   const receipts = await listReceipts(db).catch(() => []);
   const same = receipts.filter(({ receipt }) =>
     receipt.subject_digest === digest && receipt.scope === scope

@@ -172,6 +172,7 @@ export {
   planSubjectErasure,
   selfStagingWithReceipts,
   type SubjectErasureOptions,
+  type SubjectErasurePlan,
   verifyErasure,
 } from "./erasures.ts";
 export {

@@ -5,8 +5,10 @@
  * reading as a proven erasure. So an apply whose ids match nothing at all
  * is refused before anything is written, a dry run of such ids offers no
  * apply ({@link nothingToApply}, which the refusal, the CLI and the API
- * all ask), and one where only some match names the others in its answer,
- * as the dry run does.
+ * all ask) and says what to check instead ({@link nothingToApplyAdvice},
+ * naming the receipt that erased this same subject when there is one, as
+ * the refusal does), and one where only some match names the others in its
+ * answer, as the dry run does.
  *
  * @module
  */
@@ -25,20 +27,17 @@ const IDS_SHOWN = 5;
  * `erasure_unmatched`).
  */
 export class ErasureUnmatchedError extends TraceError {
-  /** Ids the subject listed. */
-  readonly listed: number;
   /** A receipt of this very subject, when one exists: the ids were probably erased by it already. */
   readonly receiptId: string | null;
 
   /** `message` is one line: what was wrong and what to do. */
   constructor(
     message: string,
-    details: { listed: number; receiptId?: string | null },
+    details: { receiptId?: string | null } = {},
     options?: ErrorOptions,
   ) {
     super("erasure_unmatched", message, options);
     this.name = "ErasureUnmatchedError";
-    this.listed = details.listed;
     this.receiptId = details.receiptId ?? null;
   }
 }
@@ -56,12 +55,41 @@ export function nothingToApply(
   return subject.kind === "events" && matched === 0;
 }
 
+/** Options for {@link nothingToApplyAdvice}. */
+export interface NothingToApplyAdviceOptions {
+  /** The command that verifies the earlier receipt, as the caller can give it whole (default: its `--verify` and "the same subject"). */
+  verifyCommand?: string;
+}
+
 /**
  * What a dry run says instead of how to apply it, when
- * {@link nothingToApply}: one clause, for the CLI and the API alike.
+ * {@link nothingToApply}: one clause, for the CLI and the API alike. With
+ * `earlierReceiptId`, the receipt that erased this same subject, it names
+ * that receipt and how to check it, as the refused apply does
+ * ({@link alreadyErased}); without, what to check in general.
  */
-export const NOTHING_TO_APPLY =
-  "no event has these ids, so there is nothing to apply: check the ids (they are compared exactly: case and spaces count); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject (trace obs erase --receipts lists the receipts)";
+export function nothingToApplyAdvice(
+  earlierReceiptId: string | null,
+  options: NothingToApplyAdviceOptions = {},
+): string {
+  if (earlierReceiptId === null) {
+    return "no event has these ids, so there is nothing to apply: check the ids (they are compared exactly: case and spaces count); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject (trace obs erase --receipts lists the receipts)";
+  }
+  return `no event has these ids any more, so there is nothing to apply: ${
+    erasedAlready(earlierReceiptId)
+  }; ${checkReceipt(earlierReceiptId, options.verifyCommand)}`;
+}
+
+function erasedAlready(receiptId: string): string {
+  return `receipt ${receiptId} erased this same subject already`;
+}
+
+function checkReceipt(receiptId: string, verifyCommand?: string): string {
+  return `check it with ${
+    verifyCommand ??
+      `trace obs erase --verify ${receiptId} and the same subject`
+  }`;
+}
 
 /** The listed ids no matched event has, in the subject's order. */
 export function unmatchedIds(
@@ -91,7 +119,6 @@ export function nothingMatched(
     } in scope ${scope} (${
       firstIds(subject.ids)
     }); nothing was changed; ids are compared exactly (case and spaces count): check them with a dry run`,
-    { listed: n },
   );
 }
 
@@ -105,8 +132,10 @@ export function alreadyErased(
   return new ErasureUnmatchedError(
     `Cannot erase: none of the ${n} event id(s) matches an event of application ${
       quoteValue(subject.application_id)
-    } any more, and receipt ${receiptId} erased this same subject already; nothing was changed; check it with trace obs erase --verify ${receiptId} and the same subject`,
-    { listed: n, receiptId },
+    } any more, and ${erasedAlready(receiptId)}; nothing was changed; ${
+      checkReceipt(receiptId)
+    }`,
+    { receiptId },
     options,
   );
 }

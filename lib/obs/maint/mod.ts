@@ -137,8 +137,9 @@ export {
   alreadyErased,
   ErasureUnmatchedError,
   firstIds,
-  NOTHING_TO_APPLY,
   nothingToApply,
+  nothingToApplyAdvice,
+  type NothingToApplyAdviceOptions,
 } from "./erasure_unmatched.ts";
 export {
   describeSubjectKind,
