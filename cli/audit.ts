@@ -310,7 +310,7 @@ function requireAuditedAction(action: string): void {
 
 function renderEntries(entries: readonly AuditEntry[]): string {
   if (entries.length === 0) {
-    return "No audit entries match. Privileged actions in the trace UI (reveal, account resolution, artifact lookup, replay plans and drafts) are recorded here.\n";
+    return "No audit entries match. Privileged actions through the trace UI and its API (reveal, account resolution, artifact lookup, replay plans and drafts, erasure requests) are recorded here; an erasure by trace obs erase is listed by trace obs erase --receipts.\n";
   }
   const rows = entries.map((entry) => {
     const p = entry.payload;

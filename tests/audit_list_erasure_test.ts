@@ -106,6 +106,15 @@ Deno.test("trace audit list shows an erasure as its action, a bare outcome and a
   });
 });
 
+Deno.test("an empty trace audit list names erasure requests among what is recorded and where an erasure by the CLI is listed", async () => {
+  await withErasureDb(async (_db, dir) => {
+    const out = await auditList(dir);
+    assert.match(out, /^No audit entries match\./);
+    assert.match(out, /erasure requests\)/);
+    assert.match(out, /trace obs erase --receipts/);
+  });
+});
+
 Deno.test("trace audit list --subject warns of an unreadable erasure key only when the trail holds an erasure entry it would list", async () => {
   await withErasureDb(async (db, dir) => {
     await appendAudit(db, {
