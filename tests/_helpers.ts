@@ -7,6 +7,7 @@ import {
   type StagingConfig,
 } from "../lib/contract/config.ts";
 import { openDb, type TraceDb } from "../lib/db.ts";
+import type { InStatement } from "@libsql/client";
 
 /**
  * A valid staging config for fake-target tests: an unreachable loopback URL
@@ -36,6 +37,28 @@ export async function markNewerSchema(
       "INSERT INTO schema_migrations VALUES (?, ?, 'from a newer build', '')",
     args: [component, version],
   });
+}
+
+/** Statements `db`'s own connection runs while `fn` runs, of those matching `pattern`. */
+export async function statementsDuring(
+  db: TraceDb,
+  pattern: RegExp,
+  fn: () => Promise<void>,
+): Promise<string[]> {
+  const client = db.client;
+  const execute = client.execute.bind(client);
+  const seen: string[] = [];
+  client.execute = ((statement: InStatement) => {
+    const sql = typeof statement === "string" ? statement : statement.sql;
+    if (pattern.test(sql)) seen.push(sql);
+    return execute(statement);
+  }) as typeof client.execute;
+  try {
+    await fn();
+  } finally {
+    client.execute = execute;
+  }
+  return seen;
 }
 
 /** True when something (a file, a directory, a link) is at `path`. */

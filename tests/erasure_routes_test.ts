@@ -2,8 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Hono } from "hono";
 import { main } from "../cli.ts";
-import type { InStatement } from "@libsql/client";
-import { openDb, type TraceDb } from "../lib/db.ts";
+import { openDb } from "../lib/db.ts";
 import {
   ERASURE_KEY_FILE,
   erasureKey,
@@ -15,7 +14,7 @@ import {
   noteCommit,
   startBackgroundCheckpoints,
 } from "../lib/obs/ingest/mod.ts";
-import { captureIo } from "./_helpers.ts";
+import { captureIo, statementsDuring } from "./_helpers.ts";
 import { listAudit } from "../lib/auth/mod.ts";
 import { listReceipts } from "../lib/ledger/erasure_receipts.ts";
 import { createApp } from "../routes/app.ts";
@@ -541,28 +540,6 @@ Deno.test("POST /api/erasures takes 10,000 event ids of the longest length, even
     );
   });
 });
-
-/** Statements `db`'s own connection runs while `fn` runs, of those matching `pattern`. */
-async function statementsDuring(
-  db: TraceDb,
-  pattern: RegExp,
-  fn: () => Promise<void>,
-): Promise<string[]> {
-  const client = db.client;
-  const execute = client.execute.bind(client);
-  const seen: string[] = [];
-  client.execute = ((statement: InStatement) => {
-    const sql = typeof statement === "string" ? statement : statement.sql;
-    if (pattern.test(sql)) seen.push(sql);
-    return execute(statement);
-  }) as typeof client.execute;
-  try {
-    await fn();
-  } finally {
-    client.execute = execute;
-  }
-  return seen;
-}
 
 Deno.test("POST /api/erasures in a server with background checkpoints never waits for a reader on the serving connection: it answers reached_file false, and the checkpoints finish it", async () => {
   await withErasureDb(async (db) => {

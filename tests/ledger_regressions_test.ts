@@ -21,7 +21,7 @@ import {
   FakeTarget,
   VirtualClock,
 } from "./_fake_target.ts";
-import { stagingConfig, withDb } from "./_helpers.ts";
+import { stagingConfig, statementsDuring, withDb } from "./_helpers.ts";
 import { withRawClient } from "./_tamper.ts";
 import { replayRecurrence } from "../ledger.ts";
 
@@ -372,6 +372,23 @@ async function tamperBeside(db: TraceDb, sql: string): Promise<void> {
     await raw.execute(sql);
   });
 }
+
+Deno.test("gate() reads no replay of a regression it does not enforce", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await runFake(db, dir, { staleCache: true });
+    const { regression } = await saveRegression(db, fail.run_id);
+    await replayFake(db, dir, regression.regression_id, { staleCache: true });
+    const reads = await statementsDuring(
+      db,
+      /FROM ledger_entries WHERE kind = \? AND entity_id = \?/,
+      async () => {
+        assert.equal((await gate(db, undefined, { dataDir: dir })).ok, true);
+      },
+    );
+    assert.deepEqual(reads, [], "the pending regression's replay is not read");
+  });
+});
 
 Deno.test("gate() on a long-lived handle refuses a replay hidden by an edit made beside it", async () => {
   await withDb(async (db, dir) => {

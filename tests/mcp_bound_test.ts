@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import {
   boundAnswer,
+  type Cut,
   MIN_OUTPUT_CHARS,
   minimalAnswer,
   outputBound,
@@ -42,6 +43,36 @@ Deno.test("boundAnswer() says truncated when the answer has no field of that nam
   assert.equal(cut.output_truncated, undefined);
   const truncation = cut.truncated as { cuts: { path: string }[] };
   assert.deepEqual(truncation.cuts.map((c) => c.path), ["items"]);
+});
+
+Deno.test("boundAnswer() cuts lists inside lists and a list at two paths as each cut leaves them", () => {
+  const items = (length: number) => Array.from({ length }, () => ITEM);
+  type Cuts = { truncated: { cuts: Cut[] } };
+  const shared = items(6);
+  const inner = boundAnswer(
+    {
+      runs: [{ samples: items(8), tags: ["a", "b"] }, { samples: items(2) }],
+      first: shared,
+      again: shared,
+    },
+    1_050,
+    { keepsWhole: (path) => path === "runs" },
+  ) as Cuts & { runs: { samples: string[] }[]; first: []; again: [] };
+  assert.deepEqual(inner.truncated.cuts, [
+    { path: "runs[0].samples", kept: 2, total: 8 },
+    { path: "first", kept: 1, total: 6 },
+  ]);
+  assert.deepEqual(inner.runs.map((run) => run.samples.length), [2, 2]);
+  assert.deepEqual([inner.first.length, inner.again.length], [1, 1]);
+  // The lists in the items cut go with them: none is named as cut.
+  const outer = boundAnswer({
+    runs: [0, 1, 2].map((id) => ({ id, samples: items(6) })),
+    first: shared.slice(0, 4),
+  }, 600) as Cuts;
+  assert.deepEqual(outer.truncated.cuts, [
+    { path: "runs", kept: 0, total: 3 },
+    { path: "first", kept: 2, total: 4 },
+  ]);
 });
 
 Deno.test("shrinkPageToFit() halves the page, rounding up, until it fits or holds one item", async () => {

@@ -2,7 +2,11 @@
 
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
-import { remoteAnswer, remoteText } from "../lib/mcp/_remote_text.ts";
+import {
+  remoteAnswer,
+  remoteRewriter,
+  remoteText,
+} from "../lib/mcp/_remote_text.ts";
 
 const MISSING =
   "Cannot find run run-1 in the ledger or among checkpoints in DIR; check --data-dir";
@@ -51,6 +55,20 @@ Deno.test("remoteText() replaces whole paths only, whatever the directory is cal
   );
   // The root directory prefixes every path: nothing is replaced.
   assert.equal(remoteText("/etc/passwd", "/"), "/etc/passwd");
+});
+
+Deno.test("remoteRewriter() rewrites each text as remoteText() does, for one data directory", () => {
+  const texts = [
+    MISSING.replace("DIR", "/srv/trace"),
+    "Checkpoint /srv/trace/external/run-1.json is not valid JSON",
+    "at /srv/trace-old/x and /srv/traces; check --data-dir / --db",
+  ];
+  for (const dir of ["/srv/trace", "/"]) {
+    const rewrite = remoteRewriter(dir);
+    for (const text of texts) {
+      assert.equal(rewrite(text), remoteText(text, dir), `${dir}: ${text}`);
+    }
+  }
 });
 
 Deno.test("remoteAnswer() applies to every string of an answer and leaves other values alone", () => {

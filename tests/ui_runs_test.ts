@@ -47,6 +47,7 @@ import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import {
   serveCommand,
   stagingConfig,
+  statementsDuring,
   withListeningChild,
   withTempDir,
 } from "./_helpers.ts";
@@ -609,6 +610,22 @@ Deno.test("a target page shows the token's variable name and never a token", asy
   } finally {
     Deno.env.delete("UI_TEST_STAGING_TOKEN");
   }
+});
+
+Deno.test("a target's page reads the registered targets once", async () => {
+  await withRunsApp(
+    (db) => registerNamedTarget(db, "staging", stagingConfig()),
+    async (fixture) => {
+      const reads = await statementsDuring(
+        fixture.db,
+        /FROM ledger_targets t LEFT JOIN/,
+        async () => {
+          assert.match(await html(fixture, "/targets/staging"), /staging/);
+        },
+      );
+      assert.equal(reads.length, 1);
+    },
+  );
 });
 
 Deno.test("run actions need the CSRF token and a same-origin request", async () => {

@@ -80,55 +80,135 @@ export function outputBound(maxOutputChars: number | undefined): number {
 const NOTE =
   "the answer was longer than the output bound, so the lists named in cuts keep only their first items; narrow the request (a smaller limit, more filters, one run or system) to see the rest";
 
-interface Found {
+/**
+ * A list (or an object whose entries are cut like a list's items) at one
+ * path of an answer: its JSON is measured once, then kept up to date as it
+ * and the lists inside it are cut.
+ */
+interface CuttableList {
   path: string;
+  /** The list itself, which may sit at more than one path. */
+  value: object;
   length: number;
+  /** The length of its JSON. */
   size: number;
+  /** The nearest cuttable list it lies in, and in which of that one's items. */
+  outer: CuttableList | null;
+  item: number;
+  /** The cuttable lists that lie in its items, nearest them, in the answer's order. */
+  inner: CuttableList[];
+  /** False once it is empty, or the item it lay in was cut. */
+  live: boolean;
   /** Keeps the first `kept` items (or entries). */
   keep(kept: number): void;
 }
 
-function larger(best: Found | null, found: Found): Found {
-  return best === null || found.size > best.size ? found : best;
+/** The lists of `answer` that `rules` let the bound cut, in the order the answer holds them. */
+function cuttableLists(answer: object, rules: BoundRules): CuttableList[] {
+  const lists: CuttableList[] = [];
+  const visit = (
+    value: unknown,
+    path: string,
+    outer: CuttableList | null,
+    item: number,
+  ): void => {
+    if (Array.isArray(value)) {
+      const list = value.length > 0 && !rules.keepsWhole?.(path)
+        ? found(lists, {
+          path,
+          value,
+          length: value.length,
+          outer,
+          item,
+          keep: (kept) => {
+            value.length = kept;
+          },
+        })
+        : null;
+      // What lies in an item lies in this list when it may be cut, else in `outer`.
+      value.forEach((inner, i) =>
+        visit(inner, `${path}[${i}]`, list ?? outer, list ? i : item)
+      );
+    } else if (value !== null && typeof value === "object") {
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      const list = keys.length > 0 && rules.cutsEntries?.(path)
+        ? found(lists, {
+          path,
+          value,
+          length: keys.length,
+          outer,
+          item,
+          keep: (kept) => keys.slice(kept).forEach((key) => delete record[key]),
+        })
+        : null;
+      Object.entries(record).forEach(([key, inner], i) =>
+        visit(
+          inner,
+          path === "" ? key : `${path}.${key}`,
+          list ?? outer,
+          list ? i : item,
+        )
+      );
+    }
+  };
+  visit(answer, "", null, 0);
+  return lists;
 }
 
-function largestList(
-  value: unknown,
-  path: string,
-  best: Found | null,
-  rules: BoundRules,
-): Found | null {
-  if (Array.isArray(value)) {
-    if (value.length > 0 && !rules.keepsWhole?.(path)) {
-      best = larger(best, {
-        path,
-        length: value.length,
-        size: JSON.stringify(value).length,
-        keep: (kept) => {
-          value.length = kept;
-        },
-      });
-    }
-    value.forEach((item, i) => {
-      best = largestList(item, `${path}[${i}]`, best, rules);
-    });
-  } else if (value !== null && typeof value === "object") {
-    const record = value as Record<string, unknown>;
-    const keys = Object.keys(record);
-    if (keys.length > 0 && rules.cutsEntries?.(path)) {
-      best = larger(best, {
-        path,
-        length: keys.length,
-        size: JSON.stringify(record).length,
-        keep: (kept) => keys.slice(kept).forEach((key) => delete record[key]),
-      });
-    }
-    for (const [key, item] of Object.entries(record)) {
-      const at = path === "" ? key : `${path}.${key}`;
-      best = largestList(item, at, best, rules);
-    }
+/** Adds a cuttable list to `lists` and to its outer list's, measuring it. */
+function found(
+  lists: CuttableList[],
+  where: Omit<CuttableList, "size" | "inner" | "live">,
+): CuttableList {
+  const list: CuttableList = {
+    ...where,
+    size: JSON.stringify(where.value).length,
+    inner: [],
+    live: true,
+  };
+  lists.push(list);
+  where.outer?.inner.push(list);
+  return list;
+}
+
+/** The first of the largest lists still to cut, or `null`. */
+function largestList(lists: readonly CuttableList[]): CuttableList | null {
+  let best: CuttableList | null = null;
+  for (const list of lists) {
+    if (list.live && (best === null || list.size > best.size)) best = list;
   }
   return best;
+}
+
+/**
+ * Cuts `list` to its first `kept` items and updates the sizes it changes:
+ * its own and those of the lists it lies in, at every path it sits at,
+ * while the lists in the items cut are no longer cut.
+ */
+function cutList(
+  list: CuttableList,
+  kept: number,
+  lists: readonly CuttableList[],
+): void {
+  list.keep(kept);
+  const size = JSON.stringify(list.value).length;
+  const shrunk = list.size - size;
+  for (const same of lists) {
+    if (!same.live || same.value !== list.value) continue;
+    for (let outer = same.outer; outer; outer = outer.outer) {
+      outer.size -= shrunk;
+    }
+    same.size = size;
+    same.length = kept;
+    same.live = kept > 0;
+    for (const inner of same.inner) if (inner.item >= kept) dropList(inner);
+  }
+}
+
+function dropList(list: CuttableList): void {
+  list.live = false;
+  list.inner.forEach(dropList);
 }
 
 /** A page of items whose answer can be built for fewer of them. */
@@ -282,14 +362,15 @@ export function boundAnswer(
   if (fits(value)) return value;
   const key = truncationKey(value);
   const copy = structuredClone(value) as Record<string, unknown>;
+  const lists = cuttableLists(copy, rules);
   const cuts = new Map<string, Cut>();
   for (;;) {
-    const found = largestList(copy, "", null, rules);
-    if (found === null) break;
-    const kept = Math.floor(found.length / 2);
-    const total = cuts.get(found.path)?.total ?? found.length;
-    cuts.set(found.path, { path: found.path, kept, total });
-    found.keep(kept);
+    const largest = largestList(lists);
+    if (largest === null) break;
+    const kept = Math.floor(largest.length / 2);
+    const total = cuts.get(largest.path)?.total ?? largest.length;
+    cuts.set(largest.path, { path: largest.path, kept, total });
+    cutList(largest, kept, lists);
     const truncation: Truncation = {
       max_chars: maxChars,
       cuts: [...cuts.values()],

@@ -21,32 +21,44 @@ const LOCAL_ADVICE = /;? ?check --data-dir(?: \/ --db)?/g;
 
 /** `text` with the data directory's paths made relative and `--data-dir` advice left out. */
 export function remoteText(text: string, dataDir: string): string {
+  return remoteRewriter(dataDir)(text);
+}
+
+/**
+ * {@link remoteText} for the data directory `dataDir`, its pattern compiled
+ * once for every text it rewrites.
+ */
+export function remoteRewriter(dataDir: string): (text: string) => string {
   const dir = resolve(dataDir);
-  const stripped = text.replace(LOCAL_ADVICE, "");
   // The root directory is every path's prefix: there is nothing to hide.
-  if (dir === "/") return stripped;
+  if (dir === "/") return (text) => text.replace(LOCAL_ADVICE, "");
   // Whole paths only: the directory, then a separator, a blank, punctuation or the end.
   const path = new RegExp(
     `(?<![\\w./-])${escapeRegExp(dir)}(/|(?=[\\s;,:)"'.]|$))`,
     "g",
   );
-  return stripped.replace(
-    path,
-    (_match, slash: string) => slash === "/" ? "" : DATA_DIR_WORDS,
-  );
+  return (text) =>
+    text.replace(LOCAL_ADVICE, "").replace(
+      path,
+      (_match, slash: string) => slash === "/" ? "" : DATA_DIR_WORDS,
+    );
 }
 
 /** `value` with {@link remoteText} applied to every string in it. */
 export function remoteAnswer<T>(value: T, dataDir: string): T {
-  if (typeof value === "string") return remoteText(value, dataDir) as T;
+  return rewriteStrings(value, remoteRewriter(dataDir));
+}
+
+function rewriteStrings<T>(value: T, rewrite: (text: string) => string): T {
+  if (typeof value === "string") return rewrite(value) as T;
   if (Array.isArray(value)) {
-    return value.map((item) => remoteAnswer(item, dataDir)) as T;
+    return value.map((item) => rewriteStrings(item, rewrite)) as T;
   }
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value).map((
         [key, item],
-      ) => [key, remoteAnswer(item, dataDir)]),
+      ) => [key, rewriteStrings(item, rewrite)]),
     ) as T;
   }
   return value;

@@ -77,7 +77,6 @@ export {
 export {
   newestFirst,
   readRunCatalog,
-  type RunCatalog,
   runCatalog,
   type RunCatalogOptions,
   type RunSummary,
@@ -96,8 +95,6 @@ export {
   replayRecurrenceView,
   saveRun,
   type SaveRunOptions,
-  type TargetRegressionsOptions,
-  type TargetRegressionsView,
   targetRegressionsView,
 } from "./regressions.ts";
 export {

@@ -129,7 +129,7 @@ export async function regressionsView(
   const { regressions, latest, listed, recurrences } = await readRegressions(
     db,
     undefined,
-    { ...options, recurrences: true },
+    { ...options, reports: "not_passed" },
   );
   return {
     regressions: listed,
@@ -168,17 +168,19 @@ export async function targetRegressionsView(
   const { knownReports, ...rest } = options;
   const read = await readRegressions(db, target.target_id, {
     ...rest,
-    recurrences: true,
+    reports: "not_passed",
     known: byRunId(knownReports ?? []),
   });
   return { regressions: read.listed, latest_recurrence: read.recurrences };
 }
 
-/** One read of saved regressions, as every listing and the page gate use it. */
+/** One read of saved regressions, as every listing and the gate use it. */
 interface RegressionsRead {
   regressions: RegressionView[];
   /** By regression id, its latest replay when that one never finished. */
   latest: Map<string, UnfinishedReplay>;
+  /** The latest recorded replays' reports read up front, by run id. */
+  reports: Map<string, RunReport>;
   /** `regressions` as a listing shows them, each with that replay. */
   listed: ListedRegression[];
   /**
@@ -193,11 +195,16 @@ interface RegressionsRead {
 interface RegressionsReadOptions
   extends Pick<RegressionListOptions, "dataDir" | "isAlive"> {
   /**
-   * Read each latest recorded replay that did not pass and judge what it
-   * showed of its saved failure; otherwise a report is read only to place
-   * a replay that never finished.
+   * Which latest recorded replays' reports are read up front: those that
+   * did not pass (only they say something of their saved failure, which
+   * is judged), or all (the gate re-judges each). Otherwise a report is
+   * read only to place a replay that never finished.
    */
-  recurrences?: boolean;
+  reports?: "not_passed" | "all";
+  /** The regressions whose replays are read (all by default); the others are returned without. */
+  only?: (regression: RegressionView) => boolean;
+  /** The checkpoints of runs that never completed, as the caller read them from `dataDir`: not read again. */
+  unfinished?: readonly Checkpoint[];
   /** Latest replay reports already read, by run id: not read again. */
   known?: ReadonlyMap<string, RunReport>;
 }
@@ -212,32 +219,52 @@ async function readRegressions(
   options: RegressionsReadOptions,
 ): Promise<RegressionsRead> {
   const regressions = await listRegressions(db, target);
+  const replayed = options.only
+    ? regressions.filter(options.only)
+    : regressions;
   const known = options.known ?? new Map();
-  // Only a replay that did not pass has something to say of the saved failure.
-  const reports = options.recurrences
-    ? await latestReplayReports(
+  const reports = options.reports === undefined
+    ? new Map<string, RunReport>()
+    : await latestReplayReports(
       db,
-      regressions.filter((r) => r.last_result !== "PASS"),
+      options.reports === "all"
+        ? replayed
+        : replayed.filter((r) => r.last_result !== "PASS"),
       known,
-    )
-    : new Map<string, RunReport>();
-  // A listing shows what the readable checkpoints say; refusing over a
-  // completed run the ledger lacks is the gate's business, not a listing's.
-  const unfinished = options.dataDir === undefined
-    ? []
-    : (await unrecordedRuns(db, options.dataDir, target)).unfinished;
+    );
   const latest = await latestUnfinishedReplays(
     db,
-    regressions,
-    newestUnfinishedReplays(unfinished, options.isAlive),
+    replayed,
+    newestUnfinishedReplays(
+      await unfinishedRuns(db, target, options),
+      options.isAlive,
+    ),
     new Map([...known, ...reports]),
   );
   return {
     regressions,
     latest,
+    reports,
     listed: withLatestUnfinished(regressions, latest),
     recurrences: latestRecurrences(regressions, reports),
   };
+}
+
+/**
+ * The checkpoints of `target`'s runs that never completed, as the caller
+ * read them or as `dataDir` holds them (none without it).
+ */
+async function unfinishedRuns(
+  db: TraceDb,
+  target: string | undefined,
+  options: Pick<RegressionsReadOptions, "dataDir" | "unfinished">,
+): Promise<readonly Checkpoint[]> {
+  if (options.unfinished) return options.unfinished;
+  // A listing shows what the readable checkpoints say; refusing over a
+  // completed run the ledger lacks is the gate's business, not a listing's.
+  return options.dataDir === undefined
+    ? []
+    : (await unrecordedRuns(db, options.dataDir, target)).unfinished;
 }
 
 /**
@@ -375,21 +402,21 @@ export async function gate(
     target,
     options.refuseUnrecorded ?? true,
   );
-  const regressions = await listRegressions(db, target);
-  const enforced = regressions.filter((r) => r.status === "enforced");
-  const reports = await latestReplayReports(db, enforced);
-  judgeLatestReplays(regressions, reports);
-  // Only an enforced regression's unfinished replay is judged, and its
-  // recorded replay's report is already among `reports`.
-  const latest = await latestUnfinishedReplays(
+  const { regressions, reports, latest, recurrences } = await readRegressions(
     db,
-    enforced,
-    newestUnfinishedReplays(unfinished, options.isAlive),
-    reports,
+    target,
+    {
+      // Only an enforced regression is judged: no other replay is read.
+      only: (r) => r.status === "enforced",
+      reports: "all",
+      unfinished,
+      ...(options.isAlive ? { isAlive: options.isAlive } : {}),
+    },
   );
+  judgeLatestReplays(regressions, reports);
   return withUnfinishedReplays(
     gateRegressions(regressions, target ?? null, head, {
-      latestRecurrences: latestRecurrences(regressions, reports),
+      latestRecurrences: recurrences,
     }),
     { regressions, latest, commandFlags: options.commandFlags },
   );

@@ -25,7 +25,7 @@ import { hasLedger } from "../ledger/schema.ts";
 import { NotFoundError, RefusedError } from "../errors.ts";
 import { checkpointDir } from "../runner/checkpoint.ts";
 import type { RunReport, RunState, Verdict } from "../runner/report.ts";
-import { listTargets } from "../ledger/targets.ts";
+import { listTargets, type TargetRecord } from "../ledger/targets.ts";
 import { keptReportPath } from "./external_run.ts";
 import { readRunCheckpoint, runCheckpointIds } from "./kept_report.ts";
 import { locateRun } from "./run_view.ts";
@@ -89,6 +89,8 @@ export interface RunCatalogOptions {
   isAlive?: ((pid: number) => boolean) | undefined;
   /** Whether the database has a ledger (default: asked). */
   ledger?: boolean | undefined;
+  /** The registered targets, when the caller has read them (default: read). */
+  registered?: readonly TargetRecord[] | undefined;
   /**
    * Told of each checkpoint that cannot be read (its run is skipped) and
    * each kept report that cannot be trusted (its run is listed as its
@@ -138,7 +140,9 @@ export async function readRunCatalog(
     : [];
   const cleaned = ledger ? await latestCleanups(db) : new Map();
   const registered = ledger
-    ? new Set((await listTargets(db)).map((t) => t.target_id))
+    ? new Set(
+      (options.registered ?? await listTargets(db)).map((t) => t.target_id),
+    )
     : null;
   const all = [...stored, ...local]
     .map((run) => withoutAdapter(withLaterCleanup(run, cleaned), registered))

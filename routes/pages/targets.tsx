@@ -230,12 +230,13 @@ export function targetPage(source: RunSource): PageSpec<TargetPageData> {
       }
       // The target's recent reports are read once, for its run list; its
       // summary draws them, and a replay among them is not read again for
-      // its regression.
+      // its regression. The registered targets are not read again either.
       const catalog = await readRunCatalog(source.db, {
         dataDir: source.dataDir ?? undefined,
         kind: "external",
         targetId: id,
         limit: HISTORY_RUNS,
+        registered: records,
       });
       const reports = catalog.reports;
       const { regressions, latest_recurrence } = record
