@@ -36,6 +36,7 @@ const EXPECTED: Record<string, string> = {
   "eventual-vector-propagation": "PASS (transient)",
   "inventory-first-page": "PASS (blind spot)",
   "control-collateral": "INCONCLUSIVE",
+  "control-move": "INCONCLUSIVE",
   "interrupted-window": "INCONCLUSIVE",
   "rendered-markdown": "FAIL",
   "rendered-html": "FAIL",
