@@ -57,6 +57,7 @@ const EXPECTED: Record<string, string> = {
   "demo-slow-vector": "PASS (transient)",
   "demo-soft-delete": "FAIL",
   "demo-lost-control": "INCONCLUSIVE",
+  "demo-move-to-control": "INCONCLUSIVE",
   "demo-partial-inventory": "INCONCLUSIVE",
   // Trace's own index behind the contract, with its erasure and a defective one.
   "trace-index": "PASS",
