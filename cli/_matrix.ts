@@ -24,6 +24,8 @@ function cellText(cell: FamilyCell): string {
       return "cut";
     case "lost":
       return "LOST";
+    case "grew":
+      return "GREW";
     case "complete":
       return "done";
     case "incomplete":

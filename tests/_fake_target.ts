@@ -41,6 +41,12 @@ export interface FakeBehaviour {
   resurrectAtMs?: number;
   /** Deleting the test ids also deletes the control record. */
   loseControl?: boolean;
+  /**
+   * The first deletion re-files the deleted source records under the
+   * control namespace, where no vector indexes them (so no query returns
+   * them), as into a trash that a later deletion of the same ids empties.
+   */
+  moveToControl?: boolean;
   /** Inventories answer complete: false. */
   incomplete?: boolean;
   /** Operation that fails with this failure class (optionally only after deletion). */
@@ -139,6 +145,10 @@ export class FakeTarget implements StagingTransport {
       this.#deletedAt = this.#clock.now();
       this.#firstDeleted = { ns, ids };
     }
+    if (this.#behaviour.moveToControl) {
+      if (firstDelete) this.#moveOut(ns, ids);
+      else this.#emptyTrash(ids);
+    }
     for (const id of ids) this.#source.get(ns)?.delete(id);
     if (this.#behaviour.vectorDelayMs !== undefined && firstDelete) {
       this.#pendingVectors.set(ns, ids);
@@ -156,6 +166,25 @@ export class FakeTarget implements StagingTransport {
     }
     if (!firstDelete) this.#pendingVectors.clear();
     return { acknowledged: true };
+  }
+
+  /** Copies `ids` of `ns` into the source store of every control namespace. */
+  #moveOut(ns: string, ids: string[]) {
+    for (const [other, docs] of this.#source) {
+      if (!other.startsWith("trace-control-")) continue;
+      for (const id of ids) {
+        const doc = this.#source.get(ns)?.get(id);
+        if (doc) docs.set(id, doc);
+      }
+    }
+  }
+
+  /** Removes `ids` from every control namespace's source store. */
+  #emptyTrash(ids: string[]) {
+    for (const [other, docs] of this.#source) {
+      if (!other.startsWith("trace-control-")) continue;
+      for (const id of ids) docs.delete(id);
+    }
   }
 
   #tick() {

@@ -231,6 +231,21 @@ Deno.test("demo pipeline with lost-control wipes every namespace of the tenant",
   });
 });
 
+Deno.test("demo pipeline with move-to-control re-files deleted records under the control namespace", async () => {
+  await withDemo("move-to-control", async (pipeline, clock) => {
+    await seed(pipeline);
+    assert.deepEqual(counts(pipeline.inventory(CONTROL_NS)), [1, 1, 1]);
+    await pipeline.delete(TEST_NS, ["trace-doc-1"]);
+    await elapse(pipeline, clock, 1_000);
+    assert.deepEqual(counts(pipeline.inventory(TEST_NS)), [0, 0, 0]);
+    assert.deepEqual(counts(pipeline.inventory(CONTROL_NS)), [2, 2, 1]);
+    // The control's cached answer keeps the moved text out of its query.
+    assert.ok(
+      !pipeline.query(CONTROL_NS, CONTROL_MARKER).text.includes(MARKER),
+    );
+  });
+});
+
 Deno.test("demo pipeline with partial-inventory answers complete: false", async () => {
   await withDemo("partial-inventory", async (pipeline) => {
     await seed(pipeline);

@@ -55,6 +55,33 @@ Deno.test("MemoryPipeline with the correct behaviour erases every store at once"
   });
 });
 
+Deno.test("MemoryPipeline that moves on deletion re-files records under the tenant's newest other namespace", async () => {
+  const older = "trace-older-m1";
+  const newest = "trace-control-m1";
+  await withPipeline({ deletion: "move" }, async (pipeline) => {
+    await pipeline.ingest(older, "old-1", "An older note");
+    await pipeline.ingest(NS, "doc-1", `Note ${MARKER}`);
+    await pipeline.ingest(newest, "ctl-1", "The control note");
+    await pipeline.ingest("other-m1", "x-1", "Another tenant's note");
+    await pipeline.delete(NS, ["doc-1"]);
+    assert.deepEqual(counts(pipeline), [0, 0, 0]);
+    assert.deepEqual(counts(pipeline, newest), [2, 2, 0]);
+    assert.deepEqual(counts(pipeline, older), [1, 1, 0]);
+    assert.deepEqual(counts(pipeline, "other-m1"), [1, 1, 0]);
+    assert.match(pipeline.query(newest, MARKER).text, /trace_canary_9d0c/);
+    await pipeline.delete(older, ["old-1"]);
+    assert.deepEqual(counts(pipeline, older), [0, 0, 0]);
+    assert.deepEqual(
+      counts(pipeline, newest),
+      [3, 3, 1],
+      "beside the answer the query above cached",
+    );
+    // Every other namespace of the tenant is empty: nowhere left to move to.
+    await pipeline.delete(newest, ["ctl-1", "doc-1", "old-1"]);
+    assert.deepEqual(counts(pipeline, newest), [0, 0, 0]);
+  });
+});
+
 Deno.test("MemoryPipeline with tombstones counts them until compaction purges them", async () => {
   await withPipeline(
     { deletion: "tombstone", compactAfterMs: 2_000 },

@@ -67,6 +67,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     byName.get("control-collateral")!.families.control.status,
     "lost",
   );
+  assert.equal(byName.get("control-move")!.families.control.status, "grew");
   assert.notEqual(byName.get("inventory-first-page")!.blind_spot, null);
 
   const cut = byName.get("interrupted-window")!;
@@ -88,6 +89,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "eventual-vector-propagation",
     "inventory-first-page",
     "control-collateral",
+    "control-move",
     "interrupted-window",
     "paginated-delete",
     "rendered-data-uri",
@@ -108,7 +110,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 24 }, (_, i) => i + 1),
+    Array.from({ length: 25 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);

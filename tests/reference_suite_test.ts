@@ -36,6 +36,7 @@ const EXPECTED: Record<string, string> = {
   "eventual-vector-propagation": "PASS (transient)",
   "inventory-first-page": "PASS (blind spot)",
   "control-collateral": "INCONCLUSIVE",
+  "control-move": "INCONCLUSIVE",
   "interrupted-window": "INCONCLUSIVE",
   "rendered-markdown": "FAIL",
   "rendered-html": "FAIL",
@@ -56,6 +57,7 @@ const EXPECTED: Record<string, string> = {
   "demo-slow-vector": "PASS (transient)",
   "demo-soft-delete": "FAIL",
   "demo-lost-control": "INCONCLUSIVE",
+  "demo-move-to-control": "INCONCLUSIVE",
   "demo-partial-inventory": "INCONCLUSIVE",
   // Trace's own index behind the contract, with its erasure and a defective one.
   "trace-index": "PASS",

@@ -1,8 +1,8 @@
 /**
  * The verdict rules of the deletion contract, one test each: data left at the
  * final sample is FAIL; a failed baseline, a missing observation, a request
- * error, a malformed answer, an incomplete inventory or a lost control is
- * INCONCLUSIVE; a clean early sample never ends the window; transient
+ * error, a malformed answer, an incomplete inventory, a lost control or a
+ * control namespace that grew after the deletion is INCONCLUSIVE; a clean early sample never ends the window; transient
  * residuals are recorded on a PASS; cleanup failure turns PASS into
  * INCONCLUSIVE and leaves FAIL a FAIL. Each test asserts on the report itself.
  */
@@ -515,6 +515,74 @@ Deno.test("a control still returned by /query but no longer counted by /inventor
   const finding = report.findings.find((f) => f.code === "control_lost")!;
   assert.deepEqual(finding.sample_indexes, [2, 3, 4]);
   assert.match(finding.message, /no longer counted in its inventory/);
+});
+
+// --- a control namespace that grew is INCONCLUSIVE ------------------------
+
+Deno.test("a deletion that moves the canaries into the control namespace is INCONCLUSIVE", async () => {
+  const { report } = await runFake({ behaviour: { moveToControl: true } });
+  assert.deepEqual(report.baseline.control_inventory?.source_records, 1);
+  assert.ok(report.samples.every((s) => s.control_present === true));
+  assert.ok(report.samples.every((s) => s.marker_seen === false));
+  assert.ok(
+    report.samples.every((s) => s.control_inventory?.source_records === 4),
+  );
+  assert.equal(report.cleanup.cleanup_complete, true);
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["control_grew:control"]);
+  const finding = report.findings.find((f) => f.code === "control_grew")!;
+  assert.deepEqual(finding.sample_indexes, [0, 1, 2, 3, 4]);
+  assert.match(
+    finding.message,
+    /first at 0\.00 s and in 5 of 5 sample\(s\): source_records from 1 to 4; the deletion may have moved/,
+  );
+});
+
+Deno.test("a control store that counts more only in some samples names each grown store and the samples", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      if (request.op !== "inventory" || !inWindow(request, "control")) {
+        return answer;
+      }
+      const extra = [0, 2, 1, 0, 0][request.sample] ?? 0;
+      return { ...answer, cache_records: Number(answer.cache_records) + extra };
+    },
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["control_grew:control"]);
+  const finding = report.findings.find((f) => f.code === "control_grew")!;
+  assert.deepEqual(finding.sample_indexes, [1, 2]);
+  assert.match(
+    finding.message,
+    /first at 0\.50 s and in 2 of 5 sample\(s\): cache_records from 1 to as many as 3;/,
+  );
+});
+
+Deno.test("a control inventory that counts what it counted at the baseline passes", async () => {
+  const { report } = await runFake();
+  const before = report.baseline.control_inventory;
+  assert.ok(report.samples.every((s) => s.control_inventory?.complete));
+  assert.ok(
+    report.samples.every((s) =>
+      STORES.every((store) => s.control_inventory?.[store] === before?.[store])
+    ),
+  );
+  assert.equal(report.verdict, "PASS");
+  assert.deepEqual(findingsOf(report, "inconclusive"), []);
+});
+
+Deno.test("a control inventory that counts more but answers complete: false is not read as growth", async () => {
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.op === "inventory" && inWindow(request, "control")
+        ? { ...answer, complete: false, source_records: 9 }
+        : answer;
+    },
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assertOnly(report, "inconclusive", ["control_inventory_incomplete:control"]);
 });
 
 // --- an interrupted window is INCONCLUSIVE ---------------------------------

@@ -40,6 +40,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69",
   "trace-assertions/7":
     "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
+  "trace-assertions/8":
+    "sha256:67d6b4c4e39b147393c18cf773080ca1ab89d9945dd99d7bb7ea2d4d96c7ce78",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {
@@ -144,6 +146,9 @@ const SCENARIOS: Record<string, Scenario> = {
   "stale cache": { behaviour: { staleCache: true } },
   "slow vectors": { behaviour: { vectorDelayMs: 300 } },
   "lost control": { behaviour: { loseControl: true } },
+  "canaries moved into the control namespace": {
+    behaviour: { moveToControl: true },
+  },
   "failed ingest": { behaviour: { fail: { op: "ingest" } } },
   "unacknowledged delete": { behaviour: { fail: { op: "delete" } } },
   "query errors in the window": {

@@ -19,6 +19,7 @@ export const DEFECTS = [
   "slow-vector",
   "soft-delete",
   "lost-control",
+  "move-to-control",
   "partial-inventory",
 ] as const;
 
@@ -102,6 +103,15 @@ export const DEFECT_INFO: Readonly<Record<DemoDefect, DefectInfo>> = {
     findings: ["control_lost:control"],
     cleanupComplete: true,
   },
+  "move-to-control": {
+    description:
+      "Deletion re-files the records under the tenant's newest other namespace, in a run the control, instead of removing them",
+    verdict: "INCONCLUSIVE",
+    reason:
+      "The test namespace reads 0 and no answer carries the marker, but the control namespace counts the canaries beside its record, so the deletion may only have moved them",
+    findings: ["control_grew:control"],
+    cleanupComplete: false,
+  },
   "partial-inventory": {
     description:
       "Inventory reports complete: false, as when a store cannot be enumerated",
@@ -171,6 +181,8 @@ export function demoBehaviour(
       };
     case "lost-control":
       return { ...healthy, deletionScope: "tenant" };
+    case "move-to-control":
+      return { ...healthy, deletion: "move" };
     case "partial-inventory":
       return { ...healthy, inventoryComplete: false };
   }

@@ -10,7 +10,11 @@
 import type { AnswerCache } from "./answer_cache.ts";
 import type { MemoryBehaviour } from "./behaviour.ts";
 import type { IndexingWorker, IndexJob } from "./indexing_worker.ts";
-import { firstPageIds, tenantTargets } from "./_listing.ts";
+import {
+  firstPageIds,
+  newestTenantNamespace,
+  tenantTargets,
+} from "./_listing.ts";
 import type { SourceStore } from "./source_store.ts";
 import type { VectorIndex } from "./vector_index.ts";
 
@@ -78,6 +82,9 @@ async function deleteIn(
   );
   const repair = behaviour.repairReindex;
   const resolve = reindexTexts(sources, namespace, touched, repair?.texts);
+  if (behaviour.deletion === "move") {
+    await moveOut(parts, namespace, touched);
+  }
   const mode = behaviour.deletion === "tombstone" ? "soft" : "hard";
   if (mode === "soft") sources.tombstone(namespace, ids);
   else sources.remove(namespace, ids);
@@ -97,6 +104,26 @@ async function deleteIn(
     });
   }
   return dropped;
+}
+
+/**
+ * Writes the live records of `ids` into the tenant's newest other namespace,
+ * source and vectors alike, before the deletion removes them where they
+ * were: the data survives the deletion under another name.
+ */
+async function moveOut(
+  parts: DeletionParts,
+  namespace: string,
+  ids: readonly string[],
+): Promise<void> {
+  const target = newestTenantNamespace(parts.sources, namespace);
+  if (target === null) return;
+  for (const id of ids) {
+    const text = parts.sources.get(namespace, id);
+    if (text === undefined) continue;
+    parts.sources.put(target, id, text);
+    await parts.worker.submit({ kind: "upsert", namespace: target, id, text });
+  }
 }
 
 /** Where a repair pass reads texts: the live source, or a copy taken before the deletion lands. */

@@ -72,6 +72,21 @@ export function tenantTargets(
   return targets;
 }
 
+/**
+ * The namespace of `namespace`'s tenant created last, other than
+ * `namespace` itself (by the source store's order); `null` when there is none.
+ */
+export function newestTenantNamespace(
+  sources: SourceStore,
+  namespace: string,
+): string | null {
+  const tenant = tenantOf(namespace);
+  const others = sources.namespaces().filter((space) =>
+    space !== namespace && tenantOf(space) === tenant
+  );
+  return others.at(-1) ?? null;
+}
+
 /** Tenant of a namespace: its prefix up to the first `-` (`trace` for `trace-test-…`). */
 export function tenantOf(namespace: string): string {
   return namespace.split("-", 1)[0] ?? namespace;

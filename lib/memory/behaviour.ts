@@ -23,8 +23,13 @@ export interface RepairReindex {
 
 /** The deletion, indexing, query and inventory behaviour of one pipeline; every field defaults to the correct design. */
 export interface MemoryBehaviour {
-  /** What deletion does to source and vector records (default `remove`). */
-  readonly deletion?: "remove" | "tombstone";
+  /**
+   * What deletion does to source and vector records (default `remove`);
+   * `move` re-files them under the tenant's newest other namespace (see
+   * `deletionScope`) instead of removing them, and removes them when the
+   * tenant has none.
+   */
+  readonly deletion?: "remove" | "tombstone" | "move";
   /**
    * Which records a deletion reaches (default `ids`, the supplied ids);
    * `tenant` wipes every namespace sharing the tenant prefix (the part before

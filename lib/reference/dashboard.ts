@@ -32,6 +32,7 @@ export type FamilyStatus =
   | "residual"
   | "intact"
   | "lost"
+  | "grew"
   | "complete"
   | "incomplete"
   | "interrupted"
@@ -106,14 +107,17 @@ function storeCell(
   };
 }
 
-function controlCell(samples: Sample[]): FamilyCell {
+function controlCell(report: RunReport): FamilyCell {
+  const samples = report.samples;
   const lost = samples.some((s) =>
     s.control_present === false || s.control_seen === false
   );
+  // The baseline it grew from is the report's, not a sample's: the finding says it.
+  const grew = report.findings.some((f) => f.code === "control_grew");
   const intact = samples.length > 0 &&
     samples.every((s) => s.control_present === true && s.control_seen === true);
   return {
-    status: lost ? "lost" : intact ? "intact" : "unknown",
+    status: lost ? "lost" : grew ? "grew" : intact ? "intact" : "unknown",
     time_to_erasure_seconds: null,
   };
 }
@@ -126,7 +130,7 @@ export function dashboardRow(
 ): DashboardRow {
   const families = {} as Record<Family, FamilyCell>;
   for (const family of FAMILIES) {
-    if (family === "control") families[family] = controlCell(report.samples);
+    if (family === "control") families[family] = controlCell(report);
     else if (family === "cleanup") {
       families[family] = {
         status: report.cleanup.cleanup_complete ? "complete" : "incomplete",

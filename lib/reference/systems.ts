@@ -433,6 +433,23 @@ export const REFERENCE_SYSTEMS: readonly ReferenceSystemSpec[] = [
     memory_behaviour: { deletionScope: "tenant" },
   }),
   system({
+    name: "control-move",
+    title: "Deletion moves records into another namespace",
+    behaviour:
+      "Deletion re-files the records, source and vectors, under the tenant's newest other namespace instead of removing them; in a run that is the control namespace",
+    expected: {
+      verdict: "INCONCLUSIVE",
+      qualifier: null,
+      findings: ["control_grew:control"],
+      cleanup_complete: false,
+    },
+    reason:
+      "The test namespace reads 0 and the control query is answered from its cache, so no answer carries the marker, but the control namespace counts the three canaries beside its record: the deletion may have moved them, so nothing can be decided",
+    blind_spot: null,
+    timing: TIMING,
+    memory_behaviour: { deletion: "move" },
+  }),
+  system({
     name: "interrupted-window",
     title: "Interrupted while vectors linger",
     behaviour:

@@ -1,15 +1,18 @@
 /**
  * What makes the observation itself untrustworthy, whatever the residuals
- * showed: request errors, inventories that answered `complete: false`, and a
- * control record that went missing. Each is INCONCLUSIVE, because a verdict
- * on evidence the adapter could not give, or on a deletion that reached the
- * control, would not say whether the test record was forgotten.
+ * showed: request errors, inventories that answered `complete: false`, a
+ * control record that went missing, and a control namespace that holds more
+ * records after the deletion than before it. Each is INCONCLUSIVE, because a
+ * verdict on evidence the adapter could not give, or on a deletion that
+ * reached the control, would not say whether the test record was forgotten.
  *
  * @module
  */
 
+import { type Store, STORES } from "../contract/protocol.ts";
+import { joinAnd } from "../words.ts";
 import { finding, secondsLabel } from "./_finding.ts";
-import type { Finding, Sample } from "./report.ts";
+import type { Finding, InventoryCounts, Sample } from "./report.ts";
 
 /** Request errors and incomplete inventories, test and control. */
 export function observationFindings(samples: Sample[]): Finding[] {
@@ -62,25 +65,93 @@ export function observationFindings(samples: Sample[]): Finding[] {
   return findings;
 }
 
-/** A control record no longer counted or retrievable. */
-export function controlFindings(samples: Sample[]): Finding[] {
+/**
+ * A control record no longer counted or retrievable, and a control
+ * namespace that counts more than `baselineControl`, the baseline's control
+ * inventory (the last one read before the deletion).
+ */
+export function controlFindings(
+  samples: Sample[],
+  baselineControl: InventoryCounts | null,
+): Finding[] {
+  const grew = controlGrowthFinding(samples, baselineControl);
+  const lost = controlLossFinding(samples);
+  return [...(lost ? [lost] : []), ...(grew ? [grew] : [])];
+}
+
+function controlLossFinding(samples: Sample[]): Finding | null {
   const lost = samples.filter((s) =>
     s.control_present === false || s.control_seen === false
   );
-  if (lost.length === 0) return [];
+  if (lost.length === 0) return null;
   const first = lost[0]!;
   const what = first.control_present === false
     ? "no longer counted in its inventory"
     : "no longer retrievable";
-  return [
-    finding(
-      "inconclusive",
-      "control_lost",
-      "control",
-      `The control record was ${what} at ${
-        secondsLabel(first.started_at_seconds)
-      }: the deletion reached data outside the test namespace, or the adapter misreports the control, so the result cannot be trusted`,
-      lost.map((s) => s.index),
-    ),
-  ];
+  return finding(
+    "inconclusive",
+    "control_lost",
+    "control",
+    `The control record was ${what} at ${
+      secondsLabel(first.started_at_seconds)
+    }: the deletion reached data outside the test namespace, or the adapter misreports the control, so the result cannot be trusted`,
+    lost.map((s) => s.index),
+  );
+}
+
+/**
+ * Nothing but the application writes to the run's control namespace after
+ * the runner's one control record, so more records there after the
+ * deletion mean it moved or copied data rather than removing it. Only
+ * INCONCLUSIVE: the counts cannot show the extra records are the canaries
+ * (when the control query returns their marker, retrieval already FAILs).
+ */
+function controlGrowthFinding(
+  samples: Sample[],
+  before: InventoryCounts | null,
+): Finding | null {
+  if (!before?.complete) return null;
+  const grown = samples.filter((s) => grownStores(s, before).length > 0);
+  const first = grown[0];
+  if (!first) return null;
+  const growth = STORES.filter((store) =>
+    grown.some((s) => grownStores(s, before).includes(store))
+  ).map((store) => storeGrowth(store, before[store], grown));
+  return finding(
+    "inconclusive",
+    "control_grew",
+    "control",
+    `The control namespace counted more records after the deletion than at the baseline, first at ${
+      secondsLabel(first.started_at_seconds)
+    } and in ${grown.length} of ${samples.length} sample(s): ${
+      joinAnd(growth)
+    }; the deletion may have moved or copied the deleted records into another namespace instead of erasing them, so the result cannot be trusted`,
+    grown.map((s) => s.index),
+  );
+}
+
+/** The stores a sample's complete control inventory counts more in than `before`. */
+function grownStores(
+  sample: Sample,
+  before: InventoryCounts,
+): Store[] {
+  const after = sample.control_inventory;
+  if (!after?.complete) return [];
+  return STORES.filter((store) => after[store] > before[store]);
+}
+
+/** "source_records from 1 to 4", "as many as 4" when the grown counts differ. */
+function storeGrowth(
+  store: Store,
+  before: number,
+  grown: Sample[],
+): string {
+  const counts = grown.flatMap((s) =>
+    s.control_inventory?.complete ? [s.control_inventory[store]] : []
+  ).filter((count) => count > before);
+  const most = Math.max(...counts);
+  const after = counts.every((count) => count === most)
+    ? `${most}`
+    : `as many as ${most}`;
+  return `${store} from ${before} to ${after}`;
 }

@@ -153,6 +153,7 @@ export async function observe(
       ? controlInventory.source_records >= 1 &&
         controlInventory.vector_records >= 1
       : null,
+    control_inventory: controlInventory,
     // The control's own inventory lists its record: only its query counts.
     control_seen: seenInQuery(control),
     control_form: control.match?.answer === "query" ? control.match.form : null,

@@ -25,6 +25,7 @@ const GUIDED_INCONCLUSIVE: ReadonlySet<string> = new Set([
   "inventory_incomplete",
   "control_inventory_incomplete",
   "control_lost",
+  "control_grew",
   "interrupted",
   "intermittent_residual",
   "window_end_unobserved",

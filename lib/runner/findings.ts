@@ -3,8 +3,8 @@
  * declared in `rules.ts` under the rules revision. Data left at the final sample is FAIL; a run
  * interrupted before its final sample has none, so it is INCONCLUSIVE
  * whatever its last sample showed; a failed baseline, a missing
- * observation, a request error, an incomplete inventory or a lost control
- * is INCONCLUSIVE; so is data that went away on a clean ending too thin to
+ * observation, a request error, an incomplete inventory, a lost control
+ * or a control namespace that grew after the deletion is INCONCLUSIVE; so is data that went away on a clean ending too thin to
  * show it: one that came back before after as many clean reads, or a first
  * clean read that came more than an interval after the window's end;
  * otherwise PASS, with transient residuals recorded. A
@@ -96,7 +96,9 @@ export function assessRun(input: AssessmentInput): Assessment {
       findings.push(...residualFindings(input.samples, input));
     }
     findings.push(...observationFindings(input.samples));
-    findings.push(...controlFindings(input.samples));
+    findings.push(
+      ...controlFindings(input.samples, input.baseline.control_inventory),
+    );
   }
   if (input.interruptedDuring !== null) {
     findings.push(interruptedFinding(input));

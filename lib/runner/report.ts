@@ -108,6 +108,12 @@ export interface Sample {
   marker_found_in?: MarkerPlace | null;
   /** Whether the control document is still counted in the control inventory. */
   control_present: boolean | null;
+  /**
+   * Control namespace inventory, `null` when the request failed; what
+   * `control_grew` compares with the baseline's. Absent from reports of
+   * rules revisions before `trace-assertions/8`.
+   */
+  control_inventory?: Inventory | null;
   /** Whether the control query's answer contained the control marker, exactly or rendered. */
   control_seen: boolean | null;
   /** How the control marker appeared when seen. */

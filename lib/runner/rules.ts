@@ -44,6 +44,12 @@
  * `Score 95 74 72…`) a break rather than the end of the reading; a base64 run
  * may write `/` as `\/` (JSON serialised twice).
  *
+ * Revision 8: a complete control inventory after the deletion that counts
+ * more in some store than the baseline's is INCONCLUSIVE, `control_grew`:
+ * only the application writes to the run's control namespace, so the
+ * deletion may have moved or copied the records there instead of erasing
+ * them. Samples keep the control inventory's counts (`control_inventory`).
+ *
  * @module
  */
 
@@ -61,7 +67,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/7" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/8" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -95,7 +101,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e" as const;
+  "sha256:67d6b4c4e39b147393c18cf773080ca1ab89d9945dd99d7bb7ea2d4d96c7ce78" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
@@ -134,6 +140,7 @@ export const FINDING_CODES = {
     subjects: ["control"],
   },
   control_lost: { severities: ["inconclusive"], subjects: ["control"] },
+  control_grew: { severities: ["inconclusive"], subjects: ["control"] },
   interrupted: { severities: ["inconclusive"], subjects: ["window"] },
   cleanup_incomplete: {
     severities: ["inconclusive", "note"],

@@ -279,6 +279,7 @@ const CELL_WORD: Record<FamilyCell["status"], string> = {
   residual: "LEFT",
   intact: "intact",
   lost: "LOST",
+  grew: "GREW",
   complete: "done",
   incomplete: "NOT DONE",
   interrupted: "cut",
@@ -306,6 +307,8 @@ const CELL_MEANING: Record<FamilyCell["status"], string> = {
     "the control documents, which were not deleted, stayed present and retrievable in every sample",
   lost:
     "a control document went missing: the deletion reached records it should have left alone",
+  grew:
+    "the control namespace counted more records after the deletion than before it: the deletion may have moved the deleted records there instead of erasing them",
   complete: "cleanup left no synthetic record in either namespace",
   incomplete: "cleanup left synthetic records behind",
   interrupted:
@@ -321,6 +324,7 @@ const LEGEND_CELLS: readonly FamilyCell[] = [
   { status: "residual", time_to_erasure_seconds: null },
   { status: "intact", time_to_erasure_seconds: null },
   { status: "lost", time_to_erasure_seconds: null },
+  { status: "grew", time_to_erasure_seconds: null },
   { status: "complete", time_to_erasure_seconds: null },
   { status: "incomplete", time_to_erasure_seconds: null },
   { status: "interrupted", time_to_erasure_seconds: null },
@@ -353,7 +357,7 @@ function cellText(cell: FamilyCell): string {
 }
 
 function cellClass(cell: FamilyCell): string {
-  if (["residual", "lost", "incomplete"].includes(cell.status)) {
+  if (["residual", "lost", "grew", "incomplete"].includes(cell.status)) {
     return "cell cell--bad";
   }
   if (cell.status === "transient") return "cell cell--warn";
