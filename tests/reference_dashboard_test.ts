@@ -94,6 +94,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "rendered-escaped-json",
     "rendered-full-width",
     "rendered-hex",
+    "rendered-hexdump",
     "rendered-homoglyphs",
     "rendered-html",
     "rendered-markdown",
@@ -108,7 +109,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 24 }, (_, i) => i + 1),
+    Array.from({ length: 25 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);

@@ -40,6 +40,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:6c41b1d7b40089451a7a5c894c65a1126407353a71b478554853a5ccf19f9f69",
   "trace-assertions/7":
     "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
+  "trace-assertions/8":
+    "sha256:98784cefc2d171e26cb026ec01058e63498f2831cf0ccb5869ed34e062a1317f",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {
