@@ -30,6 +30,11 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
     hex: "50726f62652074726163655f63616e6172795f3768336b2e0a4e657874203132",
     "spaced-hex":
       "50 72 6f 62 65 20 74 72 61 63 65 5f 63 61 6e 61 72 79 5f 37 68 33 6b 2e 0a 4e 65 78 74 20 31 32",
+    hexdump: [
+      "00000000  50 72 6f 62 65 20 74 72  61 63 65 5f 63 61 6e 61  |Probe trace_cana|",
+      "00000010  72 79 5f 37 68 33 6b 2e  0a 4e 65 78 74 20 31 32  |ry_7h3k..Next 12|",
+      "00000020",
+    ].join("\n"),
     "percent-url": "link: https://example.invalid/search?q=" +
       "%50%72%6F%62%65%20%74%72%61%63%65%5F%63%61%6E%61%72%79%5F%37%68%33%6B%2E%0A%4E%65%78%74%20%31%32",
     "escaped-json": String.raw`record: {"text":"` +
@@ -82,6 +87,22 @@ Deno.test("renderAnswer() encodings decode back to the answer's text, beyond ASC
   assert.match(hex, /^(?:[0-9a-f]{2})+$/);
   assert.equal(
     utf8.decode(Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16))),
+    text,
+  );
+  const dump = payload("hexdump", "00000000  ").split("\n");
+  // The last line is the offset after the last byte.
+  assert.equal(
+    dump.at(-1),
+    new TextEncoder().encode(text).length.toString(16).padStart(8, "0"),
+  );
+  const dumped = dump.slice(0, -1).flatMap((line) =>
+    line.replace(/^[0-9a-f]{8} {2}/, "").replace(/ +\|.*\|$/, "").split(/ +/)
+  ).join("");
+  assert.match(dumped, /^(?:[0-9a-f]{2})+$/);
+  assert.equal(
+    utf8.decode(
+      Uint8Array.from(dumped.match(/../g)!, (h) => parseInt(h, 16)),
+    ),
     text,
   );
   const query = payload(

@@ -96,6 +96,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "rendered-escaped-json",
     "rendered-full-width",
     "rendered-hex",
+    "rendered-hexdump",
     "rendered-homoglyphs",
     "rendered-html",
     "rendered-markdown",

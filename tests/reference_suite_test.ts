@@ -47,6 +47,7 @@ const EXPECTED: Record<string, string> = {
   "rendered-data-uri": "FAIL",
   "rendered-hex": "FAIL",
   "rendered-spaced-hex": "FAIL",
+  "rendered-hexdump": "FAIL",
   "rendered-percent-url": "FAIL",
   "rendered-escaped-json": "FAIL",
   "rendered-correct": "PASS",
@@ -294,6 +295,7 @@ const LEAK_TRAITS: Record<string, RenderingTrait[]> = {
   "rendered-data-uri": ["base64"],
   "rendered-hex": ["hex"],
   "rendered-spaced-hex": ["hex"],
+  "rendered-hexdump": ["hex"],
   "rendered-percent-url": ["percent_encoding"],
   "rendered-escaped-json": ["string_escapes"],
 };

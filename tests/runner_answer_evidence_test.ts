@@ -264,6 +264,28 @@ Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped 
       "raw",
     ],
     [
+      "a hex dump with offsets and a text column",
+      (m) => ({
+        text: "none",
+        raw: (utf8Hex(`Deletion probe ${m}.`).match(/.{1,32}/g) ?? []).map(
+          (line, i) =>
+            `${(16 * i).toString(16).padStart(8, "0")}: ${
+              line.replace(/(....)(?!$)/g, "$1 ")
+            }  ${"x".repeat(line.length / 2)}`,
+        ).join("\n"),
+      }),
+      "hex",
+      "raw",
+    ],
+    [
+      "mathematical bold digits",
+      (m) => ({
+        text: m.replace(/[0-9]/g, (d) => String.fromCodePoint(0x1d7ce + +d)),
+      }),
+      "compatibility_forms",
+      "text",
+    ],
+    [
       "a percent-encoded link",
       (m) => ({
         text: "none",

@@ -265,6 +265,161 @@ Deno.test("findMarker() reads a separated hex dump wrapped over lines", async (t
   }
 });
 
+/** How a tool dumps bytes: offsets, their base and width, byte groups, a text column. */
+interface DumpShape {
+  offsetDigits: number;
+  base?: 16 | 8;
+  /** After the offset, before the first group: `": "` for xxd. */
+  afterOffset: string;
+  /** Bytes in one group: 2 for xxd's default. */
+  groupBytes?: number;
+  /** A second space after this many bytes, as `hexdump -C` writes its halves. */
+  half?: number;
+  /** The text column: none, bare after two spaces, between bars or angle brackets. */
+  textColumn: "" | "bare" | "|" | ">";
+  /** A last line holding only the offset after the last byte. */
+  endOffset: boolean;
+  width?: number;
+  start?: number;
+}
+
+/** `text`'s UTF-8 bytes dumped as `shape` says. */
+function dump(text: string, shape: DumpShape): string {
+  const bytes = utf8Bytes(text);
+  const width = shape.width ?? 16;
+  const start = shape.start ?? 0;
+  const offset = (at: number) =>
+    (start + at).toString(shape.base ?? 16).padStart(shape.offsetDigits, "0");
+  const lines: string[] = [];
+  for (let at = 0; at < bytes.length; at += width) {
+    const row = Array.from(
+      bytes.subarray(at, at + width),
+      (b) => b.toString(16).padStart(2, "0"),
+    );
+    const groups: string[] = [];
+    for (let i = 0; i < row.length; i += shape.groupBytes ?? 1) {
+      const gap = i > 0 && i === shape.half ? "  " : i > 0 ? " " : "";
+      groups.push(gap + row.slice(i, i + (shape.groupBytes ?? 1)).join(""));
+    }
+    const columns = groups.join("");
+    const printable = Array.from(
+      bytes.subarray(at, at + width),
+      (b) => b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".",
+    ).join("");
+    const text = {
+      "": "",
+      bare: `  ${printable}`,
+      "|": `  |${printable}|`,
+      ">": `  >${printable}<`,
+    }[shape.textColumn];
+    lines.push(`${offset(at)}${shape.afterOffset}${columns}${text}`);
+  }
+  if (shape.endOffset) lines.push(offset(bytes.length));
+  return lines.join("\n");
+}
+
+const XXD: DumpShape = {
+  offsetDigits: 8,
+  afterOffset: ": ",
+  groupBytes: 2,
+  textColumn: "bare",
+  endOffset: false,
+};
+const HEXDUMP_C: DumpShape = {
+  offsetDigits: 8,
+  afterOffset: "  ",
+  half: 8,
+  textColumn: "|",
+  endOffset: true,
+};
+const OD_HEX: DumpShape = {
+  offsetDigits: 6,
+  afterOffset: " ",
+  textColumn: "",
+  endOffset: true,
+};
+
+Deno.test("dump() writes the shapes xxd, hexdump -C and od print", () => {
+  const text =
+    "Relevant: trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a \u00e9 done\n";
+  assert.equal(
+    dump(text, XXD).split("\n").at(-1),
+    "00000030: 6120 c3a9 2064 6f6e 650a  a .. done.",
+  );
+  assert.equal(
+    dump(text, HEXDUMP_C).split("\n").slice(0, 2).join("\n"),
+    "00000000  52 65 6c 65 76 61 6e 74  3a 20 74 72 61 63 65 5f  |Relevant: trace_|\n" +
+      "00000010  63 61 6e 61 72 79 5f 37  68 33 6b 71 39 78 32 6d  |canary_7h3kq9x2m|",
+  );
+  assert.equal(
+    dump(text, OD_HEX).split("\n").slice(-2).join("\n"),
+    "000030 61 20 c3 a9 20 64 6f 6e 65 0a\n00003a",
+  );
+});
+
+Deno.test("findMarker() reads hex dumps with an offset column, byte groups and a text column", async (t) => {
+  const text = `Synthetic record: probe ${MARKER} \u00e9 done.\n`;
+  const cases: [string, string][] = [
+    ["xxd", dump(text, XXD)],
+    ["xxd -g1", dump(text, { ...XXD, groupBytes: 1 })],
+    ["xxd -g4 -c 12", dump(text, { ...XXD, groupBytes: 4, width: 12 })],
+    ["xxd -s 4096", dump(text, { ...XXD, start: 4096 })],
+    ["hexdump -C", dump(text, HEXDUMP_C)],
+    [
+      "hexdump -C without its end offset",
+      dump(text, {
+        ...HEXDUMP_C,
+        endOffset: false,
+      }),
+    ],
+    ["od -A x -t x1", dump(text, OD_HEX)],
+    ["od -A x -t x1z", dump(text, { ...OD_HEX, textColumn: ">" })],
+    [
+      "od -t x1, octal offsets",
+      dump(text, {
+        ...OD_HEX,
+        offsetDigits: 7,
+        base: 8,
+      }),
+    ],
+    ["CRLF", dump(text, HEXDUMP_C).replace(/\n/g, "\r\n")],
+    [
+      "indented after a label",
+      `bytes:\n${dump(text, XXD).replace(/^/gm, "    ")}\n(end)`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() tells a dump's bytes from a text column that looks like hex by the next line's offset", () => {
+  // Each text column reads as hex groups too (`cafe`, `bead`, `face`).
+  const text = `cafe bead face ${MARKER} cafe bead face`;
+  assertFound(dump(text, XXD), ["hex"]);
+  assertFound(dump(text, { ...XXD, groupBytes: 1 }), ["hex"]);
+});
+
+Deno.test("findMarker() reads a dump only where its offsets step by each line's bytes", () => {
+  const text = `Synthetic record: probe ${MARKER}`;
+  const lines = dump(text, HEXDUMP_C).split("\n");
+  const answers = [
+    // Every line at the same offset.
+    lines.map((line) => line.replace(/^[0-9a-f]{8}/, "00000000")).join("\n"),
+    // Lines out of order: no two neighbours step.
+    [lines[2], lines[0], lines[3], lines[1], lines[4]].join("\n"),
+    // Offsets that step by 32 with 16 bytes a line.
+    lines.map((line, i) =>
+      line.replace(/^[0-9a-f]{8}/, (32 * i).toString(16).padStart(8, "0"))
+    ).join("\n"),
+    // One line is no dump, however long.
+    dump(text, { ...XXD, width: 64, textColumn: "" }),
+  ];
+  for (const answer of answers) {
+    assert.equal(findMarker(answer, MARKER), null, answer);
+  }
+});
+
 Deno.test("findMarker() matches no marker in UUIDs, MAC addresses or random separated hex", () => {
   const randomBytes = (count: number, separator: string) =>
     Array.from(
@@ -284,6 +439,9 @@ Deno.test("findMarker() matches no marker in UUIDs, MAC addresses or random sepa
       randomBytes(200, ":"),
       randomBytes(200, " "),
       hex(randomText(100, TEXT_ALPHABET)).replace(/(..)(?!$)/g, "$1-"),
+      dump(randomText(400, TEXT_ALPHABET), XXD),
+      dump(randomText(400, TEXT_ALPHABET), HEXDUMP_C),
+      dump(randomText(400, "\x00\x7f\x80\xff0123456789"), OD_HEX),
     ];
     for (const answer of answers) {
       assert.equal(findMarker(answer, marker), null, answer);
@@ -477,5 +635,25 @@ Deno.test("a 1 MiB answer of encoded runs gets decodings that hold no more than 
   assert.ok(characters.get("hex")! <= answer.length / 2);
   assert.ok(characters.get("percent_encoding")! <= answer.length);
   assert.ok(characters.get("string_escapes")! <= answer.length);
+  assert.equal(findMarker(answer, newMarker()), null);
+});
+
+Deno.test("a 1 MiB answer of hex dumps gets one decoding per dump, holding no more than half the answer", () => {
+  const parts: string[] = [];
+  let size = 0;
+  while (size < 1 << 20) {
+    const text = randomText(400, TEXT_ALPHABET);
+    const shape = parts.length % 2 === 0 ? XXD : HEXDUMP_C;
+    const part = `file ${parts.length}:\n${dump(text, shape)}\n`;
+    parts.push(part);
+    size += part.length;
+  }
+  const answer = parts.join("");
+  const hexTexts = [...decodedTexts(answer, MARKER_RANDOM_LENGTH)]
+    .filter((decoded) => decoded.encoding === "hex");
+  assert.equal(hexTexts.length, parts.length);
+  const characters = hexTexts.reduce((sum, d) => sum + d.text.length, 0);
+  assert.equal(characters, 400 * parts.length);
+  assert.ok(characters <= answer.length / 2);
   assert.equal(findMarker(answer, newMarker()), null);
 });

@@ -82,6 +82,35 @@ Deno.test("findMarker() recognises a marker rendered or reworded, and says how",
         .join(""),
       ["full_width"],
     ],
+    [
+      "mathematical bold digits",
+      MARKER.replace(/[0-9]/g, (d) => String.fromCodePoint(0x1d7ce + +d)),
+      ["compatibility_forms"],
+    ],
+    [
+      "mathematical bold letters",
+      MARKER.replace(
+        /[a-z]/g,
+        (ch) => String.fromCodePoint(0x1d41a + ch.charCodeAt(0) - 0x61),
+      ),
+      ["compatibility_forms"],
+    ],
+    [
+      "circled and superscript digits",
+      MARKER.replace(/1/g, "\u2460").replace(/2/g, "\u00b2"),
+      ["compatibility_forms"],
+    ],
+    [
+      "mathematical capitals and full-width digits",
+      MARKER.toUpperCase().replace(
+        /[A-Z0-9]/g,
+        (ch) =>
+          /[0-9]/.test(ch)
+            ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0)
+            : String.fromCodePoint(0x1d400 + ch.charCodeAt(0) - 0x41),
+      ),
+      ["case", "full_width", "compatibility_forms"],
+    ],
     ["a line break inside", `${MARKER.slice(0, 20)}\n${MARKER.slice(20)}`, [
       "line_breaks",
     ]],
@@ -286,6 +315,10 @@ Deno.test("describeRendering() words the traits in report order", () => {
   assert.equal(
     describeRendering(["full_width", "line_breaks", "separators"]),
     "other separators, full-width forms and line breaks",
+  );
+  assert.equal(
+    describeRendering(["compatibility_forms", "full_width"]),
+    "full-width forms and Unicode compatibility forms",
   );
   assert.equal(describeRendering([]), "another spelling");
 });

@@ -41,7 +41,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/7":
     "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
   "trace-assertions/8":
-    "sha256:67d6b4c4e39b147393c18cf773080ca1ab89d9945dd99d7bb7ea2d4d96c7ce78",
+    "sha256:6a4ed3094d1cc74e42ed2a64066ffd79ffc4a67371447a79d21bba185aebc6a8",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

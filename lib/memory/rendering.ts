@@ -5,7 +5,8 @@
  * case and separators, a layout step wraps lines or uses full-width forms, a
  * spoof or a font fallback writes Cyrillic look-alikes for Latin letters.
  * Others ship the stored text encoded: as an attachment's data URI, as hex
- * (alone or a byte at a time with spaces between), in a link's
+ * (alone, a byte at a time with spaces between, or as `hexdump -C` dumps a
+ * file), in a link's
  * percent-encoded query, or as a JSON string escaped twice. Each
  * rendering here is one of those, so a reference system can leak a deleted
  * record in another spelling.
@@ -24,6 +25,7 @@ export const ANSWER_RENDERINGS = [
   "data-uri",
   "hex",
   "spaced-hex",
+  "hexdump",
   "percent-url",
   "escaped-json",
 ] as const;
@@ -49,6 +51,7 @@ const RENDERERS: Readonly<Record<AnswerRendering, (text: string) => string>> = {
   "data-uri": toDataUri,
   hex: toHex,
   "spaced-hex": toSpacedHex,
+  hexdump: toHexdump,
   "percent-url": toSearchLink,
   "escaped-json": toEscapedJson,
 };
@@ -157,6 +160,37 @@ function toHex(text: string): string {
 /** Lowercase hex of the answer's UTF-8 bytes with a space between bytes, as a hex dump writes them. */
 function toSpacedHex(text: string): string {
   return hexBytes(text).join(" ");
+}
+
+/** Bytes a line of a `hexdump -C` dump holds. */
+const DUMP_WIDTH = 16;
+
+/**
+ * The answer's UTF-8 bytes as `hexdump -C` prints a file: each line an
+ * offset, 16 bytes in two halves and the printable ones between bars, then
+ * a line with the offset after the last byte.
+ */
+function toHexdump(text: string): string {
+  const bytes = UTF8.encode(text);
+  const lines: string[] = [];
+  for (let offset = 0; offset < bytes.length; offset += DUMP_WIDTH) {
+    const row = bytes.subarray(offset, offset + DUMP_WIDTH);
+    const digits = Array.from(row, hexByte);
+    const columns = `${digits.slice(0, 8).join(" ")}  ${
+      digits.slice(8).join(" ")
+    }`.padEnd(3 * DUMP_WIDTH);
+    const printable = Array.from(
+      row,
+      (byte) => byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : ".",
+    ).join("");
+    lines.push(`${dumpOffset(offset)}  ${columns}  |${printable}|`);
+  }
+  lines.push(dumpOffset(bytes.length));
+  return lines.join("\n");
+}
+
+function dumpOffset(offset: number): string {
+  return offset.toString(16).padStart(8, "0");
 }
 
 /** Each UTF-8 byte of `text` as two lowercase hex digits. */

@@ -165,6 +165,12 @@ const RENDERING_WORDS: Readonly<Record<AnswerRendering, RenderingWords>> = {
       "answers in lowercase hex of the text's UTF-8 bytes with a space between bytes (52 65 6c 65 76 61 6e 74…)",
     spelling: "hex-encoded a byte at a time (rendering trait hex)",
   },
+  hexdump: {
+    kind: "encoded",
+    behaviour:
+      "answers with a hexdump -C dump of the text's UTF-8 bytes, offsets and a text column beside them (00000000  52 65 6c 65 … |Relevant…|)",
+    spelling: "in a hex dump with offsets (rendering trait hex)",
+  },
   "percent-url": {
     kind: "encoded",
     behaviour:

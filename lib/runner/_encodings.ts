@@ -15,6 +15,8 @@
  * @module
  */
 
+import { hexDumpDigits } from "./_hex_dumps.ts";
+
 /** An encoding a decoding undid; each is a rendering trait. */
 export type Encoding = "base64" | "hex" | "percent_encoding" | "string_escapes";
 
@@ -210,11 +212,12 @@ const MIN_BYTES_PER_LINE = 5;
  * The texts `value` holds as hex: each maximal run of hex digits of even
  * length, decoded from its first digit (a whole string of hex is one such
  * run), then each run of bytes with one separator or a line break between
- * them, each read as {@link hexText} says. Every digit is in at most one run
- * of each kind, and a separated run shares at most its first and last byte
- * and the bytes and break at each of its line breaks with a run of digits
- * alone, so the decodings together hold at most half a character per
- * character of `value` (docs/report.md works it out).
+ * them, then each dump with an offset column, each read as {@link hexText}
+ * says. Every digit is in at most one run of each kind, and a separated run
+ * shares at most its first and last byte and the bytes and break at each of
+ * its line breaks with a run of digits alone, so those runs together hold at
+ * most half a character per character of `value`, and the dumps, whose
+ * lines are disjoint, at most another half (docs/report.md works it out).
  */
 function* hexTexts(value: string, shortest: number): Generator<string> {
   for (const run of quantumRuns(value, HEX_RUNS)) {
@@ -229,6 +232,7 @@ function* hexTexts(value: string, shortest: number): Generator<string> {
     }
     yield hexText(digits);
   }
+  for (const digits of hexDumpDigits(value, shortest)) yield hexText(digits);
 }
 
 /** What a byte that is not part of valid UTF-8 decodes to in hex: a break the fold drops. */

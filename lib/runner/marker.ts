@@ -5,19 +5,19 @@
  * {@link MARKER_RANDOM_LENGTH} characters from a base32 alphabet without
  * look-alike letters (no `i`, `l`, `o`, `u`). Applications render and reword
  * what they answer (Markdown escapes, HTML entities, another case or
- * separator, full-width forms, wrapped lines, markup tags, Cyrillic or Greek
- * look-alike letters, another script's digits) and ship stored text encoded
- * (base64, hex, percent-encoding, string escapes), so the marker counts as
- * seen when its random part appears in the answer after
- * {@link foldForMatching}: entities decoded, NFKC, Cyrillic and Greek
- * look-alikes read as Latin letters and other scripts' digits as ASCII ones,
- * lower case, `o` read as `0` and `i`/`l` as `1`, and everything but letters
- * and digits dropped; or in the same answer with its markup tags removed; or
- * in a text an encoded part of the answer decodes to. Reading look-alikes
- * and digits maps one character to one, so no folded text grows longer for
- * it, and a fixed text of n folded characters contains a given random part
- * by chance with probability at most n · 32^-26 (n · 2^-130), which
- * docs/report.md works out for every text searched.
+ * separator, full-width or other compatibility forms, wrapped lines, markup
+ * tags, Cyrillic or Greek look-alike letters, another script's digits) and
+ * ship stored text encoded (base64, hex, hex dumps, percent-encoding, string
+ * escapes), so the marker counts as seen when its random part appears in the
+ * answer after {@link foldForMatching}: entities decoded, NFKC, Cyrillic and
+ * Greek look-alikes read as Latin letters and other scripts' digits as ASCII
+ * ones, lower case, `o` read as `0` and `i`/`l` as `1`, and everything but
+ * letters and digits dropped; or in the same answer with its markup tags
+ * removed; or in a text an encoded part of the answer decodes to. Reading
+ * look-alikes and digits maps one character to one, so no folded text grows
+ * longer for it, and a fixed text of n folded characters contains a given
+ * random part by chance with probability at most n · 32^-26 (n · 2^-130),
+ * which docs/report.md works out for every text searched.
  *
  * @module
  */
@@ -45,6 +45,7 @@ export const RENDERING_TRAITS = [
   "markdown_escapes",
   "html_entities",
   "full_width",
+  "compatibility_forms",
   "line_breaks",
   "invisible_characters",
   "look_alikes",
@@ -398,7 +399,8 @@ function renderingTraits(
   const decoded = (how.untagged ? withoutTags(units) : units)
     .map((u) => u.ch).join("");
   if (/\\[!-/:-@[-`{-~]/.test(decoded)) traits.add("markdown_escapes");
-  if (/[\uff01-\uff5e\u3000]/.test(decoded)) traits.add("full_width");
+  if (FULL_WIDTH.test(decoded)) traits.add("full_width");
+  if (hasCompatibilityForm(decoded)) traits.add("compatibility_forms");
   if (/[\r\n\u2028\u2029]/.test(decoded)) traits.add("line_breaks");
   if (/[\u00ad\u200b-\u200f\u2060\ufeff]/.test(decoded)) {
     traits.add("invisible_characters");
@@ -423,6 +425,23 @@ function renderingTraits(
   return RENDERING_TRAITS.filter((trait) => traits.has(trait));
 }
 
+/** Full-width forms of printable ASCII, and the ideographic space. */
+const FULL_WIDTH = /[\uff01-\uff5e\u3000]/;
+
+/**
+ * Whether `text` holds a compatibility form other than a full-width one that
+ * NFKC writes with an ASCII letter or digit (`𝟕`, `𝐭`, `①`, `²`, `ﬁ`). The
+ * fold reads it after NFKC, so only the span as written can say it was there.
+ */
+function hasCompatibilityForm(text: string): boolean {
+  for (const ch of text) {
+    if (ch < "\u0080" || FULL_WIDTH.test(ch)) continue;
+    const compatible = ch.normalize("NFKC");
+    if (compatible !== ch && /[0-9A-Za-z]/.test(compatible)) return true;
+  }
+  return false;
+}
+
 /** Words for a rendering, for findings: "Markdown escapes and upper case". */
 export function describeRendering(traits: readonly RenderingTrait[]): string {
   const words = RENDERING_TRAITS.filter((trait) => traits.includes(trait))
@@ -437,6 +456,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   markdown_escapes: "Markdown escapes",
   html_entities: "HTML entities",
   full_width: "full-width forms",
+  compatibility_forms: "Unicode compatibility forms",
   line_breaks: "line breaks",
   invisible_characters: "invisible characters",
   look_alikes: "look-alike letters",

@@ -44,7 +44,13 @@
  * `Score 95 74 72…`) a break rather than the end of the reading; a base64 run
  * may write `/` as `\/` (JSON serialised twice).
  *
- * Revision 8: a complete control inventory after the deletion that counts
+ * Revision 8: hex is also read from a dump with an offset column, byte
+ * groups and a text column, as `xxd`, `hexdump -C` and `od -t x1` print one
+ * (a line's bytes are told from its text column by the offset of the line
+ * after it); a rendered marker written in compatibility forms other than
+ * full-width ones (mathematical `𝟕` or `𝐭`, circled `①`) names them as the
+ * rendering trait `compatibility_forms`, where it named nothing.
+ * Also a complete control inventory after the deletion that counts
  * more in some store than the baseline's is INCONCLUSIVE, `control_grew`:
  * only the application writes to the run's control namespace, so the
  * deletion may have moved or copied the records there instead of erasing
@@ -76,7 +82,7 @@ export const EVIDENCE_RULES = {
     alphabet: MARKER_ALPHABET,
     random_length: MARKER_RANDOM_LENGTH,
     match:
-      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, or a line break with that separator on either side or neither, starting at a byte no letter or digit precedes, each byte followed by no hex digit, its separators and line breaks not counted in its length, only when its lines hold at least 5 bytes on average; the bytes of either kind of run read one UTF-8 sequence at a time, each byte that starts no valid sequence read as a space), each only when at least as long as the encoding of 26 characters, base64 only when valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, or a line break with that separator on either side or neither, starting at a byte no letter or digit precedes, each byte followed by no hex digit, its separators and line breaks not counted in its length, only when its lines hold at least 5 bytes on average; and each dump with an offset column as xxd, hexdump -C and od -t x1 print one: two or more consecutive lines, each an offset of 4 to 12 hex digits (a colon after it allowed) then groups of whole bytes (two hex digits each) after one or two spaces, whose offsets step, all in hex or all in octal, by the bytes of the first groups of the line before, those groups being that line's bytes, the last line's bytes its groups before its first gap of two spaces and no more than the widest line before; the bytes of either kind of run and of a dump read one UTF-8 sequence at a time, each byte that starts no valid sequence read as a space), each only when at least as long as the encoding of 26 characters, base64 only when valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
     searched:
       "every string of the /query answer, values and keys at any depth, text first, and the adjacent strings of one array joined; after the deletion the test marker in the control query's answer counts too, and either namespace's /inventory answer is searched the same way (the control's own marker there does not count); at cleanup either marker in either namespace's answers",
     homoglyphs: HOMOGLYPHS,
@@ -101,7 +107,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:67d6b4c4e39b147393c18cf773080ca1ab89d9945dd99d7bb7ea2d4d96c7ce78" as const;
+  "sha256:6a4ed3094d1cc74e42ed2a64066ffd79ffc4a67371447a79d21bba185aebc6a8" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
