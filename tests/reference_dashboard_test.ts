@@ -111,7 +111,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 25 }, (_, i) => i + 1),
+    Array.from({ length: 26 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);
