@@ -10,9 +10,12 @@ import {
   interruptedRunMaxSeconds,
   type RunEvent,
 } from "../lib/runner/events.ts";
-import type { MarkerForm, Sample } from "../lib/runner/report.ts";
+import type { MarkerForm } from "../lib/runner/report.ts";
+import { controlWord } from "../lib/runner/control_state.ts";
 import type { CleanupPoll } from "../lib/runs/mod.ts";
 import type { CliIo } from "./_io.ts";
+
+type SampleEvent = Extract<RunEvent, { type: "sample" }>;
 
 /** Writes `text` as a line of its own on stderr, first clearing a live progress line on a terminal. */
 export function progressNote(io: CliIo, text: string): void {
@@ -42,7 +45,7 @@ function plainRenderer(io: CliIo): (event: RunEvent) => void {
         }
         break;
       case "sample":
-        line(sampleText(event.sample, event.window_seconds));
+        line(sampleText(event));
         break;
       case "interrupted":
         line(interruptedText(event));
@@ -77,7 +80,7 @@ function liveRenderer(io: CliIo): (event: RunEvent) => void {
       case "sample": {
         const s = event.sample;
         const bar = progressBar(s.started_at_seconds / event.window_seconds);
-        line(`window ${bar} ${sampleText(s, event.window_seconds)}`);
+        line(`window ${bar} ${sampleText(event)}`);
         break;
       }
       case "interrupted":
@@ -104,22 +107,18 @@ function liveRenderer(io: CliIo): (event: RunEvent) => void {
   };
 }
 
-function sampleText(sample: Sample, windowSeconds: number): string {
+function sampleText(
+  { sample, window_seconds: windowSeconds, control }: SampleEvent,
+): string {
   const inv = sample.inventory;
   const counts = inv
     ? `source ${inv.source_records}, vector ${inv.vector_records}, cache ${inv.cache_records}`
     : "inventory failed";
-  const control = sample.control_present === null ||
-      sample.control_seen === null
-    ? "unknown"
-    : sample.control_present && sample.control_seen
-    ? "ok"
-    : "LOST";
   return `sample #${sample.index} at ${
     sample.started_at_seconds.toFixed(2)
   } s of the ${windowSeconds} s window: ${counts}; marker ${
     markerLabel(sample.marker_seen, sample.marker_form)
-  }; control ${control}`;
+  }; control ${controlWord(control)}`;
 }
 
 /**

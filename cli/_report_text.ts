@@ -3,8 +3,14 @@
 import { tableLines } from "./_table.ts";
 import { STORES } from "../lib/contract/protocol.ts";
 import type { RunPlan } from "../lib/runner/plan.ts";
-import type { Finding, RunReport, Sample } from "../lib/runner/report.ts";
+import type {
+  Finding,
+  InventoryCounts,
+  RunReport,
+  Sample,
+} from "../lib/runner/report.ts";
 import { describeRendering } from "../lib/runner/marker.ts";
+import { controlState, controlWord } from "../lib/runner/control_state.ts";
 import { checkAdvice } from "../lib/runner/finding_checks.ts";
 import { markerLabel } from "./_progress.ts";
 import { deletionCounts } from "../lib/ledger/cleanups.ts";
@@ -60,7 +66,7 @@ export function renderReport(
     lines.push(
       "",
       "Samples (seconds after the deletion was acknowledged)",
-      ...sampleTable(report.samples),
+      ...sampleTable(report.samples, report.baseline.control_inventory),
       ...renderedLegend(report.samples),
     );
   } else if (report.state === "interrupted") {
@@ -91,7 +97,10 @@ function targetLine(report: RunReport): string {
   return `  target   ${report.target.id}  ${report.target.base_url}`;
 }
 
-function sampleTable(samples: Sample[]): string[] {
+function sampleTable(
+  samples: Sample[],
+  baselineControl: InventoryCounts | null,
+): string[] {
   const header = [
     "  #",
     "start",
@@ -104,7 +113,7 @@ function sampleTable(samples: Sample[]): string[] {
     s.started_at_seconds.toFixed(2),
     ...STORES.map((store) => (s.inventory ? String(s.inventory[store]) : "?")),
     markerLabel(s.marker_seen, s.marker_form ?? null),
-    controlLabel(s),
+    controlWord(controlState(s, baselineControl)),
   ]);
   return tableLines([header, ...rows]);
 }
@@ -119,13 +128,6 @@ function renderedLegend(samples: Sample[]): string[] {
       describeRendering(traits)
     }), which counts as retrievable`,
   ];
-}
-
-function controlLabel(sample: Sample): string {
-  if (sample.control_present === null || sample.control_seen === null) {
-    return "unknown";
-  }
-  return sample.control_present && sample.control_seen ? "ok" : "LOST";
 }
 
 function cleanupLines(

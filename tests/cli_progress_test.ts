@@ -335,3 +335,24 @@ Deno.test("leftoversPollLine() numbers external-cleanup's polls from 1 and says 
     "cleanup poll #3 at 1.50 s of at most 10 s: test 0/0/1, control unknown (source/vector/cache); test marker retrievable\n",
   );
 });
+
+Deno.test("a control namespace that grew after the deletion reads GREW in the progress line and the samples table", async () => {
+  const io = captureIo();
+  const { report } = await runFake({
+    behaviour: { moveToControl: true },
+    onEvent: progressRenderer(io),
+  });
+  const samples = io.stderr().split("\n").filter((l) =>
+    l.startsWith("progress: sample #")
+  );
+  assert.ok(samples.length > 0);
+  assert.ok(samples.every((l) => l.endsWith("; control GREW")), io.stderr());
+  const rows = renderReport(report).split("\n").filter((l) =>
+    /^\s+\d+\s+\d+\.\d\d\s/.test(l)
+  );
+  assert.equal(rows.length, report.samples.length);
+  assert.ok(
+    rows.every((row) => row.trimEnd().endsWith("GREW")),
+    rows.join("\n"),
+  );
+});

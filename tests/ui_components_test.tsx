@@ -18,6 +18,11 @@ import { KeyValue } from "../routes/ui/components/key_value.tsx";
 import { ChipRow, KindTag } from "../routes/ui/components/trace_bits.tsx";
 import { FindingsList } from "../routes/ui/components/findings_list.tsx";
 import { ProblemList } from "../routes/ui/components/cleanup_panel.tsx";
+import {
+  RunTimeline,
+  SampleTable,
+} from "../routes/ui/components/run_timeline.tsx";
+import { runFake } from "./_fake_target.ts";
 import type { Finding } from "../lib/runner/report.ts";
 import { Time } from "../routes/ui/components/time.tsx";
 import { displayParts } from "../lib/display.ts";
@@ -330,4 +335,21 @@ Deno.test("the shared components show a string they are handed as a page shows a
     assert.match(out, /<span class="esc"[^>]*>\\u\{202e\}<\/span>/, name);
     assert.doesNotMatch(out, /[\u200B\u202E]/, `${name}: ${out}`);
   }
+});
+
+Deno.test("the run timeline and samples table mark a control namespace that grew after the deletion", async () => {
+  const { report } = await runFake({ behaviour: { moveToControl: true } });
+  const table = await html(<SampleTable report={report} />);
+  const cells = [
+    ...table.matchAll(/data-label="Control"[^>]*>\s*([^<]*?)\s*</g),
+  ]
+    .map((m) => m[1]);
+  // The baseline row, then one row per sample.
+  assert.deepEqual(cells, ["ok", ...report.samples.map(() => "GREW")]);
+  const chart = await html(<RunTimeline report={report} />);
+  assert.equal(
+    chart.match(/class="flag flag--grew"/g)?.length,
+    report.samples.length,
+  );
+  assert.match(chart, /control grew/);
 });

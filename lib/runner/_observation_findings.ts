@@ -12,6 +12,7 @@
 import { type Store, STORES } from "../contract/protocol.ts";
 import { joinAnd } from "../words.ts";
 import { finding, secondsLabel } from "./_finding.ts";
+import { grownStores } from "./control_state.ts";
 import type { Finding, InventoryCounts, Sample } from "./report.ts";
 
 /** Request errors and incomplete inventories, test and control. */
@@ -128,16 +129,6 @@ function controlGrowthFinding(
     }; the deletion may have moved or copied the deleted records into another namespace instead of erasing them, so the result cannot be trusted`,
     grown.map((s) => s.index),
   );
-}
-
-/** The stores a sample's complete control inventory counts more in than `before`. */
-function grownStores(
-  sample: Sample,
-  before: InventoryCounts,
-): Store[] {
-  const after = sample.control_inventory;
-  if (!after?.complete) return [];
-  return STORES.filter((store) => after[store] > before[store]);
 }
 
 /** "source_records from 1 to 4", "as many as 4" when the grown counts differ. */

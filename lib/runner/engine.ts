@@ -16,6 +16,7 @@ import {
 import { digestOf } from "../canonical_json.ts";
 import { type Checkpoint, type CheckpointSink } from "./checkpoint.ts";
 import { type Clock, sleepUntil, systemClock } from "./clock.ts";
+import { controlState } from "./control_state.ts";
 import type { RunEvent, RunEventListener, RunPhase } from "./events.ts";
 import {
   canaryText,
@@ -151,6 +152,7 @@ export async function runDeletionContract(
         emit,
         signal: options.signal,
         unread,
+        baselineControl: report.baseline.control_inventory,
       });
       if (cut) interruptedDuring ??= "window";
       windowEnded = !cut;
@@ -423,6 +425,8 @@ interface WindowOptions {
   signal: AbortSignal | undefined;
   /** Told which sample the test inventory is read for. */
   unread: UnreadCountLog;
+  /** The control inventory read before the deletion, which each sample's control is told against. */
+  baselineControl: InventoryCounts | null;
 }
 
 /** Samples at once and every interval until a sample starts at or after the window; returns true if interrupted. */
@@ -447,7 +451,12 @@ async function sampleWindow(
       ...observation,
     };
     samples.push(sample);
-    options.emit({ type: "sample", sample, window_seconds: windowMs / 1000 });
+    options.emit({
+      type: "sample",
+      sample,
+      window_seconds: windowMs / 1000,
+      control: controlState(sample, options.baselineControl),
+    });
     if (startedMs >= windowMs) return false;
   }
 }

@@ -2,6 +2,7 @@
 
 import { cleanupPastBoundMs, RUN_POLL_REQUESTS } from "./_interrupt_bounds.ts";
 import type { Operation } from "../contract/protocol.ts";
+import type { ControlState } from "./control_state.ts";
 import type {
   Cleanup,
   Finding,
@@ -39,7 +40,13 @@ export type RunEvent =
     duration_ms: number;
     outcome: "ok" | RequestErrorRecord["failure"];
   }
-  | { type: "sample"; sample: Sample; window_seconds: number }
+  | {
+    type: "sample";
+    sample: Sample;
+    window_seconds: number;
+    /** What the sample showed of the control namespace, against the baseline's. */
+    control: ControlState;
+  }
   | {
     type: "interrupted";
     /** The phase the interrupt stopped. */

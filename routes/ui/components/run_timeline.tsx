@@ -16,6 +16,11 @@
 import type { Child, FC } from "hono/jsx";
 import { type Store, STORES } from "../../../lib/contract/protocol.ts";
 import type { RunReport, Sample } from "../../../lib/runner/report.ts";
+import {
+  type ControlState,
+  controlState,
+  controlWord,
+} from "../../../lib/runner/control_state.ts";
 import { sampleAnchor } from "../links.ts";
 import { storeShort } from "../run_words.ts";
 import { linearScale, niceTicks, tickLabel } from "./_scale.ts";
@@ -157,7 +162,7 @@ export const RunTimeline: FC<{ report: RunReport }> = ({ report }) => {
             <>
               <MarkerFlag sample={s} x={x(s.started_at_seconds)} y={markerY} />
               <ControlFlag
-                sample={s}
+                state={controlState(s, report.baseline.control_inventory)}
                 x={x(s.started_at_seconds)}
                 y={controlY}
               />
@@ -220,6 +225,10 @@ const TimelineLegend: FC = () => (
     <li>
       <span class="flag-key flag-key--lost" aria-hidden="true">✕</span>
       control lost
+    </li>
+    <li>
+      <span class="flag-key flag-key--grew" aria-hidden="true">+</span>
+      control grew
     </li>
     <li>
       <span class="swatch swatch--transient" aria-hidden="true"></span>
@@ -326,7 +335,7 @@ const BaselineColumn: FC<{
   </g>
 );
 
-type FlagKind = "seen" | "gone" | "ok" | "lost" | "unknown";
+type FlagKind = "seen" | "gone" | "ok" | "lost" | "grew" | "unknown";
 
 const Flag: FC<{ x: number; y: number; kind: FlagKind; label: string }> = (
   { x, y, kind, label },
@@ -343,6 +352,13 @@ const Flag: FC<{ x: number; y: number; kind: FlagKind; label: string }> = (
     return (
       <g class="flag flag--lost">
         <text x={x} y={y + 5} text-anchor="middle">✕</text>
+      </g>
+    );
+  }
+  if (kind === "grew") {
+    return (
+      <g class="flag flag--grew">
+        <text x={x} y={y + 5} text-anchor="middle">+</text>
       </g>
     );
   }
@@ -378,17 +394,9 @@ const MarkerFlag: FC<{ sample: Sample; x: number; y: number }> = (
   />
 );
 
-const ControlFlag: FC<{ sample: Sample; x: number; y: number }> = (
-  { sample, x, y },
-) => {
-  const { control_present: present, control_seen: seen } = sample;
-  const kind: FlagKind = present === null || seen === null
-    ? "unknown"
-    : present && seen
-    ? "ok"
-    : "lost";
-  return <Flag x={x} y={y} kind={kind} label="" />;
-};
+const ControlFlag: FC<{ state: ControlState; x: number; y: number }> = (
+  { state, x, y },
+) => <Flag x={x} y={y} kind={state} label="" />;
 
 /** One highlightable column per sample, halfway to its neighbours. */
 const SampleColumns: FC<{
@@ -521,7 +529,11 @@ export const SampleTable: FC<{ report: RunReport }> = ({ report }) => {
               <td {...stackLabel("Marker")}>
                 {markerText(s.marker_seen, s.marker_form)}
               </td>
-              <td {...stackLabel("Control")}>{controlText(s)}</td>
+              <td {...stackLabel("Control")}>
+                {controlWord(
+                  controlState(s, report.baseline.control_inventory),
+                )}
+              </td>
               <td>
                 {(bySample.get(s.index) ?? []).map((n) => (
                   <a class="finding-ref" href={`#finding-${n}`}>{`F${n}`}</a>
@@ -553,11 +565,4 @@ export function markerText(
 ): string {
   if (seen === null) return "unknown";
   return seen ? `SEEN (${form ?? "exact"})` : "gone";
-}
-
-function controlText(sample: Sample): string {
-  if (sample.control_present === null || sample.control_seen === null) {
-    return "unknown";
-  }
-  return sample.control_present && sample.control_seen ? "ok" : "LOST";
 }

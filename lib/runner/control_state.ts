@@ -1,0 +1,51 @@
+/**
+ * How one sample found the run's control namespace, said the same way by
+ * the finding, the progress line, the text report and the run page: its
+ * record still there (`ok`), gone (`lost`), more records than the baseline
+ * counted (`grew`: only the application writes there, so the deletion may
+ * have moved the canaries into it), or not readable (`unknown`).
+ *
+ * @module
+ */
+
+import { type Store, STORES } from "../contract/protocol.ts";
+import type { InventoryCounts, Sample } from "./report.ts";
+
+/** What a sample showed of the control namespace. */
+export type ControlState = "ok" | "lost" | "grew" | "unknown";
+
+/** The stores a sample's complete control inventory counts more in than the baseline's complete one. */
+export function grownStores(
+  sample: Pick<Sample, "control_inventory">,
+  before: InventoryCounts | null,
+): Store[] {
+  const after = sample.control_inventory;
+  if (!before?.complete || !after?.complete) return [];
+  return STORES.filter((store) => after[store] > before[store]);
+}
+
+/**
+ * The control's state in `sample`, against `baselineControl`, the control
+ * inventory read before the deletion. A lost record outranks growth: both
+ * make the run INCONCLUSIVE, and a loss says more about the deletion.
+ */
+export function controlState(
+  sample: Pick<
+    Sample,
+    "control_present" | "control_seen" | "control_inventory"
+  >,
+  baselineControl: InventoryCounts | null,
+): ControlState {
+  if (sample.control_present === false || sample.control_seen === false) {
+    return "lost";
+  }
+  if (sample.control_present === null || sample.control_seen === null) {
+    return "unknown";
+  }
+  return grownStores(sample, baselineControl).length > 0 ? "grew" : "ok";
+}
+
+/** The state as a samples table and a progress line show it: a problem in capitals. */
+export function controlWord(state: ControlState): string {
+  return state === "lost" || state === "grew" ? state.toUpperCase() : state;
+}
