@@ -43,12 +43,16 @@ const LARGE_TABLES = [
   "obs_envelopes",
   "obs_resources",
   "obs_previews",
+  // One tombstone per event an erasure of scope all removed: it only grows.
+  "obs_erased_events",
 ] as const;
 const DAY = 86_400_000;
 const NOW = Date.parse("2026-09-30T00:00:00Z");
 
 /** Stands in {@link PlanCase.uses} for a lookup or range by `seq` (the rowid). */
 const BY_SEQ = "INTEGER PRIMARY KEY";
+/** Stands in {@link PlanCase.uses} for a search of a WITHOUT ROWID table's primary key. */
+const BY_PRIMARY_KEY = "PRIMARY KEY";
 
 /** A query path: what it runs, the indexes its plans must use, the whole-table scans it makes on purpose. */
 interface PlanCase {
@@ -466,6 +470,14 @@ const WRITE_CASES: PlanCase[] = [
     sorts: ERASURE_SORT,
   },
   {
+    name: "ingest: tombstone check of an id the erasure above removed",
+    run: async (db) => {
+      const resent = await ingestEvents(db, [seedEvent(2)], { now: () => NOW });
+      assert.equal(resent.duplicates, 1);
+    },
+    uses: [BY_PRIMARY_KEY],
+  },
+  {
     name: "erasure: apply to a user, marking the events whose parent it erases",
     run: (db) =>
       eraseNow(
@@ -608,6 +620,8 @@ async function checkCase(base: TraceDb, planCase: PlanCase): Promise<void> {
   for (const index of planCase.uses) {
     const used = index === BY_SEQ
       ? /USING INTEGER PRIMARY KEY/
+      : index === BY_PRIMARY_KEY
+      ? /USING PRIMARY KEY/
       : new RegExp(`USING (?:COVERING )?INDEX ${index}\\b`);
     assert.match(
       text,

@@ -21,6 +21,9 @@
  *   kept exact by triggers on every delete and store change (version 3)
  *   and by the writers of inserts (version 5), so health never counts a
  *   million rows.
+ * - `obs_erased_events`: one tombstone per event an erasure of scope `all`
+ *   removed, keyed by application and a keyed digest of the event id
+ *   (version 6; `erased_events.ts`), so a resend of it writes nothing.
  *
  * Every index serves a query path of `query/` or `maint/`, and every such
  * path is checked to use its index (`tests/obs_index_plan_test.ts`): an
@@ -38,6 +41,7 @@ import {
   type TraceDb,
 } from "../db.ts";
 import { StorageError } from "../errors.ts";
+import { TOMBSTONE_SALT_KEY } from "./erased_events.ts";
 
 /** Component name in `schema_migrations`. */
 export const OBS_COMPONENT = "obs";
@@ -282,6 +286,31 @@ const INSERTS_COUNTED_BY_WRITERS = [
   "preview",
 ].map((row) => `DROP TRIGGER IF EXISTS obs_counts_${row}_insert`);
 
+// Version 6: an erased event id stays erased. The id itself is not kept:
+// only an HMAC of it under a random salt of this database, so whoever holds
+// the file can test a guessed id but cannot list them. Tombstones are never
+// rewritten or removed (retention keeps them too).
+const ERASED_EVENTS = [
+  `CREATE TABLE IF NOT EXISTS obs_erased_events (
+  application_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (application_id, digest)
+) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS obs_erased_events_no_update BEFORE UPDATE ON obs_erased_events
+BEGIN
+  SELECT RAISE(ABORT, 'obs_erased_events rows are immutable');
+END`,
+  `CREATE TRIGGER IF NOT EXISTS obs_erased_events_no_delete BEFORE DELETE ON obs_erased_events
+BEGIN
+  SELECT RAISE(ABORT, 'obs_erased_events rows are never removed');
+END`,
+  `INSERT INTO obs_state (key, value, updated_at)
+  VALUES ('${TOMBSTONE_SALT_KEY}', lower(hex(randomblob(32))),
+    CAST(strftime('%s', 'now') AS INTEGER) * 1000)
+  ON CONFLICT (key) DO NOTHING`,
+];
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -324,6 +353,12 @@ export const OBS_MIGRATIONS: Migration[] = [
     version: 5,
     name: "inserted rows counted by their writers",
     statements: INSERTS_COUNTED_BY_WRITERS,
+  },
+  {
+    component: OBS_COMPONENT,
+    version: 6,
+    name: "tombstones of erased events",
+    statements: ERASED_EVENTS,
   },
 ];
 

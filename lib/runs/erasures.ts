@@ -388,6 +388,7 @@ export function selfStagingWithReceipts(
       await eraseSubjectNow(db, subject, {
         key,
         tables: options.tables,
+        tombstones: options.tombstones,
         trigger: "staging_adapter",
       });
     },

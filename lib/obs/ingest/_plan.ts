@@ -2,8 +2,9 @@
  * Which events of a group of batches are new, which repeat an earlier
  * writer's identical event, and which batches are refused because an event
  * id is owned by a different payload (an event whose preview an erasure
- * removed is owned by its redacted envelope: a resend of it is a duplicate
- * that restores nothing). Batches are planned in arrival order,
+ * removed is owned by its redacted envelope, and one an erasure removed
+ * whole by its tombstone: a resend of either is a duplicate that restores
+ * nothing). Batches are planned in arrival order,
  * each against what the database holds and what the batches before it in
  * the group claim, so a group decides exactly as the same batches written
  * one after the other would. Private to `ingest/`.
@@ -49,6 +50,8 @@ export interface Owned {
   fingerprint: string;
   /** Index of the item of the claiming batch; absent when stored earlier or claimed by an earlier batch. */
   item?: number;
+  /** Owned by the tombstone an erasure of scope `all` left: every resend is a duplicate (`_tombstones.ts`). */
+  erased?: true;
 }
 
 /** The plan of one batch: its new rows and item results, or the conflicts that refuse it. */
@@ -138,12 +141,14 @@ function* planBatch(
 
 /**
  * True when `event` is the stored event `prior` as it was before an erasure
- * removed its preview: the envelope now names the preview's size only, and
- * so does this comparison. Such a resend is a duplicate: nothing is written
- * and the erased preview is not brought back.
+ * removed its preview (the envelope now names the preview's size only, and
+ * so does this comparison), or when an erasure removed the event whole and
+ * left its tombstone (nothing is left to compare). Such a resend is a
+ * duplicate: nothing is written and nothing erased is brought back.
  */
 function resendOfErased(event: NormalizedEvent, prior: Owned): boolean {
-  return prior.item === undefined &&
+  if (prior.item !== undefined) return false;
+  return prior.erased === true ||
     erasedFingerprint(event) === prior.fingerprint;
 }
 

@@ -12,6 +12,8 @@
  * again against the owners read from both tables (an index row may outlive
  * its expired envelope and the other way round: both own the id). Either
  * way a group decides exactly as its batches one after the other would.
+ * Both attempts read the tombstones of erased events first
+ * (`_tombstones.ts`): an erased id has no row left to refuse it.
  *
  * A large group is written in slices of a few hundred events, all inside
  * the one transaction: a host on a thread that serves requests gives way
@@ -39,6 +41,7 @@ import {
   ownerKey,
   planGroup,
 } from "./_plan.ts";
+import { addTombstoned } from "./_tombstones.ts";
 import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
 /** An open write transaction of a group. */
@@ -127,6 +130,8 @@ function attempt(
     const tx = await host.begin();
     try {
       const owned = owners ? await owners(tx) : new Map<string, Owned>();
+      // Even when assuming ids are new: an erased id has no row to refuse it.
+      await addTombstoned((sql, args) => tx.rows(sql, args), batches, owned);
       const first = await nextSeq(tx);
       const { plans, nextSeq: after } = await runSteps(
         host,

@@ -4,7 +4,8 @@
  * envelope and its index rows are written in one transaction (dual-write).
  * The first writer owns a tenant-scoped `event_id`: an identical retry is a
  * no-op that keeps the original row and timestamp, a changed payload under the
- * same id refuses the batch.
+ * same id refuses the batch. An id an erasure of scope `all` removed stays
+ * owned by its tombstone (`../erased_events.ts`): any resend is a no-op.
  *
  * @module
  */

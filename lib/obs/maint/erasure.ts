@@ -26,6 +26,8 @@
  * `content`) also takes every digest of those previews out of what stays:
  * each envelope is replaced by a redacted one with a new fingerprint,
  * through the envelopes' compare-and-delete guard (`_erasure_redact.ts`).
+ * One of scope `all` leaves a tombstone per event it removed
+ * (`../erased_events.ts`), so a resend of the event writes nothing.
  *
  * The bytes must leave the file too: the deleting connection runs with
  * `secure_delete` (set and read back inside the transaction, since a pooled
@@ -42,6 +44,7 @@ import { secureDeleteIn, type TraceDb } from "../../db.ts";
 import { RefusedError, StorageError, TraceError } from "../../errors.ts";
 import type { StoreName } from "../model.ts";
 import { requireObs } from "../schema.ts";
+import { recordTombstones } from "../erased_events.ts";
 import {
   countExpiredEnvelopes,
   countStores,
@@ -225,6 +228,13 @@ export interface ApplyErasureOptions extends ErasureOptions {
   truncate?: WalTruncate | undefined;
   /** Narrows the tables reached; only for demonstrating a defective erasure. */
   tables?: readonly ErasureTable[];
+  /**
+   * Leave a tombstone per removed event, so a resend of it writes nothing
+   * (scope `all`; default true). The staging adapter over the index passes
+   * false: its documents are a store's records, which the contract lets a
+   * client write again under the same id after a deletion.
+   */
+  tombstones?: boolean;
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
   /**
@@ -611,6 +621,10 @@ async function eraseInTransaction(
     for (const table of selection.tables) {
       tables[table] = await deleteFrom(tx, table, events, now);
     }
+    // Nothing of these events is left to refuse a resend: their tombstones do.
+    if (selection.scope === "all" && options.tombstones !== false) {
+      await leaveTombstones(tx, events);
+    }
     const record: ErasureRecord = {
       ...countsOf(selection, events, tables, participants),
       erased_at: new Date(now).toISOString(),
@@ -636,6 +650,20 @@ async function eraseInTransaction(
   } finally {
     tx?.close();
   }
+}
+
+/** Records that `events` were erased, in the erasure's transaction `tx` (`../erased_events.ts`). */
+async function leaveTombstones(
+  tx: Transaction,
+  events: readonly MatchedEvent[],
+): Promise<void> {
+  await recordTombstones(
+    async (sql, args) => (await tx.execute({ sql, args })).rows,
+    async (sql, args) => {
+      await tx.execute({ sql, args });
+    },
+    events,
+  );
 }
 
 /**

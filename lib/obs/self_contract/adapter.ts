@@ -19,8 +19,10 @@
  *   {@link INVENTORY_SCAN_BOUND});
  * - `/delete` erases the events of the supplied ids of the namespace (each
  *   event's thread and document id checked) through the erasure path
- *   (`lib/obs/maint/erasure.ts`), as an operator's erasure would. Events an
- *   earlier version wrote under the bare id as event id are found too.
+ *   (`lib/obs/maint/erasure.ts`), as an operator's erasure would, but
+ *   without tombstones, so a deleted document can be written again under
+ *   its id. Events an earlier version wrote under the bare id as event id
+ *   are found too.
  *
  * A deliberately defective variant (`skipPreviews`) erases every table but
  * the previews; since an index row is only removed together with its
@@ -71,10 +73,15 @@ const DEFAULT_INVENTORY_SCAN: InventoryScan = {
 };
 const MAX_QUERY_MATCHES = 20;
 
-/** How the adapter erases: the index's erasure by default, or one that also keeps a receipt. */
+/**
+ * How the adapter erases: the index's erasure by default, or one that also
+ * keeps a receipt. `tombstones` is always false: a deleted document may be
+ * written again under its id, as in any store, and an acknowledged ingest
+ * must be visible (a tombstone would answer it as a duplicate).
+ */
 export type SelfErase = (
   subject: ErasureSubject,
-  options: { tables: readonly ErasureTable[] },
+  options: { tables: readonly ErasureTable[]; tombstones: false },
 ) => Promise<void>;
 
 /** Options for {@link createSelfStagingAdapter}. */
@@ -179,6 +186,7 @@ export function createSelfStagingAdapter(
       await eraseNow(db, subject, {
         key: options.key,
         tables: o.tables,
+        tombstones: o.tombstones,
         reclaim: options.reclaim ?? true,
       });
     });
@@ -198,7 +206,10 @@ export function createSelfStagingAdapter(
     delete: async (r) => {
       const ids = await eventIdsInNamespace(db, r.namespace, r.ids);
       if (ids.length > 0) {
-        await erase({ application_id: APP, kind: "events", ids }, { tables });
+        await erase({ application_id: APP, kind: "events", ids }, {
+          tables,
+          tombstones: false,
+        });
       }
       return { acknowledged: true };
     },
