@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ProtocolError, STORES } from "../lib/contract/protocol.ts";
+import { ProtocolError, type Store, STORES } from "../lib/contract/protocol.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import {
   findingsOf,
@@ -538,25 +538,42 @@ Deno.test("a deletion that moves the canaries into the control namespace is INCO
   );
 });
 
-Deno.test("a control store that counts more only in some samples names each grown store and the samples", async () => {
-  const { report } = await runFake({
+/** A fake run whose control inventory in the window counts `extra[sample]` more in `store`. */
+function controlCountingMore(store: Store, extra: readonly number[]) {
+  return runFake({
     hook: async (request, forward) => {
       const answer = await forward();
       if (request.op !== "inventory" || !inWindow(request, "control")) {
         return answer;
       }
-      const extra = [0, 2, 1, 0, 0][request.sample] ?? 0;
-      return { ...answer, cache_records: Number(answer.cache_records) + extra };
+      const more = extra[request.sample] ?? 0;
+      return { ...answer, [store]: Number(answer[store]) + more };
     },
   });
+}
+
+Deno.test("a control store that counts more only in some samples names each grown store and the samples", async () => {
+  const { report } = await controlCountingMore("vector_records", [0, 2, 1]);
   assert.equal(report.verdict, "INCONCLUSIVE");
   assertOnly(report, "inconclusive", ["control_grew:control"]);
   const finding = report.findings.find((f) => f.code === "control_grew")!;
   assert.deepEqual(finding.sample_indexes, [1, 2]);
   assert.match(
     finding.message,
-    /first at 0\.50 s and in 2 of 5 sample\(s\): cache_records from 1 to as many as 3;/,
+    /first at 0\.50 s and in 2 of 5 sample\(s\): vector_records from 1 to as many as 3;/,
   );
+});
+
+Deno.test("a control cache that counts more after the deletion is not growth: the runner's own control queries fill it", async () => {
+  const { report } = await controlCountingMore("cache_records", [
+    1,
+    2,
+    2,
+    2,
+    2,
+  ]);
+  assert.equal(report.verdict, "PASS");
+  assert.deepEqual(findingsOf(report, "inconclusive"), []);
 });
 
 Deno.test("a control inventory that counts what it counted at the baseline passes", async () => {

@@ -54,6 +54,7 @@ Deno.test("runTraceEvents() files a run under one root, content-free, with findi
   assert.equal(requests.length, result.report.requests.total);
   const samples = events.filter((e) => e.kind === "sample");
   assert.equal(samples.length, result.report.samples.length);
+  assert.ok(samples.every((e) => e.attributes?.["app.control"] === "ok"));
   const ids = new Set(events.map((e) => e.event_id));
   const cacheFinding = events.find((e) =>
     e.kind === "finding" && e.attributes?.["app.subject"] === "cache_records"
@@ -346,4 +347,17 @@ Deno.test("the demo's trace sink says once that writing fails, names a new reaso
     "Cannot write 1 demo trace event(s): refused; later batches failing alike are counted, not printed",
     "Demo trace events are written again; 4 event(s) in 4 batch(es) were dropped meanwhile",
   ]);
+});
+
+Deno.test("runTraceEvents() records a control namespace that grew after the deletion on each sample", async () => {
+  const timed: TimedRunEvent[] = [];
+  const result = await runReferenceSystem(findSystem("control-move")!, {
+    onStart: (_spec, time) => (event) =>
+      timed.push({ event, at: time.wallNow().getTime() }),
+  });
+  const samples = runTraceEvents(result.report.run_id, timed, {
+    runKind: "reference",
+  }).filter((e) => e.kind === "sample");
+  assert.ok(samples.length > 0);
+  assert.ok(samples.every((e) => e.attributes?.["app.control"] === "grew"));
 });

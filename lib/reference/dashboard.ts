@@ -9,6 +9,7 @@
 
 import { STORES } from "../contract/protocol.ts";
 import type { RunReport, Sample } from "../runner/report.ts";
+import { controlState } from "../runner/control_state.ts";
 import type { Evaluation } from "./evaluate.ts";
 import type { ReferenceSystemSpec } from "./systems.ts";
 
@@ -108,18 +109,17 @@ function storeCell(
 }
 
 function controlCell(report: RunReport): FamilyCell {
-  const samples = report.samples;
-  const lost = samples.some((s) =>
-    s.control_present === false || s.control_seen === false
+  const states = report.samples.map((s) =>
+    controlState(s, report.baseline.control_inventory)
   );
-  // The baseline it grew from is the report's, not a sample's: the finding says it.
-  const grew = report.findings.some((f) => f.code === "control_grew");
-  const intact = samples.length > 0 &&
-    samples.every((s) => s.control_present === true && s.control_seen === true);
-  return {
-    status: lost ? "lost" : grew ? "grew" : intact ? "intact" : "unknown",
-    time_to_erasure_seconds: null,
-  };
+  const status = states.includes("lost")
+    ? "lost"
+    : states.includes("grew")
+    ? "grew"
+    : states.length > 0 && states.every((state) => state === "ok")
+    ? "intact"
+    : "unknown";
+  return { status, time_to_erasure_seconds: null };
 }
 
 /** Builds the matrix row of one run of `spec`. */

@@ -9,10 +9,10 @@
  * @module
  */
 
-import { type Store, STORES } from "../contract/protocol.ts";
+import type { Store } from "../contract/protocol.ts";
 import { joinAnd } from "../words.ts";
 import { finding, secondsLabel } from "./_finding.ts";
-import { grownStores } from "./control_state.ts";
+import { grownStores, RECORD_STORES } from "./control_state.ts";
 import type { Finding, InventoryCounts, Sample } from "./report.ts";
 
 /** Request errors and incomplete inventories, test and control. */
@@ -101,45 +101,43 @@ function controlLossFinding(samples: Sample[]): Finding | null {
 }
 
 /**
- * Nothing but the application writes to the run's control namespace after
- * the runner's one control record, so more records there after the
- * deletion mean it moved or copied data rather than removing it. Only
- * INCONCLUSIVE: the counts cannot show the extra records are the canaries
- * (when the control query returns their marker, retrieval already FAILs).
+ * Nothing but the application writes records to the run's control
+ * namespace after the runner's one control record, so more source or
+ * vector records there after the deletion mean it moved or copied data
+ * rather than removing it. Only INCONCLUSIVE: the counts cannot show the
+ * extra records are the canaries (when the control query returns their
+ * marker, retrieval already FAILs).
  */
 function controlGrowthFinding(
   samples: Sample[],
   before: InventoryCounts | null,
 ): Finding | null {
-  if (!before?.complete) return null;
-  const grown = samples.filter((s) => grownStores(s, before).length > 0);
+  const grown = samples.flatMap((sample) => {
+    const stores = grownStores(sample, before);
+    return stores.length > 0 ? [{ sample, stores }] : [];
+  });
   const first = grown[0];
-  if (!first) return null;
-  const growth = STORES.filter((store) =>
-    grown.some((s) => grownStores(s, before).includes(store))
-  ).map((store) => storeGrowth(store, before[store], grown));
+  if (!first || !before) return null;
+  const growth = RECORD_STORES.flatMap((store) => {
+    const counts = grown.filter((g) => g.stores.includes(store))
+      .map((g) => g.sample.control_inventory![store]);
+    return counts.length > 0 ? [storeGrowth(store, before[store], counts)] : [];
+  });
   return finding(
     "inconclusive",
     "control_grew",
     "control",
     `The control namespace counted more records after the deletion than at the baseline, first at ${
-      secondsLabel(first.started_at_seconds)
+      secondsLabel(first.sample.started_at_seconds)
     } and in ${grown.length} of ${samples.length} sample(s): ${
       joinAnd(growth)
     }; the deletion may have moved or copied the deleted records into another namespace instead of erasing them, so the result cannot be trusted`,
-    grown.map((s) => s.index),
+    grown.map((g) => g.sample.index),
   );
 }
 
 /** "source_records from 1 to 4", "as many as 4" when the grown counts differ. */
-function storeGrowth(
-  store: Store,
-  before: number,
-  grown: Sample[],
-): string {
-  const counts = grown.flatMap((s) =>
-    s.control_inventory?.complete ? [s.control_inventory[store]] : []
-  ).filter((count) => count > before);
+function storeGrowth(store: Store, before: number, counts: number[]): string {
   const most = Math.max(...counts);
   const after = counts.every((count) => count === most)
     ? `${most}`

@@ -1,27 +1,39 @@
 /**
  * How one sample found the run's control namespace, said the same way by
  * the finding, the progress line, the text report and the run page: its
- * record still there (`ok`), gone (`lost`), more records than the baseline
- * counted (`grew`: only the application writes there, so the deletion may
+ * record still there (`ok`), gone (`lost`), more source or vector records
+ * than the baseline counted (`grew`: nothing but the application writes
+ * records there after the runner's control record, so the deletion may
  * have moved the canaries into it), or not readable (`unknown`).
  *
  * @module
  */
 
-import { type Store, STORES } from "../contract/protocol.ts";
+import type { Store } from "../contract/protocol.ts";
 import type { InventoryCounts, Sample } from "./report.ts";
 
 /** What a sample showed of the control namespace. */
 export type ControlState = "ok" | "lost" | "grew" | "unknown";
 
-/** The stores a sample's complete control inventory counts more in than the baseline's complete one. */
+/**
+ * The stores whose growth in the control namespace can only be records
+ * written there: moved documents land in the source and vector stores.
+ * The cache is left out, since the runner's own control queries fill it
+ * (an answer cached after it was served, or once per index generation).
+ */
+export const RECORD_STORES = [
+  "source_records",
+  "vector_records",
+] as const satisfies readonly Store[];
+
+/** The record stores a sample's complete control inventory counts more in than the baseline's complete one. */
 export function grownStores(
   sample: Pick<Sample, "control_inventory">,
   before: InventoryCounts | null,
 ): Store[] {
   const after = sample.control_inventory;
   if (!before?.complete || !after?.complete) return [];
-  return STORES.filter((store) => after[store] > before[store]);
+  return RECORD_STORES.filter((store) => after[store] > before[store]);
 }
 
 /**

@@ -198,9 +198,9 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
   },
   control_grew: {
     meaning:
-      "After the deletion the control namespace counted more records in some store than at the baseline. Only the application writes there, so the deletion may have moved or copied the deleted records into another namespace instead of erasing them. INCONCLUSIVE: the counts cannot show the extra records are the canaries (when the control query returns the canaries' marker, retrieval FAILs).",
+      "After the deletion the control namespace counted more source or vector records than at the baseline (its cache is not compared: the runner's own control queries fill it). Only the application writes records there, so the deletion may have moved or copied the deleted records into another namespace instead of erasing them. INCONCLUSIVE: the counts cannot show the extra records are the canaries (when the control query returns the canaries' marker, retrieval FAILs).",
     proof:
-      "sample_indexes lists the samples whose control_inventory counts more in a store than baseline.control_inventory; the message names each such store with both counts",
+      "sample_indexes lists the samples whose control_inventory counts more source_records or vector_records than baseline.control_inventory; the message names each such store with both counts",
     checks: [
       "the delete path removes the supplied ids from every store rather than moving, re-filing or archiving them under another namespace",
       "no write path (an archive, a re-index or a fallback namespace) copies a namespace's records into another namespace",

@@ -51,8 +51,9 @@
  * full-width ones (mathematical `𝟕` or `𝐭`, circled `①`) names them as the
  * rendering trait `compatibility_forms`, where it named nothing.
  * Also a complete control inventory after the deletion that counts
- * more in some store than the baseline's is INCONCLUSIVE, `control_grew`:
- * only the application writes to the run's control namespace, so the
+ * more source or vector records than the baseline's is INCONCLUSIVE,
+ * `control_grew`: only the application writes records to the run's
+ * control namespace, so the
  * deletion may have moved or copied the records there instead of erasing
  * them. Samples keep the control inventory's counts (`control_inventory`).
  *
@@ -62,6 +63,7 @@
 import { digestOf } from "../canonical_json.ts";
 import { STORES } from "../contract/protocol.ts";
 import { INTERRUPTED_CLEANUP_LIMIT_MS } from "./_cleanup.ts";
+import { RECORD_STORES } from "./control_state.ts";
 import { HOMOGLYPHS } from "./_other_scripts.ts";
 import { ASSERTION_FAMILIES, familiesOf } from "./families.ts";
 import {
@@ -98,6 +100,11 @@ export const EVIDENCE_RULES = {
     "data that came back after a clean read is transient only when the clean reads after its last sighting outnumber the longest run of clean reads it came back after; otherwise INCONCLUSIVE",
   window_end_unobserved:
     "data last seen in a sample begun inside the window whose next clean read began more than one sample interval after the window's end is INCONCLUSIVE: the window's end was not read; sightings are timed by when their sample began",
+  control_growth: {
+    stores: RECORD_STORES,
+    rule:
+      "a complete control inventory after the deletion that counts more in one of these stores than the baseline's complete control inventory is INCONCLUSIVE; the cache is not compared, since the runner's own control queries fill it",
+  },
   interrupted_cleanup_limit_seconds: INTERRUPTED_CLEANUP_LIMIT_MS / 1000,
 } as const;
 
@@ -107,7 +114,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:6a4ed3094d1cc74e42ed2a64066ffd79ffc4a67371447a79d21bba185aebc6a8" as const;
+  "sha256:826f785596951043556b2f653f80b61a1e658f39582e093aa848ac2448a6eed0" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {

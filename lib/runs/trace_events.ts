@@ -282,6 +282,7 @@ function sampleEvent(
         "app.marker_seen": s.marker_seen,
         "app.control_present": s.control_present,
         "app.control_seen": s.control_seen,
+        "app.control": event.control,
         "app.errors": s.errors.length,
       },
     },
