@@ -11,6 +11,7 @@ import {
   type RenderingTrait,
 } from "../lib/runner/marker.ts";
 import { findMarkerInAnswer } from "../lib/runner/answer_marker.ts";
+import { canaryText } from "../lib/runner/ids.ts";
 
 const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
 
@@ -281,6 +282,10 @@ interface DumpShape {
   endOffset: boolean;
   width?: number;
   start?: number;
+  /** Hex digits in capitals, as Python's `hexdump` writes them. */
+  upperCase?: boolean;
+  /** A short last line padded with spaces so its text column lines up, as `hexdump -C` pads it. */
+  padded?: boolean;
 }
 
 /** `text`'s UTF-8 bytes dumped as `shape` says. */
@@ -292,16 +297,17 @@ function dump(text: string, shape: DumpShape): string {
     (start + at).toString(shape.base ?? 16).padStart(shape.offsetDigits, "0");
   const lines: string[] = [];
   for (let at = 0; at < bytes.length; at += width) {
-    const row = Array.from(
-      bytes.subarray(at, at + width),
-      (b) => b.toString(16).padStart(2, "0"),
-    );
-    const groups: string[] = [];
-    for (let i = 0; i < row.length; i += shape.groupBytes ?? 1) {
-      const gap = i > 0 && i === shape.half ? "  " : i > 0 ? " " : "";
-      groups.push(gap + row.slice(i, i + (shape.groupBytes ?? 1)).join(""));
-    }
-    const columns = groups.join("");
+    const digits = (b: number) => {
+      const pair = b.toString(16).padStart(2, "0");
+      return shape.upperCase ? pair.toUpperCase() : pair;
+    };
+    const row = Array.from(bytes.subarray(at, at + width), digits);
+    const columns = byteColumns(row, shape);
+    const padding = shape.padded
+      ? " ".repeat(
+        byteColumns(Array(width).fill("00"), shape).length - columns.length,
+      )
+      : "";
     const printable = Array.from(
       bytes.subarray(at, at + width),
       (b) => b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".",
@@ -312,10 +318,22 @@ function dump(text: string, shape: DumpShape): string {
       "|": `  |${printable}|`,
       ">": `  >${printable}<`,
     }[shape.textColumn];
-    lines.push(`${offset(at)}${shape.afterOffset}${columns}${text}`);
+    lines.push(
+      `${offset(at)}${shape.afterOffset}${columns}${padding}${text}`,
+    );
   }
   if (shape.endOffset) lines.push(offset(bytes.length));
   return lines.join("\n");
+}
+
+/** A dump line's byte digits in `shape`'s groups, a second space before its `half`. */
+function byteColumns(row: readonly string[], shape: DumpShape): string {
+  const groups: string[] = [];
+  for (let i = 0; i < row.length; i += shape.groupBytes ?? 1) {
+    const gap = i > 0 && i === shape.half ? "  " : i > 0 ? " " : "";
+    groups.push(gap + row.slice(i, i + (shape.groupBytes ?? 1)).join(""));
+  }
+  return groups.join("");
 }
 
 const XXD: DumpShape = {
@@ -393,6 +411,51 @@ Deno.test("findMarker() reads hex dumps with an offset column, byte groups and a
   }
 });
 
+Deno.test("findMarker() reads a marker at the end of a dump's last line past the gap in the middle of each line", async (t) => {
+  const marker = newMarker();
+  // 93 bytes: the last line holds 13, the marker's last 4 and its period after the gap.
+  const text = canaryText(marker, 0, 3);
+  assert.ok(text.endsWith(`${marker}.`));
+  assert.equal(utf8Bytes(text).length % 16, 13);
+  const pythonHexdump: DumpShape = {
+    ...XXD,
+    groupBytes: 1,
+    half: 8,
+    upperCase: true,
+    padded: true,
+  };
+  // Bytes in capitals, a second space after byte 8, the short last line padded.
+  assert.match(
+    dump(text, pythonHexdump).split("\n").at(-1)!,
+    /^00000050: (?:[0-9A-F]{2} ){7}[0-9A-F]{2} {2}(?:[0-9A-F]{2} ){4}2E {11}\S{12}\.$/,
+  );
+  const cases: [string, string][] = [
+    [
+      "hexdump -C without its end offset",
+      dump(text, { ...HEXDUMP_C, endOffset: false }),
+    ],
+    [
+      "hexdump -C without its end offset, its last line padded",
+      dump(text, { ...HEXDUMP_C, endOffset: false, padded: true }),
+    ],
+    ["Python's hexdump", dump(text, pythonHexdump)],
+    [
+      "Python's hexdump, unpadded",
+      dump(text, { ...pythonHexdump, padded: false }),
+    ],
+    ["xxd", dump(text, XXD)],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => {
+      assert.deepEqual(
+        findMarker(answer, marker),
+        { form: "rendered", rendering: ["hex"] },
+        answer,
+      );
+    });
+  }
+});
+
 Deno.test("findMarker() tells a dump's bytes from a text column that looks like hex by the next line's offset", () => {
   // Each text column reads as hex groups too (`cafe`, `bead`, `face`).
   const text = `cafe bead face ${MARKER} cafe bead face`;
@@ -408,9 +471,10 @@ Deno.test("findMarker() reads a dump only where its offsets step by each line's 
     lines.map((line) => line.replace(/^[0-9a-f]{8}/, "00000000")).join("\n"),
     // Lines out of order: no two neighbours step.
     [lines[2], lines[0], lines[3], lines[1], lines[4]].join("\n"),
-    // Offsets that step by 32 with 16 bytes a line.
+    // Offsets that step by 48 with 16 bytes a line (by 32 they would read
+    // as octal ones, 20, 40, 60, that step by 16).
     lines.map((line, i) =>
-      line.replace(/^[0-9a-f]{8}/, (32 * i).toString(16).padStart(8, "0"))
+      line.replace(/^[0-9a-f]{8}/, (48 * i).toString(16).padStart(8, "0"))
     ).join("\n"),
     // One line is no dump, however long.
     dump(text, { ...XXD, width: 64, textColumn: "" }),

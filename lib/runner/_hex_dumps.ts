@@ -16,6 +16,14 @@
 /** A line's offset column: hex digits, and a colon after them as `xxd` writes one. */
 const OFFSET = /^[ \t]*([0-9A-Fa-f]{4,12}):?(?= |$)/;
 
+/**
+ * A line that starts with an offset and a group of bytes, found with the line
+ * break before it. A dump starts with such a line and only such a line can
+ * step to the next, so the lines between them are skipped unread: text with
+ * no dump costs one search.
+ */
+const DUMP_START = /(?:^|\n)[ \t]*[0-9A-Fa-f]{4,12}:? {1,2}[0-9A-Fa-f]{2}/g;
+
 /** A group of bytes after one or two spaces, as whole hex digit pairs ending at a space or the line's end. */
 const GROUP = / {1,2}((?:[0-9A-Fa-f]{2})+)(?= |$)/y;
 
@@ -24,8 +32,8 @@ interface DumpLine {
   offset: string;
   /** The hex digits of each group after the offset, in order: the bytes and perhaps a text column that looks like hex. */
   groups: string[];
-  /** How many of the first groups are joined by one space, as the bytes of a dump's last line are before its text column. */
-  tightGroups: number;
+  /** The spaces before each group: 2 where a gap of two spaces comes before it. */
+  gaps: number[];
 }
 
 /** Bases a dump's offsets are written in: `od` writes octal ones unless told otherwise. */
@@ -38,16 +46,22 @@ interface OpenDump {
   /** Offsets that stepped so far: a dump needs one, so two lines. */
   steps: number;
   width: number;
+  /**
+   * Where every line read so far has a gap of two spaces between its bytes,
+   * as a count of the bytes before it: `[8]` for `hexdump -C`, which splits
+   * each line in halves, none for `xxd` and `od`.
+   */
+  innerGaps: number[];
 }
 
 /**
  * The hex digits of each dump in `value` that holds at least `shortest`
  * bytes, its lines' byte columns joined: at least two lines whose offsets
  * step by the bytes of the line before (a last line with no offset after it
- * read up to its first gap of two spaces, and no wider than the lines
- * before). A line is in at most one dump, and a dump yields only digits of
- * its lines, so the dumps together hold at most half a byte per character
- * of `value`.
+ * read up to its first gap of two spaces where the lines before have none,
+ * and no wider than they are). A line is in at most one dump, and a dump
+ * yields only digits of its lines, so the dumps together hold at most half a
+ * byte per character of `value`.
  */
 export function* hexDumpDigits(
   value: string,
@@ -56,26 +70,61 @@ export function* hexDumpDigits(
   if (!value.includes("\n")) return;
   let open: OpenDump | null = null;
   let previous: DumpLine | null = null;
-  for (const text of value.split(/\r?\n/)) {
-    const line = dumpLine(text);
+  for (let start = nextDumpStart(value, 0); start >= 0;) {
+    const end = value.indexOf("\n", start);
+    const line = dumpLine(lineAt(value, start, end));
     const step = previous && line && open
       ? stepBetween(previous, line, open.base)
       : null;
     if (open && previous && step) {
+      const bytes = step.digits.length / 2;
+      const gaps = innerGapsOf(previous, bytes);
+      open.innerGaps = open.steps === 0
+        ? gaps
+        : open.innerGaps.filter((at) => gaps.includes(at));
       open.digits.push(step.digits);
       open.base = step.base;
       open.steps += 1;
-      open.width = Math.max(open.width, step.digits.length / 2);
+      open.width = Math.max(open.width, bytes);
     } else {
       const closed = open && previous ? closeDump(open, previous) : null;
       if (closed !== null && closed.length >= 2 * shortest) yield closed;
       // A line that does not step from the one before may start a dump.
-      open = line ? { digits: [], base: null, steps: 0, width: 0 } : null;
+      open = line
+        ? { digits: [], base: null, steps: 0, width: 0, innerGaps: [] }
+        : null;
     }
     previous = line;
+    if (end < 0) break;
+    start = end + 1;
+    if (!previous?.groups.length) {
+      // No line steps from this one: the dump open ends here.
+      const closed = open && previous ? closeDump(open, previous) : null;
+      if (closed !== null && closed.length >= 2 * shortest) yield closed;
+      open = null;
+      previous = null;
+      start = nextDumpStart(value, end);
+    }
   }
   const closed = open && previous ? closeDump(open, previous) : null;
   if (closed !== null && closed.length >= 2 * shortest) yield closed;
+}
+
+/** Where the first line of `value` from `from` (a line's start or the break before it) that matches `DUMP_START` starts, or -1. */
+function nextDumpStart(value: string, from: number): number {
+  DUMP_START.lastIndex = from;
+  const found = DUMP_START.exec(value);
+  if (!found) return -1;
+  return value[found.index] === "\n" ? found.index + 1 : found.index;
+}
+
+/** The line of `value` from `start` to the break at `end` (-1 for none), without a `\r` before that break. */
+function lineAt(value: string, start: number, end: number): string {
+  if (end < 0) return value.slice(start);
+  return value.slice(
+    start,
+    end > start && value[end - 1] === "\r" ? end - 1 : end,
+  );
 }
 
 /** `text` as a dump line, or `null` when it starts with no offset. */
@@ -89,13 +138,18 @@ function dumpLine(text: string): DumpLine | null {
     gaps.push(group[0].length - group[1]!.length);
     groups.push(group[1]!);
   }
-  return { offset: offset[1]!, groups, tightGroups: tightGroupCount(gaps) };
+  return { offset: offset[1]!, groups, gaps };
 }
 
-/** How many first groups follow one another after one space (the first after any gap). */
-function tightGroupCount(gaps: readonly number[]): number {
-  const wide = gaps.findIndex((gap, i) => i > 0 && gap > 1);
-  return wide < 0 ? gaps.length : wide;
+/** Where `line` has a gap of two spaces between its first `bytes` bytes, as a count of the bytes before each. */
+function innerGapsOf(line: DumpLine, bytes: number): number[] {
+  const at: number[] = [];
+  let before = 0;
+  for (let i = 0; i < line.groups.length && before < bytes; i++) {
+    if (i > 0 && line.gaps[i]! > 1) at.push(before);
+    before += line.groups[i]!.length / 2;
+  }
+  return at;
 }
 
 /**
@@ -141,12 +195,17 @@ function leadingBytes(groups: readonly string[], bytes: number): string | null {
  * A dump's digits once `last`, its last line, is read: `null` when it has
  * not two lines. The last line has no offset after it, so its bytes are the
  * groups before its first gap of two spaces (where `xxd` starts its text
- * column), as many as the widest line before holds at most.
+ * column) that falls where the lines before have none (`hexdump -C` has one
+ * after byte 8 of each line), as many as the widest line before holds at
+ * most.
  */
 function closeDump(open: OpenDump, last: DumpLine): string | null {
   if (open.steps === 0) return null;
   let tail = "";
-  for (const group of last.groups.slice(0, last.tightGroups)) {
+  for (let i = 0; i < last.groups.length; i++) {
+    const group = last.groups[i]!;
+    const wide = i > 0 && last.gaps[i]! > 1;
+    if (wide && !open.innerGaps.includes(tail.length / 2)) break;
     if (tail.length + group.length > 2 * open.width) break;
     tail += group;
   }
