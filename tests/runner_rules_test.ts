@@ -41,7 +41,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/7":
     "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
   "trace-assertions/8":
-    "sha256:826f785596951043556b2f653f80b61a1e658f39582e093aa848ac2448a6eed0",
+    "sha256:4d608eca4a99b88c21a35ac246ba4aa6a73d556bc4c98c4973d3a4983561711b",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {
