@@ -76,6 +76,7 @@ export type {
   RunEventListener,
   RunPhase,
 } from "./lib/runner/events.ts";
+export type { ControlState } from "./lib/runner/control_state.ts";
 export {
   type Baseline,
   type Cleanup,

@@ -81,6 +81,7 @@ export {
   type Cleanup,
   type CleanupDelete,
   type Clock,
+  type ControlState,
   type DeletionRecord,
   ERROR_CODES,
   type ErrorCode,
