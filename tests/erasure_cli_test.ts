@@ -35,6 +35,21 @@ async function withSeededData<T>(
 
 const ALICE = ["--application", "app", "--user", "alice"];
 
+/** `trace obs erase` of application app's event ids listed in `file`; `flags` go before the data flags. */
+function eraseIdsIn(file: string, data: string[]) {
+  return (...flags: string[]) =>
+    trace([
+      "obs",
+      "erase",
+      "--application",
+      "app",
+      "--event-ids",
+      file,
+      ...flags,
+      ...data,
+    ]);
+}
+
 /** `trace obs erase --apply` of alice with `confirmation`; `flags` go before the data flags. */
 async function applyErasure(
   data: string[],
@@ -355,17 +370,7 @@ Deno.test("obs erase takes exactly one selector, and event ids from a file or st
 Deno.test("obs erase --apply of event ids that match nothing is refused with one line, and one where some match names the others", async () => {
   await withSeededData(async (data, dir) => {
     const file = join(dir, "ids.txt");
-    const erase = (...flags: string[]) =>
-      trace([
-        "obs",
-        "erase",
-        "--application",
-        "app",
-        "--event-ids",
-        file,
-        ...flags,
-        ...data,
-      ]);
+    const erase = eraseIdsIn(file, data);
     const confirmationOf = async () =>
       JSON.parse((await erase("--json")).out).confirmation as string;
     await Deno.writeTextFile(file, "A1\nb 1\n");
@@ -398,17 +403,7 @@ Deno.test("obs erase dry run of event ids an applied erasure took already names 
   await withSeededData(async (data, dir) => {
     const file = join(dir, "ids.txt");
     await Deno.writeTextFile(file, "a1\nA1\n");
-    const erase = (...flags: string[]) =>
-      trace([
-        "obs",
-        "erase",
-        "--application",
-        "app",
-        "--event-ids",
-        file,
-        ...flags,
-        ...data,
-      ]);
+    const erase = eraseIdsIn(file, data);
     const dryRunJson = async () => JSON.parse((await erase("--json")).out);
     assert.equal((await dryRunJson()).earlier_receipt_id, null);
     const { confirmation } = await dryRunJson();
