@@ -127,7 +127,7 @@ function controlGrowthFinding(
     "inconclusive",
     "control_grew",
     "control",
-    `The control namespace counted more records after the deletion than at the baseline, first at ${
+    `The control namespace counted more source or vector records after the deletion than at the baseline, first at ${
       secondsLabel(first.sample.started_at_seconds)
     } and in ${grown.length} of ${samples.length} sample(s): ${
       joinAnd(growth)

@@ -308,7 +308,7 @@ const CELL_MEANING: Record<FamilyCell["status"], string> = {
   lost:
     "a control document went missing: the deletion reached records it should have left alone",
   grew:
-    "the control namespace counted more records after the deletion than before it: the deletion may have moved the deleted records there instead of erasing them",
+    "the control namespace counted more source or vector records after the deletion than before it: the deletion may have moved the deleted records there instead of erasing them",
   complete: "cleanup left no synthetic record in either namespace",
   incomplete: "cleanup left synthetic records behind",
   interrupted:
