@@ -23,6 +23,7 @@ import {
   SampleTable,
 } from "../routes/ui/components/run_timeline.tsx";
 import { runFake } from "./_fake_target.ts";
+import { sampleWords } from "../routes/ui/run_view.ts";
 import type { Finding } from "../lib/runner/report.ts";
 import { Time } from "../routes/ui/components/time.tsx";
 import { displayParts } from "../lib/display.ts";
@@ -352,4 +353,24 @@ Deno.test("the run timeline and samples table mark a control namespace that grew
     report.samples.length,
   );
   assert.match(chart, /control grew/);
+});
+
+Deno.test("a running job's last sample in words names the control's state, GREW among them", () => {
+  const sample = {
+    index: 2,
+    started_at_seconds: 1,
+    window_seconds: 3,
+    inventory: {
+      complete: true,
+      source_records: 0,
+      vector_records: 0,
+      cache_records: 0,
+    },
+    marker_seen: false,
+  };
+  assert.equal(
+    sampleWords({ ...sample, control: "grew" }),
+    "#2 at 1.00 s of 3 s: source 0, vector 0, cache 0; marker gone; control GREW",
+  );
+  assert.match(sampleWords({ ...sample, control: "ok" }), /; control ok$/);
 });

@@ -21,6 +21,7 @@ import type { RegressionView } from "../ledger/regressions.ts";
 import { validateRunId } from "../ledger/runs.ts";
 import type { Clock } from "../runner/clock.ts";
 import type { RunEvent, RunPhase } from "../runner/events.ts";
+import type { ControlState } from "../runner/control_state.ts";
 import type { RunReport, Verdict } from "../runner/report.ts";
 import {
   type ExternalRunOptions,
@@ -74,6 +75,8 @@ export interface JobProgress {
     window_seconds: number;
     inventory: Inventory | null;
     marker_seen: boolean | null;
+    /** What the sample showed of the control namespace, against the baseline's. */
+    control: ControlState;
   } | null;
 }
 
@@ -324,6 +327,7 @@ function track(progress: JobProgress, event: RunEvent): void {
       window_seconds: event.window_seconds,
       inventory: s.inventory,
       marker_seen: s.marker_seen,
+      control: event.control,
     };
   }
 }

@@ -22,6 +22,7 @@ import type { ReplayRecurrence } from "../../lib/ledger/recurrence.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import { readTarget } from "../../lib/ledger/targets.ts";
 import type { RunReport, TargetRef, Verdict } from "../../lib/runner/report.ts";
+import { controlWord } from "../../lib/runner/control_state.ts";
 import {
   type JobProgress,
   recurrenceViewOf,
@@ -369,7 +370,9 @@ export function sampleWords(sample: JobProgress["sample"]): string {
     : "marker gone";
   return `#${sample.index} at ${
     sample.started_at_seconds.toFixed(2)
-  } s of ${sample.window_seconds} s: ${counts}; ${marker}`;
+  } s of ${sample.window_seconds} s: ${counts}; ${marker}; control ${
+    controlWord(sample.control)
+  }`;
 }
 
 function unfinishedHeadline(
