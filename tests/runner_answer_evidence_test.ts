@@ -240,6 +240,29 @@ Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped 
       "tokens",
     ],
     [
+      "chunks stored as fields of the answer",
+      (m) => ({
+        text: "none",
+        chunk_0: `Deletion probe ${m.slice(0, 25)}`,
+        chunk_1: `${m.slice(25)} more`,
+      }),
+      "split_items",
+      "(answer)",
+    ],
+    [
+      "a document returned in parts",
+      (m) => ({
+        text: "none",
+        document: {
+          part1: m.slice(0, 20),
+          part2: m.slice(20, 30),
+          part3: m.slice(30),
+        },
+      }),
+      "split_items",
+      "document",
+    ],
+    [
       "base64 content",
       (m) => ({
         text: "I found nothing relevant.",
@@ -330,4 +353,24 @@ Deno.test("a deleted marker split by markup tags, streamed in chunks or shipped 
       );
     });
   }
+});
+
+Deno.test("a deleted marker split across the answer's own fields is FAIL, and the finding says so", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) => {
+      if (request.op !== "query" || !inWindow(request, "test")) {
+        return forward();
+      }
+      const m = String(request.body.query);
+      return Promise.resolve({ text: m.slice(0, 20), rest: m.slice(20) });
+    },
+  });
+  assert.equal(report.verdict, "FAIL");
+  const last = report.samples.at(-1)!;
+  assert.deepEqual(last.marker_rendering, ["split_items"]);
+  assert.deepEqual(last.marker_found_in, { query: "test", field: "(answer)" });
+  assert.match(
+    retrievalFinding(report).message,
+    /seen across the fields of the \/query answer rather than its text/,
+  );
 });

@@ -610,6 +610,24 @@ Deno.test("findMarkerInAnswer() finds an encoded marker in any field and names i
       field: "chunks",
     },
   );
+  // The fields of one object are joined and decoded as an array's items are.
+  assert.deepEqual(
+    findMarkerInAnswer(
+      {
+        text: "",
+        document: {
+          part_1: base64(`Deletion probe ${MARKER}`).slice(0, 30),
+          part_2: base64(`Deletion probe ${MARKER}`).slice(30),
+        },
+      },
+      MARKER,
+    ),
+    {
+      form: "rendered",
+      rendering: ["split_items", "base64"],
+      field: "document",
+    },
+  );
 });
 
 Deno.test("describeRendering() words the encodings", () => {

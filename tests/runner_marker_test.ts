@@ -465,14 +465,93 @@ Deno.test("findMarkerInAnswer() joins the adjacent strings of one array, and nam
     findMarkerInAnswer({ text: "", tokens: ["a", MARKER, "b"] }, MARKER)?.field,
     "tokens.1",
   );
-  // Strings apart (another value between them) or in two fields are not joined.
+  // Strings apart (another value between them) or in two arrays are not joined.
   const half = MARKER.length / 2;
   for (
     const answer of [
       { text: "", tokens: [MARKER.slice(0, half), 1, MARKER.slice(half)] },
       { text: "", tokens: [[MARKER.slice(0, half)], [MARKER.slice(half)]] },
-      { text: MARKER.slice(0, 20), more: MARKER.slice(20) },
       { text: "", tokens: [MARKER.slice(0, half), newMarker().slice(half)] },
+    ]
+  ) {
+    assert.equal(
+      findMarkerInAnswer(answer, MARKER),
+      null,
+      JSON.stringify(answer),
+    );
+  }
+});
+
+Deno.test("findMarkerInAnswer() joins the string values of one object adjacent in its key order, and names the object", () => {
+  const split = {
+    form: "rendered",
+    rendering: ["split_items"],
+  } as const;
+  // Chunks stored as fields of the answer itself, `text` among them.
+  assert.deepEqual(
+    findMarkerInAnswer({
+      chunk_0: `Deletion probe ${MARKER.slice(0, 25)}`,
+      chunk_1: `${MARKER.slice(25)} more`,
+    }, MARKER),
+    { ...split, field: "(answer)" },
+  );
+  assert.deepEqual(
+    findMarkerInAnswer(
+      { text: MARKER.slice(0, 20), more: MARKER.slice(20) },
+      MARKER,
+    ),
+    { ...split, field: "(answer)" },
+  );
+  // A nested object, over two fields and over three.
+  assert.deepEqual(
+    findMarkerInAnswer({
+      text: { part1: `… ${MARKER.slice(0, 30)}`, part2: MARKER.slice(30) },
+    }, MARKER),
+    { ...split, field: "text" },
+  );
+  assert.deepEqual(
+    findMarkerInAnswer({
+      text: "none",
+      sources: [{
+        id: 7,
+        content: {
+          a: MARKER.slice(0, 15).toUpperCase(),
+          b: MARKER.slice(15, 28).toUpperCase(),
+          c: `${MARKER.slice(28).toUpperCase()}.`,
+        },
+      }],
+    }, MARKER),
+    {
+      form: "rendered",
+      rendering: ["case", "split_items"],
+      field: "sources.0.content",
+    },
+  );
+  // JSON.parse orders keys that are array indexes first, by their number.
+  assert.equal(
+    findMarkerInAnswer(
+      JSON.parse(
+        `{"text":"none","doc":{"1":"${MARKER.slice(20)}","0":"${
+          MARKER.slice(0, 20)
+        }"}}`,
+      ),
+      MARKER,
+    )?.field,
+    "doc",
+  );
+  // Halves in two objects, apart in one, split between a key and its value,
+  // or between an array and the field after it are not joined.
+  const half = MARKER.length / 2;
+  const [head, tail] = [MARKER.slice(0, half), MARKER.slice(half)];
+  for (
+    const answer of [
+      { text: "", parts: [{ a: head }, { a: tail }] },
+      { text: "", a: { x: head }, b: { y: tail } },
+      { text: "", doc: { a: head, n: 1, b: tail } },
+      { text: "", doc: { a: head, b: null, c: tail } },
+      { text: "", doc: { [head]: tail } },
+      { text: "", doc: { a: [head], b: tail } },
+      { text: "", doc: { a: head, b: newMarker().slice(half) } },
     ]
   ) {
     assert.equal(
@@ -486,6 +565,6 @@ Deno.test("findMarkerInAnswer() joins the adjacent strings of one array, and nam
 Deno.test("describeRendering() words markup tags, split lists and base64", () => {
   assert.equal(
     describeRendering(["base64", "split_items", "markup_tags"]),
-    "markup tags, a split across the strings of a list and base64 encoding",
+    "markup tags, a split across adjacent list items or object fields and base64 encoding",
   );
 });

@@ -41,7 +41,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/7":
     "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
   "trace-assertions/8":
-    "sha256:4d608eca4a99b88c21a35ac246ba4aa6a73d556bc4c98c4973d3a4983561711b",
+    "sha256:1505e91aa2182b1fc37b2e9c0f921881b4fb17af3cb4ef6f77786880de141c9a",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

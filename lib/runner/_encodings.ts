@@ -35,13 +35,16 @@ export function* decodedTexts(
   value: string,
   shortest: number,
 ): Generator<DecodedText> {
+  // Every decoding needs at least `shortest` characters written (base64 and
+  // hex more): most strings of an answer are words, keys and ids, for which
+  // scanning for runs would find none worth decoding.
+  if (value.length < shortest) return;
   for (const text of base64Texts(value, shortest)) {
     yield { encoding: "base64", text };
   }
   for (const text of hexTexts(value, shortest)) {
     yield { encoding: "hex", text };
   }
-  if (value.length < shortest) return;
   const percent = percentDecoded(value);
   if (percent !== null) yield { encoding: "percent_encoding", text: percent };
   const unescaped = withoutStringEscapes(value);

@@ -8,6 +8,7 @@
  */
 
 import type { Series } from "./_residual_series.ts";
+import { WHOLE_ANSWER } from "./answer_marker.ts";
 import { describeRendering, type MarkerForm } from "./marker.ts";
 import type { Finding, Sample } from "./report.ts";
 
@@ -52,19 +53,25 @@ export function placeNote(series: Series, samples: Sample[]): string {
   for (const sample of samples) {
     const place = sample.marker_found_in;
     if (!place) continue;
+    const where = fieldWords(place.field);
     if (place.answer === "inventory") {
       places.add(
-        `in the field ${place.field} of the ${place.query} namespace's /inventory answer: the adapter still lists the deleted record, whatever its counts say`,
+        `${where} of the ${place.query} namespace's /inventory answer: the adapter still lists the deleted record, whatever its counts say`,
       );
       continue;
     }
     if (place.query === "test" && place.field === "text") continue;
     places.add(
       place.query === "test"
-        ? `in the field ${place.field} of the /query answer rather than its text`
-        : `in the field ${place.field} of the control namespace's /query answer: the deleted canary is retrievable from outside the test namespace`,
+        ? `${where} of the /query answer rather than its text`
+        : `${where} of the control namespace's /query answer: the deleted canary is retrievable from outside the test namespace`,
     );
   }
   if (places.size === 0) return "";
   return ` (seen ${[...places].slice(0, MAX_PLACES).join("; and ")})`;
+}
+
+/** "in the field sources.0.content", or "across the fields" for a marker split over the answer's own fields. */
+function fieldWords(field: string): string {
+  return field === WHOLE_ANSWER ? "across the fields" : `in the field ${field}`;
 }

@@ -8,12 +8,15 @@
  * answer text: a key that does not read as a name is shown as `*`, and a
  * key that holds the marker as `(key)`.
  *
- * Each string is folded on its own, and the adjacent strings of one array
- * also joined together: a streamed answer splits the marker across its
- * chunks (`["tra", "ce_", …]`), and the place is then the array. A marker
- * split across two fields of an object is not put together. Every string is
- * searched at most twice (alone and in its array's run), so the false-match
- * bound of docs/report.md holds for the whole answer.
+ * Each string is folded on its own, and the adjacent strings of one array,
+ * and the string values of one object adjacent in its key order, also
+ * joined together: a streamed answer splits the marker across its chunks
+ * (`["tra", "ce_", …]`), an application that stores text in chunks returns
+ * them as fields (`{"chunk_0": …, "chunk_1": …}`), and the place is then the
+ * array or the object ({@link WHOLE_ANSWER} for the answer itself). Keys are
+ * never joined. Every string is searched at most twice (alone, and in the
+ * one run of its array or object), so the false-match bound of
+ * docs/report.md holds for the whole answer.
  *
  * A key may hold a bearer-token-like value and still read as a name under
  * {@link PATH_KEY}, which allows `-`: such a key is printed in a path.
@@ -29,6 +32,9 @@ export interface AnswerMatch extends MarkerMatch {
   /** `text`, or the path of another field (`sources.0.content`, `scores.(key)`). */
   field: string;
 }
+
+/** The place of a marker split across the answer object's own fields: its path has no key. */
+export const WHOLE_ANSWER = "(answer)";
 
 /** A key a path may show: a name, as JSON field names are spelled. */
 const PATH_KEY = /^[A-Za-z0-9_:-]{1,64}$/;
@@ -49,10 +55,12 @@ export function findMarkerInAnswer(
   const rest = Object.entries(answer).filter(([key]) =>
     key !== "text" || typeof text !== "string"
   );
-  return searchEntries(rest, [], marker);
+  // `text` was searched alone above; the join takes it in its place among the fields.
+  return searchEntries(rest, [], marker) ??
+    searchJoinedItems(Object.values(answer), [], marker);
 }
 
-/** Searches `value`, whose place is `path`: strings, array items, then an object's entries. */
+/** Searches `value`, whose place is `path`: strings, array items, then an object's entries, each container's adjacent strings joined last. */
 function searchValue(
   value: unknown,
   path: readonly string[],
@@ -70,12 +78,14 @@ function searchValue(
     return searchJoinedItems(value, path, marker);
   }
   if (value === null || typeof value !== "object") return null;
-  return searchEntries(Object.entries(value), path, marker);
+  return searchEntries(Object.entries(value), path, marker) ??
+    searchJoinedItems(Object.values(value), path, marker);
 }
 
 /**
- * Searches each run of two or more adjacent strings of `items` joined
- * together; a match is placed at the array and rendered as split.
+ * Searches each run of two or more adjacent strings of `items` (an array's
+ * items, or an object's values in its key order) joined together; a match
+ * is placed at the array or object and rendered as split.
  */
 function searchJoinedItems(
   items: readonly unknown[],
@@ -90,7 +100,7 @@ function searchJoinedItems(
         rendering: RENDERING_TRAITS.filter((trait) =>
           trait === "split_items" || match.rendering.includes(trait)
         ),
-        field: pathOf(path),
+        field: path.length === 0 ? WHOLE_ANSWER : pathOf(path),
       };
     }
   }

@@ -463,7 +463,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   homoglyphs: "Cyrillic or Greek look-alike letters",
   digit_scripts: "digits of another script",
   markup_tags: "markup tags",
-  split_items: "a split across the strings of a list",
+  split_items: "a split across adjacent list items or object fields",
   base64: "base64 encoding",
   hex: "hex encoding",
   percent_encoding: "percent-encoding",
