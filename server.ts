@@ -134,6 +134,7 @@ export {
   type Baseline,
   type Cleanup,
   type CleanupDelete,
+  type ControlState,
   type DeletionRecord,
   type Finding,
   type FindingSeverity,
