@@ -102,6 +102,7 @@ export {
   NotFoundError,
   RefusedError,
   StorageError,
+  TokenEnvUnsetError,
   TraceError,
   UsageError,
 } from "./lib/errors.ts";

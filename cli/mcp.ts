@@ -45,6 +45,8 @@ eight reference tools, and trace.query_traces when
 TRACE_MCP_ALLOW_TRACE_QUERIES=true. TRACE_UI_READ_ONLY=true offers only the
 tools that read, as trace serve does. One external run at a time; closing
 stdin or Ctrl-C cancels a running run (its cleanup still runs) and exits.
+A target's token_env is read from the environment the client started this
+server with: name the variable in the env of the client's entry for it.
 
 Trace scope (trace.query_traces only; tool arguments can only narrow it):
   --application ID   Only events of this application (default: any application)
@@ -173,6 +175,15 @@ function stdinClosed(lines: Readable, server: McpServer): Promise<void> {
   });
 }
 
+/**
+ * What a run started over stdio says when its target's `token_env` is
+ * unset: this process has the environment its MCP client gave it, which the
+ * client's configuration decides, not the user's shell.
+ */
+function stdioTokenEnvRemedy(variable: string): string {
+  return `trace mcp has only the environment its MCP client started it with: add "env": {"${variable}": "…"} to the client's configuration entry for the trace server (trace mcp-config prints that entry), then restart the server from the client`;
+}
+
 /** `trace mcp`: serve the tools over stdio until stdin closes or a signal arrives. */
 export const mcp: Command = async (args, io) => {
   const { values } = parseFlags("mcp", args, FLAGS);
@@ -201,7 +212,12 @@ export const mcp: Command = async (args, io) => {
   const readOnly = readOnlyFromEnv(io.env(READ_ONLY_ENV));
   const refuseTool = localToolPolicy({ readOnly });
   const { db, dataDir } = await openDataContext(values, io, { write: true });
-  const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const jobs = new RunJobs({
+    db,
+    dataDir,
+    env: io.env,
+    tokenEnvRemedy: stdioTokenEnvRemedy,
+  });
   const calls = new ToolCalls();
   const server = createTraceMcpServer({
     calls,

@@ -103,6 +103,10 @@ an account's role and scope decide its tools. trace.query_traces is offered
 when TRACE_MCP_ALLOW_TRACE_QUERIES=true (the start-up lines say whether it
 is); a tenant-bound account has no other tool.
 
+Runs started from the UI or /mcp read a target's token_env from this
+server's environment, as it was when the server started: a variable set
+later is not seen, so start the server with it set (NAME=… trace serve).
+
 Logs one line per request on stderr (method, route, status, duration, items,
 refusal reason; never ids or content).
 
@@ -214,6 +218,15 @@ interface UiAccess {
   readOnly: boolean;
 }
 
+/**
+ * What a run started from the UI or `/mcp` says when its target's
+ * `token_env` is unset: this process read its environment when it started,
+ * so a variable set in the user's shell now does not reach it.
+ */
+function serveTokenEnvRemedy(variable: string): string {
+  return `trace serve reads its environment once, when it starts: restart it with the variable set (${variable}=… trace serve …)`;
+}
+
 /** `trace serve`: listen until interrupted. */
 export const serve: Command = async (args, io) => {
   const { values } = parseFlags("serve", args, FLAGS);
@@ -285,7 +298,12 @@ export const serve: Command = async (args, io) => {
   const stagingAdapter = values["staging-adapter"]
     ? selfStagingWithReceipts(db, key)
     : undefined;
-  const jobs = new RunJobs({ db, dataDir, env: io.env });
+  const jobs = new RunJobs({
+    db,
+    dataDir,
+    env: io.env,
+    tokenEnvRemedy: serveTokenEnvRemedy,
+  });
   const health = new HealthMonitor(db, { processCounters: true });
   const app = createApp({
     db,

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { clipValue } from "./echo.ts";
+
 /** Stable machine-readable error codes shared by CLI, HTTP and MCP. */
 export const ERROR_CODES = [
   "config_invalid",
@@ -44,6 +46,47 @@ export class ConfigError extends TraceError {
   constructor(message: string, options?: ErrorOptions) {
     super("config_invalid", message, options);
     this.name = "ConfigError";
+  }
+}
+
+/**
+ * A config's `token_env` names a variable this process's environment does
+ * not hold (unset or empty), so no bearer token can be sent. Its code stays
+ * `config_invalid`; it carries the variable so that a server, whose
+ * environment was fixed when it started, can say how to set it there
+ * ({@link TokenEnvUnsetError.withRemedy}).
+ */
+export class TokenEnvUnsetError extends ConfigError {
+  /** The variable `token_env` names, as the config spells it. */
+  readonly variable: string;
+
+  /** `remedy` is what to do, one clause (default: set it or remove token_env). */
+  constructor(
+    variable: string,
+    remedy = "set it or remove token_env",
+    options?: ErrorOptions,
+  ) {
+    // The name comes from a config file: a pasted blob must not bury the sentence.
+    super(
+      `Cannot read bearer token: environment variable ${
+        clipValue(variable)
+      } is unset or empty; ${remedy}`,
+      options,
+    );
+    this.name = "TokenEnvUnsetError";
+    this.variable = variable;
+  }
+
+  /**
+   * The same refusal with the remedy of the process that refused:
+   * `remedy` gets the variable as messages show it and returns the clause.
+   */
+  withRemedy(remedy: (shown: string) => string): TokenEnvUnsetError {
+    return new TokenEnvUnsetError(
+      this.variable,
+      remedy(clipValue(this.variable)),
+      { cause: this },
+    );
   }
 }
 

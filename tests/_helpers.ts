@@ -78,6 +78,42 @@ export async function withTempDir<T>(
   }
 }
 
+/**
+ * Registers, through the CLI, target `targetId` in `dataDir` whose
+ * `token_env` names `variable`, which the caller leaves unset.
+ */
+export async function registerTokenTarget(
+  dataDir: string,
+  targetId: string,
+  variable: string,
+): Promise<void> {
+  const config = await Deno.makeTempFile({ suffix: ".json" });
+  try {
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        base_url: "https://127.0.0.1:1",
+        environment: "staging",
+        allow_synthetic_writes: true,
+        token_env: variable,
+      }),
+    );
+    const io = captureIo();
+    const code = await main([
+      "external-register",
+      "--target",
+      targetId,
+      "--config",
+      config,
+      "--data-dir",
+      dataDir,
+    ], io);
+    if (code !== 0) throw new Error(io.stderr());
+  } finally {
+    await Deno.remove(config);
+  }
+}
+
 /** Runs `fn` with a fresh local database in a temp data dir, closed afterwards. */
 export async function withDb<T>(
   fn: (db: TraceDb, dataDir: string) => Promise<T>,

@@ -13,7 +13,14 @@ import { migrate } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { RunJobs } from "../lib/runs/mod.ts";
 import { type AppOptions, createApp } from "../routes/app.ts";
-import { withDb, withServer } from "./_helpers.ts";
+import {
+  registerTokenTarget,
+  serveCommand,
+  withDb,
+  withListeningChild,
+  withServer,
+  withTempDir,
+} from "./_helpers.ts";
 import {
   assertDocumentedTools,
   callError,
@@ -512,5 +519,40 @@ Deno.test("over HTTP: 40 tool calls in flight at once all succeed, each waiting 
     } finally {
       await client.close();
     }
+  });
+});
+
+Deno.test("/mcp of trace serve refuses a target whose token_env the server was started without, saying to restart it with the variable set", async () => {
+  await withTempDir(async (dir) => {
+    const dataDir = `${dir}/data`;
+    await registerTokenTarget(
+      dataDir,
+      "staging-token",
+      "TRACE_TEST_UNSET_TOKEN",
+    );
+    const command = serveCommand(dataDir, {
+      unset: [
+        "TRACE_INGEST_TOKEN",
+        "TRACE_UI_AUTH_ACCOUNTS",
+        "TRACE_TEST_UNSET_TOKEN",
+      ],
+      env: { TRACE_UI_AUTH_TOKEN: TOKEN },
+    });
+    await withListeningChild(command, async (url) => {
+      const client = await connect(new URL(`${url}/mcp`), BEARER);
+      try {
+        for (const tool of ["trace.external_plan", "trace.external_start"]) {
+          assert.equal(
+            await callError(client, tool, { target_id: "staging-token" }),
+            "Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; trace serve reads its environment once, when it starts: restart it with the variable set (TRACE_TEST_UNSET_TOKEN=… trace serve …)",
+            tool,
+          );
+        }
+        const runs = await callOk(client, "trace.external_runs");
+        assert.deepEqual(runs.runs, [], "nothing was started");
+      } finally {
+        await client.close();
+      }
+    });
   });
 });

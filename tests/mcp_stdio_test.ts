@@ -17,7 +17,7 @@ import { type DemoServer, startDemoServer } from "../cli/demo.ts";
 import { migrate, openDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
-import { captureIo, withTempDir } from "./_helpers.ts";
+import { captureIo, registerTokenTarget, withTempDir } from "./_helpers.ts";
 import {
   assertDocumentedTools,
   callError,
@@ -672,4 +672,35 @@ Deno.test("trace mcp refuses a TRACE_UI_READ_ONLY that is neither true nor false
       );
     });
   }
+});
+
+Deno.test("trace mcp refuses a target whose token_env its client did not give it, saying to add the variable to the env of the client's entry", async () => {
+  await withTempDir(async (dir) => {
+    await registerTokenTarget(dir, "staging-token", "TRACE_TEST_UNSET_TOKEN");
+    const call = (id: number, name: string) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: { target_id: "staging-token" } },
+    });
+    const { code, answers, err } = await mcpLines(
+      ["--data-dir", dir],
+      lines([
+        ...INITIALIZE,
+        call(2, "trace.external_plan"),
+        call(3, "trace.external_start"),
+      ]),
+    );
+    assert.equal(code, 0, err);
+    for (const id of [2, 3]) {
+      const { result } = answers.find((answer) => answer.id === id) as {
+        result: { isError?: boolean; content: { text: string }[] };
+      };
+      assert.equal(result.isError, true);
+      assert.equal(
+        result.content[0]!.text,
+        'Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; trace mcp has only the environment its MCP client started it with: add "env": {"TRACE_TEST_UNSET_TOKEN": "…"} to the client\'s configuration entry for the trace server (trace mcp-config prints that entry), then restart the server from the client',
+      );
+    }
+  });
 });

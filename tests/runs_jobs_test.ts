@@ -4,7 +4,11 @@ import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import type { StagingTransport } from "../lib/contract/protocol.ts";
 import { migrate, type TraceDb } from "../lib/db.ts";
-import { NotFoundError } from "../lib/errors.ts";
+import {
+  ConfigError,
+  NotFoundError,
+  TokenEnvUnsetError,
+} from "../lib/errors.ts";
 import { registerTarget } from "../lib/ledger/targets.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { readCheckpoint } from "../lib/runner/checkpoint.ts";
@@ -251,6 +255,47 @@ Deno.test("RunJobs.start() refuses an unknown target or regression before any ru
     );
     assert.equal(built, 0);
     assert.equal(jobs.active, null);
+  });
+});
+
+Deno.test("RunJobs ends the refusal of an unset token_env with the remedy of its process, keeping the error's code", async () => {
+  await withDb(async (db, dataDir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const variable = `TRACE_TEST_${"A".repeat(100)}`;
+    await registerTarget(db, {
+      targetId: "staging-token",
+      config: stagingConfig({
+        base_url: "https://127.0.0.1:1",
+        token_env: variable,
+      }),
+      source: "registered",
+    });
+    const options = { db, dataDir, trace: false, env: () => undefined };
+    const refusal = async (jobs: RunJobs) => {
+      const thrown = await jobs.start({ targetId: "staging-token" }).then(
+        () => assert.fail("started"),
+        (error: unknown) => error,
+      );
+      assert.ok(thrown instanceof TokenEnvUnsetError);
+      assert.ok(thrown instanceof ConfigError);
+      assert.equal(thrown.code, "config_invalid");
+      assert.equal(thrown.variable, variable);
+      assert.equal(jobs.active, null);
+      return thrown.message;
+    };
+    const shown = `${variable.slice(0, 80)}… (${variable.length} characters)`;
+    assert.equal(
+      await refusal(new RunJobs(options)),
+      `Cannot read bearer token: environment variable ${shown} is unset or empty; set it or remove token_env`,
+    );
+    const restart = new RunJobs({
+      ...options,
+      tokenEnvRemedy: (name) => `restart this server with ${name} set`,
+    });
+    assert.equal(
+      await refusal(restart),
+      `Cannot read bearer token: environment variable ${shown} is unset or empty; restart this server with ${shown} set`,
+    );
   });
 });
 

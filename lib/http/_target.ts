@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ConfigError } from "../errors.ts";
+import { ConfigError, TokenEnvUnsetError } from "../errors.ts";
 import { clipValue } from "../echo.ts";
 import { isLoopbackHost } from "../loopback.ts";
 import { traceCredentialProblem } from "../trace_credentials.ts";
@@ -58,9 +58,7 @@ export function readToken(
   }
   const token = env(name);
   if (!token) {
-    throw new ConfigError(
-      `Cannot read bearer token: environment variable ${shown} is unset or empty; set it or remove token_env`,
-    );
+    throw new TokenEnvUnsetError(name);
   }
   if (!/^[!-~]+$/.test(token)) {
     throw new ConfigError(

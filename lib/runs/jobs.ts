@@ -16,7 +16,7 @@
 import type { StagingConfig } from "../contract/config.ts";
 import type { Inventory, StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, TokenEnvUnsetError } from "../errors.ts";
 import type { RegressionView } from "../ledger/regressions.ts";
 import { validateRunId } from "../ledger/runs.ts";
 import type { Clock } from "../runner/clock.ts";
@@ -47,6 +47,13 @@ export interface RunJobsOptions {
   dataDir: string;
   /** Environment lookup for `token_env`. */
   env?: (name: string) => string | undefined;
+  /**
+   * What to do, one clause, when a target's `token_env` names a variable
+   * `env` lacks (`variable` as messages show it): a server, whose
+   * environment was fixed when it started, says how to start it again with
+   * the variable set. Default: set it or remove token_env.
+   */
+  tokenEnvRemedy?: (variable: string) => string;
   /** Builds a run's transport (tests: in-process); the strict HTTP client by default. */
   transport?: (config: StagingConfig) => StagingTransport;
   /** Time source (tests); the system clock by default. */
@@ -258,9 +265,18 @@ export class RunJobs {
   /**
    * Refuses, sending nothing, a config whose `token_env` this process's
    * environment does not hold: a run of it would fail at its first request.
+   * The refusal ends with `tokenEnvRemedy`'s clause when one was given.
    */
   checkToken(config: StagingConfig): void {
-    checkConfigToken(config, this.#options.env);
+    try {
+      checkConfigToken(config, this.#options.env);
+    } catch (error) {
+      const remedy = this.#options.tokenEnvRemedy;
+      if (error instanceof TokenEnvUnsetError && remedy) {
+        throw error.withRemedy(remedy);
+      }
+      throw error;
+    }
   }
 
   /** Checks what `request` names (unknown target, drifted regression, unset token) before anything runs. */
