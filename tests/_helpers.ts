@@ -152,6 +152,33 @@ export async function withServer<T>(
   }
 }
 
+/** The variable {@link serveWithoutTokenVariable}'s target names and its server lacks. */
+export const UNSET_TOKEN_VARIABLE = "TRACE_TEST_UNSET_TOKEN";
+
+/** What that server answers a run of the target: restart it with the variable set. */
+export const SERVE_UNSET_TOKEN_REFUSAL =
+  `Cannot read bearer token: environment variable ${UNSET_TOKEN_VARIABLE} is unset or empty; trace serve reads its environment once, when it starts: restart it with the variable set (${UNSET_TOKEN_VARIABLE}=… trace serve …)`;
+
+/**
+ * `trace serve` of `dataDir` with target `staging-token` registered, whose
+ * `token_env` names {@link UNSET_TOKEN_VARIABLE}, started without it and
+ * with `adminToken` as its UI token.
+ */
+export async function serveWithoutTokenVariable(
+  dataDir: string,
+  adminToken: string,
+): Promise<Deno.Command> {
+  await registerTokenTarget(dataDir, "staging-token", UNSET_TOKEN_VARIABLE);
+  return serveCommand(dataDir, {
+    unset: [
+      "TRACE_INGEST_TOKEN",
+      "TRACE_UI_AUTH_ACCOUNTS",
+      UNSET_TOKEN_VARIABLE,
+    ],
+    env: { TRACE_UI_AUTH_TOKEN: adminToken },
+  });
+}
+
 /** `trace serve` on an ephemeral port and `dataDir`, for {@link withListeningChild}. */
 export function serveCommand(
   dataDir: string,

@@ -14,8 +14,8 @@ import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { RunJobs } from "../lib/runs/mod.ts";
 import { type AppOptions, createApp } from "../routes/app.ts";
 import {
-  registerTokenTarget,
-  serveCommand,
+  SERVE_UNSET_TOKEN_REFUSAL,
+  serveWithoutTokenVariable,
   withDb,
   withListeningChild,
   withServer,
@@ -525,26 +525,14 @@ Deno.test("over HTTP: 40 tool calls in flight at once all succeed, each waiting 
 Deno.test("/mcp of trace serve refuses a target whose token_env the server was started without, saying to restart it with the variable set", async () => {
   await withTempDir(async (dir) => {
     const dataDir = `${dir}/data`;
-    await registerTokenTarget(
-      dataDir,
-      "staging-token",
-      "TRACE_TEST_UNSET_TOKEN",
-    );
-    const command = serveCommand(dataDir, {
-      unset: [
-        "TRACE_INGEST_TOKEN",
-        "TRACE_UI_AUTH_ACCOUNTS",
-        "TRACE_TEST_UNSET_TOKEN",
-      ],
-      env: { TRACE_UI_AUTH_TOKEN: TOKEN },
-    });
+    const command = await serveWithoutTokenVariable(dataDir, TOKEN);
     await withListeningChild(command, async (url) => {
       const client = await connect(new URL(`${url}/mcp`), BEARER);
       try {
         for (const tool of ["trace.external_plan", "trace.external_start"]) {
           assert.equal(
             await callError(client, tool, { target_id: "staging-token" }),
-            "Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; trace serve reads its environment once, when it starts: restart it with the variable set (TRACE_TEST_UNSET_TOKEN=… trace serve …)",
+            SERVE_UNSET_TOKEN_REFUSAL,
             tool,
           );
         }

@@ -45,8 +45,9 @@ import { runExternal } from "../lib/runs/external_run.ts";
 import { gateDisplay } from "../routes/ui/gate_words.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
 import {
-  registerTokenTarget,
+  SERVE_UNSET_TOKEN_REFUSAL,
   serveCommand,
+  serveWithoutTokenVariable,
   stagingConfig,
   statementsDuring,
   withListeningChild,
@@ -927,20 +928,8 @@ Deno.test("trace serve's pages tell trace demo to send its events to the address
 Deno.test("trace serve refuses to run a target whose token_env it was started without, saying to restart it with the variable set", async () => {
   await withTempDir(async (dir) => {
     const dataDir = `${dir}/data`;
-    await registerTokenTarget(
-      dataDir,
-      "staging-token",
-      "TRACE_TEST_UNSET_TOKEN",
-    );
     const token = "token-env-admin-token-0123456789";
-    const command = serveCommand(dataDir, {
-      unset: [
-        "TRACE_INGEST_TOKEN",
-        "TRACE_UI_AUTH_ACCOUNTS",
-        "TRACE_TEST_UNSET_TOKEN",
-      ],
-      env: { TRACE_UI_AUTH_TOKEN: token },
-    });
+    const command = await serveWithoutTokenVariable(dataDir, token);
     await withListeningChild(command, async (url) => {
       const headers = (accept: string) => ({
         authorization: `Bearer ${token}`,
@@ -956,8 +945,7 @@ Deno.test("trace serve refuses to run a target whose token_env it was started wi
       // The app answers every refused config as a refused request.
       assert.deepEqual((await answer.json()).error, {
         code: "invalid_request",
-        message:
-          "Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; trace serve reads its environment once, when it starts: restart it with the variable set (TRACE_TEST_UNSET_TOKEN=… trace serve …)",
+        message: SERVE_UNSET_TOKEN_REFUSAL,
       });
       const page = await run("text/html");
       assert.equal(page.status, 400);
