@@ -87,8 +87,8 @@ export function* hexDumpDigits(
       open.steps += 1;
       open.width = Math.max(open.width, bytes);
     } else {
-      const closed = open && previous ? closeDump(open, previous) : null;
-      if (closed !== null && closed.length >= 2 * shortest) yield closed;
+      const closed = longEnough(open, previous, shortest);
+      if (closed !== null) yield closed;
       // A line that does not step from the one before may start a dump.
       open = line
         ? { digits: [], base: null, steps: 0, width: 0, innerGaps: [] }
@@ -99,15 +99,25 @@ export function* hexDumpDigits(
     start = end + 1;
     if (!previous?.groups.length) {
       // No line steps from this one: the dump open ends here.
-      const closed = open && previous ? closeDump(open, previous) : null;
-      if (closed !== null && closed.length >= 2 * shortest) yield closed;
+      const closed = longEnough(open, previous, shortest);
+      if (closed !== null) yield closed;
       open = null;
       previous = null;
       start = nextDumpStart(value, end);
     }
   }
-  const closed = open && previous ? closeDump(open, previous) : null;
-  if (closed !== null && closed.length >= 2 * shortest) yield closed;
+  const closed = longEnough(open, previous, shortest);
+  if (closed !== null) yield closed;
+}
+
+/** The digits of the dump `open` closed by `last`, when it holds at least `shortest` bytes. */
+function longEnough(
+  open: OpenDump | null,
+  last: DumpLine | null,
+  shortest: number,
+): string | null {
+  const closed = open && last ? closeDump(open, last) : null;
+  return closed !== null && closed.length >= 2 * shortest ? closed : null;
 }
 
 /** Where the first line of `value` from `from` (a line's start or the break before it) that matches `DUMP_START` starts, or -1. */
