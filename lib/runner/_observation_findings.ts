@@ -12,7 +12,7 @@
 import type { Store } from "../contract/protocol.ts";
 import { joinAnd } from "../words.ts";
 import { finding, secondsLabel } from "./_finding.ts";
-import { grownStores, RECORD_STORES } from "./control_state.ts";
+import { controlLost, grownStores, RECORD_STORES } from "./control_state.ts";
 import type { Finding, InventoryCounts, Sample } from "./report.ts";
 
 /** Request errors and incomplete inventories, test and control. */
@@ -81,9 +81,7 @@ export function controlFindings(
 }
 
 function controlLossFinding(samples: Sample[]): Finding | null {
-  const lost = samples.filter((s) =>
-    s.control_present === false || s.control_seen === false
-  );
+  const lost = samples.filter(controlLost);
   if (lost.length === 0) return null;
   const first = lost[0]!;
   const what = first.control_present === false

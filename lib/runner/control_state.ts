@@ -36,6 +36,13 @@ export function grownStores(
   return RECORD_STORES.filter((store) => after[store] > before[store]);
 }
 
+/** Whether `sample` no longer counted the control record or no longer retrieved it. */
+export function controlLost(
+  sample: Pick<Sample, "control_present" | "control_seen">,
+): boolean {
+  return sample.control_present === false || sample.control_seen === false;
+}
+
 /**
  * The control's state in `sample`, against `baselineControl`, the control
  * inventory read before the deletion. A lost record outranks growth: both
@@ -48,9 +55,7 @@ export function controlState(
   >,
   baselineControl: InventoryCounts | null,
 ): ControlState {
-  if (sample.control_present === false || sample.control_seen === false) {
-    return "lost";
-  }
+  if (controlLost(sample)) return "lost";
   if (sample.control_present === null || sample.control_seen === null) {
     return "unknown";
   }
