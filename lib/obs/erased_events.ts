@@ -25,14 +25,11 @@ import { StorageError } from "../errors.ts";
 /** `obs_state` key of the salt tombstone digests are made with (hex). */
 export const TOMBSTONE_SALT_KEY = "erasure.tombstone_salt";
 
-/** Reads the rows of one statement, keyed by column name, in the caller's transaction. */
-export type ReadRows = (
+/** Runs one statement in the caller's transaction and returns its rows (none for a write), keyed by column name. */
+export type TransactionStatement = (
   sql: string,
   args: InValue[],
 ) => Promise<Record<string, unknown>[]>;
-
-/** Runs one statement that returns nothing, in the caller's transaction. */
-export type RunStatement = (sql: string, args: InValue[]) => Promise<void>;
 
 /** An event an erasure removed: its key in the index. */
 export interface TombstonedEvent {
@@ -45,7 +42,9 @@ export interface TombstonedEvent {
 const TOMBSTONES_PER_STATEMENT = 1_000;
 
 /** The database's tombstone salt (schema version 6 makes it); throws when it is missing or malformed. */
-export async function tombstoneSalt(read: ReadRows): Promise<Uint8Array> {
+export async function tombstoneSalt(
+  read: TransactionStatement,
+): Promise<Uint8Array> {
   const rows = await read("SELECT value FROM obs_state WHERE key = ?", [
     TOMBSTONE_SALT_KEY,
   ]);
@@ -96,7 +95,7 @@ export function tombstoneDigester(salt: Uint8Array): TombstoneDigester {
  * applications that never had an event erased pays this and nothing more.
  */
 export async function applicationsWithTombstones(
-  read: ReadRows,
+  read: TransactionStatement,
   applicationIds: Iterable<string>,
 ): Promise<Set<string>> {
   const rows = await read(
@@ -109,7 +108,7 @@ export async function applicationsWithTombstones(
 
 /** Of `eventIds` of `applicationId`, those an erasure removed, each with the `seq` it had. */
 export async function tombstonedEvents(
-  read: ReadRows,
+  read: TransactionStatement,
   digest: TombstoneDigester,
   applicationId: string,
   eventIds: Iterable<string>,
@@ -134,8 +133,7 @@ export async function tombstonedEvents(
  * (an id tombstoned already keeps its first tombstone).
  */
 export async function recordTombstones(
-  read: ReadRows,
-  run: RunStatement,
+  read: TransactionStatement,
   events: readonly TombstonedEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
@@ -146,7 +144,7 @@ export async function recordTombstones(
       digest(e.application_id, e.event_id),
       e.seq,
     ]);
-    await run(
+    await read(
       `INSERT INTO obs_erased_events (application_id, digest, seq)
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
           json_extract(value, '$[2]')

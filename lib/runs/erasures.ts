@@ -388,7 +388,7 @@ export function selfStagingWithReceipts(
       await eraseSubjectNow(db, subject, {
         key,
         tables: options.tables,
-        tombstones: options.tombstones,
+        tombstones: false,
         trigger: "staging_adapter",
       });
     },

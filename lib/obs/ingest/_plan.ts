@@ -62,6 +62,21 @@ export interface BatchPlan {
   conflicts: EventIssue[];
 }
 
+/** The event ids of a group's batches, per application. */
+export function eventIdsByApplication(
+  batches: readonly BatchToWrite[],
+): Map<string, Set<string>> {
+  const byApp = new Map<string, Set<string>>();
+  for (const { events } of batches) {
+    for (const { meta } of events) {
+      const ids = byApp.get(meta.application_id) ?? new Set<string>();
+      ids.add(meta.event_id);
+      byApp.set(meta.application_id, ids);
+    }
+  }
+  return byApp;
+}
+
 /** Map key of an (application, event id) pair. */
 export const ownerKey = (applicationId: string, eventId: string): string =>
   `${applicationId}\u0000${eventId}`;

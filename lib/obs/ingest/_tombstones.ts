@@ -12,12 +12,17 @@
 
 import {
   applicationsWithTombstones,
-  type ReadRows,
   tombstonedEvents,
   tombstoneDigester,
   tombstoneSalt,
+  type TransactionStatement,
 } from "../erased_events.ts";
-import { type BatchToWrite, type Owned, ownerKey } from "./_plan.ts";
+import {
+  type BatchToWrite,
+  eventIdsByApplication,
+  type Owned,
+  ownerKey,
+} from "./_plan.ts";
 
 /**
  * Adds to `owned` the group's event ids that are tombstoned, unless a
@@ -25,17 +30,16 @@ import { type BatchToWrite, type Owned, ownerKey } from "./_plan.ts";
  * the group had an event erased; digests only the events of those that did.
  */
 export async function addTombstoned(
-  read: ReadRows,
+  read: TransactionStatement,
   batches: readonly BatchToWrite[],
   owned: Map<string, Owned>,
 ): Promise<void> {
-  const erasedApps = await applicationsWithTombstones(
-    read,
-    applicationsOf(batches),
-  );
+  const byApp = eventIdsByApplication(batches);
+  const erasedApps = await applicationsWithTombstones(read, byApp.keys());
   if (erasedApps.size === 0) return;
   const digest = tombstoneDigester(await tombstoneSalt(read));
-  for (const [applicationId, ids] of eventIdsOf(batches, erasedApps)) {
+  for (const applicationId of erasedApps) {
+    const ids = byApp.get(applicationId)!;
     const erased = await tombstonedEvents(read, digest, applicationId, ids);
     for (const [eventId, seq] of erased) {
       const key = ownerKey(applicationId, eventId);
@@ -44,29 +48,4 @@ export async function addTombstoned(
       }
     }
   }
-}
-
-function applicationsOf(batches: readonly BatchToWrite[]): Set<string> {
-  const applications = new Set<string>();
-  for (const { events } of batches) {
-    for (const { meta } of events) applications.add(meta.application_id);
-  }
-  return applications;
-}
-
-/** The event ids of the group's events of `applications`, per application. */
-function eventIdsOf(
-  batches: readonly BatchToWrite[],
-  applications: ReadonlySet<string>,
-): Map<string, Set<string>> {
-  const byApp = new Map<string, Set<string>>();
-  for (const { events } of batches) {
-    for (const { meta } of events) {
-      if (!applications.has(meta.application_id)) continue;
-      let ids = byApp.get(meta.application_id);
-      if (!ids) byApp.set(meta.application_id, ids = new Set());
-      ids.add(meta.event_id);
-    }
-  }
-  return byApp;
 }

@@ -37,6 +37,7 @@ import { type InsertedRows, RowCounts } from "./row_counts.ts";
 import {
   type BatchPlan,
   type BatchToWrite,
+  eventIdsByApplication,
   type Owned,
   ownerKey,
   planGroup,
@@ -262,16 +263,8 @@ async function loadOwned(
   tx: WriteTx,
   batches: readonly BatchToWrite[],
 ): Promise<Map<string, Owned>> {
-  const byApp = new Map<string, Set<string>>();
-  for (const { events } of batches) {
-    for (const { meta } of events) {
-      const ids = byApp.get(meta.application_id) ?? new Set<string>();
-      ids.add(meta.event_id);
-      byApp.set(meta.application_id, ids);
-    }
-  }
   const owned = new Map<string, Owned>();
-  for (const [applicationId, ids] of byApp) {
+  for (const [applicationId, ids] of eventIdsByApplication(batches)) {
     const list = JSON.stringify([...ids]);
     // An index row may outlive its expired envelope and the other way round: both own the id.
     const rows = await tx.rows(

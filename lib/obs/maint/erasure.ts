@@ -659,9 +659,6 @@ async function leaveTombstones(
 ): Promise<void> {
   await recordTombstones(
     async (sql, args) => (await tx.execute({ sql, args })).rows,
-    async (sql, args) => {
-      await tx.execute({ sql, args });
-    },
     events,
   );
 }

@@ -139,7 +139,6 @@ export {
   firstIds,
   nothingToApply,
   nothingToApplyAdvice,
-  type NothingToApplyAdviceOptions,
 } from "./erasure_unmatched.ts";
 export {
   describeSubjectKind,

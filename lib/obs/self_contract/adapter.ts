@@ -75,13 +75,14 @@ const MAX_QUERY_MATCHES = 20;
 
 /**
  * How the adapter erases: the index's erasure by default, or one that also
- * keeps a receipt. `tombstones` is always false: a deleted document may be
- * written again under its id, as in any store, and an acknowledged ingest
- * must be visible (a tombstone would answer it as a duplicate).
+ * keeps a receipt. Either erases without tombstones (`tombstones: false`):
+ * a deleted document may be written again under its id, as in any store,
+ * and an acknowledged ingest must be visible (a tombstone would answer it
+ * as a duplicate).
  */
 export type SelfErase = (
   subject: ErasureSubject,
-  options: { tables: readonly ErasureTable[]; tombstones: false },
+  options: { tables: readonly ErasureTable[] },
 ) => Promise<void>;
 
 /** Options for {@link createSelfStagingAdapter}. */
@@ -186,7 +187,7 @@ export function createSelfStagingAdapter(
       await eraseNow(db, subject, {
         key: options.key,
         tables: o.tables,
-        tombstones: o.tombstones,
+        tombstones: false,
         reclaim: options.reclaim ?? true,
       });
     });
@@ -206,10 +207,7 @@ export function createSelfStagingAdapter(
     delete: async (r) => {
       const ids = await eventIdsInNamespace(db, r.namespace, r.ids);
       if (ids.length > 0) {
-        await erase({ application_id: APP, kind: "events", ids }, {
-          tables,
-          tombstones: false,
-        });
+        await erase({ application_id: APP, kind: "events", ids }, { tables });
       }
       return { acknowledged: true };
     },
