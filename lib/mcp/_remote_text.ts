@@ -69,5 +69,17 @@ export function clientAnswer<T>(
   answer: T,
   caller: { remote?: boolean; dataDir: string },
 ): T {
-  return caller.remote ? remoteAnswer(answer, caller.dataDir) : answer;
+  return clientPresenter(caller)(answer);
+}
+
+/**
+ * {@link clientAnswer} for one caller, its rewriter built once for every
+ * answer it presents (a paging tool presents each page it measures).
+ */
+export function clientPresenter(
+  caller: { remote?: boolean; dataDir: string },
+): <T>(answer: T) => T {
+  if (!caller.remote) return (answer) => answer;
+  const rewrite = remoteRewriter(caller.dataDir);
+  return (answer) => rewriteStrings(answer, rewrite);
 }

@@ -48,7 +48,7 @@ import {
 import { type McpToolContext, requireRunningRole } from "./context.ts";
 import { toolAdvice } from "./_tool_advice.ts";
 import { outputBound, type PageRules, shrinkPageToFit } from "./_bound.ts";
-import { clientAnswer } from "./_remote_text.ts";
+import { clientPresenter } from "./_remote_text.ts";
 
 /** Most runs one listing returns. */
 const MAX_RUNS_LISTED = 500;
@@ -397,7 +397,7 @@ function boundedRunsAnswer(
       answerOf: (shown) => runsAnswer(list, page(shown), kind),
     },
     outputBound(context.maxOutputChars),
-    { ...RUNS_PAGE_RULES, present: (answer) => clientAnswer(answer, context) },
+    { ...RUNS_PAGE_RULES, present: clientPresenter(context) },
   );
 }
 

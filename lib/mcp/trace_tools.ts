@@ -27,7 +27,7 @@ import {
   traceLineage,
 } from "../obs/query/mod.ts";
 import { outputBound, type PageRules, shrinkPageToFit } from "./_bound.ts";
-import { clientAnswer } from "./_remote_text.ts";
+import { clientPresenter } from "./_remote_text.ts";
 import {
   customKinds,
   DEFAULT_TRACE_PAGE,
@@ -211,7 +211,7 @@ const queryTraces = defineTool({
           pageAnswer(filter, await read(size), extras, requested, size),
       },
       outputBound(context.maxOutputChars),
-      { ...PAGE_RULES, present: (answer) => clientAnswer(answer, context) },
+      { ...PAGE_RULES, present: clientPresenter(context) },
     );
   },
 });
