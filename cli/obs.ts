@@ -26,6 +26,7 @@ import {
   parity,
   planExpiry,
   retention,
+  type RetentionResult,
   type StorageReport,
 } from "../lib/obs/maint/mod.ts";
 import { displaySafe, initializeObs } from "../lib/obs/mod.ts";
@@ -399,12 +400,17 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
       : "deleted";
     io.out(
       `Retention (previews ${result.policy.previews_days} d, metadata ${result.policy.metadata_days} d, ` +
-        `outcomes ${result.policy.outcomes_days} d) ${verb}: ${result.previews} previews, ` +
-        `${result.events} events, ${result.outcome_events} events with verified outcomes, ` +
-        `${result.resources} resource refs; ${result.preview_digests} envelopes ${
-          result.dry_run ? "would keep" : "keep"
-        } only the size of their removed preview, no digest of it\n`,
+        `outcomes ${result.policy.outcomes_days} d) ${verb}: ${
+          plural(result.previews, "preview")
+        }, ` +
+        `${plural(result.events, "event")}, ${
+          plural(result.outcome_events, "event")
+        } with verified outcomes, ` +
+        `${plural(result.resources, "resource ref")}; ${
+          redactedEnvelopes(result)
+        }\n`,
     );
+    if (result.previews_dated_ahead > 0) io.out(datedAheadNote(result));
     if (result.storage) printStorage(io, result.storage);
     else {
       io.out(
@@ -421,6 +427,30 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
     }, each committed; the rest expires when you run the same command again\n`,
   );
   return 2;
+}
+
+/** How many envelopes name a removed preview by its size only. */
+function redactedEnvelopes(result: RetentionResult): string {
+  const one = result.preview_digests === 1;
+  const keep = result.dry_run ? "would keep" : one ? "keeps" : "keep";
+  return `${
+    plural(result.preview_digests, "envelope")
+  } ${keep} only the size of ${
+    one ? "its" : "their"
+  } removed preview, no digest of it`;
+}
+
+/**
+ * The line naming previews that expired by receipt, not event time: their
+ * events are dated after now, which points at a writer's clock or units.
+ */
+function datedAheadNote(result: RetentionResult): string {
+  const { previews_dated_ahead: ahead, cutoffs } = result;
+  return `${plural(ahead, "preview", "previews")} of events dated after now ${
+    ahead === 1 ? "was" : "were"
+  } received before ${cutoffs.previews_before} and ${
+    result.dry_run ? "would expire" : "expired"
+  } by receipt: check the clock (and time units) of the producer that wrote them\n`;
 }
 
 function printStorage(io: CliIo, storage: StorageReport): void {

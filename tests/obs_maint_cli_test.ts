@@ -59,7 +59,7 @@ Deno.test("obs retention says how many envelopes lose the digest of their remove
     const plan = await trace(["retention", "--data-dir", dataDir]);
     assert.match(
       plan.out,
-      /would delete: 1 previews, .*; 1 envelopes would keep only the size of their removed preview, no digest of it\n/,
+      /would delete: 1 preview, .*; 1 envelope would keep only the size of its removed preview, no digest of it\n/,
     );
     const applied = await trace([
       "retention",
@@ -70,7 +70,7 @@ Deno.test("obs retention says how many envelopes lose the digest of their remove
     assert.equal(applied.code, 0, applied.err);
     assert.match(
       applied.out,
-      /deleted: 1 previews, .*; 1 envelopes keep only the size of their removed preview, no digest of it\n/,
+      /deleted: 1 preview, .*; 1 envelope keeps only the size of its removed preview, no digest of it\n/,
     );
   }, {
     events: [{ ...ONE_EVENT[0]!, event_id: "p1", preview: "an old answer" }],

@@ -41,9 +41,12 @@ const SECRET_EVENT = event("s1", {
   attributes: { "app.a": true },
   preview: SECRET,
 });
+// Dated after the secret event, and inside the preview period when
+// retention runs (an event dated after retention's clock would count from
+// its receipt instead).
 const OTHER_EVENT = event("o1", {
   user_id: "olga",
-  started_at: new Date(RECEIVED + 5 * DAY).toISOString(),
+  started_at: new Date(RECEIVED + 1.5 * DAY).toISOString(),
   preview: "OTHERTEXT stays",
 });
 

@@ -1,6 +1,7 @@
 /**
  * Native retention of the index: previews, metadata and verified outcomes
- * each expire on their own schedule (by event time), with
+ * each expire on their own schedule (by event time, and a preview also by
+ * its receipt when its event is dated after the clock), with
  * previews <= metadata <= outcomes. Canonical envelopes are never deleted
  * here; only a reviewed source expiry or an erasure removes them. But an
  * envelope names its preview by SHA-256 and its fingerprint is a digest of
@@ -105,7 +106,11 @@ export interface RetentionResult {
     metadata_days: number;
     outcomes_days: number;
   };
-  /** Event-time cutoffs: rows with an event time before these expire. */
+  /**
+   * Event-time cutoffs: rows with an event time before these expire (and
+   * the preview of an event dated after now, received before
+   * `previews_before`).
+   */
   cutoffs: {
     previews_before: string;
     metadata_before: string;
@@ -113,6 +118,13 @@ export interface RetentionResult {
   };
   /** Previews removed (or that would be). */
   previews: number;
+  /**
+   * Of `previews`, those of events dated after the retention clock but
+   * received before the preview cutoff: a preview expires by the earlier of
+   * its event's time and its receipt, so a writer's clock running ahead
+   * does not keep the content. Many of them point at such a writer.
+   */
+  previews_dated_ahead: number;
   /**
    * Events whose envelope (or, without one, whose fingerprint) named the
    * digest of a preview retention removes, or removed before this was
@@ -178,13 +190,24 @@ interface Cutoffs {
   outcomes: number;
 }
 
-// Rows whose preview expires, or whose envelope still names the digest of
-// one removed before retention redacted envelopes (instr() spares parsing
-// every envelope already redacted on each run).
-const PREVIEW_EXPIRING = `ts < ?1 AND (
+// Rows that hold a preview, or whose envelope still names the digest of one
+// removed before retention redacted envelopes (instr() spares parsing every
+// envelope already redacted on each run).
+const PREVIEW_HELD = `(
   EXISTS (SELECT 1 FROM obs_previews p WHERE p.seq = obs_events.seq)
   OR EXISTS (SELECT 1 FROM obs_envelopes v WHERE v.seq = obs_events.seq
     AND instr(v.body, '"sha256"') > 0 AND ${BODY_HOLDS_DIGEST}))`;
+
+// Rows whose preview expires by event time.
+const PREVIEW_EXPIRING = `ts < ?1 AND ${PREVIEW_HELD}`;
+
+// Of the rows dated after the clock (walked from there), those received
+// before the preview cutoff. A writer whose clock runs ahead, or that sends
+// microseconds as milliseconds, dates its events years ahead; counted from
+// event time alone, their previews (the content) would outlive the period
+// by as much. Metadata and outcomes keep counting from event time: the
+// marks that parity and backfill read name event times.
+const PREVIEW_DATED_AHEAD = `received_at < ?1 AND ${PREVIEW_HELD}`;
 
 // Rows expiring as metadata: no verified outcome and older than metadata, or
 // a verified outcome older than outcomes (an older cutoff, by the ordering rule).
@@ -225,7 +248,7 @@ export async function retention(
     return {
       dry_run: true,
       ...base,
-      ...await countExpiring(db, cutoffs),
+      ...await countExpiring(db, cutoffs, now),
       batches: 0,
       interrupted: false,
       storage: null,
@@ -261,12 +284,18 @@ export async function retention(
   return { dry_run: false, ...base, ...removed, storage };
 }
 
-async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
-  const [previews, events, resources] = await db.client.batch([
+async function countExpiring(db: TraceDb, cutoffs: Cutoffs, now: number) {
+  const [previews, ahead, events, resources] = await db.client.batch([
     {
       sql: `SELECT COUNT(*) AS n FROM obs_previews
             WHERE seq IN (SELECT seq FROM obs_events WHERE ts < ?)`,
       args: [cutoffs.previews],
+    },
+    {
+      sql: `SELECT COUNT(*) AS n FROM obs_previews
+            WHERE seq IN (SELECT seq FROM obs_events
+              WHERE ts > ?2 AND received_at < ?1)`,
+      args: [cutoffs.previews, now],
     },
     {
       sql:
@@ -282,18 +311,30 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
   ], "read");
   const totals = events!.rows[0]!;
   let digests = 0;
+  const countDigests = async (rows: OldRow[]) => {
+    digests += await countPreviewDigests(db.client, rows);
+  };
   await walkOldEvents(
     db,
     PREVIEW_EXPIRING,
     [cutoffs.previews],
     DEFAULT_RETENTION_BATCH,
-    async (rows) => {
-      digests += await countPreviewDigests(db.client, rows);
-    },
+    countDigests,
+  );
+  await walkOldEvents(
+    db,
+    PREVIEW_DATED_AHEAD,
+    [cutoffs.previews],
+    DEFAULT_RETENTION_BATCH,
+    countDigests,
+    undefined,
+    { from: "after", ts: now },
   );
   digests += await countUnindexedDigests(db);
+  const datedAhead = Number(ahead!.rows[0]?.n ?? 0);
   return {
-    previews: Number(previews!.rows[0]?.n ?? 0),
+    previews: Number(previews!.rows[0]?.n ?? 0) + datedAhead,
+    previews_dated_ahead: datedAhead,
     preview_digests: digests,
     events: Number(totals.plain ?? 0),
     outcome_events: Number(totals.outcomes ?? 0),
@@ -309,6 +350,7 @@ async function deleteExpiring(
   const { batchSize, now, signal } = apply;
   const totals = {
     previews: 0,
+    previews_dated_ahead: 0,
     preview_digests: 0,
     events: 0,
     outcome_events: 0,
@@ -331,6 +373,22 @@ async function deleteExpiring(
       totals.batches++;
     },
     stopped,
+  );
+  if (totals.interrupted) return totals;
+  await walkOldEvents(
+    db,
+    PREVIEW_DATED_AHEAD,
+    [cutoffs.previews],
+    batchSize,
+    async (rows) => {
+      const removed = await removePreviews(db, rows, now);
+      totals.previews += removed.previews;
+      totals.previews_dated_ahead += removed.previews;
+      totals.preview_digests += removed.digests;
+      totals.batches++;
+    },
+    stopped,
+    { from: "after", ts: now },
   );
   if (totals.interrupted) return totals;
   await walkOldEvents(
@@ -428,9 +486,12 @@ interface OldRow {
   verified: boolean;
 }
 
+/** Where a walk starts: every row, or the rows dated after the clock. */
+type WalkStart = { from: "oldest" } | { from: "after"; ts: number };
+
 /**
- * Visits matching rows oldest first, `batchSize` at a time, by keyset on
- * (ts, seq), until none is left or `stop()` says so before a batch.
+ * Visits matching rows oldest first from `start`, `batchSize` at a time, by
+ * keyset on (ts, seq), until none is left or `stop()` says so before a batch.
  */
 async function walkOldEvents(
   db: TraceDb,
@@ -439,8 +500,13 @@ async function walkOldEvents(
   batchSize: number,
   visit: (rows: OldRow[]) => Promise<void>,
   stop: () => boolean = () => false,
+  start: WalkStart = { from: "oldest" },
 ): Promise<void> {
-  let after: [number, number] = [Number.MIN_SAFE_INTEGER, 0];
+  // The start is the keyset's first bound, so the walk is one range of the
+  // time index either way (no seq reaches MAX_SAFE_INTEGER).
+  let after: [number, number] = start.from === "oldest"
+    ? [Number.MIN_SAFE_INTEGER, 0]
+    : [start.ts, Number.MAX_SAFE_INTEGER];
   const keyAt = args.length + 1;
   for (;;) {
     if (stop()) return;
