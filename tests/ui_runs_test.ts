@@ -949,10 +949,22 @@ Deno.test("trace serve refuses to run a target whose token_env it was started wi
       });
       const page = await run("text/html");
       assert.equal(page.status, 400);
+      const html = await page.text();
       assert.match(
-        await page.text(),
+        html,
         /restart it with the variable set \(TRACE_TEST_UNSET_TOKEN=… trace serve …\)/,
       );
+      // A page of its own: what happened, nothing sent, and the command.
+      assert.match(
+        html,
+        /<h1>This server cannot read the target&#39;s token<\/h1>/,
+      );
+      assert.match(html, /Nothing was sent to the staging adapter/);
+      assert.match(
+        html,
+        /data-copy="export TRACE_TEST_UNSET_TOKEN=&#39;&lt;the bearer token&gt;&#39;\ntrace serve --data-dir [^"]+"/,
+      );
+      assert.match(html, /href="\/targets\/staging-token">Back to the target/);
       const runs = await fetch(`${url}/runs.json`, {
         headers: headers("application/json"),
       });

@@ -17,6 +17,7 @@
 
 import type { Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { TokenEnvUnsetError } from "../../lib/errors.ts";
 import { validateTargetId } from "../../lib/ledger/targets.ts";
 import {
   AdapterUnreachableError,
@@ -26,8 +27,9 @@ import {
 } from "../../lib/runs/mod.ts";
 import type { UiAuth } from "../_ui_auth.ts";
 import type { SiteInfo, UiEnv } from "../ui/context.ts";
+import { Command } from "../ui/components/command.tsx";
 import { renderPage } from "../ui/layout.tsx";
-import { runHref } from "../ui/links.ts";
+import { runHref, targetHref } from "../ui/links.ts";
 import type { RunSource } from "../ui/run_view.ts";
 
 /** What the action routes need. */
@@ -69,6 +71,9 @@ async function start(
     }
     if (error instanceof AdapterUnreachableError) {
       return unreachable(c, deps, error.message);
+    }
+    if (error instanceof TokenEnvUnsetError && !wantsJson(c)) {
+      return tokenUnset(c, deps, request, error);
     }
     throw error;
   }
@@ -157,5 +162,55 @@ function unreachable(
       </p>
     </div>,
     502,
+  );
+}
+
+/**
+ * 400 (as the JSON answer): the target names its bearer token by a variable
+ * this server's environment lacks. The fix is outside the browser (restart
+ * the server with the variable set), so the page says how, with the command,
+ * where the generic error page would show the sentence alone.
+ */
+function tokenUnset(
+  c: Context<UiEnv>,
+  deps: ActionDeps,
+  request: JobRequest,
+  error: TokenEnvUnsetError,
+): Response | Promise<Response> {
+  const back = "targetId" in request
+    ? { href: targetHref(request.targetId), label: "the target" }
+    : { href: "/regressions", label: "the regressions" };
+  // token_env is a checked variable name, so it is a shell word as it is.
+  const restart =
+    `export ${error.variable}='<the bearer token>'\ntrace serve${deps.site.dataFlags}`;
+  return renderPage(
+    c,
+    {
+      title: "This server cannot read the target's token",
+      path: c.req.path,
+      principal: c.get("principal"),
+      csrf: c.get("csrf"),
+      site: deps.site,
+    },
+    <div class="narrow">
+      <h1>This server cannot read the target's token</h1>
+      <p class="notice" role="alert">{error.message}</p>
+      <p>
+        Nothing was sent to the staging adapter and nothing was recorded. The
+        target names its bearer token by an environment variable (its{" "}
+        <code>token_env</code>), and trace serve read its environment once, when
+        it started: setting the variable in a shell now does not reach this
+        server.
+      </p>
+      <p>
+        Stop this server (Ctrl-C where it runs) and start it again with the
+        variable set, adding the other flags you started it with:
+      </p>
+      <Command text={restart} />
+      <p>
+        <a href={back.href}>Back to {back.label}</a>
+      </p>
+    </div>,
+    400,
   );
 }
