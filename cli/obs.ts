@@ -446,11 +446,16 @@ function redactedEnvelopes(result: RetentionResult): string {
  */
 function datedAheadNote(result: RetentionResult): string {
   const { previews_dated_ahead: ahead, cutoffs } = result;
-  return `${plural(ahead, "preview", "previews")} of events dated after now ${
-    ahead === 1 ? "was" : "were"
+  const one = ahead === 1;
+  return `${ahead} ${
+    one
+      ? "preview of an event dated after now was"
+      : "previews of events dated after now were"
   } received before ${cutoffs.previews_before} and ${
     result.dry_run ? "would expire" : "expired"
-  } by receipt: check the clock (and time units) of the producer that wrote them\n`;
+  } by receipt: check the clock (and time units) of the producer that wrote ${
+    one ? "it" : "them"
+  }\n`;
 }
 
 function printStorage(io: CliIo, storage: StorageReport): void {

@@ -103,7 +103,7 @@ Deno.test("trace obs retention names previews that expire by receipt and the clo
     assert.match(io.stdout(), /would delete: 1 preview,/);
     assert.match(
       io.stdout(),
-      /^1 preview of events dated after now was received before \S+ and would expire by receipt: check the clock \(and time units\) of the producer that wrote them$/m,
+      /^1 preview of an event dated after now was received before \S+ and would expire by receipt: check the clock \(and time units\) of the producer that wrote it$/m,
     );
   });
 });
