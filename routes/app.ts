@@ -68,7 +68,7 @@ import { createMcpApi, type McpRouteOptions } from "./mcp.ts";
 import type { OneTimeLogin } from "./one_time_login.ts";
 import { createOperatorRoutes } from "./operator.ts";
 import { requestLogger } from "./_request_log.ts";
-import { createOtlpApi } from "./otlp.ts";
+import { createOtlpApi, OTLP_TRACES_PATH, otlpErrorAnswer } from "./otlp.ts";
 import { createPages, type RunPagesOptions } from "./pages.ts";
 import { createSelfStagingApi } from "./self_staging.ts";
 import type { SelfStagingAdapter } from "../lib/obs/self_contract/mod.ts";
@@ -294,6 +294,7 @@ export function createApp(options: AppOptions): Hono {
   });
   app.onError((error, c) => {
     const answer = reportError(error, c.req.raw, log);
+    if (c.req.path === OTLP_TRACES_PATH) return otlpErrorAnswer(c, answer);
     if (wantsHtml(c)) {
       return renderErrorPage(c, site, answer.status, answer.body.error.message);
     }

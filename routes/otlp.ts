@@ -40,6 +40,7 @@ import {
   requireBatchSize,
 } from "./_body.ts";
 import {
+  type ErrorAnswer,
   methodNotAllowed,
   reportError,
   type ServerLog,
@@ -67,6 +68,9 @@ export interface OtlpApiDeps {
   log?: ServerLog;
 }
 
+/** The path OTLP/HTTP exporters send traces to. */
+export const OTLP_TRACES_PATH = "/v1/traces";
+
 const ENCODING_BY_MEDIA_TYPE: Readonly<Record<string, OtlpEncoding>> = {
   "application/json": "json",
   "application/x-protobuf": "protobuf",
@@ -79,7 +83,7 @@ export function createOtlpApi(deps: OtlpApiDeps): Hono {
   const limits = deps.limits ?? DEFAULT_BODY_LIMITS;
   const log = deps.log ?? stderrLog;
 
-  app.post("/v1/traces", async (c) => {
+  app.post(OTLP_TRACES_PATH, async (c) => {
     const encoding = ENCODING_BY_MEDIA_TYPE[mediaType(c.req.raw)];
     if (!encoding) {
       return await refuseUnread(
@@ -112,23 +116,32 @@ export function createOtlpApi(deps: OtlpApiDeps): Hono {
     return send(c, exportResponse(encoding, partial), 200);
   });
 
-  app.all("/v1/traces", (c) => methodNotAllowed(c, ["POST"]));
+  app.all(OTLP_TRACES_PATH, (c) => methodNotAllowed(c, ["POST"]));
 
-  // OTLP/HTTP answers refusals as google.rpc.Status in the request's encoding.
-  app.onError((error, c) => {
-    const answer = reportError(error, c.req.raw, log);
-    const encoding = ENCODING_BY_MEDIA_TYPE[mediaType(c.req.raw)] ?? "json";
-    return send(
-      c,
-      statusResponse(encoding, {
-        status: answer.status,
-        code: answer.body.error.code,
-        message: answer.body.error.message,
-      }),
-      answer.status,
-    );
-  });
+  app.onError((error, c) =>
+    otlpErrorAnswer(c, reportError(error, c.req.raw, log))
+  );
   return app;
+}
+
+/**
+ * `answer` as OTLP/HTTP requires a refusal: a `google.rpc.Status` in the
+ * request's encoding (the JSON one also carries Trace's `error` object).
+ * The app's guards refuse before this sub-app runs (a missing token, a
+ * foreign Host), so `createApp` answers those through here too: an
+ * exporter that decodes a protobuf Status would otherwise get JSON.
+ */
+export function otlpErrorAnswer(c: Context, answer: ErrorAnswer): Response {
+  const encoding = ENCODING_BY_MEDIA_TYPE[mediaType(c.req.raw)] ?? "json";
+  return send(
+    c,
+    statusResponse(encoding, {
+      status: answer.status,
+      code: answer.body.error.code,
+      message: answer.body.error.message,
+    }),
+    answer.status,
+  );
 }
 
 /** Sends an encoded body, keeping headers already set on `c` (e.g. `Allow`). */

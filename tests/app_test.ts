@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { main } from "../cli.ts";
 import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
+import { otlpProtoTypes } from "../lib/obs/otlp/_proto.ts";
 import { listenError } from "../routes/listen.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { captureIo, withDb, withTempDir } from "./_helpers.ts";
@@ -65,6 +66,55 @@ Deno.test("createApp() requires the bearer token when one is set", async () => {
       post([EVENT], { authorization: "Bearer a-long-ingest-token-123" }),
     );
     assert.equal(right.status, 200);
+  });
+});
+
+Deno.test("createApp() refuses an OTLP exporter's request as OTLP/HTTP requires: a google.rpc.Status in the request's encoding", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const app = createApp({ db, ingestToken: "a-long-ingest-token-123" });
+    const json = await app.request(
+      "/v1/traces",
+      post({}, { authorization: "Bearer nope" }),
+    );
+    assert.equal(json.status, 401);
+    const status = await json.json();
+    assert.equal(status.code, 16, "UNAUTHENTICATED");
+    assert.equal(status.error.code, "unauthorized");
+    assert.equal(status.message, status.error.message);
+    const protobuf = await app.request("/v1/traces", {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-protobuf",
+        host: "127.0.0.1:8788",
+      },
+      body: new Uint8Array(),
+    });
+    assert.equal(protobuf.status, 401);
+    assert.equal(
+      protobuf.headers.get("content-type"),
+      "application/x-protobuf",
+    );
+    assert.equal(
+      protobuf.headers.get("www-authenticate"),
+      'Bearer realm="trace"',
+    );
+    const decoded = otlpProtoTypes().status.decode(
+      new Uint8Array(await protobuf.arrayBuffer()),
+    ) as unknown as { code: number; message: string };
+    assert.equal(decoded.code, 16);
+    assert.match(decoded.message, /TRACE_INGEST_TOKEN/);
+    const foreign = await app.request("/v1/traces", {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-protobuf",
+        host: "evil.example",
+        authorization: "Bearer a-long-ingest-token-123",
+      },
+      body: new Uint8Array(),
+    });
+    assert.equal(foreign.status, 403);
+    assert.equal(foreign.headers.get("content-type"), "application/x-protobuf");
   });
 });
 
