@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import type { TraceDb } from "../lib/db.ts";
 import { OpaqueIdSchema } from "../lib/obs/mod.ts";
 import { UsageError } from "../lib/errors.ts";
-import { displaySafe } from "../lib/display.ts";
+import { displaySafe, terminalSafe } from "../lib/display.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { formatHead } from "../lib/ledger/head.ts";
 import { listReceipts, newReceiptId } from "../lib/ledger/erasure_receipts.ts";
@@ -26,6 +26,7 @@ import {
   erasurePropagationSettings,
   type ErasureResult,
   type ErasureSubject,
+  type ExpiredEnvelopes,
   finishErasures,
   firstIds,
   nothingToApply,
@@ -422,7 +423,7 @@ function renderPlan(
     ...unmatchedLine(plan, subject),
     `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
     `  participants: ${participantsLine(plan.participants)}`,
-    ...archiveLine(plan.expired_envelopes, "  "),
+    ...archiveLines(plan, "  "),
     ...nextLines(plan, subject, values),
     "",
   ].join("\n");
@@ -507,16 +508,46 @@ function unmatchedLine(
   ];
 }
 
+/** Archive files named one per line in a text answer; `--json` lists them all. */
+const ARCHIVES_NAMED = 20;
+
 /**
  * Envelopes source expiry archived before: the archive files hold them, and
- * no erasure opens those files.
+ * no erasure opens those files, so each recorded one is named with what to
+ * do, and those without a recorded location are counted apart.
  */
-function archiveLine(expired: number, indent = ""): string[] {
-  if (expired === 0) return [];
+function archiveLines(expired: ExpiredEnvelopes, indent = ""): string[] {
+  const total = expired.expired_envelopes;
+  if (total === 0) return [];
+  const item = `${indent}  `;
+  const named = expired.expired_archives.slice(0, ARCHIVES_NAMED);
+  const more = expired.expired_archives.length - named.length;
   return [
     `${indent}Source expiry archived the ${
-      expired === 1 ? "envelope" : "envelopes"
-    } of ${expired} of these events earlier: its archive files (trace obs expiry-apply --archive-dir) still hold them, ids and preview digests included; remove the subject's lines from those files, or delete the archives once no longer needed`,
+      total === 1 ? "envelope" : "envelopes"
+    } of ${total} of these events earlier, ids and preview digests included; no erasure opens its archives, so clean them yourself, or delete them once no longer needed:`,
+    ...named.map((archive) =>
+      `${item}remove the subject's lines from ${
+        terminalSafe(archive.location)
+      } (${plural(archive.envelopes, "envelope")})`
+    ),
+    ...(more > 0
+      ? [`${item}${more} more archive files hold some: --json names them all`]
+      : []),
+    ...(expired.expired_unnamed > 0
+      ? [
+        `${item}${
+          plural(expired.expired_unnamed, "envelope")
+        } went to an archive that named no location (a library archive callback): remove the subject where that archive keeps its copies`,
+      ]
+      : []),
+    ...(expired.expired_unrecorded > 0
+      ? [
+        `${item}${
+          plural(expired.expired_unrecorded, "envelope")
+        } expired before schema version 7, which recorded no archive location: search the --archive-dir of earlier trace obs expiry-apply runs for the subject's ids`,
+      ]
+      : []),
   ];
 }
 
@@ -577,7 +608,7 @@ function renderApplied(
     ...unmatchedLine(result, subject),
     ...laterLine(result.later_events, subject),
     ...contentScopeLine(result.scope),
-    ...archiveLine(result.expired_envelopes),
+    ...archiveLines(result),
     `Receipt ${receipt.receipt.receipt_id}: ledger entry ${receipt.seq}, head ${
       formatHead(receipt.head)
     }`,

@@ -433,11 +433,11 @@ Deno.test("obs erase dry run of event ids an applied erasure took already names 
   });
 });
 
-Deno.test("obs erase says when source expiry archived envelopes of the subject, which no erasure opens", async () => {
+Deno.test("obs erase counts envelopes expired before schema version 7 as archived to an unrecorded location", async () => {
   await withSeededData(async (data, dir) => {
     const db = await openDb({ dataDir: join(dir, "data") });
     try {
-      // Source expiry's compare-and-delete, after its archive took a copy.
+      // A grant as a version 6 expiry left it: no archive location.
       await db.client.batch([
         `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
            SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE event_id = 'a2'`,
@@ -447,13 +447,63 @@ Deno.test("obs erase says when source expiry archived envelopes of the subject, 
       db.close();
     }
     const archived =
-      /Source expiry archived the envelope of 1 of these events earlier: its archive files \(trace obs expiry-apply --archive-dir\) still hold them, ids and preview digests included; remove the subject's lines from those files, or delete the archives once no longer needed\n/;
+      /Source expiry archived the envelope of 1 of these events earlier, ids and preview digests included; no erasure opens its archives, so clean them yourself, or delete them once no longer needed:\n {2,4}1 envelope expired before schema version 7, which recorded no archive location: search the --archive-dir of earlier trace obs expiry-apply runs for the subject's ids\n/;
     const dry = await trace(["obs", "erase", ...ALICE, ...data]);
     assert.match(dry.out, archived);
     const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
     const applied = await applyErasure(data, confirmation);
     assert.equal(applied.code, 0, applied.err);
     assert.match(applied.out, archived);
+  });
+});
+
+Deno.test("obs erase names the archive file trace obs expiry-apply wrote the subject's envelopes to", async () => {
+  await withSeededData(async (data, dir) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const planFile = join(dir, "plan.json");
+    const planned = await trace([
+      "obs",
+      "expiry-plan",
+      "--older-than",
+      new Date().toISOString(),
+      "--application-id",
+      "app",
+      "--out",
+      planFile,
+      ...data,
+    ]);
+    assert.equal(planned.code, 0, planned.err);
+    const plan = JSON.parse(await Deno.readTextFile(planFile));
+    const expired = await trace([
+      "obs",
+      "expiry-apply",
+      "--plan",
+      planFile,
+      "--confirm",
+      plan.confirmation,
+      "--archive-dir",
+      join(dir, "archive"),
+      ...data,
+    ]);
+    assert.equal(expired.code, 0, expired.err);
+    const [file] = [...Deno.readDirSync(join(dir, "archive"))]
+      .filter((entry) => entry.name.endsWith(".ndjson"));
+    const path = join(dir, "archive", file!.name);
+    // Listed under the answer's archive line, indented one step more.
+    const named = (indent: string) =>
+      `\n${indent}remove the subject's lines from ${path} (3 envelopes)\n`;
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(dry.code, 0, dry.err);
+    assert.match(dry.out, /archived the envelopes of 3 of these events/);
+    assert.ok(dry.out.includes(named("    ")), dry.out);
+    const json = await trace(["obs", "erase", ...ALICE, "--json", ...data]);
+    assert.deepEqual(JSON.parse(json.out).expired_archives, [
+      { location: path, envelopes: 3 },
+    ]);
+    const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
+    const applied = await applyErasure(data, confirmation);
+    assert.equal(applied.code, 0, applied.err);
+    assert.ok(applied.out.includes(named("  ")), applied.out);
   });
 });
 

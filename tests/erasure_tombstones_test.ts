@@ -270,7 +270,7 @@ Deno.test("initializeObs() upgrades a version 5 index with tombstones and a salt
     const db = await openDb({ dataDir: join(dir, "old") });
     const other = await openDb({ dataDir: join(dir, "other") });
     try {
-      assert.deepEqual(await initializeObs(db), [6]);
+      assert.deepEqual(await initializeObs(db), [6, 7]);
       await initializeObs(other);
       const salt = (d: TraceDb) =>
         d.client.execute({

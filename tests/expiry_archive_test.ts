@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { basename, dirname, isAbsolute, relative } from "node:path";
 import { withTempDir } from "./_helpers.ts";
 import { directoryArchive, type EnvelopeRecord } from "../lib/obs/maint/mod.ts";
 import { claimArchive, writeArchiveFile } from "../lib/obs/maint/archive.ts";
@@ -22,7 +23,10 @@ Deno.test("directoryArchive() leaves only the finished archive in its directory"
   await withTempDir(async (dir) => {
     const written: string[] = [];
     const archive = directoryArchive(dir, "plan", (w) => written.push(w.path));
-    assert.equal(await archive([ENVELOPE]), true);
+    assert.deepEqual(await archive([ENVELOPE]), {
+      archived: true,
+      location: written[0],
+    });
     assert.deepEqual(names(dir), [written[0]!.slice(dir.length + 1)]);
     assert.match(
       names(dir)[0]!,
@@ -32,6 +36,16 @@ Deno.test("directoryArchive() leaves only the finished archive in its directory"
       (await Deno.readTextFile(written[0]!)).trim(),
       JSON.stringify(ENVELOPE),
     );
+  });
+});
+
+Deno.test("directoryArchive() given a relative directory names its file by absolute path", async () => {
+  await withTempDir(async (dir) => {
+    const archive = directoryArchive(relative(Deno.cwd(), dir), "plan");
+    const receipt = await archive([ENVELOPE]);
+    assert.ok(isAbsolute(receipt.location));
+    assert.equal(dirname(receipt.location), dir);
+    assert.deepEqual(names(dir), [basename(receipt.location)]);
   });
 });
 

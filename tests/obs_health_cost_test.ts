@@ -184,9 +184,9 @@ Deno.test("RowCounts counts events by store and truncated previews, and refuses 
 Deno.test("upgrading to obs_counts counts the rows already stored", async () => {
   await withTempDir(async (dataDir) => {
     // A version 2 index with rows: written by this build, then taken back
-    // to version 2 (the counts table and its triggers removed; versions 4
-    // to 6 replace indexes and triggers or create what is missing, so they
-    // apply again as they are).
+    // to version 2 (the counts table and its triggers removed, and the
+    // column version 7 adds; versions 4 to 6 replace indexes and triggers
+    // or create what is missing, so they apply again as they are).
     const old = await openDb({ dataDir });
     try {
       await initializeObs(old);
@@ -199,6 +199,9 @@ Deno.test("upgrading to obs_counts counts the rows already stored", async () => 
       }
       await old.client.execute("DROP TABLE obs_counts");
       await old.client.execute(
+        "ALTER TABLE obs_expiry_grants DROP COLUMN archive",
+      );
+      await old.client.execute(
         "DELETE FROM schema_migrations WHERE component = 'obs' AND version >= 3",
       );
     } finally {
@@ -206,7 +209,7 @@ Deno.test("upgrading to obs_counts counts the rows already stored", async () => 
     }
     const db = await openDb({ dataDir });
     try {
-      assert.deepEqual(await initializeObs(db), [3, 4, 5, 6]);
+      assert.deepEqual(await initializeObs(db), [3, 4, 5, 6, 7]);
       assert.deepEqual(await keptCounts(db), await actualCounts(db));
       assert.equal((await keptCounts(db)).events, 2);
     } finally {

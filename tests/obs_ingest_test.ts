@@ -324,7 +324,7 @@ Deno.test("initializeObs() upgrades version 1 coverage profiles to apply to ever
           `schema version 1, this build needs ${OBS_SCHEMA_VERSION}; run trace obs init`,
         ),
     );
-    assert.deepEqual(await initializeObs(db), [2, 3, 4, 5, 6]);
+    assert.deepEqual(await initializeObs(db), [2, 3, 4, 5, 6, 7]);
     const [profile] = await listCoverageProfiles(db);
     assert.equal(profile!.application_id, null);
     assert.equal(profile!.name, "doc_flow");

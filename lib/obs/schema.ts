@@ -24,6 +24,9 @@
  * - `obs_erased_events`: one tombstone per event an erasure of scope `all`
  *   removed, keyed by application and a keyed digest of the event id
  *   (version 6; `erased_events.ts`), so a resend of it writes nothing.
+ * - `obs_expiry_grants.archive` (version 7): the archive location source
+ *   expiry handed a granted envelope to, so an erasure can name the files
+ *   that still hold the subject (`maint/expiry.ts`).
  *
  * Every index serves a query path of `query/` or `maint/`, and every such
  * path is checked to use its index (`tests/obs_index_plan_test.ts`): an
@@ -311,6 +314,15 @@ END`,
   ON CONFLICT (key) DO NOTHING`,
 ];
 
+// Version 7: each grant of a source expiry records where its archive keeps
+// the envelope: the location the archive named (an absolute path for the
+// CLI's directory archive), '' for an archive that named none. Grants of
+// earlier versions stay NULL: where those went was never recorded. The
+// location names a file, never the subject, and goes with its grant.
+const EXPIRY_ARCHIVE_LOCATIONS = [
+  "ALTER TABLE obs_expiry_grants ADD COLUMN archive TEXT",
+];
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -359,6 +371,12 @@ export const OBS_MIGRATIONS: Migration[] = [
     version: 6,
     name: "tombstones of erased events",
     statements: ERASED_EVENTS,
+  },
+  {
+    component: OBS_COMPONENT,
+    version: 7,
+    name: "archive locations of expired envelopes",
+    statements: EXPIRY_ARCHIVE_LOCATIONS,
   },
 ];
 

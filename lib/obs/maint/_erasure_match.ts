@@ -254,26 +254,6 @@ export async function countTables(
   return counts;
 }
 
-/**
- * How many of `events` lost their envelope to source expiry: no envelope,
- * and the grant expiry recorded when its archive acknowledged a copy (the
- * grant stays while the index row does, so parity counts the row as
- * source-expired).
- */
-export async function countExpiredEnvelopes(
-  executor: ErasureExecutor,
-  events: readonly MatchedEvent[],
-): Promise<number> {
-  if (events.length === 0) return 0;
-  const result = await executor.execute({
-    sql: `SELECT COUNT(*) AS n FROM obs_expiry_grants g
-            WHERE g.seq IN (SELECT value FROM json_each(?))
-              AND NOT EXISTS (SELECT 1 FROM obs_envelopes v WHERE v.seq = g.seq)`,
-    args: [seqList(events)],
-  });
-  return Number(result.rows[0]?.n ?? 0);
-}
-
 /** Zero for every table. */
 export function emptyCounts(): ErasureTableCounts {
   return {

@@ -3,19 +3,22 @@
  * NDJSON file, and the callback acknowledges with `true` only after the file
  * (and on POSIX its directory entry) reached stable storage. The file is
  * written under a temporary name and published whole, so a name like
- * `expiry-….ndjson` only ever holds a finished archive.
+ * `expiry-….ndjson` only ever holds a finished archive. It names that file,
+ * by its absolute path, as the location the expiry records for each
+ * envelope, so an erasure can name the file that still holds its subject.
  *
  * @module
  */
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { ensurePrivateDir } from "../../data_dir.ts";
 import { RefusedError, StorageError } from "../../errors.ts";
 import type { EnvelopeRecord } from "./envelopes.ts";
+import type { ArchiveReceipt } from "./expiry.ts";
 
 /** Where a directory archive wrote, for the operator's report. */
 export interface ArchiveWrite {
-  /** The NDJSON file written. */
+  /** The NDJSON file written, as an absolute path. */
   path: string;
   /** Envelopes in it. */
   envelopes: number;
@@ -23,18 +26,22 @@ export interface ArchiveWrite {
   bytes: number;
 }
 
-/** Returns an archive callback writing `expiry-<label>-<time>.ndjson` files into `dir`. */
+/** Returns an archive callback writing `expiry-<label>-<time>.ndjson` files into `dir`, each named in its receipt. */
 export function directoryArchive(
   dir: string,
   label: string,
   onWrite: (write: ArchiveWrite) => void = () => {},
-): (envelopes: readonly EnvelopeRecord[]) => Promise<true> {
+): (envelopes: readonly EnvelopeRecord[]) => Promise<ArchiveReceipt> {
   return async (envelopes) => {
     const stamp = new Date().toISOString().replaceAll(":", "").replaceAll(
       ".",
       "",
     );
-    const path = join(dir, `expiry-${archiveLabel(label)}-${stamp}.ndjson`);
+    // Absolute, as the operator gave it: an erasure names it from any directory.
+    const path = resolve(
+      dir,
+      `expiry-${archiveLabel(label)}-${stamp}.ndjson`,
+    );
     const text =
       envelopes.map((envelope) => JSON.stringify(envelope)).join("\n") + "\n";
     const bytes = new TextEncoder().encode(text);
@@ -51,7 +58,7 @@ export function directoryArchive(
       );
     }
     onWrite({ path, envelopes: envelopes.length, bytes: bytes.length });
-    return true;
+    return { archived: true, location: path };
   };
 }
 

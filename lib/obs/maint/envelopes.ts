@@ -47,26 +47,40 @@ export function envelopeFromRow(
   };
 }
 
+/** How {@link deleteGrantedEnvelopes} grants its deletes. */
+export interface EnvelopeGrant {
+  /** When, epoch ms. */
+  now: number;
+  /**
+   * Where source expiry's archive keeps the envelopes: its location, `''`
+   * for an archive that named none, `null` (the default) for a delete that
+   * archives nothing (an erasure's redaction).
+   */
+  archive?: string | null;
+}
+
 /**
  * Deletes the envelopes named by `pairs` (JSON of `[seq, fingerprint]`
  * pairs) that still hold those fingerprints, and returns how many went. The
  * schema's guard lets a delete through only for a granted pair, so each is
- * granted first; source expiry and an erasure's redaction are the two
- * reviewed paths that use it.
+ * granted first, with the archive that holds it, in the caller's
+ * transaction: the record of where an envelope went commits with its
+ * delete or not at all. Source expiry and an erasure's redaction are the
+ * two reviewed paths that use it.
  */
 export async function deleteGrantedEnvelopes(
   executor: ErasureExecutor,
   pairs: string,
-  now: number,
+  grant: EnvelopeGrant,
 ): Promise<number> {
   const pairRows =
     "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)";
   await executor.execute({
     sql:
-      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
-          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?
+      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at, archive)
+          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?, ?
           FROM json_each(?)`,
-    args: [now, pairs],
+    args: [grant.now, grant.archive ?? null, pairs],
   });
   const deleted = await executor.execute({
     sql: `DELETE FROM obs_envelopes WHERE (seq, fingerprint) IN (${pairRows})`,

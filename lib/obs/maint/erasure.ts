@@ -29,6 +29,11 @@
  * One of scope `all` leaves a tombstone per event it removed
  * (`../erased_events.ts`), so a resend of the event writes nothing.
  *
+ * Envelopes source expiry removed before are out of reach: their archives
+ * are files no erasure opens. The dry run and the apply name the archive
+ * locations expiry recorded for them (`_expired_archives.ts`), so the
+ * operator knows which files to clean.
+ *
  * The bytes must leave the file too: the deleting connection runs with
  * `secure_delete` (set and read back inside the transaction, since a pooled
  * client may hand it any connection), and after the commit freed pages are
@@ -46,7 +51,6 @@ import type { StoreName } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import { recordTombstones } from "../erased_events.ts";
 import {
-  countExpiredEnvelopes,
   countStores,
   countTables,
   deleteFrom,
@@ -72,6 +76,11 @@ import {
 } from "./erasure_participants.ts";
 import { markErasedParents } from "./erasure_links.ts";
 import {
+  type ExpiredEnvelopes,
+  expiredEnvelopesOf,
+  noExpiredEnvelopes,
+} from "./_expired_archives.ts";
+import {
   nothingMatched,
   nothingToApply,
   unmatchedIds,
@@ -94,6 +103,10 @@ export {
   type ErasureTable,
   type ErasureTableCounts,
 } from "./_erasure_match.ts";
+export {
+  type ExpiredArchive,
+  type ExpiredEnvelopes,
+} from "./_expired_archives.ts";
 
 /** Options every erasure step takes. */
 export interface ErasureOptions {
@@ -138,7 +151,7 @@ export interface ErasureCounts {
 }
 
 /** The dry run: what would go, and the value that applies exactly this. */
-export interface ErasurePlan extends ErasureCounts {
+export interface ErasurePlan extends ErasureCounts, ExpiredEnvelopes {
   /** Format identifier. */
   schema: "trace.erasure-plan/1";
   /** Always true: nothing was changed. */
@@ -155,8 +168,6 @@ export interface ErasurePlan extends ErasureCounts {
    * case or a stray space matches nothing); absent for other selectors.
    */
   unmatched_event_ids?: string[];
-  /** See {@link ErasureResult.expired_envelopes}: what the apply would leave in expiry archives. */
-  expired_envelopes: number;
 }
 
 /** What an applied erasure removed, as its receipt records it. */
@@ -168,7 +179,7 @@ export interface ErasureRecord extends ErasureCounts {
 }
 
 /** An applied erasure, and whether its removal reached the file. */
-export interface ErasureResult extends ErasureRecord {
+export interface ErasureResult extends ErasureRecord, ExpiredEnvelopes {
   /** Format identifier. */
   schema: "trace.erasure/1";
   /** Always false: this was applied. */
@@ -193,13 +204,6 @@ export interface ErasureResult extends ErasureRecord {
    * selectors. Not in the receipt, which never holds ids.
    */
   unmatched_event_ids?: string[];
-  /**
-   * Erased events whose envelope source expiry had removed before, after
-   * its archive acknowledged a copy: no erasure opens those archive files
-   * (`trace obs expiry-apply --archive-dir`), which still hold the
-   * envelopes with the subject's ids and preview digest.
-   */
-  expired_envelopes: number;
 }
 
 /** Options for {@link applyErasure} and {@link eraseNow}. */
@@ -442,7 +446,7 @@ export async function planErasure(
     ...countsOf(selection, events, tables, participants),
     confirmation: confirmationFor(selection, events),
     ...unmatchedOf(subject, events),
-    expired_envelopes: expired,
+    ...expired,
   };
 }
 
@@ -473,7 +477,7 @@ async function survey(
   tables: ErasureTableCounts;
   participants: Record<string, number>;
   later: number;
-  expired: number;
+  expired: ExpiredEnvelopes;
 }> {
   await requireObs(db);
   const tx = await db.client.transaction("read");
@@ -498,7 +502,9 @@ async function survey(
       tables,
       participants,
       later: later.length,
-      expired: how.pin ? await countExpiredEnvelopes(tx, events) : 0,
+      expired: how.pin
+        ? await expiredEnvelopesOf(tx, events)
+        : noExpiredEnvelopes(),
     };
   } finally {
     tx.close();
@@ -559,7 +565,7 @@ async function erase(
       : record.secure_delete && reclaimed?.walTruncated === true,
     later_events: later,
     ...unmatched,
-    expired_envelopes: expired,
+    ...expired,
   };
 }
 
@@ -582,7 +588,7 @@ async function eraseInTransaction(
   record: ErasureRecord;
   later: number;
   unmatched: { unmatched_event_ids?: string[] };
-  expired: number;
+  expired: ExpiredEnvelopes;
 }> {
   const selection = confirmation === null
     ? given
@@ -602,7 +608,7 @@ async function eraseInTransaction(
       requireConfirmation(confirmation, confirmationFor(selection, events));
     }
     // Read before the erasure's own grants and deletes change them.
-    const expired = await countExpiredEnvelopes(tx, events);
+    const expired = await expiredEnvelopesOf(tx, events);
     const now = (options.now ?? Date.now)();
     // Read before anything changes: what arrived after the bound stays.
     const later = await laterEvents(tx, selection);

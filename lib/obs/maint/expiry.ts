@@ -3,13 +3,16 @@
  * deliberate two-step operation. `planExpiry` (`expiry_plan.ts`) lists the
  * exact envelopes with their fingerprints, and seals the list with a plan
  * fingerprint and a confirmation string. {@link applyExpiry} re-checks every fingerprint, hands
- * the still-matching envelopes to an archive callback that must return
- * exactly `true`, and only then compare-and-deletes them in batches: each
- * batch grants the delete for `seq` + fingerprint (the schema's trigger
- * refuses any other delete) and removes only rows whose fingerprint still
- * matches. Reports are content-free: keys, counts and codes only. Index
- * rows and previews are not touched: retention removes them, so an expired
- * event stays queryable through the index until retention runs.
+ * the still-matching envelopes to an archive callback that must acknowledge
+ * them (exactly `true`, or an {@link ArchiveReceipt} naming where it keeps
+ * them), and only then compare-and-deletes them in batches: each batch
+ * grants the delete for `seq` + fingerprint, with the archive's location
+ * (the schema's trigger refuses any other delete), and removes only rows
+ * whose fingerprint still matches. An erasure reads those locations to name
+ * the archive files that still hold its subject. Reports are content-free:
+ * keys, counts and codes only. Index rows and previews are not touched:
+ * retention removes them, so an expired event stays queryable through the
+ * index until retention runs.
  *
  * @module
  */
@@ -25,6 +28,7 @@ import {
   deleteGrantedEnvelopes,
   ENVELOPE_SELECT,
   envelopeFromRow,
+  type EnvelopeGrant,
   type EnvelopeRecord,
 } from "./envelopes.ts";
 import {
@@ -36,8 +40,27 @@ import {
 /** Envelopes per delete transaction when none is given. */
 export const DEFAULT_EXPIRY_BATCH = 500;
 
-/** Receives the envelopes to delete; must durably keep them and return exactly `true`. */
+/**
+ * Receives the envelopes to delete; must durably keep them, then return
+ * exactly `true`, or an {@link ArchiveReceipt} that names where it keeps
+ * them (an erasure then names that location).
+ */
 export type ArchiveCallback = (envelopes: readonly EnvelopeRecord[]) => unknown;
+
+/** An archive's acknowledgement that names where it keeps the envelopes. */
+export interface ArchiveReceipt {
+  /** Exactly `true`: the envelopes are durably kept. */
+  archived: true;
+  /**
+   * Where: an absolute path, a URL, or another name an operator can find
+   * (at most {@link MAX_ARCHIVE_LOCATION} characters, none of them a
+   * control character). Never a secret: erasure answers print it.
+   */
+  location: string;
+}
+
+/** Longest archive location an {@link ArchiveReceipt} may name. */
+export const MAX_ARCHIVE_LOCATION = 4_096;
 
 /** Options for {@link applyExpiry}. */
 export interface ApplyExpiryOptions {
@@ -165,8 +188,9 @@ export async function applyExpiry(
     return true;
   };
   // A stop before the archive writes nothing and deletes nothing.
+  let location = UNNAMED_ARCHIVE;
   if (!stopped(0)) {
-    await runArchive(archive, eligible);
+    location = await runArchive(archive, eligible);
     result.archived = eligible.length;
   }
   const now = (options.now ?? Date.now)();
@@ -181,7 +205,7 @@ export async function applyExpiry(
     if (stopped(eligible.length - start)) break;
     const batch = eligible.slice(start, start + batchSize);
     try {
-      await deleteBatch(db, batch, now, result);
+      await deleteBatch(db, batch, { now, archive: location }, result);
     } catch (error) {
       result.failed_batches.push(batchFailure(batch, error));
       result.not_attempted = eligible.length - start - batch.length;
@@ -279,11 +303,15 @@ function matches(envelope: EnvelopeRecord, entry: ExpiryPlanEntry): boolean {
     envelope.event_id === entry.event_id;
 }
 
+/** The location recorded for an archive that named none. */
+const UNNAMED_ARCHIVE = "";
+
+/** Hands `envelopes` to the archive; returns the location it named, or {@link UNNAMED_ARCHIVE}. */
 async function runArchive(
   archive: ArchiveCallback,
   envelopes: EnvelopeRecord[],
-): Promise<void> {
-  if (envelopes.length === 0) return;
+): Promise<string> {
+  if (envelopes.length === 0) return UNNAMED_ARCHIVE;
   let acknowledged: unknown;
   try {
     acknowledged = await archive(envelopes);
@@ -298,19 +326,43 @@ async function runArchive(
       { cause: error },
     );
   }
-  if (acknowledged !== true) {
+  if (acknowledged === true) return UNNAMED_ARCHIVE;
+  if (!isArchiveReceipt(acknowledged)) {
     incrementCounter("callback_failures");
     throw new RefusedError(
-      "Cannot apply the expiry plan: the archive did not return exactly true; nothing was deleted, confirm the archive is durable and apply again",
+      "Cannot apply the expiry plan: the archive did not return exactly true or { archived: true, location }; nothing was deleted, confirm the archive is durable and apply again",
     );
   }
+  const { location } = acknowledged;
+  if (!isArchiveLocation(location)) {
+    incrementCounter("callback_failures");
+    throw new RefusedError(
+      `Cannot apply the expiry plan: the archive named an unusable location (empty, longer than ${MAX_ARCHIVE_LOCATION} characters or holding a control character); nothing was deleted, name the archive by a printable path or URL and apply again`,
+    );
+  }
+  return location;
 }
 
-/** One transaction: re-check, grant, delete exactly the matching rows. */
+function isArchiveReceipt(value: unknown): value is ArchiveReceipt {
+  if (typeof value !== "object" || value === null) return false;
+  const { archived, location } = value as Record<string, unknown>;
+  return archived === true && typeof location === "string";
+}
+
+// A location is printed on terminals and in JSON: no control characters.
+// deno-lint-ignore no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+function isArchiveLocation(location: string): boolean {
+  return location.length > 0 && location.length <= MAX_ARCHIVE_LOCATION &&
+    !CONTROL_CHARACTER.test(location);
+}
+
+/** One transaction: re-check, grant (with the archive's location), delete exactly the matching rows. */
 async function deleteBatch(
   db: TraceDb,
   batch: EnvelopeRecord[],
-  now: number,
+  grant: EnvelopeGrant,
   result: ExpiryResult,
 ): Promise<void> {
   let tx: Transaction | undefined;
@@ -326,7 +378,7 @@ async function deleteBatch(
     );
     const keep = batch.filter((e) => stored.get(e.seq) === e.fingerprint);
     const pairs = JSON.stringify(keep.map((e) => [e.seq, e.fingerprint]));
-    const deleted = await deleteGrantedEnvelopes(tx, pairs, now);
+    const deleted = await deleteGrantedEnvelopes(tx, pairs, grant);
     await tx.commit();
     result.deleted += deleted;
     for (const envelope of batch) {

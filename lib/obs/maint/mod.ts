@@ -73,12 +73,14 @@ export {
   applyExpiry,
   type ApplyExpiryOptions,
   type ArchiveCallback,
+  type ArchiveReceipt,
   checkExpiryConfirmation,
   DEFAULT_EXPIRY_BATCH,
   EXPIRY_REFUSAL_CODES,
   type ExpiryBatchFailure,
   type ExpiryRefusalCode,
   type ExpiryResult,
+  MAX_ARCHIVE_LOCATION,
 } from "./expiry.ts";
 export {
   type ArchiveClaim,
@@ -131,6 +133,8 @@ export {
   type ErasureResult,
   type ErasureTable,
   type ErasureTableCounts,
+  type ExpiredArchive,
+  type ExpiredEnvelopes,
   planErasure,
 } from "./erasure.ts";
 export {
