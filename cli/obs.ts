@@ -726,7 +726,8 @@ export async function obsHealthCommand(
     if (counts) {
       io.out(
         `Rows: ${counts.envelopes} envelopes, ${counts.events} events, ${counts.resources} resources, ` +
-          `${counts.previews} previews\n`,
+          `${counts.previews} previews; ${counts.expiry_grants} expiry grants, ` +
+          `${counts.erased_events} erased event ids\n`,
       );
     }
     if (report.links) {

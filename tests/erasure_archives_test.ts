@@ -159,6 +159,7 @@ Deno.test("an index upgraded to version 7 counts envelopes expired before as unr
       // made it: a grant without a location, then the delete.
       await old.client.batch([
         "ALTER TABLE obs_expiry_grants DROP COLUMN archive",
+        "DROP TRIGGER obs_counts_erased_event_insert",
         "DELETE FROM schema_migrations WHERE component = 'obs' AND version = 7",
         `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
            SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE event_id = 'a1'`,

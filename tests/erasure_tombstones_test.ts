@@ -13,7 +13,11 @@ import { migrate, openDb, openMemoryDb, type TraceDb } from "../lib/db.ts";
 import { ALL_MIGRATIONS } from "../lib/migrations.ts";
 import { ingestEvents, startWriteThread } from "../lib/obs/ingest/mod.ts";
 import { writeThreadOf } from "../lib/obs/ingest/write_thread.ts";
-import { eraseNow, parseErasureSubject } from "../lib/obs/maint/mod.ts";
+import {
+  eraseNow,
+  obsHealth,
+  parseErasureSubject,
+} from "../lib/obs/maint/mod.ts";
 import { initializeObs, OBS_MIGRATIONS } from "../lib/obs/mod.ts";
 import {
   TOMBSTONE_SALT_KEY,
@@ -288,6 +292,48 @@ Deno.test("initializeObs() upgrades a version 5 index with tombstones and a salt
     } finally {
       db.close();
       other.close();
+    }
+  });
+});
+
+Deno.test("health counts erased event ids as erasures write them, and an index upgraded from version 6 counts those it holds", async () => {
+  await withTempDir(async (dir) => {
+    const old = await openDb({ dataDir: dir });
+    try {
+      await migrate(old, ALL_MIGRATIONS);
+      await seed(old);
+      await eraseEventIds(old, ["a1", "b1"]);
+      assert.equal(await tombstones(old), 2);
+      // Back to version 6, with its tombstones and without their count.
+      await old.client.batch([
+        "DROP TRIGGER obs_counts_erased_event_insert",
+        "DELETE FROM obs_counts WHERE key = 'erased_events'",
+        "ALTER TABLE obs_expiry_grants DROP COLUMN archive",
+        "DELETE FROM schema_migrations WHERE component = 'obs' AND version = 7",
+      ], "write");
+      // An index awaiting its upgrade: health counts the tombstones one by one.
+      assert.equal(
+        (await obsHealth(old, { latencySamples: 1 })).counts!.erased_events,
+        2,
+      );
+    } finally {
+      old.close();
+    }
+    const db = await openDb({ dataDir: dir });
+    try {
+      assert.deepEqual(await initializeObs(db), [7]);
+      const erased = async () =>
+        (await obsHealth(db, { latencySamples: 1 })).counts!.erased_events;
+      assert.equal(await erased(), 2);
+      await eraseNow(
+        db,
+        parseErasureSubject({ application_id: "app", user_id: "alice" }),
+        { key: TEST_KEY },
+      );
+      assert.equal(await erased(), await tombstones(db));
+      assert.ok(await erased() > 2);
+    } finally {
+      db.close();
     }
   });
 });

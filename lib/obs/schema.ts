@@ -26,7 +26,8 @@
  *   (version 6; `erased_events.ts`), so a resend of it writes nothing.
  * - `obs_expiry_grants.archive` (version 7): the archive location source
  *   expiry handed a granted envelope to, so an erasure can name the files
- *   that still hold the subject (`maint/expiry.ts`).
+ *   that still hold the subject (`maint/expiry.ts`); and the tombstones'
+ *   number in `obs_counts` (`erased_events`), for health.
  *
  * Every index serves a query path of `query/` or `maint/`, and every such
  * path is checked to use its index (`tests/obs_index_plan_test.ts`): an
@@ -323,6 +324,21 @@ const EXPIRY_ARCHIVE_LOCATIONS = [
   "ALTER TABLE obs_expiry_grants ADD COLUMN archive TEXT",
 ];
 
+// Also version 7: tombstones are counted in `obs_counts` (`erased_events`)
+// as they are written, so health reads their number without scanning them.
+// A trigger is cheap here: only an erasure writes tombstones, and never
+// removes one, so no delete trigger is needed.
+const TOMBSTONE_COUNT = [
+  countTrigger(
+    "obs_counts_erased_event_insert",
+    "AFTER INSERT ON obs_erased_events",
+    [{ key: "'erased_events'", delta: "1" }],
+  ),
+  `INSERT INTO obs_counts (key, n)
+  SELECT 'erased_events', COUNT(*) FROM obs_erased_events WHERE true
+  ON CONFLICT (key) DO UPDATE SET n = excluded.n`,
+];
+
 /** Versioned schema steps of the observability index. */
 export const OBS_MIGRATIONS: Migration[] = [
   {
@@ -375,8 +391,8 @@ export const OBS_MIGRATIONS: Migration[] = [
   {
     component: OBS_COMPONENT,
     version: 7,
-    name: "archive locations of expired envelopes",
-    statements: EXPIRY_ARCHIVE_LOCATIONS,
+    name: "archive locations of expired envelopes, tombstones counted",
+    statements: [...EXPIRY_ARCHIVE_LOCATIONS, ...TOMBSTONE_COUNT],
   },
 ];
 

@@ -382,7 +382,14 @@ const CountsPanel: FC<{ data: HealthPageData; view: PageView }> = (
     {
       name: "Expiry grants",
       n: counts.expiry_grants,
-      hint: "Reviewed source-expiry plans",
+      hint:
+        "Envelopes a reviewed source expiry removed, each naming the archive that holds it",
+    },
+    {
+      name: "Erased event ids",
+      n: counts.erased_events,
+      hint:
+        "Events an erasure removed, kept as keyed digests: a resend of one stores nothing",
     },
   ];
   const checks: CountRow[] = [

@@ -52,8 +52,13 @@ export interface TableCounts {
   previews: number;
   /** Registered coverage profiles. */
   coverage_profiles: number;
-  /** Reviewed source expiry grants. */
+  /** Reviewed source expiry grants: one per envelope a source expiry removed whose index row remains. */
   expiry_grants: number;
+  /**
+   * Tombstones of events an erasure of scope `all` removed (schema version
+   * 6; 0 before it): ingest answers a resend of one as a duplicate.
+   */
+  erased_events: number;
   /** Events per store. */
   by_store: Record<StoreName, number>;
 }
@@ -128,13 +133,20 @@ interface KeptCounts {
  */
 export async function tableCounts(
   db: TraceDb,
-  kept: boolean,
+  schema: { kept: boolean; tombstones: "none" | "uncounted" | "counted" },
 ): Promise<KeptCounts> {
-  if (!kept) return await countedTables(db);
-  const [rows, profiles, grants] = await db.client.batch([
+  if (!schema.kept) return await countedTables(db);
+  const [rows, profiles, grants, tombstones] = await db.client.batch([
     "SELECT key, n FROM obs_counts",
     "SELECT COUNT(*) AS n FROM obs_coverage_profiles",
     "SELECT COUNT(*) AS n FROM obs_expiry_grants",
+    // Version 6 has tombstones but counts them from version 7 on; health
+    // reads an index that awaits its upgrade (and says so) by counting them.
+    schema.tombstones === "counted"
+      ? "SELECT NULL AS n"
+      : schema.tombstones === "uncounted"
+      ? "SELECT COUNT(*) AS n FROM obs_erased_events"
+      : "SELECT 0 AS n",
   ], "read");
   const n = new Map(rows!.rows.map((row) => [String(row.key), Number(row.n)]));
   const byStore = Object.fromEntries(
@@ -148,6 +160,9 @@ export async function tableCounts(
       previews: n.get("previews") ?? 0,
       coverage_profiles: Number(profiles!.rows[0]?.n ?? 0),
       expiry_grants: Number(grants!.rows[0]?.n ?? 0),
+      erased_events: Number(
+        tombstones!.rows[0]?.n ?? n.get("erased_events") ?? 0,
+      ),
       by_store: byStore,
     },
     truncation: {
@@ -188,6 +203,8 @@ async function countedTables(db: TraceDb): Promise<KeptCounts> {
       previews: n(3),
       coverage_profiles: n(4),
       expiry_grants: n(5),
+      // Tombstones came with version 6; these schemas are older than 3.
+      erased_events: 0,
       by_store: byStore,
     },
     truncation: { previews: n(3), truncated_previews: n(tables.length + 1) },

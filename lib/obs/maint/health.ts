@@ -170,7 +170,14 @@ export async function healthReport(
   }
   const marks = await readRetentionMarks(db);
   const recorded = await readRecordedParity(db);
-  const kept = await tableCounts(db, version >= COUNTS_SCHEMA_VERSION);
+  const kept = await tableCounts(db, {
+    kept: version >= COUNTS_SCHEMA_VERSION,
+    tombstones: version >= TOMBSTONE_COUNT_SCHEMA_VERSION
+      ? "counted"
+      : version >= TOMBSTONES_SCHEMA_VERSION
+      ? "uncounted"
+      : "none",
+  });
   return finish({
     ...base,
     instrumentation: await instrumentationVersions(
@@ -192,6 +199,10 @@ export async function healthReport(
 
 /** The schema version from which `obs_counts` keeps the row counts. */
 const COUNTS_SCHEMA_VERSION = 3;
+/** The schema version that made the tombstones of erased events. */
+const TOMBSTONES_SCHEMA_VERSION = 6;
+/** The schema version from which `obs_counts` keeps their number. */
+const TOMBSTONE_COUNT_SCHEMA_VERSION = 7;
 
 /** Adds the alerts and the status they add up to (status first, alerts last). */
 function finish(draft: Omit<ObsHealth, "status" | "alerts">): ObsHealth {
