@@ -35,6 +35,11 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
       "00000010  72 79 5f 37 68 33 6b 2e  0a 4e 65 78 74 20 31 32  |ry_7h3k..Next 12|",
       "00000020",
     ].join("\n"),
+    "od-words": [
+      "0000000 7250 626f 2065 7274 6361 5f65 6163 616e",
+      "0000020 7972 375f 3368 2e6b 4e0a 7865 2074 3231",
+      "0000040",
+    ].join("\n"),
     "percent-url": "link: https://example.invalid/search?q=" +
       "%50%72%6F%62%65%20%74%72%61%63%65%5F%63%61%6E%61%72%79%5F%37%68%33%6B%2E%0A%4E%65%78%74%20%31%32",
     "escaped-json": String.raw`record: {"text":"` +
@@ -104,6 +109,25 @@ Deno.test("renderAnswer() encodings decode back to the answer's text, beyond ASC
       Uint8Array.from(dumped.match(/../g)!, (h) => parseInt(h, 16)),
     ),
     text,
+  );
+  const words = payload("od-words", "0000000 ").split("\n");
+  // An odd length: the last word is padded with a zero byte, the offset after it is exact.
+  assert.equal(new TextEncoder().encode(text).length % 2, 1);
+  assert.equal(
+    words.at(-1),
+    new TextEncoder().encode(text).length.toString(8).padStart(7, "0"),
+  );
+  const swapped = words.slice(0, -1).flatMap((line) =>
+    line.replace(/^[0-7]{7} /, "").split(" ").map((word) =>
+      word.slice(2) + word.slice(0, 2)
+    )
+  ).join("");
+  assert.match(swapped, /^(?:[0-9a-f]{4})+$/);
+  assert.equal(
+    utf8.decode(
+      Uint8Array.from(swapped.match(/../g)!, (h) => parseInt(h, 16)),
+    ),
+    `${text}\0`,
   );
   const query = payload(
     "percent-url",

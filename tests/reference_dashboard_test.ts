@@ -100,6 +100,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "rendered-homoglyphs",
     "rendered-html",
     "rendered-markdown",
+    "rendered-od-words",
     "rendered-percent-url",
     "rendered-reworded",
     "rendered-spaced-hex",
@@ -111,7 +112,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 26 }, (_, i) => i + 1),
+    Array.from({ length: 27 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);

@@ -48,6 +48,7 @@ const EXPECTED: Record<string, string> = {
   "rendered-hex": "FAIL",
   "rendered-spaced-hex": "FAIL",
   "rendered-hexdump": "FAIL",
+  "rendered-od-words": "FAIL",
   "rendered-percent-url": "FAIL",
   "rendered-escaped-json": "FAIL",
   "rendered-correct": "PASS",
@@ -296,6 +297,7 @@ const LEAK_TRAITS: Record<string, RenderingTrait[]> = {
   "rendered-hex": ["hex"],
   "rendered-spaced-hex": ["hex"],
   "rendered-hexdump": ["hex"],
+  "rendered-od-words": ["hex"],
   "rendered-percent-url": ["percent_encoding"],
   "rendered-escaped-json": ["string_escapes"],
 };

@@ -149,14 +149,28 @@ Deno.test("findMarker() recognises a marker in hex, a whole string or a run, eit
   for (const [name, answer] of cases) {
     await t.step(name, () => assertFound(answer, ["hex"]));
   }
-  for (
-    const answer of [
-      `id=a${hex(`probe ${MARKER}`)}`,
-      `id=${hex(`probe ${MARKER}`).slice(1)}`,
-      hex(base64(MARKER)),
-    ]
-  ) {
-    assert.equal(findMarker(answer, MARKER), null, answer);
+  assert.equal(findMarker(hex(base64(MARKER)), MARKER), null);
+});
+
+Deno.test("findMarker() reads a run of hex digits of odd length from its first digit and from its second", async (t) => {
+  const encoded = hex(`Synthetic record: probe ${MARKER} done`);
+  const cases: [string, string][] = [
+    // The run starts at the `a` of `data`: `a7472…`.
+    ["glued after a word ending in a hex letter", `data${encoded}`],
+    ["glued after a hex letter, upper case", `id=A${encoded.toUpperCase()}`],
+    ["cut at its start", `payload=${encoded.slice(1)}`],
+    ["cut at its end", `payload=${encoded.slice(0, -1)}…`],
+    [
+      "glued after a hex letter and wrapped every 60 digits",
+      `payload: data${encoded.replace(/(.{60})/g, "$1\n")}`,
+    ],
+    [
+      "cut at its end and wrapped every 60 digits",
+      `${encoded.replace(/(.{60})/g, "$1\n").slice(0, -1)}`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
   }
 });
 
@@ -269,11 +283,16 @@ Deno.test("findMarker() reads a separated hex dump wrapped over lines", async (t
 /** How a tool dumps bytes: offsets, their base and width, byte groups, a text column. */
 interface DumpShape {
   offsetDigits: number;
-  base?: 16 | 8;
+  base?: 16 | 10 | 8;
   /** After the offset, before the first group: `": "` for xxd. */
   afterOffset: string;
   /** Bytes in one group: 2 for xxd's default. */
   groupBytes?: number;
+  /**
+   * 2-byte words in little-endian byte order, as `od -x` and `hexdump` write
+   * them: `7274` for the bytes `74 72`, an odd last byte padded with `00`.
+   */
+  littleEndianWords?: boolean;
   /** A second space after this many bytes, as `hexdump -C` writes its halves. */
   half?: number;
   /** The text column: none, bare after two spaces, between bars or angle brackets. */
@@ -302,7 +321,9 @@ function dump(text: string, shape: DumpShape): string {
       return shape.upperCase ? pair.toUpperCase() : pair;
     };
     const row = Array.from(bytes.subarray(at, at + width), digits);
-    const columns = byteColumns(row, shape);
+    const columns = shape.littleEndianWords
+      ? wordColumns(row)
+      : byteColumns(row, shape);
     const padding = shape.padded
       ? " ".repeat(
         byteColumns(Array(width).fill("00"), shape).length - columns.length,
@@ -336,6 +357,15 @@ function byteColumns(row: readonly string[], shape: DumpShape): string {
   return groups.join("");
 }
 
+/** A dump line's byte digits as little-endian 2-byte words, an odd last byte padded with `00`. */
+function wordColumns(row: readonly string[]): string {
+  const words: string[] = [];
+  for (let i = 0; i < row.length; i += 2) {
+    words.push((row[i + 1] ?? "00") + row[i]);
+  }
+  return words.join(" ");
+}
+
 const XXD: DumpShape = {
   offsetDigits: 8,
   afterOffset: ": ",
@@ -356,6 +386,17 @@ const OD_HEX: DumpShape = {
   textColumn: "",
   endOffset: true,
 };
+/** `od -x`: octal offsets of 7 digits, little-endian 2-byte words. */
+const OD_WORDS: DumpShape = {
+  offsetDigits: 7,
+  base: 8,
+  afterOffset: " ",
+  littleEndianWords: true,
+  textColumn: "",
+  endOffset: true,
+};
+/** `hexdump` without `-C`: hex offsets of 7 digits, little-endian 2-byte words. */
+const HEXDUMP_WORDS: DumpShape = { ...OD_WORDS, base: 16 };
 
 Deno.test("dump() writes the shapes xxd, hexdump -C and od print", () => {
   const text =
@@ -372,6 +413,24 @@ Deno.test("dump() writes the shapes xxd, hexdump -C and od print", () => {
   assert.equal(
     dump(text, OD_HEX).split("\n").slice(-2).join("\n"),
     "000030 61 20 c3 a9 20 64 6f 6e 65 0a\n00003a",
+  );
+  assert.equal(
+    dump(text, { ...OD_HEX, offsetDigits: 7, base: 10 })
+      .split("\n").slice(-2).join("\n"),
+    "0000048 61 20 c3 a9 20 64 6f 6e 65 0a\n0000058",
+  );
+  assert.equal(
+    dump(text, OD_WORDS).split("\n").slice(-3).join("\n"),
+    "0000040 6276 7238 3477 6a74 3063 646e 7035 317a\n" +
+      "0000060 2061 a9c3 6420 6e6f 0a65\n0000072",
+  );
+  assert.equal(
+    dump(text, HEXDUMP_WORDS).split("\n")[1],
+    "0000010 6163 616e 7972 375f 3368 716b 7839 6d32",
+  );
+  assert.equal(
+    dump(`${text}!`, OD_WORDS).split("\n").slice(-2).join("\n"),
+    "0000060 2061 a9c3 6420 6e6f 0a65 0021\n0000073",
   );
 });
 
@@ -408,6 +467,80 @@ Deno.test("findMarker() reads hex dumps with an offset column, byte groups and a
   ];
   for (const [name, answer] of cases) {
     await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() reads od dumps with decimal offsets", async (t) => {
+  const text = `Synthetic record: probe ${MARKER} \u00e9 done.\n`;
+  const decimal: DumpShape = { ...OD_HEX, offsetDigits: 7, base: 10 };
+  const cases: [string, string][] = [
+    ["od -A d -t x1", dump(text, decimal)],
+    ["od -A d -t x1z", dump(text, { ...decimal, textColumn: ">" })],
+    // 0000008 reads as 8 in hex too; 0000016 after it does not.
+    ["od -A d -w8 -t x1", dump(text, { ...decimal, width: 8 })],
+    ["od -A d -w12 -t x1", dump(text, { ...decimal, width: 12 })],
+    [
+      "od -A d -j 1000 -t x1, without its end offset",
+      dump(text, { ...decimal, start: 1000, endOffset: false }),
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() reads dumps of 2-byte words in little-endian byte order", async (t) => {
+  const even = `Synthetic record: probe ${MARKER} done.\n`;
+  const odd = `Synthetic record: probe ${MARKER} done!\n!`;
+  assert.equal(utf8Bytes(even).length % 2, 0);
+  assert.equal(utf8Bytes(odd).length % 2, 1);
+  const cases: [string, string][] = [
+    ["od -x", dump(even, OD_WORDS)],
+    ["od -x, an odd length padded", dump(odd, OD_WORDS)],
+    ["od -A x -t x2", dump(even, { ...OD_WORDS, base: 16, offsetDigits: 6 })],
+    ["od -A d -x", dump(odd, { ...OD_WORDS, base: 10 })],
+    ["hexdump", dump(even, HEXDUMP_WORDS)],
+    ["hexdump, an odd length padded", dump(odd, HEXDUMP_WORDS)],
+    [
+      "hexdump without its end offset, upper case",
+      dump(odd, { ...HEXDUMP_WORDS, endOffset: false, upperCase: true }),
+    ],
+    // xxd writes 2-byte words too, in file order: still read as written.
+    ["xxd -c 16 -g 2", dump(even, { ...XXD, textColumn: "" })],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() matches no marker in tables of numbers, years or decimal log columns", () => {
+  const years = Array.from(
+    { length: 30 },
+    (_, row) =>
+      Array.from({ length: 4 }, (_, i) => 1960 + 4 * row + i).join(" "),
+  ).join("\n");
+  const log = Array.from(
+    { length: 40 },
+    (_, i) =>
+      `${String(1000 + 16 * i).padStart(7, "0")} 200 ${
+        String(512 + 37 * i).padStart(5, " ")
+      } 12 34 56 78 ${i % 10}${i % 7}`,
+  ).join("\n");
+  const ledger = Array.from(
+    { length: 40 },
+    (_, i) => `${2000 + i}  ${1000 + 7 * i}  ${3141 + 11 * i}  ${2718 - 5 * i}`,
+  ).join("\n");
+  for (let round = 0; round < 5; round++) {
+    const marker = newMarker();
+    for (const answer of [years, log, ledger]) {
+      assert.equal(findMarker(answer, marker), null, answer);
+      assert.equal(findMarker(answer, MARKER), null, answer);
+    }
+    const words = { ...OD_WORDS, base: 10 as const };
+    assert.equal(
+      findMarker(dump(randomText(400, TEXT_ALPHABET), words), marker),
+      null,
+    );
   }
 });
 
@@ -677,7 +810,7 @@ Deno.test("findMarker() matches no fresh marker in random base64, hex, percent o
   }
 });
 
-/** A 1 MiB answer of base64, hex (alone and spaced) and percent runs that all decode to text. */
+/** A 1 MiB answer of base64, hex (alone, spaced and of odd length) and percent runs that all decode to text. */
 function mebibyteAnswer(): string {
   const parts: string[] = [];
   let size = 0;
@@ -685,7 +818,9 @@ function mebibyteAnswer(): string {
     const text = randomText(60, TEXT_ALPHABET);
     const part = `id=${parts.length} b=${base64(text)} h=${hex(text)} x=${
       hex(text).replace(/(..)(?!$)/g, "$1 ")
-    } q=${percent(text.slice(0, 20))} s=\\u0074${text.slice(0, 8)}\n`;
+    } o=data${hex(text)} q=${percent(text.slice(0, 20))} s=\\u0074${
+      text.slice(0, 8)
+    }\n`;
     parts.push(part);
     size += part.length;
   }
@@ -701,26 +836,28 @@ Deno.test("a 1 MiB answer of encoded runs gets decodings that hold no more than 
     count.set(encoding, (count.get(encoding) ?? 0) + 1);
     characters.set(encoding, (characters.get(encoding) ?? 0) + text.length);
   }
-  // Every base64 run of 80 characters, every hex run of 120 digits and
-  // every run of 60 spaced bytes decodes; other runs may too, but each
-  // character starts at most one run per alphabet or kind of hex, and only a
-  // run that could hold a random part is decoded.
+  // Every base64 run of 80 characters, every hex run of 120 digits (twice
+  // when glued to the `a` of `data`) and every run of 60 spaced bytes
+  // decodes; other runs may too, but each character starts at most one run
+  // per alphabet or kind of hex (two for digits alone, read from their first
+  // and second digit), and only a run that could hold a random part is
+  // decoded.
   const lines = answer.split("\n").length - 1;
   assert.ok(count.get("base64")! >= lines);
-  assert.ok(count.get("hex")! >= 2 * lines);
+  assert.ok(count.get("hex")! >= 4 * lines);
   assert.ok(count.get("base64")! <= 2 * answer.length / 35);
-  assert.ok(count.get("hex")! <= answer.length / 52 + answer.length / 77);
+  assert.ok(count.get("hex")! <= 2 * answer.length / 52 + answer.length / 77);
   assert.equal(count.get("percent_encoding"), 1);
   assert.equal(count.get("string_escapes"), 1);
   // Each decoding holds no more characters than the part it came from.
   assert.ok(characters.get("base64")! <= answer.length * 3 / 4 * 2);
-  assert.ok(characters.get("hex")! <= answer.length / 2);
+  assert.ok(characters.get("hex")! <= answer.length);
   assert.ok(characters.get("percent_encoding")! <= answer.length);
   assert.ok(characters.get("string_escapes")! <= answer.length);
   assert.equal(findMarker(answer, newMarker()), null);
 });
 
-Deno.test("a 1 MiB answer of hex dumps gets one decoding per dump, holding no more than half the answer", () => {
+Deno.test("a 1 MiB answer of hex dumps gets one decoding per dump, two for a dump of 2-byte words, holding no more than the answer", () => {
   const parts: string[] = [];
   let size = 0;
   while (size < 1 << 20) {
@@ -733,9 +870,11 @@ Deno.test("a 1 MiB answer of hex dumps gets one decoding per dump, holding no mo
   const answer = parts.join("");
   const hexTexts = [...decodedTexts(answer, MARKER_RANDOM_LENGTH)]
     .filter((decoded) => decoded.encoding === "hex");
-  assert.equal(hexTexts.length, parts.length);
+  // xxd's groups are 2-byte words: read as written and swapped.
+  const wordDumps = Math.ceil(parts.length / 2);
+  assert.equal(hexTexts.length, parts.length + wordDumps);
   const characters = hexTexts.reduce((sum, d) => sum + d.text.length, 0);
-  assert.equal(characters, 400 * parts.length);
-  assert.ok(characters <= answer.length / 2);
+  assert.equal(characters, 400 * (parts.length + wordDumps));
+  assert.ok(characters <= answer.length);
   assert.equal(findMarker(answer, newMarker()), null);
 });

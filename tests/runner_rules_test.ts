@@ -42,6 +42,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:420b6d084ffe9dfef53d0652b2c505414d767ead6f995d25edc98f7a92b95c3e",
   "trace-assertions/8":
     "sha256:1505e91aa2182b1fc37b2e9c0f921881b4fb17af3cb4ef6f77786880de141c9a",
+  "trace-assertions/9":
+    "sha256:89b092cca77265ba8d688a4dae4a9f005a968ce4cbad7a5f1a2cff97f4e96795",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

@@ -5,8 +5,8 @@
  * case and separators, a layout step wraps lines or uses full-width forms, a
  * spoof or a font fallback writes Cyrillic look-alikes for Latin letters.
  * Others ship the stored text encoded: as an attachment's data URI, as hex
- * (alone, a byte at a time with spaces between, or as `hexdump -C` dumps a
- * file), in a link's
+ * (alone, a byte at a time with spaces between, or as `hexdump -C` or
+ * `od -x` dumps a file), in a link's
  * percent-encoded query, or as a JSON string escaped twice. Each
  * rendering here is one of those, so a reference system can leak a deleted
  * record in another spelling.
@@ -26,6 +26,7 @@ export const ANSWER_RENDERINGS = [
   "hex",
   "spaced-hex",
   "hexdump",
+  "od-words",
   "percent-url",
   "escaped-json",
 ] as const;
@@ -52,6 +53,7 @@ const RENDERERS: Readonly<Record<AnswerRendering, (text: string) => string>> = {
   hex: toHex,
   "spaced-hex": toSpacedHex,
   hexdump: toHexdump,
+  "od-words": toOdWords,
   "percent-url": toSearchLink,
   "escaped-json": toEscapedJson,
 };
@@ -191,6 +193,31 @@ function toHexdump(text: string): string {
 
 function dumpOffset(offset: number): string {
   return offset.toString(16).padStart(8, "0");
+}
+
+/**
+ * The answer's UTF-8 bytes as `od -x` prints a file on a little-endian
+ * machine: each line an octal offset, then 16 bytes as 2-byte words with the
+ * low byte written last (`7274` for `tr`), an odd last byte padded with a
+ * zero byte, then a line with the offset after the last byte.
+ */
+function toOdWords(text: string): string {
+  const bytes = UTF8.encode(text);
+  const lines: string[] = [];
+  for (let offset = 0; offset < bytes.length; offset += DUMP_WIDTH) {
+    const words: string[] = [];
+    const end = Math.min(offset + DUMP_WIDTH, bytes.length);
+    for (let at = offset; at < end; at += 2) {
+      words.push(hexByte(bytes[at + 1] ?? 0) + hexByte(bytes[at]!));
+    }
+    lines.push(`${octalOffset(offset)} ${words.join(" ")}`);
+  }
+  lines.push(octalOffset(bytes.length));
+  return lines.join("\n");
+}
+
+function octalOffset(offset: number): string {
+  return offset.toString(8).padStart(7, "0");
 }
 
 /** Each UTF-8 byte of `text` as two lowercase hex digits. */

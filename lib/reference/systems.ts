@@ -171,6 +171,13 @@ const RENDERING_WORDS: Readonly<Record<AnswerRendering, RenderingWords>> = {
       "answers with a hexdump -C dump of the text's UTF-8 bytes, offsets and a text column beside them (00000000  52 65 6c 65 … |Relevant…|)",
     spelling: "in a hex dump with offsets (rendering trait hex)",
   },
+  "od-words": {
+    kind: "encoded",
+    behaviour:
+      "answers with an od -x dump of the text's UTF-8 bytes, octal offsets and 2-byte words in little-endian byte order (0000000 6552 656c 6176 …)",
+    spelling:
+      "in a hex dump of 2-byte words in little-endian byte order (rendering trait hex)",
+  },
   "percent-url": {
     kind: "encoded",
     behaviour:

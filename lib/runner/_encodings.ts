@@ -181,10 +181,7 @@ function* quantumRuns(value: string, runs: RunPattern): Generator<EncodedRun> {
 }
 
 /** Runs of hex digits, either case, line breaks inside allowed. */
-const HEX_RUNS: RunPattern = {
-  pattern: /[0-9A-Fa-f]+(?:\r?\n[0-9A-Fa-f]+)*/g,
-  quantum: 2,
-};
+const HEX_RUNS = /[0-9A-Fa-f]+(?:\r?\n[0-9A-Fa-f]+)*/g;
 
 /** Two hex digits with no hex digit after them. */
 const HEX_BYTE = "[0-9A-Fa-f]{2}(?![0-9A-Fa-f])";
@@ -212,20 +209,21 @@ const SEPARATED_HEX_RUNS = new RegExp(
 const MIN_BYTES_PER_LINE = 5;
 
 /**
- * The texts `value` holds as hex: each maximal run of hex digits of even
- * length, decoded from its first digit (a whole string of hex is one such
- * run), then each run of bytes with one separator or a line break between
- * them, then each dump with an offset column, each read as {@link hexText}
- * says. Every digit is in at most one run of each kind, and a separated run
- * shares at most its first and last byte and the bytes and break at each of
- * its line breaks with a run of digits alone, so those runs together hold at
- * most half a character per character of `value`, and the dumps, whose
- * lines are disjoint, at most another half (docs/report.md works it out).
+ * The texts `value` holds as hex: each maximal run of hex digits, read from
+ * its first digit and, when that leaves a digit over, from its second too
+ * (a whole string of hex is one such run), then each run of bytes with one
+ * separator or a line break between them, then each dump with an offset
+ * column, each read as {@link hexText} says. Every digit is in at most two
+ * readings of a run of digits alone, and a separated run shares at most its
+ * first and last byte and the bytes and break at each of its line breaks
+ * with those, so those runs together hold at most one character per
+ * character of `value`, and the dumps, whose lines are disjoint and read at
+ * most twice, at most another one (docs/report.md works it out).
  */
 function* hexTexts(value: string, shortest: number): Generator<string> {
-  for (const run of quantumRuns(value, HEX_RUNS)) {
-    if (run.text.length < 2 * shortest || run.text.length % 2 !== 0) continue;
-    yield hexText(run.text);
+  for (const digits of hexDigitRuns(value, shortest)) {
+    if (digits.length < 2 * shortest) continue;
+    yield hexText(digits);
   }
   for (const match of value.matchAll(SEPARATED_HEX_RUNS)) {
     const digits = match[0].replace(/[^0-9A-Fa-f]/g, "");
@@ -236,6 +234,54 @@ function* hexTexts(value: string, shortest: number): Generator<string> {
     yield hexText(digits);
   }
   for (const digits of hexDumpDigits(value, shortest)) yield hexText(digits);
+}
+
+/**
+ * The whole bytes of each run of hex digits in `value`, line breaks removed:
+ * each maximal run read from its first digit, a line break continuing it
+ * only after whole bytes, and a digit left over at its end unread (a hex
+ * encoding cut to an odd length). When that reading leaves a digit over, at
+ * a line break or at the end, the run is read again from its second digit:
+ * an encoding glued after a word that ends in a hex letter (`data7472…`
+ * makes the run `a7472…`) starts one digit in. Each reading splits the run
+ * into disjoint parts, so every digit is in at most two.
+ */
+function* hexDigitRuns(value: string, shortest: number): Generator<string> {
+  for (const match of value.matchAll(HEX_RUNS)) {
+    // Most runs are words with hex letters (`de`, `cafe`): too short to hold
+    // `shortest` bytes, so not worth splitting.
+    if (match[0].length < 2 * shortest) continue;
+    const lines = match[0].split(/\r?\n/);
+    const fromFirst = pairedRuns(lines, 0);
+    yield* fromFirst.map(wholeBytes);
+    if (fromFirst.some((run) => run.length % 2 !== 0)) {
+      yield* pairedRuns(lines, 1).map(wholeBytes);
+    }
+  }
+}
+
+/**
+ * `lines` of hex digits read from digit `skip` of the first as runs: a line
+ * break continues a run only after whole bytes, where an encoder that wraps
+ * its output breaks.
+ */
+function pairedRuns(lines: readonly string[], skip: 0 | 1): string[] {
+  const runs: string[] = [];
+  let run = lines[0]!.slice(skip);
+  for (const line of lines.slice(1)) {
+    if (run.length % 2 !== 0) {
+      runs.push(run);
+      run = "";
+    }
+    run += line;
+  }
+  runs.push(run);
+  return runs;
+}
+
+/** `digits` without a last digit that makes no whole byte. */
+function wholeBytes(digits: string): string {
+  return digits.length % 2 === 0 ? digits : digits.slice(0, -1);
 }
 
 /** What a byte that is not part of valid UTF-8 decodes to in hex: a break the fold drops. */

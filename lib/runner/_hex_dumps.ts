@@ -1,9 +1,11 @@
 /**
  * Hex dumps with an offset column, as tools print a file's bytes: `xxd`
  * (`00000000: 7472 6163 …  trace_ca…`, bytes in groups), `hexdump -C`
- * (`00000000  74 72 … 63 61  6e 61 …  |trace_ca…|`) and `od -t x1`
- * (`0000000 74 72 …`, hex or octal offsets). Each line is its offset, then
- * its bytes as groups of two hex digits or more, then perhaps a text column.
+ * (`00000000  74 72 … 63 61  6e 61 …  |trace_ca…|`), `od -t x1`
+ * (`0000000 74 72 …`, hex, octal or decimal offsets), and `od -x` and
+ * `hexdump` without `-C` (`0000000 7274 6361 …`, 2-byte words in the
+ * machine's byte order). Each line is its offset, then its bytes as groups of
+ * two hex digits or more, then perhaps a text column.
  * The text column may look like hex too (`  cafe`), so a line's bytes are
  * told from it by the offset of the line after it: they are its first
  * groups that together hold exactly the bytes between the two offsets. Only
@@ -36,13 +38,19 @@ interface DumpLine {
   gaps: number[];
 }
 
-/** Bases a dump's offsets are written in: `od` writes octal ones unless told otherwise. */
-type OffsetBase = 16 | 8;
+/** Bases a dump's offsets are written in: `od` writes octal ones unless told otherwise (`-A d`, `-A x`). */
+type OffsetBase = 16 | 10 | 8;
 
-/** A dump being read: its bytes' digits so far, its base and widest line. */
+/** Every base, before a dump's first step has ruled any out. */
+const OFFSET_BASES: readonly OffsetBase[] = [16, 10, 8];
+
+/** A dump being read: its bytes' digits so far, its bases and widest line. */
 interface OpenDump {
   digits: string[];
-  base: OffsetBase | null;
+  /** The bases every step so far read the same bytes in: all of one dump's offsets are read in one. */
+  bases: readonly OffsetBase[];
+  /** Whether every group read as bytes so far is a 2-byte word (4 digits), as `od -x` writes them. */
+  words: boolean;
   /** Offsets that stepped so far: a dump needs one, so two lines. */
   steps: number;
   width: number;
@@ -59,9 +67,12 @@ interface OpenDump {
  * bytes, its lines' byte columns joined: at least two lines whose offsets
  * step by the bytes of the line before (a last line with no offset after it
  * read up to its first gap of two spaces where the lines before have none,
- * and no wider than they are). A line is in at most one dump, and a dump
- * yields only digits of its lines, so the dumps together hold at most half a
- * byte per character of `value`.
+ * and no wider than they are). A dump whose groups are all 2-byte words is
+ * yielded twice, in written order (`xxd` writes words in file order) and
+ * with each word's bytes swapped (`od -x` and `hexdump` write the low byte
+ * last): the same groups cannot tell which tool wrote them. A line is in at
+ * most one dump, and a dump yields at most twice the digits of its lines,
+ * so the dumps together hold at most one byte per character of `value`.
  */
 export function* hexDumpDigits(
   value: string,
@@ -74,50 +85,79 @@ export function* hexDumpDigits(
     const end = value.indexOf("\n", start);
     const line = dumpLine(lineAt(value, start, end));
     const step = previous && line && open
-      ? stepBetween(previous, line, open.base)
+      ? stepBetween(previous, line, open.bases)
       : null;
     if (open && previous && step) {
-      const bytes = step.digits.length / 2;
+      const digits = step.groups.join("");
+      const bytes = digits.length / 2;
       const gaps = innerGapsOf(previous, bytes);
       open.innerGaps = open.steps === 0
         ? gaps
         : open.innerGaps.filter((at) => gaps.includes(at));
-      open.digits.push(step.digits);
-      open.base = step.base;
+      open.digits.push(digits);
+      open.bases = step.bases;
+      open.words &&= step.groups.every(isWord);
       open.steps += 1;
       open.width = Math.max(open.width, bytes);
     } else {
-      const closed = longEnough(open, previous, shortest);
-      if (closed !== null) yield closed;
+      yield* readings(open, previous, shortest);
       // A line that does not step from the one before may start a dump.
-      open = line
-        ? { digits: [], base: null, steps: 0, width: 0, innerGaps: [] }
-        : null;
+      open = line ? openDump() : null;
     }
     previous = line;
     if (end < 0) break;
     start = end + 1;
     if (!previous?.groups.length) {
       // No line steps from this one: the dump open ends here.
-      const closed = longEnough(open, previous, shortest);
-      if (closed !== null) yield closed;
+      yield* readings(open, previous, shortest);
       open = null;
       previous = null;
       start = nextDumpStart(value, end);
     }
   }
-  const closed = longEnough(open, previous, shortest);
-  if (closed !== null) yield closed;
+  yield* readings(open, previous, shortest);
 }
 
-/** The digits of the dump `open` closed by `last`, when it holds at least `shortest` bytes. */
-function longEnough(
+/** A dump that has read no line yet. */
+function openDump(): OpenDump {
+  return {
+    digits: [],
+    bases: OFFSET_BASES,
+    words: true,
+    steps: 0,
+    width: 0,
+    innerGaps: [],
+  };
+}
+
+/**
+ * The readings of the dump `open` closed by `last`, when it holds at least
+ * `shortest` bytes: its digits as written, then, for a dump of 2-byte words,
+ * with each word's bytes swapped.
+ */
+function* readings(
   open: OpenDump | null,
   last: DumpLine | null,
   shortest: number,
-): string | null {
+): Generator<string> {
   const closed = open && last ? closeDump(open, last) : null;
-  return closed !== null && closed.length >= 2 * shortest ? closed : null;
+  if (closed === null || closed.digits.length < 2 * shortest) return;
+  yield closed.digits;
+  if (closed.words) yield wordsSwapped(closed.digits);
+}
+
+/** Whether `group` is one 2-byte word. */
+function isWord(group: string): boolean {
+  return group.length === 4;
+}
+
+/** `digits` of 2-byte words with each word's two bytes swapped: `7274` becomes `7472`. */
+function wordsSwapped(digits: string): string {
+  let swapped = "";
+  for (let i = 0; i < digits.length; i += 4) {
+    swapped += digits.slice(i + 2, i + 4) + digits.slice(i, i + 2);
+  }
+  return swapped;
 }
 
 /** Where the first line of `value` from `from` (a line's start or the break before it) that matches `DUMP_START` starts, or -1. */
@@ -163,61 +203,87 @@ function innerGapsOf(line: DumpLine, bytes: number): number[] {
 }
 
 /**
- * The digits of `line`'s bytes when `next`'s offset follows them in `base`
- * (hex, else octal when both offsets are octal and no base is set yet):
- * the first groups of `line` that hold exactly the bytes between the two
- * offsets, at least one.
+ * The groups of `line`'s bytes when `next`'s offset follows them in one of
+ * `bases`: the first groups of `line` that hold exactly the bytes between the
+ * two offsets, at least one, and the bases that read that step. Where bases
+ * read different steps (`0000016` after `0000000` is 22 bytes in hex, 16 in
+ * decimal, 14 in octal), the widest that the groups hold wins: a dump's bytes
+ * fill its lines, and a narrower step would leave a line's last bytes
+ * unread, as if they were its text column.
  */
 function stepBetween(
   line: DumpLine,
   next: DumpLine,
-  base: OffsetBase | null,
-): { digits: string; base: OffsetBase } | null {
-  for (const candidate of base ? [base] : [16, 8] as const) {
-    const step = offsetValue(next.offset, candidate) -
-      offsetValue(line.offset, candidate);
-    if (!(step >= 1)) continue;
-    const digits = leadingBytes(line.groups, step);
-    if (digits !== null) return { digits, base: candidate };
+  bases: readonly OffsetBase[],
+): { groups: string[]; bases: OffsetBase[] } | null {
+  const stepIn = (base: OffsetBase) =>
+    offsetValue(next.offset, base) - offsetValue(line.offset, base);
+  let widest = 0;
+  let groups: string[] | null = null;
+  for (const base of bases) {
+    const bytes = stepIn(base);
+    if (!(bytes > widest)) continue;
+    const leading = leadingGroups(line.groups, bytes);
+    if (leading === null) continue;
+    widest = bytes;
+    groups = leading;
   }
-  return null;
+  if (groups === null) return null;
+  return { groups, bases: bases.filter((base) => stepIn(base) === widest) };
 }
+
+/** The hex digits a base lacks: an offset holding one is not written in it. */
+const NOT_DIGITS: Readonly<Record<OffsetBase, RegExp | null>> = {
+  16: null,
+  10: /[A-Fa-f]/,
+  8: /[89A-Fa-f]/,
+};
 
 /** `offset` read in `base`: `NaN` when it has a digit the base lacks. */
 function offsetValue(offset: string, base: OffsetBase): number {
-  return base === 8 && /[89A-Fa-f]/.test(offset)
+  return NOT_DIGITS[base]?.test(offset)
     ? Number.NaN
     : Number.parseInt(offset, base);
 }
 
-/** The digits of the first of `groups` that hold exactly `bytes` bytes, or `null` when no prefix does. */
-function leadingBytes(groups: readonly string[], bytes: number): string | null {
-  let digits = "";
+/** The first of `groups` that hold exactly `bytes` bytes, or `null` when no prefix does. */
+function leadingGroups(
+  groups: readonly string[],
+  bytes: number,
+): string[] | null {
+  const leading: string[] = [];
+  let digits = 0;
   for (const group of groups) {
-    if (digits.length === 2 * bytes) break;
-    digits += group;
-    if (digits.length > 2 * bytes) return null;
+    if (digits === 2 * bytes) break;
+    leading.push(group);
+    digits += group.length;
+    if (digits > 2 * bytes) return null;
   }
-  return digits.length === 2 * bytes ? digits : null;
+  return digits === 2 * bytes ? leading : null;
 }
 
 /**
- * A dump's digits once `last`, its last line, is read: `null` when it has
- * not two lines. The last line has no offset after it, so its bytes are the
- * groups before its first gap of two spaces (where `xxd` starts its text
- * column) that falls where the lines before have none (`hexdump -C` has one
- * after byte 8 of each line), as many as the widest line before holds at
- * most.
+ * A dump's digits once `last`, its last line, is read, and whether all its
+ * groups are 2-byte words: `null` when it has not two lines. The last line
+ * has no offset after it, so its bytes are the groups before its first gap
+ * of two spaces (where `xxd` starts its text column) that falls where the
+ * lines before have none (`hexdump -C` has one after byte 8 of each line),
+ * as many as the widest line before holds at most.
  */
-function closeDump(open: OpenDump, last: DumpLine): string | null {
+function closeDump(
+  open: OpenDump,
+  last: DumpLine,
+): { digits: string; words: boolean } | null {
   if (open.steps === 0) return null;
   let tail = "";
+  let words = open.words;
   for (let i = 0; i < last.groups.length; i++) {
     const group = last.groups[i]!;
     const wide = i > 0 && last.gaps[i]! > 1;
     if (wide && !open.innerGaps.includes(tail.length / 2)) break;
     if (tail.length + group.length > 2 * open.width) break;
     tail += group;
+    words &&= isWord(group);
   }
-  return open.digits.join("") + tail;
+  return { digits: open.digits.join("") + tail, words };
 }

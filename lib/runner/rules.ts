@@ -60,6 +60,14 @@
  * deletion may have moved or copied the records there instead of erasing
  * them. Samples keep the control inventory's counts (`control_inventory`).
  *
+ * Revision 9: hex is also read from dumps with decimal offsets (`od -A d`),
+ * from dumps of 2-byte words in little-endian byte order (`od -x`,
+ * `hexdump` without `-C`: a dump whose groups are all 2-byte words is read
+ * as written and with each word's bytes swapped), and from runs of hex
+ * digits of odd length (glued after a word ending in a hex letter, or cut),
+ * read from their first digit and from their second; revision 8 decoded
+ * only runs of even length.
+ *
  * @module
  */
 
@@ -78,7 +86,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/8" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/9" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -87,7 +95,7 @@ export const EVIDENCE_RULES = {
     alphabet: MARKER_ALPHABET,
     random_length: MARKER_RANDOM_LENGTH,
     match:
-      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits of even length, either case, a line break continuing a run only after whole bytes; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, or a line break with that separator on either side or neither, starting at a byte no letter or digit precedes, each byte followed by no hex digit, its separators and line breaks not counted in its length, only when its lines hold at least 5 bytes on average; and each dump with an offset column as xxd, hexdump -C and od -t x1 print one: two or more consecutive lines, each an offset of 4 to 12 hex digits (a colon after it allowed) then groups of whole bytes (two hex digits each) after one or two spaces, whose offsets step, all in hex or all in octal, by the bytes of the first groups of the line before, those groups being that line's bytes, the last line's bytes its groups up to its first gap of two spaces at a place the lines before have none, and no more than the widest line before; the bytes of either kind of run and of a dump read one UTF-8 sequence at a time, each byte that starts no valid sequence read as a space), each only when at least as long as the encoding of 26 characters, base64 only when valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
+      "exact substring, else the random part in the answer folded: &amp; unwrapped, character references decoded, NFKC, each Cyrillic or Greek look-alike in homoglyphs read as its Latin letter or digit, each Unicode decimal digit (\\p{Nd}) read as its ASCII digit, lower case, o as 0, i and l as 1, only [0-9a-z] kept; each string also with markup tags removed; then each decoding of the string as written, searched the same way and never decoded again: base64 (the whole string, line breaks aside, when it decodes to text, else each maximal run of the standard or the URL-safe alphabet from its first character, a line break continuing a run only after a whole number of 4-character groups; in the whole string and in a run of the standard alphabet \\/ is read as /), hex (each maximal run of hex digits, either case, read from its first digit, a line break continuing it only after whole bytes, a digit left over at its end unread, and read again from its second digit when that reading leaves a digit over before a line break or at its end; and each run of two-digit bytes, either case, with one separator between bytes, the same space, colon or dash throughout, or a line break with that separator on either side or neither, starting at a byte no letter or digit precedes, each byte followed by no hex digit, its separators and line breaks not counted in its length, only when its lines hold at least 5 bytes on average; and each dump with an offset column as xxd, hexdump -C, od -t x1, od -x and hexdump print one: two or more consecutive lines, each an offset of 4 to 12 hex digits (a colon after it allowed) then groups of whole bytes (two hex digits each) after one or two spaces, whose offsets step, all in hex, all in octal or all in decimal (the widest step the groups hold where the bases differ, then only the bases that read it), by the bytes of the first groups of the line before, those groups being that line's bytes, the last line's bytes its groups up to its first gap of two spaces at a place the lines before have none, and no more than the widest line before, a dump whose groups are all 2-byte words (four digits) read both as written and with each word's two bytes swapped; the bytes of either kind of run and of a dump read one UTF-8 sequence at a time, each byte that starts no valid sequence read as a space), each only when at least as long as the encoding of 26 characters, base64 only when valid UTF-8 once decoded; percent-encoding (%XX escapes decoded as UTF-8, escapes that are not valid UTF-8 left as written, + as a space); JSON and JavaScript string escapes (\\uXXXX, \\u{X}, \\xXX, and a backslash before a quote, a backslash, / or b f n r t v)",
     searched:
       "every string of the /query answer, values and keys at any depth, text first, and the adjacent strings of one array joined, and the string values of one object adjacent in its key order (the answer's order, keys that are array indexes first in numeric order) joined, keys never joined; after the deletion the test marker in the control query's answer counts too, and either namespace's /inventory answer is searched the same way (the control's own marker there does not count); at cleanup either marker in either namespace's answers",
     homoglyphs: HOMOGLYPHS,
@@ -117,7 +125,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:1505e91aa2182b1fc37b2e9c0f921881b4fb17af3cb4ef6f77786880de141c9a" as const;
+  "sha256:89b092cca77265ba8d688a4dae4a9f005a968ce4cbad7a5f1a2cff97f4e96795" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
