@@ -410,7 +410,7 @@ export async function obsRetention(args: string[], io: CliIo): Promise<number> {
           redactedEnvelopes(result)
         }\n`,
     );
-    if (result.previews_dated_ahead > 0) io.out(datedAheadNote(result));
+    if (result.previews_by_receipt > 0) io.out(byReceiptNote(result));
     if (result.storage) printStorage(io, result.storage);
     else {
       io.out(
@@ -442,16 +442,14 @@ function redactedEnvelopes(result: RetentionResult): string {
 
 /**
  * The line naming previews that expired by receipt, not event time: their
- * events are dated after now, which points at a writer's clock or units.
+ * events are dated after it, which points at a writer's clock or units.
  */
-function datedAheadNote(result: RetentionResult): string {
-  const { previews_dated_ahead: ahead, cutoffs } = result;
-  const one = ahead === 1;
-  return `${ahead} ${
-    one
-      ? "preview of an event dated after now was"
-      : "previews of events dated after now were"
-  } received before ${cutoffs.previews_before} and ${
+function byReceiptNote(result: RetentionResult): string {
+  const { previews_by_receipt: n, cutoffs } = result;
+  const one = n === 1;
+  return `${n} ${
+    one ? "preview was" : "previews were"
+  } received before ${cutoffs.previews_before} but dated after it, and ${
     result.dry_run ? "would expire" : "expired"
   } by receipt: check the clock (and time units) of the producer that wrote ${
     one ? "it" : "them"

@@ -41,12 +41,12 @@ const SECRET_EVENT = event("s1", {
   attributes: { "app.a": true },
   preview: SECRET,
 });
-// Dated after the secret event, and inside the preview period when
-// retention runs (an event dated after retention's clock would count from
-// its receipt instead).
+// Dated and received after the secret event, inside the preview period
+// when retention runs (received before it, it would expire by receipt).
+const OTHER_RECEIVED = RECEIVED + 1.5 * DAY;
 const OTHER_EVENT = event("o1", {
   user_id: "olga",
-  started_at: new Date(RECEIVED + 1.5 * DAY).toISOString(),
+  started_at: new Date(OTHER_RECEIVED).toISOString(),
   preview: "OTHERTEXT stays",
 });
 
@@ -60,9 +60,8 @@ const ORIGINAL = normalized(SECRET_EVENT);
 const DIGESTS = [ORIGINAL.preview!.sha256, ORIGINAL.fingerprint];
 
 async function ingestAll(db: TraceDb): Promise<void> {
-  await ingestEvents(db, [SECRET_EVENT, OTHER_EVENT], {
-    now: () => RECEIVED,
-  });
+  await ingestEvents(db, [SECRET_EVENT], { now: () => RECEIVED });
+  await ingestEvents(db, [OTHER_EVENT], { now: () => OTHER_RECEIVED });
 }
 
 /** Preview retention at one day, two days after the secret event. */
@@ -153,8 +152,8 @@ Deno.test("preview retention renews the fingerprints an expired envelope left on
   await withErasureDb(async (db) => {
     await ingestAll(db);
     const plan = await planExpiry(db, {
-      olderThan: RECEIVED + 1,
-      now: () => RECEIVED + 10,
+      olderThan: OTHER_RECEIVED + 1,
+      now: () => OTHER_RECEIVED + 10,
     });
     const expired = await applyExpiry(db, plan, plan.confirmation, () => true);
     assert.equal(expired.deleted, 2);

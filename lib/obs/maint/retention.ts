@@ -1,7 +1,7 @@
 /**
  * Native retention of the index: previews, metadata and verified outcomes
- * each expire on their own schedule (by event time, and a preview also by
- * its receipt when its event is dated after the clock), with
+ * each expire on their own schedule (by event time, and a preview by its
+ * receipt when that came first: its event is dated after it), with
  * previews <= metadata <= outcomes. Canonical envelopes are never deleted
  * here; only a reviewed source expiry or an erasure removes them. But an
  * envelope names its preview by SHA-256 and its fingerprint is a digest of
@@ -108,8 +108,7 @@ export interface RetentionResult {
   };
   /**
    * Event-time cutoffs: rows with an event time before these expire (and
-   * the preview of an event dated after now, received before
-   * `previews_before`).
+   * a preview received before `previews_before`, whatever its event's time).
    */
   cutoffs: {
     previews_before: string;
@@ -119,12 +118,12 @@ export interface RetentionResult {
   /** Previews removed (or that would be). */
   previews: number;
   /**
-   * Of `previews`, those of events dated after the retention clock but
-   * received before the preview cutoff: a preview expires by the earlier of
-   * its event's time and its receipt, so a writer's clock running ahead
-   * does not keep the content. Many of them point at such a writer.
+   * Of `previews`, those that expire by their receipt: received before the
+   * preview cutoff, of events dated at or after it. A preview expires by the
+   * earlier of its event's time and its receipt, so a writer's clock running
+   * ahead does not keep the content. Any of them points at such a writer.
    */
-  previews_dated_ahead: number;
+  previews_by_receipt: number;
   /**
    * Events whose envelope (or, without one, whose fingerprint) named the
    * digest of a preview retention removes, or removed before this was
@@ -201,13 +200,16 @@ const PREVIEW_HELD = `(
 // Rows whose preview expires by event time.
 const PREVIEW_EXPIRING = `ts < ?1 AND ${PREVIEW_HELD}`;
 
-// Of the rows dated after the clock (walked from there), those received
-// before the preview cutoff. A writer whose clock runs ahead, or that sends
-// microseconds as milliseconds, dates its events years ahead; counted from
-// event time alone, their previews (the content) would outlive the period
-// by as much. Metadata and outcomes keep counting from event time: the
-// marks that parity and backfill read name event times.
-const PREVIEW_DATED_AHEAD = `received_at < ?1 AND ${PREVIEW_HELD}`;
+// Of the rows dated at or after the cutoff (walked from there), those
+// received before it. A writer whose clock runs ahead, or that sends
+// microseconds as milliseconds, dates its events after their receipt, even
+// years ahead; counted from event time alone, their previews (the content)
+// would outlive the period by as much. So a preview expires by the earlier
+// of its event's time and its receipt. The walk reads the time index from
+// the cutoff on: the events of the preview period and any dated later.
+// Metadata and outcomes keep counting from event time: the marks that
+// parity and backfill read name event times.
+const PREVIEW_BY_RECEIPT = `received_at < ?1 AND ${PREVIEW_HELD}`;
 
 // Rows expiring as metadata: no verified outcome and older than metadata, or
 // a verified outcome older than outcomes (an older cutoff, by the ordering rule).
@@ -248,7 +250,7 @@ export async function retention(
     return {
       dry_run: true,
       ...base,
-      ...await countExpiring(db, cutoffs, now),
+      ...await countExpiring(db, cutoffs),
       batches: 0,
       interrupted: false,
       storage: null,
@@ -284,8 +286,8 @@ export async function retention(
   return { dry_run: false, ...base, ...removed, storage };
 }
 
-async function countExpiring(db: TraceDb, cutoffs: Cutoffs, now: number) {
-  const [previews, ahead, events, resources] = await db.client.batch([
+async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
+  const [previews, byReceipt, events, resources] = await db.client.batch([
     {
       sql: `SELECT COUNT(*) AS n FROM obs_previews
             WHERE seq IN (SELECT seq FROM obs_events WHERE ts < ?)`,
@@ -294,8 +296,8 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs, now: number) {
     {
       sql: `SELECT COUNT(*) AS n FROM obs_previews
             WHERE seq IN (SELECT seq FROM obs_events
-              WHERE ts > ?2 AND received_at < ?1)`,
-      args: [cutoffs.previews, now],
+              WHERE ts >= ?1 AND received_at < ?1)`,
+      args: [cutoffs.previews],
     },
     {
       sql:
@@ -323,18 +325,18 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs, now: number) {
   );
   await walkOldEvents(
     db,
-    PREVIEW_DATED_AHEAD,
+    PREVIEW_BY_RECEIPT,
     [cutoffs.previews],
     DEFAULT_RETENTION_BATCH,
     countDigests,
     undefined,
-    { from: "after", ts: now },
+    cutoffs.previews,
   );
   digests += await countUnindexedDigests(db);
-  const datedAhead = Number(ahead!.rows[0]?.n ?? 0);
+  const receipt = Number(byReceipt!.rows[0]?.n ?? 0);
   return {
-    previews: Number(previews!.rows[0]?.n ?? 0) + datedAhead,
-    previews_dated_ahead: datedAhead,
+    previews: Number(previews!.rows[0]?.n ?? 0) + receipt,
+    previews_by_receipt: receipt,
     preview_digests: digests,
     events: Number(totals.plain ?? 0),
     outcome_events: Number(totals.outcomes ?? 0),
@@ -350,7 +352,7 @@ async function deleteExpiring(
   const { batchSize, now, signal } = apply;
   const totals = {
     previews: 0,
-    previews_dated_ahead: 0,
+    previews_by_receipt: 0,
     preview_digests: 0,
     events: 0,
     outcome_events: 0,
@@ -377,18 +379,18 @@ async function deleteExpiring(
   if (totals.interrupted) return totals;
   await walkOldEvents(
     db,
-    PREVIEW_DATED_AHEAD,
+    PREVIEW_BY_RECEIPT,
     [cutoffs.previews],
     batchSize,
     async (rows) => {
       const removed = await removePreviews(db, rows, now);
       totals.previews += removed.previews;
-      totals.previews_dated_ahead += removed.previews;
+      totals.previews_by_receipt += removed.previews;
       totals.preview_digests += removed.digests;
       totals.batches++;
     },
     stopped,
-    { from: "after", ts: now },
+    cutoffs.previews,
   );
   if (totals.interrupted) return totals;
   await walkOldEvents(
@@ -486,12 +488,10 @@ interface OldRow {
   verified: boolean;
 }
 
-/** Where a walk starts: every row, or the rows dated after the clock. */
-type WalkStart = { from: "oldest" } | { from: "after"; ts: number };
-
 /**
- * Visits matching rows oldest first from `start`, `batchSize` at a time, by
- * keyset on (ts, seq), until none is left or `stop()` says so before a batch.
+ * Visits matching rows dated at or after `fromTs` (default: all), oldest
+ * first, `batchSize` at a time, by keyset on (ts, seq), until none is left
+ * or `stop()` says so before a batch.
  */
 async function walkOldEvents(
   db: TraceDb,
@@ -500,13 +500,11 @@ async function walkOldEvents(
   batchSize: number,
   visit: (rows: OldRow[]) => Promise<void>,
   stop: () => boolean = () => false,
-  start: WalkStart = { from: "oldest" },
+  fromTs: number = Number.MIN_SAFE_INTEGER,
 ): Promise<void> {
-  // The start is the keyset's first bound, so the walk is one range of the
-  // time index either way (no seq reaches MAX_SAFE_INTEGER).
-  let after: [number, number] = start.from === "oldest"
-    ? [Number.MIN_SAFE_INTEGER, 0]
-    : [start.ts, Number.MAX_SAFE_INTEGER];
+  // The start is the keyset's first bound (seqs start at 1), so the walk is
+  // one range of the time index.
+  let after: [number, number] = [fromTs, 0];
   const keyAt = args.length + 1;
   for (;;) {
     if (stop()) return;
