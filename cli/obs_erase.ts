@@ -423,7 +423,7 @@ function renderPlan(
     ...unmatchedLine(plan, subject),
     `  by store: trace ${s.trace}, conversation ${s.conversation}, tool_log ${s.tool_log}`,
     `  participants: ${participantsLine(plan.participants)}`,
-    ...archiveLines(plan, "  "),
+    ...archiveLines(plan, "dry_run", "  "),
     ...nextLines(plan, subject, values),
     "",
   ].join("\n");
@@ -508,19 +508,27 @@ function unmatchedLine(
   ];
 }
 
-/** Archive files named one per line in a text answer; `--json` lists them all. */
+/** Archive files a dry run's text names one per line; its `--json` lists them all. */
 const ARCHIVES_NAMED = 20;
 
 /**
  * Envelopes source expiry archived before: the archive files hold them, and
  * no erasure opens those files, so each recorded one is named with what to
- * do, and those without a recorded location are counted apart.
+ * do, and those without a recorded location are counted apart. A dry run
+ * names the first few; an apply names every one, since the records go with
+ * the erased events and nothing can list them afterwards.
  */
-function archiveLines(expired: ExpiredEnvelopes, indent = ""): string[] {
+function archiveLines(
+  expired: ExpiredEnvelopes,
+  answer: "dry_run" | "applied",
+  indent = "",
+): string[] {
   const total = expired.expired_envelopes;
   if (total === 0) return [];
   const item = `${indent}  `;
-  const named = expired.expired_archives.slice(0, ARCHIVES_NAMED);
+  const named = answer === "applied"
+    ? expired.expired_archives
+    : expired.expired_archives.slice(0, ARCHIVES_NAMED);
   const more = expired.expired_archives.length - named.length;
   return [
     `${indent}Source expiry archived the ${
@@ -532,7 +540,9 @@ function archiveLines(expired: ExpiredEnvelopes, indent = ""): string[] {
       } (${plural(archive.envelopes, "envelope")})`
     ),
     ...(more > 0
-      ? [`${item}${more} more archive files hold some: --json names them all`]
+      ? [
+        `${item}${more} more archive files hold some: --json names them all, and the apply names every one (the records go with the erased events)`,
+      ]
       : []),
     ...(expired.expired_unnamed > 0
       ? [
@@ -608,7 +618,7 @@ function renderApplied(
     ...unmatchedLine(result, subject),
     ...laterLine(result.later_events, subject),
     ...contentScopeLine(result.scope),
-    ...archiveLines(result),
+    ...archiveLines(result, "applied"),
     `Receipt ${receipt.receipt.receipt_id}: ledger entry ${receipt.seq}, head ${
       formatHead(receipt.head)
     }`,

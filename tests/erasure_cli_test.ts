@@ -5,7 +5,12 @@ import { captureIo, exists, markNewerSchema, withTempDir } from "./_helpers.ts";
 import { SEED } from "./erasure_support.ts";
 import { openDb } from "../lib/db.ts";
 import { OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
-import { ERASURE_KEY_FILE } from "../lib/obs/maint/mod.ts";
+import {
+  applyExpiry,
+  ERASURE_KEY_FILE,
+  planExpiry,
+} from "../lib/obs/maint/mod.ts";
+import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 
 /** Runs `trace …` through the real entry point. */
 async function trace(
@@ -504,6 +509,55 @@ Deno.test("obs erase names the archive file trace obs expiry-apply wrote the sub
     const applied = await applyErasure(data, confirmation);
     assert.equal(applied.code, 0, applied.err);
     assert.ok(applied.out.includes(named("  ")), applied.out);
+  });
+});
+
+Deno.test("obs erase names 20 archive files in a dry run and every one when it applies, since the records go with the events", async () => {
+  await withTempDir(async (dir) => {
+    const data = ["--data-dir", join(dir, "data")];
+    assert.equal((await trace(["obs", "init", ...data])).code, 0);
+    const db = await openDb({ dataDir: join(dir, "data") });
+    try {
+      await ingestEvents(
+        db,
+        Array.from({ length: 21 }, (_, i) => ({
+          event_id: `archived-${i}`,
+          application_id: "app",
+          agent_id: "agent-1",
+          user_id: "alice",
+          kind: "retrieval",
+        })),
+        { now: () => Date.now() - 1_000 },
+      );
+      // One archive file per expired envelope: 21 plans of one envelope each.
+      for (let i = 0; i < 21; i++) {
+        const plan = await planExpiry(db, {
+          olderThan: Date.now(),
+          applicationId: "app",
+          limit: 1,
+        });
+        await applyExpiry(db, plan, plan.confirmation, () => ({
+          archived: true as const,
+          location: `/srv/archive/expiry-${String(i).padStart(2, "0")}.ndjson`,
+        }));
+      }
+    } finally {
+      db.close();
+    }
+    const named = (out: string) =>
+      out.match(/remove the subject's lines from \/srv\/archive\//g)?.length;
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(dry.code, 0, dry.err);
+    assert.equal(named(dry.out), 20, dry.out);
+    assert.match(
+      dry.out,
+      /1 more archive files hold some: --json names them all, and the apply names every one/,
+    );
+    const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
+    const applied = await applyErasure(data, confirmation);
+    assert.equal(applied.code, 0, applied.err);
+    assert.equal(named(applied.out), 21, applied.out);
+    assert.doesNotMatch(applied.out, /more archive files/);
   });
 });
 
