@@ -962,7 +962,7 @@ Deno.test("trace serve refuses to run a target whose token_env it was started wi
       assert.match(html, /Nothing was sent to the staging adapter/);
       assert.match(
         html,
-        /data-copy="export TRACE_TEST_UNSET_TOKEN=&#39;&lt;the bearer token&gt;&#39;\ntrace serve --data-dir [^"]+"/,
+        /data-copy="read -rs TRACE_TEST_UNSET_TOKEN &amp;&amp; export TRACE_TEST_UNSET_TOKEN\ntrace serve --data-dir [^"]+"/,
       );
       assert.match(html, /href="\/targets\/staging-token">Back to the target/);
       const runs = await fetch(`${url}/runs.json`, {

@@ -30,6 +30,7 @@ import type { SiteInfo, UiEnv } from "../ui/context.ts";
 import { Command } from "../ui/components/command.tsx";
 import { renderPage } from "../ui/layout.tsx";
 import { runHref, targetHref } from "../ui/links.ts";
+import { withDataFlags } from "../ui/printed_command.ts";
 import type { RunSource } from "../ui/run_view.ts";
 
 /** What the action routes need. */
@@ -180,9 +181,12 @@ function tokenUnset(
   const back = "targetId" in request
     ? { href: targetHref(request.targetId), label: "the target" }
     : { href: "/regressions", label: "the regressions" };
-  // token_env is a checked variable name, so it is a shell word as it is.
-  const restart =
-    `export ${error.variable}='<the bearer token>'\ntrace serve${deps.site.dataFlags}`;
+  // token_env is a checked variable name, so it is a shell word as it is;
+  // `read -rs` keeps the token off the screen and out of shell history.
+  const variable = error.variable;
+  const restart = `read -rs ${variable} && export ${variable}\n${
+    withDataFlags("trace serve", deps.site.dataFlags)
+  }`;
   return renderPage(
     c,
     {
@@ -204,7 +208,9 @@ function tokenUnset(
       </p>
       <p>
         Stop this server (Ctrl-C where it runs) and start it again with the
-        variable set, adding the other flags you started it with:
+        variable set, adding the other flags you started it with. The first line
+        waits for the token: paste it and press Enter (it is not shown and not
+        kept in your shell's history).
       </p>
       <Command text={restart} />
       <p>

@@ -6,7 +6,8 @@
  * ingest's time. Every insert into a counted table goes through ingest's
  * write (`_write.ts`) or a rebuild from envelopes (`maint/backfill.ts`),
  * and both add the statement of {@link RowCounts} to the transaction that
- * inserts, so a rolled-back insert counts nothing.
+ * inserts, so a rolled-back insert counts nothing. (Tombstones, which only
+ * an erasure writes, are counted by a trigger from schema version 7.)
  *
  * @module
  */

@@ -140,13 +140,11 @@ export async function tableCounts(
     "SELECT key, n FROM obs_counts",
     "SELECT COUNT(*) AS n FROM obs_coverage_profiles",
     "SELECT COUNT(*) AS n FROM obs_expiry_grants",
-    // Version 6 has tombstones but counts them from version 7 on; health
+    // Version 6 has tombstones but counts them from version 7 on: health
     // reads an index that awaits its upgrade (and says so) by counting them.
-    schema.tombstones === "counted"
-      ? "SELECT NULL AS n"
-      : schema.tombstones === "uncounted"
-      ? "SELECT COUNT(*) AS n FROM obs_erased_events"
-      : "SELECT 0 AS n",
+    ...(schema.tombstones === "uncounted"
+      ? ["SELECT COUNT(*) AS n FROM obs_erased_events"]
+      : []),
   ], "read");
   const n = new Map(rows!.rows.map((row) => [String(row.key), Number(row.n)]));
   const byStore = Object.fromEntries(
@@ -160,9 +158,9 @@ export async function tableCounts(
       previews: n.get("previews") ?? 0,
       coverage_profiles: Number(profiles!.rows[0]?.n ?? 0),
       expiry_grants: Number(grants!.rows[0]?.n ?? 0),
-      erased_events: Number(
-        tombstones!.rows[0]?.n ?? n.get("erased_events") ?? 0,
-      ),
+      erased_events: tombstones
+        ? Number(tombstones.rows[0]?.n ?? 0)
+        : n.get("erased_events") ?? 0,
       by_store: byStore,
     },
     truncation: {

@@ -1,11 +1,12 @@
 /**
  * A directory archive for source expiry: the envelopes go to a new private
- * NDJSON file, and the callback acknowledges with `true` only after the file
- * (and on POSIX its directory entry) reached stable storage. The file is
- * written under a temporary name and published whole, so a name like
- * `expiry-….ndjson` only ever holds a finished archive. It names that file,
- * by its absolute path, as the location the expiry records for each
- * envelope, so an erasure can name the file that still holds its subject.
+ * NDJSON file, and the callback acknowledges (`{archived: true, location}`)
+ * only after the file (and on POSIX its directory entry) reached stable
+ * storage. The file is written under a temporary name and published whole,
+ * so a name like `expiry-….ndjson` only ever holds a finished archive. The
+ * acknowledgement names that file, by its absolute path, as the location the
+ * expiry records for each envelope, so an erasure can name the file that
+ * still holds its subject.
  *
  * @module
  */

@@ -54,7 +54,10 @@ export interface EnvelopeGrant {
   /**
    * Where source expiry's archive keeps the envelopes: its location, `''`
    * for an archive that named none, `null` (the default) for a delete that
-   * archives nothing (an erasure's redaction).
+   * archives nothing (an erasure's redaction). An erasure reads a grant's
+   * `null` as "expired before schema version 7": that holds because the
+   * erasure that writes one deletes it in the same transaction; a grant with
+   * no archive that outlived its transaction would be misreported so.
    */
   archive?: string | null;
 }
