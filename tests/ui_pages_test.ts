@@ -3,7 +3,12 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
-import { HEALTH_ALERT_MESSAGES } from "../lib/obs/maint/mod.ts";
+import {
+  eraseNow,
+  HEALTH_ALERT_MESSAGES,
+  parseErasureSubject,
+} from "../lib/obs/maint/mod.ts";
+import { TEST_KEY } from "./erasure_support.ts";
 import { createUiAuth } from "../routes/_ui_auth.ts";
 import { healthReason } from "../routes/pages/traces_health.tsx";
 import type { UiEnv } from "../routes/ui/context.ts";
@@ -108,6 +113,26 @@ Deno.test("the health JSON twin carries the page's data: obsHealth plus this ser
       html,
       /This server&#39;s recent checks|This server's recent checks/,
     );
+  });
+});
+
+Deno.test("an index whose events were all erased shows its counts, the erased event ids among them", async () => {
+  await withUiApp({}, async (fixture) => {
+    await ingestEvents(fixture.db, [
+      { ...EVENT, event_id: "gone-1", user_id: "uma" },
+      { ...EVENT, event_id: "gone-2", user_id: "uma" },
+    ]);
+    await eraseNow(
+      fixture.db,
+      parseErasureSubject({
+        application_id: EVENT.application_id,
+        user_id: "uma",
+      }),
+      { key: TEST_KEY },
+    );
+    const html = await (await get(fixture, "/traces/health")).text();
+    assert.doesNotMatch(html, /No events indexed yet/);
+    assert.match(html, /Erased event ids<\/th><td class="num">2<\/td>/);
   });
 });
 

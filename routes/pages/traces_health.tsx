@@ -321,7 +321,10 @@ const CountsPanel: FC<{ data: HealthPageData; view: PageView }> = (
   const counts = data.counts!;
   const links = data.links!;
   const truncation = data.truncation!;
-  if (counts.events === 0 && counts.envelopes === 0) {
+  // An index that held events, all expired or erased since, shows its counts.
+  const heldEvents = counts.envelopes > 0 || counts.expiry_grants > 0 ||
+    counts.erased_events > 0;
+  if (counts.events === 0 && !heldEvents) {
     return (
       <EmptyState
         title="No events indexed yet"
