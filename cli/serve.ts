@@ -6,10 +6,11 @@ import {
   READ_ONLY_ENV,
   readOnlyFromEnv,
 } from "../lib/auth/mod.ts";
-import { dbLocation } from "../lib/db.ts";
+import { dbLocation, type TraceDb } from "../lib/db.ts";
 import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import {
+  ErasureKeyLostError,
   erasureTruncation,
   HealthMonitor,
   PROPAGATION_ENV,
@@ -227,6 +228,36 @@ function serveTokenEnvRemedy(variable: string): string {
   return `trace serve reads its environment once, when it starts: restart it with the variable set (${variable}=… trace serve …)`;
 }
 
+/** The server's erasure key, or why it has none. */
+interface ServerErasureKey {
+  key: Uint8Array | undefined;
+  /** The lost key's refusal, which every erasure repeats. */
+  lost: ErasureKeyLostError | undefined;
+  problem: string | undefined;
+}
+
+/**
+ * The data directory's erasure key, made when missing. A key file lost
+ * while receipts need it is not replaced (`erasure_key.ts`); the server then
+ * serves everything but erasure, which refuses saying to restore it, where
+ * refusing to start would take the UI and ingest down with it. The staging
+ * adapter's deletions are erasures with receipts: asked for, it still
+ * refuses to start.
+ */
+async function serverErasureKey(
+  db: TraceDb,
+  dataDir: string,
+  stagingAdapter: boolean,
+): Promise<ServerErasureKey> {
+  try {
+    const key = await erasureKeyFor(db, dataDir);
+    return { key, lost: undefined, problem: undefined };
+  } catch (error) {
+    if (!(error instanceof ErasureKeyLostError) || stagingAdapter) throw error;
+    return { key: undefined, lost: error, problem: error.message };
+  }
+}
+
 /** `trace serve`: listen until interrupted. */
 export const serve: Command = async (args, io) => {
   const { values } = parseFlags("serve", args, FLAGS);
@@ -283,20 +314,25 @@ export const serve: Command = async (args, io) => {
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   refuseUnusableAddress(values.host, port);
   const { db, dataDir } = await openDataContext(values, io, { write: true });
-  let key: Uint8Array;
+  let erasure: ServerErasureKey;
   try {
-    key = await erasureKeyFor(db, dataDir);
+    erasure = await serverErasureKey(db, dataDir, values["staging-adapter"]);
   } catch (error) {
     db.close();
     throw error;
   }
+  if (erasure.problem !== undefined) {
+    io.err(
+      `trace serve: erasure is off, everything else is served: ${erasure.problem}, then restart trace serve\n`,
+    );
+  }
   const stopPropagation = enableErasurePropagation({
-    key,
+    key: erasure.key ?? (() => Promise.reject(erasure.lost)),
     byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
     onError: (message) => io.err(message + "\n"),
   });
-  const stagingAdapter = values["staging-adapter"]
-    ? selfStagingWithReceipts(db, key)
+  const stagingAdapter = erasure.key && values["staging-adapter"]
+    ? selfStagingWithReceipts(db, erasure.key)
     : undefined;
   const jobs = new RunJobs({
     db,
@@ -318,7 +354,8 @@ export const serve: Command = async (args, io) => {
     log: (line) => io.err(line + "\n"),
     requestLog: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
-    erasureKey: key,
+    erasureKey: erasure.key,
+    erasureKeyProblem: erasure.problem,
     stagingAdapter,
     // The same job manager as MCP's: one external run at a time for both.
     runs: { dataDir, jobs },

@@ -123,6 +123,8 @@ export interface AppOptions {
   sessionTtlSeconds?: number | undefined;
   /** The data directory's erasure key, for `POST /api/erasures` (absent: it answers 501). */
   erasureKey?: Uint8Array | undefined;
+  /** Why there is no erasure key (a lost key file), for that 501 to say. */
+  erasureKeyProblem?: string | undefined;
   /** Records every erasure request before it runs; a throw refuses the request. */
   erasureAudit?: ErasureAudit | undefined;
   /** Serves this staging adapter over the index at `/staging/*` (loopback only). */
@@ -261,6 +263,7 @@ export function createApp(options: AppOptions): Hono {
       db: options.db,
       auth,
       key: options.erasureKey,
+      keyProblem: options.erasureKeyProblem,
       audit: options.erasureAudit ?? auditErasure(options.db),
     }),
   );

@@ -114,6 +114,8 @@ export interface ErasureApiDeps {
   auth: UiAuth;
   /** The data directory's erasure key; without it the API answers 501. */
   key?: Uint8Array | undefined;
+  /** Why the server has no key, when it knows (a lost key file): the 501 says it. */
+  keyProblem?: string | undefined;
   /** Records each request before it runs and how it ended (the audit trail's hook point). */
   audit?: ErasureAudit | undefined;
 }
@@ -141,7 +143,9 @@ export function createErasureApi(deps: ErasureApiDeps): Hono<UiEnv> {
       if (!key) {
         throw new HttpRefusal(
           501,
-          "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve",
+          deps.keyProblem === undefined
+            ? "Erasure is not configured on this server: it needs the data directory's erasure key; start it with trace serve"
+            : `Erasure is off on this server: ${deps.keyProblem}, then restart trace serve`,
           "erasure_key_missing",
           { code: "erasure_key_missing" },
         );

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { captureIo, exists, markNewerSchema, withTempDir } from "./_helpers.ts";
+import {
+  captureIo,
+  exists,
+  markNewerSchema,
+  spawnCli,
+  withTempDir,
+} from "./_helpers.ts";
 import { SEED } from "./erasure_support.ts";
 import { openDb } from "../lib/db.ts";
 import { OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
@@ -670,6 +676,45 @@ Deno.test("obs erase refuses an index a newer build upgraded before it makes a k
     const plan = await trace(["obs", "erase", ...ALICE, ...data]);
     assert.equal(plan.code, 2, plan.err);
     assert.match(plan.err, /newer than this build knows/);
+    assert.equal(await exists(key), false, "no key was made");
+  });
+});
+
+Deno.test("trace serve with a lost erasure key serves all but erasure and says to restore the key; with --staging-adapter it does not start", async () => {
+  await withSeededData(async (data, dir) => {
+    const key = join(dir, "data", ERASURE_KEY_FILE);
+    const dry = await trace(["obs", "erase", ...ALICE, "--json", ...data]);
+    const applied = await applyErasure(data, JSON.parse(dry.out).confirmation);
+    assert.equal(applied.code, 0, applied.err);
+    await Deno.remove(key);
+    const restore =
+      /The erasure key \S+erasure\.key is missing, but the database holds 1 erasure receipt made with key sha256:[0-9a-f]{16}; restore erasure\.key from a backup of this data directory \(a new key would leave them unverifiable\)/;
+    const server = spawnCli(["serve", "--port", "0", ...data]);
+    try {
+      const [, url] = await server.waitFor(/listening on (http:\/\/\S+?)[\s;]/);
+      assert.match(
+        server.seen(),
+        new RegExp(
+          `trace serve: erasure is off, everything else is served: ${restore.source}, then restart trace serve\n`,
+        ),
+      );
+      const health = await fetch(`${url}/api/health`);
+      assert.equal(health.status, 200);
+      await health.body?.cancel();
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.finish();
+    }
+    const adapter = spawnCli([
+      "serve",
+      "--port",
+      "0",
+      "--staging-adapter",
+      ...data,
+    ]);
+    const refused = await adapter.finish();
+    assert.equal(refused.code, 2);
+    assert.match(adapter.seen(), restore);
     assert.equal(await exists(key), false, "no key was made");
   });
 });

@@ -202,6 +202,20 @@ Deno.test("POST /api/erasures refuses bad bodies, other methods, a failing audit
     const unkeyed = await post(keyless, { subject: SUBJECT }, ADMIN);
     assert.equal(unkeyed.status, 501);
     assert.equal((await unkeyed.json()).error.code, "erasure_key_missing");
+    // A server whose key file was lost says why, and what to do.
+    const lost = createApp({
+      db,
+      uiAuthToken: ADMIN,
+      erasureKeyProblem:
+        "The erasure key ./d/erasure.key is missing; restore it",
+    });
+    const lostKey = await post(lost, { subject: SUBJECT }, ADMIN);
+    assert.equal(lostKey.status, 501);
+    assert.deepEqual((await lostKey.json()).error, {
+      code: "erasure_key_missing",
+      message:
+        "Erasure is off on this server: The erasure key ./d/erasure.key is missing; restore it, then restart trace serve",
+    });
     assert.equal((await indexedIds(db)).length, 7);
   });
 });

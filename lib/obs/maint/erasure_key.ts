@@ -22,6 +22,18 @@ import { ERASURE_KEY_BYTES } from "./erasure_subject.ts";
 /** File name of the key in the data directory. */
 export const ERASURE_KEY_FILE = "erasure.key";
 
+/**
+ * The key file is missing while the database holds receipts it made: only
+ * restoring it helps (a new key would leave them unverifiable). A server
+ * can still serve everything else, so it tells this refusal apart.
+ */
+export class ErasureKeyLostError extends StorageError {
+  constructor(message: string) {
+    super(message);
+    this.name = "ErasureKeyLostError";
+  }
+}
+
 /** What a database holds that an erasure key made. */
 export interface ErasureKeyUse {
   /** Records made with a key (receipts). */
@@ -62,7 +74,7 @@ export async function erasureKey(
     const keys = use.key_ids.length > 0
       ? ` made with key ${use.key_ids.join(", ")}`
       : "";
-    throw new StorageError(
+    throw new ErasureKeyLostError(
       `The erasure key ${path} is missing, but the database holds ${use.records} erasure receipt${
         use.records === 1 ? "" : "s"
       }${keys}; restore ${ERASURE_KEY_FILE} from a backup of this data directory (a new key would leave them unverifiable)`,

@@ -161,6 +161,7 @@ export {
 export {
   ERASURE_KEY_FILE,
   erasureKey,
+  ErasureKeyLostError,
   type ErasureKeyOptions,
   type ErasureKeyUse,
 } from "./erasure_key.ts";
