@@ -187,6 +187,11 @@ Deno.test("findMarker() reads a run of hex digits from its first digit and from 
       `${sha256}\nbad${encoded.replace(/(.{60})/g, "$1\n")}`,
     ],
     ["on a line after a line of odd length", `abc\nbad${encoded}`],
+    // The random part starts at digit 26 and crosses the first line break.
+    [
+      "glued after a hex letter and wrapped every 60 digits from the marker",
+      `data${hex(MARKER).replace(/(.{60})/g, "$1\n")}`,
+    ],
   ];
   for (const [name, answer] of cases) {
     await t.step(name, () => assertFound(answer, ["hex"]));

@@ -67,8 +67,8 @@
  * written and with each word's bytes reversed), from runs of such words
  * without offsets (`od -An -x`), read both ways, and from every run of hex
  * digits paired from its second digit as well as from its first (glued
- * after or before a word ending in a hex letter, cut, or on a line below
- * other hex); revision 8 read a run from its first digit alone and only
+ * to a word at a hex letter on either side, cut, or on a line below other
+ * hex); revision 8 read a run from its first digit alone and only
  * when of even length.
  *
  * @module
