@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { decodedTexts, type Encoding } from "../lib/runner/_encodings.ts";
+import { hexDumpDigits, wordsReversed } from "../lib/runner/_hex_dumps.ts";
 import {
   describeRendering,
   findMarker,
@@ -152,8 +153,10 @@ Deno.test("findMarker() recognises a marker in hex, a whole string or a run, eit
   assert.equal(findMarker(hex(base64(MARKER)), MARKER), null);
 });
 
-Deno.test("findMarker() reads a run of hex digits of odd length from its first digit and from its second", async (t) => {
+Deno.test("findMarker() reads a run of hex digits from its first digit and from its second", async (t) => {
   const encoded = hex(`Synthetic record: probe ${MARKER} done`);
+  const sha256 =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
   const cases: [string, string][] = [
     // The run starts at the `a` of `data`: `a7472…`.
     ["glued after a word ending in a hex letter", `data${encoded}`],
@@ -167,6 +170,27 @@ Deno.test("findMarker() reads a run of hex digits of odd length from its first d
     [
       "cut at its end and wrapped every 60 digits",
       `${encoded.replace(/(.{60})/g, "$1\n").slice(0, -1)}`,
+    ],
+    // Glued on both sides: an even run, every byte one digit off.
+    ["glued after and before a hex letter", `data${encoded}end`],
+    [
+      "glued after a hex letter and cut at its end",
+      `data${encoded.slice(0, -1)}`,
+    ],
+    // The line before holds whole bytes, so the run goes on over the break.
+    [
+      "glued after a hex letter on a line after a SHA-256",
+      `${sha256}\nbad${encoded}`,
+    ],
+    [
+      "glued after a hex letter on a line after a SHA-256, wrapped every 60 digits",
+      `${sha256}\nbad${encoded.replace(/(.{60})/g, "$1\n")}`,
+    ],
+    ["on a line after a line of odd length", `abc\nbad${encoded}`],
+    // The random part starts at digit 26 and crosses the first line break.
+    [
+      "glued after a hex letter and wrapped every 60 digits from the marker",
+      `data${hex(MARKER).replace(/(.{60})/g, "$1\n")}`,
     ],
   ];
   for (const [name, answer] of cases) {
@@ -513,12 +537,126 @@ Deno.test("findMarker() reads dumps of 2-byte words in little-endian byte order"
   }
 });
 
-Deno.test("findMarker() matches no marker in tables of numbers, years or decimal log columns", () => {
+/**
+ * Output of `od`, `hexdump` and `xxd` (coreutils 9.1, util-linux 2.38, xxd 2022)
+ * for `Synthetic record: probe ${MARKER} done.\n`, and for
+ * `Synthetic record: probe ${MARKER}` (63 bytes: `xxd -e` writes the last 3
+ * as a cut word, right-aligned), as the tools printed them.
+ */
+const TOOL_DUMPS: readonly [string, string][] = [
+  [
+    "od -t x4",
+    `0000000 746e7953 69746568 65722063 64726f63
+0000020 7270203a 2065626f 63617274 61635f65
+0000040 7972616e 3368375f 7839716b 62766d32
+0000060 34777238 30636a74 7035646e 2061317a
+0000100 656e6f64 00000a2e
+0000106
+`,
+  ],
+  [
+    "od -A d -t x8",
+    `0000000 69746568746e7953 64726f6365722063
+0000016 2065626f7270203a 61635f6563617274
+0000032 3368375f7972616e 62766d327839716b
+0000048 30636a7434777238 2061317a7035646e
+0000064 00000a2e656e6f64
+0000070
+`,
+  ],
+  [
+    "xxd -e",
+    `00000000: 746e7953 69746568 65722063 64726f63  Synthetic record
+00000010: 7270203a 2065626f 63617274 61635f65  : probe trace_ca
+00000020: 7972616e 3368375f 7839716b 62766d32  nary_7h3kq9x2mvb
+00000030: 34777238 30636a74 7035646e 2061317a  8rw4tjc0nd5pz1a 
+00000040: 656e6f64     0a2e                    done..
+`,
+  ],
+  [
+    "hexdump -x",
+    `0000000    7953    746e    6568    6974    2063    6572    6f63    6472
+0000010    203a    7270    626f    2065    7274    6361    5f65    6163
+0000020    616e    7972    375f    3368    716b    7839    6d32    6276
+0000030    7238    3477    6a74    3063    646e    7035    317a    2061
+0000040    6f64    656e    0a2e                                        
+0000046
+`,
+  ],
+  [
+    "od -An -x",
+    ` 7953 746e 6568 6974 2063 6572 6f63 6472
+ 203a 7270 626f 2065 7274 6361 5f65 6163
+ 616e 7972 375f 3368 716b 7839 6d32 6276
+ 7238 3477 6a74 3063 646e 7035 317a 2061
+ 6f64 656e 0a2e
+`,
+  ],
+  [
+    "od -An -t x4",
+    ` 746e7953 69746568 65722063 64726f63
+ 7270203a 2065626f 63617274 61635f65
+ 7972616e 3368375f 7839716b 62766d32
+ 34777238 30636a74 7035646e 2061317a
+ 656e6f64 00000a2e
+`,
+  ],
+  [
+    "od -An -t x8",
+    ` 69746568746e7953 64726f6365722063
+ 2065626f7270203a 61635f6563617274
+ 3368375f7972616e 62766d327839716b
+ 30636a7434777238 2061317a7035646e
+ 00000a2e656e6f64
+`,
+  ],
+  [
+    "xxd -e (cut)",
+    `00000000: 746e7953 69746568 65722063 64726f63  Synthetic record
+00000010: 7270203a 2065626f 63617274 61635f65  : probe trace_ca
+00000020: 7972616e 3368375f 7839716b 62766d32  nary_7h3kq9x2mvb
+00000030: 34777238 30636a74 7035646e   61317a  8rw4tjc0nd5pz1a
+`,
+  ],
+  [
+    "xxd -e -g 8 (cut)",
+    `00000000: 69746568746e7953 64726f6365722063  Synthetic record
+00000010: 2065626f7270203a 61635f6563617274  : probe trace_ca
+00000020: 3368375f7972616e 62766d327839716b  nary_7h3kq9x2mvb
+00000030: 30636a7434777238   61317a7035646e  8rw4tjc0nd5pz1a
+`,
+  ],
+];
+
+Deno.test("findMarker() reads od, hexdump -x and xxd -e output of 2-, 4- and 8-byte little-endian words, with offsets or without", async (t) => {
+  for (const [name, answer] of TOOL_DUMPS) {
+    await t.step(name, () => assertFound(answer, ["hex"]));
+  }
+});
+
+Deno.test("findMarker() reads no run of separated words whose lines hold fewer than 5 bytes on average", () => {
+  const words = TOOL_DUMPS.find(([name]) => name === "od -An -x")![1];
+  assertFound(words, ["hex"]);
+  // Two words a line: 4 bytes a line.
+  const narrow = words.trim().split(/\s+/).reduce(
+    (out, word, i) => out + (i % 2 === 0 ? "\n " : " ") + word,
+    "",
+  );
+  assert.equal(findMarker(narrow, MARKER), null, narrow);
+});
+
+/** The hex readings of `answer`: every decoding of its hex, dumps among them. */
+function hexReadings(answer: string): number {
+  return [...decodedTexts(answer, MARKER_RANDOM_LENGTH)]
+    .filter((decoded) => decoded.encoding === "hex").length;
+}
+
+Deno.test("hex readers read no dump or run in decimal log columns or a ledger, and read tables whose first column steps as offsets do as dumps of words", () => {
   const years = Array.from(
     { length: 30 },
-    (_, row) =>
-      Array.from({ length: 4 }, (_, i) => 1960 + 4 * row + i).join(" "),
-  ).join("\n");
+    (_, row) => Array.from({ length: 4 }, (_, i) => 1960 + 4 * row + i),
+  );
+  const yearsTable = years.map((row) => row.join(" ")).join("\n");
   const log = Array.from(
     { length: 40 },
     (_, i) =>
@@ -530,18 +668,37 @@ Deno.test("findMarker() matches no marker in tables of numbers, years or decimal
     { length: 40 },
     (_, i) => `${2000 + i}  ${1000 + 7 * i}  ${3141 + 11 * i}  ${2718 - 5 * i}`,
   ).join("\n");
-  for (let round = 0; round < 5; round++) {
-    const marker = newMarker();
-    for (const answer of [years, log, ledger]) {
-      assert.equal(findMarker(answer, marker), null, answer);
-      assert.equal(findMarker(answer, MARKER), null, answer);
-    }
-    const words = { ...OD_WORDS, base: 10 as const };
-    assert.equal(
-      findMarker(dump(randomText(400, TEXT_ALPHABET), words), marker),
-      null,
-    );
+  // A first column that steps by 8 as `od -A d` offsets do, four 2-byte "words" a line.
+  const stepping = Array.from(
+    { length: 20 },
+    (_, i) =>
+      `${String(8 * i).padStart(7, "0")} ${1000 + i} ${2000 + i} ${3000 + i} ${
+        4000 + i
+      }`,
+  ).join("\n");
+  for (const answer of [log, ledger]) {
+    assert.deepEqual([...hexDumpDigits(answer, MARKER_RANDOM_LENGTH)], []);
+    assert.equal(hexReadings(answer), 0, answer);
   }
+  // Each year steps by 4 from the one before it, as offsets of lines of 4
+  // bytes would, so the table is one dump of 2-byte words whose bytes are each
+  // line's second and third year (its last line's as wide as the others), read
+  // as written and swapped; it is also one run of space-separated words, 8
+  // bytes a line, read the same two ways.
+  const yearBytes = years.map((row) => `${row[1]}${row[2]}`).join("");
+  assert.deepEqual([...hexDumpDigits(yearsTable, MARKER_RANDOM_LENGTH)], [
+    yearBytes,
+    wordsReversed(yearBytes, 4),
+  ]);
+  assert.equal(hexReadings(yearsTable), 4);
+  // Each line's four numbers are its 8 bytes; no line holds a run of words of 26 bytes.
+  const steppingBytes = stepping.split("\n")
+    .map((line) => line.split(" ").slice(1).join("")).join("");
+  assert.deepEqual([...hexDumpDigits(stepping, MARKER_RANDOM_LENGTH)], [
+    steppingBytes,
+    wordsReversed(steppingBytes, 4),
+  ]);
+  assert.equal(hexReadings(stepping), 2);
 });
 
 Deno.test("findMarker() reads a marker at the end of a dump's last line past the gap in the middle of each line", async (t) => {
@@ -639,6 +796,7 @@ Deno.test("findMarker() matches no marker in UUIDs, MAC addresses or random sepa
       dump(randomText(400, TEXT_ALPHABET), XXD),
       dump(randomText(400, TEXT_ALPHABET), HEXDUMP_C),
       dump(randomText(400, "\x00\x7f\x80\xff0123456789"), OD_HEX),
+      dump(randomText(400, TEXT_ALPHABET), { ...OD_WORDS, base: 10 }),
     ];
     for (const answer of answers) {
       assert.equal(findMarker(answer, marker), null, answer);
@@ -810,7 +968,7 @@ Deno.test("findMarker() matches no fresh marker in random base64, hex, percent o
   }
 });
 
-/** A 1 MiB answer of base64, hex (alone, spaced and of odd length) and percent runs that all decode to text. */
+/** A 1 MiB answer of base64, hex (alone, spaced, in words and of odd length) and percent runs that all decode to text. */
 function mebibyteAnswer(): string {
   const parts: string[] = [];
   let size = 0;
@@ -818,9 +976,9 @@ function mebibyteAnswer(): string {
     const text = randomText(60, TEXT_ALPHABET);
     const part = `id=${parts.length} b=${base64(text)} h=${hex(text)} x=${
       hex(text).replace(/(..)(?!$)/g, "$1 ")
-    } o=data${hex(text)} q=${percent(text.slice(0, 20))} s=\\u0074${
-      text.slice(0, 8)
-    }\n`;
+    } o=data${hex(text)} w=${hex(text).replace(/(.{4})(?!$)/g, "$1 ")} q=${
+      percent(text.slice(0, 20))
+    } s=\\u0074${text.slice(0, 8)}\n`;
     parts.push(part);
     size += part.length;
   }
@@ -836,17 +994,20 @@ Deno.test("a 1 MiB answer of encoded runs gets decodings that hold no more than 
     count.set(encoding, (count.get(encoding) ?? 0) + 1);
     characters.set(encoding, (characters.get(encoding) ?? 0) + text.length);
   }
-  // Every base64 run of 80 characters, every hex run of 120 digits (twice
-  // when glued to the `a` of `data`) and every run of 60 spaced bytes
-  // decodes; other runs may too, but each character starts at most one run
-  // per alphabet or kind of hex (two for digits alone, read from their first
-  // and second digit), and only a run that could hold a random part is
-  // decoded.
+  // Every base64 run of 80 characters, every hex run of 120 digits (from
+  // its first digit and from its second), every run of 60 spaced bytes and
+  // every run of 30 words (as written and reversed) decodes; other runs may
+  // too, but each character starts at most one run per alphabet or kind of
+  // hex (two readings for digits alone and for words), and only a run that
+  // could hold a random part is decoded.
   const lines = answer.split("\n").length - 1;
   assert.ok(count.get("base64")! >= lines);
-  assert.ok(count.get("hex")! >= 4 * lines);
+  assert.ok(count.get("hex")! >= 7 * lines);
   assert.ok(count.get("base64")! <= 2 * answer.length / 35);
-  assert.ok(count.get("hex")! <= 2 * answer.length / 52 + answer.length / 77);
+  assert.ok(
+    count.get("hex")! <=
+      2 * answer.length / 52 + answer.length / 77 + 2 * answer.length / 64,
+  );
   assert.equal(count.get("percent_encoding"), 1);
   assert.equal(count.get("string_escapes"), 1);
   // Each decoding holds no more characters than the part it came from.

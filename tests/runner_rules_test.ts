@@ -43,7 +43,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/8":
     "sha256:1505e91aa2182b1fc37b2e9c0f921881b4fb17af3cb4ef6f77786880de141c9a",
   "trace-assertions/9":
-    "sha256:89b092cca77265ba8d688a4dae4a9f005a968ce4cbad7a5f1a2cff97f4e96795",
+    "sha256:dba58207d6f0f6f075444e2d859b49427d3351cffb79723949ecdf2ccdf97810",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

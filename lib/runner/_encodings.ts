@@ -15,7 +15,7 @@
  * @module
  */
 
-import { hexDumpDigits } from "./_hex_dumps.ts";
+import { hexDumpDigits, WORD_DIGITS, wordsReversed } from "./_hex_dumps.ts";
 
 /** An encoding a decoding undid; each is a rendering trait. */
 export type Encoding = "base64" | "hex" | "percent_encoding" | "string_escapes";
@@ -201,6 +201,26 @@ const SEPARATED_HEX_RUNS = new RegExp(
 );
 
 /**
+ * Words of one width (2, 4 or 8 bytes: 4, 8 or 16 hex digits) with one space
+ * between them, or a line break with a space on either side or neither, as
+ * `od -An -x`, `od -An -t x4` and `od -An -t x8` write them, from a word no
+ * letter or digit precedes, each word followed by no hex digit. The width
+ * is in each pattern, so runs of one pattern never share a character with
+ * runs of another.
+ */
+const SEPARATED_WORD_RUNS: readonly { digits: number; pattern: RegExp }[] =
+  WORD_DIGITS.map((digits) => {
+    const word = `[0-9A-Fa-f]{${digits}}(?![0-9A-Fa-f])`;
+    return {
+      digits,
+      pattern: new RegExp(
+        `(?<![0-9A-Za-z])${word}(?:(?: | ?\\r?\\n ?)${word})+`,
+        "g",
+      ),
+    };
+  });
+
+/**
  * Bytes a line of a separated run holds at least on average: with fewer, the
  * bytes beside its line breaks, which a run of digits alone may hold too,
  * would leave it less than twice its bytes in characters of its own
@@ -210,15 +230,18 @@ const MIN_BYTES_PER_LINE = 5;
 
 /**
  * The texts `value` holds as hex: each maximal run of hex digits, read from
- * its first digit and, when that leaves a digit over, from its second too
- * (a whole string of hex is one such run), then each run of bytes with one
- * separator or a line break between them, then each dump with an offset
- * column, each read as {@link hexText} says. Every digit is in at most two
- * readings of a run of digits alone, and a separated run shares at most its
- * first and last byte and the bytes and break at each of its line breaks
- * with those, so those runs together hold at most one character per
- * character of `value`, and the dumps, whose lines are disjoint and read at
- * most twice, at most another one (docs/report.md works it out).
+ * its first digit and from its second (a whole string of hex is one such
+ * run), then each run of bytes with one separator or a line break between
+ * them, then each run of separated words of one width, as written and with
+ * each word's bytes reversed, then each dump with an offset column, each
+ * read as {@link hexText} says. Every digit is in at most two readings of a
+ * run of digits alone, and a separated run shares at most its first and last
+ * byte and the bytes and break at each of its line breaks with those, so
+ * those runs together hold at most one character per character of `value`;
+ * the runs of words, disjoint and read twice, at most another one (n words
+ * of w digits decode to at most n · w bytes from n · (w + 1) − 1
+ * characters); and the dumps, whose lines are disjoint and read at most
+ * twice, at most another one (docs/report.md works it out).
  */
 function* hexTexts(value: string, shortest: number): Generator<string> {
   for (const digits of hexDigitRuns(value, shortest)) {
@@ -233,18 +256,32 @@ function* hexTexts(value: string, shortest: number): Generator<string> {
     }
     yield hexText(digits);
   }
+  for (const words of SEPARATED_WORD_RUNS) {
+    for (const match of value.matchAll(words.pattern)) {
+      const digits = match[0].replace(/[^0-9A-Fa-f]/g, "");
+      const lines = 1 + (match[0].match(/\n/g)?.length ?? 0);
+      if (digits.length < 2 * Math.max(shortest, MIN_BYTES_PER_LINE * lines)) {
+        continue;
+      }
+      yield hexText(digits);
+      yield hexText(wordsReversed(digits, words.digits));
+    }
+  }
   for (const digits of hexDumpDigits(value, shortest)) yield hexText(digits);
 }
 
 /**
  * The whole bytes of each run of hex digits in `value`, line breaks removed:
- * each maximal run read from its first digit, a line break continuing it
- * only after whole bytes, and a digit left over at its end unread (a hex
- * encoding cut to an odd length). When that reading leaves a digit over, at
- * a line break or at the end, the run is read again from its second digit:
- * an encoding glued after a word that ends in a hex letter (`data7472…`
- * makes the run `a7472…`) starts one digit in. Each reading splits the run
- * into disjoint parts, so every digit is in at most two.
+ * each maximal run read twice, pairing its digits from its first digit and
+ * from its second. In each reading a line break continues a part only after
+ * whole bytes; a byte whose two digits a line break would split is not read,
+ * and the next part starts at the second digit of the line after it. A digit
+ * left over at a run's end is not read (an encoding cut to an odd length).
+ * So an encoding glued after a word that ends in a hex letter (`data7472…`
+ * makes the run `a7472…`), cut at its start or its end, glued and cut, or
+ * written on a line after other hex (a SHA-256 on the line before) is whole
+ * bytes in one of the two readings. Each reading splits the run into
+ * disjoint parts, so every digit is in at most two.
  */
 function* hexDigitRuns(value: string, shortest: number): Generator<string> {
   for (const match of value.matchAll(HEX_RUNS)) {
@@ -252,31 +289,32 @@ function* hexDigitRuns(value: string, shortest: number): Generator<string> {
     // `shortest` bytes, so not worth splitting.
     if (match[0].length < 2 * shortest) continue;
     const lines = match[0].split(/\r?\n/);
-    const fromFirst = pairedRuns(lines, 0);
-    yield* fromFirst.map(wholeBytes);
-    if (fromFirst.some((run) => run.length % 2 !== 0)) {
-      yield* pairedRuns(lines, 1).map(wholeBytes);
-    }
+    yield* pairedRuns(lines, 0);
+    yield* pairedRuns(lines, 1);
   }
 }
 
 /**
- * `lines` of hex digits read from digit `skip` of the first as runs: a line
- * break continues a run only after whole bytes, where an encoder that wraps
- * its output breaks.
+ * The parts of whole bytes that `lines` of hex digits hold when their digits,
+ * line breaks removed, are paired from digit `first` of the first line. A line
+ * that starts in the middle of a byte ends the part before it (without that
+ * byte's first digit) and starts the next one at its own second digit.
  */
-function pairedRuns(lines: readonly string[], skip: 0 | 1): string[] {
+function pairedRuns(lines: readonly string[], first: 0 | 1): string[] {
   const runs: string[] = [];
-  let run = lines[0]!.slice(skip);
-  for (const line of lines.slice(1)) {
-    if (run.length % 2 !== 0) {
-      runs.push(run);
-      run = "";
+  let run = "";
+  let at = first;
+  for (const [i, line] of lines.entries()) {
+    if (at % 2 === 0) {
+      run += line;
+    } else {
+      if (i > 0) runs.push(wholeBytes(run));
+      run = line.slice(1);
     }
-    run += line;
+    at += line.length;
   }
-  runs.push(run);
-  return runs;
+  runs.push(wholeBytes(run));
+  return runs.filter((digits) => digits.length > 0);
 }
 
 /** `digits` without a last digit that makes no whole byte. */

@@ -2,15 +2,17 @@
  * Hex dumps with an offset column, as tools print a file's bytes: `xxd`
  * (`00000000: 7472 6163 …  trace_ca…`, bytes in groups), `hexdump -C`
  * (`00000000  74 72 … 63 61  6e 61 …  |trace_ca…|`), `od -t x1`
- * (`0000000 74 72 …`, hex, octal or decimal offsets), and `od -x` and
- * `hexdump` without `-C` (`0000000 7274 6361 …`, 2-byte words in the
- * machine's byte order). Each line is its offset, then its bytes as groups of
- * two hex digits or more, then perhaps a text column.
+ * (`0000000 74 72 …`, hex, octal or decimal offsets), `od -x`, `hexdump`
+ * without `-C` and `hexdump -x` (`0000000 7274 6361 …`, 2-byte words in the
+ * machine's byte order), `od -t x4`, `od -t x8` and `xxd -e` (4- and 8-byte
+ * words in that order). Each line is its offset, then its bytes as groups of
+ * two hex digits or more, each after a run of spaces, then perhaps a text
+ * column.
  * The text column may look like hex too (`  cafe`), so a line's bytes are
  * told from it by the offset of the line after it: they are its first
  * groups that together hold exactly the bytes between the two offsets. Only
  * lines whose offsets step so are a dump: random text seldom reads as one,
- * and every line is in at most one dump, read once.
+ * and every line is in at most one dump, read at most twice.
  *
  * @module
  */
@@ -24,17 +26,20 @@ const OFFSET = /^[ \t]*([0-9A-Fa-f]{4,12}):?(?= |$)/;
  * step to the next, so the lines between them are skipped unread: text with
  * no dump costs one search.
  */
-const DUMP_START = /(?:^|\n)[ \t]*[0-9A-Fa-f]{4,12}:? {1,2}[0-9A-Fa-f]{2}/g;
+const DUMP_START = /(?:^|\n)[ \t]*[0-9A-Fa-f]{4,12}:? +[0-9A-Fa-f]{2}/g;
 
-/** A group of bytes after one or two spaces, as whole hex digit pairs ending at a space or the line's end. */
-const GROUP = / {1,2}((?:[0-9A-Fa-f]{2})+)(?= |$)/y;
+/**
+ * A group of bytes after a run of spaces (`hexdump -x` writes four), as whole
+ * hex digit pairs ending at a space or the line's end.
+ */
+const GROUP = / +((?:[0-9A-Fa-f]{2})+)(?= |$)/y;
 
 /** One line that starts with an offset. */
 interface DumpLine {
   offset: string;
   /** The hex digits of each group after the offset, in order: the bytes and perhaps a text column that looks like hex. */
   groups: string[];
-  /** The spaces before each group: 2 where a gap of two spaces comes before it. */
+  /** The spaces before each group. */
   gaps: number[];
 }
 
@@ -49,30 +54,36 @@ interface OpenDump {
   digits: string[];
   /** The bases every step so far read the same bytes in: all of one dump's offsets are read in one. */
   bases: readonly OffsetBase[];
-  /** Whether every group read as bytes so far is a 2-byte word (4 digits), as `od -x` writes them. */
-  words: boolean;
+  /**
+   * The digits of every group read as bytes so far when they all have as
+   * many (`4` for the 2-byte words of `od -x`), else 0.
+   */
+  groupDigits: number;
   /** Offsets that stepped so far: a dump needs one, so two lines. */
   steps: number;
   width: number;
   /**
-   * Where every line read so far has a gap of two spaces between its bytes,
-   * as a count of the bytes before it: `[8]` for `hexdump -C`, which splits
-   * each line in halves, none for `xxd` and `od`.
+   * Where every line read so far has a gap of more than one space between its
+   * bytes, of the same width: `"8:2"` (two spaces after 8 bytes) for
+   * `hexdump -C`, which splits each line in halves, none for `xxd` and `od`,
+   * one before each word for `hexdump -x`.
    */
-  innerGaps: number[];
+  innerGaps: string[];
 }
 
 /**
  * The hex digits of each dump in `value` that holds at least `shortest`
  * bytes, its lines' byte columns joined: at least two lines whose offsets
  * step by the bytes of the line before (a last line with no offset after it
- * read up to its first gap of two spaces where the lines before have none,
- * and no wider than they are). A dump whose groups are all 2-byte words is
- * yielded twice, in written order (`xxd` writes words in file order) and
- * with each word's bytes swapped (`od -x` and `hexdump` write the low byte
- * last): the same groups cannot tell which tool wrote them. A line is in at
- * most one dump, and a dump yields at most twice the digits of its lines,
- * so the dumps together hold at most one byte per character of `value`.
+ * read up to its first gap wider than one space where the lines before have
+ * none as wide, and no wider than they are). A dump whose groups are all
+ * words of one width, 2, 4 or 8 bytes, is yielded twice, in written order
+ * (`xxd` writes words in file order) and with each word's bytes reversed
+ * (`od -x`, `od -t x4`, `hexdump` and `xxd -e` write a little-endian
+ * machine's words, the low byte last): the same groups cannot tell which
+ * tool wrote them. A line is in at most one dump, and a dump yields at most
+ * twice the digits of its lines, so the dumps together hold at most one byte
+ * per character of `value`.
  */
 export function* hexDumpDigits(
   value: string,
@@ -96,7 +107,7 @@ export function* hexDumpDigits(
         : open.innerGaps.filter((at) => gaps.includes(at));
       open.digits.push(digits);
       open.bases = step.bases;
-      open.words &&= step.groups.every(isWord);
+      open.groupDigits = step.groups.reduce(sameWidth, open.groupDigits);
       open.steps += 1;
       open.width = Math.max(open.width, bytes);
     } else {
@@ -123,7 +134,7 @@ function openDump(): OpenDump {
   return {
     digits: [],
     bases: OFFSET_BASES,
-    words: true,
+    groupDigits: -1,
     steps: 0,
     width: 0,
     innerGaps: [],
@@ -132,8 +143,8 @@ function openDump(): OpenDump {
 
 /**
  * The readings of the dump `open` closed by `last`, when it holds at least
- * `shortest` bytes: its digits as written, then, for a dump of 2-byte words,
- * with each word's bytes swapped.
+ * `shortest` bytes: its digits as written, then, for a dump of words of one
+ * width, with each word's bytes reversed.
  */
 function* readings(
   open: OpenDump | null,
@@ -143,21 +154,35 @@ function* readings(
   const closed = open && last ? closeDump(open, last) : null;
   if (closed === null || closed.digits.length < 2 * shortest) return;
   yield closed.digits;
-  if (closed.words) yield wordsSwapped(closed.digits);
-}
-
-/** Whether `group` is one 2-byte word. */
-function isWord(group: string): boolean {
-  return group.length === 4;
-}
-
-/** `digits` of 2-byte words with each word's two bytes swapped: `7274` becomes `7472`. */
-function wordsSwapped(digits: string): string {
-  let swapped = "";
-  for (let i = 0; i < digits.length; i += 4) {
-    swapped += digits.slice(i + 2, i + 4) + digits.slice(i, i + 2);
+  if (WORD_DIGITS.includes(closed.groupDigits)) {
+    yield wordsReversed(closed.digits, closed.groupDigits);
   }
-  return swapped;
+}
+
+/** Digits of a word a little-endian machine writes low byte last: 2-, 4- and 8-byte words. */
+export const WORD_DIGITS: readonly number[] = [4, 8, 16];
+
+/**
+ * The digits `width` shared by every group so far (-1: none yet) once `group`
+ * is read: `group`'s own for the first, 0 once two differ.
+ */
+function sameWidth(width: number, group: string): number {
+  return width === -1 || width === group.length ? group.length : 0;
+}
+
+/**
+ * `digits` of words of `width` digits each, a last one perhaps shorter, with
+ * each word's bytes reversed: `7274` becomes `7472`, `746e7953` `53796e74`.
+ */
+export function wordsReversed(digits: string, width: number): string {
+  let reversed = "";
+  for (let word = 0; word < digits.length; word += width) {
+    const end = Math.min(word + width, digits.length);
+    for (let at = end - 2; at >= word; at -= 2) {
+      reversed += digits.slice(at, at + 2);
+    }
+  }
+  return reversed;
 }
 
 /** Where the first line of `value` from `from` (a line's start or the break before it) that matches `DUMP_START` starts, or -1. */
@@ -191,12 +216,15 @@ function dumpLine(text: string): DumpLine | null {
   return { offset: offset[1]!, groups, gaps };
 }
 
-/** Where `line` has a gap of two spaces between its first `bytes` bytes, as a count of the bytes before each. */
-function innerGapsOf(line: DumpLine, bytes: number): number[] {
-  const at: number[] = [];
+/**
+ * Where `line` has a gap of more than one space between its first `bytes`
+ * bytes, each as the count of the bytes before it and its width (`"8:2"`).
+ */
+function innerGapsOf(line: DumpLine, bytes: number): string[] {
+  const at: string[] = [];
   let before = 0;
   for (let i = 0; i < line.groups.length && before < bytes; i++) {
-    if (i > 0 && line.gaps[i]! > 1) at.push(before);
+    if (i > 0 && line.gaps[i]! > 1) at.push(`${before}:${line.gaps[i]}`);
     before += line.groups[i]!.length / 2;
   }
   return at;
@@ -263,27 +291,36 @@ function leadingGroups(
 }
 
 /**
- * A dump's digits once `last`, its last line, is read, and whether all its
- * groups are 2-byte words: `null` when it has not two lines. The last line
- * has no offset after it, so its bytes are the groups before its first gap
- * of two spaces (where `xxd` starts its text column) that falls where the
- * lines before have none (`hexdump -C` has one after byte 8 of each line),
- * as many as the widest line before holds at most.
+ * A dump's digits once `last`, its last line, is read, and the digits its
+ * groups all have (0 when they differ): `null` when it has not two lines. The
+ * last line has no offset after it, so its bytes are the groups before its
+ * first gap wider than one space (where `xxd` starts its text column) that
+ * falls where the lines before have none as wide (`hexdump -C` has one of two
+ * spaces after byte 8 of each line, `hexdump -x` one of four before each
+ * word), as many as the widest line before holds at most. In a dump of words
+ * of one width, a shorter last word (a file's cut end) ends the line, after
+ * one space or right-aligned as `xxd -e` writes it, the spaces of its missing
+ * digits before it.
  */
 function closeDump(
   open: OpenDump,
   last: DumpLine,
-): { digits: string; words: boolean } | null {
+): { digits: string; groupDigits: number } | null {
   if (open.steps === 0) return null;
   let tail = "";
-  let words = open.words;
+  let groupDigits = open.groupDigits;
   for (let i = 0; i < last.groups.length; i++) {
     const group = last.groups[i]!;
-    const wide = i > 0 && last.gaps[i]! > 1;
-    if (wide && !open.innerGaps.includes(tail.length / 2)) break;
+    const gap = last.gaps[i]!;
+    const cut = WORD_DIGITS.includes(groupDigits) &&
+      group.length < groupDigits;
+    const aligned = cut && gap === 1 + groupDigits - group.length;
+    const wide = i > 0 && gap > 1 && !aligned;
+    if (wide && !open.innerGaps.includes(`${tail.length / 2}:${gap}`)) break;
     if (tail.length + group.length > 2 * open.width) break;
     tail += group;
-    words &&= isWord(group);
+    if (cut) break;
+    groupDigits = sameWidth(groupDigits, group);
   }
-  return { digits: open.digits.join("") + tail, words };
+  return { digits: open.digits.join("") + tail, groupDigits };
 }
