@@ -568,3 +568,47 @@ Deno.test("describeRendering() words markup tags, split lists and base64", () =>
     "markup tags, a split across adjacent list items or object fields and base64 encoding",
   );
 });
+
+Deno.test("text without character references folds as the unit by unit reading does, renderings included", () => {
+  // Appending `&` sends the same text through the reading that decodes
+  // references one unit at a time; a lone `&` folds to nothing there.
+  const pool = [
+    ..."abcXYZ019_- .:/",
+    "ﬃ", // NFKC: three letters of one
+    "㎒", // NFKC: "MHz"
+    "Ｔ", // full width
+    "о", // Cyrillic look-alike
+    "𝟕", // astral mathematical digit
+    "\uD800", // lone surrogate
+    "é",
+    "İ",
+  ];
+  const spellings = [
+    MARKER,
+    MARKER.toUpperCase(),
+    `trace-canary-${RANDOM.split("").join(" ")}`,
+    [...RANDOM].map((ch) =>
+      /[0-9]/.test(ch)
+        ? String.fromCodePoint(0x1d7ce + Number(ch))
+        : ch.toUpperCase()
+    ).join(""),
+    `Ｔrace_canary_${RANDOM.replaceAll("o", "о")}`,
+  ];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  let found = 0;
+  for (let round = 0; round < 300; round++) {
+    const noise = (n: number) =>
+      Array.from({ length: n }, () => pool[next() % pool.length]).join("");
+    const spelled = round % 3 === 0 ? "" : spellings[next() % spellings.length];
+    const text = `${noise(next() % 40)}${spelled}${noise(next() % 40)}`;
+    const match = findMarker(text, MARKER);
+    assert.deepEqual(
+      match,
+      findMarker(`${text}&`, MARKER),
+      JSON.stringify(text),
+    );
+    if (match?.form === "rendered") found++;
+  }
+  assert.ok(found > 100, `${found} rendered matches compared`);
+});

@@ -52,15 +52,33 @@ export function* decodedTexts(
 }
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const LENIENT_UTF8 = new TextDecoder("utf-8");
 
-/** `bytes` as UTF-8 text, or `null` when they are not valid UTF-8. */
+/**
+ * `bytes` as UTF-8 text, or `null` when they are not valid UTF-8. Most runs
+ * that look like base64 are not base64 of text (ids, digests), and a fatal
+ * decoder's throw per run cost more than the rest of the search: a lenient
+ * decoding without U+FFFD was valid, and one with it was not unless the
+ * bytes hold U+FFFD itself (`EF BF BD`), which the fatal decoder settles.
+ */
 function utf8Text(bytes: Uint8Array): string | null {
+  const text = LENIENT_UTF8.decode(bytes);
+  if (!text.includes("\uFFFD")) return text;
+  if (!holdsReplacementCharacter(bytes)) return null;
   try {
     return UTF8.decode(bytes);
   } catch {
     // Bytes that are not text: nothing to search.
     return null;
   }
+}
+
+/** Whether `bytes` hold the UTF-8 encoding of U+FFFD. */
+function holdsReplacementCharacter(bytes: Uint8Array): boolean {
+  for (let i = bytes.indexOf(0xef); i >= 0; i = bytes.indexOf(0xef, i + 1)) {
+    if (bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd) return true;
+  }
+  return false;
 }
 
 /** Standard or URL-safe base64, padded or not. */
@@ -144,7 +162,9 @@ function base64Text(run: string, shortest: number): string | null {
     // Not base64 after all: nothing to search.
     return null;
   }
-  return utf8Text(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return utf8Text(bytes);
 }
 
 /** A run of one alphabet in a string, line breaks removed. */

@@ -92,9 +92,18 @@ function findInText(answer: string, marker: string): MarkerMatch | null {
   if (answer.includes(marker)) return { form: "exact", rendering: [] };
   const random = foldedRandomPart(marker);
   if (random.length === 0) return null;
+  // Text without references (most answers and decodings) folds code point
+  // by code point, without a unit each; only tags still need units.
+  const plain = !answer.includes("&");
+  if (plain) {
+    const found = findFoldedPlain(answer, random);
+    if (found || !answer.includes("<")) return found;
+  }
   const decoded = decodeUnits(answer);
-  const found = findFolded(answer, decoded, random, false);
-  if (found) return found;
+  if (!plain) {
+    const found = findFolded(answer, decoded, random, false);
+    if (found) return found;
+  }
   // Only an answer with a tag in it can spell the marker once tags are gone.
   if (answer.includes("<") || answer.includes("&")) {
     const untagged = withoutTags(decoded);
@@ -105,6 +114,88 @@ function findInText(answer: string, marker: string): MarkerMatch | null {
   }
   return null;
 }
+
+/**
+ * {@link findFolded} for text without character references, where
+ * {@link decodeUnits} would return one unit per code point: the folded text
+ * is built as bytes with the answer span of each, and the span of a match is
+ * read back only when there is one.
+ */
+function findFoldedPlain(answer: string, random: string): MarkerMatch | null {
+  const folded = foldPlain(answer);
+  const at = folded.text.indexOf(random);
+  if (at < 0) return null;
+  const prefix = foldedPrefix();
+  const withPrefix = at >= prefix.length &&
+    folded.text.slice(at - prefix.length, at) === prefix;
+  const first = folded.starts[withPrefix ? at - prefix.length : at]!;
+  const last = folded.ends[at + random.length - 1]!;
+  return {
+    form: "rendered",
+    rendering: renderingTraits(answer.slice(first, last), {
+      withPrefix,
+      untagged: false,
+    }),
+  };
+}
+
+/** A folded text as {@link foldUnits} makes it, with each character's answer span in typed arrays. */
+interface PlainFold {
+  text: string;
+  starts: Int32Array;
+  ends: Int32Array;
+}
+
+/**
+ * {@link foldUnits} over the code points of `text`, without an object per
+ * character: ASCII by {@link ASCII_FOLD_CODES}, anything else by NFKC and
+ * {@link lowerCase}, as there.
+ */
+function foldPlain(text: string): PlainFold {
+  let bytes = new Uint8Array(text.length + 16);
+  let starts = new Int32Array(bytes.length);
+  let ends = new Int32Array(bytes.length);
+  let length = 0;
+  const push = (code: number, start: number, end: number) => {
+    if (length === bytes.length) {
+      // NFKC can make several characters of one (`ﬃ`, `㎒`).
+      bytes = grown(bytes, new Uint8Array(bytes.length * 2));
+      starts = grown(starts, new Int32Array(bytes.length));
+      ends = grown(ends, new Int32Array(bytes.length));
+    }
+    bytes[length] = code;
+    starts[length] = start;
+    ends[length++] = end;
+  };
+  for (let i = 0; i < text.length;) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) {
+      const fold = ASCII_FOLD_CODES[code]!;
+      if (fold !== 0) push(fold, i, i + 1);
+      i++;
+      continue;
+    }
+    const width = text.codePointAt(i)! > 0xffff ? 2 : 1;
+    for (const ch of text.slice(i, i + width).normalize("NFKC")) {
+      const latin = lowerCase(ch);
+      const fold = latin === "" ? 0 : ASCII_FOLD_CODES[latin.charCodeAt(0)]!;
+      if (fold !== 0) push(fold, i, i + width);
+    }
+    i += width;
+  }
+  return {
+    text: ASCII_TEXT.decode(bytes.subarray(0, length)),
+    starts,
+    ends,
+  };
+}
+
+function grown<T extends Uint8Array | Int32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+const ASCII_TEXT = new TextDecoder();
 
 /** The folded random part in `units` (decoded from `answer`), with how its span was rendered. */
 function findFolded(
@@ -254,6 +345,12 @@ const ASCII_FOLD: readonly string[] = Array.from(
     const digit = LOOK_ALIKES[lower] ?? lower;
     return /^[0-9a-z]$/.test(digit) ? digit : "";
   },
+);
+
+/** {@link ASCII_FOLD} as character codes, 0 for a character dropped. */
+const ASCII_FOLD_CODES: Uint8Array = Uint8Array.from(
+  ASCII_FOLD,
+  (ch) => ch === "" ? 0 : ch.charCodeAt(0),
 );
 
 /** `text` with character references decoded (`&amp;` unwrapped first, up to three times). */
