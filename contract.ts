@@ -70,7 +70,7 @@ export {
   type MarkerForm,
   RENDERING_TRAITS,
   type RenderingTrait,
-} from "./lib/runner/marker.ts";
+} from "./lib/runner/marker/mod.ts";
 export type {
   RunEvent,
   RunEventListener,

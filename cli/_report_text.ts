@@ -9,7 +9,7 @@ import type {
   RunReport,
   Sample,
 } from "../lib/runner/report.ts";
-import { describeRendering } from "../lib/runner/marker.ts";
+import { describeRendering } from "../lib/runner/marker/mod.ts";
 import { controlState, controlWord } from "../lib/runner/control_state.ts";
 import { checkAdvice } from "../lib/runner/finding_checks.ts";
 import { markerLabel } from "./_progress.ts";

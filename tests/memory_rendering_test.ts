@@ -7,7 +7,7 @@ import {
   MemoryPipeline,
   renderAnswer,
 } from "../lib/memory/mod.ts";
-import { HOMOGLYPHS } from "../lib/runner/_other_scripts.ts";
+import { HOMOGLYPHS } from "../lib/runner/marker/_other_scripts.ts";
 import { withPipeline } from "./_memory.ts";
 
 const NS = "trace-test-r1";

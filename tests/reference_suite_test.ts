@@ -4,7 +4,7 @@ import { runDeletionContract } from "../lib/runner/engine.ts";
 import {
   describeRendering,
   type RenderingTrait,
-} from "../lib/runner/marker.ts";
+} from "../lib/runner/marker/mod.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { evaluateRun } from "../lib/reference/evaluate.ts";
 import type { MemoryPipeline } from "../lib/memory/mod.ts";

@@ -12,7 +12,7 @@ import { EVIDENCE_CHECKS } from "../lib/runner/finding_guide.ts";
 import {
   describeRendering,
   type RenderingTrait,
-} from "../lib/runner/marker.ts";
+} from "../lib/runner/marker/mod.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import {
   findingsOf,

@@ -1,17 +1,23 @@
 /** A marker in text an answer ships encoded: base64 inside a string, hex, percent-encoding, string escapes. */
 
 import assert from "node:assert/strict";
-import { decodedTexts, type Encoding } from "../lib/runner/_encodings.ts";
-import { hexDumpDigits, wordsReversed } from "../lib/runner/_hex_dumps.ts";
+import {
+  decodedTexts,
+  type Encoding,
+} from "../lib/runner/marker/_encodings.ts";
+import {
+  hexDumpDigits,
+  wordsReversed,
+} from "../lib/runner/marker/_hex_dumps.ts";
 import {
   describeRendering,
   findMarker,
+  findMarkerInAnswer,
   MARKER_ALPHABET,
   MARKER_RANDOM_LENGTH,
   newMarker,
   type RenderingTrait,
-} from "../lib/runner/marker.ts";
-import { findMarkerInAnswer } from "../lib/runner/answer_marker.ts";
+} from "../lib/runner/marker/mod.ts";
 import { canaryText } from "../lib/runner/ids.ts";
 
 const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";

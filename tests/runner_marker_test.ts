@@ -9,15 +9,15 @@ import {
 import {
   describeRendering,
   findMarker,
+  findMarkerInAnswer,
   foldForMatching,
   MARKER_ALPHABET,
   MARKER_PREFIX,
   MARKER_RANDOM_LENGTH,
   newMarker,
   type RenderingTrait,
-} from "../lib/runner/marker.ts";
+} from "../lib/runner/marker/mod.ts";
 import { newRunIdentifiers } from "../lib/runner/ids.ts";
-import { findMarkerInAnswer } from "../lib/runner/answer_marker.ts";
 
 const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
 const RANDOM = MARKER.slice(MARKER_PREFIX.length);

@@ -20,7 +20,7 @@ import { findSystem } from "../lib/reference/systems.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { closedPort } from "./_tcp_servers.ts";
 import { canaryText, controlText } from "../lib/runner/ids.ts";
-import { newMarker } from "../lib/runner/marker.ts";
+import { newMarker } from "../lib/runner/marker/mod.ts";
 import { cleanUpRun } from "../lib/runs/cleanup.ts";
 import { recordCleanup } from "../lib/ledger/cleanups.ts";
 import { runCatalog } from "../lib/runs/run_catalog.ts";

@@ -2,7 +2,7 @@
 
 import { baselineProblems } from "./baseline_problems.ts";
 import type { RunIdentifiers } from "./ids.ts";
-import { type AnswerMatch, findMarkerInAnswer } from "./answer_marker.ts";
+import { type AnswerMatch, findMarkerInAnswer } from "./marker/mod.ts";
 import type {
   Baseline,
   InventoryCounts,

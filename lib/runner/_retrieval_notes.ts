@@ -8,8 +8,11 @@
  */
 
 import type { Series } from "./_residual_series.ts";
-import { WHOLE_ANSWER } from "./answer_marker.ts";
-import { describeRendering, type MarkerForm } from "./marker.ts";
+import {
+  describeRendering,
+  type MarkerForm,
+  WHOLE_ANSWER,
+} from "./marker/mod.ts";
 import type { Finding, Sample } from "./report.ts";
 
 /** Retrieval findings name the forms the marker was seen in. */

@@ -1,6 +1,6 @@
 /** Random synthetic identifiers: namespaces, document ids, markers and run ids. */
 
-import { newMarker } from "./marker.ts";
+import { newMarker } from "./marker/mod.ts";
 
 function randomHex(bytes: number): string {
   const buffer = crypto.getRandomValues(new Uint8Array(bytes));

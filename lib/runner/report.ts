@@ -12,9 +12,9 @@ import type {
   Operation,
   RequestFailure,
 } from "../contract/protocol.ts";
-import type { MarkerForm, RenderingTrait } from "./marker.ts";
+import type { MarkerForm, RenderingTrait } from "./marker/mod.ts";
 
-export type { MarkerForm, RenderingTrait } from "./marker.ts";
+export type { MarkerForm, RenderingTrait } from "./marker/mod.ts";
 
 /** Report format identifier; bump on incompatible changes. */
 export const REPORT_SCHEMA = "trace.run-report/1" as const;

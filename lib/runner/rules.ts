@@ -78,14 +78,14 @@ import { digestOf } from "../canonical_json.ts";
 import { STORES } from "../contract/protocol.ts";
 import { INTERRUPTED_CLEANUP_LIMIT_MS } from "./_cleanup.ts";
 import { RECORD_STORES } from "./control_state.ts";
-import { HOMOGLYPHS } from "./_other_scripts.ts";
 import { ASSERTION_FAMILIES, familiesOf } from "./families.ts";
 import {
+  HOMOGLYPHS,
   MARKER_ALPHABET,
   MARKER_PREFIX,
   MARKER_RANDOM_LENGTH,
   RENDERING_TRAITS,
-} from "./marker.ts";
+} from "./marker/mod.ts";
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */

@@ -25,7 +25,7 @@
  * @module
  */
 
-import { findMarker, type MarkerMatch, RENDERING_TRAITS } from "./marker.ts";
+import { findMarker, type MarkerMatch, RENDERING_TRAITS } from "./find.ts";
 
 /** A marker found in an answer, and where. */
 export interface AnswerMatch extends MarkerMatch {

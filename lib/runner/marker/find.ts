@@ -22,7 +22,7 @@
  * @module
  */
 
-import { joinAnd } from "../words.ts";
+import { joinAnd } from "../../words.ts";
 import { decodedTexts } from "./_encodings.ts";
 import { HOMOGLYPHS, latinOf } from "./_other_scripts.ts";
 
