@@ -25,6 +25,7 @@ import {
   type ErasurePlan,
   erasurePropagationSettings,
   type ErasureResult,
+  type ErasureScope,
   type ErasureSubject,
   type ExpiredEnvelopes,
   finishErasures,
@@ -512,19 +513,21 @@ function unmatchedLine(
 const ARCHIVES_NAMED = 20;
 
 /**
- * Envelopes source expiry archived before: the archive files hold them, and
- * no erasure opens those files, so each recorded one is named with what to
- * do, and those without a recorded location are counted apart. A dry run
- * names the first few; an apply names every one, since the records go with
- * the erased events and nothing can list them afterwards.
+ * Envelopes source expiry archived before, deleted since or not: the
+ * archive files hold them, and no erasure opens those files, so each
+ * recorded one is named with what to do, and those without a recorded
+ * location are counted apart. A dry run names the first few; an apply
+ * names every one, since the records go with the erased events and nothing
+ * can list them afterwards.
  */
 function archiveLines(
-  expired: ExpiredEnvelopes,
+  expired: ExpiredEnvelopes & { scope: ErasureScope },
   answer: "dry_run" | "applied",
   indent = "",
 ): string[] {
-  const total = expired.expired_envelopes;
+  const total = expired.archived_envelopes + expired.expired_unrecorded;
   if (total === 0) return [];
+  const kept = expired.archived_unexpired;
   const item = `${indent}  `;
   const named = answer === "applied"
     ? expired.expired_archives
@@ -544,6 +547,13 @@ function archiveLines(
         `${item}${more} more archive files hold some: --json names them all, and the apply names every one (the records go with the erased events)`,
       ]
       : []),
+    ...(kept > 0
+      ? [
+        `${item}${
+          keptLine(kept, answer === "applied" && expired.scope === "all")
+        }`,
+      ]
+      : []),
     ...(expired.expired_unnamed > 0
       ? [
         `${item}${
@@ -559,6 +569,17 @@ function archiveLines(
       ]
       : []),
   ];
+}
+
+/** Envelopes an expiry archived but never deleted: still in the index, unless this erasure (scope `all`) just removed them. */
+function keptLine(kept: number, removed: boolean): string {
+  const [was, it, its] = kept === 1
+    ? ["was", "it", "its"]
+    : ["were", "them", "their"];
+  const where = removed
+    ? `this erasure removed ${it} from the index, not from ${its} archive`
+    : `the index still holds ${it} too`;
+  return `${kept} of them ${was} not deleted by source expiry (an apply stopped between its batches, or a batch failed): ${where}`;
 }
 
 /** A `content` erasure keeps metadata on purpose: say so, so it reads as neither a leak nor a complete removal. */

@@ -518,6 +518,66 @@ Deno.test("obs erase names the archive file trace obs expiry-apply wrote the sub
   });
 });
 
+Deno.test("obs erase names the file of an expiry apply stopped between batches, and says which envelopes it did not delete", async () => {
+  await withSeededData(async (data, dir) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const db = await openDb({ dataDir: join(dir, "data") });
+    try {
+      const plan = await planExpiry(db, {
+        olderThan: Date.now(),
+        applicationId: "app",
+      });
+      // Stopped after the first batch (a1), as a Ctrl-C between batches.
+      let looks = 0;
+      const signal = {
+        get aborted() {
+          return ++looks > 2;
+        },
+      } as AbortSignal;
+      const stopped = await applyExpiry(
+        db,
+        plan,
+        plan.confirmation,
+        () => ({ archived: true, location: "/srv/archive/expiry-p1.ndjson" }),
+        { batchSize: 1, signal },
+      );
+      assert.equal(stopped.deleted, 1);
+    } finally {
+      db.close();
+    }
+    const lines = (indent: string, kept: string) =>
+      `Source expiry archived the envelopes of 3 of these events earlier, ids and preview digests included; no erasure opens its archives, so clean them yourself, or delete them once no longer needed:\n${indent}  remove the subject's lines from /srv/archive/expiry-p1.ndjson (3 envelopes)\n${indent}  2 of them were not deleted by source expiry (an apply stopped between its batches, or a batch failed): ${kept}\n`;
+    const dry = await trace(["obs", "erase", ...ALICE, ...data]);
+    assert.equal(dry.code, 0, dry.err);
+    assert.ok(
+      dry.out.includes(lines("  ", "the index still holds them too")),
+      dry.out,
+    );
+    const json = await trace(["obs", "erase", ...ALICE, "--json", ...data]);
+    const answer = JSON.parse(json.out);
+    assert.deepEqual(
+      [
+        answer.expired_envelopes,
+        answer.archived_envelopes,
+        answer.archived_unexpired,
+      ],
+      [1, 3, 2],
+    );
+    const confirmation = /--apply --confirm "([^"]+)"/.exec(dry.out)![1]!;
+    const applied = await applyErasure(data, confirmation);
+    assert.equal(applied.code, 0, applied.err);
+    assert.ok(
+      applied.out.includes(
+        lines(
+          "",
+          "this erasure removed them from the index, not from their archive",
+        ),
+      ),
+      applied.out,
+    );
+  });
+});
+
 Deno.test("obs erase names 20 archive files in a dry run and every one when it applies, since the records go with the events", async () => {
   await withTempDir(async (dir) => {
     const data = ["--data-dir", join(dir, "data")];

@@ -308,7 +308,7 @@ Deno.test("health counts erased event ids as erasures write them, and an index u
       await old.client.batch([
         "DROP TRIGGER obs_counts_erased_event_insert",
         "DELETE FROM obs_counts WHERE key = 'erased_events'",
-        "ALTER TABLE obs_expiry_grants DROP COLUMN archive",
+        "DROP TABLE obs_archived_envelopes",
         "DELETE FROM schema_migrations WHERE component = 'obs' AND version = 7",
       ], "write");
       // An index awaiting its upgrade: health counts the tombstones one by one.

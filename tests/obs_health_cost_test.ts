@@ -185,7 +185,7 @@ Deno.test("upgrading to obs_counts counts the rows already stored", async () => 
   await withTempDir(async (dataDir) => {
     // A version 2 index with rows: written by this build, then taken back
     // to version 2 (the counts table and its triggers removed, and the
-    // column version 7 adds; versions 4 to 6 replace indexes and triggers
+    // table version 7 adds; versions 4 to 6 replace indexes and triggers
     // or create what is missing, so they apply again as they are).
     const old = await openDb({ dataDir });
     try {
@@ -198,9 +198,7 @@ Deno.test("upgrading to obs_counts counts the rows already stored", async () => 
         await old.client.execute(`DROP TRIGGER ${String(row.name)}`);
       }
       await old.client.execute("DROP TABLE obs_counts");
-      await old.client.execute(
-        "ALTER TABLE obs_expiry_grants DROP COLUMN archive",
-      );
+      await old.client.execute("DROP TABLE obs_archived_envelopes");
       await old.client.execute(
         "DELETE FROM schema_migrations WHERE component = 'obs' AND version >= 3",
       );

@@ -24,10 +24,11 @@
  * - `obs_erased_events`: one tombstone per event an erasure of scope `all`
  *   removed, keyed by application and a keyed digest of the event id
  *   (version 6; `erased_events.ts`), so a resend of it writes nothing.
- * - `obs_expiry_grants.archive` (version 7): the archive location source
- *   expiry handed a granted envelope to, so an erasure can name the files
- *   that still hold the subject (`maint/expiry.ts`); and the tombstones'
- *   number in `obs_counts` (`erased_events`), for health.
+ * - `obs_archived_envelopes` (version 7): which archive location holds
+ *   which envelope, recorded by source expiry as soon as its archive
+ *   acknowledges, before any delete (`maint/expiry.ts`), so an erasure can
+ *   name the files that hold the subject (`maint/_expired_archives.ts`);
+ *   and the tombstones' number in `obs_counts` (`erased_events`), for health.
  *
  * Every index serves a query path of `query/` or `maint/`, and every such
  * path is checked to use its index (`tests/obs_index_plan_test.ts`): an
@@ -315,13 +316,22 @@ END`,
   ON CONFLICT (key) DO NOTHING`,
 ];
 
-// Version 7: each grant of a source expiry records where its archive keeps
-// the envelope: the location the archive named (an absolute path for the
-// CLI's directory archive), '' for an archive that named none. Grants of
-// earlier versions stay NULL: where those went was never recorded. The
-// location names a file, never the subject, and goes with its grant.
-const EXPIRY_ARCHIVE_LOCATIONS = [
-  "ALTER TABLE obs_expiry_grants ADD COLUMN archive TEXT",
+// Version 7: which archive holds which envelope, one row per envelope and
+// location (the location the archive named: an absolute path for the CLI's
+// directory archive, '' for an archive that named none). Source expiry
+// writes them in one transaction once its archive acknowledges and before
+// its first delete, so a file holding envelopes that are still in the
+// index (an apply stopped between batches) is recorded too, and so is each
+// file of an apply made again. Envelopes expired before have no row: where
+// those went was never recorded. A row names a file, never the subject,
+// and goes when its event does (an erasure of scope `all`, or retention
+// once neither the index row nor the envelope is left).
+const ARCHIVED_ENVELOPES = [
+  `CREATE TABLE obs_archived_envelopes (
+  seq INTEGER NOT NULL,
+  location TEXT NOT NULL,
+  PRIMARY KEY (seq, location)
+) WITHOUT ROWID`,
 ];
 
 // Also version 7: tombstones are counted in `obs_counts` (`erased_events`)
@@ -391,8 +401,8 @@ export const OBS_MIGRATIONS: Migration[] = [
   {
     component: OBS_COMPONENT,
     version: 7,
-    name: "archive locations of expired envelopes, tombstones counted",
-    statements: [...EXPIRY_ARCHIVE_LOCATIONS, ...TOMBSTONE_COUNT],
+    name: "archives holding envelopes, tombstones counted",
+    statements: [...ARCHIVED_ENVELOPES, ...TOMBSTONE_COUNT],
   },
 ];
 

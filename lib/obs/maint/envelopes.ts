@@ -51,25 +51,15 @@ export function envelopeFromRow(
 export interface EnvelopeGrant {
   /** When, epoch ms. */
   now: number;
-  /**
-   * Where source expiry's archive keeps the envelopes: its location, `''`
-   * for an archive that named none, `null` (the default) for a delete that
-   * archives nothing (an erasure's redaction). An erasure reads a grant's
-   * `null` as "expired before schema version 7": that holds because the
-   * erasure that writes one deletes it in the same transaction; a grant with
-   * no archive that outlived its transaction would be misreported so.
-   */
-  archive?: string | null;
 }
 
 /**
  * Deletes the envelopes named by `pairs` (JSON of `[seq, fingerprint]`
  * pairs) that still hold those fingerprints, and returns how many went. The
  * schema's guard lets a delete through only for a granted pair, so each is
- * granted first, with the archive that holds it, in the caller's
- * transaction: the record of where an envelope went commits with its
- * delete or not at all. Source expiry and an erasure's redaction are the
- * two reviewed paths that use it.
+ * granted first, in the caller's transaction. Source expiry and an
+ * erasure's redaction are the two reviewed paths that use it; source
+ * expiry recorded which archive holds each envelope before (`expiry.ts`).
  */
 export async function deleteGrantedEnvelopes(
   executor: ErasureExecutor,
@@ -80,10 +70,10 @@ export async function deleteGrantedEnvelopes(
     "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)";
   await executor.execute({
     sql:
-      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at, archive)
-          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?, ?
+      `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
+          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?
           FROM json_each(?)`,
-    args: [grant.now, grant.archive ?? null, pairs],
+    args: [grant.now, pairs],
   });
   const deleted = await executor.execute({
     sql: `DELETE FROM obs_envelopes WHERE (seq, fingerprint) IN (${pairRows})`,

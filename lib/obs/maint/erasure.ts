@@ -29,10 +29,11 @@
  * One of scope `all` leaves a tombstone per event it removed
  * (`../erased_events.ts`), so a resend of the event writes nothing.
  *
- * Envelopes source expiry removed before are out of reach: their archives
- * are files no erasure opens. The dry run and the apply name the archive
- * locations expiry recorded for them (`_expired_archives.ts`), so the
- * operator knows which files to clean.
+ * Envelopes source expiry archived are out of reach: their archives are
+ * files no erasure opens. The dry run and the apply name every archive
+ * location expiry recorded for the subject's envelopes, removed since or
+ * not (`_expired_archives.ts`), so the operator knows which files to clean;
+ * an erasure of scope `all` then removes those records with the events.
  *
  * The bytes must leave the file too: the deleting connection runs with
  * `secure_delete` (set and read back inside the transaction, since a pooled
@@ -76,6 +77,7 @@ import {
 } from "./erasure_participants.ts";
 import { markErasedParents } from "./erasure_links.ts";
 import {
+  dropArchiveRecords,
   type ExpiredEnvelopes,
   expiredEnvelopesOf,
   noExpiredEnvelopes,
@@ -630,6 +632,10 @@ async function eraseInTransaction(
     // Nothing of these events is left to refuse a resend: their tombstones do.
     if (selection.scope === "all" && options.tombstones !== false) {
       await leaveTombstones(tx, events);
+    }
+    // The answer named the archives above; their records go with the events.
+    if (selection.scope === "all") {
+      await dropArchiveRecords(tx, events.map((e) => e.seq));
     }
     const record: ErasureRecord = {
       ...countsOf(selection, events, tables, participants),

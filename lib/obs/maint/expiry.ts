@@ -5,11 +5,15 @@
  * fingerprint and a confirmation string. {@link applyExpiry} re-checks every fingerprint, hands
  * the still-matching envelopes to an archive callback that must acknowledge
  * them (exactly `true`, or an {@link ArchiveReceipt} naming where it keeps
- * them), and only then compare-and-deletes them in batches: each batch
- * grants the delete for `seq` + fingerprint, with the archive's location
- * (the schema's trigger refuses any other delete), and removes only rows
- * whose fingerprint still matches. An erasure reads those locations to name
- * the archive files that still hold its subject. Reports are content-free:
+ * them), records in one transaction which envelopes that location holds
+ * (`obs_archived_envelopes`), and only then compare-and-deletes them in
+ * batches: each batch grants the delete for `seq` + fingerprint (the
+ * schema's trigger refuses any other delete) and removes only rows whose
+ * fingerprint still matches. The record comes before any delete because
+ * the archive holds every envelope of the apply from its acknowledgement
+ * on: an apply stopped between batches leaves a file holding envelopes
+ * that are still in the index, and an erasure of those events must name it
+ * too (`_expired_archives.ts`). Reports are content-free:
  * keys, counts and codes only. Index rows and previews are not touched:
  * retention removes them, so an expired event stays queryable through the
  * index until retention runs.
@@ -20,7 +24,12 @@
 import type { Row, Transaction } from "@libsql/client";
 import type { TraceDb } from "../../db.ts";
 import { sha256Hex } from "../../canonical_json.ts";
-import { ConfigError, RefusedError, TraceError } from "../../errors.ts";
+import {
+  ConfigError,
+  RefusedError,
+  StorageError,
+  TraceError,
+} from "../../errors.ts";
 import { incrementCounter } from "../counters.ts";
 import { nextTurn } from "../_turn_line.ts";
 import { requireObs } from "../schema.ts";
@@ -187,13 +196,14 @@ export async function applyExpiry(
     result.not_attempted = left;
     return true;
   };
-  // A stop before the archive writes nothing and deletes nothing.
-  let location = UNNAMED_ARCHIVE;
+  const now = (options.now ?? Date.now)();
+  // A stop before the archive writes nothing and deletes nothing. Once the
+  // archive holds the envelopes, its record is written whatever comes next.
   if (!stopped(0)) {
-    location = await runArchive(archive, eligible);
+    const location = await runArchive(archive, eligible);
+    await recordArchive(db, location, eligible);
     result.archived = eligible.length;
   }
-  const now = (options.now ?? Date.now)();
   for (
     let start = 0;
     !result.interrupted && start < eligible.length;
@@ -205,7 +215,7 @@ export async function applyExpiry(
     if (stopped(eligible.length - start)) break;
     const batch = eligible.slice(start, start + batchSize);
     try {
-      await deleteBatch(db, batch, { now, archive: location }, result);
+      await deleteBatch(db, batch, { now }, result);
     } catch (error) {
       result.failed_batches.push(batchFailure(batch, error));
       result.not_attempted = eligible.length - start - batch.length;
@@ -358,7 +368,37 @@ function isArchiveLocation(location: string): boolean {
     !CONTROL_CHARACTER.test(location);
 }
 
-/** One transaction: re-check, grant (with the archive's location), delete exactly the matching rows. */
+/**
+ * Records, in one transaction, that the archive at `location` holds
+ * `envelopes`. Refused (nothing deleted) when that fails: an archive that
+ * holds envelopes no record names is a file an erasure could not name.
+ */
+async function recordArchive(
+  db: TraceDb,
+  location: string,
+  envelopes: readonly EnvelopeRecord[],
+): Promise<void> {
+  if (envelopes.length === 0) return;
+  try {
+    await db.client.execute({
+      sql: `INSERT OR IGNORE INTO obs_archived_envelopes (seq, location)
+              SELECT value, ? FROM json_each(?)`,
+      args: [location, JSON.stringify(envelopes.map((e) => e.seq))],
+    });
+  } catch (error) {
+    const where = location === UNNAMED_ARCHIVE
+      ? "the archive's copies"
+      : `the archive ${location}`;
+    throw new StorageError(
+      `Cannot apply the expiry plan: the archive acknowledged ${envelopes.length} envelopes, but recording where it keeps them failed (${
+        errorCode(error)
+      }); nothing was deleted, so the index still holds every one: remove ${where}, then apply again`,
+      { cause: error },
+    );
+  }
+}
+
+/** One transaction: re-check, grant, delete exactly the matching rows. */
 async function deleteBatch(
   db: TraceDb,
   batch: EnvelopeRecord[],
@@ -397,12 +437,17 @@ function batchFailure(
   batch: EnvelopeRecord[],
   error: unknown,
 ): ExpiryBatchFailure {
-  const code = (error as { code?: unknown }).code;
-  const name = error instanceof Error ? error.name : "Error";
   return {
     first_seq: batch[0]!.seq,
     last_seq: batch.at(-1)!.seq,
     rows: batch.length,
-    error: typeof code === "string" ? `${name}:${code}` : name,
+    error: errorCode(error),
   };
+}
+
+/** Error class and SQLite code, never the message (it may quote data). */
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = error instanceof Error ? error.name : "Error";
+  return typeof code === "string" ? `${name}:${code}` : name;
 }

@@ -11,7 +11,9 @@
  * (`_erasure_redact.ts`), and so are the fingerprints of an index row whose
  * envelope source expiry removed, and of its grant. A grant goes with the
  * index row metadata retention removes (it only lets parity count that row
- * as source-expired). An envelope whose index row an older build's
+ * as source-expired), and so do the records of the archives that hold the
+ * event's envelope once the envelope is gone too. An envelope whose index
+ * row an older build's
  * retention removed, and that still names its preview's digest, is
  * redacted too (`_retention_unindexed.ts`). Deletes run in small
  * batches, each its own short transaction, so writers keep going; afterwards
@@ -34,6 +36,7 @@ import {
 } from "./_storage.ts";
 import { requireObs } from "../schema.ts";
 import { BODY_HOLDS_DIGEST } from "./_erasure_match.ts";
+import { dropArchiveRecords } from "./_expired_archives.ts";
 import {
   countPreviewDigests,
   redactPreviewDigests,
@@ -417,12 +420,14 @@ async function deleteExpiring(
   totals.preview_digests += unindexed.digests;
   totals.batches += unindexed.batches;
   // Grants whose index row an earlier retention removed, and whose envelope
-  // is gone too, vouch for nothing and still hold a fingerprint.
+  // is gone too, vouch for nothing and still hold a fingerprint; archive
+  // records of such events name files no erasure can match them to.
   await db.client.execute(
     `DELETE FROM obs_expiry_grants
       WHERE NOT EXISTS (SELECT 1 FROM obs_events e WHERE e.seq = obs_expiry_grants.seq)
         AND NOT EXISTS (SELECT 1 FROM obs_envelopes v WHERE v.seq = obs_expiry_grants.seq)`,
   );
+  await dropArchiveRecords(db.client, null);
   return totals;
 }
 
@@ -456,6 +461,9 @@ async function removePreviews(
  * pass did not see (its event arrived in between) is redacted as there; a
  * grant goes with its index row: it only lets parity count that row as
  * source-expired, and would otherwise keep the row's fingerprint for good.
+ * So do the records of the archives that hold the event's envelope, unless
+ * the envelope is still in the index (an expiry apply stopped before
+ * deleting it): an erasure still matches the event by it, and names them.
  */
 async function removeEvents(
   db: TraceDb,
@@ -476,6 +484,7 @@ async function removeEvents(
     const resources = await deleted("obs_resources");
     const events = await deleted("obs_events");
     await deleted("obs_expiry_grants");
+    await dropArchiveRecords(tx, rows.map((row) => row.seq));
     await tx.commit();
     return { previews, digests, resources, events };
   } finally {
