@@ -9,15 +9,20 @@
 import type { FindingCode } from "./rules.ts";
 import type { Finding } from "./report.ts";
 
-/** A finding with the samples it rests on. */
-export function finding(
-  severity: Finding["severity"],
-  code: FindingCode,
-  subject: string,
-  message: string,
-  sampleIndexes: number[],
-): Finding {
-  return { severity, code, subject, message, sample_indexes: sampleIndexes };
+/** What a finding says, and the samples it rests on. */
+export interface FindingParts {
+  severity: Finding["severity"];
+  code: FindingCode;
+  subject: string;
+  message: string;
+  /** Indexes of the samples the finding rests on (`[]` for none). */
+  samples: number[];
+}
+
+/** A finding as reports carry it. */
+export function finding(parts: FindingParts): Finding {
+  const { severity, code, subject, message, samples } = parts;
+  return { severity, code, subject, message, sample_indexes: samples };
 }
 
 /** Seconds formatted as in reports: two decimals. */

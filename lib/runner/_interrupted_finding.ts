@@ -29,13 +29,14 @@ export function interruptedFinding(input: InterruptedRun): Finding {
     ? `during the ${secondsLabel(input.windowSeconds)} window`
     : `during ${interruptedDuring}`;
   const seen = samples.length > 0 ? `; ${lastSamplesNote(samples)}` : "";
-  return finding(
-    "inconclusive",
-    "interrupted",
-    "window",
-    `The run was interrupted ${when}, before its final sample${seen}; cleanup still ran`,
-    samples.map((s) => s.index),
-  );
+  return finding({
+    severity: "inconclusive",
+    code: "interrupted",
+    subject: "window",
+    message:
+      `The run was interrupted ${when}, before its final sample${seen}; cleanup still ran`,
+    samples: samples.map((s) => s.index),
+  });
 }
 
 /** Why what a sample showed is context: it was not the final sample. */

@@ -23,15 +23,16 @@ export function observationFindings(samples: Sample[]): Finding[] {
     const first = failed[0]!;
     const error = first.errors[0]!;
     findings.push(
-      finding(
-        "inconclusive",
-        "request_error",
-        "observation",
-        `${failed.length} of ${samples.length} sample(s) had request errors; first at ${
-          secondsLabel(first.started_at_seconds)
-        }: ${error.message}`,
-        failed.map((s) => s.index),
-      ),
+      finding({
+        severity: "inconclusive",
+        code: "request_error",
+        subject: "observation",
+        message:
+          `${failed.length} of ${samples.length} sample(s) had request errors; first at ${
+            secondsLabel(first.started_at_seconds)
+          }: ${error.message}`,
+        samples: failed.map((s) => s.index),
+      }),
     );
   }
   const incomplete = samples.filter((s) =>
@@ -39,13 +40,14 @@ export function observationFindings(samples: Sample[]): Finding[] {
   );
   if (incomplete.length > 0) {
     findings.push(
-      finding(
-        "inconclusive",
-        "inventory_incomplete",
-        "inventory",
-        `The test inventory answered complete: false in ${incomplete.length} sample(s), so those counts cannot prove erasure`,
-        incomplete.map((s) => s.index),
-      ),
+      finding({
+        severity: "inconclusive",
+        code: "inventory_incomplete",
+        subject: "inventory",
+        message:
+          `The test inventory answered complete: false in ${incomplete.length} sample(s), so those counts cannot prove erasure`,
+        samples: incomplete.map((s) => s.index),
+      }),
     );
   }
   const controlUnknown = samples.filter((s) =>
@@ -54,13 +56,14 @@ export function observationFindings(samples: Sample[]): Finding[] {
   );
   if (controlUnknown.length > 0) {
     findings.push(
-      finding(
-        "inconclusive",
-        "control_inventory_incomplete",
-        "control",
-        `The control inventory answered complete: false in ${controlUnknown.length} sample(s), so the control cannot be shown intact`,
-        controlUnknown.map((s) => s.index),
-      ),
+      finding({
+        severity: "inconclusive",
+        code: "control_inventory_incomplete",
+        subject: "control",
+        message:
+          `The control inventory answered complete: false in ${controlUnknown.length} sample(s), so the control cannot be shown intact`,
+        samples: controlUnknown.map((s) => s.index),
+      }),
     );
   }
   return findings;
@@ -87,15 +90,15 @@ function controlLossFinding(samples: Sample[]): Finding | null {
   const what = first.control_present === false
     ? "no longer counted in its inventory"
     : "no longer retrievable";
-  return finding(
-    "inconclusive",
-    "control_lost",
-    "control",
-    `The control record was ${what} at ${
+  return finding({
+    severity: "inconclusive",
+    code: "control_lost",
+    subject: "control",
+    message: `The control record was ${what} at ${
       secondsLabel(first.started_at_seconds)
     }: the deletion reached data outside the test namespace, or the adapter misreports the control, so the result cannot be trusted`,
-    lost.map((s) => s.index),
-  );
+    samples: lost.map((s) => s.index),
+  });
 }
 
 /**
@@ -121,17 +124,18 @@ function controlGrowthFinding(
       .map((g) => g.sample.control_inventory![store]);
     return counts.length > 0 ? [storeGrowth(store, before[store], counts)] : [];
   });
-  return finding(
-    "inconclusive",
-    "control_grew",
-    "control",
-    `The control namespace counted more source or vector records after the deletion than at the baseline, first at ${
-      secondsLabel(first.sample.started_at_seconds)
-    } and in ${grown.length} of ${samples.length} sample(s): ${
-      joinAnd(growth)
-    }; the deletion may have moved or copied the deleted records into another namespace instead of erasing them, so the result cannot be trusted`,
-    grown.map((g) => g.sample.index),
-  );
+  return finding({
+    severity: "inconclusive",
+    code: "control_grew",
+    subject: "control",
+    message:
+      `The control namespace counted more source or vector records after the deletion than at the baseline, first at ${
+        secondsLabel(first.sample.started_at_seconds)
+      } and in ${grown.length} of ${samples.length} sample(s): ${
+        joinAnd(growth)
+      }; the deletion may have moved or copied the deleted records into another namespace instead of erasing them, so the result cannot be trusted`,
+    samples: grown.map((g) => g.sample.index),
+  });
 }
 
 /** "source_records from 1 to 4", "as many as 4" when the grown counts differ. */

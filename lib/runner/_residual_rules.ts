@@ -57,14 +57,16 @@ function residualFinding(
   const last = samples[samples.length - 1]!;
   const finalValue = series.values[series.values.length - 1];
   if (finalValue !== null && finalValue !== undefined && finalValue > 0) {
-    return finding(
-      "fail",
-      series.subject === "retrieval" ? "marker_retrievable" : "residual_store",
-      series.subject,
-      persistentMessage(series, samples, last) +
+    return finding({
+      severity: "fail",
+      code: series.subject === "retrieval"
+        ? "marker_retrievable"
+        : "residual_store",
+      subject: series.subject,
+      message: persistentMessage(series, samples, last) +
         renderedNote(series, [last]) + placeNote(series, [last]),
-      dirty,
-    );
+      samples: dirty,
+    });
   }
   const cleared = clearedAfter(series, dirty);
   if (cleared === null) return null;
@@ -75,30 +77,30 @@ function residualFinding(
   if (
     comebacks.longestGap > 0 && comebacks.cleanAfter <= comebacks.longestGap
   ) {
-    return finding(
-      "inconclusive",
-      "intermittent_residual",
-      series.subject,
-      intermittentMessage(evidence) + notes,
-      dirty,
-    );
+    return finding({
+      severity: "inconclusive",
+      code: "intermittent_residual",
+      subject: series.subject,
+      message: intermittentMessage(evidence) + notes,
+      samples: dirty,
+    });
   }
   if (windowEndUnobserved(samples[dirty.at(-1)!]!, samples[cleared]!, timing)) {
-    return finding(
-      "inconclusive",
-      "window_end_unobserved",
-      series.subject,
-      unobservedMessage(evidence) + notes,
-      [...dirty, cleared],
-    );
+    return finding({
+      severity: "inconclusive",
+      code: "window_end_unobserved",
+      subject: series.subject,
+      message: unobservedMessage(evidence) + notes,
+      samples: [...dirty, cleared],
+    });
   }
-  return finding(
-    "transient",
-    "transient_residual",
-    series.subject,
-    transientMessage(evidence) + notes,
-    dirty,
-  );
+  return finding({
+    severity: "transient",
+    code: "transient_residual",
+    subject: series.subject,
+    message: transientMessage(evidence) + notes,
+    samples: dirty,
+  });
 }
 
 /**

@@ -68,26 +68,26 @@ export function assessRun(input: AssessmentInput): Assessment {
   if (!input.baseline.ok) {
     for (const problem of input.baseline.problems) {
       findings.push(
-        finding(
-          "inconclusive",
-          "baseline_failed",
-          "baseline",
-          `Baseline not established: ${problem}`,
-          [],
-        ),
+        finding({
+          severity: "inconclusive",
+          code: "baseline_failed",
+          subject: "baseline",
+          message: `Baseline not established: ${problem}`,
+          samples: [],
+        }),
       );
     }
   }
   if (input.deletion && !input.deletion.acknowledged) {
     const why = input.deletion.error?.message ?? "no acknowledgement";
     findings.push(
-      finding(
-        "inconclusive",
-        "delete_unacknowledged",
-        "deletion",
-        `The deletion was not acknowledged: ${why}`,
-        [],
-      ),
+      finding({
+        severity: "inconclusive",
+        code: "delete_unacknowledged",
+        subject: "deletion",
+        message: `The deletion was not acknowledged: ${why}`,
+        samples: [],
+      }),
     );
   }
   if (input.samples.length > 0) {
@@ -130,23 +130,23 @@ function cleanupFindings(cleanup: Cleanup, verdict: Verdict): Finding[] {
   const detail = cleanup.problems.join("; ") || "synthetic records remain";
   if (verdict === "PASS") {
     return [
-      finding(
-        "inconclusive",
-        "cleanup_incomplete",
-        "cleanup",
-        `Cleanup did not complete: ${detail}`,
-        [],
-      ),
+      finding({
+        severity: "inconclusive",
+        code: "cleanup_incomplete",
+        subject: "cleanup",
+        message: `Cleanup did not complete: ${detail}`,
+        samples: [],
+      }),
     ];
   }
   return [
-    finding(
-      "note",
-      "cleanup_incomplete",
-      "cleanup",
-      `Cleanup did not complete: ${detail}`,
-      [],
-    ),
+    finding({
+      severity: "note",
+      code: "cleanup_incomplete",
+      subject: "cleanup",
+      message: `Cleanup did not complete: ${detail}`,
+      samples: [],
+    }),
   ];
 }
 
@@ -170,13 +170,14 @@ function unreadCountFinding(
   const what = named.length === 0
     ? `counts under ${others} ${keys} that are not field names`
     : joinAnd(others > 0 ? [...named, `${others} other ${keys}`] : named);
-  return finding(
-    "note",
-    "unread_inventory_count",
-    "inventory",
-    `The test inventory also answered ${what}, which Trace does not count: count every store of your application in source_records, vector_records or cache_records, or Trace cannot see what it keeps`,
-    unread.samples,
-  );
+  return finding({
+    severity: "note",
+    code: "unread_inventory_count",
+    subject: "inventory",
+    message:
+      `The test inventory also answered ${what}, which Trace does not count: count every store of your application in source_records, vector_records or cache_records, or Trace cannot see what it keeps`,
+    samples: unread.samples,
+  });
 }
 
 /** "at the final sample", "at sample #2 (1.00 s)", "at the baseline", "at cleanup". */
@@ -200,11 +201,12 @@ function cleanPassFinding(samples: Sample[]): Finding {
       secondsLabel(first.started_at_seconds)
     } through the final sample at ${secondsLabel(last.started_at_seconds)}`
     : "";
-  return finding(
-    "note",
-    "erased",
-    "deletion",
-    `Every store read 0 and the marker was not retrievable at the final sample; control intact${span}`,
-    samples.map((s) => s.index),
-  );
+  return finding({
+    severity: "note",
+    code: "erased",
+    subject: "deletion",
+    message:
+      `Every store read 0 and the marker was not retrievable at the final sample; control intact${span}`,
+    samples: samples.map((s) => s.index),
+  });
 }
