@@ -36,6 +36,7 @@ import {
   PROPAGATION_ENV,
   propagationByDefault,
   setErasurePropagation,
+  tombstonedCounts,
   unreachedErasures,
 } from "../lib/obs/maint/mod.ts";
 import {
@@ -445,7 +446,7 @@ function nextLines(
     const advice = nothingToApplyAdvice(
       earlier,
       earlier === null
-        ? {}
+        ? { tombstoned: tombstonedCounts(subject, plan.erased_event_ids) }
         : { verifyCommand: verifyCommandLine(earlier, values) },
     );
     return [`Nothing was changed, and ${advice}`];
@@ -489,16 +490,28 @@ function subjectFlagsOf(values: EraseValues): string {
  * them all).
  */
 function unmatchedLine(
-  counted: { events: number; unmatched_event_ids?: string[] },
+  counted: {
+    events: number;
+    unmatched_event_ids?: string[];
+    erased_event_ids?: string[];
+  },
   subject: ErasureSubject,
 ): string[] {
   const where = `application ${subject.application_id}`;
   const unmatched = counted.unmatched_event_ids ?? [];
+  const erased = counted.erased_event_ids ?? [];
   if (unmatched.length > 0) {
     return [
       `  ${unmatched.length} of the ${subject.ids.length} listed ids match no event of ${where} (ids are compared exactly: case and spaces count): ${
         firstIds(unmatched)
       }`,
+      ...(erased.length > 0
+        ? [
+          `  of them, an earlier erasure removed ${erased.length} (the index keeps a tombstone of each): ${
+            firstIds(erased)
+          }`,
+        ]
+        : []),
     ];
   }
   if (counted.events > 0) return [];

@@ -42,6 +42,7 @@ import {
   parseErasureSubject,
   SUBJECT_INPUT_KEYS,
   subjectDigest,
+  tombstonedCounts,
 } from "../lib/obs/maint/mod.ts";
 import { LIMITS } from "../lib/obs/mod.ts";
 import {
@@ -248,7 +249,9 @@ function withNextStep(
   return {
     ...answer,
     next: nothingToApply(subject, answer.events)
-      ? nothingToApplyAdvice(answer.earlier_receipt_id)
+      ? nothingToApplyAdvice(answer.earlier_receipt_id, {
+        tombstoned: tombstonedCounts(subject, answer.erased_event_ids),
+      })
       : `to erase what this dry run counted, send the same subject again with "apply": true and "confirmation": ${
         JSON.stringify(answer.confirmation)
       }`,

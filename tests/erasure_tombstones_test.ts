@@ -18,6 +18,7 @@ import {
   obsHealth,
   parseErasureSubject,
 } from "../lib/obs/maint/mod.ts";
+import { erasureKeyFor, planSubjectErasure } from "../lib/runs/mod.ts";
 import { initializeObs, OBS_MIGRATIONS } from "../lib/obs/mod.ts";
 import {
   TOMBSTONE_SALT_KEY,
@@ -115,6 +116,87 @@ Deno.test("trace events ingest: a resent file after an erasure of event ids writ
     } finally {
       db.close();
     }
+  });
+});
+
+Deno.test("a dry run of ids an earlier erasure of another list removed says so, from their tombstones, in the CLI and the API", async () => {
+  await withErasureDb(async (db) => {
+    await seed(db);
+    await eraseEventIds(db, ["a1", "b1"]);
+    const plan = (ids: string[]) =>
+      planSubjectErasure(
+        db,
+        parseErasureSubject({ application_id: "app", event_ids: ids }),
+        { key: TEST_KEY },
+      );
+    const mixed = await plan(["a1", "typo-9", "a2"]);
+    assert.deepEqual(mixed.unmatched_event_ids, ["a1", "typo-9"]);
+    assert.deepEqual(mixed.erased_event_ids, ["a1"]);
+    const none = await plan(["b1"]);
+    assert.equal(
+      none.earlier_receipt_id,
+      null,
+      "another list than the receipt's",
+    );
+    assert.deepEqual(none.erased_event_ids, ["b1"]);
+    assert.deepEqual((await plan(["a2"])).erased_event_ids, []);
+
+    const app = createApp({ db, uiAuthToken: ADMIN, erasureKey: TEST_KEY });
+    const answer = await app.request("http://127.0.0.1/api/erasures", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${ADMIN}`,
+      },
+      body: JSON.stringify({
+        subject: { application_id: "app", event_ids: ["b1", "typo-9"] },
+      }),
+    });
+    const body = await answer.json();
+    assert.deepEqual(body.erased_event_ids, ["b1"]);
+    assert.match(
+      body.next,
+      /^no event has these ids any more, so there is nothing to apply: an earlier erasure removed 1 of the 2 \(listed in erased_event_ids\), and the index keeps a tombstone of each; check the others/,
+    );
+  });
+  await withTempDir(async (dir) => {
+    const data = ["--data-dir", join(dir, "data")];
+    assert.equal((await trace(["obs", "init", ...data])).code, 0);
+    const ndjson = SEED.map((e) => JSON.stringify(e)).join("\n");
+    assert.equal(
+      (await trace(["events", "ingest", "-", ...data], ndjson)).code,
+      0,
+    );
+    const db = await openDb({ dataDir: join(dir, "data") });
+    try {
+      await eraseNow(
+        db,
+        parseErasureSubject({ application_id: "app", event_ids: ["a1", "b1"] }),
+        { key: await erasureKeyFor(db, join(dir, "data")) },
+      );
+    } finally {
+      db.close();
+    }
+    const ids = join(dir, "ids.txt");
+    await Deno.writeTextFile(ids, "b1\n");
+    const dry = await trace([
+      "obs",
+      "erase",
+      "--application",
+      "app",
+      "--event-ids",
+      ids,
+      ...data,
+    ]);
+    assert.equal(dry.code, 0, dry.err);
+    assert.match(
+      dry.out,
+      /of them, an earlier erasure removed 1 \(the index keeps a tombstone of each\): "b1"/,
+    );
+    assert.match(
+      dry.out,
+      /Nothing was changed, and no event has these ids any more, so there is nothing to apply: an earlier erasure removed it, and the index keeps a tombstone of each; trace obs erase --receipts lists the receipts/,
+    );
   });
 });
 

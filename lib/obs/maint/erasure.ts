@@ -44,13 +44,19 @@
  * @module
  */
 
-import type { Transaction } from "@libsql/client";
+import type { InValue, Transaction } from "@libsql/client";
 import { canonicalJson, sha256Hex } from "../../canonical_json.ts";
 import { secureDeleteIn, type TraceDb } from "../../db.ts";
 import { RefusedError, StorageError, TraceError } from "../../errors.ts";
 import type { StoreName } from "../model.ts";
 import { requireObs } from "../schema.ts";
-import { recordTombstones } from "../erased_events.ts";
+import {
+  applicationsWithTombstones,
+  recordTombstones,
+  tombstonedEvents,
+  tombstoneDigester,
+  tombstoneSalt,
+} from "../erased_events.ts";
 import {
   countStores,
   countTables,
@@ -170,6 +176,12 @@ export interface ErasurePlan extends ErasureCounts, ExpiredEnvelopes {
    * case or a stray space matches nothing); absent for other selectors.
    */
   unmatched_event_ids?: string[];
+  /**
+   * Of `unmatched_event_ids`, those an earlier erasure of scope `all`
+   * removed: the index keeps a tombstone of each (schema version 6 on), so
+   * they match no event because they were erased, not because of a typo.
+   */
+  erased_event_ids?: string[];
 }
 
 /** What an applied erasure removed, as its receipt records it. */
@@ -442,14 +454,39 @@ export async function planErasure(
     options,
     { pin: true },
   );
+  const unmatched = unmatchedOf(subject, events);
   return {
     schema: "trace.erasure-plan/1",
     dry_run: true,
     ...countsOf(selection, events, tables, participants),
     confirmation: confirmationFor(selection, events),
-    ...unmatchedOf(subject, events),
+    ...unmatched,
+    ...await erasedBefore(db, subject, unmatched.unmatched_event_ids),
     ...expired,
   };
+}
+
+/**
+ * `erased_event_ids`: of the listed ids no event has, those an earlier
+ * erasure left a tombstone of. Nothing for other selectors, or when every
+ * id matched.
+ */
+async function erasedBefore(
+  db: TraceDb,
+  subject: ErasureSubject,
+  unmatched: readonly string[] | undefined,
+): Promise<{ erased_event_ids?: string[] }> {
+  if (unmatched === undefined) return {};
+  if (unmatched.length === 0) return { erased_event_ids: [] };
+  const read = async (sql: string, args: InValue[]) =>
+    (await db.client.execute({ sql, args })).rows;
+  const app = subject.application_id;
+  if ((await applicationsWithTombstones(read, [app])).size === 0) {
+    return { erased_event_ids: [] };
+  }
+  const digest = tombstoneDigester(await tombstoneSalt(read));
+  const erased = await tombstonedEvents(read, digest, app, unmatched);
+  return { erased_event_ids: unmatched.filter((id) => erased.has(id)) };
 }
 
 /** `unmatched_event_ids` for a subject of event ids; nothing for other selectors. */

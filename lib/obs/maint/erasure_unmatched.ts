@@ -59,6 +59,8 @@ export function nothingToApply(
 export interface NothingToApplyAdviceOptions {
   /** The command that verifies the earlier receipt, as the caller can give it whole (default: its `--verify` and "the same subject"). */
   verifyCommand?: string;
+  /** How many ids were listed, and how many of them an earlier erasure left a tombstone of (the dry run's `erased_event_ids`). */
+  tombstoned?: { listed: number; erased: number };
 }
 
 /**
@@ -73,11 +75,36 @@ export function nothingToApplyAdvice(
   options: NothingToApplyAdviceOptions = {},
 ): string {
   if (earlierReceiptId === null) {
+    const erased = options.tombstoned?.erased ?? 0;
+    const listed = options.tombstoned?.listed ?? 0;
+    if (erased > 0) return tombstonedAdvice(erased, listed);
     return "no event has these ids, so there is nothing to apply: check the ids (they are compared exactly: case and spaces count); if they were erased already, check that erasure with trace obs erase --verify RECEIPT_ID and the same subject (trace obs erase --receipts lists the receipts)";
   }
   return `no event has these ids any more, so there is nothing to apply: ${
     erasedAlready(earlierReceiptId)
   }; ${checkReceipt(earlierReceiptId, options.verifyCommand)}`;
+}
+
+/** {@link NothingToApplyAdviceOptions.tombstoned} for a dry run of `subject` that found `erasedIds` tombstoned. */
+export function tombstonedCounts(
+  subject: ErasureSubject,
+  erasedIds: readonly string[] | undefined,
+): { listed: number; erased: number } {
+  return {
+    listed: subject.kind === "events" ? subject.ids.length : 0,
+    erased: erasedIds?.length ?? 0,
+  };
+}
+
+/** The advice when an earlier erasure removed `erased` of the `listed` ids, by another list than this one. */
+function tombstonedAdvice(erased: number, listed: number): string {
+  const which = erased === listed
+    ? `an earlier erasure removed ${listed === 1 ? "it" : `all ${listed}`}`
+    : `an earlier erasure removed ${erased} of the ${listed} (listed in erased_event_ids)`;
+  const rest = erased === listed
+    ? ""
+    : "; check the others (ids are compared exactly: case and spaces count)";
+  return `no event has these ids any more, so there is nothing to apply: ${which}, and the index keeps a tombstone of each${rest}; trace obs erase --receipts lists the receipts, and --verify checks one with the subject it erased`;
 }
 
 function erasedAlready(receiptId: string): string {

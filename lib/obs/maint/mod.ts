@@ -143,6 +143,7 @@ export {
   firstIds,
   nothingToApply,
   nothingToApplyAdvice,
+  tombstonedCounts,
 } from "./erasure_unmatched.ts";
 export {
   describeSubjectKind,
