@@ -11,6 +11,7 @@ import { TRACE_QUERIES_ENV, traceQueriesAllowed } from "../lib/mcp/mod.ts";
 import { ConfigError } from "../lib/errors.ts";
 import {
   ErasureKeyLostError,
+  erasurePropagationSettings,
   erasureTruncation,
   HealthMonitor,
   PROPAGATION_ENV,
@@ -233,28 +234,41 @@ interface ServerErasureKey {
   key: Uint8Array | undefined;
   /** The lost key's refusal, which every erasure repeats. */
   lost: ErasureKeyLostError | undefined;
-  problem: string | undefined;
 }
+
+/** What the 501 of an erasure says: no file path or key id, which the operator's terminal has. */
+const LOST_KEY_PROBLEM =
+  "the data directory's erasure.key is missing while the ledger holds receipts made with it; restore it from a backup of the data directory";
 
 /**
  * The data directory's erasure key, made when missing. A key file lost
  * while receipts need it is not replaced (`erasure_key.ts`); the server then
  * serves everything but erasure, which refuses saying to restore it, where
- * refusing to start would take the UI and ingest down with it. The staging
- * adapter's deletions are erasures with receipts: asked for, it still
- * refuses to start.
+ * refusing to start would take the UI and ingest down with it. Unless
+ * something would erase on its own: the staging adapter's deletions are
+ * erasures with receipts, and a deletion event that propagation would
+ * erase is acknowledged and then, without the key, never erased (a resend
+ * of it is a duplicate): with either on, it refuses to start.
  */
 async function serverErasureKey(
   db: TraceDb,
   dataDir: string,
-  stagingAdapter: boolean,
+  erases: { stagingAdapter: boolean; propagationByDefault: boolean },
 ): Promise<ServerErasureKey> {
   try {
-    const key = await erasureKeyFor(db, dataDir);
-    return { key, lost: undefined, problem: undefined };
+    return { key: await erasureKeyFor(db, dataDir), lost: undefined };
   } catch (error) {
-    if (!(error instanceof ErasureKeyLostError) || stagingAdapter) throw error;
-    return { key: undefined, lost: error, problem: error.message };
+    if (!(error instanceof ErasureKeyLostError) || erases.stagingAdapter) {
+      throw error;
+    }
+    const propagating = erases.propagationByDefault ||
+      (await erasurePropagationSettings(db)).some((s) => s.enabled);
+    if (propagating) {
+      throw new ErasureKeyLostError(
+        `${error.message}; trace serve does not start without it while erasure propagation is on (${PROPAGATION_ENV}=true, or an application turned on with trace obs propagation): a deletion event it acknowledged could not be erased`,
+      );
+    }
+    return { key: undefined, lost: error };
   }
 }
 
@@ -316,14 +330,17 @@ export const serve: Command = async (args, io) => {
   const { db, dataDir } = await openDataContext(values, io, { write: true });
   let erasure: ServerErasureKey;
   try {
-    erasure = await serverErasureKey(db, dataDir, values["staging-adapter"]);
+    erasure = await serverErasureKey(db, dataDir, {
+      stagingAdapter: values["staging-adapter"],
+      propagationByDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    });
   } catch (error) {
     db.close();
     throw error;
   }
-  if (erasure.problem !== undefined) {
+  if (erasure.lost !== undefined) {
     io.err(
-      `trace serve: erasure is off, everything else is served: ${erasure.problem}, then restart trace serve\n`,
+      `trace serve: erasure is off, everything else is served: ${erasure.lost.message}, then restart trace serve\n`,
     );
   }
   const stopPropagation = enableErasurePropagation({
@@ -355,7 +372,7 @@ export const serve: Command = async (args, io) => {
     requestLog: (line) => io.err(line + "\n"),
     mcp: { dataDir, jobs, authToken: uiAuthToken, allowTraceQueries },
     erasureKey: erasure.key,
-    erasureKeyProblem: erasure.problem,
+    erasureKeyProblem: erasure.lost && LOST_KEY_PROBLEM,
     stagingAdapter,
     // The same job manager as MCP's: one external run at a time for both.
     runs: { dataDir, jobs },

@@ -740,7 +740,7 @@ Deno.test("obs erase refuses an index a newer build upgraded before it makes a k
   });
 });
 
-Deno.test("trace serve with a lost erasure key serves all but erasure and says to restore the key; with --staging-adapter it does not start", async () => {
+Deno.test("trace serve with a lost erasure key serves all but erasure and says to restore the key; with the staging adapter or propagation on it does not start", async () => {
   await withSeededData(async (data, dir) => {
     const key = join(dir, "data", ERASURE_KEY_FILE);
     const dry = await trace(["obs", "erase", ...ALICE, "--json", ...data]);
@@ -775,6 +775,21 @@ Deno.test("trace serve with a lost erasure key serves all but erasure and says t
     const refused = await adapter.finish();
     assert.equal(refused.code, 2);
     assert.match(adapter.seen(), restore);
+    // A deletion event it acknowledged could not be erased: not without a key.
+    await trace([
+      "obs",
+      "propagation",
+      "--application",
+      "app",
+      "--on",
+      ...data,
+    ]);
+    const propagating = spawnCli(["serve", "--port", "0", ...data]);
+    assert.equal((await propagating.finish()).code, 2);
+    assert.match(
+      propagating.seen(),
+      /trace serve does not start without it while erasure propagation is on \(TRACE_OBS_ERASURE_PROPAGATION=true, or an application turned on with trace obs propagation\)/,
+    );
     assert.equal(await exists(key), false, "no key was made");
   });
 });
