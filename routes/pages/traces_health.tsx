@@ -386,7 +386,7 @@ const CountsPanel: FC<{ data: HealthPageData; view: PageView }> = (
       name: "Expiry grants",
       n: counts.expiry_grants,
       hint:
-        "Envelopes a reviewed source expiry removed whose index rows remain, each naming its archive when one was recorded (schema version 7 on)",
+        "Envelopes a reviewed source expiry removed whose index rows remain (the archive holding each is recorded from schema version 7 on)",
     },
     {
       name: "Erased event ids",

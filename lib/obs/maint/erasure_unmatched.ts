@@ -98,13 +98,17 @@ export function tombstonedCounts(
 
 /** The advice when an earlier erasure removed `erased` of the `listed` ids, by another list than this one. */
 function tombstonedAdvice(erased: number, listed: number): string {
-  const which = erased === listed
-    ? `an earlier erasure removed ${listed === 1 ? "it" : `all ${listed}`}`
-    : `an earlier erasure removed ${erased} of the ${listed} (listed in erased_event_ids)`;
-  const rest = erased === listed
-    ? ""
-    : "; check the others (ids are compared exactly: case and spaces count)";
-  return `no event has these ids any more, so there is nothing to apply: ${which}, and the index keeps a tombstone of each${rest}; trace obs erase --receipts lists the receipts, and --verify checks one with the subject it erased`;
+  const all = erased === listed;
+  const which = all
+    ? `an earlier erasure removed ${
+      listed === 1
+        ? "it, and the index keeps its tombstone"
+        : `all ${listed}, and the index keeps a tombstone of each`
+    }`
+    : `an earlier erasure removed ${erased} of the ${listed} (the index keeps a tombstone of each); check the others (ids are compared exactly: case and spaces count)`;
+  return `no event has ${
+    all ? "these ids any more" : "these ids"
+  }, so there is nothing to apply: ${which}; trace obs erase --receipts lists the receipts, and --verify checks one with the subject it erased`;
 }
 
 function erasedAlready(receiptId: string): string {

@@ -390,7 +390,9 @@ async function recordArchive(
       ? "the archive's copies"
       : `the archive ${location}`;
     throw new StorageError(
-      `Cannot apply the expiry plan: the archive acknowledged ${envelopes.length} envelopes, but recording where it keeps them failed (${
+      `Cannot apply the expiry plan: the archive acknowledged ${envelopes.length} envelope${
+        envelopes.length === 1 ? "" : "s"
+      }, but recording where it keeps them failed (${
         errorCode(error)
       }); nothing was deleted, so the index still holds every one: remove ${where}, then apply again`,
       { cause: error },
