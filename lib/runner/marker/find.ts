@@ -380,15 +380,32 @@ const MAX_TAG_LENGTH = 256;
  * a tag too.
  */
 function withoutTags(units: Unit[]): Unit[] {
+  // The units' text once, each `<` matched where it stands: cutting
+  // MAX_TAG_LENGTH units out at every `<` cost that much per `<`.
+  const text = units.map((unit) => unit.ch).join("");
+  const offsets = new Int32Array(units.length + 1);
+  units.forEach((unit, i) => offsets[i + 1] = offsets[i]! + unit.ch.length);
   const out: Unit[] = [];
   for (let i = 0; i < units.length; i++) {
-    const tag = units[i]!.ch === "<"
-      ? MARKUP_TAG.exec(charsAt(units, i, MAX_TAG_LENGTH))
-      : null;
-    if (tag) i += [...tag[0]].length - 1;
+    const last = units[i]!.ch === "<" ? tagEnd(text, offsets, i) : -1;
+    if (last >= 0) i = last;
     else out.push(units[i]!);
   }
   return out;
+}
+
+/** {@link MARKUP_TAG} without its anchor, matched at a given offset. */
+const MARKUP_TAG_AT = new RegExp(MARKUP_TAG.source.slice(1), "y");
+
+/** The index of the last unit of a tag starting at unit `i` (at most MAX_TAG_LENGTH units), or -1. */
+function tagEnd(text: string, offsets: Int32Array, i: number): number {
+  MARKUP_TAG_AT.lastIndex = offsets[i]!;
+  const tag = MARKUP_TAG_AT.exec(text);
+  if (!tag) return -1;
+  const end = offsets[i]! + tag[0].length;
+  let last = i;
+  while (offsets[last + 1]! < end) last++;
+  return last - i < MAX_TAG_LENGTH ? last : -1;
 }
 
 function codePoints(text: string): Unit[] {
