@@ -46,6 +46,20 @@ async function withSeededData<T>(
 
 const ALICE = ["--application", "app", "--user", "alice"];
 
+/** `trace obs propagation --application app --on`, and what it printed. */
+async function turnPropagationOn(data: string[]) {
+  const on = await trace([
+    "obs",
+    "propagation",
+    "--application",
+    "app",
+    "--on",
+    ...data,
+  ]);
+  assert.equal(on.code, 0, on.err);
+  return on;
+}
+
 /** `trace obs erase` of application app's event ids listed in `file`; `flags` go before the data flags. */
 function eraseIdsIn(file: string, data: string[]) {
   return (...flags: string[]) =>
@@ -631,15 +645,7 @@ Deno.test("obs propagation opts an application in, and trace events ingest then 
   await withSeededData(async (data) => {
     const off = await trace(["obs", "propagation", "--json", ...data]);
     assert.deepEqual(JSON.parse(off.out), { default: false, applications: [] });
-    const set = await trace([
-      "obs",
-      "propagation",
-      "--application",
-      "app",
-      "--on",
-      ...data,
-    ]);
-    assert.equal(set.code, 0, set.err);
+    const set = await turnPropagationOn(data);
     assert.match(
       set.out,
       /Default \(TRACE_OBS_ERASURE_PROPAGATION in this environment\): off\n {2}app: on\n/,
@@ -776,14 +782,7 @@ Deno.test("trace serve with a lost erasure key serves all but erasure and says t
     assert.equal(refused.code, 2);
     assert.match(adapter.seen(), restore);
     // A deletion event it acknowledged could not be erased: not without a key.
-    await trace([
-      "obs",
-      "propagation",
-      "--application",
-      "app",
-      "--on",
-      ...data,
-    ]);
+    await turnPropagationOn(data);
     const propagating = spawnCli(["serve", "--port", "0", ...data]);
     assert.equal((await propagating.finish()).code, 2);
     assert.match(
@@ -823,14 +822,7 @@ Deno.test("a lost erasure key is never replaced while receipts need it, and a dr
       assert.equal(await exists(key), false, `${args.join(" ")} made no key`);
     }
     // An ingest still writes; only the propagation it would run is refused.
-    await trace([
-      "obs",
-      "propagation",
-      "--application",
-      "app",
-      "--on",
-      ...data,
-    ]);
+    await turnPropagationOn(data);
     const ingest = await trace(["events", "ingest", "-", ...data], {
       stdin: JSON.stringify({
         event_id: "del-9",

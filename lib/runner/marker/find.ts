@@ -123,19 +123,35 @@ function findInText(answer: string, marker: string): MarkerMatch | null {
  */
 function findFoldedPlain(answer: string, random: string): MarkerMatch | null {
   const folded = foldPlain(answer);
-  const at = folded.text.indexOf(random);
+  const match = foldedMatch(folded.text, random);
+  if (!match) return null;
+  const span = answer.slice(
+    folded.starts[match.first]!,
+    folded.ends[match.last]!,
+  );
+  return {
+    form: "rendered",
+    rendering: renderingTraits(span, {
+      withPrefix: match.withPrefix,
+      untagged: false,
+    }),
+  };
+}
+
+/** Where `random` first sits in a folded text: its first folded character (the prefix's, when the prefix is just before it) and its last. */
+function foldedMatch(
+  folded: string,
+  random: string,
+): { first: number; last: number; withPrefix: boolean } | null {
+  const at = folded.indexOf(random);
   if (at < 0) return null;
   const prefix = foldedPrefix();
   const withPrefix = at >= prefix.length &&
-    folded.text.slice(at - prefix.length, at) === prefix;
-  const first = folded.starts[withPrefix ? at - prefix.length : at]!;
-  const last = folded.ends[at + random.length - 1]!;
+    folded.slice(at - prefix.length, at) === prefix;
   return {
-    form: "rendered",
-    rendering: renderingTraits(answer.slice(first, last), {
-      withPrefix,
-      untagged: false,
-    }),
+    first: withPrefix ? at - prefix.length : at,
+    last: at + random.length - 1,
+    withPrefix,
   };
 }
 
@@ -205,14 +221,13 @@ function findFolded(
   untagged: boolean,
 ): MarkerMatch | null {
   const folded = foldUnits(units);
-  const at = folded.folded.indexOf(random);
-  if (at < 0) return null;
-  const prefix = foldedPrefix();
-  const withPrefix = at >= prefix.length &&
-    folded.folded.slice(at - prefix.length, at) === prefix;
-  const first = folded.units[withPrefix ? at - prefix.length : at]!;
-  const last = folded.units[at + random.length - 1]!;
-  const span = answer.slice(first.start, last.end);
+  const match = foldedMatch(folded.folded, random);
+  if (!match) return null;
+  const { withPrefix } = match;
+  const span = answer.slice(
+    folded.units[match.first]!.start,
+    folded.units[match.last]!.end,
+  );
   return {
     form: "rendered",
     rendering: renderingTraits(span, { withPrefix, untagged }),
