@@ -319,21 +319,11 @@ async function countExpiring(db: TraceDb, cutoffs: Cutoffs) {
   const countDigests = async (rows: OldRow[]) => {
     digests += await countPreviewDigests(db.client, rows);
   };
-  await walkOldEvents(
+  await walkExpiringPreviews(
     db,
-    PREVIEW_EXPIRING,
-    [cutoffs.previews],
-    DEFAULT_RETENTION_BATCH,
-    countDigests,
-  );
-  await walkOldEvents(
-    db,
-    PREVIEW_BY_RECEIPT,
-    [cutoffs.previews],
-    DEFAULT_RETENTION_BATCH,
-    countDigests,
-    undefined,
     cutoffs.previews,
+    DEFAULT_RETENTION_BATCH,
+    countDigests,
   );
   digests += await countUnindexedDigests(db);
   const receipt = Number(byReceipt!.rows[0]?.n ?? 0);
@@ -366,34 +356,18 @@ async function deleteExpiring(
   const stopped = () => (totals.interrupted = signal?.aborted === true);
   // Previews first: walk old events by (ts, seq); each batch redacts the
   // digests naming their previews and drops the previews, in one transaction.
-  await walkOldEvents(
+  await walkExpiringPreviews(
     db,
-    PREVIEW_EXPIRING,
-    [cutoffs.previews],
-    batchSize,
-    async (rows) => {
-      const removed = await removePreviews(db, rows, now);
-      totals.previews += removed.previews;
-      totals.preview_digests += removed.digests;
-      totals.batches++;
-    },
-    stopped,
-  );
-  if (totals.interrupted) return totals;
-  await walkOldEvents(
-    db,
-    PREVIEW_BY_RECEIPT,
-    [cutoffs.previews],
-    batchSize,
-    async (rows) => {
-      const removed = await removePreviews(db, rows, now);
-      totals.previews += removed.previews;
-      totals.previews_by_receipt += removed.previews;
-      totals.preview_digests += removed.digests;
-      totals.batches++;
-    },
-    stopped,
     cutoffs.previews,
+    batchSize,
+    async (rows, byReceipt) => {
+      const removed = await removePreviews(db, rows, now);
+      totals.previews += removed.previews;
+      if (byReceipt) totals.previews_by_receipt += removed.previews;
+      totals.preview_digests += removed.digests;
+      totals.batches++;
+    },
+    stopped,
   );
   if (totals.interrupted) return totals;
   await walkOldEvents(
@@ -498,9 +472,36 @@ interface OldRow {
 }
 
 /**
+ * Visits the rows whose preview expires: by event time, then by receipt
+ * (`byReceipt`), until `stop()` says so before a batch; true when it did.
+ */
+async function walkExpiringPreviews(
+  db: TraceDb,
+  cutoff: number,
+  batchSize: number,
+  visit: (rows: OldRow[], byReceipt: boolean) => Promise<void>,
+  stop: () => boolean = () => false,
+): Promise<boolean> {
+  const byTime = (rows: OldRow[]) => visit(rows, false);
+  const byReceipt = (rows: OldRow[]) => visit(rows, true);
+  if (
+    await walkOldEvents(db, PREVIEW_EXPIRING, [cutoff], batchSize, byTime, stop)
+  ) return true;
+  return await walkOldEvents(
+    db,
+    PREVIEW_BY_RECEIPT,
+    [cutoff],
+    batchSize,
+    byReceipt,
+    stop,
+    cutoff,
+  );
+}
+
+/**
  * Visits matching rows dated at or after `fromTs` (default: all), oldest
  * first, `batchSize` at a time, by keyset on (ts, seq), until none is left
- * or `stop()` says so before a batch.
+ * or `stop()` says so before a batch; true when it did.
  */
 async function walkOldEvents(
   db: TraceDb,
@@ -510,27 +511,27 @@ async function walkOldEvents(
   visit: (rows: OldRow[]) => Promise<void>,
   stop: () => boolean = () => false,
   fromTs: number = Number.MIN_SAFE_INTEGER,
-): Promise<void> {
+): Promise<boolean> {
   // The start is the keyset's first bound (seqs start at 1), so the walk is
   // one range of the time index.
   let after: [number, number] = [fromTs, 0];
   const keyAt = args.length + 1;
   for (;;) {
-    if (stop()) return;
+    if (stop()) return true;
     const result = await db.client.execute({
       sql: `SELECT seq, ts, outcome_verified FROM obs_events
             WHERE ${where} AND (ts, seq) > (?${keyAt}, ?${keyAt + 1})
             ORDER BY ts, seq LIMIT ?${keyAt + 2}`,
       args: [...args, after[0], after[1], batchSize],
     });
-    if (result.rows.length === 0) return;
+    if (result.rows.length === 0) return false;
     await visit(result.rows.map((row) => ({
       seq: Number(row.seq),
       verified: Number(row.outcome_verified) === 1,
     })));
     const last = result.rows.at(-1)!;
     after = [Number(last.ts), Number(last.seq)];
-    if (result.rows.length < batchSize) return;
+    if (result.rows.length < batchSize) return false;
     await nextTurn(); // other work on this connection runs between batches
   }
 }
