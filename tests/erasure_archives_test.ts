@@ -22,7 +22,13 @@ import {
 import { initializeObs } from "../lib/obs/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { withTempDir } from "./_helpers.ts";
-import { event, TEST_KEY, withErasureDb } from "./erasure_support.ts";
+import {
+  event,
+  expiredUnrecorded,
+  TEST_KEY,
+  UNDO_VERSION_7,
+  withErasureDb,
+} from "./erasure_support.ts";
 
 const DAY = 86_400_000;
 const daysAgo = (days: number) => Date.now() - days * DAY;
@@ -352,14 +358,10 @@ Deno.test("an index upgraded from version 6 counts envelopes expired before as u
       await ingestAt(old, ["a1", "a2"], 100);
       // Back to version 6 as it was, then an expiry as a version 6 build
       // made it: a grant without a location, then the delete.
-      await old.client.batch([
-        "DROP TABLE obs_archived_envelopes",
-        "DROP TRIGGER obs_counts_erased_event_insert",
-        "DELETE FROM schema_migrations WHERE component = 'obs' AND version = 7",
-        `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
-           SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE event_id = 'a1'`,
-        "DELETE FROM obs_envelopes WHERE event_id = 'a1'",
-      ], "write");
+      await old.client.batch(
+        [...UNDO_VERSION_7, ...expiredUnrecorded("a1")],
+        "write",
+      );
     } finally {
       old.close();
     }

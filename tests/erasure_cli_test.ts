@@ -8,7 +8,7 @@ import {
   spawnCli,
   withTempDir,
 } from "./_helpers.ts";
-import { SEED } from "./erasure_support.ts";
+import { expiredUnrecorded, SEED } from "./erasure_support.ts";
 import { openDb } from "../lib/db.ts";
 import { OBS_SCHEMA_VERSION } from "../lib/obs/schema.ts";
 import {
@@ -463,11 +463,7 @@ Deno.test("obs erase counts envelopes expired before schema version 7 as archive
     const db = await openDb({ dataDir: join(dir, "data") });
     try {
       // A grant as a version 6 expiry left it: no archive location.
-      await db.client.batch([
-        `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
-           SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE event_id = 'a2'`,
-        "DELETE FROM obs_envelopes WHERE event_id = 'a2'",
-      ], "write");
+      await db.client.batch(expiredUnrecorded("a2"), "write");
     } finally {
       db.close();
     }

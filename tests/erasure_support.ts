@@ -8,6 +8,30 @@ import { backfill, parity } from "../lib/obs/maint/mod.ts";
 import type { EventInput } from "../lib/obs/mod.ts";
 import { withDb } from "./_helpers.ts";
 
+/**
+ * Statements that take an index back to schema version 6 as that build left
+ * it: no archive records, no tombstone count, version 7 not applied.
+ */
+export const UNDO_VERSION_7: readonly string[] = [
+  "DROP TRIGGER obs_counts_erased_event_insert",
+  "DELETE FROM obs_counts WHERE key = 'erased_events'",
+  "DROP TABLE obs_archived_envelopes",
+  "DELETE FROM schema_migrations WHERE component = 'obs' AND version = 7",
+];
+
+/**
+ * Statements expiring the envelope of `eventId` as source expiry's
+ * compare-and-delete does (a grant, then the delete), with no archive
+ * record, as a build before version 7 left it.
+ */
+export function expiredUnrecorded(eventId: string): string[] {
+  return [
+    `INSERT INTO obs_expiry_grants (seq, fingerprint, granted_at)
+       SELECT seq, fingerprint, 0 FROM obs_envelopes WHERE event_id = '${eventId}'`,
+    `DELETE FROM obs_envelopes WHERE event_id = '${eventId}'`,
+  ];
+}
+
 /** A key every erasure test shares (32 bytes). */
 export const TEST_KEY = new Uint8Array(32).fill(7);
 

@@ -34,6 +34,7 @@ import {
   seed,
   tableCounts,
   TEST_KEY,
+  UNDO_VERSION_7,
   withErasureDb,
 } from "./erasure_support.ts";
 
@@ -387,12 +388,7 @@ Deno.test("health counts erased event ids as erasures write them, and an index u
       await eraseEventIds(old, ["a1", "b1"]);
       assert.equal(await tombstones(old), 2);
       // Back to version 6, with its tombstones and without their count.
-      await old.client.batch([
-        "DROP TRIGGER obs_counts_erased_event_insert",
-        "DELETE FROM obs_counts WHERE key = 'erased_events'",
-        "DROP TABLE obs_archived_envelopes",
-        "DELETE FROM schema_migrations WHERE component = 'obs' AND version = 7",
-      ], "write");
+      await old.client.batch([...UNDO_VERSION_7], "write");
       // An index awaiting its upgrade: health counts the tombstones one by one.
       assert.equal(
         (await obsHealth(old, { latencySamples: 1 })).counts!.erased_events,
