@@ -119,7 +119,7 @@ async function redactEnvelopes(
   if (renewals.length === 0) return 0;
   const pairs = JSON.stringify(renewals.map(([seq, before]) => [seq, before]));
   const seqs = JSON.stringify(renewals.map(([seq]) => seq));
-  const deleted = await deleteGrantedEnvelopes(executor, pairs, { now });
+  const deleted = await deleteGrantedEnvelopes(executor, pairs, now);
   if (deleted !== renewals.length) {
     throw new StorageError(
       "Cannot erase: an envelope changed while its preview digest was being redacted; nothing was changed",

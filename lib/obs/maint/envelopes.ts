@@ -47,24 +47,17 @@ export function envelopeFromRow(
   };
 }
 
-/** How {@link deleteGrantedEnvelopes} grants its deletes. */
-export interface EnvelopeGrant {
-  /** When, epoch ms. */
-  now: number;
-}
-
 /**
  * Deletes the envelopes named by `pairs` (JSON of `[seq, fingerprint]`
  * pairs) that still hold those fingerprints, and returns how many went. The
  * schema's guard lets a delete through only for a granted pair, so each is
  * granted first, in the caller's transaction. Source expiry and an
- * erasure's redaction are the two reviewed paths that use it; source
- * expiry recorded which archive holds each envelope before (`expiry.ts`).
+ * erasure's redaction are the two reviewed paths that use it.
  */
 export async function deleteGrantedEnvelopes(
   executor: ErasureExecutor,
   pairs: string,
-  grant: EnvelopeGrant,
+  now: number,
 ): Promise<number> {
   const pairRows =
     "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)";
@@ -73,7 +66,7 @@ export async function deleteGrantedEnvelopes(
       `INSERT OR REPLACE INTO obs_expiry_grants (seq, fingerprint, granted_at)
           SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?
           FROM json_each(?)`,
-    args: [grant.now, pairs],
+    args: [now, pairs],
   });
   const deleted = await executor.execute({
     sql: `DELETE FROM obs_envelopes WHERE (seq, fingerprint) IN (${pairRows})`,

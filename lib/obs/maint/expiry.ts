@@ -37,7 +37,6 @@ import {
   deleteGrantedEnvelopes,
   ENVELOPE_SELECT,
   envelopeFromRow,
-  type EnvelopeGrant,
   type EnvelopeRecord,
 } from "./envelopes.ts";
 import {
@@ -215,7 +214,7 @@ export async function applyExpiry(
     if (stopped(eligible.length - start)) break;
     const batch = eligible.slice(start, start + batchSize);
     try {
-      await deleteBatch(db, batch, { now }, result);
+      await deleteBatch(db, batch, now, result);
     } catch (error) {
       result.failed_batches.push(batchFailure(batch, error));
       result.not_attempted = eligible.length - start - batch.length;
@@ -404,7 +403,7 @@ async function recordArchive(
 async function deleteBatch(
   db: TraceDb,
   batch: EnvelopeRecord[],
-  grant: EnvelopeGrant,
+  now: number,
   result: ExpiryResult,
 ): Promise<void> {
   let tx: Transaction | undefined;
@@ -420,7 +419,7 @@ async function deleteBatch(
     );
     const keep = batch.filter((e) => stored.get(e.seq) === e.fingerprint);
     const pairs = JSON.stringify(keep.map((e) => [e.seq, e.fingerprint]));
-    const deleted = await deleteGrantedEnvelopes(tx, pairs, grant);
+    const deleted = await deleteGrantedEnvelopes(tx, pairs, now);
     await tx.commit();
     result.deleted += deleted;
     for (const envelope of batch) {
