@@ -42,7 +42,7 @@ export interface TombstonedEvent {
 const TOMBSTONES_PER_STATEMENT = 1_000;
 
 /** The database's tombstone salt (schema version 6 makes it); throws when it is missing or malformed. */
-export async function tombstoneSalt(
+async function tombstoneSalt(
   read: TransactionStatement,
 ): Promise<Uint8Array> {
   const rows = await read("SELECT value FROM obs_state WHERE key = ?", [
@@ -94,7 +94,7 @@ export function tombstoneDigester(salt: Uint8Array): TombstoneDigester {
  * tombstone: one probe of the primary key each, so a group of batches of
  * applications that never had an event erased pays this and nothing more.
  */
-export async function applicationsWithTombstones(
+async function applicationsWithTombstones(
   read: TransactionStatement,
   applicationIds: Iterable<string>,
 ): Promise<Set<string>> {
@@ -107,7 +107,7 @@ export async function applicationsWithTombstones(
 }
 
 /** Of `eventIds` of `applicationId`, those an erasure removed, each with the `seq` it had. */
-export async function tombstonedEvents(
+async function tombstonedEvents(
   read: TransactionStatement,
   digest: TombstoneDigester,
   applicationId: string,
@@ -126,6 +126,33 @@ export async function tombstonedEvents(
     if (id !== undefined) erased.set(id, Number(row.seq));
   }
   return erased;
+}
+
+/**
+ * Of the event ids of each application in `idsByApplication`, those an
+ * erasure removed, each with the `seq` it had, by application. One query
+ * when none of the applications had an event erased; the salt is read and
+ * ids are digested only for those that did.
+ */
+export async function erasedEventsByApplication(
+  read: TransactionStatement,
+  idsByApplication: ReadonlyMap<string, Iterable<string>>,
+): Promise<Map<string, Map<string, number>>> {
+  const found = new Map<string, Map<string, number>>();
+  const erasedApps = await applicationsWithTombstones(
+    read,
+    idsByApplication.keys(),
+  );
+  if (erasedApps.size === 0) return found;
+  const digest = tombstoneDigester(await tombstoneSalt(read));
+  for (const applicationId of erasedApps) {
+    const ids = idsByApplication.get(applicationId)!;
+    found.set(
+      applicationId,
+      await tombstonedEvents(read, digest, applicationId, ids),
+    );
+  }
+  return found;
 }
 
 /**

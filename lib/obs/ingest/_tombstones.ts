@@ -11,10 +11,7 @@
  */
 
 import {
-  applicationsWithTombstones,
-  tombstonedEvents,
-  tombstoneDigester,
-  tombstoneSalt,
+  erasedEventsByApplication,
   type TransactionStatement,
 } from "../erased_events.ts";
 import {
@@ -34,13 +31,11 @@ export async function addTombstoned(
   batches: readonly BatchToWrite[],
   owned: Map<string, Owned>,
 ): Promise<void> {
-  const byApp = eventIdsByApplication(batches);
-  const erasedApps = await applicationsWithTombstones(read, byApp.keys());
-  if (erasedApps.size === 0) return;
-  const digest = tombstoneDigester(await tombstoneSalt(read));
-  for (const applicationId of erasedApps) {
-    const ids = byApp.get(applicationId)!;
-    const erased = await tombstonedEvents(read, digest, applicationId, ids);
+  const erasedByApp = await erasedEventsByApplication(
+    read,
+    eventIdsByApplication(batches),
+  );
+  for (const [applicationId, erased] of erasedByApp) {
     for (const [eventId, seq] of erased) {
       const key = ownerKey(applicationId, eventId);
       if (!owned.has(key)) {

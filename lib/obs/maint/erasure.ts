@@ -51,11 +51,8 @@ import { RefusedError, StorageError, TraceError } from "../../errors.ts";
 import type { StoreName } from "../model.ts";
 import { requireObs } from "../schema.ts";
 import {
-  applicationsWithTombstones,
+  erasedEventsByApplication,
   recordTombstones,
-  tombstonedEvents,
-  tombstoneDigester,
-  tombstoneSalt,
 } from "../erased_events.ts";
 import {
   countStores,
@@ -481,12 +478,13 @@ async function erasedBefore(
   const read = async (sql: string, args: InValue[]) =>
     (await db.client.execute({ sql, args })).rows;
   const app = subject.application_id;
-  if ((await applicationsWithTombstones(read, [app])).size === 0) {
-    return { erased_event_ids: [] };
-  }
-  const digest = tombstoneDigester(await tombstoneSalt(read));
-  const erased = await tombstonedEvents(read, digest, app, unmatched);
-  return { erased_event_ids: unmatched.filter((id) => erased.has(id)) };
+  const erased = (await erasedEventsByApplication(
+    read,
+    new Map([[app, unmatched]]),
+  )).get(app);
+  return {
+    erased_event_ids: unmatched.filter((id) => erased?.has(id) ?? false),
+  };
 }
 
 /** `unmatched_event_ids` for a subject of event ids; nothing for other selectors. */
