@@ -328,11 +328,12 @@ export const serve: Command = async (args, io) => {
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
   refuseUnusableAddress(values.host, port);
   const { db, dataDir } = await openDataContext(values, io, { write: true });
+  const propagateByDefault = propagationByDefault(io.env(PROPAGATION_ENV));
   let erasure: ServerErasureKey;
   try {
     erasure = await serverErasureKey(db, dataDir, {
       stagingAdapter: values["staging-adapter"],
-      propagationByDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+      propagationByDefault: propagateByDefault,
     });
   } catch (error) {
     db.close();
@@ -345,7 +346,7 @@ export const serve: Command = async (args, io) => {
   }
   const stopPropagation = enableErasurePropagation({
     key: erasure.key ?? (() => Promise.reject(erasure.lost)),
-    byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    byDefault: propagateByDefault,
     onError: (message) => io.err(message + "\n"),
   });
   const stagingAdapter = erasure.key && values["staging-adapter"]
