@@ -30,7 +30,7 @@ import {
   type StorageReport,
 } from "../lib/obs/maint/mod.ts";
 import { displaySafe, initializeObs } from "../lib/obs/mod.ts";
-import { erasureKeyFor } from "../lib/runs/mod.ts";
+import { erasureKeyFor, erasureKeyStateFor } from "../lib/runs/mod.ts";
 import { parseStrictJson, StrictJsonError } from "../lib/json/strict_json.ts";
 import {
   DATA_FLAGS,
@@ -701,12 +701,15 @@ export async function obsHealthCommand(
     min: 1,
     max: MAX_LATENCY_SAMPLES,
   });
-  const report = await withObsDb(
-    values,
+  const report = await withDataContext(
+    dataFlags(values),
     io,
-    (db) =>
-      obsHealth(db, samples === undefined ? {} : { latencySamples: samples }),
-    { writes: false },
+    { write: false, create: false, readOnly: true },
+    async ({ db, dataDir }) =>
+      obsHealth(db, {
+        ...(samples === undefined ? {} : { latencySamples: samples }),
+        erasureKey: await erasureKeyStateFor(db, dataDir),
+      }),
   );
   if (values.json) printJson(io, report);
   else {

@@ -358,7 +358,10 @@ export const serve: Command = async (args, io) => {
     env: io.env,
     tokenEnvRemedy: serveTokenEnvRemedy,
   });
-  const health = new HealthMonitor(db, { processCounters: true });
+  const health = new HealthMonitor(db, {
+    processCounters: true,
+    erasureKey: erasure.lost ? "lost" : "present",
+  });
   const app = createApp({
     db,
     ingestToken: token,

@@ -25,7 +25,12 @@ async function runDemo(defect: DemoDefect | null) {
           base_url: server.url,
           environment: "staging",
           allow_synthetic_writes: true,
-          deletion_window_seconds: 1,
+          // Cleanup polls for as long as the window. Each of its deletions
+          // starts a delayed job of 300 ms, and a clean poll counts only once
+          // the application has settled, so 1 s left too little slack when
+          // another suite's load delayed the polls (cleanup was judged
+          // incomplete, rightly, with the records then gone).
+          deletion_window_seconds: 2,
           sample_interval_seconds: 0.25,
         });
         const { report } = await runExternal(config, {

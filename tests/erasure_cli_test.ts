@@ -762,7 +762,15 @@ Deno.test("trace serve with a lost erasure key serves all but erasure and says t
       );
       const health = await fetch(`${url}/api/health`);
       assert.equal(health.status, 200);
-      await health.body?.cancel();
+      const report = await health.json();
+      assert.equal(report.erasure_key, "lost");
+      assert.deepEqual(
+        report.alerts.filter((a: { code: string }) =>
+          a.code.startsWith("erasure_key")
+        ).map((a: { code: string; severity: string }) => [a.code, a.severity]),
+        [["erasure_key_lost", "warning"]],
+        "the health page and API say erasure is off",
+      );
     } finally {
       server.child.kill("SIGTERM");
       await server.finish();

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { captureIo, withDb, withTempDir } from "./_helpers.ts";
+import { captureIo, exists, withDb, withTempDir } from "./_helpers.ts";
 import type { TraceDb } from "../lib/db.ts";
 import { openDb } from "../lib/db.ts";
 import {
@@ -17,7 +17,13 @@ import {
   parseErasureSubject,
   percentile,
 } from "../lib/obs/maint/mod.ts";
-import { eraseSubject, planSubjectErasure } from "../lib/runs/mod.ts";
+import {
+  eraseSubject,
+  erasureKeyFor,
+  planSubjectErasure,
+} from "../lib/runs/mod.ts";
+import { ERASURE_KEY_FILE } from "../lib/obs/maint/mod.ts";
+import { join } from "node:path";
 import { ingestEvents } from "../lib/obs/ingest/mod.ts";
 import { loadCommand } from "../cli.ts";
 import type { CliIo } from "../cli/_io.ts";
@@ -356,5 +362,87 @@ Deno.test("obsHealth() does not report a parent an erasure removed as missing, a
     assert.equal(Number(marks.rows[0]!.n), 0);
     const last = await obsHealth(db, { latencySamples: 1 });
     assert.equal(last.links!.missing_parent_links, 0);
+  });
+});
+
+Deno.test("obs health says whether erasure can run: the key absent, present, lost while receipts need it, or unusable", async () => {
+  await withTempDir(async (dataDir) => {
+    const db = await openDb({ dataDir });
+    try {
+      await seed(db);
+    } finally {
+      db.close();
+    }
+    const health = async () => {
+      const io = captureIo();
+      const args = [
+        "health",
+        "--json",
+        "--samples",
+        "1",
+        "--data-dir",
+        dataDir,
+      ];
+      await obs(args, io);
+      const report = JSON.parse(io.stdout());
+      return {
+        state: report.erasure_key,
+        alerts: codes(report.alerts),
+        report,
+      };
+    };
+    assert.equal(
+      (await health()).state,
+      "absent",
+      "the first erasure makes it",
+    );
+    const key = join(dataDir, ERASURE_KEY_FILE);
+    const writer = await openDb({ dataDir });
+    try {
+      const made = await erasureKeyFor(writer, dataDir);
+      assert.equal((await health()).state, "present");
+      await ingestEvents(writer, [event("ada", { user_id: "ada" })]);
+      const subject = parseErasureSubject({
+        application_id: "app-1",
+        user_id: "ada",
+      });
+      const plan = await planSubjectErasure(writer, subject, { key: made });
+      await eraseSubject(writer, subject, plan.confirmation, { key: made });
+    } finally {
+      writer.close();
+    }
+    await Deno.remove(key);
+    const lost = await health();
+    assert.equal(lost.state, "lost");
+    assert.deepEqual(
+      lost.report.alerts.find((a: { code: string }) =>
+        a.code === "erasure_key_lost"
+      )?.severity,
+      "warning",
+    );
+    assert.equal(lost.report.status, "degraded");
+    assert.equal(await exists(key), false, "health makes no key");
+    const text = captureIo();
+    await obs(["health", "--samples", "1", "--data-dir", dataDir], text);
+    assert.match(
+      text.stdout(),
+      /\n {2}warning erasure_key_lost: The data directory's erasure\.key is missing while the ledger holds erasure receipts made with it, so erasure is off \(everything else works\); restore erasure\.key from a backup/,
+    );
+    await Deno.writeTextFile(key, "not a key\n", { mode: 0o600 });
+    const unusable = await health();
+    assert.equal(unusable.state, "unusable");
+    assert.ok(unusable.alerts.includes("erasure_key_unusable"));
+  });
+});
+
+Deno.test("obsHealth() leaves the erasure key unchecked unless told, and a lost one degrades it", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const plain = await obsHealth(db, { latencySamples: 1 });
+    assert.equal(plain.erasure_key, "unchecked");
+    assert.ok(!codes(plain.alerts).some((c) => c.startsWith("erasure_key")));
+    const lost = await obsHealth(db, { latencySamples: 1, erasureKey: "lost" });
+    assert.equal(lost.status, "degraded");
+    assert.ok(codes(lost.alerts).includes("erasure_key_lost"));
   });
 });

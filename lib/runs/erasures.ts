@@ -42,6 +42,8 @@ import {
   ERASURE_SCOPES,
   erasureKey,
   erasureKeyId,
+  type ErasureKeyState,
+  erasureKeyState,
   type ErasureOptions,
   type ErasurePlan,
   erasureReachedFile,
@@ -81,6 +83,14 @@ export async function erasureKeyFor(
     create: options.create ?? true,
     madeWith: () => receiptKeys(db),
   });
+}
+
+/** What health says of `dataDir`'s erasure key for `db` (`lost` when missing while `db` holds receipts); reads only. */
+export async function erasureKeyStateFor(
+  db: TraceDb,
+  dataDir: string,
+): Promise<ErasureKeyState> {
+  return await erasureKeyState(dataDir, () => receiptKeys(db));
 }
 
 /** Options for {@link eraseSubject} and {@link eraseSubjectNow}. */

@@ -165,6 +165,7 @@ export {
   erasureDigestOf,
   erasureKeyFor,
   type ErasureKeyForOptions,
+  erasureKeyStateFor,
   type ErasureVerification,
   planSubjectErasure,
   selfStagingWithReceipts,

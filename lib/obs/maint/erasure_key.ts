@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { ensurePrivateDir } from "../../data_dir.ts";
 import { StorageError } from "../../errors.ts";
 import { ERASURE_KEY_BYTES } from "./erasure_subject.ts";
+import type { ErasureKeyState } from "./health_alerts.ts";
 
 /** File name of the key in the data directory. */
 export const ERASURE_KEY_FILE = "erasure.key";
@@ -106,6 +107,23 @@ export async function erasureKey(
     );
   }
   return key;
+}
+
+/**
+ * What health says of `dataDir`'s key: read without creating or changing
+ * anything; `madeWith` is asked only when the file is missing.
+ */
+export async function erasureKeyState(
+  dataDir: string,
+  madeWith: () => Promise<ErasureKeyUse>,
+): Promise<ErasureKeyState> {
+  try {
+    if (await readKey(join(dataDir, ERASURE_KEY_FILE))) return "present";
+  } catch (error) {
+    if (error instanceof StorageError) return "unusable";
+    throw error;
+  }
+  return (await madeWith()).records > 0 ? "lost" : "absent";
 }
 
 async function readKey(path: string): Promise<Uint8Array | null> {

@@ -38,6 +38,7 @@ import { probeLatency } from "./_probes.ts";
 export { MAX_LATENCY_SAMPLES } from "./_probes.ts";
 import { readRetentionMarks, type RetentionMarks } from "./_state.ts";
 import {
+  type ErasureKeyState,
   type HealthAlert,
   healthAlerts,
   type HealthStatus,
@@ -61,6 +62,8 @@ export interface ObsHealth {
   status: HealthStatus;
   /** When the report was made, ISO 8601. */
   checked_at: string;
+  /** The data directory's erasure key, as the caller found it (`unchecked` when it did not say). */
+  erasure_key: ErasureKeyState;
   /** Whether the index tables exist, their schema version against the one expected, and the envelope format version. */
   schema: {
     provisioned: boolean;
@@ -116,6 +119,8 @@ export interface ObsHealthOptions {
   versionSample?: number;
   /** Clock in epoch ms (tests pin it). */
   now?: () => number;
+  /** The data directory's erasure key as the caller found it (default `unchecked`); `lost` raises `erasure_key_lost`. */
+  erasureKey?: ErasureKeyState;
 }
 
 /** Reports the health of the observability index, computing every figure now; never creates a table. */
@@ -146,6 +151,7 @@ export async function healthReport(
   const counters = counterReport(options.processCounters ?? false);
   const base = {
     checked_at: new Date(now).toISOString(),
+    erasure_key: options.erasureKey ?? "unchecked",
     schema: {
       provisioned: version !== null,
       version,

@@ -18,6 +18,8 @@ import type { RecordedParity } from "./parity.ts";
 /** Alert codes health may raise. */
 export const HEALTH_ALERT_CODES = [
   "callback_failures",
+  "erasure_key_lost",
+  "erasure_key_unusable",
   "index_not_ready",
   "missing_parent_links",
   "parity_failed",
@@ -44,6 +46,10 @@ export type AlertSeverity = typeof ALERT_SEVERITIES[number];
 export const HEALTH_ALERT_MESSAGES: Record<HealthAlertCode, string> = {
   callback_failures:
     "Event callbacks failed in the serving process; check the server log for the failing callback",
+  erasure_key_lost:
+    "The data directory's erasure.key is missing while the ledger holds erasure receipts made with it, so erasure is off (everything else works); restore erasure.key from a backup of the data directory (then restart trace serve if it runs)",
+  erasure_key_unusable:
+    "The data directory's erasure.key cannot be read or does not hold a key, so every erasure refuses; restore erasure.key from a backup of the data directory",
   index_not_ready:
     "Indexes or triggers the schema declares are missing, so queries may be slow; recreate them from the schema migrations or restore a backup",
   missing_parent_links:
@@ -100,8 +106,23 @@ export const HEALTH_STATUSES = [
  */
 export type HealthStatus = typeof HEALTH_STATUSES[number];
 
+/**
+ * The data directory's erasure key as the reporting process found it:
+ * `present`; `absent` (the first erasure makes it); `lost` (missing while
+ * receipts made with it need it: erasure is off until it is restored);
+ * `unusable` (unreadable, or not a key: every erasure refuses); `unchecked` (the caller did not say, e.g. a library reader without a data
+ * directory).
+ */
+export type ErasureKeyState =
+  | "present"
+  | "absent"
+  | "lost"
+  | "unusable"
+  | "unchecked";
+
 /** What the alert rules read from a health report. */
 export interface HealthFacts {
+  erasure_key: ErasureKeyState;
   schema: { provisioned: boolean; version: number | null; expected: number };
   indexes: IndexReadiness;
   counts: TableCounts | null;
@@ -161,6 +182,12 @@ export function healthAlerts(report: HealthFacts): HealthAlert[] {
   }
   if ((values.callback_failures ?? 0) > 0) {
     add("callback_failures", "warning", values.callback_failures);
+  }
+  // Erasure off is a warning, not a failure: everything else the server
+  // does still works, and a failing status would take it out of rotation.
+  if (report.erasure_key === "lost") add("erasure_key_lost", "warning");
+  if (report.erasure_key === "unusable") {
+    add("erasure_key_unusable", "warning");
   }
   if (report.schema.provisioned) parityAlerts(report, add);
   return alerts.sort((a, b) => a.code.localeCompare(b.code));

@@ -111,6 +111,7 @@ export {
 export {
   ALERT_SEVERITIES,
   type AlertSeverity,
+  type ErasureKeyState,
   HEALTH_ALERT_CODES,
   HEALTH_ALERT_MESSAGES,
   HEALTH_STATUSES,
@@ -164,6 +165,7 @@ export {
   erasureKey,
   ErasureKeyLostError,
   type ErasureKeyOptions,
+  erasureKeyState,
   type ErasureKeyUse,
 } from "./erasure_key.ts";
 export {
