@@ -19,6 +19,8 @@ Deno.test("renderAnswer() renders as each rendering says", () => {
     markdown: "Probe trace\\_canary\\_7h3k.\nNext 12",
     html:
       "<p>Probe trace&lowbar;canary&lowbar;&#55;h&#51;k.<br>\nNext &#49;&#50;</p>",
+    "html-named":
+      '<span title="memory > answer">&Popf;&ropf;&oopf;&bopf;&eopf; &topf;&ropf;&aopf;&copf;&eopf;_&copf;&aopf;&nopf;&aopf;&ropf;&yopf;_7&hopf;3&kopf;.\n&Nopf;&eopf;&xopf;&topf; 12</span>',
     reworded: "AS I RECALL: PROBE TRACE CANARY 7H3K.\nNEXT 12",
     "full-width":
       "Ｐｒｏｂｅ\u3000ｔｒａｃｅ＿ｃａｎａｒｙ＿７ｈ３ｋ．\nＮｅｘｔ\u3000１２",

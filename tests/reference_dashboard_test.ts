@@ -99,6 +99,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
     "rendered-hexdump",
     "rendered-homoglyphs",
     "rendered-html",
+    "rendered-html-named",
     "rendered-markdown",
     "rendered-od-words",
     "rendered-percent-url",
@@ -112,7 +113,7 @@ Deno.test("dashboardRow() and rankSystems() order systems by deletion guarantee"
   ]);
   assert.deepEqual(
     ranking.map((r) => r.rank),
-    Array.from({ length: 27 }, (_, i) => i + 1),
+    Array.from({ length: 28 }, (_, i) => i + 1),
   );
   assert.equal(ranking[5]!.tier, "blind_spot");
   assert.match(RANKING_RULE, /immediate erasure > erasure inside the window/);

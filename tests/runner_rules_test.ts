@@ -44,6 +44,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:1505e91aa2182b1fc37b2e9c0f921881b4fb17af3cb4ef6f77786880de141c9a",
   "trace-assertions/9":
     "sha256:ebdc2ac1e8085df6e295143a66a830de3c9e3ad0bb9a23011c0e571937f13691",
+  "trace-assertions/10":
+    "sha256:8701a01414f0cbb7ae3ee7d6bb6dd5aeba2dbeebc3dfc047ce7880ba8a8aed0f",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

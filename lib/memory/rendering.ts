@@ -1,7 +1,8 @@
 /**
  * How a memory pipeline renders its answers before returning them. Real
  * applications rarely hand back stored text byte for byte: a chat front end
- * escapes Markdown, a web view uses character references, a model changes
+ * escapes Markdown, a web view uses character references (some write a
+ * styled letter as a named one, `&topf;` for `𝕥`), a model changes
  * case and separators, a layout step wraps lines or uses full-width forms, a
  * spoof or a font fallback writes Cyrillic look-alikes for Latin letters.
  * Others ship the stored text encoded: as an attachment's data URI, as hex
@@ -18,6 +19,7 @@
 export const ANSWER_RENDERINGS = [
   "markdown",
   "html",
+  "html-named",
   "reworded",
   "full-width",
   "wrapped",
@@ -45,6 +47,7 @@ export function renderAnswer(
 const RENDERERS: Readonly<Record<AnswerRendering, (text: string) => string>> = {
   markdown: escapeMarkdown,
   html: toHtml,
+  "html-named": toNamedReferences,
   reworded: reword,
   "full-width": toFullWidth,
   wrapped: wrapLines,
@@ -70,6 +73,18 @@ function escapeMarkdown(text: string): string {
 function toHtml(text: string): string {
   const escaped = text.replace(/[&<>"'_0-9]/g, (ch) => HTML_REFERENCES[ch]!);
   return `<p>${escaped.split("\n").join("<br>\n")}</p>`;
+}
+
+/**
+ * HTML from a "fancy text" styler: each Latin letter as the named reference
+ * of its double-struck form (`&topf;` for `𝕥`), digits as they are, and the
+ * answer wrapped in a span whose title holds a `>` (`<span title="memory >
+ * answer">`), as a browser reads it.
+ */
+function toNamedReferences(text: string): string {
+  const styled = text.replace(/[&<>"']/g, (ch) => HTML_REFERENCES[ch]!)
+    .replace(/[A-Za-z]/g, (ch) => `&${ch}opf;`);
+  return `<span title="memory > answer">${styled}</span>`;
 }
 
 const HTML_REFERENCES: Readonly<Record<string, string>> = {

@@ -124,6 +124,12 @@ const RENDERING_WORDS: Readonly<Record<AnswerRendering, RenderingWords>> = {
       "answers as HTML with character references (&lowbar; for underscores, &#NN; for digits)",
     spelling: RENDERED_SPELLING,
   },
+  "html-named": {
+    kind: "rendered",
+    behaviour:
+      "answers as HTML whose letters are named references of their double-struck forms (&topf;&ropf;&aopf;…, shown as 𝕥𝕣𝕒…), in a span whose quoted title holds a >",
+    spelling: RENDERED_SPELLING,
+  },
   reworded: {
     kind: "rendered",
     behaviour:

@@ -22,6 +22,8 @@
  * @module
  */
 
+import { characterEntities } from "character-entities";
+import { characterEntitiesLegacy } from "character-entities-legacy";
 import { joinAnd } from "../../words.ts";
 import { decodedTexts } from "./_encodings.ts";
 import { HOMOGLYPHS, latinOf } from "./_other_scripts.ts";
@@ -379,12 +381,6 @@ function decodeUnits(text: string): Unit[] {
   return decodeReferences(units);
 }
 
-/**
- * An element tag: `<`, a name, attributes, an optional `/`, `>`; opening,
- * closing or self-closing (`<wbr>`, `</mark>`, `<span class="hl">`).
- */
-const MARKUP_TAG = /^<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/;
-
 /** Longest tag removed; a longer `<…>` is left as text. */
 const MAX_TAG_LENGTH = 256;
 
@@ -409,18 +405,80 @@ function withoutTags(units: Unit[]): Unit[] {
   return out;
 }
 
-/** {@link MARKUP_TAG} without its anchor, matched at a given offset. */
-const MARKUP_TAG_AT = new RegExp(MARKUP_TAG.source.slice(1), "y");
-
 /** The index of the last unit of a tag starting at unit `i` (at most MAX_TAG_LENGTH units), or -1. */
 function tagEnd(text: string, offsets: Int32Array, i: number): number {
-  MARKUP_TAG_AT.lastIndex = offsets[i]!;
-  const tag = MARKUP_TAG_AT.exec(text);
-  if (!tag) return -1;
-  const end = offsets[i]! + tag[0].length;
+  const limit = offsets[Math.min(i + MAX_TAG_LENGTH, offsets.length - 1)]!;
+  const length = tagLength(text, offsets[i]!, limit);
+  if (length < 0) return -1;
+  const end = offsets[i]! + length;
   let last = i;
   while (offsets[last + 1]! < end) last++;
-  return last - i < MAX_TAG_LENGTH ? last : -1;
+  return last;
+}
+
+/**
+ * The length of the element tag at `at`, ending before `limit`, or -1: `<`,
+ * an optional `/`, a name (a letter, then letters, digits and `-`), then
+ * `>`, `/>`, or white space and attributes up to the first `>` outside a
+ * quoted value. Opening, closing or self-closing (`<wbr>`, `</mark>`,
+ * `<span class="hl">`, `<br/>`). A value quoted after `=` may hold `>` and
+ * `<` (`<span title="a>b">` is one tag, as a browser reads it: ending it at
+ * the first `>` would leave `b">` as text between the marker's characters);
+ * a quote elsewhere is a character of a name or an unquoted value, and a `<`
+ * outside a quoted value means this `<` opens no tag. Scanned by hand: a
+ * pattern with quoted alternatives backtracks on markup that never closes.
+ */
+function tagLength(text: string, at: number, limit: number): number {
+  let k = at + 1;
+  if (text.charCodeAt(k) === SLASH) k++;
+  if (!isLetter(text.charCodeAt(k))) return -1;
+  while (k < limit && isNameCharacter(text.charCodeAt(k))) k++;
+  if (k >= limit) return -1;
+  const after = text.charCodeAt(k);
+  if (after === GREATER) return k + 1 - at;
+  if (after === SLASH && text.charCodeAt(k + 1) === GREATER && k + 1 < limit) {
+    return k + 2 - at;
+  }
+  if (!isSpace(after)) return -1;
+  let quote = 0;
+  let valueNext = false;
+  for (; k < limit; k++) {
+    const code = text.charCodeAt(k);
+    if (quote !== 0) {
+      if (code === quote) quote = 0;
+      continue;
+    }
+    if (code === GREATER) return k + 1 - at;
+    if (code === LESS) return -1;
+    if (valueNext && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE)) {
+      quote = code;
+    }
+    // A value follows `=` and the white space after it.
+    if (code === EQUALS) valueNext = true;
+    else if (!isSpace(code)) valueNext = false;
+  }
+  return -1;
+}
+
+const SLASH = 0x2f;
+const LESS = 0x3c;
+const EQUALS = 0x3d;
+const GREATER = 0x3e;
+const DOUBLE_QUOTE = 0x22;
+const SINGLE_QUOTE = 0x27;
+
+function isLetter(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
+}
+
+function isNameCharacter(code: number): boolean {
+  return isLetter(code) || (code >= 0x30 && code <= 0x39) || code === 0x2d;
+}
+
+/** White space as `\s` reads it: ASCII, no-break and the other Unicode spaces. */
+function isSpace(code: number): boolean {
+  return code === 0x20 || (code >= 0x09 && code <= 0x0d) ||
+    (code > 0x7f && /\s/.test(String.fromCharCode(code)));
 }
 
 function codePoints(text: string): Unit[] {
@@ -449,64 +507,86 @@ function charsAt(units: Unit[], from: number, count: number): string {
   return units.slice(from, from + count).map((u) => u.ch).join("");
 }
 
-const REFERENCE =
-  /^&(?:#(\d{1,7});?|#[xX]([0-9a-fA-F]{1,6});?|([A-Za-z][A-Za-z0-9]{1,31});)/;
+/** A numeric character reference, `;` optional as renderers accept it. */
+const NUMERIC_REFERENCE = /^&(?:#(\d{1,7});?|#[xX]([0-9a-fA-F]{1,6});?)/;
 
-/** Character references a renderer puts where separators or spaces were. */
-const NAMED_REFERENCES: Readonly<Record<string, string>> = {
-  amp: "&",
-  lt: "<",
-  gt: ">",
-  quot: '"',
-  apos: "'",
-  nbsp: "\u00a0",
-  lowbar: "_",
-  UnderBar: "_",
-  hyphen: "\u2010",
-  dash: "\u2010",
-  minus: "\u2212",
-  period: ".",
-  colon: ":",
-  sol: "/",
-  bsol: "\\",
-  ast: "*",
-  num: "#",
-  shy: "\u00ad",
-  ZeroWidthSpace: "\u200b",
-  NewLine: "\n",
-  Tab: "\t",
-};
+/** A named reference's name, and the `;` after it when there is one. */
+const NAMED_REFERENCE = /^&([A-Za-z][A-Za-z0-9]{1,31})(;?)/;
 
-/** Decodes numeric references; named ones from the table, others dropped (none stands for a letter or digit of the alphabet). */
+/**
+ * HTML's named character references (`&lowbar;`, `&aopf;` for `𝕒`,
+ * `&acy;` for Cyrillic `а`, `&sup2;`), from the `character-entities` tables
+ * of the WHATWG list rather than a list of our own: a renderer decodes every
+ * one of them, and one dropped character of the random part hides the
+ * whole marker. A Map, so `&constructor;` is no name.
+ */
+const NAMED_CHARACTERS: ReadonlyMap<string, string> = new Map(
+  Object.entries(characterEntities),
+);
+
+/** The names a renderer also decodes without their `;` (`&sup2`, `&amp`). */
+const LEGACY_NAMES: ReadonlySet<string> = new Set(characterEntitiesLegacy);
+/** The first two letters of each legacy name: most names start no legacy one. */
+const LEGACY_STARTS: ReadonlySet<string> = new Set(
+  characterEntitiesLegacy.map((name) => name.slice(0, 2)),
+);
+const LONGEST_LEGACY_NAME = Math.max(
+  ...characterEntitiesLegacy.map((name) => name.length),
+);
+
+/**
+ * Decodes character references as a renderer of text does: numeric ones;
+ * a named one with its `;`, or else the longest name that is also decoded
+ * without one (`&sup2x` is `²x`); a `&name;` no table holds is dropped (it
+ * stands for no letter or digit).
+ */
 function decodeReferences(units: Unit[]): Unit[] {
   const out: Unit[] = [];
   for (let i = 0; i < units.length; i++) {
     const unit = units[i]!;
-    const match = unit.ch === "&"
-      ? REFERENCE.exec(charsAt(units, i, 40))
+    const reference = unit.ch === "&"
+      ? referenceAt(charsAt(units, i, 40))
       : null;
-    if (!match) {
+    if (!reference) {
       out.push(unit);
       continue;
     }
-    const length = [...match[0]].length;
+    const length = [...reference.written].length;
     const span = { start: unit.start, end: units[i + length - 1]!.end };
-    const decoded = referenceText(match);
-    for (const ch of decoded) out.push({ ch, ...span });
+    for (const ch of reference.text) out.push({ ch, ...span });
     i += length - 1;
   }
   return out;
 }
 
-function referenceText(match: RegExpExecArray): string {
-  const [, decimal, hex, name] = match;
-  if (name !== undefined) return NAMED_REFERENCES[name] ?? "";
-  const code = decimal !== undefined
-    ? Number.parseInt(decimal, 10)
-    : Number.parseInt(hex!, 16);
-  return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
-    ? String.fromCodePoint(code)
-    : "";
+/** The reference `chars` starts with, as written and as decoded, or `null`. */
+function referenceAt(
+  chars: string,
+): { written: string; text: string } | null {
+  const numeric = chars[1] === "#" ? NUMERIC_REFERENCE.exec(chars) : null;
+  if (numeric) {
+    const [written, decimal, hex] = numeric;
+    const code = decimal !== undefined
+      ? Number.parseInt(decimal, 10)
+      : Number.parseInt(hex!, 16);
+    const valid = code > 0 && code <= 0x10ffff &&
+      !(code >= 0xd800 && code <= 0xdfff);
+    return { written, text: valid ? String.fromCodePoint(code) : "" };
+  }
+  const named = NAMED_REFERENCE.exec(chars);
+  if (!named) return null;
+  const [written, name, semicolon] = named;
+  const text = semicolon ? NAMED_CHARACTERS.get(name!) : undefined;
+  if (text !== undefined) return { written, text };
+  if (LEGACY_STARTS.has(name!.slice(0, 2))) {
+    for (let n = Math.min(name!.length, LONGEST_LEGACY_NAME); n >= 2; n--) {
+      const legacy = name!.slice(0, n);
+      if (LEGACY_NAMES.has(legacy)) {
+        return { written: `&${legacy}`, text: NAMED_CHARACTERS.get(legacy)! };
+      }
+    }
+  }
+  return semicolon ? { written, text: "" } : null;
 }
 
 /**

@@ -1,0 +1,143 @@
+/**
+ * The marker written with HTML's named references and inside tags whose
+ * quoted attributes hold `>`: every reference a renderer decodes is decoded,
+ * and a tag ends where a browser ends it.
+ */
+
+import assert from "node:assert/strict";
+import { characterEntities } from "character-entities";
+import {
+  findMarker,
+  foldForMatching,
+  MARKER_ALPHABET,
+  MARKER_PREFIX,
+  newMarker,
+  type RenderingTrait,
+} from "../lib/runner/marker/mod.ts";
+
+const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
+
+/** Each character of the marker's alphabet, and the named references whose text folds to it. */
+function namesByCharacter(): Map<string, string[]> {
+  const names = new Map<string, string[]>();
+  for (const [name, text] of Object.entries(characterEntities)) {
+    const folded = foldForMatching(text).folded;
+    if (folded.length !== 1 || !MARKER_ALPHABET.includes(folded)) continue;
+    names.set(folded, [...names.get(folded) ?? [], name]);
+  }
+  return names;
+}
+
+Deno.test("findMarker() reads a marker whose letters and digits are named references a renderer decodes", async (t) => {
+  const cases: [string, string, RenderingTrait[]][] = [
+    [
+      "double-struck letters (&aopf;)",
+      MARKER.replace(/[a-z]/g, (ch) => `&${ch}opf;`),
+      ["html_entities", "compatibility_forms"],
+    ],
+    [
+      "Fraktur and script letters (&afr;, &ascr;)",
+      MARKER.replace(/[a-z]/g, (ch, i) => `&${ch}${i % 2 ? "fr" : "scr"};`),
+      ["html_entities", "compatibility_forms"],
+    ],
+    [
+      "Greek letters (&alpha;, &kappa;, &tau;, &chi;, &nu;)",
+      MARKER.replace(
+        /[aktxv]/g,
+        (ch) =>
+          `&${{ a: "alpha", k: "kappa", t: "tau", x: "chi", v: "nu" }[ch]};`,
+      ),
+      ["html_entities", "homoglyphs"],
+    ],
+    [
+      "Cyrillic letters (&acy;, &iecy;)",
+      MARKER.replace(/a/g, "&acy;").replace(/e/g, "&iecy;"),
+      ["html_entities", "homoglyphs"],
+    ],
+    [
+      "superscript digits and ordinals (&sup2;, &ordf;)",
+      MARKER.replace(/1/g, "&sup1;").replace(/2/g, "&sup2;").replace(
+        /3/g,
+        "&sup3;",
+      ).replace(/a/g, "&ordf;"),
+      ["html_entities", "compatibility_forms"],
+    ],
+    [
+      "legacy names without their ; (&sup2x)",
+      MARKER.replace(/2/g, "&sup2").replace(/3/g, "&sup3"),
+      ["html_entities", "compatibility_forms"],
+    ],
+  ];
+  for (const [name, rendered, traits] of cases) {
+    await t.step(name, () => {
+      assert.deepEqual(findMarker(`<p>Found: ${rendered}.</p>`, MARKER), {
+        form: "rendered",
+        rendering: traits,
+      }, rendered);
+    });
+  }
+});
+
+Deno.test("findMarker() reads every named reference that stands for a character of the alphabet", () => {
+  const names = namesByCharacter();
+  // Every letter has at least one (many have dozens); digits have few: 1, 2
+  // and 3 (`&sup1;`), 0 and 6 through look-alikes (`&omicron;`, `&bcy;`).
+  assert.deepEqual(
+    [...MARKER_ALPHABET].filter((ch) => !names.has(ch)).join(""),
+    "45789",
+  );
+  for (let round = 0; round < 40; round++) {
+    const marker = newMarker();
+    const random = marker.slice(MARKER_PREFIX.length);
+    const written = [...random].map((ch) => {
+      const options = names.get(ch);
+      if (!options) return ch;
+      return `&${options[(round * 7 + ch.charCodeAt(0)) % options.length]};`;
+    }).join("");
+    const answer = `Retrieved: ${MARKER_PREFIX}${written}`;
+    assert.notEqual(findMarker(answer, marker), null, answer);
+  }
+});
+
+Deno.test("findMarker() drops names no table holds, and never reads a name off the object prototype", () => {
+  const split = `${MARKER.slice(0, 20)}&nosuchname;${MARKER.slice(20)}`;
+  assert.notEqual(findMarker(split, MARKER), null);
+  for (
+    const name of ["constructor", "toString", "hasOwnProperty"]
+  ) {
+    const answer = `${MARKER.slice(0, 20)}&${name};${MARKER.slice(20)}`;
+    assert.notEqual(findMarker(answer, MARKER), null, name);
+  }
+  // A legacy name decodes only as long as a name goes: `&notin;` is `∉`, `&notit;` is `¬it;` (`1t` folded).
+  assert.equal(foldForMatching("&notit;").folded, "1t");
+  assert.equal(foldForMatching("&amp;lt&amp;gt").folded, "");
+});
+
+Deno.test("findMarker() ends a tag where a browser does: a quoted value may hold > and <", async (t) => {
+  const wrap = (attributes: string) =>
+    [...MARKER].map((ch) => `<span ${attributes}>${ch}</span>`).join("");
+  const cases: [string, string][] = [
+    ["> in a double-quoted value", wrap('title="a>b"')],
+    ["> in a single-quoted value", wrap("title='x>y' class=hl")],
+    ["a tag inside a value", wrap('data-html="<i>b</i>"')],
+    ["white space around =", wrap('title = "a>b" ')],
+    ["a quote inside an unquoted value", wrap('data-x=a"b')],
+    [
+      "self-closing with a quoted >",
+      `${MARKER.slice(0, 20)}<img alt="a>b"/>${MARKER.slice(20)}`,
+    ],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => {
+      assert.deepEqual(findMarker(answer, MARKER), {
+        form: "rendered",
+        rendering: ["markup_tags"],
+      }, answer);
+    });
+  }
+  // A value that never closes makes no tag: its letters stay text and break the marker.
+  assert.equal(
+    findMarker(`${MARKER.slice(0, 20)}<b title="x>${MARKER.slice(20)}`, MARKER),
+    null,
+  );
+});
