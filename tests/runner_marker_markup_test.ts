@@ -141,3 +141,44 @@ Deno.test("findMarker() ends a tag where a browser does: a quoted value may hold
     null,
   );
 });
+
+Deno.test("findMarker() reads a marker split by HTML comments, which a browser does not show", () => {
+  const answer = `${MARKER.slice(0, 18)}<!-- cached -->${
+    MARKER.slice(18, 30)
+  }<!---->${MARKER.slice(30)}`;
+  assert.deepEqual(findMarker(answer, MARKER), {
+    form: "rendered",
+    rendering: ["markup_tags"],
+  });
+  // An unclosed comment hides nothing: its letters stay text.
+  assert.equal(
+    findMarker(`${MARKER.slice(0, 20)}<!-- x ${MARKER.slice(20)}`, MARKER),
+    null,
+  );
+});
+
+Deno.test("findMarker() reads a marker written in Unicode tag characters, which render as nothing but a model reads", () => {
+  const tags = [...MARKER].map((ch) =>
+    String.fromCodePoint(0xe0000 + ch.charCodeAt(0))
+  ).join("");
+  assert.deepEqual(findMarker(`Nothing to see here.${tags}`, MARKER), {
+    form: "rendered",
+    rendering: ["tag_characters"],
+  });
+  // Tag characters outside the printable ASCII range stand for nothing.
+  assert.equal(foldForMatching("\u{E0001}\u{E007F}").folded, "");
+});
+
+Deno.test("findMarker() reads base64 whose bytes are not all text: a byte that starts no UTF-8 sequence is a break", () => {
+  const bytes = new Uint8Array([
+    0xff,
+    0xfe,
+    ...new TextEncoder().encode(`Relevant: ${MARKER}`),
+    0xc3,
+  ]);
+  const base64 = btoa(String.fromCharCode(...bytes));
+  assert.deepEqual(findMarker(`attachment: ${base64}`, MARKER), {
+    form: "rendered",
+    rendering: ["base64"],
+  });
+});

@@ -51,36 +51,6 @@ export function* decodedTexts(
   if (unescaped !== null) yield { encoding: "string_escapes", text: unescaped };
 }
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-const LENIENT_UTF8 = new TextDecoder("utf-8");
-
-/**
- * `bytes` as UTF-8 text, or `null` when they are not valid UTF-8. Most runs
- * that look like base64 are not base64 of text (ids, digests), and a fatal
- * decoder's throw per run cost more than the rest of the search: a lenient
- * decoding without U+FFFD was valid, and one with it was not unless the
- * bytes hold U+FFFD itself (`EF BF BD`), which the fatal decoder settles.
- */
-function utf8Text(bytes: Uint8Array): string | null {
-  const text = LENIENT_UTF8.decode(bytes);
-  if (!text.includes("\uFFFD")) return text;
-  if (!holdsReplacementCharacter(bytes)) return null;
-  try {
-    return UTF8.decode(bytes);
-  } catch {
-    // Bytes that are not text: nothing to search.
-    return null;
-  }
-}
-
-/** Whether `bytes` hold the UTF-8 encoding of U+FFFD. */
-function holdsReplacementCharacter(bytes: Uint8Array): boolean {
-  for (let i = bytes.indexOf(0xef); i >= 0; i = bytes.indexOf(0xef, i + 1)) {
-    if (bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd) return true;
-  }
-  return false;
-}
-
 /** Standard or URL-safe base64, padded or not. */
 const WHOLE_BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
 
@@ -109,10 +79,41 @@ const BASE64_RUNS: readonly RunPattern[] = [
   { pattern: /[A-Za-z0-9_-]+(?:\r?\n[A-Za-z0-9_-]+)*/g, quantum: 4 },
 ];
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const LENIENT_UTF8 = new TextDecoder("utf-8");
+
+/**
+ * `bytes` as UTF-8 text, or `null` when they are not valid UTF-8: a whole
+ * string counts as base64 only when it decodes to text (its runs are still
+ * read, one UTF-8 sequence at a time, when it does not). A fatal
+ * decoder's throw per run cost more than the rest of the search: a lenient
+ * decoding without U+FFFD was valid, and one with it was not unless the
+ * bytes hold U+FFFD itself (`EF BF BD`), which the fatal decoder settles.
+ */
+function utf8Text(bytes: Uint8Array): string | null {
+  const text = LENIENT_UTF8.decode(bytes);
+  if (!text.includes("\uFFFD")) return text;
+  if (!holdsReplacementCharacter(bytes)) return null;
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    // Bytes that are not text: nothing to search.
+    return null;
+  }
+}
+
+/** Whether `bytes` hold the UTF-8 encoding of U+FFFD. */
+function holdsReplacementCharacter(bytes: Uint8Array): boolean {
+  for (let i = bytes.indexOf(0xef); i >= 0; i = bytes.indexOf(0xef, i + 1)) {
+    if (bytes[i + 1] === 0xbf && bytes[i + 2] === 0xbd) return true;
+  }
+  return false;
+}
+
 /**
  * The UTF-8 texts `value` holds as base64: the whole string when all of it
  * (line breaks aside) is base64 of text, else each maximal run of one alphabet,
- * decoded from its first character, as an encoder writes one (after
+ * decoded from its first character (one UTF-8 sequence at a time), as an encoder writes one (after
  * `base64,` in a data URI, after `=` or a space in other text). A run is
  * never decoded from a later start: every character is in at most one run
  * per alphabet, so the decodings together hold at most 3/4 of a character
@@ -122,13 +123,12 @@ function* base64Texts(value: string, shortest: number): Generator<string> {
   const decoded = new Set<string>();
   const compact = value.replace(/[\r\n]/g, "").replaceAll("\\/", "/");
   if (WHOLE_BASE64.test(compact)) {
-    const whole = compact.replace(/=+$/, "");
-    const text = base64Text(whole, shortest);
-    if (text !== null) {
+    const bytes = base64Bytes(compact.replace(/=+$/, ""), shortest);
+    const text = bytes && utf8Text(bytes);
+    if (text) {
       yield text;
       return;
     }
-    decoded.add(`0:${whole.length}`);
   }
   const longEnough = base64Length(shortest);
   for (const alphabet of BASE64_RUNS) {
@@ -138,8 +138,8 @@ function* base64Texts(value: string, shortest: number): Generator<string> {
       const key = `${run.start}:${run.text.length}`;
       if (decoded.has(key)) continue;
       decoded.add(key);
-      const text = base64Text(run.text, shortest);
-      if (text !== null) yield text;
+      const bytes = base64Bytes(run.text, shortest);
+      if (bytes) yield utf8Sequences(bytes, () => BYTE_BREAK);
     }
   }
 }
@@ -149,8 +149,14 @@ function base64Length(characters: number): number {
   return Math.ceil(characters * 4 / 3);
 }
 
-/** The UTF-8 text unpadded base64 `run` encodes, when it could hold `shortest` characters. */
-function base64Text(run: string, shortest: number): string | null {
+/**
+ * The bytes unpadded base64 `run` encodes, when it could hold `shortest`
+ * characters. A run's bytes are read one UTF-8 sequence at a time, as hex
+ * is, not only when all of them are valid UTF-8: two bytes that are not
+ * text before the rest (`\xff\xfe`, a binary header) hid the text after
+ * them.
+ */
+function base64Bytes(run: string, shortest: number): Uint8Array | null {
   if (run.length < base64Length(shortest) || run.length % 4 === 1) {
     return null;
   }
@@ -164,7 +170,7 @@ function base64Text(run: string, shortest: number): string | null {
   }
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return utf8Text(bytes);
+  return bytes;
 }
 
 /** A run of one alphabet in a string, line breaks removed. */
@@ -340,8 +346,12 @@ function wholeBytes(digits: string): string {
   return digits.length % 2 === 0 ? digits : digits.slice(0, -1);
 }
 
-/** What a byte that is not part of valid UTF-8 decodes to in hex: a break the fold drops. */
-const HEX_BREAK = " ";
+/**
+ * What a byte that is not part of valid UTF-8 decodes to in base64 and hex:
+ * a break the fold drops, so bytes that are no text (`FF FE` before it, a
+ * binary header) hide nothing after them.
+ */
+const BYTE_BREAK = " ";
 
 /**
  * The text an even number of hex `digits` encodes, read one UTF-8 sequence at
@@ -356,7 +366,7 @@ function hexText(digits: string): string {
   for (let i = 0; i < bytes.length; i++) {
     bytes[i] = (nibble(digits, 2 * i) << 4) | nibble(digits, 2 * i + 1);
   }
-  return utf8Sequences(bytes, () => HEX_BREAK);
+  return utf8Sequences(bytes, () => BYTE_BREAK);
 }
 
 /** The value of the hex digit at `digits[i]` (one of `[0-9A-Fa-f]`): no string per byte. */

@@ -132,5 +132,18 @@ function digitValue(ch: string): string {
 export function latinOf(ch: string): string {
   // Most answers are ASCII: no table or property lookup for those.
   if (ch < "\u0080") return ch;
-  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? ch;
+  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? tagCharacterText(ch) ?? ch;
+}
+
+/**
+ * The ASCII character a Unicode tag character stands for (U+E0020 to
+ * U+E007E, each U+E0000 above its ASCII character), or `null`. They render
+ * as nothing, but a model reads them as the text they spell ("ASCII
+ * smuggling"), so a marker written in them is retrievable.
+ */
+export function tagCharacterText(ch: string): string | null {
+  const point = ch.codePointAt(0)!;
+  return point >= 0xe0020 && point <= 0xe007e && ch.length === 2
+    ? String.fromCharCode(point - 0xe0000)
+    : null;
 }

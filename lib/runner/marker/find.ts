@@ -26,7 +26,7 @@ import { characterEntities } from "character-entities";
 import { characterEntitiesLegacy } from "character-entities-legacy";
 import { joinAnd } from "../../words.ts";
 import { decodedTexts } from "./_encodings.ts";
-import { HOMOGLYPHS, latinOf } from "./_other_scripts.ts";
+import { HOMOGLYPHS, latinOf, tagCharacterText } from "./_other_scripts.ts";
 
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";
@@ -50,6 +50,7 @@ export const RENDERING_TRAITS = [
   "compatibility_forms",
   "line_breaks",
   "invisible_characters",
+  "tag_characters",
   "look_alikes",
   "homoglyphs",
   "digit_scripts",
@@ -429,6 +430,7 @@ function tagEnd(text: string, offsets: Int32Array, i: number): number {
  * pattern with quoted alternatives backtracks on markup that never closes.
  */
 function tagLength(text: string, at: number, limit: number): number {
+  if (text.startsWith("<!--", at)) return commentLength(text, at, limit);
   let k = at + 1;
   if (text.charCodeAt(k) === SLASH) k++;
   if (!isLetter(text.charCodeAt(k))) return -1;
@@ -456,6 +458,19 @@ function tagLength(text: string, at: number, limit: number): number {
     // A value follows `=` and the white space after it.
     if (code === EQUALS) valueNext = true;
     else if (!isSpace(code)) valueNext = false;
+  }
+  return -1;
+}
+
+/**
+ * The length of the HTML comment at `at` (`<!--` to the first `-->`),
+ * ending before `limit`, or -1: a browser shows nothing of it, so a marker
+ * split by comments (`tra<!-- x -->ce`) reads whole.
+ */
+function commentLength(text: string, at: number, limit: number): number {
+  // Only up to the limit: an unclosed `<!--` must not scan the whole answer.
+  for (let k = at + 4; k + 3 <= limit; k++) {
+    if (text.startsWith("-->", k)) return k + 3 - at;
   }
   return -1;
 }
@@ -622,7 +637,11 @@ function renderingTraits(
     const latin = latinOf(ch);
     if (latin !== ch) {
       traits.add(
-        Object.hasOwn(HOMOGLYPHS, ch) ? "homoglyphs" : "digit_scripts",
+        Object.hasOwn(HOMOGLYPHS, ch)
+          ? "homoglyphs"
+          : tagCharacterText(ch) !== null
+          ? "tag_characters"
+          : "digit_scripts",
       );
     }
     plain += latin;
@@ -668,6 +687,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   compatibility_forms: "Unicode compatibility forms",
   line_breaks: "line breaks",
   invisible_characters: "invisible characters",
+  tag_characters: "Unicode tag characters",
   look_alikes: "look-alike letters",
   homoglyphs: "Cyrillic or Greek look-alike letters",
   digit_scripts: "digits of another script",
