@@ -316,7 +316,10 @@ async function run(
         interrupted: notRun.length > 0,
         not_run: notRun,
       });
-    } else if (rows.length > 0) io.out(renderMatrix(rows, dataFlagsOf(values)));
+    } else if (rows.length > 0) {
+      io.out(renderMatrix(rows, dataFlagsOf(values)));
+      io.out(suiteOutcome(rows.length, mismatched.length) + "\n");
+    }
     if (notRun.length > 0) {
       io.err(interruptedNote(rows.length, notRun, dataFlagsOf(values)));
     }
@@ -331,6 +334,16 @@ async function run(
     }
     return notRun.length > 0 ? 2 : 0;
   });
+}
+
+/** The suite's outcome in one line: the matrix shows what each system did, not whether that was expected. */
+function suiteOutcome(ran: number, mismatched: number): string {
+  const systems = `${ran} system${ran === 1 ? "" : "s"}`;
+  return mismatched === 0
+    ? `As expected: each of the ${systems} landed on its expected outcome.`
+    : `NOT as expected: ${mismatched} of the ${systems} landed off ${
+      mismatched === 1 ? "its" : "their"
+    } expected outcome (marked *).`;
 }
 
 /** What a Ctrl-C left out of the suite, and the command that runs it. */

@@ -39,6 +39,12 @@ Deno.test("reference run records every system as a reference run and prints the 
       io.stdout(),
       /\(!\) inventory-first-page: blind spot, not a guarantee/,
     );
+    assert.match(
+      io.stdout(),
+      new RegExp(
+        `\nAs expected: each of the ${REFERENCE_SYSTEMS.length} systems landed on its expected outcome\\.\n$`,
+      ),
+    );
     const db = await openDb({ dataDir: dir });
     try {
       const kinds = await db.client.execute(
@@ -167,6 +173,10 @@ Deno.test("reference run exits 1 when a system lands off its expected outcome", 
     assert.match(
       io.stdout(),
       /\n\* stale-cache: off its expected outcome: verdict FAIL, expected PASS/,
+    );
+    assert.match(
+      io.stdout(),
+      /\nNOT as expected: 1 of the \d+ systems? landed off its expected outcome \(marked \*\)\.\n$/,
     );
     assert.match(
       io.stderr(),
