@@ -1,7 +1,9 @@
 /**
- * The marker written with HTML's named references and inside tags whose
- * quoted attributes hold `>`: every reference a renderer decodes is decoded,
- * and a tag ends where a browser ends it.
+ * The marker as styled renderers write it: HTML's named references, tags
+ * whose quoted attributes hold `>`, comments, Unicode tag characters, small
+ * capitals. Every reference a renderer decodes is decoded, a tag ends where
+ * a browser ends it, and what a model or a reader still reads as the marker
+ * is read as it.
  */
 
 import assert from "node:assert/strict";
@@ -180,5 +182,31 @@ Deno.test("findMarker() reads base64 whose bytes are not all text: a byte that s
   assert.deepEqual(findMarker(`attachment: ${base64}`, MARKER), {
     form: "rendered",
     rendering: ["base64"],
+  });
+});
+
+Deno.test("findMarker() reads a marker in Latin small capitals, as fancy-text generators write them", () => {
+  const smallCaps: Record<string, string> = {
+    a: "\u1d00",
+    b: "\u0299",
+    c: "\u1d04",
+    d: "\u1d05",
+    e: "\u1d07",
+    h: "\u029c",
+    k: "\u1d0b",
+    m: "\u1d0d",
+    n: "\u0274",
+    p: "\u1d18",
+    q: "\u01eb",
+    r: "\u0280",
+    t: "\u1d1b",
+    v: "\u1d20",
+    w: "\u1d21",
+    z: "\u1d22",
+  };
+  const styled = [...MARKER].map((ch) => smallCaps[ch] ?? ch).join("");
+  assert.deepEqual(findMarker(`ꜰᴀɴᴄʏ: ${styled}`, MARKER), {
+    form: "rendered",
+    rendering: ["homoglyphs"],
   });
 });

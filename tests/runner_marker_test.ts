@@ -207,7 +207,7 @@ Deno.test("findMarker() reads Cyrillic and Greek look-alikes as the Latin letter
   }
   assert.equal(
     describeRendering(["homoglyphs"]),
-    "Cyrillic or Greek look-alike letters",
+    "look-alike letters of another script or small capitals",
   );
 });
 

@@ -45,7 +45,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/9":
     "sha256:ebdc2ac1e8085df6e295143a66a830de3c9e3ad0bb9a23011c0e571937f13691",
   "trace-assertions/10":
-    "sha256:7d61b70f03df9636fe5e3ee35f89d8a11511b0a1ba20675985fdf32a0e8fcf54",
+    "sha256:ad73eb9f6fd691b0e66bc4b135d081db31e6c6bd13856c8bf500fe6273f6a43e",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

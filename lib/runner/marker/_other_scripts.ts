@@ -3,7 +3,8 @@
  * letters and ASCII digits they pass for.
  *
  * Homoglyphs: Cyrillic or Greek letters that look like Latin ones (`а`, `ο`,
- * `ѕ`, `З`), as a spoof or a font substitution writes them. Unicode's
+ * `ѕ`, `З`), as a spoof or a font substitution writes them, and Latin small
+ * capitals (`ᴀ`, `ʙ`, `ᴄ`), as a "fancy text" generator writes them. Unicode's
  * confusables.txt is the full list, but it is large, mostly maps to
  * characters no marker holds, and no package of it is worth pinning; this
  * table keeps the common look-alikes whose Latin character is in the marker
@@ -18,7 +19,7 @@
  * @module
  */
 
-/** Cyrillic and Greek look-alikes, each to the Latin letter or digit it passes for, in that letter's case. */
+/** Cyrillic, Greek and Latin small-capital look-alikes, each to the Latin letter or digit it passes for, in that letter's case. */
 export const HOMOGLYPHS: Readonly<Record<string, string>> = {
   // Cyrillic, small.
   "\u0430": "a", // а
@@ -88,6 +89,36 @@ export const HOMOGLYPHS: Readonly<Record<string, string>> = {
   "\u03a5": "Y", // Υ
   "\u03a7": "X", // Χ
   "\u0396": "Z", // Ζ
+  // Latin small capitals, as "fancy text" generators write them (no small
+  // capital x or q exists: they write `x` and `ǫ`), and IPA letters that
+  // pass for a and g.
+  "\u1d00": "a", // ᴀ
+  "\u0299": "b", // ʙ
+  "\u1d04": "c", // ᴄ
+  "\u1d05": "d", // ᴅ
+  "\u1d07": "e", // ᴇ
+  "\ua730": "f", // ꜰ
+  "\u0262": "g", // ɢ
+  "\u029c": "h", // ʜ
+  "\u026a": "i", // ɪ
+  "\u1d0a": "j", // ᴊ
+  "\u1d0b": "k", // ᴋ
+  "\u029f": "l", // ʟ
+  "\u1d0d": "m", // ᴍ
+  "\u0274": "n", // ɴ
+  "\u1d0f": "o", // ᴏ
+  "\u1d18": "p", // ᴘ
+  "\u01eb": "q", // ǫ
+  "\u0280": "r", // ʀ
+  "\ua731": "s", // ꜱ
+  "\u1d1b": "t", // ᴛ
+  "\u1d1c": "u", // ᴜ
+  "\u1d20": "v", // ᴠ
+  "\u1d21": "w", // ᴡ
+  "\u028f": "y", // ʏ
+  "\u1d22": "z", // ᴢ
+  "\u0251": "a", // ɑ
+  "\u0261": "g", // ɡ
 };
 
 /** A Unicode decimal digit, of any script. */

@@ -689,7 +689,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   invisible_characters: "invisible characters",
   tag_characters: "Unicode tag characters",
   look_alikes: "look-alike letters",
-  homoglyphs: "Cyrillic or Greek look-alike letters",
+  homoglyphs: "look-alike letters of another script or small capitals",
   digit_scripts: "digits of another script",
   markup_tags: "markup tags",
   split_items: "a split across adjacent list items or object fields",
