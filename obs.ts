@@ -135,6 +135,7 @@ export {
   type CounterReport,
   directoryArchive,
   type EnvelopeRecord,
+  type ErasureKeyState,
   EXPIRY_PLAN_VERSION,
   EXPIRY_REFUSAL_CODES,
   type ExpiryBatchFailure,

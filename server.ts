@@ -101,6 +101,7 @@ export {
   COUNTER_NAMES,
   type CounterName,
   type CounterReport,
+  type ErasureKeyState,
   type ErasureSubject,
   EVENT_STORES,
   HEALTH_ALERT_CODES,
