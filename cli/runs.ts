@@ -56,7 +56,7 @@ export const externalCompare: Command = async (args, io) => {
   return await withDataContext(values, io, READ, async ({ db }) => {
     const comparison = await compareStoredRuns(db, runA!, runB!);
     if (values.json) printJson(io, comparison);
-    else io.out(renderComparison(comparison));
+    else io.out(renderComparison(comparison, dataFlagsOf(values)));
     return 0;
   });
 };
@@ -82,7 +82,31 @@ function laterCleanup(
   }`;
 }
 
-function renderComparison(c: RunComparison): string {
+/**
+ * The command that removes what each run's cleanup left, with `dataFlags`,
+ * for the caveat's "remove old residuals": none for a run whose own
+ * cleanup, or a later one, completed; after a later cleanup that found the
+ * text still served, fix the application first.
+ */
+function residualLines(c: RunComparison, dataFlags: string): string[] {
+  return (["a", "b"] as const).flatMap((key) => {
+    const side = c.cleanup[key];
+    if (side.cleanup_complete || side.later_cleanup?.cleanup_complete) {
+      return [];
+    }
+    const runId = c[key].run_id;
+    const command = `trace external-cleanup ${runId}`;
+    const served = stillServedAdvice(runId, side.later_cleanup);
+    const label = key.toUpperCase();
+    const text = served === null
+      ? `Run ${label}'s cleanup was incomplete: remove what it left with ${command}`
+      : `Run ${label}'s later ${served}`;
+    return [`  ${withFlagsAfter(text, command, dataFlags)}`];
+  });
+}
+
+/** `c` as text; `dataFlags` repeat `--data-dir` / `--db` in the commands it names. */
+function renderComparison(c: RunComparison, dataFlags: string): string {
   const keys = (list: RunComparison["findings"]["fixed"]) =>
     list.length === 0
       ? ["    (none)"]
@@ -112,6 +136,7 @@ function renderComparison(c: RunComparison): string {
     `  B  ${cleanup(c.cleanup.b)}`,
     "",
     `Note: ${c.caveat}`,
+    ...residualLines(c, dataFlags),
     "",
   ].join("\n");
 }
@@ -215,6 +240,20 @@ function leftoverHint(view: RunView): string | null {
   return view.target_registered === false ? UNREGISTERED_HINT : null;
 }
 
+/**
+ * Whether the report's Cleanup section already says what the view's note
+ * does: a ledger run's note is about what its incomplete cleanup left, and
+ * the section's own advice (the command, or what a later cleanup found)
+ * says it in place, except for an unregistered target, where it points at
+ * the note.
+ */
+function saysLeftovers(view: RunView, hint: string | null): boolean {
+  const report = view.report;
+  return report !== null && report.kind === "external" &&
+    view.kept_in === "ledger" && !report.cleanup.cleanup_complete &&
+    hint !== UNREGISTERED_HINT;
+}
+
 /** What a later cleanup found, after its id and time. */
 function laterCleanupWords(later: NonNullable<RunView["cleanup"]>): string {
   if (!later.cleanup_complete) {
@@ -237,11 +276,11 @@ function renderView(view: RunView, dataFlags: string): string {
       laterCleanupWords(view.cleanup)
     }\n`
     : "";
-  const note = view.note
+  const hint = view.report ? leftoverHint(view) : null;
+  const note = view.note && !saysLeftovers(view, hint)
     ? `\n${withFlagsAfter(view.note, command, dataFlags)}\n`
     : "";
   if (view.report) {
-    const hint = leftoverHint(view);
     return head +
       renderReport(view.report, {
         dataFlags,

@@ -11,6 +11,8 @@ import type { RunReport } from "../lib/runner/report.ts";
 import { nextSteps, reportHeadline } from "../routes/ui/run_words.ts";
 import { renderReport } from "../cli/_report_text.ts";
 import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
+import { main } from "../cli.ts";
+import { captureIo, withServer, withTempDir } from "./_helpers.ts";
 
 const CONTEXT = { savedAs: null, regressionId: null };
 
@@ -110,6 +112,135 @@ Deno.test("a baseline that counted too few records leads with /ingest visibility
     firstAdvice(report),
     `Check: ${EVIDENCE_CHECKS.ingestVisible}.`,
   );
+});
+
+/** A 404 as the strict HTTP client words it for a server without the adapter's routes. */
+function notFound(op: string): ProtocolError {
+  return new ProtocolError(
+    "http_status",
+    `Request /${op} failed: HTTP 404 from POST http://127.0.0.1:9/nope/${op}, expected 200: check that base_url points at the trace-staging/1 adapter, which answers POST base_url/ingest, /query, /inventory and /delete`,
+    { status: 404 },
+  );
+}
+
+Deno.test("an ingest that reached no adapter leads with base_url and the adapter, not /ingest visibility", async (t) => {
+  const cases: [string, ProtocolError][] = [
+    ["HTTP 404", notFound("ingest")],
+    [
+      "HTTP 405",
+      new ProtocolError(
+        "http_status",
+        "Request /ingest failed: HTTP 405 from POST http://127.0.0.1:9/ingest, expected 200: check that base_url points at the trace-staging/1 adapter",
+        { status: 405 },
+      ),
+    ],
+    [
+      "a refused connection",
+      new ProtocolError(
+        "connect",
+        "cannot connect to 127.0.0.1:9: Connection refused (os error 111)",
+      ),
+    ],
+    [
+      "an unknown host",
+      new ProtocolError(
+        "connect",
+        "cannot connect to staging.invalid: failed to lookup address information",
+      ),
+    ],
+    [
+      "a TLS error",
+      new ProtocolError(
+        "tls",
+        "TLS handshake with staging.example failed: invalid peer certificate",
+      ),
+    ],
+    [
+      "an answer that is not JSON",
+      new ProtocolError(
+        "malformed_json",
+        "Request /ingest failed: the answer is not JSON (unexpected character at line 1, column 1)",
+        { status: 200 },
+      ),
+    ],
+  ];
+  for (const [name, error] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.op === "ingest" ? Promise.reject(error) : forward(),
+      });
+      assert.equal(report.findings[0]!.code, "baseline_failed");
+      assert.match(report.findings[0]!.message, /ingest failed: /);
+      assert.equal(
+        firstAdvice(report),
+        `Check: ${EVIDENCE_CHECKS.adapterReached}.`,
+      );
+      const text = renderReport(report);
+      assert.ok(
+        text.includes(
+          `\nWhat to check\n  Check: ${EVIDENCE_CHECKS.adapterReached}.\n`,
+        ),
+        text,
+      );
+      assert.ok(!text.includes(EVIDENCE_CHECKS.ingestVisible), text);
+    });
+  }
+});
+
+Deno.test("a baseline operation the adapter does not serve leads with base_url and the adapter", async () => {
+  const { report } = await runFake({
+    hook: (request, forward) =>
+      request.stage === "setup" && request.op === "inventory"
+        ? Promise.reject(notFound("inventory"))
+        : forward(),
+  });
+  assert.match(
+    report.findings[0]!.message,
+    /\/inventory \(test\) failed: HTTP 404/,
+  );
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.adapterReached}.`,
+  );
+});
+
+Deno.test("trace external-run against a base_url without the adapter says to check base_url, not /ingest visibility", async () => {
+  await withTempDir(async (dir) => {
+    await withServer(() => new Response("Not Found", { status: 404 }), async (
+      { url },
+    ) => {
+      const config = `${dir}/staging.json`;
+      await Deno.writeTextFile(
+        config,
+        JSON.stringify({
+          base_url: `${url}/nope`,
+          environment: "staging",
+          allow_synthetic_writes: true,
+          deletion_window_seconds: 0.5,
+          sample_interval_seconds: 0.25,
+        }),
+      );
+      const io = captureIo();
+      const code = await main([
+        "external-run",
+        "--config",
+        config,
+        "--data-dir",
+        `${dir}/data`,
+      ], io);
+      assert.equal(code, 2, io.stderr());
+      const out = io.stdout();
+      assert.match(out, /ingest failed: HTTP 404 from POST \S+\/nope\/ingest/);
+      assert.ok(
+        out.includes(
+          `\nWhat to check\n  Check: ${EVIDENCE_CHECKS.adapterReached}.\n`,
+        ),
+        out,
+      );
+      assert.doesNotMatch(out, /synchronous visibility/);
+    });
+  });
 });
 
 Deno.test("malformed answers in the window lead with the answer format, not the timeout", async () => {

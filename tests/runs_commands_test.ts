@@ -245,6 +245,91 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
   });
 });
 
+Deno.test("external-compare names the command that removes what a run's cleanup left, with the data flags", async () => {
+  await withDb(async (db, dir) => {
+    await setUp(db);
+    const fail = await fakeRun(db, dir, { staleCache: true });
+    const pass = await fakeRun(db, dir);
+    const compare = async () => {
+      const text = await trace([
+        "external-compare",
+        fail.run_id,
+        pass.run_id,
+        ...dataOf(db),
+      ]);
+      assert.equal(text.code, 0, text.err);
+      return text.out;
+    };
+    const command = `trace external-cleanup ${fail.run_id} --data-dir ${dir}`;
+    const before = await compare();
+    assert.ok(
+      before.endsWith(
+        ` Inspect and remove old residuals separately.\n  Run A's cleanup was incomplete: remove what it left with ${command}\n`,
+      ),
+      before,
+    );
+    assert.ok(!before.includes(`external-cleanup ${pass.run_id}`), before);
+    // A later cleanup that found the text still served: fix it first.
+    await recordLaterCleanup(db, fail, "cleanup-1", { complete: false });
+    const served = await compare();
+    assert.match(
+      served,
+      new RegExp(
+        `^ {2}Run A's later cleanup cleanup-1 found the application still serving this run's text after deleting it: fix the application's delete path .*, then run ${command} again to confirm$`,
+        "m",
+      ),
+    );
+    // Once a later cleanup completed, nothing is left to name.
+    await recordLaterCleanup(db, fail, "cleanup-2", {
+      complete: true,
+      at: "2099-01-01T00:02:00.000Z",
+    });
+    const cleaned = await compare();
+    assert.doesNotMatch(cleaned, /Run A's/);
+    assert.ok(!cleaned.includes(`external-cleanup ${fail.run_id}`), cleaned);
+  });
+});
+
+Deno.test("external-run and external-show of a soft-delete run name the cleanup command once, in the Cleanup section", async () => {
+  await withTempDir(async (dir) => {
+    const demo = await startDemoServer({ defect: "soft-delete" });
+    try {
+      const data = ["--data-dir", `${dir}/data`];
+      const config = await demoConfig(dir, demo.url);
+      const run = await trace(["external-run", "--config", config, ...data]);
+      assert.equal(run.code, 1, run.err);
+      const runId = /^FAIL {2}(\S+) /.exec(run.out)?.[1];
+      assert.ok(runId, run.out);
+      const command = `trace external-cleanup ${runId} --data-dir ${dir}/data`;
+      const line =
+        `^ {2}Remove the remaining synthetic records \\(namespaces \\S+ and \\S+\\) with: ${command}$`;
+      const once = (text: string) => {
+        assert.equal(
+          text.split(`trace external-cleanup ${runId}`).length,
+          2,
+          text,
+        );
+        assert.match(text, new RegExp(line, "m"));
+      };
+      once(run.out + run.err);
+      const shown = await trace(["external-show", runId, ...data]);
+      assert.equal(shown.code, 1, shown.err);
+      once(shown.out + shown.err);
+      assert.doesNotMatch(shown.out, /its cleanup was incomplete/);
+      // The view's note still says it, for --json and the run page.
+      const view = JSON.parse(
+        (await trace(["external-show", runId, "--json", ...data])).out,
+      );
+      assert.equal(
+        view.note,
+        `its cleanup was incomplete: remove what is left with trace external-cleanup ${runId}`,
+      );
+    } finally {
+      await demo.shutdown();
+    }
+  });
+});
+
 Deno.test("a checkpoint copied under another run's name is refused, not shown, cleaned up or skipped as that run", async () => {
   await withDb(async (db, dir) => {
     await setUp(db);
@@ -1325,19 +1410,16 @@ Deno.test("a later cleanup of a soft-delete run queries the markers, finds the c
         /^Later cleanup \S+ \(\S+\): INCOMPLETE: the test marker is still retrievable through \/query after cleanup/m,
       );
       // Another cleanup cannot help until the application is fixed: the
-      // hint and the note say to fix it first, then confirm.
+      // Cleanup section says to fix it first, then confirm, once (the
+      // --json note says the same).
       assert.ok(
         shown.out.includes(
           `  A later cleanup ${view.cleanup.cleanup_id} ${served}\n`,
         ),
         shown.out,
       );
-      assert.ok(
-        shown.out.includes(
-          `\nits cleanup was incomplete, and cleanup ${view.cleanup.cleanup_id} ${served}\n`,
-        ),
-        shown.out,
-      );
+      assert.equal(shown.out.split(served).length, 2, shown.out);
+      assert.doesNotMatch(shown.out, /its cleanup was incomplete/);
       assert.doesNotMatch(
         shown.out,
         /Remove the remaining synthetic records|remove what is left with/,

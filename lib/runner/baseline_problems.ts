@@ -15,6 +15,13 @@ import { requestDetail } from "./_session.ts";
 export type BaselineProblem =
   /** A baseline request gave no usable answer. */
   | { about: "request"; text: string; error: RequestErrorRecord }
+  /**
+   * A baseline request answered a status for a path or method the server
+   * does not serve: base_url or the adapter's route is wrong, which the
+   * baseline guide's first check names (findingChecks leads with it for a
+   * problem it has no check of its own for).
+   */
+  | { about: "no_route"; text: string; error: RequestErrorRecord }
   /** An inventory answered `complete: false`. */
   | { about: "incomplete_inventory"; text: string }
   /** A complete inventory did not count every record ingested. */
@@ -22,13 +29,16 @@ export type BaselineProblem =
   /** A marker query did not return the marker. */
   | { about: "unretrievable"; text: string };
 
+/** Statuses of a server that does not serve the path or method (as lib/http words them). */
+const NO_ROUTE: ReadonlySet<number> = new Set([404, 405, 501]);
+
 /** The problems of `baseline` for a run of `documents` canaries, in report order. */
 export function baselineProblems(
   baseline: Baseline,
   documents: number,
 ): BaselineProblem[] {
   const problems: BaselineProblem[] = baseline.errors.map((error) => ({
-    about: "request",
+    about: NO_ROUTE.has(error.status ?? 0) ? "no_route" : "request",
     text: `/${error.op} (${error.namespace}) failed: ${requestDetail(error)}`,
     error,
   }));

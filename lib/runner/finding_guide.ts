@@ -41,7 +41,13 @@ export const EVIDENCE_CHECKS = {
   /** The marker was in another field of the answer, or in the control query's answer. */
   answerElsewhere:
     "no field of the /query answer carries the deleted text or echoes the query (sources, retrieved chunks, keys all count; samples[i].marker_found_in names the field), and no namespace's query returns another namespace's documents",
-  /** The baseline inventory did not count every canary. */
+  /**
+   * A baseline request reached no adapter route: ingest failed (no canary
+   * was stored), or an operation answered HTTP 404, 405 or 501.
+   */
+  adapterReached:
+    "base_url points at the trace-staging/1 adapter and the adapter is running: it answers POST base_url/ingest, /query, /inventory and /delete, and an HTTP 404 or 405, a refused connection, an unknown host, a TLS error or an answer that is not JSON means the requests reached another service, or none",
+  /** The baseline's requests succeeded, but its inventory did not count every canary. */
   ingestVisible:
     "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
   /** The baseline query did not return a marker. */
@@ -141,7 +147,10 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       "Before deletion, the documents, the marker or the control were not all present and retrievable, so the run cannot show that deletion removed anything. INCONCLUSIVE.",
     proof:
       "no samples: read the report's baseline section (inventory, marker_seen, control_inventory, control_seen, problems)",
+    // The first check leads when the run's evidence points at none of the
+    // others (finding_checks.ts): a baseline whose requests reached no adapter.
     checks: [
+      EVIDENCE_CHECKS.adapterReached,
       EVIDENCE_CHECKS.ingestVisible,
       EVIDENCE_CHECKS.queryRetrieves,
       "/inventory counts source and vector records of the test namespace and answers complete: true",
