@@ -139,7 +139,7 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
   const plan = await withDataContext(
     values,
     io,
-    { write: false, create: false },
+    { write: false, create: false, readsIndex: true },
     async ({ db, dataDir }) => {
       // An index this build cannot read is refused before the key is read.
       await requireObs(db);
@@ -175,7 +175,8 @@ async function applyCommand(
     applied = await withDataContext(
       values,
       io,
-      { write: true },
+      // The confirmation was made with the key the dry run read: never a new one.
+      { write: true, erasureKey: false },
       async ({ db, dataDir }) => {
         // The confirmation was made with the key the dry run read: never a new one.
         const key = await erasureKeyFor(db, dataDir, { create: false });
@@ -199,7 +200,7 @@ async function applyCommand(
       ...applied,
       ...(interrupted ? { interrupted_after_commit: true } : {}),
     });
-  } else io.out(renderApplied(applied, subject, interrupted));
+  } else io.out(renderApplied(applied, subject, interrupted, values));
   return 0;
 }
 
@@ -642,6 +643,7 @@ function renderApplied(
   applied: AppliedErasure,
   subject: ErasureSubject,
   interrupted: boolean,
+  values: EraseValues,
 ): string {
   const { result, receipt } = applied;
   return [
@@ -662,7 +664,7 @@ function renderApplied(
         "Interrupted: the erasure had already committed, so it was finished first, the checkpoint included",
       ]
       : []),
-    `Check later: trace obs erase --verify ${receipt.receipt.receipt_id} with the same --application and subject`,
+    `Check later: ${verifyCommandLine(receipt.receipt.receipt_id, values)}`,
     "",
   ].join("\n");
 }
