@@ -616,6 +616,43 @@ function storageLine(result: ErasureResult): string {
   return `Storage: ${reached}${bytes}`;
 }
 
+/**
+ * The `--verify` command of the receipt an apply made, with the data flags
+ * it was given: complete but for a user, thread or memory id, which output
+ * after an erasure never echoes (the operator has it), so the line says which
+ * flag to add.
+ */
+function checkLaterLine(
+  receiptId: string,
+  subject: ErasureSubject,
+  values: EraseValues,
+): string {
+  const words = [
+    "trace",
+    "obs",
+    "erase",
+    "--verify",
+    receiptId,
+    "--application",
+    subject.application_id,
+  ];
+  const ids = values["event-ids"];
+  if (subject.kind === "anonymous") words.push("--anonymous");
+  if (subject.kind === "events" && ids !== undefined) {
+    words.push("--event-ids", ids === "-" ? ids : resolve(ids));
+  }
+  const command = words.map(shellWord).join(" ") + dataFlagsOf(values);
+  const withheld: Record<string, string | undefined> = {
+    user: "--user",
+    thread: "--thread",
+    memory: "--memory",
+  };
+  const flag = withheld[subject.kind];
+  return flag === undefined
+    ? `Check later: ${command}`
+    : `Check later, adding the same ${flag}: ${command}`;
+}
+
 /** The command that reviews the subject again, without its ids (the operator has them). */
 function againCommand(subject: ErasureSubject): string {
   const flag = {
@@ -664,7 +701,7 @@ function renderApplied(
         "Interrupted: the erasure had already committed, so it was finished first, the checkpoint included",
       ]
       : []),
-    `Check later: ${verifyCommandLine(receipt.receipt.receipt_id, values)}`,
+    checkLaterLine(receipt.receipt.receipt_id, subject, values),
     "",
   ].join("\n");
 }
