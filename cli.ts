@@ -318,8 +318,11 @@ function globalUsage(): string {
     "external-<command> is the same as external <command> (external-run, external-show, …).",
     "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error,",
     "130 when a second Ctrl-C (or SIGTERM) ends a run at once.",
-    "With --json every command prints one JSON object on stdout, an error",
-    "included; events export prints NDJSON (one object a line).",
+    "With --json every command prints one JSON value on stdout, an error",
+    "included ({error: {code, message}}): an object, except that reference list",
+    "and reference plan print an array and events export prints NDJSON (one",
+    "object a line).",
+    "--application-id is accepted as another name of --application.",
     "",
   ].join("\n");
 }

@@ -10,6 +10,7 @@ import * as v from "valibot";
 import { UsageError } from "../lib/errors.ts";
 import { OpaqueIdSchema } from "../lib/obs/model.ts";
 import { clipValue, ECHO_LIMIT, quoteValue } from "../lib/echo.ts";
+import { closestName } from "../lib/suggest.ts";
 
 /** Flag declarations in `node:util` form. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -26,6 +27,16 @@ export const DATA_FLAGS = {
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const satisfies FlagSpec;
+
+/**
+ * Second spellings the parser accepts for a declared flag, alias to flag:
+ * the observability commands once spelled the application `--application-id`
+ * and the others `--application`, so either works wherever one is declared.
+ * Help names only the flag; giving both is refused.
+ */
+export const FLAG_ALIASES: Readonly<Record<string, string>> = {
+  "application-id": "application",
+};
 
 /**
  * Parses `args` for `command`; throws a one-line usage error naming the flag.
@@ -46,19 +57,26 @@ export function parseFlags<const T extends FlagSpec>(
     emptyExplained?: readonly string[];
   } = {},
 ) {
+  const accepted = withAliases(options);
   let parsed;
   try {
     parsed = parseArgs({
-      args: joinNegativeValues(args, options),
-      options,
+      args: joinNegativeValues(args, accepted),
+      // The aliases are moved to their flags below: the values keep T's shape.
+      options: accepted as T,
       allowPositionals: true,
       strict: true,
       tokens: true,
     });
   } catch (error) {
-    throw new UsageError(`${parseProblem(error)}; see trace ${command} --help`);
+    throw new UsageError(
+      `${
+        parseProblem(error, Object.keys(options))
+      }; see trace ${command} --help`,
+    );
   }
-  refuseRepeatedValues(command, parsed.tokens, options);
+  refuseRepeatedValues(command, parsed.tokens, accepted);
+  mergeAliases(command, parsed.values as Record<string, unknown>, options);
   refuseEmptyValues(command, parsed.values, positionals.emptyExplained ?? []);
   const count = parsed.positionals.length;
   if (!(parsed.values as { help?: boolean }).help) {
@@ -81,9 +99,45 @@ export function parseFlags<const T extends FlagSpec>(
   return parsed;
 }
 
+/** `options` with each {@link FLAG_ALIASES} spelling of a declared flag declared alike. */
+function withAliases(options: FlagSpec): FlagSpec {
+  const accepted: FlagSpec = { ...options };
+  for (const [alias, flag] of Object.entries(FLAG_ALIASES)) {
+    const spec = options[flag];
+    if (spec && !(alias in options)) {
+      accepted[alias] = { type: spec.type, multiple: spec.multiple ?? false };
+    }
+  }
+  return accepted;
+}
+
+/** Moves an alias's value to its flag; both given is refused, whichever came first. */
+function mergeAliases(
+  command: string,
+  values: Record<string, unknown>,
+  options: FlagSpec,
+): void {
+  for (const [alias, flag] of Object.entries(FLAG_ALIASES)) {
+    if (!options[flag] || alias in options || !(alias in values)) continue;
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `--${flag} and --${alias} are the same flag: give one of them; see trace ${command} --help`,
+      );
+    }
+    values[flag] = values[alias];
+    delete values[alias];
+  }
+}
+
 /** The parser's refusal in one line, naming a flag whose value is missing as such. */
-function parseProblem(error: unknown): string {
+function parseProblem(error: unknown, flags: readonly string[]): string {
   const message = (error as Error).message.split("\n")[0] ?? "";
+  // "Unknown option '--confg'": a near flag is named, as a near command is.
+  const unknown = /^Unknown option '--([\w-]+)'/.exec(message);
+  const near = unknown ? closestName(unknown[1]!, flags) : undefined;
+  if (near !== undefined) {
+    return `Unknown option '--${unknown![1]}' (did you mean --${near}?)`;
+  }
   // "Option '--limit <value>' argument missing", or "… is ambiguous." when
   // the next word is another flag (`--limit --json`).
   const missing =

@@ -1,11 +1,12 @@
 /** Shared set-up for commands that touch the data directory and database. */
 
 import { dirname, resolve } from "node:path";
-import { resolveDataDir } from "../lib/data_dir.ts";
+import { refuseFileAsDir, resolveDataDir } from "../lib/data_dir.ts";
 import {
   checkpointWal,
   localDbPath,
   migrate,
+  NoDataError,
   openDb,
   type TraceDb,
 } from "../lib/db.ts";
@@ -48,6 +49,15 @@ export interface ContextOptions {
    * anything is created or migrated.
    */
   existingLedger?: boolean;
+  /**
+   * Create the data directory's erasure key when it has none (default: with
+   * `write`, whose migrations provision the observability index), so that
+   * the first erasure dry run finds it. Never while receipts need a lost one;
+   * an erasure that must use the key its dry run read passes false.
+   */
+  erasureKey?: boolean;
+  /** The command reads the observability index: a missing database says how to begin one. */
+  readsIndex?: boolean;
 }
 
 /** Where the data is: `--data-dir` / `--db`. */
@@ -71,6 +81,16 @@ export function databaseFiles(flags: DataFlags, io: CliIo): string[] {
   );
 }
 
+/** No database where a reader of the index looked: it says how to begin one there. */
+export class NoIndexYetError extends NoDataError {
+  constructor(path: string) {
+    super(path);
+    this.message =
+      `No Trace data at ${path} yet: nothing has been recorded there; check --data-dir / --db, or begin with trace obs init, trace events ingest FILE or a run`;
+    this.name = "NoIndexYetError";
+  }
+}
+
 /** Opens the data dir and database named by `--data-dir` / `--db`; migrates when `write` is set. */
 export async function openDataContext(
   flags: DataFlags,
@@ -79,24 +99,61 @@ export async function openDataContext(
 ): Promise<DataContext> {
   const dataDir = resolveDataDir({ flag: flags["data-dir"], env: io.env });
   const readOnly = options.readOnly === true && !options.write;
-  const db = await openDb({
-    dataDir,
-    url: flags.db ?? io.env("TRACE_DB_URL"),
-    authToken: io.env("TRACE_DB_AUTH_TOKEN"),
-    create: options.existingLedger ? false : options.create ?? options.write,
-    readOnly,
-  });
+  const url = flags.db ?? io.env("TRACE_DB_URL");
+  const path = localDbPath({ dataDir, url });
+  if (path !== null && resolve(dirname(path)) === resolve(dataDir)) {
+    await refuseFileAsDir(dataDir);
+  }
+  let db: TraceDb;
+  try {
+    db = await openDb({
+      dataDir,
+      url,
+      authToken: io.env("TRACE_DB_AUTH_TOKEN"),
+      create: options.existingLedger ? false : options.create ?? options.write,
+      readOnly,
+    });
+  } catch (error) {
+    if (error instanceof NoDataError && options.readsIndex) {
+      throw new NoIndexYetError(error.path);
+    }
+    throw error;
+  }
   try {
     if (options.existingLedger) await requireExistingLedger(db);
     if (options.write) {
       await requireWritable(db, dataDir);
       await migrate(db, ALL_MIGRATIONS);
+      if (options.erasureKey ?? true) await provisionErasureKey(db, dataDir);
     }
   } catch (error) {
     db.close();
     throw error;
   }
   return { dataDir, db };
+}
+
+/**
+ * Creates the erasure key of the data directory that holds `db` when it has
+ * none and no receipt needs a lost one; returns whether it made one. A key
+ * that is lost or unusable is left for the erasure commands and health to
+ * report: this command does not need it. A database elsewhere (`--db`) has
+ * no data directory of its own here, so nothing is made for it.
+ */
+export async function provisionErasureKey(
+  db: TraceDb,
+  dataDir: string,
+): Promise<boolean> {
+  if (db.path === null || resolve(dirname(db.path)) !== resolve(dataDir)) {
+    return false;
+  }
+  // Loaded here: read-only commands never need the erasure code.
+  const { erasureKeyFor, erasureKeyStateFor } = await import(
+    "../lib/runs/erasures.ts"
+  );
+  if (await erasureKeyStateFor(db, dataDir) !== "absent") return false;
+  await erasureKeyFor(db, dataDir);
+  return true;
 }
 
 /**

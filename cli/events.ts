@@ -139,6 +139,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     writtenLines: 0,
     interrupted: false,
   };
+  let input: string;
   let lines: number;
   let previewless: ReadonlySet<number> = new Set();
   if (json) {
@@ -167,7 +168,8 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
       return 0;
     }
     const batchSize = parseBatchSize(values["batch-size"]);
-    const file = await readValidatedFile(positionals[0]!, io, batchSize);
+    input = positionals[0]!;
+    const file = await readValidatedFile(input, io, batchSize);
     lines = file.events.length;
     previewless = file.previewlessLines;
     await withDataContext(
@@ -189,6 +191,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
     io.setExitAnswer?.(null);
   }
   if (progress.interrupted) return reportInterrupted(io, progress, json);
+  if (lines === 0) io.err(emptyInputWarning(input));
   io.out(
     json
       ? jsonText({
@@ -203,6 +206,15 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
       } skipped)\n`,
   );
   return 0;
+}
+
+/** The warning for input that held no event: an empty file, or nothing piped in. */
+function emptyInputWarning(path: string): string {
+  return path === "-"
+    ? "warning: standard input held no events; check what is piped in\n"
+    : `warning: ${
+      displaySafe(path)
+    } held no events; check the path (NDJSON, one event per line)\n`;
 }
 
 /**
@@ -649,7 +661,12 @@ async function absentKinds(
 
 /** Reads never create a database file or a table. */
 /** Readers open the file read-only, so they also work on read-only media. */
-const READ = { write: false, create: false, readOnly: true } as const;
+const READ = {
+  write: false,
+  create: false,
+  readOnly: true,
+  readsIndex: true,
+} as const;
 
 function formatEvent(event: TraceEvent): string {
   const who = event.agent_id

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { join } from "node:path";
 import { terminalSafe } from "../lib/display.ts";
 import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
@@ -18,6 +19,7 @@ import {
   checkExpiryConfirmation,
   claimArchive,
   directoryArchive,
+  ERASURE_KEY_FILE,
   type ExpiryPlan,
   type ExpiryResult,
   MAX_LATENCY_SAMPLES,
@@ -53,7 +55,7 @@ const HELPS: Record<string, string> = {
   init:
     "Usage: trace obs init [--json] [--data-dir DIR] [--db URL]\n\nCreates or upgrades the observability tables, and creates the erasure key\n(<data-dir>/erasure.key) when there is none; when receipts made with a key\nexist, a missing key is refused (restore it from a backup) rather than replaced.\n",
   backfill:
-    `Usage: trace obs backfill [--apply] [--all] [--page-size N] [--cursor C] [--application-id ID]
+    `Usage: trace obs backfill [--apply] [--all] [--page-size N] [--cursor C] [--application ID]
                           [--include-retained] [--json] [--data-dir DIR] [--db URL]
 
 Rebuilds index rows from canonical envelopes, one page per run (or every page
@@ -62,12 +64,12 @@ never rewritten. Rows removed by retention stay removed unless
 --include-retained is given. Exits 1 when any envelope could not be indexed.
 `,
   parity:
-    `Usage: trace obs parity [--page-size N] [--page-bound N] [--application-id ID]
+    `Usage: trace obs parity [--page-size N] [--page-bound N] [--application ID]
                         [--json] [--data-dir DIR] [--db URL]
 
 Compares the content-free projection of every envelope with its index rows and
 records the result for trace obs health. Only a check over every tenant sets
-health's parity status; a check with --application-id is recorded for that
+health's parity status; a check with --application is recorded for that
 tenant alone and never clears a whole-index mismatch; a tenant with no event
 in the index is said so and not recorded. Exit 0 when equal, 1 on
 mismatch, 2 when the window is larger than the page bound (narrow it or raise
@@ -92,7 +94,7 @@ one is replaced by the preview's size, so nothing left can confirm a guess of
 the removed text.
 `,
   "expiry-plan":
-    `Usage: trace obs expiry-plan --older-than TIME [--limit N] [--application-id ID]
+    `Usage: trace obs expiry-plan --older-than TIME [--limit N] [--application ID]
                              [--out FILE] [--data-dir DIR] [--db URL]
 
 Lists the source envelopes received before TIME (ISO 8601 with a zone, e.g.
@@ -147,7 +149,7 @@ function intFlag(
 
 // The library bounds a policy too; checking here names the flag and the range.
 /**
- * `--application-id`, checked as ingest checks the id events carry: an empty
+ * `--application` (or `--application-id`), checked as ingest checks the id events carry: an empty
  * or malformed id is refused rather than read as "every application".
  */
 function applicationIdOption(
@@ -155,7 +157,7 @@ function applicationIdOption(
 ): { applicationId?: string } {
   return value === undefined
     ? {}
-    : { applicationId: idFlag("application-id", value) };
+    : { applicationId: idFlag("application", value) };
 }
 
 const DAYS: IntegerRule = { min: 0, max: MAX_RETENTION_DAYS, unit: "days" };
@@ -181,8 +183,13 @@ function withObsDb<T>(
     dataFlags(values),
     io,
     options.writes
-      ? { write: false, create: options.create ?? false, checkpoint: true }
-      : { write: false, create: false, readOnly: true },
+      ? {
+        write: false,
+        create: options.create ?? false,
+        checkpoint: true,
+        readsIndex: true,
+      }
+      : { write: false, create: false, readOnly: true, readsIndex: true },
     ({ db }) => fn(db),
   );
 }
@@ -191,24 +198,37 @@ function withObsDb<T>(
 export async function obsInit(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs init", args, DATA_FLAGS);
   if (values.help) return showHelp(io, HELPS.init!);
-  const applied = await withDataContext(
+  const { applied, keyCreated, keyPath } = await withDataContext(
     dataFlags(values),
     io,
     { write: false, create: true, checkpoint: true },
     async ({ db, dataDir }) => {
       const applied = await initializeObs(db);
       // Erasure needs the key before its first dry run, which never makes one.
+      const keyCreated = await erasureKeyStateFor(db, dataDir) === "absent";
       await erasureKeyFor(db, dataDir);
-      return applied;
+      return {
+        applied,
+        keyCreated,
+        keyPath: join(dataDir, ERASURE_KEY_FILE),
+      };
     },
   );
-  if (values.json) printJson(io, { applied });
-  else {
+  if (values.json) {
+    printJson(io, { applied, erasure_key_created: keyCreated });
+  } else {
     io.out(
       applied.length > 0
         ? `Observability schema provisioned (versions ${applied.join(", ")})\n`
         : "Observability schema already up to date\n",
     );
+    if (keyCreated) {
+      io.out(
+        `Erasure key created at ${
+          displaySafe(keyPath)
+        }: back it up with the data directory (receipts are checked only with the key that made them)\n`,
+      );
+    }
   }
   return 0;
 }
@@ -219,7 +239,7 @@ const BACKFILL_FLAGS = {
   all: { type: "boolean", default: false },
   "page-size": { type: "string" },
   cursor: { type: "string" },
-  "application-id": { type: "string" },
+  application: { type: "string" },
   "include-retained": { type: "boolean", default: false },
 } as const;
 
@@ -228,7 +248,7 @@ export async function obsBackfill(args: string[], io: CliIo): Promise<number> {
   const { values } = parseFlags("obs backfill", args, BACKFILL_FLAGS);
   if (values.help) return showHelp(io, HELPS.backfill!);
   const pageSize = intFlag("page-size", values["page-size"]);
-  const applicationId = applicationIdOption(values["application-id"]);
+  const applicationId = applicationIdOption(values.application);
   const results = await withObsDb(values, io, async (db) => {
     const pages: BackfillResult[] = [];
     let cursor: string | null = values.cursor ?? null;
@@ -288,7 +308,7 @@ function nextBackfillCommand(
   values: {
     apply: boolean;
     "page-size"?: string | undefined;
-    "application-id"?: string | undefined;
+    application?: string | undefined;
     "include-retained": boolean;
     "data-dir"?: string | undefined;
     db?: string | undefined;
@@ -299,9 +319,7 @@ function nextBackfillCommand(
   if (values.apply) words.push("--apply");
   words.push("--cursor", cursor);
   if (values["page-size"]) words.push("--page-size", values["page-size"]);
-  if (values["application-id"]) {
-    words.push("--application-id", values["application-id"]);
-  }
+  if (values.application) words.push("--application", values.application);
   if (values["include-retained"]) words.push("--include-retained");
   return words.map(shellWord).join(" ") + dataFlagsOf(values);
 }
@@ -310,7 +328,7 @@ const PARITY_FLAGS = {
   ...DATA_FLAGS,
   "page-size": { type: "string" },
   "page-bound": { type: "string" },
-  "application-id": { type: "string" },
+  application: { type: "string" },
 } as const;
 
 /** `trace obs parity`: compare envelopes with index rows. */
@@ -319,7 +337,7 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
   if (values.help) return showHelp(io, HELPS.parity!);
   const pageSize = intFlag("page-size", values["page-size"]);
   const pageBound = intFlag("page-bound", values["page-bound"]);
-  const applicationId = applicationIdOption(values["application-id"]);
+  const applicationId = applicationIdOption(values.application);
   const result = await withObsDb(values, io, (db) =>
     parity(db, {
       record: true,
@@ -346,7 +364,7 @@ export async function obsParity(args: string[], io: CliIo): Promise<number> {
     }
     if (result.status === "incomplete") {
       io.out(
-        `Stopped after seq ${result.stopped_after_seq}: narrow --application-id or raise --page-bound\n`,
+        `Stopped after seq ${result.stopped_after_seq}: narrow --application or raise --page-bound\n`,
       );
     }
   }
@@ -520,7 +538,7 @@ const PLAN_FLAGS = {
   ...DATA_FLAGS,
   "older-than": { type: "string" },
   limit: { type: "string" },
-  "application-id": { type: "string" },
+  application: { type: "string" },
   out: { type: "string" },
 } as const;
 
@@ -538,7 +556,7 @@ export async function obsExpiryPlan(
     );
   }
   const limit = intFlag("limit", values.limit);
-  const applicationId = applicationIdOption(values["application-id"]);
+  const applicationId = applicationIdOption(values.application);
   const plan = await withObsDb(values, io, (db) =>
     planExpiry(db, {
       olderThan,
@@ -704,7 +722,7 @@ export async function obsHealthCommand(
   const report = await withDataContext(
     dataFlags(values),
     io,
-    { write: false, create: false, readOnly: true },
+    { write: false, create: false, readOnly: true, readsIndex: true },
     async ({ db, dataDir }) =>
       obsHealth(db, {
         ...(samples === undefined ? {} : { latencySamples: samples }),

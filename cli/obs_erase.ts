@@ -139,7 +139,7 @@ export async function obsErase(args: string[], io: CliIo): Promise<number> {
   const plan = await withDataContext(
     values,
     io,
-    { write: false, create: false },
+    { write: false, create: false, readsIndex: true },
     async ({ db, dataDir }) => {
       // An index this build cannot read is refused before the key is read.
       await requireObs(db);
@@ -175,7 +175,8 @@ async function applyCommand(
     applied = await withDataContext(
       values,
       io,
-      { write: true },
+      // The confirmation was made with the key the dry run read: never a new one.
+      { write: true, erasureKey: false },
       async ({ db, dataDir }) => {
         // The confirmation was made with the key the dry run read: never a new one.
         const key = await erasureKeyFor(db, dataDir, { create: false });
@@ -199,7 +200,7 @@ async function applyCommand(
       ...applied,
       ...(interrupted ? { interrupted_after_commit: true } : {}),
     });
-  } else io.out(renderApplied(applied, subject, interrupted));
+  } else io.out(renderApplied(applied, subject, interrupted, values));
   return 0;
 }
 
@@ -615,6 +616,43 @@ function storageLine(result: ErasureResult): string {
   return `Storage: ${reached}${bytes}`;
 }
 
+/**
+ * The `--verify` command of the receipt an apply made, with the data flags
+ * it was given: complete but for a user, thread or memory id, which output
+ * after an erasure never echoes (the operator has it), so the line says which
+ * flag to add.
+ */
+function checkLaterLine(
+  receiptId: string,
+  subject: ErasureSubject,
+  values: EraseValues,
+): string {
+  const words = [
+    "trace",
+    "obs",
+    "erase",
+    "--verify",
+    receiptId,
+    "--application",
+    subject.application_id,
+  ];
+  const ids = values["event-ids"];
+  if (subject.kind === "anonymous") words.push("--anonymous");
+  if (subject.kind === "events" && ids !== undefined) {
+    words.push("--event-ids", ids === "-" ? ids : resolve(ids));
+  }
+  const command = words.map(shellWord).join(" ") + dataFlagsOf(values);
+  const withheld: Record<string, string | undefined> = {
+    user: "--user",
+    thread: "--thread",
+    memory: "--memory",
+  };
+  const flag = withheld[subject.kind];
+  return flag === undefined
+    ? `Check later: ${command}`
+    : `Check later, adding the same ${flag}: ${command}`;
+}
+
 /** The command that reviews the subject again, without its ids (the operator has them). */
 function againCommand(subject: ErasureSubject): string {
   const flag = {
@@ -642,6 +680,7 @@ function renderApplied(
   applied: AppliedErasure,
   subject: ErasureSubject,
   interrupted: boolean,
+  values: EraseValues,
 ): string {
   const { result, receipt } = applied;
   return [
@@ -662,7 +701,7 @@ function renderApplied(
         "Interrupted: the erasure had already committed, so it was finished first, the checkpoint included",
       ]
       : []),
-    `Check later: trace obs erase --verify ${receipt.receipt.receipt_id} with the same --application and subject`,
+    checkLaterLine(receipt.receipt.receipt_id, subject, values),
     "",
   ].join("\n");
 }

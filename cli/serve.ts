@@ -67,7 +67,8 @@ const FLAGS = {
 } as const;
 
 const HELP =
-  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--public-origin URL] [--staging-adapter] [--data-dir DIR] [--db URL]
+  `Usage: trace serve [--host 127.0.0.1] [--port 8788] [--public-origin URL]
+                   [--default-application ID] [--staging-adapter] [--data-dir DIR] [--db URL]
 
 Serves the observability API: POST/GET /api/events, GET /api/events/summary,
 GET /api/health and OTLP/HTTP traces at POST /v1/traces (JSON or protobuf,

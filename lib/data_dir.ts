@@ -38,18 +38,32 @@ function platformDataHome(env: (name: string) => string | undefined): string {
  * change. A path that exists but is not a directory is refused.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  try {
-    const info = await Deno.stat(dir);
-    if (!info.isDirectory) {
-      throw new StorageError(
-        `Cannot use ${dir} as a data directory: it is a file; choose a directory`,
-      );
-    }
-    return;
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
+  if (await refuseFileAsDir(dir)) return;
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
   // mkdir's mode is filtered by the umask; make the new directory private explicitly.
   if (Deno.build.os !== "windows") await Deno.chmod(dir, 0o700);
+}
+
+/**
+ * Refuses a data directory that is a file, saying so, where opening the
+ * database inside it would only report a path that is not a directory;
+ * returns whether `dir` exists (a missing one is for the caller to create
+ * or report).
+ */
+export async function refuseFileAsDir(dir: string): Promise<boolean> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(dir);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    // A parent that is a file: the open names the path as it is.
+    if (error instanceof Deno.errors.NotADirectory) return false;
+    throw error;
+  }
+  if (!info.isDirectory) {
+    throw new StorageError(
+      `Cannot use ${dir} as a data directory: it is a file; choose a directory`,
+    );
+  }
+  return true;
 }

@@ -853,7 +853,7 @@ Deno.test("a lost erasure key is never replaced while receipts need it, and a dr
   });
 });
 
-Deno.test("without a key and without receipts, the dry run points to trace obs init, which makes the key", async () => {
+Deno.test("without a key and without receipts, the dry run points to trace obs init, which makes the key and says so", async () => {
   await withTempDir(async (dir) => {
     const data = ["--data-dir", join(dir, "data")];
     const ingest = await trace(["events", "ingest", "-", ...data], {
@@ -861,6 +861,12 @@ Deno.test("without a key and without receipts, the dry run points to trace obs i
     });
     assert.equal(ingest.code, 0, ingest.err);
     const key = join(dir, "data", ERASURE_KEY_FILE);
+    assert.equal(
+      await exists(key),
+      true,
+      "the ingest that made the index made the key",
+    );
+    await Deno.remove(key);
     const dry = await trace(["obs", "erase", ...ALICE, ...data]);
     assert.equal(dry.code, 2);
     assert.match(
@@ -868,8 +874,18 @@ Deno.test("without a key and without receipts, the dry run points to trace obs i
       /^trace obs erase: No erasure key at \S+erasure\.key: restore it from a backup if this data directory had one \(receipts are checked only with the key that made them\); otherwise trace obs init creates one\n$/,
     );
     assert.equal(await exists(key), false, "a dry run never makes a key");
-    assert.equal((await trace(["obs", "init", ...data])).code, 0);
+    const init = await trace(["obs", "init", ...data]);
+    assert.equal(init.code, 0, init.err);
+    assert.match(
+      init.out,
+      /^Observability schema already up to date\nErasure key created at \S+erasure\.key: back it up with the data directory \(receipts are checked only with the key that made them\)\n$/,
+    );
     assert.equal(await exists(key), true);
+    const quiet = await trace(["obs", "init", "--json", ...data]);
+    assert.deepEqual(JSON.parse(quiet.out), {
+      applied: [],
+      erasure_key_created: false,
+    });
     const again = await trace(["obs", "erase", ...ALICE, ...data]);
     assert.equal(again.code, 0, again.err);
     assert.match(again.out, /Nothing was changed/);

@@ -521,7 +521,7 @@ async function refusedDays(
   }
 }
 
-Deno.test("obs parity, backfill and expiry-plan refuse an --application-id ingest would refuse", async () => {
+Deno.test("obs parity, backfill and expiry-plan refuse an --application (or --application-id) ingest would refuse", async () => {
   await withData(async (dataDir) => {
     for (
       const command of [
@@ -543,7 +543,7 @@ Deno.test("obs parity, backfill and expiry-plan refuse an --application-id inges
         err,
         `trace obs ${
           command[0]
-        }: --application-id must not contain control, line separator or bidirectional formatting characters\n`,
+        }: --application must not contain control, line separator or bidirectional formatting characters\n`,
       );
     }
   });
