@@ -88,7 +88,8 @@ export async function runDeletionContract(
   const ids = options.identifiers ??
     newRunIdentifiers(config.document_count, clock.wallNow());
   const emit = safeListener(options.onEvent);
-  const session = new RunSession(options.transport, config, clock, emit);
+  // Disposed on every way out: its search thread must not outlive the run.
+  using session = new RunSession(options.transport, config, clock, emit);
   const unread = new UnreadCountLog();
   session.onAnswer = (op, role, answer) => {
     if (op === "inventory" && role === "test") unread.record(answer);
