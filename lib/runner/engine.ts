@@ -63,9 +63,10 @@ export interface RunOptions {
   identifiers?: RunIdentifiers;
   /**
    * Aborting stops the window early and goes to cleanup; the request in
-   * flight and cleanup end within the smaller of the window and 30 s of the
-   * abort, except that cleanup's deletions and one last poll are still sent
-   * once it has passed, with 1 s each. The report's state is `interrupted`
+   * flight, the search of a large answer under way and cleanup end within
+   * the smaller of the window and 30 s of the abort, except that cleanup's
+   * deletions and one last poll are still sent once it has passed, with 1 s
+   * each (a large answer they bring is then not read). The report's state is `interrupted`
    * and its verdict INCONCLUSIVE.
    */
   signal?: AbortSignal;
