@@ -40,6 +40,8 @@ const command = new Deno.Command(Deno.execPath(), {
     "lib/obs/ingest/_write_worker.ts",
     "--include",
     "routes/_listen_worker.ts",
+    "--include",
+    "lib/runner/marker/_search_worker.ts",
     "--output",
     target,
     "cli.ts",

@@ -1,8 +1,9 @@
 /** Reading the state of both namespaces: baseline and window samples. */
 
+import type { OperationResponses } from "../contract/protocol.ts";
 import { baselineProblems } from "./baseline_problems.ts";
 import type { RunIdentifiers } from "./ids.ts";
-import { type AnswerMatch, findMarkerInAnswer } from "./marker/mod.ts";
+import type { AnswerMatch } from "./marker/mod.ts";
 import type {
   Baseline,
   InventoryCounts,
@@ -10,7 +11,7 @@ import type {
   RequestErrorRecord,
   Sample,
 } from "./report.ts";
-import type { Attempt, RunSession } from "./_session.ts";
+import type { Attempt, RunSession, Searched } from "./_session.ts";
 
 /** A sample without its position in the window. */
 export type Observation = Omit<
@@ -74,30 +75,66 @@ export async function readNamespace(
     namespace,
     query: marker,
   });
-  const answers = { query, inventory };
-  const match = sighting(answers, marker);
+  const answers: Answers = { query, inventory };
+  const [match = null, otherMatch = null] = await sightings(
+    session,
+    role,
+    answers,
+    options.otherMarker === false ? [marker] : [marker, other],
+  );
+  // Read after the searches: an answer whose search was cut short counts as failed.
   return {
-    inventory: inventory.ok ? counts(inventory.value) : null,
-    markerSeen: match ? true : query.ok ? false : null,
+    inventory: answers.inventory.ok ? counts(answers.inventory.value) : null,
+    markerSeen: match ? true : answers.query.ok ? false : null,
     match,
-    otherMatch: options.otherMarker === false ? null : sighting(answers, other),
-    errors: [inventory, query].flatMap((a) => a.ok ? [] : [a.error]),
+    otherMatch,
+    errors: [answers.inventory, answers.query].flatMap((a) =>
+      a.ok ? [] : [a.error]
+    ),
   };
 }
 
-/** `marker` in the query answer, else in the inventory answer, else `null`. */
-function sighting(
-  answers: Record<Sighting["answer"], Attempt<unknown>>,
-  marker: string,
-): Sighting | null {
-  for (const answer of ["query", "inventory"] as const) {
-    const attempt = answers[answer];
-    const match = attempt.ok
-      ? findMarkerInAnswer(attempt.answer, marker)
-      : null;
-    if (match) return { ...match, answer };
+/** The answers of one namespace reading. */
+type Answers = {
+  query: Attempt<unknown>;
+  inventory: Attempt<InventoryCounts>;
+};
+
+/**
+ * Each marker in the query answer, else in the inventory answer, else
+ * `null`. An answer whose search was cut short (the interrupt's bound, or
+ * its request's timeout) or failed is not read, as if its request had
+ * failed: `answers` then holds that failure in its place, and no later
+ * search reads it, so a marker never counts as not seen in an answer
+ * nobody finished reading.
+ */
+async function sightings(
+  session: RunSession,
+  role: "test" | "control",
+  answers: Answers,
+  markers: readonly string[],
+): Promise<(Sighting | null)[]> {
+  const found: (Sighting | null)[] = [];
+  for (const marker of markers) {
+    let match: Sighting | null = null;
+    for (const answer of ["query", "inventory"] as const) {
+      const attempt = answers[answer];
+      if (!attempt.ok) continue;
+      const searched = await session.search(
+        answer,
+        role,
+        attempt.answer,
+        marker,
+      );
+      if (!searched.ok) answers[answer] = searched;
+      else if (searched.match) {
+        match = { ...searched.match, answer };
+        break;
+      }
+    }
+    found.push(match);
   }
-  return null;
+  return found;
 }
 
 /** Whether the namespace's query answer carried its marker; `null` when the query failed. */
@@ -193,24 +230,26 @@ export async function establishBaseline(
   const controlInventory = await session.attempt("inventory", "control", {
     namespace: ids.controlNamespace,
   });
-  const errors = [marker, control, inventory, controlInventory].flatMap((a) =>
-    a.ok ? [] : [a.error]
+  const markerSearch = await searchQuery(session, "test", marker, ids.marker);
+  const controlSearch = await searchQuery(
+    session,
+    "control",
+    control,
+    ids.controlMarker,
   );
-  const markerMatch = marker.ok
-    ? findMarkerInAnswer(marker.value, ids.marker)
-    : null;
-  const controlMatch = control.ok
-    ? findMarkerInAnswer(control.value, ids.controlMarker)
-    : null;
+  const errors = [markerSearch, controlSearch, inventory, controlInventory]
+    .flatMap((a) => a.ok ? [] : [a.error]);
+  const markerMatch = markerSearch.ok ? markerSearch.match : null;
+  const controlMatch = controlSearch.ok ? controlSearch.match : null;
   const baseline: Baseline = {
     ok: false,
     inventory: inventory.ok ? counts(inventory.value) : null,
-    marker_seen: marker.ok ? markerMatch !== null : null,
+    marker_seen: markerSearch.ok ? markerMatch !== null : null,
     marker_form: markerMatch?.form ?? null,
     control_inventory: controlInventory.ok
       ? counts(controlInventory.value)
       : null,
-    control_seen: control.ok ? controlMatch !== null : null,
+    control_seen: controlSearch.ok ? controlMatch !== null : null,
     control_form: controlMatch?.form ?? null,
     problems: [],
     errors,
@@ -220,4 +259,18 @@ export async function establishBaseline(
   );
   baseline.ok = baseline.problems.length === 0;
   return baseline;
+}
+
+/**
+ * A baseline query's answer, as its schema reads it, searched for its
+ * marker; the request's failure, or the search's when it was cut short.
+ */
+async function searchQuery(
+  session: RunSession,
+  role: "test" | "control",
+  attempt: Attempt<OperationResponses["query"]>,
+  marker: string,
+): Promise<Searched> {
+  if (!attempt.ok) return attempt;
+  return await session.search("query", role, attempt.value, marker);
 }

@@ -15,6 +15,11 @@ import {
 } from "../contract/protocol.ts";
 import { errorMessage } from "../errors.ts";
 import type { Clock } from "./clock.ts";
+import {
+  type AnswerMatch,
+  AnswerSearcher,
+  AnswerSearchError,
+} from "./marker/mod.ts";
 import { MIN_BOUNDED_MS } from "./_interrupt_bounds.ts";
 import type { RunEventListener } from "./events.ts";
 import type { RequestErrorRecord } from "./report.ts";
@@ -27,6 +32,19 @@ export type Attempt<T> = {
   ok: true;
   value: T;
   answer: Record<string, unknown>;
+} | {
+  ok: false;
+  error: RequestErrorRecord;
+};
+
+/**
+ * One answer searched for one marker: what was found (`null`: not there),
+ * or, when the search was cut short or failed, the record of an answer not
+ * read, as a request that failed leaves one.
+ */
+export type Searched = {
+  ok: true;
+  match: AnswerMatch | null;
 } | {
   ok: false;
   error: RequestErrorRecord;
@@ -51,6 +69,9 @@ export class RunSession {
   #pastBoundMs = 0;
   /** Ends the request in flight after the given milliseconds, if one is. */
   #cutInFlight: ((ms: number) => void) | null = null;
+  /** Ends the search under way after the given milliseconds, if one is. */
+  #cutSearch: ((ms: number) => void) | null = null;
+  readonly #searcher = new AnswerSearcher();
   total = 0;
   failed = 0;
   /** Requests the bound after an interrupt ended before they were answered. */
@@ -81,13 +102,14 @@ export class RunSession {
    * polling may wait minutes on an adapter that hangs. The request in
    * flight gets at least a second; a later one that would start past the
    * bound is called off unsent, or in cleanup still gets a second
-   * ({@link keepSendingPastBound}).
+   * ({@link keepSendingPastBound}). A search of an answer under way, or
+   * started later, ends at the bound itself ({@link search}).
    */
   boundRequests(clockMs: number): void {
     this.#until = clockMs;
-    this.#cutInFlight?.(
-      Math.max(MIN_BOUNDED_MS, clockMs - this.#clock.now()),
-    );
+    const left = clockMs - this.#clock.now();
+    this.#cutInFlight?.(Math.max(MIN_BOUNDED_MS, left));
+    this.#cutSearch?.(Math.max(0, left));
   }
 
   /** Milliseconds left until the bound (0 once it has passed); `null` without one. */
@@ -115,6 +137,73 @@ export class RunSession {
       full,
       Math.max(this.#pastBoundMs, this.#until - this.#clock.now()),
     );
+  }
+
+  /**
+   * A search gets as long as its request was allowed (an answer that
+   * cannot be read in the time the adapter had to send it is not read),
+   * and after an interrupt no longer than the bound, with nothing past it:
+   * the seconds an interrupt promises count requests, not searches.
+   */
+  #searchBudget(op: "query" | "inventory"): { ms: number; bounded: boolean } {
+    const full = this.#timeouts[op] * 1000;
+    if (this.#until === null) return { ms: full, bounded: false };
+    const left = Math.max(0, this.#until - this.#clock.now());
+    return left < full
+      ? { ms: left, bounded: true }
+      : { ms: full, bounded: false };
+  }
+
+  /**
+   * Searches a usable answer of `op` for `marker` within
+   * {@link #searchBudget}, ended early when an interrupt sets a bound that
+   * comes sooner. A search cut short or failed is an answer not read: it
+   * counts as a failed request, and one the interrupt's bound ended as cut
+   * short, as a request called off does. A small answer is searched at
+   * once, and nothing cuts it short.
+   */
+  async search(
+    op: "query" | "inventory",
+    role: "test" | "control",
+    answer: Readonly<Record<string, unknown>>,
+    marker: string,
+  ): Promise<Searched> {
+    const stop = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let budget = this.#searchBudget(op);
+    // Real time, as the timer keeps it: an interrupt only ever brings the end closer.
+    let endsAt = 0;
+    const cutAfter = (next: typeof budget) => {
+      clearTimeout(timer);
+      budget = next;
+      endsAt = performance.now() + next.ms;
+      if (next.ms <= 0) stop.abort();
+      else timer = setTimeout(() => stop.abort(), next.ms);
+    };
+    this.#cutSearch = (ms) => {
+      if (performance.now() + ms < endsAt) cutAfter({ ms, bounded: true });
+    };
+    cutAfter(budget);
+    try {
+      const match = await this.#searcher.find(answer, marker, stop.signal);
+      return { ok: true, match };
+    } catch (error) {
+      if (!(error instanceof AnswerSearchError)) throw error;
+      this.failed++;
+      if (budget.bounded && error.reason === "aborted") this.cutShort++;
+      return {
+        ok: false,
+        error: toRecord(op, role, unreadError(op, error, budget)),
+      };
+    } finally {
+      clearTimeout(timer);
+      this.#cutSearch = null;
+    }
+  }
+
+  /** Ends the search thread, if one was started: no worker outlives the run. */
+  [Symbol.dispose](): void {
+    this.#searcher.close();
   }
 
   /** Milliseconds since the session started. */
@@ -219,6 +308,25 @@ function cutShortError(op: Operation, ms: number): ProtocolError {
     `Request /${op} failed: no answer within the ${
       Math.round(ms) / 1000
     } s left after the interrupt, so the request was called off`,
+  );
+}
+
+/** Why an answer of `op` was not read: its search was cut short, or failed. */
+function unreadError(
+  op: Operation,
+  error: AnswerSearchError,
+  budget: { ms: number; bounded: boolean },
+): ProtocolError {
+  const prefix = `Request /${op} failed: its answer was not read`;
+  if (error.reason === "failed") {
+    return new ProtocolError("refused", `${prefix}: ${error.message}`);
+  }
+  const within = budget.bounded
+    ? `the ${Math.round(budget.ms) / 1000} s left after the interrupt`
+    : `its ${Math.round(budget.ms) / 1000} s timeout`;
+  return new ProtocolError(
+    "timeout",
+    `${prefix}: searching it for the marker took longer than ${within}, so the search was called off`,
   );
 }
 

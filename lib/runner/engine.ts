@@ -63,9 +63,10 @@ export interface RunOptions {
   identifiers?: RunIdentifiers;
   /**
    * Aborting stops the window early and goes to cleanup; the request in
-   * flight and cleanup end within the smaller of the window and 30 s of the
-   * abort, except that cleanup's deletions and one last poll are still sent
-   * once it has passed, with 1 s each. The report's state is `interrupted`
+   * flight, the search of a large answer under way and cleanup end within
+   * the smaller of the window and 30 s of the abort, except that cleanup's
+   * deletions and one last poll are still sent once it has passed, with 1 s
+   * each (a large answer they bring is then not read). The report's state is `interrupted`
    * and its verdict INCONCLUSIVE.
    */
   signal?: AbortSignal;
@@ -88,7 +89,8 @@ export async function runDeletionContract(
   const ids = options.identifiers ??
     newRunIdentifiers(config.document_count, clock.wallNow());
   const emit = safeListener(options.onEvent);
-  const session = new RunSession(options.transport, config, clock, emit);
+  // Disposed on every way out: its search thread must not outlive the run.
+  using session = new RunSession(options.transport, config, clock, emit);
   const unread = new UnreadCountLog();
   session.onAnswer = (op, role, answer) => {
     if (op === "inventory" && role === "test") unread.record(answer);

@@ -102,7 +102,8 @@ export async function cleanUpLeftovers(
   config: StagingConfig,
   options: LeftoversOptions,
 ): Promise<Cleanup> {
-  const session = new RunSession(transport, config, options.clock, () => {});
+  // Disposed on every way out: its search thread must not outlive the cleanup.
+  using session = new RunSession(transport, config, options.clock, () => {});
   const { signal } = options;
   const onAbort = () => {
     const boundMs = afterInterruptMs(config.deletion_window_seconds * 1000);

@@ -2,8 +2,9 @@
  * Canary markers and how an adapter's answer is searched for one: as
  * written, folded (case, separators, look-alikes, other scripts' digits,
  * markup), and inside the encodings an application ships text in (base64,
- * hex and hex dumps, percent-encoding, string escapes). The runner, the
- * rules and the report read markers through this surface only.
+ * hex and hex dumps, percent-encoding, string escapes); a large answer on
+ * a worker thread, which an abort ends. The runner, the rules and the
+ * report read markers through this surface only.
  *
  * @module
  */
@@ -28,4 +29,10 @@ export {
   findMarkerInAnswer,
   WHOLE_ANSWER,
 } from "./answer.ts";
+export {
+  AnswerSearcher,
+  AnswerSearchError,
+  INLINE_SEARCH_LIMIT,
+  searchCost,
+} from "./searcher.ts";
 export { HOMOGLYPHS } from "./_other_scripts.ts";
