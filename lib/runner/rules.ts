@@ -84,7 +84,9 @@
  * 9 decoded a run only when all its bytes were valid UTF-8 (two bytes such
  * as `FF FE` before the text hid it).
  * The look-alike table adds Latin small capitals (`ᴀ ʙ ᴄ …`, `ǫ` for q),
- * `ɑ` and `ɡ`.
+ * `ɑ` and `ɡ`. An answer whose search takes longer than its request's
+ * timeout (after an interrupt, than the bound) is not read, a request error,
+ * where revision 9 searched every answer to its end however long it took.
  *
  * @module
  */
@@ -121,6 +123,8 @@ export const EVIDENCE_RULES = {
     rendering_traits: [...RENDERING_TRAITS],
     rendered_counts_as_seen: true,
   },
+  unread_answer:
+    "an answer whose search for a marker takes longer than its request's timeout_seconds (after an interrupt, longer than the bound), or whose search thread fails, is not read: a request error of that operation, the marker there unknown",
   interrupted_window:
     "INCONCLUSIVE with state interrupted; residuals are not judged without a final sample",
   transient_residual:
@@ -143,7 +147,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:ad73eb9f6fd691b0e66bc4b135d081db31e6c6bd13856c8bf500fe6273f6a43e" as const;
+  "sha256:3374b4982be504e17940ea1322446a82ad62a4acbba19347fc1c8f0353642c51" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
