@@ -361,3 +361,39 @@ Deno.test("runTraceEvents() records a control namespace that grew after the dele
   assert.ok(samples.length > 0);
   assert.ok(samples.every((e) => e.attributes?.["app.control"] === "grew"));
 });
+
+Deno.test("runTraceEvents() gives a note finding (an incomplete cleanup) an ok status, as the run page words it, and keeps the cleanup event an error", async () => {
+  const timed: TimedRunEvent[] = [];
+  const result = await runReferenceSystem(findSystem("stale-cache")!, {
+    onStart: (_spec, time) => (event) =>
+      timed.push({ event, at: time.wallNow().getTime() }),
+  });
+  const report = result.report;
+  const notes = report.findings.filter((f) =>
+    f.severity === "note" || f.severity === "transient"
+  );
+  assert.ok(
+    notes.some((f) => f.code === "cleanup_incomplete"),
+    JSON.stringify(report.findings.map((f) => [f.code, f.severity])),
+  );
+  const events = runTraceEvents(report.run_id, timed, {
+    runKind: "reference",
+  });
+  for (const [i, finding] of report.findings.entries()) {
+    const event = events.find((e) =>
+      e.event_id === `${report.run_id}:finding:${i + 1}`
+    );
+    assert.ok(event, `finding ${i + 1}`);
+    assert.equal(event.attributes?.["app.severity"], finding.severity);
+    const failing = finding.severity === "fail" ||
+      finding.severity === "inconclusive";
+    assert.equal(event.status, failing ? "error" : "ok", finding.code);
+    if (!failing) {
+      assert.notEqual(event.success, false, `${finding.code} is no failure`);
+    }
+  }
+  // The leftovers stay findable as an error through the cleanup event.
+  const cleanup = events.find((e) => e.kind === "cleanup");
+  assert.equal(cleanup?.status, "error");
+  assert.equal(cleanup?.success, false);
+});

@@ -54,6 +54,8 @@ import {
   withTempDir,
 } from "./_helpers.ts";
 import { withDataFlags } from "../routes/ui/printed_command.ts";
+import { compareStoredRuns } from "../lib/runs/mod.ts";
+import type { ComparePageData } from "../routes/pages/compare.tsx";
 
 const BEARER = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -132,7 +134,7 @@ Deno.test("an empty data directory: every run page explains what would fill it",
       [
         "/compare.json?a=run-20261129T214455Z-3f9a1c",
         400,
-        "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
+        "Cannot compare: give both runs, a=RUN_A and b=RUN_B (the one that started first is before); only a was given",
       ],
     ];
     for (const [path, status, message] of refusals) {
@@ -1384,9 +1386,12 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     assert.match(tagOf(html, "compare-error"), /role="alert"/);
     assert.match(
       html,
-      /Nothing was compared: check <a href="#compare-b">Run B \(after\)<\/a>, then compare again\./,
+      /Nothing was compared: check <a href="#compare-b">Run B<\/a>, then compare again\./,
     );
-    assert.match(html, /give both runs, a=RUN_A \(before\) and b=RUN_B/);
+    assert.match(
+      html,
+      /give both runs, a=RUN_A and b=RUN_B \(the one that started first is before\)/,
+    );
     const a = tagOf(html, "compare-a");
     assert.match(a, new RegExp(`value="${typed}"`));
     assert.match(a, /required/);
@@ -1461,7 +1466,7 @@ Deno.test("a refused comparison comes back as the compare page: the notice names
     // The twin answers with the error as before.
     await assertTwinRefused(
       await browse(`/compare.json?a=${typed}`),
-      "Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only a was given",
+      "Cannot compare: give both runs, a=RUN_A and b=RUN_B (the one that started first is before); only a was given",
     );
   });
 });
@@ -1603,5 +1608,144 @@ Deno.test("a FAIL of a config never registered offers no save that would be refu
     );
     const body = await html(fixture, `/runs/${runId}`);
     assert.doesNotMatch(body, new RegExp(`trace external-save ${runId}`));
+  });
+});
+
+Deno.test("compare puts the run that started first before, whichever field names it, as trace external-compare does", async () => {
+  let ids = { fail: "", pass: "" };
+  await withRunsApp(async (db, dataDir) => {
+    const { fail, pass } = await failThenFixed(db, dataDir);
+    ids = { fail: fail.run_id, pass: pass.run_id };
+    // The use case trace external-compare and the MCP tool call.
+    const swapped = await compareStoredRuns(db, pass.run_id, fail.run_id);
+    assert.equal(swapped.a.run_id, fail.run_id);
+    assert.equal(swapped.b.run_id, pass.run_id);
+    assert.equal(swapped.findings.new.length, 0);
+  }, async (fixture) => {
+    const { fail, pass } = ids;
+    const twin = await json<ComparePageData>(
+      fixture,
+      `/compare.json?a=${pass}&b=${fail}`,
+    );
+    assert.equal(twin.comparison?.a.run_id, fail);
+    assert.equal(twin.comparison?.findings.new.length, 0);
+    assert.ok(twin.comparison!.findings.fixed.length > 0);
+    const body = await html(fixture, `/compare?a=${pass}&b=${fail}`);
+    assert.match(body, /FAIL before, PASS after: \d+ findings? fixed/);
+    assert.doesNotMatch(body, /PASS before, FAIL after/);
+    const sides = body.slice(body.indexOf("A (before)"));
+    assert.ok(
+      sides.indexOf(fail) < sides.indexOf(pass),
+      "the older FAIL is A (before)",
+    );
+    assert.match(
+      tagOf(body, "compare-order"),
+      /role="note"/,
+    );
+    assert.match(body, /although it was given as\s+run B/);
+    assert.doesNotMatch(body, /Swap A and B/);
+    // Given in order, there is nothing to say.
+    const ordered = await html(fixture, `/compare?a=${fail}&b=${pass}`);
+    assert.doesNotMatch(ordered, /id="compare-order"/);
+  });
+});
+
+Deno.test("a refused comparison links the run list of each run's target, and its fields fit a run id", async () => {
+  let fail = "";
+  await withRunsApp(async (db, dataDir) => {
+    fail = (await failThenFixed(db, dataDir)).fail.run_id;
+  }, async (fixture) => {
+    const response = await browseAs(fixture, `/compare?a=${fail}&b=${fail}`);
+    assert.equal(response.status, 400);
+    const body = await response.text();
+    assert.match(body, /it is the same run/);
+    // The CLI command stays in the message; the page links the list.
+    assert.match(body, /trace external-runs --target demo-staging/);
+    assert.match(
+      tagOf(body, "compare-runs-of"),
+      /id="compare-runs-of"/,
+    );
+    assert.match(
+      body.slice(body.indexOf('id="compare-runs-of"')),
+      /^[^]*?<a class="nowrap" href="\/runs\?target=demo-staging">runs of <code>demo-staging<\/code><\/a>/,
+    );
+    assert.match(tagOf(body, "compare-a"), /class="run-id-input"/);
+    assert.match(tagOf(body, "compare-b"), /class="run-id-input"/);
+  });
+});
+
+Deno.test("a target never registered says to register and run it before a save, as external-save does when it refuses", async () => {
+  let target = "";
+  await withRunsApp(async (db, dataDir) => {
+    target = (await failUnregistered(db, dataDir)).target.id;
+  }, async (fixture) => {
+    const body = await html(fixture, `/targets/${target}`);
+    const regressions = body.slice(
+      body.indexOf('id="regressions"'),
+      body.indexOf('id="config"'),
+    );
+    assert.match(regressions, /No saved regressions/);
+    assert.match(regressions, /only a registered target can replay them/);
+    assert.match(
+      regressions,
+      /trace external-register --target NAME --config staging\.json[^\n]*\ntrace external-run --target NAME[^\n]*\ntrace external-save RUN_ID/,
+    );
+    // A short target id is kept on one line where the overview names it.
+    const overview = await html(fixture, "/");
+    assert.match(
+      overview,
+      new RegExp(`<a class="nowrap" href="/targets/${target}">`),
+    );
+  });
+});
+
+Deno.test("a registered target's empty Regressions still says to save a FAIL", async () => {
+  await withRunsApp(async (db) => {
+    await registerNamedTarget(db, "my-staging", stagingConfig());
+  }, async (fixture) => {
+    const body = await html(fixture, "/targets/my-staging");
+    const regressions = body.slice(body.indexOf('id="regressions"'));
+    assert.match(regressions, /Save a failing run of this target/);
+    assert.doesNotMatch(regressions, /trace external-register --target NAME/);
+  });
+});
+
+Deno.test("short ids stay on one line: the run header's target link and a regression's target", async () => {
+  let fail = "";
+  await withRunsApp(async (db, dataDir) => {
+    fail = (await failThenFixed(db, dataDir)).fail.run_id;
+  }, async (fixture) => {
+    const run = await html(fixture, `/runs/${fail}`);
+    assert.match(
+      run,
+      /<a class="nowrap" href="\/targets\/demo-staging">target page<\/a>/,
+    );
+    const regressions = await html(fixture, "/regressions");
+    assert.match(
+      regressions,
+      /<a class="nowrap" href="\/targets\/demo-staging"><code>demo-staging<\/code><\/a>/,
+    );
+  });
+});
+
+Deno.test("a running run's page offers its trace events only once there are some", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture, jobs) => {
+    await withDemoTarget(fixture.db, "demo", null, async () => {
+      const started = await fixture.app.request(
+        at("/targets/demo/run"),
+        page({ ...BEARER, accept: "application/json" }, { method: "POST" }),
+      );
+      assert.equal(started.status, 202);
+      const { run_id: runId } = await started.json();
+      const running = await html(fixture, `/runs/${runId}`);
+      assert.match(running, /this one is still running/);
+      assert.doesNotMatch(running, /This run&#39;s trace events/);
+      assert.match(running, /id="run-live"/);
+      assert.match(running, /data-live-region="run-live"/);
+      await jobs.wait(runId);
+      const done = await html(fixture, `/runs/${runId}`);
+      assert.match(done, /This run&#39;s trace events/);
+      assert.doesNotMatch(done, /id="run-live"/);
+    }, { windowSeconds: 2 });
   });
 });

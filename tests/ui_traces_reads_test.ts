@@ -177,6 +177,7 @@ Deno.test("findTraceRoots() reads a bounded window and continues past a root tha
     assert.equal(first.window.events_read, FIND_WINDOW);
     assert.equal(first.groups[0]!.events, FIND_WINDOW + 10);
     assert.ok(first.next_cursor);
+    assert.equal(first.read_completeness, "partial", "the window cut it");
     const second = await findTraceRoots(db, { cursor: first.next_cursor });
     assert.deepEqual(second.groups.map((g) => g.root_trace_id), ["small"]);
     assert.equal(second.next_cursor, null);
@@ -562,4 +563,23 @@ Deno.test("artifactEvidence() and contractEvidence() name missing fields and nev
 
 Deno.test("the MCP tools use the lineage of the observability read path", () => {
   assert.equal(mcp.traceLineage, traceLineage);
+});
+
+Deno.test("findTraceRoots() calls a read complete when it read every matching event, even with more tasks on the next page", async () => {
+  const events: EventInput[] = [];
+  for (let i = 0; i < 60; i++) {
+    events.push(ev(`e${i}`, i, { root_trace_id: `r${i % 30}` }));
+  }
+  await seeded(events, async (db) => {
+    const first = await findTraceRoots(db, { limit: 7 });
+    assert.equal(first.groups.length, 7);
+    assert.equal(first.has_more, true, "more tasks on the next page");
+    assert.equal(first.window.events_read, 60, "every matching event read");
+    assert.equal(first.read_completeness, "complete");
+    const next = await findTraceRoots(db, {
+      limit: 7,
+      cursor: first.next_cursor!,
+    });
+    assert.equal(next.read_completeness, "complete");
+  });
 });

@@ -11,7 +11,9 @@ import type { RunReport } from "../runner/report.ts";
 
 /**
  * Compares two completed external runs from the ledger, each with its latest
- * `external-cleanup`; refuses different targets or contracts.
+ * `external-cleanup`; refuses different targets or contracts. Before and
+ * after follow the runs' start times, whichever order they are given in:
+ * `a` is the run that started first (see {@link inStartOrder}).
  */
 export async function compareStoredRuns(
   db: TraceDb,
@@ -20,17 +22,33 @@ export async function compareStoredRuns(
 ): Promise<RunComparison> {
   [runA, runB].forEach(validateRunId);
   await requireLedger(db);
-  const [a, b] = await Promise.all(
-    [runA, runB].map((id) => storedReport(db, id)),
+  const [a, b] = inStartOrder(
+    ...(await Promise.all(
+      [runA, runB].map((id) => storedReport(db, id)),
+    )) as [RunReport, RunReport],
   );
   // One read of the cleanup entries serves both runs.
   const later = await latestCleanups(db);
-  return compareRuns(a!, b!, {
+  return compareRuns(a, b, {
     laterCleanups: {
-      a: later.get(a!.run_id) ?? null,
-      b: later.get(b!.run_id) ?? null,
+      a: later.get(a.run_id) ?? null,
+      b: later.get(b.run_id) ?? null,
     },
   });
+}
+
+/**
+ * Two runs as before and after: the one that started first, then the
+ * other (by run id when both started at the same instant), so "fixed" and
+ * "new" mean what they say even when the runs are given newest first.
+ */
+export function inStartOrder(
+  first: RunReport,
+  second: RunReport,
+): [RunReport, RunReport] {
+  const delta = Date.parse(first.started_at) - Date.parse(second.started_at);
+  const later = delta > 0 || (delta === 0 && first.run_id > second.run_id);
+  return later ? [second, first] : [first, second];
 }
 
 async function storedReport(db: TraceDb, runId: string): Promise<RunReport> {

@@ -376,10 +376,16 @@ function cleanupEvent(
   };
 }
 
-/** Findings that record something wrong (not context): failures, inconclusive evidence, leftovers. */
+/**
+ * Findings that decide the verdict: failures and inconclusive evidence.
+ * A `note` or `transient` finding is recorded only (the run page shows it
+ * as such), so its event is not an error either; leftovers of an
+ * incomplete cleanup stay findable as errors through the run's cleanup
+ * event. Events written before this rule keep the status they were stored
+ * with.
+ */
 function findingFailed(finding: Finding): boolean {
-  return finding.severity === "fail" || finding.severity === "inconclusive" ||
-    finding.code === "cleanup_incomplete";
+  return finding.severity === "fail" || finding.severity === "inconclusive";
 }
 
 /** Options for {@link createRunTraceSink}. */

@@ -18,7 +18,11 @@ import type {
   RunComparison,
 } from "../../lib/ledger/compare.ts";
 import { UsageError } from "../../lib/errors.ts";
-import { listRuns } from "../../lib/ledger/runs.ts";
+import {
+  listRuns,
+  readStoredRun,
+  validateRunId,
+} from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
 import type { TraceDb } from "../../lib/db.ts";
 import type { Verdict } from "../../lib/runner/report.ts";
@@ -34,7 +38,7 @@ import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
 import type { UiEnv } from "../ui/context.ts";
-import { compareHref, runHref, targetHref } from "../ui/links.ts";
+import { compareHref, runHref, runsHref, targetHref } from "../ui/links.ts";
 import {
   type FormRefusal,
   formRefusal,
@@ -78,6 +82,8 @@ export interface ComparePageData {
    * twin answers with the error), which offers the form again as sent.
    */
   refused?: FormRefusal;
+  /** With a refusal: the targets of the runs asked for that are stored, whose run lists the page links. */
+  refused_targets?: string[];
 }
 
 /** The compare page over `source`. */
@@ -105,6 +111,7 @@ async function loadCompare(
   const a = c.req.query("a") || null;
   const b = c.req.query("b") || null;
   const { comparison, refused } = await comparisonOf(source.db, c, a, b);
+  const targets = refused ? await targetsOf(source.db, [a, b]) : [];
   const choosing = !comparison && await hasLedger(source.db);
   return {
     schema: "trace.ui.compare/1",
@@ -113,7 +120,31 @@ async function loadCompare(
     runs: choosing ? await comparableRuns(source.db) : [],
     query: { a, b },
     ...(refused ? { refused } : {}),
+    ...(targets.length > 0 ? { refused_targets: targets } : {}),
   };
+}
+
+/**
+ * The targets of the stored external runs among `ids` (distinct, in
+ * order): after a refusal, the page links each one's run list to pick a
+ * run of one target. An id that names no stored run adds nothing.
+ */
+async function targetsOf(
+  db: TraceDb,
+  ids: readonly (string | null)[],
+): Promise<string[]> {
+  const targets: string[] = [];
+  for (const id of ids) {
+    if (id === null) continue;
+    try {
+      const stored = await readStoredRun(db, "external", validateRunId(id));
+      const target = stored?.report.target.id;
+      if (target && !targets.includes(target)) targets.push(target);
+    } catch {
+      // An unreadable run is named by the refusal itself.
+    }
+  }
+  return targets;
 }
 
 /**
@@ -138,7 +169,7 @@ async function comparisonOf(
     if ((a === null) !== (b === null)) {
       // One run alone would be dropped without a word: say what is missing.
       throw new UsageError(
-        `Cannot compare: give both runs, a=RUN_A (before) and b=RUN_B (after); only ${
+        `Cannot compare: give both runs, a=RUN_A and b=RUN_B (the one that started first is before); only ${
           a ? "a" : "b"
         } was given`,
       );
@@ -226,6 +257,17 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
         meta={`Same target and contract: ${c.contract.protocol_revision}, ${c.contract.document_count} document(s), window ${c.contract.deletion_window_seconds} s.`}
       />
       <div class="stack">
+        {data.query.a !== null && data.query.a !== c.a.run_id
+          ? (
+            <p class="notice" role="note" id="compare-order">
+              Before and after follow the runs' start times: run{" "}
+              <code>{c.a.run_id}</code>{" "}
+              started first, so it is A (before), although it was given as run
+              B. The command line (
+              <code>trace external-compare</code>) orders them the same way.
+            </p>
+          )
+          : null}
         <p class="notice" role="note">{c.caveat}</p>
         <div class="grid compare-sides">
           {([["A", "before", c.a], ["B", "after", c.b]] as const).map((
@@ -291,9 +333,6 @@ const CompareBody: FC<{ data: ComparePageData; view: PageView }> = (
           />
         </div>
       </Section>
-      <p class="spaced">
-        <a href={compareHref(c.b.run_id, c.a.run_id)}>Swap A and B</a>
-      </p>
       <RawJson value={data} href={view.jsonHref} />
     </>
   );
@@ -394,8 +433,8 @@ const COMPARE_NOTICE = "compare-error";
 
 /** The form's fields: query parameter, input id, label. */
 const RUN_FIELDS = [
-  ["a", "compare-a", "Run A (before)"],
-  ["b", "compare-b", "Run B (after)"],
+  ["a", "compare-a", "Run A"],
+  ["b", "compare-b", "Run B"],
 ] as const;
 
 /** The id of the list of runs the form's fields offer. */
@@ -411,8 +450,9 @@ const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
       </div>
       <p class="meta">
         Two completed external runs of one target under one contract: typically
-        a failing run and its replay. Pick run A (before) and run B (after), or
-        start from one of your regressions below.
+        a failing run and its replay. Pick two runs in either order (the one
+        that started first is shown as A, before), or start from one of your
+        regressions below.
       </p>
     </div>
     {data.refused
@@ -426,6 +466,21 @@ const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
         />
       )
       : null}
+    {data.refused_targets
+      ? (
+        <p class="runs-of" id="compare-runs-of">
+          Pick two runs of one target:{" "}
+          {data.refused_targets.map((target, i) => (
+            <>
+              {i === 0 ? "" : " · "}
+              <a class="nowrap" href={runsHref({ target })}>
+                runs of <code>{target}</code>
+              </a>
+            </>
+          ))}
+        </p>
+      )
+      : null}
     <form class="filters filters--text" method="get" action="/compare">
       {RUN_FIELDS.map(([name, id, label]) => (
         <div class="filters__field">
@@ -436,6 +491,7 @@ const ChooseRuns: FC<{ data: ComparePageData; view: PageView }> = (
             name={name}
             value={data.query[name] ?? ""}
             placeholder="run-…"
+            class="run-id-input"
             autocomplete="off"
             spellcheck={false}
             required

@@ -65,7 +65,10 @@ export interface OverviewData {
   health: {
     status: string;
     checked_at: string;
+    /** Every alert of the check, info included: as many as the health page lists. */
     alerts: number;
+    /** The alerts that are warnings or critical (what the line counts). */
+    warnings: number;
     events: number | null;
     /** Why the status is not OK (the most severe alert), as the health page leads with it. */
     reason: string | null;
@@ -123,7 +126,8 @@ export function overviewPage(
           ? {
             status: latest.status,
             checked_at: latest.checked_at,
-            alerts: latest.alerts.filter((a) => a.severity !== "info").length,
+            alerts: latest.alerts.length,
+            warnings: latest.alerts.filter((a) => a.severity !== "info").length,
             events: latest.counts?.events ?? null,
             reason: healthLead(latest),
           }
@@ -330,7 +334,7 @@ const TargetsLine: FC<{ targets: TargetLatest[] }> = ({ targets }) => {
             {failing.slice(0, 3).map((t, i) => (
               <>
                 {i > 0 ? ", " : ""}
-                <a href={targetHref(t.target_id)}>
+                <a class="nowrap" href={targetHref(t.target_id)}>
                   <code>{t.target_id}</code>
                 </a>{" "}
                 ({t.verdict})
@@ -352,9 +356,12 @@ const TargetsLine: FC<{ targets: TargetLatest[] }> = ({ targets }) => {
 function healthSummary(health: NonNullable<OverviewData["health"]>): string {
   const events = health.events === null ? null : plural(health.events, "event");
   if (health.reason) return `${health.reason}. ${events ?? "Events unknown"}`;
-  const alerts = health.alerts === 0
-    ? "No alert"
-    : `${health.alerts} alert${health.alerts === 1 ? "" : "s"}`;
+  const info = health.alerts - health.warnings;
+  const alerts = health.warnings === 0
+    ? info === 0 ? "No alert" : `No warning (${plural(info, "info alert")})`
+    : `${plural(health.warnings, "alert")}${
+      info === 0 ? "" : ` and ${plural(info, "info alert")}`
+    }`;
   return events === null ? alerts : `${alerts} over ${events}`;
 }
 

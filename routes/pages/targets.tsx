@@ -334,6 +334,7 @@ const TargetsBody: FC<{ data: TargetsPageData; view: PageView }> = (
         navigable
         stack
         filter={data.targets.length > 8}
+        filterNoun="target"
         empty={{
           title: "No registered targets",
           text:
@@ -452,15 +453,7 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
           replay={canRun
             ? { csrf: view.csrf ?? null, run: data.run_action }
             : undefined}
-          empty={{
-            title: "No saved regressions",
-            text:
-              "Save a failing run of this target as a regression; replays then check it under the same contract.",
-            command: withDataFlags(
-              "trace external-save RUN_ID",
-              view.dataFlags,
-            ),
-          }}
+          empty={noRegressions(t.source, view.dataFlags)}
         />
       </Section>
       <Section id="config" title="Config">
@@ -485,6 +478,39 @@ const TargetBody: FC<{ data: TargetPageData; view: PageView }> = (
     </>
   );
 };
+
+/**
+ * The empty Regressions table's advice: save a FAIL of a registered target;
+ * a target never registered (quickstart's cfg-…) cannot be saved or
+ * replayed, so it says to register the config and run it under that id
+ * first, as `trace external-save` does when it refuses.
+ */
+function noRegressions(
+  source: TargetSummary["source"],
+  dataFlags: string,
+): { title: string; text: string; command: string } {
+  if (source === "unregistered") {
+    return {
+      title: "No saved regressions",
+      text:
+        "This target was never registered (its runs came from a config file, as trace quickstart runs its demo), so its failures cannot be saved: only a registered target can replay them. Register the config under a target id, run the contract on that target, and save its FAIL.",
+      command: withDataFlags(
+        [
+          "trace external-register --target NAME --config staging.json",
+          "trace external-run --target NAME",
+          "trace external-save RUN_ID",
+        ].join("\n"),
+        dataFlags,
+      ),
+    };
+  }
+  return {
+    title: "No saved regressions",
+    text:
+      "Save a failing run of this target as a regression; replays then check it under the same contract.",
+    command: withDataFlags("trace external-save RUN_ID", dataFlags),
+  };
+}
 
 const ConfigFacts: FC<{ config: StagingConfig; digest: string }> = (
   { config, digest },

@@ -614,7 +614,12 @@ const ResultsSection: FC<{
       } (at most ${formatCount(page.window.limit)}).${scan}`}
     >
       <div class="facts-row">
-        <EvidenceFacts facts={page} bound="one page of results" />
+        <EvidenceFacts
+          facts={page}
+          bound={page.window.scan_limit
+            ? `the newest ${formatCount(page.window.scan_limit)} events`
+            : `${formatCount(page.window.limit)} events a page`}
+        />
       </div>
       {page.groups.length === 0
         ? <NoResults page={page} params={params} view={view} />

@@ -19,7 +19,11 @@ import { ActionForm, type RunAction } from "./components/action_form.tsx";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
-import { wrappingId, wrappingRunId } from "./components/wrapping_id.tsx";
+import {
+  idWrapClass,
+  wrappingId,
+  wrappingRunId,
+} from "./components/wrapping_id.tsx";
 import {
   compareHref,
   regressionReplayAction,
@@ -75,7 +79,7 @@ export function RegressionTable(props: RegressionTableProps): Child {
     columns.push({
       header: "Target",
       cell: (r) => (
-        <a class="id-wrap" href={targetHref(r.target_id)}>
+        <a class={idWrapClass(r.target_id)} href={targetHref(r.target_id)}>
           <code>{wrappingId(r.target_id)}</code>
         </a>
       ),

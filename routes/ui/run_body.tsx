@@ -58,8 +58,27 @@ export function runStatusWord(detail: RunDetail): string {
   return detail.state === "running" ? "running" : detail.verdict;
 }
 
+/**
+ * The id of the element that holds a running run's page: the browser
+ * script replaces it on each poll with the page as the server renders it
+ * then (`data-live-region`), so the headline, the ids issued so far and the
+ * requests follow the run, not only the progress texts.
+ */
+export const RUN_LIVE_REGION = "run-live";
+
 /** The run detail body. */
 export const RunBody: FC<{ detail: RunDetail; view: RunBodyView }> = (
+  { detail, view },
+) =>
+  view.mode === "page" && detail.state === "running"
+    ? (
+      <div id={RUN_LIVE_REGION}>
+        <RunParts detail={detail} view={view} />
+      </div>
+    )
+    : <RunParts detail={detail} view={view} />;
+
+const RunParts: FC<{ detail: RunDetail; view: RunBodyView }> = (
   { detail, view },
 ) => {
   const report = detail.report;
@@ -175,7 +194,9 @@ const RunHead: FC<{ detail: RunDetail; view: RunBodyView }> = (
             ? (
               <>
                 {" · "}
-                <a href={targetHref(detail.target.id)}>target page</a>
+                <a class="nowrap" href={targetHref(detail.target.id)}>
+                  target page
+                </a>
               </>
             )
             : null}
@@ -236,6 +257,7 @@ const ProgressSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
             : undefined}
           data-live-state="running"
           data-live-interval="1000"
+          data-live-region={view.mode === "page" ? RUN_LIVE_REGION : undefined}
         >
           <span data-live-text="progress_text.status">
             {detail.progress_text?.status ?? progressWords(p)}
@@ -451,7 +473,10 @@ const RequestsSection: FC<{ detail: RunDetail; view: RunBodyView }> = (
   const requests = detail.requests;
   const namespace = detail.report?.namespaces.test ??
     detail.checkpoint?.namespaces.test;
-  const events = view.mode === "page" && namespace !== undefined
+  // Only a run with events in the index gets the link: one still running
+  // has none yet, and the empty state below says so.
+  const events = view.mode === "page" && namespace !== undefined &&
+      requests.status === "recorded"
     ? (
       <p>
         <a href={runEventsHref(detail.run_id, namespace)}>

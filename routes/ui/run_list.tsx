@@ -11,7 +11,11 @@ import type { RunJobs, RunSummary } from "../../lib/runs/mod.ts";
 import { StatusBadge } from "./components/badge.tsx";
 import { type Column, DataTable } from "./components/data_table.tsx";
 import { Time } from "./components/time.tsx";
-import { wrappingId, wrappingRunId } from "./components/wrapping_id.tsx";
+import {
+  idWrapClass,
+  wrappingId,
+  wrappingRunId,
+} from "./components/wrapping_id.tsx";
 import { formatDuration } from "./format.ts";
 import { runHref, targetHref } from "./links.ts";
 
@@ -75,9 +79,16 @@ export function runColumns(
       // between its words: the column gives way before the table scrolls.
       cell: (run) =>
         run.kind === "reference"
-          ? <code class="id-wrap">{wrappingId(run.target_id)}</code>
+          ? (
+            <code class={idWrapClass(run.target_id)}>
+              {wrappingId(run.target_id)}
+            </code>
+          )
           : (
-            <a class="id-wrap" href={targetHref(run.target_id)}>
+            <a
+              class={idWrapClass(run.target_id)}
+              href={targetHref(run.target_id)}
+            >
               <code>{wrappingId(run.target_id)}</code>
             </a>
           ),

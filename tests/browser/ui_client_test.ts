@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { raw } from "hono/html";
 import { SCRIPT_PATH, STYLE_PATH } from "../../routes/ui/assets.ts";
 import { Layout } from "../../routes/ui/layout.tsx";
+import { STYLESHEET } from "../../routes/ui/_client_bundle.ts";
 import { browserTest } from "./_harness.ts";
 import { withScriptFixture } from "./_page.ts";
 
@@ -153,3 +154,81 @@ browserTest(
     }
   },
 );
+
+browserTest(
+  "a filter that matches no row says so in the table, and its button clears the filter",
+  async (kit) => {
+    const html = FIXTURE.replace(
+      '<table id="runs"><tbody>',
+      '<table id="runs"><thead><tr><th>Run</th><th>Verdict</th></tr></thead><tbody>',
+    ).replace(
+      'data-filter="runs"',
+      'data-filter="runs" data-filter-noun="run"',
+    );
+    await withScriptFixture(
+      html,
+      () => ({ state: "running" }),
+      async (origin) => {
+        const { page } = await kit.open();
+        await page.goto(`${origin}/`);
+        const filter = page.getByLabel("Filter rows");
+        await filter.waitFor({ state: "visible" });
+        await filter.fill("nothing-like-this");
+        assert.equal(await page.locator("#runs tbody tr:visible").count(), 0);
+        const empty = page.locator("#runs tr[data-filter-empty]");
+        assert.equal(
+          (await empty.innerText()).replace(/\s+/g, " ").trim(),
+          "No run matches “nothing-like-this”. Clear the filter",
+        );
+        assert.equal(await empty.locator("td").getAttribute("colspan"), "2");
+        await page.getByRole("button", { name: "Clear the filter" }).click();
+        assert.equal(await page.locator("#runs tbody tr:visible").count(), 3);
+        assert.equal(await empty.isVisible(), false);
+        assert.equal(await filter.inputValue(), "");
+        assert.equal(
+          await page.evaluate(() => document.activeElement?.id),
+          "f",
+          "the filter has the focus back",
+        );
+        assert.equal(new URL(page.url()).search, "");
+        // A shared URL that matches nothing opens with the row shown.
+        await page.goto(`${origin}/?q=zzz`);
+        await empty.waitFor({ state: "visible" });
+        await filter.fill("run-b");
+        assert.equal(await empty.isVisible(), false);
+      },
+    );
+  },
+);
+
+for (const scheme of ["light", "dark"] as const) {
+  browserTest(
+    `a disabled field looks off beside an enabled one in ${scheme} mode`,
+    async (kit) => {
+      const html = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><style>${STYLESHEET}</style></head><body>
+<input type="text" id="on"><input type="text" id="off" disabled>
+<input type="search" id="search-off" disabled>
+<textarea id="area-off" disabled></textarea><select id="select-off" disabled></select>
+</body></html>`;
+      await withScriptFixture(html, () => ({}), async (origin) => {
+        const { page } = await kit.open({ colorScheme: scheme });
+        await page.goto(`${origin}/`);
+        const look = (id: string) =>
+          page.evaluate((id) => {
+            const style = getComputedStyle(document.getElementById(id)!);
+            return {
+              background: style.backgroundColor,
+              border: style.borderTopStyle,
+            };
+          }, id);
+        const on = await look("on");
+        for (const id of ["off", "search-off", "area-off", "select-off"]) {
+          const off = await look(id);
+          assert.notEqual(off.background, on.background, `${id} background`);
+          assert.equal(off.border, "dashed", `${id} border`);
+        }
+      });
+    },
+  );
+}

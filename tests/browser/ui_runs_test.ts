@@ -19,7 +19,9 @@ import {
 } from "./_harness.ts";
 import { submitFromAnotherSite } from "./_page.ts";
 import { ADMIN_TOKEN } from "./_server.ts";
+import { registerNamedTarget } from "../../lib/runs/mod.ts";
 import {
+  demoConfig,
   failThenFixed,
   interruptedCheckpoint,
   referenceRuns,
@@ -257,6 +259,26 @@ browserTest(
           );
           await page.locator("#progress [data-live-text]").first().waitFor();
           await screenshot(page, "run-running-desktop");
+          // The whole live part follows the run, not only the progress
+          // texts: the headline reaches the deletion window's samples while
+          // the page is still the running one.
+          await page.waitForFunction(
+            () =>
+              document.querySelector(".page-head .badge--lg")?.textContent ===
+                "RUNNING" &&
+              /Running, no verdict yet: [^.]*sample #\d+/.test(
+                document.querySelector(".verdict__reason")?.textContent ?? "",
+              ),
+            undefined,
+            { timeout: 30_000 },
+          );
+          assert.equal(
+            await page.locator("#requests").getByText("This run's trace events")
+              .count(),
+            0,
+            "no link to events the run has not written yet",
+          );
+          await screenshot(page, "run-running-window-desktop");
 
           // A second start while the first runs: refused, naming the running run.
           const other = await kit.openWithSession(opened);
@@ -565,6 +587,53 @@ browserTest(
             `${path} at ${width} px`,
           );
         }
+      }
+    });
+  },
+);
+
+browserTest(
+  "the targets filter says when no target matches and clears with one click, on a desktop and a phone",
+  async (kit) => {
+    await withRunsFixture({
+      listen: true,
+      seed: async (db) => {
+        for (let i = 1; i <= 9; i++) {
+          await registerNamedTarget(
+            db,
+            `staging-${i}`,
+            demoConfig(`http://127.0.0.1:${9000 + i}`),
+          );
+        }
+      },
+    }, async (server) => {
+      const desktop = await kit.open();
+      await desktop.page.goto(server.loginUrl);
+      const phone = await kit.openWithSession(desktop, {
+        viewport: VIEWPORTS.mobile,
+      });
+      for (
+        const [name, { page }] of [["desktop", desktop], [
+          "mobile",
+          phone,
+        ]] as const
+      ) {
+        await page.goto(`${server.origin}/targets`);
+        const filter = page.getByLabel("Filter rows");
+        await filter.fill("no-such-target");
+        const empty = page.locator("#targets-table tr[data-filter-empty]");
+        await empty.waitFor({ state: "visible" });
+        assert.match(
+          await empty.innerText(),
+          /No target matches “no-such-target”\./,
+        );
+        await checkLayout(page, `targets-filter-empty-${name}`);
+        await page.getByRole("button", { name: "Clear the filter" }).click();
+        assert.equal(
+          await page.locator("#targets-table tbody tr:visible").count(),
+          9,
+        );
+        assert.equal(await empty.isVisible(), false);
       }
     });
   },

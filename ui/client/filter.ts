@@ -2,7 +2,10 @@
 /**
  * Table filters: `<input type="search" data-filter="TABLE_ID" hidden>` hides
  * the rows of that table's body that do not contain the typed text. The
- * text is kept in the URL (`?q=`) so a filtered view can be shared.
+ * text is kept in the URL (`?q=`) so a filtered view can be shared. When
+ * nothing matches, a row in the table's foot says so (naming the table's
+ * rows by the input's `data-filter-noun`, default "row") with a button
+ * that clears the filter.
  */
 
 import { announce } from "./announce.ts";
@@ -21,10 +24,17 @@ export function enableFilters(root: ParentNode): void {
     input.hidden = false;
     const param = input.name || "q";
     input.value = new URLSearchParams(location.search).get(param) ?? "";
+    const noun = input.dataset.filterNoun || "row";
+    const clear = () => {
+      input.value = "";
+      apply();
+      input.focus();
+    };
     const apply = () => {
       const shown = filterRows(table, input.value);
+      const none = showNoMatch(table, input.value, shown, noun, clear);
       keepInUrl(param, input.value);
-      announce(`${shown} matching rows`);
+      announce(none ?? `${shown} matching rows`);
     };
     input.addEventListener("input", apply);
     input.addEventListener("keydown", (event) => {
@@ -33,8 +43,45 @@ export function enableFilters(root: ParentNode): void {
         apply();
       }
     });
-    if (input.value !== "") filterRows(table, input.value);
+    if (input.value !== "") {
+      const shown = filterRows(table, input.value);
+      showNoMatch(table, input.value, shown, noun, clear);
+    }
   }
+}
+
+/**
+ * Shows the table's "No … matches" row when `shown` is 0 (hides it
+ * otherwise) and returns its sentence, or `null` when rows matched.
+ */
+function showNoMatch(
+  table: HTMLTableElement,
+  text: string,
+  shown: number,
+  noun: string,
+  clear: () => void,
+): string | null {
+  let row = table.querySelector<HTMLTableRowElement>("tr[data-filter-empty]");
+  if (shown > 0) {
+    if (row) row.hidden = true;
+    return null;
+  }
+  if (!row) {
+    row = (table.tFoot ?? table.createTFoot()).insertRow();
+    row.dataset.filterEmpty = "";
+    const cell = row.insertCell();
+    cell.colSpan = Math.max(1, table.tHead?.rows[0]?.cells.length ?? 1);
+    cell.append(document.createElement("span"), " ");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Clear the filter";
+    button.addEventListener("click", clear);
+    cell.append(button);
+  }
+  const sentence = `No ${noun} matches “${text.trim()}”.`;
+  row.cells[0]!.querySelector("span")!.textContent = sentence;
+  row.hidden = false;
+  return sentence;
 }
 
 /** Hides non-matching body rows; returns how many stay visible. */

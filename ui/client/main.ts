@@ -23,7 +23,11 @@ function start(): void {
   enableCopyButtons(document);
   enableFilters(document);
   enableKeyboard(document);
-  enableLive(document);
+  // A live region's new content gets its buttons and links wired again.
+  enableLive(document, (region) => {
+    enableCopyButtons(region);
+    enableArtifactLookups(region);
+  });
   enableHighlights(document);
   enableSearchForms(document);
   enableArtifactLookups(document);

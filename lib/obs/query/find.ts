@@ -168,7 +168,10 @@ export async function findTraceRoots(
       events_read: events.length,
       scan_limit: floor ? SCAN_LIMIT : null,
     },
-    read_completeness: nextKey !== null || after ? "partial" : "complete",
+    // Partial only when a bound cut the read: the window filled, or the
+    // scan bound left older events unexamined. More groups than the page
+    // lists (has_more) is paging, not a cut: every matching event was read.
+    read_completeness: windowFull || floor !== null ? "partial" : "complete",
     instrumentation_coverage: coverage.state,
     outcome_verification: groups.some((g) => g.verified_outcomes > 0)
       ? "recorded"

@@ -34,6 +34,8 @@ export interface DataTableProps<T> {
   empty?: { title: string; text?: Child; command?: string };
   /** Offer a filter box (requires `id`). */
   filter?: boolean;
+  /** What a row is, for the filter's "No … matches" row (default "row"). */
+  filterNoun?: string;
   /** Mark rows for `j` / `k` navigation. */
   navigable?: boolean;
   /** Keep a table of few columns from stretching across a wide page. */
@@ -66,7 +68,9 @@ export function DataTable<T>(props: DataTableProps<T>): Child {
   }
   return (
     <div class="stack">
-      {props.filter && id ? <FilterBox table={id} /> : null}
+      {props.filter && id
+        ? <FilterBox table={id} noun={props.filterNoun} />
+        : null}
       <div
         class={props.narrow ? "table-wrap table-wrap--narrow" : "table-wrap"}
       >
@@ -110,12 +114,20 @@ function cell<T>(column: Column<T>, row: T, stack: boolean): Child {
     );
 }
 
-function FilterBox({ table }: { table: string }): Child {
+function FilterBox(
+  { table, noun }: { table: string; noun: string | undefined },
+): Child {
   const id = `${table}-filter`;
   return (
     <div data-filter-box hidden>
       <label for={id}>Filter rows</label>
-      <input type="search" id={id} data-filter={table} autocomplete="off" />
+      <input
+        type="search"
+        id={id}
+        data-filter={table}
+        data-filter-noun={noun}
+        autocomplete="off"
+      />
     </div>
   );
 }

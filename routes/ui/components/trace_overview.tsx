@@ -57,6 +57,7 @@ export const TraceOverviewPanel: FC<OverviewProps> = (
           caption="Agents and threads"
           captionHidden
           filter
+          filterNoun="agent or thread"
           navigable
           columns={[
             {

@@ -11,8 +11,24 @@
 
 import type { Child } from "hono/jsx";
 
-/** `id` with a line allowed to end after each `-`, `.` and `_`. */
+/**
+ * Ids up to this long are kept on one line (`my-staging`,
+ * `cfg-c0cb2cedb25e`): broken at a hyphen they read as two words, and a
+ * column has room for them.
+ */
+export const WHOLE_ID_LENGTH = 16;
+
+/** The class of an id's element: `nowrap` for a short id, else `id-wrap` (its `<wbr>`s may end a line). */
+export function idWrapClass(id: string): "nowrap" | "id-wrap" {
+  return id.length <= WHOLE_ID_LENGTH ? "nowrap" : "id-wrap";
+}
+
+/**
+ * `id` with a line allowed to end after each `-`, `.` and `_`; a short id
+ * (see {@link WHOLE_ID_LENGTH}) as it is.
+ */
 export function wrappingId(id: string): Child[] {
+  if (id.length <= WHOLE_ID_LENGTH) return [id];
   const children: Child[] = [];
   // A loop: precompiled JSX would print a `key` for elements of a map.
   for (const [i, word] of id.split(/(?<=[-._])/).entries()) {
