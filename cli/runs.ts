@@ -39,8 +39,9 @@ const COMPARE_HELP =
 
 Compares two completed runs of the same target under the same contract
 (typically the failing run and its replay): both verdicts, findings fixed /
-still present / new, and both cleanup outcomes. Refuses runs of different
-targets, configs or contracts.
+still present / new, and both cleanup outcomes. Before (A) and after (B)
+follow the runs' start times, whichever order they are given in. Refuses runs
+of different targets, configs or contracts.
 `;
 
 /** `trace external-compare`: before and after. */
