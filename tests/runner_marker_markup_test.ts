@@ -210,3 +210,39 @@ Deno.test("findMarker() reads a marker in Latin small capitals, as fancy-text ge
     rendering: ["homoglyphs"],
   });
 });
+
+Deno.test("findMarker() ends tags and comments where a browser ends them, whatever the quotes around", async (t) => {
+  const [a, b] = [MARKER.slice(0, 20), MARKER.slice(20)];
+  const cases: [string, string][] = [
+    ["an empty comment <!-->", `<!-->${a}<wbr>${b}<!-- -->`],
+    ["an empty comment <!--->", `<!--->${a}<wbr>${b}`],
+    ["a comment closed by --!>", `${a}<!-- x --!>${b}`],
+    ["= where a name starts quotes nothing", `<b ="x>${a}<wbr>${b}">`],
+    ["a quote inside an unquoted value", `<b c=d="x>${a}<wbr>${b}">`],
+    ["a quote after a name without =", `<b c "x>${a}<wbr>${b}">`],
+  ];
+  for (const [name, answer] of cases) {
+    await t.step(name, () => {
+      const found = findMarker(answer, MARKER);
+      assert.equal(found?.form, "rendered", answer);
+      assert.ok(found?.rendering.includes("markup_tags"), answer);
+    });
+  }
+});
+
+Deno.test("findMarker() reads numeric references padded with any number of zeros, as a browser does", () => {
+  const padded = MARKER.replace(
+    /[a-z]/g,
+    (ch, i) =>
+      i % 2
+        ? `&#x${"0".repeat(40)}${ch.charCodeAt(0).toString(16)};`
+        : `&#${"0".repeat(9)}${ch.charCodeAt(0)};`,
+  );
+  assert.deepEqual(findMarker(padded, MARKER), {
+    form: "rendered",
+    rendering: ["html_entities"],
+  });
+  // Past the largest code point, a reference stands for nothing, however long.
+  assert.equal(foldForMatching(`&#${"9".repeat(50)};x`).folded, "x");
+  assert.equal(foldForMatching("&#x110000;&#xD800;&#0;y").folded, "y");
+});

@@ -32,6 +32,13 @@ function hostile(kib: number): string {
 /** Most an adapter's answer holds (the HTTP client's 1 MiB), and the slowest to search. */
 const HUGE = hostile(850);
 
+/** `{text, d: [[[… "x" …]]]}`, `depth` arrays deep. */
+function nested(depth: number): Record<string, unknown> {
+  let value: unknown = "x";
+  for (let i = 0; i < depth; i++) value = [value];
+  return { text: "nothing", d: value };
+}
+
 function isAborted(error: unknown): boolean {
   return error instanceof AnswerSearchError && error.reason === "aborted";
 }
@@ -148,13 +155,19 @@ Deno.test("AnswerSearcher.find() finds what findMarkerInAnswer() finds, above an
 });
 
 Deno.test("searchCost() counts text, a price per string and every other value, and stops past its limit", () => {
-  assert.equal(searchCost({ text: "abc" }, 100), 1 + (4 + 16) + (3 + 16));
+  assert.equal(searchCost({ text: "abc" }, 100), 16 + (4 + 16) + (3 + 16));
+  // Each level of nesting is a call of the search: a few kilobytes nested
+  // thousands deep are not searched on the calling thread.
+  assert.ok(
+    searchCost(nested(2_000), INLINE_SEARCH_LIMIT) > INLINE_SEARCH_LIMIT,
+  );
   // Many empty strings cost time to search though they hold no text.
   assert.ok(
     searchCost({ a: Array(2_000).fill("") }, INLINE_SEARCH_LIMIT) >
       INLINE_SEARCH_LIMIT,
   );
-  assert.ok(searchCost({ a: Array(1e6).fill(0) }, 10) <= 10 + 16 + 2);
+  // It stops a few units past its limit, never walking the million items.
+  assert.ok(searchCost({ a: Array(1e6).fill(0) }, 10) <= 10 + 3 * 16 + 2);
 });
 
 Deno.test("a Ctrl-C while the final sample's large answers are searched cuts the search at the bound: the answer is not read, the run INCONCLUSIVE", async () => {
@@ -239,4 +252,50 @@ Deno.test("a large answer that still carries the marker is seen through the work
   });
   assert.equal(report.verdict, "FAIL");
   assert.ok(report.samples.every((s) => s.marker_seen === true));
+});
+
+Deno.test("an answer nested too deep to search or to hand to the worker is not read: a failed search, never a throw past the run", async () => {
+  const searcher = new AnswerSearcher();
+  try {
+    for (const depth of [8_000, 20_000]) {
+      const outcome = await searcher.find(nested(depth), MARKER).then(
+        (match) => ({ match }),
+        (error) => ({ error }),
+      );
+      if ("error" in outcome) {
+        assert.ok(
+          outcome.error instanceof AnswerSearchError &&
+            outcome.error.reason === "failed",
+          String(outcome.error),
+        );
+      } else assert.equal(outcome.match, null, `depth ${depth}`);
+    }
+    // The searcher still works after a failure.
+    assert.notEqual(
+      await searcher.find({ text: `x ${MARKER}`, pad: hostile(20) }, MARKER),
+      null,
+    );
+  } finally {
+    searcher.close();
+  }
+});
+
+Deno.test("a run whose final answer is nested too deep to read is INCONCLUSIVE and still cleans up", async () => {
+  const { report } = await runFake({
+    config: stagingConfig({ deletion_window_seconds: 1 }),
+    hook: async (request, forward) => {
+      const answer = await forward();
+      if (
+        request.stage !== "window" || request.sample !== 2 ||
+        request.op !== "query" || request.role !== "test"
+      ) {
+        return answer;
+      }
+      return { ...answer, ...nested(20_000) };
+    },
+  });
+  assert.equal(report.state, "completed");
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(report.samples[2]!.marker_seen, null);
+  assert.equal(report.cleanup.cleanup_complete, true);
 });

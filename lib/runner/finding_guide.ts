@@ -46,7 +46,7 @@ export const EVIDENCE_CHECKS = {
    * was stored), or an operation answered HTTP 404, 405 or 501.
    */
   adapterReached:
-    "base_url points at the trace-staging/1 adapter and the adapter is running: it answers POST base_url/ingest, /query, /inventory and /delete, and an HTTP 404 or 405, a refused connection, an unknown host, a TLS error or an answer that is not JSON means the requests reached another service, or none",
+    "base_url points at the trace-staging/1 adapter and the adapter is running: it answers POST base_url/ingest, /query, /inventory and /delete, and an HTTP 404, 405 or 501, a refused connection, an unknown host, a TLS error or an answer that is not JSON means the requests reached another service, or none",
   /** The baseline's requests succeeded, but its inventory did not count every canary. */
   ingestVisible:
     "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",

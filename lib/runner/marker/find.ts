@@ -6,11 +6,13 @@
  * look-alike letters (no `i`, `l`, `o`, `u`). Applications render and reword
  * what they answer (Markdown escapes, HTML entities, another case or
  * separator, full-width or other compatibility forms, wrapped lines, markup
- * tags, Cyrillic or Greek look-alike letters, another script's digits) and
+ * tags and comments, Cyrillic, Greek or small-capital look-alike letters,
+ * Unicode tag characters, another script's digits) and
  * ship stored text encoded (base64, hex, hex dumps, percent-encoding, string
  * escapes), so the marker counts as seen when its random part appears in the
- * answer after {@link foldForMatching}: entities decoded, NFKC, Cyrillic and
- * Greek look-alikes read as Latin letters and other scripts' digits as ASCII
+ * answer after {@link foldForMatching}: character references decoded, NFKC,
+ * Cyrillic, Greek and small-capital look-alikes read as Latin letters, tag
+ * characters as the ASCII they stand for and other scripts' digits as ASCII
  * ones, lower case, `o` read as `0` and `i`/`l` as `1`, and everything but
  * letters and digits dropped; or in the same answer with its markup tags
  * removed; or in a text an encoded part of the answer decodes to. Reading
@@ -304,9 +306,10 @@ export interface FoldedText {
 
 /**
  * Folds `text` for marker matching: `&amp;` unwrapped (up to three times),
- * numeric character references decoded, named ones decoded or dropped, NFKC,
- * Cyrillic and Greek look-alikes read as the Latin letters they pass for and
- * other scripts' decimal digits as ASCII digits, lower case, look-alikes
+ * numeric character references decoded, named ones decoded (HTML's list) or
+ * dropped, NFKC, Cyrillic, Greek and small-capital look-alikes read as the
+ * Latin letters they pass for, Unicode tag characters as the ASCII they
+ * stand for and other scripts' decimal digits as ASCII digits, lower case, look-alikes
  * (`o`, `i`, `l`) read as the digits they resemble, and everything but
  * `[0-9a-z]` dropped.
  */
@@ -422,12 +425,14 @@ function tagEnd(text: string, offsets: Int32Array, i: number): number {
  * an optional `/`, a name (a letter, then letters, digits and `-`), then
  * `>`, `/>`, or white space and attributes up to the first `>` outside a
  * quoted value. Opening, closing or self-closing (`<wbr>`, `</mark>`,
- * `<span class="hl">`, `<br/>`). A value quoted after `=` may hold `>` and
- * `<` (`<span title="a>b">` is one tag, as a browser reads it: ending it at
- * the first `>` would leave `b">` as text between the marker's characters);
- * a quote elsewhere is a character of a name or an unquoted value, and a `<`
- * outside a quoted value means this `<` opens no tag. Scanned by hand: a
- * pattern with quoted alternatives backtracks on markup that never closes.
+ * `<span class="hl">`, `<br/>`). The attributes are read as a browser reads
+ * them: a value quoted right after an attribute's `=` may hold `>` and `<`
+ * (`<span title="a>b">` is one tag: ending it at the first `>` would leave
+ * `b">` as text between the marker's characters), while a quote anywhere
+ * else (`<b ="x>`, `<b c=d"x>`) is a character of a name or an unquoted
+ * value and quotes nothing. A `<` outside a quoted value means this `<`
+ * opens no tag. Scanned by hand: a pattern with quoted alternatives
+ * backtracks on markup that never closes.
  */
 function tagLength(text: string, at: number, limit: number): number {
   if (text.startsWith("<!--", at)) return commentLength(text, at, limit);
@@ -442,35 +447,77 @@ function tagLength(text: string, at: number, limit: number): number {
     return k + 2 - at;
   }
   if (!isSpace(after)) return -1;
+  let state: AttributeState = "before_name";
   let quote = 0;
-  let valueNext = false;
   for (; k < limit; k++) {
     const code = text.charCodeAt(k);
     if (quote !== 0) {
-      if (code === quote) quote = 0;
+      if (code === quote) {
+        quote = 0;
+        state = "before_name";
+      }
       continue;
     }
     if (code === GREATER) return k + 1 - at;
     if (code === LESS) return -1;
-    if (valueNext && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE)) {
+    if (
+      state === "before_value" &&
+      (code === DOUBLE_QUOTE || code === SINGLE_QUOTE)
+    ) {
       quote = code;
+      continue;
     }
-    // A value follows `=` and the white space after it.
-    if (code === EQUALS) valueNext = true;
-    else if (!isSpace(code)) valueNext = false;
+    state = nextAttributeState(state, code);
   }
   return -1;
 }
 
+/** Where the attribute reading of {@link tagLength} is, between quoted values. */
+type AttributeState =
+  | "before_name"
+  | "name"
+  | "after_name"
+  | "before_value"
+  | "unquoted_value";
+
+/** The state after `code` outside a quoted value, as HTML's tokenizer moves. */
+function nextAttributeState(
+  state: AttributeState,
+  code: number,
+): AttributeState {
+  const space = isSpace(code);
+  switch (state) {
+    case "before_name":
+      // `/` and white space separate attributes; anything else, `=` too, starts a name.
+      return space || code === SLASH ? "before_name" : "name";
+    case "name":
+    case "after_name":
+      if (code === EQUALS) return "before_value";
+      if (code === SLASH) return "before_name";
+      return space ? "after_name" : "name";
+    case "before_value":
+      return space ? "before_value" : "unquoted_value";
+    case "unquoted_value":
+      return space ? "before_name" : "unquoted_value";
+  }
+}
+
 /**
- * The length of the HTML comment at `at` (`<!--` to the first `-->`),
- * ending before `limit`, or -1: a browser shows nothing of it, so a marker
- * split by comments (`tra<!-- x -->ce`) reads whole.
+ * The length of the HTML comment at `at`, ending before `limit`, or -1: a
+ * browser shows nothing of it, so a marker split by comments
+ * (`tra<!-- x -->ce`) reads whole. It ends as a browser ends it: at the
+ * first `-->` or `--!>`, or at once when written `<!-->` or `<!--->`.
  */
 function commentLength(text: string, at: number, limit: number): number {
+  for (const empty of ["<!-->", "<!--->"]) {
+    if (text.startsWith(empty, at) && at + empty.length <= limit) {
+      return empty.length;
+    }
+  }
   // Only up to the limit: an unclosed `<!--` must not scan the whole answer.
-  for (let k = at + 4; k + 3 <= limit; k++) {
-    if (text.startsWith("-->", k)) return k + 3 - at;
+  for (let k = at + 4; k < limit; k++) {
+    if (text.startsWith("-->", k) && k + 3 <= limit) return k + 3 - at;
+    if (text.startsWith("--!>", k) && k + 4 <= limit) return k + 4 - at;
   }
   return -1;
 }
@@ -522,9 +569,6 @@ function charsAt(units: Unit[], from: number, count: number): string {
   return units.slice(from, from + count).map((u) => u.ch).join("");
 }
 
-/** A numeric character reference, `;` optional as renderers accept it. */
-const NUMERIC_REFERENCE = /^&(?:#(\d{1,7});?|#[xX]([0-9a-fA-F]{1,6});?)/;
-
 /** A named reference's name, and the `;` after it when there is one. */
 const NAMED_REFERENCE = /^&([A-Za-z][A-Za-z0-9]{1,31})(;?)/;
 
@@ -559,49 +603,85 @@ function decodeReferences(units: Unit[]): Unit[] {
   const out: Unit[] = [];
   for (let i = 0; i < units.length; i++) {
     const unit = units[i]!;
-    const reference = unit.ch === "&"
-      ? referenceAt(charsAt(units, i, 40))
-      : null;
+    const reference = unit.ch !== "&"
+      ? null
+      : units[i + 1]?.ch === "#"
+      ? numericReferenceAt(units, i)
+      : namedReferenceAt(charsAt(units, i, 40));
     if (!reference) {
       out.push(unit);
       continue;
     }
-    const length = [...reference.written].length;
-    const span = { start: unit.start, end: units[i + length - 1]!.end };
+    const span = {
+      start: unit.start,
+      end: units[i + reference.units - 1]!.end,
+    };
     for (const ch of reference.text) out.push({ ch, ...span });
-    i += length - 1;
+    i += reference.units - 1;
   }
   return out;
 }
 
-/** The reference `chars` starts with, as written and as decoded, or `null`. */
-function referenceAt(
-  chars: string,
-): { written: string; text: string } | null {
-  const numeric = chars[1] === "#" ? NUMERIC_REFERENCE.exec(chars) : null;
-  if (numeric) {
-    const [written, decimal, hex] = numeric;
-    const code = decimal !== undefined
-      ? Number.parseInt(decimal, 10)
-      : Number.parseInt(hex!, 16);
-    const valid = code > 0 && code <= 0x10ffff &&
-      !(code >= 0xd800 && code <= 0xdfff);
-    return { written, text: valid ? String.fromCodePoint(code) : "" };
+/** A reference: how many units it was written in, and what it decodes to. */
+interface Reference {
+  units: number;
+  text: string;
+}
+
+/**
+ * The numeric reference at `units[i]` (`&#116;`, `&#x74`), read on the
+ * units rather than a window of them: a renderer reads any number of
+ * leading zeros (`&#x0000000074;` is `t`), and a window would cut them.
+ * Every digit is consumed; one beyond the largest code point, like zero or
+ * a surrogate, decodes to nothing.
+ */
+function numericReferenceAt(units: Unit[], i: number): Reference | null {
+  let k = i + 2;
+  const hex = units[k]?.ch === "x" || units[k]?.ch === "X";
+  if (hex) k++;
+  const first = k;
+  let code = 0;
+  for (; k < units.length; k++) {
+    const digit = digitValueOf(units[k]!.ch, hex ? 16 : 10);
+    if (digit < 0) break;
+    // Past the largest code point it stays past it: no need to grow further.
+    if (code <= 0x10ffff) code = code * (hex ? 16 : 10) + digit;
   }
+  if (k === first) return null;
+  if (units[k]?.ch === ";") k++;
+  const valid = code > 0 && code <= 0x10ffff &&
+    !(code >= 0xd800 && code <= 0xdfff);
+  return { units: k - i, text: valid ? String.fromCodePoint(code) : "" };
+}
+
+/** The value of an ASCII digit in `base` (10 or 16), or -1. */
+function digitValueOf(ch: string, base: 10 | 16): number {
+  const code = ch.length === 1 ? ch.charCodeAt(0) : 0;
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  if (base === 10) return -1;
+  const lower = code | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/** The named reference `chars` starts with, or `null`. */
+function namedReferenceAt(chars: string): Reference | null {
   const named = NAMED_REFERENCE.exec(chars);
   if (!named) return null;
   const [written, name, semicolon] = named;
   const text = semicolon ? NAMED_CHARACTERS.get(name!) : undefined;
-  if (text !== undefined) return { written, text };
+  if (text !== undefined) return { units: [...written].length, text };
   if (LEGACY_STARTS.has(name!.slice(0, 2))) {
     for (let n = Math.min(name!.length, LONGEST_LEGACY_NAME); n >= 2; n--) {
       const legacy = name!.slice(0, n);
       if (LEGACY_NAMES.has(legacy)) {
-        return { written: `&${legacy}`, text: NAMED_CHARACTERS.get(legacy)! };
+        return {
+          units: legacy.length + 1,
+          text: NAMED_CHARACTERS.get(legacy)!,
+        };
       }
     }
   }
-  return semicolon ? { written, text: "" } : null;
+  return semicolon ? { units: [...written].length, text: "" } : null;
 }
 
 /**

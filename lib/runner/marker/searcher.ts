@@ -26,9 +26,11 @@ import type { SearchReply, SearchRequest } from "./_search_messages.ts";
 export const INLINE_SEARCH_LIMIT = 16 * 1024;
 
 /**
- * What each string counts beyond its length: searching one costs a fixed
- * price whatever its length (16,384 one-character strings took about as
- * long as 50 KiB of text), so an answer of many tiny strings is large too.
+ * What each string, key and container counts beyond its length: searching
+ * one costs a fixed price whatever its length (16,384 one-character strings
+ * took about as long as 50 KiB of text), and each level of nesting is a
+ * call of the search, so an answer of many tiny strings, or nested
+ * thousands deep in a few kilobytes, is large too.
  */
 const STRING_COST = 16;
 
@@ -45,7 +47,8 @@ export class AnswerSearchError extends Error {
 
 /**
  * What searching `answer` costs, in units of about a character: each key
- * and string its length plus {@link STRING_COST}, every other value 1.
+ * and string its length plus {@link STRING_COST}, each array and object
+ * {@link STRING_COST}, every other value 1.
  * Stops counting once past `limit`, so a huge answer costs little to size.
  */
 export function searchCost(
@@ -60,10 +63,10 @@ export function searchCost(
     if (typeof value === "string") {
       cost += value.length + STRING_COST;
     } else if (Array.isArray(value)) {
-      cost += 1;
+      cost += STRING_COST;
       stack.push(...value.slice(0, limit));
     } else if (value !== null && typeof value === "object") {
-      cost += 1;
+      cost += STRING_COST;
       for (const [key, item] of Object.entries(value)) {
         cost += key.length + STRING_COST;
         if (cost > limit) break;
@@ -104,7 +107,12 @@ export class AnswerSearcher {
     signal?: AbortSignal,
   ): Promise<AnswerMatch | null> {
     if (searchCost(answer, INLINE_SEARCH_LIMIT) <= INLINE_SEARCH_LIMIT) {
-      return findMarkerInAnswer(answer, marker);
+      try {
+        return findMarkerInAnswer(answer, marker);
+      } catch (error) {
+        // A search that cannot finish (a stack it overflows) leaves the answer unread.
+        throw new AnswerSearchError("failed", errorText(error));
+      }
     }
     if (signal?.aborted) throw abortedError();
     const request = { id: this.#nextId++, answer, marker };
@@ -128,7 +136,14 @@ export class AnswerSearcher {
           reject(error);
         },
       });
-      this.#thread().postMessage(request);
+      try {
+        this.#thread().postMessage(request);
+      } catch (error) {
+        // An answer the thread cannot be handed (nested too deep to copy) is not read.
+        this.#pending.delete(request.id);
+        done();
+        reject(new AnswerSearchError("failed", errorText(error)));
+      }
     });
   }
 
@@ -185,6 +200,12 @@ export class AnswerSearcher {
     this.#pending.clear();
     for (const { reject } of pending) reject(error);
   }
+}
+
+/** The first line of what went wrong, for the record of an answer not read. */
+function errorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `the search could not finish: ${message.split("\n")[0]}`;
 }
 
 function abortedError(): AnswerSearchError {
