@@ -45,7 +45,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/9":
     "sha256:ebdc2ac1e8085df6e295143a66a830de3c9e3ad0bb9a23011c0e571937f13691",
   "trace-assertions/10":
-    "sha256:3374b4982be504e17940ea1322446a82ad62a4acbba19347fc1c8f0353642c51",
+    "sha256:f368e6c64a8d942582a192f8c195d2ccbd58772602bd5f6d7b3bd0479fee1171",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {
