@@ -73,8 +73,8 @@
  *
  * Revision 10: every named character reference of HTML's list is decoded
  * (`&aopf;` for `𝕒`, `&alpha;`, `&acy;`, `&sup2;`), the legacy names also
- * without their `;` (`&sup2`), where revision 9 knew 21 names and dropped
- * the rest; and a markup tag ends at its first `>` outside a value quoted
+ * without their `;` (`&sup2`), and numeric ones with any number of leading
+ * zeros, where revision 9 knew 21 names and dropped the rest; and a markup tag ends at its first `>` outside a value quoted
  * after `=` (`<span title="a>b">`), where revision 9 ended it at the first
  * `>` and left the rest of the tag as text between the marker's characters.
  * HTML comments are removed as tags are (`tra<!-- x -->ce`); Unicode tag
