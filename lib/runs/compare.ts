@@ -39,15 +39,16 @@ export async function compareStoredRuns(
 
 /**
  * Two runs as before and after: the one that started first, then the
- * other (by run id when both started at the same instant), so "fixed" and
- * "new" mean what they say even when the runs are given newest first.
+ * other, so "fixed" and "new" mean what they say even when the runs are
+ * given newest first. Runs that started at the same instant (a virtual
+ * clock, a clock that stepped back) keep the order given: their ids would
+ * order them by a random suffix.
  */
 export function inStartOrder(
   first: RunReport,
   second: RunReport,
 ): [RunReport, RunReport] {
-  const delta = Date.parse(first.started_at) - Date.parse(second.started_at);
-  const later = delta > 0 || (delta === 0 && first.run_id > second.run_id);
+  const later = Date.parse(first.started_at) > Date.parse(second.started_at);
   return later ? [second, first] : [first, second];
 }
 
