@@ -60,6 +60,21 @@ async function seed(db: TraceDb): Promise<void> {
   ]);
 }
 
+/** A data directory whose database {@link seed} filled, closed again. */
+async function withSeededDataDir(
+  fn: (dataDir: string) => Promise<void>,
+): Promise<void> {
+  await withTempDir(async (dataDir) => {
+    const db = await openDb({ dataDir });
+    try {
+      await seed(db);
+    } finally {
+      db.close();
+    }
+    await fn(dataDir);
+  });
+}
+
 const codes = (alerts: { code: string }[]) => alerts.map((a) => a.code);
 
 Deno.test("obsHealth() reports an unprovisioned index without creating tables", async () => {
@@ -216,13 +231,7 @@ Deno.test("percentile() uses the nearest rank", () => {
 });
 
 Deno.test("obs() health prints JSON and exits 1 only when failing", async () => {
-  await withTempDir(async (dataDir) => {
-    const db = await openDb({ dataDir });
-    try {
-      await seed(db);
-    } finally {
-      db.close();
-    }
+  await withSeededDataDir(async (dataDir) => {
     const io = captureIo();
     assert.equal(
       await obs(
@@ -366,13 +375,7 @@ Deno.test("obsHealth() does not report a parent an erasure removed as missing, a
 });
 
 Deno.test("obs health says whether erasure can run: the key absent, present, lost while receipts need it, or unusable", async () => {
-  await withTempDir(async (dataDir) => {
-    const db = await openDb({ dataDir });
-    try {
-      await seed(db);
-    } finally {
-      db.close();
-    }
+  await withSeededDataDir(async (dataDir) => {
     const health = async () => {
       const io = captureIo();
       const args = [

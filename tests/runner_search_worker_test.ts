@@ -15,7 +15,7 @@ import {
   searchCost,
 } from "../lib/runner/marker/mod.ts";
 import type { RunEvent } from "../lib/runner/events.ts";
-import { markerAnswer, runFake } from "./_fake_target.ts";
+import { type InterceptHook, markerAnswer, runFake } from "./_fake_target.ts";
 import { stagingConfig } from "./_helpers.ts";
 
 const MARKER = "trace_canary_7h3kq9x2mvb8rw4tjc0nd5pz1a";
@@ -37,6 +37,18 @@ function nested(depth: number): Record<string, unknown> {
   let value: unknown = "x";
   for (let i = 0; i < depth; i++) value = [value];
   return { text: "nothing", d: value };
+}
+
+/** A hook that rewrites the test query's answer of the final sample (#2 of a 1 s window) alone. */
+function finalTestQuery(
+  rewrite: (answer: Record<string, unknown>) => Record<string, unknown>,
+): InterceptHook {
+  return async (request, forward) => {
+    const answer = await forward();
+    const final = request.stage === "window" && request.sample === 2 &&
+      request.op === "query" && request.role === "test";
+    return final ? rewrite(answer) : answer;
+  };
 }
 
 function isAborted(error: unknown): boolean {
@@ -224,16 +236,10 @@ Deno.test("a Ctrl-C while the final sample's large answers are searched cuts the
 Deno.test("the same final sample searched to the end, without a Ctrl-C, passes: the large answer is read on the worker", async () => {
   const { report } = await runFake({
     config: stagingConfig({ deletion_window_seconds: 1 }),
-    hook: async (request, forward) => {
-      const answer = await forward();
-      if (
-        request.stage !== "window" || request.sample !== 2 ||
-        request.op !== "query" || request.role !== "test"
-      ) {
-        return answer;
-      }
-      return { ...answer, text: `${answer.text} ${hostile(48)}` };
-    },
+    hook: finalTestQuery((answer) => ({
+      ...answer,
+      text: `${answer.text} ${hostile(48)}`,
+    })),
   });
   assert.equal(report.state, "completed");
   assert.equal(report.verdict, "PASS");
@@ -283,16 +289,7 @@ Deno.test("an answer nested too deep to search or to hand to the worker is not r
 Deno.test("a run whose final answer is nested too deep to read is INCONCLUSIVE and still cleans up", async () => {
   const { report } = await runFake({
     config: stagingConfig({ deletion_window_seconds: 1 }),
-    hook: async (request, forward) => {
-      const answer = await forward();
-      if (
-        request.stage !== "window" || request.sample !== 2 ||
-        request.op !== "query" || request.role !== "test"
-      ) {
-        return answer;
-      }
-      return { ...answer, ...nested(20_000) };
-    },
+    hook: finalTestQuery((answer) => ({ ...answer, ...nested(20_000) })),
   });
   assert.equal(report.state, "completed");
   assert.equal(report.verdict, "INCONCLUSIVE");

@@ -50,6 +50,22 @@ async function trace(args: string[]) {
   return { code, out: io.stdout(), err: io.stderr() };
 }
 
+/** `trace external-compare A B` on `db`'s data, with `flags`. */
+async function compareRuns(
+  db: TraceDb,
+  a: { run_id: string },
+  b: { run_id: string },
+  ...flags: string[]
+) {
+  return await trace([
+    "external-compare",
+    a.run_id,
+    b.run_id,
+    ...flags,
+    ...dataOf(db),
+  ]);
+}
+
 function dataOf(db: TraceDb): string[] {
   return ["--data-dir", db.path!.replace(/\/trace\.db$/, "")];
 }
@@ -177,19 +193,8 @@ Deno.test("external-compare says what a later cleanup of either run found, as ex
     const fail = await fakeRun(db, dir, { staleCache: true });
     const pass = await fakeRun(db, dir);
     const compare = async () => {
-      const text = await trace([
-        "external-compare",
-        fail.run_id,
-        pass.run_id,
-        ...dataOf(db),
-      ]);
-      const json = await trace([
-        "external-compare",
-        fail.run_id,
-        pass.run_id,
-        "--json",
-        ...dataOf(db),
-      ]);
+      const text = await compareRuns(db, fail, pass);
+      const json = await compareRuns(db, fail, pass, "--json");
       assert.equal(json.code, 0, json.err);
       return { text: text.out, cleanup: JSON.parse(json.out).cleanup };
     };
@@ -251,12 +256,7 @@ Deno.test("external-compare names the command that removes what a run's cleanup 
     const fail = await fakeRun(db, dir, { staleCache: true });
     const pass = await fakeRun(db, dir);
     const compare = async () => {
-      const text = await trace([
-        "external-compare",
-        fail.run_id,
-        pass.run_id,
-        ...dataOf(db),
-      ]);
+      const text = await compareRuns(db, fail, pass);
       assert.equal(text.code, 0, text.err);
       return text.out;
     };
