@@ -17,9 +17,8 @@ export type BaselineProblem =
   | { about: "request"; text: string; error: RequestErrorRecord }
   /**
    * A baseline request answered a status for a path or method the server
-   * does not serve: base_url or the adapter's route is wrong, which the
-   * baseline guide's first check names (findingChecks leads with it for a
-   * problem it has no check of its own for).
+   * does not serve: base_url or the adapter's route is wrong (the
+   * `adapterReached` check).
    */
   | { about: "no_route"; text: string; error: RequestErrorRecord }
   /** An inventory answered `complete: false`. */

@@ -149,10 +149,13 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
     .indexOf(finding);
   const problem =
     baselineProblems(report.baseline, report.timing.document_count)[index];
-  // An ingest that failed leaves no baseline reading: the guide's order stands.
+  // An ingest that failed leaves no baseline reading: the guide's order
+  // stands, which leads with base_url and the adapter.
   switch (problem?.about) {
     case "request":
       return failureLead(problem.error.failure);
+    case "no_route":
+      return EVIDENCE_CHECKS.adapterReached;
     case "incomplete_inventory":
       return EVIDENCE_CHECKS.inventoryComplete;
     case "uncounted":

@@ -663,13 +663,13 @@ function digitValueOf(ch: string, base: 10 | 16): number {
   return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
-/** The named reference `chars` starts with, or `null`. */
+/** The named reference `chars` starts with, or `null` (ASCII: one unit per character). */
 function namedReferenceAt(chars: string): Reference | null {
   const named = NAMED_REFERENCE.exec(chars);
   if (!named) return null;
   const [written, name, semicolon] = named;
   const text = semicolon ? NAMED_CHARACTERS.get(name!) : undefined;
-  if (text !== undefined) return { units: [...written].length, text };
+  if (text !== undefined) return { units: written.length, text };
   if (LEGACY_STARTS.has(name!.slice(0, 2))) {
     for (let n = Math.min(name!.length, LONGEST_LEGACY_NAME); n >= 2; n--) {
       const legacy = name!.slice(0, n);
@@ -681,7 +681,7 @@ function namedReferenceAt(chars: string): Reference | null {
       }
     }
   }
-  return semicolon ? { units: [...written].length, text: "" } : null;
+  return semicolon ? { units: written.length, text: "" } : null;
 }
 
 /**
