@@ -6,7 +6,10 @@ import {
   ProtocolError,
   type StagingTransport,
 } from "../lib/contract/protocol.ts";
-import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
+import {
+  type CheckpointSink,
+  memoryCheckpointSink,
+} from "../lib/runner/checkpoint.ts";
 import type { Clock } from "../lib/runner/clock.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import type { RunEvent } from "../lib/runner/events.ts";
@@ -298,6 +301,8 @@ export interface FakeRunOptions {
   onEvent?: (event: RunEvent) => void;
   /** The run's virtual time, for a hook that lets an answer take a while. */
   clock?: VirtualClock;
+  /** Where the checkpoint goes (default in memory). */
+  checkpoint?: CheckpointSink;
 }
 
 /** What a fake run produced. */
@@ -316,7 +321,7 @@ export async function runFake(options: FakeRunOptions = {}): Promise<FakeRun> {
   const report = await runDeletionContract(config, {
     transport: options.hook ? intercept(target, options.hook) : target,
     target: { id: "fake", base_url: config.base_url, source: "config" },
-    checkpoint: memoryCheckpointSink(),
+    checkpoint: options.checkpoint ?? memoryCheckpointSink(),
     clock,
     ...(options.signal ? { signal: options.signal } : {}),
     onEvent: (event) => {

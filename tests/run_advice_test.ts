@@ -156,6 +156,14 @@ Deno.test("an ingest that reached no adapter leads with base_url and the adapter
       ),
     ],
     [
+      "a redirect",
+      new ProtocolError(
+        "redirect",
+        "Request /ingest failed: HTTP 301 redirect from POST http://127.0.0.1:9/ingest; redirects are not followed",
+        { status: 301 },
+      ),
+    ],
+    [
       "an answer that is not JSON",
       new ProtocolError(
         "malformed_json",
@@ -186,6 +194,77 @@ Deno.test("an ingest that reached no adapter leads with base_url and the adapter
       assert.ok(!text.includes(EVIDENCE_CHECKS.ingestVisible), text);
     });
   }
+});
+
+Deno.test("an ingest the adapter reached but could not take leads with what its error points at", async (t) => {
+  const cases: [string, ProtocolError, string][] = [
+    [
+      "a timeout",
+      new ProtocolError(
+        "timeout",
+        "Request /ingest failed: no complete answer within 10 s",
+      ),
+      EVIDENCE_CHECKS.timeout,
+    ],
+    [
+      "an answer of the wrong shape",
+      new ProtocolError(
+        "schema",
+        "Request /ingest failed: the answer has no string id",
+        { status: 200 },
+      ),
+      EVIDENCE_CHECKS.malformed,
+    ],
+    [
+      "HTTP 503",
+      new ProtocolError(
+        "http_status",
+        "Request /ingest failed: HTTP 503 from POST http://127.0.0.1:9/ingest, expected 200",
+        { status: 503 },
+      ),
+      EVIDENCE_CHECKS.unavailable,
+    ],
+  ];
+  for (const [name, error, lead] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.op === "ingest" ? Promise.reject(error) : forward(),
+      });
+      assert.match(report.findings[0]!.message, /ingest failed: /);
+      assert.deepEqual(
+        report.baseline.errors.map((e) => [e.op, e.failure]),
+        [["ingest", error.failure]],
+      );
+      assert.equal(firstAdvice(report), `Check: ${lead}.`);
+      assert.ok(
+        !renderReport(report).includes(EVIDENCE_CHECKS.adapterReached),
+      );
+    });
+  }
+});
+
+Deno.test("an ingest that answered another id leads with keeping the ids it was sent", async () => {
+  const { report } = await runFake({ behaviour: { rewriteIds: true } });
+  assert.match(report.findings[0]!.message, /answered a different id/);
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.idsPreserved}.`,
+  );
+});
+
+Deno.test("a checkpoint that could not be written leads with the data directory, not the adapter", async () => {
+  const { report } = await runFake({
+    checkpoint: {
+      location: "/full/disk/run.json",
+      write: () => Promise.reject(new Error("No space left on device")),
+    },
+  });
+  assert.match(report.findings[0]!.message, /checkpoint .* could not be/);
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.checkpointWritable}.`,
+  );
 });
 
 Deno.test("a baseline operation the adapter does not serve leads with base_url and the adapter", async () => {

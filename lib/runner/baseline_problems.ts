@@ -8,19 +8,25 @@
  * @module
  */
 
+import type { RequestFailure } from "../contract/protocol.ts";
 import type { Baseline, RequestErrorRecord } from "./report.ts";
 import { requestDetail } from "./_session.ts";
 
 /** One reason the baseline was not established. */
 export type BaselineProblem =
-  /** A baseline request gave no usable answer. */
+  /** A baseline request (an ingest included) gave no usable answer. */
   | { about: "request"; text: string; error: RequestErrorRecord }
   /**
    * A baseline request answered a status for a path or method the server
-   * does not serve: base_url or the adapter's route is wrong (the
-   * `adapterReached` check).
+   * does not serve, or an ingest found no adapter (no connection, no TLS,
+   * a redirect, an answer that is not JSON): base_url or the adapter's
+   * route is wrong (the `adapterReached` check).
    */
   | { about: "no_route"; text: string; error: RequestErrorRecord }
+  /** An ingest answered an id other than the one it was sent. */
+  | { about: "ingest_id"; text: string }
+  /** The checkpoint could not be written before an ingest. */
+  | { about: "checkpoint"; text: string }
   /** An inventory answered `complete: false`. */
   | { about: "incomplete_inventory"; text: string }
   /** A complete inventory did not count every record ingested. */
@@ -31,13 +37,42 @@ export type BaselineProblem =
 /** Statuses of a server that does not serve the path or method (as lib/http words them). */
 const NO_ROUTE: ReadonlySet<number> = new Set([404, 405, 501]);
 
+/**
+ * Failures of an ingest that say no adapter answered it: the run's first
+ * requests found nothing at base_url, or something other than an adapter.
+ */
+const NO_ADAPTER: ReadonlySet<RequestFailure> = new Set([
+  "connect",
+  "tls",
+  "redirect",
+  "malformed_json",
+]);
+
+/** How the report words an ingest that stopped the run before its baseline. */
+export const INGEST_FAILED = "ingest failed: ";
+
+const ID_NOT_PRESERVED = "/ingest answered a different id for ";
+const CHECKPOINT_UNWRITTEN = "the checkpoint ";
+
+/** Why ingest stopped: an ingest answered another id than `id`. */
+export function idNotPreserved(id: string): string {
+  return `${ID_NOT_PRESERVED}"${id}": supplied ids must be preserved`;
+}
+
+/** Why ingest stopped: the checkpoint at `location` could not be written. */
+export function checkpointUnwritten(location: string, why: string): string {
+  return `${CHECKPOINT_UNWRITTEN}${location} could not be written (${why}), so no further id was issued`;
+}
+
 /** The problems of `baseline` for a run of `documents` canaries, in report order. */
 export function baselineProblems(
   baseline: Baseline,
   documents: number,
 ): BaselineProblem[] {
+  const stopped = ingestStop(baseline);
+  if (stopped) return [stopped];
   const problems: BaselineProblem[] = baseline.errors.map((error) => ({
-    about: NO_ROUTE.has(error.status ?? 0) ? "no_route" : "request",
+    about: reachedNoRoute(error) ? "no_route" : "request",
     text: `/${error.op} (${error.namespace}) failed: ${requestDetail(error)}`,
     error,
   }));
@@ -93,4 +128,26 @@ function controlProblems(baseline: Baseline): BaselineProblem[] {
     });
   }
   return problems;
+}
+
+function reachedNoRoute(error: RequestErrorRecord): boolean {
+  return NO_ROUTE.has(error.status ?? 0) ||
+    (error.op === "ingest" && NO_ADAPTER.has(error.failure));
+}
+
+/**
+ * An ingest that stopped the run for another reason than its request's
+ * failure (which `errors` holds): read back from the report's own words,
+ * which this module writes, so it reads old reports too.
+ */
+function ingestStop(baseline: Baseline): BaselineProblem | null {
+  if (baseline.errors.length > 0) return null;
+  const text = baseline.problems[0];
+  if (!text?.startsWith(INGEST_FAILED)) return null;
+  const why = text.slice(INGEST_FAILED.length);
+  if (why.startsWith(ID_NOT_PRESERVED)) return { about: "ingest_id", text };
+  if (why.startsWith(CHECKPOINT_UNWRITTEN)) {
+    return { about: "checkpoint", text };
+  }
+  return null;
 }

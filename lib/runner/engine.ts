@@ -32,6 +32,7 @@ import {
   type DeletionRecord,
   type InventoryCounts,
   REPORT_SCHEMA,
+  type RequestErrorRecord,
   type RunReport,
   type Sample,
   type TargetRef,
@@ -39,6 +40,11 @@ import {
 import { requestDetail, RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
 import { UnreadCountLog } from "./unread_counts.ts";
+import {
+  checkpointUnwritten,
+  idNotPreserved,
+  INGEST_FAILED,
+} from "./baseline_problems.ts";
 import {
   afterInterruptMs,
   cleanPollsNeeded,
@@ -139,7 +145,8 @@ export async function runDeletionContract(
       config.document_count,
     );
   } else if (ingestProblem !== null) {
-    report.baseline.problems = [`ingest failed: ${ingestProblem}`];
+    report.baseline.problems = [INGEST_FAILED + ingestProblem.text];
+    if (ingestProblem.error) report.baseline.errors = [ingestProblem.error];
   }
   let windowEnded = false;
   if (report.baseline.ok && stillGoing()) {
@@ -351,6 +358,12 @@ interface IngestContext {
   stillGoing: () => boolean;
 }
 
+/** Why ingest stopped: in words, with the request's error when a request failed. */
+interface IngestProblem {
+  text: string;
+  error?: RequestErrorRecord;
+}
+
 /**
  * Checkpoints each id, then ingests it. Stops at the first failure (or
  * interruption) and returns why; null when every document landed. A
@@ -361,7 +374,7 @@ async function ingestAll(
   ids: RunIdentifiers,
   config: StagingConfig,
   context: IngestContext,
-): Promise<string | null> {
+): Promise<IngestProblem | null> {
   const { checkpoint, sink, clock } = context;
   const documents = [
     ...ids.documentIds.map((id, i) => ({
@@ -385,19 +398,17 @@ async function ingestAll(
       await sink.write(checkpoint);
     } catch (error) {
       checkpoint.issued[doc.role].pop();
-      return `the checkpoint ${sink.location} could not be written (${
-        errorMessage(error)
-      }), so no further id was issued`;
+      return { text: checkpointUnwritten(sink.location, errorMessage(error)) };
     }
     const attempt = await session.attempt("ingest", doc.role, {
       namespace: doc.namespace,
       id: doc.id,
       text: doc.text,
     });
-    if (!attempt.ok) return requestDetail(attempt.error);
-    if (attempt.value.id !== doc.id) {
-      return `/ingest answered a different id for "${doc.id}": supplied ids must be preserved`;
+    if (!attempt.ok) {
+      return { text: requestDetail(attempt.error), error: attempt.error };
     }
+    if (attempt.value.id !== doc.id) return { text: idNotPreserved(doc.id) };
   }
   return null;
 }
@@ -473,7 +484,7 @@ async function sampleWindow(
  */
 function unconfirmedCanaries(
   baseline: RunReport["baseline"],
-  ingestProblem: string | null,
+  ingestProblem: IngestProblem | null,
   config: StagingConfig,
 ): string | null {
   if (ingestProblem !== null) {

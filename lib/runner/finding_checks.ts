@@ -149,13 +149,17 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
     .indexOf(finding);
   const problem =
     baselineProblems(report.baseline, report.timing.document_count)[index];
-  // An ingest that failed leaves no baseline reading: the guide's order
-  // stands, which leads with base_url and the adapter.
+  // A report from before ingest errors were kept names no problem: the
+  // guide's order stands, which leads with base_url and the adapter.
   switch (problem?.about) {
     case "request":
       return failureLead(problem.error.failure);
     case "no_route":
       return EVIDENCE_CHECKS.adapterReached;
+    case "ingest_id":
+      return EVIDENCE_CHECKS.idsPreserved;
+    case "checkpoint":
+      return EVIDENCE_CHECKS.checkpointWritable;
     case "incomplete_inventory":
       return EVIDENCE_CHECKS.inventoryComplete;
     case "uncounted":

@@ -46,7 +46,13 @@ export const EVIDENCE_CHECKS = {
    * was stored), or an operation answered HTTP 404, 405 or 501.
    */
   adapterReached:
-    "base_url points at the trace-staging/1 adapter and the adapter is running: it answers POST base_url/ingest, /query, /inventory and /delete, and an HTTP 404, 405 or 501, a refused connection, an unknown host, a TLS error or an answer that is not JSON means the requests reached another service, or none",
+    "base_url points at the trace-staging/1 adapter and the adapter is running: it answers POST base_url/ingest, /query, /inventory and /delete, and an HTTP 404, 405 or 501, a refused connection, an unknown host, a TLS error, a redirect or an answer that is not JSON means the requests reached another service, or none",
+  /** Ingest answered an id other than the one it was sent. */
+  idsPreserved:
+    '/ingest answers {"id": …} with the id it was sent, not one of its own: the runner deletes, counts and cleans up by the ids it supplies',
+  /** The checkpoint could not be written before an ingest, so ingest stopped. */
+  checkpointWritable:
+    "disk space and permissions of the data directory: a run writes its checkpoint before each ingest, so that every id it issued can be cleaned up, and stops when it cannot",
   /** The baseline's requests succeeded, but its inventory did not count every canary. */
   ingestVisible:
     "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
@@ -154,6 +160,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       EVIDENCE_CHECKS.ingestVisible,
       EVIDENCE_CHECKS.queryRetrieves,
       "/inventory counts source and vector records of the test namespace and answers complete: true",
+      EVIDENCE_CHECKS.idsPreserved,
     ],
   },
   delete_unacknowledged: {
