@@ -11,7 +11,7 @@ import type {
 } from "../lib/runner/report.ts";
 import { describeRendering } from "../lib/runner/marker/mod.ts";
 import { controlState, controlWord } from "../lib/runner/control_state.ts";
-import { checkAdvice } from "../lib/runner/finding_checks.ts";
+import { whatToCheck } from "../lib/runs/mod.ts";
 import { markerLabel } from "./_progress.ts";
 import { deletionCounts } from "../lib/ledger/cleanups.ts";
 
@@ -57,8 +57,7 @@ export function renderReport(
       `  ${SEVERITY_LABEL[f.severity].padEnd(SEVERITY_WIDTH)}  ${f.message}`
     ),
   ];
-  // A reference system has a known outcome: nothing to look for in it.
-  const advice = report.kind === "reference" ? [] : checkAdvice(report);
+  const advice = whatToCheck(report);
   if (advice.length > 0) {
     lines.push("", "What to check", ...advice.map((a) => `  ${a}`));
   }

@@ -27,6 +27,7 @@ import {
 } from "../lib/runs/mod.ts";
 import { main } from "../cli.ts";
 import { FakeTarget, VirtualClock } from "./_fake_target.ts";
+import { EVIDENCE_CHECKS } from "../lib/runner/finding_guide.ts";
 import { captureIo, stagingConfig, withDb } from "./_helpers.ts";
 import { fakeRun, interruptedCheckpoint, withStagingA } from "./_unrecorded.ts";
 import {
@@ -458,6 +459,13 @@ Deno.test("trace.external_get says what external-show says of a run: the regress
     assert.equal(failing.saved_as, null);
     assert.match(String(failing.next), /save it with trace.external_save/);
     assert.match(String(failing.note), /trace external-cleanup/);
+    // The report's "What to check", as the run page and the terminal lead with it.
+    assert.ok(
+      (failing.what_to_check as string[]).includes(
+        `Check that ${EVIDENCE_CHECKS.cachedAnswer}.`,
+      ),
+      JSON.stringify(failing.what_to_check),
+    );
 
     const saved = await callOk(client, "trace.external_save", {
       run_id: runId,

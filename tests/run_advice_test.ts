@@ -9,6 +9,7 @@ import { ProtocolError } from "../lib/contract/protocol.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { nextSteps, reportHeadline } from "../routes/ui/run_words.ts";
+import { reportView } from "../lib/runs/mod.ts";
 import { renderReport } from "../cli/_report_text.ts";
 import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
 import { main } from "../cli.ts";
@@ -394,6 +395,21 @@ Deno.test("the terminal report says what to check, as the run page does", async 
   );
   const { report: pass } = await runFake({});
   assert.ok(!renderReport(pass).includes("What to check"));
+});
+
+Deno.test("external-show --json carries the report's What to check, and nothing for a PASS or a reference run", async () => {
+  const failing = (await runFake({ behaviour: { staleCache: true } })).report;
+  const checks = nextSteps(failing, CONTEXT)
+    .filter((s) => s.command === null).map((s) => s.text);
+  assert.ok(checks.length > 0);
+  assert.deepEqual(reportView(failing).what_to_check, checks);
+  const passing = (await runFake()).report;
+  assert.equal(passing.verdict, "PASS");
+  assert.deepEqual(reportView(passing).what_to_check, []);
+  assert.deepEqual(
+    reportView({ ...failing, kind: "reference" }).what_to_check,
+    [],
+  );
 });
 
 Deno.test("a marker seen while the cache read 0 leads with the query path, not the cache", async () => {

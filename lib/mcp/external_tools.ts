@@ -30,6 +30,7 @@ import {
   stillServedAdvice,
   targetListing,
   viewRun,
+  whatToCheck,
 } from "../runs/mod.ts";
 import {
   EXTERNAL_HINT,
@@ -248,6 +249,8 @@ const get = defineTool({
       checkpoint_path: view.state === "failed" ? view.checkpoint_path : null,
       error: view.error,
       note: adviceOf(links?.note ?? view.note),
+      // The report's "What to check", as external-show gives it.
+      what_to_check: report ? whatToCheck(report) : [],
       next: nextStep(view, links, replayed),
     };
   },

@@ -73,6 +73,7 @@ export {
   stillServedAdvice,
   viewRun,
   type ViewRunOptions,
+  whatToCheck,
 } from "./run_view.ts";
 export {
   newestFirst,

@@ -18,6 +18,7 @@
 import type { TraceDb } from "../db.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
+import { checkAdvice } from "../runner/finding_checks.ts";
 import { processIdentity } from "../runner/process_identity.ts";
 import type {
   RunReport,
@@ -95,6 +96,13 @@ export interface RunView {
   } | null;
   /** What the state means and what to do next, in words. */
   note: string | null;
+  /**
+   * A FAIL's or an INCONCLUSIVE report's "What to check", one sentence
+   * each: the place in the application its evidence points at first.
+   * Empty for a PASS, a reference run (its outcome is known) and a run
+   * without a completed report.
+   */
+  what_to_check: string[];
   /**
    * Where the run's record is: the ledger (verified), a report kept in a
    * file when the ledger could not take it, or only its checkpoint.
@@ -282,8 +290,15 @@ export function reportView(
     report,
     checkpoint: null,
     note: links.note ?? null,
+    what_to_check: whatToCheck(report),
     kept_in: links.keptIn ?? "ledger",
   };
+}
+
+/** {@link RunView.what_to_check} of a completed report. */
+export function whatToCheck(report: RunReport): string[] {
+  // A reference system has a known outcome: nothing to look for in it.
+  return report.kind === "reference" ? [] : checkAdvice(report);
 }
 
 /** What to do about records a completed run may have left. */
@@ -376,6 +391,7 @@ function checkpointView(
       : running
       ? `process ${checkpoint.pid} is still running this run; show it again when it finishes`
       : interruptedNote(checkpoint, cleanup, registered),
+    what_to_check: [],
     kept_in: "checkpoint",
   };
 }
