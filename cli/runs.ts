@@ -13,6 +13,7 @@ import {
   DEFAULT_RUN_LIMIT,
   listAllRuns,
   MAX_RUN_OFFSET,
+  notCleanable,
   RUN_LIST_FILTERS,
   type RunList,
   type RunListItem,
@@ -96,9 +97,16 @@ function residualLines(c: RunComparison, dataFlags: string): string[] {
       return [];
     }
     const runId = c[key].run_id;
+    const label = key.toUpperCase();
+    if (c.target_registered === false) {
+      return [
+        `  Run ${label}'s cleanup was incomplete, and ${
+          notCleanable(c.target_id, c[key].namespaces)
+        }`,
+      ];
+    }
     const command = `trace external-cleanup ${runId}`;
     const served = stillServedAdvice(runId, side.later_cleanup);
-    const label = key.toUpperCase();
     const text = served === null
       ? `Run ${label}'s cleanup was incomplete: remove what it left with ${command}`
       : `Run ${label}'s later ${served}`;

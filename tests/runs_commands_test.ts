@@ -83,12 +83,13 @@ async function fakeRun(
   db: TraceDb,
   dataDir: string,
   behaviour: FakeBehaviour = {},
+  target: typeof TARGET | ReturnType<typeof configTargetRef> = TARGET,
 ): Promise<RunReport> {
   const clock = new VirtualClock();
   return (await runExternal(CONFIG, {
     db,
     dataDir,
-    target: TARGET,
+    target,
     transport: new FakeTarget(clock, behaviour),
     clock,
     trace: false,
@@ -287,6 +288,27 @@ Deno.test("external-compare names the command that removes what a run's cleanup 
     const cleaned = await compare();
     assert.doesNotMatch(cleaned, /Run A's/);
     assert.ok(!cleaned.includes(`external-cleanup ${fail.run_id}`), cleaned);
+  });
+});
+
+Deno.test("external-compare of config runs never registered does not send their leftovers to external-cleanup", async () => {
+  await withDb(async (db, dir) => {
+    await migrate(db, ALL_MIGRATIONS);
+    const target = configTargetRef(CONFIG);
+    const fail = await fakeRun(db, dir, { staleCache: true }, target);
+    const pass = await fakeRun(db, dir, {}, target);
+    const text = await compareRuns(db, fail, pass);
+    assert.equal(text.code, 0, text.err);
+    assert.ok(!text.out.includes("trace external-cleanup run-"), text.out);
+    assert.match(
+      text.out,
+      new RegExp(
+        `^ {2}Run A's cleanup was incomplete, and trace external-cleanup cannot remove them, as target ${target.id} was never registered`,
+        "m",
+      ),
+    );
+    const json = await compareRuns(db, fail, pass, "--json");
+    assert.equal(JSON.parse(json.out).target_registered, false);
   });
 });
 

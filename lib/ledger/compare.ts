@@ -60,6 +60,8 @@ export interface ComparedCleanup {
 export interface CompareOptions {
   /** The latest `external-cleanup` of each run, as the ledger's cleanup entries hold them. */
   laterCleanups?: { a: CleanupRecord | null; b: CleanupRecord | null };
+  /** Whether the runs' target is registered (default `null`: not asked). */
+  targetRegistered?: boolean | null;
 }
 
 /** The answer of `external-compare`. */
@@ -68,6 +70,12 @@ export interface RunComparison {
   schema: "trace.comparison/1";
   /** The target both runs are about. */
   target_id: string;
+  /**
+   * Whether that target is registered, so that `external-cleanup` can
+   * reach its adapter (`false`: config runs never registered); `null`
+   * when not asked.
+   */
+  target_registered: boolean | null;
   /** The contract both ran under. */
   contract: RunContract;
   /** The first run, the one before. */
@@ -123,6 +131,7 @@ export function compareRuns(
   return {
     schema: "trace.comparison/1",
     target_id: a.target.id,
+    target_registered: options.targetRegistered ?? null,
     contract,
     a: side(a),
     b: side(b),

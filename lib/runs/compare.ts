@@ -6,6 +6,7 @@ import { latestCleanups } from "../ledger/cleanups.ts";
 import { compareRuns, type RunComparison } from "../ledger/compare.ts";
 import { readStoredRun, validateRunId } from "../ledger/runs.ts";
 import { requireLedger } from "../ledger/schema.ts";
+import { readTarget } from "../ledger/targets.ts";
 import { systemOfTarget } from "../reference/systems.ts";
 import type { RunReport } from "../runner/report.ts";
 
@@ -34,6 +35,8 @@ export async function compareStoredRuns(
       a: later.get(a.run_id) ?? null,
       b: later.get(b.run_id) ?? null,
     },
+    // external-cleanup reaches a run's adapter through its registered target only.
+    targetRegistered: (await readTarget(db, a.target.id)) !== null,
   });
 }
 
