@@ -228,6 +228,24 @@ export class ProtocolError extends TraceError {
   }
 }
 
+/**
+ * Answers a transport rewrote before the runner saw them (a bearer token the
+ * adapter echoed, replaced by `[redacted token]`). A rewrite can cut text
+ * that held a marker, or merge two keys into one: such an answer can still
+ * show a marker, never its absence.
+ */
+const ALTERED_ANSWERS = new WeakSet<object>();
+
+/** Records that a transport rewrote `answer` before returning it. */
+export function markAltered(answer: object): void {
+  ALTERED_ANSWERS.add(answer);
+}
+
+/** Whether a transport rewrote `answer` ({@link markAltered}). */
+export function wasAltered(answer: object): boolean {
+  return ALTERED_ANSWERS.has(answer);
+}
+
 /** Options for one request. */
 export interface RequestOptions {
   /** Whole-request budget: connect, headers and body. */

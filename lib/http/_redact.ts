@@ -12,11 +12,17 @@
  * answer is evidence: a token short enough to occur inside a canary marker
  * by chance would, once replaced, hide the marker the answer still holds,
  * so answers are redacted only for tokens of at least
- * {@link MIN_ANSWER_REDACTION_CHARS} characters.
+ * {@link MIN_ANSWER_REDACTION_CHARS} characters. An adapter knows its token
+ * and can still put it where replacing it cuts a marker (glued to the
+ * marker's random part) or merges two keys (`doc-TOKEN` and `doc-token`):
+ * two keys a replacement makes equal are both kept, the later one numbered,
+ * and an answer the replacement changed is marked altered
+ * (`markAltered`), so the runner never reads it as showing a marker gone.
  *
  * @module
  */
 
+import { markAltered } from "../contract/protocol.ts";
 import { escapeRegExp } from "../regexp.ts";
 
 /** What the runner is shown in place of the token. */
@@ -49,8 +55,17 @@ export function tokenRedactor(token: string | undefined): TokenRedactor {
   const inAnswers = token.length >= MIN_ANSWER_REDACTION_CHARS;
   return {
     text,
-    answer: (answer) =>
-      inAnswers ? redactValue(answer, text) as Record<string, unknown> : answer,
+    answer(answer) {
+      if (!inAnswers) return answer;
+      const changed = { value: false };
+      const redacted = redactValue(answer, (value) => {
+        const replaced = text(value);
+        if (replaced !== value) changed.value = true;
+        return replaced;
+      }) as Record<string, unknown>;
+      if (changed.value) markAltered(redacted);
+      return redacted;
+    },
     error(error) {
       if (error instanceof Error) error.message = text(error.message);
       return error;
@@ -81,8 +96,11 @@ function redactValue(value: unknown, text: (s: string) => string): unknown {
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
+    // Two keys the replacement makes equal both stay: the later one numbered.
+    let name = text(key);
+    for (let n = 2; Object.hasOwn(out, name); n++) name = `${text(key)} #${n}`;
     // defineProperty: a key `__proto__` stays a key, as the parser left it.
-    Object.defineProperty(out, text(key), {
+    Object.defineProperty(out, name, {
       value: redactValue(item, text),
       enumerable: true,
       writable: true,

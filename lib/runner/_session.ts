@@ -12,6 +12,7 @@ import {
   parseResponse,
   ProtocolError,
   type StagingTransport,
+  wasAltered,
 } from "../contract/protocol.ts";
 import { errorMessage } from "../errors.ts";
 import type { Clock } from "./clock.ts";
@@ -186,6 +187,11 @@ export class RunSession {
     cutAfter(budget);
     try {
       const match = await this.#searcher.find(answer, marker, stop.signal);
+      if (match === null && wasAltered(answer)) {
+        // The token's replacement may have cut the marker: absent is unknown.
+        this.failed++;
+        return { ok: false, error: toRecord(op, role, alteredError(op)) };
+      }
       return { ok: true, match };
     } catch (error) {
       if (!(error instanceof AnswerSearchError)) throw error;
@@ -327,6 +333,14 @@ function unreadError(
   return new ProtocolError(
     "timeout",
     `${prefix}: searching it for the marker took longer than ${within}, so the search was called off`,
+  );
+}
+
+/** A search of an answer the transport rewrote that found no marker. */
+function alteredError(op: Operation): ProtocolError {
+  return new ProtocolError(
+    "refused",
+    `Request /${op} failed: its answer was not read: it echoed the bearer token, which was replaced by [redacted token] before the search, and the replacement may have cut the marker, so the answer cannot show the marker gone; the adapter must never return its token`,
   );
 }
 
