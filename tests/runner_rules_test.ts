@@ -46,6 +46,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:ebdc2ac1e8085df6e295143a66a830de3c9e3ad0bb9a23011c0e571937f13691",
   "trace-assertions/10":
     "sha256:f368e6c64a8d942582a192f8c195d2ccbd58772602bd5f6d7b3bd0479fee1171",
+  "trace-assertions/11":
+    "sha256:1b4716603e9d4edfaaaed70d4f30e00a8d5837ea9e042dc4b0ca93b618c423b9",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

@@ -106,7 +106,7 @@ import {
 import type { FindingSeverity } from "./report.ts";
 
 /** Revision of the verdict rules, finding codes and families that assertions refer to. */
-export const ASSERTION_RULES_REVISION = "trace-assertions/10" as const;
+export const ASSERTION_RULES_REVISION = "trace-assertions/11" as const;
 
 /** How the rules read evidence, beyond the codes they emit. */
 export const EVIDENCE_RULES = {
@@ -124,7 +124,7 @@ export const EVIDENCE_RULES = {
     rendered_counts_as_seen: true,
   },
   unread_answer:
-    "an answer whose search for a marker takes longer than its request's timeout_seconds (after an interrupt, longer than the bound), or whose search thread fails, is not read: a request error of that operation, the marker there unknown",
+    "an answer whose search for a marker takes longer than its request's timeout_seconds (after an interrupt, longer than the bound), or whose search thread fails, is not read: a request error of that operation, the marker there unknown; so is an answer that echoed the run's bearer token (8 characters or more), replaced before the search, in which the marker was not found: the replacement may have cut it, and two keys it made equal are both kept",
   interrupted_window:
     "INCONCLUSIVE with state interrupted; residuals are not judged without a final sample",
   transient_residual:
@@ -147,7 +147,7 @@ export const EVIDENCE_RULES = {
  * revision, then pin the new digest here.
  */
 export const ASSERTION_RULES_DIGEST =
-  "sha256:f368e6c64a8d942582a192f8c195d2ccbd58772602bd5f6d7b3bd0479fee1171" as const;
+  "sha256:1b4716603e9d4edfaaaed70d4f30e00a8d5837ea9e042dc4b0ca93b618c423b9" as const;
 
 /** What one finding code may carry. */
 export interface FindingRule {
