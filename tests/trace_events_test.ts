@@ -26,6 +26,10 @@ import {
 import { startDemoServer } from "../cli/demo.ts";
 import { createApp } from "../routes/app.ts";
 import { withDb, withServer } from "./_helpers.ts";
+import { runFake } from "./_fake_target.ts";
+import { tokenRedactor } from "../lib/http/_redact.ts";
+
+const TOKEN = "staging-token-abc123";
 
 async function rows(db: TraceDb, sql: string, args: (string | number)[] = []) {
   return (await db.client.execute({ sql, args })).rows;
@@ -396,4 +400,104 @@ Deno.test("runTraceEvents() gives a note finding (an incomplete cleanup) an ok s
   const cleanup = events.find((e) => e.kind === "cleanup");
   assert.equal(cleanup?.status, "error");
   assert.equal(cleanup?.success, false);
+});
+
+Deno.test("a request whose answer was not read after all is an error in the run's trace, written only once its sample ended", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const sink = createRunTraceSink(db, { runId: "run-unread" });
+    const flushedEarly: Promise<unknown>[] = [];
+    let sawUnread = false;
+    const { report } = await runFake({
+      onEvent: (event) => {
+        sink.listener(event);
+        // Between the request and its answer's search, a flush must not
+        // write the request as answered.
+        if (event.type === "request" && event.op === "query" && !sawUnread) {
+          flushedEarly.push(sink.flush());
+        }
+        if (event.type === "answer_unread") sawUnread = true;
+      },
+      hook: async (request, forward) => {
+        const answer = await forward();
+        if (
+          request.op !== "query" || request.role !== "test" ||
+          request.stage !== "window"
+        ) return answer;
+        // The adapter echoes its token: the answer is changed before the search.
+        return tokenRedactor(TOKEN).answer({ ...answer, echo: TOKEN });
+      },
+    });
+    await Promise.all(flushedEarly);
+    assert.ok(sawUnread);
+    await sink.flush();
+    const requests = await rows(
+      db,
+      `SELECT status, meta FROM obs_events
+       WHERE root_trace_id = 'run-unread' AND kind = 'request'`,
+    );
+    assert.equal(requests.length, report.requests.total);
+    const failed = requests.filter((r) => r.status === "error");
+    assert.equal(failed.length, report.requests.failed);
+    const unread = requests.filter((r) =>
+      JSON.parse(String(r.meta)).attributes?.["app.answer_unread"] === true
+    );
+    assert.equal(
+      unread.length,
+      report.samples.flatMap((s) => s.errors).length,
+    );
+    assert.ok(unread.length > 0);
+  });
+});
+
+Deno.test("createRunTraceSink() keeps a /query request unwritten until the events after its answer's search", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    const sink = createRunTraceSink(db, { runId: "run-held" });
+    const requestsOf = async () =>
+      await rows(
+        db,
+        "SELECT status FROM obs_events WHERE root_trace_id = 'run-held' AND kind = 'request'",
+      );
+    sink.listener({ type: "phase", phase: "window", at_ms: 0 });
+    for (const op of ["query", "inventory"] as const) {
+      sink.listener({
+        type: "request",
+        op,
+        namespace: "test",
+        started_ms: 0,
+        duration_ms: 1,
+        outcome: "ok",
+      });
+    }
+    sink.listener({
+      type: "request",
+      op: "delete",
+      namespace: "test",
+      started_ms: 1,
+      duration_ms: 1,
+      outcome: "ok",
+    });
+    // An interrupt can come while an answer is searched.
+    sink.listener({
+      type: "interrupted",
+      phase: "window",
+      at_ms: 2,
+      bound_seconds: 5,
+    });
+    await sink.flush();
+    assert.deepEqual((await requestsOf()).map((r) => r.status), ["ok"]);
+    sink.listener({
+      type: "answer_unread",
+      op: "query",
+      namespace: "test",
+      failure: "timeout",
+    });
+    sink.listener({ type: "phase", phase: "cleanup", at_ms: 3 });
+    await sink.flush();
+    assert.deepEqual(
+      (await requestsOf()).map((r) => r.status).sort(),
+      ["error", "ok", "ok"],
+    );
+  });
 });

@@ -189,22 +189,37 @@ export class RunSession {
       const match = await this.#searcher.find(answer, marker, stop.signal);
       if (match === null && wasAltered(answer)) {
         // The token's replacement may have cut the marker: absent is unknown.
-        this.failed++;
-        return { ok: false, error: toRecord(op, role, alteredError(op)) };
+        return this.#unread(op, role, alteredError(op));
       }
       return { ok: true, match };
     } catch (error) {
       if (!(error instanceof AnswerSearchError)) throw error;
-      this.failed++;
       if (budget.bounded && error.reason === "aborted") this.cutShort++;
-      return {
-        ok: false,
-        error: toRecord(op, role, unreadError(op, error, budget)),
-      };
+      return this.#unread(op, role, unreadError(op, error, budget));
     } finally {
       clearTimeout(timer);
       this.#cutSearch = null;
     }
+  }
+
+  /**
+   * An answer not read after all: its request counts as failed, and the
+   * event says so, since the request's own event said it was answered.
+   */
+  #unread(
+    op: "query" | "inventory",
+    role: "test" | "control",
+    error: ProtocolError,
+  ): Searched {
+    this.failed++;
+    const record = toRecord(op, role, error);
+    this.#emit({
+      type: "answer_unread",
+      op,
+      namespace: role,
+      failure: record.failure,
+    });
+    return { ok: false, error: record };
   }
 
   /** Ends the search thread, if one was started: no worker outlives the run. */

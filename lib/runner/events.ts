@@ -41,6 +41,18 @@ export type RunEvent =
     outcome: "ok" | RequestErrorRecord["failure"];
   }
   | {
+    /**
+     * The answer of the latest `request` of this operation and namespace
+     * was not read after all: its search was cut short or failed, or it
+     * echoed the bearer token and showed no marker. That request counts as
+     * failed, with this failure class.
+     */
+    type: "answer_unread";
+    op: "query" | "inventory";
+    namespace: "test" | "control";
+    failure: RequestErrorRecord["failure"];
+  }
+  | {
     type: "sample";
     sample: Sample;
     window_seconds: number;

@@ -96,7 +96,8 @@ function convert(
   let findings = 0;
   let verdict: { verdict: Verdict; at: number } | null = null;
   const currentPhase = () => phases.at(-1)?.id ?? rootId;
-  for (const { event, at } of events) {
+  const answers = answerFates(events);
+  for (const [index, { event, at }] of events.entries()) {
     switch (event.type) {
       case "phase": {
         const open = phases.at(-1);
@@ -119,14 +120,19 @@ function convert(
         break;
       }
       case "request": {
+        const fate = answers.get(index);
         const converted = requestEvent(
           base,
           runId,
           ++requests,
           currentPhase(),
-          event,
+          fate?.unread ? { ...event, outcome: fate.unread } : event,
           at,
         );
+        converted.final = fate?.settled ?? true;
+        if (fate?.unread) {
+          converted.input.attributes!["app.answer_unread"] = true;
+        }
         if (identity.namespaces) {
           converted.input.thread_id = identity.namespaces[event.namespace];
         }
@@ -169,6 +175,59 @@ function convert(
 }
 
 type Base = Omit<EventInput, "event_id" | "kind">;
+
+/** What became of a `/query` or `/inventory` answer after its request's event. */
+interface AnswerFate {
+  /** The failure its answer was found unread with (`answer_unread`), if it was. */
+  unread: Extract<RunEvent, { type: "answer_unread" }>["failure"] | null;
+  /** Whether it can no longer be found unread: an event after its searches came. */
+  settled: boolean;
+}
+
+/**
+ * Events that come only after the answers before them were searched; a
+ * request, an unread answer or an interrupt can come between a request and
+ * the search of its answer.
+ */
+const AFTER_SEARCHES: ReadonlySet<RunEvent["type"]> = new Set([
+  "phase",
+  "sample",
+  "cleanup_started",
+  "cleanup_poll",
+  "finding",
+  "cleanup",
+  "verdict",
+]);
+
+/**
+ * The fate of each `/query` and `/inventory` request's answer, by the
+ * request's index in `events`: an `answer_unread` belongs to the latest
+ * request of its operation and namespace, since each is searched before
+ * the next is sent.
+ */
+function answerFates(
+  events: readonly TimedRunEvent[],
+): Map<number, AnswerFate> {
+  const fates = new Map<number, AnswerFate>();
+  const latest = new Map<string, AnswerFate>();
+  let open: AnswerFate[] = [];
+  events.forEach(({ event }, index) => {
+    if (event.type === "request") {
+      if (event.op !== "query" && event.op !== "inventory") return;
+      const fate: AnswerFate = { unread: null, settled: false };
+      latest.set(`${event.op}:${event.namespace}`, fate);
+      fates.set(index, fate);
+      open.push(fate);
+    } else if (event.type === "answer_unread") {
+      const fate = latest.get(`${event.op}:${event.namespace}`);
+      if (fate) fate.unread = event.failure;
+    } else if (AFTER_SEARCHES.has(event.type)) {
+      for (const fate of open) fate.settled = true;
+      open = [];
+    }
+  });
+  return fates;
+}
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
