@@ -256,6 +256,10 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
       );
     }
     assert.match(body, /window ends 1 s/);
+    assert.match(
+      body,
+      /2 documents deleted, then every store sampled every 0\.25 s/,
+    );
     // On a phone the tables stack, each cell naming its column, and the
     // timeline scales by its viewBox (tests/browser/ui_runs_test.ts looks).
     for (const id of ["samples-table", "cleanup-table"]) {
@@ -278,6 +282,31 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.equal(replay.compare_with, fail);
     assert.deepEqual(replay.next_steps, []);
     assert.match(replay.headline, /^The deletion held: every store read 0/);
+  });
+});
+
+Deno.test("a run whose baseline failed deleted nothing, and its deletion window says so rather than that documents were deleted", async () => {
+  let runId = "";
+  await withRunsApp(async (db, dataDir) => {
+    runId = (await withDemoTarget(
+      db,
+      "partial",
+      "partial-inventory",
+      () => runTarget(db, dataDir, "partial"),
+    )).run_id;
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    assert.equal(detail.verdict, "INCONCLUSIVE");
+    assert.equal(detail.report!.deletion, null);
+    const body = await html(fixture, `/runs/${runId}`);
+    const window = /<section class="section" id="window"[\s\S]*?<\/section>/
+      .exec(body)?.[0] ?? "";
+    assert.match(window, /No samples/);
+    assert.doesNotMatch(window, /documents? deleted/);
+    assert.match(
+      window,
+      /Nothing was deleted, so no store was sampled: the contract deletes 2 documents, then samples every store every 0\.25 s through a 1 s window\./,
+    );
   });
 });
 
