@@ -268,6 +268,18 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.match(body, /<td class="num" data-label="source">0<\/td>/);
     assert.match(body, /<td class="num is-left" data-label="cache left">1</);
     assert.match(body, /<table class="waterfall-table table--stack">/);
+    // The requests are phase boxes under a line of text, not framed again by
+    // the inspection's bordered `.waterfall` box, whose border would sit
+    // flush on that text and around the phases' own borders.
+    const requests =
+      /<section class="section" id="requests"[\s\S]*?<\/section>/.exec(body)
+        ?.[0] ?? "";
+    assert.match(requests, /<details class="phase"/);
+    assert.doesNotMatch(requests, /class="(?:[^"]* )?waterfall[ "]/);
+    assert.match(
+      await Deno.readTextFile(new URL("../ui/style.css", import.meta.url)),
+      /^\.waterfall \{\n {2}border: 1px solid/m,
+    );
     assert.match(body, /<svg width="880" height="\d+" viewBox="0 0 880 \d+"/);
     assert.match(body, /<code>trace external-cleanup run-/);
     assert.match(body, /STILL RETRIEVABLE/);
