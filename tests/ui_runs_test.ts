@@ -783,6 +783,20 @@ Deno.test("starting a run on an unreachable adapter says so and records nothing"
     );
     assert.equal(jobs.active, null);
     assert.equal((await json<RunsPageData>(fixture, "/runs.json")).total, 0);
+    // The page leads back to the target whose button was pressed, where it
+    // can be pressed again once the adapter answers, not to the list.
+    const shown = await fixture.app.request(
+      at("/targets/unreachable/run"),
+      page({ ...BEARER, accept: "text/html" }, { method: "POST" }),
+    );
+    assert.equal(shown.status, 502);
+    const body = await shown.text();
+    assert.match(body, /<h1>The staging adapter did not answer<\/h1>/);
+    assert.match(
+      body,
+      /<a href="\/targets\/unreachable">Back to the target<\/a>/,
+    );
+    assert.doesNotMatch(body, /href="\/targets">Back to the targets/);
   });
 });
 
