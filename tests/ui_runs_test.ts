@@ -256,6 +256,10 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
       );
     }
     assert.match(body, /window ends 1 s/);
+    assert.match(
+      body,
+      /2 documents deleted, then every store sampled every 0\.25 s/,
+    );
     // On a phone the tables stack, each cell naming its column, and the
     // timeline scales by its viewBox (tests/browser/ui_runs_test.ts looks).
     for (const id of ["samples-table", "cleanup-table"]) {
@@ -264,6 +268,18 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.match(body, /<td class="num" data-label="source">0<\/td>/);
     assert.match(body, /<td class="num is-left" data-label="cache left">1</);
     assert.match(body, /<table class="waterfall-table table--stack">/);
+    // The requests are phase boxes under a line of text, not framed again by
+    // the inspection's bordered `.waterfall` box, whose border would sit
+    // flush on that text and around the phases' own borders.
+    const requests =
+      /<section class="section" id="requests"[\s\S]*?<\/section>/.exec(body)
+        ?.[0] ?? "";
+    assert.match(requests, /<details class="phase"/);
+    assert.doesNotMatch(requests, /class="(?:[^"]* )?waterfall[ "]/);
+    assert.match(
+      await Deno.readTextFile(new URL("../ui/style.css", import.meta.url)),
+      /^\.waterfall \{\n {2}border: 1px solid/m,
+    );
     assert.match(body, /<svg width="880" height="\d+" viewBox="0 0 880 \d+"/);
     assert.match(body, /<code>trace external-cleanup run-/);
     assert.match(body, /STILL RETRIEVABLE/);
@@ -278,6 +294,31 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.equal(replay.compare_with, fail);
     assert.deepEqual(replay.next_steps, []);
     assert.match(replay.headline, /^The deletion held: every store read 0/);
+  });
+});
+
+Deno.test("a run whose baseline failed deleted nothing, and its deletion window says so rather than that documents were deleted", async () => {
+  let runId = "";
+  await withRunsApp(async (db, dataDir) => {
+    runId = (await withDemoTarget(
+      db,
+      "partial",
+      "partial-inventory",
+      () => runTarget(db, dataDir, "partial"),
+    )).run_id;
+  }, async (fixture) => {
+    const detail = await json<RunDetail>(fixture, `/runs/${runId}.json`);
+    assert.equal(detail.verdict, "INCONCLUSIVE");
+    assert.equal(detail.report!.deletion, null);
+    const body = await html(fixture, `/runs/${runId}`);
+    const window = /<section class="section" id="window"[\s\S]*?<\/section>/
+      .exec(body)?.[0] ?? "";
+    assert.match(window, /No samples/);
+    assert.doesNotMatch(window, /documents? deleted/);
+    assert.match(
+      window,
+      /Nothing was deleted, so no store was sampled: the contract deletes 2 documents, then samples every store every 0\.25 s through a 1 s window\./,
+    );
   });
 });
 
@@ -742,6 +783,20 @@ Deno.test("starting a run on an unreachable adapter says so and records nothing"
     );
     assert.equal(jobs.active, null);
     assert.equal((await json<RunsPageData>(fixture, "/runs.json")).total, 0);
+    // The page leads back to the target whose button was pressed, where it
+    // can be pressed again once the adapter answers, not to the list.
+    const shown = await fixture.app.request(
+      at("/targets/unreachable/run"),
+      page({ ...BEARER, accept: "text/html" }, { method: "POST" }),
+    );
+    assert.equal(shown.status, 502);
+    const body = await shown.text();
+    assert.match(body, /<h1>The staging adapter did not answer<\/h1>/);
+    assert.match(
+      body,
+      /<a href="\/targets\/unreachable">Back to the target<\/a>/,
+    );
+    assert.doesNotMatch(body, /href="\/targets">Back to the targets/);
   });
 });
 

@@ -16,6 +16,7 @@
  */
 
 import type { Context, Hono } from "hono";
+import type { FC } from "hono/jsx";
 import { HTTPException } from "hono/http-exception";
 import { TokenEnvUnsetError } from "../../lib/errors.ts";
 import { validateTargetId } from "../../lib/ledger/targets.ts";
@@ -71,7 +72,7 @@ async function start(
       return refusedBusy(c, deps, error.runningRunId, error.message);
     }
     if (error instanceof AdapterUnreachableError) {
-      return unreachable(c, deps, error.message);
+      return unreachable(c, deps, request, error.message);
     }
     if (error instanceof TokenEnvUnsetError && !wantsJson(c)) {
       return tokenUnset(c, deps, request, error);
@@ -136,6 +137,7 @@ function refusedBusy(
 function unreachable(
   c: Context<UiEnv>,
   deps: ActionDeps,
+  request: JobRequest,
   message: string,
 ): Response | Promise<Response> {
   if (wantsJson(c)) {
@@ -158,9 +160,7 @@ function unreachable(
         Start the adapter (or fix the target's base_url by registering a new
         target), then try again.
       </p>
-      <p>
-        <a href="/targets">Back to the targets</a>
-      </p>
+      <BackLink request={request} />
     </div>,
     502,
   );
@@ -178,9 +178,6 @@ function tokenUnset(
   request: JobRequest,
   error: TokenEnvUnsetError,
 ): Response | Promise<Response> {
-  const back = "targetId" in request
-    ? { href: targetHref(request.targetId), label: "the target" }
-    : { href: "/regressions", label: "the regressions" };
   // token_env is a checked variable name, so it is a shell word as it is;
   // `read -rs` keeps the token off the screen and out of shell history.
   const variable = error.variable;
@@ -213,10 +210,23 @@ function tokenUnset(
         kept in your shell's history).
       </p>
       <Command text={restart} />
-      <p>
-        <a href={back.href}>Back to {back.label}</a>
-      </p>
+      <BackLink request={request} />
     </div>,
     400,
   );
 }
+
+/**
+ * Where a refused start leads back to: the page whose button was pressed,
+ * to press it again once the cause is fixed.
+ */
+const BackLink: FC<{ request: JobRequest }> = ({ request }) => {
+  const back = "targetId" in request
+    ? { href: targetHref(request.targetId), label: "the target" }
+    : { href: "/regressions", label: "the regressions" };
+  return (
+    <p>
+      <a href={back.href}>Back to {back.label}</a>
+    </p>
+  );
+};

@@ -380,11 +380,24 @@ const ReportSections: FC<
   </>
 );
 
+/**
+ * What the window section holds. A run without samples never reached its
+ * window (a failed baseline, an interruption, an unacknowledged deletion):
+ * its intro states the contract without claiming that anything was deleted,
+ * and the empty state under it says why.
+ */
 function windowIntro(report: RunReport): string {
   const t = report.timing;
-  return `${t.document_count} document${
+  const documents = `${t.document_count} document${
     t.document_count === 1 ? "" : "s"
-  } deleted, then every store sampled every ${t.sample_interval_seconds} s until a sample started at or after the ${t.deletion_window_seconds} s window. The final sample decides: anything left there is a FAIL; anything that cleared before it is a transient residual.`;
+  }`;
+  if (report.samples.length === 0) {
+    const lead = report.deletion === null
+      ? "Nothing was deleted, so no store was sampled"
+      : "No store was sampled";
+    return `${lead}: the contract deletes ${documents}, then samples every store every ${t.sample_interval_seconds} s through a ${t.deletion_window_seconds} s window.`;
+  }
+  return `${documents} deleted, then every store sampled every ${t.sample_interval_seconds} s until a sample started at or after the ${t.deletion_window_seconds} s window. The final sample decides: anything left there is a FAIL; anything that cleared before it is a transient residual.`;
 }
 
 function noSamplesReason(report: RunReport): string {

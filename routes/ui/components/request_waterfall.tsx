@@ -28,7 +28,9 @@ export const RequestWaterfall: FC<{ requests: RunRequests }> = (
 ) => {
   const span = Math.max(1, requests.span_ms);
   return (
-    <div class="waterfall stack">
+    // Not `waterfall`: that class draws the inspection's bordered waterfall
+    // box, which here would frame the phases' own boxes with no padding.
+    <div class="request-waterfall stack">
       <p class="meta">
         {`${requests.total} request${
           requests.total === 1 ? "" : "s"
