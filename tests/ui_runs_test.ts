@@ -230,6 +230,11 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     );
     assert.match(saved?.text ?? "", /enforced: its replay .* passed/);
     assert.doesNotMatch(saved?.text ?? "", /passing replay makes it enforced/);
+    // The replay and the regressions it names are links on the page.
+    assert.deepEqual(saved?.links, [
+      { href: `/runs/${pass}`, label: `its replay ${pass}` },
+      { href: "/regressions", label: "the regressions" },
+    ]);
     assert.equal(detail.requests.status, "recorded");
     assert.deepEqual(
       detail.requests.phases.map((p) => p.name),
@@ -238,6 +243,12 @@ Deno.test("a FAIL against the demo app: the detail leads with why, links finding
     assert.equal(detail.requests.total, detail.report!.requests.total);
 
     const body = await html(fixture, `/runs/${fail}`);
+    assert.match(
+      body,
+      new RegExp(
+        `See <a href="/runs/${pass}">its replay ${pass}</a> · <a href="/regressions">the regressions</a>`,
+      ),
+    );
     const verdict = body.indexOf('badge--lg">FAIL</span>');
     const findings = body.indexOf('id="findings"');
     const timeline = body.indexOf('id="timeline"');

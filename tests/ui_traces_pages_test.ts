@@ -852,9 +852,10 @@ Deno.test("a refused finder search comes back as the finder: the notice names th
       notice,
       /Nothing was searched: check <a href="#f-start_time">From \(inclusive\)<\/a>, then search again\./,
     );
+    // Both forms the field takes, its note's zoneless UTC one first.
     assert.match(
       notice,
-      /start_time: must be an ISO 8601 timestamp with a zone, e.g\. 2026-09-01T12:00:00Z/,
+      /start_time: must be a date and time in UTC such as 2026-11-29 10:00, or an ISO 8601 timestamp with a zone such as 2026-11-29T10:00:00Z/,
     );
     // The field is marked and described by the notice; the others are not.
     const from = tagOf(html, "f-start_time");

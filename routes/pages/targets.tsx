@@ -320,9 +320,10 @@ const TargetsBody: FC<{ data: TargetsPageData; view: PageView }> = (
           <h1>Targets</h1>
         </div>
         <p class="meta">
-          Staging applications registered for the deletion contract. A target is
-          immutable: its id stays bound to one config, so its runs and
-          regressions compare like with like.
+          Staging applications the deletion contract ran against: targets
+          registered under a name, and configs run as they were (their id
+          derived from the config). A target is immutable: its id stays bound to
+          one config, so its runs and regressions compare like with like.
         </p>
       </div>
       <DataTable

@@ -422,6 +422,21 @@ const FinderBody: FC<{ data: FinderData; view: PageView }> = (
 };
 
 /**
+ * A refusal's reason as the form words it: a time field also takes the
+ * zoneless UTC form its note shows (`finderTimesInUtc`), which the
+ * filter's own message, shared with scripts, does not name.
+ */
+function finderReason(message: string): string {
+  return message
+    .replace(/^Invalid trace (?:page )?query: /, "")
+    .replace(
+      /(start_time|end_time): must be an ISO 8601 timestamp with a zone, e\.g\. \S+/g,
+      (_, name: string) =>
+        `${name}: must be a date and time in UTC such as 2026-11-29 10:00, or an ISO 8601 timestamp with a zone such as 2026-11-29T10:00:00Z`,
+    );
+}
+
+/**
  * The finder after a refused search: the notice, and the form as it was
  * sent, less the hidden values the refusal is about.
  */
@@ -442,10 +457,7 @@ const RefusedBody: FC<{ data: RefusedFinder; view: PageView }> = (
           id: finderInputId(name),
           label: finderLabel(name),
         }))}
-        reason={data.refused.message.replace(
-          /^Invalid trace (?:page )?query: /,
-          "",
-        )}
+        reason={finderReason(data.refused.message)}
       />
       {data.dropped.length > 0
         ? (

@@ -339,6 +339,18 @@ const ReportSections: FC<
             {detail.next_steps.map((step) => (
               <li>
                 <p>{step.text}</p>
+                {view.mode === "page" && step.links
+                  ? (
+                    <p class="meta">
+                      {step.links.map((link, i) => (
+                        <>
+                          {i === 0 ? "See " : " · "}
+                          <a href={link.href}>{link.label}</a>
+                        </>
+                      ))}
+                    </p>
+                  )
+                  : null}
                 {step.command
                   ? (
                     <Command

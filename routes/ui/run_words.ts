@@ -17,6 +17,7 @@ import { checkAdvice } from "../../lib/runner/finding_checks.ts";
 import { notCleanable, stillServedAdvice } from "../../lib/runs/mod.ts";
 import type { Finding, RunReport, Sample } from "../../lib/runner/report.ts";
 import { capitalized, continuedSentence, joinAnd } from "../../lib/words.ts";
+import { runHref } from "./links.ts";
 
 /** How the pages name each store the inventory counts. */
 export const STORE_LABEL: Readonly<Record<Store, string>> = {
@@ -34,7 +35,11 @@ export function storeShort(store: Store): string {
 export interface NextStep {
   text: string;
   command: string | null;
+  /** Pages of this server the sentence names (a run, the regressions), for the served page. */
+  links?: { href: string; label: string }[];
 }
+
+const REGRESSIONS_LINK = { href: "/regressions", label: "the regressions" };
 
 /** A run's target that was never registered (a config run, such as trace quickstart's). */
 export interface UnregisteredTarget {
@@ -204,6 +209,7 @@ function regressionStep(report: RunReport, context: RunContext): NextStep {
       text:
         `Saved as regression ${id}: once the application is fixed, replay it. A passing replay makes it enforced.`,
       command: `trace external-replay ${id}`,
+      links: [REGRESSIONS_LINK],
     };
   }
   return {
@@ -227,6 +233,12 @@ function enforcedStep(
       ? `Saved as regression ${id}, now enforced: its replay ${latest} passed, so a failing replay from now on is a real regression and fails the gate. Replay it after each change to the application.`
       : `Saved as regression ${id}, enforced, and its latest replay ${latest} did not pass: the gate fails until a replay passes again. Fix the application, then replay it.`,
     command: `trace external-replay ${id}`,
+    links: [
+      ...(latest === ""
+        ? []
+        : [{ href: runHref(latest), label: `its replay ${latest}` }]),
+      REGRESSIONS_LINK,
+    ],
   };
 }
 

@@ -167,7 +167,7 @@ export const FinderForm: FC<
             name="kind"
             params={params}
             refusal={refusal}
-            hint="e.g. selection,memory_delete"
+            hint="selection,memory_delete"
           />
           <div class="field">
             <label for={finderInputId("status")}>{finderLabel("status")}</label>
