@@ -171,6 +171,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   "GET /runs/:id/summary.md": ui("runs.read"),
   "GET /runs/:id/report.html": ui("runs.read"),
   "GET /reference/assessments/mem0": ui("runs.read"),
+  "GET /reference/assessments/mem0.json": ui("runs.read"),
   "POST /targets/:id/run": ui("runs.write"),
   "POST /regressions/:id/replay": ui("runs.write"),
 

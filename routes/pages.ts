@@ -23,10 +23,8 @@ import { finderTimesInUtc, findPage } from "./pages/traces_find.tsx";
 import { healthPage } from "./pages/traces_health.tsx";
 import { comparePage } from "./pages/compare.tsx";
 import { overviewPage } from "./pages/overview.tsx";
-import {
-  referencePage,
-  registerAssessmentDocument,
-} from "./pages/reference.tsx";
+import { referencePage } from "./pages/reference.tsx";
+import { assessmentPage } from "./pages/assessment.tsx";
 import { regressionsPage } from "./pages/regressions.tsx";
 import { registerRunActions } from "./pages/run_actions.tsx";
 import { registerRunDownloads, runDetailPage } from "./pages/run_detail.tsx";
@@ -92,7 +90,7 @@ export function createPages(options: PagesOptions): Hono<UiEnv> {
   definePage(app, deps, regressionsPage(source));
   definePage(app, deps, comparePage(source));
   definePage(app, deps, referencePage(source));
-  registerAssessmentDocument(app, deps.auth);
+  definePage(app, deps, assessmentPage());
   registerRunActions(app, deps, source);
   return app;
 }

@@ -16,6 +16,8 @@ import { renderRunDocument } from "../routes/ui/run_html.tsx";
 import { nextSteps, type RunContext } from "../routes/ui/run_words.ts";
 import type { RunsPageData } from "../routes/pages/runs.tsx";
 import { MEM0_ASSESSMENT } from "../routes/pages/reference.tsx";
+import { markdownHtml } from "../routes/ui/markdown.ts";
+import { escapeRegExp } from "../lib/regexp.ts";
 import { AccountBook } from "../lib/auth/mod.ts";
 import { EXAMPLE_ACCOUNTS } from "../fixtures/host/host.ts";
 import { ask, type Operator } from "./operator_support.ts";
@@ -1814,4 +1816,48 @@ Deno.test("a running run's page offers its trace events only once there are some
       assert.doesNotMatch(done, /id="run-live"/);
     }, { windowSeconds: 2 });
   });
+});
+
+Deno.test("the Mem0 assessment is a page of the UI: its tables and code rendered, relative links kept as text, its Markdown in the twin", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture) => {
+    const body = await html(fixture, "/reference/assessments/mem0");
+    assert.match(body, /<nav class="site-nav" aria-label="Main">/);
+    assert.match(
+      body,
+      new RegExp(`<title>Assessment: ${escapeRegExp(MEM0_ASSESSMENT.system)}`),
+    );
+    const article = body.slice(body.indexOf('<article class="document'));
+    assert.match(
+      article,
+      /<h1>Mem0 \(mem0ai 3\.3\.1, local\): what Trace finds<\/h1>/,
+    );
+    assert.match(article, /<div class="table-wrap"><table>/);
+    assert.match(article, /<pre><code>/);
+    // staging.json sits beside the document, which this server does not serve.
+    assert.doesNotMatch(article, /href="staging\.json"/);
+    assert.match(article, /<code>staging\.json<\/code>/);
+    assert.doesNotMatch(article, /^# Mem0/m);
+    const twin = await json<{ markdown: string; document: string }>(
+      fixture,
+      "/reference/assessments/mem0.json",
+    );
+    assert.match(twin.markdown, /^# Mem0 \(mem0ai 3\.3\.1, local\)/);
+    assert.equal(twin.document, MEM0_ASSESSMENT.document);
+    const refused = await fixture.app.request(
+      at("/reference/assessments/mem0?x=1"),
+      page(BEARER),
+    );
+    assert.equal(refused.status, 400);
+  });
+});
+
+Deno.test("markdownHtml() shows raw HTML as text and keeps only links a page can follow", () => {
+  const html = markdownHtml(
+    '<script>alert(1)</script>\n\nSee [a](https://example.com/a), [b](notes.md) and [c](javascript:alert(1)) ![i](x.png "t")\n',
+  );
+  assert.doesNotMatch(html, /<script/);
+  assert.match(html, /&#60;script&#62;alert\(1\)&#60;\/script&#62;/);
+  assert.match(html, /<a href="https:\/\/example\.com\/a">a<\/a>/);
+  assert.doesNotMatch(html, /notes\.md|javascript:|<img/);
+  assert.match(html, /, b and c i/);
 });

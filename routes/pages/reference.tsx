@@ -5,12 +5,12 @@
  * clearly apart, real systems assessed with the same runner: their
  * recorded verdicts (from a committed assessment, with its date and
  * document) and the latest verdict this ledger observed for their targets.
- * `/reference/assessments/mem0` serves the assessment document itself.
+ * `/reference/assessments/mem0` shows the assessment document itself
+ * (assessment.tsx).
  *
  * @module
  */
 
-import type { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { listRuns } from "../../lib/ledger/runs.ts";
 import { hasLedger } from "../../lib/ledger/schema.ts";
@@ -29,7 +29,6 @@ import {
 import MEM0 from "../../fixtures/adapters/mem0/assessment.json" with {
   type: "json",
 };
-import { requirePrincipal, type UiAuth } from "../_ui_auth.ts";
 import { StatusBadge } from "../ui/components/badge.tsx";
 import { CopyId } from "../ui/components/copy_id.tsx";
 import { EmptyState } from "../ui/components/empty_state.tsx";
@@ -166,22 +165,6 @@ async function assessedRows(
         : null,
     };
   }));
-}
-
-/** Serves the assessment document as plain text, behind sign-in. */
-export function registerAssessmentDocument(
-  app: Hono<UiEnv>,
-  auth: UiAuth,
-): void {
-  app.get(MEM0_DOCUMENT_PATH, requirePrincipal(auth, "page"), async (c) => {
-    const text = await Deno.readTextFile(
-      new URL("../../fixtures/adapters/mem0/ASSESSMENT.md", import.meta.url),
-    );
-    return c.body(text, 200, {
-      "content-type": "text/plain; charset=utf-8",
-      "cache-control": "no-store",
-    });
-  });
 }
 
 const ReferenceBody: FC<{ data: ReferencePageData; view: PageView }> = (

@@ -223,15 +223,23 @@ browserTest(
       assert.match(assessed, /2026-11-30/);
       assert.match(assessed, /no run of mem0-local in this ledger/);
       await checkLayout(opened.page, "reference-desktop");
-      const doc = await page.request.get(
-        `${server.origin}/reference/assessments/mem0`,
-      );
-      assert.match(await doc.text(), /^# Mem0 \(mem0ai 3\.3\.1, local\)/);
       const phone = await kit.openWithSession(opened, {
         viewport: VIEWPORTS.mobile,
       });
       await phone.page.goto(`${server.origin}/reference`);
       await checkLayout(phone.page, "reference-mobile");
+      // The assessment's write-up is a page of its own, readable on a phone.
+      await phone.page.locator(
+        "#assessed a[href='/reference/assessments/mem0']",
+      )
+        .click();
+      await phone.page.waitForURL("**/reference/assessments/mem0");
+      assert.match(
+        await phone.page.locator("article.document h1").first().textContent() ??
+          "",
+        /^Mem0 \(mem0ai 3\.3\.1, local\): what Trace finds$/,
+      );
+      await checkLayout(phone.page, "assessment-mobile");
     });
   },
 );
