@@ -1861,3 +1861,29 @@ Deno.test("markdownHtml() shows raw HTML as text and keeps only links a page can
   assert.doesNotMatch(html, /notes\.md|javascript:|<img/);
   assert.match(html, /, b and c i/);
 });
+
+Deno.test("pages without filters refuse a query parameter rather than ignore it", async () => {
+  await withRunsApp(() => Promise.resolve(), async (fixture) => {
+    for (
+      const path of [
+        "/",
+        "/targets",
+        "/targets/staging-a",
+        "/regressions",
+        "/reference",
+        "/traces/health",
+      ]
+    ) {
+      const response = await fixture.app.request(
+        at(`${path}?verdict=FAIL`),
+        page(BEARER),
+      );
+      assert.equal(response.status, 400, path);
+      assert.match(
+        await response.text(),
+        /verdict\\?(?:"|&quot;) is not one this page reads \(none\); remove it/,
+        path,
+      );
+    }
+  });
+});

@@ -97,6 +97,7 @@ export function overviewPage(
 ): PageSpec<OverviewData> {
   return {
     path: "/",
+    query: [],
     title: "Overview",
     load: async (c) => {
       if (!capabilityOf(c, "runs.read").allowed) return hiddenOverview();

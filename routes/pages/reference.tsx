@@ -112,6 +112,7 @@ export interface ReferencePageData {
 export function referencePage(source: RunSource): PageSpec<ReferencePageData> {
   return {
     path: "/reference",
+    query: [],
     title: "Reference suite",
     load: async () => {
       const dashboard = await referenceDashboard(source.db);

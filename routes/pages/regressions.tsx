@@ -46,6 +46,7 @@ export function regressionsPage(
 ): PageSpec<RegressionsPageData> {
   return {
     path: "/regressions",
+    query: [],
     title: "Regressions",
     load: async (c) => {
       // The listing and its gate as pageGate judges: with the checkpoints, refusing nothing.

@@ -179,6 +179,7 @@ function summarize(
 export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
   return {
     path: "/targets",
+    query: [],
     title: "Targets",
     load: async () => {
       const records = await registeredTargets(source.db);
@@ -215,6 +216,7 @@ export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
 export function targetPage(source: RunSource): PageSpec<TargetPageData> {
   return {
     path: "/targets/:id",
+    query: [],
     title: (data) => `${data.target.target_id} · target`,
     load: async (c, params) => {
       const id = validateTargetId(params.id!);

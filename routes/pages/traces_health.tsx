@@ -54,6 +54,7 @@ export function healthPage(monitor: HealthMonitor): PageSpec<HealthPageData> {
   const history: LatencyPoint[] = [];
   return {
     path: "/traces/health",
+    query: [],
     title: "Index health",
     async load() {
       // The server writes the index, so its counters are the ones to show.
