@@ -1862,8 +1862,14 @@ Deno.test("markdownHtml() shows raw HTML as text and keeps only links a page can
   assert.match(html, /, b and c i/);
 });
 
-Deno.test("pages without filters refuse a query parameter rather than ignore it", async () => {
+Deno.test("pages refuse a query parameter they do not read rather than ignore it; the targets filter's q is read", async () => {
   await withRunsApp(() => Promise.resolve(), async (fixture) => {
+    // The targets table's filter keeps its text in the URL, to be shared.
+    const filtered = await fixture.app.request(
+      at("/targets?q=staging"),
+      page(BEARER),
+    );
+    assert.equal(filtered.status, 200);
     for (
       const path of [
         "/",
@@ -1881,7 +1887,7 @@ Deno.test("pages without filters refuse a query parameter rather than ignore it"
       assert.equal(response.status, 400, path);
       assert.match(
         await response.text(),
-        /verdict\\?(?:"|&quot;) is not one this page reads \(none\); remove it/,
+        /verdict\\?(?:"|&quot;) is not one this page reads \((?:none|q)\); remove it/,
         path,
       );
     }

@@ -179,7 +179,8 @@ function summarize(
 export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
   return {
     path: "/targets",
-    query: [],
+    // `q` is the rows filter's text, which the page's script keeps in the URL.
+    query: ["q"],
     title: "Targets",
     load: async () => {
       const records = await registeredTargets(source.db);
