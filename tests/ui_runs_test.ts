@@ -921,7 +921,7 @@ Deno.test("the empty reference page names the ledger it read, only to a reader t
     assert.match(operator, /No reference runs yet/);
     assert.ok(
       operator.includes(
-        `Looked in the ledger at Data: <span class="copy-id"><code>${
+        `Looked in the ledger in <span class="copy-id"><code>${
           join(fixture.dataDir, "trace.db")
         }</code>`,
       ),

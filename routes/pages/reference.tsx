@@ -246,7 +246,7 @@ const NoRunsWhere: FC<{ location: string | null }> = ({ location }) =>
     )
     : (
       <>
-        Looked in the ledger at Data:{" "}
+        Looked in the ledger in{" "}
         <CopyId value={location} label="data location" />. The suite runs every
         system in process in a few seconds and records each run in the ledger it
         is given; if runs were recorded elsewhere, check the --data-dir / --db
