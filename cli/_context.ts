@@ -1,7 +1,11 @@
 /** Shared set-up for commands that touch the data directory and database. */
 
 import { dirname, resolve } from "node:path";
-import { refuseFileAsDir, resolveDataDir } from "../lib/data_dir.ts";
+import {
+  refuseFileAsDir,
+  resolveDataDir,
+  resolveDbUrl,
+} from "../lib/data_dir.ts";
 import {
   checkpointWal,
   localDbPath,
@@ -73,7 +77,7 @@ export type DataFlags = {
 export function databaseFiles(flags: DataFlags, io: CliIo): string[] {
   const path = localDbPath({
     dataDir: resolveDataDir({ flag: flags["data-dir"], env: io.env }),
-    url: flags.db ?? io.env("TRACE_DB_URL"),
+    url: resolveDbUrl(flags.db, io.env),
   });
   if (path === null) return [];
   return ["", "-wal", "-shm", "-journal"].map((suffix) =>
@@ -99,7 +103,7 @@ export async function openDataContext(
 ): Promise<DataContext> {
   const dataDir = resolveDataDir({ flag: flags["data-dir"], env: io.env });
   const readOnly = options.readOnly === true && !options.write;
-  const url = flags.db ?? io.env("TRACE_DB_URL");
+  const url = resolveDbUrl(flags.db, io.env);
   const path = localDbPath({ dataDir, url });
   if (path !== null && resolve(dirname(path)) === resolve(dataDir)) {
     await refuseFileAsDir(dataDir);

@@ -15,6 +15,7 @@ import { gunzipSync } from "node:zlib";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag } from "./_args.ts";
 import { withDataContext } from "./_context.ts";
 import { withErasurePropagation } from "./obs_erase.ts";
+import { PROPAGATION_ENV, propagationByDefault } from "../lib/obs/maint/mod.ts";
 import { jsonError, jsonText, printJson } from "./_json.ts";
 import { explainSqlite } from "../lib/sqlite_errors.ts";
 import type { TraceDb } from "../lib/db.ts";
@@ -168,6 +169,8 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
       return 0;
     }
     const batchSize = parseBatchSize(values["batch-size"]);
+    // Refused before the file is read or the database provisioned.
+    const propagates = propagationByDefault(io.env(PROPAGATION_ENV));
     input = positionals[0]!;
     const file = await readValidatedFile(input, io, batchSize);
     lines = file.events.length;
@@ -181,6 +184,7 @@ export async function eventsIngest(args: string[], io: CliIo): Promise<number> {
           db,
           dataDir,
           io,
+          propagates,
           () => ingestBatches(db, file, batchSize, progress, io),
         ),
     );

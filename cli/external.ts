@@ -14,6 +14,7 @@ import {
   readRunTarget,
   refuseRetiredConfig,
   runExternalTarget,
+  RunNotStartedError,
   type RunSelection,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
@@ -162,8 +163,13 @@ async function checkAdapterBeforeCreating(
 ): Promise<void> {
   if (await withExistingData(values, io, () => Promise.resolve())) return;
   const transport = createHttpTransport(config, { env: io.env });
+  const signal = io.interrupted;
   try {
-    await checkAdapterReachable(config, transport);
+    await checkAdapterReachable(config, transport, signal ? { signal } : {});
+  } catch (error) {
+    // The probe called off by a Ctrl-C: the adapter was not found unreachable.
+    if (signal?.aborted) throw new RunNotStartedError();
+    throw error;
   } finally {
     await transport.close?.();
   }

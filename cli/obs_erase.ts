@@ -779,8 +779,8 @@ memory_delete (the OTLP GenAI operation delete_memory) erases that of the
 memory it names, or of the user when no memory is named; kind
 memory_store_delete (delete_memory_store) erases that of the store it
 names. An application without a setting follows
-${PROPAGATION_ENV}=true|false in the ingesting process (default false).
-Deletions of single records are only indexed.
+${PROPAGATION_ENV}=true|false in the ingesting process (default false;
+set but empty, or any other value, is refused). Deletions of single records are only indexed.
 `;
 
 const PROPAGATION_FLAGS = {
@@ -812,6 +812,8 @@ export async function obsPropagation(
     );
   }
   const setting = values.on ? true : values.off ? false : null;
+  // Read first: a value that is refused changes no setting.
+  const byDefault = propagationByDefault(io.env(PROPAGATION_ENV));
   const settings = await withDataContext(
     values,
     io,
@@ -823,7 +825,6 @@ export async function obsPropagation(
       return await erasurePropagationSettings(db);
     },
   );
-  const byDefault = propagationByDefault(io.env(PROPAGATION_ENV));
   if (values.json) {
     printJson(io, { default: byDefault, applications: settings });
     return 0;
@@ -842,16 +843,19 @@ export async function obsPropagation(
 /**
  * Runs `fn` (an ingest) with memory-deletion propagation on, as every
  * ingesting process must; the key is read only if a deletion propagates.
+ * `byDefault` is {@link propagationByDefault} of the environment, read by
+ * the caller before it opens the database, so a bad value is refused first.
  */
 export async function withErasurePropagation<T>(
   db: TraceDb,
   dataDir: string,
   io: CliIo,
+  byDefault: boolean,
   fn: () => Promise<T>,
 ): Promise<T> {
   const stop = enableErasurePropagation({
     key: () => erasureKeyFor(db, dataDir),
-    byDefault: propagationByDefault(io.env(PROPAGATION_ENV)),
+    byDefault,
     onError: (message) => io.err(message + "\n"),
   });
   try {

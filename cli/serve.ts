@@ -327,9 +327,10 @@ export const serve: Command = async (args, io) => {
     );
   }
   const allowTraceQueries = traceQueriesAllowed(io.env(TRACE_QUERIES_ENV));
+  // Refused here, before the database is opened or provisioned.
+  const propagateByDefault = propagationByDefault(io.env(PROPAGATION_ENV));
   refuseUnusableAddress(values.host, port);
   const { db, dataDir } = await openDataContext(values, io, { write: true });
-  const propagateByDefault = propagationByDefault(io.env(PROPAGATION_ENV));
   let erasure: ServerErasureKey;
   try {
     erasure = await serverErasureKey(db, dataDir, {

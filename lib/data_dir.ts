@@ -1,7 +1,7 @@
 /** Resolution of the one data directory shared by CLI, UI and MCP. */
 
-import { join } from "node:path";
-import { StorageError } from "./errors.ts";
+import { isAbsolute, join } from "node:path";
+import { ConfigError, StorageError } from "./errors.ts";
 
 /** Options for {@link resolveDataDir}. */
 export interface DataDirOptions {
@@ -11,24 +11,61 @@ export interface DataDirOptions {
   env?: (name: string) => string | undefined;
 }
 
-/** Returns `--data-dir`, else `$TRACE_DATA_DIR`, else the platform data dir. */
+/**
+ * Returns `--data-dir`, else `$TRACE_DATA_DIR`, else the platform data dir.
+ * `TRACE_DATA_DIR` set but empty (a CI variable that did not expand) throws
+ * a `ConfigError` rather than silently picking the default directory.
+ */
 export function resolveDataDir(options: DataDirOptions = {}): string {
   const env = options.env ?? ((name: string) => Deno.env.get(name));
   if (options.flag) return options.flag;
   const fromEnv = env("TRACE_DATA_DIR");
+  if (fromEnv === "") {
+    throw new ConfigError(
+      "TRACE_DATA_DIR is set but empty; set it to a directory, or unset it for the default data directory",
+    );
+  }
   if (fromEnv) return fromEnv;
   return join(platformDataHome(env), "trace");
 }
 
+/**
+ * `--db`, else `$TRACE_DB_URL`, else `undefined` (the data directory's
+ * `trace.db`). `TRACE_DB_URL` set but empty throws a `ConfigError`: a remote
+ * database whose variable did not expand must not silently become a local
+ * file.
+ */
+export function resolveDbUrl(
+  flag: string | undefined,
+  env: (name: string) => string | undefined,
+): string | undefined {
+  if (flag !== undefined) return flag;
+  const fromEnv = env("TRACE_DB_URL");
+  if (fromEnv === "") {
+    throw new ConfigError(
+      "TRACE_DB_URL is set but empty; set it to the database URL, or unset it to use trace.db in the data directory",
+    );
+  }
+  return fromEnv;
+}
+
 function platformDataHome(env: (name: string) => string | undefined): string {
-  const home = env("HOME") ?? env("USERPROFILE") ?? ".";
+  // An empty variable counts as unset, as the XDG Base Directory
+  // specification says (a relative XDG_DATA_HOME is invalid and ignored too):
+  // else the data would land in a `trace` folder of the working directory.
+  const set = (name: string) => env(name) || undefined;
+  const home = set("HOME") ?? set("USERPROFILE") ?? ".";
   switch (Deno.build.os) {
     case "darwin":
       return join(home, "Library", "Application Support");
     case "windows":
-      return env("LOCALAPPDATA") ?? join(home, "AppData", "Local");
-    default:
-      return env("XDG_DATA_HOME") ?? join(home, ".local", "share");
+      return set("LOCALAPPDATA") ?? join(home, "AppData", "Local");
+    default: {
+      const xdg = set("XDG_DATA_HOME");
+      return xdg !== undefined && isAbsolute(xdg)
+        ? xdg
+        : join(home, ".local", "share");
+    }
   }
 }
 

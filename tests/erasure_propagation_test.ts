@@ -90,7 +90,15 @@ Deno.test("without opt-in a memory deletion is only indexed", async () => {
 Deno.test("with TRACE_OBS_ERASURE_PROPAGATION=true a memory deletion erases the memory's previews, with a receipt", async () => {
   await withErasureDb(async (db) => {
     assert.equal(propagationByDefault("true"), true);
-    assert.equal(propagationByDefault("yes"), false);
+    assert.equal(propagationByDefault(" TRUE "), true);
+    assert.equal(propagationByDefault("false"), false);
+    assert.equal(propagationByDefault(undefined), false);
+    for (const refused of ["", "yes", "1", "on"]) {
+      assert.throws(
+        () => propagationByDefault(refused),
+        /TRACE_OBS_ERASURE_PROPAGATION (is set but empty|must be true or false)/,
+      );
+    }
     await withPropagation(propagationByDefault("true"), async (erased) => {
       await seed(db, [
         ...MEMORY,

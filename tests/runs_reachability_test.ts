@@ -405,3 +405,89 @@ Deno.test("runExternal() stopped during the adapter probe does not start: no che
     assert.equal(Number(rows.rows[0]!.n), 0, "nothing recorded");
   });
 });
+
+/** Runs `fn` against a port that accepts connections and never answers (a TLS handshake there hangs). */
+async function withSilentPort<T>(fn: (port: number) => Promise<T>): Promise<T> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) held.push(conn);
+    } catch {
+      // Closed at the end of the test.
+    }
+  })();
+  try {
+    return await fn(listener.addr.port);
+  } finally {
+    listener.close();
+    for (const conn of held) {
+      try {
+        conn.close();
+      } catch {
+        // Already closed by the client.
+      }
+    }
+    await accepting;
+  }
+}
+
+Deno.test("a Ctrl-C while the adapter probe waits on a handshake ends at once as not started, not after the ingest timeout as unreachable", async () => {
+  await withSilentPort(async (port) => {
+    // Into a data directory without a database (the check before creating
+    // one) and into one with a database (the run's own check).
+    for (const withDatabase of [false, true]) {
+      await withTempDir(async (dir) => {
+        if (withDatabase) {
+          assert.equal(
+            await main(["obs", "init", "--data-dir", dir], captureIo()),
+            0,
+          );
+        }
+        const config = `${dir}/staging.json`;
+        await Deno.writeTextFile(
+          config,
+          JSON.stringify({
+            base_url: `https://127.0.0.1:${port}`,
+            environment: "staging",
+            allow_synthetic_writes: true,
+            timeout_seconds: { ingest: 60, query: 5, inventory: 5, delete: 5 },
+          }),
+        );
+        const ctrlC = new AbortController();
+        const io = Object.assign(captureIo(), { interrupted: ctrlC.signal });
+        const timer = setTimeout(() => ctrlC.abort(), 300);
+        const started = performance.now();
+        let code: number;
+        try {
+          code = await main(
+            ["external-run", "--config", config, "--data-dir", dir, "--json"],
+            io,
+          );
+        } finally {
+          clearTimeout(timer);
+        }
+        const seconds = (performance.now() - started) / 1000;
+        const label = `with a database: ${withDatabase}`;
+        assert.ok(
+          seconds < 10,
+          `${label}: ended after ${seconds.toFixed(1)} s`,
+        );
+        assert.equal(code, 2, io.stderr());
+        assert.match(
+          io.stderr(),
+          /Interrupted before the run started: nothing was sent to the staging adapter or recorded/,
+          label,
+        );
+        assert.doesNotMatch(io.stderr(), /Cannot reach the staging adapter/);
+        assert.equal(JSON.parse(io.stdout()).error.code, "refused", label);
+        assert.deepEqual(await entries(`${dir}/external`), [], "no checkpoint");
+        assert.equal(
+          (await entries(dir)).includes("trace.db"),
+          withDatabase,
+          `${label}: no database created`,
+        );
+      });
+    }
+  });
+});

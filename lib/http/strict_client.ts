@@ -90,13 +90,14 @@ export function createHttpTransport(
         throw redact.error(error);
       }
     },
-    async probe({ timeoutMs }) {
-      // The connect path every request takes, stopped before a byte is sent.
+    async probe({ timeoutMs, signal }) {
+      // The connect path every request takes, stopped before a byte is sent;
+      // a Ctrl-C calls it off at once rather than after its whole budget.
       const conn = await openConnection({
         url: base,
         caCerts: options.caCerts,
         requireLoopbackPeer: !secure,
-      }, new Deadline(timeoutMs));
+      }, new Deadline(timeoutMs, signal));
       closeQuietly(conn);
     },
   };

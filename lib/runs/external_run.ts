@@ -138,14 +138,19 @@ export async function runExternal(
   try {
     transport = options.transport ??
       createHttpTransport(config, options.env ? { env: options.env } : {});
-    // A target named by id runs its stored config, which cannot be edited.
-    await checkAdapterReachable(
-      config,
-      transport,
-      options.target.source === "registered"
-        ? { registeredTarget: options.target.id }
-        : {},
-    );
+    try {
+      // A target named by id runs its stored config, which cannot be edited.
+      await checkAdapterReachable(config, transport, {
+        ...(options.target.source === "registered"
+          ? { registeredTarget: options.target.id }
+          : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      // The probe called off by a Ctrl-C: the adapter was not found unreachable.
+      if (options.signal?.aborted) throw new RunNotStartedError();
+      throw error;
+    }
     // A stop during the probe is one before the run: no checkpoint, no
     // ledger entry, rather than an empty interrupted run on record.
     if (options.signal?.aborted) throw new RunNotStartedError();

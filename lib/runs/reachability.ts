@@ -27,6 +27,12 @@ export interface ReachabilityOptions {
    * changes, so its base_url cannot be fixed in place.
    */
   registeredTarget?: string;
+  /**
+   * Calls the connection attempt off (a Ctrl-C): the probe then throws at
+   * once, rather than after the whole ingest timeout, and the caller, which
+   * knows it was stopped, says so instead of calling the adapter unreachable.
+   */
+  signal?: AbortSignal;
 }
 
 /** Transports already found reachable, so a run resolved and started in two steps connects once. */
@@ -44,7 +50,10 @@ export async function checkAdapterReachable(
 ): Promise<void> {
   if (!transport.probe || reachable.has(transport)) return;
   try {
-    await transport.probe({ timeoutMs: config.timeout_seconds.ingest * 1000 });
+    await transport.probe({
+      timeoutMs: config.timeout_seconds.ingest * 1000,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
     throw new AdapterUnreachableError(

@@ -46,6 +46,7 @@ import {
   type ExternalRunOptions,
   type ExternalRunOutcome,
   runExternal,
+  RunNotStartedError,
 } from "./external_run.ts";
 
 /** A registered target id, or a config to file under its `cfg-…` id. */
@@ -221,6 +222,8 @@ export interface ResolveOptions {
   env?: (name: string) => string | undefined;
   /** A transport to use instead of the strict HTTP client. */
   transport?: StagingTransport;
+  /** A Ctrl-C: it calls the adapter probe off, and the run does not start. */
+  signal?: AbortSignal;
 }
 
 /** A resolved selection: config, target, the transport to reach it, and whether it was just registered. */
@@ -252,7 +255,17 @@ export async function resolveRunTarget(
   await refuseRetiredConfig(db, config, "run");
   const transport = transportFor(config);
   // An unreachable adapter must not leave a permanent cfg-… target behind.
-  await checkAdapterReachable(config, transport);
+  try {
+    await checkAdapterReachable(
+      config,
+      transport,
+      options.signal ? { signal: options.signal } : {},
+    );
+  } catch (error) {
+    // The probe called off by a Ctrl-C: the adapter was not found unreachable.
+    if (options.signal?.aborted) throw new RunNotStartedError();
+    throw error;
+  }
   const { target, created } = await registerTarget(db, {
     targetId: configTargetId(config),
     config,
@@ -322,6 +335,7 @@ export async function runExternalTarget(
   const resolved = await resolveRunTarget(db, selection, {
     ...(options.env ? { env: options.env } : {}),
     ...(options.transport ? { transport: options.transport } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   if (resolved.registered) onRegistered?.(resolved.target);
   const outcome = await runExternal(resolved.config, {

@@ -26,6 +26,7 @@
  * @module
  */
 
+import { readEnvSwitch } from "../../env_switch.ts";
 import type { ResourceRef } from "../model.ts";
 import type { ErasureSubject } from "./erasure_subject.ts";
 
@@ -117,7 +118,17 @@ function deletedStore(event: DeletionCandidate): string | null {
   return stores.size === 1 ? [...stores][0]! : null;
 }
 
-/** Reads the environment default: only the exact word `true` opts in. */
+/**
+ * Reads the environment default: `true` opts in, `false` or unset leaves it
+ * off (either in any case, spaces around it ignored). Set but empty, or any
+ * other value (`1`, `yes`, `on`), throws a `ConfigError`, as the other
+ * switches do: a privacy opt-in must not silently stay off.
+ */
 export function propagationByDefault(value: string | undefined): boolean {
-  return value?.trim().toLowerCase() === "true";
+  const word = value?.trim().toLowerCase();
+  return readEnvSwitch(
+    PROPAGATION_ENV,
+    word === "true" || word === "false" ? word : value,
+    "have an ingested memory deletion erase what it deleted in every application without a setting",
+  );
 }
