@@ -14,7 +14,6 @@ import {
   readRunTarget,
   refuseRetiredConfig,
   runExternalTarget,
-  RunNotStartedError,
   type RunSelection,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, showHelp } from "./_args.ts";
@@ -166,10 +165,6 @@ async function checkAdapterBeforeCreating(
   const signal = io.interrupted;
   try {
     await checkAdapterReachable(config, transport, signal ? { signal } : {});
-  } catch (error) {
-    // The probe called off by a Ctrl-C: the adapter was not found unreachable.
-    if (signal?.aborted) throw new RunNotStartedError();
-    throw error;
   } finally {
     await transport.close?.();
   }

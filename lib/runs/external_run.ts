@@ -14,7 +14,7 @@ import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
-import { errorMessage, RefusedError } from "../errors.ts";
+import { errorMessage } from "../errors.ts";
 import { fileProblem } from "../file_errors.ts";
 import { createHttpTransport } from "../http/strict_client.ts";
 import type { LedgerHead } from "../ledger/head.ts";
@@ -30,7 +30,7 @@ import { runDeletionContract } from "../runner/engine.ts";
 import type { RunEventListener } from "../runner/events.ts";
 import { newRunIdentifiers } from "../runner/ids.ts";
 import type { RunReport, TargetRef } from "../runner/report.ts";
-import { checkAdapterReachable } from "./reachability.ts";
+import { checkAdapterReachable, RunNotStartedError } from "./reachability.ts";
 import { PROCESS_RUN_LOCK, type RunLock } from "./run_lock.ts";
 import { traceRun, type TraceWrite } from "./run_traces.ts";
 import { writeFileWhole } from "./write_file.ts";
@@ -115,16 +115,6 @@ export function configTargetId(config: StagingConfig): string {
   }`;
 }
 
-/** An interrupt came before the run's first checkpoint: nothing was sent or recorded. */
-export class RunNotStartedError extends RefusedError {
-  constructor() {
-    super(
-      "Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again",
-    );
-    this.name = "RunNotStartedError";
-  }
-}
-
 /** Runs the contract against an external target and records the completed report. */
 export async function runExternal(
   config: StagingConfig,
@@ -138,19 +128,13 @@ export async function runExternal(
   try {
     transport = options.transport ??
       createHttpTransport(config, options.env ? { env: options.env } : {});
-    try {
-      // A target named by id runs its stored config, which cannot be edited.
-      await checkAdapterReachable(config, transport, {
-        ...(options.target.source === "registered"
-          ? { registeredTarget: options.target.id }
-          : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-    } catch (error) {
-      // The probe called off by a Ctrl-C: the adapter was not found unreachable.
-      if (options.signal?.aborted) throw new RunNotStartedError();
-      throw error;
-    }
+    // A target named by id runs its stored config, which cannot be edited.
+    await checkAdapterReachable(config, transport, {
+      ...(options.target.source === "registered"
+        ? { registeredTarget: options.target.id }
+        : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     // A stop during the probe is one before the run: no checkpoint, no
     // ledger entry, rather than an empty interrupted run on record.
     if (options.signal?.aborted) throw new RunNotStartedError();

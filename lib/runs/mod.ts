@@ -24,13 +24,13 @@ export {
   type ExternalRunOutcome,
   keptReportPath,
   runExternal,
-  RunNotStartedError,
   type RunRecording,
 } from "./external_run.ts";
 export {
   AdapterUnreachableError,
   checkAdapterReachable,
   type ReachabilityOptions,
+  RunNotStartedError,
 } from "./reachability.ts";
 export {
   checkConfigToken,

@@ -10,13 +10,23 @@
 
 import type { StagingConfig } from "../contract/config.ts";
 import { ProtocolError, type StagingTransport } from "../contract/protocol.ts";
-import { TraceError } from "../errors.ts";
+import { RefusedError, TraceError } from "../errors.ts";
 
 /** The adapter could not be reached: nothing was run or recorded. */
 export class AdapterUnreachableError extends TraceError {
   constructor(message: string, options?: ErrorOptions) {
     super("transport", message, options);
     this.name = "AdapterUnreachableError";
+  }
+}
+
+/** An interrupt came before the run's first checkpoint: nothing was sent or recorded. */
+export class RunNotStartedError extends RefusedError {
+  constructor() {
+    super(
+      "Interrupted before the run started: nothing was sent to the staging adapter or recorded; run the same command again",
+    );
+    this.name = "RunNotStartedError";
   }
 }
 
@@ -28,9 +38,9 @@ export interface ReachabilityOptions {
    */
   registeredTarget?: string;
   /**
-   * Calls the connection attempt off (a Ctrl-C): the probe then throws at
-   * once, rather than after the whole ingest timeout, and the caller, which
-   * knows it was stopped, says so instead of calling the adapter unreachable.
+   * Calls the connection attempt off (a Ctrl-C): the check then throws
+   * {@link RunNotStartedError} at once, rather than calling the adapter
+   * unreachable after the whole ingest timeout.
    */
   signal?: AbortSignal;
 }
@@ -55,6 +65,8 @@ export async function checkAdapterReachable(
       ...(options.signal ? { signal: options.signal } : {}),
     });
   } catch (error) {
+    // Called off by the user: the adapter was not found unreachable.
+    if (options.signal?.aborted) throw new RunNotStartedError();
     if (!(error instanceof ProtocolError)) throw error;
     throw new AdapterUnreachableError(
       `Cannot reach the staging adapter at ${config.base_url}: ${error.message}; ${

@@ -46,7 +46,6 @@ import {
   type ExternalRunOptions,
   type ExternalRunOutcome,
   runExternal,
-  RunNotStartedError,
 } from "./external_run.ts";
 
 /** A registered target id, or a config to file under its `cfg-…` id. */
@@ -255,17 +254,11 @@ export async function resolveRunTarget(
   await refuseRetiredConfig(db, config, "run");
   const transport = transportFor(config);
   // An unreachable adapter must not leave a permanent cfg-… target behind.
-  try {
-    await checkAdapterReachable(
-      config,
-      transport,
-      options.signal ? { signal: options.signal } : {},
-    );
-  } catch (error) {
-    // The probe called off by a Ctrl-C: the adapter was not found unreachable.
-    if (options.signal?.aborted) throw new RunNotStartedError();
-    throw error;
-  }
+  await checkAdapterReachable(
+    config,
+    transport,
+    options.signal ? { signal: options.signal } : {},
+  );
   const { target, created } = await registerTarget(db, {
     targetId: configTargetId(config),
     config,
