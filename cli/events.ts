@@ -118,7 +118,8 @@ const INGEST_HELP =
   "Ctrl-C (or SIGTERM) stops after the batch being written and names the\n" +
   "lines written (a second one exits at once and names them too); run the\n" +
   "same command again to write the rest: events already written are\n" +
-  "skipped as identical retries.\n" +
+  "skipped as identical retries. A Ctrl-C before that, or with one batch,\n" +
+  "ends the command at once (exit 130, no answer): nothing is written.\n" +
   "Reads what trace events export writes: on a line carrying seq and\n" +
   "received_at, those, ts and preview (a size, the content is not exported)\n" +
   "are set anew, so an event without started_at takes the new time.\n" +
@@ -126,7 +127,7 @@ const INGEST_HELP =
   "With --json prints one object on stdout: {ok: true, inserted, duplicates,\n" +
   "lines, batches} or, when refused (a flag included) or interrupted, {ok: false,\n" +
   "error: {code, message, items, unlisted_items}, written_lines} (code\n" +
-  "interrupted for Ctrl-C, a second one included).\n" +
+  "interrupted for a Ctrl-C between batches, a second one included).\n" +
   `${DATA_HELP}\n`;
 
 /** `trace events ingest FILE|-`: validate and write NDJSON events. */
