@@ -455,12 +455,24 @@ async function createEmptyPrivateFile(file: string): Promise<void> {
     handle.close();
   } catch (error) {
     throw new StorageError(
-      `Cannot back up to ${file}: ${fileProblem(error, "write")}`,
-      {
-        cause: error,
-      },
+      `Cannot back up to ${file}: ${await backupPathProblem(file, error)}`,
+      { cause: error },
     );
   }
+}
+
+/** Why the backup file could not be created: a directory there is named as one. */
+async function backupPathProblem(
+  file: string,
+  error: unknown,
+): Promise<string> {
+  const isDirectory = error instanceof Deno.errors.AlreadyExists &&
+    await Deno.stat(file).then((info) => info.isDirectory, () => false);
+  return isDirectory
+    ? `it is a directory; name a new file in it, such as ${
+      join(file, "trace-backup.db")
+    }`
+    : fileProblem(error, "write");
 }
 
 const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -122,6 +122,13 @@ Deno.test("trace ledger backup writes a consistent, verified, owner-only copy an
       `trace ledger backup: Cannot back up to ${backup}: the file already exists; choose a new path\n`,
     );
     assert.equal(await sha256(backup), before);
+    // A directory is named as one, with a file in it to give instead.
+    const folder = await backupTo(`${dir}/restored`, data);
+    assert.equal(folder.code, 2);
+    assert.equal(
+      folder.err,
+      `trace ledger backup: Cannot back up to ${dir}/restored: it is a directory; name a new file in it, such as ${dir}/restored/trace-backup.db\n`,
+    );
   });
 });
 
