@@ -107,8 +107,9 @@ function renderTargets(targets: TargetSummary[], all: boolean): string {
       "SOURCE",
       "BASE URL",
       "RUNS",
-      "FIRST RUN",
-      "LAST RUN",
+      // When each run was recorded, at its end (a run's STARTED is earlier).
+      "FIRST RECORDED",
+      "LAST RECORDED",
       ...(all ? ["RETIRED"] : []),
     ],
     targets.map((t) => [
@@ -134,7 +135,7 @@ function renderUnregistered(
   }
   return "\nUnregistered: known only from their runs (no stored config: they cannot be run, replayed or cleaned up)\n" +
     renderTable(
-      ["ID", "BASE URL", "RUNS", "FIRST RUN", "LAST RUN"],
+      ["ID", "BASE URL", "RUNS", "FIRST RECORDED", "LAST RECORDED"],
       targets.map((t) => [
         t.target_id,
         t.base_url,

@@ -879,7 +879,7 @@ Deno.test("trace external-targets shows each target's use; a retired target is h
     const text = await trace(["external-targets", ...dataOf(db)]);
     assert.match(
       text.out,
-      /^ID +SOURCE +BASE URL +RUNS +FIRST RUN +LAST RUN\n/,
+      /^ID +SOURCE +BASE URL +RUNS +FIRST RECORDED +LAST RECORDED\n/,
     );
 
     const retired = await trace([
