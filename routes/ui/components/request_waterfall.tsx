@@ -153,6 +153,8 @@ const Bar: FC<
       width={BAR_WIDTH}
       height={BAR_HEIGHT}
       viewBox={`0 0 ${BAR_WIDTH} ${BAR_HEIGHT}`}
+      // Stretched to its column's width where the stylesheet fixes the columns.
+      preserveAspectRatio="none"
       aria-hidden="true"
     >
       <rect
