@@ -7,10 +7,12 @@ import {
   xmlEscape,
 } from "../lib/render/junit.ts";
 import {
+  markdownEscape,
   renderSummaryMarkdown,
   renderSummaryNotStarted,
   renderSummaryUnfinished,
 } from "../lib/render/summary_md.ts";
+import { whatToCheck } from "../lib/runner/finding_checks.ts";
 import { memoryCheckpointSink } from "../lib/runner/checkpoint.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import type { RunReport } from "../lib/runner/report.ts";
@@ -128,6 +130,17 @@ Deno.test("renderSummaryMarkdown() gives verdict, checks, findings, cleanup and 
     md,
     /- FAIL `residual_store` \(cache_records\): cache\\_records stayed at 1/,
   );
+  // What to check, as the text report and the run page lead with it.
+  const checks = whatToCheck(report);
+  assert.ok(checks.length > 0);
+  assert.ok(
+    md.includes(
+      `\n#### What to check\n\n${
+        checks.map((c) => `- ${markdownEscape(c)}`).join("\n")
+      }\n\n#### Cleanup\n`,
+    ),
+    md,
+  );
   assert.match(md, /#### Cleanup\n\n\*\*Incomplete\*\*/);
   assert.match(md, /```sh\ntrace external-replay reg-1 --data-dir \.\/d\n```/);
   assert.match(md, /\(http:\/\/127\.0\.0\.1:1\)/);
@@ -148,6 +161,7 @@ Deno.test("renderSummaryMarkdown() lists a PASS's transient residual and notes, 
   );
   // As the text report orders them.
   assert.ok(md.indexOf("TRANSIENT") < md.indexOf("`erased`"));
+  assert.doesNotMatch(md, /What to check/);
 });
 
 Deno.test("renderSummaryMarkdown() heads a plain rerun 'Run again', keeping 'Replay' for a regression", async () => {

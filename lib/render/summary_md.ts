@@ -14,6 +14,7 @@ import { type LaterCleanup, stillServed } from "../ledger/cleanups.ts";
 import type { Finding, RunReport } from "../runner/report.ts";
 import type { NotStarted, Unfinished } from "./junit.ts";
 import { familyResults, type FamilyStatus } from "../runner/families.ts";
+import { whatToCheck } from "../runner/finding_checks.ts";
 
 /** Options for {@link renderSummaryMarkdown}. */
 export interface SummaryOptions {
@@ -94,6 +95,15 @@ export function renderSummaryMarkdown(
       `- ${SEVERITY_LABEL[f.severity]} \`${f.code}\` (${f.subject}): ${
         markdownEscape(f.message)
       }`,
+    );
+  }
+  const checks = whatToCheck(report);
+  if (checks.length > 0) {
+    lines.push(
+      "",
+      "#### What to check",
+      "",
+      ...checks.map((c) => `- ${markdownEscape(c)}`),
     );
   }
   lines.push(

@@ -63,6 +63,14 @@ export function checkAdvice(report: RunReport): string[] {
   return check ? [`Check: ${continuedSentence(check)}`] : [];
 }
 
+/**
+ * A report's "What to check" as every reader shows it: {@link checkAdvice},
+ * none for a reference run, whose system's outcome is known.
+ */
+export function whatToCheck(report: RunReport): string[] {
+  return report.kind === "reference" ? [] : checkAdvice(report);
+}
+
 /** The checks of `finding` (one of `report`'s), the one its evidence points at first. */
 export function findingChecks(finding: Finding, report: RunReport): string[] {
   const checks = findingGuide(finding.code as FindingCode, finding.subject)

@@ -73,8 +73,8 @@ export {
   stillServedAdvice,
   viewRun,
   type ViewRunOptions,
-  whatToCheck,
 } from "./run_view.ts";
+export { whatToCheck } from "../runner/finding_checks.ts";
 export {
   newestFirst,
   readRunCatalog,

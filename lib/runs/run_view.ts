@@ -18,7 +18,7 @@
 import type { TraceDb } from "../db.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Checkpoint } from "../runner/checkpoint.ts";
-import { checkAdvice } from "../runner/finding_checks.ts";
+import { whatToCheck } from "../runner/finding_checks.ts";
 import { processIdentity } from "../runner/process_identity.ts";
 import type {
   RunReport,
@@ -293,12 +293,6 @@ export function reportView(
     what_to_check: whatToCheck(report),
     kept_in: links.keptIn ?? "ledger",
   };
-}
-
-/** {@link RunView.what_to_check} of a completed report. */
-export function whatToCheck(report: RunReport): string[] {
-  // A reference system has a known outcome: nothing to look for in it.
-  return report.kind === "reference" ? [] : checkAdvice(report);
 }
 
 /** What to do about records a completed run may have left. */
