@@ -10,6 +10,7 @@ import { EVIDENCE_CHECKS, findingGuide } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { nextSteps, reportHeadline } from "../routes/ui/run_words.ts";
 import { reportView } from "../lib/runs/mod.ts";
+import { tokenRedactor } from "../lib/http/_redact.ts";
 import { renderReport } from "../cli/_report_text.ts";
 import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
 import { main } from "../cli.ts";
@@ -395,6 +396,34 @@ Deno.test("the terminal report says what to check, as the run page does", async 
   );
   const { report: pass } = await runFake({});
   assert.ok(!renderReport(pass).includes("What to check"));
+});
+
+Deno.test("answers not read after they arrived lead with why: the token they echoed, or a search that could not finish", async () => {
+  const token = "staging-token-abc123";
+  const { report } = await runFake({
+    hook: async (request, forward) => {
+      const answer = await forward();
+      return request.op === "query" && request.role === "test" &&
+          request.stage === "window"
+        ? tokenRedactor(token).answer({ ...answer, echo: token })
+        : answer;
+    },
+  });
+  assert.equal(report.verdict, "INCONCLUSIVE");
+  assert.equal(
+    firstAdvice(report),
+    `Check: ${EVIDENCE_CHECKS.tokenNotEchoed}.`,
+  );
+  // The same sample, its answer's search cut short instead.
+  const cut = structuredClone(report);
+  const error = cut.samples.flatMap((s) => s.errors)[0]!;
+  error.failure = "timeout";
+  error.message =
+    "Request /query failed: its answer was not read: searching it for the marker took longer than its 5 s timeout, so the search was called off";
+  assert.equal(
+    firstAdvice(cut),
+    `Check: ${EVIDENCE_CHECKS.searchableAnswers}.`,
+  );
 });
 
 Deno.test("external-show --json carries the report's What to check, and nothing for a PASS or a reference run", async () => {

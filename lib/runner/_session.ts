@@ -332,22 +332,25 @@ function cutShortError(op: Operation, ms: number): ProtocolError {
   );
 }
 
+const NOT_READ = "its answer was not read: ";
+const ECHOED_TOKEN = "it echoed the bearer token";
+
 /** Why an answer of `op` was not read: its search was cut short, or failed. */
 function unreadError(
   op: Operation,
   error: AnswerSearchError,
   budget: { ms: number; bounded: boolean },
 ): ProtocolError {
-  const prefix = `Request /${op} failed: its answer was not read`;
+  const prefix = `Request /${op} failed: ${NOT_READ}`;
   if (error.reason === "failed") {
-    return new ProtocolError("refused", `${prefix}: ${error.message}`);
+    return new ProtocolError("refused", `${prefix}${error.message}`);
   }
   const within = budget.bounded
     ? `the ${Math.round(budget.ms) / 1000} s left after the interrupt`
     : `its ${Math.round(budget.ms) / 1000} s timeout`;
   return new ProtocolError(
     "timeout",
-    `${prefix}: searching it for the marker took longer than ${within}, so the search was called off`,
+    `${prefix}searching it for the marker took longer than ${within}, so the search was called off`,
   );
 }
 
@@ -355,8 +358,22 @@ function unreadError(
 function alteredError(op: Operation): ProtocolError {
   return new ProtocolError(
     "refused",
-    `Request /${op} failed: its answer was not read: it echoed the bearer token, which was replaced by [redacted token] before the search, and the replacement may have cut the marker, so the answer cannot show the marker gone; the adapter must never return its token`,
+    `Request /${op} failed: ${NOT_READ}${ECHOED_TOKEN}, which was replaced by [redacted token] before the search, and the replacement may have cut the marker, so the answer cannot show the marker gone; the adapter must never return its token`,
   );
+}
+
+/**
+ * Why a request's answer was not read after it arrived, from the words this
+ * module gives it (reports keep no other trace of it): it echoed the bearer
+ * token, or its search was cut short or failed; `null` for a request that
+ * failed on its own.
+ */
+export function unreadCause(
+  error: RequestErrorRecord,
+): "echoed_token" | "search" | null {
+  const detail = requestDetail(error);
+  if (!detail.startsWith(NOT_READ)) return null;
+  return detail.startsWith(NOT_READ + ECHOED_TOKEN) ? "echoed_token" : "search";
 }
 
 function unsentError(op: Operation): ProtocolError {

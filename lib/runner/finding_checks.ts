@@ -12,7 +12,13 @@
 
 import type { RequestFailure } from "../contract/protocol.ts";
 import { baselineProblems } from "./baseline_problems.ts";
-import type { Finding, RunReport, Sample } from "./report.ts";
+import type {
+  Finding,
+  RequestErrorRecord,
+  RunReport,
+  Sample,
+} from "./report.ts";
+import { unreadCause } from "./_session.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 import { continuedSentence } from "../words.ts";
@@ -91,7 +97,7 @@ function leadCheck(finding: Finding, report: RunReport): string | null {
       return baselineLead(finding, report);
     case "request_error": {
       const first = report.samples.flatMap((s) => s.errors)[0];
-      return first ? failureLead(first.failure) : null;
+      return first ? errorLead(first) : null;
     }
     case "interrupted":
       // Nothing is left to remove: what remains to do is a run to its end.
@@ -161,7 +167,7 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
   // guide's order stands, which leads with base_url and the adapter.
   switch (problem?.about) {
     case "request":
-      return failureLead(problem.error.failure);
+      return errorLead(problem.error);
     case "no_route":
       return EVIDENCE_CHECKS.adapterReached;
     case "ingest_id":
@@ -176,6 +182,21 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
       return EVIDENCE_CHECKS.queryRetrieves;
     default:
       return null;
+  }
+}
+
+/**
+ * The check a request error points at: an answer not read after it arrived
+ * by why it was not, any other by its class of failure.
+ */
+function errorLead(error: RequestErrorRecord): string | null {
+  switch (unreadCause(error)) {
+    case "echoed_token":
+      return EVIDENCE_CHECKS.tokenNotEchoed;
+    case "search":
+      return EVIDENCE_CHECKS.searchableAnswers;
+    default:
+      return failureLead(error.failure);
   }
 }
 

@@ -67,6 +67,12 @@ export const EVIDENCE_CHECKS = {
   /** An answer was not one usable JSON object. */
   malformed:
     "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
+  /** An answer echoed the run's bearer token, so it could not show the marker gone. */
+  tokenNotEchoed:
+    "the adapter never returns its bearer token in an answer (echoed request headers, a debug field): Trace replaces the token before reading an answer, so an answer that holds it cannot show the marker gone",
+  /** An answer's search for the marker was cut short, or failed. */
+  searchableAnswers:
+    "the adapter's answers can be searched for the marker within timeout_seconds: megabytes of text, or nesting thousands of levels deep, are not read",
   /** A request found no adapter, or an HTTP error status. */
   unavailable:
     "rate limits or restarts of the staging application during the run",
@@ -181,6 +187,8 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       EVIDENCE_CHECKS.timeout,
       EVIDENCE_CHECKS.malformed,
       EVIDENCE_CHECKS.unavailable,
+      EVIDENCE_CHECKS.searchableAnswers,
+      EVIDENCE_CHECKS.tokenNotEchoed,
     ],
   },
   inventory_incomplete: {
