@@ -1863,13 +1863,21 @@ Deno.test("markdownHtml() shows raw HTML as text and keeps only links a page can
 });
 
 Deno.test("pages refuse a query parameter they do not read rather than ignore it; the targets filter's q is read", async () => {
-  await withRunsApp(() => Promise.resolve(), async (fixture) => {
+  const seed = (db: TraceDb) =>
+    registerTarget(db, {
+      targetId: "staging-a",
+      config: stagingConfig(),
+      source: "registered",
+    });
+  await withRunsApp(seed, async (fixture) => {
     // The targets table's filter keeps its text in the URL, to be shared.
     const filtered = await fixture.app.request(
       at("/targets?q=staging"),
       page(BEARER),
     );
     assert.equal(filtered.status, 200);
+    // Its box is there, so the filter the link carries is seen applied.
+    assert.match(await filtered.text(), /data-filter="targets-table"/);
     for (
       const path of [
         "/",

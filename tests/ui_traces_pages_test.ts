@@ -1688,3 +1688,28 @@ Deno.test("every trace page shows the bidi and zero-width characters of ids and 
     }
   });
 });
+
+Deno.test("the tables' filters keep their text in a parameter of their own, which a reload takes and no search reads", async () => {
+  await withApp(async (fixture) => {
+    const base =
+      `/traces/inspect?application_id=support-app&root_trace_id=task-42&agent_id=support-bot&selected=${INCIDENT.selection_event}`;
+    const inspect = await (await get(fixture, base)).text();
+    assert.match(inspect, /name="candidates" data-filter="candidates"/);
+    const filtered = await get(fixture, `${base}&candidates=doc-1`);
+    assert.equal(filtered.status, 200);
+    assert.equal(
+      (await filtered.text()).match(/class="wf-row/g)!.length,
+      inspect.match(/class="wf-row/g)!.length,
+      "the timeline is not narrowed by the table's filter",
+    );
+    const finder = await (await get(fixture, "/traces/find")).text();
+    assert.match(finder, /name="groups" data-filter="overview-table"/);
+    const reloaded = await json(fixture, "/traces/find.json?groups=support");
+    assert.equal(reloaded.status, 200);
+    assert.equal(
+      (reloaded.body as { request: { q: string | null } }).request.q,
+      null,
+      "no exact-id search",
+    );
+  });
+});

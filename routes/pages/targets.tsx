@@ -179,7 +179,8 @@ function summarize(
 export function targetsPage(source: RunSource): PageSpec<TargetsPageData> {
   return {
     path: "/targets",
-    // `q` is the rows filter's text, which the page's script keeps in the URL.
+    // `q` is the rows filter's text, which the page's script keeps in the
+    // URL and applies in the browser; the twin lists every target.
     query: ["q"],
     title: "Targets",
     load: async () => {
@@ -337,7 +338,8 @@ const TargetsBody: FC<{ data: TargetsPageData; view: PageView }> = (
         rows={data.targets}
         navigable
         stack
-        filter={data.targets.length > 8}
+        // Shown for a shared link's filter too: it applies only in the browser.
+        filter={data.targets.length > 8 || view.url.searchParams.has("q")}
         filterNoun="target"
         empty={{
           title: "No registered targets",

@@ -130,7 +130,14 @@ export function outsideScope(scope: TenantScope, id: string): boolean {
   }
 }
 
-const FINDER_OWN = ["q", "selected", "selected_application_id", "cursor"];
+// `groups` is the agents-and-threads table's filter text, applied in the browser.
+const FINDER_OWN = [
+  "q",
+  "selected",
+  "selected_application_id",
+  "cursor",
+  "groups",
+];
 
 /** Reads the finder's query string. */
 export function parseFinderParams(
@@ -162,7 +169,15 @@ export function parseFinderParams(
   };
 }
 
-const INSPECT_OWN = ["kind", "status", "lane", "selected", "from"];
+// `candidates` is the candidates table's filter text, applied in the browser.
+const INSPECT_OWN = [
+  "kind",
+  "status",
+  "lane",
+  "selected",
+  "from",
+  "candidates",
+];
 
 const Lane = v.picklist(
   LINEAGE_LANES,

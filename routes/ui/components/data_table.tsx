@@ -36,6 +36,11 @@ export interface DataTableProps<T> {
   filter?: boolean;
   /** What a row is, for the filter's "No … matches" row (default "row"). */
   filterNoun?: string;
+  /**
+   * The query parameter the filter keeps its text in (default `q`): one
+   * its page accepts and does not read as a search of its own.
+   */
+  filterParam?: string;
   /** Mark rows for `j` / `k` navigation. */
   navigable?: boolean;
   /** Keep a table of few columns from stretching across a wide page. */
@@ -69,7 +74,13 @@ export function DataTable<T>(props: DataTableProps<T>): Child {
   return (
     <div class="stack">
       {props.filter && id
-        ? <FilterBox table={id} noun={props.filterNoun} />
+        ? (
+          <FilterBox
+            table={id}
+            noun={props.filterNoun}
+            param={props.filterParam}
+          />
+        )
         : null}
       <div
         class={props.narrow ? "table-wrap table-wrap--narrow" : "table-wrap"}
@@ -115,7 +126,11 @@ function cell<T>(column: Column<T>, row: T, stack: boolean): Child {
 }
 
 function FilterBox(
-  { table, noun }: { table: string; noun: string | undefined },
+  { table, noun, param }: {
+    table: string;
+    noun: string | undefined;
+    param: string | undefined;
+  },
 ): Child {
   const id = `${table}-filter`;
   return (
@@ -124,6 +139,7 @@ function FilterBox(
       <input
         type="search"
         id={id}
+        name={param}
         data-filter={table}
         data-filter-noun={noun}
         autocomplete="off"

@@ -77,6 +77,8 @@ export const SelectionPanel: FC<SelectionPanelProps> = (
           caption={`Candidates of ${shown.event_id}`}
           captionHidden
           filter
+          // Not `q`, which the inspection would read as a filter of its events.
+          filterParam="candidates"
           columns={[
             {
               header: "Rank",

@@ -58,6 +58,8 @@ export const TraceOverviewPanel: FC<OverviewProps> = (
           captionHidden
           filter
           filterNoun="agent or thread"
+          // Not `q`, the finder's own search for an exact id.
+          filterParam="groups"
           navigable
           columns={[
             {
