@@ -341,6 +341,23 @@ export function captureIo(
   };
 }
 
+/** The README's event fixture (application app-1, user u-7), as a path. */
+export const SUPPORT_TURN_EVENTS = new URL(
+  "../fixtures/events/support_turn.ndjson",
+  import.meta.url,
+).pathname;
+
+/** `trace ARGS` in process with `env` (and `stdin`): its exit code and output. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  stdin = "",
+): Promise<{ code: number; out: string; err: string }> {
+  const io = captureIo(stdin, env);
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
 /** The ids `trace external-targets --json` lists for the data flags `data`. */
 export async function listedTargetIds(data: string[]): Promise<string[]> {
   const io = captureIo();

@@ -8,31 +8,25 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
 import { resolveDataDir } from "../lib/data_dir.ts";
-import { captureIo, exists, withTempDir } from "./_helpers.ts";
-
-const FIXTURE =
-  new URL("../fixtures/events/support_turn.ndjson", import.meta.url)
-    .pathname;
-
-async function trace(args: string[], env: Record<string, string>) {
-  const io = captureIo("", env);
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+import {
+  exists,
+  runCli,
+  SUPPORT_TURN_EVENTS,
+  withTempDir,
+} from "./_helpers.ts";
 
 Deno.test("TRACE_DATA_DIR set but empty is refused in one line; nothing is written to the default directory", async () => {
   await withTempDir(async (home) => {
     const env = { HOME: home, TRACE_DATA_DIR: "" };
     for (
       const args of [
-        ["events", "ingest", FIXTURE],
+        ["events", "ingest", SUPPORT_TURN_EVENTS],
         ["external-runs"],
         ["obs", "init"],
       ]
     ) {
-      const text = await trace(args, env);
+      const text = await runCli(args, env);
       assert.equal(text.code, 2, text.err);
       assert.equal(
         text.err.trim().split("\n").length,
@@ -41,7 +35,7 @@ Deno.test("TRACE_DATA_DIR set but empty is refused in one line; nothing is writt
       );
       assert.match(text.err, /TRACE_DATA_DIR is set but empty/);
       assert.match(text.err, /unset it/);
-      const json = await trace([...args, "--json"], env);
+      const json = await runCli([...args, "--json"], env);
       assert.equal(json.code, 2);
       const answer = JSON.parse(json.out);
       const error = answer.error;
@@ -54,8 +48,8 @@ Deno.test("TRACE_DATA_DIR set but empty is refused in one line; nothing is writt
 
 Deno.test("--data-dir wins over an empty TRACE_DATA_DIR", async () => {
   await withTempDir(async (dir) => {
-    const text = await trace(
-      ["events", "ingest", FIXTURE, "--data-dir", dir],
+    const text = await runCli(
+      ["events", "ingest", SUPPORT_TURN_EVENTS, "--data-dir", dir],
       { HOME: dir, TRACE_DATA_DIR: "" },
     );
     assert.equal(text.code, 0, text.err);
@@ -66,8 +60,8 @@ Deno.test("--data-dir wins over an empty TRACE_DATA_DIR", async () => {
 Deno.test("TRACE_DB_URL set but empty is refused in one line, not read as a local database", async () => {
   await withTempDir(async (dir) => {
     const env = { HOME: dir, TRACE_DB_URL: "" };
-    const text = await trace(
-      ["events", "ingest", FIXTURE, "--data-dir", dir],
+    const text = await runCli(
+      ["events", "ingest", SUPPORT_TURN_EVENTS, "--data-dir", dir],
       env,
     );
     assert.equal(text.code, 2, text.err);

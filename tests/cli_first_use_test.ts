@@ -6,19 +6,16 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
 import { ERASURE_KEY_FILE } from "../lib/obs/maint/mod.ts";
-import { captureIo, exists, withTempDir } from "./_helpers.ts";
+import {
+  exists,
+  runCli,
+  SUPPORT_TURN_EVENTS,
+  withTempDir,
+} from "./_helpers.ts";
 
-async function trace(args: string[], stdin = "") {
-  const io = captureIo(stdin);
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
-
-const FIXTURE =
-  new URL("../fixtures/events/support_turn.ndjson", import.meta.url)
-    .pathname;
+const trace = (args: string[], stdin = "") => runCli(args, {}, stdin);
+const FIXTURE = SUPPORT_TURN_EVENTS;
 
 /** A data directory holding the fixture's events (application app-1, user u-7). */
 async function withIngested<T>(

@@ -7,25 +7,24 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
-import { captureIo, exists, withTempDir } from "./_helpers.ts";
-
-const FIXTURE =
-  new URL("../fixtures/events/support_turn.ndjson", import.meta.url)
-    .pathname;
-
-async function trace(args: string[], env: Record<string, string>) {
-  const io = captureIo("", env);
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+import {
+  exists,
+  runCli,
+  SUPPORT_TURN_EVENTS,
+  withTempDir,
+} from "./_helpers.ts";
 
 Deno.test("events ingest and obs propagation refuse TRACE_OBS_ERASURE_PROPAGATION=1, yes or empty in one line, writing nothing", async () => {
   for (const value of ["1", "yes", ""]) {
     await withTempDir(async (dir) => {
       const env = { HOME: dir, TRACE_OBS_ERASURE_PROPAGATION: value };
       const data = ["--data-dir", join(dir, "data")];
-      const ingest = await trace(["events", "ingest", FIXTURE, ...data], env);
+      const ingest = await runCli([
+        "events",
+        "ingest",
+        SUPPORT_TURN_EVENTS,
+        ...data,
+      ], env);
       assert.equal(ingest.code, 2, ingest.err);
       assert.equal(ingest.err.trim().split("\n").length, 1, ingest.err);
       assert.match(
@@ -33,14 +32,14 @@ Deno.test("events ingest and obs propagation refuse TRACE_OBS_ERASURE_PROPAGATIO
         /TRACE_OBS_ERASURE_PROPAGATION (is set but empty|must be true or false)/,
       );
       assert.equal(await exists(join(dir, "data", "trace.db")), false);
-      const json = await trace(
-        ["events", "ingest", FIXTURE, ...data, "--json"],
+      const json = await runCli(
+        ["events", "ingest", SUPPORT_TURN_EVENTS, ...data, "--json"],
         env,
       );
       assert.equal(json.code, 2);
       assert.equal(JSON.parse(json.out).error.code, "config_invalid");
 
-      const shown = await trace(["obs", "propagation", ...data], env);
+      const shown = await runCli(["obs", "propagation", ...data], env);
       assert.equal(shown.code, 2, shown.out);
       assert.match(shown.err, /TRACE_OBS_ERASURE_PROPAGATION/);
       assert.doesNotMatch(shown.out, /: off/);
@@ -53,9 +52,14 @@ Deno.test("TRACE_OBS_ERASURE_PROPAGATION=true or false, in any case, is read as 
     const data = ["--data-dir", dir];
     for (const [value, shown] of [["TRUE", "on"], ["false", "off"]]) {
       const env = { HOME: dir, TRACE_OBS_ERASURE_PROPAGATION: value! };
-      const ingest = await trace(["events", "ingest", FIXTURE, ...data], env);
+      const ingest = await runCli([
+        "events",
+        "ingest",
+        SUPPORT_TURN_EVENTS,
+        ...data,
+      ], env);
       assert.equal(ingest.code, 0, ingest.err);
-      const listed = await trace(["obs", "propagation", ...data], env);
+      const listed = await runCli(["obs", "propagation", ...data], env);
       assert.equal(listed.code, 0, listed.err);
       assert.match(listed.out, new RegExp(`in this environment\\): ${shown}`));
     }
