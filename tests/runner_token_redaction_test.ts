@@ -89,3 +89,29 @@ Deno.test("the redactor keeps keys its replacement makes equal and marks what it
   assert.ok(wasAltered(answer));
   assert.ok(!wasAltered(redactor.answer({ text: "clean" })));
 });
+
+Deno.test("the redactor numbers thousands of keys its replacement makes equal, each once, around a key already spelt numbered", () => {
+  const letters = [...TOKEN].flatMap((c, i) => /[a-z]/i.test(c) ? [i] : []);
+  const spellings: Record<string, number> = {
+    [`${REDACTED_TOKEN} #3`]: -1,
+  };
+  // Every spelling of the token in another case: 2^n distinct keys, one after the replacement.
+  const count = Math.min(2 ** letters.length, 4096);
+  for (let i = 0; i < count; i++) {
+    const chars = [...TOKEN];
+    letters.forEach((at, bit) => {
+      if ((i >> bit) & 1) chars[at] = chars[at]!.toUpperCase();
+    });
+    spellings[chars.join("")] = i;
+  }
+  const answer = tokenRedactor(TOKEN).answer(spellings);
+  assert.equal(Object.keys(answer).length, count + 1);
+  assert.equal(answer[`${REDACTED_TOKEN} #3`], -1);
+  assert.equal(answer[REDACTED_TOKEN], 0);
+  assert.equal(answer[`${REDACTED_TOKEN} #2`], 1);
+  assert.equal(answer[`${REDACTED_TOKEN} #4`], 2);
+  assert.deepEqual(
+    new Set(Object.values(answer)),
+    new Set([-1, ...Array.from({ length: count }, (_, i) => i)]),
+  );
+});

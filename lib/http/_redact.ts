@@ -95,10 +95,19 @@ function redactValue(value: unknown, text: (s: string) => string): unknown {
   if (Array.isArray(value)) return value.map((item) => redactValue(item, text));
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
+  // The next number to try for each key the replacement made equal to
+  // another: an answer of thousands of such keys numbers each in one step.
+  const next = new Map<string, number>();
   for (const [key, item] of Object.entries(value)) {
     // Two keys the replacement makes equal both stay: the later one numbered.
-    let name = text(key);
-    for (let n = 2; Object.hasOwn(out, name); n++) name = `${text(key)} #${n}`;
+    const base = text(key);
+    let name = base;
+    if (Object.hasOwn(out, name)) {
+      let n = next.get(base) ?? 2;
+      while (Object.hasOwn(out, `${base} #${n}`)) n++;
+      name = `${base} #${n}`;
+      next.set(base, n + 1);
+    }
     // defineProperty: a key `__proto__` stays a key, as the parser left it.
     Object.defineProperty(out, name, {
       value: redactValue(item, text),
