@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "../lib/errors.ts";
 import { createHttpTransport } from "../lib/http/strict_client.ts";
+import { notAJsonObject } from "../lib/contract/protocol.ts";
 import {
   answer,
   closedPort,
@@ -54,21 +55,25 @@ Deno.test("createHttpTransport() reads a chunked body", async () => {
 });
 
 Deno.test("createHttpTransport() refuses bodies that are not one strict JSON object", async (t) => {
-  const bodies = [
-    '{"acknowledged":true,"acknowledged":false}',
-    '{"source_records":NaN}',
-    '{"source_records":Infinity}',
-    '{"acknowledged":true} trailing',
-    '[{"acknowledged":true}]',
-    '"acknowledged"',
-    "",
+  // Each with whether it is no JSON object at all, as another service answers.
+  const bodies: [string, boolean][] = [
+    ['{"acknowledged":true,"acknowledged":false}', false],
+    ['{"source_records":NaN}', false],
+    ['{"source_records":Infinity}', false],
+    ['{"acknowledged":true} trailing', false],
+    ['[{"acknowledged":true}]', true],
+    ['"acknowledged"', true],
+    ["", true],
+    ["<!DOCTYPE html><html></html>", true],
   ];
-  for (const body of bodies) {
+  for (const [body, notAnObject] of bodies) {
     await t.step(JSON.stringify(body), async () => {
       await withRawServer(answer(jsonResponse(body)), async (server) => {
         const call = transportFor(server.url).post("delete", {}, BUDGET);
         const error = await expectFailure(call, "malformed_json");
         assert.equal(error.status, 200);
+        const detail = error.message.replace(/^Request \/delete failed: /, "");
+        assert.equal(notAJsonObject(detail), notAnObject, detail);
       });
     });
   }
@@ -86,9 +91,12 @@ Deno.test("createHttpTransport() refuses bodies that are not one strict JSON obj
       0x20,
     ]);
     await withRawServer(answer(bytes), async (server) => {
-      await expectFailure(
+      const error = await expectFailure(
         transportFor(server.url).post("delete", {}, BUDGET),
         "malformed_json",
+      );
+      assert.ok(
+        notAJsonObject(error.message.replace(/^Request \/delete failed: /, "")),
       );
     });
   });

@@ -169,7 +169,7 @@ Deno.test("an ingest that reached no adapter leads with base_url and the adapter
       "an answer that is not JSON",
       new ProtocolError(
         "malformed_json",
-        "Request /ingest failed: the answer is not JSON (unexpected character at line 1, column 1)",
+        "Request /ingest failed: the answer is not valid JSON (unexpected character at line 1, column 1)",
         { status: 200 },
       ),
     ],
@@ -216,6 +216,24 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
         { status: 200 },
       ),
       EVIDENCE_CHECKS.malformed,
+    ],
+    [
+      "an answer that repeats a key",
+      new ProtocolError(
+        "malformed_json",
+        "Request /ingest failed: the answer repeats a key; send each key once (duplicate key at line 1, column 12)",
+        { status: 200 },
+      ),
+      EVIDENCE_CHECKS.malformed,
+    ],
+    [
+      "HTTP 401",
+      new ProtocolError(
+        "http_status",
+        "Request /ingest failed: HTTP 401 Unauthorized, expected 200: the adapter refused the bearer token from the environment variable STAGING_TOKEN (token_env); check that it holds the token the adapter expects and that the token may call this operation",
+        { status: 401 },
+      ),
+      EVIDENCE_CHECKS.tokenAccepted,
     ],
     [
       "HTTP 503",

@@ -185,6 +185,27 @@ const INVENTORY_KEYS: ReadonlySet<string> = new Set([
   ...STORES,
 ]);
 
+/**
+ * How a `malformed_json` error's detail begins when the answer was no JSON
+ * object at all (an empty body, text that is not JSON or not UTF-8, JSON
+ * of another type): what another service answers, an HTML page among them.
+ * The strict client words them so; advice reads them to tell a server that
+ * is no adapter from an adapter that answered badly.
+ */
+export const NOT_A_JSON_OBJECT = {
+  empty: "the answer's body is empty",
+  syntax: "the answer is not valid JSON",
+  encoding: "the answer is not valid UTF-8 text",
+  type: "the answer is JSON but not an object",
+} as const;
+
+/** Whether a request error's detail says the answer was no JSON object at all ({@link NOT_A_JSON_OBJECT}). */
+export function notAJsonObject(detail: string): boolean {
+  return Object.values(NOT_A_JSON_OBJECT).some((words) =>
+    detail.startsWith(words)
+  );
+}
+
 /** Why a request produced no usable answer; stable, content-free. */
 export const REQUEST_FAILURES = [
   "timeout",

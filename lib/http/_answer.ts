@@ -9,7 +9,11 @@
  */
 
 import type { Operation } from "../contract/protocol.ts";
-import { ProtocolError, type RequestFailure } from "../contract/protocol.ts";
+import {
+  NOT_A_JSON_OBJECT,
+  ProtocolError,
+  type RequestFailure,
+} from "../contract/protocol.ts";
 import {
   parseJsonObject,
   StrictJsonError,
@@ -61,7 +65,7 @@ export function interpretAnswer(
     throw fail(
       op,
       "malformed_json",
-      "the answer is not valid UTF-8 text; send the JSON object encoded as UTF-8",
+      `${NOT_A_JSON_OBJECT.encoding}; send the JSON object encoded as UTF-8`,
       status,
       error,
     );
@@ -76,8 +80,8 @@ export function interpretAnswer(
 
 /** What to do about a strict JSON refusal, per reason. */
 const JSON_ADVICE: Record<StrictJsonReason, string> = {
-  empty: "the answer's body is empty; answer with one JSON object",
-  syntax: "the answer is not valid JSON",
+  empty: `${NOT_A_JSON_OBJECT.empty}; answer with one JSON object`,
+  syntax: NOT_A_JSON_OBJECT.syntax,
   duplicate_key: "the answer repeats a key; send each key once",
   non_finite:
     "the answer holds a number JSON cannot carry (NaN, Infinity or out of range); send finite numbers",
@@ -88,7 +92,7 @@ const JSON_ADVICE: Record<StrictJsonReason, string> = {
   too_many_values: "the answer holds too many values",
   too_many_items: "the answer holds too many items",
   not_object:
-    "the answer is JSON but not an object (an array, string, number or null); answer with one JSON object",
+    `${NOT_A_JSON_OBJECT.type} (an array, string, number or null); answer with one JSON object`,
 };
 
 function jsonDetail(error: StrictJsonError): string {

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { RequestFailure } from "../contract/protocol.ts";
+import { notAJsonObject, type RequestFailure } from "../contract/protocol.ts";
 import type { Baseline, RequestErrorRecord } from "./report.ts";
 import { requestDetail } from "./_session.ts";
 
@@ -39,13 +39,13 @@ const NO_ROUTE: ReadonlySet<number> = new Set([404, 405, 501]);
 
 /**
  * Failures of an ingest that say no adapter answered it: the run's first
- * requests found nothing at base_url, or something other than an adapter.
+ * requests found nothing at base_url, or something other than an adapter
+ * (which answers no JSON object at all: see {@link reachedNoRoute}).
  */
 const NO_ADAPTER: ReadonlySet<RequestFailure> = new Set([
   "connect",
   "tls",
   "redirect",
-  "malformed_json",
 ]);
 
 /** How the report words an ingest that stopped the run before its baseline. */
@@ -131,8 +131,12 @@ function controlProblems(baseline: Baseline): BaselineProblem[] {
 }
 
 function reachedNoRoute(error: RequestErrorRecord): boolean {
-  return NO_ROUTE.has(error.status ?? 0) ||
-    (error.op === "ingest" && NO_ADAPTER.has(error.failure));
+  if (NO_ROUTE.has(error.status ?? 0)) return true;
+  if (error.op !== "ingest") return false;
+  // A repeated key or a compressed body is an adapter answering badly.
+  return NO_ADAPTER.has(error.failure) ||
+    (error.failure === "malformed_json" &&
+      notAJsonObject(requestDetail(error)));
 }
 
 /**

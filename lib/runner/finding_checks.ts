@@ -186,10 +186,14 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
 }
 
 /**
- * The check a request error points at: an answer not read after it arrived
- * by why it was not, any other by its class of failure.
+ * The check a request error points at: a refused token as such, an answer
+ * not read after it arrived by why it was not, any other by its class of
+ * failure.
  */
 function errorLead(error: RequestErrorRecord): string | null {
+  if (error.status === 401 || error.status === 403) {
+    return EVIDENCE_CHECKS.tokenAccepted;
+  }
   switch (unreadCause(error)) {
     case "echoed_token":
       return EVIDENCE_CHECKS.tokenNotEchoed;

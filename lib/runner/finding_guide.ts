@@ -73,6 +73,9 @@ export const EVIDENCE_CHECKS = {
   /** An answer's search for the marker was cut short, or failed. */
   searchableAnswers:
     "the adapter's answers can be searched for the marker within timeout_seconds: megabytes of text, or nesting thousands of levels deep, are not read",
+  /** A request answered HTTP 401 or 403: the adapter refused the bearer token, or that none was sent. */
+  tokenAccepted:
+    "token_env names the environment variable that holds the token the adapter expects, the token may call every operation, and the adapter is served over https:// (Trace sends a token only there)",
   /** A request found no adapter, or an HTTP error status. */
   unavailable:
     "rate limits or restarts of the staging application during the run",
@@ -189,6 +192,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       EVIDENCE_CHECKS.unavailable,
       EVIDENCE_CHECKS.searchableAnswers,
       EVIDENCE_CHECKS.tokenNotEchoed,
+      EVIDENCE_CHECKS.tokenAccepted,
     ],
   },
   inventory_incomplete: {
