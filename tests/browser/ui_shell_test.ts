@@ -73,22 +73,22 @@ browserTest(
   async (kit) => {
     await withUiServer({}, async (server) => {
       const visitor = await kit.open({ viewport: VIEWPORTS.mobile });
-      await visitor.page.goto(`${server.origin}/traces/health?x=1`);
+      await visitor.page.goto(`${server.origin}/traces/find?kind=selection`);
       const url = new URL(visitor.page.url());
       assert.equal(url.pathname, "/login");
-      assert.equal(url.searchParams.get("next"), "/traces/health?x=1");
+      assert.equal(url.searchParams.get("next"), "/traces/find?kind=selection");
       await visitor.page.getByRole("heading", { name: "Sign in to Trace" })
         .waitFor();
       await visitor.page.getByText("printed on its standard error").waitFor();
       await checkLayout(visitor.page, "login-mobile");
       // After signing in, the login URL returns to where the visitor was going.
       await visitor.page.goto(
-        loginUrlTo(server.loginUrl, "/traces/health?x=1"),
+        loginUrlTo(server.loginUrl, "/traces/find?kind=selection"),
       );
       assert.equal(
         new URL(visitor.page.url()).pathname +
           new URL(visitor.page.url()).search,
-        "/traces/health?x=1",
+        "/traces/find?kind=selection",
       );
     });
   },
