@@ -35,7 +35,6 @@ import { EmptyState } from "../ui/components/empty_state.tsx";
 import { RawJson } from "../ui/components/raw_json.tsx";
 import { PageHead, Section } from "../ui/components/section.tsx";
 import { Time } from "../ui/components/time.tsx";
-import type { UiEnv } from "../ui/context.ts";
 import { runHref } from "../ui/links.ts";
 import type { PageSpec, PageView } from "../ui/page.ts";
 import type { RunSource } from "../ui/run_view.ts";
