@@ -544,7 +544,7 @@ browserTest(
 );
 
 browserTest(
-  "the compare form's button lines up with the two run fields it sends",
+  "the compare form's button lines up with the two run fields it sends, and a run id fits them on a phone",
   async (kit) => {
     await withRunsFixture({ listen: true }, async (server) => {
       const opened = await kit.open();
@@ -566,6 +566,19 @@ browserTest(
         }
       }
       opened.allowed.push("status of 400");
+      // A whole run id fits its field on phones, the narrowest included.
+      const id = "run-20261202T113454Z-438e5e34f1a9";
+      for (const width of [390, 360, 320]) {
+        const phone = await kit.openWithSession(opened, {
+          viewport: { width, height: 800 },
+        });
+        await phone.page.goto(`${server.origin}/compare?a=${id}&b=${id}`);
+        const overflow = await phone.page.locator("#compare-a").evaluate((
+          input,
+        ) => input.scrollWidth - input.clientWidth);
+        assert.equal(overflow, 0, `at ${width} px the id overflows its field`);
+        phone.allowed.push("status of 404");
+      }
     });
   },
 );
