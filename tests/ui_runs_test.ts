@@ -810,6 +810,9 @@ Deno.test("starting a run on an unreachable adapter says so and records nothing"
       /<a href="\/targets\/unreachable">Back to the target<\/a>/,
     );
     assert.doesNotMatch(body, /href="\/targets">Back to the targets/);
+    // The notice says once that nothing was run, and what to do.
+    assert.equal(body.match(/nothing was run or recorded/gi)?.length, 1);
+    assert.doesNotMatch(body, /nothing was recorded/i);
   });
 });
 

@@ -154,12 +154,8 @@ function unreachable(
     },
     <div class="narrow">
       <h1>The staging adapter did not answer</h1>
+      {/* The message says what to do and that nothing was run or recorded. */}
       <p class="notice" role="alert">{message}</p>
-      <p>
-        Nothing was written to the staging application and nothing was recorded.
-        Start the adapter (or fix the target's base_url by registering a new
-        target), then try again.
-      </p>
       <BackLink request={request} />
     </div>,
     502,
