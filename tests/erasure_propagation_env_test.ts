@@ -14,17 +14,16 @@ import {
   withTempDir,
 } from "./_helpers.ts";
 
+/** `trace events ingest` of the README's fixture into `data`. */
+const ingestFixture = (data: string[], env: Record<string, string>) =>
+  runCli(["events", "ingest", SUPPORT_TURN_EVENTS, ...data], env);
+
 Deno.test("events ingest and obs propagation refuse TRACE_OBS_ERASURE_PROPAGATION=1, yes or empty in one line, writing nothing", async () => {
   for (const value of ["1", "yes", ""]) {
     await withTempDir(async (dir) => {
       const env = { HOME: dir, TRACE_OBS_ERASURE_PROPAGATION: value };
       const data = ["--data-dir", join(dir, "data")];
-      const ingest = await runCli([
-        "events",
-        "ingest",
-        SUPPORT_TURN_EVENTS,
-        ...data,
-      ], env);
+      const ingest = await ingestFixture(data, env);
       assert.equal(ingest.code, 2, ingest.err);
       assert.equal(ingest.err.trim().split("\n").length, 1, ingest.err);
       assert.match(
@@ -52,12 +51,7 @@ Deno.test("TRACE_OBS_ERASURE_PROPAGATION=true or false, in any case, is read as 
     const data = ["--data-dir", dir];
     for (const [value, shown] of [["TRUE", "on"], ["false", "off"]]) {
       const env = { HOME: dir, TRACE_OBS_ERASURE_PROPAGATION: value! };
-      const ingest = await runCli([
-        "events",
-        "ingest",
-        SUPPORT_TURN_EVENTS,
-        ...data,
-      ], env);
+      const ingest = await ingestFixture(data, env);
       assert.equal(ingest.code, 0, ingest.err);
       const listed = await runCli(["obs", "propagation", ...data], env);
       assert.equal(listed.code, 0, listed.err);
