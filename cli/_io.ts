@@ -1,7 +1,7 @@
 /** Where commands write and read: real stdio in the binary, buffers in tests. */
 
 import { readBounded } from "../lib/bytes.ts";
-import { ConfigError } from "../lib/errors.ts";
+import { nonEmptyEnv } from "../lib/env_switch.ts";
 
 /** The streams a command uses. */
 export interface CliIo {
@@ -188,9 +188,9 @@ export function credentialFromEnv(
   name: string,
   unsetMeans: string,
 ): string | undefined {
-  const value = io.env(name);
-  if (value !== "") return value;
-  throw new ConfigError(
-    `${name} is set but empty; unset it ${unsetMeans}, or give it a value`,
+  return nonEmptyEnv(
+    name,
+    io.env(name),
+    `unset it ${unsetMeans}, or give it a value`,
   );
 }

@@ -1,7 +1,8 @@
 /** Resolution of the one data directory shared by CLI, UI and MCP. */
 
 import { isAbsolute, join } from "node:path";
-import { ConfigError, StorageError } from "./errors.ts";
+import { nonEmptyEnv } from "./env_switch.ts";
+import { StorageError } from "./errors.ts";
 
 /** Options for {@link resolveDataDir}. */
 export interface DataDirOptions {
@@ -19,12 +20,11 @@ export interface DataDirOptions {
 export function resolveDataDir(options: DataDirOptions = {}): string {
   const env = options.env ?? ((name: string) => Deno.env.get(name));
   if (options.flag) return options.flag;
-  const fromEnv = env("TRACE_DATA_DIR");
-  if (fromEnv === "") {
-    throw new ConfigError(
-      "TRACE_DATA_DIR is set but empty; set it to a directory, or unset it for the default data directory",
-    );
-  }
+  const fromEnv = nonEmptyEnv(
+    "TRACE_DATA_DIR",
+    env("TRACE_DATA_DIR"),
+    "set it to a directory, or unset it for the default data directory",
+  );
   if (fromEnv) return fromEnv;
   return join(platformDataHome(env), "trace");
 }
@@ -40,13 +40,11 @@ export function resolveDbUrl(
   env: (name: string) => string | undefined,
 ): string | undefined {
   if (flag !== undefined) return flag;
-  const fromEnv = env("TRACE_DB_URL");
-  if (fromEnv === "") {
-    throw new ConfigError(
-      "TRACE_DB_URL is set but empty; set it to the database URL, or unset it to use trace.db in the data directory",
-    );
-  }
-  return fromEnv;
+  return nonEmptyEnv(
+    "TRACE_DB_URL",
+    env("TRACE_DB_URL"),
+    "set it to the database URL, or unset it to use trace.db in the data directory",
+  );
 }
 
 function platformDataHome(env: (name: string) => string | undefined): string {
