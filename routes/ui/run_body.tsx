@@ -28,6 +28,7 @@ import { RequestWaterfall } from "./components/request_waterfall.tsx";
 import { RunTimeline, SampleTable } from "./components/run_timeline.tsx";
 import { PageHead, Section } from "./components/section.tsx";
 import { Time } from "./components/time.tsx";
+import { plural } from "./trace_words.ts";
 import { formatDuration, formatUtc } from "./format.ts";
 import {
   compareHref,
@@ -400,9 +401,7 @@ const ReportSections: FC<
  */
 function windowIntro(report: RunReport): string {
   const t = report.timing;
-  const documents = `${t.document_count} document${
-    t.document_count === 1 ? "" : "s"
-  }`;
+  const documents = plural(t.document_count, "document");
   if (report.samples.length === 0) {
     const lead = report.deletion === null
       ? "Nothing was deleted, so no store was sampled"
