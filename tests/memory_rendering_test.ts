@@ -190,3 +190,10 @@ Deno.test("MemoryPipeline with an uncounted cache reports 0 cached answers while
     },
   );
 });
+
+Deno.test("renderAnswer() html-named keeps a markup character's reference as written", () => {
+  assert.equal(
+    renderAnswer("a&b<c", ["html-named"]),
+    '<span title="memory > answer">&aopf;&amp;&bopf;&lt;&copf;</span>',
+  );
+});

@@ -82,8 +82,11 @@ function toHtml(text: string): string {
  * answer">`), as a browser reads it.
  */
 function toNamedReferences(text: string): string {
-  const styled = text.replace(/[&<>"']/g, (ch) => HTML_REFERENCES[ch]!)
-    .replace(/[A-Za-z]/g, (ch) => `&${ch}opf;`);
+  // One pass: a second would restyle the letters of the `&amp;` the first wrote.
+  const styled = text.replace(
+    /[&<>"']|[A-Za-z]/g,
+    (ch) => HTML_REFERENCES[ch] ?? `&${ch}opf;`,
+  );
   return `<span title="memory > answer">${styled}</span>`;
 }
 
