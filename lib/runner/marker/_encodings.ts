@@ -122,11 +122,15 @@ function holdsReplacementCharacter(bytes: Uint8Array): boolean {
 function* base64Texts(value: string, shortest: number): Generator<string> {
   const decoded = new Set<string>();
   const compact = value.replace(/[\r\n]/g, "").replaceAll("\\/", "/");
+  // A whole string that is base64 but not of text (an id, a digest) is
+  // also the run at its start: its bytes are decoded once, for both.
+  let whole: { text: string; bytes: Uint8Array | null } | null = null;
   if (WHOLE_BASE64.test(compact)) {
-    const bytes = base64Bytes(compact.replace(/=+$/, ""), shortest);
-    const text = bytes && utf8Text(bytes);
-    if (text) {
-      yield text;
+    const text = compact.replace(/=+$/, "");
+    whole = { text, bytes: base64Bytes(text, shortest) };
+    const utf8 = whole.bytes && utf8Text(whole.bytes);
+    if (utf8) {
+      yield utf8;
       return;
     }
   }
@@ -138,10 +142,28 @@ function* base64Texts(value: string, shortest: number): Generator<string> {
       const key = `${run.start}:${run.text.length}`;
       if (decoded.has(key)) continue;
       decoded.add(key);
-      const bytes = base64Bytes(run.text, shortest);
-      if (bytes) yield utf8Sequences(bytes, () => BYTE_BREAK);
+      const bytes = run.text === whole?.text
+        ? whole.bytes
+        : base64Bytes(run.text, shortest);
+      if (bytes) yield bytesText(bytes);
     }
   }
+}
+
+/** Keeps a leading U+FEFF, as {@link utf8Sequences} reads it. */
+const RUN_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * {@link utf8Sequences} of `bytes`, each byte that starts no valid
+ * sequence a {@link BYTE_BREAK}: natively decoded when no U+FFFD comes of
+ * it (the bytes are valid UTF-8, as most runs of text are), read sequence
+ * by sequence otherwise.
+ */
+function bytesText(bytes: Uint8Array): string {
+  const text = RUN_UTF8.decode(bytes);
+  return text.includes("\uFFFD")
+    ? utf8Sequences(bytes, () => BYTE_BREAK)
+    : text;
 }
 
 /** Characters of unpadded base64 that encode `characters` bytes. */
@@ -366,7 +388,7 @@ function hexText(digits: string): string {
   for (let i = 0; i < bytes.length; i++) {
     bytes[i] = (nibble(digits, 2 * i) << 4) | nibble(digits, 2 * i + 1);
   }
-  return utf8Sequences(bytes, () => BYTE_BREAK);
+  return bytesText(bytes);
 }
 
 /** The value of the hex digit at `digits[i]` (one of `[0-9A-Fa-f]`): no string per byte. */
