@@ -13,6 +13,7 @@ import {
 import type { Clock } from "../lib/runner/clock.ts";
 import { runDeletionContract } from "../lib/runner/engine.ts";
 import type { RunEvent } from "../lib/runner/events.ts";
+import type { RunIdentifiers } from "../lib/runner/ids.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { stagingConfig } from "./_helpers.ts";
 
@@ -303,6 +304,8 @@ export interface FakeRunOptions {
   clock?: VirtualClock;
   /** Where the checkpoint goes (default in memory). */
   checkpoint?: CheckpointSink;
+  /** Fixed identifiers (default: random ones). */
+  identifiers?: RunIdentifiers;
 }
 
 /** What a fake run produced. */
@@ -322,6 +325,7 @@ export async function runFake(options: FakeRunOptions = {}): Promise<FakeRun> {
     transport: options.hook ? intercept(target, options.hook) : target,
     target: { id: "fake", base_url: config.base_url, source: "config" },
     checkpoint: options.checkpoint ?? memoryCheckpointSink(),
+    ...(options.identifiers ? { identifiers: options.identifiers } : {}),
     clock,
     ...(options.signal ? { signal: options.signal } : {}),
     onEvent: (event) => {
