@@ -30,23 +30,22 @@ export function enableFilters(root: ParentNode): void {
       apply();
       input.focus();
     };
-    const apply = () => {
+    /** Shows the matching rows; returns what to announce. */
+    const filter = () => {
       const shown = filterRows(table, input.value);
-      const none = showNoMatch(table, input.value, shown, noun, clear);
+      return showNoMatch(table, input.value, shown, noun, clear) ??
+        `${shown} matching rows`;
+    };
+    const apply = () => {
+      const said = filter();
       keepInUrl(param, input.value);
-      announce(none ?? `${shown} matching rows`);
+      announce(said);
     };
     input.addEventListener("input", apply);
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && input.value !== "") {
-        input.value = "";
-        apply();
-      }
+      if (event.key === "Escape" && input.value !== "") clear();
     });
-    if (input.value !== "") {
-      const shown = filterRows(table, input.value);
-      showNoMatch(table, input.value, shown, noun, clear);
-    }
+    if (input.value !== "") filter();
   }
 }
 

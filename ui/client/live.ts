@@ -6,8 +6,8 @@
  * state. Until then, elements with `data-live-text="a.b"` show the twin's
  * value at that path (e.g. a running job's progress), and with
  * `data-live-region="ID"` the element `#ID` is replaced, on each poll, by
- * the same element of the page as the server renders it now (the page's
- * own URL, or `data-live-page`): everything the server words from the
+ * the same element of the page as the server renders it now (at the
+ * page's own URL): everything the server words from the
  * state (a run's headline, its issued ids) follows it, not only the texts.
  * A region is left alone while the reader selects text in it. Polling
  * pauses while the tab is hidden and stops after repeated failures (the
@@ -23,7 +23,7 @@ export type OnSwap = (region: HTMLElement) => void;
 /** Starts polling for every live element under `root`. */
 export function enableLive(root: ParentNode, onSwap?: OnSwap): void {
   for (const element of root.querySelectorAll<HTMLElement>("[data-live-url]")) {
-    poll(element, onSwap ?? (() => {}));
+    poll(element, onSwap);
   }
 }
 
@@ -62,9 +62,8 @@ function swap(region: HTMLElement, fresh: Element): boolean {
   const open = [...region.querySelectorAll("details")].map((d) => d.open);
   const focused = document.activeElement;
   const focusId = focused && region.contains(focused) ? focused.id : "";
-  region.replaceChildren(
-    ...[...fresh.childNodes].map((node) => document.importNode(node, true)),
-  );
+  // The parsed page is thrown away: its nodes move over, not copies.
+  region.replaceChildren(...fresh.childNodes);
   region.querySelectorAll("details").forEach((d, i) => {
     if (open[i] !== undefined) d.open = open[i]!;
   });
@@ -96,13 +95,12 @@ async function freshRegion(
   return region && state === rendered ? region : null;
 }
 
-function poll(element: HTMLElement, onSwap: OnSwap): void {
+function poll(element: HTMLElement, onSwap?: OnSwap): void {
   const url = element.dataset.liveUrl ?? "";
   const rendered = element.dataset.liveState ?? "";
   const interval = Number(element.dataset.liveInterval) || DEFAULT_INTERVAL_MS;
   const regionId = element.dataset.liveRegion ?? "";
-  const page = element.dataset.livePage ??
-    `${location.pathname}${location.search}`;
+  const page = `${location.pathname}${location.search}`;
   let failures = 0;
   const tick = async () => {
     if (document.hidden) return schedule();
@@ -119,7 +117,7 @@ function poll(element: HTMLElement, onSwap: OnSwap): void {
       if (region && !selecting(region)) {
         const fresh = await freshRegion(page, regionId, rendered);
         if (!fresh) return location.reload();
-        if (swap(region, fresh)) onSwap(region);
+        if (swap(region, fresh)) onSwap?.(region);
       }
       failures = 0;
     } catch {

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { errorMessage } from "../../errors.ts";
 import { findMarkerInAnswer } from "./answer.ts";
 import type { SearchReply, SearchRequest } from "./_search_messages.ts";
 
@@ -18,8 +19,7 @@ self.onmessage = (event: MessageEvent<SearchRequest>) => {
     reply = { id, ok: true, match: findMarkerInAnswer(answer, marker) };
   } catch (error) {
     // Only the first line: the caller words it as an answer not read.
-    const message = error instanceof Error ? error.message : String(error);
-    reply = { id, ok: false, message: message.split("\n")[0]! };
+    reply = { id, ok: false, message: errorMessage(error) };
   }
   self.postMessage(reply);
 };

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { errorMessage } from "../../errors.ts";
 import { type AnswerMatch, findMarkerInAnswer } from "./answer.ts";
 import type { SearchReply, SearchRequest } from "./_search_messages.ts";
 
@@ -204,8 +205,7 @@ export class AnswerSearcher {
 
 /** The first line of what went wrong, for the record of an answer not read. */
 function errorText(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return `the search could not finish: ${message.split("\n")[0]}`;
+  return `the search could not finish: ${errorMessage(error)}`;
 }
 
 function abortedError(): AnswerSearchError {
