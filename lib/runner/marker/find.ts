@@ -573,15 +573,18 @@ function charsAt(units: Unit[], from: number, count: number): string {
 const NAMED_REFERENCE = /^&([A-Za-z][A-Za-z0-9]{1,31})(;?)/;
 
 /**
- * HTML's named character references (`&lowbar;`, `&aopf;` for `𝕒`,
- * `&acy;` for Cyrillic `а`, `&sup2;`), from the `character-entities` tables
- * of the WHATWG list rather than a list of our own: a renderer decodes every
- * one of them, and one dropped character of the random part hides the
- * whole marker. A Map, so `&constructor;` is no name.
+ * The text of HTML's named character reference `name` (`&lowbar;`, `&aopf;`
+ * for `𝕒`, `&acy;` for Cyrillic `а`, `&sup2;`), from the
+ * `character-entities` table of the WHATWG list rather than a list of our
+ * own: a renderer decodes every one of them, and one dropped character of
+ * the random part hides the whole marker. Its own keys only, so
+ * `&constructor;` is no name.
  */
-const NAMED_CHARACTERS: ReadonlyMap<string, string> = new Map(
-  Object.entries(characterEntities),
-);
+function namedCharacter(name: string): string | undefined {
+  return Object.hasOwn(characterEntities, name)
+    ? characterEntities[name]
+    : undefined;
+}
 
 /** The names a renderer also decodes without their `;` (`&sup2`, `&amp`). */
 const LEGACY_NAMES: ReadonlySet<string> = new Set(characterEntitiesLegacy);
@@ -668,7 +671,7 @@ function namedReferenceAt(chars: string): Reference | null {
   const named = NAMED_REFERENCE.exec(chars);
   if (!named) return null;
   const [written, name, semicolon] = named;
-  const text = semicolon ? NAMED_CHARACTERS.get(name!) : undefined;
+  const text = semicolon ? namedCharacter(name!) : undefined;
   if (text !== undefined) return { units: written.length, text };
   if (LEGACY_STARTS.has(name!.slice(0, 2))) {
     for (let n = Math.min(name!.length, LONGEST_LEGACY_NAME); n >= 2; n--) {
@@ -676,7 +679,7 @@ function namedReferenceAt(chars: string): Reference | null {
       if (LEGACY_NAMES.has(legacy)) {
         return {
           units: legacy.length + 1,
-          text: NAMED_CHARACTERS.get(legacy)!,
+          text: namedCharacter(legacy)!,
         };
       }
     }
