@@ -17,6 +17,19 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/**
+ * A link's address as an attribute. Markdown lets an address hold character
+ * references (`?a=1&amp;b=2`), which `marked` hands over as written; they
+ * stay references here, as `marked`'s own renderer keeps them, where
+ * escaping their `&` again would put `&amp;` itself into the address.
+ */
+function escapeHref(href: string): string {
+  return href.replace(
+    /[<>"']|&(?!#\d{1,7};|#[xX][\da-fA-F]{1,6};|[A-Za-z][A-Za-z\d]*;)/g,
+    (c) => `&#${c.charCodeAt(0)};`,
+  );
+}
+
 /** Whether `href` leads somewhere from a page of this server: an anchor or an absolute http(s) address. */
 function servedHref(href: string): boolean {
   return href.startsWith("#") || /^https?:\/\//i.test(href);
@@ -32,7 +45,7 @@ const markdown = new Marked({
     link(token: Tokens.Link): string {
       const text = this.parser.parseInline(token.tokens);
       if (!servedHref(token.href)) return text;
-      return `<a href="${escapeHtml(token.href)}">${text}</a>`;
+      return `<a href="${escapeHref(token.href)}">${text}</a>`;
     },
     image(token: Tokens.Image): string {
       return escapeHtml(token.text);
