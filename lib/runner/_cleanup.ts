@@ -32,7 +32,8 @@ import type {
   RequestErrorRecord,
   Sample,
 } from "./report.ts";
-import { requestDetail, type RunSession } from "./_session.ts";
+import { requestDetail } from "./_request_errors.ts";
+import type { RunSession } from "./_session.ts";
 import { type NamespaceReading, readNamespace } from "./_observe.ts";
 import { joinAnd } from "../words.ts";
 

@@ -14,7 +14,6 @@ import {
   type StagingTransport,
   wasAltered,
 } from "../contract/protocol.ts";
-import { errorMessage } from "../errors.ts";
 import type { Clock } from "./clock.ts";
 import {
   type AnswerMatch,
@@ -23,6 +22,13 @@ import {
 } from "./marker/mod.ts";
 import { MIN_BOUNDED_MS } from "./_interrupt_bounds.ts";
 import type { RunEventListener } from "./events.ts";
+import {
+  alteredError,
+  cutShortError,
+  toRecord,
+  unreadError,
+  unsentError,
+} from "./_request_errors.ts";
 import type { RequestErrorRecord } from "./report.ts";
 
 /**
@@ -321,102 +327,4 @@ export class RunSession {
       this.#cutInFlight = null;
     }
   }
-}
-
-function cutShortError(op: Operation, ms: number): ProtocolError {
-  return new ProtocolError(
-    "timeout",
-    `Request /${op} failed: no answer within the ${
-      Math.round(ms) / 1000
-    } s left after the interrupt, so the request was called off`,
-  );
-}
-
-const NOT_READ = "its answer was not read: ";
-const ECHOED_TOKEN = "it echoed the bearer token";
-
-/** Why an answer of `op` was not read: its search was cut short, or failed. */
-function unreadError(
-  op: Operation,
-  error: AnswerSearchError,
-  budget: { ms: number; bounded: boolean },
-): ProtocolError {
-  const prefix = `Request /${op} failed: ${NOT_READ}`;
-  if (error.reason === "failed") {
-    return new ProtocolError("refused", `${prefix}${error.message}`);
-  }
-  const within = budget.bounded
-    ? `the ${Math.round(budget.ms) / 1000} s left after the interrupt`
-    : `its ${Math.round(budget.ms) / 1000} s timeout`;
-  return new ProtocolError(
-    "timeout",
-    `${prefix}searching it for the marker took longer than ${within}, so the search was called off`,
-  );
-}
-
-/** A search of an answer the transport rewrote that found no marker. */
-function alteredError(op: Operation): ProtocolError {
-  return new ProtocolError(
-    "refused",
-    `Request /${op} failed: ${NOT_READ}${ECHOED_TOKEN}, which was replaced by [redacted token] before the search, and the replacement may have cut the marker, so the answer cannot show the marker gone; the adapter must never return its token`,
-  );
-}
-
-/**
- * Why a request's answer was not read after it arrived, from the words this
- * module gives it (reports keep no other trace of it): it echoed the bearer
- * token, or its search was cut short or failed; `null` for a request that
- * failed on its own.
- */
-export function unreadCause(
-  error: RequestErrorRecord,
-): "echoed_token" | "search" | null {
-  const detail = requestDetail(error);
-  if (!detail.startsWith(NOT_READ)) return null;
-  return detail.startsWith(NOT_READ + ECHOED_TOKEN) ? "echoed_token" : "search";
-}
-
-function unsentError(op: Operation): ProtocolError {
-  return new ProtocolError(
-    "timeout",
-    `Request /${op} failed: the time allowed after the interrupt had run out before it was sent, so the request was called off`,
-  );
-}
-
-function toRecord(
-  op: Operation,
-  role: "test" | "control",
-  error: unknown,
-): RequestErrorRecord {
-  if (error instanceof ProtocolError) {
-    const record: RequestErrorRecord = {
-      op,
-      namespace: role,
-      failure: error.failure,
-      message: error.message,
-    };
-    if (error.status !== undefined) record.status = error.status;
-    return record;
-  }
-  // A transport bug must not leak internals into a report: keep the first line only.
-  return {
-    op,
-    namespace: role,
-    failure: "refused",
-    message: `/${op}: ${errorMessage(error)}`,
-  };
-}
-
-/**
- * A request error's message without the operation it starts with, for a
- * sentence that names the operation itself: the same error then reads the
- * same for every operation.
- */
-export function requestDetail(error: RequestErrorRecord): string {
-  for (const prefix of [`Request /${error.op} failed: `, `/${error.op}: `]) {
-    if (error.message.startsWith(prefix)) {
-      return error.message.slice(prefix.length);
-    }
-  }
-  return error.message;
 }

@@ -10,7 +10,7 @@
 
 import { notAJsonObject, type RequestFailure } from "../contract/protocol.ts";
 import type { Baseline, RequestErrorRecord } from "./report.ts";
-import { requestDetail } from "./_session.ts";
+import { requestDetail } from "./_request_errors.ts";
 
 /** One reason the baseline was not established. */
 export type BaselineProblem =

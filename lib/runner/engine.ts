@@ -37,7 +37,8 @@ import {
   type Sample,
   type TargetRef,
 } from "./report.ts";
-import { requestDetail, RunSession } from "./_session.ts";
+import { requestDetail } from "./_request_errors.ts";
+import { RunSession } from "./_session.ts";
 import { establishBaseline, observe } from "./_observe.ts";
 import { UnreadCountLog } from "./unread_counts.ts";
 import {

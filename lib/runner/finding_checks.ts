@@ -18,7 +18,7 @@ import type {
   RunReport,
   Sample,
 } from "./report.ts";
-import { unreadCause } from "./_session.ts";
+import { unreadCause } from "./_request_errors.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 import { continuedSentence } from "../words.ts";
