@@ -94,6 +94,9 @@ export function createLoginRoutes(
     if (!typedOrOwnPage(c, auth.publicOrigin)) {
       return page(c, "cross_site", next);
     }
+    // A HEAD (a link checker, a preview) only looks: it must neither spend
+    // the link nor be handed the session a browser would get.
+    if (c.req.method === "HEAD") return page(c, "sign_in", next);
     const result = await exchange(auth, token);
     if (typeof result === "object") {
       await startSession(c, auth, result);

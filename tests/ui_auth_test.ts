@@ -55,6 +55,21 @@ Deno.test("a spent or wrong login token gets a page that says so and how to get 
   });
 });
 
+Deno.test("a HEAD of the login link neither spends it nor starts a session; the browser's GET then signs in", async () => {
+  await withUiApp({}, async (fixture) => {
+    const head = await fixture.app.request(
+      at(fixture.login.path),
+      page({}, { method: "HEAD" }),
+    );
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get("set-cookie"), null);
+    assert.equal(head.headers.get("cache-control"), "no-store");
+    const get = await fixture.app.request(at(fixture.login.path), page());
+    assert.equal(get.status, 303);
+    assert.match(get.headers.get("set-cookie") ?? "", /^trace_session_8788=/);
+  });
+});
+
 Deno.test("a login link followed from another site is not exchanged; pasted into the address bar it works", async () => {
   await withUiApp({ adminToken: ADMIN_TOKEN }, async ({ app, login }) => {
     for (const site of ["cross-site", "same-site"]) {
