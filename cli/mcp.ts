@@ -18,7 +18,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { idFlag, parseFlags, showHelp } from "./_args.ts";
 import { openDataContext } from "./_context.ts";
-import { type Command, untilInterrupted } from "./_io.ts";
+import { type CliIo, type Command, untilInterrupted } from "./_io.ts";
+import type { RunJobs } from "../lib/runs/mod.ts";
 
 /** Flags that bind the local trace scope (shared with `trace mcp-config`). */
 export const SCOPE_FLAGS = {
@@ -280,10 +281,44 @@ export const mcp: Command = async (args, io) => {
       await Promise.race([calls.idle(), untilInterrupted(io)]);
     }
   } finally {
-    // A running run is cancelled: its window ends early, cleanup still runs.
-    await jobs.close();
+    await closeJobs(jobs, io);
     await server.close();
     db.close();
   }
   return 0;
 };
+
+/**
+ * Cancels the run still running, if one is: its window ends early, so it
+ * completes INCONCLUSIVE, and its cleanup runs before the process exits
+ * (a client that closes stdin kills the server soon after; a run left to
+ * finish its window would be killed before its cleanup). Stderr says so,
+ * with the outcome, since nobody is left to ask `trace.external_get`.
+ */
+async function closeJobs(
+  jobs: RunJobs,
+  io: CliIo,
+): Promise<void> {
+  const runId = jobs.active;
+  const cancelled = runId !== null && jobs.cancel(runId);
+  if (cancelled) {
+    io.err(
+      `trace mcp: ${
+        io.interrupted?.aborted ? "interrupted" : "stdin closed"
+      } while run ${runId} was running: it is cancelled (INCONCLUSIVE) and cleans up before exiting\n`,
+    );
+  }
+  await jobs.close();
+  if (!cancelled) return;
+  const view = await jobs.get(runId);
+  const cleanup = view.report?.cleanup;
+  io.err(
+    `trace mcp: run ${runId} ended ${view.verdict ?? view.state}; ${
+      cleanup === undefined
+        ? "its cleanup is not on record"
+        : cleanup.cleanup_complete
+        ? "cleanup complete"
+        : `cleanup incomplete: run trace external-cleanup ${runId}`
+    } (trace external-show ${runId})\n`,
+  );
+}

@@ -333,6 +333,67 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "over stdio: stdin closed while a run runs cancels it, cleans up, and says so on stderr with the outcome",
+  ...CHILD_PROCESS,
+  fn: async () => {
+    const demo = await startDemoServer();
+    try {
+      await withTempDir(async (dir) => {
+        await registerThroughCli(
+          dir,
+          "slow-staging",
+          await writeConfig(dir, demo.url, 60),
+        );
+        const { code, answers, err } = await mcpLines(
+          ["--data-dir", dir],
+          lines([
+            ...INITIALIZE,
+            {
+              jsonrpc: "2.0",
+              id: 2,
+              method: "tools/call",
+              params: {
+                name: "trace.external_start",
+                arguments: { target_id: "slow-staging" },
+              },
+            },
+          ]),
+        );
+        assert.equal(code, 0, err);
+        const started = answers.find((answer) => answer.id === 2) as {
+          result: { structuredContent: { run_id: string } };
+        };
+        const runId = started.result.structuredContent.run_id;
+        assert.match(
+          err,
+          new RegExp(
+            `stdin closed while run ${runId} was running: it is cancelled \\(INCONCLUSIVE\\) and cleans up before exiting`,
+          ),
+        );
+        assert.match(
+          err,
+          new RegExp(
+            `run ${runId} ended INCONCLUSIVE; cleanup complete \\(trace external-show ${runId}\\)`,
+          ),
+        );
+        const shown = captureIo();
+        await main(
+          ["external-show", runId, "--json", "--data-dir", dir],
+          shown,
+        );
+        const view = JSON.parse(shown.stdout());
+        assert.equal(view.verdict, "INCONCLUSIVE");
+        assert.equal(view.report.cleanup.cleanup_complete, true);
+        assert.equal(view.report.state, "interrupted");
+      });
+    } finally {
+      await demo.shutdown();
+    }
+  },
+});
+
 Deno.test("trace mcp-config refuses a --db URL with credentials or a query before it lands in a config", async () => {
   for (
     const url of [
