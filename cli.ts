@@ -319,9 +319,9 @@ function globalUsage(): string {
     "Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE or a usage/config error,",
     "130 when a second Ctrl-C (or SIGTERM) ends a run at once.",
     "With --json every command prints one JSON value on stdout, an error",
-    "included ({error: {code, message}}): an object, except that reference list",
-    "and reference plan print an array and events export prints NDJSON (one",
-    "object a line).",
+    "included ({error: {code, message}}) and help ({usage}): an object, except",
+    "that reference list and reference plan print an array and events export",
+    "prints NDJSON (one object a line).",
     "--application-id is accepted as another name of --application.",
     "",
   ].join("\n");
@@ -504,7 +504,8 @@ export async function main(
   }
   const resolution = resolve(args);
   if (resolution.kind === "usage") {
-    if (resolution.toStdout) io.out(resolution.text);
+    if (resolution.toStdout && json) printJson(io, { usage: resolution.text });
+    else if (resolution.toStdout) io.out(resolution.text);
     else io.err(resolution.text);
     return resolution.code;
   }
@@ -533,7 +534,21 @@ export async function main(
   }
   try {
     const command = await resolution.leaf.load();
-    return await command(resolution.args, stdout.io);
+    if (
+      !json || !resolution.args.some((arg) => arg === "--help" || arg === "-h")
+    ) {
+      return await command(resolution.args, stdout.io);
+    }
+    // Help asked for with --json is one JSON value too: its text as `usage`.
+    let usage = "";
+    const code = await command(
+      resolution.args,
+      withOut(stdout.io, (text) => {
+        usage += text;
+      }),
+    );
+    if (usage !== "") printJson(stdout.io, { usage });
+    return code;
   } catch (thrown) {
     // Output piped into a reader that stopped early (`| head`) is a normal end.
     if (thrown instanceof Deno.errors.BrokenPipe) return 0;
@@ -545,19 +560,10 @@ export async function main(
   }
 }
 
-/** `io` with a note of whether anything reached stdout, and the command's answer to a second Ctrl-C. */
-function trackStdout(io: CliIo): {
-  io: CliIo;
-  wrote: () => boolean;
-  exitAnswer: () => ((note: string | null) => unknown) | null;
-} {
-  let wrote = false;
-  let exitAnswer: ((note: string | null) => unknown) | null = null;
-  const tracked: CliIo = {
-    out(text) {
-      if (text.length > 0) wrote = true;
-      io.out(text);
-    },
+/** `io` writing its stdout to `out` instead; the rest is `io`'s own. */
+function withOut(io: CliIo, out: (text: string) => void): CliIo {
+  return {
+    out,
     err: (text) => io.err(text),
     readStdin: (limit) => io.readStdin(limit),
     stderrIsTerminal: io.stderrIsTerminal,
@@ -569,8 +575,23 @@ function trackStdout(io: CliIo): {
     },
     setExitNote: (note) => io.setExitNote?.(note),
     onExitAtOnce: (hook) => io.onExitAtOnce?.(hook),
-    setExitAnswer: (answer) => void (exitAnswer = answer),
+    setExitAnswer: (answer) => io.setExitAnswer?.(answer),
   };
+}
+
+/** `io` with a note of whether anything reached stdout, and the command's answer to a second Ctrl-C. */
+function trackStdout(io: CliIo): {
+  io: CliIo;
+  wrote: () => boolean;
+  exitAnswer: () => ((note: string | null) => unknown) | null;
+} {
+  let wrote = false;
+  let exitAnswer: ((note: string | null) => unknown) | null = null;
+  const tracked = withOut(io, (text) => {
+    if (text.length > 0) wrote = true;
+    io.out(text);
+  });
+  tracked.setExitAnswer = (answer) => void (exitAnswer = answer);
   return { io: tracked, wrote: () => wrote, exitAnswer: () => exitAnswer };
 }
 

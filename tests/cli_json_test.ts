@@ -189,6 +189,31 @@ Deno.test("external-run --help names every output flag, --html included, and exi
   assert.match(global.out, /130 when a second Ctrl-C/);
 });
 
+Deno.test("help asked for with --json is one JSON object holding the help text as usage", async () => {
+  for (
+    const [args, start] of [
+      [["help", "--json"], /^trace: prove/],
+      [["--help", "--json"], /^trace: prove/],
+      [["--json", "help"], /^trace: prove/],
+      [["external-run", "--help", "--json"], /^Usage: trace external-run /],
+      [["help", "external", "run", "--json"], /^Usage: trace external-run /],
+      [["events", "ingest", "-h", "--json"], /^Usage: trace events ingest /],
+      [["external"], null],
+    ] as const
+  ) {
+    const answer = await trace([...args]);
+    if (start === null) {
+      // A group without a command is a usage error, on stderr as before.
+      assert.equal(answer.code, 2);
+      continue;
+    }
+    assert.equal(answer.code, 0, args.join(" "));
+    const lines = answer.out.split("\n").filter((line) => line !== "");
+    assert.equal(lines.length, 1, `${args.join(" ")}: ${answer.out}`);
+    assert.match(JSON.parse(lines[0]!).usage, start, args.join(" "));
+  }
+});
+
 Deno.test("a leading --json is taken as the command's, --version answers in JSON, and other leading options say where they go", async () => {
   await withTempDir(async (dir) => {
     const leading = await trace(["--json", "external-runs", "--data-dir", dir]);
