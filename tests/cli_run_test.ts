@@ -115,6 +115,12 @@ const BAD_CONFIGS: [string, Record<string, unknown>, RegExp][] = [
     /deletion_window: unknown key \(did you mean deletion_window_seconds\?\); rename or remove it \(see fixtures\/staging-adapter\.json/,
   ],
   [
+    // The unknown key is named, not the required one it stands in for.
+    "a key without its qualifier, in place of a required one",
+    { base_url: undefined, url: "http://127.0.0.1:9" },
+    /url: unknown key \(did you mean base_url\?\); rename or remove it/,
+  ],
+  [
     "a mistyped key",
     { enviroment: "staging" },
     /enviroment: unknown key \(did you mean environment\?\)/,

@@ -108,6 +108,9 @@ function keyIssueMessage(known: readonly string[], hint: string) {
 function closestKey(key: string, known: readonly string[]): string | undefined {
   const typo = closestName(key, known);
   if (typo !== undefined) return typo;
+  // A key given without its qualifier: `url` for `base_url`.
+  const qualified = known.find((k) => k.endsWith(`_${key}`));
+  if (qualified !== undefined) return qualified;
   // Keys end in their unit or kind (`_seconds`, `_count`), which is easy to leave off.
   const stems = known.filter((k) => k.includes("_")).map((k) =>
     k.slice(0, k.lastIndexOf("_"))
@@ -278,10 +281,34 @@ function parseWith(
   const result = v.safeParse(schema, value);
   if (!result.success) {
     throw new ConfigError(
-      `Invalid ${source}: ${describeIssues(result.issues)}`,
+      `Invalid ${source}: ${describeIssues(misspeltFirst(result.issues))}`,
     );
   }
   return result.output;
+}
+
+/**
+ * `issues` with an unknown key that stands for a missing required one
+ * (`url` for `base_url`) first: the missing key alone would hide the typo,
+ * which the unknown key's message names with its suggestion.
+ */
+function misspeltFirst(
+  issues: readonly v.BaseIssue<unknown>[],
+): readonly v.BaseIssue<unknown>[] {
+  const keyOf = (issue: v.BaseIssue<unknown>) => issue.path?.at(-1)?.key;
+  const parentOf = (issue: v.BaseIssue<unknown>) => issue.path?.at(-1)?.input;
+  const misspelt = issues.find((issue) => {
+    const key = keyOf(issue);
+    if (issue.expected !== "never" || typeof key !== "string") return false;
+    const missing = issues.filter((other) =>
+      other.expected !== "never" && other.received === "undefined" &&
+      parentOf(other) === parentOf(issue)
+    ).map((other) => String(keyOf(other)));
+    return closestKey(key, missing) !== undefined;
+  });
+  return misspelt
+    ? [misspelt, ...issues.filter((i) => i !== misspelt)]
+    : issues;
 }
 
 /** Parses config file text strictly (duplicate keys refused) and validates it. */
