@@ -112,6 +112,22 @@ Deno.test("parseStrictJson() names the line and column, not a character offset",
   assert.deepEqual([first.line, first.column], [1, 1]);
 });
 
+Deno.test("parseStrictJson() names a trailing comma, the usual slip of hand-edited JSON", () => {
+  const member = errorOf('{\n  "a": 1,\n}');
+  assert.equal(
+    member.message,
+    'Invalid JSON at line 3, column 1: a comma before "}": JSON allows none after the last member; remove it',
+  );
+  assert.equal(member.reason, "syntax");
+  assert.match(
+    errorOf("[1, 2, ]").message,
+    /column 8: a comma before "\]": JSON allows none after the last item; remove it$/,
+  );
+  // An empty container is not a trailing comma.
+  assert.deepEqual(parseStrictJson('{"a": [], "b": {}}'), { a: [], b: {} });
+  assert.match(errorOf("{,}").message, /expected a string key/);
+});
+
 Deno.test("parseStrictJson() says so when the input is empty", () => {
   for (const text of ["", " \n "]) {
     const error = errorOf(text);

@@ -1871,7 +1871,10 @@ Deno.test("markdownHtml() keeps a character reference in a link's address as one
   );
   // The browser reads `&amp;` back as `&`: the address is ?x=1&y=2, not ?x=1&amp;y=2.
   assert.match(html, /<a href="https:\/\/example\.com\/\?x=1&amp;y=2">a<\/a>/);
-  assert.match(html, /<a href="https:\/\/example\.com\/\?x=1&#38;y=&#34;2&#34;">b<\/a>/);
+  assert.match(
+    html,
+    /<a href="https:\/\/example\.com\/\?x=1&#38;y=&#34;2&#34;">b<\/a>/,
+  );
 });
 
 Deno.test("pages refuse a query parameter they do not read rather than ignore it; the targets filter's q is read", async () => {

@@ -44,6 +44,7 @@ function readObject(
   if (open(cursor, depth, maxDepth, "}")) return result;
   do {
     skipSpace(cursor);
+    if (cursor.text[cursor.pos] === "}") trailingComma(cursor, "}");
     if (cursor.text[cursor.pos] !== '"') {
       fail(cursor, "syntax", "expected a string key");
     }
@@ -86,9 +87,25 @@ function readArray(
     if (result.length >= maxItems) {
       fail(cursor, "too_many_items", `more than ${maxItems} items`);
     }
+    if (cursor.text[cursor.pos] === "]") trailingComma(cursor, "]");
     result.push(readValue(cursor, depth, maxDepth));
   } while (separator(cursor, "]"));
   return result;
+}
+
+/**
+ * A container closed right after a comma: hand-edited JSON (a config) most
+ * often breaks this way, so the message names the comma rather than what
+ * was expected instead of the bracket.
+ */
+function trailingComma(cursor: Cursor, close: "}" | "]"): never {
+  fail(
+    cursor,
+    "syntax",
+    `a comma before "${close}": JSON allows none after the last ${
+      close === "}" ? "member" : "item"
+    }; remove it`,
+  );
 }
 
 /** Enters a container; true (and consumed) when it is empty. */
