@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { RequestFailure } from "../contract/protocol.ts";
+import { notAJsonObjectKind } from "../contract/protocol.ts";
 import { baselineProblems } from "./baseline_problems.ts";
 import type {
   Finding,
@@ -18,7 +18,7 @@ import type {
   RunReport,
   Sample,
 } from "./report.ts";
-import { unreadCause } from "./_request_errors.ts";
+import { requestDetail, unreadCause } from "./_request_errors.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 import { continuedSentence } from "../words.ts";
@@ -200,17 +200,23 @@ function errorLead(error: RequestErrorRecord): string | null {
     case "search":
       return EVIDENCE_CHECKS.searchableAnswers;
     default:
-      return failureLead(error.failure);
+      return failureLead(error);
   }
 }
 
-/** The check about a class of request failure; `null` for a class no check names. */
-function failureLead(failure: RequestFailure): string | null {
-  switch (failure) {
+/** The check about a request's class of failure; `null` for a class no check names. */
+function failureLead(error: RequestErrorRecord): string | null {
+  switch (error.failure) {
     case "timeout":
       return EVIDENCE_CHECKS.timeout;
-    case "malformed_json":
     case "schema":
+      return EVIDENCE_CHECKS.contractFields;
+    case "malformed_json":
+      // JSON of another type (an array for an object) has no syntax to fix:
+      // its shape is what breaks the contract.
+      return notAJsonObjectKind(requestDetail(error)) === "type"
+        ? EVIDENCE_CHECKS.contractFields
+        : EVIDENCE_CHECKS.malformed;
     case "too_large":
     case "framing":
       return EVIDENCE_CHECKS.malformed;

@@ -64,9 +64,16 @@ export const EVIDENCE_CHECKS = {
   /** A request ran out of time. */
   timeout:
     "the adapter answers within the configured timeout_seconds of each operation",
-  /** An answer was not one usable JSON object. */
+  /** An answer was not one strict JSON object of at most 1 MiB: its syntax, encoding, framing or size. */
   malformed:
     "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
+  /**
+   * An answer parsed as JSON but not in the contract's shape: a field
+   * missing or of another type, an error key in a 200 answer, or JSON of
+   * another type than an object.
+   */
+  contractFields:
+    'answers hold the fields of the trace-staging/1 contract with their documented types (README.md, "The adapter contract"): /ingest {"id": string}, /query an object with a string text, /inventory a boolean complete and integer source_records, vector_records and cache_records, /delete {"acknowledged": true}; and a failure is a status other than HTTP 200, not an error key in a 200 answer',
   /** An answer echoed the run's bearer token, so it could not show the marker gone. */
   tokenNotEchoed:
     "the adapter never returns its bearer token in an answer (echoed request headers, a debug field): Trace replaces the token before reading an answer, so an answer that holds it cannot show the marker gone",
@@ -189,6 +196,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
     checks: [
       EVIDENCE_CHECKS.timeout,
       EVIDENCE_CHECKS.malformed,
+      EVIDENCE_CHECKS.contractFields,
       EVIDENCE_CHECKS.unavailable,
       EVIDENCE_CHECKS.searchableAnswers,
       EVIDENCE_CHECKS.tokenNotEchoed,
