@@ -122,6 +122,35 @@ Deno.test("a baseline that counted too few records leads with /ingest visibility
   );
 });
 
+Deno.test("a baseline that counted more records than it ingested leads with what /inventory counts, not /ingest visibility", async (t) => {
+  const cases: [string, Record<string, number>][] = [
+    ["a namespace it was not given", { source_records: 4, vector_records: 4 }],
+    ["chunks as documents", { vector_records: 7 }],
+    ["chunks beside a store that counted too few", {
+      source_records: 2,
+      vector_records: 7,
+    }],
+  ];
+  for (const [name, counts] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: async (request, forward) => {
+          const answer = await forward();
+          return request.stage === "setup" && request.op === "inventory" &&
+              request.role === "test"
+            ? { ...answer, ...counts }
+            : answer;
+        },
+      });
+      assert.match(report.findings[0]!.message, /expected 3 of each/);
+      assert.equal(
+        firstAdvice(report),
+        `Check: ${EVIDENCE_CHECKS.countedOnce}.`,
+      );
+    });
+  }
+});
+
 /** A 404 as the strict HTTP client words it for a server without the adapter's routes. */
 function notFound(op: string): ProtocolError {
   return new ProtocolError(

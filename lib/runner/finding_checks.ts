@@ -178,6 +178,8 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
       return EVIDENCE_CHECKS.inventoryComplete;
     case "uncounted":
       return EVIDENCE_CHECKS.ingestVisible;
+    case "overcounted":
+      return EVIDENCE_CHECKS.countedOnce;
     case "unretrievable":
       return EVIDENCE_CHECKS.queryRetrieves;
     default:

@@ -53,9 +53,12 @@ export const EVIDENCE_CHECKS = {
   /** The checkpoint could not be written before an ingest, so ingest stopped. */
   checkpointWritable:
     "disk space and permissions of the data directory: a run writes its checkpoint before each ingest, so that every id it issued can be cleaned up, and stops when it cannot",
-  /** The baseline's requests succeeded, but its inventory did not count every canary. */
+  /** The baseline's requests succeeded, but its inventory counted fewer records than were ingested. */
   ingestVisible:
     "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
+  /** The baseline's inventory counted more records than were ingested. */
+  countedOnce:
+    "/inventory counts only the namespace it is given, and each document once in each store (not its chunks or embeddings): the baseline expects document_count source and vector records",
   /** The baseline query did not return a marker. */
   queryRetrieves: "/query retrieves a freshly ingested marker",
   /** An inventory answered `complete: false`. */
@@ -176,6 +179,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       EVIDENCE_CHECKS.ingestVisible,
       EVIDENCE_CHECKS.queryRetrieves,
       "/inventory counts source and vector records of the test namespace and answers complete: true",
+      EVIDENCE_CHECKS.countedOnce,
       EVIDENCE_CHECKS.idsPreserved,
     ],
   },
