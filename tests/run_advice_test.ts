@@ -277,7 +277,7 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
         "Request /ingest failed: HTTP 503 from POST http://127.0.0.1:9/ingest, expected 200",
         { status: 503 },
       ),
-      EVIDENCE_CHECKS.unavailable,
+      EVIDENCE_CHECKS.failingHandler.ingest,
     ],
   ];
   for (const [name, error, lead] of cases) {
@@ -385,6 +385,68 @@ Deno.test("answers that parse but break the contract's schema lead with its fiel
       const { report } = await runFake({ hook });
       assert.equal(report.findings[0]!.code, "baseline_failed");
       assert.match(report.findings[0]!.message, message);
+      assert.equal(firstAdvice(report), `Check: ${lead}.`);
+    });
+  }
+});
+
+/** An HTTP 5xx status as the strict HTTP client words it. */
+function serverError(op: Operation, status: number): ProtocolError {
+  return new ProtocolError(
+    "http_status",
+    `Request /${op} failed: HTTP ${status}, expected 200`,
+    { status },
+  );
+}
+
+Deno.test("an operation that answered HTTP 5xx from its first request on leads with its own handler, one that worked before with rate limits and restarts", async (t) => {
+  const cases: [string, InterceptHook, string, string][] = [
+    [
+      "every /query",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(serverError("query", 500))
+          : forward(),
+      "baseline_failed",
+      EVIDENCE_CHECKS.failingHandler.query,
+    ],
+    [
+      "every /inventory",
+      (request, forward) =>
+        request.op === "inventory"
+          ? Promise.reject(serverError("inventory", 502))
+          : forward(),
+      "baseline_failed",
+      EVIDENCE_CHECKS.failingHandler.inventory,
+    ],
+    [
+      "/query from the second window sample on",
+      (request, forward) =>
+        request.op === "query" && request.stage !== "setup" &&
+          !(request.stage === "window" && request.sample < 1)
+          ? Promise.reject(serverError("query", 500))
+          : forward(),
+      "request_error",
+      EVIDENCE_CHECKS.unavailable,
+    ],
+    [
+      "/ingest from the second document on",
+      (() => {
+        let ingests = 0;
+        return (request, forward) =>
+          request.op === "ingest" && ++ingests > 1
+            ? Promise.reject(serverError("ingest", 503))
+            : forward();
+      })() satisfies InterceptHook,
+      "baseline_failed",
+      EVIDENCE_CHECKS.unavailable,
+    ],
+  ];
+  for (const [name, hook, code, lead] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({ hook });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.equal(report.findings[0]!.code, code);
       assert.equal(firstAdvice(report), `Check: ${lead}.`);
     });
   }

@@ -19,6 +19,7 @@ import type {
   Sample,
 } from "./report.ts";
 import { requestDetail, unreadCause } from "./_request_errors.ts";
+import { failedFromFirst } from "./_operation_answers.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 import { continuedSentence } from "../words.ts";
@@ -97,7 +98,7 @@ function leadCheck(finding: Finding, report: RunReport): string | null {
       return baselineLead(finding, report);
     case "request_error": {
       const first = report.samples.flatMap((s) => s.errors)[0];
-      return first ? errorLead(first) : null;
+      return first ? errorLead(first, report) : null;
     }
     case "interrupted":
       // Nothing is left to remove: what remains to do is a run to its end.
@@ -167,7 +168,7 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
   // guide's order stands, which leads with base_url and the adapter.
   switch (problem?.about) {
     case "request":
-      return errorLead(problem.error);
+      return errorLead(problem.error, report);
     case "no_route":
       return EVIDENCE_CHECKS.adapterReached;
     case "ingest_id":
@@ -188,11 +189,15 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
 }
 
 /**
- * The check a request error points at: a refused token as such, an answer
- * not read after it arrived by why it was not, any other by its class of
- * failure.
+ * The check a request error of `report` points at: a refused token as
+ * such, an answer not read after it arrived by why it was not, an
+ * operation that never worked by its own handler, any other by its class
+ * of failure.
  */
-function errorLead(error: RequestErrorRecord): string | null {
+function errorLead(
+  error: RequestErrorRecord,
+  report: RunReport,
+): string | null {
   if (error.status === 401 || error.status === 403) {
     return EVIDENCE_CHECKS.tokenAccepted;
   }
@@ -202,7 +207,9 @@ function errorLead(error: RequestErrorRecord): string | null {
     case "search":
       return EVIDENCE_CHECKS.searchableAnswers;
     default:
-      return failureLead(error);
+      return failedFromFirst(report, error.op)
+        ? EVIDENCE_CHECKS.failingHandler[error.op]
+        : failureLead(error);
   }
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Operation } from "../contract/protocol.ts";
 import { FINDING_CODES, type FindingCode } from "./rules.ts";
 
 /** How to read one finding code. */
@@ -16,6 +17,11 @@ export interface FindingGuide {
   proof: string;
   /** What to look at in the application (or the adapter), in order. */
   checks: string[];
+}
+
+/** The check about an operation whose handler failed every request of the run. */
+function failingHandler(op: Operation): string {
+  return `the adapter's logs and its /${op} handler for the error it answers: every /${op} request of the run answered an HTTP 5xx status from the first one on, so the operation never worked, rather than stopped working under rate limits or a restart`;
 }
 
 /**
@@ -89,6 +95,13 @@ export const EVIDENCE_CHECKS = {
   /** A request found no adapter, or an HTTP error status. */
   unavailable:
     "rate limits or restarts of the staging application during the run",
+  /** Every request of an operation answered an HTTP 5xx status, from the first one on. */
+  failingHandler: {
+    ingest: failingHandler("ingest"),
+    query: failingHandler("query"),
+    inventory: failingHandler("inventory"),
+    delete: failingHandler("delete"),
+  },
   /** An interrupted run whose own cleanup completed: nothing is left to remove. */
   rerun: "rerun when nothing will interrupt the window",
 } as const;
