@@ -5,14 +5,20 @@
  */
 
 import assert from "node:assert/strict";
-import { ProtocolError } from "../lib/contract/protocol.ts";
+import { type Operation, ProtocolError } from "../lib/contract/protocol.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "../lib/runner/finding_guide.ts";
 import type { RunReport } from "../lib/runner/report.ts";
 import { nextSteps, reportHeadline } from "../routes/ui/run_words.ts";
 import { reportView } from "../lib/runs/mod.ts";
 import { tokenRedactor } from "../lib/http/_redact.ts";
+import { interpretAnswer } from "../lib/http/_answer.ts";
 import { renderReport } from "../cli/_report_text.ts";
-import { findingsOf, markerAnswer, runFake } from "./_fake_target.ts";
+import {
+  findingsOf,
+  type InterceptHook,
+  markerAnswer,
+  runFake,
+} from "./_fake_target.ts";
 import { main } from "../cli.ts";
 import { captureIo, withServer, withTempDir } from "./_helpers.ts";
 
@@ -116,6 +122,35 @@ Deno.test("a baseline that counted too few records leads with /ingest visibility
   );
 });
 
+Deno.test("a baseline that counted more records than it ingested leads with what /inventory counts, not /ingest visibility", async (t) => {
+  const cases: [string, Record<string, number>][] = [
+    ["a namespace it was not given", { source_records: 4, vector_records: 4 }],
+    ["chunks as documents", { vector_records: 7 }],
+    ["chunks beside a store that counted too few", {
+      source_records: 2,
+      vector_records: 7,
+    }],
+  ];
+  for (const [name, counts] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({
+        hook: async (request, forward) => {
+          const answer = await forward();
+          return request.stage === "setup" && request.op === "inventory" &&
+              request.role === "test"
+            ? { ...answer, ...counts }
+            : answer;
+        },
+      });
+      assert.match(report.findings[0]!.message, /expected 3 of each/);
+      assert.equal(
+        firstAdvice(report),
+        `Check: ${EVIDENCE_CHECKS.countedOnce}.`,
+      );
+    });
+  }
+});
+
 /** A 404 as the strict HTTP client words it for a server without the adapter's routes. */
 function notFound(op: string): ProtocolError {
   return new ProtocolError(
@@ -215,7 +250,7 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
         "Request /ingest failed: the answer has no string id",
         { status: 200 },
       ),
-      EVIDENCE_CHECKS.malformed,
+      EVIDENCE_CHECKS.contractFields,
     ],
     [
       "an answer that repeats a key",
@@ -242,7 +277,7 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
         "Request /ingest failed: HTTP 503 from POST http://127.0.0.1:9/ingest, expected 200",
         { status: 503 },
       ),
-      EVIDENCE_CHECKS.unavailable,
+      EVIDENCE_CHECKS.failingHandler.ingest,
     ],
   ];
   for (const [name, error, lead] of cases) {
@@ -260,6 +295,159 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
       assert.ok(
         !renderReport(report).includes(EVIDENCE_CHECKS.adapterReached),
       );
+    });
+  }
+});
+
+/** The error the strict HTTP client gives a 200 answer whose body is `text`. */
+function answerError(op: Operation, text: string): ProtocolError {
+  const response = {
+    status: 200,
+    headers: new Map<string, string[]>(),
+    body: new TextEncoder().encode(text),
+  };
+  try {
+    interpretAnswer(op, response, {
+      url: new URL(`http://127.0.0.1:9/${op}`),
+      tokenEnv: undefined,
+      tokenSent: false,
+    });
+  } catch (error) {
+    if (error instanceof ProtocolError) return error;
+    throw error;
+  }
+  throw new Error(`the client took ${text} as an answer`);
+}
+
+Deno.test("answers that parse but break the contract's schema lead with its fields, syntax errors with the JSON format", async (t) => {
+  const cases: [string, InterceptHook, RegExp, string][] = [
+    [
+      "/ingest answering {doc_id}",
+      (request, forward) =>
+        request.op === "ingest"
+          ? Promise.resolve({ doc_id: request.body.id })
+          : forward(),
+      /\/ingest response: id: is required/,
+      EVIDENCE_CHECKS.contractFields,
+    ],
+    [
+      "source_records as a string",
+      async (request, forward) => {
+        const answer = await forward();
+        return request.stage === "setup" && request.op === "inventory"
+          ? { ...answer, source_records: "3" }
+          : answer;
+      },
+      /source_records: must be a non-negative integer/,
+      EVIDENCE_CHECKS.contractFields,
+    ],
+    [
+      'complete: "true"',
+      async (request, forward) => {
+        const answer = await forward();
+        return request.stage === "setup" && request.op === "inventory"
+          ? { ...answer, complete: "true" }
+          : answer;
+      },
+      /complete: must be a boolean/,
+      EVIDENCE_CHECKS.contractFields,
+    ],
+    [
+      "/query answering a JSON array",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(answerError("query", "[]"))
+          : forward(),
+      /JSON but not an object/,
+      EVIDENCE_CHECKS.contractFields,
+    ],
+    [
+      "/query answering trailing bytes",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(answerError("query", '{"text": "a"} {}'))
+          : forward(),
+      /more after its JSON object/,
+      EVIDENCE_CHECKS.malformed,
+    ],
+    [
+      "/query answering text that is not JSON",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(answerError("query", "<html>"))
+          : forward(),
+      /not valid JSON/,
+      EVIDENCE_CHECKS.malformed,
+    ],
+  ];
+  for (const [name, hook, message, lead] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({ hook });
+      assert.equal(report.findings[0]!.code, "baseline_failed");
+      assert.match(report.findings[0]!.message, message);
+      assert.equal(firstAdvice(report), `Check: ${lead}.`);
+    });
+  }
+});
+
+/** An HTTP 5xx status as the strict HTTP client words it. */
+function serverError(op: Operation, status: number): ProtocolError {
+  return new ProtocolError(
+    "http_status",
+    `Request /${op} failed: HTTP ${status}, expected 200`,
+    { status },
+  );
+}
+
+Deno.test("an operation that answered HTTP 5xx from its first request on leads with its own handler, one that worked before with rate limits and restarts", async (t) => {
+  const cases: [string, InterceptHook, string, string][] = [
+    [
+      "every /query",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(serverError("query", 500))
+          : forward(),
+      "baseline_failed",
+      EVIDENCE_CHECKS.failingHandler.query,
+    ],
+    [
+      "every /inventory",
+      (request, forward) =>
+        request.op === "inventory"
+          ? Promise.reject(serverError("inventory", 502))
+          : forward(),
+      "baseline_failed",
+      EVIDENCE_CHECKS.failingHandler.inventory,
+    ],
+    [
+      "/query from the second window sample on",
+      (request, forward) =>
+        request.op === "query" && request.stage !== "setup" &&
+          !(request.stage === "window" && request.sample < 1)
+          ? Promise.reject(serverError("query", 500))
+          : forward(),
+      "request_error",
+      EVIDENCE_CHECKS.unavailable,
+    ],
+    [
+      "/ingest from the second document on",
+      (() => {
+        let ingests = 0;
+        return (request, forward) =>
+          request.op === "ingest" && ++ingests > 1
+            ? Promise.reject(serverError("ingest", 503))
+            : forward();
+      })() satisfies InterceptHook,
+      "baseline_failed",
+      EVIDENCE_CHECKS.unavailable,
+    ],
+  ];
+  for (const [name, hook, code, lead] of cases) {
+    await t.step(name, async () => {
+      const { report } = await runFake({ hook });
+      assert.equal(report.verdict, "INCONCLUSIVE");
+      assert.equal(report.findings[0]!.code, code);
+      assert.equal(firstAdvice(report), `Check: ${lead}.`);
     });
   }
 });

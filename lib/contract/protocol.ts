@@ -199,11 +199,20 @@ export const NOT_A_JSON_OBJECT = {
   type: "the answer is JSON but not an object",
 } as const;
 
+/** Which of {@link NOT_A_JSON_OBJECT} a request error's detail says the answer was; `null` for none. */
+export function notAJsonObjectKind(
+  detail: string,
+): keyof typeof NOT_A_JSON_OBJECT | null {
+  const kinds = Object.keys(
+    NOT_A_JSON_OBJECT,
+  ) as (keyof typeof NOT_A_JSON_OBJECT)[];
+  return kinds.find((kind) => detail.startsWith(NOT_A_JSON_OBJECT[kind])) ??
+    null;
+}
+
 /** Whether a request error's detail says the answer was no JSON object at all ({@link NOT_A_JSON_OBJECT}). */
 export function notAJsonObject(detail: string): boolean {
-  return Object.values(NOT_A_JSON_OBJECT).some((words) =>
-    detail.startsWith(words)
-  );
+  return notAJsonObjectKind(detail) !== null;
 }
 
 /** Why a request produced no usable answer; stable, content-free. */

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { RequestFailure } from "../contract/protocol.ts";
+import { notAJsonObjectKind } from "../contract/protocol.ts";
 import { baselineProblems } from "./baseline_problems.ts";
 import type {
   Finding,
@@ -18,7 +18,8 @@ import type {
   RunReport,
   Sample,
 } from "./report.ts";
-import { unreadCause } from "./_request_errors.ts";
+import { requestDetail, unreadCause } from "./_request_errors.ts";
+import { failedFromFirst } from "./_operation_answers.ts";
 import type { FindingCode } from "./rules.ts";
 import { EVIDENCE_CHECKS, findingGuide } from "./finding_guide.ts";
 import { continuedSentence } from "../words.ts";
@@ -97,7 +98,7 @@ function leadCheck(finding: Finding, report: RunReport): string | null {
       return baselineLead(finding, report);
     case "request_error": {
       const first = report.samples.flatMap((s) => s.errors)[0];
-      return first ? errorLead(first) : null;
+      return first ? errorLead(first, report) : null;
     }
     case "interrupted":
       // Nothing is left to remove: what remains to do is a run to its end.
@@ -167,7 +168,7 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
   // guide's order stands, which leads with base_url and the adapter.
   switch (problem?.about) {
     case "request":
-      return errorLead(problem.error);
+      return errorLead(problem.error, report);
     case "no_route":
       return EVIDENCE_CHECKS.adapterReached;
     case "ingest_id":
@@ -178,6 +179,8 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
       return EVIDENCE_CHECKS.inventoryComplete;
     case "uncounted":
       return EVIDENCE_CHECKS.ingestVisible;
+    case "overcounted":
+      return EVIDENCE_CHECKS.countedOnce;
     case "unretrievable":
       return EVIDENCE_CHECKS.queryRetrieves;
     default:
@@ -186,11 +189,15 @@ function baselineLead(finding: Finding, report: RunReport): string | null {
 }
 
 /**
- * The check a request error points at: a refused token as such, an answer
- * not read after it arrived by why it was not, any other by its class of
- * failure.
+ * The check a request error of `report` points at: a refused token as
+ * such, an answer not read after it arrived by why it was not, an
+ * operation that never worked by its own handler, any other by its class
+ * of failure.
  */
-function errorLead(error: RequestErrorRecord): string | null {
+function errorLead(
+  error: RequestErrorRecord,
+  report: RunReport,
+): string | null {
   if (error.status === 401 || error.status === 403) {
     return EVIDENCE_CHECKS.tokenAccepted;
   }
@@ -200,17 +207,25 @@ function errorLead(error: RequestErrorRecord): string | null {
     case "search":
       return EVIDENCE_CHECKS.searchableAnswers;
     default:
-      return failureLead(error.failure);
+      return failedFromFirst(report, error.op)
+        ? EVIDENCE_CHECKS.failingHandler[error.op]
+        : failureLead(error);
   }
 }
 
-/** The check about a class of request failure; `null` for a class no check names. */
-function failureLead(failure: RequestFailure): string | null {
-  switch (failure) {
+/** The check about a request's class of failure; `null` for a class no check names. */
+function failureLead(error: RequestErrorRecord): string | null {
+  switch (error.failure) {
     case "timeout":
       return EVIDENCE_CHECKS.timeout;
-    case "malformed_json":
     case "schema":
+      return EVIDENCE_CHECKS.contractFields;
+    case "malformed_json":
+      // JSON of another type (an array for an object) has no syntax to fix:
+      // its shape is what breaks the contract.
+      return notAJsonObjectKind(requestDetail(error)) === "type"
+        ? EVIDENCE_CHECKS.contractFields
+        : EVIDENCE_CHECKS.malformed;
     case "too_large":
     case "framing":
       return EVIDENCE_CHECKS.malformed;

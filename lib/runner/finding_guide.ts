@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Operation } from "../contract/protocol.ts";
 import { FINDING_CODES, type FindingCode } from "./rules.ts";
 
 /** How to read one finding code. */
@@ -16,6 +17,11 @@ export interface FindingGuide {
   proof: string;
   /** What to look at in the application (or the adapter), in order. */
   checks: string[];
+}
+
+/** The check about an operation whose handler failed every request of the run. */
+function failingHandler(op: Operation): string {
+  return `the adapter's logs and its /${op} handler for the error it answers: every /${op} request of the run answered an HTTP 5xx status from the first one on, so the operation never worked, rather than stopped working under rate limits or a restart`;
 }
 
 /**
@@ -53,9 +59,12 @@ export const EVIDENCE_CHECKS = {
   /** The checkpoint could not be written before an ingest, so ingest stopped. */
   checkpointWritable:
     "disk space and permissions of the data directory: a run writes its checkpoint before each ingest, so that every id it issued can be cleaned up, and stops when it cannot",
-  /** The baseline's requests succeeded, but its inventory did not count every canary. */
+  /** The baseline's requests succeeded, but its inventory counted fewer records than were ingested. */
   ingestVisible:
     "/ingest makes documents visible in every store before it returns (this protocol needs synchronous visibility)",
+  /** The baseline's inventory counted more records than were ingested. */
+  countedOnce:
+    "/inventory counts only the namespace it is given, and each document once in each store (not its chunks or embeddings): the baseline expects document_count source and vector records",
   /** The baseline query did not return a marker. */
   queryRetrieves: "/query retrieves a freshly ingested marker",
   /** An inventory answered `complete: false`. */
@@ -64,9 +73,16 @@ export const EVIDENCE_CHECKS = {
   /** A request ran out of time. */
   timeout:
     "the adapter answers within the configured timeout_seconds of each operation",
-  /** An answer was not one usable JSON object. */
+  /** An answer was not one strict JSON object of at most 1 MiB: its syntax, encoding, framing or size. */
   malformed:
     "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
+  /**
+   * An answer parsed as JSON but not in the contract's shape: a field
+   * missing or of another type, an error key in a 200 answer, or JSON of
+   * another type than an object.
+   */
+  contractFields:
+    'answers hold the fields of the trace-staging/1 contract with their documented types (README.md, "The adapter contract"): /ingest {"id": string}, /query an object with a string text, /inventory a boolean complete and integer source_records, vector_records and cache_records, /delete {"acknowledged": true}; and a failure is a status other than HTTP 200, not an error key in a 200 answer',
   /** An answer echoed the run's bearer token, so it could not show the marker gone. */
   tokenNotEchoed:
     "the adapter never returns its bearer token in an answer (echoed request headers, a debug field): Trace replaces the token before reading an answer, so an answer that holds it cannot show the marker gone",
@@ -79,6 +95,13 @@ export const EVIDENCE_CHECKS = {
   /** A request found no adapter, or an HTTP error status. */
   unavailable:
     "rate limits or restarts of the staging application during the run",
+  /** Every request of an operation answered an HTTP 5xx status, from the first one on. */
+  failingHandler: {
+    ingest: failingHandler("ingest"),
+    query: failingHandler("query"),
+    inventory: failingHandler("inventory"),
+    delete: failingHandler("delete"),
+  },
   /** An interrupted run whose own cleanup completed: nothing is left to remove. */
   rerun: "rerun when nothing will interrupt the window",
 } as const;
@@ -169,6 +192,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
       EVIDENCE_CHECKS.ingestVisible,
       EVIDENCE_CHECKS.queryRetrieves,
       "/inventory counts source and vector records of the test namespace and answers complete: true",
+      EVIDENCE_CHECKS.countedOnce,
       EVIDENCE_CHECKS.idsPreserved,
     ],
   },
@@ -189,6 +213,7 @@ const GUIDES: Record<FindingCode, FindingGuide> = {
     checks: [
       EVIDENCE_CHECKS.timeout,
       EVIDENCE_CHECKS.malformed,
+      EVIDENCE_CHECKS.contractFields,
       EVIDENCE_CHECKS.unavailable,
       EVIDENCE_CHECKS.searchableAnswers,
       EVIDENCE_CHECKS.tokenNotEchoed,
