@@ -100,7 +100,7 @@ export const externalPlan: Command = async (args, io) => {
     )
     : await configPlanTarget(values, choice.config, io);
   // What a run would refuse before sending anything, a plan refuses too.
-  checkConfigToken(config, io.env);
+  checkConfigToken(config, io.env, target);
   const plan = planRun(config, target);
   if (values.json) printJson(io, plan);
   else io.out(renderPlan(plan));

@@ -309,7 +309,7 @@ Deno.test("trace external-plan sends nothing and states the request budget", asy
   });
 });
 
-Deno.test("trace external-plan refuses a token_env naming an unset variable, as a run does", async () => {
+Deno.test("trace external-plan refuses a token_env naming an unset variable, as a run does, with the remedy a registered target allows", async () => {
   await withTempDir(async (dir) => {
     const config = await writeConfig(dir, "https://staging.example.test", {
       token_env: "TRACE_TEST_UNSET_TOKEN",
@@ -337,12 +337,17 @@ Deno.test("trace external-plan refuses a token_env naming an unset variable, as 
       0,
       registered.stderr(),
     );
-    const byTarget = captureIo();
-    assert.equal(
-      await main(["external-plan", "--target", "tokened", ...data], byTarget),
-      2,
-    );
-    assert.equal(byTarget.stderr(), words);
+    // A registered target keeps its config: the remedy is to set the variable.
+    const registeredWords =
+      'Cannot read bearer token: environment variable TRACE_TEST_UNSET_TOKEN is unset or empty; set TRACE_TEST_UNSET_TOKEN to the staging token where this command runs (target "tokened" keeps the config it was registered with; to run without a token, register a config without token_env under a new id)\n';
+    for (const command of ["external-plan", "external-run"]) {
+      const byTarget = captureIo();
+      assert.equal(
+        await main([command, "--target", "tokened", ...data], byTarget),
+        2,
+      );
+      assert.equal(byTarget.stderr(), `trace ${command}: ${registeredWords}`);
+    }
     // Set, the same config plans.
     const set = captureIo("", { TRACE_TEST_UNSET_TOKEN: "t0ken" });
     assert.equal(

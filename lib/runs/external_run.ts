@@ -16,7 +16,7 @@ import { digestOf } from "../canonical_json.ts";
 import type { TraceDb } from "../db.ts";
 import { errorMessage } from "../errors.ts";
 import { fileProblem } from "../file_errors.ts";
-import { createHttpTransport } from "../http/strict_client.ts";
+import { targetTransport } from "./target_transport.ts";
 import type { LedgerHead } from "../ledger/head.ts";
 import { type LinkedEntries, recordRun } from "../ledger/runs.ts";
 import { CONFIG_TARGET_PREFIX } from "../ledger/targets.ts";
@@ -127,7 +127,7 @@ export async function runExternal(
   let transport: StagingTransport | undefined;
   try {
     transport = options.transport ??
-      createHttpTransport(config, options.env ? { env: options.env } : {});
+      targetTransport(config, options.target, options.env);
     // A target named by id runs its stored config, which cannot be edited.
     await checkAdapterReachable(config, transport, {
       ...(options.target.source === "registered"

@@ -12,7 +12,7 @@ import type { StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
 import { NotFoundError, RefusedError, UsageError } from "../errors.ts";
 import { closestName } from "../suggest.ts";
-import { createHttpTransport } from "../http/strict_client.ts";
+import { targetTransport } from "./target_transport.ts";
 import { hasLedger, requireLedger } from "../ledger/schema.ts";
 import {
   listRetirements,
@@ -238,14 +238,13 @@ export async function resolveRunTarget(
   selection: RunSelection,
   options: ResolveOptions = {},
 ): Promise<ResolvedTarget> {
-  const transportFor = (config: StagingConfig) =>
-    options.transport ??
-      createHttpTransport(config, options.env ? { env: options.env } : {});
+  const transportFor = (config: StagingConfig, target?: TargetRef) =>
+    options.transport ?? targetTransport(config, target ?? null, options.env);
   if ("targetId" in selection) {
     const found = await readRunTarget(db, selection.targetId);
     return {
       ...found,
-      transport: transportFor(found.config),
+      transport: transportFor(found.config, found.target),
       registered: false,
     };
   }
@@ -299,9 +298,10 @@ export async function refuseRetiredConfig(
 export function checkConfigToken(
   config: StagingConfig,
   env?: (name: string) => string | undefined,
+  target: TargetRef | null = null,
 ): void {
   // Building the transport reads the token and connects to nothing.
-  createHttpTransport(config, env ? { env } : {});
+  targetTransport(config, target, env);
 }
 
 /** Options for {@link runExternalTarget}. */
