@@ -215,6 +215,36 @@ Deno.test("EventInputSchema refuses attributes outside the allowlist and unknown
   assert.equal(unknown.success, false);
 });
 
+Deno.test("EventInputSchema refuses a count attribute that is not a whole number of 0 or more", () => {
+  for (const value of ["ten", -5, 1.5, 2 ** 53, true]) {
+    for (const key of ["gen_ai.usage.input_tokens", "retrieval.top_k"]) {
+      const label = `${key} = ${JSON.stringify(value)}`;
+      assert.deepEqual(
+        normalizeEvent(event("e1", { attributes: { [key]: value } }), 0),
+        {
+          index: 0,
+          field: `attributes.${key}`,
+          message: "must be a whole number of 0 or more, or null",
+        },
+        label,
+      );
+    }
+  }
+  // A count, a null (not known) and any value under another key stay accepted.
+  const accepted = normalizeEvent(
+    event("e1", {
+      attributes: {
+        "gen_ai.usage.input_tokens": 0,
+        "gen_ai.usage.output_tokens": null,
+        "gen_ai.request.model": "m",
+        "app.delta": -5,
+      },
+    }),
+    0,
+  );
+  assert.ok("fingerprint" in accepted);
+});
+
 Deno.test("envelope triggers refuse UPDATE and unreviewed DELETE", async () => {
   await withDb(async (db) => {
     await initializeObs(db);
@@ -499,9 +529,14 @@ const ODD_PATHS: (string | number)[][] = [
   ...["type", "id", "version", "role", "extra"].map((k) => ["resources", 0, k]),
   ["resources", 1],
   ["resources", 2],
-  ...["app.a", "app.b", "bad key", "gen_ai.input.messages", "__proto__"].map(
-    (k) => ["attributes", k],
-  ),
+  ...[
+    "app.a",
+    "app.b",
+    "bad key",
+    "gen_ai.input.messages",
+    "__proto__",
+    "gen_ai.usage.input_tokens",
+  ].map((k) => ["attributes", k]),
   ...["strategy", "candidates", "omitted_candidates", "extra"].map((k) => [
     "selection",
     k,

@@ -187,6 +187,38 @@ export function modelUsage(attributes: Attributes): ModelUsage {
   };
 }
 
+/**
+ * Allowlisted attributes that hold a count (tokens, records, documents, an
+ * HTTP status code): a whole number of 0 or more, or `null`. Views and usage
+ * totals read them as numbers and leave out anything else, so a `"ten"` or
+ * `-5` is refused where it is written rather than shown as nothing later.
+ */
+export const COUNT_ATTRIBUTE_KEYS = [
+  "gen_ai.usage.input_tokens",
+  "gen_ai.usage.output_tokens",
+  "gen_ai.usage.cache_read.input_tokens",
+  "gen_ai.usage.cache_creation.input_tokens",
+  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.memory.record.count",
+  "http.response.status_code",
+  "retrieval.top_k",
+  "retrieval.documents.count",
+  "budget.tokens",
+] as const satisfies readonly typeof ALLOWED_ATTRIBUTE_KEYS[number][];
+
+const COUNT_KEYS: ReadonlySet<string> = new Set(COUNT_ATTRIBUTE_KEYS);
+
+/** What a value under a {@link COUNT_ATTRIBUTE_KEYS} key must be, as refusals word it. */
+export const COUNT_ATTRIBUTE_RULE =
+  "must be a whole number of 0 or more, or null";
+
+/** True when `value` may be stored under `key`: a count key takes a whole number of 0 or more, or `null`; other keys take any scalar. */
+export function attributeValueFits(key: string, value: unknown): boolean {
+  if (!COUNT_KEYS.has(key) || value === null) return true;
+  return typeof value === "number" && Number.isSafeInteger(value) &&
+    value >= 0;
+}
+
 /** Hosts may add their own non-content attributes under these prefixes. */
 export const ALLOWED_ATTRIBUTE_PREFIXES = ["app."] as const;
 
@@ -367,6 +399,23 @@ const AttributesSchema = v.pipe(
     (record) => Object.keys(record).length <= LIMITS.attributes,
     `must have at most ${LIMITS.attributes} keys`,
   ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    for (const [key, value] of Object.entries(dataset.value)) {
+      if (attributeValueFits(key, value)) continue;
+      addIssue({
+        message: COUNT_ATTRIBUTE_RULE,
+        path: [{
+          type: "object",
+          origin: "value",
+          input: dataset.value,
+          key,
+          value,
+        }],
+      });
+      return;
+    }
+  }),
 );
 /** Allowlisted scalar attributes. */
 export type Attributes = Record<string, string | number | boolean | null>;
