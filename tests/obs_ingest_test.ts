@@ -636,6 +636,18 @@ Deno.test("fastValidEvent() accepts only what EventInputSchema accepts, with the
   assert.ok(accepted > 500, `the fast path recognised only ${accepted} cases`);
 });
 
+Deno.test("normalizeEvent() words every refusal itself, never in valibot's default words", () => {
+  for (const input of fastPathCases()) {
+    const result = normalizeEvent(input, 0);
+    if ("fingerprint" in result) continue;
+    assert.doesNotMatch(
+      result.message,
+      /^Invalid |Expected /,
+      `${JSON.stringify(input)} is refused with ${result.message}`,
+    );
+  }
+});
+
 // ---- group commit and ownership ----
 
 Deno.test("ingestEvents() commits concurrent batches together, each deciding as if written in turn", async () => {

@@ -384,7 +384,17 @@ const AttributeValue = v.union([
   v.null(),
 ], "must be a string, finite number, boolean or null");
 
+/** What `attributes` must be, as refusals word it. */
+const ATTRIBUTES_SHAPE = "must be an object of attribute key → value";
+
 const AttributesSchema = v.pipe(
+  // valibot's record takes an array as an object and would name its first
+  // index as a key that is not allowlisted.
+  v.custom<Attributes>(
+    (value) =>
+      value !== null && typeof value === "object" && !Array.isArray(value),
+    ATTRIBUTES_SHAPE,
+  ),
   v.record(
     v.pipe(
       v.string(),
@@ -420,19 +430,22 @@ const AttributesSchema = v.pipe(
 /** Allowlisted scalar attributes. */
 export type Attributes = Record<string, string | number | boolean | null>;
 
+/** A count or rank: a whole number from 0 below 2^53. */
+const CountSchema = v.pipe(
+  v.number("must be a whole number of 0 or more"),
+  v.safeInteger("must be a whole number below 2^53"),
+  v.minValue(0, "must be a whole number of 0 or more"),
+);
+
 /** One candidate of a selection decision. */
 export const SelectionCandidateSchema = v.strictObject({
   ref: ResourceRefSchema,
-  rank: v.optional(
+  rank: v.optional(v.nullable(CountSchema)),
+  score: v.optional(
     v.nullable(
-      v.pipe(
-        v.number(),
-        v.safeInteger("must be a whole number below 2^53"),
-        v.minValue(0),
-      ),
+      v.pipe(v.number("must be a number or null"), v.finite("must be finite")),
     ),
   ),
-  score: v.optional(v.nullable(v.pipe(v.number(), v.finite("must be finite")))),
   selected: v.boolean("must be true or false"),
   reason: v.picklist(
     SELECTION_REASONS,
@@ -465,13 +478,7 @@ export const SelectionSchema = v.strictObject({
     ),
   ),
   /** Candidates that existed but were not recorded (beyond the bound). */
-  omitted_candidates: v.optional(
-    v.pipe(
-      v.number(),
-      v.safeInteger("must be a whole number below 2^53"),
-      v.minValue(0),
-    ),
-  ),
+  omitted_candidates: v.optional(CountSchema),
 }, objectIssueMessage());
 /** A selection decision: which candidates were considered, and why each was kept or dropped. */
 export interface Selection {
