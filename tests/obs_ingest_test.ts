@@ -648,6 +648,93 @@ Deno.test("normalizeEvent() words every refusal itself, never in valibot's defau
   }
 });
 
+// ---- roots of children that name none ----
+
+/** Root of every stored event, by event id, read from the index and the envelopes alike. */
+async function storedRootsOf(
+  db: TraceDb,
+): Promise<Record<string, [string, string]>> {
+  const rows = await db.client.execute(
+    `SELECT e.event_id, e.root_trace_id,
+            json_extract(v.body, '$.event.root_trace_id') AS enveloped
+       FROM obs_events e JOIN obs_envelopes v USING (seq) ORDER BY e.seq`,
+  );
+  return Object.fromEntries(
+    rows.rows.map((row) => [
+      String(row.event_id),
+      [String(row.root_trace_id), String(row.enveloped)],
+    ]),
+  );
+}
+
+const child = (id: string, parent: string, extra = {}) =>
+  event(id, { parent_event_id: parent, ...extra });
+
+Deno.test("ingestEvents() files a child without a root under its parent's root, found in its batch in any order", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await ingestEvents(db, [
+      child("grandchild", "child"),
+      child("child", "parent"),
+      event("parent", { root_trace_id: "task-1" }),
+      child("orphan", "never-sent"),
+      child("own-root", "parent", { root_trace_id: "task-2" }),
+      child("loop-b", "loop-a"),
+      child("loop-a", "loop-b"),
+    ]);
+    assert.deepEqual(await storedRootsOf(db), {
+      grandchild: ["task-1", "task-1"],
+      child: ["task-1", "task-1"],
+      parent: ["task-1", "task-1"],
+      orphan: ["orphan", "orphan"],
+      "own-root": ["task-2", "task-2"],
+      "loop-b": ["loop-a", "loop-a"],
+      "loop-a": ["loop-a", "loop-a"],
+    });
+    const task = await queryTraceEvents(db, { root_trace_id: "task-1" });
+    assert.deepEqual(
+      task.events.map((e) => e.event_id).sort(),
+      ["child", "grandchild", "parent"],
+    );
+    assert.equal((await parity(db)).status, "ok");
+  });
+});
+
+Deno.test("ingestEvents() files a child without a root under its stored parent's root, and a resend stays as stored", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    // Sent before its parent: nothing names its root yet.
+    await ingestEvents(db, [child("early", "parent")]);
+    await ingestEvents(db, [event("parent", { root_trace_id: "task-1" })]);
+    const later = await ingestEvents(db, [
+      child("late", "parent"),
+      child("late-grandchild", "late"),
+    ]);
+    assert.equal(later.inserted, 2);
+    // A resend of the early child is the identical retry it was, not a conflict.
+    const resend = await ingestEvents(db, [child("early", "parent")]);
+    assert.deepEqual([resend.inserted, resend.duplicates], [0, 1]);
+    // Concurrent batches decide as if written in turn.
+    await Promise.all([
+      ingestEvents(db, [event("p2", { root_trace_id: "task-2" })]),
+      ingestEvents(db, [child("c2", "p2")]),
+    ]);
+    assert.deepEqual(await storedRootsOf(db), {
+      early: ["early", "early"],
+      parent: ["task-1", "task-1"],
+      late: ["task-1", "task-1"],
+      "late-grandchild": ["task-1", "task-1"],
+      p2: ["task-2", "task-2"],
+      c2: ["task-2", "task-2"],
+    });
+    // And a changed payload is still refused.
+    await assert.rejects(
+      ingestEvents(db, [child("late", "parent", { status: "error" })]),
+      IngestConflictError,
+    );
+  });
+});
+
 // ---- group commit and ownership ----
 
 Deno.test("ingestEvents() commits concurrent batches together, each deciding as if written in turn", async () => {

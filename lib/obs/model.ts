@@ -534,7 +534,7 @@ export const EventInputSchema = v.pipe(
       agent_id: OptionalId,
       memory_id: OptionalId,
       thread_id: OptionalId,
-      /** Defaults to `event_id`: an event without a root is its own task scope. */
+      /** Absent: the parent's root when the write finds the parent (`ingest/_roots.ts`), else `event_id`. */
       root_trace_id: OptionalId,
       turn_id: OptionalId,
       run_id: OptionalId,
@@ -608,7 +608,7 @@ export interface EventScope {
   memory_id?: string | null | undefined;
   /** The conversation. */
   thread_id?: string | null | undefined;
-  /** The task scope the event belongs to; defaults to `event_id`, making the event its own root. */
+  /** The task scope the event belongs to; absent, the parent's when its parent is in the batch or stored, else `event_id`. */
   root_trace_id?: string | null | undefined;
   /** The turn within the thread. */
   turn_id?: string | null | undefined;
@@ -681,7 +681,7 @@ export interface TraceEvent {
   memory_id: string | null;
   /** The conversation. */
   thread_id: string | null;
-  /** The task scope (the event's own id when it named none). */
+  /** The task scope (when it named none, its parent's, else its own id). */
   root_trace_id: string;
   /** The turn within the thread. */
   turn_id: string | null;
