@@ -245,6 +245,22 @@ Deno.test("EventInputSchema refuses a count attribute that is not a whole number
   assert.ok("fingerprint" in accepted);
 });
 
+Deno.test("docs/observability.md has one row of its event field table for each key of EventInputSchema", async () => {
+  const docs = await Deno.readTextFile(
+    new URL("../docs/observability.md", import.meta.url),
+  );
+  const start = docs.indexOf("### Event fields");
+  assert.ok(start >= 0, 'no "### Event fields" part');
+  const part = docs.slice(start, docs.indexOf("\n#", start + 1));
+  // The first cell of each row after the header and its rule: `field`.
+  const documented = [...part.matchAll(/^\| `([a-z_]+)` +\|/gm)].map((m) =>
+    m[1]!
+  );
+  const keys = Object.keys(EventInputSchema.pipe[0].entries);
+  assert.deepEqual([...documented].sort(), [...keys].sort());
+  assert.equal(new Set(documented).size, documented.length, "no field twice");
+});
+
 Deno.test("envelope triggers refuse UPDATE and unreviewed DELETE", async () => {
   await withDb(async (db) => {
     await initializeObs(db);
