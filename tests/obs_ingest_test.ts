@@ -215,6 +215,52 @@ Deno.test("EventInputSchema refuses attributes outside the allowlist and unknown
   assert.equal(unknown.success, false);
 });
 
+Deno.test("EventInputSchema refuses a count attribute that is not a whole number of 0 or more", () => {
+  for (const value of ["ten", -5, 1.5, 2 ** 53, true]) {
+    for (const key of ["gen_ai.usage.input_tokens", "retrieval.top_k"]) {
+      const label = `${key} = ${JSON.stringify(value)}`;
+      assert.deepEqual(
+        normalizeEvent(event("e1", { attributes: { [key]: value } }), 0),
+        {
+          index: 0,
+          field: `attributes.${key}`,
+          message: "must be a whole number of 0 or more, or null",
+        },
+        label,
+      );
+    }
+  }
+  // A count, a null (not known) and any value under another key stay accepted.
+  const accepted = normalizeEvent(
+    event("e1", {
+      attributes: {
+        "gen_ai.usage.input_tokens": 0,
+        "gen_ai.usage.output_tokens": null,
+        "gen_ai.request.model": "m",
+        "app.delta": -5,
+      },
+    }),
+    0,
+  );
+  assert.ok("fingerprint" in accepted);
+});
+
+Deno.test("docs/observability.md has one row of its event field table for each key of EventInputSchema", async () => {
+  const docs = await Deno.readTextFile(
+    new URL("../docs/observability.md", import.meta.url),
+  );
+  const start = docs.indexOf("### Event fields");
+  assert.ok(start >= 0, 'no "### Event fields" part');
+  const part = docs.slice(start, docs.indexOf("\n#", start + 1));
+  // The first cell of each row after the header and its rule: `field`.
+  const documented = [...part.matchAll(/^\| `([a-z_]+)` +\|/gm)].map((m) =>
+    m[1]!
+  );
+  const keys = Object.keys(EventInputSchema.pipe[0].entries);
+  assert.deepEqual([...documented].sort(), [...keys].sort());
+  assert.equal(new Set(documented).size, documented.length, "no field twice");
+});
+
 Deno.test("envelope triggers refuse UPDATE and unreviewed DELETE", async () => {
   await withDb(async (db) => {
     await initializeObs(db);
@@ -499,9 +545,14 @@ const ODD_PATHS: (string | number)[][] = [
   ...["type", "id", "version", "role", "extra"].map((k) => ["resources", 0, k]),
   ["resources", 1],
   ["resources", 2],
-  ...["app.a", "app.b", "bad key", "gen_ai.input.messages", "__proto__"].map(
-    (k) => ["attributes", k],
-  ),
+  ...[
+    "app.a",
+    "app.b",
+    "bad key",
+    "gen_ai.input.messages",
+    "__proto__",
+    "gen_ai.usage.input_tokens",
+  ].map((k) => ["attributes", k]),
   ...["strategy", "candidates", "omitted_candidates", "extra"].map((k) => [
     "selection",
     k,
@@ -599,6 +650,105 @@ Deno.test("fastValidEvent() accepts only what EventInputSchema accepts, with the
     assert.notEqual(fastValidEvent(base), null, JSON.stringify(base));
   }
   assert.ok(accepted > 500, `the fast path recognised only ${accepted} cases`);
+});
+
+Deno.test("normalizeEvent() words every refusal itself, never in valibot's default words", () => {
+  for (const input of fastPathCases()) {
+    const result = normalizeEvent(input, 0);
+    if ("fingerprint" in result) continue;
+    assert.doesNotMatch(
+      result.message,
+      /^Invalid |Expected /,
+      `${JSON.stringify(input)} is refused with ${result.message}`,
+    );
+  }
+});
+
+// ---- roots of children that name none ----
+
+/** Root of every stored event, by event id, read from the index and the envelopes alike. */
+async function storedRootsOf(
+  db: TraceDb,
+): Promise<Record<string, [string, string]>> {
+  const rows = await db.client.execute(
+    `SELECT e.event_id, e.root_trace_id,
+            json_extract(v.body, '$.event.root_trace_id') AS enveloped
+       FROM obs_events e JOIN obs_envelopes v USING (seq) ORDER BY e.seq`,
+  );
+  return Object.fromEntries(
+    rows.rows.map((row) => [
+      String(row.event_id),
+      [String(row.root_trace_id), String(row.enveloped)],
+    ]),
+  );
+}
+
+const child = (id: string, parent: string, extra = {}) =>
+  event(id, { parent_event_id: parent, ...extra });
+
+Deno.test("ingestEvents() files a child without a root under its parent's root, found in its batch in any order", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    await ingestEvents(db, [
+      child("grandchild", "child"),
+      child("child", "parent"),
+      event("parent", { root_trace_id: "task-1" }),
+      child("orphan", "never-sent"),
+      child("own-root", "parent", { root_trace_id: "task-2" }),
+      child("loop-b", "loop-a"),
+      child("loop-a", "loop-b"),
+    ]);
+    assert.deepEqual(await storedRootsOf(db), {
+      grandchild: ["task-1", "task-1"],
+      child: ["task-1", "task-1"],
+      parent: ["task-1", "task-1"],
+      orphan: ["orphan", "orphan"],
+      "own-root": ["task-2", "task-2"],
+      "loop-b": ["loop-a", "loop-a"],
+      "loop-a": ["loop-a", "loop-a"],
+    });
+    const task = await queryTraceEvents(db, { root_trace_id: "task-1" });
+    assert.deepEqual(
+      task.events.map((e) => e.event_id).sort(),
+      ["child", "grandchild", "parent"],
+    );
+    assert.equal((await parity(db)).status, "ok");
+  });
+});
+
+Deno.test("ingestEvents() files a child without a root under its stored parent's root, and a resend stays as stored", async () => {
+  await withDb(async (db) => {
+    await initializeObs(db);
+    // Sent before its parent: nothing names its root yet.
+    await ingestEvents(db, [child("early", "parent")]);
+    await ingestEvents(db, [event("parent", { root_trace_id: "task-1" })]);
+    const later = await ingestEvents(db, [
+      child("late", "parent"),
+      child("late-grandchild", "late"),
+    ]);
+    assert.equal(later.inserted, 2);
+    // A resend of the early child is the identical retry it was, not a conflict.
+    const resend = await ingestEvents(db, [child("early", "parent")]);
+    assert.deepEqual([resend.inserted, resend.duplicates], [0, 1]);
+    // Concurrent batches decide as if written in turn.
+    await Promise.all([
+      ingestEvents(db, [event("p2", { root_trace_id: "task-2" })]),
+      ingestEvents(db, [child("c2", "p2")]),
+    ]);
+    assert.deepEqual(await storedRootsOf(db), {
+      early: ["early", "early"],
+      parent: ["task-1", "task-1"],
+      late: ["task-1", "task-1"],
+      "late-grandchild": ["task-1", "task-1"],
+      p2: ["task-2", "task-2"],
+      c2: ["task-2", "task-2"],
+    });
+    // And a changed payload is still refused.
+    await assert.rejects(
+      ingestEvents(db, [child("late", "parent", { status: "error" })]),
+      IngestConflictError,
+    );
+  });
 });
 
 // ---- group commit and ownership ----

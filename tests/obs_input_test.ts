@@ -329,3 +329,64 @@ Deno.test("an event's unknown key or attribute key that may be a value is never 
   assert.ok("field" in attribute);
   assert.equal(attribute.field, "attributes.(a key that is not a name)");
 });
+
+Deno.test("attributes that are not an object and out-of-range counts are refused in the schema's own words", () => {
+  const base = {
+    event_id: "e1",
+    application_id: "app-1",
+    agent_id: "agent-1",
+    kind: "retrieval",
+  };
+  const candidate = (extra: Record<string, unknown>) => ({
+    selection: {
+      candidates: [{
+        ref: { type: "doc", id: "d" },
+        selected: true,
+        reason: "mmr_rank",
+        ...extra,
+      }],
+    },
+  });
+  const cases: [Record<string, unknown>, string, string][] = [
+    [
+      { attributes: ["a"] },
+      "attributes",
+      "must be an object of attribute key → value",
+    ],
+    [
+      { attributes: "app.a=1" },
+      "attributes",
+      "must be an object of attribute key → value",
+    ],
+    [
+      candidate({ rank: -1 }),
+      "selection.candidates.0.rank",
+      "must be a whole number of 0 or more",
+    ],
+    [
+      candidate({ rank: "1" }),
+      "selection.candidates.0.rank",
+      "must be a whole number of 0 or more",
+    ],
+    [
+      candidate({ score: "0.5" }),
+      "selection.candidates.0.score",
+      "must be a number or null",
+    ],
+    [
+      {
+        ...candidate({}),
+        selection: { ...candidate({}).selection, omitted_candidates: -1 },
+      },
+      "selection.omitted_candidates",
+      "must be a whole number of 0 or more",
+    ],
+  ];
+  for (const [extra, field, message] of cases) {
+    assert.deepEqual(
+      normalizeEvent({ ...base, ...extra }, 0),
+      { index: 0, field, message },
+      JSON.stringify(extra),
+    );
+  }
+});

@@ -500,6 +500,34 @@ Deno.test("OTLP: NaN and infinite doubleValues are kept by name, not refused and
   });
 });
 
+Deno.test("OTLP: a count attribute holding no count is left out, and the span kept", async () => {
+  await withApi(async (app, db) => {
+    const answer = await sendBoth(
+      app,
+      request({
+        span: [
+          str("retrieval.top_k", "ten"),
+          kv("budget.tokens", { intValue: "-5" }),
+          kv("retrieval.documents.count", { doubleValue: 1.5 }),
+          kv("http.response.status_code", { intValue: "200" }),
+        ],
+      }),
+    );
+    assert.deepEqual(answer, { status: 200, message: "" });
+    const [row] = await stored(db);
+    const attributes = get(row?.meta, "attributes");
+    assert.deepEqual(
+      [
+        "retrieval.top_k",
+        "budget.tokens",
+        "retrieval.documents.count",
+        "http.response.status_code",
+      ].map((key) => get(attributes, key)),
+      [undefined, undefined, undefined, 200],
+    );
+  });
+});
+
 Deno.test("OTLP: a doubleValue string that is no number is refused, not read as 0 or NaN", async () => {
   await withApi(async (app, db) => {
     for (const text of ["", "abc", "0x10"]) {

@@ -16,6 +16,7 @@
  */
 
 import {
+  attributeValueFits,
   EARLIEST_EVENT_TIME,
   EVENT_STATUSES,
   EventInputSchema,
@@ -239,7 +240,8 @@ function attributes(value: unknown): Plain | null {
     // not allowlisted) go to valibot.
     if (!Object.hasOwn(value, key) || !isAllowedAttributeKey(key)) return null;
     const item = value[key];
-    if (!isAttributeValue(item) || ++count > LIMITS.attributes) return null;
+    if (!isAttributeValue(item) || !attributeValueFits(key, item)) return null;
+    if (++count > LIMITS.attributes) return null;
     out[key] = item;
   }
   return out;

@@ -187,6 +187,38 @@ export function modelUsage(attributes: Attributes): ModelUsage {
   };
 }
 
+/**
+ * Allowlisted attributes that hold a count (tokens, records, documents, an
+ * HTTP status code): a whole number of 0 or more, or `null`. Views and usage
+ * totals read them as numbers and leave out anything else, so a `"ten"` or
+ * `-5` is refused where it is written rather than shown as nothing later.
+ */
+export const COUNT_ATTRIBUTE_KEYS = [
+  "gen_ai.usage.input_tokens",
+  "gen_ai.usage.output_tokens",
+  "gen_ai.usage.cache_read.input_tokens",
+  "gen_ai.usage.cache_creation.input_tokens",
+  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.memory.record.count",
+  "http.response.status_code",
+  "retrieval.top_k",
+  "retrieval.documents.count",
+  "budget.tokens",
+] as const satisfies readonly typeof ALLOWED_ATTRIBUTE_KEYS[number][];
+
+const COUNT_KEYS: ReadonlySet<string> = new Set(COUNT_ATTRIBUTE_KEYS);
+
+/** What a value under a {@link COUNT_ATTRIBUTE_KEYS} key must be, as refusals word it. */
+export const COUNT_ATTRIBUTE_RULE =
+  "must be a whole number of 0 or more, or null";
+
+/** True when `value` may be stored under `key`: a count key takes a whole number of 0 or more, or `null`; other keys take any scalar. */
+export function attributeValueFits(key: string, value: unknown): boolean {
+  if (!COUNT_KEYS.has(key) || value === null) return true;
+  return typeof value === "number" && Number.isSafeInteger(value) &&
+    value >= 0;
+}
+
 /** Hosts may add their own non-content attributes under these prefixes. */
 export const ALLOWED_ATTRIBUTE_PREFIXES = ["app."] as const;
 
@@ -352,7 +384,17 @@ const AttributeValue = v.union([
   v.null(),
 ], "must be a string, finite number, boolean or null");
 
+/** What `attributes` must be, as refusals word it. */
+const ATTRIBUTES_SHAPE = "must be an object of attribute key → value";
+
 const AttributesSchema = v.pipe(
+  // valibot's record takes an array as an object and would name its first
+  // index as a key that is not allowlisted.
+  v.custom<Attributes>(
+    (value) =>
+      value !== null && typeof value === "object" && !Array.isArray(value),
+    ATTRIBUTES_SHAPE,
+  ),
   v.record(
     v.pipe(
       v.string(),
@@ -367,23 +409,43 @@ const AttributesSchema = v.pipe(
     (record) => Object.keys(record).length <= LIMITS.attributes,
     `must have at most ${LIMITS.attributes} keys`,
   ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    for (const [key, value] of Object.entries(dataset.value)) {
+      if (attributeValueFits(key, value)) continue;
+      addIssue({
+        message: COUNT_ATTRIBUTE_RULE,
+        path: [{
+          type: "object",
+          origin: "value",
+          input: dataset.value,
+          key,
+          value,
+        }],
+      });
+      return;
+    }
+  }),
 );
 /** Allowlisted scalar attributes. */
 export type Attributes = Record<string, string | number | boolean | null>;
 
+/** A count or rank: a whole number from 0 below 2^53. */
+const CountSchema = v.pipe(
+  v.number("must be a whole number of 0 or more"),
+  v.safeInteger("must be a whole number below 2^53"),
+  v.minValue(0, "must be a whole number of 0 or more"),
+);
+
 /** One candidate of a selection decision. */
 export const SelectionCandidateSchema = v.strictObject({
   ref: ResourceRefSchema,
-  rank: v.optional(
+  rank: v.optional(v.nullable(CountSchema)),
+  score: v.optional(
     v.nullable(
-      v.pipe(
-        v.number(),
-        v.safeInteger("must be a whole number below 2^53"),
-        v.minValue(0),
-      ),
+      v.pipe(v.number("must be a number or null"), v.finite("must be finite")),
     ),
   ),
-  score: v.optional(v.nullable(v.pipe(v.number(), v.finite("must be finite")))),
   selected: v.boolean("must be true or false"),
   reason: v.picklist(
     SELECTION_REASONS,
@@ -416,13 +478,7 @@ export const SelectionSchema = v.strictObject({
     ),
   ),
   /** Candidates that existed but were not recorded (beyond the bound). */
-  omitted_candidates: v.optional(
-    v.pipe(
-      v.number(),
-      v.safeInteger("must be a whole number below 2^53"),
-      v.minValue(0),
-    ),
-  ),
+  omitted_candidates: v.optional(CountSchema),
 }, objectIssueMessage());
 /** A selection decision: which candidates were considered, and why each was kept or dropped. */
 export interface Selection {
@@ -478,7 +534,7 @@ export const EventInputSchema = v.pipe(
       agent_id: OptionalId,
       memory_id: OptionalId,
       thread_id: OptionalId,
-      /** Defaults to `event_id`: an event without a root is its own task scope. */
+      /** Absent: the parent's root when the write finds the parent (`ingest/_roots.ts`), else `event_id`. */
       root_trace_id: OptionalId,
       turn_id: OptionalId,
       run_id: OptionalId,
@@ -552,7 +608,7 @@ export interface EventScope {
   memory_id?: string | null | undefined;
   /** The conversation. */
   thread_id?: string | null | undefined;
-  /** The task scope the event belongs to; defaults to `event_id`, making the event its own root. */
+  /** The task scope the event belongs to; absent, the parent's when its parent is in the batch or stored, else `event_id`. */
   root_trace_id?: string | null | undefined;
   /** The turn within the thread. */
   turn_id?: string | null | undefined;
@@ -625,7 +681,7 @@ export interface TraceEvent {
   memory_id: string | null;
   /** The conversation. */
   thread_id: string | null;
-  /** The task scope (the event's own id when it named none). */
+  /** The task scope (when it named none, its parent's, else its own id). */
   root_trace_id: string;
   /** The turn within the thread. */
   turn_id: string | null;

@@ -67,6 +67,11 @@ export interface NormalizedEvent {
   body: string;
   /** SHA-256 of `body`: what "the same payload" means for a retry. */
   fingerprint: string;
+  /**
+   * Set when the event named a parent but no root: its root is its own id
+   * until the write files it under its parent's (`ingest/_roots.ts`).
+   */
+  rootFromParent?: true;
 }
 
 /** One refused item of a batch. */
@@ -188,6 +193,22 @@ function fromValid(
     outcome: input.outcome ?? null,
   };
   const preview = input.preview ? normalizePreview(input.preview) : null;
+  const event = envelopeOf(meta, preview, {
+    started_at: canonicalIso(input.started_at, meta.started_at),
+    ended_at: canonicalIso(input.ended_at, meta.ended_at),
+  });
+  if (!input.root_trace_id && input.parent_event_id) {
+    event.rootFromParent = true;
+  }
+  return event;
+}
+
+/** The event of `meta` and `preview`, with its envelope body and fingerprint. */
+function envelopeOf(
+  meta: EventMetadata,
+  preview: NormalizedPreview | null,
+  times: { started_at: string | null; ended_at: string | null },
+): NormalizedEvent {
   const body = envelopeBody(
     meta,
     preview && {
@@ -195,12 +216,28 @@ function fromValid(
       sha256: preview.sha256,
       truncated: preview.truncated,
     },
-    {
-      started_at: canonicalIso(input.started_at, meta.started_at),
-      ended_at: canonicalIso(input.ended_at, meta.ended_at),
-    },
+    times,
   );
   return { meta, preview, body, fingerprint: sha256Hex(body) };
+}
+
+/**
+ * `event` filed under the task scope `root`: a child that named no root
+ * takes its parent's when it is written, and its envelope and fingerprint
+ * say so, as they would had it named that root itself.
+ */
+export function withRootTraceId(
+  event: NormalizedEvent,
+  root: string,
+): NormalizedEvent {
+  const meta = { ...event.meta, root_trace_id: root };
+  // Validated times in `toISOString()` form, as `fromValid` wrote them.
+  const rooted = envelopeOf(meta, event.preview, {
+    started_at: isoOrNull(meta.started_at),
+    ended_at: isoOrNull(meta.ended_at),
+  });
+  if (event.rootFromParent) rooted.rootFromParent = true;
+  return rooted;
 }
 
 /** `toISOString()` form: what a time in that form already is, so it is kept as sent. */

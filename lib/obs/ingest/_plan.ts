@@ -18,6 +18,7 @@ import {
   type EventIssue,
   type NormalizedEvent,
 } from "../normalize.ts";
+import { resolveRoots } from "./_roots.ts";
 
 /** One validated batch waiting to be written. */
 export interface BatchToWrite {
@@ -84,24 +85,28 @@ export const ownerKey = (applicationId: string, eventId: string): string =>
 /**
  * Plans every batch of a group in order from `firstSeq`; `owned` holds the
  * stored owners of the group's ids and gains the claims of accepted batches.
- * A step generator: it pauses between slices of events (run it with
- * `_turns.ts`).
+ * `roots` (from `storedRoots`, `null` when the group has no child without
+ * a root) likewise holds stored roots and gains those of accepted batches,
+ * so each batch's rootless children are filed under their parents' roots
+ * (`_roots.ts`) as if the batches were written in turn. A step generator:
+ * it pauses between slices of events (run it with `_turns.ts`).
  */
 export function* planGroup(
   batches: readonly BatchToWrite[],
   owned: Map<string, Owned>,
   firstSeq: number,
+  roots: Map<string, string> | null = null,
 ): Generator<void, { plans: BatchPlan[]; nextSeq: number }> {
   let seq = firstSeq;
   const plans: BatchPlan[] = [];
   for (const batch of batches) {
-    const plan = yield* planBatch(batch, owned, seq);
+    const events = roots ? resolveRoots(batch.events, roots) : batch.events;
+    const plan = yield* planBatch(batch, events, owned, seq);
     if (plan.conflicts.length === 0) {
       for (const { seq: claimed, event } of plan.fresh) {
-        owned.set(ownerKey(event.meta.application_id, event.meta.event_id), {
-          seq: claimed,
-          fingerprint: event.fingerprint,
-        });
+        const key = ownerKey(event.meta.application_id, event.meta.event_id);
+        owned.set(key, { seq: claimed, fingerprint: event.fingerprint });
+        roots?.set(key, event.meta.root_trace_id);
       }
       seq += plan.fresh.length;
     }
@@ -113,8 +118,10 @@ export function* planGroup(
 /** Events planned between two pauses of {@link planGroup}. */
 const EVENTS_PER_STEP = 256;
 
+/** Plans `batch`, whose events are `events` with their roots resolved. */
 function* planBatch(
   batch: BatchToWrite,
+  events: readonly NormalizedEvent[],
   owned: ReadonlyMap<string, Owned>,
   firstSeq: number,
 ): Generator<void, BatchPlan> {
@@ -122,9 +129,9 @@ function* planBatch(
   const claims = new Map<string, Owned>();
   const plan: BatchPlan = { batch, fresh: [], items: [], conflicts: [] };
   let seq = firstSeq;
-  for (let index = 0; index < batch.events.length; index++) {
+  for (let index = 0; index < events.length; index++) {
     if (index > 0 && index % EVENTS_PER_STEP === 0) yield;
-    const event = batch.events[index]!;
+    const event = events[index]!;
     const key = ownerKey(event.meta.application_id, event.meta.event_id);
     const prior = claims.get(key) ?? owned.get(key);
     const eventId = event.meta.event_id;

@@ -43,6 +43,7 @@ import {
   planGroup,
 } from "./_plan.ts";
 import { addTombstoned } from "./_tombstones.ts";
+import { storedRoots } from "./_roots.ts";
 import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
 /** An open write transaction of a group. */
@@ -133,10 +134,15 @@ function attempt(
       const owned = owners ? await owners(tx) : new Map<string, Owned>();
       // Even when assuming ids are new: an erased id has no row to refuse it.
       await addTombstoned((sql, args) => tx.rows(sql, args), batches, owned);
+      // A child without a root takes its parent's, read in this transaction.
+      const roots = await storedRoots(
+        (sql, args) => tx.rows(sql, args),
+        batches,
+      );
       const first = await nextSeq(tx);
       const { plans, nextSeq: after } = await runSteps(
         host,
-        planGroup(batches, owned, first),
+        planGroup(batches, owned, first, roots),
       );
       const accepted = plans.filter((plan) => plan.conflicts.length === 0);
       // A refusal lists every conflicting item, stored owners included: only a checked plan knows them all.

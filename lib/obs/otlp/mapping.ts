@@ -19,7 +19,7 @@
  *   `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`,
  *   `gen_ai.tool.call.id`), so one query reads them all.
  * - content attributes go only into `preview`; other attributes are kept
- *   only when the model allowlists them.
+ *   only when the model allowlists them (a count key only with a count).
  *
  * A span without a tenant or an agent/memory scope cannot be mapped, and a
  * mapped event that fails validation refuses the whole request, naming the
@@ -32,6 +32,7 @@ import * as v from "valibot";
 import { issueParts } from "../../issues.ts";
 import {
   type Attributes,
+  attributeValueFits,
   type EventInput,
   EventInputSchema,
   type EventStatus,
@@ -260,7 +261,12 @@ function spanAttributes(
   const put = (key: string, value: OtlpValue | undefined) => {
     if (key in out) return;
     const scalar = asScalar(value);
-    if (scalar === undefined || !isAllowedAttributeKey(key)) return;
+    // A count key holding no count ("ten", -5) is left out like a key off
+    // the allowlist: a producer's span is not refused for it.
+    if (
+      scalar === undefined || !isAllowedAttributeKey(key) ||
+      !attributeValueFits(key, scalar)
+    ) return;
     if (Object.keys(out).length >= LIMITS.attributes) dropped++;
     else out[key] = scalar;
   };
