@@ -382,6 +382,27 @@ const READ_CASES: PlanCase[] = [
     run: (db) => ingestEvents(db, [seedEvent(3)], { now: () => NOW }),
     uses: ["obs_events_event_app", "sqlite_autoindex_obs_envelopes_1"],
   },
+  {
+    name:
+      "ingest: the stored root of a child that names its parent and no root",
+    run: async (db) => {
+      const child = {
+        ...seedEvent(301),
+        event_id: "child-of-e-1",
+        root_trace_id: undefined,
+        parent_event_id: "e-1",
+      };
+      const written = await ingestEvents(db, [child], { now: () => NOW });
+      assert.equal(written.inserted, 1);
+    },
+    statementUses: [
+      {
+        sql: /FROM obs_events\s+WHERE application_id = \?1 AND event_id IN/,
+        index: "obs_events_event_app",
+      },
+    ],
+    uses: ["obs_events_event_app", "sqlite_autoindex_obs_envelopes_1"],
+  },
 ];
 
 const ERASURE_KEY = new Uint8Array(32);
