@@ -277,7 +277,7 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
         "Request /ingest failed: HTTP 503 from POST http://127.0.0.1:9/ingest, expected 200",
         { status: 503 },
       ),
-      EVIDENCE_CHECKS.failingHandler.ingest,
+      EVIDENCE_CHECKS.unavailable,
     ],
   ];
   for (const [name, error, lead] of cases) {
@@ -399,7 +399,7 @@ function serverError(op: Operation, status: number): ProtocolError {
   );
 }
 
-Deno.test("an operation that answered HTTP 5xx from its first request on leads with its own handler, one that worked before with rate limits and restarts", async (t) => {
+Deno.test("an operation whose every request answered HTTP 500 from the first on leads with its own handler; one that worked before, one request, or a gateway status with rate limits and restarts", async (t) => {
   const cases: [string, InterceptHook, string, string][] = [
     [
       "every /query",
@@ -414,10 +414,30 @@ Deno.test("an operation that answered HTTP 5xx from its first request on leads w
       "every /inventory",
       (request, forward) =>
         request.op === "inventory"
-          ? Promise.reject(serverError("inventory", 502))
+          ? Promise.reject(serverError("inventory", 500))
           : forward(),
       "baseline_failed",
       EVIDENCE_CHECKS.failingHandler.inventory,
+    ],
+    [
+      // What a restart or a gateway answers is not the handler's own failure.
+      "every /query with 503",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(serverError("query", 503))
+          : forward(),
+      "baseline_failed",
+      EVIDENCE_CHECKS.unavailable,
+    ],
+    [
+      // Ingest stops at its first failure: one 500 cannot show it never worked.
+      "the first /ingest",
+      (request, forward) =>
+        request.op === "ingest"
+          ? Promise.reject(serverError("ingest", 500))
+          : forward(),
+      "baseline_failed",
+      EVIDENCE_CHECKS.unavailable,
     ],
     [
       "/query from the second window sample on",

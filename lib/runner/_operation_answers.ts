@@ -1,7 +1,7 @@
 /**
  * Whether a run's operation never worked: every request of it the report
- * records as failed answered an HTTP 5xx status, and none of its requests
- * left a reading behind. Rate limits and restarts come and go, so some
+ * records as failed (two or more) answered an HTTP 5xx status of the
+ * application's own, and none of its requests left a reading behind. Rate limits and restarts come and go, so some
  * requests get through; an operation that failed from its first request on
  * points at its own handler. Read from what the report keeps (its request
  * errors, and the readings an answered request leaves), so it reads old
@@ -13,10 +13,16 @@
 import type { Operation } from "../contract/protocol.ts";
 import type { RequestErrorRecord, RunReport } from "./report.ts";
 
-/** Whether every request of `op` in `report` failed with an HTTP 5xx status, from the first one on. */
+/**
+ * Whether every request of `op` in `report` failed with an HTTP 5xx status
+ * of the application's own, from the first one on. One failed request
+ * cannot show that (an ingest stops at its first failure, so a single 500
+ * there is all there is), and 502, 503 and 504 are what a restart or a
+ * gateway in front of the adapter answers.
+ */
 export function failedFromFirst(report: RunReport, op: Operation): boolean {
   const errors = requestErrors(report).filter((e) => e.op === op);
-  return errors.length > 0 && errors.every(serverError) &&
+  return errors.length >= 2 && errors.every(applicationError) &&
     !answered(report, op);
 }
 
@@ -30,8 +36,13 @@ function requestErrors(report: RunReport): RequestErrorRecord[] {
   ];
 }
 
-function serverError(error: RequestErrorRecord): boolean {
-  return error.failure === "http_status" && (error.status ?? 0) >= 500;
+/** Statuses a gateway or a restarting application answers, rather than a handler's own failure. */
+const PASSING_STATUSES = new Set([502, 503, 504]);
+
+function applicationError(error: RequestErrorRecord): boolean {
+  const status = error.status ?? 0;
+  return error.failure === "http_status" && status >= 500 &&
+    !PASSING_STATUSES.has(status);
 }
 
 /** Whether some request of `op` gave a usable answer, by what it left in the report. */

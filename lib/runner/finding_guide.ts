@@ -95,7 +95,7 @@ export const EVIDENCE_CHECKS = {
   /** A request found no adapter, or an HTTP error status. */
   unavailable:
     "rate limits or restarts of the staging application during the run",
-  /** Every request of an operation answered an HTTP 5xx status, from the first one on. */
+  /** Two or more requests of an operation, all of them, answered an HTTP 5xx status of the application's own, from the first one on. */
   failingHandler: {
     ingest: failingHandler("ingest"),
     query: failingHandler("query"),
