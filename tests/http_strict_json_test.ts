@@ -113,15 +113,21 @@ Deno.test("parseStrictJson() names the line and column, not a character offset",
 });
 
 Deno.test("parseStrictJson() names a trailing comma, the usual slip of hand-edited JSON", () => {
-  const member = errorOf('{\n  "a": 1,\n}');
+  // The position is the comma's, however far the bracket is.
+  const member = errorOf('{\n  "a": 1,\n\n}');
   assert.equal(
     member.message,
-    'Invalid JSON at line 3, column 1: a comma before "}": JSON allows none after the last member; remove it',
+    'Invalid JSON at line 2, column 9: a comma before "}": JSON allows none after the last member; remove it',
   );
   assert.equal(member.reason, "syntax");
   assert.match(
     errorOf("[1, 2, ]").message,
-    /column 8: a comma before "\]": JSON allows none after the last item; remove it$/,
+    /column 6: a comma before "\]": JSON allows none after the last item; remove it$/,
+  );
+  // A full top-level array with a trailing comma is the comma's fault too.
+  assert.match(
+    errorOf("[1, 2,]", { maxTopLevelItems: 2 }).message,
+    /column 6: a comma before "\]"/,
   );
   // An empty container is not a trailing comma.
   assert.deepEqual(parseStrictJson('{"a": [], "b": {}}'), { a: [], b: {} });

@@ -42,9 +42,10 @@ function readObject(
 ): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   if (open(cursor, depth, maxDepth, "}")) return result;
+  let comma = -1;
   do {
     skipSpace(cursor);
-    if (cursor.text[cursor.pos] === "}") trailingComma(cursor, "}");
+    if (cursor.text[cursor.pos] === "}") trailingComma(cursor, comma, "}");
     if (cursor.text[cursor.pos] !== '"') {
       fail(cursor, "syntax", "expected a string key");
     }
@@ -70,7 +71,7 @@ function readObject(
     } else {
       result[key] = value;
     }
-  } while (separator(cursor, "}"));
+  } while ((comma = separator(cursor, "}")) >= 0);
   return result;
 }
 
@@ -82,14 +83,15 @@ function readArray(
   const result: unknown[] = [];
   if (open(cursor, depth, maxDepth, "]")) return result;
   const maxItems = depth === 1 ? cursor.maxTopLevelItems : Infinity;
+  let comma = -1;
   do {
     skipSpace(cursor);
+    if (cursor.text[cursor.pos] === "]") trailingComma(cursor, comma, "]");
     if (result.length >= maxItems) {
       fail(cursor, "too_many_items", `more than ${maxItems} items`);
     }
-    if (cursor.text[cursor.pos] === "]") trailingComma(cursor, "]");
     result.push(readValue(cursor, depth, maxDepth));
-  } while (separator(cursor, "]"));
+  } while ((comma = separator(cursor, "]")) >= 0);
   return result;
 }
 
@@ -98,7 +100,12 @@ function readArray(
  * often breaks this way, so the message names the comma rather than what
  * was expected instead of the bracket.
  */
-function trailingComma(cursor: Cursor, close: "}" | "]"): never {
+function trailingComma(
+  cursor: Cursor,
+  comma: number,
+  close: "}" | "]",
+): never {
+  cursor.pos = comma;
   fail(
     cursor,
     "syntax",
@@ -125,13 +132,14 @@ function open(
   return true;
 }
 
-/** After a member: true on ",", false on `close`, otherwise a syntax error. */
-function separator(cursor: Cursor, close: string): boolean {
+/** After a member: the offset of a "," (consumed), -1 on `close`, otherwise a syntax error. */
+function separator(cursor: Cursor, close: string): number {
   skipSpace(cursor);
-  const c = cursor.text[cursor.pos];
+  const at = cursor.pos;
+  const c = cursor.text[at];
   if (c !== "," && c !== close) {
     fail(cursor, "syntax", `expected "," or "${close}"`);
   }
   cursor.pos++;
-  return c === ",";
+  return c === "," ? at : -1;
 }
