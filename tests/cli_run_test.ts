@@ -121,6 +121,12 @@ const BAD_CONFIGS: [string, Record<string, unknown>, RegExp][] = [
     /url: unknown key \(did you mean base_url\?\); rename or remove it/,
   ],
   [
+    // Three keys end in _seconds: no one of them is suggested.
+    "a qualifier that several keys end in",
+    { seconds: 5 },
+    /seconds: unknown key; remove it \(see fixtures\/staging-adapter\.json for the allowed keys\)$/m,
+  ],
+  [
     "a mistyped key",
     { enviroment: "staging" },
     /enviroment: unknown key \(did you mean environment\?\)/,

@@ -108,9 +108,10 @@ function keyIssueMessage(known: readonly string[], hint: string) {
 function closestKey(key: string, known: readonly string[]): string | undefined {
   const typo = closestName(key, known);
   if (typo !== undefined) return typo;
-  // A key given without its qualifier: `url` for `base_url`.
-  const qualified = known.find((k) => k.endsWith(`_${key}`));
-  if (qualified !== undefined) return qualified;
+  // A key given without its qualifier: `url` for `base_url` (only when one
+  // key has that ending: `seconds` ends three of them).
+  const qualified = known.filter((k) => k.endsWith(`_${key}`));
+  if (qualified.length === 1) return qualified[0];
   // Keys end in their unit or kind (`_seconds`, `_count`), which is easy to leave off.
   const stems = known.filter((k) => k.includes("_")).map((k) =>
     k.slice(0, k.lastIndexOf("_"))
