@@ -534,9 +534,7 @@ export async function main(
   }
   try {
     const command = await resolution.leaf.load();
-    if (
-      !json || !resolution.args.some((arg) => arg === "--help" || arg === "-h")
-    ) {
+    if (!json || !asksForHelp(resolution.args)) {
       return await command(resolution.args, stdout.io);
     }
     // Help asked for with --json is one JSON value too: its text as `usage`.
@@ -558,6 +556,14 @@ export async function main(
     if (json && !stdout.wrote()) printJson(io, { error: jsonError(error) });
     return exitCodeFor(error);
   }
+}
+
+/** Whether `args` hold a help flag among the options (not as an operand after `--`). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((arg) =>
+    arg === "--help" || arg === "-h"
+  );
 }
 
 /** `io` writing its stdout to `out` instead; the rest is `io`'s own. */

@@ -198,13 +198,14 @@ Deno.test("help asked for with --json is one JSON object holding the help text a
       [["external-run", "--help", "--json"], /^Usage: trace external-run /],
       [["help", "external", "run", "--json"], /^Usage: trace external-run /],
       [["events", "ingest", "-h", "--json"], /^Usage: trace events ingest /],
-      [["external"], null],
+      [["external", "--json"], null],
     ] as const
   ) {
     const answer = await trace([...args]);
     if (start === null) {
-      // A group without a command is a usage error, on stderr as before.
+      // A group without a command asks for no help: a usage error, in JSON.
       assert.equal(answer.code, 2);
+      assert.equal(oneJsonError(answer.out, args.join(" ")).code, "usage");
       continue;
     }
     assert.equal(answer.code, 0, args.join(" "));
