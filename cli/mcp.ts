@@ -305,12 +305,17 @@ async function closeJobs(
     io.err(
       `trace mcp: ${
         io.interrupted?.aborted ? "interrupted" : "stdin closed"
-      } while run ${runId} was running: it is cancelled (INCONCLUSIVE) and cleans up before exiting\n`,
+      } while run ${runId} was running: it is cancelled and cleans up before exiting\n`,
     );
   }
   await jobs.close();
   if (!cancelled) return;
-  const view = await jobs.get(runId);
+  // The outcome is a courtesy: failing to read it must not keep the server open.
+  const view = await jobs.get(runId).catch(() => null);
+  if (view === null) {
+    io.err(`trace mcp: trace external-show ${runId} shows how it ended\n`);
+    return;
+  }
   const cleanup = view.report?.cleanup;
   io.err(
     `trace mcp: run ${runId} ended ${view.verdict ?? view.state}; ${

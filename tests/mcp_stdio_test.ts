@@ -369,7 +369,7 @@ Deno.test({
         assert.match(
           err,
           new RegExp(
-            `stdin closed while run ${runId} was running: it is cancelled \\(INCONCLUSIVE\\) and cleans up before exiting`,
+            `stdin closed while run ${runId} was running: it is cancelled and cleans up before exiting`,
           ),
         );
         assert.match(
