@@ -369,6 +369,11 @@ Deno.test("attributes that are not an object and out-of-range counts are refused
       "must be a whole number of 0 or more",
     ],
     [
+      candidate({ rank: 1.5 }),
+      "selection.candidates.0.rank",
+      "must be a whole number of 0 or more",
+    ],
+    [
       candidate({ score: "0.5" }),
       "selection.candidates.0.score",
       "must be a number or null",

@@ -433,6 +433,7 @@ export type Attributes = Record<string, string | number | boolean | null>;
 /** A count or rank: a whole number from 0 below 2^53. */
 const CountSchema = v.pipe(
   v.number("must be a whole number of 0 or more"),
+  v.integer("must be a whole number of 0 or more"),
   v.safeInteger("must be a whole number below 2^53"),
   v.minValue(0, "must be a whole number of 0 or more"),
 );
