@@ -94,8 +94,9 @@ export function createLoginRoutes(
     if (!typedOrOwnPage(c, auth.publicOrigin)) {
       return page(c, "cross_site", next);
     }
-    // A HEAD (a link checker, a preview) only looks: it must neither spend
-    // the link nor be handed the session a browser would get.
+    // A HEAD, as link checkers send, only looks: it must neither spend the
+    // link nor be handed the session a browser would get. (A preview that
+    // fetches with GET still spends it, as the person's own GET would.)
     if (c.req.method === "HEAD") return page(c, "sign_in", next);
     const result = await exchange(auth, token);
     if (typeof result === "object") {

@@ -395,10 +395,15 @@ const READ_CASES: PlanCase[] = [
       const written = await ingestEvents(db, [child], { now: () => NOW });
       assert.equal(written.inserted, 1);
     },
+    // One statement reads both tables: each half by its own index.
     statementUses: [
       {
         sql: /FROM obs_events\s+WHERE application_id = \?1 AND event_id IN/,
         index: "obs_events_event_app",
+      },
+      {
+        sql: /FROM obs_envelopes\s+WHERE application_id = \?1 AND event_id IN/,
+        index: "sqlite_autoindex_obs_envelopes_1",
       },
     ],
     uses: ["obs_events_event_app", "sqlite_autoindex_obs_envelopes_1"],
