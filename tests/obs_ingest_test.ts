@@ -26,6 +26,8 @@ import { engineConnection, migrate, type TraceDb } from "../lib/db.ts";
 import { queryTraceEvents } from "../lib/obs/query/mod.ts";
 import { parity } from "../lib/obs/maint/mod.ts";
 import { recordingDb } from "./_obs_recording.ts";
+import { type BatchToWrite, planGroup } from "../lib/obs/ingest/_plan.ts";
+import { runAtOnce } from "../lib/obs/ingest/_turns.ts";
 import * as v from "valibot";
 
 function event(id: string, extra: Record<string, unknown> = {}) {
@@ -730,24 +732,52 @@ Deno.test("ingestEvents() files a child without a root under its stored parent's
     // A resend of the early child is the identical retry it was, not a conflict.
     const resend = await ingestEvents(db, [child("early", "parent")]);
     assert.deepEqual([resend.inserted, resend.duplicates], [0, 1]);
-    // Concurrent batches decide as if written in turn.
-    await Promise.all([
-      ingestEvents(db, [event("p2", { root_trace_id: "task-2" })]),
-      ingestEvents(db, [child("c2", "p2")]),
-    ]);
     assert.deepEqual(await storedRootsOf(db), {
       early: ["early", "early"],
       parent: ["task-1", "task-1"],
       late: ["task-1", "task-1"],
       "late-grandchild": ["task-1", "task-1"],
-      p2: ["task-2", "task-2"],
-      c2: ["task-2", "task-2"],
     });
     // And a changed payload is still refused.
     await assert.rejects(
       ingestEvents(db, [child("late", "parent", { status: "error" })]),
       IngestConflictError,
     );
+  });
+});
+
+Deno.test("planGroup() files a rootless child as if the group's batches were written in turn: under a parent of an earlier batch, not of a later one", () => {
+  const batch = (...inputs: Record<string, unknown>[]): BatchToWrite => ({
+    events: inputs.map((input, index) => {
+      const normalized = normalizeEvent(input, index);
+      assert.ok("meta" in normalized, JSON.stringify(normalized));
+      return normalized;
+    }),
+    receivedAt: 0,
+    source: "test",
+    lines: undefined,
+  });
+  const { plans } = runAtOnce(planGroup(
+    [
+      batch(event("p1", { root_trace_id: "task-1" })),
+      batch(child("c1", "p1"), child("c2", "p2")),
+      batch(event("p2", { root_trace_id: "task-2" })),
+    ],
+    new Map(),
+    1,
+    new Map(),
+  ));
+  const roots = Object.fromEntries(
+    plans.flatMap((plan) => plan.fresh).map(({ event }) => [
+      event.meta.event_id,
+      [event.meta.root_trace_id, JSON.parse(event.body).event.root_trace_id],
+    ]),
+  );
+  assert.deepEqual(roots, {
+    p1: ["task-1", "task-1"],
+    c1: ["task-1", "task-1"],
+    c2: ["c2", "c2"],
+    p2: ["task-2", "task-2"],
   });
 });
 
