@@ -20,7 +20,7 @@ import {
   startWriteThread,
 } from "../lib/obs/ingest/mod.ts";
 import { writeThreadOf } from "../lib/obs/ingest/write_thread.ts";
-import { initializeObs } from "../lib/obs/mod.ts";
+import { initializeObs, observeIngest } from "../lib/obs/mod.ts";
 import { StorageError } from "../lib/errors.ts";
 import { writesHeld } from "../lib/_db_write_gate.ts";
 import { dumpIndex, INDEX_TABLES, varietyEvents } from "./_index_rows.ts";
@@ -94,6 +94,32 @@ Deno.test("the write thread stores the same rows as the thread that serves reque
       );
       assert.deepEqual(counts.rows, hereCounts.rows);
     });
+  });
+});
+
+Deno.test("ingest observers see a rootless child under the root it was written with, on either thread", async () => {
+  const parent = { ...events(1, "parent")[0]!, root_trace_id: "task-1" };
+  const child = { ...events(1, "child")[0]!, parent_event_id: "parent-0" };
+  const seenRoots = async (db: TraceDb) => {
+    const seen: Record<string, string | null> = {};
+    const stop = observeIngest((_db, written) => {
+      for (const { meta } of written) seen[meta.event_id] = meta.root_trace_id;
+    });
+    try {
+      await ingestEvents(db, [parent], { now });
+      await ingestEvents(db, [child], { now });
+    } finally {
+      stop();
+    }
+    return seen;
+  };
+  const expected = { "parent-0": "task-1", "child-0": "task-1" };
+  await withDb(async (here) => {
+    await initializeObs(here);
+    assert.deepEqual(await seenRoots(here), expected);
+  });
+  await withThread(async (db) => {
+    assert.deepEqual(await seenRoots(db), expected);
   });
 });
 

@@ -32,17 +32,16 @@ export function observeIngest(observer: IngestObserver): () => void {
   return () => void OBSERVERS.delete(observer);
 }
 
-/** Hands a committed batch to every observer (the write path calls it). */
+/**
+ * Hands a committed batch's new events, as they were written, to every
+ * observer (the write path calls it).
+ */
 export async function notifyIngested(
   db: TraceDb,
-  events: readonly { meta: EventMetadata }[],
-  items: readonly { index: number; seq: number; duplicate: boolean }[],
+  fresh: readonly { seq: number; event: { meta: EventMetadata } }[],
 ): Promise<void> {
-  if (OBSERVERS.size === 0) return;
-  const written = items.flatMap((item) =>
-    item.duplicate ? [] : [{ seq: item.seq, meta: events[item.index]!.meta }]
-  );
-  if (written.length === 0) return;
+  if (OBSERVERS.size === 0 || fresh.length === 0) return;
+  const written = fresh.map(({ seq, event }) => ({ seq, meta: event.meta }));
   for (const observer of [...OBSERVERS]) {
     try {
       await observer(db, written);

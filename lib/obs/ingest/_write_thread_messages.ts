@@ -25,6 +25,11 @@ export type WriteThreadRequest =
 export interface SentPlan {
   items: IngestItemResult[];
   conflicts: EventIssue[];
+  /**
+   * The root the thread filed a rootless child under, by the child's item
+   * index, where it is not the root the event came with (`_roots.ts`).
+   */
+  roots?: Record<number, string>;
 }
 
 /** From the thread. */

@@ -11,7 +11,9 @@
 import { EngineConnection } from "../../_db_engine.ts";
 import { beginEngineWrite } from "./_engine_write.ts";
 import { writeGroupOn, type WriteHost } from "./_write_group.ts";
+import type { BatchPlan } from "./_plan.ts";
 import type {
+  SentPlan,
   WriteThreadReply,
   WriteThreadRequest,
 } from "./_write_thread_messages.ts";
@@ -78,7 +80,7 @@ async function handle(message: WriteThreadRequest): Promise<void> {
         return reply({
           type: "written",
           id,
-          plans: plans.map(({ items, conflicts }) => ({ items, conflicts })),
+          plans: plans.map(sentPlan),
         });
       } catch (error) {
         return reply({
@@ -93,4 +95,22 @@ async function handle(message: WriteThreadRequest): Promise<void> {
       engine = null;
       return reply({ type: "closed" });
   }
+}
+
+/**
+ * What goes back of `plan`: its items and conflicts, and the roots it filed
+ * rootless children under, which the caller's copy of the events lacks.
+ */
+function sentPlan(plan: BatchPlan): SentPlan {
+  const { items, conflicts, fresh, batch } = plan;
+  const indexOf = new Map(items.map((item) => [item.seq, item.index]));
+  const roots: Record<number, string> = {};
+  for (const { seq, event } of fresh) {
+    const index = indexOf.get(seq)!;
+    const root = event.meta.root_trace_id;
+    if (batch.events[index]!.meta.root_trace_id !== root) roots[index] = root;
+  }
+  return Object.keys(roots).length > 0
+    ? { items, conflicts, roots }
+    : { items, conflicts };
 }

@@ -206,7 +206,7 @@ async function writeValidated(
     "previews_truncated",
     events.filter((e) => e.preview?.truncated).length,
   );
-  await notifyIngested(db, events, plan.items);
+  await notifyIngested(db, plan.fresh);
   return {
     inserted,
     duplicates: events.length - inserted,

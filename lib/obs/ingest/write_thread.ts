@@ -20,6 +20,7 @@
 
 import { engineConnection, type TraceDb } from "../../db.ts";
 import type { BatchPlan, BatchToWrite } from "./_plan.ts";
+import { withRootTraceId } from "../normalize.ts";
 import type {
   SentPlan,
   WriteThreadReply,
@@ -150,10 +151,17 @@ class Thread {
   }
 }
 
-/** `plan` with the events of `batch` it names: the fresh rows are its items that are not duplicates. */
+/**
+ * `plan` with the events of `batch` it names: the fresh rows are its items
+ * that are not duplicates, each under the root the thread filed it under.
+ */
 function withEvents(batch: BatchToWrite, plan: SentPlan): BatchPlan {
   const fresh = plan.items.filter((item) => !item.duplicate)
-    .map(({ seq, index }) => ({ seq, event: batch.events[index]! }));
+    .map(({ seq, index }) => {
+      const event = batch.events[index]!;
+      const root = plan.roots?.[index];
+      return { seq, event: root ? withRootTraceId(event, root) : event };
+    });
   return { batch, fresh, items: plan.items, conflicts: plan.conflicts };
 }
 
