@@ -300,10 +300,16 @@ Deno.test("an ingest the adapter reached but could not take leads with what its 
 });
 
 /** The error the strict HTTP client gives a 200 answer whose body is `text`. */
-function answerError(op: Operation, text: string): ProtocolError {
+function answerError(
+  op: Operation,
+  text: string,
+  headers: Record<string, string> = {},
+): ProtocolError {
   const response = {
     status: 200,
-    headers: new Map<string, string[]>(),
+    headers: new Map<string, string[]>(
+      Object.entries(headers).map(([name, value]) => [name, [value]]),
+    ),
     body: new TextEncoder().encode(text),
   };
   try {
@@ -379,6 +385,17 @@ Deno.test("answers that parse but break the contract's schema lead with its fiel
       /not valid JSON/,
       EVIDENCE_CHECKS.malformed,
     ],
+    [
+      "/query answering gzip",
+      (request, forward) =>
+        request.op === "query"
+          ? Promise.reject(
+            answerError("query", "{}", { "content-encoding": "gzip" }),
+          )
+          : forward(),
+      /the answer is compressed \(Content-Encoding: gzip\)/,
+      EVIDENCE_CHECKS.malformed,
+    ],
   ];
   for (const [name, hook, message, lead] of cases) {
     await t.step(name, async () => {
@@ -388,6 +405,8 @@ Deno.test("answers that parse but break the contract's schema lead with its fiel
       assert.equal(firstAdvice(report), `Check: ${lead}.`);
     });
   }
+  // The format check names what a compressed answer has to change.
+  assert.match(EVIDENCE_CHECKS.malformed, /uncompressed/);
 });
 
 /** An HTTP 5xx status as the strict HTTP client words it. */

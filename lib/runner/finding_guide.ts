@@ -73,9 +73,9 @@ export const EVIDENCE_CHECKS = {
   /** A request ran out of time. */
   timeout:
     "the adapter answers within the configured timeout_seconds of each operation",
-  /** An answer was not one strict JSON object of at most 1 MiB: its syntax, encoding, framing or size. */
+  /** An answer was not one strict, uncompressed JSON object of at most 1 MiB: its syntax, encoding, compression, framing or size. */
   malformed:
-    "answers are one JSON object (no duplicate keys, NaN or trailing bytes) and at most 1 MiB",
+    "answers are one uncompressed JSON object (no Content-Encoding, duplicate keys, NaN or trailing bytes) and at most 1 MiB",
   /**
    * An answer parsed as JSON but not in the contract's shape: a field
    * missing or of another type, an error key in a 200 answer, or JSON of
