@@ -583,6 +583,27 @@ Deno.test("malformed answers in the window lead with the answer format, not the 
   assert.equal(firstAdvice(report), `Check: ${EVIDENCE_CHECKS.malformed}.`);
 });
 
+Deno.test("a TLS error or a redirect in the window leads with base_url and the adapter, not the timeout", async (t) => {
+  for (const failure of ["tls", "redirect"] as const) {
+    await t.step(failure, async () => {
+      const { report } = await runFake({
+        hook: (request, forward) =>
+          request.stage === "window" && request.op === "query" &&
+            request.sample === 1
+            ? Promise.reject(new ProtocolError(failure, failure))
+            : forward(),
+      });
+      assert.deepEqual(findingsOf(report, "inconclusive"), [
+        "request_error:observation",
+      ]);
+      assert.equal(
+        firstAdvice(report),
+        `Check: ${EVIDENCE_CHECKS.adapterReached}.`,
+      );
+    });
+  }
+});
+
 Deno.test("an interrupted run whose cleanup completed says to rerun, not to remove ids", async () => {
   const abort = new AbortController();
   const { report } = await runFake({

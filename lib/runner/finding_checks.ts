@@ -232,6 +232,11 @@ function failureLead(error: RequestErrorRecord): string | null {
     case "connect":
     case "http_status":
       return EVIDENCE_CHECKS.unavailable;
+    case "tls":
+    case "redirect":
+      // An answer from something other than the adapter: a certificate or
+      // a login redirect in front of it.
+      return EVIDENCE_CHECKS.adapterReached;
     default:
       return null;
   }
