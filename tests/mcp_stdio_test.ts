@@ -198,70 +198,80 @@ Deno.test({
   },
 });
 
+/**
+ * Runs `fn` with a data directory where `slow-staging` is registered: the
+ * demo app with a 60 s window, so that a run of it is still running when
+ * the test acts on it.
+ */
+async function withSlowTarget(fn: (dir: string) => Promise<void>) {
+  const demo = await startDemoServer();
+  try {
+    await withTempDir(async (dir) => {
+      await registerThroughCli(
+        dir,
+        "slow-staging",
+        await writeConfig(dir, demo.url, 60),
+      );
+      await fn(dir);
+    });
+  } finally {
+    await demo.shutdown();
+  }
+}
+
 Deno.test({
   name:
     "over stdio: a second start is refused naming the running run; after the server is killed its run reads interrupted, INCONCLUSIVE",
   ...CHILD_PROCESS,
-  fn: async () => {
-    const demo = await startDemoServer();
-    try {
-      await withTempDir(async (dir) => {
-        await registerThroughCli(
-          dir,
-          "slow-staging",
-          await writeConfig(dir, demo.url, 60),
+  fn: () =>
+    withSlowTarget(async (dir) => {
+      const spec = await launchSpec(["--data-dir", dir]);
+      const runId = await withStdio(spec, async (client, transport) => {
+        const started = await callOk(client, "trace.external_start", {
+          target_id: "slow-staging",
+        });
+        const refused = await callError(client, "trace.external_start", {
+          target_id: "slow-staging",
+        });
+        assert.match(
+          refused,
+          new RegExp(
+            `run ${started.run_id} is still running in this process`,
+          ),
         );
-        const spec = await launchSpec(["--data-dir", dir]);
-        const runId = await withStdio(spec, async (client, transport) => {
-          const started = await callOk(client, "trace.external_start", {
-            target_id: "slow-staging",
+        // Kill it inside the window, once every synthetic id was issued.
+        for (;;) {
+          const running = await callOk(client, "trace.external_get", {
+            run_id: started.run_id,
           });
-          const refused = await callError(client, "trace.external_start", {
-            target_id: "slow-staging",
-          });
-          assert.match(
-            refused,
-            new RegExp(
-              `run ${started.run_id} is still running in this process`,
-            ),
-          );
-          // Kill it inside the window, once every synthetic id was issued.
-          for (;;) {
-            const running = await callOk(client, "trace.external_get", {
-              run_id: started.run_id,
-            });
-            assert.equal(running.state, "running");
-            if ((running.progress as { phase: string }).phase === "window") {
-              break;
-            }
-            await new Promise((resolve) => setTimeout(resolve, 50));
+          assert.equal(running.state, "running");
+          if ((running.progress as { phase: string }).phase === "window") {
+            break;
           }
-          Deno.kill(transport.pid!, "SIGKILL");
-          return started.run_id as string;
-        });
-        await withStdio(spec, async (client) => {
-          const view = await callOk(client, "trace.external_get", {
-            run_id: runId,
-          });
-          assert.equal(view.state, "interrupted");
-          assert.equal(view.verdict, "INCONCLUSIVE");
-          assert.equal(view.findings, null);
-          const checkpoint = view.checkpoint as {
-            issued: { test: string[]; control: string[] };
-          };
-          assert.equal(checkpoint.issued.test.length, 2);
-          assert.equal(checkpoint.issued.control.length, 1);
-          assert.match(String(view.next), /never PASS/);
-          assert.match(
-            await callError(client, "trace.external_save", { run_id: runId }),
-            /it never completed/,
-          );
-        });
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        Deno.kill(transport.pid!, "SIGKILL");
+        return started.run_id as string;
       });
-    } finally {
-      await demo.shutdown();
-    }
-  },
+      await withStdio(spec, async (client) => {
+        const view = await callOk(client, "trace.external_get", {
+          run_id: runId,
+        });
+        assert.equal(view.state, "interrupted");
+        assert.equal(view.verdict, "INCONCLUSIVE");
+        assert.equal(view.findings, null);
+        const checkpoint = view.checkpoint as {
+          issued: { test: string[]; control: string[] };
+        };
+        assert.equal(checkpoint.issued.test.length, 2);
+        assert.equal(checkpoint.issued.control.length, 1);
+        assert.match(String(view.next), /never PASS/);
+        assert.match(
+          await callError(client, "trace.external_save", { run_id: runId }),
+          /it never completed/,
+        );
+      });
+    }),
 });
 
 Deno.test({
@@ -337,61 +347,50 @@ Deno.test({
   name:
     "over stdio: stdin closed while a run runs cancels it, cleans up, and says so on stderr with the outcome",
   ...CHILD_PROCESS,
-  fn: async () => {
-    const demo = await startDemoServer();
-    try {
-      await withTempDir(async (dir) => {
-        await registerThroughCli(
-          dir,
-          "slow-staging",
-          await writeConfig(dir, demo.url, 60),
-        );
-        const { code, answers, err } = await mcpLines(
-          ["--data-dir", dir],
-          lines([
-            ...INITIALIZE,
-            {
-              jsonrpc: "2.0",
-              id: 2,
-              method: "tools/call",
-              params: {
-                name: "trace.external_start",
-                arguments: { target_id: "slow-staging" },
-              },
+  fn: () =>
+    withSlowTarget(async (dir) => {
+      const { code, answers, err } = await mcpLines(
+        ["--data-dir", dir],
+        lines([
+          ...INITIALIZE,
+          {
+            jsonrpc: "2.0",
+            id: 2,
+            method: "tools/call",
+            params: {
+              name: "trace.external_start",
+              arguments: { target_id: "slow-staging" },
             },
-          ]),
-        );
-        assert.equal(code, 0, err);
-        const started = answers.find((answer) => answer.id === 2) as {
-          result: { structuredContent: { run_id: string } };
-        };
-        const runId = started.result.structuredContent.run_id;
-        assert.match(
-          err,
-          new RegExp(
-            `stdin closed while run ${runId} was running: it is cancelled and cleans up before exiting`,
-          ),
-        );
-        assert.match(
-          err,
-          new RegExp(
-            `run ${runId} ended INCONCLUSIVE; cleanup complete \\(trace external-show ${runId}\\)`,
-          ),
-        );
-        const shown = captureIo();
-        await main(
-          ["external-show", runId, "--json", "--data-dir", dir],
-          shown,
-        );
-        const view = JSON.parse(shown.stdout());
-        assert.equal(view.verdict, "INCONCLUSIVE");
-        assert.equal(view.report.cleanup.cleanup_complete, true);
-        assert.equal(view.report.state, "interrupted");
-      });
-    } finally {
-      await demo.shutdown();
-    }
-  },
+          },
+        ]),
+      );
+      assert.equal(code, 0, err);
+      const started = answers.find((answer) => answer.id === 2) as {
+        result: { structuredContent: { run_id: string } };
+      };
+      const runId = started.result.structuredContent.run_id;
+      assert.match(
+        err,
+        new RegExp(
+          `stdin closed while run ${runId} was running: it is cancelled and cleans up before exiting`,
+        ),
+      );
+      assert.match(
+        err,
+        new RegExp(
+          `run ${runId} ended INCONCLUSIVE; cleanup complete \\(trace external-show ${runId}\\)`,
+        ),
+      );
+      const shown = captureIo();
+      await main(
+        ["external-show", runId, "--json", "--data-dir", dir],
+        shown,
+      );
+      const view = JSON.parse(shown.stdout());
+      assert.equal(view.verdict, "INCONCLUSIVE");
+      assert.equal(view.report.cleanup.cleanup_complete, true);
+      assert.equal(view.report.state, "interrupted");
+    }),
 });
 
 Deno.test("trace mcp-config refuses a --db URL with credentials or a query before it lands in a config", async () => {

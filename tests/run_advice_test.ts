@@ -325,6 +325,16 @@ function answerError(
   throw new Error(`the client took ${text} as an answer`);
 }
 
+/** Every /query answered with `text` (and `headers`), read as the strict client reads it. */
+const queryAnswering = (
+  text: string,
+  headers: Record<string, string> = {},
+): InterceptHook =>
+(request, forward) =>
+  request.op === "query"
+    ? Promise.reject(answerError("query", text, headers))
+    : forward();
+
 Deno.test("answers that parse but break the contract's schema lead with its fields, syntax errors with the JSON format", async (t) => {
   const cases: [string, InterceptHook, RegExp, string][] = [
     [
@@ -360,39 +370,25 @@ Deno.test("answers that parse but break the contract's schema lead with its fiel
     ],
     [
       "/query answering a JSON array",
-      (request, forward) =>
-        request.op === "query"
-          ? Promise.reject(answerError("query", "[]"))
-          : forward(),
+      queryAnswering("[]"),
       /JSON but not an object/,
       EVIDENCE_CHECKS.contractFields,
     ],
     [
       "/query answering trailing bytes",
-      (request, forward) =>
-        request.op === "query"
-          ? Promise.reject(answerError("query", '{"text": "a"} {}'))
-          : forward(),
+      queryAnswering('{"text": "a"} {}'),
       /more after its JSON object/,
       EVIDENCE_CHECKS.malformed,
     ],
     [
       "/query answering text that is not JSON",
-      (request, forward) =>
-        request.op === "query"
-          ? Promise.reject(answerError("query", "<html>"))
-          : forward(),
+      queryAnswering("<html>"),
       /not valid JSON/,
       EVIDENCE_CHECKS.malformed,
     ],
     [
       "/query answering gzip",
-      (request, forward) =>
-        request.op === "query"
-          ? Promise.reject(
-            answerError("query", "{}", { "content-encoding": "gzip" }),
-          )
-          : forward(),
+      queryAnswering("{}", { "content-encoding": "gzip" }),
       /the answer is compressed \(Content-Encoding: gzip\)/,
       EVIDENCE_CHECKS.malformed,
     ],
