@@ -211,6 +211,56 @@ Deno.test("findMarker() reads Cyrillic and Greek look-alikes as the Latin letter
   );
 });
 
+Deno.test("findMarker() reads accented letters as their base letters, and enclosed and regional-indicator letters as the letters they enclose", async (t) => {
+  const accented = MARKER.replace(/[a-z]/g, (ch) => `${ch}\u0301`);
+  const enclosed = (first: number, between = "") =>
+    Array.from(
+      MARKER,
+      (ch) =>
+        /[a-z]/.test(ch)
+          ? String.fromCodePoint(first + ch.charCodeAt(0) - 0x61) + between
+          : ch,
+    ).join("");
+  const cases: [string, string, RenderingTrait[]][] = [
+    // NFC composes each letter and its accent into one character (ḱ, ǵ…).
+    ["every letter accented, composed (NFC)", accented.normalize("NFC"), [
+      "diacritics",
+    ]],
+    ["every letter accented, decomposed (NFD)", accented.normalize("NFD"), [
+      "diacritics",
+    ]],
+    ["one accented letter", MARKER.replace("k", "\u1e31"), ["diacritics"]],
+    ["negative circled letters", enclosed(0x1f150), [
+      "case",
+      "enclosed_letters",
+    ]],
+    ["negative squared letters", enclosed(0x1f170), [
+      "case",
+      "enclosed_letters",
+    ]],
+    // A zero-width space keeps each pair of indicators from reading as a flag.
+    ["regional indicators", enclosed(0x1f1e6, "\u200b"), [
+      "case",
+      "invisible_characters",
+      "enclosed_letters",
+    ]],
+  ];
+  for (const [name, rendered, traits] of cases) {
+    await t.step(name, () => {
+      assert.ok(!rendered.includes(MARKER), rendered);
+      assert.deepEqual(findMarker(`Found: ${rendered}. Done.`, MARKER), {
+        form: "rendered",
+        rendering: traits,
+      });
+      assert.equal(findMarker(rendered, newMarker()), null);
+    });
+  }
+  assert.equal(
+    describeRendering(["diacritics", "enclosed_letters"]),
+    "enclosed or regional-indicator letters and letters with accents or other marks",
+  );
+});
+
 Deno.test("findMarker() reads the decimal digits of other scripts as ASCII digits", async (t) => {
   const inScript = (zero: number) =>
     MARKER.replace(/[0-9]/g, (d) => String.fromCodePoint(zero + Number(d)));

@@ -48,6 +48,8 @@ const RELEASED_REVISIONS: Record<string, string> = {
     "sha256:f368e6c64a8d942582a192f8c195d2ccbd58772602bd5f6d7b3bd0479fee1171",
   "trace-assertions/11":
     "sha256:1b4716603e9d4edfaaaed70d4f30e00a8d5837ea9e042dc4b0ca93b618c423b9",
+  "trace-assertions/12":
+    "sha256:f2eaf7925de6035c15eab696dd25ba4587a7e6c4c2e3941a880b0350c5097bc4",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

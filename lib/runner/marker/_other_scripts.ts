@@ -14,6 +14,10 @@
  * Digits: every Unicode decimal digit (`\p{Nd}`: Arabic-Indic `٣`,
  * Devanagari `३`) reads as the ASCII digit of its value; NFKC leaves them.
  *
+ * Enclosed letters: negative circled, negative squared and regional
+ * indicator letters (`🅐`, `🅰`, `🇦`) read as the capital they enclose; NFKC
+ * leaves them, where it makes the plain circled and squared ones ASCII.
+ *
  * Each maps one character to one, so a folded text grows no longer.
  *
  * @module
@@ -163,7 +167,31 @@ function digitValue(ch: string): string {
 export function latinOf(ch: string): string {
   // Most answers are ASCII: no table or property lookup for those.
   if (ch < "\u0080") return ch;
-  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? tagCharacterText(ch) ?? ch;
+  return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? tagCharacterText(ch) ??
+    enclosedLetter(ch) ?? ch;
+}
+
+/**
+ * Blocks of enclosed Latin letters, `A` to `Z` in order, that NFKC leaves as
+ * they are (the plain circled and squared ones it makes ASCII): negative
+ * circled `🅐`, negative squared `🅰` and the regional indicators `🇦`, as
+ * "fancy text" generators and flag-letter spellings write them.
+ */
+const ENCLOSED_LETTER_BLOCKS = [0x1f150, 0x1f170, 0x1f1e6] as const;
+
+/**
+ * The capital Latin letter an enclosed or regional-indicator letter of
+ * {@link ENCLOSED_LETTER_BLOCKS} stands for, or `null`.
+ */
+export function enclosedLetter(ch: string): string | null {
+  if (ch.length !== 2) return null;
+  const point = ch.codePointAt(0)!;
+  for (const first of ENCLOSED_LETTER_BLOCKS) {
+    if (point >= first && point < first + 26) {
+      return String.fromCharCode(0x41 + point - first);
+    }
+  }
+  return null;
 }
 
 /**

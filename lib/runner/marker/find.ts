@@ -28,7 +28,12 @@ import { characterEntities } from "character-entities";
 import { characterEntitiesLegacy } from "character-entities-legacy";
 import { joinAnd } from "../../words.ts";
 import { decodedTexts } from "./_encodings.ts";
-import { HOMOGLYPHS, latinOf, tagCharacterText } from "./_other_scripts.ts";
+import {
+  enclosedLetter,
+  HOMOGLYPHS,
+  latinOf,
+  tagCharacterText,
+} from "./_other_scripts.ts";
 
 /** Every marker starts with this. */
 export const MARKER_PREFIX = "trace_canary_";
@@ -55,6 +60,8 @@ export const RENDERING_TRAITS = [
   "tag_characters",
   "look_alikes",
   "homoglyphs",
+  "enclosed_letters",
+  "diacritics",
   "digit_scripts",
   "markup_tags",
   "split_items",
@@ -198,7 +205,7 @@ function foldPlain(text: string): PlainFold {
     }
     const width = text.codePointAt(i)! > 0xffff ? 2 : 1;
     for (const ch of text.slice(i, i + width).normalize("NFKC")) {
-      const latin = lowerCase(ch);
+      const latin = lowerCase(ch) || unmarkedLowerCase(ch);
       const fold = latin === "" ? 0 : ASCII_FOLD_CODES[latin.charCodeAt(0)]!;
       if (fold !== 0) push(fold, i, i + width);
     }
@@ -329,7 +336,7 @@ function foldUnits(units: Unit[]): FoldedText {
     }
     for (const ch of unit.ch.normalize("NFKC")) {
       // Read as Latin, a character is one ASCII letter or digit, or nothing.
-      const latin = lowerCase(ch);
+      const latin = lowerCase(ch) || unmarkedLowerCase(ch);
       const fold = latin === "" ? "" : ASCII_FOLD[latin.charCodeAt(0)]!;
       if (fold !== "") {
         folded.push({ ch: fold, start: unit.start, end: unit.end });
@@ -351,6 +358,20 @@ function lowerCase(ch: string): string {
   if (latin !== ch) return latin.toLowerCase();
   return ch === "\u0130" ? "i" : "";
 }
+
+/**
+ * `ch`, a letter NFKC writes with marks (`á`, `ṩ`, `ǘ`), read as its base
+ * letter in lower case, as a reader reads it; `""` for anything else. A
+ * marker whose letters carry accents is still the marker: NFKC composes a
+ * letter and its accent into one character, which the fold would drop.
+ */
+function unmarkedLowerCase(ch: string): string {
+  const [base, ...marks] = ch.normalize("NFD");
+  if (base === undefined || marks.length === 0) return "";
+  return marks.every((mark) => MARK.test(mark)) ? lowerCase(base) : "";
+}
+
+const MARK = /^\p{M}$/u;
 
 const LOOK_ALIKES: Readonly<Record<string, string>> = {
   o: "0",
@@ -717,6 +738,11 @@ function renderingTraits(
     .replace(/[\r\n\u2028\u2029\u00ad\u200b-\u200f\u2060\ufeff]/g, "");
   let plain = "";
   for (const ch of written) {
+    if (MARK.test(ch)) {
+      // A mark on its own (NFD text, or one NFKC cannot compose) is an accent.
+      traits.add("diacritics");
+      continue;
+    }
     const latin = latinOf(ch);
     if (latin !== ch) {
       traits.add(
@@ -724,8 +750,14 @@ function renderingTraits(
           ? "homoglyphs"
           : tagCharacterText(ch) !== null
           ? "tag_characters"
+          : enclosedLetter(ch) !== null
+          ? "enclosed_letters"
           : "digit_scripts",
       );
+    } else if (lowerCase(ch) === "" && unmarkedLowerCase(ch) !== "") {
+      traits.add("diacritics");
+      plain += ch.normalize("NFD")[0];
+      continue;
     }
     plain += latin;
   }
@@ -773,6 +805,8 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   tag_characters: "Unicode tag characters",
   look_alikes: "look-alike letters",
   homoglyphs: "look-alike letters of another script or small capitals",
+  enclosed_letters: "enclosed or regional-indicator letters",
+  diacritics: "letters with accents or other marks",
   digit_scripts: "digits of another script",
   markup_tags: "markup tags",
   split_items: "a split across adjacent list items or object fields",
