@@ -364,6 +364,7 @@ async function finishRun(
       { db, dataDir, jobs: null },
       report,
       regression?.regression_id ?? null,
+      { dataFlags: dataFlagsOf(values) },
     );
   }
   io.out(stdoutText(run, values, outputs, rendered));

@@ -25,7 +25,12 @@ import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
 import { printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
-import { dataFlagsOf, exitCodeOf, withFlagsAfter } from "./_run_outputs.ts";
+import {
+  dataFlagsOf,
+  type DataValues,
+  exitCodeOf,
+  withFlagsAfter,
+} from "./_run_outputs.ts";
 import { OUTPUT_FLAGS, reserveOutputs } from "./_outputs.ts";
 import { runDocument } from "../routes/ui/run_html.tsx";
 import type { TraceDb } from "../lib/db.ts";
@@ -201,7 +206,7 @@ function showExit(view: RunView): number {
 /** `--html FILE`: the run's page as one file, reserved like every run output. */
 async function writeRunHtml(
   io: Parameters<Command>[1],
-  values: {
+  values: DataValues & {
     html?: string | undefined;
     force?: boolean | undefined;
     json?: boolean | undefined;
@@ -215,7 +220,9 @@ async function writeRunHtml(
     json: values.json,
   });
   try {
-    const html = await runDocument({ ...source, jobs: null }, runId);
+    const html = await runDocument({ ...source, jobs: null }, runId, {
+      dataFlags: dataFlagsOf(values),
+    });
     for (const output of reserved.outputs) {
       if (output.path === "-") io.out(html);
       else await reserved.write(output, html);

@@ -1,6 +1,7 @@
 /** `--html FILE` on external-run, external-replay and external-show: the run's page as one self-contained file. */
 
 import assert from "node:assert/strict";
+import { escapeRegExp } from "../lib/regexp.ts";
 import { join } from "node:path";
 import { main } from "../cli.ts";
 import { migrate } from "../lib/db.ts";
@@ -44,7 +45,13 @@ Deno.test("external-run, external-replay and external-show --html write the run'
     assertStandalone(failHtml, "FAIL");
     const runId = /<code>(run-[\w-]+)<\/code>/.exec(failHtml)![1]!;
     assert.match(failHtml, /Deleted data was still there at the final sample/);
-    assert.match(failHtml, new RegExp(`trace external-cleanup ${runId}`));
+    // Its commands act on the run's own data, as the summary's do.
+    assert.match(
+      failHtml,
+      new RegExp(
+        `trace external-cleanup ${runId} --data-dir ${escapeRegExp(dataDir)}`,
+      ),
+    );
 
     assert.equal(
       await main(["external-save", runId, "--data-dir", dataDir], captureIo()),
@@ -80,7 +87,14 @@ Deno.test("external-run, external-replay and external-show --html write the run'
       ], io),
       1,
     );
-    assertStandalone(await Deno.readTextFile(showFile), "FAIL");
+    const showHtml = await Deno.readTextFile(showFile);
+    assertStandalone(showHtml, "FAIL");
+    assert.match(
+      showHtml,
+      new RegExp(
+        `trace external-cleanup ${runId} --data-dir ${escapeRegExp(dataDir)}`,
+      ),
+    );
     const again = captureIo();
     assert.equal(
       await main([

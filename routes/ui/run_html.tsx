@@ -27,6 +27,13 @@ export interface RunDocumentOptions {
   generatedAt?: string;
   /** The Trace version that wrote it. */
   version?: string;
+  /**
+   * The data flags its commands carry (` --data-dir DIR`, as the command
+   * that wrote it was given them), so that a command copied from a CI
+   * artifact acts on the run's own data, as the Markdown summary's do;
+   * default none.
+   */
+  dataFlags?: string;
 }
 
 /** Only the document's own rules beyond the UI stylesheet. */
@@ -67,8 +74,7 @@ export async function renderRunDocument(
             view={{
               mode: "document",
               now: Date.parse(generated),
-              // A document is read away from this server: its commands name no data.
-              dataFlags: "",
+              dataFlags: options.dataFlags ?? "",
             }}
           />
         </main>
