@@ -25,6 +25,7 @@ import {
   settleUnreached,
 } from "../lib/obs/maint/erasure_reach.ts";
 import type { CliIo } from "./_io.ts";
+import type { OwnState } from "./_outputs.ts";
 import { jsonError, printJson } from "./_json.ts";
 
 export { jsonError, printJson };
@@ -71,18 +72,19 @@ export type DataFlags = {
 };
 
 /**
- * The local database file `--data-dir` / `--db` name and its SQLite
- * sidecars, which no output may be written to; none for a remote database.
+ * What no output may be written to: the local database file `--data-dir` /
+ * `--db` name and its SQLite sidecars (none for a remote database), and the
+ * data directory, whose checkpoints and erasure key are Trace's own.
  */
-export function databaseFiles(flags: DataFlags, io: CliIo): string[] {
-  const path = localDbPath({
-    dataDir: resolveDataDir({ flag: flags["data-dir"], env: io.env }),
-    url: resolveDbUrl(flags.db, io.env),
-  });
-  if (path === null) return [];
-  return ["", "-wal", "-shm", "-journal"].map((suffix) =>
-    resolve(`${path}${suffix}`)
-  );
+export function ownState(flags: DataFlags, io: CliIo): OwnState {
+  const dataDir = resolveDataDir({ flag: flags["data-dir"], env: io.env });
+  const path = localDbPath({ dataDir, url: resolveDbUrl(flags.db, io.env) });
+  const databaseFiles = path === null
+    ? []
+    : ["", "-wal", "-shm", "-journal"].map((suffix) =>
+      resolve(`${path}${suffix}`)
+    );
+  return { databaseFiles, dataDir };
 }
 
 /** No database where a reader of the index looked: it says how to begin one there. */

@@ -20,7 +20,11 @@ import { UsageError } from "../lib/errors.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { stateFileKind } from "../lib/state_files.ts";
 import { processIdentity } from "../lib/runner/process_identity.ts";
-import { isProcessAlive, writeFileWhole } from "../lib/runs/mod.ts";
+import {
+  isProcessAlive,
+  refuseStateDestination,
+  writeFileWhole,
+} from "../lib/runs/mod.ts";
 
 /** The output flags of commands that run the contract. */
 export const OUTPUT_FLAGS = {
@@ -94,15 +98,24 @@ const FLAGS: [OutputKind, keyof OutputValues, string][] = [
   ["html", "html", "--html"],
 ];
 
+/** What an output may never be: the command's database files and its data directory's own state. */
+export interface OwnState {
+  /** The database's files, even before they exist. */
+  databaseFiles: readonly string[];
+  /** The data directory, whose checkpoints and erasure key no output may take; `null`: none to protect. */
+  dataDir: string | null;
+}
+
 /**
  * Reserves every requested output before the run: refuses an existing file
  * (unless `--force`), a path another live run reserved, the same path twice,
- * more than one claim on stdout (`-` or `--json`) and the command's own
- * database files, even before they exist.
+ * more than one claim on stdout (`-` or `--json`), the command's own
+ * database files, even before they exist, and its data directory's
+ * checkpoints and erasure key.
  */
 export async function reserveOutputs(
   values: OutputValues,
-  databaseFiles: readonly string[] = [],
+  ownState: OwnState = { databaseFiles: [], dataDir: null },
 ): Promise<ReservedOutputs> {
   const outputs = requestedOutputs(values);
   const placeholders = new Map<string, string>();
@@ -139,7 +152,7 @@ export async function reserveOutputs(
       if (output.path === "-") continue;
       placeholders.set(
         output.path,
-        await reserve(output, values.force === true, databaseFiles),
+        await reserve(output, values.force === true, ownState),
       );
     }
   } catch (error) {
@@ -185,7 +198,7 @@ const PLACEHOLDER =
 async function reserve(
   output: Output,
   force: boolean,
-  databaseFiles: readonly string[],
+  { databaseFiles, dataDir }: OwnState,
 ): Promise<string> {
   const refuse = (why: string) =>
     new UsageError(`Cannot write ${output.flag} ${output.path}: ${why}`);
@@ -194,6 +207,10 @@ async function reserve(
     throw refuse(
       `it is ${state}, which an output never replaces (not even with --force); choose another path`,
     );
+  }
+  // A file not written yet in the checkpoints' folder would be read as one.
+  if (dataDir !== null) {
+    await refuseStateDestination(output.path, dataDir, output.flag);
   }
   // A database not created yet has no content to tell it by.
   if (databaseFiles.includes(resolve(output.path))) {

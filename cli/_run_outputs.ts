@@ -39,7 +39,7 @@ import { RunNotStartedError, writeFileWhole } from "../lib/runs/mod.ts";
 import type { RunReport, Verdict } from "../lib/runner/report.ts";
 import { fileProblem } from "../lib/file_errors.ts";
 import { errorMessage } from "../lib/errors.ts";
-import { databaseFiles, withDataContext } from "./_context.ts";
+import { ownState, withDataContext } from "./_context.ts";
 import type { CliIo } from "./_io.ts";
 import { jsonError, jsonText } from "./_json.ts";
 import {
@@ -202,7 +202,7 @@ export async function runContractCommand<P>(
   // The handlers first: a Ctrl-C from here on is one the command hears, so
   // it removes what it reserved instead of dying with placeholders left.
   const interrupted = io.interrupted;
-  const outputs = await reserveOutputs(values, databaseFiles(values, io));
+  const outputs = await reserveOutputs(values, ownState(values, io));
   // Set once the run's checkpoint exists, which is before its first request.
   let started: RunStarted | null = null;
   // Set once the run returned its report.
@@ -335,7 +335,7 @@ async function reserveForReason(
   // the command with placeholders left.
   void io.interrupted;
   try {
-    return await reserveOutputs(values, databaseFiles(values, io));
+    return await reserveOutputs(values, ownState(values, io));
   } catch (refusal) {
     // Reserved together or not at all: none of them will say why.
     io.err(

@@ -22,7 +22,7 @@ import {
   viewRun,
 } from "../lib/runs/mod.ts";
 import { DATA_FLAGS, parseFlags, parseIntegerFlag, showHelp } from "./_args.ts";
-import { printJson, withDataContext } from "./_context.ts";
+import { ownState, printJson, withDataContext } from "./_context.ts";
 import type { Command } from "./_io.ts";
 import { renderReport } from "./_report_text.ts";
 import {
@@ -218,7 +218,7 @@ async function writeRunHtml(
     html: values.html,
     force: values.force,
     json: values.json,
-  });
+  }, ownState(values, io));
   try {
     const html = await runDocument({ ...source, jobs: null }, runId, {
       dataFlags: dataFlagsOf(values),

@@ -144,7 +144,7 @@ Deno.test("trace ledger backup refuses a FILE where Trace reads its own state", 
       assert.equal(refused.code, 2, refused.err);
       assert.equal(
         refused.err,
-        `trace ledger backup: Cannot write a backup to ${file}: ${data}/external holds run checkpoints, which Trace reads as its own (the gate would take the copy for a broken checkpoint); write it outside the data directory's external/ folder\n`,
+        `trace ledger backup: Cannot write a backup to ${file}: ${data}/external holds run checkpoints, which Trace reads as its own (the gate would take the file for a broken checkpoint); write it outside the data directory's external/ folder\n`,
       );
     }
     assert.deepEqual(await files(`${data}/external`), []);

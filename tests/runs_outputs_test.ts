@@ -248,7 +248,7 @@ Deno.test("output files are replaced only with --force, and never while another 
   });
 });
 
-Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even with --force, nor waits on a FIFO", async () => {
+Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even with --force, nor lands among the checkpoints, nor waits on a FIFO", async () => {
   await withTempDir(async (dir) => {
     await withDemo(null, async (demo) => {
       const config = await writeConfig(dir, demo.url);
@@ -312,6 +312,31 @@ Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even wit
         );
       }
       assert.deepEqual(await Deno.readFile(ledger), before);
+      // A new file among the checkpoints would be read as a broken one.
+      for (const flag of ["--output", "--junit"]) {
+        const inside = `${dir}/data/external/my-report.json`;
+        const refused = await trace([
+          "external-run",
+          "--config",
+          config,
+          flag,
+          inside,
+          ...data,
+        ]);
+        assert.equal(refused.code, 2, flag);
+        assert.match(
+          refused.err,
+          new RegExp(
+            `Cannot write ${flag} .*my-report\\.json: .*holds run checkpoints, which Trace reads as its own .*; write it outside the data directory's external/ folder`,
+          ),
+        );
+        assert.equal(
+          await Deno.stat(inside).then(() => true, () => false),
+          false,
+        );
+      }
+      const gate = await trace(["external-gate", ...data]);
+      assert.doesNotMatch(gate.err, /cannot be read/);
       const runs = await trace(["external-runs", "--json", ...data]);
       assert.equal(JSON.parse(runs.out).runs.length, 1);
       const shown = await trace([
