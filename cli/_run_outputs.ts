@@ -368,6 +368,7 @@ async function finishRun(
     );
   }
   io.out(stdoutText(run, values, outputs, rendered));
+  io.err(regressionOnStderr(run, values, outputs));
   let lost = recording.kept_in === "nowhere";
   for (const output of outputs.outputs) {
     if (output === outputs.stdout) continue;
@@ -413,6 +414,21 @@ function stdoutText(
     (regression ? lifecycleLine(regression, report) : "");
 }
 
+/**
+ * The regression's line, on stderr, when stdout holds a result file
+ * (`--summary-md -`, `--junit -`) rather than the text report that ends
+ * with it; `--json` carries the regression itself.
+ */
+function regressionOnStderr(
+  run: ContractRun,
+  values: RunValues,
+  outputs: ReservedOutputs,
+): string {
+  const { report, regression } = run;
+  if (!regression || values.json || !outputs.stdout) return "";
+  return lifecycleLine(regression, report).trimStart();
+}
+
 /** The text of each result file. */
 function renderOutputs(
   run: ContractRun,
@@ -429,6 +445,9 @@ function renderOutputs(
       replayCommand: steps.replay,
       rerunCommand: steps.rerun,
       regressionId: regression?.regression_id ?? null,
+      regressionOutcome: regression
+        ? regressionOutcome(regression, report)
+        : null,
       ledgerHead,
       dataFlags,
     }),
@@ -540,7 +559,16 @@ export function unfinishedRunNote(runId: string, values: DataValues): string {
 }
 
 function lifecycleLine(regression: RegressionView, report: RunReport): string {
-  const id = regression.regression_id;
+  return `\nRegression ${regression.regression_id}: ${
+    regressionOutcome(regression, report)
+  }\n`;
+}
+
+/** What became of a replayed regression, one sentence without its id: `enforced (…)`. */
+function regressionOutcome(
+  regression: RegressionView,
+  report: RunReport,
+): string {
   const recurrence = replayRecurrence(regression.definition, report);
   const words = (r: ReplayRecurrence) =>
     replayOutcomeWords(
@@ -550,20 +578,20 @@ function lifecycleLine(regression: RegressionView, report: RunReport): string {
     );
   if (regression.status === "pending") {
     return recurrence === null || recurrence.kind === "recurred"
-      ? `\nRegression ${id}: pending (the bug is still open; a PASS replay will enforce it)\n`
-      : `\nRegression ${id}: pending (a PASS replay will enforce it), and this replay did not pass (${report.verdict}): ${
+      ? "pending (the bug is still open; a PASS replay will enforce it)"
+      : `pending (a PASS replay will enforce it), and this replay did not pass (${report.verdict}): ${
         words(recurrence)
-      }\n`;
+      }`;
   }
   if (recurrence === null) {
-    return `\nRegression ${id}: enforced (from now on a failing replay is a real regression)\n`;
+    return "enforced (from now on a failing replay is a real regression)";
   }
   // The gate fails on any replay that did not pass; the words say what came back.
-  return `\nRegression ${id}: enforced, and this replay did not pass (${report.verdict}): ${
+  return `enforced, and this replay did not pass (${report.verdict}): ${
     words(recurrence)
   }${
     recurrence.kind === "recurred"
       ? ""
       : "; the gate fails until a replay passes"
-  }\n`;
+  }`;
 }

@@ -162,6 +162,21 @@ Deno.test("register, run (FAIL), save, replay on a fixed app (PASS), compare, ga
     const gate = await call(externalGate, ["--target", "demo", ...data]);
     assert.equal(gate.code, 0, gate.out);
     assert.equal((await call(ledgerVerify, [...data])).code, 0);
+
+    // The bug comes back: the summary on stdout, as CI posts it, says so,
+    // and so does stderr, since stdout holds the summary.
+    const back = await withDemo("stale-cache", () =>
+      call(externalReplay, [
+        regression.regression_id,
+        "--summary-md",
+        "-",
+        ...data,
+      ]), port);
+    assert.equal(back.code, 1, back.err);
+    const recurred =
+      `${regression.regression_id}\`?: enforced, and this replay did not pass \\(FAIL\\): `;
+    assert.match(back.out, new RegExp(`Replay of regression \`${recurred}`));
+    assert.match(back.err, new RegExp(`^Regression ${recurred}`, "m"));
   });
 });
 

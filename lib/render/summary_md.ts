@@ -26,6 +26,12 @@ export interface SummaryOptions {
   saveCommand?: string | null;
   /** The regression this run replayed, if any. */
   regressionId?: string | null;
+  /**
+   * What became of that regression after this replay, one sentence
+   * (`enforced, and this replay did not pass (FAIL): …`), as the text report
+   * says it.
+   */
+  regressionOutcome?: string | null;
   /** The ledger's head after this run (`SEQ:sha256:…`); `null` when the run is not in the ledger. */
   ledgerHead?: string | null;
   /** The `--data-dir`/`--db` flags (with a leading space) every command it prints carries. */
@@ -82,7 +88,13 @@ export function renderSummaryMarkdown(
     }): ${t.document_count} document(s), ${t.deletion_window_seconds} s window, protocol ${report.protocol.revision}.`,
   ];
   if (options.regressionId) {
-    lines.push("", `Replay of regression \`${options.regressionId}\`.`);
+    const outcome = options.regressionOutcome;
+    lines.push(
+      "",
+      `Replay of regression \`${options.regressionId}\`${
+        outcome ? `: ${markdownEscape(outcome)}` : ""
+      }.`,
+    );
   }
   lines.push("", "| Check | Result |", "| --- | --- |");
   for (const result of familyResults(report)) {
