@@ -103,7 +103,12 @@ async function handle(message: WriteThreadRequest): Promise<void> {
  */
 function sentPlan(plan: BatchPlan): SentPlan {
   const { items, conflicts, fresh, batch } = plan;
-  const indexOf = new Map(items.map((item) => [item.seq, item.index]));
+  // A repeat within the batch shares its first copy's seq: the first is the fresh one.
+  const indexOf = new Map(
+    items.filter((item) => !item.duplicate).map((
+      item,
+    ) => [item.seq, item.index]),
+  );
   const roots: Record<number, string> = {};
   for (const { seq, event } of fresh) {
     const index = indexOf.get(seq)!;
