@@ -211,7 +211,7 @@ Deno.test("findMarker() reads Cyrillic and Greek look-alikes as the Latin letter
   );
 });
 
-Deno.test("findMarker() reads accented letters as their base letters, and enclosed and regional-indicator letters as the letters they enclose", async (t) => {
+Deno.test("findMarker() reads accented and stroked letters as their base letters, and enclosed and regional-indicator letters as the letters they enclose", async (t) => {
   const accented = MARKER.replace(/[a-z]/g, (ch) => `${ch}\u0301`);
   const enclosed = (first: number, between = "") =>
     Array.from(
@@ -230,6 +230,21 @@ Deno.test("findMarker() reads accented letters as their base letters, and enclos
       "diacritics",
     ]],
     ["one accented letter", MARKER.replace("k", "\u1e31"), ["diacritics"]],
+    // Stroked letters have no decomposition: a table reads them.
+    [
+      "stroked letters",
+      MARKER.replace("d", "\u0111").replace("h", "\u0127"),
+      ["diacritics"],
+    ],
+    // The letter under the accent is itself a look-alike (Cyrillic ё).
+    ["an accented look-alike", MARKER.replace("e", "\u0451"), [
+      "homoglyphs",
+      "diacritics",
+    ]],
+    // A variation selector after a letter chooses a glyph: no accent.
+    ["variation selectors", MARKER.replace(/[a-z]/g, (ch) => `${ch}\ufe0f`), [
+      "invisible_characters",
+    ]],
     ["negative circled letters", enclosed(0x1f150), [
       "case",
       "enclosed_letters",
@@ -238,7 +253,7 @@ Deno.test("findMarker() reads accented letters as their base letters, and enclos
       "case",
       "enclosed_letters",
     ]],
-    // A zero-width space keeps each pair of indicators from reading as a flag.
+    // Between the indicators, as a spelling that keeps them apart would put it.
     ["regional indicators", enclosed(0x1f1e6, "\u200b"), [
       "case",
       "invisible_characters",
@@ -257,7 +272,7 @@ Deno.test("findMarker() reads accented letters as their base letters, and enclos
   }
   assert.equal(
     describeRendering(["diacritics", "enclosed_letters"]),
-    "enclosed or regional-indicator letters and letters with accents or other marks",
+    "enclosed or regional-indicator letters and letters with accents, other marks or a stroke",
   );
 });
 

@@ -49,7 +49,7 @@ const RELEASED_REVISIONS: Record<string, string> = {
   "trace-assertions/11":
     "sha256:1b4716603e9d4edfaaaed70d4f30e00a8d5837ea9e042dc4b0ca93b618c423b9",
   "trace-assertions/12":
-    "sha256:f2eaf7925de6035c15eab696dd25ba4587a7e6c4c2e3941a880b0350c5097bc4",
+    "sha256:dbf99bfa1e2ae5c2af833f20d222a0fddc9d0da849d5709fe3ef131dc3a4fe15",
 };
 
 Deno.test("the pinned rules digest matches the finding codes and families of this build", () => {

@@ -14,6 +14,9 @@
  * Digits: every Unicode decimal digit (`\p{Nd}`: Arabic-Indic `٣`,
  * Devanagari `३`) reads as the ASCII digit of its value; NFKC leaves them.
  *
+ * Stroked letters: Latin letters with a stroke or a bar (`ø`, `ł`, `đ`),
+ * which have no decomposition, read as the letter under the stroke.
+ *
  * Enclosed letters: negative circled, negative squared and regional
  * indicator letters (`🅐`, `🅰`, `🇦`) read as the capital they enclose; NFKC
  * leaves them, where it makes the plain circled and squared ones ASCII.
@@ -170,6 +173,50 @@ export function latinOf(ch: string): string {
   return HOMOGLYPHS[ch] ?? asciiDigit(ch) ?? tagCharacterText(ch) ??
     enclosedLetter(ch) ?? ch;
 }
+
+/**
+ * Latin letters written with a stroke or a bar (`ø`, `ł`, `đ`, `ħ`), each to
+ * the letter under it, in its case. Unicode gives them no decomposition, so
+ * taking the marks off a letter's NFD (as the fold does for accents) leaves
+ * them whole; without this table one of them in a marker hid it.
+ */
+export const STROKED_LETTERS: Readonly<Record<string, string>> = {
+  "\u00f8": "o", // ø
+  "\u00d8": "O", // Ø
+  "\u0142": "l", // ł
+  "\u0141": "L", // Ł
+  "\u019a": "l", // ƚ
+  "\u0111": "d", // đ
+  "\u0110": "D", // Đ
+  "\u0127": "h", // ħ
+  "\u0126": "H", // Ħ
+  "\u0167": "t", // ŧ
+  "\u0166": "T", // Ŧ
+  "\u0180": "b", // ƀ
+  "\u0243": "B", // Ƀ
+  "\u0268": "i", // ɨ
+  "\u0197": "I", // Ɨ
+  "\u01b6": "z", // ƶ
+  "\u01b5": "Z", // Ƶ
+  "\u023c": "c", // ȼ
+  "\u023b": "C", // Ȼ
+  "\u0247": "e", // ɇ
+  "\u0246": "E", // Ɇ
+  "\u0249": "j", // ɉ
+  "\u0248": "J", // Ɉ
+  "\u024d": "r", // ɍ
+  "\u024c": "R", // Ɍ
+  "\u024f": "y", // ɏ
+  "\u024e": "Y", // Ɏ
+  "\u01e5": "g", // ǥ
+  "\u01e4": "G", // Ǥ
+  "\ua741": "k", // ꝁ
+  "\ua740": "K", // Ꝁ
+  "\ua751": "p", // ꝑ
+  "\ua750": "P", // Ꝑ
+  "\ua757": "q", // ꝗ
+  "\ua756": "Q", // Ꝗ
+};
 
 /**
  * Blocks of enclosed Latin letters, `A` to `Z` in order, that NFKC leaves as

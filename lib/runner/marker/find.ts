@@ -7,16 +7,18 @@
  * what they answer (Markdown escapes, HTML entities, another case or
  * separator, full-width or other compatibility forms, wrapped lines, markup
  * tags and comments, Cyrillic, Greek or small-capital look-alike letters,
- * Unicode tag characters, another script's digits) and
+ * accented, stroked or enclosed letters, Unicode tag characters, another
+ * script's digits) and
  * ship stored text encoded (base64, hex, hex dumps, percent-encoding, string
  * escapes), so the marker counts as seen when its random part appears in the
  * answer after {@link foldForMatching}: character references decoded, NFKC,
- * Cyrillic, Greek and small-capital look-alikes read as Latin letters, tag
+ * a letter's accents or stroke taken off, Cyrillic, Greek and small-capital
+ * look-alikes and enclosed letters read as Latin letters, tag
  * characters as the ASCII they stand for and other scripts' digits as ASCII
  * ones, lower case, `o` read as `0` and `i`/`l` as `1`, and everything but
  * letters and digits dropped; or in the same answer with its markup tags
  * removed; or in a text an encoded part of the answer decodes to. Reading
- * look-alikes and digits maps one character to one, so no folded text grows
+ * look-alikes, marked letters and digits maps one character to one, so no folded text grows
  * longer for it, and a fixed text of n folded characters contains a given
  * random part by chance with probability at most n · 32^-26 (n · 2^-130),
  * which docs/report.md works out for every text searched.
@@ -32,6 +34,7 @@ import {
   enclosedLetter,
   HOMOGLYPHS,
   latinOf,
+  STROKED_LETTERS,
   tagCharacterText,
 } from "./_other_scripts.ts";
 
@@ -314,8 +317,9 @@ export interface FoldedText {
 /**
  * Folds `text` for marker matching: `&amp;` unwrapped (up to three times),
  * numeric character references decoded, named ones decoded (HTML's list) or
- * dropped, NFKC, Cyrillic, Greek and small-capital look-alikes read as the
- * Latin letters they pass for, Unicode tag characters as the ASCII they
+ * dropped, NFKC, a letter written with accents or a stroke read as its base
+ * letter, Cyrillic, Greek and small-capital look-alikes and enclosed letters
+ * read as the Latin letters they pass for, Unicode tag characters as the ASCII they
  * stand for and other scripts' decimal digits as ASCII digits, lower case, look-alikes
  * (`o`, `i`, `l`) read as the digits they resemble, and everything but
  * `[0-9a-z]` dropped.
@@ -360,18 +364,38 @@ function lowerCase(ch: string): string {
 }
 
 /**
- * `ch`, a letter NFKC writes with marks (`á`, `ṩ`, `ǘ`), read as its base
- * letter in lower case, as a reader reads it; `""` for anything else. A
- * marker whose letters carry accents is still the marker: NFKC composes a
- * letter and its accent into one character, which the fold would drop.
+ * `ch`, a letter NFKC writes with marks (`á`, `ṩ`, `ǘ`) or a stroke (`ø`,
+ * `đ`), read as its base letter in lower case, as a reader reads it; `""`
+ * for anything else. A marker whose letters carry accents is still the
+ * marker: NFKC composes a letter and its accent into one character, which
+ * the fold would drop. Kept per character, as {@link latinOf}'s digits are.
  */
 function unmarkedLowerCase(ch: string): string {
+  let known = unmarked.get(ch);
+  if (known === undefined) {
+    const base = unmarkedBase(ch);
+    known = base === "" ? "" : lowerCase(base);
+    if (unmarked.size < MAX_UNMARKED) unmarked.set(ch, known);
+  }
+  return known;
+}
+
+const unmarked = new Map<string, string>();
+const MAX_UNMARKED = 8192;
+
+/** The character under `ch`'s marks or stroke (`Á` → `A`), or `""` when it has none. */
+function unmarkedBase(ch: string): string {
+  const stroked = STROKED_LETTERS[ch];
+  if (stroked !== undefined) return stroked;
   const [base, ...marks] = ch.normalize("NFD");
   if (base === undefined || marks.length === 0) return "";
-  return marks.every((mark) => MARK.test(mark)) ? lowerCase(base) : "";
+  return marks.every((mark) => MARK.test(mark)) ? base : "";
 }
 
 const MARK = /^\p{M}$/u;
+
+/** Variation selectors: marks that choose a glyph, render as nothing, and put no accent on a letter. */
+const VARIATION_SELECTOR = /^[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]$/u;
 
 const LOOK_ALIKES: Readonly<Record<string, string>> = {
   o: "0",
@@ -740,25 +764,22 @@ function renderingTraits(
   for (const ch of written) {
     if (MARK.test(ch)) {
       // A mark on its own (NFD text, or one NFKC cannot compose) is an accent.
-      traits.add("diacritics");
-      continue;
-    }
-    const latin = latinOf(ch);
-    if (latin !== ch) {
       traits.add(
-        Object.hasOwn(HOMOGLYPHS, ch)
-          ? "homoglyphs"
-          : tagCharacterText(ch) !== null
-          ? "tag_characters"
-          : enclosedLetter(ch) !== null
-          ? "enclosed_letters"
-          : "digit_scripts",
+        VARIATION_SELECTOR.test(ch) ? "invisible_characters" : "diacritics",
       );
-    } else if (lowerCase(ch) === "" && unmarkedLowerCase(ch) !== "") {
-      traits.add("diacritics");
-      plain += ch.normalize("NFD")[0];
       continue;
     }
+    let shown = ch;
+    if (
+      ch >= "\u0080" && lowerCase(ch) === "" &&
+      /^[0-9a-z]$/.test(unmarkedLowerCase(ch))
+    ) {
+      // The letter under the accent, itself perhaps of another script (`ё`).
+      traits.add("diacritics");
+      shown = unmarkedBase(ch);
+    }
+    const latin = latinOf(shown);
+    if (latin !== shown) traits.add(otherScriptTrait(shown));
     plain += latin;
   }
   if (/[A-Z]/.test(plain)) traits.add("case");
@@ -766,6 +787,14 @@ function renderingTraits(
   const separators = plain.replace(/[0-9A-Za-z]/g, "");
   if (separators !== (how.withPrefix ? "__" : "")) traits.add("separators");
   return RENDERING_TRAITS.filter((trait) => traits.has(trait));
+}
+
+/** The trait of a character {@link latinOf} reads as another: which of its tables read it. */
+function otherScriptTrait(ch: string): RenderingTrait {
+  if (Object.hasOwn(HOMOGLYPHS, ch)) return "homoglyphs";
+  if (tagCharacterText(ch) !== null) return "tag_characters";
+  if (enclosedLetter(ch) !== null) return "enclosed_letters";
+  return "digit_scripts";
 }
 
 /** Full-width forms of printable ASCII, and the ideographic space. */
@@ -806,7 +835,7 @@ const TRAIT_WORDS: Readonly<Record<RenderingTrait, string>> = {
   look_alikes: "look-alike letters",
   homoglyphs: "look-alike letters of another script or small capitals",
   enclosed_letters: "enclosed or regional-indicator letters",
-  diacritics: "letters with accents or other marks",
+  diacritics: "letters with accents, other marks or a stroke",
   digit_scripts: "digits of another script",
   markup_tags: "markup tags",
   split_items: "a split across adjacent list items or object fields",

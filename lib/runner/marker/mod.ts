@@ -35,4 +35,4 @@ export {
   INLINE_SEARCH_LIMIT,
   searchCost,
 } from "./searcher.ts";
-export { HOMOGLYPHS } from "./_other_scripts.ts";
+export { HOMOGLYPHS, STROKED_LETTERS } from "./_other_scripts.ts";
