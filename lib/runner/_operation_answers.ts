@@ -1,11 +1,14 @@
 /**
  * Whether a run's operation never worked: every request of it the report
  * records as failed (two or more) answered an HTTP 5xx status of the
- * application's own, and none of its requests left a reading behind. Rate limits and restarts come and go, so some
- * requests get through; an operation that failed from its first request on
- * points at its own handler. Read from what the report keeps (its request
- * errors, and the readings an answered request leaves), so it reads old
- * reports too.
+ * application's own, and none of its requests left a reading behind. Rate
+ * limits and restarts come and go, so some requests get through; an
+ * operation that failed from its first request on points at its own
+ * handler. Read from what the report keeps (its request errors, and the
+ * readings an answered request leaves), so it reads old reports too.
+ *
+ * Ingest is not judged: it stops at its first failed request, and one
+ * failure cannot show that an operation never worked.
  *
  * @module
  */
@@ -13,14 +16,19 @@
 import type { Operation } from "../contract/protocol.ts";
 import type { RequestErrorRecord, RunReport } from "./report.ts";
 
+/** The operations a run repeats, so that their failures can add up. */
+export type RepeatedOperation = Exclude<Operation, "ingest">;
+
 /**
  * Whether every request of `op` in `report` failed with an HTTP 5xx status
- * of the application's own, from the first one on. One failed request
- * cannot show that (an ingest stops at its first failure, so a single 500
- * there is all there is), and 502, 503 and 504 are what a restart or a
- * gateway in front of the adapter answers.
+ * of the application's own, from the first one on: two or more of them, and
+ * none a 502, 503 or 504, which a restart or a gateway in front of the
+ * adapter answers.
  */
-export function failedFromFirst(report: RunReport, op: Operation): boolean {
+export function failedFromFirst(
+  report: RunReport,
+  op: RepeatedOperation,
+): boolean {
   const errors = requestErrors(report).filter((e) => e.op === op);
   return errors.length >= 2 && errors.every(applicationError) &&
     !answered(report, op);
@@ -37,19 +45,17 @@ function requestErrors(report: RunReport): RequestErrorRecord[] {
 }
 
 /** Statuses a gateway or a restarting application answers, rather than a handler's own failure. */
-const PASSING_STATUSES = new Set([502, 503, 504]);
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
 function applicationError(error: RequestErrorRecord): boolean {
   const status = error.status ?? 0;
   return error.failure === "http_status" && status >= 500 &&
-    !PASSING_STATUSES.has(status);
+    !TRANSIENT_STATUSES.has(status);
 }
 
 /** Whether some request of `op` gave a usable answer, by what it left in the report. */
-function answered(report: RunReport, op: Operation): boolean {
+function answered(report: RunReport, op: RepeatedOperation): boolean {
   switch (op) {
-    case "ingest":
-      return ingestAnswered(report);
     case "query":
       return queryReadings(report).some((seen) => seen !== null);
     case "inventory":
@@ -58,16 +64,6 @@ function answered(report: RunReport, op: Operation): boolean {
       return report.deletion?.acknowledged === true ||
         report.cleanup.deletes.some((d) => d.acknowledged);
   }
-}
-
-/**
- * Ingest stops at its first failed request, and every id it sent is
- * issued first: more ids than failed ingests means one was answered.
- */
-function ingestAnswered(report: RunReport): boolean {
-  const sent = report.issued.test.length + report.issued.control.length;
-  const failed = report.baseline.errors.filter((e) => e.op === "ingest");
-  return sent > failed.length;
 }
 
 /** Whether each marker query's answer held its marker; `null` where the query gave no answer. */

@@ -207,7 +207,7 @@ function errorLead(
     case "search":
       return EVIDENCE_CHECKS.searchableAnswers;
     default:
-      return failedFromFirst(report, error.op)
+      return error.op !== "ingest" && failedFromFirst(report, error.op)
         ? EVIDENCE_CHECKS.failingHandler[error.op]
         : failureLead(error);
   }

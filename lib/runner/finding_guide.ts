@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Operation } from "../contract/protocol.ts";
+import type { RepeatedOperation } from "./_operation_answers.ts";
 import { FINDING_CODES, type FindingCode } from "./rules.ts";
 
 /** How to read one finding code. */
@@ -20,7 +20,7 @@ export interface FindingGuide {
 }
 
 /** The check about an operation whose handler failed every request of the run. */
-function failingHandler(op: Operation): string {
+function failingHandler(op: RepeatedOperation): string {
   return `the adapter's logs and its /${op} handler for the error it answers: every /${op} request of the run answered an HTTP 5xx status from the first one on, so the operation never worked, rather than stopped working under rate limits or a restart`;
 }
 
@@ -97,7 +97,6 @@ export const EVIDENCE_CHECKS = {
     "rate limits or restarts of the staging application during the run",
   /** Two or more requests of an operation, all of them, answered an HTTP 5xx status of the application's own, from the first one on. */
   failingHandler: {
-    ingest: failingHandler("ingest"),
     query: failingHandler("query"),
     inventory: failingHandler("inventory"),
     delete: failingHandler("delete"),
