@@ -77,7 +77,10 @@ export type DataFlags = {
  * data directory, whose checkpoints and erasure key are Trace's own.
  */
 export function ownState(flags: DataFlags, io: CliIo): OwnState {
-  const dataDir = resolveDataDir({ flag: flags["data-dir"], env: io.env });
+  // Absolute, so that a refusal names the folder wherever the shell was.
+  const dataDir = resolve(
+    resolveDataDir({ flag: flags["data-dir"], env: io.env }),
+  );
   const path = localDbPath({ dataDir, url: resolveDbUrl(flags.db, io.env) });
   const databaseFiles = path === null
     ? []

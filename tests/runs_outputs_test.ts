@@ -335,8 +335,20 @@ Deno.test("no output replaces the ledger, its sidecars or a checkpoint, even wit
           false,
         );
       }
-      const gate = await trace(["external-gate", ...data]);
-      assert.doesNotMatch(gate.err, /cannot be read/);
+      // Nor over the erasure key, which Trace reads as its own.
+      const key = await trace([
+        "external-run",
+        "--config",
+        config,
+        "--summary-md",
+        `${dir}/data/erasure.key`,
+        ...data,
+      ]);
+      assert.equal(key.code, 2);
+      assert.match(
+        key.err,
+        /Cannot write --summary-md .*erasure\.key: it is the data directory's erasure key, which Trace reads as its own; write it elsewhere/,
+      );
       const runs = await trace(["external-runs", "--json", ...data]);
       assert.equal(JSON.parse(runs.out).runs.length, 1);
       const shown = await trace([
