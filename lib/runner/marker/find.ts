@@ -371,6 +371,7 @@ function lowerCase(ch: string): string {
  * the fold would drop. Kept per character, as {@link latinOf}'s digits are.
  */
 function unmarkedLowerCase(ch: string): string {
+  if (!mayCarryMarks(ch)) return "";
   let known = unmarked.get(ch);
   if (known === undefined) {
     const base = unmarkedBase(ch);
@@ -382,6 +383,21 @@ function unmarkedLowerCase(ch: string): string {
 
 const unmarked = new Map<string, string>();
 const MAX_UNMARKED = 8192;
+
+/**
+ * Whether `ch` lies in a block of Latin, Greek or Cyrillic letters, where
+ * every letter with a mark or a stroke that could stand for a marker's
+ * letter is: the rest of Unicode (CJK, Hangul, symbols) is passed over
+ * without a normalisation, so an answer in another script costs no more.
+ */
+function mayCarryMarks(ch: string): boolean {
+  const point = ch.codePointAt(0)!;
+  return (point >= 0xc0 && point <= 0x52f) ||
+    (point >= 0x1e00 && point <= 0x1fff) ||
+    (point >= 0x2c60 && point <= 0x2c7f) ||
+    (point >= 0xa720 && point <= 0xa7ff) ||
+    (point >= 0xab30 && point <= 0xab6f);
+}
 
 /** The character under `ch`'s marks or stroke (`Á` → `A`), or `""` when it has none. */
 function unmarkedBase(ch: string): string {
