@@ -19,6 +19,7 @@ import {
   type NormalizedEvent,
 } from "../normalize.ts";
 import { resolveRoots } from "./_roots.ts";
+import { ownerKey } from "./_owner_key.ts";
 
 /** One validated batch waiting to be written. */
 export interface BatchToWrite {
@@ -78,9 +79,7 @@ export function eventIdsByApplication(
   return byApp;
 }
 
-/** Map key of an (application, event id) pair. */
-export const ownerKey = (applicationId: string, eventId: string): string =>
-  `${applicationId}\u0000${eventId}`;
+export { ownerKey } from "./_owner_key.ts";
 
 /**
  * Plans every batch of a group in order from `firstSeq`; `owned` holds the

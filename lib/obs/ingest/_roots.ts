@@ -23,7 +23,7 @@
  */
 
 import { type NormalizedEvent, withRootTraceId } from "../normalize.ts";
-import { type BatchToWrite, ownerKey } from "./_plan.ts";
+import { ownerKey } from "./_owner_key.ts";
 
 /** Runs one read statement of the open write transaction. */
 type ReadRows = (
@@ -38,7 +38,7 @@ type ReadRows = (
  */
 export async function storedRoots(
   rows: ReadRows,
-  batches: readonly BatchToWrite[],
+  batches: readonly { events: readonly NormalizedEvent[] }[],
 ): Promise<Map<string, string> | null> {
   const named = new Map<string, Set<string>>();
   for (const { events } of batches) {
