@@ -164,6 +164,26 @@ const GREEK: Record<string, string> = {
 const spell = (text: string, table: Record<string, string>) =>
   Array.from(text, (ch) => table[ch] ?? ch).join("");
 
+/**
+ * Each case's spelling of the marker is read as it, rendered with the given
+ * traits, and no other marker is read in it.
+ */
+async function stepRenderedCases(
+  t: Deno.TestContext,
+  cases: readonly [string, string, RenderingTrait[]][],
+): Promise<void> {
+  for (const [name, rendered, traits] of cases) {
+    await t.step(name, () => {
+      assert.ok(!rendered.includes(MARKER), rendered);
+      assert.deepEqual(findMarker(`Found: ${rendered}. Done.`, MARKER), {
+        form: "rendered",
+        rendering: traits,
+      });
+      assert.equal(findMarker(rendered, newMarker()), null);
+    });
+  }
+}
+
 Deno.test("findMarker() reads Cyrillic and Greek look-alikes as the Latin letters they pass for", async (t) => {
   const cases: [string, string, RenderingTrait[]][] = [
     ["Cyrillic letters", spell(MARKER, CYRILLIC), [
@@ -195,16 +215,7 @@ Deno.test("findMarker() reads Cyrillic and Greek look-alikes as the Latin letter
       ["homoglyphs"],
     ],
   ];
-  for (const [name, rendered, traits] of cases) {
-    await t.step(name, () => {
-      assert.ok(!rendered.includes(MARKER), rendered);
-      assert.deepEqual(findMarker(`Found: ${rendered}. Done.`, MARKER), {
-        form: "rendered",
-        rendering: traits,
-      });
-      assert.equal(findMarker(rendered, newMarker()), null);
-    });
-  }
+  await stepRenderedCases(t, cases);
   assert.equal(
     describeRendering(["homoglyphs"]),
     "look-alike letters of another script or small capitals",
@@ -260,16 +271,7 @@ Deno.test("findMarker() reads accented and stroked letters as their base letters
       "enclosed_letters",
     ]],
   ];
-  for (const [name, rendered, traits] of cases) {
-    await t.step(name, () => {
-      assert.ok(!rendered.includes(MARKER), rendered);
-      assert.deepEqual(findMarker(`Found: ${rendered}. Done.`, MARKER), {
-        form: "rendered",
-        rendering: traits,
-      });
-      assert.equal(findMarker(rendered, newMarker()), null);
-    });
-  }
+  await stepRenderedCases(t, cases);
   assert.equal(
     describeRendering(["diacritics", "enclosed_letters"]),
     "enclosed or regional-indicator letters and letters with accents, other marks or a stroke",
