@@ -9,6 +9,9 @@ import {
   withTempDir,
 } from "./_helpers.ts";
 import { withCountingListener } from "./_tcp_servers.ts";
+import { interruptedCheckpoint } from "./browser/_runs.ts";
+import { checkpointDir } from "../lib/runner/checkpoint.ts";
+import { join } from "node:path";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 
@@ -354,6 +357,24 @@ Deno.test("trace external-plan refuses a token_env naming an unset variable, as 
       );
       assert.equal(byTarget.stderr(), `trace ${command}: ${registeredWords}`);
     }
+    // A cleanup of a run of it reads the same stored config.
+    const listing = captureIo();
+    await main(["external-targets", "--json", ...data], listing);
+    const { config_digest } = JSON.parse(listing.stdout()).targets[0];
+    const checkpoint = await interruptedCheckpoint(`${dir}/data`, "tokened");
+    await Deno.writeTextFile(
+      join(checkpointDir(`${dir}/data`), `${checkpoint.run_id}.json`),
+      JSON.stringify({ ...checkpoint, config_digest }),
+    );
+    const cleanup = captureIo();
+    assert.equal(
+      await main(["external-cleanup", checkpoint.run_id, ...data], cleanup),
+      2,
+    );
+    assert.equal(
+      cleanup.stderr(),
+      `trace external-cleanup: ${registeredWords}`,
+    );
     // Set, the same config plans.
     const set = captureIo("", { TRACE_TEST_UNSET_TOKEN: "t0ken" });
     assert.equal(

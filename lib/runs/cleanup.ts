@@ -22,7 +22,6 @@ import type { StagingConfig } from "../contract/config.ts";
 import type { StagingTransport } from "../contract/protocol.ts";
 import type { TraceDb } from "../db.ts";
 import { errorMessage, NotFoundError, RefusedError } from "../errors.ts";
-import { createHttpTransport } from "../http/strict_client.ts";
 import {
   type CleanupRecord,
   cleanupsOf,
@@ -35,7 +34,8 @@ import {
 } from "../ledger/cleanups.ts";
 import type { LedgerHead } from "../ledger/head.ts";
 import { requireLedger } from "../ledger/schema.ts";
-import { readTarget } from "../ledger/targets.ts";
+import { readTarget, type TargetRecord, targetRef } from "../ledger/targets.ts";
+import { targetTransport } from "./target_transport.ts";
 import { type Clock, systemClock } from "../runner/clock.ts";
 import { cleanUpLeftovers, type CleanupPoll } from "../runner/leftovers.ts";
 import type { Cleanup, RunMarkers, Sample } from "../runner/report.ts";
@@ -123,9 +123,10 @@ export async function cleanUpRun(
   if ("reason" in found) {
     return { status: "not_needed", run_id: runId, reason: found.reason };
   }
-  const config = await targetConfig(db, found);
+  const target = await storedTarget(db, found);
+  const config = target.config;
   const transport = options.transport ??
-    createHttpTransport(config, options.env ? { env: options.env } : {});
+    targetTransport(config, targetRef(target), options.env);
   const clock = options.clock ?? systemClock;
   const startedAt = clock.wallNow().toISOString();
   let outcome: Cleanup;
@@ -277,11 +278,11 @@ async function unlessCleaned(
   return leftovers;
 }
 
-/** The run's target config, which must still be the one the run used. */
-async function targetConfig(
+/** The run's target as stored, whose config must still be the one the run used. */
+async function storedTarget(
   db: TraceDb,
   leftovers: Leftovers,
-): Promise<StagingConfig> {
+): Promise<TargetRecord> {
   const target = await readTarget(db, leftovers.targetId);
   if (!target) {
     throw new NotFoundError(
@@ -293,7 +294,7 @@ async function targetConfig(
       `Cannot clean up run ${leftovers.runId}: target "${leftovers.targetId}" is registered with another config than the run used`,
     );
   }
-  return target.config;
+  return target;
 }
 
 /** A cleanup id: sortable, unique, naming its run. */
