@@ -368,7 +368,11 @@ async function finishRun(
     );
   }
   io.out(stdoutText(run, values, outputs, rendered));
-  io.err(regressionOnStderr(run, values, outputs));
+  // A result file on stdout (`--summary-md -`) leaves out the text report's
+  // regression line; `--json` carries the regression itself.
+  if (run.regression && !values.json && outputs.stdout) {
+    io.err(lifecycleLine(run.regression, run.report).trimStart());
+  }
   let lost = recording.kept_in === "nowhere";
   for (const output of outputs.outputs) {
     if (output === outputs.stdout) continue;
@@ -412,21 +416,6 @@ function stdoutText(
   if (outputs.stdout) return rendered[outputs.stdout.kind];
   return renderReport(report, { dataFlags: dataFlagsOf(values) }) +
     (regression ? lifecycleLine(regression, report) : "");
-}
-
-/**
- * The regression's line, on stderr, when stdout holds a result file
- * (`--summary-md -`, `--junit -`) rather than the text report that ends
- * with it; `--json` carries the regression itself.
- */
-function regressionOnStderr(
-  run: ContractRun,
-  values: RunValues,
-  outputs: ReservedOutputs,
-): string {
-  const { report, regression } = run;
-  if (!regression || values.json || !outputs.stdout) return "";
-  return lifecycleLine(regression, report).trimStart();
 }
 
 /** The text of each result file. */

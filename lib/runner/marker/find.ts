@@ -208,7 +208,7 @@ function foldPlain(text: string): PlainFold {
     }
     const width = text.codePointAt(i)! > 0xffff ? 2 : 1;
     for (const ch of text.slice(i, i + width).normalize("NFKC")) {
-      const latin = lowerCase(ch) || unmarkedLowerCase(ch);
+      const latin = foldedLetter(ch);
       const fold = latin === "" ? 0 : ASCII_FOLD_CODES[latin.charCodeAt(0)]!;
       if (fold !== 0) push(fold, i, i + width);
     }
@@ -340,7 +340,7 @@ function foldUnits(units: Unit[]): FoldedText {
     }
     for (const ch of unit.ch.normalize("NFKC")) {
       // Read as Latin, a character is one ASCII letter or digit, or nothing.
-      const latin = lowerCase(ch) || unmarkedLowerCase(ch);
+      const latin = foldedLetter(ch);
       const fold = latin === "" ? "" : ASCII_FOLD[latin.charCodeAt(0)]!;
       if (fold !== "") {
         folded.push({ ch: fold, start: unit.start, end: unit.end });
@@ -348,6 +348,15 @@ function foldUnits(units: Unit[]): FoldedText {
     }
   }
   return { folded: folded.map((u) => u.ch).join(""), units: folded };
+}
+
+/**
+ * What the fold reads one character after NFKC as: itself or its Latin
+ * look-alike in lower case, else the letter under its marks or stroke, else
+ * `""`. Both folds read characters through this, so they agree.
+ */
+function foldedLetter(ch: string): string {
+  return lowerCase(ch) || unmarkedLowerCase(ch);
 }
 
 /**
