@@ -23,13 +23,8 @@
  */
 
 import { type NormalizedEvent, withRootTraceId } from "../normalize.ts";
-import { ownerKey } from "./_owner_key.ts";
-
-/** Runs one read statement of the open write transaction. */
-type ReadRows = (
-  sql: string,
-  args: string[],
-) => Promise<Record<string, unknown>[]>;
+import type { TransactionStatement } from "../erased_events.ts";
+import { ownedRows, ownerKey } from "./_owner_key.ts";
 
 /**
  * The stored roots of the events the group's rootless children name
@@ -37,7 +32,7 @@ type ReadRows = (
  * no event of the group is such a child.
  */
 export async function storedRoots(
-  rows: ReadRows,
+  read: TransactionStatement,
   batches: readonly { events: readonly NormalizedEvent[] }[],
 ): Promise<Map<string, string> | null> {
   const named = new Map<string, Set<string>>();
@@ -52,15 +47,10 @@ export async function storedRoots(
   if (named.size === 0) return null;
   const roots = new Map<string, string>();
   for (const [applicationId, ids] of named) {
-    // An index row may outlive its expired envelope and the other way round.
-    const found = await rows(
-      `SELECT event_id, root_trace_id AS root FROM obs_events
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
-            UNION ALL
-            SELECT event_id, json_extract(body, '$.event.root_trace_id') FROM obs_envelopes
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
-      [applicationId, JSON.stringify([...ids])],
-    );
+    const found = await ownedRows(read, applicationId, ids, {
+      index: "root_trace_id AS root",
+      envelope: "json_extract(body, '$.event.root_trace_id')",
+    });
     for (const row of found) {
       const key = ownerKey(applicationId, String(row.event_id));
       if (typeof row.root === "string" && !roots.has(key)) {

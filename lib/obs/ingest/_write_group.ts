@@ -44,6 +44,7 @@ import {
 } from "./_plan.ts";
 import { addTombstoned } from "./_tombstones.ts";
 import { storedRoots } from "./_roots.ts";
+import { ownedRows } from "./_owner_key.ts";
 import { inTurn, runAtOnce, runInTurns } from "./_turns.ts";
 
 /** An open write transaction of a group. */
@@ -271,15 +272,11 @@ async function loadOwned(
 ): Promise<Map<string, Owned>> {
   const owned = new Map<string, Owned>();
   for (const [applicationId, ids] of eventIdsByApplication(batches)) {
-    const list = JSON.stringify([...ids]);
-    // An index row may outlive its expired envelope and the other way round: both own the id.
-    const rows = await tx.rows(
-      `SELECT event_id, seq, fingerprint FROM obs_events
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))
-            UNION ALL
-            SELECT event_id, seq, fingerprint FROM obs_envelopes
-            WHERE application_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))`,
-      [applicationId, list],
+    const rows = await ownedRows(
+      (sql, args) => tx.rows(sql, args),
+      applicationId,
+      ids,
+      { index: "seq, fingerprint", envelope: "seq, fingerprint" },
     );
     for (const row of rows) {
       owned.set(ownerKey(applicationId, String(row.event_id)), {
